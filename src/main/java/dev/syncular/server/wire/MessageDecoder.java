@@ -1,0 +1,197 @@
+package dev.syncular.server.wire;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Streaming SSP2 decoder (§1.2, §1.4): bytes may arrive in any chunking; frames are decoded and checked
+ * against the message grammar as soon as their last byte is present. Memory held is the current partial
+ * frame only, and buffers grow with bytes actually received, never with an untrusted length prefix.
+ */
+public final class MessageDecoder {
+    private final int expectedKind;
+    private byte[] buf = new byte[256];
+    private int start;
+    private int end;
+    private boolean headerRead;
+    private int msgKind;
+    private int wireVersion;
+    private Grammar grammar;
+    private boolean ended;
+
+    /** @param expectedKind {@link FrameType#MSG_REQUEST}, {@link FrameType#MSG_RESPONSE}, or 0 for either. */
+    public MessageDecoder(int expectedKind) {
+        this.expectedKind = expectedKind;
+    }
+
+    public static MessageDecoder forRequests() {
+        return new MessageDecoder(FrameType.MSG_REQUEST);
+    }
+
+    public static MessageDecoder forResponses() {
+        return new MessageDecoder(FrameType.MSG_RESPONSE);
+    }
+
+    /** Decodes a complete message of either kind. */
+    public static Message decode(byte[] bytes) {
+        return decodeAs(0, bytes);
+    }
+
+    public static Message decodeRequest(byte[] bytes) {
+        return decodeAs(FrameType.MSG_REQUEST, bytes);
+    }
+
+    public static Message decodeResponse(byte[] bytes) {
+        return decodeAs(FrameType.MSG_RESPONSE, bytes);
+    }
+
+    private static Message decodeAs(int kind, byte[] bytes) {
+        MessageDecoder d = new MessageDecoder(kind);
+        List<Frame> frames = d.feed(bytes, 0, bytes.length);
+        d.finish();
+        return new Message(d.wireVersion, d.msgKind, frames);
+    }
+
+    public int msgKind() {
+        return msgKind;
+    }
+
+    public boolean isComplete() {
+        return ended;
+    }
+
+    public List<Frame> feed(byte[] chunk) {
+        return feed(chunk, 0, chunk.length);
+    }
+
+    /** Consumes a chunk; returns the frames completed by it, in order. */
+    public List<Frame> feed(byte[] chunk, int off, int len) {
+        if (len == 0) {
+            return List.of();
+        }
+        if (ended) {
+            throw WireException.invalid("bytes after END");
+        }
+        append(chunk, off, len);
+        List<Frame> out = new ArrayList<>();
+        if (!headerRead) {
+            if (end - start < FrameType.ENVELOPE_HEADER_BYTES) {
+                checkMagicPrefix();
+                return out;
+            }
+            readEnvelopeHeader();
+        }
+        while (end - start >= FrameType.FRAME_HEADER_BYTES) {
+            int type = buf[start] & 0xff;
+            long length = (buf[start + 1] & 0xffL) | (buf[start + 2] & 0xffL) << 8 | (buf[start + 3] & 0xffL) << 16
+                    | (buf[start + 4] & 0xffL) << 24;
+            if (end - start - FrameType.FRAME_HEADER_BYTES < length) {
+                break;
+            }
+            int payloadStart = start + FrameType.FRAME_HEADER_BYTES;
+            start = payloadStart + (int) length;
+            if (type == FrameType.END) {
+                if (length != 0) {
+                    throw WireException.invalid("END frame with non-zero length");
+                }
+                grammar.end();
+                ended = true;
+                if (start != end) {
+                    throw WireException.invalid("bytes after END");
+                }
+                break;
+            }
+            Frame frame = decodeFrame(type, new WireReader(buf, payloadStart, (int) length));
+            grammar.accept(frame);
+            out.add(frame);
+        }
+        if (start == end) {
+            start = end = 0;
+        }
+        return out;
+    }
+
+    /** Declares the byte stream over; a message that has not reached {@code END} is truncated (§1.2 rule 1). */
+    public void finish() {
+        if (!ended) {
+            throw WireException.invalid("message truncated before END");
+        }
+    }
+
+    private void append(byte[] chunk, int off, int len) {
+        if (start > 0 && end + len > buf.length) {
+            System.arraycopy(buf, start, buf, 0, end - start);
+            end -= start;
+            start = 0;
+        }
+        if (end + len > buf.length) {
+            long want = Math.max((long) end + len, (long) buf.length * 2);
+            if (want > Integer.MAX_VALUE - 16) {
+                throw WireException.invalid("message too large");
+            }
+            buf = Arrays.copyOf(buf, (int) want);
+        }
+        System.arraycopy(chunk, off, buf, end, len);
+        end += len;
+    }
+
+    private void checkMagicPrefix() {
+        for (int i = 0; i < Math.min(4, end - start); i++) {
+            if (buf[start + i] != FrameType.MAGIC[i]) {
+                throw WireException.invalid("envelope magic mismatch");
+            }
+        }
+    }
+
+    private void readEnvelopeHeader() {
+        checkMagicPrefix();
+        int version = (buf[start + 4] & 0xff) | (buf[start + 5] & 0xff) << 8;
+        if (version != FrameType.WIRE_VERSION) {
+            throw WireException.invalid("unsupported wireVersion");
+        }
+        int kind = buf[start + 6] & 0xff;
+        if (kind != FrameType.MSG_REQUEST && kind != FrameType.MSG_RESPONSE) {
+            throw WireException.invalid("unknown msgKind");
+        }
+        if (expectedKind != 0 && kind != expectedKind) {
+            throw WireException.invalid("unexpected msgKind");
+        }
+        if (buf[start + 7] != 0) {
+            throw WireException.invalid("envelope flags must be zero");
+        }
+        wireVersion = version;
+        msgKind = kind;
+        grammar = Grammar.forKind(kind);
+        headerRead = true;
+        start += FrameType.ENVELOPE_HEADER_BYTES;
+    }
+
+    private Frame decodeFrame(int type, WireReader r) {
+        if (FrameType.isUnknown(type)) {
+            return new UnknownFrame(type, r.bytesToEnd());
+        }
+        if (msgKind == FrameType.MSG_REQUEST) {
+            switch (type) {
+                case FrameType.REQ_HEADER: return ReqHeader.read(r);
+                case FrameType.PUSH_COMMIT: return PushCommit.read(r);
+                case FrameType.PULL_HEADER: return PullHeader.read(r);
+                case FrameType.SUBSCRIPTION: return SubscriptionFrame.read(r);
+                default: throw WireException.invalid("response frame in a request");
+            }
+        }
+        switch (type) {
+            case FrameType.RESP_HEADER: return RespHeader.read(r);
+            case FrameType.LEASE: return Lease.read(r);
+            case FrameType.PUSH_RESULT: return PushResult.read(r);
+            case FrameType.PUSH_RESULT_DETAILS: return PushResultDetails.read(r);
+            case FrameType.SUB_START: return SubStart.read(r);
+            case FrameType.COMMIT: return CommitFrame.read(r);
+            case FrameType.SEGMENT_REF: return SegmentRef.read(r);
+            case FrameType.SEGMENT_INLINE: return SegmentInline.read(r);
+            case FrameType.SUB_END: return SubEnd.read(r);
+            case FrameType.ERROR: return ErrorFrame.read(r);
+            default: throw WireException.invalid("request frame in a response");
+        }
+    }
+}
