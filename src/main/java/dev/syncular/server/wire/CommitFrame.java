@@ -16,7 +16,9 @@ public record CommitFrame(long commitSeq, long createdAtMs, String actorId, List
         long createdAtMs = r.i64();
         String actorId = r.str();
         List<String> tables = r.strList();
-        int n = r.count(17);
+        // A change record is at least 13 bytes: u16 tableIndex, str rowId (4), u8 op, opt rowVersion (1),
+        // map scopes (4), opt row (1) — a delete with an empty rowId and no scopes.
+        int n = r.count(13);
         List<Change> changes = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             changes.add(Change.read(r, tables.size()));

@@ -181,7 +181,7 @@ public final class JsonText {
                         break;
                     case 'u':
                         for (int k = 0; k < 4; k++) {
-                            if (Character.digit(peek(), 16) < 0) {
+                            if (!isHexDigit(peek())) {
                                 throw bad();
                             }
                             i++;
@@ -231,6 +231,11 @@ public final class JsonText {
         while (i < s.length() && isDigit(s.charAt(i))) {
             i++;
         }
+    }
+
+    /** ASCII hex only (RFC 8259 HEXDIG); {@code Character.digit} would also accept e.g. U+0661 or U+FF21. */
+    private static boolean isHexDigit(char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
     }
 
     private static boolean isDigit(char c) {

@@ -73,43 +73,59 @@ public final class MessageDecoder {
         if (ended) {
             throw WireException.invalid("bytes after END");
         }
-        append(chunk, off, len);
         List<Frame> out = new ArrayList<>();
-        if (!headerRead) {
-            if (end - start < FrameType.ENVELOPE_HEADER_BYTES) {
-                checkMagicPrefix();
-                return out;
+        if (start == end) {
+            // Nothing buffered: decode the complete frames straight from the caller's chunk (decoded frames
+            // never alias their input) and buffer only the incomplete tail. Saves copying whole messages.
+            int p = drain(chunk, off, off + len, out);
+            if (p < off + len) {
+                append(chunk, p, off + len - p);
             }
-            readEnvelopeHeader();
+            return out;
         }
-        while (end - start >= FrameType.FRAME_HEADER_BYTES) {
-            int type = buf[start] & 0xff;
-            long length = (buf[start + 1] & 0xffL) | (buf[start + 2] & 0xffL) << 8 | (buf[start + 3] & 0xffL) << 16
-                    | (buf[start + 4] & 0xffL) << 24;
-            if (end - start - FrameType.FRAME_HEADER_BYTES < length) {
+        append(chunk, off, len);
+        start = drain(buf, start, end, out);
+        if (start == end) {
+            start = end = 0;
+        }
+        return out;
+    }
+
+    /** Decodes the envelope header (once) and every complete frame in {@code b[p, limit)}; returns the new position. */
+    private int drain(byte[] b, int p, int limit, List<Frame> out) {
+        if (!headerRead) {
+            if (limit - p < FrameType.ENVELOPE_HEADER_BYTES) {
+                checkMagicPrefix(b, p, limit - p);
+                return p;
+            }
+            readEnvelopeHeader(b, p);
+            p += FrameType.ENVELOPE_HEADER_BYTES;
+        }
+        while (limit - p >= FrameType.FRAME_HEADER_BYTES) {
+            int type = b[p] & 0xff;
+            long length = (b[p + 1] & 0xffL) | (b[p + 2] & 0xffL) << 8 | (b[p + 3] & 0xffL) << 16
+                    | (b[p + 4] & 0xffL) << 24;
+            if (limit - p - FrameType.FRAME_HEADER_BYTES < length) {
                 break;
             }
-            int payloadStart = start + FrameType.FRAME_HEADER_BYTES;
-            start = payloadStart + (int) length;
+            int payloadStart = p + FrameType.FRAME_HEADER_BYTES;
+            p = payloadStart + (int) length;
             if (type == FrameType.END) {
                 if (length != 0) {
                     throw WireException.invalid("END frame with non-zero length");
                 }
                 grammar.end();
                 ended = true;
-                if (start != end) {
+                if (p != limit) {
                     throw WireException.invalid("bytes after END");
                 }
                 break;
             }
-            Frame frame = decodeFrame(type, new WireReader(buf, payloadStart, (int) length));
+            Frame frame = decodeFrame(type, new WireReader(b, payloadStart, (int) length));
             grammar.accept(frame);
             out.add(frame);
         }
-        if (start == end) {
-            start = end = 0;
-        }
-        return out;
+        return p;
     }
 
     /** Declares the byte stream over; a message that has not reached {@code END} is truncated (§1.2 rule 1). */
@@ -136,35 +152,34 @@ public final class MessageDecoder {
         end += len;
     }
 
-    private void checkMagicPrefix() {
-        for (int i = 0; i < Math.min(4, end - start); i++) {
-            if (buf[start + i] != FrameType.MAGIC[i]) {
+    private static void checkMagicPrefix(byte[] b, int p, int available) {
+        for (int i = 0; i < Math.min(4, available); i++) {
+            if (b[p + i] != FrameType.MAGIC[i]) {
                 throw WireException.invalid("envelope magic mismatch");
             }
         }
     }
 
-    private void readEnvelopeHeader() {
-        checkMagicPrefix();
-        int version = (buf[start + 4] & 0xff) | (buf[start + 5] & 0xff) << 8;
+    private void readEnvelopeHeader(byte[] b, int p) {
+        checkMagicPrefix(b, p, FrameType.ENVELOPE_HEADER_BYTES);
+        int version = (b[p + 4] & 0xff) | (b[p + 5] & 0xff) << 8;
         if (version != FrameType.WIRE_VERSION) {
             throw WireException.invalid("unsupported wireVersion");
         }
-        int kind = buf[start + 6] & 0xff;
+        int kind = b[p + 6] & 0xff;
         if (kind != FrameType.MSG_REQUEST && kind != FrameType.MSG_RESPONSE) {
             throw WireException.invalid("unknown msgKind");
         }
         if (expectedKind != 0 && kind != expectedKind) {
             throw WireException.invalid("unexpected msgKind");
         }
-        if (buf[start + 7] != 0) {
+        if (b[p + 7] != 0) {
             throw WireException.invalid("envelope flags must be zero");
         }
         wireVersion = version;
         msgKind = kind;
         grammar = Grammar.forKind(kind);
         headerRead = true;
-        start += FrameType.ENVELOPE_HEADER_BYTES;
     }
 
     private Frame decodeFrame(int type, WireReader r) {

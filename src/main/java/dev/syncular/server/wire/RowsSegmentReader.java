@@ -67,7 +67,8 @@ public final class RowsSegmentReader {
         if (ended) {
             return null;
         }
-        int rowCount = r.count(9);
+        // A row record is at least its serverVersion and null bitmap (an all-NULL row; 8 bytes with no columns).
+        int rowCount = r.count(8 + RowLayout.bitmapBytes(columns.size()));
         if (rowCount == 0) {
             ended = true;
             if (r.hasRemaining()) {
@@ -77,7 +78,7 @@ public final class RowsSegmentReader {
         }
         int byteLength = r.count(1);
         int end = r.position() + byteLength;
-        List<SegmentRow> rows = new ArrayList<>(Math.min(rowCount, byteLength / 9));
+        List<SegmentRow> rows = new ArrayList<>(Math.min(rowCount, byteLength / 8));
         for (int i = 0; i < rowCount; i++) {
             long serverVersion = r.i64();
             if (serverVersion < 1) {

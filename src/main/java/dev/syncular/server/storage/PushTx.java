@@ -1,0 +1,62 @@
+package dev.syncular.server.storage;
+
+import io.smallrye.mutiny.Uni;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * The operations of one push transaction on one partition (§6.4), obtained from
+ * {@link SyncStorage#inPartitionTransaction}. The partition row is locked for the transaction's lifetime,
+ * so pushes to one partition are serialized and commitSeq assignment is dense and gap-free. All reads see
+ * the transaction's own writes. Calls must be sequenced (compose the {@code Uni}s; never run two of them
+ * concurrently on the same {@code PushTx}).
+ */
+public interface PushTx {
+
+    /** The partition this transaction locked. */
+    String partition();
+
+    /** The partition state as locked at transaction start, with maxCommitSeq reflecting appends so far. */
+    PartitionState state();
+
+    /** The locked re-check of the idempotency key (§2.3); {@code null} item when no result is retained. */
+    Uni<PushOutcome> findPushResult(String clientId, String clientCommitId);
+
+    /** Current projection rows for the given ids (missing ids are absent from the map), keyed by rowId. */
+    Uni<Map<String, StoredRow>> readRows(String table, List<String> rowIds);
+
+    /** The row's tombstone (§2.2 delete precedence), or a {@code null} item. */
+    Uni<Tombstone> readTombstone(String table, String rowId);
+
+    /**
+     * Appends one commit: assigns {@code maxCommitSeq + 1}, writes the commit, its changes (row payload
+     * encoded with the table's full-row codec, §2.4), the commit→scope-key index (§3.1), and bumps
+     * maxCommitSeq. Fails with {@code sync.missing_scopes} when a change carries no scope map (§3.1).
+     *
+     * @return the assigned commitSeq
+     */
+    Uni<Long> appendCommit(String actorId, String clientId, String clientCommitId, long createdAtMs, List<ChangeToWrite> changes);
+
+    /**
+     * Writes the row projection (insert or replace), its stored-scope index, and clears any tombstone of the
+     * row (§2.2: an insert over an absent row clears the tombstone; an existing row has none).
+     */
+    Uni<Void> upsertRow(String table, StoredRow row);
+
+    /** Removes the projection row and its scope index entries and records the tombstone at commitSeq (§2.2). */
+    Uni<Void> deleteRow(String table, String rowId, long commitSeq);
+
+    /**
+     * Persists the result under (partition, clientId, clientCommitId) in this transaction (§6.4). Fails with
+     * {@code sync.storage.duplicate_push_result} when the key already holds one.
+     */
+    Uni<Void> savePushResult(String clientId, String clientCommitId, PushOutcome outcome);
+
+    /**
+     * Runs {@code work} under a SQL savepoint. When it fails, every write it made (including a commitSeq it
+     * appended) is rolled back and the failure is propagated, leaving the outer transaction usable — e.g. to
+     * persist a {@code rejected} result for the same commit (§6.4 "savepoint or equivalent").
+     */
+    <T> Uni<T> savepoint(Supplier<Uni<T>> work);
+}

@@ -1,0 +1,62 @@
+package dev.syncular.server.storage;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * A storage failure with a stable code and structured details. The message never names tables or
+ * columns (§2.4 "Same-version storage readiness"): those go into {@link #details()}.
+ *
+ * <p>Codes used by the storage layer:
+ *
+ * <ul>
+ *   <li>{@link #STORED_LAYOUT_MISMATCH} / {@link #PHYSICAL_LAYOUT_MISMATCH} — host readiness failures (§2.4);
+ *   <li>{@link #SCHEMA_NOT_READY} — the stored schema version is newer than the running build (§2.4, §10.2);
+ *   <li>{@link #UNSUPPORTED_MIGRATION} — a lower stored version whose upgrade is not additive;
+ *   <li>{@link #UNKNOWN_PARTITION} — the partition is not in the registry (§2.1);
+ *   <li>{@link #LOG_EPOCH_MISMATCH} — a prune whose captured epoch is stale (§4.6);
+ *   <li>{@link #DUPLICATE_PUSH_RESULT} — an idempotency key already holds a result (§2.3);
+ *   <li>{@link #INVALID_ARGUMENT} — a caller bug (unknown table, wrong arity, missing scopes).
+ * </ul>
+ */
+public class StorageException extends RuntimeException {
+    public static final String STORED_LAYOUT_MISMATCH = "sync.storage.stored_layout_mismatch";
+    public static final String PHYSICAL_LAYOUT_MISMATCH = "sync.storage.physical_layout_mismatch";
+    public static final String SCHEMA_NOT_READY = "sync.schema_not_ready";
+    public static final String UNSUPPORTED_MIGRATION = "sync.storage.unsupported_migration";
+    public static final String UNKNOWN_PARTITION = "sync.storage.unknown_partition";
+    public static final String LOG_EPOCH_MISMATCH = "sync.storage.log_epoch_mismatch";
+    public static final String DUPLICATE_PUSH_RESULT = "sync.storage.duplicate_push_result";
+    public static final String MISSING_SCOPES = "sync.missing_scopes";
+    public static final String INVALID_ARGUMENT = "sync.storage.invalid_argument";
+
+    private final String code;
+    private final Map<String, Object> details;
+
+    public StorageException(String code, String message, Map<String, ?> details) {
+        this(code, message, details, null);
+    }
+
+    public StorageException(String code, String message, Map<String, ?> details, Throwable cause) {
+        super(message, cause);
+        this.code = code;
+        this.details = details == null
+                ? Map.of()
+                : Collections.unmodifiableMap(new LinkedHashMap<>(details));
+    }
+
+    public String code() {
+        return code;
+    }
+
+    /** Structured details (e.g. {@code table}, {@code column}, {@code reason}, {@code expected}, {@code actual}). */
+    public Map<String, Object> details() {
+        return details;
+    }
+
+    @Override
+    public String toString() {
+        return "StorageException[" + code + "] " + getMessage() + " " + details;
+    }
+}

@@ -1,0 +1,139 @@
+package dev.syncular.server.storage;
+
+import dev.syncular.server.schema.CompiledSchema;
+import io.smallrye.mutiny.Uni;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * Authoritative server storage for SSP2. Storage stores and reads; it makes no protocol decisions
+ * (conflict detection, authorization, retention policy and result encoding live in the engine). Every
+ * method is non-blocking and returns a {@link Uni}; nothing is cached, so every read observes every commit
+ * acknowledged before it (read-after-write).
+ *
+ * <h2>Model</h2>
+ *
+ * <ul>
+ *   <li><b>Partition registry</b> (§2.1): one entry per partition with an opaque random {@code logEpoch},
+ *       {@code maxCommitSeq}, {@code horizonSeq} (§4.6) and created/last-seen times. Partitions are created
+ *       by {@link #touchPartition}; every other partition-scoped write requires a registered partition and
+ *       fails with {@code sync.storage.unknown_partition} otherwise.
+ *   <li><b>Commit log</b> (§2.1, §2.2): commits with dense, gap-free commitSeqs per partition; changes carry
+ *       the full-row payload (encoded with the table's full-row codec, §2.4, decoded back to Java values on
+ *       read) and the stored scopes; the commit→scope-key inverted index (§3.1, key = pattern prefix + ':' +
+ *       value) drives pull filtering.
+ *   <li><b>Row projection</b>: one relational table per synced table with typed app columns plus the
+ *       {@code _sync_*} columns of §2.4; per-row {@code server_version}, {@code column_version} blob (§2.2) and
+ *       stored scopes, with a row→scope-key index for bootstrap pages (§4.7).
+ *   <li><b>Tombstones</b> (§2.2), <b>push results</b> (§2.3) and <b>client cursor records</b> (§4.5).
+ * </ul>
+ *
+ * <h2>Scope matching</h2>
+ *
+ * Reads take effective scopes as {@code variable → values}. A change or row matches when, for every
+ * effective variable, its stored value is in the list (§3.2: variables are independent dimensions, AND
+ * across variables, OR within one). The inverted index supplies candidates for one variable; the full
+ * predicate is applied to the stored scopes.
+ *
+ * <h2>Atomicity</h2>
+ *
+ * {@link #inPartitionTransaction} runs one database transaction holding the partition row lock (§6.4:
+ * pushes serialized per partition, each commit one transaction). If the returned {@code Uni} fails, the
+ * whole transaction rolls back, so a rejected commit leaves storage exactly as it was; use
+ * {@link PushTx#savepoint} to roll back a commit while keeping the transaction for its rejected result.
+ */
+public interface SyncStorage {
+
+    /**
+     * Applies the storage DDL for the running schema at start-up (§2.4). Idempotent.
+     *
+     * <ul>
+     *   <li>Core tables are created if absent on every call, independently of the marker.
+     *   <li>No marker: creates the row tables and writes the marker (version + per-table layouts) in one
+     *       transaction.
+     *   <li>Stored version equal to running: writes no DDL and no rows for synced tables; refuses with
+     *       {@code sync.storage.stored_layout_mismatch} when the persisted layouts (column name, type,
+     *       nullability, order) differ, and with {@code sync.storage.physical_layout_mismatch} when the catalog
+     *       disagrees with the storage layout (details {@code table}, {@code column}, {@code reason},
+     *       {@code expected}, {@code actual}).
+     *   <li>Stored version lower: additive upgrade (new tables, new trailing nullable columns, the
+     *       {@code _sync_column_versions} column) plus the new marker in one transaction; other changes fail
+     *       with {@code sync.storage.unsupported_migration}. (The writer fence arrives separately.)
+     *   <li>Stored version higher: {@code sync.schema_not_ready}.
+     * </ul>
+     *
+     * Subsequent calls use the given schema for row encoding and scope-key derivation.
+     */
+    Uni<Void> ensureSchema(CompiledSchema schema);
+
+    // ---- partition registry (§2.1) -------------------------------------------------------------
+
+    /**
+     * Registers the partition with a fresh unpredictable logEpoch (128 random bits, base64url) if absent,
+     * and refreshes its last-seen time. Returns the current state.
+     */
+    Uni<PartitionState> touchPartition(String partition, long nowMs);
+
+    /** The partition state, or a {@code null} item when unregistered. */
+    Uni<PartitionState> readPartition(String partition);
+
+    /** All registered partitions, ordered by id. */
+    Uni<List<PartitionState>> listPartitions();
+
+    /**
+     * Backup-restore rotation (§2.1): replaces the logEpoch with a fresh random value and deletes the
+     * partition's client cursor records, in one transaction under the partition lock. Returns the new state.
+     */
+    Uni<PartitionState> rotateLogEpoch(String partition);
+
+    // ---- push (§2.3, §6.4) ----------------------------------------------------------------------
+
+    /**
+     * Runs {@code work} in one transaction that first locks the partition row ({@code SELECT ... FOR
+     * UPDATE}). Commits when the work's {@code Uni} succeeds, rolls back everything when it fails.
+     */
+    <T> Uni<T> inPartitionTransaction(String partition, Function<PushTx, Uni<T>> work);
+
+    /** The optimistic (unlocked) idempotency lookup (§2.3); {@code null} item when no result is retained. */
+    Uni<PushOutcome> findPushResult(String partition, String clientId, String clientCommitId);
+
+    // ---- pull (§4.5, §4.7) ----------------------------------------------------------------------
+
+    /** The commit window of one subscription, filtered and cut as described by {@link CommitQuery}. */
+    Uni<CommitWindow> readCommits(String partition, CommitQuery query);
+
+    /**
+     * One bootstrap page (§4.7): current rows of {@code table} matching the effective scopes, with
+     * {@code rowId > afterRowId} ({@code null} = from the start), ordered by rowId in byte order
+     * ({@code COLLATE "C"}), at most {@code limit} rows.
+     */
+    Uni<List<StoredRow>> readRowsPage(String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit);
+
+    /** Current rows by id outside a push transaction (missing ids are absent). */
+    Uni<Map<String, StoredRow>> readRows(String partition, String table, List<String> rowIds);
+
+    // ---- client cursor records (§4.5) -----------------------------------------------------------
+
+    /** Inserts or replaces the client record. */
+    Uni<Void> upsertClient(ClientRecord record);
+
+    /** The client record, or a {@code null} item. */
+    Uni<ClientRecord> readClient(String partition, String clientId);
+
+    /** All client records of the partition (retention watermark input, §4.6), ordered by client id. */
+    Uni<List<ClientRecord>> listClients(String partition);
+
+    // ---- pruning (§4.6) -------------------------------------------------------------------------
+
+    /**
+     * {@code pruneCommitsThrough}: under the partition lock, verifies {@code expectedLogEpoch}
+     * ({@code sync.storage.log_epoch_mismatch} before any deletion), advances horizonSeq to
+     * {@code max(current, min(throughSeq, maxCommitSeq))}, and deletes commits, changes, scope-index entries
+     * and tombstones with {@code commitSeq <= horizonSeq} in one transaction. Never lowers the horizon; always
+     * re-runs the deletion so earlier incomplete cleanup finishes. Rows, push results and client records
+     * survive. Retention policy (active window, age limit, newest 1000) is the caller's.
+     */
+    Uni<PruneResult> prune(String partition, String expectedLogEpoch, long throughSeq);
+}

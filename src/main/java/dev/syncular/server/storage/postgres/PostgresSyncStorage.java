@@ -1,0 +1,1096 @@
+package dev.syncular.server.storage.postgres;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.schema.ColumnSchema;
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.storage.ChangeToWrite;
+import dev.syncular.server.storage.ClientRecord;
+import dev.syncular.server.storage.ColumnVersions;
+import dev.syncular.server.storage.CommitQuery;
+import dev.syncular.server.storage.CommitWindow;
+import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.PruneResult;
+import dev.syncular.server.storage.PushOutcome;
+import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.storage.StoredChange;
+import dev.syncular.server.storage.StoredCommit;
+import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.storage.Tombstone;
+import dev.syncular.server.wire.ColumnType;
+import dev.syncular.server.wire.CommitStatus;
+import dev.syncular.server.wire.Op;
+import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.core.buffer.Buffer;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.RowSet;
+import io.vertx.mutiny.sqlclient.SqlClient;
+import io.vertx.mutiny.sqlclient.SqlConnection;
+import io.vertx.mutiny.sqlclient.Tuple;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * {@link SyncStorage} over the Vert.x reactive PostgreSQL client. All objects live in one PostgreSQL
+ * schema (namespace) given at construction, so instances and tests isolate by schema; every identifier
+ * is quoted and qualified. Non-blocking throughout; nothing is cached but the compiled schema.
+ *
+ * <h2>DDL (§2.1–§2.4, §3.1, §4.5, §4.6)</h2>
+ *
+ * <ul>
+ *   <li>{@code sync_schema(id=1, schema_version, layouts text JSON, updated_at_ms)} — the marker;
+ *   <li>{@code sync_partitions(partition_id PK, log_epoch, max_commit_seq, horizon_seq, created_at_ms,
+ *       last_seen_at_ms)} — the registry, also the per-partition lock row;
+ *   <li>{@code sync_commits(partition_id, commit_seq) PK} with created/actor/client/clientCommitId,
+ *       change_count and the commit's table list;
+ *   <li>{@code sync_changes(partition_id, commit_seq, change_index) PK} with tbl, row_id, op (1/2),
+ *       row_version, scopes jsonb, payload bytea (u32 column count + full-row codec bytes);
+ *   <li>{@code sync_commit_scopes(partition_id, tbl, scope_key, commit_seq) PK} plus indexes
+ *       {@code (partition_id, scope_key, commit_seq)} and {@code (partition_id, commit_seq)} for pruning;
+ *   <li>{@code sync_rows_<table>} — typed app columns (string/json/blob_ref text, integer bigint, float
+ *       double precision, boolean boolean, bytes/crdt bytea; NOT NULL for non-nullable columns at creation)
+ *       plus {@code _sync_partition text}, {@code _sync_row_id text COLLATE "C"}, {@code _sync_server_version
+ *       bigint}, {@code _sync_scopes jsonb} (all NOT NULL), {@code _sync_payload bytea} (unused, NULL),
+ *       {@code _sync_column_versions bytea}; PK {@code (_sync_partition, _sync_row_id)};
+ *   <li>{@code sync_row_scopes(partition_id, tbl, scope_key, row_id) PK} plus {@code (partition_id, tbl,
+ *       row_id)};
+ *   <li>{@code sync_push_results(partition_id, client_id, client_commit_id) PK} with status, commit_seq,
+ *       result bytea, created_at_ms;
+ *   <li>{@code sync_clients(partition_id, client_id) PK} with actor_id, cursor, updated_at_ms,
+ *       subscriptions jsonb, wire_version;
+ *   <li>{@code sync_tombstones(partition_id, tbl, row_id) PK} with commit_seq, index
+ *       {@code (partition_id, commit_seq)}.
+ * </ul>
+ *
+ * Row ids use {@code COLLATE "C"} so bootstrap pages order by bytes and use the primary-key index.
+ */
+public final class PostgresSyncStorage implements SyncStorage {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final String PARTITION_COLS = "partition_id, log_epoch, max_commit_seq, horizon_seq, created_at_ms, last_seen_at_ms";
+
+    private final Pool pool;
+    private final String pgSchema;
+    private volatile CompiledSchema schema;
+    private volatile Map<String, RowTable> tables = Map.of();
+
+    /**
+     * @param pool     the reactive pool
+     * @param pgSchema the PostgreSQL schema (namespace) holding every storage object; created if absent
+     */
+    public PostgresSyncStorage(Pool pool, String pgSchema) {
+        this.pool = Objects.requireNonNull(pool, "pool");
+        this.pgSchema = Objects.requireNonNull(pgSchema, "pgSchema");
+    }
+
+    public String pgSchema() {
+        return pgSchema;
+    }
+
+    /** The qualified, quoted name of a storage object. */
+    public String qualified(String name) {
+        return q(pgSchema) + "." + q(name);
+    }
+
+    /** The physical projection table of a synced table (unqualified). */
+    public static String rowTableName(String table) {
+        return RowTable.physicalName(table);
+    }
+
+    static String q(String ident) {
+        return '"' + ident.replace("\"", "\"\"") + '"';
+    }
+
+    private String t(String name) {
+        return qualified(name);
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // ensureSchema (§2.4)
+    // ------------------------------------------------------------------------------------------------
+
+    List<String> coreDdl() {
+        return List.of(
+                "CREATE SCHEMA IF NOT EXISTS " + q(pgSchema),
+                "CREATE TABLE IF NOT EXISTS " + t("sync_schema") + " (id integer PRIMARY KEY CHECK (id = 1),"
+                        + " schema_version integer NOT NULL, layouts text NOT NULL, updated_at_ms bigint NOT NULL)",
+                "CREATE TABLE IF NOT EXISTS " + t("sync_partitions") + " (partition_id text PRIMARY KEY,"
+                        + " log_epoch text NOT NULL, max_commit_seq bigint NOT NULL DEFAULT 0,"
+                        + " horizon_seq bigint NOT NULL DEFAULT 0, created_at_ms bigint NOT NULL,"
+                        + " last_seen_at_ms bigint NOT NULL)",
+                "CREATE TABLE IF NOT EXISTS " + t("sync_commits") + " (partition_id text NOT NULL,"
+                        + " commit_seq bigint NOT NULL, created_at_ms bigint NOT NULL, actor_id text NOT NULL,"
+                        + " client_id text NOT NULL, client_commit_id text NOT NULL, change_count integer NOT NULL,"
+                        + " tables text[] NOT NULL, PRIMARY KEY (partition_id, commit_seq))",
+                "CREATE TABLE IF NOT EXISTS " + t("sync_changes") + " (partition_id text NOT NULL,"
+                        + " commit_seq bigint NOT NULL, change_index integer NOT NULL, tbl text NOT NULL,"
+                        + " row_id text COLLATE \"C\" NOT NULL, op integer NOT NULL, row_version bigint,"
+                        + " scopes jsonb NOT NULL, payload bytea, PRIMARY KEY (partition_id, commit_seq, change_index))",
+                "CREATE TABLE IF NOT EXISTS " + t("sync_commit_scopes") + " (partition_id text NOT NULL,"
+                        + " tbl text NOT NULL, scope_key text NOT NULL, commit_seq bigint NOT NULL,"
+                        + " PRIMARY KEY (partition_id, tbl, scope_key, commit_seq))",
+                "CREATE INDEX IF NOT EXISTS sync_commit_scopes_by_key ON " + t("sync_commit_scopes")
+                        + " (partition_id, scope_key, commit_seq)",
+                "CREATE INDEX IF NOT EXISTS sync_commit_scopes_by_seq ON " + t("sync_commit_scopes")
+                        + " (partition_id, commit_seq)",
+                "CREATE TABLE IF NOT EXISTS " + t("sync_row_scopes") + " (partition_id text NOT NULL,"
+                        + " tbl text NOT NULL, scope_key text NOT NULL, row_id text COLLATE \"C\" NOT NULL,"
+                        + " PRIMARY KEY (partition_id, tbl, scope_key, row_id))",
+                "CREATE INDEX IF NOT EXISTS sync_row_scopes_by_row ON " + t("sync_row_scopes")
+                        + " (partition_id, tbl, row_id)",
+                "CREATE TABLE IF NOT EXISTS " + t("sync_push_results") + " (partition_id text NOT NULL,"
+                        + " client_id text NOT NULL, client_commit_id text NOT NULL, status integer NOT NULL,"
+                        + " commit_seq bigint, result bytea NOT NULL, created_at_ms bigint NOT NULL,"
+                        + " PRIMARY KEY (partition_id, client_id, client_commit_id))",
+                "CREATE TABLE IF NOT EXISTS " + t("sync_clients") + " (partition_id text NOT NULL,"
+                        + " client_id text NOT NULL, actor_id text NOT NULL, cursor bigint NOT NULL,"
+                        + " updated_at_ms bigint NOT NULL, subscriptions jsonb, wire_version integer,"
+                        + " PRIMARY KEY (partition_id, client_id))",
+                "CREATE TABLE IF NOT EXISTS " + t("sync_tombstones") + " (partition_id text NOT NULL,"
+                        + " tbl text NOT NULL, row_id text COLLATE \"C\" NOT NULL, commit_seq bigint NOT NULL,"
+                        + " PRIMARY KEY (partition_id, tbl, row_id))",
+                "CREATE INDEX IF NOT EXISTS sync_tombstones_by_seq ON " + t("sync_tombstones")
+                        + " (partition_id, commit_seq)");
+    }
+
+    String createRowTableDdl(TableSchema table) {
+        StringBuilder sb = new StringBuilder("CREATE TABLE IF NOT EXISTS ")
+                .append(t(RowTable.physicalName(table.name()))).append(" (");
+        for (ColumnSchema c : table.columns()) {
+            sb.append(q(c.name())).append(' ').append(RowTable.sqlType(c.type()));
+            if (!c.nullable()) {
+                sb.append(" NOT NULL");
+            }
+            sb.append(", ");
+        }
+        sb.append("\"_sync_partition\" text NOT NULL, \"_sync_row_id\" text COLLATE \"C\" NOT NULL,")
+                .append(" \"_sync_server_version\" bigint NOT NULL, \"_sync_scopes\" jsonb NOT NULL,")
+                .append(" \"_sync_payload\" bytea, \"_sync_column_versions\" bytea,")
+                .append(" PRIMARY KEY (\"_sync_partition\", \"_sync_row_id\"))");
+        return sb.toString();
+    }
+
+    @Override
+    public Uni<Void> ensureSchema(CompiledSchema running) {
+        Objects.requireNonNull(running, "schema");
+        return pool.withTransaction(conn -> conn.preparedQuery("SELECT pg_advisory_xact_lock(hashtext($1))")
+                        .execute(Tuple.of("syncular.ensureSchema:" + pgSchema))
+                        // "already exists, skipping" notices of the idempotent DDL are noise
+                        .chain(() -> conn.query("SET LOCAL client_min_messages = warning").execute())
+                        .chain(() -> execAll(conn, coreDdl()))
+                        .chain(() -> conn.query("SELECT schema_version, layouts FROM " + t("sync_schema") + " WHERE id = 1").execute())
+                        .chain(rs -> {
+                            Row marker = first(rs);
+                            if (marker == null) {
+                                return createFresh(conn, running);
+                            }
+                            int stored = marker.getInteger(0);
+                            Map<String, TableLayout> layouts = TableLayout.parse(marker.getString(1));
+                            if (stored == running.version()) {
+                                return verifySameVersion(conn, running, layouts);
+                            }
+                            if (stored < running.version()) {
+                                return upgrade(conn, running, layouts);
+                            }
+                            return Uni.createFrom().failure(new StorageException(StorageException.SCHEMA_NOT_READY,
+                                    "stored schema version is newer than the running schema",
+                                    Map.of("storedVersion", stored, "runningVersion", running.version())));
+                        }))
+                .invoke(() -> install(running));
+    }
+
+    private void install(CompiledSchema running) {
+        Map<String, RowTable> m = new HashMap<>();
+        for (TableSchema ts : running.tables()) {
+            m.put(ts.name(), new RowTable(ts));
+        }
+        this.tables = Map.copyOf(m);
+        this.schema = running;
+    }
+
+    private Uni<Void> createFresh(SqlConnection conn, CompiledSchema running) {
+        List<String> ddl = new ArrayList<>();
+        for (TableSchema ts : running.tables()) {
+            ddl.add(createRowTableDdl(ts));
+        }
+        return execAll(conn, ddl).chain(() -> writeMarker(conn, running));
+    }
+
+    private Uni<Void> writeMarker(SqlConnection conn, CompiledSchema running) {
+        return conn.preparedQuery("INSERT INTO " + t("sync_schema") + " (id, schema_version, layouts, updated_at_ms)"
+                        + " VALUES (1, $1, $2, $3) ON CONFLICT (id) DO UPDATE SET schema_version = EXCLUDED.schema_version,"
+                        + " layouts = EXCLUDED.layouts, updated_at_ms = EXCLUDED.updated_at_ms")
+                .execute(Tuple.of(running.version(), TableLayout.render(running), System.currentTimeMillis()))
+                .replaceWithVoid();
+    }
+
+    /** §2.4 same-version readiness: compare persisted layouts, then the catalog; never writes. */
+    private Uni<Void> verifySameVersion(SqlConnection conn, CompiledSchema running, Map<String, TableLayout> stored) {
+        StorageException storedMismatch = TableLayout.compare(running, stored);
+        if (storedMismatch != null) {
+            return Uni.createFrom().failure(storedMismatch);
+        }
+        List<String> physicalNames = new ArrayList<>();
+        for (TableSchema ts : running.tables()) {
+            physicalNames.add(RowTable.physicalName(ts.name()));
+        }
+        String[] names = physicalNames.toArray(String[]::new);
+        Uni<RowSet<Row>> columns = conn.preparedQuery("SELECT table_name::text, column_name::text, data_type::text, is_nullable::text"
+                        + " FROM information_schema.columns WHERE table_schema = $1 AND table_name = ANY($2)")
+                .execute(Tuple.of(pgSchema).addArrayOfString(names));
+        Uni<RowSet<Row>> pks = conn.preparedQuery("SELECT c.relname::text, a.attname::text, k.ord"
+                        + " FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid"
+                        + " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                        + " CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)"
+                        + " JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum"
+                        + " WHERE i.indisprimary AND n.nspname = $1 AND c.relname = ANY($2) ORDER BY c.relname, k.ord")
+                .execute(Tuple.of(pgSchema).addArrayOfString(names));
+        return columns.chain(cols -> pks.map(pk -> {
+            Map<String, Map<String, String[]>> catalog = new HashMap<>();
+            for (Row r : cols) {
+                catalog.computeIfAbsent(r.getString(0), k -> new HashMap<>())
+                        .put(r.getString(1), new String[] {r.getString(2), r.getString(3)});
+            }
+            Map<String, List<String>> primaryKeys = new HashMap<>();
+            for (Row r : pk) {
+                primaryKeys.computeIfAbsent(r.getString(0), k -> new ArrayList<>()).add(r.getString(1));
+            }
+            StorageException e = physicalMismatch(running, catalog, primaryKeys);
+            if (e != null) {
+                throw e;
+            }
+            return null;
+        })).replaceWithVoid();
+    }
+
+    private static StorageException physicalMismatch(
+            CompiledSchema running, Map<String, Map<String, String[]>> catalog, Map<String, List<String>> primaryKeys) {
+        for (TableSchema ts : running.tables()) {
+            String physical = RowTable.physicalName(ts.name());
+            Map<String, String[]> cols = catalog.get(physical);
+            if (cols == null || cols.isEmpty()) {
+                return physical(ts.name(), null, "missing_table", null, null);
+            }
+            for (ColumnSchema c : ts.columns()) {
+                if (!cols.containsKey(c.name())) {
+                    return physical(ts.name(), c.name(), "missing_column", null, null);
+                }
+            }
+            for (String[] internal : RowTable.INTERNAL_COLUMNS) {
+                String[] actual = cols.get(internal[0]);
+                if (actual == null) {
+                    return physical(ts.name(), internal[0], "missing_column", null, null);
+                }
+                if (!internal[1].equals(actual[0])) {
+                    return physical(ts.name(), internal[0], "type", internal[1], actual[0]);
+                }
+                if (!internal[2].equals(actual[1])) {
+                    return physical(ts.name(), internal[0], "nullability", nullability(internal[2]), nullability(actual[1]));
+                }
+            }
+            List<String> pk = primaryKeys.getOrDefault(physical, List.of());
+            if (!pk.equals(List.of("_sync_partition", "_sync_row_id"))) {
+                return physical(ts.name(), null, "primary_key", null, null);
+            }
+        }
+        return null;
+    }
+
+    private static String nullability(String isNullable) {
+        return "YES".equals(isNullable) ? "nullable" : "not_null";
+    }
+
+    private static StorageException physical(String table, String column, String reason, String expected, String actual) {
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("table", table);
+        if (column != null) {
+            d.put("column", column);
+        }
+        d.put("reason", reason);
+        if (expected != null) {
+            d.put("expected", expected);
+            d.put("actual", actual);
+        }
+        return new StorageException(StorageException.PHYSICAL_LAYOUT_MISMATCH,
+                "database catalog disagrees with the storage layout of a synced table", d);
+    }
+
+    /**
+     * Lower stored version: additive upgrade in the caller's transaction. New tables are created; an existing
+     * table's persisted columns must be an unchanged prefix of the running columns (name, type, nullability),
+     * and the trailing new columns are added nullable. {@code _sync_column_versions} is added when absent.
+     */
+    private Uni<Void> upgrade(SqlConnection conn, CompiledSchema running, Map<String, TableLayout> stored) {
+        List<String> ddl = new ArrayList<>();
+        for (TableSchema ts : running.tables()) {
+            TableLayout before = stored.get(ts.name());
+            String physical = t(RowTable.physicalName(ts.name()));
+            ddl.add(createRowTableDdl(ts));
+            if (before == null) {
+                continue;
+            }
+            TableLayout now = TableLayout.of(ts);
+            if (before.columns().size() > now.columns().size()
+                    || !now.columns().subList(0, before.columns().size()).equals(before.columns())
+                    || !before.primaryKey().equals(now.primaryKey())) {
+                return Uni.createFrom().failure(new StorageException(StorageException.UNSUPPORTED_MIGRATION,
+                        "schema upgrade is not additive", Map.of("table", ts.name())));
+            }
+            for (int i = before.columns().size(); i < ts.columnCount(); i++) {
+                ColumnSchema c = ts.column(i);
+                ddl.add("ALTER TABLE " + physical + " ADD COLUMN IF NOT EXISTS " + q(c.name()) + " " + RowTable.sqlType(c.type()));
+            }
+            ddl.add("ALTER TABLE " + physical + " ADD COLUMN IF NOT EXISTS \"_sync_column_versions\" bytea");
+        }
+        return execAll(conn, ddl).chain(() -> writeMarker(conn, running));
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // partition registry (§2.1)
+    // ------------------------------------------------------------------------------------------------
+
+    static String newLogEpoch() {
+        byte[] b = new byte[16];
+        RANDOM.nextBytes(b);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+    }
+
+    @Override
+    public Uni<PartitionState> touchPartition(String partition, long nowMs) {
+        return pool.preparedQuery("INSERT INTO " + t("sync_partitions") + " AS p (" + PARTITION_COLS + ")"
+                        + " VALUES ($1, $2, 0, 0, $3, $3) ON CONFLICT (partition_id) DO UPDATE"
+                        + " SET last_seen_at_ms = GREATEST(p.last_seen_at_ms, EXCLUDED.last_seen_at_ms)"
+                        + " RETURNING " + PARTITION_COLS)
+                .execute(Tuple.of(partition, newLogEpoch(), nowMs))
+                .map(rs -> partitionState(first(rs)));
+    }
+
+    @Override
+    public Uni<PartitionState> readPartition(String partition) {
+        return pool.preparedQuery("SELECT " + PARTITION_COLS + " FROM " + t("sync_partitions") + " WHERE partition_id = $1")
+                .execute(Tuple.of(partition))
+                .map(rs -> {
+                    Row r = first(rs);
+                    return r == null ? null : partitionState(r);
+                });
+    }
+
+    @Override
+    public Uni<List<PartitionState>> listPartitions() {
+        return pool.query("SELECT " + PARTITION_COLS + " FROM " + t("sync_partitions") + " ORDER BY partition_id COLLATE \"C\"")
+                .execute()
+                .map(rs -> {
+                    List<PartitionState> out = new ArrayList<>();
+                    for (Row r : rs) {
+                        out.add(partitionState(r));
+                    }
+                    return out;
+                });
+    }
+
+    @Override
+    public Uni<PartitionState> rotateLogEpoch(String partition) {
+        return pool.withTransaction(conn -> conn.preparedQuery("UPDATE " + t("sync_partitions") + " SET log_epoch = $2"
+                                + " WHERE partition_id = $1 RETURNING " + PARTITION_COLS)
+                        .execute(Tuple.of(partition, newLogEpoch()))
+                        .chain(rs -> {
+                            Row r = first(rs);
+                            if (r == null) {
+                                return Uni.createFrom().failure(unknownPartition());
+                            }
+                            PartitionState state = partitionState(r);
+                            return conn.preparedQuery("DELETE FROM " + t("sync_clients") + " WHERE partition_id = $1")
+                                    .execute(Tuple.of(partition))
+                                    .replaceWith(state);
+                        }));
+    }
+
+    private static PartitionState partitionState(Row r) {
+        return new PartitionState(r.getString(0), r.getString(1), r.getLong(2), r.getLong(3), r.getLong(4), r.getLong(5));
+    }
+
+    private static StorageException unknownPartition() {
+        return new StorageException(StorageException.UNKNOWN_PARTITION, "partition is not registered", Map.of());
+    }
+
+    private Uni<PartitionState> lockPartition(SqlConnection conn, String partition) {
+        return conn.preparedQuery("SELECT " + PARTITION_COLS + " FROM " + t("sync_partitions") + " WHERE partition_id = $1 FOR UPDATE")
+                .execute(Tuple.of(partition))
+                .map(rs -> {
+                    Row r = first(rs);
+                    if (r == null) {
+                        throw unknownPartition();
+                    }
+                    return partitionState(r);
+                });
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // push (§2.3, §6.4)
+    // ------------------------------------------------------------------------------------------------
+
+    @Override
+    public <T> Uni<T> inPartitionTransaction(String partition, Function<PushTx, Uni<T>> work) {
+        return pool.withTransaction(conn -> lockPartition(conn, partition)
+                .chain(state -> work.apply(new PgPushTx(conn, state))));
+    }
+
+    @Override
+    public Uni<PushOutcome> findPushResult(String partition, String clientId, String clientCommitId) {
+        return findPushResult(pool, partition, clientId, clientCommitId);
+    }
+
+    private Uni<PushOutcome> findPushResult(SqlClient c, String partition, String clientId, String clientCommitId) {
+        return c.preparedQuery("SELECT status, commit_seq, result, created_at_ms FROM " + t("sync_push_results")
+                        + " WHERE partition_id = $1 AND client_id = $2 AND client_commit_id = $3")
+                .execute(Tuple.of(partition, clientId, clientCommitId))
+                .map(rs -> {
+                    Row r = first(rs);
+                    if (r == null) {
+                        return null;
+                    }
+                    return new PushOutcome(CommitStatus.of(r.getInteger(0)), r.getLong(1), bytes(r.getBuffer(2)), r.getLong(3));
+                });
+    }
+
+    private final class PgPushTx implements PushTx {
+        private final SqlConnection conn;
+        private final PartitionState locked;
+        private long maxCommitSeq;
+        private int savepoints;
+
+        PgPushTx(SqlConnection conn, PartitionState locked) {
+            this.conn = conn;
+            this.locked = locked;
+            this.maxCommitSeq = locked.maxCommitSeq();
+        }
+
+        @Override
+        public String partition() {
+            return locked.partition();
+        }
+
+        @Override
+        public PartitionState state() {
+            return new PartitionState(locked.partition(), locked.logEpoch(), maxCommitSeq, locked.horizonSeq(),
+                    locked.createdAtMs(), locked.lastSeenAtMs());
+        }
+
+        @Override
+        public Uni<PushOutcome> findPushResult(String clientId, String clientCommitId) {
+            return PostgresSyncStorage.this.findPushResult(conn, partition(), clientId, clientCommitId);
+        }
+
+        @Override
+        public Uni<Map<String, StoredRow>> readRows(String table, List<String> rowIds) {
+            return PostgresSyncStorage.this.readRows(conn, partition(), table, rowIds);
+        }
+
+        @Override
+        public Uni<Tombstone> readTombstone(String table, String rowId) {
+            return conn.preparedQuery("SELECT commit_seq FROM " + t("sync_tombstones")
+                            + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
+                    .execute(Tuple.of(partition(), table, rowId))
+                    .map(rs -> {
+                        Row r = first(rs);
+                        return r == null ? null : new Tombstone(table, rowId, r.getLong(0));
+                    });
+        }
+
+        @Override
+        public Uni<Long> appendCommit(
+                String actorId, String clientId, String clientCommitId, long createdAtMs, List<ChangeToWrite> changes) {
+            long seq = maxCommitSeq + 1;
+            List<Tuple> changeRows = new ArrayList<>(changes.size());
+            List<String> scopeTables = new ArrayList<>();
+            List<String> scopeKeys = new ArrayList<>();
+            Set<String> commitTables = new LinkedHashSet<>();
+            try {
+                for (int i = 0; i < changes.size(); i++) {
+                    ChangeToWrite ch = changes.get(i);
+                    RowTable rt = table(ch.table());
+                    if (ch.scopes() == null) {
+                        throw new StorageException(StorageException.MISSING_SCOPES, "change has no stored scopes", Map.of("table", ch.table()));
+                    }
+                    commitTables.add(ch.table());
+                    for (String key : rt.scopeKeys(ch.scopes())) {
+                        scopeTables.add(ch.table());
+                        scopeKeys.add(key);
+                    }
+                    byte[] payload = ch.op() == Op.UPSERT ? rt.encodePayload(ch.row()) : null;
+                    changeRows.add(Tuple.tuple()
+                            .addValue(partition()).addValue(seq).addValue(i).addValue(ch.table()).addValue(ch.rowId())
+                            .addValue(ch.op().code).addValue(ch.rowVersion()).addValue(scopesJson(ch.scopes()))
+                            .addValue(payload == null ? null : io.vertx.core.buffer.Buffer.buffer(payload)));
+                }
+            } catch (RuntimeException e) {
+                return Uni.createFrom().failure(e);
+            }
+            Uni<?> chain = conn.preparedQuery("INSERT INTO " + t("sync_commits") + " (partition_id, commit_seq, created_at_ms,"
+                            + " actor_id, client_id, client_commit_id, change_count, tables) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
+                    .execute(Tuple.tuple().addValue(partition()).addValue(seq).addValue(createdAtMs).addValue(actorId)
+                            .addValue(clientId).addValue(clientCommitId).addValue(changes.size())
+                            .addArrayOfString(commitTables.toArray(String[]::new)));
+            if (!changeRows.isEmpty()) {
+                chain = chain.chain(() -> conn.preparedQuery("INSERT INTO " + t("sync_changes") + " (partition_id, commit_seq,"
+                                + " change_index, tbl, row_id, op, row_version, scopes, payload)"
+                                + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9)")
+                        .executeBatch(changeRows));
+            }
+            if (!scopeKeys.isEmpty()) {
+                chain = chain.chain(() -> conn.preparedQuery("INSERT INTO " + t("sync_commit_scopes")
+                                + " (partition_id, tbl, scope_key, commit_seq) SELECT $1, u.t, u.k, $2"
+                                + " FROM unnest($3::text[], $4::text[]) AS u(t, k) ON CONFLICT DO NOTHING")
+                        .execute(Tuple.tuple().addValue(partition()).addValue(seq)
+                                .addArrayOfString(scopeTables.toArray(String[]::new))
+                                .addArrayOfString(scopeKeys.toArray(String[]::new))));
+            }
+            return chain.chain(() -> conn.preparedQuery("UPDATE " + t("sync_partitions") + " SET max_commit_seq = $2"
+                                    + " WHERE partition_id = $1")
+                            .execute(Tuple.of(partition(), seq)))
+                    .map(x -> {
+                        maxCommitSeq = seq;
+                        return seq;
+                    });
+        }
+
+        @Override
+        public Uni<Void> upsertRow(String table, StoredRow row) {
+            RowTable rt;
+            Tuple args;
+            String sql;
+            String[] keys;
+            try {
+                rt = table(table);
+                TableSchema ts = rt.schema;
+                Object[] values = row.values();
+                if (values.length != ts.columnCount() || row.columnVersions().length != ts.columnCount()) {
+                    throw new StorageException(StorageException.INVALID_ARGUMENT, "row has the wrong number of columns", Map.of("table", table));
+                }
+                keys = rt.scopeKeys(row.scopes());
+                StringBuilder cols = new StringBuilder();
+                StringBuilder params = new StringBuilder();
+                StringBuilder updates = new StringBuilder();
+                args = Tuple.tuple();
+                int p = 0;
+                for (int i = 0; i < ts.columnCount(); i++) {
+                    ColumnSchema c = ts.column(i);
+                    cols.append(q(c.name())).append(", ");
+                    params.append('$').append(++p).append(", ");
+                    updates.append(q(c.name())).append(" = EXCLUDED.").append(q(c.name())).append(", ");
+                    args.addValue(bindValue(c.type(), values[i]));
+                }
+                cols.append("\"_sync_partition\", \"_sync_row_id\", \"_sync_server_version\", \"_sync_scopes\", \"_sync_column_versions\"");
+                params.append('$').append(++p).append(", $").append(++p).append(", $").append(++p)
+                        .append(", $").append(++p).append("::text::jsonb, $").append(++p);
+                updates.append("\"_sync_server_version\" = EXCLUDED.\"_sync_server_version\",")
+                        .append(" \"_sync_scopes\" = EXCLUDED.\"_sync_scopes\",")
+                        .append(" \"_sync_column_versions\" = EXCLUDED.\"_sync_column_versions\"");
+                args.addValue(partition()).addValue(row.rowId()).addValue(row.serverVersion()).addValue(scopesJson(row.scopes()))
+                        .addValue(io.vertx.core.buffer.Buffer.buffer(ColumnVersions.encode(row.columnVersions())));
+                sql = "INSERT INTO " + t(rt.physicalName) + " (" + cols + ") VALUES (" + params + ")"
+                        + " ON CONFLICT (\"_sync_partition\", \"_sync_row_id\") DO UPDATE SET " + updates;
+            } catch (RuntimeException e) {
+                return Uni.createFrom().failure(e);
+            }
+            return conn.preparedQuery(sql).execute(args)
+                    .chain(() -> conn.preparedQuery("DELETE FROM " + t("sync_row_scopes") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
+                            .execute(Tuple.of(partition(), table, row.rowId())))
+                    .chain(() -> conn.preparedQuery("INSERT INTO " + t("sync_row_scopes") + " (partition_id, tbl, scope_key, row_id)"
+                                    + " SELECT $1, $2, k, $3 FROM unnest($4::text[]) AS u(k) ON CONFLICT DO NOTHING")
+                            .execute(Tuple.of(partition(), table, row.rowId()).addArrayOfString(keys)))
+                    .chain(() -> conn.preparedQuery("DELETE FROM " + t("sync_tombstones") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
+                            .execute(Tuple.of(partition(), table, row.rowId())))
+                    .replaceWithVoid();
+        }
+
+        @Override
+        public Uni<Void> deleteRow(String table, String rowId, long commitSeq) {
+            RowTable rt;
+            try {
+                rt = table(table);
+            } catch (RuntimeException e) {
+                return Uni.createFrom().failure(e);
+            }
+            return conn.preparedQuery("DELETE FROM " + t(rt.physicalName) + " WHERE \"_sync_partition\" = $1 AND \"_sync_row_id\" = $2")
+                    .execute(Tuple.of(partition(), rowId))
+                    .chain(() -> conn.preparedQuery("DELETE FROM " + t("sync_row_scopes") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
+                            .execute(Tuple.of(partition(), table, rowId)))
+                    .chain(() -> conn.preparedQuery("INSERT INTO " + t("sync_tombstones") + " (partition_id, tbl, row_id, commit_seq)"
+                                    + " VALUES ($1, $2, $3, $4) ON CONFLICT (partition_id, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq")
+                            .execute(Tuple.of(partition(), table, rowId, commitSeq)))
+                    .replaceWithVoid();
+        }
+
+        @Override
+        public Uni<Void> savePushResult(String clientId, String clientCommitId, PushOutcome outcome) {
+            return conn.preparedQuery("INSERT INTO " + t("sync_push_results") + " (partition_id, client_id, client_commit_id,"
+                            + " status, commit_seq, result, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING")
+                    .execute(Tuple.tuple().addValue(partition()).addValue(clientId).addValue(clientCommitId)
+                            .addValue(outcome.status().code).addValue(outcome.commitSeq())
+                            .addValue(io.vertx.core.buffer.Buffer.buffer(outcome.result())).addValue(outcome.createdAtMs()))
+                    .map(rs -> {
+                        if (rs.rowCount() == 0) {
+                            throw new StorageException(StorageException.DUPLICATE_PUSH_RESULT,
+                                    "idempotency key already holds a result", Map.of());
+                        }
+                        return null;
+                    })
+                    .replaceWithVoid();
+        }
+
+        @Override
+        public <T> Uni<T> savepoint(Supplier<Uni<T>> work) {
+            String name = "syncular_sp_" + (++savepoints);
+            long seqBefore = maxCommitSeq;
+            return conn.query("SAVEPOINT " + name).execute()
+                    .chain(() -> Uni.createFrom().<T>deferred(() -> work.get()))
+                    .onFailure().call(() -> conn.query("ROLLBACK TO SAVEPOINT " + name).execute()
+                            .invoke(() -> maxCommitSeq = seqBefore))
+                    .call(() -> conn.query("RELEASE SAVEPOINT " + name).execute());
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // pull (§4.5, §4.7)
+    // ------------------------------------------------------------------------------------------------
+
+    @Override
+    public Uni<CommitWindow> readCommits(String partition, CommitQuery query) {
+        RowTable rt;
+        String[] keys;
+        try {
+            rt = table(query.table());
+            String variable = query.variables().get(0); // §4.7: the first scope variable, keys sorted
+            keys = rt.scopeKeys(variable, query.scopes().get(variable));
+            for (String v : query.variables()) {
+                rt.scopeKeys(v, query.scopes().get(v)); // validates every variable is declared
+            }
+        } catch (RuntimeException e) {
+            return Uni.createFrom().failure(e);
+        }
+        int batch = Math.min(Math.max(query.changeLimit() + 1, 32), 1000);
+        return scanCommits(partition, rt, query, keys, query.afterSeq(), new ArrayList<>(), 0, batch);
+    }
+
+    private Uni<CommitWindow> scanCommits(
+            String partition, RowTable rt, CommitQuery query, String[] keys, long fromSeq, List<StoredCommit> acc, int accChanges, int batch) {
+        if (fromSeq >= query.upToSeq()) {
+            return Uni.createFrom().item(new CommitWindow(acc, Math.max(query.upToSeq(), query.afterSeq()), false));
+        }
+        return pool.preparedQuery("SELECT DISTINCT commit_seq FROM " + t("sync_commit_scopes")
+                        + " WHERE partition_id = $1 AND tbl = $2 AND scope_key = ANY($3) AND commit_seq > $4 AND commit_seq <= $5"
+                        + " ORDER BY commit_seq LIMIT $6")
+                .execute(Tuple.of(partition, query.table()).addArrayOfString(keys).addValue(fromSeq).addValue(query.upToSeq()).addValue(batch))
+                .chain(rs -> {
+                    List<Long> seqs = new ArrayList<>();
+                    for (Row r : rs) {
+                        seqs.add(r.getLong(0));
+                    }
+                    if (seqs.isEmpty()) {
+                        return Uni.createFrom().item(new CommitWindow(acc, query.upToSeq(), false));
+                    }
+                    return pool.preparedQuery("SELECT c.commit_seq, c.created_at_ms, c.actor_id, c.client_id, c.client_commit_id,"
+                                    + " ch.row_id, ch.op, ch.row_version, ch.scopes::text, ch.payload"
+                                    + " FROM " + t("sync_commits") + " c JOIN " + t("sync_changes") + " ch"
+                                    + " ON ch.partition_id = c.partition_id AND ch.commit_seq = c.commit_seq"
+                                    + " WHERE c.partition_id = $1 AND c.commit_seq = ANY($2) AND ch.tbl = $3"
+                                    + " ORDER BY c.commit_seq, ch.change_index")
+                            .execute(Tuple.of(partition).addArrayOfLong(seqs.toArray(Long[]::new)).addValue(query.table()))
+                            .chain(details -> {
+                                List<StoredCommit> commits = groupCommits(rt, query, details);
+                                int total = accChanges;
+                                for (StoredCommit c : commits) {
+                                    int n = c.changes().size();
+                                    if (total > 0 && total + n > query.changeLimit()) {
+                                        // §4.5: never split a commit; nextCursor = last fully delivered commitSeq
+                                        return Uni.createFrom().item(new CommitWindow(acc, acc.get(acc.size() - 1).commitSeq(), true));
+                                    }
+                                    acc.add(c);
+                                    total += n;
+                                }
+                                if (seqs.size() < batch) {
+                                    return Uni.createFrom().item(new CommitWindow(acc, query.upToSeq(), false));
+                                }
+                                return scanCommits(partition, rt, query, keys, seqs.get(seqs.size() - 1), acc, total, batch);
+                            });
+                });
+    }
+
+    private static List<StoredCommit> groupCommits(RowTable rt, CommitQuery query, RowSet<Row> rows) {
+        List<StoredCommit> out = new ArrayList<>();
+        long currentSeq = -1;
+        Row head = null;
+        List<StoredChange> changes = new ArrayList<>();
+        for (Row r : rows) {
+            long seq = r.getLong(0);
+            if (seq != currentSeq) {
+                if (head != null && !changes.isEmpty()) {
+                    out.add(commitOf(head, changes));
+                }
+                currentSeq = seq;
+                head = r;
+                changes = new ArrayList<>();
+            }
+            Map<String, String> scopes = parseScopes(r.getString(8));
+            if (!query.matches(scopes)) {
+                continue;
+            }
+            Op op = Op.of(r.getInteger(6));
+            Buffer payload = r.getBuffer(9);
+            changes.add(new StoredChange(query.table(), r.getString(5), op, r.getLong(7), scopes,
+                    payload == null ? null : rt.decodePayload(payload.getBytes())));
+        }
+        if (head != null && !changes.isEmpty()) {
+            out.add(commitOf(head, changes));
+        }
+        return out;
+    }
+
+    private static StoredCommit commitOf(Row head, List<StoredChange> changes) {
+        return new StoredCommit(head.getLong(0), head.getLong(1), head.getString(2), head.getString(3), head.getString(4), changes);
+    }
+
+    @Override
+    public Uni<List<StoredRow>> readRowsPage(
+            String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit) {
+        RowTable rt;
+        String sql;
+        Tuple args;
+        try {
+            if (scopes == null || scopes.isEmpty()) {
+                throw new StorageException(StorageException.INVALID_ARGUMENT, "effective scopes must not be empty", Map.of("table", table));
+            }
+            rt = table(table);
+            TreeMap<String, Set<String>> sorted = new TreeMap<>(scopes);
+            String first = sorted.firstKey();
+            args = Tuple.of(partition, table).addArrayOfString(rt.scopeKeys(first, sorted.get(first))).addValue(afterRowId).addValue(limit);
+            StringBuilder sb = new StringBuilder("SELECT ").append(selectList(rt.schema)).append(" FROM ").append(t(rt.physicalName))
+                    .append(" r WHERE r.\"_sync_partition\" = $1")
+                    .append(" AND ($4::text IS NULL OR r.\"_sync_row_id\" > $4::text COLLATE \"C\")")
+                    .append(" AND EXISTS (SELECT 1 FROM ").append(t("sync_row_scopes")).append(" s WHERE s.partition_id = $1")
+                    .append(" AND s.tbl = $2 AND s.scope_key = ANY($3) AND s.row_id = r.\"_sync_row_id\")");
+            int p = 5;
+            for (Map.Entry<String, Set<String>> e : sorted.entrySet()) {
+                rt.scopeKeys(e.getKey(), e.getValue()); // validates the variable
+                sb.append(" AND (r.\"_sync_scopes\" ->> $").append(++p).append("::text) = ANY($").append(++p).append("::text[])");
+                args.addValue(e.getKey()).addArrayOfString(e.getValue().toArray(String[]::new));
+            }
+            sb.append(" ORDER BY r.\"_sync_row_id\" COLLATE \"C\" LIMIT $5");
+            sql = sb.toString();
+        } catch (RuntimeException e) {
+            return Uni.createFrom().failure(e);
+        }
+        return pool.preparedQuery(sql).execute(args).map(rs -> {
+            List<StoredRow> out = new ArrayList<>();
+            for (Row r : rs) {
+                out.add(storedRow(rt.schema, r));
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public Uni<Map<String, StoredRow>> readRows(String partition, String table, List<String> rowIds) {
+        return readRows(pool, partition, table, rowIds);
+    }
+
+    private Uni<Map<String, StoredRow>> readRows(SqlClient c, String partition, String table, List<String> rowIds) {
+        RowTable rt;
+        try {
+            rt = table(table);
+        } catch (RuntimeException e) {
+            return Uni.createFrom().failure(e);
+        }
+        if (rowIds.isEmpty()) {
+            return Uni.createFrom().item(Map.of());
+        }
+        return c.preparedQuery("SELECT " + selectList(rt.schema) + " FROM " + t(rt.physicalName)
+                        + " WHERE \"_sync_partition\" = $1 AND \"_sync_row_id\" = ANY($2)")
+                .execute(Tuple.of(partition).addArrayOfString(rowIds.toArray(String[]::new)))
+                .map(rs -> {
+                    Map<String, StoredRow> found = new HashMap<>();
+                    for (Row r : rs) {
+                        StoredRow row = storedRow(rt.schema, r);
+                        found.put(row.rowId(), row);
+                    }
+                    Map<String, StoredRow> out = new LinkedHashMap<>();
+                    for (String id : rowIds) {
+                        StoredRow row = found.get(id);
+                        if (row != null) {
+                            out.put(id, row);
+                        }
+                    }
+                    return out;
+                });
+    }
+
+    private static String selectList(TableSchema ts) {
+        StringBuilder sb = new StringBuilder("\"_sync_row_id\", \"_sync_server_version\", \"_sync_scopes\"::text, \"_sync_column_versions\"");
+        for (ColumnSchema c : ts.columns()) {
+            sb.append(", ").append(q(c.name()));
+        }
+        return sb.toString();
+    }
+
+    private static StoredRow storedRow(TableSchema ts, Row r) {
+        long version = r.getLong(1);
+        Object[] values = new Object[ts.columnCount()];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = readValue(r, 4 + i, ts.column(i).type());
+        }
+        Buffer cv = r.getBuffer(3);
+        long[] versions = ColumnVersions.decode(cv == null ? null : cv.getBytes(), ts.columnCount(), version);
+        return new StoredRow(r.getString(0), version, values, versions, parseScopes(r.getString(2)));
+    }
+
+    static Object bindValue(ColumnType type, Object v) {
+        if (v == null) {
+            return null;
+        }
+        try {
+            return switch (type) {
+                case STRING, JSON, BLOB_REF -> (String) v;
+                case INTEGER -> ((Number) v).longValue();
+                case FLOAT -> ((Number) v).doubleValue();
+                case BOOLEAN -> (Boolean) v;
+                case BYTES, CRDT -> io.vertx.core.buffer.Buffer.buffer((byte[]) v);
+            };
+        } catch (ClassCastException e) {
+            throw new StorageException(StorageException.INVALID_ARGUMENT, "row value does not match the column type", Map.of("type", type.wireName));
+        }
+    }
+
+    static Object readValue(Row r, int i, ColumnType type) {
+        return switch (type) {
+            case STRING, JSON, BLOB_REF -> r.getString(i);
+            case INTEGER -> r.getLong(i);
+            case FLOAT -> r.getDouble(i);
+            case BOOLEAN -> r.getBoolean(i);
+            case BYTES, CRDT -> bytes(r.getBuffer(i));
+        };
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // client records (§4.5)
+    // ------------------------------------------------------------------------------------------------
+
+    @Override
+    public Uni<Void> upsertClient(ClientRecord c) {
+        return pool.preparedQuery("INSERT INTO " + t("sync_clients") + " (partition_id, client_id, actor_id, cursor, updated_at_ms,"
+                        + " subscriptions, wire_version) VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7)"
+                        + " ON CONFLICT (partition_id, client_id) DO UPDATE SET actor_id = EXCLUDED.actor_id, cursor = EXCLUDED.cursor,"
+                        + " updated_at_ms = EXCLUDED.updated_at_ms, subscriptions = EXCLUDED.subscriptions, wire_version = EXCLUDED.wire_version")
+                .execute(Tuple.tuple().addValue(c.partition()).addValue(c.clientId()).addValue(c.actorId()).addValue(c.cursor())
+                        .addValue(c.updatedAtMs()).addValue(c.subscriptionsJson()).addValue(c.wireVersion()))
+                .replaceWithVoid();
+    }
+
+    private static final String CLIENT_COLS = "partition_id, client_id, actor_id, cursor, updated_at_ms, subscriptions::text, wire_version";
+
+    @Override
+    public Uni<ClientRecord> readClient(String partition, String clientId) {
+        return pool.preparedQuery("SELECT " + CLIENT_COLS + " FROM " + t("sync_clients") + " WHERE partition_id = $1 AND client_id = $2")
+                .execute(Tuple.of(partition, clientId))
+                .map(rs -> {
+                    Row r = first(rs);
+                    return r == null ? null : clientRecord(r);
+                });
+    }
+
+    @Override
+    public Uni<List<ClientRecord>> listClients(String partition) {
+        return pool.preparedQuery("SELECT " + CLIENT_COLS + " FROM " + t("sync_clients") + " WHERE partition_id = $1 ORDER BY client_id COLLATE \"C\"")
+                .execute(Tuple.of(partition))
+                .map(rs -> {
+                    List<ClientRecord> out = new ArrayList<>();
+                    for (Row r : rs) {
+                        out.add(clientRecord(r));
+                    }
+                    return out;
+                });
+    }
+
+    private static ClientRecord clientRecord(Row r) {
+        return new ClientRecord(r.getString(0), r.getString(1), r.getString(2), r.getLong(3), r.getLong(4), r.getString(5), r.getInteger(6));
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // pruning (§4.6)
+    // ------------------------------------------------------------------------------------------------
+
+    @Override
+    public Uni<PruneResult> prune(String partition, String expectedLogEpoch, long throughSeq) {
+        return pool.withTransaction(conn -> lockPartition(conn, partition).chain(state -> {
+            if (!state.logEpoch().equals(expectedLogEpoch)) {
+                return Uni.createFrom().failure(new StorageException(StorageException.LOG_EPOCH_MISMATCH,
+                        "partition log epoch changed; recompute retention inputs", Map.of()));
+            }
+            long previous = state.horizonSeq();
+            long horizon = Math.max(previous, Math.min(throughSeq, state.maxCommitSeq()));
+            Tuple args = Tuple.of(partition, horizon);
+            long[] removed = {0};
+            return conn.preparedQuery("UPDATE " + t("sync_partitions") + " SET horizon_seq = $2 WHERE partition_id = $1")
+                    .execute(args)
+                    .chain(() -> conn.preparedQuery("DELETE FROM " + t("sync_commit_scopes") + " WHERE partition_id = $1 AND commit_seq <= $2").execute(args))
+                    .chain(() -> conn.preparedQuery("DELETE FROM " + t("sync_changes") + " WHERE partition_id = $1 AND commit_seq <= $2").execute(args))
+                    .chain(() -> conn.preparedQuery("DELETE FROM " + t("sync_commits") + " WHERE partition_id = $1 AND commit_seq <= $2").execute(args))
+                    .invoke(rs -> removed[0] = rs.rowCount())
+                    .chain(() -> conn.preparedQuery("DELETE FROM " + t("sync_tombstones") + " WHERE partition_id = $1 AND commit_seq <= $2").execute(args))
+                    .map(rs -> new PruneResult(previous, horizon, removed[0]));
+        }));
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // helpers
+    // ------------------------------------------------------------------------------------------------
+
+    private RowTable table(String name) {
+        if (schema == null) {
+            throw new StorageException(StorageException.INVALID_ARGUMENT, "ensureSchema has not completed", Map.of());
+        }
+        RowTable rt = tables.get(name);
+        if (rt == null) {
+            throw new StorageException(StorageException.INVALID_ARGUMENT, "unknown synced table", Map.of("table", name));
+        }
+        return rt;
+    }
+
+    private static Uni<Void> execAll(SqlConnection conn, List<String> statements) {
+        return Multi.createFrom().iterable(statements)
+                .onItem().transformToUniAndConcatenate(sql -> conn.query(sql).execute())
+                .collect().last()
+                .replaceWithVoid();
+    }
+
+    private static Row first(RowSet<Row> rs) {
+        var it = rs.iterator();
+        return it.hasNext() ? it.next() : null;
+    }
+
+    private static byte[] bytes(Buffer b) {
+        return b == null ? null : b.getBytes();
+    }
+
+    static String scopesJson(Map<String, String> scopes) {
+        try {
+            return JSON.writeValueAsString(new TreeMap<>(scopes));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static Map<String, String> parseScopes(String json) {
+        try {
+            return JSON.readValue(json, new TypeReference<Map<String, String>>() {});
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("stored scopes are not a JSON object", e);
+        }
+    }
+
+    /** A persisted per-table layout: primary key and (name, type, nullable) columns in declaration order. */
+    record TableLayout(String primaryKey, List<ColumnLayout> columns) {
+        record ColumnLayout(String name, String type, boolean nullable) {}
+
+        static TableLayout of(TableSchema ts) {
+            List<ColumnLayout> cols = new ArrayList<>();
+            for (ColumnSchema c : ts.columns()) {
+                cols.add(new ColumnLayout(c.name(), c.type().wireName, c.nullable()));
+            }
+            return new TableLayout(ts.primaryKey(), cols);
+        }
+
+        static String render(CompiledSchema s) {
+            ObjectNode root = JSON.createObjectNode();
+            root.put("schemaVersion", s.version());
+            ObjectNode tablesNode = root.putObject("tables");
+            for (TableSchema ts : s.tables()) {
+                TableLayout l = of(ts);
+                ObjectNode tn = tablesNode.putObject(ts.name());
+                tn.put("primaryKey", l.primaryKey());
+                ArrayNode cols = tn.putArray("columns");
+                for (ColumnLayout c : l.columns()) {
+                    cols.addObject().put("name", c.name()).put("type", c.type()).put("nullable", c.nullable());
+                }
+            }
+            return root.toString();
+        }
+
+        static Map<String, TableLayout> parse(String json) {
+            Map<String, TableLayout> out = new LinkedHashMap<>();
+            try {
+                JsonNode tablesNode = JSON.readTree(json).path("tables");
+                var it = tablesNode.fields();
+                while (it.hasNext()) {
+                    var e = it.next();
+                    List<ColumnLayout> cols = new ArrayList<>();
+                    for (JsonNode c : e.getValue().path("columns")) {
+                        cols.add(new ColumnLayout(c.path("name").asText(), c.path("type").asText(), c.path("nullable").asBoolean()));
+                    }
+                    out.put(e.getKey(), new TableLayout(e.getValue().path("primaryKey").asText(), cols));
+                }
+            } catch (JsonProcessingException | RuntimeException e) {
+                throw new StorageException(StorageException.STORED_LAYOUT_MISMATCH, "persisted layouts are unreadable", Map.of(), e);
+            }
+            return out;
+        }
+
+        /** §2.4 case 1; {@code null} when the persisted layouts equal the running schema's. */
+        static StorageException compare(CompiledSchema running, Map<String, TableLayout> stored) {
+            for (TableSchema ts : running.tables()) {
+                TableLayout before = stored.get(ts.name());
+                if (before == null) {
+                    return mismatch(ts.name(), null);
+                }
+                TableLayout now = of(ts);
+                int n = Math.max(before.columns().size(), now.columns().size());
+                for (int i = 0; i < n; i++) {
+                    ColumnLayout a = i < before.columns().size() ? before.columns().get(i) : null;
+                    ColumnLayout b = i < now.columns().size() ? now.columns().get(i) : null;
+                    if (!Objects.equals(a, b)) {
+                        return mismatch(ts.name(), b != null ? b.name() : a.name());
+                    }
+                }
+                if (!before.primaryKey().equals(now.primaryKey())) {
+                    return mismatch(ts.name(), now.primaryKey());
+                }
+            }
+            for (String name : stored.keySet()) {
+                if (running.table(name) == null) {
+                    return mismatch(name, null);
+                }
+            }
+            return null;
+        }
+
+        private static StorageException mismatch(String table, String column) {
+            Map<String, Object> d = new LinkedHashMap<>();
+            d.put("table", table);
+            if (column != null) {
+                d.put("column", column);
+            }
+            return new StorageException(StorageException.STORED_LAYOUT_MISMATCH,
+                    "persisted table layouts differ from the running schema", d);
+        }
+    }
+}

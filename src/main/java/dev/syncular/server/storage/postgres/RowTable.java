@@ -1,0 +1,156 @@
+package dev.syncular.server.storage.postgres;
+
+import dev.syncular.server.schema.ColumnSchema;
+import dev.syncular.server.schema.ScopePattern;
+import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.wire.ColumnDef;
+import dev.syncular.server.wire.ColumnType;
+import dev.syncular.server.wire.RowCodec;
+import dev.syncular.server.wire.RowLayout;
+import dev.syncular.server.wire.WireReader;
+import dev.syncular.server.wire.WireWriter;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** Per-synced-table naming, type mapping and change-payload codec of the PostgreSQL projection. */
+final class RowTable {
+    static final String ROW_TABLE_PREFIX = "sync_rows_";
+    static final int MAX_IDENTIFIER_BYTES = 63;
+
+    /** Storage-internal columns (§2.4) with the catalog type and nullability the storage creates. */
+    static final List<String[]> INTERNAL_COLUMNS = List.of(
+            new String[] {"_sync_partition", "text", "NO"},
+            new String[] {"_sync_row_id", "text", "NO"},
+            new String[] {"_sync_server_version", "bigint", "NO"},
+            new String[] {"_sync_scopes", "jsonb", "NO"},
+            new String[] {"_sync_payload", "bytea", "YES"},
+            new String[] {"_sync_column_versions", "bytea", "YES"});
+
+    final TableSchema schema;
+    final String physicalName;
+    private final Map<Integer, RowCodec> codecsByColumnCount = new ConcurrentHashMap<>();
+
+    RowTable(TableSchema schema) {
+        this.schema = schema;
+        this.physicalName = physicalName(schema.name());
+    }
+
+    /**
+     * {@code sync_rows_<table>}; a name longer than PostgreSQL's 63-byte identifier limit is cut and suffixed
+     * with 8 hex digits of its SHA-256 so distinct tables never collide after truncation.
+     */
+    static String physicalName(String table) {
+        String full = ROW_TABLE_PREFIX + table;
+        if (full.getBytes(StandardCharsets.UTF_8).length <= MAX_IDENTIFIER_BYTES) {
+            return full;
+        }
+        String hash;
+        try {
+            hash = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(table.getBytes(StandardCharsets.UTF_8))).substring(0, 8);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+        StringBuilder sb = new StringBuilder();
+        int budget = MAX_IDENTIFIER_BYTES - 9;
+        int used = 0;
+        for (int i = 0; i < full.length(); ) {
+            int cp = full.codePointAt(i);
+            int len = new String(Character.toChars(cp)).getBytes(StandardCharsets.UTF_8).length;
+            if (used + len > budget) {
+                break;
+            }
+            sb.appendCodePoint(cp);
+            used += len;
+            i += Character.charCount(cp);
+        }
+        return sb.append('_').append(hash).toString();
+    }
+
+    static String sqlType(ColumnType type) {
+        return switch (type) {
+            case STRING, JSON, BLOB_REF -> "text"; // json kept as text: the raw string is preserved (§2.4)
+            case INTEGER -> "bigint";
+            case FLOAT -> "double precision";
+            case BOOLEAN -> "boolean";
+            case BYTES, CRDT -> "bytea";
+        };
+    }
+
+    /** Scope keys (§3.1: pattern prefix + ':' + value) for stored scopes, deduplicated, declaration order. */
+    String[] scopeKeys(Map<String, String> scopes) {
+        Set<String> keys = new LinkedHashSet<>();
+        for (ScopePattern p : schema.scopePatterns()) {
+            String v = scopes.get(p.variable());
+            if (v != null) {
+                keys.add(p.scopeKey(v));
+            }
+        }
+        return keys.toArray(String[]::new);
+    }
+
+    /** Index candidate keys for one effective variable and its values. */
+    String[] scopeKeys(String variable, Set<String> values) {
+        List<String> keys = new ArrayList<>();
+        for (ScopePattern p : schema.scopePatterns()) {
+            if (p.variable().equals(variable)) {
+                for (String v : values) {
+                    keys.add(p.scopeKey(v));
+                }
+            }
+        }
+        if (keys.isEmpty()) {
+            throw new StorageException(StorageException.INVALID_ARGUMENT, "scope variable not declared by the table",
+                    Map.of("table", schema.name(), "variable", variable));
+        }
+        return keys.toArray(String[]::new);
+    }
+
+    /**
+     * Change payload: a u32 column count followed by the full-row codec encoding (§2.4) of the row under
+     * the layout of that many leading columns. The count lets payloads written before an additive upgrade
+     * (trailing columns added) decode after it, with the new columns read as null.
+     */
+    byte[] encodePayload(Object[] row) {
+        if (row.length != schema.columnCount()) {
+            throw new StorageException(StorageException.INVALID_ARGUMENT, "row has the wrong number of columns",
+                    Map.of("table", schema.name()));
+        }
+        WireWriter w = new WireWriter(64);
+        w.u32(row.length);
+        codec(row.length).encode(w, row);
+        return w.toByteArray();
+    }
+
+    Object[] decodePayload(byte[] payload) {
+        WireReader r = new WireReader(payload);
+        int count = (int) r.u32();
+        Object[] prefix = codec(count).decode(r);
+        Object[] row = new Object[schema.columnCount()];
+        System.arraycopy(prefix, 0, row, 0, Math.min(prefix.length, row.length));
+        return row;
+    }
+
+    private RowCodec codec(int columnCount) {
+        return codecsByColumnCount.computeIfAbsent(columnCount, n -> {
+            if (n > schema.columnCount()) {
+                throw new StorageException(StorageException.INVALID_ARGUMENT, "stored payload has more columns than the schema",
+                        Map.of("table", schema.name()));
+            }
+            List<ColumnDef> defs = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                ColumnSchema c = schema.column(i);
+                defs.add(c.toColumnDef());
+            }
+            return new RowCodec(new RowLayout(defs, schema.primaryKeyIndex() < n ? schema.primaryKeyIndex() : -1));
+        });
+    }
+}

@@ -1,0 +1,510 @@
+package dev.syncular.server.storage;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.wire.CommitStatus;
+import dev.syncular.server.wire.Op;
+import io.smallrye.mutiny.Uni;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import java.util.stream.LongStream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The {@link SyncStorage} contract. Subclasses supply a storage whose backing store is empty and isolated
+ * for the test class; every test works in its own fresh partition so tests never interfere.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+public abstract class SyncStorageContract {
+    protected static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+    /** tasks: every column type, two scope patterns; notes: integer primary key. */
+    public static final String SCHEMA_JSON = """
+            {
+              "version": 1,
+              "tables": [
+                {
+                  "name": "tasks",
+                  "columns": [
+                    { "name": "id", "type": "string", "nullable": false },
+                    { "name": "project_id", "type": "string", "nullable": false },
+                    { "name": "org_id", "type": "string", "nullable": false },
+                    { "name": "title", "type": "string", "nullable": true },
+                    { "name": "n", "type": "integer", "nullable": true },
+                    { "name": "score", "type": "float", "nullable": true },
+                    { "name": "done", "type": "boolean", "nullable": true },
+                    { "name": "meta", "type": "json", "nullable": true },
+                    { "name": "blob", "type": "bytes", "nullable": true },
+                    { "name": "doc", "type": "crdt", "nullable": true, "crdtType": "yjs-doc" }
+                  ],
+                  "primaryKey": "id",
+                  "scopes": ["project:{project_id}", { "pattern": "org:{org_id}", "column": "org_id" }]
+                },
+                {
+                  "name": "notes",
+                  "columns": [
+                    { "name": "note_id", "type": "integer", "nullable": false },
+                    { "name": "project_id", "type": "string", "nullable": false },
+                    { "name": "body", "type": "string", "nullable": true }
+                  ],
+                  "primaryKey": "note_id",
+                  "scopes": ["project:{project_id}"]
+                }
+              ]
+            }
+            """;
+
+    protected CompiledSchema schema;
+    protected SyncStorage storage;
+
+    /** A storage over an empty, isolated backing store (called once per test class). */
+    protected abstract SyncStorage createStorage();
+
+    /** Row counts of every table the storage owns (for the rollback test), keyed by table name. */
+    protected abstract Map<String, Long> countAllTables();
+
+    @BeforeAll
+    void setUpStorage() {
+        schema = SchemaLoader.parse(SCHEMA_JSON);
+        storage = createStorage();
+        await(storage.ensureSchema(schema));
+    }
+
+    protected static <T> T await(Uni<T> uni) {
+        return uni.await().atMost(TIMEOUT);
+    }
+
+    protected static StorageException storageFailure(Uni<?> uni) {
+        Throwable thrown = assertThrows(Throwable.class, () -> await(uni));
+        Throwable t = thrown;
+        while (!(t instanceof StorageException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        if (!(t instanceof StorageException se)) {
+            throw new AssertionError("expected StorageException", thrown);
+        }
+        return se;
+    }
+
+    protected String newPartition() {
+        String p = "p-" + UUID.randomUUID();
+        await(storage.touchPartition(p, 1_000L));
+        return p;
+    }
+
+    protected static Object[] task(String id, String project, String org, String title) {
+        return new Object[] {id, project, org, title, 42L, 1.5, true, "{\"a\": [1, 2]}", new byte[] {1, 2, 3}, new byte[] {9}};
+    }
+
+    protected static Map<String, String> taskScopes(String project, String org) {
+        return Map.of("project_id", project, "org_id", org);
+    }
+
+    protected static ChangeToWrite taskUpsert(String id, String project, String org, long version) {
+        return ChangeToWrite.upsert("tasks", id, version, taskScopes(project, org), task(id, project, org, "t-" + id));
+    }
+
+    /** Appends one commit in its own transaction; returns its commitSeq. */
+    protected long commit(String partition, List<ChangeToWrite> changes) {
+        return await(storage.inPartitionTransaction(partition,
+                tx -> tx.appendCommit("actor-1", "client-1", UUID.randomUUID().toString(), 5_000L, changes)));
+    }
+
+    protected static PushOutcome applied(long seq, String body) {
+        return new PushOutcome(CommitStatus.APPLIED, seq, body.getBytes(StandardCharsets.UTF_8), 7_000L);
+    }
+
+    // ---- schema ------------------------------------------------------------------------------------
+
+    @Test
+    void ensureSchemaIsIdempotent() {
+        await(storage.ensureSchema(schema));
+        await(storage.ensureSchema(SchemaLoader.parse(SCHEMA_JSON)));
+        String p = newPartition();
+        assertEquals(1L, commit(p, List.of(taskUpsert("a", "P1", "O1", 1))));
+    }
+
+    // ---- partition registry (§2.1) -----------------------------------------------------------------
+
+    @Test
+    void partitionCreationAndEpochRotation() {
+        String p = "p-" + UUID.randomUUID();
+        assertNull(await(storage.readPartition(p)));
+        PartitionState created = await(storage.touchPartition(p, 1_000L));
+        assertEquals(p, created.partition());
+        assertEquals(0L, created.maxCommitSeq());
+        assertEquals(0L, created.horizonSeq());
+        assertEquals(1_000L, created.createdAtMs());
+        assertTrue(created.logEpoch().matches("[A-Za-z0-9_-]{22}"), created.logEpoch());
+
+        PartitionState touched = await(storage.touchPartition(p, 2_000L));
+        assertEquals(created.logEpoch(), touched.logEpoch());
+        assertEquals(1_000L, touched.createdAtMs());
+        assertEquals(2_000L, touched.lastSeenAtMs());
+        assertEquals(2_000L, await(storage.touchPartition(p, 1_500L)).lastSeenAtMs(), "last-seen never goes back");
+
+        String other = newPartition();
+        assertNotEquals(created.logEpoch(), await(storage.readPartition(other)).logEpoch());
+        assertTrue(await(storage.listPartitions()).stream().anyMatch(s -> s.partition().equals(p)));
+
+        await(storage.upsertClient(new ClientRecord(p, "c1", "actor-1", 3, 2_000L, "[{\"id\":\"s1\"}]", 3)));
+        await(storage.upsertClient(new ClientRecord(other, "c1", "actor-1", 3, 2_000L, null, null)));
+        long seq = commit(p, List.of(taskUpsert("a", "P1", "O1", 1)));
+
+        PartitionState rotated = await(storage.rotateLogEpoch(p));
+        assertNotEquals(created.logEpoch(), rotated.logEpoch());
+        assertEquals(seq, rotated.maxCommitSeq(), "rotation keeps the log");
+        assertEquals(rotated.logEpoch(), await(storage.readPartition(p)).logEpoch());
+        assertNull(await(storage.readClient(p, "c1")), "rotation deletes cursor records");
+        assertNotNull(await(storage.readClient(other, "c1")), "other partitions keep theirs");
+
+        assertEquals(StorageException.UNKNOWN_PARTITION, storageFailure(storage.rotateLogEpoch("p-missing-" + UUID.randomUUID())).code());
+        assertEquals(StorageException.UNKNOWN_PARTITION,
+                storageFailure(storage.inPartitionTransaction("p-missing-" + UUID.randomUUID(), tx -> Uni.createFrom().item(1))).code());
+    }
+
+    // ---- commit sequencing (§2.1, §6.4) ------------------------------------------------------------
+
+    @Test
+    void concurrentPartitionTransactionsAssignDenseGapFreeSeqs() {
+        String p = newPartition();
+        List<Uni<Long>> pushes = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            String id = "row-" + i;
+            pushes.add(storage.inPartitionTransaction(p, tx -> tx.readRows("tasks", List.of(id))
+                    .chain(rows -> tx.appendCommit("actor-1", "client-1", "cc-" + id, 5_000L, List.of(taskUpsert(id, "P1", "O1", 1))))
+                    .call(seq -> tx.upsertRow("tasks", new StoredRow(id, 1, task(id, "P1", "O1", "x"), new long[10], taskScopes("P1", "O1"))))
+                    .call(seq -> tx.savePushResult("client-1", "cc-" + id, applied(seq, "ok")))));
+        }
+        List<Long> seqs = await(Uni.join().all(pushes).andFailFast());
+        assertEquals(LongStream.rangeClosed(1, 20).boxed().collect(Collectors.toSet()), Set.copyOf(seqs));
+        assertEquals(20, seqs.size());
+        assertEquals(20L, await(storage.readPartition(p)).maxCommitSeq());
+        CommitWindow all = await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 20, 1000)));
+        assertEquals(LongStream.rangeClosed(1, 20).boxed().toList(), all.commits().stream().map(StoredCommit::commitSeq).toList());
+    }
+
+    // ---- atomicity (§6.4) --------------------------------------------------------------------------
+
+    @Test
+    void failedTransactionLeavesStorageExactlyAsItWas() {
+        String p = newPartition();
+        long seq = commit(p, List.of(taskUpsert("keep", "P1", "O1", 1)));
+        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks",
+                new StoredRow("keep", 1, task("keep", "P1", "O1", "k"), new long[10], taskScopes("P1", "O1")))));
+        Map<String, Long> before = countAllTables();
+        PartitionState stateBefore = await(storage.readPartition(p));
+
+        RuntimeException boom = new RuntimeException("rejected by the engine");
+        Throwable failure = assertThrows(Throwable.class, () -> await(storage.inPartitionTransaction(p, tx ->
+                tx.appendCommit("actor-1", "client-1", "cc-fail", 5_000L,
+                                List.of(taskUpsert("new", "P1", "O1", 1), ChangeToWrite.delete("tasks", "keep", taskScopes("P1", "O1"))))
+                        .call(s -> tx.upsertRow("tasks", new StoredRow("new", 1, task("new", "P1", "O1", "n"), new long[10], taskScopes("P1", "O1"))))
+                        .call(s -> tx.deleteRow("tasks", "keep", s))
+                        .call(s -> tx.savePushResult("client-1", "cc-fail", applied(s, "ok")))
+                        .chain(s -> Uni.createFrom().<Long>failure(boom)))));
+        assertEquals(boom.getMessage(), failure.getMessage());
+
+        assertEquals(before, countAllTables());
+        assertEquals(stateBefore, await(storage.readPartition(p)));
+        assertNull(await(storage.findPushResult(p, "client-1", "cc-fail")));
+        assertNotNull(await(storage.readRows(p, "tasks", List.of("keep"))).get("keep"));
+        assertEquals(seq + 1, commit(p, List.of(taskUpsert("after", "P1", "O1", 1))), "no gap after a rollback");
+    }
+
+    @Test
+    void missingScopesFailLoudAndRollBack() {
+        String p = newPartition();
+        Map<String, Long> before = countAllTables();
+        StorageException e = storageFailure(storage.inPartitionTransaction(p, tx -> tx.appendCommit("actor-1", "client-1", "cc", 5_000L,
+                List.of(new ChangeToWrite("tasks", "a", Op.UPSERT, 1L, null, task("a", "P1", "O1", "t"))))));
+        assertEquals(StorageException.MISSING_SCOPES, e.code());
+        assertEquals(before, countAllTables());
+    }
+
+    @Test
+    void savepointRollsBackOneCommitAndKeepsTheTransaction() {
+        String p = newPartition();
+        PushOutcome rejected = new PushOutcome(CommitStatus.REJECTED, null, new byte[] {3, 1, 4}, 8_000L);
+        String outcome = await(storage.inPartitionTransaction(p, tx -> tx.savepoint(() ->
+                        tx.appendCommit("actor-1", "client-1", "cc-r", 5_000L, List.of(taskUpsert("r", "P1", "O1", 1)))
+                                .call(s -> tx.upsertRow("tasks", new StoredRow("r", 1, task("r", "P1", "O1", "r"), new long[10], taskScopes("P1", "O1"))))
+                                .chain(s -> Uni.createFrom().<Long>failure(new IllegalStateException("conflict"))))
+                .onFailure(IllegalStateException.class).recoverWithItem(-1L)
+                .chain(x -> {
+                    assertEquals(0L, tx.state().maxCommitSeq());
+                    return tx.savePushResult("client-1", "cc-r", rejected);
+                })
+                .replaceWith("done")));
+        assertEquals("done", outcome);
+        assertEquals(0L, await(storage.readPartition(p)).maxCommitSeq());
+        assertTrue(await(storage.readRows(p, "tasks", List.of("r"))).isEmpty());
+        PushOutcome stored = await(storage.findPushResult(p, "client-1", "cc-r"));
+        assertEquals(CommitStatus.REJECTED, stored.status());
+        assertNull(stored.commitSeq());
+        assertArrayEquals(new byte[] {3, 1, 4}, stored.result());
+        assertEquals(1L, commit(p, List.of(taskUpsert("s", "P1", "O1", 1))));
+    }
+
+    // ---- idempotency (§2.3) ------------------------------------------------------------------------
+
+    @Test
+    void idempotencyRecordRoundTrip() {
+        String p = newPartition();
+        assertNull(await(storage.findPushResult(p, "client-1", "cc-1")));
+        byte[] body = {0, 1, 2, (byte) 0xff, 0};
+        long seq = await(storage.inPartitionTransaction(p, tx -> tx.findPushResult("client-1", "cc-1")
+                .chain(none -> {
+                    assertNull(none);
+                    return tx.appendCommit("actor-1", "client-1", "cc-1", 5_000L, List.of(taskUpsert("a", "P1", "O1", 1)));
+                })
+                .call(s -> tx.savePushResult("client-1", "cc-1", new PushOutcome(CommitStatus.APPLIED, s, body, 9_000L)))));
+        PushOutcome found = await(storage.findPushResult(p, "client-1", "cc-1"));
+        assertEquals(CommitStatus.APPLIED, found.status());
+        assertEquals(seq, found.commitSeq());
+        assertArrayEquals(body, found.result());
+        assertEquals(9_000L, found.createdAtMs());
+        PushOutcome locked = await(storage.inPartitionTransaction(p, tx -> tx.findPushResult("client-1", "cc-1")));
+        assertArrayEquals(body, locked.result());
+        assertNull(await(storage.findPushResult(p, "client-2", "cc-1")), "the key includes the client id");
+        assertNull(await(storage.findPushResult(newPartition(), "client-1", "cc-1")), "the key includes the partition");
+        StorageException dup = storageFailure(storage.inPartitionTransaction(p,
+                tx -> tx.savePushResult("client-1", "cc-1", applied(99, "other"))));
+        assertEquals(StorageException.DUPLICATE_PUSH_RESULT, dup.code());
+        assertArrayEquals(body, await(storage.findPushResult(p, "client-1", "cc-1")).result());
+    }
+
+    // ---- pull: commit windows (§4.5) ---------------------------------------------------------------
+
+    @Test
+    void readCommitsFiltersByScopesAndTable() {
+        String p = newPartition();
+        long s1 = commit(p, List.of(taskUpsert("a", "P1", "O1", 1), taskUpsert("b", "P2", "O1", 1)));
+        long s2 = commit(p, List.of(taskUpsert("c", "P2", "O2", 1)));
+        long s3 = commit(p, List.of(ChangeToWrite.upsert("notes", "7", 1, Map.of("project_id", "P1"), new Object[] {7L, "P1", null})));
+        long s4 = commit(p, List.of(ChangeToWrite.delete("tasks", "a", taskScopes("P1", "O1")), taskUpsert("d", "P1", "O2", 3)));
+
+        CommitWindow w = await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, s4, 100)));
+        assertFalse(w.truncated());
+        assertEquals(s4, w.scannedThroughSeq());
+        assertEquals(List.of(s1, s4), w.commits().stream().map(StoredCommit::commitSeq).toList());
+        StoredCommit first = w.commits().get(0);
+        assertEquals("actor-1", first.actorId());
+        assertEquals("client-1", first.clientId());
+        assertEquals(5_000L, first.createdAtMs());
+        assertEquals(1, first.changes().size(), "changes outside the scopes are filtered out");
+        StoredChange a = first.changes().get(0);
+        assertEquals("tasks", a.table());
+        assertEquals("a", a.rowId());
+        assertEquals(Op.UPSERT, a.op());
+        assertEquals(1L, a.rowVersion());
+        assertEquals(taskScopes("P1", "O1"), a.scopes());
+        assertRowEquals(task("a", "P1", "O1", "t-a"), a.row());
+        StoredChange del = w.commits().get(1).changes().get(0);
+        assertEquals(Op.DELETE, del.op());
+        assertNull(del.rowVersion());
+        assertNull(del.row());
+        assertEquals(3L, w.commits().get(1).changes().get(1).rowVersion());
+
+        // §3.2: variables are independent dimensions (AND), values within one are alternatives (OR)
+        CommitWindow and = await(storage.readCommits(p, new CommitQuery("tasks",
+                Map.of("project_id", Set.of("P1", "P2"), "org_id", Set.of("O2")), 0, s4, 100)));
+        assertEquals(List.of(s2, s4), and.commits().stream().map(StoredCommit::commitSeq).toList());
+        assertEquals(List.of("d"), and.commits().get(1).changes().stream().map(StoredChange::rowId).toList());
+
+        CommitWindow notes = await(storage.readCommits(p, new CommitQuery("notes", Map.of("project_id", Set.of("P1")), 0, s4, 100)));
+        assertEquals(List.of(s3), notes.commits().stream().map(StoredCommit::commitSeq).toList());
+        assertRowEquals(new Object[] {7L, "P1", null}, notes.commits().get(0).changes().get(0).row());
+
+        CommitWindow window = await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), s1, s3, 100)));
+        assertTrue(window.commits().isEmpty(), "a quiet window is empty");
+        assertEquals(s3, window.scannedThroughSeq(), "the cursor still advances over a quiet window");
+
+        StorageException unknown = storageFailure(storage.readCommits(p, new CommitQuery("tasks", Map.of("nope", Set.of("x")), 0, s4, 10)));
+        assertEquals(StorageException.INVALID_ARGUMENT, unknown.code());
+    }
+
+    @Test
+    void readCommitsCutsAtTheChangeLimitWithoutSplittingACommit() {
+        String p = newPartition();
+        List<Long> seqs = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            seqs.add(commit(p, List.of(taskUpsert("x" + i, "P1", "O1", 1), taskUpsert("y" + i, "P1", "O1", 1))));
+            commit(p, List.of(taskUpsert("z" + i, "P9", "O1", 1))); // outside the scope
+        }
+        long max = await(storage.readPartition(p)).maxCommitSeq();
+        Map<String, Set<String>> scopes = Map.of("project_id", Set.of("P1"));
+
+        CommitWindow cut = await(storage.readCommits(p, new CommitQuery("tasks", scopes, 0, max, 5)));
+        assertTrue(cut.truncated());
+        assertEquals(seqs.subList(0, 2), cut.commits().stream().map(StoredCommit::commitSeq).toList());
+        assertEquals(4, cut.changeCount());
+        assertEquals(seqs.get(1), cut.scannedThroughSeq());
+
+        CommitWindow exact = await(storage.readCommits(p, new CommitQuery("tasks", scopes, 0, max, 8)));
+        assertFalse(exact.truncated());
+        assertEquals(8, exact.changeCount());
+        assertEquals(max, exact.scannedThroughSeq());
+
+        CommitWindow oversized = await(storage.readCommits(p, new CommitQuery("tasks", scopes, 0, max, 1)));
+        assertEquals(List.of(seqs.get(0)), oversized.commits().stream().map(StoredCommit::commitSeq).toList(),
+                "a commit larger than the limit is delivered whole");
+        assertEquals(2, oversized.changeCount());
+
+        CommitWindow resumed = await(storage.readCommits(p, new CommitQuery("tasks", scopes, cut.scannedThroughSeq(), max, 5)));
+        assertEquals(seqs.subList(2, 4), resumed.commits().stream().map(StoredCommit::commitSeq).toList());
+        assertFalse(resumed.truncated());
+    }
+
+    // ---- pull: rows (§4.7) and tombstones (§2.2) ---------------------------------------------------
+
+    @Test
+    void rowPagesOrderedByRowId() {
+        String p = newPartition();
+        List<String> ids = List.of("b", "a", "e", "c", "d", "B", "é");
+        await(storage.inPartitionTransaction(p, tx -> {
+            Uni<Void> chain = Uni.createFrom().voidItem();
+            for (String id : ids) {
+                long[] cv = {1, 1, 1, 7, 1, 3, 1, 1, 1, 200};
+                chain = chain.chain(() -> tx.upsertRow("tasks", new StoredRow(id, 7, task(id, "P1", "O1", "t" + id), cv, taskScopes("P1", "O1"))));
+            }
+            return chain.chain(() -> tx.upsertRow("tasks", new StoredRow("other", 1, task("other", "P2", "O1", "o"), new long[10], taskScopes("P2", "O1"))));
+        }));
+        Map<String, Set<String>> scopes = Map.of("project_id", Set.of("P1"));
+        List<StoredRow> page1 = await(storage.readRowsPage(p, "tasks", scopes, null, 3));
+        assertEquals(List.of("B", "a", "b"), page1.stream().map(StoredRow::rowId).toList(), "byte order");
+        List<StoredRow> page2 = await(storage.readRowsPage(p, "tasks", scopes, "b", 3));
+        assertEquals(List.of("c", "d", "e"), page2.stream().map(StoredRow::rowId).toList());
+        List<StoredRow> page3 = await(storage.readRowsPage(p, "tasks", scopes, "e", 3));
+        assertEquals(List.of("é"), page3.stream().map(StoredRow::rowId).toList());
+        assertTrue(await(storage.readRowsPage(p, "tasks", scopes, "é", 3)).isEmpty());
+
+        StoredRow a = page1.get(1);
+        assertEquals(7L, a.serverVersion());
+        assertArrayEquals(new long[] {1, 1, 1, 7, 1, 3, 1, 1, 1, 200}, a.columnVersions());
+        assertEquals(taskScopes("P1", "O1"), a.scopes());
+        assertRowEquals(task("a", "P1", "O1", "ta"), a.values());
+
+        assertEquals(List.of("other"), await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P2"), "org_id", Set.of("O1")), null, 10))
+                .stream().map(StoredRow::rowId).toList());
+        assertTrue(await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P2"), "org_id", Set.of("O2")), null, 10)).isEmpty());
+        assertTrue(await(storage.readRowsPage(newPartition(), "tasks", scopes, null, 10)).isEmpty(), "partition-local");
+    }
+
+    @Test
+    void rowsScopeMigrationAndNullValues() {
+        String p = newPartition();
+        Object[] sparse = {"n1", "P1", "O1", null, null, null, null, null, null, null};
+        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks", new StoredRow("n1", 1, sparse, new long[10], taskScopes("P1", "O1")))));
+        StoredRow read = await(storage.readRows(p, "tasks", List.of("n1", "missing"))).get("n1");
+        assertRowEquals(sparse, read.values());
+        assertArrayEquals(new long[] {1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, read.columnVersions());
+        // scope migration: the row moves from P1 to P2; the row→scope index follows
+        Object[] moved = {"n1", "P2", "O1", "moved", 5L, -0.25, false, "[]", new byte[0], null};
+        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks", new StoredRow("n1", 2, moved, new long[] {1, 2, 1, 2, 2, 2, 2, 2, 2, 1}, taskScopes("P2", "O1")))));
+        assertTrue(await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P1")), null, 10)).isEmpty());
+        StoredRow after = await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P2")), null, 10)).get(0);
+        assertEquals(2L, after.serverVersion());
+        assertRowEquals(moved, after.values());
+    }
+
+    @Test
+    void tombstonesAreWrittenByDeleteAndClearedByInsert() {
+        String p = newPartition();
+        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks",
+                new StoredRow("t1", 1, task("t1", "P1", "O1", "x"), new long[10], taskScopes("P1", "O1")))));
+        long seq = commit(p, List.of(ChangeToWrite.delete("tasks", "t1", taskScopes("P1", "O1"))));
+        await(storage.inPartitionTransaction(p, tx -> tx.deleteRow("tasks", "t1", seq)));
+        assertTrue(await(storage.readRows(p, "tasks", List.of("t1"))).isEmpty());
+        assertTrue(await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P1")), null, 10)).isEmpty());
+        Tombstone ts = await(storage.inPartitionTransaction(p, tx -> tx.readTombstone("tasks", "t1")));
+        assertEquals(new Tombstone("tasks", "t1", seq), ts);
+        assertNull(await(storage.inPartitionTransaction(p, tx -> tx.readTombstone("notes", "t1"))));
+
+        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks",
+                new StoredRow("t1", 1, task("t1", "P1", "O1", "again"), new long[10], taskScopes("P1", "O1")))));
+        assertNull(await(storage.inPartitionTransaction(p, tx -> tx.readTombstone("tasks", "t1"))));
+    }
+
+    // ---- client records (§4.5) ---------------------------------------------------------------------
+
+    @Test
+    void clientRecordsRoundTrip() {
+        String p = newPartition();
+        assertNull(await(storage.readClient(p, "c1")));
+        await(storage.upsertClient(new ClientRecord(p, "c1", "actor-1", -1, 10L, null, null)));
+        await(storage.upsertClient(new ClientRecord(p, "c1", "actor-1", 12, 20L, "[{\"id\":\"s1\",\"table\":\"tasks\"}]", 3)));
+        await(storage.upsertClient(new ClientRecord(p, "c0", "actor-2", 4, 30L, null, null)));
+        ClientRecord c1 = await(storage.readClient(p, "c1"));
+        assertEquals(12L, c1.cursor());
+        assertEquals(20L, c1.updatedAtMs());
+        assertEquals(3, c1.wireVersion());
+        assertNotNull(c1.subscriptionsJson());
+        assertTrue(c1.subscriptionsJson().contains("\"s1\""));
+        assertEquals(List.of("c0", "c1"), await(storage.listClients(p)).stream().map(ClientRecord::clientId).toList());
+    }
+
+    // ---- pruning (§4.6) ----------------------------------------------------------------------------
+
+    @Test
+    void pruneDeletesThroughTheHorizonAndNeverLowersIt() {
+        String p = newPartition();
+        for (int i = 1; i <= 5; i++) {
+            String id = "r" + i;
+            long seq = await(storage.inPartitionTransaction(p, tx -> tx.appendCommit("actor-1", "client-1", "cc-" + id, 5_000L,
+                            List.of(taskUpsert(id, "P1", "O1", 1)))
+                    .call(s -> tx.upsertRow("tasks", new StoredRow(id, 1, task(id, "P1", "O1", "t"), new long[10], taskScopes("P1", "O1"))))
+                    .call(s -> tx.savePushResult("client-1", "cc-" + id, applied(s, "ok")))));
+            assertEquals(i, seq);
+        }
+        await(storage.inPartitionTransaction(p, tx -> tx.deleteRow("tasks", "r1", 2).chain(() -> tx.deleteRow("tasks", "r5", 5))));
+        String epoch = await(storage.readPartition(p)).logEpoch();
+
+        PruneResult r = await(storage.prune(p, epoch, 3));
+        assertEquals(new PruneResult(0, 3, 3), r);
+        assertTrue(r.advanced());
+        assertEquals(3L, await(storage.readPartition(p)).horizonSeq());
+        CommitWindow w = await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 5, 100)));
+        assertEquals(List.of(4L, 5L), w.commits().stream().map(StoredCommit::commitSeq).toList());
+        assertNull(await(storage.inPartitionTransaction(p, tx -> tx.readTombstone("tasks", "r1"))), "tombstone ≤ horizon pruned");
+        assertNotNull(await(storage.inPartitionTransaction(p, tx -> tx.readTombstone("tasks", "r5"))));
+        assertNotNull(await(storage.findPushResult(p, "client-1", "cc-r1")), "push results survive pruning");
+        assertEquals(3, await(storage.readRows(p, "tasks", List.of("r2", "r3", "r4"))).size(), "rows survive pruning");
+
+        assertEquals(new PruneResult(3, 3, 0), await(storage.prune(p, epoch, 1)), "never lowers the horizon");
+        assertEquals(new PruneResult(3, 5, 2), await(storage.prune(p, epoch, 99)), "capped at maxCommitSeq");
+
+        StorageException stale = storageFailure(storage.prune(p, "stale-epoch", 5));
+        assertEquals(StorageException.LOG_EPOCH_MISMATCH, stale.code());
+        assertEquals(StorageException.UNKNOWN_PARTITION, storageFailure(storage.prune("p-missing-" + UUID.randomUUID(), epoch, 1)).code());
+        assertEquals(6L, commit(p, List.of(taskUpsert("r6", "P1", "O1", 1))), "sequence continues after pruning");
+    }
+
+    protected static void assertRowEquals(Object[] expected, Object[] actual) {
+        assertEquals(expected.length, actual.length);
+        for (int i = 0; i < expected.length; i++) {
+            if (expected[i] instanceof byte[] b) {
+                assertArrayEquals(b, (byte[]) actual[i], "column " + i);
+            } else {
+                assertEquals(expected[i], actual[i], "column " + i);
+            }
+        }
+    }
+}

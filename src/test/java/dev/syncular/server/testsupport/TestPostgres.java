@@ -1,0 +1,71 @@
+package dev.syncular.server.testsupport;
+
+import dev.syncular.server.config.EmbeddedDatabase;
+import dev.syncular.server.config.EmbeddedPostgresConfigSourceFactory;
+
+/**
+ * PostgreSQL coordinates for plain (non-Quarkus) JUnit tests.
+ *
+ * <p>With {@code SYNCULAR_TEST_PG_URL} set (CI, see .ci/run) this is that database, with
+ * {@code SYNCULAR_TEST_PG_USER} / {@code SYNCULAR_TEST_PG_PASSWORD} (default
+ * {@code syncular}/{@code syncular}). Otherwise the first call starts the JVM-wide
+ * embedded PostgreSQL, the same instance the Quarkus {@code test} profile uses, and
+ * returns its {@code syncular_test} database. The URL is in Vert.x form:
+ * {@code postgresql://host:port/db}.
+ */
+public final class TestPostgres {
+
+    public static final String URL_ENV = "SYNCULAR_TEST_PG_URL";
+    public static final String USER_ENV = "SYNCULAR_TEST_PG_USER";
+    public static final String PASSWORD_ENV = "SYNCULAR_TEST_PG_PASSWORD";
+    public static final String DATABASE = "syncular_test";
+
+    private static volatile String url;
+
+    private TestPostgres() {
+    }
+
+    /** Reactive URL, {@code postgresql://host:port/db}; starts the embedded one if needed. */
+    public static String url() {
+        String u = url;
+        if (u == null) {
+            synchronized (TestPostgres.class) {
+                u = url;
+                if (u == null) {
+                    u = url = resolve();
+                }
+            }
+        }
+        return u;
+    }
+
+    public static String user() {
+        return env(USER_ENV, "syncular");
+    }
+
+    public static String password() {
+        return env(PASSWORD_ENV, "syncular");
+    }
+
+    /** {@code true} when the tests run against {@code SYNCULAR_TEST_PG_URL}. */
+    public static boolean external() {
+        return !env(URL_ENV, "").isEmpty();
+    }
+
+    private static String resolve() {
+        if (external()) {
+            return env(URL_ENV, "");
+        }
+        EmbeddedDatabase embedded = EmbeddedPostgresConfigSourceFactory.launcher();
+        if (embedded == null) {
+            throw new IllegalStateException("No embedded PostgreSQL in this build (native profile): set "
+                    + URL_ENV + ", " + USER_ENV + " and " + PASSWORD_ENV);
+        }
+        return embedded.ensure(DATABASE, user(), password(), null);
+    }
+
+    private static String env(String name, String fallback) {
+        String v = System.getenv(name);
+        return v == null || v.isBlank() ? fallback : v.trim();
+    }
+}
