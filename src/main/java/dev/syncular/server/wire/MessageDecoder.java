@@ -53,6 +53,25 @@ public final class MessageDecoder {
         return new Message(d.wireVersion, d.msgKind, frames);
     }
 
+    /**
+     * Decodes a bare sequence of response frames (no envelope, no grammar) — for frames persisted on their
+     * own, such as an idempotency record's {@code PUSH_RESULT} (§2.3). Trailing partial frames fail.
+     */
+    public static List<Frame> decodeResponseFrames(byte[] bytes) {
+        MessageDecoder d = new MessageDecoder(FrameType.MSG_RESPONSE);
+        d.msgKind = FrameType.MSG_RESPONSE;
+        List<Frame> out = new ArrayList<>();
+        WireReader r = new WireReader(bytes);
+        while (r.hasRemaining()) {
+            int type = r.u8();
+            int length = r.count(1);
+            int at = r.position();
+            r.skip(length);
+            out.add(d.decodeFrame(type, new WireReader(bytes, at, length)));
+        }
+        return out;
+    }
+
     public int msgKind() {
         return msgKind;
     }

@@ -1,0 +1,114 @@
+package dev.syncular.server.sync;
+
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.ScopePattern;
+import dev.syncular.server.schema.TableSchema;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/** §3.2: requested scopes validated against the table, intersected with the actor's allowed scopes. */
+public final class EffectiveScopes {
+    public static final String WILDCARD = "*";
+
+    private EffectiveScopes() {
+    }
+
+    /**
+     * §3.2 rule 2: every requested key is a variable the table declares and no requested value is
+     * {@code '*'}; otherwise the whole request fails with {@code sync.invalid_subscription}.
+     */
+    public static void validateRequested(TableSchema table, Map<String, List<String>> requested) {
+        for (Map.Entry<String, List<String>> e : requested.entrySet()) {
+            if (!table.hasScopeVariable(e.getKey())) {
+                throw new SyncError(ErrorCode.INVALID_SUBSCRIPTION, "requested scope key not declared by the table",
+                        Map.of("table", table.name(), "scopeKey", e.getKey()));
+            }
+            if (e.getValue().contains(WILDCARD)) {
+                throw new SyncError(ErrorCode.INVALID_SUBSCRIPTION, "wildcard is not a requestable scope value",
+                        Map.of("table", table.name(), "scopeKey", e.getKey()));
+            }
+        }
+    }
+
+    /** §3.2 rule 3: every allowed key must be declared by some table of the schema. */
+    public static void validateAllowed(CompiledSchema schema, Map<String, List<String>> allowed) {
+        Set<String> declared = new HashSet<>();
+        for (TableSchema t : schema.tables()) {
+            for (ScopePattern p : t.scopePatterns()) {
+                declared.add(p.variable());
+            }
+        }
+        for (String key : allowed.keySet()) {
+            if (!declared.contains(key)) {
+                throw new SyncError(ErrorCode.INVALID_SUBSCRIPTION, "resolved scope key declared by no table",
+                        Map.of("scopeKey", key));
+            }
+        }
+    }
+
+    /**
+     * §3.2 rules 4–5: effective = requested ∩ allowed per requested key, or {@code null} when the
+     * subscription is revoked (a requested key lost entirely, or nothing effective). Keys sorted; values
+     * in request order, de-duplicated.
+     */
+    public static Map<String, List<String>> effective(Map<String, List<String>> requested,
+            Map<String, List<String>> allowed) {
+        Map<String, List<String>> out = new TreeMap<>();
+        for (Map.Entry<String, List<String>> e : requested.entrySet()) {
+            List<String> allowedValues = allowed.get(e.getKey());
+            if (allowedValues == null) {
+                return null;
+            }
+            Set<String> values = new LinkedHashSet<>();
+            boolean any = allowedValues.contains(WILDCARD);
+            for (String v : e.getValue()) {
+                if (any || allowedValues.contains(v)) {
+                    values.add(v);
+                }
+            }
+            if (values.isEmpty()) {
+                return null;
+            }
+            out.put(e.getKey(), List.copyOf(values));
+        }
+        return out.isEmpty() ? null : out;
+    }
+
+    /**
+     * §3.4 steps 2–3: every declared scope variable of the row must have a non-empty value that the
+     * allowed scopes grant (or grant {@code '*'}).
+     */
+    public static boolean authorizesRow(TableSchema table, Object[] row, Map<String, List<String>> allowed) {
+        for (ScopePattern p : table.scopePatterns()) {
+            Object v = row[p.columnIndex()];
+            if (v == null) {
+                return false;
+            }
+            String value = v.toString();
+            if (value.isEmpty()) {
+                return false;
+            }
+            List<String> granted = allowed.get(p.variable());
+            if (granted == null || !(granted.contains(WILDCARD) || granted.contains(value))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** §3.1: the stored scopes of a row — variable → the row's value of the mapped column. */
+    public static Map<String, String> storedScopes(TableSchema table, Object[] row) {
+        Map<String, String> out = new TreeMap<>();
+        for (ScopePattern p : table.scopePatterns()) {
+            Object v = row[p.columnIndex()];
+            if (v != null) {
+                out.put(p.variable(), v.toString());
+            }
+        }
+        return out;
+    }
+}

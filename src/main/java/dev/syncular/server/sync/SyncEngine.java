@@ -1,0 +1,701 @@
+package dev.syncular.server.sync;
+
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.segments.SegmentPublication;
+import dev.syncular.server.segments.SegmentStore;
+import dev.syncular.server.segments.StoredSegment;
+import dev.syncular.server.storage.ChangeToWrite;
+import dev.syncular.server.storage.ClientRecord;
+import dev.syncular.server.storage.CommitQuery;
+import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.PushOutcome;
+import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.StoredChange;
+import dev.syncular.server.storage.StoredCommit;
+import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.wire.CanonicalJson;
+import dev.syncular.server.wire.Change;
+import dev.syncular.server.wire.ColumnDef;
+import dev.syncular.server.wire.CommitFrame;
+import dev.syncular.server.wire.CommitStatus;
+import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.MediaType;
+import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.MessageDecoder;
+import dev.syncular.server.wire.MessageEncoder;
+import dev.syncular.server.wire.Op;
+import dev.syncular.server.wire.OpResult;
+import dev.syncular.server.wire.PullHeader;
+import dev.syncular.server.wire.PushCommit;
+import dev.syncular.server.wire.PushOperation;
+import dev.syncular.server.wire.PushResult;
+import dev.syncular.server.wire.ReqHeader;
+import dev.syncular.server.wire.RespHeader;
+import dev.syncular.server.wire.RowCodec;
+import dev.syncular.server.wire.RowLayout;
+import dev.syncular.server.wire.RowsSegmentWriter;
+import dev.syncular.server.wire.SegmentInline;
+import dev.syncular.server.wire.SegmentRef;
+import dev.syncular.server.wire.SparseRow;
+import dev.syncular.server.wire.SparseRowCodec;
+import dev.syncular.server.wire.SubEnd;
+import dev.syncular.server.wire.SubStart;
+import dev.syncular.server.wire.SubscriptionFrame;
+import dev.syncular.server.wire.SubscriptionStatus;
+import dev.syncular.server.wire.WireException;
+import dev.syncular.server.wire.WireWriter;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.smallrye.mutiny.Uni;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.LongSupplier;
+
+/**
+ * The protocol engine behind {@code POST <mount>/sync} and socket rounds (§1.1 "two bindings, one
+ * handler"): takes a decoded request message and plans the whole response as frames, which the binding
+ * then streams. A request-level failure fails the {@code Uni} with a {@link SyncError}.
+ */
+public final class SyncEngine {
+    /** §1.5: the reserved server-command namespace of {@code clientId}. */
+    static final String REMOTE_COMMAND_PREFIX = "[\"remote-command\",";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final SchemaWindow window;
+    private final SyncStorage storage;
+    private final SegmentStore segments;
+    private final ScopeResolver resolver;
+    private final SyncLimits limits;
+    private final LongSupplier clock;
+    private final CrdtMerger merger;
+
+    public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
+            SyncLimits limits, LongSupplier clockMs) {
+        this(window, storage, segments, resolver, limits, clockMs, CrdtMerger.NONE);
+    }
+
+    public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
+            SyncLimits limits, LongSupplier clockMs, CrdtMerger merger) {
+        this.window = window;
+        this.storage = storage;
+        this.segments = segments;
+        this.resolver = resolver;
+        this.limits = limits;
+        this.clock = clockMs;
+        this.merger = merger;
+    }
+
+    public SchemaWindow window() {
+        return window;
+    }
+
+    /** The bytes of an authorized segment download (§5.5). */
+    public record SegmentDownload(String segmentId, byte[] bytes) {
+    }
+
+    /** Per-request state: the memoized scope resolution of §3.2 rule 3 and the client's schema. */
+    private final class Round {
+        final SyncRequestContext ctx;
+        final ReqHeader header;
+        final CompiledSchema clientSchema;
+        final Uni<Optional<Map<String, List<String>>>> allowed;
+
+        Round(SyncRequestContext ctx, ReqHeader header, CompiledSchema clientSchema) {
+            this.ctx = ctx;
+            this.header = header;
+            this.clientSchema = clientSchema;
+            this.allowed = resolveOnce(ctx);
+        }
+    }
+
+    /**
+     * §3.2 rule 3: called at most once per request and memoized. A resolver failure is an empty result
+     * (pulls revoke, writes are forbidden); a resolved key no table declares fails the whole request.
+     */
+    private Uni<Optional<Map<String, List<String>>>> resolveOnce(SyncRequestContext ctx) {
+        return Uni.createFrom().deferred(() -> resolver.resolveScopes(ctx.actorId(), ctx.partition()))
+                .map(Optional::ofNullable)
+                .onFailure().recoverWithItem(Optional.empty())
+                .invoke(o -> o.ifPresent(m -> EffectiveScopes.validateAllowed(window.current(), m)))
+                .memoize().indefinitely();
+    }
+
+    public Uni<List<Frame>> handle(SyncRequestContext ctx, Message request) {
+        ReqHeader header = (ReqHeader) request.frames().get(0);
+        List<PushCommit> pushes = new ArrayList<>();
+        List<SubscriptionFrame> subscriptions = new ArrayList<>();
+        PullHeader pull = null;
+        for (Frame f : request.frames()) {
+            if (f instanceof PushCommit c) {
+                pushes.add(c);
+            } else if (f instanceof PullHeader p) {
+                pull = p;
+            } else if (f instanceof SubscriptionFrame s) {
+                subscriptions.add(s);
+            }
+        }
+        PullHeader pullHeader = pull;
+        long now = clock.getAsLong();
+        return storage.touchPartition(ctx.partition(), now).flatMap(state -> {
+            // §2.1: the epoch is compared before any other request work.
+            boolean resetRequired = header.logEpoch() == null || !header.logEpoch().equals(state.logEpoch());
+            CompiledSchema clientSchema = window.forVersion(header.schemaVersion());
+            if (clientSchema == null) {
+                // §1.6 schema-floor response: nothing else is processed.
+                return Uni.createFrom().item(List.<Frame>of(new RespHeader(window.oldest().version(),
+                        window.current().version(), state.logEpoch(), resetRequired)));
+            }
+            if (resetRequired) {
+                return Uni.createFrom().item(List.<Frame>of(new RespHeader(null, null, state.logEpoch(), true)));
+            }
+            validateRequest(header, pushes, pullHeader, subscriptions, clientSchema);
+            Round round = new Round(ctx, header, clientSchema);
+            return storage.readClient(ctx.partition(), header.clientId()).flatMap(client -> {
+                if (client != null && !client.actorId().equals(ctx.actorId())) {
+                    return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_CLIENT_ID,
+                            "clientId is bound to another actor"));
+                }
+                List<Frame> out = new ArrayList<>();
+                out.add(new RespHeader(null, null, state.logEpoch(), false));
+                return pushAll(round, pushes, 0, out)
+                        .flatMap(v -> pullHeader == null ? Uni.createFrom().item(new long[] {Long.MAX_VALUE})
+                                : pullAll(round, pullHeader, subscriptions, out))
+                        .flatMap(minCursor -> saveClient(round, client, subscriptions, pullHeader != null, minCursor[0], now))
+                        .map(v -> out);
+            });
+        });
+    }
+
+    /** Request-level validation of §1.7 (after a successful decode). */
+    private void validateRequest(ReqHeader header, List<PushCommit> pushes, PullHeader pull,
+            List<SubscriptionFrame> subs, CompiledSchema clientSchema) {
+        if (header.clientId().startsWith(REMOTE_COMMAND_PREFIX)) {
+            throw new SyncError(ErrorCode.INVALID_CLIENT_ID, "clientId uses the reserved server-command namespace");
+        }
+        int ops = 0;
+        for (PushCommit c : pushes) {
+            ops += c.operations().size();
+        }
+        if (ops > limits.maxOperationsPerRequest()) {
+            throw new SyncError(ErrorCode.TOO_MANY_OPERATIONS, "push exceeds the operation cap",
+                    Map.of("operations", ops, "limit", limits.maxOperationsPerRequest()));
+        }
+        if (pull != null && !pull.accepts(PullHeader.ACCEPT_INLINE_ROWS) && !pull.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS)) {
+            throw new SyncError(ErrorCode.INVALID_REQUEST, "pull accepts no rows segment delivery");
+        }
+        Set<String> ids = new HashSet<>();
+        for (SubscriptionFrame s : subs) {
+            if (!ids.add(s.id())) {
+                throw new SyncError(ErrorCode.INVALID_SUBSCRIPTION, "duplicate subscription id",
+                        Map.of("subscriptionId", s.id()));
+            }
+            TableSchema table = clientSchema.table(s.table());
+            if (table == null) {
+                throw new SyncError(ErrorCode.UNKNOWN_TABLE, "subscription names an unknown table",
+                        Map.of("table", s.table()));
+            }
+            EffectiveScopes.validateRequested(table, s.scopes());
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------- push
+
+    private Uni<Void> pushAll(Round round, List<PushCommit> pushes, int index, List<Frame> out) {
+        if (index == pushes.size()) {
+            return Uni.createFrom().voidItem();
+        }
+        return push(round, pushes.get(index)).flatMap(frames -> {
+            out.addAll(frames);
+            return pushAll(round, pushes, index + 1, out);
+        });
+    }
+
+    /** §2.3, §6.3, §6.4: optimistic idempotency lookup, then one serialized transaction per commit. */
+    private Uni<List<Frame>> push(Round round, PushCommit commit) {
+        String partition = round.ctx.partition();
+        String clientId = round.header.clientId();
+        return storage.findPushResult(partition, clientId, commit.clientCommitId()).flatMap(found -> {
+            if (found != null) {
+                return Uni.createFrom().item(replay(found, commit));
+            }
+            return storage.inPartitionTransaction(partition, tx -> tx.findPushResult(clientId, commit.clientCommitId())
+                    .flatMap(again -> again != null ? Uni.createFrom().item(replay(again, commit))
+                            : round.allowed.flatMap(allowed -> apply(round, tx, commit, allowed))));
+        });
+    }
+
+    /** A retained result replays byte-equivalent: applied as {@code cached}, rejected unchanged (§2.3). */
+    private static List<Frame> replay(PushOutcome outcome, PushCommit commit) {
+        try {
+            List<Frame> frames = new ArrayList<>(MessageDecoder.decodeResponseFrames(outcome.result()));
+            PushResult original = (PushResult) frames.get(0);
+            if (original.status() == CommitStatus.APPLIED) {
+                frames.set(0, new PushResult(original.clientCommitId(), CommitStatus.CACHED, original.commitSeq(),
+                        original.results()));
+            }
+            return frames;
+        } catch (RuntimeException e) {
+            // §6.3: an unreadable retained result answers sync.idempotency_cache_miss and is not persisted.
+            return List.of(new PushResult(commit.clientCommitId(), CommitStatus.REJECTED, null,
+                    List.of(new OpResult.Error(0, ErrorCode.IDEMPOTENCY_CACHE_MISS.code, "cached push result unreadable",
+                            true))));
+        }
+    }
+
+    /** A staged row state inside one commit: the row, or {@code null} for a staged delete. */
+    private record Staged(String table, String rowId, StoredRow row) {
+    }
+
+    private Uni<List<Frame>> apply(Round round, PushTx tx, PushCommit commit,
+            Optional<Map<String, List<String>>> allowed) {
+        Map<String, Staged> staged = new LinkedHashMap<>();
+        List<ChangeToWrite> changes = new ArrayList<>();
+        List<OpResult> results = new ArrayList<>();
+        return applyOps(round, tx, commit, allowed, 0, staged, changes, results).flatMap(rejection -> {
+            long now = clock.getAsLong();
+            if (rejection != null) {
+                PushResult rejected = new PushResult(commit.clientCommitId(), CommitStatus.REJECTED, null, List.of(rejection));
+                return tx.savePushResult(round.header.clientId(), commit.clientCommitId(),
+                        new PushOutcome(CommitStatus.REJECTED, null, MessageEncoder.encodeFrame(rejected), now))
+                        .map(v -> List.<Frame>of(rejected));
+            }
+            return tx.appendCommit(round.ctx.actorId(), round.header.clientId(), commit.clientCommitId(), now, changes)
+                    .flatMap(seq -> writeRows(tx, new ArrayList<>(staged.values()), 0, seq).flatMap(v -> {
+                        PushResult applied = new PushResult(commit.clientCommitId(), CommitStatus.APPLIED, seq, results);
+                        return tx.savePushResult(round.header.clientId(), commit.clientCommitId(),
+                                new PushOutcome(CommitStatus.APPLIED, seq, MessageEncoder.encodeFrame(applied), now))
+                                .map(x -> List.<Frame>of(applied));
+                    }));
+        });
+    }
+
+    private static Uni<Void> writeRows(PushTx tx, List<Staged> rows, int index, long commitSeq) {
+        if (index == rows.size()) {
+            return Uni.createFrom().voidItem();
+        }
+        Staged s = rows.get(index);
+        Uni<Void> write = s.row() != null ? tx.upsertRow(s.table(), s.row()) : tx.deleteRow(s.table(), s.rowId(), commitSeq);
+        return write.flatMap(v -> writeRows(tx, rows, index + 1, commitSeq));
+    }
+
+    /** Runs the operations in order; yields the terminating result record, or {@code null} when all applied. */
+    private Uni<OpResult> applyOps(Round round, PushTx tx, PushCommit commit,
+            Optional<Map<String, List<String>>> allowed, int index, Map<String, Staged> staged,
+            List<ChangeToWrite> changes, List<OpResult> results) {
+        if (index == commit.operations().size()) {
+            return Uni.createFrom().nullItem();
+        }
+        PushOperation op = commit.operations().get(index);
+        CompiledSchema current = window.current();
+        TableSchema table = current.table(op.table());
+        TableSchema clientTable = round.clientSchema.table(op.table());
+        if (table == null || clientTable == null) {
+            return error(index, ErrorCode.UNKNOWN_TABLE, "push operation names an unknown table");
+        }
+        SparseRow incoming = null;
+        if (op.op() == Op.UPSERT) {
+            try {
+                incoming = widen(new SparseRowCodec(clientTable.rowLayout()).decode(op.payload()), table.columnCount());
+            } catch (WireException e) {
+                return error(index, ErrorCode.INVALID_REQUEST, "payload fails the row codec");
+            }
+            Object pk = incoming.value(table.primaryKeyIndex());
+            if (pk == null || !ConflictRules.rowIdOf(table.primaryKeyColumn().type(), pk).equals(op.rowId())) {
+                return error(index, ErrorCode.INVALID_REQUEST, "payload primary key differs from rowId");
+            }
+        }
+        SparseRow row = incoming;
+        String key = op.table() + '\u0000' + op.rowId();
+        return current(tx, staged, table.name(), op.rowId(), key).flatMap(stored -> {
+            Map<String, List<String>> grant = allowed.orElse(null);
+            java.util.function.Predicate<Object[]> authorized = values -> grant != null
+                    && EffectiveScopes.authorizesRow(table, values, grant);
+            if (op.op() == Op.DELETE) {
+                WriteOutcome outcome = ConflictRules.delete(stored.row == null ? null : state(stored.row), authorized);
+                return onOutcome(round, tx, commit, allowed, index, staged, changes, results, table, op, key, outcome, stored);
+            }
+            Uni<Boolean> tombstoned = stored.row != null ? Uni.createFrom().item(false)
+                    : stored.stagedDelete ? Uni.createFrom().item(true)
+                    : tx.readTombstone(table.name(), op.rowId()).map(t -> t != null);
+            return tombstoned.flatMap(tomb -> {
+                WriteOutcome outcome = ConflictRules.upsert(table, row, op.baseVersion(),
+                        stored.row == null ? null : state(stored.row), tomb, authorized, merger);
+                return onOutcome(round, tx, commit, allowed, index, staged, changes, results, table, op, key, outcome,
+                        stored);
+            });
+        });
+    }
+
+    private Uni<OpResult> onOutcome(Round round, PushTx tx, PushCommit commit,
+            Optional<Map<String, List<String>>> allowed, int index, Map<String, Staged> staged,
+            List<ChangeToWrite> changes, List<OpResult> results, TableSchema table, PushOperation op, String key,
+            WriteOutcome outcome, Current stored) {
+        if (outcome instanceof WriteOutcome.Reject r) {
+            return error(index, r.code(), r.message());
+        }
+        if (outcome instanceof WriteOutcome.Conflict c) {
+            TableSchema clientTable = round.clientSchema.table(table.name());
+            byte[] serverRow = new RowCodec(clientTable.rowLayout()).encode(narrow(c.serverRow(), clientTable.columnCount()));
+            return Uni.createFrom().item(new OpResult.Conflict(index, ErrorCode.VERSION_CONFLICT.code,
+                    "present columns moved past baseVersion", c.serverVersion(), serverRow,
+                    narrowBitmap(c.conflictColumns(), clientTable.columnCount())));
+        }
+        if (outcome instanceof WriteOutcome.Apply a) {
+            Map<String, String> scopes = EffectiveScopes.storedScopes(table, a.values());
+            if (scopes.size() != table.scopePatterns().size()) {
+                return error(index, ErrorCode.MISSING_SCOPES, "change without stored scopes");
+            }
+            staged.put(key, new Staged(table.name(), op.rowId(),
+                    new StoredRow(op.rowId(), a.serverVersion(), a.values(), a.columnVersions(), scopes)));
+            changes.add(ChangeToWrite.upsert(table.name(), op.rowId(), a.serverVersion(), scopes, a.values()));
+        } else if (outcome instanceof WriteOutcome.Delete d) {
+            staged.put(key, new Staged(table.name(), op.rowId(), null));
+            changes.add(ChangeToWrite.delete(table.name(), op.rowId(), EffectiveScopes.storedScopes(table, d.storedValues())));
+        }
+        results.add(new OpResult.Applied(index));
+        return applyOps(round, tx, commit, allowed, index + 1, staged, changes, results);
+    }
+
+    private static Uni<OpResult> error(int index, ErrorCode code, String message) {
+        return Uni.createFrom().item(new OpResult.Error(index, code.code, message, code.retryable));
+    }
+
+    /** The row a push operation sees: staged earlier in the commit, else as stored. */
+    private record Current(StoredRow row, boolean stagedDelete) {
+    }
+
+    private static Uni<Current> current(PushTx tx, Map<String, Staged> staged, String table, String rowId, String key) {
+        Staged s = staged.get(key);
+        if (s != null) {
+            return Uni.createFrom().item(new Current(s.row(), s.row() == null));
+        }
+        return tx.readRows(table, List.of(rowId)).map(rows -> new Current(rows.get(rowId), false));
+    }
+
+    private static StoredRowState state(StoredRow row) {
+        return new StoredRowState(row.values(), row.serverVersion(), row.columnVersions());
+    }
+
+    /** §9: an older client's sparse row over the current schema — appended columns are absent. */
+    private static SparseRow widen(SparseRow row, int columns) {
+        if (row.present().length == columns) {
+            return row;
+        }
+        boolean[] present = java.util.Arrays.copyOf(row.present(), columns);
+        Object[] values = java.util.Arrays.copyOf(row.values(), columns);
+        return new SparseRow(present, values);
+    }
+
+    /** §9: a current row in an older client's codec — the appended columns are dropped. */
+    private static Object[] narrow(Object[] values, int columns) {
+        return values.length == columns ? values : java.util.Arrays.copyOf(values, columns);
+    }
+
+    private static byte[] narrowBitmap(byte[] bitmap, int columns) {
+        byte[] out = java.util.Arrays.copyOf(bitmap, RowLayout.bitmapBytes(columns));
+        if ((columns & 7) != 0 && out.length > 0) {
+            out[out.length - 1] &= (byte) ((1 << (columns & 7)) - 1);
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------------------------------- pull
+
+    private Uni<long[]> pullAll(Round round, PullHeader pull, List<SubscriptionFrame> subs, List<Frame> out) {
+        // Read-after-write: the partition is re-read after this request's pushes.
+        return storage.readPartition(round.ctx.partition()).flatMap(state -> pullEach(round, pull, subs, 0, state, out,
+                new long[] {Long.MAX_VALUE}));
+    }
+
+    private Uni<long[]> pullEach(Round round, PullHeader pull, List<SubscriptionFrame> subs, int index,
+            PartitionState state, List<Frame> out, long[] minCursor) {
+        if (index == subs.size()) {
+            return Uni.createFrom().item(minCursor);
+        }
+        SubscriptionFrame sub = subs.get(index);
+        return round.allowed.flatMap(allowed -> {
+            TableSchema table = round.clientSchema.table(sub.table());
+            Map<String, List<String>> effective = allowed.map(a -> EffectiveScopes.effective(sub.scopes(), a)).orElse(null);
+            Uni<List<Frame>> section;
+            if (effective == null) {
+                // §3.3: revoked — no data, empty effective scopes, the request cursor echoed.
+                section = Uni.createFrom().item(List.of(
+                        new SubStart(sub.id(), SubscriptionStatus.REVOKED, ErrorCode.SCOPE_REVOKED.code, Map.of(), false),
+                        new SubEnd(sub.cursor(), null)));
+            } else if (sub.bootstrapState() == null && sub.cursor() >= 0 && sub.cursor() < state.horizonSeq()) {
+                section = Uni.createFrom().item(cursorExpired(sub));
+            } else if (sub.bootstrapState() != null || sub.cursor() < 0 || sub.cursor() > state.maxCommitSeq()) {
+                section = bootstrap(round, pull, sub, table, effective, state);
+            } else {
+                section = incremental(round, pull, sub, table, effective, state);
+            }
+            return section.flatMap(frames -> {
+                out.addAll(frames);
+                SubStart start = (SubStart) frames.get(0);
+                if (start.status() == SubscriptionStatus.ACTIVE) {
+                    minCursor[0] = Math.min(minCursor[0], ((SubEnd) frames.get(frames.size() - 1)).nextCursor());
+                }
+                return pullEach(round, pull, subs, index + 1, state, out, minCursor);
+            });
+        });
+    }
+
+    /** §4.6: a cursor behind the pruning horizon answers {@code reset} and echoes the request cursor. */
+    private static List<Frame> cursorExpired(SubscriptionFrame sub) {
+        return List.of(new SubStart(sub.id(), SubscriptionStatus.RESET, ErrorCode.CURSOR_EXPIRED.code, Map.of(), false),
+                new SubEnd(sub.cursor(), null));
+    }
+
+    private static Map<String, Set<String>> asSets(Map<String, List<String>> scopes) {
+        Map<String, Set<String>> out = new LinkedHashMap<>();
+        scopes.forEach((k, v) -> out.put(k, new TreeSet<>(v)));
+        return out;
+    }
+
+    private static int clamp(int value, int min, int max, int dflt) {
+        return value == 0 ? dflt : Math.max(min, Math.min(max, value));
+    }
+
+    /** §4.5: the log window {@code cursor < commitSeq ≤ maxCommitSeq}, scope-filtered, cut at {@code limitCommits} changes. */
+    private Uni<List<Frame>> incremental(Round round, PullHeader pull, SubscriptionFrame sub, TableSchema table,
+            Map<String, List<String>> effective, PartitionState state) {
+        int limit = clamp(pull.limitCommits(), 1, 1000, 1000);
+        CommitQuery query = new CommitQuery(table.name(), asSets(effective), sub.cursor(), state.maxCommitSeq(), limit);
+        RowCodec codec = new RowCodec(table.rowLayout());
+        return storage.readCommits(round.ctx.partition(), query).flatMap(window -> storage.readPartition(round.ctx.partition())
+                .map(after -> {
+                    // §4.6: recheck the horizon after reading; pruning past the cursor turns into a reset.
+                    if (after.horizonSeq() > sub.cursor()) {
+                        return cursorExpired(sub);
+                    }
+                    List<Frame> frames = new ArrayList<>();
+                    frames.add(new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false));
+                    for (StoredCommit c : window.commits()) {
+                        List<Change> changes = new ArrayList<>(c.changes().size());
+                        for (StoredChange ch : c.changes()) {
+                            byte[] row = ch.op() == Op.UPSERT
+                                    ? codec.encode(narrow(ch.row(), table.columnCount())) : null;
+                            changes.add(new Change(0, ch.rowId(), ch.op(), ch.rowVersion(), ch.scopes(), row));
+                        }
+                        if (!changes.isEmpty()) {
+                            frames.add(new CommitFrame(c.commitSeq(), c.createdAtMs(), c.actorId(), List.of(table.name()),
+                                    changes));
+                        }
+                    }
+                    frames.add(new SubEnd(Math.max(sub.cursor(), window.scannedThroughSeq()), null));
+                    return frames;
+                }));
+    }
+
+    /** A parsed §4.7 resume token. */
+    private record Resume(long asOfCommitSeq, String rowCursor) {
+    }
+
+    /** §4.7: a token that does not parse, names other tables, or was pinned below the horizon restarts fresh. */
+    private static Resume parseResume(String token, TableSchema table, PartitionState state) {
+        if (token == null) {
+            return null;
+        }
+        try {
+            JsonNode n = JSON.readTree(token);
+            JsonNode tables = n.get("tables");
+            JsonNode asOf = n.get("asOfCommitSeq");
+            JsonNode index = n.get("tableIndex");
+            JsonNode cursor = n.get("rowCursor");
+            if (tables == null || !tables.isArray() || tables.size() != 1 || !table.name().equals(tables.get(0).asText())
+                    || asOf == null || !asOf.canConvertToExactIntegral() || index == null || index.asInt(-1) != 0
+                    || cursor == null || !(cursor.isNull() || cursor.isTextual())) {
+                return null;
+            }
+            long pin = asOf.asLong();
+            if (pin < state.horizonSeq() || pin > state.maxCommitSeq()) {
+                return null;
+            }
+            return new Resume(pin, cursor.isNull() ? null : cursor.asText());
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    private static String resumeToken(long asOf, String table, String rowCursor) {
+        Map<String, Object> token = new LinkedHashMap<>();
+        token.put("asOfCommitSeq", asOf);
+        token.put("tables", List.of(table));
+        token.put("tableIndex", 0);
+        token.put("rowCursor", rowCursor);
+        return CanonicalJson.write(token);
+    }
+
+    /** §4.7 bootstrap: pinned, paged, resumable; pages become rows segments inline (§5.7) or by reference (§5.4). */
+    private Uni<List<Frame>> bootstrap(Round round, PullHeader pull, SubscriptionFrame sub, TableSchema table,
+            Map<String, List<String>> effective, PartitionState state) {
+        Resume resume = parseResume(sub.bootstrapState(), table, state);
+        long asOf = resume != null ? resume.asOfCommitSeq() : state.maxCommitSeq();
+        String start = resume != null ? resume.rowCursor() : null;
+        int pageRows = clamp(pull.limitSnapshotRows(), 1, 50_000, 1000);
+        int maxPages = clamp(pull.maxSnapshotPages(), 1, 50, 4);
+        List<Frame> frames = new ArrayList<>();
+        frames.add(new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, true));
+        String digest = CanonicalJson.scopeDigest(effective);
+        return pages(round, pull, table, effective, digest, asOf, state, start, pageRows, maxPages, 0, frames)
+                .map(nextCursor -> {
+                    frames.add(new SubEnd(asOf, nextCursor == null ? null : resumeToken(asOf, table.name(), nextCursor)));
+                    return frames;
+                });
+    }
+
+    /** Emits pages from {@code after}; yields the row cursor to resume from, or {@code null} when complete. */
+    private Uni<String> pages(Round round, PullHeader pull, TableSchema table, Map<String, List<String>> effective,
+            String digest, long asOf, PartitionState state, String after, int pageRows, int maxPages, int page,
+            List<Frame> frames) {
+        if (page == maxPages) {
+            return Uni.createFrom().item(after);
+        }
+        return storage.readRowsPage(round.ctx.partition(), table.name(), asSets(effective), after, pageRows + 1)
+                .flatMap(rows -> {
+                    boolean more = rows.size() > pageRows;
+                    List<StoredRow> pageRowsList = more ? rows.subList(0, pageRows) : rows;
+                    String next = more ? pageRowsList.get(pageRowsList.size() - 1).rowId() : null;
+                    byte[] segment = rowsSegment(table, round.clientSchema.version(), pageRowsList);
+                    return emitSegment(round, pull, table, digest, asOf, state, after, next, pageRowsList.size(), segment)
+                            .flatMap(frame -> {
+                                frames.add(frame);
+                                return next == null ? Uni.createFrom().<String>nullItem()
+                                        : pages(round, pull, table, effective, digest, asOf, state, next, pageRows,
+                                                maxPages, page + 1, frames);
+                            });
+                });
+    }
+
+    private static byte[] rowsSegment(TableSchema table, int schemaVersion, List<StoredRow> rows) {
+        List<ColumnDef> columns = table.rowLayout().columns();
+        WireWriter out = new WireWriter(4096);
+        RowsSegmentWriter w = new RowsSegmentWriter(table.name(), schemaVersion, RowLayout.of(columns), out::raw);
+        for (StoredRow r : rows) {
+            w.addRow(r.serverVersion(), narrow(r.values(), columns.size()));
+        }
+        w.finish();
+        return out.toByteArray();
+    }
+
+    /** §4.2 accept bits and §5.7 size guidance decide inline versus reference delivery. */
+    private Uni<Frame> emitSegment(Round round, PullHeader pull, TableSchema table, String digest, long asOf,
+            PartitionState state, String rowCursor, String nextRowCursor, int rowCount, byte[] segment) {
+        boolean inline = pull.accepts(PullHeader.ACCEPT_INLINE_ROWS)
+                && (!pull.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS) || segment.length < limits.inlineSegmentMaxBytes());
+        if (inline) {
+            return Uni.createFrom().item(new SegmentInline(segment));
+        }
+        String segmentId = "sha256:" + CanonicalJson.sha256Hex(segment);
+        long now = clock.getAsLong();
+        SegmentPublication publication = new SegmentPublication(round.ctx.partition(), state.logEpoch(), table.name(),
+                round.clientSchema.version(), MediaType.ROWS, digest, asOf, rowCursor, nextRowCursor, rowCount, now,
+                now + limits.segmentTtlMs());
+        return segments.publish(segmentId, segment, publication).map(v -> new SegmentRef(segmentId, MediaType.ROWS,
+                table.name(), segment.length, rowCount, asOf, digest, rowCursor, nextRowCursor, null, null));
+    }
+
+    // ------------------------------------------------------------------------------------------- client record
+
+    /** §4.5: the minimum {@code nextCursor} over the active subscriptions, and the registered subscriptions (§8.1). */
+    private Uni<Void> saveClient(Round round, ClientRecord existing, List<SubscriptionFrame> subs, boolean pulled,
+            long minCursor, long now) {
+        long cursor = minCursor != Long.MAX_VALUE ? minCursor : existing != null ? existing.cursor() : -1;
+        String subscriptions = existing != null ? existing.subscriptionsJson() : null;
+        if (pulled) {
+            List<Map<String, Object>> registered = new ArrayList<>();
+            for (SubscriptionFrame s : subs) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("id", s.id());
+                m.put("table", s.table());
+                m.put("scopes", s.scopes());
+                m.put("schemaVersion", round.header.schemaVersion());
+                registered.add(m);
+            }
+            subscriptions = CanonicalJson.write(registered);
+        }
+        return storage.upsertClient(new ClientRecord(round.ctx.partition(), round.header.clientId(), round.ctx.actorId(),
+                cursor, now, subscriptions, 3));
+    }
+
+    // ------------------------------------------------------------------------------------------- segments
+
+    /**
+     * §5.5 direct download: re-authorize against the requested scopes — the recomputed digest must belong
+     * to an unexpired publication in the caller's partition and live log epoch.
+     */
+    public Uni<SegmentDownload> authorizeSegment(SyncRequestContext ctx, String segmentId,
+            Map<String, List<String>> requestedScopes) {
+        long now = clock.getAsLong();
+        return storage.readPartition(ctx.partition()).flatMap(state -> {
+            if (state == null) {
+                return Uni.createFrom().failure(notFound());
+            }
+            return segments.describe(segmentId).flatMap(stored -> {
+                List<SegmentPublication> live = livePublications(stored, ctx.partition(), state.logEpoch());
+                if (live.isEmpty()) {
+                    return Uni.createFrom().failure(notFound());
+                }
+                List<SegmentPublication> unexpired = live.stream().filter(p -> p.expiresAtMs() > now).toList();
+                if (unexpired.isEmpty()) {
+                    return Uni.createFrom().failure(new SyncError(ErrorCode.SEGMENT_EXPIRED, "segment expired"));
+                }
+                return resolveOnce(ctx).flatMap(allowed -> {
+                    if (allowed.isEmpty() || !authorizedBy(unexpired, requestedScopes, allowed.get())) {
+                        return Uni.createFrom().failure(new SyncError(ErrorCode.FORBIDDEN,
+                                "segment not authorized for the requested scopes"));
+                    }
+                    return segments.read(segmentId).flatMap(bytes -> bytes == null ? Uni.createFrom().failure(notFound())
+                            : Uni.createFrom().item(new SegmentDownload(segmentId, bytes)));
+                });
+            });
+        });
+    }
+
+    private boolean authorizedBy(List<SegmentPublication> publications, Map<String, List<String>> requested,
+            Map<String, List<String>> allowed) {
+        Map<String, List<String>> effective = EffectiveScopes.effective(requested, allowed);
+        if (effective == null) {
+            return false;
+        }
+        String digest = CanonicalJson.scopeDigest(effective);
+        for (SegmentPublication p : publications) {
+            TableSchema table = window.current().table(p.table());
+            if (table != null && p.scopeDigest().equals(digest)) {
+                try {
+                    EffectiveScopes.validateRequested(table, requested);
+                    return true;
+                } catch (SyncError e) {
+                    return false;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static List<SegmentPublication> livePublications(StoredSegment stored, String partition, String logEpoch) {
+        if (stored == null) {
+            return List.of();
+        }
+        List<SegmentPublication> out = new ArrayList<>();
+        for (SegmentPublication p : stored.publications()) {
+            if (p.partition().equals(partition) && p.logEpoch().equals(logEpoch)) {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
+    private static SyncError notFound() {
+        return new SyncError(ErrorCode.NOT_FOUND, "segment not found");
+    }
+}

@@ -1,0 +1,82 @@
+package dev.syncular.server.segments.postgres;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.syncular.server.segments.SegmentStore;
+import dev.syncular.server.segments.SegmentStoreContract;
+import dev.syncular.server.testsupport.TestPostgres;
+import io.vertx.mutiny.core.Vertx;
+import io.vertx.mutiny.pgclient.PgBuilder;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.Tuple;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.sqlclient.PoolOptions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Runs the {@link SegmentStoreContract} against a real PostgreSQL ({@link TestPostgres}: the
+ * {@code SYNCULAR_TEST_PG_*} database or the embedded one), in a fresh PostgreSQL schema dropped after the
+ * class.
+ */
+class PostgresSegmentStoreTest extends SegmentStoreContract {
+    private static Vertx vertx;
+    private static Pool pool;
+    private String pgSchema;
+
+    private static synchronized Pool pool() {
+        if (pool == null) {
+            PgConnectOptions options = PgConnectOptions.fromUri(TestPostgres.url())
+                    .setUser(TestPostgres.user())
+                    .setPassword(TestPostgres.password())
+                    .setCachePreparedStatements(true);
+            vertx = Vertx.vertx();
+            pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(8)).connectingTo(options).using(vertx).build();
+        }
+        return pool;
+    }
+
+    @Override
+    protected SegmentStore createStore() {
+        pgSchema = "seg_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        PostgresSegmentStore s = new PostgresSegmentStore(pool(), pgSchema);
+        await(s.ensureSchema());
+        return s;
+    }
+
+    @AfterAll
+    void dropSchema() {
+        try {
+            if (pgSchema != null) {
+                await(pool().query("DROP SCHEMA IF EXISTS \"" + pgSchema + "\" CASCADE").execute());
+            }
+        } finally {
+            if (pool != null) {
+                await(pool.close());
+                await(vertx.close());
+                pool = null;
+                vertx = null;
+            }
+        }
+    }
+
+    @Test
+    void ensureSchemaIsIdempotentAndConcurrentSafe() {
+        PostgresSegmentStore s = (PostgresSegmentStore) store;
+        List<io.smallrye.mutiny.Uni<Void>> runs = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            runs.add(new PostgresSegmentStore(pool(), s.pgSchema()).ensureSchema());
+        }
+        await(io.smallrye.mutiny.Uni.join().all(runs).andFailFast());
+        List<String> tables = new ArrayList<>();
+        for (Row r : await(pool().preparedQuery("SELECT table_name::text FROM information_schema.tables"
+                + " WHERE table_schema = $1 ORDER BY 1").execute(Tuple.of(s.pgSchema())))) {
+            tables.add(r.getString(0));
+        }
+        assertEquals(List.of("sync_segment_publications", "sync_segments"), tables);
+    }
+}

@@ -1,0 +1,170 @@
+package dev.syncular.server.sync;
+
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.segments.memory.InMemorySegmentStore;
+import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.testsupport.SyncTestClient.TransportFailure;
+import dev.syncular.server.testsupport.TestPostgres;
+import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.MessageDecoder;
+import dev.syncular.server.wire.WireException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.vertx.mutiny.core.Vertx;
+import io.vertx.mutiny.pgclient.PgBuilder;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.Tuple;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.sqlclient.PoolOptions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+
+/** The scenario contract against the engine in-process, on real PostgreSQL storage. */
+class EngineSyncScenariosTest extends SyncScenariosContract {
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static Vertx vertx;
+    private static Pool pool;
+    private static String pgSchema;
+    private static PostgresSyncStorage storage;
+    private static SyncEngine engine;
+    private static final Map<String, Map<String, List<String>>> ALLOWED = new ConcurrentHashMap<>();
+    private String partition;
+
+    @BeforeAll
+    static void start() {
+        vertx = Vertx.vertx();
+        pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(8))
+                .connectingTo(PgConnectOptions.fromUri(TestPostgres.url()).setUser(TestPostgres.user())
+                        .setPassword(TestPostgres.password()))
+                .using(vertx).build();
+        pgSchema = "sync_engine_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        storage = new PostgresSyncStorage(pool, pgSchema);
+        storage.ensureSchema(SCHEMA).await().atMost(WAIT);
+        ScopeResolver resolver = (actor, partition) -> {
+            Map<String, List<String>> allowed = ALLOWED.get(partition + "/" + actor);
+            return allowed == null ? io.smallrye.mutiny.Uni.createFrom().failure(new IllegalStateException("no grant"))
+                    : io.smallrye.mutiny.Uni.createFrom().item(allowed);
+        };
+        engine = new SyncEngine(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), resolver,
+                SyncLimits.DEFAULTS, System::currentTimeMillis);
+    }
+
+    @AfterAll
+    static void stop() {
+        pool.query("DROP SCHEMA IF EXISTS \"" + pgSchema + "\" CASCADE").execute().await().atMost(WAIT);
+        pool.close().await().atMost(WAIT);
+        vertx.close().await().atMost(WAIT);
+    }
+
+    @BeforeEach
+    void freshPartition() {
+        partition = "p-" + UUID.randomUUID();
+    }
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static TransportFailure failure(Throwable t) {
+        if (t instanceof SyncError e) {
+            return new TransportFailure(e.code().httpStatus, "{\"code\":\"" + e.code().code + "\"}");
+        }
+        if (t instanceof WireException e) {
+            return new TransportFailure(400, "{\"code\":\"" + e.code() + "\"}");
+        }
+        throw new AssertionError("unexpected failure", t);
+    }
+
+    private final Server server = new Server() {
+        @Override
+        public SyncTestClient.Transport transport() {
+            return new SyncTestClient.Transport() {
+                @Override
+                public byte[] roundTrip(SyncTestClient client, byte[] request) {
+                    try {
+                        Message m = MessageDecoder.decodeRequest(request);
+                        return Message.response(engine.handle(new SyncRequestContext(client.actorId, partition), m)
+                                .await().atMost(WAIT)).encode();
+                    } catch (SyncError | WireException e) {
+                        throw failure(e);
+                    }
+                }
+
+                @Override
+                public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
+                    try {
+                        @SuppressWarnings("unchecked")
+                        Map<String, List<String>> requested = JSON.readValue(scopesHeader, Map.class);
+                        return engine.authorizeSegment(new SyncRequestContext(client.actorId, partition), segmentId,
+                                requested).await().atMost(WAIT).bytes();
+                    } catch (SyncError e) {
+                        throw failure(e);
+                    } catch (java.io.IOException e) {
+                        throw new AssertionError(e);
+                    }
+                }
+            };
+        }
+
+        @Override
+        public String partition() {
+            return partition;
+        }
+
+        @Override
+        public void allow(String actorId, Map<String, List<String>> allowed) {
+            ALLOWED.put(partition + "/" + actorId, allowed);
+        }
+
+        @Override
+        public Map<String, StoredRow> rows(String table) {
+            Map<String, StoredRow> out = new TreeMap<>();
+            for (StoredRow r : storage.readRowsPage(partition, table, Map.of("project_id", Set.of("p1", "p2", "p9")), null,
+                    100_000).await().atMost(WAIT)) {
+                out.put(r.rowId(), r);
+            }
+            return out;
+        }
+
+        @Override
+        public void prune(long seq) {
+            PartitionState s = storage.readPartition(partition).await().atMost(WAIT);
+            storage.prune(partition, s.logEpoch(), seq).await().atMost(WAIT);
+        }
+
+        @Override
+        public long maxCommitSeq() {
+            return storage.readPartition(partition).await().atMost(WAIT).maxCommitSeq();
+        }
+
+        @Override
+        public Map<String, Long> tableCounts() {
+            List<String> names = new ArrayList<>();
+            for (Row r : pool.preparedQuery("SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1")
+                    .execute(Tuple.of(pgSchema)).await().atMost(WAIT)) {
+                names.add(r.getString(0));
+            }
+            Map<String, Long> counts = new TreeMap<>();
+            for (String n : names) {
+                counts.put(n, pool.query("SELECT count(*) FROM \"" + pgSchema + "\".\"" + n + "\"").execute().await()
+                        .atMost(WAIT).iterator().next().getLong(0));
+            }
+            return counts;
+        }
+    };
+
+    @Override
+    protected Server server() {
+        return server;
+    }
+}

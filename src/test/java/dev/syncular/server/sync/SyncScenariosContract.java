@@ -1,0 +1,571 @@
+package dev.syncular.server.sync;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.testsupport.SyncTestClient.LocalRow;
+import dev.syncular.server.testsupport.SyncTestClient.TransportFailure;
+import dev.syncular.server.wire.CommitFrame;
+import dev.syncular.server.wire.CommitStatus;
+import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.OpResult;
+import dev.syncular.server.wire.PullHeader;
+import dev.syncular.server.wire.PushResult;
+import dev.syncular.server.wire.RowCodec;
+import dev.syncular.server.wire.SegmentRef;
+import dev.syncular.server.wire.SubStart;
+import dev.syncular.server.wire.SubscriptionStatus;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The server side of the Appendix B conformance scenarios 1, 2, 3, 4, 5, 6, 8 and 9, plus the bad-input
+ * rules of §1.7/§3.2/§3.4, driven through {@link SyncTestClient}. Runners supply the binding: the engine
+ * in-process, or {@code POST /sync} over real HTTP.
+ */
+public abstract class SyncScenariosContract {
+    public static final CompiledSchema SCHEMA = loadSchema();
+
+    private static CompiledSchema loadSchema() {
+        try (InputStream in = SyncScenariosContract.class.getResourceAsStream("/schema/notes.json")) {
+            return SchemaLoader.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The host-controlled parts of a server (§B: authentication, scope resolution) and its storage. */
+    protected interface Server {
+        SyncTestClient.Transport transport();
+
+        /** A unique partition for this test, so tests never see each other's data. */
+        String partition();
+
+        void allow(String actorId, Map<String, List<String>> allowed);
+
+        /** The server's rows of a table in a partition, for convergence checks. */
+        Map<String, StoredRow> rows(String table);
+
+        /** Prunes the partition's log through {@code seq} (§4.6). */
+        void prune(long seq);
+
+        long maxCommitSeq();
+
+        /** Row counts of every storage table, to assert that a rejected request changed nothing. */
+        Map<String, Long> tableCounts();
+    }
+
+    protected abstract Server server();
+
+    private SyncTestClient client(String actor, String clientId) {
+        return new SyncTestClient(SCHEMA, server().transport(), actor, clientId)
+                .subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
+    }
+
+    private static Map<String, Object> note(String id, String project, String title) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", id);
+        m.put("project_id", project);
+        m.put("title", title);
+        m.put("body", null);
+        m.put("priority", null);
+        m.put("done", null);
+        return m;
+    }
+
+    private void assertConverged(SyncTestClient c) {
+        Map<String, StoredRow> server = server().rows("notes");
+        Map<String, LocalRow> local = c.table("notes");
+        Map<String, Long> serverVersions = new TreeMap<>();
+        server.forEach((id, r) -> {
+            if ("p1".equals(r.values()[1])) {
+                serverVersions.put(id, r.serverVersion());
+            }
+        });
+        Map<String, Long> localVersions = new TreeMap<>();
+        local.forEach((id, r) -> localVersions.put(id, r.version()));
+        assertEquals(serverVersions, localVersions);
+        for (Map.Entry<String, LocalRow> e : local.entrySet()) {
+            assertArrayEquals(server.get(e.getKey()).values(), e.getValue().values(), e.getKey());
+        }
+    }
+
+    private void allowP1(String... actors) {
+        for (String a : actors) {
+            server().allow(a, Map.of("project_id", List.of("p1")));
+        }
+    }
+
+    @Test
+    void scenario1TwoClientConvergence() {
+        allowP1("alice", "bob");
+        SyncTestClient a = client("alice", "a-1");
+        SyncTestClient b = client("bob", "b-1");
+        a.syncUntilIdle();
+        b.syncUntilIdle();
+        for (int i = 0; i < 10; i++) {
+            a.upsert("notes", note("n-" + i, "p1", "from a " + i), null);
+            if (i % 3 == 0) {
+                b.upsert("notes", note("m-" + i, "p1", "from b " + i), null);
+            }
+            if (i % 4 == 3) {
+                a.delete("notes", "n-" + (i - 1));
+            }
+            a.sync();
+            b.sync();
+        }
+        a.syncUntilIdle();
+        b.syncUntilIdle();
+        a.syncUntilIdle();
+        assertConverged(a);
+        assertConverged(b);
+        assertEquals(a.table("notes").keySet(), b.table("notes").keySet());
+        assertFalse(a.table("notes").containsKey("n-2"));
+    }
+
+    @Test
+    void scenario2OfflineReplay() {
+        allowP1("alice", "bob");
+        SyncTestClient a = client("alice", "a-2");
+        SyncTestClient b = client("bob", "b-2");
+        b.upsert("notes", note("shared", "p1", "v1"), null);
+        b.syncUntilIdle();
+        a.syncUntilIdle();
+        long base = a.table("notes").get("shared").version();
+        // A is offline: three commits, one of them an unversioned edit of a row B edits meanwhile.
+        String c1 = a.upsert("notes", note("o-1", "p1", "offline 1"), null);
+        String c2 = a.upsert("notes", Map.of("id", "shared", "body", "a's body"), null);
+        String c3 = a.upsert("notes", Map.of("id", "o-1", "title", "offline 1 edited"), null);
+        b.upsert("notes", Map.of("id", "shared", "title", "b's title"), base);
+        b.syncUntilIdle();
+        a.syncUntilIdle();
+        for (String c : List.of(c1, c2, c3)) {
+            assertTrue(SyncTestClient.applied(a.result(c)), c);
+        }
+        assertTrue(a.result(c1).commitSeq() < a.result(c2).commitSeq());
+        assertTrue(a.result(c2).commitSeq() < a.result(c3).commitSeq());
+        b.syncUntilIdle();
+        StoredRow shared = server().rows("notes").get("shared");
+        assertEquals("b's title", shared.values()[2]); // column-level last write wins (§6.2 step 6)
+        assertEquals("a's body", shared.values()[3]);
+        assertEquals("offline 1 edited", server().rows("notes").get("o-1").values()[2]);
+        assertConverged(a);
+        assertConverged(b);
+    }
+
+    @Test
+    void scenario3IdempotentRetryUnderAckLoss() {
+        allowP1("alice", "carol");
+        SyncTestClient observer = client("carol", "c-3");
+        observer.syncUntilIdle();
+        DroppingTransport dropping = new DroppingTransport(server().transport());
+        SyncTestClient a = new SyncTestClient(SCHEMA, dropping, "alice", "a-3")
+                .subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
+        a.syncUntilIdle();
+        String commit = a.upsert("notes", note("r-1", "p1", "once"), null);
+        dropping.dropNext = true;
+        assertThrows(TransportFailure.class, a::sync);
+        assertEquals(1, a.outbox.size());
+        long seqAfterFirst = server().maxCommitSeq();
+        a.sync();
+        PushResult replayed = a.result(commit);
+        assertEquals(CommitStatus.CACHED, replayed.status());
+        assertEquals(seqAfterFirst, replayed.commitSeq());
+        assertEquals(seqAfterFirst, server().maxCommitSeq(), "no second commit");
+        assertEquals(1, server().rows("notes").get("r-1").serverVersion());
+        observer.sync();
+        long seen = observer.lastResponse.frames().stream()
+                .filter(f -> f instanceof CommitFrame c && c.commitSeq() == replayed.commitSeq()).count();
+        assertEquals(1, seen);
+    }
+
+    @Test
+    void scenario4ScopeRevocation() {
+        server().allow("alice", Map.of("project_id", List.of("p1", "p2")));
+        SyncTestClient a = client("alice", "a-4").subscribe("notes-p2", "notes", Map.of("project_id", List.of("p2")));
+        a.upsert("notes", note("p1-row", "p1", "one"), null);
+        a.upsert("notes", note("p2-row", "p2", "two"), null);
+        a.syncUntilIdle();
+        assertEquals(2, a.table("notes").size());
+        server().allow("alice", Map.of("project_id", List.of("p2")));
+        Message m = a.sync();
+        SubStart revoked = (SubStart) m.frames().stream().filter(f -> f instanceof SubStart s && s.id().equals("notes-p1"))
+                .findFirst().orElseThrow();
+        assertEquals(SubscriptionStatus.REVOKED, revoked.status());
+        assertEquals("sync.scope_revoked", revoked.reasonCode());
+        assertTrue(revoked.effectiveScopes().isEmpty());
+        assertEquals(List.of("p2-row"), List.copyOf(a.table("notes").keySet()));
+        // Writes into the revoked scope are refused by write-path authorization (§3.4).
+        String write = a.upsert("notes", Map.of("id", "p1-row", "title", "sneaky"), null);
+        a.sync();
+        OpResult r = SyncTestClient.firstResult(a.result(write));
+        assertEquals("sync.forbidden", assertInstanceOf(OpResult.Error.class, r).code());
+        assertEquals("one", server().rows("notes").get("p1-row").values()[2]);
+    }
+
+    @Test
+    void scenario5BootstrapResumeMidStream() {
+        allowP1("alice", "bob");
+        SyncTestClient writer = client("alice", "w-5");
+        writer.syncUntilIdle();
+        for (int batch = 0; batch < 5; batch++) {
+            List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                ops.add(writer.upsertOp("notes", note(String.format("b-%03d-%02d", batch, i), "p1", "row"), null));
+            }
+            writer.commit(ops);
+        }
+        writer.syncUntilIdle();
+        long pin = server().maxCommitSeq();
+        DroppingTransport dropping = new DroppingTransport(server().transport());
+        SyncTestClient b = new SyncTestClient(SCHEMA, dropping, "bob", "b-5")
+                .subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
+        b.limitSnapshotRows = 60;
+        b.maxSnapshotPages = 2;
+        b.sync(); // epoch acquisition
+        b.sync(); // pages 1-2
+        assertNotNull(b.subscriptions.get("notes-p1").bootstrapState);
+        assertEquals(pin, b.subscriptions.get("notes-p1").cursor);
+        String tokenBefore = b.subscriptions.get("notes-p1").bootstrapState;
+        dropping.dropNext = true; // the transport is cut mid-bootstrap: nothing of that round persists
+        assertThrows(TransportFailure.class, b::sync);
+        assertEquals(tokenBefore, b.subscriptions.get("notes-p1").bootstrapState);
+        // A write after the pin must arrive by incremental pull once the bootstrap completes.
+        writer.upsert("notes", note("late", "p1", "after pin"), null);
+        writer.syncUntilIdle();
+        b.syncUntilIdle();
+        assertNull(b.subscriptions.get("notes-p1").bootstrapState);
+        assertTrue(b.table("notes").containsKey("late"));
+        assertEquals(501, b.table("notes").size());
+        assertConverged(b);
+    }
+
+    @Test
+    void scenario6ConflictResolveAndRebase() {
+        allowP1("alice", "bob");
+        SyncTestClient a = client("alice", "a-6");
+        SyncTestClient b = client("bob", "b-6");
+        a.upsert("notes", note("doc", "p1", "original"), null);
+        a.syncUntilIdle();
+        b.syncUntilIdle();
+        long base = b.table("notes").get("doc").version();
+        a.upsert("notes", Map.of("id", "doc", "title", "alice wins"), base);
+        a.syncUntilIdle();
+        // B's commit: the conflicting edit plus a sibling insert that must roll back with it (§6.4).
+        String lost = b.commit(List.of(b.upsertOp("notes", Map.of("id", "doc", "title", "bob loses"), base),
+                b.upsertOp("notes", note("sibling", "p1", "rolled back"), null)));
+        b.sync();
+        PushResult rejected = b.result(lost);
+        assertEquals(CommitStatus.REJECTED, rejected.status());
+        assertNull(rejected.commitSeq());
+        OpResult.Conflict conflict = assertInstanceOf(OpResult.Conflict.class, SyncTestClient.firstResult(rejected));
+        assertEquals("sync.version_conflict", conflict.code());
+        StoredRow doc = server().rows("notes").get("doc");
+        assertEquals(doc.serverVersion(), conflict.serverVersion());
+        assertArrayEquals(doc.values(), new RowCodec(SCHEMA.table("notes").rowLayout()).decode(conflict.serverRow()));
+        assertArrayEquals(new byte[] {0b100}, conflict.conflictColumns());
+        assertFalse(server().rows("notes").containsKey("sibling"));
+        // Rebase (keep-local on title) with the server's version, and re-apply the sibling.
+        String rebased = b.commit(List.of(b.upsertOp("notes", Map.of("id", "doc", "title", "merged"), conflict.serverVersion()),
+                b.upsertOp("notes", note("sibling", "p1", "re-applied"), null)));
+        b.syncUntilIdle();
+        assertTrue(SyncTestClient.applied(b.result(rebased)));
+        a.syncUntilIdle();
+        assertEquals("merged", server().rows("notes").get("doc").values()[2]);
+        assertConverged(a);
+        assertConverged(b);
+        // Replaying the rejected commit returns its persisted rejection unchanged (§2.3).
+        b.outbox.add(new dev.syncular.server.wire.PushCommit(lost, List.of(SyncTestClient.deleteOp("notes", "doc"))));
+        b.sync();
+        assertArrayEquals(dev.syncular.server.wire.MessageEncoder.encodeFrame(rejected),
+                dev.syncular.server.wire.MessageEncoder.encodeFrame(b.result(lost)), "byte-equivalent replay");
+        assertTrue(server().rows("notes").containsKey("doc"));
+    }
+
+    @Test
+    void scenario8HorizonForcedRebootstrap() {
+        allowP1("alice", "bob", "carol");
+        SyncTestClient writer = client("alice", "w-8");
+        SyncTestClient absent = client("bob", "b-8");
+        writer.upsert("notes", note("h-0", "p1", "first"), null);
+        writer.syncUntilIdle();
+        absent.syncUntilIdle();
+        for (int i = 1; i <= 5; i++) {
+            writer.upsert("notes", note("h-" + i, "p1", "row " + i), null);
+        }
+        writer.syncUntilIdle();
+        SyncTestClient boundary = client("carol", "c-8");
+        boundary.syncUntilIdle();
+        long horizon = server().maxCommitSeq();
+        server().prune(horizon);
+        assertEquals(horizon, boundary.subscriptions.get("notes-p1").cursor);
+        Message m = absent.sync();
+        SubStart reset = (SubStart) m.frames().stream().filter(f -> f instanceof SubStart).findFirst().orElseThrow();
+        assertEquals(SubscriptionStatus.RESET, reset.status());
+        assertEquals("sync.cursor_expired", reset.reasonCode());
+        absent.syncUntilIdle();
+        assertConverged(absent);
+        // cursor == horizonSeq is still served incrementally (§4.6 boundary).
+        writer.upsert("notes", note("h-after", "p1", "after prune"), null);
+        writer.syncUntilIdle();
+        Message inc = boundary.sync();
+        SubStart active = (SubStart) inc.frames().stream().filter(f -> f instanceof SubStart).findFirst().orElseThrow();
+        assertEquals(SubscriptionStatus.ACTIVE, active.status());
+        assertFalse(active.bootstrap());
+        assertTrue(boundary.table("notes").containsKey("h-after"));
+    }
+
+    @Test
+    void scenario9BootstrapSeededOptimisticConcurrency() {
+        allowP1("alice", "bob");
+        SyncTestClient writer = client("alice", "w-9");
+        writer.upsert("notes", note("occ", "p1", "v1"), null);
+        writer.syncUntilIdle();
+        writer.upsert("notes", Map.of("id", "occ", "title", "v2"), null);
+        writer.syncUntilIdle();
+        SyncTestClient fresh = client("bob", "f-9");
+        fresh.accept = PullHeader.ACCEPT_EXTERNAL_ROWS; // segments by reference only
+        fresh.syncUntilIdle();
+        assertTrue(fresh.segmentDownloads > 0);
+        long version = fresh.table("notes").get("occ").version();
+        assertEquals(server().rows("notes").get("occ").serverVersion(), version);
+        String ok = fresh.upsert("notes", Map.of("id", "occ", "title", "v3"), version);
+        fresh.sync();
+        assertTrue(SyncTestClient.applied(fresh.result(ok)));
+        String stale = fresh.upsert("notes", Map.of("id", "occ", "title", "stale"), version);
+        fresh.sync();
+        OpResult.Conflict c = assertInstanceOf(OpResult.Conflict.class, SyncTestClient.firstResult(fresh.result(stale)));
+        assertEquals(version + 1, c.serverVersion());
+    }
+
+    // ---------------------------------------------------------------------------------- bad input
+
+    private void assertRequestFails(SyncTestClient c, String code) {
+        Map<String, Long> before = server().tableCounts();
+        TransportFailure f = assertThrows(TransportFailure.class, c::sync);
+        assertTrue(f.body.contains(code), f.body);
+        assertEquals(before, server().tableCounts(), "storage unchanged");
+    }
+
+    @Test
+    void badSubscriptionsFailTheWholeRequest() {
+        allowP1("alice");
+        SyncTestClient a = client("alice", "bad-1");
+        a.sync();
+        a.upsert("notes", note("never", "p1", "x"), null);
+        a.subscribe("other", "nope", Map.of("project_id", List.of("p1")));
+        assertRequestFails(a, "sync.unknown_table");
+        a.subscriptions.remove("other");
+        a.subscribe("star", "notes", Map.of("project_id", List.of("*")));
+        assertRequestFails(a, "sync.invalid_subscription");
+        a.subscriptions.remove("star");
+        a.subscribe("undeclared", "notes", Map.of("team_id", List.of("t1")));
+        assertRequestFails(a, "sync.invalid_subscription");
+        a.subscriptions.remove("undeclared");
+        a.subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
+        a.subscribe("dup", "notes", Map.of("project_id", List.of("p1")));
+        a.syncUntilIdle();
+        assertTrue(server().rows("notes").containsKey("never"));
+    }
+
+    @Test
+    void operationCapAndClientBinding() {
+        allowP1("alice", "mallory");
+        SyncTestClient a = client("alice", "bind-1");
+        a.sync();
+        List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
+        for (int i = 0; i < 501; i++) {
+            ops.add(a.upsertOp("notes", note("cap-" + i, "p1", "x"), null));
+        }
+        a.commit(ops);
+        assertRequestFails(a, "sync.too_many_operations");
+        a.outbox.clear();
+        a.sync();
+        SyncTestClient impostor = new SyncTestClient(SCHEMA, server().transport(), "mallory", "bind-1");
+        impostor.logEpoch = a.logEpoch;
+        impostor.upsert("notes", note("imp", "p1", "x"), null);
+        assertRequestFails(impostor, "sync.invalid_client_id");
+    }
+
+    @Test
+    void forbiddenAndMalformedWritesRejectOnlyTheirCommit() {
+        allowP1("alice");
+        SyncTestClient a = client("alice", "bad-2");
+        a.sync();
+        Map<String, Long> before = server().tableCounts();
+        String forbidden = a.upsert("notes", note("x-1", "p9", "other project"), null);
+        String unknown = a.commit(List.of(new dev.syncular.server.wire.PushOperation("ghost", "g", dev.syncular.server.wire.Op.DELETE,
+                null, null)));
+        String garbage = a.commit(List.of(new dev.syncular.server.wire.PushOperation("notes", "n", dev.syncular.server.wire.Op.UPSERT,
+                null, new byte[] {1, 2, 3})));
+        String mismatched = a.commit(List.of(new dev.syncular.server.wire.PushOperation("notes", "other-id",
+                dev.syncular.server.wire.Op.UPSERT, null, a.upsertOp("notes", note("x-2", "p1", "t"), null).payload())));
+        a.sync();
+        assertEquals("sync.forbidden", ((OpResult.Error) SyncTestClient.firstResult(a.result(forbidden))).code());
+        assertEquals("sync.unknown_table", ((OpResult.Error) SyncTestClient.firstResult(a.result(unknown))).code());
+        assertEquals("sync.invalid_request", ((OpResult.Error) SyncTestClient.firstResult(a.result(garbage))).code());
+        assertEquals("sync.invalid_request", ((OpResult.Error) SyncTestClient.firstResult(a.result(mismatched))).code());
+        Map<String, Long> after = server().tableCounts();
+        // Only the four persisted rejections and the client record changed: no row, change or commit.
+        Map<String, Long> expected = new HashMap<>(before);
+        expected.put("sync_push_results", before.get("sync_push_results") + 4);
+        expected.put("sync_clients", after.get("sync_clients"));
+        expected.put("sync_partitions", after.get("sync_partitions"));
+        assertEquals(expected, after);
+    }
+
+    @Test
+    void epochAcquisitionCarriesNoPushes() {
+        allowP1("alice");
+        SyncTestClient a = client("alice", "epoch-1");
+        a.upsert("notes", note("e-1", "p1", "queued"), null);
+        Message first = a.sync();
+        assertEquals(1, first.frames().size());
+        assertNotNull(a.logEpoch);
+        assertFalse(server().rows("notes").containsKey("e-1"));
+        a.syncUntilIdle();
+        assertTrue(server().rows("notes").containsKey("e-1"));
+        // A wrong epoch gets the reset response and performs no work.
+        SyncTestClient stale = client("alice", "epoch-2");
+        stale.logEpoch = "not-the-epoch";
+        stale.upsert("notes", note("e-2", "p1", "x"), null);
+        Message reset = stale.sync();
+        List<Frame> frames = reset.frames();
+        assertEquals(1, frames.size());
+        assertFalse(server().rows("notes").containsKey("e-2"));
+    }
+
+    @Test
+    void segmentDownloadsReauthorize() {
+        allowP1("alice", "bob");
+        SyncTestClient a = client("alice", "seg-1");
+        a.upsert("notes", note("s-1", "p1", "x"), null);
+        a.syncUntilIdle();
+        SyncTestClient b = client("bob", "seg-2");
+        b.accept = PullHeader.ACCEPT_EXTERNAL_ROWS;
+        b.sync();
+        Message m = b.sync();
+        SegmentRef ref = (SegmentRef) m.frames().stream().filter(f -> f instanceof SegmentRef).findFirst().orElseThrow();
+        server().allow("bob", Map.of("project_id", List.of("p2")));
+        TransportFailure denied = assertThrows(TransportFailure.class,
+                () -> server().transport().downloadSegment(b, ref.segmentId(), "{\"project_id\":[\"p1\"]}"));
+        assertTrue(denied.body.contains("sync.forbidden"), denied.body);
+        TransportFailure unknown = assertThrows(TransportFailure.class,
+                () -> server().transport().downloadSegment(b, "sha256:" + "0".repeat(64), "{\"project_id\":[\"p1\"]}"));
+        assertTrue(unknown.body.contains("sync.not_found"), unknown.body);
+    }
+
+    // ---------------------------------------------------------------------------------- concurrency
+
+    private static <T> List<T> concurrently(int n, java.util.function.IntFunction<T> task) throws Exception {
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(n);
+        try {
+            java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+            List<java.util.concurrent.Future<T>> futures = new java.util.ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                int k = i;
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    return task.apply(k);
+                }));
+            }
+            start.countDown();
+            List<T> out = new java.util.ArrayList<>();
+            for (java.util.concurrent.Future<T> f : futures) {
+                out.add(f.get(60, java.util.concurrent.TimeUnit.SECONDS));
+            }
+            return out;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void fiftyConcurrentDuplicateDeliveriesApplyOnce() throws Exception {
+        allowP1("alice");
+        SyncTestClient a = client("alice", "dup-50");
+        a.syncUntilIdle();
+        long before = server().maxCommitSeq();
+        String id = a.upsert("notes", note("once", "p1", "exactly once"), null);
+        byte[] request = a.buildRequest().encode();
+        List<PushResult> results = concurrently(50, i -> {
+            Message m = dev.syncular.server.wire.MessageDecoder.decodeResponse(server().transport().roundTrip(a, request));
+            return (PushResult) m.frames().stream().filter(f -> f instanceof PushResult).findFirst().orElseThrow();
+        });
+        assertEquals(before + 1, server().maxCommitSeq());
+        assertEquals(1, results.stream().filter(r -> r.status() == CommitStatus.APPLIED).count());
+        for (PushResult r : results) {
+            assertEquals(id, r.clientCommitId());
+            assertEquals(before + 1, r.commitSeq());
+        }
+        assertEquals(1, server().rows("notes").get("once").serverVersion());
+    }
+
+    @Test
+    void twoWritersRacingOnOneRowProduceOneWinner() throws Exception {
+        allowP1("alice", "bob");
+        SyncTestClient a = client("alice", "race-a");
+        SyncTestClient b = client("bob", "race-b");
+        a.upsert("notes", note("contested", "p1", "start"), null);
+        a.syncUntilIdle();
+        b.syncUntilIdle();
+        long base = a.table("notes").get("contested").version();
+        a.upsert("notes", Map.of("id", "contested", "title", "alice"), base);
+        b.upsert("notes", Map.of("id", "contested", "title", "bob"), base);
+        List<SyncTestClient> clients = List.of(a, b);
+        List<byte[]> requests = List.of(a.buildRequest().encode(), b.buildRequest().encode());
+        List<PushResult> results = concurrently(2, i -> {
+            Message m = dev.syncular.server.wire.MessageDecoder.decodeResponse(
+                    server().transport().roundTrip(clients.get(i), requests.get(i)));
+            return (PushResult) m.frames().stream().filter(f -> f instanceof PushResult).findFirst().orElseThrow();
+        });
+        assertEquals(1, results.stream().filter(r -> r.status() == CommitStatus.APPLIED).count());
+        PushResult loser = results.stream().filter(r -> r.status() == CommitStatus.REJECTED).findFirst().orElseThrow();
+        assertInstanceOf(OpResult.Conflict.class, SyncTestClient.firstResult(loser));
+        assertEquals(base + 1, server().rows("notes").get("contested").serverVersion());
+    }
+
+    /** Transport fault injection: performs the round, then loses its response (§B.3, §B.5). */
+    protected static final class DroppingTransport implements SyncTestClient.Transport {
+        private final SyncTestClient.Transport inner;
+        volatile boolean dropNext;
+
+        DroppingTransport(SyncTestClient.Transport inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public byte[] roundTrip(SyncTestClient client, byte[] request) {
+            byte[] response = inner.roundTrip(client, request);
+            if (dropNext) {
+                dropNext = false;
+                throw new TransportFailure(0, "response dropped");
+            }
+            return response;
+        }
+
+        @Override
+        public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
+            return inner.downloadSegment(client, segmentId, scopesHeader);
+        }
+    }
+}

@@ -1,0 +1,316 @@
+package dev.syncular.server.testsupport;
+
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.sync.ConflictRules;
+import dev.syncular.server.wire.CanonicalJson;
+import dev.syncular.server.wire.Change;
+import dev.syncular.server.wire.CommitFrame;
+import dev.syncular.server.wire.CommitStatus;
+import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.MessageDecoder;
+import dev.syncular.server.wire.Op;
+import dev.syncular.server.wire.OpResult;
+import dev.syncular.server.wire.PullHeader;
+import dev.syncular.server.wire.PushCommit;
+import dev.syncular.server.wire.PushOperation;
+import dev.syncular.server.wire.PushResult;
+import dev.syncular.server.wire.ReqHeader;
+import dev.syncular.server.wire.RespHeader;
+import dev.syncular.server.wire.RowCodec;
+import dev.syncular.server.wire.RowsSegment;
+import dev.syncular.server.wire.SegmentInline;
+import dev.syncular.server.wire.SegmentRef;
+import dev.syncular.server.wire.SegmentRow;
+import dev.syncular.server.wire.SparseRow;
+import dev.syncular.server.wire.SparseRowCodec;
+import dev.syncular.server.wire.SubEnd;
+import dev.syncular.server.wire.SubStart;
+import dev.syncular.server.wire.SubscriptionFrame;
+import dev.syncular.server.wire.SubscriptionStatus;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * A small SSP2 client for tests, benchmarks and the README walkthrough: an in-memory replica (rows with
+ * their server versions), subscriptions with cursors and resume tokens, and an outbox of commits, synced
+ * through a {@link Transport} with the project's own codec. It applies responses as §1.4 prescribes
+ * (cursor and resume token persisted only at {@code SUB_END}).
+ */
+public final class SyncTestClient {
+    /** Moves request bytes to a server and back; failures surface as {@link TransportFailure}. */
+    public interface Transport {
+        byte[] roundTrip(SyncTestClient client, byte[] request);
+
+        byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader);
+    }
+
+    /** An HTTP-level error answer (§10.1), or a dropped response. */
+    public static final class TransportFailure extends RuntimeException {
+        public final int status;
+        public final String body;
+
+        public TransportFailure(int status, String body) {
+            super("transport failure " + status, null, false, false);
+            this.status = status;
+            this.body = body;
+        }
+    }
+
+    /** A local row: its server version and full values (declaration order). */
+    public record LocalRow(long version, Object[] values) {
+    }
+
+    /** A registered subscription and its durable progress. */
+    public static final class Sub {
+        public final String id;
+        public final String table;
+        public final Map<String, List<String>> scopes;
+        public long cursor = -1;
+        public String bootstrapState;
+        public SubscriptionStatus status;
+        public String reasonCode;
+
+        Sub(String id, String table, Map<String, List<String>> scopes) {
+            this.id = id;
+            this.table = table;
+            this.scopes = scopes;
+        }
+    }
+
+    public final String actorId;
+    public final String clientId;
+    private final CompiledSchema schema;
+    private final Transport transport;
+    public String logEpoch;
+    public int accept = PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS;
+    public int limitCommits;
+    public int limitSnapshotRows;
+    public int maxSnapshotPages;
+    public final Map<String, Sub> subscriptions = new LinkedHashMap<>();
+    public final Map<String, Map<String, LocalRow>> rows = new TreeMap<>();
+    public final List<PushCommit> outbox = new ArrayList<>();
+    public final Map<String, PushResult> results = new LinkedHashMap<>();
+    public Message lastResponse;
+    public int segmentDownloads;
+    private int commitCounter;
+
+    public SyncTestClient(CompiledSchema schema, Transport transport, String actorId, String clientId) {
+        this.schema = schema;
+        this.transport = transport;
+        this.actorId = actorId;
+        this.clientId = clientId;
+    }
+
+    public SyncTestClient subscribe(String id, String table, Map<String, List<String>> scopes) {
+        subscriptions.put(id, new Sub(id, table, scopes));
+        return this;
+    }
+
+    public Map<String, LocalRow> table(String name) {
+        return rows.computeIfAbsent(name, k -> new TreeMap<>());
+    }
+
+    // ------------------------------------------------------------------------------------------- writes
+
+    /** Queues a one-operation commit writing the given columns (a sparse upsert, §2.4). */
+    public String upsert(String table, Map<String, Object> values, Long baseVersion) {
+        return commit(List.of(upsertOp(table, values, baseVersion)));
+    }
+
+    public String delete(String table, String rowId) {
+        return commit(List.of(deleteOp(table, rowId)));
+    }
+
+    public String commit(List<PushOperation> ops) {
+        String id = clientId + "-c" + (++commitCounter);
+        outbox.add(new PushCommit(id, ops));
+        return id;
+    }
+
+    public PushOperation upsertOp(String table, Map<String, Object> values, Long baseVersion) {
+        TableSchema t = schema.table(table);
+        boolean[] present = new boolean[t.columnCount()];
+        Object[] vals = new Object[t.columnCount()];
+        values.forEach((k, v) -> {
+            int i = t.columnIndex(k);
+            present[i] = true;
+            vals[i] = v;
+        });
+        String rowId = ConflictRules.rowIdOf(t.primaryKeyColumn().type(), vals[t.primaryKeyIndex()]);
+        byte[] payload = new SparseRowCodec(t.rowLayout()).encode(new SparseRow(present, vals));
+        return new PushOperation(table, rowId, Op.UPSERT, baseVersion, payload);
+    }
+
+    public static PushOperation deleteOp(String table, String rowId) {
+        return new PushOperation(table, rowId, Op.DELETE, null, null);
+    }
+
+    // ------------------------------------------------------------------------------------------- rounds
+
+    public Message buildRequest() {
+        List<Frame> frames = new ArrayList<>();
+        frames.add(new ReqHeader(clientId, schema.version(), logEpoch));
+        if (logEpoch != null) {
+            frames.addAll(outbox);
+        }
+        frames.add(new PullHeader(limitCommits, limitSnapshotRows, maxSnapshotPages, accept));
+        for (Sub s : subscriptions.values()) {
+            if (s.status == SubscriptionStatus.REVOKED) {
+                continue;
+            }
+            frames.add(new SubscriptionFrame(s.id, s.table, s.scopes, null, s.cursor, s.bootstrapState));
+        }
+        return Message.request(frames);
+    }
+
+    /** One combined push+pull round (§1.5); returns the decoded response. */
+    public Message sync() {
+        Message request = buildRequest();
+        byte[] response = transport.roundTrip(this, request.encode());
+        Message m = MessageDecoder.decodeResponse(response);
+        lastResponse = m;
+        apply(m);
+        return m;
+    }
+
+    /** Rounds until nothing is pending: no outbox, no bootstrap in progress, no commits delivered. */
+    public void syncUntilIdle() {
+        for (int i = 0; i < 200; i++) {
+            Message m = sync();
+            boolean busy = !outbox.isEmpty() && logEpoch != null && resultsIn(m) == 0;
+            boolean progress = false;
+            for (Frame f : m.frames()) {
+                if (f instanceof CommitFrame || f instanceof SegmentInline || f instanceof SegmentRef) {
+                    progress = true;
+                }
+                if (f instanceof RespHeader h && h.resetRequired()) {
+                    progress = true;
+                }
+            }
+            boolean bootstrapping = subscriptions.values().stream().anyMatch(s -> s.bootstrapState != null);
+            if (!progress && !bootstrapping && outbox.isEmpty() && !busy) {
+                return;
+            }
+        }
+        throw new IllegalStateException("client did not become idle");
+    }
+
+    private static int resultsIn(Message m) {
+        return (int) m.frames().stream().filter(f -> f instanceof PushResult).count();
+    }
+
+    private void apply(Message m) {
+        RespHeader header = (RespHeader) m.frames().get(0);
+        if (header.requiredSchemaVersion() != null) {
+            return;
+        }
+        if (header.resetRequired()) {
+            if (logEpoch != null && !logEpoch.equals(header.logEpoch())) {
+                // §2.1: a changed epoch discards synced state, keeps the outbox.
+                rows.clear();
+                for (Sub s : subscriptions.values()) {
+                    s.cursor = -1;
+                    s.bootstrapState = null;
+                }
+            }
+            logEpoch = header.logEpoch();
+            return;
+        }
+        Sub current = null;
+        boolean reset = false;
+        for (Frame f : m.frames()) {
+            if (f instanceof PushResult r) {
+                results.put(r.clientCommitId(), r);
+                outbox.removeIf(c -> c.clientCommitId().equals(r.clientCommitId()));
+            } else if (f instanceof SubStart s) {
+                current = subscriptions.get(s.id());
+                current.status = s.status();
+                current.reasonCode = s.reasonCode();
+                reset = s.status() == SubscriptionStatus.RESET;
+                if (s.status() == SubscriptionStatus.REVOKED) {
+                    purge(current);
+                }
+            } else if (f instanceof CommitFrame c) {
+                applyCommit(c);
+            } else if (f instanceof SegmentInline s) {
+                applySegment(RowsSegment.decode(s.payload()));
+            } else if (f instanceof SegmentRef ref) {
+                segmentDownloads++;
+                byte[] bytes = transport.downloadSegment(this, ref.segmentId(), CanonicalJson.write(
+                        CanonicalJson.canonicalScopes(current.scopes)));
+                if (!ref.segmentId().equals("sha256:" + CanonicalJson.sha256Hex(bytes))) {
+                    throw new IllegalStateException("segment content address mismatch");
+                }
+                applySegment(RowsSegment.decode(bytes));
+            } else if (f instanceof SubEnd e) {
+                if (reset) {
+                    // §4.6: discard cursor and resume state, re-bootstrap next round.
+                    current.cursor = -1;
+                    current.bootstrapState = null;
+                } else if (current.status == SubscriptionStatus.ACTIVE) {
+                    current.cursor = e.nextCursor();
+                    current.bootstrapState = e.bootstrapState();
+                }
+                current = null;
+            }
+        }
+    }
+
+    private void applyCommit(CommitFrame c) {
+        for (Change ch : c.changes()) {
+            String table = c.tables().get(ch.tableIndex());
+            if (ch.op() == Op.DELETE) {
+                table(table).remove(ch.rowId());
+            } else {
+                Object[] values = new RowCodec(schema.table(table).rowLayout()).decode(ch.row());
+                table(table).put(ch.rowId(), new LocalRow(ch.rowVersion(), values));
+            }
+        }
+    }
+
+    private void applySegment(RowsSegment seg) {
+        TableSchema t = schema.table(seg.table());
+        if (!seg.columns().columns().equals(t.rowLayout().columns())) {
+            throw new IllegalStateException("sync.schema_mismatch");
+        }
+        for (List<SegmentRow> block : seg.blocks()) {
+            for (SegmentRow r : block) {
+                String rowId = ConflictRules.rowIdOf(t.primaryKeyColumn().type(), r.values()[t.primaryKeyIndex()]);
+                table(seg.table()).put(rowId, new LocalRow(r.serverVersion(), r.values()));
+            }
+        }
+    }
+
+    /** §3.3: purge exactly the rows matching the last effective scopes of the revoked subscription. */
+    private void purge(Sub s) {
+        TableSchema t = schema.table(s.table);
+        table(s.table).values().removeIf(row -> {
+            for (Map.Entry<String, List<String>> e : s.scopes.entrySet()) {
+                Object v = row.values()[t.columnIndex(t.scopeColumnFor(e.getKey()))];
+                if (v == null || !e.getValue().contains(v.toString())) {
+                    return false;
+                }
+            }
+            return true;
+        });
+        s.cursor = -1;
+        s.bootstrapState = null;
+    }
+
+    public PushResult result(String clientCommitId) {
+        return results.get(clientCommitId);
+    }
+
+    public static boolean applied(PushResult r) {
+        return r != null && (r.status() == CommitStatus.APPLIED || r.status() == CommitStatus.CACHED);
+    }
+
+    public static OpResult firstResult(PushResult r) {
+        return r.results().get(0);
+    }
+}
