@@ -26,6 +26,12 @@ public interface PushTx {
     /** Current projection rows for the given ids (missing ids are absent from the map), keyed by rowId. */
     Uni<Map<String, StoredRow>> readRows(String table, List<String> rowIds);
 
+    /**
+     * Rows of {@code table} whose {@code column} equals {@code value} (the children of a declared
+     * reference, §6.11), ordered by row id, at most {@code limit}.
+     */
+    Uni<List<StoredRow>> readRowsWhere(String table, String column, Object value, int limit);
+
     /** The row's tombstone (§2.2 delete precedence), or a {@code null} item. */
     Uni<Tombstone> readTombstone(String table, String rowId);
 

@@ -32,6 +32,7 @@ import dev.syncular.server.wire.PullHeader;
 import dev.syncular.server.wire.PushCommit;
 import dev.syncular.server.wire.PushOperation;
 import dev.syncular.server.wire.PushResult;
+import dev.syncular.server.wire.PushResultDetails;
 import dev.syncular.server.wire.ReqHeader;
 import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.RowCodec;
@@ -251,8 +252,15 @@ public final class SyncEngine {
         }
     }
 
-    /** A staged row state inside one commit: the row, or {@code null} for a staged delete. */
-    private record Staged(String table, String rowId, StoredRow row) {
+    /**
+     * A staged row state inside one commit: the row, or {@code null} for a staged delete; the client
+     * operation it came from (§6.11 attributes appended operations to it) and its present columns.
+     */
+    private record Staged(String table, String rowId, StoredRow row, int opIndex, boolean[] present) {
+    }
+
+    /** A terminating error record and its optional §6.3.1 details. */
+    private record Rejection(OpResult result, String detailsJson) {
     }
 
     private Uni<List<Frame>> apply(Round round, PushTx tx, PushCommit commit,
@@ -260,13 +268,26 @@ public final class SyncEngine {
         Map<String, Staged> staged = new LinkedHashMap<>();
         List<ChangeToWrite> changes = new ArrayList<>();
         List<OpResult> results = new ArrayList<>();
-        return applyOps(round, tx, commit, allowed, 0, staged, changes, results).flatMap(rejection -> {
+        return applyOps(round, tx, commit, allowed, 0, staged, changes, results)
+                .flatMap(r -> r != null ? Uni.createFrom().item(new Rejection(r, null))
+                        : References.enforce(window.current(), tx, staged, changes))
+                .flatMap(rejection -> {
             long now = clock.getAsLong();
             if (rejection != null) {
-                PushResult rejected = new PushResult(commit.clientCommitId(), CommitStatus.REJECTED, null, List.of(rejection));
+                PushResult rejected = new PushResult(commit.clientCommitId(), CommitStatus.REJECTED, null,
+                        List.of(rejection.result()));
+                List<Frame> frames = new ArrayList<>(List.of(rejected));
+                WireWriter persisted = new WireWriter();
+                persisted.raw(MessageEncoder.encodeFrame(rejected));
+                if (rejection.detailsJson() != null) {
+                    PushResultDetails details = new PushResultDetails(commit.clientCommitId(),
+                            List.of(new PushResultDetails.Entry(rejection.result().opIndex(), rejection.detailsJson())));
+                    frames.add(details);
+                    persisted.raw(MessageEncoder.encodeFrame(details));
+                }
                 return tx.savePushResult(round.header.clientId(), commit.clientCommitId(),
-                        new PushOutcome(CommitStatus.REJECTED, null, MessageEncoder.encodeFrame(rejected), now))
-                        .map(v -> List.<Frame>of(rejected));
+                        new PushOutcome(CommitStatus.REJECTED, null, persisted.toByteArray(), now))
+                        .map(v -> frames);
             }
             return tx.appendCommit(round.ctx.actorId(), round.header.clientId(), commit.clientCommitId(), now, changes)
                     .flatMap(seq -> writeRows(tx, new ArrayList<>(staged.values()), 0, seq).flatMap(v -> {
@@ -321,7 +342,8 @@ public final class SyncEngine {
                     && EffectiveScopes.authorizesRow(table, values, grant);
             if (op.op() == Op.DELETE) {
                 WriteOutcome outcome = ConflictRules.delete(stored.row == null ? null : state(stored.row), authorized);
-                return onOutcome(round, tx, commit, allowed, index, staged, changes, results, table, op, key, outcome, stored);
+                return onOutcome(round, tx, commit, allowed, index, staged, changes, results, table, op, key, outcome, stored,
+                        null);
             }
             Uni<Boolean> tombstoned = stored.row != null ? Uni.createFrom().item(false)
                     : stored.stagedDelete ? Uni.createFrom().item(true)
@@ -330,7 +352,7 @@ public final class SyncEngine {
                 WriteOutcome outcome = ConflictRules.upsert(table, row, op.baseVersion(),
                         stored.row == null ? null : state(stored.row), tomb, authorized, merger);
                 return onOutcome(round, tx, commit, allowed, index, staged, changes, results, table, op, key, outcome,
-                        stored);
+                        stored, row.present());
             });
         });
     }
@@ -338,7 +360,7 @@ public final class SyncEngine {
     private Uni<OpResult> onOutcome(Round round, PushTx tx, PushCommit commit,
             Optional<Map<String, List<String>>> allowed, int index, Map<String, Staged> staged,
             List<ChangeToWrite> changes, List<OpResult> results, TableSchema table, PushOperation op, String key,
-            WriteOutcome outcome, Current stored) {
+            WriteOutcome outcome, Current stored, boolean[] presence) {
         if (outcome instanceof WriteOutcome.Reject r) {
             return error(index, r.code(), r.message());
         }
@@ -355,10 +377,11 @@ public final class SyncEngine {
                 return error(index, ErrorCode.MISSING_SCOPES, "change without stored scopes");
             }
             staged.put(key, new Staged(table.name(), op.rowId(),
-                    new StoredRow(op.rowId(), a.serverVersion(), a.values(), a.columnVersions(), scopes)));
+                    new StoredRow(op.rowId(), a.serverVersion(), a.values(), a.columnVersions(), scopes), index,
+                    presence));
             changes.add(ChangeToWrite.upsert(table.name(), op.rowId(), a.serverVersion(), scopes, a.values()));
         } else if (outcome instanceof WriteOutcome.Delete d) {
-            staged.put(key, new Staged(table.name(), op.rowId(), null));
+            staged.put(key, new Staged(table.name(), op.rowId(), null, index, null));
             changes.add(ChangeToWrite.delete(table.name(), op.rowId(), EffectiveScopes.storedScopes(table, d.storedValues())));
         }
         results.add(new OpResult.Applied(index));
@@ -406,6 +429,170 @@ public final class SyncEngine {
             out[out.length - 1] &= (byte) ((1 << (columns & 7)) - 1);
         }
         return out;
+    }
+
+    /**
+     * §6.11 declared references, enforced once per commit over the candidate state (staged over stored):
+     * upserts need their parent, and parent deletes restrict, cascade or set children to NULL — appended
+     * operations emit ordinary changes and attribute a rejection to the originating client delete.
+     */
+    private static final class References {
+        static final int CASCADE_CAP = 1000;
+
+        static Uni<Rejection> enforce(CompiledSchema schema, PushTx tx, Map<String, Staged> staged,
+                List<ChangeToWrite> changes) {
+            List<Staged> initial = new ArrayList<>(staged.values());
+            return parents(schema, tx, staged, initial, 0).flatMap(r -> r != null ? Uni.createFrom().item(r)
+                    : deletes(schema, tx, staged, changes, new ArrayList<>(initial), 0, new int[] {0}));
+        }
+
+        /** Every staged upsert whose present, non-null reference column names a parent must find it. */
+        private static Uni<Rejection> parents(CompiledSchema schema, PushTx tx, Map<String, Staged> staged,
+                List<Staged> list, int i) {
+            if (i == list.size()) {
+                return Uni.createFrom().nullItem();
+            }
+            Staged s = list.get(i);
+            TableSchema table = schema.table(s.table());
+            if (s.row() == null || s.present() == null || table.references().isEmpty()) {
+                return parents(schema, tx, staged, list, i + 1);
+            }
+            List<Uni<Rejection>> checks = new ArrayList<>();
+            for (dev.syncular.server.schema.ReferenceDef ref : table.references()) {
+                int col = table.columnIndex(ref.column());
+                Object value = s.row().values()[col];
+                if (!s.present()[col] || value == null) {
+                    continue;
+                }
+                TableSchema parent = schema.table(ref.parentTable());
+                String parentId = ConflictRules.rowIdOf(parent.primaryKeyColumn().type(), value);
+                Staged inCommit = staged.get(parent.name() + '\u0000' + parentId);
+                Uni<Boolean> exists = inCommit != null ? Uni.createFrom().item(inCommit.row() != null)
+                        : tx.readRows(parent.name(), List.of(parentId)).map(m -> !m.isEmpty());
+                checks.add(exists.map(ok -> ok ? null : rejection(s.opIndex(), "missing_parent",
+                        List.of(ref.column()), Map.of("parent", parent.name(), "row", parentId))));
+            }
+            if (checks.isEmpty()) {
+                return parents(schema, tx, staged, list, i + 1);
+            }
+            return Uni.join().all(checks).andFailFast().flatMap(rs -> {
+                for (Rejection r : rs) {
+                    if (r != null) {
+                        return Uni.createFrom().item(r);
+                    }
+                }
+                return parents(schema, tx, staged, list, i + 1);
+            });
+        }
+
+        /** Walks staged deletes (the queue grows with cascaded ones) and applies each child reference's rule. */
+        private static Uni<Rejection> deletes(CompiledSchema schema, PushTx tx, Map<String, Staged> staged,
+                List<ChangeToWrite> changes, List<Staged> queue, int i, int[] appended) {
+            if (i == queue.size()) {
+                return Uni.createFrom().nullItem();
+            }
+            Staged parentDelete = queue.get(i);
+            if (parentDelete.row() != null) {
+                return deletes(schema, tx, staged, changes, queue, i + 1, appended);
+            }
+            TableSchema parent = schema.table(parentDelete.table());
+            List<Object[]> work = new ArrayList<>();
+            for (TableSchema child : schema.tables()) {
+                for (dev.syncular.server.schema.ReferenceDef ref : child.references()) {
+                    if (ref.parentTable().equals(parent.name())) {
+                        work.add(new Object[] {child, ref});
+                    }
+                }
+            }
+            return children(schema, tx, staged, changes, queue, parentDelete, parent, work, 0, appended)
+                    .flatMap(r -> r != null ? Uni.createFrom().item(r)
+                            : deletes(schema, tx, staged, changes, queue, i + 1, appended));
+        }
+
+        private static Uni<Rejection> children(CompiledSchema schema, PushTx tx, Map<String, Staged> staged,
+                List<ChangeToWrite> changes, List<Staged> queue, Staged parentDelete, TableSchema parent,
+                List<Object[]> work, int w, int[] appended) {
+            if (w == work.size()) {
+                return Uni.createFrom().nullItem();
+            }
+            TableSchema child = (TableSchema) work.get(w)[0];
+            dev.syncular.server.schema.ReferenceDef ref = (dev.syncular.server.schema.ReferenceDef) work.get(w)[1];
+            int col = child.columnIndex(ref.column());
+            Object parentKey = parentKeyValue(parent, parentDelete.rowId());
+            return tx.readRowsWhere(child.name(), ref.column(), parentKey, CASCADE_CAP + 1).flatMap(stored -> {
+                List<StoredRow> live = new ArrayList<>();
+                for (StoredRow r : stored) {
+                    Staged s = staged.get(child.name() + '\u0000' + r.rowId());
+                    if (s == null) {
+                        live.add(r);
+                    } else if (s.row() != null && java.util.Objects.equals(s.row().values()[col], r.values()[col])) {
+                        live.add(s.row());
+                    }
+                }
+                if (live.isEmpty()) {
+                    return children(schema, tx, staged, changes, queue, parentDelete, parent, work, w + 1, appended);
+                }
+                switch (ref.onDelete()) {
+                    case RESTRICT:
+                        return Uni.createFrom().item(rejection(parentDelete.opIndex(), "restricted_delete", null,
+                                Map.of("child", child.name())));
+                    case CASCADE:
+                        for (StoredRow r : live) {
+                            if (++appended[0] > CASCADE_CAP) {
+                                return Uni.createFrom().item(rejection(parentDelete.opIndex(), "cascade_limit", null, null));
+                            }
+                            Staged del = new Staged(child.name(), r.rowId(), null, parentDelete.opIndex(), null);
+                            staged.put(child.name() + '\u0000' + r.rowId(), del);
+                            changes.add(ChangeToWrite.delete(child.name(), r.rowId(), r.scopes()));
+                            queue.add(del);
+                        }
+                        break;
+                    default: // SET NULL: a sparse upsert presenting only the reference column (§6.2).
+                        for (StoredRow r : live) {
+                            if (++appended[0] > CASCADE_CAP) {
+                                return Uni.createFrom().item(rejection(parentDelete.opIndex(), "cascade_limit", null, null));
+                            }
+                            long next = r.serverVersion() + 1;
+                            Object[] values = r.values().clone();
+                            values[col] = null;
+                            long[] versions = r.columnVersions().clone();
+                            versions[col] = next;
+                            StoredRow updated = new StoredRow(r.rowId(), next, values, versions, r.scopes());
+                            staged.put(child.name() + '\u0000' + r.rowId(),
+                                    new Staged(child.name(), r.rowId(), updated, parentDelete.opIndex(), null));
+                            changes.add(ChangeToWrite.upsert(child.name(), r.rowId(), next, r.scopes(), values));
+                        }
+                        break;
+                }
+                return children(schema, tx, staged, changes, queue, parentDelete, parent, work, w + 1, appended);
+            });
+        }
+
+        private static Object parentKeyValue(TableSchema parent, String rowId) {
+            return switch (parent.primaryKeyColumn().type()) {
+                case INTEGER -> Long.parseLong(rowId);
+                case BOOLEAN -> Boolean.parseBoolean(rowId);
+                default -> rowId;
+            };
+        }
+
+        /** A {@code sync.reference_violation} with its bounded §6.3.1 details (dropped members that do not fit). */
+        private static Rejection rejection(int opIndex, String reason, List<String> fieldPaths, Map<String, String> refs) {
+            Map<String, Object> details = new LinkedHashMap<>();
+            details.put("reason", reason);
+            if (fieldPaths != null) {
+                details.put("fieldPaths", fieldPaths);
+            }
+            if (refs != null) {
+                details.put("references", refs);
+            }
+            String json = CanonicalJson.write(details);
+            if (!dev.syncular.server.wire.RecoveryDetails.isValid(json)) {
+                json = CanonicalJson.write(Map.of("reason", reason));
+            }
+            return new Rejection(new OpResult.Error(opIndex, ErrorCode.REFERENCE_VIOLATION.code,
+                    "declared reference violated", false), json);
+        }
     }
 
     // ------------------------------------------------------------------------------------------- pull

@@ -53,6 +53,15 @@ public final class RecoveryDetails {
         }
     }
 
+    public static boolean isValid(String json) {
+        try {
+            require(json);
+            return true;
+        } catch (WireException e) {
+            return false;
+        }
+    }
+
     private static void token(JsonParser p, int max) throws IOException {
         if (p.currentToken() != JsonToken.VALUE_STRING) {
             throw bad();

@@ -474,6 +474,56 @@ public abstract class SyncScenariosContract {
         assertTrue(unknown.body.contains("sync.not_found"), unknown.body);
     }
 
+    // ---------------------------------------------------------------------------------- references (§6.11)
+
+    private static Map<String, Object> child(String id, String noteId) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", id);
+        m.put("project_id", "p1");
+        m.put("note_id", noteId);
+        m.put("text", "t");
+        return m;
+    }
+
+    @Test
+    void declaredReferences() {
+        allowP1("alice");
+        SyncTestClient a = client("alice", "ref-1");
+        a.sync();
+        // A child naming an absent parent is rejected with the bounded details frame.
+        String orphan = a.upsert("comments", child("c-0", "missing"), null);
+        a.sync();
+        assertEquals("sync.reference_violation",
+                assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(a.result(orphan))).code());
+        dev.syncular.server.wire.PushResultDetails details = (dev.syncular.server.wire.PushResultDetails) a.lastResponse.frames()
+                .stream().filter(f -> f instanceof dev.syncular.server.wire.PushResultDetails).findFirst().orElseThrow();
+        assertTrue(details.entries().get(0).detailsJson().contains("missing_parent"));
+        // A parent and its child in one commit pass (candidate state).
+        String together = a.commit(List.of(a.upsertOp("notes", note("n-ref", "p1", "parent"), null),
+                a.upsertOp("comments", child("c-1", "n-ref"), null), a.upsertOp("comments", child("c-2", "n-ref"), null),
+                a.upsertOp("links", child("l-1", "n-ref"), null)));
+        a.sync();
+        assertTrue(SyncTestClient.applied(a.result(together)));
+        // CASCADE deletes comments, SET NULL clears the link, in the same commit.
+        String del = a.delete("notes", "n-ref");
+        a.sync();
+        assertTrue(SyncTestClient.applied(a.result(del)));
+        assertFalse(server().rows("notes").containsKey("n-ref"));
+        assertTrue(server().rows("comments").isEmpty());
+        StoredRow link = server().rows("links").get("l-1");
+        assertNull(link.values()[2]);
+        assertEquals(2, link.serverVersion());
+        // RESTRICT refuses a parent delete with live children.
+        a.upsert("notes", note("n-pin", "p1", "pinned"), null);
+        a.upsert("pins", child("pin-1", "n-pin"), null);
+        a.sync();
+        String restricted = a.delete("notes", "n-pin");
+        a.sync();
+        assertEquals("sync.reference_violation",
+                assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(a.result(restricted))).code());
+        assertTrue(server().rows("notes").containsKey("n-pin"));
+    }
+
     // ---------------------------------------------------------------------------------- concurrency
 
     private static <T> List<T> concurrently(int n, java.util.function.IntFunction<T> task) throws Exception {

@@ -507,6 +507,33 @@ public final class PostgresSyncStorage implements SyncStorage {
         }
 
         @Override
+        public Uni<List<StoredRow>> readRowsWhere(String table, String column, Object value, int limit) {
+            RowTable rt;
+            ColumnSchema col;
+            try {
+                rt = table(table);
+                col = rt.schema.column(column);
+                if (col == null) {
+                    throw new StorageException(StorageException.INVALID_ARGUMENT, "unknown column", Map.of("table", table,
+                            "column", column));
+                }
+            } catch (RuntimeException e) {
+                return Uni.createFrom().failure(e);
+            }
+            return conn.preparedQuery("SELECT " + selectList(rt.schema) + " FROM " + t(rt.physicalName)
+                            + " WHERE \"_sync_partition\" = $1 AND " + q(col.name()) + " = $2"
+                            + " ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $3")
+                    .execute(Tuple.of(partition(), bindValue(col.type(), value), limit))
+                    .map(rs -> {
+                        List<StoredRow> out = new ArrayList<>();
+                        for (Row r : rs) {
+                            out.add(storedRow(rt.schema, r));
+                        }
+                        return out;
+                    });
+        }
+
+        @Override
         public Uni<Tombstone> readTombstone(String table, String rowId) {
             return conn.preparedQuery("SELECT commit_seq FROM " + t("sync_tombstones")
                             + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
