@@ -27,7 +27,7 @@ public enum ErrorCode {
     SCHEMA_NOT_READY("sync.schema_not_ready", "internal", true, "retryLater", 503),
     TOO_MANY_OPERATIONS("sync.too_many_operations", "invalid-request", false, "splitBatch", 400),
     NOT_FOUND("sync.not_found", "not-found", false, "forceResync", 404),
-    SEGMENT_EXPIRED("sync.segment_expired", "not-found", true, "retryLater", 410),
+    SEGMENT_EXPIRED("sync.segment_expired", "not-found", true, "retryLater", 404),
     CURSOR_EXPIRED("sync.cursor_expired", "reset-required", false, "rebootstrap", 409),
     SCOPE_REVOKED("sync.scope_revoked", "scope-revoked", false, "checkPermissions", 403),
     RATE_LIMITED("sync.rate_limited", "rate-limited", true, "retryLater", 429),

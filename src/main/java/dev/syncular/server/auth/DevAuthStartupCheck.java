@@ -1,0 +1,69 @@
+package dev.syncular.server.auth;
+
+import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.sync.ScopeResolver;
+import io.quarkus.arc.InjectableInstance;
+import io.quarkus.runtime.LaunchMode;
+import io.quarkus.runtime.StartupEvent;
+import io.quarkus.runtime.configuration.ConfigurationException;
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import org.jboss.logging.Logger;
+
+/**
+ * Refuses to start when the built-in development auth pair ({@link DevHeaderAuthenticator},
+ * {@link ConfiguredScopeResolver}) would serve requests without {@code syncular.dev-auth.enabled=true}.
+ * The prod profile sets that flag to {@code false} in application.properties, so a production server
+ * either provides its own {@link Authenticator} and {@link ScopeResolver} beans or opts in explicitly.
+ * Runs right after the datasource check, before any schema work.
+ */
+@ApplicationScoped
+public class DevAuthStartupCheck {
+    private static final Logger LOG = Logger.getLogger(DevAuthStartupCheck.class);
+
+    static final String MESSAGE = "The built-in development authentication (%s) is active, but "
+            + "syncular.dev-auth.enabled is false. It trusts the x-actor-id header and grants the configured "
+            + "scopes to anyone, so the prod profile does not enable it by default. Provide your own CDI beans "
+            + "implementing dev.syncular.server.auth.Authenticator and dev.syncular.server.sync.ScopeResolver, "
+            + "or set syncular.dev-auth.enabled=true (env SYNCULAR_DEV_AUTH_ENABLED=true) to run with dev "
+            + "authentication anyway.";
+
+    @Inject
+    InjectableInstance<Authenticator> authenticator;
+
+    @Inject
+    InjectableInstance<ScopeResolver> resolver;
+
+    @Inject
+    SyncularConfig config;
+
+    void check(@Observes @Priority(2) StartupEvent event) {
+        boolean devAuthenticator = authenticator.getHandle().getBean().getBeanClass() == DevHeaderAuthenticator.class;
+        boolean devResolver = resolver.getHandle().getBean().getBeanClass() == ConfiguredScopeResolver.class;
+        verify(devAuthenticator, devResolver, config.devAuth().enabled(), LaunchMode.current() == LaunchMode.NORMAL);
+        if (devResolver) {
+            ((ConfiguredScopeResolver) resolver.get()).allowed(); // instantiate now: bad allowed-scopes fail start-up
+        }
+    }
+
+    /**
+     * @param prod the application runs as a packaged (non dev/test) application
+     * @throws ConfigurationException when a dev bean is active and dev auth is not enabled
+     */
+    static void verify(boolean devAuthenticator, boolean devResolver, boolean enabled, boolean prod) {
+        if (!devAuthenticator && !devResolver) {
+            return;
+        }
+        String which = devAuthenticator && devResolver ? "DevHeaderAuthenticator and ConfiguredScopeResolver"
+                : devAuthenticator ? "DevHeaderAuthenticator" : "ConfiguredScopeResolver";
+        if (!enabled) {
+            throw new ConfigurationException(String.format(MESSAGE, which));
+        }
+        if (prod) {
+            LOG.warnf("Development authentication (%s) is enabled by syncular.dev-auth.enabled=true: any client "
+                    + "can act as any actor. Do not expose this server.", which);
+        }
+    }
+}

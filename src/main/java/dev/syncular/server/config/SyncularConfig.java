@@ -1,0 +1,133 @@
+package dev.syncular.server.config;
+
+import io.quarkus.runtime.configuration.MemorySize;
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * Server configuration under {@code syncular.*}.
+ *
+ * <p>Property names (kebab-case): {@code syncular.mount}, {@code syncular.max-request-bytes},
+ * {@code syncular.schema.path}, {@code syncular.storage.pg-schema},
+ * {@code syncular.limits.max-operations-per-request}, {@code syncular.limits.inline-segment-max-bytes},
+ * {@code syncular.limits.segment-ttl}, {@code syncular.dev-auth.enabled},
+ * {@code syncular.dev-auth.partition}, {@code syncular.dev-auth.allowed-scopes}.
+ */
+@ConfigMapping(prefix = "syncular")
+public interface SyncularConfig {
+
+    /** The bundled example schema (classpath resource), used when {@code syncular.schema.path} is unset. */
+    String BUNDLED_SCHEMA_RESOURCE = "schema/quickstart.syncular.ir.json";
+
+    /**
+     * Path prefix {@code <mount>} of the protocol routes (§1.1), e.g. {@code /api/sync}; unset or
+     * {@code /} mounts them at the root ({@code /sync}, {@code /segments/{id}}).
+     *
+     * <p><b>Build-time.</b> JAX-RS paths are static, so application.properties feeds this value to
+     * {@code quarkus.rest.path} (the JAX-RS application path), which Quarkus fixes at build time: set it
+     * when building ({@code ./mvnw package -Dsyncular.mount=/api/sync}). Management routes
+     * ({@code /q/health}, {@code /q/metrics}) are not JAX-RS and stay where they are.
+     */
+    Optional<String> mount();
+
+    /**
+     * Cap on a {@code POST <mount>/sync} body, applied to the bytes received and again to the inflated bytes
+     * of a {@code Content-Encoding: gzip} body; larger bodies get 413 {@code sync.invalid_request}. Keep it
+     * below {@code quarkus.http.limits.max-body-size} (the server-wide backstop, answered without a JSON
+     * body).
+     */
+    @WithDefault("16M")
+    MemorySize maxRequestBytes();
+
+    Schema schema();
+
+    Storage storage();
+
+    Limits limits();
+
+    DevAuth devAuth();
+
+    /**
+     * {@code syncular.embedded-postgres.*}: owned by {@link EmbeddedPostgresConfigSourceFactory} (the dev/test
+     * database), which reads them as plain properties; declared here only so this mapping accepts them.
+     */
+    EmbeddedPostgres embeddedPostgres();
+
+    /** The normalized mount prefix: empty for the root, else {@code /segment[/segment...]} without a trailing slash. */
+    default String mountPrefix() {
+        return normalizeMount(mount().orElse(""));
+    }
+
+    static String normalizeMount(String raw) {
+        String m = raw.trim();
+        while (m.endsWith("/")) {
+            m = m.substring(0, m.length() - 1);
+        }
+        if (m.isEmpty()) {
+            return "";
+        }
+        return m.startsWith("/") ? m : "/" + m;
+    }
+
+    interface EmbeddedPostgres {
+        Optional<String> url();
+
+        Optional<String> enabled();
+
+        Optional<String> port();
+
+        Optional<String> dataDir();
+    }
+
+    interface Schema {
+        /** File system path of the schema IR JSON (§2.4); unset = the bundled quickstart schema. */
+        Optional<String> path();
+    }
+
+    interface Storage {
+        /** PostgreSQL schema (namespace) holding the sync tables. */
+        @WithDefault("public")
+        String pgSchema();
+    }
+
+    interface Limits {
+        /** §6.1 operation cap across all commits of a request. */
+        @WithDefault("500")
+        int maxOperationsPerRequest();
+
+        /** §5.7 rows segments smaller than this many bytes are inlined into the response. */
+        @WithDefault("262144")
+        int inlineSegmentMaxBytes();
+
+        /** §5.1 segment lifetime. */
+        @WithDefault("24h")
+        Duration segmentTtl();
+    }
+
+    /**
+     * The built-in development authentication ({@code auth.DevHeaderAuthenticator} +
+     * {@code auth.ConfiguredScopeResolver}). It trusts the {@code x-actor-id} header — never expose it.
+     */
+    interface DevAuth {
+        /**
+         * Whether the dev pair may serve requests. Defaults to {@code true}; the prod profile sets
+         * {@code false} (application.properties), and a prod server whose active authenticator is still the
+         * dev one refuses to start unless this is set to {@code true} explicitly.
+         */
+        @WithDefault("true")
+        boolean enabled();
+
+        /** Partition used when the request carries no {@code x-syncular-partition} header. */
+        @WithDefault("default")
+        String partition();
+
+        /**
+         * Allowed scopes of every actor (§3.2), as a JSON object of variable → array of values, e.g.
+         * {@code {"list_id":["l1","l2"]}}; {@code "*"} allows any value. Unset = {@code ["*"]} for every
+         * scope variable the schema declares.
+         */
+        Optional<String> allowedScopes();
+    }
+}

@@ -1,0 +1,175 @@
+package dev.syncular.server.http;
+
+import com.github.luben.zstd.ZstdOutputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.util.Locale;
+import java.util.zip.GZIPOutputStream;
+
+/**
+ * Response {@code Content-Encoding} (§1.3, §5.8): {@code gzip} (required) and {@code zstd}, negotiated from
+ * {@code Accept-Encoding}. Protocol bytes are never compressed at the protocol layer; this is transport
+ * compression applied per response by this hop.
+ */
+public enum ContentCoding {
+    IDENTITY(null),
+    GZIP("gzip"),
+    ZSTD("zstd");
+
+    /** zstd level: 3 is zstd's default, the speed/ratio point §5.8 measured. */
+    static final int ZSTD_LEVEL = 3;
+
+    /** The {@code Content-Encoding} token, or {@code null} for identity. */
+    public final String token;
+
+    ContentCoding(String token) {
+        this.token = token;
+    }
+
+    /**
+     * Picks the coding with the highest q-value among {@code zstd} and {@code gzip}; on a tie the one the
+     * client lists first, and {@code zstd} when both come from the same {@code *}. No acceptable coding (or
+     * no header) means identity.
+     */
+    public static ContentCoding negotiate(String acceptEncoding) {
+        if (acceptEncoding == null || acceptEncoding.isBlank()) {
+            return IDENTITY;
+        }
+        double qGzip = -1;
+        double qZstd = -1;
+        double qStar = -1;
+        int posGzip = Integer.MAX_VALUE;
+        int posZstd = Integer.MAX_VALUE;
+        int posStar = Integer.MAX_VALUE;
+        String[] items = acceptEncoding.split(",");
+        for (int i = 0; i < items.length; i++) {
+            String[] parts = items[i].split(";");
+            String coding = parts[0].trim().toLowerCase(Locale.ROOT);
+            double q = 1.0;
+            for (int p = 1; p < parts.length; p++) {
+                String param = parts[p].trim();
+                if (param.length() > 2 && (param.charAt(0) == 'q' || param.charAt(0) == 'Q') && param.charAt(1) == '=') {
+                    try {
+                        q = Double.parseDouble(param.substring(2).trim());
+                    } catch (NumberFormatException e) {
+                        q = 0;
+                    }
+                }
+            }
+            switch (coding) {
+                case "gzip", "x-gzip" -> {
+                    if (qGzip < 0) {
+                        qGzip = q;
+                        posGzip = i;
+                    }
+                }
+                case "zstd" -> {
+                    if (qZstd < 0) {
+                        qZstd = q;
+                        posZstd = i;
+                    }
+                }
+                case "*" -> {
+                    if (qStar < 0) {
+                        qStar = q;
+                        posStar = i;
+                    }
+                }
+                default -> {
+                }
+            }
+        }
+        if (qGzip < 0 && qStar >= 0) {
+            qGzip = qStar;
+            posGzip = posStar;
+        }
+        if (qZstd < 0 && qStar >= 0) {
+            qZstd = qStar;
+            posZstd = posStar;
+        }
+        boolean gzipOk = qGzip > 0;
+        boolean zstdOk = qZstd > 0;
+        if (!gzipOk && !zstdOk) {
+            return IDENTITY;
+        }
+        if (gzipOk != zstdOk) {
+            return zstdOk ? ZSTD : GZIP;
+        }
+        if (qZstd != qGzip) {
+            return qZstd > qGzip ? ZSTD : GZIP;
+        }
+        return posGzip < posZstd ? GZIP : ZSTD;
+    }
+
+    /** A fresh streaming compressor for one response body. */
+    public Compressor compressor() {
+        return new Compressor(this);
+    }
+
+    /** Compresses a whole body at once (segment downloads). */
+    public byte[] encodeAll(byte[] body) {
+        if (this == IDENTITY) {
+            return body;
+        }
+        Compressor c = compressor();
+        byte[] head = c.write(body, 0, body.length);
+        byte[] tail = c.finish();
+        byte[] out = new byte[head.length + tail.length];
+        System.arraycopy(head, 0, out, 0, head.length);
+        System.arraycopy(tail, 0, out, head.length, tail.length);
+        return out;
+    }
+
+    /**
+     * Streaming compressor: {@link #write} returns whatever compressed output the input produced so far
+     * (often nothing — the codec buffers, which keeps the ratio of a stream of small frames), {@link #finish}
+     * the rest including the trailer. Not thread-safe; one per response.
+     */
+    public static final class Compressor {
+        private final ByteArrayOutputStream sink = new ByteArrayOutputStream(8192);
+        private final OutputStream out;
+
+        Compressor(ContentCoding coding) {
+            try {
+                out = switch (coding) {
+                    case IDENTITY -> sink;
+                    case GZIP -> new GZIPOutputStream(sink, 8192, false);
+                    case ZSTD -> new ZstdOutputStream(sink, ZSTD_LEVEL);
+                };
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        public byte[] write(byte[] b, int off, int len) {
+            try {
+                out.write(b, off, len);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            return take();
+        }
+
+        public byte[] finish() {
+            try {
+                out.close();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            return take();
+        }
+
+        private byte[] take() {
+            if (sink.size() == 0) {
+                return EMPTY;
+            }
+            byte[] b = sink.toByteArray();
+            sink.reset();
+            return b;
+        }
+
+        private static final byte[] EMPTY = new byte[0];
+    }
+}

@@ -1,0 +1,98 @@
+package dev.syncular.server.http;
+
+import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.segments.postgres.PostgresSegmentStore;
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.sync.ScopeResolver;
+import dev.syncular.server.sync.SyncEngine;
+import dev.syncular.server.sync.SyncLimits;
+import io.quarkus.runtime.StartupEvent;
+import io.quarkus.runtime.configuration.ConfigurationException;
+import io.vertx.mutiny.sqlclient.Pool;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Singleton;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.jboss.logging.Logger;
+
+/**
+ * Wires the engine from configuration: the running schema ({@code syncular.schema.path} or the bundled
+ * quickstart schema), PostgreSQL sync storage and segment store on Quarkus's reactive {@link Pool} (in
+ * {@code syncular.storage.pg-schema}), the host's {@link ScopeResolver} bean and the limits.
+ *
+ * <p>At start-up ({@link StartupEvent}, on the main thread — never an event loop) it creates or verifies
+ * the storage tables, blocking until done, so the first request finds them ready and a broken database
+ * stops the boot instead of failing requests.
+ */
+@ApplicationScoped
+public class EngineProducer {
+    private static final Logger LOG = Logger.getLogger(EngineProducer.class);
+    private static final Duration STARTUP_DDL_TIMEOUT = Duration.ofMinutes(2);
+
+    @Produces
+    @Singleton
+    SchemaWindow schemaWindow(SyncularConfig config) {
+        return SchemaWindow.single(loadSchema(config));
+    }
+
+    @Produces
+    @Singleton
+    PostgresSyncStorage storage(Pool pool, SyncularConfig config) {
+        return new PostgresSyncStorage(pool, config.storage().pgSchema());
+    }
+
+    @Produces
+    @Singleton
+    PostgresSegmentStore segmentStore(Pool pool, SyncularConfig config) {
+        return new PostgresSegmentStore(pool, config.storage().pgSchema());
+    }
+
+    @Produces
+    @Singleton
+    SyncEngine engine(SchemaWindow window, PostgresSyncStorage storage, PostgresSegmentStore segments,
+            ScopeResolver resolver, SyncularConfig config) {
+        SyncularConfig.Limits l = config.limits();
+        SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), l.inlineSegmentMaxBytes(),
+                l.segmentTtl().toMillis());
+        return new SyncEngine(window, storage, segments, resolver, limits, System::currentTimeMillis);
+    }
+
+    /** Runs after the datasource (priority 1) and dev-auth (priority 2) checks. */
+    void ensureStorage(@Observes StartupEvent event, SchemaWindow window, PostgresSyncStorage storage,
+            PostgresSegmentStore segments) {
+        long t0 = System.nanoTime();
+        storage.ensureSchema(window.current()).await().atMost(STARTUP_DDL_TIMEOUT);
+        segments.ensureSchema().await().atMost(STARTUP_DDL_TIMEOUT);
+        LOG.infof("Sync storage ready in schema \"%s\" (schema version %d, %d tables) in %d ms",
+                storage.pgSchema(), window.current().version(), window.current().tables().size(),
+                (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    static CompiledSchema loadSchema(SyncularConfig config) {
+        if (config.schema().path().isPresent() && !config.schema().path().get().isBlank()) {
+            Path path = Path.of(config.schema().path().get().trim());
+            if (!Files.isRegularFile(path)) {
+                throw new ConfigurationException("syncular.schema.path: no schema IR file at " + path.toAbsolutePath());
+            }
+            return SchemaLoader.load(path);
+        }
+        try (InputStream in = Thread.currentThread().getContextClassLoader()
+                .getResourceAsStream(SyncularConfig.BUNDLED_SCHEMA_RESOURCE)) {
+            if (in == null) {
+                throw new ConfigurationException("bundled schema " + SyncularConfig.BUNDLED_SCHEMA_RESOURCE
+                        + " is missing from the classpath; set syncular.schema.path");
+            }
+            return SchemaLoader.load(in);
+        } catch (IOException e) {
+            throw new ConfigurationException("cannot read bundled schema " + SyncularConfig.BUNDLED_SCHEMA_RESOURCE, e);
+        }
+    }
+}

@@ -1,0 +1,99 @@
+package dev.syncular.server.http;
+
+import dev.syncular.server.sync.ErrorCode;
+import dev.syncular.server.sync.SyncError;
+import dev.syncular.server.wire.WireException;
+import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import java.util.Map;
+import org.jboss.logging.Logger;
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+
+/**
+ * HTTP-level errors (§1.1, §10.1): every failure detected before a 200 is committed is answered as
+ * {@code application/json} in the catalogue shape with the code's status. This includes a failed
+ * {@code Uni} behind {@code RestMulti.fromUniResponse} on {@code POST <mount>/sync}: nothing of the SSP2
+ * body has been written at that point.
+ *
+ * <p>Anything outside the catalogue becomes 500 {@code sync.internal_error} with a static message; the
+ * original is logged server-side only (§10.2 "host adapter errors").
+ */
+public class ErrorMapper {
+    private static final Logger LOG = Logger.getLogger(ErrorMapper.class);
+
+    @ServerExceptionMapper
+    public Response syncError(SyncError e) {
+        Response.ResponseBuilder r = json(status(e.code()), ErrorBodies.body(e.code(), e.getMessage(), e.details()));
+        if (e.code() == ErrorCode.SCHEMA_NOT_READY || e.code() == ErrorCode.RATE_LIMITED) {
+            r.header("Retry-After", "1");
+        }
+        return r.build();
+    }
+
+    @ServerExceptionMapper
+    public Response wireError(WireException e) {
+        ErrorCode code = ErrorCode.of(e.code());
+        if (code == null) {
+            code = ErrorCode.INVALID_REQUEST;
+        }
+        // Decode errors (§1.7) are static rule descriptions; they never interpolate request data.
+        return json(code.httpStatus, ErrorBodies.body(code, e.getMessage(), Map.of())).build();
+    }
+
+    @ServerExceptionMapper
+    public Response httpError(HttpError e) {
+        return json(e.status(), ErrorBodies.body(e.code(), e.getMessage(), Map.of())).build();
+    }
+
+    /**
+     * Framework-raised HTTP errors (unknown route 404, wrong method 405, unacceptable Accept 406, ...): kept
+     * at their status, in the catalogue shape. A response that already carries an entity is left alone.
+     */
+    @ServerExceptionMapper
+    public Response webError(WebApplicationException e) {
+        Response original = e.getResponse();
+        if (original != null && original.hasEntity()) {
+            return original;
+        }
+        int status = original == null ? 500 : original.getStatus();
+        if (status >= 500) {
+            LOG.error("HTTP request failed", e);
+            return json(500, ErrorBodies.body(ErrorCode.INTERNAL_ERROR, "internal server error", Map.of())).build();
+        }
+        ErrorCode code = switch (status) {
+            case 401 -> ErrorCode.AUTH_REQUIRED;
+            case 403 -> ErrorCode.FORBIDDEN;
+            case 404 -> ErrorCode.NOT_FOUND;
+            case 429 -> ErrorCode.RATE_LIMITED;
+            default -> ErrorCode.INVALID_REQUEST;
+        };
+        String message = switch (status) {
+            case 404 -> "not found";
+            case 405 -> "method not allowed";
+            case 406 -> "not acceptable";
+            case 415 -> "unsupported content type";
+            default -> "invalid request";
+        };
+        Response.ResponseBuilder r = json(status, ErrorBodies.body(code, message, Map.of()));
+        if (original != null && original.getHeaderString("Allow") != null) {
+            r.header("Allow", original.getHeaderString("Allow"));
+        }
+        return r.build();
+    }
+
+    @ServerExceptionMapper
+    public Response unexpected(Throwable e) {
+        LOG.error("Unhandled exception answered as sync.internal_error", e);
+        return json(500, ErrorBodies.body(ErrorCode.INTERNAL_ERROR, "internal server error", Map.of())).build();
+    }
+
+    /** The HTTP status of a catalogue code (§10.1; §5.5 answers an expired segment with 404). */
+    static int status(ErrorCode code) {
+        return code.httpStatus;
+    }
+
+    private static Response.ResponseBuilder json(int status, Object body) {
+        return Response.status(status).type(MediaType.APPLICATION_JSON_TYPE).entity(body);
+    }
+}

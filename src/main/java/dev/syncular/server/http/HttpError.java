@@ -1,0 +1,27 @@
+package dev.syncular.server.http;
+
+import dev.syncular.server.sync.ErrorCode;
+
+/**
+ * An HTTP-level protocol error whose status differs from the catalogue default of its code (§1.1): 415 for
+ * a wrong content type, 413 for an oversized body — both {@code sync.invalid_request}. The message is
+ * static; answered as §10.1 JSON by {@link ErrorMapper}.
+ */
+public final class HttpError extends RuntimeException {
+    private final int status;
+    private final ErrorCode code;
+
+    public HttpError(int status, ErrorCode code, String message) {
+        super(message, null, false, false);
+        this.status = status;
+        this.code = code;
+    }
+
+    public int status() {
+        return status;
+    }
+
+    public ErrorCode code() {
+        return code;
+    }
+}

@@ -1,0 +1,99 @@
+package dev.syncular.server.http;
+
+import dev.syncular.server.sync.ErrorCode;
+import dev.syncular.server.wire.ErrorFrame;
+import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.FrameType;
+import dev.syncular.server.wire.MessageEncoder;
+import io.vertx.core.buffer.Buffer;
+import java.io.ByteArrayOutputStream;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NoSuchElementException;
+import org.jboss.logging.Logger;
+
+/**
+ * The chunks of one SSP2 response body (§1.2, §1.4), produced lazily as the HTTP layer asks for them: the
+ * envelope header, then one chunk per encoded frame, then {@code END} — each passed through the
+ * negotiated {@link ContentCoding} (whose codec may hold bytes back and emit them later; empty outputs are
+ * skipped). Frames go through {@link MessageEncoder}, so a frame sequence the response grammar forbids is
+ * never sent as if it were valid.
+ *
+ * <p>A failure while encoding happens after the 200 was committed, so it is reported in-band (§1.1): an
+ * {@code ERROR} frame ({@code sync.internal_error}) and {@code END}, which makes the client abort the
+ * open subscription (§1.4 rule 5). The exception itself is only logged.
+ */
+final class ResponseBody implements Iterator<Buffer> {
+    private static final Logger LOG = Logger.getLogger(ResponseBody.class);
+    private static final byte[] END = {FrameType.END, 0, 0, 0, 0};
+
+    private final List<Frame> frames;
+    private final ContentCoding.Compressor compressor;
+    private final ByteArrayOutputStream pending = new ByteArrayOutputStream(256);
+    private MessageEncoder encoder;
+    private int index;
+    private boolean done;
+    private Buffer next;
+
+    ResponseBody(List<Frame> frames, ContentCoding coding) {
+        this.frames = frames;
+        this.compressor = coding.compressor();
+    }
+
+    static Iterable<Buffer> of(List<Frame> frames, ContentCoding coding) {
+        return () -> new ResponseBody(frames, coding);
+    }
+
+    @Override
+    public boolean hasNext() {
+        while (next == null && !done) {
+            step();
+        }
+        return next != null;
+    }
+
+    @Override
+    public Buffer next() {
+        if (!hasNext()) {
+            throw new NoSuchElementException();
+        }
+        Buffer b = next;
+        next = null;
+        return b;
+    }
+
+    private void step() {
+        try {
+            if (encoder == null) {
+                encoder = new MessageEncoder(FrameType.MSG_RESPONSE, this::sink); // writes the envelope header
+            } else if (index < frames.size()) {
+                encoder.write(frames.get(index++));
+            } else {
+                encoder.end();
+                pending.writeBytes(compressor.finish());
+                done = true;
+            }
+        } catch (RuntimeException e) {
+            LOG.error("Encoding a sync response failed after streaming began; sending an in-band ERROR", e);
+            ErrorCode c = ErrorCode.INTERNAL_ERROR;
+            byte[] error = MessageEncoder.encodeFrame(new ErrorFrame(c.code, "internal server error", c.category,
+                    c.retryable, c.recommendedAction, null));
+            try {
+                sink(error, 0, error.length);
+                sink(END, 0, END.length);
+                pending.writeBytes(compressor.finish());
+            } catch (RuntimeException again) {
+                LOG.error("Cannot terminate the failed sync response; the connection will be cut", again);
+            }
+            done = true;
+        }
+        if (pending.size() > 0) {
+            next = Buffer.buffer(pending.toByteArray());
+            pending.reset();
+        }
+    }
+
+    private void sink(byte[] bytes, int offset, int length) {
+        pending.writeBytes(compressor.write(bytes, offset, length));
+    }
+}

@@ -1,0 +1,165 @@
+package dev.syncular.server.http;
+
+import dev.syncular.server.auth.Authenticator;
+import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.sync.ErrorCode;
+import dev.syncular.server.sync.SyncEngine;
+import dev.syncular.server.sync.SyncRequestContext;
+import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.MessageDecoder;
+import dev.syncular.server.wire.WireException;
+import io.smallrye.common.annotation.Blocking;
+import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerRequest;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Context;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.zip.GZIPInputStream;
+import java.util.zip.ZipException;
+import org.jboss.resteasy.reactive.RestMulti;
+
+/**
+ * {@code POST <mount>/sync} (§1.1): one combined push+pull round. SSP2 request in, SSP2 response out.
+ *
+ * <p>Order of checks, all answered as §10.1 JSON before any response byte: content type (415), request
+ * {@code Content-Encoding} (415 unless absent/identity/gzip), declared length (413), authentication (401),
+ * body read + gzip inflation under {@code syncular.max-request-bytes} (413), decode (400 with the decode
+ * error's code, e.g. {@code sync.invalid_request} or {@code sync.empty_commit}), then the engine, whose
+ * request-level {@code SyncError}s still arrive before the 200 because the response is only committed once
+ * the engine's {@code Uni} yields the planned frames ({@code RestMulti.fromUniResponse}).
+ *
+ * <p><b>Threading.</b> The method is {@link Blocking}: reading a body of up to 16 MiB, inflating gzip and
+ * decoding frames are CPU and blocking-I/O work that must not run on the event loop (Quarkus REST hands
+ * large bodies to a worker as a blocking stream; small ones arrive pre-buffered). The engine's {@code Uni}
+ * then runs on the reactive PostgreSQL client's event loop, and the response frames are encoded (and
+ * compressed) one at a time as the HTTP layer pulls them — per-frame work bounded by the frame size, with
+ * rows segments above {@code inline-segment-max-bytes} served via {@code GET /segments} instead.
+ */
+@Path("/sync")
+public class SyncResource {
+    public static final String CONTENT_TYPE = "application/vnd.syncular.sync.v2";
+    private static final int CHUNK = 64 * 1024;
+    private static final Duration AUTH_TIMEOUT = Duration.ofSeconds(30);
+
+    private final SyncEngine engine;
+    private final Authenticator authenticator;
+    private final long maxRequestBytes;
+
+    @Inject
+    public SyncResource(SyncEngine engine, Authenticator authenticator, SyncularConfig config) {
+        this.engine = engine;
+        this.authenticator = authenticator;
+        this.maxRequestBytes = config.maxRequestBytes().asLongValue();
+    }
+
+    @POST
+    @Blocking
+    @Produces(CONTENT_TYPE)
+    public RestMulti<Buffer> sync(@Context HttpServerRequest request, InputStream body) {
+        requireSsp2ContentType(request.getHeader("Content-Type"));
+        boolean gzip = requestIsGzip(request.getHeader("Content-Encoding"));
+        String declaredLength = request.getHeader("Content-Length");
+        if (declaredLength != null) {
+            try {
+                if (Long.parseLong(declaredLength.trim()) > maxRequestBytes) {
+                    throw tooLarge();
+                }
+            } catch (NumberFormatException e) {
+                throw new HttpError(400, ErrorCode.INVALID_REQUEST, "invalid Content-Length");
+            }
+        }
+        // Awaiting on this worker thread is fine; the authenticator itself stays non-blocking.
+        SyncRequestContext ctx = authenticator.authenticate(request).await().atMost(AUTH_TIMEOUT);
+        Message message = decode(body, gzip);
+        ContentCoding coding = ContentCoding.negotiate(request.getHeader("Accept-Encoding"));
+        Uni<List<Frame>> planned = Uni.createFrom().deferred(() -> engine.handle(ctx, message));
+        return RestMulti.fromUniResponse(planned,
+                frames -> Multi.createFrom().iterable(ResponseBody.of(frames, coding)),
+                frames -> responseHeaders(coding),
+                frames -> 200);
+    }
+
+    static Map<String, List<String>> responseHeaders(ContentCoding coding) {
+        return coding == ContentCoding.IDENTITY
+                ? Map.of("Vary", List.of("Accept-Encoding"))
+                : Map.of("Vary", List.of("Accept-Encoding"), "Content-Encoding", List.of(coding.token));
+    }
+
+    /** §1.1: exactly {@code application/vnd.syncular.sync.v2} (case-insensitive; parameters ignored). */
+    static void requireSsp2ContentType(String contentType) {
+        if (contentType != null) {
+            int semi = contentType.indexOf(';');
+            String essence = (semi < 0 ? contentType : contentType.substring(0, semi)).trim();
+            if (essence.equalsIgnoreCase(CONTENT_TYPE)) {
+                return;
+            }
+        }
+        throw new HttpError(415, ErrorCode.INVALID_REQUEST, "content type must be " + CONTENT_TYPE);
+    }
+
+    /** §1.3: request bodies are identity or {@code gzip}; any other coding is 415. */
+    static boolean requestIsGzip(String contentEncoding) {
+        if (contentEncoding == null) {
+            return false;
+        }
+        String c = contentEncoding.trim().toLowerCase(Locale.ROOT);
+        if (c.isEmpty() || c.equals("identity")) {
+            return false;
+        }
+        if (c.equals("gzip") || c.equals("x-gzip")) {
+            return true;
+        }
+        throw new HttpError(415, ErrorCode.INVALID_REQUEST, "request Content-Encoding must be gzip or identity");
+    }
+
+    /**
+     * Streams the body through the decoder. The cap applies to the bytes received and, for gzip, separately
+     * to the inflated bytes (a few KiB of gzip can inflate to gigabytes).
+     */
+    Message decode(InputStream raw, boolean gzip) {
+        MessageDecoder decoder = MessageDecoder.forRequests();
+        List<Frame> frames = new ArrayList<>();
+        byte[] chunk = new byte[CHUNK];
+        long total = 0;
+        try (InputStream in = gzip ? new GZIPInputStream(new CappedInputStream(raw, maxRequestBytes), CHUNK)
+                : new CappedInputStream(raw, maxRequestBytes)) {
+            int n;
+            while ((n = in.read(chunk)) > 0) {
+                total += n;
+                if (total > maxRequestBytes) {
+                    throw tooLarge();
+                }
+                frames.addAll(decoder.feed(chunk, 0, n));
+            }
+        } catch (ZipException | java.io.EOFException e) {
+            throw new HttpError(400, ErrorCode.INVALID_REQUEST, "request body is not valid gzip");
+        } catch (CappedInputStream.TooLarge e) {
+            throw tooLarge();
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading the request body failed", e);
+        }
+        if (total == 0) {
+            throw WireException.invalid("empty request body");
+        }
+        decoder.finish();
+        return Message.request(frames);
+    }
+
+    private HttpError tooLarge() {
+        return new HttpError(413, ErrorCode.INVALID_REQUEST,
+                "request body exceeds " + maxRequestBytes + " bytes; split the push into smaller requests");
+    }
+}

@@ -1,0 +1,150 @@
+package dev.syncular.server.http;
+
+import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.sync.ScopeResolver;
+import dev.syncular.server.sync.SyncScenariosContract;
+import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.SyncTestClient;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.Tuple;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Alternative;
+import jakarta.inject.Inject;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.BeforeEach;
+
+/**
+ * The Appendix B scenario contract end to end: real HTTP round trips through the running Quarkus app
+ * ({@code POST /sync}, {@code GET /segments/{id}}), the production engine, PostgreSQL storage and segment
+ * store. Only scope resolution is host-controlled (a seam the spec names, §3.2).
+ */
+@QuarkusTest
+@TestProfile(HttpSyncScenariosTest.NotesSchema.class)
+class HttpSyncScenariosTest extends SyncScenariosContract {
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    /** The scenario schema in its own PostgreSQL schema, with the host-controlled grant table enabled. */
+    public static class NotesSchema implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("syncular.schema.path", Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString(),
+                    "syncular.storage.pg-schema", "sync_e2e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
+        }
+
+        @Override
+        public Set<Class<?>> getEnabledAlternatives() {
+            return Set.of(GrantTable.class);
+        }
+    }
+
+    /** Allowed scopes per (partition, actor) set by the test; an actor without a grant fails resolution. */
+    @Alternative // selected only by this test's profile, never for the other tests' app
+    @ApplicationScoped
+    public static class GrantTable implements ScopeResolver {
+        private final Map<String, Map<String, List<String>>> grants = new ConcurrentHashMap<>();
+
+        /** A method, not a field write: the injected reference is a client proxy. */
+        public void grant(String partition, String actorId, Map<String, List<String>> allowed) {
+            grants.put(partition + "/" + actorId, allowed);
+        }
+
+        @Override
+        public Uni<Map<String, List<String>>> resolveScopes(String actorId, String partition) {
+            Map<String, List<String>> g = grants.get(partition + "/" + actorId);
+            return g == null ? Uni.createFrom().failure(new IllegalStateException("no grant")) : Uni.createFrom().item(g);
+        }
+    }
+
+    @Inject
+    PostgresSyncStorage storage;
+
+    @Inject
+    Pool pool;
+
+    @Inject
+    GrantTable grants;
+
+    @ConfigProperty(name = "quarkus.http.test-port")
+    int port;
+
+    private String partition;
+
+    @BeforeEach
+    void freshPartition() {
+        partition = "p-" + UUID.randomUUID();
+    }
+
+    private final Server server = new Server() {
+        @Override
+        public SyncTestClient.Transport transport() {
+            return new HttpTransport("http://localhost:" + port, partition);
+        }
+
+        @Override
+        public String partition() {
+            return partition;
+        }
+
+        @Override
+        public void allow(String actorId, Map<String, List<String>> allowed) {
+            grants.grant(partition, actorId, allowed);
+        }
+
+        @Override
+        public Map<String, StoredRow> rows(String table) {
+            Map<String, StoredRow> out = new TreeMap<>();
+            for (StoredRow r : storage.readRowsPage(partition, table, Map.of("project_id", Set.of("p1", "p2", "p9")), null,
+                    100_000).await().atMost(WAIT)) {
+                out.put(r.rowId(), r);
+            }
+            return out;
+        }
+
+        @Override
+        public void prune(long seq) {
+            PartitionState s = storage.readPartition(partition).await().atMost(WAIT);
+            storage.prune(partition, s.logEpoch(), seq).await().atMost(WAIT);
+        }
+
+        @Override
+        public long maxCommitSeq() {
+            return storage.readPartition(partition).await().atMost(WAIT).maxCommitSeq();
+        }
+
+        @Override
+        public Map<String, Long> tableCounts() {
+            List<String> names = new ArrayList<>();
+            for (Row r : pool.preparedQuery("SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1")
+                    .execute(Tuple.of(storage.pgSchema())).await().atMost(WAIT)) {
+                names.add(r.getString(0));
+            }
+            Map<String, Long> counts = new TreeMap<>();
+            for (String n : names) {
+                counts.put(n, pool.query("SELECT count(*) FROM \"" + storage.pgSchema() + "\".\"" + n + "\"").execute()
+                        .await().atMost(WAIT).iterator().next().getLong(0));
+            }
+            return counts;
+        }
+    };
+
+    @Override
+    protected Server server() {
+        return server;
+    }
+}

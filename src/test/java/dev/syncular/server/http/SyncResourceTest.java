@@ -1,0 +1,226 @@
+package dev.syncular.server.http;
+
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.not;
+import static org.hamcrest.Matchers.notNullValue;
+import static org.hamcrest.Matchers.nullValue;
+import static org.hamcrest.Matchers.startsWith;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.syncular.server.wire.FrameType;
+import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.MessageEncoder;
+import dev.syncular.server.wire.PushCommit;
+import dev.syncular.server.wire.ReqHeader;
+import dev.syncular.server.wire.RespHeader;
+import dev.syncular.server.wire.SubEnd;
+import dev.syncular.server.wire.SubStart;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+import io.restassured.response.ValidatableResponse;
+import java.io.ByteArrayOutputStream;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+@QuarkusTest
+class SyncResourceTest {
+
+    private static String client() {
+        return "client-" + UUID.randomUUID();
+    }
+
+    private static ValidatableResponse assertCatalogueError(ValidatableResponse r, int status, String code,
+            String category, boolean retryable, String action) {
+        return r.statusCode(status)
+                .contentType(startsWith("application/json"))
+                .body("code", equalTo(code))
+                .body("category", equalTo(category))
+                .body("retryable", equalTo(retryable))
+                .body("recommendedAction", equalTo(action))
+                .body("message", notNullValue());
+    }
+
+    private static ValidatableResponse invalidRequest(ValidatableResponse r, int status) {
+        return assertCatalogueError(r, status, "sync.invalid_request", "invalid-request", false, "fixRequest");
+    }
+
+    @Test
+    void wrongContentTypeIs415Json() {
+        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType("application/octet-stream")
+                .body(Ssp2.pull(client(), "l1")).post("/sync").then(), 415);
+    }
+
+    @Test
+    void missingContentTypeIs415Json() {
+        invalidRequest(Ssp2.raw().header("x-actor-id", "alice")
+                .body(Ssp2.pull(client(), "l1")).post("/sync").then(), 415);
+    }
+
+    @Test
+    void unsupportedRequestContentEncodingIs415() {
+        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT).header("Content-Encoding", "br")
+                .body(Ssp2.pull(client(), "l1")).post("/sync").then(), 415);
+    }
+
+    @Test
+    void malformedEnvelopeIs400InvalidRequest() {
+        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT)
+                .body("not an SSP2 envelope".getBytes()).post("/sync").then(), 400);
+    }
+
+    @Test
+    void truncatedEnvelopeIs400() {
+        byte[] full = Ssp2.pull(client(), "l1");
+        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT)
+                .body(Arrays.copyOf(full, full.length - 5)).post("/sync").then(), 400);
+    }
+
+    @Test
+    void wireVersion1Is400() {
+        byte[] body = Ssp2.pull(client(), "l1");
+        body[4] = 1; // wireVersion u16 LE
+        body[5] = 0;
+        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT)
+                .body(body).post("/sync").then(), 400);
+    }
+
+    @Test
+    void emptyCommitIs400EmptyCommit() {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        b.writeBytes(MessageEncoder.envelopeHeader(FrameType.MSG_REQUEST));
+        b.writeBytes(MessageEncoder.encodeFrame(new ReqHeader(client(), 1, "epoch")));
+        b.writeBytes(MessageEncoder.encodeFrame(new PushCommit("commit-1", List.of())));
+        b.writeBytes(new byte[] {0, 0, 0, 0, 0});
+        assertCatalogueError(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT)
+                .body(b.toByteArray()).post("/sync").then(), 400, "sync.empty_commit", "invalid-request", false,
+                "fixRequest");
+    }
+
+    @Test
+    void missingActorIs401AuthRequired() {
+        assertCatalogueError(Ssp2.raw().contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync").then(),
+                401, "sync.auth_required", "auth-required", true, "refreshAuth");
+    }
+
+    @Test
+    void engineRequestLevelErrorIsJsonBeforeAnyBodyByte() {
+        // §1.5: the reserved server-command clientId namespace is rejected at request level.
+        assertCatalogueError(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT)
+                .body(Ssp2.pull("[\"remote-command\",x", "l1")).post("/sync").then(),
+                400, "sync.invalid_client_id", "invalid-request", false, "resetClientId");
+    }
+
+    @Test
+    void identityResponseIsAnSsp2Message() {
+        Response r = Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "identity")
+                .contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync");
+        r.then().statusCode(200).contentType(startsWith(Ssp2.CT)).header("Content-Encoding", nullValue())
+                .header("Vary", containsString("Accept-Encoding"));
+        assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), null));
+    }
+
+    @Test
+    void gzipResponseWhenAccepted() {
+        Response r = Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "gzip")
+                .contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync");
+        r.then().statusCode(200).contentType(startsWith(Ssp2.CT)).header("Content-Encoding", equalTo("gzip"))
+                .header("Vary", containsString("Accept-Encoding"));
+        assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), "gzip"));
+    }
+
+    @Test
+    void zstdResponseWhenPreferred() {
+        Response r = Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "zstd, gzip")
+                .contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync");
+        r.then().statusCode(200).header("Content-Encoding", equalTo("zstd"));
+        assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), "zstd"));
+    }
+
+    @Test
+    void gzipWinsWhenListedFirstOrWithHigherQ() {
+        Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "gzip, zstd")
+                .contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync")
+                .then().statusCode(200).header("Content-Encoding", equalTo("gzip"));
+        Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "zstd;q=0.5, gzip;q=0.9")
+                .contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync")
+                .then().statusCode(200).header("Content-Encoding", equalTo("gzip"));
+    }
+
+    @Test
+    void gzipRequestBodyIsInflatedAndReachesTheEngine() {
+        Response r = Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "identity")
+                .header("Content-Encoding", "gzip").contentType(Ssp2.CT)
+                .body(Ssp2.gzip(Ssp2.pull(client(), "l1"))).post("/sync");
+        r.then().statusCode(200);
+        assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), null));
+    }
+
+    @Test
+    void corruptGzipRequestBodyIs400() {
+        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").header("Content-Encoding", "gzip")
+                .contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync").then(), 400);
+    }
+
+    @Test
+    void oversizedBodyIs413Json() {
+        byte[] body = new byte[16 * 1024 * 1024 + 1];
+        byte[] head = Ssp2.pull(client(), "l1");
+        System.arraycopy(head, 0, body, 0, head.length);
+        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT)
+                .body(body).post("/sync").then(), 413);
+    }
+
+    @Test
+    void gzipBombIs413Json() {
+        // A REQ_HEADER frame declaring a 2 GiB payload, then 17 MiB of zeros: decodes as "frame still
+        // incomplete" all the way, and inflates past the 16 MiB cap from ~17 KiB on the wire.
+        byte[] inflated = new byte[17 * 1024 * 1024];
+        byte[] head = MessageEncoder.envelopeHeader(FrameType.MSG_REQUEST);
+        System.arraycopy(head, 0, inflated, 0, head.length);
+        inflated[8] = FrameType.REQ_HEADER;
+        inflated[9] = (byte) 0xff;
+        inflated[10] = (byte) 0xff;
+        inflated[11] = (byte) 0xff;
+        inflated[12] = (byte) 0x7f;
+        byte[] bomb = Ssp2.gzip(inflated);
+        assertTrue(bomb.length < 100_000);
+        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").header("Content-Encoding", "gzip")
+                .contentType(Ssp2.CT).body(bomb).post("/sync").then(), 413);
+    }
+
+    @Test
+    void internalErrorsNeverLeakTheExceptionText() {
+        Ssp2.raw().get("/test-only/boom").then().statusCode(500)
+                .contentType(startsWith("application/json"))
+                .body("code", equalTo("sync.internal_error"))
+                .body("category", equalTo("internal"))
+                .body("retryable", equalTo(true))
+                .body("recommendedAction", equalTo("retryLater"))
+                .body("message", not(containsString(ThrowingTestResource.SECRET)))
+                .body(not(containsString(ThrowingTestResource.SECRET)));
+    }
+
+    @Test
+    void unknownRouteIsJsonNotFound() {
+        Ssp2.raw().get("/no-such-route").then().statusCode(404)
+                .contentType(startsWith("application/json"))
+                .body("code", equalTo("sync.not_found"));
+    }
+
+    @Test
+    void healthStaysAtItsUsualPlace() {
+        Ssp2.raw().get("/q/health/live").then().statusCode(200);
+    }
+
+    private static void assertPullResponse(Message m) {
+        assertEquals(FrameType.MSG_RESPONSE, m.msgKind());
+        assertInstanceOf(RespHeader.class, m.frames().get(0));
+        assertTrue(m.frames().stream().anyMatch(f -> f instanceof SubStart), "SUB_START present: " + m.frames());
+        assertTrue(m.frames().stream().anyMatch(f -> f instanceof SubEnd), "SUB_END present: " + m.frames());
+    }
+}
