@@ -147,4 +147,17 @@ class HttpSyncScenariosTest extends SyncScenariosContract {
     protected Server server() {
         return server;
     }
+
+    @org.junit.jupiter.api.Test
+    void oversizedBodiesAreRefusedBeforeAnyWork() {
+        Map<String, Long> before = server.tableCounts();
+        SyncTestClient c = new SyncTestClient(SCHEMA, server.transport(), "alice", "big-1");
+        byte[] body = new byte[16 * 1024 * 1024 + 1];
+        System.arraycopy(new byte[] {'S', 'S', 'P', '2', 3, 0, 1, 0}, 0, body, 0, 8);
+        SyncTestClient.TransportFailure f = org.junit.jupiter.api.Assertions.assertThrows(
+                SyncTestClient.TransportFailure.class, () -> server.transport().roundTrip(c, body));
+        org.junit.jupiter.api.Assertions.assertEquals(413, f.status);
+        org.junit.jupiter.api.Assertions.assertTrue(f.body.contains("sync.invalid_request"), f.body);
+        org.junit.jupiter.api.Assertions.assertEquals(before, server.tableCounts());
+    }
 }

@@ -474,6 +474,47 @@ public abstract class SyncScenariosContract {
         assertTrue(unknown.body.contains("sync.not_found"), unknown.body);
     }
 
+    @Test
+    void schemaFloorProcessesNothing() {
+        allowP1("alice");
+        SyncTestClient a = client("alice", "floor-1");
+        a.sync();
+        a.upsert("notes", note("floor", "p1", "never"), null);
+        Message request = a.buildRequest();
+        List<Frame> frames = new java.util.ArrayList<>(request.frames());
+        frames.set(0, new dev.syncular.server.wire.ReqHeader(a.clientId, 99, a.logEpoch));
+        Map<String, Long> before = server().tableCounts();
+        Message m = dev.syncular.server.wire.MessageDecoder.decodeResponse(
+                server().transport().roundTrip(a, Message.request(frames).encode()));
+        assertEquals(1, m.frames().size());
+        dev.syncular.server.wire.RespHeader h = (dev.syncular.server.wire.RespHeader) m.frames().get(0);
+        assertEquals(SCHEMA.version(), h.requiredSchemaVersion());
+        assertEquals(SCHEMA.version(), h.latestSchemaVersion());
+        assertEquals(a.logEpoch, h.logEpoch());
+        assertEquals(before, server().tableCounts());
+    }
+
+    @Test
+    void hostileEnvelopesChangeNothing() {
+        allowP1("alice");
+        SyncTestClient a = client("alice", "hostile-1");
+        a.sync();
+        a.upsert("notes", note("hostile", "p1", "x"), null);
+        byte[] valid = a.buildRequest().encode();
+        Map<String, Long> before = server().tableCounts();
+        List<byte[]> hostile = List.of(java.util.Arrays.copyOf(valid, valid.length - 5), // no END
+                java.util.Arrays.copyOf(valid, valid.length + 3), // bytes after END
+                java.util.Arrays.copyOf(valid, 20), // cut inside a frame
+                new byte[] {'S', 'S', 'P', '2', 1, 0, 1, 0, 0, 0, 0, 0, 0}); // wire version 1
+        for (byte[] body : hostile) {
+            TransportFailure f = assertThrows(TransportFailure.class, () -> server().transport().roundTrip(a, body));
+            assertEquals(400, f.status);
+            assertTrue(f.body.contains("sync.invalid_request"), f.body);
+        }
+        assertEquals(before, server().tableCounts());
+        assertFalse(server().rows("notes").containsKey("hostile"));
+    }
+
     // ---------------------------------------------------------------------------------- references (§6.11)
 
     private static Map<String, Object> child(String id, String noteId) {
