@@ -49,6 +49,8 @@ public interface SyncularConfig {
 
     DevAuth devAuth();
 
+    Pruning pruning();
+
     /**
      * {@code syncular.embedded-postgres.*}: owned by {@link EmbeddedPostgresConfigSourceFactory} (the dev/test
      * database), which reads them as plain properties; declared here only so this mapping accepts them.
@@ -90,6 +92,24 @@ public interface SyncularConfig {
         /** PostgreSQL schema (namespace) holding the sync tables. */
         @WithDefault("public")
         String pgSchema();
+    }
+
+    /** §4.6 scheduled pruning of the commit log ({@code syncular.pruning.*}). */
+    interface Pruning {
+        @WithDefault("true")
+        boolean enabled();
+
+        /** Time between pruning passes (the scheduler expression {@code every}). */
+        @WithDefault("1h")
+        String interval();
+
+        /** Clients whose cursor record moved within this window hold the horizon back. */
+        @WithDefault("14d")
+        Duration activeWindow();
+
+        /** The newest commits always retained. */
+        @WithDefault("1000")
+        int keepNewestCommits();
     }
 
     interface Limits {
