@@ -40,6 +40,7 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
     private static PostgresSyncStorage storage;
     private static SyncEngine engine;
     private static final Map<String, Map<String, List<String>>> ALLOWED = new ConcurrentHashMap<>();
+    private static final java.util.concurrent.atomic.AtomicInteger RESOLUTIONS = new java.util.concurrent.atomic.AtomicInteger();
     private String partition;
 
     @BeforeAll
@@ -53,6 +54,7 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         storage = new PostgresSyncStorage(pool, pgSchema);
         storage.ensureSchema(SCHEMA).await().atMost(WAIT);
         ScopeResolver resolver = (actor, partition) -> {
+            RESOLUTIONS.incrementAndGet();
             Map<String, List<String>> allowed = ALLOWED.get(partition + "/" + actor);
             return allowed == null ? io.smallrye.mutiny.Uni.createFrom().failure(new IllegalStateException("no grant"))
                     : io.smallrye.mutiny.Uni.createFrom().item(allowed);
@@ -166,5 +168,21 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
     @Override
     protected Server server() {
         return server;
+    }
+
+    /** §3.2 rule 3: one resolution per request, shared by its pushes (§3.4 step 1) and every subscription. */
+    @org.junit.jupiter.api.Test
+    void scopesResolveAtMostOncePerRequest() {
+        server.allow("alice", Map.of("project_id", List.of("p1", "p2")));
+        SyncTestClient c = new SyncTestClient(SCHEMA, server.transport(), "alice", "once-1")
+                .subscribe("a", "notes", Map.of("project_id", List.of("p1")))
+                .subscribe("b", "notes", Map.of("project_id", List.of("p2")));
+        c.sync();
+        c.upsert("notes", Map.of("id", "r1", "project_id", "p1", "title", "t"), null);
+        c.upsert("notes", Map.of("id", "r2", "project_id", "p2", "title", "t"), null);
+        RESOLUTIONS.set(0);
+        c.sync();
+        org.junit.jupiter.api.Assertions.assertEquals(1, RESOLUTIONS.get());
+        org.junit.jupiter.api.Assertions.assertEquals(2, c.results.size());
     }
 }
