@@ -4,6 +4,7 @@ import io.quarkus.runtime.configuration.MemorySize;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -50,6 +51,28 @@ public interface SyncularConfig {
     DevAuth devAuth();
 
     Pruning pruning();
+
+    /**
+     * The backfill checkpoints this build declares ({@code syncular.checkpoints[i].partition}, {@code .name},
+     * {@code .schema-version}): installed by the startup migration; while one is pending only processes that
+     * declare it may serve its partition (§2.4).
+     */
+    Optional<List<Checkpoint>> checkpoints();
+
+    Admin admin();
+
+    interface Checkpoint {
+        String partition();
+
+        String name();
+
+        int schemaVersion();
+    }
+
+    /** The admin API ({@code /admin/*}): enabled only when a bearer token is configured. */
+    interface Admin {
+        Optional<String> token();
+    }
 
     /**
      * {@code syncular.embedded-postgres.*}: owned by {@link EmbeddedPostgresConfigSourceFactory} (the dev/test

@@ -6,6 +6,11 @@ import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.ops.ServeGateMetrics;
+import dev.syncular.server.ops.StorageReadiness;
+import dev.syncular.server.storage.CheckpointDeclaration;
+import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.sync.CrdtMerger;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncLimits;
@@ -21,6 +26,8 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.jboss.logging.Logger;
 
 /**
@@ -58,19 +65,39 @@ public class EngineProducer {
     @Produces
     @Singleton
     SyncEngine engine(SchemaWindow window, PostgresSyncStorage storage, PostgresSegmentStore segments,
-            ScopeResolver resolver, SyncularConfig config) {
+            ScopeResolver resolver, SyncularConfig config, ServeGateMetrics metrics) {
         SyncularConfig.Limits l = config.limits();
         SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), l.inlineSegmentMaxBytes(),
                 l.segmentTtl().toMillis());
-        return new SyncEngine(window, storage, segments, resolver, limits, System::currentTimeMillis);
+        return new SyncEngine(window, storage, segments, resolver, limits, System::currentTimeMillis, CrdtMerger.NONE,
+                checkpoints(config), metrics::refused);
+    }
+
+    /** The backfill checkpoints this build declares (§2.4), from {@code syncular.checkpoints}. */
+    static List<CheckpointDeclaration> checkpoints(SyncularConfig config) {
+        List<CheckpointDeclaration> out = new ArrayList<>();
+        for (SyncularConfig.Checkpoint c : config.checkpoints().orElse(List.of())) {
+            out.add(new CheckpointDeclaration(c.partition(), c.name(), c.schemaVersion()));
+        }
+        return out;
     }
 
     /** Runs after the datasource (priority 1) and dev-auth (priority 2) checks. */
     void ensureStorage(@Observes StartupEvent event, SchemaWindow window, PostgresSyncStorage storage,
-            PostgresSegmentStore segments) {
+            PostgresSegmentStore segments, SyncularConfig config, StorageReadiness readiness) {
         long t0 = System.nanoTime();
-        storage.ensureSchema(window.current()).await().atMost(STARTUP_DDL_TIMEOUT);
+        try {
+            storage.ensureSchema(window.current(), checkpoints(config)).await().atMost(STARTUP_DDL_TIMEOUT);
+        } catch (StorageException e) {
+            if (!StorageException.SCHEMA_NOT_READY.equals(e.code())) {
+                throw e;
+            }
+            // A newer build already migrated this database: stay up but unready (the serve gate refuses).
+            LOG.warn("stored schema is newer than this build; readiness stays DOWN");
+            return;
+        }
         segments.ensureSchema().await().atMost(STARTUP_DDL_TIMEOUT);
+        readiness.markMigrated();
         LOG.infof("Sync storage ready in schema \"%s\" (schema version %d, %d tables) in %d ms",
                 storage.pgSchema(), window.current().version(), window.current().tables().size(),
                 (System.nanoTime() - t0) / 1_000_000);

@@ -35,6 +35,12 @@ public interface PushTx {
     /** The row's tombstone (§2.2 delete precedence), or a {@code null} item. */
     Uni<Tombstone> readTombstone(String table, String rowId);
 
+    /** The serve gate re-read under the partition lock (the push transaction's re-evaluation). */
+    Uni<ServeGate> readServeGate(int runningSchemaVersion);
+
+    /** {@link SyncStorage#advanceCheckpoint} inside this transaction, so a backfill batch and its watermark commit together. */
+    Uni<Boolean> advanceCheckpoint(String name, long ownerEpoch, long watermark, long observedRows, long nowMs);
+
     /**
      * Appends one commit: assigns {@code maxCommitSeq + 1}, writes the commit, its changes (row payload
      * encoded with the table's full-row codec, §2.4), the commit→scope-key index (§3.1), and bumps

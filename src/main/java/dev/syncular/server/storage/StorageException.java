@@ -30,6 +30,10 @@ public class StorageException extends RuntimeException {
     public static final String DUPLICATE_PUSH_RESULT = "sync.storage.duplicate_push_result";
     public static final String MISSING_SCOPES = "sync.missing_scopes";
     public static final String INVALID_ARGUMENT = "sync.storage.invalid_argument";
+    /** An append by a writer older than the partition's writer fence (§2.4 "Schema upgrade writer fence"). */
+    public static final String WRITER_FENCE_REJECTED = "sync.storage.writer_fence_rejected";
+    public static final String CHECKPOINT_NOT_FOUND = "sync.storage.checkpoint_not_found";
+    public static final String CHECKPOINT_OWNER_CHANGED = "sync.storage.checkpoint_owner_changed";
 
     private final String code;
     private final Map<String, Object> details;

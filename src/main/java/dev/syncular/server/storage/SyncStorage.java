@@ -68,6 +68,48 @@ public interface SyncStorage {
      */
     Uni<Void> ensureSchema(CompiledSchema schema);
 
+    // ---- backfill checkpoints, writer fence and serve gate (§2.4, RFC 0007 of the seed) -----------------
+
+    /**
+     * {@link #ensureSchema(CompiledSchema)} that also installs the checkpoints this build declares
+     * (idempotently, state {@code declared}); on a schema-version bump the same transaction raises the
+     * writer fence of every registered partition to the new version (never lowering it).
+     */
+    Uni<Void> ensureSchema(CompiledSchema schema, List<CheckpointDeclaration> checkpoints);
+
+    /** The partition's serve gate for the running schema version, in one statement. */
+    Uni<ServeGate> readServeGate(String partition, int runningSchemaVersion);
+
+    /** Every checkpoint at {@code runningSchemaVersion}, in every partition, that is not activated. */
+    Uni<List<StoredCheckpoint>> readPendingCheckpoints(int runningSchemaVersion);
+
+    /** The stored schema-version marker, or 0 before the first migration. */
+    Uni<Integer> readStoredSchemaVersion();
+
+    Uni<List<StoredCheckpoint>> readCheckpoints(String partition);
+
+    /** Declares a checkpoint (idempotent: an existing one is returned unchanged). */
+    Uni<StoredCheckpoint> declareCheckpoint(String partition, String name, int schemaVersion, long nowMs);
+
+    /**
+     * Claims the backfill: bumps the owner epoch and moves {@code declared → backfilling} (a backfilling
+     * checkpoint is re-claimed with a new epoch; an activated one is returned unchanged). Fails with
+     * {@code sync.storage.checkpoint_not_found} for an undeclared checkpoint.
+     */
+    Uni<StoredCheckpoint> claimCheckpoint(String partition, String name, int schemaVersion, long nowMs);
+
+    /** Compare-and-set progress on the owner epoch; false when another owner claimed it meanwhile. */
+    Uni<Boolean> advanceCheckpoint(String partition, String name, long ownerEpoch, long watermark, long observedRows,
+            long nowMs);
+
+    /**
+     * Activates under the partition lock when the owner epoch matches and no source table changed above
+     * {@code watermark}; {@code STALE} if one did, {@code UNVERIFIABLE} if the horizon passed the watermark.
+     * Fails with {@code sync.storage.checkpoint_owner_changed} when the epoch no longer matches.
+     */
+    Uni<ActivationResult> activateCheckpoint(String partition, String name, long ownerEpoch, long watermark,
+            List<String> sourceTables, long nowMs);
+
     // ---- partition registry (§2.1) -------------------------------------------------------------
 
     /**

@@ -78,14 +78,23 @@ public final class SyncEngine {
     private final SyncLimits limits;
     private final LongSupplier clock;
     private final CrdtMerger merger;
+    private final ServeGates gates;
+    private final java.util.function.Consumer<String> refusals;
 
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
             SyncLimits limits, LongSupplier clockMs) {
-        this(window, storage, segments, resolver, limits, clockMs, CrdtMerger.NONE);
+        this(window, storage, segments, resolver, limits, clockMs, CrdtMerger.NONE, List.of(), reason -> { });
     }
 
+    /**
+     * @param checkpoints the backfill checkpoints this process declares: it may serve a partition while they
+     *                    are pending, every other process refuses (§2.4)
+     * @param refusals    told the reason of every serve-gate refusal (metrics)
+     */
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
-            SyncLimits limits, LongSupplier clockMs, CrdtMerger merger) {
+            SyncLimits limits, LongSupplier clockMs, CrdtMerger merger,
+            List<dev.syncular.server.storage.CheckpointDeclaration> checkpoints,
+            java.util.function.Consumer<String> refusals) {
         this.window = window;
         this.storage = storage;
         this.segments = segments;
@@ -93,6 +102,41 @@ public final class SyncEngine {
         this.limits = limits;
         this.clock = clockMs;
         this.merger = merger;
+        this.gates = new ServeGates(window.current().version(), checkpoints);
+        this.refusals = refusals;
+    }
+
+    public ServeGates gates() {
+        return gates;
+    }
+
+    private <T> Uni<T> refuse(SyncError refusal) {
+        refusals.accept(String.valueOf(refusal.details().get("reason")));
+        return Uni.createFrom().failure(refusal);
+    }
+
+    /** The serve gate on entry (§2.4): the gate read this request is verified against before release. */
+    private Uni<dev.syncular.server.storage.ServeGate> admit(String partition) {
+        return storage.readServeGate(partition, gates.runningSchemaVersion()).flatMap(gate -> {
+            SyncError refusal = gates.refusal(partition, gate);
+            return refusal != null ? refuse(refusal) : Uni.createFrom().item(gate);
+        });
+    }
+
+    /**
+     * Read-verify-refuse: the whole response is planned, then the gate is read again; a refusing gate or a
+     * changed token (stored schema version, log epoch) answers {@code sync.schema_not_ready} and nothing of
+     * the planned response escapes. Writes already committed stay durable and replay idempotently (§2.3).
+     */
+    private <T> Uni<T> verified(String partition, dev.syncular.server.storage.ServeGate before, Uni<T> planned) {
+        return planned
+                .onFailure(e -> e instanceof dev.syncular.server.storage.StorageException se
+                        && dev.syncular.server.storage.StorageException.WRITER_FENCE_REJECTED.equals(se.code()))
+                .recoverWithUni(e -> refuse(gates.writerFenced(partition)))
+                .flatMap(result -> storage.readServeGate(partition, gates.runningSchemaVersion()).flatMap(after -> {
+                    SyncError refusal = gates.verify(partition, before, after);
+                    return refusal != null ? refuse(refusal) : Uni.createFrom().item(result);
+                }));
     }
 
     public SchemaWindow window() {
@@ -146,7 +190,14 @@ public final class SyncEngine {
         }
         PullHeader pullHeader = pull;
         long now = clock.getAsLong();
-        return storage.touchPartition(ctx.partition(), now).flatMap(state -> {
+        return storage.touchPartition(ctx.partition(), now).flatMap(state -> admit(ctx.partition())
+                .flatMap(gate -> verified(ctx.partition(), gate, plan(ctx, header, pushes, pullHeader, subscriptions,
+                        state, now))));
+    }
+
+    private Uni<List<Frame>> plan(SyncRequestContext ctx, ReqHeader header, List<PushCommit> pushes, PullHeader pullHeader,
+            List<SubscriptionFrame> subscriptions, PartitionState state, long now) {
+        return Uni.createFrom().deferred(() -> {
             // §2.1: the epoch is compared before any other request work.
             boolean resetRequired = header.logEpoch() == null || !header.logEpoch().equals(state.logEpoch());
             CompiledSchema clientSchema = window.forVersion(header.schemaVersion());
@@ -228,9 +279,17 @@ public final class SyncEngine {
             if (found != null) {
                 return Uni.createFrom().item(replay(found, commit));
             }
-            return storage.inPartitionTransaction(partition, tx -> tx.findPushResult(clientId, commit.clientCommitId())
+            // Host scope resolution runs before the partition lock is taken (never call host code under it);
+            // the push transaction then re-evaluates the serve gate under the lock (§2.4).
+            return round.allowed.flatMap(allowed -> storage.inPartitionTransaction(partition, tx -> tx
+                    .readServeGate(gates.runningSchemaVersion())
+                    .flatMap(gate -> {
+                        SyncError refusal = gates.refusal(partition, gate);
+                        return refusal != null ? this.<PushOutcome>refuse(refusal) : tx.findPushResult(clientId,
+                                commit.clientCommitId());
+                    })
                     .flatMap(again -> again != null ? Uni.createFrom().item(replay(again, commit))
-                            : round.allowed.flatMap(allowed -> apply(round, tx, commit, allowed))));
+                            : apply(round, tx, commit, allowed))));
         });
     }
 
@@ -268,7 +327,8 @@ public final class SyncEngine {
         Map<String, Staged> staged = new LinkedHashMap<>();
         List<ChangeToWrite> changes = new ArrayList<>();
         List<OpResult> results = new ArrayList<>();
-        return applyOps(round, tx, commit, allowed, 0, staged, changes, results)
+        return prefetch(tx, commit).flatMap(fetched -> applyOps(round, tx, commit, allowed, 0, staged, fetched, changes,
+                        results))
                 .flatMap(r -> r != null ? Uni.createFrom().item(new Rejection(r, null))
                         : References.enforce(window.current(), tx, staged, changes))
                 .flatMap(rejection -> {
@@ -311,10 +371,22 @@ public final class SyncEngine {
     /** Runs the operations in order; yields the terminating result record, or {@code null} when all applied. */
     private Uni<OpResult> applyOps(Round round, PushTx tx, PushCommit commit,
             Optional<Map<String, List<String>>> allowed, int index, Map<String, Staged> staged,
+            Map<String, Optional<StoredRow>> fetched,
             List<ChangeToWrite> changes, List<OpResult> results) {
-        if (index == commit.operations().size()) {
-            return Uni.createFrom().nullItem();
-        }
+        // Iterative (not recursive) so a 500-operation commit never grows the stack; stops at the first
+        // terminating result (§6.3: operations after it are never attempted).
+        boolean[] stopped = new boolean[1];
+        return io.smallrye.mutiny.Multi.createFrom().range(index, commit.operations().size())
+                .onItem().transformToUniAndConcatenate(i -> stopped[0] ? Uni.createFrom().<OpResult>nullItem()
+                        : applyOne(round, tx, commit, allowed, i, staged, fetched, changes, results)
+                                .invoke(r -> stopped[0] = r != null))
+                .collect().first();
+    }
+
+    private Uni<OpResult> applyOne(Round round, PushTx tx, PushCommit commit,
+            Optional<Map<String, List<String>>> allowed, int index, Map<String, Staged> staged,
+            Map<String, Optional<StoredRow>> fetched,
+            List<ChangeToWrite> changes, List<OpResult> results) {
         PushOperation op = commit.operations().get(index);
         CompiledSchema current = window.current();
         TableSchema table = current.table(op.table());
@@ -336,13 +408,13 @@ public final class SyncEngine {
         }
         SparseRow row = incoming;
         String key = op.table() + '\u0000' + op.rowId();
-        return current(tx, staged, table.name(), op.rowId(), key).flatMap(stored -> {
+        return current(tx, staged, fetched, table.name(), op.rowId(), key).flatMap(stored -> {
             Map<String, List<String>> grant = allowed.orElse(null);
             java.util.function.Predicate<Object[]> authorized = values -> grant != null
                     && EffectiveScopes.authorizesRow(table, values, grant);
             if (op.op() == Op.DELETE) {
                 WriteOutcome outcome = ConflictRules.delete(stored.row == null ? null : state(stored.row), authorized);
-                return onOutcome(round, tx, commit, allowed, index, staged, changes, results, table, op, key, outcome, stored,
+                return onOutcome(round, tx, commit, allowed, index, staged, fetched, changes, results, table, op, key, outcome, stored,
                         null);
             }
             Uni<Boolean> tombstoned = stored.row != null ? Uni.createFrom().item(false)
@@ -351,7 +423,7 @@ public final class SyncEngine {
             return tombstoned.flatMap(tomb -> {
                 WriteOutcome outcome = ConflictRules.upsert(table, row, op.baseVersion(),
                         stored.row == null ? null : state(stored.row), tomb, authorized, merger);
-                return onOutcome(round, tx, commit, allowed, index, staged, changes, results, table, op, key, outcome,
+                return onOutcome(round, tx, commit, allowed, index, staged, fetched, changes, results, table, op, key, outcome,
                         stored, row.present());
             });
         });
@@ -359,6 +431,7 @@ public final class SyncEngine {
 
     private Uni<OpResult> onOutcome(Round round, PushTx tx, PushCommit commit,
             Optional<Map<String, List<String>>> allowed, int index, Map<String, Staged> staged,
+            Map<String, Optional<StoredRow>> fetched,
             List<ChangeToWrite> changes, List<OpResult> results, TableSchema table, PushOperation op, String key,
             WriteOutcome outcome, Current stored, boolean[] presence) {
         if (outcome instanceof WriteOutcome.Reject r) {
@@ -385,7 +458,7 @@ public final class SyncEngine {
             changes.add(ChangeToWrite.delete(table.name(), op.rowId(), EffectiveScopes.storedScopes(table, d.storedValues())));
         }
         results.add(new OpResult.Applied(index));
-        return applyOps(round, tx, commit, allowed, index + 1, staged, changes, results);
+        return Uni.createFrom().nullItem();
     }
 
     private static Uni<OpResult> error(int index, ErrorCode code, String message) {
@@ -396,12 +469,38 @@ public final class SyncEngine {
     private record Current(StoredRow row, boolean stagedDelete) {
     }
 
-    private static Uni<Current> current(PushTx tx, Map<String, Staged> staged, String table, String rowId, String key) {
+    private static Uni<Current> current(PushTx tx, Map<String, Staged> staged, Map<String, Optional<StoredRow>> fetched,
+            String table, String rowId, String key) {
         Staged s = staged.get(key);
         if (s != null) {
             return Uni.createFrom().item(new Current(s.row(), s.row() == null));
         }
+        Optional<StoredRow> f = fetched.get(key);
+        if (f != null) {
+            return Uni.createFrom().item(new Current(f.orElse(null), false));
+        }
         return tx.readRows(table, List.of(rowId)).map(rows -> new Current(rows.get(rowId), false));
+    }
+
+    /** Reads every row the commit's operations target with one statement per table (under the lock). */
+    private Uni<Map<String, Optional<StoredRow>>> prefetch(PushTx tx, PushCommit commit) {
+        Map<String, List<String>> byTable = new LinkedHashMap<>();
+        for (PushOperation op : commit.operations()) {
+            if (window.current().table(op.table()) != null) {
+                byTable.computeIfAbsent(op.table(), t -> new ArrayList<>()).add(op.rowId());
+            }
+        }
+        Map<String, Optional<StoredRow>> out = new java.util.HashMap<>();
+        Uni<Void> chain = Uni.createFrom().voidItem();
+        for (Map.Entry<String, List<String>> e : byTable.entrySet()) {
+            chain = chain.flatMap(v -> tx.readRows(e.getKey(), List.copyOf(new java.util.LinkedHashSet<>(e.getValue())))
+                    .invoke(rows -> {
+                        for (String id : e.getValue()) {
+                            out.put(e.getKey() + '\u0000' + id, Optional.ofNullable(rows.get(id)));
+                        }
+                    }).replaceWithVoid());
+        }
+        return chain.map(v -> out);
     }
 
     private static StoredRowState state(StoredRow row) {
@@ -827,23 +926,29 @@ public final class SyncEngine {
             if (state == null) {
                 return Uni.createFrom().failure(notFound());
             }
-            return segments.describe(segmentId).flatMap(stored -> {
-                List<SegmentPublication> live = livePublications(stored, ctx.partition(), state.logEpoch());
-                if (live.isEmpty()) {
-                    return Uni.createFrom().failure(notFound());
+            return admit(ctx.partition()).flatMap(gate -> verified(ctx.partition(), gate,
+                    download(ctx, segmentId, requestedScopes, state, now)));
+        });
+    }
+
+    private Uni<SegmentDownload> download(SyncRequestContext ctx, String segmentId,
+            Map<String, List<String>> requestedScopes, PartitionState state, long now) {
+        return segments.describe(segmentId).flatMap(stored -> {
+            List<SegmentPublication> live = livePublications(stored, ctx.partition(), state.logEpoch());
+            if (live.isEmpty()) {
+                return Uni.createFrom().failure(notFound());
+            }
+            List<SegmentPublication> unexpired = live.stream().filter(p -> p.expiresAtMs() > now).toList();
+            if (unexpired.isEmpty()) {
+                return Uni.createFrom().failure(new SyncError(ErrorCode.SEGMENT_EXPIRED, "segment expired"));
+            }
+            return resolveOnce(ctx).flatMap(allowed -> {
+                if (allowed.isEmpty() || !authorizedBy(unexpired, requestedScopes, allowed.get())) {
+                    return Uni.createFrom().failure(new SyncError(ErrorCode.FORBIDDEN,
+                            "segment not authorized for the requested scopes"));
                 }
-                List<SegmentPublication> unexpired = live.stream().filter(p -> p.expiresAtMs() > now).toList();
-                if (unexpired.isEmpty()) {
-                    return Uni.createFrom().failure(new SyncError(ErrorCode.SEGMENT_EXPIRED, "segment expired"));
-                }
-                return resolveOnce(ctx).flatMap(allowed -> {
-                    if (allowed.isEmpty() || !authorizedBy(unexpired, requestedScopes, allowed.get())) {
-                        return Uni.createFrom().failure(new SyncError(ErrorCode.FORBIDDEN,
-                                "segment not authorized for the requested scopes"));
-                    }
-                    return segments.read(segmentId).flatMap(bytes -> bytes == null ? Uni.createFrom().failure(notFound())
-                            : Uni.createFrom().item(new SegmentDownload(segmentId, bytes)));
-                });
+                return segments.read(segmentId).flatMap(bytes -> bytes == null ? Uni.createFrom().failure(notFound())
+                        : Uni.createFrom().item(new SegmentDownload(segmentId, bytes)));
             });
         });
     }

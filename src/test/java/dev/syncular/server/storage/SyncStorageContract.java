@@ -497,6 +497,220 @@ public abstract class SyncStorageContract {
         assertEquals(6L, commit(p, List.of(taskUpsert("r6", "P1", "O1", 1))), "sequence continues after pruning");
     }
 
+    // ---- backfill checkpoints and serve gate (§2.4, RFC 0007) ---------------------------------------
+
+    protected static final String CP = "tasks-projection";
+
+    protected static StoredCheckpoint cp(String partition, String name, int version, CheckpointState state, long watermark,
+            long ownerEpoch, long observedRows, long updatedAtMs) {
+        return new StoredCheckpoint(partition, name, version, state, watermark, ownerEpoch, observedRows, updatedAtMs);
+    }
+
+    @Test
+    void declareCheckpointIsIdempotent() {
+        String p = newPartition();
+        StoredCheckpoint declared = await(storage.declareCheckpoint(p, CP, 1, 100L));
+        assertEquals(cp(p, CP, 1, CheckpointState.DECLARED, 0, 0, 0, 100L), declared);
+        assertEquals(declared, await(storage.declareCheckpoint(p, CP, 1, 200L)), "an existing checkpoint is returned unchanged");
+        assertEquals(List.of(declared), await(storage.readCheckpoints(p)));
+        assertTrue(await(storage.readCheckpoints(newPartition())).isEmpty(), "partition-local");
+    }
+
+    @Test
+    void claimBumpsTheOwnerEpoch() {
+        String p = newPartition();
+        StorageException missing = storageFailure(storage.claimCheckpoint(p, CP, 1, 100L));
+        assertEquals(StorageException.CHECKPOINT_NOT_FOUND, missing.code());
+        await(storage.declareCheckpoint(p, CP, 1, 100L));
+        assertEquals(StorageException.CHECKPOINT_NOT_FOUND, storageFailure(storage.claimCheckpoint(p, CP, 2, 150L)).code(),
+                "a claim names the declared schema version");
+        assertEquals(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, 1, 0, 200L), await(storage.claimCheckpoint(p, CP, 1, 200L)));
+        assertEquals(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, 2, 0, 300L), await(storage.claimCheckpoint(p, CP, 1, 300L)),
+                "a backfilling checkpoint is re-claimed with a new epoch");
+        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, 2, 0, 300L)), await(storage.readCheckpoints(p)));
+    }
+
+    @Test
+    void advanceIsACompareAndSetOnTheOwnerEpoch() {
+        String p = newPartition();
+        await(storage.declareCheckpoint(p, CP, 1, 100L));
+        assertFalse(await(storage.advanceCheckpoint(p, CP, 0, 5, 5, 150L)), "a declared checkpoint has no owner");
+        long first = await(storage.claimCheckpoint(p, CP, 1, 200L)).ownerEpoch();
+        assertTrue(await(storage.advanceCheckpoint(p, CP, first, 3, 30, 250L)));
+        assertTrue(await(storage.advanceCheckpoint(p, CP, first, 3, 30, 250L)), "a retried advance is harmless");
+        long second = await(storage.claimCheckpoint(p, CP, 1, 300L)).ownerEpoch();
+        assertEquals(first + 1, second);
+        assertFalse(await(storage.advanceCheckpoint(p, CP, first, 9, 90, 350L)), "the previous owner lost the claim");
+        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 3, second, 30, 300L)), await(storage.readCheckpoints(p)));
+        assertTrue(await(storage.advanceCheckpoint(p, CP, second, 4, 40, 400L)));
+        assertFalse(await(storage.advanceCheckpoint(p, "other", second, 4, 40, 400L)), "undeclared");
+        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 4, second, 40, 400L)), await(storage.readCheckpoints(p)));
+    }
+
+    @Test
+    void advanceInsideAPushTransactionCommitsAndRollsBackWithIt() {
+        String p = newPartition();
+        await(storage.declareCheckpoint(p, CP, 1, 100L));
+        long epoch = await(storage.claimCheckpoint(p, CP, 1, 200L)).ownerEpoch();
+        RuntimeException boom = new RuntimeException("batch failed");
+        assertThrows(Throwable.class, () -> await(storage.inPartitionTransaction(p, tx -> tx.advanceCheckpoint(CP, epoch, 7, 70, 300L)
+                .chain(ok -> {
+                    assertTrue(ok);
+                    return Uni.createFrom().<Boolean>failure(boom);
+                }))));
+        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, epoch, 0, 200L)), await(storage.readCheckpoints(p)),
+                "the watermark rolled back with its batch");
+        Boolean advanced = await(storage.inPartitionTransaction(p, tx -> tx.advanceCheckpoint(CP, epoch, 7, 70, 300L)));
+        assertTrue(advanced);
+        Boolean stale = await(storage.inPartitionTransaction(p, tx -> tx.advanceCheckpoint(CP, epoch + 1, 8, 80, 400L)));
+        assertFalse(stale);
+        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 7, epoch, 70, 300L)), await(storage.readCheckpoints(p)));
+    }
+
+    @Test
+    void activateWhenTheSourcesAreClean() {
+        String p = newPartition();
+        long seq = commit(p, List.of(taskUpsert("a", "P1", "O1", 1)));
+        await(storage.declareCheckpoint(p, CP, 1, 100L));
+        long epoch = await(storage.claimCheckpoint(p, CP, 1, 200L)).ownerEpoch();
+        assertTrue(await(storage.advanceCheckpoint(p, CP, epoch, seq, 1, 300L)));
+        commit(p, List.of(ChangeToWrite.upsert("notes", "1", 1, Map.of("project_id", "P1"), new Object[] {1L, "P1", null})));
+        assertEquals(ActivationResult.ACTIVATED, await(storage.activateCheckpoint(p, CP, epoch, seq, List.of("tasks"), 400L)),
+                "a change to a non-source table does not make the backfill stale");
+        StoredCheckpoint activated = cp(p, CP, 1, CheckpointState.ACTIVATED, seq, epoch, 1, 400L);
+        assertEquals(List.of(activated), await(storage.readCheckpoints(p)));
+    }
+
+    @Test
+    void activateIsStaleAfterASourceChangeAboveTheWatermark() {
+        String p = newPartition();
+        await(storage.declareCheckpoint(p, CP, 1, 100L));
+        long epoch = await(storage.claimCheckpoint(p, CP, 1, 200L)).ownerEpoch();
+        long seq = commit(p, List.of(taskUpsert("a", "P1", "O1", 1)));
+        assertEquals(ActivationResult.STALE, await(storage.activateCheckpoint(p, CP, epoch, seq - 1, List.of("notes", "tasks"), 300L)));
+        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, epoch, 0, 200L)), await(storage.readCheckpoints(p)),
+                "a stale activation changes nothing");
+        assertEquals(ActivationResult.ACTIVATED, await(storage.activateCheckpoint(p, CP, epoch, seq, List.of("notes", "tasks"), 400L)),
+                "after catching up to the observed coverage");
+        assertEquals(List.of(cp(p, CP, 1, CheckpointState.ACTIVATED, seq, epoch, 0, 400L)), await(storage.readCheckpoints(p)));
+    }
+
+    @Test
+    void activateIsUnverifiableOncePrunedPastTheWatermark() {
+        String p = newPartition();
+        for (int i = 0; i < 3; i++) {
+            commit(p, List.of(taskUpsert("r" + i, "P1", "O1", 1)));
+        }
+        await(storage.declareCheckpoint(p, CP, 1, 100L));
+        long epoch = await(storage.claimCheckpoint(p, CP, 1, 200L)).ownerEpoch();
+        await(storage.prune(p, await(storage.readPartition(p)).logEpoch(), 3));
+        assertEquals(ActivationResult.UNVERIFIABLE, await(storage.activateCheckpoint(p, CP, epoch, 2, List.of("tasks"), 300L)),
+                "the history that would prove the sources clean is gone");
+        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, epoch, 0, 200L)), await(storage.readCheckpoints(p)));
+        assertEquals(ActivationResult.ACTIVATED, await(storage.activateCheckpoint(p, CP, epoch, 3, List.of("tasks"), 400L)));
+    }
+
+    @Test
+    void activateRefusesAnotherOwner() {
+        String p = newPartition();
+        assertEquals(StorageException.CHECKPOINT_NOT_FOUND,
+                storageFailure(storage.activateCheckpoint(p, CP, 1, 0, List.of("tasks"), 100L)).code());
+        await(storage.declareCheckpoint(p, CP, 1, 100L));
+        assertEquals(StorageException.CHECKPOINT_OWNER_CHANGED,
+                storageFailure(storage.activateCheckpoint(p, CP, 0, 0, List.of("tasks"), 150L)).code(), "never claimed");
+        long first = await(storage.claimCheckpoint(p, CP, 1, 200L)).ownerEpoch();
+        long second = await(storage.claimCheckpoint(p, CP, 1, 300L)).ownerEpoch();
+        StorageException e = storageFailure(storage.activateCheckpoint(p, CP, first, 0, List.of("tasks"), 400L));
+        assertEquals(StorageException.CHECKPOINT_OWNER_CHANGED, e.code());
+        assertFalse(e.getMessage().contains(CP), "the message never names the checkpoint");
+        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, second, 0, 300L)), await(storage.readCheckpoints(p)));
+        assertEquals(StorageException.UNKNOWN_PARTITION, storageFailure(storage.activateCheckpoint(
+                "p-missing-" + UUID.randomUUID(), CP, 1, 0, List.of("tasks"), 400L)).code());
+    }
+
+    @Test
+    void retriesAfterACrashBetweenStepsLeaveTheCheckpointConsistent() {
+        String p = newPartition();
+        long seq = commit(p, List.of(taskUpsert("a", "P1", "O1", 1)));
+        await(storage.declareCheckpoint(p, CP, 1, 100L));
+        await(storage.declareCheckpoint(p, CP, 1, 110L)); // the declaring process restarted
+        await(storage.claimCheckpoint(p, CP, 1, 200L)); // worker 1 crashed after claiming
+        long epoch = await(storage.claimCheckpoint(p, CP, 1, 210L)).ownerEpoch(); // worker 2 re-claims
+        assertEquals(2L, epoch);
+        assertFalse(await(storage.advanceCheckpoint(p, CP, 1, seq, 99, 220L)), "worker 1's late advance is refused");
+        assertTrue(await(storage.advanceCheckpoint(p, CP, epoch, seq, 1, 230L)));
+        assertTrue(await(storage.advanceCheckpoint(p, CP, epoch, seq, 1, 230L)), "worker 2 retried its advance");
+        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, seq, epoch, 1, 230L)), await(storage.readCheckpoints(p)));
+
+        assertEquals(ActivationResult.ACTIVATED, await(storage.activateCheckpoint(p, CP, epoch, seq, List.of("tasks"), 300L)));
+        List<StoredCheckpoint> activated = List.of(cp(p, CP, 1, CheckpointState.ACTIVATED, seq, epoch, 1, 300L));
+        assertEquals(activated, await(storage.readCheckpoints(p)));
+        // the activation reply was lost: every retry and late step leaves the row exactly as it is
+        assertEquals(ActivationResult.ACTIVATED, await(storage.activateCheckpoint(p, CP, epoch, seq, List.of("tasks"), 310L)));
+        commit(p, List.of(taskUpsert("b", "P1", "O1", 1)));
+        assertEquals(ActivationResult.ACTIVATED, await(storage.activateCheckpoint(p, CP, epoch, seq, List.of("tasks"), 320L)),
+                "activation is final: later source writes belong to the activated projection");
+        assertFalse(await(storage.advanceCheckpoint(p, CP, epoch, seq + 1, 2, 330L)));
+        assertEquals(activated.get(0), await(storage.claimCheckpoint(p, CP, 1, 340L)), "an activated checkpoint is not re-claimed");
+        assertEquals(activated.get(0), await(storage.declareCheckpoint(p, CP, 1, 350L)));
+        await(storage.ensureSchema(schema, List.of(new CheckpointDeclaration(p, CP, 1))));
+        assertEquals(StorageException.CHECKPOINT_OWNER_CHANGED,
+                storageFailure(storage.activateCheckpoint(p, CP, epoch - 1, seq, List.of("tasks"), 360L)).code());
+        assertEquals(activated, await(storage.readCheckpoints(p)));
+    }
+
+    @Test
+    void serveGateShowsPendingCheckpointsUntilActivation() {
+        int running = schema.version();
+        String p = newPartition();
+        String epoch = await(storage.readPartition(p)).logEpoch();
+        assertEquals(new ServeGate(running, epoch, List.of()), await(storage.readServeGate(p, running)));
+        assertEquals(running, await(storage.readStoredSchemaVersion()));
+
+        StoredCheckpoint declared = await(storage.declareCheckpoint(p, CP, running, 100L));
+        await(storage.declareCheckpoint(p, "b-" + CP, running, 100L));
+        ServeGate gate = await(storage.readServeGate(p, running));
+        assertEquals(new ServeGate(running, epoch, List.of(cp(p, "b-" + CP, running, CheckpointState.DECLARED, 0, 0, 0, 100L), declared)), gate);
+        assertTrue(await(storage.readServeGate(p, running + 1)).pending().isEmpty(), "only checkpoints at the running version");
+        assertTrue(await(storage.readServeGate(newPartition(), running)).pending().isEmpty(), "partition-local");
+        assertTrue(await(storage.readPendingCheckpoints(running)).containsAll(gate.pending()));
+        ServeGate locked = await(storage.inPartitionTransaction(p, tx -> tx.readServeGate(running)));
+        assertEquals(gate, locked);
+        assertFalse(gate.tokenChanged(locked));
+
+        for (String name : List.of(CP, "b-" + CP)) {
+            long owner = await(storage.claimCheckpoint(p, name, running, 200L)).ownerEpoch();
+            assertEquals(CheckpointState.BACKFILLING, await(storage.readServeGate(p, running)).pending().stream()
+                    .filter(c -> c.name().equals(name)).findFirst().orElseThrow().state());
+            assertEquals(ActivationResult.ACTIVATED, await(storage.activateCheckpoint(p, name, owner, 0, List.of("tasks"), 300L)));
+        }
+        assertEquals(new ServeGate(running, epoch, List.of()), await(storage.readServeGate(p, running)));
+        assertEquals(new ServeGate(running, epoch, List.of()), await(storage.inPartitionTransaction(p, tx -> tx.readServeGate(running))));
+        assertTrue(await(storage.readPendingCheckpoints(running)).stream().noneMatch(c -> c.partition().equals(p)));
+
+        PartitionState rotated = await(storage.rotateLogEpoch(p));
+        assertTrue(gate.tokenChanged(await(storage.readServeGate(p, running))), "a rotated log epoch changes the token");
+        assertEquals(rotated.logEpoch(), await(storage.readServeGate(p, running)).logEpoch());
+        assertNull(await(storage.readServeGate("p-missing-" + UUID.randomUUID(), running)).logEpoch());
+    }
+
+    @Test
+    void ensureSchemaInstallsDeclaredCheckpointsIdempotently() {
+        String p = newPartition();
+        String q = newPartition();
+        List<CheckpointDeclaration> declarations = List.of(new CheckpointDeclaration(p, CP, schema.version()),
+                new CheckpointDeclaration(q, CP, schema.version()));
+        await(storage.ensureSchema(schema, declarations));
+        assertEquals(1, await(storage.readCheckpoints(p)).size());
+        StoredCheckpoint claimed = await(storage.claimCheckpoint(p, CP, schema.version(), 200L));
+        await(storage.ensureSchema(schema, declarations)); // a restart keeps the claimed state
+        assertEquals(List.of(claimed), await(storage.readCheckpoints(p)));
+        assertEquals(CheckpointState.DECLARED, await(storage.readCheckpoints(q)).get(0).state());
+        assertEquals(Set.of(p, q), await(storage.readPendingCheckpoints(schema.version())).stream()
+                .map(StoredCheckpoint::partition).filter(x -> x.equals(p) || x.equals(q)).collect(Collectors.toSet()));
+        assertEquals(1L, commit(p, List.of(taskUpsert("a", "P1", "O1", 1))), "this build still appends");
+    }
+
     protected static void assertRowEquals(Object[] expected, Object[] actual) {
         assertEquals(expected.length, actual.length);
         for (int i = 0; i < expected.length; i++) {

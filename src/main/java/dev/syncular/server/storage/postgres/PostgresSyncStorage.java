@@ -9,7 +9,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.schema.ColumnSchema;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.storage.ActivationResult;
 import dev.syncular.server.storage.ChangeToWrite;
+import dev.syncular.server.storage.CheckpointDeclaration;
+import dev.syncular.server.storage.CheckpointState;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.ColumnVersions;
 import dev.syncular.server.storage.CommitQuery;
@@ -18,8 +21,10 @@ import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PruneResult;
 import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredChange;
+import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.SyncStorage;
@@ -30,6 +35,7 @@ import dev.syncular.server.wire.Op;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.buffer.Buffer;
+import io.vertx.pgclient.PgException;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
@@ -79,8 +85,24 @@ import java.util.function.Supplier;
  *   <li>{@code sync_clients(partition_id, client_id) PK} with actor_id, cursor, updated_at_ms,
  *       subscriptions jsonb, wire_version;
  *   <li>{@code sync_tombstones(partition_id, tbl, row_id) PK} with commit_seq, index
- *       {@code (partition_id, commit_seq)}.
+ *       {@code (partition_id, commit_seq)};
+ *   <li>{@code sync_backfill_checkpoints(partition_id, name) PK} with schema_version, state
+ *       ({@code declared|backfilling|activated}), watermark, owner_epoch, observed_rows, updated_at_ms;
+ *   <li>{@code sync_writer_fence(partition_id PK, required_writer_version)} plus the nullable
+ *       {@code sync_commits.writer_version} and the {@code BEFORE INSERT} trigger
+ *       {@code sync_commits_writer_fence}: an append whose writer_version is NULL or below the partition's
+ *       required version raises SQLSTATE {@value #FENCE_SQLSTATE} (mapped to
+ *       {@code sync.storage.writer_fence_rejected}); a partition without a fence row is unrestricted.
  * </ul>
+ *
+ * <h2>Schema upgrade writer fence (§2.4)</h2>
+ *
+ * A schema-version bump runs in its own transaction whose first statement is
+ * {@code LOCK TABLE sync_partitions IN EXCLUSIVE MODE}: it waits for every in-flight push (which holds a
+ * partition row lock) and blocks every later push at its first statement, without the old binary's
+ * cooperation. In that transaction it applies the DDL and marker, raises the fence of every registered
+ * partition to the new version (never lowering) and installs the declared checkpoints. Every append writes
+ * {@code writer_version} = the schema version this instance was ensured at.
  *
  * Row ids use {@code COLLATE "C"} so bootstrap pages order by bytes and use the primary-key index.
  */
@@ -88,6 +110,11 @@ public final class PostgresSyncStorage implements SyncStorage {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final String PARTITION_COLS = "partition_id, log_epoch, max_commit_seq, horizon_seq, created_at_ms, last_seen_at_ms";
+    private static final String CHECKPOINT_COLS =
+            "partition_id, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms";
+    /** The SQLSTATE the writer-fence trigger raises (a custom class, never used by PostgreSQL itself). */
+    static final String FENCE_SQLSTATE = "SY001";
+    private static final String FENCE_TRIGGER = "sync_commits_writer_fence";
 
     private final Pool pool;
     private final String pgSchema;
@@ -141,7 +168,7 @@ public final class PostgresSyncStorage implements SyncStorage {
                 "CREATE TABLE IF NOT EXISTS " + t("sync_commits") + " (partition_id text NOT NULL,"
                         + " commit_seq bigint NOT NULL, created_at_ms bigint NOT NULL, actor_id text NOT NULL,"
                         + " client_id text NOT NULL, client_commit_id text NOT NULL, change_count integer NOT NULL,"
-                        + " tables text[] NOT NULL, PRIMARY KEY (partition_id, commit_seq))",
+                        + " tables text[] NOT NULL, writer_version bigint, PRIMARY KEY (partition_id, commit_seq))",
                 "CREATE TABLE IF NOT EXISTS " + t("sync_changes") + " (partition_id text NOT NULL,"
                         + " commit_seq bigint NOT NULL, change_index integer NOT NULL, tbl text NOT NULL,"
                         + " row_id text COLLATE \"C\" NOT NULL, op integer NOT NULL, row_version bigint,"
@@ -170,7 +197,45 @@ public final class PostgresSyncStorage implements SyncStorage {
                         + " tbl text NOT NULL, row_id text COLLATE \"C\" NOT NULL, commit_seq bigint NOT NULL,"
                         + " PRIMARY KEY (partition_id, tbl, row_id))",
                 "CREATE INDEX IF NOT EXISTS sync_tombstones_by_seq ON " + t("sync_tombstones")
-                        + " (partition_id, commit_seq)");
+                        + " (partition_id, commit_seq)",
+                "CREATE TABLE IF NOT EXISTS " + t("sync_backfill_checkpoints") + " (partition_id text NOT NULL,"
+                        + " name text NOT NULL, schema_version integer NOT NULL, state text NOT NULL"
+                        + " CHECK (state IN ('declared', 'backfilling', 'activated')),"
+                        + " watermark bigint NOT NULL DEFAULT 0, owner_epoch bigint NOT NULL DEFAULT 0,"
+                        + " observed_rows bigint NOT NULL DEFAULT 0, updated_at_ms bigint NOT NULL,"
+                        + " PRIMARY KEY (partition_id, name))",
+                "CREATE TABLE IF NOT EXISTS " + t("sync_writer_fence") + " (partition_id text PRIMARY KEY,"
+                        + " required_writer_version integer NOT NULL)",
+                // Guarded so a database that already has them sees no DDL (ALTER/CREATE TRIGGER would take
+                // an ACCESS EXCLUSIVE lock on sync_commits on every start-up).
+                "DO $do$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = " + lit(t("sync_commits"))
+                        + "::regclass AND attname = 'writer_version' AND NOT attisdropped) THEN"
+                        + " ALTER TABLE " + t("sync_commits") + " ADD COLUMN IF NOT EXISTS writer_version bigint;"
+                        + " END IF; END $do$",
+                "DO $do$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+                        + " WHERE n.nspname = " + lit(pgSchema) + " AND p.proname = " + lit(FENCE_TRIGGER) + ") THEN"
+                        + " CREATE FUNCTION " + t(FENCE_TRIGGER) + "() RETURNS trigger LANGUAGE plpgsql AS $fn$"
+                        + " DECLARE required integer;"
+                        + " BEGIN"
+                        + " SELECT f.required_writer_version INTO required FROM " + t("sync_writer_fence") + " f"
+                        + " WHERE f.partition_id = NEW.partition_id;"
+                        + " IF FOUND AND (NEW.writer_version IS NULL OR NEW.writer_version < required) THEN"
+                        + " RAISE EXCEPTION 'sync.storage.writer_fence_rejected' USING ERRCODE = '" + FENCE_SQLSTATE + "',"
+                        + " DETAIL = required::text;"
+                        + " END IF;"
+                        + " RETURN NEW;"
+                        + " END $fn$;"
+                        + " END IF; END $do$",
+                "DO $do$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = " + lit(t("sync_commits"))
+                        + "::regclass AND tgname = " + lit(FENCE_TRIGGER) + ") THEN"
+                        + " CREATE TRIGGER " + q(FENCE_TRIGGER) + " BEFORE INSERT ON " + t("sync_commits")
+                        + " FOR EACH ROW EXECUTE FUNCTION " + t(FENCE_TRIGGER) + "();"
+                        + " END IF; END $do$");
+    }
+
+    /** A SQL string literal. */
+    static String lit(String text) {
+        return "'" + text.replace("'", "''") + "'";
     }
 
     String createRowTableDdl(TableSchema table) {
@@ -192,32 +257,116 @@ public final class PostgresSyncStorage implements SyncStorage {
 
     @Override
     public Uni<Void> ensureSchema(CompiledSchema running) {
+        return ensureSchema(running, List.of());
+    }
+
+    /**
+     * Two transactions. The first (under the ensureSchema advisory lock) applies the idempotent core DDL and
+     * reads the marker: an equal version is verified and the declarations installed right there; a newer
+     * stored version refuses. A missing or older marker ends it and runs {@link #migrate} in a second
+     * transaction whose first statement is the {@code sync_partitions} table lock, which re-reads the marker
+     * (another process may have migrated meanwhile) before acting.
+     */
+    @Override
+    public Uni<Void> ensureSchema(CompiledSchema running, List<CheckpointDeclaration> checkpoints) {
         Objects.requireNonNull(running, "schema");
-        return pool.withTransaction(conn -> conn.preparedQuery("SELECT pg_advisory_xact_lock(hashtext($1))")
-                        .execute(Tuple.of("syncular.ensureSchema:" + pgSchema))
+        List<CheckpointDeclaration> declarations = List.copyOf(checkpoints);
+        long nowMs = System.currentTimeMillis();
+        return pool.withTransaction(conn -> advisoryLock(conn)
                         // "already exists, skipping" notices of the idempotent DDL are noise
                         .chain(() -> conn.query("SET LOCAL client_min_messages = warning").execute())
                         .chain(() -> execAll(conn, coreDdl()))
-                        .chain(() -> conn.query("SELECT schema_version, layouts FROM " + t("sync_schema") + " WHERE id = 1").execute())
-                        .chain(rs -> {
-                            Row marker = first(rs);
-                            if (marker == null) {
-                                return createFresh(conn, running);
+                        .chain(() -> readMarker(conn))
+                        .chain(marker -> {
+                            if (marker == null || marker.getInteger(0) < running.version()) {
+                                return Uni.createFrom().item(Boolean.TRUE);
                             }
-                            int stored = marker.getInteger(0);
-                            Map<String, TableLayout> layouts = TableLayout.parse(marker.getString(1));
-                            if (stored == running.version()) {
-                                return verifySameVersion(conn, running, layouts);
-                            }
-                            if (stored < running.version()) {
-                                return upgrade(conn, running, layouts);
-                            }
-                            return Uni.createFrom().failure(new StorageException(StorageException.SCHEMA_NOT_READY,
-                                    "stored schema version is newer than the running schema",
-                                    Map.of("storedVersion", stored, "runningVersion", running.version())));
+                            return sameVersionOrNewer(conn, running, marker, declarations, nowMs).replaceWith(Boolean.FALSE);
                         }))
+                .chain(needsMigration -> needsMigration
+                        ? pool.withTransaction(conn -> migrate(conn, running, declarations, nowMs))
+                        : Uni.createFrom().voidItem())
                 .invoke(() -> install(running));
     }
+
+    private Uni<Void> migrate(SqlConnection conn, CompiledSchema running, List<CheckpointDeclaration> declarations, long nowMs) {
+        // §2.4 writer fence: the table lock is the transaction's FIRST statement. EXCLUSIVE conflicts with the
+        // ROW SHARE lock of a push's SELECT ... FOR UPDATE on its partition row, so this waits for in-flight
+        // pushes and blocks later ones (of any binary) until the new marker and the fences are committed.
+        return conn.query("LOCK TABLE " + t("sync_partitions") + " IN EXCLUSIVE MODE").execute()
+                .chain(() -> advisoryLock(conn))
+                .chain(() -> conn.query("SET LOCAL client_min_messages = warning").execute())
+                .chain(() -> readMarker(conn))
+                .chain(marker -> {
+                    Uni<Void> ddl;
+                    if (marker == null) {
+                        ddl = createFresh(conn, running);
+                    } else if (marker.getInteger(0) < running.version()) {
+                        ddl = upgrade(conn, running, TableLayout.parse(marker.getString(1)));
+                    } else {
+                        return sameVersionOrNewer(conn, running, marker, declarations, nowMs);
+                    }
+                    return ddl.chain(() -> raiseAllFences(conn, running.version()))
+                            .chain(() -> installCheckpoints(conn, declarations, nowMs));
+                });
+    }
+
+    private Uni<Void> sameVersionOrNewer(
+            SqlConnection conn, CompiledSchema running, Row marker, List<CheckpointDeclaration> declarations, long nowMs) {
+        int stored = marker.getInteger(0);
+        if (stored == running.version()) {
+            return verifySameVersion(conn, running, TableLayout.parse(marker.getString(1)))
+                    .chain(() -> installCheckpoints(conn, declarations, nowMs));
+        }
+        return Uni.createFrom().failure(new StorageException(StorageException.SCHEMA_NOT_READY,
+                "stored schema version is newer than the running schema",
+                Map.of("storedVersion", stored, "runningVersion", running.version())));
+    }
+
+    private Uni<RowSet<Row>> advisoryLock(SqlConnection conn) {
+        return conn.preparedQuery("SELECT pg_advisory_xact_lock(hashtext($1))")
+                .execute(Tuple.of("syncular.ensureSchema:" + pgSchema));
+    }
+
+    private Uni<Row> readMarker(SqlConnection conn) {
+        return conn.query("SELECT schema_version, layouts FROM " + t("sync_schema") + " WHERE id = 1").execute()
+                .map(PostgresSyncStorage::first);
+    }
+
+    /** Raises the fence of every registered partition to {@code version}, never lowering one. */
+    private Uni<Void> raiseAllFences(SqlConnection conn, int version) {
+        return conn.preparedQuery("INSERT INTO " + t("sync_writer_fence") + " AS f (partition_id, required_writer_version)"
+                        + " SELECT partition_id, $1 FROM " + t("sync_partitions")
+                        + " ON CONFLICT (partition_id) DO UPDATE"
+                        + " SET required_writer_version = GREATEST(f.required_writer_version, EXCLUDED.required_writer_version)")
+                .execute(Tuple.of(version))
+                .replaceWithVoid();
+    }
+
+    /**
+     * Installs declarations (state {@code declared}; an existing row, whatever its state, is left alone) and
+     * raises each declared partition's fence to the checkpoint's version, never lowering it.
+     */
+    private Uni<Void> installCheckpoints(SqlClient c, List<CheckpointDeclaration> declarations, long nowMs) {
+        if (declarations.isEmpty()) {
+            return Uni.createFrom().voidItem();
+        }
+        List<Tuple> rows = new ArrayList<>();
+        List<Tuple> fences = new ArrayList<>();
+        for (CheckpointDeclaration d : declarations) {
+            rows.add(Tuple.of(d.partition(), d.name(), d.schemaVersion(), nowMs));
+            fences.add(Tuple.of(d.partition(), d.schemaVersion()));
+        }
+        return c.preparedQuery(INSERT_CHECKPOINT_SQL.formatted(t("sync_backfill_checkpoints"))).executeBatch(rows)
+                .chain(() -> c.preparedQuery(RAISE_FENCE_SQL.formatted(t("sync_writer_fence"))).executeBatch(fences))
+                .replaceWithVoid();
+    }
+
+    private static final String INSERT_CHECKPOINT_SQL = "INSERT INTO %s (" + CHECKPOINT_COLS + ")"
+            + " VALUES ($1, $2, $3, 'declared', 0, 0, 0, $4) ON CONFLICT (partition_id, name) DO NOTHING";
+    private static final String RAISE_FENCE_SQL = "INSERT INTO %s AS f (partition_id, required_writer_version)"
+            + " VALUES ($1, $2) ON CONFLICT (partition_id) DO UPDATE"
+            + " SET required_writer_version = GREATEST(f.required_writer_version, EXCLUDED.required_writer_version)";
 
     private void install(CompiledSchema running) {
         Map<String, RowTable> m = new HashMap<>();
@@ -446,6 +595,230 @@ public final class PostgresSyncStorage implements SyncStorage {
     }
 
     // ------------------------------------------------------------------------------------------------
+    // backfill checkpoints and serve gate (§2.4, RFC 0007)
+    // ------------------------------------------------------------------------------------------------
+
+    /**
+     * One statement, one snapshot: the marker (0 when absent), the partition's log epoch ({@code null} when
+     * unregistered) and its non-activated checkpoints at the running version as a JSON array.
+     */
+    private String serveGateSql() {
+        return "SELECT COALESCE((SELECT schema_version FROM " + t("sync_schema") + " WHERE id = 1), 0),"
+                + " (SELECT log_epoch FROM " + t("sync_partitions") + " WHERE partition_id = $1),"
+                + " (SELECT json_agg(json_build_object('partition_id', c.partition_id, 'name', c.name,"
+                + " 'schema_version', c.schema_version, 'state', c.state, 'watermark', c.watermark,"
+                + " 'owner_epoch', c.owner_epoch, 'observed_rows', c.observed_rows, 'updated_at_ms', c.updated_at_ms)"
+                + " ORDER BY c.name COLLATE \"C\")"
+                + " FROM " + t("sync_backfill_checkpoints") + " c"
+                + " WHERE c.partition_id = $1 AND c.schema_version = $2 AND c.state <> 'activated')::text";
+    }
+
+    private Uni<ServeGate> readServeGate(SqlClient c, String partition, int runningSchemaVersion) {
+        return c.preparedQuery(serveGateSql()).execute(Tuple.of(partition, runningSchemaVersion)).map(rs -> {
+            Row r = first(rs);
+            String pending = r.getString(2);
+            List<StoredCheckpoint> list = new ArrayList<>();
+            if (pending != null) {
+                try {
+                    for (JsonNode n : JSON.readTree(pending)) {
+                        list.add(new StoredCheckpoint(n.path("partition_id").asText(), n.path("name").asText(),
+                                n.path("schema_version").asInt(), CheckpointState.of(n.path("state").asText()),
+                                n.path("watermark").asLong(), n.path("owner_epoch").asLong(),
+                                n.path("observed_rows").asLong(), n.path("updated_at_ms").asLong()));
+                    }
+                } catch (JsonProcessingException e) {
+                    throw new IllegalStateException("serve gate checkpoints are not JSON", e);
+                }
+            }
+            return new ServeGate(r.getInteger(0), r.getString(1), list);
+        });
+    }
+
+    @Override
+    public Uni<ServeGate> readServeGate(String partition, int runningSchemaVersion) {
+        return readServeGate(pool, partition, runningSchemaVersion);
+    }
+
+    @Override
+    public Uni<List<StoredCheckpoint>> readPendingCheckpoints(int runningSchemaVersion) {
+        return pool.preparedQuery("SELECT " + CHECKPOINT_COLS + " FROM " + t("sync_backfill_checkpoints")
+                        + " WHERE schema_version = $1 AND state <> 'activated'"
+                        + " ORDER BY partition_id COLLATE \"C\", name COLLATE \"C\"")
+                .execute(Tuple.of(runningSchemaVersion))
+                .map(PostgresSyncStorage::checkpoints);
+    }
+
+    @Override
+    public Uni<Integer> readStoredSchemaVersion() {
+        return pool.query("SELECT COALESCE((SELECT schema_version FROM " + t("sync_schema") + " WHERE id = 1), 0)")
+                .execute()
+                .map(rs -> first(rs).getInteger(0))
+                // before the first ensureSchema the marker table does not exist yet: no marker
+                .onFailure(e -> e instanceof PgException pe && "42P01".equals(pe.getSqlState())).recoverWithItem(0);
+    }
+
+    @Override
+    public Uni<List<StoredCheckpoint>> readCheckpoints(String partition) {
+        return pool.preparedQuery("SELECT " + CHECKPOINT_COLS + " FROM " + t("sync_backfill_checkpoints")
+                        + " WHERE partition_id = $1 ORDER BY name COLLATE \"C\"")
+                .execute(Tuple.of(partition))
+                .map(PostgresSyncStorage::checkpoints);
+    }
+
+    /** Inserts the declared row if absent and raises the partition's fence (never lowering), in one transaction. */
+    @Override
+    public Uni<StoredCheckpoint> declareCheckpoint(String partition, String name, int schemaVersion, long nowMs) {
+        CheckpointDeclaration declaration;
+        try {
+            declaration = new CheckpointDeclaration(partition, name, schemaVersion);
+        } catch (RuntimeException e) {
+            return Uni.createFrom().failure(new StorageException(StorageException.INVALID_ARGUMENT,
+                    "invalid checkpoint declaration", Map.of("reason", String.valueOf(e.getMessage()))));
+        }
+        return pool.withTransaction(conn -> installCheckpoints(conn, List.of(declaration), nowMs)
+                .chain(() -> selectCheckpoint(conn, partition, name, false))
+                .map(Objects::requireNonNull));
+    }
+
+    /**
+     * {@code UPDATE ... owner_epoch + 1, state = 'backfilling'} for a non-activated checkpoint at that version;
+     * an activated one is returned unchanged; anything else (absent, another version) is not found.
+     */
+    @Override
+    public Uni<StoredCheckpoint> claimCheckpoint(String partition, String name, int schemaVersion, long nowMs) {
+        return pool.preparedQuery("UPDATE " + t("sync_backfill_checkpoints") + " SET owner_epoch = owner_epoch + 1,"
+                        + " state = 'backfilling', updated_at_ms = $4"
+                        + " WHERE partition_id = $1 AND name = $2 AND schema_version = $3 AND state <> 'activated'"
+                        + " RETURNING " + CHECKPOINT_COLS)
+                .execute(Tuple.of(partition, name, schemaVersion, nowMs))
+                .chain(rs -> {
+                    Row r = first(rs);
+                    if (r != null) {
+                        return Uni.createFrom().item(checkpoint(r));
+                    }
+                    return selectCheckpoint(pool, partition, name, false).map(existing -> {
+                        if (existing == null || existing.schemaVersion() != schemaVersion
+                                || existing.state() != CheckpointState.ACTIVATED) {
+                            throw checkpointNotFound(name, schemaVersion);
+                        }
+                        return existing;
+                    });
+                });
+    }
+
+    @Override
+    public Uni<Boolean> advanceCheckpoint(
+            String partition, String name, long ownerEpoch, long watermark, long observedRows, long nowMs) {
+        return advanceCheckpoint(pool, partition, name, ownerEpoch, watermark, observedRows, nowMs);
+    }
+
+    /** CAS on the owner epoch of a backfilling checkpoint; one statement, so a retry is harmless. */
+    private Uni<Boolean> advanceCheckpoint(
+            SqlClient c, String partition, String name, long ownerEpoch, long watermark, long observedRows, long nowMs) {
+        return c.preparedQuery("UPDATE " + t("sync_backfill_checkpoints") + " SET watermark = $4, observed_rows = $5,"
+                        + " updated_at_ms = $6 WHERE partition_id = $1 AND name = $2 AND owner_epoch = $3"
+                        + " AND state = 'backfilling'")
+                .execute(Tuple.of(partition, name, ownerEpoch, watermark, observedRows, nowMs))
+                .map(rs -> rs.rowCount() == 1);
+    }
+
+    /**
+     * One transaction: lock the partition row (the horizon is read here, before the change scan, and no push
+     * or prune can run until we commit), lock the checkpoint row and verify the owner epoch, then look for a
+     * change to a source table above the watermark ({@code STALE}), else compare the horizon
+     * ({@code UNVERIFIABLE}), else activate. An already activated checkpoint with the same owner answers
+     * {@code ACTIVATED} unchanged (a retry after a lost reply).
+     */
+    @Override
+    public Uni<ActivationResult> activateCheckpoint(
+            String partition, String name, long ownerEpoch, long watermark, List<String> sourceTables, long nowMs) {
+        List<String> sources = List.copyOf(sourceTables);
+        return pool.withTransaction(conn -> lockPartition(conn, partition)
+                .chain(state -> selectCheckpoint(conn, partition, name, true).chain(cp -> {
+                    if (cp == null) {
+                        return Uni.createFrom().failure(checkpointNotFound(name, null));
+                    }
+                    if (cp.ownerEpoch() != ownerEpoch || cp.state() == CheckpointState.DECLARED) {
+                        Map<String, Object> d = new LinkedHashMap<>();
+                        d.put("name", name);
+                        d.put("ownerEpoch", ownerEpoch);
+                        d.put("currentOwnerEpoch", cp.ownerEpoch());
+                        return Uni.createFrom().failure(new StorageException(StorageException.CHECKPOINT_OWNER_CHANGED,
+                                "the checkpoint was claimed by another owner", d));
+                    }
+                    if (cp.state() == CheckpointState.ACTIVATED) {
+                        return Uni.createFrom().item(ActivationResult.ACTIVATED);
+                    }
+                    Uni<Boolean> changed = sources.isEmpty()
+                            ? Uni.createFrom().item(Boolean.FALSE)
+                            : conn.preparedQuery("SELECT EXISTS (SELECT 1 FROM " + t("sync_changes")
+                                            + " WHERE partition_id = $1 AND tbl = ANY($2) AND commit_seq > $3)")
+                                    .execute(Tuple.of(partition).addArrayOfString(sources.toArray(String[]::new)).addValue(watermark))
+                                    .map(rs -> first(rs).getBoolean(0));
+                    return changed.chain(stale -> {
+                        if (stale) {
+                            return Uni.createFrom().item(ActivationResult.STALE);
+                        }
+                        if (!sources.isEmpty() && state.horizonSeq() > watermark) {
+                            return Uni.createFrom().item(ActivationResult.UNVERIFIABLE);
+                        }
+                        return conn.preparedQuery("UPDATE " + t("sync_backfill_checkpoints") + " SET state = 'activated',"
+                                        + " watermark = $3, updated_at_ms = $4 WHERE partition_id = $1 AND name = $2")
+                                .execute(Tuple.of(partition, name, watermark, nowMs))
+                                .replaceWith(ActivationResult.ACTIVATED);
+                    });
+                })));
+    }
+
+    private Uni<StoredCheckpoint> selectCheckpoint(SqlClient c, String partition, String name, boolean forUpdate) {
+        return c.preparedQuery("SELECT " + CHECKPOINT_COLS + " FROM " + t("sync_backfill_checkpoints")
+                        + " WHERE partition_id = $1 AND name = $2" + (forUpdate ? " FOR UPDATE" : ""))
+                .execute(Tuple.of(partition, name))
+                .map(rs -> {
+                    Row r = first(rs);
+                    return r == null ? null : checkpoint(r);
+                });
+    }
+
+    private static StorageException checkpointNotFound(String name, Integer schemaVersion) {
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("name", name);
+        if (schemaVersion != null) {
+            d.put("schemaVersion", schemaVersion);
+        }
+        return new StorageException(StorageException.CHECKPOINT_NOT_FOUND, "the checkpoint is not declared", d);
+    }
+
+    private static StoredCheckpoint checkpoint(Row r) {
+        return new StoredCheckpoint(r.getString(0), r.getString(1), r.getInteger(2), CheckpointState.of(r.getString(3)),
+                r.getLong(4), r.getLong(5), r.getLong(6), r.getLong(7));
+    }
+
+    private static List<StoredCheckpoint> checkpoints(RowSet<Row> rs) {
+        List<StoredCheckpoint> out = new ArrayList<>();
+        for (Row r : rs) {
+            out.add(checkpoint(r));
+        }
+        return out;
+    }
+
+    /** The writer-fence trigger's failure as {@code sync.storage.writer_fence_rejected}; anything else unchanged. */
+    private static Throwable fenceRejection(Throwable t, int writerVersion) {
+        if (t instanceof PgException pe && FENCE_SQLSTATE.equals(pe.getSqlState())) {
+            Map<String, Object> d = new LinkedHashMap<>();
+            d.put("writerVersion", writerVersion);
+            try {
+                d.put("requiredWriterVersion", Integer.parseInt(String.valueOf(pe.getDetail()).trim()));
+            } catch (NumberFormatException ignored) {
+                // the trigger always sets it; tolerate a foreign one
+            }
+            return new StorageException(StorageException.WRITER_FENCE_REJECTED,
+                    "the partition's writer fence rejects appends by this schema version", d, t);
+        }
+        return t;
+    }
+
+    // ------------------------------------------------------------------------------------------------
     // push (§2.3, §6.4)
     // ------------------------------------------------------------------------------------------------
 
@@ -545,9 +918,25 @@ public final class PostgresSyncStorage implements SyncStorage {
         }
 
         @Override
+        public Uni<ServeGate> readServeGate(int runningSchemaVersion) {
+            return PostgresSyncStorage.this.readServeGate(conn, partition(), runningSchemaVersion);
+        }
+
+        @Override
+        public Uni<Boolean> advanceCheckpoint(String name, long ownerEpoch, long watermark, long observedRows, long nowMs) {
+            return PostgresSyncStorage.this.advanceCheckpoint(conn, partition(), name, ownerEpoch, watermark, observedRows, nowMs);
+        }
+
+        @Override
         public Uni<Long> appendCommit(
                 String actorId, String clientId, String clientCommitId, long createdAtMs, List<ChangeToWrite> changes) {
             long seq = maxCommitSeq + 1;
+            CompiledSchema writer = schema;
+            if (writer == null) {
+                return Uni.createFrom().failure(new StorageException(StorageException.INVALID_ARGUMENT,
+                        "ensureSchema has not completed", Map.of()));
+            }
+            int writerVersion = writer.version();
             List<Tuple> changeRows = new ArrayList<>(changes.size());
             List<String> scopeTables = new ArrayList<>();
             List<String> scopeKeys = new ArrayList<>();
@@ -574,10 +963,12 @@ public final class PostgresSyncStorage implements SyncStorage {
                 return Uni.createFrom().failure(e);
             }
             Uni<?> chain = conn.preparedQuery("INSERT INTO " + t("sync_commits") + " (partition_id, commit_seq, created_at_ms,"
-                            + " actor_id, client_id, client_commit_id, change_count, tables) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
+                            + " actor_id, client_id, client_commit_id, change_count, tables, writer_version)"
+                            + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
                     .execute(Tuple.tuple().addValue(partition()).addValue(seq).addValue(createdAtMs).addValue(actorId)
                             .addValue(clientId).addValue(clientCommitId).addValue(changes.size())
-                            .addArrayOfString(commitTables.toArray(String[]::new)));
+                            .addArrayOfString(commitTables.toArray(String[]::new)).addValue((long) writerVersion))
+                    .onFailure().transform(e -> fenceRejection(e, writerVersion));
             if (!changeRows.isEmpty()) {
                 chain = chain.chain(() -> conn.preparedQuery("INSERT INTO " + t("sync_changes") + " (partition_id, commit_seq,"
                                 + " change_index, tbl, row_id, op, row_version, scopes, payload)"

@@ -2,24 +2,31 @@ package dev.syncular.server.storage.postgres;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.storage.ChangeToWrite;
+import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.CommitQuery;
 import dev.syncular.server.storage.CommitWindow;
+import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.storage.SyncStorageContract;
 import dev.syncular.server.testsupport.TestPostgres;
+import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.pgclient.PgBuilder;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.Tuple;
 import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.PoolOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,6 +37,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -295,5 +304,147 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         assertTrue(a.length() <= 63 && b.length() <= 63);
         assertFalse(a.equals(b));
         assertEquals("sync_rows_tasks", PostgresSyncStorage.rowTableName("tasks"));
+    }
+
+    // ---- §2.4 schema upgrade writer fence -------------------------------------------------------------
+
+    /** The contract schema at version 2: {@code notes} gains one trailing nullable column. */
+    private static final String V2_JSON = SCHEMA_JSON.replace("\"version\": 1", "\"version\": 2").replace(
+            "{ \"name\": \"body\", \"type\": \"string\", \"nullable\": true }",
+            "{ \"name\": \"body\", \"type\": \"string\", \"nullable\": true },\n"
+                    + "{ \"name\": \"pinned\", \"type\": \"boolean\", \"nullable\": true }");
+
+    private Map<String, Integer> fences(String pgSchema) {
+        Map<String, Integer> out = new TreeMap<>();
+        for (Row r : await(pool().query("SELECT partition_id, required_writer_version FROM \"" + pgSchema + "\".sync_writer_fence").execute())) {
+            out.put(r.getString(0), r.getInteger(1));
+        }
+        return out;
+    }
+
+    private Long writerVersion(String pgSchema, String partition, long seq) {
+        return await(pool().preparedQuery("SELECT writer_version FROM \"" + pgSchema + "\".sync_commits WHERE partition_id = $1 AND commit_seq = $2")
+                .execute(Tuple.of(partition, seq))).iterator().next().getLong(0);
+    }
+
+    /** One push: row write, commit append and push result, in that order (so the append fails mid-transaction). */
+    private static Uni<Long> push(PostgresSyncStorage s, String partition, String id) {
+        return s.inPartitionTransaction(partition, tx -> tx.upsertRow("tasks",
+                        new StoredRow(id, 1, task(id, "P1", "O1", "t"), new long[10], taskScopes("P1", "O1")))
+                .chain(() -> tx.appendCommit("actor-1", "client-1", "cc-" + id, 5_000L, List.of(taskUpsert(id, "P1", "O1", 1))))
+                .call(seq -> tx.savePushResult("client-1", "cc-" + id, applied(seq, "ok"))));
+    }
+
+    @Test
+    void schemaMigrationFencesTheOldBuild() {
+        PostgresSyncStorage oldBuild = newStorage();
+        String s = oldBuild.pgSchema();
+        await(oldBuild.ensureSchema(schema));
+        await(oldBuild.touchPartition("p-1", 1L));
+        await(oldBuild.touchPartition("p-2", 1L));
+        assertEquals(1L, await(push(oldBuild, "p-1", "a")));
+        assertEquals(1L, writerVersion(s, "p-1", 1));
+        assertEquals(Map.of(), fences(s), "no fence before a migration");
+
+        PostgresSyncStorage newBuild = new PostgresSyncStorage(pool(), s);
+        await(newBuild.ensureSchema(SchemaLoader.parse(V2_JSON), List.of(new CheckpointDeclaration("p-1", "notes-pinned", 2))));
+        assertEquals(Map.of("p-1", 2, "p-2", 2), fences(s), "the migration raised every registered partition's fence");
+        assertEquals(List.of("notes-pinned"), await(newBuild.readServeGate("p-1", 2)).pending().stream().map(StoredCheckpoint::name).toList(),
+                "the migration installed the declaration");
+        ServeGate oldGate = await(oldBuild.readServeGate("p-1", 1));
+        assertEquals(2, oldGate.storedSchemaVersion(), "the old build's gate sees a newer stored schema");
+        assertTrue(oldGate.pending().isEmpty());
+        assertEquals(2, await(oldBuild.readStoredSchemaVersion()));
+
+        for (String p : List.of("p-1", "p-2")) {
+            Map<String, Long> before = countTables(s);
+            PartitionState stateBefore = await(oldBuild.readPartition(p));
+            StorageException e = storageFailure(push(oldBuild, p, "old-" + p));
+            assertEquals(StorageException.WRITER_FENCE_REJECTED, e.code());
+            assertEquals(details("writerVersion", 1, "requiredWriterVersion", 2), e.details());
+            assertEquals(before, countTables(s), "the rejected push wrote nothing");
+            assertEquals(stateBefore, await(oldBuild.readPartition(p)));
+        }
+        assertEquals(2L, await(push(newBuild, "p-1", "b")), "the new build appends");
+        assertEquals(2L, writerVersion(s, "p-1", 2));
+        assertEquals(1L, await(push(newBuild, "p-2", "b")));
+
+        // the database enforces the fence on its own: a raw append omitting writer_version is rejected
+        Throwable raw = assertThrows(Throwable.class, () -> sql(s, "INSERT INTO $S.sync_commits (partition_id, commit_seq, created_at_ms,"
+                + " actor_id, client_id, client_commit_id, change_count, tables) VALUES ('p-1', 99, 1, 'a', 'c', 'raw', 0, '{}')"));
+        assertTrue(raw instanceof PgException pe && "SY001".equals(pe.getSqlState()), String.valueOf(raw));
+
+        // a partition created after the migration has no fence
+        await(newBuild.touchPartition("p-3", 2L));
+        assertFalse(fences(s).containsKey("p-3"));
+        assertEquals(1L, await(push(oldBuild, "p-3", "c")), "an unfenced partition accepts any writer (the serve gate guards it)");
+
+        // fences are never lowered, and a re-run of the same version changes none
+        sql(s, "UPDATE $S.sync_writer_fence SET required_writer_version = 7 WHERE partition_id = 'p-2'");
+        await(new PostgresSyncStorage(pool(), s).ensureSchema(SchemaLoader.parse(V2_JSON)));
+        assertEquals(Map.of("p-1", 2, "p-2", 7), fences(s));
+        await(new PostgresSyncStorage(pool(), s).ensureSchema(SchemaLoader.parse(V2_JSON.replace("\"version\": 2", "\"version\": 3"))));
+        assertEquals(Map.of("p-1", 3, "p-2", 7, "p-3", 3), fences(s));
+        assertEquals(StorageException.WRITER_FENCE_REJECTED, storageFailure(push(newBuild, "p-1", "v2-late")).code(),
+                "the v2 build is fenced by the v3 migration");
+    }
+
+    @Test
+    void declaringACheckpointRaisesThePartitionFence() {
+        PostgresSyncStorage s1 = newStorage();
+        await(s1.ensureSchema(schema));
+        await(s1.touchPartition("p", 1L));
+        await(s1.declareCheckpoint("p", "current", 1, 10L));
+        assertEquals(Map.of("p", 1), fences(s1.pgSchema()));
+        assertEquals(1L, await(push(s1, "p", "a")), "a checkpoint at the running version does not fence this build");
+        await(s1.declareCheckpoint("p", "next", 2, 10L));
+        await(s1.declareCheckpoint("p", "current", 1, 20L));
+        assertEquals(Map.of("p", 2), fences(s1.pgSchema()), "never lowered by a later declaration");
+        assertEquals(StorageException.WRITER_FENCE_REJECTED, storageFailure(push(s1, "p", "b")).code());
+    }
+
+    @Test
+    void migrationTransactionWaitsForAnInFlightPushOfTheOldBuild() throws Exception {
+        PostgresSyncStorage oldBuild = newStorage();
+        String s = oldBuild.pgSchema();
+        await(oldBuild.ensureSchema(schema));
+        await(oldBuild.touchPartition("p", 1L));
+
+        CompletableFuture<Void> locked = new CompletableFuture<>();
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        CompletableFuture<Long> inFlight = oldBuild.inPartitionTransaction("p", tx -> {
+            locked.complete(null);
+            return Uni.createFrom().completionStage(release)
+                    .chain(() -> tx.appendCommit("actor-1", "client-1", "in-flight", 5_000L, List.of(taskUpsert("a", "P1", "O1", 1))));
+        }).subscribeAsCompletionStage();
+        locked.get(30, TimeUnit.SECONDS); // the push holds the partition row lock
+
+        PostgresSyncStorage newBuild = new PostgresSyncStorage(pool(), s);
+        CompletableFuture<Void> migration;
+        try {
+            migration = newBuild.ensureSchema(SchemaLoader.parse(V2_JSON),
+                    List.of(new CheckpointDeclaration("p", "notes-pinned", 2))).subscribeAsCompletionStage();
+            // observe the wait in the catalog (no sleeps): the LOCK TABLE of the migration is not granted
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            long waiting = 0;
+            while (waiting == 0 && System.nanoTime() < deadline) {
+                waiting = await(pool().preparedQuery("SELECT count(*) FROM pg_locks WHERE relation = to_regclass($1) AND NOT granted")
+                        .execute(Tuple.of("\"" + s + "\".sync_partitions"))).iterator().next().getLong(0);
+            }
+            assertEquals(1L, waiting, "the migration waits for the table lock on sync_partitions");
+            assertFalse(migration.isDone());
+            assertEquals(1, await(oldBuild.readStoredSchemaVersion()), "nothing of the migration is visible yet");
+            assertEquals(Map.of(), fences(s));
+        } finally {
+            release.complete(null); // never leave the push transaction open
+        }
+        assertEquals(1L, inFlight.get(30, TimeUnit.SECONDS), "the push holding the lock commits first, unfenced");
+        migration.get(30, TimeUnit.SECONDS);
+        assertEquals(1L, writerVersion(s, "p", 1));
+        assertEquals(2, await(oldBuild.readStoredSchemaVersion()));
+        assertEquals(Map.of("p", 2), fences(s));
+        assertEquals(StorageException.WRITER_FENCE_REJECTED, storageFailure(push(oldBuild, "p", "after")).code(),
+                "the next push of the old build is fenced");
+        assertEquals(2L, await(push(newBuild, "p", "after")));
     }
 }

@@ -1,0 +1,121 @@
+package dev.syncular.server.http;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.syncular.server.sync.SyncScenariosContract;
+import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.SyncTestClient;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import io.restassured.response.Response;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.IntPredicate;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The serve gate bound to Kubernetes readiness (§2.4): {@code /q/health/ready} polled through a checkpoint's
+ * whole lifecycle — UP, DOWN while a checkpoint this process did not declare is pending, UP after
+ * activation — with {@code POST /sync} answering 503 {@code sync.schema_not_ready} exactly while readiness
+ * is DOWN. The checkpoint is driven through the admin API.
+ */
+@QuarkusTest
+@TestProfile(ServeGateLifecycleTest.Gate.class)
+class ServeGateLifecycleTest {
+    static final String TOKEN = "admin-" + UUID.randomUUID();
+
+    public static class Gate implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("syncular.schema.path", Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString(),
+                    "syncular.storage.pg-schema", "sync_gate_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
+                    "syncular.admin.token", TOKEN);
+        }
+    }
+
+    @ConfigProperty(name = "quarkus.http.test-port")
+    int port;
+
+    /** Polls readiness until its HTTP status satisfies {@code expected} or the deadline passes. */
+    private static Response readinessUntil(IntPredicate expected) {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        Response r;
+        do {
+            r = given().get("/q/health/ready");
+            if (expected.test(r.statusCode())) {
+                return r;
+            }
+        } while (System.nanoTime() < deadline);
+        throw new AssertionError("readiness stayed " + r.statusCode() + ": " + r.asString());
+    }
+
+    private static Response admin(String path, String json) {
+        return given().header("Authorization", "Bearer " + TOKEN).contentType("application/json").body(json)
+                .post("/admin/checkpoints" + path);
+    }
+
+    private SyncTestClient client(String partition) {
+        return new SyncTestClient(SyncScenariosContract.SCHEMA, new HttpTransport("http://localhost:" + port, partition),
+                "alice", "c-" + UUID.randomUUID()).subscribe("notes", "notes", Map.of("project_id", List.of("p1")));
+    }
+
+    @Test
+    void readinessFollowsTheCheckpointLifecycle() {
+        String partition = "tenant-" + UUID.randomUUID();
+        SyncTestClient c = client(partition);
+        c.syncUntilIdle();
+        readinessUntil(s -> s == 200);
+
+        admin("/declare", "{\"partition\":\"" + partition + "\",\"name\":\"fill\",\"schemaVersion\":1}").then()
+                .statusCode(200).body("state", equalTo("declared"));
+        Response down = readinessUntil(s -> s == 503);
+        assertTrue(down.asString().contains("fill"), down.asString());
+        SyncTestClient.TransportFailure refused = org.junit.jupiter.api.Assertions.assertThrows(
+                SyncTestClient.TransportFailure.class, c::sync);
+        assertEquals(503, refused.status);
+        assertTrue(refused.body.contains("sync.schema_not_ready"), refused.body);
+        assertTrue(refused.body.contains(partition), refused.body);
+        given().header("x-actor-id", "alice").header("x-syncular-partition", partition)
+                .contentType(HttpTransport.CONTENT_TYPE).body(c.buildRequest().encode()).post("/sync")
+                .then().statusCode(503).header("Retry-After", org.hamcrest.Matchers.notNullValue());
+
+        Response claimed = admin("/claim", "{\"partition\":\"" + partition + "\",\"name\":\"fill\",\"schemaVersion\":1}");
+        claimed.then().statusCode(200).body("state", equalTo("backfilling"));
+        long epoch = claimed.jsonPath().getLong("ownerEpoch");
+        admin("/advance", "{\"partition\":\"" + partition + "\",\"name\":\"fill\",\"ownerEpoch\":" + epoch
+                + ",\"watermark\":0,\"observedRows\":0}").then().statusCode(200).body("advanced", equalTo(true));
+        // Still DOWN while backfilling, then activation flips it.
+        readinessUntil(s -> s == 503);
+        admin("/activate", "{\"partition\":\"" + partition + "\",\"name\":\"fill\",\"ownerEpoch\":" + epoch
+                + ",\"watermark\":0,\"sourceTables\":[\"notes\"]}").then().statusCode(200)
+                .body("result", equalTo("activated"));
+        readinessUntil(s -> s == 200);
+        c.syncUntilIdle();
+
+        given().get("/q/metrics").then().statusCode(200)
+                .body(containsString("syncular_serve_gate_refusals_total{reason=\"checkpoint_pending\"}"))
+                .body(containsString("syncular_checkpoints_pending"));
+    }
+
+    @Test
+    void adminApiRequiresTheCredential() {
+        given().contentType("application/json").body("{}").post("/admin/checkpoints/declare").then().statusCode(401)
+                .body("code", equalTo("sync.auth_required"));
+        given().header("Authorization", "Bearer wrong").get("/admin/checkpoints?partition=x").then().statusCode(401);
+        given().header("Authorization", "Bearer " + TOKEN).get("/admin/checkpoints?partition=none").then()
+                .statusCode(200).body("size()", equalTo(0));
+        admin("/claim", "{\"partition\":\"none\",\"name\":\"missing\",\"schemaVersion\":1}").then().statusCode(404);
+        admin("/declare", "{\"partition\":\"none\"}").then().statusCode(400).body("code", equalTo("sync.invalid_request"));
+        // Liveness never depends on the gate.
+        given().get("/q/health/live").then().statusCode(200);
+        given().get("/q/health/started").then().statusCode(200).body(containsString("schema-migration"));
+    }
+}
