@@ -61,6 +61,17 @@ public interface SyncularConfig {
 
     Admin admin();
 
+    /**
+     * The conformance host ({@code /__conformance}, docs/CONFORMANCE.md): host-controlled authentication,
+     * scopes and clock for Syncular's cross-implementation catalog. Off by default; refused in prod.
+     */
+    Conformance conformance();
+
+    interface Conformance {
+        @WithDefault("false")
+        boolean enabled();
+    }
+
     interface Checkpoint {
         String partition();
 

@@ -52,10 +52,16 @@ public class SegmentResource {
     @Path("/{segmentId}")
     public Uni<RestResponse<byte[]>> download(@PathParam("segmentId") String segmentId,
             @Context HttpServerRequest request) {
+        return serve(engine, authenticator.authenticate(request), segmentId, request);
+    }
+
+    /** The §5.5 download binding for any engine (the production one, or a conformance-host instance's). */
+    public static Uni<RestResponse<byte[]>> serve(SyncEngine engine, Uni<dev.syncular.server.sync.SyncRequestContext> auth,
+            String segmentId, HttpServerRequest request) {
         String scopesHeader = request.getHeader(SCOPES_HEADER);
         String ifNoneMatch = request.getHeader("If-None-Match");
         ContentCoding coding = ContentCoding.negotiate(request.getHeader("Accept-Encoding"));
-        return authenticator.authenticate(request)
+        return auth
                 .flatMap(ctx -> engine.authorizeSegment(ctx, segmentId, parseScopes(scopesHeader)))
                 .flatMap(download -> {
                     String etag = "\"" + download.segmentId() + "\"";

@@ -69,6 +69,17 @@ public class SyncResource {
     @Blocking
     @Produces(CONTENT_TYPE)
     public RestMulti<Buffer> sync(@Context HttpServerRequest request, InputStream body) {
+        // Awaiting on this worker thread is fine; the authenticator itself stays non-blocking.
+        return handle(request, body, engine, () -> authenticator.authenticate(request).await().atMost(AUTH_TIMEOUT));
+    }
+
+    /**
+     * The whole {@code POST /sync} binding for any engine (the production one, or a conformance-host
+     * instance's): content type, content coding, size cap, authentication, streaming decode, then the
+     * engine's planned frames streamed only once planning and verification succeeded.
+     */
+    public RestMulti<Buffer> handle(HttpServerRequest request, InputStream body, SyncEngine engine,
+            java.util.function.Supplier<SyncRequestContext> authenticate) {
         requireSsp2ContentType(request.getHeader("Content-Type"));
         boolean gzip = requestIsGzip(request.getHeader("Content-Encoding"));
         String declaredLength = request.getHeader("Content-Length");
@@ -81,8 +92,7 @@ public class SyncResource {
                 throw new HttpError(400, ErrorCode.INVALID_REQUEST, "invalid Content-Length");
             }
         }
-        // Awaiting on this worker thread is fine; the authenticator itself stays non-blocking.
-        SyncRequestContext ctx = authenticator.authenticate(request).await().atMost(AUTH_TIMEOUT);
+        SyncRequestContext ctx = authenticate.get();
         Message message = decode(body, gzip);
         ContentCoding coding = ContentCoding.negotiate(request.getHeader("Accept-Encoding"));
         Uni<List<Frame>> planned = Uni.createFrom().deferred(() -> engine.handle(ctx, message));

@@ -156,6 +156,9 @@ public interface SyncStorage {
     /** Current rows by id outside a push transaction (missing ids are absent). */
     Uni<Map<String, StoredRow>> readRows(String partition, String table, List<String> rowIds);
 
+    /** Every row of a table in a partition regardless of scopes, by row id — operator and test tooling only. */
+    Uni<List<StoredRow>> readAllRows(String partition, String table);
+
     // ---- client cursor records (§4.5) -----------------------------------------------------------
 
     /** Inserts or replaces the client record. */

@@ -1511,4 +1511,24 @@ public final class PostgresSyncStorage implements SyncStorage {
                     "persisted table layouts differ from the running schema", d);
         }
     }
+
+    @Override
+    public Uni<List<StoredRow>> readAllRows(String partition, String table) {
+        RowTable rt;
+        try {
+            rt = table(table);
+        } catch (RuntimeException e) {
+            return Uni.createFrom().failure(e);
+        }
+        return pool.preparedQuery("SELECT " + selectList(rt.schema) + " FROM " + t(rt.physicalName)
+                        + " WHERE \"_sync_partition\" = $1 ORDER BY \"_sync_row_id\" COLLATE \"C\"")
+                .execute(Tuple.of(partition))
+                .map(rs -> {
+                    List<StoredRow> out = new ArrayList<>();
+                    for (Row r : rs) {
+                        out.add(storedRow(rt.schema, r));
+                    }
+                    return out;
+                });
+    }
 }

@@ -1,0 +1,121 @@
+package dev.syncular.server.conformance;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.SchemaException;
+import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.segments.postgres.PostgresSegmentStore;
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.sync.ErrorCode;
+import dev.syncular.server.sync.SyncError;
+import dev.syncular.server.sync.SyncLimits;
+import io.quarkus.runtime.LaunchMode;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import io.quarkus.runtime.configuration.ConfigurationException;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jboss.logging.Logger;
+
+/**
+ * The instance registry of the conformance host (docs/CONFORMANCE.md, ../shared/CONFORMANCE-HOST.md).
+ * Each instance lives in its own PostgreSQL schema of the configured database; closing it drops the schema.
+ */
+@ApplicationScoped
+public class ConformanceHost {
+    private static final Logger LOG = Logger.getLogger(ConformanceHost.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Map<String, ConformanceInstance> instances = new ConcurrentHashMap<>();
+
+    @Inject
+    Pool pool;
+
+    @Inject
+    SyncularConfig config;
+
+    public boolean enabled() {
+        return config.conformance().enabled();
+    }
+
+    void onStart(@Observes StartupEvent event) {
+        if (!enabled()) {
+            return;
+        }
+        if (LaunchMode.current() == LaunchMode.NORMAL && io.quarkus.runtime.configuration.ConfigUtils.isProfileActive("prod")) {
+            throw new ConfigurationException("syncular.conformance.enabled must not be set in the prod profile: the "
+                    + "conformance host lets any caller choose its actor and scopes; run it with -Dquarkus.profile=dev");
+        }
+        LOG.warn("************************************************************************************");
+        LOG.warn("* CONFORMANCE HOST ENABLED: /__conformance routes accept host-controlled identities, *");
+        LOG.warn("* scopes and clocks. Never expose this server to real users.                         *");
+        LOG.warn("************************************************************************************");
+    }
+
+    void onStop(@Observes ShutdownEvent event) {
+        for (String id : instances.keySet()) {
+            close(id).await().indefinitely();
+        }
+    }
+
+    /** {@code POST /__conformance/instances}: a fresh, empty instance from {@code ServerCreateOptions}. */
+    public Uni<ConformanceInstance> create(JsonNode options) {
+        if (options == null || !options.isObject() || !options.has("schema") || !options.has("partition")) {
+            return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_REQUEST, "schema and partition are required"));
+        }
+        CompiledSchema schema;
+        try {
+            schema = SchemaLoader.parse(JSON.writeValueAsString(options.get("schema")));
+        } catch (SchemaException e) {
+            return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_REQUEST, "schema does not compile",
+                    Map.of("reason", String.valueOf(e.details().get("reason")))));
+        } catch (Exception e) {
+            return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_REQUEST, "schema does not compile"));
+        }
+        JsonNode limitsNode = options.path("limits");
+        SyncLimits limits = new SyncLimits(
+                limitsNode.path("maxOperationsPerRequest").asInt(SyncLimits.DEFAULTS.maxOperationsPerRequest()),
+                limitsNode.path("inlineSegmentMaxBytes").asInt(SyncLimits.DEFAULTS.inlineSegmentMaxBytes()),
+                limitsNode.path("segmentTtlMs").asLong(SyncLimits.DEFAULTS.segmentTtlMs()));
+        long now = options.path("nowMs").asLong(System.currentTimeMillis());
+        String id = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        String pgSchema = "conformance_" + id;
+        PostgresSyncStorage storage = new PostgresSyncStorage(pool, pgSchema);
+        PostgresSegmentStore segments = new PostgresSegmentStore(pool, pgSchema);
+        ConformanceInstance instance = new ConformanceInstance(id, options.get("partition").asText(), schema, storage,
+                segments, limits, now);
+        return storage.ensureSchema(schema).flatMap(v -> segments.ensureSchema()).map(v -> {
+            instances.put(id, instance);
+            return instance;
+        });
+    }
+
+    public ConformanceInstance get(String id) {
+        ConformanceInstance i = instances.get(id);
+        if (i == null) {
+            throw new SyncError(ErrorCode.NOT_FOUND, "unknown conformance instance");
+        }
+        return i;
+    }
+
+    /** Frees everything the instance holds: its PostgreSQL schema and its registry entry. */
+    public Uni<Void> close(String id) {
+        ConformanceInstance i = instances.remove(id);
+        if (i == null) {
+            return Uni.createFrom().voidItem();
+        }
+        return pool.query("DROP SCHEMA IF EXISTS \"" + i.storage.pgSchema() + "\" CASCADE").execute().replaceWithVoid();
+    }
+
+    public int size() {
+        return instances.size();
+    }
+}

@@ -1,0 +1,215 @@
+package dev.syncular.server.conformance;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.http.SegmentResource;
+import dev.syncular.server.http.SyncResource;
+import dev.syncular.server.ops.Pruner;
+import dev.syncular.server.ops.RetentionPolicy;
+import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.sync.ErrorCode;
+import dev.syncular.server.sync.SyncError;
+import dev.syncular.server.sync.SyncRequestContext;
+import dev.syncular.server.wire.ColumnType;
+import io.smallrye.common.annotation.Blocking;
+import io.smallrye.mutiny.Uni;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerRequest;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.MediaType;
+import java.io.InputStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jboss.resteasy.reactive.RestResponse;
+import org.jboss.resteasy.reactive.RestMulti;
+
+/**
+ * The conformance host's HTTP surface (../shared/CONFORMANCE-HOST.md): instances, their {@code /sync} and
+ * segment routes through the same bindings as production, and the host-controlled calls. Every route
+ * answers 404 unless {@code syncular.conformance.enabled=true}.
+ */
+@Path("/__conformance")
+public class ConformanceResource {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Inject
+    ConformanceHost host;
+
+    @Inject
+    SyncResource syncBinding;
+
+    private void requireEnabled() {
+        if (!host.enabled()) {
+            throw new SyncError(ErrorCode.NOT_FOUND, "not found");
+        }
+    }
+
+    private static SyncRequestContext actor(HttpServerRequest request, ConformanceInstance i) {
+        String actor = request.getHeader("x-actor-id");
+        if (actor == null || actor.isBlank()) {
+            throw new SyncError(ErrorCode.AUTH_REQUIRED, "authentication required");
+        }
+        return new SyncRequestContext(actor.trim(), i.partition);
+    }
+
+    @GET
+    @Path("/capabilities")
+    @Produces(MediaType.APPLICATION_JSON)
+    public ObjectNode capabilities() {
+        requireEnabled();
+        ObjectNode o = JSON.createObjectNode();
+        o.put("name", "syncular-server-java");
+        o.putArray("capabilities"); // only what really works; none of the optional ones yet
+        return o;
+    }
+
+    @POST
+    @Path("/instances")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Produces(MediaType.APPLICATION_JSON)
+    public Uni<ObjectNode> create(JsonNode options) {
+        requireEnabled();
+        return host.create(options).map(i -> JSON.createObjectNode().put("id", i.id()));
+    }
+
+    @POST
+    @Path("/instances/{id}/sync")
+    @Blocking
+    @Produces(SyncResource.CONTENT_TYPE)
+    public RestMulti<Buffer> sync(@PathParam("id") String id, @Context HttpServerRequest request, InputStream body) {
+        requireEnabled();
+        ConformanceInstance i = host.get(id);
+        return syncBinding.handle(request, body, i.engine, () -> actor(request, i));
+    }
+
+    @GET
+    @Path("/instances/{id}/segments/{segmentId}")
+    public Uni<RestResponse<byte[]>> segment(@PathParam("id") String id, @PathParam("segmentId") String segmentId,
+            @Context HttpServerRequest request) {
+        requireEnabled();
+        ConformanceInstance i = host.get(id);
+        return SegmentResource.serve(i.engine, Uni.createFrom().item(() -> actor(request, i)), segmentId, request);
+    }
+
+    @POST
+    @Path("/instances/{id}/call/{method}")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Produces(MediaType.APPLICATION_JSON)
+    public Uni<ObjectNode> call(@PathParam("id") String id, @PathParam("method") String method, JsonNode body) {
+        requireEnabled();
+        ConformanceInstance i = host.get(id);
+        JsonNode args = body == null ? JSON.createArrayNode() : body.path("args");
+        return dispatch(i, method, args).map(result -> {
+            ObjectNode o = JSON.createObjectNode();
+            o.set("result", result);
+            return o;
+        });
+    }
+
+    private Uni<JsonNode> dispatch(ConformanceInstance i, String method, JsonNode args) {
+        switch (method) {
+            case "setAllowedScopes": {
+                Map<String, List<String>> scopes = new LinkedHashMap<>();
+                for (Iterator<Map.Entry<String, JsonNode>> it = args.path(1).fields(); it.hasNext();) {
+                    Map.Entry<String, JsonNode> e = it.next();
+                    List<String> values = new ArrayList<>();
+                    e.getValue().forEach(v -> values.add(v.asText()));
+                    scopes.put(e.getKey(), List.copyOf(values));
+                }
+                i.allowed.put(args.path(0).asText(), scopes);
+                return done(null);
+            }
+            case "setResolverFailing":
+                i.resolverFailing.set(args.path(0).asBoolean());
+                return done(null);
+            case "advanceClock":
+                return done(JSON.getNodeFactory().numberNode(i.clock.addAndGet(args.path(0).asLong())));
+            case "nowMs":
+                return done(JSON.getNodeFactory().numberNode(i.clock.get()));
+            case "getMaxCommitSeq":
+                return i.storage.readPartition(i.partition)
+                        .map(s -> (JsonNode) JSON.getNodeFactory().numberNode(s == null ? 0 : s.maxCommitSeq()));
+            case "getHorizonSeq":
+                return i.storage.readPartition(i.partition)
+                        .map(s -> (JsonNode) JSON.getNodeFactory().numberNode(s == null ? 0 : s.horizonSeq()));
+            case "prune": {
+                JsonNode o = args.path(0);
+                RetentionPolicy policy = new RetentionPolicy(
+                        Duration.ofMillis(o.path("activeWindowMs").asLong(RetentionPolicy.DEFAULTS.activeWindow().toMillis())),
+                        o.path("minRetainedCommits").asInt(RetentionPolicy.DEFAULTS.keepNewest()));
+                return new Pruner(i.storage, policy).pruneAll(i.clock.get())
+                        .flatMap(removed -> i.storage.readPartition(i.partition))
+                        .map(s -> (JsonNode) JSON.getNodeFactory().numberNode(s == null ? 0 : s.horizonSeq()));
+            }
+            case "readRows":
+                return readRows(i, args.path(0).asText());
+            case "close":
+                return host.close(i.id).map(v -> (JsonNode) JSON.getNodeFactory().nullNode());
+            default:
+                return Uni.createFrom().failure(new SyncError(ErrorCode.NOT_FOUND, "unsupported conformance call",
+                        Map.of("method", method)));
+        }
+    }
+
+    private static Uni<JsonNode> done(JsonNode value) {
+        return Uni.createFrom().item(value == null ? JSON.getNodeFactory().nullNode() : value);
+    }
+
+    /** {@code readRows(table)}: {@code [{rowId, version, values, scopes}]} by row id; bytes as {@code {"$bytes": hex}}. */
+    private Uni<JsonNode> readRows(ConformanceInstance i, String table) {
+        TableSchema t = i.schema.table(table);
+        if (t == null) {
+            return Uni.createFrom().failure(new SyncError(ErrorCode.UNKNOWN_TABLE, "unknown table", Map.of("table", table)));
+        }
+        return i.storage.readAllRows(i.partition, table).map(rows -> {
+            ArrayNode out = JSON.createArrayNode();
+            for (StoredRow r : rows) {
+                ObjectNode row = out.addObject();
+                row.put("rowId", r.rowId());
+                row.put("version", r.serverVersion());
+                ObjectNode values = row.putObject("values");
+                for (int c = 0; c < t.columnCount(); c++) {
+                    values.set(t.column(c).name(), value(t.column(c).type(), r.values()[c]));
+                }
+                ObjectNode scopes = row.putObject("scopes");
+                r.scopes().forEach(scopes::put);
+            }
+            return out;
+        });
+    }
+
+    private static JsonNode value(ColumnType type, Object v) {
+        if (v == null) {
+            return JSON.getNodeFactory().nullNode();
+        }
+        return switch (type) {
+            case BYTES, CRDT -> JSON.createObjectNode().put("$bytes", HexFormat.of().formatHex((byte[]) v));
+            case JSON, BLOB_REF -> {
+                try {
+                    yield JSON.readTree((String) v);
+                } catch (Exception e) {
+                    yield JSON.getNodeFactory().textNode((String) v);
+                }
+            }
+            case INTEGER -> JSON.getNodeFactory().numberNode((Long) v);
+            case FLOAT -> JSON.getNodeFactory().numberNode((Double) v);
+            case BOOLEAN -> JSON.getNodeFactory().booleanNode((Boolean) v);
+            default -> JSON.getNodeFactory().textNode((String) v);
+        };
+    }
+}

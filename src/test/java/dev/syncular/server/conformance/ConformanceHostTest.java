@@ -1,0 +1,181 @@
+package dev.syncular.server.conformance;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.PullHeader;
+import dev.syncular.server.wire.SegmentRef;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import io.restassured.path.json.JsonPath;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Tuple;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Drives the conformance host the way Syncular's catalog does (../shared/CONFORMANCE-HOST.md): instances
+ * with their own schemas, SSP2 rounds and segment downloads through each, isolation, pruning, row
+ * inspection, the virtual clock, and close.
+ */
+@QuarkusTest
+@TestProfile(ConformanceHostTest.Enabled.class)
+class ConformanceHostTest {
+    static final String NOTES = "{\"version\":1,\"tables\":[{\"name\":\"notes\",\"primaryKey\":\"id\",\"columns\":["
+            + "{\"name\":\"id\",\"type\":\"string\",\"nullable\":false},"
+            + "{\"name\":\"project_id\",\"type\":\"string\",\"nullable\":false},"
+            + "{\"name\":\"body\",\"type\":\"bytes\",\"nullable\":true}],\"scopes\":[\"project:{project_id}\"]}]}";
+    static final String TODOS = "{\"version\":3,\"tables\":[{\"name\":\"todos\",\"primaryKey\":\"id\",\"columns\":["
+            + "{\"name\":\"id\",\"type\":\"string\",\"nullable\":false},"
+            + "{\"name\":\"list_id\",\"type\":\"string\",\"nullable\":false},"
+            + "{\"name\":\"done\",\"type\":\"boolean\",\"nullable\":false}],"
+            + "\"scopes\":[{\"pattern\":\"list:{list}\",\"column\":\"list_id\"}]}]}";
+
+    public static class Enabled implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("syncular.conformance.enabled", "true");
+        }
+    }
+
+    @ConfigProperty(name = "quarkus.http.test-port")
+    int port;
+
+    @Inject
+    Pool pool;
+
+    private String create(String schema, String partition, String extra) {
+        return given().contentType("application/json")
+                .body("{\"schema\":" + schema + ",\"partition\":\"" + partition + "\",\"nowMs\":1000000" + extra + "}")
+                .post("/__conformance/instances").then().statusCode(200).extract().path("id");
+    }
+
+    private static JsonPath call(String id, String method, String args) {
+        return given().contentType("application/json").body("{\"args\":" + args + "}")
+                .post("/__conformance/instances/" + id + "/call/" + method).then().statusCode(200).extract().jsonPath();
+    }
+
+    private SyncTestClient client(String id, String schemaJson, String actor, String table, Map<String, List<String>> scopes) {
+        CompiledSchema schema = SchemaLoader.parse(schemaJson);
+        return new SyncTestClient(schema, new HttpTransport("http://localhost:" + port + "/__conformance/instances/" + id,
+                null), actor, actor + "-client").subscribe("s", table, scopes);
+    }
+
+    @Test
+    void capabilitiesListOnlyWhatWorks() {
+        given().get("/__conformance/capabilities").then().statusCode(200)
+                .body("name", equalTo("syncular-server-java")).body("capabilities.size()", equalTo(0));
+    }
+
+    @Test
+    void instancesAreIsolatedRealServers() {
+        String a = create(NOTES, "shared", "");
+        String b = create(TODOS, "shared", "");
+        call(a, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        call(b, "setAllowedScopes", "[\"alice\",{\"list\":[\"*\"]}]");
+        SyncTestClient ca = client(a, NOTES, "alice", "notes", Map.of("project_id", List.of("p1")));
+        ca.upsert("notes", Map.of("id", "n1", "project_id", "p1", "body", new byte[] {1, 2}), null);
+        ca.syncUntilIdle();
+        SyncTestClient cb = client(b, TODOS, "alice", "todos", Map.of("list", List.of("l1")));
+        cb.upsert("todos", Map.of("id", "t1", "list_id", "l1", "done", false), null);
+        cb.syncUntilIdle();
+
+        JsonPath rowsA = call(a, "readRows", "[\"notes\"]");
+        assertEquals(List.of("n1"), rowsA.getList("result.rowId"));
+        assertEquals("0102", rowsA.getString("result[0].values.body.$bytes"));
+        assertEquals("p1", rowsA.getString("result[0].scopes.project_id"));
+        assertEquals(List.of("t1"), call(b, "readRows", "[\"todos\"]").getList("result.rowId"));
+        // Same partition name, separate storage: A has no todos table, B never saw the note.
+        given().contentType("application/json").body("{\"args\":[\"todos\"]}")
+                .post("/__conformance/instances/" + a + "/call/readRows").then().statusCode(400)
+                .body("code", equalTo("sync.unknown_table"));
+        assertEquals(1, call(b, "getMaxCommitSeq", "[]").getLong("result"));
+
+        // An actor never granted anything has {}: its subscription is revoked; a failing resolver too.
+        SyncTestClient stranger = client(a, NOTES, "mallory", "notes", Map.of("project_id", List.of("p1")));
+        stranger.syncUntilIdle();
+        assertEquals(0, stranger.table("notes").size());
+        call(a, "setResolverFailing", "[true]");
+        SyncTestClient again = client(a, NOTES, "alice", "notes", Map.of("project_id", List.of("p1")));
+        again.syncUntilIdle();
+        assertEquals(0, again.table("notes").size());
+        call(a, "close", "[]");
+        call(b, "close", "[]");
+    }
+
+    @Test
+    void pruningHorizonAndTheVirtualClock() {
+        String id = create(NOTES, "p", ",\"limits\":{\"segmentTtlMs\":60000}");
+        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        SyncTestClient c = client(id, NOTES, "alice", "notes", Map.of("project_id", List.of("p1")));
+        for (int i = 0; i < 5; i++) {
+            c.upsert("notes", Map.of("id", "n" + i, "project_id", "p1", "body", new byte[] {(byte) i}), null);
+        }
+        c.syncUntilIdle();
+        assertEquals(1_000_000, call(id, "nowMs", "[]").getLong("result"));
+        // The client is active: its cursor (5) holds the horizon; after it goes quiet, only the floor does.
+        assertEquals(4, call(id, "prune", "[{\"minRetainedCommits\":1}]").getLong("result"));
+        assertEquals(1_000_000 + 15 * 86_400_000L, call(id, "advanceClock", "[" + 15 * 86_400_000L + "]").getLong("result"));
+        assertEquals(4, call(id, "prune", "[{\"minRetainedCommits\":1,\"activeWindowMs\":86400000}]").getLong("result"));
+        assertEquals(4, call(id, "getHorizonSeq", "[]").getLong("result"));
+        assertEquals(5, call(id, "getMaxCommitSeq", "[]").getLong("result"));
+
+        // Segment TTL runs on the virtual clock: a download that works now is expired after advanceClock.
+        SyncTestClient fresh = client(id, NOTES, "alice", "notes", Map.of("project_id", List.of("p1")));
+        fresh.accept = PullHeader.ACCEPT_EXTERNAL_ROWS;
+        fresh.sync();
+        fresh.sync();
+        SegmentRef ref = (SegmentRef) fresh.lastResponse.frames().stream().filter(f -> f instanceof SegmentRef).findFirst()
+                .orElseThrow();
+        HttpTransport t = new HttpTransport("http://localhost:" + port + "/__conformance/instances/" + id, null);
+        String scopes = "{\"project_id\":[\"p1\"]}";
+        assertTrue(t.downloadSegment(fresh, ref.segmentId(), scopes).length > 0);
+        call(id, "advanceClock", "[120000]");
+        SyncTestClient.TransportFailure expired = assertThrows(SyncTestClient.TransportFailure.class,
+                () -> t.downloadSegment(fresh, ref.segmentId(), scopes));
+        assertEquals(404, expired.status);
+        assertTrue(expired.body.contains("sync.segment_expired"), expired.body);
+        call(id, "close", "[]");
+    }
+
+    @Test
+    void closeReleasesEverything() {
+        String id = create(NOTES, "p", "");
+        String schema = "conformance_" + id;
+        assertEquals(1L, pool.preparedQuery("SELECT count(*) FROM pg_namespace WHERE nspname = $1").execute(Tuple.of(schema))
+                .await().atMost(Duration.ofSeconds(10)).iterator().next().getLong(0));
+        call(id, "close", "[]");
+        assertEquals(0L, pool.preparedQuery("SELECT count(*) FROM pg_namespace WHERE nspname = $1").execute(Tuple.of(schema))
+                .await().atMost(Duration.ofSeconds(10)).iterator().next().getLong(0));
+        given().contentType("application/json").body("{\"args\":[]}").post("/__conformance/instances/" + id + "/call/nowMs")
+                .then().statusCode(404).body("code", equalTo("sync.not_found"));
+        given().contentType("application/vnd.syncular.sync.v2").header("x-actor-id", "a").body(new byte[] {1})
+                .post("/__conformance/instances/" + id + "/sync").then().statusCode(404);
+        assertFalse(schema.isEmpty());
+    }
+
+    @Test
+    void badInstanceOptionsAnswerJson() {
+        given().contentType("application/json").body("{\"partition\":\"p\"}").post("/__conformance/instances").then()
+                .statusCode(400).body("code", equalTo("sync.invalid_request"));
+        given().contentType("application/json").body("{\"partition\":\"p\",\"schema\":{\"version\":1,\"tables\":[{\"name\":"
+                + "\"t\",\"primaryKey\":\"id\",\"columns\":[{\"name\":\"id\",\"type\":\"float\",\"nullable\":false}],"
+                + "\"scopes\":[\"k:{id}\"]}]}}").post("/__conformance/instances").then().statusCode(400);
+        List<Frame> none = List.of();
+        assertTrue(none.isEmpty());
+    }
+}
