@@ -1,7 +1,5 @@
 package dev.syncular.server.http;
 
-import dev.syncular.server.storage.PartitionState;
-import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncScenariosContract;
@@ -12,18 +10,14 @@ import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
-import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.Tuple;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Alternative;
 import jakarta.inject.Inject;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -90,7 +84,7 @@ class HttpSyncScenariosTest extends SyncScenariosContract {
         partition = "p-" + UUID.randomUUID();
     }
 
-    private final Server server = new Server() {
+    private final Server server = new PostgresBackedServer() {
         @Override
         public SyncTestClient.Transport transport() {
             return new HttpTransport("http://localhost:" + port, partition);
@@ -107,39 +101,13 @@ class HttpSyncScenariosTest extends SyncScenariosContract {
         }
 
         @Override
-        public Map<String, StoredRow> rows(String table) {
-            Map<String, StoredRow> out = new TreeMap<>();
-            for (StoredRow r : storage.readRowsPage(partition, table, Map.of("project_id", Set.of("p1", "p2", "p9")), null,
-                    100_000).await().atMost(WAIT)) {
-                out.put(r.rowId(), r);
-            }
-            return out;
+        protected PostgresSyncStorage storage() {
+            return HttpSyncScenariosTest.this.storage;
         }
 
         @Override
-        public void prune(long seq) {
-            PartitionState s = storage.readPartition(partition).await().atMost(WAIT);
-            storage.prune(partition, s.logEpoch(), seq).await().atMost(WAIT);
-        }
-
-        @Override
-        public long maxCommitSeq() {
-            return storage.readPartition(partition).await().atMost(WAIT).maxCommitSeq();
-        }
-
-        @Override
-        public Map<String, Long> tableCounts() {
-            List<String> names = new ArrayList<>();
-            for (Row r : pool.preparedQuery("SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1")
-                    .execute(Tuple.of(storage.pgSchema())).await().atMost(WAIT)) {
-                names.add(r.getString(0));
-            }
-            Map<String, Long> counts = new TreeMap<>();
-            for (String n : names) {
-                counts.put(n, pool.query("SELECT count(*) FROM \"" + storage.pgSchema() + "\".\"" + n + "\"").execute()
-                        .await().atMost(WAIT).iterator().next().getLong(0));
-            }
-            return counts;
+        protected Pool pool() {
+            return HttpSyncScenariosTest.this.pool;
         }
     };
 

@@ -2,8 +2,6 @@ package dev.syncular.server.sync;
 
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.memory.InMemorySegmentStore;
-import dev.syncular.server.storage.PartitionState;
-import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.SyncTestClient.TransportFailure;
@@ -15,16 +13,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.pgclient.PgBuilder;
 import io.vertx.mutiny.sqlclient.Pool;
-import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.Tuple;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.PoolOptions;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.AfterAll;
@@ -87,7 +80,7 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         throw new AssertionError("unexpected failure", t);
     }
 
-    private final Server server = new Server() {
+    private final Server server = new PostgresBackedServer() {
         @Override
         public SyncTestClient.Transport transport() {
             return new SyncTestClient.Transport() {
@@ -129,39 +122,13 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         }
 
         @Override
-        public Map<String, StoredRow> rows(String table) {
-            Map<String, StoredRow> out = new TreeMap<>();
-            for (StoredRow r : storage.readRowsPage(partition, table, Map.of("project_id", Set.of("p1", "p2", "p9")), null,
-                    100_000).await().atMost(WAIT)) {
-                out.put(r.rowId(), r);
-            }
-            return out;
+        protected PostgresSyncStorage storage() {
+            return storage;
         }
 
         @Override
-        public void prune(long seq) {
-            PartitionState s = storage.readPartition(partition).await().atMost(WAIT);
-            storage.prune(partition, s.logEpoch(), seq).await().atMost(WAIT);
-        }
-
-        @Override
-        public long maxCommitSeq() {
-            return storage.readPartition(partition).await().atMost(WAIT).maxCommitSeq();
-        }
-
-        @Override
-        public Map<String, Long> tableCounts() {
-            List<String> names = new ArrayList<>();
-            for (Row r : pool.preparedQuery("SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1")
-                    .execute(Tuple.of(pgSchema)).await().atMost(WAIT)) {
-                names.add(r.getString(0));
-            }
-            Map<String, Long> counts = new TreeMap<>();
-            for (String n : names) {
-                counts.put(n, pool.query("SELECT count(*) FROM \"" + pgSchema + "\".\"" + n + "\"").execute().await()
-                        .atMost(WAIT).iterator().next().getLong(0));
-            }
-            return counts;
+        protected Pool pool() {
+            return pool;
         }
     };
 

@@ -74,6 +74,49 @@ public abstract class SyncScenariosContract {
         Map<String, Long> tableCounts();
     }
 
+    /** The storage-side half of a {@link Server} on PostgreSQL: row, horizon and table-count inspection. */
+    protected abstract static class PostgresBackedServer implements Server {
+        private static final java.time.Duration WAIT = java.time.Duration.ofSeconds(30);
+
+        protected abstract dev.syncular.server.storage.postgres.PostgresSyncStorage storage();
+
+        protected abstract io.vertx.mutiny.sqlclient.Pool pool();
+
+        @Override
+        public Map<String, StoredRow> rows(String table) {
+            Map<String, StoredRow> out = new TreeMap<>();
+            for (StoredRow r : storage().readAllRows(partition(), table).await().atMost(WAIT)) {
+                out.put(r.rowId(), r);
+            }
+            return out;
+        }
+
+        @Override
+        public void prune(long seq) {
+            dev.syncular.server.storage.PartitionState s = storage().readPartition(partition()).await().atMost(WAIT);
+            storage().prune(partition(), s.logEpoch(), seq).await().atMost(WAIT);
+        }
+
+        @Override
+        public long maxCommitSeq() {
+            return storage().readPartition(partition()).await().atMost(WAIT).maxCommitSeq();
+        }
+
+        @Override
+        public Map<String, Long> tableCounts() {
+            String schema = storage().pgSchema();
+            Map<String, Long> counts = new TreeMap<>();
+            for (io.vertx.mutiny.sqlclient.Row r : pool()
+                    .preparedQuery("SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1")
+                    .execute(io.vertx.mutiny.sqlclient.Tuple.of(schema)).await().atMost(WAIT)) {
+                String n = r.getString(0);
+                counts.put(n, pool().query("SELECT count(*) FROM \"" + schema + "\".\"" + n + "\"").execute().await()
+                        .atMost(WAIT).iterator().next().getLong(0));
+            }
+            return counts;
+        }
+    }
+
     protected abstract Server server();
 
     private SyncTestClient client(String actor, String clientId) {
