@@ -204,4 +204,20 @@ class ServeGateTest {
         assertNotReady(d, "gate_changed");
         assertTrue(refusals.contains(ServeGates.GATE_CHANGED));
     }
+
+    @Test
+    void aMigrationRacingARequestReleasesNothing() {
+        Process server = new Process(V2, List.of());
+        SyncTestClient c = server.client("tenant", "mig-1");
+        c.syncUntilIdle();
+        String v3 = V2.replace("\"version\":2", "\"version\":3").replace("\"name\":\"estimate\",\"type\":\"integer\",\"nullable\":true}",
+                "\"name\":\"estimate\",\"type\":\"integer\",\"nullable\":true},{\"name\":\"note\",\"type\":\"string\",\"nullable\":true}");
+        // A new build migrates the database while this request is being planned.
+        resolverHooks.put("tenant", partition -> new PostgresSyncStorage(pool, pgSchema).ensureSchema(SchemaLoader.parse(v3),
+                List.of()));
+        long cursorBefore = c.subscriptions.get("tasks").cursor;
+        assertNotReady(c, "schema_newer");
+        assertEquals(cursorBefore, c.subscriptions.get("tasks").cursor);
+        assertEquals(3, server.storage.readStoredSchemaVersion().await().atMost(WAIT));
+    }
 }
