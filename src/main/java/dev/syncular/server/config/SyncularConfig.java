@@ -67,6 +67,24 @@ public interface SyncularConfig {
      */
     Conformance conformance();
 
+    SignedUrls signedUrls();
+
+    /**
+     * §5.4 native signed segment URLs ({@code syncular.signed-urls.*}), offered to clients that advertise
+     * {@code accept} bit 3. Every process serving the same database must share the key.
+     */
+    interface SignedUrls {
+        /** HMAC key (at least 32 bytes of text). Unset: dev/test use a random per-process key, prod disables URLs. */
+        Optional<String> key();
+
+        /** At most 15 minutes (§5.4): the revocation window of already issued URLs. */
+        @WithDefault("10m")
+        Duration ttl();
+
+        /** Public URL of the segment route, e.g. {@code https://sync.example.com/segments}. */
+        Optional<String> baseUrl();
+    }
+
     interface Conformance {
         @WithDefault("false")
         boolean enabled();

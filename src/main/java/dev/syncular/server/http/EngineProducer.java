@@ -4,6 +4,7 @@ import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.ops.ServeGateMetrics;
@@ -70,7 +71,27 @@ public class EngineProducer {
         SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), l.inlineSegmentMaxBytes(),
                 l.segmentTtl().toMillis());
         return new SyncEngine(window, storage, segments, resolver, limits, System::currentTimeMillis, CrdtMerger.NONE,
-                checkpoints(config), metrics::refused);
+                checkpoints(config), metrics::refused, signer(config));
+    }
+
+    /** §5.4 signer from {@code syncular.signed-urls.*}; a random key outside prod when none is configured. */
+    static SegmentUrlSigner signer(SyncularConfig config) {
+        SyncularConfig.SignedUrls s = config.signedUrls();
+        byte[] key;
+        if (s.key().isPresent() && !s.key().get().isBlank()) {
+            key = s.key().get().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        } else if (io.quarkus.runtime.configuration.ConfigUtils.isProfileActive("prod")) {
+            return null;
+        } else {
+            key = new byte[32];
+            new java.security.SecureRandom().nextBytes(key);
+        }
+        boolean test = io.quarkus.runtime.LaunchMode.current() == io.quarkus.runtime.LaunchMode.TEST;
+        String port = org.eclipse.microprofile.config.ConfigProvider.getConfig()
+                .getOptionalValue(test ? "quarkus.http.test-port" : "quarkus.http.port", String.class)
+                .orElse(test ? "8081" : "8080");
+        String base = s.baseUrl().orElse("http://localhost:" + port + config.mountPrefix() + "/segments");
+        return new SegmentUrlSigner(key, base, s.ttl().toMillis());
     }
 
     /** The backfill checkpoints this build declares (§2.4), from {@code syncular.checkpoints}. */

@@ -61,8 +61,11 @@ public class SegmentResource {
         String scopesHeader = request.getHeader(SCOPES_HEADER);
         String ifNoneMatch = request.getHeader("If-None-Match");
         ContentCoding coding = ContentCoding.negotiate(request.getHeader("Accept-Encoding"));
-        return auth
-                .flatMap(ctx -> engine.authorizeSegment(ctx, segmentId, parseScopes(scopesHeader)))
+        String token = request.getParam("st");
+        // §5.4: a signed URL is the entire grant (no host authentication); otherwise re-authorize (§5.5).
+        Uni<SyncEngine.SegmentDownload> authorized = token != null ? engine.downloadSigned(segmentId, token)
+                : auth.flatMap(ctx -> engine.authorizeSegment(ctx, segmentId, parseScopes(scopesHeader)));
+        return authorized
                 .flatMap(download -> {
                     String etag = "\"" + download.segmentId() + "\"";
                     if (matches(ifNoneMatch, download.segmentId())) {

@@ -79,6 +79,7 @@ public final class SyncEngine {
     private final LongSupplier clock;
     private final CrdtMerger merger;
     private final ServeGates gates;
+    private final dev.syncular.server.segments.SegmentUrlSigner signer;
     private final java.util.function.Consumer<String> refusals;
 
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
@@ -95,6 +96,15 @@ public final class SyncEngine {
             SyncLimits limits, LongSupplier clockMs, CrdtMerger merger,
             List<dev.syncular.server.storage.CheckpointDeclaration> checkpoints,
             java.util.function.Consumer<String> refusals) {
+        this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, refusals, null);
+    }
+
+    /** @param signer mints §5.4 native signed segment URLs for clients advertising {@code accept} bit 3; may be null */
+    public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
+            SyncLimits limits, LongSupplier clockMs, CrdtMerger merger,
+            List<dev.syncular.server.storage.CheckpointDeclaration> checkpoints,
+            java.util.function.Consumer<String> refusals, dev.syncular.server.segments.SegmentUrlSigner signer) {
+        this.signer = signer;
         this.window = window;
         this.storage = storage;
         this.segments = segments;
@@ -886,8 +896,13 @@ public final class SyncEngine {
         SegmentPublication publication = new SegmentPublication(round.ctx.partition(), state.logEpoch(), table.name(),
                 round.clientSchema.version(), MediaType.ROWS, digest, asOf, rowCursor, nextRowCursor, rowCount, now,
                 now + limits.segmentTtlMs());
+        // §5.4: a short-lived native signed URL only for clients advertising bit 3 (minted right after scope
+        // resolution, inside this pull).
+        dev.syncular.server.segments.SegmentUrlSigner.SignedUrl url = signer != null
+                && pull.accepts(PullHeader.ACCEPT_SIGNED_URLS) ? signer.sign(segmentId, digest, round.ctx.partition(), now) : null;
         return segments.publish(segmentId, segment, publication).map(v -> new SegmentRef(segmentId, MediaType.ROWS,
-                table.name(), segment.length, rowCount, asOf, digest, rowCursor, nextRowCursor, null, null));
+                table.name(), segment.length, rowCount, asOf, digest, rowCursor, nextRowCursor,
+                url == null ? null : url.url(), url == null ? null : url.expiresAtMs()));
     }
 
     // ------------------------------------------------------------------------------------------- client record
@@ -949,6 +964,49 @@ public final class SyncEngine {
                 }
                 return segments.read(segmentId).flatMap(bytes -> bytes == null ? Uni.createFrom().failure(notFound())
                         : Uni.createFrom().item(new SegmentDownload(segmentId, bytes)));
+            });
+        });
+    }
+
+    /**
+     * §5.4 native signed URL: the URL is the entire grant — no host authentication. The token's MAC, expiry
+     * and segment are verified, and its digest must belong to a live publication in the partition its
+     * audience names.
+     */
+    public Uni<SegmentDownload> downloadSigned(String segmentId, String token) {
+        long now = clock.getAsLong();
+        if (signer == null) {
+            return Uni.createFrom().failure(notFound());
+        }
+        dev.syncular.server.segments.SegmentUrlSigner.Claims claims = signer.verify(token, segmentId, now);
+        if (claims == null) {
+            return Uni.createFrom().failure(new SyncError(ErrorCode.FORBIDDEN, "signed URL rejected"));
+        }
+        return segments.describe(segmentId).flatMap(stored -> {
+            if (stored == null) {
+                return Uni.createFrom().failure(notFound());
+            }
+            List<SegmentPublication> granted = stored.publications().stream()
+                    .filter(p -> p.scopeDigest().equals(claims.scopeDigest())
+                            && signer.audience(p.partition()).equals(claims.audience()))
+                    .toList();
+            if (granted.isEmpty()) {
+                return Uni.createFrom().failure(new SyncError(ErrorCode.FORBIDDEN, "signed URL rejected"));
+            }
+            String partition = granted.get(0).partition();
+            return storage.readPartition(partition).flatMap(state -> {
+                List<SegmentPublication> live = granted.stream()
+                        .filter(p -> p.partition().equals(partition) && state != null && p.logEpoch().equals(state.logEpoch()))
+                        .toList();
+                if (live.isEmpty()) {
+                    return Uni.createFrom().failure(notFound());
+                }
+                if (live.stream().noneMatch(p -> p.expiresAtMs() > now)) {
+                    return Uni.createFrom().failure(new SyncError(ErrorCode.SEGMENT_EXPIRED, "segment expired"));
+                }
+                return admit(partition).flatMap(gate -> verified(partition, gate, segments.read(segmentId)
+                        .flatMap(bytes -> bytes == null ? Uni.createFrom().<SegmentDownload>failure(notFound())
+                                : Uni.createFrom().item(new SegmentDownload(segmentId, bytes)))));
             });
         });
     }

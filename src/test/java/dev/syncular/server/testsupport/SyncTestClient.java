@@ -47,6 +47,24 @@ public final class SyncTestClient {
         byte[] roundTrip(SyncTestClient client, byte[] request);
 
         byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader);
+
+        /** §5.4: a descriptor URL is the entire grant — fetched with no sync-server credentials. */
+        default byte[] fetchUrl(String url) {
+            try {
+                java.net.http.HttpResponse<byte[]> r = java.net.http.HttpClient.newHttpClient().send(
+                        java.net.http.HttpRequest.newBuilder(java.net.URI.create(url)).GET().build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+                if (r.statusCode() != 200) {
+                    throw new TransportFailure(r.statusCode(), new String(r.body(), java.nio.charset.StandardCharsets.UTF_8));
+                }
+                return r.body();
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
     }
 
     /** An HTTP-level error answer (§10.1), or a dropped response. */
@@ -97,6 +115,7 @@ public final class SyncTestClient {
     public final Map<String, PushResult> results = new LinkedHashMap<>();
     public Message lastResponse;
     public int segmentDownloads;
+    public int urlFetches;
     private int commitCounter;
 
     public SyncTestClient(CompiledSchema schema, Transport transport, String actorId, String clientId) {
@@ -240,9 +259,15 @@ public final class SyncTestClient {
             } else if (f instanceof SegmentInline s) {
                 applySegment(RowsSegment.decode(s.payload()));
             } else if (f instanceof SegmentRef ref) {
-                segmentDownloads++;
-                byte[] bytes = transport.downloadSegment(this, ref.segmentId(), CanonicalJson.write(
-                        CanonicalJson.canonicalScopes(current.scopes)));
+                byte[] bytes;
+                if (ref.url() != null) {
+                    urlFetches++;
+                    bytes = transport.fetchUrl(ref.url());
+                } else {
+                    segmentDownloads++;
+                    bytes = transport.downloadSegment(this, ref.segmentId(), CanonicalJson.write(
+                            CanonicalJson.canonicalScopes(current.scopes)));
+                }
                 if (!ref.segmentId().equals("sha256:" + CanonicalJson.sha256Hex(bytes))) {
                     throw new IllegalStateException("segment content address mismatch");
                 }
