@@ -90,8 +90,14 @@ public class ConformanceHost {
         String pgSchema = "conformance_" + id;
         PostgresSyncStorage storage = new PostgresSyncStorage(pool, pgSchema);
         PostgresSegmentStore segments = new PostgresSegmentStore(pool, pgSchema);
+        JsonNode signed = options.path("signedUrls");
+        Long ttlSeconds = signed.isObject() ? signed.path("ttlSeconds").asLong(600) : null;
+        String port = org.eclipse.microprofile.config.ConfigProvider.getConfig().getOptionalValue(
+                io.quarkus.runtime.LaunchMode.current() == io.quarkus.runtime.LaunchMode.TEST ? "quarkus.http.test-port"
+                        : "quarkus.http.port", String.class).orElse("8080");
+        String base = "http://localhost:" + port + config.mountPrefix() + "/__conformance/instances/" + id + "/segments";
         ConformanceInstance instance = new ConformanceInstance(id, options.get("partition").asText(), schema, storage,
-                segments, limits, now);
+                segments, limits, now, ttlSeconds, base);
         return storage.ensureSchema(schema).flatMap(v -> segments.ensureSchema()).map(v -> {
             instances.put(id, instance);
             return instance;

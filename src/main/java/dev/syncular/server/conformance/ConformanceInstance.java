@@ -25,23 +25,40 @@ public final class ConformanceInstance {
     final CompiledSchema schema;
     final PostgresSyncStorage storage;
     final PostgresSegmentStore segments;
-    final SyncEngine engine;
+    private final ScopeResolver resolver;
+    private final SyncLimits limits;
+    private final byte[] signingKey;
+    private final String segmentBaseUrl;
+    volatile SyncEngine engine;
     final AtomicLong clock;
     final Map<String, Map<String, List<String>>> allowed = new ConcurrentHashMap<>();
     final AtomicBoolean resolverFailing = new AtomicBoolean();
 
     ConformanceInstance(String id, String partition, CompiledSchema schema, PostgresSyncStorage storage,
-            PostgresSegmentStore segments, SyncLimits limits, long nowMs) {
+            PostgresSegmentStore segments, SyncLimits limits, long nowMs, Long signedUrlTtlSeconds, String segmentBaseUrl) {
         this.id = id;
         this.partition = partition;
         this.schema = schema;
         this.storage = storage;
         this.segments = segments;
         this.clock = new AtomicLong(nowMs);
-        ScopeResolver resolver = (actor, p) -> resolverFailing.get()
+        this.resolver = (actor, p) -> resolverFailing.get()
                 ? Uni.createFrom().failure(new IllegalStateException("resolver failing"))
                 : Uni.createFrom().item(allowed.getOrDefault(actor, Map.of()));
-        this.engine = new SyncEngine(SchemaWindow.single(schema), storage, segments, resolver, limits, clock::get);
+        this.limits = limits;
+        this.signingKey = new byte[32];
+        new java.security.SecureRandom().nextBytes(signingKey);
+        this.segmentBaseUrl = segmentBaseUrl;
+        setSignedUrlTtl(signedUrlTtlSeconds);
+    }
+
+    /** (Re)builds the engine; signed segment URLs (§5.4) only when a TTL is set (capability {@code signed-urls}). */
+    void setSignedUrlTtl(Long ttlSeconds) {
+        dev.syncular.server.segments.SegmentUrlSigner signer = ttlSeconds == null ? null
+                : new dev.syncular.server.segments.SegmentUrlSigner(signingKey, segmentBaseUrl,
+                        Math.min(ttlSeconds * 1000, dev.syncular.server.segments.SegmentUrlSigner.MAX_TTL_MS));
+        this.engine = new SyncEngine(SchemaWindow.single(schema), storage, segments, resolver, limits, clock::get,
+                dev.syncular.server.sync.CrdtMerger.NONE, List.of(), reason -> { }, signer);
     }
 
     public String id() {

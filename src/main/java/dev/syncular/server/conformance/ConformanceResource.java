@@ -74,7 +74,7 @@ public class ConformanceResource {
         requireEnabled();
         ObjectNode o = JSON.createObjectNode();
         o.put("name", "syncular-server-java");
-        o.putArray("capabilities"); // only what really works; none of the optional ones yet
+        o.putArray("capabilities").add("signed-urls"); // only what really works
         return o;
     }
 
@@ -155,6 +155,23 @@ public class ConformanceResource {
                 return new Pruner(i.storage, policy).pruneAll(i.clock.get())
                         .flatMap(removed -> i.storage.readPartition(i.partition))
                         .map(s -> (JsonNode) JSON.getNodeFactory().numberNode(s == null ? 0 : s.horizonSeq()));
+            }
+            case "setSignedUrlTtlSeconds":
+                i.setSignedUrlTtl(args.path(0).asLong());
+                return done(null);
+            case "fetchSegmentUrl": {
+                // The host plays the CDN: the URL is the whole grant (§5.4).
+                java.net.URI uri = java.net.URI.create(args.path(0).asText());
+                String path = uri.getPath();
+                String segmentId = path.substring(path.lastIndexOf('/') + 1);
+                String token = null;
+                for (String kv : String.valueOf(uri.getRawQuery()).split("&")) {
+                    if (kv.startsWith("st=")) {
+                        token = java.net.URLDecoder.decode(kv.substring(3), java.nio.charset.StandardCharsets.UTF_8);
+                    }
+                }
+                return i.engine.downloadSigned(segmentId, token).map(d -> (JsonNode) JSON.createObjectNode()
+                        .put("$u8", HexFormat.of().formatHex(d.bytes())));
             }
             case "readRows":
                 return readRows(i, args.path(0).asText());

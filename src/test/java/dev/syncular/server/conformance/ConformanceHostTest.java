@@ -78,7 +78,7 @@ class ConformanceHostTest {
     @Test
     void capabilitiesListOnlyWhatWorks() {
         given().get("/__conformance/capabilities").then().statusCode(200)
-                .body("name", equalTo("syncular-server-java")).body("capabilities.size()", equalTo(0));
+                .body("name", equalTo("syncular-server-java")).body("capabilities", equalTo(List.of("signed-urls")));
     }
 
     @Test
@@ -177,5 +177,28 @@ class ConformanceHostTest {
                 + "\"scopes\":[\"k:{id}\"]}]}}").post("/__conformance/instances").then().statusCode(400);
         List<Frame> none = List.of();
         assertTrue(none.isEmpty());
+    }
+
+    @Test
+    void signedSegmentUrlsThroughTheHostCdn() {
+        String id = create(NOTES, "p", ",\"signedUrls\":{\"ttlSeconds\":60}");
+        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        SyncTestClient w = client(id, NOTES, "alice", "notes", Map.of("project_id", List.of("p1")));
+        w.upsert("notes", Map.of("id", "n1", "project_id", "p1", "body", new byte[] {7}), null);
+        w.syncUntilIdle();
+        SyncTestClient r = client(id, NOTES, "bob", "notes", Map.of("project_id", List.of("p1")));
+        call(id, "setAllowedScopes", "[\"bob\",{\"project_id\":[\"p1\"]}]");
+        r.accept = PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SIGNED_URLS;
+        r.sync();
+        r.sync();
+        SegmentRef ref = (SegmentRef) r.lastResponse.frames().stream().filter(f -> f instanceof SegmentRef).findFirst()
+                .orElseThrow();
+        assertTrue(r.urlFetches > 0 && r.table("notes").containsKey("n1"));
+        assertTrue(call(id, "fetchSegmentUrl", "[\"" + ref.url() + "\"]").getString("result.$u8").length() > 0);
+        call(id, "advanceClock", "[121000]"); // past the TTL and the 60 s skew allowance
+        given().contentType("application/json").body("{\"args\":[\"" + ref.url() + "\"]}")
+                .post("/__conformance/instances/" + id + "/call/fetchSegmentUrl").then().statusCode(403)
+                .body("code", equalTo("sync.forbidden"));
+        call(id, "close", "[]");
     }
 }
