@@ -11,7 +11,8 @@
 # Environment:
 #   SYNCULAR_PG_URL       PostgreSQL URL (default postgresql://127.0.0.1:5432/syncular_test)
 #   SYNCULAR_PG_USER / SYNCULAR_PG_PASSWORD   (default syncular / syncular)
-#   SERVER_JAVA_OPTS      extra JVM options for the server (default: none, the JVM's defaults)
+#   SERVER_JAVA_OPTS      JVM options for the server (default: $DEFAULT_SERVER_JAVA_OPTS below, the recommended
+#                         production flags; set SERVER_JAVA_OPTS=" " for the JVM's own defaults)
 #   BENCH_OPTS            extra JVM -D options for the benchmark, e.g. "-Dbench.measureSec=30
 #                         -Dbench.warmupSec=5 -Dbench.clients=20 -Dbench.bootstrapRuns=3
 #                         -Dbench.bootstrapSizes=20000,100000"
@@ -25,6 +26,11 @@ PG_PASSWORD="${SYNCULAR_PG_PASSWORD:-syncular}"
 SCHEMA_FILE="$PWD/src/test/resources/schema/notes.json"
 PG_SCHEMA="bench_sync_$(date +%s)_$$"
 LOG="target/bench-sync-server.log"
+# Recommended production flags (docs/BENCHMARKS.md, "Sync over HTTP"): a capped heap with the serial
+# collector (2 cores, small heap: least native overhead), capped metaspace / code cache / direct memory and
+# smaller thread stacks, so the process stays well under 400 MB RSS.
+DEFAULT_SERVER_JAVA_OPTS="-XX:+UseSerialGC -Xms64m -Xmx192m -XX:MaxMetaspaceSize=128m -XX:ReservedCodeCacheSize=64m -XX:MaxDirectMemorySize=64m -Xss512k -XX:+ExitOnOutOfMemoryError"
+SERVER_JAVA_OPTS="${SERVER_JAVA_OPTS:-$DEFAULT_SERVER_JAVA_OPTS}"
 
 if [[ "${SKIP_PACKAGE:-}" != 1 ]]; then
     echo "== packaging (./mvnw -o -q package -DskipTests)" >&2
@@ -67,6 +73,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+echo "== server JVM options: $SERVER_JAVA_OPTS" >&2
 echo "== starting the server on port $PORT (storage schema $PG_SCHEMA; log $LOG)" >&2
 # shellcheck disable=SC2086
 QUARKUS_HTTP_PORT="$PORT" \
@@ -76,7 +83,7 @@ SYNCULAR_PG_PASSWORD="$PG_PASSWORD" \
 SYNCULAR_DEV_AUTH_ENABLED=true \
 SYNCULAR_SCHEMA_PATH="$SCHEMA_FILE" \
 SYNCULAR_STORAGE_PG_SCHEMA="$PG_SCHEMA" \
-    java ${SERVER_JAVA_OPTS:-} -jar target/quarkus-app/quarkus-run.jar >"$LOG" 2>&1 &
+    java $SERVER_JAVA_OPTS -jar target/quarkus-app/quarkus-run.jar >"$LOG" 2>&1 &
 SERVER_PID=$!
 
 deadline=$((SECONDS + 90))

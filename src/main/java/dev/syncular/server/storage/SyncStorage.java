@@ -156,6 +156,17 @@ public interface SyncStorage {
     /** Current rows by id outside a push transaction (missing ids are absent). */
     Uni<Map<String, StoredRow>> readRows(String partition, String table, List<String> rowIds);
 
+    /**
+     * {@link #readRowsPage} for snapshot pages: the same rows in the same order, but an implementation may
+     * leave out what a rows segment does not carry — the returned rows' {@code columnVersions} and
+     * {@code scopes} are unspecified (possibly empty). Only {@code rowId}, {@code serverVersion} and
+     * {@code values} are meaningful.
+     */
+    default Uni<List<StoredRow>> readSnapshotPage(String partition, String table, Map<String, Set<String>> scopes,
+            String afterRowId, int limit) {
+        return readRowsPage(partition, table, scopes, afterRowId, limit);
+    }
+
     /** Every row of a table in a partition regardless of scopes, by row id — operator and test tooling only. */
     Uni<List<StoredRow>> readAllRows(String partition, String table);
 

@@ -856,18 +856,46 @@ public final class SyncEngine {
         if (page == maxPages) {
             return Uni.createFrom().item(after);
         }
-        return storage.readRowsPage(round.ctx.partition(), table.name(), asSets(effective), after, pageRows + 1)
-                .flatMap(rows -> {
-                    boolean more = rows.size() > pageRows;
-                    List<StoredRow> pageRowsList = more ? rows.subList(0, pageRows) : rows;
+        return pages(round, pull, table, effective, digest, asOf, state, after, pageRows, maxPages, page, frames,
+                readPage(round, table, effective, after, pageRows));
+    }
+
+    /** The snapshot page after {@code after} ({@code pageRows + 1} rows: one more tells whether more follow). */
+    private Uni<List<StoredRow>> readPage(Round round, TableSchema table, Map<String, List<String>> effective, String after,
+            int pageRows) {
+        return storage.readSnapshotPage(round.ctx.partition(), table.name(), asSets(effective), after, pageRows + 1);
+    }
+
+    /**
+     * {@code rows} is the (possibly already running) read of page {@code page}; the next page's read starts
+     * before this page is encoded and published, so the two overlap.
+     */
+    private Uni<String> pages(Round round, PullHeader pull, TableSchema table, Map<String, List<String>> effective,
+            String digest, long asOf, PartitionState state, String after, int pageRows, int maxPages, int page,
+            List<Frame> frames, Uni<List<StoredRow>> rows) {
+        return rows.flatMap(read -> {
+                    boolean more = read.size() > pageRows;
+                    List<StoredRow> pageRowsList = more ? read.subList(0, pageRows) : read;
                     String next = more ? pageRowsList.get(pageRowsList.size() - 1).rowId() : null;
+                    Uni<List<StoredRow>> nextRows = null;
+                    if (next != null && page + 1 < maxPages) {
+                        nextRows = Uni.createFrom().completionStage(
+                                readPage(round, table, effective, next, pageRows).subscribeAsCompletionStage());
+                    }
+                    Uni<List<StoredRow>> prefetched = nextRows;
                     byte[] segment = rowsSegment(table, round.clientSchema.version(), pageRowsList);
                     return emitSegment(round, pull, table, digest, asOf, state, after, next, pageRowsList.size(), segment)
                             .flatMap(frame -> {
                                 frames.add(frame);
-                                return next == null ? Uni.createFrom().<String>nullItem()
-                                        : pages(round, pull, table, effective, digest, asOf, state, next, pageRows,
-                                                maxPages, page + 1, frames);
+                                if (next == null) {
+                                    return Uni.createFrom().<String>nullItem();
+                                }
+                                if (prefetched == null) {
+                                    return pages(round, pull, table, effective, digest, asOf, state, next, pageRows,
+                                            maxPages, page + 1, frames);
+                                }
+                                return pages(round, pull, table, effective, digest, asOf, state, next, pageRows,
+                                        maxPages, page + 1, frames, prefetched);
                             });
                 });
     }

@@ -17,6 +17,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Objects;
 
@@ -57,16 +58,60 @@ public final class PostgresSegmentStore implements SegmentStore {
             + " scope_digest, as_of_commit_seq, (COALESCE('v' || row_cursor, 'n')),"
             + " (COALESCE('v' || next_row_cursor, 'n'))";
 
+    /** Default bound of the in-memory cache of recently published or read segment bytes. */
+    public static final long DEFAULT_CACHE_BYTES = 64L << 20;
+
     private final Pool pool;
     private final String pgSchema;
+    private final long cacheBytes;
+    /**
+     * Recently published/read bytes by content address, LRU, at most {@link #cacheBytes} in total: a download
+     * right after its publish does not read the blob back from PostgreSQL. Entries are immutable (the id is
+     * the SHA-256 of the bytes); {@link #deleteExpired} evicts what it deletes.
+     */
+    private final LinkedHashMap<String, byte[]> cache = new LinkedHashMap<>(16, 0.75f, true);
+    private long cachedBytes;
 
     /**
      * @param pool     the reactive pool
      * @param pgSchema the PostgreSQL schema (namespace) holding the segment tables; created if absent
      */
     public PostgresSegmentStore(Pool pool, String pgSchema) {
+        this(pool, pgSchema, DEFAULT_CACHE_BYTES);
+    }
+
+    /** @param cacheBytes bound of the in-memory byte cache (0 disables it) */
+    public PostgresSegmentStore(Pool pool, String pgSchema, long cacheBytes) {
         this.pool = Objects.requireNonNull(pool, "pool");
         this.pgSchema = Objects.requireNonNull(pgSchema, "pgSchema");
+        this.cacheBytes = Math.max(0, cacheBytes);
+    }
+
+    private synchronized void cachePut(String segmentId, byte[] bytes) {
+        if (bytes.length > cacheBytes) {
+            return;
+        }
+        byte[] old = cache.put(segmentId, bytes);
+        if (old != null) {
+            cachedBytes -= old.length;
+        }
+        cachedBytes += bytes.length;
+        var it = cache.entrySet().iterator();
+        while (cachedBytes > cacheBytes && it.hasNext()) {
+            cachedBytes -= it.next().getValue().length;
+            it.remove();
+        }
+    }
+
+    private synchronized byte[] cacheGet(String segmentId) {
+        return cache.get(segmentId);
+    }
+
+    private synchronized void cacheRemove(String segmentId) {
+        byte[] old = cache.remove(segmentId);
+        if (old != null) {
+            cachedBytes -= old.length;
+        }
     }
 
     public String pgSchema() {
@@ -128,16 +173,17 @@ public final class PostgresSegmentStore implements SegmentStore {
         Objects.requireNonNull(segmentId, "segmentId");
         Objects.requireNonNull(bytes, "bytes");
         Objects.requireNonNull(publication, "publication");
-        byte[] digest = sha256(bytes);
-        return pool.withTransaction(conn -> ensureEntry(conn, segmentId, bytes, digest, 1)
-                .chain(() -> upsertPublication(conn, segmentId, publication)));
+        // the caller hands over the array (and does not change it afterwards): cached as is, no copy
+        return pool.withTransaction(conn -> ensureEntry(conn, segmentId, bytes, 1)
+                .chain(() -> upsertPublication(conn, segmentId, publication)))
+                .invoke(() -> cachePut(segmentId, bytes));
     }
 
     /**
      * Leaves a {@code FOR SHARE}-locked (or freshly inserted) entry holding exactly {@code bytes}, or fails
      * with {@link SegmentCollisionException}.
      */
-    private Uni<Void> ensureEntry(SqlConnection conn, String segmentId, byte[] bytes, byte[] digest, int attempt) {
+    private Uni<Void> ensureEntry(SqlConnection conn, String segmentId, byte[] bytes, int attempt) {
         return conn.preparedQuery("SELECT byte_length, sha256(bytes) FROM " + t("sync_segments")
                         + " WHERE segment_id = $1 FOR SHARE")
                 .execute(Tuple.of(segmentId))
@@ -145,7 +191,7 @@ public final class PostgresSegmentStore implements SegmentStore {
                     Row row = first(rs);
                     if (row != null) {
                         Buffer stored = row.getBuffer(1);
-                        if (row.getLong(0) != bytes.length || !Arrays.equals(stored.getBytes(), digest)) {
+                        if (row.getLong(0) != bytes.length || !Arrays.equals(stored.getBytes(), sha256(bytes))) {
                             return Uni.createFrom().failure(new SegmentCollisionException());
                         }
                         return Uni.createFrom().voidItem();
@@ -165,7 +211,7 @@ public final class PostgresSegmentStore implements SegmentStore {
                                     return Uni.createFrom().failure(new IllegalStateException(
                                             "segment entry kept changing concurrently: " + segmentId));
                                 }
-                                return ensureEntry(conn, segmentId, bytes, digest, attempt + 1);
+                                return ensureEntry(conn, segmentId, bytes, attempt + 1);
                             });
                 });
     }
@@ -225,11 +271,20 @@ public final class PostgresSegmentStore implements SegmentStore {
     @Override
     public Uni<byte[]> read(String segmentId) {
         Objects.requireNonNull(segmentId, "segmentId");
+        byte[] cached = cacheGet(segmentId);
+        if (cached != null) {
+            return Uni.createFrom().item(cached); // immutable by contract: callers only write it out
+        }
         return pool.preparedQuery("SELECT bytes FROM " + t("sync_segments") + " WHERE segment_id = $1")
                 .execute(Tuple.of(segmentId))
                 .map(rs -> {
                     Row r = first(rs);
-                    return r == null ? null : r.getBuffer(0).getBytes();
+                    if (r == null) {
+                        return null;
+                    }
+                    byte[] bytes = r.getBuffer(0).getBytes();
+                    cachePut(segmentId, bytes);
+                    return bytes;
                 });
     }
 
@@ -262,9 +317,15 @@ public final class PostgresSegmentStore implements SegmentStore {
                     // a new statement, a fresh snapshot: a publication committed since the candidate scan
                     // (its publisher released the lock before we took it) keeps its entry
                     return conn.preparedQuery("DELETE FROM " + segs + " s WHERE s.segment_id = ANY($1)"
-                                    + " AND NOT EXISTS (SELECT 1 FROM " + pubs + " p WHERE p.segment_id = s.segment_id)")
+                                    + " AND NOT EXISTS (SELECT 1 FROM " + pubs + " p WHERE p.segment_id = s.segment_id)"
+                                    + " RETURNING s.segment_id")
                             .execute(Tuple.of(ids.toArray(new String[0])))
-                            .map(RowSet::rowCount);
+                            .map(deleted -> {
+                                for (Row d : deleted) {
+                                    cacheRemove(d.getString(0));
+                                }
+                                return deleted.rowCount();
+                            });
                 }));
     }
 

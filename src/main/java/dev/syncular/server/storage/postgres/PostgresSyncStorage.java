@@ -524,14 +524,76 @@ public final class PostgresSyncStorage implements SyncStorage {
         return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
     }
 
+    /**
+     * How stale the stored {@code last_seen_at_ms} may get before a touch writes it (in between, touches are
+     * merged in {@link #seenOverlay} and reported by this instance's reads).
+     */
+    static final long LAST_SEEN_REFRESH_MS = 60_000L;
+    private static final int MAX_OVERLAY = 100_000;
+    /** Per partition: the newest touch time not yet written to {@code sync_partitions.last_seen_at_ms}. */
+    private final java.util.concurrent.ConcurrentHashMap<String, Long> seenOverlay = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** {@code state} with this instance's unwritten touches merged into its last-seen time. */
+    private PartitionState withOverlay(PartitionState state) {
+        if (state == null) {
+            return null;
+        }
+        Long seen = seenOverlay.get(state.partition());
+        return seen == null || seen <= state.lastSeenAtMs() ? state : new PartitionState(state.partition(), state.logEpoch(),
+                state.maxCommitSeq(), state.horizonSeq(), state.createdAtMs(), seen);
+    }
+
+    /**
+     * A plain read in the common case: the partition row is inserted only when missing, and its last-seen
+     * time is written at most every {@link #LAST_SEEN_REFRESH_MS} (without ever waiting for the partition
+     * row lock a push holds: {@code SKIP LOCKED}); touches in between are kept in memory and merged into
+     * this instance's partition reads.
+     */
     @Override
     public Uni<PartitionState> touchPartition(String partition, long nowMs) {
+        return pool.preparedQuery("SELECT " + PARTITION_COLS + " FROM " + t("sync_partitions") + " WHERE partition_id = $1")
+                .execute(Tuple.of(partition))
+                .chain(rs -> {
+                    Row r = first(rs);
+                    if (r == null) {
+                        return insertPartition(partition, nowMs);
+                    }
+                    PartitionState stored = partitionState(r);
+                    PartitionState seen = withOverlay(stored);
+                    if (nowMs <= seen.lastSeenAtMs()) {
+                        return Uni.createFrom().item(seen);
+                    }
+                    if (nowMs - stored.lastSeenAtMs() < LAST_SEEN_REFRESH_MS
+                            && (seenOverlay.size() < MAX_OVERLAY || seenOverlay.containsKey(partition))) {
+                        seenOverlay.merge(partition, nowMs, Math::max);
+                        return Uni.createFrom().item(withOverlay(stored));
+                    }
+                    return pool.preparedQuery("UPDATE " + t("sync_partitions") + " AS p SET last_seen_at_ms ="
+                                    + " GREATEST(p.last_seen_at_ms, $2) WHERE p.partition_id = (SELECT partition_id FROM "
+                                    + t("sync_partitions") + " WHERE partition_id = $1 FOR UPDATE SKIP LOCKED)"
+                                    + " RETURNING " + PARTITION_COLS)
+                            .execute(Tuple.of(partition, nowMs))
+                            .map(us -> {
+                                Row u = first(us);
+                                if (u == null) {
+                                    // a push holds the row: keep the touch in memory, a later one writes it
+                                    seenOverlay.merge(partition, nowMs, Math::max);
+                                    return withOverlay(stored);
+                                }
+                                PartitionState written = partitionState(u);
+                                seenOverlay.computeIfPresent(partition, (k, v) -> v <= written.lastSeenAtMs() ? null : v);
+                                return withOverlay(written);
+                            });
+                });
+    }
+
+    private Uni<PartitionState> insertPartition(String partition, long nowMs) {
         return pool.preparedQuery("INSERT INTO " + t("sync_partitions") + " AS p (" + PARTITION_COLS + ")"
                         + " VALUES ($1, $2, 0, 0, $3, $3) ON CONFLICT (partition_id) DO UPDATE"
                         + " SET last_seen_at_ms = GREATEST(p.last_seen_at_ms, EXCLUDED.last_seen_at_ms)"
                         + " RETURNING " + PARTITION_COLS)
                 .execute(Tuple.of(partition, newLogEpoch(), nowMs))
-                .map(rs -> partitionState(first(rs)));
+                .map(rs -> withOverlay(partitionState(first(rs))));
     }
 
     @Override
@@ -540,7 +602,7 @@ public final class PostgresSyncStorage implements SyncStorage {
                 .execute(Tuple.of(partition))
                 .map(rs -> {
                     Row r = first(rs);
-                    return r == null ? null : partitionState(r);
+                    return r == null ? null : withOverlay(partitionState(r));
                 });
     }
 
@@ -551,7 +613,7 @@ public final class PostgresSyncStorage implements SyncStorage {
                 .map(rs -> {
                     List<PartitionState> out = new ArrayList<>();
                     for (Row r : rs) {
-                        out.add(partitionState(r));
+                        out.add(withOverlay(partitionState(r)));
                     }
                     return out;
                 });
@@ -567,7 +629,7 @@ public final class PostgresSyncStorage implements SyncStorage {
                             if (r == null) {
                                 return Uni.createFrom().failure(unknownPartition());
                             }
-                            PartitionState state = partitionState(r);
+                            PartitionState state = withOverlay(partitionState(r));
                             return conn.preparedQuery("DELETE FROM " + t("sync_clients") + " WHERE partition_id = $1")
                                     .execute(Tuple.of(partition))
                                     .replaceWith(state);
@@ -603,6 +665,11 @@ public final class PostgresSyncStorage implements SyncStorage {
      * unregistered) and its non-activated checkpoints at the running version as a JSON array.
      */
     private String serveGateSql() {
+        return serveGateSql(true);
+    }
+
+    /** With {@code atVersion} false, the checkpoints of every schema version ({@code $2} is not used). */
+    private String serveGateSql(boolean atVersion) {
         return "SELECT COALESCE((SELECT schema_version FROM " + t("sync_schema") + " WHERE id = 1), 0),"
                 + " (SELECT log_epoch FROM " + t("sync_partitions") + " WHERE partition_id = $1),"
                 + " (SELECT json_agg(json_build_object('partition_id', c.partition_id, 'name', c.name,"
@@ -610,28 +677,35 @@ public final class PostgresSyncStorage implements SyncStorage {
                 + " 'owner_epoch', c.owner_epoch, 'observed_rows', c.observed_rows, 'updated_at_ms', c.updated_at_ms)"
                 + " ORDER BY c.name COLLATE \"C\")"
                 + " FROM " + t("sync_backfill_checkpoints") + " c"
-                + " WHERE c.partition_id = $1 AND c.schema_version = $2 AND c.state <> 'activated')::text";
+                + " WHERE c.partition_id = $1" + (atVersion ? " AND c.schema_version = $2" : "")
+                + " AND c.state <> 'activated')::text";
     }
 
     private Uni<ServeGate> readServeGate(SqlClient c, String partition, int runningSchemaVersion) {
-        return c.preparedQuery(serveGateSql()).execute(Tuple.of(partition, runningSchemaVersion)).map(rs -> {
-            Row r = first(rs);
-            String pending = r.getString(2);
-            List<StoredCheckpoint> list = new ArrayList<>();
-            if (pending != null) {
-                try {
-                    for (JsonNode n : JSON.readTree(pending)) {
-                        list.add(new StoredCheckpoint(n.path("partition_id").asText(), n.path("name").asText(),
-                                n.path("schema_version").asInt(), CheckpointState.of(n.path("state").asText()),
-                                n.path("watermark").asLong(), n.path("owner_epoch").asLong(),
-                                n.path("observed_rows").asLong(), n.path("updated_at_ms").asLong()));
+        return c.preparedQuery(serveGateSql()).execute(Tuple.of(partition, runningSchemaVersion))
+                .map(rs -> serveGate(first(rs), runningSchemaVersion));
+    }
+
+    /** The gate of a {@link #serveGateSql} row, keeping only the checkpoints at {@code runningSchemaVersion}. */
+    private static ServeGate serveGate(Row r, int runningSchemaVersion) {
+        String pending = r.getString(2);
+        List<StoredCheckpoint> list = new ArrayList<>();
+        if (pending != null) {
+            try {
+                for (JsonNode n : JSON.readTree(pending)) {
+                    if (n.path("schema_version").asInt() != runningSchemaVersion) {
+                        continue;
                     }
-                } catch (JsonProcessingException e) {
-                    throw new IllegalStateException("serve gate checkpoints are not JSON", e);
+                    list.add(new StoredCheckpoint(n.path("partition_id").asText(), n.path("name").asText(),
+                            n.path("schema_version").asInt(), CheckpointState.of(n.path("state").asText()),
+                            n.path("watermark").asLong(), n.path("owner_epoch").asLong(),
+                            n.path("observed_rows").asLong(), n.path("updated_at_ms").asLong()));
                 }
+            } catch (JsonProcessingException e) {
+                throw new IllegalStateException("serve gate checkpoints are not JSON", e);
             }
-            return new ServeGate(r.getInteger(0), r.getString(1), list);
-        });
+        }
+        return new ServeGate(r.getInteger(0), r.getString(1), list);
     }
 
     @Override
@@ -822,10 +896,201 @@ public final class PostgresSyncStorage implements SyncStorage {
     // push (§2.3, §6.4)
     // ------------------------------------------------------------------------------------------------
 
+    /**
+     * Most partition transactions run in one database transaction (group commit). Kept well below 64, the
+     * per-backend subtransaction cache of PostgreSQL (each batched transaction runs in a savepoint).
+     */
+    static final int MAX_GROUP = 16;
+
+    /** A queued partition transaction: its work and where its outcome goes (after the commit). */
+    private static final class Job {
+        final Function<PushTx, Uni<Object>> work;
+        final java.util.concurrent.CompletableFuture<Object> result = new java.util.concurrent.CompletableFuture<>();
+        Object item;
+        Throwable failure;
+
+        Job(Function<PushTx, Uni<Object>> work) {
+            this.work = work;
+        }
+    }
+
+    /** The in-process queue of one partition; {@code running} while a drainer owns it. */
+    private static final class PartitionQueue {
+        final java.util.ArrayDeque<Job> jobs = new java.util.ArrayDeque<>();
+        boolean running;
+        boolean dead;
+    }
+
+    private final java.util.concurrent.ConcurrentHashMap<String, PartitionQueue> partitionQueues =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * Partition transactions queue in-process (waiting ones hold no pool connection) and the queue drains in
+     * groups: one database transaction takes the partition row lock (serializing with other server
+     * instances; {@code BEGIN}, the lock and the serve gate read go out pipelined), runs the queued works one
+     * after the other — each in its own savepoint when there are several, so a failing work rolls back alone
+     * — and commits once (one lock hand-off and one WAL flush for the group). Every work's outcome is
+     * delivered only after that commit. Writes of {@link PgPushTx} are pipelined and awaited before a work
+     * ends.
+     */
     @Override
+    @SuppressWarnings("unchecked")
     public <T> Uni<T> inPartitionTransaction(String partition, Function<PushTx, Uni<T>> work) {
-        return pool.withTransaction(conn -> lockPartition(conn, partition)
-                .chain(state -> work.apply(new PgPushTx(conn, state))));
+        return Uni.createFrom().deferred(() -> {
+            Job job = new Job((Function<PushTx, Uni<Object>>) (Function<?, ?>) work);
+            while (true) {
+                PartitionQueue q = partitionQueues.computeIfAbsent(partition, k -> new PartitionQueue());
+                boolean start;
+                synchronized (q) {
+                    if (q.dead) {
+                        continue;
+                    }
+                    q.jobs.add(job);
+                    start = !q.running;
+                    q.running = true;
+                }
+                if (start) {
+                    drain(partition, q);
+                }
+                break;
+            }
+            return Uni.createFrom().completionStage(job.result).map(o -> (T) o);
+        });
+    }
+
+    private void drain(String partition, PartitionQueue q) {
+        List<Job> group = new ArrayList<>();
+        synchronized (q) {
+            while (group.size() < MAX_GROUP && !q.jobs.isEmpty()) {
+                group.add(q.jobs.poll());
+            }
+            if (group.isEmpty()) {
+                q.running = false;
+                q.dead = true;
+                partitionQueues.remove(partition, q);
+                return;
+            }
+        }
+        runGroup(partition, group).subscribe().with(v -> {
+            deliver(group, null);
+            drain(partition, q);
+        }, e -> {
+            deliver(group, e);
+            drain(partition, q);
+        });
+    }
+
+    private static void deliver(List<Job> group, Throwable groupFailure) {
+        for (Job j : group) {
+            if (groupFailure != null) {
+                j.result.completeExceptionally(groupFailure);
+            } else if (j.failure != null) {
+                j.result.completeExceptionally(j.failure);
+            } else {
+                j.result.complete(j.item);
+            }
+        }
+    }
+
+    /**
+     * One database transaction for {@code group}; fails (everything rolled back) when the lock, a lone
+     * work or the commit fails, else each job holds its own outcome.
+     */
+    private Uni<Void> runGroup(String partition, List<Job> group) {
+        return pool.getConnection().chain(conn -> {
+            java.util.concurrent.CompletableFuture<io.vertx.mutiny.sqlclient.Transaction> begin =
+                    conn.begin().subscribeAsCompletionStage();
+            java.util.concurrent.CompletableFuture<RowSet<Row>> lock = conn.preparedQuery("SELECT " + PARTITION_COLS + " FROM "
+                            + t("sync_partitions") + " WHERE partition_id = $1 FOR UPDATE")
+                    .execute(Tuple.of(partition)).subscribeAsCompletionStage();
+            java.util.concurrent.CompletableFuture<RowSet<Row>> gate = conn.preparedQuery(serveGateSql(false))
+                    .execute(Tuple.of(partition)).subscribeAsCompletionStage();
+            return Uni.createFrom().completionStage(begin).chain(tx -> Uni.createFrom().completionStage(lock)
+                    .chain(rs -> Uni.createFrom().completionStage(gate).chain(g -> {
+                        Row r = first(rs);
+                        if (r == null) {
+                            throw unknownPartition();
+                        }
+                        GroupState gs = new GroupState(conn, withOverlay(partitionState(r)), first(g));
+                        if (group.size() == 1) {
+                            Job only = group.get(0);
+                            PgPushTx ptx = gs.next(null);
+                            return Uni.createFrom().deferred(() -> only.work.apply(ptx)).call(ptx::flush)
+                                    .invoke(item -> only.item = item).replaceWithVoid();
+                        }
+                        return Multi.createFrom().iterable(group)
+                                .onItem().transformToUniAndConcatenate(job -> runInSavepoint(gs, job))
+                                .collect().last()
+                                .chain(() -> gs.flushCarry());
+                    }))
+                    .call(tx::commit)
+                    .onFailure().call(e -> tx.rollback().onFailure().recoverWithNull()))
+                    .onFailure().call(e -> Uni.createFrom().completionStage(lock.handle((x, y) -> null)
+                            .thenCombine(gate.handle((x, y) -> null), (x, y) -> null)).replaceWithVoid())
+                    .eventually(conn::close);
+        });
+    }
+
+    /** The running state of a group transaction: the commit sequence and the gate row carry from work to work. */
+    private final class GroupState {
+        final SqlConnection conn;
+        final PartitionState locked;
+        long maxCommitSeq;
+        Row gate;
+        int index;
+        /** Pipelined statements (savepoint releases) the next work's first read or the end awaits. */
+        List<java.util.concurrent.CompletableFuture<?>> carry = new ArrayList<>();
+
+        GroupState(SqlConnection conn, PartitionState locked, Row gate) {
+            this.conn = conn;
+            this.locked = locked;
+            this.maxCommitSeq = locked.maxCommitSeq();
+            this.gate = gate;
+        }
+
+        PgPushTx next(String savepoint) {
+            PgPushTx ptx = new PgPushTx(conn, new PartitionState(locked.partition(), locked.logEpoch(), maxCommitSeq,
+                    locked.horizonSeq(), locked.createdAtMs(), locked.lastSeenAtMs()));
+            ptx.pending.addAll(carry);
+            carry = new ArrayList<>();
+            if (savepoint != null) {
+                ptx.pending.add(conn.query("SAVEPOINT " + savepoint).execute().subscribeAsCompletionStage());
+            }
+            if (gate != null) {
+                // the first work: the gate read right after the lock
+                ptx.gate = gate;
+                gate = null;
+            } else {
+                // later works: a fresh gate read, pipelined behind the previous work's statements
+                ptx.gateRead = conn.preparedQuery(serveGateSql(false)).execute(Tuple.of(locked.partition()))
+                        .subscribeAsCompletionStage();
+            }
+            return ptx;
+        }
+
+        Uni<Void> flushCarry() {
+            PgPushTx ptx = next(null);
+            return ptx.flush();
+        }
+    }
+
+    private Uni<Void> runInSavepoint(GroupState gs, Job job) {
+        String name = "syncular_group_" + (++gs.index);
+        PgPushTx ptx = gs.next(name);
+        return Uni.createFrom().deferred(() -> job.work.apply(ptx)).call(ptx::flush)
+                .onItem().invoke(item -> {
+                    job.item = item;
+                    gs.maxCommitSeq = ptx.maxCommitSeq;
+                    gs.carry.add(gs.conn.query("RELEASE SAVEPOINT " + name).execute().subscribeAsCompletionStage());
+                })
+                .replaceWithVoid()
+                .onFailure().recoverWithUni(e -> {
+                    job.failure = e;
+                    return ptx.flush().onFailure().recoverWithNull()
+                            .chain(() -> gs.conn.query("ROLLBACK TO SAVEPOINT " + name).execute())
+                            .chain(() -> gs.conn.query("RELEASE SAVEPOINT " + name).execute())
+                            .replaceWithVoid();
+                });
     }
 
     @Override
@@ -851,6 +1116,49 @@ public final class PostgresSyncStorage implements SyncStorage {
         private final PartitionState locked;
         private long maxCommitSeq;
         private int savepoints;
+        /** The serve gate row read right after the lock (all schema versions); used by the first read. */
+        Row gate;
+        /** A pipelined serve gate read (all schema versions) for the first {@link #readServeGate}, or null. */
+        java.util.concurrent.CompletableFuture<RowSet<Row>> gateRead;
+        /** Writes sent (pipelined) and not awaited yet, in order. */
+        List<java.util.concurrent.CompletableFuture<?>> pending = new ArrayList<>();
+
+        /** Sends a write now; its outcome is awaited by the next read, savepoint or the commit. */
+        private void send(Uni<?> write) {
+            gate = null;
+            gateRead = null;
+            pending.add(write.subscribeAsCompletionStage());
+        }
+
+        /** Awaits the pipelined writes; fails with the first failure (later ones are its consequence). */
+        Uni<Void> flush() {
+            if (pending.isEmpty()) {
+                return Uni.createFrom().voidItem();
+            }
+            List<java.util.concurrent.CompletableFuture<?>> sent = pending;
+            pending = new ArrayList<>();
+            java.util.concurrent.CompletableFuture<Void> all = java.util.concurrent.CompletableFuture
+                    .allOf(sent.stream().map(f -> f.handle((v, e) -> null)).toArray(java.util.concurrent.CompletableFuture[]::new));
+            return Uni.createFrom().completionStage(all).chain(() -> {
+                for (java.util.concurrent.CompletableFuture<?> f : sent) {
+                    if (f.isCompletedExceptionally()) {
+                        Throwable cause = f.handle((v, e) -> e).join();
+                        while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
+                            cause = cause.getCause();
+                        }
+                        return Uni.createFrom().failure(cause);
+                    }
+                }
+                return Uni.createFrom().voidItem();
+            });
+        }
+
+        /** {@code read} after the pending writes completed (a failed write fails the read with its error). */
+        private <R> Uni<R> afterWrites(Supplier<Uni<R>> read) {
+            gate = null;
+            gateRead = null;
+            return flush().chain(() -> Uni.createFrom().<R>deferred(() -> read.get()));
+        }
 
         PgPushTx(SqlConnection conn, PartitionState locked) {
             this.conn = conn;
@@ -871,16 +1179,20 @@ public final class PostgresSyncStorage implements SyncStorage {
 
         @Override
         public Uni<PushOutcome> findPushResult(String clientId, String clientCommitId) {
-            return PostgresSyncStorage.this.findPushResult(conn, partition(), clientId, clientCommitId);
+            return afterWrites(() -> PostgresSyncStorage.this.findPushResult(conn, partition(), clientId, clientCommitId));
         }
 
         @Override
         public Uni<Map<String, StoredRow>> readRows(String table, List<String> rowIds) {
-            return PostgresSyncStorage.this.readRows(conn, partition(), table, rowIds);
+            return afterWrites(() -> PostgresSyncStorage.this.readRows(conn, partition(), table, rowIds));
         }
 
         @Override
         public Uni<List<StoredRow>> readRowsWhere(String table, String column, Object value, int limit) {
+            return afterWrites(() -> readRowsWhereNow(table, column, value, limit));
+        }
+
+        private Uni<List<StoredRow>> readRowsWhereNow(String table, String column, Object value, int limit) {
             RowTable rt;
             ColumnSchema col;
             try {
@@ -908,23 +1220,42 @@ public final class PostgresSyncStorage implements SyncStorage {
 
         @Override
         public Uni<Tombstone> readTombstone(String table, String rowId) {
-            return conn.preparedQuery("SELECT commit_seq FROM " + t("sync_tombstones")
+            return afterWrites(() -> conn.preparedQuery("SELECT commit_seq FROM " + t("sync_tombstones")
                             + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
                     .execute(Tuple.of(partition(), table, rowId))
                     .map(rs -> {
                         Row r = first(rs);
                         return r == null ? null : new Tombstone(table, rowId, r.getLong(0));
-                    });
+                    }));
         }
 
         @Override
         public Uni<ServeGate> readServeGate(int runningSchemaVersion) {
-            return PostgresSyncStorage.this.readServeGate(conn, partition(), runningSchemaVersion);
+            Row first = gate;
+            if (first != null) { // no statement of this work ran yet (any clears it)
+                gate = null;
+                try {
+                    return Uni.createFrom().item(serveGate(first, runningSchemaVersion));
+                } catch (RuntimeException e) {
+                    return Uni.createFrom().failure(e);
+                }
+            }
+            gate = null;
+            java.util.concurrent.CompletableFuture<RowSet<Row>> sent = gateRead;
+            if (sent != null) {
+                gateRead = null;
+                // sent after the pending statements: awaiting them first keeps their failure first
+                return flush().chain(() -> Uni.createFrom().completionStage(sent))
+                        .map(rs -> serveGate(first(rs), runningSchemaVersion));
+            }
+            return afterWrites(() -> PostgresSyncStorage.this.readServeGate(conn, partition(), runningSchemaVersion));
         }
 
         @Override
         public Uni<Boolean> advanceCheckpoint(String name, long ownerEpoch, long watermark, long observedRows, long nowMs) {
-            return PostgresSyncStorage.this.advanceCheckpoint(conn, partition(), name, ownerEpoch, watermark, observedRows, nowMs);
+            gate = null;
+            return afterWrites(() -> PostgresSyncStorage.this.advanceCheckpoint(conn, partition(), name, ownerEpoch, watermark,
+                    observedRows, nowMs));
         }
 
         @Override
@@ -962,34 +1293,31 @@ public final class PostgresSyncStorage implements SyncStorage {
             } catch (RuntimeException e) {
                 return Uni.createFrom().failure(e);
             }
-            Uni<?> chain = conn.preparedQuery("INSERT INTO " + t("sync_commits") + " (partition_id, commit_seq, created_at_ms,"
+            send(conn.preparedQuery("INSERT INTO " + t("sync_commits") + " (partition_id, commit_seq, created_at_ms,"
                             + " actor_id, client_id, client_commit_id, change_count, tables, writer_version)"
                             + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
                     .execute(Tuple.tuple().addValue(partition()).addValue(seq).addValue(createdAtMs).addValue(actorId)
                             .addValue(clientId).addValue(clientCommitId).addValue(changes.size())
                             .addArrayOfString(commitTables.toArray(String[]::new)).addValue((long) writerVersion))
-                    .onFailure().transform(e -> fenceRejection(e, writerVersion));
+                    .onFailure().transform(e -> fenceRejection(e, writerVersion)));
             if (!changeRows.isEmpty()) {
-                chain = chain.chain(() -> conn.preparedQuery("INSERT INTO " + t("sync_changes") + " (partition_id, commit_seq,"
+                send(conn.preparedQuery("INSERT INTO " + t("sync_changes") + " (partition_id, commit_seq,"
                                 + " change_index, tbl, row_id, op, row_version, scopes, payload)"
                                 + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9)")
                         .executeBatch(changeRows));
             }
             if (!scopeKeys.isEmpty()) {
-                chain = chain.chain(() -> conn.preparedQuery("INSERT INTO " + t("sync_commit_scopes")
+                send(conn.preparedQuery("INSERT INTO " + t("sync_commit_scopes")
                                 + " (partition_id, tbl, scope_key, commit_seq) SELECT $1, u.t, u.k, $2"
                                 + " FROM unnest($3::text[], $4::text[]) AS u(t, k) ON CONFLICT DO NOTHING")
                         .execute(Tuple.tuple().addValue(partition()).addValue(seq)
                                 .addArrayOfString(scopeTables.toArray(String[]::new))
                                 .addArrayOfString(scopeKeys.toArray(String[]::new))));
             }
-            return chain.chain(() -> conn.preparedQuery("UPDATE " + t("sync_partitions") + " SET max_commit_seq = $2"
-                                    + " WHERE partition_id = $1")
-                            .execute(Tuple.of(partition(), seq)))
-                    .map(x -> {
-                        maxCommitSeq = seq;
-                        return seq;
-                    });
+            send(conn.preparedQuery("UPDATE " + t("sync_partitions") + " SET max_commit_seq = $2 WHERE partition_id = $1")
+                    .execute(Tuple.of(partition(), seq)));
+            maxCommitSeq = seq;
+            return Uni.createFrom().item(seq);
         }
 
         @Override
@@ -1031,15 +1359,15 @@ public final class PostgresSyncStorage implements SyncStorage {
             } catch (RuntimeException e) {
                 return Uni.createFrom().failure(e);
             }
-            return conn.preparedQuery(sql).execute(args)
-                    .chain(() -> conn.preparedQuery("DELETE FROM " + t("sync_row_scopes") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
-                            .execute(Tuple.of(partition(), table, row.rowId())))
-                    .chain(() -> conn.preparedQuery("INSERT INTO " + t("sync_row_scopes") + " (partition_id, tbl, scope_key, row_id)"
-                                    + " SELECT $1, $2, k, $3 FROM unnest($4::text[]) AS u(k) ON CONFLICT DO NOTHING")
-                            .execute(Tuple.of(partition(), table, row.rowId()).addArrayOfString(keys)))
-                    .chain(() -> conn.preparedQuery("DELETE FROM " + t("sync_tombstones") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
-                            .execute(Tuple.of(partition(), table, row.rowId())))
-                    .replaceWithVoid();
+            send(conn.preparedQuery(sql).execute(args));
+            send(conn.preparedQuery("DELETE FROM " + t("sync_row_scopes") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
+                    .execute(Tuple.of(partition(), table, row.rowId())));
+            send(conn.preparedQuery("INSERT INTO " + t("sync_row_scopes") + " (partition_id, tbl, scope_key, row_id)"
+                            + " SELECT $1, $2, k, $3 FROM unnest($4::text[]) AS u(k) ON CONFLICT DO NOTHING")
+                    .execute(Tuple.of(partition(), table, row.rowId()).addArrayOfString(keys)));
+            send(conn.preparedQuery("DELETE FROM " + t("sync_tombstones") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
+                    .execute(Tuple.of(partition(), table, row.rowId())));
+            return Uni.createFrom().voidItem();
         }
 
         @Override
@@ -1050,19 +1378,20 @@ public final class PostgresSyncStorage implements SyncStorage {
             } catch (RuntimeException e) {
                 return Uni.createFrom().failure(e);
             }
-            return conn.preparedQuery("DELETE FROM " + t(rt.physicalName) + " WHERE \"_sync_partition\" = $1 AND \"_sync_row_id\" = $2")
-                    .execute(Tuple.of(partition(), rowId))
-                    .chain(() -> conn.preparedQuery("DELETE FROM " + t("sync_row_scopes") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
-                            .execute(Tuple.of(partition(), table, rowId)))
-                    .chain(() -> conn.preparedQuery("INSERT INTO " + t("sync_tombstones") + " (partition_id, tbl, row_id, commit_seq)"
-                                    + " VALUES ($1, $2, $3, $4) ON CONFLICT (partition_id, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq")
-                            .execute(Tuple.of(partition(), table, rowId, commitSeq)))
-                    .replaceWithVoid();
+            send(conn.preparedQuery("DELETE FROM " + t(rt.physicalName) + " WHERE \"_sync_partition\" = $1 AND \"_sync_row_id\" = $2")
+                    .execute(Tuple.of(partition(), rowId)));
+            send(conn.preparedQuery("DELETE FROM " + t("sync_row_scopes") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
+                    .execute(Tuple.of(partition(), table, rowId)));
+            send(conn.preparedQuery("INSERT INTO " + t("sync_tombstones") + " (partition_id, tbl, row_id, commit_seq)"
+                            + " VALUES ($1, $2, $3, $4) ON CONFLICT (partition_id, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq")
+                    .execute(Tuple.of(partition(), table, rowId, commitSeq)));
+            return Uni.createFrom().voidItem();
         }
 
         @Override
         public Uni<Void> savePushResult(String clientId, String clientCommitId, PushOutcome outcome) {
-            return conn.preparedQuery("INSERT INTO " + t("sync_push_results") + " (partition_id, client_id, client_commit_id,"
+            // pipelined with the commit's other writes; awaited (with its duplicate check) before COMMIT
+            send(conn.preparedQuery("INSERT INTO " + t("sync_push_results") + " (partition_id, client_id, client_commit_id,"
                             + " status, commit_seq, result, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING")
                     .execute(Tuple.tuple().addValue(partition()).addValue(clientId).addValue(clientCommitId)
                             .addValue(outcome.status().code).addValue(outcome.commitSeq())
@@ -1073,17 +1402,18 @@ public final class PostgresSyncStorage implements SyncStorage {
                                     "idempotency key already holds a result", Map.of());
                         }
                         return null;
-                    })
-                    .replaceWithVoid();
+                    }));
+            return Uni.createFrom().voidItem();
         }
 
         @Override
         public <T> Uni<T> savepoint(Supplier<Uni<T>> work) {
             String name = "syncular_sp_" + (++savepoints);
             long seqBefore = maxCommitSeq;
-            return conn.query("SAVEPOINT " + name).execute()
-                    .chain(() -> Uni.createFrom().<T>deferred(() -> work.get()))
-                    .onFailure().call(() -> conn.query("ROLLBACK TO SAVEPOINT " + name).execute()
+            return afterWrites(() -> conn.query("SAVEPOINT " + name).execute())
+                    .chain(() -> Uni.createFrom().<T>deferred(() -> work.get()).call(this::flush))
+                    .onFailure().call(() -> flush().onFailure().recoverWithNull()
+                            .chain(() -> conn.query("ROLLBACK TO SAVEPOINT " + name).execute())
                             .invoke(() -> maxCommitSeq = seqBefore))
                     .call(() -> conn.query("RELEASE SAVEPOINT " + name).execute());
         }
@@ -1192,6 +1522,29 @@ public final class PostgresSyncStorage implements SyncStorage {
     @Override
     public Uni<List<StoredRow>> readRowsPage(
             String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit) {
+        return rowsPage(partition, table, scopes, afterRowId, limit, false);
+    }
+
+    /** Without the scopes JSON and the column versions: no per-row JSON parse or version decode. */
+    @Override
+    public Uni<List<StoredRow>> readSnapshotPage(
+            String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit) {
+        return rowsPage(partition, table, scopes, afterRowId, limit, true);
+    }
+
+    private static final long[] NO_VERSIONS = new long[0];
+
+    private static String snapshotSelectList(TableSchema ts) {
+        StringBuilder sb = new StringBuilder("r.\"_sync_row_id\", r.\"_sync_server_version\"");
+        for (ColumnSchema c : ts.columns()) {
+            sb.append(", r.").append(q(c.name()));
+        }
+        return sb.toString();
+    }
+
+    private Uni<List<StoredRow>> rowsPage(
+            String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit,
+            boolean snapshot) {
         RowTable rt;
         String sql;
         Tuple args;
@@ -1203,14 +1556,22 @@ public final class PostgresSyncStorage implements SyncStorage {
             TreeMap<String, Set<String>> sorted = new TreeMap<>(scopes);
             String first = sorted.firstKey();
             args = Tuple.of(partition, table).addArrayOfString(rt.scopeKeys(first, sorted.get(first))).addValue(afterRowId).addValue(limit);
-            StringBuilder sb = new StringBuilder("SELECT ").append(selectList(rt.schema)).append(" FROM ").append(t(rt.physicalName))
+            StringBuilder sb = new StringBuilder("SELECT ").append(snapshot ? snapshotSelectList(rt.schema) : selectList(rt.schema))
+                    .append(" FROM ").append(t(rt.physicalName))
                     .append(" r WHERE r.\"_sync_partition\" = $1")
                     .append(" AND ($4::text IS NULL OR r.\"_sync_row_id\" > $4::text COLLATE \"C\")")
                     .append(" AND EXISTS (SELECT 1 FROM ").append(t("sync_row_scopes")).append(" s WHERE s.partition_id = $1")
                     .append(" AND s.tbl = $2 AND s.scope_key = ANY($3) AND s.row_id = r.\"_sync_row_id\")");
             int p = 5;
+            // With a single scope pattern the index keys of the first variable are exactly its values, so the
+            // EXISTS above already is that variable's test: repeating it on the JSON makes the planner
+            // estimate a handful of rows (and pick a parallel seq scan + sort over the ordered index scan).
+            boolean firstCovered = rt.schema.scopePatterns().size() == 1;
             for (Map.Entry<String, Set<String>> e : sorted.entrySet()) {
                 rt.scopeKeys(e.getKey(), e.getValue()); // validates the variable
+                if (firstCovered && e.getKey().equals(first)) {
+                    continue;
+                }
                 sb.append(" AND (r.\"_sync_scopes\" ->> $").append(++p).append("::text) = ANY($").append(++p).append("::text[])");
                 args.addValue(e.getKey()).addArrayOfString(e.getValue().toArray(String[]::new));
             }
@@ -1219,10 +1580,26 @@ public final class PostgresSyncStorage implements SyncStorage {
         } catch (RuntimeException e) {
             return Uni.createFrom().failure(e);
         }
-        return pool.preparedQuery(sql).execute(args).map(rs -> {
-            List<StoredRow> out = new ArrayList<>();
+        // Plan guard: right after a bulk load the statistics lag (or say "almost empty"), and PostgreSQL
+        // picked nested loops over sequential scans for this query (30-45 s for a 20k-row scope in the
+        // benchmark). With sequential scans and parallel workers off for this read-only transaction the
+        // plan is index-driven whatever the statistics say (an ordered merge semi-join on the primary keys
+        // when they are current: ~30 ms for a 50k-row page).
+        return pool.withTransaction(conn -> conn.query("SET LOCAL enable_seqscan = off").execute()
+                .chain(() -> conn.query("SET LOCAL max_parallel_workers_per_gather = 0").execute())
+                .chain(() -> conn.preparedQuery(sql).execute(args))).map(rs -> {
+            List<StoredRow> out = new ArrayList<>(rs.size());
+            TableSchema ts = rt.schema;
             for (Row r : rs) {
-                out.add(storedRow(rt.schema, r));
+                if (snapshot) {
+                    Object[] values = new Object[ts.columnCount()];
+                    for (int i = 0; i < values.length; i++) {
+                        values[i] = readValue(r, 2 + i, ts.column(i).type());
+                    }
+                    out.add(new StoredRow(r.getString(0), r.getLong(1), values, NO_VERSIONS, Map.of()));
+                } else {
+                    out.add(storedRow(ts, r));
+                }
             }
             return out;
         });
