@@ -163,6 +163,8 @@ public final class SyncEngine {
         final ReqHeader header;
         final CompiledSchema clientSchema;
         final Uni<Optional<Map<String, List<String>>>> allowed;
+        /** The highest commit sequence this request's pushes applied or replayed. */
+        long lastCommitSeq;
 
         Round(SyncRequestContext ctx, ReqHeader header, CompiledSchema clientSchema) {
             this.ctx = ctx;
@@ -230,7 +232,7 @@ public final class SyncEngine {
                 out.add(new RespHeader(null, null, state.logEpoch(), false));
                 return pushAll(round, pushes, 0, out)
                         .flatMap(v -> pullHeader == null ? Uni.createFrom().item(new long[] {Long.MAX_VALUE})
-                                : pullAll(round, pullHeader, subscriptions, out))
+                                : pullAll(round, pullHeader, subscriptions, out, state))
                         .flatMap(minCursor -> saveClient(round, client, subscriptions, pullHeader != null, minCursor[0], now))
                         .map(v -> out);
             });
@@ -285,22 +287,23 @@ public final class SyncEngine {
     private Uni<List<Frame>> push(Round round, PushCommit commit) {
         String partition = round.ctx.partition();
         String clientId = round.header.clientId();
-        return storage.findPushResult(partition, clientId, commit.clientCommitId()).flatMap(found -> {
-            if (found != null) {
-                return Uni.createFrom().item(replay(found, commit));
-            }
-            // Host scope resolution runs before the partition lock is taken (never call host code under it);
-            // the push transaction then re-evaluates the serve gate under the lock (§2.4).
-            return round.allowed.flatMap(allowed -> storage.inPartitionTransaction(partition, tx -> tx
-                    .readServeGate(gates.runningSchemaVersion())
-                    .flatMap(gate -> {
-                        SyncError refusal = gates.refusal(partition, gate);
-                        return refusal != null ? this.<PushOutcome>refuse(refusal) : tx.findPushResult(clientId,
-                                commit.clientCommitId());
-                    })
-                    .flatMap(again -> again != null ? Uni.createFrom().item(replay(again, commit))
-                            : apply(round, tx, commit, allowed))));
-        });
+        // §6.3: every push is serialized by partition and its idempotency key checked under that boundary;
+        // host scope resolution runs before the lock is taken (never call host code under it), and the
+        // push transaction re-evaluates the serve gate under the lock (§2.4).
+        return round.allowed.flatMap(allowed -> storage.inPartitionTransaction(partition, tx -> tx
+                .readServeGate(gates.runningSchemaVersion())
+                .flatMap(gate -> {
+                    SyncError refusal = gates.refusal(partition, gate);
+                    return refusal != null ? this.<PushOutcome>refuse(refusal) : tx.findPushResult(clientId,
+                            commit.clientCommitId());
+                })
+                .flatMap(found -> found != null ? Uni.createFrom().item(replay(found, commit))
+                        : apply(round, tx, commit, allowed))))
+                .invoke(frames -> {
+                    if (frames.get(0) instanceof PushResult r && r.commitSeq() != null) {
+                        round.lastCommitSeq = Math.max(round.lastCommitSeq, r.commitSeq());
+                    }
+                });
     }
 
     /** A retained result replays byte-equivalent: applied as {@code cached}, rejected unchanged (§2.3). */
@@ -706,10 +709,14 @@ public final class SyncEngine {
 
     // ------------------------------------------------------------------------------------------- pull
 
-    private Uni<long[]> pullAll(Round round, PullHeader pull, List<SubscriptionFrame> subs, List<Frame> out) {
-        // Read-after-write: the partition is re-read after this request's pushes.
-        return storage.readPartition(round.ctx.partition()).flatMap(state -> pullEach(round, pull, subs, 0, state, out,
-                new long[] {Long.MAX_VALUE}));
+    private Uni<long[]> pullAll(Round round, PullHeader pull, List<SubscriptionFrame> subs, List<Frame> out,
+            PartitionState entry) {
+        // Read-after-write without another read: commits are serialized per partition, so every sequence up
+        // to this request's own last commit is durable; the window ends at the later of that and the entry read.
+        PartitionState state = round.lastCommitSeq <= entry.maxCommitSeq() ? entry
+                : new PartitionState(entry.partition(), entry.logEpoch(), round.lastCommitSeq, entry.horizonSeq(),
+                        entry.createdAtMs(), entry.lastSeenAtMs());
+        return pullEach(round, pull, subs, 0, state, out, new long[] {Long.MAX_VALUE});
     }
 
     private Uni<long[]> pullEach(Round round, PullHeader pull, List<SubscriptionFrame> subs, int index,
