@@ -9,10 +9,7 @@ import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.testsupport.TestPostgres;
 import io.vertx.mutiny.core.Vertx;
-import io.vertx.mutiny.pgclient.PgBuilder;
 import io.vertx.mutiny.sqlclient.Pool;
-import io.vertx.pgclient.PgConnectOptions;
-import io.vertx.sqlclient.PoolOptions;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -31,8 +28,7 @@ class PrunerTest {
     @BeforeAll
     static void start() {
         vertx = Vertx.vertx();
-        pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(4)).connectingTo(PgConnectOptions.fromUri(TestPostgres.url())
-                .setUser(TestPostgres.user()).setPassword(TestPostgres.password())).using(vertx).build();
+        pool = TestPostgres.pool(vertx, 4);
         storage = new PostgresSyncStorage(pool, "sync_pruner_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
         CompiledSchema schema = SchemaLoader.parse("{\"version\":1,\"tables\":[{\"name\":\"t\",\"primaryKey\":\"id\","
                 + "\"columns\":[{\"name\":\"id\",\"type\":\"string\",\"nullable\":false}],\"scopes\":[\"k:{id}\"]}]}");

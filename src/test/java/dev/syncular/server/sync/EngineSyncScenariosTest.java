@@ -11,10 +11,7 @@ import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.WireException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.vertx.mutiny.core.Vertx;
-import io.vertx.mutiny.pgclient.PgBuilder;
 import io.vertx.mutiny.sqlclient.Pool;
-import io.vertx.pgclient.PgConnectOptions;
-import io.vertx.sqlclient.PoolOptions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -39,10 +36,7 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
     @BeforeAll
     static void start() {
         vertx = Vertx.vertx();
-        pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(8))
-                .connectingTo(PgConnectOptions.fromUri(TestPostgres.url()).setUser(TestPostgres.user())
-                        .setPassword(TestPostgres.password()))
-                .using(vertx).build();
+        pool = TestPostgres.pool(vertx, 8);
         pgSchema = "sync_engine_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         storage = new PostgresSyncStorage(pool, pgSchema);
         storage.ensureSchema(SCHEMA).await().atMost(WAIT);

@@ -21,10 +21,7 @@ import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
-import io.vertx.mutiny.pgclient.PgBuilder;
 import io.vertx.mutiny.sqlclient.Pool;
-import io.vertx.pgclient.PgConnectOptions;
-import io.vertx.sqlclient.PoolOptions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -57,8 +54,7 @@ class ServeGateTest {
     @BeforeEach
     void start() {
         vertx = Vertx.vertx();
-        pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(8)).connectingTo(PgConnectOptions.fromUri(TestPostgres.url())
-                .setUser(TestPostgres.user()).setPassword(TestPostgres.password())).using(vertx).build();
+        pool = TestPostgres.pool(vertx, 8);
         pgSchema = "sync_gate_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
     }
 

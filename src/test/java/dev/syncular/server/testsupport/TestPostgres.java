@@ -68,4 +68,12 @@ public final class TestPostgres {
         String v = System.getenv(name);
         return v == null || v.isBlank() ? fallback : v.trim();
     }
+
+    /** A reactive pool on the test database (prepared statements cached), for plain JUnit tests. */
+    public static io.vertx.mutiny.sqlclient.Pool pool(io.vertx.mutiny.core.Vertx vertx, int maxSize) {
+        io.vertx.pgclient.PgConnectOptions options = io.vertx.pgclient.PgConnectOptions.fromUri(url()).setUser(user())
+                .setPassword(password()).setCachePreparedStatements(true);
+        return io.vertx.mutiny.pgclient.PgBuilder.pool().with(new io.vertx.sqlclient.PoolOptions().setMaxSize(maxSize))
+                .connectingTo(options).using(vertx).build();
+    }
 }

@@ -6,12 +6,9 @@ import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.SegmentStoreContract;
 import dev.syncular.server.testsupport.TestPostgres;
 import io.vertx.mutiny.core.Vertx;
-import io.vertx.mutiny.pgclient.PgBuilder;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.Tuple;
-import io.vertx.pgclient.PgConnectOptions;
-import io.vertx.sqlclient.PoolOptions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -30,12 +27,8 @@ class PostgresSegmentStoreTest extends SegmentStoreContract {
 
     private static synchronized Pool pool() {
         if (pool == null) {
-            PgConnectOptions options = PgConnectOptions.fromUri(TestPostgres.url())
-                    .setUser(TestPostgres.user())
-                    .setPassword(TestPostgres.password())
-                    .setCachePreparedStatements(true);
             vertx = Vertx.vertx();
-            pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(8)).connectingTo(options).using(vertx).build();
+            pool = TestPostgres.pool(vertx, 8);
         }
         return pool;
     }

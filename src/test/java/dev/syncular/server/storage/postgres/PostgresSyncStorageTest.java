@@ -21,13 +21,10 @@ import dev.syncular.server.storage.SyncStorageContract;
 import dev.syncular.server.testsupport.TestPostgres;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
-import io.vertx.mutiny.pgclient.PgBuilder;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.Tuple;
-import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.PgException;
-import io.vertx.sqlclient.PoolOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -58,12 +55,8 @@ class PostgresSyncStorageTest extends SyncStorageContract {
 
     private static synchronized Pool pool() {
         if (pool == null) {
-            PgConnectOptions options = PgConnectOptions.fromUri(TestPostgres.url())
-                    .setUser(TestPostgres.user())
-                    .setPassword(TestPostgres.password())
-                    .setCachePreparedStatements(true);
             vertx = Vertx.vertx();
-            pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(8)).connectingTo(options).using(vertx).build();
+            pool = TestPostgres.pool(vertx, 8);
         }
         return pool;
     }
