@@ -1,7 +1,6 @@
 package dev.syncular.server.conformance;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaException;
@@ -32,7 +31,6 @@ import org.jboss.logging.Logger;
 @ApplicationScoped
 public class ConformanceHost {
     private static final Logger LOG = Logger.getLogger(ConformanceHost.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Map<String, ConformanceInstance> instances = new ConcurrentHashMap<>();
 
@@ -73,7 +71,7 @@ public class ConformanceHost {
         }
         CompiledSchema schema;
         try {
-            schema = SchemaLoader.parse(JSON.writeValueAsString(options.get("schema")));
+            schema = SchemaLoader.compile(options.get("schema"));
         } catch (SchemaException e) {
             return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_REQUEST, "schema does not compile",
                     Map.of("reason", String.valueOf(e.details().get("reason")))));

@@ -5,10 +5,4 @@ package dev.syncular.server.sync;
  * {@code server_version} and per-column {@code column_version}s.
  */
 public record StoredRowState(Object[] values, long serverVersion, long[] columnVersions) {
-    /** A row stored without column versions reads as every column at the row's current version (§2.2). */
-    public static StoredRowState withoutColumnVersions(Object[] values, long serverVersion) {
-        long[] cv = new long[values.length];
-        java.util.Arrays.fill(cv, serverVersion);
-        return new StoredRowState(values, serverVersion, cv);
-    }
 }

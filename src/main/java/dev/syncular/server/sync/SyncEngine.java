@@ -890,8 +890,9 @@ public final class SyncEngine {
                                 readPage(round, table, effective, next, pageRows).subscribeAsCompletionStage());
                     }
                     Uni<List<StoredRow>> prefetched = nextRows;
-                    byte[] segment = rowsSegment(table, round.clientSchema.version(), pageRowsList);
-                    return emitSegment(round, pull, table, digest, asOf, state, after, next, pageRowsList.size(), segment)
+                    return encodeSegment(table, round.clientSchema.version(), pageRowsList)
+                            .flatMap(segment -> emitSegment(round, pull, table, digest, asOf, state, after, next,
+                                    pageRowsList.size(), segment))
                             .flatMap(frame -> {
                                 frames.add(frame);
                                 if (next == null) {
@@ -907,6 +908,23 @@ public final class SyncEngine {
                 });
     }
 
+    /** Pages above this many rows are encoded and hashed on a worker thread, never on the event loop. */
+    private static final int WORKER_ENCODE_ROWS = 1000;
+
+    /** A page as SSG2 bytes with its content address (§5.1). */
+    private record EncodedSegment(byte[] bytes, String segmentId) {
+    }
+
+    private static Uni<EncodedSegment> encodeSegment(TableSchema table, int schemaVersion, List<StoredRow> rows) {
+        Uni<EncodedSegment> encode = Uni.createFrom().item(() -> {
+            byte[] bytes = rowsSegment(table, schemaVersion, rows);
+            return new EncodedSegment(bytes, "sha256:" + CanonicalJson.sha256Hex(bytes));
+        });
+        return rows.size() > WORKER_ENCODE_ROWS
+                ? encode.runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool())
+                : encode;
+    }
+
     private static byte[] rowsSegment(TableSchema table, int schemaVersion, List<StoredRow> rows) {
         List<ColumnDef> columns = table.rowLayout().columns();
         WireWriter out = new WireWriter(4096);
@@ -920,13 +938,14 @@ public final class SyncEngine {
 
     /** §4.2 accept bits and §5.7 size guidance decide inline versus reference delivery. */
     private Uni<Frame> emitSegment(Round round, PullHeader pull, TableSchema table, String digest, long asOf,
-            PartitionState state, String rowCursor, String nextRowCursor, int rowCount, byte[] segment) {
+            PartitionState state, String rowCursor, String nextRowCursor, int rowCount, EncodedSegment encoded) {
+        byte[] segment = encoded.bytes();
         boolean inline = pull.accepts(PullHeader.ACCEPT_INLINE_ROWS)
                 && (!pull.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS) || segment.length < limits.inlineSegmentMaxBytes());
         if (inline) {
             return Uni.createFrom().item(new SegmentInline(segment));
         }
-        String segmentId = "sha256:" + CanonicalJson.sha256Hex(segment);
+        String segmentId = encoded.segmentId();
         long now = clock.getAsLong();
         SegmentPublication publication = new SegmentPublication(round.ctx.partition(), state.logEpoch(), table.name(),
                 round.clientSchema.version(), MediaType.ROWS, digest, asOf, rowCursor, nextRowCursor, rowCount, now,

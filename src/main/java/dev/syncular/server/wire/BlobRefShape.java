@@ -48,15 +48,6 @@ public final class BlobRefShape {
         }
     }
 
-    public static boolean isValid(String text) {
-        try {
-            require(text);
-            return true;
-        } catch (WireException e) {
-            return false;
-        }
-    }
-
     private static int expect(String text, int i, String lit) {
         if (!text.startsWith(lit, i)) {
             throw bad();

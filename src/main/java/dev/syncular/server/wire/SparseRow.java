@@ -29,10 +29,4 @@ public record SparseRow(boolean[] present, Object[] values) {
         return c;
     }
 
-    /** A sparse row with every column present. */
-    public static SparseRow full(Object[] values) {
-        boolean[] p = new boolean[values.length];
-        java.util.Arrays.fill(p, true);
-        return new SparseRow(p, values);
-    }
 }

@@ -1,6 +1,5 @@
 package dev.syncular.server.wire;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -243,11 +242,4 @@ public final class WireReader {
         pos += n;
     }
 
-    byte[] array() {
-        return buf;
-    }
-
-    static String ascii(byte[] b) {
-        return new String(b, StandardCharsets.US_ASCII);
-    }
 }

@@ -76,9 +76,13 @@ public final class SyncBenchmark {
         CompiledSchema schema = SchemaLoader.load(Path.of(args[2]));
 
         RssSampler rss = new RssSampler(serverPid);
-        Thread sampler = new Thread(rss, "rss-sampler");
-        sampler.setDaemon(true);
-        sampler.start();
+        java.util.concurrent.ScheduledExecutorService sampler = java.util.concurrent.Executors
+                .newSingleThreadScheduledExecutor(r -> {
+                    Thread t = new Thread(r, "rss-sampler");
+                    t.setDaemon(true);
+                    return t;
+                });
+        sampler.scheduleAtFixedRate(rss, 0, 100, java.util.concurrent.TimeUnit.MILLISECONDS);
         long rssStart = rss.current();
         System.out.printf(Locale.ROOT, "server pid %d, RSS at start %s%n", serverPid, mb(rssStart));
 
@@ -118,7 +122,7 @@ public final class SyncBenchmark {
         }
         CpuSnapshot cpu3 = CpuSnapshot.take(serverPid);
         rss.phase("end");
-        Thread.sleep(300);
+        sampler.shutdownNow();
         long rssEnd = rss.current();
         long hwm = rss.hwm();
 
@@ -490,17 +494,10 @@ public final class SyncBenchmark {
             return -1;
         }
 
+        /** One sample; scheduled every 100 ms by a scheduled executor. */
         @Override
         public void run() {
-            while (true) {
-                long v = current();
-                currentPeak.accumulateAndGet(v, Math::max);
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
+            currentPeak.accumulateAndGet(current(), Math::max);
         }
     }
 

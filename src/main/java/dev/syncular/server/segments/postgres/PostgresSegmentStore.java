@@ -4,6 +4,7 @@ import dev.syncular.server.segments.SegmentCollisionException;
 import dev.syncular.server.segments.SegmentPublication;
 import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.StoredSegment;
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.wire.MediaType;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
@@ -123,8 +124,8 @@ public final class PostgresSegmentStore implements SegmentStore {
         return q(pgSchema) + "." + q(name);
     }
 
-    static String q(String ident) {
-        return '"' + ident.replace("\"", "\"\"") + '"';
+    private static String q(String ident) {
+        return PostgresSyncStorage.q(ident);
     }
 
     private String t(String name) {

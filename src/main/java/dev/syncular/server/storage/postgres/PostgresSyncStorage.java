@@ -144,7 +144,8 @@ public final class PostgresSyncStorage implements SyncStorage {
         return RowTable.physicalName(table);
     }
 
-    static String q(String ident) {
+    /** A quoted PostgreSQL identifier (shared by the stores that live in the same PostgreSQL schema). */
+    public static String q(String ident) {
         return '"' + ident.replace("\"", "\"\"") + '"';
     }
 
