@@ -1,0 +1,150 @@
+package dev.syncular.server.testsupport;
+
+import java.io.IOException;
+import java.net.HttpURLConnection;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.S3Configuration;
+import software.amazon.awssdk.services.s3.presigner.S3Presigner;
+
+/**
+ * A real S3-compatible server for tests: s3proxy (transient in-memory provider), which verifies SigV4
+ * signatures — a tampered or expired presigned URL gets 403 — and honours conditional PUTs
+ * ({@code If-Match}/{@code If-None-Match}, 412 on a lost race). It runs as a child process of the test JVM
+ * (its self-contained jar bundles libraries that clash with Quarkus in-process), started once per JVM on a
+ * free loopback port and stopped by a shutdown hook. The jar comes from the local Maven repository (the
+ * build declares it; surefire passes its path as {@code syncular.test.s3proxy-jar}).
+ */
+public final class TestS3 {
+    public static final String ACCESS_KEY = "syncular-test";
+    public static final String SECRET_KEY = "syncular-test-secret-key";
+    public static final String REGION = "us-east-1";
+
+    private static volatile String endpoint;
+
+    private TestS3() {
+    }
+
+    /** {@code http://127.0.0.1:<port>}; starts the server on first use. */
+    public static String endpoint() {
+        String e = endpoint;
+        if (e == null) {
+            synchronized (TestS3.class) {
+                e = endpoint;
+                if (e == null) {
+                    e = endpoint = start();
+                }
+            }
+        }
+        return e;
+    }
+
+    /** A synchronous client on the test server (path-style, checksums only when required). */
+    public static S3Client client() {
+        return S3Client.builder().endpointOverride(URI.create(endpoint())).region(Region.of(REGION))
+                .credentialsProvider(credentials()).httpClient(UrlConnectionHttpClient.create())
+                .serviceConfiguration(S3Configuration.builder().pathStyleAccessEnabled(true).build())
+                .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
+                .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED).build();
+    }
+
+    public static S3Presigner presigner() {
+        return S3Presigner.builder().endpointOverride(URI.create(endpoint())).region(Region.of(REGION))
+                .credentialsProvider(credentials())
+                .serviceConfiguration(S3Configuration.builder().pathStyleAccessEnabled(true).build()).build();
+    }
+
+    /** Creates a fresh bucket and returns its name. */
+    public static String newBucket() {
+        String bucket = "t-" + UUID.randomUUID().toString().replace("-", "").substring(0, 20);
+        try (S3Client c = client()) {
+            c.createBucket(b -> b.bucket(bucket));
+        }
+        return bucket;
+    }
+
+    /** Quarkus configuration pointing the S3 extension at the test server. */
+    public static Map<String, String> quarkusConfig() {
+        return Map.of("quarkus.s3.endpoint-override", endpoint(), "quarkus.s3.path-style-access", "true",
+                "quarkus.s3.aws.region", REGION, "quarkus.s3.aws.credentials.type", "static",
+                "quarkus.s3.aws.credentials.static-provider.access-key-id", ACCESS_KEY,
+                "quarkus.s3.aws.credentials.static-provider.secret-access-key", SECRET_KEY,
+                "quarkus.s3.checksum-validation", "false");
+    }
+
+    private static StaticCredentialsProvider credentials() {
+        return StaticCredentialsProvider.create(AwsBasicCredentials.create(ACCESS_KEY, SECRET_KEY));
+    }
+
+    private static String start() {
+        String jar = System.getProperty("syncular.test.s3proxy-jar");
+        if (jar == null || !Files.isRegularFile(Path.of(jar))) {
+            throw new IllegalStateException("s3proxy jar not found (" + jar + "): run the tests through ./mvnw, "
+                    + "which resolves org.gaul:s3proxy:jar-with-dependencies");
+        }
+        try {
+            int port;
+            try (ServerSocket s = new ServerSocket(0)) {
+                port = s.getLocalPort();
+            }
+            Path dir = Files.createTempDirectory("s3proxy");
+            Path conf = dir.resolve("s3proxy.conf");
+            String url = "http://127.0.0.1:" + port;
+            Files.writeString(conf, String.join("\n",
+                    "s3proxy.endpoint=" + url,
+                    "s3proxy.authorization=aws-v2-or-v4",
+                    "s3proxy.identity=" + ACCESS_KEY,
+                    "s3proxy.credential=" + SECRET_KEY,
+                    "jclouds.provider=transient",
+                    "jclouds.identity=" + ACCESS_KEY,
+                    "jclouds.credential=" + SECRET_KEY, ""));
+            Path log = dir.resolve("s3proxy.log");
+            Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+            Process p = new ProcessBuilder(java.toString(), "-Xmx256m", "-jar", jar, "--properties", conf.toString())
+                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            Runtime.getRuntime().addShutdownHook(new Thread(p::destroy));
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (System.nanoTime() < deadline) {
+                if (!p.isAlive()) {
+                    throw new IllegalStateException("s3proxy exited: " + Files.readString(log));
+                }
+                if (responds(url)) {
+                    return url;
+                }
+                p.waitFor(100, java.util.concurrent.TimeUnit.MILLISECONDS);
+            }
+            p.destroy();
+            throw new IllegalStateException("s3proxy did not answer within 60 s: " + Files.readString(log));
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot start s3proxy", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static boolean responds(String url) {
+        try {
+            HttpURLConnection c = (HttpURLConnection) URI.create(url + "/").toURL().openConnection();
+            c.setConnectTimeout(500);
+            c.setReadTimeout(1000);
+            int status = c.getResponseCode();
+            c.disconnect();
+            return status > 0;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}
