@@ -69,6 +69,62 @@ public interface SyncularConfig {
 
     SignedUrls signedUrls();
 
+    /** The S3 bucket for segments and/or blobs; the client itself is configured under {@code quarkus.s3.*}. */
+    S3 s3();
+
+    Segments segments();
+
+    Blobs blobs();
+
+    /** Which store backs bytes: {@code embedded} (PostgreSQL, the zero-setup default) or {@code s3}. */
+    enum StoreKind {
+        EMBEDDED, S3
+    }
+
+    interface S3 {
+        /** Bucket name; required when a store is {@code s3}. */
+        Optional<String> bucket();
+
+        /** Namespace inside the bucket, e.g. {@code syncular/} (keys become {@code syncular/seg/sha256/...}). */
+        @WithDefault("")
+        String keyPrefix();
+
+        /** TTL of provider-presigned GET/PUT URLs (§5.4: at most 15 minutes). */
+        @WithDefault("10m")
+        Duration presignTtl();
+    }
+
+    /** Bootstrap segment storage (§5): {@code syncular.segments.store=embedded|s3}. */
+    interface Segments {
+        @WithDefault("embedded")
+        StoreKind store();
+
+        /**
+         * §5.3 SQLite images: built for clients advertising {@code accept} bit 2 when a table's snapshot
+         * exceeds one rows page. {@code false} serves only stored images and the rows lane.
+         */
+        @WithDefault("true")
+        boolean sqliteImages();
+    }
+
+    /** File attachments (§5.9): {@code syncular.blobs.*}. */
+    interface Blobs {
+        @WithDefault("embedded")
+        StoreKind store();
+
+        /** §5.9.3 size cap; larger uploads and grants get 413 {@code blob.too_large}. */
+        @WithDefault("100M")
+        MemorySize maxBytes();
+
+        /** §5.9.2 orphan sweep: blobs unreferenced for longer than this after upload are deleted. */
+        @WithDefault("24h")
+        Duration orphanGrace();
+
+        /** Time between orphan sweeps (scheduler {@code every}); {@code off} disables the job. */
+        @WithDefault("1h")
+        String sweepInterval();
+    }
+
     /**
      * §5.4 native signed segment URLs ({@code syncular.signed-urls.*}), offered to clients that advertise
      * {@code accept} bit 3. Every process serving the same database must share the key.
