@@ -111,8 +111,8 @@ public final class TestS3 {
                     "jclouds.identity=" + ACCESS_KEY,
                     "jclouds.credential=" + SECRET_KEY, ""));
             Path log = dir.resolve("s3proxy.log");
-            Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-            Process p = new ProcessBuilder(java.toString(), "-Xmx256m", "-jar", jar, "--properties", conf.toString())
+            Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
+            Process p = new ProcessBuilder(javaBin.toString(), "-Xmx256m", "-jar", jar, "--properties", conf.toString())
                     .redirectErrorStream(true).redirectOutput(log.toFile()).start();
             Runtime.getRuntime().addShutdownHook(new Thread(p::destroy));
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
