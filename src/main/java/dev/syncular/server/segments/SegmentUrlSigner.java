@@ -14,7 +14,7 @@ import javax.crypto.spec.SecretKeySpec;
  * payloadJson))} with {@code payloadJson = {"v":1,"seg":…,"sd":…,"aud":…,"exp":<unix seconds>}}. {@code aud}
  * is a keyed derivation of the partition, stable per partition, from which no client can recover it.
  */
-public final class SegmentUrlSigner {
+public final class SegmentUrlSigner implements SegmentUrls {
     /** §5.4: verification allows at most 60 s of clock skew on {@code exp}. */
     public static final long SKEW_MS = 60_000;
     /** §5.4: TTL SHOULD be at most 15 minutes. */
@@ -66,6 +66,11 @@ public final class SegmentUrlSigner {
     public String audience(String partition) {
         byte[] full = mac(("syncular-segment-aud\u0000" + partition).getBytes(StandardCharsets.UTF_8));
         return B64.encodeToString(java.util.Arrays.copyOf(full, 16));
+    }
+
+    @Override
+    public SignedUrl issue(String segmentId, String scopeDigest, String partition, long nowMs) {
+        return sign(segmentId, scopeDigest, partition, nowMs);
     }
 
     public SignedUrl sign(String segmentId, String scopeDigest, String partition, long nowMs) {

@@ -169,6 +169,73 @@ public abstract class SegmentStoreContract {
         assertTrue(t instanceof SegmentCollisionException, () -> "expected a collision, got " + thrown);
     }
 
+    private static SegmentPublication wholeTable(String partition, String digest, long asOf, long createdAtMs,
+            long expiresAtMs) {
+        return new SegmentPublication(partition, "epoch-1", "tasks", 1, MediaType.SQLITE, digest, asOf, null, null, 77L,
+                createdAtMs, expiresAtMs);
+    }
+
+    @Test
+    void findSelectsTheUnexpiredWholeTablePublicationOfExactlyTheReuseKey() {
+        String partition = "find-" + UUID.randomUUID();
+        byte[] bytes = randomBytes(700);
+        String id = idOf(bytes);
+        SegmentPublication p = wholeTable(partition, "sd-a", 10L, 1_000L, 50_000L);
+        await(store.publish(id, bytes, p));
+        SegmentStore.ReuseKey key = SegmentStore.ReuseKey.of(p);
+
+        SegmentStore.Match hit = await(store.find(key, 49_999L));
+        assertNotNull(hit);
+        assertEquals(id, hit.segmentId());
+        assertEquals(700L, hit.byteLength());
+        assertEquals(p, hit.publication());
+        // expired at the boundary
+        assertNull(await(store.find(key, 50_000L)));
+        // every other component of the key misses: never unioned across contexts
+        assertNull(await(store.find(new SegmentStore.ReuseKey(partition, "epoch-1", "tasks", 1, MediaType.SQLITE,
+                "sd-b", 10L), 2_000L)));
+        assertNull(await(store.find(new SegmentStore.ReuseKey(partition + "x", "epoch-1", "tasks", 1,
+                MediaType.SQLITE, "sd-a", 10L), 2_000L)));
+        assertNull(await(store.find(new SegmentStore.ReuseKey(partition, "epoch-2", "tasks", 1, MediaType.SQLITE,
+                "sd-a", 10L), 2_000L)));
+        assertNull(await(store.find(new SegmentStore.ReuseKey(partition, "epoch-1", "tasks", 2, MediaType.SQLITE,
+                "sd-a", 10L), 2_000L)));
+        assertNull(await(store.find(new SegmentStore.ReuseKey(partition, "epoch-1", "tasks", 1, MediaType.ROWS,
+                "sd-a", 10L), 2_000L)));
+        assertNull(await(store.find(new SegmentStore.ReuseKey(partition, "epoch-1", "tasks", 1, MediaType.SQLITE,
+                "sd-a", 11L), 2_000L)));
+
+        // a paged publication of the same context is not whole-table
+        byte[] paged = randomBytes(300);
+        await(store.publish(idOf(paged), paged, new SegmentPublication(partition, "epoch-1", "notes", 1,
+                MediaType.ROWS, "sd-a", 10L, null, "c1", 5L, 1L, FAR)));
+        assertNull(await(store.find(new SegmentStore.ReuseKey(partition, "epoch-1", "notes", 1, MediaType.ROWS,
+                "sd-a", 10L), 2_000L)));
+
+        // a refreshed publication of the same key is found again with its new expiry
+        await(store.publish(id, bytes, wholeTable(partition, "sd-a", 10L, 60_000L, FAR)));
+        SegmentStore.Match again = await(store.find(key, 60_000L));
+        assertNotNull(again);
+        assertEquals(FAR, again.publication().expiresAtMs());
+    }
+
+    @Test
+    void publishFileStoresTheFileBytes() throws Exception {
+        byte[] bytes = randomBytes(200_000);
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("segment", ".bin");
+        try {
+            java.nio.file.Files.write(file, bytes);
+            String id = idOf(bytes);
+            SegmentPublication p = wholeTable("file-" + UUID.randomUUID(), "sd", 3L, 1L, FAR);
+            await(store.publishFile(id, file, p));
+            assertArrayEquals(bytes, await(store.read(id)));
+            assertEquals(List.of(p), await(store.describe(id)).publications());
+            assertEquals(id, await(store.find(SegmentStore.ReuseKey.of(p), 2L)).segmentId());
+        } finally {
+            java.nio.file.Files.deleteIfExists(file);
+        }
+    }
+
     @Test
     void unknownIdYieldsNullItems() {
         String id = idOf(("never published " + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8));

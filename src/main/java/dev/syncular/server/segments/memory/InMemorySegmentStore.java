@@ -70,6 +70,22 @@ public final class InMemorySegmentStore implements SegmentStore {
     }
 
     @Override
+    public Uni<Match> find(ReuseKey key, long nowMs) {
+        return Uni.createFrom().item(() -> {
+            Match best = null;
+            for (var e : entries.entrySet()) {
+                for (SegmentPublication p : e.getValue().publications()) {
+                    if (key.matches(p) && p.expiresAtMs() > nowMs
+                            && (best == null || p.expiresAtMs() > best.publication().expiresAtMs())) {
+                        best = new Match(e.getKey(), e.getValue().bytes().length, p);
+                    }
+                }
+            }
+            return best;
+        });
+    }
+
+    @Override
     public Uni<byte[]> read(String segmentId) {
         Objects.requireNonNull(segmentId, "segmentId");
         return Uni.createFrom().item(() -> {

@@ -270,6 +270,25 @@ public final class PostgresSegmentStore implements SegmentStore {
     }
 
     @Override
+    public Uni<Match> find(ReuseKey key, long nowMs) {
+        return pool.preparedQuery("SELECT p.segment_id, s.byte_length, p.row_count, p.created_at_ms, p.expires_at_ms FROM "
+                        + t("sync_segment_publications") + " p JOIN " + t("sync_segments") + " s ON s.segment_id = p.segment_id"
+                        + " WHERE p.partition_id = $1 AND p.log_epoch = $2 AND p.tbl = $3 AND p.schema_version = $4"
+                        + " AND p.media_type = $5 AND p.scope_digest = $6 AND p.as_of_commit_seq = $7"
+                        + " AND p.row_cursor IS NULL AND p.next_row_cursor IS NULL AND p.expires_at_ms > $8"
+                        + " ORDER BY p.expires_at_ms DESC LIMIT 1")
+                .execute(Tuple.tuple().addValue(key.partition()).addValue(key.logEpoch()).addValue(key.table())
+                        .addValue(key.schemaVersion()).addValue((short) key.mediaType().code).addValue(key.scopeDigest())
+                        .addValue(key.asOfCommitSeq()).addValue(nowMs))
+                .map(rs -> {
+                    Row r = first(rs);
+                    return r == null ? null : new Match(r.getString(0), r.getLong(1), new SegmentPublication(
+                            key.partition(), key.logEpoch(), key.table(), key.schemaVersion(), key.mediaType(),
+                            key.scopeDigest(), key.asOfCommitSeq(), null, null, r.getLong(2), r.getLong(3), r.getLong(4)));
+                });
+    }
+
+    @Override
     public Uni<byte[]> read(String segmentId) {
         Objects.requireNonNull(segmentId, "segmentId");
         byte[] cached = cacheGet(segmentId);
