@@ -105,6 +105,10 @@ public interface SyncularConfig {
          */
         @WithDefault("true")
         boolean sqliteImages();
+
+        /** Time between passes forgetting expired segments (§5.1; scheduler {@code every}). */
+        @WithDefault("1h")
+        String sweepInterval();
     }
 
     /** File attachments (§5.9): {@code syncular.blobs.*}. */

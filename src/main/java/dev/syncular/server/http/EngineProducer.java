@@ -4,8 +4,11 @@ import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.SegmentUrlSigner;
+import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
+import dev.syncular.server.segments.s3.S3SegmentStore;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.ops.ServeGateMetrics;
 import dev.syncular.server.ops.StorageReadiness;
@@ -57,21 +60,45 @@ public class EngineProducer {
         return new PostgresSyncStorage(pool, config.storage().pgSchema());
     }
 
+    /**
+     * {@code syncular.segments.store}: {@code embedded} keeps segments in PostgreSQL (zero setup); {@code s3}
+     * puts them in {@code syncular.s3.bucket} through the Quarkus S3 client, which is only looked up then.
+     */
     @Produces
     @Singleton
-    PostgresSegmentStore segmentStore(Pool pool, SyncularConfig config) {
+    SegmentStore segmentStore(Pool pool, SyncularConfig config,
+            jakarta.enterprise.inject.Instance<software.amazon.awssdk.services.s3.S3Client> s3,
+            jakarta.enterprise.inject.Instance<software.amazon.awssdk.services.s3.presigner.S3Presigner> presigner) {
+        if (config.segments().store() == SyncularConfig.StoreKind.S3) {
+            return new S3SegmentStore(s3.get(), presigner.get(), bucket(config, "syncular.segments.store"),
+                    config.s3().keyPrefix(), io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool());
+        }
         return new PostgresSegmentStore(pool, config.storage().pgSchema());
+    }
+
+    /** The configured bucket, or a start-up failure naming the property that asked for S3. */
+    static String bucket(SyncularConfig config, String askedBy) {
+        return config.s3().bucket().filter(b -> !b.isBlank()).orElseThrow(() -> new ConfigurationException(
+                askedBy + "=s3 needs syncular.s3.bucket (and quarkus.s3.* endpoint/credentials)"));
     }
 
     @Produces
     @Singleton
-    SyncEngine engine(SchemaWindow window, PostgresSyncStorage storage, PostgresSegmentStore segments,
+    SyncEngine engine(SchemaWindow window, PostgresSyncStorage storage, SegmentStore segments,
             ScopeResolver resolver, SyncularConfig config, ServeGateMetrics metrics) {
         SyncularConfig.Limits l = config.limits();
         SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), l.inlineSegmentMaxBytes(),
                 l.segmentTtl().toMillis());
         return new SyncEngine(window, storage, segments, resolver, limits, System::currentTimeMillis, CrdtMerger.NONE,
-                checkpoints(config), metrics::refused, signer(config));
+                checkpoints(config), metrics::refused, urls(config, segments), config.segments().sqliteImages());
+    }
+
+    /** §5.4: provider presigned GETs for the S3 store, the native HMAC scheme for the embedded one. */
+    static SegmentUrls urls(SyncularConfig config, SegmentStore segments) {
+        if (segments instanceof S3SegmentStore s3) {
+            return s3.presignedUrls(config.s3().presignTtl());
+        }
+        return signer(config);
     }
 
     /** §5.4 signer from {@code syncular.signed-urls.*}; a random key outside prod when none is configured. */
@@ -105,7 +132,7 @@ public class EngineProducer {
 
     /** Runs after the datasource (priority 1) and dev-auth (priority 2) checks. */
     void ensureStorage(@Observes StartupEvent event, SchemaWindow window, PostgresSyncStorage storage,
-            PostgresSegmentStore segments, SyncularConfig config, StorageReadiness readiness) {
+            SegmentStore segments, SyncularConfig config, StorageReadiness readiness) {
         long t0 = System.nanoTime();
         try {
             storage.ensureSchema(window.current(), checkpoints(config)).await().atMost(STARTUP_DDL_TIMEOUT);
@@ -117,7 +144,11 @@ public class EngineProducer {
             LOG.warn("stored schema is newer than this build; readiness stays DOWN");
             return;
         }
-        segments.ensureSchema().await().atMost(STARTUP_DDL_TIMEOUT);
+        if (segments instanceof PostgresSegmentStore pg) {
+            pg.ensureSchema().await().atMost(STARTUP_DDL_TIMEOUT);
+        } else if (segments instanceof S3SegmentStore s3) {
+            s3.checkBucket(); // a missing bucket or bad credentials stop the boot, not the first bootstrap
+        }
         readiness.markMigrated();
         LOG.infof("Sync storage ready in schema \"%s\" (schema version %d, %d tables) in %d ms",
                 storage.pgSchema(), window.current().version(), window.current().tables().size(),

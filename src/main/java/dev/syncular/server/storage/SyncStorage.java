@@ -167,6 +167,12 @@ public interface SyncStorage {
         return readRowsPage(partition, table, scopes, afterRowId, limit);
     }
 
+    /**
+     * The §4.7 scope pin: the newest {@code commitSeq ≤ upToSeq} whose change to {@code table} carries one of
+     * {@code values} for scope {@code variable} in the commit-to-scope index; {@code 0} when none.
+     */
+    Uni<Long> readScopePin(String partition, String table, String variable, Set<String> values, long upToSeq);
+
     /** Every row of a table in a partition regardless of scopes, by row id — operator and test tooling only. */
     Uni<List<StoredRow>> readAllRows(String partition, String table);
 

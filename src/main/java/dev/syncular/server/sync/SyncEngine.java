@@ -79,8 +79,16 @@ public final class SyncEngine {
     private final LongSupplier clock;
     private final CrdtMerger merger;
     private final ServeGates gates;
+    /** §5.4 descriptor URLs (native HMAC or provider presigned); null = descriptors carry no URL. */
+    private final dev.syncular.server.segments.SegmentUrls urls;
+    /** The native scheme's verifier, when {@link #urls} is the native signer (signed download route). */
     private final dev.syncular.server.segments.SegmentUrlSigner signer;
     private final java.util.function.Consumer<String> refusals;
+    /** §5.3: build SQLite images for clients advertising {@code accept} bit 2 (stored images are served either way). */
+    private final boolean buildImages;
+    /** Cold image builds in flight, by reuse key: concurrent bootstraps of one key share one build (§5.3). */
+    private final java.util.concurrent.ConcurrentHashMap<SegmentStore.ReuseKey,
+            java.util.concurrent.CompletableFuture<SegmentStore.Match>> imageBuilds = new java.util.concurrent.ConcurrentHashMap<>();
 
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
             SyncLimits limits, LongSupplier clockMs) {
@@ -99,12 +107,23 @@ public final class SyncEngine {
         this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, refusals, null);
     }
 
-    /** @param signer mints §5.4 native signed segment URLs for clients advertising {@code accept} bit 3; may be null */
+    /** @param urls mints §5.4 segment URLs for clients advertising {@code accept} bit 3; may be null */
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
             SyncLimits limits, LongSupplier clockMs, CrdtMerger merger,
             List<dev.syncular.server.storage.CheckpointDeclaration> checkpoints,
-            java.util.function.Consumer<String> refusals, dev.syncular.server.segments.SegmentUrlSigner signer) {
-        this.signer = signer;
+            java.util.function.Consumer<String> refusals, dev.syncular.server.segments.SegmentUrls urls) {
+        this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, refusals, urls, true);
+    }
+
+    /** @param buildImages whether to build §5.3 SQLite images (stored ones are served either way) */
+    public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
+            SyncLimits limits, LongSupplier clockMs, CrdtMerger merger,
+            List<dev.syncular.server.storage.CheckpointDeclaration> checkpoints,
+            java.util.function.Consumer<String> refusals, dev.syncular.server.segments.SegmentUrls urls,
+            boolean buildImages) {
+        this.urls = urls;
+        this.signer = urls instanceof dev.syncular.server.segments.SegmentUrlSigner native_ ? native_ : null;
+        this.buildImages = buildImages;
         this.window = window;
         this.storage = storage;
         this.segments = segments;
@@ -849,11 +868,167 @@ public final class SyncEngine {
         List<Frame> frames = new ArrayList<>();
         frames.add(new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, true));
         String digest = CanonicalJson.scopeDigest(effective);
-        return pages(round, pull, table, effective, digest, asOf, state, start, pageRows, maxPages, 0, frames)
+        if (resume == null && pull.accepts(PullHeader.ACCEPT_SQLITE)
+                && table.columns().stream().noneMatch(dev.syncular.server.schema.ColumnSchema::encrypted)) {
+            // §5.3: the image lane is chosen only at the start of a table; a resumed bootstrap (always mid-table
+            // here: an image completes its table) stays on the rows lane at its pin.
+            return imageLane(round, pull, table, effective, digest, state, pageRows, maxPages, frames);
+        }
+        return rowsLane(round, pull, table, effective, digest, asOf, state, start, pageRows, maxPages, frames,
+                readPage(round, table, effective, start, pageRows));
+    }
+
+    private Uni<List<Frame>> rowsLane(Round round, PullHeader pull, TableSchema table, Map<String, List<String>> effective,
+            String digest, long asOf, PartitionState state, String start, int pageRows, int maxPages, List<Frame> frames,
+            Uni<List<StoredRow>> firstPage) {
+        return pages(round, pull, table, effective, digest, asOf, state, start, pageRows, maxPages, 0, frames, firstPage)
                 .map(nextCursor -> {
                     frames.add(new SubEnd(asOf, nextCursor == null ? null : resumeToken(asOf, table.name(), nextCursor)));
                     return frames;
                 });
+    }
+
+    /**
+     * A bootstrap eligible for the image lane pins at its scope pin (§4.7) so a stored image's reuse key stays
+     * stable across commits outside the scope. A snapshot of more than one rows page is served as one whole-table
+     * SQLite image by reference (§5.3): a stored, unexpired image of the same reuse key when there is one, else a
+     * freshly built one; smaller snapshots stay on the rows lane at the same pin.
+     */
+    private Uni<List<Frame>> imageLane(Round round, PullHeader pull, TableSchema table, Map<String, List<String>> effective,
+            String digest, PartitionState state, int pageRows, int maxPages, List<Frame> frames) {
+        return scopePin(round, table, effective, state).flatMap(asOf -> {
+            SegmentStore.ReuseKey key = new SegmentStore.ReuseKey(round.ctx.partition(), state.logEpoch(), table.name(),
+                    round.clientSchema.version(), MediaType.SQLITE, digest, asOf);
+            return segments.find(key, clock.getAsLong()).flatMap(stored -> {
+                if (stored != null) {
+                    return Uni.createFrom().item(imageFrames(round, pull, table, asOf, digest, stored, frames));
+                }
+                Uni<List<StoredRow>> first = readPage(round, table, effective, null, pageRows);
+                return first.flatMap(rows -> {
+                    if (rows.size() <= pageRows || !buildImages) {
+                        return rowsLane(round, pull, table, effective, digest, asOf, state, null, pageRows, maxPages,
+                                frames, Uni.createFrom().item(rows));
+                    }
+                    return buildImage(round, table, effective, key).map(built ->
+                            imageFrames(round, pull, table, asOf, digest, built, frames));
+                });
+            });
+        });
+    }
+
+    /** §4.7 scope pin: raised to the horizon, capped at {@code maxCommitSeq}. */
+    private Uni<Long> scopePin(Round round, TableSchema table, Map<String, List<String>> effective, PartitionState state) {
+        if (effective.isEmpty()) {
+            return Uni.createFrom().item(state.maxCommitSeq());
+        }
+        String first = new TreeSet<>(effective.keySet()).first();
+        return storage.readScopePin(round.ctx.partition(), table.name(), first, new TreeSet<>(effective.get(first)),
+                        state.maxCommitSeq())
+                .map(pin -> Math.min(state.maxCommitSeq(), Math.max(pin, state.horizonSeq())));
+    }
+
+    private List<Frame> imageFrames(Round round, PullHeader pull, TableSchema table, long asOf, String digest,
+            SegmentStore.Match image, List<Frame> frames) {
+        dev.syncular.server.segments.SegmentUrlSigner.SignedUrl url = url(pull, image.segmentId(), digest, round,
+                clock.getAsLong());
+        // §5.3: whole-table — both cursors absent; never inlined
+        frames.add(new SegmentRef(image.segmentId(), MediaType.SQLITE, table.name(), image.byteLength(),
+                image.publication().rowCount(), asOf, digest, null, null, url == null ? null : url.url(),
+                url == null ? null : url.expiresAtMs()));
+        frames.add(new SubEnd(asOf, null));
+        return frames;
+    }
+
+    /**
+     * Builds, hashes and publishes the image of {@code key} on a worker thread (never on the event loop),
+     * streaming keyset pages into the SQLite file: the table is never held in memory. Concurrent requests for
+     * one key in this process join one build; a request that goes away does not cancel it for the others.
+     */
+    private Uni<SegmentStore.Match> buildImage(Round round, TableSchema table, Map<String, List<String>> effective,
+            SegmentStore.ReuseKey key) {
+        java.util.concurrent.CompletableFuture<SegmentStore.Match> mine = new java.util.concurrent.CompletableFuture<>();
+        java.util.concurrent.CompletableFuture<SegmentStore.Match> running = imageBuilds.putIfAbsent(key, mine);
+        if (running != null) {
+            return Uni.createFrom().completionStage(running);
+        }
+        Map<String, Set<String>> scopes = asSets(effective);
+        String partition = round.ctx.partition();
+        Uni.createFrom().item(() -> {
+            java.nio.file.Path file = null;
+            try {
+                file = java.nio.file.Files.createTempFile("syncular-image-", ".sqlite");
+                String[] after = {null};
+                dev.syncular.server.segments.SqliteImageBuilder.Result result = dev.syncular.server.segments.SqliteImageBuilder
+                        .build(file, table, key.schemaVersion(), key.asOfCommitSeq(), key.scopeDigest(), () -> {
+                            List<StoredRow> page = storage.readSnapshotPage(partition, table.name(), scopes, after[0],
+                                    IMAGE_BATCH_ROWS).await().atMost(java.time.Duration.ofMinutes(5));
+                            if (!page.isEmpty()) {
+                                after[0] = page.get(page.size() - 1).rowId();
+                            }
+                            return page;
+                        });
+                return new BuiltImage(file, "sha256:" + sha256Hex(file), result.rowCount(), result.byteLength());
+            } catch (java.io.IOException e) {
+                deleteQuietly(file);
+                throw new java.io.UncheckedIOException(e);
+            } catch (RuntimeException e) {
+                deleteQuietly(file);
+                throw e;
+            }
+        }).runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool())
+                .flatMap(built -> {
+                    long now = clock.getAsLong();
+                    SegmentPublication publication = new SegmentPublication(key.partition(), key.logEpoch(), key.table(),
+                            key.schemaVersion(), MediaType.SQLITE, key.scopeDigest(), key.asOfCommitSeq(), null, null,
+                            built.rowCount(), now, now + limits.segmentTtlMs());
+                    return segments.publishFile(built.segmentId(), built.file(), publication)
+                            .map(v -> new SegmentStore.Match(built.segmentId(), built.byteLength(), publication))
+                            .eventually(() -> deleteQuietly(built.file()));
+                })
+                .subscribe().with(match -> {
+                    imageBuilds.remove(key, mine);
+                    mine.complete(match);
+                }, failure -> {
+                    imageBuilds.remove(key, mine);
+                    mine.completeExceptionally(failure);
+                });
+        return Uni.createFrom().completionStage(mine);
+    }
+
+    /** Keyset batch size of image builds. */
+    private static final int IMAGE_BATCH_ROWS = 5000;
+
+    private record BuiltImage(java.nio.file.Path file, String segmentId, long rowCount, long byteLength) {
+    }
+
+    private static String sha256Hex(java.nio.file.Path file) throws java.io.IOException {
+        try (java.io.InputStream in = java.nio.file.Files.newInputStream(file)) {
+            java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
+            byte[] buf = new byte[1 << 16];
+            for (int n; (n = in.read(buf)) > 0; ) {
+                md.update(buf, 0, n);
+            }
+            return java.util.HexFormat.of().formatHex(md.digest());
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void deleteQuietly(java.nio.file.Path file) {
+        if (file != null) {
+            try {
+                java.nio.file.Files.deleteIfExists(file);
+            } catch (java.io.IOException ignored) {
+                // a temp file left behind is harmless
+            }
+        }
+    }
+
+    /** §5.4: a URL only for clients advertising bit 3, minted inside this pull right after scope resolution. */
+    private dev.syncular.server.segments.SegmentUrlSigner.SignedUrl url(PullHeader pull, String segmentId, String digest,
+            Round round, long now) {
+        return urls != null && pull.accepts(PullHeader.ACCEPT_SIGNED_URLS)
+                ? urls.issue(segmentId, digest, round.ctx.partition(), now) : null;
     }
 
     /** Emits pages from {@code after}; yields the row cursor to resume from, or {@code null} when complete. */
@@ -952,8 +1127,7 @@ public final class SyncEngine {
                 now + limits.segmentTtlMs());
         // §5.4: a short-lived native signed URL only for clients advertising bit 3 (minted right after scope
         // resolution, inside this pull).
-        dev.syncular.server.segments.SegmentUrlSigner.SignedUrl url = signer != null
-                && pull.accepts(PullHeader.ACCEPT_SIGNED_URLS) ? signer.sign(segmentId, digest, round.ctx.partition(), now) : null;
+        dev.syncular.server.segments.SegmentUrlSigner.SignedUrl url = url(pull, segmentId, digest, round, now);
         return segments.publish(segmentId, segment, publication).map(v -> new SegmentRef(segmentId, MediaType.ROWS,
                 table.name(), segment.length, rowCount, asOf, digest, rowCursor, nextRowCursor,
                 url == null ? null : url.url(), url == null ? null : url.expiresAtMs()));

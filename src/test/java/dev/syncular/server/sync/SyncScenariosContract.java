@@ -302,6 +302,145 @@ public abstract class SyncScenariosContract {
         assertConverged(b);
     }
 
+    private static final int IMAGE_ACCEPT = PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS
+            | PullHeader.ACCEPT_SQLITE;
+
+    /** Seeds {@code count} notes in p1 with varied values (NULLs, booleans, integers) in commits of 100. */
+    private SyncTestClient seedNotes(String clientId, String prefix, int count) {
+        SyncTestClient writer = client("alice", clientId);
+        writer.syncUntilIdle();
+        List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            Map<String, Object> n = note(String.format("%s-%04d", prefix, i), "p1", i % 7 == 0 ? null : "title " + i);
+            n.put("priority", i % 5 == 0 ? null : (long) i * 1_000_003L);
+            n.put("done", i % 3 == 0 ? null : i % 2 == 0);
+            n.put("body", "b\u00e9 " + i);
+            ops.add(writer.upsertOp("notes", n, null));
+            if (ops.size() == 100) {
+                writer.commit(ops);
+                ops = new java.util.ArrayList<>();
+            }
+        }
+        if (!ops.isEmpty()) {
+            writer.commit(ops);
+        }
+        writer.syncUntilIdle();
+        return writer;
+    }
+
+    private static List<SegmentRef> refs(Message m) {
+        return m.frames().stream().filter(f -> f instanceof SegmentRef).map(f -> (SegmentRef) f).toList();
+    }
+
+    @Test
+    void scenario10SqliteImageBootstrap() {
+        allowP1("alice", "bob", "carol", "dave");
+        SyncTestClient writer = seedNotes("w-10", "img", 230);
+        // an edit, so versions differ across rows
+        writer.upsert("notes", Map.of("id", "img-0003", "title", "edited"), 1L);
+        writer.syncUntilIdle();
+
+        // (a) one pull, one whole-table image, no paging, no resume token
+        SyncTestClient b = client("bob", "b-10");
+        b.accept = IMAGE_ACCEPT;
+        b.limitSnapshotRows = 50;
+        b.maxSnapshotPages = 1;
+        b.sync(); // epoch acquisition
+        Message first = b.sync();
+        List<SegmentRef> image = refs(first);
+        assertEquals(1, image.size());
+        SegmentRef ref = image.get(0);
+        assertEquals(dev.syncular.server.wire.MediaType.SQLITE, ref.mediaType());
+        // (b) descriptor shape: whole-table, no cursors, never inline
+        assertNull(ref.rowCursor());
+        assertNull(ref.nextRowCursor());
+        assertEquals(230, ref.rowCount());
+        assertTrue(first.frames().stream().noneMatch(f -> f instanceof dev.syncular.server.wire.SegmentInline));
+        assertNull(b.subscriptions.get("notes-p1").bootstrapState);
+        assertEquals(ref.asOfCommitSeq(), b.subscriptions.get("notes-p1").cursor);
+        assertEquals(230, b.table("notes").size());
+
+        // equivalence with a rows-lane control client: rows, values and versions
+        SyncTestClient control = client("carol", "c-10");
+        control.limitSnapshotRows = 50;
+        control.syncUntilIdle();
+        assertTrue(control.segmentRefs.stream().allMatch(r -> r.mediaType() == dev.syncular.server.wire.MediaType.ROWS));
+        assertEquals(control.table("notes").keySet(), b.table("notes").keySet());
+        control.table("notes").forEach((id, row) -> {
+            LocalRow other = b.table("notes").get(id);
+            assertEquals(row.version(), other.version(), id);
+            assertArrayEquals(row.values(), other.values(), id);
+        });
+        assertConverged(b);
+
+        // incremental handoff at the pin
+        writer.upsert("notes", note("img-late", "p1", "after the image"), null);
+        writer.syncUntilIdle();
+        b.syncUntilIdle();
+        assertTrue(b.table("notes").containsKey("img-late"));
+        assertConverged(b);
+
+        // (b) reuse: a second client with the same scopes at the same pin gets the same segmentId — and commits
+        // outside the scope do not move the scope pin
+        SyncTestClient other = client("dave", "d-10");
+        other.accept = IMAGE_ACCEPT;
+        other.limitSnapshotRows = 50;
+        server().allow("alice", Map.of("project_id", List.of("p1", "p2")));
+        writer.upsert("notes", note("elsewhere", "p2", "another scope"), null);
+        writer.syncUntilIdle();
+        other.sync();
+        SegmentRef again = refs(other.sync()).get(0);
+        assertEquals(dev.syncular.server.wire.MediaType.SQLITE, again.mediaType());
+        SyncTestClient third = client("bob", "b2-10");
+        third.accept = IMAGE_ACCEPT;
+        third.limitSnapshotRows = 50;
+        third.sync();
+        assertEquals(again.segmentId(), refs(third.sync()).get(0).segmentId());
+        assertEquals(231, third.table("notes").size());
+
+        // (c) integrity: corrupted bytes fail the content address; nothing persists; the re-pull converges
+        SyncTestClient corrupt = client("bob", "x-10");
+        corrupt.accept = IMAGE_ACCEPT;
+        corrupt.limitSnapshotRows = 50;
+        corrupt.sync();
+        corrupt.corruptNextSegment = true;
+        assertThrows(IllegalStateException.class, corrupt::sync);
+        assertEquals(-1, corrupt.subscriptions.get("notes-p1").cursor);
+        assertTrue(corrupt.table("notes").isEmpty());
+        corrupt.syncUntilIdle();
+        assertConverged(corrupt);
+
+        // (d) capability gating: without bit 2 the same table pages through rows segments
+        SyncTestClient gated = client("bob", "g-10");
+        gated.limitSnapshotRows = 50;
+        gated.maxSnapshotPages = 1;
+        gated.sync();
+        Message paged = gated.sync();
+        assertTrue(refs(paged).stream().allMatch(r -> r.mediaType() == dev.syncular.server.wire.MediaType.ROWS));
+        assertNotNull(gated.subscriptions.get("notes-p1").bootstrapState);
+
+        // (e) lane pinning: resumed mid-table with bit 2 now advertised, it stays on the rows lane at its pin
+        long pin = gated.subscriptions.get("notes-p1").cursor;
+        gated.accept = IMAGE_ACCEPT;
+        gated.syncUntilIdle();
+        assertTrue(gated.segmentRefs.stream().allMatch(r -> r.mediaType() == dev.syncular.server.wire.MediaType.ROWS));
+        assertTrue(gated.segmentRefs.stream().allMatch(r -> r.asOfCommitSeq() == pin));
+        assertConverged(gated);
+    }
+
+    @Test
+    void smallTablesStayOnTheRowsLaneEvenWithBit2() {
+        allowP1("alice", "bob");
+        seedNotes("w-10s", "small", 20);
+        SyncTestClient b = client("bob", "b-10s");
+        b.accept = IMAGE_ACCEPT;
+        b.limitSnapshotRows = 50;
+        b.syncUntilIdle();
+        assertEquals(20, b.table("notes").size());
+        assertTrue(b.segmentRefs.stream().noneMatch(r -> r.mediaType() == dev.syncular.server.wire.MediaType.SQLITE));
+        assertConverged(b);
+    }
+
     @Test
     void scenario6ConflictResolveAndRebase() {
         allowP1("alice", "bob");

@@ -116,6 +116,10 @@ public final class SyncTestClient {
     public Message lastResponse;
     public int segmentDownloads;
     public int urlFetches;
+    /** Every external segment descriptor applied, in order. */
+    public final List<SegmentRef> segmentRefs = new ArrayList<>();
+    /** Test hook: flip a byte of the next fetched external segment (a corrupting CDN or store). */
+    public boolean corruptNextSegment;
     private int commitCounter;
 
     public SyncTestClient(CompiledSchema schema, Transport transport, String actorId, String clientId) {
@@ -268,10 +272,21 @@ public final class SyncTestClient {
                     bytes = transport.downloadSegment(this, ref.segmentId(), CanonicalJson.write(
                             CanonicalJson.canonicalScopes(current.scopes)));
                 }
+                if (corruptNextSegment) {
+                    corruptNextSegment = false;
+                    bytes = bytes.clone();
+                    bytes[bytes.length / 2] ^= 0x5a;
+                }
                 if (!ref.segmentId().equals("sha256:" + CanonicalJson.sha256Hex(bytes))) {
+                    // §5.1/§1.4 rule 5: abort the round; nothing of this response is persisted by the caller
                     throw new IllegalStateException("segment content address mismatch");
                 }
-                applySegment(RowsSegment.decode(bytes));
+                segmentRefs.add(ref);
+                if (ref.mediaType() == dev.syncular.server.wire.MediaType.SQLITE) {
+                    applyImage(ref, bytes, header);
+                } else {
+                    applySegment(RowsSegment.decode(bytes));
+                }
             } else if (f instanceof SubEnd e) {
                 if (reset) {
                     // §4.6: discard cursor and resume state, re-bootstrap next round.
@@ -309,6 +324,84 @@ public final class SyncTestClient {
                 table(seg.table()).put(rowId, new LocalRow(r.serverVersion(), r.values()));
             }
         }
+    }
+
+    /**
+     * §5.3 client checks and application of a SQLite image: the bytes open as a database, the one metadata row
+     * matches the descriptor and this client's schema version, the data table's columns are the schema's in
+     * declaration order plus {@code _syncular_version}; rows upsert by primary key with their versions.
+     */
+    private void applyImage(SegmentRef ref, byte[] bytes, RespHeader header) {
+        if (ref.rowCursor() != null || ref.nextRowCursor() != null) {
+            throw new IllegalStateException("sync.invalid_request: sqlite descriptor with a row cursor");
+        }
+        TableSchema t = schema.table(ref.table());
+        java.nio.file.Path file = null;
+        try {
+            file = java.nio.file.Files.createTempFile("client-image", ".sqlite");
+            java.nio.file.Files.write(file, bytes);
+            try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + file);
+                    java.sql.Statement st = c.createStatement()) {
+                try (java.sql.ResultSet meta = st.executeQuery("SELECT format, \"table\", schemaVersion, asOfCommitSeq,"
+                        + " scopeDigest, rowCount FROM _syncular_segment")) {
+                    if (!meta.next() || meta.getInt(1) != 1 || !ref.table().equals(meta.getString(2))
+                            || meta.getInt(3) != schema.version() || meta.getLong(4) != ref.asOfCommitSeq()
+                            || !ref.scopeDigest().equals(meta.getString(5)) || meta.getLong(6) != ref.rowCount()
+                            || meta.next()) {
+                        throw new IllegalStateException("sync.invalid_request: image metadata mismatch");
+                    }
+                }
+                List<String> names = new ArrayList<>();
+                try (java.sql.ResultSet cols = st.executeQuery("PRAGMA table_info(\"" + ref.table() + "\")")) {
+                    while (cols.next()) {
+                        names.add(cols.getString("name"));
+                    }
+                }
+                List<String> expected = new ArrayList<>();
+                t.columns().forEach(col -> expected.add(col.name()));
+                expected.add("_syncular_version");
+                if (!names.equals(expected)) {
+                    throw new IllegalStateException("sync.schema_mismatch: " + names);
+                }
+                long applied = 0;
+                try (java.sql.ResultSet rs = st.executeQuery("SELECT * FROM \"" + ref.table() + "\"")) {
+                    while (rs.next()) {
+                        Object[] values = new Object[t.columnCount()];
+                        for (int i = 0; i < values.length; i++) {
+                            values[i] = imageValue(rs, i + 1, t.columns().get(i).type());
+                        }
+                        long version = rs.getLong(values.length + 1);
+                        String rowId = ConflictRules.rowIdOf(t.primaryKeyColumn().type(), values[t.primaryKeyIndex()]);
+                        table(ref.table()).put(rowId, new LocalRow(version, values));
+                        applied++;
+                    }
+                }
+                if (applied != ref.rowCount()) {
+                    throw new IllegalStateException("sync.invalid_request: image row count");
+                }
+            }
+        } catch (java.io.IOException | java.sql.SQLException e) {
+            throw new IllegalStateException("sync.invalid_request: image does not open", e);
+        } finally {
+            if (file != null) {
+                file.toFile().delete();
+            }
+        }
+    }
+
+    private static Object imageValue(java.sql.ResultSet rs, int column, dev.syncular.server.wire.ColumnType type)
+            throws java.sql.SQLException {
+        Object raw = rs.getObject(column);
+        if (raw == null) {
+            return null;
+        }
+        return switch (type) {
+            case STRING, JSON, BLOB_REF -> rs.getString(column);
+            case INTEGER -> rs.getLong(column);
+            case FLOAT -> rs.getDouble(column);
+            case BOOLEAN -> rs.getLong(column) != 0;
+            case BYTES, CRDT -> rs.getBytes(column);
+        };
     }
 
     /** §3.3: purge exactly the rows matching the last effective scopes of the revoked subscription. */

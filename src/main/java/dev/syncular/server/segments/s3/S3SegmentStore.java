@@ -106,6 +106,11 @@ public final class S3SegmentStore implements SegmentStore {
         return bucket;
     }
 
+    /** Fails when the bucket is missing or the credentials are refused (a blocking call: start-up only). */
+    public void checkBucket() {
+        s3.headBucket(r -> r.bucket(bucket));
+    }
+
     /** {@code {keyPrefix}seg/sha256/{hex}}: the object key embeds the segment id (§5.4 equivalence rule). */
     public String objectKey(String segmentId) {
         return prefix + "seg/" + segmentId.replace(':', '/');

@@ -1425,6 +1425,23 @@ public final class PostgresSyncStorage implements SyncStorage {
     // ------------------------------------------------------------------------------------------------
 
     @Override
+    public Uni<Long> readScopePin(String partition, String table, String variable, Set<String> values, long upToSeq) {
+        String[] keys;
+        try {
+            keys = table(table).scopeKeys(variable, values);
+        } catch (RuntimeException e) {
+            return Uni.createFrom().failure(e);
+        }
+        // one index probe per key (PRIMARY KEY (partition_id, tbl, scope_key, commit_seq)), newest first
+        return pool.preparedQuery("SELECT COALESCE(max(s.seq), 0) FROM unnest($3::text[]) AS k(key),"
+                        + " LATERAL (SELECT commit_seq AS seq FROM " + t("sync_commit_scopes")
+                        + " WHERE partition_id = $1 AND tbl = $2 AND scope_key = k.key AND commit_seq <= $4"
+                        + " ORDER BY commit_seq DESC LIMIT 1) s")
+                .execute(Tuple.of(partition, table).addArrayOfString(keys).addValue(upToSeq))
+                .map(rs -> rs.iterator().next().getLong(0));
+    }
+
+    @Override
     public Uni<CommitWindow> readCommits(String partition, CommitQuery query) {
         RowTable rt;
         String[] keys;

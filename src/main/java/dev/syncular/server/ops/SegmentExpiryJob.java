@@ -1,0 +1,39 @@
+package dev.syncular.server.ops;
+
+import dev.syncular.server.segments.SegmentStore;
+import io.quarkus.scheduler.Scheduled;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import org.jboss.logging.Logger;
+
+/**
+ * Forgets segments whose every publication expired (§5.1: segments are cache entries, default TTL 24 h) on
+ * {@code syncular.segments.sweep-interval}, never two passes at once. On S3 this is the store's one LISTing
+ * operation; a bucket lifecycle rule remains the backstop (docs/SEGMENTS.md).
+ */
+@ApplicationScoped
+public class SegmentExpiryJob {
+    private static final Logger LOG = Logger.getLogger(SegmentExpiryJob.class);
+
+    private final SegmentStore segments;
+
+    @Inject
+    public SegmentExpiryJob(SegmentStore segments) {
+        this.segments = segments;
+    }
+
+    @Scheduled(every = "${syncular.segments.sweep-interval:1h}", delayed = "${syncular.segments.sweep-interval:1h}",
+            concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    Uni<Void> run() {
+        return segments.deleteExpired(System.currentTimeMillis())
+                .invoke(n -> {
+                    if (n > 0) {
+                        LOG.infof("forgot %d expired segments", n);
+                    }
+                })
+                .onFailure().invoke(e -> LOG.warn("segment expiry pass failed", e))
+                .onFailure().recoverWithNull()
+                .replaceWithVoid();
+    }
+}
