@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# §5.3 SQLite image build benchmark (docs/BENCHMARKS.md, "SQLite images"). Not part of the test suite.
+# Usage: bench/sqlite.sh           (extra JVM -D options may be passed via BENCH_OPTS,
+#                                   e.g. BENCH_OPTS="-Dbench.iterations=5 -Dbench.sizes=1000000")
+# Runs with a 256 MiB heap: the builder streams batches, so the heap stays bounded whatever the row count.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./mvnw -o -q test-compile -DskipTests
+if ! ./mvnw -o -q dependency:build-classpath -Dmdep.outputFile=target/bench.cp; then
+    echo "offline dependency:build-classpath failed; retrying online once" >&2
+    ./mvnw -q dependency:build-classpath -Dmdep.outputFile=target/bench.cp
+fi
+
+# shellcheck disable=SC2086
+exec java -Xmx256m ${BENCH_OPTS:-} -cp "target/classes:target/test-classes:$(cat target/bench.cp)" \
+    dev.syncular.server.bench.SqliteImageBenchmark "$@"
