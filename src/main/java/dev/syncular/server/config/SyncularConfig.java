@@ -86,8 +86,7 @@ public interface SyncularConfig {
         Optional<String> bucket();
 
         /** Namespace inside the bucket, e.g. {@code syncular/} (keys become {@code syncular/seg/sha256/...}). */
-        @WithDefault("")
-        String keyPrefix();
+        Optional<String> keyPrefix();
 
         /** TTL of provider-presigned GET/PUT URLs (§5.4: at most 15 minutes). */
         @WithDefault("10m")

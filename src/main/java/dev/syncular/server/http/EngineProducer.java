@@ -71,7 +71,7 @@ public class EngineProducer {
             jakarta.enterprise.inject.Instance<software.amazon.awssdk.services.s3.presigner.S3Presigner> presigner) {
         if (config.segments().store() == SyncularConfig.StoreKind.S3) {
             return new S3SegmentStore(s3.get(), presigner.get(), bucket(config, "syncular.segments.store"),
-                    config.s3().keyPrefix(), io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool());
+                    config.s3().keyPrefix().orElse(""), io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool());
         }
         return new PostgresSegmentStore(pool, config.storage().pgSchema());
     }

@@ -25,7 +25,7 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
  * ({@code If-Match}/{@code If-None-Match}, 412 on a lost race). It runs as a child process of the test JVM
  * (its self-contained jar bundles libraries that clash with Quarkus in-process), started once per JVM on a
  * free loopback port and stopped by a shutdown hook. The jar comes from the local Maven repository (the
- * build declares it; surefire passes its path as {@code syncular.test.s3proxy-jar}).
+ * build declares it; surefire passes its path as {@code test.s3proxy.jar}).
  */
 public final class TestS3 {
     public static final String ACCESS_KEY = "syncular-test";
@@ -91,7 +91,7 @@ public final class TestS3 {
     }
 
     private static String start() {
-        String jar = System.getProperty("syncular.test.s3proxy-jar");
+        String jar = System.getProperty("test.s3proxy.jar");
         if (jar == null || !Files.isRegularFile(Path.of(jar))) {
             throw new IllegalStateException("s3proxy jar not found (" + jar + "): run the tests through ./mvnw, "
                     + "which resolves org.gaul:s3proxy:jar-with-dependencies");
