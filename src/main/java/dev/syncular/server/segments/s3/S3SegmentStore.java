@@ -402,7 +402,12 @@ public final class S3SegmentStore implements SegmentStore {
         s3.deleteObject(r -> r.bucket(bucket).key(objectKey(segmentId)));
         for (SegmentPublication p : rec.publications()) {
             if (p.rowCursor() == null && p.nextRowCursor() == null) {
-                s3.deleteObject(r -> r.bucket(bucket).key(findKey(ReuseKey.of(p))));
+                // only a pointer still naming this entry: a rebuilt image of the same key may own it now
+                String key = findKey(ReuseKey.of(p));
+                ResponseBytes<GetObjectResponse> pointer = getBytes(key);
+                if (pointer != null && segmentId.equals(parse(pointer.asByteArray()).path("segmentId").asText())) {
+                    s3.deleteObject(r -> r.bucket(bucket).key(key));
+                }
             }
         }
         s3.deleteObject(r -> r.bucket(bucket).key(recordKey(segmentId)));
