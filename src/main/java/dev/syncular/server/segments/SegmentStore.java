@@ -62,6 +62,15 @@ public interface SegmentStore {
     record Match(String segmentId, long byteLength, SegmentPublication publication) {
     }
 
+    /**
+     * The largest segment this store takes. Stores that hold a segment in memory to write or serve it (the
+     * embedded PostgreSQL store) cap it; larger SQLite images are not built and those bootstraps stay on the
+     * paged rows lane.
+     */
+    default long maxSegmentBytes() {
+        return Long.MAX_VALUE;
+    }
+
     /** The stored entry with all its publications, or a {@code null} item when unknown. */
     Uni<StoredSegment> describe(String segmentId);
 

@@ -905,12 +905,14 @@ public final class SyncEngine {
                 }
                 Uni<List<StoredRow>> first = readPage(round, table, effective, null, pageRows);
                 return first.flatMap(rows -> {
-                    if (rows.size() <= pageRows || !buildImages) {
+                    if (rows.size() <= pageRows || !buildImages || oversized(key)) {
                         return rowsLane(round, pull, table, effective, digest, asOf, state, null, pageRows, maxPages,
                                 frames, Uni.createFrom().item(rows));
                     }
-                    return buildImage(round, table, effective, key).map(built ->
-                            imageFrames(round, pull, table, asOf, digest, built, frames));
+                    return buildImage(round, table, effective, key).flatMap(built -> built != null
+                            ? Uni.createFrom().item(imageFrames(round, pull, table, asOf, digest, built, frames))
+                            : rowsLane(round, pull, table, effective, digest, asOf, state, null, pageRows, maxPages,
+                                    frames, Uni.createFrom().item(rows)));
                 });
             });
         });
@@ -943,6 +945,7 @@ public final class SyncEngine {
      * Builds, hashes and publishes the image of {@code key} on a worker thread (never on the event loop),
      * streaming keyset pages into the SQLite file: the table is never held in memory. Concurrent requests for
      * one key in this process join one build; a request that goes away does not cancel it for the others.
+     * A {@code null} item: the image exceeds the store's {@link SegmentStore#maxSegmentBytes()}.
      */
     private Uni<SegmentStore.Match> buildImage(Round round, TableSchema table, Map<String, List<String>> effective,
             SegmentStore.ReuseKey key) {
@@ -978,6 +981,12 @@ public final class SyncEngine {
         }).runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool())
                 .flatMap(built -> {
                     long now = clock.getAsLong();
+                    if (built.byteLength() > segments.maxSegmentBytes()) {
+                        // too large for this store: remembered for a TTL, served on the rows lane meanwhile
+                        deleteQuietly(built.file());
+                        oversizedImages.put(key, now + limits.segmentTtlMs());
+                        return Uni.createFrom().<SegmentStore.Match>nullItem();
+                    }
                     SegmentPublication publication = new SegmentPublication(key.partition(), key.logEpoch(), key.table(),
                             key.schemaVersion(), MediaType.SQLITE, key.scopeDigest(), key.asOfCommitSeq(), null, null,
                             built.rowCount(), now, now + limits.segmentTtlMs());
@@ -993,6 +1002,22 @@ public final class SyncEngine {
                     mine.completeExceptionally(failure);
                 });
         return Uni.createFrom().completionStage(mine);
+    }
+
+    /** Reuse keys whose image exceeded the store's segment size cap, until when (clock ms). */
+    private final java.util.concurrent.ConcurrentHashMap<SegmentStore.ReuseKey, Long> oversizedImages =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    private boolean oversized(SegmentStore.ReuseKey key) {
+        Long until = oversizedImages.get(key);
+        if (until == null) {
+            return false;
+        }
+        if (until <= clock.getAsLong()) {
+            oversizedImages.remove(key, until);
+            return false;
+        }
+        return true;
     }
 
     /** Keyset batch size of image builds. */

@@ -131,6 +131,57 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         return server;
     }
 
+    /** An image larger than the store takes is not published: that bootstrap (and later ones) page rows. */
+    @org.junit.jupiter.api.Test
+    void imagesAboveTheStoreCapFallBackToTheRowsLane() {
+        server.allow("alice", Map.of("project_id", List.of("p1")));
+        SyncTestClient writer = new SyncTestClient(SCHEMA, server.transport(), "alice", "cap-w")
+                .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
+        List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
+        for (int i = 0; i < 120; i++) {
+            Map<String, Object> row = new java.util.HashMap<>();
+            row.put("id", "cap-" + i);
+            row.put("project_id", "p1");
+            row.put("title", "t" + i);
+            row.put("body", null);
+            row.put("priority", (long) i);
+            row.put("done", false);
+            ops.add(writer.upsertOp("notes", row, null)); // inserts carry every column (§6.2)
+        }
+        writer.commit(ops);
+        writer.syncUntilIdle();
+        dev.syncular.server.segments.memory.InMemorySegmentStore small =
+                new dev.syncular.server.segments.memory.InMemorySegmentStore(4096);
+        SyncEngine capped = new SyncEngine(SchemaWindow.single(SCHEMA), storage, small,
+                (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))),
+                SyncLimits.DEFAULTS, System::currentTimeMillis);
+        SyncTestClient.Transport cappedTransport = new SyncTestClient.Transport() {
+            @Override
+            public byte[] roundTrip(SyncTestClient client, byte[] request) {
+                return Message.response(capped.handle(new SyncRequestContext(client.actorId, partition),
+                        MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
+            }
+
+            @Override
+            public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
+                return capped.authorizeSegment(new SyncRequestContext(client.actorId, partition), segmentId,
+                        Map.of("project_id", List.of("p1"))).await().atMost(WAIT).bytes();
+            }
+        };
+        for (int round = 0; round < 2; round++) {
+            SyncTestClient b = new SyncTestClient(SCHEMA, cappedTransport, "bob", "cap-b" + round)
+                    .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
+            b.accept = dev.syncular.server.wire.PullHeader.ACCEPT_EXTERNAL_ROWS
+                    | dev.syncular.server.wire.PullHeader.ACCEPT_SQLITE;
+            b.limitSnapshotRows = 50;
+            b.syncUntilIdle();
+            org.junit.jupiter.api.Assertions.assertEquals(120, b.table("notes").size());
+            org.junit.jupiter.api.Assertions.assertTrue(b.segmentRefs.size() >= 3);
+            org.junit.jupiter.api.Assertions.assertTrue(b.segmentRefs.stream()
+                    .allMatch(r -> r.mediaType() == dev.syncular.server.wire.MediaType.ROWS));
+        }
+    }
+
     /** §3.2 rule 3: one resolution per request, shared by its pushes (§3.4 step 1) and every subscription. */
     @org.junit.jupiter.api.Test
     void scopesResolveAtMostOncePerRequest() {

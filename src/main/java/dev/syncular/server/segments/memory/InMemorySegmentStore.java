@@ -24,6 +24,21 @@ public final class InMemorySegmentStore implements SegmentStore {
     }
 
     private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
+    private final long maxSegmentBytes;
+
+    public InMemorySegmentStore() {
+        this(Long.MAX_VALUE);
+    }
+
+    /** @param maxSegmentBytes the {@link #maxSegmentBytes()} this store reports */
+    public InMemorySegmentStore(long maxSegmentBytes) {
+        this.maxSegmentBytes = maxSegmentBytes;
+    }
+
+    @Override
+    public long maxSegmentBytes() {
+        return maxSegmentBytes;
+    }
 
     @Override
     public Uni<Void> publish(String segmentId, byte[] bytes, SegmentPublication publication) {

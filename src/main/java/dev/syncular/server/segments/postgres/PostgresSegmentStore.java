@@ -59,6 +59,12 @@ public final class PostgresSegmentStore implements SegmentStore {
             + " scope_digest, as_of_commit_seq, (COALESCE('v' || row_cursor, 'n')),"
             + " (COALESCE('v' || next_row_cursor, 'n'))";
 
+    /**
+     * Default {@link #maxSegmentBytes()}: a segment is one {@code bytea} value, held whole in memory (several
+     * copies while it is written), so large SQLite images belong in S3 (docs/SEGMENTS.md).
+     */
+    public static final long DEFAULT_MAX_SEGMENT_BYTES = 16L << 20;
+
     /** Default bound of the in-memory cache of recently published or read segment bytes. */
     public static final long DEFAULT_CACHE_BYTES = 64L << 20;
 
@@ -113,6 +119,11 @@ public final class PostgresSegmentStore implements SegmentStore {
         if (old != null) {
             cachedBytes -= old.length;
         }
+    }
+
+    @Override
+    public long maxSegmentBytes() {
+        return DEFAULT_MAX_SEGMENT_BYTES;
     }
 
     public String pgSchema() {
