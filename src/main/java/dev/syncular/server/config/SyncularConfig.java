@@ -85,7 +85,10 @@ public interface SyncularConfig {
         /** Bucket name; required when a store is {@code s3}. */
         Optional<String> bucket();
 
-        /** Namespace inside the bucket, e.g. {@code syncular/} (keys become {@code syncular/seg/sha256/...}). */
+        /**
+         * Namespace inside the bucket, e.g. {@code syncular/} (keys become {@code syncular/seg/sha256/...}); unset =
+         * none. (Optional: SmallRye Config treats an empty default as missing.)
+         */
         Optional<String> keyPrefix();
 
         /** TTL of provider-presigned GET/PUT URLs (§5.4: at most 15 minutes). */

@@ -1,5 +1,9 @@
 package dev.syncular.server.http;
 
+import dev.syncular.server.blobs.BlobService;
+import dev.syncular.server.blobs.BlobStore;
+import dev.syncular.server.blobs.postgres.PostgresBlobStore;
+import dev.syncular.server.blobs.s3.S3BlobStore;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
@@ -23,6 +27,7 @@ import io.quarkus.runtime.configuration.ConfigurationException;
 import io.vertx.mutiny.sqlclient.Pool;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
 import java.io.IOException;
@@ -33,6 +38,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.jboss.logging.Logger;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.presigner.S3Presigner;
 
 /**
  * Wires the engine from configuration: the running schema ({@code syncular.schema.path} or the bundled
@@ -85,12 +92,12 @@ public class EngineProducer {
     @Produces
     @Singleton
     SyncEngine engine(SchemaWindow window, PostgresSyncStorage storage, SegmentStore segments,
-            ScopeResolver resolver, SyncularConfig config, ServeGateMetrics metrics) {
+            ScopeResolver resolver, SyncularConfig config, ServeGateMetrics metrics, BlobStore blobs) {
         SyncularConfig.Limits l = config.limits();
         SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), l.inlineSegmentMaxBytes(),
                 l.segmentTtl().toMillis());
         return new SyncEngine(window, storage, segments, resolver, limits, System::currentTimeMillis, CrdtMerger.NONE,
-                checkpoints(config), metrics::refused, urls(config, segments), config.segments().sqliteImages());
+                checkpoints(config), metrics::refused, urls(config, segments), config.segments().sqliteImages(), blobs);
     }
 
     /** §5.4: provider presigned GETs for the S3 store, the native HMAC scheme for the embedded one. */
@@ -99,6 +106,49 @@ public class EngineProducer {
             return s3.presignedUrls(config.s3().presignTtl());
         }
         return signer(config);
+    }
+
+    /**
+     * The §5.9 blob store from {@code syncular.blobs.store}: {@code embedded} keeps blobs in PostgreSQL (schema
+     * {@code syncular.storage.pg-schema}); {@code s3} uses the S3 extension's client and presigner (looked up
+     * only then, so other configurations never need S3 credentials) and {@code syncular.s3.bucket}.
+     */
+    @Produces
+    @Singleton
+    BlobStore blobStore(Pool pool, SyncularConfig config, Instance<S3Client> s3, Instance<S3Presigner> presigner) {
+        if (config.blobs().store() != SyncularConfig.StoreKind.S3) {
+            return new PostgresBlobStore(pool, config.storage().pgSchema());
+        }
+        SyncularConfig.S3 c = config.s3();
+        if (c.bucket().isEmpty() || c.bucket().get().isBlank()) {
+            throw new ConfigurationException("syncular.blobs.store=s3 needs a bucket: set syncular.s3.bucket");
+        }
+        Duration ttl = c.presignTtl();
+        if (ttl.compareTo(Duration.ofSeconds(1)) < 0 || ttl.compareTo(S3BlobStore.MAX_PRESIGN_TTL) > 0) {
+            throw new ConfigurationException("syncular.s3.presign-ttl must be between 1s and 15m (SSP2 §5.4), was " + ttl);
+        }
+        return new S3BlobStore(s3.get(), presigner.get(), c.bucket().get(), c.keyPrefix().orElse(""), ttl);
+    }
+
+    @Produces
+    @Singleton
+    BlobService blobService(BlobStore store, PostgresSyncStorage storage, ScopeResolver resolver, SchemaWindow window,
+            SyncularConfig config) {
+        SyncularConfig.Blobs b = config.blobs();
+        return new BlobService(store, storage, resolver, window, System::currentTimeMillis, b.maxBytes().asLongValue(),
+                b.orphanGrace());
+    }
+
+    /**
+     * Builds the blob store at start-up (a missing bucket stops the boot) and creates the embedded table — after
+     * {@link #ensureStorage} (default observer priority), which created the PostgreSQL schema.
+     */
+    void ensureBlobs(@Observes @jakarta.annotation.Priority(3000) StartupEvent event, BlobStore store) {
+        if (store instanceof PostgresBlobStore pg) {
+            pg.ensureSchema().await().atMost(STARTUP_DDL_TIMEOUT);
+        } else if (store instanceof S3BlobStore s3) {
+            LOG.infof("Blob store: S3 bucket \"%s\"", s3.bucket());
+        }
     }
 
     /** §5.4 signer from {@code syncular.signed-urls.*}; a random key outside prod when none is configured. */

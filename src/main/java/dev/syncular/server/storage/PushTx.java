@@ -52,12 +52,29 @@ public interface PushTx {
 
     /**
      * Writes the row projection (insert or replace), its stored-scope index, and clears any tombstone of the
-     * row (§2.2: an insert over an absent row clears the tombstone; an existing row has none).
+     * row (§2.2: an insert over an absent row clears the tombstone; an existing row has none). For a table with
+     * {@code blob_ref} columns the row's blob reference index entries (§5.9.4) become exactly its non-NULL
+     * {@code blob_ref} values' blob ids (entries of old values are dropped).
      */
     Uni<Void> upsertRow(String table, StoredRow row);
 
-    /** Removes the projection row and its scope index entries and records the tombstone at commitSeq (§2.2). */
+    /**
+     * Removes the projection row, its scope index and blob reference index entries, and records the tombstone
+     * at commitSeq (§2.2).
+     */
     Uni<Void> deleteRow(String table, String rowId, long commitSeq);
+
+    /** {@link SyncStorage#readReferencedBlobIds} under the partition lock (the orphan sweep's re-check, §5.9.2). */
+    Uni<java.util.Set<String>> referencedBlobIds(java.util.Collection<String> blobIds);
+
+    /**
+     * Records {@code blobIds} as swept by the orphan sweep under a new sweep mark (above every earlier mark of
+     * the partition), before the sweep deletes them; marks older than {@code forgetBeforeMs} are forgotten.
+     */
+    Uni<Void> recordBlobSweep(java.util.Collection<String> blobIds, long nowMs, long forgetBeforeMs);
+
+    /** The subset of {@code blobIds} a sweep recorded with a mark above {@code sweepMark} (§5.9.6 re-check). */
+    Uni<java.util.Set<String>> blobsSweptSince(java.util.Collection<String> blobIds, long sweepMark);
 
     /**
      * Persists the result under (partition, clientId, clientCommitId) in this transaction (§6.4). Fails with

@@ -187,6 +187,27 @@ public interface SyncStorage {
     /** All client records of the partition (retention watermark input, §4.6), ordered by client id. */
     Uni<List<ClientRecord>> listClients(String partition);
 
+    // ---- blob reference index (§5.9.4) -----------------------------------------------------------
+    //
+    // Maintained by PushTx#upsertRow / PushTx#deleteRow in the push transaction: an upserted row's entries are
+    // replaced by its current non-NULL blob_ref values, a deleted row's entries are removed.
+
+    /**
+     * Rows of the partition that currently reference {@code blobId}, ordered by table then row id, after
+     * {@code after}'s table and row id ({@code null} = from the first), at most {@code limit}.
+     */
+    Uni<List<BlobReference>> readBlobReferences(String partition, String blobId, BlobReference after, int limit);
+
+    /** The subset of {@code blobIds} that at least one row of the partition references. */
+    Uni<Set<String>> readReferencedBlobIds(String partition, java.util.Collection<String> blobIds);
+
+    /**
+     * The partition's latest orphan-sweep mark ({@code 0} before any sweep). A push that checks blob existence
+     * outside its transaction reads it first and asks {@link PushTx#blobsSweptSince} under the lock, so a sweep
+     * that deleted a blob in between is noticed (§5.9.6).
+     */
+    Uni<Long> readBlobSweepMark(String partition);
+
     // ---- pruning (§4.6) -------------------------------------------------------------------------
 
     /**

@@ -100,6 +100,25 @@ public final class EffectiveScopes {
         return true;
     }
 
+    /**
+     * {@link #authorizesRow} over a row's stored scopes (§3.1) instead of its values — the §5.9.5 blob
+     * download check of a referencing row.
+     */
+    public static boolean authorizesStoredScopes(TableSchema table, Map<String, String> stored,
+            Map<String, List<String>> allowed) {
+        for (ScopePattern p : table.scopePatterns()) {
+            String value = stored.get(p.variable());
+            if (value == null || value.isEmpty()) {
+                return false;
+            }
+            List<String> granted = allowed.get(p.variable());
+            if (granted == null || !(granted.contains(WILDCARD) || granted.contains(value))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** §3.1: the stored scopes of a row — variable → the row's value of the mapped column. */
     public static Map<String, String> storedScopes(TableSchema table, Object[] row) {
         Map<String, String> out = new TreeMap<>();

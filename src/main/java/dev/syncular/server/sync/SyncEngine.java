@@ -89,6 +89,7 @@ public final class SyncEngine {
     /** Cold image builds in flight, by reuse key: concurrent bootstraps of one key share one build (§5.3). */
     private final java.util.concurrent.ConcurrentHashMap<SegmentStore.ReuseKey,
             java.util.concurrent.CompletableFuture<SegmentStore.Match>> imageBuilds = new java.util.concurrent.ConcurrentHashMap<>();
+    private final dev.syncular.server.blobs.BlobStore blobs;
 
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
             SyncLimits limits, LongSupplier clockMs) {
@@ -112,18 +113,23 @@ public final class SyncEngine {
             SyncLimits limits, LongSupplier clockMs, CrdtMerger merger,
             List<dev.syncular.server.storage.CheckpointDeclaration> checkpoints,
             java.util.function.Consumer<String> refusals, dev.syncular.server.segments.SegmentUrls urls) {
-        this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, refusals, urls, true);
+        this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, refusals, urls, true, null);
     }
 
-    /** @param buildImages whether to build §5.3 SQLite images (stored ones are served either way) */
+    /**
+     * @param buildImages whether to build §5.3 SQLite images (stored ones are served either way)
+     * @param blobs       the blob store the §5.9.6 push-time existence check consults; {@code null} = no blob
+     *                    store, so every upsert referencing a blob is rejected with {@code blob.not_found}
+     */
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
             SyncLimits limits, LongSupplier clockMs, CrdtMerger merger,
             List<dev.syncular.server.storage.CheckpointDeclaration> checkpoints,
             java.util.function.Consumer<String> refusals, dev.syncular.server.segments.SegmentUrls urls,
-            boolean buildImages) {
+            boolean buildImages, dev.syncular.server.blobs.BlobStore blobs) {
         this.urls = urls;
         this.signer = urls instanceof dev.syncular.server.segments.SegmentUrlSigner native_ ? native_ : null;
         this.buildImages = buildImages;
+        this.blobs = blobs;
         this.window = window;
         this.storage = storage;
         this.segments = segments;
@@ -184,6 +190,8 @@ public final class SyncEngine {
         final Uni<Optional<Map<String, List<String>>>> allowed;
         /** The highest commit sequence this request's pushes applied or replayed. */
         long lastCommitSeq;
+        /** §5.9.6: the blob existence check of the commit being applied. */
+        BlobPresence blobs = BlobPresence.NONE;
 
         Round(SyncRequestContext ctx, ReqHeader header, CompiledSchema clientSchema) {
             this.ctx = ctx;
@@ -309,7 +317,9 @@ public final class SyncEngine {
         // §6.3: every push is serialized by partition and its idempotency key checked under that boundary;
         // host scope resolution runs before the lock is taken (never call host code under it), and the
         // push transaction re-evaluates the serve gate under the lock (§2.4).
-        return round.allowed.flatMap(allowed -> storage.inPartitionTransaction(partition, tx -> tx
+        // §5.9.6: blob lookups before the lock, re-checked against the orphan sweep under it.
+        return round.allowed.flatMap(allowed -> BlobPresence.precheck(blobs, storage, partition, window.current(),
+                round.clientSchema, commit).flatMap(blobCheck -> storage.inPartitionTransaction(partition, tx -> tx
                 .readServeGate(gates.runningSchemaVersion())
                 .flatMap(gate -> {
                     SyncError refusal = gates.refusal(partition, gate);
@@ -317,7 +327,10 @@ public final class SyncEngine {
                             commit.clientCommitId());
                 })
                 .flatMap(found -> found != null ? Uni.createFrom().item(replay(found, commit))
-                        : apply(round, tx, commit, allowed))))
+                        : blobCheck.recheck(tx).flatMap(checked -> {
+                            round.blobs = checked;
+                            return apply(round, tx, commit, allowed);
+                        })))))
                 .invoke(frames -> {
                     if (frames.get(0) instanceof PushResult r && r.commitSeq() != null) {
                         round.lastCommitSeq = Math.max(round.lastCommitSeq, r.commitSeq());
@@ -455,6 +468,10 @@ public final class SyncEngine {
             return tombstoned.flatMap(tomb -> {
                 WriteOutcome outcome = ConflictRules.upsert(table, row, op.baseVersion(),
                         stored.row == null ? null : state(stored.row), tomb, authorized, merger);
+                if (outcome instanceof WriteOutcome.Apply && round.blobs.missingAny(table, row)) {
+                    // §5.9.6 / §6.6: after the §3.4 check on the same authorization row
+                    return error(index, ErrorCode.BLOB_NOT_FOUND, "referenced blob is not in the blob store");
+                }
                 return onOutcome(round, tx, commit, allowed, index, staged, fetched, changes, results, table, op, key, outcome,
                         stored, row.present());
             });

@@ -11,6 +11,25 @@ public final class BlobRefShape {
     private BlobRefShape() {
     }
 
+    /**
+     * The {@code blobId} ({@code "sha256:" + 64 lowercase hex}) of a BlobRef, or {@code null} when the text
+     * does not start like a canonical BlobRef. Reads only the fixed-position prefix: use on values that
+     * already passed {@link #require} at decode.
+     */
+    public static String blobIdOf(String text) {
+        int end = HEAD.length() + 64;
+        if (text == null || text.length() <= end || !text.startsWith(HEAD) || text.charAt(end) != '"') {
+            return null;
+        }
+        for (int i = HEAD.length(); i < end; i++) {
+            char c = text.charAt(i);
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+                return null;
+            }
+        }
+        return text.substring("{\"blobId\":\"".length(), end);
+    }
+
     public static void require(String text) {
         if (JsonText.requireDocumentReportWhitespace(text)) {
             throw bad();

@@ -35,7 +35,7 @@ import org.junit.jupiter.api.TestInstance;
 public abstract class SyncStorageContract {
     protected static final Duration TIMEOUT = Duration.ofSeconds(30);
 
-    /** tasks: every column type, two scope patterns; notes: integer primary key. */
+    /** tasks: every column type, two scope patterns; notes: integer primary key; files: two blob_ref columns. */
     public static final String SCHEMA_JSON = """
             {
               "version": 1,
@@ -65,6 +65,17 @@ public abstract class SyncStorageContract {
                     { "name": "body", "type": "string", "nullable": true }
                   ],
                   "primaryKey": "note_id",
+                  "scopes": ["project:{project_id}"]
+                },
+                {
+                  "name": "files",
+                  "columns": [
+                    { "name": "id", "type": "string", "nullable": false },
+                    { "name": "project_id", "type": "string", "nullable": false },
+                    { "name": "main", "type": "blob_ref", "nullable": true },
+                    { "name": "thumb", "type": "blob_ref", "nullable": true }
+                  ],
+                  "primaryKey": "id",
                   "scopes": ["project:{project_id}"]
                 }
               ]
@@ -709,6 +720,119 @@ public abstract class SyncStorageContract {
         assertEquals(Set.of(p, q), await(storage.readPendingCheckpoints(schema.version())).stream()
                 .map(StoredCheckpoint::partition).filter(x -> x.equals(p) || x.equals(q)).collect(Collectors.toSet()));
         assertEquals(1L, commit(p, List.of(taskUpsert("a", "P1", "O1", 1))), "this build still appends");
+    }
+
+    // ---- blob reference index (§5.9.4) -----------------------------------------------------------------
+
+    protected static String blobId(String seed) {
+        return "sha256:" + dev.syncular.server.wire.CanonicalJson.sha256Hex(seed.getBytes(StandardCharsets.UTF_8));
+    }
+
+    protected static String blobRef(String seed) {
+        return "{\"blobId\":\"" + blobId(seed) + "\",\"byteLength\":3,\"mediaType\":\"image/png\"}";
+    }
+
+    /** Writes a files row (upsert) in its own push transaction, with a commit so the partition log stays dense. */
+    protected void writeFile(String p, String id, String project, String main, String thumb) {
+        Object[] row = {id, project, main == null ? null : blobRef(main), thumb == null ? null : blobRef(thumb)};
+        await(storage.inPartitionTransaction(p, tx -> tx.appendCommit("a", "c", UUID.randomUUID().toString(), 1L,
+                        List.of(ChangeToWrite.upsert("files", id, 1, Map.of("project_id", project), row)))
+                .call(seq -> tx.upsertRow("files", new StoredRow(id, 1, row, new long[4], Map.of("project_id", project))))));
+    }
+
+    protected List<String> referencing(String p, String seed) {
+        return await(storage.readBlobReferences(p, blobId(seed), null, 100)).stream()
+                .map(r -> r.table() + "/" + r.rowId()).toList();
+    }
+
+    @Test
+    void blobReferenceIndexFollowsUpsertsAndDeletes() {
+        String p = newPartition();
+        writeFile(p, "f1", "P1", "a", "b");
+        writeFile(p, "f2", "P2", "a", null);
+        writeFile(p, "f3", "P1", "c", "c");
+        assertEquals(List.of("files/f1", "files/f2"), referencing(p, "a"));
+        assertEquals(List.of(new BlobReference("files", "f1", Map.of("project_id", "P1")),
+                new BlobReference("files", "f2", Map.of("project_id", "P2"))),
+                await(storage.readBlobReferences(p, blobId("a"), null, 10)), "stored scopes ride along");
+        assertEquals(List.of("files/f3"), referencing(p, "c"), "one entry for a blob in two columns");
+        assertEquals(Set.of(blobId("a"), blobId("b"), blobId("c")), await(storage.readReferencedBlobIds(p,
+                List.of(blobId("a"), blobId("b"), blobId("c"), blobId("never")))));
+
+        // an update moves f1 from a to d and drops its thumb: the old entries go, in the same transaction
+        writeFile(p, "f1", "P1", "d", null);
+        assertEquals(List.of("files/f2"), referencing(p, "a"));
+        assertEquals(List.of(), referencing(p, "b"));
+        assertEquals(List.of("files/f1"), referencing(p, "d"));
+
+        long seq = await(storage.readPartition(p)).maxCommitSeq() + 1;
+        await(storage.inPartitionTransaction(p, tx -> tx.appendCommit("a", "c", "del", 1L,
+                        List.of(ChangeToWrite.delete("files", "f2", Map.of("project_id", "P2"))))
+                .call(s -> tx.deleteRow("files", "f2", seq))));
+        assertEquals(List.of(), referencing(p, "a"));
+        assertEquals(Set.of(blobId("c"), blobId("d")), await(storage.readReferencedBlobIds(p,
+                List.of(blobId("a"), blobId("b"), blobId("c"), blobId("d")))));
+
+        // partition-scoped
+        String q = newPartition();
+        assertEquals(List.of(), referencing(q, "d"));
+        assertEquals(Set.of(), await(storage.readReferencedBlobIds(q, List.of(blobId("d")))));
+    }
+
+    @Test
+    void blobReferencesPageInTableAndRowOrder() {
+        String p = newPartition();
+        for (int i = 0; i < 7; i++) {
+            writeFile(p, "r" + i, "P1", "shared", null);
+        }
+        List<String> seen = new ArrayList<>();
+        BlobReference after = null;
+        while (true) {
+            List<BlobReference> page = await(storage.readBlobReferences(p, blobId("shared"), after, 3));
+            page.forEach(r -> seen.add(r.rowId()));
+            if (page.size() < 3) {
+                break;
+            }
+            after = page.get(page.size() - 1);
+        }
+        assertEquals(List.of("r0", "r1", "r2", "r3", "r4", "r5", "r6"), seen);
+    }
+
+    @Test
+    void aRolledBackPushLeavesTheBlobIndexUnchanged() {
+        String p = newPartition();
+        writeFile(p, "f1", "P1", "a", null);
+        Object[] row = {"f1", "P1", blobRef("z"), null};
+        storageFailure(storage.inPartitionTransaction(p, tx -> tx.upsertRow("files",
+                        new StoredRow("f1", 2, row, new long[4], Map.of("project_id", "P1")))
+                .chain(() -> Uni.createFrom().failure(new StorageException(StorageException.INVALID_ARGUMENT, "boom", Map.of())))));
+        assertEquals(List.of("files/f1"), referencing(p, "a"));
+        assertEquals(List.of(), referencing(p, "z"));
+    }
+
+    @Test
+    void blobSweepMarksAreRecordedUnderTheLock() {
+        String p = newPartition();
+        writeFile(p, "f1", "P1", "kept", null);
+        assertEquals(0L, await(storage.readBlobSweepMark(p)));
+        List<String> candidates = List.of(blobId("kept"), blobId("orphan-1"), blobId("orphan-2"));
+        Set<String> referenced = await(storage.inPartitionTransaction(p, tx -> tx.referencedBlobIds(candidates)
+                .call(r -> tx.recordBlobSweep(List.of(blobId("orphan-1"), blobId("orphan-2")), 10_000L, 0L))));
+        assertEquals(Set.of(blobId("kept")), referenced);
+        long mark = await(storage.readBlobSweepMark(p));
+        assertTrue(mark > 0);
+        assertEquals(Set.of(blobId("orphan-1")), await(storage.inPartitionTransaction(p,
+                tx -> tx.blobsSweptSince(List.of(blobId("orphan-1"), blobId("kept")), 0L))));
+        assertEquals(Set.of(), await(storage.inPartitionTransaction(p,
+                tx -> tx.blobsSweptSince(List.of(blobId("orphan-1")), mark))), "nothing swept after the mark");
+        assertEquals(0L, await(storage.readBlobSweepMark(newPartition())), "marks are per partition");
+
+        // a later sweep gets a higher mark; marks older than the retention are forgotten
+        await(storage.inPartitionTransaction(p, tx -> tx.recordBlobSweep(List.of(blobId("orphan-3")), 20_000L, 15_000L)));
+        long later = await(storage.readBlobSweepMark(p));
+        assertTrue(later > mark);
+        assertEquals(Set.of(blobId("orphan-3")), await(storage.inPartitionTransaction(p,
+                tx -> tx.blobsSweptSince(List.of(blobId("orphan-1"), blobId("orphan-2"), blobId("orphan-3")), 0L))));
     }
 
     protected static void assertRowEquals(Object[] expected, Object[] actual) {

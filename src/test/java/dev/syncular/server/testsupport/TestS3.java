@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
@@ -25,7 +26,8 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
  * ({@code If-Match}/{@code If-None-Match}, 412 on a lost race). It runs as a child process of the test JVM
  * (its self-contained jar bundles libraries that clash with Quarkus in-process), started once per JVM on a
  * free loopback port and stopped by a shutdown hook. The jar comes from the local Maven repository (the
- * build declares it; surefire passes its path as {@code test.s3proxy.jar}).
+ * build declares it; surefire passes its path as {@code s3proxy.test.jar} — outside the {@code syncular.*}
+ * config namespace, which Quarkus validates strictly).
  */
 public final class TestS3 {
     public static final String ACCESS_KEY = "syncular-test";
@@ -91,7 +93,7 @@ public final class TestS3 {
     }
 
     private static String start() {
-        String jar = System.getProperty("test.s3proxy.jar");
+        String jar = System.getProperty("s3proxy.test.jar");
         if (jar == null || !Files.isRegularFile(Path.of(jar))) {
             throw new IllegalStateException("s3proxy jar not found (" + jar + "): run the tests through ./mvnw, "
                     + "which resolves org.gaul:s3proxy:jar-with-dependencies");
@@ -125,7 +127,7 @@ public final class TestS3 {
                 if (responds(url)) {
                     return url;
                 }
-                p.waitFor(100, java.util.concurrent.TimeUnit.MILLISECONDS);
+                p.waitFor(100, TimeUnit.MILLISECONDS);
             }
             p.destroy();
             throw new IllegalStateException("s3proxy did not answer within 60 s: " + Files.readString(log));

@@ -10,6 +10,7 @@ import dev.syncular.server.schema.ColumnSchema;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.ActivationResult;
+import dev.syncular.server.storage.BlobReference;
 import dev.syncular.server.storage.ChangeToWrite;
 import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.CheckpointState;
@@ -207,6 +208,18 @@ public final class PostgresSyncStorage implements SyncStorage {
                         + " PRIMARY KEY (partition_id, name))",
                 "CREATE TABLE IF NOT EXISTS " + t("sync_writer_fence") + " (partition_id text PRIMARY KEY,"
                         + " required_writer_version integer NOT NULL)",
+                // §5.9.4 blob reference index: the primary key serves the download authorization lookup with
+                // the row's stored scopes included; the row index serves maintenance on upsert/delete.
+                "CREATE TABLE IF NOT EXISTS " + t("sync_blob_refs") + " (partition_id text NOT NULL,"
+                        + " blob_id text NOT NULL, tbl text NOT NULL, row_id text COLLATE \"C\" NOT NULL,"
+                        + " scopes jsonb NOT NULL, PRIMARY KEY (partition_id, blob_id, tbl, row_id) INCLUDE (scopes))",
+                "CREATE INDEX IF NOT EXISTS sync_blob_refs_by_row ON " + t("sync_blob_refs") + " (partition_id, tbl, row_id)",
+                // §5.9.2 orphan-sweep marks (see readBlobSweepMark)
+                "CREATE SEQUENCE IF NOT EXISTS " + t("sync_blob_sweep_seq"),
+                "CREATE TABLE IF NOT EXISTS " + t("sync_blob_sweeps") + " (partition_id text NOT NULL,"
+                        + " blob_id text NOT NULL, sweep_seq bigint NOT NULL, swept_at_ms bigint NOT NULL,"
+                        + " PRIMARY KEY (partition_id, blob_id))",
+                "CREATE INDEX IF NOT EXISTS sync_blob_sweeps_by_seq ON " + t("sync_blob_sweeps") + " (partition_id, sweep_seq)",
                 // Guarded so a database that already has them sees no DDL (ALTER/CREATE TRIGGER would take
                 // an ACCESS EXCLUSIVE lock on sync_commits on every start-up).
                 "DO $do$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = " + lit(t("sync_commits"))
@@ -1368,6 +1381,17 @@ public final class PostgresSyncStorage implements SyncStorage {
                     .execute(Tuple.of(partition(), table, row.rowId()).addArrayOfString(keys)));
             send(conn.preparedQuery("DELETE FROM " + t("sync_tombstones") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
                     .execute(Tuple.of(partition(), table, row.rowId())));
+            if (rt.blobRefColumns.length > 0) {
+                // §5.9.4: the row's entries become exactly its current references (old values dropped)
+                send(conn.preparedQuery("DELETE FROM " + t("sync_blob_refs") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
+                        .execute(Tuple.of(partition(), table, row.rowId())));
+                String[] blobIds = rt.blobIds(row.values());
+                if (blobIds.length > 0) {
+                    send(conn.preparedQuery("INSERT INTO " + t("sync_blob_refs") + " (partition_id, blob_id, tbl, row_id, scopes)"
+                                    + " SELECT $1, b, $2, $3, $4::text::jsonb FROM unnest($5::text[]) AS u(b) ON CONFLICT DO NOTHING")
+                            .execute(Tuple.of(partition(), table, row.rowId(), scopesJson(row.scopes())).addArrayOfString(blobIds)));
+                }
+            }
             return Uni.createFrom().voidItem();
         }
 
@@ -1383,10 +1407,47 @@ public final class PostgresSyncStorage implements SyncStorage {
                     .execute(Tuple.of(partition(), rowId)));
             send(conn.preparedQuery("DELETE FROM " + t("sync_row_scopes") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
                     .execute(Tuple.of(partition(), table, rowId)));
+            if (rt.blobRefColumns.length > 0) {
+                send(conn.preparedQuery("DELETE FROM " + t("sync_blob_refs") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
+                        .execute(Tuple.of(partition(), table, rowId)));
+            }
             send(conn.preparedQuery("INSERT INTO " + t("sync_tombstones") + " (partition_id, tbl, row_id, commit_seq)"
                             + " VALUES ($1, $2, $3, $4) ON CONFLICT (partition_id, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq")
                     .execute(Tuple.of(partition(), table, rowId, commitSeq)));
             return Uni.createFrom().voidItem();
+        }
+
+        @Override
+        public Uni<Set<String>> referencedBlobIds(java.util.Collection<String> blobIds) {
+            return afterWrites(() -> PostgresSyncStorage.this.readReferencedBlobIds(conn, partition(), blobIds));
+        }
+
+        @Override
+        public Uni<Void> recordBlobSweep(java.util.Collection<String> blobIds, long nowMs, long forgetBeforeMs) {
+            send(conn.preparedQuery("DELETE FROM " + t("sync_blob_sweeps") + " WHERE partition_id = $1 AND swept_at_ms < $2")
+                    .execute(Tuple.of(partition(), forgetBeforeMs)));
+            if (!blobIds.isEmpty()) {
+                // one nextval for the whole batch: the new mark is above every earlier mark of the partition
+                // (sweeps of a partition are serialized by its lock, the sequence only grows)
+                send(conn.preparedQuery("INSERT INTO " + t("sync_blob_sweeps") + " (partition_id, blob_id, sweep_seq, swept_at_ms)"
+                                + " SELECT $1, b, s.v, $2 FROM unnest($3::text[]) AS u(b),"
+                                + " (SELECT nextval(" + lit(t("sync_blob_sweep_seq")) + "::regclass) AS v) AS s"
+                                + " ON CONFLICT (partition_id, blob_id) DO UPDATE SET sweep_seq = EXCLUDED.sweep_seq,"
+                                + " swept_at_ms = EXCLUDED.swept_at_ms")
+                        .execute(Tuple.of(partition(), nowMs).addArrayOfString(blobIds.toArray(String[]::new))));
+            }
+            return flush();
+        }
+
+        @Override
+        public Uni<Set<String>> blobsSweptSince(java.util.Collection<String> blobIds, long sweepMark) {
+            if (blobIds.isEmpty()) {
+                return Uni.createFrom().item(Set.of());
+            }
+            return afterWrites(() -> conn.preparedQuery("SELECT blob_id FROM " + t("sync_blob_sweeps")
+                            + " WHERE partition_id = $1 AND sweep_seq > $2 AND blob_id = ANY($3)")
+                    .execute(Tuple.of(partition(), sweepMark).addArrayOfString(blobIds.toArray(String[]::new)))
+                    .map(PostgresSyncStorage::firstColumnSet));
         }
 
         @Override
@@ -1621,6 +1682,58 @@ public final class PostgresSyncStorage implements SyncStorage {
             }
             return out;
         });
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // blob reference index (§5.9.4)
+    // ------------------------------------------------------------------------------------------------
+
+    @Override
+    public Uni<List<BlobReference>> readBlobReferences(String partition, String blobId, BlobReference after, int limit) {
+        Tuple args = Tuple.of(partition, blobId, limit);
+        if (after != null) {
+            args.addValue(after.table()).addValue(after.rowId());
+        }
+        return pool.preparedQuery("SELECT tbl, row_id, scopes::text FROM " + t("sync_blob_refs")
+                        + " WHERE partition_id = $1 AND blob_id = $2" + (after == null ? "" : " AND (tbl, row_id) > ($4, $5)")
+                        + " ORDER BY tbl, row_id LIMIT $3")
+                .execute(args)
+                .map(rs -> {
+                    List<BlobReference> out = new ArrayList<>();
+                    for (Row r : rs) {
+                        out.add(new BlobReference(r.getString(0), r.getString(1), parseScopes(r.getString(2))));
+                    }
+                    return out;
+                });
+    }
+
+    @Override
+    public Uni<Set<String>> readReferencedBlobIds(String partition, java.util.Collection<String> blobIds) {
+        return readReferencedBlobIds(pool, partition, blobIds);
+    }
+
+    private Uni<Set<String>> readReferencedBlobIds(SqlClient c, String partition, java.util.Collection<String> blobIds) {
+        if (blobIds.isEmpty()) {
+            return Uni.createFrom().item(Set.of());
+        }
+        return c.preparedQuery("SELECT DISTINCT blob_id FROM " + t("sync_blob_refs") + " WHERE partition_id = $1 AND blob_id = ANY($2)")
+                .execute(Tuple.of(partition).addArrayOfString(blobIds.toArray(String[]::new)))
+                .map(PostgresSyncStorage::firstColumnSet);
+    }
+
+    @Override
+    public Uni<Long> readBlobSweepMark(String partition) {
+        return pool.preparedQuery("SELECT COALESCE(max(sweep_seq), 0) FROM " + t("sync_blob_sweeps") + " WHERE partition_id = $1")
+                .execute(Tuple.of(partition))
+                .map(rs -> rs.iterator().next().getLong(0));
+    }
+
+    private static Set<String> firstColumnSet(RowSet<Row> rs) {
+        Set<String> out = new java.util.HashSet<>();
+        for (Row r : rs) {
+            out.add(r.getString(0));
+        }
+        return out;
     }
 
     @Override

@@ -37,11 +37,34 @@ final class RowTable {
 
     final TableSchema schema;
     final String physicalName;
+    /** Indexes of the {@code blob_ref} columns (§5.9.4 reference index); empty for most tables. */
+    final int[] blobRefColumns;
     private final Map<Integer, RowCodec> codecsByColumnCount = new ConcurrentHashMap<>();
 
     RowTable(TableSchema schema) {
         this.schema = schema;
         this.physicalName = physicalName(schema.name());
+        List<Integer> blobRefs = new ArrayList<>();
+        for (int i = 0; i < schema.columnCount(); i++) {
+            if (schema.column(i).type() == ColumnType.BLOB_REF) {
+                blobRefs.add(i);
+            }
+        }
+        this.blobRefColumns = blobRefs.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** The distinct blob ids the row's non-NULL {@code blob_ref} values reference, in column order. */
+    String[] blobIds(Object[] values) {
+        Set<String> ids = new LinkedHashSet<>();
+        for (int i : blobRefColumns) {
+            if (i < values.length && values[i] instanceof String text) {
+                String id = dev.syncular.server.wire.BlobRefShape.blobIdOf(text);
+                if (id != null) {
+                    ids.add(id);
+                }
+            }
+        }
+        return ids.toArray(String[]::new);
     }
 
     /**

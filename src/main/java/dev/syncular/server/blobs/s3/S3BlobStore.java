@@ -1,0 +1,372 @@
+package dev.syncular.server.blobs.s3;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.blobs.BlobContent;
+import dev.syncular.server.blobs.BlobIds;
+import dev.syncular.server.blobs.BlobInfo;
+import dev.syncular.server.blobs.BlobKey;
+import dev.syncular.server.blobs.BlobPage;
+import dev.syncular.server.blobs.BlobStore;
+import dev.syncular.server.blobs.PresignedUrl;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.function.Supplier;
+import software.amazon.awssdk.core.ResponseBytes;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.GetObjectResponse;
+import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
+import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
+import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
+import software.amazon.awssdk.services.s3.model.PutObjectRequest;
+import software.amazon.awssdk.services.s3.model.S3Exception;
+import software.amazon.awssdk.services.s3.model.S3Object;
+import software.amazon.awssdk.services.s3.presigner.S3Presigner;
+import software.amazon.awssdk.services.s3.presigner.model.PresignedGetObjectRequest;
+import software.amazon.awssdk.services.s3.presigner.model.PresignedPutObjectRequest;
+
+/**
+ * {@link BlobStore} on an S3-compatible object store (AWS S3, Cloudflare R2, MinIO).
+ *
+ * <h2>Layout</h2>
+ *
+ * One object per blob at {@code {keyPrefix}blob/{partition}/sha256/{hex}}: content-addressed and
+ * partition-scoped. The partition segment is percent-encoded outside {@code [A-Za-z0-9._~-]} (so a partition
+ * id holding {@code /} cannot alias another key); ordinary ids appear verbatim. The body is the blob bytes
+ * verbatim with {@code Content-Type: application/octet-stream} (the advisory media type is never served as
+ * the object's type). Upload info rides as user metadata {@code x-amz-meta-syncular-blob} = base64url (no
+ * padding) of {@code {"byteLength":n,"mediaType":"…"?,"createdAtMs":t}}, so {@link #describe} is one HEAD.
+ * Objects written through a presigned PUT carry no such metadata; their info comes from the object itself
+ * ({@code Content-Length}, {@code Last-Modified}).
+ *
+ * <h2>Durability</h2>
+ *
+ * No expiry is written and none may be configured: never put a lifecycle-expiration rule on the
+ * {@code blob/} prefix (it would delete attachments live rows reference). Only the orphan sweep deletes.
+ * An upload checks existence first and then writes with {@code If-None-Match: *}, so a re-upload keeps the
+ * first upload's {@code createdAtMs}.
+ *
+ * <h2>Threading</h2>
+ *
+ * The SDK client is synchronous: every call runs on the worker pool and its result is emitted back on the
+ * caller's Vert.x context (when it has one), never blocking an event loop.
+ */
+public final class S3BlobStore implements BlobStore {
+    /** §5.4: provider-presigned URLs live at most this long. */
+    public static final Duration MAX_PRESIGN_TTL = Duration.ofMinutes(15);
+    static final String META_KEY = "syncular-blob";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final S3Client s3;
+    private final S3Presigner presigner;
+    private final String bucket;
+    private final String keyPrefix;
+    private final Duration presignTtl;
+    private final Executor worker;
+
+    /**
+     * @param presigner  mints presigned GET/PUT URLs; {@code null} disables them (downloads stream through the
+     *                   server, upload grants answer "no grant")
+     * @param presignTtl lifetime of presigned URLs, 1 s to 15 min
+     */
+    public S3BlobStore(S3Client s3, S3Presigner presigner, String bucket, String keyPrefix, Duration presignTtl) {
+        this(s3, presigner, bucket, keyPrefix, presignTtl, Infrastructure.getDefaultWorkerPool());
+    }
+
+    public S3BlobStore(S3Client s3, S3Presigner presigner, String bucket, String keyPrefix, Duration presignTtl,
+            Executor worker) {
+        this.s3 = Objects.requireNonNull(s3, "s3");
+        this.presigner = presigner;
+        if (bucket == null || bucket.isBlank()) {
+            throw new IllegalArgumentException("bucket is required");
+        }
+        this.bucket = bucket.trim();
+        this.keyPrefix = keyPrefix == null ? "" : keyPrefix;
+        Objects.requireNonNull(presignTtl, "presignTtl");
+        if (presignTtl.compareTo(Duration.ofSeconds(1)) < 0 || presignTtl.compareTo(MAX_PRESIGN_TTL) > 0) {
+            throw new IllegalArgumentException("presign TTL must be between 1 second and 15 minutes");
+        }
+        this.presignTtl = presignTtl;
+        this.worker = Objects.requireNonNull(worker, "worker");
+    }
+
+    public String bucket() {
+        return bucket;
+    }
+
+    // ------------------------------------------------------------------------------------------- keys
+
+    private String listPrefix() {
+        return keyPrefix + "blob/";
+    }
+
+    /** The object key of a blob. */
+    public String key(String partition, String blobId) {
+        if (!BlobIds.isValid(blobId)) {
+            throw new IllegalArgumentException("malformed blobId");
+        }
+        return listPrefix() + encodePartition(partition) + "/sha256/" + BlobIds.hex(blobId);
+    }
+
+    /** The blob a key names, or {@code null} for a key outside the layout. */
+    BlobKey parseKey(String key) {
+        String p = listPrefix();
+        if (!key.startsWith(p)) {
+            return null;
+        }
+        String rest = key.substring(p.length());
+        int slash = rest.indexOf('/');
+        if (slash < 0 || !rest.startsWith("/sha256/", slash)) {
+            return null;
+        }
+        String blobId = BlobIds.PREFIX + rest.substring(slash + "/sha256/".length());
+        String partition = decodePartition(rest.substring(0, slash));
+        return partition == null || !BlobIds.isValid(blobId) ? null : new BlobKey(partition, blobId);
+    }
+
+    static String encodePartition(String partition) {
+        StringBuilder sb = new StringBuilder();
+        for (byte b : partition.getBytes(StandardCharsets.UTF_8)) {
+            int c = b & 0xff;
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
+                    || c == '~' || c == '-') {
+                sb.append((char) c);
+            } else {
+                sb.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                        .append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
+            }
+        }
+        return sb.toString();
+    }
+
+    static String decodePartition(String encoded) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (int i = 0; i < encoded.length(); i++) {
+            char c = encoded.charAt(i);
+            if (c == '%') {
+                if (i + 2 >= encoded.length()) {
+                    return null;
+                }
+                int hi = Character.digit(encoded.charAt(i + 1), 16);
+                int lo = Character.digit(encoded.charAt(i + 2), 16);
+                if (hi < 0 || lo < 0) {
+                    return null;
+                }
+                out.write((hi << 4) | lo);
+                i += 2;
+            } else {
+                out.write(c);
+            }
+        }
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    // ------------------------------------------------------------------------------------------- metadata
+
+    static String encodeMeta(long byteLength, String mediaType, long createdAtMs) {
+        ObjectNode n = JSON.createObjectNode();
+        n.put("byteLength", byteLength);
+        if (mediaType != null) {
+            n.put("mediaType", mediaType);
+        }
+        n.put("createdAtMs", createdAtMs);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(n.toString().getBytes(StandardCharsets.UTF_8));
+    }
+
+    private BlobInfo info(String partition, String blobId, HeadObjectResponse head) {
+        long byteLength = head.contentLength() == null ? 0 : head.contentLength();
+        String mediaType = null;
+        long createdAtMs = head.lastModified() == null ? 0 : head.lastModified().toEpochMilli();
+        String meta = head.metadata() == null ? null : head.metadata().get(META_KEY);
+        if (meta != null) {
+            try {
+                JsonNode n = JSON.readTree(Base64.getUrlDecoder().decode(meta));
+                if (n.path("byteLength").canConvertToExactIntegral()) {
+                    byteLength = n.get("byteLength").asLong();
+                }
+                if (n.path("mediaType").isTextual()) {
+                    mediaType = n.get("mediaType").asText();
+                }
+                if (n.path("createdAtMs").canConvertToExactIntegral()) {
+                    createdAtMs = n.get("createdAtMs").asLong();
+                }
+            } catch (Exception e) {
+                // unreadable metadata: the object's own facts stand
+            }
+        }
+        return new BlobInfo(partition, blobId, byteLength, mediaType, createdAtMs);
+    }
+
+    // ------------------------------------------------------------------------------------------- calls
+
+    /** Runs a blocking SDK call on the worker pool; the result returns to the subscriber's Vert.x context. */
+    private <T> Uni<T> blocking(Supplier<T> call) {
+        return Uni.createFrom().deferred(() -> {
+            io.vertx.core.Context context = io.vertx.core.Vertx.currentContext();
+            Uni<T> onWorker = Uni.createFrom().item(call).runSubscriptionOn(worker);
+            return context == null ? onWorker : onWorker.emitOn(task -> context.runOnContext(v -> task.run()));
+        });
+    }
+
+    private static boolean isStatus(Throwable e, int status) {
+        return e instanceof S3Exception s && s.statusCode() == status;
+    }
+
+    private BlobInfo head(String partition, String blobId) {
+        try {
+            return info(partition, blobId, s3.headObject(b -> b.bucket(bucket).key(key(partition, blobId))));
+        } catch (S3Exception e) {
+            if (e.statusCode() == 404) {
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public Uni<BlobInfo> put(String partition, BlobContent content, String mediaType, long nowMs) {
+        Objects.requireNonNull(partition, "partition");
+        Objects.requireNonNull(content, "content");
+        return blocking(() -> {
+            BlobInfo existing = head(partition, content.blobId());
+            if (existing != null) {
+                return existing;
+            }
+            byte[] bytes = content.bytes();
+            PutObjectRequest request = PutObjectRequest.builder().bucket(bucket).key(key(partition, content.blobId()))
+                    .contentType("application/octet-stream").contentLength((long) bytes.length)
+                    .metadata(Map.of(META_KEY, encodeMeta(bytes.length, mediaType, nowMs)))
+                    .ifNoneMatch("*")
+                    .build();
+            try {
+                s3.putObject(request, RequestBody.fromContentProvider(() -> new ByteArrayInputStream(bytes),
+                        bytes.length, "application/octet-stream"));
+            } catch (S3Exception e) {
+                // 412: a concurrent upload of the same bytes won (409 on some stores); its info stands
+                if (e.statusCode() == 412 || e.statusCode() == 409) {
+                    BlobInfo winner = head(partition, content.blobId());
+                    if (winner != null) {
+                        return winner;
+                    }
+                }
+                throw e;
+            }
+            return new BlobInfo(partition, content.blobId(), bytes.length, mediaType, nowMs);
+        });
+    }
+
+    @Override
+    public Uni<BlobInfo> describe(String partition, String blobId) {
+        return blocking(() -> head(partition, blobId));
+    }
+
+    @Override
+    public Uni<byte[]> read(String partition, String blobId) {
+        return blocking(() -> {
+            try {
+                ResponseBytes<GetObjectResponse> r = s3.getObjectAsBytes(b -> b.bucket(bucket).key(key(partition, blobId)));
+                return r.asByteArrayUnsafe();
+            } catch (S3Exception e) {
+                if (isStatus(e, 404)) {
+                    return null;
+                }
+                throw e;
+            }
+        });
+    }
+
+    @Override
+    public Uni<Boolean> delete(String partition, String blobId) {
+        return blocking(() -> {
+            s3.deleteObject(b -> b.bucket(bucket).key(key(partition, blobId)));
+            return Boolean.TRUE;
+        });
+    }
+
+    /**
+     * The store's only LIST (an admin/GC path): one {@code ListObjectsV2} page over {@code {keyPrefix}blob/};
+     * objects last modified before the cutoff are confirmed by a HEAD for their recorded upload time. The
+     * cursor is the last key scanned.
+     */
+    @Override
+    public Uni<BlobPage> listCreatedBefore(long cutoffMs, String after, int limit) {
+        if (limit <= 0) {
+            throw new IllegalArgumentException("limit must be positive");
+        }
+        return blocking(() -> {
+            ListObjectsV2Request.Builder req = ListObjectsV2Request.builder().bucket(bucket).prefix(listPrefix())
+                    .maxKeys(Math.min(limit, 1000));
+            if (after != null) {
+                req.startAfter(after);
+            }
+            ListObjectsV2Response page = s3.listObjectsV2(req.build());
+            List<BlobKey> matching = new ArrayList<>();
+            String last = null;
+            for (S3Object o : page.contents()) {
+                last = o.key();
+                BlobKey k = parseKey(o.key());
+                if (k == null || o.lastModified() == null || o.lastModified().toEpochMilli() >= cutoffMs) {
+                    continue;
+                }
+                BlobInfo info = head(k.partition(), k.blobId());
+                if (info != null && info.createdAtMs() < cutoffMs) {
+                    matching.add(k);
+                }
+            }
+            boolean more = Boolean.TRUE.equals(page.isTruncated()) && last != null;
+            return new BlobPage(matching, more ? last : null);
+        });
+    }
+
+    // ------------------------------------------------------------------------------------------- presign
+
+    @Override
+    public boolean canPresign() {
+        return presigner != null;
+    }
+
+    /** SigV4 dates have whole seconds: the provider's expiry is the signing second plus the TTL. */
+    private static long expiresAtMs(Instant expiration) {
+        return expiration.getEpochSecond() * 1000L;
+    }
+
+    @Override
+    public Uni<PresignedUrl> presignGet(String partition, String blobId, long nowMs) {
+        if (presigner == null) {
+            return BlobStore.super.presignGet(partition, blobId, nowMs);
+        }
+        String key = key(partition, blobId);
+        return blocking(() -> {
+            PresignedGetObjectRequest p = presigner.presignGetObject(r -> r.signatureDuration(presignTtl)
+                    .getObjectRequest(g -> g.bucket(bucket).key(key)));
+            return new PresignedUrl(p.url().toString(), expiresAtMs(p.expiration()));
+        });
+    }
+
+    /** The signed headers bind {@code Content-Length}: the object store refuses a body of any other size. */
+    @Override
+    public Uni<PresignedUrl> presignPut(String partition, String blobId, long byteLength, long nowMs) {
+        if (presigner == null) {
+            return BlobStore.super.presignPut(partition, blobId, byteLength, nowMs);
+        }
+        String key = key(partition, blobId);
+        return blocking(() -> {
+            PresignedPutObjectRequest p = presigner.presignPutObject(r -> r.signatureDuration(presignTtl)
+                    .putObjectRequest(o -> o.bucket(bucket).key(key).contentLength(byteLength)));
+            return new PresignedUrl(p.url().toString(), expiresAtMs(p.expiration()));
+        });
+    }
+}

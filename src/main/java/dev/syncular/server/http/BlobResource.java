@@ -1,0 +1,248 @@
+package dev.syncular.server.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.auth.Authenticator;
+import dev.syncular.server.blobs.BlobContent;
+import dev.syncular.server.blobs.BlobIds;
+import dev.syncular.server.blobs.BlobService;
+import dev.syncular.server.blobs.PresignedUrl;
+import dev.syncular.server.sync.ErrorCode;
+import dev.syncular.server.sync.SyncRequestContext;
+import io.smallrye.common.annotation.Blocking;
+import io.smallrye.mutiny.Uni;
+import io.vertx.core.http.HttpServerRequest;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.PUT;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.regex.Pattern;
+import java.util.zip.GZIPInputStream;
+import java.util.zip.ZipException;
+
+/**
+ * The blob routes (§5.9), under the mount prefix like {@code /sync} and {@code /segments}:
+ *
+ * <ul>
+ *   <li>{@code PUT <mount>/blobs/{blobId}} (§5.9.3): host authentication; the body (identity or
+ *       {@code Content-Encoding: gzip}, hashed after decoding) must hash to {@code blobId} — else 400
+ *       {@code blob.hash_mismatch}; above {@code syncular.blobs.max-bytes} by declared
+ *       {@code Content-Length} or by the bytes actually received — 413 {@code blob.too_large}. 200 with an empty
+ *       body, also for a blob already stored. A {@code Content-Type} other than
+ *       {@code application/octet-stream} is kept as the blob's advisory media type.
+ *   <li>{@code POST <mount>/blobs/{blobId}/upload-grant} (§5.9.3), body {@code {"byteLength":n,"mediaType":"…"?}}:
+ *       host authentication; the cap is applied to {@code byteLength} first (413). Answers
+ *       {@code {"present":true}} when the blob is stored already, {@code {"url","urlExpiresAtMs"}} (a presigned
+ *       PUT bound to {@code Content-Length: byteLength}) when the store is S3, and {@code {}} when the store
+ *       cannot presign — the client then uploads through the direct PUT.
+ *   <li>{@code GET <mount>/blobs/{blobId}} (§5.9.5): host authentication; 404 {@code blob.not_found} when not
+ *       stored, 403 {@code blob.forbidden} unless a row referencing the blob is visible to the actor (scopes
+ *       resolved once; a failing resolver denies). Then, with the S3 store, {@code {"url","urlExpiresAtMs"}}
+ *       (always-issue, a presigned GET, no bytes); else the bytes with {@code Content-Type} from the stored
+ *       media type (or {@code application/octet-stream}), {@code ETag: "<blobId>"},
+ *       {@code Cache-Control: private, max-age=0}, {@code Vary: Authorization, Accept-Encoding}, and 304 for a
+ *       matching {@code If-None-Match} (checked after authorization, so a cached ETag never bypasses it).
+ * </ul>
+ *
+ * A malformed {@code blobId} is 400 {@code sync.invalid_request}. Every error is §10.1 JSON ({@link ErrorMapper}).
+ *
+ * <p>Threading: the PUT reads and hashes its body on a worker thread ({@link Blocking}); the other routes
+ * stay non-blocking (the S3 store runs its SDK calls on the worker pool itself).
+ */
+@Path("/blobs")
+public class BlobResource {
+    static final String CACHE_CONTROL = "private, max-age=0";
+    static final String VARY = "Authorization, Accept-Encoding";
+    private static final Duration AUTH_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration STORE_TIMEOUT = Duration.ofMinutes(5);
+    private static final int CHUNK = 64 * 1024;
+    private static final int MAX_GRANT_BODY = 16 * 1024;
+    private static final int MAX_MEDIA_TYPE = 255;
+    /** type/subtype[;params], printable ASCII only — safe to persist and to echo as a header. */
+    private static final Pattern MEDIA_TYPE = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\\s*;[\\x20-\\x7e]*)?");
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final BlobService blobs;
+    private final Authenticator authenticator;
+
+    @Inject
+    public BlobResource(BlobService blobs, Authenticator authenticator) {
+        this.blobs = blobs;
+        this.authenticator = authenticator;
+    }
+
+    static void requireBlobId(String blobId) {
+        if (!BlobIds.isValid(blobId)) {
+            throw new HttpError(400, ErrorCode.INVALID_REQUEST, "malformed blob id");
+        }
+    }
+
+    /** The advisory media type worth keeping, or {@code null}. */
+    static String mediaType(String contentType) {
+        if (contentType == null) {
+            return null;
+        }
+        String t = contentType.trim();
+        if (t.isEmpty() || t.length() > MAX_MEDIA_TYPE || !MEDIA_TYPE.matcher(t).matches()
+                || t.regionMatches(true, 0, "application/octet-stream", 0, "application/octet-stream".length())) {
+            return null;
+        }
+        return t;
+    }
+
+    // ------------------------------------------------------------------------------------------- PUT
+
+    @PUT
+    @Path("/{blobId}")
+    @Blocking
+    public Response upload(@PathParam("blobId") String blobId, @Context HttpServerRequest request, InputStream body) {
+        requireBlobId(blobId);
+        boolean gzip = SyncResource.requestIsGzip(request.getHeader("Content-Encoding"));
+        String declared = request.getHeader("Content-Length");
+        if (declared != null) {
+            long length;
+            try {
+                length = Long.parseLong(declared.trim());
+            } catch (NumberFormatException e) {
+                throw new HttpError(400, ErrorCode.INVALID_REQUEST, "invalid Content-Length");
+            }
+            if (length > blobs.maxBytes()) {
+                throw blobs.tooLarge(blobId, length);
+            }
+        }
+        SyncRequestContext ctx = authenticator.authenticate(request).await().atMost(AUTH_TIMEOUT);
+        BlobContent content = read(blobId, body, gzip);
+        blobs.upload(ctx, content, mediaType(request.getHeader("Content-Type"))).await().atMost(STORE_TIMEOUT);
+        return Response.ok().build();
+    }
+
+    /** Reads the (decoded) body under the cap, hashing it on the way. */
+    private BlobContent read(String blobId, InputStream raw, boolean gzip) {
+        long cap = blobs.maxBytes();
+        MessageDigest digest = BlobIds.newDigest();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        byte[] chunk = new byte[CHUNK];
+        long total = 0;
+        try (InputStream in = gzip ? new GZIPInputStream(new CappedInputStream(raw, cap), CHUNK)
+                : new CappedInputStream(raw, cap)) {
+            int n;
+            while ((n = in.read(chunk)) > 0) {
+                total += n;
+                if (total > cap) {
+                    throw blobs.tooLarge(blobId, -1);
+                }
+                digest.update(chunk, 0, n);
+                out.write(chunk, 0, n);
+            }
+        } catch (CappedInputStream.TooLarge e) {
+            throw blobs.tooLarge(blobId, -1);
+        } catch (ZipException | java.io.EOFException e) {
+            throw new HttpError(400, ErrorCode.INVALID_REQUEST, "request body is not valid gzip");
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading the blob body failed", e);
+        }
+        return BlobContent.verified(blobId, out.toByteArray(), digest.digest());
+    }
+
+    // ------------------------------------------------------------------------------------------- grant
+
+    @POST
+    @Path("/{blobId}/upload-grant")
+    public Uni<Response> grant(@PathParam("blobId") String blobId, @Context HttpServerRequest request, byte[] body) {
+        requireBlobId(blobId);
+        long byteLength = parseGrant(body);
+        return authenticator.authenticate(request)
+                .flatMap(ctx -> blobs.grant(ctx, blobId, byteLength))
+                .map(grant -> {
+                    ObjectNode n = JsonNodeFactory.instance.objectNode();
+                    if (grant instanceof BlobService.Grant.Present) {
+                        n.put("present", true);
+                    } else if (grant instanceof BlobService.Grant.Url u) {
+                        putUrl(n, u.url());
+                    }
+                    return json(n).header("Cache-Control", "no-store").build();
+                });
+    }
+
+    /** {@code {"byteLength":<int ≥ 0>,"mediaType":"…"?}}; the declared length. */
+    static long parseGrant(byte[] body) {
+        if (body == null || body.length == 0 || body.length > MAX_GRANT_BODY) {
+            throw new HttpError(400, ErrorCode.INVALID_REQUEST, "upload grant body must be a small JSON object");
+        }
+        JsonNode root;
+        try {
+            root = JSON.readTree(body);
+        } catch (IOException e) {
+            throw new HttpError(400, ErrorCode.INVALID_REQUEST, "upload grant body is not valid JSON");
+        }
+        if (root == null || !root.isObject()) {
+            throw new HttpError(400, ErrorCode.INVALID_REQUEST, "upload grant body must be a JSON object");
+        }
+        JsonNode length = root.get("byteLength");
+        if (length == null || !length.isIntegralNumber() || !length.canConvertToLong() || length.asLong() < 0
+                || length.asLong() > dev.syncular.server.wire.WireReader.MAX_SAFE_INTEGER) {
+            throw new HttpError(400, ErrorCode.INVALID_REQUEST, "byteLength must be a non-negative safe integer");
+        }
+        JsonNode media = root.get("mediaType");
+        if (media != null && !media.isTextual()) {
+            throw new HttpError(400, ErrorCode.INVALID_REQUEST, "mediaType must be a string");
+        }
+        return length.asLong();
+    }
+
+    // ------------------------------------------------------------------------------------------- GET
+
+    @GET
+    @Path("/{blobId}")
+    public Uni<Response> download(@PathParam("blobId") String blobId, @Context HttpServerRequest request) {
+        requireBlobId(blobId);
+        String ifNoneMatch = request.getHeader("If-None-Match");
+        return authenticator.authenticate(request)
+                .flatMap(ctx -> blobs.download(ctx, blobId))
+                .map(download -> {
+                    if (download instanceof BlobService.Download.Url u) {
+                        ObjectNode n = JsonNodeFactory.instance.objectNode();
+                        putUrl(n, u.url());
+                        // a URL is a short-lived grant: never cached
+                        return json(n).header("Cache-Control", "no-store").header("Vary", VARY).build();
+                    }
+                    BlobService.Download.Bytes b = (BlobService.Download.Bytes) download;
+                    String etag = "\"" + blobId + "\"";
+                    if (SegmentResource.matches(ifNoneMatch, blobId)) {
+                        return Response.notModified().header("ETag", etag).header("Cache-Control", CACHE_CONTROL)
+                                .header("Vary", VARY).build();
+                    }
+                    String type = mediaType(b.info().mediaType());
+                    return Response.ok(b.bytes(), type == null ? MediaType.APPLICATION_OCTET_STREAM : type)
+                            .header("ETag", etag)
+                            .header("Cache-Control", CACHE_CONTROL)
+                            .header("Vary", VARY)
+                            // opaque user bytes on the API origin: never sniffed, never active content
+                            .header("X-Content-Type-Options", "nosniff")
+                            .header("Content-Security-Policy", "default-src 'none'; sandbox")
+                            .build();
+                });
+    }
+
+    private static void putUrl(ObjectNode n, PresignedUrl url) {
+        n.put("url", url.url());
+        n.put("urlExpiresAtMs", url.expiresAtMs());
+    }
+
+    private static Response.ResponseBuilder json(ObjectNode body) {
+        return Response.ok(body, MediaType.APPLICATION_JSON_TYPE);
+    }
+}

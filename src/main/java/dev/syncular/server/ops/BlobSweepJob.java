@@ -1,0 +1,41 @@
+package dev.syncular.server.ops;
+
+import dev.syncular.server.blobs.BlobService;
+import io.quarkus.scheduler.Scheduled;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.util.concurrent.TimeUnit;
+import org.jboss.logging.Logger;
+
+/**
+ * Runs the §5.9.2 orphan sweep ({@link BlobService#sweepOrphans}) every {@code syncular.blobs.sweep-interval}
+ * ({@code off} disables it), never two at once. The grace period {@code syncular.blobs.orphan-grace} is what
+ * keeps a just-uploaded blob whose referencing push has not arrived yet.
+ */
+@ApplicationScoped
+public class BlobSweepJob {
+    private static final Logger LOG = Logger.getLogger(BlobSweepJob.class);
+
+    private final BlobService blobs;
+
+    @Inject
+    public BlobSweepJob(BlobService blobs) {
+        this.blobs = blobs;
+    }
+
+    @Scheduled(every = "${syncular.blobs.sweep-interval:1h}", delay = 5, delayUnit = TimeUnit.MINUTES,
+            concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    Uni<Void> run() {
+        return blobs.sweepOrphans(System.currentTimeMillis())
+                .invoke(r -> {
+                    if (r.deleted() > 0) {
+                        LOG.infof("blob sweep deleted %d orphans (%d candidates, %d referenced)", r.deleted(),
+                                r.candidates(), r.referenced());
+                    }
+                })
+                .onFailure().invoke(e -> LOG.warn("blob sweep failed", e))
+                .onFailure().recoverWithNull()
+                .replaceWithVoid();
+    }
+}

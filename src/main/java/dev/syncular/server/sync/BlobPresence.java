@@ -1,0 +1,151 @@
+package dev.syncular.server.sync;
+
+import dev.syncular.server.blobs.BlobStore;
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.wire.BlobRefShape;
+import dev.syncular.server.wire.ColumnType;
+import dev.syncular.server.wire.Op;
+import dev.syncular.server.wire.PushCommit;
+import dev.syncular.server.wire.PushOperation;
+import dev.syncular.server.wire.SparseRow;
+import dev.syncular.server.wire.SparseRowCodec;
+import io.smallrye.mutiny.Uni;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The §5.9.6 / §6.6 push-time existence check of one commit: every blob a pushed upsert's present, non-NULL
+ * {@code blob_ref} value names must be in the partition's blob store, else that operation is rejected with
+ * {@code blob.not_found} and the commit rolls back whole.
+ *
+ * <p>The store lookups run before the partition lock is taken (an object-store round trip, or a query on
+ * another pooled connection, never happens while a push holds the lock and its connection). What the orphan
+ * sweep may delete in between is caught under the lock: the sweep records what it deletes under a mark
+ * above the one read here before the lookups ({@link SyncStorage#readBlobSweepMark}), and
+ * {@link #recheck} asks for those marks inside the push transaction. The sweep re-reads the reference index
+ * under the same lock, so either the push's references are committed first (the sweep keeps the blob) or
+ * the sweep's mark is (the push is rejected).
+ */
+final class BlobPresence {
+    /** A commit that references no blob: nothing to look up. */
+    static final BlobPresence NONE = new BlobPresence(0L, Map.of());
+
+    private final long sweepMark;
+    private final Map<String, Boolean> present;
+
+    private BlobPresence(long sweepMark, Map<String, Boolean> present) {
+        this.sweepMark = sweepMark;
+        this.present = present;
+    }
+
+    /** The blob ids the row references: its present, non-NULL {@code blob_ref} values, in column order. */
+    static Set<String> referenced(TableSchema table, SparseRow row) {
+        Set<String> ids = null;
+        for (int i = 0; i < table.columnCount() && i < row.present().length; i++) {
+            if (table.column(i).type() != ColumnType.BLOB_REF || !row.present()[i] || row.values()[i] == null) {
+                continue;
+            }
+            String id = BlobRefShape.blobIdOf(row.values()[i].toString());
+            if (ids == null) {
+                ids = new LinkedHashSet<>();
+            }
+            // a value that passed the decode-time shape check always has an id; an unreadable one never resolves
+            ids.add(id == null ? "" : id);
+        }
+        return ids == null ? Set.of() : ids;
+    }
+
+    private static boolean hasBlobRefs(TableSchema table) {
+        for (int i = 0; i < table.columnCount(); i++) {
+            if (table.column(i).type() == ColumnType.BLOB_REF) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Looks up every blob the commit's upserts reference ({@code store == null}: a server without a blob store,
+     * where no blob exists). Payloads that fail to decode are skipped here; the apply path rejects them.
+     */
+    static Uni<BlobPresence> precheck(BlobStore store, SyncStorage storage, String partition, CompiledSchema current,
+            CompiledSchema client, PushCommit commit) {
+        Set<String> ids = new LinkedHashSet<>();
+        for (PushOperation op : commit.operations()) {
+            if (op.op() != Op.UPSERT) {
+                continue;
+            }
+            TableSchema table = current.table(op.table());
+            TableSchema clientTable = client.table(op.table());
+            if (table == null || clientTable == null || !hasBlobRefs(table)) {
+                continue;
+            }
+            try {
+                ids.addAll(referenced(table, new SparseRowCodec(clientTable.rowLayout()).decode(op.payload())));
+            } catch (RuntimeException e) {
+                // an undecodable payload is answered by the apply path
+            }
+        }
+        ids.remove("");
+        if (ids.isEmpty()) {
+            return Uni.createFrom().item(NONE);
+        }
+        if (store == null) {
+            Map<String, Boolean> none = new HashMap<>();
+            ids.forEach(id -> none.put(id, false));
+            return Uni.createFrom().item(new BlobPresence(0L, none));
+        }
+        List<String> list = new ArrayList<>(ids);
+        return storage.readBlobSweepMark(partition).flatMap(mark -> {
+            List<Uni<Boolean>> lookups = new ArrayList<>();
+            for (String id : list) {
+                lookups.add(store.has(partition, id));
+            }
+            return Uni.join().all(lookups).andFailFast().map(found -> {
+                Map<String, Boolean> present = new HashMap<>();
+                for (int i = 0; i < list.size(); i++) {
+                    present.put(list.get(i), Boolean.TRUE.equals(found.get(i)));
+                }
+                return new BlobPresence(mark, present);
+            });
+        });
+    }
+
+    /** Under the partition lock: blobs a sweep deleted since the lookups count as absent. */
+    Uni<BlobPresence> recheck(PushTx tx) {
+        List<String> found = new ArrayList<>();
+        present.forEach((id, ok) -> {
+            if (ok) {
+                found.add(id);
+            }
+        });
+        if (found.isEmpty()) {
+            return Uni.createFrom().item(this);
+        }
+        return tx.blobsSweptSince(found, sweepMark).map(swept -> {
+            if (swept.isEmpty()) {
+                return this;
+            }
+            Map<String, Boolean> after = new HashMap<>(present);
+            swept.forEach(id -> after.put(id, false));
+            return new BlobPresence(sweepMark, after);
+        });
+    }
+
+    /** Whether the upserted row references a blob that is not stored. */
+    boolean missingAny(TableSchema table, SparseRow row) {
+        for (String id : referenced(table, row)) {
+            if (!Boolean.TRUE.equals(present.get(id))) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

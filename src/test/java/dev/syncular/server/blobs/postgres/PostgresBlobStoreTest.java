@@ -1,0 +1,71 @@
+package dev.syncular.server.blobs.postgres;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.syncular.server.blobs.BlobStore;
+import dev.syncular.server.blobs.BlobStoreContract;
+import dev.syncular.server.testsupport.TestPostgres;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.core.Vertx;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/** The {@link BlobStoreContract} on real PostgreSQL, in a fresh PostgreSQL schema dropped after the class. */
+class PostgresBlobStoreTest extends BlobStoreContract {
+    private static Vertx vertx;
+    private static Pool pool;
+    private String pgSchema;
+
+    private static synchronized Pool pool() {
+        if (pool == null) {
+            vertx = Vertx.vertx();
+            pool = TestPostgres.pool(vertx, 8);
+        }
+        return pool;
+    }
+
+    @Override
+    protected BlobStore createStore() {
+        pgSchema = "blob_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        PostgresBlobStore s = new PostgresBlobStore(pool(), pgSchema);
+        await(s.ensureSchema());
+        return s;
+    }
+
+    @AfterAll
+    void dropSchema() {
+        try {
+            if (pgSchema != null) {
+                await(pool().query("DROP SCHEMA IF EXISTS \"" + pgSchema + "\" CASCADE").execute());
+            }
+        } finally {
+            if (pool != null) {
+                await(pool.close());
+                await(vertx.close());
+                pool = null;
+                vertx = null;
+            }
+        }
+    }
+
+    @Test
+    void ensureSchemaIsIdempotentAndConcurrentSafe() {
+        List<Uni<Void>> runs = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            runs.add(new PostgresBlobStore(pool(), pgSchema).ensureSchema());
+        }
+        await(Uni.join().all(runs).andFailFast());
+        List<String> tables = new ArrayList<>();
+        for (Row r : await(pool().preparedQuery("SELECT table_name::text FROM information_schema.tables"
+                + " WHERE table_schema = $1 ORDER BY 1").execute(Tuple.of(pgSchema)))) {
+            tables.add(r.getString(0));
+        }
+        assertEquals(List.of("sync_blobs"), tables);
+    }
+}

@@ -1,0 +1,353 @@
+package dev.syncular.server.http;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.syncular.server.blobs.BlobIds;
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.sync.SyncScenariosContract;
+import dev.syncular.server.testsupport.BlobHttp;
+import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.wire.CommitStatus;
+import dev.syncular.server.wire.OpResult;
+import dev.syncular.server.wire.PushResult;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.Tuple;
+import jakarta.inject.Inject;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.zip.GZIPOutputStream;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Appendix B scenario 13 (blobs / file attachments), server side, over real HTTP through the running Quarkus
+ * app with the embedded (PostgreSQL) blob store: upload → reference → push → pull → authorized fetch, the
+ * cross-scope probe, the missing-blob push, and the upload checks (content address, size cap).
+ */
+@QuarkusTest
+@TestProfile(HttpBlobScenariosTest.Embedded.class)
+class HttpBlobScenariosTest {
+    static final int MAX_BYTES = 64 * 1024;
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    public static class Embedded implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("syncular.schema.path", Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString(),
+                    "syncular.storage.pg-schema", "sync_blob_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
+                    "syncular.blobs.max-bytes", String.valueOf(MAX_BYTES));
+        }
+
+        @Override
+        public Set<Class<?>> getEnabledAlternatives() {
+            return Set.of(HttpSyncScenariosTest.GrantTable.class);
+        }
+    }
+
+    @Inject
+    HttpSyncScenariosTest.GrantTable grants;
+
+    @Inject
+    PostgresSyncStorage storage;
+
+    @Inject
+    Pool pool;
+
+    @ConfigProperty(name = "quarkus.http.test-port")
+    int port;
+
+    private String partition;
+    private BlobHttp blobs;
+
+    @BeforeEach
+    void freshPartition() {
+        partition = "p-" + UUID.randomUUID();
+        blobs = new BlobHttp("http://localhost:" + port, partition);
+        grants.grant(partition, "alice", Map.of("project_id", List.of("p1")));
+        grants.grant(partition, "bob", Map.of("project_id", List.of("p1", "p3")));
+        grants.grant(partition, "carol", Map.of("project_id", List.of("p2")));
+        grants.grant(partition, "root", Map.of("project_id", List.of("*")));
+    }
+
+    static byte[] randomBytes(int n) {
+        byte[] b = new byte[n];
+        new Random(UUID.randomUUID().getLeastSignificantBits()).nextBytes(b);
+        return b;
+    }
+
+    static JsonNode json(HttpResponse<byte[]> r) {
+        try {
+            return JSON.readTree(r.body());
+        } catch (IOException e) {
+            throw new AssertionError(BlobHttp.text(r), e);
+        }
+    }
+
+    /** A §10.1 error answer with the given status and code. */
+    static JsonNode assertError(HttpResponse<byte[]> r, int status, String code) {
+        assertEquals(status, r.statusCode(), BlobHttp.text(r));
+        assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("application/json"));
+        JsonNode n = json(r);
+        assertEquals(code, n.path("code").asText(), BlobHttp.text(r));
+        assertTrue(n.has("category") && n.has("retryable") && n.has("recommendedAction") && n.has("message"));
+        return n;
+    }
+
+    SyncTestClient client(String actor, String project) {
+        return new SyncTestClient(SyncScenariosContract.SCHEMA, new HttpTransport("http://localhost:" + port, partition),
+                actor, actor + "-" + UUID.randomUUID()).subscribe("att", "attachments", Map.of("project_id", List.of(project)));
+    }
+
+    static String ref(String blobId, int length) {
+        return "{\"blobId\":\"" + blobId + "\",\"byteLength\":" + length + ",\"mediaType\":\"image/png\",\"name\":\"cat.png\"}";
+    }
+
+    static Map<String, Object> attachment(String id, String project, String blobRef) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", id);
+        m.put("project_id", project);
+        m.put("caption", "caption " + id);
+        m.put("file", blobRef);
+        return m;
+    }
+
+    Map<String, Long> tableCounts() {
+        String schema = storage.pgSchema();
+        Map<String, Long> counts = new TreeMap<>();
+        for (Row r : pool.preparedQuery("SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1")
+                .execute(Tuple.of(schema)).await().atMost(WAIT)) {
+            String n = r.getString(0);
+            counts.put(n, pool.query("SELECT count(*) FROM \"" + schema + "\".\"" + n + "\"").execute().await()
+                    .atMost(WAIT).iterator().next().getLong(0));
+        }
+        return counts;
+    }
+
+    static boolean contains(byte[] haystack, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= haystack.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (haystack[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return true;
+        }
+        return false;
+    }
+
+    /** 13 (a): upload → reference → push → pull → fetch on demand; the blob never rides the pull stream. */
+    @Test
+    void scenario13UploadReferencePushPullFetch() {
+        byte[] bytes = randomBytes(20_000);
+        String id = BlobIds.compute(bytes);
+        HttpResponse<byte[]> put = BlobHttp.send(blobs.request("alice", id).header("Content-Type", "image/png")
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(bytes)).build());
+        assertEquals(200, put.statusCode(), BlobHttp.text(put));
+        assertEquals(0, put.body().length);
+
+        SyncTestClient a = client("alice", "p1");
+        a.syncUntilIdle();
+        String commit = a.upsert("attachments", attachment("att-1", "p1", ref(id, bytes.length)), null);
+        a.syncUntilIdle();
+        assertEquals(CommitStatus.APPLIED, a.result(commit).status());
+
+        SyncTestClient b = client("bob", "p1");
+        b.syncUntilIdle();
+        Object[] row = b.table("attachments").get("att-1").values();
+        assertEquals(ref(id, bytes.length), row[3], "the BlobRef arrives verbatim");
+        assertFalse(contains(b.lastResponse.encode(), java.util.Arrays.copyOf(bytes, 64)), "no blob bytes in the pull");
+
+        HttpResponse<byte[]> got = blobs.get("bob", id);
+        assertEquals(200, got.statusCode(), BlobHttp.text(got));
+        assertArrayEquals(bytes, got.body());
+        assertEquals(id, BlobIds.compute(got.body()), "the consumer's content-address check passes");
+        assertEquals("image/png", got.headers().firstValue("Content-Type").orElseThrow());
+        assertEquals("\"" + id + "\"", got.headers().firstValue("ETag").orElseThrow());
+        assertEquals("private, max-age=0", got.headers().firstValue("Cache-Control").orElseThrow());
+        assertEquals("Authorization, Accept-Encoding", got.headers().firstValue("Vary").orElseThrow());
+        assertEquals("nosniff", got.headers().firstValue("X-Content-Type-Options").orElseThrow());
+
+        HttpResponse<byte[]> cached = BlobHttp.send(blobs.request("bob", id).header("If-None-Match", "\"" + id + "\"").GET().build());
+        assertEquals(304, cached.statusCode());
+        assertEquals(0, cached.body().length);
+        assertEquals(200, BlobHttp.send(blobs.request("bob", id).header("If-None-Match", "\"sha256:other\"").GET().build())
+                .statusCode());
+        assertEquals(200, blobs.get("root", id).statusCode(), "'*' passes");
+
+        // the row goes: no row references the blob any more, so it is no longer downloadable
+        String del = a.delete("attachments", "att-1");
+        a.syncUntilIdle();
+        assertEquals(CommitStatus.APPLIED, a.result(del).status());
+        assertError(blobs.get("bob", id), 403, "blob.forbidden");
+        assertError(BlobHttp.send(blobs.request("bob", id).header("If-None-Match", "\"" + id + "\"").GET().build()),
+                403, "blob.forbidden");
+    }
+
+    /** 13 (b): a push referencing a blob never uploaded is rejected with blob.not_found; nothing is written. */
+    @Test
+    void scenario13MissingBlobPushIsRejectedWhole() {
+        SyncTestClient a = client("alice", "p1");
+        a.syncUntilIdle();
+        String missing = BlobIds.compute(randomBytes(100));
+        Map<String, Long> before = tableCounts();
+        String commit = a.commit(List.of(a.upsertOp("attachments", attachment("ok", "p1", null), null),
+                a.upsertOp("attachments", attachment("dangling", "p1", ref(missing, 100)), null)));
+        a.sync();
+        PushResult r = a.result(commit);
+        assertEquals(CommitStatus.REJECTED, r.status());
+        OpResult.Error e = (OpResult.Error) SyncTestClient.firstResult(r);
+        assertEquals("blob.not_found", e.code());
+        assertEquals(1, e.opIndex());
+        Map<String, Long> after = tableCounts();
+        Map<String, Long> expected = new HashMap<>(before);
+        expected.put("sync_push_results", before.get("sync_push_results") + 1);
+        expected.put("sync_clients", after.get("sync_clients"));
+        assertEquals(expected, after, "only the rejected result and the cursor record changed");
+        assertTrue(storage.readAllRows(partition, "attachments").await().atMost(WAIT).isEmpty());
+        assertTrue(storage.readBlobReferences(partition, missing, null, 10).await().atMost(WAIT).isEmpty());
+        assertTrue(a.table("attachments").isEmpty());
+    }
+
+    /** 13 (c): the cross-scope probe — a blobId learned from a leaked ref is not a capability. */
+    @Test
+    void scenario13CrossScopeProbeIsDenied() {
+        byte[] bytes = randomBytes(1000);
+        String id = BlobIds.compute(bytes);
+        assertEquals(200, blobs.put("alice", id, bytes).statusCode());
+        SyncTestClient a = client("alice", "p1");
+        a.syncUntilIdle();
+        a.upsert("attachments", attachment("att-1", "p1", ref(id, bytes.length)), null);
+        a.syncUntilIdle();
+
+        JsonNode denied = assertError(blobs.get("carol", id), 403, "blob.forbidden");
+        assertEquals("forbidden", denied.get("category").asText());
+        assertFalse(denied.get("retryable").asBoolean());
+        assertEquals(id, denied.path("details").path("blobId").asText());
+        assertFalse(denied.get("message").asText().contains(id), "messages are static");
+        // an actor whose scope resolution fails is denied the same way
+        assertError(blobs.get("mallory", id), 403, "blob.forbidden");
+        // the uploader's own blob, referenced by nothing: uploading grants no read
+        byte[] orphan = randomBytes(10);
+        assertEquals(200, blobs.put("carol", BlobIds.compute(orphan), orphan).statusCode());
+        assertError(blobs.get("carol", BlobIds.compute(orphan)), 403, "blob.forbidden");
+        // another partition never sees it
+        assertError(new BlobHttp("http://localhost:" + port, partition + "-x").get("alice", id), 404, "blob.not_found");
+
+        assertEquals(200, blobs.get("alice", id).statusCode());
+        JsonNode unknown = assertError(blobs.get("alice", BlobIds.compute(randomBytes(5))), 404, "blob.not_found");
+        assertEquals("not-found", unknown.get("category").asText());
+        assertError(blobs.get("alice", "sha256:XYZ"), 400, "sync.invalid_request");
+        assertError(blobs.get(null, id), 401, "sync.auth_required");
+    }
+
+    @Test
+    void uploadsVerifyTheContentAddressAndAreIdempotent() throws IOException {
+        byte[] bytes = randomBytes(3000);
+        String id = BlobIds.compute(bytes);
+        String wrong = BlobIds.compute(randomBytes(3000));
+        JsonNode mismatch = assertError(blobs.put("alice", wrong, bytes), 400, "blob.hash_mismatch");
+        assertEquals(wrong, mismatch.path("details").path("blobId").asText());
+        assertError(blobs.get("root", wrong), 404, "blob.not_found");
+
+        assertEquals(200, blobs.put("alice", id, bytes).statusCode());
+        assertEquals(200, blobs.put("bob", id, bytes).statusCode(), "re-upload is an idempotent success");
+
+        // Content-Encoding: gzip — the decoded bytes are hashed
+        byte[] other = randomBytes(5000);
+        ByteArrayOutputStream gz = new ByteArrayOutputStream();
+        try (GZIPOutputStream out = new GZIPOutputStream(gz)) {
+            out.write(other);
+        }
+        HttpResponse<byte[]> gzip = BlobHttp.send(blobs.request("alice", BlobIds.compute(other))
+                .header("Content-Encoding", "gzip").PUT(HttpRequest.BodyPublishers.ofByteArray(gz.toByteArray())).build());
+        assertEquals(200, gzip.statusCode(), BlobHttp.text(gzip));
+        SyncTestClient a = client("alice", "p1");
+        a.syncUntilIdle();
+        a.upsert("attachments", attachment("g", "p1", ref(BlobIds.compute(other), other.length)), null);
+        a.syncUntilIdle();
+        HttpResponse<byte[]> back = blobs.get("alice", BlobIds.compute(other));
+        assertArrayEquals(other, back.body(), "stored decoded, served verbatim");
+        assertEquals("application/octet-stream", back.headers().firstValue("Content-Type").orElseThrow());
+
+        assertError(blobs.put("alice", "sha256:" + "A".repeat(64), bytes), 400, "sync.invalid_request");
+        assertError(blobs.put(null, id, bytes), 401, "sync.auth_required");
+        assertError(BlobHttp.send(blobs.request("alice", id).header("Content-Encoding", "br")
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(bytes)).build()), 415, "sync.invalid_request");
+    }
+
+    @Test
+    void theSizeCapAppliesToDeclaredAndReceivedBytes() throws IOException {
+        byte[] big = randomBytes(MAX_BYTES + 1);
+        String id = BlobIds.compute(big);
+        JsonNode declared = assertError(blobs.put("alice", id, big), 413, "blob.too_large");
+        assertEquals(MAX_BYTES, declared.path("details").path("maxBytes").asLong());
+        // no Content-Length (chunked): the streamed count is capped
+        HttpResponse<byte[]> chunked = BlobHttp.send(blobs.request("alice", id)
+                .PUT(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(big))).build());
+        assertError(chunked, 413, "blob.too_large");
+        // a small gzip body inflating past the cap
+        ByteArrayOutputStream gz = new ByteArrayOutputStream();
+        try (GZIPOutputStream out = new GZIPOutputStream(gz)) {
+            out.write(new byte[MAX_BYTES * 4]);
+        }
+        assertTrue(gz.size() < MAX_BYTES);
+        assertError(BlobHttp.send(blobs.request("alice", BlobIds.compute(new byte[MAX_BYTES * 4]))
+                .header("Content-Encoding", "gzip").PUT(HttpRequest.BodyPublishers.ofByteArray(gz.toByteArray())).build()),
+                413, "blob.too_large");
+        assertError(blobs.get("root", id), 404, "blob.not_found");
+        // exactly at the cap is fine
+        byte[] max = randomBytes(MAX_BYTES);
+        assertEquals(200, blobs.put("alice", BlobIds.compute(max), max).statusCode());
+        // the grant checks the declared length up front
+        assertError(blobs.grant("alice", id, "{\"byteLength\":" + (MAX_BYTES + 1) + "}"), 413, "blob.too_large");
+    }
+
+    /** Without a presigning store the grant says so ({}), and the client streams through the direct PUT. */
+    @Test
+    void uploadGrantWithTheEmbeddedStore() {
+        byte[] bytes = randomBytes(700);
+        String id = BlobIds.compute(bytes);
+        HttpResponse<byte[]> none = blobs.grant("alice", id, "{\"byteLength\":700,\"mediaType\":\"image/png\"}");
+        assertEquals(200, none.statusCode(), BlobHttp.text(none));
+        assertEquals(0, json(none).size(), "no URL: upload through PUT <mount>/blobs/{id}");
+        assertEquals(200, blobs.put("alice", id, bytes).statusCode());
+        HttpResponse<byte[]> present = blobs.grant("bob", id, "{\"byteLength\":700}");
+        assertEquals(200, present.statusCode());
+        assertTrue(json(present).get("present").asBoolean());
+        assertFalse(json(present).has("url"));
+
+        assertError(blobs.grant("alice", id, "{\"byteLength\":-1}"), 400, "sync.invalid_request");
+        assertError(blobs.grant("alice", id, "{\"byteLength\":1.5}"), 400, "sync.invalid_request");
+        assertError(blobs.grant("alice", id, "{\"mediaType\":\"x/y\"}"), 400, "sync.invalid_request");
+        assertError(blobs.grant("alice", id, "{\"byteLength\":1,\"mediaType\":7}"), 400, "sync.invalid_request");
+        assertError(blobs.grant("alice", id, "not json"), 400, "sync.invalid_request");
+        assertError(blobs.grant("alice", "sha256:nope", "{\"byteLength\":1}"), 400, "sync.invalid_request");
+        assertError(blobs.grant(null, id, "{\"byteLength\":1}"), 401, "sync.auth_required");
+    }
+}
