@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.syncular.server.segments.SegmentPublication;
-import dev.syncular.server.segments.postgres.PostgresSegmentStore;
+import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.wire.CanonicalJson;
@@ -33,7 +33,7 @@ class SegmentResourceTest {
     PostgresSyncStorage storage;
 
     @Inject
-    PostgresSegmentStore segments;
+    SegmentStore segments;
 
     String partition;
     String segmentId;
