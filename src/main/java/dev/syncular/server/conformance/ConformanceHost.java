@@ -95,8 +95,10 @@ public class ConformanceHost {
                         : "quarkus.http.port", String.class).orElse("8080");
         String base = "http://localhost:" + port + config.mountPrefix() + "/__conformance/instances/" + id + "/segments";
         ConformanceInstance instance = new ConformanceInstance(id, options.get("partition").asText(), schema, storage,
-                segments, limits, now, ttlSeconds, base);
-        return storage.ensureSchema(schema).flatMap(v -> segments.ensureSchema()).map(v -> {
+                segments, new dev.syncular.server.blobs.postgres.PostgresBlobStore(pool, pgSchema), limits, now,
+                ttlSeconds, base);
+        return storage.ensureSchema(schema).flatMap(v -> segments.ensureSchema())
+                .flatMap(v -> instance.blobStore.ensureSchema()).map(v -> {
             instances.put(id, instance);
             return instance;
         });

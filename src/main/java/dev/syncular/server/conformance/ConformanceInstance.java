@@ -25,17 +25,23 @@ public final class ConformanceInstance {
     final CompiledSchema schema;
     final PostgresSyncStorage storage;
     final PostgresSegmentStore segments;
+    /** §5.9 blobs (capability {@code blobs}): the embedded store in this instance's schema, on its clock. */
+    final dev.syncular.server.blobs.postgres.PostgresBlobStore blobStore;
+    final dev.syncular.server.blobs.BlobService blobs;
     private final ScopeResolver resolver;
     private final SyncLimits limits;
     private final byte[] signingKey;
     private final String segmentBaseUrl;
+    /** Blob size cap of conformance instances (the server's default, §5.9.3). */
+    static final long BLOB_MAX_BYTES = 100L << 20;
     volatile SyncEngine engine;
     final AtomicLong clock;
     final Map<String, Map<String, List<String>>> allowed = new ConcurrentHashMap<>();
     final AtomicBoolean resolverFailing = new AtomicBoolean();
 
     ConformanceInstance(String id, String partition, CompiledSchema schema, PostgresSyncStorage storage,
-            PostgresSegmentStore segments, SyncLimits limits, long nowMs, Long signedUrlTtlSeconds, String segmentBaseUrl) {
+            PostgresSegmentStore segments, dev.syncular.server.blobs.postgres.PostgresBlobStore blobStore, SyncLimits limits,
+            long nowMs, Long signedUrlTtlSeconds, String segmentBaseUrl) {
         this.id = id;
         this.partition = partition;
         this.schema = schema;
@@ -49,6 +55,9 @@ public final class ConformanceInstance {
         this.signingKey = new byte[32];
         new java.security.SecureRandom().nextBytes(signingKey);
         this.segmentBaseUrl = segmentBaseUrl;
+        this.blobStore = blobStore;
+        this.blobs = new dev.syncular.server.blobs.BlobService(blobStore, storage, resolver, SchemaWindow.single(schema),
+                clock::get, BLOB_MAX_BYTES, java.time.Duration.ofHours(24));
         setSignedUrlTtl(signedUrlTtlSeconds);
     }
 
@@ -58,7 +67,7 @@ public final class ConformanceInstance {
                 : new dev.syncular.server.segments.SegmentUrlSigner(signingKey, segmentBaseUrl,
                         Math.min(ttlSeconds * 1000, dev.syncular.server.segments.SegmentUrlSigner.MAX_TTL_MS));
         this.engine = new SyncEngine(SchemaWindow.single(schema), storage, segments, resolver, limits, clock::get,
-                dev.syncular.server.sync.CrdtMerger.NONE, List.of(), reason -> { }, signer);
+                dev.syncular.server.sync.CrdtMerger.NONE, List.of(), reason -> { }, signer, true, blobStore);
     }
 
     public String id() {

@@ -74,7 +74,7 @@ public class ConformanceResource {
         requireEnabled();
         ObjectNode o = JSON.createObjectNode();
         o.put("name", "syncular-server-java");
-        o.putArray("capabilities").add("signed-urls"); // only what really works
+        o.putArray("capabilities").add("signed-urls").add("blobs"); // only what really works
         return o;
     }
 
@@ -173,6 +173,28 @@ public class ConformanceResource {
                 return i.engine.downloadSigned(segmentId, token).map(d -> (JsonNode) JSON.createObjectNode()
                         .put("$u8", HexFormat.of().formatHex(d.bytes())));
             }
+            case "uploadBlob": {
+                // §5.9.3 through the production service: content address verified, size cap, idempotent
+                String blobId = args.path(1).asText();
+                byte[] bytes = HexFormat.of().parseHex(args.path(2).path("$u8").asText());
+                String mediaType = args.path(3).isTextual() ? args.path(3).asText() : null;
+                return Uni.createFrom().item(() -> dev.syncular.server.blobs.BlobContent.verify(blobId, bytes))
+                        .flatMap(content -> i.blobs.upload(actorContext(i, args.path(0).asText()), content, mediaType))
+                        .map(info -> (JsonNode) JSON.getNodeFactory().nullNode());
+            }
+            case "downloadBlob":
+                // §5.9.5: row-derived authorization; the embedded store serves bytes
+                return i.blobs.download(actorContext(i, args.path(0).asText()), args.path(1).asText())
+                        .map(d -> {
+                            ObjectNode o = JSON.createObjectNode();
+                            if (d instanceof dev.syncular.server.blobs.BlobService.Download.Bytes b) {
+                                o.put("kind", "bytes");
+                                o.putObject("bytes").put("$u8", HexFormat.of().formatHex(b.bytes()));
+                            } else if (d instanceof dev.syncular.server.blobs.BlobService.Download.Url u) {
+                                o.put("kind", "url").put("url", u.url().url()).put("urlExpiresAtMs", u.url().expiresAtMs());
+                            }
+                            return (JsonNode) o;
+                        });
             case "readRows":
                 return readRows(i, args.path(0).asText());
             case "close":
@@ -181,6 +203,13 @@ public class ConformanceResource {
                 return Uni.createFrom().failure(new SyncError(ErrorCode.NOT_FOUND, "unsupported conformance call",
                         Map.of("method", method)));
         }
+    }
+
+    private static dev.syncular.server.sync.SyncRequestContext actorContext(ConformanceInstance i, String actorId) {
+        if (actorId == null || actorId.isBlank()) {
+            throw new SyncError(ErrorCode.AUTH_REQUIRED, "actor id required");
+        }
+        return new dev.syncular.server.sync.SyncRequestContext(actorId, i.partition);
     }
 
     private static Uni<JsonNode> done(JsonNode value) {

@@ -78,7 +78,52 @@ class ConformanceHostTest {
     @Test
     void capabilitiesListOnlyWhatWorks() {
         given().get("/__conformance/capabilities").then().statusCode(200)
-                .body("name", equalTo("syncular-server-java")).body("capabilities", equalTo(List.of("signed-urls")));
+                .body("name", equalTo("syncular-server-java"))
+                .body("capabilities", equalTo(List.of("signed-urls", "blobs")));
+    }
+
+    static final String FILES = "{\"version\":1,\"tables\":[{\"name\":\"files\",\"primaryKey\":\"id\",\"columns\":["
+            + "{\"name\":\"id\",\"type\":\"string\",\"nullable\":false},"
+            + "{\"name\":\"project_id\",\"type\":\"string\",\"nullable\":false},"
+            + "{\"name\":\"attachment\",\"type\":\"blob_ref\",\"nullable\":true}],\"scopes\":[\"project:{project_id}\"]}]}";
+
+    /** Capability {@code blobs}: upload, the push-time existence check and row-derived download authorization. */
+    @Test
+    void blobsThroughTheProductionService() throws Exception {
+        String id = create(FILES, "blobs", "");
+        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        call(id, "setAllowedScopes", "[\"bob\",{\"project_id\":[\"p2\"]}]");
+        byte[] bytes = "attachment bytes".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        String hex = java.util.HexFormat.of().formatHex(bytes);
+        String blobId = "sha256:" + java.util.HexFormat.of().formatHex(
+                java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
+        String ref = "{\"blobId\":\"" + blobId + "\",\"byteLength\":" + bytes.length + "}";
+
+        // a push referencing a blob that is not uploaded yet is rejected (blob.not_found)
+        SyncTestClient alice = client(id, FILES, "alice", "files", Map.of("project_id", List.of("p1")));
+        alice.upsert("files", Map.of("id", "f1", "project_id", "p1", "attachment", ref), null);
+        alice.syncUntilIdle();
+        assertEquals(dev.syncular.server.wire.CommitStatus.REJECTED, alice.results.values().iterator().next().status());
+        assertEquals(List.of(), call(id, "readRows", "[\"files\"]").getList("result"));
+
+        // a wrong content address is refused with its catalogued code
+        given().contentType("application/json")
+                .body("{\"args\":[\"alice\",\"" + blobId + "\",{\"$u8\":\"00" + hex + "\"}]}")
+                .post("/__conformance/instances/" + id + "/call/uploadBlob").then().statusCode(400)
+                .body("code", equalTo("blob.hash_mismatch"));
+        call(id, "uploadBlob", "[\"alice\",\"" + blobId + "\",{\"$u8\":\"" + hex + "\"},\"text/plain\"]");
+        alice.upsert("files", Map.of("id", "f2", "project_id", "p1", "attachment", ref), null);
+        alice.syncUntilIdle();
+        assertEquals(List.of("f2"), call(id, "readRows", "[\"files\"]").getList("result.rowId"));
+
+        JsonPath download = call(id, "downloadBlob", "[\"alice\",\"" + blobId + "\"]");
+        assertEquals("bytes", download.getString("result.kind"));
+        assertEquals(hex, download.getString("result.bytes.$u8"));
+        // bob holds no scope of a referencing row: forbidden, never not-found
+        given().contentType("application/json").body("{\"args\":[\"bob\",\"" + blobId + "\"]}")
+                .post("/__conformance/instances/" + id + "/call/downloadBlob").then().statusCode(403)
+                .body("code", equalTo("blob.forbidden"));
+        call(id, "close", "[]");
     }
 
     @Test
