@@ -6,7 +6,6 @@ import dev.syncular.server.blobs.BlobKey;
 import dev.syncular.server.blobs.BlobPage;
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
-import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -56,13 +55,7 @@ public final class PostgresBlobStore implements BlobStore {
 
     /** Creates the schema and table when absent; idempotent and safe to run concurrently. */
     public Uni<Void> ensureSchema() {
-        return pool.withTransaction(conn -> conn.preparedQuery("SELECT pg_advisory_xact_lock(hashtext($1))")
-                .execute(Tuple.of("syncular.ensureBlobSchema:" + pgSchema))
-                .chain(() -> conn.query("SET LOCAL client_min_messages = warning").execute())
-                .chain(() -> Multi.createFrom().iterable(ddl())
-                        .onItem().transformToUniAndConcatenate(sql -> conn.query(sql).execute())
-                        .collect().last())
-                .replaceWithVoid());
+        return PostgresSyncStorage.applyDdl(pool, "syncular.ensureBlobSchema:" + pgSchema, ddl());
     }
 
     @Override

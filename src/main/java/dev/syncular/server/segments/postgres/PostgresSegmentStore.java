@@ -6,7 +6,6 @@ import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.StoredSegment;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.wire.MediaType;
-import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.buffer.Buffer;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -167,13 +166,7 @@ public final class PostgresSegmentStore implements SegmentStore {
 
     /** Creates the schema and tables when absent; idempotent and safe to run concurrently. */
     public Uni<Void> ensureSchema() {
-        return pool.withTransaction(conn -> conn.preparedQuery("SELECT pg_advisory_xact_lock(hashtext($1))")
-                .execute(Tuple.of("syncular.ensureSegmentSchema:" + pgSchema))
-                .chain(() -> conn.query("SET LOCAL client_min_messages = warning").execute())
-                .chain(() -> Multi.createFrom().iterable(ddl())
-                        .onItem().transformToUniAndConcatenate(sql -> conn.query(sql).execute())
-                        .collect().last())
-                .replaceWithVoid());
+        return PostgresSyncStorage.applyDdl(pool, "syncular.ensureSegmentSchema:" + pgSchema, ddl());
     }
 
     // ------------------------------------------------------------------------------------------------

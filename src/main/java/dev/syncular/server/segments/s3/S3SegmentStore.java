@@ -518,25 +518,19 @@ public final class S3SegmentStore implements SegmentStore {
     // ------------------------------------------------------------------------------------------------
 
     private ResponseBytes<GetObjectResponse> getBytes(String key) {
-        try {
-            return s3.getObjectAsBytes(r -> r.bucket(bucket).key(key));
-        } catch (NoSuchKeyException e) {
-            return null;
-        } catch (S3Exception e) {
-            if (e.statusCode() == 404) {
-                return null;
-            }
-            throw e;
-        }
+        return orNull(() -> s3.getObjectAsBytes(r -> r.bucket(bucket).key(key)));
     }
 
     private HeadObjectResponse head(String key) {
+        return orNull(() -> s3.headObject(r -> r.bucket(bucket).key(key)));
+    }
+
+    /** The call's result, or {@code null} when the object does not exist (404). */
+    private static <T> T orNull(Supplier<T> call) {
         try {
-            return s3.headObject(r -> r.bucket(bucket).key(key));
-        } catch (NoSuchKeyException e) {
-            return null;
+            return call.get();
         } catch (S3Exception e) {
-            if (e.statusCode() == 404) {
+            if (e instanceof NoSuchKeyException || e.statusCode() == 404) {
                 return null;
             }
             throw e;

@@ -146,6 +146,20 @@ public final class PostgresSyncStorage implements SyncStorage {
     }
 
     /** A quoted PostgreSQL identifier (shared by the stores that live in the same PostgreSQL schema). */
+    /**
+     * Runs idempotent DDL in one transaction under an advisory lock on {@code lockName}, so concurrent
+     * starters (pods, test classes) apply it one at a time. Notices are silenced.
+     */
+    public static Uni<Void> applyDdl(Pool pool, String lockName, List<String> ddl) {
+        return pool.withTransaction(conn -> conn.preparedQuery("SELECT pg_advisory_xact_lock(hashtext($1))")
+                .execute(Tuple.of(lockName))
+                .chain(() -> conn.query("SET LOCAL client_min_messages = warning").execute())
+                .chain(() -> io.smallrye.mutiny.Multi.createFrom().iterable(ddl)
+                        .onItem().transformToUniAndConcatenate(sql -> conn.query(sql).execute())
+                        .collect().last())
+                .replaceWithVoid());
+    }
+
     public static String q(String ident) {
         return '"' + ident.replace("\"", "\"\"") + '"';
     }
