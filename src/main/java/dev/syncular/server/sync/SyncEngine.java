@@ -395,7 +395,7 @@ public final class SyncEngine {
                         .map(v -> frames);
             }
             return tx.appendCommit(round.ctx.actorId(), round.header.clientId(), commit.clientCommitId(), now, changes)
-                    .flatMap(seq -> writeRows(tx, new ArrayList<>(staged.values()), 0, seq).flatMap(v -> {
+                    .flatMap(seq -> writeRows(tx, new ArrayList<>(staged.values()), seq).flatMap(v -> {
                         PushResult applied = new PushResult(commit.clientCommitId(), CommitStatus.APPLIED, seq, results);
                         return tx.savePushResult(round.header.clientId(), commit.clientCommitId(),
                                 new PushOutcome(CommitStatus.APPLIED, seq, MessageEncoder.encodeFrame(applied), now))
@@ -404,13 +404,12 @@ public final class SyncEngine {
         });
     }
 
-    private static Uni<Void> writeRows(PushTx tx, List<Staged> rows, int index, long commitSeq) {
-        if (index == rows.size()) {
-            return Uni.createFrom().voidItem();
-        }
-        Staged s = rows.get(index);
-        Uni<Void> write = s.row() != null ? tx.upsertRow(s.table(), s.row()) : tx.deleteRow(s.table(), s.rowId(), commitSeq);
-        return write.flatMap(v -> writeRows(tx, rows, index + 1, commitSeq));
+    /** One write per staged row, in order — iterative, so a large commit never grows the stack. */
+    private static Uni<Void> writeRows(PushTx tx, List<Staged> rows, long commitSeq) {
+        return io.smallrye.mutiny.Multi.createFrom().iterable(rows)
+                .onItem().transformToUniAndConcatenate(s -> s.row() != null ? tx.upsertRow(s.table(), s.row())
+                        : tx.deleteRow(s.table(), s.rowId(), commitSeq))
+                .collect().last().replaceWithVoid();
     }
 
     /** Runs the operations in order; yields the terminating result record, or {@code null} when all applied. */
@@ -590,20 +589,22 @@ public final class SyncEngine {
         static Uni<Rejection> enforce(CompiledSchema schema, PushTx tx, Map<String, Staged> staged,
                 List<ChangeToWrite> changes) {
             List<Staged> initial = new ArrayList<>(staged.values());
-            return parents(schema, tx, staged, initial, 0).flatMap(r -> r != null ? Uni.createFrom().item(r)
-                    : deletes(schema, tx, staged, changes, new ArrayList<>(initial), 0, new int[] {0}));
+            // iterative (a large commit never grows the stack); the first rejection stops the walk
+            return io.smallrye.mutiny.Multi.createFrom().iterable(initial)
+                    .onItem().transformToUniAndConcatenate(s -> parent(schema, tx, staged, s))
+                    .toUni()
+                    .flatMap(r -> r != null ? Uni.createFrom().item(r)
+                            : deletes(schema, tx, staged, changes, new ArrayList<>(initial), 0, new int[] {0}));
         }
 
-        /** Every staged upsert whose present, non-null reference column names a parent must find it. */
-        private static Uni<Rejection> parents(CompiledSchema schema, PushTx tx, Map<String, Staged> staged,
-                List<Staged> list, int i) {
-            if (i == list.size()) {
-                return Uni.createFrom().nullItem();
-            }
-            Staged s = list.get(i);
+        /**
+         * A staged upsert whose present, non-null reference column names a parent must find it: the rejection,
+         * or a {@code null} item when every parent exists.
+         */
+        private static Uni<Rejection> parent(CompiledSchema schema, PushTx tx, Map<String, Staged> staged, Staged s) {
             TableSchema table = schema.table(s.table());
             if (s.row() == null || s.present() == null || table.references().isEmpty()) {
-                return parents(schema, tx, staged, list, i + 1);
+                return Uni.createFrom().nullItem();
             }
             List<Uni<Rejection>> checks = new ArrayList<>();
             for (dev.syncular.server.schema.ReferenceDef ref : table.references()) {
@@ -621,28 +622,30 @@ public final class SyncEngine {
                         List.of(ref.column()), Map.of("parent", parent.name(), "row", parentId))));
             }
             if (checks.isEmpty()) {
-                return parents(schema, tx, staged, list, i + 1);
+                return Uni.createFrom().nullItem();
             }
-            return Uni.join().all(checks).andFailFast().flatMap(rs -> {
+            return Uni.join().all(checks).andFailFast().map(rs -> {
                 for (Rejection r : rs) {
                     if (r != null) {
-                        return Uni.createFrom().item(r);
+                        return r;
                     }
                 }
-                return parents(schema, tx, staged, list, i + 1);
+                return null;
             });
         }
 
         /** Walks staged deletes (the queue grows with cascaded ones) and applies each child reference's rule. */
         private static Uni<Rejection> deletes(CompiledSchema schema, PushTx tx, Map<String, Staged> staged,
-                List<ChangeToWrite> changes, List<Staged> queue, int i, int[] appended) {
+                List<ChangeToWrite> changes, List<Staged> queue, int from, int[] appended) {
+            int skip = from;
+            while (skip < queue.size() && queue.get(skip).row() != null) {
+                skip++; // upserts: nothing to cascade (a loop, not a call per row)
+            }
+            int i = skip;
             if (i == queue.size()) {
                 return Uni.createFrom().nullItem();
             }
             Staged parentDelete = queue.get(i);
-            if (parentDelete.row() != null) {
-                return deletes(schema, tx, staged, changes, queue, i + 1, appended);
-            }
             TableSchema parent = schema.table(parentDelete.table());
             List<Object[]> work = new ArrayList<>();
             for (TableSchema child : schema.tables()) {

@@ -182,6 +182,49 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         }
     }
 
+    /**
+     * A commit of thousands of operations (the host raised the cap) applies without growing the stack per
+     * operation: the suite runs with the production thread stack size (-Xss512k, pom.xml), where a recursive
+     * walk over the operations overflowed at about a thousand.
+     */
+    @org.junit.jupiter.api.Test
+    void hugeCommitsDoNotGrowTheStack() {
+        server.allow("alice", Map.of("project_id", List.of("p1")));
+        SyncEngine big = new SyncEngine(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(),
+                (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))),
+                new SyncLimits(10_000, SyncLimits.DEFAULTS.inlineSegmentMaxBytes(), SyncLimits.DEFAULTS.segmentTtlMs()),
+                System::currentTimeMillis);
+        SyncTestClient.Transport transport = new SyncTestClient.Transport() {
+            @Override
+            public byte[] roundTrip(SyncTestClient client, byte[] request) {
+                return Message.response(big.handle(new SyncRequestContext(client.actorId, partition),
+                        MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
+            }
+
+            @Override
+            public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
+                throw new AssertionError("inline only");
+            }
+        };
+        SyncTestClient c = new SyncTestClient(SCHEMA, transport, "alice", "huge-1")
+                .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
+        List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
+        for (int i = 0; i < 5_000; i++) {
+            Map<String, Object> row = new java.util.HashMap<>();
+            row.put("id", "huge-" + i);
+            row.put("project_id", "p1");
+            row.put("title", "t");
+            row.put("body", null);
+            row.put("priority", null);
+            row.put("done", null);
+            ops.add(c.upsertOp("notes", row, null));
+        }
+        String id = c.commit(ops);
+        c.syncUntilIdle();
+        org.junit.jupiter.api.Assertions.assertTrue(SyncTestClient.applied(c.result(id)));
+        org.junit.jupiter.api.Assertions.assertEquals(5_000, server.rows("notes").size());
+    }
+
     /** §3.2 rule 3: one resolution per request, shared by its pushes (§3.4 step 1) and every subscription. */
     @org.junit.jupiter.api.Test
     void scopesResolveAtMostOncePerRequest() {

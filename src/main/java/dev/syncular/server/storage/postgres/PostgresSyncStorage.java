@@ -1654,7 +1654,10 @@ public final class PostgresSyncStorage implements SyncStorage {
                     .append(" r WHERE r.\"_sync_partition\" = $1")
                     .append(" AND ($4::text IS NULL OR r.\"_sync_row_id\" > $4::text COLLATE \"C\")")
                     .append(" AND EXISTS (SELECT 1 FROM ").append(t("sync_row_scopes")).append(" s WHERE s.partition_id = $1")
-                    .append(" AND s.tbl = $2 AND s.scope_key = ANY($3) AND s.row_id = r.\"_sync_row_id\")");
+                    .append(" AND s.tbl = $2 AND s.scope_key = ANY($3) AND s.row_id = r.\"_sync_row_id\"")
+                    // the same lower bound on the index side: without it the merge join rescans the scope's
+                    // index from its first row on every page, and a bootstrap costs O(rows²)
+                    .append(" AND ($4::text IS NULL OR s.row_id > $4::text COLLATE \"C\"))");
             int p = 5;
             // With a single scope pattern the index keys of the first variable are exactly its values, so the
             // EXISTS above already is that variable's test: repeating it on the JSON makes the planner
@@ -1678,8 +1681,8 @@ public final class PostgresSyncStorage implements SyncStorage {
         // benchmark). With sequential scans and parallel workers off for this read-only transaction the
         // plan is index-driven whatever the statistics say (an ordered merge semi-join on the primary keys
         // when they are current: ~30 ms for a 50k-row page).
-        return pool.withTransaction(conn -> conn.query("SET LOCAL enable_seqscan = off").execute()
-                .chain(() -> conn.query("SET LOCAL max_parallel_workers_per_gather = 0").execute())
+        return pool.withTransaction(conn -> conn.query("SET LOCAL enable_seqscan = off;"
+                        + " SET LOCAL max_parallel_workers_per_gather = 0").execute()
                 .chain(() -> conn.preparedQuery(sql).execute(args))).map(rs -> {
             List<StoredRow> out = new ArrayList<>(rs.size());
             TableSchema ts = rt.schema;
