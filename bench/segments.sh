@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# Bootstrap through S3-presigned segments: §5.3 SQLite image lane (cold build + serve, warm reuse) and the §5.2
+# rows lane, both delivered by §5.4 presigned URLs from an S3-compatible store, with server heap/RSS sampled
+# during the image build. Not a test.
+#
+# Usage: bench/segments.sh
+#
+# Starts s3proxy (transient in-memory provider, SigV4 signatures checked) on a free port and creates a bucket
+# with a signed request; packages the app (offline) unless SKIP_PACKAGE=1; starts the packaged server (prod
+# profile, dev header auth, recommended JVM flags, syncular.segments.store=s3) on a free port against PostgreSQL
+# in a fresh storage schema; runs dev.syncular.server.bench.SegmentsBenchmark (seeds 100k and 1M rows, untimed,
+# then measures); stops both processes and drops the schema on exit.
+#
+# Environment:
+#   SYNCULAR_PG_URL       PostgreSQL URL (default postgresql://127.0.0.1:5432/syncular_test)
+#   SYNCULAR_PG_USER / SYNCULAR_PG_PASSWORD   (default syncular / syncular)
+#   SERVER_JAVA_OPTS      server JVM options (default: the recommended production flags of bench/sync.sh)
+#   S3PROXY_JAVA_OPTS     s3proxy JVM options (default -Xmx2g: the transient provider keeps objects on its heap)
+#   SEED_BATCH            upserts per seed commit (default 500: larger commits overflow the server's 512k thread
+#                         stacks in SyncEngine.References.parents, see the report)
+#   SEED_COMMITS          seed commits per push request (default 10); the server's
+#                         syncular.limits.max-operations-per-request is raised to SEED_BATCH * SEED_COMMITS
+#   BENCH_OPTS            extra JVM -D options for the benchmark, e.g. "-Dbench.sizes=100000,1000000
+#                         -Dbench.pageRows=10000 -Dbench.maxPages=10 -Dbench.sampleMs=100"
+#   SKIP_PACKAGE=1        reuse target/quarkus-app and target/test-classes as they are (test classes are still
+#                         compiled when the benchmark class is missing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PG_URL="${SYNCULAR_PG_URL:-postgresql://127.0.0.1:5432/syncular_test}"
+PG_USER="${SYNCULAR_PG_USER:-syncular}"
+PG_PASSWORD="${SYNCULAR_PG_PASSWORD:-syncular}"
+SCHEMA_FILE="$PWD/src/test/resources/schema/notes.json"
+PG_SCHEMA="bench_seg_$(date +%s)_$$"
+LOG="target/bench-segments-server.log"
+S3_LOG="target/bench-segments-s3proxy.log"
+DEFAULT_SERVER_JAVA_OPTS="-XX:+UseSerialGC -Xms64m -Xmx192m -XX:MaxMetaspaceSize=128m -XX:ReservedCodeCacheSize=64m -XX:MaxDirectMemorySize=64m -Xss512k -XX:+ExitOnOutOfMemoryError"
+SERVER_JAVA_OPTS="${SERVER_JAVA_OPTS:-$DEFAULT_SERVER_JAVA_OPTS}"
+S3PROXY_JAVA_OPTS="${S3PROXY_JAVA_OPTS:--Xmx2g}"
+SEED_BATCH="${SEED_BATCH:-500}"
+SEED_COMMITS="${SEED_COMMITS:-10}"
+S3_ACCESS_KEY="bench-access"
+S3_SECRET_KEY="bench-secret-key-$(date +%s%N)"
+S3_REGION="us-east-1"
+S3_BUCKET="syncular-bench-$$"
+M2_REPO="${M2_REPO:-$HOME/.m2/repository}"
+S3PROXY_JAR="$M2_REPO/org/gaul/s3proxy/2.9.0/s3proxy-2.9.0-jar-with-dependencies.jar"
+
+if [[ ! -f "$S3PROXY_JAR" ]]; then
+    echo "s3proxy jar not found at $S3PROXY_JAR (run ./mvnw -o test-compile once, it is a provided dependency)" >&2
+    exit 1
+fi
+
+if [[ "${SKIP_PACKAGE:-}" != 1 ]]; then
+    echo "== packaging (./mvnw -o -q package -DskipTests)" >&2
+    ./mvnw -o -q package -DskipTests
+elif [[ ! -f target/test-classes/dev/syncular/server/bench/SegmentsBenchmark.class ]]; then
+    ./mvnw -o -q test-compile
+fi
+# The benchmark's classpath without s3proxy's self-contained jar (its bundled libraries clash).
+if ! ./mvnw -o -q dependency:build-classpath -DexcludeArtifactIds=s3proxy -Dmdep.outputFile=target/bench-segments.cp; then
+    echo "offline dependency:build-classpath failed; retrying online once" >&2
+    ./mvnw -q dependency:build-classpath -DexcludeArtifactIds=s3proxy -Dmdep.outputFile=target/bench-segments.cp
+fi
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+PORT=$(free_port)
+S3_PORT=$(free_port)
+S3_URL="http://127.0.0.1:$S3_PORT"
+WORK=$(mktemp -d -t bench-segments.XXXXXX)
+
+pg_psql() {
+    local rest="${PG_URL#postgresql://}"
+    rest="${rest#postgres://}"
+    local hostport="${rest%%/*}" db="${rest#*/}"
+    db="${db%%\?*}"
+    PGPASSWORD="$PG_PASSWORD" psql -X -q -At -h "${hostport%%:*}" -p "${hostport##*:}" -U "$PG_USER" -d "$db" "$@"
+}
+
+stop_pid() { # pid name
+    local pid="$1"
+    if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+        kill "$pid" 2>/dev/null || true
+        for _ in $(seq 1 100); do
+            kill -0 "$pid" 2>/dev/null || return 0
+            sleep 0.1
+        done
+        echo "$2 did not stop on SIGTERM; killing it" >&2
+        kill -9 "$pid" 2>/dev/null || true
+    fi
+}
+
+SERVER_PID=""
+S3_PID=""
+cleanup() {
+    stop_pid "$SERVER_PID" server
+    stop_pid "$S3_PID" s3proxy
+    if command -v psql >/dev/null; then
+        pg_psql -c "DROP SCHEMA IF EXISTS \"$PG_SCHEMA\" CASCADE" >/dev/null 2>&1 \
+            || echo "note: could not drop schema $PG_SCHEMA" >&2
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+wait_for() { # url pid name log
+    local deadline=$((SECONDS + 90))
+    until curl -s -o /dev/null "$1" 2>/dev/null; do
+        if ! kill -0 "$2" 2>/dev/null; then
+            echo "$3 exited during start-up; last log lines:" >&2
+            tail -n 30 "$4" >&2
+            exit 1
+        fi
+        if ((SECONDS >= deadline)); then
+            echo "$3 not answering within 90 s; last log lines:" >&2
+            tail -n 30 "$4" >&2
+            exit 1
+        fi
+        sleep 0.2
+    done
+}
+
+# ------------------------------------------------------------------------------------------------ s3proxy
+cat >"$WORK/s3proxy.conf" <<EOF
+s3proxy.endpoint=$S3_URL
+s3proxy.authorization=aws-v2-or-v4
+s3proxy.identity=$S3_ACCESS_KEY
+s3proxy.credential=$S3_SECRET_KEY
+jclouds.provider=transient
+jclouds.identity=$S3_ACCESS_KEY
+jclouds.credential=$S3_SECRET_KEY
+EOF
+echo "== starting s3proxy on $S3_URL (log $S3_LOG)" >&2
+# shellcheck disable=SC2086
+java $S3PROXY_JAVA_OPTS -jar "$S3PROXY_JAR" --properties "$WORK/s3proxy.conf" >"$S3_LOG" 2>&1 &
+S3_PID=$!
+wait_for "$S3_URL/" "$S3_PID" s3proxy "$S3_LOG"
+# A SigV4-signed CreateBucket (curl signs; s3proxy wants the payload hash header, here of the empty body).
+EMPTY_SHA256=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+status=$(curl -s -o "$WORK/create-bucket.out" -w '%{http_code}' --aws-sigv4 "aws:amz:$S3_REGION:s3" \
+    --user "$S3_ACCESS_KEY:$S3_SECRET_KEY" -H "x-amz-content-sha256: $EMPTY_SHA256" -X PUT "$S3_URL/$S3_BUCKET")
+if [[ "$status" != 200 ]]; then
+    echo "creating bucket $S3_BUCKET failed ($status): $(cat "$WORK/create-bucket.out")" >&2
+    exit 1
+fi
+status=$(curl -s -o /dev/null -w '%{http_code}' "$S3_URL/$S3_BUCKET?list-type=2")
+echo "== bucket $S3_BUCKET created (anonymous listing answers $status: signatures are checked)" >&2
+
+# ------------------------------------------------------------------------------------------------- server
+echo "== server JVM options: $SERVER_JAVA_OPTS" >&2
+echo "== starting the server on port $PORT (storage schema $PG_SCHEMA; segments in s3://$S3_BUCKET/bench/; log $LOG)" >&2
+# shellcheck disable=SC2086
+QUARKUS_HTTP_PORT="$PORT" \
+QUARKUS_DATASOURCE_REACTIVE_URL="$PG_URL" \
+SYNCULAR_PG_USER="$PG_USER" \
+SYNCULAR_PG_PASSWORD="$PG_PASSWORD" \
+SYNCULAR_DEV_AUTH_ENABLED=true \
+SYNCULAR_SCHEMA_PATH="$SCHEMA_FILE" \
+SYNCULAR_STORAGE_PG_SCHEMA="$PG_SCHEMA" \
+    java $SERVER_JAVA_OPTS \
+    -Dsyncular.segments.store=s3 \
+    -Dsyncular.s3.bucket="$S3_BUCKET" \
+    -Dsyncular.s3.key-prefix=bench/ \
+    -Dsyncular.s3.presign-ttl=10m \
+    -Dsyncular.limits.max-operations-per-request="$((SEED_BATCH * SEED_COMMITS))" \
+    -Dquarkus.s3.endpoint-override="$S3_URL" \
+    -Dquarkus.s3.path-style-access=true \
+    -Dquarkus.s3.aws.region="$S3_REGION" \
+    -Dquarkus.s3.aws.credentials.type=static \
+    -Dquarkus.s3.aws.credentials.static-provider.access-key-id="$S3_ACCESS_KEY" \
+    -Dquarkus.s3.aws.credentials.static-provider.secret-access-key="$S3_SECRET_KEY" \
+    -Dquarkus.s3.checksum-validation=false \
+    -jar target/quarkus-app/quarkus-run.jar >"$LOG" 2>&1 &
+SERVER_PID=$!
+wait_for "http://127.0.0.1:$PORT/q/health/ready" "$SERVER_PID" server "$LOG"
+until curl -sf "http://127.0.0.1:$PORT/q/health/ready" >/dev/null 2>&1; do
+    kill -0 "$SERVER_PID" 2>/dev/null || { tail -n 30 "$LOG" >&2; exit 1; }
+    sleep 0.2
+done
+echo "== server ready (pid $SERVER_PID), s3proxy pid $S3_PID" >&2
+METRICS=$(curl -sf "http://127.0.0.1:$PORT/q/metrics" || true)
+if ! grep -q '^jvm_memory_used_bytes{area="heap"' <<<"$METRICS"; then
+    echo "note: /q/metrics exposes no jvm_memory_used_bytes{area=\"heap\"}: heap figures will read n/a" >&2
+fi
+
+PG_PID=0
+if [[ "$PG_URL" == *"127.0.0.1:"* || "$PG_URL" == *"localhost:"* ]]; then
+    pg_port="${PG_URL##*:}"
+    pg_port="${pg_port%%/*}"
+    PG_PID=$(ss -ltnpH "sport = :$pg_port" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2 || true)
+    PG_PID=${PG_PID:-0}
+fi
+PG_VERSION=$(pg_psql -c 'SHOW server_version' 2>/dev/null || echo unknown)
+
+echo "== machine: nproc $(nproc); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //');" \
+    "load average $(cut -d' ' -f1-3 /proc/loadavg); $(date -u)" >&2
+
+status=0
+# shellcheck disable=SC2086
+java -Xmx1g -Dbench.pgPid="$PG_PID" -Dbench.pgVersion="$PG_VERSION" -Dbench.seedBatch="$SEED_BATCH" \
+    -Dbench.seedCommitsPerRequest="$SEED_COMMITS" \
+    -Dbench.serverOpts="$SERVER_JAVA_OPTS" ${BENCH_OPTS:-} \
+    -cp "target/classes:target/test-classes:$(cat target/bench-segments.cp)" \
+    dev.syncular.server.bench.SegmentsBenchmark "http://127.0.0.1:$PORT" "$SERVER_PID" "$SCHEMA_FILE" "$S3_PID" \
+    || status=$?
+if grep -qE ' (WARN|ERROR) ' "$LOG"; then
+    echo "== server log warnings/errors ($LOG):" >&2
+    grep -E ' (WARN|ERROR) ' "$LOG" | grep -v 'postgresql.queue.size' | tail -n 20 >&2 || true
+fi
+exit $status
