@@ -16,8 +16,7 @@
 #   SYNCULAR_PG_USER / SYNCULAR_PG_PASSWORD   (default syncular / syncular)
 #   SERVER_JAVA_OPTS      server JVM options (default: the recommended production flags of bench/sync.sh)
 #   S3PROXY_JAVA_OPTS     s3proxy JVM options (default -Xmx2g: the transient provider keeps objects on its heap)
-#   SEED_BATCH            upserts per seed commit (default 500: larger commits overflow the server's 512k thread
-#                         stacks in SyncEngine.References.parents, see the report)
+#   SEED_BATCH            upserts per seed commit (default 500)
 #   SEED_COMMITS          seed commits per push request (default 10); the server's
 #                         syncular.limits.max-operations-per-request is raised to SEED_BATCH * SEED_COMMITS
 #   BENCH_OPTS            extra JVM -D options for the benchmark, e.g. "-Dbench.sizes=100000,1000000
