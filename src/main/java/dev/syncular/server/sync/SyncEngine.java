@@ -980,14 +980,16 @@ public final class SyncEngine {
             java.nio.file.Path file = null;
             try {
                 file = java.nio.file.Files.createTempFile("syncular-image-", ".sqlite");
-                String[] after = {null};
+                // the next keyset batch is read while this one is written (one batch ahead, never more)
+                java.util.function.Function<String, java.util.concurrent.CompletableFuture<List<StoredRow>>> read =
+                        after -> storage.readSnapshotPage(partition, table.name(), scopes, after, IMAGE_BATCH_ROWS)
+                                .subscribeAsCompletionStage();
+                List<java.util.concurrent.CompletableFuture<List<StoredRow>>> ahead = new ArrayList<>(List.of(read.apply(null)));
                 dev.syncular.server.segments.SqliteImageBuilder.Result result = dev.syncular.server.segments.SqliteImageBuilder
                         .build(file, table, key.schemaVersion(), key.asOfCommitSeq(), key.scopeDigest(), () -> {
-                            List<StoredRow> page = storage.readSnapshotPage(partition, table.name(), scopes, after[0],
-                                    IMAGE_BATCH_ROWS).await().atMost(java.time.Duration.ofMinutes(5));
-                            if (!page.isEmpty()) {
-                                after[0] = page.get(page.size() - 1).rowId();
-                            }
+                            List<StoredRow> page = ahead.get(0).get(5, java.util.concurrent.TimeUnit.MINUTES);
+                            ahead.set(0, page.size() < IMAGE_BATCH_ROWS ? java.util.concurrent.CompletableFuture
+                                    .completedFuture(List.of()) : read.apply(page.get(page.size() - 1).rowId()));
                             return page;
                         });
                 return new BuiltImage(file, "sha256:" + sha256Hex(file), result.rowCount(), result.byteLength());

@@ -1648,16 +1648,21 @@ public final class PostgresSyncStorage implements SyncStorage {
             rt = table(table);
             TreeMap<String, Set<String>> sorted = new TreeMap<>(scopes);
             String first = sorted.firstKey();
-            args = Tuple.of(partition, table).addArrayOfString(rt.scopeKeys(first, sorted.get(first))).addValue(afterRowId).addValue(limit);
+            // A plain range bound on both sides, never "$4 IS NULL OR ...": the prepared statement's generic plan
+            // cannot turn that into an index condition, and every deep page scanned the scope from its start
+            // (1.8 s instead of 7 ms at row 800,000). The first page starts at '' — every row id is >= ''.
+            String bound = afterRowId == null ? ">=" : ">";
+            args = Tuple.of(partition, table).addArrayOfString(rt.scopeKeys(first, sorted.get(first)))
+                    .addValue(afterRowId == null ? "" : afterRowId).addValue(limit);
             StringBuilder sb = new StringBuilder("SELECT ").append(snapshot ? snapshotSelectList(rt.schema) : selectList(rt.schema))
                     .append(" FROM ").append(t(rt.physicalName))
                     .append(" r WHERE r.\"_sync_partition\" = $1")
-                    .append(" AND ($4::text IS NULL OR r.\"_sync_row_id\" > $4::text COLLATE \"C\")")
+                    .append(" AND r.\"_sync_row_id\" ").append(bound).append(" $4::text COLLATE \"C\"")
                     .append(" AND EXISTS (SELECT 1 FROM ").append(t("sync_row_scopes")).append(" s WHERE s.partition_id = $1")
                     .append(" AND s.tbl = $2 AND s.scope_key = ANY($3) AND s.row_id = r.\"_sync_row_id\"")
                     // the same lower bound on the index side: without it the merge join rescans the scope's
                     // index from its first row on every page, and a bootstrap costs O(rows²)
-                    .append(" AND ($4::text IS NULL OR s.row_id > $4::text COLLATE \"C\"))");
+                    .append(" AND s.row_id ").append(bound).append(" $4::text COLLATE \"C\")");
             int p = 5;
             // With a single scope pattern the index keys of the first variable are exactly its values, so the
             // EXISTS above already is that variable's test: repeating it on the JSON makes the planner
