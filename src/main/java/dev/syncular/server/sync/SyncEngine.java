@@ -901,7 +901,7 @@ public final class SyncEngine {
     private Uni<List<Frame>> rowsLane(Round round, PullHeader pull, TableSchema table, Map<String, List<String>> effective,
             String digest, long asOf, PartitionState state, String start, int pageRows, int maxPages, List<Frame> frames,
             Uni<List<StoredRow>> firstPage) {
-        return pages(round, pull, table, effective, digest, asOf, state, start, pageRows, maxPages, 0, frames, firstPage)
+        return pages(round, pull, table, effective, digest, asOf, state, start, pageRows, maxPages, frames, firstPage)
                 .map(nextCursor -> {
                     frames.add(new SubEnd(asOf, nextCursor == null ? null : resumeToken(asOf, table.name(), nextCursor)));
                     return frames;
@@ -1078,56 +1078,54 @@ public final class SyncEngine {
                 ? urls.issue(segmentId, digest, round.ctx.partition(), now) : null;
     }
 
-    /** Emits pages from {@code after}; yields the row cursor to resume from, or {@code null} when complete. */
+    /**
+     * Emits pages from {@code after}, the first being {@code firstPage} (a read already running); yields the row
+     * cursor to resume from, or {@code null} when the table is complete. Each page's rows are encoded, published
+     * and dropped before the next is processed, and the read of the next page overlaps that work. A loop of fresh
+     * subscriptions, not a chain of nested operators: a nested chain keeps every earlier page's rows reachable
+     * until the whole request completes (tens of MB for 10 pages of 10,000 rows).
+     */
     private Uni<String> pages(Round round, PullHeader pull, TableSchema table, Map<String, List<String>> effective,
-            String digest, long asOf, PartitionState state, String after, int pageRows, int maxPages, int page,
-            List<Frame> frames) {
-        if (page == maxPages) {
-            return Uni.createFrom().item(after);
-        }
-        return pages(round, pull, table, effective, digest, asOf, state, after, pageRows, maxPages, page, frames,
-                readPage(round, table, effective, after, pageRows));
+            String digest, long asOf, PartitionState state, String after, int pageRows, int maxPages, List<Frame> frames,
+            Uni<List<StoredRow>> firstPage) {
+        return Uni.createFrom().emitter(em -> new Object() {
+            void page(int index, String from, Uni<List<StoredRow>> rows) {
+                rows.subscribe().with(read -> {
+                    try {
+                        process(index, from, read);
+                    } catch (RuntimeException e) {
+                        em.fail(e); // a callback that throws would otherwise leave the request hanging
+                    }
+                }, em::fail);
+            }
+
+            void process(int index, String from, List<StoredRow> read) {
+                boolean more = read.size() > pageRows;
+                List<StoredRow> pageRowsList = more ? read.subList(0, pageRows) : read;
+                int count = pageRowsList.size();
+                String next = more ? pageRowsList.get(count - 1).rowId() : null;
+                boolean continues = next != null && index + 1 < maxPages;
+                Uni<List<StoredRow>> ahead = continues ? Uni.createFrom().completionStage(
+                        readPage(round, table, effective, next, pageRows).subscribeAsCompletionStage()) : null;
+                encodeSegment(table, round.clientSchema.version(), pageRowsList)
+                        .flatMap(segment -> emitSegment(round, pull, table, digest, asOf, state, from, next, count,
+                                segment))
+                        .subscribe().with(frame -> {
+                            frames.add(frame);
+                            if (continues) {
+                                page(index + 1, next, ahead);
+                            } else {
+                                em.complete(next);
+                            }
+                        }, em::fail);
+            }
+        }.page(0, after, firstPage));
     }
 
     /** The snapshot page after {@code after} ({@code pageRows + 1} rows: one more tells whether more follow). */
     private Uni<List<StoredRow>> readPage(Round round, TableSchema table, Map<String, List<String>> effective, String after,
             int pageRows) {
         return storage.readSnapshotPage(round.ctx.partition(), table.name(), asSets(effective), after, pageRows + 1);
-    }
-
-    /**
-     * {@code rows} is the (possibly already running) read of page {@code page}; the next page's read starts
-     * before this page is encoded and published, so the two overlap.
-     */
-    private Uni<String> pages(Round round, PullHeader pull, TableSchema table, Map<String, List<String>> effective,
-            String digest, long asOf, PartitionState state, String after, int pageRows, int maxPages, int page,
-            List<Frame> frames, Uni<List<StoredRow>> rows) {
-        return rows.flatMap(read -> {
-                    boolean more = read.size() > pageRows;
-                    List<StoredRow> pageRowsList = more ? read.subList(0, pageRows) : read;
-                    String next = more ? pageRowsList.get(pageRowsList.size() - 1).rowId() : null;
-                    Uni<List<StoredRow>> nextRows = null;
-                    if (next != null && page + 1 < maxPages) {
-                        nextRows = Uni.createFrom().completionStage(
-                                readPage(round, table, effective, next, pageRows).subscribeAsCompletionStage());
-                    }
-                    Uni<List<StoredRow>> prefetched = nextRows;
-                    return encodeSegment(table, round.clientSchema.version(), pageRowsList)
-                            .flatMap(segment -> emitSegment(round, pull, table, digest, asOf, state, after, next,
-                                    pageRowsList.size(), segment))
-                            .flatMap(frame -> {
-                                frames.add(frame);
-                                if (next == null) {
-                                    return Uni.createFrom().<String>nullItem();
-                                }
-                                if (prefetched == null) {
-                                    return pages(round, pull, table, effective, digest, asOf, state, next, pageRows,
-                                            maxPages, page + 1, frames);
-                                }
-                                return pages(round, pull, table, effective, digest, asOf, state, next, pageRows,
-                                        maxPages, page + 1, frames, prefetched);
-                            });
-                });
     }
 
     /** Pages above this many rows are encoded and hashed on a worker thread, never on the event loop. */
@@ -1138,11 +1136,14 @@ public final class SyncEngine {
     }
 
     private static Uni<EncodedSegment> encodeSegment(TableSchema table, int schemaVersion, List<StoredRow> rows) {
+        // handed over once: the subscribed operator keeps its supplier, not the rows
+        java.util.concurrent.atomic.AtomicReference<List<StoredRow>> handOver = new java.util.concurrent.atomic.AtomicReference<>(rows);
+        int count = rows.size();
         Uni<EncodedSegment> encode = Uni.createFrom().item(() -> {
-            byte[] bytes = rowsSegment(table, schemaVersion, rows);
+            byte[] bytes = rowsSegment(table, schemaVersion, handOver.getAndSet(null));
             return new EncodedSegment(bytes, "sha256:" + CanonicalJson.sha256Hex(bytes));
         });
-        return rows.size() > WORKER_ENCODE_ROWS
+        return count > WORKER_ENCODE_ROWS
                 ? encode.runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool())
                 : encode;
     }
