@@ -978,6 +978,7 @@ public final class SyncEngine {
         String partition = round.ctx.partition();
         Uni.createFrom().item(() -> {
             java.nio.file.Path file = null;
+            long started = System.nanoTime();
             try {
                 file = java.nio.file.Files.createTempFile("syncular-image-", ".sqlite");
                 // the next keyset batch is read while this one is written (one batch ahead, never more)
@@ -992,7 +993,10 @@ public final class SyncEngine {
                                     .completedFuture(List.of()) : read.apply(page.get(page.size() - 1).rowId()));
                             return page;
                         });
-                return new BuiltImage(file, "sha256:" + sha256Hex(file), result.rowCount(), result.byteLength());
+                long built = System.nanoTime();
+                BuiltImage image = new BuiltImage(file, "sha256:" + sha256Hex(file), result.rowCount(),
+                        result.byteLength(), (built - started) / 1_000_000, (System.nanoTime() - built) / 1_000_000);
+                return image;
             } catch (java.io.IOException e) {
                 deleteQuietly(file);
                 throw new java.io.UncheckedIOException(e);
@@ -1012,7 +1016,11 @@ public final class SyncEngine {
                     SegmentPublication publication = new SegmentPublication(key.partition(), key.logEpoch(), key.table(),
                             key.schemaVersion(), MediaType.SQLITE, key.scopeDigest(), key.asOfCommitSeq(), null, null,
                             built.rowCount(), now, now + limits.segmentTtlMs());
+                    long publishing = System.nanoTime();
                     return segments.publishFile(built.segmentId(), built.file(), publication)
+                            .invoke(v -> LOG.infof("SQLite image built: %d rows, %d bytes; read+write %d ms, hash %d ms,"
+                                    + " publish %d ms", built.rowCount(), built.byteLength(), built.buildMs(),
+                                    built.hashMs(), (System.nanoTime() - publishing) / 1_000_000))
                             .map(v -> new SegmentStore.Match(built.segmentId(), built.byteLength(), publication))
                             .eventually(() -> deleteQuietly(built.file()));
                 })
@@ -1043,10 +1051,13 @@ public final class SyncEngine {
     }
 
     /** Keyset batch size of image builds. */
-    private static final int IMAGE_BATCH_ROWS = 5000;
+    private static final int IMAGE_BATCH_ROWS = 10_000;
 
-    private record BuiltImage(java.nio.file.Path file, String segmentId, long rowCount, long byteLength) {
+    private record BuiltImage(java.nio.file.Path file, String segmentId, long rowCount, long byteLength, long buildMs,
+            long hashMs) {
     }
+
+    private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(SyncEngine.class);
 
     private static String sha256Hex(java.nio.file.Path file) throws java.io.IOException {
         try (java.io.InputStream in = java.nio.file.Files.newInputStream(file)) {
