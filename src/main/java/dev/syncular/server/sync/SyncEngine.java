@@ -469,13 +469,20 @@ public final class SyncEngine {
                 .readServeGate(gates.runningSchemaVersion())
                 .flatMap(gate -> {
                     SyncError refusal = gates.refusal(partition, gate);
-                    return refusal != null ? this.<PushOutcome>refuse(refusal) : tx.findPushResult(clientId,
-                            commit.clientCommitId());
+                    if (refusal != null) {
+                        return this.<io.smallrye.mutiny.tuples.Tuple2<Optional<PushOutcome>,
+                                Map<String, Optional<StoredRow>>>>refuse(refusal);
+                    }
+                    // The idempotency lookup and the row prefetch go out together (one round trip under the
+                    // lock); the prefetched rows are used only when the commit is new.
+                    return Uni.combine().all().unis(tx.findPushResult(clientId, commit.clientCommitId()).map(Optional::ofNullable),
+                            prefetch(tx, commit)).asTuple();
                 })
-                .flatMap(found -> found != null ? Uni.createFrom().item(replay(found, commit))
+                .flatMap(found -> found.getItem1().isPresent()
+                        ? Uni.createFrom().item(replay(found.getItem1().get(), commit))
                         : blobCheck.recheck(tx).flatMap(checked -> {
                             round.blobs = checked;
-                            return apply(round, tx, commit, allowed);
+                            return apply(round, tx, commit, allowed, found.getItem2());
                         })))))
                 .invoke(frames -> {
                     if (frames.get(0) instanceof PushResult r && r.commitSeq() != null) {
@@ -514,12 +521,11 @@ public final class SyncEngine {
     }
 
     private Uni<List<Frame>> apply(Round round, PushTx tx, PushCommit commit,
-            Optional<Map<String, List<String>>> allowed) {
+            Optional<Map<String, List<String>>> allowed, Map<String, Optional<StoredRow>> fetched) {
         Map<String, Staged> staged = new LinkedHashMap<>();
         List<ChangeToWrite> changes = new ArrayList<>();
         List<OpResult> results = new ArrayList<>();
-        return prefetch(tx, commit).flatMap(fetched -> applyOps(round, tx, commit, allowed, 0, staged, fetched, changes,
-                        results))
+        return applyOps(round, tx, commit, allowed, 0, staged, fetched, changes, results)
                 .flatMap(r -> r != null ? Uni.createFrom().item(new Rejection(r, null))
                         : References.enforce(window.current(), tx, staged, changes))
                 .flatMap(rejection -> {

@@ -384,6 +384,29 @@ public abstract class SyncStorageContract {
         assertFalse(resumed.truncated());
     }
 
+    /**
+     * More index hits than one scan batch (32 seqs for a small change limit) whose changes another variable
+     * filters out: the scan continues past them and the cursor still covers the whole window.
+     */
+    @Test
+    void readCommitsScansPastBatchesOfFilteredCommits() {
+        String p = newPartition();
+        for (int i = 0; i < 40; i++) {
+            commit(p, List.of(taskUpsert("o2-" + i, "P1", "O2", 1)));
+        }
+        long hit = commit(p, List.of(taskUpsert("o1", "P1", "O1", 1)));
+        long tail = commit(p, List.of(taskUpsert("o2-tail", "P1", "O2", 1)));
+        Map<String, Set<String>> scopes = Map.of("project_id", Set.of("P1"), "org_id", Set.of("O1"));
+        CommitWindow w = await(storage.readCommits(p, new CommitQuery("tasks", scopes, 0, tail, 5)));
+        assertEquals(List.of(hit), w.commits().stream().map(StoredCommit::commitSeq).toList());
+        assertEquals(List.of("o1"), w.commits().get(0).changes().stream().map(StoredChange::rowId).toList());
+        assertFalse(w.truncated());
+        assertEquals(tail, w.scannedThroughSeq());
+        CommitWindow none = await(storage.readCommits(p, new CommitQuery("tasks", scopes, hit, tail, 5)));
+        assertTrue(none.commits().isEmpty());
+        assertEquals(tail, none.scannedThroughSeq());
+    }
+
     // ---- pull: rows (§4.7) and tombstones (§2.2) ---------------------------------------------------
 
     @Test

@@ -230,15 +230,21 @@ public final class PostgresSyncStorage implements SyncStorage {
                 + " LATERAL (SELECT commit_seq AS seq FROM " + t("sync_commit_scopes")
                 + " WHERE partition_id = $1 AND tbl = $2 AND scope_key = k.key AND commit_seq <= $4"
                 + " ORDER BY commit_seq DESC LIMIT 1) s";
-        final String scanCommitSeqs = "SELECT DISTINCT commit_seq FROM " + t("sync_commit_scopes")
-                + " WHERE partition_id = $1 AND tbl = $2 AND scope_key = ANY($3) AND commit_seq > $4 AND commit_seq <= $5"
-                + " ORDER BY commit_seq LIMIT $6";
-        final String commitDetails = "SELECT c.commit_seq, c.created_at_ms, c.actor_id, c.client_id, c.client_commit_id,"
+        /**
+         * One batch of a commit window in one statement: the next {@code $6} distinct commit seqs of the scope
+         * index ({@code $4 < seq <= $5}), each with its commit and its changes to table {@code $2} — a seq
+         * without such a change still comes back once (NULL commit and change columns), so the batch size
+         * and the last scanned seq are those of the index.
+         */
+        final String commitWindow = "SELECT s.commit_seq, c.created_at_ms, c.actor_id, c.client_id, c.client_commit_id,"
                 + " ch.row_id, ch.op, ch.row_version, ch.scopes::text, ch.payload"
-                + " FROM " + t("sync_commits") + " c JOIN " + t("sync_changes") + " ch"
-                + " ON ch.partition_id = c.partition_id AND ch.commit_seq = c.commit_seq"
-                + " WHERE c.partition_id = $1 AND c.commit_seq = ANY($2) AND ch.tbl = $3"
-                + " ORDER BY c.commit_seq, ch.change_index";
+                + " FROM (SELECT DISTINCT commit_seq FROM " + t("sync_commit_scopes")
+                + " WHERE partition_id = $1 AND tbl = $2 AND scope_key = ANY($3) AND commit_seq > $4 AND commit_seq <= $5"
+                + " ORDER BY commit_seq LIMIT $6) s"
+                + " LEFT JOIN (" + t("sync_commits") + " c JOIN " + t("sync_changes") + " ch"
+                + " ON ch.partition_id = c.partition_id AND ch.commit_seq = c.commit_seq AND ch.tbl = $2)"
+                + " ON c.partition_id = $1 AND c.commit_seq = s.commit_seq"
+                + " ORDER BY s.commit_seq, ch.change_index";
         final String rowScopesTable = t("sync_row_scopes");
         // blob reference index
         final String blobReferences = "SELECT tbl, row_id, scopes::text FROM " + t("sync_blob_refs")
@@ -1685,35 +1691,36 @@ public final class PostgresSyncStorage implements SyncStorage {
         if (fromSeq >= query.upToSeq()) {
             return Uni.createFrom().item(new CommitWindow(acc, Math.max(query.upToSeq(), query.afterSeq()), false));
         }
-        return pool.preparedQuery(sql.scanCommitSeqs)
+        return pool.preparedQuery(sql.commitWindow)
                 .execute(Tuple.of(partition, query.table()).addArrayOfString(keys).addValue(fromSeq).addValue(query.upToSeq()).addValue(batch))
                 .chain(rs -> {
-                    List<Long> seqs = new ArrayList<>();
+                    int seqs = 0;
+                    long lastSeq = -1;
                     for (Row r : rs) {
-                        seqs.add(r.getLong(0));
+                        long seq = r.getLong(0);
+                        if (seq != lastSeq) {
+                            seqs++;
+                            lastSeq = seq;
+                        }
                     }
-                    if (seqs.isEmpty()) {
+                    if (seqs == 0) {
                         return Uni.createFrom().item(new CommitWindow(acc, query.upToSeq(), false));
                     }
-                    return pool.preparedQuery(sql.commitDetails)
-                            .execute(Tuple.of(partition).addArrayOfLong(seqs.toArray(Long[]::new)).addValue(query.table()))
-                            .chain(details -> {
-                                List<StoredCommit> commits = groupCommits(rt, query, details);
-                                int total = accChanges;
-                                for (StoredCommit c : commits) {
-                                    int n = c.changes().size();
-                                    if (total > 0 && total + n > query.changeLimit()) {
-                                        // §4.5: never split a commit; nextCursor = last fully delivered commitSeq
-                                        return Uni.createFrom().item(new CommitWindow(acc, acc.get(acc.size() - 1).commitSeq(), true));
-                                    }
-                                    acc.add(c);
-                                    total += n;
-                                }
-                                if (seqs.size() < batch) {
-                                    return Uni.createFrom().item(new CommitWindow(acc, query.upToSeq(), false));
-                                }
-                                return scanCommits(partition, rt, query, keys, seqs.get(seqs.size() - 1), acc, total, batch);
-                            });
+                    List<StoredCommit> commits = groupCommits(rt, query, rs);
+                    int total = accChanges;
+                    for (StoredCommit c : commits) {
+                        int n = c.changes().size();
+                        if (total > 0 && total + n > query.changeLimit()) {
+                            // §4.5: never split a commit; nextCursor = last fully delivered commitSeq
+                            return Uni.createFrom().item(new CommitWindow(acc, acc.get(acc.size() - 1).commitSeq(), true));
+                        }
+                        acc.add(c);
+                        total += n;
+                    }
+                    if (seqs < batch) {
+                        return Uni.createFrom().item(new CommitWindow(acc, query.upToSeq(), false));
+                    }
+                    return scanCommits(partition, rt, query, keys, lastSeq, acc, total, batch);
                 });
     }
 
@@ -1731,6 +1738,9 @@ public final class PostgresSyncStorage implements SyncStorage {
                 currentSeq = seq;
                 head = r;
                 changes = new ArrayList<>();
+            }
+            if (r.getValue(5) == null) {
+                continue; // an index seq without a change to this table (see Sql#commitWindow)
             }
             Map<String, String> scopes = parseScopes(r.getString(8));
             if (!query.matches(scopes)) {
@@ -2055,20 +2065,73 @@ public final class PostgresSyncStorage implements SyncStorage {
         return b == null ? null : b.getBytes();
     }
 
+    /** Stored scopes as a JSON object, keys sorted (written per change and per row: no ObjectMapper round). */
     static String scopesJson(Map<String, String> scopes) {
-        try {
-            return JSON.writeValueAsString(new TreeMap<>(scopes));
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
+        String[] keys = scopes.keySet().toArray(new String[0]);
+        java.util.Arrays.sort(keys);
+        StringBuilder sb = new StringBuilder(16 + 24 * keys.length).append('{');
+        for (int i = 0; i < keys.length; i++) {
+            if (i > 0) {
+                sb.append(',');
+            }
+            jsonString(sb, keys[i]);
+            sb.append(':');
+            String v = scopes.get(keys[i]);
+            if (v == null) {
+                sb.append("null");
+            } else {
+                jsonString(sb, v);
+            }
         }
+        return sb.append('}').toString();
     }
 
+    private static void jsonString(StringBuilder sb, String s) {
+        sb.append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"' -> sb.append("\\\"");
+                case '\\' -> sb.append("\\\\");
+                case '\n' -> sb.append("\\n");
+                case '\r' -> sb.append("\\r");
+                case '\t' -> sb.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        sb.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        sb.append(c);
+                    }
+                }
+            }
+        }
+        sb.append('"');
+    }
+
+    private static final int SCOPES_CACHE_MAX = 4096;
+    /**
+     * Parsed stored-scopes documents by their text: a partition's changes and rows repeat a handful of scope
+     * combinations, so each is parsed once. Bounded (cleared when full); the maps are unmodifiable.
+     */
+    private static final java.util.concurrent.ConcurrentHashMap<String, Map<String, String>> SCOPES_CACHE =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
     static Map<String, String> parseScopes(String json) {
+        Map<String, String> cached = SCOPES_CACHE.get(json);
+        if (cached != null) {
+            return cached;
+        }
+        Map<String, String> parsed;
         try {
-            return JSON.readValue(json, new TypeReference<Map<String, String>>() {});
+            parsed = java.util.Collections.unmodifiableMap(JSON.readValue(json, new TypeReference<LinkedHashMap<String, String>>() {}));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("stored scopes are not a JSON object", e);
         }
+        if (SCOPES_CACHE.size() >= SCOPES_CACHE_MAX) {
+            SCOPES_CACHE.clear();
+        }
+        SCOPES_CACHE.put(json, parsed);
+        return parsed;
     }
 
     /** A persisted per-table layout: primary key and (name, type, nullable) columns in declaration order. */
