@@ -547,7 +547,7 @@ public final class SyncEngine {
                         .map(v -> frames);
             }
             return tx.appendCommit(round.ctx.actorId(), round.header.clientId(), commit.clientCommitId(), now, changes)
-                    .flatMap(seq -> writeRows(tx, new ArrayList<>(staged.values()), 0, seq).flatMap(v -> {
+                    .flatMap(seq -> writeRows(tx, new ArrayList<>(staged.values()), 0, seq, fetched).flatMap(v -> {
                         PushResult applied = new PushResult(commit.clientCommitId(), CommitStatus.APPLIED, seq, results);
                         return tx.savePushResult(round.header.clientId(), commit.clientCommitId(),
                                 new PushOutcome(CommitStatus.APPLIED, seq, MessageEncoder.encodeFrame(applied), now))
@@ -556,13 +556,26 @@ public final class SyncEngine {
         });
     }
 
-    private static Uni<Void> writeRows(PushTx tx, List<Staged> rows, int index, long commitSeq) {
+    /**
+     * Writes the staged rows. An upsert of a row the commit's prefetch found stored (read under the lock; a
+     * commit writes each row once, at its end) passes that row, so the storage can skip index maintenance it
+     * already satisfies.
+     */
+    private static Uni<Void> writeRows(PushTx tx, List<Staged> rows, int index, long commitSeq,
+            Map<String, Optional<StoredRow>> fetched) {
         if (index == rows.size()) {
             return Uni.createFrom().voidItem();
         }
         Staged s = rows.get(index);
-        Uni<Void> write = s.row() != null ? tx.upsertRow(s.table(), s.row()) : tx.deleteRow(s.table(), s.rowId(), commitSeq);
-        return write.flatMap(v -> writeRows(tx, rows, index + 1, commitSeq));
+        Uni<Void> write;
+        if (s.row() == null) {
+            write = tx.deleteRow(s.table(), s.rowId(), commitSeq);
+        } else {
+            Optional<StoredRow> stored = fetched.get(s.table() + '\u0000' + s.rowId());
+            write = stored != null && stored.isPresent() ? tx.upsertRow(s.table(), s.row(), stored.get())
+                    : tx.upsertRow(s.table(), s.row());
+        }
+        return write.flatMap(v -> writeRows(tx, rows, index + 1, commitSeq, fetched));
     }
 
     /** Runs the operations in order; yields the terminating result record, or {@code null} when all applied. */

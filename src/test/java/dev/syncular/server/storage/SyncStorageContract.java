@@ -477,6 +477,32 @@ public abstract class SyncStorageContract {
         assertNull(await(storage.inPartitionTransaction(p, tx -> tx.readTombstone("tasks", "t1"))));
     }
 
+    /** The upsert over a known stored row has the same effect, scope index included. */
+    @Test
+    void upsertOverTheStoredRowKeepsTheScopeIndexExact() {
+        String p = newPartition();
+        StoredRow v1 = new StoredRow("s1", 1, task("s1", "P1", "O1", "one"), new long[10], taskScopes("P1", "O1"));
+        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks", v1)));
+        StoredRow stored = await(storage.readRows(p, "tasks", List.of("s1"))).get("s1");
+        StoredRow v2 = new StoredRow("s1", 2, task("s1", "P1", "O1", "two"), new long[10], taskScopes("P1", "O1"));
+        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks", v2, stored)));
+        List<StoredRow> page = await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P1")), null, 10));
+        assertEquals(List.of("s1"), page.stream().map(StoredRow::rowId).toList());
+        assertEquals(2L, page.get(0).serverVersion());
+        assertEquals("two", page.get(0).values()[3]);
+
+        StoredRow stored2 = await(storage.readRows(p, "tasks", List.of("s1"))).get("s1");
+        StoredRow moved = new StoredRow("s1", 3, task("s1", "P2", "O1", "three"), new long[10], taskScopes("P2", "O1"));
+        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks", moved, stored2)));
+        assertTrue(await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P1")), null, 10)).isEmpty(),
+                "moved out of P1");
+        assertEquals(List.of("s1"), await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P2")), null, 10))
+                .stream().map(StoredRow::rowId).toList());
+        assertEquals(List.of("s1"), await(storage.readRowsPage(p, "tasks", Map.of("org_id", Set.of("O1")), null, 10))
+                .stream().map(StoredRow::rowId).toList());
+        assertEquals(taskScopes("P2", "O1"), await(storage.readRows(p, "tasks", List.of("s1"))).get("s1").scopes());
+    }
+
     // ---- client records (§4.5) ---------------------------------------------------------------------
 
     @Test

@@ -1529,6 +1529,12 @@ public final class PostgresSyncStorage implements SyncStorage {
 
         @Override
         public Uni<Void> upsertRow(String table, StoredRow row) {
+            return upsertRow(table, row, null);
+        }
+
+        /** With {@code stored} (the row as currently stored), no tombstone delete and, for unchanged scopes, no scope-index rewrite. */
+        @Override
+        public Uni<Void> upsertRow(String table, StoredRow row, StoredRow stored) {
             RowTable rt;
             Tuple args;
             String upsert;
@@ -1552,12 +1558,18 @@ public final class PostgresSyncStorage implements SyncStorage {
                 return Uni.createFrom().failure(e);
             }
             send(conn.preparedQuery(upsert).execute(args));
-            send(conn.preparedQuery(sql.deleteRowScopes)
-                    .execute(Tuple.of(partition(), table, row.rowId())));
-            send(conn.preparedQuery(sql.insertRowScopes)
-                    .execute(Tuple.of(partition(), table, row.rowId()).addArrayOfString(keys)));
-            send(conn.preparedQuery(sql.deleteTombstone)
-                    .execute(Tuple.of(partition(), table, row.rowId())));
+            // the scope index holds exactly the keys of the stored scopes: unchanged keys need no rewrite
+            if (stored == null || !stored.rowId().equals(row.rowId())
+                    || !java.util.Arrays.equals(rt.scopeKeys(stored.scopes()), keys)) {
+                send(conn.preparedQuery(sql.deleteRowScopes)
+                        .execute(Tuple.of(partition(), table, row.rowId())));
+                send(conn.preparedQuery(sql.insertRowScopes)
+                        .execute(Tuple.of(partition(), table, row.rowId()).addArrayOfString(keys)));
+            }
+            if (stored == null || !stored.rowId().equals(row.rowId())) {
+                send(conn.preparedQuery(sql.deleteTombstone)
+                        .execute(Tuple.of(partition(), table, row.rowId())));
+            }
             if (rt.blobRefColumns.length > 0) {
                 // §5.9.4: the row's entries become exactly its current references (old values dropped)
                 send(conn.preparedQuery(sql.deleteBlobRefs)
