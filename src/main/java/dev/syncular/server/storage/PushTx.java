@@ -59,6 +59,16 @@ public interface PushTx {
     Uni<Void> upsertRow(String table, StoredRow row);
 
     /**
+     * {@link #upsertRow(String, StoredRow)} replacing {@code stored}, the row as this transaction read it
+     * (same table and row id, currently stored). The effect is the same; the storage may skip index
+     * maintenance the stored row already satisfies (an existing row has no tombstone; unchanged stored scopes
+     * keep their index entries).
+     */
+    default Uni<Void> upsertRow(String table, StoredRow row, StoredRow stored) {
+        return upsertRow(table, row);
+    }
+
+    /**
      * Removes the projection row, its scope index and blob reference index entries, and records the tombstone
      * at commitSeq (§2.2).
      */

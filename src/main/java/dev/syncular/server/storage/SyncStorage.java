@@ -80,6 +80,15 @@ public interface SyncStorage {
     /** The partition's serve gate for the running schema version, in one statement. */
     Uni<ServeGate> readServeGate(String partition, int runningSchemaVersion);
 
+    /**
+     * {@link #readServeGate} and the partition's {@code horizonSeq} from the same snapshot (one statement in
+     * the PostgreSQL storage); the horizon is {@code 0} for an unregistered partition.
+     */
+    default Uni<GateCheck> readGateCheck(String partition, int runningSchemaVersion) {
+        return readServeGate(partition, runningSchemaVersion).flatMap(gate -> readPartition(partition)
+                .map(state -> new GateCheck(gate, state == null ? 0L : state.horizonSeq())));
+    }
+
     /** Every checkpoint at {@code runningSchemaVersion}, in every partition, that is not activated. */
     Uni<List<StoredCheckpoint>> readPendingCheckpoints(int runningSchemaVersion);
 
@@ -117,6 +126,28 @@ public interface SyncStorage {
      * and refreshes its last-seen time. Returns the current state.
      */
     Uni<PartitionState> touchPartition(String partition, long nowMs);
+
+    /**
+     * A sync request's entry read: {@link #touchPartition} (registration of an unknown partition and the
+     * last-seen refresh included), the partition's {@link #readServeGate serve gate} for
+     * {@code runningSchemaVersion} and {@link #readClient the client record} — one round trip (one snapshot)
+     * in the common case of the PostgreSQL storage, where partition state, gate and client record are
+     * mutually consistent. Registering a partition or writing its last-seen time costs one more statement.
+     */
+    default Uni<RequestEntry> enterRequest(String partition, String clientId, int runningSchemaVersion, long nowMs) {
+        return touchPartition(partition, nowMs).flatMap(state -> readServeGate(partition, runningSchemaVersion)
+                .flatMap(gate -> readClient(partition, clientId).map(client -> new RequestEntry(state, gate, client))));
+    }
+
+    /**
+     * A sync request's exit: upserts {@code client} (skipped when {@code null}), then {@link #readGateCheck}
+     * — in this order, the read after the write, in one round trip where the implementation pipelines them.
+     * Fails with the upsert's failure if it fails.
+     */
+    default Uni<GateCheck> finishRequest(String partition, int runningSchemaVersion, ClientRecord client) {
+        Uni<Void> save = client == null ? Uni.createFrom().voidItem() : upsertClient(client);
+        return save.flatMap(v -> readGateCheck(partition, runningSchemaVersion));
+    }
 
     /** The partition state, or a {@code null} item when unregistered. */
     Uni<PartitionState> readPartition(String partition);

@@ -229,41 +229,187 @@ public final class SyncEngine {
         }
         PullHeader pullHeader = pull;
         long now = clock.getAsLong();
-        return storage.touchPartition(ctx.partition(), now).flatMap(state -> admit(ctx.partition())
-                .flatMap(gate -> verified(ctx.partition(), gate, plan(ctx, header, pushes, pullHeader, subscriptions,
-                        state, now))));
+        String partition = ctx.partition();
+        // One entry read (partition touch + serve gate + client record), one exit round trip (client record
+        // upsert when due + the verify read, which also rechecks the horizon of incremental pulls).
+        return storage.enterRequest(partition, header.clientId(), gates.runningSchemaVersion(), now).flatMap(entry -> {
+            SyncError refusal = gates.refusal(partition, entry.gate());
+            if (refusal != null) {
+                return refuse(refusal);
+            }
+            return plan(ctx, header, pushes, pullHeader, subscriptions, entry)
+                    .onFailure(e -> e instanceof dev.syncular.server.storage.StorageException se
+                            && dev.syncular.server.storage.StorageException.WRITER_FENCE_REJECTED.equals(se.code()))
+                    .recoverWithUni(e -> refuse(gates.writerFenced(partition)))
+                    .flatMap(planned -> finish(partition, entry.gate(), planned, entry.client(), now));
+        });
     }
 
-    private Uni<List<Frame>> plan(SyncRequestContext ctx, ReqHeader header, List<PushCommit> pushes, PullHeader pullHeader,
-            List<SubscriptionFrame> subscriptions, PartitionState state, long now) {
+    /**
+     * A planned response: the header and push results, then one section per pulled subscription. Sections
+     * stay separate until release so the exit read's horizon can still turn an incremental one into a
+     * {@code reset} (§4.6), and the client record is derived from the final sections.
+     */
+    private final class Planned {
+        final Round round;
+        final List<Frame> head = new ArrayList<>();
+        final List<SubscriptionFrame> subs;
+        final boolean pulled;
+        final ClientRecord existing;
+        final List<List<Frame>> sections = new ArrayList<>();
+        /** Per section: an active incremental section, still subject to the horizon recheck. */
+        final List<Boolean> incremental = new ArrayList<>();
+        /** The registered subscriptions document (§8.1), built once. */
+        private String registered;
+
+        /** An early answer (schema floor, epoch reset): no round, no client record. */
+        Planned(Frame only) {
+            this.round = null;
+            this.subs = List.of();
+            this.pulled = false;
+            this.existing = null;
+            head.add(only);
+        }
+
+        Planned(Round round, List<SubscriptionFrame> subs, boolean pulled, ClientRecord existing) {
+            this.round = round;
+            this.subs = subs;
+            this.pulled = pulled;
+            this.existing = existing;
+        }
+
+        /** §4.6: every active incremental section whose request cursor is behind {@code horizonSeq} resets. */
+        boolean expire(long horizonSeq) {
+            boolean any = false;
+            for (int i = 0; i < sections.size(); i++) {
+                if (incremental.get(i) && horizonSeq > subs.get(i).cursor()) {
+                    sections.set(i, cursorExpired(subs.get(i)));
+                    incremental.set(i, false);
+                    any = true;
+                }
+            }
+            return any;
+        }
+
+        List<Frame> frames() {
+            if (sections.isEmpty()) {
+                return head;
+            }
+            List<Frame> out = new ArrayList<>(head);
+            for (List<Frame> section : sections) {
+                out.addAll(section);
+            }
+            return out;
+        }
+
+        /**
+         * §4.5: the record this round leaves — the minimum {@code nextCursor} over the active subscriptions
+         * (else the stored cursor) and the registered subscriptions (§8.1); {@code null} for early answers.
+         */
+        ClientRecord clientRecord(long now) {
+            if (round == null) {
+                return null;
+            }
+            long minCursor = Long.MAX_VALUE;
+            for (List<Frame> frames : sections) {
+                if (((SubStart) frames.get(0)).status() == SubscriptionStatus.ACTIVE) {
+                    minCursor = Math.min(minCursor, ((SubEnd) frames.get(frames.size() - 1)).nextCursor());
+                }
+            }
+            long cursor = minCursor != Long.MAX_VALUE ? minCursor : existing != null ? existing.cursor() : -1;
+            String subscriptions = existing != null ? existing.subscriptionsJson() : null;
+            if (pulled) {
+                if (registered == null) {
+                    registered = registeredSubscriptions(round, subs);
+                }
+                subscriptions = registered;
+            }
+            return new ClientRecord(round.ctx.partition(), round.header.clientId(), round.ctx.actorId(), cursor, now,
+                    subscriptions, 3);
+        }
+    }
+
+    private Uni<Planned> plan(SyncRequestContext ctx, ReqHeader header, List<PushCommit> pushes, PullHeader pullHeader,
+            List<SubscriptionFrame> subscriptions, dev.syncular.server.storage.RequestEntry entry) {
+        PartitionState state = entry.partition();
         return Uni.createFrom().deferred(() -> {
             // §2.1: the epoch is compared before any other request work.
             boolean resetRequired = header.logEpoch() == null || !header.logEpoch().equals(state.logEpoch());
             CompiledSchema clientSchema = window.forVersion(header.schemaVersion());
             if (clientSchema == null) {
                 // §1.6 schema-floor response: nothing else is processed.
-                return Uni.createFrom().item(List.<Frame>of(new RespHeader(window.oldest().version(),
+                return Uni.createFrom().item(new Planned(new RespHeader(window.oldest().version(),
                         window.current().version(), state.logEpoch(), resetRequired)));
             }
             if (resetRequired) {
-                return Uni.createFrom().item(List.<Frame>of(new RespHeader(null, null, state.logEpoch(), true)));
+                return Uni.createFrom().item(new Planned(new RespHeader(null, null, state.logEpoch(), true)));
             }
             validateRequest(header, pushes, pullHeader, subscriptions, clientSchema);
             Round round = new Round(ctx, header, clientSchema);
-            return storage.readClient(ctx.partition(), header.clientId()).flatMap(client -> {
-                if (client != null && !client.actorId().equals(ctx.actorId())) {
-                    return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_CLIENT_ID,
-                            "clientId is bound to another actor"));
-                }
-                List<Frame> out = new ArrayList<>();
-                out.add(new RespHeader(null, null, state.logEpoch(), false));
-                return pushAll(round, pushes, 0, out)
-                        .flatMap(v -> pullHeader == null ? Uni.createFrom().item(new long[] {Long.MAX_VALUE})
-                                : pullAll(round, pullHeader, subscriptions, out, state))
-                        .flatMap(minCursor -> saveClient(round, client, subscriptions, pullHeader != null, minCursor[0], now))
-                        .map(v -> out);
-            });
+            ClientRecord client = entry.client();
+            if (client != null && !client.actorId().equals(ctx.actorId())) {
+                return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_CLIENT_ID,
+                        "clientId is bound to another actor"));
+            }
+            Planned planned = new Planned(round, subscriptions, pullHeader != null, client);
+            planned.head.add(new RespHeader(null, null, state.logEpoch(), false));
+            return pushAll(round, pushes, 0, planned.head)
+                    .flatMap(v -> pullHeader == null ? Uni.createFrom().voidItem()
+                            : pullAll(round, pullHeader, subscriptions, planned, state))
+                    .replaceWith(planned);
         });
+    }
+
+    /**
+     * The exit of a round: the client record upsert (only when due, see {@link #mustSave}) and then the
+     * verify read, in one round trip. That read's horizon is the §4.6 recheck of the incremental sections
+     * (each was read before it); a section that fell behind turns into {@code reset}, and if that changes the
+     * client record the exit runs again (save, re-read) — so the last gate read always follows every write
+     * and every window read. Read-verify-refuse: the gate must still admit and carry the entry gate's token.
+     */
+    private Uni<List<Frame>> finish(String partition, dev.syncular.server.storage.ServeGate before, Planned planned,
+            ClientRecord stored, long now) {
+        ClientRecord record = planned.clientRecord(now);
+        ClientRecord save = record != null && mustSave(stored, record, now) ? record : null;
+        return storage.finishRequest(partition, gates.runningSchemaVersion(), save).flatMap(check -> {
+            if (planned.expire(check.horizonSeq())) {
+                return finish(partition, before, planned, save != null ? save : stored, now);
+            }
+            SyncError refusal = gates.verify(partition, before, check.gate());
+            return refusal != null ? refuse(refusal) : Uni.createFrom().item(planned.frames());
+        });
+    }
+
+    /**
+     * How stale a client record's {@code updated_at_ms} may get before an otherwise unchanged round rewrites
+     * it. A round that changes nothing the record stores (actor, cursor, subscriptions, wire version) skips
+     * the upsert unless the stored time is at least this old. Trade-off: the time feeds the retention active
+     * window (§4.6, {@code ops.RetentionPolicy}, 14 days by default), so an idle-but-polling client can look
+     * up to this much older than it is and leave the window that much earlier — negligible against days —
+     * while an unchanged poll costs no write (no WAL flush).
+     */
+    static final long CLIENT_RECORD_REFRESH_MS = 5 * 60_000L;
+
+    /** Whether {@code record} must be written over {@code stored} (see {@link #CLIENT_RECORD_REFRESH_MS}). */
+    static boolean mustSave(ClientRecord stored, ClientRecord record, long now) {
+        return stored == null
+                || !stored.actorId().equals(record.actorId())
+                || stored.cursor() != record.cursor()
+                || !java.util.Objects.equals(stored.wireVersion(), record.wireVersion())
+                || !sameJson(stored.subscriptionsJson(), record.subscriptionsJson())
+                || now - stored.updatedAtMs() >= CLIENT_RECORD_REFRESH_MS;
+    }
+
+    /** JSON equality regardless of formatting and key order (the stored document comes back as jsonb text). */
+    static boolean sameJson(String a, String b) {
+        if (a == null || b == null || a.equals(b)) {
+            return java.util.Objects.equals(a, b);
+        }
+        try {
+            return JSON.readTree(a).equals(JSON.readTree(b));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            return false;
+        }
     }
 
     /** Request-level validation of §1.7 (after a successful decode). */
@@ -323,13 +469,20 @@ public final class SyncEngine {
                 .readServeGate(gates.runningSchemaVersion())
                 .flatMap(gate -> {
                     SyncError refusal = gates.refusal(partition, gate);
-                    return refusal != null ? this.<PushOutcome>refuse(refusal) : tx.findPushResult(clientId,
-                            commit.clientCommitId());
+                    if (refusal != null) {
+                        return this.<io.smallrye.mutiny.tuples.Tuple2<Optional<PushOutcome>,
+                                Map<String, Optional<StoredRow>>>>refuse(refusal);
+                    }
+                    // The idempotency lookup and the row prefetch go out together (one round trip under the
+                    // lock); the prefetched rows are used only when the commit is new.
+                    return Uni.combine().all().unis(tx.findPushResult(clientId, commit.clientCommitId()).map(Optional::ofNullable),
+                            prefetch(tx, commit)).asTuple();
                 })
-                .flatMap(found -> found != null ? Uni.createFrom().item(replay(found, commit))
+                .flatMap(found -> found.getItem1().isPresent()
+                        ? Uni.createFrom().item(replay(found.getItem1().get(), commit))
                         : blobCheck.recheck(tx).flatMap(checked -> {
                             round.blobs = checked;
-                            return apply(round, tx, commit, allowed);
+                            return apply(round, tx, commit, allowed, found.getItem2());
                         })))))
                 .invoke(frames -> {
                     if (frames.get(0) instanceof PushResult r && r.commitSeq() != null) {
@@ -368,12 +521,11 @@ public final class SyncEngine {
     }
 
     private Uni<List<Frame>> apply(Round round, PushTx tx, PushCommit commit,
-            Optional<Map<String, List<String>>> allowed) {
+            Optional<Map<String, List<String>>> allowed, Map<String, Optional<StoredRow>> fetched) {
         Map<String, Staged> staged = new LinkedHashMap<>();
         List<ChangeToWrite> changes = new ArrayList<>();
         List<OpResult> results = new ArrayList<>();
-        return prefetch(tx, commit).flatMap(fetched -> applyOps(round, tx, commit, allowed, 0, staged, fetched, changes,
-                        results))
+        return applyOps(round, tx, commit, allowed, 0, staged, fetched, changes, results)
                 .flatMap(r -> r != null ? Uni.createFrom().item(new Rejection(r, null))
                         : References.enforce(window.current(), tx, staged, changes))
                 .flatMap(rejection -> {
@@ -395,7 +547,7 @@ public final class SyncEngine {
                         .map(v -> frames);
             }
             return tx.appendCommit(round.ctx.actorId(), round.header.clientId(), commit.clientCommitId(), now, changes)
-                    .flatMap(seq -> writeRows(tx, new ArrayList<>(staged.values()), seq).flatMap(v -> {
+                    .flatMap(seq -> writeRows(tx, new ArrayList<>(staged.values()), seq, fetched).flatMap(v -> {
                         PushResult applied = new PushResult(commit.clientCommitId(), CommitStatus.APPLIED, seq, results);
                         return tx.savePushResult(round.header.clientId(), commit.clientCommitId(),
                                 new PushOutcome(CommitStatus.APPLIED, seq, MessageEncoder.encodeFrame(applied), now))
@@ -404,11 +556,22 @@ public final class SyncEngine {
         });
     }
 
-    /** One write per staged row, in order — iterative, so a large commit never grows the stack. */
-    private static Uni<Void> writeRows(PushTx tx, List<Staged> rows, long commitSeq) {
+    /**
+     * Writes the staged rows in order — iterative, so a large commit never grows the stack. An upsert of a row
+     * the commit's prefetch found stored (read under the lock; a commit writes each row once, at its end)
+     * passes that row, so the storage can skip index maintenance it already satisfies.
+     */
+    private static Uni<Void> writeRows(PushTx tx, List<Staged> rows, long commitSeq,
+            Map<String, Optional<StoredRow>> fetched) {
         return io.smallrye.mutiny.Multi.createFrom().iterable(rows)
-                .onItem().transformToUniAndConcatenate(s -> s.row() != null ? tx.upsertRow(s.table(), s.row())
-                        : tx.deleteRow(s.table(), s.rowId(), commitSeq))
+                .onItem().transformToUniAndConcatenate(s -> {
+                    if (s.row() == null) {
+                        return tx.deleteRow(s.table(), s.rowId(), commitSeq);
+                    }
+                    Optional<StoredRow> stored = fetched.get(s.table() + '\u0000' + s.rowId());
+                    return stored != null && stored.isPresent() ? tx.upsertRow(s.table(), s.row(), stored.get())
+                            : tx.upsertRow(s.table(), s.row());
+                })
                 .collect().last().replaceWithVoid();
     }
 
@@ -748,26 +911,27 @@ public final class SyncEngine {
 
     // ------------------------------------------------------------------------------------------- pull
 
-    private Uni<long[]> pullAll(Round round, PullHeader pull, List<SubscriptionFrame> subs, List<Frame> out,
+    private Uni<Void> pullAll(Round round, PullHeader pull, List<SubscriptionFrame> subs, Planned planned,
             PartitionState entry) {
         // Read-after-write without another read: commits are serialized per partition, so every sequence up
         // to this request's own last commit is durable; the window ends at the later of that and the entry read.
         PartitionState state = round.lastCommitSeq <= entry.maxCommitSeq() ? entry
                 : new PartitionState(entry.partition(), entry.logEpoch(), round.lastCommitSeq, entry.horizonSeq(),
                         entry.createdAtMs(), entry.lastSeenAtMs());
-        return pullEach(round, pull, subs, 0, state, out, new long[] {Long.MAX_VALUE});
+        return pullEach(round, pull, subs, 0, state, planned);
     }
 
-    private Uni<long[]> pullEach(Round round, PullHeader pull, List<SubscriptionFrame> subs, int index,
-            PartitionState state, List<Frame> out, long[] minCursor) {
+    private Uni<Void> pullEach(Round round, PullHeader pull, List<SubscriptionFrame> subs, int index,
+            PartitionState state, Planned planned) {
         if (index == subs.size()) {
-            return Uni.createFrom().item(minCursor);
+            return Uni.createFrom().voidItem();
         }
         SubscriptionFrame sub = subs.get(index);
         return round.allowed.flatMap(allowed -> {
             TableSchema table = round.clientSchema.table(sub.table());
             Map<String, List<String>> effective = allowed.map(a -> EffectiveScopes.effective(sub.scopes(), a)).orElse(null);
             Uni<List<Frame>> section;
+            boolean incremental = false;
             if (effective == null) {
                 // §3.3: revoked — no data, empty effective scopes, the request cursor echoed.
                 section = Uni.createFrom().item(List.of(
@@ -779,14 +943,13 @@ public final class SyncEngine {
                 section = bootstrap(round, pull, sub, table, effective, state);
             } else {
                 section = incremental(round, pull, sub, table, effective, state);
+                incremental = true;
             }
+            boolean recheck = incremental;
             return section.flatMap(frames -> {
-                out.addAll(frames);
-                SubStart start = (SubStart) frames.get(0);
-                if (start.status() == SubscriptionStatus.ACTIVE) {
-                    minCursor[0] = Math.min(minCursor[0], ((SubEnd) frames.get(frames.size() - 1)).nextCursor());
-                }
-                return pullEach(round, pull, subs, index + 1, state, out, minCursor);
+                planned.sections.add(frames);
+                planned.incremental.add(recheck);
+                return pullEach(round, pull, subs, index + 1, state, planned);
             });
         });
     }
@@ -807,18 +970,16 @@ public final class SyncEngine {
         return value == 0 ? dflt : Math.max(min, Math.min(max, value));
     }
 
-    /** §4.5: the log window {@code cursor < commitSeq ≤ maxCommitSeq}, scope-filtered, cut at {@code limitCommits} changes. */
+    /**
+     * §4.5: the log window {@code cursor < commitSeq ≤ maxCommitSeq}, scope-filtered, cut at {@code limitCommits}
+     * changes. The §4.6 horizon recheck after the read is the request's exit read ({@link #finish}).
+     */
     private Uni<List<Frame>> incremental(Round round, PullHeader pull, SubscriptionFrame sub, TableSchema table,
             Map<String, List<String>> effective, PartitionState state) {
         int limit = clamp(pull.limitCommits(), 1, 1000, 1000);
         CommitQuery query = new CommitQuery(table.name(), asSets(effective), sub.cursor(), state.maxCommitSeq(), limit);
         RowCodec codec = new RowCodec(table.rowLayout());
-        return storage.readCommits(round.ctx.partition(), query).flatMap(window -> storage.readPartition(round.ctx.partition())
-                .map(after -> {
-                    // §4.6: recheck the horizon after reading; pruning past the cursor turns into a reset.
-                    if (after.horizonSeq() > sub.cursor()) {
-                        return cursorExpired(sub);
-                    }
+        return storage.readCommits(round.ctx.partition(), query).map(window -> {
                     List<Frame> frames = new ArrayList<>();
                     frames.add(new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false));
                     for (StoredCommit c : window.commits()) {
@@ -835,7 +996,7 @@ public final class SyncEngine {
                     }
                     frames.add(new SubEnd(Math.max(sub.cursor(), window.scannedThroughSeq()), null));
                     return frames;
-                }));
+                });
     }
 
     /** A parsed §4.7 resume token. */
@@ -1194,25 +1355,18 @@ public final class SyncEngine {
 
     // ------------------------------------------------------------------------------------------- client record
 
-    /** §4.5: the minimum {@code nextCursor} over the active subscriptions, and the registered subscriptions (§8.1). */
-    private Uni<Void> saveClient(Round round, ClientRecord existing, List<SubscriptionFrame> subs, boolean pulled,
-            long minCursor, long now) {
-        long cursor = minCursor != Long.MAX_VALUE ? minCursor : existing != null ? existing.cursor() : -1;
-        String subscriptions = existing != null ? existing.subscriptionsJson() : null;
-        if (pulled) {
-            List<Map<String, Object>> registered = new ArrayList<>();
-            for (SubscriptionFrame s : subs) {
-                Map<String, Object> m = new LinkedHashMap<>();
-                m.put("id", s.id());
-                m.put("table", s.table());
-                m.put("scopes", s.scopes());
-                m.put("schemaVersion", round.header.schemaVersion());
-                registered.add(m);
-            }
-            subscriptions = CanonicalJson.write(registered);
+    /** §8.1: the registered subscriptions of a pulling round, as the client record stores them. */
+    private static String registeredSubscriptions(Round round, List<SubscriptionFrame> subs) {
+        List<Map<String, Object>> registered = new ArrayList<>();
+        for (SubscriptionFrame s : subs) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("id", s.id());
+            m.put("table", s.table());
+            m.put("scopes", s.scopes());
+            m.put("schemaVersion", round.header.schemaVersion());
+            registered.add(m);
         }
-        return storage.upsertClient(new ClientRecord(round.ctx.partition(), round.header.clientId(), round.ctx.actorId(),
-                cursor, now, subscriptions, 3));
+        return CanonicalJson.write(registered);
     }
 
     // ------------------------------------------------------------------------------------------- segments

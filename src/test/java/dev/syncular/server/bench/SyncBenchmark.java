@@ -88,7 +88,7 @@ public final class SyncBenchmark {
 
         CpuSnapshot cpu0 = CpuSnapshot.take(serverPid);
         rss.phase("rounds");
-        RoundsResult rounds = rounds(schema, baseUrl);
+        RoundsResult rounds = rounds(schema, baseUrl, serverPid);
         CpuSnapshot cpu1 = CpuSnapshot.take(serverPid);
         long rssAfterRounds = rss.current();
         rss.phase("bootstrap");
@@ -141,6 +141,30 @@ public final class SyncBenchmark {
                 rounds.commitsReceived, (double) rounds.commitsReceived / Math.max(1, h.getTotalCount()),
                 rounds.errors, rounds.converged, rounds.replicaRows);
         System.out.println("CPU during rounds (incl. warm-up): " + cpu1.minus(cpu0).describe());
+        if (rounds.measuredCpu != null) {
+            CpuSnapshot mc = rounds.measuredCpu;
+            long n = Math.max(1, h.getTotalCount());
+            System.out.println("CPU during the measured window: " + mc.describe());
+            System.out.printf(Locale.ROOT, "CPU per round (measured window): server %.2f ms, postgres %.2f ms, "
+                    + "benchmark clients %.2f ms%n", 1000 * mc.server / n, 1000 * mc.postgres / n, 1000 * mc.bench / n);
+        }
+        if (rounds.serverThreads != null) {
+            long n = Math.max(1, h.getTotalCount());
+            StringBuilder sb = new StringBuilder("server CPU per round by thread group (user+system ms):");
+            double[] total = new double[2];
+            rounds.serverThreads.entrySet().stream()
+                    .sorted((a, b) -> Double.compare(b.getValue()[0] + b.getValue()[1], a.getValue()[0] + a.getValue()[1]))
+                    .forEach(e -> {
+                        total[0] += e.getValue()[0];
+                        total[1] += e.getValue()[1];
+                        if (e.getValue()[0] + e.getValue()[1] > 0) {
+                            sb.append(String.format(Locale.ROOT, " %s %.2f+%.2f;", e.getKey(), 1000 * e.getValue()[0] / n,
+                                    1000 * e.getValue()[1] / n));
+                        }
+                    });
+            sb.append(String.format(Locale.ROOT, " total user %.2f, system %.2f", 1000 * total[0] / n, 1000 * total[1] / n));
+            System.out.println(sb);
+        }
 
         System.out.println();
         System.out.println("=== Rows-lane bootstrap (fresh client to completion; limitSnapshotRows=50000, "
@@ -192,7 +216,7 @@ public final class SyncBenchmark {
     // ============================================================================================ rounds
 
     private record RoundsResult(Histogram latency, double roundsPerSec, long commitsReceived, long errors,
-            boolean converged, int replicaRows) {
+            boolean converged, int replicaRows, CpuSnapshot measuredCpu, Map<String, double[]> serverThreads) {
     }
 
     private static Map<String, Object> noteRow(String id, String project, int n) {
@@ -206,7 +230,7 @@ public final class SyncBenchmark {
         return v;
     }
 
-    private static RoundsResult rounds(CompiledSchema schema, String baseUrl) throws Exception {
+    private static RoundsResult rounds(CompiledSchema schema, String baseUrl, long serverPid) throws Exception {
         String scope = "rounds";
         HttpTransport transport = new HttpTransport(baseUrl, "bench-rounds");
         SyncTestClient[] clients = new SyncTestClient[CLIENTS];
@@ -223,6 +247,23 @@ public final class SyncBenchmark {
         LongAdder errors = new LongAdder();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         CountDownLatch done = new CountDownLatch(CLIENTS);
+        // CPU of the server / PostgreSQL / this process over exactly the measured window (no JIT warm-up).
+        AtomicReference<CpuSnapshot> measuredCpu = new AtomicReference<>();
+        AtomicReference<Map<String, double[]>> serverThreads = new AtomicReference<>();
+        Thread cpuProbe = new Thread(() -> {
+            try {
+                sleepUntil(measureFrom);
+                CpuSnapshot from = CpuSnapshot.take(serverPid);
+                Map<Long, Object[]> threadsFrom = threadTimes(serverPid);
+                sleepUntil(measureTo);
+                measuredCpu.set(CpuSnapshot.take(serverPid).minus(from));
+                serverThreads.set(threadGroups(threadsFrom, threadTimes(serverPid)));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "cpu-probe");
+        cpuProbe.setDaemon(true);
+        cpuProbe.start();
         Thread[] threads = new Thread[CLIENTS];
         for (int i = 0; i < CLIENTS; i++) {
             int idx = i;
@@ -267,6 +308,7 @@ public final class SyncBenchmark {
             threads[i].start();
         }
         done.await();
+        cpuProbe.join();
         if (failure.get() != null) {
             throw new IllegalStateException("a round client failed", failure.get());
         }
@@ -294,7 +336,50 @@ public final class SyncBenchmark {
             // fewer rounds than ROWS_PER_CLIENT per client is possible only on very short runs
             converged &= rows <= expected;
         }
-        return new RoundsResult(all, perSec, received.sum(), errors.sum(), converged, rows);
+        return new RoundsResult(all, perSec, received.sum(), errors.sum(), converged, rows, measuredCpu.get(),
+                serverThreads.get());
+    }
+
+    /** Per thread of {@code pid}: {name, user seconds, system seconds}. */
+    private static Map<Long, Object[]> threadTimes(long pid) {
+        Map<Long, Object[]> out = new LinkedHashMap<>();
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("/proc/" + pid + "/task"))) {
+            for (Path t : ds) {
+                try {
+                    String stat = Files.readString(t.resolve("stat"));
+                    String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    out.put(Long.parseLong(t.getFileName().toString()), new Object[] {name,
+                            Long.parseLong(f[11]) / (double) CLK_TCK, Long.parseLong(f[12]) / (double) CLK_TCK});
+                } catch (IOException | RuntimeException e) {
+                    // thread went away
+                }
+            }
+        } catch (IOException e) {
+            // process went away
+        }
+        return out;
+    }
+
+    /** CPU seconds {user, system} per thread group (name with digits folded) between two samples. */
+    private static Map<String, double[]> threadGroups(Map<Long, Object[]> from, Map<Long, Object[]> to) {
+        Map<String, double[]> out = new java.util.TreeMap<>();
+        to.forEach((tid, now) -> {
+            Object[] before = from.get(tid);
+            double u = (double) now[1] - (before == null ? 0 : (double) before[1]);
+            double sy = (double) now[2] - (before == null ? 0 : (double) before[2]);
+            double[] acc = out.computeIfAbsent(((String) now[0]).replaceAll("[0-9]+", "#"), k -> new double[2]);
+            acc[0] += u;
+            acc[1] += sy;
+        });
+        return out;
+    }
+
+    private static void sleepUntil(long nanoTime) throws InterruptedException {
+        long left;
+        while ((left = nanoTime - System.nanoTime()) > 0) {
+            Thread.sleep(Math.max(1, left / 1_000_000L));
+        }
     }
 
     private static boolean sameVersions(Map<String, SyncTestClient.LocalRow> a, Map<String, SyncTestClient.LocalRow> b) {
@@ -502,9 +587,10 @@ public final class SyncBenchmark {
     }
 
     /** CPU seconds (user+system) of the server, this benchmark process and all postgres processes. */
-    private record CpuSnapshot(long wallNanos, double server, double bench, double postgres) {
+    private record CpuSnapshot(long wallNanos, double server, double bench, double postgres, Map<Long, Double> pgByPid) {
         static CpuSnapshot take(long serverPid) {
             double pg = 0;
+            Map<Long, Double> byPid = new java.util.HashMap<>();
             try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("/proc"), p -> p.getFileName().toString()
                     .chars().allMatch(Character::isDigit))) {
                 for (Path p : ds) {
@@ -515,18 +601,28 @@ public final class SyncBenchmark {
                     long pid = Long.parseLong(p.getFileName().toString());
                     long ppid = Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[1]);
                     if (pid == POSTMASTER_PID || ppid == POSTMASTER_PID) {
-                        pg += cpuSeconds(stat);
+                        double c = cpuSeconds(stat);
+                        pg += c;
+                        byPid.put(pid, c);
                     }
                 }
             } catch (IOException e) {
                 pg = Double.NaN;
             }
             return new CpuSnapshot(System.nanoTime(), cpuSeconds(read(Path.of("/proc/" + serverPid + "/stat"))),
-                    cpuSeconds(read(Path.of("/proc/self/stat"))), pg);
+                    cpuSeconds(read(Path.of("/proc/self/stat"))), pg, byPid);
         }
 
+        /**
+         * PostgreSQL: per process alive at the end (earlier backends that exited meanwhile — other sessions on
+         * a shared machine — would otherwise make the difference negative).
+         */
         CpuSnapshot minus(CpuSnapshot o) {
-            return new CpuSnapshot(wallNanos - o.wallNanos, server - o.server, bench - o.bench, postgres - o.postgres);
+            double pg = 0;
+            for (Map.Entry<Long, Double> e : pgByPid.entrySet()) {
+                pg += e.getValue() - o.pgByPid.getOrDefault(e.getKey(), 0.0);
+            }
+            return new CpuSnapshot(wallNanos - o.wallNanos, server - o.server, bench - o.bench, pg, Map.of());
         }
 
         String describe() {

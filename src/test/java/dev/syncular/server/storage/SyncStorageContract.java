@@ -384,6 +384,29 @@ public abstract class SyncStorageContract {
         assertFalse(resumed.truncated());
     }
 
+    /**
+     * More index hits than one scan batch (32 seqs for a small change limit) whose changes another variable
+     * filters out: the scan continues past them and the cursor still covers the whole window.
+     */
+    @Test
+    void readCommitsScansPastBatchesOfFilteredCommits() {
+        String p = newPartition();
+        for (int i = 0; i < 40; i++) {
+            commit(p, List.of(taskUpsert("o2-" + i, "P1", "O2", 1)));
+        }
+        long hit = commit(p, List.of(taskUpsert("o1", "P1", "O1", 1)));
+        long tail = commit(p, List.of(taskUpsert("o2-tail", "P1", "O2", 1)));
+        Map<String, Set<String>> scopes = Map.of("project_id", Set.of("P1"), "org_id", Set.of("O1"));
+        CommitWindow w = await(storage.readCommits(p, new CommitQuery("tasks", scopes, 0, tail, 5)));
+        assertEquals(List.of(hit), w.commits().stream().map(StoredCommit::commitSeq).toList());
+        assertEquals(List.of("o1"), w.commits().get(0).changes().stream().map(StoredChange::rowId).toList());
+        assertFalse(w.truncated());
+        assertEquals(tail, w.scannedThroughSeq());
+        CommitWindow none = await(storage.readCommits(p, new CommitQuery("tasks", scopes, hit, tail, 5)));
+        assertTrue(none.commits().isEmpty());
+        assertEquals(tail, none.scannedThroughSeq());
+    }
+
     // ---- pull: rows (§4.7) and tombstones (§2.2) ---------------------------------------------------
 
     @Test
@@ -452,6 +475,32 @@ public abstract class SyncStorageContract {
         await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks",
                 new StoredRow("t1", 1, task("t1", "P1", "O1", "again"), new long[10], taskScopes("P1", "O1")))));
         assertNull(await(storage.inPartitionTransaction(p, tx -> tx.readTombstone("tasks", "t1"))));
+    }
+
+    /** The upsert over a known stored row has the same effect, scope index included. */
+    @Test
+    void upsertOverTheStoredRowKeepsTheScopeIndexExact() {
+        String p = newPartition();
+        StoredRow v1 = new StoredRow("s1", 1, task("s1", "P1", "O1", "one"), new long[10], taskScopes("P1", "O1"));
+        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks", v1)));
+        StoredRow stored = await(storage.readRows(p, "tasks", List.of("s1"))).get("s1");
+        StoredRow v2 = new StoredRow("s1", 2, task("s1", "P1", "O1", "two"), new long[10], taskScopes("P1", "O1"));
+        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks", v2, stored)));
+        List<StoredRow> page = await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P1")), null, 10));
+        assertEquals(List.of("s1"), page.stream().map(StoredRow::rowId).toList());
+        assertEquals(2L, page.get(0).serverVersion());
+        assertEquals("two", page.get(0).values()[3]);
+
+        StoredRow stored2 = await(storage.readRows(p, "tasks", List.of("s1"))).get("s1");
+        StoredRow moved = new StoredRow("s1", 3, task("s1", "P2", "O1", "three"), new long[10], taskScopes("P2", "O1"));
+        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks", moved, stored2)));
+        assertTrue(await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P1")), null, 10)).isEmpty(),
+                "moved out of P1");
+        assertEquals(List.of("s1"), await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P2")), null, 10))
+                .stream().map(StoredRow::rowId).toList());
+        assertEquals(List.of("s1"), await(storage.readRowsPage(p, "tasks", Map.of("org_id", Set.of("O1")), null, 10))
+                .stream().map(StoredRow::rowId).toList());
+        assertEquals(taskScopes("P2", "O1"), await(storage.readRows(p, "tasks", List.of("s1"))).get("s1").scopes());
     }
 
     // ---- client records (§4.5) ---------------------------------------------------------------------
@@ -703,6 +752,108 @@ public abstract class SyncStorageContract {
         assertTrue(gate.tokenChanged(await(storage.readServeGate(p, running))), "a rotated log epoch changes the token");
         assertEquals(rotated.logEpoch(), await(storage.readServeGate(p, running)).logEpoch());
         assertNull(await(storage.readServeGate("p-missing-" + UUID.randomUUID(), running)).logEpoch());
+    }
+
+    // ---- request entry and exit (§2.1, §2.4, §4.5, §4.6) --------------------------------------------
+
+    @Test
+    void enterRequestTouchesThePartitionAndReadsGateAndClientRecord() {
+        int running = schema.version();
+        String p = "p-" + UUID.randomUUID();
+        RequestEntry fresh = await(storage.enterRequest(p, "c1", running, 1_000L));
+        PartitionState created = fresh.partition();
+        assertEquals(p, created.partition());
+        assertEquals(0L, created.maxCommitSeq());
+        assertEquals(0L, created.horizonSeq());
+        assertEquals(1_000L, created.createdAtMs());
+        assertEquals(1_000L, created.lastSeenAtMs());
+        assertTrue(created.logEpoch().matches("[A-Za-z0-9_-]{22}"), created.logEpoch());
+        assertEquals(created, await(storage.readPartition(p)), "an unknown partition is registered");
+        assertEquals(new ServeGate(running, created.logEpoch(), List.of()), fresh.gate());
+        assertNull(fresh.client());
+
+        await(storage.upsertClient(new ClientRecord(p, "c1", "actor-1", 7, 900L, "[{\"id\":\"s1\"}]", 3)));
+        long seq = commit(p, List.of(taskUpsert("a", "P1", "O1", 1)));
+        StoredCheckpoint declared = await(storage.declareCheckpoint(p, CP, running, 100L));
+        RequestEntry entry = await(storage.enterRequest(p, "c1", running, 2_000L));
+        assertEquals(new PartitionState(p, created.logEpoch(), seq, 0L, 1_000L, 2_000L), entry.partition());
+        assertEquals(new ServeGate(running, created.logEpoch(), List.of(declared)), entry.gate());
+        assertEquals(await(storage.readServeGate(p, running)), entry.gate());
+        ClientRecord client = entry.client();
+        assertEquals(p, client.partition());
+        assertEquals("c1", client.clientId());
+        assertEquals("actor-1", client.actorId());
+        assertEquals(7L, client.cursor());
+        assertEquals(900L, client.updatedAtMs());
+        assertEquals(3, client.wireVersion());
+        assertTrue(client.subscriptionsJson().contains("\"s1\""));
+        assertEquals(await(storage.readClient(p, "c1")), client);
+        assertNull(await(storage.enterRequest(p, "c2", running, 2_000L)).client(), "another client id");
+        assertTrue(await(storage.enterRequest(p, "c1", running + 1, 2_000L)).gate().pending().isEmpty(),
+                "only checkpoints at the running version");
+
+        assertEquals(2_000L, await(storage.enterRequest(p, "c1", running, 1_500L)).partition().lastSeenAtMs(),
+                "last-seen never goes back");
+        assertEquals(3_000L, await(storage.enterRequest(p, "c1", running, 3_000L)).partition().lastSeenAtMs());
+        assertEquals(3_000L, await(storage.touchPartition(p, 2_500L)).lastSeenAtMs(), "one touch, either way");
+        assertEquals(3_000L, await(storage.readPartition(p)).lastSeenAtMs());
+
+        PartitionState rotated = await(storage.rotateLogEpoch(p));
+        RequestEntry afterRotation = await(storage.enterRequest(p, "c1", running, 4_000L));
+        assertEquals(rotated.logEpoch(), afterRotation.partition().logEpoch());
+        assertEquals(rotated.logEpoch(), afterRotation.gate().logEpoch());
+        assertTrue(entry.gate().tokenChanged(afterRotation.gate()));
+        assertNull(afterRotation.client(), "rotation deletes cursor records");
+    }
+
+    @Test
+    void gateCheckCarriesTheHorizon() {
+        int running = schema.version();
+        String p = newPartition();
+        String epoch = await(storage.readPartition(p)).logEpoch();
+        assertEquals(new GateCheck(new ServeGate(running, epoch, List.of()), 0L), await(storage.readGateCheck(p, running)));
+        for (int i = 1; i <= 4; i++) {
+            commit(p, List.of(taskUpsert("h" + i, "P1", "O1", i)));
+        }
+        await(storage.prune(p, epoch, 3));
+        GateCheck check = await(storage.readGateCheck(p, running));
+        assertEquals(3L, check.horizonSeq());
+        assertEquals(await(storage.readServeGate(p, running)), check.gate());
+        StoredCheckpoint declared = await(storage.declareCheckpoint(p, CP, running, 100L));
+        assertEquals(List.of(declared), await(storage.readGateCheck(p, running)).gate().pending());
+        GateCheck missing = await(storage.readGateCheck("p-missing-" + UUID.randomUUID(), running));
+        assertNull(missing.gate().logEpoch());
+        assertEquals(0L, missing.horizonSeq());
+    }
+
+    @Test
+    void finishRequestSavesTheClientRecordThenReadsTheGate() {
+        int running = schema.version();
+        String p = newPartition();
+        String epoch = await(storage.readPartition(p)).logEpoch();
+        GateCheck noSave = await(storage.finishRequest(p, running, null));
+        assertEquals(new GateCheck(new ServeGate(running, epoch, List.of()), 0L), noSave);
+        assertNull(await(storage.readClient(p, "c1")), "nothing saved");
+
+        ClientRecord record = new ClientRecord(p, "c1", "actor-1", 5, 1_000L, "[{\"id\":\"s1\",\"table\":\"tasks\"}]", 3);
+        assertEquals(noSave, await(storage.finishRequest(p, running, record)));
+        ClientRecord saved = await(storage.readClient(p, "c1"));
+        assertEquals(5L, saved.cursor());
+        assertEquals(1_000L, saved.updatedAtMs());
+        assertEquals(3, saved.wireVersion());
+        assertTrue(saved.subscriptionsJson().contains("\"s1\""));
+        assertEquals(saved, await(storage.enterRequest(p, "c1", running, 2_000L)).client());
+
+        await(storage.finishRequest(p, running, new ClientRecord(p, "c1", "actor-1", 9, 2_000L, null, null)));
+        ClientRecord replaced = await(storage.readClient(p, "c1"));
+        assertEquals(9L, replaced.cursor());
+        assertEquals(2_000L, replaced.updatedAtMs());
+        assertNull(replaced.subscriptionsJson());
+        assertNull(replaced.wireVersion());
+
+        PartitionState rotated = await(storage.rotateLogEpoch(p));
+        assertEquals(rotated.logEpoch(), await(storage.finishRequest(p, running, null)).gate().logEpoch(),
+                "the gate is read, not remembered");
     }
 
     @Test

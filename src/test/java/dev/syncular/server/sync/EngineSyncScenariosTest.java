@@ -240,4 +240,136 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         org.junit.jupiter.api.Assertions.assertEquals(1, RESOLUTIONS.get());
         org.junit.jupiter.api.Assertions.assertEquals(2, c.results.size());
     }
+
+    /**
+     * §4.6: an incremental pull reads its window, then rechecks the horizon — here the request's exit read.
+     * Pruning past the cursor after the entry read (the resolver runs between entry and window read) turns the
+     * section into {@code reset} with no commits and the request cursor echoed, and the client record keeps
+     * its cursor (a reset subscription is not active, §4.5).
+     */
+    @org.junit.jupiter.api.Test
+    void pruningDuringAPullResetsTheSectionAtTheExitRead() {
+        server.allow("alice", Map.of("project_id", List.of("p1")));
+        SyncTestClient writer = new SyncTestClient(SCHEMA, server.transport(), "alice", "race-w")
+                .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
+        writer.upsert("notes", note("r0", "p1", "t"), null);
+        writer.syncUntilIdle();
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        SyncEngine racing = new SyncEngine(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(),
+                (actor, p) -> {
+                    io.smallrye.mutiny.Uni<Map<String, List<String>>> grant =
+                            io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1")));
+                    return !armed.getAndSet(false) ? grant : storage.readPartition(p)
+                            .flatMap(s -> storage.prune(p, s.logEpoch(), s.maxCommitSeq())).flatMap(r -> grant);
+                },
+                SyncLimits.DEFAULTS, System::currentTimeMillis);
+        SyncTestClient.Transport racingTransport = new SyncTestClient.Transport() {
+            @Override
+            public byte[] roundTrip(SyncTestClient client, byte[] request) {
+                return Message.response(racing.handle(new SyncRequestContext(client.actorId, partition),
+                        MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
+            }
+
+            @Override
+            public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
+                throw new UnsupportedOperationException();
+            }
+        };
+        SyncTestClient reader = new SyncTestClient(SCHEMA, racingTransport, "alice", "race-r")
+                .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
+        reader.syncUntilIdle();
+        long cursor = reader.subscriptions.get("n").cursor;
+        org.junit.jupiter.api.Assertions.assertEquals(cursor,
+                storage.readClient(partition, "race-r").await().atMost(WAIT).cursor());
+        for (int i = 1; i <= 3; i++) {
+            writer.upsert("notes", note("r" + i, "p1", "t"), null);
+        }
+        writer.syncUntilIdle();
+        org.junit.jupiter.api.Assertions.assertTrue(server.maxCommitSeq() > cursor);
+        armed.set(true);
+        Message m = reader.sync();
+        org.junit.jupiter.api.Assertions.assertFalse(armed.get(), "the resolver pruned during the request");
+        dev.syncular.server.wire.SubStart start = (dev.syncular.server.wire.SubStart) m.frames().stream()
+                .filter(f -> f instanceof dev.syncular.server.wire.SubStart).findFirst().orElseThrow();
+        org.junit.jupiter.api.Assertions.assertEquals(dev.syncular.server.wire.SubscriptionStatus.RESET, start.status());
+        org.junit.jupiter.api.Assertions.assertEquals("sync.cursor_expired", start.reasonCode());
+        org.junit.jupiter.api.Assertions.assertTrue(m.frames().stream()
+                .noneMatch(f -> f instanceof dev.syncular.server.wire.CommitFrame));
+        dev.syncular.server.wire.SubEnd end = (dev.syncular.server.wire.SubEnd) m.frames().stream()
+                .filter(f -> f instanceof dev.syncular.server.wire.SubEnd).findFirst().orElseThrow();
+        org.junit.jupiter.api.Assertions.assertEquals(cursor, end.nextCursor(), "the request cursor is echoed");
+        org.junit.jupiter.api.Assertions.assertEquals(cursor,
+                storage.readClient(partition, "race-r").await().atMost(WAIT).cursor(),
+                "a reset subscription does not advance the client record");
+        reader.syncUntilIdle();
+        org.junit.jupiter.api.Assertions.assertEquals(writer.table("notes").keySet(), reader.table("notes").keySet());
+    }
+
+    /**
+     * §4.5 client record: a round that changes nothing it stores writes nothing (its update time is refreshed
+     * only after {@link SyncEngine#CLIENT_RECORD_REFRESH_MS}); a cursor move or new subscriptions write it.
+     */
+    @org.junit.jupiter.api.Test
+    void unchangedRoundsDoNotRewriteTheClientRecord() {
+        server.allow("alice", Map.of("project_id", List.of("p1", "p2")));
+        long[] now = {1_000_000L};
+        SyncEngine clocked = new SyncEngine(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(),
+                (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1", "p2"))),
+                SyncLimits.DEFAULTS, () -> now[0]);
+        SyncTestClient.Transport t = new SyncTestClient.Transport() {
+            @Override
+            public byte[] roundTrip(SyncTestClient client, byte[] request) {
+                return Message.response(clocked.handle(new SyncRequestContext(client.actorId, partition),
+                        MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
+            }
+
+            @Override
+            public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
+                throw new UnsupportedOperationException();
+            }
+        };
+        SyncTestClient c = new SyncTestClient(SCHEMA, t, "alice", "quiet-1")
+                .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
+        c.syncUntilIdle();
+        dev.syncular.server.storage.ClientRecord first = storage.readClient(partition, "quiet-1").await().atMost(WAIT);
+        org.junit.jupiter.api.Assertions.assertNotNull(first);
+        now[0] += 1_000;
+        c.sync();
+        org.junit.jupiter.api.Assertions.assertEquals(first, storage.readClient(partition, "quiet-1").await().atMost(WAIT),
+                "nothing changed: no write");
+        now[0] += SyncEngine.CLIENT_RECORD_REFRESH_MS;
+        c.sync();
+        dev.syncular.server.storage.ClientRecord refreshed = storage.readClient(partition, "quiet-1").await().atMost(WAIT);
+        org.junit.jupiter.api.Assertions.assertEquals(now[0], refreshed.updatedAtMs(), "refreshed once stale");
+        org.junit.jupiter.api.Assertions.assertEquals(first.cursor(), refreshed.cursor());
+        now[0] += 1_000;
+        c.upsert("notes", note("q1", "p1", "t"), null);
+        c.sync();
+        dev.syncular.server.storage.ClientRecord moved = storage.readClient(partition, "quiet-1").await().atMost(WAIT);
+        org.junit.jupiter.api.Assertions.assertTrue(moved.cursor() > first.cursor(), "a cursor move is written");
+        org.junit.jupiter.api.Assertions.assertEquals(now[0], moved.updatedAtMs());
+        now[0] += 1_000;
+        c.subscribe("m", "notes", Map.of("project_id", List.of("p2")));
+        c.syncUntilIdle();
+        dev.syncular.server.storage.ClientRecord resubscribed = storage.readClient(partition, "quiet-1").await().atMost(WAIT);
+        org.junit.jupiter.api.Assertions.assertEquals(now[0], resubscribed.updatedAtMs(), "new subscriptions are written");
+        org.junit.jupiter.api.Assertions.assertTrue(resubscribed.subscriptionsJson().contains("\"m\""));
+    }
+
+    @org.junit.jupiter.api.Test
+    void clientRecordComparisonIgnoresJsonFormatting() {
+        dev.syncular.server.storage.ClientRecord stored = new dev.syncular.server.storage.ClientRecord("p", "c", "a", 5,
+                1_000L, "[{\"id\": \"s\", \"table\": \"notes\", \"scopes\": {\"project_id\": [\"p1\"]}, \"schemaVersion\": 1}]", 3);
+        dev.syncular.server.storage.ClientRecord same = new dev.syncular.server.storage.ClientRecord("p", "c", "a", 5,
+                2_000L, "[{\"id\":\"s\",\"scopes\":{\"project_id\":[\"p1\"]},\"schemaVersion\":1,\"table\":\"notes\"}]", 3);
+        org.junit.jupiter.api.Assertions.assertFalse(SyncEngine.mustSave(stored, same, 2_000L));
+        org.junit.jupiter.api.Assertions.assertTrue(SyncEngine.mustSave(stored, same, 1_000L + SyncEngine.CLIENT_RECORD_REFRESH_MS));
+        org.junit.jupiter.api.Assertions.assertTrue(SyncEngine.mustSave(stored, new dev.syncular.server.storage.ClientRecord(
+                "p", "c", "a", 6, 2_000L, same.subscriptionsJson(), 3), 2_000L));
+        org.junit.jupiter.api.Assertions.assertTrue(SyncEngine.mustSave(stored, new dev.syncular.server.storage.ClientRecord(
+                "p", "c", "a", 5, 2_000L, same.subscriptionsJson().replace("p1", "p2"), 3), 2_000L));
+        org.junit.jupiter.api.Assertions.assertTrue(SyncEngine.mustSave(stored, new dev.syncular.server.storage.ClientRecord(
+                "p", "c", "a", 5, 2_000L, same.subscriptionsJson(), null), 2_000L));
+        org.junit.jupiter.api.Assertions.assertTrue(SyncEngine.mustSave(null, same, 2_000L));
+    }
 }

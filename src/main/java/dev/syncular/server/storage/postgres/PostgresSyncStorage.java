@@ -18,10 +18,12 @@ import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.ColumnVersions;
 import dev.syncular.server.storage.CommitQuery;
 import dev.syncular.server.storage.CommitWindow;
+import dev.syncular.server.storage.GateCheck;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PruneResult;
 import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.RequestEntry;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredChange;
@@ -129,6 +131,143 @@ public final class PostgresSyncStorage implements SyncStorage {
     public PostgresSyncStorage(Pool pool, String pgSchema) {
         this.pool = Objects.requireNonNull(pool, "pool");
         this.pgSchema = Objects.requireNonNull(pgSchema, "pgSchema");
+        this.sql = new Sql();
+    }
+
+    /**
+     * Every statement text of the hot paths, built once (the pool's prepared-statement cache is keyed by the
+     * text: a statement rebuilt per call costs the concatenation and a fresh hash of a long string every time).
+     */
+    private final Sql sql;
+
+    private final class Sql {
+        final String readMarker = "SELECT schema_version, layouts FROM " + t("sync_schema") + " WHERE id = 1";
+        final String writeMarker = "INSERT INTO " + t("sync_schema") + " (id, schema_version, layouts, updated_at_ms)"
+                + " VALUES (1, $1, $2, $3) ON CONFLICT (id) DO UPDATE SET schema_version = EXCLUDED.schema_version,"
+                + " layouts = EXCLUDED.layouts, updated_at_ms = EXCLUDED.updated_at_ms";
+        final String raiseAllFences = "INSERT INTO " + t("sync_writer_fence") + " AS f (partition_id, required_writer_version)"
+                + " SELECT partition_id, $1 FROM " + t("sync_partitions")
+                + " ON CONFLICT (partition_id) DO UPDATE"
+                + " SET required_writer_version = GREATEST(f.required_writer_version, EXCLUDED.required_writer_version)";
+        final String insertCheckpoint = INSERT_CHECKPOINT_SQL.formatted(t("sync_backfill_checkpoints"));
+        final String raiseFence = RAISE_FENCE_SQL.formatted(t("sync_writer_fence"));
+        // partition registry
+        final String selectPartition = "SELECT " + PARTITION_COLS + " FROM " + t("sync_partitions") + " WHERE partition_id = $1";
+        final String lockPartition = selectPartition + " FOR UPDATE";
+        final String refreshLastSeen = "UPDATE " + t("sync_partitions") + " AS p SET last_seen_at_ms ="
+                + " GREATEST(p.last_seen_at_ms, $2) WHERE p.partition_id = (SELECT partition_id FROM "
+                + t("sync_partitions") + " WHERE partition_id = $1 FOR UPDATE SKIP LOCKED)"
+                + " RETURNING " + PARTITION_COLS;
+        final String insertPartition = "INSERT INTO " + t("sync_partitions") + " AS p (" + PARTITION_COLS + ")"
+                + " VALUES ($1, $2, 0, 0, $3, $3) ON CONFLICT (partition_id) DO UPDATE"
+                + " SET last_seen_at_ms = GREATEST(p.last_seen_at_ms, EXCLUDED.last_seen_at_ms)"
+                + " RETURNING " + PARTITION_COLS;
+        final String listPartitions = "SELECT " + PARTITION_COLS + " FROM " + t("sync_partitions")
+                + " ORDER BY partition_id COLLATE \"C\"";
+        final String rotateLogEpoch = "UPDATE " + t("sync_partitions") + " SET log_epoch = $2"
+                + " WHERE partition_id = $1 RETURNING " + PARTITION_COLS;
+        final String deleteClients = "DELETE FROM " + t("sync_clients") + " WHERE partition_id = $1";
+        // serve gate and checkpoints
+        final String serveGate = serveGateSql(true);
+        final String serveGateAllVersions = serveGateSql(false);
+        final String enterRequest = entrySql();
+        final String pendingCheckpoints = "SELECT " + CHECKPOINT_COLS + " FROM " + t("sync_backfill_checkpoints")
+                + " WHERE schema_version = $1 AND state <> 'activated'"
+                + " ORDER BY partition_id COLLATE \"C\", name COLLATE \"C\"";
+        final String storedSchemaVersion = "SELECT COALESCE((SELECT schema_version FROM " + t("sync_schema") + " WHERE id = 1), 0)";
+        final String checkpointsOfPartition = "SELECT " + CHECKPOINT_COLS + " FROM " + t("sync_backfill_checkpoints")
+                + " WHERE partition_id = $1 ORDER BY name COLLATE \"C\"";
+        final String claimCheckpoint = "UPDATE " + t("sync_backfill_checkpoints") + " SET owner_epoch = owner_epoch + 1,"
+                + " state = 'backfilling', updated_at_ms = $4"
+                + " WHERE partition_id = $1 AND name = $2 AND schema_version = $3 AND state <> 'activated'"
+                + " RETURNING " + CHECKPOINT_COLS;
+        final String advanceCheckpoint = "UPDATE " + t("sync_backfill_checkpoints") + " SET watermark = $4, observed_rows = $5,"
+                + " updated_at_ms = $6 WHERE partition_id = $1 AND name = $2 AND owner_epoch = $3"
+                + " AND state = 'backfilling'";
+        final String sourceChangedAbove = "SELECT EXISTS (SELECT 1 FROM " + t("sync_changes")
+                + " WHERE partition_id = $1 AND tbl = ANY($2) AND commit_seq > $3)";
+        final String activateCheckpoint = "UPDATE " + t("sync_backfill_checkpoints") + " SET state = 'activated',"
+                + " watermark = $3, updated_at_ms = $4 WHERE partition_id = $1 AND name = $2";
+        final String selectCheckpoint = "SELECT " + CHECKPOINT_COLS + " FROM " + t("sync_backfill_checkpoints")
+                + " WHERE partition_id = $1 AND name = $2";
+        final String selectCheckpointForUpdate = selectCheckpoint + " FOR UPDATE";
+        // push
+        final String findPushResult = "SELECT status, commit_seq, result, created_at_ms FROM " + t("sync_push_results")
+                + " WHERE partition_id = $1 AND client_id = $2 AND client_commit_id = $3";
+        final String readTombstone = "SELECT commit_seq FROM " + t("sync_tombstones")
+                + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
+        final String insertCommit = "INSERT INTO " + t("sync_commits") + " (partition_id, commit_seq, created_at_ms,"
+                + " actor_id, client_id, client_commit_id, change_count, tables, writer_version)"
+                + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+        final String insertChange = "INSERT INTO " + t("sync_changes") + " (partition_id, commit_seq,"
+                + " change_index, tbl, row_id, op, row_version, scopes, payload)"
+                + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9)";
+        final String insertCommitScopes = "INSERT INTO " + t("sync_commit_scopes")
+                + " (partition_id, tbl, scope_key, commit_seq) SELECT $1, u.t, u.k, $2"
+                + " FROM unnest($3::text[], $4::text[]) AS u(t, k) ON CONFLICT DO NOTHING";
+        final String setMaxCommitSeq = "UPDATE " + t("sync_partitions") + " SET max_commit_seq = $2 WHERE partition_id = $1";
+        final String deleteRowScopes = "DELETE FROM " + t("sync_row_scopes") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
+        final String insertRowScopes = "INSERT INTO " + t("sync_row_scopes") + " (partition_id, tbl, scope_key, row_id)"
+                + " SELECT $1, $2, k, $3 FROM unnest($4::text[]) AS u(k) ON CONFLICT DO NOTHING";
+        final String deleteTombstone = "DELETE FROM " + t("sync_tombstones") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
+        final String deleteBlobRefs = "DELETE FROM " + t("sync_blob_refs") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
+        final String insertBlobRefs = "INSERT INTO " + t("sync_blob_refs") + " (partition_id, blob_id, tbl, row_id, scopes)"
+                + " SELECT $1, b, $2, $3, $4::text::jsonb FROM unnest($5::text[]) AS u(b) ON CONFLICT DO NOTHING";
+        final String upsertTombstone = "INSERT INTO " + t("sync_tombstones") + " (partition_id, tbl, row_id, commit_seq)"
+                + " VALUES ($1, $2, $3, $4) ON CONFLICT (partition_id, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq";
+        final String forgetBlobSweeps = "DELETE FROM " + t("sync_blob_sweeps") + " WHERE partition_id = $1 AND swept_at_ms < $2";
+        final String recordBlobSweeps = "INSERT INTO " + t("sync_blob_sweeps") + " (partition_id, blob_id, sweep_seq, swept_at_ms)"
+                + " SELECT $1, b, s.v, $2 FROM unnest($3::text[]) AS u(b),"
+                + " (SELECT nextval(" + lit(t("sync_blob_sweep_seq")) + "::regclass) AS v) AS s"
+                + " ON CONFLICT (partition_id, blob_id) DO UPDATE SET sweep_seq = EXCLUDED.sweep_seq,"
+                + " swept_at_ms = EXCLUDED.swept_at_ms";
+        final String blobsSweptSince = "SELECT blob_id FROM " + t("sync_blob_sweeps")
+                + " WHERE partition_id = $1 AND sweep_seq > $2 AND blob_id = ANY($3)";
+        final String insertPushResult = "INSERT INTO " + t("sync_push_results") + " (partition_id, client_id, client_commit_id,"
+                + " status, commit_seq, result, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING";
+        // pull
+        final String scopePin = "SELECT COALESCE(max(s.seq), 0) FROM unnest($3::text[]) AS k(key),"
+                + " LATERAL (SELECT commit_seq AS seq FROM " + t("sync_commit_scopes")
+                + " WHERE partition_id = $1 AND tbl = $2 AND scope_key = k.key AND commit_seq <= $4"
+                + " ORDER BY commit_seq DESC LIMIT 1) s";
+        /**
+         * One batch of a commit window in one statement: the next {@code $6} distinct commit seqs of the scope
+         * index ({@code $4 < seq <= $5}), each with its commit and its changes to table {@code $2} — a seq
+         * without such a change still comes back once (NULL commit and change columns), so the batch size
+         * and the last scanned seq are those of the index.
+         */
+        final String commitWindow = "SELECT s.commit_seq, c.created_at_ms, c.actor_id, c.client_id, c.client_commit_id,"
+                + " ch.row_id, ch.op, ch.row_version, ch.scopes::text, ch.payload"
+                + " FROM (SELECT DISTINCT commit_seq FROM " + t("sync_commit_scopes")
+                + " WHERE partition_id = $1 AND tbl = $2 AND scope_key = ANY($3) AND commit_seq > $4 AND commit_seq <= $5"
+                + " ORDER BY commit_seq LIMIT $6) s"
+                + " LEFT JOIN (" + t("sync_commits") + " c JOIN " + t("sync_changes") + " ch"
+                + " ON ch.partition_id = c.partition_id AND ch.commit_seq = c.commit_seq AND ch.tbl = $2)"
+                + " ON c.partition_id = $1 AND c.commit_seq = s.commit_seq"
+                + " ORDER BY s.commit_seq, ch.change_index";
+        final String rowScopesTable = t("sync_row_scopes");
+        // blob reference index
+        final String blobReferences = "SELECT tbl, row_id, scopes::text FROM " + t("sync_blob_refs")
+                + " WHERE partition_id = $1 AND blob_id = $2 ORDER BY tbl, row_id LIMIT $3";
+        final String blobReferencesAfter = "SELECT tbl, row_id, scopes::text FROM " + t("sync_blob_refs")
+                + " WHERE partition_id = $1 AND blob_id = $2 AND (tbl, row_id) > ($4, $5) ORDER BY tbl, row_id LIMIT $3";
+        final String referencedBlobIds = "SELECT DISTINCT blob_id FROM " + t("sync_blob_refs")
+                + " WHERE partition_id = $1 AND blob_id = ANY($2)";
+        final String blobSweepMark = "SELECT COALESCE(max(sweep_seq), 0) FROM " + t("sync_blob_sweeps") + " WHERE partition_id = $1";
+        // client records
+        final String upsertClient = "INSERT INTO " + t("sync_clients") + " (partition_id, client_id, actor_id, cursor, updated_at_ms,"
+                + " subscriptions, wire_version) VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7)"
+                + " ON CONFLICT (partition_id, client_id) DO UPDATE SET actor_id = EXCLUDED.actor_id, cursor = EXCLUDED.cursor,"
+                + " updated_at_ms = EXCLUDED.updated_at_ms, subscriptions = EXCLUDED.subscriptions, wire_version = EXCLUDED.wire_version";
+        final String readClient = "SELECT " + CLIENT_COLS + " FROM " + t("sync_clients") + " WHERE partition_id = $1 AND client_id = $2";
+        final String listClients = "SELECT " + CLIENT_COLS + " FROM " + t("sync_clients")
+                + " WHERE partition_id = $1 ORDER BY client_id COLLATE \"C\"";
+        // pruning
+        final String setHorizon = "UPDATE " + t("sync_partitions") + " SET horizon_seq = $2 WHERE partition_id = $1";
+        final String pruneCommitScopes = "DELETE FROM " + t("sync_commit_scopes") + " WHERE partition_id = $1 AND commit_seq <= $2";
+        final String pruneChanges = "DELETE FROM " + t("sync_changes") + " WHERE partition_id = $1 AND commit_seq <= $2";
+        final String pruneCommits = "DELETE FROM " + t("sync_commits") + " WHERE partition_id = $1 AND commit_seq <= $2";
+        final String pruneTombstones = "DELETE FROM " + t("sync_tombstones") + " WHERE partition_id = $1 AND commit_seq <= $2";
     }
 
     public String pgSchema() {
@@ -357,16 +496,13 @@ public final class PostgresSyncStorage implements SyncStorage {
     }
 
     private Uni<Row> readMarker(SqlConnection conn) {
-        return conn.query("SELECT schema_version, layouts FROM " + t("sync_schema") + " WHERE id = 1").execute()
+        return conn.query(sql.readMarker).execute()
                 .map(PostgresSyncStorage::first);
     }
 
     /** Raises the fence of every registered partition to {@code version}, never lowering one. */
     private Uni<Void> raiseAllFences(SqlConnection conn, int version) {
-        return conn.preparedQuery("INSERT INTO " + t("sync_writer_fence") + " AS f (partition_id, required_writer_version)"
-                        + " SELECT partition_id, $1 FROM " + t("sync_partitions")
-                        + " ON CONFLICT (partition_id) DO UPDATE"
-                        + " SET required_writer_version = GREATEST(f.required_writer_version, EXCLUDED.required_writer_version)")
+        return conn.preparedQuery(sql.raiseAllFences)
                 .execute(Tuple.of(version))
                 .replaceWithVoid();
     }
@@ -385,8 +521,8 @@ public final class PostgresSyncStorage implements SyncStorage {
             rows.add(Tuple.of(d.partition(), d.name(), d.schemaVersion(), nowMs));
             fences.add(Tuple.of(d.partition(), d.schemaVersion()));
         }
-        return c.preparedQuery(INSERT_CHECKPOINT_SQL.formatted(t("sync_backfill_checkpoints"))).executeBatch(rows)
-                .chain(() -> c.preparedQuery(RAISE_FENCE_SQL.formatted(t("sync_writer_fence"))).executeBatch(fences))
+        return c.preparedQuery(sql.insertCheckpoint).executeBatch(rows)
+                .chain(() -> c.preparedQuery(sql.raiseFence).executeBatch(fences))
                 .replaceWithVoid();
     }
 
@@ -399,7 +535,7 @@ public final class PostgresSyncStorage implements SyncStorage {
     private void install(CompiledSchema running) {
         Map<String, RowTable> m = new HashMap<>();
         for (TableSchema ts : running.tables()) {
-            m.put(ts.name(), new RowTable(ts));
+            m.put(ts.name(), new RowTable(ts, t(RowTable.physicalName(ts.name()))));
         }
         this.tables = Map.copyOf(m);
         this.schema = running;
@@ -414,9 +550,7 @@ public final class PostgresSyncStorage implements SyncStorage {
     }
 
     private Uni<Void> writeMarker(SqlConnection conn, CompiledSchema running) {
-        return conn.preparedQuery("INSERT INTO " + t("sync_schema") + " (id, schema_version, layouts, updated_at_ms)"
-                        + " VALUES (1, $1, $2, $3) ON CONFLICT (id) DO UPDATE SET schema_version = EXCLUDED.schema_version,"
-                        + " layouts = EXCLUDED.layouts, updated_at_ms = EXCLUDED.updated_at_ms")
+        return conn.preparedQuery(sql.writeMarker)
                 .execute(Tuple.of(running.version(), TableLayout.render(running), System.currentTimeMillis()))
                 .replaceWithVoid();
     }
@@ -579,54 +713,50 @@ public final class PostgresSyncStorage implements SyncStorage {
      */
     @Override
     public Uni<PartitionState> touchPartition(String partition, long nowMs) {
-        return pool.preparedQuery("SELECT " + PARTITION_COLS + " FROM " + t("sync_partitions") + " WHERE partition_id = $1")
+        return pool.preparedQuery(sql.selectPartition)
                 .execute(Tuple.of(partition))
                 .chain(rs -> {
                     Row r = first(rs);
-                    if (r == null) {
-                        return insertPartition(partition, nowMs);
-                    }
-                    PartitionState stored = partitionState(r);
-                    PartitionState seen = withOverlay(stored);
-                    if (nowMs <= seen.lastSeenAtMs()) {
-                        return Uni.createFrom().item(seen);
-                    }
-                    if (nowMs - stored.lastSeenAtMs() < LAST_SEEN_REFRESH_MS
-                            && (seenOverlay.size() < MAX_OVERLAY || seenOverlay.containsKey(partition))) {
+                    return r == null ? insertPartition(partition, nowMs) : touched(partitionState(r), nowMs);
+                });
+    }
+
+    /** The touch of a registered partition whose stored row is {@code stored}; see {@link #touchPartition}. */
+    private Uni<PartitionState> touched(PartitionState stored, long nowMs) {
+        String partition = stored.partition();
+        PartitionState seen = withOverlay(stored);
+        if (nowMs <= seen.lastSeenAtMs()) {
+            return Uni.createFrom().item(seen);
+        }
+        if (nowMs - stored.lastSeenAtMs() < LAST_SEEN_REFRESH_MS
+                && (seenOverlay.size() < MAX_OVERLAY || seenOverlay.containsKey(partition))) {
+            seenOverlay.merge(partition, nowMs, Math::max);
+            return Uni.createFrom().item(withOverlay(stored));
+        }
+        return pool.preparedQuery(sql.refreshLastSeen)
+                .execute(Tuple.of(partition, nowMs))
+                .map(us -> {
+                    Row u = first(us);
+                    if (u == null) {
+                        // a push holds the row: keep the touch in memory, a later one writes it
                         seenOverlay.merge(partition, nowMs, Math::max);
-                        return Uni.createFrom().item(withOverlay(stored));
+                        return withOverlay(stored);
                     }
-                    return pool.preparedQuery("UPDATE " + t("sync_partitions") + " AS p SET last_seen_at_ms ="
-                                    + " GREATEST(p.last_seen_at_ms, $2) WHERE p.partition_id = (SELECT partition_id FROM "
-                                    + t("sync_partitions") + " WHERE partition_id = $1 FOR UPDATE SKIP LOCKED)"
-                                    + " RETURNING " + PARTITION_COLS)
-                            .execute(Tuple.of(partition, nowMs))
-                            .map(us -> {
-                                Row u = first(us);
-                                if (u == null) {
-                                    // a push holds the row: keep the touch in memory, a later one writes it
-                                    seenOverlay.merge(partition, nowMs, Math::max);
-                                    return withOverlay(stored);
-                                }
-                                PartitionState written = partitionState(u);
-                                seenOverlay.computeIfPresent(partition, (k, v) -> v <= written.lastSeenAtMs() ? null : v);
-                                return withOverlay(written);
-                            });
+                    PartitionState written = partitionState(u);
+                    seenOverlay.computeIfPresent(partition, (k, v) -> v <= written.lastSeenAtMs() ? null : v);
+                    return withOverlay(written);
                 });
     }
 
     private Uni<PartitionState> insertPartition(String partition, long nowMs) {
-        return pool.preparedQuery("INSERT INTO " + t("sync_partitions") + " AS p (" + PARTITION_COLS + ")"
-                        + " VALUES ($1, $2, 0, 0, $3, $3) ON CONFLICT (partition_id) DO UPDATE"
-                        + " SET last_seen_at_ms = GREATEST(p.last_seen_at_ms, EXCLUDED.last_seen_at_ms)"
-                        + " RETURNING " + PARTITION_COLS)
+        return pool.preparedQuery(sql.insertPartition)
                 .execute(Tuple.of(partition, newLogEpoch(), nowMs))
                 .map(rs -> withOverlay(partitionState(first(rs))));
     }
 
     @Override
     public Uni<PartitionState> readPartition(String partition) {
-        return pool.preparedQuery("SELECT " + PARTITION_COLS + " FROM " + t("sync_partitions") + " WHERE partition_id = $1")
+        return pool.preparedQuery(sql.selectPartition)
                 .execute(Tuple.of(partition))
                 .map(rs -> {
                     Row r = first(rs);
@@ -636,7 +766,7 @@ public final class PostgresSyncStorage implements SyncStorage {
 
     @Override
     public Uni<List<PartitionState>> listPartitions() {
-        return pool.query("SELECT " + PARTITION_COLS + " FROM " + t("sync_partitions") + " ORDER BY partition_id COLLATE \"C\"")
+        return pool.query(sql.listPartitions)
                 .execute()
                 .map(rs -> {
                     List<PartitionState> out = new ArrayList<>();
@@ -649,8 +779,7 @@ public final class PostgresSyncStorage implements SyncStorage {
 
     @Override
     public Uni<PartitionState> rotateLogEpoch(String partition) {
-        return pool.withTransaction(conn -> conn.preparedQuery("UPDATE " + t("sync_partitions") + " SET log_epoch = $2"
-                                + " WHERE partition_id = $1 RETURNING " + PARTITION_COLS)
+        return pool.withTransaction(conn -> conn.preparedQuery(sql.rotateLogEpoch)
                         .execute(Tuple.of(partition, newLogEpoch()))
                         .chain(rs -> {
                             Row r = first(rs);
@@ -658,7 +787,7 @@ public final class PostgresSyncStorage implements SyncStorage {
                                 return Uni.createFrom().failure(unknownPartition());
                             }
                             PartitionState state = withOverlay(partitionState(r));
-                            return conn.preparedQuery("DELETE FROM " + t("sync_clients") + " WHERE partition_id = $1")
+                            return conn.preparedQuery(sql.deleteClients)
                                     .execute(Tuple.of(partition))
                                     .replaceWith(state);
                         }));
@@ -673,7 +802,7 @@ public final class PostgresSyncStorage implements SyncStorage {
     }
 
     private Uni<PartitionState> lockPartition(SqlConnection conn, String partition) {
-        return conn.preparedQuery("SELECT " + PARTITION_COLS + " FROM " + t("sync_partitions") + " WHERE partition_id = $1 FOR UPDATE")
+        return conn.preparedQuery(sql.lockPartition)
                 .execute(Tuple.of(partition))
                 .map(rs -> {
                     Row r = first(rs);
@@ -690,17 +819,18 @@ public final class PostgresSyncStorage implements SyncStorage {
 
     /**
      * One statement, one snapshot: the marker (0 when absent), the partition's log epoch ({@code null} when
-     * unregistered) and its non-activated checkpoints at the running version as a JSON array.
+     * unregistered) and its non-activated checkpoints at the running version as a JSON array. With
+     * {@code atVersion} false, the checkpoints of every schema version ({@code $2} is not used).
      */
-    private String serveGateSql() {
-        return serveGateSql(true);
-    }
-
-    /** With {@code atVersion} false, the checkpoints of every schema version ({@code $2} is not used). */
     private String serveGateSql(boolean atVersion) {
         return "SELECT COALESCE((SELECT schema_version FROM " + t("sync_schema") + " WHERE id = 1), 0),"
-                + " (SELECT log_epoch FROM " + t("sync_partitions") + " WHERE partition_id = $1),"
-                + " (SELECT json_agg(json_build_object('partition_id', c.partition_id, 'name', c.name,"
+                + " p.log_epoch, " + pendingCheckpointsSql(atVersion) + ", p.horizon_seq"
+                + " FROM (VALUES (1)) AS one(x) LEFT JOIN " + t("sync_partitions") + " p ON p.partition_id = $1";
+    }
+
+    /** The non-activated checkpoints of partition {@code $1} (at version {@code $2}) as a JSON array text. */
+    private String pendingCheckpointsSql(boolean atVersion) {
+        return "(SELECT json_agg(json_build_object('partition_id', c.partition_id, 'name', c.name,"
                 + " 'schema_version', c.schema_version, 'state', c.state, 'watermark', c.watermark,"
                 + " 'owner_epoch', c.owner_epoch, 'observed_rows', c.observed_rows, 'updated_at_ms', c.updated_at_ms)"
                 + " ORDER BY c.name COLLATE \"C\")"
@@ -709,8 +839,93 @@ public final class PostgresSyncStorage implements SyncStorage {
                 + " AND c.state <> 'activated')::text";
     }
 
+    /**
+     * The request entry read ({@code $1} partition, {@code $2} running version, {@code $3} client id): the
+     * {@link #serveGateSql} columns (0-3), then the partition row (4-7: id, max commit seq, created,
+     * last seen; the id is NULL when unregistered) and the client record (8-12; NULL when absent).
+     */
+    private String entrySql() {
+        return "SELECT COALESCE((SELECT schema_version FROM " + t("sync_schema") + " WHERE id = 1), 0),"
+                + " p.log_epoch, " + pendingCheckpointsSql(true) + ", p.horizon_seq,"
+                + " p.partition_id, p.max_commit_seq, p.created_at_ms, p.last_seen_at_ms,"
+                + " cl.actor_id, cl.cursor, cl.updated_at_ms, cl.subscriptions::text, cl.wire_version"
+                + " FROM (VALUES (1)) AS one(x) LEFT JOIN " + t("sync_partitions") + " p ON p.partition_id = $1"
+                + " LEFT JOIN " + t("sync_clients") + " cl ON cl.partition_id = $1 AND cl.client_id = $3";
+    }
+
+    /** One statement: partition state, serve gate and client record from one snapshot; see {@link SyncStorage}. */
+    @Override
+    public Uni<RequestEntry> enterRequest(String partition, String clientId, int runningSchemaVersion, long nowMs) {
+        Tuple args = Tuple.of(partition, runningSchemaVersion, clientId);
+        return pool.preparedQuery(sql.enterRequest).execute(args).chain(rs -> {
+            Row r = first(rs);
+            if (r.getString(4) == null) {
+                // unregistered: register it (the touch), then read again — once per partition
+                return insertPartition(partition, nowMs)
+                        .chain(() -> pool.preparedQuery(sql.enterRequest).execute(args))
+                        .map(again -> requestEntry(first(again), partition, clientId, runningSchemaVersion));
+            }
+            RequestEntry entry = requestEntry(r, partition, clientId, runningSchemaVersion);
+            PartitionState stored = storedPartition(r);
+            // The touch: usually in memory; the snapshot's state is kept (only last-seen merged) so partition
+            // state, gate and client record stay mutually consistent.
+            return touched(stored, nowMs).map(t -> t.lastSeenAtMs() <= entry.partition().lastSeenAtMs() ? entry
+                    : new RequestEntry(withLastSeen(entry.partition(), t.lastSeenAtMs()), entry.gate(), entry.client()));
+        });
+    }
+
+    /** The stored partition row of an {@link #entrySql} row (no overlay). */
+    private static PartitionState storedPartition(Row r) {
+        return new PartitionState(r.getString(4), r.getString(1), r.getLong(5), r.getLong(3), r.getLong(6), r.getLong(7));
+    }
+
+    private RequestEntry requestEntry(Row r, String partition, String clientId, int runningSchemaVersion) {
+        if (r.getString(4) == null) {
+            throw unknownPartition();
+        }
+        ClientRecord client = r.getString(8) == null ? null : new ClientRecord(partition, clientId, r.getString(8),
+                r.getLong(9), r.getLong(10), r.getString(11), r.getInteger(12));
+        return new RequestEntry(withOverlay(storedPartition(r)), serveGate(r, runningSchemaVersion), client);
+    }
+
+    private static PartitionState withLastSeen(PartitionState s, long lastSeenAtMs) {
+        return new PartitionState(s.partition(), s.logEpoch(), s.maxCommitSeq(), s.horizonSeq(), s.createdAtMs(),
+                Math.max(s.lastSeenAtMs(), lastSeenAtMs));
+    }
+
+    @Override
+    public Uni<GateCheck> readGateCheck(String partition, int runningSchemaVersion) {
+        return pool.preparedQuery(sql.serveGate).execute(Tuple.of(partition, runningSchemaVersion))
+                .map(rs -> gateCheck(first(rs), runningSchemaVersion));
+    }
+
+    private static GateCheck gateCheck(Row r, int runningSchemaVersion) {
+        Long horizon = r.getLong(3);
+        return new GateCheck(serveGate(r, runningSchemaVersion), horizon == null ? 0L : horizon);
+    }
+
+    /** The upsert and the gate read go out pipelined on one connection: one round trip, executed in order. */
+    @Override
+    public Uni<GateCheck> finishRequest(String partition, int runningSchemaVersion, ClientRecord client) {
+        if (client == null) {
+            return readGateCheck(partition, runningSchemaVersion);
+        }
+        return pool.withConnection(conn -> {
+            java.util.concurrent.CompletableFuture<RowSet<Row>> save = conn.preparedQuery(sql.upsertClient)
+                    .execute(clientArgs(client)).subscribeAsCompletionStage();
+            java.util.concurrent.CompletableFuture<RowSet<Row>> gate = conn.preparedQuery(sql.serveGate)
+                    .execute(Tuple.of(partition, runningSchemaVersion)).subscribeAsCompletionStage();
+            // both are awaited before the connection goes back to the pool; the upsert's failure comes first
+            return Uni.createFrom().completionStage(java.util.concurrent.CompletableFuture.allOf(
+                            save.handle((v, e) -> null), gate.handle((v, e) -> null)))
+                    .chain(() -> Uni.createFrom().completionStage(save))
+                    .chain(() -> Uni.createFrom().completionStage(gate))
+                    .map(rs -> gateCheck(first(rs), runningSchemaVersion));
+        });
+    }
+
     private Uni<ServeGate> readServeGate(SqlClient c, String partition, int runningSchemaVersion) {
-        return c.preparedQuery(serveGateSql()).execute(Tuple.of(partition, runningSchemaVersion))
+        return c.preparedQuery(sql.serveGate).execute(Tuple.of(partition, runningSchemaVersion))
                 .map(rs -> serveGate(first(rs), runningSchemaVersion));
     }
 
@@ -743,16 +958,14 @@ public final class PostgresSyncStorage implements SyncStorage {
 
     @Override
     public Uni<List<StoredCheckpoint>> readPendingCheckpoints(int runningSchemaVersion) {
-        return pool.preparedQuery("SELECT " + CHECKPOINT_COLS + " FROM " + t("sync_backfill_checkpoints")
-                        + " WHERE schema_version = $1 AND state <> 'activated'"
-                        + " ORDER BY partition_id COLLATE \"C\", name COLLATE \"C\"")
+        return pool.preparedQuery(sql.pendingCheckpoints)
                 .execute(Tuple.of(runningSchemaVersion))
                 .map(PostgresSyncStorage::checkpoints);
     }
 
     @Override
     public Uni<Integer> readStoredSchemaVersion() {
-        return pool.query("SELECT COALESCE((SELECT schema_version FROM " + t("sync_schema") + " WHERE id = 1), 0)")
+        return pool.query(sql.storedSchemaVersion)
                 .execute()
                 .map(rs -> first(rs).getInteger(0))
                 // before the first ensureSchema the marker table does not exist yet: no marker
@@ -761,8 +974,7 @@ public final class PostgresSyncStorage implements SyncStorage {
 
     @Override
     public Uni<List<StoredCheckpoint>> readCheckpoints(String partition) {
-        return pool.preparedQuery("SELECT " + CHECKPOINT_COLS + " FROM " + t("sync_backfill_checkpoints")
-                        + " WHERE partition_id = $1 ORDER BY name COLLATE \"C\"")
+        return pool.preparedQuery(sql.checkpointsOfPartition)
                 .execute(Tuple.of(partition))
                 .map(PostgresSyncStorage::checkpoints);
     }
@@ -788,10 +1000,7 @@ public final class PostgresSyncStorage implements SyncStorage {
      */
     @Override
     public Uni<StoredCheckpoint> claimCheckpoint(String partition, String name, int schemaVersion, long nowMs) {
-        return pool.preparedQuery("UPDATE " + t("sync_backfill_checkpoints") + " SET owner_epoch = owner_epoch + 1,"
-                        + " state = 'backfilling', updated_at_ms = $4"
-                        + " WHERE partition_id = $1 AND name = $2 AND schema_version = $3 AND state <> 'activated'"
-                        + " RETURNING " + CHECKPOINT_COLS)
+        return pool.preparedQuery(sql.claimCheckpoint)
                 .execute(Tuple.of(partition, name, schemaVersion, nowMs))
                 .chain(rs -> {
                     Row r = first(rs);
@@ -817,9 +1026,7 @@ public final class PostgresSyncStorage implements SyncStorage {
     /** CAS on the owner epoch of a backfilling checkpoint; one statement, so a retry is harmless. */
     private Uni<Boolean> advanceCheckpoint(
             SqlClient c, String partition, String name, long ownerEpoch, long watermark, long observedRows, long nowMs) {
-        return c.preparedQuery("UPDATE " + t("sync_backfill_checkpoints") + " SET watermark = $4, observed_rows = $5,"
-                        + " updated_at_ms = $6 WHERE partition_id = $1 AND name = $2 AND owner_epoch = $3"
-                        + " AND state = 'backfilling'")
+        return c.preparedQuery(sql.advanceCheckpoint)
                 .execute(Tuple.of(partition, name, ownerEpoch, watermark, observedRows, nowMs))
                 .map(rs -> rs.rowCount() == 1);
     }
@@ -853,8 +1060,7 @@ public final class PostgresSyncStorage implements SyncStorage {
                     }
                     Uni<Boolean> changed = sources.isEmpty()
                             ? Uni.createFrom().item(Boolean.FALSE)
-                            : conn.preparedQuery("SELECT EXISTS (SELECT 1 FROM " + t("sync_changes")
-                                            + " WHERE partition_id = $1 AND tbl = ANY($2) AND commit_seq > $3)")
+                            : conn.preparedQuery(sql.sourceChangedAbove)
                                     .execute(Tuple.of(partition).addArrayOfString(sources.toArray(String[]::new)).addValue(watermark))
                                     .map(rs -> first(rs).getBoolean(0));
                     return changed.chain(stale -> {
@@ -864,8 +1070,7 @@ public final class PostgresSyncStorage implements SyncStorage {
                         if (!sources.isEmpty() && state.horizonSeq() > watermark) {
                             return Uni.createFrom().item(ActivationResult.UNVERIFIABLE);
                         }
-                        return conn.preparedQuery("UPDATE " + t("sync_backfill_checkpoints") + " SET state = 'activated',"
-                                        + " watermark = $3, updated_at_ms = $4 WHERE partition_id = $1 AND name = $2")
+                        return conn.preparedQuery(sql.activateCheckpoint)
                                 .execute(Tuple.of(partition, name, watermark, nowMs))
                                 .replaceWith(ActivationResult.ACTIVATED);
                     });
@@ -873,8 +1078,7 @@ public final class PostgresSyncStorage implements SyncStorage {
     }
 
     private Uni<StoredCheckpoint> selectCheckpoint(SqlClient c, String partition, String name, boolean forUpdate) {
-        return c.preparedQuery("SELECT " + CHECKPOINT_COLS + " FROM " + t("sync_backfill_checkpoints")
-                        + " WHERE partition_id = $1 AND name = $2" + (forUpdate ? " FOR UPDATE" : ""))
+        return c.preparedQuery(forUpdate ? sql.selectCheckpointForUpdate : sql.selectCheckpoint)
                 .execute(Tuple.of(partition, name))
                 .map(rs -> {
                     Row r = first(rs);
@@ -1028,10 +1232,9 @@ public final class PostgresSyncStorage implements SyncStorage {
         return pool.getConnection().chain(conn -> {
             java.util.concurrent.CompletableFuture<io.vertx.mutiny.sqlclient.Transaction> begin =
                     conn.begin().subscribeAsCompletionStage();
-            java.util.concurrent.CompletableFuture<RowSet<Row>> lock = conn.preparedQuery("SELECT " + PARTITION_COLS + " FROM "
-                            + t("sync_partitions") + " WHERE partition_id = $1 FOR UPDATE")
+            java.util.concurrent.CompletableFuture<RowSet<Row>> lock = conn.preparedQuery(sql.lockPartition)
                     .execute(Tuple.of(partition)).subscribeAsCompletionStage();
-            java.util.concurrent.CompletableFuture<RowSet<Row>> gate = conn.preparedQuery(serveGateSql(false))
+            java.util.concurrent.CompletableFuture<RowSet<Row>> gate = conn.preparedQuery(sql.serveGateAllVersions)
                     .execute(Tuple.of(partition)).subscribeAsCompletionStage();
             return Uni.createFrom().completionStage(begin).chain(tx -> Uni.createFrom().completionStage(lock)
                     .chain(rs -> Uni.createFrom().completionStage(gate).chain(g -> {
@@ -1090,7 +1293,7 @@ public final class PostgresSyncStorage implements SyncStorage {
                 gate = null;
             } else {
                 // later works: a fresh gate read, pipelined behind the previous work's statements
-                ptx.gateRead = conn.preparedQuery(serveGateSql(false)).execute(Tuple.of(locked.partition()))
+                ptx.gateRead = conn.preparedQuery(sql.serveGateAllVersions).execute(Tuple.of(locked.partition()))
                         .subscribeAsCompletionStage();
             }
             return ptx;
@@ -1127,8 +1330,7 @@ public final class PostgresSyncStorage implements SyncStorage {
     }
 
     private Uni<PushOutcome> findPushResult(SqlClient c, String partition, String clientId, String clientCommitId) {
-        return c.preparedQuery("SELECT status, commit_seq, result, created_at_ms FROM " + t("sync_push_results")
-                        + " WHERE partition_id = $1 AND client_id = $2 AND client_commit_id = $3")
+        return c.preparedQuery(sql.findPushResult)
                 .execute(Tuple.of(partition, clientId, clientCommitId))
                 .map(rs -> {
                     Row r = first(rs);
@@ -1233,9 +1435,7 @@ public final class PostgresSyncStorage implements SyncStorage {
             } catch (RuntimeException e) {
                 return Uni.createFrom().failure(e);
             }
-            return conn.preparedQuery("SELECT " + selectList(rt.schema) + " FROM " + t(rt.physicalName)
-                            + " WHERE \"_sync_partition\" = $1 AND " + q(col.name()) + " = $2"
-                            + " ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $3")
+            return conn.preparedQuery(rt.rowsWhereSql(col))
                     .execute(Tuple.of(partition(), bindValue(col.type(), value), limit))
                     .map(rs -> {
                         List<StoredRow> out = new ArrayList<>();
@@ -1248,8 +1448,7 @@ public final class PostgresSyncStorage implements SyncStorage {
 
         @Override
         public Uni<Tombstone> readTombstone(String table, String rowId) {
-            return afterWrites(() -> conn.preparedQuery("SELECT commit_seq FROM " + t("sync_tombstones")
-                            + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
+            return afterWrites(() -> conn.preparedQuery(sql.readTombstone)
                     .execute(Tuple.of(partition(), table, rowId))
                     .map(rs -> {
                         Row r = first(rs);
@@ -1321,28 +1520,22 @@ public final class PostgresSyncStorage implements SyncStorage {
             } catch (RuntimeException e) {
                 return Uni.createFrom().failure(e);
             }
-            send(conn.preparedQuery("INSERT INTO " + t("sync_commits") + " (partition_id, commit_seq, created_at_ms,"
-                            + " actor_id, client_id, client_commit_id, change_count, tables, writer_version)"
-                            + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
+            send(conn.preparedQuery(sql.insertCommit)
                     .execute(Tuple.tuple().addValue(partition()).addValue(seq).addValue(createdAtMs).addValue(actorId)
                             .addValue(clientId).addValue(clientCommitId).addValue(changes.size())
                             .addArrayOfString(commitTables.toArray(String[]::new)).addValue((long) writerVersion))
                     .onFailure().transform(e -> fenceRejection(e, writerVersion)));
             if (!changeRows.isEmpty()) {
-                send(conn.preparedQuery("INSERT INTO " + t("sync_changes") + " (partition_id, commit_seq,"
-                                + " change_index, tbl, row_id, op, row_version, scopes, payload)"
-                                + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9)")
+                send(conn.preparedQuery(sql.insertChange)
                         .executeBatch(changeRows));
             }
             if (!scopeKeys.isEmpty()) {
-                send(conn.preparedQuery("INSERT INTO " + t("sync_commit_scopes")
-                                + " (partition_id, tbl, scope_key, commit_seq) SELECT $1, u.t, u.k, $2"
-                                + " FROM unnest($3::text[], $4::text[]) AS u(t, k) ON CONFLICT DO NOTHING")
+                send(conn.preparedQuery(sql.insertCommitScopes)
                         .execute(Tuple.tuple().addValue(partition()).addValue(seq)
                                 .addArrayOfString(scopeTables.toArray(String[]::new))
                                 .addArrayOfString(scopeKeys.toArray(String[]::new))));
             }
-            send(conn.preparedQuery("UPDATE " + t("sync_partitions") + " SET max_commit_seq = $2 WHERE partition_id = $1")
+            send(conn.preparedQuery(sql.setMaxCommitSeq)
                     .execute(Tuple.of(partition(), seq)));
             maxCommitSeq = seq;
             return Uni.createFrom().item(seq);
@@ -1350,9 +1543,15 @@ public final class PostgresSyncStorage implements SyncStorage {
 
         @Override
         public Uni<Void> upsertRow(String table, StoredRow row) {
+            return upsertRow(table, row, null);
+        }
+
+        /** With {@code stored} (the row as currently stored), no tombstone delete and, for unchanged scopes, no scope-index rewrite. */
+        @Override
+        public Uni<Void> upsertRow(String table, StoredRow row, StoredRow stored) {
             RowTable rt;
             Tuple args;
-            String sql;
+            String upsert;
             String[] keys;
             try {
                 rt = table(table);
@@ -1362,47 +1561,36 @@ public final class PostgresSyncStorage implements SyncStorage {
                     throw new StorageException(StorageException.INVALID_ARGUMENT, "row has the wrong number of columns", Map.of("table", table));
                 }
                 keys = rt.scopeKeys(row.scopes());
-                StringBuilder cols = new StringBuilder();
-                StringBuilder params = new StringBuilder();
-                StringBuilder updates = new StringBuilder();
                 args = Tuple.tuple();
-                int p = 0;
                 for (int i = 0; i < ts.columnCount(); i++) {
-                    ColumnSchema c = ts.column(i);
-                    cols.append(q(c.name())).append(", ");
-                    params.append('$').append(++p).append(", ");
-                    updates.append(q(c.name())).append(" = EXCLUDED.").append(q(c.name())).append(", ");
-                    args.addValue(bindValue(c.type(), values[i]));
+                    args.addValue(bindValue(ts.column(i).type(), values[i]));
                 }
-                cols.append("\"_sync_partition\", \"_sync_row_id\", \"_sync_server_version\", \"_sync_scopes\", \"_sync_column_versions\"");
-                params.append('$').append(++p).append(", $").append(++p).append(", $").append(++p)
-                        .append(", $").append(++p).append("::text::jsonb, $").append(++p);
-                updates.append("\"_sync_server_version\" = EXCLUDED.\"_sync_server_version\",")
-                        .append(" \"_sync_scopes\" = EXCLUDED.\"_sync_scopes\",")
-                        .append(" \"_sync_column_versions\" = EXCLUDED.\"_sync_column_versions\"");
                 args.addValue(partition()).addValue(row.rowId()).addValue(row.serverVersion()).addValue(scopesJson(row.scopes()))
                         .addValue(io.vertx.core.buffer.Buffer.buffer(ColumnVersions.encode(row.columnVersions())));
-                sql = "INSERT INTO " + t(rt.physicalName) + " (" + cols + ") VALUES (" + params + ")"
-                        + " ON CONFLICT (\"_sync_partition\", \"_sync_row_id\") DO UPDATE SET " + updates;
+                upsert = rt.upsertSql;
             } catch (RuntimeException e) {
                 return Uni.createFrom().failure(e);
             }
-            send(conn.preparedQuery(sql).execute(args));
-            send(conn.preparedQuery("DELETE FROM " + t("sync_row_scopes") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
-                    .execute(Tuple.of(partition(), table, row.rowId())));
-            send(conn.preparedQuery("INSERT INTO " + t("sync_row_scopes") + " (partition_id, tbl, scope_key, row_id)"
-                            + " SELECT $1, $2, k, $3 FROM unnest($4::text[]) AS u(k) ON CONFLICT DO NOTHING")
-                    .execute(Tuple.of(partition(), table, row.rowId()).addArrayOfString(keys)));
-            send(conn.preparedQuery("DELETE FROM " + t("sync_tombstones") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
-                    .execute(Tuple.of(partition(), table, row.rowId())));
+            send(conn.preparedQuery(upsert).execute(args));
+            // the scope index holds exactly the keys of the stored scopes: unchanged keys need no rewrite
+            if (stored == null || !stored.rowId().equals(row.rowId())
+                    || !java.util.Arrays.equals(rt.scopeKeys(stored.scopes()), keys)) {
+                send(conn.preparedQuery(sql.deleteRowScopes)
+                        .execute(Tuple.of(partition(), table, row.rowId())));
+                send(conn.preparedQuery(sql.insertRowScopes)
+                        .execute(Tuple.of(partition(), table, row.rowId()).addArrayOfString(keys)));
+            }
+            if (stored == null || !stored.rowId().equals(row.rowId())) {
+                send(conn.preparedQuery(sql.deleteTombstone)
+                        .execute(Tuple.of(partition(), table, row.rowId())));
+            }
             if (rt.blobRefColumns.length > 0) {
                 // §5.9.4: the row's entries become exactly its current references (old values dropped)
-                send(conn.preparedQuery("DELETE FROM " + t("sync_blob_refs") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
+                send(conn.preparedQuery(sql.deleteBlobRefs)
                         .execute(Tuple.of(partition(), table, row.rowId())));
                 String[] blobIds = rt.blobIds(row.values());
                 if (blobIds.length > 0) {
-                    send(conn.preparedQuery("INSERT INTO " + t("sync_blob_refs") + " (partition_id, blob_id, tbl, row_id, scopes)"
-                                    + " SELECT $1, b, $2, $3, $4::text::jsonb FROM unnest($5::text[]) AS u(b) ON CONFLICT DO NOTHING")
+                    send(conn.preparedQuery(sql.insertBlobRefs)
                             .execute(Tuple.of(partition(), table, row.rowId(), scopesJson(row.scopes())).addArrayOfString(blobIds)));
                 }
             }
@@ -1417,16 +1605,15 @@ public final class PostgresSyncStorage implements SyncStorage {
             } catch (RuntimeException e) {
                 return Uni.createFrom().failure(e);
             }
-            send(conn.preparedQuery("DELETE FROM " + t(rt.physicalName) + " WHERE \"_sync_partition\" = $1 AND \"_sync_row_id\" = $2")
+            send(conn.preparedQuery(rt.deleteSql)
                     .execute(Tuple.of(partition(), rowId)));
-            send(conn.preparedQuery("DELETE FROM " + t("sync_row_scopes") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
+            send(conn.preparedQuery(sql.deleteRowScopes)
                     .execute(Tuple.of(partition(), table, rowId)));
             if (rt.blobRefColumns.length > 0) {
-                send(conn.preparedQuery("DELETE FROM " + t("sync_blob_refs") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3")
+                send(conn.preparedQuery(sql.deleteBlobRefs)
                         .execute(Tuple.of(partition(), table, rowId)));
             }
-            send(conn.preparedQuery("INSERT INTO " + t("sync_tombstones") + " (partition_id, tbl, row_id, commit_seq)"
-                            + " VALUES ($1, $2, $3, $4) ON CONFLICT (partition_id, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq")
+            send(conn.preparedQuery(sql.upsertTombstone)
                     .execute(Tuple.of(partition(), table, rowId, commitSeq)));
             return Uni.createFrom().voidItem();
         }
@@ -1438,16 +1625,12 @@ public final class PostgresSyncStorage implements SyncStorage {
 
         @Override
         public Uni<Void> recordBlobSweep(java.util.Collection<String> blobIds, long nowMs, long forgetBeforeMs) {
-            send(conn.preparedQuery("DELETE FROM " + t("sync_blob_sweeps") + " WHERE partition_id = $1 AND swept_at_ms < $2")
+            send(conn.preparedQuery(sql.forgetBlobSweeps)
                     .execute(Tuple.of(partition(), forgetBeforeMs)));
             if (!blobIds.isEmpty()) {
                 // one nextval for the whole batch: the new mark is above every earlier mark of the partition
                 // (sweeps of a partition are serialized by its lock, the sequence only grows)
-                send(conn.preparedQuery("INSERT INTO " + t("sync_blob_sweeps") + " (partition_id, blob_id, sweep_seq, swept_at_ms)"
-                                + " SELECT $1, b, s.v, $2 FROM unnest($3::text[]) AS u(b),"
-                                + " (SELECT nextval(" + lit(t("sync_blob_sweep_seq")) + "::regclass) AS v) AS s"
-                                + " ON CONFLICT (partition_id, blob_id) DO UPDATE SET sweep_seq = EXCLUDED.sweep_seq,"
-                                + " swept_at_ms = EXCLUDED.swept_at_ms")
+                send(conn.preparedQuery(sql.recordBlobSweeps)
                         .execute(Tuple.of(partition(), nowMs).addArrayOfString(blobIds.toArray(String[]::new))));
             }
             return flush();
@@ -1458,8 +1641,7 @@ public final class PostgresSyncStorage implements SyncStorage {
             if (blobIds.isEmpty()) {
                 return Uni.createFrom().item(Set.of());
             }
-            return afterWrites(() -> conn.preparedQuery("SELECT blob_id FROM " + t("sync_blob_sweeps")
-                            + " WHERE partition_id = $1 AND sweep_seq > $2 AND blob_id = ANY($3)")
+            return afterWrites(() -> conn.preparedQuery(sql.blobsSweptSince)
                     .execute(Tuple.of(partition(), sweepMark).addArrayOfString(blobIds.toArray(String[]::new)))
                     .map(PostgresSyncStorage::firstColumnSet));
         }
@@ -1467,8 +1649,7 @@ public final class PostgresSyncStorage implements SyncStorage {
         @Override
         public Uni<Void> savePushResult(String clientId, String clientCommitId, PushOutcome outcome) {
             // pipelined with the commit's other writes; awaited (with its duplicate check) before COMMIT
-            send(conn.preparedQuery("INSERT INTO " + t("sync_push_results") + " (partition_id, client_id, client_commit_id,"
-                            + " status, commit_seq, result, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING")
+            send(conn.preparedQuery(sql.insertPushResult)
                     .execute(Tuple.tuple().addValue(partition()).addValue(clientId).addValue(clientCommitId)
                             .addValue(outcome.status().code).addValue(outcome.commitSeq())
                             .addValue(io.vertx.core.buffer.Buffer.buffer(outcome.result())).addValue(outcome.createdAtMs()))
@@ -1508,10 +1689,7 @@ public final class PostgresSyncStorage implements SyncStorage {
             return Uni.createFrom().failure(e);
         }
         // one index probe per key (PRIMARY KEY (partition_id, tbl, scope_key, commit_seq)), newest first
-        return pool.preparedQuery("SELECT COALESCE(max(s.seq), 0) FROM unnest($3::text[]) AS k(key),"
-                        + " LATERAL (SELECT commit_seq AS seq FROM " + t("sync_commit_scopes")
-                        + " WHERE partition_id = $1 AND tbl = $2 AND scope_key = k.key AND commit_seq <= $4"
-                        + " ORDER BY commit_seq DESC LIMIT 1) s")
+        return pool.preparedQuery(sql.scopePin)
                 .execute(Tuple.of(partition, table).addArrayOfString(keys).addValue(upToSeq))
                 .map(rs -> rs.iterator().next().getLong(0));
     }
@@ -1539,42 +1717,36 @@ public final class PostgresSyncStorage implements SyncStorage {
         if (fromSeq >= query.upToSeq()) {
             return Uni.createFrom().item(new CommitWindow(acc, Math.max(query.upToSeq(), query.afterSeq()), false));
         }
-        return pool.preparedQuery("SELECT DISTINCT commit_seq FROM " + t("sync_commit_scopes")
-                        + " WHERE partition_id = $1 AND tbl = $2 AND scope_key = ANY($3) AND commit_seq > $4 AND commit_seq <= $5"
-                        + " ORDER BY commit_seq LIMIT $6")
+        return pool.preparedQuery(sql.commitWindow)
                 .execute(Tuple.of(partition, query.table()).addArrayOfString(keys).addValue(fromSeq).addValue(query.upToSeq()).addValue(batch))
                 .chain(rs -> {
-                    List<Long> seqs = new ArrayList<>();
+                    int seqs = 0;
+                    long lastSeq = -1;
                     for (Row r : rs) {
-                        seqs.add(r.getLong(0));
+                        long seq = r.getLong(0);
+                        if (seq != lastSeq) {
+                            seqs++;
+                            lastSeq = seq;
+                        }
                     }
-                    if (seqs.isEmpty()) {
+                    if (seqs == 0) {
                         return Uni.createFrom().item(new CommitWindow(acc, query.upToSeq(), false));
                     }
-                    return pool.preparedQuery("SELECT c.commit_seq, c.created_at_ms, c.actor_id, c.client_id, c.client_commit_id,"
-                                    + " ch.row_id, ch.op, ch.row_version, ch.scopes::text, ch.payload"
-                                    + " FROM " + t("sync_commits") + " c JOIN " + t("sync_changes") + " ch"
-                                    + " ON ch.partition_id = c.partition_id AND ch.commit_seq = c.commit_seq"
-                                    + " WHERE c.partition_id = $1 AND c.commit_seq = ANY($2) AND ch.tbl = $3"
-                                    + " ORDER BY c.commit_seq, ch.change_index")
-                            .execute(Tuple.of(partition).addArrayOfLong(seqs.toArray(Long[]::new)).addValue(query.table()))
-                            .chain(details -> {
-                                List<StoredCommit> commits = groupCommits(rt, query, details);
-                                int total = accChanges;
-                                for (StoredCommit c : commits) {
-                                    int n = c.changes().size();
-                                    if (total > 0 && total + n > query.changeLimit()) {
-                                        // §4.5: never split a commit; nextCursor = last fully delivered commitSeq
-                                        return Uni.createFrom().item(new CommitWindow(acc, acc.get(acc.size() - 1).commitSeq(), true));
-                                    }
-                                    acc.add(c);
-                                    total += n;
-                                }
-                                if (seqs.size() < batch) {
-                                    return Uni.createFrom().item(new CommitWindow(acc, query.upToSeq(), false));
-                                }
-                                return scanCommits(partition, rt, query, keys, seqs.get(seqs.size() - 1), acc, total, batch);
-                            });
+                    List<StoredCommit> commits = groupCommits(rt, query, rs);
+                    int total = accChanges;
+                    for (StoredCommit c : commits) {
+                        int n = c.changes().size();
+                        if (total > 0 && total + n > query.changeLimit()) {
+                            // §4.5: never split a commit; nextCursor = last fully delivered commitSeq
+                            return Uni.createFrom().item(new CommitWindow(acc, acc.get(acc.size() - 1).commitSeq(), true));
+                        }
+                        acc.add(c);
+                        total += n;
+                    }
+                    if (seqs < batch) {
+                        return Uni.createFrom().item(new CommitWindow(acc, query.upToSeq(), false));
+                    }
+                    return scanCommits(partition, rt, query, keys, lastSeq, acc, total, batch);
                 });
     }
 
@@ -1592,6 +1764,9 @@ public final class PostgresSyncStorage implements SyncStorage {
                 currentSeq = seq;
                 head = r;
                 changes = new ArrayList<>();
+            }
+            if (r.getValue(5) == null) {
+                continue; // an index seq without a change to this table (see Sql#commitWindow)
             }
             Map<String, String> scopes = parseScopes(r.getString(8));
             if (!query.matches(scopes)) {
@@ -1627,19 +1802,11 @@ public final class PostgresSyncStorage implements SyncStorage {
 
     private static final long[] NO_VERSIONS = new long[0];
 
-    private static String snapshotSelectList(TableSchema ts) {
-        StringBuilder sb = new StringBuilder("r.\"_sync_row_id\", r.\"_sync_server_version\"");
-        for (ColumnSchema c : ts.columns()) {
-            sb.append(", r.").append(q(c.name()));
-        }
-        return sb.toString();
-    }
-
     private Uni<List<StoredRow>> rowsPage(
             String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit,
             boolean snapshot) {
         RowTable rt;
-        String sql;
+        String pageSql;
         Tuple args;
         try {
             if (scopes == null || scopes.isEmpty()) {
@@ -1654,18 +1821,8 @@ public final class PostgresSyncStorage implements SyncStorage {
             String bound = afterRowId == null ? ">=" : ">";
             args = Tuple.of(partition, table).addArrayOfString(rt.scopeKeys(first, sorted.get(first)))
                     .addValue(afterRowId == null ? "" : afterRowId).addValue(limit);
-            StringBuilder sb = new StringBuilder("SELECT ").append(snapshot ? snapshotSelectList(rt.schema) : selectList(rt.schema))
-                    .append(" FROM ").append(t(rt.physicalName))
-                    .append(" r WHERE r.\"_sync_partition\" = $1")
-                    .append(" AND r.\"_sync_row_id\" ").append(bound).append(" $4::text COLLATE \"C\"")
-                    .append(" AND EXISTS (SELECT 1 FROM ").append(t("sync_row_scopes")).append(" s WHERE s.partition_id = $1")
-                    .append(" AND s.tbl = $2 AND s.scope_key = ANY($3) AND s.row_id = r.\"_sync_row_id\"")
-                    // the same lower bound on the index side: without it the merge join rescans the scope's
-                    // index from its first row on every page, and a bootstrap costs O(rows²)
-                    .append(" AND s.row_id ").append(bound).append(" $4::text COLLATE \"C\")");
-            int p = 5;
             // With a single scope pattern the index keys of the first variable are exactly its values, so the
-            // EXISTS above already is that variable's test: repeating it on the JSON makes the planner
+            // EXISTS below already is that variable's test: repeating it on the JSON makes the planner
             // estimate a handful of rows (and pick a parallel seq scan + sort over the ordered index scan).
             boolean firstCovered = rt.schema.scopePatterns().size() == 1;
             for (Map.Entry<String, Set<String>> e : sorted.entrySet()) {
@@ -1673,11 +1830,25 @@ public final class PostgresSyncStorage implements SyncStorage {
                 if (firstCovered && e.getKey().equals(first)) {
                     continue;
                 }
-                sb.append(" AND (r.\"_sync_scopes\" ->> $").append(++p).append("::text) = ANY($").append(++p).append("::text[])");
                 args.addValue(e.getKey()).addArrayOfString(e.getValue().toArray(String[]::new));
             }
-            sb.append(" ORDER BY r.\"_sync_row_id\" COLLATE \"C\" LIMIT $5");
-            sql = sb.toString();
+            int extra = (args.size() - 5) / 2;
+            pageSql = rt.pageSql((snapshot ? "snapshot:" : "rows:") + extra + bound, k -> {
+                StringBuilder sb = new StringBuilder("SELECT ").append(snapshot ? rt.snapshotSelectList : rt.selectList)
+                        .append(" FROM ").append(rt.qualifiedName)
+                        .append(" r WHERE r.\"_sync_partition\" = $1")
+                        .append(" AND r.\"_sync_row_id\" ").append(bound).append(" $4::text COLLATE \"C\"")
+                        .append(" AND EXISTS (SELECT 1 FROM ").append(sql.rowScopesTable).append(" s WHERE s.partition_id = $1")
+                        .append(" AND s.tbl = $2 AND s.scope_key = ANY($3) AND s.row_id = r.\"_sync_row_id\"")
+                        // the same lower bound on the index side: without it the merge join rescans the scope's
+                        // index from its first row on every page, and a bootstrap costs O(rows²)
+                        .append(" AND s.row_id ").append(bound).append(" $4::text COLLATE \"C\")");
+                int p = 5;
+                for (int i = 0; i < extra; i++) {
+                    sb.append(" AND (r.\"_sync_scopes\" ->> $").append(++p).append("::text) = ANY($").append(++p).append("::text[])");
+                }
+                return sb.append(" ORDER BY r.\"_sync_row_id\" COLLATE \"C\" LIMIT $5").toString();
+            });
         } catch (RuntimeException e) {
             return Uni.createFrom().failure(e);
         }
@@ -1688,7 +1859,7 @@ public final class PostgresSyncStorage implements SyncStorage {
         // when they are current: ~30 ms for a 50k-row page).
         return pool.withTransaction(conn -> conn.query("SET LOCAL enable_seqscan = off;"
                         + " SET LOCAL max_parallel_workers_per_gather = 0").execute()
-                .chain(() -> conn.preparedQuery(sql).execute(args))).map(rs -> {
+                .chain(() -> conn.preparedQuery(pageSql).execute(args))).map(rs -> {
             List<StoredRow> out = new ArrayList<>(rs.size());
             TableSchema ts = rt.schema;
             for (Row r : rs) {
@@ -1716,9 +1887,7 @@ public final class PostgresSyncStorage implements SyncStorage {
         if (after != null) {
             args.addValue(after.table()).addValue(after.rowId());
         }
-        return pool.preparedQuery("SELECT tbl, row_id, scopes::text FROM " + t("sync_blob_refs")
-                        + " WHERE partition_id = $1 AND blob_id = $2" + (after == null ? "" : " AND (tbl, row_id) > ($4, $5)")
-                        + " ORDER BY tbl, row_id LIMIT $3")
+        return pool.preparedQuery(after == null ? sql.blobReferences : sql.blobReferencesAfter)
                 .execute(args)
                 .map(rs -> {
                     List<BlobReference> out = new ArrayList<>();
@@ -1738,14 +1907,14 @@ public final class PostgresSyncStorage implements SyncStorage {
         if (blobIds.isEmpty()) {
             return Uni.createFrom().item(Set.of());
         }
-        return c.preparedQuery("SELECT DISTINCT blob_id FROM " + t("sync_blob_refs") + " WHERE partition_id = $1 AND blob_id = ANY($2)")
+        return c.preparedQuery(sql.referencedBlobIds)
                 .execute(Tuple.of(partition).addArrayOfString(blobIds.toArray(String[]::new)))
                 .map(PostgresSyncStorage::firstColumnSet);
     }
 
     @Override
     public Uni<Long> readBlobSweepMark(String partition) {
-        return pool.preparedQuery("SELECT COALESCE(max(sweep_seq), 0) FROM " + t("sync_blob_sweeps") + " WHERE partition_id = $1")
+        return pool.preparedQuery(sql.blobSweepMark)
                 .execute(Tuple.of(partition))
                 .map(rs -> rs.iterator().next().getLong(0));
     }
@@ -1773,8 +1942,7 @@ public final class PostgresSyncStorage implements SyncStorage {
         if (rowIds.isEmpty()) {
             return Uni.createFrom().item(Map.of());
         }
-        return c.preparedQuery("SELECT " + selectList(rt.schema) + " FROM " + t(rt.physicalName)
-                        + " WHERE \"_sync_partition\" = $1 AND \"_sync_row_id\" = ANY($2)")
+        return c.preparedQuery(rt.readRowsSql)
                 .execute(Tuple.of(partition).addArrayOfString(rowIds.toArray(String[]::new)))
                 .map(rs -> {
                     Map<String, StoredRow> found = new HashMap<>();
@@ -1791,14 +1959,6 @@ public final class PostgresSyncStorage implements SyncStorage {
                     }
                     return out;
                 });
-    }
-
-    private static String selectList(TableSchema ts) {
-        StringBuilder sb = new StringBuilder("\"_sync_row_id\", \"_sync_server_version\", \"_sync_scopes\"::text, \"_sync_column_versions\"");
-        for (ColumnSchema c : ts.columns()) {
-            sb.append(", ").append(q(c.name()));
-        }
-        return sb.toString();
     }
 
     private static StoredRow storedRow(TableSchema ts, Row r) {
@@ -1845,20 +2005,19 @@ public final class PostgresSyncStorage implements SyncStorage {
 
     @Override
     public Uni<Void> upsertClient(ClientRecord c) {
-        return pool.preparedQuery("INSERT INTO " + t("sync_clients") + " (partition_id, client_id, actor_id, cursor, updated_at_ms,"
-                        + " subscriptions, wire_version) VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7)"
-                        + " ON CONFLICT (partition_id, client_id) DO UPDATE SET actor_id = EXCLUDED.actor_id, cursor = EXCLUDED.cursor,"
-                        + " updated_at_ms = EXCLUDED.updated_at_ms, subscriptions = EXCLUDED.subscriptions, wire_version = EXCLUDED.wire_version")
-                .execute(Tuple.tuple().addValue(c.partition()).addValue(c.clientId()).addValue(c.actorId()).addValue(c.cursor())
-                        .addValue(c.updatedAtMs()).addValue(c.subscriptionsJson()).addValue(c.wireVersion()))
-                .replaceWithVoid();
+        return pool.preparedQuery(sql.upsertClient).execute(clientArgs(c)).replaceWithVoid();
+    }
+
+    private static Tuple clientArgs(ClientRecord c) {
+        return Tuple.tuple().addValue(c.partition()).addValue(c.clientId()).addValue(c.actorId()).addValue(c.cursor())
+                .addValue(c.updatedAtMs()).addValue(c.subscriptionsJson()).addValue(c.wireVersion());
     }
 
     private static final String CLIENT_COLS = "partition_id, client_id, actor_id, cursor, updated_at_ms, subscriptions::text, wire_version";
 
     @Override
     public Uni<ClientRecord> readClient(String partition, String clientId) {
-        return pool.preparedQuery("SELECT " + CLIENT_COLS + " FROM " + t("sync_clients") + " WHERE partition_id = $1 AND client_id = $2")
+        return pool.preparedQuery(sql.readClient)
                 .execute(Tuple.of(partition, clientId))
                 .map(rs -> {
                     Row r = first(rs);
@@ -1868,7 +2027,7 @@ public final class PostgresSyncStorage implements SyncStorage {
 
     @Override
     public Uni<List<ClientRecord>> listClients(String partition) {
-        return pool.preparedQuery("SELECT " + CLIENT_COLS + " FROM " + t("sync_clients") + " WHERE partition_id = $1 ORDER BY client_id COLLATE \"C\"")
+        return pool.preparedQuery(sql.listClients)
                 .execute(Tuple.of(partition))
                 .map(rs -> {
                     List<ClientRecord> out = new ArrayList<>();
@@ -1898,13 +2057,13 @@ public final class PostgresSyncStorage implements SyncStorage {
             long horizon = Math.max(previous, Math.min(throughSeq, state.maxCommitSeq()));
             Tuple args = Tuple.of(partition, horizon);
             long[] removed = {0};
-            return conn.preparedQuery("UPDATE " + t("sync_partitions") + " SET horizon_seq = $2 WHERE partition_id = $1")
+            return conn.preparedQuery(sql.setHorizon)
                     .execute(args)
-                    .chain(() -> conn.preparedQuery("DELETE FROM " + t("sync_commit_scopes") + " WHERE partition_id = $1 AND commit_seq <= $2").execute(args))
-                    .chain(() -> conn.preparedQuery("DELETE FROM " + t("sync_changes") + " WHERE partition_id = $1 AND commit_seq <= $2").execute(args))
-                    .chain(() -> conn.preparedQuery("DELETE FROM " + t("sync_commits") + " WHERE partition_id = $1 AND commit_seq <= $2").execute(args))
+                    .chain(() -> conn.preparedQuery(sql.pruneCommitScopes).execute(args))
+                    .chain(() -> conn.preparedQuery(sql.pruneChanges).execute(args))
+                    .chain(() -> conn.preparedQuery(sql.pruneCommits).execute(args))
                     .invoke(rs -> removed[0] = rs.rowCount())
-                    .chain(() -> conn.preparedQuery("DELETE FROM " + t("sync_tombstones") + " WHERE partition_id = $1 AND commit_seq <= $2").execute(args))
+                    .chain(() -> conn.preparedQuery(sql.pruneTombstones).execute(args))
                     .map(rs -> new PruneResult(previous, horizon, removed[0]));
         }));
     }
@@ -1940,20 +2099,73 @@ public final class PostgresSyncStorage implements SyncStorage {
         return b == null ? null : b.getBytes();
     }
 
+    /** Stored scopes as a JSON object, keys sorted (written per change and per row: no ObjectMapper round). */
     static String scopesJson(Map<String, String> scopes) {
-        try {
-            return JSON.writeValueAsString(new TreeMap<>(scopes));
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
+        String[] keys = scopes.keySet().toArray(new String[0]);
+        java.util.Arrays.sort(keys);
+        StringBuilder sb = new StringBuilder(16 + 24 * keys.length).append('{');
+        for (int i = 0; i < keys.length; i++) {
+            if (i > 0) {
+                sb.append(',');
+            }
+            jsonString(sb, keys[i]);
+            sb.append(':');
+            String v = scopes.get(keys[i]);
+            if (v == null) {
+                sb.append("null");
+            } else {
+                jsonString(sb, v);
+            }
         }
+        return sb.append('}').toString();
     }
 
+    private static void jsonString(StringBuilder sb, String s) {
+        sb.append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"' -> sb.append("\\\"");
+                case '\\' -> sb.append("\\\\");
+                case '\n' -> sb.append("\\n");
+                case '\r' -> sb.append("\\r");
+                case '\t' -> sb.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        sb.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        sb.append(c);
+                    }
+                }
+            }
+        }
+        sb.append('"');
+    }
+
+    private static final int SCOPES_CACHE_MAX = 4096;
+    /**
+     * Parsed stored-scopes documents by their text: a partition's changes and rows repeat a handful of scope
+     * combinations, so each is parsed once. Bounded (cleared when full); the maps are unmodifiable.
+     */
+    private static final java.util.concurrent.ConcurrentHashMap<String, Map<String, String>> SCOPES_CACHE =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
     static Map<String, String> parseScopes(String json) {
+        Map<String, String> cached = SCOPES_CACHE.get(json);
+        if (cached != null) {
+            return cached;
+        }
+        Map<String, String> parsed;
         try {
-            return JSON.readValue(json, new TypeReference<Map<String, String>>() {});
+            parsed = java.util.Collections.unmodifiableMap(JSON.readValue(json, new TypeReference<LinkedHashMap<String, String>>() {}));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("stored scopes are not a JSON object", e);
         }
+        if (SCOPES_CACHE.size() >= SCOPES_CACHE_MAX) {
+            SCOPES_CACHE.clear();
+        }
+        SCOPES_CACHE.put(json, parsed);
+        return parsed;
     }
 
     /** A persisted per-table layout: primary key and (name, type, nullable) columns in declaration order. */
@@ -2050,8 +2262,7 @@ public final class PostgresSyncStorage implements SyncStorage {
         } catch (RuntimeException e) {
             return Uni.createFrom().failure(e);
         }
-        return pool.preparedQuery("SELECT " + selectList(rt.schema) + " FROM " + t(rt.physicalName)
-                        + " WHERE \"_sync_partition\" = $1 ORDER BY \"_sync_row_id\" COLLATE \"C\"")
+        return pool.preparedQuery(rt.readAllRowsSql)
                 .execute(Tuple.of(partition))
                 .map(rs -> {
                     List<StoredRow> out = new ArrayList<>();

@@ -41,9 +41,64 @@ final class RowTable {
     final int[] blobRefColumns;
     private final Map<Integer, RowCodec> codecsByColumnCount = new ConcurrentHashMap<>();
 
+    // ---- statement texts, built once per installed schema (the prepared-statement cache is keyed by text)
+    /** The schema-qualified, quoted projection table. */
+    final String qualifiedName;
+    /** {@code _sync_row_id, _sync_server_version, _sync_scopes::text, _sync_column_versions, <columns>}. */
+    final String selectList;
+    /** {@code r._sync_row_id, r._sync_server_version, r.<columns>} (snapshot pages). */
+    final String snapshotSelectList;
+    /** Rows by id: {@code $1} partition, {@code $2} row ids. */
+    final String readRowsSql;
+    /** Every row of a partition, by row id. */
+    final String readAllRowsSql;
+    /** The projection upsert: the columns in order, then partition, row id, version, scopes JSON, column versions. */
+    final String upsertSql;
+    /** {@code $1} partition, {@code $2} row id. */
+    final String deleteSql;
+    /** {@code readRowsWhere} per column name. */
+    private final Map<String, String> rowsWhereSql = new ConcurrentHashMap<>();
+    /** Bootstrap page statements per (snapshot, sorted scope variables). */
+    private final Map<String, String> pageSql = new ConcurrentHashMap<>();
+
     RowTable(TableSchema schema) {
+        this(schema, PostgresSyncStorage.q(physicalName(schema.name())));
+    }
+
+    /** @param qualifiedName the quoted (schema-qualified) projection table name */
+    RowTable(TableSchema schema, String qualifiedName) {
         this.schema = schema;
         this.physicalName = physicalName(schema.name());
+        this.qualifiedName = qualifiedName;
+        StringBuilder sel = new StringBuilder("\"_sync_row_id\", \"_sync_server_version\", \"_sync_scopes\"::text, \"_sync_column_versions\"");
+        StringBuilder snap = new StringBuilder("r.\"_sync_row_id\", r.\"_sync_server_version\"");
+        StringBuilder cols = new StringBuilder();
+        StringBuilder params = new StringBuilder();
+        StringBuilder updates = new StringBuilder();
+        int p = 0;
+        for (ColumnSchema c : schema.columns()) {
+            String name = PostgresSyncStorage.q(c.name());
+            sel.append(", ").append(name);
+            snap.append(", r.").append(name);
+            cols.append(name).append(", ");
+            params.append('$').append(++p).append(", ");
+            updates.append(name).append(" = EXCLUDED.").append(name).append(", ");
+        }
+        this.selectList = sel.toString();
+        this.snapshotSelectList = snap.toString();
+        cols.append("\"_sync_partition\", \"_sync_row_id\", \"_sync_server_version\", \"_sync_scopes\", \"_sync_column_versions\"");
+        params.append('$').append(++p).append(", $").append(++p).append(", $").append(++p)
+                .append(", $").append(++p).append("::text::jsonb, $").append(++p);
+        updates.append("\"_sync_server_version\" = EXCLUDED.\"_sync_server_version\",")
+                .append(" \"_sync_scopes\" = EXCLUDED.\"_sync_scopes\",")
+                .append(" \"_sync_column_versions\" = EXCLUDED.\"_sync_column_versions\"");
+        this.upsertSql = "INSERT INTO " + qualifiedName + " (" + cols + ") VALUES (" + params + ")"
+                + " ON CONFLICT (\"_sync_partition\", \"_sync_row_id\") DO UPDATE SET " + updates;
+        this.readRowsSql = "SELECT " + selectList + " FROM " + qualifiedName
+                + " WHERE \"_sync_partition\" = $1 AND \"_sync_row_id\" = ANY($2)";
+        this.readAllRowsSql = "SELECT " + selectList + " FROM " + qualifiedName
+                + " WHERE \"_sync_partition\" = $1 ORDER BY \"_sync_row_id\" COLLATE \"C\"";
+        this.deleteSql = "DELETE FROM " + qualifiedName + " WHERE \"_sync_partition\" = $1 AND \"_sync_row_id\" = $2";
         List<Integer> blobRefs = new ArrayList<>();
         for (int i = 0; i < schema.columnCount(); i++) {
             if (schema.column(i).type() == ColumnType.BLOB_REF) {
@@ -51,6 +106,18 @@ final class RowTable {
             }
         }
         this.blobRefColumns = blobRefs.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** {@code readRowsWhere} on {@code column} ({@code $1} partition, {@code $2} value, {@code $3} limit). */
+    String rowsWhereSql(ColumnSchema column) {
+        return rowsWhereSql.computeIfAbsent(column.name(), n -> "SELECT " + selectList + " FROM " + qualifiedName
+                + " WHERE \"_sync_partition\" = $1 AND " + PostgresSyncStorage.q(n) + " = $2"
+                + " ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $3");
+    }
+
+    /** A bootstrap page statement, built once per {@code key} (the caller's shape of the query). */
+    String pageSql(String key, java.util.function.Function<String, String> build) {
+        return pageSql.computeIfAbsent(key, build);
     }
 
     /** The distinct blob ids the row's non-NULL {@code blob_ref} values reference, in column order. */

@@ -154,6 +154,39 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         return m;
     }
 
+    // ---- request entry / exit ---------------------------------------------------------------------------
+
+    /** The entry read's touch writes last-seen like touchPartition: in memory, then at most every refresh interval. */
+    @Test
+    void enterRequestWritesLastSeenOnlyAfterTheRefreshInterval() {
+        PostgresSyncStorage main = (PostgresSyncStorage) storage;
+        PostgresSyncStorage other = new PostgresSyncStorage(pool(), main.pgSchema());
+        await(other.ensureSchema(schema));
+        String p = "p-" + UUID.randomUUID();
+        int running = schema.version();
+        await(main.enterRequest(p, "c", running, 1_000L));
+        await(main.enterRequest(p, "c", running, 2_000L));
+        assertEquals(2_000L, await(main.readPartition(p)).lastSeenAtMs(), "this instance sees its touches");
+        assertEquals(1_000L, await(other.readPartition(p)).lastSeenAtMs(), "not written yet");
+        long later = 1_000L + PostgresSyncStorage.LAST_SEEN_REFRESH_MS;
+        assertEquals(later, await(main.enterRequest(p, "c", running, later)).partition().lastSeenAtMs());
+        assertEquals(later, await(other.readPartition(p)).lastSeenAtMs(), "written once stale");
+        assertEquals(later, await(other.enterRequest(p, "c", running, later - 1)).partition().lastSeenAtMs());
+    }
+
+    /** A failing upsert fails the exit (nothing is read past it) and leaves the pooled connection usable. */
+    @Test
+    void finishRequestFailsWithTheUpsertFailure() {
+        String p = newPartition();
+        int running = schema.version();
+        assertThrows(Throwable.class, () -> await(storage.finishRequest(p, running,
+                new dev.syncular.server.storage.ClientRecord(p, "c", "a", 1, 1L, "not json", 3))));
+        for (int i = 0; i < 10; i++) {
+            assertEquals(0L, await(storage.finishRequest(p, running, null)).horizonSeq());
+        }
+        assertEquals(null, await(storage.readClient(p, "c")));
+    }
+
     // ---- §2.4 same-version storage readiness --------------------------------------------------------
 
     @Test
