@@ -189,8 +189,8 @@ public final class S3SegmentStore implements SegmentStore {
     private void publishBlocking(String segmentId, long length, SegmentPublication publication,
             Supplier<RequestBody> body) {
         Objects.requireNonNull(publication, "publication");
-        // Publishers in this process take turns per entry (fewer lost conditional writes to retry); across
-        // processes the conditional record write alone keeps every publication.
+        // Publishers and sweeps in this process take turns per entry (fewer lost conditional writes to retry);
+        // across processes the conditional record writes alone keep every publication.
         java.util.concurrent.locks.ReentrantLock lock = locks[Math.floorMod(segmentId.hashCode(), locks.length)];
         lock.lock();
         try {
@@ -365,10 +365,21 @@ public final class S3SegmentStore implements SegmentStore {
         });
     }
 
+    /** Under the entry's in-process lock: publishers in this process never race this sweep's steps. */
     private boolean forgetIfExpired(String segmentId, long nowMs) {
         if (!SEGMENT_ID.matcher(segmentId).matches()) {
             return false;
         }
+        java.util.concurrent.locks.ReentrantLock lock = locks[Math.floorMod(segmentId.hashCode(), locks.length)];
+        lock.lock();
+        try {
+            return forgetLocked(segmentId, nowMs);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private boolean forgetLocked(String segmentId, long nowMs) {
         Versioned rec = readRecord(segmentId);
         if (rec == null) {
             return false;
