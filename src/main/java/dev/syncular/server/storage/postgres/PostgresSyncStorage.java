@@ -1857,8 +1857,10 @@ public final class PostgresSyncStorage implements SyncStorage {
         // benchmark). With sequential scans and parallel workers off for this read-only transaction the
         // plan is index-driven whatever the statistics say (an ordered merge semi-join on the primary keys
         // when they are current: ~30 ms for a 50k-row page).
+        // Nested loops off too: on a scope whose statistics are not gathered yet the planner otherwise picks a
+        // hash-aggregate + nested loop + sort (5x the ordered merge semi-join on 20k fresh rows).
         return pool.withTransaction(conn -> conn.query("SET LOCAL enable_seqscan = off;"
-                        + " SET LOCAL max_parallel_workers_per_gather = 0").execute()
+                        + " SET LOCAL enable_nestloop = off; SET LOCAL max_parallel_workers_per_gather = 0").execute()
                 .chain(() -> conn.preparedQuery(pageSql).execute(args))).map(rs -> {
             List<StoredRow> out = new ArrayList<>(rs.size());
             TableSchema ts = rt.schema;
