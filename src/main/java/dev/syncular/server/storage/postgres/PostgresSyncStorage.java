@@ -2110,39 +2110,18 @@ public final class PostgresSyncStorage implements SyncStorage {
             if (i > 0) {
                 sb.append(',');
             }
-            jsonString(sb, keys[i]);
+            dev.syncular.server.wire.CanonicalJson.string(sb, keys[i]);
             sb.append(':');
             String v = scopes.get(keys[i]);
             if (v == null) {
                 sb.append("null");
             } else {
-                jsonString(sb, v);
+                dev.syncular.server.wire.CanonicalJson.string(sb, v);
             }
         }
         return sb.append('}').toString();
     }
 
-    private static void jsonString(StringBuilder sb, String s) {
-        sb.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                case '\n' -> sb.append("\\n");
-                case '\r' -> sb.append("\\r");
-                case '\t' -> sb.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-                }
-            }
-        }
-        sb.append('"');
-    }
 
     private static final int SCOPES_CACHE_MAX = 4096;
     /**
