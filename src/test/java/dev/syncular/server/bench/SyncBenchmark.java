@@ -250,20 +250,29 @@ public final class SyncBenchmark {
         // CPU of the server / PostgreSQL / this process over exactly the measured window (no JIT warm-up).
         AtomicReference<CpuSnapshot> measuredCpu = new AtomicReference<>();
         AtomicReference<Map<String, double[]>> serverThreads = new AtomicReference<>();
-        Thread cpuProbe = new Thread(() -> {
+        // Two snapshots fired by a scheduler at the window's edges; the rounds wait on their completion.
+        java.util.concurrent.ScheduledExecutorService cpuProbe = java.util.concurrent.Executors
+                .newSingleThreadScheduledExecutor(r -> {
+                    Thread t = new Thread(r, "cpu-probe");
+                    t.setDaemon(true);
+                    return t;
+                });
+        java.util.concurrent.CompletableFuture<Object[]> cpuFrom = new java.util.concurrent.CompletableFuture<>();
+        java.util.concurrent.CompletableFuture<Void> cpuDone = new java.util.concurrent.CompletableFuture<>();
+        cpuProbe.schedule(() -> cpuFrom.complete(new Object[] {CpuSnapshot.take(serverPid), threadTimes(serverPid)}),
+                measureFrom - System.nanoTime(), java.util.concurrent.TimeUnit.NANOSECONDS);
+        cpuProbe.schedule(() -> {
             try {
-                sleepUntil(measureFrom);
-                CpuSnapshot from = CpuSnapshot.take(serverPid);
-                Map<Long, Object[]> threadsFrom = threadTimes(serverPid);
-                sleepUntil(measureTo);
-                measuredCpu.set(CpuSnapshot.take(serverPid).minus(from));
+                Object[] from = cpuFrom.join();
+                measuredCpu.set(CpuSnapshot.take(serverPid).minus((CpuSnapshot) from[0]));
+                @SuppressWarnings("unchecked")
+                Map<Long, Object[]> threadsFrom = (Map<Long, Object[]>) from[1];
                 serverThreads.set(threadGroups(threadsFrom, threadTimes(serverPid)));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+                cpuDone.complete(null);
+            } catch (RuntimeException e) {
+                cpuDone.completeExceptionally(e);
             }
-        }, "cpu-probe");
-        cpuProbe.setDaemon(true);
-        cpuProbe.start();
+        }, measureTo - System.nanoTime(), java.util.concurrent.TimeUnit.NANOSECONDS);
         Thread[] threads = new Thread[CLIENTS];
         for (int i = 0; i < CLIENTS; i++) {
             int idx = i;
@@ -308,7 +317,8 @@ public final class SyncBenchmark {
             threads[i].start();
         }
         done.await();
-        cpuProbe.join();
+        cpuDone.join();
+        cpuProbe.shutdownNow();
         if (failure.get() != null) {
             throw new IllegalStateException("a round client failed", failure.get());
         }
@@ -373,13 +383,6 @@ public final class SyncBenchmark {
             acc[1] += sy;
         });
         return out;
-    }
-
-    private static void sleepUntil(long nanoTime) throws InterruptedException {
-        long left;
-        while ((left = nanoTime - System.nanoTime()) > 0) {
-            Thread.sleep(Math.max(1, left / 1_000_000L));
-        }
     }
 
     private static boolean sameVersions(Map<String, SyncTestClient.LocalRow> a, Map<String, SyncTestClient.LocalRow> b) {
