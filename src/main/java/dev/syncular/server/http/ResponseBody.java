@@ -14,10 +14,11 @@ import org.jboss.logging.Logger;
 
 /**
  * The chunks of one SSP2 response body (§1.2, §1.4), produced lazily as the HTTP layer asks for them: the
- * envelope header, then one chunk per encoded frame, then {@code END} — each passed through the
- * negotiated {@link ContentCoding} (whose codec may hold bytes back and emit them later; empty outputs are
- * skipped). Frames go through {@link MessageEncoder}, so a frame sequence the response grammar forbids is
- * never sent as if it were valid.
+ * envelope header, the encoded frames and {@code END}, passed through the negotiated {@link ContentCoding}
+ * (whose codec may hold bytes back and emit them later) and gathered into chunks of about
+ * {@link #CHUNK_BYTES}: a typical sync response leaves in one chunk (one socket write instead of one per
+ * frame), a large one in bounded pieces. Frames go through {@link MessageEncoder}, so a frame sequence the
+ * response grammar forbids is never sent as if it were valid.
  *
  * <p>A failure while encoding happens after the 200 was committed, so it is reported in-band (§1.1): an
  * {@code ERROR} frame ({@code sync.internal_error}) and {@code END}, which makes the client abort the
@@ -26,10 +27,12 @@ import org.jboss.logging.Logger;
 final class ResponseBody implements Iterator<Buffer> {
     private static final Logger LOG = Logger.getLogger(ResponseBody.class);
     private static final byte[] END = {FrameType.END, 0, 0, 0, 0};
+    /** A chunk is handed over once at least this many (coded) bytes are pending, and at the end. */
+    static final int CHUNK_BYTES = 32 * 1024;
 
     private final List<Frame> frames;
     private final ContentCoding.Compressor compressor;
-    private final ByteArrayOutputStream pending = new ByteArrayOutputStream(256);
+    private final ByteArrayOutputStream pending = new ByteArrayOutputStream(1024);
     private MessageEncoder encoder;
     private int index;
     private boolean done;
@@ -87,7 +90,7 @@ final class ResponseBody implements Iterator<Buffer> {
             }
             done = true;
         }
-        if (pending.size() > 0) {
+        if (pending.size() >= CHUNK_BYTES || (done && pending.size() > 0)) {
             next = Buffer.buffer(pending.toByteArray());
             pending.reset();
         }

@@ -45,8 +45,9 @@ import org.jboss.resteasy.reactive.RestMulti;
  * decoding frames are CPU and blocking-I/O work that must not run on the event loop (Quarkus REST hands
  * large bodies to a worker as a blocking stream; small ones arrive pre-buffered). The engine's {@code Uni}
  * then runs on the reactive PostgreSQL client's event loop, and the response frames are encoded (and
- * compressed) one at a time as the HTTP layer pulls them — per-frame work bounded by the frame size, with
- * rows segments above {@code inline-segment-max-bytes} served via {@code GET /segments} instead.
+ * compressed) as the HTTP layer pulls chunks of about 32 KiB ({@link ResponseBody}) — a typical response is
+ * one socket write, a large one leaves in bounded pieces, with rows segments above
+ * {@code inline-segment-max-bytes} served via {@code GET /segments} instead.
  */
 @Path("/sync")
 public class SyncResource {

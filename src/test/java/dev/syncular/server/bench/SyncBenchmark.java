@@ -2,7 +2,6 @@ package dev.syncular.server.bench;
 
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
-import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitFrame;
 import dev.syncular.server.wire.Frame;
@@ -38,7 +37,8 @@ import org.HdrHistogram.Histogram;
  * <li><b>Rounds</b>: {@code bench.clients} (20) threads, each its own clientId and actor in one partition,
  * all subscribed to the same scope; a round is one combined request pushing a one-operation commit (a
  * small {@code notes} upsert) and pulling the subscription (so each round also receives the other clients'
- * commits). Warm-up {@code bench.warmupSec} (5 s), then a measured window of {@code bench.measureSec}
+ * commits). Warm-up {@code bench.warmupSec} (45 s: the server's JIT still spends a quarter of its CPU
+ * compiling 25 s in, so shorter warm-ups measure the compiler), then a measured window of {@code bench.measureSec}
  * (20 s): rounds/s and latency percentiles (HdrHistogram, µs). Every push result must be {@code applied};
  * at the end every replica must converge to the same rows.</li>
  * <li><b>Bootstrap</b>: for each size in {@code bench.bootstrapSizes} (20000,100000) a scope is seeded
@@ -52,7 +52,7 @@ import org.HdrHistogram.Histogram;
  */
 public final class SyncBenchmark {
     private static final int CLIENTS = Integer.getInteger("bench.clients", 20);
-    private static final int WARMUP_SEC = Integer.getInteger("bench.warmupSec", 5);
+    private static final int WARMUP_SEC = Integer.getInteger("bench.warmupSec", 45);
     private static final int MEASURE_SEC = Integer.getInteger("bench.measureSec", 20);
     private static final int ROWS_PER_CLIENT = Integer.getInteger("bench.rowsPerClient", 50);
     private static final int BOOTSTRAP_RUNS = Integer.getInteger("bench.bootstrapRuns", 3);
@@ -232,7 +232,7 @@ public final class SyncBenchmark {
 
     private static RoundsResult rounds(CompiledSchema schema, String baseUrl, long serverPid) throws Exception {
         String scope = "rounds";
-        HttpTransport transport = new HttpTransport(baseUrl, "bench-rounds");
+        BenchHttpTransport transport = new BenchHttpTransport(baseUrl, "bench-rounds");
         SyncTestClient[] clients = new SyncTestClient[CLIENTS];
         for (int i = 0; i < CLIENTS; i++) {
             clients[i] = new SyncTestClient(schema, transport, "actor-" + i, "rounds-client-" + i);
@@ -416,7 +416,7 @@ public final class SyncBenchmark {
     /** Seeds {@code n} rows into scope {@code boot-n} through the protocol; returns seconds taken. */
     private static double seed(CompiledSchema schema, String baseUrl, int n) {
         String scope = bootScope(n);
-        SyncTestClient seeder = new SyncTestClient(schema, new HttpTransport(baseUrl, bootPartition(n)), "seeder",
+        SyncTestClient seeder = new SyncTestClient(schema, new BenchHttpTransport(baseUrl, bootPartition(n)), "seeder",
                 "seeder-" + n);
         seeder.syncUntilIdle(); // log epoch
         long t0 = System.nanoTime();
@@ -472,7 +472,7 @@ public final class SyncBenchmark {
 
     private static BootstrapResult bootstrap(CompiledSchema schema, String baseUrl, int n) {
         String scope = bootScope(n);
-        HttpTransport http = new HttpTransport(baseUrl, bootPartition(n));
+        BenchHttpTransport http = new BenchHttpTransport(baseUrl, bootPartition(n));
         double[] secs = new double[BOOTSTRAP_RUNS];
         long bytes = 0;
         int requests = 0;
