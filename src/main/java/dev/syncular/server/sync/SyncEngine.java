@@ -390,14 +390,32 @@ public final class SyncEngine {
      */
     static final long CLIENT_RECORD_REFRESH_MS = 5 * 60_000L;
 
-    /** Whether {@code record} must be written over {@code stored} (see {@link #CLIENT_RECORD_REFRESH_MS}). */
+    /**
+     * How long a stored cursor may trail the client's real one. A round whose only change is a cursor moving
+     * forward (from a stored cursor {@code >= 0}) skips the upsert while the record is younger than this: an
+     * active client's poll then costs no write and no WAL flush. Safe for §4.6 retention, which prunes only up
+     * to the lowest stored cursor of the active clients — a trailing cursor retains more, never less. A cursor
+     * moving back (a reset, a re-bootstrap), new subscriptions, a new actor or wire version are written at once.
+     */
+    static final long CLIENT_CURSOR_REFRESH_MS = 10_000L;
+
+    /**
+     * Whether {@code record} must be written over {@code stored} (see {@link #CLIENT_RECORD_REFRESH_MS} and
+     * {@link #CLIENT_CURSOR_REFRESH_MS}).
+     */
     static boolean mustSave(ClientRecord stored, ClientRecord record, long now) {
-        return stored == null
+        if (stored == null
                 || !stored.actorId().equals(record.actorId())
-                || stored.cursor() != record.cursor()
                 || !java.util.Objects.equals(stored.wireVersion(), record.wireVersion())
-                || !sameJson(stored.subscriptionsJson(), record.subscriptionsJson())
-                || now - stored.updatedAtMs() >= CLIENT_RECORD_REFRESH_MS;
+                || !sameJson(stored.subscriptionsJson(), record.subscriptionsJson())) {
+            return true;
+        }
+        long age = now - stored.updatedAtMs();
+        if (stored.cursor() == record.cursor()) {
+            return age >= CLIENT_RECORD_REFRESH_MS;
+        }
+        boolean forward = stored.cursor() >= 0 && record.cursor() > stored.cursor();
+        return !forward || age >= CLIENT_CURSOR_REFRESH_MS;
     }
 
     /** JSON equality regardless of formatting and key order (the stored document comes back as jsonb text). */

@@ -307,7 +307,8 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
 
     /**
      * §4.5 client record: a round that changes nothing it stores writes nothing (its update time is refreshed
-     * only after {@link SyncEngine#CLIENT_RECORD_REFRESH_MS}); a cursor move or new subscriptions write it.
+     * only after {@link SyncEngine#CLIENT_RECORD_REFRESH_MS}); a forward cursor move is written once
+     * {@link SyncEngine#CLIENT_CURSOR_REFRESH_MS} passed, new subscriptions at once.
      */
     @org.junit.jupiter.api.Test
     void unchangedRoundsDoNotRewriteTheClientRecord() {
@@ -345,8 +346,12 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         now[0] += 1_000;
         c.upsert("notes", note("q1", "p1", "t"), null);
         c.sync();
+        org.junit.jupiter.api.Assertions.assertEquals(refreshed, storage.readClient(partition, "quiet-1").await().atMost(WAIT),
+                "a forward cursor move within CLIENT_CURSOR_REFRESH_MS of the last write is not written");
+        now[0] += SyncEngine.CLIENT_CURSOR_REFRESH_MS;
+        c.sync();
         dev.syncular.server.storage.ClientRecord moved = storage.readClient(partition, "quiet-1").await().atMost(WAIT);
-        org.junit.jupiter.api.Assertions.assertTrue(moved.cursor() > first.cursor(), "a cursor move is written");
+        org.junit.jupiter.api.Assertions.assertTrue(moved.cursor() > first.cursor(), "a cursor move is written once due");
         org.junit.jupiter.api.Assertions.assertEquals(now[0], moved.updatedAtMs());
         now[0] += 1_000;
         c.subscribe("m", "notes", Map.of("project_id", List.of("p2")));
@@ -364,8 +369,15 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
                 2_000L, "[{\"id\":\"s\",\"scopes\":{\"project_id\":[\"p1\"]},\"schemaVersion\":1,\"table\":\"notes\"}]", 3);
         org.junit.jupiter.api.Assertions.assertFalse(SyncEngine.mustSave(stored, same, 2_000L));
         org.junit.jupiter.api.Assertions.assertTrue(SyncEngine.mustSave(stored, same, 1_000L + SyncEngine.CLIENT_RECORD_REFRESH_MS));
-        org.junit.jupiter.api.Assertions.assertTrue(SyncEngine.mustSave(stored, new dev.syncular.server.storage.ClientRecord(
+        // a forward cursor move waits for CLIENT_CURSOR_REFRESH_MS; a backward one (reset) is written at once
+        org.junit.jupiter.api.Assertions.assertFalse(SyncEngine.mustSave(stored, new dev.syncular.server.storage.ClientRecord(
                 "p", "c", "a", 6, 2_000L, same.subscriptionsJson(), 3), 2_000L));
+        org.junit.jupiter.api.Assertions.assertTrue(SyncEngine.mustSave(stored, new dev.syncular.server.storage.ClientRecord(
+                "p", "c", "a", 6, 2_000L, same.subscriptionsJson(), 3), 1_000L + SyncEngine.CLIENT_CURSOR_REFRESH_MS));
+        org.junit.jupiter.api.Assertions.assertTrue(SyncEngine.mustSave(stored, new dev.syncular.server.storage.ClientRecord(
+                "p", "c", "a", 4, 2_000L, same.subscriptionsJson(), 3), 2_000L));
+        org.junit.jupiter.api.Assertions.assertTrue(SyncEngine.mustSave(stored, new dev.syncular.server.storage.ClientRecord(
+                "p", "c", "a", -1, 2_000L, same.subscriptionsJson(), 3), 2_000L));
         org.junit.jupiter.api.Assertions.assertTrue(SyncEngine.mustSave(stored, new dev.syncular.server.storage.ClientRecord(
                 "p", "c", "a", 5, 2_000L, same.subscriptionsJson().replace("p1", "p2"), 3), 2_000L));
         org.junit.jupiter.api.Assertions.assertTrue(SyncEngine.mustSave(stored, new dev.syncular.server.storage.ClientRecord(
