@@ -14,7 +14,6 @@ import dev.syncular.server.sync.ErrorCode;
 import dev.syncular.server.sync.SyncError;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.wire.ColumnType;
-import io.smallrye.common.annotation.Blocking;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
@@ -27,7 +26,6 @@ import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
-import java.io.InputStream;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -89,12 +87,11 @@ public class ConformanceResource {
 
     @POST
     @Path("/instances/{id}/sync")
-    @Blocking
     @Produces(SyncResource.CONTENT_TYPE)
-    public RestMulti<Buffer> sync(@PathParam("id") String id, @Context HttpServerRequest request, InputStream body) {
+    public RestMulti<Buffer> sync(@PathParam("id") String id, @Context HttpServerRequest request, byte[] body) {
         requireEnabled();
         ConformanceInstance i = host.get(id);
-        return syncBinding.handle(request, body, i.engine, () -> actor(request, i));
+        return syncBinding.handle(request, body, i.engine, Uni.createFrom().item(() -> actor(request, i)));
     }
 
     @GET

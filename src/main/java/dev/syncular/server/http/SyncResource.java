@@ -9,9 +9,9 @@ import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.WireException;
-import io.smallrye.common.annotation.Blocking;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.inject.Inject;
@@ -19,6 +19,7 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.Context;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -36,23 +37,27 @@ import org.jboss.resteasy.reactive.RestMulti;
  *
  * <p>Order of checks, all answered as §10.1 JSON before any response byte: content type (415), request
  * {@code Content-Encoding} (415 unless absent/identity/gzip), declared length (413), authentication (401),
- * body read + gzip inflation under {@code syncular.max-request-bytes} (413), decode (400 with the decode
+ * body size and gzip inflation under {@code syncular.max-request-bytes} (413), decode (400 with the decode
  * error's code, e.g. {@code sync.invalid_request} or {@code sync.empty_commit}), then the engine, whose
  * request-level {@code SyncError}s still arrive before the 200 because the response is only committed once
  * the engine's {@code Uni} yields the planned frames ({@code RestMulti.fromUniResponse}).
  *
- * <p><b>Threading.</b> The method is {@link Blocking}: reading a body of up to 16 MiB, inflating gzip and
- * decoding frames are CPU and blocking-I/O work that must not run on the event loop (Quarkus REST hands
- * large bodies to a worker as a blocking stream; small ones arrive pre-buffered). The engine's {@code Uni}
- * then runs on the reactive PostgreSQL client's event loop, and the response frames are encoded (and
- * compressed) as the HTTP layer pulls chunks of about 32 KiB ({@link ResponseBody}) — a typical response is
- * one socket write, a large one leaves in bounded pieces, with rows segments above
+ * <p><b>Threading.</b> The method is non-blocking: Quarkus REST reads the body without blocking (bounded by
+ * {@code quarkus.http.limits.max-body-size}; a declared {@code Content-Length} over the cap is refused before
+ * any byte is read), authentication is a {@code Uni}, and a typical request (identity, up to
+ * {@link #INLINE_DECODE_BYTES}) is decoded right on the event loop — a round costs no hand-off to a worker
+ * thread and back. gzip bodies (which may inflate up to the cap) and larger ones are decoded on the worker
+ * pool. The engine's {@code Uni} runs on the reactive PostgreSQL client's event loop, and the response frames
+ * are encoded (and compressed) as the HTTP layer pulls chunks of about 32 KiB ({@link ResponseBody}) — a
+ * typical response is one socket write, a large one leaves in bounded pieces, with rows segments above
  * {@code inline-segment-max-bytes} served via {@code GET /segments} instead.
  */
 @Path("/sync")
 public class SyncResource {
     public static final String CONTENT_TYPE = "application/vnd.syncular.sync.v2";
     private static final int CHUNK = 64 * 1024;
+    /** Identity request bodies up to this size are decoded on the event loop; larger ones on a worker. */
+    static final int INLINE_DECODE_BYTES = 64 * 1024;
     private static final Duration AUTH_TIMEOUT = Duration.ofSeconds(30);
 
     private final SyncEngine engine;
@@ -67,20 +72,18 @@ public class SyncResource {
     }
 
     @POST
-    @Blocking
     @Produces(CONTENT_TYPE)
-    public RestMulti<Buffer> sync(@Context HttpServerRequest request, InputStream body) {
-        // Awaiting on this worker thread is fine; the authenticator itself stays non-blocking.
-        return handle(request, body, engine, () -> authenticator.authenticate(request).await().atMost(AUTH_TIMEOUT));
+    public RestMulti<Buffer> sync(@Context HttpServerRequest request, byte[] body) {
+        return handle(request, body, engine, authenticator.authenticate(request));
     }
 
     /**
      * The whole {@code POST /sync} binding for any engine (the production one, or a conformance-host
-     * instance's): content type, content coding, size cap, authentication, streaming decode, then the
-     * engine's planned frames streamed only once planning and verification succeeded.
+     * instance's): content type, content coding, size cap, authentication, decode, then the engine's planned
+     * frames streamed only once planning and verification succeeded.
      */
-    public RestMulti<Buffer> handle(HttpServerRequest request, InputStream body, SyncEngine engine,
-            java.util.function.Supplier<SyncRequestContext> authenticate) {
+    public RestMulti<Buffer> handle(HttpServerRequest request, byte[] body, SyncEngine engine,
+            Uni<SyncRequestContext> authenticate) {
         requireSsp2ContentType(request.getHeader("Content-Type"));
         boolean gzip = requestIsGzip(request.getHeader("Content-Encoding"));
         String declaredLength = request.getHeader("Content-Length");
@@ -93,10 +96,21 @@ public class SyncResource {
                 throw new HttpError(400, ErrorCode.INVALID_REQUEST, "invalid Content-Length");
             }
         }
-        SyncRequestContext ctx = authenticate.get();
-        Message message = decode(body, gzip);
         ContentCoding coding = ContentCoding.negotiate(request.getHeader("Accept-Encoding"));
-        Uni<List<Frame>> planned = Uni.createFrom().deferred(() -> engine.handle(ctx, message));
+        Uni<List<Frame>> planned = authenticate
+                .ifNoItem().after(AUTH_TIMEOUT).failWith(() -> new IllegalStateException("authentication timed out"))
+                .chain(ctx -> {
+                    if (body.length > maxRequestBytes) {
+                        throw tooLarge();
+                    }
+                    // A small identity body decodes right here on the event loop (microseconds); gzip (which may
+                    // inflate up to the cap) and large bodies decode on a worker thread.
+                    Uni<Message> message = gzip || body.length > INLINE_DECODE_BYTES
+                            ? Uni.createFrom().item(() -> decode(new ByteArrayInputStream(body), gzip))
+                                    .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
+                            : Uni.createFrom().item(() -> decode(new ByteArrayInputStream(body), false));
+                    return message.chain(m -> engine.handle(ctx, m));
+                });
         return RestMulti.fromUniResponse(planned,
                 frames -> Multi.createFrom().iterable(ResponseBody.of(frames, coding)),
                 frames -> responseHeaders(coding),

@@ -176,6 +176,16 @@ class SyncResourceTest {
     }
 
     @Test
+    void oversizedChunkedBodyIs413Json() {
+        // no Content-Length (a stream of unknown length goes chunked): the cap applies to the bytes received
+        byte[] body = new byte[16 * 1024 * 1024 + 1];
+        byte[] head = Ssp2.pull(client(), "l1");
+        System.arraycopy(head, 0, body, 0, head.length);
+        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT)
+                .body(new java.io.ByteArrayInputStream(body)).post("/sync").then(), 413);
+    }
+
+    @Test
     void gzipBombIs413Json() {
         // A REQ_HEADER frame declaring a 2 GiB payload, then 17 MiB of zeros: decodes as "frame still
         // incomplete" all the way, and inflates past the 16 MiB cap from ~17 KiB on the wire.
