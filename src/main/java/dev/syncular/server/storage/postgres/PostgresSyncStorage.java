@@ -196,16 +196,21 @@ public final class PostgresSyncStorage implements SyncStorage {
                 + " WHERE partition_id = $1 AND client_id = $2 AND client_commit_id = $3";
         final String readTombstone = "SELECT commit_seq FROM " + t("sync_tombstones")
                 + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
-        final String insertCommit = "INSERT INTO " + t("sync_commits") + " (partition_id, commit_seq, created_at_ms,"
-                + " actor_id, client_id, client_commit_id, change_count, tables, writer_version)"
-                + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
-        final String insertChange = "INSERT INTO " + t("sync_changes") + " (partition_id, commit_seq,"
-                + " change_index, tbl, row_id, op, row_version, scopes, payload)"
-                + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9)";
-        final String insertCommitScopes = "INSERT INTO " + t("sync_commit_scopes")
-                + " (partition_id, tbl, scope_key, commit_seq) SELECT $1, u.t, u.k, $2"
-                + " FROM unnest($3::text[], $4::text[]) AS u(t, k) ON CONFLICT DO NOTHING";
-        final String setMaxCommitSeq = "UPDATE " + t("sync_partitions") + " SET max_commit_seq = $2 WHERE partition_id = $1";
+        /**
+         * A commit's log writes in one statement (§2.1, §2.2): the {@code sync_commits} row ({@code $1..$9};
+         * its {@code BEFORE INSERT} writer-fence trigger fires as for a plain insert and fails the whole
+         * statement), its changes from parallel arrays ({@code $10..$16}: change index, table, row id, op,
+         * row version, scopes JSON text, payload), its scope-index keys ({@code $17} tables, {@code $18} keys)
+         * and the partition's {@code max_commit_seq}. Data-modifying CTEs run to completion whether or not the
+         * main query reads them, and all of them or none take effect.
+         */
+        final String appendCommit = appendCommitSql(false);
+        /**
+         * {@link #appendCommit} plus the commit's idempotency record ({@code $19..$24}: client id, client commit
+         * id, status, commit seq, result, created at), inserted {@code ON CONFLICT DO NOTHING}; the one row
+         * returned counts the records inserted (0: the key already holds a result).
+         */
+        final String appendCommitWithResult = appendCommitSql(true);
         final String deleteRowScopes = "DELETE FROM " + t("sync_row_scopes") + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
         final String insertRowScopes = "INSERT INTO " + t("sync_row_scopes") + " (partition_id, tbl, scope_key, row_id)"
                 + " SELECT $1, $2, k, $3 FROM unnest($4::text[]) AS u(k) ON CONFLICT DO NOTHING";
@@ -259,6 +264,18 @@ public final class PostgresSyncStorage implements SyncStorage {
                 + " subscriptions, wire_version) VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7)"
                 + " ON CONFLICT (partition_id, client_id) DO UPDATE SET actor_id = EXCLUDED.actor_id, cursor = EXCLUDED.cursor,"
                 + " updated_at_ms = EXCLUDED.updated_at_ms, subscriptions = EXCLUDED.subscriptions, wire_version = EXCLUDED.wire_version";
+        /**
+         * The request exit in one statement: the client record upsert as a data-modifying CTE ({@code $3..$9},
+         * the record's columns in table order) and the {@link #serveGateSql} read
+         * ({@code $1} partition, {@code $2} running version). The gate reads no {@code sync_clients} row, so
+         * the CTE's write being invisible to the statement's own snapshot changes nothing; that snapshot is
+         * taken when the statement starts, after every earlier statement of the request.
+         */
+        final String finishRequest = "WITH up AS (INSERT INTO " + t("sync_clients") + " (partition_id, client_id, actor_id,"
+                + " cursor, updated_at_ms, subscriptions, wire_version) VALUES ($3, $4, $5, $6, $7, $8::text::jsonb, $9)"
+                + " ON CONFLICT (partition_id, client_id) DO UPDATE SET actor_id = EXCLUDED.actor_id, cursor = EXCLUDED.cursor,"
+                + " updated_at_ms = EXCLUDED.updated_at_ms, subscriptions = EXCLUDED.subscriptions, wire_version = EXCLUDED.wire_version) "
+                + serveGateSql(true);
         final String readClient = "SELECT " + CLIENT_COLS + " FROM " + t("sync_clients") + " WHERE partition_id = $1 AND client_id = $2";
         final String listClients = "SELECT " + CLIENT_COLS + " FROM " + t("sync_clients")
                 + " WHERE partition_id = $1 ORDER BY client_id COLLATE \"C\"";
@@ -828,6 +845,26 @@ public final class PostgresSyncStorage implements SyncStorage {
                 + " FROM (VALUES (1)) AS one(x) LEFT JOIN " + t("sync_partitions") + " p ON p.partition_id = $1";
     }
 
+    /** See {@link Sql#appendCommit} and {@link Sql#appendCommitWithResult}. */
+    private String appendCommitSql(boolean withResult) {
+        return "WITH c AS (INSERT INTO " + t("sync_commits") + " (partition_id, commit_seq, created_at_ms, actor_id,"
+                + " client_id, client_commit_id, change_count, tables, writer_version)"
+                + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)),"
+                + " ch AS (INSERT INTO " + t("sync_changes") + " (partition_id, commit_seq, change_index, tbl, row_id, op,"
+                + " row_version, scopes, payload) SELECT $1, $2, u.i, u.t, u.r, u.o, u.v, u.s::jsonb, u.p"
+                + " FROM unnest($10::integer[], $11::text[], $12::text[], $13::integer[], $14::bigint[], $15::text[],"
+                + " $16::bytea[]) AS u(i, t, r, o, v, s, p)),"
+                + " sc AS (INSERT INTO " + t("sync_commit_scopes") + " (partition_id, tbl, scope_key, commit_seq)"
+                + " SELECT $1, u.t, u.k, $2 FROM unnest($17::text[], $18::text[]) AS u(t, k) ON CONFLICT DO NOTHING),"
+                + " mx AS (UPDATE " + t("sync_partitions") + " SET max_commit_seq = $2 WHERE partition_id = $1)"
+                + (withResult
+                        ? ", pr AS (INSERT INTO " + t("sync_push_results") + " (partition_id, client_id, client_commit_id,"
+                                + " status, commit_seq, result, created_at_ms) VALUES ($1, $19, $20, $21, $22, $23, $24)"
+                                + " ON CONFLICT DO NOTHING RETURNING 1)"
+                                + " SELECT count(*) FROM pr"
+                        : " SELECT 1");
+    }
+
     /** The non-activated checkpoints of partition {@code $1} (at version {@code $2}) as a JSON array text. */
     private String pendingCheckpointsSql(boolean atVersion) {
         return "(SELECT json_agg(json_build_object('partition_id', c.partition_id, 'name', c.name,"
@@ -904,24 +941,21 @@ public final class PostgresSyncStorage implements SyncStorage {
         return new GateCheck(serveGate(r, runningSchemaVersion), horizon == null ? 0L : horizon);
     }
 
-    /** The upsert and the gate read go out pipelined on one connection: one round trip, executed in order. */
+    /**
+     * One statement (see {@link Sql#finishRequest}): the upsert's failure fails it and nothing is read past
+     * it; the gate is read from a snapshot taken after every earlier statement of the request.
+     */
     @Override
     public Uni<GateCheck> finishRequest(String partition, int runningSchemaVersion, ClientRecord client) {
         if (client == null) {
             return readGateCheck(partition, runningSchemaVersion);
         }
-        return pool.withConnection(conn -> {
-            java.util.concurrent.CompletableFuture<RowSet<Row>> save = conn.preparedQuery(sql.upsertClient)
-                    .execute(clientArgs(client)).subscribeAsCompletionStage();
-            java.util.concurrent.CompletableFuture<RowSet<Row>> gate = conn.preparedQuery(sql.serveGate)
-                    .execute(Tuple.of(partition, runningSchemaVersion)).subscribeAsCompletionStage();
-            // both are awaited before the connection goes back to the pool; the upsert's failure comes first
-            return Uni.createFrom().completionStage(java.util.concurrent.CompletableFuture.allOf(
-                            save.handle((v, e) -> null), gate.handle((v, e) -> null)))
-                    .chain(() -> Uni.createFrom().completionStage(save))
-                    .chain(() -> Uni.createFrom().completionStage(gate))
-                    .map(rs -> gateCheck(first(rs), runningSchemaVersion));
-        });
+        return pool.preparedQuery(sql.finishRequest)
+                .execute(Tuple.of(partition, runningSchemaVersion).addValue(client.partition()).addValue(client.clientId())
+                        .addValue(client.actorId())
+                        .addValue(client.cursor()).addValue(client.updatedAtMs()).addValue(client.subscriptionsJson())
+                        .addValue(client.wireVersion()))
+                .map(rs -> gateCheck(first(rs), runningSchemaVersion));
     }
 
     private Uni<ServeGate> readServeGate(SqlClient c, String partition, int runningSchemaVersion) {
@@ -1317,6 +1351,7 @@ public final class PostgresSyncStorage implements SyncStorage {
                 .replaceWithVoid()
                 .onFailure().recoverWithUni(e -> {
                     job.failure = e;
+                    ptx.dropHeld();
                     return ptx.flush().onFailure().recoverWithNull()
                             .chain(() -> gs.conn.query("ROLLBACK TO SAVEPOINT " + name).execute())
                             .chain(() -> gs.conn.query("RELEASE SAVEPOINT " + name).execute())
@@ -1341,6 +1376,22 @@ public final class PostgresSyncStorage implements SyncStorage {
                 });
     }
 
+    /** An {@link PushTx#appendCommit} statement not sent yet and the writes issued after it; see {@code PgPushTx#held}. */
+    private static final class HeldAppend {
+        final Tuple args;
+        final int writerVersion;
+        final List<Uni<?>> after = new ArrayList<>();
+
+        HeldAppend(Tuple args, int writerVersion) {
+            this.args = args;
+            this.writerVersion = writerVersion;
+        }
+    }
+
+    private static StorageException duplicatePushResult() {
+        return new StorageException(StorageException.DUPLICATE_PUSH_RESULT, "idempotency key already holds a result", Map.of());
+    }
+
     private final class PgPushTx implements PushTx {
         private final SqlConnection conn;
         private final PartitionState locked;
@@ -1352,16 +1403,61 @@ public final class PostgresSyncStorage implements SyncStorage {
         java.util.concurrent.CompletableFuture<RowSet<Row>> gateRead;
         /** Writes sent (pipelined) and not awaited yet, in order. */
         List<java.util.concurrent.CompletableFuture<?>> pending = new ArrayList<>();
+        /**
+         * The last {@link #appendCommit}, not sent yet, and the writes issued after it (unsubscribed, in
+         * order): held so that the commit's idempotency record, saved after its row writes, joins the commit's
+         * statement ({@link Sql#appendCommitWithResult}). Released, in issue order, by {@link #savePushResult}
+         * or at the next read, savepoint or flush.
+         */
+        private HeldAppend held;
 
-        /** Sends a write now; its outcome is awaited by the next read, savepoint or the commit. */
+        /** Sends a write now (or, behind a held append, in order after it); its outcome is awaited by the next read, savepoint or the commit. */
         private void send(Uni<?> write) {
             gate = null;
             gateRead = null;
-            pending.add(write.subscribeAsCompletionStage());
+            if (held != null) {
+                held.after.add(write);
+            } else {
+                pending.add(write.subscribeAsCompletionStage());
+            }
+        }
+
+        /** Forgets the held append and the writes behind it (never sent): the work failed and rolls back. */
+        void dropHeld() {
+            held = null;
+        }
+
+        /** Sends the held append (with {@code result} when not null) and the writes held behind it. */
+        private void release(Tuple result) {
+            HeldAppend h = held;
+            if (h == null) {
+                return;
+            }
+            held = null;
+            int writerVersion = h.writerVersion;
+            Uni<?> append;
+            if (result == null) {
+                append = conn.preparedQuery(sql.appendCommit).execute(h.args);
+            } else {
+                for (int i = 0; i < result.size(); i++) {
+                    h.args.addValue(result.getValue(i));
+                }
+                append = conn.preparedQuery(sql.appendCommitWithResult).execute(h.args).map(rs -> {
+                    if (first(rs).getLong(0) == 0) {
+                        throw duplicatePushResult();
+                    }
+                    return null;
+                });
+            }
+            pending.add(append.onFailure().transform(e -> fenceRejection(e, writerVersion)).subscribeAsCompletionStage());
+            for (Uni<?> w : h.after) {
+                pending.add(w.subscribeAsCompletionStage());
+            }
         }
 
         /** Awaits the pipelined writes; fails with the first failure (later ones are its consequence). */
         Uni<Void> flush() {
+            release(null);
             if (pending.isEmpty()) {
                 return Uni.createFrom().voidItem();
             }
@@ -1495,12 +1591,19 @@ public final class PostgresSyncStorage implements SyncStorage {
                         "ensureSchema has not completed", Map.of()));
             }
             int writerVersion = writer.version();
-            List<Tuple> changeRows = new ArrayList<>(changes.size());
+            int n = changes.size();
+            Integer[] indexes = new Integer[n];
+            String[] tables = new String[n];
+            String[] rowIds = new String[n];
+            Integer[] ops = new Integer[n];
+            Long[] rowVersions = new Long[n];
+            String[] scopes = new String[n];
+            io.vertx.core.buffer.Buffer[] payloads = new io.vertx.core.buffer.Buffer[n];
             List<String> scopeTables = new ArrayList<>();
             List<String> scopeKeys = new ArrayList<>();
             Set<String> commitTables = new LinkedHashSet<>();
             try {
-                for (int i = 0; i < changes.size(); i++) {
+                for (int i = 0; i < n; i++) {
                     ChangeToWrite ch = changes.get(i);
                     RowTable rt = table(ch.table());
                     if (ch.scopes() == null) {
@@ -1512,31 +1615,28 @@ public final class PostgresSyncStorage implements SyncStorage {
                         scopeKeys.add(key);
                     }
                     byte[] payload = ch.op() == Op.UPSERT ? rt.encodePayload(ch.row()) : null;
-                    changeRows.add(Tuple.tuple()
-                            .addValue(partition()).addValue(seq).addValue(i).addValue(ch.table()).addValue(ch.rowId())
-                            .addValue(ch.op().code).addValue(ch.rowVersion()).addValue(scopesJson(ch.scopes()))
-                            .addValue(payload == null ? null : io.vertx.core.buffer.Buffer.buffer(payload)));
+                    indexes[i] = i;
+                    tables[i] = ch.table();
+                    rowIds[i] = ch.rowId();
+                    ops[i] = ch.op().code;
+                    rowVersions[i] = ch.rowVersion();
+                    scopes[i] = scopesJson(ch.scopes());
+                    payloads[i] = payload == null ? null : io.vertx.core.buffer.Buffer.buffer(payload);
                 }
             } catch (RuntimeException e) {
                 return Uni.createFrom().failure(e);
             }
-            send(conn.preparedQuery(sql.insertCommit)
-                    .execute(Tuple.tuple().addValue(partition()).addValue(seq).addValue(createdAtMs).addValue(actorId)
-                            .addValue(clientId).addValue(clientCommitId).addValue(changes.size())
-                            .addArrayOfString(commitTables.toArray(String[]::new)).addValue((long) writerVersion))
-                    .onFailure().transform(e -> fenceRejection(e, writerVersion)));
-            if (!changeRows.isEmpty()) {
-                send(conn.preparedQuery(sql.insertChange)
-                        .executeBatch(changeRows));
-            }
-            if (!scopeKeys.isEmpty()) {
-                send(conn.preparedQuery(sql.insertCommitScopes)
-                        .execute(Tuple.tuple().addValue(partition()).addValue(seq)
-                                .addArrayOfString(scopeTables.toArray(String[]::new))
-                                .addArrayOfString(scopeKeys.toArray(String[]::new))));
-            }
-            send(conn.preparedQuery(sql.setMaxCommitSeq)
-                    .execute(Tuple.of(partition(), seq)));
+            Tuple args = Tuple.tuple().addValue(partition()).addValue(seq).addValue(createdAtMs).addValue(actorId)
+                    .addValue(clientId).addValue(clientCommitId).addValue(n)
+                    .addArrayOfString(commitTables.toArray(String[]::new)).addValue((long) writerVersion)
+                    .addArrayOfInteger(indexes).addArrayOfString(tables).addArrayOfString(rowIds).addArrayOfInteger(ops)
+                    .addArrayOfLong(rowVersions).addArrayOfString(scopes).addValue(payloads)
+                    .addArrayOfString(scopeTables.toArray(String[]::new)).addArrayOfString(scopeKeys.toArray(String[]::new));
+            // one statement, held until the idempotency record can join it (see #held)
+            release(null);
+            gate = null;
+            gateRead = null;
+            held = new HeldAppend(args, writerVersion);
             maxCommitSeq = seq;
             return Uni.createFrom().item(seq);
         }
@@ -1649,14 +1749,23 @@ public final class PostgresSyncStorage implements SyncStorage {
         @Override
         public Uni<Void> savePushResult(String clientId, String clientCommitId, PushOutcome outcome) {
             // pipelined with the commit's other writes; awaited (with its duplicate check) before COMMIT
+            Tuple result = Tuple.tuple().addValue(clientId).addValue(clientCommitId).addValue(outcome.status().code)
+                    .addValue(outcome.commitSeq()).addValue(io.vertx.core.buffer.Buffer.buffer(outcome.result()))
+                    .addValue(outcome.createdAtMs());
+            if (held != null) {
+                // the applied commit's record: one statement with the commit's log writes
+                gate = null;
+                gateRead = null;
+                release(result);
+                return Uni.createFrom().voidItem();
+            }
             send(conn.preparedQuery(sql.insertPushResult)
-                    .execute(Tuple.tuple().addValue(partition()).addValue(clientId).addValue(clientCommitId)
-                            .addValue(outcome.status().code).addValue(outcome.commitSeq())
-                            .addValue(io.vertx.core.buffer.Buffer.buffer(outcome.result())).addValue(outcome.createdAtMs()))
+                    .execute(Tuple.of(partition()).addValue(result.getValue(0)).addValue(result.getValue(1))
+                            .addValue(result.getValue(2)).addValue(result.getValue(3)).addValue(result.getValue(4))
+                            .addValue(result.getValue(5)))
                     .map(rs -> {
                         if (rs.rowCount() == 0) {
-                            throw new StorageException(StorageException.DUPLICATE_PUSH_RESULT,
-                                    "idempotency key already holds a result", Map.of());
+                            throw duplicatePushResult();
                         }
                         return null;
                     }));
@@ -1669,7 +1778,10 @@ public final class PostgresSyncStorage implements SyncStorage {
             long seqBefore = maxCommitSeq;
             return afterWrites(() -> conn.query("SAVEPOINT " + name).execute())
                     .chain(() -> Uni.createFrom().<T>deferred(() -> work.get()).call(this::flush))
-                    .onFailure().call(() -> flush().onFailure().recoverWithNull()
+                    .onFailure().call(() -> Uni.createFrom().deferred(() -> {
+                                dropHeld();
+                                return flush();
+                            }).onFailure().recoverWithNull()
                             .chain(() -> conn.query("ROLLBACK TO SAVEPOINT " + name).execute())
                             .invoke(() -> maxCommitSeq = seqBefore))
                     .call(() -> conn.query("RELEASE SAVEPOINT " + name).execute());
@@ -1944,8 +2056,11 @@ public final class PostgresSyncStorage implements SyncStorage {
         if (rowIds.isEmpty()) {
             return Uni.createFrom().item(Map.of());
         }
-        return c.preparedQuery(rt.readRowsSql)
-                .execute(Tuple.of(partition).addArrayOfString(rowIds.toArray(String[]::new)))
+        // one id (the common push prefetch): the scalar statement, whose generic plan is kept (see RowTable)
+        Uni<RowSet<Row>> read = rowIds.size() == 1
+                ? c.preparedQuery(rt.readRowSql).execute(Tuple.of(partition, rowIds.get(0)))
+                : c.preparedQuery(rt.readRowsSql).execute(Tuple.of(partition).addArrayOfString(rowIds.toArray(String[]::new)));
+        return read
                 .map(rs -> {
                     Map<String, StoredRow> found = new HashMap<>();
                     for (Row r : rs) {

@@ -50,6 +50,14 @@ final class RowTable {
     final String snapshotSelectList;
     /** Rows by id: {@code $1} partition, {@code $2} row ids. */
     final String readRowsSql;
+    /**
+     * One row by id: {@code $1} partition, {@code $2} row id. A scalar bound, so the generic plan (a primary-key
+     * probe) costs what a custom one does and the prepared statement stops re-planning; with
+     * {@code = ANY($2)} the generic plan assumes a ten-element array, costs more than the custom plan of a
+     * one-element array, and PostgreSQL re-plans on every execution (the push prefetch of a one-operation
+     * commit).
+     */
+    final String readRowSql;
     /** Every row of a partition, by row id. */
     final String readAllRowsSql;
     /** The projection upsert: the columns in order, then partition, row id, version, scopes JSON, column versions. */
@@ -96,6 +104,8 @@ final class RowTable {
                 + " ON CONFLICT (\"_sync_partition\", \"_sync_row_id\") DO UPDATE SET " + updates;
         this.readRowsSql = "SELECT " + selectList + " FROM " + qualifiedName
                 + " WHERE \"_sync_partition\" = $1 AND \"_sync_row_id\" = ANY($2)";
+        this.readRowSql = "SELECT " + selectList + " FROM " + qualifiedName
+                + " WHERE \"_sync_partition\" = $1 AND \"_sync_row_id\" = $2";
         this.readAllRowsSql = "SELECT " + selectList + " FROM " + qualifiedName
                 + " WHERE \"_sync_partition\" = $1 ORDER BY \"_sync_row_id\" COLLATE \"C\"";
         this.deleteSql = "DELETE FROM " + qualifiedName + " WHERE \"_sync_partition\" = $1 AND \"_sync_row_id\" = $2";

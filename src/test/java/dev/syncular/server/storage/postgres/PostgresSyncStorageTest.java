@@ -187,6 +187,49 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         assertEquals(null, await(storage.readClient(p, "c")));
     }
 
+    // ---- the commit append statement (append, row writes, idempotency record) ------------------------------
+
+    /** The record joins the held append's statement; a key that already holds a result rolls the whole commit back. */
+    @Test
+    void aDuplicateRecordJoinedToTheAppendRollsTheCommitBack() {
+        String p = newPartition();
+        long first = await(push((PostgresSyncStorage) storage, p, "dup"));
+        Map<String, Long> before = countAllTables();
+        PartitionState stateBefore = await(storage.readPartition(p));
+        StorageException e = storageFailure(push((PostgresSyncStorage) storage, p, "dup"));
+        assertEquals(StorageException.DUPLICATE_PUSH_RESULT, e.code());
+        assertEquals(before, countAllTables(), "the duplicate wrote nothing");
+        assertEquals(stateBefore, await(storage.readPartition(p)));
+        assertEquals(first, await(storage.findPushResult(p, "client-1", "cc-dup")).commitSeq());
+        assertEquals(first + 1, await(push((PostgresSyncStorage) storage, p, "next")), "no gap after the rollback");
+    }
+
+    /** Writes issued behind a held append keep their order; a read in between sends them all first. */
+    @Test
+    void writesBehindAHeldAppendKeepTheirOrderAndAReadSeesThem() {
+        String p = newPartition();
+        StoredRow row = new StoredRow("w", 1, task("w", "P1", "O1", "t"), new long[10], taskScopes("P1", "O1"));
+        Map<String, StoredRow> seen = await(storage.inPartitionTransaction(p, tx -> tx
+                .appendCommit("actor-1", "client-1", "cc-w1", 5_000L, List.of(taskUpsert("w", "P1", "O1", 1)))
+                .call(seq -> tx.upsertRow("tasks", row))
+                // a second append releases the first (held) one
+                .chain(seq -> tx.appendCommit("actor-1", "client-1", "cc-w2", 5_000L,
+                        List.of(ChangeToWrite.delete("tasks", "w", taskScopes("P1", "O1")))))
+                .call(seq -> tx.deleteRow("tasks", "w", seq))
+                .call(seq -> tx.upsertRow("tasks", row))
+                .chain(seq -> tx.readRows("tasks", List.of("w")))
+                // not held any more: the record goes out on its own
+                .call(rows -> tx.savePushResult("client-1", "cc-w2", applied(2, "ok")))));
+        assertEquals(1L, seen.get("w").serverVersion(), "the read ran after the delete and the upsert behind it");
+        assertEquals(2L, await(storage.readPartition(p)).maxCommitSeq());
+        CommitWindow w = await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 2, 100)));
+        assertEquals(List.of(1L, 2L), w.commits().stream().map(c -> c.commitSeq()).toList());
+        assertEquals(dev.syncular.server.wire.Op.DELETE, w.commits().get(1).changes().get(0).op());
+        assertEquals(null, w.commits().get(1).changes().get(0).rowVersion());
+        assertEquals(2L, await(storage.findPushResult(p, "client-1", "cc-w2")).commitSeq());
+        assertEquals(null, await(storage.findPushResult(p, "client-1", "cc-w1")));
+    }
+
     // ---- §2.4 same-version storage readiness --------------------------------------------------------
 
     @Test
