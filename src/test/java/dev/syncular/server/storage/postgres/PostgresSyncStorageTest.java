@@ -187,6 +187,96 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         assertEquals(null, await(storage.readClient(p, "c")));
     }
 
+    // ---- the push transaction: lock, serve gate, groups (§2.4, §6.3) ----------------------------------------
+
+    /**
+     * The gate is read after the lock is granted: a transaction that held the partition lock and activated a
+     * checkpoint while the push waited is seen (a gate read from the waiting statement's snapshot would still
+     * list the checkpoint as pending).
+     */
+    @Test
+    void theLockedGateSeesWhatTheLockHolderCommitted() throws Exception {
+        String p = newPartition();
+        int running = schema.version();
+        String s = ((PostgresSyncStorage) storage).pgSchema();
+        await(storage.declareCheckpoint(p, CP, running, 100L));
+        io.vertx.mutiny.sqlclient.SqlConnection holder = await(pool().getConnection());
+        CompletableFuture<ServeGate> pushGate;
+        try {
+            await(holder.query("BEGIN").execute());
+            await(holder.preparedQuery("SELECT 1 FROM \"" + s + "\".sync_partitions WHERE partition_id = $1 FOR UPDATE")
+                    .execute(Tuple.of(p)));
+            await(holder.preparedQuery("UPDATE \"" + s + "\".sync_backfill_checkpoints SET state = 'activated'"
+                    + " WHERE partition_id = $1").execute(Tuple.of(p)));
+            pushGate = storage.inPartitionTransaction(p, tx -> tx.readServeGate(running)).subscribeAsCompletionStage();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            long waiting = 0;
+            while (waiting == 0 && System.nanoTime() < deadline) {
+                waiting = await(pool().preparedQuery("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                        + " AND query LIKE $1").execute(Tuple.of("%" + s + "%sync_partitions%FOR UPDATE%"))).iterator().next().getLong(0);
+            }
+            assertEquals(1L, waiting, "the push waits for the partition lock");
+            assertFalse(pushGate.isDone());
+        } finally {
+            await(holder.query("COMMIT").execute());
+            await(holder.close());
+        }
+        assertEquals(List.of(), pushGate.get(30, TimeUnit.SECONDS).pending(), "the activation committed before the lock was granted");
+        assertEquals(Boolean.TRUE, await(storage.inPartitionTransaction(newPartition(), tx -> Uni.createFrom().item(Boolean.TRUE))));
+        assertEquals(StorageException.UNKNOWN_PARTITION, storageFailure(storage.inPartitionTransaction("p-missing-" + UUID.randomUUID(),
+                tx -> Uni.createFrom().item(true))).code());
+    }
+
+    /**
+     * Works queued behind a running one share a transaction, each in a savepoint (nested, never released): a
+     * failing work — after its writes, or on a duplicate idempotency record — rolls back alone, the others
+     * commit with dense sequence numbers.
+     */
+    @Test
+    void aFailingWorkInAGroupRollsBackAlone() throws Exception {
+        String p = newPartition();
+        await(push((PostgresSyncStorage) storage, p, "taken"));
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        CompletableFuture<Long> blocker = storage.inPartitionTransaction(p, tx -> Uni.createFrom().completionStage(release)
+                .chain(() -> tx.appendCommit("actor-1", "client-1", "cc-blocker", 5_000L, List.of(taskUpsert("blocker", "P1", "O1", 1)))))
+                .subscribeAsCompletionStage();
+        List<CompletableFuture<Long>> group = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            String id = "g" + i;
+            String key = i == 4 ? "cc-taken" : "cc-" + id;
+            boolean fails = i % 2 == 1;
+            group.add(storage.inPartitionTransaction(p, tx -> tx.readServeGate(schema.version())
+                    .chain(gate -> tx.appendCommit("actor-1", "client-1", key, 5_000L, List.of(taskUpsert(id, "P1", "O1", 1))))
+                    .call(seq -> tx.upsertRow("tasks", new StoredRow(id, 1, task(id, "P1", "O1", "x"), new long[10], taskScopes("P1", "O1"))))
+                    .call(seq -> tx.savePushResult("client-1", key, applied(seq, "ok")))
+                    .call(seq -> fails ? Uni.createFrom().failure(new IllegalStateException("work " + id + " fails"))
+                            : Uni.createFrom().voidItem()))
+                    .subscribeAsCompletionStage());
+        }
+        release.complete(null);
+        assertEquals(2L, blocker.get(30, TimeUnit.SECONDS));
+        List<Long> seqs = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            String id = "g" + i;
+            if (i % 2 == 1 || i == 4) {
+                CompletableFuture<Long> f = group.get(i);
+                Throwable e = assertThrows(Exception.class, () -> f.get(30, TimeUnit.SECONDS));
+                if (i == 4) {
+                    assertEquals(StorageException.DUPLICATE_PUSH_RESULT, storageFailure(Uni.createFrom().failure(e.getCause())).code());
+                }
+                assertTrue(await(storage.readRows(p, "tasks", List.of(id))).isEmpty(), id + " rolled back");
+            } else {
+                seqs.add(group.get(i).get(30, TimeUnit.SECONDS));
+                assertEquals(1, await(storage.readRows(p, "tasks", List.of(id))).size(), id + " committed");
+            }
+        }
+        assertEquals(List.of(3L, 4L, 5L), seqs, "dense, in queue order");
+        assertEquals(5L, await(storage.readPartition(p)).maxCommitSeq());
+        CommitWindow all = await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 5, 1000)));
+        assertEquals(List.of(1L, 2L, 3L, 4L, 5L), all.commits().stream().map(c -> c.commitSeq()).toList());
+        assertEquals(1L, await(storage.findPushResult(p, "client-1", "cc-taken")).commitSeq(), "the duplicate kept the first record");
+    }
+
     // ---- the commit append statement (append, row writes, idempotency record) ------------------------------
 
     /** The record joins the held append's statement; a key that already holds a result rolls the whole commit back. */
