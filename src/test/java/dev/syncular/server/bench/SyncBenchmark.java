@@ -44,7 +44,9 @@ import org.HdrHistogram.Histogram;
  * <li><b>Bootstrap</b>: for each size in {@code bench.bootstrapSizes} (20000,100000) a scope is seeded
  * through the protocol (commits of 500 upserts, the per-request operation cap), then a fresh client
  * bootstraps it to completion over the rows lane ({@code limitSnapshotRows=50000},
- * {@code maxSnapshotPages=50}, inline + external segments), {@code bench.bootstrapRuns} (3) times (after one untimed warm-up run).</li>
+ * {@code maxSnapshotPages=50}, inline + external segments), {@code bench.bootstrapRuns} (5) times after
+ * {@code bench.bootstrapWarmups} (3) untimed runs (the first bootstrap of a size also pays for the cold
+ * table; the JIT compiles the bootstrap path over the first few).</li>
  * <li><b>Server RSS</b>: {@code /proc/<pid>/status} VmRSS is sampled every 100 ms during the run; VmHWM
  * is read at the end. CPU time of the server, of this process and of all {@code postgres} processes is
  * read from {@code /proc} per phase, to show where the 2 cores go.</li>
@@ -55,7 +57,8 @@ public final class SyncBenchmark {
     private static final int WARMUP_SEC = Integer.getInteger("bench.warmupSec", 45);
     private static final int MEASURE_SEC = Integer.getInteger("bench.measureSec", 20);
     private static final int ROWS_PER_CLIENT = Integer.getInteger("bench.rowsPerClient", 50);
-    private static final int BOOTSTRAP_RUNS = Integer.getInteger("bench.bootstrapRuns", 3);
+    private static final int BOOTSTRAP_RUNS = Integer.getInteger("bench.bootstrapRuns", 5);
+    private static final int BOOTSTRAP_WARMUPS = Integer.getInteger("bench.bootstrapWarmups", 3);
     private static final String BOOTSTRAP_SIZES = System.getProperty("bench.bootstrapSizes", "20000,100000");
     private static final int SEED_BATCH = 500;
     private static final String TABLE = "notes";
@@ -168,7 +171,7 @@ public final class SyncBenchmark {
 
         System.out.println();
         System.out.println("=== Rows-lane bootstrap (fresh client to completion; limitSnapshotRows=50000, "
-                + "maxSnapshotPages=50, inline+external; " + BOOTSTRAP_RUNS + " runs) ===");
+                + "maxSnapshotPages=50, inline+external; " + BOOTSTRAP_WARMUPS + " untimed + " + BOOTSTRAP_RUNS + " timed runs) ===");
         seedTimes.forEach((n, t) -> System.out.printf(Locale.ROOT,
                 "seeded %,d rows in %.1f s (%,.0f rows/s pushed, commits of %d upserts; sizes seeded concurrently, one partition each)%n", n, t[0], n / t[0], SEED_BATCH));
         System.out.println("CPU during seeding: " + cpu2.minus(cpu1).describe());
@@ -478,7 +481,7 @@ public final class SyncBenchmark {
         int requests = 0;
         int inline = 0;
         int external = 0;
-        for (int run = -1; run < BOOTSTRAP_RUNS; run++) { // run -1: untimed warm-up at this size
+        for (int run = -BOOTSTRAP_WARMUPS; run < BOOTSTRAP_RUNS; run++) { // runs < 0: untimed warm-ups
             CountingTransport counting = new CountingTransport(http);
             SyncTestClient c = new SyncTestClient(schema, counting, "reader-" + n, "boot-" + n + "-run" + run + "-"
                     + System.nanoTime());
