@@ -1073,14 +1073,13 @@ public final class SyncEngine {
             // here: an image completes its table) stays on the rows lane at its pin.
             return imageLane(round, pull, table, effective, digest, state, pageRows, maxPages, frames);
         }
-        return rowsLane(round, pull, table, effective, digest, asOf, state, start, pageRows, maxPages, frames,
-                readPage(round, table, effective, start, pageRows));
+        return rowsLane(round, pull, table, effective, digest, asOf, state, start, pageRows, maxPages, frames, null);
     }
 
     private Uni<List<Frame>> rowsLane(Round round, PullHeader pull, TableSchema table, Map<String, List<String>> effective,
             String digest, long asOf, PartitionState state, String start, int pageRows, int maxPages, List<Frame> frames,
-            Uni<List<StoredRow>> firstPage) {
-        return pages(round, pull, table, effective, digest, asOf, state, start, pageRows, maxPages, frames, firstPage)
+            List<StoredRow> firstRows) {
+        return pages(round, pull, table, effective, digest, asOf, state, start, pageRows, maxPages, frames, firstRows)
                 .map(nextCursor -> {
                     frames.add(new SubEnd(asOf, nextCursor == null ? null : resumeToken(asOf, table.name(), nextCursor)));
                     return frames;
@@ -1106,12 +1105,12 @@ public final class SyncEngine {
                 return first.flatMap(rows -> {
                     if (rows.size() <= pageRows || !buildImages || oversized(key)) {
                         return rowsLane(round, pull, table, effective, digest, asOf, state, null, pageRows, maxPages,
-                                frames, Uni.createFrom().item(rows));
+                                frames, rows);
                     }
                     return buildImage(round, table, effective, key).flatMap(built -> built != null
                             ? Uni.createFrom().item(imageFrames(round, pull, table, asOf, digest, built, frames))
                             : rowsLane(round, pull, table, effective, digest, asOf, state, null, pageRows, maxPages,
-                                    frames, Uni.createFrom().item(rows)));
+                                    frames, rows));
                 });
             });
         });
@@ -1269,47 +1268,48 @@ public final class SyncEngine {
     }
 
     /**
-     * Emits pages from {@code after}, the first being {@code firstPage} (a read already running); yields the row
-     * cursor to resume from, or {@code null} when the table is complete. Each page's rows are encoded, published
-     * and dropped before the next is processed, and the read of the next page overlaps that work. A loop of fresh
-     * subscriptions, not a chain of nested operators: a nested chain keeps every earlier page's rows reachable
-     * until the whole request completes (tens of MB for 10 pages of 10,000 rows).
+     * Emits pages from {@code after} (the first from {@code firstRows} when they were already read, else read
+     * like the others); yields the row cursor to resume from, or {@code null} when the table is complete. A page
+     * is read in keyset batches and encoded as they arrive ({@link #encodePage}); the next page is produced while
+     * this one is published, so PostgreSQL reads, encoding and the segment store overlap. A loop of fresh
+     * subscriptions, not a chain of nested operators: a nested chain keeps every earlier page reachable until
+     * the whole request completes.
      */
     private Uni<String> pages(Round round, PullHeader pull, TableSchema table, Map<String, List<String>> effective,
             String digest, long asOf, PartitionState state, String after, int pageRows, int maxPages, List<Frame> frames,
-            Uni<List<StoredRow>> firstPage) {
+            List<StoredRow> firstRows) {
+        Map<String, Set<String>> scopes = asSets(effective);
+        int schemaVersion = round.clientSchema.version();
         return Uni.createFrom().emitter(em -> new Object() {
-            void page(int index, String from, Uni<List<StoredRow>> rows) {
-                rows.subscribe().with(read -> {
+            void page(int index, String from, java.util.concurrent.CompletableFuture<EncodedPage> produced) {
+                produced.whenComplete((p, failure) -> {
+                    if (failure != null) {
+                        em.fail(failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                                ? failure.getCause() : failure);
+                        return;
+                    }
                     try {
-                        process(index, from, read);
+                        boolean continues = p.next() != null && index + 1 < maxPages;
+                        java.util.concurrent.CompletableFuture<EncodedPage> ahead = continues
+                                ? encodePage(round.ctx.partition(), table, schemaVersion, scopes, p.next(), pageRows, null)
+                                        .subscribeAsCompletionStage()
+                                : null;
+                        emitSegment(round, pull, table, digest, asOf, state, from, p.next(), p.count(), p.segment())
+                                .subscribe().with(frame -> {
+                                    frames.add(frame);
+                                    if (continues) {
+                                        page(index + 1, p.next(), ahead);
+                                    } else {
+                                        em.complete(p.next());
+                                    }
+                                }, em::fail);
                     } catch (RuntimeException e) {
                         em.fail(e); // a callback that throws would otherwise leave the request hanging
                     }
-                }, em::fail);
+                });
             }
-
-            void process(int index, String from, List<StoredRow> read) {
-                boolean more = read.size() > pageRows;
-                List<StoredRow> pageRowsList = more ? read.subList(0, pageRows) : read;
-                int count = pageRowsList.size();
-                String next = more ? pageRowsList.get(count - 1).rowId() : null;
-                boolean continues = next != null && index + 1 < maxPages;
-                Uni<List<StoredRow>> ahead = continues ? Uni.createFrom().completionStage(
-                        readPage(round, table, effective, next, pageRows).subscribeAsCompletionStage()) : null;
-                encodeSegment(table, round.clientSchema.version(), pageRowsList)
-                        .flatMap(segment -> emitSegment(round, pull, table, digest, asOf, state, from, next, count,
-                                segment))
-                        .subscribe().with(frame -> {
-                            frames.add(frame);
-                            if (continues) {
-                                page(index + 1, next, ahead);
-                            } else {
-                                em.complete(next);
-                            }
-                        }, em::fail);
-            }
-        }.page(0, after, firstPage));
+        }.page(0, after, encodePage(round.ctx.partition(), table, schemaVersion, scopes, after, pageRows, firstRows)
+                .subscribeAsCompletionStage()));
     }
 
     /** The snapshot page after {@code after} ({@code pageRows + 1} rows: one more tells whether more follow). */
@@ -1318,35 +1318,115 @@ public final class SyncEngine {
         return storage.readSnapshotPage(round.ctx.partition(), table.name(), asSets(effective), after, pageRows + 1);
     }
 
-    /** Pages above this many rows are encoded and hashed on a worker thread, never on the event loop. */
-    private static final int WORKER_ENCODE_ROWS = 1000;
+    /** Keyset batch size of rows pages: a page of up to 50,000 rows is read and encoded 10,000 rows at a time. */
+    private static final int PAGE_BATCH_ROWS = 10_000;
 
-    /** A page as SSG2 bytes with its content address (§5.1). */
+    /** A page as SSG2 bytes with its content address (§5.1), its row count and the row cursor after it. */
+    private record EncodedPage(EncodedSegment segment, int count, String next) {
+    }
+
+    /** A rows segment's bytes and content address (§5.1). */
     private record EncodedSegment(byte[] bytes, String segmentId) {
     }
 
-    private static Uni<EncodedSegment> encodeSegment(TableSchema table, int schemaVersion, List<StoredRow> rows) {
-        // handed over once: the subscribed operator keeps its supplier, not the rows
-        java.util.concurrent.atomic.AtomicReference<List<StoredRow>> handOver = new java.util.concurrent.atomic.AtomicReference<>(rows);
-        int count = rows.size();
-        Uni<EncodedSegment> encode = Uni.createFrom().item(() -> {
-            byte[] bytes = rowsSegment(table, schemaVersion, handOver.getAndSet(null));
-            return new EncodedSegment(bytes, "sha256:" + CanonicalJson.sha256Hex(bytes));
-        });
-        return count > WORKER_ENCODE_ROWS
-                ? encode.runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool())
-                : encode;
+    /**
+     * One rows page (§5.2) of at most {@code pageRows} rows after {@code after}, encoded on a worker thread
+     * (never on the event loop): keyset batches of {@link #PAGE_BATCH_ROWS}, the next one read while this one
+     * is encoded, so only about two batches of row objects are alive at a time (not the page's 50,000) and
+     * the reads overlap the encoding. One row past the page is probed to tell whether more follow.
+     * {@code preRead}, when given, is the page's rows read already ({@code pageRows + 1} at most).
+     */
+    private Uni<EncodedPage> encodePage(String partition, TableSchema table, int schemaVersion,
+            Map<String, Set<String>> scopes, String after, int pageRows, List<StoredRow> preRead) {
+        if (pageRows < WORKER_ENCODE_ROWS) {
+            // a small page: one read, encoded right on the event loop
+            Uni<List<StoredRow>> rows = preRead != null ? Uni.createFrom().item(preRead)
+                    : storage.readSnapshotPage(partition, table.name(), scopes, after, pageRows + 1);
+            return rows.map(r -> {
+                PageEncoder e = new PageEncoder(table, schemaVersion);
+                boolean more = r.size() > pageRows;
+                e.addAll(more ? r.subList(0, pageRows) : r);
+                return e.finish(more);
+            });
+        }
+        java.util.concurrent.atomic.AtomicReference<List<StoredRow>> handOver = new java.util.concurrent.atomic.AtomicReference<>(preRead);
+        return Uni.createFrom().item(() -> {
+            PageEncoder e = new PageEncoder(table, schemaVersion);
+            List<StoredRow> given = handOver.getAndSet(null);
+            if (given != null) {
+                boolean more = given.size() > pageRows;
+                e.addAll(more ? given.subList(0, pageRows) : given);
+                return e.finish(more);
+            }
+            int requested = Math.min(PAGE_BATCH_ROWS, pageRows + 1);
+            java.util.concurrent.CompletableFuture<List<StoredRow>> ahead =
+                    storage.readSnapshotPage(partition, table.name(), scopes, after, requested).subscribeAsCompletionStage();
+            while (true) {
+                List<StoredRow> batch = await(ahead);
+                boolean exhausted = batch.size() < requested;
+                int room = pageRows - e.count;
+                boolean more = batch.size() > room;
+                if (!more && !exhausted) {
+                    // the next batch (at most the rest of the page plus the probe row) is read while this one
+                    // is encoded
+                    requested = Math.min(PAGE_BATCH_ROWS, room - batch.size() + 1);
+                    ahead = storage.readSnapshotPage(partition, table.name(), scopes, batch.get(batch.size() - 1).rowId(),
+                            requested).subscribeAsCompletionStage();
+                }
+                e.addAll(more ? batch.subList(0, room) : batch);
+                if (more || exhausted) {
+                    return e.finish(more);
+                }
+            }
+        }).runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool());
     }
 
-    private static byte[] rowsSegment(TableSchema table, int schemaVersion, List<StoredRow> rows) {
-        List<ColumnDef> columns = table.rowLayout().columns();
-        WireWriter out = new WireWriter(4096);
-        RowsSegmentWriter w = new RowsSegmentWriter(table.name(), schemaVersion, RowLayout.of(columns), out::raw);
-        for (StoredRow r : rows) {
-            w.addRow(r.serverVersion(), narrow(r.values(), columns.size()));
+    /** Pages of at least this many rows are read in batches and encoded on a worker thread, never on the event loop. */
+    private static final int WORKER_ENCODE_ROWS = 1000;
+
+    /** Encodes one rows segment (§5.2) row by row. */
+    private static final class PageEncoder {
+        private final List<ColumnDef> columns;
+        private final WireWriter out = new WireWriter(16 * 1024);
+        private final RowsSegmentWriter writer;
+        int count;
+        private String last;
+
+        PageEncoder(TableSchema table, int schemaVersion) {
+            columns = table.rowLayout().columns();
+            writer = new RowsSegmentWriter(table.name(), schemaVersion, RowLayout.of(columns), out::raw);
         }
-        w.finish();
-        return out.toByteArray();
+
+        void addAll(List<StoredRow> rows) {
+            for (StoredRow r : rows) {
+                writer.addRow(r.serverVersion(), narrow(r.values(), columns.size()));
+                last = r.rowId();
+                count++;
+            }
+        }
+
+        /** @param more whether rows follow this page (its last row id becomes the resume cursor) */
+        EncodedPage finish(boolean more) {
+            writer.finish();
+            byte[] bytes = out.toByteArray();
+            return new EncodedPage(new EncodedSegment(bytes, "sha256:" + CanonicalJson.sha256Hex(bytes)), count,
+                    more ? last : null);
+        }
+    }
+
+    /** Waits on a worker thread for a read the event loop completes. */
+    private static <T> T await(java.util.concurrent.CompletableFuture<T> read) {
+        try {
+            return read.get(5, java.util.concurrent.TimeUnit.MINUTES);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while reading a snapshot batch", e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable cause = e.getCause();
+            throw cause instanceof RuntimeException r ? r : new IllegalStateException(cause);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("a snapshot batch read timed out", e);
+        }
     }
 
     /** §4.2 accept bits and §5.7 size guidance decide inline versus reference delivery. */

@@ -225,6 +225,62 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         org.junit.jupiter.api.Assertions.assertEquals(5_000, server.rows("notes").size());
     }
 
+    /**
+     * §4.7 / §5.2: rows pages of thousands of rows are read in keyset batches of 10,000 and encoded as they
+     * arrive — a page spanning batches, a page ending exactly on the table's last row, and the probe row
+     * that tells a full page from the table's end all deliver every row once, with resume cursors between pages.
+     */
+    @org.junit.jupiter.api.Test
+    void largePagesSpanningReadBatchesDeliverEveryRowOnce() {
+        server.allow("alice", Map.of("project_id", List.of("p1")));
+        SyncEngine big = new SyncEngine(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(),
+                (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))),
+                new SyncLimits(25_000, SyncLimits.DEFAULTS.inlineSegmentMaxBytes(), SyncLimits.DEFAULTS.segmentTtlMs()),
+                System::currentTimeMillis);
+        SyncTestClient.Transport transport = new SyncTestClient.Transport() {
+            @Override
+            public byte[] roundTrip(SyncTestClient client, byte[] request) {
+                return Message.response(big.handle(new SyncRequestContext(client.actorId, partition),
+                        MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
+            }
+
+            @Override
+            public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
+                return big.authorizeSegment(new SyncRequestContext(client.actorId, partition), segmentId,
+                        Map.of("project_id", List.of("p1"))).await().atMost(WAIT).bytes();
+            }
+        };
+        SyncTestClient writer = new SyncTestClient(SCHEMA, transport, "alice", "pages-w");
+        List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
+        for (int i = 0; i < 21_000; i++) {
+            Map<String, Object> row = new java.util.HashMap<>();
+            row.put("id", String.format(java.util.Locale.ROOT, "pg-%05d", i));
+            row.put("project_id", "p1");
+            row.put("title", "t" + i);
+            row.put("body", null);
+            row.put("priority", (long) i);
+            row.put("done", false);
+            ops.add(writer.upsertOp("notes", row, null));
+        }
+        String id = writer.commit(ops);
+        writer.syncUntilIdle();
+        org.junit.jupiter.api.Assertions.assertTrue(SyncTestClient.applied(writer.result(id)));
+        // 15,000: pages of 10,000 + 5,001 (the probe) then 6,000 (exhausted); 10,500: the second page ends on
+        // the last row (10,000 + 500 of 501 asked: complete, no resume cursor)
+        for (int pageRows : new int[] {15_000, 10_500}) {
+            SyncTestClient c = new SyncTestClient(SCHEMA, transport, "alice", "pages-" + pageRows)
+                    .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
+            c.limitSnapshotRows = pageRows;
+            c.maxSnapshotPages = 1;
+            c.syncUntilIdle();
+            org.junit.jupiter.api.Assertions.assertEquals(21_000, c.table("notes").size());
+            org.junit.jupiter.api.Assertions.assertEquals(List.of((long) pageRows, 21_000L - pageRows),
+                    c.segmentRefs.stream().map(r -> r.rowCount()).toList(), "one segment per page, every row once");
+            org.junit.jupiter.api.Assertions.assertTrue(java.util.Arrays.asList(c.table("notes").get("pg-20999").values())
+                    .contains("t20999"), "the last row's values");
+        }
+    }
+
     /** §3.2 rule 3: one resolution per request, shared by its pushes (§3.4 step 1) and every subscription. */
     @org.junit.jupiter.api.Test
     void scopesResolveAtMostOncePerRequest() {
