@@ -131,6 +131,23 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         return server;
     }
 
+    /** A transport straight into {@code engine} (segment downloads re-authorized for {@code project_id=p1}). */
+    private SyncTestClient.Transport transport(SyncEngine engine) {
+        return new SyncTestClient.Transport() {
+            @Override
+            public byte[] roundTrip(SyncTestClient client, byte[] request) {
+                return Message.response(engine.handle(new SyncRequestContext(client.actorId, partition),
+                        MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
+            }
+
+            @Override
+            public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
+                return engine.authorizeSegment(new SyncRequestContext(client.actorId, partition), segmentId,
+                        Map.of("project_id", List.of("p1"))).await().atMost(WAIT).bytes();
+            }
+        };
+    }
+
     /** An image larger than the store takes is not published: that bootstrap (and later ones) page rows. */
     @org.junit.jupiter.api.Test
     void imagesAboveTheStoreCapFallBackToTheRowsLane() {
@@ -155,19 +172,7 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         SyncEngine capped = new SyncEngine(SchemaWindow.single(SCHEMA), storage, small,
                 (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))),
                 SyncLimits.DEFAULTS, System::currentTimeMillis);
-        SyncTestClient.Transport cappedTransport = new SyncTestClient.Transport() {
-            @Override
-            public byte[] roundTrip(SyncTestClient client, byte[] request) {
-                return Message.response(capped.handle(new SyncRequestContext(client.actorId, partition),
-                        MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
-            }
-
-            @Override
-            public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
-                return capped.authorizeSegment(new SyncRequestContext(client.actorId, partition), segmentId,
-                        Map.of("project_id", List.of("p1"))).await().atMost(WAIT).bytes();
-            }
-        };
+        SyncTestClient.Transport cappedTransport = transport(capped);
         for (int round = 0; round < 2; round++) {
             SyncTestClient b = new SyncTestClient(SCHEMA, cappedTransport, "bob", "cap-b" + round)
                     .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
@@ -194,18 +199,7 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
                 (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))),
                 new SyncLimits(10_000, SyncLimits.DEFAULTS.inlineSegmentMaxBytes(), SyncLimits.DEFAULTS.segmentTtlMs()),
                 System::currentTimeMillis);
-        SyncTestClient.Transport transport = new SyncTestClient.Transport() {
-            @Override
-            public byte[] roundTrip(SyncTestClient client, byte[] request) {
-                return Message.response(big.handle(new SyncRequestContext(client.actorId, partition),
-                        MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
-            }
-
-            @Override
-            public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
-                throw new AssertionError("inline only");
-            }
-        };
+        SyncTestClient.Transport transport = transport(big);
         SyncTestClient c = new SyncTestClient(SCHEMA, transport, "alice", "huge-1")
                 .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
         List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
@@ -237,19 +231,7 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
                 (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))),
                 new SyncLimits(25_000, SyncLimits.DEFAULTS.inlineSegmentMaxBytes(), SyncLimits.DEFAULTS.segmentTtlMs()),
                 System::currentTimeMillis);
-        SyncTestClient.Transport transport = new SyncTestClient.Transport() {
-            @Override
-            public byte[] roundTrip(SyncTestClient client, byte[] request) {
-                return Message.response(big.handle(new SyncRequestContext(client.actorId, partition),
-                        MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
-            }
-
-            @Override
-            public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
-                return big.authorizeSegment(new SyncRequestContext(client.actorId, partition), segmentId,
-                        Map.of("project_id", List.of("p1"))).await().atMost(WAIT).bytes();
-            }
-        };
+        SyncTestClient.Transport transport = transport(big);
         SyncTestClient writer = new SyncTestClient(SCHEMA, transport, "alice", "pages-w");
         List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
         for (int i = 0; i < 21_000; i++) {
