@@ -196,10 +196,14 @@ public final class PostgresSegmentStore implements SegmentStore {
                     Row row = first(rs);
                     if (row != null) {
                         Buffer stored = row.getBuffer(1);
-                        if (row.getLong(0) != bytes.length || !Arrays.equals(stored.getBytes(), sha256(bytes))) {
+                        if (row.getLong(0) != bytes.length) {
                             return Uni.createFrom().failure(new SegmentCollisionException());
                         }
-                        return Uni.createFrom().voidItem();
+                        // hashing megabytes is worker work, never event-loop work
+                        return Uni.createFrom().item(() -> sha256(bytes))
+                                .runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool())
+                                .chain(digest -> Arrays.equals(stored.getBytes(), digest) ? Uni.createFrom().voidItem()
+                                        : Uni.createFrom().failure(new SegmentCollisionException()));
                     }
                     return conn.preparedQuery("INSERT INTO " + t("sync_segments")
                                     + " (segment_id, bytes, byte_length, created_at_ms) VALUES ($1, $2, $3, $4)"
