@@ -169,6 +169,17 @@ public interface SyncStorage {
      */
     <T> Uni<T> inPartitionTransaction(String partition, Function<PushTx, Uni<T>> work);
 
+    /**
+     * {@link #inPartitionTransaction(String, Function)} for a push whose work starts with the reads
+     * {@code hint} announces (its idempotency key and the rows it reads first). An implementation may answer
+     * those reads from a read-ahead taken under the partition lock in the same transaction, provided the
+     * answers equal what the plain reads would return at that point of the work (nothing written between the
+     * read-ahead and the read). The default ignores the hint.
+     */
+    default <T> Uni<T> inPartitionTransaction(String partition, PushReadHint hint, Function<PushTx, Uni<T>> work) {
+        return inPartitionTransaction(partition, work);
+    }
+
     /** The optimistic (unlocked) idempotency lookup (§2.3); {@code null} item when no result is retained. */
     Uni<PushOutcome> findPushResult(String partition, String clientId, String clientCommitId);
 

@@ -11,6 +11,7 @@ import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.CommitQuery;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PushOutcome;
+import dev.syncular.server.storage.PushReadHint;
 import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.StoredChange;
 import dev.syncular.server.storage.StoredCommit;
@@ -482,8 +483,13 @@ public final class SyncEngine {
         // host scope resolution runs before the lock is taken (never call host code under it), and the
         // push transaction re-evaluates the serve gate under the lock (§2.4).
         // §5.9.6: blob lookups before the lock, re-checked against the orphan sweep under it.
+        // The transaction's first reads — the locked idempotency lookup and the row prefetch — are announced as
+        // a read hint, so the storage may read them ahead with other queued pushes' reads (still under the lock).
         return round.allowed.flatMap(allowed -> BlobPresence.precheck(blobs, storage, partition, window.current(),
-                round.clientSchema, commit).flatMap(blobCheck -> storage.inPartitionTransaction(partition, tx -> tx
+                round.clientSchema, commit).flatMap(blobCheck -> {
+                    Map<String, List<String>> prefetchIds = prefetchIds(commit);
+                    PushReadHint hint = new PushReadHint(clientId, commit.clientCommitId(), prefetchIds);
+                    return storage.inPartitionTransaction(partition, hint, tx -> tx
                 .readServeGate(gates.runningSchemaVersion())
                 .flatMap(gate -> {
                     SyncError refusal = gates.refusal(partition, gate);
@@ -494,14 +500,15 @@ public final class SyncEngine {
                     // The idempotency lookup and the row prefetch go out together (one round trip under the
                     // lock); the prefetched rows are used only when the commit is new.
                     return Uni.combine().all().unis(tx.findPushResult(clientId, commit.clientCommitId()).map(Optional::ofNullable),
-                            prefetch(tx, commit)).asTuple();
+                            prefetch(tx, prefetchIds)).asTuple();
                 })
                 .flatMap(found -> found.getItem1().isPresent()
                         ? Uni.createFrom().item(replay(found.getItem1().get(), commit))
                         : blobCheck.recheck(tx).flatMap(checked -> {
                             round.blobs = checked;
                             return apply(round, tx, commit, allowed, found.getItem2());
-                        })))))
+                        })));
+                }))
                 .invoke(frames -> {
                     if (frames.get(0) instanceof PushResult r && r.commitSeq() != null) {
                         round.lastCommitSeq = Math.max(round.lastCommitSeq, r.commitSeq());
@@ -711,18 +718,25 @@ public final class SyncEngine {
         return tx.readRows(table, List.of(rowId)).map(rows -> new Current(rows.get(rowId), false));
     }
 
-    /** Reads every row the commit's operations target with one statement per table (under the lock). */
-    private Uni<Map<String, Optional<StoredRow>>> prefetch(PushTx tx, PushCommit commit) {
-        Map<String, List<String>> byTable = new LinkedHashMap<>();
+    /** The distinct row ids the commit's operations target, by (known) table, in operation order. */
+    private Map<String, List<String>> prefetchIds(PushCommit commit) {
+        Map<String, java.util.LinkedHashSet<String>> byTable = new LinkedHashMap<>();
         for (PushOperation op : commit.operations()) {
             if (window.current().table(op.table()) != null) {
-                byTable.computeIfAbsent(op.table(), t -> new ArrayList<>()).add(op.rowId());
+                byTable.computeIfAbsent(op.table(), t -> new java.util.LinkedHashSet<>()).add(op.rowId());
             }
         }
+        Map<String, List<String>> out = new LinkedHashMap<>();
+        byTable.forEach((t, ids) -> out.put(t, List.copyOf(ids)));
+        return out;
+    }
+
+    /** Reads every row of {@code byTable} (see {@link #prefetchIds}) with one statement per table (under the lock). */
+    private static Uni<Map<String, Optional<StoredRow>>> prefetch(PushTx tx, Map<String, List<String>> byTable) {
         Map<String, Optional<StoredRow>> out = new java.util.HashMap<>();
         Uni<Void> chain = Uni.createFrom().voidItem();
         for (Map.Entry<String, List<String>> e : byTable.entrySet()) {
-            chain = chain.flatMap(v -> tx.readRows(e.getKey(), List.copyOf(new java.util.LinkedHashSet<>(e.getValue())))
+            chain = chain.flatMap(v -> tx.readRows(e.getKey(), e.getValue())
                     .invoke(rows -> {
                         for (String id : e.getValue()) {
                             out.put(e.getKey() + '\u0000' + id, Optional.ofNullable(rows.get(id)));

@@ -22,6 +22,7 @@ import dev.syncular.server.storage.GateCheck;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PruneResult;
 import dev.syncular.server.storage.PushOutcome;
+import dev.syncular.server.storage.PushReadHint;
 import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.RequestEntry;
 import dev.syncular.server.storage.ServeGate;
@@ -194,6 +195,13 @@ public final class PostgresSyncStorage implements SyncStorage {
         // push
         final String findPushResult = "SELECT status, commit_seq, result, created_at_ms FROM " + t("sync_push_results")
                 + " WHERE partition_id = $1 AND client_id = $2 AND client_commit_id = $3";
+        /**
+         * The records of several idempotency keys of partition {@code $1} ({@code $2} client ids, {@code $3}
+         * client commit ids, parallel arrays): key columns, then the {@link #findPushResult} columns.
+         */
+        final String findPushResults = "SELECT r.client_id, r.client_commit_id, r.status, r.commit_seq, r.result,"
+                + " r.created_at_ms FROM unnest($2::text[], $3::text[]) AS k(c, cc) JOIN " + t("sync_push_results") + " r"
+                + " ON r.partition_id = $1 AND r.client_id = k.c AND r.client_commit_id = k.cc";
         final String readTombstone = "SELECT commit_seq FROM " + t("sync_tombstones")
                 + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
         /**
@@ -1171,12 +1179,15 @@ public final class PostgresSyncStorage implements SyncStorage {
     /** A queued partition transaction: its work and where its outcome goes (after the commit). */
     private static final class Job {
         final Function<PushTx, Uni<Object>> work;
+        /** The work's announced first reads, or null. */
+        final PushReadHint hint;
         final java.util.concurrent.CompletableFuture<Object> result = new java.util.concurrent.CompletableFuture<>();
         Object item;
         Throwable failure;
 
-        Job(Function<PushTx, Uni<Object>> work) {
+        Job(Function<PushTx, Uni<Object>> work, PushReadHint hint) {
             this.work = work;
+            this.hint = hint;
         }
     }
 
@@ -1190,6 +1201,14 @@ public final class PostgresSyncStorage implements SyncStorage {
     private final java.util.concurrent.ConcurrentHashMap<String, PartitionQueue> partitionQueues =
             new java.util.concurrent.ConcurrentHashMap<>();
 
+    /** Reads of partition transactions answered from a group's read-ahead (see {@link PreReads}). */
+    private final java.util.concurrent.atomic.LongAdder readAheadAnswers = new java.util.concurrent.atomic.LongAdder();
+
+    /** How many {@link PushTx#findPushResult} / {@link PushTx#readRows} calls a read-ahead answered so far (tests). */
+    long readAheadAnswers() {
+        return readAheadAnswers.sum();
+    }
+
     /**
      * Partition transactions queue in-process (waiting ones hold no pool connection) and the queue drains in
      * groups: one database transaction takes the partition row lock (serializing with other server
@@ -1200,10 +1219,19 @@ public final class PostgresSyncStorage implements SyncStorage {
      * ends.
      */
     @Override
-    @SuppressWarnings("unchecked")
     public <T> Uni<T> inPartitionTransaction(String partition, Function<PushTx, Uni<T>> work) {
+        return inPartitionTransaction(partition, null, work);
+    }
+
+    /**
+     * {@link #inPartitionTransaction(String, Function)}; the group's first round trip also reads ahead what the
+     * hinted works will read first (see {@link PreReads}).
+     */
+    @Override
+    @SuppressWarnings("unchecked")
+    public <T> Uni<T> inPartitionTransaction(String partition, PushReadHint hint, Function<PushTx, Uni<T>> work) {
         return Uni.createFrom().deferred(() -> {
-            Job job = new Job((Function<PushTx, Uni<Object>>) (Function<?, ?>) work);
+            Job job = new Job((Function<PushTx, Uni<Object>>) (Function<?, ?>) work, hint);
             while (true) {
                 PartitionQueue q = partitionQueues.computeIfAbsent(partition, k -> new PartitionQueue());
                 boolean start;
@@ -1260,7 +1288,7 @@ public final class PostgresSyncStorage implements SyncStorage {
 
     /**
      * One database transaction for {@code group}; fails (everything rolled back) when the lock, a lone
-     * work or the commit fails, else each job holds its own outcome.
+     * work, a read-ahead statement or the commit fails, else each job holds its own outcome.
      */
     private Uni<Void> runGroup(String partition, List<Job> group) {
         return pool.getConnection().chain(conn -> {
@@ -1274,13 +1302,16 @@ public final class PostgresSyncStorage implements SyncStorage {
             // statement) measured no cheaper for PostgreSQL than the two pipelined statements.
             java.util.concurrent.CompletableFuture<RowSet<Row>> gate = conn.preparedQuery(sql.serveGateAllVersions)
                     .execute(Tuple.of(partition)).subscribeAsCompletionStage();
+            // The hinted works' first reads, pipelined behind the gate read: they run after the lock is granted
+            // (each statement its own snapshot), in the same round trip.
+            PreReads pre = new PreReads(conn, partition, group);
             return Uni.createFrom().completionStage(begin).chain(tx -> Uni.createFrom().completionStage(lock)
-                    .chain(rs -> Uni.createFrom().completionStage(gate).chain(g -> {
+                    .chain(rs -> Uni.createFrom().completionStage(gate).chain(g -> pre.await().chain(() -> {
                         Row r = first(rs);
                         if (r == null) {
                             throw unknownPartition();
                         }
-                        GroupState gs = new GroupState(conn, withOverlay(partitionState(r)), first(g));
+                        GroupState gs = new GroupState(conn, withOverlay(partitionState(r)), first(g), pre);
                         if (group.size() == 1) {
                             Job only = group.get(0);
                             PgPushTx ptx = gs.next(null);
@@ -1290,42 +1321,269 @@ public final class PostgresSyncStorage implements SyncStorage {
                         return Multi.createFrom().iterable(group)
                                 .onItem().transformToUniAndConcatenate(job -> runInSavepoint(gs, job))
                                 .collect().last();
-                    }))
+                    })))
                     .call(tx::commit)
                     .onFailure().call(e -> tx.rollback().onFailure().recoverWithNull()))
                     .onFailure().call(e -> Uni.createFrom().completionStage(lock.handle((x, y) -> null)
-                            .thenCombine(gate.handle((x, y) -> null), (x, y) -> null)).replaceWithVoid())
+                            .thenCombine(gate.handle((x, y) -> null), (x, y) -> null)
+                            .thenCombine(pre.settled(), (x, y) -> null)).replaceWithVoid())
                     .eventually(conn::close);
         });
     }
 
-    /** The running state of a group transaction: the commit sequence and the gate row carry from work to work. */
+    /**
+     * What the works of a group wrote so far, through {@link PgPushTx}: projection rows ({@code table NUL
+     * rowId}), idempotency keys ({@code clientId NUL clientCommitId}), and whether the serve gate's inputs may
+     * have moved ({@link PushTx#advanceCheckpoint}). Kept for failed (rolled back) works too — a read-ahead
+     * is only ever used less, never wrongly. A {@link PreRead} answers only reads nothing in here touches.
+     */
+    private static final class GroupWrites {
+        final Set<String> rows = new java.util.HashSet<>();
+        final Set<String> keys = new java.util.HashSet<>();
+        boolean gateMoved;
+    }
+
+    private static String rowKey(String table, String rowId) {
+        return table + '\u0000' + rowId;
+    }
+
+    private static String pushKey(String clientId, String clientCommitId) {
+        return clientId + '\u0000' + clientCommitId;
+    }
+
+    /**
+     * One work's read-ahead: its idempotency lookup (§2.3) and the rows it announced, read under the partition
+     * lock in the group's first round trip. Answers {@link PgPushTx#findPushResult} / {@link PgPushTx#readRows}
+     * when the request is covered exactly (same key; every requested id read ahead) and nothing of it was
+     * written in the group since (see {@link GroupWrites}); anything else queries as without it.
+     */
+    private static final class PreRead {
+        final PushReadHint hint;
+        /** Whether the key was read ahead; then {@link #outcome} is its record or null. */
+        boolean keyRead;
+        PushOutcome outcome;
+        /** Per table, the ids read ahead (found or not). */
+        final Map<String, Set<String>> covered = new HashMap<>();
+        /** Per table, the rows found. */
+        final Map<String, Map<String, StoredRow>> found = new HashMap<>();
+
+        PreRead(PushReadHint hint) {
+            this.hint = hint;
+        }
+
+        boolean answers(String clientId, String clientCommitId, GroupWrites writes) {
+            return keyRead && hint.clientId().equals(clientId) && hint.clientCommitId().equals(clientCommitId)
+                    && !writes.keys.contains(pushKey(clientId, clientCommitId));
+        }
+
+        /** The rows as {@code readRows} returns them (request order, missing ids absent), or null when not covered. */
+        Map<String, StoredRow> rows(String table, List<String> rowIds, GroupWrites writes) {
+            Set<String> ids = covered.get(table);
+            if (ids == null || rowIds.isEmpty()) {
+                return null;
+            }
+            for (String id : rowIds) {
+                if (!ids.contains(id) || writes.rows.contains(rowKey(table, id))) {
+                    return null;
+                }
+            }
+            Map<String, StoredRow> rows = found.getOrDefault(table, Map.of());
+            Map<String, StoredRow> out = new LinkedHashMap<>();
+            for (String id : rowIds) {
+                StoredRow row = rows.get(id);
+                if (row != null) {
+                    out.put(id, row);
+                }
+            }
+            return out;
+        }
+    }
+
+    /**
+     * The read-ahead of a group (§6.3: each push's idempotency key is checked under the partition lock). Works
+     * whose hints are pairwise disjoint from every other hinted work's (no shared idempotency key, no shared
+     * row) get a {@link PreRead}: one statement for all their keys and one per table for all their rows, sent
+     * pipelined right behind {@code BEGIN}, the lock and the gate read — the group's first round trip. Works
+     * with overlapping hints or none read as without a read-ahead.
+     *
+     * <p>Sound because, in the group's transaction, nothing else writes these rows or keys: pushes are
+     * serialized by the partition lock, row projections and push results are written only by partition
+     * transactions (the storage's other writers — pruning, log-epoch rotation, checkpoint activation — take the
+     * lock too, and touch neither), and writes of the group's own works are tracked in {@link GroupWrites}
+     * (disjointness keeps the hinted works off each other's read-ahead; a cascade (§6.11) or an unhinted work
+     * that does write one turns that read back into a query).
+     */
+    private final class PreReads {
+        /** Per job of the group (same index): its read-ahead, or null. */
+        final PreRead[] byJob;
+        /** The statements sent, each completing after its results are distributed. */
+        private final List<java.util.concurrent.CompletableFuture<Void>> sent = new ArrayList<>();
+
+        PreReads(SqlConnection conn, String partition, List<Job> group) {
+            byJob = new PreRead[group.size()];
+            Map<String, Integer> uses = new HashMap<>();
+            for (Job j : group) {
+                if (j.hint != null) {
+                    for (String k : keysOf(j.hint)) {
+                        uses.merge(k, 1, Integer::sum);
+                    }
+                }
+            }
+            Map<String, PreRead> byKey = new HashMap<>();
+            Map<String, List<String>> idsByTable = new LinkedHashMap<>();
+            Map<String, PreRead> byRow = new HashMap<>();
+            for (int i = 0; i < byJob.length; i++) {
+                PushReadHint h = group.get(i).hint;
+                if (h == null || keysOf(h).stream().anyMatch(k -> uses.get(k) > 1)) {
+                    continue;
+                }
+                PreRead p = new PreRead(h);
+                byJob[i] = p;
+                byKey.put(pushKey(h.clientId(), h.clientCommitId()), p);
+                h.rows().forEach((table, ids) -> {
+                    for (String id : ids) {
+                        if (byRow.putIfAbsent(rowKey(table, id), p) == null) {
+                            idsByTable.computeIfAbsent(table, t -> new ArrayList<>()).add(id);
+                        }
+                    }
+                });
+            }
+            if (byKey.isEmpty()) {
+                return;
+            }
+            // the idempotency keys: one statement (a scalar one for a single key, as the locked lookup)
+            Uni<RowSet<Row>> keys;
+            if (byKey.size() == 1) {
+                PushReadHint h = byKey.values().iterator().next().hint;
+                keys = conn.preparedQuery(sql.findPushResult).execute(Tuple.of(partition, h.clientId(), h.clientCommitId()))
+                        .invoke(rs -> {
+                            PreRead p = byKey.values().iterator().next();
+                            Row r = first(rs);
+                            p.outcome = r == null ? null : pushOutcome(r, 0);
+                        });
+            } else {
+                String[] clientIds = new String[byKey.size()];
+                String[] commitIds = new String[byKey.size()];
+                int n = 0;
+                for (PreRead p : byKey.values()) {
+                    clientIds[n] = p.hint.clientId();
+                    commitIds[n++] = p.hint.clientCommitId();
+                }
+                keys = conn.preparedQuery(sql.findPushResults)
+                        .execute(Tuple.of(partition).addArrayOfString(clientIds).addArrayOfString(commitIds))
+                        .invoke(rs -> {
+                            for (Row r : rs) {
+                                PreRead p = byKey.get(pushKey(r.getString(0), r.getString(1)));
+                                if (p != null) {
+                                    p.outcome = pushOutcome(r, 2);
+                                }
+                            }
+                        });
+            }
+            sent.add(keys.invoke(rs -> byKey.values().forEach(p -> p.keyRead = true)).replaceWithVoid()
+                    .subscribeAsCompletionStage());
+            // the rows: one statement per table for every read-ahead work (a scalar one for a single id)
+            idsByTable.forEach((table, ids) -> {
+                RowTable rt = tables.get(table);
+                if (rt == null) {
+                    return; // unknown here: the work's own read reports it
+                }
+                Uni<RowSet<Row>> read = ids.size() == 1
+                        ? conn.preparedQuery(rt.readRowSql).execute(Tuple.of(partition, ids.get(0)))
+                        : conn.preparedQuery(rt.readRowsSql).execute(Tuple.of(partition).addArrayOfString(ids.toArray(String[]::new)));
+                sent.add(read.invoke(rs -> {
+                    List<StoredRow> rows = new ArrayList<>();
+                    try {
+                        for (Row r : rs) {
+                            rows.add(storedRow(rt.schema, r));
+                        }
+                    } catch (RuntimeException e) {
+                        return; // undecodable: not read ahead, the work's own read reports it
+                    }
+                    for (String id : ids) {
+                        byRow.get(rowKey(table, id)).covered.computeIfAbsent(table, t -> new java.util.HashSet<>()).add(id);
+                    }
+                    for (StoredRow row : rows) {
+                        PreRead p = byRow.get(rowKey(table, row.rowId()));
+                        if (p != null) {
+                            p.found.computeIfAbsent(table, t -> new HashMap<>()).put(row.rowId(), row);
+                        }
+                    }
+                }).replaceWithVoid().subscribeAsCompletionStage());
+            });
+        }
+
+        /** Completes when every read-ahead statement is answered; fails with the first failure. */
+        Uni<Void> await() {
+            if (sent.isEmpty()) {
+                return Uni.createFrom().voidItem();
+            }
+            return Uni.createFrom().completionStage(settled()).chain(() -> {
+                for (java.util.concurrent.CompletableFuture<Void> f : sent) {
+                    if (f.isCompletedExceptionally()) {
+                        Throwable cause = f.handle((v, e) -> e).join();
+                        while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
+                            cause = cause.getCause();
+                        }
+                        return Uni.createFrom().failure(cause);
+                    }
+                }
+                return Uni.createFrom().voidItem();
+            });
+        }
+
+        /** Completes (never fails) when every read-ahead statement is answered. */
+        java.util.concurrent.CompletableFuture<Void> settled() {
+            return java.util.concurrent.CompletableFuture.allOf(
+                    sent.stream().map(f -> f.handle((v, e) -> null)).toArray(java.util.concurrent.CompletableFuture[]::new));
+        }
+    }
+
+    /** The idempotency key and the rows of a hint, each once. */
+    private static Set<String> keysOf(PushReadHint h) {
+        Set<String> keys = new LinkedHashSet<>();
+        keys.add("k" + pushKey(h.clientId(), h.clientCommitId()));
+        h.rows().forEach((table, ids) -> ids.forEach(id -> keys.add("r" + rowKey(table, id))));
+        return keys;
+    }
+
+    /**
+     * The running state of a group transaction: the commit sequence carries from work to work, and so do the
+     * serve gate row read under the lock, the read-ahead and the record of what the works wrote.
+     */
     private final class GroupState {
         final SqlConnection conn;
         final PartitionState locked;
         long maxCommitSeq;
-        Row gate;
+        /** The serve gate row read right after the lock (all schema versions). */
+        final Row gate;
+        final PreReads pre;
+        final GroupWrites writes = new GroupWrites();
         int index;
 
-        GroupState(SqlConnection conn, PartitionState locked, Row gate) {
+        GroupState(SqlConnection conn, PartitionState locked, Row gate, PreReads pre) {
             this.conn = conn;
             this.locked = locked;
             this.maxCommitSeq = locked.maxCommitSeq();
             this.gate = gate;
+            this.pre = pre;
         }
 
         PgPushTx next(String savepoint) {
             PgPushTx ptx = new PgPushTx(conn, new PartitionState(locked.partition(), locked.logEpoch(), maxCommitSeq,
-                    locked.horizonSeq(), locked.createdAtMs(), locked.lastSeenAtMs()));
+                    locked.horizonSeq(), locked.createdAtMs(), locked.lastSeenAtMs()), writes, pre.byJob[index]);
+            index++;
             if (savepoint != null) {
                 ptx.pending.add(conn.query("SAVEPOINT " + savepoint).execute().subscribeAsCompletionStage());
             }
-            if (gate != null) {
-                // the first work: the gate read right after the lock
+            if (!writes.gateMoved) {
+                // §2.4: each work's gate is evaluated under the lock. The row read right after the lock is what
+                // a fresh read would return: its inputs (marker, log epoch, horizon, checkpoints) are written
+                // by no work of the group but a checkpoint advance (then gateMoved), and otherwise only by
+                // lock holders or by transactions that could as well have committed right after this read.
                 ptx.gate = gate;
-                gate = null;
             } else {
-                // later works: a fresh gate read, pipelined behind the previous work's statements
+                // a fresh gate read, pipelined behind the previous work's statements
                 ptx.gateRead = conn.preparedQuery(sql.serveGateAllVersions).execute(Tuple.of(locked.partition()))
                         .subscribeAsCompletionStage();
             }
@@ -1334,7 +1592,7 @@ public final class PostgresSyncStorage implements SyncStorage {
     }
 
     private Uni<Void> runInSavepoint(GroupState gs, Job job) {
-        String name = "syncular_group_" + (++gs.index);
+        String name = "syncular_group_" + (gs.index + 1);
         PgPushTx ptx = gs.next(name);
         return Uni.createFrom().deferred(() -> job.work.apply(ptx)).call(ptx::flush)
                 .onItem().invoke(item -> {
@@ -1365,11 +1623,13 @@ public final class PostgresSyncStorage implements SyncStorage {
                 .execute(Tuple.of(partition, clientId, clientCommitId))
                 .map(rs -> {
                     Row r = first(rs);
-                    if (r == null) {
-                        return null;
-                    }
-                    return new PushOutcome(CommitStatus.of(r.getInteger(0)), r.getLong(1), bytes(r.getBuffer(2)), r.getLong(3));
+                    return r == null ? null : pushOutcome(r, 0);
                 });
+    }
+
+    /** A push result from the status, commit seq, result and created-at columns starting at {@code at}. */
+    private static PushOutcome pushOutcome(Row r, int at) {
+        return new PushOutcome(CommitStatus.of(r.getInteger(at)), r.getLong(at + 1), bytes(r.getBuffer(at + 2)), r.getLong(at + 3));
     }
 
     /** An {@link PushTx#appendCommit} statement not sent yet and the writes issued after it; see {@code PgPushTx#held}. */
@@ -1391,6 +1651,10 @@ public final class PostgresSyncStorage implements SyncStorage {
     private final class PgPushTx implements PushTx {
         private final SqlConnection conn;
         private final PartitionState locked;
+        /** What the group's works wrote so far (this one included). */
+        private final GroupWrites writes;
+        /** This work's read-ahead, or null. */
+        private final PreRead pre;
         private long maxCommitSeq;
         private int savepoints;
         /** The serve gate row read right after the lock (all schema versions); used by the first read. */
@@ -1485,10 +1749,12 @@ public final class PostgresSyncStorage implements SyncStorage {
             return flush().chain(() -> Uni.createFrom().<R>deferred(() -> read.get()));
         }
 
-        PgPushTx(SqlConnection conn, PartitionState locked) {
+        PgPushTx(SqlConnection conn, PartitionState locked, GroupWrites writes, PreRead pre) {
             this.conn = conn;
             this.locked = locked;
             this.maxCommitSeq = locked.maxCommitSeq();
+            this.writes = writes;
+            this.pre = pre;
         }
 
         @Override
@@ -1504,11 +1770,26 @@ public final class PostgresSyncStorage implements SyncStorage {
 
         @Override
         public Uni<PushOutcome> findPushResult(String clientId, String clientCommitId) {
+            if (pre != null && pre.answers(clientId, clientCommitId, writes)) {
+                // read ahead under the lock, and no work of the group wrote the key since (see PreReads)
+                readAheadAnswers.increment();
+                gate = null;
+                gateRead = null;
+                return Uni.createFrom().item(pre.outcome);
+            }
             return afterWrites(() -> PostgresSyncStorage.this.findPushResult(conn, partition(), clientId, clientCommitId));
         }
 
         @Override
         public Uni<Map<String, StoredRow>> readRows(String table, List<String> rowIds) {
+            Map<String, StoredRow> ahead = pre == null ? null : pre.rows(table, rowIds, writes);
+            if (ahead != null) {
+                // read ahead under the lock, and no work of the group wrote these rows since (see PreReads)
+                readAheadAnswers.increment();
+                gate = null;
+                gateRead = null;
+                return Uni.createFrom().item(ahead);
+            }
             return afterWrites(() -> PostgresSyncStorage.this.readRows(conn, partition(), table, rowIds));
         }
 
@@ -1576,6 +1857,7 @@ public final class PostgresSyncStorage implements SyncStorage {
         @Override
         public Uni<Boolean> advanceCheckpoint(String name, long ownerEpoch, long watermark, long observedRows, long nowMs) {
             gate = null;
+            writes.gateMoved = true;
             return afterWrites(() -> PostgresSyncStorage.this.advanceCheckpoint(conn, partition(), name, ownerEpoch, watermark,
                     observedRows, nowMs));
         }
@@ -1670,6 +1952,7 @@ public final class PostgresSyncStorage implements SyncStorage {
             } catch (RuntimeException e) {
                 return Uni.createFrom().failure(e);
             }
+            writes.rows.add(rowKey(table, row.rowId()));
             send(conn.preparedQuery(upsert).execute(args));
             // the scope index holds exactly the keys of the stored scopes: unchanged keys need no rewrite
             if (stored == null || !stored.rowId().equals(row.rowId())
@@ -1704,6 +1987,7 @@ public final class PostgresSyncStorage implements SyncStorage {
             } catch (RuntimeException e) {
                 return Uni.createFrom().failure(e);
             }
+            writes.rows.add(rowKey(table, rowId));
             send(conn.preparedQuery(rt.deleteSql)
                     .execute(Tuple.of(partition(), rowId)));
             send(conn.preparedQuery(sql.deleteRowScopes)
@@ -1748,6 +2032,7 @@ public final class PostgresSyncStorage implements SyncStorage {
         @Override
         public Uni<Void> savePushResult(String clientId, String clientCommitId, PushOutcome outcome) {
             // pipelined with the commit's other writes; awaited (with its duplicate check) before COMMIT
+            writes.keys.add(pushKey(clientId, clientCommitId));
             Tuple result = Tuple.tuple().addValue(clientId).addValue(clientCommitId).addValue(outcome.status().code)
                     .addValue(outcome.commitSeq()).addValue(io.vertx.core.buffer.Buffer.buffer(outcome.result()))
                     .addValue(outcome.createdAtMs());

@@ -12,6 +12,7 @@ import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.CommitQuery;
 import dev.syncular.server.storage.CommitWindow;
 import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.PushReadHint;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCheckpoint;
@@ -275,6 +276,220 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         CommitWindow all = await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 5, 1000)));
         assertEquals(List.of(1L, 2L, 3L, 4L, 5L), all.commits().stream().map(c -> c.commitSeq()).toList());
         assertEquals(1L, await(storage.findPushResult(p, "client-1", "cc-taken")).commitSeq(), "the duplicate kept the first record");
+    }
+
+    // ---- the group read-ahead (hinted works' idempotency lookups and row reads in the first round trip) -----
+
+    private static PushReadHint hint(String key, String... rowIds) {
+        return new PushReadHint("client-1", key, Map.of("tasks", List.of(rowIds)));
+    }
+
+    private static StoredRow taskRow(String id, long version, String title) {
+        return new StoredRow(id, version, task(id, "P1", "O1", title), new long[10], taskScopes("P1", "O1"));
+    }
+
+    private static String render(Map<String, StoredRow> rows) {
+        StringBuilder b = new StringBuilder("{");
+        rows.forEach((id, r) -> b.append(id).append('=').append(r.serverVersion()).append('/').append(r.values()[3])
+                .append(java.util.Arrays.toString(r.columnVersions())).append(new TreeMap<>(r.scopes())).append(';'));
+        return b.append('}').toString();
+    }
+
+    private String renderAll(String partition) {
+        StringBuilder b = new StringBuilder();
+        for (StoredRow r : await(storage.readAllRows(partition, "tasks"))) {
+            b.append(render(Map.of(r.rowId(), r)));
+        }
+        return b.toString();
+    }
+
+    /** Holds the partition's queue: works queued meanwhile run as the next group, in queue order. */
+    private CompletableFuture<Void> holdQueue(String partition, List<CompletableFuture<?>> blockers) {
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        blockers.add(storage.inPartitionTransaction(partition, tx -> Uni.createFrom().completionStage(release))
+                .subscribeAsCompletionStage());
+        return release;
+    }
+
+    /**
+     * One push-like work: the locked idempotency lookup and the row read the hint announces, then (for a new
+     * commit) an append, row writes and the record. Yields what it read and the commit seq.
+     */
+    private static java.util.function.Function<dev.syncular.server.storage.PushTx, Uni<String>> readThenPush(
+            int running, String key, String existing, String fresh, String title) {
+        return tx -> tx.readServeGate(running).chain(g -> tx.findPushResult("client-1", key))
+                .chain(found -> tx.readRows("tasks", fresh == null ? List.of(existing) : List.of(existing, fresh)).chain(read -> {
+                    String seen = (found == null ? "new" : "found@" + found.commitSeq()) + " " + render(read);
+                    if (found != null) {
+                        return Uni.createFrom().item(seen);
+                    }
+                    StoredRow stored = read.get(existing);
+                    long version = stored == null ? 1 : stored.serverVersion() + 1;
+                    return tx.appendCommit("actor-1", "client-1", key, 5_000L, List.of(taskUpsert(existing, "P1", "O1", version)))
+                            .call(seq -> tx.upsertRow("tasks", taskRow(existing, version, title), stored))
+                            .call(seq -> fresh == null ? Uni.createFrom().voidItem() : tx.upsertRow("tasks", taskRow(fresh, 1, title)))
+                            .call(seq -> tx.savePushResult("client-1", key, applied(seq, title)))
+                            .map(seq -> seen + " -> " + seq);
+                }));
+    }
+
+    /**
+     * Disjoint hinted works of one group answer their idempotency lookup and row reads from the group's
+     * read-ahead, and see and produce exactly what the same works run one by one without hints do.
+     */
+    @Test
+    void disjointWorksOfAGroupReadAheadAndMatchSequentialWorks() throws Exception {
+        PostgresSyncStorage pg = (PostgresSyncStorage) storage;
+        int running = schema.version();
+        String grouped = newPartition();
+        String sequential = newPartition();
+        for (String p : List.of(grouped, sequential)) {
+            for (int i = 0; i < 4; i++) {
+                await(push(pg, p, "s" + i));
+            }
+        }
+        List<CompletableFuture<?>> blockers = new ArrayList<>();
+        CompletableFuture<Void> release = holdQueue(grouped, blockers);
+        long answersBefore = pg.readAheadAnswers();
+        List<CompletableFuture<String>> group = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            // work 4 replays an existing record; work 5 reads rows no one stores
+            String key = i == 4 ? "cc-s0" : "cc-w" + i;
+            String ex = i == 4 ? "x4" : i == 5 ? "absent5" : "s" + i;
+            String fresh = i == 4 ? null : "new" + i;
+            group.add(storage.inPartitionTransaction(grouped, fresh == null ? hint(key, ex) : hint(key, ex, fresh),
+                    readThenPush(running, key, ex, fresh, "t" + i)).subscribeAsCompletionStage());
+        }
+        release.complete(null);
+        blockers.get(0).get(30, TimeUnit.SECONDS);
+        List<String> seenGrouped = new ArrayList<>();
+        for (CompletableFuture<String> f : group) {
+            seenGrouped.add(f.get(30, TimeUnit.SECONDS));
+        }
+        assertEquals(12L, pg.readAheadAnswers() - answersBefore, "every lookup and row read of the six works read ahead");
+        List<String> seenSequential = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            String key = i == 4 ? "cc-s0" : "cc-w" + i;
+            String ex = i == 4 ? "x4" : i == 5 ? "absent5" : "s" + i;
+            String fresh = i == 4 ? null : "new" + i;
+            long before = pg.readAheadAnswers();
+            seenSequential.add(await(storage.inPartitionTransaction(sequential, readThenPush(running, key, ex, fresh, "t" + i))));
+            assertEquals(before, pg.readAheadAnswers(), "no hint, no read-ahead");
+        }
+        assertEquals(seenSequential, seenGrouped);
+        assertTrue(seenGrouped.get(0).startsWith("new {s0=1/t[") && seenGrouped.get(0).endsWith("-> 5"), seenGrouped.get(0));
+        assertEquals("found@1 {}", seenGrouped.get(4));
+        assertEquals("new {} -> 9", seenGrouped.get(5));
+        assertEquals(renderAll(sequential), renderAll(grouped));
+        assertEquals(9L, await(storage.readPartition(grouped)).maxCommitSeq());
+        for (String key : List.of("cc-w0", "cc-w1", "cc-w2", "cc-w3", "cc-w5", "cc-s0")) {
+            assertEquals(await(storage.findPushResult(sequential, "client-1", key)).commitSeq(),
+                    await(storage.findPushResult(grouped, "client-1", key)).commitSeq(), key);
+        }
+    }
+
+    /**
+     * Works whose hints share a row or an idempotency key read as without a hint; a read-ahead of a row that
+     * an earlier work of the group wrote anyway — an unhinted work, or a hinted one writing beyond its hint (a
+     * §6.11 cascade) — or that the work itself wrote, is not used: every read sees the group's earlier writes.
+     */
+    @Test
+    void overlappingOrOverwrittenReadAheadFallsBackToReads() throws Exception {
+        PostgresSyncStorage pg = (PostgresSyncStorage) storage;
+        int running = schema.version();
+        String p = newPartition();
+        await(push(pg, p, "x"));
+        List<CompletableFuture<?>> blockers = new ArrayList<>();
+        CompletableFuture<Void> release = holdQueue(p, blockers);
+        long answersBefore = pg.readAheadAnswers();
+        Map<String, CompletableFuture<String>> works = new LinkedHashMap<>();
+        // A and B share row x; C shares A's key: none of them reads ahead
+        works.put("A", storage.inPartitionTransaction(p, hint("cc-A", "x"), readThenPush(running, "cc-A", "x", null, "A"))
+                .subscribeAsCompletionStage());
+        works.put("B", storage.inPartitionTransaction(p, hint("cc-B", "x"), readThenPush(running, "cc-B", "x", null, "B"))
+                .subscribeAsCompletionStage());
+        works.put("C", storage.inPartitionTransaction(p, hint("cc-A", "c"), readThenPush(running, "cc-A", "c", null, "C"))
+                .subscribeAsCompletionStage());
+        // D (unhinted) writes y, which E read ahead
+        works.put("D", storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks", taskRow("y", 7, "D")).replaceWith("D"))
+                .subscribeAsCompletionStage());
+        works.put("E", storage.inPartitionTransaction(p, hint("cc-E", "y"), readThenPush(running, "cc-E", "y", null, "E"))
+                .subscribeAsCompletionStage());
+        // F writes g beyond its hint, which G read ahead
+        works.put("F", storage.inPartitionTransaction(p, hint("cc-F", "f"), tx -> tx.readServeGate(running)
+                .chain(g -> tx.findPushResult("client-1", "cc-F"))
+                .chain(found -> tx.readRows("tasks", List.of("f")))
+                .chain(read -> tx.appendCommit("actor-1", "client-1", "cc-F", 5_000L,
+                                List.of(taskUpsert("f", "P1", "O1", 1), taskUpsert("g", "P1", "O1", 1)))
+                        .call(seq -> tx.upsertRow("tasks", taskRow("f", 1, "F")))
+                        .call(seq -> tx.upsertRow("tasks", taskRow("g", 1, "F")))
+                        .call(seq -> tx.savePushResult("client-1", "cc-F", applied(seq, "F")))
+                        .map(seq -> render(read) + " -> " + seq)))
+                .subscribeAsCompletionStage());
+        works.put("G", storage.inPartitionTransaction(p, hint("cc-G", "g"), readThenPush(running, "cc-G", "g", null, "G"))
+                .subscribeAsCompletionStage());
+        // H reads its row again after writing it
+        works.put("H", storage.inPartitionTransaction(p, hint("cc-H", "h"), tx -> readThenPush(running, "cc-H", "h", null, "H")
+                .apply(tx).chain(seen -> tx.readRows("tasks", List.of("h")).map(again -> seen + " again " + render(again))))
+                .subscribeAsCompletionStage());
+        release.complete(null);
+        blockers.get(0).get(30, TimeUnit.SECONDS);
+        Map<String, String> seen = new LinkedHashMap<>();
+        for (Map.Entry<String, CompletableFuture<String>> e : works.entrySet()) {
+            seen.put(e.getKey(), e.getValue().get(30, TimeUnit.SECONDS));
+        }
+        assertTrue(seen.get("A").startsWith("new {x=1/t[") && seen.get("A").endsWith("-> 2"), seen.get("A"));
+        assertTrue(seen.get("B").startsWith("new {x=2/A[") && seen.get("B").endsWith("-> 3"), seen.get("B"));
+        assertEquals("found@2 {}", seen.get("C"), "C sees the record A saved");
+        assertTrue(seen.get("E").startsWith("new {y=7/D[") && seen.get("E").endsWith("-> 4"), seen.get("E"));
+        assertEquals("{} -> 5", seen.get("F"));
+        assertTrue(seen.get("G").startsWith("new {g=1/F[") && seen.get("G").endsWith("-> 6"), seen.get("G"));
+        assertTrue(seen.get("H").startsWith("new {} -> 7 again {h=1/H["), seen.get("H"));
+        // read ahead: E's key (its row was overwritten), F's key and rows, G's key, H's key and row
+        assertEquals(6L, pg.readAheadAnswers() - answersBefore);
+        assertEquals(7L, await(storage.readPartition(p)).maxCommitSeq());
+    }
+
+    /** A failing work of a read-ahead group rolls back alone; the others commit with dense sequence numbers. */
+    @Test
+    void aFailingWorkOfAReadAheadGroupRollsBackAlone() throws Exception {
+        PostgresSyncStorage pg = (PostgresSyncStorage) storage;
+        int running = schema.version();
+        String p = newPartition();
+        await(push(pg, p, "s"));
+        List<CompletableFuture<?>> blockers = new ArrayList<>();
+        CompletableFuture<Void> release = holdQueue(p, blockers);
+        long answersBefore = pg.readAheadAnswers();
+        List<CompletableFuture<String>> group = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            String id = "g" + i;
+            boolean fails = i % 2 == 1;
+            group.add(storage.inPartitionTransaction(p, hint("cc-" + id, id), tx -> readThenPush(running, "cc-" + id, id, null, id)
+                    .apply(tx).call(seen -> fails ? Uni.createFrom().failure(new IllegalStateException("work " + id + " fails"))
+                            : Uni.createFrom().voidItem()))
+                    .subscribeAsCompletionStage());
+        }
+        release.complete(null);
+        blockers.get(0).get(30, TimeUnit.SECONDS);
+        List<String> seqs = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            String id = "g" + i;
+            CompletableFuture<String> f = group.get(i);
+            if (i % 2 == 1) {
+                assertThrows(Exception.class, () -> f.get(30, TimeUnit.SECONDS));
+                assertTrue(await(storage.readRows(p, "tasks", List.of(id))).isEmpty(), id + " rolled back");
+                assertEquals(null, await(storage.findPushResult(p, "client-1", "cc-" + id)), id + " kept no record");
+            } else {
+                String seen = f.get(30, TimeUnit.SECONDS);
+                seqs.add(seen.substring(seen.lastIndexOf(' ') + 1));
+                assertEquals(1, await(storage.readRows(p, "tasks", List.of(id))).size(), id + " committed");
+            }
+        }
+        assertEquals(List.of("2", "3", "4"), seqs, "dense, in queue order");
+        assertEquals(12L, pg.readAheadAnswers() - answersBefore);
+        assertEquals(4L, await(storage.readPartition(p)).maxCommitSeq());
+        CommitWindow all = await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 4, 1000)));
+        assertEquals(List.of(1L, 2L, 3L, 4L), all.commits().stream().map(c -> c.commitSeq()).toList());
     }
 
     // ---- the commit append statement (append, row writes, idempotency record) ------------------------------
