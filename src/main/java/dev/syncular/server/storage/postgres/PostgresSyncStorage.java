@@ -1361,6 +1361,8 @@ public final class PostgresSyncStorage implements SyncStorage {
         final PushReadHint hint;
         /** Whether the key was read ahead; then {@link #outcome} is its record or null. */
         boolean keyRead;
+        /** The key's record could not be decoded: left to the work's own lookup, which reports it. */
+        boolean keyUndecodable;
         PushOutcome outcome;
         /** Per table, the ids read ahead (found or not). */
         final Map<String, Set<String>> covered = new HashMap<>();
@@ -1456,11 +1458,7 @@ public final class PostgresSyncStorage implements SyncStorage {
             if (byKey.size() == 1) {
                 PushReadHint h = byKey.values().iterator().next().hint;
                 keys = conn.preparedQuery(sql.findPushResult).execute(Tuple.of(partition, h.clientId(), h.clientCommitId()))
-                        .invoke(rs -> {
-                            PreRead p = byKey.values().iterator().next();
-                            Row r = first(rs);
-                            p.outcome = r == null ? null : pushOutcome(r, 0);
-                        });
+                        .invoke(rs -> outcome(byKey.values().iterator().next(), first(rs), 0));
             } else {
                 String[] clientIds = new String[byKey.size()];
                 String[] commitIds = new String[byKey.size()];
@@ -1475,12 +1473,12 @@ public final class PostgresSyncStorage implements SyncStorage {
                             for (Row r : rs) {
                                 PreRead p = byKey.get(pushKey(r.getString(0), r.getString(1)));
                                 if (p != null) {
-                                    p.outcome = pushOutcome(r, 2);
+                                    outcome(p, r, 2);
                                 }
                             }
                         });
             }
-            sent.add(keys.invoke(rs -> byKey.values().forEach(p -> p.keyRead = true)).replaceWithVoid()
+            sent.add(keys.invoke(rs -> byKey.values().forEach(p -> p.keyRead = !p.keyUndecodable)).replaceWithVoid()
                     .subscribeAsCompletionStage());
             // the rows: one statement per table for every read-ahead work (a scalar one for a single id)
             idsByTable.forEach((table, ids) -> {
@@ -1511,6 +1509,14 @@ public final class PostgresSyncStorage implements SyncStorage {
                     }
                 }).replaceWithVoid().subscribeAsCompletionStage());
             });
+        }
+
+        private static void outcome(PreRead p, Row r, int at) {
+            try {
+                p.outcome = r == null ? null : pushOutcome(r, at);
+            } catch (RuntimeException e) {
+                p.keyUndecodable = true;
+            }
         }
 
         /** Completes when every read-ahead statement is answered; fails with the first failure. */
