@@ -14,8 +14,8 @@
 #   SERVER_JAVA_OPTS      JVM options for the server (default: $DEFAULT_SERVER_JAVA_OPTS below, the recommended
 #                         production flags; set SERVER_JAVA_OPTS=" " for the JVM's own defaults)
 #   BENCH_OPTS            extra JVM -D options for the benchmark, e.g. "-Dbench.measureSec=30
-#                         -Dbench.warmupSec=5 -Dbench.clients=20 -Dbench.bootstrapRuns=3
-#                         -Dbench.bootstrapSizes=20000,100000"
+#                         -Dbench.warmupSec=45 -Dbench.clients=20 -Dbench.bootstrapRuns=5
+#                         -Dbench.bootstrapWarmups=3 -Dbench.bootstrapSizes=20000,100000"
 #   SKIP_PACKAGE=1        reuse target/quarkus-app and target/test-classes as they are
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,9 +27,10 @@ SCHEMA_FILE="$PWD/src/test/resources/schema/notes.json"
 PG_SCHEMA="bench_sync_$(date +%s)_$$"
 LOG="target/bench-sync-server.log"
 # Recommended production flags (docs/BENCHMARKS.md, "Sync over HTTP"): a capped heap with the serial
-# collector (2 cores, small heap: least native overhead), capped metaspace / code cache / direct memory and
-# smaller thread stacks, so the process stays well under 400 MB RSS.
-DEFAULT_SERVER_JAVA_OPTS="-XX:+UseSerialGC -Xms64m -Xmx192m -XX:MaxMetaspaceSize=128m -XX:ReservedCodeCacheSize=64m -XX:MaxDirectMemorySize=64m -Xss512k -XX:+ExitOnOutOfMemoryError"
+# collector (2 cores, small heap: least native overhead), committed up front and half of it young generation
+# (bootstrap pages are short-lived: they die young instead of being promoted into full collections), capped
+# metaspace / code cache / direct memory and smaller thread stacks, so the process stays under 400 MB RSS.
+DEFAULT_SERVER_JAVA_OPTS="-XX:+UseSerialGC -Xms192m -Xmx192m -XX:NewRatio=1 -XX:MaxMetaspaceSize=128m -XX:ReservedCodeCacheSize=64m -XX:MaxDirectMemorySize=64m -Xss512k -XX:+ExitOnOutOfMemoryError"
 SERVER_JAVA_OPTS="${SERVER_JAVA_OPTS:-$DEFAULT_SERVER_JAVA_OPTS}"
 
 if [[ "${SKIP_PACKAGE:-}" != 1 ]]; then
