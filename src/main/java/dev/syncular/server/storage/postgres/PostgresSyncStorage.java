@@ -1524,18 +1524,7 @@ public final class PostgresSyncStorage implements SyncStorage {
             if (sent.isEmpty()) {
                 return Uni.createFrom().voidItem();
             }
-            return Uni.createFrom().completionStage(settled()).chain(() -> {
-                for (java.util.concurrent.CompletableFuture<Void> f : sent) {
-                    if (f.isCompletedExceptionally()) {
-                        Throwable cause = f.handle((v, e) -> e).join();
-                        while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
-                            cause = cause.getCause();
-                        }
-                        return Uni.createFrom().failure(cause);
-                    }
-                }
-                return Uni.createFrom().voidItem();
-            });
+            return allSettled(sent);
         }
 
         /** Completes (never fails) when every read-ahead statement is answered. */
@@ -1543,6 +1532,27 @@ public final class PostgresSyncStorage implements SyncStorage {
             return java.util.concurrent.CompletableFuture.allOf(
                     sent.stream().map(f -> f.handle((v, e) -> null)).toArray(java.util.concurrent.CompletableFuture[]::new));
         }
+    }
+
+    /**
+     * Completes once every pipelined statement of {@code sent} is answered; fails with the first failure in
+     * sending order (later ones are its consequence).
+     */
+    private static Uni<Void> allSettled(List<? extends java.util.concurrent.CompletableFuture<?>> sent) {
+        java.util.concurrent.CompletableFuture<Void> all = java.util.concurrent.CompletableFuture
+                .allOf(sent.stream().map(f -> f.handle((v, e) -> null)).toArray(java.util.concurrent.CompletableFuture[]::new));
+        return Uni.createFrom().completionStage(all).chain(() -> {
+            for (java.util.concurrent.CompletableFuture<?> f : sent) {
+                if (f.isCompletedExceptionally()) {
+                    Throwable cause = f.handle((v, e) -> e).join();
+                    while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
+                        cause = cause.getCause();
+                    }
+                    return Uni.createFrom().failure(cause);
+                }
+            }
+            return Uni.createFrom().voidItem();
+        });
     }
 
     /** The idempotency key and the rows of a hint, each once. */
@@ -1732,20 +1742,7 @@ public final class PostgresSyncStorage implements SyncStorage {
             }
             List<java.util.concurrent.CompletableFuture<?>> sent = pending;
             pending = new ArrayList<>();
-            java.util.concurrent.CompletableFuture<Void> all = java.util.concurrent.CompletableFuture
-                    .allOf(sent.stream().map(f -> f.handle((v, e) -> null)).toArray(java.util.concurrent.CompletableFuture[]::new));
-            return Uni.createFrom().completionStage(all).chain(() -> {
-                for (java.util.concurrent.CompletableFuture<?> f : sent) {
-                    if (f.isCompletedExceptionally()) {
-                        Throwable cause = f.handle((v, e) -> e).join();
-                        while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
-                            cause = cause.getCause();
-                        }
-                        return Uni.createFrom().failure(cause);
-                    }
-                }
-                return Uni.createFrom().voidItem();
-            });
+            return allSettled(sent);
         }
 
         /** {@code read} after the pending writes completed (a failed write fails the read with its error). */
