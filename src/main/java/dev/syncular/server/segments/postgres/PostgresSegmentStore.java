@@ -28,8 +28,9 @@ import java.util.Objects;
  * <h2>DDL</h2>
  *
  * <ul>
- *   <li>{@code sync_segments(segment_id text PK, bytes bytea, byte_length bigint, created_at_ms bigint)} —
- *       one immutable entry per content address;
+ *   <li>{@code sync_segments(segment_id text PK, bytes bytea, byte_length bigint, created_at_ms bigint,
+ *       sha256 bytea)} — one immutable entry per content address, with the SHA-256 of its bytes computed at
+ *       insert (entries written before the column existed have none: PostgreSQL hashes their bytes on demand);
  *   <li>{@code sync_segment_publications(pub_seq identity PK, segment_id, partition_id, log_epoch, tbl,
  *       schema_version, media_type smallint, scope_digest, as_of_commit_seq, row_cursor, next_row_cursor,
  *       row_count, created_at_ms, expires_at_ms)} with a unique index over the publication context
@@ -151,6 +152,7 @@ public final class PostgresSegmentStore implements SegmentStore {
                 "CREATE SCHEMA IF NOT EXISTS " + q(pgSchema),
                 "CREATE TABLE IF NOT EXISTS " + t("sync_segments") + " (segment_id text PRIMARY KEY,"
                         + " bytes bytea NOT NULL, byte_length bigint NOT NULL, created_at_ms bigint NOT NULL)",
+                "ALTER TABLE " + t("sync_segments") + " ADD COLUMN IF NOT EXISTS sha256 bytea",
                 "CREATE TABLE IF NOT EXISTS " + t("sync_segment_publications")
                         + " (pub_seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, segment_id text NOT NULL,"
                         + " partition_id text NOT NULL, log_epoch text NOT NULL, tbl text NOT NULL,"
@@ -178,9 +180,13 @@ public final class PostgresSegmentStore implements SegmentStore {
         Objects.requireNonNull(segmentId, "segmentId");
         Objects.requireNonNull(bytes, "bytes");
         Objects.requireNonNull(publication, "publication");
-        // the caller hands over the array (and does not change it afterwards): cached as is, no copy
-        return pool.withTransaction(conn -> ensureEntry(conn, segmentId, bytes, 1)
-                .chain(() -> upsertPublication(conn, segmentId, publication)))
+        // the caller hands over the array (and does not change it afterwards): cached as is, no copy. Hashed
+        // once, on a worker thread (never the event loop): stored with a new entry, compared with an existing
+        // one's stored hash (so republishing never reads the stored bytes back).
+        return Uni.createFrom().item(() -> sha256(bytes))
+                .runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool())
+                .chain(digest -> pool.withTransaction(conn -> ensureEntry(conn, segmentId, bytes, digest, 1)
+                        .chain(() -> upsertPublication(conn, segmentId, publication))))
                 .invoke(() -> cachePut(segmentId, bytes));
     }
 
@@ -188,28 +194,23 @@ public final class PostgresSegmentStore implements SegmentStore {
      * Leaves a {@code FOR SHARE}-locked (or freshly inserted) entry holding exactly {@code bytes}, or fails
      * with {@link SegmentCollisionException}.
      */
-    private Uni<Void> ensureEntry(SqlConnection conn, String segmentId, byte[] bytes, int attempt) {
-        return conn.preparedQuery("SELECT byte_length, sha256(bytes) FROM " + t("sync_segments")
+    private Uni<Void> ensureEntry(SqlConnection conn, String segmentId, byte[] bytes, byte[] digest, int attempt) {
+        return conn.preparedQuery("SELECT byte_length, COALESCE(sha256, sha256(bytes)) FROM " + t("sync_segments")
                         + " WHERE segment_id = $1 FOR SHARE")
                 .execute(Tuple.of(segmentId))
                 .chain(rs -> {
                     Row row = first(rs);
                     if (row != null) {
-                        Buffer stored = row.getBuffer(1);
-                        if (row.getLong(0) != bytes.length) {
+                        if (row.getLong(0) != bytes.length || !Arrays.equals(row.getBuffer(1).getBytes(), digest)) {
                             return Uni.createFrom().failure(new SegmentCollisionException());
                         }
-                        // hashing megabytes is worker work, never event-loop work
-                        return Uni.createFrom().item(() -> sha256(bytes))
-                                .runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool())
-                                .chain(digest -> Arrays.equals(stored.getBytes(), digest) ? Uni.createFrom().voidItem()
-                                        : Uni.createFrom().failure(new SegmentCollisionException()));
+                        return Uni.createFrom().voidItem();
                     }
                     return conn.preparedQuery("INSERT INTO " + t("sync_segments")
-                                    + " (segment_id, bytes, byte_length, created_at_ms) VALUES ($1, $2, $3, $4)"
+                                    + " (segment_id, bytes, byte_length, created_at_ms, sha256) VALUES ($1, $2, $3, $4, $5)"
                                     + " ON CONFLICT (segment_id) DO NOTHING RETURNING segment_id")
                             .execute(Tuple.of(segmentId, io.vertx.core.buffer.Buffer.buffer(bytes),
-                                    (long) bytes.length, System.currentTimeMillis()))
+                                    (long) bytes.length, System.currentTimeMillis(), io.vertx.core.buffer.Buffer.buffer(digest)))
                             .chain(ins -> {
                                 if (ins.rowCount() > 0) {
                                     return Uni.createFrom().voidItem();
@@ -220,7 +221,7 @@ public final class PostgresSegmentStore implements SegmentStore {
                                     return Uni.createFrom().failure(new IllegalStateException(
                                             "segment entry kept changing concurrently: " + segmentId));
                                 }
-                                return ensureEntry(conn, segmentId, bytes, attempt + 1);
+                                return ensureEntry(conn, segmentId, bytes, digest, attempt + 1);
                             });
                 });
     }

@@ -72,4 +72,28 @@ class PostgresSegmentStoreTest extends SegmentStoreContract {
         }
         assertEquals(List.of("sync_segment_publications", "sync_segments"), tables);
     }
+
+    /**
+     * Entries stored before the {@code sha256} column existed have none: a republish of the same bytes is still
+     * accepted and different bytes under the id are still a collision (PostgreSQL hashes the stored bytes).
+     */
+    @Test
+    void entriesWithoutAStoredHashAreComparedByTheirBytes() {
+        PostgresSegmentStore s = (PostgresSegmentStore) store;
+        byte[] bytes = randomBytes(2000);
+        String id = idOf(bytes);
+        await(s.publish(id, bytes, pub("sd-legacy", 1_000L, FAR)));
+        await(pool().preparedQuery("UPDATE \"" + s.pgSchema() + "\".sync_segments SET sha256 = NULL WHERE segment_id = $1")
+                .execute(Tuple.of(id)));
+        await(s.publish(id, bytes, pub("sd-legacy-2", 2_000L, FAR)));
+        byte[] other = bytes.clone();
+        other[1000] ^= 1;
+        Throwable thrown = org.junit.jupiter.api.Assertions.assertThrows(Throwable.class,
+                () -> await(s.publish(id, other, pub("sd-legacy-3", 3_000L, FAR))));
+        while (!(thrown instanceof dev.syncular.server.segments.SegmentCollisionException) && thrown.getCause() != null) {
+            thrown = thrown.getCause();
+        }
+        org.junit.jupiter.api.Assertions.assertInstanceOf(dev.syncular.server.segments.SegmentCollisionException.class, thrown);
+        assertEquals(2, await(s.describe(id)).publications().size());
+    }
 }
