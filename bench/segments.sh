@@ -14,7 +14,8 @@
 # Environment:
 #   SYNCULAR_PG_URL       PostgreSQL URL (default postgresql://127.0.0.1:5432/syncular_test)
 #   SYNCULAR_PG_USER / SYNCULAR_PG_PASSWORD   (default syncular / syncular)
-#   SERVER_JAVA_OPTS      server JVM options (default: the recommended production flags of bench/sync.sh)
+#   SERVER_JAVA_OPTS      server JVM options (default: the flags the results in docs/BENCHMARKS.md were
+#                         measured with; bench/sync.sh has the current recommendation)
 #   S3PROXY_JAVA_OPTS     s3proxy JVM options (default -Xmx2g: the transient provider keeps objects on its heap)
 #   SEED_BATCH            upserts per seed commit (default 500)
 #   SEED_COMMITS          seed commits per push request (default 10); the server's
@@ -62,34 +63,12 @@ if ! ./mvnw -o -q dependency:build-classpath -DexcludeArtifactIds=s3proxy -Dmdep
     ./mvnw -q dependency:build-classpath -DexcludeArtifactIds=s3proxy -Dmdep.outputFile=target/bench-segments.cp
 fi
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 PORT=$(free_port)
 S3_PORT=$(free_port)
 S3_URL="http://127.0.0.1:$S3_PORT"
 WORK=$(mktemp -d -t bench-segments.XXXXXX)
-
-pg_psql() {
-    local rest="${PG_URL#postgresql://}"
-    rest="${rest#postgres://}"
-    local hostport="${rest%%/*}" db="${rest#*/}"
-    db="${db%%\?*}"
-    PGPASSWORD="$PG_PASSWORD" psql -X -q -At -h "${hostport%%:*}" -p "${hostport##*:}" -U "$PG_USER" -d "$db" "$@"
-}
-
-stop_pid() { # pid name
-    local pid="$1"
-    if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
-        kill "$pid" 2>/dev/null || true
-        for _ in $(seq 1 100); do
-            kill -0 "$pid" 2>/dev/null || return 0
-            sleep 0.1
-        done
-        echo "$2 did not stop on SIGTERM; killing it" >&2
-        kill -9 "$pid" 2>/dev/null || true
-    fi
-}
 
 SERVER_PID=""
 S3_PID=""
@@ -103,23 +82,6 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
-
-wait_for() { # url pid name log
-    local deadline=$((SECONDS + 90))
-    until curl -s -o /dev/null "$1" 2>/dev/null; do
-        if ! kill -0 "$2" 2>/dev/null; then
-            echo "$3 exited during start-up; last log lines:" >&2
-            tail -n 30 "$4" >&2
-            exit 1
-        fi
-        if ((SECONDS >= deadline)); then
-            echo "$3 not answering within 90 s; last log lines:" >&2
-            tail -n 30 "$4" >&2
-            exit 1
-        fi
-        sleep 0.2
-    done
-}
 
 # ------------------------------------------------------------------------------------------------ s3proxy
 cat >"$WORK/s3proxy.conf" <<EOF
@@ -173,28 +135,17 @@ SYNCULAR_STORAGE_PG_SCHEMA="$PG_SCHEMA" \
     -Dquarkus.s3.checksum-validation=false \
     -jar target/quarkus-app/quarkus-run.jar >"$LOG" 2>&1 &
 SERVER_PID=$!
-wait_for "http://127.0.0.1:$PORT/q/health/ready" "$SERVER_PID" server "$LOG"
-until curl -sf "http://127.0.0.1:$PORT/q/health/ready" >/dev/null 2>&1; do
-    kill -0 "$SERVER_PID" 2>/dev/null || { tail -n 30 "$LOG" >&2; exit 1; }
-    sleep 0.2
-done
+wait_for "http://127.0.0.1:$PORT/q/health/ready" "$SERVER_PID" server "$LOG" ok
 echo "== server ready (pid $SERVER_PID), s3proxy pid $S3_PID" >&2
 METRICS=$(curl -sf "http://127.0.0.1:$PORT/q/metrics" || true)
 if ! grep -q '^jvm_memory_used_bytes{area="heap"' <<<"$METRICS"; then
     echo "note: /q/metrics exposes no jvm_memory_used_bytes{area=\"heap\"}: heap figures will read n/a" >&2
 fi
 
-PG_PID=0
-if [[ "$PG_URL" == *"127.0.0.1:"* || "$PG_URL" == *"localhost:"* ]]; then
-    pg_port="${PG_URL##*:}"
-    pg_port="${pg_port%%/*}"
-    PG_PID=$(ss -ltnpH "sport = :$pg_port" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2 || true)
-    PG_PID=${PG_PID:-0}
-fi
+PG_PID=$(postmaster_pid)
 PG_VERSION=$(pg_psql -c 'SHOW server_version' 2>/dev/null || echo unknown)
 
-echo "== machine: nproc $(nproc); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //');" \
-    "load average $(cut -d' ' -f1-3 /proc/loadavg); $(date -u)" >&2
+machine_line >&2
 
 status=0
 # shellcheck disable=SC2086

@@ -42,31 +42,13 @@ if ! ./mvnw -o -q dependency:build-classpath -Dmdep.outputFile=target/bench.cp; 
     ./mvnw -q dependency:build-classpath -Dmdep.outputFile=target/bench.cp
 fi
 
-# A free local port (bound then released by the kernel's ephemeral allocator).
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
-
-# psql against the same database (for dropping the schema and the version string); optional.
-pg_psql() {
-    local rest="${PG_URL#postgresql://}"
-    rest="${rest#postgres://}"
-    local hostport="${rest%%/*}" db="${rest#*/}"
-    db="${db%%\?*}"
-    PGPASSWORD="$PG_PASSWORD" psql -X -q -At -h "${hostport%%:*}" -p "${hostport##*:}" -U "$PG_USER" -d "$db" "$@"
-}
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+PORT=$(free_port)
 
 SERVER_PID=""
 cleanup() {
-    if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        for _ in $(seq 1 100); do
-            kill -0 "$SERVER_PID" 2>/dev/null || break
-            sleep 0.1
-        done
-        if kill -0 "$SERVER_PID" 2>/dev/null; then
-            echo "server did not stop on SIGTERM; killing it" >&2
-            kill -9 "$SERVER_PID" 2>/dev/null || true
-        fi
-    fi
+    stop_pid "$SERVER_PID" server
     if command -v psql >/dev/null; then
         pg_psql -c "DROP SCHEMA IF EXISTS \"$PG_SCHEMA\" CASCADE" >/dev/null 2>&1 \
             || echo "note: could not drop schema $PG_SCHEMA" >&2
@@ -87,33 +69,11 @@ SYNCULAR_STORAGE_PG_SCHEMA="$PG_SCHEMA" \
     java $SERVER_JAVA_OPTS -jar target/quarkus-app/quarkus-run.jar >"$LOG" 2>&1 &
 SERVER_PID=$!
 
-deadline=$((SECONDS + 90))
-until curl -sf "http://127.0.0.1:$PORT/q/health/ready" >/dev/null 2>&1; do
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-        echo "server exited during start-up; last log lines:" >&2
-        tail -n 30 "$LOG" >&2
-        exit 1
-    fi
-    if ((SECONDS >= deadline)); then
-        echo "server not ready within 90 s; last log lines:" >&2
-        tail -n 30 "$LOG" >&2
-        exit 1
-    fi
-    sleep 0.2
-done
+wait_for "http://127.0.0.1:$PORT/q/health/ready" "$SERVER_PID" server "$LOG" ok
 echo "== server ready (pid $SERVER_PID)" >&2
 
-# The local postmaster's pid, for per-phase PostgreSQL CPU accounting (optional).
-PG_PID=0
-if [[ "$PG_URL" == *"127.0.0.1:"* || "$PG_URL" == *"localhost:"* ]]; then
-    pg_port="${PG_URL##*:}"
-    pg_port="${pg_port%%/*}"
-    PG_PID=$(ss -ltnpH "sport = :$pg_port" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2 || true)
-    PG_PID=${PG_PID:-0}
-fi
-
-echo "== machine: nproc $(nproc); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //');" \
-    "load average $(cut -d' ' -f1-3 /proc/loadavg); $(date -u)" >&2
+PG_PID=$(postmaster_pid)
+machine_line >&2
 if command -v psql >/dev/null; then
     echo "== $(pg_psql -c 'SHOW server_version' 2>/dev/null || echo 'PostgreSQL version unknown')" >&2
 fi

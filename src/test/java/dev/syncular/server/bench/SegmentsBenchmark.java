@@ -32,7 +32,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -100,7 +99,6 @@ public final class SegmentsBenchmark {
     private static final String PG_VERSION = System.getProperty("bench.pgVersion", "unknown");
     private static final String TABLE = "notes";
     private static final String ACTOR = "bench-reader";
-    private static final long CLK_TCK = 100; // USER_HZ on Linux
     private static final Duration PULL_TIMEOUT = Duration.ofMinutes(10);
 
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
@@ -533,7 +531,7 @@ public final class SegmentsBenchmark {
                     throw new IllegalStateException("image metadata mismatch");
                 }
             }
-            checkColumns(st, t, "");
+            SyncTestClient.checkImageColumns(st, "", t); // §5.3 check 3
             long count = 0;
             long checksum = 0;
             int cols = t.columnCount() + 1;
@@ -558,7 +556,7 @@ public final class SegmentsBenchmark {
         long t2 = System.nanoTime();
         try (Connection c = clientDb(db, t); Statement st = c.createStatement()) {
             st.execute("ATTACH DATABASE '" + run.file.toString().replace("'", "''") + "' AS img");
-            checkColumns(st, t, "img.");
+            SyncTestClient.checkImageColumns(st, "img.", t); // §5.3 check 3
             String pk = quoted(t.primaryKeyColumn().name());
             String cols = columnList(t) + ", \"_syncular_version\"";
             StringBuilder update = new StringBuilder();
@@ -628,23 +626,6 @@ public final class SegmentsBenchmark {
         Files.deleteIfExists(db);
         System.out.printf(Locale.ROOT, "image %,d rows, %s: open+check+read %.0f ms, apply to client SQLite %.0f ms%n",
                 run.rows, run.label, run.readMs, run.applyMs);
-    }
-
-    /** §5.3 check 3: the image data table's columns, in order, are the schema's plus {@code _syncular_version}. */
-    private static void checkColumns(Statement st, TableSchema t, String schemaPrefix) throws SQLException {
-        List<String> names = new ArrayList<>();
-        String pragma = "PRAGMA " + schemaPrefix + "table_info(\"" + TABLE + "\")";
-        try (ResultSet cols = st.executeQuery(pragma)) {
-            while (cols.next()) {
-                names.add(cols.getString("name"));
-            }
-        }
-        List<String> expected = new ArrayList<>();
-        t.columns().forEach(col -> expected.add(col.name()));
-        expected.add("_syncular_version");
-        if (!names.equals(expected)) {
-            throw new IllegalStateException("sync.schema_mismatch: " + names);
-        }
     }
 
     /** A fresh client database with the table in its client shape (columns + {@code _syncular_version}). */
@@ -888,13 +869,13 @@ public final class SegmentsBenchmark {
     }
 
     private static final class Sampler {
-        private final Path status;
+        private final long pid;
         private volatile Phase current;
         private final HttpRequest metricsRequest = HttpRequest.newBuilder(URI.create(baseUrl + "/q/metrics"))
                 .timeout(Duration.ofSeconds(10)).GET().build();
 
         Sampler(long pid) {
-            this.status = Path.of("/proc/" + pid + "/status");
+            this.pid = pid;
         }
 
         Phase begin(String name) {
@@ -977,77 +958,32 @@ public final class SegmentsBenchmark {
         }
 
         long rss() {
-            return field("VmRSS:");
+            return ProcStats.statusBytes(pid, "VmRSS:");
         }
 
         long hwm() {
-            return field("VmHWM:");
-        }
-
-        private long field(String name) {
-            try {
-                for (String line : Files.readAllLines(status)) {
-                    if (line.startsWith(name)) {
-                        return Long.parseLong(line.substring(name.length()).trim().split("\\s+")[0]) * 1024;
-                    }
-                }
-            } catch (IOException | RuntimeException e) {
-                return -1;
-            }
-            return -1;
+            return ProcStats.statusBytes(pid, "VmHWM:");
         }
 
         CpuTimes cpu() {
             CpuTimes c = new CpuTimes();
-            c.server = cpuSeconds(read(Path.of("/proc/" + serverPid + "/stat")));
-            c.s3 = cpuSeconds(read(Path.of("/proc/" + s3Pid + "/stat")));
-            c.bench = cpuSeconds(read(Path.of("/proc/self/stat")));
-            if (POSTMASTER_PID > 0) {
-                try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("/proc"), p -> p.getFileName().toString()
-                        .chars().allMatch(Character::isDigit))) {
-                    for (Path p : ds) {
-                        String stat = read(p.resolve("stat"));
-                        if (stat == null) {
-                            continue;
-                        }
-                        long pid = Long.parseLong(p.getFileName().toString());
-                        long ppid = Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[1]);
-                        if (pid == POSTMASTER_PID) {
-                            // its own time plus that of exited, reaped backends (cutime/cstime)
-                            c.postgres += cpuSeconds(stat) + childCpuSeconds(stat);
-                        } else if (ppid == POSTMASTER_PID) {
-                            c.postgres += cpuSeconds(stat);
-                        }
-                    }
-                } catch (IOException e) {
-                    c.postgres = Double.NaN;
-                }
-            } else {
+            c.server = ProcStats.cpuSeconds(ProcStats.read(Path.of("/proc/" + serverPid + "/stat")));
+            c.s3 = ProcStats.cpuSeconds(ProcStats.read(Path.of("/proc/" + s3Pid + "/stat")));
+            c.bench = ProcStats.cpuSeconds(ProcStats.read(Path.of("/proc/self/stat")));
+            Map<Long, String> postgres = POSTMASTER_PID > 0 ? ProcStats.postgresStats(POSTMASTER_PID) : null;
+            if (postgres == null) {
                 c.postgres = Double.NaN;
+            } else {
+                for (Map.Entry<Long, String> e : postgres.entrySet()) {
+                    c.postgres += ProcStats.cpuSeconds(e.getValue());
+                    if (e.getKey() == POSTMASTER_PID) {
+                        // plus the time of exited, reaped backends (cutime/cstime)
+                        c.postgres += ProcStats.childCpuSeconds(e.getValue());
+                    }
+                }
             }
             return c;
         }
-    }
-
-    private static String read(Path p) {
-        try {
-            return Files.readString(p);
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
-    }
-
-    private static double cpuSeconds(String stat) {
-        if (stat == null) {
-            return 0;
-        }
-        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-        return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / (double) CLK_TCK;
-    }
-
-    private static double childCpuSeconds(String stat) {
-        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-        return (Long.parseLong(f[13]) + Long.parseLong(f[14])) / (double) CLK_TCK;
     }
 
     // ============================================================================================ helpers
@@ -1089,7 +1025,7 @@ public final class SegmentsBenchmark {
     }
 
     private static String loadAverage() {
-        String s = read(Path.of("/proc/loadavg"));
+        String s = ProcStats.read(Path.of("/proc/loadavg"));
         return s == null ? "?" : String.join(" ", Arrays.copyOf(s.trim().split(" "), 3));
     }
 

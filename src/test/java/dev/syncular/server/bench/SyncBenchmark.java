@@ -62,7 +62,6 @@ public final class SyncBenchmark {
     private static final String BOOTSTRAP_SIZES = System.getProperty("bench.bootstrapSizes", "20000,100000");
     private static final int SEED_BATCH = 500;
     private static final String TABLE = "notes";
-    private static final long CLK_TCK = 100; // USER_HZ on Linux
     /** The local PostgreSQL postmaster (its backends are its children); 0 = unknown / remote database. */
     private static final long POSTMASTER_PID = Long.getLong("bench.pgPid", 0);
 
@@ -358,15 +357,14 @@ public final class SyncBenchmark {
         Map<Long, Object[]> out = new LinkedHashMap<>();
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("/proc/" + pid + "/task"))) {
             for (Path t : ds) {
-                try {
-                    String stat = Files.readString(t.resolve("stat"));
-                    String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                    out.put(Long.parseLong(t.getFileName().toString()), new Object[] {name,
-                            Long.parseLong(f[11]) / (double) CLK_TCK, Long.parseLong(f[12]) / (double) CLK_TCK});
-                } catch (IOException | RuntimeException e) {
-                    // thread went away
+                String stat = ProcStats.read(t.resolve("stat"));
+                if (stat == null) {
+                    continue; // thread went away
                 }
+                String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                String[] f = ProcStats.fields(stat);
+                out.put(Long.parseLong(t.getFileName().toString()),
+                        new Object[] {name, ProcStats.ticks(f[11]), ProcStats.ticks(f[12])});
             }
         } catch (IOException e) {
             // process went away
@@ -545,12 +543,12 @@ public final class SyncBenchmark {
     // ======================================================================================== /proc sampling
 
     private static final class RssSampler implements Runnable {
-        private final Path status;
+        private final long pid;
         private final Map<String, AtomicLong> peaks = new LinkedHashMap<>();
         private volatile AtomicLong currentPeak = new AtomicLong();
 
         RssSampler(long pid) {
-            this.status = Path.of("/proc/" + pid + "/status");
+            this.pid = pid;
         }
 
         synchronized void phase(String name) {
@@ -565,24 +563,11 @@ public final class SyncBenchmark {
         }
 
         long current() {
-            return field("VmRSS:");
+            return ProcStats.statusBytes(pid, "VmRSS:");
         }
 
         long hwm() {
-            return field("VmHWM:");
-        }
-
-        private long field(String name) {
-            try {
-                for (String line : Files.readAllLines(status)) {
-                    if (line.startsWith(name)) {
-                        return Long.parseLong(line.substring(name.length()).trim().split("\\s+")[0]) * 1024;
-                    }
-                }
-            } catch (IOException | RuntimeException e) {
-                return -1;
-            }
-            return -1;
+            return ProcStats.statusBytes(pid, "VmHWM:");
         }
 
         /** One sample; scheduled every 100 ms by a scheduled executor. */
@@ -597,26 +582,18 @@ public final class SyncBenchmark {
         static CpuSnapshot take(long serverPid) {
             double pg = 0;
             Map<Long, Double> byPid = new java.util.HashMap<>();
-            try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("/proc"), p -> p.getFileName().toString()
-                    .chars().allMatch(Character::isDigit))) {
-                for (Path p : ds) {
-                    String stat = read(p.resolve("stat"));
-                    if (stat == null || POSTMASTER_PID <= 0) {
-                        continue;
-                    }
-                    long pid = Long.parseLong(p.getFileName().toString());
-                    long ppid = Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[1]);
-                    if (pid == POSTMASTER_PID || ppid == POSTMASTER_PID) {
-                        double c = cpuSeconds(stat);
-                        pg += c;
-                        byPid.put(pid, c);
-                    }
-                }
-            } catch (IOException e) {
+            Map<Long, String> postgres = ProcStats.postgresStats(POSTMASTER_PID);
+            if (postgres == null) {
                 pg = Double.NaN;
+            } else {
+                for (Map.Entry<Long, String> e : postgres.entrySet()) {
+                    double c = ProcStats.cpuSeconds(e.getValue());
+                    pg += c;
+                    byPid.put(e.getKey(), c);
+                }
             }
-            return new CpuSnapshot(System.nanoTime(), cpuSeconds(read(Path.of("/proc/" + serverPid + "/stat"))),
-                    cpuSeconds(read(Path.of("/proc/self/stat"))), pg, byPid);
+            return new CpuSnapshot(System.nanoTime(), ProcStats.cpuSeconds(ProcStats.read(Path.of("/proc/" + serverPid + "/stat"))),
+                    ProcStats.cpuSeconds(ProcStats.read(Path.of("/proc/self/stat"))), pg, byPid);
         }
 
         /**
@@ -639,23 +616,6 @@ public final class SyncBenchmark {
                             + "benchmark clients %.1f s (%.0f%%); total %.0f%% of the machine",
                     wall, cores, server, 100 * server / wall, postgres, 100 * postgres / wall, bench, 100 * bench / wall,
                     100 * (server + postgres + bench) / (wall * cores));
-        }
-
-        private static String read(Path p) {
-            try {
-                return Files.readString(p);
-            } catch (IOException | RuntimeException e) {
-                return null; // process went away
-            }
-        }
-
-        private static double cpuSeconds(String stat) {
-            if (stat == null) {
-                return 0;
-            }
-            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            // fields after "pid (comm) ": state=0 ... utime=11, stime=12 (man proc: 14 and 15, 1-based)
-            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / (double) CLK_TCK;
         }
     }
 

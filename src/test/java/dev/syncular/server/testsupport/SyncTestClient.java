@@ -327,6 +327,27 @@ public final class SyncTestClient {
     }
 
     /**
+     * §5.3: the image's data table (in the database {@code schemaPrefix} names, e.g. {@code "img."} for an
+     * ATTACHed one, or {@code ""}) has exactly the schema's columns in declaration order plus
+     * {@code _syncular_version}; otherwise {@code sync.schema_mismatch}.
+     */
+    public static void checkImageColumns(java.sql.Statement st, String schemaPrefix, TableSchema t)
+            throws java.sql.SQLException {
+        List<String> names = new ArrayList<>();
+        try (java.sql.ResultSet cols = st.executeQuery("PRAGMA " + schemaPrefix + "table_info(\"" + t.name() + "\")")) {
+            while (cols.next()) {
+                names.add(cols.getString("name"));
+            }
+        }
+        List<String> expected = new ArrayList<>();
+        t.columns().forEach(col -> expected.add(col.name()));
+        expected.add("_syncular_version");
+        if (!names.equals(expected)) {
+            throw new IllegalStateException("sync.schema_mismatch: " + names);
+        }
+    }
+
+    /**
      * §5.3 client checks and application of a SQLite image: the bytes open as a database, the one metadata row
      * matches the descriptor and this client's schema version, the data table's columns are the schema's in
      * declaration order plus {@code _syncular_version}; rows upsert by primary key with their versions.
@@ -351,18 +372,7 @@ public final class SyncTestClient {
                         throw new IllegalStateException("sync.invalid_request: image metadata mismatch");
                     }
                 }
-                List<String> names = new ArrayList<>();
-                try (java.sql.ResultSet cols = st.executeQuery("PRAGMA table_info(\"" + ref.table() + "\")")) {
-                    while (cols.next()) {
-                        names.add(cols.getString("name"));
-                    }
-                }
-                List<String> expected = new ArrayList<>();
-                t.columns().forEach(col -> expected.add(col.name()));
-                expected.add("_syncular_version");
-                if (!names.equals(expected)) {
-                    throw new IllegalStateException("sync.schema_mismatch: " + names);
-                }
+                checkImageColumns(st, "", t);
                 long applied = 0;
                 try (java.sql.ResultSet rs = st.executeQuery("SELECT * FROM \"" + ref.table() + "\"")) {
                     while (rs.next()) {

@@ -1389,15 +1389,7 @@ public final class PostgresSyncStorage implements SyncStorage {
                     return null;
                 }
             }
-            Map<String, StoredRow> rows = found.getOrDefault(table, Map.of());
-            Map<String, StoredRow> out = new LinkedHashMap<>();
-            for (String id : rowIds) {
-                StoredRow row = rows.get(id);
-                if (row != null) {
-                    out.put(id, row);
-                }
-            }
-            return out;
+            return inRequestOrder(rowIds, found.getOrDefault(table, Map.of()));
         }
     }
 
@@ -2374,15 +2366,20 @@ public final class PostgresSyncStorage implements SyncStorage {
                         StoredRow row = storedRow(rt.schema, r);
                         found.put(row.rowId(), row);
                     }
-                    Map<String, StoredRow> out = new LinkedHashMap<>();
-                    for (String id : rowIds) {
-                        StoredRow row = found.get(id);
-                        if (row != null) {
-                            out.put(id, row);
-                        }
-                    }
-                    return out;
+                    return inRequestOrder(rowIds, found);
                 });
+    }
+
+    /** The found rows keyed and ordered by the requested ids (absent ids left out). */
+    private static Map<String, StoredRow> inRequestOrder(List<String> rowIds, Map<String, StoredRow> found) {
+        Map<String, StoredRow> out = new LinkedHashMap<>();
+        for (String id : rowIds) {
+            StoredRow row = found.get(id);
+            if (row != null) {
+                out.put(id, row);
+            }
+        }
+        return out;
     }
 
     private static StoredRow storedRow(TableSchema ts, Row r) {

@@ -1,0 +1,65 @@
+# Shell helpers shared by the benchmark scripts (sourced, not run). Expects PG_URL, PG_USER and PG_PASSWORD.
+
+# A free local port (bound then released by the kernel's ephemeral allocator).
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# psql against the benchmark database (dropping the schema, the version string); optional.
+pg_psql() {
+    local rest="${PG_URL#postgresql://}"
+    rest="${rest#postgres://}"
+    local hostport="${rest%%/*}" db="${rest#*/}"
+    db="${db%%\?*}"
+    PGPASSWORD="$PG_PASSWORD" psql -X -q -At -h "${hostport%%:*}" -p "${hostport##*:}" -U "$PG_USER" -d "$db" "$@"
+}
+
+# Stops a background process: SIGTERM, then SIGKILL after 10 s.
+stop_pid() { # pid name
+    local pid="$1"
+    if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+        kill "$pid" 2>/dev/null || true
+        for _ in $(seq 1 100); do
+            kill -0 "$pid" 2>/dev/null || return 0
+            sleep 0.1
+        done
+        echo "$2 did not stop on SIGTERM; killing it" >&2
+        kill -9 "$pid" 2>/dev/null || true
+    fi
+}
+
+# Polls url until it answers (any status; with "ok", a 2xx), within 90 s; fails with the log's tail when
+# the process exits or the deadline passes.
+wait_for() { # url pid name log [ok]
+    local deadline=$((SECONDS + 90)) flags=(-s -o /dev/null)
+    [[ "${5:-}" == ok ]] && flags=(-sf -o /dev/null)
+    until curl "${flags[@]}" "$1" 2>/dev/null; do
+        if ! kill -0 "$2" 2>/dev/null; then
+            echo "$3 exited during start-up; last log lines:" >&2
+            tail -n 30 "$4" >&2
+            exit 1
+        fi
+        if ((SECONDS >= deadline)); then
+            echo "$3 not ready within 90 s; last log lines:" >&2
+            tail -n 30 "$4" >&2
+            exit 1
+        fi
+        sleep 0.2
+    done
+}
+
+# The local postmaster's pid (its backends are its children) for per-phase PostgreSQL CPU; 0 when remote.
+postmaster_pid() {
+    local pid=0
+    if [[ "$PG_URL" == *"127.0.0.1:"* || "$PG_URL" == *"localhost:"* ]]; then
+        local pg_port="${PG_URL##*:}"
+        pg_port="${pg_port%%/*}"
+        pid=$(ss -ltnpH "sport = :$pg_port" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2 || true)
+    fi
+    echo "${pid:-0}"
+}
+
+machine_line() {
+    echo "== machine: nproc $(nproc); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //');" \
+        "load average $(cut -d' ' -f1-3 /proc/loadavg); $(date -u)"
+}
