@@ -63,3 +63,20 @@ machine_line() {
     echo "== machine: nproc $(nproc); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //');" \
         "load average $(cut -d' ' -f1-3 /proc/loadavg); $(date -u)"
 }
+
+# Starts the packaged server in the background (prod profile, dev header auth, a fresh storage schema) on
+# $PORT against $PG_URL with $SERVER_JAVA_OPTS plus the given JVM arguments; sets SERVER_PID.
+start_server() { # log [jvm args...]
+    local log="$1"
+    shift
+    # shellcheck disable=SC2086
+    QUARKUS_HTTP_PORT="$PORT" \
+    QUARKUS_DATASOURCE_REACTIVE_URL="$PG_URL" \
+    SYNCULAR_PG_USER="$PG_USER" \
+    SYNCULAR_PG_PASSWORD="$PG_PASSWORD" \
+    SYNCULAR_DEV_AUTH_ENABLED=true \
+    SYNCULAR_SCHEMA_PATH="$SCHEMA_FILE" \
+    SYNCULAR_STORAGE_PG_SCHEMA="$PG_SCHEMA" \
+        java $SERVER_JAVA_OPTS "$@" -jar target/quarkus-app/quarkus-run.jar >"$log" 2>&1 &
+    SERVER_PID=$!
+}

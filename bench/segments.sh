@@ -112,15 +112,7 @@ echo "== bucket $S3_BUCKET created (anonymous listing answers $status: signature
 # ------------------------------------------------------------------------------------------------- server
 echo "== server JVM options: $SERVER_JAVA_OPTS" >&2
 echo "== starting the server on port $PORT (storage schema $PG_SCHEMA; segments in s3://$S3_BUCKET/bench/; log $LOG)" >&2
-# shellcheck disable=SC2086
-QUARKUS_HTTP_PORT="$PORT" \
-QUARKUS_DATASOURCE_REACTIVE_URL="$PG_URL" \
-SYNCULAR_PG_USER="$PG_USER" \
-SYNCULAR_PG_PASSWORD="$PG_PASSWORD" \
-SYNCULAR_DEV_AUTH_ENABLED=true \
-SYNCULAR_SCHEMA_PATH="$SCHEMA_FILE" \
-SYNCULAR_STORAGE_PG_SCHEMA="$PG_SCHEMA" \
-    java $SERVER_JAVA_OPTS \
+start_server "$LOG" \
     -Dsyncular.segments.store=s3 \
     -Dsyncular.s3.bucket="$S3_BUCKET" \
     -Dsyncular.s3.key-prefix=bench/ \
@@ -132,9 +124,7 @@ SYNCULAR_STORAGE_PG_SCHEMA="$PG_SCHEMA" \
     -Dquarkus.s3.aws.credentials.type=static \
     -Dquarkus.s3.aws.credentials.static-provider.access-key-id="$S3_ACCESS_KEY" \
     -Dquarkus.s3.aws.credentials.static-provider.secret-access-key="$S3_SECRET_KEY" \
-    -Dquarkus.s3.checksum-validation=false \
-    -jar target/quarkus-app/quarkus-run.jar >"$LOG" 2>&1 &
-SERVER_PID=$!
+    -Dquarkus.s3.checksum-validation=false
 wait_for "http://127.0.0.1:$PORT/q/health/ready" "$SERVER_PID" server "$LOG" ok
 echo "== server ready (pid $SERVER_PID), s3proxy pid $S3_PID" >&2
 METRICS=$(curl -sf "http://127.0.0.1:$PORT/q/metrics" || true)

@@ -58,16 +58,7 @@ trap cleanup EXIT INT TERM
 
 echo "== server JVM options: $SERVER_JAVA_OPTS" >&2
 echo "== starting the server on port $PORT (storage schema $PG_SCHEMA; log $LOG)" >&2
-# shellcheck disable=SC2086
-QUARKUS_HTTP_PORT="$PORT" \
-QUARKUS_DATASOURCE_REACTIVE_URL="$PG_URL" \
-SYNCULAR_PG_USER="$PG_USER" \
-SYNCULAR_PG_PASSWORD="$PG_PASSWORD" \
-SYNCULAR_DEV_AUTH_ENABLED=true \
-SYNCULAR_SCHEMA_PATH="$SCHEMA_FILE" \
-SYNCULAR_STORAGE_PG_SCHEMA="$PG_SCHEMA" \
-    java $SERVER_JAVA_OPTS -jar target/quarkus-app/quarkus-run.jar >"$LOG" 2>&1 &
-SERVER_PID=$!
+start_server "$LOG"
 
 wait_for "http://127.0.0.1:$PORT/q/health/ready" "$SERVER_PID" server "$LOG" ok
 echo "== server ready (pid $SERVER_PID)" >&2
