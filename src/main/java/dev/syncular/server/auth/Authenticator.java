@@ -1,5 +1,7 @@
 package dev.syncular.server.auth;
 
+import dev.syncular.server.errors.SyncError;
+import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpServerRequest;

@@ -1,8 +1,8 @@
 package dev.syncular.server.auth;
 
 import dev.syncular.server.config.SyncularConfig;
-import dev.syncular.server.sync.ErrorCode;
-import dev.syncular.server.sync.SyncError;
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.quarkus.arc.DefaultBean;
 import io.smallrye.mutiny.Uni;

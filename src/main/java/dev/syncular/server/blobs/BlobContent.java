@@ -1,7 +1,7 @@
 package dev.syncular.server.blobs;
 
-import dev.syncular.server.sync.ErrorCode;
-import dev.syncular.server.sync.SyncError;
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import java.security.MessageDigest;
 import java.util.Map;
 

@@ -5,7 +5,7 @@ import java.util.Objects;
 
 /**
  * Durable, content-addressed, partition-scoped blob bytes (§5.9.2). Unlike segments, blobs never expire by
- * time: the only deleter is the orphan sweep ({@link BlobService#sweepOrphans}), which deletes only blobs the
+ * time: the only deleter is the orphan sweep ({@code sync.BlobService#sweepOrphans}), which deletes only blobs the
  * reference index (§5.9.4) does not name. Stored bytes are verbatim (never re-compressed), so a presigned GET
  * serves exactly the content-addressed bytes.
  *

@@ -27,7 +27,7 @@ public final class ConformanceInstance {
     final PostgresSegmentStore segments;
     /** §5.9 blobs (capability {@code blobs}): the embedded store in this instance's schema, on its clock. */
     final dev.syncular.server.blobs.postgres.PostgresBlobStore blobStore;
-    final dev.syncular.server.blobs.BlobService blobs;
+    final dev.syncular.server.sync.BlobService blobs;
     private final ScopeResolver resolver;
     private final SyncLimits limits;
     private final byte[] signingKey;
@@ -56,7 +56,7 @@ public final class ConformanceInstance {
         new java.security.SecureRandom().nextBytes(signingKey);
         this.segmentBaseUrl = segmentBaseUrl;
         this.blobStore = blobStore;
-        this.blobs = new dev.syncular.server.blobs.BlobService(blobStore, storage, resolver, SchemaWindow.single(schema),
+        this.blobs = new dev.syncular.server.sync.BlobService(blobStore, storage, resolver, SchemaWindow.single(schema),
                 clock::get, BLOB_MAX_BYTES, java.time.Duration.ofHours(24));
         setSignedUrlTtl(signedUrlTtlSeconds);
     }

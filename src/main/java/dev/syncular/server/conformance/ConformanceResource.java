@@ -10,8 +10,8 @@ import dev.syncular.server.ops.Pruner;
 import dev.syncular.server.ops.RetentionPolicy;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.StoredRow;
-import dev.syncular.server.sync.ErrorCode;
-import dev.syncular.server.sync.SyncError;
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.wire.ColumnType;
 import io.smallrye.mutiny.Uni;
@@ -184,10 +184,10 @@ public class ConformanceResource {
                 return i.blobs.download(actorContext(i, args.path(0).asText()), args.path(1).asText())
                         .map(d -> {
                             ObjectNode o = JSON.createObjectNode();
-                            if (d instanceof dev.syncular.server.blobs.BlobService.Download.Bytes b) {
+                            if (d instanceof dev.syncular.server.sync.BlobService.Download.Bytes b) {
                                 o.put("kind", "bytes");
                                 o.putObject("bytes").put("$u8", HexFormat.of().formatHex(b.bytes()));
-                            } else if (d instanceof dev.syncular.server.blobs.BlobService.Download.Url u) {
+                            } else if (d instanceof dev.syncular.server.sync.BlobService.Download.Url u) {
                                 o.put("kind", "url").put("url", u.url().url()).put("urlExpiresAtMs", u.url().expiresAtMs());
                             }
                             return (JsonNode) o;

@@ -8,7 +8,7 @@ import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.ops.Backfills;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCheckpoint;
-import dev.syncular.server.sync.ErrorCode;
+import dev.syncular.server.errors.ErrorCode;
 import io.smallrye.mutiny.Uni;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Consumes;

@@ -1,6 +1,6 @@
 package dev.syncular.server.http;
 
-import dev.syncular.server.blobs.BlobService;
+import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.postgres.PostgresBlobStore;
 import dev.syncular.server.blobs.s3.S3BlobStore;

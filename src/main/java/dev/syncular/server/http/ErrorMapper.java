@@ -1,7 +1,7 @@
 package dev.syncular.server.http;
 
-import dev.syncular.server.sync.ErrorCode;
-import dev.syncular.server.sync.SyncError;
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.wire.WireException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.MediaType;

@@ -1,6 +1,6 @@
 package dev.syncular.server.http;
 
-import dev.syncular.server.sync.ErrorCode;
+import dev.syncular.server.errors.ErrorCode;
 
 /**
  * An HTTP-level protocol error whose status differs from the catalogue default of its code (§1.1): 415 for

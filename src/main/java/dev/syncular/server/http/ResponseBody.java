@@ -1,6 +1,6 @@
 package dev.syncular.server.http;
 
-import dev.syncular.server.sync.ErrorCode;
+import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.wire.ErrorFrame;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.FrameType;

@@ -3,7 +3,7 @@ package dev.syncular.server.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.auth.Authenticator;
-import dev.syncular.server.sync.ErrorCode;
+import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.sync.SyncEngine;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;

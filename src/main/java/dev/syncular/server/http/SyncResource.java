@@ -1,8 +1,9 @@
 package dev.syncular.server.http;
 
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.auth.Authenticator;
 import dev.syncular.server.config.SyncularConfig;
-import dev.syncular.server.sync.ErrorCode;
+import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.wire.Frame;

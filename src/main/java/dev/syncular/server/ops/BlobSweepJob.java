@@ -1,6 +1,6 @@
 package dev.syncular.server.ops;
 
-import dev.syncular.server.blobs.BlobService;
+import dev.syncular.server.sync.BlobService;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;

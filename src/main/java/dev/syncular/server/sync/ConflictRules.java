@@ -1,5 +1,6 @@
 package dev.syncular.server.sync;
 
+import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.schema.ColumnSchema;
 import dev.syncular.server.schema.ScopePattern;
 import dev.syncular.server.schema.TableSchema;

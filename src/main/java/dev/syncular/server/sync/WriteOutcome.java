@@ -1,5 +1,7 @@
 package dev.syncular.server.sync;
 
+import dev.syncular.server.errors.ErrorCode;
+
 /** The §6.2 outcome of one push operation against the stored state. */
 public sealed interface WriteOutcome {
     /** Write the row: full values, the new {@code server_version} and column versions. */

@@ -8,8 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.syncular.server.sync.ErrorCode;
-import dev.syncular.server.sync.SyncError;
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import io.smallrye.mutiny.Uni;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,5 +1,6 @@
 package dev.syncular.server.sync;
 
+import dev.syncular.server.errors.ErrorCode;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

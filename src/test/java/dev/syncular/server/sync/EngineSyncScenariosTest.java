@@ -1,5 +1,6 @@
 package dev.syncular.server.sync;
 
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.memory.InMemorySegmentStore;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;

@@ -1,14 +1,16 @@
-package dev.syncular.server.blobs;
+package dev.syncular.server.sync;
 
+import dev.syncular.server.blobs.BlobContent;
+import dev.syncular.server.blobs.BlobInfo;
+import dev.syncular.server.blobs.BlobKey;
+import dev.syncular.server.blobs.BlobStore;
+import dev.syncular.server.blobs.PresignedUrl;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.BlobReference;
 import dev.syncular.server.storage.SyncStorage;
-import dev.syncular.server.sync.EffectiveScopes;
-import dev.syncular.server.sync.ErrorCode;
-import dev.syncular.server.sync.ScopeResolver;
-import dev.syncular.server.sync.SyncError;
-import dev.syncular.server.sync.SyncRequestContext;
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import io.smallrye.mutiny.Uni;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package dev.syncular.server.sync;
+package dev.syncular.server.errors;
 
 /**
  * The §10.2 error catalogue (wire version 3): code, category, retryability and recommended action are

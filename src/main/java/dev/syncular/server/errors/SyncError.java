@@ -1,4 +1,4 @@
-package dev.syncular.server.sync;
+package dev.syncular.server.errors;
 
 import java.util.Map;
 
