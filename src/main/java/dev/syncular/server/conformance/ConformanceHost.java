@@ -25,7 +25,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.jboss.logging.Logger;
 
 /**
- * The instance registry of the conformance host (docs/CONFORMANCE.md, ../shared/CONFORMANCE-HOST.md).
+ * The instance registry of the conformance host (docs/CONFORMANCE.md).
  * Each instance lives in its own PostgreSQL schema of the configured database; closing it drops the schema.
  */
 @ApplicationScoped

@@ -61,11 +61,16 @@ public final class ConformanceInstance {
         setSignedUrlTtl(signedUrlTtlSeconds);
     }
 
-    /** (Re)builds the engine; signed segment URLs (§5.4) only when a TTL is set (capability {@code signed-urls}). */
+    /**
+     * (Re)builds the engine; signed segment URLs (§5.4) only when a TTL is set (capability {@code signed-urls}). A TTL
+     * of zero or less mints URLs born expired ({@code urlExpiresAtMs} at or before the instance clock), which a §5.4
+     * client refuses with {@code sync.segment_expired} without fetching.
+     */
     void setSignedUrlTtl(Long ttlSeconds) {
         dev.syncular.server.segments.SegmentUrlSigner signer = ttlSeconds == null ? null
                 : new dev.syncular.server.segments.SegmentUrlSigner(signingKey, segmentBaseUrl,
-                        Math.min(ttlSeconds * 1000, dev.syncular.server.segments.SegmentUrlSigner.MAX_TTL_MS));
+                        Math.max(0, Math.min(ttlSeconds, dev.syncular.server.segments.SegmentUrlSigner.MAX_TTL_MS / 1000))
+                                * 1000);
         this.engine = new SyncEngine(SchemaWindow.single(schema), storage, segments, resolver, limits, clock::get,
                 dev.syncular.server.sync.CrdtMerger.NONE, List.of(), reason -> { }, signer, true, blobStore);
     }

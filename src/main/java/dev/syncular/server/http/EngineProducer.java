@@ -168,7 +168,15 @@ public class EngineProducer {
                 .getOptionalValue(test ? "quarkus.http.test-port" : "quarkus.http.port", String.class)
                 .orElse(test ? "8081" : "8080");
         String base = s.baseUrl().orElse("http://localhost:" + port + config.mountPrefix() + "/segments");
-        return new SegmentUrlSigner(key, base, s.ttl().toMillis());
+        return new SegmentUrlSigner(key, base, signedUrlTtl(s.ttl()).toMillis());
+    }
+
+    /** {@code syncular.signed-urls.ttl}: more than zero and at most 15 minutes (§5.4), or the boot stops naming it. */
+    static Duration signedUrlTtl(Duration ttl) {
+        if (ttl.isZero() || ttl.isNegative() || ttl.toMillis() > SegmentUrlSigner.MAX_TTL_MS) {
+            throw new ConfigurationException("syncular.signed-urls.ttl must be more than 0s and at most 15m (SSP2 §5.4), was " + ttl);
+        }
+        return ttl;
     }
 
     /** The backfill checkpoints this build declares (§2.4), from {@code syncular.checkpoints}. */

@@ -31,13 +31,15 @@ public final class SegmentUrlSigner implements SegmentUrls {
     /**
      * @param key     the HMAC key, shared by every process serving the same segments
      * @param baseUrl the public URL prefix of the segment route, e.g. {@code https://sync.example.com/segments}
+     * @param ttlMs   URL lifetime, at most 15 minutes; zero mints URLs that are born expired (the conformance host's
+     *                {@code setSignedUrlTtlSeconds(0)}; the production configuration refuses it at start-up)
      */
     public SegmentUrlSigner(byte[] key, String baseUrl, long ttlMs) {
         if (key.length < 32) {
             throw new IllegalArgumentException("signing key must have at least 32 bytes");
         }
-        if (ttlMs <= 0 || ttlMs > MAX_TTL_MS) {
-            throw new IllegalArgumentException("signed URL TTL must be within (0, 15 min]");
+        if (ttlMs < 0 || ttlMs > MAX_TTL_MS) {
+            throw new IllegalArgumentException("signed URL TTL must be within [0, 15 min]");
         }
         this.key = new SecretKeySpec(key.clone(), "HmacSHA256");
         this.baseUrl = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;

@@ -28,7 +28,7 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.Test;
 
 /**
- * Drives the conformance host the way Syncular's catalog does (../shared/CONFORMANCE-HOST.md): instances
+ * Drives the conformance host the way Syncular's catalog does (docs/CONFORMANCE.md): instances
  * with their own schemas, SSP2 rounds and segment downloads through each, isolation, pruning, row
  * inspection, the virtual clock, and close.
  */
@@ -245,5 +245,72 @@ class ConformanceHostTest {
                 .post("/__conformance/instances/" + id + "/call/fetchSegmentUrl").then().statusCode(403)
                 .body("code", equalTo("sync.forbidden"));
         call(id, "close", "[]");
+    }
+
+    static final String DOCS = "{\"version\":1,\"tables\":[{\"name\":\"docs\",\"primaryKey\":\"id\",\"columns\":["
+            + "{\"name\":\"id\",\"type\":\"string\",\"nullable\":false},"
+            + "{\"name\":\"project_id\",\"type\":\"string\",\"nullable\":false},"
+            + "{\"name\":\"meta\",\"type\":\"json\",\"nullable\":true}],\"scopes\":[\"project:{project_id}\"]}]}";
+
+    /** §2.4: readRows renders a json value as the stored text itself (a JSON string), SQL NULL as JSON null. */
+    @Test
+    void readRowsRendersJsonValuesAsTheirVerbatimText() throws Exception {
+        String id = create(DOCS, "p", "");
+        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        SyncTestClient c = client(id, DOCS, "alice", "docs", Map.of("project_id", List.of("p1")));
+        c.upsert("docs", Map.of("id", "d1", "project_id", "p1", "meta", "{ \"k\" :  1 }"), null);
+        c.upsert("docs", Map.of("id", "d2", "project_id", "p1", "meta", "null"), null);
+        Map<String, Object> sqlNull = new java.util.HashMap<>(Map.of("id", "d3", "project_id", "p1"));
+        sqlNull.put("meta", null);
+        c.upsert("docs", sqlNull, null);
+        c.syncUntilIdle();
+        c.results.values().forEach(r -> assertEquals(dev.syncular.server.wire.CommitStatus.APPLIED, r.status(), r.toString()));
+
+        String body = given().contentType("application/json").body("{\"args\":[\"docs\"]}")
+                .post("/__conformance/instances/" + id + "/call/readRows").then().statusCode(200).extract().asString();
+        com.fasterxml.jackson.databind.JsonNode rows = new com.fasterxml.jackson.databind.ObjectMapper().readTree(body)
+                .path("result");
+        assertEquals(3, rows.size(), body);
+        com.fasterxml.jackson.databind.JsonNode d1 = rows.get(0).path("values").path("meta");
+        assertTrue(d1.isTextual(), body);
+        assertEquals("{ \"k\" :  1 }", d1.textValue()); // byte for byte, whitespace kept
+        com.fasterxml.jackson.databind.JsonNode d2 = rows.get(1).path("values").path("meta");
+        assertTrue(d2.isTextual(), body);
+        assertEquals("null", d2.textValue()); // a stored document null is the string "null"
+        assertTrue(rows.get(2).path("values").path("meta").isNull(), body); // SQL NULL only
+        call(id, "close", "[]");
+    }
+
+    /** §5.4: a TTL of zero mints descriptors whose URL is born expired; a later TTL makes live URLs again. */
+    @Test
+    void signedUrlTtlZeroMintsBornExpiredUrls() {
+        String id = create(NOTES, "p", ",\"signedUrls\":{\"ttlSeconds\":60}");
+        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        SyncTestClient w = client(id, NOTES, "alice", "notes", Map.of("project_id", List.of("p1")));
+        w.upsert("notes", Map.of("id", "n1", "project_id", "p1", "body", new byte[] {7}), null);
+        w.syncUntilIdle();
+        long now = call(id, "nowMs", "[]").getLong("result");
+
+        given().contentType("application/json").body("{\"args\":[0]}")
+                .post("/__conformance/instances/" + id + "/call/setSignedUrlTtlSeconds").then().statusCode(200)
+                .body("$", org.hamcrest.Matchers.hasKey("result")).body("result", org.hamcrest.Matchers.nullValue());
+        SegmentRef expired = signedRef(id);
+        assertTrue(expired.url() != null && expired.urlExpiresAtMs() <= now,
+                "born expired: " + expired.urlExpiresAtMs() + " vs clock " + now);
+
+        assertTrue(call(id, "setSignedUrlTtlSeconds", "[900]").get("result") == null);
+        SegmentRef live = signedRef(id);
+        assertEquals(now + 900_000, live.urlExpiresAtMs(), 1_000.0);
+        assertTrue(call(id, "fetchSegmentUrl", "[\"" + live.url() + "\"]").getString("result.$u8").length() > 0);
+        call(id, "close", "[]");
+    }
+
+    /** A fresh reader's first bootstrap descriptor, requested with URLs (accept bit 3). */
+    private SegmentRef signedRef(String id) {
+        SyncTestClient r = client(id, NOTES, "alice", "notes", Map.of("project_id", List.of("p1")));
+        r.accept = PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SIGNED_URLS;
+        r.sync();
+        r.sync();
+        return r.segmentRefs.stream().filter(ref -> ref.url() != null).findFirst().orElseThrow();
     }
 }

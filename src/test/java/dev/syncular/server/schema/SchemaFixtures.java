@@ -1,11 +1,9 @@
 package dev.syncular.server.schema;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.nio.file.Files;
+import dev.syncular.server.testsupport.ReferenceMaterial;
 import java.nio.file.Path;
 
 /** Shared test helpers: reference-fixture location and a small mutable base schema. */
@@ -14,17 +12,9 @@ final class SchemaFixtures {
 
     private SchemaFixtures() {}
 
-    /** The reference tree: {@code -Dsyncular.reference.dir=...}, else {@code ../shared/reference}. */
-    static Path referenceDir() {
-        String override = System.getProperty("syncular.reference.dir");
-        return override != null && !override.isBlank() ? Path.of(override) : Path.of("..", "shared", "reference");
-    }
-
-    /** A schema-IR fixture file; the test is skipped (not failed) when the reference tree is absent. */
+    /** A Syncular schema-IR fixture (src/test/resources/syncular/fixtures/schema-ir). */
     static Path irFixture(String fileName) {
-        Path p = referenceDir().resolve(Path.of("fixtures", "schema-ir", fileName));
-        assumeTrue(Files.isRegularFile(p), "reference fixture not found: " + p.toAbsolutePath());
-        return p;
+        return ReferenceMaterial.file("fixtures", "schema-ir", fileName);
     }
 
     static ObjectNode column(String name, String type, boolean nullable) {

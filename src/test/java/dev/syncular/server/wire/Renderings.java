@@ -3,8 +3,8 @@ package dev.syncular.server.wire;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.syncular.server.testsupport.ReferenceMaterial;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -24,14 +24,9 @@ final class Renderings {
     private Renderings() {
     }
 
-    /** The reference material: {@code -Dsyncular.reference.dir} or {@code ../shared/reference}. */
+    /** The Syncular reference material on the test classpath (src/test/resources/syncular). */
     static Path referenceDir() {
-        String p = System.getProperty("syncular.reference.dir");
-        Path dir = p != null ? Path.of(p) : Path.of("..", "shared", "reference");
-        if (!Files.isDirectory(dir)) {
-            throw new IllegalStateException("reference material not found at " + dir.toAbsolutePath());
-        }
-        return dir;
+        return ReferenceMaterial.dir();
     }
 
     static JsonNode read(Path p) {

@@ -19,6 +19,7 @@ import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.storage.SyncStorageContract;
+import dev.syncular.server.testsupport.ReferenceMaterial;
 import dev.syncular.server.testsupport.TestPostgres;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
@@ -26,7 +27,6 @@ import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.Tuple;
 import io.vertx.pgclient.PgException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -39,7 +39,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -660,10 +659,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
 
     @Test
     void referenceQuickstartFixtureInstalls() {
-        String override = System.getProperty("syncular.reference.dir");
-        Path ref = override != null && !override.isBlank() ? Path.of(override) : Path.of("..", "shared", "reference");
-        Path fixture = ref.resolve(Path.of("fixtures", "schema-ir", "quickstart.syncular.ir.json"));
-        Assumptions.assumeTrue(Files.isRegularFile(fixture), "reference fixture not found");
+        Path fixture = ReferenceMaterial.file("fixtures", "schema-ir", "quickstart.syncular.ir.json");
         CompiledSchema quickstart = SchemaLoader.load(fixture);
         PostgresSyncStorage s = newStorage();
         await(s.ensureSchema(quickstart));

@@ -6,21 +6,19 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.syncular.server.testsupport.ReferenceMaterial;
 import dev.syncular.server.wire.WireException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import org.junit.jupiter.api.Test;
 
 /** Walks the reference realtime vectors (vectors/realtime/manifest.json). */
 class RealtimeVectorsTest {
 
     static Path referenceDir() {
-        String prop = System.getProperty("syncular.reference.dir");
-        Path base = prop != null && !prop.isBlank() ? Paths.get(prop) : Paths.get("..", "shared", "reference");
-        return base.toAbsolutePath().normalize();
+        return ReferenceMaterial.dir();
     }
 
     /** presence-publish (and other Client→server cases) parse with the client parser. */
