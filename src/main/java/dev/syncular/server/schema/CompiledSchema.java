@@ -12,7 +12,7 @@ import java.util.Objects;
 /**
  * A compiled, validated schema of one {@code schemaVersion}: synced tables in declaration order (the
  * handler-declared bootstrap order, §4.7), the schema-version history, and the raw subscription
- * templates and {@code extensions}. Immutable; built by {@link SchemaLoader}.
+ * templates and {@code extensions}. Immutable; built by {@link SchemaLoader} (compiled by {@code SchemaCompiler}).
  */
 public final class CompiledSchema {
     private final int version;

@@ -44,6 +44,11 @@ public final class SchemaException extends RuntimeException {
         return r == null ? null : r.toString();
     }
 
+    /** Quotes a name for a diagnostic: {@code "name"}. */
+    static String q(String s) {
+        return '"' + s + '"';
+    }
+
     /** Fluent builder for a precise error. */
     static Builder reason(String reason) {
         return new Builder(reason);

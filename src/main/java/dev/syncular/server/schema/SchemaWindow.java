@@ -1,6 +1,6 @@
 package dev.syncular.server.schema;
 
-import static dev.syncular.server.schema.SchemaLoader.q;
+import static dev.syncular.server.schema.SchemaException.q;
 
 import java.util.ArrayList;
 import java.util.List;

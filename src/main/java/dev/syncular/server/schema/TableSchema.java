@@ -15,7 +15,7 @@ import java.util.Objects;
 /**
  * One compiled synced table: columns in declaration order (the row-codec order, §2.4), the primary key,
  * the scope patterns (§3.1), indexes, declared references (§6.11) and the raw {@code extensions} slot.
- * Immutable; built by {@link SchemaLoader}, which has already validated it.
+ * Immutable; built by {@code SchemaCompiler} (through {@link SchemaLoader}), which has already validated it.
  */
 public final class TableSchema {
     private final String name;

@@ -1,0 +1,10 @@
+/**
+ * The {@link dev.syncular.server.segments.SegmentStore} on an S3-compatible object store: immutable
+ * segment objects and conditionally written publication records (§5.1), and provider-presigned GETs for
+ * {@code SEGMENT_REF} URLs (§5.4).
+ *
+ * <p>May depend on {@code segments} and {@code wire}, plus the AWS SDK; never on {@code storage},
+ * {@code sync} or the Quarkus edge ({@code NoExpectContinue} carries only Quarkus's native-image
+ * reflection annotation).
+ */
+package dev.syncular.server.segments.s3;

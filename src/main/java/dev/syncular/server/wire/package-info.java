@@ -1,0 +1,12 @@
+/**
+ * The SSP2 wire format, pure: the envelope and frame registry (§1.2), the frame records and their
+ * streaming encoder/decoder with the request and response grammars (§1.4–§1.7), the primitive encodings
+ * (Conventions), the row codec, sparse push rows and column types (§2.4), SSG2 rows segments (§5.2), the
+ * segment descriptor and inline frames (§5.4, §5.7), the canonical {@code blob_ref} shape (§5.9.1), the
+ * debug JSON rendering (§11.1) and canonical JSON (§11.2). A decode error is a {@link
+ * dev.syncular.server.wire.WireException} carrying its static §10 code.
+ *
+ * <p>The bottom layer: it depends on no other package of this server (only the JDK and Jackson's tree
+ * model), knows nothing of Quarkus, and does no I/O — it turns bytes into records and back.
+ */
+package dev.syncular.server.wire;
