@@ -1,5 +1,6 @@
 package dev.syncular.server.storage.postgres;
 
+import dev.syncular.server.schema.ColumnSchema;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.ColumnVersions;
 import dev.syncular.server.storage.StorageException;
@@ -71,13 +72,26 @@ final class ProjectionRows {
         }
         return pool.preparedQuery(rt.readAllRowsSql)
                 .execute(Tuple.of(partition))
-                .map(rs -> {
-                    List<StoredRow> out = new ArrayList<>();
-                    for (Row r : rs) {
-                        out.add(storedRow(rt.schema, r));
-                    }
-                    return out;
-                });
+                .map(rs -> storedRows(rt.schema, rs));
+    }
+
+    /** Rows whose {@code column} equals {@code value}, by row id, at most {@code limit} ({@code PushTx#readRowsWhere}). */
+    Uni<List<StoredRow>> readRowsWhere(SqlClient c, String partition, String table, String column, Object value, int limit) {
+        RowTable rt;
+        ColumnSchema col;
+        try {
+            rt = installed.table(table);
+            col = rt.schema.column(column);
+            if (col == null) {
+                throw new StorageException(StorageException.INVALID_ARGUMENT, "unknown column", Map.of("table", table,
+                        "column", column));
+            }
+        } catch (RuntimeException e) {
+            return Uni.createFrom().failure(e);
+        }
+        return c.preparedQuery(rt.rowsWhereSql(col))
+                .execute(Tuple.of(partition, bindValue(col.type(), value), limit))
+                .map(rs -> storedRows(rt.schema, rs));
     }
 
     /** The found rows keyed and ordered by the requested ids (absent ids left out). */
@@ -88,6 +102,14 @@ final class ProjectionRows {
             if (row != null) {
                 out.put(id, row);
             }
+        }
+        return out;
+    }
+
+    private static List<StoredRow> storedRows(TableSchema ts, RowSet<Row> rs) {
+        List<StoredRow> out = new ArrayList<>();
+        for (Row r : rs) {
+            out.add(storedRow(ts, r));
         }
         return out;
     }

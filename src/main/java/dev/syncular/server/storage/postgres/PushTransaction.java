@@ -2,7 +2,6 @@ package dev.syncular.server.storage.postgres;
 
 import static dev.syncular.server.storage.postgres.PgSql.first;
 
-import dev.syncular.server.schema.ColumnSchema;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.ChangeToWrite;
@@ -267,31 +266,7 @@ final class PushTransaction implements PushTx {
 
     @Override
     public Uni<List<StoredRow>> readRowsWhere(String table, String column, Object value, int limit) {
-        return afterWrites(() -> readRowsWhereNow(table, column, value, limit));
-    }
-
-    private Uni<List<StoredRow>> readRowsWhereNow(String table, String column, Object value, int limit) {
-        RowTable rt;
-        ColumnSchema col;
-        try {
-            rt = x.installed.table(table);
-            col = rt.schema.column(column);
-            if (col == null) {
-                throw new StorageException(StorageException.INVALID_ARGUMENT, "unknown column", Map.of("table", table,
-                        "column", column));
-            }
-        } catch (RuntimeException e) {
-            return Uni.createFrom().failure(e);
-        }
-        return conn.preparedQuery(rt.rowsWhereSql(col))
-                .execute(Tuple.of(partition(), ProjectionRows.bindValue(col.type(), value), limit))
-                .map(rs -> {
-                    List<StoredRow> out = new ArrayList<>();
-                    for (Row r : rs) {
-                        out.add(ProjectionRows.storedRow(rt.schema, r));
-                    }
-                    return out;
-                });
+        return afterWrites(() -> x.rows.readRowsWhere(conn, partition(), table, column, value, limit));
     }
 
     @Override
