@@ -70,7 +70,7 @@ final class RowTable {
     private final Map<String, String> pageSql = new ConcurrentHashMap<>();
 
     RowTable(TableSchema schema) {
-        this(schema, PostgresSyncStorage.q(physicalName(schema.name())));
+        this(schema, PgSql.q(physicalName(schema.name())));
     }
 
     /** @param qualifiedName the quoted (schema-qualified) projection table name */
@@ -85,7 +85,7 @@ final class RowTable {
         StringBuilder updates = new StringBuilder();
         int p = 0;
         for (ColumnSchema c : schema.columns()) {
-            String name = PostgresSyncStorage.q(c.name());
+            String name = PgSql.q(c.name());
             sel.append(", ").append(name);
             snap.append(", r.").append(name);
             cols.append(name).append(", ");
@@ -121,7 +121,7 @@ final class RowTable {
     /** {@code readRowsWhere} on {@code column} ({@code $1} partition, {@code $2} value, {@code $3} limit). */
     String rowsWhereSql(ColumnSchema column) {
         return rowsWhereSql.computeIfAbsent(column.name(), n -> "SELECT " + selectList + " FROM " + qualifiedName
-                + " WHERE \"_sync_partition\" = $1 AND " + PostgresSyncStorage.q(n) + " = $2"
+                + " WHERE \"_sync_partition\" = $1 AND " + PgSql.q(n) + " = $2"
                 + " ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $3");
     }
 

@@ -168,7 +168,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         await(main.enterRequest(p, "c", running, 2_000L));
         assertEquals(2_000L, await(main.readPartition(p)).lastSeenAtMs(), "this instance sees its touches");
         assertEquals(1_000L, await(other.readPartition(p)).lastSeenAtMs(), "not written yet");
-        long later = 1_000L + PostgresSyncStorage.LAST_SEEN_REFRESH_MS;
+        long later = 1_000L + PartitionRegistry.LAST_SEEN_REFRESH_MS;
         assertEquals(later, await(main.enterRequest(p, "c", running, later)).partition().lastSeenAtMs());
         assertEquals(later, await(other.readPartition(p)).lastSeenAtMs(), "written once stale");
         assertEquals(later, await(other.enterRequest(p, "c", running, later - 1)).partition().lastSeenAtMs());

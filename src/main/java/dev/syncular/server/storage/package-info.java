@@ -1,0 +1,21 @@
+/**
+ * Authoritative server storage for SSP2, as the engine sees it: the {@link
+ * dev.syncular.server.storage.SyncStorage} interface, the per-work {@link dev.syncular.server.storage.PushTx}
+ * of a partition transaction, and the values they take and return (partition state, commits and changes,
+ * rows and tombstones, push outcomes, client cursor records, checkpoints and the serve gate, blob references,
+ * prune results) with {@link dev.syncular.server.storage.StorageException} and its {@code sync.storage.*}
+ * codes.
+ *
+ * <p>Storage stores and reads; it makes no protocol decision (conflict detection, authorization, retention
+ * policy and result encoding are the engine's). It implements, as storage: §2.1 (the partition registry,
+ * {@code logEpoch}, dense commit seqs), §2.2 (changes, rows, versions, tombstones), §2.3 (idempotency
+ * records), §2.4 (storage layout, same-version readiness, the schema upgrade writer fence and backfill
+ * checkpoints behind the serve gate), §3.1 (stored scopes and the scope-key indexes), §4.5 (commit windows,
+ * client cursor records), §4.6 (the pruning horizon), §4.7 (bootstrap pages and the scope pin), §5.9.4 (the
+ * blob reference index) and §6.4 (per-partition serialized, atomic push transactions).
+ *
+ * <p>May depend on {@code schema} (the compiled schema), {@code wire} (ops, commit statuses, row values) and
+ * Mutiny; on nothing above it (no {@code sync}, {@code http}, {@code ops}). The PostgreSQL implementation
+ * lives in {@code storage.postgres}.
+ */
+package dev.syncular.server.storage;

@@ -1,0 +1,81 @@
+package dev.syncular.server.storage.postgres;
+
+import static dev.syncular.server.storage.postgres.PgSql.first;
+
+import dev.syncular.server.storage.ClientRecord;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Client cursor records (§4.5: per partition and client id, the minimum {@code nextCursor} of the request's
+ * active subscriptions with its time, the subscriptions and the wire version) in {@code sync_clients} — the
+ * retention watermark input of §4.6. The request exit writes them through {@link #upsertSql} in
+ * {@link ServeGateReads}; a log-epoch rotation (§2.1) deletes a partition's records in {@link PartitionRegistry}.
+ */
+final class ClientRecords {
+    private static final String CLIENT_COLS = "partition_id, client_id, actor_id, cursor, updated_at_ms, subscriptions::text, wire_version";
+
+    private final Pool pool;
+    private final String upsertClient;
+    private final String readClient;
+    private final String listClients;
+
+    ClientRecords(Pool pool, String pgSchema) {
+        this.pool = pool;
+        String clients = PgSql.qualified(pgSchema, "sync_clients");
+        upsertClient = upsertSql(clients, 1);
+        readClient = "SELECT " + CLIENT_COLS + " FROM " + clients + " WHERE partition_id = $1 AND client_id = $2";
+        listClients = "SELECT " + CLIENT_COLS + " FROM " + clients + " WHERE partition_id = $1 ORDER BY client_id COLLATE \"C\"";
+    }
+
+    /**
+     * The record upsert into {@code clients} with the record's columns (table order, as {@link #addArgs}
+     * binds them) bound from parameter {@code $first} on.
+     */
+    static String upsertSql(String clients, int first) {
+        return "INSERT INTO " + clients + " (partition_id, client_id, actor_id, cursor, updated_at_ms,"
+                + " subscriptions, wire_version) VALUES ($" + first + ", $" + (first + 1) + ", $" + (first + 2)
+                + ", $" + (first + 3) + ", $" + (first + 4) + ", $" + (first + 5) + "::text::jsonb, $" + (first + 6) + ")"
+                + " ON CONFLICT (partition_id, client_id) DO UPDATE SET actor_id = EXCLUDED.actor_id, cursor = EXCLUDED.cursor,"
+                + " updated_at_ms = EXCLUDED.updated_at_ms, subscriptions = EXCLUDED.subscriptions, wire_version = EXCLUDED.wire_version";
+    }
+
+    /** Appends the record's columns in table order (the parameters of {@link #upsertSql}). */
+    static Tuple addArgs(Tuple args, ClientRecord c) {
+        return args.addValue(c.partition()).addValue(c.clientId()).addValue(c.actorId()).addValue(c.cursor())
+                .addValue(c.updatedAtMs()).addValue(c.subscriptionsJson()).addValue(c.wireVersion());
+    }
+
+    Uni<Void> upsertClient(ClientRecord c) {
+        return pool.preparedQuery(upsertClient).execute(addArgs(Tuple.tuple(), c)).replaceWithVoid();
+    }
+
+    Uni<ClientRecord> readClient(String partition, String clientId) {
+        return pool.preparedQuery(readClient)
+                .execute(Tuple.of(partition, clientId))
+                .map(rs -> {
+                    Row r = first(rs);
+                    return r == null ? null : clientRecord(r);
+                });
+    }
+
+    Uni<List<ClientRecord>> listClients(String partition) {
+        return pool.preparedQuery(listClients)
+                .execute(Tuple.of(partition))
+                .map(rs -> {
+                    List<ClientRecord> out = new ArrayList<>();
+                    for (Row r : rs) {
+                        out.add(clientRecord(r));
+                    }
+                    return out;
+                });
+    }
+
+    private static ClientRecord clientRecord(Row r) {
+        return new ClientRecord(r.getString(0), r.getString(1), r.getString(2), r.getLong(3), r.getLong(4), r.getString(5), r.getInteger(6));
+    }
+}

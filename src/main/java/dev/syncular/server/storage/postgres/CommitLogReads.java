@@ -1,0 +1,160 @@
+package dev.syncular.server.storage.postgres;
+
+import dev.syncular.server.storage.CommitQuery;
+import dev.syncular.server.storage.CommitWindow;
+import dev.syncular.server.storage.StoredChange;
+import dev.syncular.server.storage.StoredCommit;
+import dev.syncular.server.wire.Op;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.core.buffer.Buffer;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.RowSet;
+import io.vertx.mutiny.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Pull reads of the commit log (§4.5 incremental pull: the commit window of one subscription, filtered to
+ * the effective scopes (§3.2) through the commit-to-scope index (§3.1), never splitting a commit; §4.7 the
+ * bootstrap scope pin). Changes come back decoded with the table's full-row codec (§2.4).
+ */
+final class CommitLogReads {
+    private final Pool pool;
+    private final InstalledSchema installed;
+
+    private final String scopePin;
+    /**
+     * One batch of a commit window in one statement: the next {@code $6} distinct commit seqs of the scope
+     * index ({@code $4 < seq <= $5}), each with its commit and its changes to table {@code $2} — a seq
+     * without such a change still comes back once (NULL commit and change columns), so the batch size
+     * and the last scanned seq are those of the index.
+     */
+    private final String commitWindow;
+
+    CommitLogReads(Pool pool, String pgSchema, InstalledSchema installed) {
+        this.pool = pool;
+        this.installed = installed;
+        String commitScopes = PgSql.qualified(pgSchema, "sync_commit_scopes");
+        scopePin = "SELECT COALESCE(max(s.seq), 0) FROM unnest($3::text[]) AS k(key),"
+                + " LATERAL (SELECT commit_seq AS seq FROM " + commitScopes
+                + " WHERE partition_id = $1 AND tbl = $2 AND scope_key = k.key AND commit_seq <= $4"
+                + " ORDER BY commit_seq DESC LIMIT 1) s";
+        commitWindow = "SELECT s.commit_seq, c.created_at_ms, c.actor_id, c.client_id, c.client_commit_id,"
+                + " ch.row_id, ch.op, ch.row_version, ch.scopes::text, ch.payload"
+                + " FROM (SELECT DISTINCT commit_seq FROM " + commitScopes
+                + " WHERE partition_id = $1 AND tbl = $2 AND scope_key = ANY($3) AND commit_seq > $4 AND commit_seq <= $5"
+                + " ORDER BY commit_seq LIMIT $6) s"
+                + " LEFT JOIN (" + PgSql.qualified(pgSchema, "sync_commits") + " c JOIN " + PgSql.qualified(pgSchema, "sync_changes") + " ch"
+                + " ON ch.partition_id = c.partition_id AND ch.commit_seq = c.commit_seq AND ch.tbl = $2)"
+                + " ON c.partition_id = $1 AND c.commit_seq = s.commit_seq"
+                + " ORDER BY s.commit_seq, ch.change_index";
+    }
+
+    Uni<Long> readScopePin(String partition, String table, String variable, Set<String> values, long upToSeq) {
+        String[] keys;
+        try {
+            keys = installed.table(table).scopeKeys(variable, values);
+        } catch (RuntimeException e) {
+            return Uni.createFrom().failure(e);
+        }
+        // one index probe per key (PRIMARY KEY (partition_id, tbl, scope_key, commit_seq)), newest first
+        return pool.preparedQuery(scopePin)
+                .execute(Tuple.of(partition, table).addArrayOfString(keys).addValue(upToSeq))
+                .map(rs -> rs.iterator().next().getLong(0));
+    }
+
+    Uni<CommitWindow> readCommits(String partition, CommitQuery query) {
+        RowTable rt;
+        String[] keys;
+        try {
+            rt = installed.table(query.table());
+            String variable = query.variables().get(0); // §4.7: the first scope variable, keys sorted
+            keys = rt.scopeKeys(variable, query.scopes().get(variable));
+            for (String v : query.variables()) {
+                rt.scopeKeys(v, query.scopes().get(v)); // validates every variable is declared
+            }
+        } catch (RuntimeException e) {
+            return Uni.createFrom().failure(e);
+        }
+        int batch = Math.min(Math.max(query.changeLimit() + 1, 32), 1000);
+        return scanCommits(partition, rt, query, keys, query.afterSeq(), new ArrayList<>(), 0, batch);
+    }
+
+    private Uni<CommitWindow> scanCommits(
+            String partition, RowTable rt, CommitQuery query, String[] keys, long fromSeq, List<StoredCommit> acc, int accChanges, int batch) {
+        if (fromSeq >= query.upToSeq()) {
+            return Uni.createFrom().item(new CommitWindow(acc, Math.max(query.upToSeq(), query.afterSeq()), false));
+        }
+        return pool.preparedQuery(commitWindow)
+                .execute(Tuple.of(partition, query.table()).addArrayOfString(keys).addValue(fromSeq).addValue(query.upToSeq()).addValue(batch))
+                .chain(rs -> {
+                    int seqs = 0;
+                    long lastSeq = -1;
+                    for (Row r : rs) {
+                        long seq = r.getLong(0);
+                        if (seq != lastSeq) {
+                            seqs++;
+                            lastSeq = seq;
+                        }
+                    }
+                    if (seqs == 0) {
+                        return Uni.createFrom().item(new CommitWindow(acc, query.upToSeq(), false));
+                    }
+                    List<StoredCommit> commits = groupCommits(rt, query, rs);
+                    int total = accChanges;
+                    for (StoredCommit c : commits) {
+                        int n = c.changes().size();
+                        if (total > 0 && total + n > query.changeLimit()) {
+                            // §4.5: never split a commit; nextCursor = last fully delivered commitSeq
+                            return Uni.createFrom().item(new CommitWindow(acc, acc.get(acc.size() - 1).commitSeq(), true));
+                        }
+                        acc.add(c);
+                        total += n;
+                    }
+                    if (seqs < batch) {
+                        return Uni.createFrom().item(new CommitWindow(acc, query.upToSeq(), false));
+                    }
+                    return scanCommits(partition, rt, query, keys, lastSeq, acc, total, batch);
+                });
+    }
+
+    private static List<StoredCommit> groupCommits(RowTable rt, CommitQuery query, RowSet<Row> rows) {
+        List<StoredCommit> out = new ArrayList<>();
+        long currentSeq = -1;
+        Row head = null;
+        List<StoredChange> changes = new ArrayList<>();
+        for (Row r : rows) {
+            long seq = r.getLong(0);
+            if (seq != currentSeq) {
+                if (head != null && !changes.isEmpty()) {
+                    out.add(commitOf(head, changes));
+                }
+                currentSeq = seq;
+                head = r;
+                changes = new ArrayList<>();
+            }
+            if (r.getValue(5) == null) {
+                continue; // an index seq without a change to this table (see #commitWindow)
+            }
+            Map<String, String> scopes = StoredScopes.parseScopes(r.getString(8));
+            if (!query.matches(scopes)) {
+                continue;
+            }
+            Op op = Op.of(r.getInteger(6));
+            Buffer payload = r.getBuffer(9);
+            changes.add(new StoredChange(query.table(), r.getString(5), op, r.getLong(7), scopes,
+                    payload == null ? null : rt.decodePayload(payload.getBytes())));
+        }
+        if (head != null && !changes.isEmpty()) {
+            out.add(commitOf(head, changes));
+        }
+        return out;
+    }
+
+    private static StoredCommit commitOf(Row head, List<StoredChange> changes) {
+        return new StoredCommit(head.getLong(0), head.getLong(1), head.getString(2), head.getString(3), head.getString(4), changes);
+    }
+}

@@ -1,0 +1,254 @@
+package dev.syncular.server.storage.postgres;
+
+import static dev.syncular.server.storage.postgres.PgSql.first;
+
+import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.PushReadHint;
+import dev.syncular.server.storage.PushTx;
+import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.RowSet;
+import io.vertx.mutiny.sqlclient.SqlConnection;
+import io.vertx.mutiny.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+
+/**
+ * Partition transactions (§6.4: pushes serialized per partition, each commit one transaction; §2.4: the serve
+ * gate re-evaluated under the partition lock): an in-process queue per partition that drains in groups, one
+ * database transaction per group holding the partition row lock, each queued work in its own savepoint
+ * when there are several, with the group's {@link PushReadAhead} in the first round trip. Each work sees a
+ * {@link PushTransaction}.
+ */
+final class PushQueue {
+    private final Pool pool;
+    private final PartitionRegistry registry;
+    /** What every {@link PushTransaction} of this storage shares. */
+    private final PushTransaction.Context tx;
+
+    PushQueue(Pool pool, PartitionRegistry registry, PushTransaction.Context tx) {
+        this.pool = pool;
+        this.registry = registry;
+        this.tx = tx;
+    }
+
+    /**
+     * Most partition transactions run in one database transaction (group commit). Kept well below 64, the
+     * per-backend subtransaction cache of PostgreSQL (each batched transaction runs in a savepoint).
+     */
+    static final int MAX_GROUP = 16;
+
+    /** A queued partition transaction: its work and where its outcome goes (after the commit). */
+    static final class Job {
+        final Function<PushTx, Uni<Object>> work;
+        /** The work's announced first reads, or null. */
+        final PushReadHint hint;
+        final java.util.concurrent.CompletableFuture<Object> result = new java.util.concurrent.CompletableFuture<>();
+        Object item;
+        Throwable failure;
+
+        Job(Function<PushTx, Uni<Object>> work, PushReadHint hint) {
+            this.work = work;
+            this.hint = hint;
+        }
+    }
+
+    /** The in-process queue of one partition; {@code running} while a drainer owns it. */
+    private static final class PartitionQueue {
+        final java.util.ArrayDeque<Job> jobs = new java.util.ArrayDeque<>();
+        boolean running;
+        boolean dead;
+    }
+
+    private final ConcurrentHashMap<String, PartitionQueue> partitionQueues = new ConcurrentHashMap<>();
+
+    /** How many {@link PushTx#findPushResult} / {@link PushTx#readRows} calls a read-ahead answered so far (tests). */
+    long readAheadAnswers() {
+        return tx.readAheadAnswers.sum();
+    }
+
+    /**
+     * Partition transactions queue in-process (waiting ones hold no pool connection) and the queue drains in
+     * groups: one database transaction takes the partition row lock (serializing with other server
+     * instances; {@code BEGIN}, the lock and the serve gate read go out pipelined), runs the queued works one
+     * after the other — each in its own savepoint when there are several, so a failing work rolls back alone
+     * — and commits once (one lock hand-off and one WAL flush for the group). Every work's outcome is
+     * delivered only after that commit. Writes of {@link PushTransaction} are pipelined and awaited before a work
+     * ends.
+     *
+     * <p>{@code hint} (may be null): the group's first round trip also reads ahead what the hinted works will
+     * read first (see {@link PushReadAhead}).
+     */
+    @SuppressWarnings("unchecked")
+    <T> Uni<T> inPartitionTransaction(String partition, PushReadHint hint, Function<PushTx, Uni<T>> work) {
+        return Uni.createFrom().deferred(() -> {
+            Job job = new Job((Function<PushTx, Uni<Object>>) (Function<?, ?>) work, hint);
+            while (true) {
+                PartitionQueue q = partitionQueues.computeIfAbsent(partition, k -> new PartitionQueue());
+                boolean start;
+                synchronized (q) {
+                    if (q.dead) {
+                        continue;
+                    }
+                    q.jobs.add(job);
+                    start = !q.running;
+                    q.running = true;
+                }
+                if (start) {
+                    drain(partition, q);
+                }
+                break;
+            }
+            return Uni.createFrom().completionStage(job.result).map(o -> (T) o);
+        });
+    }
+
+    private void drain(String partition, PartitionQueue q) {
+        List<Job> group = new ArrayList<>();
+        synchronized (q) {
+            while (group.size() < MAX_GROUP && !q.jobs.isEmpty()) {
+                group.add(q.jobs.poll());
+            }
+            if (group.isEmpty()) {
+                q.running = false;
+                q.dead = true;
+                partitionQueues.remove(partition, q);
+                return;
+            }
+        }
+        runGroup(partition, group).subscribe().with(v -> {
+            deliver(group, null);
+            drain(partition, q);
+        }, e -> {
+            deliver(group, e);
+            drain(partition, q);
+        });
+    }
+
+    private static void deliver(List<Job> group, Throwable groupFailure) {
+        for (Job j : group) {
+            if (groupFailure != null) {
+                j.result.completeExceptionally(groupFailure);
+            } else if (j.failure != null) {
+                j.result.completeExceptionally(j.failure);
+            } else {
+                j.result.complete(j.item);
+            }
+        }
+    }
+
+    /**
+     * One database transaction for {@code group}; fails (everything rolled back) when the lock, a lone
+     * work, a read-ahead statement or the commit fails, else each job holds its own outcome.
+     */
+    private Uni<Void> runGroup(String partition, List<Job> group) {
+        return pool.getConnection().chain(conn -> {
+            java.util.concurrent.CompletableFuture<io.vertx.mutiny.sqlclient.Transaction> begin =
+                    conn.begin().subscribeAsCompletionStage();
+            java.util.concurrent.CompletableFuture<RowSet<Row>> lock = conn.preparedQuery(registry.lockSql)
+                    .execute(Tuple.of(partition)).subscribeAsCompletionStage();
+            // A statement of its own, not folded into the lock: one statement's gate columns would come from a
+            // snapshot taken before the lock wait, missing what the previous lock holder committed (§2.4: the
+            // gate is re-evaluated under the lock). A plpgsql function doing both (a fresh snapshot per
+            // statement) measured no cheaper for PostgreSQL than the two pipelined statements.
+            java.util.concurrent.CompletableFuture<RowSet<Row>> gate = conn.preparedQuery(tx.gates.serveGateAllVersions)
+                    .execute(Tuple.of(partition)).subscribeAsCompletionStage();
+            // The hinted works' first reads, pipelined behind the gate read: they run after the lock is granted
+            // (each statement its own snapshot), in the same round trip.
+            PushReadAhead pre = new PushReadAhead(tx.results, tx.installed, conn, partition, group);
+            return Uni.createFrom().completionStage(begin).chain(dbTx -> Uni.createFrom().completionStage(lock)
+                    .chain(rs -> Uni.createFrom().completionStage(gate).chain(g -> pre.await().chain(() -> {
+                        Row r = first(rs);
+                        if (r == null) {
+                            throw PartitionRegistry.unknownPartition();
+                        }
+                        GroupState gs = new GroupState(conn, registry.withOverlay(PartitionRegistry.partitionState(r)), first(g), pre);
+                        if (group.size() == 1) {
+                            Job only = group.get(0);
+                            PushTransaction ptx = gs.next(null);
+                            return Uni.createFrom().deferred(() -> only.work.apply(ptx)).call(ptx::flush)
+                                    .invoke(item -> only.item = item).replaceWithVoid();
+                        }
+                        return Multi.createFrom().iterable(group)
+                                .onItem().transformToUniAndConcatenate(job -> runInSavepoint(gs, job))
+                                .collect().last();
+                    })))
+                    .call(dbTx::commit)
+                    .onFailure().call(e -> dbTx.rollback().onFailure().recoverWithNull()))
+                    .onFailure().call(e -> Uni.createFrom().completionStage(lock.handle((x, y) -> null)
+                            .thenCombine(gate.handle((x, y) -> null), (x, y) -> null)
+                            .thenCombine(pre.settled(), (x, y) -> null)).replaceWithVoid())
+                    .eventually(conn::close);
+        });
+    }
+
+    /**
+     * The running state of a group transaction: the commit sequence carries from work to work, and so do the
+     * serve gate row read under the lock, the read-ahead and the record of what the works wrote.
+     */
+    private final class GroupState {
+        final SqlConnection conn;
+        final PartitionState locked;
+        long maxCommitSeq;
+        /** The serve gate row read right after the lock (all schema versions). */
+        final Row gate;
+        final PushReadAhead pre;
+        final PushReadAhead.GroupWrites writes = new PushReadAhead.GroupWrites();
+        int index;
+
+        GroupState(SqlConnection conn, PartitionState locked, Row gate, PushReadAhead pre) {
+            this.conn = conn;
+            this.locked = locked;
+            this.maxCommitSeq = locked.maxCommitSeq();
+            this.gate = gate;
+            this.pre = pre;
+        }
+
+        PushTransaction next(String savepoint) {
+            PushTransaction ptx = new PushTransaction(tx, conn, new PartitionState(locked.partition(), locked.logEpoch(), maxCommitSeq,
+                    locked.horizonSeq(), locked.createdAtMs(), locked.lastSeenAtMs()), writes, pre.byJob[index]);
+            index++;
+            if (savepoint != null) {
+                ptx.pending.add(conn.query("SAVEPOINT " + savepoint).execute().subscribeAsCompletionStage());
+            }
+            if (!writes.gateMoved) {
+                // §2.4: each work's gate is evaluated under the lock. The row read right after the lock is what
+                // a fresh read would return: its inputs (marker, log epoch, horizon, checkpoints) are written
+                // by no work of the group but a checkpoint advance (then gateMoved), and otherwise only by
+                // lock holders or by transactions that could as well have committed right after this read.
+                ptx.gate = gate;
+            } else {
+                // a fresh gate read, pipelined behind the previous work's statements
+                ptx.gateRead = conn.preparedQuery(tx.gates.serveGateAllVersions).execute(Tuple.of(locked.partition()))
+                        .subscribeAsCompletionStage();
+            }
+            return ptx;
+        }
+    }
+
+    private Uni<Void> runInSavepoint(GroupState gs, Job job) {
+        String name = "syncular_group_" + (gs.index + 1);
+        PushTransaction ptx = gs.next(name);
+        return Uni.createFrom().deferred(() -> job.work.apply(ptx)).call(ptx::flush)
+                .onItem().invoke(item -> {
+                    job.item = item;
+                    gs.maxCommitSeq = ptx.maxCommitSeq;
+                    // Not released: the next work's savepoint nests inside this one (at most MAX_GROUP deep), which
+                    // rolls that work back alone just the same, and the COMMIT ends them all — one statement less
+                    // per work.
+                })
+                .replaceWithVoid()
+                .onFailure().recoverWithUni(e -> {
+                    job.failure = e;
+                    ptx.dropHeld();
+                    return ptx.flush().onFailure().recoverWithNull()
+                            .chain(() -> gs.conn.query("ROLLBACK TO SAVEPOINT " + name).execute())
+                            .chain(() -> gs.conn.query("RELEASE SAVEPOINT " + name).execute())
+                            .replaceWithVoid();
+                });
+    }
+}

@@ -1,0 +1,65 @@
+package dev.syncular.server.storage.postgres;
+
+import static dev.syncular.server.storage.postgres.PgSql.first;
+
+import dev.syncular.server.storage.PushOutcome;
+import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.wire.CommitStatus;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.SqlClient;
+import io.vertx.mutiny.sqlclient.Tuple;
+import java.util.Map;
+
+/**
+ * Idempotency records (§2.3: one retained push result per partition, client id and client commit id) in
+ * {@code sync_push_results}: the optimistic lookup outside the partition lock, the locked lookup of a push
+ * transaction and of the group read-ahead, and the record insert. An applied commit's record usually joins
+ * the commit's append statement instead ({@link PushTransaction}).
+ */
+final class PushResults {
+    private final Pool pool;
+
+    final String findPushResult;
+    /**
+     * The records of several idempotency keys of partition {@code $1} ({@code $2} client ids, {@code $3}
+     * client commit ids, parallel arrays): key columns, then the {@link #findPushResult} columns.
+     */
+    final String findPushResults;
+    final String insertPushResult;
+
+    PushResults(Pool pool, String pgSchema) {
+        this.pool = pool;
+        String results = PgSql.qualified(pgSchema, "sync_push_results");
+        findPushResult = "SELECT status, commit_seq, result, created_at_ms FROM " + results
+                + " WHERE partition_id = $1 AND client_id = $2 AND client_commit_id = $3";
+        findPushResults = "SELECT r.client_id, r.client_commit_id, r.status, r.commit_seq, r.result,"
+                + " r.created_at_ms FROM unnest($2::text[], $3::text[]) AS k(c, cc) JOIN " + results + " r"
+                + " ON r.partition_id = $1 AND r.client_id = k.c AND r.client_commit_id = k.cc";
+        insertPushResult = "INSERT INTO " + results + " (partition_id, client_id, client_commit_id,"
+                + " status, commit_seq, result, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING";
+    }
+
+    Uni<PushOutcome> findPushResult(String partition, String clientId, String clientCommitId) {
+        return findPushResult(pool, partition, clientId, clientCommitId);
+    }
+
+    Uni<PushOutcome> findPushResult(SqlClient c, String partition, String clientId, String clientCommitId) {
+        return c.preparedQuery(findPushResult)
+                .execute(Tuple.of(partition, clientId, clientCommitId))
+                .map(rs -> {
+                    Row r = first(rs);
+                    return r == null ? null : pushOutcome(r, 0);
+                });
+    }
+
+    /** A push result from the status, commit seq, result and created-at columns starting at {@code at}. */
+    static PushOutcome pushOutcome(Row r, int at) {
+        return new PushOutcome(CommitStatus.of(r.getInteger(at)), r.getLong(at + 1), PgSql.bytes(r.getBuffer(at + 2)), r.getLong(at + 3));
+    }
+
+    static StorageException duplicatePushResult() {
+        return new StorageException(StorageException.DUPLICATE_PUSH_RESULT, "idempotency key already holds a result", Map.of());
+    }
+}

@@ -1,0 +1,511 @@
+package dev.syncular.server.storage.postgres;
+
+import static dev.syncular.server.storage.postgres.PgSql.first;
+
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.storage.ChangeToWrite;
+import dev.syncular.server.storage.ColumnVersions;
+import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.PushOutcome;
+import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.ServeGate;
+import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.storage.Tombstone;
+import dev.syncular.server.wire.Op;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.RowSet;
+import io.vertx.mutiny.sqlclient.SqlConnection;
+import io.vertx.mutiny.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
+
+/**
+ * One work's view of a partition transaction ({@link PushTx}; §6.4: pushes serialized per partition, each
+ * commit atomic), created by {@link PushQueue} under the partition lock. Writes the commit log (§2.1, §2.2:
+ * dense commit seqs, changes, the commit-to-scope index; the append's writer version meets the §2.4 writer
+ * fence), the row projection with its row-to-scope index, tombstones and the blob reference index (§5.9.4),
+ * and the idempotency record (§2.3); reads under the lock (§6.2 conflict detection, §6.3 the locked
+ * idempotency lookup, the §2.4 serve gate), answering from the group's {@link PushReadAhead} when it may.
+ *
+ * <p>Writes are pipelined: sent at once and awaited by the next read, savepoint or the commit. An append is
+ * held back until its idempotency record can join its statement ({@link Context#appendCommitWithResult}).
+ */
+final class PushTransaction implements PushTx {
+
+    /**
+     * What every partition transaction of one storage shares: the statement texts of the push writes, built
+     * once (the pool's prepared-statement cache is keyed by the text), and the stores the transaction reads
+     * and writes through.
+     */
+    static final class Context {
+        /**
+         * A commit's log writes in one statement (§2.1, §2.2): the {@code sync_commits} row ({@code $1..$9};
+         * its {@code BEFORE INSERT} writer-fence trigger fires as for a plain insert and fails the whole
+         * statement), its changes from parallel arrays ({@code $10..$16}: change index, table, row id, op,
+         * row version, scopes JSON text, payload), its scope-index keys ({@code $17} tables, {@code $18} keys)
+         * and the partition's {@code max_commit_seq}. Data-modifying CTEs run to completion whether or not the
+         * main query reads them, and all of them or none take effect.
+         */
+        final String appendCommit;
+        /**
+         * {@link #appendCommit} plus the commit's idempotency record ({@code $19..$24}: client id, client commit
+         * id, status, commit seq, result, created at), inserted {@code ON CONFLICT DO NOTHING}; the one row
+         * returned counts the records inserted (0: the key already holds a result).
+         */
+        final String appendCommitWithResult;
+        final String readTombstone;
+        final String deleteRowScopes;
+        final String insertRowScopes;
+        final String deleteTombstone;
+        final String upsertTombstone;
+
+        final InstalledSchema installed;
+        final ServeGateReads gates;
+        final CheckpointStore checkpoints;
+        final ProjectionRows rows;
+        final PushResults results;
+        final BlobReferenceIndex blobs;
+        /** Reads of partition transactions answered from a group's read-ahead (see {@link PushReadAhead}). */
+        final LongAdder readAheadAnswers = new LongAdder();
+
+        Context(String pgSchema, InstalledSchema installed, ServeGateReads gates, CheckpointStore checkpoints,
+                ProjectionRows rows, PushResults results, BlobReferenceIndex blobs) {
+            this.installed = installed;
+            this.gates = gates;
+            this.checkpoints = checkpoints;
+            this.rows = rows;
+            this.results = results;
+            this.blobs = blobs;
+            String rowScopes = PgSql.qualified(pgSchema, "sync_row_scopes");
+            String tombstones = PgSql.qualified(pgSchema, "sync_tombstones");
+            appendCommit = appendCommitSql(pgSchema, false);
+            appendCommitWithResult = appendCommitSql(pgSchema, true);
+            readTombstone = "SELECT commit_seq FROM " + tombstones + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
+            deleteRowScopes = "DELETE FROM " + rowScopes + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
+            insertRowScopes = "INSERT INTO " + rowScopes + " (partition_id, tbl, scope_key, row_id)"
+                    + " SELECT $1, $2, k, $3 FROM unnest($4::text[]) AS u(k) ON CONFLICT DO NOTHING";
+            deleteTombstone = "DELETE FROM " + tombstones + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
+            upsertTombstone = "INSERT INTO " + tombstones + " (partition_id, tbl, row_id, commit_seq)"
+                    + " VALUES ($1, $2, $3, $4) ON CONFLICT (partition_id, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq";
+        }
+
+        /** See {@link #appendCommit} and {@link #appendCommitWithResult}. */
+        private static String appendCommitSql(String pgSchema, boolean withResult) {
+            return "WITH c AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_commits") + " (partition_id, commit_seq, created_at_ms, actor_id,"
+                    + " client_id, client_commit_id, change_count, tables, writer_version)"
+                    + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)),"
+                    + " ch AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_changes") + " (partition_id, commit_seq, change_index, tbl, row_id, op,"
+                    + " row_version, scopes, payload) SELECT $1, $2, u.i, u.t, u.r, u.o, u.v, u.s::jsonb, u.p"
+                    + " FROM unnest($10::integer[], $11::text[], $12::text[], $13::integer[], $14::bigint[], $15::text[],"
+                    + " $16::bytea[]) AS u(i, t, r, o, v, s, p)),"
+                    + " sc AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_commit_scopes") + " (partition_id, tbl, scope_key, commit_seq)"
+                    + " SELECT $1, u.t, u.k, $2 FROM unnest($17::text[], $18::text[]) AS u(t, k) ON CONFLICT DO NOTHING),"
+                    + " mx AS (UPDATE " + PgSql.qualified(pgSchema, "sync_partitions") + " SET max_commit_seq = $2 WHERE partition_id = $1)"
+                    + (withResult
+                            ? ", pr AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_push_results") + " (partition_id, client_id, client_commit_id,"
+                                    + " status, commit_seq, result, created_at_ms) VALUES ($1, $19, $20, $21, $22, $23, $24)"
+                                    + " ON CONFLICT DO NOTHING RETURNING 1)"
+                                    + " SELECT count(*) FROM pr"
+                            : " SELECT 1");
+        }
+    }
+
+    /** An {@link PushTx#appendCommit} statement not sent yet and the writes issued after it; see {@link #held}. */
+    private static final class HeldAppend {
+        final Tuple args;
+        final int writerVersion;
+        final List<Uni<?>> after = new ArrayList<>();
+
+        HeldAppend(Tuple args, int writerVersion) {
+            this.args = args;
+            this.writerVersion = writerVersion;
+        }
+    }
+
+    private final Context x;
+    private final SqlConnection conn;
+    private final PartitionState locked;
+    /** What the group's works wrote so far (this one included). */
+    private final PushReadAhead.GroupWrites writes;
+    /** This work's read-ahead, or null. */
+    private final PushReadAhead.PreRead pre;
+    long maxCommitSeq;
+    private int savepoints;
+    /** The serve gate row read right after the lock (all schema versions); used by the first read. */
+    Row gate;
+    /** A pipelined serve gate read (all schema versions) for the first {@link #readServeGate}, or null. */
+    java.util.concurrent.CompletableFuture<RowSet<Row>> gateRead;
+    /** Writes sent (pipelined) and not awaited yet, in order. */
+    List<java.util.concurrent.CompletableFuture<?>> pending = new ArrayList<>();
+    /**
+     * The last {@link #appendCommit}, not sent yet, and the writes issued after it (unsubscribed, in
+     * order): held so that the commit's idempotency record, saved after its row writes, joins the commit's
+     * statement ({@link Context#appendCommitWithResult}). Released, in issue order, by {@link #savePushResult}
+     * or at the next read, savepoint or flush.
+     */
+    private HeldAppend held;
+
+    /**
+     * Sends a write now (behind a held append: holds it, to go out after the append); its outcome is awaited
+     * by the next read, savepoint or the commit.
+     */
+    private void send(Uni<?> write) {
+        gate = null;
+        gateRead = null;
+        if (held != null) {
+            held.after.add(write);
+        } else {
+            pending.add(write.subscribeAsCompletionStage());
+        }
+    }
+
+    /** Forgets the held append and the writes behind it (never sent): the work failed and rolls back. */
+    void dropHeld() {
+        held = null;
+    }
+
+    /** Sends the held append (with {@code result} when not null) and the writes held behind it. */
+    private void release(Tuple result) {
+        HeldAppend h = held;
+        if (h == null) {
+            return;
+        }
+        held = null;
+        int writerVersion = h.writerVersion;
+        Uni<?> append;
+        if (result == null) {
+            append = conn.preparedQuery(x.appendCommit).execute(h.args);
+        } else {
+            for (int i = 0; i < result.size(); i++) {
+                h.args.addValue(result.getValue(i));
+            }
+            append = conn.preparedQuery(x.appendCommitWithResult).execute(h.args).map(rs -> {
+                if (first(rs).getLong(0) == 0) {
+                    throw PushResults.duplicatePushResult();
+                }
+                return null;
+            });
+        }
+        pending.add(append.onFailure().transform(e -> CheckpointStore.fenceRejection(e, writerVersion)).subscribeAsCompletionStage());
+        for (Uni<?> w : h.after) {
+            pending.add(w.subscribeAsCompletionStage());
+        }
+    }
+
+    /** Awaits the pipelined writes; fails with the first failure (later ones are its consequence). */
+    Uni<Void> flush() {
+        release(null);
+        if (pending.isEmpty()) {
+            return Uni.createFrom().voidItem();
+        }
+        List<java.util.concurrent.CompletableFuture<?>> sent = pending;
+        pending = new ArrayList<>();
+        return PgSql.allSettled(sent);
+    }
+
+    /** {@code read} after the pending writes completed (a failed write fails the read with its error). */
+    private <R> Uni<R> afterWrites(Supplier<Uni<R>> read) {
+        gate = null;
+        gateRead = null;
+        return flush().chain(() -> Uni.createFrom().<R>deferred(() -> read.get()));
+    }
+
+    PushTransaction(Context x, SqlConnection conn, PartitionState locked, PushReadAhead.GroupWrites writes,
+            PushReadAhead.PreRead pre) {
+        this.x = x;
+        this.conn = conn;
+        this.locked = locked;
+        this.maxCommitSeq = locked.maxCommitSeq();
+        this.writes = writes;
+        this.pre = pre;
+    }
+
+    @Override
+    public String partition() {
+        return locked.partition();
+    }
+
+    @Override
+    public PartitionState state() {
+        return new PartitionState(locked.partition(), locked.logEpoch(), maxCommitSeq, locked.horizonSeq(),
+                locked.createdAtMs(), locked.lastSeenAtMs());
+    }
+
+    @Override
+    public Uni<PushOutcome> findPushResult(String clientId, String clientCommitId) {
+        if (pre != null && pre.answers(clientId, clientCommitId, writes)) {
+            // read ahead under the lock, and no work of the group wrote the key since (see PushReadAhead)
+            x.readAheadAnswers.increment();
+            gate = null;
+            gateRead = null;
+            return Uni.createFrom().item(pre.outcome);
+        }
+        return afterWrites(() -> x.results.findPushResult(conn, partition(), clientId, clientCommitId));
+    }
+
+    @Override
+    public Uni<Map<String, StoredRow>> readRows(String table, List<String> rowIds) {
+        Map<String, StoredRow> ahead = pre == null ? null : pre.rows(table, rowIds, writes);
+        if (ahead != null) {
+            // read ahead under the lock, and no work of the group wrote these rows since (see PushReadAhead)
+            x.readAheadAnswers.increment();
+            gate = null;
+            gateRead = null;
+            return Uni.createFrom().item(ahead);
+        }
+        return afterWrites(() -> x.rows.readRows(conn, partition(), table, rowIds));
+    }
+
+    @Override
+    public Uni<List<StoredRow>> readRowsWhere(String table, String column, Object value, int limit) {
+        return afterWrites(() -> x.rows.readRowsWhere(conn, partition(), table, column, value, limit));
+    }
+
+    @Override
+    public Uni<Tombstone> readTombstone(String table, String rowId) {
+        return afterWrites(() -> conn.preparedQuery(x.readTombstone)
+                .execute(Tuple.of(partition(), table, rowId))
+                .map(rs -> {
+                    Row r = first(rs);
+                    return r == null ? null : new Tombstone(table, rowId, r.getLong(0));
+                }));
+    }
+
+    @Override
+    public Uni<ServeGate> readServeGate(int runningSchemaVersion) {
+        Row first = gate;
+        if (first != null) { // no statement of this work ran yet (any clears it)
+            gate = null;
+            try {
+                return Uni.createFrom().item(ServeGateReads.serveGate(first, runningSchemaVersion));
+            } catch (RuntimeException e) {
+                return Uni.createFrom().failure(e);
+            }
+        }
+        gate = null;
+        java.util.concurrent.CompletableFuture<RowSet<Row>> sent = gateRead;
+        if (sent != null) {
+            gateRead = null;
+            // sent after the pending statements: awaiting them first keeps their failure first
+            return flush().chain(() -> Uni.createFrom().completionStage(sent))
+                    .map(rs -> ServeGateReads.serveGate(first(rs), runningSchemaVersion));
+        }
+        return afterWrites(() -> x.gates.readServeGate(conn, partition(), runningSchemaVersion));
+    }
+
+    @Override
+    public Uni<Boolean> advanceCheckpoint(String name, long ownerEpoch, long watermark, long observedRows, long nowMs) {
+        gate = null;
+        writes.gateMoved = true;
+        return afterWrites(() -> x.checkpoints.advanceCheckpoint(conn, partition(), name, ownerEpoch, watermark,
+                observedRows, nowMs));
+    }
+
+    @Override
+    public Uni<Long> appendCommit(
+            String actorId, String clientId, String clientCommitId, long createdAtMs, List<ChangeToWrite> changes) {
+        long seq = maxCommitSeq + 1;
+        CompiledSchema writer = x.installed.schema();
+        if (writer == null) {
+            return Uni.createFrom().failure(new StorageException(StorageException.INVALID_ARGUMENT,
+                    "ensureSchema has not completed", Map.of()));
+        }
+        int writerVersion = writer.version();
+        int n = changes.size();
+        Integer[] indexes = new Integer[n];
+        String[] tables = new String[n];
+        String[] rowIds = new String[n];
+        Integer[] ops = new Integer[n];
+        Long[] rowVersions = new Long[n];
+        String[] scopes = new String[n];
+        io.vertx.core.buffer.Buffer[] payloads = new io.vertx.core.buffer.Buffer[n];
+        List<String> scopeTables = new ArrayList<>();
+        List<String> scopeKeys = new ArrayList<>();
+        Set<String> commitTables = new LinkedHashSet<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                ChangeToWrite ch = changes.get(i);
+                RowTable rt = x.installed.table(ch.table());
+                if (ch.scopes() == null) {
+                    throw new StorageException(StorageException.MISSING_SCOPES, "change has no stored scopes", Map.of("table", ch.table()));
+                }
+                commitTables.add(ch.table());
+                for (String key : rt.scopeKeys(ch.scopes())) {
+                    scopeTables.add(ch.table());
+                    scopeKeys.add(key);
+                }
+                byte[] payload = ch.op() == Op.UPSERT ? rt.encodePayload(ch.row()) : null;
+                indexes[i] = i;
+                tables[i] = ch.table();
+                rowIds[i] = ch.rowId();
+                ops[i] = ch.op().code;
+                rowVersions[i] = ch.rowVersion();
+                scopes[i] = StoredScopes.scopesJson(ch.scopes());
+                payloads[i] = payload == null ? null : io.vertx.core.buffer.Buffer.buffer(payload);
+            }
+        } catch (RuntimeException e) {
+            return Uni.createFrom().failure(e);
+        }
+        Tuple args = Tuple.tuple().addValue(partition()).addValue(seq).addValue(createdAtMs).addValue(actorId)
+                .addValue(clientId).addValue(clientCommitId).addValue(n)
+                .addArrayOfString(commitTables.toArray(String[]::new)).addValue((long) writerVersion)
+                .addArrayOfInteger(indexes).addArrayOfString(tables).addArrayOfString(rowIds).addArrayOfInteger(ops)
+                .addArrayOfLong(rowVersions).addArrayOfString(scopes).addValue(payloads)
+                .addArrayOfString(scopeTables.toArray(String[]::new)).addArrayOfString(scopeKeys.toArray(String[]::new));
+        // one statement, held until the idempotency record can join it (see #held)
+        release(null);
+        gate = null;
+        gateRead = null;
+        held = new HeldAppend(args, writerVersion);
+        maxCommitSeq = seq;
+        return Uni.createFrom().item(seq);
+    }
+
+    @Override
+    public Uni<Void> upsertRow(String table, StoredRow row) {
+        return upsertRow(table, row, null);
+    }
+
+    /** With {@code stored} (the row as currently stored), no tombstone delete and, for unchanged scopes, no scope-index rewrite. */
+    @Override
+    public Uni<Void> upsertRow(String table, StoredRow row, StoredRow stored) {
+        RowTable rt;
+        Tuple args;
+        String upsert;
+        String[] keys;
+        try {
+            rt = x.installed.table(table);
+            TableSchema ts = rt.schema;
+            Object[] values = row.values();
+            if (values.length != ts.columnCount() || row.columnVersions().length != ts.columnCount()) {
+                throw new StorageException(StorageException.INVALID_ARGUMENT, "row has the wrong number of columns", Map.of("table", table));
+            }
+            keys = rt.scopeKeys(row.scopes());
+            args = Tuple.tuple();
+            for (int i = 0; i < ts.columnCount(); i++) {
+                args.addValue(ProjectionRows.bindValue(ts.column(i).type(), values[i]));
+            }
+            args.addValue(partition()).addValue(row.rowId()).addValue(row.serverVersion()).addValue(StoredScopes.scopesJson(row.scopes()))
+                    .addValue(io.vertx.core.buffer.Buffer.buffer(ColumnVersions.encode(row.columnVersions())));
+            upsert = rt.upsertSql;
+        } catch (RuntimeException e) {
+            return Uni.createFrom().failure(e);
+        }
+        writes.rows.add(PushReadAhead.rowKey(table, row.rowId()));
+        send(conn.preparedQuery(upsert).execute(args));
+        // the scope index holds exactly the keys of the stored scopes: unchanged keys need no rewrite
+        if (stored == null || !stored.rowId().equals(row.rowId())
+                || !java.util.Arrays.equals(rt.scopeKeys(stored.scopes()), keys)) {
+            send(conn.preparedQuery(x.deleteRowScopes)
+                    .execute(Tuple.of(partition(), table, row.rowId())));
+            send(conn.preparedQuery(x.insertRowScopes)
+                    .execute(Tuple.of(partition(), table, row.rowId()).addArrayOfString(keys)));
+        }
+        if (stored == null || !stored.rowId().equals(row.rowId())) {
+            send(conn.preparedQuery(x.deleteTombstone)
+                    .execute(Tuple.of(partition(), table, row.rowId())));
+        }
+        if (rt.blobRefColumns.length > 0) {
+            // §5.9.4: the row's entries become exactly its current references (old values dropped)
+            send(x.blobs.deleteRefs(conn, partition(), table, row.rowId()));
+            String[] blobIds = rt.blobIds(row.values());
+            if (blobIds.length > 0) {
+                send(x.blobs.insertRefs(conn, partition(), table, row.rowId(), StoredScopes.scopesJson(row.scopes()), blobIds));
+            }
+        }
+        return Uni.createFrom().voidItem();
+    }
+
+    @Override
+    public Uni<Void> deleteRow(String table, String rowId, long commitSeq) {
+        RowTable rt;
+        try {
+            rt = x.installed.table(table);
+        } catch (RuntimeException e) {
+            return Uni.createFrom().failure(e);
+        }
+        writes.rows.add(PushReadAhead.rowKey(table, rowId));
+        send(conn.preparedQuery(rt.deleteSql)
+                .execute(Tuple.of(partition(), rowId)));
+        send(conn.preparedQuery(x.deleteRowScopes)
+                .execute(Tuple.of(partition(), table, rowId)));
+        if (rt.blobRefColumns.length > 0) {
+            send(x.blobs.deleteRefs(conn, partition(), table, rowId));
+        }
+        send(conn.preparedQuery(x.upsertTombstone)
+                .execute(Tuple.of(partition(), table, rowId, commitSeq)));
+        return Uni.createFrom().voidItem();
+    }
+
+    @Override
+    public Uni<Set<String>> referencedBlobIds(java.util.Collection<String> blobIds) {
+        return afterWrites(() -> x.blobs.readReferencedBlobIds(conn, partition(), blobIds));
+    }
+
+    @Override
+    public Uni<Void> recordBlobSweep(java.util.Collection<String> blobIds, long nowMs, long forgetBeforeMs) {
+        send(x.blobs.forgetSweeps(conn, partition(), forgetBeforeMs));
+        if (!blobIds.isEmpty()) {
+            send(x.blobs.recordSweeps(conn, partition(), nowMs, blobIds));
+        }
+        return flush();
+    }
+
+    @Override
+    public Uni<Set<String>> blobsSweptSince(java.util.Collection<String> blobIds, long sweepMark) {
+        if (blobIds.isEmpty()) {
+            return Uni.createFrom().item(Set.of());
+        }
+        return afterWrites(() -> x.blobs.sweptSince(conn, partition(), sweepMark, blobIds));
+    }
+
+    @Override
+    public Uni<Void> savePushResult(String clientId, String clientCommitId, PushOutcome outcome) {
+        // pipelined with the commit's other writes; awaited (with its duplicate check) before COMMIT
+        writes.keys.add(PushReadAhead.pushKey(clientId, clientCommitId));
+        Tuple result = Tuple.tuple().addValue(clientId).addValue(clientCommitId).addValue(outcome.status().code)
+                .addValue(outcome.commitSeq()).addValue(io.vertx.core.buffer.Buffer.buffer(outcome.result()))
+                .addValue(outcome.createdAtMs());
+        if (held != null) {
+            // the applied commit's record: one statement with the commit's log writes
+            gate = null;
+            gateRead = null;
+            release(result);
+            return Uni.createFrom().voidItem();
+        }
+        send(conn.preparedQuery(x.results.insertPushResult)
+                .execute(Tuple.of(partition()).addValue(result.getValue(0)).addValue(result.getValue(1))
+                        .addValue(result.getValue(2)).addValue(result.getValue(3)).addValue(result.getValue(4))
+                        .addValue(result.getValue(5)))
+                .map(rs -> {
+                    if (rs.rowCount() == 0) {
+                        throw PushResults.duplicatePushResult();
+                    }
+                    return null;
+                }));
+        return Uni.createFrom().voidItem();
+    }
+
+    @Override
+    public <T> Uni<T> savepoint(Supplier<Uni<T>> work) {
+        String name = "syncular_sp_" + (++savepoints);
+        long seqBefore = maxCommitSeq;
+        return afterWrites(() -> conn.query("SAVEPOINT " + name).execute())
+                .chain(() -> Uni.createFrom().<T>deferred(() -> work.get()).call(this::flush))
+                .onFailure().call(() -> Uni.createFrom().deferred(() -> {
+                            dropHeld();
+                            return flush();
+                        }).onFailure().recoverWithNull()
+                        .chain(() -> conn.query("ROLLBACK TO SAVEPOINT " + name).execute())
+                        .invoke(() -> maxCommitSeq = seqBefore))
+                .call(() -> conn.query("RELEASE SAVEPOINT " + name).execute());
+    }
+}
