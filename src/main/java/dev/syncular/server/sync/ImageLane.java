@@ -42,6 +42,7 @@ import org.jboss.logging.Logger;
  * served on the rows lane ({@link RowsLane}) meanwhile, as are snapshots of at most one page.
  */
 final class ImageLane {
+    /** The engine's log category, as before the image lane had its own class. */
     private static final Logger LOG = Logger.getLogger(SyncEngine.class);
 
     /** Keyset batch size of image builds. */
