@@ -6,11 +6,13 @@ import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.ScopePattern;
 import dev.syncular.server.schema.TableSchema;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /** §3.2: requested scopes validated against the table, intersected with the actor's allowed scopes. */
 public final class EffectiveScopes {
@@ -130,6 +132,13 @@ public final class EffectiveScopes {
                 out.put(p.variable(), v.toString());
             }
         }
+        return out;
+    }
+
+    /** Effective scopes as the storage queries take them: each key's values as a sorted set. */
+    static Map<String, Set<String>> asSets(Map<String, List<String>> scopes) {
+        Map<String, Set<String>> out = new LinkedHashMap<>();
+        scopes.forEach((k, v) -> out.put(k, new TreeSet<>(v)));
         return out;
     }
 }

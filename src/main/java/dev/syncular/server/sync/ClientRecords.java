@@ -1,0 +1,87 @@
+package dev.syncular.server.sync;
+
+import dev.syncular.server.storage.ClientRecord;
+import dev.syncular.server.wire.CanonicalJson;
+import dev.syncular.server.wire.SubscriptionFrame;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The client record a round leaves (§4.5): its registered subscriptions (§8.1), and when it is written —
+ * {@link #mustSave} throttles cursor and update-time writes, which feed §4.6 retention.
+ */
+final class ClientRecords {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * How stale a client record's {@code updated_at_ms} may get before an otherwise unchanged round rewrites
+     * it. A round that changes nothing the record stores (actor, cursor, subscriptions, wire version) skips
+     * the upsert unless the stored time is at least this old. Trade-off: the time feeds the retention active
+     * window (§4.6, {@code ops.RetentionPolicy}, 14 days by default), so an idle-but-polling client can look
+     * up to this much older than it is and leave the window that much earlier — negligible against days —
+     * while an unchanged poll costs no write (no WAL flush).
+     */
+    static final long CLIENT_RECORD_REFRESH_MS = 5 * 60_000L;
+
+    /**
+     * How long a stored cursor may trail the client's real one. A round whose only change is a cursor moving
+     * forward (from a stored cursor {@code >= 0}) skips the upsert while the record is younger than this: an
+     * active client's poll then costs no write and no WAL flush. Safe for §4.6 retention, which prunes only up
+     * to the lowest stored cursor of the active clients — a trailing cursor retains more, never less. A cursor
+     * moving back (a reset, a re-bootstrap), new subscriptions, a new actor or wire version are written at once.
+     */
+    static final long CLIENT_CURSOR_REFRESH_MS = 10_000L;
+
+    private ClientRecords() {
+    }
+
+    /**
+     * Whether {@code record} must be written over {@code stored} (see {@link #CLIENT_RECORD_REFRESH_MS} and
+     * {@link #CLIENT_CURSOR_REFRESH_MS}).
+     */
+    static boolean mustSave(ClientRecord stored, ClientRecord record, long now) {
+        if (stored == null
+                || !stored.actorId().equals(record.actorId())
+                || !Objects.equals(stored.wireVersion(), record.wireVersion())
+                || !sameJson(stored.subscriptionsJson(), record.subscriptionsJson())) {
+            return true;
+        }
+        long age = now - stored.updatedAtMs();
+        if (stored.cursor() == record.cursor()) {
+            return age >= CLIENT_RECORD_REFRESH_MS;
+        }
+        boolean forward = stored.cursor() >= 0 && record.cursor() > stored.cursor();
+        return !forward || age >= CLIENT_CURSOR_REFRESH_MS;
+    }
+
+    /** JSON equality regardless of formatting and key order (the stored document comes back as jsonb text). */
+    static boolean sameJson(String a, String b) {
+        if (a == null || b == null || a.equals(b)) {
+            return Objects.equals(a, b);
+        }
+        try {
+            return JSON.readTree(a).equals(JSON.readTree(b));
+        } catch (JsonProcessingException e) {
+            return false;
+        }
+    }
+
+    /** §8.1: the registered subscriptions of a pulling round, as the client record stores them. */
+    static String registeredSubscriptions(Round round, List<SubscriptionFrame> subs) {
+        List<Map<String, Object>> registered = new ArrayList<>();
+        for (SubscriptionFrame s : subs) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("id", s.id());
+            m.put("table", s.table());
+            m.put("scopes", s.scopes());
+            m.put("schemaVersion", round.header.schemaVersion());
+            registered.add(m);
+        }
+        return CanonicalJson.write(registered);
+    }
+}

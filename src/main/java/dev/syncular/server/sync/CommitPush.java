@@ -1,0 +1,215 @@
+package dev.syncular.server.sync;
+
+import dev.syncular.server.blobs.BlobStore;
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.storage.ChangeToWrite;
+import dev.syncular.server.storage.PushOutcome;
+import dev.syncular.server.storage.PushReadHint;
+import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.sync.PushOperations.Rejection;
+import dev.syncular.server.sync.PushOperations.Staged;
+import dev.syncular.server.wire.CommitStatus;
+import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.MessageDecoder;
+import dev.syncular.server.wire.MessageEncoder;
+import dev.syncular.server.wire.OpResult;
+import dev.syncular.server.wire.PushCommit;
+import dev.syncular.server.wire.PushOperation;
+import dev.syncular.server.wire.PushResult;
+import dev.syncular.server.wire.PushResultDetails;
+import dev.syncular.server.wire.WireWriter;
+import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.tuples.Tuple2;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.LongSupplier;
+
+/**
+ * The push of a round (§6): its commits in request order, each either replayed from its retained result
+ * (§2.3 idempotency identity, §7.2) or applied in one serialized partition transaction (§6.3, §6.4) — the
+ * serve gate re-evaluated under the lock (§2.4), the §5.9.6 / §6.6 blob presence looked up before the lock and
+ * re-checked under it, the operations applied in order ({@link PushOperations}), the §6.11 declared references
+ * enforced over the result ({@link DeclaredReferences}), then the commit appended and its rows written, or
+ * the rejection (§6.3, §6.3.1) persisted.
+ */
+final class CommitPush {
+    private final SchemaWindow window;
+    private final SyncStorage storage;
+    private final BlobStore blobs;
+    private final LongSupplier clock;
+    private final ServeGates gates;
+    private final ServeGateCheck check;
+    private final PushOperations operations;
+
+    CommitPush(SchemaWindow window, SyncStorage storage, BlobStore blobs, LongSupplier clock, ServeGates gates,
+            ServeGateCheck check, PushOperations operations) {
+        this.window = window;
+        this.storage = storage;
+        this.blobs = blobs;
+        this.clock = clock;
+        this.gates = gates;
+        this.check = check;
+        this.operations = operations;
+    }
+
+    Uni<Void> pushAll(Round round, List<PushCommit> pushes, int index, List<Frame> out) {
+        if (index == pushes.size()) {
+            return Uni.createFrom().voidItem();
+        }
+        return push(round, pushes.get(index)).flatMap(frames -> {
+            out.addAll(frames);
+            return pushAll(round, pushes, index + 1, out);
+        });
+    }
+
+    /** §2.3, §6.3, §6.4: optimistic idempotency lookup, then one serialized transaction per commit. */
+    private Uni<List<Frame>> push(Round round, PushCommit commit) {
+        String partition = round.ctx.partition();
+        String clientId = round.header.clientId();
+        // §6.3: every push is serialized by partition and its idempotency key checked under that boundary;
+        // host scope resolution runs before the lock is taken (never call host code under it), and the
+        // push transaction re-evaluates the serve gate under the lock (§2.4).
+        // §5.9.6: blob lookups before the lock, re-checked against the orphan sweep under it.
+        // The transaction's first reads — the locked idempotency lookup and the row prefetch — are announced as
+        // a read hint, so the storage may read them ahead with other queued pushes' reads (still under the lock).
+        return round.allowed.flatMap(allowed -> BlobPresence.precheck(blobs, storage, partition, window.current(),
+                round.clientSchema, commit).flatMap(blobCheck -> {
+                    Map<String, List<String>> prefetchIds = prefetchIds(commit);
+                    PushReadHint hint = new PushReadHint(clientId, commit.clientCommitId(), prefetchIds);
+                    return storage.inPartitionTransaction(partition, hint, tx -> tx
+                .readServeGate(gates.runningSchemaVersion())
+                .flatMap(gate -> {
+                    SyncError refusal = gates.refusal(partition, gate);
+                    if (refusal != null) {
+                        return check.<Tuple2<Optional<PushOutcome>, Map<String, Optional<StoredRow>>>>refuse(refusal);
+                    }
+                    // The idempotency lookup and the row prefetch go out together (one round trip under the
+                    // lock); the prefetched rows are used only when the commit is new.
+                    return Uni.combine().all().unis(tx.findPushResult(clientId, commit.clientCommitId()).map(Optional::ofNullable),
+                            prefetch(tx, prefetchIds)).asTuple();
+                })
+                .flatMap(found -> found.getItem1().isPresent()
+                        ? Uni.createFrom().item(replay(found.getItem1().get(), commit))
+                        : blobCheck.recheck(tx).flatMap(checked -> {
+                            round.blobs = checked;
+                            return apply(round, tx, commit, allowed, found.getItem2());
+                        })));
+                }))
+                .invoke(frames -> {
+                    if (frames.get(0) instanceof PushResult r && r.commitSeq() != null) {
+                        round.lastCommitSeq = Math.max(round.lastCommitSeq, r.commitSeq());
+                    }
+                });
+    }
+
+    /** A retained result replays byte-equivalent: applied as {@code cached}, rejected unchanged (§2.3). */
+    private static List<Frame> replay(PushOutcome outcome, PushCommit commit) {
+        try {
+            List<Frame> frames = new ArrayList<>(MessageDecoder.decodeResponseFrames(outcome.result()));
+            PushResult original = (PushResult) frames.get(0);
+            if (original.status() == CommitStatus.APPLIED) {
+                frames.set(0, new PushResult(original.clientCommitId(), CommitStatus.CACHED, original.commitSeq(),
+                        original.results()));
+            }
+            return frames;
+        } catch (RuntimeException e) {
+            // §6.3: an unreadable retained result answers sync.idempotency_cache_miss and is not persisted.
+            return List.of(new PushResult(commit.clientCommitId(), CommitStatus.REJECTED, null,
+                    List.of(new OpResult.Error(0, ErrorCode.IDEMPOTENCY_CACHE_MISS.code, "cached push result unreadable",
+                            true))));
+        }
+    }
+
+    private Uni<List<Frame>> apply(Round round, PushTx tx, PushCommit commit,
+            Optional<Map<String, List<String>>> allowed, Map<String, Optional<StoredRow>> fetched) {
+        Map<String, Staged> staged = new LinkedHashMap<>();
+        List<ChangeToWrite> changes = new ArrayList<>();
+        List<OpResult> results = new ArrayList<>();
+        return operations.applyOps(round, tx, commit, allowed, 0, staged, fetched, changes, results)
+                .flatMap(r -> r != null ? Uni.createFrom().item(new Rejection(r, null))
+                        : DeclaredReferences.enforce(window.current(), tx, staged, changes))
+                .flatMap(rejection -> {
+            long now = clock.getAsLong();
+            if (rejection != null) {
+                PushResult rejected = new PushResult(commit.clientCommitId(), CommitStatus.REJECTED, null,
+                        List.of(rejection.result()));
+                List<Frame> frames = new ArrayList<>(List.of(rejected));
+                WireWriter persisted = new WireWriter();
+                persisted.raw(MessageEncoder.encodeFrame(rejected));
+                if (rejection.detailsJson() != null) {
+                    PushResultDetails details = new PushResultDetails(commit.clientCommitId(),
+                            List.of(new PushResultDetails.Entry(rejection.result().opIndex(), rejection.detailsJson())));
+                    frames.add(details);
+                    persisted.raw(MessageEncoder.encodeFrame(details));
+                }
+                return tx.savePushResult(round.header.clientId(), commit.clientCommitId(),
+                        new PushOutcome(CommitStatus.REJECTED, null, persisted.toByteArray(), now))
+                        .map(v -> frames);
+            }
+            return tx.appendCommit(round.ctx.actorId(), round.header.clientId(), commit.clientCommitId(), now, changes)
+                    .flatMap(seq -> writeRows(tx, new ArrayList<>(staged.values()), seq, fetched).flatMap(v -> {
+                        PushResult applied = new PushResult(commit.clientCommitId(), CommitStatus.APPLIED, seq, results);
+                        return tx.savePushResult(round.header.clientId(), commit.clientCommitId(),
+                                new PushOutcome(CommitStatus.APPLIED, seq, MessageEncoder.encodeFrame(applied), now))
+                                .map(x -> List.<Frame>of(applied));
+                    }));
+        });
+    }
+
+    /**
+     * Writes the staged rows in order — iterative, so a large commit never grows the stack. An upsert of a row
+     * the commit's prefetch found stored (read under the lock; a commit writes each row once, at its end)
+     * passes that row, so the storage can skip index maintenance it already satisfies.
+     */
+    private static Uni<Void> writeRows(PushTx tx, List<Staged> rows, long commitSeq,
+            Map<String, Optional<StoredRow>> fetched) {
+        return Multi.createFrom().iterable(rows)
+                .onItem().transformToUniAndConcatenate(s -> {
+                    if (s.row() == null) {
+                        return tx.deleteRow(s.table(), s.rowId(), commitSeq);
+                    }
+                    Optional<StoredRow> stored = fetched.get(s.table() + '\u0000' + s.rowId());
+                    return stored != null && stored.isPresent() ? tx.upsertRow(s.table(), s.row(), stored.get())
+                            : tx.upsertRow(s.table(), s.row());
+                })
+                .collect().last().replaceWithVoid();
+    }
+
+    /** The distinct row ids the commit's operations target, by (known) table, in operation order. */
+    private Map<String, List<String>> prefetchIds(PushCommit commit) {
+        Map<String, LinkedHashSet<String>> byTable = new LinkedHashMap<>();
+        for (PushOperation op : commit.operations()) {
+            if (window.current().table(op.table()) != null) {
+                byTable.computeIfAbsent(op.table(), t -> new LinkedHashSet<>()).add(op.rowId());
+            }
+        }
+        Map<String, List<String>> out = new LinkedHashMap<>();
+        byTable.forEach((t, ids) -> out.put(t, List.copyOf(ids)));
+        return out;
+    }
+
+    /** Reads every row of {@code byTable} (see {@link #prefetchIds}) with one statement per table (under the lock). */
+    private static Uni<Map<String, Optional<StoredRow>>> prefetch(PushTx tx, Map<String, List<String>> byTable) {
+        Map<String, Optional<StoredRow>> out = new HashMap<>();
+        Uni<Void> chain = Uni.createFrom().voidItem();
+        for (Map.Entry<String, List<String>> e : byTable.entrySet()) {
+            chain = chain.flatMap(v -> tx.readRows(e.getKey(), e.getValue())
+                    .invoke(rows -> {
+                        for (String id : e.getValue()) {
+                            out.put(e.getKey() + '\u0000' + id, Optional.ofNullable(rows.get(id)));
+                        }
+                    }).replaceWithVoid());
+        }
+        return chain.map(v -> out);
+    }
+}

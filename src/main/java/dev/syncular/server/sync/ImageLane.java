@@ -1,0 +1,233 @@
+package dev.syncular.server.sync;
+
+import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.segments.SegmentPublication;
+import dev.syncular.server.segments.SegmentStore;
+import dev.syncular.server.segments.SegmentUrlSigner;
+import dev.syncular.server.segments.SqliteImageBuilder;
+import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.MediaType;
+import dev.syncular.server.wire.PullHeader;
+import dev.syncular.server.wire.SegmentRef;
+import dev.syncular.server.wire.SubEnd;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import org.jboss.logging.Logger;
+
+/**
+ * The SQLite image lane of a bootstrap (§5.3), entered at the scope pin (§4.7): a snapshot of more than one
+ * rows page is served as one whole-table image by reference (§5.4) — a stored, unexpired image of the same
+ * reuse key when there is one, else one built here on a worker thread. Concurrent builds of one key coalesce;
+ * an image over the store's segment size cap is remembered for a segment lifetime (§5.1) and the snapshot
+ * served on the rows lane ({@link RowsLane}) meanwhile, as are snapshots of at most one page.
+ */
+final class ImageLane {
+    /** The engine's log category, as before the image lane had its own class. */
+    private static final Logger LOG = Logger.getLogger(SyncEngine.class);
+
+    /** Keyset batch size of image builds. */
+    private static final int IMAGE_BATCH_ROWS = 10_000;
+
+    private final SyncStorage storage;
+    private final SegmentStore segments;
+    private final SyncLimits limits;
+    private final LongSupplier clock;
+    /** §5.3: build SQLite images for clients advertising {@code accept} bit 2 (stored images are served either way). */
+    private final boolean buildImages;
+    private final SegmentDelivery delivery;
+    private final RowsLane rows;
+    /** Cold image builds in flight, by reuse key: concurrent bootstraps of one key share one build (§5.3). */
+    private final ConcurrentHashMap<SegmentStore.ReuseKey, CompletableFuture<SegmentStore.Match>> imageBuilds =
+            new ConcurrentHashMap<>();
+    /** Reuse keys whose image exceeded the store's segment size cap, until when (clock ms). */
+    private final ConcurrentHashMap<SegmentStore.ReuseKey, Long> oversizedImages = new ConcurrentHashMap<>();
+
+    ImageLane(SyncStorage storage, SegmentStore segments, SyncLimits limits, LongSupplier clock, boolean buildImages,
+            SegmentDelivery delivery, RowsLane rows) {
+        this.storage = storage;
+        this.segments = segments;
+        this.limits = limits;
+        this.clock = clock;
+        this.buildImages = buildImages;
+        this.delivery = delivery;
+        this.rows = rows;
+    }
+
+    /**
+     * A bootstrap eligible for the image lane, pinned at {@code asOf} (its scope pin). A snapshot of more than
+     * one rows page is served as one whole-table SQLite image by reference (§5.3): a stored, unexpired image of
+     * the same reuse key when there is one, else a freshly built one; smaller snapshots stay on the rows lane at
+     * the same pin.
+     */
+    Uni<List<Frame>> lane(Round round, PullHeader pull, TableSchema table, Map<String, List<String>> effective,
+            String digest, long asOf, PartitionState state, int pageRows, int maxPages, List<Frame> frames) {
+        SegmentStore.ReuseKey key = new SegmentStore.ReuseKey(round.ctx.partition(), state.logEpoch(), table.name(),
+                round.clientSchema.version(), MediaType.SQLITE, digest, asOf);
+        return segments.find(key, clock.getAsLong()).flatMap(stored -> {
+            if (stored != null) {
+                return Uni.createFrom().item(imageFrames(round, pull, table, asOf, digest, stored, frames));
+            }
+            Uni<List<StoredRow>> first = readPage(round, table, effective, null, pageRows);
+            return first.flatMap(firstRows -> {
+                if (firstRows.size() <= pageRows || !buildImages || oversized(key)) {
+                    return rows.lane(round, pull, table, effective, digest, asOf, state, null, pageRows, maxPages,
+                            frames, firstRows);
+                }
+                return buildImage(round, table, effective, key).flatMap(built -> built != null
+                        ? Uni.createFrom().item(imageFrames(round, pull, table, asOf, digest, built, frames))
+                        : rows.lane(round, pull, table, effective, digest, asOf, state, null, pageRows, maxPages,
+                                frames, firstRows));
+            });
+        });
+    }
+
+    /** The snapshot page after {@code after} ({@code pageRows + 1} rows: one more tells whether more follow). */
+    private Uni<List<StoredRow>> readPage(Round round, TableSchema table, Map<String, List<String>> effective, String after,
+            int pageRows) {
+        return storage.readSnapshotPage(round.ctx.partition(), table.name(), EffectiveScopes.asSets(effective), after,
+                pageRows + 1);
+    }
+
+    private List<Frame> imageFrames(Round round, PullHeader pull, TableSchema table, long asOf, String digest,
+            SegmentStore.Match image, List<Frame> frames) {
+        SegmentUrlSigner.SignedUrl url = delivery.url(pull, image.segmentId(), digest, round, clock.getAsLong());
+        // §5.3: whole-table — both cursors absent; never inlined
+        frames.add(new SegmentRef(image.segmentId(), MediaType.SQLITE, table.name(), image.byteLength(),
+                image.publication().rowCount(), asOf, digest, null, null, url == null ? null : url.url(),
+                url == null ? null : url.expiresAtMs()));
+        frames.add(new SubEnd(asOf, null));
+        return frames;
+    }
+
+    /**
+     * Builds, hashes and publishes the image of {@code key} on a worker thread (never on the event loop),
+     * streaming keyset pages into the SQLite file: the table is never held in memory. Concurrent requests for
+     * one key in this process join one build; a request that goes away does not cancel it for the others.
+     * A {@code null} item: the image exceeds the store's {@link SegmentStore#maxSegmentBytes()}.
+     */
+    private Uni<SegmentStore.Match> buildImage(Round round, TableSchema table, Map<String, List<String>> effective,
+            SegmentStore.ReuseKey key) {
+        CompletableFuture<SegmentStore.Match> mine = new CompletableFuture<>();
+        CompletableFuture<SegmentStore.Match> running = imageBuilds.putIfAbsent(key, mine);
+        if (running != null) {
+            return Uni.createFrom().completionStage(running);
+        }
+        Map<String, Set<String>> scopes = EffectiveScopes.asSets(effective);
+        String partition = round.ctx.partition();
+        Uni.createFrom().item(() -> {
+            Path file = null;
+            long started = System.nanoTime();
+            try {
+                file = Files.createTempFile("syncular-image-", ".sqlite");
+                // the next keyset batch is read while this one is written (one batch ahead, never more)
+                Function<String, CompletableFuture<List<StoredRow>>> read =
+                        after -> storage.readSnapshotPage(partition, table.name(), scopes, after, IMAGE_BATCH_ROWS)
+                                .subscribeAsCompletionStage();
+                List<CompletableFuture<List<StoredRow>>> ahead = new ArrayList<>(List.of(read.apply(null)));
+                SqliteImageBuilder.Result result = SqliteImageBuilder
+                        .build(file, table, key.schemaVersion(), key.asOfCommitSeq(), key.scopeDigest(), () -> {
+                            List<StoredRow> page = ahead.get(0).get(5, TimeUnit.MINUTES);
+                            ahead.set(0, page.size() < IMAGE_BATCH_ROWS ? CompletableFuture
+                                    .completedFuture(List.of()) : read.apply(page.get(page.size() - 1).rowId()));
+                            return page;
+                        });
+                long built = System.nanoTime();
+                BuiltImage image = new BuiltImage(file, "sha256:" + sha256Hex(file), result.rowCount(),
+                        result.byteLength(), (built - started) / 1_000_000, (System.nanoTime() - built) / 1_000_000);
+                return image;
+            } catch (IOException e) {
+                deleteQuietly(file);
+                throw new UncheckedIOException(e);
+            } catch (RuntimeException e) {
+                deleteQuietly(file);
+                throw e;
+            }
+        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
+                .flatMap(built -> {
+                    long now = clock.getAsLong();
+                    if (built.byteLength() > segments.maxSegmentBytes()) {
+                        // too large for this store: remembered for a TTL, served on the rows lane meanwhile
+                        deleteQuietly(built.file());
+                        oversizedImages.put(key, now + limits.segmentTtlMs());
+                        return Uni.createFrom().<SegmentStore.Match>nullItem();
+                    }
+                    SegmentPublication publication = new SegmentPublication(key.partition(), key.logEpoch(), key.table(),
+                            key.schemaVersion(), MediaType.SQLITE, key.scopeDigest(), key.asOfCommitSeq(), null, null,
+                            built.rowCount(), now, now + limits.segmentTtlMs());
+                    long publishing = System.nanoTime();
+                    return segments.publishFile(built.segmentId(), built.file(), publication)
+                            .invoke(v -> LOG.infof("SQLite image built: %d rows, %d bytes; read+write %d ms, hash %d ms,"
+                                    + " publish %d ms", built.rowCount(), built.byteLength(), built.buildMs(),
+                                    built.hashMs(), (System.nanoTime() - publishing) / 1_000_000))
+                            .map(v -> new SegmentStore.Match(built.segmentId(), built.byteLength(), publication))
+                            .eventually(() -> deleteQuietly(built.file()));
+                })
+                .subscribe().with(match -> {
+                    imageBuilds.remove(key, mine);
+                    mine.complete(match);
+                }, failure -> {
+                    imageBuilds.remove(key, mine);
+                    mine.completeExceptionally(failure);
+                });
+        return Uni.createFrom().completionStage(mine);
+    }
+
+    private boolean oversized(SegmentStore.ReuseKey key) {
+        Long until = oversizedImages.get(key);
+        if (until == null) {
+            return false;
+        }
+        if (until <= clock.getAsLong()) {
+            oversizedImages.remove(key, until);
+            return false;
+        }
+        return true;
+    }
+
+    private record BuiltImage(Path file, String segmentId, long rowCount, long byteLength, long buildMs,
+            long hashMs) {
+    }
+
+    private static String sha256Hex(Path file) throws IOException {
+        try (InputStream in = Files.newInputStream(file)) {
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            byte[] buf = new byte[1 << 16];
+            for (int n; (n = in.read(buf)) > 0; ) {
+                md.update(buf, 0, n);
+            }
+            return HexFormat.of().formatHex(md.digest());
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void deleteQuietly(Path file) {
+        if (file != null) {
+            try {
+                Files.deleteIfExists(file);
+            } catch (IOException ignored) {
+                // a temp file left behind is harmless
+            }
+        }
+    }
+}

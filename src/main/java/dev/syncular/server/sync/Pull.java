@@ -1,0 +1,123 @@
+package dev.syncular.server.sync;
+
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.storage.CommitQuery;
+import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.StoredChange;
+import dev.syncular.server.storage.StoredCommit;
+import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.wire.Change;
+import dev.syncular.server.wire.CommitFrame;
+import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.Op;
+import dev.syncular.server.wire.PullHeader;
+import dev.syncular.server.wire.RowCodec;
+import dev.syncular.server.wire.SubEnd;
+import dev.syncular.server.wire.SubStart;
+import dev.syncular.server.wire.SubscriptionFrame;
+import dev.syncular.server.wire.SubscriptionStatus;
+import io.smallrye.mutiny.Uni;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The pull of a round (§4): one section per subscription, in request order, over the effective scopes of
+ * §3.2 — {@code revoked} when none are left (§3.3), {@code reset} for a cursor behind the pruning horizon
+ * (§4.6), a {@link Bootstrap} (§4.7) for a fresh, resumed or future cursor, else the incremental log window
+ * of §4.5 as {@code COMMIT} frames.
+ */
+final class Pull {
+    private final SyncStorage storage;
+    private final Bootstrap bootstrap;
+
+    Pull(SyncStorage storage, Bootstrap bootstrap) {
+        this.storage = storage;
+        this.bootstrap = bootstrap;
+    }
+
+    Uni<Void> pullAll(Round round, PullHeader pull, List<SubscriptionFrame> subs, PlannedResponse planned,
+            PartitionState entry) {
+        // Read-after-write without another read: commits are serialized per partition, so every sequence up
+        // to this request's own last commit is durable; the window ends at the later of that and the entry read.
+        PartitionState state = round.lastCommitSeq <= entry.maxCommitSeq() ? entry
+                : new PartitionState(entry.partition(), entry.logEpoch(), round.lastCommitSeq, entry.horizonSeq(),
+                        entry.createdAtMs(), entry.lastSeenAtMs());
+        return pullEach(round, pull, subs, 0, state, planned);
+    }
+
+    private Uni<Void> pullEach(Round round, PullHeader pull, List<SubscriptionFrame> subs, int index,
+            PartitionState state, PlannedResponse planned) {
+        if (index == subs.size()) {
+            return Uni.createFrom().voidItem();
+        }
+        SubscriptionFrame sub = subs.get(index);
+        return round.allowed.flatMap(allowed -> {
+            TableSchema table = round.clientSchema.table(sub.table());
+            Map<String, List<String>> effective = allowed.map(a -> EffectiveScopes.effective(sub.scopes(), a)).orElse(null);
+            Uni<List<Frame>> section;
+            boolean incremental = false;
+            if (effective == null) {
+                // §3.3: revoked — no data, empty effective scopes, the request cursor echoed.
+                section = Uni.createFrom().item(List.of(
+                        new SubStart(sub.id(), SubscriptionStatus.REVOKED, ErrorCode.SCOPE_REVOKED.code, Map.of(), false),
+                        new SubEnd(sub.cursor(), null)));
+            } else if (sub.bootstrapState() == null && sub.cursor() >= 0 && sub.cursor() < state.horizonSeq()) {
+                section = Uni.createFrom().item(cursorExpired(sub));
+            } else if (sub.bootstrapState() != null || sub.cursor() < 0 || sub.cursor() > state.maxCommitSeq()) {
+                section = bootstrap.bootstrap(round, pull, sub, table, effective, state);
+            } else {
+                section = incremental(round, pull, sub, table, effective, state);
+                incremental = true;
+            }
+            boolean recheck = incremental;
+            return section.flatMap(frames -> {
+                planned.sections.add(frames);
+                planned.incremental.add(recheck);
+                return pullEach(round, pull, subs, index + 1, state, planned);
+            });
+        });
+    }
+
+    /** §4.6: a cursor behind the pruning horizon answers {@code reset} and echoes the request cursor. */
+    static List<Frame> cursorExpired(SubscriptionFrame sub) {
+        return List.of(new SubStart(sub.id(), SubscriptionStatus.RESET, ErrorCode.CURSOR_EXPIRED.code, Map.of(), false),
+                new SubEnd(sub.cursor(), null));
+    }
+
+    /** A {@code PULL_HEADER} limit (§4.2): {@code 0} asks for the default, anything else is clamped. */
+    static int clamp(int value, int min, int max, int dflt) {
+        return value == 0 ? dflt : Math.max(min, Math.min(max, value));
+    }
+
+    /**
+     * §4.5: the log window {@code cursor < commitSeq ≤ maxCommitSeq}, scope-filtered, cut at {@code limitCommits}
+     * changes. The §4.6 horizon recheck after the read is the request's exit read ({@link SyncEngine}).
+     */
+    private Uni<List<Frame>> incremental(Round round, PullHeader pull, SubscriptionFrame sub, TableSchema table,
+            Map<String, List<String>> effective, PartitionState state) {
+        int limit = clamp(pull.limitCommits(), 1, 1000, 1000);
+        CommitQuery query = new CommitQuery(table.name(), EffectiveScopes.asSets(effective), sub.cursor(),
+                state.maxCommitSeq(), limit);
+        RowCodec codec = new RowCodec(table.rowLayout());
+        return storage.readCommits(round.ctx.partition(), query).map(window -> {
+                    List<Frame> frames = new ArrayList<>();
+                    frames.add(new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false));
+                    for (StoredCommit c : window.commits()) {
+                        List<Change> changes = new ArrayList<>(c.changes().size());
+                        for (StoredChange ch : c.changes()) {
+                            byte[] row = ch.op() == Op.UPSERT
+                                    ? codec.encode(ClientRows.narrow(ch.row(), table.columnCount())) : null;
+                            changes.add(new Change(0, ch.rowId(), ch.op(), ch.rowVersion(), ch.scopes(), row));
+                        }
+                        if (!changes.isEmpty()) {
+                            frames.add(new CommitFrame(c.commitSeq(), c.createdAtMs(), c.actorId(), List.of(table.name()),
+                                    changes));
+                        }
+                    }
+                    frames.add(new SubEnd(Math.max(sub.cursor(), window.scannedThroughSeq()), null));
+                    return frames;
+                });
+    }
+}

@@ -1,0 +1,174 @@
+package dev.syncular.server.sync;
+
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.storage.ChangeToWrite;
+import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.wire.Op;
+import dev.syncular.server.wire.OpResult;
+import dev.syncular.server.wire.PushCommit;
+import dev.syncular.server.wire.PushOperation;
+import dev.syncular.server.wire.RowCodec;
+import dev.syncular.server.wire.SparseRow;
+import dev.syncular.server.wire.SparseRowCodec;
+import dev.syncular.server.wire.WireException;
+import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Predicate;
+
+/**
+ * The operations of one commit, applied in order (§6.1, §6.3): each decoded in the client's row codec and
+ * widened to the current schema (§9), authorized against the actor's allowed scopes (§3.4), decided by the
+ * conflict rules (§6.2, §5.10.3 CRDT merges), its referenced blobs checked (§5.9.6 / §6.6), and staged over the
+ * rows the commit already touched; the first terminating result stops the commit.
+ */
+final class PushOperations {
+    private final SchemaWindow window;
+    private final CrdtMerger merger;
+
+    PushOperations(SchemaWindow window, CrdtMerger merger) {
+        this.window = window;
+        this.merger = merger;
+    }
+
+    /**
+     * A staged row state inside one commit: the row, or {@code null} for a staged delete; the client
+     * operation it came from (§6.11 attributes appended operations to it) and its present columns.
+     */
+    record Staged(String table, String rowId, StoredRow row, int opIndex, boolean[] present) {
+    }
+
+    /** A terminating error record and its optional §6.3.1 details. */
+    record Rejection(OpResult result, String detailsJson) {
+    }
+
+    /** Runs the operations in order; yields the terminating result record, or {@code null} when all applied. */
+    Uni<OpResult> applyOps(Round round, PushTx tx, PushCommit commit,
+            Optional<Map<String, List<String>>> allowed, int index, Map<String, Staged> staged,
+            Map<String, Optional<StoredRow>> fetched,
+            List<ChangeToWrite> changes, List<OpResult> results) {
+        // Iterative (not recursive) so a 500-operation commit never grows the stack; stops at the first
+        // terminating result (§6.3: operations after it are never attempted).
+        boolean[] stopped = new boolean[1];
+        return Multi.createFrom().range(index, commit.operations().size())
+                .onItem().transformToUniAndConcatenate(i -> stopped[0] ? Uni.createFrom().<OpResult>nullItem()
+                        : applyOne(round, tx, commit, allowed, i, staged, fetched, changes, results)
+                                .invoke(r -> stopped[0] = r != null))
+                .collect().first();
+    }
+
+    private Uni<OpResult> applyOne(Round round, PushTx tx, PushCommit commit,
+            Optional<Map<String, List<String>>> allowed, int index, Map<String, Staged> staged,
+            Map<String, Optional<StoredRow>> fetched,
+            List<ChangeToWrite> changes, List<OpResult> results) {
+        PushOperation op = commit.operations().get(index);
+        CompiledSchema current = window.current();
+        TableSchema table = current.table(op.table());
+        TableSchema clientTable = round.clientSchema.table(op.table());
+        if (table == null || clientTable == null) {
+            return error(index, ErrorCode.UNKNOWN_TABLE, "push operation names an unknown table");
+        }
+        SparseRow incoming = null;
+        if (op.op() == Op.UPSERT) {
+            try {
+                incoming = ClientRows.widen(new SparseRowCodec(clientTable.rowLayout()).decode(op.payload()),
+                        table.columnCount());
+            } catch (WireException e) {
+                return error(index, ErrorCode.INVALID_REQUEST, "payload fails the row codec");
+            }
+            Object pk = incoming.value(table.primaryKeyIndex());
+            if (pk == null || !ConflictRules.rowIdOf(table.primaryKeyColumn().type(), pk).equals(op.rowId())) {
+                return error(index, ErrorCode.INVALID_REQUEST, "payload primary key differs from rowId");
+            }
+        }
+        SparseRow row = incoming;
+        String key = op.table() + '\u0000' + op.rowId();
+        return current(tx, staged, fetched, table.name(), op.rowId(), key).flatMap(stored -> {
+            Map<String, List<String>> grant = allowed.orElse(null);
+            Predicate<Object[]> authorized = values -> grant != null
+                    && EffectiveScopes.authorizesRow(table, values, grant);
+            if (op.op() == Op.DELETE) {
+                WriteOutcome outcome = ConflictRules.delete(stored.row == null ? null : state(stored.row), authorized);
+                return onOutcome(round, tx, commit, allowed, index, staged, fetched, changes, results, table, op, key, outcome, stored,
+                        null);
+            }
+            Uni<Boolean> tombstoned = stored.row != null ? Uni.createFrom().item(false)
+                    : stored.stagedDelete ? Uni.createFrom().item(true)
+                    : tx.readTombstone(table.name(), op.rowId()).map(t -> t != null);
+            return tombstoned.flatMap(tomb -> {
+                WriteOutcome outcome = ConflictRules.upsert(table, row, op.baseVersion(),
+                        stored.row == null ? null : state(stored.row), tomb, authorized, merger);
+                if (outcome instanceof WriteOutcome.Apply && round.blobs.missingAny(table, row)) {
+                    // §5.9.6 / §6.6: after the §3.4 check on the same authorization row
+                    return error(index, ErrorCode.BLOB_NOT_FOUND, "referenced blob is not in the blob store");
+                }
+                return onOutcome(round, tx, commit, allowed, index, staged, fetched, changes, results, table, op, key, outcome,
+                        stored, row.present());
+            });
+        });
+    }
+
+    private Uni<OpResult> onOutcome(Round round, PushTx tx, PushCommit commit,
+            Optional<Map<String, List<String>>> allowed, int index, Map<String, Staged> staged,
+            Map<String, Optional<StoredRow>> fetched,
+            List<ChangeToWrite> changes, List<OpResult> results, TableSchema table, PushOperation op, String key,
+            WriteOutcome outcome, Current stored, boolean[] presence) {
+        if (outcome instanceof WriteOutcome.Reject r) {
+            return error(index, r.code(), r.message());
+        }
+        if (outcome instanceof WriteOutcome.Conflict c) {
+            TableSchema clientTable = round.clientSchema.table(table.name());
+            byte[] serverRow = new RowCodec(clientTable.rowLayout())
+                    .encode(ClientRows.narrow(c.serverRow(), clientTable.columnCount()));
+            return Uni.createFrom().item(new OpResult.Conflict(index, ErrorCode.VERSION_CONFLICT.code,
+                    "present columns moved past baseVersion", c.serverVersion(), serverRow,
+                    ClientRows.narrowBitmap(c.conflictColumns(), clientTable.columnCount())));
+        }
+        if (outcome instanceof WriteOutcome.Apply a) {
+            Map<String, String> scopes = EffectiveScopes.storedScopes(table, a.values());
+            if (scopes.size() != table.scopePatterns().size()) {
+                return error(index, ErrorCode.MISSING_SCOPES, "change without stored scopes");
+            }
+            staged.put(key, new Staged(table.name(), op.rowId(),
+                    new StoredRow(op.rowId(), a.serverVersion(), a.values(), a.columnVersions(), scopes), index,
+                    presence));
+            changes.add(ChangeToWrite.upsert(table.name(), op.rowId(), a.serverVersion(), scopes, a.values()));
+        } else if (outcome instanceof WriteOutcome.Delete d) {
+            staged.put(key, new Staged(table.name(), op.rowId(), null, index, null));
+            changes.add(ChangeToWrite.delete(table.name(), op.rowId(), EffectiveScopes.storedScopes(table, d.storedValues())));
+        }
+        results.add(new OpResult.Applied(index));
+        return Uni.createFrom().nullItem();
+    }
+
+    private static Uni<OpResult> error(int index, ErrorCode code, String message) {
+        return Uni.createFrom().item(new OpResult.Error(index, code.code, message, code.retryable));
+    }
+
+    /** The row a push operation sees: staged earlier in the commit, else as stored. */
+    private record Current(StoredRow row, boolean stagedDelete) {
+    }
+
+    private static Uni<Current> current(PushTx tx, Map<String, Staged> staged, Map<String, Optional<StoredRow>> fetched,
+            String table, String rowId, String key) {
+        Staged s = staged.get(key);
+        if (s != null) {
+            return Uni.createFrom().item(new Current(s.row(), s.row() == null));
+        }
+        Optional<StoredRow> f = fetched.get(key);
+        if (f != null) {
+            return Uni.createFrom().item(new Current(f.orElse(null), false));
+        }
+        return tx.readRows(table, List.of(rowId)).map(rows -> new Current(rows.get(rowId), false));
+    }
+
+    private static StoredRowState state(StoredRow row) {
+        return new StoredRowState(row.values(), row.serverVersion(), row.columnVersions());
+    }
+}

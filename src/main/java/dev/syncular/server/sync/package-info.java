@@ -1,0 +1,30 @@
+/**
+ * The SSP2 protocol engine, independent of any transport binding. Its files follow the specification's table
+ * of contents:
+ *
+ * <ul>
+ *   <li>The round (§1.4–§1.7, §2.4): {@link dev.syncular.server.sync.SyncEngine} orchestrates one round —
+ *       enter, admit, plan, verify, release — for every binding (§1.1 {@code POST /sync}, §8.7 socket rounds
+ *       call the same {@code handle}); {@code RequestValidation} (§1.7), {@code Round} (per-request state:
+ *       the memoized §3.2 rule 3 scope resolution, the client schema), {@code PlannedResponse} (sections held
+ *       back for the §4.6 horizon recheck), {@code ServeGateCheck} over {@link dev.syncular.server.sync.ServeGates}
+ *       (the §2.4 read-verify-refuse serve gate).</li>
+ *   <li>Push (§6, §2.3, §3.4): {@code CommitPush} (commits, idempotent replay, atomicity), {@code PushOperations}
+ *       (operations in order, {@link dev.syncular.server.sync.ConflictRules} §6.2, §5.10 CRDT merges through
+ *       {@link dev.syncular.server.sync.CrdtMerger}), {@code DeclaredReferences} (§6.11), {@code BlobPresence}
+ *       (§5.9.6 / §6.6).</li>
+ *   <li>Pull (§4): {@code Pull} (§4.5 incremental commits, §3.3 revocation, §4.6 expiry), {@code Bootstrap} and
+ *       {@code BootstrapResume} (§4.7), {@code RowsLane} and {@code RowsPageEncoder} (§5.2), {@code ImageLane}
+ *       (§5.3), {@code SegmentDelivery} (§5.4, §5.5, §5.7).</li>
+ *   <li>Client records (§4.5, §8.1): {@code ClientRecords}.</li>
+ *   <li>Scopes (§3.1–§3.4): {@link dev.syncular.server.sync.EffectiveScopes} and the host's
+ *       {@link dev.syncular.server.sync.ScopeResolver}; §9 older-client rows: {@code ClientRows}.</li>
+ *   <li>Blobs (§5.9): {@link dev.syncular.server.sync.BlobService}, the upload / download / sweep logic of the
+ *       blob routes.</li>
+ * </ul>
+ *
+ * <p>May depend on {@code wire}, {@code schema}, {@code errors}, {@code storage}, {@code segments} and
+ * {@code blobs} (the stores) — never on {@code http}, {@code ops}, {@code auth}, {@code config} or
+ * {@code conformance}, which depend on it. Only the engine's API is public; its parts are package-private.
+ */
+package dev.syncular.server.sync;
