@@ -226,11 +226,7 @@ class ConformanceHostTest {
 
     @Test
     void signedSegmentUrlsThroughTheHostCdn() {
-        String id = create(NOTES, "p", ",\"signedUrls\":{\"ttlSeconds\":60}");
-        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
-        SyncTestClient w = client(id, NOTES, "alice", "notes", Map.of("project_id", List.of("p1")));
-        w.upsert("notes", Map.of("id", "n1", "project_id", "p1", "body", new byte[] {7}), null);
-        w.syncUntilIdle();
+        String id = signedInstanceWithOneNote();
         SyncTestClient r = client(id, NOTES, "bob", "notes", Map.of("project_id", List.of("p1")));
         call(id, "setAllowedScopes", "[\"bob\",{\"project_id\":[\"p1\"]}]");
         r.accept = PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SIGNED_URLS;
@@ -284,11 +280,7 @@ class ConformanceHostTest {
     /** §5.4: a TTL of zero mints descriptors whose URL is born expired; a later TTL makes live URLs again. */
     @Test
     void signedUrlTtlZeroMintsBornExpiredUrls() {
-        String id = create(NOTES, "p", ",\"signedUrls\":{\"ttlSeconds\":60}");
-        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
-        SyncTestClient w = client(id, NOTES, "alice", "notes", Map.of("project_id", List.of("p1")));
-        w.upsert("notes", Map.of("id", "n1", "project_id", "p1", "body", new byte[] {7}), null);
-        w.syncUntilIdle();
+        String id = signedInstanceWithOneNote();
         long now = call(id, "nowMs", "[]").getLong("result");
 
         given().contentType("application/json").body("{\"args\":[0]}")
@@ -303,6 +295,16 @@ class ConformanceHostTest {
         assertEquals(now + 900_000, live.urlExpiresAtMs(), 1_000.0);
         assertTrue(call(id, "fetchSegmentUrl", "[\"" + live.url() + "\"]").getString("result.$u8").length() > 0);
         call(id, "close", "[]");
+    }
+
+    /** An instance with signed URLs (60 s) where alice wrote note n1 in project p1. */
+    private String signedInstanceWithOneNote() {
+        String id = create(NOTES, "p", ",\"signedUrls\":{\"ttlSeconds\":60}");
+        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        SyncTestClient w = client(id, NOTES, "alice", "notes", Map.of("project_id", List.of("p1")));
+        w.upsert("notes", Map.of("id", "n1", "project_id", "p1", "body", new byte[] {7}), null);
+        w.syncUntilIdle();
+        return id;
     }
 
     /** A fresh reader's first bootstrap descriptor, requested with URLs (accept bit 3). */
