@@ -11,9 +11,10 @@ import io.vertx.core.http.HttpServerRequest;
  * partition. The protocol carries no credentials; an implementation reads whatever the host uses (bearer
  * token, session cookie, mTLS identity) from the request.
  *
- * <p>Replace the built-in {@link DevHeaderAuthenticator} by declaring your own CDI bean implementing this
- * interface (e.g. {@code @ApplicationScoped class JwtAuthenticator implements Authenticator}); the dev
- * bean is a {@code @DefaultBean} and steps aside.
+ * <p>Built in: {@link JwtAuthenticator} when {@code syncular.auth.jwt.*} is configured, else the development
+ * {@link DevHeaderAuthenticator} ({@link BuiltInAuth}). Replace them by declaring your own CDI bean
+ * implementing this interface (e.g. {@code @ApplicationScoped class MyAuthenticator implements Authenticator});
+ * the built-in one is a {@code @DefaultBean} and steps aside.
  *
  * <p>Failure: fail the {@code Uni} with {@code new SyncError(ErrorCode.AUTH_REQUIRED, ...)} (answered
  * with HTTP 401 {@code sync.auth_required}). Any other failure is answered as 500

@@ -9,11 +9,8 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.sync.EffectiveScopes;
 import dev.syncular.server.sync.ScopeResolver;
-import io.quarkus.arc.DefaultBean;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.smallrye.mutiny.Uni;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.inject.Inject;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Iterator;
@@ -26,15 +23,12 @@ import java.util.TreeMap;
 /**
  * Development scope resolver (§3.2 {@code resolveScopes}): every actor gets the same allowed scopes, from
  * {@code syncular.dev-auth.allowed-scopes} (a JSON object of variable → values), or by default
- * {@code "*"} for every scope variable of the running schema. A {@code @DefaultBean}: a host declaring its
- * own {@link ScopeResolver} bean replaces it.
+ * {@code "*"} for every scope variable of the running schema. Produced by {@link BuiltInAuth} (a
+ * {@code @DefaultBean}) when JWT is not configured: a host declaring its own {@link ScopeResolver} bean replaces it.
  */
-@DefaultBean
-@ApplicationScoped
 public class ConfiguredScopeResolver implements ScopeResolver {
     private final Map<String, List<String>> allowed;
 
-    @Inject
     public ConfiguredScopeResolver(SyncularConfig config, SchemaWindow window) {
         this.allowed = allowedScopes(config.devAuth().allowedScopes(), window.current());
     }

@@ -2,6 +2,7 @@ package dev.syncular.server.auth;
 
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.sync.ScopeResolver;
+import io.quarkus.arc.ClientProxy;
 import io.quarkus.arc.InjectableInstance;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.StartupEvent;
@@ -16,18 +17,22 @@ import org.jboss.logging.Logger;
  * Refuses to start when the built-in development auth pair ({@link DevHeaderAuthenticator},
  * {@link ConfiguredScopeResolver}) would serve requests without {@code syncular.dev-auth.enabled=true}.
  * The prod profile sets that flag to {@code false} in application.properties, so a production server
- * either provides its own {@link Authenticator} and {@link ScopeResolver} beans or opts in explicitly.
+ * configures JWT ({@code syncular.auth.jwt.*}, which replaces the dev pair), provides its own
+ * {@link Authenticator} and {@link ScopeResolver} beans, or opts in explicitly.
  * Runs right after the datasource check, before any schema work.
  */
 @ApplicationScoped
 public class DevAuthStartupCheck {
     private static final Logger LOG = Logger.getLogger(DevAuthStartupCheck.class);
 
-    static final String MESSAGE = "The built-in development authentication (%s) is active, but "
-            + "syncular.dev-auth.enabled is false. It trusts the x-actor-id header and grants the configured "
-            + "scopes to anyone, so the prod profile does not enable it by default. Provide your own CDI beans "
-            + "implementing dev.syncular.server.auth.Authenticator and dev.syncular.server.sync.ScopeResolver, "
-            + "or set syncular.dev-auth.enabled=true (env SYNCULAR_DEV_AUTH_ENABLED=true) to run with dev "
+    static final String MESSAGE = "No production authentication is configured: the built-in development "
+            + "authentication (%s) is active, but syncular.dev-auth.enabled is false. It trusts the x-actor-id "
+            + "header and grants the configured scopes to anyone, so the prod profile does not enable it by "
+            + "default. Configure JWT authentication with syncular.auth.jwt.jwks-url, syncular.auth.jwt.public-key "
+            + "or syncular.auth.jwt.public-key-location (env SYNCULAR_AUTH_JWT_JWKS_URL, ...; see "
+            + "docs/AUTHENTICATION.md), or provide your own CDI beans implementing "
+            + "dev.syncular.server.auth.Authenticator and dev.syncular.server.sync.ScopeResolver, or set "
+            + "syncular.dev-auth.enabled=true (env SYNCULAR_DEV_AUTH_ENABLED=true) to run with dev "
             + "authentication anyway.";
 
     @Inject
@@ -40,11 +45,15 @@ public class DevAuthStartupCheck {
     SyncularConfig config;
 
     void check(@Observes @Priority(2) StartupEvent event) {
-        boolean devAuthenticator = authenticator.getHandle().getBean().getBeanClass() == DevHeaderAuthenticator.class;
-        boolean devResolver = resolver.getHandle().getBean().getBeanClass() == ConfiguredScopeResolver.class;
+        // Instantiating both now also fails start-up on a bad syncular.auth.jwt.* or dev-auth.allowed-scopes.
+        Authenticator activeAuthenticator = ClientProxy.unwrap(authenticator.get());
+        ScopeResolver activeResolver = ClientProxy.unwrap(resolver.get());
+        boolean devAuthenticator = activeAuthenticator instanceof DevHeaderAuthenticator;
+        boolean devResolver = activeResolver instanceof ConfiguredScopeResolver;
         verify(devAuthenticator, devResolver, config.devAuth().enabled(), LaunchMode.current() == LaunchMode.NORMAL);
-        if (devResolver) {
-            ((ConfiguredScopeResolver) resolver.get()).allowed(); // instantiate now: bad allowed-scopes fail start-up
+        if (activeAuthenticator instanceof JwtAuthenticator) {
+            LOG.infof("JWT authentication active (%s)", config.auth().jwt().jwksUrl().isPresent() ? "JWKS URL"
+                    : "configured public key");
         }
     }
 

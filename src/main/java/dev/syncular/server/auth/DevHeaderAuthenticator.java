@@ -4,27 +4,22 @@ import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.sync.SyncRequestContext;
-import io.quarkus.arc.DefaultBean;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpServerRequest;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.inject.Inject;
 
 /**
  * Development authenticator: trusts the {@value #ACTOR_HEADER} header as the actor id and takes the
  * partition from {@value #PARTITION_HEADER}, else {@code syncular.dev-auth.partition}. Anyone can claim
- * any actor — for local development and tests only. Outside dev/test it refuses to start unless
+ * any actor — for local development and tests only. {@link BuiltInAuth} uses it only while
+ * {@code syncular.auth.jwt.*} is not configured. Outside dev/test it refuses to start unless
  * {@code syncular.dev-auth.enabled=true} is set explicitly ({@link DevAuthStartupCheck}).
  */
-@DefaultBean
-@ApplicationScoped
 public class DevHeaderAuthenticator implements Authenticator {
     public static final String ACTOR_HEADER = "x-actor-id";
     public static final String PARTITION_HEADER = "x-syncular-partition";
 
     private final String defaultPartition;
 
-    @Inject
     public DevHeaderAuthenticator(SyncularConfig config) {
         this.defaultPartition = config.devAuth().partition();
     }

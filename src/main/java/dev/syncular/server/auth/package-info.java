@@ -1,8 +1,10 @@
 /**
  * Host authentication and scope resolution (§1.1, §3.2): the {@link dev.syncular.server.auth.Authenticator}
- * seam run on every protocol request, and the development pair — a header authenticator and a
- * configured scope resolver, both replaceable CDI default beans — with the start-up check that keeps them
- * out of production unless explicitly enabled.
+ * seam run on every protocol request; JWT bearer authentication configured by {@code syncular.auth.jwt.*}
+ * ({@code JwtAuthenticator} + {@code JwtScopeResolver}); the development pair — a header authenticator and a
+ * configured scope resolver — used when JWT is not configured, with the start-up check that keeps it out of
+ * production unless explicitly enabled. {@code BuiltInAuth} picks the pair at run time; both are replaceable
+ * CDI default beans (docs/AUTHENTICATION.md).
  *
  * <p>Part of the Quarkus edge: it may depend on {@code schema}, {@code sync} and {@code config}; nothing
  * below depends on it.

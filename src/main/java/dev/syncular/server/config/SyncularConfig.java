@@ -5,6 +5,7 @@ import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -14,7 +15,8 @@ import java.util.Optional;
  * {@code syncular.schema.path}, {@code syncular.storage.pg-schema},
  * {@code syncular.limits.max-operations-per-request}, {@code syncular.limits.inline-segment-max-bytes},
  * {@code syncular.limits.segment-ttl}, {@code syncular.dev-auth.enabled},
- * {@code syncular.dev-auth.partition}, {@code syncular.dev-auth.allowed-scopes}.
+ * {@code syncular.dev-auth.partition}, {@code syncular.dev-auth.allowed-scopes}, {@code syncular.auth.jwt.*}
+ * (docs/AUTHENTICATION.md).
  */
 @ConfigMapping(prefix = "syncular")
 public interface SyncularConfig {
@@ -49,6 +51,9 @@ public interface SyncularConfig {
     Limits limits();
 
     DevAuth devAuth();
+
+    /** Built-in production authentication ({@code syncular.auth.*}). */
+    Auth auth();
 
     Pruning pruning();
 
@@ -263,5 +268,69 @@ public interface SyncularConfig {
          * scope variable the schema declares.
          */
         Optional<String> allowedScopes();
+    }
+
+    interface Auth {
+        Jwt jwt();
+    }
+
+    /**
+     * JWT bearer authentication ({@code auth.JwtAuthenticator}), active as soon as one key source is set:
+     * {@code jwks-url}, {@code public-key} or {@code public-key-location}. It then replaces the development
+     * authentication. See docs/AUTHENTICATION.md.
+     */
+    interface Jwt {
+        /** URL of the issuer's JSON Web Key Set, e.g. {@code https://idp.example.com/.well-known/jwks.json}. */
+        Optional<String> jwksUrl();
+
+        /** The verification key itself: a PEM public key ({@code -----BEGIN PUBLIC KEY-----...}), or a JWK/JWKS. */
+        Optional<String> publicKey();
+
+        /** A file (path, {@code file:} or {@code classpath:} URL) holding a PEM public key or a JWK/JWKS. */
+        Optional<String> publicKeyLocation();
+
+        /** Required {@code iss} value; unset = the issuer is not checked. */
+        Optional<String> issuer();
+
+        /** Accepted {@code aud} values (the token must name at least one); unset = the audience is not checked. */
+        Optional<List<String>> audience();
+
+        /** Tolerance applied to {@code exp}, {@code iat} and {@code nbf}. */
+        @WithDefault("30s")
+        Duration clockSkew();
+
+        /** Accepted signature algorithms ({@code RS256}, {@code RS384}, {@code RS512}, {@code PS256}, {@code ES256}, ...). */
+        @WithDefault("RS256")
+        List<String> signatureAlgorithms();
+
+        /** How often the JWKS is re-fetched (keys with an unknown {@code kid} also trigger a refresh). */
+        @WithDefault("60m")
+        Duration jwksRefreshInterval();
+
+        /** Claim holding the actor id (a string). */
+        @WithDefault("sub")
+        String actorClaim();
+
+        /** Claim holding the partition (a string); unset = every token gets {@code partition}. */
+        Optional<String> partitionClaim();
+
+        /** The partition when {@code partition-claim} is unset. */
+        @WithDefault("default")
+        String partition();
+
+        /** Claim holding the allowed scopes as a JSON object of scope variable → array of values. */
+        @WithDefault("syncular_scopes")
+        String scopesClaim();
+
+        /**
+         * Scope variables read from individual claims: {@code syncular.auth.jwt.scope-claims.<variable>=<claim>};
+         * the claim is a string or an array of strings. Merged with {@code scopes-claim}.
+         */
+        Map<String, String> scopeClaims();
+
+        /** Whether a key source is configured, i.e. whether JWT authentication is active. */
+        default boolean configured() {
+            return jwksUrl().isPresent() || publicKey().isPresent() || publicKeyLocation().isPresent();
+        }
     }
 }

@@ -178,7 +178,7 @@ public final class BlobService {
      * entries, or no passing row deny.
      */
     Uni<Boolean> authorized(SyncRequestContext ctx, String blobId) {
-        return Uni.createFrom().deferred(() -> resolver.resolveScopes(ctx.actorId(), ctx.partition()))
+        return Uni.createFrom().deferred(() -> resolver.resolveScopes(ctx))
                 .onFailure().recoverWithNull()
                 .flatMap(allowed -> allowed == null ? Uni.createFrom().item(false)
                         : firstVisible(ctx.partition(), blobId, allowed, null));

@@ -36,7 +36,7 @@ final class Round {
      */
     static Uni<Optional<Map<String, List<String>>>> resolveOnce(ScopeResolver resolver, SchemaWindow window,
             SyncRequestContext ctx) {
-        return Uni.createFrom().deferred(() -> resolver.resolveScopes(ctx.actorId(), ctx.partition()))
+        return Uni.createFrom().deferred(() -> resolver.resolveScopes(ctx))
                 .map(Optional::ofNullable)
                 .onFailure().recoverWithItem(Optional.empty())
                 .invoke(o -> o.ifPresent(m -> EffectiveScopes.validateAllowed(window.current(), m)))

@@ -12,4 +12,12 @@ import java.util.Map;
 @FunctionalInterface
 public interface ScopeResolver {
     Uni<Map<String, List<String>>> resolveScopes(String actorId, String partition);
+
+    /**
+     * The form the engine calls: the whole authenticated context, including scopes the credential carries
+     * ({@link SyncRequestContext#grantedScopes()}). Defaults to {@link #resolveScopes(String, String)}.
+     */
+    default Uni<Map<String, List<String>>> resolveScopes(SyncRequestContext ctx) {
+        return resolveScopes(ctx.actorId(), ctx.partition());
+    }
 }

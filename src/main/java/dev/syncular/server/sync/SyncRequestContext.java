@@ -1,11 +1,26 @@
 package dev.syncular.server.sync;
 
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
-/** What host authentication established for one request (§1.1): the actor and its partition. */
-public record SyncRequestContext(String actorId, String partition) {
+/**
+ * What host authentication established for one request (§1.1): the actor and its partition, plus — when the
+ * credential itself carries them (e.g. a JWT claim, {@code auth.JwtAuthenticator}) — the allowed scopes it
+ * grants, which a {@link ScopeResolver} may read through {@link ScopeResolver#resolveScopes(SyncRequestContext)}.
+ *
+ * @param grantedScopes allowed scopes carried by the credential (variable → values, {@code "*"} = any), or
+ *     {@code null} when the authenticator carries none
+ */
+public record SyncRequestContext(String actorId, String partition, Map<String, List<String>> grantedScopes) {
     public SyncRequestContext {
         Objects.requireNonNull(actorId, "actorId");
         Objects.requireNonNull(partition, "partition");
+        grantedScopes = grantedScopes == null ? null : Map.copyOf(grantedScopes);
+    }
+
+    /** A context whose credential carries no scopes (the resolver decides from actor and partition alone). */
+    public SyncRequestContext(String actorId, String partition) {
+        this(actorId, partition, null);
     }
 }

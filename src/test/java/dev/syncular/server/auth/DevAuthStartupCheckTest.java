@@ -27,6 +27,8 @@ class DevAuthStartupCheckTest {
         ConfigurationException e = assertThrows(ConfigurationException.class,
                 () -> DevAuthStartupCheck.verify(true, true, false, true));
         assertTrue(e.getMessage().contains("syncular.dev-auth.enabled=true"), e.getMessage());
+        assertTrue(e.getMessage().contains("syncular.auth.jwt.jwks-url"), e.getMessage());
+        assertTrue(e.getMessage().contains("syncular.auth.jwt.public-key"), e.getMessage());
         assertThrows(ConfigurationException.class, () -> DevAuthStartupCheck.verify(false, true, false, true));
         assertThrows(ConfigurationException.class, () -> DevAuthStartupCheck.verify(true, false, false, true));
     }

@@ -1,0 +1,375 @@
+package dev.syncular.server.auth;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpServer;
+import dev.syncular.server.sync.SyncScenariosContract;
+import dev.syncular.server.testsupport.BlobHttp;
+import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.wire.SubscriptionStatus;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import io.smallrye.jwt.build.Jwt;
+import io.smallrye.jwt.build.JwtClaimsBuilder;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.math.BigInteger;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.KeyFactory;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.NoSuchAlgorithmException;
+import java.security.PrivateKey;
+import java.security.interfaces.RSAPublicKey;
+import java.security.spec.PKCS8EncodedKeySpec;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.UnaryOperator;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * JWT authentication end to end: real HTTP through the running app, tokens signed with an RSA key generated
+ * here and verified against a JWKS served by a JDK {@link HttpServer} on a free port. Actor from {@code sub},
+ * partition from the {@code tenant} claim, allowed scopes from {@code syncular_scopes}.
+ */
+@QuarkusTest
+@TestProfile(JwtAuthTest.JwksProfile.class)
+class JwtAuthTest {
+    static final String ISSUER = "https://idp.test/";
+    static final String AUDIENCE = "syncular-test";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * JWT from configuration alone. The key pair and the JWKS server live in system properties: Quarkus
+     * instantiates profiles in more than one class loader, and they must all see one key and one port.
+     */
+    public static class JwksProfile implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            JwksServer.ensureStarted();
+            return Map.of(
+                    "syncular.schema.path", Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString(),
+                    "syncular.storage.pg-schema", "sync_jwt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
+                    "syncular.auth.jwt.jwks-url", "http://127.0.0.1:" + System.getProperty(JwksServer.PORT) + "/jwks.json",
+                    "syncular.auth.jwt.issuer", ISSUER,
+                    "syncular.auth.jwt.audience", AUDIENCE,
+                    "syncular.auth.jwt.partition-claim", "tenant");
+        }
+    }
+
+    /** The test's identity provider: one RSA key, its public half served as a JWKS. */
+    static final class JwksServer {
+        static final String PORT = "jwt-auth-test.jwks-port";
+        static final String PRIVATE = "jwt-auth-test.private-key";
+        static final String KID = "test-key-1";
+
+        static synchronized void ensureStarted() {
+            if (System.getProperty(PORT) != null) {
+                return;
+            }
+            KeyPair pair = rsa();
+            RSAPublicKey pub = (RSAPublicKey) pair.getPublic();
+            String jwks = "{\"keys\":[{\"kty\":\"RSA\",\"use\":\"sig\",\"alg\":\"RS256\",\"kid\":\"" + KID + "\",\"n\":\""
+                    + b64u(pub.getModulus()) + "\",\"e\":\"" + b64u(pub.getPublicExponent()) + "\"}]}";
+            byte[] body = jwks.getBytes(StandardCharsets.UTF_8);
+            try {
+                HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+                server.createContext("/jwks.json", exchange -> {
+                    exchange.getResponseHeaders().add("Content-Type", "application/json");
+                    exchange.sendResponseHeaders(200, body.length);
+                    try (OutputStream out = exchange.getResponseBody()) {
+                        out.write(body);
+                    }
+                });
+                server.start(); // lives as long as the test JVM (surefire exits it when the run ends)
+                System.setProperty(PRIVATE, Base64.getEncoder().encodeToString(pair.getPrivate().getEncoded()));
+                System.setProperty(PORT, Integer.toString(server.getAddress().getPort()));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        static PrivateKey privateKey() {
+            try {
+                return KeyFactory.getInstance("RSA").generatePrivate(
+                        new PKCS8EncodedKeySpec(Base64.getDecoder().decode(System.getProperty(PRIVATE))));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        private static String b64u(BigInteger v) {
+            byte[] bytes = v.toByteArray();
+            if (bytes.length > 1 && bytes[0] == 0) {
+                bytes = java.util.Arrays.copyOfRange(bytes, 1, bytes.length);
+            }
+            return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+        }
+    }
+
+    static KeyPair rsa() {
+        try {
+            KeyPairGenerator g = KeyPairGenerator.getInstance("RSA");
+            g.initialize(2048);
+            return g.generateKeyPair();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @ConfigProperty(name = "quarkus.http.test-port")
+    int port;
+
+    private String tenant;
+
+    @BeforeEach
+    void freshTenant() {
+        tenant = "t-" + UUID.randomUUID();
+    }
+
+    // ------------------------------------------------------------------------------------------ tokens
+
+    /** A valid token for {@code actor} in this test's tenant; {@code edit} adjusts the claims before signing. */
+    private String token(String actor, Map<String, List<String>> scopes, UnaryOperator<JwtClaimsBuilder> edit) {
+        JwtClaimsBuilder b = Jwt.issuer(ISSUER).audience(AUDIENCE).subject(actor).claim("tenant", tenant)
+                .issuedAt(Instant.now()).expiresAt(Instant.now().plusSeconds(300));
+        if (scopes != null) {
+            b.claim("syncular_scopes", scopes);
+        }
+        return edit.apply(b).jws().keyId(JwksServer.KID).sign(JwksServer.privateKey());
+    }
+
+    private String token(String actor, Map<String, List<String>> scopes) {
+        return token(actor, scopes, b -> b);
+    }
+
+    private String base() {
+        return "http://localhost:" + port;
+    }
+
+    /** The SSP2 transport with a bearer token instead of the dev header. */
+    private SyncTestClient.Transport bearer(String token) {
+        return new SyncTestClient.Transport() {
+            @Override
+            public byte[] roundTrip(SyncTestClient client, byte[] request) {
+                return ok(send(HttpRequest.newBuilder(URI.create(base() + "/sync")).header("Authorization", "Bearer " + token)
+                        .header("Content-Type", "application/vnd.syncular.sync.v2")
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(request)).build()));
+            }
+
+            @Override
+            public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
+                return ok(send(HttpRequest.newBuilder(URI.create(base() + "/segments/" + segmentId))
+                        .header("Authorization", "Bearer " + token).header("X-Syncular-Scopes", scopesHeader).GET().build()));
+            }
+        };
+    }
+
+    private static byte[] ok(HttpResponse<byte[]> r) {
+        if (r.statusCode() != 200) {
+            throw new SyncTestClient.TransportFailure(r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
+        }
+        return r.body();
+    }
+
+    private static HttpResponse<byte[]> send(HttpRequest request) {
+        return BlobHttp.send(request);
+    }
+
+    private static Map<String, Object> note(String id, String project) {
+        Map<String, Object> row = new HashMap<>();
+        row.put("id", id);
+        row.put("project_id", project);
+        row.put("title", "note " + id);
+        row.put("body", null);
+        row.put("priority", null);
+        row.put("done", null);
+        return row;
+    }
+
+    private SyncTestClient client(String token, String actor, String clientId) {
+        return new SyncTestClient(SyncScenariosContract.SCHEMA, bearer(token), actor, clientId);
+    }
+
+    /** A §10.1 JSON error body with {@code code}, whose text never contains the token. */
+    private static void assertError(int status, String code, SyncTestClient.TransportFailure f, String token) {
+        assertEquals(status, f.status, f.body);
+        assertJsonError(code, f.body, token);
+    }
+
+    private static void assertJsonError(String code, String body, String token) {
+        try {
+            JsonNode n = JSON.readTree(body);
+            assertEquals(code, n.path("code").asText(), body);
+            assertTrue(n.has("message") && n.has("category") && n.has("retryable"), body);
+        } catch (IOException e) {
+            throw new AssertionError("not JSON: " + body, e);
+        }
+        if (token != null) {
+            assertFalse(body.contains(token), body);
+            assertFalse(body.contains(token.substring(token.lastIndexOf('.') + 1)), body);
+        }
+        assertFalse(body.contains("Exception"), body);
+    }
+
+    private SyncTestClient.TransportFailure syncFails(String token) {
+        SyncTestClient c = client(token, "alice", "c-" + UUID.randomUUID())
+                .subscribe("s", "notes", Map.of("project_id", List.of("p1")));
+        return assertThrows(SyncTestClient.TransportFailure.class, c::sync);
+    }
+
+    // ------------------------------------------------------------------------------------------ tests
+
+    @Test
+    void validTokenPushesAndPulls() {
+        String alice = token("alice", Map.of("project_id", List.of("p1")));
+        SyncTestClient writer = client(alice, "alice", "w-1").subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
+        String commit = writer.upsert("notes", note("n1", "p1"), null);
+        writer.syncUntilIdle();
+        assertTrue(SyncTestClient.applied(writer.result(commit)));
+
+        SyncTestClient reader = client(token("bob", Map.of("project_id", List.of("p1"))), "bob", "r-1")
+                .subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
+        reader.syncUntilIdle();
+        assertEquals(SubscriptionStatus.ACTIVE, reader.subscriptions.get("notes-p1").status);
+        assertTrue(reader.table("notes").containsKey("n1"));
+    }
+
+    @Test
+    void tokenScopesRestrictWhatAPullDelivers() {
+        SyncTestClient writer = client(token("alice", Map.of("project_id", List.of("p1", "p2"))), "alice", "w-2")
+                .subscribe("all", "notes", Map.of("project_id", List.of("p1", "p2")));
+        writer.upsert("notes", note("in", "p1"), null);
+        writer.upsert("notes", note("out", "p2"), null);
+        writer.syncUntilIdle();
+        assertTrue(writer.table("notes").keySet().containsAll(List.of("in", "out")));
+
+        // requested p1+p2, token allows p1: effective = p1 (§3.2 rule 4); the p2 row is never delivered
+        SyncTestClient reader = client(token("bob", Map.of("project_id", List.of("p1"))), "bob", "r-2")
+                .subscribe("both", "notes", Map.of("project_id", List.of("p1", "p2")))
+                .subscribe("p2-only", "notes", Map.of("project_id", List.of("p2")));
+        reader.syncUntilIdle();
+        assertEquals(SubscriptionStatus.ACTIVE, reader.subscriptions.get("both").status);
+        assertTrue(reader.table("notes").containsKey("in"));
+        assertFalse(reader.table("notes").containsKey("out"));
+        assertEquals(SubscriptionStatus.REVOKED, reader.subscriptions.get("p2-only").status);
+        assertEquals("sync.scope_revoked", reader.subscriptions.get("p2-only").reasonCode);
+    }
+
+    @Test
+    void tokenWithoutScopesClaimRevokesTheSubscription() {
+        String seed = token("alice", Map.of("project_id", List.of("p1")));
+        SyncTestClient writer = client(seed, "alice", "w-3").subscribe("p1", "notes", Map.of("project_id", List.of("p1")));
+        writer.upsert("notes", note("secret", "p1"), null);
+        writer.syncUntilIdle();
+
+        // authenticated (200), but the actor holds no scopes: §3.2 rule 5 revokes, nothing is delivered
+        SyncTestClient reader = client(token("carol", null), "carol", "r-3")
+                .subscribe("p1", "notes", Map.of("project_id", List.of("p1")));
+        reader.syncUntilIdle();
+        assertEquals(SubscriptionStatus.REVOKED, reader.subscriptions.get("p1").status);
+        assertEquals("sync.scope_revoked", reader.subscriptions.get("p1").reasonCode);
+        assertTrue(reader.table("notes").isEmpty());
+    }
+
+    @Test
+    void missingOrMalformedAuthorizationIs401() {
+        SyncTestClient.TransportFailure none = assertThrows(SyncTestClient.TransportFailure.class,
+                () -> ok(send(HttpRequest.newBuilder(URI.create(base() + "/sync"))
+                        .header("Content-Type", "application/vnd.syncular.sync.v2")
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[] {1})).build())));
+        assertError(401, "sync.auth_required", none, null);
+        assertError(401, "sync.auth_required", syncFails("not-a-jwt"), "not-a-jwt");
+        // the dev header means nothing once JWT is configured
+        HttpResponse<byte[]> dev = send(HttpRequest.newBuilder(URI.create(base() + "/sync")).header("x-actor-id", "alice")
+                .header("Content-Type", "application/vnd.syncular.sync.v2")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[] {1})).build());
+        assertEquals(401, dev.statusCode());
+    }
+
+    /** A token for alice (scopes p1) edited by {@code edit} is refused with a static §10.1 body. */
+    private void assertRejected(int status, String code, UnaryOperator<JwtClaimsBuilder> edit) {
+        String t = token("alice", Map.of("project_id", List.of("p1")), edit);
+        assertError(status, code, syncFails(t), t);
+    }
+
+    @Test
+    void expiredTokenIs401() {
+        assertRejected(401, "sync.auth_required",
+                b -> b.issuedAt(Instant.now().minusSeconds(3600)).expiresAt(Instant.now().minusSeconds(600)));
+    }
+
+    @Test
+    void wrongIssuerIs401() {
+        assertRejected(401, "sync.auth_required", b -> b.issuer("https://evil.test/"));
+    }
+
+    @Test
+    void wrongAudienceIs401() {
+        assertRejected(401, "sync.auth_required", b -> b.audience("someone-else"));
+    }
+
+    @Test
+    void missingPartitionClaimIs401() {
+        assertRejected(401, "sync.auth_required", b -> b.remove("tenant"));
+    }
+
+    @Test
+    void malformedScopesClaimIs403() {
+        assertRejected(403, "sync.forbidden", b -> b.claim("syncular_scopes", List.of("project_id")));
+    }
+
+    @Test
+    void foreignSignatureIs401() {
+        String forged = Jwt.issuer(ISSUER).audience(AUDIENCE).subject("alice").claim("tenant", tenant)
+                .claim("syncular_scopes", Map.of("project_id", List.of("*"))).expiresAt(Instant.now().plusSeconds(300))
+                .jws().keyId(JwksServer.KID).sign(rsa().getPrivate());
+        assertError(401, "sync.auth_required", syncFails(forged), forged);
+    }
+
+    @Test
+    void segmentAndBlobRoutesRequireAToken() {
+        String blob = "sha256:" + "0".repeat(64);
+        for (HttpRequest r : List.of(
+                HttpRequest.newBuilder(URI.create(base() + "/segments/seg-unknown")).GET().build(),
+                HttpRequest.newBuilder(URI.create(base() + "/blobs/" + blob)).GET().build(),
+                HttpRequest.newBuilder(URI.create(base() + "/blobs/" + blob)).header("Content-Type", "application/octet-stream")
+                        .PUT(HttpRequest.BodyPublishers.ofByteArray(new byte[] {1, 2, 3})).build(),
+                HttpRequest.newBuilder(URI.create(base() + "/blobs/" + blob + "/upload-grant")).header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"byteLength\":3}")).build())) {
+            HttpResponse<byte[]> res = send(r);
+            assertEquals(401, res.statusCode(), r.method() + " " + r.uri());
+            assertTrue(res.headers().firstValue("Content-Type").orElse("").startsWith("application/json"));
+            assertJsonError("sync.auth_required", new String(res.body(), StandardCharsets.UTF_8), null);
+        }
+        // with a valid token the same routes get past authentication (an unknown segment/blob: 404)
+        String t = token("alice", Map.of("project_id", List.of("p1")));
+        HttpResponse<byte[]> seg = send(HttpRequest.newBuilder(URI.create(base() + "/segments/seg-unknown"))
+                .header("Authorization", "Bearer " + t).header("X-Syncular-Scopes", "{\"project_id\":[\"p1\"]}").GET().build());
+        assertEquals(404, seg.statusCode(), new String(seg.body(), StandardCharsets.UTF_8));
+        HttpResponse<byte[]> get = send(HttpRequest.newBuilder(URI.create(base() + "/blobs/" + blob))
+                .header("Authorization", "Bearer " + t).GET().build());
+        assertEquals(404, get.statusCode(), new String(get.body(), StandardCharsets.UTF_8));
+        assertNotNull(get.body());
+    }
+}
