@@ -4,8 +4,11 @@ import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.postgres.PostgresBlobStore;
 import dev.syncular.server.blobs.s3.S3BlobStore;
+import dev.syncular.server.config.EmbeddedDatabase;
+import dev.syncular.server.config.EmbeddedPostgresConfigSourceFactory;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.SchemaException;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.SegmentStore;
@@ -58,7 +61,18 @@ public class EngineProducer {
     @Produces
     @Singleton
     SchemaWindow schemaWindow(SyncularConfig config) {
-        return SchemaWindow.single(loadSchema(config));
+        try {
+            return SchemaWindow.single(loadSchema(config));
+        } catch (SchemaException e) {
+            throw StartupErrors.invalidSchema(e, schemaSource(config));
+        }
+    }
+
+    /** Where the running schema comes from, for start-up messages. */
+    static String schemaSource(SyncularConfig config) {
+        return config.schema().path().filter(p -> !p.isBlank())
+                .map(p -> Path.of(p.trim()).toAbsolutePath().toString())
+                .orElse("bundled " + SyncularConfig.BUNDLED_SCHEMA_RESOURCE + " (syncular.schema.path unset)");
     }
 
     @Produces
@@ -196,11 +210,19 @@ public class EngineProducer {
             storage.ensureSchema(window.current(), checkpoints(config)).await().atMost(STARTUP_DDL_TIMEOUT);
         } catch (StorageException e) {
             if (!StorageException.SCHEMA_NOT_READY.equals(e.code())) {
-                throw e;
+                ConfigurationException clear = StartupErrors.storage(e, storage.pgSchema(), window.current().version(),
+                        embeddedDataDir());
+                throw clear != null ? clear : e;
             }
             // A newer build already migrated this database: stay up but unready (the serve gate refuses).
             LOG.warn("stored schema is newer than this build; readiness stays DOWN");
             return;
+        } catch (RuntimeException e) {
+            org.eclipse.microprofile.config.Config c = org.eclipse.microprofile.config.ConfigProvider.getConfig();
+            ConfigurationException clear = StartupErrors.database(e,
+                    c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.URL_PROPERTY, String.class).orElse("(unset)"),
+                    c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.USER_PROPERTY, String.class).orElse("(unset)"));
+            throw clear != null ? clear : e;
         }
         if (segments instanceof PostgresSegmentStore pg) {
             pg.ensureSchema().await().atMost(STARTUP_DDL_TIMEOUT);
@@ -211,6 +233,16 @@ public class EngineProducer {
         LOG.infof("Sync storage ready in schema \"%s\" (schema version %d, %d tables) in %d ms",
                 storage.pgSchema(), window.current().version(), window.current().tables().size(),
                 (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    /** The data directory of the embedded dev/test PostgreSQL when it is the database in use, else {@code null}. */
+    private static String embeddedDataDir() {
+        String dir = System.getProperty(EmbeddedDatabase.DATA_DIR_PROPERTY);
+        org.eclipse.microprofile.config.Config c = org.eclipse.microprofile.config.ConfigProvider.getConfig();
+        String url = c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.URL_PROPERTY, String.class).orElse("");
+        String embedded = c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.EMBEDDED_URL_PROPERTY, String.class)
+                .orElse(null);
+        return dir != null && url.equals(embedded) ? dir : null;
     }
 
     static CompiledSchema loadSchema(SyncularConfig config) {
