@@ -1,6 +1,9 @@
 package dev.syncular.server.realtime;
 
+import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.sync.SyncEngine;
+import dev.syncular.server.wire.realtime.ChannelTag;
 import dev.syncular.server.wire.WireException;
 import dev.syncular.server.wire.realtime.ControlMessage;
 import dev.syncular.server.wire.realtime.ControlMessages;
@@ -35,6 +38,15 @@ public class RealtimeEndpoint {
     @Inject
     PostgresSyncStorage storage;
 
+    @Inject
+    SyncEngine engine;
+
+    @Inject
+    RealtimeUpgrade upgrade;
+
+    @Inject
+    SyncularConfig config;
+
     @OnOpen
     public Uni<Void> open(WebSocketConnection connection) {
         RealtimeUpgrade.Prepared p = connection.userData().get(RealtimeUpgrade.PREPARED);
@@ -44,7 +56,7 @@ public class RealtimeEndpoint {
         boolean requiresSync = p.registrations().isEmpty() || cursor < latest;
         RealtimeSession s = new RealtimeSession(UUID.randomUUID().toString(), p.ctx(), p.clientId(),
                 p.partition() == null ? null : p.partition().logEpoch(), connection, System::currentTimeMillis,
-                p.registrations(), latest, requiresSync);
+                p.registrations(), latest, requiresSync, config.maxRequestBytes().asLongValue());
         connection.userData().put(SESSION, s);
         hub.add(s);
         String hello = ControlMessages.render(new ControlMessage.Hello(PROTOCOL_VERSION, s.sessionId,
@@ -78,8 +90,29 @@ public class RealtimeEndpoint {
     public Uni<Void> binary(WebSocketConnection connection, Buffer message) {
         RealtimeSession s = connection.userData().get(SESSION);
         s.lastHeardMs = System.currentTimeMillis();
-        // §8.7: the server MAY close on a client→server tag other than 0x01; socket rounds are not served yet
-        return connection.close(new CloseReason(1003, "socket sync rounds are not supported"));
+        byte[] bytes = message.getBytes();
+        // §8.7: the server MAY close on a client→server tag other than 0x01 (a broken client, surfaced loudly)
+        if (bytes.length == 0 || (bytes[0] & 0xff) != ChannelTag.ROUND) {
+            return connection.close(new CloseReason(1003, "unknown channel tag"));
+        }
+        SocketRound.Outcome outcome = s.rounds.chunk(s, engine, bytes, 1,
+                registers -> registers ? reregister(s) : Uni.createFrom().voidItem());
+        return outcome == SocketRound.Outcome.CLOSE
+                ? connection.close(new CloseReason(1002, "sync round protocol violation"))
+                : Uni.createFrom().voidItem();
+    }
+
+    /** §8.7: a completed pulling round replaces the registrations from the client record it just wrote. */
+    private Uni<Void> reregister(RealtimeSession s) {
+        return upgrade.prepare(s.ctx, s.clientId).invoke(p -> {
+            s.register(p.registrations());
+            if (p.partition() != null) {
+                s.logEpoch = p.partition().logEpoch();
+            }
+        }).replaceWithVoid().onFailure().recoverWithItem(() -> {
+            s.register(java.util.List.of());
+            return null;
+        });
     }
 
     @OnPongMessage

@@ -26,7 +26,10 @@ final class RealtimeSession {
     final String sessionId;
     final SyncRequestContext ctx;
     final String clientId;
-    final String logEpoch;
+    /** The partition's log epoch as of the connect or the last socket round; acks require it (§8.2). */
+    volatile String logEpoch;
+    /** The socket-round state (§8.7). */
+    final SocketRound rounds;
     private final WebSocketConnection connection;
     private final LongSupplier clock;
 
@@ -43,7 +46,8 @@ final class RealtimeSession {
 
     RealtimeSession(String sessionId, SyncRequestContext ctx, String clientId, String logEpoch,
             WebSocketConnection connection, LongSupplier clock, List<RealtimeDelta.Registration> registrations,
-            long latestCursor, boolean behind) {
+            long latestCursor, boolean behind, long maxRequestBytes) {
+        this.rounds = new SocketRound(maxRequestBytes);
         this.sessionId = sessionId;
         this.ctx = ctx;
         this.clientId = clientId;

@@ -121,7 +121,8 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
                 }));
     }
 
-    private Uni<Prepared> prepare(SyncRequestContext ctx, String clientId) {
+    /** The client record, partition and registrations of a connection (§8.1), at connect and after a socket round. */
+    Uni<Prepared> prepare(SyncRequestContext ctx, String clientId) {
         return storage.readClient(ctx.partition(), clientId).chain(record -> storage.readPartition(ctx.partition())
                 .chain(partition -> {
                     if (record == null || !record.actorId().equals(ctx.actorId())) {

@@ -87,7 +87,40 @@ class RealtimeChannelTest {
         final BlockingQueue<byte[]> binaries = new LinkedBlockingQueue<>();
         final StringBuilder text = new StringBuilder();
         final ByteArrayOutputStream binary = new ByteArrayOutputStream();
+        final java.util.concurrent.CompletableFuture<Integer> closed = new java.util.concurrent.CompletableFuture<>();
         WebSocket ws;
+
+        @Override
+        public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+            closed.complete(statusCode);
+            return null;
+        }
+
+        @Override
+        public void onError(WebSocket webSocket, Throwable error) {
+            closed.complete(-1);
+        }
+
+        /** §8.7: sends {@code request} as 0x01 chunks of {@code chunk} bytes and reassembles the 0x01 response. */
+        byte[] round(byte[] request, int chunk) throws InterruptedException {
+            for (int off = 0; off < request.length; off += chunk) {
+                int n = Math.min(chunk, request.length - off);
+                ByteBuffer b = ByteBuffer.allocate(n + 1).put((byte) 0x01).put(request, off, n).flip();
+                ws.sendBinary(b, true).join();
+            }
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            dev.syncular.server.wire.MessageDecoder d = dev.syncular.server.wire.MessageDecoder.forResponses();
+            while (!d.isComplete()) {
+                byte[] m = binaries.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
+                assertNotNull(m, "no round response chunk");
+                if (m[0] != 0x01) {
+                    continue; // a delta interleaved between rounds
+                }
+                out.write(m, 1, m.length - 1);
+                d.feed(m, 1, m.length - 1);
+            }
+            return out.toByteArray();
+        }
 
         @Override
         public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
@@ -194,6 +227,81 @@ class RealtimeChannelTest {
         assertEquals(commit.commitSeq(), assertInstanceOf(SubEnd.class, f.get(3)).nextCursor());
     }
 
+    /** {@link SyncTestClient.Transport} whose rounds ride the socket (§8.7); segments stay on HTTP (§5.5). */
+    record SocketTransport(Socket socket, HttpTransport http) implements SyncTestClient.Transport {
+        @Override
+        public byte[] roundTrip(SyncTestClient client, byte[] request) {
+            try {
+                return socket.round(request, 7);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
+            return http.downloadSegment(client, segmentId, scopesHeader);
+        }
+    }
+
+    @Test
+    void socketRoundEqualsHttpRoundAndRegistersFanout() throws Exception {
+        SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
+        a.upsert("todos", todo("r0"), null);
+        a.syncUntilIdle();
+        String cId = "c-c-" + UUID.randomUUID();
+        Socket s = connect("carol", cId);
+        assertTrue(s.nextEvent("hello").get("data").get("requiresSync").asBoolean());
+        // connect-then-sync: the first socket round registers the connection
+        SyncTestClient c = new SyncTestClient(window.current(),
+                new SocketTransport(s, new HttpTransport(base.toString(), partition)), "carol", cId);
+        c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
+        c.syncUntilIdle();
+        assertTrue(c.table("todos").containsKey("r0"));
+        // the same request over both bindings: the same bytes
+        byte[] request = c.buildRequest().encode();
+        byte[] overSocket = s.round(request, 3);
+        byte[] overHttp = new HttpTransport(base.toString(), partition).roundTrip(c, request);
+        org.junit.jupiter.api.Assertions.assertArrayEquals(overHttp, overSocket);
+        // the post-round ack lifts the connect-time suppression; A's next commit is a delta on C's socket
+        long cursor = c.subscriptions.get("s1").cursor;
+        s.ack(cursor);
+        await(() -> record(cId).cursor() == cursor);
+        a.upsert("todos", todo("r1"), null);
+        a.sync();
+        assertDelta(s.nextDelta(), c, "r1");
+        s.ws.abort();
+    }
+
+    @Test
+    void bytesPastEndCloseTheConnection() throws Exception {
+        SyncTestClient c = client("carol", "c-p-" + UUID.randomUUID());
+        Socket s = connect("carol", c.clientId);
+        s.nextEvent("hello");
+        byte[] request = c.buildRequest().encode();
+        byte[] pipelined = java.util.Arrays.copyOf(request, request.length + 1);
+        ByteBuffer b = ByteBuffer.allocate(pipelined.length + 1).put((byte) 0x01).put(pipelined).flip();
+        s.ws.sendBinary(b, true).join();
+        assertNotNull(s.closed.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+    }
+
+    @Test
+    void oversizeDeltaWakesDeltaTooLarge() throws Exception {
+        SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
+        SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
+        a.syncUntilIdle();
+        b.syncUntilIdle();
+        Socket s = connectCaughtUp(b);
+        // test profile: syncular.realtime.max-delta-bytes=8K
+        Map<String, Object> big = new java.util.HashMap<>(todo("big"));
+        big.put("title", "x".repeat(20_000));
+        a.upsert("todos", big, null);
+        a.sync();
+        assertEquals("delta-too-large", s.nextEvent("sync").get("data").get("reason").asText());
+        assertTrue(s.binaries.isEmpty());
+        s.ws.abort();
+    }
+
     @Test
     void helloCarriesEveryField() throws Exception {
         Socket s = connect("alice", "c-hello");
@@ -258,12 +366,11 @@ class RealtimeChannelTest {
         ClientRecord before = record(b.clientId);
         assertNotNull(before);
         s.ack(1_000);
-        // the same socket's later ack would be processed after the stale one: poll a while for a change
-        Socket probe = connect(b.actorId, b.clientId);
-        probe.nextEvent("hello");
+        // messages of one socket are processed in order, each after the previous one's storage work: once a
+        // later socket round has answered, the stale ack has been handled
+        s.round(b.buildRequest().encode(), 64);
         assertEquals(before.cursor(), record(b.clientId).cursor());
         s.ws.abort();
-        probe.ws.abort();
     }
 
     @Test
