@@ -94,11 +94,52 @@ public class RealtimeHub {
         subscriber.connect().onFailure(e -> LOG.error("Realtime LISTEN connection failed", e));
     }
 
-    void stop(@Observes ShutdownEvent event) {
+    /**
+     * Drain on shutdown: readiness goes DOWN and upgrades are refused at once, in-flight socket rounds get up
+     * to {@code syncular.realtime.shutdown-grace} to finish, then every remaining socket closes with 1001
+     * (going away) and the LISTEN connection is released. Runs on the shutdown thread, never an event loop.
+     */
+    void stop(@Observes @jakarta.annotation.Priority(1) ShutdownEvent event) {
         draining = true;
+        long deadline = System.nanoTime() + config.shutdownGrace().toNanos();
+        while (roundsInFlight() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        for (Set<RealtimeSession> set : byPartition.values()) {
+            for (RealtimeSession s : set) {
+                try {
+                    s.connection().close(new io.quarkus.websockets.next.CloseReason(1001, "server shutting down"))
+                            .await().atMost(java.time.Duration.ofSeconds(2));
+                } catch (RuntimeException e) {
+                    LOG.debug("Closing a realtime socket on shutdown failed", e);
+                }
+            }
+        }
         if (subscriber != null) {
             subscriber.close();
         }
+    }
+
+    private int roundsInFlight() {
+        int n = 0;
+        for (Set<RealtimeSession> set : byPartition.values()) {
+            for (RealtimeSession s : set) {
+                synchronized (s) {
+                    n += s.roundInFlight ? 1 : 0;
+                }
+            }
+        }
+        return n;
+    }
+
+    /** Whether the pod is draining (readiness DOWN, upgrades refused). */
+    boolean draining() {
+        return draining;
     }
 
     /** This pod's id: the {@code application_name} of its LISTEN connection. */
@@ -107,7 +148,7 @@ public class RealtimeHub {
     }
 
     boolean enabled() {
-        return config.enabled() && !draining;
+        return config.enabled();
     }
 
     boolean atCapacity() {

@@ -91,6 +91,10 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
             refuse(rc, new SyncError(ErrorCode.NOT_FOUND, "realtime is not enabled"));
             return;
         }
+        if (hub.draining()) {
+            refuse(rc, new SyncError(ErrorCode.WEBSOCKET_CONNECTION_LIMIT, "server is shutting down"));
+            return;
+        }
         if (hub.atCapacity()) {
             refuse(rc, new SyncError(ErrorCode.WEBSOCKET_CONNECTION_LIMIT, "too many realtime connections"));
             return;
