@@ -13,7 +13,6 @@ import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.RealtimeDelta;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncRequestContext;
-import dev.syncular.server.wire.WireException;
 import io.quarkus.websockets.next.HttpUpgradeCheck;
 import io.quarkus.websockets.next.UserData;
 import io.smallrye.mutiny.Uni;
@@ -29,7 +28,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import org.jboss.logging.Logger;
 
 /**
  * §8.1 upgrade: {@code GET <mount>/realtime?clientId=…} is authenticated by the same {@link Authenticator} as
@@ -45,7 +43,6 @@ import org.jboss.logging.Logger;
  */
 @ApplicationScoped
 public class RealtimeUpgrade implements HttpUpgradeCheck {
-    private static final Logger LOG = Logger.getLogger(RealtimeUpgrade.class);
     static final String TICKET_HEADER = "x-syncular-realtime-ticket";
     static final UserData.TypedKey<Prepared> PREPARED = new UserData.TypedKey<>("syncular.realtime.prepared");
     /** The path of the websockets-next endpoint; the mount's route reroutes to it. */
@@ -142,30 +139,10 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
 
     /** The §10.1 JSON error with its HTTP status, mapped as {@code POST /sync} maps it. */
     private static void refuse(RoutingContext rc, Throwable e) {
-        int status;
-        ErrorCode code;
-        String message;
-        if (e instanceof SyncError s) {
-            code = s.code();
-            status = code.httpStatus;
-            message = s.getMessage();
-        } else if (e instanceof HttpError h) {
-            code = h.code();
-            status = h.status();
-            message = h.getMessage();
-        } else if (e instanceof WireException w) {
-            code = ErrorCode.of(w.code()) == null ? ErrorCode.INVALID_REQUEST : ErrorCode.of(w.code());
-            status = code.httpStatus;
-            message = w.getMessage();
-        } else {
-            LOG.error("Realtime upgrade failed; answered as sync.internal_error", e);
-            code = ErrorCode.INTERNAL_ERROR;
-            status = 500;
-            message = "internal server error";
-        }
+        RealtimeErrors error = RealtimeErrors.of(e);
         if (!rc.response().ended()) {
-            rc.response().setStatusCode(status).putHeader("Content-Type", "application/json")
-                    .end(ErrorBodies.body(code, message, Map.of()).toString());
+            rc.response().setStatusCode(error.status()).putHeader("Content-Type", "application/json")
+                    .end(ErrorBodies.body(error.code(), error.message(), Map.of()).toString());
         }
     }
 

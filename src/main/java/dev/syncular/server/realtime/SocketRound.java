@@ -117,20 +117,9 @@ final class SocketRound {
 
     /** §8.7: a request-level failure as the minimal response stream {@code RESP_HEADER, ERROR, END}. */
     private static List<Frame> failure(RealtimeSession session, Throwable e) {
-        ErrorCode code;
-        String message;
-        if (e instanceof SyncError s) {
-            code = s.code();
-            message = s.getMessage();
-        } else if (e instanceof WireException w) {
-            code = ErrorCode.of(w.code()) == null ? ErrorCode.INVALID_REQUEST : ErrorCode.of(w.code());
-            message = w.getMessage();
-        } else {
-            LOG.error("A socket round failed; answered as sync.internal_error", e);
-            code = ErrorCode.INTERNAL_ERROR;
-            message = "internal server error";
-        }
+        RealtimeErrors error = RealtimeErrors.of(e);
+        ErrorCode code = error.code();
         return List.of(new RespHeader(null, null, session.logEpoch == null ? "" : session.logEpoch, false),
-                new ErrorFrame(code.code, message, code.category, code.retryable, code.recommendedAction, null));
+                new ErrorFrame(code.code, error.message(), code.category, code.retryable, code.recommendedAction, null));
     }
 }

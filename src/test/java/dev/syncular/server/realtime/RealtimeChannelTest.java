@@ -204,8 +204,9 @@ class RealtimeChannelTest {
         }
     }
 
-    /** Connects B after its first pull and makes the session deliver deltas (§8.2 post-pull ack point). */
-    Socket connectCaughtUp(SyncTestClient b) throws InterruptedException {
+    /** Pulls B until idle, connects it and makes the session deliver deltas (§8.2 post-pull ack point). */
+    Socket syncAndConnect(SyncTestClient b) throws InterruptedException {
+        b.syncUntilIdle();
         Socket s = connect(b.actorId, b.clientId);
         JsonNode hello = s.nextEvent("hello").get("data");
         if (hello.get("requiresSync").asBoolean()) {
@@ -214,6 +215,16 @@ class RealtimeChannelTest {
             await(() -> record(b.clientId).cursor() == cursor);
         }
         return s;
+    }
+
+    /** Acks {@code cursor} (waiting until stored), then A's next commit of {@code rowId} must be B's next delta. */
+    void ackThenDelta(Socket s, SyncTestClient a, SyncTestClient b, long cursor, String rowId) throws Exception {
+        s.ack(cursor);
+        await(() -> record(b.clientId).cursor() == cursor);
+        b.subscriptions.get("s1").cursor = cursor;
+        a.upsert("todos", todo(rowId), null);
+        a.sync();
+        assertDelta(s.nextDelta(), b, rowId);
     }
 
     void assertDelta(Message delta, SyncTestClient b, String rowId) {
@@ -264,12 +275,7 @@ class RealtimeChannelTest {
         byte[] overHttp = new HttpTransport(base.toString(), partition).roundTrip(c, request);
         org.junit.jupiter.api.Assertions.assertArrayEquals(overHttp, overSocket);
         // the post-round ack lifts the connect-time suppression; A's next commit is a delta on C's socket
-        long cursor = c.subscriptions.get("s1").cursor;
-        s.ack(cursor);
-        await(() -> record(cId).cursor() == cursor);
-        a.upsert("todos", todo("r1"), null);
-        a.sync();
-        assertDelta(s.nextDelta(), c, "r1");
+        ackThenDelta(s, a, c, c.subscriptions.get("s1").cursor, "r1");
         s.ws.abort();
     }
 
@@ -290,8 +296,7 @@ class RealtimeChannelTest {
         SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
         SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
         a.syncUntilIdle();
-        b.syncUntilIdle();
-        Socket s = connectCaughtUp(b);
+        Socket s = syncAndConnect(b);
         // test profile: syncular.realtime.max-delta-bytes=8K
         Map<String, Object> big = new java.util.HashMap<>(todo("big"));
         big.put("title", "x".repeat(20_000));
@@ -338,20 +343,14 @@ class RealtimeChannelTest {
         SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
         SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
         a.syncUntilIdle();
-        b.syncUntilIdle();
-        Socket s = connectCaughtUp(b);
+        Socket s = syncAndConnect(b);
         String row = a.upsert("todos", todo("r1"), null);
         a.sync();
         Message delta = s.nextDelta();
         assertDelta(delta, b, "todo-unused".equals(row) ? row : "r1");
         long seq = ((SubEnd) delta.frames().get(3)).nextCursor();
-        s.ack(seq);
-        await(() -> record(b.clientId).cursor() == seq);
-        // a second commit follows contiguously
-        b.subscriptions.get("s1").cursor = seq;
-        a.upsert("todos", todo("r2"), null);
-        a.sync();
-        assertDelta(s.nextDelta(), b, "r2");
+        // the ack is stored, and a second commit follows contiguously
+        ackThenDelta(s, a, b, seq, "r2");
         s.ws.abort();
     }
 
@@ -389,20 +388,14 @@ class RealtimeChannelTest {
         assertEquals("catchup-required", wake.get("reason").asText());
         assertTrue(s.binaries.isEmpty());
         b.syncUntilIdle();
-        long cursor = b.subscriptions.get("s1").cursor;
-        s.ack(cursor);
-        await(() -> record(b.clientId).cursor() == cursor);
-        a.upsert("todos", todo("r2"), null);
-        a.sync();
-        assertDelta(s.nextDelta(), b, "r2");
+        ackThenDelta(s, a, b, b.subscriptions.get("s1").cursor, "r2");
         s.ws.abort();
     }
 
     @Test
     void commitOfAnotherPodReachesThisPodsSocket() throws Exception {
         SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
-        b.syncUntilIdle();
-        Socket s = connectCaughtUp(b);
+        Socket s = syncAndConnect(b);
         // another pod: its own engine and storage over its own pool, same database and storage schema
         Vertx vertx = Vertx.vertx();
         Pool otherPool = dev.syncular.server.testsupport.TestPostgres.pool(vertx, 2);
@@ -426,8 +419,7 @@ class RealtimeChannelTest {
     @Test
     void losingTheListenConnectionWakesEverySocket() throws Exception {
         SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
-        b.syncUntilIdle();
-        Socket s = connectCaughtUp(b);
+        Socket s = syncAndConnect(b);
         int killed = pool.preparedQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                 + " WHERE query LIKE 'LISTEN%' AND application_name = $1")
                 .execute(Tuple.of(hub.podId())).await().atMost(WAIT).size();
