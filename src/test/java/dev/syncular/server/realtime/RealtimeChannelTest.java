@@ -308,6 +308,25 @@ class RealtimeChannelTest {
     }
 
     @Test
+    void heartbeatsArriveAndMetricsCountTheSocket() throws Exception {
+        Socket s = connect("dave", "c-h-" + UUID.randomUUID());
+        s.nextEvent("hello");
+        // test profile: syncular.realtime.heartbeat-interval=1s
+        JsonNode beat = s.nextEvent("heartbeat");
+        assertInstanceOf(ControlMessage.Heartbeat.class, ControlMessages.parseServerMessage(beat.toString()));
+        String metrics = HTTP.send(HttpRequest.newBuilder(URI.create(base + "q/metrics")).GET().build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+        assertTrue(metrics.contains("syncular_realtime_connections"), "open connections gauge");
+        assertTrue(metrics.contains("syncular_realtime_wakeups_total{reason=\"catchup-required\"}"), "wake-ups by reason");
+        // a silent client answering pings (the JDK client pongs by itself) is not reaped: idle means 3 intervals
+        for (int i = 0; i < 4; i++) {
+            s.nextEvent("heartbeat");
+        }
+        assertFalse(s.closed.isDone(), "a live socket must not be reaped");
+        s.ws.abort();
+    }
+
+    @Test
     void helloCarriesEveryField() throws Exception {
         Socket s = connect("alice", "c-hello");
         JsonNode hello = s.nextEvent("hello");
