@@ -160,15 +160,21 @@ public class RealtimeHub {
     }
 
     void add(RealtimeSession s) {
-        byPartition.computeIfAbsent(s.ctx.partition(), k -> ConcurrentHashMap.newKeySet()).add(s);
+        byPartition.compute(s.ctx.partition(), (k, set) -> {
+            Set<RealtimeSession> out = set == null ? ConcurrentHashMap.newKeySet() : set;
+            out.add(s);
+            return out;
+        });
         open.incrementAndGet();
     }
 
     void remove(RealtimeSession s) {
-        Set<RealtimeSession> set = byPartition.get(s.ctx.partition());
-        if (set != null && set.remove(s)) {
-            open.decrementAndGet();
-        }
+        byPartition.computeIfPresent(s.ctx.partition(), (k, set) -> {
+            if (set.remove(s)) {
+                open.decrementAndGet();
+            }
+            return set.isEmpty() ? null : set;
+        });
     }
 
     /** A commit notification {@code <partition>:<commitSeq>}: fanned out in notification order per partition. */
@@ -188,15 +194,17 @@ public class RealtimeHub {
         if (sessions == null || sessions.isEmpty()) {
             return;
         }
-        partitionTails.compute(partition, (k, tail) -> (tail == null ? CompletableFuture.<Void>completedFuture(null) : tail)
-                .thenCompose(v -> fanOut(partition, seq).exceptionally(e -> {
-                    LOG.warn("Realtime fanout of a commit failed; waking its partition's sockets", e);
-                    Set<RealtimeSession> set = byPartition.get(partition);
-                    if (set != null) {
-                        set.forEach(s -> s.lostNotifications(metrics));
-                    }
-                    return null;
-                })));
+        CompletableFuture<Void> tail = partitionTails.compute(partition, (k, previous) ->
+                (previous == null ? CompletableFuture.<Void>completedFuture(null) : previous)
+                        .thenCompose(v -> fanOut(partition, seq).exceptionally(e -> {
+                            LOG.warn("Realtime fanout of a commit failed; waking its partition's sockets", e);
+                            Set<RealtimeSession> set = byPartition.get(partition);
+                            if (set != null) {
+                                set.forEach(s -> s.lostNotifications(metrics));
+                            }
+                            return null;
+                        })));
+        tail.whenComplete((v, e) -> partitionTails.remove(partition, tail));
     }
 
     private CompletableFuture<Void> fanOut(String partition, long seq) {

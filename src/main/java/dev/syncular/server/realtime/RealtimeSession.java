@@ -140,17 +140,23 @@ final class RealtimeSession {
         wake(WakeReason.CATCHUP_REQUIRED, metrics);
     }
 
-    /** §8.2: an ack lifts suppression once it reaches the highest observed sequence, and advances it. */
-    synchronized void ack(long cursor) {
+    /**
+     * §8.2: an ack lifts suppression once it reaches the highest observed sequence, and advances it. An ack
+     * that leaves a suppressed session still behind (a commit observed during the client's catch-up pull)
+     * answers a fresh wake-up at once, so the missed commit is pulled without waiting for the next one.
+     */
+    synchronized void ack(long cursor, RealtimeMetrics metrics) {
         while (!unacked.isEmpty() && unacked.peek() <= cursor) {
             unacked.poll();
         }
+        wakeOutstanding = false;
         if (cursor >= observed) {
             observed = cursor;
             suppressed = false;
             unacked.clear();
+        } else if (suppressed) {
+            wake(WakeReason.CATCHUP_REQUIRED, metrics);
         }
-        wakeOutstanding = false;
     }
 
     synchronized long observed() {

@@ -48,6 +48,7 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
     /** The path of the websockets-next endpoint; the mount's route reroutes to it. */
     static final String ENDPOINT_PATH = "/realtime";
     private static final Duration AUTH_TIMEOUT = Duration.ofSeconds(30);
+    private static final long TICKET_TTL_MS = 30_000;
 
     /** What the upgrade established for one connection. */
     record Prepared(SyncRequestContext ctx, String clientId, ClientRecord record, PartitionState partition,
@@ -109,6 +110,8 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
                 .subscribe().with(prepared -> context.runOnContext(v -> {
                     String ticket = UUID.randomUUID().toString();
                     tickets.put(ticket, prepared);
+                    // redeemed by the upgrade at once; forgotten if the handshake never gets there
+                    rc.vertx().setTimer(TICKET_TTL_MS, t -> tickets.remove(ticket));
                     req.headers().set(TICKET_HEADER, ticket);
                     req.resume();
                     if (mountPrefix.isEmpty()) {
