@@ -76,7 +76,7 @@ public class RealtimeEndpoint {
             return connection.close(new CloseReason(1007, "malformed control message"));
         }
         if (m instanceof ControlMessage.Ack ack) {
-            s.ack(ack.cursor(), hub.metrics);
+            s.ack(ack.cursor(), hub.metrics());
             if (s.logEpoch == null || ack.cursor() < 0) {
                 return Uni.createFrom().voidItem();
             }

@@ -47,7 +47,7 @@ public class RealtimeHub {
     private final PostgresSyncStorage storage;
     private final SchemaWindow window;
     private final Vertx vertx;
-    final RealtimeMetrics metrics;
+    private final RealtimeMetrics metrics;
     private final long maxDeltaBytes;
     private PgSubscriber subscriber;
     private volatile boolean listening;
@@ -135,6 +135,11 @@ public class RealtimeHub {
             }
         }
         return n;
+    }
+
+    /** The realtime metrics (a method: fields of a client proxy are not the bean's). */
+    RealtimeMetrics metrics() {
+        return metrics;
     }
 
     /** Whether the pod is draining (readiness DOWN, upgrades refused). */
