@@ -66,6 +66,9 @@ public interface SyncularConfig {
 
     Admin admin();
 
+    /** {@code syncular.realtime.*}: the §8 realtime channel, {@code GET <mount>/realtime}. */
+    Realtime realtime();
+
     /**
      * The conformance host ({@code /__conformance}, docs/CONFORMANCE.md): host-controlled authentication,
      * scopes and clock for Syncular's cross-implementation catalog. Off by default; refused in prod.
@@ -163,6 +166,33 @@ public interface SyncularConfig {
         String name();
 
         int schemaVersion();
+    }
+
+    /** The realtime channel (§8): WebSocket at {@code <mount>/realtime}, deltas fanned out across pods. */
+    interface Realtime {
+        /** Off: upgrades are refused (404 {@code sync.not_found}); commits are still announced for other pods. */
+        @WithDefault("true")
+        boolean enabled();
+
+        /** Open sockets per pod; one more is refused with 429 {@code sync.websocket_connection_limit}. */
+        @WithDefault("10000")
+        int maxConnections();
+
+        /** An encoded delta above this size is replaced by a {@code delta-too-large} wake-up (§8.3). */
+        @WithDefault("256K")
+        MemorySize maxDeltaBytes();
+
+        /** Deltas sent but not yet acknowledged per connection; one more drops to a wake-up (§8.2). */
+        @WithDefault("64")
+        int maxUnackedDeltas();
+
+        /** §8.5 heartbeat interval; a socket not heard from (any frame, pong included) for 3 intervals is closed. */
+        @WithDefault("30s")
+        Duration heartbeatInterval();
+
+        /** Drain on shutdown: how long in-flight socket rounds may take before the remaining sockets close. */
+        @WithDefault("10s")
+        Duration shutdownGrace();
     }
 
     /** The admin API ({@code /admin/*}): enabled only when a bearer token is configured. */

@@ -24,7 +24,7 @@ import org.jboss.logging.Logger;
  * {@code ERROR} frame ({@code sync.internal_error}) and {@code END}, which makes the client abort the
  * open subscription (§1.4 rule 5). The exception itself is only logged.
  */
-final class ResponseBody implements Iterator<Buffer> {
+public final class ResponseBody implements Iterator<Buffer> {
     private static final Logger LOG = Logger.getLogger(ResponseBody.class);
     private static final byte[] END = {FrameType.END, 0, 0, 0, 0};
     /** A chunk is handed over once at least this many (coded) bytes are pending, and at the end. */
@@ -45,6 +45,14 @@ final class ResponseBody implements Iterator<Buffer> {
 
     static Iterable<Buffer> of(List<Frame> frames, ContentCoding coding) {
         return () -> new ResponseBody(frames, coding);
+    }
+
+    /**
+     * The chunks of an identity-coded response — the byte stream a socket round (§8.7) sends as {@code 0x01}
+     * messages, the same bytes {@code POST /sync} answers with when no compression is negotiated.
+     */
+    public static Iterable<Buffer> identity(List<Frame> frames) {
+        return of(frames, ContentCoding.IDENTITY);
     }
 
     @Override

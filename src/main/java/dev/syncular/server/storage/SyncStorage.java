@@ -229,6 +229,24 @@ public interface SyncStorage {
     /** All client records of the partition (retention watermark input, §4.6), ordered by client id. */
     Uni<List<ClientRecord>> listClients(String partition);
 
+    /**
+     * §8.2 realtime ack: advances the existing client record's cursor and update time to the maxima of the
+     * stored and the given values (the cursor capped at the partition's {@code maxCommitSeq}), in one atomic
+     * statement, only while the record is bound to {@code actorId} and the partition's log epoch is still
+     * {@code logEpoch}. Never creates a record; subscriptions, actor and wire version stay as they are. The
+     * item is whether a record was updated.
+     */
+    Uni<Boolean> advanceClientCursor(String partition, String clientId, String actorId, String logEpoch, long cursor,
+            long nowMs);
+
+    // ---- realtime (§8.2) -------------------------------------------------------------------------
+
+    /**
+     * One whole commit of the log — every change of every table, with its stored scopes — or a {@code null}
+     * item when it is not (or no longer) in the log. Read once per notified commit by each realtime pod.
+     */
+    Uni<StoredCommit> readCommit(String partition, long commitSeq);
+
     // ---- blob reference index (§5.9.4) -----------------------------------------------------------
     //
     // Maintained by PushTx#upsertRow / PushTx#deleteRow in the push transaction: an upserted row's entries are

@@ -4,6 +4,7 @@ import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.wire.CanonicalJson;
 import dev.syncular.server.wire.SubscriptionFrame;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -69,6 +70,48 @@ final class ClientRecords {
         } catch (JsonProcessingException e) {
             return false;
         }
+    }
+
+    /** One registered subscription as {@link #registeredSubscriptions} stores it (§8.1). */
+    record Registered(String id, String table, Map<String, List<String>> scopes, int schemaVersion) {
+    }
+
+    /**
+     * §8.1: the registered subscriptions read back from a client record's document; an entry that does not
+     * have the stored shape is left out (it registers nothing), a document that is not a list registers none.
+     */
+    static List<Registered> registered(String subscriptionsJson) {
+        List<Registered> out = new ArrayList<>();
+        if (subscriptionsJson == null) {
+            return out;
+        }
+        JsonNode root;
+        try {
+            root = JSON.readTree(subscriptionsJson);
+        } catch (JsonProcessingException e) {
+            return out;
+        }
+        if (root == null || !root.isArray()) {
+            return out;
+        }
+        for (JsonNode n : root) {
+            JsonNode id = n.get("id");
+            JsonNode table = n.get("table");
+            JsonNode scopes = n.get("scopes");
+            JsonNode version = n.get("schemaVersion");
+            if (id == null || !id.isTextual() || table == null || !table.isTextual() || scopes == null
+                    || !scopes.isObject() || version == null || !version.canConvertToInt()) {
+                continue;
+            }
+            Map<String, List<String>> requested = new LinkedHashMap<>();
+            scopes.fields().forEachRemaining(e -> {
+                List<String> values = new ArrayList<>();
+                e.getValue().forEach(v -> values.add(v.asText()));
+                requested.put(e.getKey(), values);
+            });
+            out.add(new Registered(id.textValue(), table.textValue(), requested, version.intValue()));
+        }
+        return out;
     }
 
     /** §8.1: the registered subscriptions of a pulling round, as the client record stores them. */

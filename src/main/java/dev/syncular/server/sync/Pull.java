@@ -86,6 +86,24 @@ final class Pull {
                 new SubEnd(sub.cursor(), null));
     }
 
+    /**
+     * §4.5: one log commit as a subscription's {@code COMMIT} frame — its changes to {@code table} that match
+     * {@code query}'s effective scopes (§3.2), rows narrowed to the client schema's columns (§9) — or
+     * {@code null} when none is left. Shared by the incremental pull and the §8.2 realtime delta.
+     */
+    static CommitFrame commitFrame(TableSchema table, RowCodec codec, StoredCommit c, CommitQuery query) {
+        List<Change> changes = new ArrayList<>(c.changes().size());
+        for (StoredChange ch : c.changes()) {
+            if (!ch.table().equals(table.name()) || !query.matches(ch.scopes())) {
+                continue;
+            }
+            byte[] row = ch.op() == Op.UPSERT ? codec.encode(ClientRows.narrow(ch.row(), table.columnCount())) : null;
+            changes.add(new Change(0, ch.rowId(), ch.op(), ch.rowVersion(), ch.scopes(), row));
+        }
+        return changes.isEmpty() ? null
+                : new CommitFrame(c.commitSeq(), c.createdAtMs(), c.actorId(), List.of(table.name()), changes);
+    }
+
     /** A {@code PULL_HEADER} limit (§4.2): {@code 0} asks for the default, anything else is clamped. */
     static int clamp(int value, int min, int max, int dflt) {
         return value == 0 ? dflt : Math.max(min, Math.min(max, value));
@@ -105,15 +123,9 @@ final class Pull {
                     List<Frame> frames = new ArrayList<>();
                     frames.add(new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false));
                     for (StoredCommit c : window.commits()) {
-                        List<Change> changes = new ArrayList<>(c.changes().size());
-                        for (StoredChange ch : c.changes()) {
-                            byte[] row = ch.op() == Op.UPSERT
-                                    ? codec.encode(ClientRows.narrow(ch.row(), table.columnCount())) : null;
-                            changes.add(new Change(0, ch.rowId(), ch.op(), ch.rowVersion(), ch.scopes(), row));
-                        }
-                        if (!changes.isEmpty()) {
-                            frames.add(new CommitFrame(c.commitSeq(), c.createdAtMs(), c.actorId(), List.of(table.name()),
-                                    changes));
+                        CommitFrame frame = commitFrame(table, codec, c, query);
+                        if (frame != null) {
+                            frames.add(frame);
                         }
                     }
                     frames.add(new SubEnd(Math.max(sub.cursor(), window.scannedThroughSeq()), null));

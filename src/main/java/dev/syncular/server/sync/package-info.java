@@ -16,7 +16,8 @@
  *   <li>Pull (§4): {@code Pull} (§4.5 incremental commits, §3.3 revocation, §4.6 expiry), {@code Bootstrap} and
  *       {@code BootstrapResume} (§4.7), {@code RowsLane} and {@code RowsPageEncoder} (§5.2), {@code ImageLane}
  *       (§5.3), {@code SegmentDelivery} (§5.4, §5.5, §5.7).</li>
- *   <li>Client records (§4.5, §8.1): {@code ClientRecords}.</li>
+ *   <li>Client records (§4.5, §8.1): {@code ClientRecords}; realtime deltas (§8.1 registrations, §8.2):
+ *       {@link dev.syncular.server.sync.RealtimeDelta}, reusing {@code Pull}'s change filtering.</li>
  *   <li>Scopes (§3.1–§3.4): {@link dev.syncular.server.sync.EffectiveScopes} and the host's
  *       {@link dev.syncular.server.sync.ScopeResolver}; §9 older-client rows: {@code ClientRows}.</li>
  *   <li>Blobs (§5.9): {@link dev.syncular.server.sync.BlobService}, the upload / download / sweep logic of the

@@ -33,6 +33,8 @@ final class CommitLogReads {
      * and the last scanned seq are those of the index.
      */
     private final String commitWindow;
+    /** One whole commit with every change (§8.2 realtime fanout reads each notified commit once). */
+    private final String wholeCommit;
 
     CommitLogReads(Pool pool, String pgSchema, InstalledSchema installed) {
         this.pool = pool;
@@ -51,6 +53,31 @@ final class CommitLogReads {
                 + " ON ch.partition_id = c.partition_id AND ch.commit_seq = c.commit_seq AND ch.tbl = $2)"
                 + " ON c.partition_id = $1 AND c.commit_seq = s.commit_seq"
                 + " ORDER BY s.commit_seq, ch.change_index";
+        wholeCommit = "SELECT c.commit_seq, c.created_at_ms, c.actor_id, c.client_id, c.client_commit_id,"
+                + " ch.row_id, ch.op, ch.row_version, ch.scopes::text, ch.payload, ch.tbl"
+                + " FROM " + PgSql.qualified(pgSchema, "sync_commits") + " c LEFT JOIN " + PgSql.qualified(pgSchema, "sync_changes") + " ch"
+                + " ON ch.partition_id = c.partition_id AND ch.commit_seq = c.commit_seq"
+                + " WHERE c.partition_id = $1 AND c.commit_seq = $2 ORDER BY ch.change_index";
+    }
+
+    /** {@link dev.syncular.server.storage.SyncStorage#readCommit}: every change of every table, decoded. */
+    Uni<StoredCommit> readCommit(String partition, long commitSeq) {
+        return pool.preparedQuery(wholeCommit).execute(Tuple.of(partition, commitSeq)).map(rs -> {
+            Row head = null;
+            List<StoredChange> changes = new ArrayList<>();
+            for (Row r : rs) {
+                head = r;
+                if (r.getValue(5) == null) {
+                    continue;
+                }
+                String table = r.getString(10);
+                Buffer payload = r.getBuffer(9);
+                changes.add(new StoredChange(table, r.getString(5), Op.of(r.getInteger(6)), r.getLong(7),
+                        StoredScopes.parseScopes(r.getString(8)),
+                        payload == null ? null : installed.table(table).decodePayload(payload.getBytes())));
+            }
+            return head == null ? null : commitOf(head, changes);
+        });
     }
 
     Uni<Long> readScopePin(String partition, String table, String variable, Set<String> values, long upToSeq) {

@@ -16,6 +16,7 @@ import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.RequestEntry;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.StoredCheckpoint;
+import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.SyncStorage;
 import io.smallrye.mutiny.Uni;
@@ -265,6 +266,26 @@ public final class PostgresSyncStorage implements SyncStorage {
     @Override
     public Uni<ClientRecord> readClient(String partition, String clientId) {
         return clients.readClient(partition, clientId);
+    }
+
+    @Override
+    public Uni<Boolean> advanceClientCursor(String partition, String clientId, String actorId, String logEpoch,
+            long cursor, long nowMs) {
+        return clients.advanceCursor(partition, clientId, actorId, logEpoch, cursor, nowMs);
+    }
+
+    @Override
+    public Uni<StoredCommit> readCommit(String partition, long commitSeq) {
+        return commits.readCommit(partition, commitSeq);
+    }
+
+    /**
+     * The PostgreSQL channel every commit of this storage schema is announced on (§8.2): each commit's log
+     * append issues {@code pg_notify(channel, '<partition>:<commitSeq>')} in its own transaction, so the
+     * notification is delivered exactly when the commit commits.
+     */
+    public String notificationChannel() {
+        return PushTransaction.notificationChannel(pgSchema);
     }
 
     @Override

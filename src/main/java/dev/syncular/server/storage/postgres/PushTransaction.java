@@ -41,6 +41,16 @@ import java.util.function.Supplier;
 final class PushTransaction implements PushTx {
 
     /**
+     * The §8.2 commit notification channel of a storage schema: {@code syncular_commits_} and the schema name
+     * lower-cased with every character outside {@code [a-z0-9_]} replaced, cut to PostgreSQL's 63-byte
+     * identifier limit.
+     */
+    static String notificationChannel(String pgSchema) {
+        String name = "syncular_commits_" + pgSchema.toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9_]", "_");
+        return name.length() > 63 ? name.substring(0, 63) : name;
+    }
+
+    /**
      * What every partition transaction of one storage shares: the statement texts of the push writes, built
      * once (the pool's prepared-statement cache is keyed by the text), and the stores the transaction reads
      * and writes through.
@@ -97,7 +107,11 @@ final class PushTransaction implements PushTx {
                     + " VALUES ($1, $2, $3, $4) ON CONFLICT (partition_id, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq";
         }
 
-        /** See {@link #appendCommit} and {@link #appendCommitWithResult}. */
+        /**
+         * See {@link #appendCommit} and {@link #appendCommitWithResult}. Both also announce the commit on
+         * {@link #notificationChannel} — inside the same statement, so the push path gains no statement and no
+         * round trip.
+         */
         private static String appendCommitSql(String pgSchema, boolean withResult) {
             return "WITH c AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_commits") + " (partition_id, commit_seq, created_at_ms, actor_id,"
                     + " client_id, client_commit_id, change_count, tables, writer_version)"
@@ -108,13 +122,16 @@ final class PushTransaction implements PushTx {
                     + " $16::bytea[]) AS u(i, t, r, o, v, s, p)),"
                     + " sc AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_commit_scopes") + " (partition_id, tbl, scope_key, commit_seq)"
                     + " SELECT $1, u.t, u.k, $2 FROM unnest($17::text[], $18::text[]) AS u(t, k) ON CONFLICT DO NOTHING),"
-                    + " mx AS (UPDATE " + PgSql.qualified(pgSchema, "sync_partitions") + " SET max_commit_seq = $2 WHERE partition_id = $1)"
+                    + " mx AS (UPDATE " + PgSql.qualified(pgSchema, "sync_partitions") + " SET max_commit_seq = $2 WHERE partition_id = $1),"
+                    // §8.2: the commit announced to every pod's LISTEN connection, delivered only if (and when) the
+                    // transaction commits; a plain CTE runs only when read, hence the main query reads it.
+                    + " nt AS (SELECT pg_notify('" + notificationChannel(pgSchema) + "', $1::text || ':' || $2::bigint::text))"
                     + (withResult
                             ? ", pr AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_push_results") + " (partition_id, client_id, client_commit_id,"
                                     + " status, commit_seq, result, created_at_ms) VALUES ($1, $19, $20, $21, $22, $23, $24)"
                                     + " ON CONFLICT DO NOTHING RETURNING 1)"
-                                    + " SELECT count(*) FROM pr"
-                            : " SELECT 1");
+                                    + " SELECT count(*) FROM pr, nt"
+                            : " SELECT 1 FROM nt");
         }
     }
 

@@ -18,10 +18,14 @@
  *   <li>{@code ProjectionRows}, {@code RowTable}, {@code StoredScopes} — the row projection, its per-table
  *       statements and codec (§2.2, §2.4), stored scopes (§3.1);
  *   <li>{@code BlobReferenceIndex} — §5.9.4 reference index and §5.9.2/§5.9.6 sweep marks;
- *   <li>{@code ClientRecords} — §4.5 client cursor records (the §4.6 retention input);
+ *   <li>{@code ClientRecords} — §4.5 client cursor records (the §4.6 retention input) and the §8.2 ack update;
  *   <li>{@code Pruning} — §4.6 pruning horizon;
  *   <li>{@code PgSql} — identifier quoting, literals, the pipelined-statement join.
  * </ul>
+ *
+ * <p>§8.2: {@code PushTransaction}'s commit append also issues {@code pg_notify} on the storage schema's commit
+ * channel ({@link dev.syncular.server.storage.postgres.PostgresSyncStorage#notificationChannel}), inside the
+ * same statement; {@code CommitLogReads} reads a notified commit whole.
  *
  * <p>Only the facade is public (with the static helpers other PostgreSQL stores of the same schema use:
  * {@code q}, {@code applyDdl}, {@code rowTableName}). May depend on {@code storage}, {@code schema},

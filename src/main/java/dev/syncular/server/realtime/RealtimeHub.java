@@ -1,0 +1,264 @@
+package dev.syncular.server.realtime;
+
+import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.storage.StoredCommit;
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.sync.RealtimeDelta;
+import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.realtime.ControlMessage;
+import dev.syncular.server.wire.realtime.ControlMessages;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import io.quarkus.scheduler.Scheduled;
+import io.vertx.core.Vertx;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.pgclient.pubsub.PgSubscriber;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.eclipse.microprofile.config.ConfigProvider;
+import org.jboss.logging.Logger;
+
+/**
+ * The pod's realtime hub (§8.2, §8.5): the local sessions by partition, the one {@code LISTEN} connection of
+ * the pod on the storage's commit channel (a {@link PgSubscriber} that reconnects forever; every re-{@code LISTEN}
+ * after the first wakes all local sockets with {@code catchup-required}, since notifications in between are
+ * lost), each notified commit read once from the log and fanned out as per-session deltas, and heartbeats.
+ */
+@ApplicationScoped
+public class RealtimeHub {
+    private static final Logger LOG = Logger.getLogger(RealtimeHub.class);
+    /** {@code syncular.realtime.max-unacked-deltas}, read by the sessions. */
+    static volatile int maxUnacked = 64;
+
+    private final String podId = "syncular-realtime-" + UUID.randomUUID();
+
+    private final ConcurrentHashMap<String, Set<RealtimeSession>> byPartition = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, CompletableFuture<Void>> partitionTails = new ConcurrentHashMap<>();
+    private final AtomicInteger open = new AtomicInteger();
+    private final SyncularConfig.Realtime config;
+    private final PostgresSyncStorage storage;
+    private final SchemaWindow window;
+    private final Vertx vertx;
+    private final RealtimeMetrics metrics;
+    private final long maxDeltaBytes;
+    private PgSubscriber subscriber;
+    private volatile boolean listening;
+    private volatile boolean draining;
+
+    @Inject
+    public RealtimeHub(SyncularConfig config, PostgresSyncStorage storage, SchemaWindow window, Vertx vertx,
+            MeterRegistry registry) {
+        this.config = config.realtime();
+        this.storage = storage;
+        this.window = window;
+        this.vertx = vertx;
+        this.maxDeltaBytes = this.config.maxDeltaBytes().asLongValue();
+        maxUnacked = this.config.maxUnackedDeltas();
+        this.metrics = new RealtimeMetrics(registry, open::get);
+    }
+
+    void start(@Observes StartupEvent event) {
+        if (!config.enabled()) {
+            return;
+        }
+        var cfg = ConfigProvider.getConfig();
+        String url = cfg.getOptionalValue("quarkus.datasource.reactive.url", String.class).orElse("");
+        if (url.startsWith("vertx-reactive:")) {
+            url = url.substring("vertx-reactive:".length());
+        }
+        int comma = url.indexOf(',');
+        PgConnectOptions options = PgConnectOptions.fromUri(comma < 0 ? url : url.substring(0, comma));
+        cfg.getOptionalValue("quarkus.datasource.username", String.class).ifPresent(options::setUser);
+        cfg.getOptionalValue("quarkus.datasource.password", String.class).ifPresent(options::setPassword);
+        options.addProperty("application_name", podId);
+        subscriber = PgSubscriber.subscriber(vertx, options);
+        subscriber.reconnectPolicy(retries -> 500L);
+        subscriber.channel(storage.notificationChannel())
+                .handler(this::notified)
+                .subscribeHandler(v -> {
+                    if (listening) {
+                        // a re-LISTEN: whatever was committed while the connection was down was never announced here
+                        metrics.listenReconnect();
+                        byPartition.values().forEach(set -> set.forEach(s -> s.lostNotifications(metrics)));
+                    }
+                    listening = true;
+                });
+        subscriber.connect().onFailure(e -> LOG.error("Realtime LISTEN connection failed", e));
+    }
+
+    /**
+     * Drain on shutdown: readiness goes DOWN and upgrades are refused at once, in-flight socket rounds get up
+     * to {@code syncular.realtime.shutdown-grace} to finish, then every remaining socket closes with 1001
+     * (going away) and the LISTEN connection is released. Runs on the shutdown thread, never an event loop.
+     */
+    void stop(@Observes @jakarta.annotation.Priority(1) ShutdownEvent event) {
+        draining = true;
+        long deadline = System.nanoTime() + config.shutdownGrace().toNanos();
+        while (roundsInFlight() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        for (Set<RealtimeSession> set : byPartition.values()) {
+            for (RealtimeSession s : set) {
+                try {
+                    s.connection().close(new io.quarkus.websockets.next.CloseReason(1001, "server shutting down"))
+                            .await().atMost(java.time.Duration.ofSeconds(2));
+                } catch (RuntimeException e) {
+                    LOG.debug("Closing a realtime socket on shutdown failed", e);
+                }
+            }
+        }
+        if (subscriber != null) {
+            subscriber.close();
+        }
+    }
+
+    private int roundsInFlight() {
+        int n = 0;
+        for (Set<RealtimeSession> set : byPartition.values()) {
+            for (RealtimeSession s : set) {
+                synchronized (s) {
+                    n += s.roundInFlight ? 1 : 0;
+                }
+            }
+        }
+        return n;
+    }
+
+    /** The realtime metrics (a method: fields of a client proxy are not the bean's). */
+    RealtimeMetrics metrics() {
+        return metrics;
+    }
+
+    /** Whether the pod is draining (readiness DOWN, upgrades refused). */
+    boolean draining() {
+        return draining;
+    }
+
+    /** This pod's id: the {@code application_name} of its LISTEN connection. */
+    public String podId() {
+        return podId;
+    }
+
+    boolean enabled() {
+        return config.enabled();
+    }
+
+    boolean atCapacity() {
+        return open.get() >= config.maxConnections();
+    }
+
+    int openConnections() {
+        return open.get();
+    }
+
+    void add(RealtimeSession s) {
+        byPartition.compute(s.ctx.partition(), (k, set) -> {
+            Set<RealtimeSession> out = set == null ? ConcurrentHashMap.newKeySet() : set;
+            out.add(s);
+            return out;
+        });
+        open.incrementAndGet();
+    }
+
+    void remove(RealtimeSession s) {
+        byPartition.computeIfPresent(s.ctx.partition(), (k, set) -> {
+            if (set.remove(s)) {
+                open.decrementAndGet();
+            }
+            return set.isEmpty() ? null : set;
+        });
+    }
+
+    /** A commit notification {@code <partition>:<commitSeq>}: fanned out in notification order per partition. */
+    void notified(String payload) {
+        int colon = payload.lastIndexOf(':');
+        if (colon < 0) {
+            return;
+        }
+        String partition = payload.substring(0, colon);
+        long seq;
+        try {
+            seq = Long.parseLong(payload.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            return;
+        }
+        Set<RealtimeSession> sessions = byPartition.get(partition);
+        if (sessions == null || sessions.isEmpty()) {
+            return;
+        }
+        CompletableFuture<Void> tail = partitionTails.compute(partition, (k, previous) ->
+                (previous == null ? CompletableFuture.<Void>completedFuture(null) : previous)
+                        .thenCompose(v -> fanOut(partition, seq).exceptionally(e -> {
+                            LOG.warn("Realtime fanout of a commit failed; waking its partition's sockets", e);
+                            Set<RealtimeSession> set = byPartition.get(partition);
+                            if (set != null) {
+                                set.forEach(s -> s.lostNotifications(metrics));
+                            }
+                            return null;
+                        })));
+        tail.whenComplete((v, e) -> partitionTails.remove(partition, tail));
+    }
+
+    private CompletableFuture<Void> fanOut(String partition, long seq) {
+        return storage.readCommit(partition, seq).subscribeAsCompletionStage().thenAccept(commit -> {
+            Set<RealtimeSession> sessions = byPartition.get(partition);
+            if (sessions == null) {
+                return;
+            }
+            Set<String> keys = commit == null ? Set.of() : RealtimeDelta.scopeKeys(window, commit);
+            for (RealtimeSession s : sessions) {
+                deliver(s, seq, commit, keys);
+            }
+        });
+    }
+
+    private void deliver(RealtimeSession s, long seq, StoredCommit commit, Set<String> keys) {
+        // a commit gone from the log (pruned already) cannot be bridged: every session counts it as matching
+        boolean matching = commit == null || s.matches(keys);
+        switch (s.onCommit(seq, matching)) {
+            case IGNORE -> { }
+            case WAKE -> s.wake(dev.syncular.server.wire.realtime.WakeReason.CATCHUP_REQUIRED, metrics);
+            case DELIVER -> {
+                if (commit == null) {
+                    s.wake(dev.syncular.server.wire.realtime.WakeReason.CATCHUP_REQUIRED, metrics);
+                    return;
+                }
+                Message delta = RealtimeDelta.delta(s.logEpoch, s.registrations(), commit);
+                if (delta != null) {
+                    s.deliver(seq, delta.encode(), maxDeltaBytes, metrics);
+                }
+            }
+        }
+    }
+
+    /** §8.5: a heartbeat to every socket; one not heard from for three intervals is closed (reaped). */
+    @Scheduled(every = "${syncular.realtime.heartbeat-interval:30s}", delayed = "${syncular.realtime.heartbeat-interval:30s}")
+    void heartbeat() {
+        long now = System.currentTimeMillis();
+        long idle = 3 * config.heartbeatInterval().toMillis();
+        String beat = ControlMessages.render(new ControlMessage.Heartbeat(now));
+        for (Set<RealtimeSession> set : byPartition.values()) {
+            for (RealtimeSession s : set) {
+                if (now - s.lastHeardMs > idle) {
+                    s.connection().close().subscribe().with(v -> { }, e -> { });
+                    continue;
+                }
+                s.sendText(beat);
+                s.connection().sendPing(io.vertx.core.buffer.Buffer.buffer()).subscribe().with(v -> { }, e -> { });
+            }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+package dev.syncular.server.realtime;
+
+import dev.syncular.server.wire.realtime.WakeReason;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/** Realtime metrics: open connections, deltas, wake-ups by reason, LISTEN reconnects. */
+final class RealtimeMetrics {
+    private final Counter deltas;
+    private final Map<WakeReason, Counter> wakes = new EnumMap<>(WakeReason.class);
+    private final Counter reconnects;
+
+    RealtimeMetrics(MeterRegistry registry, Supplier<Number> open) {
+        registry.gauge("syncular.realtime.connections", java.util.List.of(), open, s -> s.get().doubleValue());
+        deltas = registry.counter("syncular.realtime.deltas");
+        for (WakeReason r : WakeReason.values()) {
+            wakes.put(r, registry.counter("syncular.realtime.wakeups", "reason", r.wire()));
+        }
+        reconnects = registry.counter("syncular.realtime.listen.reconnects");
+    }
+
+    void delta() {
+        deltas.increment();
+    }
+
+    void wake(WakeReason reason) {
+        wakes.get(reason).increment();
+    }
+
+    void listenReconnect() {
+        reconnects.increment();
+    }
+}

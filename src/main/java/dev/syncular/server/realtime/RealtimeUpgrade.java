@@ -1,0 +1,162 @@
+package dev.syncular.server.realtime;
+
+import dev.syncular.server.auth.Authenticator;
+import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
+import dev.syncular.server.http.ErrorBodies;
+import dev.syncular.server.http.HttpError;
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.storage.ClientRecord;
+import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.sync.RealtimeDelta;
+import dev.syncular.server.sync.ScopeResolver;
+import dev.syncular.server.sync.SyncRequestContext;
+import io.quarkus.websockets.next.HttpUpgradeCheck;
+import io.quarkus.websockets.next.UserData;
+import io.smallrye.mutiny.Uni;
+import io.vertx.core.Context;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * §8.1 upgrade: {@code GET <mount>/realtime?clientId=…} is authenticated by the same {@link Authenticator} as
+ * {@code POST /sync}, and the client record (§4.5: registered subscriptions, cursor, wire version), the
+ * partition's latest cursor and the actor's allowed scopes are loaded — all before the upgrade, so every
+ * refusal is an HTTP answer with the §10.1 JSON error and its status, never a half-open socket.
+ *
+ * <p>A route ahead of the websockets-next endpoint does that work (an {@link HttpUpgradeCheck} can refuse
+ * with a status but not with a body); it hands the prepared session to the upgrade under a one-time random
+ * ticket, which this class, as the endpoint's {@link HttpUpgradeCheck}, redeems into the connection's
+ * {@link UserData}. An upgrade without a redeemable ticket (e.g. {@code /realtime} outside the mount) is
+ * refused.
+ */
+@ApplicationScoped
+public class RealtimeUpgrade implements HttpUpgradeCheck {
+    static final String TICKET_HEADER = "x-syncular-realtime-ticket";
+    static final UserData.TypedKey<Prepared> PREPARED = new UserData.TypedKey<>("syncular.realtime.prepared");
+    /** The path of the websockets-next endpoint; the mount's route reroutes to it. */
+    static final String ENDPOINT_PATH = "/realtime";
+    private static final Duration AUTH_TIMEOUT = Duration.ofSeconds(30);
+    private static final long TICKET_TTL_MS = 30_000;
+
+    /** What the upgrade established for one connection. */
+    record Prepared(SyncRequestContext ctx, String clientId, ClientRecord record, PartitionState partition,
+            List<RealtimeDelta.Registration> registrations) {
+    }
+
+    private final ConcurrentHashMap<String, Prepared> tickets = new ConcurrentHashMap<>();
+    private final Authenticator authenticator;
+    private final PostgresSyncStorage storage;
+    private final ScopeResolver resolver;
+    private final SchemaWindow window;
+    private final RealtimeHub hub;
+    private final String mountPrefix;
+
+    @Inject
+    public RealtimeUpgrade(Authenticator authenticator, PostgresSyncStorage storage, ScopeResolver resolver,
+            SchemaWindow window, RealtimeHub hub, SyncularConfig config) {
+        this.authenticator = authenticator;
+        this.storage = storage;
+        this.resolver = resolver;
+        this.window = window;
+        this.hub = hub;
+        this.mountPrefix = config.mountPrefix();
+    }
+
+    void routes(@Observes Router router) {
+        router.route(mountPrefix + ENDPOINT_PATH).order(-100).handler(this::filter);
+    }
+
+    private void filter(RoutingContext rc) {
+        HttpServerRequest req = rc.request();
+        req.headers().remove(TICKET_HEADER);
+        if (!"websocket".equalsIgnoreCase(req.getHeader("Upgrade"))) {
+            refuse(rc, new HttpError(400, ErrorCode.INVALID_REQUEST, "a WebSocket upgrade is required"));
+            return;
+        }
+        if (!hub.enabled()) {
+            refuse(rc, new SyncError(ErrorCode.NOT_FOUND, "realtime is not enabled"));
+            return;
+        }
+        if (hub.draining()) {
+            refuse(rc, new SyncError(ErrorCode.WEBSOCKET_CONNECTION_LIMIT, "server is shutting down"));
+            return;
+        }
+        if (hub.atCapacity()) {
+            refuse(rc, new SyncError(ErrorCode.WEBSOCKET_CONNECTION_LIMIT, "too many realtime connections"));
+            return;
+        }
+        String clientId = req.getParam("clientId");
+        if (clientId == null || clientId.isBlank()) {
+            refuse(rc, new SyncError(ErrorCode.INVALID_CLIENT_ID, "clientId is required"));
+            return;
+        }
+        Context context = io.vertx.core.Vertx.currentContext();
+        req.pause();
+        authenticator.authenticate(req)
+                .ifNoItem().after(AUTH_TIMEOUT).failWith(() -> new IllegalStateException("authentication timed out"))
+                .chain(ctx -> prepare(ctx, clientId))
+                .subscribe().with(prepared -> context.runOnContext(v -> {
+                    String ticket = UUID.randomUUID().toString();
+                    tickets.put(ticket, prepared);
+                    // redeemed by the upgrade at once; forgotten if the handshake never gets there
+                    rc.vertx().setTimer(TICKET_TTL_MS, t -> tickets.remove(ticket));
+                    req.headers().set(TICKET_HEADER, ticket);
+                    req.resume();
+                    if (mountPrefix.isEmpty()) {
+                        rc.next();
+                    } else {
+                        rc.reroute(ENDPOINT_PATH + (req.query() == null ? "" : "?" + req.query()));
+                    }
+                }), e -> context.runOnContext(v -> {
+                    req.resume();
+                    refuse(rc, e);
+                }));
+    }
+
+    /** The client record, partition and registrations of a connection (§8.1), at connect and after a socket round. */
+    Uni<Prepared> prepare(SyncRequestContext ctx, String clientId) {
+        return storage.readClient(ctx.partition(), clientId).chain(record -> storage.readPartition(ctx.partition())
+                .chain(partition -> {
+                    if (record == null || !record.actorId().equals(ctx.actorId())) {
+                        return Uni.createFrom().item(new Prepared(ctx, clientId, null, partition, List.of()));
+                    }
+                    return resolver.resolveScopes(ctx)
+                            .map(allowed -> RealtimeDelta.register(window, record.subscriptionsJson(), allowed))
+                            // §3.3: a failing resolver revokes every registration
+                            .onFailure().recoverWithItem(List.of())
+                            .map(regs -> new Prepared(ctx, clientId, record, partition, regs));
+                }));
+    }
+
+    /** The §10.1 JSON error with its HTTP status, mapped as {@code POST /sync} maps it. */
+    private static void refuse(RoutingContext rc, Throwable e) {
+        RealtimeErrors error = RealtimeErrors.of(e);
+        if (!rc.response().ended()) {
+            rc.response().setStatusCode(error.status()).putHeader("Content-Type", "application/json")
+                    .end(ErrorBodies.body(error.code(), error.message(), Map.of()).toString());
+        }
+    }
+
+    @Override
+    public Uni<CheckResult> perform(HttpUpgradeContext context) {
+        String ticket = context.httpRequest().getHeader(TICKET_HEADER);
+        Prepared prepared = ticket == null ? null : tickets.remove(ticket);
+        if (prepared == null) {
+            return CheckResult.rejectUpgrade(404);
+        }
+        context.userData().put(PREPARED, prepared);
+        return CheckResult.permitUpgrade();
+    }
+}

@@ -1,0 +1,125 @@
+package dev.syncular.server.realtime;
+
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
+import dev.syncular.server.http.ResponseBody;
+import dev.syncular.server.sync.SyncEngine;
+import dev.syncular.server.wire.ErrorFrame;
+import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.MessageDecoder;
+import dev.syncular.server.wire.ReqHeader;
+import dev.syncular.server.wire.RespHeader;
+import dev.syncular.server.wire.WireException;
+import dev.syncular.server.wire.realtime.ChannelTag;
+import io.smallrye.mutiny.Uni;
+import io.vertx.core.buffer.Buffer;
+import java.util.ArrayList;
+import java.util.List;
+import org.jboss.logging.Logger;
+
+/**
+ * §8.7 socket rounds of one connection: {@code 0x01} chunks are fed to the request decoder until its
+ * {@code END}, the request runs through {@link SyncEngine#handle} — the very round path of
+ * {@code POST /sync} — and the response leaves as {@code 0x01} chunks of the identity-coded response body
+ * ({@link ResponseBody#identity}, the HTTP binding's encoder). A request-level failure answers the minimal
+ * stream {@code RESP_HEADER, ERROR, END}. Connection-fatal (the caller closes): an invalid envelope header,
+ * bytes past a request's {@code END}, round bytes while a response is in flight, a request over
+ * {@code syncular.max-request-bytes}, a decode error (the stream's end can no longer be found).
+ */
+final class SocketRound {
+    private static final Logger LOG = Logger.getLogger(SocketRound.class);
+
+    /** What the caller does after a chunk. */
+    enum Outcome { CONTINUE, CLOSE }
+
+    private final long maxRequestBytes;
+    private MessageDecoder decoder;
+    private List<Frame> frames;
+    private long received;
+
+    SocketRound(long maxRequestBytes) {
+        this.maxRequestBytes = maxRequestBytes;
+    }
+
+    /**
+     * Feeds one {@code 0x01} payload; when it completes the request, runs the round and streams its response.
+     * {@code onEnd} runs once the round's frames are planned, before its response is sent (told whether the
+     * round succeeded and carried a {@code PULL_HEADER}).
+     */
+    Outcome chunk(RealtimeSession session, SyncEngine engine, byte[] payload, int offset,
+            java.util.function.Function<Boolean, Uni<Void>> onEnd) {
+        synchronized (session) {
+            if (session.roundInFlight) {
+                LOG.debug("Round bytes while a response is in flight");
+                return Outcome.CLOSE; // §8.7: no pipelining — round bytes while a response is in flight
+            }
+        }
+        if (decoder == null) {
+            decoder = MessageDecoder.forRequests();
+            frames = new ArrayList<>();
+            received = 0;
+        }
+        received += payload.length - offset;
+        if (received > maxRequestBytes) {
+            return Outcome.CLOSE;
+        }
+        try {
+            frames.addAll(decoder.feed(payload, offset, payload.length - offset));
+        } catch (WireException e) {
+            LOG.debugf("Socket round stream refused: %s", e.getMessage());
+            return Outcome.CLOSE; // a bad header, bytes past END, or a stream whose end can no longer be found
+        }
+        if (!decoder.isComplete()) {
+            return Outcome.CONTINUE;
+        }
+        Message request = Message.request(frames);
+        decoder = null;
+        frames = null;
+        synchronized (session) {
+            session.roundInFlight = true;
+        }
+        ReqHeader header = (ReqHeader) request.frames().get(0);
+        boolean pulls = request.frames().stream().anyMatch(f -> f instanceof dev.syncular.server.wire.PullHeader);
+        Uni<List<Frame>> round = header.clientId().equals(session.clientId)
+                ? Uni.createFrom().deferred(() -> engine.handle(session.ctx, request))
+                : Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_CLIENT_ID,
+                        "REQ_HEADER.clientId differs from the connection's clientId"));
+        round.onFailure().recoverWithItem(e -> failure(session, e))
+                .subscribe().with(planned -> {
+                    boolean ok = planned.stream().noneMatch(f -> f instanceof ErrorFrame);
+                    // the client record was written by the round: registrations are replaced before the response
+                    // leaves, and the round is over (no longer in flight) exactly as its last chunk is sent
+                    onEnd.apply(ok && pulls)
+                            .chain(() -> stream(session, ResponseBody.identity(planned).iterator()))
+                            .subscribe().with(v -> { },
+                                    e -> session.connection().close().subscribe().with(x -> { }, y -> { }));
+                });
+        return Outcome.CONTINUE;
+    }
+
+    /** Sends the chunks one after the other, each after the previous write completed (bounded buffering). */
+    private static Uni<Void> stream(RealtimeSession session, java.util.Iterator<io.vertx.core.buffer.Buffer> chunks) {
+        if (!chunks.hasNext()) {
+            return Uni.createFrom().voidItem();
+        }
+        io.vertx.core.buffer.Buffer chunk = chunks.next();
+        Buffer tagged = Buffer.buffer(chunk.length() + 1).appendByte((byte) ChannelTag.ROUND).appendBuffer(chunk);
+        if (!chunks.hasNext()) {
+            synchronized (session) {
+                // the response's END: the next 0x01 message begins a new round, deltas may follow this chunk
+                session.roundInFlight = false;
+                return session.connection().sendBinary(tagged);
+            }
+        }
+        return session.connection().sendBinary(tagged).chain(() -> stream(session, chunks));
+    }
+
+    /** §8.7: a request-level failure as the minimal response stream {@code RESP_HEADER, ERROR, END}. */
+    private static List<Frame> failure(RealtimeSession session, Throwable e) {
+        RealtimeErrors error = RealtimeErrors.of(e);
+        ErrorCode code = error.code();
+        return List.of(new RespHeader(null, null, session.logEpoch == null ? "" : session.logEpoch, false),
+                new ErrorFrame(code.code, error.message(), code.category, code.retryable, code.recommendedAction, null));
+    }
+}

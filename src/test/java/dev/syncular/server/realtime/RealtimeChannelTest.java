@@ -1,0 +1,452 @@
+package dev.syncular.server.realtime;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.segments.memory.InMemorySegmentStore;
+import dev.syncular.server.storage.ClientRecord;
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.sync.ScopeResolver;
+import dev.syncular.server.sync.SyncEngine;
+import dev.syncular.server.sync.SyncLimits;
+import dev.syncular.server.sync.SyncRequestContext;
+import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.wire.CommitFrame;
+import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.MessageDecoder;
+import dev.syncular.server.wire.SubEnd;
+import dev.syncular.server.wire.SubStart;
+import dev.syncular.server.wire.realtime.ControlMessage;
+import dev.syncular.server.wire.realtime.ControlMessages;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.vertx.mutiny.core.Vertx;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Tuple;
+import jakarta.inject.Inject;
+import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** §8.1–§8.3 end to end over real WebSockets against the running app, including a second "pod". */
+@QuarkusTest
+class RealtimeChannelTest {
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    @TestHTTPResource("/")
+    URI base;
+
+    @Inject
+    SchemaWindow window;
+
+    @Inject
+    PostgresSyncStorage storage;
+
+    @Inject
+    Pool pool;
+
+    @Inject
+    ScopeResolver resolver;
+
+    @Inject
+    RealtimeHub hub;
+
+    String partition;
+
+    @BeforeEach
+    void partition() {
+        partition = "rt-" + UUID.randomUUID();
+    }
+
+    /** A socket with its received text and binary messages. */
+    static final class Socket implements WebSocket.Listener {
+        final BlockingQueue<String> texts = new LinkedBlockingQueue<>();
+        final BlockingQueue<byte[]> binaries = new LinkedBlockingQueue<>();
+        final StringBuilder text = new StringBuilder();
+        final ByteArrayOutputStream binary = new ByteArrayOutputStream();
+        final java.util.concurrent.CompletableFuture<Integer> closed = new java.util.concurrent.CompletableFuture<>();
+        WebSocket ws;
+
+        @Override
+        public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+            closed.complete(statusCode);
+            return null;
+        }
+
+        @Override
+        public void onError(WebSocket webSocket, Throwable error) {
+            closed.complete(-1);
+        }
+
+        /** §8.7: sends {@code request} as 0x01 chunks of {@code chunk} bytes and reassembles the 0x01 response. */
+        byte[] round(byte[] request, int chunk) throws InterruptedException {
+            for (int off = 0; off < request.length; off += chunk) {
+                int n = Math.min(chunk, request.length - off);
+                ByteBuffer b = ByteBuffer.allocate(n + 1).put((byte) 0x01).put(request, off, n).flip();
+                ws.sendBinary(b, true).join();
+            }
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            dev.syncular.server.wire.MessageDecoder d = dev.syncular.server.wire.MessageDecoder.forResponses();
+            while (!d.isComplete()) {
+                byte[] m = binaries.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
+                assertNotNull(m, "no round response chunk");
+                if (m[0] != 0x01) {
+                    continue; // a delta interleaved between rounds
+                }
+                out.write(m, 1, m.length - 1);
+                d.feed(m, 1, m.length - 1);
+            }
+            return out.toByteArray();
+        }
+
+        @Override
+        public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
+            text.append(data);
+            if (last) {
+                texts.add(text.toString());
+                text.setLength(0);
+            }
+            webSocket.request(1);
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
+            byte[] b = new byte[data.remaining()];
+            data.get(b);
+            binary.writeBytes(b);
+            if (last) {
+                binaries.add(binary.toByteArray());
+                binary.reset();
+            }
+            webSocket.request(1);
+            return null;
+        }
+
+        JsonNode nextEvent(String event) throws InterruptedException {
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (System.nanoTime() < deadline) {
+                String t = texts.poll(1, TimeUnit.SECONDS);
+                if (t != null) {
+                    JsonNode n = ControlMessages.readTree(t);
+                    if (event.equals(n.path("event").asText())) {
+                        return n;
+                    }
+                }
+            }
+            throw new AssertionError("no " + event + " event");
+        }
+
+        Message nextDelta() throws InterruptedException {
+            byte[] b = binaries.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
+            assertNotNull(b, "no delta");
+            assertEquals(0x00, b[0]);
+            return MessageDecoder.decodeResponse(java.util.Arrays.copyOfRange(b, 1, b.length));
+        }
+
+        void ack(long cursor) {
+            ws.sendText(ControlMessages.render(new ControlMessage.Ack(cursor)), true).join();
+        }
+    }
+
+    Socket connect(String actor, String clientId) {
+        Socket s = new Socket();
+        s.ws = HTTP.newWebSocketBuilder().header("x-actor-id", actor).header("x-syncular-partition", partition)
+                .buildAsync(URI.create(base.toString().replace("http", "ws") + "realtime?clientId=" + clientId), s)
+                .orTimeout(30, TimeUnit.SECONDS).join();
+        return s;
+    }
+
+    SyncTestClient client(String actor, String clientId) {
+        SyncTestClient c = new SyncTestClient(window.current(), new HttpTransport(base.toString(), partition), actor, clientId);
+        c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
+        return c;
+    }
+
+    static Map<String, Object> todo(String id) {
+        return Map.of("id", id, "list_id", "l1", "title", "t " + id, "done", false, "position", 1L, "updated_at_ms", 1L);
+    }
+
+    ClientRecord record(String clientId) {
+        return storage.readClient(partition, clientId).await().atMost(WAIT);
+    }
+
+    static void await(Supplier<Boolean> condition) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!condition.get()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("condition not reached");
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    /** Pulls B until idle, connects it and makes the session deliver deltas (§8.2 post-pull ack point). */
+    Socket syncAndConnect(SyncTestClient b) throws InterruptedException {
+        b.syncUntilIdle();
+        Socket s = connect(b.actorId, b.clientId);
+        JsonNode hello = s.nextEvent("hello").get("data");
+        if (hello.get("requiresSync").asBoolean()) {
+            long cursor = b.subscriptions.get("s1").cursor;
+            s.ack(cursor);
+            await(() -> record(b.clientId).cursor() == cursor);
+        }
+        return s;
+    }
+
+    /** Acks {@code cursor} (waiting until stored), then A's next commit of {@code rowId} must be B's next delta. */
+    void ackThenDelta(Socket s, SyncTestClient a, SyncTestClient b, long cursor, String rowId) throws Exception {
+        s.ack(cursor);
+        await(() -> record(b.clientId).cursor() == cursor);
+        b.subscriptions.get("s1").cursor = cursor;
+        a.upsert("todos", todo(rowId), null);
+        a.sync();
+        assertDelta(s.nextDelta(), b, rowId);
+    }
+
+    void assertDelta(Message delta, SyncTestClient b, String rowId) {
+        List<Frame> f = delta.frames();
+        long before = b.subscriptions.get("s1").cursor;
+        SubStart start = assertInstanceOf(SubStart.class, f.get(1));
+        assertEquals("s1", start.id());
+        CommitFrame commit = assertInstanceOf(CommitFrame.class, f.get(2));
+        assertEquals(before + 1, commit.commitSeq(), "cursor-contiguous");
+        assertEquals(rowId, commit.changes().get(0).rowId());
+        assertEquals(commit.commitSeq(), assertInstanceOf(SubEnd.class, f.get(3)).nextCursor());
+    }
+
+    /** {@link SyncTestClient.Transport} whose rounds ride the socket (§8.7); segments stay on HTTP (§5.5). */
+    record SocketTransport(Socket socket, HttpTransport http) implements SyncTestClient.Transport {
+        @Override
+        public byte[] roundTrip(SyncTestClient client, byte[] request) {
+            try {
+                return socket.round(request, 7);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
+            return http.downloadSegment(client, segmentId, scopesHeader);
+        }
+    }
+
+    @Test
+    void socketRoundEqualsHttpRoundAndRegistersFanout() throws Exception {
+        SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
+        a.upsert("todos", todo("r0"), null);
+        a.syncUntilIdle();
+        String cId = "c-c-" + UUID.randomUUID();
+        Socket s = connect("carol", cId);
+        assertTrue(s.nextEvent("hello").get("data").get("requiresSync").asBoolean());
+        // connect-then-sync: the first socket round registers the connection
+        SyncTestClient c = new SyncTestClient(window.current(),
+                new SocketTransport(s, new HttpTransport(base.toString(), partition)), "carol", cId);
+        c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
+        c.syncUntilIdle();
+        assertTrue(c.table("todos").containsKey("r0"));
+        // the same request over both bindings: the same bytes
+        byte[] request = c.buildRequest().encode();
+        byte[] overSocket = s.round(request, 3);
+        byte[] overHttp = new HttpTransport(base.toString(), partition).roundTrip(c, request);
+        org.junit.jupiter.api.Assertions.assertArrayEquals(overHttp, overSocket);
+        // the post-round ack lifts the connect-time suppression; A's next commit is a delta on C's socket
+        ackThenDelta(s, a, c, c.subscriptions.get("s1").cursor, "r1");
+        s.ws.abort();
+    }
+
+    @Test
+    void bytesPastEndCloseTheConnection() throws Exception {
+        SyncTestClient c = client("carol", "c-p-" + UUID.randomUUID());
+        Socket s = connect("carol", c.clientId);
+        s.nextEvent("hello");
+        byte[] request = c.buildRequest().encode();
+        byte[] pipelined = java.util.Arrays.copyOf(request, request.length + 1);
+        ByteBuffer b = ByteBuffer.allocate(pipelined.length + 1).put((byte) 0x01).put(pipelined).flip();
+        s.ws.sendBinary(b, true).join();
+        assertNotNull(s.closed.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+    }
+
+    @Test
+    void oversizeDeltaWakesDeltaTooLarge() throws Exception {
+        SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
+        SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
+        a.syncUntilIdle();
+        Socket s = syncAndConnect(b);
+        // test profile: syncular.realtime.max-delta-bytes=8K
+        Map<String, Object> big = new java.util.HashMap<>(todo("big"));
+        big.put("title", "x".repeat(20_000));
+        a.upsert("todos", big, null);
+        a.sync();
+        assertEquals("delta-too-large", s.nextEvent("sync").get("data").get("reason").asText());
+        assertTrue(s.binaries.isEmpty());
+        s.ws.abort();
+    }
+
+    @Test
+    void heartbeatsArriveAndMetricsCountTheSocket() throws Exception {
+        Socket s = connect("dave", "c-h-" + UUID.randomUUID());
+        s.nextEvent("hello");
+        // test profile: syncular.realtime.heartbeat-interval=1s
+        JsonNode beat = s.nextEvent("heartbeat");
+        assertInstanceOf(ControlMessage.Heartbeat.class, ControlMessages.parseServerMessage(beat.toString()));
+        String metrics = HTTP.send(HttpRequest.newBuilder(URI.create(base + "q/metrics")).GET().build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+        assertTrue(metrics.contains("syncular_realtime_connections"), "open connections gauge");
+        assertTrue(metrics.contains("syncular_realtime_wakeups_total{reason=\"catchup-required\"}"), "wake-ups by reason");
+        // a silent client answering pings (the JDK client pongs by itself) is not reaped: idle means 3 intervals
+        for (int i = 0; i < 4; i++) {
+            s.nextEvent("heartbeat");
+        }
+        assertFalse(s.closed.isDone(), "a live socket must not be reaped");
+        s.ws.abort();
+    }
+
+    @Test
+    void helloCarriesEveryField() throws Exception {
+        Socket s = connect("alice", "c-hello");
+        JsonNode hello = s.nextEvent("hello");
+        ControlMessage.Hello h = assertInstanceOf(ControlMessage.Hello.class,
+                ControlMessages.parseServerMessage(hello.toString()));
+        assertEquals(1, h.protocolVersion());
+        assertEquals("alice", h.actorId());
+        assertEquals("c-hello", h.clientId());
+        assertFalse(h.sessionId().isEmpty());
+        assertEquals(-1, h.cursor());
+        assertTrue(h.requiresSync(), "a never-pulled client must sync");
+        s.ws.abort();
+    }
+
+    @Test
+    void refusedUpgradeAnswersJsonError() throws Exception {
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(base + "realtime?clientId=x")).GET()
+                .header("x-syncular-partition", partition).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(400, r.statusCode());
+        // an upgrade without credentials: 401 with the §10.1 body, no socket
+        java.util.concurrent.CompletionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                java.util.concurrent.CompletionException.class, () -> HTTP.newWebSocketBuilder()
+                        .buildAsync(URI.create(base.toString().replace("http", "ws") + "realtime?clientId=x"), new Socket())
+                        .join());
+        assertInstanceOf(java.net.http.WebSocketHandshakeException.class, e.getCause());
+        HttpResponse<?> response = ((java.net.http.WebSocketHandshakeException) e.getCause()).getResponse();
+        assertEquals(401, response.statusCode());
+        assertEquals("sync.auth_required", ControlMessages.readTree(String.valueOf(response.body())).get("code").asText());
+    }
+
+    @Test
+    void pushByAReachesBAsContiguousDeltaAndAckAdvancesTheRecord() throws Exception {
+        SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
+        SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
+        a.syncUntilIdle();
+        Socket s = syncAndConnect(b);
+        String row = a.upsert("todos", todo("r1"), null);
+        a.sync();
+        Message delta = s.nextDelta();
+        assertDelta(delta, b, "todo-unused".equals(row) ? row : "r1");
+        long seq = ((SubEnd) delta.frames().get(3)).nextCursor();
+        // the ack is stored, and a second commit follows contiguously
+        ackThenDelta(s, a, b, seq, "r2");
+        s.ws.abort();
+    }
+
+    @Test
+    void ackWithAStaleEpochChangesNothing() throws Exception {
+        SyncTestClient b = client("bob", "c-e-" + UUID.randomUUID());
+        b.syncUntilIdle();
+        Socket s = connect(b.actorId, b.clientId);
+        s.nextEvent("hello");
+        storage.rotateLogEpoch(partition).await().atMost(WAIT);
+        b.syncUntilIdle(); // re-registers under the new epoch
+        ClientRecord before = record(b.clientId);
+        assertNotNull(before);
+        s.ack(1_000);
+        // messages of one socket are processed in order, each after the previous one's storage work: once a
+        // later socket round has answered, the stale ack has been handled
+        s.round(b.buildRequest().encode(), 64);
+        assertEquals(before.cursor(), record(b.clientId).cursor());
+        s.ws.abort();
+    }
+
+    @Test
+    void behindAtConnectWakesUntilAckThenDeltasResume() throws Exception {
+        SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
+        SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
+        a.syncUntilIdle();
+        b.syncUntilIdle();
+        a.upsert("todos", todo("r0"), null);
+        a.sync();
+        Socket s = connect(b.actorId, b.clientId);
+        assertTrue(s.nextEvent("hello").get("data").get("requiresSync").asBoolean());
+        a.upsert("todos", todo("r1"), null);
+        a.sync();
+        JsonNode wake = s.nextEvent("sync").get("data");
+        assertEquals("catchup-required", wake.get("reason").asText());
+        assertTrue(s.binaries.isEmpty());
+        // an ack still behind the observed commits keeps the session suppressed and wakes it again
+        s.ack(0);
+        assertEquals("catchup-required", s.nextEvent("sync").get("data").get("reason").asText());
+        b.syncUntilIdle();
+        ackThenDelta(s, a, b, b.subscriptions.get("s1").cursor, "r2");
+        s.ws.abort();
+    }
+
+    @Test
+    void commitOfAnotherPodReachesThisPodsSocket() throws Exception {
+        SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
+        Socket s = syncAndConnect(b);
+        // another pod: its own engine and storage over its own pool, same database and storage schema
+        Vertx vertx = Vertx.vertx();
+        Pool otherPool = dev.syncular.server.testsupport.TestPostgres.pool(vertx, 2);
+        try {
+            PostgresSyncStorage other = new PostgresSyncStorage(otherPool, storage.pgSchema());
+            other.ensureSchema(window.current()).await().atMost(WAIT);
+            SyncEngine engine = new SyncEngine(window, other, new InMemorySegmentStore(), resolver,
+                    SyncLimits.DEFAULTS, System::currentTimeMillis);
+            SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
+            a.logEpoch = b.logEpoch;
+            a.upsert("todos", todo("pod2"), null);
+            engine.handle(new SyncRequestContext("alice", partition), a.buildRequest()).await().atMost(WAIT);
+            assertDelta(s.nextDelta(), b, "pod2");
+        } finally {
+            otherPool.close().await().atMost(WAIT);
+            vertx.close().await().atMost(WAIT);
+        }
+        s.ws.abort();
+    }
+
+    @Test
+    void losingTheListenConnectionWakesEverySocket() throws Exception {
+        SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
+        Socket s = syncAndConnect(b);
+        int killed = pool.preparedQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                + " WHERE query LIKE 'LISTEN%' AND application_name = $1")
+                .execute(Tuple.of(hub.podId())).await().atMost(WAIT).size();
+        assertEquals(1, killed);
+        assertEquals("catchup-required", s.nextEvent("sync").get("data").get("reason").asText());
+        s.ws.abort();
+    }
+}
