@@ -46,7 +46,6 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -194,13 +193,16 @@ class RealtimeChannelTest {
         return storage.readClient(partition, clientId).await().atMost(WAIT);
     }
 
-    static void await(Supplier<Boolean> condition) throws InterruptedException {
+    /**
+     * Waits until the stored client record carries {@code cursor} (the §8.2 ack has been applied): each poll waits
+     * on the answer of one storage read, until the deadline.
+     */
+    void awaitStoredCursor(String clientId, long cursor) {
         long deadline = System.nanoTime() + WAIT.toNanos();
-        while (!condition.get()) {
+        while (record(clientId).cursor() != cursor) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("condition not reached");
+                throw new AssertionError("ack not stored: cursor " + cursor);
             }
-            Thread.sleep(20);
         }
     }
 
@@ -212,7 +214,7 @@ class RealtimeChannelTest {
         if (hello.get("requiresSync").asBoolean()) {
             long cursor = b.subscriptions.get("s1").cursor;
             s.ack(cursor);
-            await(() -> record(b.clientId).cursor() == cursor);
+            awaitStoredCursor(b.clientId, cursor);
         }
         return s;
     }
@@ -220,7 +222,7 @@ class RealtimeChannelTest {
     /** Acks {@code cursor} (waiting until stored), then A's next commit of {@code rowId} must be B's next delta. */
     void ackThenDelta(Socket s, SyncTestClient a, SyncTestClient b, long cursor, String rowId) throws Exception {
         s.ack(cursor);
-        await(() -> record(b.clientId).cursor() == cursor);
+        awaitStoredCursor(b.clientId, cursor);
         b.subscriptions.get("s1").cursor = cursor;
         a.upsert("todos", todo(rowId), null);
         a.sync();
