@@ -38,7 +38,12 @@ public class RealtimeHub {
     /** {@code syncular.realtime.max-unacked-deltas}, read by the sessions. */
     static volatile int maxUnacked = 64;
 
-    private final String podId = "syncular-realtime-" + UUID.randomUUID();
+    /**
+     * The {@code application_name} of the pod's LISTEN connection, so an operator finds it in
+     * {@code pg_stat_activity}: a random part, then the host name (the pod name in Kubernetes), at most the
+     * 63 bytes PostgreSQL keeps.
+     */
+    private final String podId = podId(System.getenv("HOSTNAME"));
 
     private final ConcurrentHashMap<String, Set<RealtimeSession>> byPartition = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, CompletableFuture<Void>> partitionTails = new ConcurrentHashMap<>();
@@ -99,7 +104,23 @@ public class RealtimeHub {
      * to {@code syncular.realtime.shutdown-grace} to finish, then every remaining socket closes with 1001
      * (going away) and the LISTEN connection is released. Runs on the shutdown thread, never an event loop.
      */
+    void drainBeforeHttpCloses(@Observes io.quarkus.runtime.ShutdownDelayInitiatedEvent event) {
+        drain();
+    }
+
     void stop(@Observes @jakarta.annotation.Priority(1) ShutdownEvent event) {
+        drain();
+    }
+
+    /**
+     * Runs once: first at the start of Quarkus' shutdown (the {@code ShutdownDelayInitiatedEvent} of
+     * {@code quarkus.shutdown.delay-enabled}, while the HTTP server still serves, so sockets get 1001 from here
+     * rather than a plain close when the server stops), else at {@code ShutdownEvent}.
+     */
+    private synchronized void drain() {
+        if (draining) {
+            return;
+        }
         draining = true;
         long deadline = System.nanoTime() + config.shutdownGrace().toNanos();
         while (roundsInFlight() > 0 && System.nanoTime() < deadline) {
@@ -145,6 +166,12 @@ public class RealtimeHub {
     /** Whether the pod is draining (readiness DOWN, upgrades refused). */
     boolean draining() {
         return draining;
+    }
+
+    static String podId(String hostname) {
+        String id = "syncular-rt-" + UUID.randomUUID().toString().substring(0, 8)
+                + (hostname == null || hostname.isBlank() ? "" : "-" + hostname.replaceAll("[^A-Za-z0-9._-]", "_"));
+        return id.length() > 63 ? id.substring(0, 63) : id;
     }
 
     /** This pod's id: the {@code application_name} of its LISTEN connection. */

@@ -16,6 +16,7 @@ import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncLimits;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitFrame;
 import dev.syncular.server.wire.Frame;
@@ -80,103 +81,8 @@ class RealtimeChannelTest {
         partition = "rt-" + UUID.randomUUID();
     }
 
-    /** A socket with its received text and binary messages. */
-    static final class Socket implements WebSocket.Listener {
-        final BlockingQueue<String> texts = new LinkedBlockingQueue<>();
-        final BlockingQueue<byte[]> binaries = new LinkedBlockingQueue<>();
-        final StringBuilder text = new StringBuilder();
-        final ByteArrayOutputStream binary = new ByteArrayOutputStream();
-        final java.util.concurrent.CompletableFuture<Integer> closed = new java.util.concurrent.CompletableFuture<>();
-        WebSocket ws;
-
-        @Override
-        public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
-            closed.complete(statusCode);
-            return null;
-        }
-
-        @Override
-        public void onError(WebSocket webSocket, Throwable error) {
-            closed.complete(-1);
-        }
-
-        /** §8.7: sends {@code request} as 0x01 chunks of {@code chunk} bytes and reassembles the 0x01 response. */
-        byte[] round(byte[] request, int chunk) throws InterruptedException {
-            for (int off = 0; off < request.length; off += chunk) {
-                int n = Math.min(chunk, request.length - off);
-                ByteBuffer b = ByteBuffer.allocate(n + 1).put((byte) 0x01).put(request, off, n).flip();
-                ws.sendBinary(b, true).join();
-            }
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            dev.syncular.server.wire.MessageDecoder d = dev.syncular.server.wire.MessageDecoder.forResponses();
-            while (!d.isComplete()) {
-                byte[] m = binaries.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
-                assertNotNull(m, "no round response chunk");
-                if (m[0] != 0x01) {
-                    continue; // a delta interleaved between rounds
-                }
-                out.write(m, 1, m.length - 1);
-                d.feed(m, 1, m.length - 1);
-            }
-            return out.toByteArray();
-        }
-
-        @Override
-        public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
-            text.append(data);
-            if (last) {
-                texts.add(text.toString());
-                text.setLength(0);
-            }
-            webSocket.request(1);
-            return null;
-        }
-
-        @Override
-        public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
-            byte[] b = new byte[data.remaining()];
-            data.get(b);
-            binary.writeBytes(b);
-            if (last) {
-                binaries.add(binary.toByteArray());
-                binary.reset();
-            }
-            webSocket.request(1);
-            return null;
-        }
-
-        JsonNode nextEvent(String event) throws InterruptedException {
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            while (System.nanoTime() < deadline) {
-                String t = texts.poll(1, TimeUnit.SECONDS);
-                if (t != null) {
-                    JsonNode n = ControlMessages.readTree(t);
-                    if (event.equals(n.path("event").asText())) {
-                        return n;
-                    }
-                }
-            }
-            throw new AssertionError("no " + event + " event");
-        }
-
-        Message nextDelta() throws InterruptedException {
-            byte[] b = binaries.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
-            assertNotNull(b, "no delta");
-            assertEquals(0x00, b[0]);
-            return MessageDecoder.decodeResponse(java.util.Arrays.copyOfRange(b, 1, b.length));
-        }
-
-        void ack(long cursor) {
-            ws.sendText(ControlMessages.render(new ControlMessage.Ack(cursor)), true).join();
-        }
-    }
-
-    Socket connect(String actor, String clientId) {
-        Socket s = new Socket();
-        s.ws = HTTP.newWebSocketBuilder().header("x-actor-id", actor).header("x-syncular-partition", partition)
-                .buildAsync(URI.create(base.toString().replace("http", "ws") + "realtime?clientId=" + clientId), s)
-                .orTimeout(30, TimeUnit.SECONDS).join();
-        return s;
+    RealtimeSocket connect(String actor, String clientId) {
+        return RealtimeSocket.connect(base.toString(), partition, actor, clientId);
     }
 
     SyncTestClient client(String actor, String clientId) {
@@ -207,9 +113,9 @@ class RealtimeChannelTest {
     }
 
     /** Pulls B until idle, connects it and makes the session deliver deltas (§8.2 post-pull ack point). */
-    Socket syncAndConnect(SyncTestClient b) throws InterruptedException {
+    RealtimeSocket syncAndConnect(SyncTestClient b) throws InterruptedException {
         b.syncUntilIdle();
-        Socket s = connect(b.actorId, b.clientId);
+        RealtimeSocket s = connect(b.actorId, b.clientId);
         JsonNode hello = s.nextEvent("hello").get("data");
         if (hello.get("requiresSync").asBoolean()) {
             long cursor = b.subscriptions.get("s1").cursor;
@@ -220,7 +126,7 @@ class RealtimeChannelTest {
     }
 
     /** Acks {@code cursor} (waiting until stored), then A's next commit of {@code rowId} must be B's next delta. */
-    void ackThenDelta(Socket s, SyncTestClient a, SyncTestClient b, long cursor, String rowId) throws Exception {
+    void ackThenDelta(RealtimeSocket s, SyncTestClient a, SyncTestClient b, long cursor, String rowId) throws Exception {
         s.ack(cursor);
         awaitStoredCursor(b.clientId, cursor);
         b.subscriptions.get("s1").cursor = cursor;
@@ -241,7 +147,7 @@ class RealtimeChannelTest {
     }
 
     /** {@link SyncTestClient.Transport} whose rounds ride the socket (§8.7); segments stay on HTTP (§5.5). */
-    record SocketTransport(Socket socket, HttpTransport http) implements SyncTestClient.Transport {
+    record SocketTransport(RealtimeSocket socket, HttpTransport http) implements SyncTestClient.Transport {
         @Override
         public byte[] roundTrip(SyncTestClient client, byte[] request) {
             try {
@@ -263,7 +169,7 @@ class RealtimeChannelTest {
         a.upsert("todos", todo("r0"), null);
         a.syncUntilIdle();
         String cId = "c-c-" + UUID.randomUUID();
-        Socket s = connect("carol", cId);
+        RealtimeSocket s = connect("carol", cId);
         assertTrue(s.nextEvent("hello").get("data").get("requiresSync").asBoolean());
         // connect-then-sync: the first socket round registers the connection
         SyncTestClient c = new SyncTestClient(window.current(),
@@ -284,7 +190,7 @@ class RealtimeChannelTest {
     @Test
     void bytesPastEndCloseTheConnection() throws Exception {
         SyncTestClient c = client("carol", "c-p-" + UUID.randomUUID());
-        Socket s = connect("carol", c.clientId);
+        RealtimeSocket s = connect("carol", c.clientId);
         s.nextEvent("hello");
         byte[] request = c.buildRequest().encode();
         byte[] pipelined = java.util.Arrays.copyOf(request, request.length + 1);
@@ -298,7 +204,7 @@ class RealtimeChannelTest {
         SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
         SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
         a.syncUntilIdle();
-        Socket s = syncAndConnect(b);
+        RealtimeSocket s = syncAndConnect(b);
         // test profile: syncular.realtime.max-delta-bytes=8K
         Map<String, Object> big = new java.util.HashMap<>(todo("big"));
         big.put("title", "x".repeat(20_000));
@@ -311,7 +217,7 @@ class RealtimeChannelTest {
 
     @Test
     void heartbeatsArriveAndMetricsCountTheSocket() throws Exception {
-        Socket s = connect("dave", "c-h-" + UUID.randomUUID());
+        RealtimeSocket s = connect("dave", "c-h-" + UUID.randomUUID());
         s.nextEvent("hello");
         // test profile: syncular.realtime.heartbeat-interval=1s
         JsonNode beat = s.nextEvent("heartbeat");
@@ -330,7 +236,7 @@ class RealtimeChannelTest {
 
     @Test
     void helloCarriesEveryField() throws Exception {
-        Socket s = connect("alice", "c-hello");
+        RealtimeSocket s = connect("alice", "c-hello");
         JsonNode hello = s.nextEvent("hello");
         ControlMessage.Hello h = assertInstanceOf(ControlMessage.Hello.class,
                 ControlMessages.parseServerMessage(hello.toString()));
@@ -351,7 +257,7 @@ class RealtimeChannelTest {
         // an upgrade without credentials: 401 with the §10.1 body, no socket
         java.util.concurrent.CompletionException e = org.junit.jupiter.api.Assertions.assertThrows(
                 java.util.concurrent.CompletionException.class, () -> HTTP.newWebSocketBuilder()
-                        .buildAsync(URI.create(base.toString().replace("http", "ws") + "realtime?clientId=x"), new Socket())
+                        .buildAsync(URI.create(base.toString().replace("http", "ws") + "realtime?clientId=x"), new RealtimeSocket())
                         .join());
         assertInstanceOf(java.net.http.WebSocketHandshakeException.class, e.getCause());
         HttpResponse<?> response = ((java.net.http.WebSocketHandshakeException) e.getCause()).getResponse();
@@ -364,7 +270,7 @@ class RealtimeChannelTest {
         SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
         SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
         a.syncUntilIdle();
-        Socket s = syncAndConnect(b);
+        RealtimeSocket s = syncAndConnect(b);
         String row = a.upsert("todos", todo("r1"), null);
         a.sync();
         Message delta = s.nextDelta();
@@ -379,7 +285,7 @@ class RealtimeChannelTest {
     void ackWithAStaleEpochChangesNothing() throws Exception {
         SyncTestClient b = client("bob", "c-e-" + UUID.randomUUID());
         b.syncUntilIdle();
-        Socket s = connect(b.actorId, b.clientId);
+        RealtimeSocket s = connect(b.actorId, b.clientId);
         s.nextEvent("hello");
         storage.rotateLogEpoch(partition).await().atMost(WAIT);
         b.syncUntilIdle(); // re-registers under the new epoch
@@ -401,7 +307,7 @@ class RealtimeChannelTest {
         b.syncUntilIdle();
         a.upsert("todos", todo("r0"), null);
         a.sync();
-        Socket s = connect(b.actorId, b.clientId);
+        RealtimeSocket s = connect(b.actorId, b.clientId);
         assertTrue(s.nextEvent("hello").get("data").get("requiresSync").asBoolean());
         a.upsert("todos", todo("r1"), null);
         a.sync();
@@ -419,7 +325,7 @@ class RealtimeChannelTest {
     @Test
     void commitOfAnotherPodReachesThisPodsSocket() throws Exception {
         SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
-        Socket s = syncAndConnect(b);
+        RealtimeSocket s = syncAndConnect(b);
         // another pod: its own engine and storage over its own pool, same database and storage schema
         Vertx vertx = Vertx.vertx();
         Pool otherPool = dev.syncular.server.testsupport.TestPostgres.pool(vertx, 2);
@@ -443,7 +349,7 @@ class RealtimeChannelTest {
     @Test
     void losingTheListenConnectionWakesEverySocket() throws Exception {
         SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
-        Socket s = syncAndConnect(b);
+        RealtimeSocket s = syncAndConnect(b);
         int killed = pool.preparedQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                 + " WHERE query LIKE 'LISTEN%' AND application_name = $1")
                 .execute(Tuple.of(hub.podId())).await().atMost(WAIT).size();

@@ -73,7 +73,7 @@ public final class SyncTestClient {
         public final String body;
 
         public TransportFailure(int status, String body) {
-            super("transport failure " + status, null, false, false);
+            super("transport failure " + status + ": " + body, null, false, false);
             this.status = status;
             this.body = body;
         }

@@ -1,0 +1,154 @@
+package dev.syncular.server.realtime;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.RealtimeSocket;
+import dev.syncular.server.testsupport.ServerProcess;
+import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.testsupport.TestPostgres;
+import dev.syncular.server.wire.CommitFrame;
+import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.SubEnd;
+import io.vertx.mutiny.core.Vertx;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Tuple;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Several pods, no sticky sessions (§8.2 fanout): two packaged servers as two operating-system processes on
+ * one PostgreSQL and one storage schema. A commit taken by pod A reaches a socket held by pod B through
+ * PostgreSQL's NOTIFY; pod B losing its LISTEN connection wakes its sockets with {@code catchup-required}
+ * (§8.3) instead of leaving a silent gap; and pod B's SIGTERM drains its sockets with 1001 (going away).
+ */
+class TwoPodRealtimeIT {
+    private static final Duration WAIT = RealtimeSocket.WAIT;
+    private static final String SCHEMA = "it_rt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    private static final String POD_B_HOST = "pod-b-" + UUID.randomUUID().toString().substring(0, 8);
+
+    static ServerProcess podA;
+    static ServerProcess podB;
+    static CompiledSchema schema;
+    static Vertx vertx;
+    static Pool pool;
+
+    @BeforeAll
+    static void start() throws Exception {
+        schema = SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA));
+        podA = ServerProcess.builder("two-pod-realtime-a", SCHEMA).start();
+        podB = ServerProcess.builder("two-pod-realtime-b", SCHEMA).env("HOSTNAME", POD_B_HOST).start();
+        vertx = Vertx.vertx();
+        pool = TestPostgres.pool(vertx, 1);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        for (ServerProcess p : new ServerProcess[] {podA, podB}) {
+            if (p != null) {
+                p.close();
+            }
+        }
+        if (pool != null) {
+            pool.query("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE").execute().await().atMost(WAIT);
+            pool.close().await().atMost(WAIT);
+            vertx.close().await().atMost(WAIT);
+        }
+    }
+
+    static SyncTestClient client(ServerProcess pod, String partition, String actor) {
+        SyncTestClient c = new SyncTestClient(schema, new HttpTransport(pod.baseUrl(), partition), actor,
+                "c-" + actor + "-" + UUID.randomUUID());
+        c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
+        return c;
+    }
+
+    static Map<String, Object> todo(String id) {
+        return Map.of("id", id, "list_id", "l1", "title", "t " + id, "done", false, "position", 1L,
+                "updated_at_ms", 1L);
+    }
+
+    /** B synced to the head, connected to pod B, its post-pull ack stored (deltas flow from here, §8.2). */
+    static RealtimeSocket connectSynced(SyncTestClient b, String partition) throws Exception {
+        b.syncUntilIdle();
+        RealtimeSocket s = RealtimeSocket.connect(podB.baseUrl() + "/", partition, b.actorId, b.clientId);
+        JsonNode hello = s.nextEvent("hello").get("data");
+        if (hello.get("requiresSync").asBoolean()) {
+            s.ack(b.subscriptions.get("s1").cursor);
+            // the ack is applied before the next message of the socket; a round after it answers once it is
+            s.round(b.buildRequest().encode(), 1 << 16);
+        }
+        return s;
+    }
+
+    @Test
+    void aCommitTakenByPodAReachesASocketOnPodB() throws Exception {
+        String partition = "p-" + UUID.randomUUID();
+        SyncTestClient a = client(podA, partition, "alice");
+        SyncTestClient b = client(podB, partition, "bob");
+        a.syncUntilIdle();
+        RealtimeSocket s = connectSynced(b, partition);
+        long before = b.subscriptions.get("s1").cursor;
+        a.upsert("todos", todo("from-a"), null);
+        a.sync();
+        Message delta = s.nextDelta();
+        CommitFrame commit = assertInstanceOf(CommitFrame.class, delta.frames().get(2));
+        assertEquals(before + 1, commit.commitSeq(), "cursor-contiguous across pods");
+        assertEquals("from-a", commit.changes().get(0).rowId());
+        assertEquals(commit.commitSeq(), assertInstanceOf(SubEnd.class, delta.frames().get(3)).nextCursor());
+        s.ws.abort();
+    }
+
+    @Test
+    void podBLosingItsListenConnectionWakesItsSocketsInsteadOfAGap() throws Exception {
+        String partition = "p-" + UUID.randomUUID();
+        SyncTestClient b = client(podB, partition, "bob");
+        RealtimeSocket s = connectSynced(b, partition);
+        int killed = pool.preparedQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                + " WHERE query LIKE 'LISTEN%' AND application_name LIKE $1")
+                .execute(Tuple.of("%" + POD_B_HOST + "%")).await().atMost(WAIT).size();
+        assertEquals(1, killed, "pod B holds one LISTEN connection");
+        assertEquals("catchup-required", s.nextEvent("sync").get("data").get("reason").asText());
+        // after the re-LISTEN, a commit through pod A is a delta on pod B again, once the client caught up
+        SyncTestClient a = client(podA, partition, "alice");
+        a.syncUntilIdle();
+        a.upsert("todos", todo("after-relisten"), null);
+        a.sync();
+        // the woken session sends no delta (wake-ups are coalesced, §8.3) until the client caught up and acked
+        b.syncUntilIdle();
+        s.ack(b.subscriptions.get("s1").cursor);
+        s.round(b.buildRequest().encode(), 1 << 16);
+        a.upsert("todos", todo("delta-again"), null);
+        a.sync();
+        assertTrue(b.table("todos").containsKey("after-relisten"), "the catch-up pull carried the missed commit");
+        CommitFrame commit = assertInstanceOf(CommitFrame.class, s.nextDelta().frames().get(2));
+        assertEquals("delta-again", commit.changes().get(0).rowId());
+        s.ws.abort();
+    }
+
+    @Test
+    void sigtermDrainsSocketsWithGoingAway() throws Exception {
+        ServerProcess podC = ServerProcess.builder("two-pod-realtime-c", SCHEMA).start();
+        String partition = "p-" + UUID.randomUUID();
+        SyncTestClient c = client(podC, partition, "carol");
+        c.syncUntilIdle();
+        RealtimeSocket s = RealtimeSocket.connect(podC.baseUrl() + "/", partition, c.actorId, c.clientId);
+        s.nextEvent("hello");
+        // 143 = 128 + SIGTERM: the JVM's status after its shutdown hooks (Quarkus' shutdown) ran
+        assertEquals(143, podC.stop(Duration.ofSeconds(30)), "exit after the graceful shutdown");
+        assertEquals(1001, s.closed.get(WAIT.toSeconds(), TimeUnit.SECONDS), "going away (§8.1 close codes)");
+        assertTrue(podC.log().contains("stopped in"), "Quarkus' shutdown completed:\n" + podC.log());
+    }
+}

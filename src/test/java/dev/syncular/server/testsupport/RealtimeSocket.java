@@ -1,0 +1,152 @@
+package dev.syncular.server.testsupport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.MessageDecoder;
+import dev.syncular.server.wire.realtime.ControlMessage;
+import dev.syncular.server.wire.realtime.ControlMessages;
+import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A client end of the §8 realtime channel over the JDK WebSocket client: it queues every text (control) and
+ * binary (tagged) message it receives, and speaks the client side of §8.2 (acks) and §8.7 (rounds in
+ * {@code 0x01} chunks).
+ */
+public final class RealtimeSocket implements WebSocket.Listener {
+    public static final Duration WAIT = Duration.ofSeconds(30);
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    public final BlockingQueue<String> texts = new LinkedBlockingQueue<>();
+    public final BlockingQueue<byte[]> binaries = new LinkedBlockingQueue<>();
+    /** Completes with the close code (-1 on an error) when the connection ends. */
+    public final CompletableFuture<Integer> closed = new CompletableFuture<>();
+    private final StringBuilder text = new StringBuilder();
+    private final ByteArrayOutputStream binary = new ByteArrayOutputStream();
+    public WebSocket ws;
+
+    /**
+     * Opens {@code <base>realtime?clientId=…} ({@code base} ends with a slash) with dev header authentication
+     * as {@code actor} in {@code partition}.
+     */
+    public static RealtimeSocket connect(String base, String partition, String actor, String clientId) {
+        return connect(URI.create(base.replaceFirst("^http", "ws") + "realtime?clientId=" + clientId),
+                Map.of("x-actor-id", actor, "x-syncular-partition", partition));
+    }
+
+    /** Opens {@code uri} with {@code headers}. */
+    public static RealtimeSocket connect(URI uri, Map<String, String> headers) {
+        RealtimeSocket s = new RealtimeSocket();
+        WebSocket.Builder b = HTTP.newWebSocketBuilder();
+        headers.forEach(b::header);
+        s.ws = b.buildAsync(uri, s).orTimeout(WAIT.toSeconds(), TimeUnit.SECONDS).join();
+        return s;
+    }
+
+    @Override
+    public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+        closed.complete(statusCode);
+        return null;
+    }
+
+    @Override
+    public void onError(WebSocket webSocket, Throwable error) {
+        closed.complete(-1);
+    }
+
+    @Override
+    public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
+        text.append(data);
+        if (last) {
+            texts.add(text.toString());
+            text.setLength(0);
+        }
+        webSocket.request(1);
+        return null;
+    }
+
+    @Override
+    public CompletionStage<?> onBinary(WebSocket webSocket, ByteBuffer data, boolean last) {
+        byte[] b = new byte[data.remaining()];
+        data.get(b);
+        binary.writeBytes(b);
+        if (last) {
+            binaries.add(binary.toByteArray());
+            binary.reset();
+        }
+        webSocket.request(1);
+        return null;
+    }
+
+    /** §8.7: sends {@code request} as 0x01 chunks of {@code chunk} bytes and reassembles the 0x01 response. */
+    public byte[] round(byte[] request, int chunk) throws InterruptedException {
+        for (int off = 0; off < request.length; off += chunk) {
+            int n = Math.min(chunk, request.length - off);
+            ByteBuffer b = ByteBuffer.allocate(n + 1).put((byte) 0x01).put(request, off, n).flip();
+            ws.sendBinary(b, true).join();
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        MessageDecoder d = MessageDecoder.forResponses();
+        while (!d.isComplete()) {
+            byte[] m = binaries.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
+            assertNotNull(m, "no round response chunk");
+            if (m[0] != 0x01) {
+                continue; // a delta interleaved between rounds
+            }
+            out.write(m, 1, m.length - 1);
+            d.feed(m, 1, m.length - 1);
+        }
+        return out.toByteArray();
+    }
+
+    /** The next control message whose {@code event} is {@code event}, skipping others; fails after {@link #WAIT}. */
+    public JsonNode nextEvent(String event) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (System.nanoTime() < deadline) {
+            String t = texts.poll(1, TimeUnit.SECONDS);
+            if (t != null) {
+                JsonNode n = ControlMessages.readTree(t);
+                if (event.equals(n.path("event").asText())) {
+                    return n;
+                }
+            }
+        }
+        throw new AssertionError("no " + event + " event");
+    }
+
+    /** The next binary message, which must be a {@code 0x00} delta, decoded. */
+    public Message nextDelta() throws InterruptedException {
+        byte[] b = binaries.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertNotNull(b, "no delta");
+        assertEquals(0x00, b[0]);
+        return MessageDecoder.decodeResponse(Arrays.copyOfRange(b, 1, b.length));
+    }
+
+    /** §8.2 ack of {@code cursor}. */
+    public void ack(long cursor) {
+        send(new ControlMessage.Ack(cursor));
+    }
+
+    public void send(ControlMessage message) {
+        ws.sendText(ControlMessages.render(message), true).join();
+    }
+
+    /** A text frame as it is (malformed or unknown events). */
+    public void sendText(String raw) {
+        ws.sendText(raw, true).join();
+    }
+}
