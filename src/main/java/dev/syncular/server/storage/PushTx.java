@@ -79,11 +79,15 @@ public interface PushTx {
 
     /**
      * Records {@code blobIds} as swept by the orphan sweep under a new sweep mark (above every earlier mark of
-     * the partition), before the sweep deletes them; marks older than {@code forgetBeforeMs} are forgotten.
+     * the partition), pending until {@link SyncStorage#settleBlobSweep}; the sweep deletes the objects only after
+     * this transaction committed. Yields the new mark ({@code 0} when {@code blobIds} is empty).
      */
-    Uni<Void> recordBlobSweep(java.util.Collection<String> blobIds, long nowMs, long forgetBeforeMs);
+    Uni<Long> recordBlobSweep(java.util.Collection<String> blobIds, long nowMs);
 
-    /** The subset of {@code blobIds} a sweep recorded with a mark above {@code sweepMark} (§5.9.6 re-check). */
+    /**
+     * The subset of {@code blobIds} a sweep recorded with a mark above {@code sweepMark}, or whose deletion is
+     * still pending (§5.9.6 re-check).
+     */
     Uni<java.util.Set<String>> blobsSweptSince(java.util.Collection<String> blobIds, long sweepMark);
 
     /**

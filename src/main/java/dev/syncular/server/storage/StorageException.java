@@ -17,7 +17,10 @@ import java.util.Map;
  *   <li>{@link #UNKNOWN_PARTITION} — the partition is not in the registry (§2.1);
  *   <li>{@link #LOG_EPOCH_MISMATCH} — a prune whose captured epoch is stale (§4.6);
  *   <li>{@link #DUPLICATE_PUSH_RESULT} — an idempotency key already holds a result (§2.3);
- *   <li>{@link #INVALID_ARGUMENT} — a caller bug (unknown table, wrong arity, missing scopes).
+ *   <li>{@link #INVALID_ARGUMENT} — a caller bug (unknown table, wrong arity, missing scopes);
+ *   <li>{@link #BUSY} — a transient refusal the same request may retry: the partition's push queue is full, a
+ *       lock or statement timeout ended the transaction (rolled back whole), or no pooled connection was free
+ *       in time; {@code details.reason} says which and {@code details.retryAfterMs} when to try again.
  * </ul>
  */
 public class StorageException extends RuntimeException {
@@ -34,6 +37,8 @@ public class StorageException extends RuntimeException {
     public static final String WRITER_FENCE_REJECTED = "sync.storage.writer_fence_rejected";
     public static final String CHECKPOINT_NOT_FOUND = "sync.storage.checkpoint_not_found";
     public static final String CHECKPOINT_OWNER_CHANGED = "sync.storage.checkpoint_owner_changed";
+    /** A transient refusal; nothing was written (see the class comment). */
+    public static final String BUSY = "sync.storage.busy";
 
     private final String code;
     private final Map<String, Object> details;

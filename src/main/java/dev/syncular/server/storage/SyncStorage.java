@@ -268,15 +268,35 @@ public interface SyncStorage {
      */
     Uni<Long> readBlobSweepMark(String partition);
 
+    /**
+     * The orphan sweep deleted the objects of {@code blobIds} it marked under {@code sweepMark}
+     * ({@link PushTx#recordBlobSweep}): their marks are no longer pending. Outside any partition transaction.
+     */
+    Uni<Void> settleBlobSweep(String partition, long sweepMark, java.util.Collection<String> blobIds);
+
+    /**
+     * Forgets every partition's sweep marks recorded before {@code sweptBeforeMs}, pending or not (a pending one
+     * left by a sweep that stopped between deleting and settling included); yields how many.
+     */
+    Uni<Long> forgetBlobSweeps(long sweptBeforeMs);
+
     // ---- pruning (§4.6) -------------------------------------------------------------------------
 
     /**
      * {@code pruneCommitsThrough}: under the partition lock, verifies {@code expectedLogEpoch}
-     * ({@code sync.storage.log_epoch_mismatch} before any deletion), advances horizonSeq to
-     * {@code max(current, min(throughSeq, maxCommitSeq))}, and deletes commits, changes, scope-index entries
-     * and tombstones with {@code commitSeq <= horizonSeq} in one transaction. Never lowers the horizon; always
-     * re-runs the deletion so earlier incomplete cleanup finishes. Rows, push results and client records
-     * survive. Retention policy (active window, age limit, newest 1000) is the caller's.
+     * ({@code sync.storage.log_epoch_mismatch} before any deletion) and advances horizonSeq to
+     * {@code max(current, min(throughSeq, maxCommitSeq))}; then deletes commits, changes, scope-index entries and
+     * tombstones with {@code commitSeq <= horizonSeq}. The storage may delete in bounded batches after the
+     * horizon committed (never anything the committed horizon does not cover); a failure leaves the rest for
+     * the next call, which always re-runs the deletion so earlier incomplete cleanup finishes. Never lowers the
+     * horizon. Rows, push results and client records survive. Retention policy (active window, age limit,
+     * newest 1000) is the caller's.
      */
     Uni<PruneResult> prune(String partition, String expectedLogEpoch, long throughSeq);
+
+    /**
+     * Deletes the partition's retained push results (§2.3) created before {@code createdBeforeMs}, in bounded
+     * batches; yields how many. The retention rule is the caller's.
+     */
+    Uni<Long> prunePushResults(String partition, long createdBeforeMs);
 }

@@ -27,11 +27,12 @@ import java.util.Set;
  *
  * <p>The store lookups run before the partition lock is taken (an object-store round trip, or a query on
  * another pooled connection, never happens while a push holds the lock and its connection). What the orphan
- * sweep may delete in between is caught under the lock: the sweep records what it deletes under a mark
- * above the one read here before the lookups ({@link SyncStorage#readBlobSweepMark}), and
- * {@link #recheck} asks for those marks inside the push transaction. The sweep re-reads the reference index
- * under the same lock, so either the push's references are committed first (the sweep keeps the blob) or
- * the sweep's mark is (the push is rejected).
+ * sweep may delete in between is caught under the lock: the sweep commits a mark for each blob it will delete
+ * (above the one read here before the lookups, {@link SyncStorage#readBlobSweepMark}, and pending until the
+ * object is gone) before deleting anything, and {@link #recheck} asks for marks above the lookup's or pending
+ * inside the push transaction. The sweep re-reads the reference index under the same lock, so either the
+ * push's references are committed first (the sweep keeps the blob) or the sweep's mark is (the push is
+ * rejected).
  */
 final class BlobPresence {
     /** A commit that references no blob: nothing to look up. */
@@ -118,7 +119,7 @@ final class BlobPresence {
         });
     }
 
-    /** Under the partition lock: blobs a sweep deleted since the lookups count as absent. */
+    /** Under the partition lock: blobs a sweep marked since the lookups, or is still deleting, count as absent. */
     Uni<BlobPresence> recheck(PushTx tx) {
         List<String> found = new ArrayList<>();
         present.forEach((id, ok) -> {

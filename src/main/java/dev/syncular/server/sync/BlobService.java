@@ -34,7 +34,7 @@ public final class BlobService {
     private static final Logger LOG = Logger.getLogger(BlobService.class);
     /** Referencing rows read per index page while looking for one the actor may see. */
     static final int REFERENCE_PAGE = 256;
-    /** Sweep: stored blobs scanned per store page, and deleted per partition-lock hold. */
+    /** Sweep: stored blobs scanned per store page, and marked per partition transaction. */
     static final int SWEEP_PAGE = 200;
     static final int SWEEP_BATCH = 100;
     /** Sweep marks outlive any push's lookup-to-lock window by far (§5.9.6 re-check). */
@@ -209,15 +209,28 @@ public final class BlobService {
 
     /**
      * §5.9.2 orphan sweep: deletes every stored blob uploaded more than {@code orphanGrace} before
-     * {@code nowMs} that no row references. The reference index is re-read under each partition's lock
-     * (never deleting a blob a committed row references) and the deletions are recorded as sweep marks
-     * in the same transaction, so a push that looked the blob up just before is rejected rather than
-     * committing a dangling reference (§5.9.6). A partition with blobs but no registry entry yet is
-     * registered first, so it has a lock to take.
+     * {@code nowMs} that no row references. Per partition and batch, in this order:
+     *
+     * <ol>
+     *   <li>under the partition's lock (a short partition transaction, no object-store call), the reference
+     *       index is re-read (never deleting a blob a committed row references) and the orphans are recorded as
+     *       sweep marks, pending; the transaction commits. A push that looked a blob up before the mark is
+     *       rejected under its lock from then on (§5.9.6: a mark above its lookup, or a pending one), so no push
+     *       commits a reference to an object about to go;
+     *   <li>after that commit, outside any lock, the objects are deleted one by one (deleting an absent object is
+     *       harmless, so a repeat is too);
+     *   <li>the deleted ones' marks are settled (no longer pending). A failed delete stays pending and its blob
+     *       stays listed: the next sweep marks and deletes it again.
+     * </ol>
+     *
+     * A sweep first forgets every mark older than {@link #SWEEP_MARK_RETENTION_MS} (a pending one left by a
+     * sweep that stopped between deleting and settling included). A partition with blobs but no registry entry
+     * yet is registered first, so it has a lock to take.
      */
     public Uni<SweepResult> sweepOrphans(long nowMs) {
         long cutoff = nowMs - orphanGrace.toMillis();
-        return sweepFrom(cutoff, nowMs, null, new SweepResult(0, 0, 0));
+        return storage.forgetBlobSweeps(nowMs - SWEEP_MARK_RETENTION_MS)
+                .flatMap(forgotten -> sweepFrom(cutoff, nowMs, null, new SweepResult(0, 0, 0)));
     }
 
     private Uni<SweepResult> sweepFrom(long cutoff, long nowMs, String cursor, SweepResult sofar) {
@@ -254,29 +267,33 @@ public final class BlobService {
                 .flatMap(state -> state != null ? Uni.createFrom().item(state) : storage.touchPartition(partition, nowMs))
                 .flatMap(state -> storage.inPartitionTransaction(partition, tx -> tx.referencedBlobIds(candidates)
                         .flatMap(referenced -> {
-                            Set<String> orphans = new LinkedHashSet<>(candidates);
+                            List<String> orphans = new ArrayList<>(candidates);
                             orphans.removeAll(referenced);
-                            if (orphans.isEmpty()) {
-                                return Uni.createFrom().item(new SweepResult(candidates.size(), referenced.size(), 0));
-                            }
-                            return tx.recordBlobSweep(orphans, nowMs, nowMs - SWEEP_MARK_RETENTION_MS)
-                                    .flatMap(v -> deleteAll(partition, new ArrayList<>(orphans), 0, 0))
-                                    .map(deleted -> new SweepResult(candidates.size(), referenced.size(), deleted));
-                        })));
+                            return tx.recordBlobSweep(orphans, nowMs)
+                                    .map(mark -> new Marked(referenced.size(), orphans, mark));
+                        })))
+                // the marks are committed: only now may the objects go, outside the partition lock
+                .flatMap(marked -> deleteAll(partition, marked.orphans(), 0, new ArrayList<>())
+                        .flatMap(deleted -> storage.settleBlobSweep(partition, marked.mark(), deleted)
+                                .replaceWith(new SweepResult(candidates.size(), marked.referenced(), deleted.size()))));
     }
 
-    /** Deletes one by one; a failed delete is logged and left for the next sweep. */
-    private Uni<Integer> deleteAll(String partition, List<String> ids, int i, int deleted) {
+    /** What one sweep transaction committed: the orphans it marked under {@code mark}. */
+    private record Marked(int referenced, List<String> orphans, long mark) {
+    }
+
+    /** Deletes one by one, collecting the deleted ids; a failed delete is logged and left for the next sweep. */
+    private Uni<List<String>> deleteAll(String partition, List<String> ids, int i, List<String> deleted) {
         if (i == ids.size()) {
             return Uni.createFrom().item(deleted);
         }
         String blobId = ids.get(i);
         return store.delete(partition, blobId)
-                .map(ok -> 1)
+                .map(ok -> deleted.add(blobId))
                 .onFailure().recoverWithItem(e -> {
-                    LOG.warnf(e, "orphan sweep could not delete a blob of partition %s", partition);
-                    return 0;
+                    LOG.warnf(e, "orphan sweep could not delete a blob of partition %s; the next sweep retries", partition);
+                    return false;
                 })
-                .flatMap(n -> deleteAll(partition, ids, i + 1, deleted + n));
+                .flatMap(ok -> deleteAll(partition, ids, i + 1, deleted));
     }
 }

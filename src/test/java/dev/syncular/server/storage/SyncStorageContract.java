@@ -967,22 +967,36 @@ public abstract class SyncStorageContract {
         writeFile(p, "f1", "P1", "kept", null);
         assertEquals(0L, await(storage.readBlobSweepMark(p)));
         List<String> candidates = List.of(blobId("kept"), blobId("orphan-1"), blobId("orphan-2"));
+        long[] recorded = {0};
         Set<String> referenced = await(storage.inPartitionTransaction(p, tx -> tx.referencedBlobIds(candidates)
-                .call(r -> tx.recordBlobSweep(List.of(blobId("orphan-1"), blobId("orphan-2")), 10_000L, 0L))));
+                .call(r -> tx.recordBlobSweep(List.of(blobId("orphan-1"), blobId("orphan-2")), 10_000L)
+                        .invoke(m -> recorded[0] = m))));
         assertEquals(Set.of(blobId("kept")), referenced);
         long mark = await(storage.readBlobSweepMark(p));
         assertTrue(mark > 0);
+        assertEquals(mark, recorded[0], "the transaction yields the mark it recorded");
         assertEquals(Set.of(blobId("orphan-1")), await(storage.inPartitionTransaction(p,
                 tx -> tx.blobsSweptSince(List.of(blobId("orphan-1"), blobId("kept")), 0L))));
+        assertEquals(Set.of(blobId("orphan-1")), await(storage.inPartitionTransaction(p,
+                tx -> tx.blobsSweptSince(List.of(blobId("orphan-1")), mark))),
+                "§5.9.6: a mark whose deletion is pending counts even for a lookup after it");
+        await(storage.settleBlobSweep(p, mark, List.of(blobId("orphan-1"))));
         assertEquals(Set.of(), await(storage.inPartitionTransaction(p,
-                tx -> tx.blobsSweptSince(List.of(blobId("orphan-1")), mark))), "nothing swept after the mark");
+                tx -> tx.blobsSweptSince(List.of(blobId("orphan-1")), mark))), "settled, nothing swept after the mark");
+        assertEquals(Set.of(blobId("orphan-2")), await(storage.inPartitionTransaction(p,
+                tx -> tx.blobsSweptSince(List.of(blobId("orphan-2")), mark))), "still pending: its delete did not happen");
         assertEquals(0L, await(storage.readBlobSweepMark(newPartition())), "marks are per partition");
 
-        // a later sweep gets a higher mark; marks older than the retention are forgotten
-        await(storage.inPartitionTransaction(p, tx -> tx.recordBlobSweep(List.of(blobId("orphan-3")), 20_000L, 15_000L)));
+        // a later sweep gets a higher mark; settling under an older mark leaves the newer one pending
+        await(storage.inPartitionTransaction(p, tx -> tx.recordBlobSweep(List.of(blobId("orphan-2"), blobId("orphan-3")), 20_000L)));
         long later = await(storage.readBlobSweepMark(p));
         assertTrue(later > mark);
-        assertEquals(Set.of(blobId("orphan-3")), await(storage.inPartitionTransaction(p,
+        await(storage.settleBlobSweep(p, mark, List.of(blobId("orphan-2"))));
+        assertEquals(Set.of(blobId("orphan-2"), blobId("orphan-3")), await(storage.inPartitionTransaction(p,
+                tx -> tx.blobsSweptSince(List.of(blobId("orphan-1"), blobId("orphan-2"), blobId("orphan-3")), mark))));
+        // marks older than the retention are forgotten, pending or not
+        assertTrue(await(storage.forgetBlobSweeps(15_000L)) >= 1);
+        assertEquals(Set.of(blobId("orphan-2"), blobId("orphan-3")), await(storage.inPartitionTransaction(p,
                 tx -> tx.blobsSweptSince(List.of(blobId("orphan-1"), blobId("orphan-2"), blobId("orphan-3")), 0L))));
     }
 

@@ -57,10 +57,14 @@ class BlobPushTest {
     private static BlobService service;
     private String partition;
 
-    /** The embedded store with a hook run inside {@link #has} — to interleave a sweep with a push's lookup. */
+    /**
+     * The embedded store with a hook run inside {@link #has} — to interleave a sweep with a push's lookup — and
+     * one run before each {@link #delete} (it may fail the delete, as an object store that is down would).
+     */
     static final class HookedStore implements BlobStore {
         final BlobStore delegate;
         volatile Supplier<Uni<?>> onHas;
+        volatile java.util.function.Function<String, Uni<Void>> onDelete;
 
         HookedStore(BlobStore delegate) {
             this.delegate = delegate;
@@ -92,7 +96,9 @@ class BlobPushTest {
 
         @Override
         public Uni<Boolean> delete(String partition, String blobId) {
-            return delegate.delete(partition, blobId);
+            java.util.function.Function<String, Uni<Void>> hook = onDelete;
+            return (hook == null ? Uni.createFrom().voidItem() : hook.apply(blobId))
+                    .chain(() -> delegate.delete(partition, blobId));
         }
 
         @Override
@@ -335,5 +341,76 @@ class BlobPushTest {
         // re-uploaded after the sweep, the same push goes through
         upload(partition, "about to be swept");
         assertEquals(CommitStatus.APPLIED, c.result(push(c, attachment("a1", id))).status());
+    }
+
+    /** The sweep mark of {@code blobId}, read on another connection: {@code null} without one, else whether pending. */
+    private Uni<Boolean> committedMark(String blobId) {
+        return pool.preparedQuery("SELECT pending FROM \"" + pgSchema + "\".sync_blob_sweeps WHERE partition_id = $1 AND blob_id = $2")
+                .execute(Tuple.of(partition, blobId))
+                .map(rs -> rs.size() == 0 ? null : rs.iterator().next().getBoolean(0));
+    }
+
+    /** Whether the partition row can be locked right now by another transaction ({@code NOWAIT}). */
+    private Uni<Boolean> partitionLockFree() {
+        return pool.withTransaction(conn -> conn.preparedQuery("SELECT 1 FROM \"" + pgSchema
+                        + "\".sync_partitions WHERE partition_id = $1 FOR UPDATE NOWAIT").execute(Tuple.of(partition)))
+                .map(rs -> true)
+                .onFailure(e -> e instanceof io.vertx.pgclient.PgException pe && "55P03".equals(pe.getSqlState()))
+                .recoverWithItem(false);
+    }
+
+    /**
+     * §5.9.2 / §5.9.6 ordering (issue #17): the sweep commits its marks before it deletes anything, and deletes
+     * outside the partition lock. Observed from the store's delete: the blob's mark is committed (another
+     * connection sees it) and pending, the partition lock is free, and a push referencing the blob — whose lookup
+     * still finds it — is rejected rather than committing a reference to an object about to go.
+     */
+    @Test
+    void theSweepCommitsItsMarksBeforeDeletingOutsideThePartitionLock() {
+        SyncTestClient c = client();
+        String id = upload(partition, "orphan, marked first");
+        c.upsert("attachments", attachment("a1", id), null);
+        Message racing = c.buildRequest();
+        java.util.concurrent.atomic.AtomicReference<Boolean> markAtDelete = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<Boolean> lockFreeAtDelete = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<List<dev.syncular.server.wire.Frame>> pushAtDelete =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        blobs.onDelete = blobId -> {
+            blobs.onDelete = null;
+            return committedMark(blobId).invoke(markAtDelete::set)
+                    .chain(() -> partitionLockFree()).invoke(lockFreeAtDelete::set)
+                    .chain(() -> engine.handle(new SyncRequestContext("alice", partition), racing)).invoke(pushAtDelete::set)
+                    .replaceWithVoid();
+        };
+        BlobService.SweepResult r = service.sweepOrphans(System.currentTimeMillis() + 1).await().atMost(WAIT);
+        assertEquals(1, r.deleted());
+        assertEquals(Boolean.TRUE, markAtDelete.get(), "the mark was committed, pending, before the delete");
+        assertEquals(Boolean.TRUE, lockFreeAtDelete.get(), "the delete ran outside the partition lock");
+        PushResult raced = (PushResult) pushAtDelete.get().stream().filter(f -> f instanceof PushResult).findFirst().orElseThrow();
+        assertEquals("blob.not_found", errorCode(raced), "the push that still found the object is rejected");
+        assertEquals(List.of(), referencing(id));
+        assertEquals(Boolean.FALSE, committedMark(id).await().atMost(WAIT), "settled once deleted");
+        assertFalse(blobs.has(partition, id).await().atMost(WAIT));
+    }
+
+    /** A delete that fails leaves the mark pending (pushes still refuse the blob); the next sweep deletes it. */
+    @Test
+    void aFailedDeleteIsRetriedByTheNextSweep() {
+        SyncTestClient c = client();
+        String id = upload(partition, "orphan, store down");
+        blobs.onDelete = blobId -> {
+            blobs.onDelete = null;
+            return Uni.createFrom().failure(new IllegalStateException("object store unavailable"));
+        };
+        assertEquals(0, service.sweepOrphans(System.currentTimeMillis() + 1).await().atMost(WAIT).deleted());
+        assertTrue(blobs.has(partition, id).await().atMost(WAIT), "still stored");
+        assertEquals(Boolean.TRUE, committedMark(id).await().atMost(WAIT), "still pending");
+        assertEquals("blob.not_found", errorCode(c.result(push(c, attachment("a1", id)))),
+                "a blob whose deletion is pending is not referenced");
+
+        BlobService.SweepResult retried = service.sweepOrphans(System.currentTimeMillis() + 1).await().atMost(WAIT);
+        assertTrue(retried.deleted() >= 1, retried.toString());
+        assertFalse(blobs.has(partition, id).await().atMost(WAIT), "the next sweep deleted it");
+        assertEquals(Boolean.FALSE, committedMark(id).await().atMost(WAIT));
     }
 }

@@ -5,6 +5,7 @@ import dev.syncular.server.blobs.BlobInfo;
 import dev.syncular.server.blobs.BlobKey;
 import dev.syncular.server.blobs.BlobPage;
 import dev.syncular.server.blobs.BlobStore;
+import dev.syncular.server.storage.postgres.DdlStep;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -46,14 +47,16 @@ public final class PostgresBlobStore implements BlobStore {
         return PostgresSyncStorage.q(pgSchema) + "." + PostgresSyncStorage.q("sync_blobs");
     }
 
-    List<String> ddl() {
-        return List.of("CREATE SCHEMA IF NOT EXISTS " + PostgresSyncStorage.q(pgSchema),
-                "CREATE TABLE IF NOT EXISTS " + table() + " (partition_id text COLLATE \"C\" NOT NULL,"
+    /** The store's table as catalog-checked DDL steps ({@link DdlStep}): none runs on an up-to-date database. */
+    List<DdlStep> ddl() {
+        return List.of(DdlStep.schema(pgSchema, "CREATE SCHEMA IF NOT EXISTS " + PostgresSyncStorage.q(pgSchema)),
+                DdlStep.relation(pgSchema, "sync_blobs", "CREATE TABLE IF NOT EXISTS " + table()
+                        + " (partition_id text COLLATE \"C\" NOT NULL,"
                         + " blob_id text COLLATE \"C\" NOT NULL, bytes bytea NOT NULL, byte_length bigint NOT NULL,"
-                        + " media_type text, created_at_ms bigint NOT NULL, PRIMARY KEY (partition_id, blob_id))");
+                        + " media_type text, created_at_ms bigint NOT NULL, PRIMARY KEY (partition_id, blob_id))"));
     }
 
-    /** Creates the schema and table when absent; idempotent and safe to run concurrently. */
+    /** Creates the schema and table when absent (a catalog read only, when present); safe to run concurrently. */
     public Uni<Void> ensureSchema() {
         return PostgresSyncStorage.applyDdl(pool, "syncular.ensureBlobSchema:" + pgSchema, ddl());
     }

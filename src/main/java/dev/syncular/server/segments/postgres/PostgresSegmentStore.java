@@ -4,6 +4,7 @@ import dev.syncular.server.segments.SegmentCollisionException;
 import dev.syncular.server.segments.SegmentPublication;
 import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.StoredSegment;
+import dev.syncular.server.storage.postgres.DdlStep;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.wire.MediaType;
 import io.smallrye.mutiny.Uni;
@@ -147,26 +148,30 @@ public final class PostgresSegmentStore implements SegmentStore {
     // ensureSchema
     // ------------------------------------------------------------------------------------------------
 
-    List<String> ddl() {
+    /** The store's tables as catalog-checked DDL steps ({@link DdlStep}): none runs on an up-to-date database. */
+    List<DdlStep> ddl() {
         return List.of(
-                "CREATE SCHEMA IF NOT EXISTS " + q(pgSchema),
-                "CREATE TABLE IF NOT EXISTS " + t("sync_segments") + " (segment_id text PRIMARY KEY,"
-                        + " bytes bytea NOT NULL, byte_length bigint NOT NULL, created_at_ms bigint NOT NULL)",
-                "ALTER TABLE " + t("sync_segments") + " ADD COLUMN IF NOT EXISTS sha256 bytea",
-                "CREATE TABLE IF NOT EXISTS " + t("sync_segment_publications")
+                DdlStep.schema(pgSchema, "CREATE SCHEMA IF NOT EXISTS " + q(pgSchema)),
+                DdlStep.relation(pgSchema, "sync_segments", "CREATE TABLE IF NOT EXISTS " + t("sync_segments")
+                        + " (segment_id text PRIMARY KEY, bytes bytea NOT NULL, byte_length bigint NOT NULL,"
+                        + " created_at_ms bigint NOT NULL, sha256 bytea)"),
+                DdlStep.column(pgSchema, "sync_segments", "sha256",
+                        "ALTER TABLE " + t("sync_segments") + " ADD COLUMN IF NOT EXISTS sha256 bytea"),
+                DdlStep.relation(pgSchema, "sync_segment_publications", "CREATE TABLE IF NOT EXISTS "
+                        + t("sync_segment_publications")
                         + " (pub_seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, segment_id text NOT NULL,"
                         + " partition_id text NOT NULL, log_epoch text NOT NULL, tbl text NOT NULL,"
                         + " schema_version integer NOT NULL, media_type smallint NOT NULL,"
                         + " scope_digest text NOT NULL, as_of_commit_seq bigint NOT NULL, row_cursor text,"
                         + " next_row_cursor text, row_count bigint NOT NULL, created_at_ms bigint NOT NULL,"
-                        + " expires_at_ms bigint NOT NULL)",
-                "CREATE UNIQUE INDEX IF NOT EXISTS sync_segment_publications_ctx ON "
-                        + t("sync_segment_publications") + " (" + CONTEXT_KEY + ")",
-                "CREATE INDEX IF NOT EXISTS sync_segment_publications_expiry ON "
-                        + t("sync_segment_publications") + " (expires_at_ms)");
+                        + " expires_at_ms bigint NOT NULL)"),
+                DdlStep.relation(pgSchema, "sync_segment_publications_ctx", "CREATE UNIQUE INDEX IF NOT EXISTS"
+                        + " sync_segment_publications_ctx ON " + t("sync_segment_publications") + " (" + CONTEXT_KEY + ")"),
+                DdlStep.relation(pgSchema, "sync_segment_publications_expiry", "CREATE INDEX IF NOT EXISTS"
+                        + " sync_segment_publications_expiry ON " + t("sync_segment_publications") + " (expires_at_ms)"));
     }
 
-    /** Creates the schema and tables when absent; idempotent and safe to run concurrently. */
+    /** Creates the schema and tables when absent (a catalog read only, when present); safe to run concurrently. */
     public Uni<Void> ensureSchema() {
         return PostgresSyncStorage.applyDdl(pool, "syncular.ensureSegmentSchema:" + pgSchema, ddl());
     }
@@ -185,7 +190,7 @@ public final class PostgresSegmentStore implements SegmentStore {
         // one's stored hash (so republishing never reads the stored bytes back).
         return Uni.createFrom().item(() -> sha256(bytes))
                 .runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool())
-                .chain(digest -> pool.withTransaction(conn -> ensureEntry(conn, segmentId, bytes, digest, 1)
+                .chain(digest -> PostgresSyncStorage.readCommitted(pool, conn -> ensureEntry(conn, segmentId, bytes, digest, 1)
                         .chain(() -> upsertPublication(conn, segmentId, publication))))
                 .invoke(() -> cachePut(segmentId, bytes));
     }
@@ -330,7 +335,7 @@ public final class PostgresSegmentStore implements SegmentStore {
     public Uni<Integer> deleteExpired(long nowMs) {
         String pubs = t("sync_segment_publications");
         String segs = t("sync_segments");
-        return pool.withTransaction(conn -> conn.preparedQuery("DELETE FROM " + pubs + " WHERE expires_at_ms < $1")
+        return PostgresSyncStorage.readCommitted(pool, conn -> conn.preparedQuery("DELETE FROM " + pubs + " WHERE expires_at_ms < $1")
                 .execute(Tuple.of(nowMs))
                 .chain(() -> conn.query("SELECT s.segment_id FROM " + segs + " s WHERE NOT EXISTS (SELECT 1 FROM "
                                 + pubs + " p WHERE p.segment_id = s.segment_id) FOR UPDATE OF s SKIP LOCKED")

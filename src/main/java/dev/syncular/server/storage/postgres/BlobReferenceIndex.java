@@ -15,9 +15,11 @@ import java.util.Set;
 /**
  * The blob reference index (§5.9.4: which rows of a partition reference a blob, with the rows' stored scopes
  * for the §5.9.5 download authorization) in {@code sync_blob_refs}, and the orphan-sweep marks (§5.9.2,
- * §5.9.6) in {@code sync_blob_sweeps}. The index is maintained in the push transaction: {@link PushTransaction}
- * sends the statements built here ({@link #deleteRefs}, {@link #insertRefs}, {@link #forgetSweeps},
- * {@link #recordSweeps}) with its other writes.
+ * §5.9.6) in {@code sync_blob_sweeps}: a mark is {@code pending} from the sweep transaction that records it
+ * (committed before any object is deleted) until the sweep deleted the object ({@link #settleSweeps}); a push
+ * treats a pending mark like a mark above its own lookup. The index is maintained in the push transaction: {@link PushTransaction}
+ * sends the statements built here ({@link #deleteRefs}, {@link #insertRefs}, {@link #recordSweeps}) with its
+ * other writes.
  */
 final class BlobReferenceIndex {
     private final Pool pool;
@@ -30,6 +32,7 @@ final class BlobReferenceIndex {
     private final String insertBlobRefs;
     private final String forgetBlobSweeps;
     private final String recordBlobSweeps;
+    private final String settleBlobSweeps;
     private final String blobsSweptSince;
 
     BlobReferenceIndex(Pool pool, String pgSchema) {
@@ -45,13 +48,18 @@ final class BlobReferenceIndex {
         deleteBlobRefs = "DELETE FROM " + refs + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
         insertBlobRefs = "INSERT INTO " + refs + " (partition_id, blob_id, tbl, row_id, scopes)"
                 + " SELECT $1, b, $2, $3, $4::text::jsonb FROM unnest($5::text[]) AS u(b) ON CONFLICT DO NOTHING";
-        forgetBlobSweeps = "DELETE FROM " + sweeps + " WHERE partition_id = $1 AND swept_at_ms < $2";
-        recordBlobSweeps = "INSERT INTO " + sweeps + " (partition_id, blob_id, sweep_seq, swept_at_ms)"
-                + " SELECT $1, b, s.v, $2 FROM unnest($3::text[]) AS u(b),"
+        forgetBlobSweeps = "DELETE FROM " + sweeps + " WHERE swept_at_ms < $1";
+        recordBlobSweeps = "INSERT INTO " + sweeps + " (partition_id, blob_id, sweep_seq, swept_at_ms, pending)"
+                + " SELECT $1, b, s.v, $2, true FROM unnest($3::text[]) AS u(b),"
                 + " (SELECT nextval(" + PgSql.lit(PgSql.qualified(pgSchema, "sync_blob_sweep_seq")) + "::regclass) AS v) AS s"
                 + " ON CONFLICT (partition_id, blob_id) DO UPDATE SET sweep_seq = EXCLUDED.sweep_seq,"
-                + " swept_at_ms = EXCLUDED.swept_at_ms";
-        blobsSweptSince = "SELECT blob_id FROM " + sweeps + " WHERE partition_id = $1 AND sweep_seq > $2 AND blob_id = ANY($3)";
+                + " swept_at_ms = EXCLUDED.swept_at_ms, pending = true RETURNING sweep_seq";
+        settleBlobSweeps = "UPDATE " + sweeps + " SET pending = false"
+                + " WHERE partition_id = $1 AND sweep_seq = $2 AND blob_id = ANY($3)";
+        // §5.9.6: swept after the caller's lookups, or marked by a sweep whose deletion may not have happened yet
+        // when the caller looked (the object may still have been there then, and be gone by the commit)
+        blobsSweptSince = "SELECT blob_id FROM " + sweeps + " WHERE partition_id = $1 AND (sweep_seq > $2 OR pending)"
+                + " AND blob_id = ANY($3)";
     }
 
     // ---- reads ----------------------------------------------------------------------------------------
@@ -118,16 +126,31 @@ final class BlobReferenceIndex {
         return c.preparedQuery(insertBlobRefs).execute(Tuple.of(partition, table, rowId, scopesJson).addArrayOfString(blobIds));
     }
 
-    /** Forgets the partition's sweep marks older than {@code forgetBeforeMs}. */
-    Uni<RowSet<Row>> forgetSweeps(SqlClient c, String partition, long forgetBeforeMs) {
-        return c.preparedQuery(forgetBlobSweeps).execute(Tuple.of(partition, forgetBeforeMs));
+    /** Forgets every partition's sweep marks older than {@code forgetBeforeMs}; yields how many. */
+    Uni<Long> forgetSweeps(long forgetBeforeMs) {
+        return pool.preparedQuery(forgetBlobSweeps).execute(Tuple.of(forgetBeforeMs)).map(rs -> (long) rs.rowCount());
     }
 
     /**
-     * Marks {@code blobIds} (not empty) swept: one nextval for the whole batch, so the new mark is above every
-     * earlier mark of the partition (sweeps of a partition are serialized by its lock, the sequence only grows).
+     * Marks {@code blobIds} (not empty) swept and pending deletion: one nextval for the whole batch, so the new
+     * mark is above every earlier mark of the partition (sweeps of a partition are serialized by its lock, the
+     * sequence only grows). Yields the mark.
      */
-    Uni<RowSet<Row>> recordSweeps(SqlClient c, String partition, long nowMs, Collection<String> blobIds) {
-        return c.preparedQuery(recordBlobSweeps).execute(Tuple.of(partition, nowMs).addArrayOfString(blobIds.toArray(String[]::new)));
+    Uni<Long> recordSweeps(SqlClient c, String partition, long nowMs, Collection<String> blobIds) {
+        return c.preparedQuery(recordBlobSweeps).execute(Tuple.of(partition, nowMs).addArrayOfString(blobIds.toArray(String[]::new)))
+                .map(rs -> rs.iterator().next().getLong(0));
+    }
+
+    /**
+     * The objects of {@code blobIds} marked under {@code sweepMark} are deleted: no longer pending. A later
+     * sweep's mark of the same blob (another mark) stays pending. One statement, its own transaction.
+     */
+    Uni<Void> settleSweeps(String partition, long sweepMark, Collection<String> blobIds) {
+        if (blobIds.isEmpty()) {
+            return Uni.createFrom().voidItem();
+        }
+        return pool.preparedQuery(settleBlobSweeps)
+                .execute(Tuple.of(partition, sweepMark).addArrayOfString(blobIds.toArray(String[]::new)))
+                .replaceWithVoid();
     }
 }

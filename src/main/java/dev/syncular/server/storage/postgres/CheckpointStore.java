@@ -43,6 +43,7 @@ final class CheckpointStore {
     private final PartitionRegistry registry;
 
     private final String raiseAllFences;
+    private final String lockPartitions;
     private final String insertCheckpoint;
     private final String raiseFence;
     private final String pendingCheckpoints;
@@ -63,6 +64,10 @@ final class CheckpointStore {
                 + " SELECT partition_id, $1 FROM " + PgSql.qualified(pgSchema, "sync_partitions")
                 + " ON CONFLICT (partition_id) DO UPDATE"
                 + " SET required_writer_version = GREATEST(f.required_writer_version, EXCLUDED.required_writer_version)";
+        // The partition level of the lock order: every declared partition's row, in one order (a partition not
+        // registered yet has no row, but the statement's ROW SHARE table lock still waits for a schema upgrade).
+        lockPartitions = "SELECT partition_id FROM " + PgSql.qualified(pgSchema, "sync_partitions")
+                + " WHERE partition_id = ANY($1) ORDER BY partition_id COLLATE \"C\" FOR UPDATE";
         insertCheckpoint = INSERT_CHECKPOINT_SQL.formatted(checkpoints);
         raiseFence = RAISE_FENCE_SQL.formatted(fences);
         pendingCheckpoints = "SELECT " + CHECKPOINT_COLS + " FROM " + checkpoints
@@ -96,7 +101,10 @@ final class CheckpointStore {
 
     /**
      * Installs declarations (state {@code declared}; an existing row, whatever its state, is left alone) and
-     * raises each declared partition's fence to the checkpoint's version, never lowering it.
+     * raises each declared partition's fence to the checkpoint's version, never lowering it — in the package's
+     * lock order: the declared partitions' rows first ({@code FOR UPDATE}, sorted), then the checkpoint rows,
+     * then the fence rows. The boot migration and an admin declare both come through here, so neither can hold
+     * a fence row while waiting for a checkpoint row the other holds.
      */
     Uni<Void> installCheckpoints(SqlClient c, List<CheckpointDeclaration> declarations, long nowMs) {
         if (declarations.isEmpty()) {
@@ -104,11 +112,14 @@ final class CheckpointStore {
         }
         List<Tuple> rows = new ArrayList<>();
         List<Tuple> fences = new ArrayList<>();
+        java.util.TreeSet<String> partitions = new java.util.TreeSet<>();
         for (CheckpointDeclaration d : declarations) {
             rows.add(Tuple.of(d.partition(), d.name(), d.schemaVersion(), nowMs));
             fences.add(Tuple.of(d.partition(), d.schemaVersion()));
+            partitions.add(d.partition());
         }
-        return c.preparedQuery(insertCheckpoint).executeBatch(rows)
+        return c.preparedQuery(lockPartitions).execute(Tuple.tuple().addArrayOfString(partitions.toArray(String[]::new)))
+                .chain(() -> c.preparedQuery(insertCheckpoint).executeBatch(rows))
                 .chain(() -> c.preparedQuery(raiseFence).executeBatch(fences))
                 .replaceWithVoid();
     }
@@ -143,7 +154,10 @@ final class CheckpointStore {
                 .map(CheckpointStore::checkpoints);
     }
 
-    /** Inserts the declared row if absent and raises the partition's fence (never lowering), in one transaction. */
+    /**
+     * Inserts the declared row if absent and raises the partition's fence (never lowering), in one transaction
+     * taking the partition, checkpoint and fence locks in that order ({@link #installCheckpoints}).
+     */
     Uni<StoredCheckpoint> declareCheckpoint(String partition, String name, int schemaVersion, long nowMs) {
         CheckpointDeclaration declaration;
         try {
@@ -152,7 +166,7 @@ final class CheckpointStore {
             return Uni.createFrom().failure(new StorageException(StorageException.INVALID_ARGUMENT,
                     "invalid checkpoint declaration", Map.of("reason", String.valueOf(e.getMessage()))));
         }
-        return pool.withTransaction(conn -> installCheckpoints(conn, List.of(declaration), nowMs)
+        return PgSql.readCommitted(pool, conn -> installCheckpoints(conn, List.of(declaration), nowMs)
                 .chain(() -> selectCheckpoint(conn, partition, name, false))
                 .map(Objects::requireNonNull));
     }
@@ -202,7 +216,7 @@ final class CheckpointStore {
     Uni<ActivationResult> activateCheckpoint(
             String partition, String name, long ownerEpoch, long watermark, List<String> sourceTables, long nowMs) {
         List<String> sources = List.copyOf(sourceTables);
-        return pool.withTransaction(conn -> registry.lockPartition(conn, partition)
+        return PgSql.readCommitted(pool, conn -> registry.lockPartition(conn, partition)
                 .chain(state -> selectCheckpoint(conn, partition, name, true).chain(cp -> {
                     if (cp == null) {
                         return Uni.createFrom().failure(checkpointNotFound(name, null));

@@ -151,7 +151,7 @@ final class PartitionRegistry {
     }
 
     Uni<PartitionState> rotateLogEpoch(String partition) {
-        return pool.withTransaction(conn -> conn.preparedQuery(rotateLogEpoch)
+        return PgSql.readCommitted(pool, conn -> conn.preparedQuery(rotateLogEpoch)
                         .execute(Tuple.of(partition, newLogEpoch()))
                         .chain(rs -> {
                             Row r = first(rs);

@@ -1,21 +1,33 @@
 package dev.syncular.server.storage.postgres;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.syncular.server.storage.StorageException;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.buffer.Buffer;
+import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
+import io.vertx.mutiny.sqlclient.SqlConnection;
+import io.vertx.pgclient.PgException;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.Function;
 
 /**
  * The small SQL helpers every class of the PostgreSQL storage shares: identifier quoting and qualification,
- * string literals, the first row of a result, the pipelined-statement join ({@link #allSettled}) and the one
- * {@link ObjectMapper}. No state, no SQL of its own.
+ * string literals, the first row of a result, the pipelined-statement join ({@link #allSettled}), the
+ * READ COMMITTED transaction ({@link #readCommitted}), the transient-failure classification ({@link #busy})
+ * and the one {@link ObjectMapper}. No state.
  */
 final class PgSql {
     static final ObjectMapper JSON = new ObjectMapper();
+    /** The first statement of every explicit transaction of this storage (see the package documentation). */
+    static final String READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
+    /** How long a client is told to wait after a transient refusal ({@link StorageException#BUSY}). */
+    static final long RETRY_AFTER_MS = 1000;
 
     private PgSql() {}
 
@@ -62,5 +74,58 @@ final class PgSql {
             }
             return Uni.createFrom().voidItem();
         });
+    }
+
+    /**
+     * {@code work} in one transaction that states its isolation level first: READ COMMITTED, so each
+     * statement sees what committed before it started — what every multi-statement transaction here relies on
+     * after taking a lock (a fresh snapshot per statement). Rolled back when {@code work} fails.
+     */
+    static <T> Uni<T> readCommitted(Pool pool, Function<SqlConnection, Uni<T>> work) {
+        return pool.withTransaction(conn -> conn.query(READ_COMMITTED).execute().chain(() -> work.apply(conn)));
+    }
+
+    /**
+     * A transient failure as {@link StorageException#BUSY} (the same request may succeed later, nothing was
+     * written): a lock or statement timeout (SQLSTATE 55P03, 57014), a deadlock or serialization failure (40P01,
+     * 40001), too many connections (53300), a full pool wait queue or a timed-out wait for a pooled connection.
+     * {@code null} for anything else.
+     */
+    static StorageException busy(Throwable t) {
+        while (t instanceof CompletionException && t.getCause() != null) {
+            t = t.getCause();
+        }
+        if (t instanceof StorageException se) {
+            return StorageException.BUSY.equals(se.code()) ? se : null;
+        }
+        String reason = null;
+        if (t instanceof PgException pe) {
+            reason = switch (String.valueOf(pe.getSqlState())) {
+                case "55P03" -> "lock_timeout";
+                case "57014" -> "statement_timeout";
+                case "40P01" -> "deadlock";
+                case "40001" -> "serialization_failure";
+                case "53300" -> "too_many_connections";
+                default -> null;
+            };
+        } else if (t instanceof io.vertx.core.http.ConnectionPoolTooBusyException) {
+            reason = "pool_wait_queue_full";
+        } else if (t instanceof io.vertx.core.impl.NoStackTraceThrowable && "Timeout".equals(t.getMessage())) {
+            reason = "pool_wait_timeout"; // the pool's own failure for a connection not free in time
+        }
+        return reason == null ? null : busy(reason, t);
+    }
+
+    static StorageException busy(String reason, Throwable cause) {
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("reason", reason);
+        d.put("retryAfterMs", RETRY_AFTER_MS);
+        return new StorageException(StorageException.BUSY, "storage is busy; retry later", d, cause);
+    }
+
+    /** {@link #busy(Throwable)}, or {@code t} itself. */
+    static Throwable busyOr(Throwable t) {
+        StorageException b = busy(t);
+        return b != null ? b : t;
     }
 }

@@ -13,6 +13,7 @@ import dev.syncular.server.storage.PruneResult;
 import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.PushReadHint;
 import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.RequestEntry;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.StoredCheckpoint;
@@ -21,12 +22,14 @@ import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.SyncStorage;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * {@link SyncStorage} over the Vert.x reactive PostgreSQL client. All objects live in one PostgreSQL
@@ -41,6 +44,28 @@ import java.util.function.Function;
  * {@link BlobReferenceIndex} (§5.9.4), {@link ClientRecords} (§4.5) and {@link Pruning} (§4.6).
  */
 public final class PostgresSyncStorage implements SyncStorage {
+    /**
+     * Operating limits ({@link #DEFAULTS}; the server takes them from {@code syncular.storage.*} and
+     * {@code syncular.pruning.*}).
+     *
+     * @param maxQueuedPerPartition partition transactions that may wait in one partition's in-process queue; one
+     *                              more is refused with {@code sync.storage.busy} ({@code queue_full})
+     * @param lockTimeout           {@code lock_timeout} of every partition transaction (zero: none)
+     * @param statementTimeout      {@code statement_timeout} of every partition transaction (zero: none)
+     * @param pruneBatchCommits     commit sequences deleted per pruning transaction
+     * @param pruneBatchResults     push results deleted per pruning statement
+     */
+    public record Settings(int maxQueuedPerPartition, Duration lockTimeout, Duration statementTimeout,
+            int pruneBatchCommits, int pruneBatchResults) {
+        public static final Settings DEFAULTS = new Settings(1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 2000, 1000);
+
+        public Settings {
+            if (maxQueuedPerPartition < 1 || pruneBatchCommits < 1 || pruneBatchResults < 1) {
+                throw new IllegalArgumentException("queue and batch sizes must be at least 1");
+            }
+        }
+    }
+
     private final String pgSchema;
     private final StorageSchemaMigration migration;
     private final PartitionRegistry registry;
@@ -54,12 +79,17 @@ public final class PostgresSyncStorage implements SyncStorage {
     private final BlobReferenceIndex blobs;
     private final ClientRecords clients;
     private final Pruning pruning;
+    private final JobLocks jobs;
 
     /**
      * @param pool     the reactive pool
      * @param pgSchema the PostgreSQL schema (namespace) holding every storage object; created if absent
      */
     public PostgresSyncStorage(Pool pool, String pgSchema) {
+        this(pool, pgSchema, Settings.DEFAULTS);
+    }
+
+    public PostgresSyncStorage(Pool pool, String pgSchema, Settings settings) {
         Objects.requireNonNull(pool, "pool");
         this.pgSchema = Objects.requireNonNull(pgSchema, "pgSchema");
         InstalledSchema installed = new InstalledSchema(pgSchema);
@@ -73,9 +103,11 @@ public final class PostgresSyncStorage implements SyncStorage {
         rows = new ProjectionRows(pool, installed);
         blobs = new BlobReferenceIndex(pool, pgSchema);
         clients = new ClientRecords(pool, pgSchema);
-        pruning = new Pruning(pool, pgSchema, registry);
+        pruning = new Pruning(pool, pgSchema, registry, settings.pruneBatchCommits(), settings.pruneBatchResults());
+        jobs = new JobLocks(pool, pgSchema);
         pushes = new PushQueue(pool, registry,
-                new PushTransaction.Context(pgSchema, installed, gates, checkpoints, rows, results, blobs));
+                new PushTransaction.Context(pgSchema, installed, gates, checkpoints, rows, results, blobs),
+                settings.maxQueuedPerPartition(), settings.lockTimeout().toMillis(), settings.statementTimeout().toMillis());
     }
 
     public String pgSchema() {
@@ -93,11 +125,41 @@ public final class PostgresSyncStorage implements SyncStorage {
     }
 
     /**
-     * Runs idempotent DDL in one transaction under an advisory lock on {@code lockName}, so concurrent
-     * starters (pods, test classes) apply it one at a time. Notices are silenced.
+     * Catalog-checked start-up DDL ({@link DdlStep}): nothing but one catalog read when every object exists;
+     * otherwise the missing steps in one transaction under {@code lock_timeout} and an advisory lock on
+     * {@code lockName} (concurrent starters — pods, test classes — apply it one at a time), retried after a lock
+     * timeout, then any concurrent index builds. Notices are silenced.
      */
-    public static Uni<Void> applyDdl(Pool pool, String lockName, List<String> ddl) {
+    public static Uni<Void> applyDdl(Pool pool, String lockName, List<DdlStep> ddl) {
         return StorageSchemaMigration.applyDdl(pool, lockName, ddl);
+    }
+
+    /**
+     * {@code work} in a transaction whose first statement states READ COMMITTED (the isolation level every
+     * transaction of this storage, and of the stores sharing its schema, relies on); rolled back on failure.
+     */
+    public static <T> Uni<T> readCommitted(Pool pool, Function<io.vertx.mutiny.sqlclient.SqlConnection, Uni<T>> work) {
+        return PgSql.readCommitted(pool, work);
+    }
+
+    /**
+     * {@code t} as {@code sync.storage.busy} when it is a transient storage failure the same request may retry
+     * (a lock or statement timeout, a deadlock, a full or timed-out connection pool, a full push queue), else
+     * {@code null}. The HTTP and realtime bindings answer it {@code sync.rate_limited} with {@code Retry-After}.
+     */
+    public static StorageException busy(Throwable t) {
+        return PgSql.busy(t);
+    }
+
+    /**
+     * Runs a scheduled job's {@code work} on one pod at a time and at most once per {@code minIntervalMs} across
+     * every process sharing this storage schema ({@link JobLocks}); yields its item, or {@code null} when
+     * skipped (another pod runs it now, or ran it within the interval). {@code work} yields a non-null item.
+     *
+     * @param runner the pod's name, recorded in {@code sync_jobs}
+     */
+    public <T> Uni<T> runExclusively(String job, long minIntervalMs, long nowMs, String runner, Supplier<Uni<T>> work) {
+        return jobs.runExclusively(job, minIntervalMs, nowMs, runner, work);
     }
 
     /** A quoted PostgreSQL identifier (shared by the stores that live in the same PostgreSQL schema). */
@@ -310,10 +372,25 @@ public final class PostgresSyncStorage implements SyncStorage {
         return blobs.readBlobSweepMark(partition);
     }
 
+    @Override
+    public Uni<Void> settleBlobSweep(String partition, long sweepMark, Collection<String> blobIds) {
+        return blobs.settleSweeps(partition, sweepMark, blobIds);
+    }
+
+    @Override
+    public Uni<Long> forgetBlobSweeps(long sweptBeforeMs) {
+        return blobs.forgetSweeps(sweptBeforeMs);
+    }
+
     // ---- pruning (§4.6) -------------------------------------------------------------------------------
 
     @Override
     public Uni<PruneResult> prune(String partition, String expectedLogEpoch, long throughSeq) {
         return pruning.prune(partition, expectedLogEpoch, throughSeq);
+    }
+
+    @Override
+    public Uni<Long> prunePushResults(String partition, long createdBeforeMs) {
+        return pruning.prunePushResults(partition, createdBeforeMs);
     }
 }

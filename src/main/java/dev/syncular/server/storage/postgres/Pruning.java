@@ -8,49 +8,104 @@ import io.vertx.mutiny.sqlclient.Tuple;
 import java.util.Map;
 
 /**
- * Pruning the commit log (§4.6 the pruning horizon, {@code pruneCommitsThrough}): under the partition lock,
- * verifies the log epoch (§2.1), advances {@code horizonSeq} (never lowering it) and deletes the commits,
- * changes, scope-index entries and tombstones at or below it, in one transaction. Rows, push results and
- * client records survive; the retention policy is the caller's.
+ * Pruning (§4.6 the pruning horizon, {@code pruneCommitsThrough}; §2.3 retained push results), in short
+ * transactions so a first prune of a long log never holds the partition lock, or one transaction, for long:
+ *
+ * <ol>
+ *   <li>the horizon: one transaction under the partition lock verifies the log epoch (§2.1; a mismatch refuses
+ *       before any deletion) and advances {@code horizonSeq} (never lowering it). From its commit on, every
+ *       commit at or below the horizon is pruned as far as any reader is concerned (pulls recheck the horizon);
+ *   <li>the deletion: commits, changes, scope-index entries and tombstones at or below the horizon, in batches of
+ *       {@code batchCommits} commit sequences from the lowest one still stored, each batch its own READ
+ *       COMMITTED transaction without the partition lock (pushes append above the horizon). A failure leaves
+ *       the horizon advanced and the rest stored: every prune re-runs the deletion, so it finishes later (§4.6
+ *       "retry the operation even when the horizon does not advance, so older incomplete cleanup can
+ *       finish"). Nothing at or below the horizon is ever deleted before the horizon covers it.
+ * </ol>
+ *
+ * Rows and client records survive. Push results are pruned separately by age ({@link #prunePushResults}), in
+ * batches of {@code batchResults}; the retention rules are the caller's.
  */
 final class Pruning {
     private final Pool pool;
     private final PartitionRegistry registry;
+    private final int batchCommits;
+    private final int batchResults;
 
     private final String setHorizon;
+    private final String lowestStored;
     private final String pruneCommitScopes;
     private final String pruneChanges;
     private final String pruneCommits;
     private final String pruneTombstones;
+    private final String prunePushResults;
 
-    Pruning(Pool pool, String pgSchema, PartitionRegistry registry) {
+    Pruning(Pool pool, String pgSchema, PartitionRegistry registry, int batchCommits, int batchResults) {
         this.pool = pool;
         this.registry = registry;
+        this.batchCommits = batchCommits;
+        this.batchResults = batchResults;
         setHorizon = "UPDATE " + PgSql.qualified(pgSchema, "sync_partitions") + " SET horizon_seq = $2 WHERE partition_id = $1";
-        pruneCommitScopes = "DELETE FROM " + PgSql.qualified(pgSchema, "sync_commit_scopes") + " WHERE partition_id = $1 AND commit_seq <= $2";
-        pruneChanges = "DELETE FROM " + PgSql.qualified(pgSchema, "sync_changes") + " WHERE partition_id = $1 AND commit_seq <= $2";
-        pruneCommits = "DELETE FROM " + PgSql.qualified(pgSchema, "sync_commits") + " WHERE partition_id = $1 AND commit_seq <= $2";
-        pruneTombstones = "DELETE FROM " + PgSql.qualified(pgSchema, "sync_tombstones") + " WHERE partition_id = $1 AND commit_seq <= $2";
+        StringBuilder lowest = new StringBuilder("SELECT LEAST(");
+        String[] logTables = {"sync_commits", "sync_changes", "sync_commit_scopes", "sync_tombstones"};
+        for (int i = 0; i < logTables.length; i++) {
+            lowest.append(i == 0 ? "" : ", ").append("(SELECT min(commit_seq) FROM ")
+                    .append(PgSql.qualified(pgSchema, logTables[i])).append(" WHERE partition_id = $1)");
+        }
+        lowestStored = lowest.append(")").toString();
+        String range = " WHERE partition_id = $1 AND commit_seq > $2 AND commit_seq <= $3";
+        pruneCommitScopes = "DELETE FROM " + PgSql.qualified(pgSchema, "sync_commit_scopes") + range;
+        pruneChanges = "DELETE FROM " + PgSql.qualified(pgSchema, "sync_changes") + range;
+        pruneCommits = "DELETE FROM " + PgSql.qualified(pgSchema, "sync_commits") + range;
+        pruneTombstones = "DELETE FROM " + PgSql.qualified(pgSchema, "sync_tombstones") + range;
+        String results = PgSql.qualified(pgSchema, "sync_push_results");
+        // served by sync_push_results_by_age (partition_id, created_at_ms)
+        prunePushResults = "DELETE FROM " + results + " WHERE ctid = ANY(ARRAY(SELECT ctid FROM " + results
+                + " WHERE partition_id = $1 AND created_at_ms < $2 LIMIT $3))";
     }
 
     Uni<PruneResult> prune(String partition, String expectedLogEpoch, long throughSeq) {
-        return pool.withTransaction(conn -> registry.lockPartition(conn, partition).chain(state -> {
+        return PgSql.readCommitted(pool, conn -> registry.lockPartition(conn, partition).chain(state -> {
             if (!state.logEpoch().equals(expectedLogEpoch)) {
                 return Uni.createFrom().failure(new StorageException(StorageException.LOG_EPOCH_MISMATCH,
                         "partition log epoch changed; recompute retention inputs", Map.of()));
             }
-            long previous = state.horizonSeq();
-            long horizon = Math.max(previous, Math.min(throughSeq, state.maxCommitSeq()));
-            Tuple args = Tuple.of(partition, horizon);
-            long[] removed = {0};
-            return conn.preparedQuery(setHorizon)
-                    .execute(args)
-                    .chain(() -> conn.preparedQuery(pruneCommitScopes).execute(args))
-                    .chain(() -> conn.preparedQuery(pruneChanges).execute(args))
-                    .chain(() -> conn.preparedQuery(pruneCommits).execute(args))
-                    .invoke(rs -> removed[0] = rs.rowCount())
-                    .chain(() -> conn.preparedQuery(pruneTombstones).execute(args))
-                    .map(rs -> new PruneResult(previous, horizon, removed[0]));
+            long horizon = Math.max(state.horizonSeq(), Math.min(throughSeq, state.maxCommitSeq()));
+            return conn.preparedQuery(setHorizon).execute(Tuple.of(partition, horizon))
+                    .replaceWith(new PruneResult(state.horizonSeq(), horizon, 0));
+        })).chain(advanced -> pool.preparedQuery(lowestStored).execute(Tuple.of(partition)).chain(rs -> {
+            Long lowest = PgSql.first(rs).getLong(0);
+            return lowest == null ? Uni.createFrom().item(advanced)
+                    : deleteBatches(partition, lowest - 1, advanced.horizonSeq(), 0)
+                            .map(removed -> new PruneResult(advanced.previousHorizonSeq(), advanced.horizonSeq(), removed));
         }));
+    }
+
+    /** Deletes the log at sequences {@code (after, horizon]}, {@link #batchCommits} sequences per transaction. */
+    private Uni<Long> deleteBatches(String partition, long after, long horizon, long removed) {
+        if (after >= horizon) {
+            return Uni.createFrom().item(removed);
+        }
+        long upTo = Math.min(horizon, after + batchCommits);
+        Tuple range = Tuple.of(partition, after, upTo);
+        return PgSql.readCommitted(pool, conn -> conn.preparedQuery(pruneCommitScopes).execute(range)
+                        .chain(() -> conn.preparedQuery(pruneChanges).execute(range))
+                        .chain(() -> conn.preparedQuery(pruneTombstones).execute(range))
+                        .chain(() -> conn.preparedQuery(pruneCommits).execute(range)))
+                .chain(rs -> deleteBatches(partition, upTo, horizon, removed + rs.rowCount()));
+    }
+
+    /**
+     * Deletes the partition's push results created before {@code createdBeforeMs}, {@link #batchResults} per
+     * statement (each its own transaction) until none is left; yields how many.
+     */
+    Uni<Long> prunePushResults(String partition, long createdBeforeMs) {
+        return prunePushResults(partition, createdBeforeMs, 0);
+    }
+
+    private Uni<Long> prunePushResults(String partition, long createdBeforeMs, long removed) {
+        return pool.preparedQuery(prunePushResults).execute(Tuple.of(partition, createdBeforeMs, batchResults))
+                .chain(rs -> rs.rowCount() < batchResults ? Uni.createFrom().item(removed + rs.rowCount())
+                        : prunePushResults(partition, createdBeforeMs, removed + rs.rowCount()));
     }
 }

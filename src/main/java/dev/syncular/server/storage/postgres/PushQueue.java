@@ -5,6 +5,7 @@ import static dev.syncular.server.storage.postgres.PgSql.first;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PushReadHint;
 import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.StorageException;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -23,17 +24,29 @@ import java.util.function.Function;
  * database transaction per group holding the partition row lock, each queued work in its own savepoint
  * when there are several, with the group's {@link PushReadAhead} in the first round trip. Each work sees a
  * {@link PushTransaction}.
+ *
+ * <p>Bounded: at most {@code maxQueued} works wait in one partition's queue; one more is refused at once with
+ * {@link StorageException#BUSY} ({@code queue_full}). Each group transaction states READ COMMITTED and sets
+ * {@code lock_timeout} and {@code statement_timeout} ({@code SET LOCAL}, pipelined with {@code BEGIN}); a
+ * timeout, deadlock or pool refusal rolls the group back and reaches every work as {@code BUSY}.
  */
 final class PushQueue {
     private final Pool pool;
     private final PartitionRegistry registry;
     /** What every {@link PushTransaction} of this storage shares. */
     private final PushTransaction.Context tx;
+    private final int maxQueued;
+    /** The group transaction's settings: isolation level, lock and statement timeouts. */
+    private final String settings;
 
-    PushQueue(Pool pool, PartitionRegistry registry, PushTransaction.Context tx) {
+    PushQueue(Pool pool, PartitionRegistry registry, PushTransaction.Context tx, int maxQueued, long lockTimeoutMs,
+            long statementTimeoutMs) {
         this.pool = pool;
         this.registry = registry;
         this.tx = tx;
+        this.maxQueued = maxQueued;
+        this.settings = PgSql.READ_COMMITTED + "; SET LOCAL lock_timeout = " + lockTimeoutMs
+                + "; SET LOCAL statement_timeout = " + statementTimeoutMs;
     }
 
     /**
@@ -94,6 +107,9 @@ final class PushQueue {
                     if (q.dead) {
                         continue;
                     }
+                    if (q.jobs.size() >= maxQueued) {
+                        return Uni.createFrom().failure(PgSql.busy("queue_full", null));
+                    }
                     q.jobs.add(job);
                     start = !q.running;
                     q.running = true;
@@ -132,9 +148,9 @@ final class PushQueue {
     private static void deliver(List<Job> group, Throwable groupFailure) {
         for (Job j : group) {
             if (groupFailure != null) {
-                j.result.completeExceptionally(groupFailure);
+                j.result.completeExceptionally(PgSql.busyOr(groupFailure));
             } else if (j.failure != null) {
-                j.result.completeExceptionally(j.failure);
+                j.result.completeExceptionally(PgSql.busyOr(j.failure));
             } else {
                 j.result.complete(j.item);
             }
@@ -149,6 +165,10 @@ final class PushQueue {
         return pool.getConnection().chain(conn -> {
             java.util.concurrent.CompletableFuture<io.vertx.mutiny.sqlclient.Transaction> begin =
                     conn.begin().subscribeAsCompletionStage();
+            // READ COMMITTED (each statement sees what committed before it, the gate read after the lock
+            // included) and the timeouts, before the lock: one simple-query message in the same round trip
+            java.util.concurrent.CompletableFuture<RowSet<Row>> set = conn.query(settings).execute()
+                    .subscribeAsCompletionStage();
             java.util.concurrent.CompletableFuture<RowSet<Row>> lock = conn.preparedQuery(registry.lockSql)
                     .execute(Tuple.of(partition)).subscribeAsCompletionStage();
             // A statement of its own, not folded into the lock: one statement's gate columns would come from a
@@ -160,7 +180,8 @@ final class PushQueue {
             // The hinted works' first reads, pipelined behind the gate read: they run after the lock is granted
             // (each statement its own snapshot), in the same round trip.
             PushReadAhead pre = new PushReadAhead(tx.results, tx.installed, conn, partition, group);
-            return Uni.createFrom().completionStage(begin).chain(dbTx -> Uni.createFrom().completionStage(lock)
+            return Uni.createFrom().completionStage(begin).chain(dbTx -> Uni.createFrom().completionStage(set)
+                    .chain(() -> Uni.createFrom().completionStage(lock))
                     .chain(rs -> Uni.createFrom().completionStage(gate).chain(g -> pre.await().chain(() -> {
                         Row r = first(rs);
                         if (r == null) {
@@ -179,7 +200,8 @@ final class PushQueue {
                     })))
                     .call(dbTx::commit)
                     .onFailure().call(e -> dbTx.rollback().onFailure().recoverWithNull()))
-                    .onFailure().call(e -> Uni.createFrom().completionStage(lock.handle((x, y) -> null)
+                    .onFailure().call(e -> Uni.createFrom().completionStage(set.handle((x, y) -> null)
+                            .thenCombine(lock.handle((x, y) -> null), (x, y) -> null)
                             .thenCombine(gate.handle((x, y) -> null), (x, y) -> null)
                             .thenCombine(pre.settled(), (x, y) -> null)).replaceWithVoid())
                     .eventually(conn::close);

@@ -468,12 +468,11 @@ final class PushTransaction implements PushTx {
     }
 
     @Override
-    public Uni<Void> recordBlobSweep(java.util.Collection<String> blobIds, long nowMs, long forgetBeforeMs) {
-        send(x.blobs.forgetSweeps(conn, partition(), forgetBeforeMs));
-        if (!blobIds.isEmpty()) {
-            send(x.blobs.recordSweeps(conn, partition(), nowMs, blobIds));
+    public Uni<Long> recordBlobSweep(java.util.Collection<String> blobIds, long nowMs) {
+        if (blobIds.isEmpty()) {
+            return Uni.createFrom().item(0L);
         }
-        return flush();
+        return afterWrites(() -> x.blobs.recordSweeps(conn, partition(), nowMs, blobIds));
     }
 
     @Override

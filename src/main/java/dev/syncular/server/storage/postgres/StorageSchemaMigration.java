@@ -14,9 +14,11 @@ import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
+import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
 import io.vertx.pgclient.PgException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -78,6 +80,10 @@ import java.util.Objects;
  */
 final class StorageSchemaMigration {
     private static final String FENCE_TRIGGER = "sync_commits_writer_fence";
+    /** {@code lock_timeout} of start-up DDL and of the schema-upgrade transaction. */
+    static final long DDL_LOCK_TIMEOUT_MS = 5000;
+    /** Attempts of a start-up DDL transaction that hit its lock timeout (backoff 0.2 s to 5 s between). */
+    static final int DDL_ATTEMPTS = 20;
 
     private final Pool pool;
     private final String pgSchema;
@@ -105,90 +111,165 @@ final class StorageSchemaMigration {
     }
 
     /**
-     * Runs idempotent DDL in one transaction under an advisory lock on {@code lockName}, so concurrent
-     * starters (pods, test classes) apply it one at a time. Notices are silenced.
+     * The catalog-checked start-up DDL: one catalog read evaluates every step's probe; when nothing is missing
+     * (every boot but the first on a database) that is all — no transaction, no DDL, no lock on any table.
+     * Otherwise one READ COMMITTED transaction under {@code lock_timeout} {@value #DDL_LOCK_TIMEOUT_MS} ms and
+     * the transaction advisory lock {@code lockName} (concurrent starters — pods, test classes — apply it one
+     * at a time) re-reads the probes and runs the steps still missing, in order; a lock timeout rolls it back
+     * and it is retried ({@link #retryingLockTimeouts}). {@link DdlStep#concurrent() Concurrent} index builds
+     * run last, outside any transaction, one starter at a time (a session advisory lock). Notices are silenced.
      */
-    static Uni<Void> applyDdl(Pool pool, String lockName, List<String> ddl) {
-        return pool.withTransaction(conn -> conn.preparedQuery("SELECT pg_advisory_xact_lock(hashtext($1))")
-                .execute(Tuple.of(lockName))
-                .chain(() -> conn.query("SET LOCAL client_min_messages = warning").execute())
-                .chain(() -> io.smallrye.mutiny.Multi.createFrom().iterable(ddl)
-                        .onItem().transformToUniAndConcatenate(sql -> conn.query(sql).execute())
-                        .collect().last())
-                .replaceWithVoid());
+    static Uni<Void> applyDdl(Pool pool, String lockName, List<DdlStep> steps) {
+        List<DdlStep> transactional = steps.stream().filter(s -> !s.concurrent()).toList();
+        List<DdlStep> concurrent = steps.stream().filter(DdlStep::concurrent).toList();
+        return missing(pool, steps).chain(missing -> {
+            if (missing.isEmpty()) {
+                return Uni.createFrom().voidItem();
+            }
+            Uni<Void> tx = missing.stream().allMatch(DdlStep::concurrent) ? Uni.createFrom().voidItem()
+                    : ddlTransaction(pool, conn -> xactLock(conn, lockName)
+                            .chain(() -> missing(conn, transactional))
+                            .chain(still -> execAll(conn, still.stream().map(DdlStep::sql).toList())));
+            return tx.chain(() -> buildConcurrently(pool, lockName, concurrent));
+        });
     }
 
-    List<String> coreDdl() {
+    /** The steps whose probe answers false, in order (one statement; reads the catalog only). */
+    private static Uni<List<DdlStep>> missing(SqlClient c, List<DdlStep> steps) {
+        if (steps.isEmpty()) {
+            return Uni.createFrom().item(List.of());
+        }
+        StringBuilder sql = new StringBuilder("SELECT ");
+        for (int i = 0; i < steps.size(); i++) {
+            sql.append(i == 0 ? "" : ", ").append(steps.get(i).probe());
+        }
+        return c.query(sql.toString()).execute().map(rs -> {
+            Row r = first(rs);
+            List<DdlStep> out = new ArrayList<>();
+            for (int i = 0; i < steps.size(); i++) {
+                if (!Boolean.TRUE.equals(r.getBoolean(i))) {
+                    out.add(steps.get(i));
+                }
+            }
+            return out;
+        });
+    }
+
+    /**
+     * {@code CREATE INDEX CONCURRENTLY} of the missing {@code steps} (an invalid leftover dropped first), on one
+     * pooled connection outside a transaction, under the session advisory lock {@code lockName + ":concurrent"}.
+     * Writers are never blocked; this starter waits for the build.
+     */
+    private static Uni<Void> buildConcurrently(Pool pool, String lockName, List<DdlStep> steps) {
+        if (steps.isEmpty()) {
+            return Uni.createFrom().voidItem();
+        }
+        Tuple lock = Tuple.of(lockName + ":concurrent");
+        return pool.withConnection(conn -> conn.preparedQuery("SELECT pg_advisory_lock(hashtext($1))").execute(lock)
+                .chain(() -> missing(conn, steps))
+                .chain(still -> Multi.createFrom().iterable(still)
+                        .onItem().transformToUniAndConcatenate(s -> conn.query(s.dropInvalid()).execute()
+                                .chain(() -> conn.query(s.sql()).execute()))
+                        .collect().last())
+                .replaceWithVoid()
+                .eventually(() -> conn.preparedQuery("SELECT pg_advisory_unlock(hashtext($1))").execute(lock)
+                        .onFailure().recoverWithNull()));
+    }
+
+    /**
+     * A READ COMMITTED transaction for DDL and the schema upgrade: {@code lock_timeout}
+     * {@value #DDL_LOCK_TIMEOUT_MS} ms (a DDL lock request queued behind a long transaction would otherwise
+     * stall every push queued behind it), notices silenced; retried on lock timeouts.
+     */
+    private static <T> Uni<T> ddlTransaction(Pool pool, java.util.function.Function<SqlConnection, Uni<T>> work) {
+        return retryingLockTimeouts(PgSql.readCommitted(pool, conn -> conn
+                .query("SET LOCAL lock_timeout = " + DDL_LOCK_TIMEOUT_MS + "; SET LOCAL client_min_messages = warning")
+                .execute()
+                .chain(() -> work.apply(conn))));
+    }
+
+    /** Re-subscribes {@code u} (a whole transaction) after a lock timeout, with backoff, a bounded number of times. */
+    static <T> Uni<T> retryingLockTimeouts(Uni<T> u) {
+        return u.onFailure(e -> e instanceof PgException pe && "55P03".equals(pe.getSqlState()))
+                .retry().withBackOff(Duration.ofMillis(200), Duration.ofSeconds(5)).atMost(DDL_ATTEMPTS);
+    }
+
+    private static Uni<RowSet<Row>> xactLock(SqlConnection conn, String lockName) {
+        return conn.preparedQuery("SELECT pg_advisory_xact_lock(hashtext($1))").execute(Tuple.of(lockName));
+    }
+
+    /**
+     * The storage DDL as catalog-checked steps ({@link DdlStep}): the tables and indexes of the sync storage, the
+     * columns added after their table's first release, the writer-fence function and trigger.
+     */
+    List<DdlStep> coreDdl() {
         return List.of(
-                "CREATE SCHEMA IF NOT EXISTS " + q(pgSchema),
-                "CREATE TABLE IF NOT EXISTS " + t("sync_schema") + " (id integer PRIMARY KEY CHECK (id = 1),"
-                        + " schema_version integer NOT NULL, layouts text NOT NULL, updated_at_ms bigint NOT NULL)",
-                "CREATE TABLE IF NOT EXISTS " + t("sync_partitions") + " (partition_id text PRIMARY KEY,"
+                DdlStep.schema(pgSchema, "CREATE SCHEMA IF NOT EXISTS " + q(pgSchema)),
+                table("sync_schema", "(id integer PRIMARY KEY CHECK (id = 1),"
+                        + " schema_version integer NOT NULL, layouts text NOT NULL, updated_at_ms bigint NOT NULL)"),
+                table("sync_partitions", "(partition_id text PRIMARY KEY,"
                         + " log_epoch text NOT NULL, max_commit_seq bigint NOT NULL DEFAULT 0,"
                         + " horizon_seq bigint NOT NULL DEFAULT 0, created_at_ms bigint NOT NULL,"
-                        + " last_seen_at_ms bigint NOT NULL)",
-                "CREATE TABLE IF NOT EXISTS " + t("sync_commits") + " (partition_id text NOT NULL,"
+                        + " last_seen_at_ms bigint NOT NULL)"),
+                table("sync_commits", "(partition_id text NOT NULL,"
                         + " commit_seq bigint NOT NULL, created_at_ms bigint NOT NULL, actor_id text NOT NULL,"
                         + " client_id text NOT NULL, client_commit_id text NOT NULL, change_count integer NOT NULL,"
-                        + " tables text[] NOT NULL, writer_version bigint, PRIMARY KEY (partition_id, commit_seq))",
-                "CREATE TABLE IF NOT EXISTS " + t("sync_changes") + " (partition_id text NOT NULL,"
+                        + " tables text[] NOT NULL, writer_version bigint, PRIMARY KEY (partition_id, commit_seq))"),
+                table("sync_changes", "(partition_id text NOT NULL,"
                         + " commit_seq bigint NOT NULL, change_index integer NOT NULL, tbl text NOT NULL,"
                         + " row_id text COLLATE \"C\" NOT NULL, op integer NOT NULL, row_version bigint,"
-                        + " scopes jsonb NOT NULL, payload bytea, PRIMARY KEY (partition_id, commit_seq, change_index))",
-                "CREATE TABLE IF NOT EXISTS " + t("sync_commit_scopes") + " (partition_id text NOT NULL,"
+                        + " scopes jsonb NOT NULL, payload bytea, PRIMARY KEY (partition_id, commit_seq, change_index))"),
+                table("sync_commit_scopes", "(partition_id text NOT NULL,"
                         + " tbl text NOT NULL, scope_key text NOT NULL, commit_seq bigint NOT NULL,"
-                        + " PRIMARY KEY (partition_id, tbl, scope_key, commit_seq))",
-                "CREATE INDEX IF NOT EXISTS sync_commit_scopes_by_key ON " + t("sync_commit_scopes")
-                        + " (partition_id, scope_key, commit_seq)",
-                "CREATE INDEX IF NOT EXISTS sync_commit_scopes_by_seq ON " + t("sync_commit_scopes")
-                        + " (partition_id, commit_seq)",
-                "CREATE TABLE IF NOT EXISTS " + t("sync_row_scopes") + " (partition_id text NOT NULL,"
+                        + " PRIMARY KEY (partition_id, tbl, scope_key, commit_seq))"),
+                index("sync_commit_scopes_by_key", "sync_commit_scopes", "(partition_id, scope_key, commit_seq)"),
+                index("sync_commit_scopes_by_seq", "sync_commit_scopes", "(partition_id, commit_seq)"),
+                table("sync_row_scopes", "(partition_id text NOT NULL,"
                         + " tbl text NOT NULL, scope_key text NOT NULL, row_id text COLLATE \"C\" NOT NULL,"
-                        + " PRIMARY KEY (partition_id, tbl, scope_key, row_id))",
-                "CREATE INDEX IF NOT EXISTS sync_row_scopes_by_row ON " + t("sync_row_scopes")
-                        + " (partition_id, tbl, row_id)",
-                "CREATE TABLE IF NOT EXISTS " + t("sync_push_results") + " (partition_id text NOT NULL,"
+                        + " PRIMARY KEY (partition_id, tbl, scope_key, row_id))"),
+                index("sync_row_scopes_by_row", "sync_row_scopes", "(partition_id, tbl, row_id)"),
+                table("sync_push_results", "(partition_id text NOT NULL,"
                         + " client_id text NOT NULL, client_commit_id text NOT NULL, status integer NOT NULL,"
                         + " commit_seq bigint, result bytea NOT NULL, created_at_ms bigint NOT NULL,"
-                        + " PRIMARY KEY (partition_id, client_id, client_commit_id))",
-                "CREATE TABLE IF NOT EXISTS " + t("sync_clients") + " (partition_id text NOT NULL,"
+                        + " PRIMARY KEY (partition_id, client_id, client_commit_id))"),
+                table("sync_clients", "(partition_id text NOT NULL,"
                         + " client_id text NOT NULL, actor_id text NOT NULL, cursor bigint NOT NULL,"
                         + " updated_at_ms bigint NOT NULL, subscriptions jsonb, wire_version integer,"
-                        + " PRIMARY KEY (partition_id, client_id))",
-                "CREATE TABLE IF NOT EXISTS " + t("sync_tombstones") + " (partition_id text NOT NULL,"
+                        + " PRIMARY KEY (partition_id, client_id))"),
+                table("sync_tombstones", "(partition_id text NOT NULL,"
                         + " tbl text NOT NULL, row_id text COLLATE \"C\" NOT NULL, commit_seq bigint NOT NULL,"
-                        + " PRIMARY KEY (partition_id, tbl, row_id))",
-                "CREATE INDEX IF NOT EXISTS sync_tombstones_by_seq ON " + t("sync_tombstones")
-                        + " (partition_id, commit_seq)",
-                "CREATE TABLE IF NOT EXISTS " + t("sync_backfill_checkpoints") + " (partition_id text NOT NULL,"
+                        + " PRIMARY KEY (partition_id, tbl, row_id))"),
+                index("sync_tombstones_by_seq", "sync_tombstones", "(partition_id, commit_seq)"),
+                table("sync_backfill_checkpoints", "(partition_id text NOT NULL,"
                         + " name text NOT NULL, schema_version integer NOT NULL, state text NOT NULL"
                         + " CHECK (state IN ('declared', 'backfilling', 'activated')),"
                         + " watermark bigint NOT NULL DEFAULT 0, owner_epoch bigint NOT NULL DEFAULT 0,"
                         + " observed_rows bigint NOT NULL DEFAULT 0, updated_at_ms bigint NOT NULL,"
-                        + " PRIMARY KEY (partition_id, name))",
-                "CREATE TABLE IF NOT EXISTS " + t("sync_writer_fence") + " (partition_id text PRIMARY KEY,"
-                        + " required_writer_version integer NOT NULL)",
+                        + " PRIMARY KEY (partition_id, name))"),
+                table("sync_writer_fence", "(partition_id text PRIMARY KEY,"
+                        + " required_writer_version integer NOT NULL)"),
                 // §5.9.4 blob reference index: the primary key serves the download authorization lookup with
                 // the row's stored scopes included; the row index serves maintenance on upsert/delete.
-                "CREATE TABLE IF NOT EXISTS " + t("sync_blob_refs") + " (partition_id text NOT NULL,"
+                table("sync_blob_refs", "(partition_id text NOT NULL,"
                         + " blob_id text NOT NULL, tbl text NOT NULL, row_id text COLLATE \"C\" NOT NULL,"
-                        + " scopes jsonb NOT NULL, PRIMARY KEY (partition_id, blob_id, tbl, row_id) INCLUDE (scopes))",
-                "CREATE INDEX IF NOT EXISTS sync_blob_refs_by_row ON " + t("sync_blob_refs") + " (partition_id, tbl, row_id)",
-                // §5.9.2 orphan-sweep marks (see readBlobSweepMark)
-                "CREATE SEQUENCE IF NOT EXISTS " + t("sync_blob_sweep_seq"),
-                "CREATE TABLE IF NOT EXISTS " + t("sync_blob_sweeps") + " (partition_id text NOT NULL,"
+                        + " scopes jsonb NOT NULL, PRIMARY KEY (partition_id, blob_id, tbl, row_id) INCLUDE (scopes))"),
+                index("sync_blob_refs_by_row", "sync_blob_refs", "(partition_id, tbl, row_id)"),
+                // §5.9.2 orphan-sweep marks (see readBlobSweepMark); pending until the sweep deleted the object
+                DdlStep.relation(pgSchema, "sync_blob_sweep_seq", "CREATE SEQUENCE IF NOT EXISTS " + t("sync_blob_sweep_seq")),
+                table("sync_blob_sweeps", "(partition_id text NOT NULL,"
                         + " blob_id text NOT NULL, sweep_seq bigint NOT NULL, swept_at_ms bigint NOT NULL,"
-                        + " PRIMARY KEY (partition_id, blob_id))",
-                "CREATE INDEX IF NOT EXISTS sync_blob_sweeps_by_seq ON " + t("sync_blob_sweeps") + " (partition_id, sweep_seq)",
-                // Guarded so a database that already has them sees no DDL (ALTER/CREATE TRIGGER would take
-                // an ACCESS EXCLUSIVE lock on sync_commits on every start-up).
-                "DO $do$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = " + lit(t("sync_commits"))
-                        + "::regclass AND attname = 'writer_version' AND NOT attisdropped) THEN"
-                        + " ALTER TABLE " + t("sync_commits") + " ADD COLUMN IF NOT EXISTS writer_version bigint;"
-                        + " END IF; END $do$",
-                "DO $do$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
-                        + " WHERE n.nspname = " + lit(pgSchema) + " AND p.proname = " + lit(FENCE_TRIGGER) + ") THEN"
-                        + " CREATE FUNCTION " + t(FENCE_TRIGGER) + "() RETURNS trigger LANGUAGE plpgsql AS $fn$"
+                        + " pending boolean NOT NULL DEFAULT false, PRIMARY KEY (partition_id, blob_id))"),
+                index("sync_blob_sweeps_by_seq", "sync_blob_sweeps", "(partition_id, sweep_seq)"),
+                // one row per scheduled job: when it last ran, on which pod (JobLocks)
+                table("sync_jobs", "(name text PRIMARY KEY, last_started_at_ms bigint NOT NULL,"
+                        + " last_finished_at_ms bigint, ran_by text NOT NULL)"),
+                // columns added after their table's first release
+                DdlStep.column(pgSchema, "sync_commits", "writer_version",
+                        "ALTER TABLE " + t("sync_commits") + " ADD COLUMN IF NOT EXISTS writer_version bigint"),
+                DdlStep.column(pgSchema, "sync_blob_sweeps", "pending", "ALTER TABLE " + t("sync_blob_sweeps")
+                        + " ADD COLUMN IF NOT EXISTS pending boolean NOT NULL DEFAULT false"),
+                DdlStep.function(pgSchema, FENCE_TRIGGER, "CREATE OR REPLACE FUNCTION " + t(FENCE_TRIGGER)
+                        + "() RETURNS trigger LANGUAGE plpgsql AS $fn$"
                         + " DECLARE required integer;"
                         + " BEGIN"
                         + " SELECT f.required_writer_version INTO required FROM " + t("sync_writer_fence") + " f"
@@ -198,13 +279,20 @@ final class StorageSchemaMigration {
                         + " DETAIL = required::text;"
                         + " END IF;"
                         + " RETURN NEW;"
-                        + " END $fn$;"
-                        + " END IF; END $do$",
-                "DO $do$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = " + lit(t("sync_commits"))
-                        + "::regclass AND tgname = " + lit(FENCE_TRIGGER) + ") THEN"
-                        + " CREATE TRIGGER " + q(FENCE_TRIGGER) + " BEFORE INSERT ON " + t("sync_commits")
-                        + " FOR EACH ROW EXECUTE FUNCTION " + t(FENCE_TRIGGER) + "();"
-                        + " END IF; END $do$");
+                        + " END $fn$"),
+                DdlStep.trigger(pgSchema, "sync_commits", FENCE_TRIGGER, "CREATE TRIGGER " + q(FENCE_TRIGGER)
+                        + " BEFORE INSERT ON " + t("sync_commits") + " FOR EACH ROW EXECUTE FUNCTION " + t(FENCE_TRIGGER) + "()"),
+                // §2.3 retention of push results (Pruning): added to a table that may be busy, so built concurrently
+                DdlStep.concurrentIndex(pgSchema, "sync_push_results_by_age", "CREATE INDEX CONCURRENTLY IF NOT EXISTS"
+                        + " sync_push_results_by_age ON " + t("sync_push_results") + " (partition_id, created_at_ms)"));
+    }
+
+    private DdlStep table(String name, String definition) {
+        return DdlStep.relation(pgSchema, name, "CREATE TABLE IF NOT EXISTS " + t(name) + " " + definition);
+    }
+
+    private DdlStep index(String name, String table, String columns) {
+        return DdlStep.relation(pgSchema, name, "CREATE INDEX IF NOT EXISTS " + name + " ON " + t(table) + " " + columns);
     }
 
     String createRowTableDdl(TableSchema table) {
@@ -229,40 +317,44 @@ final class StorageSchemaMigration {
     }
 
     /**
-     * Two transactions. The first (under the ensureSchema advisory lock) applies the idempotent core DDL and
-     * reads the marker: an equal version is verified and the declarations installed right there; a newer
-     * stored version refuses. A missing or older marker ends it and runs {@link #migrate} in a second
-     * transaction whose first statement is the {@code sync_partitions} table lock, which re-reads the marker
-     * (another process may have migrated meanwhile) before acting.
+     * The catalog-checked core DDL ({@link #applyDdl}: none at all on an up-to-date database), then one
+     * read-only transaction under the ensureSchema advisory lock reads the marker: an equal version is verified
+     * and the declarations installed right there; a newer stored version refuses. A missing or older marker
+     * ends it and runs {@link #migrate} in another transaction whose first lock is the {@code sync_partitions}
+     * table lock, which re-reads the marker (another process may have migrated meanwhile) before acting. Both
+     * run under {@code lock_timeout} and are retried after a lock timeout.
      */
     Uni<Void> ensureSchema(CompiledSchema running, List<CheckpointDeclaration> checkpoints) {
         Objects.requireNonNull(running, "schema");
         List<CheckpointDeclaration> declarations = List.copyOf(checkpoints);
         long nowMs = System.currentTimeMillis();
-        return pool.withTransaction(conn -> advisoryLock(conn)
-                        // "already exists, skipping" notices of the idempotent DDL are noise
-                        .chain(() -> conn.query("SET LOCAL client_min_messages = warning").execute())
-                        .chain(() -> execAll(conn, coreDdl()))
+        return applyDdl(pool, lockName(), coreDdl())
+                .chain(() -> ddlTransaction(pool, conn -> xactLock(conn, lockName())
                         .chain(() -> readMarker(conn))
                         .chain(marker -> {
                             if (marker == null || marker.getInteger(0) < running.version()) {
                                 return Uni.createFrom().item(Boolean.TRUE);
                             }
                             return sameVersionOrNewer(conn, running, marker, declarations, nowMs).replaceWith(Boolean.FALSE);
-                        }))
+                        })))
                 .chain(needsMigration -> needsMigration
-                        ? pool.withTransaction(conn -> migrate(conn, running, declarations, nowMs))
+                        ? ddlTransaction(pool, conn -> migrate(conn, running, declarations, nowMs))
                         : Uni.createFrom().voidItem())
                 .invoke(() -> installed.install(running));
     }
 
+    /**
+     * §2.4 schema upgrade, in the lock order of the package (partition, then checkpoint, then fence): the
+     * {@code sync_partitions} table lock, the marker, the DDL, the declared checkpoints (their partition rows,
+     * then their rows, then their fences), then every partition's fence.
+     */
     private Uni<Void> migrate(SqlConnection conn, CompiledSchema running, List<CheckpointDeclaration> declarations, long nowMs) {
-        // §2.4 writer fence: the table lock is the transaction's FIRST statement. EXCLUSIVE conflicts with the
-        // ROW SHARE lock of a push's SELECT ... FOR UPDATE on its partition row, so this waits for in-flight
-        // pushes and blocks later ones (of any binary) until the new marker and the fences are committed.
+        // §2.4 writer fence: the table lock is the transaction's FIRST lock. EXCLUSIVE conflicts with the ROW
+        // SHARE lock of a push's SELECT ... FOR UPDATE on its partition row, so this waits for in-flight pushes
+        // (at most lock_timeout, then the whole transaction is retried) and blocks later ones (of any binary)
+        // until the new marker and the fences are committed.
         return conn.query("LOCK TABLE " + t("sync_partitions") + " IN EXCLUSIVE MODE").execute()
-                .chain(() -> advisoryLock(conn))
-                .chain(() -> conn.query("SET LOCAL client_min_messages = warning").execute())
+                .chain(() -> xactLock(conn, lockName()))
                 .chain(() -> readMarker(conn))
                 .chain(marker -> {
                     Uni<Void> ddl;
@@ -273,8 +365,8 @@ final class StorageSchemaMigration {
                     } else {
                         return sameVersionOrNewer(conn, running, marker, declarations, nowMs);
                     }
-                    return ddl.chain(() -> checkpoints.raiseAllFences(conn, running.version()))
-                            .chain(() -> checkpoints.installCheckpoints(conn, declarations, nowMs));
+                    return ddl.chain(() -> checkpoints.installCheckpoints(conn, declarations, nowMs))
+                            .chain(() -> checkpoints.raiseAllFences(conn, running.version()));
                 });
     }
 
@@ -290,9 +382,8 @@ final class StorageSchemaMigration {
                 Map.of("storedVersion", stored, "runningVersion", running.version())));
     }
 
-    private Uni<RowSet<Row>> advisoryLock(SqlConnection conn) {
-        return conn.preparedQuery("SELECT pg_advisory_xact_lock(hashtext($1))")
-                .execute(Tuple.of("syncular.ensureSchema:" + pgSchema));
+    private String lockName() {
+        return "syncular.ensureSchema:" + pgSchema;
     }
 
     private Uni<Row> readMarker(SqlConnection conn) {
