@@ -144,7 +144,18 @@ public interface SyncularConfig {
      * {@code accept} bit 3. Every process serving the same database must share the key.
      */
     interface SignedUrls {
-        /** HMAC key (at least 32 bytes of text). Unset: dev/test use a random per-process key, prod disables URLs. */
+        /**
+         * Whether to offer native signed URLs (embedded segment store). {@code false} serves segments only
+         * through the authenticated {@code GET <mount>/segments/{id}}.
+         */
+        @WithDefault("true")
+        boolean enabled();
+
+        /**
+         * HMAC key (at least 32 bytes of text), the same on every pod. Unset: {@code prod} refuses to start
+         * while signed URLs are enabled; {@code dev}/{@code test} derive a fixed development key from the
+         * storage schema (public, so forgeable: never for production).
+         */
         Optional<String> key();
 
         /** At most 15 minutes (§5.4): the revocation window of already issued URLs. */
@@ -241,6 +252,36 @@ public interface SyncularConfig {
         /** PostgreSQL schema (namespace) holding the sync tables. */
         @WithDefault("public")
         String pgSchema();
+
+        /**
+         * Partition transactions (pushes) that may wait in this process's queue of one partition; one more is
+         * answered 429 {@code sync.rate_limited} with {@code Retry-After} at once.
+         */
+        @WithDefault("1000")
+        int maxQueuedPushesPerPartition();
+
+        /**
+         * {@code lock_timeout} of every push transaction ({@code SET LOCAL}); {@code 0} = none. A push that waits
+         * longer for a lock (the partition row behind another pod's push, a schema upgrade's table lock) is
+         * rolled back and answered 429 {@code sync.rate_limited}.
+         */
+        @WithDefault("10s")
+        Duration lockTimeout();
+
+        /** {@code statement_timeout} of every push transaction; {@code 0} = none. Answered like a lock timeout. */
+        @WithDefault("30s")
+        Duration statementTimeout();
+
+        /**
+         * Requests that may wait for a connection of the pool (beyond {@code quarkus.datasource.reactive.max-size}
+         * in use); one more is answered 429 {@code sync.rate_limited} at once.
+         */
+        @WithDefault("1000")
+        int poolMaxWaiters();
+
+        /** How long a request waits for a pooled connection before it is answered 429 {@code sync.rate_limited}. */
+        @WithDefault("10s")
+        Duration poolWaitTimeout();
     }
 
     /** §4.6 scheduled pruning of the commit log ({@code syncular.pruning.*}). */
@@ -259,6 +300,22 @@ public interface SyncularConfig {
         /** The newest commits always retained. */
         @WithDefault("1000")
         int keepNewestCommits();
+
+        /**
+         * Push results (§2.3 idempotency records) older than this are deleted. A client that replays a commit
+         * after its result was deleted gets it applied as a new commit (§2.3 allows pruning); a client that
+         * received the result never replays it (§7.2.1 journals it with the outbox removal).
+         */
+        @WithDefault("30d")
+        Duration pushResultRetention();
+
+        /** Commit sequences deleted per pruning transaction (each its own short transaction). */
+        @WithDefault("2000")
+        int batchCommits();
+
+        /** Push results deleted per pruning statement. */
+        @WithDefault("1000")
+        int batchPushResults();
     }
 
     interface Limits {

@@ -148,7 +148,8 @@ public class ConformanceResource {
                 JsonNode o = args.path(0);
                 RetentionPolicy policy = new RetentionPolicy(
                         Duration.ofMillis(o.path("activeWindowMs").asLong(RetentionPolicy.DEFAULTS.activeWindow().toMillis())),
-                        o.path("minRetainedCommits").asInt(RetentionPolicy.DEFAULTS.keepNewest()));
+                        o.path("minRetainedCommits").asInt(RetentionPolicy.DEFAULTS.keepNewest()),
+                        RetentionPolicy.DEFAULTS.pushResultRetention());
                 return new Pruner(i.storage, policy).pruneAll(i.clock.get())
                         .flatMap(removed -> i.storage.readPartition(i.partition))
                         .map(s -> (JsonNode) JSON.getNodeFactory().numberNode(s == null ? 0 : s.horizonSeq()));

@@ -17,6 +17,7 @@ import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.segments.s3.S3SegmentStore;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.ops.ScopeResolverFailures;
 import dev.syncular.server.ops.ServeGateMetrics;
 import dev.syncular.server.ops.StorageReadiness;
 import dev.syncular.server.storage.CheckpointDeclaration;
@@ -78,7 +79,10 @@ public class EngineProducer {
     @Produces
     @Singleton
     PostgresSyncStorage storage(Pool pool, SyncularConfig config) {
-        return new PostgresSyncStorage(pool, config.storage().pgSchema());
+        SyncularConfig.Storage s = config.storage();
+        SyncularConfig.Pruning p = config.pruning();
+        return new PostgresSyncStorage(pool, s.pgSchema(), new PostgresSyncStorage.Settings(s.maxQueuedPushesPerPartition(),
+                s.lockTimeout(), s.statementTimeout(), p.batchCommits(), p.batchPushResults()));
     }
 
     /**
@@ -106,11 +110,12 @@ public class EngineProducer {
     @Produces
     @Singleton
     SyncEngine engine(SchemaWindow window, PostgresSyncStorage storage, SegmentStore segments,
-            ScopeResolver resolver, SyncularConfig config, ServeGateMetrics metrics, BlobStore blobs) {
+            ScopeResolver resolver, SyncularConfig config, ServeGateMetrics metrics, BlobStore blobs,
+            ScopeResolverFailures failures) {
         SyncularConfig.Limits l = config.limits();
         SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), l.inlineSegmentMaxBytes(),
                 l.segmentTtl().toMillis());
-        return new SyncEngine(window, storage, segments, resolver, limits, System::currentTimeMillis, CrdtMerger.NONE,
+        return new SyncEngine(window, storage, segments, failures.observe(resolver), limits, System::currentTimeMillis, CrdtMerger.NONE,
                 checkpoints(config), metrics::refused, urls(config, segments), config.segments().sqliteImages(), blobs);
     }
 
@@ -147,9 +152,9 @@ public class EngineProducer {
     @Produces
     @Singleton
     BlobService blobService(BlobStore store, PostgresSyncStorage storage, ScopeResolver resolver, SchemaWindow window,
-            SyncularConfig config) {
+            SyncularConfig config, ScopeResolverFailures failures) {
         SyncularConfig.Blobs b = config.blobs();
-        return new BlobService(store, storage, resolver, window, System::currentTimeMillis, b.maxBytes().asLongValue(),
+        return new BlobService(store, storage, failures.observe(resolver), window, System::currentTimeMillis, b.maxBytes().asLongValue(),
                 b.orphanGrace());
     }
 
@@ -165,24 +170,60 @@ public class EngineProducer {
         }
     }
 
-    /** §5.4 signer from {@code syncular.signed-urls.*}; a random key outside prod when none is configured. */
+    /**
+     * §5.4 signer from {@code syncular.signed-urls.*}, or {@code null} when they are disabled. Every pod serving
+     * the database must verify what another pod signed, so the key is configured ({@link #signingKey}).
+     */
     static SegmentUrlSigner signer(SyncularConfig config) {
         SyncularConfig.SignedUrls s = config.signedUrls();
-        byte[] key;
-        if (s.key().isPresent() && !s.key().get().isBlank()) {
-            key = s.key().get().getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        } else if (io.quarkus.runtime.configuration.ConfigUtils.isProfileActive("prod")) {
+        if (!s.enabled()) {
             return null;
-        } else {
-            key = new byte[32];
-            new java.security.SecureRandom().nextBytes(key);
         }
+        byte[] key = signingKey(s.key(), config.storage().pgSchema(),
+                io.quarkus.runtime.configuration.ConfigUtils.isProfileActive("prod"));
         boolean test = io.quarkus.runtime.LaunchMode.current() == io.quarkus.runtime.LaunchMode.TEST;
         String port = org.eclipse.microprofile.config.ConfigProvider.getConfig()
                 .getOptionalValue(test ? "quarkus.http.test-port" : "quarkus.http.port", String.class)
                 .orElse(test ? "8081" : "8080");
         String base = s.baseUrl().orElse("http://localhost:" + port + config.mountPrefix() + "/segments");
         return new SegmentUrlSigner(key, base, signedUrlTtl(s.ttl()).toMillis());
+    }
+
+    static final String MISSING_KEY = "syncular.signed-urls.key is not set. Signed segment URLs (SSP2 §5.4) are"
+            + " verified by whichever pod the client reaches, so every pod needs the same key: set"
+            + " syncular.signed-urls.key (env SYNCULAR_SIGNED_URLS_KEY) to at least 32 random bytes of text, e.g."
+            + " `openssl rand -base64 48`, the same on every pod; or set syncular.signed-urls.enabled=false to serve"
+            + " segments only through the authenticated GET <mount>/segments/{id}.";
+
+    /**
+     * The HMAC key: the configured one (at least 32 bytes); without one {@code prod} refuses to start
+     * ({@link #MISSING_KEY}) and {@code dev}/{@code test} use a development key derived from the storage schema,
+     * the same in every process on that schema, and public, hence forgeable: development only.
+     */
+    static byte[] signingKey(java.util.Optional<String> configured, String pgSchema, boolean prod) {
+        if (configured.isPresent() && !configured.get().isBlank()) {
+            byte[] key = configured.get().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            if (key.length < 32) {
+                throw new ConfigurationException("syncular.signed-urls.key must have at least 32 bytes, had " + key.length);
+            }
+            return key;
+        }
+        if (prod) {
+            throw new ConfigurationException(MISSING_KEY);
+        }
+        try {
+            return java.security.MessageDigest.getInstance("SHA-256").digest(("syncular development signed-URL key,"
+                    + " storage schema " + pgSchema).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The signed-URL key is checked at start-up, not at the first bootstrap (the S3 segment store presigns instead). */
+    void checkSignedUrls(@Observes @jakarta.annotation.Priority(3) StartupEvent event, SyncularConfig config) {
+        if (config.segments().store() != SyncularConfig.StoreKind.S3) {
+            signer(config);
+        }
     }
 
     /** {@code syncular.signed-urls.ttl}: more than zero and at most 15 minutes (§5.4), or the boot stops naming it. */

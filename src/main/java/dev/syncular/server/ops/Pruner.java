@@ -9,7 +9,8 @@ import org.jboss.logging.Logger;
 
 /**
  * One pruning pass over every partition (§4.6): capture the log epoch, read the retention inputs, and
- * prune through the policy's bound. An epoch that moved meanwhile refuses the prune; the next pass
+ * prune through the policy's bound (the storage deletes in bounded batches); then delete the push results
+ * (§2.3) older than the policy's retention. An epoch that moved meanwhile refuses the prune; the next pass
  * recomputes.
  */
 public final class Pruner {
@@ -23,12 +24,21 @@ public final class Pruner {
         this.policy = policy;
     }
 
-    /** Prunes every partition; yields how many commits were removed in total. */
-    public Uni<Long> pruneAll(long nowMs) {
+    /** What one pass removed, over every partition. */
+    public record Pass(long commits, long pushResults) {
+        Pass plus(Pass o) {
+            return new Pass(commits + o.commits, pushResults + o.pushResults);
+        }
+    }
+
+    /** Prunes every partition. */
+    public Uni<Pass> pruneAll(long nowMs) {
         return storage.listPartitions()
                 .onItem().transformToMulti(list -> Multi.createFrom().iterable(list))
-                .onItem().transformToUniAndConcatenate(p -> prune(p, nowMs))
-                .collect().with(java.util.stream.Collectors.summingLong(Long::longValue));
+                .onItem().transformToUniAndConcatenate(p -> prune(p, nowMs)
+                        .chain(commits -> storage.prunePushResults(p.partition(), policy.pushResultsCreatedBefore(nowMs))
+                                .map(results -> new Pass(commits, results))))
+                .collect().with(java.util.stream.Collectors.reducing(new Pass(0, 0), Pass::plus));
     }
 
     private Uni<Long> prune(PartitionState partition, long nowMs) {

@@ -12,9 +12,17 @@ import java.util.List;
  *
  * <p>The spec's optional force-advance past commits older than the age limit is not applied: laggard
  * active clients are never pruned past.
+ *
+ * <p>Push results (§2.3 idempotency records) are kept for {@code pushResultRetention} after they were written.
+ * §2.3 allows pruning them ("including after the persisted result has been pruned": a client never reuses a
+ * {@code clientCommitId}), and §7.2.1 makes a client journal every final result in the same transaction that
+ * removes the commit from its outbox, so a result the client received is never asked for again. The retention
+ * only covers lost acknowledgements: a client that replays a commit later than this gets it applied as a new
+ * commit (its conflict checks still apply). The default, 30 days, is §4.6's age force limit: beyond it the
+ * spec lets a server drop a client's log position as well.
  */
-public record RetentionPolicy(Duration activeWindow, int keepNewest) {
-    public static final RetentionPolicy DEFAULTS = new RetentionPolicy(Duration.ofDays(14), 1000);
+public record RetentionPolicy(Duration activeWindow, int keepNewest, Duration pushResultRetention) {
+    public static final RetentionPolicy DEFAULTS = new RetentionPolicy(Duration.ofDays(14), 1000, Duration.ofDays(30));
 
     /** The sequence to prune through, or {@code -1} when the horizon cannot advance. */
     public long pruneThrough(PartitionState partition, List<ClientRecord> clients, long nowMs) {
@@ -26,5 +34,10 @@ public record RetentionPolicy(Duration activeWindow, int keepNewest) {
             }
         }
         return through > partition.horizonSeq() ? through : -1;
+    }
+
+    /** Push results created before this time may be deleted. */
+    public long pushResultsCreatedBefore(long nowMs) {
+        return nowMs - pushResultRetention.toMillis();
     }
 }

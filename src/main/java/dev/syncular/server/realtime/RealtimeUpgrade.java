@@ -11,6 +11,7 @@ import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.RealtimeDelta;
+import dev.syncular.server.ops.ScopeResolverFailures;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.quarkus.websockets.next.HttpUpgradeCheck;
@@ -65,10 +66,10 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
 
     @Inject
     public RealtimeUpgrade(Authenticator authenticator, PostgresSyncStorage storage, ScopeResolver resolver,
-            SchemaWindow window, RealtimeHub hub, SyncularConfig config) {
+            SchemaWindow window, RealtimeHub hub, SyncularConfig config, ScopeResolverFailures failures) {
         this.authenticator = authenticator;
         this.storage = storage;
-        this.resolver = resolver;
+        this.resolver = failures.observe(resolver);
         this.window = window;
         this.hub = hub;
         this.mountPrefix = config.mountPrefix();

@@ -8,6 +8,6 @@
  * lives outside the pod that holds it; pods share only the database.
  *
  * <p>Part of the Quarkus edge, on top: may depend on every lower package and on its edge peers {@code http},
- * {@code auth}, {@code config}; nothing depends on it.
+ * {@code auth}, {@code config}, {@code ops} (scope-resolver failure metrics); nothing depends on it.
  */
 package dev.syncular.server.realtime;

@@ -59,8 +59,13 @@ final class ImageLane {
     /** Cold image builds in flight, by reuse key: concurrent bootstraps of one key share one build (§5.3). */
     private final ConcurrentHashMap<SegmentStore.ReuseKey, CompletableFuture<SegmentStore.Match>> imageBuilds =
             new ConcurrentHashMap<>();
-    /** Reuse keys whose image exceeded the store's segment size cap, until when (clock ms). */
+    /**
+     * Reuse keys whose image exceeded the store's segment size cap, until when (clock ms). Bounded: at
+     * {@link #MAX_OVERSIZED} entries the expired ones go, then all if none had (a forgotten key only costs one
+     * more build attempt).
+     */
     private final ConcurrentHashMap<SegmentStore.ReuseKey, Long> oversizedImages = new ConcurrentHashMap<>();
+    static final int MAX_OVERSIZED = 1024;
 
     ImageLane(SyncStorage storage, SegmentStore segments, SyncLimits limits, LongSupplier clock, boolean buildImages,
             SegmentDelivery delivery, RowsLane rows) {
@@ -168,6 +173,12 @@ final class ImageLane {
                     if (built.byteLength() > segments.maxSegmentBytes()) {
                         // too large for this store: remembered for a TTL, served on the rows lane meanwhile
                         deleteQuietly(built.file());
+                        if (oversizedImages.size() >= MAX_OVERSIZED) {
+                            oversizedImages.values().removeIf(until -> until <= now);
+                            if (oversizedImages.size() >= MAX_OVERSIZED) {
+                                oversizedImages.clear();
+                            }
+                        }
                         oversizedImages.put(key, now + limits.segmentTtlMs());
                         return Uni.createFrom().<SegmentStore.Match>nullItem();
                     }

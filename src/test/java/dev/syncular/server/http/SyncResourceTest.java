@@ -217,6 +217,64 @@ class SyncResourceTest {
                 .body(not(containsString(ThrowingTestResource.SECRET)));
     }
 
+    /** Every 5xx answer is logged once, with its stack trace and the request id, which the response carries. */
+    @Test
+    void everyInternalErrorIsLoggedOnceWithItsRequestId() {
+        java.util.List<java.util.logging.LogRecord> records = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                records.add(r);
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger(ErrorMapper.class.getName());
+        log.addHandler(capture);
+        try {
+            Ssp2.raw().header("X-Request-Id", "req-17-a").get("/test-only/boom").then().statusCode(500)
+                    .header("X-Request-Id", equalTo("req-17-a"));
+            String generated = Ssp2.raw().get("/test-only/boom").then().statusCode(500).extract().header("X-Request-Id");
+            assertTrue(generated != null && generated.length() >= 32, "an id is generated when none came: " + generated);
+            for (String id : new String[] {"req-17-a", generated}) {
+                java.util.List<java.util.logging.LogRecord> mine = records.stream()
+                        .filter(r -> formatted(r).contains(id)).toList();
+                assertEquals(1, mine.size(), "logged once: " + id);
+                assertInstanceOf(IllegalStateException.class, mine.get(0).getThrown(), "with its stack trace");
+            }
+        } finally {
+            log.removeHandler(capture);
+        }
+    }
+
+    private static String formatted(java.util.logging.LogRecord r) {
+        return r instanceof org.jboss.logmanager.ExtLogRecord ext ? ext.getFormattedMessage() : r.getMessage();
+    }
+
+    /**
+     * A transient storage failure is not a 500: lock timeouts and a full connection pool answer 429
+     * {@code sync.rate_limited} (retryable) with {@code Retry-After} and the reason in the details (§10.2 mapping).
+     */
+    @Test
+    void transientStorageFailuresAreRateLimited() {
+        for (String[] c : new String[][] {{"/test-only/lock-timeout", "lock_timeout"}, {"/test-only/pool-busy", "pool_wait_queue_full"}}) {
+            Ssp2.raw().get(c[0]).then().statusCode(429)
+                    .header("Retry-After", equalTo("1"))
+                    .contentType(startsWith("application/json"))
+                    .body("code", equalTo("sync.rate_limited"))
+                    .body("retryable", equalTo(true))
+                    .body("recommendedAction", equalTo("retryLater"))
+                    .body("details.reason", equalTo(c[1]))
+                    .body("details.retryAfterMs", equalTo(1000));
+        }
+    }
+
     @Test
     void unknownRouteIsJsonNotFound() {
         Ssp2.raw().get("/no-such-route").then().statusCode(404)

@@ -1,13 +1,20 @@
 package dev.syncular.server.ops;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.testsupport.GeneratedCommits;
+import dev.syncular.server.testsupport.HeldTransaction;
 import dev.syncular.server.testsupport.TestPostgres;
+import dev.syncular.server.wire.CommitStatus;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import java.time.Duration;
@@ -17,7 +24,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** §4.6 retention floors applied by the pruning pass, on real PostgreSQL storage. */
+/**
+ * §4.6 retention floors applied by the pruning pass, its bounded batches, and the §2.3 push-result retention, on
+ * real PostgreSQL storage.
+ */
 class PrunerTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final long DAY = 24L * 60 * 60 * 1000;
@@ -28,8 +38,9 @@ class PrunerTest {
     @BeforeAll
     static void start() {
         vertx = Vertx.vertx();
-        pool = TestPostgres.pool(vertx, 4);
-        storage = new PostgresSyncStorage(pool, "sync_pruner_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
+        pool = TestPostgres.pool(vertx, 6);
+        storage = new PostgresSyncStorage(pool, "sync_pruner_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
+                new PostgresSyncStorage.Settings(1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 500, 2));
         CompiledSchema schema = SchemaLoader.parse("{\"version\":1,\"tables\":[{\"name\":\"t\",\"primaryKey\":\"id\","
                 + "\"columns\":[{\"name\":\"id\",\"type\":\"string\",\"nullable\":false}],\"scopes\":[\"k:{id}\"]}]}");
         storage.ensureSchema(schema).await().atMost(WAIT);
@@ -57,7 +68,7 @@ class PrunerTest {
         commits(p, 30);
         storage.upsertClient(new ClientRecord(p, "active", "a", 12, now - DAY, null, 3)).await().atMost(WAIT);
         storage.upsertClient(new ClientRecord(p, "gone", "a", 3, now - 20 * DAY, null, 3)).await().atMost(WAIT);
-        Pruner pruner = new Pruner(storage, new RetentionPolicy(Duration.ofDays(14), 10));
+        Pruner pruner = new Pruner(storage, new RetentionPolicy(Duration.ofDays(14), 10, Duration.ofDays(30)));
         pruner.pruneAll(now).await().atMost(WAIT);
         PartitionState s = storage.readPartition(p).await().atMost(WAIT);
         assertEquals(12, s.horizonSeq(), "held at the active client's cursor; the stale client does not count");
@@ -68,9 +79,71 @@ class PrunerTest {
 
     @Test
     void policyNeverMovesBackwards() {
-        RetentionPolicy policy = new RetentionPolicy(Duration.ofDays(14), 1000);
+        RetentionPolicy policy = new RetentionPolicy(Duration.ofDays(14), 1000, Duration.ofDays(30));
         PartitionState s = new PartitionState("p", "e", 5000, 4500, 0, 0);
         assertEquals(-1, policy.pruneThrough(s, List.of(new ClientRecord("p", "c", "a", 4000, 0, null, 3)), 1));
         assertEquals(4000, policy.pruneThrough(new PartitionState("p", "e", 5000, 3000, 0, 0), List.of(), 1));
+    }
+
+    /**
+     * A first prune of a long log: the horizon commits in its own short transaction, then the log is deleted in
+     * batches of 500 sequences, each its own transaction, none under the partition lock. Shown by blocking one
+     * batch (a row it must delete is locked): meanwhile the horizon and every earlier batch are committed, and a
+     * push to the same partition goes through.
+     */
+    @Test
+    void aFirstPruneDeletesInBatchesOutsideThePartitionLock() throws Exception {
+        long now = 100 * DAY;
+        String p = "batched-" + UUID.randomUUID();
+        storage.touchPartition(p, now).await().atMost(WAIT);
+        GeneratedCommits.generate(pool, storage.pgSchema(), p, "t", 1, 5000);
+        String s = "\"" + storage.pgSchema() + "\".";
+        java.util.concurrent.CompletableFuture<Pruner.Pass> pruning;
+        try (HeldTransaction blocker = HeldTransaction.begin(pool,
+                "SELECT 1 FROM " + s + "sync_changes WHERE partition_id = '" + p + "' AND commit_seq = 2600 FOR UPDATE")) {
+            pruning = new Pruner(storage, new RetentionPolicy(Duration.ofDays(14), 10, Duration.ofDays(30)))
+                    .pruneAll(now).subscribeAsCompletionStage();
+            int prune = blocker.awaitBlocked();
+            assertEquals(4990, storage.readPartition(p).await().atMost(WAIT).horizonSeq(), "the horizon is committed first");
+            assertEquals(0L, count("SELECT count(*) FROM " + s + "sync_commits WHERE partition_id = '" + p + "' AND commit_seq <= 2500"),
+                    "the batches before the blocked one are committed");
+            assertEquals(2500L, count("SELECT count(*) FROM " + s + "sync_commits WHERE partition_id = '" + p + "'"));
+            assertFalse(blocker.relationLocks(prune, storage.pgSchema()).stream().anyMatch(l -> l.startsWith("sync_partitions")),
+                    "the deleting batch holds no partition lock");
+            assertEquals(5001L, storage.inPartitionTransaction(p, tx -> tx.appendCommit("a", "c", "during-prune", now,
+                    List.of())).await().atMost(WAIT), "a push to the partition is not held up by the prune");
+            assertFalse(pruning.isDone());
+        }
+        Pruner.Pass pass = pruning.get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+        assertEquals(4990L, pass.commits());
+        assertEquals(11L, count("SELECT count(*) FROM " + s + "sync_commits WHERE partition_id = '" + p + "'"));
+        assertEquals(0L, count("SELECT count(*) FROM " + s + "sync_changes WHERE partition_id = '" + p + "' AND commit_seq <= 4990"),
+                "changes at or below the horizon are gone");
+        assertEquals(0L, count("SELECT count(*) FROM " + s + "sync_commit_scopes WHERE partition_id = '" + p + "' AND commit_seq <= 4990"),
+                "scope-index entries at or below the horizon are gone");
+    }
+
+    /** §2.3: push results older than the retention are deleted in batches (2 per statement here); newer ones stay. */
+    @Test
+    void pushResultsOlderThanTheRetentionArePruned() {
+        long now = 100 * DAY;
+        String p = "results-" + UUID.randomUUID();
+        storage.touchPartition(p, now).await().atMost(WAIT);
+        for (int i = 0; i < 7; i++) {
+            long created = i < 5 ? now - 31 * DAY : now - 29 * DAY;
+            String id = "cc-" + i;
+            storage.inPartitionTransaction(p, tx -> tx.savePushResult("client", id,
+                    new PushOutcome(CommitStatus.REJECTED, null, new byte[] {1}, created))).await().atMost(WAIT);
+        }
+        Pruner.Pass pass = new Pruner(storage, new RetentionPolicy(Duration.ofDays(14), 1000, Duration.ofDays(30)))
+                .pruneAll(now).await().atMost(WAIT);
+        assertEquals(5L, pass.pushResults());
+        assertNull(storage.findPushResult(p, "client", "cc-0").await().atMost(WAIT), "older than 30 days: gone");
+        assertNotNull(storage.findPushResult(p, "client", "cc-5").await().atMost(WAIT), "29 days old: kept");
+        assertNotNull(storage.findPushResult(p, "client", "cc-6").await().atMost(WAIT));
+    }
+
+    private static long count(String sql) {
+        return pool.query(sql).execute().await().atMost(WAIT).iterator().next().getLong(0);
     }
 }

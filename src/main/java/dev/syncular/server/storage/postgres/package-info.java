@@ -4,9 +4,9 @@
  * per concern, each holding the SQL it runs (statement texts built once per instance):
  *
  * <ul>
- *   <li>{@code StorageSchemaMigration}, {@code TableLayout}, {@code InstalledSchema} — the DDL, its additive
- *       migration and the §2.4 readiness checks (stored and physical layout), the schema-upgrade writer fence
- *       transaction;
+ *   <li>{@code StorageSchemaMigration}, {@link dev.syncular.server.storage.postgres.DdlStep}, {@code TableLayout},
+ *       {@code InstalledSchema} — the catalog-checked start-up DDL, its additive migration and the §2.4 readiness
+ *       checks (stored and physical layout), the schema-upgrade writer fence transaction;
  *   <li>{@code PartitionRegistry} — §2.1 partitions, log epochs and their rotation, the partition lock row;
  *   <li>{@code ServeGateReads}, {@code CheckpointStore} — §2.4 serve gate, request entry and exit reads,
  *       backfill checkpoints and the writer fence;
@@ -19,16 +19,51 @@
  *       statements and codec (§2.2, §2.4), stored scopes (§3.1);
  *   <li>{@code BlobReferenceIndex} — §5.9.4 reference index and §5.9.2/§5.9.6 sweep marks;
  *   <li>{@code ClientRecords} — §4.5 client cursor records (the §4.6 retention input) and the §8.2 ack update;
- *   <li>{@code Pruning} — §4.6 pruning horizon;
- *   <li>{@code PgSql} — identifier quoting, literals, the pipelined-statement join.
+ *   <li>{@code Pruning} — §4.6 pruning horizon and batched deletion, §2.3 push-result pruning;
+ *   <li>{@code JobLocks} — the database claim of scheduled jobs shared by several pods;
+ *   <li>{@code PgSql} — identifier quoting, literals, the pipelined-statement join, the READ COMMITTED
+ *       transaction and the transient-failure classification.
  * </ul>
+ *
+ * <h2>Several pods on one database</h2>
+ *
+ * Nothing another process needs lives in memory: partitions are serialized by their row lock, not by the
+ * in-process queue (which only groups this process's pushes), and every once-per-deployment job takes a
+ * database claim ({@code JobLocks}).
+ *
+ * <p><b>Lock order.</b> Every transaction that takes more than one of these takes them in this order, so no two
+ * can wait for each other: (1) the partition — its {@code sync_partitions} row ({@code SELECT ... FOR UPDATE},
+ * several in {@code partition_id} order), or the whole table for a schema upgrade ({@code LOCK TABLE ... IN
+ * EXCLUSIVE MODE}, which conflicts with every row lock); (2) backfill checkpoint rows
+ * ({@code sync_backfill_checkpoints}); (3) writer-fence rows ({@code sync_writer_fence}). Push transactions
+ * take (1), then write the log, rows, results and sweep marks, and may advance a checkpoint (2); the fence
+ * trigger only reads (3). A declare ({@code CheckpointStore.installCheckpoints}, also used by the upgrade)
+ * locks the declared partitions, writes the checkpoints, then raises their fences; the upgrade raises every
+ * fence last. Activation locks the partition, then the checkpoint. Pruning's horizon transaction takes (1)
+ * only; its deletion batches and the blob sweep's deletes and settlements take none of them.
+ *
+ * <p><b>Isolation.</b> Every explicit transaction states {@code READ COMMITTED} first ({@code PgSql.readCommitted};
+ * the push group pipelines it with {@code BEGIN}), and every connection of the server's pool defaults to it
+ * ({@code default_transaction_isolation}, a connection parameter), so single statements outside a transaction
+ * run at it as well. It is what the transactions rely on: a statement issued after a lock is granted sees what
+ * the previous holder committed (the push group's serve-gate read and read-ahead after the partition lock, the
+ * upgrade's marker re-read after the table lock, activation's change scan after the partition lock). Under
+ * REPEATABLE READ the first of those would fail with a serialization error instead.
+ *
+ * <p><b>Timeouts.</b> A push group sets {@code lock_timeout} and {@code statement_timeout} ({@code SET LOCAL},
+ * {@code syncular.storage.*}); start-up DDL and the schema upgrade run under {@code lock_timeout}
+ * {@value dev.syncular.server.storage.postgres.StorageSchemaMigration#DDL_LOCK_TIMEOUT_MS} ms and are retried,
+ * so a DDL lock request never stalls the pushes queued behind it for longer. Timeouts, deadlocks, a full push
+ * queue and a refused pool wait reach callers as {@code sync.storage.busy} ({@link
+ * dev.syncular.server.storage.postgres.PostgresSyncStorage#busy}), everything rolled back.
  *
  * <p>§8.2: {@code PushTransaction}'s commit append also issues {@code pg_notify} on the storage schema's commit
  * channel ({@link dev.syncular.server.storage.postgres.PostgresSyncStorage#notificationChannel}), inside the
  * same statement; {@code CommitLogReads} reads a notified commit whole.
  *
  * <p>Only the facade is public (with the static helpers other PostgreSQL stores of the same schema use:
- * {@code q}, {@code applyDdl}, {@code rowTableName}). May depend on {@code storage}, {@code schema},
+ * {@code q}, {@code applyDdl} with its {@code DdlStep}s, {@code readCommitted}, {@code busy},
+ * {@code rowTableName}). May depend on {@code storage}, {@code schema},
  * {@code wire}, the Vert.x SQL client (Mutiny bindings, {@code pgclient} for SQLSTATEs), Mutiny and Jackson;
  * never on the engine or the HTTP layer. No reflection, no runtime class loading (native image).
  */

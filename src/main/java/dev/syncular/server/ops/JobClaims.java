@@ -1,0 +1,56 @@
+package dev.syncular.server.ops;
+
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.function.Supplier;
+import org.jboss.logging.Logger;
+
+/**
+ * The database claim of the scheduled jobs ({@link PruningJob}, {@link BlobSweepJob}, {@link SegmentExpiryJob}):
+ * every pod schedules them, one pod at a time runs each, at most once per its interval across the deployment
+ * ({@link PostgresSyncStorage#runExclusively}: a PostgreSQL advisory lock keyed by the storage schema and the
+ * job's name, and the job's last start in {@code sync_jobs}). Nothing about a job lives in a pod's memory.
+ */
+@ApplicationScoped
+public class JobClaims {
+    private static final Logger LOG = Logger.getLogger(JobClaims.class);
+    /** A run is skipped when another pod started the job within this share of the interval (timer jitter). */
+    static final double INTERVAL_SHARE = 0.9;
+
+    private final PostgresSyncStorage storage;
+    private final String pod;
+
+    @Inject
+    public JobClaims(PostgresSyncStorage storage) {
+        this.storage = storage;
+        String host = System.getenv("HOSTNAME");
+        this.pod = (host == null || host.isBlank() ? "pod" : host) + "/" + ProcessHandle.current().pid();
+    }
+
+    /**
+     * Runs {@code work} unless another pod runs job {@code name} now or started it within its interval
+     * ({@code every}, a scheduler expression); yields the work's item, {@code null} when skipped.
+     */
+    public <T> Uni<T> run(String name, String every, Supplier<Uni<T>> work) {
+        long minIntervalMs = (long) (interval(every).toMillis() * INTERVAL_SHARE);
+        return storage.runExclusively(name, minIntervalMs, System.currentTimeMillis(), pod, work)
+                .invoke(item -> {
+                    if (item == null) {
+                        LOG.debugf("job %s skipped: another pod runs it or ran it within its interval", name);
+                    }
+                });
+    }
+
+    /** A Quarkus scheduler {@code every} value as a duration: {@code 1h}, {@code 30m}, {@code 2d}, {@code PT1H}. */
+    static Duration interval(String every) {
+        String v = every.trim().toUpperCase(Locale.ROOT);
+        if (v.endsWith("D") && !v.startsWith("P")) {
+            return Duration.parse("P" + v);
+        }
+        return Duration.parse(Character.isDigit(v.charAt(0)) ? "PT" + v : v);
+    }
+}
