@@ -116,42 +116,54 @@ final class StorageSchemaMigration {
      * Otherwise one READ COMMITTED transaction under {@code lock_timeout} {@value #DDL_LOCK_TIMEOUT_MS} ms and
      * the transaction advisory lock {@code lockName} (concurrent starters — pods, test classes — apply it one
      * at a time) re-reads the probes and runs the steps still missing, in order; a lock timeout rolls it back
-     * and it is retried ({@link #retryingLockTimeouts}). {@link DdlStep#concurrent() Concurrent} index builds
-     * run last, outside any transaction, one starter at a time (a session advisory lock). Notices are silenced.
+     * and it is retried ({@link #retryingLockTimeouts}). {@link DdlStep#concurrent() Concurrent} index builds on
+     * existing tables run last, outside any transaction, one starter at a time (a session advisory lock); on a
+     * table created by the same start-up the index is created with it. Notices are silenced.
      */
     static Uni<Void> applyDdl(Pool pool, String lockName, List<DdlStep> steps) {
-        List<DdlStep> transactional = steps.stream().filter(s -> !s.concurrent()).toList();
         List<DdlStep> concurrent = steps.stream().filter(DdlStep::concurrent).toList();
-        return missing(pool, steps).chain(missing -> {
-            if (missing.isEmpty()) {
-                return Uni.createFrom().voidItem();
+        List<String> probes = new ArrayList<>(steps.stream().map(DdlStep::probe).toList());
+        concurrent.forEach(s -> probes.add(s.tableProbe()));
+        return probe(pool, probes).chain(present -> {
+            List<DdlStep> missing = new ArrayList<>();
+            List<DdlStep> built = new ArrayList<>();
+            for (int i = 0; i < steps.size(); i++) {
+                DdlStep s = steps.get(i);
+                if (present[i]) {
+                    continue;
+                }
+                // an index of a table this start-up creates is created with it; on an existing table, concurrently
+                boolean existingTable = s.concurrent() && present[steps.size() + concurrent.indexOf(s)];
+                (existingTable ? built : missing).add(s);
             }
-            Uni<Void> tx = missing.stream().allMatch(DdlStep::concurrent) ? Uni.createFrom().voidItem()
+            Uni<Void> tx = missing.isEmpty() ? Uni.createFrom().voidItem()
                     : ddlTransaction(pool, conn -> xactLock(conn, lockName)
-                            .chain(() -> missing(conn, transactional))
-                            .chain(still -> execAll(conn, still.stream().map(DdlStep::sql).toList())));
-            return tx.chain(() -> buildConcurrently(pool, lockName, concurrent));
+                            .chain(() -> probe(conn, missing.stream().map(DdlStep::probe).toList()))
+                            .chain(still -> {
+                                List<String> sql = new ArrayList<>();
+                                for (int i = 0; i < missing.size(); i++) {
+                                    if (!still[i]) {
+                                        sql.add(missing.get(i).sql());
+                                    }
+                                }
+                                return execAll(conn, sql);
+                            }));
+            return tx.chain(() -> buildConcurrently(pool, lockName, built));
         });
     }
 
-    /** The steps whose probe answers false, in order (one statement; reads the catalog only). */
-    private static Uni<List<DdlStep>> missing(SqlClient c, List<DdlStep> steps) {
-        if (steps.isEmpty()) {
-            return Uni.createFrom().item(List.of());
+    /** The answers of {@code probes}, in order (one statement; reads the catalog only). */
+    private static Uni<boolean[]> probe(SqlClient c, List<String> probes) {
+        if (probes.isEmpty()) {
+            return Uni.createFrom().item(new boolean[0]);
         }
-        StringBuilder sql = new StringBuilder("SELECT ");
-        for (int i = 0; i < steps.size(); i++) {
-            sql.append(i == 0 ? "" : ", ").append(steps.get(i).probe());
-        }
-        return c.query(sql.toString()).execute().map(rs -> {
+        return c.query("SELECT " + String.join(", ", probes)).execute().map(rs -> {
             Row r = first(rs);
-            List<DdlStep> out = new ArrayList<>();
-            for (int i = 0; i < steps.size(); i++) {
-                if (!Boolean.TRUE.equals(r.getBoolean(i))) {
-                    out.add(steps.get(i));
-                }
+            boolean[] present = new boolean[probes.size()];
+            for (int i = 0; i < present.length; i++) {
+                present[i] = Boolean.TRUE.equals(r.getBoolean(i));
             }
-            return out;
+            return present;
         });
     }
 
@@ -165,14 +177,22 @@ final class StorageSchemaMigration {
             return Uni.createFrom().voidItem();
         }
         Tuple lock = Tuple.of(lockName + ":concurrent");
-        return pool.withConnection(conn -> conn.preparedQuery("SELECT pg_advisory_lock(hashtext($1))").execute(lock)
-                .chain(() -> missing(conn, steps))
-                .chain(still -> Multi.createFrom().iterable(still)
-                        .onItem().transformToUniAndConcatenate(s -> conn.query(s.dropInvalid()).execute()
-                                .chain(() -> conn.query(s.sql()).execute()))
-                        .collect().last())
-                .replaceWithVoid()
+        return pool.withConnection(conn -> conn.query("SET client_min_messages = warning").execute()
+                .chain(() -> conn.preparedQuery("SELECT pg_advisory_lock(hashtext($1))").execute(lock))
+                .chain(() -> probe(conn, steps.stream().map(DdlStep::probe).toList()))
+                .chain(present -> {
+                    Uni<Void> chain = Uni.createFrom().voidItem();
+                    for (int i = 0; i < steps.size(); i++) {
+                        DdlStep s = steps.get(i);
+                        if (!present[i]) {
+                            chain = chain.chain(() -> conn.query(s.dropInvalid()).execute())
+                                    .chain(() -> conn.query(s.concurrentSql()).execute()).replaceWithVoid();
+                        }
+                    }
+                    return chain;
+                })
                 .eventually(() -> conn.preparedQuery("SELECT pg_advisory_unlock(hashtext($1))").execute(lock)
+                        .chain(() -> conn.query("RESET client_min_messages").execute())
                         .onFailure().recoverWithNull()));
     }
 
@@ -283,8 +303,7 @@ final class StorageSchemaMigration {
                 DdlStep.trigger(pgSchema, "sync_commits", FENCE_TRIGGER, "CREATE TRIGGER " + q(FENCE_TRIGGER)
                         + " BEFORE INSERT ON " + t("sync_commits") + " FOR EACH ROW EXECUTE FUNCTION " + t(FENCE_TRIGGER) + "()"),
                 // §2.3 retention of push results (Pruning): added to a table that may be busy, so built concurrently
-                DdlStep.concurrentIndex(pgSchema, "sync_push_results_by_age", "CREATE INDEX CONCURRENTLY IF NOT EXISTS"
-                        + " sync_push_results_by_age ON " + t("sync_push_results") + " (partition_id, created_at_ms)"));
+                DdlStep.concurrentIndex(pgSchema, "sync_push_results_by_age", "sync_push_results", "(partition_id, created_at_ms)"));
     }
 
     private DdlStep table(String name, String definition) {
