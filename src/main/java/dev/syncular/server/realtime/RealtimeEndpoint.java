@@ -61,7 +61,8 @@ public class RealtimeEndpoint {
         hub.add(s);
         String hello = ControlMessages.render(new ControlMessage.Hello(PROTOCOL_VERSION, s.sessionId,
                 p.ctx().actorId(), p.clientId(), cursor, latest, requiresSync, System.currentTimeMillis()));
-        return connection.sendText(hello);
+        // §8.6.4: the snapshot of the keys it holds follows the hello
+        return connection.sendText(hello).invoke(() -> hub.presenceRegistered(s, java.util.Set.of()));
     }
 
     @OnTextMessage
@@ -83,7 +84,10 @@ public class RealtimeEndpoint {
             return storage.advanceClientCursor(s.ctx.partition(), s.clientId, s.ctx.actorId(), s.logEpoch, ack.cursor(),
                     System.currentTimeMillis()).replaceWithVoid().onFailure().recoverWithNull();
         }
-        return Uni.createFrom().voidItem(); // unknown events (and presence, not served here) are tolerated
+        if (m instanceof ControlMessage.PresencePublish publish) {
+            hub.presencePublished(s, publish);
+        }
+        return Uni.createFrom().voidItem(); // unknown events are tolerated (§8.1)
     }
 
     @OnBinaryMessage
@@ -105,12 +109,12 @@ public class RealtimeEndpoint {
     /** §8.7: a completed pulling round replaces the registrations from the client record it just wrote. */
     private Uni<Void> reregister(RealtimeSession s) {
         return upgrade.prepare(s.ctx, s.clientId).invoke(p -> {
-            s.register(p.registrations());
+            hub.presenceRegistered(s, s.register(p.registrations()));
             if (p.partition() != null) {
                 s.logEpoch = p.partition().logEpoch();
             }
         }).replaceWithVoid().onFailure().recoverWithItem(() -> {
-            s.register(java.util.List.of());
+            hub.presenceRegistered(s, s.register(java.util.List.of()));
             return null;
         });
     }
@@ -128,7 +132,7 @@ public class RealtimeEndpoint {
     public Uni<Void> close(WebSocketConnection connection) {
         RealtimeSession s = connection.userData().get(SESSION);
         if (s != null) {
-            hub.remove(s);
+            hub.remove(s); // and its presence leaves (§8.6.1)
         }
         return Uni.createFrom().voidItem();
     }

@@ -54,20 +54,29 @@ public class RealtimeHub {
     private final Vertx vertx;
     private final RealtimeMetrics metrics;
     private final long maxDeltaBytes;
+    private final PresenceBus presenceBus;
+    private final PresenceRegistry presence;
     private PgSubscriber subscriber;
     private volatile boolean listening;
+    private volatile boolean presenceListening;
     private volatile boolean draining;
 
     @Inject
     public RealtimeHub(SyncularConfig config, PostgresSyncStorage storage, SchemaWindow window, Vertx vertx,
-            MeterRegistry registry) {
+            MeterRegistry registry, io.vertx.mutiny.sqlclient.Pool pool) {
         this.config = config.realtime();
         this.storage = storage;
         this.window = window;
         this.vertx = vertx;
         this.maxDeltaBytes = this.config.maxDeltaBytes().asLongValue();
         maxUnacked = this.config.maxUnackedDeltas();
-        this.metrics = new RealtimeMetrics(registry, open::get);
+        String commits = storage.notificationChannel();
+        String presenceChannel = "syncular_presence_" + commits.substring("syncular_commits_".length());
+        this.presenceBus = new PresenceBus(pool, presenceChannel.length() > 63 ? presenceChannel.substring(0, 63)
+                : presenceChannel, podId);
+        this.presence = new PresenceRegistry(podId, this::sessionsOf, presenceBus, System::currentTimeMillis,
+                this.config.maxPresenceBytes().asLongValue());
+        this.metrics = new RealtimeMetrics(registry, open::get, presence::localMembers);
     }
 
     void start(@Observes StartupEvent event) {
@@ -96,6 +105,18 @@ public class RealtimeHub {
                     }
                     listening = true;
                 });
+        if (config.presenceEnabled()) {
+            subscriber.channel(presenceBus.channel())
+                    .handler(payload -> presenceBus.received(payload, this::presenceMessage))
+                    .subscribeHandler(v -> {
+                        if (presenceListening) {
+                            // notifications in between are lost: forget the other pods, ask them to re-announce
+                            presence.forgetOtherPods();
+                        }
+                        presenceListening = true;
+                        presenceBus.pod("hello");
+                    });
+        }
         subscriber.connect().onFailure(e -> LOG.error("Realtime LISTEN connection failed", e));
     }
 
@@ -142,6 +163,15 @@ public class RealtimeHub {
             }
         }
         if (subscriber != null) {
+            if (config.presenceEnabled()) {
+                // the other pods drop this pod's peers now rather than after three silent heartbeats
+                presenceBus.pod("bye");
+                try {
+                    presenceBus.flushed().get(2, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    LOG.debug("Presence bye not confirmed before shutdown", e);
+                }
+            }
             subscriber.close();
         }
     }
@@ -207,6 +237,57 @@ public class RealtimeHub {
             }
             return set.isEmpty() ? null : set;
         });
+        if (config.presenceEnabled()) {
+            presence.disconnected(s);
+        }
+    }
+
+    private Iterable<RealtimeSession> sessionsOf(String partition) {
+        Set<RealtimeSession> set = byPartition.get(partition);
+        return set == null ? Set.of() : set;
+    }
+
+    /** §8.6: a publish or leave of local connection {@code s}; ignored (tolerated) with presence off. */
+    void presencePublished(RealtimeSession s, ControlMessage.PresencePublish m) {
+        if (config.presenceEnabled()) {
+            presence.publish(s, m);
+        }
+    }
+
+    /** §8.6.3: {@code s} now holds {@link RealtimeSession#scopeKeys()}, and held {@code before}. */
+    void presenceRegistered(RealtimeSession s, Set<String> before) {
+        if (config.presenceEnabled()) {
+            presence.registrationChanged(s, before, s.scopeKeys());
+        }
+    }
+
+    /** A presence message of another pod (§8.6 across pods, {@link PresenceBus}). */
+    private void presenceMessage(String pod, com.fasterxml.jackson.databind.node.ObjectNode m) {
+        String type = m.path("t").asText();
+        switch (type) {
+            case "set", "del" -> {
+                String partition = m.path("p").asText(null);
+                String key = m.path("k").asText(null);
+                String actor = m.path("a").asText(null);
+                String client = m.path("c").asText(null);
+                if (partition == null || key == null || actor == null || client == null) {
+                    return;
+                }
+                PresenceRegistry.Peer peer = new PresenceRegistry.Peer(actor, client);
+                if (type.equals("del")) {
+                    presence.remoteDelete(pod, partition, key, peer);
+                } else if (m.get("d") instanceof com.fasterxml.jackson.databind.node.ObjectNode doc) {
+                    presence.remoteSet(pod, partition, key, peer, doc);
+                }
+            }
+            case "hello" -> {
+                presence.heard(pod);
+                presence.announceLocal();
+            }
+            case "alive" -> presence.heard(pod);
+            case "bye" -> presence.podGone(pod);
+            default -> { }
+        }
     }
 
     /** A commit notification {@code <partition>:<commitSeq>}: fanned out in notification order per partition. */
@@ -276,6 +357,10 @@ public class RealtimeHub {
     void heartbeat() {
         long now = System.currentTimeMillis();
         long idle = 3 * config.heartbeatInterval().toMillis();
+        if (config.enabled() && config.presenceEnabled() && presenceListening) {
+            presenceBus.pod("alive");
+            presence.expireSilentPods(now - idle);
+        }
         String beat = ControlMessages.render(new ControlMessage.Heartbeat(now));
         for (Set<RealtimeSession> set : byPartition.values()) {
             for (RealtimeSession s : set) {

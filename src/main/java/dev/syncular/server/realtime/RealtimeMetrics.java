@@ -7,14 +7,16 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.function.Supplier;
 
-/** Realtime metrics: open connections, deltas, wake-ups by reason, LISTEN reconnects. */
+/** Realtime metrics: open connections, presence members, deltas, wake-ups by reason, LISTEN reconnects. */
 final class RealtimeMetrics {
     private final Counter deltas;
     private final Map<WakeReason, Counter> wakes = new EnumMap<>(WakeReason.class);
     private final Counter reconnects;
 
-    RealtimeMetrics(MeterRegistry registry, Supplier<Number> open) {
+    RealtimeMetrics(MeterRegistry registry, Supplier<Number> open, Supplier<Number> presenceMembers) {
         registry.gauge("syncular.realtime.connections", java.util.List.of(), open, s -> s.get().doubleValue());
+        registry.gauge("syncular.realtime.presence.members", java.util.List.of(), presenceMembers,
+                s -> s.get().doubleValue());
         deltas = registry.counter("syncular.realtime.deltas");
         for (WakeReason r : WakeReason.values()) {
             wakes.put(r, registry.counter("syncular.realtime.wakeups", "reason", r.wire()));

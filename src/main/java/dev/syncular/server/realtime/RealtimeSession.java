@@ -60,11 +60,23 @@ final class RealtimeSession {
         register(registrations);
     }
 
-    synchronized void register(List<RealtimeDelta.Registration> regs) {
+    /** Replaces the registrations (§8.7); returns the scope keys held before (§8.6.3 re-derives presence). */
+    synchronized Set<String> register(List<RealtimeDelta.Registration> regs) {
+        Set<String> before = scopeKeys == null ? Set.of() : scopeKeys;
         this.registrations = List.copyOf(regs);
         Set<String> keys = new java.util.HashSet<>();
         regs.forEach(r -> keys.addAll(r.scopeKeys()));
-        this.scopeKeys = keys;
+        this.scopeKeys = Set.copyOf(keys);
+        return before;
+    }
+
+    /** The effective scope keys of the registrations: the fanout and presence grant (§8.6.3). */
+    synchronized Set<String> scopeKeys() {
+        return scopeKeys;
+    }
+
+    synchronized boolean holds(String scopeKey) {
+        return scopeKeys.contains(scopeKey);
     }
 
     synchronized List<RealtimeDelta.Registration> registrations() {
