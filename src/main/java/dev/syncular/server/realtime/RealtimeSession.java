@@ -95,7 +95,7 @@ final class RealtimeSession {
     /** What to do with notified commit {@code seq} (§8.2); the caller builds the delta only for DELIVER. */
     enum Decision { IGNORE, WAKE, DELIVER }
 
-    synchronized Decision onCommit(long seq, boolean matching) {
+    synchronized Decision onCommit(long seq, boolean matching, int maxUnacked) {
         if (seq <= observed) {
             return Decision.IGNORE; // a duplicate or late notification: nothing new to bridge
         }
@@ -111,7 +111,7 @@ final class RealtimeSession {
         if (suppressed) {
             return Decision.WAKE;
         }
-        if (roundInFlight || unacked.size() >= RealtimeHub.maxUnacked) {
+        if (roundInFlight || unacked.size() >= maxUnacked) {
             suppressed = true;
             return Decision.WAKE;
         }

@@ -72,7 +72,7 @@ class RealtimeChannelTest {
     ScopeResolver resolver;
 
     @Inject
-    RealtimeHub hub;
+    PodRealtime realtime;
 
     String partition;
 
@@ -352,7 +352,7 @@ class RealtimeChannelTest {
         RealtimeSocket s = syncAndConnect(b);
         int killed = pool.preparedQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                 + " WHERE query LIKE 'LISTEN%' AND application_name = $1")
-                .execute(Tuple.of(hub.podId())).await().atMost(WAIT).size();
+                .execute(Tuple.of(realtime.hub().podId())).await().atMost(WAIT).size();
         assertEquals(1, killed);
         assertEquals("catchup-required", s.nextEvent("sync").get("data").get("reason").asText());
         s.ws.abort();
