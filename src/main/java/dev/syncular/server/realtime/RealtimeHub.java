@@ -248,6 +248,12 @@ public final class RealtimeHub {
         return set == null ? Set.of() : set;
     }
 
+    /** The sessions registered for {@code partition} (per-connection accounting, Appendix B 17). */
+    int sessionCount(String partition) {
+        Set<RealtimeSession> set = byPartition.get(partition);
+        return set == null ? 0 : set.size();
+    }
+
     /** §8.6: a publish or leave of local connection {@code s}; ignored (tolerated) with presence off. */
     void presencePublished(RealtimeSession s, ControlMessage.PresencePublish m) {
         if (settings.presenceEnabled()) {
