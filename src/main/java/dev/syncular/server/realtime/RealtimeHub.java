@@ -352,8 +352,8 @@ public final class RealtimeHub {
                     return;
                 }
                 Message delta = RealtimeDelta.delta(s.logEpoch, s.registrations(), commit);
-                if (delta != null) {
-                    s.deliver(seq, delta.encode(), settings.maxDeltaBytes(), metrics);
+                if (delta != null && s.deliver(seq, delta.encode(), settings.maxDeltaBytes(), metrics)) {
+                    metrics.deltaLatency(commit.createdAtMs());
                 }
             }
         }

@@ -118,21 +118,25 @@ final class RealtimeSession {
         return Decision.DELIVER;
     }
 
-    /** Sends {@code delta} (already encoded) unless it is too large, in which case the session drops to a wake. */
-    synchronized void deliver(long seq, byte[] encoded, long maxBytes, RealtimeMetrics metrics) {
+    /**
+     * Sends {@code delta} (already encoded) unless it is too large, in which case the session drops to a wake;
+     * whether the delta went out.
+     */
+    synchronized boolean deliver(long seq, byte[] encoded, long maxBytes, RealtimeMetrics metrics) {
         if (suppressed || roundInFlight) {
             wake(WakeReason.CATCHUP_REQUIRED, metrics);
-            return;
+            return false;
         }
         if (encoded.length + 1 > maxBytes) {
             suppressed = true;
             wake(WakeReason.DELTA_TOO_LARGE, metrics);
-            return;
+            return false;
         }
         Buffer b = Buffer.buffer(encoded.length + 1).appendByte((byte) ChannelTag.DELTA).appendBytes(encoded);
         unacked.add(seq);
         metrics.delta();
         connection.sendBinary(b).subscribe().with(v -> { }, e -> { });
+        return true;
     }
 
     /** Sends a wake-up unless one is outstanding (§8.3: coalescible). */

@@ -325,6 +325,9 @@ class RealtimeChannelTest {
                 HttpResponse.BodyHandlers.ofString()).body();
         assertTrue(metrics.contains("syncular_realtime_connections"), "open connections gauge");
         assertTrue(metrics.contains("syncular_realtime_wakeups_total{reason=\"catchup-required\"}"), "wake-ups by reason");
+        assertTrue(metrics.contains("syncular_realtime_delta_latency_seconds_count"), "commit-to-delta latency");
+        assertTrue(metrics.contains("syncular_realtime_presence_members"), "presence members");
+        assertTrue(metrics.contains("syncular_realtime_listen_reconnects_total"), "LISTEN reconnects");
         // a silent client answering pings (the JDK client pongs by itself) is not reaped: idle means 3 intervals
         for (int i = 0; i < 4; i++) {
             s.nextEvent("heartbeat");
