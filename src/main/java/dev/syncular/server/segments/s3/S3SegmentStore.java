@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.segments.SegmentCollisionException;
 import dev.syncular.server.segments.SegmentPublication;
 import dev.syncular.server.segments.SegmentStore;
+import dev.syncular.server.segments.SegmentStoreStats;
 import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.segments.StoredSegment;
@@ -423,6 +424,30 @@ public final class S3SegmentStore implements SegmentStore {
         }
         s3.deleteObject(r -> r.bucket(bucket).key(recordKey(segmentId)));
         return !rec.deleting();
+    }
+
+    /**
+     * A LIST of the bytes objects ({@code seg/}), like {@link #deleteExpired} a whole-bucket walk: entries and
+     * their bytes. Publications live in one record object per entry and are not read ({@code -1}).
+     */
+    @Override
+    public Uni<SegmentStoreStats> stats(long nowMs) {
+        return blocking(() -> {
+            long segments = 0;
+            long bytes = 0;
+            String token = null;
+            do {
+                String continuation = token;
+                ListObjectsV2Response page = s3.listObjectsV2(r -> r.bucket(bucket).prefix(prefix + "seg/sha256/")
+                        .continuationToken(continuation));
+                for (S3Object o : page.contents()) {
+                    segments++;
+                    bytes += o.size() == null ? 0 : o.size();
+                }
+                token = Boolean.TRUE.equals(page.isTruncated()) ? page.nextContinuationToken() : null;
+            } while (token != null);
+            return new SegmentStoreStats("s3", segments, bytes, -1, -1);
+        });
     }
 
     // ------------------------------------------------------------------------------------------------
