@@ -14,10 +14,13 @@ import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitFrame;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.MediaType;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.OpResult;
+import dev.syncular.server.wire.PullHeader;
 import dev.syncular.server.wire.PushCommit;
 import dev.syncular.server.wire.SegmentInline;
+import dev.syncular.server.wire.SegmentRef;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.io.IOException;
@@ -38,7 +41,8 @@ import org.junit.jupiter.api.Test;
  * The metrics an operator sees: every metric the shipped Grafana dashboard queries is exported on
  * {@code /q/metrics} after a scripted session, and the session moves the engine's counters by exactly what it
  * did — rounds, applied / conflicted / rejected / cached commits (§6.3, §2.3), operations per commit, rows by
- * lane (§4.5 incremental, §5.2 rows segments) and inline segment bytes (§5.7). Real HTTP, real PostgreSQL.
+ * lane (§4.5 incremental, §5.2 rows segments, §5.3 images), segment bytes by delivery (§5.7 inline, §5.5 direct)
+ * and SQLite images built and reused. Real HTTP, real PostgreSQL.
  */
 @QuarkusTest
 class DashboardMetricsTest {
@@ -96,6 +100,47 @@ class DashboardMetricsTest {
         assertTrue(s.inlineBytes() > 0);
         assertEquals(s.inlineBytes(), delta(before, after, "syncular_segments_bytes_total", Map.of("delivery", "inline")));
         assertEquals(0, delta(before, after, "syncular_segments_bytes_total", Map.of("delivery", "direct")));
+    }
+
+    /**
+     * Referenced delivery (§5.4, §5.5): a rows segment and SQLite images fetched through {@code GET /segments}
+     * count their bytes as {@code direct}; the first image of a scope is built, the second client's is reused
+     * (§5.3), and their rows count on the {@code image} lane.
+     */
+    @Test
+    void referencedSegmentsAndSqliteImagesAreCounted() {
+        String partition = "metrics-" + UUID.randomUUID();
+        SyncTestClient a = client(partition, "alice");
+        a.sync();
+        a.upsert("todos", todo("t1", "one"), null);
+        a.upsert("todos", todo("t2", "two"), null);
+        a.upsert("todos", todo("t3", "three"), null);
+        a.sync();
+
+        PrometheusScrape before = scrape();
+        SyncTestClient rows = client(partition, "carol");
+        rows.accept = PullHeader.ACCEPT_EXTERNAL_ROWS;
+        List<SyncTestClient> images = List.of(client(partition, "dave"), client(partition, "erin"));
+        long fetched = 0;
+        for (SyncTestClient c : List.of(rows, images.get(0), images.get(1))) {
+            if (c != rows) {
+                c.accept = PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SQLITE;
+                c.limitSnapshotRows = 1; // three rows are more than one page: the image lane
+            }
+            c.sync();
+            c.sync();
+            assertEquals(3, c.table("todos").size());
+            fetched += c.segmentRefs.stream().mapToLong(SegmentRef::byteLength).sum();
+        }
+        PrometheusScrape after = scrape();
+        assertEquals(MediaType.ROWS, rows.segmentRefs.get(0).mediaType());
+        assertEquals(MediaType.SQLITE, images.get(1).segmentRefs.get(0).mediaType());
+        assertEquals(fetched, delta(before, after, "syncular_segments_bytes_total", Map.of("delivery", "direct")));
+        assertEquals(0, delta(before, after, "syncular_segments_bytes_total", Map.of("delivery", "inline")));
+        assertEquals(3, delta(before, after, "syncular_pull_rows_total", Map.of("lane", "rows")));
+        assertEquals(6, delta(before, after, "syncular_pull_rows_total", Map.of("lane", "image")));
+        assertEquals(1, delta(before, after, "syncular_sqlite_images_total", Map.of("result", "built")));
+        assertEquals(1, delta(before, after, "syncular_sqlite_images_total", Map.of("result", "reused")));
     }
 
     /**
