@@ -29,6 +29,7 @@ import jakarta.ws.rs.core.Response;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.enums.SecuritySchemeType;
@@ -97,27 +98,25 @@ public class AdminResource {
     @Path("/partitions/{partition}")
     @Operation(summary = "One partition: log epoch, newest commit, pruning horizon and rows per table")
     public Uni<Response> partition(@HeaderParam("Authorization") String auth, @PathParam("partition") String partition) {
-        return guarded("GET /admin/partitions/{partition}", auth, () -> storage.readPartition(partition)
-                .flatMap(state -> state == null ? Uni.createFrom().item(partitionNotFound(partition))
-                        : storage.countRows(partition).map(counts -> {
-                            ObjectNode o = render(state);
-                            ObjectNode rows = o.putObject("rowCounts");
-                            counts.forEach(rows::put);
-                            return Response.ok(o).build();
-                        })));
+        return guarded("GET /admin/partitions/{partition}", auth, () -> registered(partition,
+                state -> storage.countRows(partition).map(counts -> {
+                    ObjectNode o = render(state);
+                    ObjectNode rows = o.putObject("rowCounts");
+                    counts.forEach(rows::put);
+                    return Response.ok(o).build();
+                })));
     }
 
     @GET
     @Path("/partitions/{partition}/clients")
     @Operation(summary = "The client records of a partition: cursor, last seen, registered subscriptions, wire version")
     public Uni<Response> clients(@HeaderParam("Authorization") String auth, @PathParam("partition") String partition) {
-        return guarded("GET /admin/partitions/{partition}/clients", auth, () -> storage.readPartition(partition)
-                .flatMap(state -> state == null ? Uni.createFrom().item(partitionNotFound(partition))
-                        : storage.listClients(partition).map(list -> {
-                            ArrayNode out = JSON.createArrayNode();
-                            list.forEach(c -> out.add(render(c)));
-                            return Response.ok(out).build();
-                        })));
+        return guarded("GET /admin/partitions/{partition}/clients", auth, () -> registered(partition,
+                state -> storage.listClients(partition).map(list -> {
+                    ArrayNode out = JSON.createArrayNode();
+                    list.forEach(c -> out.add(render(c)));
+                    return Response.ok(out).build();
+                })));
     }
 
     @GET
@@ -211,8 +210,11 @@ public class AdminResource {
                 "limit must be a positive integer within the maximum", Map.of("max", max)));
     }
 
-    private static Response partitionNotFound(String partition) {
-        return AdminAccess.error(404, ErrorCode.NOT_FOUND, "partition not found", Map.of("partition", partition));
+    /** {@code answer} for a registered partition, else 404 {@code sync.not_found}. */
+    private Uni<Response> registered(String partition, Function<PartitionState, Uni<Response>> answer) {
+        return storage.readPartition(partition).flatMap(state -> state != null ? answer.apply(state)
+                : Uni.createFrom().item(AdminAccess.error(404, ErrorCode.NOT_FOUND, "partition not found",
+                        Map.of("partition", partition))));
     }
 
     private static ObjectNode render(PartitionState p) {

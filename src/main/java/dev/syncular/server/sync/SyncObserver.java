@@ -1,5 +1,7 @@
 package dev.syncular.server.sync;
 
+import java.util.List;
+
 /**
  * What the engine tells operations about its work — metrics, the admin event tail — without depending on
  * either: the edge ({@code ops}) implements it, the engine only calls it. Every method defaults to doing
@@ -61,48 +63,36 @@ public interface SyncObserver {
 
     /** Tells every one of {@code observers}, in order. */
     static SyncObserver of(SyncObserver... observers) {
-        SyncObserver[] all = observers.clone();
+        List<SyncObserver> all = List.of(observers);
         return new SyncObserver() {
             @Override
             public void roundEnded(String outcome, long nanos) {
-                for (SyncObserver o : all) {
-                    o.roundEnded(outcome, nanos);
-                }
+                all.forEach(o -> o.roundEnded(outcome, nanos));
             }
 
             @Override
             public void commitPushed(Commit commit) {
-                for (SyncObserver o : all) {
-                    o.commitPushed(commit);
-                }
+                all.forEach(o -> o.commitPushed(commit));
             }
 
             @Override
             public void rowsPulled(Lane lane, long rows) {
-                for (SyncObserver o : all) {
-                    o.rowsPulled(lane, rows);
-                }
+                all.forEach(o -> o.rowsPulled(lane, rows));
             }
 
             @Override
             public void segmentBytes(Delivery delivery, long bytes) {
-                for (SyncObserver o : all) {
-                    o.segmentBytes(delivery, bytes);
-                }
+                all.forEach(o -> o.segmentBytes(delivery, bytes));
             }
 
             @Override
             public void imageServed(boolean built) {
-                for (SyncObserver o : all) {
-                    o.imageServed(built);
-                }
+                all.forEach(o -> o.imageServed(built));
             }
 
             @Override
             public void gateRefused(String partition, String reason) {
-                for (SyncObserver o : all) {
-                    o.gateRefused(partition, reason);
-                }
+                all.forEach(o -> o.gateRefused(partition, reason));
             }
         };
     }
