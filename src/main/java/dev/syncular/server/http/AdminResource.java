@@ -167,12 +167,12 @@ public class AdminResource {
     @GET
     @Path("/events")
     @Operation(summary = "The newest operational events of this pod (rejections, conflicts, gate refusals, prunes),"
-            + " newest first; limit default 100")
+            + " newest first; limit default 100, at most syncular.admin.event-buffer")
     public Uni<Response> events(@HeaderParam("Authorization") String auth, @QueryParam("limit") String limit) {
         return guarded("GET /admin/events", auth, () -> {
-            int n = limit(limit, Integer.MAX_VALUE);
+            int n = limit(limit, events.capacity());
             if (n < 0) {
-                return badLimit(Integer.MAX_VALUE);
+                return badLimit(events.capacity());
             }
             ArrayNode out = JSON.createArrayNode();
             for (OperationalEvents.Event e : events.tail(n)) {

@@ -49,6 +49,11 @@ public class OperationalEvents implements SyncObserver {
         ring.addLast(new Event(++seq, System.currentTimeMillis(), kind, code, partition, details));
     }
 
+    /** How many events the ring keeps ({@code syncular.admin.event-buffer}). */
+    public int capacity() {
+        return capacity;
+    }
+
     /** The newest {@code limit} events, newest first. */
     public synchronized List<Event> tail(int limit) {
         List<Event> out = new ArrayList<>(Math.min(limit, ring.size()));
