@@ -206,6 +206,10 @@ public interface SyncularConfig {
     /** The admin API ({@code /admin/*}): enabled only when a bearer token is configured. */
     interface Admin {
         Optional<String> token();
+
+        /** Size of this pod's in-memory ring of operational events ({@code GET <mount>/admin/events}). */
+        @WithDefault("1000")
+        int eventBuffer();
     }
 
     /**

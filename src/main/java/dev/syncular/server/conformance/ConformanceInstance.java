@@ -80,7 +80,8 @@ public final class ConformanceInstance {
                         Math.max(0, Math.min(ttlSeconds, dev.syncular.server.segments.SegmentUrlSigner.MAX_TTL_MS / 1000))
                                 * 1000);
         this.engine = new SyncEngine(SchemaWindow.single(schema), storage, segments, resolver, limits, clock::get,
-                dev.syncular.server.sync.CrdtMerger.NONE, List.of(), reason -> { }, signer, true, blobStore);
+                dev.syncular.server.sync.CrdtMerger.NONE, List.of(), dev.syncular.server.sync.SyncObserver.NONE, signer,
+                true, blobStore);
     }
 
     public String id() {

@@ -24,6 +24,7 @@ public class ErrorMapper {
 
     @ServerExceptionMapper
     public Response syncError(SyncError e) {
+        logged(status(e.code()), e.code());
         Response.ResponseBuilder r = json(status(e.code()), ErrorBodies.body(e.code(), e.getMessage(), e.details()));
         if (e.code() == ErrorCode.SCHEMA_NOT_READY || e.code() == ErrorCode.RATE_LIMITED) {
             r.header("Retry-After", "1");
@@ -37,12 +38,14 @@ public class ErrorMapper {
         if (code == null) {
             code = ErrorCode.INVALID_REQUEST;
         }
+        logged(code.httpStatus, code);
         // Decode errors (§1.7) are static rule descriptions; they never interpolate request data.
         return json(code.httpStatus, ErrorBodies.body(code, e.getMessage(), Map.of())).build();
     }
 
     @ServerExceptionMapper
     public Response httpError(HttpError e) {
+        logged(e.status(), e.code());
         return json(e.status(), ErrorBodies.body(e.code(), e.getMessage(), Map.of())).build();
     }
 
@@ -75,6 +78,7 @@ public class ErrorMapper {
             case 415 -> "unsupported content type";
             default -> "invalid request";
         };
+        logged(status, code);
         Response.ResponseBuilder r = json(status, ErrorBodies.body(code, message, Map.of()));
         if (original != null && original.getHeaderString("Allow") != null) {
             r.header("Allow", original.getHeaderString("Allow"));
@@ -86,6 +90,14 @@ public class ErrorMapper {
     public Response unexpected(Throwable e) {
         LOG.error("Unhandled exception answered as sync.internal_error", e);
         return json(500, ErrorBodies.body(ErrorCode.INTERNAL_ERROR, "internal server error", Map.of())).build();
+    }
+
+    /**
+     * One line per error answer, carrying the request id ({@link RequestIds}) like every line of the request:
+     * INFO for a 5xx, DEBUG for a refusal of the request itself. Static text and the code only.
+     */
+    private static void logged(int status, ErrorCode code) {
+        LOG.logf(status >= 500 ? Logger.Level.INFO : Logger.Level.DEBUG, "request answered %d %s", status, code.code);
     }
 
     /** The HTTP status of a catalogue code (§10.1; §5.5 answers an expired segment with 404). */
