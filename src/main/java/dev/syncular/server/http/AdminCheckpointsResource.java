@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.ops.Backfills;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCheckpoint;
@@ -20,19 +19,23 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * Admin API for backfill checkpoints (§2.4): list, declare, claim, advance and activate. Enabled only when
- * {@code syncular.admin.token} is set; every call carries {@code Authorization: Bearer <token>}.
+ * Admin API for backfill checkpoints (§2.4): list, declare, claim, advance and activate. Behind
+ * {@link AdminAccess} like every admin route: enabled only when {@code syncular.admin.token} is set, every call
+ * carries {@code Authorization: Bearer <token>} and leaves an audit line.
  */
 @Path("/admin/checkpoints")
 @Produces(MediaType.APPLICATION_JSON)
+@Tag(name = AdminResource.TAG)
+@SecurityRequirement(name = AdminResource.SECURITY_SCHEME)
 public class AdminCheckpointsResource {
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -40,13 +43,14 @@ public class AdminCheckpointsResource {
     Backfills backfills;
 
     @Inject
-    SyncularConfig config;
+    AdminAccess access;
 
     @GET
+    @Operation(summary = "The backfill checkpoints of a partition")
     public Uni<Response> list(@HeaderParam("Authorization") String auth, @QueryParam("partition") String partition) {
-        return guarded(auth, () -> {
+        return guarded("GET /admin/checkpoints", auth, () -> {
             if (partition == null || partition.isBlank()) {
-                return bad("partition query parameter required");
+                return Uni.createFrom().item(AdminAccess.bad("partition query parameter required"));
             }
             return backfills.list(partition).map(list -> {
                 ArrayNode out = JSON.createArrayNode();
@@ -59,24 +63,27 @@ public class AdminCheckpointsResource {
     @POST
     @Path("/declare")
     @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Declare a backfill checkpoint (idempotent)")
     public Uni<Response> declare(@HeaderParam("Authorization") String auth, JsonNode body) {
-        return guarded(auth, () -> backfills.declare(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
+        return guarded("POST /admin/checkpoints/declare", auth, () -> backfills.declare(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
                 .map(c -> Response.ok(render(c)).build()));
     }
 
     @POST
     @Path("/claim")
     @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Claim a checkpoint's backfill: a fresh owner epoch")
     public Uni<Response> claim(@HeaderParam("Authorization") String auth, JsonNode body) {
-        return guarded(auth, () -> backfills.claim(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
+        return guarded("POST /admin/checkpoints/claim", auth, () -> backfills.claim(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
                 .map(c -> Response.ok(render(c)).build()));
     }
 
     @POST
     @Path("/advance")
     @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Advance the watermark (compare-and-set on the owner epoch)")
     public Uni<Response> advance(@HeaderParam("Authorization") String auth, JsonNode body) {
-        return guarded(auth, () -> backfills.advance(text(body, "partition"), text(body, "name"), number(body, "ownerEpoch"),
+        return guarded("POST /admin/checkpoints/advance", auth, () -> backfills.advance(text(body, "partition"), text(body, "name"), number(body, "ownerEpoch"),
                 number(body, "watermark"), number(body, "observedRows"))
                 .map(ok -> Response.ok(JSON.createObjectNode().put("advanced", ok)).build()));
     }
@@ -84,12 +91,13 @@ public class AdminCheckpointsResource {
     @POST
     @Path("/activate")
     @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Activate the checkpoint once no source table changed above the watermark")
     public Uni<Response> activate(@HeaderParam("Authorization") String auth, JsonNode body) {
-        return guarded(auth, () -> {
+        return guarded("POST /admin/checkpoints/activate", auth, () -> {
             List<String> sources = new ArrayList<>();
             JsonNode s = body == null ? null : body.get("sourceTables");
             if (s == null || !s.isArray()) {
-                return bad("sourceTables must be an array of table names");
+                return Uni.createFrom().item(AdminAccess.bad("sourceTables must be an array of table names"));
             }
             s.forEach(n -> sources.add(n.asText()));
             return backfills.activate(text(body, "partition"), text(body, "name"), number(body, "ownerEpoch"),
@@ -111,39 +119,19 @@ public class AdminCheckpointsResource {
         return o;
     }
 
-    private Uni<Response> guarded(String auth, Supplier<Uni<Response>> call) {
-        String token = config.admin().token().orElse("");
-        if (token.isEmpty()) {
-            return Uni.createFrom().item(error(404, ErrorCode.NOT_FOUND, "admin API disabled", Map.of()));
-        }
-        String presented = auth != null && auth.startsWith("Bearer ") ? auth.substring(7).trim() : "";
-        if (!MessageDigest.isEqual(token.getBytes(StandardCharsets.UTF_8), presented.getBytes(StandardCharsets.UTF_8))) {
-            return Uni.createFrom().item(error(401, ErrorCode.AUTH_REQUIRED, "admin credential required", Map.of()));
-        }
-        try {
-            return call.get().onFailure(StorageException.class).recoverWithItem(e -> storageError((StorageException) e));
-        } catch (IllegalArgumentException e) {
-            return bad("invalid request body");
-        }
+    private Uni<Response> guarded(String route, String auth, Supplier<Uni<Response>> call) {
+        return access.guarded(route, auth, AdminCheckpointsResource::storageError, call);
     }
 
     private static Response storageError(StorageException e) {
         if (StorageException.CHECKPOINT_NOT_FOUND.equals(e.code())) {
-            return error(404, ErrorCode.NOT_FOUND, "checkpoint not found", Map.of("reason", e.code()));
+            return AdminAccess.error(404, ErrorCode.NOT_FOUND, "checkpoint not found", Map.of("reason", e.code()));
         }
         if (StorageException.CHECKPOINT_OWNER_CHANGED.equals(e.code())) {
-            return error(409, ErrorCode.VERSION_CONFLICT, "checkpoint claimed by another owner", Map.of("reason", e.code()));
+            return AdminAccess.error(409, ErrorCode.VERSION_CONFLICT, "checkpoint claimed by another owner",
+                    Map.of("reason", e.code()));
         }
-        return error(500, ErrorCode.INTERNAL_ERROR, "internal server error", Map.of());
-    }
-
-    private static Uni<Response> bad(String message) {
-        return Uni.createFrom().item(error(400, ErrorCode.INVALID_REQUEST, message, Map.of()));
-    }
-
-    private static Response error(int status, ErrorCode code, String message, Map<String, Object> details) {
-        return Response.status(status).type(MediaType.APPLICATION_JSON).entity(ErrorBodies.body(code, message, details))
-                .build();
+        return AdminAccess.internalError(e);
     }
 
     private static String text(JsonNode body, String field) {

@@ -10,6 +10,7 @@ import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.blobs.PresignedUrl;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.ops.BlobMetrics;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.smallrye.common.annotation.Blocking;
 import io.smallrye.mutiny.Uni;
@@ -77,11 +78,13 @@ public class BlobResource {
 
     private final BlobService blobs;
     private final Authenticator authenticator;
+    private final BlobMetrics metrics;
 
     @Inject
-    public BlobResource(BlobService blobs, Authenticator authenticator) {
+    public BlobResource(BlobService blobs, Authenticator authenticator, BlobMetrics metrics) {
         this.blobs = blobs;
         this.authenticator = authenticator;
+        this.metrics = metrics;
     }
 
     static void requireBlobId(String blobId) {
@@ -126,6 +129,7 @@ public class BlobResource {
         SyncRequestContext ctx = authenticator.authenticate(request).await().atMost(AUTH_TIMEOUT);
         BlobContent content = read(blobId, body, gzip);
         blobs.upload(ctx, content, mediaType(request.getHeader("Content-Type"))).await().atMost(STORE_TIMEOUT);
+        metrics.uploaded(content.byteLength());
         return Response.ok().build();
     }
 
@@ -226,6 +230,7 @@ public class BlobResource {
                                 .header("Vary", VARY).build();
                     }
                     String type = mediaType(b.info().mediaType());
+                    metrics.downloaded(b.bytes().length);
                     return Response.ok(b.bytes(), type == null ? MediaType.APPLICATION_OCTET_STREAM : type)
                             .header("ETag", etag)
                             .header("Cache-Control", CACHE_CONTROL)

@@ -6,12 +6,11 @@ import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.wire.WireException;
 import jakarta.ws.rs.WebApplicationException;
-import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.util.Map;
-import java.util.UUID;
 import org.jboss.logging.Logger;
+import org.jboss.logging.MDC;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
 /**
@@ -23,29 +22,21 @@ import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
  * <p>A transient storage failure — a full push queue or connection pool, a lock or statement timeout, a
  * deadlock ({@link PostgresSyncStorage#busy}) — is mapped (§10.2 "host adapter errors": the mapping hook) to
  * 429 {@code sync.rate_limited} with {@code Retry-After}: nothing was written, the same request may retry.
- * Anything else outside the catalogue becomes 500 {@code sync.internal_error} with a static message. Every
- * answer with a 5xx status is logged once, with its stack trace and the request id: the request's
- * {@code X-Request-Id}, or one generated here and returned in that header.
+ * Anything else outside the catalogue becomes 500 {@code sync.internal_error} with a static message; the
+ * original is logged server-side only, once, at ERROR with its stack trace and the request id
+ * ({@link RequestIds}, which also returns it in {@code X-Request-Id}).
  */
 public class ErrorMapper {
     private static final Logger LOG = Logger.getLogger(ErrorMapper.class);
-    static final String REQUEST_ID = "X-Request-Id";
 
     @ServerExceptionMapper
-    public Response syncError(SyncError e, HttpHeaders headers) {
+    public Response syncError(SyncError e) {
+        logged(status(e.code()), e.code());
         Response.ResponseBuilder r = json(status(e.code()), ErrorBodies.body(e.code(), e.getMessage(), e.details()));
         if (e.code() == ErrorCode.SCHEMA_NOT_READY || e.code() == ErrorCode.RATE_LIMITED) {
             r.header("Retry-After", "1");
         }
-        if (status(e.code()) >= 500) {
-            r.header(REQUEST_ID, logged(e, headers, e.code().code));
-        }
         return r.build();
-    }
-
-    @ServerExceptionMapper
-    public Response storageError(StorageException e, HttpHeaders headers) {
-        return unexpected(e, headers);
     }
 
     @ServerExceptionMapper
@@ -54,12 +45,14 @@ public class ErrorMapper {
         if (code == null) {
             code = ErrorCode.INVALID_REQUEST;
         }
+        logged(code.httpStatus, code);
         // Decode errors (§1.7) are static rule descriptions; they never interpolate request data.
         return json(code.httpStatus, ErrorBodies.body(code, e.getMessage(), Map.of())).build();
     }
 
     @ServerExceptionMapper
     public Response httpError(HttpError e) {
+        logged(e.status(), e.code());
         return json(e.status(), ErrorBodies.body(e.code(), e.getMessage(), Map.of())).build();
     }
 
@@ -68,14 +61,14 @@ public class ErrorMapper {
      * at their status, in the catalogue shape. A response that already carries an entity is left alone.
      */
     @ServerExceptionMapper
-    public Response webError(WebApplicationException e, HttpHeaders headers) {
+    public Response webError(WebApplicationException e) {
         Response original = e.getResponse();
         if (original != null && original.hasEntity()) {
             return original;
         }
         int status = original == null ? 500 : original.getStatus();
         if (status >= 500) {
-            return internalError(e, headers);
+            return internalError(e);
         }
         ErrorCode code = switch (status) {
             case 401 -> ErrorCode.AUTH_REQUIRED;
@@ -91,6 +84,7 @@ public class ErrorMapper {
             case 415 -> "unsupported content type";
             default -> "invalid request";
         };
+        logged(status, code);
         Response.ResponseBuilder r = json(status, ErrorBodies.body(code, message, Map.of()));
         if (original != null && original.getHeaderString("Allow") != null) {
             r.header("Allow", original.getHeaderString("Allow"));
@@ -99,9 +93,14 @@ public class ErrorMapper {
     }
 
     @ServerExceptionMapper
-    public Response unexpected(Throwable e, HttpHeaders headers) {
+    public Response storageError(StorageException e) {
+        return unexpected(e);
+    }
+
+    @ServerExceptionMapper
+    public Response unexpected(Throwable e) {
         SyncError busy = rateLimited(e);
-        return busy != null ? syncError(busy, headers) : internalError(e, headers);
+        return busy != null ? syncError(busy) : internalError(e);
     }
 
     /**
@@ -113,20 +112,24 @@ public class ErrorMapper {
         return busy == null ? null : new SyncError(ErrorCode.RATE_LIMITED, "the server is busy; retry later", busy.details());
     }
 
-    private static Response internalError(Throwable e, HttpHeaders headers) {
-        String id = logged(e, headers, ErrorCode.INTERNAL_ERROR.code);
+    /** A 500, logged once: ERROR with the stack trace and the request id (one generated here if none is set). */
+    private static Response internalError(Throwable e) {
+        Object id = MDC.get(RequestIds.MDC_KEY);
+        if (id == null) {
+            id = RequestIds.generate();
+            MDC.put(RequestIds.MDC_KEY, id.toString());
+        }
+        LOG.errorf(e, "request %s answered 500 %s", id, ErrorCode.INTERNAL_ERROR.code);
         return json(500, ErrorBodies.body(ErrorCode.INTERNAL_ERROR, "internal server error", Map.of()))
-                .header(REQUEST_ID, id).build();
+                .header(RequestIds.HEADER, id).build();
     }
 
-    /** Logs a 5xx answer once, with its stack trace and the request id; yields the id. */
-    private static String logged(Throwable e, HttpHeaders headers, String code) {
-        String id = headers == null ? null : headers.getHeaderString(REQUEST_ID);
-        if (id == null || id.isBlank() || id.length() > 128 || !id.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
-            id = UUID.randomUUID().toString();
-        }
-        LOG.errorf(e, "request %s answered %s", id, code);
-        return id;
+    /**
+     * One line per error answer, carrying the request id ({@link RequestIds}) like every line of the request:
+     * INFO for a 5xx, DEBUG for a refusal of the request itself. Static text and the code only.
+     */
+    private static void logged(int status, ErrorCode code) {
+        LOG.logf(status >= 500 ? Logger.Level.INFO : Logger.Level.DEBUG, "request answered %d %s", status, code.code);
     }
 
     /** The HTTP status of a catalogue code (§10.1; §5.5 answers an expired segment with 404). */

@@ -9,25 +9,34 @@ import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
 /**
- * Runs the §4.6 pruning pass (commit log and push results) on {@code syncular.pruning.interval}, never two at
- * once: on one pod of the deployment per interval ({@link JobClaims}).
+ * Runs the §4.6 pruning pass (commit log and §2.3 push results) on {@code syncular.pruning.interval}, never two
+ * at once: on one pod of the deployment per interval ({@link JobClaims}); {@link #pruneNow} is the same pass on
+ * demand (the admin API). Each pass is told to {@link PruningMetrics} and, when it removed commits, to the
+ * {@link OperationalEvents} tail.
  */
 @ApplicationScoped
 public class PruningJob {
     private static final Logger LOG = Logger.getLogger(PruningJob.class);
 
+    private final PostgresSyncStorage storage;
     private final Pruner pruner;
     private final JobClaims claims;
     private final boolean enabled;
     private final String interval;
+    private final PruningMetrics metrics;
+    private final OperationalEvents events;
 
     @Inject
-    public PruningJob(PostgresSyncStorage storage, SyncularConfig config, JobClaims claims) {
+    public PruningJob(PostgresSyncStorage storage, SyncularConfig config, JobClaims claims, PruningMetrics metrics,
+            OperationalEvents events) {
         SyncularConfig.Pruning p = config.pruning();
+        this.storage = storage;
         this.pruner = new Pruner(storage, new RetentionPolicy(p.activeWindow(), p.keepNewestCommits(), p.pushResultRetention()));
         this.claims = claims;
         this.enabled = p.enabled();
         this.interval = p.interval();
+        this.metrics = metrics;
+        this.events = events;
     }
 
     @Scheduled(every = "${syncular.pruning.interval:1h}", delayed = "${syncular.pruning.interval:1h}",
@@ -36,14 +45,37 @@ public class PruningJob {
         if (!enabled) {
             return Uni.createFrom().voidItem();
         }
-        return claims.run("pruning", interval, () -> pruner.pruneAll(System.currentTimeMillis()))
+        return claims.run("pruning", interval, this::pruneNow)
                 .invoke(pass -> {
-                    if (pass != null && (pass.commits() > 0 || pass.pushResults() > 0)) {
-                        LOG.infof("pruning removed %d commits and %d push results", pass.commits(), pass.pushResults());
+                    if (pass != null && (pass.removedCommits() > 0 || pass.removedPushResults() > 0)) {
+                        LOG.infof("pruning removed %d commits and %d push results", pass.removedCommits(),
+                                pass.removedPushResults());
                     }
                 })
                 .onFailure().invoke(e -> LOG.warn("pruning pass failed", e))
                 .onFailure().recoverWithNull()
                 .replaceWithVoid();
+    }
+
+    /**
+     * What a pass did: commits and push results removed, and the largest count of commits a partition keeps above
+     * its horizon.
+     */
+    public record Pass(long removedCommits, long removedPushResults, long horizonLagCommits) {
+    }
+
+    /**
+     * One pruning pass over every partition now, under the configured retention policy (whether or not the
+     * schedule is enabled), then the horizon lag read back from the partition registry.
+     */
+    public Uni<Pass> pruneNow() {
+        return pruner.pruneAll(System.currentTimeMillis()).flatMap(removed -> storage.listPartitions().map(list -> {
+            long lag = list.stream().mapToLong(p -> p.maxCommitSeq() - p.horizonSeq()).max().orElse(0);
+            metrics.passed(removed.commits(), lag);
+            if (removed.commits() > 0) {
+                events.pruned(removed.commits(), lag);
+            }
+            return new Pass(removed.commits(), removed.pushResults(), lag);
+        }));
     }
 }

@@ -64,6 +64,7 @@ final class SegmentDelivery {
         boolean inline = pull.accepts(PullHeader.ACCEPT_INLINE_ROWS)
                 && (!pull.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS) || segment.length < limits.inlineSegmentMaxBytes());
         if (inline) {
+            round.inlineRows += rowCount;
             return Uni.createFrom().item(new SegmentInline(segment));
         }
         String segmentId = encoded.segmentId();
