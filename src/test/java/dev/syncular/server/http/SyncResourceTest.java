@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.testsupport.LogCapture;
 import dev.syncular.server.wire.FrameType;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageEncoder;
@@ -220,41 +221,19 @@ class SyncResourceTest {
     /** Every 5xx answer is logged once, with its stack trace and the request id, which the response carries. */
     @Test
     void everyInternalErrorIsLoggedOnceWithItsRequestId() {
-        java.util.List<java.util.logging.LogRecord> records = new java.util.concurrent.CopyOnWriteArrayList<>();
-        java.util.logging.Handler capture = new java.util.logging.Handler() {
-            @Override
-            public void publish(java.util.logging.LogRecord r) {
-                records.add(r);
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        java.util.logging.Logger log = java.util.logging.Logger.getLogger(ErrorMapper.class.getName());
-        log.addHandler(capture);
-        try {
+        try (LogCapture log = LogCapture.of(ErrorMapper.class.getName(), java.util.logging.Level.INFO, RequestIds.MDC_KEY)) {
             Ssp2.raw().header("X-Request-Id", "req-17-a").get("/test-only/boom").then().statusCode(500)
                     .header("X-Request-Id", equalTo("req-17-a"));
             String generated = Ssp2.raw().get("/test-only/boom").then().statusCode(500).extract().header("X-Request-Id");
             assertTrue(generated != null && generated.length() >= 32, "an id is generated when none came: " + generated);
             for (String id : new String[] {"req-17-a", generated}) {
-                java.util.List<java.util.logging.LogRecord> mine = records.stream()
-                        .filter(r -> formatted(r).contains(id)).toList();
-                assertEquals(1, mine.size(), "logged once: " + id);
-                assertInstanceOf(IllegalStateException.class, mine.get(0).getThrown(), "with its stack trace");
+                List<LogCapture.Line> mine = log.lines.stream().filter(l -> id.equals(l.mdc())).toList();
+                assertEquals(1, mine.size(), "logged once: " + id + " " + log.lines);
+                assertTrue(mine.get(0).message().contains(id) && mine.get(0).message().contains("sync.internal_error"),
+                        mine.get(0).message());
+                assertInstanceOf(IllegalStateException.class, mine.get(0).thrown(), "with its stack trace");
             }
-        } finally {
-            log.removeHandler(capture);
         }
-    }
-
-    private static String formatted(java.util.logging.LogRecord r) {
-        return r instanceof org.jboss.logmanager.ExtLogRecord ext ? ext.getFormattedMessage() : r.getMessage();
     }
 
     /**

@@ -96,7 +96,7 @@ class PrunerTest {
         long now = 100 * DAY;
         String p = "batched-" + UUID.randomUUID();
         storage.touchPartition(p, now).await().atMost(WAIT);
-        GeneratedCommits.generate(pool, storage.pgSchema(), p, "t", 1, 5000);
+        assertEquals(5000L, GeneratedCommits.append(pool, storage.pgSchema(), p, "t", 5000));
         String s = "\"" + storage.pgSchema() + "\".";
         java.util.concurrent.CompletableFuture<Pruner.Pass> pruning;
         try (HeldTransaction blocker = HeldTransaction.begin(pool,

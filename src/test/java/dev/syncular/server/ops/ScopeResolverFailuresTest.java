@@ -11,6 +11,7 @@ import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncLimits;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.sync.SyncScenariosContract;
+import dev.syncular.server.testsupport.LogCapture;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.wire.Message;
@@ -24,10 +25,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -45,23 +42,7 @@ class ScopeResolverFailuresTest {
         Pool pool = TestPostgres.pool(vertx, 4);
         PostgresSyncStorage storage = new PostgresSyncStorage(pool, "sync_resolver_" + UUID.randomUUID().toString()
                 .replace("-", "").substring(0, 10));
-        List<LogRecord> records = new CopyOnWriteArrayList<>();
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                records.add(r);
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        Logger log = Logger.getLogger(ScopeResolverFailures.class.getName());
-        log.addHandler(capture);
+        LogCapture log = LogCapture.of(ScopeResolverFailures.class.getName(), java.util.logging.Level.INFO, "requestId");
         try {
             storage.ensureSchema(SyncScenariosContract.SCHEMA).await().atMost(WAIT);
             SimpleMeterRegistry meters = new SimpleMeterRegistry();
@@ -89,11 +70,10 @@ class ScopeResolverFailuresTest {
                 assertEquals(SubscriptionStatus.REVOKED, client.subscriptions.get("notes-p1").status, "§3.2 unchanged: revoked");
             }
             assertEquals(3.0, meters.get("syncular.scope_resolver.failures").counter().count(), "every failure counted");
-            List<LogRecord> logged = records.stream().filter(r -> r.getThrown() != null).toList();
-            assertEquals(1, logged.size(), "logged with its cause, once per interval: " + logged);
-            assertInstanceOf(IllegalStateException.class, logged.get(0).getThrown());
+            assertEquals(1, log.lines.size(), "logged once per interval: " + log.lines);
+            assertInstanceOf(IllegalStateException.class, log.lines.get(0).thrown(), "with its cause");
         } finally {
-            log.removeHandler(capture);
+            log.close();
             pool.query("DROP SCHEMA IF EXISTS \"" + storage.pgSchema() + "\" CASCADE").execute().await().atMost(WAIT);
             pool.close().await().atMost(WAIT);
             vertx.close().await().atMost(WAIT);

@@ -13,8 +13,8 @@ import org.jboss.logmanager.ExtLogRecord;
  * a test handler on the running app's log manager, read after the request that logged them has answered.
  */
 public final class LogCapture extends Handler implements AutoCloseable {
-    /** One captured record: its formatted message and the MDC value of {@code mdcKey}. */
-    public record Line(String category, Level level, String message, String mdc) {
+    /** One captured record: its formatted message, the MDC value of {@code mdcKey} and the exception it carried. */
+    public record Line(String category, Level level, String message, String mdc, Throwable thrown) {
     }
 
     private final Logger logger;
@@ -39,7 +39,7 @@ public final class LogCapture extends Handler implements AutoCloseable {
     public void publish(LogRecord r) {
         String message = r instanceof ExtLogRecord e ? e.getFormattedMessage() : r.getMessage();
         String mdc = r instanceof ExtLogRecord e ? e.getMdc(mdcKey) : null;
-        lines.add(new Line(r.getLoggerName(), r.getLevel(), message, mdc));
+        lines.add(new Line(r.getLoggerName(), r.getLevel(), message, mdc, r.getThrown()));
     }
 
     @Override

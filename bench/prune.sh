@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# A first prune of a one-million-commit log under push load (docs/BENCHMARKS.md, "Several pods and long
+# uptime"). Not a test; the suite's proof is PruneUnderLoadIT (100,000 commits).
+#
+# Usage: bench/prune.sh
+#
+# Packages the app (offline), starts the packaged server (prod profile, dev header auth, pruning every 2 s) on a
+# free port against PostgreSQL in a fresh storage schema, waits for /q/health/ready, runs
+# dev.syncular.server.bench.PruneBenchmark (push rounds to one partition; a million commits appended with SQL;
+# the server's next pruning pass; push latency before and during the prune), then stops the server and drops
+# the schema.
+#
+# Environment:
+#   SYNCULAR_PG_URL       PostgreSQL URL (default postgresql://127.0.0.1:5432/syncular_test)
+#   SYNCULAR_PG_USER / SYNCULAR_PG_PASSWORD   (default syncular / syncular)
+#   SERVER_JAVA_OPTS      JVM options for the server (default: the recommended production flags of bench/sync.sh)
+#   BENCH_OPTS            extra -D options, e.g. "-Dbench.commits=1000000 -Dbench.writers=2 -Dbench.baselineSec=20"
+#   SERVER_ENV            extra server settings, e.g. "SYNCULAR_PRUNING_BATCH_COMMITS=5000"
+#   APP_JAR               the server to run (default target/quarkus-app/quarkus-run.jar; e.g. an older build's)
+#   SKIP_PACKAGE=1        reuse target/quarkus-app and target/test-classes as they are
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PG_URL="${SYNCULAR_PG_URL:-postgresql://127.0.0.1:5432/syncular_test}"
+PG_USER="${SYNCULAR_PG_USER:-syncular}"
+PG_PASSWORD="${SYNCULAR_PG_PASSWORD:-syncular}"
+SCHEMA_FILE="$PWD/src/main/resources/schema/quickstart.syncular.ir.json"
+PG_SCHEMA="bench_prune_$(date +%s)_$$"
+LOG="target/bench-prune-server.log"
+DEFAULT_SERVER_JAVA_OPTS="-XX:+UseSerialGC -Xms192m -Xmx192m -XX:NewRatio=1 -XX:MaxMetaspaceSize=128m -XX:ReservedCodeCacheSize=64m -XX:MaxDirectMemorySize=64m -Xss512k -XX:+ExitOnOutOfMemoryError"
+SERVER_JAVA_OPTS="${SERVER_JAVA_OPTS:-$DEFAULT_SERVER_JAVA_OPTS}"
+
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+package_and_classpath
+PORT=$(free_port)
+
+SERVER_PID=""
+cleanup() {
+    stop_pid "$SERVER_PID" server
+    if command -v psql >/dev/null; then
+        pg_psql -c "DROP SCHEMA IF EXISTS \"$PG_SCHEMA\" CASCADE" >/dev/null 2>&1 \
+            || echo "note: could not drop schema $PG_SCHEMA" >&2
+    fi
+}
+trap cleanup EXIT INT TERM
+
+echo "== server JVM options: $SERVER_JAVA_OPTS; settings: SYNCULAR_PRUNING_INTERVAL=2s ${SERVER_ENV:-}" >&2
+echo "== starting the server on port $PORT (storage schema $PG_SCHEMA; log $LOG)" >&2
+# shellcheck disable=SC2086
+export SYNCULAR_PRUNING_INTERVAL=2s ${SERVER_ENV:-}
+start_server "$LOG"
+wait_for "http://127.0.0.1:$PORT/q/health/ready" "$SERVER_PID" server "$LOG" ok
+echo "== server ready (pid $SERVER_PID)" >&2
+machine_line >&2
+if command -v psql >/dev/null; then
+    echo "== $(pg_psql -c 'SHOW server_version' 2>/dev/null || echo 'PostgreSQL version unknown')" >&2
+fi
+
+status=0
+# shellcheck disable=SC2086
+java -Xmx512m ${BENCH_OPTS:-} -cp "target/classes:target/test-classes:$(cat target/bench.cp)" \
+    dev.syncular.server.bench.PruneBenchmark "http://127.0.0.1:$PORT" "$PG_URL" "$PG_USER" "$PG_PASSWORD" \
+    "$PG_SCHEMA" "$SCHEMA_FILE" || status=$?
+grep -E "pruning removed" "$LOG" >&2 || true
+exit $status

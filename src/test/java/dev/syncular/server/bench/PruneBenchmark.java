@@ -1,0 +1,103 @@
+package dev.syncular.server.bench;
+
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.testsupport.GeneratedCommits;
+import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.PushLoad;
+import dev.syncular.server.testsupport.SyncTestClient;
+import io.vertx.mutiny.core.Vertx;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.Tuple;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * A first prune of a long commit log while clients push to the same partition (not part of the test suite; the
+ * suite's proof is {@code PruneUnderLoadIT} at 100,000 commits). Run with {@code bench/prune.sh}, which starts
+ * the packaged server with its pruning job every 2 s.
+ *
+ * <p>Usage: {@code PruneBenchmark <baseUrl> <pgUrl> <pgUser> <pgPassword> <pgSchema> <schemaPath>}. Phases: a
+ * partition is registered and {@code bench.writers} (2) clients start pushing one-row commits to it, one round
+ * at a time; after a warm-up the baseline latency is measured ({@code bench.baselineSec}, 20 s); then
+ * {@code bench.commits} (1,000,000) commits are appended with SQL in one transaction; the server's next pruning
+ * pass moves the horizon and deletes them. Reported: the generation time, the prune time (from the horizon
+ * observed moved to no commit left at or below it), and the push rounds that started during the prune —
+ * count, p50, p99, max — against the baseline.
+ */
+public final class PruneBenchmark {
+    private static final int WRITERS = Integer.getInteger("bench.writers", 2);
+    private static final long COMMITS = Long.getLong("bench.commits", 1_000_000);
+    private static final int BASELINE_SEC = Integer.getInteger("bench.baselineSec", 20);
+    private static final Duration WAIT = Duration.ofMinutes(30);
+
+    private PruneBenchmark() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length < 6) {
+            System.err.println("usage: PruneBenchmark <baseUrl> <pgUrl> <pgUser> <pgPassword> <pgSchema> <schemaPath>");
+            System.exit(2);
+        }
+        String baseUrl = args[0];
+        String pgSchema = args[4];
+        CompiledSchema schema = SchemaLoader.load(Path.of(args[5]));
+        Vertx vertx = Vertx.vertx();
+        Pool pool = io.vertx.mutiny.pgclient.PgBuilder.pool().with(new io.vertx.sqlclient.PoolOptions().setMaxSize(2))
+                .connectingTo(io.vertx.pgclient.PgConnectOptions.fromUri(args[1]).setUser(args[2]).setPassword(args[3]))
+                .using(vertx).build();
+        try {
+            String partition = "bench-prune-" + UUID.randomUUID();
+            new SyncTestClient(schema, new HttpTransport(baseUrl, partition), "bench", "c-register").sync();
+            PushLoad load = new PushLoad(schema, partition, List.of(baseUrl)).start(WRITERS);
+            load.awaitMore(2_000, WAIT); // warm-up
+            long baselineFrom = System.nanoTime();
+            load.awaitMore(1, WAIT);
+            while (System.nanoTime() - baselineFrom < Duration.ofSeconds(BASELINE_SEC).toNanos()) {
+                load.awaitMore(1, WAIT);
+            }
+            long baselineTo = System.nanoTime();
+
+            long t0 = System.nanoTime();
+            long generatedTo = GeneratedCommits.append(pool, pgSchema, partition, "todos", COMMITS);
+            long generatedMs = (System.nanoTime() - t0) / 1_000_000;
+
+            long started = 0;
+            long finished = 0;
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (finished == 0 && System.nanoTime() < deadline) {
+                Row r = pool.preparedQuery("SELECT horizon_seq, (SELECT count(*) FROM \"" + pgSchema + "\".sync_commits c"
+                        + " WHERE c.partition_id = p.partition_id AND c.commit_seq <= p.horizon_seq) FROM \"" + pgSchema
+                        + "\".sync_partitions p WHERE partition_id = $1").execute(Tuple.of(partition)).await().atMost(WAIT)
+                        .iterator().next();
+                if (started == 0 && r.getLong(0) >= generatedTo - 1000) {
+                    started = System.nanoTime();
+                }
+                if (started != 0 && r.getLong(1) == 0) {
+                    finished = System.nanoTime();
+                }
+            }
+            load.stop();
+            if (finished == 0) {
+                throw new IllegalStateException("the prune did not finish within " + WAIT);
+            }
+            System.out.printf("== generated %,d commits (each with one change and one scope-index entry) in %,d ms%n",
+                    COMMITS, generatedMs);
+            System.out.printf("== prune: horizon moved, then %,d commits deleted, in %,d ms observed%n", COMMITS,
+                    (finished - started) / 1_000_000);
+            System.out.printf("== push rounds (%d writers, one partition): baseline %,d rounds p50 %d ms p99 %d ms max %d ms;"
+                    + " during the prune %,d rounds p50 %d ms p99 %d ms max %d ms%n", WRITERS,
+                    load.roundsBetween(baselineFrom, baselineTo), load.percentileMs(50, baselineFrom, baselineTo),
+                    load.percentileMs(99, baselineFrom, baselineTo), load.percentileMs(100, baselineFrom, baselineTo),
+                    load.roundsBetween(started, finished), load.percentileMs(50, started, finished),
+                    load.percentileMs(99, started, finished), load.percentileMs(100, started, finished));
+            System.out.printf("== push failures during the run: %s%n", load.failures);
+        } finally {
+            pool.close().await().atMost(WAIT);
+            vertx.close().await().atMost(WAIT);
+        }
+    }
+}
