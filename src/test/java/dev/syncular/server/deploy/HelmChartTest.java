@@ -251,6 +251,39 @@ class HelmChartTest {
         assertTrue(bucket.getMessage().contains("needs s3.bucket"), bucket.getMessage());
     }
 
+    /** Every value of values.yaml is in the chart README's table (itself or a parent documented as a whole), and no stale row. */
+    @Test
+    void readmeListsEveryValue() throws Exception {
+        Set<String> documented = new java.util.TreeSet<>();
+        java.util.regex.Matcher row = Pattern.compile("(?m)^\\| `([A-Za-z0-9.]+)` \\|")
+                .matcher(Files.readString(RenderedChart.CHART.resolve("README.md")));
+        while (row.find()) {
+            documented.add(row.group(1));
+        }
+        Set<String> values = new java.util.TreeSet<>();
+        flatten(new com.fasterxml.jackson.databind.ObjectMapper(new com.fasterxml.jackson.dataformat.yaml.YAMLFactory())
+                .readTree(RenderedChart.CHART.resolve("values.yaml").toFile()), "", values);
+        for (String key : values) {
+            String k = key;
+            while (!documented.contains(k) && k.contains(".")) {
+                k = k.substring(0, k.lastIndexOf('.'));
+            }
+            assertTrue(documented.contains(k), "value " + key + " is not in helm/syncular-server/README.md");
+        }
+        for (String d : documented) {
+            assertTrue(values.stream().anyMatch(v -> v.equals(d) || v.startsWith(d + ".")), "README lists " + d
+                    + ", which values.yaml does not have");
+        }
+    }
+
+    private static void flatten(com.fasterxml.jackson.databind.JsonNode n, String prefix, Set<String> out) {
+        if (n.isObject() && !n.isEmpty()) {
+            n.fields().forEachRemaining(e -> flatten(e.getValue(), prefix + e.getKey() + ".", out));
+        } else {
+            out.add(prefix.substring(0, prefix.length() - 1));
+        }
+    }
+
     @Test
     void strictParsingCatchesAMisplacedField() {
         String misplaced = """
