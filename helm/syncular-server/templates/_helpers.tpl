@@ -21,14 +21,163 @@
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{/* The serving pods (the Service, PDB, spread and NetworkPolicy select these; the backfill Job's pods differ). */}}
 {{- define "syncular-server.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "syncular-server.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: server
+{{- end }}
+
+{{- define "syncular-server.commonLabels" -}}
+helm.sh/chart: {{ include "syncular-server.chart" . }}
+app.kubernetes.io/name: {{ include "syncular-server.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{- define "syncular-server.labels" -}}
-helm.sh/chart: {{ include "syncular-server.chart" . }}
-{{ include "syncular-server.selectorLabels" . }}
-app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
-app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{ include "syncular-server.commonLabels" . }}
+app.kubernetes.io/component: server
+{{- end }}
+
+{{- define "syncular-server.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "syncular-server.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "syncular-server.backfillJobName" -}}
+{{- printf "%s-backfill-%s" (include "syncular-server.fullname" .) (.Values.backfill.checkpoint | lower | replace "_" "-") | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "syncular-server.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end }}
+
+{{/* Where the schema IR comes from: the chart's ConfigMap, an existing one, or none (the bundled schema). */}}
+{{- define "syncular-server.schemaConfigMap" -}}
+{{- if .Values.schema.existingConfigMap }}
+{{- .Values.schema.existingConfigMap }}
+{{- else if .Values.schema.ir }}
+{{- include "syncular-server.fullname" . }}-schema
+{{- end }}
+{{- end }}
+
+{{/* A secretKeyRef env entry: name, secret, key. */}}
+{{- define "syncular-server.secretEnv" -}}
+- name: {{ .name }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secret | quote }}
+      key: {{ .key | quote }}
+{{- end }}
+
+{{/*
+The container environment shared by the server and the backfill Job: the configuration file, and every
+secret by reference (never a value).
+*/}}
+{{- define "syncular-server.env" -}}
+- name: QUARKUS_CONFIG_LOCATIONS
+  value: /etc/syncular/config/application.properties
+- name: JAVA_TOOL_OPTIONS
+  value: {{ .Values.javaOpts | quote }}
+{{- with .Values.postgresql }}
+{{- if .existingSecret }}
+{{ include "syncular-server.secretEnv" (dict "name" "SYNCULAR_PG_USER" "secret" .existingSecret "key" .usernameKey) }}
+{{ include "syncular-server.secretEnv" (dict "name" "SYNCULAR_PG_PASSWORD" "secret" .existingSecret "key" .passwordKey) }}
+{{- if .urlKey }}
+{{ include "syncular-server.secretEnv" (dict "name" "SYNCULAR_PG_URL" "secret" .existingSecret "key" .urlKey) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- with .Values.s3.credentials }}
+{{- if and (eq .source "secret") .existingSecret }}
+{{ include "syncular-server.secretEnv" (dict "name" "SYNCULAR_S3_ACCESS_KEY_ID" "secret" .existingSecret "key" .accessKeyIdKey) }}
+{{ include "syncular-server.secretEnv" (dict "name" "SYNCULAR_S3_SECRET_ACCESS_KEY" "secret" .existingSecret "key" .secretAccessKeyKey) }}
+{{- end }}
+{{- end }}
+{{- if .Values.admin.existingSecret }}
+{{ include "syncular-server.secretEnv" (dict "name" "SYNCULAR_ADMIN_TOKEN" "secret" .Values.admin.existingSecret "key" .Values.admin.key) }}
+{{- end }}
+{{- if .Values.signedUrls.existingSecret }}
+{{ include "syncular-server.secretEnv" (dict "name" "SYNCULAR_SIGNED_URLS_KEY" "secret" .Values.signedUrls.existingSecret "key" .Values.signedUrls.key) }}
+{{- end }}
+{{- with .Values.env }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "syncular-server.volumeMounts" -}}
+- name: tmp
+  mountPath: /tmp
+- name: config
+  mountPath: /etc/syncular/config
+  readOnly: true
+{{- if include "syncular-server.schemaConfigMap" . }}
+- name: schema
+  mountPath: /etc/syncular/schema
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{- define "syncular-server.volumes" -}}
+- name: tmp
+  emptyDir:
+    {{- with .Values.tmpVolume.medium }}
+    medium: {{ . }}
+    {{- end }}
+    sizeLimit: {{ .Values.tmpVolume.sizeLimit }}
+- name: config
+  configMap:
+    name: {{ include "syncular-server.fullname" . }}-config
+{{- with include "syncular-server.schemaConfigMap" . }}
+- name: schema
+  configMap:
+    name: {{ . }}
+{{- end }}
+{{- end }}
+
+{{/* The grace period must cover the preStop pause, the socket drain and a margin (docs/REALTIME.md). */}}
+{{- define "syncular-server.validate" -}}
+{{- $needed := add .Values.preStopSleepSeconds .Values.realtime.shutdownGraceSeconds 5 }}
+{{- if lt (int .Values.terminationGracePeriodSeconds) (int $needed) }}
+{{- fail (printf "terminationGracePeriodSeconds (%v) must be at least preStopSleepSeconds + realtime.shutdownGraceSeconds + 5 = %v" .Values.terminationGracePeriodSeconds $needed) }}
+{{- end }}
+{{- if and (eq .Values.s3.segmentsStore "s3") (not .Values.s3.bucket) }}
+{{- fail "s3.segmentsStore=s3 needs s3.bucket" }}
+{{- end }}
+{{- if and (eq .Values.s3.blobsStore "s3") (not .Values.s3.bucket) }}
+{{- fail "s3.blobsStore=s3 needs s3.bucket" }}
+{{- end }}
+{{- if and .Values.postgresql.url .Values.postgresql.urlKey }}
+{{- fail "set postgresql.url or postgresql.urlKey, not both" }}
+{{- end }}
+{{- if .Values.backfill.enabled }}
+{{- $declared := false }}
+{{- range .Values.checkpoints }}
+{{- if and (eq (toString .partition) (toString $.Values.backfill.partition)) (eq (toString .name) (toString $.Values.backfill.checkpoint)) (eq (int .schemaVersion) (int $.Values.backfill.schemaVersion)) }}
+{{- $declared = true }}
+{{- end }}
+{{- end }}
+{{- if not $declared }}
+{{- fail "backfill.partition/checkpoint/schemaVersion must be one of `checkpoints`: pods that do not declare it would all leave rotation while it runs" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* A value as the JSON literal the backfill command takes (whole numbers without an exponent). */}}
+{{- define "syncular-server.jsonLiteral" -}}
+{{- if and (kindIs "float64" .) (eq (floor .) .) }}
+{{- int64 . }}
+{{- else }}
+{{- toJson . }}
+{{- end }}
+{{- end }}
+
+{{/* One line of the configuration file: key=value, backslashes and line breaks escaped. */}}
+{{- define "syncular-server.prop" -}}
+{{ .key }}={{ toString .value | replace "\\" "\\\\" | replace "\n" "\\n" }}
 {{- end }}

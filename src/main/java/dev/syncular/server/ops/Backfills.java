@@ -55,11 +55,25 @@ public class Backfills {
      */
     public <T> Uni<T> batch(String partition, String name, long ownerEpoch, long watermark, long observedRows,
             Function<PushTx, Uni<T>> work) {
-        return storage.inPartitionTransaction(partition, tx -> work.apply(tx).flatMap(result -> tx
-                .advanceCheckpoint(name, ownerEpoch, watermark, observedRows, System.currentTimeMillis())
-                .flatMap(ok -> ok ? Uni.createFrom().item(result)
+        return batch(partition, name, ownerEpoch, tx -> work.apply(tx).map(r -> new Batch<>(r, watermark, observedRows)))
+                .map(Batch::result);
+    }
+
+    /**
+     * {@link #batch(String, String, long, long, long, Function)} for work that learns its watermark while it runs,
+     * e.g. the commit it appended ({@link PushTx#state()} after the append): the watermark and observed rows of
+     * the returned {@link Batch} are advanced in the same transaction.
+     */
+    public <T> Uni<Batch<T>> batch(String partition, String name, long ownerEpoch, Function<PushTx, Uni<Batch<T>>> work) {
+        return storage.inPartitionTransaction(partition, tx -> work.apply(tx).flatMap(b -> tx
+                .advanceCheckpoint(name, ownerEpoch, b.watermark(), b.observedRows(), System.currentTimeMillis())
+                .flatMap(ok -> ok ? Uni.createFrom().item(b)
                         : Uni.createFrom().failure(new StorageException(StorageException.CHECKPOINT_OWNER_CHANGED,
                                 "checkpoint claimed by another owner", Map.of("partition", partition, "name", name))))));
+    }
+
+    /** A batch's result with the watermark and the observed-rows count it advances the checkpoint to. */
+    public record Batch<T>(T result, long watermark, long observedRows) {
     }
 
     public Uni<ActivationResult> activate(String partition, String name, long ownerEpoch, long watermark,

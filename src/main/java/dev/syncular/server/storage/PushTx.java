@@ -28,7 +28,8 @@ public interface PushTx {
 
     /**
      * Rows of {@code table} whose {@code column} equals {@code value} (the children of a declared
-     * reference, §6.11), ordered by row id, at most {@code limit}.
+     * reference, §6.11), ordered by row id, at most {@code limit}. A {@code null} value selects the rows
+     * whose {@code column} is NULL (a backfill's remaining rows, {@code ops.ColumnFill}).
      */
     Uni<List<StoredRow>> readRowsWhere(String table, String column, Object value, int limit);
 

@@ -8,10 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.sun.net.httpserver.HttpServer;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.testsupport.TestJwks;
 import dev.syncular.server.wire.SubscriptionStatus;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -19,25 +19,12 @@ import io.quarkus.test.junit.TestProfile;
 import io.smallrye.jwt.build.Jwt;
 import io.smallrye.jwt.build.JwtClaimsBuilder;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.io.UncheckedIOException;
-import java.math.BigInteger;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.KeyFactory;
-import java.security.KeyPair;
-import java.security.KeyPairGenerator;
-import java.security.NoSuchAlgorithmException;
-import java.security.PrivateKey;
-import java.security.interfaces.RSAPublicKey;
-import java.security.spec.PKCS8EncodedKeySpec;
 import java.time.Instant;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -66,74 +53,14 @@ class JwtAuthTest {
     public static class JwksProfile implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            JwksServer.ensureStarted();
+            TestJwks.ensureStarted();
             return Map.of(
                     "syncular.schema.path", Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString(),
                     "syncular.storage.pg-schema", "sync_jwt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
-                    "syncular.auth.jwt.jwks-url", "http://127.0.0.1:" + System.getProperty(JwksServer.PORT) + "/jwks.json",
+                    "syncular.auth.jwt.jwks-url", "http://127.0.0.1:" + System.getProperty(TestJwks.PORT) + "/jwks.json",
                     "syncular.auth.jwt.issuer", ISSUER,
                     "syncular.auth.jwt.audience", AUDIENCE,
                     "syncular.auth.jwt.partition-claim", "tenant");
-        }
-    }
-
-    /** The test's identity provider: one RSA key, its public half served as a JWKS. */
-    static final class JwksServer {
-        static final String PORT = "jwt-auth-test.jwks-port";
-        static final String PRIVATE = "jwt-auth-test.private-key";
-        static final String KID = "test-key-1";
-
-        static synchronized void ensureStarted() {
-            if (System.getProperty(PORT) != null) {
-                return;
-            }
-            KeyPair pair = rsa();
-            RSAPublicKey pub = (RSAPublicKey) pair.getPublic();
-            String jwks = "{\"keys\":[{\"kty\":\"RSA\",\"use\":\"sig\",\"alg\":\"RS256\",\"kid\":\"" + KID + "\",\"n\":\""
-                    + b64u(pub.getModulus()) + "\",\"e\":\"" + b64u(pub.getPublicExponent()) + "\"}]}";
-            byte[] body = jwks.getBytes(StandardCharsets.UTF_8);
-            try {
-                HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-                server.createContext("/jwks.json", exchange -> {
-                    exchange.getResponseHeaders().add("Content-Type", "application/json");
-                    exchange.sendResponseHeaders(200, body.length);
-                    try (OutputStream out = exchange.getResponseBody()) {
-                        out.write(body);
-                    }
-                });
-                server.start(); // lives as long as the test JVM (surefire exits it when the run ends)
-                System.setProperty(PRIVATE, Base64.getEncoder().encodeToString(pair.getPrivate().getEncoded()));
-                System.setProperty(PORT, Integer.toString(server.getAddress().getPort()));
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-
-        static PrivateKey privateKey() {
-            try {
-                return KeyFactory.getInstance("RSA").generatePrivate(
-                        new PKCS8EncodedKeySpec(Base64.getDecoder().decode(System.getProperty(PRIVATE))));
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        }
-
-        private static String b64u(BigInteger v) {
-            byte[] bytes = v.toByteArray();
-            if (bytes.length > 1 && bytes[0] == 0) {
-                bytes = java.util.Arrays.copyOfRange(bytes, 1, bytes.length);
-            }
-            return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
-        }
-    }
-
-    static KeyPair rsa() {
-        try {
-            KeyPairGenerator g = KeyPairGenerator.getInstance("RSA");
-            g.initialize(2048);
-            return g.generateKeyPair();
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
         }
     }
 
@@ -156,7 +83,7 @@ class JwtAuthTest {
         if (scopes != null) {
             b.claim("syncular_scopes", scopes);
         }
-        return edit.apply(b).jws().keyId(JwksServer.KID).sign(JwksServer.privateKey());
+        return edit.apply(b).jws().keyId(TestJwks.KID).sign(TestJwks.privateKey());
     }
 
     private String token(String actor, Map<String, List<String>> scopes) {
@@ -343,7 +270,7 @@ class JwtAuthTest {
     void foreignSignatureIs401() {
         String forged = Jwt.issuer(ISSUER).audience(AUDIENCE).subject("alice").claim("tenant", tenant)
                 .claim("syncular_scopes", Map.of("project_id", List.of("*"))).expiresAt(Instant.now().plusSeconds(300))
-                .jws().keyId(JwksServer.KID).sign(rsa().getPrivate());
+                .jws().keyId(TestJwks.KID).sign(TestJwks.rsa().getPrivate());
         assertError(401, "sync.auth_required", syncFails(forged), forged);
     }
 

@@ -9,6 +9,7 @@ import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.sync.SyncRequestContext;
+import dev.syncular.server.testsupport.TestJwks;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.smallrye.jwt.build.Jwt;
 import java.security.KeyPair;
@@ -22,7 +23,7 @@ import org.junit.jupiter.api.Test;
 
 /** {@link JwtAuthenticator} with a configured PEM public key (no HTTP): claims → actor, partition, scopes. */
 class JwtAuthenticatorTest {
-    private static final KeyPair KEYS = JwtAuthTest.rsa();
+    private static final KeyPair KEYS = TestJwks.rsa();
     private static final String PEM = "-----BEGIN PUBLIC KEY-----\n"
             + Base64.getMimeEncoder(64, "\n".getBytes()).encodeToString(KEYS.getPublic().getEncoded())
             + "\n-----END PUBLIC KEY-----";
@@ -101,7 +102,7 @@ class JwtAuthenticatorTest {
         JwtAuthenticator auth = new JwtAuthenticator(new Settings());
         for (String bad : List.of(sign(claims().issuer("other")), sign(claims().audience("other")),
                 sign(claims().expiresAt(Instant.now().minusSeconds(120))), sign(claims().remove("sub")),
-                claims().sign(JwtAuthTest.rsa().getPrivate()), "a.b.c")) {
+                claims().sign(TestJwks.rsa().getPrivate()), "a.b.c")) {
             SyncError e = assertThrows(SyncError.class, () -> auth.verify(bad));
             assertEquals(ErrorCode.AUTH_REQUIRED, e.code());
             assertEquals(JwtAuthenticator.INVALID, e.getMessage());

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 @TestProfile(ServeGateLifecycleTest.Gate.class)
-class ServeGateLifecycleTest {
+public class ServeGateLifecycleTest {
     static final String TOKEN = "admin-" + UUID.randomUUID();
 
     public static class Gate implements QuarkusTestProfile {

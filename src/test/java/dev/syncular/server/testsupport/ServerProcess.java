@@ -16,8 +16,8 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One packaged server ({@code target/quarkus-app/quarkus-run.jar}, the prod profile) started as its own
- * operating-system process, for the integration tests ({@code *IT}, run by failsafe after {@code package})
+ * One packaged server (the artifact {@code ./mvnw package} built: {@code target/quarkus-app/quarkus-run.jar}, or
+ * the native executable after {@code -Dnative}; the prod profile) started as its own operating-system process, for the integration tests ({@code *IT}, run by failsafe after {@code package})
  * that need what a {@code @QuarkusTest} cannot give: several pods on one PostgreSQL, a {@code kill -9}, a
  * restart, the production JVM flags and the resident memory they lead to.
  *
@@ -25,7 +25,8 @@ import java.util.concurrent.TimeUnit;
  * of one test share it, as pods of one deployment share a database), dev header authentication (explicitly
  * enabled, as the prod profile requires) and a free port. Its output goes to
  * {@code target/it-logs/<name>.log}. Build one with {@link #builder(String, String)}, then {@link
- * Builder#start()}: it returns once {@code /q/health/ready} answers 200.
+ * Builder#start()}: it returns once {@code /q/health/ready} answers 200. {@link Builder#run} instead runs a
+ * one-shot command of the same artifact ({@code ops.ServerMain}) to its exit.
  */
 public final class ServerProcess implements AutoCloseable {
 
@@ -37,6 +38,8 @@ public final class ServerProcess implements AutoCloseable {
     /** The schema IR the server runs when none is configured (src/main/resources). */
     public static final Path BUNDLED_SCHEMA = Path.of("target", "classes", "schema", "quickstart.syncular.ir.json");
     private static final Path APP = Path.of("target", "quarkus-app", "quarkus-run.jar");
+    /** Written by the Quarkus build: {@code type} ({@code jar} or {@code native}) and {@code path} under target/. */
+    private static final Path ARTIFACT = Path.of("target", "quarkus-artifact.properties");
     private static final Duration READY_DEADLINE = Duration.ofSeconds(90);
 
     private final String name;
@@ -57,24 +60,27 @@ public final class ServerProcess implements AutoCloseable {
      * schema IR ({@link #BUNDLED_SCHEMA}) unless {@code SYNCULAR_SCHEMA_PATH} is set with {@link Builder#env}.
      */
     public static Builder builder(String name, String pgSchema) {
-        return new Builder(name, pgSchema);
+        return new Builder(name).env("QUARKUS_DATASOURCE_REACTIVE_URL", TestPostgres.url())
+                .env("SYNCULAR_PG_USER", TestPostgres.user()).env("SYNCULAR_PG_PASSWORD", TestPostgres.password())
+                .env("SYNCULAR_DEV_AUTH_ENABLED", "true").env("SYNCULAR_STORAGE_PG_SCHEMA", pgSchema)
+                // Pods of one deployment share the signing key of their segment and blob URLs.
+                .env("SYNCULAR_SIGNED_URLS_KEY", "it-shared-signing-key-0123456789abcdef");
+    }
+
+    /** A server named {@code name} with no environment but the caller's (a deployment's own configuration). */
+    public static Builder bare(String name) {
+        return new Builder(name);
     }
 
     public static final class Builder {
         private final String name;
         private final Map<String, String> env = new LinkedHashMap<>();
         private final List<String> jvmFlags = new ArrayList<>();
+        private final List<String> args = new ArrayList<>();
         private int port;
 
-        private Builder(String name, String pgSchema) {
+        private Builder(String name) {
             this.name = name;
-            env.put("QUARKUS_DATASOURCE_REACTIVE_URL", TestPostgres.url());
-            env.put("SYNCULAR_PG_USER", TestPostgres.user());
-            env.put("SYNCULAR_PG_PASSWORD", TestPostgres.password());
-            env.put("SYNCULAR_DEV_AUTH_ENABLED", "true");
-            env.put("SYNCULAR_STORAGE_PG_SCHEMA", pgSchema);
-            // Pods of one deployment share the signing key of their segment and blob URLs.
-            env.put("SYNCULAR_SIGNED_URLS_KEY", "it-shared-signing-key-0123456789abcdef");
         }
 
         /** An environment variable of the server (configuration in its env form, e.g. {@code SYNCULAR_...}). */
@@ -83,9 +89,39 @@ public final class ServerProcess implements AutoCloseable {
             return this;
         }
 
+        public Builder env(Map<String, String> variables) {
+            env.putAll(variables);
+            return this;
+        }
+
+        /** Configuration properties, passed in their environment-variable form. */
+        public Builder config(Map<String, String> properties) {
+            properties.forEach((k, v) -> env.put(k.toUpperCase(java.util.Locale.ROOT).replaceAll("[^A-Z0-9]", "_"), v));
+            return this;
+        }
+
+        /** JVM flags of a jar; a native executable takes none. */
         public Builder jvmFlags(List<String> flags) {
             jvmFlags.addAll(flags);
             return this;
+        }
+
+        /** Program arguments: a command of {@code ops.ServerMain}, see {@link #run}. */
+        public Builder args(List<String> arguments) {
+            args.addAll(arguments);
+            return this;
+        }
+
+        /** Runs the process to its exit (a one-shot command), SIGKILL after {@code deadline}; its exit status. */
+        public Result run(Duration deadline) throws IOException, InterruptedException {
+            Path log = Path.of("target", "it-logs", name + ".log");
+            Process p = launch(port > 0 ? port : freePort(), log);
+            if (!p.waitFor(deadline.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                p.waitFor();
+                throw new IllegalStateException(name + " still running after " + deadline + "; log:\n" + Files.readString(log));
+            }
+            return new Result(p.exitValue(), Files.readString(log));
         }
 
         /** A fixed port (a restart on the same address); a free one when unset. */
@@ -95,26 +131,53 @@ public final class ServerProcess implements AutoCloseable {
         }
 
         public ServerProcess start() throws IOException, InterruptedException {
-            if (!Files.isRegularFile(APP)) {
-                throw new IllegalStateException(APP + " is missing: integration tests run after `package` "
-                        + "(./mvnw verify)");
-            }
             int p = port > 0 ? port : freePort();
             Path log = Path.of("target", "it-logs", name + ".log");
+            ServerProcess server = new ServerProcess(name, p, log, launch(p, log));
+            server.awaitReady();
+            return server;
+        }
+
+        private Process launch(int p, Path log) throws IOException {
             Files.createDirectories(log.getParent());
             List<String> cmd = new ArrayList<>();
-            cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-            cmd.addAll(jvmFlags);
-            cmd.add("-jar");
-            cmd.add(APP.toAbsolutePath().toString());
+            Path executable = nativeExecutable();
+            if (executable != null) {
+                cmd.add(executable.toAbsolutePath().toString());
+            } else {
+                if (!Files.isRegularFile(APP)) {
+                    throw new IllegalStateException(APP + " is missing: integration tests run after `package` "
+                            + "(./mvnw verify)");
+                }
+                cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+                cmd.addAll(jvmFlags);
+                cmd.add("-jar");
+                cmd.add(APP.toAbsolutePath().toString());
+            }
+            cmd.addAll(args);
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
             pb.environment().putAll(env);
             pb.environment().put("QUARKUS_HTTP_PORT", Integer.toString(p));
-            ServerProcess server = new ServerProcess(name, p, log, pb.start());
-            server.awaitReady();
-            return server;
+            return pb.start();
         }
+    }
+
+    /** A finished one-shot process: its exit status and its output. */
+    public record Result(int exitCode, String log) {
+    }
+
+    /** The native executable when the build produced one ({@code -Dnative}), else {@code null} (the jar). */
+    static Path nativeExecutable() throws IOException {
+        if (!Files.isRegularFile(ARTIFACT)) {
+            return null;
+        }
+        java.util.Properties artifact = new java.util.Properties();
+        try (var in = Files.newInputStream(ARTIFACT)) {
+            artifact.load(in);
+        }
+        return "native".equals(artifact.getProperty("type"))
+                ? ARTIFACT.getParent().resolve(artifact.getProperty("path")) : null;
     }
 
     public String baseUrl() {

@@ -103,7 +103,10 @@ final class ProjectionRows {
         });
     }
 
-    /** Rows whose {@code column} equals {@code value}, by row id, at most {@code limit} ({@code PushTx#readRowsWhere}). */
+    /**
+     * Rows whose {@code column} equals {@code value} (is NULL for a {@code null} value), by row id, at most
+     * {@code limit} ({@code PushTx#readRowsWhere}).
+     */
     Uni<List<StoredRow>> readRowsWhere(SqlClient c, String partition, String table, String column, Object value, int limit) {
         RowTable rt;
         ColumnSchema col;
@@ -117,8 +120,8 @@ final class ProjectionRows {
         } catch (RuntimeException e) {
             return Uni.createFrom().failure(e);
         }
-        return c.preparedQuery(rt.rowsWhereSql(col))
-                .execute(Tuple.of(partition, bindValue(col.type(), value), limit))
+        return (value == null ? c.preparedQuery(rt.rowsWhereNullSql(col)).execute(Tuple.of(partition, limit))
+                : c.preparedQuery(rt.rowsWhereSql(col)).execute(Tuple.of(partition, bindValue(col.type(), value), limit)))
                 .map(rs -> storedRows(rt.schema, rs));
     }
 

@@ -125,6 +125,13 @@ final class RowTable {
                 + " ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $3");
     }
 
+    /** {@code readRowsWhere} for the NULL value of {@code column} ({@code $1} partition, {@code $2} limit). */
+    String rowsWhereNullSql(ColumnSchema column) {
+        return rowsWhereSql.computeIfAbsent(column.name() + "\u0000null", n -> "SELECT " + selectList + " FROM "
+                + qualifiedName + " WHERE \"_sync_partition\" = $1 AND " + PgSql.q(column.name()) + " IS NULL"
+                + " ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $2");
+    }
+
     /** A bootstrap page statement, built once per {@code key} (the caller's shape of the query). */
     String pageSql(String key, java.util.function.Function<String, String> build) {
         return pageSql.computeIfAbsent(key, build);

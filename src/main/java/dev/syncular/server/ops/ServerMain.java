@@ -1,0 +1,37 @@
+package dev.syncular.server.ops;
+
+import io.quarkus.runtime.Quarkus;
+import io.quarkus.runtime.QuarkusApplication;
+import io.quarkus.runtime.annotations.QuarkusMain;
+import jakarta.inject.Inject;
+import java.util.Arrays;
+import org.jboss.logging.Logger;
+
+/**
+ * The process entry point. Without arguments it is the server and runs until it is stopped. With a command it
+ * runs that command once, after the normal start-up (configuration, storage migration, checkpoint
+ * declarations), and exits with its status — so the server's own image is the one-shot job too (the chart's
+ * backfill Job): {@code java -jar quarkus-run.jar backfill ...} or {@code ./application backfill ...}.
+ *
+ * <p>Commands: {@value BackfillCommand#NAME} ({@link BackfillCommand}).
+ */
+@QuarkusMain
+public class ServerMain implements QuarkusApplication {
+    private static final Logger LOG = Logger.getLogger(ServerMain.class);
+
+    @Inject
+    BackfillCommand backfill;
+
+    @Override
+    public int run(String... args) {
+        if (args.length == 0) {
+            Quarkus.waitForExit();
+            return 0;
+        }
+        if (BackfillCommand.NAME.equals(args[0])) {
+            return backfill.run(Arrays.asList(args).subList(1, args.length));
+        }
+        LOG.errorf("unknown command \"%s\"; commands: %s (no argument: run the server)", args[0], BackfillCommand.NAME);
+        return BackfillCommand.EXIT_USAGE;
+    }
+}
