@@ -6,10 +6,13 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.ops.Backfills;
+import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.wire.WireReader;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.http.HttpServerRequest;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
@@ -18,6 +21,7 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.nio.charset.StandardCharsets;
@@ -25,16 +29,23 @@ import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.Supplier;
+import org.jboss.logging.Logger;
 
 /**
  * Admin API for backfill checkpoints (§2.4): list, declare, claim, advance and activate. Enabled only when
- * {@code syncular.admin.token} is set; every call carries {@code Authorization: Bearer <token>}.
+ * {@code syncular.admin.token} is set; every call carries {@code Authorization: Bearer <token>}. A body is
+ * read only after the token check, under {@value #MAX_BODY} bytes ({@link RequestBody}); identifiers must be
+ * storable ({@link StorableText}) and numbers in range, else 400 {@code sync.invalid_request}.
  */
 @Path("/admin/checkpoints")
 @Produces(MediaType.APPLICATION_JSON)
 public class AdminCheckpointsResource {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Logger LOG = Logger.getLogger(AdminCheckpointsResource.class);
+    /** Body cap of the POST routes (their JSON is a few identifiers and numbers), read after the token check. */
+    static final int MAX_BODY = 64 * 1024;
 
     @Inject
     Backfills backfills;
@@ -59,24 +70,24 @@ public class AdminCheckpointsResource {
     @POST
     @Path("/declare")
     @Consumes(MediaType.APPLICATION_JSON)
-    public Uni<Response> declare(@HeaderParam("Authorization") String auth, JsonNode body) {
-        return guarded(auth, () -> backfills.declare(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
+    public Uni<Response> declare(@HeaderParam("Authorization") String auth, @Context HttpServerRequest request) {
+        return guarded(auth, request, body -> backfills.declare(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
                 .map(c -> Response.ok(render(c)).build()));
     }
 
     @POST
     @Path("/claim")
     @Consumes(MediaType.APPLICATION_JSON)
-    public Uni<Response> claim(@HeaderParam("Authorization") String auth, JsonNode body) {
-        return guarded(auth, () -> backfills.claim(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
+    public Uni<Response> claim(@HeaderParam("Authorization") String auth, @Context HttpServerRequest request) {
+        return guarded(auth, request, body -> backfills.claim(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
                 .map(c -> Response.ok(render(c)).build()));
     }
 
     @POST
     @Path("/advance")
     @Consumes(MediaType.APPLICATION_JSON)
-    public Uni<Response> advance(@HeaderParam("Authorization") String auth, JsonNode body) {
-        return guarded(auth, () -> backfills.advance(text(body, "partition"), text(body, "name"), number(body, "ownerEpoch"),
+    public Uni<Response> advance(@HeaderParam("Authorization") String auth, @Context HttpServerRequest request) {
+        return guarded(auth, request, body -> backfills.advance(text(body, "partition"), text(body, "name"), number(body, "ownerEpoch"),
                 number(body, "watermark"), number(body, "observedRows"))
                 .map(ok -> Response.ok(JSON.createObjectNode().put("advanced", ok)).build()));
     }
@@ -84,14 +95,19 @@ public class AdminCheckpointsResource {
     @POST
     @Path("/activate")
     @Consumes(MediaType.APPLICATION_JSON)
-    public Uni<Response> activate(@HeaderParam("Authorization") String auth, JsonNode body) {
-        return guarded(auth, () -> {
+    public Uni<Response> activate(@HeaderParam("Authorization") String auth, @Context HttpServerRequest request) {
+        return guarded(auth, request, body -> {
             List<String> sources = new ArrayList<>();
             JsonNode s = body == null ? null : body.get("sourceTables");
             if (s == null || !s.isArray()) {
                 return bad("sourceTables must be an array of table names");
             }
-            s.forEach(n -> sources.add(n.asText()));
+            for (JsonNode n : s) {
+                if (!n.isTextual() || !StorableText.storableKey(n.asText())) {
+                    return bad("sourceTables must be an array of table names");
+                }
+                sources.add(n.asText());
+            }
             return backfills.activate(text(body, "partition"), text(body, "name"), number(body, "ownerEpoch"),
                     number(body, "watermark"), sources)
                     .map(r -> Response.ok(JSON.createObjectNode().put("result", r.name().toLowerCase())).build());
@@ -109,6 +125,23 @@ public class AdminCheckpointsResource {
         o.put("observedRows", c.observedRows());
         o.put("updatedAtMs", c.updatedAtMs());
         return o;
+    }
+
+    /** The token check, then (for the POST routes) the body, read only once the caller is authenticated. */
+    private Uni<Response> guarded(String auth, HttpServerRequest request, Function<JsonNode, Uni<Response>> call) {
+        RequestBody body;
+        try {
+            body = new RequestBody(request, MAX_BODY, RequestBody::tooLarge);
+        } catch (HttpError e) {
+            return guarded(auth, () -> Uni.createFrom().failure(e));
+        }
+        return guarded(auth, () -> body.readJson().chain(json -> {
+            try {
+                return call.apply(json);
+            } catch (IllegalArgumentException e) {
+                return bad("invalid request body");
+            }
+        }));
     }
 
     private Uni<Response> guarded(String auth, Supplier<Uni<Response>> call) {
@@ -134,6 +167,12 @@ public class AdminCheckpointsResource {
         if (StorageException.CHECKPOINT_OWNER_CHANGED.equals(e.code())) {
             return error(409, ErrorCode.VERSION_CONFLICT, "checkpoint claimed by another owner", Map.of("reason", e.code()));
         }
+        if (StorageException.UNKNOWN_PARTITION.equals(e.code())) {
+            // §2.1: a partition that never synced has no registry row, so nothing to activate against
+            LOG.infof("admin checkpoint call on a partition that never synced: %s", e.details());
+            return error(404, ErrorCode.NOT_FOUND, "partition not found", Map.of("reason", e.code()));
+        }
+        LOG.error("admin checkpoint call failed in storage", e);
         return error(500, ErrorCode.INTERNAL_ERROR, "internal server error", Map.of());
     }
 
@@ -146,23 +185,30 @@ public class AdminCheckpointsResource {
                 .build();
     }
 
+    /** A non-empty identifier the storage can key on ({@link StorableText#storableKey}). */
     private static String text(JsonNode body, String field) {
         JsonNode n = body == null ? null : body.get(field);
-        if (n == null || !n.isTextual() || n.asText().isEmpty()) {
+        if (n == null || !n.isTextual() || n.asText().isEmpty() || !StorableText.storableKey(n.asText())) {
             throw new IllegalArgumentException(field);
         }
         return n.asText();
     }
 
+    /** A JSON integer in {@code [0, 2^53 - 1]}: a float such as {@code 1e19} or a wider integer is refused, never wrapped. */
     private static long number(JsonNode body, String field) {
+        return integral(body, field, 0, WireReader.MAX_SAFE_INTEGER);
+    }
+
+    /** A schema version: a JSON integer in {@code [1, 2^31 - 1]}. */
+    private static int integer(JsonNode body, String field) {
+        return (int) integral(body, field, 1, Integer.MAX_VALUE);
+    }
+
+    private static long integral(JsonNode body, String field, long min, long max) {
         JsonNode n = body == null ? null : body.get(field);
-        if (n == null || !n.canConvertToExactIntegral()) {
+        if (n == null || !n.isIntegralNumber() || !n.canConvertToLong() || n.asLong() < min || n.asLong() > max) {
             throw new IllegalArgumentException(field);
         }
         return n.asLong();
-    }
-
-    private static int integer(JsonNode body, String field) {
-        return Math.toIntExact(number(body, field));
     }
 }

@@ -69,7 +69,8 @@ public class BlobResource {
     private static final Duration AUTH_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration STORE_TIMEOUT = Duration.ofMinutes(5);
     private static final int CHUNK = 64 * 1024;
-    private static final int MAX_GRANT_BODY = 16 * 1024;
+    /** The upload grant's body cap: its JSON is a length and a media type. */
+    static final int MAX_GRANT_BODY = 16 * 1024;
     private static final int MAX_MEDIA_TYPE = 255;
     /** type/subtype[;params], printable ASCII only — safe to persist and to echo as a header. */
     private static final Pattern MEDIA_TYPE = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\\s*;[\\x20-\\x7e]*)?");
@@ -161,11 +162,11 @@ public class BlobResource {
 
     @POST
     @Path("/{blobId}/upload-grant")
-    public Uni<Response> grant(@PathParam("blobId") String blobId, @Context HttpServerRequest request, byte[] body) {
+    public Uni<Response> grant(@PathParam("blobId") String blobId, @Context HttpServerRequest request) {
         requireBlobId(blobId);
-        long byteLength = parseGrant(body);
+        RequestBody body = new RequestBody(request, MAX_GRANT_BODY, RequestBody::tooLarge);
         return authenticator.authenticate(request)
-                .flatMap(ctx -> blobs.grant(ctx, blobId, byteLength))
+                .flatMap(ctx -> body.read().flatMap(bytes -> blobs.grant(ctx, blobId, parseGrant(bytes.getBytes()))))
                 .map(grant -> {
                     ObjectNode n = JsonNodeFactory.instance.objectNode();
                     if (grant instanceof BlobService.Grant.Present) {
@@ -179,7 +180,7 @@ public class BlobResource {
 
     /** {@code {"byteLength":<int ≥ 0>,"mediaType":"…"?}}; the declared length. */
     static long parseGrant(byte[] body) {
-        if (body == null || body.length == 0 || body.length > MAX_GRANT_BODY) {
+        if (body == null || body.length == 0) {
             throw new HttpError(400, ErrorCode.INVALID_REQUEST, "upload grant body must be a small JSON object");
         }
         JsonNode root;

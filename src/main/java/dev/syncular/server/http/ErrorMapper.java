@@ -6,9 +6,12 @@ import dev.syncular.server.wire.WireException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
+import io.vertx.ext.web.RoutingContext;
 import java.util.Map;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+import org.jboss.resteasy.reactive.server.core.ResteasyReactiveRequestContext;
+import org.jboss.resteasy.reactive.server.spi.ServerRequestContext;
 
 /**
  * HTTP-level errors (§1.1, §10.1): every failure detected before a 200 is committed is answered as
@@ -18,12 +21,17 @@ import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
  *
  * <p>Anything outside the catalogue becomes 500 {@code sync.internal_error} with a static message; the
  * original is logged server-side only (§10.2 "host adapter errors").
+ *
+ * <p>An error answered before the request's body was read (a refusal from the headers or from
+ * authentication, a body cut off at its cap) closes the connection after the answer
+ * ({@link RequestBody#closeUnread}).
  */
 public class ErrorMapper {
     private static final Logger LOG = Logger.getLogger(ErrorMapper.class);
 
     @ServerExceptionMapper
-    public Response syncError(SyncError e) {
+    public Response syncError(SyncError e, ServerRequestContext request) {
+        closeUnread(request);
         Response.ResponseBuilder r = json(status(e.code()), ErrorBodies.body(e.code(), e.getMessage(), e.details()));
         if (e.code() == ErrorCode.SCHEMA_NOT_READY || e.code() == ErrorCode.RATE_LIMITED) {
             r.header("Retry-After", "1");
@@ -32,7 +40,8 @@ public class ErrorMapper {
     }
 
     @ServerExceptionMapper
-    public Response wireError(WireException e) {
+    public Response wireError(WireException e, ServerRequestContext request) {
+        closeUnread(request);
         ErrorCode code = ErrorCode.of(e.code());
         if (code == null) {
             code = ErrorCode.INVALID_REQUEST;
@@ -42,7 +51,8 @@ public class ErrorMapper {
     }
 
     @ServerExceptionMapper
-    public Response httpError(HttpError e) {
+    public Response httpError(HttpError e, ServerRequestContext request) {
+        closeUnread(request);
         return json(e.status(), ErrorBodies.body(e.code(), e.getMessage(), Map.of())).build();
     }
 
@@ -51,7 +61,8 @@ public class ErrorMapper {
      * at their status, in the catalogue shape. A response that already carries an entity is left alone.
      */
     @ServerExceptionMapper
-    public Response webError(WebApplicationException e) {
+    public Response webError(WebApplicationException e, ServerRequestContext request) {
+        closeUnread(request);
         Response original = e.getResponse();
         if (original != null && original.hasEntity()) {
             return original;
@@ -83,9 +94,16 @@ public class ErrorMapper {
     }
 
     @ServerExceptionMapper
-    public Response unexpected(Throwable e) {
+    public Response unexpected(Throwable e, ServerRequestContext request) {
+        closeUnread(request);
         LOG.error("Unhandled exception answered as sync.internal_error", e);
         return json(500, ErrorBodies.body(ErrorCode.INTERNAL_ERROR, "internal server error", Map.of())).build();
+    }
+
+    private static void closeUnread(ServerRequestContext request) {
+        if (request instanceof ResteasyReactiveRequestContext context) {
+            RequestBody.closeUnread(context.serverRequest().unwrap(RoutingContext.class));
+        }
     }
 
     /** The HTTP status of a catalogue code (§10.1; §5.5 answers an expired segment with 404). */
