@@ -109,7 +109,7 @@ public class EngineProducer {
             ScopeResolver resolver, SyncularConfig config, ServeGateMetrics metrics, BlobStore blobs) {
         SyncularConfig.Limits l = config.limits();
         SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), l.inlineSegmentMaxBytes(),
-                l.segmentTtl().toMillis());
+                l.segmentTtl().toMillis(), l.maxSubscriptionsPerRequest(), l.maxResponseBytes().asLongValue());
         return new SyncEngine(window, storage, segments, resolver, limits, System::currentTimeMillis, CrdtMerger.NONE,
                 checkpoints(config), metrics::refused, urls(config, segments), config.segments().sqliteImages(), blobs);
     }

@@ -9,6 +9,7 @@ import dev.syncular.server.http.HttpError;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.RealtimeDelta;
 import dev.syncular.server.sync.ScopeResolver;
@@ -100,6 +101,11 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
         String clientId = req.getParam("clientId");
         if (clientId == null || clientId.isBlank()) {
             refuse(rc, new SyncError(ErrorCode.INVALID_CLIENT_ID, "clientId is required"));
+            return;
+        }
+        if (!StorableText.storableKey(clientId)) {
+            refuse(rc, new SyncError(ErrorCode.INVALID_REQUEST, "identifier holds U+0000 or exceeds the length limit",
+                    Map.of("field", "clientId", "maxBytes", StorableText.MAX_KEY_BYTES)));
             return;
         }
         Context context = io.vertx.core.Vertx.currentContext();

@@ -126,6 +126,11 @@ public final class SyncEngine {
             }
         }
         PullHeader pullHeader = pull;
+        try {
+            RequestValidation.admissible(ctx, header, pushes, subscriptions, limits);
+        } catch (SyncError e) {
+            return Uni.createFrom().failure(e);
+        }
         long now = clock.getAsLong();
         String partition = ctx.partition();
         // One entry read (partition touch + serve gate + client record), one exit round trip (client record
@@ -156,7 +161,7 @@ public final class SyncEngine {
                 return Uni.createFrom().item(new PlannedResponse(new RespHeader(null, null, state.logEpoch(), true)));
             }
             RequestValidation.validate(header, pushes, pullHeader, subscriptions, clientSchema, limits);
-            Round round = new Round(ctx, header, clientSchema, resolver, window);
+            Round round = new Round(ctx, header, clientSchema, resolver, window, limits.maxResponseBytes());
             ClientRecord client = entry.client();
             if (client != null && !client.actorId().equals(ctx.actorId())) {
                 return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_CLIENT_ID,
@@ -164,7 +169,7 @@ public final class SyncEngine {
             }
             PlannedResponse planned = new PlannedResponse(round, subscriptions, pullHeader != null, client);
             planned.head.add(new RespHeader(null, null, state.logEpoch(), false));
-            return push.pushAll(round, pushes, 0, planned.head)
+            return push.pushAll(round, pushes, planned.head)
                     .flatMap(v -> pullHeader == null ? Uni.createFrom().voidItem()
                             : pull.pullAll(round, pullHeader, subscriptions, planned, state))
                     .replaceWith(planned);
