@@ -188,15 +188,20 @@ public class ConformanceResource {
             case "downloadBlob":
                 // §5.9.5: row-derived authorization; the embedded store serves bytes
                 return i.blobs.download(actorContext(i, args.path(0).asText()), args.path(1).asText())
-                        .map(d -> {
+                        .flatMap(d -> {
                             ObjectNode o = JSON.createObjectNode();
-                            if (d instanceof dev.syncular.server.sync.BlobService.Download.Bytes b) {
-                                o.put("kind", "bytes");
-                                o.putObject("bytes").put("$u8", HexFormat.of().formatHex(b.bytes()));
+                            if (d instanceof dev.syncular.server.sync.BlobService.Download.Stream b) {
+                                // the catalog's blobs are small: gathered into one hex string
+                                return b.chunks().collect().in(java.io.ByteArrayOutputStream::new,
+                                        java.io.ByteArrayOutputStream::writeBytes).map(bytes -> {
+                                            o.put("kind", "bytes");
+                                            o.putObject("bytes").put("$u8", HexFormat.of().formatHex(bytes.toByteArray()));
+                                            return (JsonNode) o;
+                                        });
                             } else if (d instanceof dev.syncular.server.sync.BlobService.Download.Url u) {
                                 o.put("kind", "url").put("url", u.url().url()).put("urlExpiresAtMs", u.url().expiresAtMs());
                             }
-                            return (JsonNode) o;
+                            return Uni.createFrom().item((JsonNode) o);
                         });
             case "readRows":
                 return readRows(i, args.path(0).asText());

@@ -11,6 +11,7 @@ import dev.syncular.server.storage.BlobReference;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -133,8 +134,11 @@ public final class BlobService {
 
     /** An authorized download (§5.9.5). */
     public sealed interface Download {
-        /** Served by the sync server: the bytes and what the store knows about them. */
-        record Bytes(BlobInfo info, byte[] bytes) implements Download {
+        /**
+         * Served by the sync server: what the store knows about the blob and its bytes as a stream of chunks,
+         * read from the store as the response is written (never whole in memory).
+         */
+        record Stream(BlobInfo info, Multi<byte[]> chunks) implements Download {
         }
 
         /** Always-issue: a presigned GET; the sync server serves no bytes. */
@@ -145,7 +149,7 @@ public final class BlobService {
     /**
      * §5.9.5: {@code blob.not_found} when no object is stored; then the row-derived authorization —
      * {@code blob.forbidden} unless a referencing row is visible to the actor; then a presigned GET when the
-     * store presigns, else the bytes.
+     * store presigns, else the bytes, streamed.
      */
     public Uni<Download> download(SyncRequestContext ctx, String blobId) {
         String partition = ctx.partition();
@@ -161,9 +165,7 @@ public final class BlobService {
                 if (store.canPresign()) {
                     return store.presignGet(partition, blobId, clock.getAsLong()).map(Download.Url::new);
                 }
-                return store.read(partition, blobId).flatMap(bytes -> bytes == null
-                        ? Uni.createFrom().failure(notFound(blobId))
-                        : Uni.createFrom().item(new Download.Bytes(info, bytes)));
+                return Uni.createFrom().item(new Download.Stream(info, store.read(partition, blobId)));
             });
         });
     }
