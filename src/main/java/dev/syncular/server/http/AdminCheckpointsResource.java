@@ -10,6 +10,7 @@ import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.wire.WireReader;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpServerRequest;
@@ -108,8 +109,11 @@ public class AdminCheckpointsResource {
                 }
                 sources.add(n.asText());
             }
-            return backfills.activate(text(body, "partition"), text(body, "name"), number(body, "ownerEpoch"),
+            String partition = text(body, "partition");
+            return backfills.activate(partition, text(body, "name"), number(body, "ownerEpoch"),
                     number(body, "watermark"), sources)
+                    .onFailure(e -> e instanceof StorageException se && StorageException.UNKNOWN_PARTITION.equals(se.code()))
+                    .invoke(e -> LOG.infof("checkpoint activation refused: partition %s never synced", partition))
                     .map(r -> Response.ok(JSON.createObjectNode().put("result", r.name().toLowerCase())).build());
         });
     }
@@ -146,12 +150,13 @@ public class AdminCheckpointsResource {
 
     private Uni<Response> guarded(String auth, Supplier<Uni<Response>> call) {
         String token = config.admin().token().orElse("");
+        // refusals as failures: ErrorMapper answers them and closes a connection whose body stays unread
         if (token.isEmpty()) {
-            return Uni.createFrom().item(error(404, ErrorCode.NOT_FOUND, "admin API disabled", Map.of()));
+            return Uni.createFrom().failure(new SyncError(ErrorCode.NOT_FOUND, "admin API disabled"));
         }
         String presented = auth != null && auth.startsWith("Bearer ") ? auth.substring(7).trim() : "";
         if (!MessageDigest.isEqual(token.getBytes(StandardCharsets.UTF_8), presented.getBytes(StandardCharsets.UTF_8))) {
-            return Uni.createFrom().item(error(401, ErrorCode.AUTH_REQUIRED, "admin credential required", Map.of()));
+            return Uni.createFrom().failure(new SyncError(ErrorCode.AUTH_REQUIRED, "admin credential required"));
         }
         try {
             return call.get().onFailure(StorageException.class).recoverWithItem(e -> storageError((StorageException) e));
@@ -169,7 +174,6 @@ public class AdminCheckpointsResource {
         }
         if (StorageException.UNKNOWN_PARTITION.equals(e.code())) {
             // §2.1: a partition that never synced has no registry row, so nothing to activate against
-            LOG.infof("admin checkpoint call on a partition that never synced: %s", e.details());
             return error(404, ErrorCode.NOT_FOUND, "partition not found", Map.of("reason", e.code()));
         }
         LOG.error("admin checkpoint call failed in storage", e);
