@@ -29,7 +29,8 @@ import org.jboss.logging.Logger;
  * row-derived download authorization (§5.9.5) and the orphan sweep (§5.9.2). The push-time existence check
  * (§5.9.6) lives in the engine's push path.
  *
- * <p>Errors are §10 {@link SyncError}s with static messages; ids travel in {@code details}.
+ * <p>Errors are §10 {@link SyncError}s with static messages; ids travel in {@code details}. A partition or
+ * actor the storage cannot key on is refused first ({@link SyncRequestContext#unstorable}).
  */
 public final class BlobService {
     private static final Logger LOG = Logger.getLogger(BlobService.class);
@@ -90,6 +91,9 @@ public final class BlobService {
      * existing blob is left as it is.
      */
     public Uni<BlobInfo> upload(SyncRequestContext ctx, BlobContent content, String mediaType) {
+        if (ctx.unstorable() != null) {
+            return Uni.createFrom().failure(ctx.unstorable());
+        }
         if (content.byteLength() > maxBytes) {
             return Uni.createFrom().failure(tooLarge(content.blobId(), content.byteLength()));
         }
@@ -116,6 +120,9 @@ public final class BlobService {
      * before anything is minted.
      */
     public Uni<Grant> grant(SyncRequestContext ctx, String blobId, long byteLength) {
+        if (ctx.unstorable() != null) {
+            return Uni.createFrom().failure(ctx.unstorable());
+        }
         if (byteLength > maxBytes) {
             return Uni.createFrom().failure(tooLarge(blobId, byteLength));
         }
@@ -152,6 +159,9 @@ public final class BlobService {
      * store presigns, else the bytes, streamed.
      */
     public Uni<Download> download(SyncRequestContext ctx, String blobId) {
+        if (ctx.unstorable() != null) {
+            return Uni.createFrom().failure(ctx.unstorable());
+        }
         String partition = ctx.partition();
         return store.describe(partition, blobId).flatMap(info -> {
             if (info == null) {

@@ -42,8 +42,10 @@ final class RequestValidation {
             throw new SyncError(ErrorCode.INVALID_REQUEST, "request carries too many subscriptions",
                     Map.of("subscriptions", subs.size(), "limit", limits.maxSubscriptionsPerRequest()));
         }
-        requireKey(ctx.partition(), "partition", -1);
-        requireKey(ctx.actorId(), "actorId", -1);
+        SyncError unstorable = ctx.unstorable();
+        if (unstorable != null) {
+            throw unstorable;
+        }
         requireKey(header.clientId(), "clientId", -1);
         for (int i = 0; i < pushes.size(); i++) {
             requireKey(pushes.get(i).clientCommitId(), "clientCommitId", i);
@@ -62,11 +64,20 @@ final class RequestValidation {
     }
 
     private static void requireKey(String value, String field, int index) {
-        if (!StorableText.storableKey(value)) {
-            throw new SyncError(ErrorCode.INVALID_REQUEST, "identifier holds U+0000 or exceeds the length limit",
-                    index < 0 ? Map.of("field", field, "maxBytes", StorableText.MAX_KEY_BYTES)
-                            : Map.of("field", field, "index", index, "maxBytes", StorableText.MAX_KEY_BYTES));
+        SyncError e = unstorableKey(value, field, index);
+        if (e != null) {
+            throw e;
         }
+    }
+
+    /** The refusal of an identifier the storage cannot key on, naming its field (never its value); else null. */
+    static SyncError unstorableKey(String value, String field, int index) {
+        if (StorableText.storableKey(value)) {
+            return null;
+        }
+        return new SyncError(ErrorCode.INVALID_REQUEST, "identifier holds U+0000 or exceeds the length limit",
+                index < 0 ? Map.of("field", field, "maxBytes", StorableText.MAX_KEY_BYTES)
+                        : Map.of("field", field, "index", index, "maxBytes", StorableText.MAX_KEY_BYTES));
     }
 
     /** Request-level validation of §1.7 (after a successful decode). */

@@ -11,7 +11,6 @@ import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.segments.StoredSegment;
 import dev.syncular.server.storage.PartitionState;
-import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.RowsPageEncoder.EncodedSegment;
 import dev.syncular.server.sync.SyncEngine.SegmentDownload;
@@ -96,7 +95,10 @@ final class SegmentDelivery {
      * to an unexpired publication in the caller's partition and live log epoch.
      */
     Uni<SegmentDownload> authorize(SyncRequestContext ctx, String segmentId, Map<String, List<String>> requestedScopes) {
-        if (!BlobIds.isValid(segmentId) || !StorableText.storableKey(ctx.partition())) {
+        if (ctx.unstorable() != null) {
+            return Uni.createFrom().failure(ctx.unstorable());
+        }
+        if (!BlobIds.isValid(segmentId)) {
             // §5.1: a segment id is a content address ("sha256:" + 64 hex, the blob id form); nothing else exists
             return Uni.createFrom().failure(notFound());
         }

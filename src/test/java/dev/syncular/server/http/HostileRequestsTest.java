@@ -218,6 +218,16 @@ class HostileRequestsTest {
                 () -> new SyncTestClient(SyncScenariosContract.SCHEMA, new HttpTransport("http://localhost:" + port,
                         "p".repeat(600)), "alice", "c-" + UUID.randomUUID()).sync());
         assertEquals("partition", assertError(f, 400, "sync.invalid_request").path("details").path("field").asText());
+        // the same partition on the blob and segment routes
+        String blobId = BlobIds.compute(new byte[] {7});
+        given().header("x-actor-id", "alice").header("x-syncular-partition", "p".repeat(600)).contentType("application/json")
+                .body("{\"byteLength\":1}").post("/blobs/" + blobId + "/upload-grant")
+                .then().statusCode(400).body("code", equalTo("sync.invalid_request")).body("details.field", equalTo("partition"));
+        given().header("x-actor-id", "alice").header("x-syncular-partition", "p".repeat(600)).get("/blobs/" + blobId)
+                .then().statusCode(400).body("details.field", equalTo("partition"));
+        given().header("x-actor-id", "alice").header("x-syncular-partition", "p".repeat(600))
+                .header("X-Syncular-Scopes", "{\"project_id\":[\"p1\"]}").get("/segments/" + blobId)
+                .then().statusCode(400).body("details.field", equalTo("partition"));
         // none of it reached the database: the server is fine
         ok.syncUntilIdle();
     }
