@@ -150,23 +150,31 @@ public class BlobResource {
         MessageDigest digest = BlobIds.newDigest();
         byte[] chunk = new byte[CHUNK];
         long total = 0;
-        try (InputStream in = gzip ? new GZIPInputStream(new CappedInputStream(raw, cap), CHUNK)
-                : new CappedInputStream(raw, cap); OutputStream out = Files.newOutputStream(file)) {
-            int n;
-            while ((n = in.read(chunk)) != -1) {
-                total += n;
-                if (total > cap) {
-                    throw blobs.tooLarge(blobId, -1);
+        try (OutputStream out = Files.newOutputStream(file)) {
+            try (InputStream in = gzip ? new GZIPInputStream(new CappedInputStream(raw, cap), CHUNK)
+                    : new CappedInputStream(raw, cap)) {
+                int n;
+                while ((n = in.read(chunk)) != -1) {
+                    total += n;
+                    if (total > cap) {
+                        throw blobs.tooLarge(blobId, -1);
+                    }
+                    digest.update(chunk, 0, n);
+                    try {
+                        out.write(chunk, 0, n);
+                    } catch (IOException e) {
+                        throw new UncheckedIOException("spooling the blob upload failed", e); // ours: a 500
+                    }
                 }
-                digest.update(chunk, 0, n);
-                out.write(chunk, 0, n);
+            } catch (CappedInputStream.TooLarge e) {
+                throw blobs.tooLarge(blobId, -1);
+            } catch (ZipException | java.io.EOFException e) {
+                throw new HttpError(400, ErrorCode.INVALID_REQUEST, "request body is not valid gzip");
+            } catch (IOException e) {
+                throw RequestBody.incomplete(); // the client's connection broke off mid-body
             }
-        } catch (CappedInputStream.TooLarge e) {
-            throw blobs.tooLarge(blobId, -1);
-        } catch (ZipException | java.io.EOFException e) {
-            throw new HttpError(400, ErrorCode.INVALID_REQUEST, "request body is not valid gzip");
         } catch (IOException e) {
-            throw new UncheckedIOException("reading the blob body failed", e);
+            throw new UncheckedIOException("spooling the blob upload failed", e);
         }
         return BlobContent.spooled(blobId, file, total, digest.digest());
     }

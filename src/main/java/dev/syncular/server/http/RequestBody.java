@@ -33,6 +33,9 @@ import java.util.function.Supplier;
  */
 public final class RequestBody {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** The most a refused body is read (and discarded) for its sender to see the answer. */
+    static final long DRAIN_LIMIT = 32L * 1024 * 1024;
+    static final long DRAIN_TIMEOUT_MS = 30_000;
 
     private final HttpServerRequest request;
     private final long cap;
@@ -98,7 +101,8 @@ public final class RequestBody {
                 });
                 request.exceptionHandler(e -> {
                     if (!over[0]) {
-                        em.fail(e);
+                        // the client went away mid-body: nobody reads the answer, but it is no server error
+                        em.fail(incomplete());
                     }
                 });
                 request.endHandler(v -> {
@@ -134,6 +138,11 @@ public final class RequestBody {
                 throw new HttpError(400, ErrorCode.INVALID_REQUEST, "request body is not valid JSON");
             }
         });
+    }
+
+    /** 400 {@code sync.invalid_request}: the body broke off (the connection closed) before its end. */
+    static HttpError incomplete() {
+        return new HttpError(400, ErrorCode.INVALID_REQUEST, "request body ended before its end");
     }
 
     /** 413 {@code sync.invalid_request} for a body above a route's fixed cap. */
@@ -180,7 +189,4 @@ public final class RequestBody {
         });
     }
 
-    /** The most a refused body is read (and discarded) for its sender to see the answer. */
-    static final long DRAIN_LIMIT = 32L * 1024 * 1024;
-    static final long DRAIN_TIMEOUT_MS = 30_000;
 }
