@@ -193,11 +193,23 @@ public interface SyncularConfig {
         /** Drain on shutdown: how long in-flight socket rounds may take before the remaining sockets close. */
         @WithDefault("10s")
         Duration shutdownGrace();
+
+        /** §8.6 presence; off: {@code presence} events are ignored like any unknown event (§8.1). */
+        @WithDefault("true")
+        boolean presenceEnabled();
+
+        /** §8.6.2 size cap of a published presence document (serialized JSON); over it: {@code presence.too_large}. */
+        @WithDefault("16K")
+        MemorySize maxPresenceBytes();
     }
 
     /** The admin API ({@code /admin/*}): enabled only when a bearer token is configured. */
     interface Admin {
         Optional<String> token();
+
+        /** Size of this pod's in-memory ring of operational events ({@code GET <mount>/admin/events}). */
+        @WithDefault("1000")
+        int eventBuffer();
     }
 
     /**

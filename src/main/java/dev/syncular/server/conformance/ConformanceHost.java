@@ -96,7 +96,9 @@ public class ConformanceHost {
         String base = "http://localhost:" + port + config.mountPrefix() + "/__conformance/instances/" + id + "/segments";
         ConformanceInstance instance = new ConformanceInstance(id, options.get("partition").asText(), schema, storage,
                 segments, new dev.syncular.server.blobs.postgres.PostgresBlobStore(pool, pgSchema), limits, now,
-                ttlSeconds, base);
+                ttlSeconds, base,
+                limitsNode.path("maxDeltaBytes").asLong(config.realtime().maxDeltaBytes().asLongValue()),
+                limitsNode.path("maxPresenceBytes").asLong(config.realtime().maxPresenceBytes().asLongValue()));
         return storage.ensureSchema(schema).flatMap(v -> segments.ensureSchema())
                 .flatMap(v -> instance.blobStore.ensureSchema()).map(v -> {
             instances.put(id, instance);
@@ -118,7 +120,12 @@ public class ConformanceHost {
         if (i == null) {
             return Uni.createFrom().voidItem();
         }
-        return pool.query("DROP SCHEMA IF EXISTS \"" + i.storage.pgSchema() + "\" CASCADE").execute().replaceWithVoid();
+        return Uni.createFrom().item(() -> {
+            i.closeRealtime();
+            return i;
+        }).runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool())
+                .chain(() -> pool.query("DROP SCHEMA IF EXISTS \"" + i.storage.pgSchema() + "\" CASCADE").execute())
+                .replaceWithVoid();
     }
 
     public int size() {

@@ -35,13 +35,21 @@ public final class ConformanceInstance {
     /** Blob size cap of conformance instances (the server's default, §5.9.3). */
     static final long BLOB_MAX_BYTES = 100L << 20;
     volatile SyncEngine engine;
+    /** §8 (the {@code /instances/{id}/realtime} socket): this instance's own hub, started by the first socket. */
+    private dev.syncular.server.realtime.RealtimeChannel realtime;
+    private java.util.concurrent.CompletableFuture<Void> realtimeStarted;
+    /** {@code limits.maxDeltaBytes} and {@code limits.maxPresenceBytes} of the create options. */
+    final long maxDeltaBytes;
+    final long maxPresenceBytes;
     final AtomicLong clock;
     final Map<String, Map<String, List<String>>> allowed = new ConcurrentHashMap<>();
     final AtomicBoolean resolverFailing = new AtomicBoolean();
 
     ConformanceInstance(String id, String partition, CompiledSchema schema, PostgresSyncStorage storage,
             PostgresSegmentStore segments, dev.syncular.server.blobs.postgres.PostgresBlobStore blobStore, SyncLimits limits,
-            long nowMs, Long signedUrlTtlSeconds, String segmentBaseUrl) {
+            long nowMs, Long signedUrlTtlSeconds, String segmentBaseUrl, long maxDeltaBytes, long maxPresenceBytes) {
+        this.maxDeltaBytes = maxDeltaBytes;
+        this.maxPresenceBytes = maxPresenceBytes;
         this.id = id;
         this.partition = partition;
         this.schema = schema;
@@ -72,10 +80,43 @@ public final class ConformanceInstance {
                         Math.max(0, Math.min(ttlSeconds, dev.syncular.server.segments.SegmentUrlSigner.MAX_TTL_MS / 1000))
                                 * 1000);
         this.engine = new SyncEngine(SchemaWindow.single(schema), storage, segments, resolver, limits, clock::get,
-                dev.syncular.server.sync.CrdtMerger.NONE, List.of(), reason -> { }, signer, true, blobStore);
+                dev.syncular.server.sync.CrdtMerger.NONE, List.of(), dev.syncular.server.sync.SyncObserver.NONE, signer,
+                true, blobStore);
     }
 
     public String id() {
         return id;
+    }
+
+    /**
+     * The instance's realtime channel: a hub of its own on the instance's storage (its own LISTEN connection
+     * and NOTIFY channels, named after the instance's PostgreSQL schema), with the instance's limits, scope
+     * table and engine. Created and started on first use; {@link #realtimeStarted()} completes once it listens.
+     */
+    synchronized dev.syncular.server.realtime.RealtimeChannel realtime(io.vertx.core.Vertx vertx,
+            io.vertx.mutiny.sqlclient.Pool pool, long maxRequestBytes) {
+        if (realtime == null) {
+            String podId = "syncular-conformance-" + id;
+            var hub = new dev.syncular.server.realtime.RealtimeHub(new dev.syncular.server.realtime.RealtimeHub.Settings(
+                    podId, dev.syncular.server.realtime.RealtimeHub.datasourceOptions(podId), maxDeltaBytes, 64, true,
+                    maxPresenceBytes, java.time.Duration.ofSeconds(30), clock::get), storage, SchemaWindow.single(schema),
+                    vertx, pool, new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
+                    partition -> engine.serves(partition));
+            realtimeStarted = hub.start();
+            realtime = new dev.syncular.server.realtime.RealtimeChannel(hub, storage, resolver,
+                    SchemaWindow.single(schema), () -> engine, maxRequestBytes);
+        }
+        return realtime;
+    }
+
+    synchronized java.util.concurrent.CompletableFuture<Void> realtimeStarted() {
+        return realtimeStarted;
+    }
+
+    /** Closes the instance's sockets (1001) and LISTEN connection, if a socket ever started them. Blocks. */
+    synchronized void closeRealtime() {
+        if (realtime != null) {
+            realtime.hub().drain(java.time.Duration.ZERO);
+        }
     }
 }

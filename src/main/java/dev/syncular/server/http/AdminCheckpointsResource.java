@@ -4,13 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.ops.Backfills;
 import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.errors.ErrorCode;
-import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.wire.WireReader;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpServerRequest;
@@ -25,8 +23,9 @@ import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -35,13 +34,17 @@ import java.util.function.Supplier;
 import org.jboss.logging.Logger;
 
 /**
- * Admin API for backfill checkpoints (§2.4): list, declare, claim, advance and activate. Enabled only when
- * {@code syncular.admin.token} is set; every call carries {@code Authorization: Bearer <token>}. A body is
- * read only after the token check, under {@value #MAX_BODY} bytes ({@link RequestBody}); identifiers must be
- * storable ({@link StorableText}) and numbers in range, else 400 {@code sync.invalid_request}.
+ * Admin API for backfill checkpoints (§2.4): list, declare, claim, advance and activate. Behind
+ * {@link AdminAccess} like every admin route: enabled only when {@code syncular.admin.token} is set, every call
+ * carries {@code Authorization: Bearer <token>} and leaves an audit line. A body is read only after the token
+ * check, under {@value #MAX_BODY} bytes ({@link RequestBody}); identifiers must be storable
+ * ({@link StorableText}) and numbers in range, else 400 {@code sync.invalid_request}; activating on a partition
+ * that never synced is 404 {@code sync.not_found}.
  */
 @Path("/admin/checkpoints")
 @Produces(MediaType.APPLICATION_JSON)
+@Tag(name = AdminResource.TAG)
+@SecurityRequirement(name = AdminResource.SECURITY_SCHEME)
 public class AdminCheckpointsResource {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Logger LOG = Logger.getLogger(AdminCheckpointsResource.class);
@@ -52,13 +55,14 @@ public class AdminCheckpointsResource {
     Backfills backfills;
 
     @Inject
-    SyncularConfig config;
+    AdminAccess access;
 
     @GET
+    @Operation(summary = "The backfill checkpoints of a partition")
     public Uni<Response> list(@HeaderParam("Authorization") String auth, @QueryParam("partition") String partition) {
-        return guarded(auth, () -> {
+        return guarded("GET /admin/checkpoints", auth, () -> {
             if (partition == null || partition.isBlank()) {
-                return bad("partition query parameter required");
+                return Uni.createFrom().item(AdminAccess.bad("partition query parameter required"));
             }
             return backfills.list(partition).map(list -> {
                 ArrayNode out = JSON.createArrayNode();
@@ -71,24 +75,27 @@ public class AdminCheckpointsResource {
     @POST
     @Path("/declare")
     @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Declare a backfill checkpoint (idempotent)")
     public Uni<Response> declare(@HeaderParam("Authorization") String auth, @Context HttpServerRequest request) {
-        return guarded(auth, request, body -> backfills.declare(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
+        return guarded("POST /admin/checkpoints/declare", auth, request, body -> backfills.declare(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
                 .map(c -> Response.ok(render(c)).build()));
     }
 
     @POST
     @Path("/claim")
     @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Claim a checkpoint's backfill: a fresh owner epoch")
     public Uni<Response> claim(@HeaderParam("Authorization") String auth, @Context HttpServerRequest request) {
-        return guarded(auth, request, body -> backfills.claim(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
+        return guarded("POST /admin/checkpoints/claim", auth, request, body -> backfills.claim(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
                 .map(c -> Response.ok(render(c)).build()));
     }
 
     @POST
     @Path("/advance")
     @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Advance the watermark (compare-and-set on the owner epoch)")
     public Uni<Response> advance(@HeaderParam("Authorization") String auth, @Context HttpServerRequest request) {
-        return guarded(auth, request, body -> backfills.advance(text(body, "partition"), text(body, "name"), number(body, "ownerEpoch"),
+        return guarded("POST /admin/checkpoints/advance", auth, request, body -> backfills.advance(text(body, "partition"), text(body, "name"), number(body, "ownerEpoch"),
                 number(body, "watermark"), number(body, "observedRows"))
                 .map(ok -> Response.ok(JSON.createObjectNode().put("advanced", ok)).build()));
     }
@@ -96,16 +103,17 @@ public class AdminCheckpointsResource {
     @POST
     @Path("/activate")
     @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Activate the checkpoint once no source table changed above the watermark")
     public Uni<Response> activate(@HeaderParam("Authorization") String auth, @Context HttpServerRequest request) {
-        return guarded(auth, request, body -> {
+        return guarded("POST /admin/checkpoints/activate", auth, request, body -> {
             List<String> sources = new ArrayList<>();
             JsonNode s = body == null ? null : body.get("sourceTables");
             if (s == null || !s.isArray()) {
-                return bad("sourceTables must be an array of table names");
+                return Uni.createFrom().item(AdminAccess.bad("sourceTables must be an array of table names"));
             }
             for (JsonNode n : s) {
                 if (!n.isTextual() || !StorableText.storableKey(n.asText())) {
-                    return bad("sourceTables must be an array of table names");
+                    return Uni.createFrom().item(AdminAccess.bad("sourceTables must be an array of table names"));
                 }
                 sources.add(n.asText());
             }
@@ -131,62 +139,45 @@ public class AdminCheckpointsResource {
         return o;
     }
 
-    /** The token check, then (for the POST routes) the body, read only once the caller is authenticated. */
-    private Uni<Response> guarded(String auth, HttpServerRequest request, Function<JsonNode, Uni<Response>> call) {
+    private Uni<Response> guarded(String route, String auth, Supplier<Uni<Response>> call) {
+        return access.guarded(route, auth, AdminCheckpointsResource::storageError, call);
+    }
+
+    /**
+     * The token check ({@link AdminAccess}) first; only then the body, read under {@value #MAX_BODY} bytes
+     * ({@link RequestBody}: a declared length above it is 413 before any byte is read) and handed to
+     * {@code call} as JSON. A body that is not JSON, or a field {@code call} refuses, is 400.
+     */
+    private Uni<Response> guarded(String route, String auth, HttpServerRequest request,
+            Function<JsonNode, Uni<Response>> call) {
         RequestBody body;
         try {
             body = new RequestBody(request, MAX_BODY, RequestBody::tooLarge);
         } catch (HttpError e) {
-            return guarded(auth, () -> Uni.createFrom().failure(e));
+            return guarded(route, auth, () -> Uni.createFrom().item(refusal(e)));
         }
-        return guarded(auth, () -> body.readJson().chain(json -> {
-            try {
-                return call.apply(json);
-            } catch (IllegalArgumentException e) {
-                return bad("invalid request body");
-            }
-        }));
+        return guarded(route, auth, () -> body.readJson().chain(json -> call.apply(json))
+                .onFailure(IllegalArgumentException.class).recoverWithItem(e -> AdminAccess.bad("invalid request"))
+                .onFailure(HttpError.class).recoverWithItem(e -> refusal((HttpError) e)));
     }
 
-    private Uni<Response> guarded(String auth, Supplier<Uni<Response>> call) {
-        String token = config.admin().token().orElse("");
-        // refusals as failures: ErrorMapper answers them and closes a connection whose body stays unread
-        if (token.isEmpty()) {
-            return Uni.createFrom().failure(new SyncError(ErrorCode.NOT_FOUND, "admin API disabled"));
-        }
-        String presented = auth != null && auth.startsWith("Bearer ") ? auth.substring(7).trim() : "";
-        if (!MessageDigest.isEqual(token.getBytes(StandardCharsets.UTF_8), presented.getBytes(StandardCharsets.UTF_8))) {
-            return Uni.createFrom().failure(new SyncError(ErrorCode.AUTH_REQUIRED, "admin credential required"));
-        }
-        try {
-            return call.get().onFailure(StorageException.class).recoverWithItem(e -> storageError((StorageException) e));
-        } catch (IllegalArgumentException e) {
-            return bad("invalid request body");
-        }
+    private static Response refusal(HttpError e) {
+        return AdminAccess.error(e.status(), e.code(), e.getMessage(), Map.of());
     }
 
     private static Response storageError(StorageException e) {
         if (StorageException.CHECKPOINT_NOT_FOUND.equals(e.code())) {
-            return error(404, ErrorCode.NOT_FOUND, "checkpoint not found", Map.of("reason", e.code()));
+            return AdminAccess.error(404, ErrorCode.NOT_FOUND, "checkpoint not found", Map.of("reason", e.code()));
         }
         if (StorageException.CHECKPOINT_OWNER_CHANGED.equals(e.code())) {
-            return error(409, ErrorCode.VERSION_CONFLICT, "checkpoint claimed by another owner", Map.of("reason", e.code()));
+            return AdminAccess.error(409, ErrorCode.VERSION_CONFLICT, "checkpoint claimed by another owner",
+                    Map.of("reason", e.code()));
         }
         if (StorageException.UNKNOWN_PARTITION.equals(e.code())) {
             // §2.1: a partition that never synced has no registry row, so nothing to activate against
-            return error(404, ErrorCode.NOT_FOUND, "partition not found", Map.of("reason", e.code()));
+            return AdminAccess.error(404, ErrorCode.NOT_FOUND, "partition not found", Map.of("reason", e.code()));
         }
-        LOG.error("admin checkpoint call failed in storage", e);
-        return error(500, ErrorCode.INTERNAL_ERROR, "internal server error", Map.of());
-    }
-
-    private static Uni<Response> bad(String message) {
-        return Uni.createFrom().item(error(400, ErrorCode.INVALID_REQUEST, message, Map.of()));
-    }
-
-    private static Response error(int status, ErrorCode code, String message, Map<String, Object> details) {
-        return Response.status(status).type(MediaType.APPLICATION_JSON).entity(ErrorBodies.body(code, message, details))
-                .build();
+        return AdminAccess.internalError(e);
     }
 
     /** A non-empty identifier the storage can key on ({@link StorableText#storableKey}). */

@@ -10,6 +10,7 @@ import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.blobs.PresignedUrl;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.ops.BlobMetrics;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.smallrye.common.annotation.Blocking;
 import io.smallrye.mutiny.Multi;
@@ -86,11 +87,13 @@ public class BlobResource {
 
     private final BlobService blobs;
     private final Authenticator authenticator;
+    private final BlobMetrics metrics;
 
     @Inject
-    public BlobResource(BlobService blobs, Authenticator authenticator) {
+    public BlobResource(BlobService blobs, Authenticator authenticator, BlobMetrics metrics) {
         this.blobs = blobs;
         this.authenticator = authenticator;
+        this.metrics = metrics;
     }
 
     static void requireBlobId(String blobId) {
@@ -130,6 +133,7 @@ public class BlobResource {
             spool = Files.createTempFile("syncular-blob-", ".upload");
             BlobContent content = spool(blobId, body, gzip, spool);
             blobs.upload(ctx, content, mediaType(request.getHeader("Content-Type"))).await().atMost(STORE_TIMEOUT);
+            metrics.uploaded(content.byteLength());
         } catch (IOException e) {
             throw new UncheckedIOException("spooling the blob upload failed", e);
         } finally {
@@ -258,7 +262,7 @@ public class BlobResource {
                             // opaque user bytes on the API origin: never sniffed, never active content
                             "X-Content-Type-Options", List.of("nosniff"),
                             "Content-Security-Policy", List.of("default-src 'none'; sandbox")),
-                            b.chunks().map(Buffer::buffer));
+                            b.chunks().invoke(chunk -> metrics.downloaded(chunk.length)).map(Buffer::buffer));
                 });
         return RestMulti.fromUniResponse(answer, Answer::body, Answer::headers, Answer::status);
     }

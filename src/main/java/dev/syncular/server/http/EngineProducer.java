@@ -17,7 +17,9 @@ import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.segments.s3.S3SegmentStore;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.ops.OperationalEvents;
 import dev.syncular.server.ops.ServeGateMetrics;
+import dev.syncular.server.ops.SyncMetrics;
 import dev.syncular.server.ops.StorageReadiness;
 import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.StorageException;
@@ -25,6 +27,7 @@ import dev.syncular.server.sync.CrdtMerger;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncLimits;
+import dev.syncular.server.sync.SyncObserver;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -106,12 +109,14 @@ public class EngineProducer {
     @Produces
     @Singleton
     SyncEngine engine(SchemaWindow window, PostgresSyncStorage storage, SegmentStore segments,
-            ScopeResolver resolver, SyncularConfig config, ServeGateMetrics metrics, BlobStore blobs) {
+            ScopeResolver resolver, SyncularConfig config, ServeGateMetrics gateMetrics, SyncMetrics syncMetrics,
+            OperationalEvents events, BlobStore blobs) {
         SyncularConfig.Limits l = config.limits();
         SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), l.inlineSegmentMaxBytes(),
                 l.segmentTtl().toMillis(), l.maxSubscriptionsPerRequest(), l.maxResponseBytes().asLongValue());
         return new SyncEngine(window, storage, segments, resolver, limits, System::currentTimeMillis, CrdtMerger.NONE,
-                checkpoints(config), metrics::refused, urls(config, segments), config.segments().sqliteImages(), blobs);
+                checkpoints(config), SyncObserver.of(syncMetrics, gateMetrics, events), urls(config, segments),
+                config.segments().sqliteImages(), blobs);
     }
 
     /** §5.4: provider presigned GETs for the S3 store, the native HMAC scheme for the embedded one. */

@@ -3,13 +3,15 @@ package dev.syncular.server.http;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.wire.WireException;
+import io.vertx.ext.web.RoutingContext;
 import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.container.ContainerResponseContext;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import io.vertx.ext.web.RoutingContext;
 import java.util.Map;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+import org.jboss.resteasy.reactive.server.ServerResponseFilter;
 import org.jboss.resteasy.reactive.server.core.ResteasyReactiveRequestContext;
 import org.jboss.resteasy.reactive.server.spi.ServerRequestContext;
 
@@ -22,16 +24,16 @@ import org.jboss.resteasy.reactive.server.spi.ServerRequestContext;
  * <p>Anything outside the catalogue becomes 500 {@code sync.internal_error} with a static message; the
  * original is logged server-side only (§10.2 "host adapter errors").
  *
- * <p>An error answered before the request's body was read (a refusal from the headers or from
- * authentication, a body cut off at its cap) closes the connection after the answer
- * ({@link RequestBody#closeUnread}).
+ * <p>An error answered before the request's body was read (a refusal from the headers or from authentication,
+ * a body cut off at its cap, an admin refusal) closes the connection after the answer
+ * ({@link #closeUnreadBodies}).
  */
 public class ErrorMapper {
     private static final Logger LOG = Logger.getLogger(ErrorMapper.class);
 
     @ServerExceptionMapper
-    public Response syncError(SyncError e, ServerRequestContext request) {
-        closeUnread(request);
+    public Response syncError(SyncError e) {
+        logged(status(e.code()), e.code());
         Response.ResponseBuilder r = json(status(e.code()), ErrorBodies.body(e.code(), e.getMessage(), e.details()));
         if (e.code() == ErrorCode.SCHEMA_NOT_READY || e.code() == ErrorCode.RATE_LIMITED) {
             r.header("Retry-After", "1");
@@ -40,19 +42,19 @@ public class ErrorMapper {
     }
 
     @ServerExceptionMapper
-    public Response wireError(WireException e, ServerRequestContext request) {
-        closeUnread(request);
+    public Response wireError(WireException e) {
         ErrorCode code = ErrorCode.of(e.code());
         if (code == null) {
             code = ErrorCode.INVALID_REQUEST;
         }
+        logged(code.httpStatus, code);
         // Decode errors (§1.7) are static rule descriptions; they never interpolate request data.
         return json(code.httpStatus, ErrorBodies.body(code, e.getMessage(), Map.of())).build();
     }
 
     @ServerExceptionMapper
-    public Response httpError(HttpError e, ServerRequestContext request) {
-        closeUnread(request);
+    public Response httpError(HttpError e) {
+        logged(e.status(), e.code());
         return json(e.status(), ErrorBodies.body(e.code(), e.getMessage(), Map.of())).build();
     }
 
@@ -61,8 +63,7 @@ public class ErrorMapper {
      * at their status, in the catalogue shape. A response that already carries an entity is left alone.
      */
     @ServerExceptionMapper
-    public Response webError(WebApplicationException e, ServerRequestContext request) {
-        closeUnread(request);
+    public Response webError(WebApplicationException e) {
         Response original = e.getResponse();
         if (original != null && original.hasEntity()) {
             return original;
@@ -86,6 +87,7 @@ public class ErrorMapper {
             case 415 -> "unsupported content type";
             default -> "invalid request";
         };
+        logged(status, code);
         Response.ResponseBuilder r = json(status, ErrorBodies.body(code, message, Map.of()));
         if (original != null && original.getHeaderString("Allow") != null) {
             r.header("Allow", original.getHeaderString("Allow"));
@@ -94,14 +96,26 @@ public class ErrorMapper {
     }
 
     @ServerExceptionMapper
-    public Response unexpected(Throwable e, ServerRequestContext request) {
-        closeUnread(request);
+    public Response unexpected(Throwable e) {
         LOG.error("Unhandled exception answered as sync.internal_error", e);
         return json(500, ErrorBodies.body(ErrorCode.INTERNAL_ERROR, "internal server error", Map.of())).build();
     }
 
-    private static void closeUnread(ServerRequestContext request) {
-        if (request instanceof ResteasyReactiveRequestContext context) {
+    /**
+     * One line per error answer, carrying the request id ({@link RequestIds}) like every line of the request:
+     * INFO for a 5xx, DEBUG for a refusal of the request itself. Static text and the code only.
+     */
+    private static void logged(int status, ErrorCode code) {
+        LOG.logf(status >= 500 ? Logger.Level.INFO : Logger.Level.DEBUG, "request answered %d %s", status, code.code);
+    }
+
+    /**
+     * Every error answer (status ≥ 400) to a request whose body was not read to its end — thrown or returned —
+     * discards the rest of that body, bounded, and closes the connection ({@link RequestBody#closeUnread}).
+     */
+    @ServerResponseFilter
+    public void closeUnreadBodies(ContainerResponseContext response, ServerRequestContext request) {
+        if (response.getStatus() >= 400 && request instanceof ResteasyReactiveRequestContext context) {
             RequestBody.closeUnread(context.serverRequest().unwrap(RoutingContext.class));
         }
     }

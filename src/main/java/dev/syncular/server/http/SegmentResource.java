@@ -4,7 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.auth.Authenticator;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.ops.SyncMetrics;
 import dev.syncular.server.sync.SyncEngine;
+import dev.syncular.server.sync.SyncObserver;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.http.HttpServerRequest;
@@ -41,18 +43,24 @@ public class SegmentResource {
 
     private final SyncEngine engine;
     private final Authenticator authenticator;
+    private final SyncMetrics metrics;
 
     @Inject
-    public SegmentResource(SyncEngine engine, Authenticator authenticator) {
+    public SegmentResource(SyncEngine engine, Authenticator authenticator, SyncMetrics metrics) {
         this.engine = engine;
         this.authenticator = authenticator;
+        this.metrics = metrics;
     }
 
     @GET
     @Path("/{segmentId}")
     public Uni<RestResponse<byte[]>> download(@PathParam("segmentId") String segmentId,
             @Context HttpServerRequest request) {
-        return serve(engine, authenticator.authenticate(request), segmentId, request);
+        return serve(engine, authenticator.authenticate(request), segmentId, request).invoke(r -> {
+            if (r.getStatus() == 200) {
+                metrics.segmentBytes(SyncObserver.Delivery.DIRECT, r.getEntity().length);
+            }
+        });
     }
 
     /** The §5.5 download binding for any engine (the production one, or a conformance-host instance's). */

@@ -2,10 +2,14 @@
  * The HTTP transport binding on Quarkus REST (§1.1): {@code POST <mount>/sync} with content-type, size and
  * request-decoding checks, streaming SSP2 responses (§1.4) under negotiated transport compression (§1.3,
  * §5.8); the direct segment download with re-authorization (§5.5); the blob routes (§5.9.3, §5.9.5); the
- * admin API for backfill checkpoints (§2.4); the §10.1 JSON error bodies; and the CDI wiring of the engine,
- * storage and stores from configuration. No route lets the framework read its body: each checks its headers
- * and authenticates first, then reads under its own cap ({@code RequestBody}); blob bodies stream to and from
- * the store.
+ * admin API under {@code <mount>/admin} ({@code AdminResource}: partitions, client records, row inspection,
+ * pruning now, segment store statistics, the event tail; {@code AdminCheckpointsResource}: backfill
+ * checkpoints, §2.4), every route behind {@code AdminAccess} (bearer token, audit line) and described in the
+ * OpenAPI document at {@code /q/openapi}; the request id of every request ({@code RequestIds}: the
+ * {@code X-Request-Id} header and the logging MDC); the §10.1 JSON error bodies; and the CDI wiring of the
+ * engine, storage and stores from configuration. No route lets the framework read its body: each checks its
+ * headers and authenticates first, then reads under its own cap ({@code RequestBody}); blob bodies stream to
+ * and from the store.
  *
  * <p>Part of the Quarkus edge, on top: it may depend on every lower package ({@code wire}, {@code schema},
  * the error catalogue, {@code storage}, {@code segments}, {@code blobs}, {@code sync}) and on its edge peers

@@ -8,19 +8,30 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
-/** Runs the §4.6 pruning pass on {@code syncular.pruning.interval}, never two at once. */
+/**
+ * Runs the §4.6 pruning pass on {@code syncular.pruning.interval}, never two at once; {@link #pruneNow} is the
+ * same pass on demand (the admin API). Each pass is told to {@link PruningMetrics} and, when it removed
+ * commits, to the {@link OperationalEvents} tail.
+ */
 @ApplicationScoped
 public class PruningJob {
     private static final Logger LOG = Logger.getLogger(PruningJob.class);
 
+    private final PostgresSyncStorage storage;
     private final Pruner pruner;
     private final boolean enabled;
+    private final PruningMetrics metrics;
+    private final OperationalEvents events;
 
     @Inject
-    public PruningJob(PostgresSyncStorage storage, SyncularConfig config) {
+    public PruningJob(PostgresSyncStorage storage, SyncularConfig config, PruningMetrics metrics,
+            OperationalEvents events) {
         SyncularConfig.Pruning p = config.pruning();
+        this.storage = storage;
         this.pruner = new Pruner(storage, new RetentionPolicy(p.activeWindow(), p.keepNewestCommits()));
         this.enabled = p.enabled();
+        this.metrics = metrics;
+        this.events = events;
     }
 
     @Scheduled(every = "${syncular.pruning.interval:1h}", delayed = "${syncular.pruning.interval:1h}",
@@ -29,14 +40,33 @@ public class PruningJob {
         if (!enabled) {
             return Uni.createFrom().voidItem();
         }
-        return pruner.pruneAll(System.currentTimeMillis())
-                .invoke(removed -> {
-                    if (removed > 0) {
-                        LOG.infof("pruning removed %d commits", removed);
+        return pruneNow()
+                .invoke(pass -> {
+                    if (pass.removedCommits() > 0) {
+                        LOG.infof("pruning removed %d commits", pass.removedCommits());
                     }
                 })
                 .onFailure().invoke(e -> LOG.warn("pruning pass failed", e))
                 .onFailure().recoverWithNull()
                 .replaceWithVoid();
+    }
+
+    /** What a pass did: commits removed, and the largest count of commits a partition keeps above its horizon. */
+    public record Pass(long removedCommits, long horizonLagCommits) {
+    }
+
+    /**
+     * One pruning pass over every partition now, under the configured retention policy (whether or not the
+     * schedule is enabled), then the horizon lag read back from the partition registry.
+     */
+    public Uni<Pass> pruneNow() {
+        return pruner.pruneAll(System.currentTimeMillis()).flatMap(removed -> storage.listPartitions().map(list -> {
+            long lag = list.stream().mapToLong(p -> p.maxCommitSeq() - p.horizonSeq()).max().orElse(0);
+            metrics.passed(removed, lag);
+            if (removed > 0) {
+                events.pruned(removed, lag);
+            }
+            return new Pass(removed, lag);
+        }));
     }
 }

@@ -3,6 +3,13 @@
  * segment expiry and §5.9.2 blob orphan sweep jobs, the backfill-checkpoint API (§2.4), and the liveness,
  * startup and serve-gate readiness checks with their metrics.
  *
+ * <p>Metrics (Micrometer, exported by Prometheus on {@code /q/metrics}), one bean per concern, every tag from a
+ * closed set (never an actor, client, partition or row id): {@code SyncMetrics} — the engine's rounds, pushed
+ * commits, pulled rows by lane, segment bytes by delivery and SQLite images, told through the engine's
+ * {@link dev.syncular.server.sync.SyncObserver} seam; {@code ServeGateMetrics} (§2.4); {@code BlobMetrics}
+ * (§5.9 bytes through the blob routes); {@code PruningMetrics} (§4.6). {@code OperationalEvents} is the admin
+ * API's per-pod, in-memory event tail (rejections, conflicts, gate refusals, prunes), also fed by the seam.
+ *
  * <p>Part of the Quarkus edge: it may depend on {@code storage}, {@code storage.postgres},
  * {@code segments}, {@code blobs}, {@code sync} and {@code config}; nothing below depends on it.
  */

@@ -1,6 +1,6 @@
 package dev.syncular.server.realtime;
 
-import dev.syncular.server.config.SyncularConfig;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
@@ -8,72 +8,91 @@ import dev.syncular.server.sync.RealtimeDelta;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.realtime.ControlMessage;
 import dev.syncular.server.wire.realtime.ControlMessages;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.runtime.StartupEvent;
-import io.quarkus.scheduler.Scheduled;
+import dev.syncular.server.wire.realtime.WakeReason;
+import io.quarkus.websockets.next.CloseReason;
 import io.vertx.core.Vertx;
+import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.pubsub.PgSubscriber;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.event.Observes;
-import jakarta.inject.Inject;
+import java.time.Duration;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.logging.Logger;
 
 /**
- * The pod's realtime hub (§8.2, §8.5): the local sessions by partition, the one {@code LISTEN} connection of
- * the pod on the storage's commit channel (a {@link PgSubscriber} that reconnects forever; every re-{@code LISTEN}
- * after the first wakes all local sockets with {@code catchup-required}, since notifications in between are
- * lost), each notified commit read once from the log and fanned out as per-session deltas, and heartbeats.
+ * A realtime hub (§8.2, §8.5, §8.6.4) over one storage: the local sessions by partition, one {@code LISTEN}
+ * connection on the storage's commit and presence channels (a {@link PgSubscriber} that reconnects forever;
+ * every re-{@code LISTEN} after the first wakes all local sockets with {@code catchup-required}, since
+ * notifications in between are lost), each notified commit read once from the log and fanned out as
+ * per-session deltas, the presence registry, and heartbeats. The pod has one ({@link PodRealtime}); each
+ * conformance instance has its own.
  */
-@ApplicationScoped
-public class RealtimeHub {
+public final class RealtimeHub {
     private static final Logger LOG = Logger.getLogger(RealtimeHub.class);
-    /** {@code syncular.realtime.max-unacked-deltas}, read by the sessions. */
-    static volatile int maxUnacked = 64;
 
     /**
-     * The {@code application_name} of the pod's LISTEN connection, so an operator finds it in
-     * {@code pg_stat_activity}: a random part, then the host name (the pod name in Kubernetes), at most the
-     * 63 bytes PostgreSQL keeps.
+     * What a hub is configured with. {@code podId} names the LISTEN connection ({@code application_name});
+     * {@code listen} are its connection options.
      */
-    private final String podId = podId(System.getenv("HOSTNAME"));
+    public record Settings(String podId, PgConnectOptions listen, long maxDeltaBytes, int maxUnackedDeltas,
+            boolean presenceEnabled, long maxPresenceBytes, Duration heartbeatInterval, LongSupplier clock) {
+    }
 
+    private final Settings settings;
+    /** §2.4: whether the partition is served now (the engine's serve gate); deltas wait while it refuses. */
+    private final java.util.function.Function<String, io.smallrye.mutiny.Uni<Boolean>> serves;
     private final ConcurrentHashMap<String, Set<RealtimeSession>> byPartition = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, CompletableFuture<Void>> partitionTails = new ConcurrentHashMap<>();
     private final AtomicInteger open = new AtomicInteger();
-    private final SyncularConfig.Realtime config;
     private final PostgresSyncStorage storage;
     private final SchemaWindow window;
     private final Vertx vertx;
     private final RealtimeMetrics metrics;
-    private final long maxDeltaBytes;
+    private final PresenceBus presenceBus;
+    private final PresenceRegistry presence;
     private PgSubscriber subscriber;
+    private long heartbeatTimer = -1;
     private volatile boolean listening;
+    private volatile boolean presenceListening;
     private volatile boolean draining;
+    private final CompletableFuture<Void> commitsHeard = new CompletableFuture<>();
+    private final CompletableFuture<Void> presenceHeard = new CompletableFuture<>();
 
-    @Inject
-    public RealtimeHub(SyncularConfig config, PostgresSyncStorage storage, SchemaWindow window, Vertx vertx,
-            MeterRegistry registry) {
-        this.config = config.realtime();
+    public RealtimeHub(Settings settings, PostgresSyncStorage storage, SchemaWindow window, Vertx vertx, Pool pool,
+            io.micrometer.core.instrument.MeterRegistry registry,
+            java.util.function.Function<String, io.smallrye.mutiny.Uni<Boolean>> serves) {
+        this.settings = settings;
+        this.serves = serves;
         this.storage = storage;
         this.window = window;
         this.vertx = vertx;
-        this.maxDeltaBytes = this.config.maxDeltaBytes().asLongValue();
-        maxUnacked = this.config.maxUnackedDeltas();
-        this.metrics = new RealtimeMetrics(registry, open::get);
+        String commits = storage.notificationChannel();
+        String presenceChannel = "syncular_presence_" + commits.substring("syncular_commits_".length());
+        this.presenceBus = new PresenceBus(pool, presenceChannel.length() > 63 ? presenceChannel.substring(0, 63)
+                : presenceChannel, settings.podId());
+        this.presence = new PresenceRegistry(settings.podId(), this::sessionsOf, presenceBus, settings.clock(),
+                settings.maxPresenceBytes());
+        this.metrics = new RealtimeMetrics(registry, open::get, presence::localMembers);
     }
 
-    void start(@Observes StartupEvent event) {
-        if (!config.enabled()) {
-            return;
-        }
+    /**
+     * A {@code application_name} for a LISTEN connection, so an operator finds it in {@code pg_stat_activity}:
+     * a random part, then the host name (the pod name in Kubernetes), at most the 63 bytes PostgreSQL keeps.
+     */
+    static String podId(String hostname) {
+        String id = "syncular-rt-" + UUID.randomUUID().toString().substring(0, 8)
+                + (hostname == null || hostname.isBlank() ? "" : "-" + hostname.replaceAll("[^A-Za-z0-9._-]", "_"));
+        return id.length() > 63 ? id.substring(0, 63) : id;
+    }
+
+    /** Connection options of the application's datasource ({@code quarkus.datasource.*}) named {@code podId}. */
+    public static PgConnectOptions datasourceOptions(String podId) {
         var cfg = ConfigProvider.getConfig();
         String url = cfg.getOptionalValue("quarkus.datasource.reactive.url", String.class).orElse("");
         if (url.startsWith("vertx-reactive:")) {
@@ -84,7 +103,15 @@ public class RealtimeHub {
         cfg.getOptionalValue("quarkus.datasource.username", String.class).ifPresent(options::setUser);
         cfg.getOptionalValue("quarkus.datasource.password", String.class).ifPresent(options::setPassword);
         options.addProperty("application_name", podId);
-        subscriber = PgSubscriber.subscriber(vertx, options);
+        return options;
+    }
+
+    /**
+     * Opens the LISTEN connection and starts the heartbeats; completes once the hub listens (commits made from
+     * then on reach its sockets).
+     */
+    public CompletableFuture<Void> start() {
+        subscriber = PgSubscriber.subscriber(vertx, settings.listen());
         subscriber.reconnectPolicy(retries -> 500L);
         subscriber.channel(storage.notificationChannel())
                 .handler(this::notified)
@@ -95,34 +122,44 @@ public class RealtimeHub {
                         byPartition.values().forEach(set -> set.forEach(s -> s.lostNotifications(metrics)));
                     }
                     listening = true;
+                    commitsHeard.complete(null);
                 });
+        if (settings.presenceEnabled()) {
+            subscriber.channel(presenceBus.channel())
+                    .handler(payload -> presenceBus.received(payload, this::presenceMessage))
+                    .subscribeHandler(v -> {
+                        if (presenceListening) {
+                            // notifications in between are lost: forget the other pods, ask them to re-announce
+                            presence.forgetOtherPods();
+                        }
+                        presenceListening = true;
+                        presenceBus.pod("hello");
+                        presenceHeard.complete(null);
+                    });
+        } else {
+            presenceHeard.complete(null);
+        }
         subscriber.connect().onFailure(e -> LOG.error("Realtime LISTEN connection failed", e));
+        heartbeatTimer = vertx.setPeriodic(settings.heartbeatInterval().toMillis(), t -> heartbeat());
+        return CompletableFuture.allOf(commitsHeard, presenceHeard);
+    }
+
+    /** Whether the LISTEN connection is (or was once) established: readiness waits for it. */
+    public boolean listening() {
+        return listening;
     }
 
     /**
-     * Drain on shutdown: readiness goes DOWN and upgrades are refused at once, in-flight socket rounds get up
-     * to {@code syncular.realtime.shutdown-grace} to finish, then every remaining socket closes with 1001
-     * (going away) and the LISTEN connection is released. Runs on the shutdown thread, never an event loop.
+     * Drain: upgrades are refused from now on ({@link #draining()}), in-flight socket rounds get up to
+     * {@code grace} to finish, then every remaining socket closes with 1001 (going away), the other pods hear
+     * this hub's {@code bye} and the LISTEN connection is released. Blocks: run it off the event loop.
      */
-    void drainBeforeHttpCloses(@Observes io.quarkus.runtime.ShutdownDelayInitiatedEvent event) {
-        drain();
-    }
-
-    void stop(@Observes @jakarta.annotation.Priority(1) ShutdownEvent event) {
-        drain();
-    }
-
-    /**
-     * Runs once: first at the start of Quarkus' shutdown (the {@code ShutdownDelayInitiatedEvent} of
-     * {@code quarkus.shutdown.delay-enabled}, while the HTTP server still serves, so sockets get 1001 from here
-     * rather than a plain close when the server stops), else at {@code ShutdownEvent}.
-     */
-    private synchronized void drain() {
+    public synchronized void drain(Duration grace) {
         if (draining) {
             return;
         }
         draining = true;
-        long deadline = System.nanoTime() + config.shutdownGrace().toNanos();
+        long deadline = System.nanoTime() + grace.toNanos();
         while (roundsInFlight() > 0 && System.nanoTime() < deadline) {
             try {
                 Thread.sleep(20);
@@ -134,14 +171,26 @@ public class RealtimeHub {
         for (Set<RealtimeSession> set : byPartition.values()) {
             for (RealtimeSession s : set) {
                 try {
-                    s.connection().close(new io.quarkus.websockets.next.CloseReason(1001, "server shutting down"))
-                            .await().atMost(java.time.Duration.ofSeconds(2));
+                    s.connection().close(new CloseReason(1001, "server shutting down")).await()
+                            .atMost(Duration.ofSeconds(2));
                 } catch (RuntimeException e) {
                     LOG.debug("Closing a realtime socket on shutdown failed", e);
                 }
             }
         }
+        if (heartbeatTimer >= 0) {
+            vertx.cancelTimer(heartbeatTimer);
+        }
         if (subscriber != null) {
+            if (settings.presenceEnabled()) {
+                // the other pods drop this hub's peers now rather than after three silent heartbeats
+                presenceBus.pod("bye");
+                try {
+                    presenceBus.flushed().get(2, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    LOG.debug("Presence bye not confirmed before shutdown", e);
+                }
+            }
             subscriber.close();
         }
     }
@@ -163,28 +212,14 @@ public class RealtimeHub {
         return metrics;
     }
 
-    /** Whether the pod is draining (readiness DOWN, upgrades refused). */
+    /** Whether the hub is draining (readiness DOWN, upgrades refused). */
     boolean draining() {
         return draining;
     }
 
-    static String podId(String hostname) {
-        String id = "syncular-rt-" + UUID.randomUUID().toString().substring(0, 8)
-                + (hostname == null || hostname.isBlank() ? "" : "-" + hostname.replaceAll("[^A-Za-z0-9._-]", "_"));
-        return id.length() > 63 ? id.substring(0, 63) : id;
-    }
-
-    /** This pod's id: the {@code application_name} of its LISTEN connection. */
+    /** The {@code application_name} of this hub's LISTEN connection. */
     public String podId() {
-        return podId;
-    }
-
-    boolean enabled() {
-        return config.enabled();
-    }
-
-    boolean atCapacity() {
-        return open.get() >= config.maxConnections();
+        return settings.podId();
     }
 
     int openConnections() {
@@ -207,6 +242,63 @@ public class RealtimeHub {
             }
             return set.isEmpty() ? null : set;
         });
+        if (settings.presenceEnabled()) {
+            presence.disconnected(s);
+        }
+    }
+
+    private Iterable<RealtimeSession> sessionsOf(String partition) {
+        Set<RealtimeSession> set = byPartition.get(partition);
+        return set == null ? Set.of() : set;
+    }
+
+    /** The sessions registered for {@code partition} (per-connection accounting, Appendix B 17). */
+    int sessionCount(String partition) {
+        Set<RealtimeSession> set = byPartition.get(partition);
+        return set == null ? 0 : set.size();
+    }
+
+    /** §8.6: a publish or leave of local connection {@code s}; ignored (tolerated) with presence off. */
+    void presencePublished(RealtimeSession s, ControlMessage.PresencePublish m) {
+        if (settings.presenceEnabled()) {
+            presence.publish(s, m);
+        }
+    }
+
+    /** §8.6.3: {@code s} now holds {@link RealtimeSession#scopeKeys()}, and held {@code before}. */
+    void presenceRegistered(RealtimeSession s, Set<String> before) {
+        if (settings.presenceEnabled()) {
+            presence.registrationChanged(s, before, s.scopeKeys());
+        }
+    }
+
+    /** A presence message of another pod (§8.6 across pods, {@link PresenceBus}). */
+    private void presenceMessage(String pod, ObjectNode m) {
+        String type = m.path("t").asText();
+        switch (type) {
+            case "set", "del" -> {
+                String partition = m.path("p").asText(null);
+                String key = m.path("k").asText(null);
+                String actor = m.path("a").asText(null);
+                String client = m.path("c").asText(null);
+                if (partition == null || key == null || actor == null || client == null) {
+                    return;
+                }
+                PresenceRegistry.Peer peer = new PresenceRegistry.Peer(actor, client);
+                if (type.equals("del")) {
+                    presence.remoteDelete(pod, partition, key, peer);
+                } else if (m.get("d") instanceof ObjectNode doc) {
+                    presence.remoteSet(pod, partition, key, peer, doc);
+                }
+            }
+            case "hello" -> {
+                presence.heard(pod);
+                presence.announceLocal();
+            }
+            case "alive" -> presence.heard(pod);
+            case "bye" -> presence.podGone(pod);
+            default -> { }
+        }
     }
 
     /** A commit notification {@code <partition>:<commitSeq>}: fanned out in notification order per partition. */
@@ -240,46 +332,54 @@ public class RealtimeHub {
     }
 
     private CompletableFuture<Void> fanOut(String partition, long seq) {
-        return storage.readCommit(partition, seq).subscribeAsCompletionStage().thenAccept(commit -> {
+        return storage.readCommit(partition, seq).chain(commit -> serves.apply(partition).map(open -> {
             Set<RealtimeSession> sessions = byPartition.get(partition);
             if (sessions == null) {
-                return;
+                return null;
             }
             Set<String> keys = commit == null ? Set.of() : RealtimeDelta.scopeKeys(window, commit);
             for (RealtimeSession s : sessions) {
-                deliver(s, seq, commit, keys);
+                deliver(s, seq, commit, keys, open);
             }
-        });
+            return null;
+        })).subscribeAsCompletionStage().thenAccept(v -> { });
     }
 
-    private void deliver(RealtimeSession s, long seq, StoredCommit commit, Set<String> keys) {
+    private void deliver(RealtimeSession s, long seq, StoredCommit commit, Set<String> keys, boolean serving) {
         // a commit gone from the log (pruned already) cannot be bridged: every session counts it as matching
         boolean matching = commit == null || s.matches(keys);
-        switch (s.onCommit(seq, matching)) {
+        switch (s.onCommit(seq, matching, settings.maxUnackedDeltas())) {
             case IGNORE -> { }
-            case WAKE -> s.wake(dev.syncular.server.wire.realtime.WakeReason.CATCHUP_REQUIRED, metrics);
+            case WAKE -> s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
             case DELIVER -> {
+                if (!serving) {
+                    s.suppress(WakeReason.CATCHUP_REQUIRED, metrics); // the gate refuses: the pull will say why
+                    return;
+                }
                 if (commit == null) {
-                    s.wake(dev.syncular.server.wire.realtime.WakeReason.CATCHUP_REQUIRED, metrics);
+                    s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
                     return;
                 }
                 Message delta = RealtimeDelta.delta(s.logEpoch, s.registrations(), commit);
-                if (delta != null) {
-                    s.deliver(seq, delta.encode(), maxDeltaBytes, metrics);
+                if (delta != null && s.deliver(seq, delta.encode(), settings.maxDeltaBytes(), metrics)) {
+                    metrics.deltaLatency(commit.createdAtMs());
                 }
             }
         }
     }
 
     /** §8.5: a heartbeat to every socket; one not heard from for three intervals is closed (reaped). */
-    @Scheduled(every = "${syncular.realtime.heartbeat-interval:30s}", delayed = "${syncular.realtime.heartbeat-interval:30s}")
-    void heartbeat() {
-        long now = System.currentTimeMillis();
-        long idle = 3 * config.heartbeatInterval().toMillis();
+    private void heartbeat() {
+        long now = settings.clock().getAsLong();
+        long idle = 3 * settings.heartbeatInterval().toMillis();
+        if (settings.presenceEnabled() && presenceListening) {
+            presenceBus.pod("alive");
+            presence.expireSilentPods(System.currentTimeMillis() - idle);
+        }
         String beat = ControlMessages.render(new ControlMessage.Heartbeat(now));
         for (Set<RealtimeSession> set : byPartition.values()) {
             for (RealtimeSession s : set) {
-                if (now - s.lastHeardMs > idle) {
+                if (System.currentTimeMillis() - s.lastHeardMs > idle) {
                     s.connection().close().subscribe().with(v -> { }, e -> { });
                     continue;
                 }

@@ -7,23 +7,38 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.function.Supplier;
 
-/** Realtime metrics: open connections, deltas, wake-ups by reason, LISTEN reconnects. */
+/**
+ * Realtime metrics: open connections, presence members, deltas and commit-to-delta latency, wake-ups by reason,
+ * LISTEN reconnects.
+ */
 final class RealtimeMetrics {
     private final Counter deltas;
     private final Map<WakeReason, Counter> wakes = new EnumMap<>(WakeReason.class);
     private final Counter reconnects;
+    private final io.micrometer.core.instrument.Timer deltaLatency;
 
-    RealtimeMetrics(MeterRegistry registry, Supplier<Number> open) {
+    RealtimeMetrics(MeterRegistry registry, Supplier<Number> open, Supplier<Number> presenceMembers) {
         registry.gauge("syncular.realtime.connections", java.util.List.of(), open, s -> s.get().doubleValue());
+        registry.gauge("syncular.realtime.presence.members", java.util.List.of(), presenceMembers,
+                s -> s.get().doubleValue());
         deltas = registry.counter("syncular.realtime.deltas");
         for (WakeReason r : WakeReason.values()) {
             wakes.put(r, registry.counter("syncular.realtime.wakeups", "reason", r.wire()));
         }
         reconnects = registry.counter("syncular.realtime.listen.reconnects");
+        deltaLatency = io.micrometer.core.instrument.Timer.builder("syncular.realtime.delta.latency")
+                .description("From a commit's creation to its delta being handed to a socket")
+                .publishPercentileHistogram().register(registry);
     }
 
     void delta() {
         deltas.increment();
+    }
+
+    /** A delta of a commit created at {@code createdAtMs} goes out now. */
+    void deltaLatency(long createdAtMs) {
+        deltaLatency.record(Math.max(0, System.currentTimeMillis() - createdAtMs),
+                java.util.concurrent.TimeUnit.MILLISECONDS);
     }
 
     void wake(WakeReason reason) {

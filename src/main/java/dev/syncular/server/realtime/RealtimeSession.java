@@ -60,11 +60,23 @@ final class RealtimeSession {
         register(registrations);
     }
 
-    synchronized void register(List<RealtimeDelta.Registration> regs) {
+    /** Replaces the registrations (§8.7); returns the scope keys held before (§8.6.3 re-derives presence). */
+    synchronized Set<String> register(List<RealtimeDelta.Registration> regs) {
+        Set<String> before = scopeKeys == null ? Set.of() : scopeKeys;
         this.registrations = List.copyOf(regs);
         Set<String> keys = new java.util.HashSet<>();
         regs.forEach(r -> keys.addAll(r.scopeKeys()));
-        this.scopeKeys = keys;
+        this.scopeKeys = Set.copyOf(keys);
+        return before;
+    }
+
+    /** The effective scope keys of the registrations: the fanout and presence grant (§8.6.3). */
+    synchronized Set<String> scopeKeys() {
+        return scopeKeys;
+    }
+
+    synchronized boolean holds(String scopeKey) {
+        return scopeKeys.contains(scopeKey);
     }
 
     synchronized List<RealtimeDelta.Registration> registrations() {
@@ -83,7 +95,7 @@ final class RealtimeSession {
     /** What to do with notified commit {@code seq} (§8.2); the caller builds the delta only for DELIVER. */
     enum Decision { IGNORE, WAKE, DELIVER }
 
-    synchronized Decision onCommit(long seq, boolean matching) {
+    synchronized Decision onCommit(long seq, boolean matching, int maxUnacked) {
         if (seq <= observed) {
             return Decision.IGNORE; // a duplicate or late notification: nothing new to bridge
         }
@@ -99,28 +111,32 @@ final class RealtimeSession {
         if (suppressed) {
             return Decision.WAKE;
         }
-        if (roundInFlight || unacked.size() >= RealtimeHub.maxUnacked) {
+        if (roundInFlight || unacked.size() >= maxUnacked) {
             suppressed = true;
             return Decision.WAKE;
         }
         return Decision.DELIVER;
     }
 
-    /** Sends {@code delta} (already encoded) unless it is too large, in which case the session drops to a wake. */
-    synchronized void deliver(long seq, byte[] encoded, long maxBytes, RealtimeMetrics metrics) {
+    /**
+     * Sends {@code delta} (already encoded) unless it is too large, in which case the session drops to a wake;
+     * whether the delta went out.
+     */
+    synchronized boolean deliver(long seq, byte[] encoded, long maxBytes, RealtimeMetrics metrics) {
         if (suppressed || roundInFlight) {
             wake(WakeReason.CATCHUP_REQUIRED, metrics);
-            return;
+            return false;
         }
         if (encoded.length + 1 > maxBytes) {
             suppressed = true;
             wake(WakeReason.DELTA_TOO_LARGE, metrics);
-            return;
+            return false;
         }
         Buffer b = Buffer.buffer(encoded.length + 1).appendByte((byte) ChannelTag.DELTA).appendBytes(encoded);
         unacked.add(seq);
         metrics.delta();
         connection.sendBinary(b).subscribe().with(v -> { }, e -> { });
+        return true;
     }
 
     /** Sends a wake-up unless one is outstanding (§8.3: coalescible). */
@@ -131,6 +147,12 @@ final class RealtimeSession {
         wakeOutstanding = true;
         metrics.wake(reason);
         sendText(ControlMessages.render(new ControlMessage.Wake(observed, reason, clock.getAsLong())));
+    }
+
+    /** A commit the session cannot be given as a delta: it falls behind until the client catches up. */
+    synchronized void suppress(WakeReason reason, RealtimeMetrics metrics) {
+        suppressed = true;
+        wake(reason, metrics);
     }
 
     /** A pod-level gap (the LISTEN connection was lost): deliveries are suspect until the client catches up. */

@@ -6,14 +6,7 @@ import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.http.ErrorBodies;
 import dev.syncular.server.http.HttpError;
-import dev.syncular.server.schema.SchemaWindow;
-import dev.syncular.server.storage.ClientRecord;
-import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.StorableText;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
-import dev.syncular.server.sync.RealtimeDelta;
-import dev.syncular.server.sync.ScopeResolver;
-import dev.syncular.server.sync.SyncRequestContext;
 import io.quarkus.websockets.next.HttpUpgradeCheck;
 import io.quarkus.websockets.next.UserData;
 import io.smallrye.mutiny.Uni;
@@ -25,7 +18,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -45,33 +37,24 @@ import java.util.concurrent.ConcurrentHashMap;
 @ApplicationScoped
 public class RealtimeUpgrade implements HttpUpgradeCheck {
     static final String TICKET_HEADER = "x-syncular-realtime-ticket";
-    static final UserData.TypedKey<Prepared> PREPARED = new UserData.TypedKey<>("syncular.realtime.prepared");
+    static final UserData.TypedKey<RealtimeChannel.Prepared> PREPARED =
+            new UserData.TypedKey<>("syncular.realtime.prepared");
     /** The path of the websockets-next endpoint; the mount's route reroutes to it. */
     static final String ENDPOINT_PATH = "/realtime";
+    /** The endpoint this upgrade check guards (other endpoints, e.g. the conformance host's, have their own). */
+    static final String ENDPOINT_ID = "syncular-realtime";
     private static final Duration AUTH_TIMEOUT = Duration.ofSeconds(30);
     private static final long TICKET_TTL_MS = 30_000;
 
-    /** What the upgrade established for one connection. */
-    record Prepared(SyncRequestContext ctx, String clientId, ClientRecord record, PartitionState partition,
-            List<RealtimeDelta.Registration> registrations) {
-    }
-
-    private final ConcurrentHashMap<String, Prepared> tickets = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, RealtimeChannel.Prepared> tickets = new ConcurrentHashMap<>();
     private final Authenticator authenticator;
-    private final PostgresSyncStorage storage;
-    private final ScopeResolver resolver;
-    private final SchemaWindow window;
-    private final RealtimeHub hub;
+    private final PodRealtime realtime;
     private final String mountPrefix;
 
     @Inject
-    public RealtimeUpgrade(Authenticator authenticator, PostgresSyncStorage storage, ScopeResolver resolver,
-            SchemaWindow window, RealtimeHub hub, SyncularConfig config) {
+    public RealtimeUpgrade(Authenticator authenticator, PodRealtime realtime, SyncularConfig config) {
         this.authenticator = authenticator;
-        this.storage = storage;
-        this.resolver = resolver;
-        this.window = window;
-        this.hub = hub;
+        this.realtime = realtime;
         this.mountPrefix = config.mountPrefix();
     }
 
@@ -86,15 +69,15 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
             refuse(rc, new HttpError(400, ErrorCode.INVALID_REQUEST, "a WebSocket upgrade is required"));
             return;
         }
-        if (!hub.enabled()) {
+        if (!realtime.enabled()) {
             refuse(rc, new SyncError(ErrorCode.NOT_FOUND, "realtime is not enabled"));
             return;
         }
-        if (hub.draining()) {
+        if (realtime.hub().draining()) {
             refuse(rc, new SyncError(ErrorCode.WEBSOCKET_CONNECTION_LIMIT, "server is shutting down"));
             return;
         }
-        if (hub.atCapacity()) {
+        if (realtime.atCapacity()) {
             refuse(rc, new SyncError(ErrorCode.WEBSOCKET_CONNECTION_LIMIT, "too many realtime connections"));
             return;
         }
@@ -112,7 +95,7 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
         req.pause();
         authenticator.authenticate(req)
                 .ifNoItem().after(AUTH_TIMEOUT).failWith(() -> new IllegalStateException("authentication timed out"))
-                .chain(ctx -> prepare(ctx, clientId))
+                .chain(ctx -> realtime.channel().prepare(ctx, clientId))
                 .subscribe().with(prepared -> context.runOnContext(v -> {
                     String ticket = UUID.randomUUID().toString();
                     tickets.put(ticket, prepared);
@@ -131,24 +114,6 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
                 }));
     }
 
-    /** The client record, partition and registrations of a connection (§8.1), at connect and after a socket round. */
-    Uni<Prepared> prepare(SyncRequestContext ctx, String clientId) {
-        if (ctx.unstorable() != null) {
-            return Uni.createFrom().failure(ctx.unstorable());
-        }
-        return storage.readClient(ctx.partition(), clientId).chain(record -> storage.readPartition(ctx.partition())
-                .chain(partition -> {
-                    if (record == null || !record.actorId().equals(ctx.actorId())) {
-                        return Uni.createFrom().item(new Prepared(ctx, clientId, null, partition, List.of()));
-                    }
-                    return resolver.resolveScopes(ctx)
-                            .map(allowed -> RealtimeDelta.register(window, record.subscriptionsJson(), allowed))
-                            // §3.3: a failing resolver revokes every registration
-                            .onFailure().recoverWithItem(List.of())
-                            .map(regs -> new Prepared(ctx, clientId, record, partition, regs));
-                }));
-    }
-
     /** The §10.1 JSON error with its HTTP status, mapped as {@code POST /sync} maps it. */
     private static void refuse(RoutingContext rc, Throwable e) {
         RealtimeErrors error = RealtimeErrors.of(e);
@@ -159,9 +124,14 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
     }
 
     @Override
+    public boolean appliesTo(String endpointId) {
+        return ENDPOINT_ID.equals(endpointId);
+    }
+
+    @Override
     public Uni<CheckResult> perform(HttpUpgradeContext context) {
         String ticket = context.httpRequest().getHeader(TICKET_HEADER);
-        Prepared prepared = ticket == null ? null : tickets.remove(ticket);
+        RealtimeChannel.Prepared prepared = ticket == null ? null : tickets.remove(ticket);
         if (prepared == null) {
             return CheckResult.rejectUpgrade(404);
         }

@@ -56,7 +56,7 @@ final class SocketRound {
             }
         }
         if (decoder == null) {
-            decoder = MessageDecoder.forRequests();
+            decoder = MessageDecoder.forRequestsKeepingFraming();
             frames = new ArrayList<>();
             received = 0;
         }
@@ -68,20 +68,23 @@ final class SocketRound {
             frames.addAll(decoder.feed(payload, offset, payload.length - offset));
         } catch (WireException e) {
             LOG.debugf("Socket round stream refused: %s", e.getMessage());
-            return Outcome.CLOSE; // a bad header, bytes past END, or a stream whose end can no longer be found
+            return Outcome.CLOSE; // a bad envelope header or bytes past END: the stream's end cannot be found
         }
         if (!decoder.isComplete()) {
             return Outcome.CONTINUE;
         }
-        Message request = Message.request(frames);
+        WireException decodeError = decoder.error();
+        Message request = decodeError == null ? Message.request(frames) : null;
         decoder = null;
         frames = null;
         synchronized (session) {
             session.roundInFlight = true;
         }
-        ReqHeader header = (ReqHeader) request.frames().get(0);
-        boolean pulls = request.frames().stream().anyMatch(f -> f instanceof dev.syncular.server.wire.PullHeader);
-        Uni<List<Frame>> round = header.clientId().equals(session.clientId)
+        // §8.7: a decode error of the request message is the round's in-band failure, as HTTP answers it 400
+        boolean pulls = request != null
+                && request.frames().stream().anyMatch(f -> f instanceof dev.syncular.server.wire.PullHeader);
+        Uni<List<Frame>> round = decodeError != null ? Uni.createFrom().failure(decodeError)
+                : ((ReqHeader) request.frames().get(0)).clientId().equals(session.clientId)
                 ? Uni.createFrom().deferred(() -> engine.handle(session.ctx, request))
                 : Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_CLIENT_ID,
                         "REQ_HEADER.clientId differs from the connection's clientId"));
@@ -92,9 +95,11 @@ final class SocketRound {
                     // leaves, and the round is over (no longer in flight) exactly as its last chunk is sent
                     onEnd.apply(ok && pulls)
                             .chain(() -> stream(session, ResponseBody.identity(planned).iterator()))
-                            .subscribe().with(v -> { },
-                                    e -> session.connection().close().subscribe().with(x -> { }, y -> { }));
-                });
+                            .subscribe().with(v -> { }, e -> {
+                                LOG.warn("Sending a socket round's response failed; closing the connection", e);
+                                session.connection().close().subscribe().with(x -> { }, y -> { });
+                            });
+                }, e -> LOG.error("Socket round failed outside its error path", e));
         return Outcome.CONTINUE;
     }
 

@@ -1,13 +1,25 @@
 /**
- * The realtime binding (§8) on {@code quarkus-websockets-next}: the socket at {@code <mount>/realtime?clientId=…}
- * authenticated at upgrade like {@code POST /sync} ({@link dev.syncular.server.realtime.RealtimeUpgrade}, §8.1,
- * §10.1 JSON on refusal), the per-connection session ({@link dev.syncular.server.realtime.RealtimeSession}:
- * registrations, §8.2 contiguity, suppression and acks, §8.3 wake-ups) and the pod's hub
- * ({@link dev.syncular.server.realtime.RealtimeHub}: one PostgreSQL {@code LISTEN} connection per pod, each
- * notified commit read once and fanned out to the local sockets, §8.5 heartbeats). Nothing about a connection
- * lives outside the pod that holds it; pods share only the database.
+ * The realtime binding (§8) on {@code quarkus-websockets-next}.
  *
- * <p>Part of the Quarkus edge, on top: may depend on every lower package and on its edge peers {@code http},
- * {@code auth}, {@code config}; nothing depends on it.
+ * <ul>
+ *   <li>{@link dev.syncular.server.realtime.RealtimeUpgrade}: the upgrade at {@code <mount>/realtime?clientId=…},
+ *       authenticated like {@code POST /sync} (§8.1; §10.1 JSON on refusal, never a half-open socket).</li>
+ *   <li>{@link dev.syncular.server.realtime.RealtimeChannel}: one connection's messages — {@code hello}, acks
+ *       (§8.2), presence publishes (§8.6), socket rounds (§8.7) — behind any socket endpoint
+ *       ({@link dev.syncular.server.realtime.RealtimeEndpoint} for the pod, the conformance host's per
+ *       instance).</li>
+ *   <li>{@link dev.syncular.server.realtime.RealtimeSession}: registrations, §8.2 contiguity, suppression and
+ *       acks, §8.3 wake-ups.</li>
+ *   <li>{@link dev.syncular.server.realtime.RealtimeHub}: one PostgreSQL {@code LISTEN} connection, each
+ *       notified commit read once and fanned out to the local sockets, §8.5 heartbeats and reaping, drain.</li>
+ *   <li>{@link dev.syncular.server.realtime.PresenceRegistry} and {@link dev.syncular.server.realtime.PresenceBus}:
+ *       §8.6 presence, in memory, shared between pods by {@code NOTIFY}.</li>
+ *   <li>{@link dev.syncular.server.realtime.PodRealtime}: the pod's hub and channel, its limits (§8.8) and
+ *       lifecycle; {@link dev.syncular.server.realtime.RealtimeReadinessCheck} ties readiness to it.</li>
+ * </ul>
+ *
+ * <p>Nothing about a connection lives outside the pod that holds it; pods share only the database (commit
+ * and presence notifications). Part of the Quarkus edge, on top: may depend on every lower package and on its
+ * edge peers {@code http}, {@code auth}, {@code config}; the conformance host uses it.
  */
 package dev.syncular.server.realtime;

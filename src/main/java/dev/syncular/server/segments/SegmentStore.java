@@ -79,4 +79,7 @@ public interface SegmentStore {
 
     /** Forgets entries whose every publication expired before {@code nowMs}; returns how many. */
     Uni<Integer> deleteExpired(long nowMs);
+
+    /** What the store holds, publications counted live when they expire after {@code nowMs} (operator tooling). */
+    Uni<SegmentStoreStats> stats(long nowMs);
 }

@@ -156,6 +156,12 @@ public interface SyncStorage {
     Uni<List<PartitionState>> listPartitions();
 
     /**
+     * A page of registered partitions: those whose id sorts after {@code afterPartition} in byte order
+     * ({@code null} = from the first), ordered by id, at most {@code limit} — operator tooling.
+     */
+    Uni<List<PartitionState>> listPartitions(String afterPartition, int limit);
+
+    /**
      * Backup-restore rotation (§2.1): replaces the logEpoch with a fresh random value and deletes the
      * partition's client cursor records, in one transaction under the partition lock. Returns the new state.
      */
@@ -217,6 +223,12 @@ public interface SyncStorage {
 
     /** Every row of a table in a partition regardless of scopes, by row id — operator and test tooling only. */
     Uni<List<StoredRow>> readAllRows(String partition, String table);
+
+    /**
+     * How many current rows each synced table of the running schema holds in the partition, in schema table
+     * order (tables without rows count 0) — operator tooling.
+     */
+    Uni<Map<String, Long>> countRows(String partition);
 
     // ---- client cursor records (§4.5) -----------------------------------------------------------
 

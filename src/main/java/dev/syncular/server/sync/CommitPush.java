@@ -51,9 +51,10 @@ final class CommitPush {
     private final ServeGates gates;
     private final ServeGateCheck check;
     private final PushOperations operations;
+    private final SyncObserver observer;
 
     CommitPush(SchemaWindow window, SyncStorage storage, BlobStore blobs, LongSupplier clock, ServeGates gates,
-            ServeGateCheck check, PushOperations operations) {
+            ServeGateCheck check, PushOperations operations, SyncObserver observer) {
         this.window = window;
         this.storage = storage;
         this.blobs = blobs;
@@ -61,6 +62,7 @@ final class CommitPush {
         this.gates = gates;
         this.check = check;
         this.operations = operations;
+        this.observer = observer;
     }
 
     /** The commits in request order (§6.4), as a stream: the pipeline's depth does not grow with their number. */
@@ -75,6 +77,7 @@ final class CommitPush {
     private Uni<List<Frame>> push(Round round, PushCommit commit) {
         String partition = round.ctx.partition();
         String clientId = round.header.clientId();
+        boolean[] replayed = {false};
         // §6.3: every push is serialized by partition and its idempotency key checked under that boundary;
         // host scope resolution runs before the lock is taken (never call host code under it), and the
         // push transaction re-evaluates the serve gate under the lock (§2.4).
@@ -97,7 +100,7 @@ final class CommitPush {
                     return Uni.combine().all().unis(tx.findPushResult(clientId, commit.clientCommitId()).map(Optional::ofNullable),
                             prefetch(tx, prefetchIds)).asTuple();
                 })
-                .flatMap(found -> found.getItem1().isPresent()
+                .flatMap(found -> (replayed[0] = found.getItem1().isPresent())
                         ? Uni.createFrom().item(replay(found.getItem1().get(), commit))
                         : blobCheck.recheck(tx).flatMap(checked -> {
                             round.blobs = checked;
@@ -105,10 +108,34 @@ final class CommitPush {
                         })));
                 }))
                 .invoke(frames -> {
-                    if (frames.get(0) instanceof PushResult r && r.commitSeq() != null) {
-                        round.lastCommitSeq = Math.max(round.lastCommitSeq, r.commitSeq());
+                    if (frames.get(0) instanceof PushResult r) {
+                        if (r.commitSeq() != null) {
+                            round.lastCommitSeq = Math.max(round.lastCommitSeq, r.commitSeq());
+                        }
+                        observer.commitPushed(outcome(partition, clientId, commit, r, replayed[0]));
                     }
                 });
+    }
+
+    /** The observer's view of a committed push: replayed, applied, or refused by a conflict or an error (§6.3). */
+    private static SyncObserver.Commit outcome(String partition, String clientId, PushCommit commit, PushResult r,
+            boolean replayed) {
+        SyncObserver.CommitOutcome outcome = replayed ? SyncObserver.CommitOutcome.CACHED
+                : r.status() == CommitStatus.REJECTED ? SyncObserver.CommitOutcome.REJECTED
+                : SyncObserver.CommitOutcome.APPLIED;
+        String code = null;
+        if (outcome == SyncObserver.CommitOutcome.REJECTED) {
+            for (OpResult result : r.results()) {
+                if (result instanceof OpResult.Conflict c) {
+                    outcome = SyncObserver.CommitOutcome.CONFLICTED;
+                    code = c.code();
+                } else if (result instanceof OpResult.Error e) {
+                    code = e.code();
+                }
+            }
+        }
+        return new SyncObserver.Commit(partition, clientId, commit.clientCommitId(), outcome, code,
+                commit.operations().size());
     }
 
     /** A retained result replays byte-equivalent: applied as {@code cached}, rejected unchanged (§2.3). */

@@ -58,6 +58,7 @@ final class ImageLane {
     private final boolean buildImages;
     private final SegmentDelivery delivery;
     private final RowsLane rows;
+    private final SyncObserver observer;
     /** Cold image builds in flight, by reuse key: concurrent bootstraps of one key share one build (§5.3). */
     private final ConcurrentHashMap<SegmentStore.ReuseKey, CompletableFuture<SegmentStore.Match>> imageBuilds =
             new ConcurrentHashMap<>();
@@ -67,7 +68,7 @@ final class ImageLane {
     static final long FAILED_BUILD_RETRY_MS = 60_000;
 
     ImageLane(SyncStorage storage, SegmentStore segments, SyncLimits limits, LongSupplier clock, boolean buildImages,
-            SegmentDelivery delivery, RowsLane rows) {
+            SegmentDelivery delivery, RowsLane rows, SyncObserver observer) {
         this.storage = storage;
         this.segments = segments;
         this.limits = limits;
@@ -75,6 +76,7 @@ final class ImageLane {
         this.buildImages = buildImages;
         this.delivery = delivery;
         this.rows = rows;
+        this.observer = observer;
     }
 
     /**
@@ -89,6 +91,7 @@ final class ImageLane {
                 round.clientSchema.version(), MediaType.SQLITE, digest, asOf);
         return segments.find(key, clock.getAsLong()).flatMap(stored -> {
             if (stored != null) {
+                observer.imageServed(false);
                 return Uni.createFrom().item(imageFrames(round, pull, table, asOf, digest, stored, frames));
             }
             Uni<List<StoredRow>> first = readPage(round, table, effective, null, pageRows);
@@ -196,6 +199,9 @@ final class ImageLane {
                             .eventually(() -> deleteQuietly(built.file()));
                 })
                 .subscribe().with(match -> {
+                    if (match != null) {
+                        observer.imageServed(true);
+                    }
                     imageBuilds.remove(key, mine);
                     mine.complete(match);
                 }, failure -> {

@@ -24,6 +24,8 @@ final class Round {
     final Uni<Optional<Map<String, List<String>>>> allowed;
     /** The highest commit sequence this request's pushes applied or replayed. */
     long lastCommitSeq;
+    /** Rows of this request's inline rows segments (§5.7), told to the {@link SyncObserver} on release. */
+    long inlineRows;
     /** §5.9.6: the blob existence check of the commit being applied. */
     BlobPresence blobs = BlobPresence.NONE;
     /** {@code SyncLimits#maxResponseBytes}. */

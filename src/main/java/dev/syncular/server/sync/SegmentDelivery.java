@@ -63,6 +63,7 @@ final class SegmentDelivery {
             PartitionState state, String rowCursor, String nextRowCursor, int rowCount, EncodedSegment encoded) {
         byte[] segment = encoded.bytes();
         if (inline(pull, segment.length)) {
+            round.inlineRows += rowCount;
             return Uni.createFrom().item(new SegmentInline(segment));
         }
         String segmentId = encoded.segmentId();

@@ -5,27 +5,27 @@ import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.SyncStorage;
 import io.smallrye.mutiny.Uni;
-import java.util.function.Consumer;
 
 /**
  * The §2.4 read-verify-refuse serve gate around a unit of work: the gate read on entry ({@link #admit}),
  * the writer fence turned into its refusal ({@link #fenced}), the gate read again before anything is
- * released ({@link #verified}); every refusal is told to the metrics ({@link #refuse}). The decision itself
- * is {@link ServeGates}.
+ * released ({@link #verified}); every refusal is told to the {@link SyncObserver} ({@link #refuse}). The
+ * decision itself is {@link ServeGates}.
  */
 final class ServeGateCheck {
     private final SyncStorage storage;
     private final ServeGates gates;
-    private final Consumer<String> refusals;
+    private final SyncObserver observer;
 
-    ServeGateCheck(SyncStorage storage, ServeGates gates, Consumer<String> refusals) {
+    ServeGateCheck(SyncStorage storage, ServeGates gates, SyncObserver observer) {
         this.storage = storage;
         this.gates = gates;
-        this.refusals = refusals;
+        this.observer = observer;
     }
 
     <T> Uni<T> refuse(SyncError refusal) {
-        refusals.accept(String.valueOf(refusal.details().get("reason")));
+        observer.gateRefused(String.valueOf(refusal.details().get("partition")),
+                String.valueOf(refusal.details().get("reason")));
         return Uni.createFrom().failure(refusal);
     }
 

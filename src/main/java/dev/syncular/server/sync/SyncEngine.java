@@ -6,6 +6,7 @@ import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.SegmentStore;
+import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.ClientRecord;
@@ -13,18 +14,22 @@ import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.RequestEntry;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.wire.CommitFrame;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.MediaType;
 import dev.syncular.server.wire.PullHeader;
 import dev.syncular.server.wire.PushCommit;
 import dev.syncular.server.wire.ReqHeader;
 import dev.syncular.server.wire.RespHeader;
+import dev.syncular.server.wire.SegmentInline;
+import dev.syncular.server.wire.SegmentRef;
 import dev.syncular.server.wire.SubscriptionFrame;
+import dev.syncular.server.wire.WireException;
 import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -48,28 +53,32 @@ public final class SyncEngine {
     private final CommitPush push;
     private final Pull pull;
     private final SegmentDelivery delivery;
+    private final SyncObserver observer;
+    /** Descriptor URLs are provider-presigned (§5.4): their bytes never pass through this server. */
+    private final boolean presignedUrls;
 
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
             SyncLimits limits, LongSupplier clockMs) {
-        this(window, storage, segments, resolver, limits, clockMs, CrdtMerger.NONE, List.of(), reason -> { });
+        this(window, storage, segments, resolver, limits, clockMs, CrdtMerger.NONE, List.of(), SyncObserver.NONE);
     }
 
     /**
      * @param checkpoints the backfill checkpoints this process declares: it may serve a partition while they
      *                    are pending, every other process refuses (§2.4)
-     * @param refusals    told the reason of every serve-gate refusal (metrics)
+     * @param observer    told of rounds, commits, pulled rows, segment bytes and serve-gate refusals (metrics,
+     *                    the admin event tail)
      */
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
             SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
-            Consumer<String> refusals) {
-        this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, refusals, null);
+            SyncObserver observer) {
+        this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, observer, null);
     }
 
     /** @param urls mints §5.4 segment URLs for clients advertising {@code accept} bit 3; may be null */
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
             SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
-            Consumer<String> refusals, SegmentUrls urls) {
-        this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, refusals, urls, true, null);
+            SyncObserver observer, SegmentUrls urls) {
+        this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, observer, urls, true, null);
     }
 
     /**
@@ -79,23 +88,36 @@ public final class SyncEngine {
      */
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
             SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
-            Consumer<String> refusals, SegmentUrls urls, boolean buildImages, BlobStore blobs) {
+            SyncObserver observer, SegmentUrls urls, boolean buildImages, BlobStore blobs) {
         this.window = window;
         this.storage = storage;
         this.resolver = resolver;
         this.limits = limits;
         this.clock = clockMs;
         this.gates = new ServeGates(window.current().version(), checkpoints);
-        this.check = new ServeGateCheck(storage, gates, refusals);
-        this.push = new CommitPush(window, storage, blobs, clockMs, gates, check, new PushOperations(window, merger));
+        this.observer = observer;
+        this.presignedUrls = urls != null && !(urls instanceof SegmentUrlSigner);
+        this.check = new ServeGateCheck(storage, gates, observer);
+        this.push = new CommitPush(window, storage, blobs, clockMs, gates, check, new PushOperations(window, merger),
+                observer);
         this.delivery = new SegmentDelivery(window, storage, segments, resolver, limits, clockMs, check, urls);
         RowsLane rows = new RowsLane(storage, delivery);
-        ImageLane images = new ImageLane(storage, segments, limits, clockMs, buildImages, delivery, rows);
+        ImageLane images = new ImageLane(storage, segments, limits, clockMs, buildImages, delivery, rows, observer);
         this.pull = new Pull(storage, new Bootstrap(storage, rows, images));
     }
 
     public ServeGates gates() {
         return gates;
+    }
+
+    /**
+     * §2.4 for the realtime binding: whether this process serves {@code partition} now. A realtime delta
+     * (§8.2) is a response like any other: while the gate refuses, the hub wakes the client instead, and the
+     * pull that follows gets the gate's refusal.
+     */
+    public Uni<Boolean> serves(String partition) {
+        return storage.readServeGate(partition, gates.runningSchemaVersion())
+                .map(gate -> gates.refusal(partition, gate) == null);
     }
 
     public SchemaWindow window() {
@@ -126,23 +148,83 @@ public final class SyncEngine {
             }
         }
         PullHeader pullHeader = pull;
-        try {
-            RequestValidation.admissible(ctx, header, pushes, subscriptions, limits);
-        } catch (SyncError e) {
-            return Uni.createFrom().failure(e);
-        }
+        long started = System.nanoTime();
         long now = clock.getAsLong();
         String partition = ctx.partition();
         // One entry read (partition touch + serve gate + client record), one exit round trip (client record
-        // upsert when due + the verify read, which also rechecks the horizon of incremental pulls).
-        return storage.enterRequest(partition, header.clientId(), gates.runningSchemaVersion(), now).flatMap(entry -> {
-            SyncError refusal = gates.refusal(partition, entry.gate());
-            if (refusal != null) {
-                return check.refuse(refusal);
+        // upsert when due + the verify read, which also rechecks the horizon of incremental pulls). Before the
+        // entry read, what the storage cannot hold and the subscription cap are refused (RequestValidation).
+        return Uni.createFrom().deferred(() -> {
+            RequestValidation.admissible(ctx, header, pushes, subscriptions, limits);
+            return storage.enterRequest(partition, header.clientId(), gates.runningSchemaVersion(), now).flatMap(entry -> {
+                SyncError refusal = gates.refusal(partition, entry.gate());
+                if (refusal != null) {
+                    return check.refuse(refusal);
+                }
+                return check.fenced(partition, plan(ctx, header, pushes, pullHeader, subscriptions, entry))
+                        .flatMap(planned -> finish(partition, entry.gate(), planned, entry.client(), now));
+            });
+        }).onItemOrFailure().invoke((frames, failure) -> observer.roundEnded(outcome(failure),
+                System.nanoTime() - started));
+    }
+
+    /** A round's outcome for the observer: {@code "ok"} or the §10 code it fails with (a bounded set). */
+    private static String outcome(Throwable failure) {
+        if (failure == null) {
+            return "ok";
+        }
+        if (failure instanceof SyncError e) {
+            return e.code().code;
+        }
+        if (failure instanceof WireException e && ErrorCode.of(e.code()) != null) {
+            return e.code();
+        }
+        return ErrorCode.INTERNAL_ERROR.code;
+    }
+
+    /**
+     * Tells the observer what a released response carries: rows by lane — the incremental {@code COMMIT}
+     * changes, rows segments inline (counted as they were planned) or by reference, SQLite images — and the
+     * segment bytes that reach the client inline or through provider-presigned URLs. Referenced segments
+     * fetched from this server are counted by the download route.
+     */
+    private void released(PlannedResponse planned, List<Frame> frames) {
+        long changes = 0;
+        long rows = planned.round == null ? 0 : planned.round.inlineRows;
+        long images = 0;
+        long inlineBytes = 0;
+        long presignedBytes = 0;
+        for (Frame f : frames) {
+            if (f instanceof CommitFrame c) {
+                changes += c.changes().size();
+            } else if (f instanceof SegmentInline s) {
+                inlineBytes += s.payload().length;
+            } else if (f instanceof SegmentRef r) {
+                if (r.mediaType() == MediaType.SQLITE) {
+                    images += r.rowCount();
+                } else {
+                    rows += r.rowCount();
+                }
+                if (presignedUrls && r.url() != null) {
+                    presignedBytes += r.byteLength();
+                }
             }
-            return check.fenced(partition, plan(ctx, header, pushes, pullHeader, subscriptions, entry))
-                    .flatMap(planned -> finish(partition, entry.gate(), planned, entry.client(), now));
-        });
+        }
+        if (changes > 0) {
+            observer.rowsPulled(SyncObserver.Lane.COMMITS, changes);
+        }
+        if (rows > 0) {
+            observer.rowsPulled(SyncObserver.Lane.ROWS, rows);
+        }
+        if (images > 0) {
+            observer.rowsPulled(SyncObserver.Lane.IMAGE, images);
+        }
+        if (inlineBytes > 0) {
+            observer.segmentBytes(SyncObserver.Delivery.INLINE, inlineBytes);
+        }
+        if (presignedBytes > 0) {
+            observer.segmentBytes(SyncObserver.Delivery.PRESIGNED, presignedBytes);
+        }
     }
 
     private Uni<PlannedResponse> plan(SyncRequestContext ctx, ReqHeader header, List<PushCommit> pushes,
@@ -193,7 +275,12 @@ public final class SyncEngine {
                 return finish(partition, before, planned, save != null ? save : stored, now);
             }
             SyncError refusal = gates.verify(partition, before, exit.gate());
-            return refusal != null ? check.refuse(refusal) : Uni.createFrom().item(planned.frames());
+            if (refusal != null) {
+                return check.refuse(refusal);
+            }
+            List<Frame> frames = planned.frames();
+            released(planned, frames);
+            return Uni.createFrom().item(frames);
         });
     }
 

@@ -23,6 +23,9 @@
  *       {@link dev.syncular.server.sync.ScopeResolver}; §9 older-client rows: {@code ClientRows}.</li>
  *   <li>Blobs (§5.9): {@link dev.syncular.server.sync.BlobService}, the upload / download / sweep logic of the
  *       blob routes.</li>
+ *   <li>Operations: {@link dev.syncular.server.sync.SyncObserver}, what the engine tells metrics and the admin
+ *       event tail (rounds, commits, pulled rows, segment bytes, SQLite images, serve-gate refusals) without
+ *       depending on them; the edge implements it.</li>
  * </ul>
  *
  * <p>May depend on {@code wire}, {@code schema}, {@code errors}, {@code storage}, {@code segments} and

@@ -19,6 +19,9 @@ public final class MessageDecoder {
     private int wireVersion;
     private Grammar grammar;
     private boolean ended;
+    /** Framing-only mode: a bad frame is recorded, not thrown, and the stream is read on to its END. */
+    private boolean keepFraming;
+    private WireException firstError;
 
     /** @param expectedKind {@link FrameType#MSG_REQUEST}, {@link FrameType#MSG_RESPONSE}, or 0 for either. */
     public MessageDecoder(int expectedKind) {
@@ -27,6 +30,24 @@ public final class MessageDecoder {
 
     public static MessageDecoder forRequests() {
         return new MessageDecoder(FrameType.MSG_REQUEST);
+    }
+
+    /**
+     * A request decoder for a stream that must be read to its end even when its content is bad (§8.7 socket
+     * rounds: a decode error of the request is answered in-band once its {@code END} is found). A frame that
+     * fails to decode, or breaks the message grammar, is recorded as {@link #error()} and the rest of the
+     * stream is only framed. The envelope header, the frame headers and bytes after {@code END} still throw:
+     * without them the stream's end cannot be found.
+     */
+    public static MessageDecoder forRequestsKeepingFraming() {
+        MessageDecoder d = new MessageDecoder(FrameType.MSG_REQUEST);
+        d.keepFraming = true;
+        return d;
+    }
+
+    /** The first content error of a {@link #forRequestsKeepingFraming()} decoder, or {@code null}. */
+    public WireException error() {
+        return firstError;
     }
 
     public static MessageDecoder forResponses() {
@@ -133,16 +154,35 @@ public final class MessageDecoder {
                 if (length != 0) {
                     throw WireException.invalid("END frame with non-zero length");
                 }
-                grammar.end();
                 ended = true;
+                if (firstError == null) {
+                    try {
+                        grammar.end();
+                    } catch (WireException e) {
+                        if (!keepFraming) {
+                            throw e;
+                        }
+                        firstError = e;
+                    }
+                }
                 if (p != limit) {
                     throw WireException.invalid("bytes after END");
                 }
                 break;
             }
-            Frame frame = decodeFrame(type, new WireReader(b, payloadStart, (int) length));
-            grammar.accept(frame);
-            out.add(frame);
+            if (firstError != null) {
+                continue; // framing only, after a content error
+            }
+            try {
+                Frame frame = decodeFrame(type, new WireReader(b, payloadStart, (int) length));
+                grammar.accept(frame);
+                out.add(frame);
+            } catch (WireException e) {
+                if (!keepFraming) {
+                    throw e;
+                }
+                firstError = e;
+            }
         }
         return p;
     }

@@ -126,6 +126,46 @@ class ConformanceHostTest {
         call(id, "close", "[]");
     }
 
+    private dev.syncular.server.testsupport.RealtimeSocket socket(String id, String actor, String clientId) {
+        return dev.syncular.server.testsupport.RealtimeSocket.connect(java.net.URI.create("ws://localhost:" + port
+                + "/__conformance/instances/" + id + "/realtime?actorId=" + actor + "&clientId=" + clientId), Map.of());
+    }
+
+    @Test
+    void realtimeSocketOfAnInstance() throws Exception {
+        String id = create(TODOS, "rt", ",\"limits\":{\"maxPresenceBytes\":64}");
+        call(id, "setAllowedScopes", "[\"alice\",{\"list\":[\"*\"]}]");
+        call(id, "setAllowedScopes", "[\"bob\",{\"list\":[\"*\"]}]");
+        SyncTestClient a = client(id, TODOS, "alice", "todos", Map.of("list", List.of("l1")));
+        SyncTestClient b = client(id, TODOS, "bob", "todos", Map.of("list", List.of("l1")));
+        a.syncUntilIdle();
+        b.syncUntilIdle();
+        var sb = socket(id, "bob", b.clientId);
+        assertEquals("{\"$conformance\":\"connected\"}", sb.texts.poll(30, java.util.concurrent.TimeUnit.SECONDS));
+        com.fasterxml.jackson.databind.JsonNode hello = sb.nextEvent("hello").get("data");
+        assertEquals("bob", hello.get("actorId").asText());
+        assertFalse(hello.get("requiresSync").asBoolean(), "bob pulled to the head before connecting");
+        // a commit through the instance is a §8.2 delta on the instance's socket
+        a.upsert("todos", Map.of("id", "t1", "list_id", "l1", "done", false), null);
+        a.sync();
+        var commit = (dev.syncular.server.wire.CommitFrame) sb.nextDelta().frames().get(2);
+        assertEquals("t1", commit.changes().get(0).rowId());
+        // the instance's presence cap (limits.maxPresenceBytes = 64)
+        sb.send(new dev.syncular.server.wire.realtime.ControlMessage.PresencePublish("list:l1",
+                com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode().put("k", "x".repeat(80))));
+        assertEquals("presence.too_large", sb.nextEvent("presence").get("data").get("error").asText());
+        // an unknown instance: connect_error, then the close
+        var unknown = socket("no-such-instance", "bob", "c");
+        com.fasterxml.jackson.databind.JsonNode refused = com.fasterxml.jackson.databind.json.JsonMapper.builder().build()
+                .readTree(unknown.texts.poll(30, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals("connect_error", refused.get("$conformance").asText());
+        assertEquals("sync.not_found", refused.get("error").get("code").asText());
+        assertTrue(unknown.closed.get(30, java.util.concurrent.TimeUnit.SECONDS) > 0);
+        // close() ends the instance's sockets
+        call(id, "close", "[]");
+        assertEquals(1001, sb.closed.get(30, java.util.concurrent.TimeUnit.SECONDS));
+    }
+
     @Test
     void instancesAreIsolatedRealServers() {
         String a = create(NOTES, "shared", "");

@@ -337,6 +337,12 @@ class HostileRequestsTest {
         admin("/activate", "{" + p + ",\"name\":\"fill\",\"ownerEpoch\":1,\"watermark\":0,\"sourceTables\":[\"no\\u0000tes\"]}")
                 .statusCode(400).body("code", equalTo("sync.invalid_request"));
         admin("/declare", "not json").statusCode(400).body("code", equalTo("sync.invalid_request"));
+        // identifiers in admin paths and queries never reach a statement either
+        for (String path : List.of("/admin/partitions/a%00b", "/admin/partitions/a%00b/clients",
+                "/admin/partitions/" + partition + "/tables/notes/rows/a%00b", "/admin/partitions?after=a%00b")) {
+            given().urlEncodingEnabled(false).header("Authorization", "Bearer " + TOKEN).get(path).then()
+                    .statusCode(400).body("code", equalTo("sync.invalid_request"));
+        }
         // nothing was stored
         given().header("Authorization", "Bearer " + TOKEN).get("/admin/checkpoints?partition=" + partition).then()
                 .statusCode(200).body("size()", equalTo(0));

@@ -209,6 +209,31 @@ class HttpBlobScenariosTest {
                 403, "blob.forbidden");
     }
 
+    /** Blob bytes through this server are counted by direction; a 304 revalidation moves nothing. */
+    @Test
+    void blobBytesInAndOutAreCounted() {
+        byte[] bytes = randomBytes(12_345);
+        String id = BlobIds.compute(bytes);
+        double in = metric("in");
+        double out = metric("out");
+        assertEquals(200, BlobHttp.send(blobs.request("alice", id).PUT(HttpRequest.BodyPublishers.ofByteArray(bytes))
+                .build()).statusCode());
+        assertEquals(bytes.length, Math.round(metric("in") - in));
+        SyncTestClient a = client("alice", "p1");
+        a.syncUntilIdle();
+        a.upsert("attachments", attachment("att-m", "p1", ref(id, bytes.length)), null);
+        a.syncUntilIdle();
+        assertEquals(200, blobs.get("alice", id).statusCode());
+        assertEquals(304, BlobHttp.send(blobs.request("alice", id).header("If-None-Match", "\"" + id + "\"").GET()
+                .build()).statusCode());
+        assertEquals(bytes.length, Math.round(metric("out") - out));
+    }
+
+    private static double metric(String direction) {
+        return dev.syncular.server.testsupport.PrometheusScrape.parse(io.restassured.RestAssured.given().get("/q/metrics")
+                .then().statusCode(200).extract().asString()).value("syncular_blobs_bytes_total", Map.of("direction", direction));
+    }
+
     /** 13 (b): a push referencing a blob never uploaded is rejected with blob.not_found; nothing is written. */
     @Test
     void scenario13MissingBlobPushIsRejectedWhole() {

@@ -77,10 +77,16 @@ class S3SegmentsHttpScenariosTest extends HttpSyncScenariosTest {
 
         // (a) issue → fetch → verify: every external segment comes from the object store, zero direct downloads
         SyncTestClient a = reader("ps-a", rowsAndUrls);
+        double presigned = segmentBytes("presigned");
+        double servedHere = segmentBytes("direct");
         a.syncUntilIdle();
         assertEquals(150, a.table("notes").size());
         assertTrue(a.urlFetches >= 4, "one URL per page");
         assertEquals(0, a.segmentDownloads);
+        // the bytes handed to the object store are counted as presigned, none as served here
+        assertEquals(a.segmentRefs.stream().mapToLong(SegmentRef::byteLength).sum(),
+                Math.round(segmentBytes("presigned") - presigned));
+        assertEquals(servedHere, segmentBytes("direct"));
         for (SegmentRef ref : a.segmentRefs) {
             assertTrue(ref.url().startsWith(TestS3.endpoint() + "/"), ref.url());
             assertTrue(ref.url().contains("/sync/seg/sha256/" + ref.segmentId().substring(7) + "?"), ref.url());
@@ -116,5 +122,10 @@ class S3SegmentsHttpScenariosTest extends HttpSyncScenariosTest {
         assertArrayEquals(viaUrl, server().transport().downloadSegment(direct, first.segmentId(),
                 "{\"project_id\":[\"p1\"]}"));
         assertNull(direct.subscriptions.get("notes-p1").bootstrapState);
+    }
+
+    private static double segmentBytes(String delivery) {
+        return dev.syncular.server.testsupport.PrometheusScrape.parse(io.restassured.RestAssured.given().get("/q/metrics")
+                .then().statusCode(200).extract().asString()).value("syncular_segments_bytes_total", Map.of("delivery", delivery));
     }
 }

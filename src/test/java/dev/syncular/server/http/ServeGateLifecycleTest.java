@@ -103,6 +103,13 @@ class ServeGateLifecycleTest {
         given().get("/q/metrics").then().statusCode(200)
                 .body(containsString("syncular_serve_gate_refusals_total{reason=\"checkpoint_pending\"}"))
                 .body(containsString("syncular_checkpoints_pending"));
+        // the refusals are in this pod's event tail, with their partition
+        List<Map<String, Object>> refusals = given().header("Authorization", "Bearer " + TOKEN).get("/admin/events")
+                .then().statusCode(200).extract().jsonPath()
+                .getList("findAll { it.kind == 'gate_refusal' && it.partition == '" + partition + "' }");
+        assertTrue(refusals.size() >= 2, refusals.toString());
+        assertEquals("sync.schema_not_ready", refusals.get(0).get("code"));
+        assertEquals("checkpoint_pending", ((Map<?, ?>) refusals.get(0).get("details")).get("reason"));
     }
 
     @Test

@@ -72,7 +72,7 @@ class RealtimeChannelTest {
     ScopeResolver resolver;
 
     @Inject
-    RealtimeHub hub;
+    PodRealtime realtime;
 
     String partition;
 
@@ -200,6 +200,105 @@ class RealtimeChannelTest {
     }
 
     @Test
+    void aRequestThatDoesNotDecodeFailsItsRoundInBandAndTheSocketStays() throws Exception {
+        SyncTestClient c = client("carol", "c-d-" + UUID.randomUUID());
+        RealtimeSocket s = connect("carol", c.clientId);
+        s.nextEvent("hello");
+        byte[] valid = c.buildRequest().encode();
+        // a well-framed request without its REQ_HEADER: the envelope, then END
+        byte[] headerless = new byte[dev.syncular.server.wire.FrameType.ENVELOPE_HEADER_BYTES + 5];
+        System.arraycopy(valid, 0, headerless, 0, dev.syncular.server.wire.FrameType.ENVELOPE_HEADER_BYTES);
+        headerless[dev.syncular.server.wire.FrameType.ENVELOPE_HEADER_BYTES] = (byte) dev.syncular.server.wire.FrameType.END;
+        // §8.7: what HTTP answers with a 400 JSON body is RESP_HEADER, ERROR, END on the socket
+        SyncTestClient.TransportFailure http = org.junit.jupiter.api.Assertions.assertThrows(
+                SyncTestClient.TransportFailure.class,
+                () -> new HttpTransport(base.toString(), partition).roundTrip(c, headerless));
+        assertEquals(400, http.status);
+        List<Frame> frames = MessageDecoder.decodeResponse(s.round(headerless, 4)).frames();
+        assertEquals(2, frames.size());
+        dev.syncular.server.wire.ErrorFrame error = assertInstanceOf(dev.syncular.server.wire.ErrorFrame.class,
+                frames.get(1));
+        assertEquals(ControlMessages.readTree(http.body).get("code").asText(), error.code());
+        assertEquals("sync.invalid_request", error.code());
+        // the connection carries the next round
+        assertInstanceOf(dev.syncular.server.wire.RespHeader.class, MessageDecoder.decodeResponse(
+                s.round(valid, 64)).frames().get(0));
+        assertFalse(s.closed.isDone());
+        s.ws.abort();
+    }
+
+    /**
+     * Appendix B 17, reconnect storm (§8.4): 20 sessions on one scope churn while the log advances. Each
+     * reconnect gets a {@code hello} with the right {@code requiresSync}; behind sessions get wake-ups, never
+     * gap deltas; every session ends registered exactly once; after a recovery pull and ack all converge, and
+     * the next commit is each one's first delta, cursor-contiguous.
+     */
+    @Test
+    void reconnectStormConverges() throws Exception {
+        int n = 20;
+        SyncTestClient writer = client("wendy", "c-w-" + UUID.randomUUID());
+        writer.syncUntilIdle();
+        List<SyncTestClient> clients = new java.util.ArrayList<>();
+        List<RealtimeSocket> sockets = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            SyncTestClient c = client("user" + i, "c-s" + i + "-" + UUID.randomUUID());
+            clients.add(c);
+            sockets.add(syncAndConnect(c));
+        }
+        int row = 0;
+        for (int wave = 0; wave < 3; wave++) {
+            for (int k = 0; k < 3; k++) {
+                writer.upsert("todos", todo("storm-" + row++), null);
+                writer.sync();
+            }
+            long latest = storage.readPartition(partition).await().atMost(WAIT).maxCommitSeq();
+            for (int i = 0; i < n; i++) {
+                RealtimeSocket old = sockets.get(i);
+                if (i % 2 == 0) {
+                    old.ws.abort(); // a dropped socket
+                } else {
+                    old.ws.sendClose(WebSocket.NORMAL_CLOSURE, "bye").join();
+                }
+                RealtimeSocket fresh = connect(clients.get(i).actorId, clients.get(i).clientId);
+                JsonNode hello = fresh.nextEvent("hello").get("data");
+                long cursor = record(clients.get(i).clientId).cursor();
+                assertEquals(cursor < latest, hello.get("requiresSync").asBoolean(), "requiresSync of session " + i);
+                assertEquals(latest, hello.get("latestCursor").asLong());
+                sockets.set(i, fresh);
+            }
+        }
+        // behind sessions hear a commit as a catchup-required wake-up, never as a delta past their cursor
+        writer.upsert("todos", todo("storm-" + row++), null);
+        writer.sync();
+        for (RealtimeSocket s : sockets) {
+            assertEquals("catchup-required", s.nextEvent("sync").get("data").get("reason").asText());
+        }
+        // every session is registered exactly once: the closed ones are gone from the hub
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (realtime.hub().sessionCount(partition) != n) {
+            assertTrue(System.nanoTime() < deadline, "sessions: " + realtime.hub().sessionCount(partition));
+            // each poll waits on an answer of the server, whose event loops also process the closes
+            HTTP.send(HttpRequest.newBuilder(URI.create(base + "q/health/live")).GET().build(),
+                    HttpResponse.BodyHandlers.discarding());
+        }
+        // recovery: pull, ack; then everyone holds the writer's rows and the next commit is a contiguous delta
+        for (int i = 0; i < n; i++) {
+            SyncTestClient c = clients.get(i);
+            c.syncUntilIdle();
+            assertEquals(writer.table("todos").keySet(), c.table("todos").keySet(), "session " + i + " converged");
+            sockets.get(i).ack(c.subscriptions.get("s1").cursor);
+            awaitStoredCursor(c.clientId, c.subscriptions.get("s1").cursor);
+        }
+        writer.upsert("todos", todo("after-storm"), null);
+        writer.sync();
+        for (int i = 0; i < n; i++) {
+            RealtimeSocket s = sockets.get(i);
+            assertDelta(s.nextDelta(), clients.get(i), "after-storm");
+            s.ws.abort();
+        }
+    }
+
+    @Test
     void oversizeDeltaWakesDeltaTooLarge() throws Exception {
         SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
         SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
@@ -226,6 +325,9 @@ class RealtimeChannelTest {
                 HttpResponse.BodyHandlers.ofString()).body();
         assertTrue(metrics.contains("syncular_realtime_connections"), "open connections gauge");
         assertTrue(metrics.contains("syncular_realtime_wakeups_total{reason=\"catchup-required\"}"), "wake-ups by reason");
+        assertTrue(metrics.contains("syncular_realtime_delta_latency_seconds_count"), "commit-to-delta latency");
+        assertTrue(metrics.contains("syncular_realtime_presence_members"), "presence members");
+        assertTrue(metrics.contains("syncular_realtime_listen_reconnects_total"), "LISTEN reconnects");
         // a silent client answering pings (the JDK client pongs by itself) is not reaped: idle means 3 intervals
         for (int i = 0; i < 4; i++) {
             s.nextEvent("heartbeat");
@@ -346,13 +448,68 @@ class RealtimeChannelTest {
         s.ws.abort();
     }
 
+    /** §2.4 applies to deltas: while this pod's serve gate refuses the partition, a commit is a wake-up. */
+    @Test
+    void aPendingCheckpointHoldsDeltasBack() throws Exception {
+        SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
+        RealtimeSocket s = syncAndConnect(b);
+        int version = window.current().version();
+        storage.declareCheckpoint(partition, "fill", version, System.currentTimeMillis()).await().atMost(WAIT);
+        // the backfilling pod declared the checkpoint, so it serves and writes; this pod does not
+        Vertx vertx = Vertx.vertx();
+        Pool otherPool = dev.syncular.server.testsupport.TestPostgres.pool(vertx, 2);
+        try {
+            PostgresSyncStorage other = new PostgresSyncStorage(otherPool, storage.pgSchema());
+            other.ensureSchema(window.current()).await().atMost(WAIT);
+            SyncEngine backfiller = new SyncEngine(window, other, new InMemorySegmentStore(), resolver,
+                    SyncLimits.DEFAULTS, System::currentTimeMillis, dev.syncular.server.sync.CrdtMerger.NONE,
+                    List.of(new dev.syncular.server.storage.CheckpointDeclaration(partition, "fill", version)),
+                    dev.syncular.server.sync.SyncObserver.NONE);
+            SyncTestClient.Transport viaBackfiller = new SyncTestClient.Transport() {
+                @Override
+                public byte[] roundTrip(SyncTestClient c, byte[] request) {
+                    return Message.response(backfiller.handle(new SyncRequestContext(c.actorId, partition),
+                            MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
+                }
+
+                @Override
+                public byte[] downloadSegment(SyncTestClient c, String segmentId, String scopesHeader) {
+                    throw new UnsupportedOperationException("no segments here");
+                }
+            };
+            SyncTestClient a = new SyncTestClient(window.current(), viaBackfiller, "alice", "c-a-" + UUID.randomUUID());
+            a.logEpoch = b.logEpoch;
+            a.upsert("todos", todo("while-pending"), null);
+            a.sync();
+            assertTrue(SyncTestClient.applied(a.results.values().iterator().next()), "the declaring pod writes");
+            assertEquals("catchup-required", s.nextEvent("sync").get("data").get("reason").asText());
+            // the pull the wake-up asks for is refused by the gate, as over HTTP
+            SyncTestClient.TransportFailure refused = org.junit.jupiter.api.Assertions.assertThrows(
+                    SyncTestClient.TransportFailure.class, b::sync);
+            assertEquals(503, refused.status);
+            assertTrue(s.binaries.isEmpty(), "no delta left the closed gate");
+        } finally {
+            // the backfill completes (other tests of this app need the gate, and readiness, open again)
+            long epoch = storage.claimCheckpoint(partition, "fill", version, System.currentTimeMillis())
+                    .await().atMost(WAIT).ownerEpoch();
+            long head = storage.readPartition(partition).await().atMost(WAIT).maxCommitSeq();
+            assertEquals(dev.syncular.server.storage.ActivationResult.ACTIVATED, storage.activateCheckpoint(partition,
+                    "fill", epoch, head, List.of("todos"), System.currentTimeMillis()).await().atMost(WAIT));
+            otherPool.close().await().atMost(WAIT);
+            vertx.close().await().atMost(WAIT);
+        }
+        b.syncUntilIdle();
+        assertTrue(b.table("todos").containsKey("while-pending"), "served once the checkpoint is active");
+        s.ws.abort();
+    }
+
     @Test
     void losingTheListenConnectionWakesEverySocket() throws Exception {
         SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
         RealtimeSocket s = syncAndConnect(b);
         int killed = pool.preparedQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                 + " WHERE query LIKE 'LISTEN%' AND application_name = $1")
-                .execute(Tuple.of(hub.podId())).await().atMost(WAIT).size();
+                .execute(Tuple.of(realtime.hub().podId())).await().atMost(WAIT).size();
         assertEquals(1, killed);
         assertEquals("catchup-required", s.nextEvent("sync").get("data").get("reason").asText());
         s.ws.abort();

@@ -15,6 +15,9 @@ import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.wire.CommitFrame;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.SubEnd;
+import dev.syncular.server.wire.realtime.ControlMessage;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Tuple;
@@ -48,10 +51,15 @@ class TwoPodRealtimeIT {
     @BeforeAll
     static void start() throws Exception {
         schema = SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA));
-        podA = ServerProcess.builder("two-pod-realtime-a", SCHEMA).start();
-        podB = ServerProcess.builder("two-pod-realtime-b", SCHEMA).env("HOSTNAME", POD_B_HOST).start();
+        podA = pod("two-pod-realtime-a").start();
+        podB = pod("two-pod-realtime-b").env("HOSTNAME", POD_B_HOST).start();
         vertx = Vertx.vertx();
         pool = TestPostgres.pool(vertx, 1);
+    }
+
+    /** A pod of the test's deployment; 1 s heartbeats, so a vanished pod's presence expires within 3 s. */
+    static ServerProcess.Builder pod(String name) {
+        return ServerProcess.builder(name, SCHEMA).env("SYNCULAR_REALTIME_HEARTBEAT_INTERVAL", "1s");
     }
 
     @AfterAll
@@ -140,7 +148,7 @@ class TwoPodRealtimeIT {
 
     @Test
     void sigtermDrainsSocketsWithGoingAway() throws Exception {
-        ServerProcess podC = ServerProcess.builder("two-pod-realtime-c", SCHEMA).start();
+        ServerProcess podC = pod("two-pod-realtime-c").start();
         String partition = "p-" + UUID.randomUUID();
         SyncTestClient c = client(podC, partition, "carol");
         c.syncUntilIdle();
@@ -150,5 +158,67 @@ class TwoPodRealtimeIT {
         assertEquals(143, podC.stop(Duration.ofSeconds(30)), "exit after the graceful shutdown");
         assertEquals(1001, s.closed.get(WAIT.toSeconds(), TimeUnit.SECONDS), "going away (§8.1 close codes)");
         assertTrue(podC.log().contains("stopped in"), "Quarkus' shutdown completed:\n" + podC.log());
+    }
+
+    /** A peer on {@code pod}: synced over HTTP (registered on list:l1), connected, past its hello. */
+    static RealtimeSocket presencePeer(ServerProcess pod, String partition, String actor) throws Exception {
+        SyncTestClient c = client(pod, partition, actor);
+        c.syncUntilIdle();
+        RealtimeSocket s = RealtimeSocket.connect(pod.baseUrl() + "/", partition, actor, c.clientId);
+        s.nextEvent("hello");
+        return s;
+    }
+
+    static ObjectNode doc(String v) {
+        return JsonNodeFactory.instance.objectNode().put("v", v);
+    }
+
+    static JsonNode nextPresence(RealtimeSocket s) throws InterruptedException {
+        return s.nextEvent("presence").get("data");
+    }
+
+    static JsonNode nextPresenceOf(RealtimeSocket s, String actor) throws InterruptedException {
+        while (true) {
+            JsonNode d = nextPresence(s);
+            if (actor.equals(d.path("actorId").asText())) {
+                return d;
+            }
+        }
+    }
+
+    @Test
+    void presenceReachesScopeMatesOnEveryPodAndLeavesWithAVanishedPod() throws Exception {
+        String partition = "p-" + UUID.randomUUID();
+        RealtimeSocket a = presencePeer(podA, partition, "alice");
+        RealtimeSocket b = presencePeer(podB, partition, "bob");
+        a.send(new ControlMessage.PresencePublish("list:l1", doc("a")));
+        JsonNode join = nextPresence(b);
+        assertEquals("join", join.get("kind").asText());
+        assertEquals("alice", join.get("actorId").asText());
+        assertEquals("a", join.get("doc").get("v").asText());
+        // a pod started later learns the present peers (its hello makes the others re-announce)
+        ServerProcess podD = pod("two-pod-realtime-d").start();
+        try {
+            RealtimeSocket d = presencePeer(podD, partition, "dave");
+            JsonNode snapshot = nextPresence(d);
+            assertEquals("join", snapshot.get("kind").asText());
+            assertEquals("alice", snapshot.get("actorId").asText());
+            d.send(new ControlMessage.PresencePublish("list:l1", doc("d")));
+            assertEquals("dave", nextPresence(b).get("actorId").asText());
+            assertEquals("dave", nextPresence(a).get("actorId").asText());
+            // kill -9: no bye; the pod's peers leave once it has been silent for three heartbeats
+            podD.kill();
+            JsonNode leave = nextPresence(b);
+            assertEquals("leave", leave.get("kind").asText());
+            assertEquals("dave", leave.get("actorId").asText());
+        } finally {
+            podD.close();
+        }
+        // a disconnect on pod B is a leave on pod A (A also heard dave's join and leave: skip them)
+        b.send(new ControlMessage.PresencePublish("list:l1", doc("b")));
+        assertEquals("join", nextPresenceOf(a, "bob").get("kind").asText());
+        b.ws.abort();
+        assertEquals("leave", nextPresenceOf(a, "bob").get("kind").asText());
+        a.ws.abort();
     }
 }

@@ -237,6 +237,26 @@ public abstract class SegmentStoreContract {
     }
 
     @Test
+    void statsCountEntriesBytesAndPublications() {
+        long now = 2_000_000_000_000L;
+        SegmentStoreStats before = await(store.stats(now));
+        byte[] bytes = randomBytes(1234);
+        String id = idOf(bytes);
+        await(store.publish(id, bytes, pub("sd-stats-live", 1_000L, FAR)));
+        await(store.publish(id, bytes, pub("sd-stats-expired", 1_000L, now - 1)));
+        SegmentStoreStats after = await(store.stats(now));
+        assertEquals(before.store(), after.store());
+        assertEquals(1, after.segments() - before.segments());
+        assertEquals(1234, after.bytes() - before.bytes());
+        if (after.publications() >= 0) {
+            assertEquals(2, after.publications() - before.publications());
+            assertEquals(1, after.livePublications() - before.livePublications());
+        } else {
+            assertEquals(-1, after.livePublications(), "a store that does not count publications counts neither");
+        }
+    }
+
+    @Test
     void unknownIdYieldsNullItems() {
         String id = idOf(("never published " + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8));
         assertNull(await(store.describe(id)));

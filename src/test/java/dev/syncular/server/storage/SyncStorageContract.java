@@ -191,6 +191,40 @@ public abstract class SyncStorageContract {
                 storageFailure(storage.inPartitionTransaction("p-missing-" + UUID.randomUUID(), tx -> Uni.createFrom().item(1))).code());
     }
 
+    @Test
+    void partitionsListInPagesByIdInByteOrder() {
+        String prefix = "page-" + UUID.randomUUID() + "-";
+        List<String> ids = List.of(prefix + "B", prefix + "a", prefix + "b");
+        for (String id : ids) {
+            await(storage.touchPartition(id, 1_000L));
+        }
+        List<PartitionState> first = await(storage.listPartitions(prefix, 2));
+        assertEquals(List.of(prefix + "B", prefix + "a"), first.stream().map(PartitionState::partition).toList(),
+                "byte order: upper case first");
+        List<PartitionState> next = await(storage.listPartitions(prefix + "a", 1));
+        assertEquals(prefix + "b", next.get(0).partition());
+        assertEquals(await(storage.readPartition(prefix + "b")), next.get(0));
+        List<PartitionState> all = await(storage.listPartitions(null, 100_000));
+        assertEquals(await(storage.listPartitions()).size(), all.size());
+        assertTrue(await(storage.listPartitions(prefix + "c", 10)).stream().noneMatch(s -> s.partition().startsWith(prefix)));
+    }
+
+    @Test
+    void rowCountsPerTableOfOnePartition() {
+        String p = newPartition();
+        assertEquals(Map.of("tasks", 0L, "notes", 0L, "files", 0L), await(storage.countRows(p)));
+        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks",
+                new StoredRow("r1", 1, task("r1", "P1", "O1", "x"), new long[10], taskScopes("P1", "O1")))
+                .chain(() -> tx.upsertRow("tasks",
+                        new StoredRow("r2", 1, task("r2", "P2", "O1", "y"), new long[10], taskScopes("P2", "O1"))))));
+        String other = newPartition();
+        await(storage.inPartitionTransaction(other, tx -> tx.upsertRow("tasks",
+                new StoredRow("r1", 1, task("r1", "P1", "O1", "x"), new long[10], taskScopes("P1", "O1")))));
+        Map<String, Long> counts = await(storage.countRows(p));
+        assertEquals(List.of("tasks", "notes", "files"), List.copyOf(counts.keySet()), "schema table order");
+        assertEquals(Map.of("tasks", 2L, "notes", 0L, "files", 0L), counts);
+    }
+
     // ---- commit sequencing (§2.1, §6.4) ------------------------------------------------------------
 
     @Test

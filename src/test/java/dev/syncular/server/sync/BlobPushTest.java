@@ -115,7 +115,7 @@ class BlobPushTest {
         ScopeResolver everything = (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("*")));
         SchemaWindow window = SchemaWindow.single(SyncScenariosContract.SCHEMA);
         engine = new SyncEngine(window, storage, new InMemorySegmentStore(), everything, SyncLimits.DEFAULTS,
-                System::currentTimeMillis, CrdtMerger.NONE, List.of(), reason -> { }, null, true, blobs);
+                System::currentTimeMillis, CrdtMerger.NONE, List.of(), SyncObserver.NONE, null, true, blobs);
         service = new BlobService(blobs, storage, everything, window, System::currentTimeMillis, 1 << 20, Duration.ZERO);
     }
 

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.BeforeEach;
 
 /** The scenario contract against the engine in-process, on real PostgreSQL storage. */
 class EngineSyncScenariosTest extends SyncScenariosContract {
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final Duration WAIT = Duration.ofSeconds(120); // an upper bound on a loaded machine, not a pause
     private static Vertx vertx;
     private static Pool pool;
     private static String pgSchema;
@@ -440,6 +440,11 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
             @Override
             public io.smallrye.mutiny.Uni<Integer> deleteExpired(long nowMs) {
                 return real.deleteExpired(nowMs);
+            }
+
+            @Override
+            public io.smallrye.mutiny.Uni<dev.syncular.server.segments.SegmentStoreStats> stats(long nowMs) {
+                return real.stats(nowMs);
             }
         };
         SyncEngine failing = new SyncEngine(SchemaWindow.single(SCHEMA), storage, refusingFiles,

@@ -83,7 +83,12 @@ class ServeGateTest {
                 return hook == null ? Uni.createFrom().item(all) : hook.apply(partition).replaceWith(all);
             };
             engine = new SyncEngine(SchemaWindow.single(schema), storage, new InMemorySegmentStore(), resolver,
-                    SyncLimits.DEFAULTS, System::currentTimeMillis, CrdtMerger.NONE, declared, refusals::add);
+                    SyncLimits.DEFAULTS, System::currentTimeMillis, CrdtMerger.NONE, declared, new SyncObserver() {
+                        @Override
+                        public void gateRefused(String partition, String reason) {
+                            refusals.add(reason);
+                        }
+                    });
         }
 
         SyncTestClient client(String partition, String clientId) {

@@ -3,6 +3,7 @@ package dev.syncular.server.segments.memory;
 import dev.syncular.server.segments.SegmentCollisionException;
 import dev.syncular.server.segments.SegmentPublication;
 import dev.syncular.server.segments.SegmentStore;
+import dev.syncular.server.segments.SegmentStoreStats;
 import dev.syncular.server.segments.StoredSegment;
 import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
@@ -133,6 +134,23 @@ public final class InMemorySegmentStore implements SegmentStore {
                 });
             }
             return forgotten.get();
+        });
+    }
+
+    @Override
+    public Uni<SegmentStoreStats> stats(long nowMs) {
+        return Uni.createFrom().item(() -> {
+            long segments = 0;
+            long bytes = 0;
+            long publications = 0;
+            long live = 0;
+            for (Entry e : entries.values()) {
+                segments++;
+                bytes += e.bytes().length;
+                publications += e.publications().size();
+                live += e.publications().stream().filter(p -> p.expiresAtMs() > nowMs).count();
+            }
+            return new SegmentStoreStats("memory", segments, bytes, publications, live);
         });
     }
 }

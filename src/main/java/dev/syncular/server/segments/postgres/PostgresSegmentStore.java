@@ -3,6 +3,7 @@ package dev.syncular.server.segments.postgres;
 import dev.syncular.server.segments.SegmentCollisionException;
 import dev.syncular.server.segments.SegmentPublication;
 import dev.syncular.server.segments.SegmentStore;
+import dev.syncular.server.segments.SegmentStoreStats;
 import dev.syncular.server.segments.StoredSegment;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.wire.MediaType;
@@ -314,6 +315,19 @@ public final class PostgresSegmentStore implements SegmentStore {
                     byte[] bytes = r.getBuffer(0).getBytes();
                     cachePut(segmentId, bytes);
                     return bytes;
+                });
+    }
+
+    /** One statement: entries and their bytes, publications and the unexpired ones. */
+    @Override
+    public Uni<SegmentStoreStats> stats(long nowMs) {
+        return pool.preparedQuery("SELECT (SELECT count(*) FROM " + t("sync_segments") + "), (SELECT COALESCE(sum("
+                        + "byte_length), 0)::bigint FROM " + t("sync_segments") + "), count(*), count(*) FILTER (WHERE"
+                        + " expires_at_ms > $1) FROM " + t("sync_segment_publications"))
+                .execute(Tuple.of(nowMs))
+                .map(rs -> {
+                    Row r = rs.iterator().next();
+                    return new SegmentStoreStats("postgres", r.getLong(0), r.getLong(1), r.getLong(2), r.getLong(3));
                 });
     }
 

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.segments.SegmentCollisionException;
 import dev.syncular.server.segments.SegmentPublication;
 import dev.syncular.server.segments.SegmentStore;
+import dev.syncular.server.segments.SegmentStoreStats;
 import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.segments.StoredSegment;
@@ -346,23 +347,28 @@ public final class S3SegmentStore implements SegmentStore {
     @Override
     public Uni<Integer> deleteExpired(long nowMs) {
         return blocking(() -> {
-            int forgotten = 0;
-            String token = null;
-            do {
-                String continuation = token;
-                ListObjectsV2Response page = s3.listObjectsV2(r -> r.bucket(bucket).prefix(prefix + "rec/sha256/")
-                        .continuationToken(continuation));
-                for (S3Object o : page.contents()) {
-                    String key = o.key();
-                    String hex = key.substring((prefix + "rec/sha256/").length(), key.length() - ".json".length());
-                    if (forgetIfExpired("sha256:" + hex, nowMs)) {
-                        forgotten++;
-                    }
+            int[] forgotten = {0};
+            listing(prefix + "rec/sha256/", o -> {
+                String key = o.key();
+                String hex = key.substring((prefix + "rec/sha256/").length(), key.length() - ".json".length());
+                if (forgetIfExpired("sha256:" + hex, nowMs)) {
+                    forgotten[0]++;
                 }
-                token = Boolean.TRUE.equals(page.isTruncated()) ? page.nextContinuationToken() : null;
-            } while (token != null);
-            return forgotten;
+            });
+            return forgotten[0];
         });
+    }
+
+    /** Every object under {@code keyPrefix}, page by page (a LIST: GC and statistics paths only). */
+    private void listing(String keyPrefix, java.util.function.Consumer<S3Object> each) {
+        String token = null;
+        do {
+            String continuation = token;
+            ListObjectsV2Response page = s3.listObjectsV2(r -> r.bucket(bucket).prefix(keyPrefix)
+                    .continuationToken(continuation));
+            page.contents().forEach(each);
+            token = Boolean.TRUE.equals(page.isTruncated()) ? page.nextContinuationToken() : null;
+        } while (token != null);
     }
 
     /** Under the entry's in-process lock: publishers in this process never race this sweep's steps. */
@@ -423,6 +429,22 @@ public final class S3SegmentStore implements SegmentStore {
         }
         s3.deleteObject(r -> r.bucket(bucket).key(recordKey(segmentId)));
         return !rec.deleting();
+    }
+
+    /**
+     * A LIST of the bytes objects ({@code seg/}), like {@link #deleteExpired} a whole-bucket walk: entries and
+     * their bytes. Publications live in one record object per entry and are not read ({@code -1}).
+     */
+    @Override
+    public Uni<SegmentStoreStats> stats(long nowMs) {
+        return blocking(() -> {
+            long[] segmentsAndBytes = {0, 0};
+            listing(prefix + "seg/sha256/", o -> {
+                segmentsAndBytes[0]++;
+                segmentsAndBytes[1] += o.size() == null ? 0 : o.size();
+            });
+            return new SegmentStoreStats("s3", segmentsAndBytes[0], segmentsAndBytes[1], -1, -1);
+        });
     }
 
     // ------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import dev.syncular.server.storage.StorageException;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
 import java.security.SecureRandom;
@@ -44,6 +45,7 @@ final class PartitionRegistry {
     private final String refreshLastSeen;
     private final String insertPartition;
     private final String listPartitions;
+    private final String listPartitionsPage;
     private final String rotateLogEpoch;
     private final String deleteClients;
 
@@ -61,6 +63,8 @@ final class PartitionRegistry {
                 + " SET last_seen_at_ms = GREATEST(p.last_seen_at_ms, EXCLUDED.last_seen_at_ms)"
                 + " RETURNING " + PARTITION_COLS;
         listPartitions = "SELECT " + PARTITION_COLS + " FROM " + partitions + " ORDER BY partition_id COLLATE \"C\"";
+        listPartitionsPage = "SELECT " + PARTITION_COLS + " FROM " + partitions
+                + " WHERE $1::text IS NULL OR partition_id COLLATE \"C\" > $1 ORDER BY partition_id COLLATE \"C\" LIMIT $2";
         rotateLogEpoch = "UPDATE " + partitions + " SET log_epoch = $2 WHERE partition_id = $1 RETURNING " + PARTITION_COLS;
         deleteClients = "DELETE FROM " + PgSql.qualified(pgSchema, "sync_clients") + " WHERE partition_id = $1";
     }
@@ -139,15 +143,19 @@ final class PartitionRegistry {
     }
 
     Uni<List<PartitionState>> listPartitions() {
-        return pool.query(listPartitions)
-                .execute()
-                .map(rs -> {
-                    List<PartitionState> out = new ArrayList<>();
-                    for (Row r : rs) {
-                        out.add(withOverlay(partitionState(r)));
-                    }
-                    return out;
-                });
+        return pool.query(listPartitions).execute().map(this::partitionStates);
+    }
+
+    Uni<List<PartitionState>> listPartitions(String afterPartition, int limit) {
+        return pool.preparedQuery(listPartitionsPage).execute(Tuple.of(afterPartition, limit)).map(this::partitionStates);
+    }
+
+    private List<PartitionState> partitionStates(RowSet<Row> rs) {
+        List<PartitionState> out = new ArrayList<>();
+        for (Row r : rs) {
+            out.add(withOverlay(partitionState(r)));
+        }
+        return out;
     }
 
     Uni<PartitionState> rotateLogEpoch(String partition) {

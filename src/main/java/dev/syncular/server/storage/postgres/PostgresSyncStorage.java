@@ -201,6 +201,11 @@ public final class PostgresSyncStorage implements SyncStorage {
     }
 
     @Override
+    public Uni<List<PartitionState>> listPartitions(String afterPartition, int limit) {
+        return registry.listPartitions(afterPartition, limit);
+    }
+
+    @Override
     public Uni<PartitionState> rotateLogEpoch(String partition) {
         return registry.rotateLogEpoch(partition);
     }
@@ -254,6 +259,11 @@ public final class PostgresSyncStorage implements SyncStorage {
     @Override
     public Uni<List<StoredRow>> readAllRows(String partition, String table) {
         return rows.readAllRows(partition, table);
+    }
+
+    @Override
+    public Uni<Map<String, Long>> countRows(String partition) {
+        return rows.countRows(partition);
     }
 
     // ---- client cursor records (§4.5) -----------------------------------------------------------------

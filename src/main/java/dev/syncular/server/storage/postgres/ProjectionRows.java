@@ -1,6 +1,7 @@
 package dev.syncular.server.storage.postgres;
 
 import dev.syncular.server.schema.ColumnSchema;
+import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.ColumnVersions;
 import dev.syncular.server.storage.StorageException;
@@ -22,8 +23,8 @@ import java.util.Map;
 /**
  * The row projection ({@code sync_rows_<table>}, §2.2 per-row server version, column versions and stored
  * scopes; §2.4 typed columns): current rows by id (in and outside a push transaction, §6.2 conflict
- * detection reads them), every row of a partition (operator tooling), and the value binding and decoding
- * every reader and writer of the projection shares. The statement texts live in {@link RowTable}.
+ * detection reads them), every row of a partition and the row counts per table (operator tooling), and the
+ * value binding and decoding every reader and writer of the projection shares. The statement texts live in {@link RowTable}.
  */
 final class ProjectionRows {
     private final Pool pool;
@@ -73,6 +74,33 @@ final class ProjectionRows {
         return pool.preparedQuery(rt.readAllRowsSql)
                 .execute(Tuple.of(partition))
                 .map(rs -> storedRows(rt.schema, rs));
+    }
+
+    /** Current rows per synced table in the partition (one statement over every projection table), schema order. */
+    Uni<Map<String, Long>> countRows(String partition) {
+        CompiledSchema schema = installed.schema();
+        if (schema == null) {
+            return Uni.createFrom().failure(new StorageException(StorageException.INVALID_ARGUMENT,
+                    "ensureSchema has not completed", Map.of()));
+        }
+        if (schema.tables().isEmpty()) {
+            return Uni.createFrom().item(Map.of());
+        }
+        StringBuilder sql = new StringBuilder();
+        for (TableSchema t : schema.tables()) {
+            if (sql.length() > 0) {
+                sql.append(" UNION ALL ");
+            }
+            sql.append("SELECT ").append(PgSql.lit(t.name())).append("::text, count(*) FROM ")
+                    .append(installed.table(t.name()).qualifiedName).append(" WHERE \"_sync_partition\" = $1");
+        }
+        return pool.preparedQuery(sql.toString()).execute(Tuple.of(partition)).map(rs -> {
+            Map<String, Long> counts = new LinkedHashMap<>();
+            for (Row r : rs) {
+                counts.put(r.getString(0), r.getLong(1));
+            }
+            return counts;
+        });
     }
 
     /** Rows whose {@code column} equals {@code value}, by row id, at most {@code limit} ({@code PushTx#readRowsWhere}). */

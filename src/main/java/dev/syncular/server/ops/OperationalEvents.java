@@ -1,0 +1,88 @@
+package dev.syncular.server.ops;
+
+import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.sync.SyncObserver;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The event tail of the admin API ({@code GET <mount>/admin/events}): the last
+ * {@code syncular.admin.event-buffer} operational events of THIS pod — rejected and conflicted commits (§6.3),
+ * serve-gate refusals (§2.4) and pruning passes that removed commits (§4.6) — in a bounded in-memory ring. Each
+ * pod keeps its own; nothing is shared or persisted, and a restart empties it. Metrics are the cross-pod view.
+ */
+@ApplicationScoped
+public class OperationalEvents implements SyncObserver {
+    /** Event kinds. */
+    public static final String REJECTION = "rejection";
+    public static final String CONFLICT = "conflict";
+    public static final String GATE_REFUSAL = "gate_refusal";
+    public static final String PRUNE = "prune";
+
+    /**
+     * One event: {@code seq} numbers this pod's events from 1 (a gap means the ring dropped older ones);
+     * {@code code} is a §10 code or {@code null}; {@code details} carries ids and counts.
+     */
+    public record Event(long seq, long atMs, String kind, String code, String partition, Map<String, Object> details) {
+    }
+
+    private final int capacity;
+    private final ArrayDeque<Event> ring;
+    private long seq;
+
+    @Inject
+    public OperationalEvents(SyncularConfig config) {
+        this.capacity = Math.max(1, config.admin().eventBuffer());
+        this.ring = new ArrayDeque<>(Math.min(capacity, 1024));
+    }
+
+    private synchronized void add(String kind, String code, String partition, Map<String, Object> details) {
+        if (ring.size() == capacity) {
+            ring.removeFirst();
+        }
+        ring.addLast(new Event(++seq, System.currentTimeMillis(), kind, code, partition, details));
+    }
+
+    /** How many events the ring keeps ({@code syncular.admin.event-buffer}). */
+    public int capacity() {
+        return capacity;
+    }
+
+    /** The newest {@code limit} events, newest first. */
+    public synchronized List<Event> tail(int limit) {
+        List<Event> out = new ArrayList<>(Math.min(limit, ring.size()));
+        var it = ring.descendingIterator();
+        while (it.hasNext() && out.size() < limit) {
+            out.add(it.next());
+        }
+        return out;
+    }
+
+    @Override
+    public void commitPushed(Commit commit) {
+        if (commit.outcome() == CommitOutcome.REJECTED || commit.outcome() == CommitOutcome.CONFLICTED) {
+            Map<String, Object> details = new LinkedHashMap<>();
+            details.put("clientId", commit.clientId());
+            details.put("clientCommitId", commit.clientCommitId());
+            details.put("operations", commit.operations());
+            add(commit.outcome() == CommitOutcome.REJECTED ? REJECTION : CONFLICT, commit.code(), commit.partition(),
+                    details);
+        }
+    }
+
+    @Override
+    public void gateRefused(String partition, String reason) {
+        add(GATE_REFUSAL, ErrorCode.SCHEMA_NOT_READY.code, partition, Map.of("reason", reason));
+    }
+
+    /** A pruning pass that removed commits. */
+    public void pruned(long removedCommits, long horizonLag) {
+        add(PRUNE, null, null, Map.of("removedCommits", removedCommits, "horizonLagCommits", horizonLag));
+    }
+}

@@ -1,0 +1,169 @@
+package dev.syncular.server.realtime;
+
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.storage.ClientRecord;
+import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.sync.RealtimeDelta;
+import dev.syncular.server.sync.ScopeResolver;
+import dev.syncular.server.sync.SyncEngine;
+import dev.syncular.server.sync.SyncRequestContext;
+import dev.syncular.server.wire.WireException;
+import dev.syncular.server.wire.realtime.ChannelTag;
+import dev.syncular.server.wire.realtime.ControlMessage;
+import dev.syncular.server.wire.realtime.ControlMessages;
+import io.quarkus.websockets.next.CloseReason;
+import io.quarkus.websockets.next.UserData;
+import io.quarkus.websockets.next.WebSocketConnection;
+import io.smallrye.mutiny.Uni;
+import io.vertx.core.buffer.Buffer;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Supplier;
+
+/**
+ * The §8 channel of one hub, behind whichever socket endpoint carries it (the pod's {@code <mount>/realtime},
+ * a conformance instance's): the client record and registrations of a connection (§8.1, and after each
+ * socket round, §8.7), {@code hello} on open, acks (§8.2) and presence (§8.6) in, socket rounds through the
+ * engine's round path (§8.7), tolerated unknown events (§8.1). Every method returns a {@code Uni}, so none
+ * blocks the event loop.
+ */
+public final class RealtimeChannel {
+    /** §8.1 {@code hello.protocolVersion}. */
+    static final long PROTOCOL_VERSION = 1;
+    static final UserData.TypedKey<RealtimeSession> SESSION = new UserData.TypedKey<>("syncular.realtime.session");
+
+    /** What the upgrade established for one connection. */
+    public record Prepared(SyncRequestContext ctx, String clientId, ClientRecord record, PartitionState partition,
+            List<RealtimeDelta.Registration> registrations) {
+    }
+
+    private final RealtimeHub hub;
+    private final PostgresSyncStorage storage;
+    private final ScopeResolver resolver;
+    private final SchemaWindow window;
+    private final Supplier<SyncEngine> engine;
+    private final long maxRequestBytes;
+
+    public RealtimeChannel(RealtimeHub hub, PostgresSyncStorage storage, ScopeResolver resolver, SchemaWindow window,
+            Supplier<SyncEngine> engine, long maxRequestBytes) {
+        this.hub = hub;
+        this.storage = storage;
+        this.resolver = resolver;
+        this.window = window;
+        this.engine = engine;
+        this.maxRequestBytes = maxRequestBytes;
+    }
+
+    public RealtimeHub hub() {
+        return hub;
+    }
+
+    /** The client record, partition and registrations of a connection (§8.1), at connect and after a socket round. */
+    public Uni<Prepared> prepare(SyncRequestContext ctx, String clientId) {
+        if (ctx.unstorable() != null) {
+            return Uni.createFrom().failure(ctx.unstorable());
+        }
+        return storage.readClient(ctx.partition(), clientId).chain(record -> storage.readPartition(ctx.partition())
+                .chain(partition -> {
+                    if (record == null || !record.actorId().equals(ctx.actorId())) {
+                        return Uni.createFrom().item(new Prepared(ctx, clientId, null, partition, List.of()));
+                    }
+                    return resolver.resolveScopes(ctx)
+                            .map(allowed -> RealtimeDelta.register(window, record.subscriptionsJson(), allowed))
+                            // §3.3: a failing resolver revokes every registration
+                            .onFailure().recoverWithItem(List.of())
+                            .map(regs -> new Prepared(ctx, clientId, record, partition, regs));
+                }));
+    }
+
+    /**
+     * §8.1: registers the connection with the hub and sends {@code hello}, then the presence snapshot of the
+     * keys it holds (§8.6.4). {@code first} is sent before the hello (the conformance host's marker).
+     */
+    public Uni<Void> open(WebSocketConnection connection, Prepared p, String first) {
+        long latest = p.partition() == null ? 0 : p.partition().maxCommitSeq();
+        long cursor = p.record() == null ? -1 : p.record().cursor();
+        // §8.1: never pulled (no registrations) or behind the log ⇒ requiresSync, and §8.2 suppression
+        boolean requiresSync = p.registrations().isEmpty() || cursor < latest;
+        RealtimeSession s = new RealtimeSession(UUID.randomUUID().toString(), p.ctx(), p.clientId(),
+                p.partition() == null ? null : p.partition().logEpoch(), connection, System::currentTimeMillis,
+                p.registrations(), latest, requiresSync, maxRequestBytes);
+        connection.userData().put(SESSION, s);
+        hub.add(s);
+        String hello = ControlMessages.render(new ControlMessage.Hello(PROTOCOL_VERSION, s.sessionId,
+                p.ctx().actorId(), p.clientId(), cursor, latest, requiresSync, System.currentTimeMillis()));
+        Uni<Void> before = first == null ? Uni.createFrom().voidItem() : connection.sendText(first);
+        return before.chain(() -> connection.sendText(hello)).invoke(() -> hub.presenceRegistered(s, Set.of()));
+    }
+
+    public Uni<Void> text(WebSocketConnection connection, String text) {
+        RealtimeSession s = connection.userData().get(SESSION);
+        s.lastHeardMs = System.currentTimeMillis();
+        ControlMessage m;
+        try {
+            m = ControlMessages.parseClientMessage(text);
+        } catch (WireException e) {
+            // §8.1: a known event of the wrong shape is a parse error, not a tolerated variant
+            return connection.close(new CloseReason(1007, "malformed control message"));
+        }
+        if (m instanceof ControlMessage.Ack ack) {
+            s.ack(ack.cursor(), hub.metrics());
+            if (s.logEpoch == null || ack.cursor() < 0) {
+                return Uni.createFrom().voidItem();
+            }
+            return storage.advanceClientCursor(s.ctx.partition(), s.clientId, s.ctx.actorId(), s.logEpoch, ack.cursor(),
+                    System.currentTimeMillis()).replaceWithVoid().onFailure().recoverWithNull();
+        }
+        if (m instanceof ControlMessage.PresencePublish publish) {
+            hub.presencePublished(s, publish);
+        }
+        return Uni.createFrom().voidItem(); // unknown events are tolerated (§8.1)
+    }
+
+    public Uni<Void> binary(WebSocketConnection connection, Buffer message) {
+        RealtimeSession s = connection.userData().get(SESSION);
+        s.lastHeardMs = System.currentTimeMillis();
+        byte[] bytes = message.getBytes();
+        // §8.7: the server MAY close on a client→server tag other than 0x01 (a broken client, surfaced loudly)
+        if (bytes.length == 0 || (bytes[0] & 0xff) != ChannelTag.ROUND) {
+            return connection.close(new CloseReason(1003, "unknown channel tag"));
+        }
+        SocketRound.Outcome outcome = s.rounds.chunk(s, engine.get(), bytes, 1,
+                registers -> registers ? reregister(s) : Uni.createFrom().voidItem());
+        return outcome == SocketRound.Outcome.CLOSE
+                ? connection.close(new CloseReason(1002, "sync round protocol violation"))
+                : Uni.createFrom().voidItem();
+    }
+
+    /** §8.7: a completed pulling round replaces the registrations from the client record it just wrote. */
+    private Uni<Void> reregister(RealtimeSession s) {
+        return prepare(s.ctx, s.clientId).invoke(p -> {
+            hub.presenceRegistered(s, s.register(p.registrations()));
+            if (p.partition() != null) {
+                s.logEpoch = p.partition().logEpoch();
+            }
+        }).replaceWithVoid().onFailure().recoverWithItem(() -> {
+            hub.presenceRegistered(s, s.register(List.of()));
+            return null;
+        });
+    }
+
+    public Uni<Void> pong(WebSocketConnection connection) {
+        RealtimeSession s = connection.userData().get(SESSION);
+        if (s != null) {
+            s.lastHeardMs = System.currentTimeMillis();
+        }
+        return Uni.createFrom().voidItem();
+    }
+
+    /** The connection ended: it leaves the hub and its presence leaves (§8.6.1). */
+    public Uni<Void> close(WebSocketConnection connection) {
+        RealtimeSession s = connection.userData().get(SESSION);
+        if (s != null) {
+            hub.remove(s);
+        }
+        return Uni.createFrom().voidItem();
+    }
+}

@@ -1,0 +1,99 @@
+package dev.syncular.server.sync;
+
+import java.util.List;
+
+/**
+ * What the engine tells operations about its work — metrics, the admin event tail — without depending on
+ * either: the edge ({@code ops}) implements it, the engine only calls it. Every method defaults to doing
+ * nothing and is called on the thread that finished the work, often an event loop: an implementation must
+ * return at once and never block.
+ */
+public interface SyncObserver {
+    SyncObserver NONE = new SyncObserver() {
+    };
+
+    /** How a pushed commit ended (§6.3): applied, replayed from its retained result (§2.3), or refused. */
+    enum CommitOutcome {
+        APPLIED, CACHED, CONFLICTED, REJECTED
+    }
+
+    /** Where pulled rows came from: the incremental log window (§4.5), rows segments (§5.2), a SQLite image (§5.3). */
+    enum Lane {
+        COMMITS, ROWS, IMAGE
+    }
+
+    /**
+     * How segment bytes reached a client: inside the response (§5.7), downloaded from this server (§5.5, native
+     * signed URLs included), or from the object store through a provider-presigned URL (§5.4).
+     */
+    enum Delivery {
+        INLINE, DIRECT, PRESIGNED
+    }
+
+    /**
+     * One pushed commit, after its transaction committed. {@code code} is the §10 code of the refusing result
+     * ({@code null} when applied or replayed); {@code operations} the commit's operation count.
+     */
+    record Commit(String partition, String clientId, String clientCommitId, CommitOutcome outcome, String code,
+            int operations) {
+    }
+
+    /** A round ended after {@code nanos}: {@code outcome} is {@code "ok"} or the §10 code it failed with. */
+    default void roundEnded(String outcome, long nanos) {
+    }
+
+    default void commitPushed(Commit commit) {
+    }
+
+    /** Rows a released response carried on {@code lane} (only called with {@code rows > 0}). */
+    default void rowsPulled(Lane lane, long rows) {
+    }
+
+    /** Segment bytes that reached a client by {@code delivery} (only called with {@code bytes > 0}). */
+    default void segmentBytes(Delivery delivery, long bytes) {
+    }
+
+    /** A §5.3 SQLite image was served from the store ({@code built = false}) or built and published here. */
+    default void imageServed(boolean built) {
+    }
+
+    /** A request was refused by the §2.4 serve gate for {@code reason}. */
+    default void gateRefused(String partition, String reason) {
+    }
+
+    /** Tells every one of {@code observers}, in order. */
+    static SyncObserver of(SyncObserver... observers) {
+        List<SyncObserver> all = List.of(observers);
+        return new SyncObserver() {
+            @Override
+            public void roundEnded(String outcome, long nanos) {
+                all.forEach(o -> o.roundEnded(outcome, nanos));
+            }
+
+            @Override
+            public void commitPushed(Commit commit) {
+                all.forEach(o -> o.commitPushed(commit));
+            }
+
+            @Override
+            public void rowsPulled(Lane lane, long rows) {
+                all.forEach(o -> o.rowsPulled(lane, rows));
+            }
+
+            @Override
+            public void segmentBytes(Delivery delivery, long bytes) {
+                all.forEach(o -> o.segmentBytes(delivery, bytes));
+            }
+
+            @Override
+            public void imageServed(boolean built) {
+                all.forEach(o -> o.imageServed(built));
+            }
+
+            @Override
+            public void gateRefused(String partition, String reason) {
+                all.forEach(o -> o.gateRefused(partition, reason));
+            }
+        };
+    }
+}

@@ -1,0 +1,339 @@
+package dev.syncular.server.bench;
+
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.RealtimeSocket;
+import dev.syncular.server.testsupport.ServerProcess;
+import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.wire.Change;
+import dev.syncular.server.wire.CommitFrame;
+import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.MessageDecoder;
+import dev.syncular.server.wire.SubEnd;
+import dev.syncular.server.wire.realtime.ControlMessage;
+import dev.syncular.server.wire.realtime.ControlMessages;
+import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import org.HdrHistogram.Histogram;
+
+/**
+ * The realtime benchmark (docs/BENCHMARKS.md, "Realtime"; not part of the test suite). Run with
+ * {@code bench/realtime.sh}. It starts packaged servers itself ({@link ServerProcess}, the chart's JVM flags,
+ * a fresh storage schema on the test PostgreSQL) and measures:
+ * <ol>
+ * <li><b>(a) idle sockets</b>: {@code bench.idleSockets} (10,000) authenticated sockets on one pod; the pod's
+ * RSS before and after, and after a full GC ({@code jcmd GC.run}).</li>
+ * <li><b>(b) fanout on one pod</b>: {@code bench.fanoutSockets} (1,000) sockets over 100 scopes (lists), each
+ * synced and registered; a writer commits {@code bench.commitsPerSec} (100) one-row commits per second for
+ * {@code bench.fanoutSec} (20 s), round-robin over the lists. Latency is from the moment the writer sends
+ * the push to the arrival of the delta carrying that row on a socket (an upper bound of commit-to-delta),
+ * p50/p99/max over every delivery.</li>
+ * <li><b>(c) the same across two pods</b>: the sockets on pod B, the writer's pushes through pod A, so every
+ * delta crosses PostgreSQL's NOTIFY.</li>
+ * <li><b>(d) socket rounds against HTTP rounds</b>: {@code bench.roundClients} (20) clients doing push+pull
+ * rounds back to back, {@code bench.roundSec} (20 s) over HTTP, then the same over their sockets (§8.7),
+ * after a warm-up of both.</li>
+ * </ol>
+ */
+public final class RealtimeBenchmark {
+    private static final int IDLE = Integer.getInteger("bench.idleSockets", 10_000);
+    private static final int FANOUT = Integer.getInteger("bench.fanoutSockets", 1_000);
+    private static final int SCOPES = Integer.getInteger("bench.scopes", 100);
+    private static final int RATE = Integer.getInteger("bench.commitsPerSec", 100);
+    private static final int FANOUT_SEC = Integer.getInteger("bench.fanoutSec", 20);
+    private static final int ROUND_CLIENTS = Integer.getInteger("bench.roundClients", 20);
+    private static final int ROUND_SEC = Integer.getInteger("bench.roundSec", 20);
+    private static final int WARMUP_SEC = Integer.getInteger("bench.warmupSec", 20);
+
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    private static CompiledSchema schema;
+
+    private RealtimeBenchmark() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        schema = SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA));
+        String pgSchema = "bench_rt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        System.out.printf(Locale.ROOT, "== realtime benchmark, storage schema %s, server flags %s%n", pgSchema,
+                String.join(" ", ServerProcess.CHART_JVM_FLAGS));
+        try (ServerProcess a = pod("bench-realtime-a", pgSchema)) {
+            idleSockets(a);
+            double[] onePod = fanout(a, a, "one pod");
+            try (ServerProcess b = pod("bench-realtime-b", pgSchema)) {
+                double[] twoPods = fanout(a, b, "two pods (writer on A, sockets on B)");
+                rounds(a);
+                System.out.printf(Locale.ROOT, "== summary: (b) p50 %.1f ms p99 %.1f ms; (c) p50 %.1f ms p99 %.1f ms%n",
+                        onePod[0], onePod[1], twoPods[0], twoPods[1]);
+            }
+        }
+    }
+
+    static ServerProcess pod(String name, String pgSchema) throws Exception {
+        return ServerProcess.builder(name, pgSchema).jvmFlags(ServerProcess.CHART_JVM_FLAGS)
+                .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", Integer.toString(IDLE + 1000)).start();
+    }
+
+    static String ws(ServerProcess pod) {
+        return pod.baseUrl().replaceFirst("^http", "ws") + "/realtime?clientId=";
+    }
+
+    // ------------------------------------------------------------------ (a)
+
+    static void idleSockets(ServerProcess pod) throws Exception {
+        long before = pod.rssBytes();
+        String partition = "idle-" + UUID.randomUUID();
+        List<CompletableFuture<WebSocket>> opening = new ArrayList<>();
+        List<WebSocket> open = new ArrayList<>();
+        CountDownLatch hellos = new CountDownLatch(IDLE);
+        long t0 = System.nanoTime();
+        for (int i = 0; i < IDLE; i++) {
+            opening.add(HTTP.newWebSocketBuilder().header("x-actor-id", "idle-" + (i % 100))
+                    .header("x-syncular-partition", partition)
+                    .buildAsync(URI.create(ws(pod) + "idle-" + i), new WebSocket.Listener() {
+                        private boolean greeted;
+
+                        @Override
+                        public CompletionStage<?> onText(WebSocket w, CharSequence data, boolean last) {
+                            if (!greeted && data.toString().contains("\"hello\"")) {
+                                greeted = true;
+                                hellos.countDown();
+                            }
+                            w.request(1);
+                            return null;
+                        }
+                    }));
+            if (opening.size() == 200) { // bounded concurrency of handshakes
+                for (CompletableFuture<WebSocket> f : opening) {
+                    open.add(f.get(60, TimeUnit.SECONDS));
+                }
+                opening.clear();
+            }
+        }
+        for (CompletableFuture<WebSocket> f : opening) {
+            open.add(f.get(60, TimeUnit.SECONDS));
+        }
+        if (!hellos.await(120, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("hellos missing: " + hellos.getCount());
+        }
+        double connectSec = (System.nanoTime() - t0) / 1e9;
+        long after = pod.rssBytes();
+        new ProcessBuilder("jcmd", Long.toString(pod.pid()), "GC.run").redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor(60, TimeUnit.SECONDS);
+        long afterGc = pod.rssBytes();
+        System.out.printf(Locale.ROOT, "(a) %d idle authenticated sockets on one pod: connected with hello in %.1f s"
+                + " (%.0f/s); RSS %.0f MB before, %.0f MB with the sockets, %.0f MB after a full GC; peak %.0f MB%n",
+                IDLE, connectSec, IDLE / connectSec, mb(before), mb(after), mb(afterGc), mb(pod.peakRssBytes()));
+        for (WebSocket w : open) {
+            w.abort();
+        }
+    }
+
+    // ------------------------------------------------------------------ (b), (c)
+
+    /** A socket of the fanout phases: times every delta row against its push's send time, acks each delta. */
+    static final class TimingSocket implements WebSocket.Listener {
+        final ByteArrayOutputStream binary = new ByteArrayOutputStream();
+        final Map<String, Long> sent;
+        final Histogram latency;
+        final LongAdder deliveries;
+        final LongAdder wakes;
+
+        TimingSocket(Map<String, Long> sent, Histogram latency, LongAdder deliveries, LongAdder wakes) {
+            this.sent = sent;
+            this.latency = latency;
+            this.deliveries = deliveries;
+            this.wakes = wakes;
+        }
+
+        @Override
+        public CompletionStage<?> onBinary(WebSocket w, ByteBuffer data, boolean last) {
+            long now = System.nanoTime();
+            byte[] b = new byte[data.remaining()];
+            data.get(b);
+            binary.writeBytes(b);
+            if (last) {
+                byte[] m = binary.toByteArray();
+                binary.reset();
+                if (m[0] == 0x00) {
+                    Message delta = MessageDecoder.decodeResponse(java.util.Arrays.copyOfRange(m, 1, m.length));
+                    long cursor = -1;
+                    for (Frame f : delta.frames()) {
+                        if (f instanceof CommitFrame c) {
+                            for (Change ch : c.changes()) {
+                                Long t = sent.get(ch.rowId());
+                                if (t != null) {
+                                    synchronized (latency) {
+                                        latency.recordValue(Math.max(0, (now - t) / 1000));
+                                    }
+                                    deliveries.increment();
+                                }
+                            }
+                        } else if (f instanceof SubEnd e) {
+                            cursor = Math.max(cursor, e.nextCursor());
+                        }
+                    }
+                    if (cursor >= 0) {
+                        w.sendText(ControlMessages.render(new ControlMessage.Ack(cursor)), true);
+                    }
+                }
+            }
+            w.request(1);
+            return null;
+        }
+
+        @Override
+        public CompletionStage<?> onText(WebSocket w, CharSequence data, boolean last) {
+            if (data.toString().contains("\"sync\"")) {
+                wakes.increment();
+            }
+            w.request(1);
+            return null;
+        }
+    }
+
+    static double[] fanout(ServerProcess writerPod, ServerProcess socketPod, String label) throws Exception {
+        String partition = "fanout-" + UUID.randomUUID();
+        Map<String, Long> sent = new ConcurrentHashMap<>();
+        Histogram latency = new Histogram(60_000_000L, 3);
+        LongAdder deliveries = new LongAdder();
+        LongAdder wakes = new LongAdder();
+        List<WebSocket> sockets = new ArrayList<>();
+        for (int i = 0; i < FANOUT; i++) {
+            SyncTestClient c = new SyncTestClient(schema, new HttpTransport(socketPod.baseUrl(), partition),
+                    "reader-" + i, "reader-" + i + "-" + UUID.randomUUID());
+            c.subscribe("s1", "todos", Map.of("list_id", List.of("l" + (i % SCOPES))));
+            c.syncUntilIdle(); // registers the subscription (client record) before the socket connects
+            sockets.add(HTTP.newWebSocketBuilder().header("x-actor-id", c.actorId)
+                    .header("x-syncular-partition", partition)
+                    .buildAsync(URI.create(ws(socketPod) + c.clientId),
+                            new TimingSocket(sent, latency, deliveries, wakes)).get(60, TimeUnit.SECONDS));
+        }
+        SyncTestClient writer = new SyncTestClient(schema, new HttpTransport(writerPod.baseUrl(), partition),
+                "writer", "writer-" + UUID.randomUUID());
+        writer.syncUntilIdle();
+        int commits = RATE * FANOUT_SEC;
+        long periodNs = 1_000_000_000L / RATE;
+        long start = System.nanoTime();
+        for (int k = 0; k < commits; k++) {
+            long due = start + k * periodNs;
+            while (System.nanoTime() < due) {
+                Thread.onSpinWait(); // the writer's pace (a benchmark, not a test)
+            }
+            String row = "w" + k;
+            sent.put(row, System.nanoTime());
+            writer.upsert("todos", Map.of("id", row, "list_id", "l" + (k % SCOPES), "title", "t", "done", false,
+                    "position", 1L, "updated_at_ms", 1L), null);
+            writer.sync();
+        }
+        double writerSec = (System.nanoTime() - start) / 1e9;
+        long expected = (long) commits * (FANOUT / SCOPES);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (deliveries.sum() + wakes.sum() < expected && System.nanoTime() < deadline) {
+            Thread.sleep(50); // a benchmark draining its last deliveries, not a test
+        }
+        for (WebSocket w : sockets) {
+            w.abort();
+        }
+        double p50;
+        double p99;
+        synchronized (latency) {
+            p50 = latency.getValueAtPercentile(50) / 1000.0;
+            p99 = latency.getValueAtPercentile(99) / 1000.0;
+            System.out.printf(Locale.ROOT, "(%s) %s: %d sockets over %d scopes, %d commits at %.0f/s; deltas %d of %d,"
+                    + " wake-ups %d; push-to-delta latency p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms%n",
+                    writerPod == socketPod ? "b" : "c", label, FANOUT, SCOPES, commits, commits / writerSec,
+                    deliveries.sum(), expected, wakes.sum(), p50, latency.getValueAtPercentile(90) / 1000.0, p99,
+                    latency.getMaxValue() / 1000.0);
+        }
+        return new double[] {p50, p99};
+    }
+
+    // ------------------------------------------------------------------ (d)
+
+    record SocketTransport(RealtimeSocket socket) implements SyncTestClient.Transport {
+        @Override
+        public byte[] roundTrip(SyncTestClient client, byte[] request) {
+            try {
+                return socket.round(request, 1 << 16);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
+            throw new UnsupportedOperationException("no segments in round phases");
+        }
+    }
+
+    static void rounds(ServerProcess pod) throws Exception {
+        String partition = "rounds-" + UUID.randomUUID();
+        List<SyncTestClient> overHttp = new ArrayList<>();
+        List<SyncTestClient> overSocket = new ArrayList<>();
+        List<RealtimeSocket> sockets = new ArrayList<>();
+        for (int i = 0; i < ROUND_CLIENTS; i++) {
+            SyncTestClient h = new SyncTestClient(schema, new HttpTransport(pod.baseUrl(), partition), "h" + i,
+                    "http-" + i + "-" + UUID.randomUUID());
+            overHttp.add(h.subscribe("s1", "todos", Map.of("list_id", List.of("rounds"))));
+            String clientId = "socket-" + i + "-" + UUID.randomUUID();
+            RealtimeSocket s = RealtimeSocket.connect(pod.baseUrl() + "/", partition, "s" + i, clientId);
+            s.nextEvent("hello");
+            sockets.add(s);
+            SyncTestClient w = new SyncTestClient(schema, new SocketTransport(s), "s" + i, clientId);
+            overSocket.add(w.subscribe("s1", "todos", Map.of("list_id", List.of("rounds"))));
+        }
+        runRounds(overHttp, WARMUP_SEC / 2);
+        runRounds(overSocket, WARMUP_SEC / 2);
+        double http = runRounds(overHttp, ROUND_SEC);
+        double socket = runRounds(overSocket, ROUND_SEC);
+        System.out.printf(Locale.ROOT, "(d) push+pull rounds, %d clients back to back, %d s each: HTTP %.0f rounds/s,"
+                + " socket %.0f rounds/s (%.2fx)%n", ROUND_CLIENTS, ROUND_SEC, http, socket, socket / http);
+        sockets.forEach(s -> s.ws.abort());
+    }
+
+    /** Rounds/s of {@code clients}, each on its own thread, for {@code seconds}. */
+    static double runRounds(List<SyncTestClient> clients, int seconds) throws Exception {
+        AtomicLong rounds = new AtomicLong();
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        List<Thread> threads = new ArrayList<>();
+        AtomicLong seq = new AtomicLong();
+        for (SyncTestClient c : clients) {
+            Thread t = new Thread(() -> {
+                while (System.nanoTime() < end) {
+                    c.upsert("todos", Map.of("id", c.clientId + "-" + seq.incrementAndGet(), "list_id", "rounds",
+                            "title", "t", "done", false, "position", 1L, "updated_at_ms", 1L), null);
+                    c.sync();
+                    rounds.incrementAndGet();
+                }
+            });
+            t.start();
+            threads.add(t);
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        return rounds.get() / (double) seconds;
+    }
+
+    static double mb(long bytes) {
+        return bytes / 1048576.0;
+    }
+}

@@ -1,0 +1,215 @@
+package dev.syncular.server.realtime;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.RealtimeSocket;
+import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.wire.CommitFrame;
+import dev.syncular.server.wire.realtime.ControlMessage;
+import dev.syncular.server.wire.realtime.ControlMessages;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * §8.6 presence end to end over real sockets (Appendix B scenario 16): the lifecycle, the cross-scope privacy
+ * probe, a peer that ignores presence, presence across a socket round, and the size cap.
+ *
+ * <p>Absence is proven without waiting: a connection's messages are handled in order and the registry changes
+ * under one monitor, so once a connection has its answer to a later message (a {@code presence.forbidden}, a
+ * round), every presence event issued to it before has arrived.
+ */
+@QuarkusTest
+class PresenceTest {
+    static final String L1 = "list:l1";
+    static final String L2 = "list:l2";
+
+    @TestHTTPResource("/")
+    URI base;
+
+    @Inject
+    SchemaWindow window;
+
+    String partition;
+
+    @BeforeEach
+    void partition() {
+        partition = "presence-" + UUID.randomUUID();
+    }
+
+    /** A client subscribed to {@code list}'s todos, synced over HTTP (registered) and then connected. */
+    final class Peer {
+        final SyncTestClient client;
+        final RealtimeSocket socket;
+
+        Peer(String actor, String list) throws InterruptedException {
+            client = new SyncTestClient(window.current(), new HttpTransport(base.toString(), partition), actor,
+                    "c-" + actor + "-" + UUID.randomUUID());
+            client.subscribe("s1", "todos", Map.of("list_id", List.of(list)));
+            client.syncUntilIdle();
+            socket = RealtimeSocket.connect(base.toString(), partition, actor, client.clientId);
+            socket.nextEvent("hello");
+        }
+
+        void publish(String key, ObjectNode doc) {
+            socket.send(new ControlMessage.PresencePublish(key, doc));
+        }
+
+        JsonNode nextPresence() throws InterruptedException {
+            return socket.nextEvent("presence").get("data");
+        }
+
+        /**
+         * Publishes onto {@code unheldKey} and returns every presence event received before its
+         * {@code presence.forbidden} answer: the barrier that proves what did not arrive.
+         */
+        List<JsonNode> presenceUntilForbidden(String unheldKey) throws InterruptedException {
+            publish(unheldKey, doc("probe"));
+            List<JsonNode> before = new ArrayList<>();
+            while (true) {
+                JsonNode d = nextPresence();
+                if (d.has("error")) {
+                    assertEquals("presence.forbidden", d.get("error").asText());
+                    assertEquals(unheldKey, d.get("scopeKey").asText());
+                    return before;
+                }
+                before.add(d);
+            }
+        }
+
+        void close() {
+            socket.ws.abort();
+        }
+    }
+
+    static ObjectNode doc(String text) {
+        return JsonNodeFactory.instance.objectNode().put("cursor", text);
+    }
+
+    static void assertPresence(JsonNode d, String kind, Peer from, String cursor) {
+        assertEquals(L1, d.get("scopeKey").asText());
+        assertEquals(kind, d.get("kind").asText());
+        assertEquals(from.client.actorId, d.get("actorId").asText());
+        assertEquals(from.client.clientId, d.get("clientId").asText());
+        if (cursor == null) {
+            assertTrue(d.get("doc").isNull(), "a leave carries doc: null");
+        } else {
+            assertEquals(cursor, d.get("doc").get("cursor").asText());
+        }
+        assertTrue(d.get("timestamp").asLong() > 0);
+        // the event is a well-formed §8.6.2 server message
+        assertInstanceOf(ControlMessage.PresenceFanout.class,
+                ControlMessages.parseServerMessage("{\"event\":\"presence\",\"data\":" + d + "}"));
+    }
+
+    @Test
+    void fullLifecycleWithSnapshotForALateJoiner() throws Exception {
+        Peer a = new Peer("alice", "l1");
+        Peer b = new Peer("bob", "l1");
+        a.publish(L1, doc("1"));
+        assertPresence(b.nextPresence(), "join", a, "1");
+        a.publish(L1, doc("2"));
+        assertPresence(b.nextPresence(), "update", a, "2");
+        a.publish(L1, null);
+        assertPresence(b.nextPresence(), "leave", a, null);
+        a.publish(L1, doc("3"));
+        assertPresence(b.nextPresence(), "join", a, "3");
+        // the publisher never hears its own documents
+        assertTrue(a.presenceUntilForbidden(L2).isEmpty());
+        a.close();
+        assertPresence(b.nextPresence(), "leave", a, null); // disconnect implies leave (§8.6.1)
+        // a late joiner gets the join-burst of who is present: B only
+        b.publish(L1, doc("b"));
+        Peer c = new Peer("carol", "l1");
+        JsonNode snapshot = c.nextPresence();
+        assertPresence(snapshot, "join", b, "b");
+        assertTrue(c.presenceUntilForbidden(L2).isEmpty(), "exactly one peer is present");
+        b.close();
+        c.close();
+    }
+
+    @Test
+    void crossScopeProbeLearnsNothing() throws Exception {
+        Peer a = new Peer("alice", "l1");
+        Peer b = new Peer("bob", "l1");
+        Peer d = new Peer("dave", "l2");
+        a.publish(L1, doc("a"));
+        assertPresence(b.nextPresence(), "join", a, "a");
+        d.publish(L2, doc("d"));
+        a.publish(L1, null);
+        assertPresence(b.nextPresence(), "leave", a, null);
+        // D heard nothing of l1, and publishing onto it is refused exactly like an unknown key would be
+        assertTrue(d.presenceUntilForbidden(L1).isEmpty());
+        assertTrue(d.presenceUntilForbidden("list:no-such-list").isEmpty());
+        // A heard nothing of D's l2 document, and cannot publish there either
+        assertTrue(a.presenceUntilForbidden(L2).isEmpty());
+        // D's leave by disconnect reaches no one on l1
+        d.close();
+        assertTrue(b.presenceUntilForbidden(L2).isEmpty());
+        a.close();
+        b.close();
+    }
+
+    @Test
+    void aPeerIgnoringPresenceKeepsItsDeltasAndPresenceSurvivesASocketRound() throws Exception {
+        Peer a = new Peer("alice", "l1");
+        Peer e = new Peer("erin", "l1");
+        // E never publishes; its deltas flow undisturbed by the chatter of others
+        e.socket.ack(e.client.subscriptions.get("s1").cursor);
+        a.publish(L1, doc("a1"));
+        // A runs a push + pull round on the same socket (§8.7); its registration is re-derived, presence kept
+        a.client.upsert("todos", Map.of("id", "t1", "list_id", "l1", "title", "x", "done", false, "position", 1L,
+                "updated_at_ms", 1L), null);
+        byte[] response = a.socket.round(a.client.buildRequest().encode(), 1 << 16);
+        assertTrue(response.length > 0);
+        CommitFrame delta = assertInstanceOf(CommitFrame.class, e.socket.nextDelta().frames().get(2));
+        assertEquals("t1", delta.changes().get(0).rowId());
+        Peer c = new Peer("carol", "l1");
+        assertPresence(c.nextPresence(), "join", a, "a1"); // A's document survived its round
+        c.publish(L1, doc("c1"));
+        assertPresence(a.nextPresence(), "join", c, "c1"); // and A still hears its scope-mates
+        a.close();
+        c.close();
+        e.close();
+    }
+
+    @Test
+    void anOversizeDocumentIsRefusedToItsPublisherOnly() throws Exception {
+        Peer a = new Peer("alice", "l1");
+        Peer b = new Peer("bob", "l1");
+        ObjectNode big = JsonNodeFactory.instance.objectNode().put("cursor", "x".repeat(20_000)); // default cap 16K
+        a.publish(L1, big);
+        JsonNode error = a.nextPresence();
+        assertEquals("presence.too_large", error.get("error").asText());
+        assertEquals(L1, error.get("scopeKey").asText());
+        a.publish(L1, doc("small"));
+        // B's first presence event is the small document: the oversize one was neither fanned out nor stored
+        assertPresence(b.nextPresence(), "join", a, "small");
+        a.close();
+        b.close();
+    }
+
+    @Test
+    void malformedPresenceClosesTheSocket() throws Exception {
+        Peer a = new Peer("alice", "l1");
+        a.socket.sendText("{\"event\":\"presence\",\"data\":{\"scopeKey\":\"list:l1\",\"doc\":[1]}}");
+        assertEquals(1007, a.socket.closed.get(RealtimeSocket.WAIT.toSeconds(), TimeUnit.SECONDS));
+        assertFalse(a.socket.texts.stream().anyMatch(t -> t.contains("\"presence\"")));
+    }
+}
