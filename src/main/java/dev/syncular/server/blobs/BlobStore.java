@@ -1,6 +1,8 @@
 package dev.syncular.server.blobs;
 
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import java.util.NoSuchElementException;
 import java.util.Objects;
 
 /**
@@ -9,12 +11,14 @@ import java.util.Objects;
  * reference index (§5.9.4) does not name. Stored bytes are verbatim (never re-compressed), so a presigned GET
  * serves exactly the content-addressed bytes.
  *
- * <p>Every method is non-blocking; absent blobs are {@code null} items, not failures.
+ * <p>Every method is non-blocking; absent blobs are {@code null} items, not failures (a {@link #read} of an
+ * absent blob fails its stream).
  */
 public interface BlobStore {
 
     /**
-     * Stores verified bytes under {@code (partition, content.blobId())}. Idempotent: when the blob already
+     * Stores verified bytes under {@code (partition, content.blobId())}, reading them from
+     * {@link BlobContent#open} in chunks (never whole in memory). Idempotent: when the blob already
      * exists nothing is rewritten and the stored info — with the original {@code createdAtMs} — is returned.
      *
      * @param mediaType advisory media type to persist, or {@code null}
@@ -30,8 +34,15 @@ public interface BlobStore {
         return describe(partition, blobId).map(Objects::nonNull);
     }
 
-    /** The stored bytes, or a {@code null} item when absent. */
-    Uni<byte[]> read(String partition, String blobId);
+    /**
+     * The stored bytes as a stream of chunks of at most {@link #READ_CHUNK_BYTES} bytes, in order, read as the
+     * subscriber asks for them — never the whole blob in memory. Fails with {@link NoSuchElementException}
+     * when the blob is absent.
+     */
+    Multi<byte[]> read(String partition, String blobId);
+
+    /** The largest chunk {@link #read} emits (and the embedded store's storage chunk). */
+    int READ_CHUNK_BYTES = 1024 * 1024;
 
     /** Deletes the blob; {@code true} when it existed (or the store cannot tell). */
     Uni<Boolean> delete(String partition, String blobId);

@@ -342,6 +342,17 @@ public interface SyncularConfig {
         /** §5.1 segment lifetime. */
         @WithDefault("24h")
         Duration segmentTtl();
+
+        /** {@code SUBSCRIPTION} frames per request; more fail the request with 400 {@code sync.invalid_request}. */
+        @WithDefault("256")
+        int maxSubscriptionsPerRequest();
+
+        /**
+         * §1.4 response budget of one sync round: once the planned response holds this many bytes, bootstraps stop
+         * at the next page and later subscriptions end early with their resume token or cursor.
+         */
+        @WithDefault("8M")
+        MemorySize maxResponseBytes();
     }
 
     /**

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.http.RequestBody;
 import dev.syncular.server.http.SegmentResource;
 import dev.syncular.server.http.SyncResource;
 import dev.syncular.server.ops.Pruner;
@@ -44,6 +45,8 @@ import org.jboss.resteasy.reactive.RestMulti;
 @Path("/__conformance")
 public class ConformanceResource {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Cap of the JSON bodies of the host-controlled calls, read only once the host is known to be enabled. */
+    private static final long MAX_BODY = 1024 * 1024;
 
     @Inject
     ConformanceHost host;
@@ -80,18 +83,19 @@ public class ConformanceResource {
     @Path("/instances")
     @Consumes(MediaType.APPLICATION_JSON)
     @Produces(MediaType.APPLICATION_JSON)
-    public Uni<ObjectNode> create(JsonNode options) {
+    public Uni<ObjectNode> create(@Context HttpServerRequest request) {
         requireEnabled();
-        return host.create(options).map(i -> JSON.createObjectNode().put("id", i.id()));
+        return new RequestBody(request, MAX_BODY, RequestBody::tooLarge).readJson()
+                .chain(options -> host.create(options)).map(i -> JSON.createObjectNode().put("id", i.id()));
     }
 
     @POST
     @Path("/instances/{id}/sync")
     @Produces(SyncResource.CONTENT_TYPE)
-    public RestMulti<Buffer> sync(@PathParam("id") String id, @Context HttpServerRequest request, byte[] body) {
+    public RestMulti<Buffer> sync(@PathParam("id") String id, @Context HttpServerRequest request) {
         requireEnabled();
         ConformanceInstance i = host.get(id);
-        return syncBinding.handle(request, body, i.engine, Uni.createFrom().item(() -> actor(request, i)));
+        return syncBinding.handle(request, i.engine, Uni.createFrom().item(() -> actor(request, i)));
     }
 
     @GET
@@ -107,15 +111,17 @@ public class ConformanceResource {
     @Path("/instances/{id}/call/{method}")
     @Consumes(MediaType.APPLICATION_JSON)
     @Produces(MediaType.APPLICATION_JSON)
-    public Uni<ObjectNode> call(@PathParam("id") String id, @PathParam("method") String method, JsonNode body) {
+    public Uni<ObjectNode> call(@PathParam("id") String id, @PathParam("method") String method,
+            @Context HttpServerRequest request) {
         requireEnabled();
         ConformanceInstance i = host.get(id);
-        JsonNode args = body == null ? JSON.createArrayNode() : body.path("args");
-        return dispatch(i, method, args).map(result -> {
-            ObjectNode o = JSON.createObjectNode();
-            o.set("result", result);
-            return o;
-        });
+        return new RequestBody(request, MAX_BODY, RequestBody::tooLarge).readJson()
+                .chain(body -> dispatch(i, method, body == null ? JSON.createArrayNode() : body.path("args")))
+                .map(result -> {
+                    ObjectNode o = JSON.createObjectNode();
+                    o.set("result", result);
+                    return o;
+                });
     }
 
     private Uni<JsonNode> dispatch(ConformanceInstance i, String method, JsonNode args) {
@@ -183,15 +189,20 @@ public class ConformanceResource {
             case "downloadBlob":
                 // §5.9.5: row-derived authorization; the embedded store serves bytes
                 return i.blobs.download(actorContext(i, args.path(0).asText()), args.path(1).asText())
-                        .map(d -> {
+                        .flatMap(d -> {
                             ObjectNode o = JSON.createObjectNode();
-                            if (d instanceof dev.syncular.server.sync.BlobService.Download.Bytes b) {
-                                o.put("kind", "bytes");
-                                o.putObject("bytes").put("$u8", HexFormat.of().formatHex(b.bytes()));
+                            if (d instanceof dev.syncular.server.sync.BlobService.Download.Stream b) {
+                                // the catalog's blobs are small: gathered into one hex string
+                                return b.chunks().collect().in(java.io.ByteArrayOutputStream::new,
+                                        java.io.ByteArrayOutputStream::writeBytes).map(bytes -> {
+                                            o.put("kind", "bytes");
+                                            o.putObject("bytes").put("$u8", HexFormat.of().formatHex(bytes.toByteArray()));
+                                            return (JsonNode) o;
+                                        });
                             } else if (d instanceof dev.syncular.server.sync.BlobService.Download.Url u) {
                                 o.put("kind", "url").put("url", u.url().url()).put("urlExpiresAtMs", u.url().expiresAtMs());
                             }
-                            return (JsonNode) o;
+                            return Uni.createFrom().item((JsonNode) o);
                         });
             case "readRows":
                 return readRows(i, args.path(0).asText());

@@ -3,6 +3,7 @@ package dev.syncular.server.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StorageException;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -70,6 +71,18 @@ public class AdminAccess {
     static Response internalError(StorageException e) {
         Logger.getLogger(AdminAccess.class).error("admin call failed in storage", e);
         return error(500, ErrorCode.INTERNAL_ERROR, "internal server error", Map.of());
+    }
+
+    /**
+     * An identifier taken from the request (a path or query parameter) that the storage can key on
+     * ({@link StorableText}: no U+0000, bounded length); otherwise an {@link IllegalArgumentException}, which
+     * {@link #guarded} answers 400 {@code sync.invalid_request} — it never reaches a statement.
+     */
+    static String storable(String value) {
+        if (value != null && !StorableText.storableKey(value)) {
+            throw new IllegalArgumentException("identifier the storage cannot hold");
+        }
+        return value;
     }
 
     static Response bad(String message) {

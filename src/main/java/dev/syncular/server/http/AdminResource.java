@@ -86,7 +86,7 @@ public class AdminResource {
             if (n < 0) {
                 return badLimit(MAX_PAGE);
             }
-            return storage.listPartitions(after, n).map(list -> {
+            return storage.listPartitions(AdminAccess.storable(after), n).map(list -> {
                 ArrayNode out = JSON.createArrayNode();
                 list.forEach(p -> out.add(render(p)));
                 return Response.ok(out).build();
@@ -98,7 +98,7 @@ public class AdminResource {
     @Path("/partitions/{partition}")
     @Operation(summary = "One partition: log epoch, newest commit, pruning horizon and rows per table")
     public Uni<Response> partition(@HeaderParam("Authorization") String auth, @PathParam("partition") String partition) {
-        return guarded("GET /admin/partitions/{partition}", auth, () -> registered(partition,
+        return guarded("GET /admin/partitions/{partition}", auth, () -> registered(AdminAccess.storable(partition),
                 state -> storage.countRows(partition).map(counts -> {
                     ObjectNode o = render(state);
                     ObjectNode rows = o.putObject("rowCounts");
@@ -111,7 +111,7 @@ public class AdminResource {
     @Path("/partitions/{partition}/clients")
     @Operation(summary = "The client records of a partition: cursor, last seen, registered subscriptions, wire version")
     public Uni<Response> clients(@HeaderParam("Authorization") String auth, @PathParam("partition") String partition) {
-        return guarded("GET /admin/partitions/{partition}/clients", auth, () -> registered(partition,
+        return guarded("GET /admin/partitions/{partition}/clients", auth, () -> registered(AdminAccess.storable(partition),
                 state -> storage.listClients(partition).map(list -> {
                     ArrayNode out = JSON.createArrayNode();
                     list.forEach(c -> out.add(render(c)));
@@ -131,7 +131,8 @@ public class AdminResource {
                 return Uni.createFrom().item(AdminAccess.error(404, ErrorCode.NOT_FOUND, "unknown table",
                         Map.of("table", table)));
             }
-            return storage.readRows(partition, table, List.of(rowId)).flatMap(found -> {
+            List<String> ids = List.of(AdminAccess.storable(rowId));
+            return storage.readRows(AdminAccess.storable(partition), table, ids).flatMap(found -> {
                 StoredRow row = found.get(rowId);
                 if (row == null) {
                     return Uni.createFrom().item(AdminAccess.error(404, ErrorCode.NOT_FOUND, "row not found",

@@ -13,7 +13,9 @@ import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.ops.BlobMetrics;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.smallrye.common.annotation.Blocking;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;
@@ -24,15 +26,19 @@ import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.regex.Pattern;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
+import org.jboss.resteasy.reactive.RestMulti;
 
 /**
  * The blob routes (§5.9), under the mount prefix like {@code /sync} and {@code /segments}:
@@ -60,8 +66,10 @@ import java.util.zip.ZipException;
  *
  * A malformed {@code blobId} is 400 {@code sync.invalid_request}. Every error is §10.1 JSON ({@link ErrorMapper}).
  *
- * <p>Threading: the PUT reads and hashes its body on a worker thread ({@link Blocking}); the other routes
- * stay non-blocking (the S3 store runs its SDK calls on the worker pool itself).
+ * <p>Memory: no blob is ever whole in the heap. The PUT is authenticated before its body is read, then reads,
+ * hashes and spools it to a temporary file on a worker thread ({@link Blocking}), which the store reads back in
+ * chunks; the GET streams the store's chunks as the client takes them ({@code RestMulti}, backpressured).
+ * The other routes stay non-blocking (the S3 store runs its SDK calls on the worker pool itself).
  */
 @Path("/blobs")
 public class BlobResource {
@@ -70,7 +78,8 @@ public class BlobResource {
     private static final Duration AUTH_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration STORE_TIMEOUT = Duration.ofMinutes(5);
     private static final int CHUNK = 64 * 1024;
-    private static final int MAX_GRANT_BODY = 16 * 1024;
+    /** The upload grant's body cap: its JSON is a length and a media type. */
+    static final int MAX_GRANT_BODY = 16 * 1024;
     private static final int MAX_MEDIA_TYPE = 255;
     /** type/subtype[;params], printable ASCII only — safe to persist and to echo as a header. */
     private static final Pattern MEDIA_TYPE = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\\s*;[\\x20-\\x7e]*)?");
@@ -114,62 +123,75 @@ public class BlobResource {
     public Response upload(@PathParam("blobId") String blobId, @Context HttpServerRequest request, InputStream body) {
         requireBlobId(blobId);
         boolean gzip = SyncResource.requestIsGzip(request.getHeader("Content-Encoding"));
-        String declared = request.getHeader("Content-Length");
-        if (declared != null) {
-            long length;
-            try {
-                length = Long.parseLong(declared.trim());
-            } catch (NumberFormatException e) {
-                throw new HttpError(400, ErrorCode.INVALID_REQUEST, "invalid Content-Length");
-            }
-            if (length > blobs.maxBytes()) {
-                throw blobs.tooLarge(blobId, length);
-            }
+        long declared = RequestBody.declaredLength(request);
+        if (declared > blobs.maxBytes()) {
+            throw blobs.tooLarge(blobId, declared);
         }
         SyncRequestContext ctx = authenticator.authenticate(request).await().atMost(AUTH_TIMEOUT);
-        BlobContent content = read(blobId, body, gzip);
-        blobs.upload(ctx, content, mediaType(request.getHeader("Content-Type"))).await().atMost(STORE_TIMEOUT);
-        metrics.uploaded(content.byteLength());
+        java.nio.file.Path spool = null;
+        try {
+            spool = Files.createTempFile("syncular-blob-", ".upload");
+            BlobContent content = spool(blobId, body, gzip, spool);
+            blobs.upload(ctx, content, mediaType(request.getHeader("Content-Type"))).await().atMost(STORE_TIMEOUT);
+            metrics.uploaded(content.byteLength());
+        } catch (IOException e) {
+            throw new UncheckedIOException("spooling the blob upload failed", e);
+        } finally {
+            if (spool != null) {
+                try {
+                    Files.deleteIfExists(spool);
+                } catch (IOException ignored) {
+                    // a temporary file left behind is harmless
+                }
+            }
+        }
         return Response.ok().build();
     }
 
-    /** Reads the (decoded) body under the cap, hashing it on the way. */
-    private BlobContent read(String blobId, InputStream raw, boolean gzip) {
+    /** Writes the (decoded) body to {@code file} under the cap, hashing it on the way: never whole in memory. */
+    private BlobContent spool(String blobId, InputStream raw, boolean gzip, java.nio.file.Path file) {
         long cap = blobs.maxBytes();
         MessageDigest digest = BlobIds.newDigest();
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
         byte[] chunk = new byte[CHUNK];
         long total = 0;
-        try (InputStream in = gzip ? new GZIPInputStream(new CappedInputStream(raw, cap), CHUNK)
-                : new CappedInputStream(raw, cap)) {
-            int n;
-            while ((n = in.read(chunk)) > 0) {
-                total += n;
-                if (total > cap) {
-                    throw blobs.tooLarge(blobId, -1);
+        try (OutputStream out = Files.newOutputStream(file)) {
+            try (InputStream in = gzip ? new GZIPInputStream(new CappedInputStream(raw, cap), CHUNK)
+                    : new CappedInputStream(raw, cap)) {
+                int n;
+                while ((n = in.read(chunk)) != -1) {
+                    total += n;
+                    if (total > cap) {
+                        throw blobs.tooLarge(blobId, -1);
+                    }
+                    digest.update(chunk, 0, n);
+                    try {
+                        out.write(chunk, 0, n);
+                    } catch (IOException e) {
+                        throw new UncheckedIOException("spooling the blob upload failed", e); // ours: a 500
+                    }
                 }
-                digest.update(chunk, 0, n);
-                out.write(chunk, 0, n);
+            } catch (CappedInputStream.TooLarge e) {
+                throw blobs.tooLarge(blobId, -1);
+            } catch (ZipException | java.io.EOFException e) {
+                throw new HttpError(400, ErrorCode.INVALID_REQUEST, "request body is not valid gzip");
+            } catch (IOException e) {
+                throw RequestBody.incomplete(); // the client's connection broke off mid-body
             }
-        } catch (CappedInputStream.TooLarge e) {
-            throw blobs.tooLarge(blobId, -1);
-        } catch (ZipException | java.io.EOFException e) {
-            throw new HttpError(400, ErrorCode.INVALID_REQUEST, "request body is not valid gzip");
         } catch (IOException e) {
-            throw new UncheckedIOException("reading the blob body failed", e);
+            throw new UncheckedIOException("spooling the blob upload failed", e);
         }
-        return BlobContent.verified(blobId, out.toByteArray(), digest.digest());
+        return BlobContent.spooled(blobId, file, total, digest.digest());
     }
 
     // ------------------------------------------------------------------------------------------- grant
 
     @POST
     @Path("/{blobId}/upload-grant")
-    public Uni<Response> grant(@PathParam("blobId") String blobId, @Context HttpServerRequest request, byte[] body) {
+    public Uni<Response> grant(@PathParam("blobId") String blobId, @Context HttpServerRequest request) {
         requireBlobId(blobId);
-        long byteLength = parseGrant(body);
+        RequestBody body = new RequestBody(request, MAX_GRANT_BODY, RequestBody::tooLarge);
         return authenticator.authenticate(request)
-                .flatMap(ctx -> blobs.grant(ctx, blobId, byteLength))
+                .flatMap(ctx -> body.read().flatMap(bytes -> blobs.grant(ctx, blobId, parseGrant(bytes.getBytes()))))
                 .map(grant -> {
                     ObjectNode n = JsonNodeFactory.instance.objectNode();
                     if (grant instanceof BlobService.Grant.Present) {
@@ -183,7 +205,7 @@ public class BlobResource {
 
     /** {@code {"byteLength":<int ≥ 0>,"mediaType":"…"?}}; the declared length. */
     static long parseGrant(byte[] body) {
-        if (body == null || body.length == 0 || body.length > MAX_GRANT_BODY) {
+        if (body == null || body.length == 0) {
             throw new HttpError(400, ErrorCode.INVALID_REQUEST, "upload grant body must be a small JSON object");
         }
         JsonNode root;
@@ -211,35 +233,42 @@ public class BlobResource {
 
     @GET
     @Path("/{blobId}")
-    public Uni<Response> download(@PathParam("blobId") String blobId, @Context HttpServerRequest request) {
+    public RestMulti<Buffer> download(@PathParam("blobId") String blobId, @Context HttpServerRequest request) {
         requireBlobId(blobId);
         String ifNoneMatch = request.getHeader("If-None-Match");
-        return authenticator.authenticate(request)
+        Uni<Answer> answer = authenticator.authenticate(request)
                 .flatMap(ctx -> blobs.download(ctx, blobId))
                 .map(download -> {
                     if (download instanceof BlobService.Download.Url u) {
                         ObjectNode n = JsonNodeFactory.instance.objectNode();
                         putUrl(n, u.url());
                         // a URL is a short-lived grant: never cached
-                        return json(n).header("Cache-Control", "no-store").header("Vary", VARY).build();
+                        return new Answer(200, Map.of("Content-Type", List.of(MediaType.APPLICATION_JSON),
+                                "Cache-Control", List.of("no-store"), "Vary", List.of(VARY)),
+                                Multi.createFrom().item(Buffer.buffer(n.toString())));
                     }
-                    BlobService.Download.Bytes b = (BlobService.Download.Bytes) download;
+                    BlobService.Download.Stream b = (BlobService.Download.Stream) download;
                     String etag = "\"" + blobId + "\"";
                     if (SegmentResource.matches(ifNoneMatch, blobId)) {
-                        return Response.notModified().header("ETag", etag).header("Cache-Control", CACHE_CONTROL)
-                                .header("Vary", VARY).build();
+                        return new Answer(304, Map.of("ETag", List.of(etag), "Cache-Control", List.of(CACHE_CONTROL),
+                                "Vary", List.of(VARY)), Multi.createFrom().empty());
                     }
                     String type = mediaType(b.info().mediaType());
-                    metrics.downloaded(b.bytes().length);
-                    return Response.ok(b.bytes(), type == null ? MediaType.APPLICATION_OCTET_STREAM : type)
-                            .header("ETag", etag)
-                            .header("Cache-Control", CACHE_CONTROL)
-                            .header("Vary", VARY)
+                    return new Answer(200, Map.of(
+                            "Content-Type", List.of(type == null ? MediaType.APPLICATION_OCTET_STREAM : type),
+                            "ETag", List.of(etag),
+                            "Cache-Control", List.of(CACHE_CONTROL),
+                            "Vary", List.of(VARY),
                             // opaque user bytes on the API origin: never sniffed, never active content
-                            .header("X-Content-Type-Options", "nosniff")
-                            .header("Content-Security-Policy", "default-src 'none'; sandbox")
-                            .build();
+                            "X-Content-Type-Options", List.of("nosniff"),
+                            "Content-Security-Policy", List.of("default-src 'none'; sandbox")),
+                            b.chunks().invoke(chunk -> metrics.downloaded(chunk.length)).map(Buffer::buffer));
                 });
+        return RestMulti.fromUniResponse(answer, Answer::body, Answer::headers, Answer::status);
+    }
+
+    /** A download's answer: its status and headers, and its body as chunks streamed from the store. */
+    private record Answer(int status, Map<String, List<String>> headers, Multi<Buffer> body) {
     }
 
     private static void putUrl(ObjectNode n, PresignedUrl url) {

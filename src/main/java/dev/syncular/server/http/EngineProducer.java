@@ -117,7 +117,7 @@ public class EngineProducer {
             OperationalEvents events, BlobStore blobs, ScopeResolverFailures failures) {
         SyncularConfig.Limits l = config.limits();
         SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), l.inlineSegmentMaxBytes(),
-                l.segmentTtl().toMillis());
+                l.segmentTtl().toMillis(), l.maxSubscriptionsPerRequest(), l.maxResponseBytes().asLongValue());
         return new SyncEngine(window, storage, segments, failures.observe(resolver), limits, System::currentTimeMillis,
                 CrdtMerger.NONE, checkpoints(config), SyncObserver.of(syncMetrics, gateMetrics, events), urls(config, segments),
                 config.segments().sqliteImages(), blobs);

@@ -5,13 +5,18 @@ import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.wire.WireException;
+import io.vertx.ext.web.RoutingContext;
 import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.container.ContainerResponseContext;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.util.Map;
 import org.jboss.logging.Logger;
 import org.jboss.logging.MDC;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+import org.jboss.resteasy.reactive.server.ServerResponseFilter;
+import org.jboss.resteasy.reactive.server.core.ResteasyReactiveRequestContext;
+import org.jboss.resteasy.reactive.server.spi.ServerRequestContext;
 
 /**
  * HTTP-level errors (§1.1, §10.1): every failure detected before a 200 is committed is answered as
@@ -25,6 +30,10 @@ import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
  * Anything else outside the catalogue becomes 500 {@code sync.internal_error} with a static message; the
  * original is logged server-side only, once, at ERROR with its stack trace and the request id
  * ({@link RequestIds}, which also returns it in {@code X-Request-Id}).
+ *
+ * <p>An error answered before the request's body was read (a refusal from the headers or from authentication,
+ * a body cut off at its cap, an admin refusal) closes the connection after the answer
+ * ({@link #closeUnreadBodies}).
  */
 public class ErrorMapper {
     private static final Logger LOG = Logger.getLogger(ErrorMapper.class);
@@ -130,6 +139,17 @@ public class ErrorMapper {
      */
     private static void logged(int status, ErrorCode code) {
         LOG.logf(status >= 500 ? Logger.Level.INFO : Logger.Level.DEBUG, "request answered %d %s", status, code.code);
+    }
+
+    /**
+     * Every error answer (status ≥ 400) to a request whose body was not read to its end — thrown or returned —
+     * discards the rest of that body, bounded, and closes the connection ({@link RequestBody#closeUnread}).
+     */
+    @ServerResponseFilter
+    public void closeUnreadBodies(ContainerResponseContext response, ServerRequestContext request) {
+        if (response.getStatus() >= 400 && request instanceof ResteasyReactiveRequestContext context) {
+            RequestBody.closeUnread(context.serverRequest().unwrap(RoutingContext.class));
+        }
     }
 
     /** The HTTP status of a catalogue code (§10.1; §5.5 answers an expired segment with 404). */

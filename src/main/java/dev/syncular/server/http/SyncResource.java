@@ -10,6 +10,7 @@ import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.WireException;
+import io.netty.buffer.ByteBufInputStream;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
@@ -20,7 +21,6 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.Context;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -37,15 +37,15 @@ import org.jboss.resteasy.reactive.RestMulti;
  * {@code POST <mount>/sync} (§1.1): one combined push+pull round. SSP2 request in, SSP2 response out.
  *
  * <p>Order of checks, all answered as §10.1 JSON before any response byte: content type (415), request
- * {@code Content-Encoding} (415 unless absent/identity/gzip), declared length (413), authentication (401),
- * body size and gzip inflation under {@code syncular.max-request-bytes} (413), decode (400 with the decode
+ * {@code Content-Encoding} (415 unless absent/identity/gzip), declared length (413), authentication (401) —
+ * no body byte is read before these pass ({@link RequestBody}) — then body size and gzip inflation under
+ * {@code syncular.max-request-bytes} (413, a chunked body cut off at the cap), decode (400 with the decode
  * error's code, e.g. {@code sync.invalid_request} or {@code sync.empty_commit}), then the engine, whose
  * request-level {@code SyncError}s still arrive before the 200 because the response is only committed once
  * the engine's {@code Uni} yields the planned frames ({@code RestMulti.fromUniResponse}).
  *
- * <p><b>Threading.</b> The method is non-blocking: Quarkus REST reads the body without blocking (bounded by
- * {@code quarkus.http.limits.max-body-size}; a declared {@code Content-Length} over the cap is refused before
- * any byte is read), authentication is a {@code Uni}, and a typical request (identity, up to
+ * <p><b>Threading.</b> The method is non-blocking: authentication is a {@code Uni}, the body is then read
+ * with Vert.x handlers on the request's event loop, and a typical request (identity, up to
  * {@link #INLINE_DECODE_BYTES}) is decoded right on the event loop — a round costs no hand-off to a worker
  * thread and back. gzip bodies (which may inflate up to the cap) and larger ones are decoded on the worker
  * pool. The engine's {@code Uni} runs on the reactive PostgreSQL client's event loop, and the response frames
@@ -74,44 +74,33 @@ public class SyncResource {
 
     @POST
     @Produces(CONTENT_TYPE)
-    public RestMulti<Buffer> sync(@Context HttpServerRequest request, byte[] body) {
-        return handle(request, body, engine, authenticator.authenticate(request));
+    public RestMulti<Buffer> sync(@Context HttpServerRequest request) {
+        return handle(request, engine, authenticator.authenticate(request));
     }
 
     /**
      * The whole {@code POST /sync} binding for any engine (the production one, or a conformance-host
-     * instance's): content type, content coding, size cap, authentication, decode, then the engine's planned
-     * frames streamed only once planning and verification succeeded.
+     * instance's): content type, content coding, declared size, authentication, then the body read under the
+     * cap ({@link RequestBody}), decode, and the engine's planned frames streamed only once planning and
+     * verification succeeded. Call it from the route method, on the request's event loop.
      */
-    public RestMulti<Buffer> handle(HttpServerRequest request, byte[] body, SyncEngine engine,
+    public RestMulti<Buffer> handle(HttpServerRequest request, SyncEngine engine,
             Uni<SyncRequestContext> authenticate) {
         requireSsp2ContentType(request.getHeader("Content-Type"));
         boolean gzip = requestIsGzip(request.getHeader("Content-Encoding"));
-        String declaredLength = request.getHeader("Content-Length");
-        if (declaredLength != null) {
-            try {
-                if (Long.parseLong(declaredLength.trim()) > maxRequestBytes) {
-                    throw tooLarge();
-                }
-            } catch (NumberFormatException e) {
-                throw new HttpError(400, ErrorCode.INVALID_REQUEST, "invalid Content-Length");
-            }
-        }
+        RequestBody body = new RequestBody(request, maxRequestBytes, this::tooLarge);
         ContentCoding coding = ContentCoding.negotiate(request.getHeader("Accept-Encoding"));
         Uni<List<Frame>> planned = authenticate
                 .ifNoItem().after(AUTH_TIMEOUT).failWith(() -> new IllegalStateException("authentication timed out"))
-                .chain(ctx -> {
-                    if (body.length > maxRequestBytes) {
-                        throw tooLarge();
-                    }
+                .chain(ctx -> body.read().chain(bytes -> {
                     // A small identity body decodes right here on the event loop (microseconds); gzip (which may
                     // inflate up to the cap) and large bodies decode on a worker thread.
-                    Uni<Message> message = gzip || body.length > INLINE_DECODE_BYTES
-                            ? Uni.createFrom().item(() -> decode(new ByteArrayInputStream(body), gzip))
+                    Uni<Message> message = gzip || bytes.length() > INLINE_DECODE_BYTES
+                            ? Uni.createFrom().item(() -> decode(new ByteBufInputStream(bytes.getByteBuf()), gzip))
                                     .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
-                            : Uni.createFrom().item(() -> decode(new ByteArrayInputStream(body), false));
+                            : Uni.createFrom().item(() -> decode(new ByteBufInputStream(bytes.getByteBuf()), false));
                     return message.chain(m -> engine.handle(ctx, m));
-                });
+                }));
         return RestMulti.fromUniResponse(planned,
                 frames -> Multi.createFrom().iterable(ResponseBody.of(frames, coding)),
                 frames -> responseHeaders(coding),

@@ -7,7 +7,9 @@
  * checkpoints, §2.4), every route behind {@code AdminAccess} (bearer token, audit line) and described in the
  * OpenAPI document at {@code /q/openapi}; the request id of every request ({@code RequestIds}: the
  * {@code X-Request-Id} header and the logging MDC); the §10.1 JSON error bodies; and the CDI wiring of the
- * engine, storage and stores from configuration.
+ * engine, storage and stores from configuration. No route lets the framework read its body: each checks its
+ * headers and authenticates first, then reads under its own cap ({@code RequestBody}); blob bodies stream to
+ * and from the store.
  *
  * <p>Part of the Quarkus edge, on top: it may depend on every lower package ({@code wire}, {@code schema},
  * the error catalogue, {@code storage}, {@code segments}, {@code blobs}, {@code sync}) and on its edge peers

@@ -62,6 +62,9 @@ public final class RealtimeChannel {
 
     /** The client record, partition and registrations of a connection (§8.1), at connect and after a socket round. */
     public Uni<Prepared> prepare(SyncRequestContext ctx, String clientId) {
+        if (ctx.unstorable() != null) {
+            return Uni.createFrom().failure(ctx.unstorable());
+        }
         return storage.readClient(ctx.partition(), clientId).chain(record -> storage.readPartition(ctx.partition())
                 .chain(partition -> {
                     if (record == null || !record.actorId().equals(ctx.actorId())) {

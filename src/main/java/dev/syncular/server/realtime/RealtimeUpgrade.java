@@ -6,6 +6,7 @@ import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.http.ErrorBodies;
 import dev.syncular.server.http.HttpError;
+import dev.syncular.server.storage.StorableText;
 import io.quarkus.websockets.next.HttpUpgradeCheck;
 import io.quarkus.websockets.next.UserData;
 import io.smallrye.mutiny.Uni;
@@ -83,6 +84,11 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
         String clientId = req.getParam("clientId");
         if (clientId == null || clientId.isBlank()) {
             refuse(rc, new SyncError(ErrorCode.INVALID_CLIENT_ID, "clientId is required"));
+            return;
+        }
+        if (!StorableText.storableKey(clientId)) {
+            refuse(rc, new SyncError(ErrorCode.INVALID_REQUEST, "identifier holds U+0000 or exceeds the length limit",
+                    Map.of("field", "clientId", "maxBytes", StorableText.MAX_KEY_BYTES)));
             return;
         }
         Context context = io.vertx.core.Vertx.currentContext();

@@ -4,7 +4,8 @@
  * of a partition transaction, and the values they take and return (partition state, commits and changes,
  * rows and tombstones, push outcomes, client cursor records, checkpoints and the serve gate, blob references,
  * prune results) with {@link dev.syncular.server.storage.StorageException} and its {@code sync.storage.*}
- * codes.
+ * codes, and {@link dev.syncular.server.storage.StorableText} — the text it can hold (no U+0000, bounded
+ * index keys), which callers check before client input reaches it.
  *
  * <p>Storage stores and reads; it makes no protocol decision (conflict detection, authorization, retention
  * policy and result encoding are the engine's). It implements, as storage: §2.1 (the partition registry,

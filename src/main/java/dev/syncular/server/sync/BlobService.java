@@ -11,6 +11,7 @@ import dev.syncular.server.storage.BlobReference;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,7 +29,8 @@ import org.jboss.logging.Logger;
  * row-derived download authorization (§5.9.5) and the orphan sweep (§5.9.2). The push-time existence check
  * (§5.9.6) lives in the engine's push path.
  *
- * <p>Errors are §10 {@link SyncError}s with static messages; ids travel in {@code details}.
+ * <p>Errors are §10 {@link SyncError}s with static messages; ids travel in {@code details}. A partition or
+ * actor the storage cannot key on is refused first ({@link SyncRequestContext#unstorable}).
  */
 public final class BlobService {
     private static final Logger LOG = Logger.getLogger(BlobService.class);
@@ -89,6 +91,9 @@ public final class BlobService {
      * existing blob is left as it is.
      */
     public Uni<BlobInfo> upload(SyncRequestContext ctx, BlobContent content, String mediaType) {
+        if (ctx.unstorable() != null) {
+            return Uni.createFrom().failure(ctx.unstorable());
+        }
         if (content.byteLength() > maxBytes) {
             return Uni.createFrom().failure(tooLarge(content.blobId(), content.byteLength()));
         }
@@ -115,6 +120,9 @@ public final class BlobService {
      * before anything is minted.
      */
     public Uni<Grant> grant(SyncRequestContext ctx, String blobId, long byteLength) {
+        if (ctx.unstorable() != null) {
+            return Uni.createFrom().failure(ctx.unstorable());
+        }
         if (byteLength > maxBytes) {
             return Uni.createFrom().failure(tooLarge(blobId, byteLength));
         }
@@ -133,8 +141,11 @@ public final class BlobService {
 
     /** An authorized download (§5.9.5). */
     public sealed interface Download {
-        /** Served by the sync server: the bytes and what the store knows about them. */
-        record Bytes(BlobInfo info, byte[] bytes) implements Download {
+        /**
+         * Served by the sync server: what the store knows about the blob and its bytes as a stream of chunks,
+         * read from the store as the response is written (never whole in memory).
+         */
+        record Stream(BlobInfo info, Multi<byte[]> chunks) implements Download {
         }
 
         /** Always-issue: a presigned GET; the sync server serves no bytes. */
@@ -145,9 +156,12 @@ public final class BlobService {
     /**
      * §5.9.5: {@code blob.not_found} when no object is stored; then the row-derived authorization —
      * {@code blob.forbidden} unless a referencing row is visible to the actor; then a presigned GET when the
-     * store presigns, else the bytes.
+     * store presigns, else the bytes, streamed.
      */
     public Uni<Download> download(SyncRequestContext ctx, String blobId) {
+        if (ctx.unstorable() != null) {
+            return Uni.createFrom().failure(ctx.unstorable());
+        }
         String partition = ctx.partition();
         return store.describe(partition, blobId).flatMap(info -> {
             if (info == null) {
@@ -161,9 +175,7 @@ public final class BlobService {
                 if (store.canPresign()) {
                     return store.presignGet(partition, blobId, clock.getAsLong()).map(Download.Url::new);
                 }
-                return store.read(partition, blobId).flatMap(bytes -> bytes == null
-                        ? Uni.createFrom().failure(notFound(blobId))
-                        : Uni.createFrom().item(new Download.Bytes(info, bytes)));
+                return Uni.createFrom().item(new Download.Stream(info, store.read(partition, blobId)));
             });
         });
     }

@@ -7,6 +7,7 @@ import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.wire.CanonicalJson;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.PullHeader;
+import dev.syncular.server.wire.SubEnd;
 import dev.syncular.server.wire.SubStart;
 import dev.syncular.server.wire.SubscriptionFrame;
 import dev.syncular.server.wire.SubscriptionStatus;
@@ -37,6 +38,11 @@ final class Bootstrap {
     Uni<List<Frame>> bootstrap(Round round, PullHeader pull, SubscriptionFrame sub, TableSchema table,
             Map<String, List<String>> effective, PartitionState state) {
         BootstrapResume resume = BootstrapResume.parse(sub.bootstrapState(), table, state);
+        if (resume != null && resume.rowCursor() == null) {
+            // a token handed back before any page (deferred by the response budget): nothing was delivered
+            // under its pin, so the bootstrap starts fresh — and may still take the image lane
+            resume = null;
+        }
         long asOf = resume != null ? resume.asOfCommitSeq() : state.maxCommitSeq();
         String start = resume != null ? resume.rowCursor() : null;
         int pageRows = Pull.clamp(pull.limitSnapshotRows(), 1, 50_000, 1000);
@@ -54,6 +60,22 @@ final class Bootstrap {
                     digest, pin, state, pageRows, maxPages, frames));
         }
         return rows.lane(round, pull, table, effective, digest, asOf, state, start, pageRows, maxPages, frames, null);
+    }
+
+    /**
+     * A bootstrap section ended before its first page because the round's response budget is spent (§1.4):
+     * no segment ({@code bootstrap} false), {@code nextCursor} the pin, and the resume token — the request's
+     * own position, or for a bootstrap that has not started a token at the table's start, which
+     * {@link #bootstrap} later treats as a fresh start (§4.7: every bootstrap response sets
+     * {@code nextCursor = asOfCommitSeq}; the token keeps the subscription bootstrapping).
+     */
+    static List<Frame> deferred(SubscriptionFrame sub, TableSchema table, Map<String, List<String>> effective,
+            PartitionState state) {
+        BootstrapResume resume = BootstrapResume.parse(sub.bootstrapState(), table, state);
+        long asOf = resume != null ? resume.asOfCommitSeq() : state.maxCommitSeq();
+        String cursor = resume != null ? resume.rowCursor() : null;
+        return List.of(new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false),
+                new SubEnd(asOf, BootstrapResume.token(asOf, table.name(), cursor)));
     }
 
     /** §4.7 scope pin: raised to the horizon, capped at {@code maxCommitSeq}. */

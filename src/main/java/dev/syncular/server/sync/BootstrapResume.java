@@ -2,6 +2,7 @@ package dev.syncular.server.sync;
 
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.wire.CanonicalJson;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -16,7 +17,10 @@ import java.util.Map;
 record BootstrapResume(long asOfCommitSeq, String rowCursor) {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    /** §4.7: a token that does not parse, names other tables, or was pinned below the horizon restarts fresh. */
+    /**
+     * §4.7: a token that does not parse, names other tables, was pinned below the horizon, or whose row cursor
+     * the storage cannot compare (U+0000, {@link StorableText}) restarts fresh — never a request error.
+     */
     static BootstrapResume parse(String token, TableSchema table, PartitionState state) {
         if (token == null) {
             return null;
@@ -29,7 +33,8 @@ record BootstrapResume(long asOfCommitSeq, String rowCursor) {
             JsonNode cursor = n.get("rowCursor");
             if (tables == null || !tables.isArray() || tables.size() != 1 || !table.name().equals(tables.get(0).asText())
                     || asOf == null || !asOf.canConvertToExactIntegral() || index == null || index.asInt(-1) != 0
-                    || cursor == null || !(cursor.isNull() || cursor.isTextual())) {
+                    || cursor == null || !(cursor.isNull() || cursor.isTextual())
+                    || (cursor.isTextual() && !StorableText.storable(cursor.asText()))) {
                 return null;
             }
             long pin = asOf.asLong();

@@ -8,6 +8,7 @@ import dev.syncular.server.storage.ChangeToWrite;
 import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.PushReadHint;
 import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.PushOperations.Rejection;
@@ -64,14 +65,12 @@ final class CommitPush {
         this.observer = observer;
     }
 
-    Uni<Void> pushAll(Round round, List<PushCommit> pushes, int index, List<Frame> out) {
-        if (index == pushes.size()) {
-            return Uni.createFrom().voidItem();
-        }
-        return push(round, pushes.get(index)).flatMap(frames -> {
-            out.addAll(frames);
-            return pushAll(round, pushes, index + 1, out);
-        });
+    /** The commits in request order (§6.4), as a stream: the pipeline's depth does not grow with their number. */
+    Uni<Void> pushAll(Round round, List<PushCommit> pushes, List<Frame> out) {
+        return Multi.createFrom().iterable(pushes)
+                .onItem().transformToUniAndConcatenate(commit -> push(round, commit).invoke(out::addAll))
+                .collect().last()
+                .replaceWithVoid();
     }
 
     /** §2.3, §6.3, §6.4: optimistic idempotency lookup, then one serialized transaction per commit. */
@@ -212,11 +211,14 @@ final class CommitPush {
                 .collect().last().replaceWithVoid();
     }
 
-    /** The distinct row ids the commit's operations target, by (known) table, in operation order. */
+    /**
+     * The distinct row ids the commit's operations target, by (known) table, in operation order — only ids the
+     * storage can hold: an operation with another is rejected before it reads ({@link PushOperations}).
+     */
     private Map<String, List<String>> prefetchIds(PushCommit commit) {
         Map<String, LinkedHashSet<String>> byTable = new LinkedHashMap<>();
         for (PushOperation op : commit.operations()) {
-            if (window.current().table(op.table()) != null) {
+            if (window.current().table(op.table()) != null && StorableText.storableKey(op.rowId())) {
                 byTable.computeIfAbsent(op.table(), t -> new LinkedHashSet<>()).add(op.rowId());
             }
         }

@@ -39,7 +39,9 @@ import org.jboss.logging.Logger;
  * rows page is served as one whole-table image by reference (§5.4) — a stored, unexpired image of the same
  * reuse key when there is one, else one built here on a worker thread. Concurrent builds of one key coalesce;
  * an image over the store's segment size cap is remembered for a segment lifetime (§5.1) and the snapshot
- * served on the rows lane ({@link RowsLane}) meanwhile, as are snapshots of at most one page.
+ * served on the rows lane ({@link RowsLane}) meanwhile, as are snapshots of at most one page. A build that
+ * fails (the SQLite file, the storage reads, the segment store) is logged and the same bootstrap continues on
+ * the rows lane; its key is not built again for {@value #FAILED_BUILD_RETRY_MS} ms.
  */
 final class ImageLane {
     /** The engine's log category, as before the image lane had its own class. */
@@ -61,12 +63,14 @@ final class ImageLane {
     private final ConcurrentHashMap<SegmentStore.ReuseKey, CompletableFuture<SegmentStore.Match>> imageBuilds =
             new ConcurrentHashMap<>();
     /**
-     * Reuse keys whose image exceeded the store's segment size cap, until when (clock ms). Bounded: at
-     * {@link #MAX_OVERSIZED} entries the expired ones go, then all if none had (a forgotten key only costs one
-     * more build attempt).
+     * Reuse keys served on the rows lane — the image exceeded the store's size cap, or its build failed — until
+     * when (clock ms). Bounded: at {@link #MAX_ROWS_LANE_ONLY} entries the expired ones go, then all if none had
+     * (a forgotten key only costs one more build attempt).
      */
-    private final ConcurrentHashMap<SegmentStore.ReuseKey, Long> oversizedImages = new ConcurrentHashMap<>();
-    static final int MAX_OVERSIZED = 1024;
+    private final ConcurrentHashMap<SegmentStore.ReuseKey, Long> rowsLaneOnly = new ConcurrentHashMap<>();
+    static final int MAX_ROWS_LANE_ONLY = 1024;
+    /** How long a reuse key whose build failed stays on the rows lane before a build is tried again. */
+    static final long FAILED_BUILD_RETRY_MS = 60_000;
 
     ImageLane(SyncStorage storage, SegmentStore segments, SyncLimits limits, LongSupplier clock, boolean buildImages,
             SegmentDelivery delivery, RowsLane rows, SyncObserver observer) {
@@ -97,11 +101,18 @@ final class ImageLane {
             }
             Uni<List<StoredRow>> first = readPage(round, table, effective, null, pageRows);
             return first.flatMap(firstRows -> {
-                if (firstRows.size() <= pageRows || !buildImages || oversized(key)) {
+                if (firstRows.size() <= pageRows || !buildImages || rowsLaneOnly(key)) {
                     return rows.lane(round, pull, table, effective, digest, asOf, state, null, pageRows, maxPages,
                             frames, firstRows);
                 }
-                return buildImage(round, table, effective, key).flatMap(built -> built != null
+                return buildImage(round, table, effective, key)
+                        .onFailure().recoverWithItem(e -> {
+                            LOG.warnf(e, "SQLite image build failed; serving the bootstrap on the rows lane (table %s)",
+                                    table.name());
+                            markRowsLaneOnly(key, clock.getAsLong() + FAILED_BUILD_RETRY_MS, clock.getAsLong());
+                            return null;
+                        })
+                        .flatMap(built -> built != null
                         ? Uni.createFrom().item(imageFrames(round, pull, table, asOf, digest, built, frames))
                         : rows.lane(round, pull, table, effective, digest, asOf, state, null, pageRows, maxPages,
                                 frames, firstRows));
@@ -120,9 +131,11 @@ final class ImageLane {
             SegmentStore.Match image, List<Frame> frames) {
         SegmentUrlSigner.SignedUrl url = delivery.url(pull, image.segmentId(), digest, round, clock.getAsLong());
         // §5.3: whole-table — both cursors absent; never inlined
-        frames.add(new SegmentRef(image.segmentId(), MediaType.SQLITE, table.name(), image.byteLength(),
+        SegmentRef ref = new SegmentRef(image.segmentId(), MediaType.SQLITE, table.name(), image.byteLength(),
                 image.publication().rowCount(), asOf, digest, null, null, url == null ? null : url.url(),
-                url == null ? null : url.expiresAtMs()));
+                url == null ? null : url.expiresAtMs());
+        frames.add(ref);
+        round.plan(ref);
         frames.add(new SubEnd(asOf, null));
         return frames;
     }
@@ -176,13 +189,7 @@ final class ImageLane {
                     if (built.byteLength() > segments.maxSegmentBytes()) {
                         // too large for this store: remembered for a TTL, served on the rows lane meanwhile
                         deleteQuietly(built.file());
-                        if (oversizedImages.size() >= MAX_OVERSIZED) {
-                            oversizedImages.values().removeIf(until -> until <= now);
-                            if (oversizedImages.size() >= MAX_OVERSIZED) {
-                                oversizedImages.clear();
-                            }
-                        }
-                        oversizedImages.put(key, now + limits.segmentTtlMs());
+                        markRowsLaneOnly(key, now + limits.segmentTtlMs(), now);
                         return Uni.createFrom().<SegmentStore.Match>nullItem();
                     }
                     SegmentPublication publication = new SegmentPublication(key.partition(), key.logEpoch(), key.table(),
@@ -209,13 +216,24 @@ final class ImageLane {
         return Uni.createFrom().completionStage(mine);
     }
 
-    private boolean oversized(SegmentStore.ReuseKey key) {
-        Long until = oversizedImages.get(key);
+    /** Serves {@code key} on the rows lane until {@code untilMs}; the memo stays within its bound. */
+    private void markRowsLaneOnly(SegmentStore.ReuseKey key, long untilMs, long now) {
+        if (rowsLaneOnly.size() >= MAX_ROWS_LANE_ONLY) {
+            rowsLaneOnly.values().removeIf(until -> until <= now);
+            if (rowsLaneOnly.size() >= MAX_ROWS_LANE_ONLY) {
+                rowsLaneOnly.clear();
+            }
+        }
+        rowsLaneOnly.put(key, untilMs);
+    }
+
+    private boolean rowsLaneOnly(SegmentStore.ReuseKey key) {
+        Long until = rowsLaneOnly.get(key);
         if (until == null) {
             return false;
         }
         if (until <= clock.getAsLong()) {
-            oversizedImages.remove(key, until);
+            rowsLaneOnly.remove(key, until);
             return false;
         }
         return true;

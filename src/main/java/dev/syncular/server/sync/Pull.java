@@ -17,6 +17,7 @@ import dev.syncular.server.wire.SubEnd;
 import dev.syncular.server.wire.SubStart;
 import dev.syncular.server.wire.SubscriptionFrame;
 import dev.syncular.server.wire.SubscriptionStatus;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,7 +27,7 @@ import java.util.Map;
  * The pull of a round (§4): one section per subscription, in request order, over the effective scopes of
  * §3.2 — {@code revoked} when none are left (§3.3), {@code reset} for a cursor behind the pruning horizon
  * (§4.6), a {@link Bootstrap} (§4.7) for a fresh, resumed or future cursor, else the incremental log window
- * of §4.5 as {@code COMMIT} frames.
+ * of §4.5 as {@code COMMIT} frames. The sections share the round's response budget (§1.4, {@link Round#plan}).
  */
 final class Pull {
     private final SyncStorage storage;
@@ -44,40 +45,51 @@ final class Pull {
         PartitionState state = round.lastCommitSeq <= entry.maxCommitSeq() ? entry
                 : new PartitionState(entry.partition(), entry.logEpoch(), round.lastCommitSeq, entry.horizonSeq(),
                         entry.createdAtMs(), entry.lastSeenAtMs());
-        return pullEach(round, pull, subs, 0, state, planned);
-    }
-
-    private Uni<Void> pullEach(Round round, PullHeader pull, List<SubscriptionFrame> subs, int index,
-            PartitionState state, PlannedResponse planned) {
-        if (index == subs.size()) {
+        if (subs.isEmpty()) {
             return Uni.createFrom().voidItem();
         }
-        SubscriptionFrame sub = subs.get(index);
-        return round.allowed.flatMap(allowed -> {
-            TableSchema table = round.clientSchema.table(sub.table());
-            Map<String, List<String>> effective = allowed.map(a -> EffectiveScopes.effective(sub.scopes(), a)).orElse(null);
-            Uni<List<Frame>> section;
-            boolean incremental = false;
-            if (effective == null) {
-                // §3.3: revoked — no data, empty effective scopes, the request cursor echoed.
-                section = Uni.createFrom().item(List.of(
-                        new SubStart(sub.id(), SubscriptionStatus.REVOKED, ErrorCode.SCOPE_REVOKED.code, Map.of(), false),
-                        new SubEnd(sub.cursor(), null)));
-            } else if (sub.bootstrapState() == null && sub.cursor() >= 0 && sub.cursor() < state.horizonSeq()) {
-                section = Uni.createFrom().item(cursorExpired(sub));
-            } else if (sub.bootstrapState() != null || sub.cursor() < 0 || sub.cursor() > state.maxCommitSeq()) {
-                section = bootstrap.bootstrap(round, pull, sub, table, effective, state);
-            } else {
-                section = incremental(round, pull, sub, table, effective, state);
-                incremental = true;
-            }
-            boolean recheck = incremental;
-            return section.flatMap(frames -> {
-                planned.sections.add(frames);
-                planned.incremental.add(recheck);
-                return pullEach(round, pull, subs, index + 1, state, planned);
-            });
-        });
+        // The sections one after the other as a stream, never a chain of nested operators: the pipeline's depth
+        // (and the stack of sections that complete at once: revoked, reset, ended early) does not grow with the
+        // number of subscriptions.
+        return round.allowed.flatMap(allowed -> Multi.createFrom().iterable(subs)
+                .onItem().transformToUniAndConcatenate(sub -> section(round, pull, sub, allowed.orElse(null), state,
+                        planned))
+                .collect().last())
+                .replaceWithVoid();
+    }
+
+    /**
+     * One subscription's section, added to {@code planned}. Once the round's response budget is spent (§1.4,
+     * {@link Round#budgetSpent}) an active section ends early without data: an incremental one echoes its
+     * cursor (§4.5: the client pulls again), a bootstrap hands back its resume token ({@link Bootstrap#deferred}).
+     */
+    private Uni<Void> section(Round round, PullHeader pull, SubscriptionFrame sub, Map<String, List<String>> allowed,
+            PartitionState state, PlannedResponse planned) {
+        TableSchema table = round.clientSchema.table(sub.table());
+        Map<String, List<String>> effective = allowed == null ? null : EffectiveScopes.effective(sub.scopes(), allowed);
+        Uni<List<Frame>> section;
+        boolean incremental = false;
+        if (effective == null) {
+            // §3.3: revoked — no data, empty effective scopes, the request cursor echoed.
+            section = Uni.createFrom().item(List.of(
+                    new SubStart(sub.id(), SubscriptionStatus.REVOKED, ErrorCode.SCOPE_REVOKED.code, Map.of(), false),
+                    new SubEnd(sub.cursor(), null)));
+        } else if (sub.bootstrapState() == null && sub.cursor() >= 0 && sub.cursor() < state.horizonSeq()) {
+            section = Uni.createFrom().item(cursorExpired(sub));
+        } else if (sub.bootstrapState() != null || sub.cursor() < 0 || sub.cursor() > state.maxCommitSeq()) {
+            section = round.budgetSpent() ? Uni.createFrom().item(Bootstrap.deferred(sub, table, effective, state))
+                    : bootstrap.bootstrap(round, pull, sub, table, effective, state);
+        } else {
+            section = round.budgetSpent() ? Uni.createFrom().item(List.of(
+                    new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false), new SubEnd(sub.cursor(), null)))
+                    : incremental(round, pull, sub, table, effective, state);
+            incremental = true;
+        }
+        boolean recheck = incremental;
+        return section.invoke(frames -> {
+            planned.sections.add(frames);
+            planned.incremental.add(recheck);
+        }).replaceWithVoid();
     }
 
     /** §4.6: a cursor behind the pruning horizon answers {@code reset} and echoes the request cursor. */
@@ -111,7 +123,9 @@ final class Pull {
 
     /**
      * §4.5: the log window {@code cursor < commitSeq ≤ maxCommitSeq}, scope-filtered, cut at {@code limitCommits}
-     * changes. The §4.6 horizon recheck after the read is the request's exit read ({@link SyncEngine}).
+     * changes, and after the commit that spends the round's response budget (§1.4; at least one commit is
+     * delivered) — {@code nextCursor} is then the last sequence fully delivered. The §4.6 horizon recheck after
+     * the read is the request's exit read ({@link SyncEngine}).
      */
     private Uni<List<Frame>> incremental(Round round, PullHeader pull, SubscriptionFrame sub, TableSchema table,
             Map<String, List<String>> effective, PartitionState state) {
@@ -122,13 +136,23 @@ final class Pull {
         return storage.readCommits(round.ctx.partition(), query).map(window -> {
                     List<Frame> frames = new ArrayList<>();
                     frames.add(new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false));
+                    long next = Math.max(sub.cursor(), window.scannedThroughSeq());
+                    boolean delivered = false;
                     for (StoredCommit c : window.commits()) {
                         CommitFrame frame = commitFrame(table, codec, c, query);
-                        if (frame != null) {
-                            frames.add(frame);
+                        if (frame == null) {
+                            continue;
                         }
+                        if (delivered && round.budgetSpent()) {
+                            // §1.4 budget: cut before this commit, like the change limit (never inside a commit)
+                            next = c.commitSeq() - 1;
+                            break;
+                        }
+                        frames.add(frame);
+                        round.plan(frame);
+                        delivered = true;
                     }
-                    frames.add(new SubEnd(Math.max(sub.cursor(), window.scannedThroughSeq()), null));
+                    frames.add(new SubEnd(next, null));
                     return frames;
                 });
     }

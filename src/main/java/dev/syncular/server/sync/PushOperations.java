@@ -3,9 +3,11 @@ package dev.syncular.server.sync;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.schema.ScopePattern;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.ChangeToWrite;
 import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.wire.Op;
 import dev.syncular.server.wire.OpResult;
@@ -26,7 +28,9 @@ import java.util.function.Predicate;
  * The operations of one commit, applied in order (§6.1, §6.3): each decoded in the client's row codec and
  * widened to the current schema (§9), authorized against the actor's allowed scopes (§3.4), decided by the
  * conflict rules (§6.2, §5.10.3 CRDT merges), its referenced blobs checked (§5.9.6 / §6.6), and staged over the
- * rows the commit already touched; the first terminating result stops the commit.
+ * rows the commit already touched; the first terminating result stops the commit. A row id or text value the
+ * storage cannot hold ({@link StorableText}) rejects the operation's commit with {@code sync.invalid_request},
+ * like a payload failing the row codec (§1.7, §6.1: commit-level).
  */
 final class PushOperations {
     private final SchemaWindow window;
@@ -74,6 +78,10 @@ final class PushOperations {
         if (table == null || clientTable == null) {
             return error(index, ErrorCode.UNKNOWN_TABLE, "push operation names an unknown table");
         }
+        if (!StorableText.storableKey(op.rowId())) {
+            // §1.7 commit-level, checked before the row is read: the storage cannot key on this id
+            return error(index, ErrorCode.INVALID_REQUEST, "rowId holds U+0000 or exceeds the length limit");
+        }
         SparseRow incoming = null;
         if (op.op() == Op.UPSERT) {
             try {
@@ -81,6 +89,9 @@ final class PushOperations {
                         table.columnCount());
             } catch (WireException e) {
                 return error(index, ErrorCode.INVALID_REQUEST, "payload fails the row codec");
+            }
+            if (!storable(table, incoming)) {
+                return error(index, ErrorCode.INVALID_REQUEST, "payload holds text the storage cannot hold");
             }
             Object pk = incoming.value(table.primaryKeyIndex());
             if (pk == null || !ConflictRules.rowIdOf(table.primaryKeyColumn().type(), pk).equals(op.rowId())) {
@@ -145,6 +156,25 @@ final class PushOperations {
         }
         results.add(new OpResult.Applied(index));
         return Uni.createFrom().nullItem();
+    }
+
+    /**
+     * Whether the storage can hold the row's text ({@link StorableText}): no value holds U+0000, and a scope
+     * column's value — part of the §3.1 scope-key indexes — is a storable key.
+     */
+    private static boolean storable(TableSchema table, SparseRow row) {
+        for (int i = 0; i < row.present().length; i++) {
+            if (row.isPresent(i) && row.value(i) instanceof String text && !StorableText.storable(text)) {
+                return false;
+            }
+        }
+        for (ScopePattern p : table.scopePatterns()) {
+            Object v = row.isPresent(p.columnIndex()) ? row.value(p.columnIndex()) : null;
+            if (v != null && !StorableText.storableKey(v.toString())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static Uni<OpResult> error(int index, ErrorCode code, String message) {

@@ -2,15 +2,20 @@ package dev.syncular.server.sync;
 
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.wire.Change;
+import dev.syncular.server.wire.CommitFrame;
+import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.ReqHeader;
+import dev.syncular.server.wire.SegmentInline;
 import io.smallrye.mutiny.Uni;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
 /**
- * Per-request state of one round (§1.5/§1.6): the memoized scope resolution of §3.2 rule 3 and the
- * client's schema (§9), shared by its pushes (§6) and its pull (§4).
+ * Per-request state of one round (§1.5/§1.6): the memoized scope resolution of §3.2 rule 3, the
+ * client's schema (§9), shared by its pushes (§6) and its pull (§4), and the pull's response budget (§1.4:
+ * the planned response is held until the round is verified, so its size is the round's server memory).
  */
 final class Round {
     final SyncRequestContext ctx;
@@ -23,13 +28,46 @@ final class Round {
     long inlineRows;
     /** §5.9.6: the blob existence check of the commit being applied. */
     BlobPresence blobs = BlobPresence.NONE;
+    /** {@code SyncLimits#maxResponseBytes}. */
+    final long responseBudget;
+    /** Bytes of the data frames (segments, commits) the pull planned so far. */
+    long responseBytes;
 
     Round(SyncRequestContext ctx, ReqHeader header, CompiledSchema clientSchema, ScopeResolver resolver,
-            SchemaWindow window) {
+            SchemaWindow window, long responseBudget) {
         this.ctx = ctx;
         this.header = header;
         this.clientSchema = clientSchema;
         this.allowed = resolveOnce(resolver, window, ctx);
+        this.responseBudget = responseBudget;
+    }
+
+    /** Whether the planned response reached the budget: no further page or commit is added to it. */
+    boolean budgetSpent() {
+        return responseBytes >= responseBudget;
+    }
+
+    /** Whether the budget is spent once a frame of {@code bytes} more is planned. */
+    boolean spentAfter(long bytes) {
+        return responseBytes + bytes >= responseBudget;
+    }
+
+    /** What a descriptor ({@code SEGMENT_REF}) counts against the budget. */
+    static final int DESCRIPTOR_BYTES = 256;
+
+    /** Counts a planned data frame against the budget: its payload bytes (an inline segment, a commit's rows). */
+    void plan(Frame frame) {
+        if (frame instanceof SegmentInline inline) {
+            responseBytes += inline.payload().length;
+        } else if (frame instanceof CommitFrame commit) {
+            long bytes = 64;
+            for (Change c : commit.changes()) {
+                bytes += 32 + c.rowId().length() + (c.row() == null ? 0 : c.row().length);
+            }
+            responseBytes += bytes;
+        } else {
+            responseBytes += DESCRIPTOR_BYTES;
+        }
     }
 
     /**

@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The rows lane of a bootstrap (§5.2): at most {@code maxSnapshotPages} keyset pages of the snapshot at the
- * pin (§4.7), each encoded as one rows segment ({@link RowsPageEncoder}) — large pages in batches on a worker
+ * pin (§4.7) — fewer once the round's response budget is spent (§1.4, {@link Round#budgetSpent}) — each encoded as one rows segment ({@link RowsPageEncoder}) — large pages in batches on a worker
  * thread, never on the event loop — and delivered by {@link SegmentDelivery} (§5.4, §5.7); the
  * {@code SUB_END} carries the resume token when the table is not complete.
  */
@@ -68,7 +68,10 @@ final class RowsLane {
                         return;
                     }
                     try {
-                        boolean continues = p.next() != null && index + 1 < maxPages;
+                        int length = p.segment().bytes().length;
+                        // §1.4: no page after the one that spends the round's response budget
+                        boolean continues = p.next() != null && index + 1 < maxPages && !round.spentAfter(
+                                delivery.inline(pull, length) ? length : Round.DESCRIPTOR_BYTES);
                         CompletableFuture<EncodedPage> ahead = continues
                                 ? encodePage(round.ctx.partition(), table, schemaVersion, scopes, p.next(), pageRows, null)
                                         .subscribeAsCompletionStage()
@@ -77,6 +80,7 @@ final class RowsLane {
                                         p.segment())
                                 .subscribe().with(frame -> {
                                     frames.add(frame);
+                                    round.plan(frame);
                                     if (continues) {
                                         page(index + 1, p.next(), ahead);
                                     } else {

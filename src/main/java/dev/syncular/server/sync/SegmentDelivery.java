@@ -1,5 +1,6 @@
 package dev.syncular.server.sync;
 
+import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.SchemaWindow;
@@ -61,9 +62,7 @@ final class SegmentDelivery {
     Uni<Frame> emitSegment(Round round, PullHeader pull, TableSchema table, String digest, long asOf,
             PartitionState state, String rowCursor, String nextRowCursor, int rowCount, EncodedSegment encoded) {
         byte[] segment = encoded.bytes();
-        boolean inline = pull.accepts(PullHeader.ACCEPT_INLINE_ROWS)
-                && (!pull.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS) || segment.length < limits.inlineSegmentMaxBytes());
-        if (inline) {
+        if (inline(pull, segment.length)) {
             round.inlineRows += rowCount;
             return Uni.createFrom().item(new SegmentInline(segment));
         }
@@ -80,6 +79,12 @@ final class SegmentDelivery {
                 url == null ? null : url.url(), url == null ? null : url.expiresAtMs()));
     }
 
+    /** §4.2 accept bits and §5.7 size guidance: whether a rows segment of {@code length} bytes goes inline. */
+    boolean inline(PullHeader pull, int length) {
+        return pull.accepts(PullHeader.ACCEPT_INLINE_ROWS)
+                && (!pull.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS) || length < limits.inlineSegmentMaxBytes());
+    }
+
     /** §5.4: a URL only for clients advertising bit 3, minted inside this pull right after scope resolution. */
     SegmentUrlSigner.SignedUrl url(PullHeader pull, String segmentId, String digest, Round round, long now) {
         return urls != null && pull.accepts(PullHeader.ACCEPT_SIGNED_URLS)
@@ -91,6 +96,13 @@ final class SegmentDelivery {
      * to an unexpired publication in the caller's partition and live log epoch.
      */
     Uni<SegmentDownload> authorize(SyncRequestContext ctx, String segmentId, Map<String, List<String>> requestedScopes) {
+        if (ctx.unstorable() != null) {
+            return Uni.createFrom().failure(ctx.unstorable());
+        }
+        if (!BlobIds.isValid(segmentId)) {
+            // §5.1: a segment id is a content address ("sha256:" + 64 hex, the blob id form); nothing else exists
+            return Uni.createFrom().failure(notFound());
+        }
         long now = clock.getAsLong();
         return storage.readPartition(ctx.partition()).flatMap(state -> {
             if (state == null) {
@@ -130,7 +142,7 @@ final class SegmentDelivery {
      */
     Uni<SegmentDownload> downloadSigned(String segmentId, String token) {
         long now = clock.getAsLong();
-        if (signer == null) {
+        if (signer == null || !BlobIds.isValid(segmentId)) {
             return Uni.createFrom().failure(notFound());
         }
         SegmentUrlSigner.Claims claims = signer.verify(token, segmentId, now);

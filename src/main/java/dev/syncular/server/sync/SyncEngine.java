@@ -152,14 +152,18 @@ public final class SyncEngine {
         long now = clock.getAsLong();
         String partition = ctx.partition();
         // One entry read (partition touch + serve gate + client record), one exit round trip (client record
-        // upsert when due + the verify read, which also rechecks the horizon of incremental pulls).
-        return storage.enterRequest(partition, header.clientId(), gates.runningSchemaVersion(), now).flatMap(entry -> {
-            SyncError refusal = gates.refusal(partition, entry.gate());
-            if (refusal != null) {
-                return check.refuse(refusal);
-            }
-            return check.fenced(partition, plan(ctx, header, pushes, pullHeader, subscriptions, entry))
-                    .flatMap(planned -> finish(partition, entry.gate(), planned, entry.client(), now));
+        // upsert when due + the verify read, which also rechecks the horizon of incremental pulls). Before the
+        // entry read, what the storage cannot hold and the subscription cap are refused (RequestValidation).
+        return Uni.createFrom().deferred(() -> {
+            RequestValidation.admissible(ctx, header, pushes, subscriptions, limits);
+            return storage.enterRequest(partition, header.clientId(), gates.runningSchemaVersion(), now).flatMap(entry -> {
+                SyncError refusal = gates.refusal(partition, entry.gate());
+                if (refusal != null) {
+                    return check.refuse(refusal);
+                }
+                return check.fenced(partition, plan(ctx, header, pushes, pullHeader, subscriptions, entry))
+                        .flatMap(planned -> finish(partition, entry.gate(), planned, entry.client(), now));
+            });
         }).onItemOrFailure().invoke((frames, failure) -> observer.roundEnded(outcome(failure),
                 System.nanoTime() - started));
     }
@@ -239,7 +243,7 @@ public final class SyncEngine {
                 return Uni.createFrom().item(new PlannedResponse(new RespHeader(null, null, state.logEpoch(), true)));
             }
             RequestValidation.validate(header, pushes, pullHeader, subscriptions, clientSchema, limits);
-            Round round = new Round(ctx, header, clientSchema, resolver, window);
+            Round round = new Round(ctx, header, clientSchema, resolver, window, limits.maxResponseBytes());
             ClientRecord client = entry.client();
             if (client != null && !client.actorId().equals(ctx.actorId())) {
                 return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_CLIENT_ID,
@@ -247,7 +251,7 @@ public final class SyncEngine {
             }
             PlannedResponse planned = new PlannedResponse(round, subscriptions, pullHeader != null, client);
             planned.head.add(new RespHeader(null, null, state.logEpoch(), false));
-            return push.pushAll(round, pushes, 0, planned.head)
+            return push.pushAll(round, pushes, planned.head)
                     .flatMap(v -> pullHeader == null ? Uni.createFrom().voidItem()
                             : pull.pullAll(round, pullHeader, subscriptions, planned, state))
                     .replaceWith(planned);

@@ -1,5 +1,6 @@
 package dev.syncular.server.sync;
 
+import dev.syncular.server.errors.SyncError;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -22,5 +23,15 @@ public record SyncRequestContext(String actorId, String partition, Map<String, L
     /** A context whose credential carries no scopes (the resolver decides from actor and partition alone). */
     public SyncRequestContext(String actorId, String partition) {
         this(actorId, partition, null);
+    }
+
+    /**
+     * 400 {@code sync.invalid_request} when the storage cannot key on this partition or actor (U+0000, or longer
+     * than {@code StorableText#MAX_KEY_BYTES}) — an authenticator passes on whatever its credential says, and
+     * the development one takes both from request headers — else {@code null}. Checked before any storage read.
+     */
+    public SyncError unstorable() {
+        SyncError e = RequestValidation.unstorableKey(partition, "partition", -1);
+        return e != null ? e : RequestValidation.unstorableKey(actorId, "actorId", -1);
     }
 }

@@ -5,8 +5,9 @@
  * <ul>
  *   <li>The round (§1.4–§1.7, §2.4): {@link dev.syncular.server.sync.SyncEngine} orchestrates one round —
  *       enter, admit, plan, verify, release — for every binding (§1.1 {@code POST /sync}, §8.7 socket rounds
- *       call the same {@code handle}); {@code RequestValidation} (§1.7), {@code Round} (per-request state:
- *       the memoized §3.2 rule 3 scope resolution, the client schema), {@code PlannedResponse} (sections held
+ *       call the same {@code handle}); {@code RequestValidation} (§1.7, and what storage can hold, checked
+ *       before the round's first read), {@code Round} (per-request state: the memoized §3.2 rule 3 scope
+ *       resolution, the client schema, the §1.4 response budget), {@code PlannedResponse} (sections held
  *       back for the §4.6 horizon recheck), {@code ServeGateCheck} over {@link dev.syncular.server.sync.ServeGates}
  *       (the §2.4 read-verify-refuse serve gate).</li>
  *   <li>Push (§6, §2.3, §3.4): {@code CommitPush} (commits, idempotent replay, atomicity), {@code PushOperations}

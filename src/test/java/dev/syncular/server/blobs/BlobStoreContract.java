@@ -11,10 +11,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import io.smallrye.mutiny.Uni;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
@@ -52,6 +59,16 @@ public abstract class BlobStoreContract {
         return "p-" + UUID.randomUUID();
     }
 
+    /** The stored bytes gathered from {@link BlobStore#read}'s chunks, or {@code null} when the blob is absent. */
+    protected byte[] readAll(String partition, String blobId) {
+        try {
+            return store.read(partition, blobId).collect().in(ByteArrayOutputStream::new, ByteArrayOutputStream::writeBytes)
+                    .await().atMost(TIMEOUT).toByteArray();
+        } catch (NoSuchElementException e) {
+            return null;
+        }
+    }
+
     /** Every blob of {@code partition} the sweep listing yields for {@code cutoffMs}, paging {@code limit} at a time. */
     protected List<String> listed(String partition, long cutoffMs, int limit) {
         List<String> out = new ArrayList<>();
@@ -80,7 +97,7 @@ public abstract class BlobStoreContract {
         assertEquals(new BlobInfo(p, content.blobId(), 5000, "image/png", 1_700_000_000_000L), stored);
         assertEquals(stored, await(store.describe(p, content.blobId())));
         assertTrue(await(store.has(p, content.blobId())));
-        assertArrayEquals(bytes, await(store.read(p, content.blobId())));
+        assertArrayEquals(bytes, readAll(p, content.blobId()));
     }
 
     @Test
@@ -92,7 +109,7 @@ public abstract class BlobStoreContract {
         assertEquals(0, info.byteLength());
         assertNull(info.mediaType());
         assertEquals(42_000L, info.createdAtMs());
-        assertArrayEquals(new byte[0], await(store.read(p, empty.blobId())));
+        assertArrayEquals(new byte[0], readAll(p, empty.blobId()));
     }
 
     @Test
@@ -101,7 +118,7 @@ public abstract class BlobStoreContract {
         String id = BlobIds.compute(randomBytes(10));
         assertNull(await(store.describe(p, id)));
         assertFalse(await(store.has(p, id)));
-        assertNull(await(store.read(p, id)));
+        assertNull(readAll(p, id));
     }
 
     @Test
@@ -113,7 +130,7 @@ public abstract class BlobStoreContract {
         BlobInfo again = await(store.put(p, BlobContent.verify(id, bytes.clone()), "application/pdf", 9_000L));
         assertEquals(new BlobInfo(p, id, 300, "text/plain", 1_000L), again);
         assertEquals(again, await(store.describe(p, id)));
-        assertArrayEquals(bytes, await(store.read(p, id)));
+        assertArrayEquals(bytes, readAll(p, id));
     }
 
     @Test
@@ -124,7 +141,7 @@ public abstract class BlobStoreContract {
         String id = BlobIds.compute(bytes);
         await(store.put(p1, BlobContent.verify(id, bytes), null, 1L));
         assertFalse(await(store.has(p2, id)));
-        assertNull(await(store.read(p2, id)));
+        assertNull(readAll(p2, id));
         await(store.put(p2, BlobContent.verify(id, bytes), null, 2L));
         await(store.delete(p1, id));
         assertFalse(await(store.has(p1, id)));
@@ -151,11 +168,54 @@ public abstract class BlobStoreContract {
         await(store.put(p, BlobContent.verify(id, bytes), null, 1L));
         await(store.delete(p, id));
         assertNull(await(store.describe(p, id)));
-        assertNull(await(store.read(p, id)));
+        assertNull(readAll(p, id));
         await(store.delete(p, id));
         // a deleted blob can be uploaded again, with a new upload time
         await(store.put(p, BlobContent.verify(id, bytes), null, 7L));
         assertEquals(7L, await(store.describe(p, id)).createdAtMs());
+    }
+
+    /**
+     * A blob of several storage chunks, spooled to a file as an upload is: read back as a stream of chunks of at
+     * most {@link BlobStore#READ_CHUNK_BYTES}, in order, the last one partial, with the same SHA-256; a reader that
+     * takes only the first chunk gets just that much.
+     */
+    @Test
+    void largeSpooledBlobStreamsBothWaysInChunks() throws IOException {
+        String p = partition();
+        int size = 5 * BlobStore.READ_CHUNK_BYTES + 12_345;
+        byte[] bytes = randomBytes(size);
+        String id = BlobIds.compute(bytes);
+        Path file = Files.createTempFile("blob-contract-", ".bin");
+        try {
+            Files.write(file, bytes);
+            BlobInfo stored = await(store.put(p, BlobContent.spooled(id, file, size,
+                    BlobIds.newDigest().digest(bytes)), "video/mp4", 3L));
+            assertEquals(new BlobInfo(p, id, size, "video/mp4", 3L), stored);
+        } finally {
+            Files.delete(file);
+        }
+        List<byte[]> chunks = store.read(p, id).collect().asList().await().atMost(TIMEOUT);
+        assertTrue(chunks.size() >= 6, "several chunks: " + chunks.size());
+        MessageDigest digest = BlobIds.newDigest();
+        long total = 0;
+        for (byte[] c : chunks) {
+            assertTrue(c.length > 0 && c.length <= BlobStore.READ_CHUNK_BYTES, "chunk of " + c.length);
+            digest.update(c);
+            total += c.length;
+        }
+        assertEquals(size, total);
+        assertEquals(id, BlobIds.of(digest.digest()));
+        List<byte[]> first = store.read(p, id).select().first().collect().asList().await().atMost(TIMEOUT);
+        assertEquals(1, first.size());
+        assertArrayEquals(Arrays.copyOf(bytes, first.get(0).length), first.get(0));
+    }
+
+    @Test
+    void readingAnAbsentBlobFailsItsStream() {
+        String id = BlobIds.compute(randomBytes(12));
+        assertThrows(NoSuchElementException.class,
+                () -> store.read(partition(), id).collect().asList().await().atMost(TIMEOUT));
     }
 
     @Test
@@ -168,6 +228,8 @@ public abstract class BlobStoreContract {
         assertThrows(IllegalArgumentException.class, () -> BlobContent.verify("sha256:ABC", bytes));
         assertThrows(SyncError.class, () -> BlobContent.verified(BlobIds.compute(bytes), bytes,
                 BlobIds.newDigest().digest(wrong.getBytes())));
+        assertThrows(SyncError.class, () -> BlobContent.spooled(wrong, Path.of("unused"), 100,
+                BlobIds.newDigest().digest(bytes)));
     }
 
     @Test

@@ -23,6 +23,7 @@ import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.OpResult;
 import dev.syncular.server.wire.PushResult;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -90,7 +91,7 @@ class BlobPushTest {
         }
 
         @Override
-        public Uni<byte[]> read(String partition, String blobId) {
+        public Multi<byte[]> read(String partition, String blobId) {
             return delegate.read(partition, blobId);
         }
 

@@ -399,4 +399,99 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         org.junit.jupiter.api.Assertions.assertEquals(now[0], resubscribed.updatedAtMs(), "new subscriptions are written");
         org.junit.jupiter.api.Assertions.assertTrue(resubscribed.subscriptionsJson().contains("\"m\""));
     }
+
+    /**
+     * §5.3 / issue #17: a SQLite image build that fails — here the segment store refuses the image file, as a
+     * full disk or an unreachable bucket would — is logged, and the same bootstrap is served on the rows lane
+     * at its pin: the pull succeeds with every row.
+     */
+    @org.junit.jupiter.api.Test
+    void failedImageBuildFallsBackToTheRowsLane() {
+        server.allow("alice", Map.of("project_id", List.of("p1")));
+        InMemorySegmentStore real = new InMemorySegmentStore();
+        dev.syncular.server.segments.SegmentStore refusingFiles = new dev.syncular.server.segments.SegmentStore() {
+            @Override
+            public io.smallrye.mutiny.Uni<Void> publish(String id, byte[] bytes, dev.syncular.server.segments.SegmentPublication p) {
+                return real.publish(id, bytes, p);
+            }
+
+            @Override
+            public io.smallrye.mutiny.Uni<Void> publishFile(String id, java.nio.file.Path file,
+                    dev.syncular.server.segments.SegmentPublication p) {
+                return io.smallrye.mutiny.Uni.createFrom().failure(
+                        new java.io.UncheckedIOException(new java.io.IOException("No space left on device")));
+            }
+
+            @Override
+            public io.smallrye.mutiny.Uni<Match> find(ReuseKey key, long nowMs) {
+                return real.find(key, nowMs);
+            }
+
+            @Override
+            public io.smallrye.mutiny.Uni<dev.syncular.server.segments.StoredSegment> describe(String id) {
+                return real.describe(id);
+            }
+
+            @Override
+            public io.smallrye.mutiny.Uni<byte[]> read(String id) {
+                return real.read(id);
+            }
+
+            @Override
+            public io.smallrye.mutiny.Uni<Integer> deleteExpired(long nowMs) {
+                return real.deleteExpired(nowMs);
+            }
+
+            @Override
+            public io.smallrye.mutiny.Uni<dev.syncular.server.segments.SegmentStoreStats> stats(long nowMs) {
+                return real.stats(nowMs);
+            }
+        };
+        SyncEngine failing = new SyncEngine(SchemaWindow.single(SCHEMA), storage, refusingFiles,
+                (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))),
+                SyncLimits.DEFAULTS, System::currentTimeMillis);
+        SyncTestClient.Transport transport = transport(failing);
+        SyncTestClient writer = new SyncTestClient(SCHEMA, transport, "alice", "img-fail-w");
+        List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            ops.add(writer.upsertOp("notes", note("f-" + i, "p1", "t" + i), null));
+        }
+        String id = writer.commit(ops);
+        writer.syncUntilIdle();
+        org.junit.jupiter.api.Assertions.assertTrue(SyncTestClient.applied(writer.result(id)));
+
+        List<java.util.logging.LogRecord> logged = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                logged.add(r);
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger(SyncEngine.class.getName());
+        log.addHandler(capture);
+        try {
+            SyncTestClient c = new SyncTestClient(SCHEMA, transport, "alice", "img-fail-c")
+                    .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
+            c.accept = dev.syncular.server.wire.PullHeader.ACCEPT_INLINE_ROWS
+                    | dev.syncular.server.wire.PullHeader.ACCEPT_EXTERNAL_ROWS | dev.syncular.server.wire.PullHeader.ACCEPT_SQLITE;
+            c.limitSnapshotRows = 20;
+            c.syncUntilIdle();
+            org.junit.jupiter.api.Assertions.assertEquals(60, c.table("notes").size());
+            org.junit.jupiter.api.Assertions.assertTrue(c.segmentRefs.stream()
+                    .noneMatch(r -> r.mediaType() == dev.syncular.server.wire.MediaType.SQLITE), "rows lane only");
+        } finally {
+            log.removeHandler(capture);
+        }
+        org.junit.jupiter.api.Assertions.assertTrue(logged.stream().anyMatch(r -> r.getLevel().intValue()
+                >= java.util.logging.Level.WARNING.intValue() && String.valueOf(r.getMessage()).contains("SQLite image build failed")),
+                "the failure is logged: " + logged.stream().map(java.util.logging.LogRecord::getMessage).toList());
+    }
 }

@@ -124,7 +124,7 @@ public abstract class SyncScenariosContract {
                 .subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
     }
 
-    protected static Map<String, Object> note(String id, String project, String title) {
+    public static Map<String, Object> note(String id, String project, String title) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("id", id);
         m.put("project_id", project);

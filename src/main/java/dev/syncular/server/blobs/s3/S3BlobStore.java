@@ -10,10 +10,12 @@ import dev.syncular.server.blobs.BlobKey;
 import dev.syncular.server.blobs.BlobPage;
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.PresignedUrl;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,13 +23,12 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.function.Supplier;
-import software.amazon.awssdk.core.ResponseBytes;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.services.s3.S3Client;
-import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
@@ -245,15 +246,21 @@ public final class S3BlobStore implements BlobStore {
             if (existing != null) {
                 return existing;
             }
-            byte[] bytes = content.bytes();
+            long length = content.byteLength();
             PutObjectRequest request = PutObjectRequest.builder().bucket(bucket).key(key(partition, content.blobId()))
-                    .contentType("application/octet-stream").contentLength((long) bytes.length)
-                    .metadata(Map.of(META_KEY, encodeMeta(bytes.length, mediaType, nowMs)))
+                    .contentType("application/octet-stream").contentLength(length)
+                    .metadata(Map.of(META_KEY, encodeMeta(length, mediaType, nowMs)))
                     .ifNoneMatch("*")
                     .build();
             try {
-                s3.putObject(request, RequestBody.fromContentProvider(() -> new ByteArrayInputStream(bytes),
-                        bytes.length, "application/octet-stream"));
+                // streamed from the content (a spooled upload's file): never whole in memory
+                s3.putObject(request, RequestBody.fromContentProvider(() -> {
+                    try {
+                        return content.open();
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                }, length, "application/octet-stream"));
             } catch (S3Exception e) {
                 // 412: a concurrent upload of the same bytes won (409 on some stores); its info stands
                 if (e.statusCode() == 412 || e.statusCode() == 409) {
@@ -264,7 +271,7 @@ public final class S3BlobStore implements BlobStore {
                 }
                 throw e;
             }
-            return new BlobInfo(partition, content.blobId(), bytes.length, mediaType, nowMs);
+            return new BlobInfo(partition, content.blobId(), length, mediaType, nowMs);
         });
     }
 
@@ -273,19 +280,40 @@ public final class S3BlobStore implements BlobStore {
         return blocking(() -> head(partition, blobId));
     }
 
+    /**
+     * One GET, its body read {@link #READ_CHUNK_BYTES} at a time on the worker pool as the subscriber asks;
+     * the object stream is aborted when the subscriber goes away early.
+     */
     @Override
-    public Uni<byte[]> read(String partition, String blobId) {
+    public Multi<byte[]> read(String partition, String blobId) {
         return blocking(() -> {
             try {
-                ResponseBytes<GetObjectResponse> r = s3.getObjectAsBytes(b -> b.bucket(bucket).key(key(partition, blobId)));
-                return r.asByteArrayUnsafe();
+                return s3.getObject(b -> b.bucket(bucket).key(key(partition, blobId)));
             } catch (S3Exception e) {
                 if (isStatus(e, 404)) {
-                    return null;
+                    throw new NoSuchElementException("blob not stored");
                 }
                 throw e;
             }
-        });
+        }).onItem().transformToMulti(in -> Multi.createBy().repeating()
+                .uni(() -> blocking(() -> {
+                    try {
+                        return in.readNBytes(READ_CHUNK_BYTES);
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                }))
+                .until(chunk -> chunk.length == 0)
+                .onTermination().invoke((failure, cancelled) -> {
+                    if (failure != null || cancelled) {
+                        in.abort();
+                    }
+                    try {
+                        in.close();
+                    } catch (IOException | RuntimeException ignored) {
+                        // the object stream is gone either way
+                    }
+                }));
     }
 
     @Override

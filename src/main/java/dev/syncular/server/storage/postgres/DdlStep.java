@@ -45,6 +45,14 @@ public record DdlStep(String probe, String sql, String concurrentSql, String dro
                 + " AND attname = " + lit(column) + " AND NOT attisdropped)", sql, null, null, null);
     }
 
+    /** {@code column} of {@code table} kept out of line and uncompressed ({@code SET STORAGE EXTERNAL}). */
+    public static DdlStep externalStorage(String pgSchema, String table, String column) {
+        return new DdlStep("EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = " + regclass(pgSchema, table)
+                + " AND attname = " + lit(column) + " AND attstorage = 'e')",
+                "ALTER TABLE " + qualified(pgSchema, table) + " ALTER COLUMN " + column + " SET STORAGE EXTERNAL", null,
+                null, null);
+    }
+
     /** Function {@code name} of {@code pgSchema}. */
     public static DdlStep function(String pgSchema, String name, String sql) {
         return new DdlStep("EXISTS (SELECT 1 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"

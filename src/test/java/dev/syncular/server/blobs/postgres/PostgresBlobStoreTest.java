@@ -1,7 +1,11 @@
 package dev.syncular.server.blobs.postgres;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.BlobStoreContract;
 import dev.syncular.server.testsupport.TestPostgres;
@@ -66,6 +70,26 @@ class PostgresBlobStoreTest extends BlobStoreContract {
                 + " WHERE table_schema = $1 ORDER BY 1").execute(Tuple.of(pgSchema)))) {
             tables.add(r.getString(0));
         }
-        assertEquals(List.of("sync_blobs"), tables);
+        assertEquals(List.of("sync_blob_chunks", "sync_blobs"), tables);
+    }
+
+    /**
+     * A blob stored before chunking (its bytes in {@code sync_blobs.bytes}, {@code chunk_bytes} NULL) is read
+     * back in slices of the column, chunk by chunk, and deleted like any other.
+     */
+    @Test
+    void blobStoredBeforeChunkingIsReadInSlices() {
+        String p = partition();
+        byte[] bytes = randomBytes(2 * BlobStore.READ_CHUNK_BYTES + 7);
+        String id = BlobIds.compute(bytes);
+        await(pool().preparedQuery("INSERT INTO \"" + pgSchema + "\".sync_blobs (partition_id, blob_id, bytes,"
+                + " byte_length, media_type, created_at_ms) VALUES ($1, $2, $3, $4, NULL, 1)")
+                .execute(Tuple.of(p, id, io.vertx.core.buffer.Buffer.buffer(bytes), (long) bytes.length)));
+        List<byte[]> chunks = store.read(p, id).collect().asList().await().atMost(TIMEOUT);
+        assertEquals(3, chunks.size());
+        assertEquals(7, chunks.get(2).length);
+        assertArrayEquals(bytes, readAll(p, id));
+        assertTrue(await(store.delete(p, id)));
+        assertNull(readAll(p, id));
     }
 }
