@@ -8,8 +8,6 @@ import com.sun.net.httpserver.HttpServer;
 import dev.syncular.server.testsupport.ServerProcess;
 import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.testsupport.TestS3;
-import io.vertx.mutiny.core.Vertx;
-import io.vertx.mutiny.sqlclient.Pool;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -17,7 +15,6 @@ import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -102,14 +99,7 @@ class WorkloadIdentityIT {
         } finally {
             sts.stop(0);
             s3.stop(0);
-            Vertx vertx = Vertx.vertx();
-            Pool pool = TestPostgres.pool(vertx, 1);
-            try {
-                pool.query("DROP SCHEMA IF EXISTS " + schema + " CASCADE").execute().await().atMost(Duration.ofSeconds(30));
-            } finally {
-                pool.close().await().atMost(Duration.ofSeconds(30));
-                vertx.close().await().atMost(Duration.ofSeconds(30));
-            }
+            TestPostgres.dropSchema(schema);
         }
     }
 }
