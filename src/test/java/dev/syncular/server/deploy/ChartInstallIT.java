@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.ops.BackfillCommand;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
+import dev.syncular.server.testsupport.Notes;
 import dev.syncular.server.testsupport.PackagedServer;
 import dev.syncular.server.testsupport.ServerProcess;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -22,8 +23,6 @@ import io.fabric8.kubernetes.api.model.SecretKeySelector;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.smallrye.jwt.build.Jwt;
-import io.vertx.mutiny.core.Vertx;
-import io.vertx.mutiny.sqlclient.Pool;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -32,7 +31,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -124,14 +122,7 @@ class ChartInstallIT {
         if (server != null) {
             server.close();
         }
-        Vertx vertx = Vertx.vertx();
-        Pool pool = TestPostgres.pool(vertx, 1);
-        try {
-            pool.query("DROP SCHEMA IF EXISTS " + PG_SCHEMA + " CASCADE").execute().await().atMost(WAIT);
-        } finally {
-            pool.close().await().atMost(WAIT);
-            vertx.close().await().atMost(WAIT);
-        }
+        TestPostgres.dropSchema(PG_SCHEMA);
     }
 
     /** Writes a ConfigMap's files where its volume is mounted, {@code /etc/syncular/<name>} standing for {@code mounts/<name>}. */
@@ -209,14 +200,7 @@ class ChartInstallIT {
         assertEquals(200, server.status("/q/health/ready"));
 
         SyncTestClient alice = client("alice");
-        Map<String, Object> row = new HashMap<>();
-        row.put("id", "n1");
-        row.put("project_id", "p1");
-        row.put("title", "from the chart");
-        row.put("body", null);
-        row.put("priority", null);
-        row.put("done", false);
-        String commit = alice.upsert("notes", row, null);
+        String commit = alice.upsert("notes", Notes.note("n1", null), null);
         alice.syncUntilIdle();
         assertTrue(SyncTestClient.applied(alice.result(commit)), String.valueOf(alice.result(commit)));
 

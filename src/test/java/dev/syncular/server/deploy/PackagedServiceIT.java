@@ -16,7 +16,9 @@ import dev.syncular.server.ops.BackfillCommand;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.Notes;
 import dev.syncular.server.testsupport.PackagedServer;
+import dev.syncular.server.testsupport.Readiness;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.ServerProcess;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -70,40 +72,20 @@ class PackagedServiceIT {
                 actor + "-" + UUID.randomUUID()).subscribe("notes", "notes", Map.of("project_id", List.of("p1")));
     }
 
-    private static Map<String, Object> note(String id, Long priority) {
-        Map<String, Object> row = new HashMap<>();
-        row.put("id", id);
-        row.put("project_id", "p1");
-        row.put("title", "title " + id);
-        row.put("body", null);
-        row.put("priority", priority);
-        row.put("done", false);
-        return row;
-    }
-
     /** A writer that pushed {@code count} notes of p1 in one commit and synced. */
     private static SyncTestClient seeded(String partition, int count, Long priority) {
         SyncTestClient writer = client(partition, "alice");
         List<PushOperation> ops = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            ops.add(writer.upsertOp("notes", note(String.format("n%04d", i), priority), null));
+            ops.add(writer.upsertOp("notes", Notes.note(String.format("n%04d", i), priority), null));
         }
         writer.commit(ops);
         writer.syncUntilIdle();
         return writer;
     }
 
-    /** Polls readiness until it answers {@code status} or the deadline passes. */
     private static void readiness(int status) {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        int last;
-        do {
-            last = given().get("/q/health/ready").statusCode();
-            if (last == status) {
-                return;
-            }
-        } while (System.nanoTime() < deadline);
-        throw new AssertionError("readiness stayed " + last + ", expected " + status);
+        Readiness.await(status, WAIT);
     }
 
     @Test
@@ -116,7 +98,7 @@ class PackagedServiceIT {
         assertEquals(3, bob.table("notes").size());
 
         // bob's next pull, answered zstd-coded (zstd-jni in the server), carries alice's new commit
-        alice.upsert("notes", note("z1", 4L), null);
+        alice.upsert("notes", Notes.note("z1", 4L), null);
         alice.sync();
         HttpResponse<byte[]> r = HTTP.send(HttpRequest.newBuilder(URI.create(base() + "/sync"))
                 .header("content-type", HttpTransport.CONTENT_TYPE).header("accept-encoding", "zstd")
@@ -203,7 +185,7 @@ class PackagedServiceIT {
                 socket.round(bob.buildRequest().encode(), 1 << 16); // answered once the ack is applied
             }
             long before = bob.subscriptions.get("notes").cursor;
-            alice.upsert("notes", note("live", 5L), null);
+            alice.upsert("notes", Notes.note("live", 5L), null);
             alice.sync();
             CommitFrame commit = assertInstanceOf(CommitFrame.class, socket.nextDelta().frames().get(2));
             assertEquals(before + 1, commit.commitSeq());

@@ -1,6 +1,5 @@
 package dev.syncular.server.ops;
 
-import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,13 +9,14 @@ import dev.syncular.server.storage.CheckpointState;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.Notes;
+import dev.syncular.server.testsupport.Readiness;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -48,28 +48,8 @@ class BackfillCommandTest {
                 actor, actor + "-" + UUID.randomUUID()).subscribe("notes", "notes", Map.of("project_id", List.of("p1")));
     }
 
-    private static Map<String, Object> note(String id, Long priority) {
-        Map<String, Object> row = new HashMap<>();
-        row.put("id", id);
-        row.put("project_id", "p1");
-        row.put("title", "t " + id);
-        row.put("body", null);
-        row.put("priority", priority);
-        row.put("done", false);
-        return row;
-    }
-
-    /** Polls readiness until it answers {@code status} or the deadline passes. */
     private static void readiness(int status) {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        int last;
-        do {
-            last = given().get("/q/health/ready").statusCode();
-            if (last == status) {
-                return;
-            }
-        } while (System.nanoTime() < deadline);
-        throw new AssertionError("readiness stayed " + last + ", expected " + status);
+        Readiness.await(status, WAIT);
     }
 
     private static List<String> args(String partition, String... more) {
@@ -85,9 +65,9 @@ class BackfillCommandTest {
         SyncTestClient writer = client(partition, "alice");
         List<dev.syncular.server.wire.PushOperation> ops = new ArrayList<>();
         for (int i = 0; i < 7; i++) {
-            ops.add(writer.upsertOp("notes", note("n" + i, null), null));
+            ops.add(writer.upsertOp("notes", Notes.note("n" + i, null), null));
         }
-        ops.add(writer.upsertOp("notes", note("kept", 9L), null));
+        ops.add(writer.upsertOp("notes", Notes.note("kept", 9L), null));
         writer.commit(ops);
         writer.syncUntilIdle();
         SyncTestClient reader = client(partition, "bob");

@@ -1,10 +1,7 @@
 package dev.syncular.server.testsupport;
 
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
-import io.vertx.mutiny.core.Vertx;
-import io.vertx.mutiny.sqlclient.Pool;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -53,13 +50,6 @@ public final class PackagedServer implements QuarkusTestResourceLifecycleManager
 
     @Override
     public void stop() {
-        Vertx vertx = Vertx.vertx();
-        Pool pool = TestPostgres.pool(vertx, 1);
-        try {
-            pool.query("DROP SCHEMA IF EXISTS " + PG_SCHEMA + " CASCADE").execute().await().atMost(Duration.ofSeconds(30));
-        } finally {
-            pool.close().await().atMost(Duration.ofSeconds(30));
-            vertx.close().await().atMost(Duration.ofSeconds(30));
-        }
+        TestPostgres.dropSchema(PG_SCHEMA);
     }
 }

@@ -69,6 +69,19 @@ public final class TestPostgres {
         return v == null || v.isBlank() ? fallback : v.trim();
     }
 
+    /** Drops a storage schema a test created, with everything in it. */
+    public static void dropSchema(String schema) {
+        io.vertx.mutiny.core.Vertx vertx = io.vertx.mutiny.core.Vertx.vertx();
+        io.vertx.mutiny.sqlclient.Pool pool = pool(vertx, 1);
+        java.time.Duration wait = java.time.Duration.ofSeconds(30);
+        try {
+            pool.query("DROP SCHEMA IF EXISTS " + schema + " CASCADE").execute().await().atMost(wait);
+        } finally {
+            pool.close().await().atMost(wait);
+            vertx.close().await().atMost(wait);
+        }
+    }
+
     /** A reactive pool on the test database (prepared statements cached), for plain JUnit tests. */
     public static io.vertx.mutiny.sqlclient.Pool pool(io.vertx.mutiny.core.Vertx vertx, int maxSize) {
         io.vertx.pgclient.PgConnectOptions options = io.vertx.pgclient.PgConnectOptions.fromUri(url()).setUser(user())
