@@ -83,7 +83,7 @@ final class PushOperations {
                 return error(index, ErrorCode.INVALID_REQUEST, "payload fails the row codec");
             }
             Object pk = incoming.value(table.primaryKeyIndex());
-            if (pk == null || !ConflictRules.rowIdOf(table.primaryKeyColumn().type(), pk).equals(op.rowId())) {
+            if (pk == null || !table.primaryKeyColumn().type().rowIdOf(pk).equals(op.rowId())) {
                 return error(index, ErrorCode.INVALID_REQUEST, "payload primary key differs from rowId");
             }
         }

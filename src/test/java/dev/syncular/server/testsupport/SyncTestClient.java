@@ -2,7 +2,6 @@ package dev.syncular.server.testsupport;
 
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.TableSchema;
-import dev.syncular.server.sync.ConflictRules;
 import dev.syncular.server.wire.CanonicalJson;
 import dev.syncular.server.wire.Change;
 import dev.syncular.server.wire.CommitFrame;
@@ -164,7 +163,7 @@ public final class SyncTestClient {
             present[i] = true;
             vals[i] = v;
         });
-        String rowId = ConflictRules.rowIdOf(t.primaryKeyColumn().type(), vals[t.primaryKeyIndex()]);
+        String rowId = t.primaryKeyColumn().type().rowIdOf(vals[t.primaryKeyIndex()]);
         byte[] payload = new SparseRowCodec(t.rowLayout()).encode(new SparseRow(present, vals));
         return new PushOperation(table, rowId, Op.UPSERT, baseVersion, payload);
     }
@@ -320,7 +319,7 @@ public final class SyncTestClient {
         }
         for (List<SegmentRow> block : seg.blocks()) {
             for (SegmentRow r : block) {
-                String rowId = ConflictRules.rowIdOf(t.primaryKeyColumn().type(), r.values()[t.primaryKeyIndex()]);
+                String rowId = t.primaryKeyColumn().type().rowIdOf(r.values()[t.primaryKeyIndex()]);
                 table(seg.table()).put(rowId, new LocalRow(r.serverVersion(), r.values()));
             }
         }
@@ -381,7 +380,7 @@ public final class SyncTestClient {
                             values[i] = imageValue(rs, i + 1, t.columns().get(i).type());
                         }
                         long version = rs.getLong(values.length + 1);
-                        String rowId = ConflictRules.rowIdOf(t.primaryKeyColumn().type(), values[t.primaryKeyIndex()]);
+                        String rowId = t.primaryKeyColumn().type().rowIdOf(values[t.primaryKeyIndex()]);
                         table(ref.table()).put(rowId, new LocalRow(version, values));
                         applied++;
                     }
