@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -187,7 +188,7 @@ class JwtAuthTest {
 
     private static byte[] ok(HttpResponse<byte[]> r) {
         if (r.statusCode() != 200) {
-            throw new SyncTestClient.TransportFailure(r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
+            throw new HttpFailure(r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
         }
         return r.body();
     }
@@ -212,7 +213,7 @@ class JwtAuthTest {
     }
 
     /** A §10.1 JSON error body with {@code code}, whose text never contains the token. */
-    private static void assertError(int status, String code, SyncTestClient.TransportFailure f, String token) {
+    private static void assertError(int status, String code, HttpFailure f, String token) {
         assertEquals(status, f.status, f.body);
         assertJsonError(code, f.body, token);
     }
@@ -232,10 +233,10 @@ class JwtAuthTest {
         assertFalse(body.contains("Exception"), body);
     }
 
-    private SyncTestClient.TransportFailure syncFails(String token) {
+    private HttpFailure syncFails(String token) {
         SyncTestClient c = client(token, "alice", "c-" + UUID.randomUUID())
                 .subscribe("s", "notes", Map.of("project_id", List.of("p1")));
-        return assertThrows(SyncTestClient.TransportFailure.class, c::sync);
+        return assertThrows(HttpFailure.class, c::sync);
     }
 
     // ------------------------------------------------------------------------------------------ tests
@@ -294,7 +295,7 @@ class JwtAuthTest {
 
     @Test
     void missingOrMalformedAuthorizationIs401() {
-        SyncTestClient.TransportFailure none = assertThrows(SyncTestClient.TransportFailure.class,
+        HttpFailure none = assertThrows(HttpFailure.class,
                 () -> ok(send(HttpRequest.newBuilder(URI.create(base() + "/sync"))
                         .header("Content-Type", "application/vnd.syncular.sync.v2")
                         .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[] {1})).build())));
