@@ -6,10 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./mvnw -o -q test-compile -DskipTests
-if ! ./mvnw -o -q dependency:build-classpath -Dmdep.outputFile=target/bench.cp; then
-    echo "offline dependency:build-classpath failed; retrying online once" >&2
-    ./mvnw -q dependency:build-classpath -Dmdep.outputFile=target/bench.cp
-fi
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+bench_classpath
 
 # shellcheck disable=SC2086
 exec java -Xmx1g ${BENCH_OPTS:-} -cp "target/classes:target/test-classes:$(cat target/bench.cp)" \

@@ -1,5 +1,22 @@
 # Shell helpers shared by the benchmark scripts (sourced, not run). Expects PG_URL, PG_USER and PG_PASSWORD.
 
+# Packages the app unless SKIP_PACKAGE=1 (offline), then writes the dependency classpath to target/bench.cp.
+package_and_classpath() {
+    if [[ "${SKIP_PACKAGE:-}" != 1 ]]; then
+        echo "== packaging (./mvnw -o -q package -DskipTests)" >&2
+        ./mvnw -o -q package -DskipTests
+    fi
+    bench_classpath
+}
+
+# The dependency classpath in target/bench.cp (offline, else online once).
+bench_classpath() {
+    if ! ./mvnw -o -q dependency:build-classpath -Dmdep.outputFile=target/bench.cp; then
+        echo "offline dependency:build-classpath failed; retrying online once" >&2
+        ./mvnw -q dependency:build-classpath -Dmdep.outputFile=target/bench.cp
+    fi
+}
+
 # A free local port (bound then released by the kernel's ephemeral allocator).
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'

@@ -22,17 +22,10 @@ export SYNCULAR_TEST_PG_USER="${SYNCULAR_TEST_PG_USER:-syncular}"
 export SYNCULAR_TEST_PG_PASSWORD="${SYNCULAR_TEST_PG_PASSWORD:-syncular}"
 PG_URL="$SYNCULAR_TEST_PG_URL" PG_USER="$SYNCULAR_TEST_PG_USER" PG_PASSWORD="$SYNCULAR_TEST_PG_PASSWORD"
 
-if [[ "${SKIP_PACKAGE:-}" != 1 ]]; then
-    echo "== packaging (./mvnw -o -q package -DskipTests)" >&2
-    ./mvnw -o -q package -DskipTests
-fi
-if ! ./mvnw -o -q dependency:build-classpath -Dmdep.outputFile=target/bench.cp; then
-    echo "offline dependency:build-classpath failed; retrying online once" >&2
-    ./mvnw -q dependency:build-classpath -Dmdep.outputFile=target/bench.cp
-fi
-
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
+package_and_classpath
+
 machine_line >&2
 # shellcheck disable=SC2086
 java -Xmx1g ${BENCH_OPTS:-} -cp "target/classes:target/test-classes:$(cat target/bench.cp)" \

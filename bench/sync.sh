@@ -33,17 +33,10 @@ LOG="target/bench-sync-server.log"
 DEFAULT_SERVER_JAVA_OPTS="-XX:+UseSerialGC -Xms192m -Xmx192m -XX:NewRatio=1 -XX:MaxMetaspaceSize=128m -XX:ReservedCodeCacheSize=64m -XX:MaxDirectMemorySize=64m -Xss512k -XX:+ExitOnOutOfMemoryError"
 SERVER_JAVA_OPTS="${SERVER_JAVA_OPTS:-$DEFAULT_SERVER_JAVA_OPTS}"
 
-if [[ "${SKIP_PACKAGE:-}" != 1 ]]; then
-    echo "== packaging (./mvnw -o -q package -DskipTests)" >&2
-    ./mvnw -o -q package -DskipTests
-fi
-if ! ./mvnw -o -q dependency:build-classpath -Dmdep.outputFile=target/bench.cp; then
-    echo "offline dependency:build-classpath failed; retrying online once" >&2
-    ./mvnw -q dependency:build-classpath -Dmdep.outputFile=target/bench.cp
-fi
-
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
+package_and_classpath
+
 PORT=$(free_port)
 
 SERVER_PID=""

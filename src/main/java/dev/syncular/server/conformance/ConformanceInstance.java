@@ -100,7 +100,8 @@ public final class ConformanceInstance {
             var hub = new dev.syncular.server.realtime.RealtimeHub(new dev.syncular.server.realtime.RealtimeHub.Settings(
                     podId, dev.syncular.server.realtime.RealtimeHub.datasourceOptions(podId), maxDeltaBytes, 64, true,
                     maxPresenceBytes, java.time.Duration.ofSeconds(30), clock::get), storage, SchemaWindow.single(schema),
-                    vertx, pool, new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+                    vertx, pool, new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
+                    partition -> engine.serves(partition));
             realtimeStarted = hub.start();
             realtime = new dev.syncular.server.realtime.RealtimeChannel(hub, storage, resolver,
                     SchemaWindow.single(schema), () -> engine, maxRequestBytes);

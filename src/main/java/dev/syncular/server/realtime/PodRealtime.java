@@ -35,7 +35,8 @@ public class PodRealtime {
         this.hub = new RealtimeHub(new RealtimeHub.Settings(podId, RealtimeHub.datasourceOptions(podId),
                 this.config.maxDeltaBytes().asLongValue(), this.config.maxUnackedDeltas(),
                 this.config.presenceEnabled(), this.config.maxPresenceBytes().asLongValue(),
-                this.config.heartbeatInterval(), System::currentTimeMillis), storage, window, vertx, pool, registry);
+                this.config.heartbeatInterval(), System::currentTimeMillis), storage, window, vertx, pool, registry,
+                engine::serves);
         this.channel = new RealtimeChannel(hub, storage, resolver, window, () -> engine,
                 config.maxRequestBytes().asLongValue());
     }

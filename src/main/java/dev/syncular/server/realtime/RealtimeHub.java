@@ -45,6 +45,8 @@ public final class RealtimeHub {
     }
 
     private final Settings settings;
+    /** §2.4: whether the partition is served now (the engine's serve gate); deltas wait while it refuses. */
+    private final java.util.function.Function<String, io.smallrye.mutiny.Uni<Boolean>> serves;
     private final ConcurrentHashMap<String, Set<RealtimeSession>> byPartition = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, CompletableFuture<Void>> partitionTails = new ConcurrentHashMap<>();
     private final AtomicInteger open = new AtomicInteger();
@@ -63,8 +65,10 @@ public final class RealtimeHub {
     private final CompletableFuture<Void> presenceHeard = new CompletableFuture<>();
 
     public RealtimeHub(Settings settings, PostgresSyncStorage storage, SchemaWindow window, Vertx vertx, Pool pool,
-            io.micrometer.core.instrument.MeterRegistry registry) {
+            io.micrometer.core.instrument.MeterRegistry registry,
+            java.util.function.Function<String, io.smallrye.mutiny.Uni<Boolean>> serves) {
         this.settings = settings;
+        this.serves = serves;
         this.storage = storage;
         this.window = window;
         this.vertx = vertx;
@@ -328,25 +332,30 @@ public final class RealtimeHub {
     }
 
     private CompletableFuture<Void> fanOut(String partition, long seq) {
-        return storage.readCommit(partition, seq).subscribeAsCompletionStage().thenAccept(commit -> {
+        return storage.readCommit(partition, seq).chain(commit -> serves.apply(partition).map(open -> {
             Set<RealtimeSession> sessions = byPartition.get(partition);
             if (sessions == null) {
-                return;
+                return null;
             }
             Set<String> keys = commit == null ? Set.of() : RealtimeDelta.scopeKeys(window, commit);
             for (RealtimeSession s : sessions) {
-                deliver(s, seq, commit, keys);
+                deliver(s, seq, commit, keys, open);
             }
-        });
+            return null;
+        })).subscribeAsCompletionStage().thenAccept(v -> { });
     }
 
-    private void deliver(RealtimeSession s, long seq, StoredCommit commit, Set<String> keys) {
+    private void deliver(RealtimeSession s, long seq, StoredCommit commit, Set<String> keys, boolean serving) {
         // a commit gone from the log (pruned already) cannot be bridged: every session counts it as matching
         boolean matching = commit == null || s.matches(keys);
         switch (s.onCommit(seq, matching, settings.maxUnackedDeltas())) {
             case IGNORE -> { }
             case WAKE -> s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
             case DELIVER -> {
+                if (!serving) {
+                    s.suppress(WakeReason.CATCHUP_REQUIRED, metrics); // the gate refuses: the pull will say why
+                    return;
+                }
                 if (commit == null) {
                     s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
                     return;

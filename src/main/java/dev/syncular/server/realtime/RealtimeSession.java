@@ -149,6 +149,12 @@ final class RealtimeSession {
         sendText(ControlMessages.render(new ControlMessage.Wake(observed, reason, clock.getAsLong())));
     }
 
+    /** A commit the session cannot be given as a delta: it falls behind until the client catches up. */
+    synchronized void suppress(WakeReason reason, RealtimeMetrics metrics) {
+        suppressed = true;
+        wake(reason, metrics);
+    }
+
     /** A pod-level gap (the LISTEN connection was lost): deliveries are suspect until the client catches up. */
     synchronized void lostNotifications(RealtimeMetrics metrics) {
         suppressed = true;

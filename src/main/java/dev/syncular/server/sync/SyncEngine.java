@@ -110,6 +110,16 @@ public final class SyncEngine {
         return gates;
     }
 
+    /**
+     * §2.4 for the realtime binding: whether this process serves {@code partition} now. A realtime delta
+     * (§8.2) is a response like any other: while the gate refuses, the hub wakes the client instead, and the
+     * pull that follows gets the gate's refusal.
+     */
+    public Uni<Boolean> serves(String partition) {
+        return storage.readServeGate(partition, gates.runningSchemaVersion())
+                .map(gate -> gates.refusal(partition, gate) == null);
+    }
+
     public SchemaWindow window() {
         return window;
     }

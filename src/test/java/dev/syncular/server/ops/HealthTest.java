@@ -24,7 +24,7 @@ class HealthTest {
     void overallHealthIsUp() {
         given()
                 .when().get("/q/health")
-                .then()
+                .then().log().ifValidationFails()
                 .statusCode(200)
                 .body("status", equalTo("UP"));
     }

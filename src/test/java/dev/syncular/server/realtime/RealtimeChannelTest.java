@@ -449,6 +449,61 @@ class RealtimeChannelTest {
         s.ws.abort();
     }
 
+    /** §2.4 applies to deltas: while this pod's serve gate refuses the partition, a commit is a wake-up. */
+    @Test
+    void aPendingCheckpointHoldsDeltasBack() throws Exception {
+        SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
+        RealtimeSocket s = syncAndConnect(b);
+        int version = window.current().version();
+        storage.declareCheckpoint(partition, "fill", version, System.currentTimeMillis()).await().atMost(WAIT);
+        // the backfilling pod declared the checkpoint, so it serves and writes; this pod does not
+        Vertx vertx = Vertx.vertx();
+        Pool otherPool = dev.syncular.server.testsupport.TestPostgres.pool(vertx, 2);
+        try {
+            PostgresSyncStorage other = new PostgresSyncStorage(otherPool, storage.pgSchema());
+            other.ensureSchema(window.current()).await().atMost(WAIT);
+            SyncEngine backfiller = new SyncEngine(window, other, new InMemorySegmentStore(), resolver,
+                    SyncLimits.DEFAULTS, System::currentTimeMillis, dev.syncular.server.sync.CrdtMerger.NONE,
+                    List.of(new dev.syncular.server.storage.CheckpointDeclaration(partition, "fill", version)),
+                    dev.syncular.server.sync.SyncObserver.NONE);
+            SyncTestClient.Transport viaBackfiller = new SyncTestClient.Transport() {
+                @Override
+                public byte[] roundTrip(SyncTestClient c, byte[] request) {
+                    return Message.response(backfiller.handle(new SyncRequestContext(c.actorId, partition),
+                            MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
+                }
+
+                @Override
+                public byte[] downloadSegment(SyncTestClient c, String segmentId, String scopesHeader) {
+                    throw new UnsupportedOperationException("no segments here");
+                }
+            };
+            SyncTestClient a = new SyncTestClient(window.current(), viaBackfiller, "alice", "c-a-" + UUID.randomUUID());
+            a.logEpoch = b.logEpoch;
+            a.upsert("todos", todo("while-pending"), null);
+            a.sync();
+            assertTrue(SyncTestClient.applied(a.results.values().iterator().next()), "the declaring pod writes");
+            assertEquals("catchup-required", s.nextEvent("sync").get("data").get("reason").asText());
+            // the pull the wake-up asks for is refused by the gate, as over HTTP
+            SyncTestClient.TransportFailure refused = org.junit.jupiter.api.Assertions.assertThrows(
+                    SyncTestClient.TransportFailure.class, b::sync);
+            assertEquals(503, refused.status);
+            assertTrue(s.binaries.isEmpty(), "no delta left the closed gate");
+        } finally {
+            // the backfill completes (other tests of this app need the gate, and readiness, open again)
+            long epoch = storage.claimCheckpoint(partition, "fill", version, System.currentTimeMillis())
+                    .await().atMost(WAIT).ownerEpoch();
+            long head = storage.readPartition(partition).await().atMost(WAIT).maxCommitSeq();
+            assertEquals(dev.syncular.server.storage.ActivationResult.ACTIVATED, storage.activateCheckpoint(partition,
+                    "fill", epoch, head, List.of("todos"), System.currentTimeMillis()).await().atMost(WAIT));
+            otherPool.close().await().atMost(WAIT);
+            vertx.close().await().atMost(WAIT);
+        }
+        b.syncUntilIdle();
+        assertTrue(b.table("todos").containsKey("while-pending"), "served once the checkpoint is active");
+        s.ws.abort();
+    }
+
     @Test
     void losingTheListenConnectionWakesEverySocket() throws Exception {
         SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());

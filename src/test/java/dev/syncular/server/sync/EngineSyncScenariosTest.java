@@ -24,7 +24,7 @@ import org.junit.jupiter.api.BeforeEach;
 
 /** The scenario contract against the engine in-process, on real PostgreSQL storage. */
 class EngineSyncScenariosTest extends SyncScenariosContract {
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final Duration WAIT = Duration.ofSeconds(120); // an upper bound on a loaded machine, not a pause
     private static Vertx vertx;
     private static Pool pool;
     private static String pgSchema;
