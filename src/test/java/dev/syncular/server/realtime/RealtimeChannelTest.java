@@ -479,14 +479,14 @@ class RealtimeChannelTest {
                 }
             };
             SyncTestClient a = new SyncTestClient(window.current(), viaBackfiller, "alice", "c-a-" + UUID.randomUUID());
-            a.logEpoch = b.logEpoch;
+            a.state.logEpoch = b.state.logEpoch;
             a.upsert("todos", todo("while-pending"), null);
             a.sync();
             assertTrue(SyncTestClient.applied(a.results.values().iterator().next()), "the declaring pod writes");
             assertEquals("catchup-required", s.nextEvent("sync").get("data").get("reason").asText());
             // the pull the wake-up asks for is refused by the gate, as over HTTP
-            SyncTestClient.TransportFailure refused = org.junit.jupiter.api.Assertions.assertThrows(
-                    SyncTestClient.TransportFailure.class, b::sync);
+            HttpFailure refused = org.junit.jupiter.api.Assertions.assertThrows(
+                    HttpFailure.class, b::sync);
             assertEquals(503, refused.status);
             assertTrue(s.binaries.isEmpty(), "no delta left the closed gate");
         } finally {
