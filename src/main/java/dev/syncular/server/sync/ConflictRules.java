@@ -133,19 +133,6 @@ public final class ConflictRules {
         return new WriteOutcome.Delete(stored.values());
     }
 
-    /**
-     * The {@code rowId} string form of a primary-key value (§2.4 primary-key eligibility): strings as is,
-     * integers in decimal, booleans as {@code true}/{@code false}, json as its raw text.
-     */
-    public static String rowIdOf(ColumnType type, Object value) {
-        return switch (type) {
-            case STRING, JSON -> (String) value;
-            case INTEGER -> Long.toString((Long) value);
-            case BOOLEAN -> Boolean.toString((Boolean) value);
-            default -> throw new IllegalArgumentException("ineligible primary-key type");
-        };
-    }
-
     private static boolean isCrdt(TableSchema table, int i) {
         return table.column(i).type() == ColumnType.CRDT;
     }

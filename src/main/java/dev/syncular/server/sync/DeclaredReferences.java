@@ -60,7 +60,7 @@ final class DeclaredReferences {
                 continue;
             }
             TableSchema parent = schema.table(ref.parentTable());
-            String parentId = ConflictRules.rowIdOf(parent.primaryKeyColumn().type(), value);
+            String parentId = parent.primaryKeyColumn().type().rowIdOf(value);
             Staged inCommit = staged.get(parent.name() + '\u0000' + parentId);
             Uni<Boolean> exists = inCommit != null ? Uni.createFrom().item(inCommit.row() != null)
                     : tx.readRows(parent.name(), List.of(parentId)).map(m -> !m.isEmpty());

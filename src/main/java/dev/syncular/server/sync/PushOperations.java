@@ -94,7 +94,7 @@ final class PushOperations {
                 return error(index, ErrorCode.INVALID_REQUEST, "payload holds text the storage cannot hold");
             }
             Object pk = incoming.value(table.primaryKeyIndex());
-            if (pk == null || !ConflictRules.rowIdOf(table.primaryKeyColumn().type(), pk).equals(op.rowId())) {
+            if (pk == null || !table.primaryKeyColumn().type().rowIdOf(pk).equals(op.rowId())) {
                 return error(index, ErrorCode.INVALID_REQUEST, "payload primary key differs from rowId");
             }
         }

@@ -53,6 +53,19 @@ public enum ColumnType {
         return this == JSON || this == BLOB_REF;
     }
 
+    /**
+     * The {@code rowId} string form of a primary-key value of this type (§2.4 primary-key eligibility):
+     * strings as is, integers in decimal, booleans as {@code true}/{@code false}, json as its raw text.
+     */
+    public String rowIdOf(Object value) {
+        return switch (this) {
+            case STRING, JSON -> (String) value;
+            case INTEGER -> Long.toString((Long) value);
+            case BOOLEAN -> Boolean.toString((Boolean) value);
+            default -> throw new IllegalArgumentException("ineligible primary-key type");
+        };
+    }
+
     /** True for types whose wire form is {@code bytes}. */
     public boolean isBinary() {
         return this == BYTES || this == CRDT;

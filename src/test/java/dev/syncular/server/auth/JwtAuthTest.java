@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -36,7 +37,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * JWT authentication end to end: real HTTP through the running app, tokens signed with an RSA key generated
- * here and verified against a JWKS served by a JDK {@link HttpServer} on a free port. Actor from {@code sub},
+ * here and verified against a JWKS served by a JDK {@code HttpServer} on a free port. Actor from {@code sub},
  * partition from the {@code tenant} claim, allowed scopes from {@code syncular_scopes}.
  */
 @QuarkusTest
@@ -114,7 +115,7 @@ class JwtAuthTest {
 
     private static byte[] ok(HttpResponse<byte[]> r) {
         if (r.statusCode() != 200) {
-            throw new SyncTestClient.TransportFailure(r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
+            throw new HttpFailure(r.statusCode(), new String(r.body(), StandardCharsets.UTF_8));
         }
         return r.body();
     }
@@ -139,7 +140,7 @@ class JwtAuthTest {
     }
 
     /** A §10.1 JSON error body with {@code code}, whose text never contains the token. */
-    private static void assertError(int status, String code, SyncTestClient.TransportFailure f, String token) {
+    private static void assertError(int status, String code, HttpFailure f, String token) {
         assertEquals(status, f.status, f.body);
         assertJsonError(code, f.body, token);
     }
@@ -159,10 +160,10 @@ class JwtAuthTest {
         assertFalse(body.contains("Exception"), body);
     }
 
-    private SyncTestClient.TransportFailure syncFails(String token) {
+    private HttpFailure syncFails(String token) {
         SyncTestClient c = client(token, "alice", "c-" + UUID.randomUUID())
                 .subscribe("s", "notes", Map.of("project_id", List.of("p1")));
-        return assertThrows(SyncTestClient.TransportFailure.class, c::sync);
+        return assertThrows(HttpFailure.class, c::sync);
     }
 
     // ------------------------------------------------------------------------------------------ tests
@@ -221,7 +222,7 @@ class JwtAuthTest {
 
     @Test
     void missingOrMalformedAuthorizationIs401() {
-        SyncTestClient.TransportFailure none = assertThrows(SyncTestClient.TransportFailure.class,
+        HttpFailure none = assertThrows(HttpFailure.class,
                 () -> ok(send(HttpRequest.newBuilder(URI.create(base() + "/sync"))
                         .header("Content-Type", "application/vnd.syncular.sync.v2")
                         .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[] {1})).build())));

@@ -1,5 +1,6 @@
 package dev.syncular.server.bench;
 
+import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.testsupport.SyncTestClient;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
@@ -178,7 +179,7 @@ final class BenchHttpTransport implements SyncTestClient.Transport {
                 close();
             }
             if (code != 200) {
-                throw new SyncTestClient.TransportFailure(code, new String(payload, StandardCharsets.UTF_8));
+                throw new HttpFailure(code, new String(payload, StandardCharsets.UTF_8));
             }
             return payload;
         }

@@ -1,5 +1,6 @@
 package dev.syncular.server.bench;
 
+import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.ColumnSchema;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
@@ -324,9 +325,9 @@ public final class SegmentsBenchmark {
                 try {
                     seeder.sync(); // every queued commit in one request
                     break;
-                } catch (SyncTestClient.TransportFailure | UncheckedIOException e) {
+                } catch (HttpFailure | UncheckedIOException e) {
                     // the outbox still holds the commits: a retry is idempotent by clientCommitId (§2.3)
-                    String what = e instanceof SyncTestClient.TransportFailure f ? "HTTP " + f.status + " " + f.body
+                    String what = e instanceof HttpFailure f ? "HTTP " + f.status + " " + f.body
                             : String.valueOf(e.getCause());
                     SEED_FAILURES.add(String.format(Locale.ROOT, "seed %,d, rows %,d..: attempt %d failed after "
                             + "%.1f s: %s", n, from, attempt, (System.nanoTime() - t0) / 1e9, what));

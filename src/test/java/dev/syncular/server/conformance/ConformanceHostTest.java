@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.HttpTransport;
@@ -230,7 +231,7 @@ class ConformanceHostTest {
         String scopes = "{\"project_id\":[\"p1\"]}";
         assertTrue(t.downloadSegment(fresh, ref.segmentId(), scopes).length > 0);
         call(id, "advanceClock", "[120000]");
-        SyncTestClient.TransportFailure expired = assertThrows(SyncTestClient.TransportFailure.class,
+        HttpFailure expired = assertThrows(HttpFailure.class,
                 () -> t.downloadSegment(fresh, ref.segmentId(), scopes));
         assertEquals(404, expired.status);
         assertTrue(expired.body.contains("sync.segment_expired"), expired.body);

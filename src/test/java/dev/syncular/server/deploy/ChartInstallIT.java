@@ -1,5 +1,6 @@
 package dev.syncular.server.deploy;
 
+import dev.syncular.server.cli.HttpFailure;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -179,7 +180,7 @@ class ChartInstallIT {
 
     private static byte[] ok(HttpResponse<byte[]> r) {
         if (r.statusCode() != 200) {
-            throw new SyncTestClient.TransportFailure(r.statusCode(), BlobHttp.text(r));
+            throw new HttpFailure(r.statusCode(), BlobHttp.text(r));
         }
         return r.body();
     }

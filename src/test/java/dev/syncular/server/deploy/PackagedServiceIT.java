@@ -1,5 +1,6 @@
 package dev.syncular.server.deploy;
 
+import dev.syncular.server.cli.HttpFailure;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -219,7 +220,7 @@ class PackagedServiceIT {
                 .body("{\"partition\":\"" + partition + "\",\"name\":\"fill-priority\",\"schemaVersion\":1}")
                 .post("/admin/checkpoints/declare").then().statusCode(200);
         readiness(503);
-        SyncTestClient.TransportFailure refused = assertThrows(SyncTestClient.TransportFailure.class, alice::sync);
+        HttpFailure refused = assertThrows(HttpFailure.class, alice::sync);
         assertEquals(503, refused.status);
         assertTrue(refused.body.contains("sync.schema_not_ready"), refused.body);
 

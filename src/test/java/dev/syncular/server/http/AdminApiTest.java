@@ -113,7 +113,7 @@ class AdminApiTest {
 
         admin().get("/admin/partitions/" + s.partition()).then().statusCode(200)
                 .body("partition", equalTo(s.partition()))
-                .body("logEpoch", equalTo(s.alice().logEpoch))
+                .body("logEpoch", equalTo(s.alice().state.logEpoch))
                 .body("maxCommitSeq", equalTo(4))
                 .body("horizonSeq", equalTo(0))
                 .body("rowCounts.todos", equalTo(3));

@@ -1,5 +1,6 @@
 package dev.syncular.server.http;
 
+import dev.syncular.server.cli.HttpFailure;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -282,8 +283,8 @@ class HostileMemoryIT {
             many.subscribe("s" + i, "notes", Map.of("project_id", List.of("p" + i)));
         }
         try (Liveness live = new Liveness()) {
-            SyncTestClient.TransportFailure f = org.junit.jupiter.api.Assertions.assertThrows(
-                    SyncTestClient.TransportFailure.class, many::sync);
+            HttpFailure f = org.junit.jupiter.api.Assertions.assertThrows(
+                    HttpFailure.class, many::sync);
             assertEquals(400, f.status, f.body);
             assertEquals(10_000, new ObjectMapper().readTree(f.body).path("details").path("subscriptions").asInt());
             SyncTestClient ok = new SyncTestClient(schema, new HttpTransport(server.baseUrl(), partition), "alice",

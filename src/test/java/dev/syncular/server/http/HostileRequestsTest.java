@@ -1,5 +1,6 @@
 package dev.syncular.server.http;
 
+import dev.syncular.server.cli.HttpFailure;
 import static dev.syncular.server.sync.SyncScenariosContract.note;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
@@ -113,7 +114,7 @@ class HostileRequestsTest {
         return n;
     }
 
-    private static JsonNode assertError(SyncTestClient.TransportFailure f, int status, String code) throws IOException {
+    private static JsonNode assertError(HttpFailure f, int status, String code) throws IOException {
         assertEquals(status, f.status, f.body);
         JsonNode n = JSON.readTree(f.body);
         assertEquals(code, n.path("code").asText(), f.body);
@@ -210,11 +211,11 @@ class HostileRequestsTest {
         assertField(client("c-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of(nul))),
                 "subscription.scopes");
         SyncTestClient commitId = client("c-" + UUID.randomUUID());
-        commitId.logEpoch = ok.logEpoch;
+        commitId.state.logEpoch = ok.state.logEpoch;
         commitId.outbox.add(new PushCommit("commit" + nul, List.of(SyncTestClient.deleteOp("notes", "n1"))));
         assertField(commitId, "clientCommitId");
         // an over-long partition from the (development) authentication headers
-        SyncTestClient.TransportFailure f = assertThrows(SyncTestClient.TransportFailure.class,
+        HttpFailure f = assertThrows(HttpFailure.class,
                 () -> new SyncTestClient(SyncScenariosContract.SCHEMA, new HttpTransport("http://localhost:" + port,
                         "p".repeat(600)), "alice", "c-" + UUID.randomUUID()).sync());
         assertEquals("partition", assertError(f, 400, "sync.invalid_request").path("details").path("field").asText());
@@ -233,7 +234,7 @@ class HostileRequestsTest {
     }
 
     private static void assertField(SyncTestClient c, String field) throws IOException {
-        SyncTestClient.TransportFailure f = assertThrows(SyncTestClient.TransportFailure.class, c::sync);
+        HttpFailure f = assertThrows(HttpFailure.class, c::sync);
         JsonNode n = assertError(f, 400, "sync.invalid_request");
         assertEquals(field, n.path("details").path("field").asText(), f.body);
         assertTrue(!n.path("message").asText().contains("\u0000") && !f.body.contains("xxxxxxxxxxxxxxxxxxxx"),
@@ -366,7 +367,7 @@ class HostileRequestsTest {
         for (int i = 0; i < 10_000; i++) {
             many.subscribe("s" + i, "notes", Map.of("project_id", List.of("p" + i)));
         }
-        SyncTestClient.TransportFailure f = assertThrows(SyncTestClient.TransportFailure.class, many::sync);
+        HttpFailure f = assertThrows(HttpFailure.class, many::sync);
         JsonNode n = assertError(f, 400, "sync.invalid_request");
         assertEquals(10_000, n.path("details").path("subscriptions").asInt());
         assertEquals(256, n.path("details").path("limit").asInt());

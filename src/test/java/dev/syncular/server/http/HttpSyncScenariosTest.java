@@ -1,5 +1,6 @@
 package dev.syncular.server.http;
 
+import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncScenariosContract;
@@ -122,8 +123,8 @@ class HttpSyncScenariosTest extends SyncScenariosContract {
         SyncTestClient c = new SyncTestClient(SCHEMA, server.transport(), "alice", "big-1");
         byte[] body = new byte[16 * 1024 * 1024 + 1];
         System.arraycopy(new byte[] {'S', 'S', 'P', '2', 3, 0, 1, 0}, 0, body, 0, 8);
-        SyncTestClient.TransportFailure f = org.junit.jupiter.api.Assertions.assertThrows(
-                SyncTestClient.TransportFailure.class, () -> server.transport().roundTrip(c, body));
+        HttpFailure f = org.junit.jupiter.api.Assertions.assertThrows(
+                HttpFailure.class, () -> server.transport().roundTrip(c, body));
         org.junit.jupiter.api.Assertions.assertEquals(413, f.status);
         org.junit.jupiter.api.Assertions.assertTrue(f.body.contains("sync.invalid_request"), f.body);
         org.junit.jupiter.api.Assertions.assertEquals(before, server.tableCounts());
@@ -166,8 +167,8 @@ class HttpSyncScenariosTest extends SyncScenariosContract {
         org.junit.jupiter.api.Assertions.assertNotNull(ref.urlExpiresAtMs());
         String url = ref.url();
         String tampered = url.substring(0, url.length() - 2) + (url.endsWith("AA") ? "BB" : "AA");
-        SyncTestClient.TransportFailure denied = org.junit.jupiter.api.Assertions.assertThrows(
-                SyncTestClient.TransportFailure.class, () -> server.transport().fetchUrl(tampered));
+        HttpFailure denied = org.junit.jupiter.api.Assertions.assertThrows(
+                HttpFailure.class, () -> server.transport().fetchUrl(tampered));
         org.junit.jupiter.api.Assertions.assertEquals(403, denied.status);
         // Without bit 3 descriptors carry no URL.
         SyncTestClient plain = new SyncTestClient(SCHEMA, server.transport(), "alice", "su-p")

@@ -58,7 +58,7 @@ class RequestIdTest {
         alice.sync();
         alice.sync(); // the client record binds the client id to alice
         SyncTestClient mallory = new SyncTestClient(window.current(), null, "mallory", clientId);
-        mallory.logEpoch = alice.logEpoch;
+        mallory.state.logEpoch = alice.state.logEpoch;
         String id = "round-" + UUID.randomUUID();
         try (LogCapture log = LogCapture.of(ErrorMapper.class.getName(), Level.FINE, RequestIds.MDC_KEY)) {
             Response r = given().header("x-actor-id", "mallory").header("x-syncular-partition", partition)

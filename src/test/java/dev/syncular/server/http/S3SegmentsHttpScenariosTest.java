@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestS3;
 import dev.syncular.server.wire.MediaType;
@@ -107,7 +108,7 @@ class S3SegmentsHttpScenariosTest extends HttpSyncScenariosTest {
         SegmentRef first = a.segmentRefs.get(0);
         SegmentRef second = a.segmentRefs.get(1);
         String tampered = first.url().replace(first.segmentId().substring(7), second.segmentId().substring(7));
-        SyncTestClient.TransportFailure denied = assertThrows(SyncTestClient.TransportFailure.class,
+        HttpFailure denied = assertThrows(HttpFailure.class,
                 () -> server().transport().fetchUrl(tampered));
         assertEquals(403, denied.status);
 

@@ -6,6 +6,7 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -78,8 +79,8 @@ public class ServeGateLifecycleTest {
                 .statusCode(200).body("state", equalTo("declared"));
         Response down = readinessUntil(s -> s == 503);
         assertTrue(down.asString().contains("fill"), down.asString());
-        SyncTestClient.TransportFailure refused = org.junit.jupiter.api.Assertions.assertThrows(
-                SyncTestClient.TransportFailure.class, c::sync);
+        HttpFailure refused = org.junit.jupiter.api.Assertions.assertThrows(
+                HttpFailure.class, c::sync);
         assertEquals(503, refused.status);
         assertTrue(refused.body.contains("sync.schema_not_ready"), refused.body);
         assertTrue(refused.body.contains(partition), refused.body);

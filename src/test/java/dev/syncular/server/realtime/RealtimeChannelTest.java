@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.memory.InMemorySegmentStore;
 import dev.syncular.server.storage.ClientRecord;
@@ -210,8 +211,8 @@ class RealtimeChannelTest {
         System.arraycopy(valid, 0, headerless, 0, dev.syncular.server.wire.FrameType.ENVELOPE_HEADER_BYTES);
         headerless[dev.syncular.server.wire.FrameType.ENVELOPE_HEADER_BYTES] = (byte) dev.syncular.server.wire.FrameType.END;
         // §8.7: what HTTP answers with a 400 JSON body is RESP_HEADER, ERROR, END on the socket
-        SyncTestClient.TransportFailure http = org.junit.jupiter.api.Assertions.assertThrows(
-                SyncTestClient.TransportFailure.class,
+        HttpFailure http = org.junit.jupiter.api.Assertions.assertThrows(
+                HttpFailure.class,
                 () -> new HttpTransport(base.toString(), partition).roundTrip(c, headerless));
         assertEquals(400, http.status);
         List<Frame> frames = MessageDecoder.decodeResponse(s.round(headerless, 4)).frames();
@@ -437,7 +438,7 @@ class RealtimeChannelTest {
             SyncEngine engine = new SyncEngine(window, other, new InMemorySegmentStore(), resolver,
                     SyncLimits.DEFAULTS, System::currentTimeMillis);
             SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
-            a.logEpoch = b.logEpoch;
+            a.state.logEpoch = b.state.logEpoch;
             a.upsert("todos", todo("pod2"), null);
             engine.handle(new SyncRequestContext("alice", partition), a.buildRequest()).await().atMost(WAIT);
             assertDelta(s.nextDelta(), b, "pod2");
@@ -478,14 +479,14 @@ class RealtimeChannelTest {
                 }
             };
             SyncTestClient a = new SyncTestClient(window.current(), viaBackfiller, "alice", "c-a-" + UUID.randomUUID());
-            a.logEpoch = b.logEpoch;
+            a.state.logEpoch = b.state.logEpoch;
             a.upsert("todos", todo("while-pending"), null);
             a.sync();
             assertTrue(SyncTestClient.applied(a.results.values().iterator().next()), "the declaring pod writes");
             assertEquals("catchup-required", s.nextEvent("sync").get("data").get("reason").asText());
             // the pull the wake-up asks for is refused by the gate, as over HTTP
-            SyncTestClient.TransportFailure refused = org.junit.jupiter.api.Assertions.assertThrows(
-                    SyncTestClient.TransportFailure.class, b::sync);
+            HttpFailure refused = org.junit.jupiter.api.Assertions.assertThrows(
+                    HttpFailure.class, b::sync);
             assertEquals(503, refused.status);
             assertTrue(s.binaries.isEmpty(), "no delta left the closed gate");
         } finally {

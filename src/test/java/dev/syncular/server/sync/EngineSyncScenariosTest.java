@@ -1,11 +1,11 @@
 package dev.syncular.server.sync;
 
+import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.memory.InMemorySegmentStore;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.testsupport.SyncTestClient;
-import dev.syncular.server.testsupport.SyncTestClient.TransportFailure;
 import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
@@ -65,12 +65,12 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private static TransportFailure failure(Throwable t) {
+    private static HttpFailure failure(Throwable t) {
         if (t instanceof SyncError e) {
-            return new TransportFailure(e.code().httpStatus, "{\"code\":\"" + e.code().code + "\"}");
+            return new HttpFailure(e.code().httpStatus, "{\"code\":\"" + e.code().code + "\"}");
         }
         if (t instanceof WireException e) {
-            return new TransportFailure(400, "{\"code\":\"" + e.code() + "\"}");
+            return new HttpFailure(400, "{\"code\":\"" + e.code() + "\"}");
         }
         throw new AssertionError("unexpected failure", t);
     }

@@ -1,5 +1,6 @@
 package dev.syncular.server.sync;
 
+import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.errors.SyncError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -16,7 +17,6 @@ import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.testsupport.SyncTestClient;
-import dev.syncular.server.testsupport.SyncTestClient.TransportFailure;
 import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
@@ -99,7 +99,7 @@ class ServeGateTest {
                         return Message.response(engine.handle(new SyncRequestContext(c.actorId, partition),
                                 MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
                     } catch (SyncError e) {
-                        throw new TransportFailure(e.code().httpStatus, e.code().code + " " + e.details());
+                        throw new HttpFailure(e.code().httpStatus, e.code().code + " " + e.details());
                     }
                 }
 
@@ -123,7 +123,7 @@ class ServeGateTest {
     }
 
     private static void assertNotReady(SyncTestClient c, String reason) {
-        TransportFailure f = assertThrows(TransportFailure.class, c::sync);
+        HttpFailure f = assertThrows(HttpFailure.class, c::sync);
         assertEquals(503, f.status);
         assertTrue(f.body.startsWith("sync.schema_not_ready"), f.body);
         assertTrue(f.body.contains(reason), f.body);
@@ -201,7 +201,7 @@ class ServeGateTest {
         Process declaring = new Process(V2, List.of(new CheckpointDeclaration("tenant", "late", 2)));
         SyncTestClient d = declaring.client("tenant", "race-2");
         d.sync(); // epoch acquisition: no scope resolution, no hook
-        assertNotNull(d.logEpoch);
+        assertNotNull(d.state.logEpoch);
         resolverHooks.put("tenant", partition -> declaring.storage.rotateLogEpoch(partition));
         assertNotReady(d, "gate_changed");
         assertTrue(refusals.contains(ServeGates.GATE_CHANGED));

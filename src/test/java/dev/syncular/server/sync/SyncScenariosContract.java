@@ -9,12 +9,12 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.SyncTestClient.LocalRow;
-import dev.syncular.server.testsupport.SyncTestClient.TransportFailure;
 import dev.syncular.server.wire.CommitFrame;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.Frame;
@@ -226,7 +226,7 @@ public abstract class SyncScenariosContract {
         a.syncUntilIdle();
         String commit = a.upsert("notes", note("r-1", "p1", "once"), null);
         dropping.dropNext = true;
-        assertThrows(TransportFailure.class, a::sync);
+        assertThrows(HttpFailure.class, a::sync);
         assertEquals(1, a.outbox.size());
         long seqAfterFirst = server().maxCommitSeq();
         a.sync();
@@ -290,7 +290,7 @@ public abstract class SyncScenariosContract {
         assertEquals(pin, b.subscriptions.get("notes-p1").cursor);
         String tokenBefore = b.subscriptions.get("notes-p1").bootstrapState;
         dropping.dropNext = true; // the transport is cut mid-bootstrap: nothing of that round persists
-        assertThrows(TransportFailure.class, b::sync);
+        assertThrows(HttpFailure.class, b::sync);
         assertEquals(tokenBefore, b.subscriptions.get("notes-p1").bootstrapState);
         // A write after the pin must arrive by incremental pull once the bootstrap completes.
         writer.upsert("notes", note("late", "p1", "after pin"), null);
@@ -543,7 +543,7 @@ public abstract class SyncScenariosContract {
 
     private void assertRequestFails(SyncTestClient c, String code) {
         Map<String, Long> before = server().tableCounts();
-        TransportFailure f = assertThrows(TransportFailure.class, c::sync);
+        HttpFailure f = assertThrows(HttpFailure.class, c::sync);
         assertTrue(f.body.contains(code), f.body);
         assertEquals(before, server().tableCounts(), "storage unchanged");
     }
@@ -583,7 +583,7 @@ public abstract class SyncScenariosContract {
         a.outbox.clear();
         a.sync();
         SyncTestClient impostor = new SyncTestClient(SCHEMA, server().transport(), "mallory", "bind-1");
-        impostor.logEpoch = a.logEpoch;
+        impostor.state.logEpoch = a.state.logEpoch;
         impostor.upsert("notes", note("imp", "p1", "x"), null);
         assertRequestFails(impostor, "sync.invalid_client_id");
     }
@@ -622,13 +622,13 @@ public abstract class SyncScenariosContract {
         a.upsert("notes", note("e-1", "p1", "queued"), null);
         Message first = a.sync();
         assertEquals(1, first.frames().size());
-        assertNotNull(a.logEpoch);
+        assertNotNull(a.state.logEpoch);
         assertFalse(server().rows("notes").containsKey("e-1"));
         a.syncUntilIdle();
         assertTrue(server().rows("notes").containsKey("e-1"));
         // A wrong epoch gets the reset response and performs no work.
         SyncTestClient stale = client("alice", "epoch-2");
-        stale.logEpoch = "not-the-epoch";
+        stale.state.logEpoch = "not-the-epoch";
         stale.upsert("notes", note("e-2", "p1", "x"), null);
         Message reset = stale.sync();
         List<Frame> frames = reset.frames();
@@ -648,10 +648,10 @@ public abstract class SyncScenariosContract {
         Message m = b.sync();
         SegmentRef ref = (SegmentRef) m.frames().stream().filter(f -> f instanceof SegmentRef).findFirst().orElseThrow();
         server().allow("bob", Map.of("project_id", List.of("p2")));
-        TransportFailure denied = assertThrows(TransportFailure.class,
+        HttpFailure denied = assertThrows(HttpFailure.class,
                 () -> server().transport().downloadSegment(b, ref.segmentId(), "{\"project_id\":[\"p1\"]}"));
         assertTrue(denied.body.contains("sync.forbidden"), denied.body);
-        TransportFailure unknown = assertThrows(TransportFailure.class,
+        HttpFailure unknown = assertThrows(HttpFailure.class,
                 () -> server().transport().downloadSegment(b, "sha256:" + "0".repeat(64), "{\"project_id\":[\"p1\"]}"));
         assertTrue(unknown.body.contains("sync.not_found"), unknown.body);
     }
@@ -664,7 +664,7 @@ public abstract class SyncScenariosContract {
         a.upsert("notes", note("floor", "p1", "never"), null);
         Message request = a.buildRequest();
         List<Frame> frames = new java.util.ArrayList<>(request.frames());
-        frames.set(0, new dev.syncular.server.wire.ReqHeader(a.clientId, 99, a.logEpoch));
+        frames.set(0, new dev.syncular.server.wire.ReqHeader(a.clientId, 99, a.state.logEpoch));
         Map<String, Long> before = server().tableCounts();
         Message m = dev.syncular.server.wire.MessageDecoder.decodeResponse(
                 server().transport().roundTrip(a, Message.request(frames).encode()));
@@ -672,7 +672,7 @@ public abstract class SyncScenariosContract {
         dev.syncular.server.wire.RespHeader h = (dev.syncular.server.wire.RespHeader) m.frames().get(0);
         assertEquals(SCHEMA.version(), h.requiredSchemaVersion());
         assertEquals(SCHEMA.version(), h.latestSchemaVersion());
-        assertEquals(a.logEpoch, h.logEpoch());
+        assertEquals(a.state.logEpoch, h.logEpoch());
         assertEquals(before, server().tableCounts());
     }
 
@@ -689,7 +689,7 @@ public abstract class SyncScenariosContract {
                 java.util.Arrays.copyOf(valid, 20), // cut inside a frame
                 new byte[] {'S', 'S', 'P', '2', 1, 0, 1, 0, 0, 0, 0, 0, 0}); // wire version 1
         for (byte[] body : hostile) {
-            TransportFailure f = assertThrows(TransportFailure.class, () -> server().transport().roundTrip(a, body));
+            HttpFailure f = assertThrows(HttpFailure.class, () -> server().transport().roundTrip(a, body));
             assertEquals(400, f.status);
             assertTrue(f.body.contains("sync.invalid_request"), f.body);
         }
@@ -831,7 +831,7 @@ public abstract class SyncScenariosContract {
             byte[] response = inner.roundTrip(client, request);
             if (dropNext) {
                 dropNext = false;
-                throw new TransportFailure(0, "response dropped");
+                throw new HttpFailure(0, "response dropped");
             }
             return response;
         }

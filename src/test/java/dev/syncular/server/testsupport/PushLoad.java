@@ -1,5 +1,6 @@
 package dev.syncular.server.testsupport;
 
+import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.PushResult;
@@ -193,7 +194,7 @@ public final class PushLoad implements AutoCloseable {
                     }
                     return;
                 }
-            } catch (SyncTestClient.TransportFailure e) {
+            } catch (HttpFailure e) {
                 failed.add(Integer.toString(e.status));
                 failures.computeIfAbsent(Integer.toString(e.status), k -> new AtomicLong()).incrementAndGet();
             } catch (UncheckedIOException e) {

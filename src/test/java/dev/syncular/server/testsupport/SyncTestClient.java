@@ -1,8 +1,13 @@
 package dev.syncular.server.testsupport;
 
+import dev.syncular.server.cli.ClientState;
+import dev.syncular.server.cli.HttpFailure;
+import dev.syncular.server.cli.ResponseHandler;
+import dev.syncular.server.cli.RowValues;
+import dev.syncular.server.cli.ServerConnection;
+import dev.syncular.server.cli.Subscription;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.TableSchema;
-import dev.syncular.server.sync.ConflictRules;
 import dev.syncular.server.wire.CanonicalJson;
 import dev.syncular.server.wire.Change;
 import dev.syncular.server.wire.CommitFrame;
@@ -16,19 +21,12 @@ import dev.syncular.server.wire.PullHeader;
 import dev.syncular.server.wire.PushCommit;
 import dev.syncular.server.wire.PushOperation;
 import dev.syncular.server.wire.PushResult;
-import dev.syncular.server.wire.ReqHeader;
 import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.RowCodec;
 import dev.syncular.server.wire.RowsSegment;
 import dev.syncular.server.wire.SegmentInline;
 import dev.syncular.server.wire.SegmentRef;
 import dev.syncular.server.wire.SegmentRow;
-import dev.syncular.server.wire.SparseRow;
-import dev.syncular.server.wire.SparseRowCodec;
-import dev.syncular.server.wire.SubEnd;
-import dev.syncular.server.wire.SubStart;
-import dev.syncular.server.wire.SubscriptionFrame;
-import dev.syncular.server.wire.SubscriptionStatus;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -36,13 +34,13 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * A small SSP2 client for tests, benchmarks and the README walkthrough: an in-memory replica (rows with
- * their server versions), subscriptions with cursors and resume tokens, and an outbox of commits, synced
- * through a {@link Transport} with the project's own codec. It applies responses as §1.4 prescribes
- * (cursor and resume token persisted only at {@code SUB_END}).
+ * A small SSP2 client for tests and benchmarks: an in-memory replica (rows with their server versions) and
+ * an outbox of commits on top of the command-line client's core ({@link ClientState}: subscriptions with
+ * cursors and resume tokens, the log epoch, request building and the §1.4 response application), synced
+ * through a {@link Transport} with the project's own codec.
  */
 public final class SyncTestClient {
-    /** Moves request bytes to a server and back; failures surface as {@link TransportFailure}. */
+    /** Moves request bytes to a server and back; failures surface as {@link HttpFailure}. */
     public interface Transport {
         byte[] roundTrip(SyncTestClient client, byte[] request);
 
@@ -50,32 +48,7 @@ public final class SyncTestClient {
 
         /** §5.4: a descriptor URL is the entire grant — fetched with no sync-server credentials. */
         default byte[] fetchUrl(String url) {
-            try {
-                java.net.http.HttpResponse<byte[]> r = java.net.http.HttpClient.newHttpClient().send(
-                        java.net.http.HttpRequest.newBuilder(java.net.URI.create(url)).GET().build(),
-                        java.net.http.HttpResponse.BodyHandlers.ofByteArray());
-                if (r.statusCode() != 200) {
-                    throw new TransportFailure(r.statusCode(), new String(r.body(), java.nio.charset.StandardCharsets.UTF_8));
-                }
-                return r.body();
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
-        }
-    }
-
-    /** An HTTP-level error answer (§10.1), or a dropped response. */
-    public static final class TransportFailure extends RuntimeException {
-        public final int status;
-        public final String body;
-
-        public TransportFailure(int status, String body) {
-            super("transport failure " + status + ": " + body, null, false, false);
-            this.status = status;
-            this.body = body;
+            return new ServerConnection(url, java.util.Map.of(), null).fetch(url);
         }
     }
 
@@ -83,33 +56,18 @@ public final class SyncTestClient {
     public record LocalRow(long version, Object[] values) {
     }
 
-    /** A registered subscription and its durable progress. */
-    public static final class Sub {
-        public final String id;
-        public final String table;
-        public final Map<String, List<String>> scopes;
-        public long cursor = -1;
-        public String bootstrapState;
-        public SubscriptionStatus status;
-        public String reasonCode;
-
-        Sub(String id, String table, Map<String, List<String>> scopes) {
-            this.id = id;
-            this.table = table;
-            this.scopes = scopes;
-        }
-    }
-
     public final String actorId;
     public final String clientId;
+    /** Client id, log epoch, subscriptions and their progress: the CLI's client core. */
+    public final ClientState state;
     private final CompiledSchema schema;
     private final Transport transport;
-    public String logEpoch;
     public int accept = PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS;
     public int limitCommits;
     public int limitSnapshotRows;
     public int maxSnapshotPages;
-    public final Map<String, Sub> subscriptions = new LinkedHashMap<>();
+    /** {@code state.subscriptions}. */
+    public final Map<String, Subscription> subscriptions;
     public final Map<String, Map<String, LocalRow>> rows = new TreeMap<>();
     public final List<PushCommit> outbox = new ArrayList<>();
     public final Map<String, PushResult> results = new LinkedHashMap<>();
@@ -120,17 +78,18 @@ public final class SyncTestClient {
     public final List<SegmentRef> segmentRefs = new ArrayList<>();
     /** Test hook: flip a byte of the next fetched external segment (a corrupting CDN or store). */
     public boolean corruptNextSegment;
-    private int commitCounter;
 
     public SyncTestClient(CompiledSchema schema, Transport transport, String actorId, String clientId) {
         this.schema = schema;
         this.transport = transport;
         this.actorId = actorId;
         this.clientId = clientId;
+        this.state = new ClientState(clientId);
+        this.subscriptions = state.subscriptions;
     }
 
     public SyncTestClient subscribe(String id, String table, Map<String, List<String>> scopes) {
-        subscriptions.put(id, new Sub(id, table, scopes));
+        subscriptions.put(id, new Subscription(id, table, scopes));
         return this;
     }
 
@@ -150,23 +109,13 @@ public final class SyncTestClient {
     }
 
     public String commit(List<PushOperation> ops) {
-        String id = clientId + "-c" + (++commitCounter);
+        String id = state.nextCommitId();
         outbox.add(new PushCommit(id, ops));
         return id;
     }
 
     public PushOperation upsertOp(String table, Map<String, Object> values, Long baseVersion) {
-        TableSchema t = schema.table(table);
-        boolean[] present = new boolean[t.columnCount()];
-        Object[] vals = new Object[t.columnCount()];
-        values.forEach((k, v) -> {
-            int i = t.columnIndex(k);
-            present[i] = true;
-            vals[i] = v;
-        });
-        String rowId = ConflictRules.rowIdOf(t.primaryKeyColumn().type(), vals[t.primaryKeyIndex()]);
-        byte[] payload = new SparseRowCodec(t.rowLayout()).encode(new SparseRow(present, vals));
-        return new PushOperation(table, rowId, Op.UPSERT, baseVersion, payload);
+        return RowValues.upsert(schema.table(table), values, baseVersion);
     }
 
     public static PushOperation deleteOp(String table, String rowId) {
@@ -176,19 +125,8 @@ public final class SyncTestClient {
     // ------------------------------------------------------------------------------------------- rounds
 
     public Message buildRequest() {
-        List<Frame> frames = new ArrayList<>();
-        frames.add(new ReqHeader(clientId, schema.version(), logEpoch));
-        if (logEpoch != null) {
-            frames.addAll(outbox);
-        }
-        frames.add(new PullHeader(limitCommits, limitSnapshotRows, maxSnapshotPages, accept));
-        for (Sub s : subscriptions.values()) {
-            if (s.status == SubscriptionStatus.REVOKED) {
-                continue;
-            }
-            frames.add(new SubscriptionFrame(s.id, s.table, s.scopes, null, s.cursor, s.bootstrapState));
-        }
-        return Message.request(frames);
+        return state.request(schema.version(), outbox,
+                new PullHeader(limitCommits, limitSnapshotRows, maxSnapshotPages, accept), subscriptions.values());
     }
 
     /** One combined push+pull round (§1.5); returns the decoded response. */
@@ -205,7 +143,7 @@ public final class SyncTestClient {
     public void syncUntilIdle() {
         for (int i = 0; i < 200; i++) {
             Message m = sync();
-            boolean busy = !outbox.isEmpty() && logEpoch != null && resultsIn(m) == 0;
+            boolean busy = !outbox.isEmpty() && state.logEpoch != null && resultsIn(m) == 0;
             boolean progress = false;
             for (Frame f : m.frames()) {
                 if (f instanceof CommitFrame || f instanceof SegmentInline || f instanceof SegmentRef) {
@@ -228,78 +166,65 @@ public final class SyncTestClient {
     }
 
     private void apply(Message m) {
-        RespHeader header = (RespHeader) m.frames().get(0);
-        if (header.requiredSchemaVersion() != null) {
-            return;
-        }
-        if (header.resetRequired()) {
-            if (logEpoch != null && !logEpoch.equals(header.logEpoch())) {
-                // §2.1: a changed epoch discards synced state, keeps the outbox.
-                rows.clear();
-                for (Sub s : subscriptions.values()) {
-                    s.cursor = -1;
-                    s.bootstrapState = null;
-                }
-            }
-            logEpoch = header.logEpoch();
-            return;
-        }
-        Sub current = null;
-        boolean reset = false;
-        for (Frame f : m.frames()) {
-            if (f instanceof PushResult r) {
-                results.put(r.clientCommitId(), r);
-                outbox.removeIf(c -> c.clientCommitId().equals(r.clientCommitId()));
-            } else if (f instanceof SubStart s) {
-                current = subscriptions.get(s.id());
-                current.status = s.status();
-                current.reasonCode = s.reasonCode();
-                reset = s.status() == SubscriptionStatus.RESET;
-                if (s.status() == SubscriptionStatus.REVOKED) {
-                    purge(current);
-                }
-            } else if (f instanceof CommitFrame c) {
-                applyCommit(c);
-            } else if (f instanceof SegmentInline s) {
-                applySegment(RowsSegment.decode(s.payload()));
-            } else if (f instanceof SegmentRef ref) {
-                byte[] bytes;
-                if (ref.url() != null) {
-                    urlFetches++;
-                    bytes = transport.fetchUrl(ref.url());
-                } else {
-                    segmentDownloads++;
-                    bytes = transport.downloadSegment(this, ref.segmentId(), CanonicalJson.write(
-                            CanonicalJson.canonicalScopes(current.scopes)));
-                }
-                if (corruptNextSegment) {
-                    corruptNextSegment = false;
-                    bytes = bytes.clone();
-                    bytes[bytes.length / 2] ^= 0x5a;
-                }
-                if (!ref.segmentId().equals("sha256:" + CanonicalJson.sha256Hex(bytes))) {
-                    // §5.1/§1.4 rule 5: abort the round; nothing of this response is persisted by the caller
-                    throw new IllegalStateException("segment content address mismatch");
-                }
-                segmentRefs.add(ref);
-                if (ref.mediaType() == dev.syncular.server.wire.MediaType.SQLITE) {
-                    applyImage(ref, bytes, header);
-                } else {
-                    applySegment(RowsSegment.decode(bytes));
-                }
-            } else if (f instanceof SubEnd e) {
-                if (reset) {
-                    // §4.6: discard cursor and resume state, re-bootstrap next round.
-                    current.cursor = -1;
-                    current.bootstrapState = null;
-                } else if (current.status == SubscriptionStatus.ACTIVE) {
-                    current.cursor = e.nextCursor();
-                    current.bootstrapState = e.bootstrapState();
-                }
-                current = null;
-            }
-        }
+        state.apply(m, replica);
     }
+
+    /** The replica's side of a response; the progress is the core's ({@link ClientState#apply}). */
+    private final ResponseHandler replica = new ResponseHandler() {
+        @Override
+        public void epochChanged() {
+            rows.clear(); // §2.1: a changed epoch discards synced state, keeps the outbox.
+        }
+
+        @Override
+        public void pushResult(PushResult r) {
+            results.put(r.clientCommitId(), r);
+            outbox.removeIf(c -> c.clientCommitId().equals(r.clientCommitId()));
+        }
+
+        @Override
+        public void revoked(Subscription s) {
+            purge(s);
+        }
+
+        @Override
+        public void commit(Subscription s, CommitFrame c) {
+            applyCommit(c);
+        }
+
+        @Override
+        public void inlineSegment(Subscription s, SegmentInline segment) {
+            applySegment(RowsSegment.decode(segment.payload()));
+        }
+
+        @Override
+        public void segmentRef(Subscription current, SegmentRef ref, RespHeader header) {
+            byte[] bytes;
+            if (ref.url() != null) {
+                urlFetches++;
+                bytes = transport.fetchUrl(ref.url());
+            } else {
+                segmentDownloads++;
+                bytes = transport.downloadSegment(SyncTestClient.this, ref.segmentId(), CanonicalJson.write(
+                        CanonicalJson.canonicalScopes(current.scopes)));
+            }
+            if (corruptNextSegment) {
+                corruptNextSegment = false;
+                bytes = bytes.clone();
+                bytes[bytes.length / 2] ^= 0x5a;
+            }
+            if (!ref.segmentId().equals("sha256:" + CanonicalJson.sha256Hex(bytes))) {
+                // §5.1/§1.4 rule 5: abort the round; nothing of this response is persisted by the caller
+                throw new IllegalStateException("segment content address mismatch");
+            }
+            segmentRefs.add(ref);
+            if (ref.mediaType() == dev.syncular.server.wire.MediaType.SQLITE) {
+                applyImage(ref, bytes, header);
+            } else {
+                applySegment(RowsSegment.decode(bytes));
+            }
+        }
+    };
 
     private void applyCommit(CommitFrame c) {
         for (Change ch : c.changes()) {
@@ -320,7 +245,7 @@ public final class SyncTestClient {
         }
         for (List<SegmentRow> block : seg.blocks()) {
             for (SegmentRow r : block) {
-                String rowId = ConflictRules.rowIdOf(t.primaryKeyColumn().type(), r.values()[t.primaryKeyIndex()]);
+                String rowId = t.primaryKeyColumn().type().rowIdOf(r.values()[t.primaryKeyIndex()]);
                 table(seg.table()).put(rowId, new LocalRow(r.serverVersion(), r.values()));
             }
         }
@@ -381,7 +306,7 @@ public final class SyncTestClient {
                             values[i] = imageValue(rs, i + 1, t.columns().get(i).type());
                         }
                         long version = rs.getLong(values.length + 1);
-                        String rowId = ConflictRules.rowIdOf(t.primaryKeyColumn().type(), values[t.primaryKeyIndex()]);
+                        String rowId = t.primaryKeyColumn().type().rowIdOf(values[t.primaryKeyIndex()]);
                         table(ref.table()).put(rowId, new LocalRow(version, values));
                         applied++;
                     }
@@ -415,7 +340,7 @@ public final class SyncTestClient {
     }
 
     /** §3.3: purge exactly the rows matching the last effective scopes of the revoked subscription. */
-    private void purge(Sub s) {
+    private void purge(Subscription s) {
         TableSchema t = schema.table(s.table);
         table(s.table).values().removeIf(row -> {
             for (Map.Entry<String, List<String>> e : s.scopes.entrySet()) {
@@ -426,8 +351,6 @@ public final class SyncTestClient {
             }
             return true;
         });
-        s.cursor = -1;
-        s.bootstrapState = null;
     }
 
     public PushResult result(String clientCommitId) {
