@@ -16,7 +16,7 @@ import org.jboss.logging.MDC;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 import org.jboss.resteasy.reactive.server.ServerResponseFilter;
 import org.jboss.resteasy.reactive.server.core.ResteasyReactiveRequestContext;
-import org.jboss.resteasy.reactive.server.spi.ServerRequestContext;
+import org.jboss.resteasy.reactive.server.spi.ResteasyReactiveContainerRequestContext;
 
 /**
  * HTTP-level errors (§1.1, §10.1): every failure detected before a 200 is committed is answered as
@@ -146,8 +146,9 @@ public class ErrorMapper {
      * discards the rest of that body, bounded, and closes the connection ({@link RequestBody#closeUnread}).
      */
     @ServerResponseFilter
-    public void closeUnreadBodies(ContainerResponseContext response, ServerRequestContext request) {
-        if (response.getStatus() >= 400 && request instanceof ResteasyReactiveRequestContext context) {
+    public void closeUnreadBodies(ResteasyReactiveContainerRequestContext request, ContainerResponseContext response) {
+        if (response.getStatus() >= 400
+                && request.getServerRequestContext() instanceof ResteasyReactiveRequestContext context) {
             RequestBody.closeUnread(context.serverRequest().unwrap(RoutingContext.class));
         }
     }
