@@ -10,13 +10,10 @@ import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.CheckpointState;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.testsupport.HeldTransaction;
-import dev.syncular.server.testsupport.TestPostgres;
-import io.vertx.mutiny.core.Vertx;
+import dev.syncular.server.testsupport.ScratchSchemas;
 import io.vertx.mutiny.sqlclient.Pool;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -32,9 +29,8 @@ import org.junit.jupiter.api.Test;
  */
 class LockOrderTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
-    private static Vertx vertx;
+    private static ScratchSchemas scratch;
     private static Pool pool;
-    private static final List<String> schemas = new ArrayList<>();
 
     private static CompiledSchema schema(int version, boolean withNote) {
         return SchemaLoader.parse("{\"version\":" + version + ",\"tables\":[{\"name\":\"t\",\"primaryKey\":\"id\","
@@ -45,22 +41,17 @@ class LockOrderTest {
 
     @BeforeAll
     static void start() {
-        vertx = Vertx.vertx();
-        pool = TestPostgres.pool(vertx, 6);
+        scratch = ScratchSchemas.open(6);
+        pool = scratch.pool;
     }
 
     @AfterAll
     static void stop() {
-        for (String s : schemas) {
-            pool.query("DROP SCHEMA IF EXISTS \"" + s + "\" CASCADE").execute().await().atMost(WAIT);
-        }
-        pool.close().await().atMost(WAIT);
-        vertx.close().await().atMost(WAIT);
+        scratch.close();
     }
 
     private static PostgresSyncStorage storageAtVersion1(String partition) {
-        String s = "sync_lock_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        schemas.add(s);
+        String s = scratch.fresh("sync_lock_");
         PostgresSyncStorage storage = new PostgresSyncStorage(pool, s);
         storage.ensureSchema(schema(1, false)).await().atMost(WAIT);
         storage.touchPartition(partition, 1L).await().atMost(WAIT);

@@ -9,16 +9,14 @@ import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.testsupport.HeldTransaction;
-import dev.syncular.server.testsupport.TestPostgres;
+import dev.syncular.server.testsupport.ScratchSchemas;
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.Tuple;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -37,29 +35,22 @@ class StartupDdlTest {
     private static final CompiledSchema SCHEMA = SchemaLoader.parse("{\"version\":1,\"tables\":[{\"name\":\"t\","
             + "\"primaryKey\":\"id\",\"columns\":[{\"name\":\"id\",\"type\":\"string\",\"nullable\":false}],"
             + "\"scopes\":[\"k:{id}\"]}]}");
-    private static Vertx vertx;
+    private static ScratchSchemas scratch;
     private static Pool pool;
-    private static final List<String> schemas = new ArrayList<>();
 
     @BeforeAll
     static void start() {
-        vertx = Vertx.vertx();
-        pool = TestPostgres.pool(vertx, 6);
+        scratch = ScratchSchemas.open(6);
+        pool = scratch.pool;
     }
 
     @AfterAll
     static void stop() {
-        for (String s : schemas) {
-            pool.query("DROP SCHEMA IF EXISTS \"" + s + "\" CASCADE").execute().await().atMost(WAIT);
-        }
-        pool.close().await().atMost(WAIT);
-        vertx.close().await().atMost(WAIT);
+        scratch.close();
     }
 
     private static String freshSchema() {
-        String s = "sync_ddl_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        schemas.add(s);
-        return s;
+        return scratch.fresh("sync_ddl_");
     }
 
     /** Every store's start-up DDL on {@code pgSchema}, as the server runs it. */
