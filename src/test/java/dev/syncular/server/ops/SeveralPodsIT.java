@@ -255,13 +255,7 @@ class SeveralPodsIT {
     @Order(4)
     void aBusyPartitionAnswersRateLimitedWithRetryAfter() throws Exception {
         String partition = "busy-" + UUID.randomUUID();
-        List<SyncTestClient> clients = new ArrayList<>();
-        for (int i = 0; i < 48; i++) {
-            SyncTestClient c = new SyncTestClient(schema, new HttpTransport(podA.baseUrl(), partition), "busy", "c-busy-" + i);
-            c.sync();
-            c.upsert("todos", todo("busy-" + i), null);
-            clients.add(c);
-        }
+        List<SyncTestClient> clients = clientsWithOneCommit(podA, partition, 48);
         Map<String, Integer> reasons = new LinkedHashMap<>();
         try (HeldTransaction partitionLock = HeldTransaction.begin(pool, lockPartition(partition))) {
             List<CompletableFuture<HttpResponse<String>>> sent = new ArrayList<>();
@@ -279,13 +273,7 @@ class SeveralPodsIT {
             }
         }
         assertTrue(reasons.containsKey("queue_full") && reasons.containsKey("lock_timeout"), reasons.toString());
-        Set<String> commits = new HashSet<>();
-        for (SyncTestClient c : clients) {
-            String id = c.outbox.get(0).clientCommitId();
-            c.sync();
-            assertEquals(CommitStatus.APPLIED, c.result(id).status());
-            commits.add(id);
-        }
+        Set<String> commits = eachRetryApplies(clients);
         Row logged = pool.preparedQuery("SELECT count(*) FILTER (WHERE client_commit_id = ANY($2)), count(*)"
                 + " FROM \"" + SCHEMA + "\".sync_commits WHERE partition_id = $1")
                 .execute(Tuple.of(partition).addArrayOfString(commits.toArray(String[]::new))).await().atMost(WAIT)
@@ -306,13 +294,7 @@ class SeveralPodsIT {
         String partition = "pool-" + UUID.randomUUID();
         try (ServerProcess podC = pod("c", 0).env("QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE", "1")
                 .env("SYNCULAR_STORAGE_POOL_MAX_WAITERS", "1").start()) {
-            List<SyncTestClient> clients = new ArrayList<>();
-            for (int i = 0; i < 3; i++) {
-                SyncTestClient c = new SyncTestClient(schema, new HttpTransport(podC.baseUrl(), partition), "pool", "c-pool-" + i);
-                c.sync();
-                c.upsert("todos", todo("pool-" + i), null);
-                clients.add(c);
-            }
+            List<SyncTestClient> clients = clientsWithOneCommit(podC, partition, 3);
             List<HttpResponse<String>> answers = new ArrayList<>();
             try (HeldTransaction partitionLock = HeldTransaction.begin(pool, lockPartition(partition))) {
                 CompletableFuture<HttpResponse<String>> holder = send(podC, partition, clients.get(0));
@@ -332,14 +314,34 @@ class SeveralPodsIT {
             for (HttpResponse<String> r : answers) {
                 assertEquals(429, r.statusCode(), "busy, never a 500: " + r.body());
             }
-            for (SyncTestClient c : clients) {
-                String id = c.outbox.get(0).clientCommitId();
-                c.sync();
-                assertEquals(CommitStatus.APPLIED, c.result(id).status());
-            }
+            eachRetryApplies(clients);
             assertEquals(3L, pool.preparedQuery("SELECT count(*) FROM \"" + SCHEMA + "\".sync_commits WHERE partition_id = $1")
                     .execute(Tuple.of(partition)).await().atMost(WAIT).iterator().next().getLong(0));
         }
+    }
+
+    /** {@code n} clients of {@code pod}, each with the log epoch and one commit in its outbox. */
+    private static List<SyncTestClient> clientsWithOneCommit(ServerProcess pod, String partition, int n) {
+        List<SyncTestClient> clients = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            SyncTestClient c = new SyncTestClient(schema, new HttpTransport(pod.baseUrl(), partition), "busy", partition + "-c" + i);
+            c.sync();
+            c.upsert("todos", todo(partition + "-" + i), null);
+            clients.add(c);
+        }
+        return clients;
+    }
+
+    /** Each client's retry of its one commit is applied; yields the commit ids. */
+    private static Set<String> eachRetryApplies(List<SyncTestClient> clients) {
+        Set<String> commits = new HashSet<>();
+        for (SyncTestClient c : clients) {
+            String id = c.outbox.get(0).clientCommitId();
+            c.sync();
+            assertEquals(CommitStatus.APPLIED, c.result(id).status());
+            commits.add(id);
+        }
+        return commits;
     }
 
     private static CompletableFuture<HttpResponse<String>> send(ServerProcess pod, String partition, SyncTestClient c) {

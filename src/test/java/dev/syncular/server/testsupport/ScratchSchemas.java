@@ -9,10 +9,15 @@ import java.util.UUID;
 
 /**
  * A pool on the test database ({@link TestPostgres}) and the fresh storage schemas a test class creates in it,
- * all dropped by {@link #close}: open one in {@code @BeforeAll}, close it in {@code @AfterAll}.
+ * all dropped after the class: {@code @RegisterExtension static final ScratchSchemas SCRATCH =
+ * ScratchSchemas.open(n);} (or {@link #close} it yourself).
  */
-public final class ScratchSchemas implements AutoCloseable {
+public final class ScratchSchemas implements AutoCloseable, org.junit.jupiter.api.extension.AfterAllCallback {
     private static final Duration WAIT = Duration.ofSeconds(60);
+    /** The smallest schema a storage serves: table {@code t}, string key {@code id}, scope {@code k:{id}}. */
+    public static final dev.syncular.server.schema.CompiledSchema ONE_TABLE = dev.syncular.server.schema.SchemaLoader.parse(
+            "{\"version\":1,\"tables\":[{\"name\":\"t\",\"primaryKey\":\"id\",\"columns\":[{\"name\":\"id\","
+                    + "\"type\":\"string\",\"nullable\":false}],\"scopes\":[\"k:{id}\"]}]}");
 
     public final Vertx vertx;
     public final Pool pool;
@@ -32,6 +37,11 @@ public final class ScratchSchemas implements AutoCloseable {
         String name = prefix + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         created.add(name);
         return name;
+    }
+
+    @Override
+    public void afterAll(org.junit.jupiter.api.extension.ExtensionContext context) {
+        close();
     }
 
     @Override

@@ -16,9 +16,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * One lock order everywhere (storage.postgres package documentation): partition, then checkpoint, then
@@ -29,25 +28,15 @@ import org.junit.jupiter.api.Test;
  */
 class LockOrderTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
-    private static ScratchSchemas scratch;
-    private static Pool pool;
+    @RegisterExtension
+    static final ScratchSchemas scratch = ScratchSchemas.open(6);
+    private static final Pool pool = scratch.pool;
 
     private static CompiledSchema schema(int version, boolean withNote) {
         return SchemaLoader.parse("{\"version\":" + version + ",\"tables\":[{\"name\":\"t\",\"primaryKey\":\"id\","
                 + "\"columns\":[{\"name\":\"id\",\"type\":\"string\",\"nullable\":false}"
                 + (withNote ? ",{\"name\":\"note\",\"type\":\"string\",\"nullable\":true}" : "")
                 + "],\"scopes\":[\"k:{id}\"]}]}");
-    }
-
-    @BeforeAll
-    static void start() {
-        scratch = ScratchSchemas.open(6);
-        pool = scratch.pool;
-    }
-
-    @AfterAll
-    static void stop() {
-        scratch.close();
     }
 
     private static PostgresSyncStorage storageAtVersion1(String partition) {

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.schema.CompiledSchema;
-import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.testsupport.HeldTransaction;
 import dev.syncular.server.testsupport.ScratchSchemas;
@@ -19,9 +18,8 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The bounds of a partition transaction (§6.4; issue #17): a bounded in-process queue per partition, and
@@ -31,22 +29,10 @@ import org.junit.jupiter.api.Test;
  */
 class PartitionTransactionLimitsTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
-    private static final CompiledSchema SCHEMA = SchemaLoader.parse("{\"version\":1,\"tables\":[{\"name\":\"t\","
-            + "\"primaryKey\":\"id\",\"columns\":[{\"name\":\"id\",\"type\":\"string\",\"nullable\":false}],"
-            + "\"scopes\":[\"k:{id}\"]}]}");
-    private static ScratchSchemas scratch;
-    private static Pool pool;
-
-    @BeforeAll
-    static void start() {
-        scratch = ScratchSchemas.open(8);
-        pool = scratch.pool;
-    }
-
-    @AfterAll
-    static void stop() {
-        scratch.close();
-    }
+    private static final CompiledSchema SCHEMA = ScratchSchemas.ONE_TABLE;
+    @RegisterExtension
+    static final ScratchSchemas scratch = ScratchSchemas.open(8);
+    private static final Pool pool = scratch.pool;
 
     private static PostgresSyncStorage storage(PostgresSyncStorage.Settings settings, String partition) {
         String s = scratch.fresh("sync_limits_");

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.blobs.postgres.PostgresBlobStore;
 import dev.syncular.server.schema.CompiledSchema;
-import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.testsupport.HeldTransaction;
 import dev.syncular.server.testsupport.ScratchSchemas;
@@ -19,9 +18,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Start-up DDL on a busy database (§2.4 storage readiness; issue #17): a boot reads the catalog and runs DDL
@@ -32,22 +30,10 @@ import org.junit.jupiter.api.Test;
  */
 class StartupDdlTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
-    private static final CompiledSchema SCHEMA = SchemaLoader.parse("{\"version\":1,\"tables\":[{\"name\":\"t\","
-            + "\"primaryKey\":\"id\",\"columns\":[{\"name\":\"id\",\"type\":\"string\",\"nullable\":false}],"
-            + "\"scopes\":[\"k:{id}\"]}]}");
-    private static ScratchSchemas scratch;
-    private static Pool pool;
-
-    @BeforeAll
-    static void start() {
-        scratch = ScratchSchemas.open(6);
-        pool = scratch.pool;
-    }
-
-    @AfterAll
-    static void stop() {
-        scratch.close();
-    }
+    private static final CompiledSchema SCHEMA = ScratchSchemas.ONE_TABLE;
+    @RegisterExtension
+    static final ScratchSchemas scratch = ScratchSchemas.open(6);
+    private static final Pool pool = scratch.pool;
 
     private static String freshSchema() {
         return scratch.fresh("sync_ddl_");
