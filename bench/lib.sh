@@ -98,3 +98,24 @@ start_server() { # log [jvm args...]
         java $SERVER_JAVA_OPTS "$@" -jar "${APP_JAR:-target/quarkus-app/quarkus-run.jar}" >"$log" 2>&1 &
     SERVER_PID=$!
 }
+
+# Starts the packaged server for a benchmark (start_server) on a free port and waits until it is ready; on exit
+# stops it and drops $PG_SCHEMA. Sets PORT and SERVER_PID.
+serve_for_benchmark() { # log
+    PORT=$(free_port)
+    SERVER_PID=""
+    trap 'stop_pid "$SERVER_PID" server; drop_schema' EXIT INT TERM
+    echo "== server JVM options: $SERVER_JAVA_OPTS" >&2
+    echo "== starting the server on port $PORT (storage schema $PG_SCHEMA; log $1)" >&2
+    start_server "$1"
+    wait_for "http://127.0.0.1:$PORT/q/health/ready" "$SERVER_PID" server "$1" ok
+    echo "== server ready (pid $SERVER_PID)" >&2
+}
+
+# Drops $PG_SCHEMA (needs psql; a note otherwise).
+drop_schema() {
+    if command -v psql >/dev/null; then
+        pg_psql -c "DROP SCHEMA IF EXISTS \"$PG_SCHEMA\" CASCADE" >/dev/null 2>&1 \
+            || echo "note: could not drop schema $PG_SCHEMA" >&2
+    fi
+}

@@ -33,25 +33,10 @@ SERVER_JAVA_OPTS="${SERVER_JAVA_OPTS:-$DEFAULT_SERVER_JAVA_OPTS}"
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
 package_and_classpath
-PORT=$(free_port)
-
-SERVER_PID=""
-cleanup() {
-    stop_pid "$SERVER_PID" server
-    if command -v psql >/dev/null; then
-        pg_psql -c "DROP SCHEMA IF EXISTS \"$PG_SCHEMA\" CASCADE" >/dev/null 2>&1 \
-            || echo "note: could not drop schema $PG_SCHEMA" >&2
-    fi
-}
-trap cleanup EXIT INT TERM
-
-echo "== server JVM options: $SERVER_JAVA_OPTS; settings: SYNCULAR_PRUNING_INTERVAL=2s ${SERVER_ENV:-}" >&2
-echo "== starting the server on port $PORT (storage schema $PG_SCHEMA; log $LOG)" >&2
 # shellcheck disable=SC2086
 export SYNCULAR_PRUNING_INTERVAL=2s ${SERVER_ENV:-}
-start_server "$LOG"
-wait_for "http://127.0.0.1:$PORT/q/health/ready" "$SERVER_PID" server "$LOG" ok
-echo "== server ready (pid $SERVER_PID)" >&2
+echo "== server settings: SYNCULAR_PRUNING_INTERVAL=2s ${SERVER_ENV:-}" >&2
+serve_for_benchmark "$LOG"
 machine_line >&2
 if command -v psql >/dev/null; then
     echo "== $(pg_psql -c 'SHOW server_version' 2>/dev/null || echo 'PostgreSQL version unknown')" >&2
@@ -62,5 +47,5 @@ status=0
 java -Xmx512m ${BENCH_OPTS:-} -cp "target/classes:target/test-classes:$(cat target/bench.cp)" \
     dev.syncular.server.bench.PruneBenchmark "http://127.0.0.1:$PORT" "$PG_URL" "$PG_USER" "$PG_PASSWORD" \
     "$PG_SCHEMA" "$SCHEMA_FILE" || status=$?
-grep -E "pruning removed" "$LOG" >&2 || true
+grep -E "pruning removed [0-9]{5,}" "$LOG" >&2 || true
 exit $status

@@ -37,24 +37,7 @@ SERVER_JAVA_OPTS="${SERVER_JAVA_OPTS:-$DEFAULT_SERVER_JAVA_OPTS}"
 source bench/lib.sh
 package_and_classpath
 
-PORT=$(free_port)
-
-SERVER_PID=""
-cleanup() {
-    stop_pid "$SERVER_PID" server
-    if command -v psql >/dev/null; then
-        pg_psql -c "DROP SCHEMA IF EXISTS \"$PG_SCHEMA\" CASCADE" >/dev/null 2>&1 \
-            || echo "note: could not drop schema $PG_SCHEMA" >&2
-    fi
-}
-trap cleanup EXIT INT TERM
-
-echo "== server JVM options: $SERVER_JAVA_OPTS" >&2
-echo "== starting the server on port $PORT (storage schema $PG_SCHEMA; log $LOG)" >&2
-start_server "$LOG"
-
-wait_for "http://127.0.0.1:$PORT/q/health/ready" "$SERVER_PID" server "$LOG" ok
-echo "== server ready (pid $SERVER_PID)" >&2
+serve_for_benchmark "$LOG"
 
 PG_PID=$(postmaster_pid)
 machine_line >&2

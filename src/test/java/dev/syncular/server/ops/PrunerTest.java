@@ -5,14 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import dev.syncular.server.schema.CompiledSchema;
-import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.testsupport.GeneratedCommits;
 import dev.syncular.server.testsupport.HeldTransaction;
+import dev.syncular.server.testsupport.ScratchSchemas;
 import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.wire.CommitStatus;
 import io.vertx.mutiny.core.Vertx;
@@ -41,9 +40,7 @@ class PrunerTest {
         pool = TestPostgres.pool(vertx, 6);
         storage = new PostgresSyncStorage(pool, "sync_pruner_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
                 new PostgresSyncStorage.Settings(1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 500, 2));
-        CompiledSchema schema = SchemaLoader.parse("{\"version\":1,\"tables\":[{\"name\":\"t\",\"primaryKey\":\"id\","
-                + "\"columns\":[{\"name\":\"id\",\"type\":\"string\",\"nullable\":false}],\"scopes\":[\"k:{id}\"]}]}");
-        storage.ensureSchema(schema).await().atMost(WAIT);
+        storage.ensureSchema(ScratchSchemas.ONE_TABLE).await().atMost(WAIT);
     }
 
     @AfterAll

@@ -64,11 +64,7 @@ class TwoPodRealtimeIT {
 
     @AfterAll
     static void stop() throws Exception {
-        for (ServerProcess p : new ServerProcess[] {podA, podB}) {
-            if (p != null) {
-                p.close();
-            }
-        }
+        ServerProcess.closeAll(podA, podB);
         if (pool != null) {
             pool.query("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE").execute().await().atMost(WAIT);
             pool.close().await().atMost(WAIT);

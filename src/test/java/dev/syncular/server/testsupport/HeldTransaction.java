@@ -15,7 +15,10 @@ import java.util.List;
  * already holds ({@link #relationLocks}), or that it never needed what is held. {@link #close} rolls back.
  */
 public final class HeldTransaction implements AutoCloseable {
+    /** How long {@link #awaitBlocked} waits for another session to block. */
     public static final Duration WAIT = Duration.ofSeconds(30);
+    /** How long one statement may take (a benchmark's bulk insert included). */
+    private static final Duration STATEMENT = Duration.ofMinutes(15);
 
     private final Pool pool;
     private final SqlConnection conn;
@@ -41,7 +44,7 @@ public final class HeldTransaction implements AutoCloseable {
     }
 
     public RowSet<Row> execute(String sql) {
-        return conn.query(sql).execute().await().atMost(WAIT);
+        return conn.query(sql).execute().await().atMost(STATEMENT);
     }
 
     /** This transaction's backend process id. */

@@ -252,6 +252,15 @@ public final class ServerProcess implements AutoCloseable {
         }
     }
 
+    /** Closes each of {@code servers} that was started (a test's {@code @AfterAll}). */
+    public static void closeAll(ServerProcess... servers) throws InterruptedException {
+        for (ServerProcess s : servers) {
+            if (s != null) {
+                s.close();
+            }
+        }
+    }
+
     private void awaitReady() throws InterruptedException {
         long deadline = System.nanoTime() + READY_DEADLINE.toNanos();
         while (status("/q/health/ready") != 200) {

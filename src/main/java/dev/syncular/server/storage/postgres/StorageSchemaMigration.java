@@ -1,7 +1,6 @@
 package dev.syncular.server.storage.postgres;
 
 import static dev.syncular.server.storage.postgres.PgSql.first;
-import static dev.syncular.server.storage.postgres.PgSql.lit;
 import static dev.syncular.server.storage.postgres.PgSql.q;
 
 import dev.syncular.server.schema.ColumnSchema;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.testsupport.ScratchSchemas;
 import dev.syncular.server.testsupport.TestPostgres;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
@@ -42,8 +42,7 @@ class JobLocksTest {
         schema = "sync_jobs_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         a = new PostgresSyncStorage(podA, schema);
         b = new PostgresSyncStorage(podB, schema);
-        a.ensureSchema(SchemaLoader.parse("{\"version\":1,\"tables\":[{\"name\":\"t\",\"primaryKey\":\"id\",\"columns\":"
-                + "[{\"name\":\"id\",\"type\":\"string\",\"nullable\":false}],\"scopes\":[\"k:{id}\"]}]}")).await().atMost(WAIT);
+        a.ensureSchema(ScratchSchemas.ONE_TABLE).await().atMost(WAIT);
     }
 
     @AfterAll

@@ -10,18 +10,14 @@ import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.CheckpointState;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.testsupport.HeldTransaction;
-import dev.syncular.server.testsupport.TestPostgres;
-import io.vertx.mutiny.core.Vertx;
+import dev.syncular.server.testsupport.ScratchSchemas;
 import io.vertx.mutiny.sqlclient.Pool;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * One lock order everywhere (storage.postgres package documentation): partition, then checkpoint, then
@@ -32,9 +28,9 @@ import org.junit.jupiter.api.Test;
  */
 class LockOrderTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
-    private static Vertx vertx;
-    private static Pool pool;
-    private static final List<String> schemas = new ArrayList<>();
+    @RegisterExtension
+    static final ScratchSchemas scratch = ScratchSchemas.open(6);
+    private static final Pool pool = scratch.pool;
 
     private static CompiledSchema schema(int version, boolean withNote) {
         return SchemaLoader.parse("{\"version\":" + version + ",\"tables\":[{\"name\":\"t\",\"primaryKey\":\"id\","
@@ -43,24 +39,8 @@ class LockOrderTest {
                 + "],\"scopes\":[\"k:{id}\"]}]}");
     }
 
-    @BeforeAll
-    static void start() {
-        vertx = Vertx.vertx();
-        pool = TestPostgres.pool(vertx, 6);
-    }
-
-    @AfterAll
-    static void stop() {
-        for (String s : schemas) {
-            pool.query("DROP SCHEMA IF EXISTS \"" + s + "\" CASCADE").execute().await().atMost(WAIT);
-        }
-        pool.close().await().atMost(WAIT);
-        vertx.close().await().atMost(WAIT);
-    }
-
     private static PostgresSyncStorage storageAtVersion1(String partition) {
-        String s = "sync_lock_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        schemas.add(s);
+        String s = scratch.fresh("sync_lock_");
         PostgresSyncStorage storage = new PostgresSyncStorage(pool, s);
         storage.ensureSchema(schema(1, false)).await().atMost(WAIT);
         storage.touchPartition(partition, 1L).await().atMost(WAIT);

@@ -6,11 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.schema.CompiledSchema;
-import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.testsupport.HeldTransaction;
+import dev.syncular.server.testsupport.ScratchSchemas;
 import dev.syncular.server.testsupport.TestPostgres;
-import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,9 +18,8 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The bounds of a partition transaction (§6.4; issue #17): a bounded in-process queue per partition, and
@@ -31,31 +29,13 @@ import org.junit.jupiter.api.Test;
  */
 class PartitionTransactionLimitsTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
-    private static final CompiledSchema SCHEMA = SchemaLoader.parse("{\"version\":1,\"tables\":[{\"name\":\"t\","
-            + "\"primaryKey\":\"id\",\"columns\":[{\"name\":\"id\",\"type\":\"string\",\"nullable\":false}],"
-            + "\"scopes\":[\"k:{id}\"]}]}");
-    private static Vertx vertx;
-    private static Pool pool;
-    private static final List<String> schemas = new ArrayList<>();
-
-    @BeforeAll
-    static void start() {
-        vertx = Vertx.vertx();
-        pool = TestPostgres.pool(vertx, 8);
-    }
-
-    @AfterAll
-    static void stop() {
-        for (String s : schemas) {
-            pool.query("DROP SCHEMA IF EXISTS \"" + s + "\" CASCADE").execute().await().atMost(WAIT);
-        }
-        pool.close().await().atMost(WAIT);
-        vertx.close().await().atMost(WAIT);
-    }
+    private static final CompiledSchema SCHEMA = ScratchSchemas.ONE_TABLE;
+    @RegisterExtension
+    static final ScratchSchemas scratch = ScratchSchemas.open(8);
+    private static final Pool pool = scratch.pool;
 
     private static PostgresSyncStorage storage(PostgresSyncStorage.Settings settings, String partition) {
-        String s = "sync_limits_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        schemas.add(s);
+        String s = scratch.fresh("sync_limits_");
         PostgresSyncStorage storage = new PostgresSyncStorage(pool, s, settings);
         storage.ensureSchema(SCHEMA).await().atMost(WAIT);
         storage.touchPartition(partition, 1L).await().atMost(WAIT);
@@ -142,7 +122,7 @@ class PartitionTransactionLimitsTest {
                 .setUser(TestPostgres.user()).setPassword(TestPostgres.password());
         options.addProperty("default_transaction_isolation", "repeatable read");
         Pool repeatableRead = io.vertx.mutiny.pgclient.PgBuilder.pool().with(new io.vertx.sqlclient.PoolOptions().setMaxSize(2))
-                .connectingTo(options).using(vertx).build();
+                .connectingTo(options).using(scratch.vertx).build();
         try {
             PostgresSyncStorage setup = storage(PostgresSyncStorage.Settings.DEFAULTS, "p");
             PostgresSyncStorage storage = new PostgresSyncStorage(repeatableRead, setup.pgSchema());

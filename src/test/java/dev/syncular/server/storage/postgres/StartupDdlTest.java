@@ -6,24 +6,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.blobs.postgres.PostgresBlobStore;
 import dev.syncular.server.schema.CompiledSchema;
-import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.testsupport.HeldTransaction;
-import dev.syncular.server.testsupport.TestPostgres;
+import dev.syncular.server.testsupport.ScratchSchemas;
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.Tuple;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Start-up DDL on a busy database (§2.4 storage readiness; issue #17): a boot reads the catalog and runs DDL
@@ -34,32 +30,13 @@ import org.junit.jupiter.api.Test;
  */
 class StartupDdlTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
-    private static final CompiledSchema SCHEMA = SchemaLoader.parse("{\"version\":1,\"tables\":[{\"name\":\"t\","
-            + "\"primaryKey\":\"id\",\"columns\":[{\"name\":\"id\",\"type\":\"string\",\"nullable\":false}],"
-            + "\"scopes\":[\"k:{id}\"]}]}");
-    private static Vertx vertx;
-    private static Pool pool;
-    private static final List<String> schemas = new ArrayList<>();
-
-    @BeforeAll
-    static void start() {
-        vertx = Vertx.vertx();
-        pool = TestPostgres.pool(vertx, 6);
-    }
-
-    @AfterAll
-    static void stop() {
-        for (String s : schemas) {
-            pool.query("DROP SCHEMA IF EXISTS \"" + s + "\" CASCADE").execute().await().atMost(WAIT);
-        }
-        pool.close().await().atMost(WAIT);
-        vertx.close().await().atMost(WAIT);
-    }
+    private static final CompiledSchema SCHEMA = ScratchSchemas.ONE_TABLE;
+    @RegisterExtension
+    static final ScratchSchemas scratch = ScratchSchemas.open(6);
+    private static final Pool pool = scratch.pool;
 
     private static String freshSchema() {
-        String s = "sync_ddl_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        schemas.add(s);
-        return s;
+        return scratch.fresh("sync_ddl_");
     }
 
     /** Every store's start-up DDL on {@code pgSchema}, as the server runs it. */
