@@ -41,7 +41,8 @@ import java.util.function.Supplier;
  * {@link ServeGateReads} and {@link CheckpointStore} (§2.4 serve gate, checkpoints, writer fence),
  * {@link PushQueue}, {@link PushTransaction}, {@link PushReadAhead} and {@link PushResults} (§6.4, §2.3),
  * {@link CommitLogReads} (§4.5), {@link SnapshotReads} (§4.7), {@link ProjectionRows},
- * {@link BlobReferenceIndex} (§5.9.4), {@link ClientRecords} (§4.5) and {@link Pruning} (§4.6).
+ * {@link BlobReferenceIndex} (§5.9.4), {@link ClientRecords} (§4.5), {@link Pruning} (§4.6) and
+ * {@link JobLocks} (scheduled jobs on several pods).
  */
 public final class PostgresSyncStorage implements SyncStorage {
     /**

@@ -50,7 +50,8 @@ import java.util.Objects;
  *   <li>{@code sync_row_scopes(partition_id, tbl, scope_key, row_id) PK} plus {@code (partition_id, tbl,
  *       row_id)};
  *   <li>{@code sync_push_results(partition_id, client_id, client_commit_id) PK} with status, commit_seq,
- *       result bytea, created_at_ms;
+ *       result bytea, created_at_ms, index {@code sync_push_results_by_age (partition_id, created_at_ms)} for
+ *       pruning by age (built {@code CONCURRENTLY} on an existing table);
  *   <li>{@code sync_clients(partition_id, client_id) PK} with actor_id, cursor, updated_at_ms,
  *       subscriptions jsonb, wire_version;
  *   <li>{@code sync_tombstones(partition_id, tbl, row_id) PK} with commit_seq, index
@@ -62,20 +63,26 @@ import java.util.Objects;
  *       {@code sync_commits_writer_fence}: an append whose writer_version is NULL or below the partition's
  *       required version raises SQLSTATE {@value CheckpointStore#FENCE_SQLSTATE} (mapped to
  *       {@code sync.storage.writer_fence_rejected}); a partition without a fence row is unrestricted;
- *   <li>{@code sync_blob_refs}, {@code sync_blob_sweeps} and the {@code sync_blob_sweep_seq} sequence —
- *       the blob reference index and orphan-sweep marks ({@link BlobReferenceIndex}).
+ *   <li>{@code sync_blob_refs}, {@code sync_blob_sweeps} (with {@code pending}) and the
+ *       {@code sync_blob_sweep_seq} sequence — the blob reference index and orphan-sweep marks
+ *       ({@link BlobReferenceIndex});
+ *   <li>{@code sync_jobs(name PK, last_started_at_ms, last_finished_at_ms, ran_by)} — scheduled job runs
+ *       ({@link JobLocks}).
  * </ul>
+ *
+ * Each of these is a {@link DdlStep} with a catalog probe: a start-up that finds every object runs no DDL.
  *
  * Row ids use {@code COLLATE "C"} so bootstrap pages order by bytes and use the primary-key index.
  *
  * <h2>Schema upgrade writer fence (§2.4)</h2>
  *
- * A schema-version bump runs in its own transaction whose first statement is
- * {@code LOCK TABLE sync_partitions IN EXCLUSIVE MODE}: it waits for every in-flight push (which holds a
+ * A schema-version bump runs in its own READ COMMITTED transaction under {@code lock_timeout} whose first lock
+ * is {@code LOCK TABLE sync_partitions IN EXCLUSIVE MODE}: it waits for every in-flight push (which holds a
  * partition row lock) and blocks every later push at its first statement, without the old binary's
- * cooperation. In that transaction it applies the DDL and marker, raises the fence of every registered
- * partition to the new version (never lowering) and installs the declared checkpoints. Every append writes
- * {@code writer_version} = the schema version this instance was ensured at ({@link InstalledSchema}).
+ * cooperation (at most the lock timeout; then the transaction is retried). In that transaction it applies the
+ * DDL and marker, installs the declared checkpoints, then raises the fence of every registered partition to
+ * the new version (never lowering) — the package's lock order: partition, checkpoint, fence. Every append
+ * writes {@code writer_version} = the schema version this instance was ensured at ({@link InstalledSchema}).
  */
 final class StorageSchemaMigration {
     private static final String FENCE_TRIGGER = "sync_commits_writer_fence";
