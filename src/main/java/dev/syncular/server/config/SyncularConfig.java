@@ -77,6 +77,9 @@ public interface SyncularConfig {
 
     SignedUrls signedUrls();
 
+    /** {@code syncular.leases.*}: §7.3 auth leases (off by default). */
+    Leases leases();
+
     /** The S3 bucket for segments and/or blobs; the client itself is configured under {@code quarkus.s3.*}. */
     S3 s3();
 
@@ -164,6 +167,27 @@ public interface SyncularConfig {
 
         /** Public URL of the segment route, e.g. {@code https://sync.example.com/segments}. */
         Optional<String> baseUrl();
+    }
+
+    /**
+     * §7.3 auth leases: a {@code LEASE} frame issued and slid on every round the host's scope resolver answered, and
+     * lease-authorized rounds while the resolver signals an outage. Off by default: no frame, no lease lookups.
+     */
+    interface Leases {
+        /** Whether to issue leases and serve outages from them. */
+        @WithDefault("false")
+        boolean enabled();
+
+        /** The lease TTL: {@code expiresAtMs = issuedAtMs + ttl}, slid on every live-authorized round. */
+        @WithDefault("24h")
+        Duration ttl();
+
+        /**
+         * HMAC key sealing the lease records at rest (at least 32 bytes of text), the same on every pod. Unset:
+         * {@code prod} refuses to start while leases are enabled; {@code dev}/{@code test} derive a public
+         * development key from the storage schema (never for production).
+         */
+        Optional<String> key();
     }
 
     interface Conformance {

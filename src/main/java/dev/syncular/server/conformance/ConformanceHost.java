@@ -98,12 +98,25 @@ public class ConformanceHost {
                 segments, new dev.syncular.server.blobs.postgres.PostgresBlobStore(pool, pgSchema), limits, now,
                 ttlSeconds, base,
                 limitsNode.path("maxDeltaBytes").asLong(config.realtime().maxDeltaBytes().asLongValue()),
-                limitsNode.path("maxPresenceBytes").asLong(config.realtime().maxPresenceBytes().asLongValue()));
+                limitsNode.path("maxPresenceBytes").asLong(config.realtime().maxPresenceBytes().asLongValue()),
+                leaseTtl(options.path("leases")), new StorageBackup(pool, pgSchema));
         return storage.ensureSchema(schema).flatMap(v -> segments.ensureSchema())
                 .flatMap(v -> instance.blobStore.ensureSchema()).map(v -> {
             instances.put(id, instance);
             return instance;
         });
+    }
+
+    /** {@code leases: {ttlMs}} (capability {@code leases}): the TTL, or {@code null} when absent (feature off). */
+    private static Long leaseTtl(JsonNode leases) {
+        if (!leases.isObject()) {
+            return null;
+        }
+        long ttl = leases.path("ttlMs").asLong(0);
+        if (ttl <= 0) {
+            throw new SyncError(ErrorCode.INVALID_REQUEST, "leases.ttlMs must be a positive integer");
+        }
+        return ttl;
     }
 
     public ConformanceInstance get(String id) {
@@ -125,6 +138,7 @@ public class ConformanceHost {
             return i;
         }).runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool())
                 .chain(() -> pool.query("DROP SCHEMA IF EXISTS \"" + i.storage.pgSchema() + "\" CASCADE").execute())
+                .chain(() -> i.backup.drop())
                 .replaceWithVoid();
     }
 

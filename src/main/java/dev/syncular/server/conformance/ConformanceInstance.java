@@ -44,10 +44,20 @@ public final class ConformanceInstance {
     final AtomicLong clock;
     final Map<String, Map<String, List<String>>> allowed = new ConcurrentHashMap<>();
     final AtomicBoolean resolverFailing = new AtomicBoolean();
+    /** {@code setResolverOutage}: the resolver signals an outage (§7.3.3), which leases may serve. */
+    final AtomicBoolean resolverOutage = new AtomicBoolean();
+    /** {@code failNextIdempotencyLookup} (capability {@code idempotency-fault}). */
+    final AtomicBoolean failNextIdempotencyLookup = new AtomicBoolean();
+    /** §7.3 auth leases (capability {@code leases}), or {@code null} when the create options set none. */
+    final dev.syncular.server.sync.AuthLeases leases;
+    /** §2.1 backup and restore of this instance's storage (capability {@code backup-restore}). */
+    final StorageBackup backup;
 
     ConformanceInstance(String id, String partition, CompiledSchema schema, PostgresSyncStorage storage,
             PostgresSegmentStore segments, dev.syncular.server.blobs.postgres.PostgresBlobStore blobStore, SyncLimits limits,
-            long nowMs, Long signedUrlTtlSeconds, String segmentBaseUrl, long maxDeltaBytes, long maxPresenceBytes) {
+            long nowMs, Long signedUrlTtlSeconds, String segmentBaseUrl, long maxDeltaBytes, long maxPresenceBytes,
+            Long leaseTtlMs, StorageBackup backup) {
+        this.backup = backup;
         this.maxDeltaBytes = maxDeltaBytes;
         this.maxPresenceBytes = maxPresenceBytes;
         this.id = id;
@@ -58,7 +68,13 @@ public final class ConformanceInstance {
         this.clock = new AtomicLong(nowMs);
         this.resolver = (actor, p) -> resolverFailing.get()
                 ? Uni.createFrom().failure(new IllegalStateException("resolver failing"))
+                // §7.3.3: an outage is a signal, not a throw
+                : resolverOutage.get() ? Uni.createFrom().failure(new dev.syncular.server.sync.ScopeResolverOutage())
                 : Uni.createFrom().item(allowed.getOrDefault(actor, Map.of()));
+        byte[] leaseKey = new byte[32];
+        new java.security.SecureRandom().nextBytes(leaseKey);
+        this.leases = leaseTtlMs == null ? null
+                : new dev.syncular.server.sync.AuthLeases(storage.authLeases(leaseKey), leaseTtlMs, clock::get);
         this.limits = limits;
         this.signingKey = new byte[32];
         new java.security.SecureRandom().nextBytes(signingKey);
@@ -81,7 +97,7 @@ public final class ConformanceInstance {
                                 * 1000);
         this.engine = new SyncEngine(SchemaWindow.single(schema), storage, segments, resolver, limits, clock::get,
                 dev.syncular.server.sync.CrdtMerger.NONE, List.of(), dev.syncular.server.sync.SyncObserver.NONE, signer,
-                true, blobStore);
+                true, blobStore, leases, () -> failNextIdempotencyLookup.getAndSet(false));
     }
 
     public String id() {

@@ -75,7 +75,9 @@ public class ConformanceResource {
         requireEnabled();
         ObjectNode o = JSON.createObjectNode();
         o.put("name", "syncular-server-java");
-        o.putArray("capabilities").add("signed-urls").add("blobs"); // only what really works
+        // only what really works
+        o.putArray("capabilities").add("signed-urls").add("blobs").add("leases").add("backup-restore")
+                .add("idempotency-fault");
         return o;
     }
 
@@ -140,6 +142,33 @@ public class ConformanceResource {
             case "setResolverFailing":
                 i.resolverFailing.set(args.path(0).asBoolean());
                 return done(null);
+            case "setResolverOutage":
+                i.resolverOutage.set(args.path(0).asBoolean());
+                return done(null);
+            case "revokeLease": {
+                // §7.3.4 revokeLease(partition, leaseId)
+                if (i.leases == null) {
+                    return Uni.createFrom().failure(new SyncError(ErrorCode.NOT_FOUND, "auth leases are not enabled"));
+                }
+                String leaseId = args.path(0).asText();
+                return i.leases.revoke(i.partition, leaseId).map(found -> {
+                    if (!found) {
+                        throw new SyncError(ErrorCode.NOT_FOUND, "lease not found", Map.of("leaseId", leaseId));
+                    }
+                    return JSON.getNodeFactory().nullNode();
+                });
+            }
+            case "failNextIdempotencyLookup":
+                i.failNextIdempotencyLookup.set(true);
+                return done(null);
+            case "captureBackup":
+                return i.backup.capture().map(v -> (JsonNode) JSON.getNodeFactory().nullNode());
+            case "restoreBackup":
+                // §2.1: restoring storage to an earlier point rotates the log epoch before serving again
+                return i.backup.restore().chain(() -> i.storage.readPartition(i.partition))
+                        .chain(state -> state == null ? Uni.createFrom().voidItem()
+                                : i.storage.rotateLogEpoch(i.partition).replaceWithVoid())
+                        .map(v -> (JsonNode) JSON.getNodeFactory().nullNode());
             case "advanceClock":
                 return done(JSON.getNodeFactory().numberNode(i.clock.addAndGet(args.path(0).asLong())));
             case "nowMs":

@@ -42,7 +42,9 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
  * {@link AdminCheckpointsResource}'s): partitions (§2.1 log epoch, newest commit, §4.6 horizon, rows per
  * table), a partition's client records (§4.5 cursor, last seen, §8.1 registered subscriptions, wire version),
  * one row with the registered subscriptions that cover it, a pruning pass now (§4.6), the segment store (§5.1)
- * and this pod's operational event tail. Every route is behind {@link AdminAccess}: bearer token, audit line.
+ * and this pod's operational event tail; recovery: the §2.1 backup-restore log-epoch rotation (every client resets
+ * on its next request, every pod's realtime sessions of the partition get {@code reset-required}) and the §7.3.4
+ * auth lease revocation by {@code leaseId} (404 {@code sync.not_found} while leases are off). Every route is behind {@link AdminAccess}: bearer token, audit line.
  * Requests carry no body; answers are JSON trees (no reflection over user types).
  */
 @Path("/admin")
@@ -75,6 +77,9 @@ public class AdminResource {
 
     @Inject
     OperationalEvents events;
+
+    @Inject
+    dev.syncular.server.sync.SyncEngine engine;
 
     @GET
     @Path("/partitions")
@@ -141,6 +146,50 @@ public class AdminResource {
                 return storage.listClients(partition).map(clients -> Response.ok(render(schema, row, clients)).build());
             });
         });
+    }
+
+    @POST
+    @Path("/partitions/{partition}/rotate-epoch")
+    @Operation(summary = "After restoring storage from a backup: rotate the partition's log epoch (§2.1), delete its"
+            + " client cursor records and send reset-required to its realtime sessions on every pod")
+    public Uni<Response> rotateEpoch(@HeaderParam("Authorization") String auth, @PathParam("partition") String partition) {
+        return guarded("POST /admin/partitions/{partition}/rotate-epoch", auth, () -> {
+            String p = AdminAccess.storable(partition);
+            return storage.readPartition(p).flatMap(before -> before == null ? notFound("partition not found",
+                    Map.of("partition", partition)) : storage.rotateLogEpoch(p).map(after -> rotated(before, after)));
+        });
+    }
+
+    @POST
+    @Path("/partitions/{partition}/leases/{leaseId}/revoke")
+    @Operation(summary = "Revoke an auth lease by its leaseId (§7.3.4): the next lease-authorized round of its client"
+            + " fails with sync.auth_lease_revoked; local data is untouched")
+    public Uni<Response> revokeLease(@HeaderParam("Authorization") String auth, @PathParam("partition") String partition,
+            @PathParam("leaseId") String leaseId) {
+        return guarded("POST /admin/partitions/{partition}/leases/{leaseId}/revoke", auth, () -> {
+            dev.syncular.server.sync.AuthLeases leases = engine.leases();
+            if (leases == null) {
+                return notFound("auth leases are not enabled", Map.of());
+            }
+            String p = AdminAccess.storable(partition);
+            String id = AdminAccess.storable(leaseId);
+            return leases.revoke(p, id).flatMap(found -> found
+                    ? Uni.createFrom().item(Response.ok(JSON.createObjectNode().put("partition", p).put("leaseId", id)
+                            .put("revoked", true)).build())
+                    : notFound("lease not found", Map.of("partition", p, "leaseId", id)));
+        });
+    }
+
+    private static Response rotated(PartitionState before, PartitionState after) {
+        return Response.ok(JSON.createObjectNode()
+                .put("partition", after.partition())
+                .put("previousLogEpoch", before.logEpoch())
+                .put("logEpoch", after.logEpoch())
+                .put("maxCommitSeq", after.maxCommitSeq())).build();
+    }
+
+    private static Uni<Response> notFound(String message, Map<String, Object> details) {
+        return Uni.createFrom().item(AdminAccess.error(404, ErrorCode.NOT_FOUND, message, details));
     }
 
     @POST

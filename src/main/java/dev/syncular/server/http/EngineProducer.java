@@ -24,7 +24,9 @@ import dev.syncular.server.ops.SyncMetrics;
 import dev.syncular.server.ops.StorageReadiness;
 import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.sync.AuthLeases;
 import dev.syncular.server.sync.CrdtMerger;
+import dev.syncular.server.sync.IdempotencyLookupFault;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncLimits;
@@ -120,8 +122,27 @@ public class EngineProducer {
                 l.segmentTtl().toMillis(), l.maxSubscriptionsPerRequest(), l.maxResponseBytes().asLongValue());
         return new SyncEngine(window, storage, segments, failures.observe(resolver), limits, System::currentTimeMillis,
                 CrdtMerger.NONE, checkpoints(config), SyncObserver.of(syncMetrics, gateMetrics, events), urls(config, segments),
-                config.segments().sqliteImages(), blobs);
+                config.segments().sqliteImages(), blobs, leases(config, storage), IdempotencyLookupFault.NONE);
     }
+
+    /** §7.3 auth leases from {@code syncular.leases.*}, or {@code null} when disabled (the default). */
+    static AuthLeases leases(SyncularConfig config, PostgresSyncStorage storage) {
+        SyncularConfig.Leases l = config.leases();
+        if (!l.enabled()) {
+            return null;
+        }
+        if (l.ttl().isZero() || l.ttl().isNegative()) {
+            throw new ConfigurationException("syncular.leases.ttl must be more than 0s, was " + l.ttl());
+        }
+        byte[] key = key(l.key(), "syncular.leases.key", MISSING_LEASE_KEY, "syncular development lease key",
+                config.storage().pgSchema(), io.quarkus.runtime.configuration.ConfigUtils.isProfileActive("prod"));
+        return new AuthLeases(storage.authLeases(key), l.ttl().toMillis(), System::currentTimeMillis);
+    }
+
+    static final String MISSING_LEASE_KEY = "syncular.leases.key is not set. Auth lease records (SSP2 §7.3) are sealed"
+            + " at rest and verified by whichever pod serves the client, so every pod needs the same key: set"
+            + " syncular.leases.key (env SYNCULAR_LEASES_KEY) to at least 32 random bytes of text, e.g."
+            + " `openssl rand -base64 48`, the same on every pod; or set syncular.leases.enabled=false.";
 
     /** §5.4: provider presigned GETs for the S3 store, the native HMAC scheme for the embedded one. */
     static SegmentUrls urls(SyncularConfig config, SegmentStore segments) {
@@ -205,18 +226,25 @@ public class EngineProducer {
      * the same in every process on that schema, and public, hence forgeable: development only.
      */
     static byte[] signingKey(java.util.Optional<String> configured, String pgSchema, boolean prod) {
+        return key(configured, "syncular.signed-urls.key", MISSING_KEY, "syncular development signed-URL key", pgSchema,
+                prod);
+    }
+
+    /** An HMAC key from {@code property} (at least 32 bytes), or the development key; see {@link #signingKey}. */
+    static byte[] key(java.util.Optional<String> configured, String property, String missing, String devPurpose,
+            String pgSchema, boolean prod) {
         if (configured.isPresent() && !configured.get().isBlank()) {
             byte[] key = configured.get().getBytes(java.nio.charset.StandardCharsets.UTF_8);
             if (key.length < 32) {
-                throw new ConfigurationException("syncular.signed-urls.key must have at least 32 bytes, had " + key.length);
+                throw new ConfigurationException(property + " must have at least 32 bytes, had " + key.length);
             }
             return key;
         }
         if (prod) {
-            throw new ConfigurationException(MISSING_KEY);
+            throw new ConfigurationException(missing);
         }
         try {
-            return java.security.MessageDigest.getInstance("SHA-256").digest(("syncular development signed-URL key,"
+            return java.security.MessageDigest.getInstance("SHA-256").digest((devPurpose + ","
                     + " storage schema " + pgSchema).getBytes(java.nio.charset.StandardCharsets.UTF_8));
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);

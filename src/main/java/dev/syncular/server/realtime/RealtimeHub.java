@@ -308,6 +308,10 @@ public final class RealtimeHub {
             return;
         }
         String partition = payload.substring(0, colon);
+        if (PostgresSyncStorage.EPOCH_NOTIFICATION.equals(payload.substring(colon + 1))) {
+            epochRotated(partition);
+            return;
+        }
         long seq;
         try {
             seq = Long.parseLong(payload.substring(colon + 1));
@@ -328,6 +332,27 @@ public final class RealtimeHub {
                             }
                             return null;
                         })));
+        tail.whenComplete((v, e) -> partitionTails.remove(partition, tail));
+    }
+
+    /**
+     * §2.1 restore rotation, announced on the commit channel by whichever pod rotated: every local session of the
+     * partition holds the prior timeline, so it is fenced — no delta until its client has pulled again — and told
+     * {@code reset-required} (§8.3); the pull that follows answers the new {@code logEpoch} with the reset.
+     */
+    void epochRotated(String partition) {
+        Set<RealtimeSession> sessions = byPartition.get(partition);
+        if (sessions == null) {
+            return;
+        }
+        // queued behind the partition's pending fan-outs, so no delta of the old timeline follows the wake-up
+        CompletableFuture<Void> tail = partitionTails.compute(partition, (k, previous) ->
+                (previous == null ? CompletableFuture.<Void>completedFuture(null) : previous).thenRun(() -> {
+                    Set<RealtimeSession> now = byPartition.get(partition);
+                    if (now != null) {
+                        now.forEach(s -> s.epochRotated(metrics));
+                    }
+                }));
         tail.whenComplete((v, e) -> partitionTails.remove(partition, tail));
     }
 
@@ -356,7 +381,8 @@ public final class RealtimeHub {
                     s.suppress(WakeReason.CATCHUP_REQUIRED, metrics); // the gate refuses: the pull will say why
                     return;
                 }
-                if (commit == null) {
+                if (commit == null || s.logEpoch == null) {
+                    // gone from the log, or a session fenced by an epoch rotation until its next socket round
                     s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
                     return;
                 }

@@ -163,6 +163,20 @@ final class RealtimeSession {
     }
 
     /**
+     * §2.1 / §8.3: the partition's log epoch was rotated. The session is fenced (suppressed, its observed sequence
+     * forgotten so the restored log's commits are not mistaken for duplicates, its epoch cleared so no ack of the
+     * prior timeline advances a cursor) and sent {@code reset-required}, uncoalesced.
+     */
+    synchronized void epochRotated(RealtimeMetrics metrics) {
+        suppressed = true;
+        observed = 0;
+        unacked.clear();
+        logEpoch = null;
+        wakeOutstanding = false;
+        wake(WakeReason.RESET_REQUIRED, metrics);
+    }
+
+    /**
      * §8.2: an ack lifts suppression once it reaches the highest observed sequence, and advances it. An ack
      * that leaves a suppressed session still behind (a commit observed during the client's catch-up pull)
      * answers a fresh wake-up at once, so the missed commit is pulled without waiting for the next one.

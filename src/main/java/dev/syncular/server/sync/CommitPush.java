@@ -52,9 +52,16 @@ final class CommitPush {
     private final ServeGateCheck check;
     private final PushOperations operations;
     private final SyncObserver observer;
+    private final IdempotencyLookupFault fault;
 
     CommitPush(SchemaWindow window, SyncStorage storage, BlobStore blobs, LongSupplier clock, ServeGates gates,
             ServeGateCheck check, PushOperations operations, SyncObserver observer) {
+        this(window, storage, blobs, clock, gates, check, operations, observer, IdempotencyLookupFault.NONE);
+    }
+
+    CommitPush(SchemaWindow window, SyncStorage storage, BlobStore blobs, LongSupplier clock, ServeGates gates,
+            ServeGateCheck check, PushOperations operations, SyncObserver observer, IdempotencyLookupFault fault) {
+        this.fault = fault;
         this.window = window;
         this.storage = storage;
         this.blobs = blobs;
@@ -100,7 +107,10 @@ final class CommitPush {
                     return Uni.combine().all().unis(tx.findPushResult(clientId, commit.clientCommitId()).map(Optional::ofNullable),
                             prefetch(tx, prefetchIds)).asTuple();
                 })
-                .flatMap(found -> (replayed[0] = found.getItem1().isPresent())
+                .flatMap(found -> fault.failNow()
+                        // §6.3: an unreadable idempotency record answers the retryable cache miss; nothing applied
+                        ? Uni.createFrom().item(cacheMiss(commit))
+                        : (replayed[0] = found.getItem1().isPresent())
                         ? Uni.createFrom().item(replay(found.getItem1().get(), commit))
                         : blobCheck.recheck(tx).flatMap(checked -> {
                             round.blobs = checked;
@@ -149,11 +159,15 @@ final class CommitPush {
             }
             return frames;
         } catch (RuntimeException e) {
-            // §6.3: an unreadable retained result answers sync.idempotency_cache_miss and is not persisted.
-            return List.of(new PushResult(commit.clientCommitId(), CommitStatus.REJECTED, null,
-                    List.of(new OpResult.Error(0, ErrorCode.IDEMPOTENCY_CACHE_MISS.code, "cached push result unreadable",
-                            true))));
+            return cacheMiss(commit);
         }
+    }
+
+    /** §6.3: an unreadable retained result answers {@code sync.idempotency_cache_miss} and is not persisted. */
+    private static List<Frame> cacheMiss(PushCommit commit) {
+        return List.of(new PushResult(commit.clientCommitId(), CommitStatus.REJECTED, null,
+                List.of(new OpResult.Error(0, ErrorCode.IDEMPOTENCY_CACHE_MISS.code, "cached push result unreadable",
+                        true))));
     }
 
     private Uni<List<Frame>> apply(Round round, PushTx tx, PushCommit commit,

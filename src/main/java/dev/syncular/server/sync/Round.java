@@ -1,5 +1,7 @@
 package dev.syncular.server.sync;
 
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.wire.Change;
@@ -33,12 +35,31 @@ final class Round {
     /** Bytes of the data frames (segments, commits) the pull planned so far. */
     long responseBytes;
 
+    /**
+     * §7.3.3: whether the live resolver answered this round (so it issues or refreshes the lease), as opposed to a
+     * failed resolver or lease-authorized service during an outage. Set when {@link #allowed} resolves.
+     */
+    volatile boolean liveAuthority;
+
     Round(SyncRequestContext ctx, ReqHeader header, CompiledSchema clientSchema, ScopeResolver resolver,
             SchemaWindow window, long responseBudget) {
+        this(ctx, header, clientSchema, resolver, window, responseBudget, null);
+    }
+
+    /** @param leases §7.3 auth leases, or {@code null} when not configured */
+    Round(SyncRequestContext ctx, ReqHeader header, CompiledSchema clientSchema, ScopeResolver resolver,
+            SchemaWindow window, long responseBudget, AuthLeases leases) {
         this.ctx = ctx;
         this.header = header;
         this.clientSchema = clientSchema;
-        this.allowed = resolveOnce(resolver, window, ctx);
+        Uni<Optional<Map<String, List<String>>>> live = Uni.createFrom().deferred(() -> resolver.resolveScopes(ctx))
+                .map(Optional::ofNullable)
+                .invoke(o -> liveAuthority = o.isPresent());
+        this.allowed = leases == null ? resolve(live, window) : resolve(live
+                // §7.3.3: every failure but the outage signal still fails loud (revocation, §3.2 rule 5) ...
+                .onFailure(f -> !(f instanceof ScopeResolverOutage)).recoverWithItem(Optional.empty())
+                // ... and an outage is served from a valid lease, or fails the request with its §10.2 code
+                .onFailure().recoverWithUni(() -> leases.authorize(ctx, header.clientId()).map(Optional::of)), window);
         this.responseBudget = responseBudget;
     }
 
@@ -76,10 +97,19 @@ final class Round {
      */
     static Uni<Optional<Map<String, List<String>>>> resolveOnce(ScopeResolver resolver, SchemaWindow window,
             SyncRequestContext ctx) {
-        return Uni.createFrom().deferred(() -> resolver.resolveScopes(ctx))
-                .map(Optional::ofNullable)
-                .onFailure().recoverWithItem(Optional.empty())
+        return resolve(Uni.createFrom().deferred(() -> resolver.resolveScopes(ctx)).map(Optional::ofNullable), window);
+    }
+
+    private static Uni<Optional<Map<String, List<String>>>> resolve(Uni<Optional<Map<String, List<String>>>> resolution,
+            SchemaWindow window) {
+        return resolution
+                .onFailure(f -> !(f instanceof SyncError && isLeaseCode(((SyncError) f).code())))
+                .recoverWithItem(Optional.empty())
                 .invoke(o -> o.ifPresent(m -> EffectiveScopes.validateAllowed(window.current(), m)))
                 .memoize().indefinitely();
+    }
+
+    private static boolean isLeaseCode(ErrorCode code) {
+        return code == ErrorCode.AUTH_LEASE_REQUIRED || code == ErrorCode.AUTH_LEASE_REVOKED;
     }
 }

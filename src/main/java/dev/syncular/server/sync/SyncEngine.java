@@ -56,6 +56,8 @@ public final class SyncEngine {
     private final SyncObserver observer;
     /** Descriptor URLs are provider-presigned (§5.4): their bytes never pass through this server. */
     private final boolean presignedUrls;
+    /** §7.3 auth leases; {@code null} when not configured. */
+    private final AuthLeases leases;
 
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
             SyncLimits limits, LongSupplier clockMs) {
@@ -89,6 +91,19 @@ public final class SyncEngine {
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
             SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
             SyncObserver observer, SegmentUrls urls, boolean buildImages, BlobStore blobs) {
+        this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, observer, urls, buildImages,
+                blobs, null, IdempotencyLookupFault.NONE);
+    }
+
+    /**
+     * @param leases §7.3 auth leases, or {@code null} when not configured (no {@code LEASE} frame, no lookups)
+     * @param fault  the idempotency-lookup fault seam ({@link IdempotencyLookupFault#NONE} in production)
+     */
+    public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
+            SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
+            SyncObserver observer, SegmentUrls urls, boolean buildImages, BlobStore blobs, AuthLeases leases,
+            IdempotencyLookupFault fault) {
+        this.leases = leases;
         this.window = window;
         this.storage = storage;
         this.resolver = resolver;
@@ -99,11 +114,16 @@ public final class SyncEngine {
         this.presignedUrls = urls != null && !(urls instanceof SegmentUrlSigner);
         this.check = new ServeGateCheck(storage, gates, observer);
         this.push = new CommitPush(window, storage, blobs, clockMs, gates, check, new PushOperations(window, merger),
-                observer);
+                observer, fault);
         this.delivery = new SegmentDelivery(window, storage, segments, resolver, limits, clockMs, check, urls);
         RowsLane rows = new RowsLane(storage, delivery);
         ImageLane images = new ImageLane(storage, segments, limits, clockMs, buildImages, delivery, rows, observer);
         this.pull = new Pull(storage, new Bootstrap(storage, rows, images));
+    }
+
+    /** §7.3 auth leases, or {@code null} when not configured. */
+    public AuthLeases leases() {
+        return leases;
     }
 
     public ServeGates gates() {
@@ -243,7 +263,7 @@ public final class SyncEngine {
                 return Uni.createFrom().item(new PlannedResponse(new RespHeader(null, null, state.logEpoch(), true)));
             }
             RequestValidation.validate(header, pushes, pullHeader, subscriptions, clientSchema, limits);
-            Round round = new Round(ctx, header, clientSchema, resolver, window, limits.maxResponseBytes());
+            Round round = new Round(ctx, header, clientSchema, resolver, window, limits.maxResponseBytes(), leases);
             ClientRecord client = entry.client();
             if (client != null && !client.actorId().equals(ctx.actorId())) {
                 return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_CLIENT_ID,
@@ -251,9 +271,16 @@ public final class SyncEngine {
             }
             PlannedResponse planned = new PlannedResponse(round, subscriptions, pullHeader != null, client);
             planned.head.add(new RespHeader(null, null, state.logEpoch(), false));
-            return push.pushAll(round, pushes, planned.head)
+            // §7.3.3: with leases configured every round resolves its authority first (a lease-authorized round
+            // without a valid lease fails before any push), and a live resolution issues or slides the lease
+            Uni<Void> authorized = leases == null ? Uni.createFrom().voidItem() : round.allowed.replaceWithVoid();
+            return authorized.flatMap(a -> push.pushAll(round, pushes, planned.head))
                     .flatMap(v -> pullHeader == null ? Uni.createFrom().voidItem()
                             : pull.pullAll(round, pullHeader, subscriptions, planned, state))
+                    .flatMap(v -> leases == null || !round.liveAuthority ? Uni.createFrom().voidItem()
+                            : round.allowed.flatMap(allowed -> leases.issue(ctx, header.clientId(), allowed.get()))
+                                    // §7.3.2: LEASE right after RESP_HEADER, before any PUSH_RESULT
+                                    .invoke(lease -> planned.head.add(1, lease)).replaceWithVoid())
                     .replaceWith(planned);
         });
     }

@@ -2,6 +2,7 @@ package dev.syncular.server.storage.postgres;
 
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.storage.ActivationResult;
+import dev.syncular.server.storage.AuthLeaseStore;
 import dev.syncular.server.storage.BlobReference;
 import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.ClientRecord;
@@ -67,6 +68,7 @@ public final class PostgresSyncStorage implements SyncStorage {
         }
     }
 
+    private final Pool pool;
     private final String pgSchema;
     private final StorageSchemaMigration migration;
     private final PartitionRegistry registry;
@@ -91,7 +93,7 @@ public final class PostgresSyncStorage implements SyncStorage {
     }
 
     public PostgresSyncStorage(Pool pool, String pgSchema, Settings settings) {
-        Objects.requireNonNull(pool, "pool");
+        this.pool = Objects.requireNonNull(pool, "pool");
         this.pgSchema = Objects.requireNonNull(pgSchema, "pgSchema");
         InstalledSchema installed = new InstalledSchema(pgSchema);
         registry = new PartitionRegistry(pool, pgSchema);
@@ -266,6 +268,18 @@ public final class PostgresSyncStorage implements SyncStorage {
     @Override
     public Uni<List<PartitionState>> listPartitions(String afterPartition, int limit) {
         return registry.listPartitions(afterPartition, limit);
+    }
+
+    /**
+     * The tail of the commit-channel notification {@code <partition>:epoch} that {@link #rotateLogEpoch} sends in its
+     * transaction (a commit's tail is its numeric commitSeq, so the two never collide): every pod's realtime hub
+     * fences that partition's sessions with {@code reset-required} (§2.1, §8.3).
+     */
+    public static final String EPOCH_NOTIFICATION = "epoch";
+
+    /** The §7.3 auth lease store on this storage's schema, sealing records under {@code key}. */
+    public AuthLeaseStore authLeases(byte[] key) {
+        return new PostgresAuthLeaseStore(pool, pgSchema, key);
     }
 
     @Override

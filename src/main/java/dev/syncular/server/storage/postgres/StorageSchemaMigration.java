@@ -67,7 +67,9 @@ import java.util.Objects;
  *       {@code sync_blob_sweep_seq} sequence — the blob reference index and orphan-sweep marks
  *       ({@link BlobReferenceIndex});
  *   <li>{@code sync_jobs(name PK, last_started_at_ms, last_finished_at_ms, ran_by)} — scheduled job runs
- *       ({@link JobLocks}).
+ *       ({@link JobLocks});
+ *   <li>{@code sync_auth_leases(partition_id, client_id) PK} with the sealed §7.3.1 lease record and the unique
+ *       index {@code sync_auth_leases_by_id (partition_id, lease_id)} ({@link PostgresAuthLeaseStore}).
  * </ul>
  *
  * Each of these is a {@link DdlStep} with a catalog probe: a start-up that finds every object runs no DDL.
@@ -229,6 +231,12 @@ final class StorageSchemaMigration {
      * columns added after their table's first release, the writer-fence function and trigger.
      */
     List<DdlStep> coreDdl() {
+        List<DdlStep> steps = new ArrayList<>(tablesDdl());
+        steps.addAll(PostgresAuthLeaseStore.ddl(pgSchema)); // §7.3 auth leases
+        return List.copyOf(steps);
+    }
+
+    private List<DdlStep> tablesDdl() {
         return List.of(
                 DdlStep.schema(pgSchema, "CREATE SCHEMA IF NOT EXISTS " + q(pgSchema)),
                 table("sync_schema", "(id integer PRIMARY KEY CHECK (id = 1),"

@@ -1,0 +1,28 @@
+package dev.syncular.server.storage;
+
+import io.smallrye.mutiny.Uni;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The server's auth lease store (§7.3): one lease per {@code (partition, clientId)}, host-signed at rest (the
+ * store verifies its own signature on read; a record whose signature does not verify reads as absent). Every
+ * method is non-blocking; nothing is cached, so every pod sees every issuance and revocation at once.
+ */
+public interface AuthLeaseStore {
+
+    /**
+     * §7.3.3 issuance and sliding refresh: stores {@code allowedScopes}, {@code issuedAtMs = nowMs} and
+     * {@code expiresAtMs = nowMs + ttlMs} for {@code (partition, clientId)} bound to {@code actorId}. An existing,
+     * unrevoked lease keeps its {@code leaseId}; a revoked one (or one of another actor) is replaced under a fresh
+     * id, so a revoked handle never resurrects (§7.3.4). Returns the stored lease.
+     */
+    Uni<AuthLease> issue(String partition, String clientId, String actorId, Map<String, List<String>> allowedScopes,
+            long nowMs, long ttlMs);
+
+    /** The stored lease of {@code (partition, clientId)}, or a {@code null} item (none, or its signature fails). */
+    Uni<AuthLease> read(String partition, String clientId);
+
+    /** §7.3.4 {@code revokeLease(partition, leaseId)}: durable; the item is whether such a lease existed. */
+    Uni<Boolean> revoke(String partition, String leaseId, long nowMs);
+}

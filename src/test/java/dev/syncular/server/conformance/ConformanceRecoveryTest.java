@@ -1,0 +1,258 @@
+package dev.syncular.server.conformance;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.syncular.server.cli.HttpFailure;
+import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.RealtimeSocket;
+import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.wire.CommitStatus;
+import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.Lease;
+import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.OpResult;
+import dev.syncular.server.wire.PushCommit;
+import dev.syncular.server.wire.PushResult;
+import dev.syncular.server.wire.RespHeader;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
+import io.restassured.path.json.JsonPath;
+import java.net.URI;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The conformance capabilities {@code leases} (§7.3, Appendix B scenario 15), {@code backup-restore} (§2.1 restore
+ * with log-epoch rotation, §8.3 {@code reset-required}) and {@code idempotency-fault} (§6.3
+ * {@code sync.idempotency_cache_miss}) through the running conformance host, real PostgreSQL and real sockets.
+ */
+@QuarkusTest
+@TestProfile(ConformanceHostTest.Enabled.class)
+class ConformanceRecoveryTest {
+    static final String NOTES = ConformanceHostTest.NOTES;
+    static final long START = 1_000_000L;
+    static final long TTL = 60_000L;
+
+    @ConfigProperty(name = "quarkus.http.test-port")
+    int port;
+
+    private String create(String partition, String extra) {
+        return given().contentType("application/json")
+                .body("{\"schema\":" + NOTES + ",\"partition\":\"" + partition + "\",\"nowMs\":" + START + extra + "}")
+                .post("/__conformance/instances").then().statusCode(200).extract().path("id");
+    }
+
+    private static JsonPath call(String id, String method, String args) {
+        return given().contentType("application/json").body("{\"args\":" + args + "}")
+                .post("/__conformance/instances/" + id + "/call/" + method).then().statusCode(200).extract().jsonPath();
+    }
+
+    private SyncTestClient client(String id, String actor) {
+        return new SyncTestClient(SchemaLoader.parse(NOTES), new HttpTransport("http://localhost:" + port
+                + "/__conformance/instances/" + id, null), actor, actor + "-client")
+                .subscribe("s", "notes", Map.of("project_id", List.of("p1")));
+    }
+
+    private static Map<String, Object> note(String id) {
+        return Map.of("id", id, "project_id", "p1", "body", new byte[] {1});
+    }
+
+    /** The {@code LEASE} frame of a response: §7.3.2 at most one, right after {@code RESP_HEADER}; or null. */
+    private static Lease lease(Message m) {
+        Lease found = null;
+        for (int i = 0; i < m.frames().size(); i++) {
+            if (m.frames().get(i) instanceof Lease l) {
+                assertEquals(1, i, "LEASE immediately follows RESP_HEADER (§7.3.2)");
+                assertNull(found, "at most one LEASE per response");
+                found = l;
+            }
+        }
+        return found;
+    }
+
+    private static HttpFailure refused(SyncTestClient c, int status, String code) {
+        HttpFailure f = assertThrows(HttpFailure.class, c::sync);
+        assertEquals(status, f.status);
+        assertTrue(f.body.contains("\"code\":\"" + code + "\""), f.body);
+        return f;
+    }
+
+    private static List<String> serverRows(String id) {
+        return call(id, "readRows", "[\"notes\"]").getList("result.rowId");
+    }
+
+    @Test
+    void capabilitiesNameTheRecoveryFeatures() {
+        List<String> caps = given().get("/__conformance/capabilities").then().statusCode(200).extract().path("capabilities");
+        assertTrue(caps.containsAll(List.of("leases", "backup-restore", "idempotency-fault")), caps.toString());
+        assertTrue(!caps.contains("blob-presign"), "the embedded blob store does not presign: not listed");
+    }
+
+    /** Appendix B scenario 15 (a)–(d). */
+    @Test
+    void authLeaseLifecycle() {
+        String id = create("leases", ",\"leases\":{\"ttlMs\":" + TTL + "}");
+        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        SyncTestClient alice = client(id, "alice");
+        alice.sync(); // §2.1 epoch acquisition: an early answer, no lease
+        assertNull(lease(alice.lastResponse));
+
+        // (a) issued on an authorized round, then slid (same leaseId, later expiry) by the next one (§7.3.3)
+        Lease first = lease(alice.sync());
+        assertNotNull(first, "an authorized round carries a LEASE frame");
+        assertEquals(START + TTL, first.expiresAtMs());
+        call(id, "advanceClock", "[10000]");
+        Lease slid = lease(alice.sync());
+        assertEquals(first.leaseId(), slid.leaseId(), "a refresh slides the same handle");
+        assertEquals(START + 10_000 + TTL, slid.expiresAtMs());
+
+        // (b) outage: an offline write applies under lease authorization; no refresh during lease service
+        call(id, "setResolverOutage", "[true]");
+        alice.upsert("notes", note("n1"), null);
+        Message leased = alice.sync();
+        assertNull(lease(leased), "a lease-authorized round does not refresh the lease");
+        assertTrue(SyncTestClient.applied(alice.results.values().iterator().next()));
+        assertEquals(List.of("n1"), serverRows(id));
+        // the leased scopes still bound writes (§3.4): project p2 is not in the lease
+        String denied = alice.upsert("notes", Map.of("id", "x", "project_id", "p2", "body", new byte[] {2}), null);
+        alice.sync();
+        assertEquals(CommitStatus.REJECTED, alice.result(denied).status());
+        // past expiresAtMs (the virtual clock): the round fails request-level, nothing applied, nothing purged
+        call(id, "advanceClock", "[" + TTL + "]");
+        String queued = alice.upsert("notes", note("n2"), null);
+        refused(alice, 401, "sync.auth_lease_required");
+        assertEquals(List.of("n1"), serverRows(id));
+        assertEquals(1, alice.outbox.size(), "the write stays queued");
+        assertEquals(List.of("n1"), List.copyOf(alice.table("notes").keySet()), "no local data purged");
+        // another actor never held a lease: required, too
+        call(id, "setAllowedScopes", "[\"bob\",{\"project_id\":[\"p1\"]}]");
+        SyncTestClient bob = client(id, "bob");
+        bob.sync();
+        refused(bob, 401, "sync.auth_lease_required");
+        // recovery to a live resolver drains the write and slides the (unrevoked) lease again
+        call(id, "setResolverOutage", "[false]");
+        alice.syncUntilIdle();
+        assertTrue(SyncTestClient.applied(alice.result(queued)));
+        assertEquals(List.of("n1", "n2"), serverRows(id));
+        Lease recovered = lease(alice.lastResponse);
+        assertEquals(first.leaseId(), recovered.leaseId());
+
+        // (c) revocation: a leased round fails with sync.auth_lease_revoked, synced rows survive, recovery mints
+        // a fresh id (§7.3.4)
+        call(id, "revokeLease", "[\"" + recovered.leaseId() + "\"]");
+        call(id, "setResolverOutage", "[true]");
+        refused(alice, 401, "sync.auth_lease_revoked");
+        assertEquals(List.of("n1", "n2"), List.copyOf(alice.table("notes").keySet()));
+        call(id, "setResolverOutage", "[false]");
+        Lease fresh = lease(alice.sync());
+        assertNotEquals(recovered.leaseId(), fresh.leaseId(), "a revoked handle never resurrects");
+        call(id, "setResolverOutage", "[true]");
+        alice.upsert("notes", note("n3"), null);
+        alice.sync(); // the fresh lease authorizes
+        assertEquals(List.of("n1", "n2", "n3"), serverRows(id));
+        given().contentType("application/json").body("{\"args\":[\"lease_unknown\"]}")
+                .post("/__conformance/instances/" + id + "/call/revokeLease").then().statusCode(404)
+                .body("code", equalTo("sync.not_found"));
+        call(id, "close", "[]");
+    }
+
+    /** Scenario 15 (d): without {@code leases} no LEASE frame, and an outage is an ordinary resolver failure. */
+    @Test
+    void featureOffEmitsNothing() {
+        String id = create("no-leases", "");
+        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        SyncTestClient alice = client(id, "alice");
+        alice.upsert("notes", note("n1"), null);
+        alice.syncUntilIdle();
+        assertEquals(List.of("n1"), serverRows(id));
+        for (Frame f : alice.sync().frames()) {
+            assertTrue(!(f instanceof Lease), "no LEASE frame with the feature off");
+        }
+        call(id, "setResolverOutage", "[true]");
+        alice.sync(); // no lease authorization: the subscription revokes as for any resolver failure (§3.2)
+        assertEquals(0, alice.table("notes").size());
+        given().contentType("application/json").body("{\"args\":[\"x\"]}")
+                .post("/__conformance/instances/" + id + "/call/revokeLease").then().statusCode(404);
+        call(id, "close", "[]");
+    }
+
+    /** §2.1 backup restore: storage back to the capture, the epoch rotated, HTTP clients reset, sockets told. */
+    @Test
+    void restoreRotatesTheLogEpoch() throws Exception {
+        String id = create("restore", "");
+        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        SyncTestClient alice = client(id, "alice");
+        alice.upsert("notes", note("n1"), null);
+        alice.syncUntilIdle();
+        String before = alice.state.logEpoch;
+        call(id, "captureBackup", "[]");
+        alice.upsert("notes", note("n2"), null);
+        alice.syncUntilIdle();
+        assertEquals(2, call(id, "getMaxCommitSeq", "[]").getLong("result"));
+
+        RealtimeSocket socket = RealtimeSocket.connect(URI.create("ws://localhost:" + port + "/__conformance/instances/"
+                + id + "/realtime?actorId=alice&clientId=" + alice.clientId), Map.of());
+        assertEquals("{\"$conformance\":\"connected\"}", socket.texts.poll(30, TimeUnit.SECONDS));
+        socket.nextEvent("hello");
+
+        call(id, "restoreBackup", "[]");
+        JsonNode wake = socket.nextEvent("sync").get("data");
+        assertEquals("reset-required", wake.get("reason").asText(), "§8.3: every session of the partition resets");
+        assertEquals(1, call(id, "getMaxCommitSeq", "[]").getLong("result"));
+        assertEquals(List.of("n1"), serverRows(id));
+
+        // the next round presents the old epoch: the reset response with the new one, and no other work (§2.1)
+        Message reset = alice.sync();
+        RespHeader h = (RespHeader) reset.frames().get(0);
+        assertTrue(h.resetRequired());
+        assertNotEquals(before, h.logEpoch());
+        assertEquals(1, reset.frames().size());
+        alice.syncUntilIdle();
+        assertEquals(List.of("n1"), List.copyOf(alice.table("notes").keySet()), "re-bootstrapped from the restore");
+        // nothing to restore without a capture on a fresh instance
+        String other = create("restore-none", "");
+        given().contentType("application/json").body("{\"args\":[]}")
+                .post("/__conformance/instances/" + other + "/call/restoreBackup").then().statusCode(404)
+                .body("code", equalTo("sync.not_found"));
+        call(other, "close", "[]");
+        call(id, "close", "[]");
+    }
+
+    /** §6.3: a failed idempotency lookup answers the retryable cache miss, applies nothing, persists nothing. */
+    @Test
+    void idempotencyLookupFault() {
+        String id = create("idem", "");
+        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        SyncTestClient alice = client(id, "alice");
+        alice.syncUntilIdle();
+        String commitId = alice.upsert("notes", note("n1"), null);
+        PushCommit commit = alice.outbox.get(0);
+        call(id, "failNextIdempotencyLookup", "[]");
+        alice.sync();
+        PushResult miss = alice.result(commitId);
+        assertEquals(CommitStatus.REJECTED, miss.status());
+        assertNull(miss.commitSeq());
+        OpResult.Error error = (OpResult.Error) miss.results().get(0);
+        assertEquals("sync.idempotency_cache_miss", error.code());
+        assertTrue(error.retryable());
+        assertEquals(0, call(id, "getMaxCommitSeq", "[]").getLong("result"), "nothing applied under the miss");
+        // the identical retry applies: the miss was not persisted as the commit's outcome
+        alice.outbox.add(commit);
+        alice.sync();
+        assertTrue(SyncTestClient.applied(alice.result(commitId)));
+        assertEquals(1, call(id, "getMaxCommitSeq", "[]").getLong("result"));
+        call(id, "close", "[]");
+    }
+}
