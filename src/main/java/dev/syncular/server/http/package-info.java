@@ -3,7 +3,8 @@
  * request-decoding checks, streaming SSP2 responses (§1.4) under negotiated transport compression (§1.3,
  * §5.8); the direct segment download with re-authorization (§5.5); the blob routes (§5.9.3, §5.9.5); the
  * admin API under {@code <mount>/admin} ({@code AdminResource}: partitions, client records, row inspection,
- * pruning now, segment store statistics, the event tail; {@code AdminCheckpointsResource}: backfill
+ * pruning now, segment store statistics, the event tail, the §2.1 log-epoch rotation after a restore and §7.3.4
+ * lease revocation; {@code AdminCheckpointsResource}: backfill
  * checkpoints, §2.4), every route behind {@code AdminAccess} (bearer token, audit line) and described in the
  * OpenAPI document at {@code /q/openapi}; the request id of every request ({@code RequestIds}: the
  * {@code X-Request-Id} header and the logging MDC); the §10.1 JSON error bodies; and the CDI wiring of the

@@ -21,6 +21,12 @@
  *       {@link dev.syncular.server.sync.RealtimeDelta}, reusing {@code Pull}'s change filtering.</li>
  *   <li>Scopes (§3.1–§3.4): {@link dev.syncular.server.sync.EffectiveScopes} and the host's
  *       {@link dev.syncular.server.sync.ScopeResolver}; §9 older-client rows: {@code ClientRows}.</li>
+ *   <li>Auth leases (§7.3): {@link dev.syncular.server.sync.AuthLeases} (issuance and sliding refresh on a
+ *       live-authorized round, the outage enforcement seam with {@code sync.auth_lease_required} /
+ *       {@code sync.auth_lease_revoked}, revocation) over the storage's
+ *       {@link dev.syncular.server.storage.AuthLeaseStore}; the host signals an outage with
+ *       {@link dev.syncular.server.sync.ScopeResolverOutage}. {@link dev.syncular.server.sync.IdempotencyLookupFault}
+ *       is the §6.3 cache-miss fault seam of the conformance host.</li>
  *   <li>Blobs (§5.9): {@link dev.syncular.server.sync.BlobService}, the upload / download / sweep logic of the
  *       blob routes.</li>
  *   <li>Operations: {@link dev.syncular.server.sync.SyncObserver}, what the engine tells metrics and the admin

@@ -59,7 +59,12 @@
  *
  * <p>§8.2: {@code PushTransaction}'s commit append also issues {@code pg_notify} on the storage schema's commit
  * channel ({@link dev.syncular.server.storage.postgres.PostgresSyncStorage#notificationChannel}), inside the
- * same statement; {@code CommitLogReads} reads a notified commit whole.
+ * same statement; {@code CommitLogReads} reads a notified commit whole. The §2.1 log-epoch rotation notifies
+ * {@code <partition>:epoch} on the same channel in its transaction, so every pod's hub fences that partition's
+ * sockets ({@link dev.syncular.server.storage.postgres.PostgresSyncStorage#EPOCH_NOTIFICATION}).
+ *
+ * <p>§7.3: {@link dev.syncular.server.storage.postgres.PostgresAuthLeaseStore} keeps auth leases in
+ * {@code sync_auth_leases}, each record sealed with an HMAC under the server's lease key.
  *
  * <p>Only the facade is public (with the static helpers other PostgreSQL stores of the same schema use:
  * {@code q}, {@code applyDdl} with its {@code DdlStep}s, {@code readCommitted}, {@code busy},
