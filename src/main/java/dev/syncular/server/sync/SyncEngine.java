@@ -89,6 +89,14 @@ public final class SyncEngine {
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
             SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
             SyncObserver observer, SegmentUrls urls, boolean buildImages, BlobStore blobs) {
+        this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, observer, urls, buildImages, blobs,
+                WritePolicy.NONE);
+    }
+
+    /** @param policy the host's row and whole-commit validators and reaction planners (§6.7–§6.9) */
+    public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
+            SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
+            SyncObserver observer, SegmentUrls urls, boolean buildImages, BlobStore blobs, WritePolicy policy) {
         this.window = window;
         this.storage = storage;
         this.resolver = resolver;
@@ -98,8 +106,8 @@ public final class SyncEngine {
         this.observer = observer;
         this.presignedUrls = urls != null && !(urls instanceof SegmentUrlSigner);
         this.check = new ServeGateCheck(storage, gates, observer);
-        this.push = new CommitPush(window, storage, blobs, clockMs, gates, check, new PushOperations(window, merger),
-                observer);
+        this.push = new CommitPush(window, storage, blobs, clockMs, gates, check, new PushOperations(window, merger, policy),
+                observer, policy);
         this.delivery = new SegmentDelivery(window, storage, segments, resolver, limits, clockMs, check, urls);
         RowsLane rows = new RowsLane(storage, delivery);
         ImageLane images = new ImageLane(storage, segments, limits, clockMs, buildImages, delivery, rows, observer);
