@@ -42,10 +42,10 @@ public final class PostgresReactionStore implements ReactionStore {
         complete = "UPDATE " + t + " SET status = 'completed', completed_at_ms = $3, lease_owner = NULL,"
                 + " lease_expires_at_ms = NULL WHERE id = $1 AND status = 'leased' AND lease_owner = $2";
         retry = "UPDATE " + t + " SET status = 'pending', due_at_ms = $6, last_error_code = $3,"
-                + " last_error_details = $4::jsonb, failed_at_ms = $5, lease_owner = NULL, lease_expires_at_ms = NULL"
+                + " last_error_details = $4::text::jsonb, failed_at_ms = $5, lease_owner = NULL, lease_expires_at_ms = NULL"
                 + " WHERE id = $1 AND status = 'leased' AND lease_owner = $2";
         deadLetter = "UPDATE " + t + " SET status = 'dead-letter', last_error_code = $3,"
-                + " last_error_details = $4::jsonb, failed_at_ms = $5, lease_owner = NULL, lease_expires_at_ms = NULL"
+                + " last_error_details = $4::text::jsonb, failed_at_ms = $5, lease_owner = NULL, lease_expires_at_ms = NULL"
                 + " WHERE id = $1 AND status = 'leased' AND lease_owner = $2";
         list = "SELECT " + COLUMNS + " FROM " + t + " WHERE id > $1 AND ($2::text IS NULL OR partition_id = $2)"
                 + " AND ($3::text IS NULL OR status = $3) ORDER BY id LIMIT $4";
