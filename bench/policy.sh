@@ -32,9 +32,9 @@ for round in $(seq 1 "$ROUNDS"); do
     for setting in off on; do
         echo "== round $round, validators $setting" >&2
         if [[ "$setting" == on ]]; then
-            SKIP_PACKAGE=1 SYNCULAR_POLICY_FILE="$POLICY" bench/sync.sh 2>&1 | grep -E "push-pull|rounds/s|p99|==" || true
+            SKIP_PACKAGE=1 SYNCULAR_POLICY_FILE="$POLICY" bench/sync.sh 2>&1 | grep -E "Push-pull|^\| [0-9]|rounds/s|==" || true
         else
-            SKIP_PACKAGE=1 bench/sync.sh 2>&1 | grep -E "push-pull|rounds/s|p99|==" || true
+            SKIP_PACKAGE=1 bench/sync.sh 2>&1 | grep -E "Push-pull|^\| [0-9]|rounds/s|==" || true
         fi
     done
 done
