@@ -105,6 +105,16 @@ secret by reference (never a value).
 {{- if .Values.signedUrls.existingSecret }}
 {{ include "syncular-server.secretEnv" (dict "name" "SYNCULAR_SIGNED_URLS_KEY" "secret" .Values.signedUrls.existingSecret "key" .Values.signedUrls.key) }}
 {{- end }}
+{{- with .Values.policy.validatorWebhook }}
+{{- if .existingSecret }}
+{{ include "syncular-server.secretEnv" (dict "name" "SYNCULAR_POLICY_VALIDATOR_WEBHOOK_SECRET" "secret" .existingSecret "key" .key) }}
+{{- end }}
+{{- end }}
+{{- with .Values.policy.reactions }}
+{{- if .existingSecret }}
+{{ include "syncular-server.secretEnv" (dict "name" "SYNCULAR_REACTIONS_WEBHOOK_SECRET" "secret" .existingSecret "key" .key) }}
+{{- end }}
+{{- end }}
 {{- with .Values.env }}
 {{ toYaml . }}
 {{- end }}
@@ -119,6 +129,11 @@ secret by reference (never a value).
 {{- if include "syncular-server.schemaConfigMap" . }}
 - name: schema
   mountPath: /etc/syncular/schema
+  readOnly: true
+{{- end }}
+{{- if .Values.policy.document }}
+- name: policy
+  mountPath: /etc/syncular/policy
   readOnly: true
 {{- end }}
 {{- end }}
@@ -138,6 +153,11 @@ secret by reference (never a value).
   configMap:
     name: {{ . }}
 {{- end }}
+{{- if .Values.policy.document }}
+- name: policy
+  configMap:
+    name: {{ include "syncular-server.fullname" . }}-policy
+{{- end }}
 {{- end }}
 
 {{/* The grace period must cover the preStop pause, the socket drain and a margin (docs/REALTIME.md). */}}
@@ -145,6 +165,12 @@ secret by reference (never a value).
 {{- $needed := add .Values.preStopSleepSeconds .Values.realtime.shutdownGraceSeconds 5 }}
 {{- if lt (int .Values.terminationGracePeriodSeconds) (int $needed) }}
 {{- fail (printf "terminationGracePeriodSeconds (%v) must be at least preStopSleepSeconds + realtime.shutdownGraceSeconds + 5 = %v" .Values.terminationGracePeriodSeconds $needed) }}
+{{- end }}
+{{- if and .Values.policy.validatorWebhook.url (not .Values.policy.validatorWebhook.existingSecret) }}
+{{- fail "policy.validatorWebhook.url needs policy.validatorWebhook.existingSecret (its signing key)" }}
+{{- end }}
+{{- if and .Values.policy.reactions.webhookUrl (not .Values.policy.reactions.existingSecret) }}
+{{- fail "policy.reactions.webhookUrl needs policy.reactions.existingSecret (its signing key)" }}
 {{- end }}
 {{- if and (eq .Values.s3.segmentsStore "s3") (not .Values.s3.bucket) }}
 {{- fail "s3.segmentsStore=s3 needs s3.bucket" }}

@@ -87,6 +87,77 @@ public interface SyncularConfig {
 
     Blobs blobs();
 
+    /** {@code syncular.policy.*}: application policy — validators and reaction rules (§6.7–§6.9, docs/POLICY.md). */
+    Policy policy();
+
+    /** {@code syncular.reactions.*}: delivery of durable reactions (§6.9) to a webhook. */
+    Reactions reactions();
+
+    interface Policy {
+        /**
+         * A JSON policy document ({@code validators}, {@code commitValidators}, {@code reactions}; docs/POLICY.md),
+         * compiled against the schema at start-up: an unknown table or column stops the boot. Unset: none.
+         */
+        Optional<String> file();
+
+        /** A whole-commit validator (§6.8) answered by an HTTPS endpoint. */
+        ValidatorWebhook validatorWebhook();
+
+        interface ValidatorWebhook {
+            /** The endpoint; unset = no webhook validator. */
+            Optional<String> url();
+
+            /** HMAC-SHA256 key of the {@code Syncular-Signature} header (required with a url). */
+            Optional<String> secret();
+
+            /**
+             * Hard limit of one call, while the commit holds its partition lock. A call that times out or fails
+             * (connection error, 5xx) answers the round {@code sync.internal_error} (retryable): nothing applies.
+             */
+            @WithDefault("2s")
+            Duration timeout();
+        }
+    }
+
+    interface Reactions {
+        /** The webhook every reaction is delivered to; unset = reactions are stored but not delivered. */
+        Optional<String> webhookUrl();
+
+        /** HMAC-SHA256 key of the {@code Syncular-Signature} header (required with a url). */
+        Optional<String> webhookSecret();
+
+        /** Hard limit of one delivery call; a timeout is a retryable failure. */
+        @WithDefault("10s")
+        Duration webhookTimeout();
+
+        /** Time between claim passes of each pod's worker. */
+        @WithDefault("1s")
+        String pollInterval();
+
+        /** How long a claimed reaction stays leased to the worker that claimed it. */
+        @WithDefault("30s")
+        Duration lease();
+
+        /** Reactions claimed per pass. */
+        @WithDefault("20")
+        int batchSize();
+
+        /** Retry delay {@code min(max-backoff, initial-backoff × 2^(attempt − 1))}. */
+        @WithDefault("1s")
+        Duration initialBackoff();
+
+        @WithDefault("5m")
+        Duration maxBackoff();
+
+        /** Completed reactions are deleted after this. */
+        @WithDefault("30d")
+        Duration completedRetention();
+
+        /** Dead-lettered reactions are deleted after this. */
+        @WithDefault("90d")
+        Duration deadLetterRetention();
+    }
+
     /** Which store backs bytes: {@code embedded} (PostgreSQL, the zero-setup default) or {@code s3}. */
     enum StoreKind {
         EMBEDDED, S3

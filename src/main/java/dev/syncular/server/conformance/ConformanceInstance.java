@@ -35,6 +35,8 @@ public final class ConformanceInstance {
     /** Blob size cap of conformance instances (the server's default, §5.9.3). */
     static final long BLOB_MAX_BYTES = 100L << 20;
     volatile SyncEngine engine;
+    private dev.syncular.server.segments.SegmentUrlSigner signer;
+    private dev.syncular.server.sync.WritePolicy policy = dev.syncular.server.sync.WritePolicy.NONE;
     /** §8 (the {@code /instances/{id}/realtime} socket): this instance's own hub, started by the first socket. */
     private dev.syncular.server.realtime.RealtimeChannel realtime;
     private java.util.concurrent.CompletableFuture<Void> realtimeStarted;
@@ -95,9 +97,26 @@ public final class ConformanceInstance {
                 : new dev.syncular.server.segments.SegmentUrlSigner(signingKey, segmentBaseUrl,
                         Math.max(0, Math.min(ttlSeconds, dev.syncular.server.segments.SegmentUrlSigner.MAX_TTL_MS / 1000))
                                 * 1000);
+        this.signer = signer;
+        rebuildEngine();
+    }
+
+    /**
+     * Installs the §6.7 row validators ({@code installValidators}; empty clears them) or the §6.8 whole-commit
+     * validators ({@code installCommitValidator}) through the same declarative rules the server reads from
+     * {@code syncular.policy.file}, and rebuilds the engine with them.
+     */
+    synchronized void installPolicy(java.util.Map<String, List<dev.syncular.server.sync.RowValidator>> rows,
+            List<dev.syncular.server.sync.CommitValidator> commits) {
+        policy = new dev.syncular.server.sync.WritePolicy(rows == null ? policy.rowValidators() : rows,
+                commits == null ? policy.commitValidators() : commits, policy.planners());
+        rebuildEngine();
+    }
+
+    private synchronized void rebuildEngine() {
         this.engine = new SyncEngine(SchemaWindow.single(schema), storage, segments, resolver, limits, clock::get,
                 dev.syncular.server.sync.CrdtMerger.NONE, List.of(), dev.syncular.server.sync.SyncObserver.NONE, signer,
-                true, blobStore, leases, () -> failNextIdempotencyLookup.getAndSet(false));
+                true, blobStore, policy, leases, () -> failNextIdempotencyLookup.getAndSet(false));
     }
 
     public String id() {

@@ -12,6 +12,7 @@ import dev.syncular.server.ops.RetentionPolicy;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.policy.PolicyDocument;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.wire.ColumnType;
@@ -76,8 +77,8 @@ public class ConformanceResource {
         ObjectNode o = JSON.createObjectNode();
         o.put("name", "syncular-server-java");
         // only what really works
-        o.putArray("capabilities").add("signed-urls").add("blobs").add("leases").add("backup-restore")
-                .add("idempotency-fault");
+        o.putArray("capabilities").add("signed-urls").add("blobs").add("validators").add("commit-validators")
+                .add("leases").add("backup-restore").add("idempotency-fault");
         return o;
     }
 
@@ -233,6 +234,15 @@ public class ConformanceResource {
                             }
                             return Uni.createFrom().item((JsonNode) o);
                         });
+            case "installValidators":
+                // §6.7 declarative rules: [{table, rule}]; [] switches validation off
+                i.installPolicy(policyArgument(() -> PolicyDocument.rowValidators(args.path(0), i.schema)), null);
+                return done(null);
+            case "installCommitValidator":
+                // §6.8: one requireSiblingWhen rule; no argument removes it
+                i.installPolicy(null, args.path(0).isObject()
+                        ? policyArgument(() -> PolicyDocument.commitValidators(args.path(0), i.schema)) : List.of());
+                return done(null);
             case "readRows":
                 return readRows(i, args.path(0).asText());
             case "close":
@@ -240,6 +250,15 @@ public class ConformanceResource {
             default:
                 return Uni.createFrom().failure(new SyncError(ErrorCode.NOT_FOUND, "unsupported conformance call",
                         Map.of("method", method)));
+        }
+    }
+
+    /** A rule the policy compiler refuses is the caller's error: 400 {@code sync.invalid_request}. */
+    private static <T> T policyArgument(java.util.function.Supplier<T> compile) {
+        try {
+            return compile.get();
+        } catch (IllegalArgumentException e) {
+            throw new SyncError(ErrorCode.INVALID_REQUEST, "invalid policy rule");
         }
     }
 

@@ -116,13 +116,14 @@ public class EngineProducer {
     @Singleton
     SyncEngine engine(SchemaWindow window, PostgresSyncStorage storage, SegmentStore segments,
             ScopeResolver resolver, SyncularConfig config, ServeGateMetrics gateMetrics, SyncMetrics syncMetrics,
-            OperationalEvents events, BlobStore blobs, ScopeResolverFailures failures) {
+            OperationalEvents events, BlobStore blobs, ScopeResolverFailures failures,
+            dev.syncular.server.sync.WritePolicy policy) {
         SyncularConfig.Limits l = config.limits();
         SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), l.inlineSegmentMaxBytes(),
                 l.segmentTtl().toMillis(), l.maxSubscriptionsPerRequest(), l.maxResponseBytes().asLongValue());
         return new SyncEngine(window, storage, segments, failures.observe(resolver), limits, System::currentTimeMillis,
                 CrdtMerger.NONE, checkpoints(config), SyncObserver.of(syncMetrics, gateMetrics, events), urls(config, segments),
-                config.segments().sqliteImages(), blobs, leases(config, storage), IdempotencyLookupFault.NONE);
+                config.segments().sqliteImages(), blobs, policy, leases(config, storage), IdempotencyLookupFault.NONE);
     }
 
     /** §7.3 auth leases from {@code syncular.leases.*}, or {@code null} when disabled (the default). */

@@ -33,6 +33,13 @@ public interface PushTx {
      */
     Uni<List<StoredRow>> readRowsWhere(String table, String column, Object value, int limit);
 
+    /**
+     * Rows of {@code table} whose {@code column} equals the non-null {@code value}, after {@code afterRowId}
+     * (exclusive, by row id bytes; {@code null} from the first), at most {@code limit}: the keyset pages of the
+     * §6.8 candidate scan.
+     */
+    Uni<List<StoredRow>> readRowsWhere(String table, String column, Object value, String afterRowId, int limit);
+
     /** The row's tombstone (§2.2 delete precedence), or a {@code null} item. */
     Uni<Tombstone> readTombstone(String table, String rowId);
 
@@ -96,6 +103,13 @@ public interface PushTx {
      * {@code sync.storage.duplicate_push_result} when the key already holds one.
      */
     Uni<Void> savePushResult(String clientId, String clientCommitId, PushOutcome outcome);
+
+    /**
+     * Appends the reactions a planner returned for the commit at {@code commitSeq} (§6.9), pending and due now,
+     * in this transaction: they exist exactly when the commit does.
+     */
+    Uni<Void> appendReactions(long commitSeq, String clientId, String clientCommitId, List<PlannedReaction> reactions,
+            long nowMs);
 
     /**
      * Runs {@code work} under a SQL savepoint. When it fails, every write it made (including a commitSeq it

@@ -40,8 +40,9 @@ import java.util.function.LongSupplier;
  * (§2.3 idempotency identity, §7.2) or applied in one serialized partition transaction (§6.3, §6.4) — the
  * serve gate re-evaluated under the lock (§2.4), the §5.9.6 / §6.6 blob presence looked up before the lock and
  * re-checked under it, the operations applied in order ({@link PushOperations}), the §6.11 declared references
- * enforced over the result ({@link DeclaredReferences}), then the commit appended and its rows written, or
- * the rejection (§6.3, §6.3.1) persisted.
+ * enforced over the result ({@link DeclaredReferences}), the whole-commit validators and reaction planners run
+ * ({@link CommitPolicy}, §6.8, §6.9), then the commit appended with its rows and reactions written, or the
+ * rejection (§6.3, §6.3.1) persisted.
  */
 final class CommitPush {
     private final SchemaWindow window;
@@ -52,15 +53,18 @@ final class CommitPush {
     private final ServeGateCheck check;
     private final PushOperations operations;
     private final SyncObserver observer;
+    private final WritePolicy policy;
     private final IdempotencyLookupFault fault;
 
     CommitPush(SchemaWindow window, SyncStorage storage, BlobStore blobs, LongSupplier clock, ServeGates gates,
-            ServeGateCheck check, PushOperations operations, SyncObserver observer) {
-        this(window, storage, blobs, clock, gates, check, operations, observer, IdempotencyLookupFault.NONE);
+            ServeGateCheck check, PushOperations operations, SyncObserver observer, WritePolicy policy) {
+        this(window, storage, blobs, clock, gates, check, operations, observer, policy, IdempotencyLookupFault.NONE);
     }
 
     CommitPush(SchemaWindow window, SyncStorage storage, BlobStore blobs, LongSupplier clock, ServeGates gates,
-            ServeGateCheck check, PushOperations operations, SyncObserver observer, IdempotencyLookupFault fault) {
+            ServeGateCheck check, PushOperations operations, SyncObserver observer, WritePolicy policy,
+            IdempotencyLookupFault fault) {
+        this.policy = policy;
         this.fault = fault;
         this.window = window;
         this.storage = storage;
@@ -175,10 +179,19 @@ final class CommitPush {
         Map<String, Staged> staged = new LinkedHashMap<>();
         List<ChangeToWrite> changes = new ArrayList<>();
         List<OpResult> results = new ArrayList<>();
-        return operations.applyOps(round, tx, commit, allowed, 0, staged, fetched, changes, results)
-                .flatMap(r -> r != null ? Uni.createFrom().item(new Rejection(r, null))
+        List<OperationEvidence> evidence = policy.needsCommitEvidence() ? new ArrayList<>() : null;
+        // §6.8 / §6.9 order: operations × N → references (§6.11) → whole-commit validation → reaction planning
+        // → append log, reactions and idempotency result → commit
+        return operations.applyOps(round, tx, commit, allowed, 0, staged, fetched, changes, results, evidence)
+                .flatMap(r -> r != null ? Uni.createFrom().item(r)
                         : DeclaredReferences.enforce(window.current(), tx, staged, changes))
-                .flatMap(rejection -> {
+                .flatMap(rejection -> rejection != null || evidence == null
+                        ? Uni.createFrom().item(new CommitPolicy.Decision(rejection, List.of()))
+                        : CommitPolicy.decide(policy, new CommitEvidence(round.header.clientId(), commit.clientCommitId(),
+                                round.ctx.actorId(), round.ctx.partition(), List.copyOf(evidence)),
+                                new TransactionCandidates(window.current(), tx, staged)))
+                .flatMap(decision -> {
+            Rejection rejection = decision.rejection();
             long now = clock.getAsLong();
             if (rejection != null) {
                 PushResult rejected = new PushResult(commit.clientCommitId(), CommitStatus.REJECTED, null,
@@ -197,7 +210,11 @@ final class CommitPush {
                         .map(v -> frames);
             }
             return tx.appendCommit(round.ctx.actorId(), round.header.clientId(), commit.clientCommitId(), now, changes)
-                    .flatMap(seq -> writeRows(tx, new ArrayList<>(staged.values()), seq, fetched).flatMap(v -> {
+                    .flatMap(seq -> writeRows(tx, new ArrayList<>(staged.values()), seq, fetched)
+                            .flatMap(v -> decision.reactions().isEmpty() ? Uni.createFrom().voidItem()
+                                    : tx.appendReactions(seq, round.header.clientId(), commit.clientCommitId(),
+                                            decision.reactions(), now))
+                            .flatMap(v -> {
                         PushResult applied = new PushResult(commit.clientCommitId(), CommitStatus.APPLIED, seq, results);
                         return tx.savePushResult(round.header.clientId(), commit.clientCommitId(),
                                 new PushOutcome(CommitStatus.APPLIED, seq, MessageEncoder.encodeFrame(applied), now))

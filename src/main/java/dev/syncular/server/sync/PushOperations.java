@@ -35,10 +35,12 @@ import java.util.function.Predicate;
 final class PushOperations {
     private final SchemaWindow window;
     private final CrdtMerger merger;
+    private final WritePolicy policy;
 
-    PushOperations(SchemaWindow window, CrdtMerger merger) {
+    PushOperations(SchemaWindow window, CrdtMerger merger, WritePolicy policy) {
         this.window = window;
         this.merger = merger;
+        this.policy = policy;
     }
 
     /**
@@ -52,25 +54,29 @@ final class PushOperations {
     record Rejection(OpResult result, String detailsJson) {
     }
 
-    /** Runs the operations in order; yields the terminating result record, or {@code null} when all applied. */
-    Uni<OpResult> applyOps(Round round, PushTx tx, PushCommit commit,
+    /**
+     * Runs the operations in order; yields the terminating result record, or {@code null} when all applied.
+     * {@code evidence}, when not null, collects every operation's §6.8 evidence (for whole-commit validators and
+     * reaction planners).
+     */
+    Uni<Rejection> applyOps(Round round, PushTx tx, PushCommit commit,
             Optional<Map<String, List<String>>> allowed, int index, Map<String, Staged> staged,
             Map<String, Optional<StoredRow>> fetched,
-            List<ChangeToWrite> changes, List<OpResult> results) {
+            List<ChangeToWrite> changes, List<OpResult> results, List<OperationEvidence> evidence) {
         // Iterative (not recursive) so a 500-operation commit never grows the stack; stops at the first
         // terminating result (§6.3: operations after it are never attempted).
         boolean[] stopped = new boolean[1];
         return Multi.createFrom().range(index, commit.operations().size())
-                .onItem().transformToUniAndConcatenate(i -> stopped[0] ? Uni.createFrom().<OpResult>nullItem()
-                        : applyOne(round, tx, commit, allowed, i, staged, fetched, changes, results)
+                .onItem().transformToUniAndConcatenate(i -> stopped[0] ? Uni.createFrom().<Rejection>nullItem()
+                        : applyOne(round, tx, commit, allowed, i, staged, fetched, changes, results, evidence)
                                 .invoke(r -> stopped[0] = r != null))
                 .collect().first();
     }
 
-    private Uni<OpResult> applyOne(Round round, PushTx tx, PushCommit commit,
+    private Uni<Rejection> applyOne(Round round, PushTx tx, PushCommit commit,
             Optional<Map<String, List<String>>> allowed, int index, Map<String, Staged> staged,
             Map<String, Optional<StoredRow>> fetched,
-            List<ChangeToWrite> changes, List<OpResult> results) {
+            List<ChangeToWrite> changes, List<OpResult> results, List<OperationEvidence> evidence) {
         PushOperation op = commit.operations().get(index);
         CompiledSchema current = window.current();
         TableSchema table = current.table(op.table());
@@ -106,8 +112,7 @@ final class PushOperations {
                     && EffectiveScopes.authorizesRow(table, values, grant);
             if (op.op() == Op.DELETE) {
                 WriteOutcome outcome = ConflictRules.delete(stored.row == null ? null : state(stored.row), authorized);
-                return onOutcome(round, tx, commit, allowed, index, staged, fetched, changes, results, table, op, key, outcome, stored,
-                        null);
+                return onOutcome(round, index, staged, changes, results, evidence, table, op, key, outcome, stored, null);
             }
             Uni<Boolean> tombstoned = stored.row != null ? Uni.createFrom().item(false)
                     : stored.stagedDelete ? Uni.createFrom().item(true)
@@ -119,16 +124,14 @@ final class PushOperations {
                     // §5.9.6 / §6.6: after the §3.4 check on the same authorization row
                     return error(index, ErrorCode.BLOB_NOT_FOUND, "referenced blob is not in the blob store");
                 }
-                return onOutcome(round, tx, commit, allowed, index, staged, fetched, changes, results, table, op, key, outcome,
-                        stored, row.present());
+                return onOutcome(round, index, staged, changes, results, evidence, table, op, key, outcome, stored,
+                        row.present());
             });
         });
     }
 
-    private Uni<OpResult> onOutcome(Round round, PushTx tx, PushCommit commit,
-            Optional<Map<String, List<String>>> allowed, int index, Map<String, Staged> staged,
-            Map<String, Optional<StoredRow>> fetched,
-            List<ChangeToWrite> changes, List<OpResult> results, TableSchema table, PushOperation op, String key,
+    private Uni<Rejection> onOutcome(Round round, int index, Map<String, Staged> staged, List<ChangeToWrite> changes,
+            List<OpResult> results, List<OperationEvidence> evidence, TableSchema table, PushOperation op, String key,
             WriteOutcome outcome, Current stored, boolean[] presence) {
         if (outcome instanceof WriteOutcome.Reject r) {
             return error(index, r.code(), r.message());
@@ -137,25 +140,62 @@ final class PushOperations {
             TableSchema clientTable = round.clientSchema.table(table.name());
             byte[] serverRow = new RowCodec(clientTable.rowLayout())
                     .encode(ClientRows.narrow(c.serverRow(), clientTable.columnCount()));
-            return Uni.createFrom().item(new OpResult.Conflict(index, ErrorCode.VERSION_CONFLICT.code,
+            return Uni.createFrom().item(new Rejection(new OpResult.Conflict(index, ErrorCode.VERSION_CONFLICT.code,
                     "present columns moved past baseVersion", c.serverVersion(), serverRow,
-                    ClientRows.narrowBitmap(c.conflictColumns(), clientTable.columnCount())));
+                    ClientRows.narrowBitmap(c.conflictColumns(), clientTable.columnCount())), null));
         }
+        Runnable stage;
         if (outcome instanceof WriteOutcome.Apply a) {
             Map<String, String> scopes = EffectiveScopes.storedScopes(table, a.values());
             if (scopes.size() != table.scopePatterns().size()) {
                 return error(index, ErrorCode.MISSING_SCOPES, "change without stored scopes");
             }
-            staged.put(key, new Staged(table.name(), op.rowId(),
-                    new StoredRow(op.rowId(), a.serverVersion(), a.values(), a.columnVersions(), scopes), index,
-                    presence));
-            changes.add(ChangeToWrite.upsert(table.name(), op.rowId(), a.serverVersion(), scopes, a.values()));
+            stage = () -> {
+                staged.put(key, new Staged(table.name(), op.rowId(),
+                        new StoredRow(op.rowId(), a.serverVersion(), a.values(), a.columnVersions(), scopes), index,
+                        presence));
+                changes.add(ChangeToWrite.upsert(table.name(), op.rowId(), a.serverVersion(), scopes, a.values()));
+            };
         } else if (outcome instanceof WriteOutcome.Delete d) {
-            staged.put(key, new Staged(table.name(), op.rowId(), null, index, null));
-            changes.add(ChangeToWrite.delete(table.name(), op.rowId(), EffectiveScopes.storedScopes(table, d.storedValues())));
+            stage = () -> {
+                staged.put(key, new Staged(table.name(), op.rowId(), null, index, null));
+                changes.add(ChangeToWrite.delete(table.name(), op.rowId(), EffectiveScopes.storedScopes(table, d.storedValues())));
+            };
+        } else {
+            stage = () -> { }; // §6.2: deleting an absent row stages nothing
         }
-        results.add(new OpResult.Applied(index));
-        return Uni.createFrom().nullItem();
+        List<RowValidator> validators = policy.rowValidators(table.name());
+        if (validators.isEmpty() && evidence == null) {
+            stage.run();
+            results.add(new OpResult.Applied(index));
+            return Uni.createFrom().nullItem();
+        }
+        OperationEvidence e = evidence(table, op, index, outcome, stored.row);
+        if (evidence != null) {
+            evidence.add(e);
+        }
+        // §6.7: decode → scope authorization → validation → write; a delete of an absent row runs no validator
+        Uni<Void> validated = outcome instanceof WriteOutcome.NoOp ? Uni.createFrom().voidItem()
+                : RowValidation.run(validators, round.ctx.actorId(), round.ctx.partition(), e);
+        return validated.onItem().transform(v -> {
+            stage.run();
+            results.add(new OpResult.Applied(index));
+            return (Rejection) null;
+        }).onFailure(f -> !(f instanceof dev.syncular.server.errors.SyncError))
+                .recoverWithItem(f -> RowValidation.rejection(index, f, RowValidation.ROW_VALIDATOR_FAILED));
+    }
+
+    /** The §6.7 / §6.8 evidence of one decided operation. */
+    private static OperationEvidence evidence(TableSchema table, PushOperation op, int index, WriteOutcome outcome,
+            StoredRow stored) {
+        Map<String, Object> storedRow = stored == null ? null : RowValidation.byName(table, stored.values());
+        Long storedVersion = stored == null ? null : stored.serverVersion();
+        if (outcome instanceof WriteOutcome.Apply a) {
+            return new OperationEvidence(index, OperationEvidence.UPSERT, table.name(), op.rowId(),
+                    RowValidation.byName(table, a.values()), storedRow, storedVersion, a.serverVersion());
+        }
+        return new OperationEvidence(index, OperationEvidence.DELETE, table.name(), op.rowId(), null, storedRow,
+                storedVersion, null);
     }
 
     /**
@@ -177,8 +217,8 @@ final class PushOperations {
         return true;
     }
 
-    private static Uni<OpResult> error(int index, ErrorCode code, String message) {
-        return Uni.createFrom().item(new OpResult.Error(index, code.code, message, code.retryable));
+    private static Uni<Rejection> error(int index, ErrorCode code, String message) {
+        return Uni.createFrom().item(new Rejection(new OpResult.Error(index, code.code, message, code.retryable), null));
     }
 
     /** The row a push operation sees: staged earlier in the commit, else as stored. */

@@ -91,8 +91,16 @@ public final class SyncEngine {
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
             SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
             SyncObserver observer, SegmentUrls urls, boolean buildImages, BlobStore blobs) {
+        this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, observer, urls, buildImages, blobs,
+                WritePolicy.NONE);
+    }
+
+    /** @param policy the host's row and whole-commit validators and reaction planners (§6.7–§6.9) */
+    public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
+            SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
+            SyncObserver observer, SegmentUrls urls, boolean buildImages, BlobStore blobs, WritePolicy policy) {
         this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, observer, urls, buildImages,
-                blobs, null, IdempotencyLookupFault.NONE);
+                blobs, policy, null, IdempotencyLookupFault.NONE);
     }
 
     /**
@@ -101,8 +109,8 @@ public final class SyncEngine {
      */
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
             SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
-            SyncObserver observer, SegmentUrls urls, boolean buildImages, BlobStore blobs, AuthLeases leases,
-            IdempotencyLookupFault fault) {
+            SyncObserver observer, SegmentUrls urls, boolean buildImages, BlobStore blobs, WritePolicy policy,
+            AuthLeases leases, IdempotencyLookupFault fault) {
         this.leases = leases;
         this.window = window;
         this.storage = storage;
@@ -113,8 +121,8 @@ public final class SyncEngine {
         this.observer = observer;
         this.presignedUrls = urls != null && !(urls instanceof SegmentUrlSigner);
         this.check = new ServeGateCheck(storage, gates, observer);
-        this.push = new CommitPush(window, storage, blobs, clockMs, gates, check, new PushOperations(window, merger),
-                observer, fault);
+        this.push = new CommitPush(window, storage, blobs, clockMs, gates, check, new PushOperations(window, merger, policy),
+                observer, policy, fault);
         this.delivery = new SegmentDelivery(window, storage, segments, resolver, limits, clockMs, check, urls);
         RowsLane rows = new RowsLane(storage, delivery);
         ImageLane images = new ImageLane(storage, segments, limits, clockMs, buildImages, delivery, rows, observer);

@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 @TestProfile(ConformanceHostTest.Enabled.class)
-class ConformanceHostTest {
+public class ConformanceHostTest {
     static final String NOTES = "{\"version\":1,\"tables\":[{\"name\":\"notes\",\"primaryKey\":\"id\",\"columns\":["
             + "{\"name\":\"id\",\"type\":\"string\",\"nullable\":false},"
             + "{\"name\":\"project_id\",\"type\":\"string\",\"nullable\":false},"
@@ -80,8 +80,8 @@ class ConformanceHostTest {
     void capabilitiesListOnlyWhatWorks() {
         given().get("/__conformance/capabilities").then().statusCode(200)
                 .body("name", equalTo("syncular-server-java"))
-                .body("capabilities", equalTo(List.of("signed-urls", "blobs", "leases", "backup-restore",
-                        "idempotency-fault")));
+                .body("capabilities", equalTo(List.of("signed-urls", "blobs", "validators", "commit-validators",
+                        "leases", "backup-restore", "idempotency-fault")));
     }
 
     static final String FILES = "{\"version\":1,\"tables\":[{\"name\":\"files\",\"primaryKey\":\"id\",\"columns\":["

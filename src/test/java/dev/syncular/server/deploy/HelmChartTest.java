@@ -237,6 +237,37 @@ class HelmChartTest {
         assertSecretsReferencedNeverInlined(chart);
     }
 
+    /** The application policy (docs/POLICY.md): the document mounted as a file, webhooks configured, keys from Secrets. */
+    @Test
+    void policyDocumentAndWebhooksReachTheServer() {
+        String doc = "{\"validators\":[{\"table\":\"todos\",\"rule\":{\"maxLength\":{\"column\":\"title\",\"max\":200,"
+                + "\"code\":\"app.title_too_long\"}}}]}";
+        RenderedChart chart = RenderedChart.render(t -> t.set("policy.document", doc)
+                .set("policy.validatorWebhook.url", "https://policy.example.com/validate")
+                .set("policy.validatorWebhook.existingSecret", "policy-keys")
+                .set("policy.reactions.webhookUrl", "https://hooks.example.com/reactions")
+                .set("policy.reactions.existingSecret", "reaction-keys"));
+        Properties config = chart.config();
+        assertEquals("/etc/syncular/policy/policy.json", config.getProperty("syncular.policy.file"));
+        assertEquals("https://policy.example.com/validate", config.getProperty("syncular.policy.validator-webhook.url"));
+        assertEquals("2s", config.getProperty("syncular.policy.validator-webhook.timeout"));
+        assertEquals("https://hooks.example.com/reactions", config.getProperty("syncular.reactions.webhook-url"));
+        ConfigMap policy = chart.get(ConfigMap.class, FULLNAME + "-policy");
+        assertEquals(doc, policy.getData().get("policy.json"));
+        Deployment d = chart.get(Deployment.class, FULLNAME);
+        assertTrue(server(d).getVolumeMounts().stream().anyMatch(m -> m.getName().equals("policy")
+                && m.getMountPath().equals("/etc/syncular/policy") && Boolean.TRUE.equals(m.getReadOnly())));
+        assertTrue(d.getSpec().getTemplate().getSpec().getVolumes().stream().anyMatch(v -> v.getName().equals("policy")
+                && v.getConfigMap().getName().equals(FULLNAME + "-policy")));
+        Map<String, EnvVar> env = env(server(d));
+        assertSecretRef(env, "SYNCULAR_POLICY_VALIDATOR_WEBHOOK_SECRET", "policy-keys", "secret");
+        assertSecretRef(env, "SYNCULAR_REACTIONS_WEBHOOK_SECRET", "reaction-keys", "secret");
+        assertSecretsReferencedNeverInlined(chart);
+        Exception unsigned = assertThrows(Exception.class,
+                () -> RenderedChart.render(t -> t.set("policy.reactions.webhookUrl", "https://hooks.example.com/r")));
+        assertTrue(unsigned.getMessage().contains("needs policy.reactions.existingSecret"), unsigned.getMessage());
+    }
+
     @Test
     void refusesValuesThatWouldBreakTheService() {
         Exception grace = assertThrows(Exception.class,

@@ -83,6 +83,7 @@ public final class PostgresSyncStorage implements SyncStorage {
     private final ClientRecords clients;
     private final Pruning pruning;
     private final JobLocks jobs;
+    private final PostgresReactionStore reactions;
 
     /**
      * @param pool     the reactive pool
@@ -108,6 +109,7 @@ public final class PostgresSyncStorage implements SyncStorage {
         clients = new ClientRecords(pool, pgSchema);
         pruning = new Pruning(pool, pgSchema, registry, settings.pruneBatchCommits(), settings.pruneBatchResults());
         jobs = new JobLocks(pool, pgSchema);
+        reactions = new PostgresReactionStore(pool, pgSchema);
         pushes = new PushQueue(pool, registry,
                 new PushTransaction.Context(pgSchema, installed, gates, checkpoints, rows, results, blobs),
                 settings.maxQueuedPerPartition(), settings.lockTimeout().toMillis(), settings.statementTimeout().toMillis());
@@ -115,6 +117,11 @@ public final class PostgresSyncStorage implements SyncStorage {
 
     public String pgSchema() {
         return pgSchema;
+    }
+
+    /** The §6.9 reaction rows' delivery side. */
+    public PostgresReactionStore reactions() {
+        return reactions;
     }
 
     /** The qualified, quoted name of a storage object. */

@@ -125,6 +125,26 @@ final class ProjectionRows {
                 .map(rs -> storedRows(rt.schema, rs));
     }
 
+    /** {@link #readRowsWhere} for a non-null value, after {@code afterRowId} (exclusive; {@code ""} for the first page). */
+    Uni<List<StoredRow>> readRowsWhereAfter(SqlClient c, String partition, String table, String column, Object value,
+            String afterRowId, int limit) {
+        RowTable rt;
+        ColumnSchema col;
+        try {
+            rt = installed.table(table);
+            col = rt.schema.column(column);
+            if (col == null || value == null) {
+                throw new StorageException(StorageException.INVALID_ARGUMENT, "unknown column or null value",
+                        Map.of("table", table, "column", column));
+            }
+        } catch (RuntimeException e) {
+            return Uni.createFrom().failure(e);
+        }
+        return c.preparedQuery(rt.rowsWhereAfterSql(col))
+                .execute(Tuple.of(partition, bindValue(col.type(), value), afterRowId, limit))
+                .map(rs -> storedRows(rt.schema, rs));
+    }
+
     /** The found rows keyed and ordered by the requested ids (absent ids left out). */
     static Map<String, StoredRow> inRequestOrder(List<String> rowIds, Map<String, StoredRow> found) {
         Map<String, StoredRow> out = new LinkedHashMap<>();

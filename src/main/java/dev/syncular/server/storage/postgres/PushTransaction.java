@@ -76,6 +76,8 @@ final class PushTransaction implements PushTx {
         final String insertRowScopes;
         final String deleteTombstone;
         final String upsertTombstone;
+        /** §6.9: a commit's reactions ({@link PostgresReactionStore#appendSql}). */
+        final String appendReactions;
 
         final InstalledSchema installed;
         final ServeGateReads gates;
@@ -102,6 +104,7 @@ final class PushTransaction implements PushTx {
             deleteRowScopes = "DELETE FROM " + rowScopes + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
             insertRowScopes = "INSERT INTO " + rowScopes + " (partition_id, tbl, scope_key, row_id)"
                     + " SELECT $1, $2, k, $3 FROM unnest($4::text[]) AS u(k) ON CONFLICT DO NOTHING";
+            appendReactions = PostgresReactionStore.appendSql(pgSchema);
             deleteTombstone = "DELETE FROM " + tombstones + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
             upsertTombstone = "INSERT INTO " + tombstones + " (partition_id, tbl, row_id, commit_seq)"
                     + " VALUES ($1, $2, $3, $4) ON CONFLICT (partition_id, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq";
@@ -284,6 +287,12 @@ final class PushTransaction implements PushTx {
     @Override
     public Uni<List<StoredRow>> readRowsWhere(String table, String column, Object value, int limit) {
         return afterWrites(() -> x.rows.readRowsWhere(conn, partition(), table, column, value, limit));
+    }
+
+    @Override
+    public Uni<List<StoredRow>> readRowsWhere(String table, String column, Object value, String afterRowId, int limit) {
+        return afterWrites(() -> x.rows.readRowsWhereAfter(conn, partition(), table, column, value,
+                afterRowId == null ? "" : afterRowId, limit));
     }
 
     @Override
@@ -481,6 +490,33 @@ final class PushTransaction implements PushTx {
             return Uni.createFrom().item(Set.of());
         }
         return afterWrites(() -> x.blobs.sweptSince(conn, partition(), sweepMark, blobIds));
+    }
+
+    @Override
+    public Uni<Void> appendReactions(long commitSeq, String clientId, String clientCommitId,
+            List<dev.syncular.server.storage.PlannedReaction> reactions, long nowMs) {
+        int n = reactions.size();
+        String[] keys = new String[n];
+        String[] types = new String[n];
+        Integer[] versions = new Integer[n];
+        String[] payloads = new String[n];
+        String[] idempotencyKeys = new String[n];
+        Integer[] maxAttempts = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            dev.syncular.server.storage.PlannedReaction r = reactions.get(i);
+            keys[i] = r.key();
+            types[i] = r.type();
+            versions[i] = r.version();
+            payloads[i] = r.payloadJson();
+            // §6.9: the stable JSON encoding of [partition, clientId, clientCommitId, key]
+            idempotencyKeys[i] = dev.syncular.server.wire.CanonicalJson.write(List.of(partition(), clientId, clientCommitId, r.key()));
+            maxAttempts[i] = r.maxAttempts();
+        }
+        send(conn.preparedQuery(x.appendReactions).execute(Tuple.tuple().addValue(partition()).addValue(clientId)
+                .addValue(clientCommitId).addValue(commitSeq).addValue(nowMs).addArrayOfString(keys)
+                .addArrayOfString(types).addArrayOfInteger(versions).addArrayOfString(payloads)
+                .addArrayOfString(idempotencyKeys).addArrayOfInteger(maxAttempts)));
+        return Uni.createFrom().voidItem();
     }
 
     @Override

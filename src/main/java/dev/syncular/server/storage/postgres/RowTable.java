@@ -125,6 +125,16 @@ final class RowTable {
                 + " ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $3");
     }
 
+    /**
+     * {@code readRowsWhere} on {@code column} after a row id ({@code $1} partition, {@code $2} value, {@code $3}
+     * exclusive row id, {@code $4} limit): keyset pages of the §6.8 candidate scan.
+     */
+    String rowsWhereAfterSql(ColumnSchema column) {
+        return rowsWhereSql.computeIfAbsent(column.name() + "\u0000after", n -> "SELECT " + selectList + " FROM "
+                + qualifiedName + " WHERE \"_sync_partition\" = $1 AND " + PgSql.q(column.name()) + " = $2"
+                + " AND \"_sync_row_id\" COLLATE \"C\" > $3 ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $4");
+    }
+
     /** {@code readRowsWhere} for the NULL value of {@code column} ({@code $1} partition, {@code $2} limit). */
     String rowsWhereNullSql(ColumnSchema column) {
         return rowsWhereSql.computeIfAbsent(column.name() + "\u0000null", n -> "SELECT " + selectList + " FROM "

@@ -68,6 +68,7 @@ import java.util.Objects;
  *       ({@link BlobReferenceIndex});
  *   <li>{@code sync_jobs(name PK, last_started_at_ms, last_finished_at_ms, ran_by)} — scheduled job runs
  *       ({@link JobLocks});
+ *   <li>{@code sync_reactions} — §6.9 durable reactions and their delivery state ({@link PostgresReactionStore});
  *   <li>{@code sync_auth_leases(partition_id, client_id) PK} with the sealed §7.3.1 lease record and the unique
  *       index {@code sync_auth_leases_by_id (partition_id, lease_id)} ({@link PostgresAuthLeaseStore}).
  * </ul>
@@ -297,6 +298,17 @@ final class StorageSchemaMigration {
                 // one row per scheduled job: when it last ran, on which pod (JobLocks)
                 table("sync_jobs", "(name text PRIMARY KEY, last_started_at_ms bigint NOT NULL,"
                         + " last_finished_at_ms bigint, ran_by text NOT NULL)"),
+                // §6.9 durable reactions: appended with their commit, claimed by delivery workers
+                table("sync_reactions", "(id bigserial PRIMARY KEY, partition_id text NOT NULL,"
+                        + " client_id text NOT NULL, client_commit_id text NOT NULL, commit_seq bigint NOT NULL,"
+                        + " reaction_key text NOT NULL, type text NOT NULL, version integer NOT NULL, payload jsonb NOT NULL,"
+                        + " idempotency_key text NOT NULL, status text NOT NULL"
+                        + " CHECK (status IN ('pending', 'leased', 'completed', 'dead-letter')),"
+                        + " attempts integer NOT NULL, max_attempts integer NOT NULL, due_at_ms bigint NOT NULL,"
+                        + " lease_owner text, lease_expires_at_ms bigint, last_error_code text, last_error_details jsonb,"
+                        + " failed_at_ms bigint, completed_at_ms bigint, created_at_ms bigint NOT NULL,"
+                        + " UNIQUE (partition_id, client_id, client_commit_id, reaction_key))"),
+                index("sync_reactions_due", "sync_reactions", "(due_at_ms, id) WHERE status IN ('pending', 'leased')"),
                 // columns added after their table's first release
                 DdlStep.column(pgSchema, "sync_commits", "writer_version",
                         "ALTER TABLE " + t("sync_commits") + " ADD COLUMN IF NOT EXISTS writer_version bigint"),

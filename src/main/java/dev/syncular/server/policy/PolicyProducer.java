@@ -1,0 +1,82 @@
+package dev.syncular.server.policy;
+
+import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.sync.CommitValidator;
+import dev.syncular.server.sync.ReactionPlanner;
+import dev.syncular.server.sync.RowValidator;
+import dev.syncular.server.sync.WritePolicy;
+import io.quarkus.runtime.configuration.ConfigurationException;
+import io.vertx.mutiny.core.Vertx;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Instance;
+import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Singleton;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The server's {@link WritePolicy} (§6.7–§6.9), from three ways in, in this order:
+ * <ol>
+ *   <li>the declarative document {@code syncular.policy.file} ({@link PolicyDocument});</li>
+ *   <li>CDI beans implementing {@link RowValidator} (its {@code table()}, or every table),
+ *       {@link CommitValidator} and {@link ReactionPlanner}, for teams that build their own image;</li>
+ *   <li>the validator webhook {@code syncular.policy.validator-webhook.*} ({@link WebhookValidator}), last.</li>
+ * </ol>
+ * With none of them the policy is {@link WritePolicy#NONE} and the push path runs no policy code.
+ */
+@ApplicationScoped
+public class PolicyProducer {
+
+    @Produces
+    @Singleton
+    WritePolicy writePolicy(SyncularConfig config, SchemaWindow window, Instance<RowValidator> rowBeans,
+            Instance<CommitValidator> commitBeans, Instance<ReactionPlanner> plannerBeans, Vertx vertx) {
+        var schema = window.current();
+        WritePolicy declared = WritePolicy.NONE;
+        if (config.policy().file().filter(f -> !f.isBlank()).isPresent()) {
+            Path file = Path.of(config.policy().file().get().trim());
+            try {
+                declared = PolicyDocument.parse(Files.readString(file, StandardCharsets.UTF_8), schema);
+            } catch (IOException e) {
+                throw new ConfigurationException("syncular.policy.file cannot be read: " + file.toAbsolutePath());
+            } catch (IllegalArgumentException e) {
+                throw new ConfigurationException("syncular.policy.file " + file.toAbsolutePath() + ": " + e.getMessage());
+            }
+        }
+        Map<String, List<RowValidator>> rows = new HashMap<>();
+        declared.rowValidators().forEach((t, v) -> rows.computeIfAbsent(t, k -> new ArrayList<>()).addAll(v));
+        for (RowValidator v : rowBeans) {
+            if (v.table() != null && schema.table(v.table()) == null) {
+                throw new ConfigurationException("RowValidator bean " + v.getClass().getName()
+                        + " names a table the schema does not have: " + v.table());
+            }
+            for (var t : schema.tables()) {
+                if (v.table() == null || v.table().equals(t.name())) {
+                    rows.computeIfAbsent(t.name(), k -> new ArrayList<>()).add(v);
+                }
+            }
+        }
+        List<CommitValidator> commits = new ArrayList<>(declared.commitValidators());
+        commitBeans.forEach(commits::add);
+        SyncularConfig.Policy.ValidatorWebhook hook = config.policy().validatorWebhook();
+        if (hook.url().filter(u -> !u.isBlank()).isPresent()) {
+            try {
+                commits.add(new WebhookValidator(new Webhook(vertx, hook.url().get(), hook.secret().orElse(null),
+                        hook.timeout()), schema, System::currentTimeMillis));
+            } catch (IllegalArgumentException e) {
+                throw new ConfigurationException("syncular.policy.validator-webhook: " + e.getMessage()
+                        + " (set syncular.policy.validator-webhook.secret)");
+            }
+        }
+        List<ReactionPlanner> planners = new ArrayList<>(declared.planners());
+        plannerBeans.forEach(planners::add);
+        return new WritePolicy(rows, commits, planners);
+    }
+}

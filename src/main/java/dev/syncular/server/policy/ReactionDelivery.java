@@ -1,0 +1,168 @@
+package dev.syncular.server.policy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.storage.Reaction;
+import dev.syncular.server.storage.ReactionStore;
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.scheduler.Scheduled;
+import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.core.Vertx;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jboss.logging.Logger;
+
+/**
+ * The §6.9 delivery worker of this pod: every {@code syncular.reactions.poll-interval} it claims due reactions
+ * (one statement, {@code FOR UPDATE SKIP LOCKED}: pods get disjoint rows) under a fresh lease-owner token and hands
+ * each to the webhook {@code syncular.reactions.webhook-url}, renewing its lease first (a row another worker
+ * reclaimed meanwhile is skipped). Delivery is at least once: a pod that dies mid-call leaves the lease to expire
+ * and another worker delivers again with the same {@code Idempotency-Key}.
+ *
+ * <p>The webhook gets {@code {"id", "type", "version", "payload", "idempotencyKey", "partition", "clientId",
+ * "clientCommitId", "commitSeq", "attempt", "maxAttempts"}}. A 2xx completes the reaction; a 4xx other than 408
+ * and 429 dead-letters it at once ({@code reaction.rejected}); anything else — another status
+ * ({@code reaction.http_error}), a timeout ({@code reaction.timeout}), a connection failure
+ * ({@code reaction.unreachable}) — is retried after {@code min(max-backoff, initial-backoff × 2^(attempt − 1))}
+ * until {@code maxAttempts}, then dead-lettered. Terminal rows past their retention are deleted, at most 1,000 per
+ * pass, at most once a minute per pod.
+ */
+@ApplicationScoped
+public class ReactionDelivery {
+    private static final Logger LOG = Logger.getLogger(ReactionDelivery.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final long PRUNE_EVERY_MS = 60_000;
+    private final ReactionStore store;
+    private final SyncularConfig.Reactions config;
+    private final Webhook webhook;
+    private final AtomicLong lastPrune = new AtomicLong();
+
+    @Inject
+    public ReactionDelivery(PostgresSyncStorage storage, SyncularConfig config, Vertx vertx) {
+        this.store = storage.reactions();
+        this.config = config.reactions();
+        this.webhook = this.config.webhookUrl().filter(u -> !u.isBlank())
+                .map(u -> new Webhook(vertx, u, this.config.webhookSecret().orElse(null), this.config.webhookTimeout()))
+                .orElse(null);
+    }
+
+    void close(@Observes ShutdownEvent event) {
+        if (webhook != null) {
+            webhook.close();
+        }
+    }
+
+    @Scheduled(every = "${syncular.reactions.poll-interval:1s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    Uni<Void> run() {
+        if (webhook == null) {
+            return Uni.createFrom().voidItem();
+        }
+        return runOnce(System.currentTimeMillis()).replaceWithVoid()
+                .onFailure().invoke(e -> LOG.warn("reaction delivery pass failed", e))
+                .onFailure().recoverWithNull();
+    }
+
+    /** One pass: claims a batch and delivers it; yields how many were delivered (completed). */
+    public Uni<Integer> runOnce(long nowMs) {
+        String owner = UUID.randomUUID().toString(); // §6.9: a fresh lease-owner token per runner call
+        long leaseMs = config.lease().toMillis();
+        return prune(nowMs).flatMap(v -> store.claim(owner, nowMs, leaseMs, config.batchSize()))
+                .flatMap(claimed -> Multi.createFrom().iterable(claimed)
+                        .onItem().transformToUniAndConcatenate(r -> deliver(r, owner, leaseMs))
+                        .collect().asList())
+                .map(results -> (int) results.stream().filter(Boolean::booleanValue).count());
+    }
+
+    private Uni<Boolean> deliver(Reaction r, String owner, long leaseMs) {
+        long now = System.currentTimeMillis();
+        return store.renew(r.id(), owner, now + leaseMs).flatMap(held -> {
+            if (!held) {
+                return Uni.createFrom().item(false); // another worker reclaimed it
+            }
+            if (r.attempts() > r.maxAttempts()) { // a worker died during the last attempt
+                return store.fail(r.id(), owner, "reaction.attempts_exhausted", null, now, null).map(x -> false);
+            }
+            return webhook.post(body(r), Map.of("Idempotency-Key", r.idempotencyKey()), now)
+                    .map(answer -> answer.status() >= 200 && answer.status() < 300 ? null
+                            : failure(answer.status() >= 400 && answer.status() < 500 && answer.status() != 408
+                                    && answer.status() != 429 ? "reaction.rejected" : "reaction.http_error", answer.status()))
+                    .onFailure().recoverWithItem(f -> failure(f instanceof TimeoutException ? "reaction.timeout"
+                            : "reaction.unreachable", null))
+                    .flatMap(failure -> record(r, owner, failure));
+        });
+    }
+
+    private record Failure(String code, Integer status) {
+    }
+
+    private static Failure failure(String code, Integer status) {
+        return new Failure(code, status);
+    }
+
+    private Uni<Boolean> record(Reaction r, String owner, Failure failure) {
+        long now = System.currentTimeMillis();
+        if (failure == null) {
+            return store.complete(r.id(), owner, now);
+        }
+        String details = failure.status() == null ? null : JSON.createObjectNode().put("status", failure.status()).toString();
+        boolean permanent = failure.code().equals("reaction.rejected") || r.attempts() >= r.maxAttempts();
+        Long retryAt = permanent ? null : now + backoffMs(r.attempts());
+        if (permanent) {
+            LOG.warnf("reaction %d (%s) dead-lettered: %s", r.id(), r.type(), failure.code());
+        }
+        return store.fail(r.id(), owner, failure.code(), details, now, retryAt).map(x -> false);
+    }
+
+    /** §6.9: {@code min(maxBackoff, initialBackoff × 2^(attempt − 1))}. */
+    long backoffMs(int attempt) {
+        long initial = config.initialBackoff().toMillis();
+        long max = config.maxBackoff().toMillis();
+        int shift = Math.min(Math.max(attempt - 1, 0), 30);
+        return Math.min(max, initial << shift);
+    }
+
+    private Uni<Void> prune(long nowMs) {
+        long last = lastPrune.get();
+        if (nowMs - last < PRUNE_EVERY_MS || !lastPrune.compareAndSet(last, nowMs)) {
+            return Uni.createFrom().voidItem();
+        }
+        return store.prune(nowMs - config.completedRetention().toMillis(), nowMs - config.deadLetterRetention().toMillis(), 1000)
+                .invoke(p -> {
+                    if (p.completed() + p.deadLettered() > 0) {
+                        LOG.infof("reaction retention removed %d completed and %d dead-lettered reactions",
+                                p.completed(), p.deadLettered());
+                    }
+                }).replaceWithVoid();
+    }
+
+    private static String body(Reaction r) {
+        ObjectNode o = JSON.createObjectNode().put("id", r.id()).put("type", r.type()).put("version", r.version());
+        try {
+            o.set("payload", JSON.readTree(r.payloadJson()));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException("stored reaction payload is not JSON", e);
+        }
+        o.put("idempotencyKey", r.idempotencyKey()).put("partition", r.partition()).put("clientId", r.clientId())
+                .put("clientCommitId", r.clientCommitId()).put("commitSeq", r.commitSeq()).put("attempt", r.attempts())
+                .put("maxAttempts", r.maxAttempts());
+        return o.toString();
+    }
+
+    /** Reactions for the admin API. */
+    public ReactionStore store() {
+        return store;
+    }
+
+    static List<String> statuses() {
+        return List.of(Reaction.PENDING, Reaction.LEASED, Reaction.COMPLETED, Reaction.DEAD_LETTER);
+    }
+}

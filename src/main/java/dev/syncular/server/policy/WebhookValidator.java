@@ -1,0 +1,105 @@
+package dev.syncular.server.policy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.sync.CandidateReader;
+import dev.syncular.server.sync.CommitEvidence;
+import dev.syncular.server.sync.CommitValidator;
+import dev.syncular.server.sync.OperationEvidence;
+import dev.syncular.server.sync.ValidationRejection;
+import io.smallrye.mutiny.Uni;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.LongSupplier;
+
+/**
+ * A whole-commit validator (§6.8) answered by a webhook. The request body is the commit's operation evidence:
+ *
+ * <pre>{@code
+ * {"partition", "actorId", "clientId", "clientCommitId",
+ *  "operations": [{"opIndex", "op", "table", "rowId", "row", "stored", "storedServerVersion", "nextServerVersion"}]}
+ * }</pre>
+ *
+ * rows as JSON objects by column name ({@code bytes} and {@code crdt} base64). Answers:
+ * <ul>
+ *   <li>2xx with {@code {"reject": {"code", "message"?, "opIndex"?, "details"?}}}: the commit is rejected with that
+ *       host code (reserved prefixes and malformed details count as a host bug, below);</li>
+ *   <li>any other 2xx: accepted;</li>
+ *   <li>4xx or an unreadable 2xx body: a host bug — {@code sync.constraint_violation},
+ *       {@code whole-commit validator failed};</li>
+ *   <li>no answer within the timeout, a connection failure or 5xx: the round fails with
+ *       {@code sync.internal_error} (retryable) and the commit never applies; nothing is persisted, so the client's
+ *       retry asks again.</li>
+ * </ul>
+ */
+final class WebhookValidator implements CommitValidator {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private final Webhook webhook;
+    private final CompiledSchema schema;
+    private final LongSupplier clock;
+
+    WebhookValidator(Webhook webhook, CompiledSchema schema, LongSupplier clock) {
+        this.webhook = webhook;
+        this.schema = schema;
+        this.clock = clock;
+    }
+
+    @Override
+    public Uni<Void> validate(CommitEvidence commit, CandidateReader read) {
+        String body = evidence(commit).toString();
+        return webhook.post(body, Map.of(), clock.getAsLong())
+                .onFailure().transform(f -> unavailable("unreachable"))
+                .flatMap(answer -> {
+                    if (answer.status() >= 500) {
+                        return Uni.createFrom().failure(unavailable("server_error"));
+                    }
+                    if (answer.status() < 200 || answer.status() >= 300) {
+                        return Uni.createFrom().failure(new IllegalStateException("validator webhook refused the call"));
+                    }
+                    JsonNode reject = parse(answer.body()).path("reject");
+                    if (!reject.isObject()) {
+                        return Uni.createFrom().voidItem();
+                    }
+                    Map<String, Object> details = reject.path("details").isObject()
+                            ? JSON.convertValue(reject.get("details"), LinkedHashMap.class) : null;
+                    return Uni.createFrom().failure(new ValidationRejection(reject.path("opIndex").asInt(-1),
+                            reject.path("code").asText(null), reject.path("message").asText(null), details));
+                });
+    }
+
+    private static SyncError unavailable(String reason) {
+        return new SyncError(ErrorCode.INTERNAL_ERROR, "validator webhook unavailable", Map.of("reason", reason));
+    }
+
+    private static JsonNode parse(String body) {
+        if (body == null || body.isBlank()) {
+            return JSON.createObjectNode();
+        }
+        try {
+            return JSON.readTree(body);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException("validator webhook answered malformed JSON");
+        }
+    }
+
+    private ObjectNode evidence(CommitEvidence commit) {
+        ObjectNode o = JSON.createObjectNode().put("partition", commit.partition()).put("actorId", commit.actorId())
+                .put("clientId", commit.clientId()).put("clientCommitId", commit.clientCommitId());
+        ArrayNode ops = o.putArray("operations");
+        for (OperationEvidence e : commit.operations()) {
+            var table = schema.table(e.table());
+            ObjectNode op = ops.addObject().put("opIndex", e.opIndex()).put("op", e.op()).put("table", e.table())
+                    .put("rowId", e.rowId());
+            op.set("row", RuleValues.row(table, e.row()));
+            op.set("stored", RuleValues.row(table, e.stored()));
+            op.put("storedServerVersion", e.storedServerVersion());
+            op.put("nextServerVersion", e.nextServerVersion());
+        }
+        return o;
+    }
+}

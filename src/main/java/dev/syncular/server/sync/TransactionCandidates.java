@@ -1,0 +1,124 @@
+package dev.syncular.server.sync;
+
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.ScopePattern;
+import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.sync.PushOperations.Staged;
+import dev.syncular.server.wire.ColumnType;
+import io.smallrye.mutiny.Uni;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The §6.8 candidate-state reader of one push transaction: stored rows read on the transaction's connection,
+ * with the rows the commit staged (upserts and deletes, including §6.11 cascades) laid over them.
+ */
+final class TransactionCandidates implements CandidateReader {
+    static final int MAX_SCAN = 1000;
+    private final CompiledSchema schema;
+    private final PushTx tx;
+    private final Map<String, Staged> staged;
+
+    TransactionCandidates(CompiledSchema schema, PushTx tx, Map<String, Staged> staged) {
+        this.schema = schema;
+        this.tx = tx;
+        this.staged = staged;
+    }
+
+    @Override
+    public Uni<CandidateRow> getRow(String table, String rowId) {
+        TableSchema t = table(table);
+        Staged s = staged.get(table + '\u0000' + rowId);
+        if (s != null) {
+            return Uni.createFrom().item(s.row() == null ? null : candidate(t, s.row()));
+        }
+        return tx.readRows(table, List.of(rowId)).map(rows -> {
+            StoredRow r = rows.get(rowId);
+            return r == null ? null : candidate(t, r);
+        });
+    }
+
+    @Override
+    public Uni<List<CandidateRow>> scanRows(String table, Map<String, String> scopeFilter, String afterRowId, int limit) {
+        TableSchema t = table(table);
+        if (scopeFilter == null || scopeFilter.isEmpty()) {
+            throw new StorageException("sync.storage.scan_requires_scope", "a candidate scan needs a scope filter", Map.of());
+        }
+        if (limit < 1 || limit > MAX_SCAN) {
+            throw new StorageException(StorageException.INVALID_ARGUMENT, "scan limit must be 1-1000", Map.of());
+        }
+        Map.Entry<String, String> first = scopeFilter.entrySet().iterator().next();
+        ScopePattern p = t.scopePatterns().stream().filter(x -> x.variable().equals(first.getKey())).findFirst()
+                .orElseThrow(() -> new StorageException(StorageException.INVALID_ARGUMENT, "undeclared scope variable",
+                        Map.of("table", table, "variable", first.getKey())));
+        ColumnType type = t.column(p.columnIndex()).type();
+        Object value = type == ColumnType.INTEGER ? (Object) Long.valueOf(first.getValue()) : first.getValue();
+        // Stored rows by keyset pages on the first variable's column, merged with the staged rows, until full.
+        TreeMap<String, CandidateRow> out = new TreeMap<>(TransactionCandidates::byBytes);
+        for (Staged s : staged.values()) {
+            if (s.table().equals(table) && s.row() != null && after(s.rowId(), afterRowId)
+                    && matches(t, s.row().values(), scopeFilter)) {
+                out.put(s.rowId(), candidate(t, s.row()));
+            }
+        }
+        return page(t, p.column(), value, scopeFilter, afterRowId, limit, out)
+                .map(v -> new ArrayList<>(out.values()).subList(0, Math.min(limit, out.size())));
+    }
+
+    /** Adds stored rows (unless staged) page by page until {@code limit} rows precede the last page's end. */
+    private Uni<Void> page(TableSchema t, String column, Object value, Map<String, String> filter, String after,
+            int limit, TreeMap<String, CandidateRow> out) {
+        return tx.readRowsWhere(t.name(), column, value, after, limit).flatMap(rows -> {
+            for (StoredRow r : rows) {
+                if (!staged.containsKey(t.name() + '\u0000' + r.rowId()) && matches(t, r.values(), filter)) {
+                    out.put(r.rowId(), candidate(t, r));
+                }
+            }
+            if (rows.size() < limit) {
+                return Uni.createFrom().voidItem();
+            }
+            String last = rows.get(rows.size() - 1).rowId();
+            if (out.headMap(last, true).size() >= limit) {
+                return Uni.createFrom().voidItem();
+            }
+            return page(t, column, value, filter, last, limit, out);
+        });
+    }
+
+    private TableSchema table(String table) {
+        TableSchema t = schema.table(table);
+        if (t == null) {
+            throw new StorageException(StorageException.INVALID_ARGUMENT, "unknown table", Map.of("table", table));
+        }
+        return t;
+    }
+
+    private static boolean matches(TableSchema t, Object[] values, Map<String, String> filter) {
+        Map<String, String> scopes = EffectiveScopes.storedScopes(t, values);
+        for (Map.Entry<String, String> e : filter.entrySet()) {
+            if (!e.getValue().equals(scopes.get(e.getKey()))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean after(String rowId, String afterRowId) {
+        return afterRowId == null || byBytes(rowId, afterRowId) > 0;
+    }
+
+    /** Row ids order by their UTF-8 bytes, as the storage's {@code COLLATE "C"} keyset does. */
+    private static int byBytes(String a, String b) {
+        return java.util.Arrays.compareUnsigned(a.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                b.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    private static CandidateRow candidate(TableSchema t, StoredRow r) {
+        return new CandidateRow(t.name(), r.rowId(), r.serverVersion(), RowValidation.byName(t, r.values()));
+    }
+}
