@@ -155,8 +155,7 @@ public class AdminResource {
     public Uni<Response> rotateEpoch(@HeaderParam("Authorization") String auth, @PathParam("partition") String partition) {
         return guarded("POST /admin/partitions/{partition}/rotate-epoch", auth, () -> {
             String p = AdminAccess.storable(partition);
-            return storage.readPartition(p).flatMap(before -> before == null ? notFound("partition not found",
-                    Map.of("partition", partition)) : storage.rotateLogEpoch(p).map(after -> rotated(before, after)));
+            return registered(p, before -> storage.rotateLogEpoch(p).map(after -> rotated(before, after)));
         });
     }
 

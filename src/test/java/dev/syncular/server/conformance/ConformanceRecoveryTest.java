@@ -54,6 +54,13 @@ class ConformanceRecoveryTest {
                 .post("/__conformance/instances").then().statusCode(200).extract().path("id");
     }
 
+    /** A fresh instance where alice is allowed project p1. */
+    private String createForAlice(String partition, String extra) {
+        String id = create(partition, extra);
+        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        return id;
+    }
+
     private static JsonPath call(String id, String method, String args) {
         return given().contentType("application/json").body("{\"args\":" + args + "}")
                 .post("/__conformance/instances/" + id + "/call/" + method).then().statusCode(200).extract().jsonPath();
@@ -103,8 +110,7 @@ class ConformanceRecoveryTest {
     /** Appendix B scenario 15 (a)–(d). */
     @Test
     void authLeaseLifecycle() {
-        String id = create("leases", ",\"leases\":{\"ttlMs\":" + TTL + "}");
-        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        String id = createForAlice("leases", ",\"leases\":{\"ttlMs\":" + TTL + "}");
         SyncTestClient alice = client(id, "alice");
         alice.sync(); // §2.1 epoch acquisition: an early answer, no lease
         assertNull(lease(alice.lastResponse));
@@ -171,8 +177,7 @@ class ConformanceRecoveryTest {
     /** Scenario 15 (d): without {@code leases} no LEASE frame, and an outage is an ordinary resolver failure. */
     @Test
     void featureOffEmitsNothing() {
-        String id = create("no-leases", "");
-        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        String id = createForAlice("no-leases", "");
         SyncTestClient alice = client(id, "alice");
         alice.upsert("notes", note("n1"), null);
         alice.syncUntilIdle();
@@ -191,8 +196,7 @@ class ConformanceRecoveryTest {
     /** §2.1 backup restore: storage back to the capture, the epoch rotated, HTTP clients reset, sockets told. */
     @Test
     void restoreRotatesTheLogEpoch() throws Exception {
-        String id = create("restore", "");
-        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        String id = createForAlice("restore", "");
         SyncTestClient alice = client(id, "alice");
         alice.upsert("notes", note("n1"), null);
         alice.syncUntilIdle();
@@ -233,8 +237,7 @@ class ConformanceRecoveryTest {
     /** §6.3: a failed idempotency lookup answers the retryable cache miss, applies nothing, persists nothing. */
     @Test
     void idempotencyLookupFault() {
-        String id = create("idem", "");
-        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        String id = createForAlice("idem", "");
         SyncTestClient alice = client(id, "alice");
         alice.syncUntilIdle();
         String commitId = alice.upsert("notes", note("n1"), null);
