@@ -22,6 +22,7 @@ import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitFrame;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.SubEnd;
 import dev.syncular.server.wire.SubStart;
@@ -446,6 +447,42 @@ class RealtimeChannelTest {
             otherPool.close().await().atMost(WAIT);
             vertx.close().await().atMost(WAIT);
         }
+        s.ws.abort();
+    }
+
+    /**
+     * §2.1 restore rotation taken by another pod (its own storage over its own pool): this pod's socket of the
+     * partition hears it on the commit channel and gets {@code reset-required} (§8.3); the client's next round
+     * answers the reset with the new epoch, and a socket round re-binds the session to it.
+     */
+    @Test
+    void epochRotationOnAnotherPodResetsThisPodsSockets() throws Exception {
+        SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
+        RealtimeSocket s = syncAndConnect(b);
+        String before = b.state.logEpoch;
+        Vertx vertx = Vertx.vertx();
+        Pool otherPool = dev.syncular.server.testsupport.TestPostgres.pool(vertx, 2);
+        String rotated;
+        try {
+            rotated = new PostgresSyncStorage(otherPool, storage.pgSchema()).rotateLogEpoch(partition)
+                    .await().atMost(WAIT).logEpoch();
+        } finally {
+            otherPool.close().await().atMost(WAIT);
+            vertx.close().await().atMost(WAIT);
+        }
+        assertEquals("reset-required", s.nextEvent("sync").get("data").get("reason").asText());
+        Message reset = b.sync();
+        assertTrue(((RespHeader) reset.frames().get(0)).resetRequired());
+        assertEquals(rotated, b.state.logEpoch);
+        assertTrue(!before.equals(rotated));
+        b.syncUntilIdle();
+        s.round(b.buildRequest().encode(), 64); // a socket round re-binds the session to the new epoch
+        s.ack(b.subscriptions.get("s1").cursor); // caught up: deliveries resume (§8.2)
+        SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
+        a.syncUntilIdle();
+        a.upsert("todos", todo("after"), null);
+        a.sync();
+        assertDelta(s.nextDelta(), b, "after");
         s.ws.abort();
     }
 
