@@ -56,7 +56,8 @@ class AdminApiTest {
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;
 
-    private static RequestSpecification admin() {
+    /** A request carrying {@link #TOKEN} (shared with {@link AdminRecoveryTest}). */
+    static RequestSpecification admin() {
         return given().header("Authorization", "Bearer " + TOKEN);
     }
 

@@ -1,6 +1,7 @@
 package dev.syncular.server.http;
 
 import static io.restassured.RestAssured.given;
+import static dev.syncular.server.http.AdminApiTest.admin;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -19,7 +20,6 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.path.json.JsonPath;
-import io.restassured.specification.RequestSpecification;
 import jakarta.inject.Inject;
 import java.util.List;
 import java.util.Map;
@@ -36,12 +36,10 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 @TestProfile(AdminRecoveryTest.Recovery.class)
 class AdminRecoveryTest {
-    static final String TOKEN = "admin-" + UUID.randomUUID();
-
     public static class Recovery implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.admin.token", TOKEN,
+            return Map.of("syncular.admin.token", AdminApiTest.TOKEN,
                     "syncular.leases.enabled", "true",
                     "syncular.leases.ttl", "1h",
                     "syncular.storage.pg-schema", "sync_recovery_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
@@ -53,10 +51,6 @@ class AdminRecoveryTest {
 
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;
-
-    private static RequestSpecification admin() {
-        return given().header("Authorization", "Bearer " + TOKEN);
-    }
 
     private SyncTestClient client(String partition, String actor) {
         return new SyncTestClient(window.current(), new HttpTransport("http://localhost:" + port, partition), actor,
