@@ -13,7 +13,9 @@
  * records), §2.4 (storage layout, same-version readiness, the schema upgrade writer fence and backfill
  * checkpoints behind the serve gate), §3.1 (stored scopes and the scope-key indexes), §4.5 (commit windows,
  * client cursor records), §4.6 (the pruning horizon), §4.7 (bootstrap pages and the scope pin), §5.9.4 (the
- * blob reference index) and §6.4 (per-partition serialized, atomic push transactions).
+ * blob reference index), §6.4 (per-partition serialized, atomic push transactions) and §6.9 (durable reactions:
+ * {@link dev.syncular.server.storage.PlannedReaction} rows appended by the push transaction, their delivery state
+ * behind {@link dev.syncular.server.storage.ReactionStore}).
  *
  * <p>May depend on {@code schema} (the compiled schema), {@code wire} (ops, commit statuses, row values) and
  * Mutiny; on nothing above it (no {@code sync}, {@code http}, {@code ops}). The PostgreSQL implementation
