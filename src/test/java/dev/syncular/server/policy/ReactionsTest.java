@@ -227,6 +227,9 @@ class ReactionsTest {
                 && Reaction.COMPLETED.equals(r.path("status").asText())));
         given().header("Authorization", "Bearer " + TOKEN).get("/admin/reactions").then().statusCode(200);
         given().get("/admin/reactions").then().statusCode(401);
+        String tail = given().header("Authorization", "Bearer " + TOKEN).get("/admin/events")
+                .then().statusCode(200).extract().asString();
+        assertTrue(tail.contains("\"kind\":\"reaction.dead_lettered\"") && tail.contains("\"kind\":\"reaction.retried\""), tail);
     }
 
     @Test
