@@ -45,9 +45,14 @@ public final class ConformanceInstance {
     final Map<String, Map<String, List<String>>> allowed = new ConcurrentHashMap<>();
     final AtomicBoolean resolverFailing = new AtomicBoolean();
 
+    /** The §5.10.2 merger registry the instance's pushes merge {@code crdt} columns with. */
+    private final dev.syncular.server.sync.CrdtMerger crdtMerger;
+
     ConformanceInstance(String id, String partition, CompiledSchema schema, PostgresSyncStorage storage,
             PostgresSegmentStore segments, dev.syncular.server.blobs.postgres.PostgresBlobStore blobStore, SyncLimits limits,
-            long nowMs, Long signedUrlTtlSeconds, String segmentBaseUrl, long maxDeltaBytes, long maxPresenceBytes) {
+            long nowMs, Long signedUrlTtlSeconds, String segmentBaseUrl, long maxDeltaBytes, long maxPresenceBytes,
+            dev.syncular.server.sync.CrdtMerger crdtMerger) {
+        this.crdtMerger = crdtMerger;
         this.maxDeltaBytes = maxDeltaBytes;
         this.maxPresenceBytes = maxPresenceBytes;
         this.id = id;
@@ -80,7 +85,7 @@ public final class ConformanceInstance {
                         Math.max(0, Math.min(ttlSeconds, dev.syncular.server.segments.SegmentUrlSigner.MAX_TTL_MS / 1000))
                                 * 1000);
         this.engine = new SyncEngine(SchemaWindow.single(schema), storage, segments, resolver, limits, clock::get,
-                dev.syncular.server.sync.CrdtMerger.NONE, List.of(), dev.syncular.server.sync.SyncObserver.NONE, signer,
+                crdtMerger, List.of(), dev.syncular.server.sync.SyncObserver.NONE, signer,
                 true, blobStore);
     }
 

@@ -75,7 +75,7 @@ public class ConformanceResource {
         requireEnabled();
         ObjectNode o = JSON.createObjectNode();
         o.put("name", "syncular-server-java");
-        o.putArray("capabilities").add("signed-urls").add("blobs"); // only what really works
+        o.putArray("capabilities").add("signed-urls").add("blobs").add("crdt"); // only what really works
         return o;
     }
 
