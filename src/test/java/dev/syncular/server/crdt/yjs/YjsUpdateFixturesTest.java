@@ -6,12 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.IOException;
-import java.io.InputStream;
+import dev.syncular.server.testsupport.YjsFixtures;
 import java.util.ArrayList;
-import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -24,37 +20,28 @@ import org.junit.jupiter.params.provider.ValueSource;
  * recorded contents show commutativity, associativity and idempotence in document state.
  */
 class YjsUpdateFixturesTest {
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HexFormat HEX = HexFormat.of();
     private static final YjsDocMerger MERGER = new YjsDocMerger();
 
-    private static JsonNode fixture(String name) throws IOException {
-        try (InputStream in = YjsUpdateFixturesTest.class.getResourceAsStream("/crdt/yjs/" + name + ".json")) {
-            assertTrue(in != null, "fixture " + name);
-            return JSON.readTree(in);
-        }
+    private static JsonNode fixture(String name) {
+        return YjsFixtures.load(name);
     }
 
     private static byte[] bytes(JsonNode hex) {
-        return HEX.parseHex(hex.asText());
+        return YjsFixtures.bytes(hex);
     }
 
     private static String hex(byte[] b) {
-        return HEX.formatHex(b);
+        return YjsFixtures.hex(b);
     }
 
     private static Map<String, byte[]> inputs(JsonNode f) {
-        Map<String, byte[]> m = new LinkedHashMap<>();
-        for (JsonNode in : f.get("inputs")) {
-            m.put(in.get("name").asText(), bytes(in.get("bytes")));
-        }
-        return m;
+        return YjsFixtures.inputs(f);
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"text-three-clients", "text-concurrent-deletes", "text-keystrokes", "map-edits",
             "array-nested", "offline-replay", "offline-gap", "overlap-slicing"})
-    void decodeAndWriteBackIsYjsByteForByte(String name) throws IOException {
+    void decodeAndWriteBackIsYjsByteForByte(String name) {
         JsonNode f = fixture(name);
         for (JsonNode in : f.get("inputs")) {
             byte[] normalized = bytes(in.get("normalized"));
@@ -72,7 +59,7 @@ class YjsUpdateFixturesTest {
     @ParameterizedTest
     @ValueSource(strings = {"text-three-clients", "text-concurrent-deletes", "text-keystrokes", "map-edits",
             "array-nested", "offline-replay", "offline-gap", "overlap-slicing"})
-    void mergesGiveYjsBytesInEveryOrder(String name) throws IOException {
+    void mergesGiveYjsBytesInEveryOrder(String name) {
         JsonNode f = fixture(name);
         Map<String, byte[]> inputs = inputs(f);
         JsonNode expected = f.get("expectedContent");
@@ -96,7 +83,7 @@ class YjsUpdateFixturesTest {
     @ParameterizedTest
     @ValueSource(strings = {"text-three-clients", "text-concurrent-deletes", "text-keystrokes", "map-edits",
             "array-nested", "offline-replay", "offline-gap", "overlap-slicing"})
-    void idempotentAndAssociative(String name) throws IOException {
+    void idempotentAndAssociative(String name) {
         JsonNode f = fixture(name);
         Map<String, byte[]> inputs = inputs(f);
         JsonNode expected = f.get("expectedContent");
@@ -121,7 +108,7 @@ class YjsUpdateFixturesTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"text-three-clients", "map-edits", "array-nested", "overlap-slicing"})
-    void malformedBytesThrow(String name) throws IOException {
+    void malformedBytesThrow(String name) {
         for (byte[] update : inputs(fixture(name)).values()) {
             for (int len = 1; len < update.length; len++) { // every truncation
                 byte[] cut = java.util.Arrays.copyOf(update, len);
