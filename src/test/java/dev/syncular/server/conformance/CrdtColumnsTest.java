@@ -292,6 +292,7 @@ class CrdtColumnsTest {
         given().contentType("application/json")
                 .body("{\"schema\":" + NOTES.replace("yjs-doc", "no-such-merger") + ",\"partition\":\"x\",\"nowMs\":1}")
                 .post("/__conformance/instances").then().statusCode(400)
-                .body("code", equalTo("sync.invalid_request"));
+                .body("code", equalTo("sync.invalid_request"))
+                .body("details.reason", equalTo("crdt_type_unknown"));
     }
 }
