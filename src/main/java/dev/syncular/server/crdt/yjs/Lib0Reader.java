@@ -94,7 +94,13 @@ final class Lib0Reader {
     }
 
     String readVarString() {
-        return new String(readVarBytes(), StandardCharsets.UTF_8);
+        long n = readVarUint();
+        if (n > bytes.length - pos) {
+            throw new YjsFormatException("unexpected end of update");
+        }
+        String s = new String(bytes, pos, (int) n, StandardCharsets.UTF_8);
+        pos += (int) n;
+        return s;
     }
 
     private ByteBuffer fixed(int n) {

@@ -1,6 +1,5 @@
 package dev.syncular.server.crdt.yjs;
 
-import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -12,44 +11,55 @@ import java.nio.charset.StandardCharsets;
 final class Lib0Writer {
     private static final byte[] REPLACEMENT = {(byte) 0xef, (byte) 0xbf, (byte) 0xbd};
 
-    private final ByteArrayOutputStream out;
+    private byte[] buf;
+    private int size;
 
     Lib0Writer(int capacity) {
-        out = new ByteArrayOutputStream(capacity);
+        buf = new byte[Math.max(16, capacity)];
     }
 
     int size() {
-        return out.size();
+        return size;
     }
 
     byte[] toBytes() {
-        return out.toByteArray();
+        return java.util.Arrays.copyOf(buf, size);
+    }
+
+    private void ensure(int more) {
+        if (buf.length - size < more) {
+            buf = java.util.Arrays.copyOf(buf, Math.max(buf.length * 2, size + more));
+        }
     }
 
     void writeUint8(int b) {
-        out.write(b);
+        ensure(1);
+        buf[size++] = (byte) b;
     }
 
     void writeBytes(byte[] b) {
-        out.write(b, 0, b.length);
+        ensure(b.length);
+        System.arraycopy(b, 0, buf, size, b.length);
+        size += b.length;
     }
 
     void writeVarUint(long n) {
+        ensure(10);
         while (n > 0x7f) {
-            out.write((int) (0x80 | (n & 0x7f)));
+            buf[size++] = (byte) (0x80 | (n & 0x7f));
             n >>>= 7;
         }
-        out.write((int) n);
+        buf[size++] = (byte) n;
     }
 
     /** lib0's signed varint of an integral JavaScript number, {@code -0.0} keeping its sign bit. */
     void writeVarInt(double value) {
         boolean negative = value < 0 || (value == 0 && 1 / value < 0);
         long n = (long) Math.abs(value);
-        out.write((n > 0x3f ? 0x80 : 0) | (negative ? 0x40 : 0) | (int) (n & 0x3f));
+        writeUint8((n > 0x3f ? 0x80 : 0) | (negative ? 0x40 : 0) | (int) (n & 0x3f));
         n >>>= 6;
         while (n > 0) {
-            out.write((n > 0x7f ? 0x80 : 0) | (int) (n & 0x7f));
+            writeUint8((n > 0x7f ? 0x80 : 0) | (int) (n & 0x7f));
             n >>>= 7;
         }
     }
