@@ -17,7 +17,7 @@ sealed interface ItemContent {
     void write(Lib0Writer w);
 
     /** The part from {@code offset} on, for an item whose start another update already supplied. */
-    ItemContent sliceFrom(int offset);
+    ItemContent sliceFrom(long offset);
 
     static ItemContent read(int ref, Lib0Reader r) {
         switch (ref) {
@@ -73,7 +73,7 @@ sealed interface ItemContent {
             w.writeVarUint(len);
         }
 
-        public ItemContent sliceFrom(int offset) {
+        public ItemContent sliceFrom(long offset) {
             return new Deleted(len - offset);
         }
     }
@@ -95,8 +95,8 @@ sealed interface ItemContent {
             }
         }
 
-        public ItemContent sliceFrom(int offset) {
-            return new Json(values.subList(offset, values.size()));
+        public ItemContent sliceFrom(long offset) {
+            return new Json(values.subList((int) offset, values.size()));
         }
     }
 
@@ -114,7 +114,7 @@ sealed interface ItemContent {
             w.writeVarBytes(bytes);
         }
 
-        public ItemContent sliceFrom(int offset) {
+        public ItemContent sliceFrom(long offset) {
             throw unsplittable();
         }
     }
@@ -133,9 +133,9 @@ sealed interface ItemContent {
             w.writeVarString(text);
         }
 
-        public ItemContent sliceFrom(int offset) {
-            String right = text.substring(offset);
-            if (Character.isHighSurrogate(text.charAt(offset - 1)) && !right.isEmpty()) {
+        public ItemContent sliceFrom(long offset) {
+            String right = text.substring((int) offset);
+            if (Character.isHighSurrogate(text.charAt((int) offset - 1)) && !right.isEmpty()) {
                 right = '\ufffd' + right.substring(1);
             }
             return new Str(right);
@@ -156,7 +156,7 @@ sealed interface ItemContent {
             w.writeVarString(json);
         }
 
-        public ItemContent sliceFrom(int offset) {
+        public ItemContent sliceFrom(long offset) {
             throw unsplittable();
         }
     }
@@ -176,7 +176,7 @@ sealed interface ItemContent {
             w.writeVarString(json);
         }
 
-        public ItemContent sliceFrom(int offset) {
+        public ItemContent sliceFrom(long offset) {
             throw unsplittable();
         }
     }
@@ -209,7 +209,7 @@ sealed interface ItemContent {
             }
         }
 
-        public ItemContent sliceFrom(int offset) {
+        public ItemContent sliceFrom(long offset) {
             throw unsplittable();
         }
     }
@@ -231,8 +231,8 @@ sealed interface ItemContent {
             }
         }
 
-        public ItemContent sliceFrom(int offset) {
-            return new Any(values.subList(offset, values.size()));
+        public ItemContent sliceFrom(long offset) {
+            return new Any(values.subList((int) offset, values.size()));
         }
     }
 
@@ -251,7 +251,7 @@ sealed interface ItemContent {
             YjsAny.write(w, options);
         }
 
-        public ItemContent sliceFrom(int offset) {
+        public ItemContent sliceFrom(long offset) {
             throw unsplittable();
         }
     }

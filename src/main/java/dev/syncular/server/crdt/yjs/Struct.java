@@ -88,7 +88,11 @@ sealed interface Struct {
             return length;
         }
 
+        /** Narrowing below one tick only happens on updates whose clocks run backwards: refused. */
         void setLength(long length) {
+            if (length <= 0) {
+                throw new YjsFormatException("struct clocks out of order");
+            }
             this.length = length;
         }
 
@@ -150,7 +154,7 @@ sealed interface Struct {
         /** The right part: its origin is the tick before it, as if it had been typed after it. */
         public Struct sliceFrom(long offset) {
             return new Item(client, clock + offset, new YjsId(client, clock + offset - 1), rightOrigin, parent,
-                    parentSub, content.sliceFrom((int) offset));
+                    parentSub, content.sliceFrom(offset));
         }
     }
 }

@@ -123,4 +123,35 @@ class YjsUpdateFixturesTest {
                 () -> MERGER.merge(null, new byte[] {1, 1, 5, 0, 0x28, 1, 1, 'm', 1, 'k', 1, 80, 0}));
         assertThrows(YjsFormatException.class, () -> MERGER.merge(null, "not a yjs update".getBytes()));
     }
+
+    /**
+     * Hostile input: random byte changes of every input, merged into the fixture's final state, either merge or
+     * throw {@link YjsFormatException} (the push then answers {@code sync.crdt_merge_failed}), never another
+     * failure; a merged result is itself readable.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"text-concurrent-deletes", "map-edits", "array-nested", "overlap-slicing"})
+    void mutatedUpdatesMergeOrThrowTheFormatError(String name) {
+        JsonNode f = fixture(name);
+        byte[] fin = bytes(f.get("final"));
+        java.util.Random random = new java.util.Random(name.hashCode());
+        int merged = 0;
+        int refused = 0;
+        for (byte[] update : inputs(f).values()) {
+            for (int i = 0; i < 400; i++) {
+                byte[] m = update.clone();
+                for (int k = 1 + random.nextInt(3); k > 0; k--) {
+                    m[random.nextInt(m.length)] = (byte) random.nextInt(256);
+                }
+                try {
+                    byte[] out = MERGER.merge(fin, m);
+                    UpdateMerger.normalize(out);
+                    merged++;
+                } catch (YjsFormatException e) {
+                    refused++;
+                }
+            }
+        }
+        assertTrue(merged > 0 && refused > 0, merged + " merged, " + refused + " refused");
+    }
 }
