@@ -47,9 +47,14 @@ public final class ConformanceInstance {
     final Map<String, Map<String, List<String>>> allowed = new ConcurrentHashMap<>();
     final AtomicBoolean resolverFailing = new AtomicBoolean();
 
+    /** The §5.10.2 merger registry the instance's pushes merge {@code crdt} columns with. */
+    private final dev.syncular.server.sync.CrdtMerger crdtMerger;
+
     ConformanceInstance(String id, String partition, CompiledSchema schema, PostgresSyncStorage storage,
             PostgresSegmentStore segments, dev.syncular.server.blobs.postgres.PostgresBlobStore blobStore, SyncLimits limits,
-            long nowMs, Long signedUrlTtlSeconds, String segmentBaseUrl, long maxDeltaBytes, long maxPresenceBytes) {
+            long nowMs, Long signedUrlTtlSeconds, String segmentBaseUrl, long maxDeltaBytes, long maxPresenceBytes,
+            dev.syncular.server.sync.CrdtMerger crdtMerger) {
+        this.crdtMerger = crdtMerger;
         this.maxDeltaBytes = maxDeltaBytes;
         this.maxPresenceBytes = maxPresenceBytes;
         this.id = id;
@@ -99,7 +104,7 @@ public final class ConformanceInstance {
 
     private synchronized void rebuildEngine() {
         this.engine = new SyncEngine(SchemaWindow.single(schema), storage, segments, resolver, limits, clock::get,
-                dev.syncular.server.sync.CrdtMerger.NONE, List.of(), dev.syncular.server.sync.SyncObserver.NONE, signer,
+                crdtMerger, List.of(), dev.syncular.server.sync.SyncObserver.NONE, signer,
                 true, blobStore, policy);
     }
 

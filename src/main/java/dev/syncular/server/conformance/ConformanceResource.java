@@ -76,7 +76,8 @@ public class ConformanceResource {
         requireEnabled();
         ObjectNode o = JSON.createObjectNode();
         o.put("name", "syncular-server-java");
-        o.putArray("capabilities").add("signed-urls").add("blobs").add("validators").add("commit-validators"); // only what really works
+        o.putArray("capabilities").add("signed-urls").add("blobs").add("crdt").add("validators")
+                .add("commit-validators"); // only what really works
         return o;
     }
 

@@ -2,7 +2,8 @@
  * The conformance host: a registry of isolated server instances — each a real engine over real PostgreSQL
  * storage and segment store in a PostgreSQL schema of its own — and the HTTP surface that drives them
  * through the same {@code /sync}, segment and realtime (§8, a hub per instance) bindings as production, with the host-controlled doubles
- * (allowed scopes, a failing resolver, a virtual clock). Enabled only by
+ * (allowed scopes, a failing resolver, a virtual clock). Instance schemas compile against, and pushes merge
+ * {@code crdt} columns with, the production CRDT merger registry (§5.10.2; capability {@code crdt}). Enabled only by
  * {@code syncular.conformance.enabled=true}.
  *
  * <p>Part of the Quarkus edge, on top: it may depend on every lower package and on its edge peers

@@ -12,7 +12,9 @@
  *       (the §2.4 read-verify-refuse serve gate).</li>
  *   <li>Push (§6, §2.3, §3.4): {@code CommitPush} (commits, idempotent replay, atomicity), {@code PushOperations}
  *       (operations in order, {@link dev.syncular.server.sync.ConflictRules} §6.2, §5.10 CRDT merges through
- *       {@link dev.syncular.server.sync.CrdtMerger}), {@code DeclaredReferences} (§6.11), {@code BlobPresence}
+ *       {@link dev.syncular.server.sync.CrdtMerger}: the {@link dev.syncular.server.sync.CrdtMergerRegistry} of
+ *       {@link dev.syncular.server.sync.CrdtTypeMerger}s by {@code crdtType}, §5.10.2; the built-in {@code yjs-doc}
+ *       merger is in {@code crdt.yjs}), {@code DeclaredReferences} (§6.11), {@code BlobPresence}
  *       (§5.9.6 / §6.6).</li>
  *   <li>Application policy on the push path (§6.7–§6.9): the seams {@link dev.syncular.server.sync.RowValidator},
  *       {@link dev.syncular.server.sync.CommitValidator} and {@link dev.syncular.server.sync.ReactionPlanner}
