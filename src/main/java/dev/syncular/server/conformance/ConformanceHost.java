@@ -40,6 +40,10 @@ public class ConformanceHost {
     @Inject
     SyncularConfig config;
 
+    /** §5.10.2: the production registry (built-in {@code yjs-doc} plus host beans); instance schemas compile against it. */
+    @Inject
+    dev.syncular.server.sync.CrdtMergerRegistry crdtMergers;
+
     public boolean enabled() {
         return config.conformance().enabled();
     }
@@ -71,7 +75,7 @@ public class ConformanceHost {
         }
         CompiledSchema schema;
         try {
-            schema = SchemaLoader.compile(options.get("schema"));
+            schema = SchemaLoader.compile(options.get("schema"), crdtMergers.crdtTypes());
         } catch (SchemaException e) {
             return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_REQUEST, "schema does not compile",
                     Map.of("reason", String.valueOf(e.details().get("reason")))));
@@ -99,7 +103,7 @@ public class ConformanceHost {
                 ttlSeconds, base,
                 limitsNode.path("maxDeltaBytes").asLong(config.realtime().maxDeltaBytes().asLongValue()),
                 limitsNode.path("maxPresenceBytes").asLong(config.realtime().maxPresenceBytes().asLongValue()),
-                leaseTtl(options.path("leases")), new StorageBackup(pool, pgSchema));
+                crdtMergers, leaseTtl(options.path("leases")), new StorageBackup(pool, pgSchema));
         return storage.ensureSchema(schema).flatMap(v -> segments.ensureSchema())
                 .flatMap(v -> instance.blobStore.ensureSchema()).map(v -> {
             instances.put(id, instance);

@@ -55,10 +55,14 @@ public final class ConformanceInstance {
     /** §2.1 backup and restore of this instance's storage (capability {@code backup-restore}). */
     final StorageBackup backup;
 
+    /** The §5.10.2 merger registry the instance's pushes merge {@code crdt} columns with. */
+    private final dev.syncular.server.sync.CrdtMerger crdtMerger;
+
     ConformanceInstance(String id, String partition, CompiledSchema schema, PostgresSyncStorage storage,
             PostgresSegmentStore segments, dev.syncular.server.blobs.postgres.PostgresBlobStore blobStore, SyncLimits limits,
             long nowMs, Long signedUrlTtlSeconds, String segmentBaseUrl, long maxDeltaBytes, long maxPresenceBytes,
-            Long leaseTtlMs, StorageBackup backup) {
+            dev.syncular.server.sync.CrdtMerger crdtMerger, Long leaseTtlMs, StorageBackup backup) {
+        this.crdtMerger = crdtMerger;
         this.backup = backup;
         this.maxDeltaBytes = maxDeltaBytes;
         this.maxPresenceBytes = maxPresenceBytes;
@@ -115,7 +119,7 @@ public final class ConformanceInstance {
 
     private synchronized void rebuildEngine() {
         this.engine = new SyncEngine(SchemaWindow.single(schema), storage, segments, resolver, limits, clock::get,
-                dev.syncular.server.sync.CrdtMerger.NONE, List.of(), dev.syncular.server.sync.SyncObserver.NONE, signer,
+                crdtMerger, List.of(), dev.syncular.server.sync.SyncObserver.NONE, signer,
                 true, blobStore, policy, leases, () -> failNextIdempotencyLookup.getAndSet(false));
     }
 

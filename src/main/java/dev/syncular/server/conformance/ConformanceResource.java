@@ -77,8 +77,8 @@ public class ConformanceResource {
         ObjectNode o = JSON.createObjectNode();
         o.put("name", "syncular-server-java");
         // only what really works
-        o.putArray("capabilities").add("signed-urls").add("blobs").add("validators").add("commit-validators")
-                .add("leases").add("backup-restore").add("idempotency-fault");
+        o.putArray("capabilities").add("signed-urls").add("blobs").add("crdt").add("validators")
+                .add("commit-validators").add("leases").add("backup-restore").add("idempotency-fault");
         return o;
     }
 

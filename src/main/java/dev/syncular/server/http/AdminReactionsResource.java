@@ -49,18 +49,14 @@ public class AdminReactionsResource {
     public Uni<Response> list(@HeaderParam("Authorization") String auth, @QueryParam("partition") String partition,
             @QueryParam("status") String status, @QueryParam("after") String after, @QueryParam("limit") String limit) {
         return access.guarded("GET /admin/reactions", auth, AdminAccess::internalError, () -> {
-            long afterId;
-            int n;
-            try {
-                afterId = after == null || after.isBlank() ? 0 : Long.parseLong(after.trim());
-                n = limit == null || limit.isBlank() ? AdminResource.DEFAULT_PAGE : Integer.parseInt(limit.trim());
-            } catch (NumberFormatException e) {
-                n = -1;
-                afterId = 0;
+            int n = AdminResource.limit(limit, AdminResource.MAX_PAGE);
+            long afterId = after == null || after.isBlank() ? 0 : after.trim().matches("\\d{1,18}") ? Long.parseLong(after.trim()) : -1;
+            if (n < 0 || afterId < 0) {
+                return AdminResource.badLimit(AdminResource.MAX_PAGE);
             }
-            if (n < 1 || n > AdminResource.MAX_PAGE || (status != null && !STATUSES.contains(status))) {
-                return Uni.createFrom().item(AdminAccess.error(400, ErrorCode.INVALID_REQUEST,
-                        "after, limit or status out of range", Map.of("statuses", STATUSES, "maxLimit", AdminResource.MAX_PAGE)));
+            if (status != null && !STATUSES.contains(status)) {
+                return Uni.createFrom().item(AdminAccess.error(400, ErrorCode.INVALID_REQUEST, "unknown reaction status",
+                        Map.of("statuses", STATUSES)));
             }
             return delivery.store().list(AdminAccess.storable(partition), status, afterId, n).map(rows -> {
                 ArrayNode out = JSON.createArrayNode();

@@ -242,7 +242,7 @@ public class AdminResource {
     }
 
     /** The {@code limit} query parameter: {@link #DEFAULT_PAGE} when absent, {@code -1} when not in 1..max. */
-    private static int limit(String raw, int max) {
+    static int limit(String raw, int max) {
         if (raw == null || raw.isBlank()) {
             return Math.min(DEFAULT_PAGE, max);
         }
@@ -254,7 +254,7 @@ public class AdminResource {
         }
     }
 
-    private static Uni<Response> badLimit(int max) {
+    static Uni<Response> badLimit(int max) {
         return Uni.createFrom().item(AdminAccess.error(400, ErrorCode.INVALID_REQUEST,
                 "limit must be a positive integer within the maximum", Map.of("max", max)));
     }

@@ -24,8 +24,10 @@ import dev.syncular.server.ops.SyncMetrics;
 import dev.syncular.server.ops.StorageReadiness;
 import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.crdt.yjs.YjsDocMerger;
+import dev.syncular.server.sync.CrdtMergerRegistry;
+import dev.syncular.server.sync.CrdtTypeMerger;
 import dev.syncular.server.sync.AuthLeases;
-import dev.syncular.server.sync.CrdtMerger;
 import dev.syncular.server.sync.IdempotencyLookupFault;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
@@ -64,11 +66,24 @@ public class EngineProducer {
     private static final Logger LOG = Logger.getLogger(EngineProducer.class);
     private static final Duration STARTUP_DDL_TIMEOUT = Duration.ofMinutes(2);
 
+    /**
+     * The §5.10.2 merger registry: the built-in {@code yjs-doc} merger plus every CDI bean implementing
+     * {@link CrdtTypeMerger} (how a team building its own image adds a {@code crdtType}).
+     */
     @Produces
     @Singleton
-    SchemaWindow schemaWindow(SyncularConfig config) {
+    CrdtMergerRegistry crdtMergers(jakarta.enterprise.inject.Instance<CrdtTypeMerger> hostMergers) {
+        CrdtMergerRegistry registry = CrdtMergerRegistry.of(List.of(new YjsDocMerger()), hostMergers.stream().toList());
+        LOG.infof("CRDT mergers (crdtType): %s", new java.util.TreeSet<>(registry.crdtTypes()));
+        return registry;
+    }
+
+    /** The served schema, compiled against the registry's types: an unknown {@code crdtType} stops start-up (§5.10.1). */
+    @Produces
+    @Singleton
+    SchemaWindow schemaWindow(SyncularConfig config, CrdtMergerRegistry mergers) {
         try {
-            return SchemaWindow.single(loadSchema(config));
+            return SchemaWindow.single(loadSchema(config, mergers.crdtTypes()));
         } catch (SchemaException e) {
             throw StartupErrors.invalidSchema(e, schemaSource(config));
         }
@@ -116,13 +131,13 @@ public class EngineProducer {
     @Singleton
     SyncEngine engine(SchemaWindow window, PostgresSyncStorage storage, SegmentStore segments,
             ScopeResolver resolver, SyncularConfig config, ServeGateMetrics gateMetrics, SyncMetrics syncMetrics,
-            OperationalEvents events, BlobStore blobs, ScopeResolverFailures failures,
+            OperationalEvents events, BlobStore blobs, ScopeResolverFailures failures, CrdtMergerRegistry mergers,
             dev.syncular.server.sync.WritePolicy policy) {
         SyncularConfig.Limits l = config.limits();
         SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), l.inlineSegmentMaxBytes(),
                 l.segmentTtl().toMillis(), l.maxSubscriptionsPerRequest(), l.maxResponseBytes().asLongValue());
         return new SyncEngine(window, storage, segments, failures.observe(resolver), limits, System::currentTimeMillis,
-                CrdtMerger.NONE, checkpoints(config), SyncObserver.of(syncMetrics, gateMetrics, events), urls(config, segments),
+                mergers, checkpoints(config), SyncObserver.of(syncMetrics, gateMetrics, events), urls(config, segments),
                 config.segments().sqliteImages(), blobs, policy, leases(config, storage), IdempotencyLookupFault.NONE);
     }
 
@@ -319,13 +334,13 @@ public class EngineProducer {
         return dir != null && url.equals(embedded) ? dir : null;
     }
 
-    static CompiledSchema loadSchema(SyncularConfig config) {
+    static CompiledSchema loadSchema(SyncularConfig config, java.util.Set<String> crdtTypes) {
         if (config.schema().path().isPresent() && !config.schema().path().get().isBlank()) {
             Path path = Path.of(config.schema().path().get().trim());
             if (!Files.isRegularFile(path)) {
                 throw new ConfigurationException("syncular.schema.path: no schema IR file at " + path.toAbsolutePath());
             }
-            return SchemaLoader.load(path);
+            return SchemaLoader.load(path, crdtTypes);
         }
         try (InputStream in = Thread.currentThread().getContextClassLoader()
                 .getResourceAsStream(SyncularConfig.BUNDLED_SCHEMA_RESOURCE)) {
@@ -333,7 +348,7 @@ public class EngineProducer {
                 throw new ConfigurationException("bundled schema " + SyncularConfig.BUNDLED_SCHEMA_RESOURCE
                         + " is missing from the classpath; set syncular.schema.path");
             }
-            return SchemaLoader.load(in);
+            return SchemaLoader.load(in, crdtTypes);
         } catch (IOException e) {
             throw new ConfigurationException("cannot read bundled schema " + SyncularConfig.BUNDLED_SCHEMA_RESOURCE, e);
         }

@@ -8,12 +8,14 @@
  * checkpoints, §2.4), every route behind {@code AdminAccess} (bearer token, audit line) and described in the
  * OpenAPI document at {@code /q/openapi}; the request id of every request ({@code RequestIds}: the
  * {@code X-Request-Id} header and the logging MDC); the §10.1 JSON error bodies; and the CDI wiring of the
- * engine, storage and stores from configuration. No route lets the framework read its body: each checks its
+ * engine, storage and stores from configuration, including the §5.10.2 CRDT merger registry (the built-in
+ * {@code yjs-doc} merger plus every {@code CrdtTypeMerger} CDI bean) that the served schema is compiled against.
+ * No route lets the framework read its body: each checks its
  * headers and authenticates first, then reads under its own cap ({@code RequestBody}); blob bodies stream to
  * and from the store.
  *
  * <p>Part of the Quarkus edge, on top: it may depend on every lower package ({@code wire}, {@code schema},
- * the error catalogue, {@code storage}, {@code segments}, {@code blobs}, {@code sync}) and on its edge peers
+ * the error catalogue, {@code storage}, {@code segments}, {@code blobs}, {@code sync}, {@code crdt.yjs}) and on its edge peers
  * {@code auth}, {@code config} and {@code ops}; nothing below depends on it.
  */
 package dev.syncular.server.http;

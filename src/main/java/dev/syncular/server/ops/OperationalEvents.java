@@ -81,6 +81,14 @@ public class OperationalEvents implements SyncObserver {
         add(GATE_REFUSAL, ErrorCode.SCHEMA_NOT_READY.code, partition, Map.of("reason", reason));
     }
 
+    /**
+     * A §6.9 reaction lifecycle event of this pod's delivery worker ({@code reaction.completed},
+     * {@code reaction.retried}, {@code reaction.dead_lettered}), with the failure code when there is one.
+     */
+    public void reaction(String event, String code, String partition, long reactionId, String type, int attempt) {
+        add(event, code, partition, Map.of("reactionId", reactionId, "type", type, "attempt", attempt));
+    }
+
     /** A pruning pass that removed commits. */
     public void pruned(long removedCommits, long horizonLag) {
         add(PRUNE, null, null, Map.of("removedCommits", removedCommits, "horizonLagCommits", horizonLag));

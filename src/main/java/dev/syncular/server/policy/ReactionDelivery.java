@@ -3,6 +3,7 @@ package dev.syncular.server.policy;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.ops.OperationalEvents;
 import dev.syncular.server.storage.Reaction;
 import dev.syncular.server.storage.ReactionStore;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
@@ -14,7 +15,6 @@ import io.vertx.mutiny.core.Vertx;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeoutException;
@@ -34,7 +34,8 @@ import org.jboss.logging.Logger;
  * ({@code reaction.http_error}), a timeout ({@code reaction.timeout}), a connection failure
  * ({@code reaction.unreachable}) — is retried after {@code min(max-backoff, initial-backoff × 2^(attempt − 1))}
  * until {@code maxAttempts}, then dead-lettered. Terminal rows past their retention are deleted, at most 1,000 per
- * pass, at most once a minute per pod.
+ * pass, at most once a minute per pod. Completions, retries and dead letters appear in the admin event tail
+ * ({@code reaction.completed}, {@code reaction.retried}, {@code reaction.dead_lettered}).
  */
 @ApplicationScoped
 public class ReactionDelivery {
@@ -45,9 +46,11 @@ public class ReactionDelivery {
     private final SyncularConfig.Reactions config;
     private final Webhook webhook;
     private final AtomicLong lastPrune = new AtomicLong();
+    private final OperationalEvents events;
 
     @Inject
-    public ReactionDelivery(PostgresSyncStorage storage, SyncularConfig config, Vertx vertx) {
+    public ReactionDelivery(PostgresSyncStorage storage, SyncularConfig config, Vertx vertx, OperationalEvents events) {
+        this.events = events;
         this.store = storage.reactions();
         this.config = config.reactions();
         this.webhook = this.config.webhookUrl().filter(u -> !u.isBlank())
@@ -111,7 +114,11 @@ public class ReactionDelivery {
     private Uni<Boolean> record(Reaction r, String owner, Failure failure) {
         long now = System.currentTimeMillis();
         if (failure == null) {
-            return store.complete(r.id(), owner, now);
+            return store.complete(r.id(), owner, now).invoke(done -> {
+                if (done) {
+                    events.reaction("reaction.completed", null, r.partition(), r.id(), r.type(), r.attempts());
+                }
+            });
         }
         String details = failure.status() == null ? null : JSON.createObjectNode().put("status", failure.status()).toString();
         boolean permanent = failure.code().equals("reaction.rejected") || r.attempts() >= r.maxAttempts();
@@ -119,6 +126,8 @@ public class ReactionDelivery {
         if (permanent) {
             LOG.warnf("reaction %d (%s) dead-lettered: %s", r.id(), r.type(), failure.code());
         }
+        events.reaction(permanent ? "reaction.dead_lettered" : "reaction.retried", failure.code(), r.partition(), r.id(),
+                r.type(), r.attempts());
         return store.fail(r.id(), owner, failure.code(), details, now, retryAt).map(x -> false);
     }
 
@@ -162,7 +171,4 @@ public class ReactionDelivery {
         return store;
     }
 
-    static List<String> statuses() {
-        return List.of(Reaction.PENDING, Reaction.LEASED, Reaction.COMPLETED, Reaction.DEAD_LETTER);
-    }
 }

@@ -13,7 +13,9 @@
  * records), §2.4 (storage layout, same-version readiness, the schema upgrade writer fence and backfill
  * checkpoints behind the serve gate), §3.1 (stored scopes and the scope-key indexes), §4.5 (commit windows,
  * client cursor records), §4.6 (the pruning horizon), §4.7 (bootstrap pages and the scope pin), §5.9.4 (the
- * blob reference index), §6.4 (per-partition serialized, atomic push transactions) and §7.3 (the auth lease
+ * blob reference index), §6.4 (per-partition serialized, atomic push transactions), §6.9 (durable reactions:
+ * {@link dev.syncular.server.storage.PlannedReaction} rows appended by the push transaction, their delivery state
+ * behind {@link dev.syncular.server.storage.ReactionStore}) and §7.3 (the auth lease
  * store, {@link dev.syncular.server.storage.AuthLeaseStore} with {@link dev.syncular.server.storage.AuthLease}).
  *
  * <p>May depend on {@code schema} (the compiled schema), {@code wire} (ops, commit statuses, row values) and

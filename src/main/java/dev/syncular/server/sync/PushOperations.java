@@ -117,9 +117,8 @@ final class PushOperations {
             Uni<Boolean> tombstoned = stored.row != null ? Uni.createFrom().item(false)
                     : stored.stagedDelete ? Uni.createFrom().item(true)
                     : tx.readTombstone(table.name(), op.rowId()).map(t -> t != null);
-            return tombstoned.flatMap(tomb -> {
-                WriteOutcome outcome = ConflictRules.upsert(table, row, op.baseVersion(),
-                        stored.row == null ? null : state(stored.row), tomb, authorized, merger);
+            return tombstoned.flatMap(tomb -> decide(table, row, () -> ConflictRules.upsert(table, row, op.baseVersion(),
+                    stored.row == null ? null : state(stored.row), tomb, authorized, merger))).flatMap(outcome -> {
                 if (outcome instanceof WriteOutcome.Apply && round.blobs.missingAny(table, row)) {
                     // §5.9.6 / §6.6: after the §3.4 check on the same authorization row
                     return error(index, ErrorCode.BLOB_NOT_FOUND, "referenced blob is not in the blob store");
@@ -128,6 +127,20 @@ final class PushOperations {
                         row.present());
             });
         });
+    }
+
+    /**
+     * The §6.2 decision; when the operation presents a {@code crdt} column its §5.10.3 merge (CPU work that grows
+     * with the stored document) runs on a worker thread, never on the event loop.
+     */
+    private static Uni<WriteOutcome> decide(TableSchema table, SparseRow row, java.util.function.Supplier<WriteOutcome> rules) {
+        for (int i = 0; i < table.columnCount(); i++) {
+            if (row.isPresent(i) && table.column(i).type() == dev.syncular.server.wire.ColumnType.CRDT) {
+                return Uni.createFrom().item(rules).runSubscriptionOn(
+                        io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool());
+            }
+        }
+        return Uni.createFrom().item(rules.get());
     }
 
     private Uni<Rejection> onOutcome(Round round, int index, Map<String, Staged> staged, List<ChangeToWrite> changes,

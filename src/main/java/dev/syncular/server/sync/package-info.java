@@ -12,8 +12,17 @@
  *       (the §2.4 read-verify-refuse serve gate).</li>
  *   <li>Push (§6, §2.3, §3.4): {@code CommitPush} (commits, idempotent replay, atomicity), {@code PushOperations}
  *       (operations in order, {@link dev.syncular.server.sync.ConflictRules} §6.2, §5.10 CRDT merges through
- *       {@link dev.syncular.server.sync.CrdtMerger}), {@code DeclaredReferences} (§6.11), {@code BlobPresence}
+ *       {@link dev.syncular.server.sync.CrdtMerger}: the {@link dev.syncular.server.sync.CrdtMergerRegistry} of
+ *       {@link dev.syncular.server.sync.CrdtTypeMerger}s by {@code crdtType}, §5.10.2; the built-in {@code yjs-doc}
+ *       merger is in {@code crdt.yjs}), {@code DeclaredReferences} (§6.11), {@code BlobPresence}
  *       (§5.9.6 / §6.6).</li>
+ *   <li>Application policy on the push path (§6.7–§6.9): the seams {@link dev.syncular.server.sync.RowValidator},
+ *       {@link dev.syncular.server.sync.CommitValidator} and {@link dev.syncular.server.sync.ReactionPlanner}
+ *       gathered in {@link dev.syncular.server.sync.WritePolicy}; what they see,
+ *       {@link dev.syncular.server.sync.OperationEvidence}, {@link dev.syncular.server.sync.CommitEvidence} and the
+ *       candidate-state {@link dev.syncular.server.sync.CandidateReader} ({@code TransactionCandidates}); how they
+ *       reject, {@link dev.syncular.server.sync.ValidationRejection}; {@code RowValidation} and {@code CommitPolicy}
+ *       run them in the pinned order.</li>
  *   <li>Pull (§4): {@code Pull} (§4.5 incremental commits, §3.3 revocation, §4.6 expiry), {@code Bootstrap} and
  *       {@code BootstrapResume} (§4.7), {@code RowsLane} and {@code RowsPageEncoder} (§5.2), {@code ImageLane}
  *       (§5.3), {@code SegmentDelivery} (§5.4, §5.5, §5.7).</li>

@@ -80,7 +80,7 @@ public class ConformanceHostTest {
     void capabilitiesListOnlyWhatWorks() {
         given().get("/__conformance/capabilities").then().statusCode(200)
                 .body("name", equalTo("syncular-server-java"))
-                .body("capabilities", equalTo(List.of("signed-urls", "blobs", "validators", "commit-validators",
+                .body("capabilities", equalTo(List.of("signed-urls", "blobs", "crdt", "validators", "commit-validators",
                         "leases", "backup-restore", "idempotency-fault")));
     }
 

@@ -74,6 +74,19 @@ class StartupErrorsTest {
         assertTrue(m.contains("syncular.schema.path (env SYNCULAR_SCHEMA_PATH)"), m);
     }
 
+    /** §5.10.1: a crdtType no merger is registered for stops start-up, naming the registered ones. */
+    @Test
+    void unknownCrdtTypeNamesTheRegisteredMergers() {
+        SchemaException e = assertThrows(SchemaException.class, () -> SchemaLoader.parse(
+                "{\"version\":1,\"tables\":[{\"name\":\"t\",\"primaryKey\":\"id\",\"scopes\":[\"t:{id}\"],"
+                        + "\"columns\":[{\"name\":\"id\",\"type\":\"string\",\"nullable\":false},"
+                        + "{\"name\":\"d\",\"type\":\"crdt\",\"nullable\":true,\"crdtType\":\"automerge\"}]}]}",
+                java.util.Set.of("yjs-doc")));
+        String m = StartupErrors.invalidSchema(e, "/etc/app.syncular.ir.json").getMessage();
+        assertTrue(m.contains("unknown crdtType \"automerge\" (registered: [yjs-doc])"), m);
+        assertTrue(m.contains("reason crdt_type_unknown"), m);
+    }
+
     @Test
     void unreachableDatabaseOrRefusedCredentialsNameTheDatasourceProperties() {
         Throwable refused = new java.util.concurrent.CompletionException(

@@ -8,7 +8,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.Reaction;
-import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestWebhook;
 import dev.syncular.server.testsupport.TestWebhook.Answer;
@@ -94,15 +93,9 @@ class ReactionsTest {
     }
 
     private SyncTestClient client(String actor) {
-        SyncTestClient c = new SyncTestClient(window.current(), new HttpTransport("http://localhost:" + port, partition),
-                actor, actor + "-" + UUID.randomUUID()).subscribe("todos", "todos", Map.of("list_id", List.of("l1")));
-        c.syncUntilIdle();
-        return c;
+        return new TodoClients(window.current(), port, partition).client(actor);
     }
 
-    private static Map<String, Object> todo(String id, String title, boolean done) {
-        return Map.of("id", id, "list_id", "l1", "title", title, "done", done, "position", 1L, "updated_at_ms", 0L);
-    }
 
     /** This partition's reactions, through the admin API. */
     private List<JsonNode> reactions() {
@@ -151,7 +144,7 @@ class ReactionsTest {
     @Test
     void plannedWithItsCommitAndDeliveredSignedWithTheStableKey() throws Exception {
         SyncTestClient a = client("alice");
-        String commit = a.upsert("todos", todo("t1", "write tests", true), null);
+        String commit = a.upsert("todos", TodoClients.todo("t1", "write tests", true), null);
         a.syncUntilIdle();
         assertTrue(SyncTestClient.applied(a.result(commit)));
 
@@ -178,26 +171,26 @@ class ReactionsTest {
     @Test
     void conflictsRejectionsReplaysAndNonTransitionsPlanNothing() {
         SyncTestClient a = client("alice");
-        a.upsert("todos", todo("t1", "open", false), null);
+        a.upsert("todos", TodoClients.todo("t1", "open", false), null);
         a.syncUntilIdle();
         // rejected by the row validator (§6.7) though it completes the todo
-        String rejected = a.upsert("todos", todo("t1", "a title much longer than twenty", true), null);
+        String rejected = a.upsert("todos", TodoClients.todo("t1", "a title much longer than twenty", true), null);
         a.syncUntilIdle();
         assertEquals(CommitStatus.REJECTED, a.result(rejected).status());
         // a conflict (§6.2): stale baseVersion
-        String conflict = a.upsert("todos", todo("t1", "done", true), 0L);
+        String conflict = a.upsert("todos", TodoClients.todo("t1", "done", true), 0L);
         a.syncUntilIdle();
         assertEquals(CommitStatus.REJECTED, a.result(conflict).status());
         assertEquals(0, reactions().size());
 
-        String done = a.upsert("todos", todo("t1", "done", true), null);
+        String done = a.upsert("todos", TodoClients.todo("t1", "done", true), null);
         PushCommit applied = a.outbox.get(a.outbox.size() - 1);
         a.syncUntilIdle();
         assertTrue(SyncTestClient.applied(a.result(done)));
         a.outbox.add(applied); // replayed: cached, never planned again (§6.9)
         a.syncUntilIdle();
         assertEquals(CommitStatus.CACHED, a.result(done).status());
-        a.upsert("todos", todo("t1", "renamed", true), null); // still done: no transition
+        a.upsert("todos", TodoClients.todo("t1", "renamed", true), null); // still done: no transition
         a.syncUntilIdle();
         await("one delivery", () -> allIn(Reaction.COMPLETED, 1));
         assertEquals(1, deliveries().size());
@@ -207,8 +200,8 @@ class ReactionsTest {
     void failuresRetryWithBackoffThenDeadLetterAndTheAdminRetryDelivers() {
         WebhookResource.hook.answer(r -> r.body().contains(partition) ? new Answer(500, "", null) : Answer.ok("{}"));
         SyncTestClient a = client("alice");
-        a.upsert("todos", todo("t1", "x", true), null);
-        a.upsert("todos", todo("t2", "y", false), null);
+        a.upsert("todos", TodoClients.todo("t1", "x", true), null);
+        a.upsert("todos", TodoClients.todo("t2", "y", false), null);
         a.syncUntilIdle();
         await("dead letter", () -> allIn(Reaction.DEAD_LETTER, 1));
         JsonNode dead = reactions().get(0);
@@ -219,7 +212,7 @@ class ReactionsTest {
 
         // a 4xx is permanent: dead-lettered on its first attempt
         WebhookResource.hook.answer(r -> r.body().contains(partition) ? new Answer(422, "", null) : Answer.ok("{}"));
-        a.upsert("todos", todo("t2", "y", true), null);
+        a.upsert("todos", TodoClients.todo("t2", "y", true), null);
         a.syncUntilIdle();
         await("permanent failure", () -> reactions().stream().filter(r -> r.path("key").asText().endsWith("t2"))
                 .anyMatch(r -> Reaction.DEAD_LETTER.equals(r.path("status").asText())
@@ -234,13 +227,16 @@ class ReactionsTest {
                 && Reaction.COMPLETED.equals(r.path("status").asText())));
         given().header("Authorization", "Bearer " + TOKEN).get("/admin/reactions").then().statusCode(200);
         given().get("/admin/reactions").then().statusCode(401);
+        String tail = given().header("Authorization", "Bearer " + TOKEN).get("/admin/events")
+                .then().statusCode(200).extract().asString();
+        assertTrue(tail.contains("\"kind\":\"reaction.dead_lettered\"") && tail.contains("\"kind\":\"reaction.retried\""), tail);
     }
 
     @Test
     void concurrentWorkersAndALeaseLeftByADeadWorkerDeliverEachReactionOnceAtATime() {
         SyncTestClient a = client("alice");
         for (int i = 0; i < 12; i++) {
-            a.upsert("todos", todo("t" + i, "x", true), null);
+            a.upsert("todos", TodoClients.todo("t" + i, "x", true), null);
         }
         // a worker on a pod that dies right after claiming: its leases block the rows until they expire
         List<Reaction> orphaned = delivery.store().claim("dead-pod", System.currentTimeMillis() + 60_000, 0, 0)

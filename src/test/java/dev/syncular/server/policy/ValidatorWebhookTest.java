@@ -8,7 +8,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.SchemaWindow;
-import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestWebhook;
 import dev.syncular.server.testsupport.TestWebhook.Answer;
@@ -67,14 +66,11 @@ class ValidatorWebhookTest {
     }
 
     private SyncTestClient client(String actor) {
-        SyncTestClient c = new SyncTestClient(window.current(), new HttpTransport("http://localhost:" + port, partition),
-                actor, actor + "-" + UUID.randomUUID()).subscribe("todos", "todos", Map.of("list_id", List.of("l1")));
-        c.syncUntilIdle();
-        return c;
+        return new TodoClients(window.current(), port, partition).client(actor);
     }
 
     private static Map<String, Object> todo(String id, String title) {
-        return Map.of("id", id, "list_id", "l1", "title", title, "done", false, "position", 1L, "updated_at_ms", 0L);
+        return TodoClients.todo(id, title, false);
     }
 
     /** The rows a fresh client bootstraps: what storage holds. */

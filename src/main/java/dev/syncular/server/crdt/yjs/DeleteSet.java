@@ -1,0 +1,90 @@
+package dev.syncular.server.crdt.yjs;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The delete set that ends an update: per client, the clock ranges ({@code [clock, clock + len)}) that are
+ * deleted. Merging unions the ranges; written clients go highest id first, each client's ranges sorted by
+ * clock with overlapping or touching ranges joined.
+ */
+final class DeleteSet {
+    /** One deleted range. */
+    record Range(long clock, long len) {
+        long end() {
+            return clock + len;
+        }
+    }
+
+    private final Map<Long, List<Range>> clients = new LinkedHashMap<>();
+
+    static DeleteSet read(Lib0Reader r) {
+        DeleteSet ds = new DeleteSet();
+        int numClients = r.readLength();
+        for (int i = 0; i < numClients; i++) {
+            long client = r.readVarUint();
+            int n = r.readLength();
+            if (n > 0) {
+                List<Range> ranges = ds.clients.computeIfAbsent(client, c -> new ArrayList<>());
+                for (int j = 0; j < n; j++) {
+                    long clock = r.readVarUint();
+                    long len = r.readVarUint();
+                    if (clock + len > Lib0Reader.MAX_SAFE) {
+                        throw new YjsFormatException("delete range out of range");
+                    }
+                    ranges.add(new Range(clock, len));
+                }
+            }
+        }
+        return ds;
+    }
+
+    /** The union of {@code sets}, normalized. */
+    static DeleteSet union(List<DeleteSet> sets) {
+        DeleteSet merged = new DeleteSet();
+        for (DeleteSet ds : sets) {
+            ds.clients.forEach((client, ranges) ->
+                    merged.clients.computeIfAbsent(client, c -> new ArrayList<>()).addAll(ranges));
+        }
+        merged.clients.replaceAll((client, ranges) -> normalized(ranges));
+        return merged;
+    }
+
+    private static List<Range> normalized(List<Range> ranges) {
+        List<Range> sorted = new ArrayList<>(ranges);
+        sorted.sort(Comparator.comparingLong(Range::clock));
+        List<Range> out = new ArrayList<>(sorted.size());
+        for (Range r : sorted) {
+            Range last = out.isEmpty() ? null : out.get(out.size() - 1);
+            if (last != null && last.end() >= r.clock()) {
+                out.set(out.size() - 1, new Range(last.clock(), Math.max(last.len(), r.end() - last.clock())));
+            } else {
+                out.add(r);
+            }
+        }
+        return out;
+    }
+
+    void write(Lib0Writer w) {
+        List<Long> ids = new ArrayList<>(clients.keySet());
+        ids.sort(Comparator.reverseOrder());
+        w.writeVarUint(ids.size());
+        for (long client : ids) {
+            List<Range> ranges = clients.get(client);
+            w.writeVarUint(client);
+            w.writeVarUint(ranges.size());
+            for (Range r : ranges) {
+                w.writeVarUint(r.clock());
+                w.writeVarUint(r.len());
+            }
+        }
+    }
+
+    /** Deleted ranges by client, as read or merged. */
+    Map<Long, List<Range>> clients() {
+        return clients;
+    }
+}

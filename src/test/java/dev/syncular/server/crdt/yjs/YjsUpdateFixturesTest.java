@@ -1,0 +1,157 @@
+package dev.syncular.server.crdt.yjs;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.syncular.server.testsupport.YjsFixtures;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The {@code yjs-doc} merger (§5.10.2) against updates and merges recorded from Yjs 13.6.33
+ * ({@code src/test/resources/crdt/yjs/README.md}): decoding and writing back is byte-for-byte Yjs's, every
+ * merge gives Yjs's bytes in every recorded order (so it decodes in Yjs to the recorded content), and the
+ * recorded contents show commutativity, associativity and idempotence in document state.
+ */
+class YjsUpdateFixturesTest {
+    private static final YjsDocMerger MERGER = new YjsDocMerger();
+
+    private static JsonNode fixture(String name) {
+        return YjsFixtures.load(name);
+    }
+
+    private static byte[] bytes(JsonNode hex) {
+        return YjsFixtures.bytes(hex);
+    }
+
+    private static String hex(byte[] b) {
+        return YjsFixtures.hex(b);
+    }
+
+    private static Map<String, byte[]> inputs(JsonNode f) {
+        return YjsFixtures.inputs(f);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"text-three-clients", "text-concurrent-deletes", "text-keystrokes", "map-edits",
+            "array-nested", "offline-replay", "offline-gap", "overlap-slicing"})
+    void decodeAndWriteBackIsYjsByteForByte(String name) {
+        JsonNode f = fixture(name);
+        for (JsonNode in : f.get("inputs")) {
+            byte[] normalized = bytes(in.get("normalized"));
+            assertEquals(in.get("normalized").asText(), hex(UpdateMerger.normalize(bytes(in.get("bytes")))),
+                    name + "/" + in.get("name").asText());
+            assertArrayEquals(normalized, UpdateMerger.normalize(normalized), "written-back bytes are a fixed point");
+            assertArrayEquals(normalized, MERGER.merge(null, bytes(in.get("bytes"))), "null stored is the empty doc");
+            assertArrayEquals(normalized, MERGER.merge(new byte[0], bytes(in.get("bytes"))), "empty stored too");
+        }
+        for (JsonNode m : f.get("merges")) {
+            assertArrayEquals(bytes(m.get("merged")), UpdateMerger.normalize(bytes(m.get("merged"))));
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"text-three-clients", "text-concurrent-deletes", "text-keystrokes", "map-edits",
+            "array-nested", "offline-replay", "offline-gap", "overlap-slicing"})
+    void mergesGiveYjsBytesInEveryOrder(String name) {
+        JsonNode f = fixture(name);
+        Map<String, byte[]> inputs = inputs(f);
+        JsonNode expected = f.get("expectedContent");
+        for (JsonNode m : f.get("merges")) {
+            List<byte[]> order = new ArrayList<>();
+            m.get("order").forEach(n -> order.add(inputs.get(n.asText())));
+            String label = name + " " + m.get("order");
+            assertEquals(m.get("merged").asText(), hex(UpdateMerger.merge(order)), "Y.mergeUpdates " + label);
+            byte[] stored = null;
+            for (byte[] incoming : order) { // the server: one push after another (§5.10.3)
+                stored = MERGER.merge(stored, incoming);
+            }
+            assertEquals(m.get("folded").asText(), hex(stored), "pairwise fold " + label);
+            // Yjs decodes exactly these bytes to this content: every order converges (commutativity)
+            assertEquals(expected, m.get("mergedContent"), label);
+            assertEquals(expected, m.get("foldedContent"), label);
+        }
+        assertEquals(expected, f.get("referenceContent"), "the reference merger's state has the same content");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"text-three-clients", "text-concurrent-deletes", "text-keystrokes", "map-edits",
+            "array-nested", "offline-replay", "offline-gap", "overlap-slicing"})
+    void idempotentAndAssociative(String name) {
+        JsonNode f = fixture(name);
+        Map<String, byte[]> inputs = inputs(f);
+        JsonNode expected = f.get("expectedContent");
+        byte[] fin = bytes(f.get("final"));
+        assertArrayEquals(fin, UpdateMerger.merge(new ArrayList<>(inputs.values())));
+        for (JsonNode r : f.get("redelivered")) { // a replayed update changes nothing (§5.10.3)
+            assertEquals(r.get("merged").asText(), hex(MERGER.merge(fin, inputs.get(r.get("input").asText()))));
+            assertEquals(expected, r.get("content"));
+        }
+        assertEquals(f.get("finalTwice").asText(), hex(MERGER.merge(fin, fin)));
+        assertEquals(expected, f.get("finalTwiceContent"));
+        JsonNode assoc = f.get("assoc");
+        if (assoc != null && !assoc.isNull()) {
+            byte[] x = inputs.get(assoc.get("inputs").get(0).asText());
+            byte[] y = inputs.get(assoc.get("inputs").get(1).asText());
+            byte[] z = inputs.get(assoc.get("inputs").get(2).asText());
+            assertEquals(assoc.get("left").asText(), hex(MERGER.merge(MERGER.merge(x, y), z)));
+            assertEquals(assoc.get("right").asText(), hex(MERGER.merge(x, MERGER.merge(y, z))));
+            assertEquals(assoc.get("leftContent"), assoc.get("rightContent"), "associative in document state");
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"text-three-clients", "map-edits", "array-nested", "overlap-slicing"})
+    void malformedBytesThrow(String name) {
+        for (byte[] update : inputs(fixture(name)).values()) {
+            for (int len = 1; len < update.length; len++) { // every truncation
+                byte[] cut = java.util.Arrays.copyOf(update, len);
+                assertThrows(YjsFormatException.class, () -> MERGER.merge(null, cut), name + " cut at " + len);
+            }
+            byte[] trailing = java.util.Arrays.copyOf(update, update.length + 1);
+            assertThrows(YjsFormatException.class, () -> MERGER.merge(update, trailing));
+        }
+        // one struct of client 5 with content reference 11 (there is none); an any value of type 80
+        assertThrows(YjsFormatException.class, () -> MERGER.merge(null, new byte[] {1, 1, 5, 0, 11, 0}));
+        assertThrows(YjsFormatException.class,
+                () -> MERGER.merge(null, new byte[] {1, 1, 5, 0, 0x28, 1, 1, 'm', 1, 'k', 1, 80, 0}));
+        assertThrows(YjsFormatException.class, () -> MERGER.merge(null, "not a yjs update".getBytes()));
+    }
+
+    /**
+     * Hostile input: random byte changes of every input, merged into the fixture's final state, either merge or
+     * throw {@link YjsFormatException} (the push then answers {@code sync.crdt_merge_failed}), never another
+     * failure; a merged result is itself readable.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"text-concurrent-deletes", "map-edits", "array-nested", "overlap-slicing"})
+    void mutatedUpdatesMergeOrThrowTheFormatError(String name) {
+        JsonNode f = fixture(name);
+        byte[] fin = bytes(f.get("final"));
+        java.util.Random random = new java.util.Random(name.hashCode());
+        int merged = 0;
+        int refused = 0;
+        for (byte[] update : inputs(f).values()) {
+            for (int i = 0; i < 400; i++) {
+                byte[] m = update.clone();
+                for (int k = 1 + random.nextInt(3); k > 0; k--) {
+                    m[random.nextInt(m.length)] = (byte) random.nextInt(256);
+                }
+                try {
+                    byte[] out = MERGER.merge(fin, m);
+                    UpdateMerger.normalize(out);
+                    merged++;
+                } catch (YjsFormatException e) {
+                    refused++;
+                }
+            }
+        }
+        assertTrue(merged > 0 && refused > 0, merged + " merged, " + refused + " refused");
+    }
+}
