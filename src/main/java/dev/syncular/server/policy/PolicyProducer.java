@@ -77,6 +77,12 @@ public class PolicyProducer {
         }
         List<ReactionPlanner> planners = new ArrayList<>(declared.planners());
         plannerBeans.forEach(planners::add);
-        return new WritePolicy(rows, commits, planners);
+        WritePolicy policy = new WritePolicy(rows, commits, planners);
+        if (!rows.isEmpty() || !commits.isEmpty() || !planners.isEmpty()) {
+            org.jboss.logging.Logger.getLogger(PolicyProducer.class).infof(
+                    "Application policy: %d row validators on %d tables, %d whole-commit validators, %d reaction planners",
+                    rows.values().stream().mapToInt(List::size).sum(), rows.size(), commits.size(), planners.size());
+        }
+        return policy;
     }
 }
