@@ -27,6 +27,8 @@ public final class ConformanceInstance {
     final PostgresSegmentStore segments;
     /** §5.9 blobs (capability {@code blobs}): the embedded store in this instance's schema, on its clock. */
     final dev.syncular.server.blobs.postgres.PostgresBlobStore blobStore;
+    /** Capability {@code blob-presign}: the embedded store behind the host's object-store and CDN roles. */
+    final HostObjectStore objects;
     final dev.syncular.server.sync.BlobService blobs;
     private final ScopeResolver resolver;
     private final SyncLimits limits;
@@ -86,7 +88,8 @@ public final class ConformanceInstance {
         new java.security.SecureRandom().nextBytes(signingKey);
         this.segmentBaseUrl = segmentBaseUrl;
         this.blobStore = blobStore;
-        this.blobs = new dev.syncular.server.sync.BlobService(blobStore, storage, resolver, SchemaWindow.single(schema),
+        this.objects = new HostObjectStore(blobStore, signingKey, id, clock::get);
+        this.blobs = new dev.syncular.server.sync.BlobService(objects, storage, resolver, SchemaWindow.single(schema),
                 clock::get, BLOB_MAX_BYTES, java.time.Duration.ofHours(24));
         setSignedUrlTtl(signedUrlTtlSeconds);
     }
@@ -120,7 +123,7 @@ public final class ConformanceInstance {
     private synchronized void rebuildEngine() {
         this.engine = new SyncEngine(SchemaWindow.single(schema), storage, segments, resolver, limits, clock::get,
                 crdtMerger, List.of(), dev.syncular.server.sync.SyncObserver.NONE, signer,
-                true, blobStore, policy, leases, () -> failNextIdempotencyLookup.getAndSet(false));
+                true, objects, policy, leases, () -> failNextIdempotencyLookup.getAndSet(false));
     }
 
     public String id() {

@@ -78,7 +78,7 @@ public class ConformanceResource {
         o.put("name", "syncular-server-java");
         // only what really works
         o.putArray("capabilities").add("signed-urls").add("blobs").add("crdt").add("validators")
-                .add("commit-validators").add("leases").add("backup-restore").add("idempotency-fault");
+                .add("commit-validators").add("leases").add("backup-restore").add("idempotency-fault").add("blob-presign");
         return o;
     }
 
@@ -216,6 +216,32 @@ public class ConformanceResource {
                         .flatMap(content -> i.blobs.upload(actorContext(i, args.path(0).asText()), content, mediaType))
                         .map(info -> (JsonNode) JSON.getNodeFactory().nullNode());
             }
+            case "setBlobPresign":
+                // §5.9.3 / §5.9.5: the host's object store presigns (upload grants, always-issue downloads) or not
+                i.objects.presign.set(args.path(0).asBoolean());
+                return done(null);
+            case "uploadBlobGrant": {
+                // §5.9.3: host authentication only, the size cap against the declared length, present marker
+                String blobId = args.path(1).asText();
+                return i.blobs.grant(actorContext(i, args.path(0).asText()), blobId, args.path(2).asLong())
+                        .map(g -> {
+                            ObjectNode o = JSON.createObjectNode();
+                            if (g instanceof dev.syncular.server.sync.BlobService.Grant.Url u) {
+                                o.put("kind", "url").put("url", u.url().url()).put("urlExpiresAtMs", u.url().expiresAtMs());
+                            } else {
+                                o.put("kind", g instanceof dev.syncular.server.sync.BlobService.Grant.Present ? "present" : "none");
+                            }
+                            return (JsonNode) o;
+                        });
+            }
+            case "putBlobUrl":
+                // the object host's PUT: the URL is the whole grant (no actor)
+                return i.objects.put(args.path(0).asText(), HexFormat.of().parseHex(args.path(1).path("$u8").asText()))
+                        .map(v -> (JsonNode) JSON.getNodeFactory().nullNode());
+            case "fetchBlobUrl":
+                // the CDN's GET of an always-issue download URL
+                return i.objects.fetch(args.path(0).asText())
+                        .map(b -> (JsonNode) JSON.createObjectNode().put("$u8", HexFormat.of().formatHex(b)));
             case "downloadBlob":
                 // §5.9.5: row-derived authorization; the embedded store serves bytes
                 return i.blobs.download(actorContext(i, args.path(0).asText()), args.path(1).asText())

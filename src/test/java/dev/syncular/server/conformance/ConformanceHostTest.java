@@ -81,13 +81,72 @@ public class ConformanceHostTest {
         given().get("/__conformance/capabilities").then().statusCode(200)
                 .body("name", equalTo("syncular-server-java"))
                 .body("capabilities", equalTo(List.of("signed-urls", "blobs", "crdt", "validators", "commit-validators",
-                        "leases", "backup-restore", "idempotency-fault")));
+                        "leases", "backup-restore", "idempotency-fault", "blob-presign")));
     }
 
     static final String FILES = "{\"version\":1,\"tables\":[{\"name\":\"files\",\"primaryKey\":\"id\",\"columns\":["
             + "{\"name\":\"id\",\"type\":\"string\",\"nullable\":false},"
             + "{\"name\":\"project_id\",\"type\":\"string\",\"nullable\":false},"
             + "{\"name\":\"attachment\",\"type\":\"blob_ref\",\"nullable\":true}],\"scopes\":[\"project:{project_id}\"]}]}";
+
+    /**
+     * Capability {@code blob-presign} (Appendix B.13 (f), (h)): with the host playing object store and CDN, an upload
+     * grant (§5.9.3), the PUT at the presigned URL with no actor, the push-time existence check, and an always-issue
+     * download URL (§5.9.5) fetched by another actor; refused URLs; presign off answers no grant and bytes.
+     */
+    @Test
+    void blobPresignGrantPutReferenceAndFetch() throws Exception {
+        String id = create(FILES, "blob-presign", "");
+        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        call(id, "setAllowedScopes", "[\"carol\",{\"project_id\":[\"p1\"]}]");
+        call(id, "setBlobPresign", "[true]");
+        byte[] bytes = "presigned upload bytes".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        String hex = java.util.HexFormat.of().formatHex(bytes);
+        String blobId = "sha256:" + java.util.HexFormat.of().formatHex(
+                java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
+
+        JsonPath grant = call(id, "uploadBlobGrant", "[\"alice\",\"" + blobId + "\"," + bytes.length + "]");
+        assertEquals("url", grant.getString("result.kind"));
+        String put = grant.getString("result.url");
+        assertTrue(grant.getLong("result.urlExpiresAtMs") > 1_000_000L);
+        // the object host refuses a GET of a PUT grant, a wrong length and bytes that are not the blob
+        given().contentType("application/json").body("{\"args\":[\"" + put + "\"]}")
+                .post("/__conformance/instances/" + id + "/call/fetchBlobUrl").then().statusCode(403);
+        given().contentType("application/json").body("{\"args\":[\"" + put + "\",{\"$u8\":\"00" + hex + "\"}]}")
+                .post("/__conformance/instances/" + id + "/call/putBlobUrl").then().statusCode(400);
+        call(id, "putBlobUrl", "[\"" + put + "\",{\"$u8\":\"" + hex + "\"}]");
+        assertEquals("present", call(id, "uploadBlobGrant", "[\"alice\",\"" + blobId + "\"," + bytes.length + "]")
+                .getString("result.kind"));
+        given().contentType("application/json").body("{\"args\":[\"alice\",\"sha256:" + "ab".repeat(32) + "\","
+                + (ConformanceInstance.BLOB_MAX_BYTES + 1) + "]}")
+                .post("/__conformance/instances/" + id + "/call/uploadBlobGrant").then().statusCode(413)
+                .body("code", equalTo("blob.too_large"));
+
+        // the reference passes the §5.9.6 existence check; another actor's download is a URL the CDN serves
+        SyncTestClient alice = client(id, FILES, "alice", "files", Map.of("project_id", List.of("p1")));
+        alice.upsert("files", Map.of("id", "f1", "project_id", "p1", "attachment",
+                "{\"blobId\":\"" + blobId + "\",\"byteLength\":" + bytes.length + "}"), null);
+        alice.syncUntilIdle();
+        assertEquals(List.of("f1"), call(id, "readRows", "[\"files\"]").getList("result.rowId"));
+        JsonPath download = call(id, "downloadBlob", "[\"carol\",\"" + blobId + "\"]");
+        assertEquals("url", download.getString("result.kind"));
+        String get = download.getString("result.url");
+        assertEquals(hex, call(id, "fetchBlobUrl", "[\"" + get + "\"]").getString("result.$u8"));
+        // an altered URL is refused; past its expiry on the instance clock, too
+        given().contentType("application/json").body("{\"args\":[\"" + get.replace("op=get", "op=got") + "\"]}")
+                .post("/__conformance/instances/" + id + "/call/fetchBlobUrl").then().statusCode(403);
+        call(id, "advanceClock", "[" + HostObjectStore.URL_TTL_MS + "]");
+        given().contentType("application/json").body("{\"args\":[\"" + get + "\"]}")
+                .post("/__conformance/instances/" + id + "/call/fetchBlobUrl").then().statusCode(403);
+
+        // presign off: no grant (the direct upload path), and downloads are bytes again
+        call(id, "setBlobPresign", "[false]");
+        assertEquals("none", call(id, "uploadBlobGrant", "[\"alice\",\"sha256:" + "cd".repeat(32) + "\",3]")
+                .getString("result.kind"));
+        JsonPath direct = call(id, "downloadBlob", "[\"carol\",\"" + blobId + "\"]");
+        assertEquals("bytes", direct.getString("result.kind"));
+        assertEquals(hex, direct.getString("result.bytes.$u8"));
+    }
 
     /** Capability {@code blobs}: upload, the push-time existence check and row-derived download authorization. */
     @Test
