@@ -104,7 +104,6 @@ class ConformanceRecoveryTest {
     void capabilitiesNameTheRecoveryFeatures() {
         List<String> caps = given().get("/__conformance/capabilities").then().statusCode(200).extract().path("capabilities");
         assertTrue(caps.containsAll(List.of("leases", "backup-restore", "idempotency-fault")), caps.toString());
-        assertTrue(!caps.contains("blob-presign"), "the embedded blob store does not presign: not listed");
     }
 
     /** Appendix B scenario 15 (a)–(d). */
