@@ -29,7 +29,7 @@ final class CommitLogReads {
     /**
      * One batch of a commit window in one statement: the next {@code $6} distinct commit seqs of the scope
      * index ({@code $4 < seq <= $5}), each with its commit and its changes to table {@code $2} — a seq
-     * without such a change still comes back once (NULL commit and change columns), so the batch size
+     * without such a change still comes back once (NULL change columns), so the batch size
      * and the last scanned seq are those of the index.
      */
     private final String commitWindow;
@@ -49,9 +49,12 @@ final class CommitLogReads {
                 + " FROM (SELECT DISTINCT commit_seq FROM " + commitScopes
                 + " WHERE partition_id = $1 AND tbl = $2 AND scope_key = ANY($3) AND commit_seq > $4 AND commit_seq <= $5"
                 + " ORDER BY commit_seq LIMIT $6) s"
-                + " LEFT JOIN (" + PgSql.qualified(pgSchema, "sync_commits") + " c JOIN " + PgSql.qualified(pgSchema, "sync_changes") + " ch"
-                + " ON ch.partition_id = c.partition_id AND ch.commit_seq = c.commit_seq AND ch.tbl = $2)"
+                // Both joins are driven by the window's seqs (primary-key lookups): never a join of the commit and
+                // change tables as a unit, which a plan cached while the tables were small could run per seq.
+                + " LEFT JOIN " + PgSql.qualified(pgSchema, "sync_commits") + " c"
                 + " ON c.partition_id = $1 AND c.commit_seq = s.commit_seq"
+                + " LEFT JOIN " + PgSql.qualified(pgSchema, "sync_changes") + " ch"
+                + " ON ch.partition_id = $1 AND ch.commit_seq = s.commit_seq AND ch.tbl = $2"
                 + " ORDER BY s.commit_seq, ch.change_index";
         wholeCommit = "SELECT c.commit_seq, c.created_at_ms, c.actor_id, c.client_id, c.client_commit_id,"
                 + " ch.row_id, ch.op, ch.row_version, ch.scopes::text, ch.payload, ch.tbl"
