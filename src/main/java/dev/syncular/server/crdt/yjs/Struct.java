@@ -26,13 +26,13 @@ sealed interface Struct {
     /** The part from {@code offset} ticks on ({@code 0 < offset < length}). */
     Struct sliceFrom(long offset);
 
-    /** Garbage-collected ticks; adjacent runs merge into one. */
-    final class Gc implements Struct {
+    /** A run of ticks without content ({@link Gc}, {@link Skip}): written as its info byte and its length. */
+    abstract sealed class Run implements Struct permits Gc, Skip {
         private final long client;
         private final long clock;
-        private long length;
+        long length;
 
-        Gc(long client, long clock, long length) {
+        Run(long client, long clock, long length) {
             this.client = client;
             this.clock = clock;
             this.length = length;
@@ -48,44 +48,45 @@ sealed interface Struct {
 
         public long length() {
             return length;
+        }
+
+        abstract int info();
+
+        abstract Run run(long clock, long length);
+
+        public void write(Lib0Writer w) {
+            w.writeUint8(info());
+            w.writeVarUint(length);
+        }
+
+        public Struct sliceFrom(long offset) {
+            return run(clock + offset, length - offset);
+        }
+    }
+
+    /** Garbage-collected ticks; adjacent runs merge into one. */
+    final class Gc extends Run {
+        Gc(long client, long clock, long length) {
+            super(client, clock, length);
         }
 
         void extend(long ticks) {
             length += ticks;
         }
 
-        public void write(Lib0Writer w) {
-            w.writeUint8(GC_INFO);
-            w.writeVarUint(length);
+        int info() {
+            return GC_INFO;
         }
 
-        public Struct sliceFrom(long offset) {
-            return new Gc(client, clock + offset, length - offset);
+        Run run(long clock, long length) {
+            return new Gc(client(), clock, length);
         }
     }
 
     /** Ticks missing from the update. */
-    final class Skip implements Struct {
-        private final long client;
-        private final long clock;
-        private long length;
-
+    final class Skip extends Run {
         Skip(long client, long clock, long length) {
-            this.client = client;
-            this.clock = clock;
-            this.length = length;
-        }
-
-        public long client() {
-            return client;
-        }
-
-        public long clock() {
-            return clock;
-        }
-
-        public long length() {
-            return length;
+            super(client, clock, length);
         }
 
         /** Narrowing below one tick only happens on updates whose clocks run backwards: refused. */
@@ -96,13 +97,12 @@ sealed interface Struct {
             this.length = length;
         }
 
-        public void write(Lib0Writer w) {
-            w.writeUint8(SKIP_INFO);
-            w.writeVarUint(length);
+        int info() {
+            return SKIP_INFO;
         }
 
-        public Struct sliceFrom(long offset) {
-            return new Skip(client, clock + offset, length - offset);
+        Run run(long clock, long length) {
+            return new Skip(client(), clock, length);
         }
     }
 
