@@ -12,7 +12,8 @@
 # Environment:
 #   SYNCULAR_TEST_PG_URL  PostgreSQL URL (default postgresql://127.0.0.1:5432/syncular_test)
 #   SYNCULAR_TEST_PG_USER / SYNCULAR_TEST_PG_PASSWORD   (default syncular / syncular)
-#   BENCH_OPTS            extra -D options, e.g. "-Dbench.idleSockets=2000 -Dbench.fanoutSec=10"
+#   BENCH_OPTS            extra -D options, e.g. "-Dbench.idleSockets=2000 -Dbench.fanoutSec=10", or
+#                         "-Dbench.phases=cd" to run only phases (c) and (d)
 #   SKIP_PACKAGE=1        reuse target/quarkus-app and target/test-classes as they are
 set -euo pipefail
 cd "$(dirname "$0")/.."

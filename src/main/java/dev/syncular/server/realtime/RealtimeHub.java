@@ -50,6 +50,9 @@ public final class RealtimeHub {
     private final ConcurrentHashMap<String, Set<RealtimeSession>> byPartition = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, CompletableFuture<Void>> partitionTails = new ConcurrentHashMap<>();
     private final AtomicInteger open = new AtomicInteger();
+    /** Notified commits being read from the log now, across partitions; beyond {@link #READS_AHEAD} reads wait. */
+    private final AtomicInteger readsAhead = new AtomicInteger();
+    private static final int READS_AHEAD = 8;
     private final PostgresSyncStorage storage;
     private final SchemaWindow window;
     private final Vertx vertx;
@@ -322,16 +325,21 @@ public final class RealtimeHub {
         if (sessions == null || sessions.isEmpty()) {
             return;
         }
+        // the commit and the serve gate are read at once, concurrently with the reads of earlier notifications
+        // (at most READS_AHEAD of them, so a burst of commits cannot take the pool); only the deliveries queue
+        // behind each other, so every session still sees the partition's commits in order
+        CompletableFuture<Notified> early = readsAhead.get() < READS_AHEAD ? read(partition, seq) : null;
         CompletableFuture<Void> tail = partitionTails.compute(partition, (k, previous) ->
                 (previous == null ? CompletableFuture.<Void>completedFuture(null) : previous)
-                        .thenCompose(v -> fanOut(partition, seq).exceptionally(e -> {
+                        .thenCompose(v -> (early != null ? early : read(partition, seq)).thenAccept(this::fanOut))
+                        .exceptionally(e -> {
                             LOG.warn("Realtime fanout of a commit failed; waking its partition's sockets", e);
                             Set<RealtimeSession> set = byPartition.get(partition);
                             if (set != null) {
                                 set.forEach(s -> s.lostNotifications(metrics));
                             }
                             return null;
-                        })));
+                        }));
         tail.whenComplete((v, e) -> partitionTails.remove(partition, tail));
     }
 
@@ -356,18 +364,28 @@ public final class RealtimeHub {
         tail.whenComplete((v, e) -> partitionTails.remove(partition, tail));
     }
 
-    private CompletableFuture<Void> fanOut(String partition, long seq) {
-        return storage.readCommit(partition, seq).chain(commit -> serves.apply(partition).map(open -> {
-            Set<RealtimeSession> sessions = byPartition.get(partition);
-            if (sessions == null) {
-                return null;
-            }
-            Set<String> keys = commit == null ? Set.of() : RealtimeDelta.scopeKeys(window, commit);
-            for (RealtimeSession s : sessions) {
-                deliver(s, seq, commit, keys, open);
-            }
-            return null;
-        })).subscribeAsCompletionStage().thenAccept(v -> { });
+    /** A notified commit as read from the log ({@code null} once pruned) and whether the gate serves (§2.4). */
+    private record Notified(String partition, long seq, StoredCommit commit, boolean serving) {
+    }
+
+    /** Reads notified commit {@code seq} and whether the gate serves, counted in {@link #readsAhead}. */
+    private CompletableFuture<Notified> read(String partition, long seq) {
+        readsAhead.incrementAndGet();
+        return io.smallrye.mutiny.Uni.combine().all().unis(storage.readCommit(partition, seq), serves.apply(partition))
+                .with((commit, open) -> new Notified(partition, seq, commit, open))
+                .eventually(readsAhead::decrementAndGet)
+                .subscribeAsCompletionStage();
+    }
+
+    private void fanOut(Notified n) {
+        Set<RealtimeSession> sessions = byPartition.get(n.partition());
+        if (sessions == null) {
+            return;
+        }
+        Set<String> keys = n.commit() == null ? Set.of() : RealtimeDelta.scopeKeys(window, n.commit());
+        for (RealtimeSession s : sessions) {
+            deliver(s, n.seq(), n.commit(), keys, n.serving());
+        }
     }
 
     private void deliver(RealtimeSession s, long seq, StoredCommit commit, Set<String> keys, boolean serving) {

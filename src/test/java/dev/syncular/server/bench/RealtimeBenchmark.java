@@ -62,6 +62,8 @@ public final class RealtimeBenchmark {
     private static final int ROUND_CLIENTS = Integer.getInteger("bench.roundClients", 20);
     private static final int ROUND_SEC = Integer.getInteger("bench.roundSec", 20);
     private static final int WARMUP_SEC = Integer.getInteger("bench.warmupSec", 20);
+    /** The phases to run, e.g. {@code -Dbench.phases=cd}; all four by default. */
+    private static final String PHASES = System.getProperty("bench.phases", "abcd");
 
     private static final HttpClient HTTP = HttpClient.newHttpClient();
     private static CompiledSchema schema;
@@ -75,11 +77,16 @@ public final class RealtimeBenchmark {
         System.out.printf(Locale.ROOT, "== realtime benchmark, storage schema %s, server flags %s%n", pgSchema,
                 String.join(" ", ServerProcess.CHART_JVM_FLAGS));
         try (ServerProcess a = pod("bench-realtime-a", pgSchema)) {
-            idleSockets(a);
-            double[] onePod = fanout(a, a, "one pod");
-            try (ServerProcess b = pod("bench-realtime-b", pgSchema)) {
-                double[] twoPods = fanout(a, b, "two pods (writer on A, sockets on B)");
-                rounds(a);
+            if (PHASES.contains("a")) {
+                idleSockets(a);
+            }
+            double[] onePod = PHASES.contains("b") ? fanout(a, a, "one pod") : new double[] {Double.NaN, Double.NaN};
+            try (ServerProcess b = PHASES.contains("c") ? pod("bench-realtime-b", pgSchema) : null) {
+                double[] twoPods = b == null ? new double[] {Double.NaN, Double.NaN}
+                        : fanout(a, b, "two pods (writer on A, sockets on B)");
+                if (PHASES.contains("d")) {
+                    rounds(a);
+                }
                 System.out.printf(Locale.ROOT, "== summary: (b) p50 %.1f ms p99 %.1f ms; (c) p50 %.1f ms p99 %.1f ms%n",
                         onePod[0], onePod[1], twoPods[0], twoPods[1]);
             }
