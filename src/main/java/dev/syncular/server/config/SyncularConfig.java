@@ -375,7 +375,11 @@ public interface SyncularConfig {
         @WithDefault("10s")
         Duration lockTimeout();
 
-        /** {@code statement_timeout} of every push transaction; {@code 0} = none. Answered like a lock timeout. */
+        /**
+         * {@code statement_timeout} of every statement on a pooled connection (the session default, and
+         * {@code SET LOCAL} in every push transaction); {@code 0} = none. A statement cut off is answered like a
+         * lock timeout (429 {@code sync.rate_limited}), so a runaway read never holds a connection for longer.
+         */
         @WithDefault("30s")
         Duration statementTimeout();
 

@@ -21,6 +21,9 @@ class DatasourceProfileTest {
     @ConfigProperty(name = "quarkus.datasource.reactive.url")
     String url;
 
+    @ConfigProperty(name = "syncular.storage.statement-timeout")
+    Duration statementTimeout;
+
     @Test
     void poolAnswersSelectOne() {
         Row row = pool.query("SELECT 1 AS one, current_database() AS db").execute()
@@ -28,6 +31,19 @@ class DatasourceProfileTest {
                 .iterator().next();
         assertEquals(1, row.getInteger("one"));
         assertEquals("syncular_test", row.getString("db"));
+    }
+
+    /**
+     * Every pooled connection starts with {@code syncular.storage.statement-timeout} as its session
+     * {@code statement_timeout} ({@code BoundedPgPool}), so a pull's statements are bounded as a push's are.
+     */
+    @Test
+    void everyPooledConnectionHasTheStatementTimeout() {
+        for (int i = 0; i < 3; i++) {
+            Row row = pool.query("SHOW statement_timeout").execute().await().atMost(Duration.ofSeconds(30))
+                    .iterator().next();
+            assertEquals(statementTimeout.toSeconds() + "s", row.getString(0));
+        }
     }
 
     @Test

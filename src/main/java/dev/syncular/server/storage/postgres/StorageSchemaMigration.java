@@ -212,7 +212,8 @@ final class StorageSchemaMigration {
      */
     private static <T> Uni<T> ddlTransaction(Pool pool, java.util.function.Function<SqlConnection, Uni<T>> work) {
         return retryingLockTimeouts(PgSql.readCommitted(pool, conn -> conn
-                .query("SET LOCAL lock_timeout = " + DDL_LOCK_TIMEOUT_MS + "; SET LOCAL client_min_messages = warning")
+                .query("SET LOCAL lock_timeout = " + DDL_LOCK_TIMEOUT_MS
+                        + "; SET LOCAL statement_timeout = 0; SET LOCAL client_min_messages = warning")
                 .execute()
                 .chain(() -> work.apply(conn))));
     }

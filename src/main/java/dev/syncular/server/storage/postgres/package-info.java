@@ -51,7 +51,9 @@
  * REPEATABLE READ the first of those would fail with a serialization error instead.
  *
  * <p><b>Timeouts.</b> A push group sets {@code lock_timeout} and {@code statement_timeout} ({@code SET LOCAL},
- * {@code syncular.storage.*}); start-up DDL and the schema upgrade run under {@code lock_timeout}
+ * {@code syncular.storage.*}); every other statement of the application's pool (pulls, bootstraps) runs under
+ * the same {@code statement_timeout} as its connection's session default ({@code config.BoundedPgPool}).
+ * Start-up DDL and the schema upgrade lift the statement timeout and run under {@code lock_timeout}
  * {@value dev.syncular.server.storage.postgres.StorageSchemaMigration#DDL_LOCK_TIMEOUT_MS} ms and are retried,
  * so a DDL lock request never stalls the pushes queued behind it for longer. Timeouts, deadlocks, a full push
  * queue and a refused pool wait reach callers as {@code sync.storage.busy} ({@link
