@@ -2,6 +2,7 @@ package dev.syncular.server.testsupport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.syncular.server.wire.Message;
@@ -35,6 +36,8 @@ public final class RealtimeSocket implements WebSocket.Listener {
     public final BlockingQueue<byte[]> binaries = new LinkedBlockingQueue<>();
     /** Completes with the close code (-1 on an error) when the connection ends. */
     public final CompletableFuture<Integer> closed = new CompletableFuture<>();
+    /** The close frame's reason, or the error, once {@link #closed} completed. */
+    private volatile String closeReason;
     private final StringBuilder text = new StringBuilder();
     private final ByteArrayOutputStream binary = new ByteArrayOutputStream();
     public WebSocket ws;
@@ -59,12 +62,14 @@ public final class RealtimeSocket implements WebSocket.Listener {
 
     @Override
     public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+        closeReason = reason;
         closed.complete(statusCode);
         return null;
     }
 
     @Override
     public void onError(WebSocket webSocket, Throwable error) {
+        closeReason = String.valueOf(error);
         closed.complete(-1);
     }
 
@@ -101,9 +106,17 @@ public final class RealtimeSocket implements WebSocket.Listener {
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         MessageDecoder d = MessageDecoder.forResponses();
+        long deadline = System.nanoTime() + WAIT.toNanos();
         while (!d.isComplete()) {
-            byte[] m = binaries.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
-            assertNotNull(m, "no round response chunk");
+            byte[] m = binaries.poll(200, TimeUnit.MILLISECONDS);
+            if (m == null) {
+                if (closed.isDone() && binaries.isEmpty()) {
+                    throw new AssertionError("the socket closed during a round, close code " + closed.join()
+                            + " (" + closeReason + ")");
+                }
+                assertTrue(System.nanoTime() < deadline, "no round response chunk");
+                continue;
+            }
             if (m[0] != 0x01) {
                 continue; // a delta interleaved between rounds
             }
