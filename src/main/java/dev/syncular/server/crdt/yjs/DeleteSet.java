@@ -7,9 +7,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The delete set that ends an update: per client, the clock ranges ({@code [clock, clock + len)}) that are
- * deleted. Merging unions the ranges; written clients go highest id first, each client's ranges sorted by
- * clock with overlapping or touching ranges joined.
+ * The delete set that ends an update, and the one a transaction collects: per client (in the order the
+ * clients were first seen), the clock ranges ({@code [clock, clock + len)}) that are deleted. Merging unions
+ * the ranges; written clients go highest id first, each client's ranges in the order held (sorted by clock,
+ * overlapping or touching ranges joined, once {@link #sortAndMerge} or {@link #union} made them so).
  */
 final class DeleteSet {
     /** One deleted range. */
@@ -40,6 +41,20 @@ final class DeleteSet {
             }
         }
         return ds;
+    }
+
+    /** Records a deleted range (unsorted until {@link #sortAndMerge}). */
+    void add(long client, long clock, long len) {
+        clients.computeIfAbsent(client, c -> new ArrayList<>()).add(new Range(clock, len));
+    }
+
+    boolean isEmpty() {
+        return clients.isEmpty();
+    }
+
+    /** Sorts each client's ranges by clock and joins the overlapping or touching ones, in place. */
+    void sortAndMerge() {
+        clients.replaceAll((client, ranges) -> normalized(ranges));
     }
 
     /** The union of {@code sets}, normalized. */

@@ -7,7 +7,8 @@ import java.util.List;
  * The content of an item struct, selected by the low five bits of the struct's info byte: deleted (1), JSON
  * (2), binary (3), string (4), embed (5), format (6), type (7), any (8) and subdocument (9). Its length is
  * the number of clock ticks the item spans; string length counts UTF-16 code units, as Yjs does. Only the
- * kinds that can span more than one tick can be split ({@link #sliceFrom}).
+ * kinds that can span more than one tick can be split ({@link #sliceFrom}, {@link #sliceTo}) and joined
+ * ({@link #joinedWith}); deleted and format content is not countable (it takes no index in its parent).
  */
 sealed interface ItemContent {
     int ref();
@@ -18,6 +19,21 @@ sealed interface ItemContent {
 
     /** The part from {@code offset} on, for an item whose start another update already supplied. */
     ItemContent sliceFrom(long offset);
+
+    /** The part before {@code offset}: the left half when a document splits an item. */
+    default ItemContent sliceTo(long offset) {
+        throw unsplittable();
+    }
+
+    /** This content followed by {@code right} (same kind), or {@code null} for kinds that never join. */
+    default ItemContent joinedWith(ItemContent right) {
+        return null;
+    }
+
+    /** Whether the content takes index positions in its parent (Yjs's {@code isCountable}). */
+    default boolean countable() {
+        return true;
+    }
 
     static ItemContent read(int ref, Lib0Reader r) {
         switch (ref) {
@@ -50,7 +66,7 @@ sealed interface ItemContent {
                 }
                 return new Any(values);
             }
-            case 9: return new Doc(r.readVarString(), YjsAny.read(r));
+            case 9: return SubdocOptions.read(r);
             default: throw new YjsFormatException("unknown item content reference");
         }
     }
@@ -76,6 +92,21 @@ sealed interface ItemContent {
         public ItemContent sliceFrom(long offset) {
             return new Deleted(len - offset);
         }
+
+        @Override
+        public ItemContent sliceTo(long offset) {
+            return new Deleted(offset);
+        }
+
+        @Override
+        public ItemContent joinedWith(ItemContent right) {
+            return new Deleted(len + right.length());
+        }
+
+        @Override
+        public boolean countable() {
+            return false;
+        }
     }
 
     /** Legacy JSON values, each kept as the JSON text (or {@code undefined}) it was written as (ref 2). */
@@ -96,7 +127,19 @@ sealed interface ItemContent {
         }
 
         public ItemContent sliceFrom(long offset) {
-            return new Json(values.subList((int) offset, values.size()));
+            return new Json(new ArrayList<>(values.subList((int) offset, values.size())));
+        }
+
+        @Override
+        public ItemContent sliceTo(long offset) {
+            return new Json(new ArrayList<>(values.subList(0, (int) offset)));
+        }
+
+        @Override
+        public ItemContent joinedWith(ItemContent right) {
+            List<String> joined = new ArrayList<>(values);
+            joined.addAll(((Json) right).values);
+            return new Json(joined);
         }
     }
 
@@ -119,7 +162,7 @@ sealed interface ItemContent {
         }
     }
 
-    /** Text (ref 4). Splitting inside a surrogate pair replaces both halves with U+FFFD, as Yjs does. */
+    /** Text (ref 4). Splitting inside a surrogate pair replaces both halves of it with U+FFFD, as Yjs does. */
     record Str(String text) implements ItemContent {
         public int ref() {
             return 4;
@@ -139,6 +182,20 @@ sealed interface ItemContent {
                 right = '\ufffd' + right.substring(1);
             }
             return new Str(right);
+        }
+
+        @Override
+        public ItemContent sliceTo(long offset) {
+            String left = text.substring(0, (int) offset);
+            if (Character.isHighSurrogate(left.charAt(left.length() - 1))) {
+                left = left.substring(0, left.length() - 1) + '\ufffd';
+            }
+            return new Str(left);
+        }
+
+        @Override
+        public ItemContent joinedWith(ItemContent right) {
+            return new Str(text.concat(((Str) right).text));
         }
     }
 
@@ -178,6 +235,11 @@ sealed interface ItemContent {
 
         public ItemContent sliceFrom(long offset) {
             throw unsplittable();
+        }
+
+        @Override
+        public boolean countable() {
+            return false;
         }
     }
 
@@ -232,7 +294,19 @@ sealed interface ItemContent {
         }
 
         public ItemContent sliceFrom(long offset) {
-            return new Any(values.subList((int) offset, values.size()));
+            return new Any(new ArrayList<>(values.subList((int) offset, values.size())));
+        }
+
+        @Override
+        public ItemContent sliceTo(long offset) {
+            return new Any(new ArrayList<>(values.subList(0, (int) offset)));
+        }
+
+        @Override
+        public ItemContent joinedWith(ItemContent right) {
+            List<Object> joined = new ArrayList<>(values);
+            joined.addAll(((Any) right).values);
+            return new Any(joined);
         }
     }
 

@@ -11,16 +11,27 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The {@code yjs-doc} merger (§5.10.2) against updates and merges recorded from Yjs 13.6.33
- * ({@code src/test/resources/crdt/yjs/README.md}): decoding and writing back is byte-for-byte Yjs's, every
- * merge gives Yjs's bytes in every recorded order (so it decodes in Yjs to the recorded content), and the
- * recorded contents show commutativity, associativity and idempotence in document state.
+ * ({@code src/test/resources/crdt/yjs/README.md}): the merger gives the reference merger's bytes (apply the
+ * stored and the incoming update to a fresh {@code Y.Doc}, {@code Y.encodeStateAsUpdate}) for every input
+ * alone, for the server's fold of every recorded order and for every recorded pair, so its values decode in
+ * Yjs to the recorded content; {@link UpdateMerger} (kept for pending structs) gives {@code Y.mergeUpdates}'s
+ * bytes; the recorded contents show commutativity, associativity and idempotence in document state.
  */
 class YjsUpdateFixturesTest {
     private static final YjsDocMerger MERGER = new YjsDocMerger();
+
+    /** Every recorded case (src/test/resources/crdt/yjs). */
+    static List<String> fixtures() {
+        return List.of("text-three-clients", "text-concurrent-deletes", "text-keystrokes", "map-edits",
+                "array-nested", "offline-replay", "offline-gap", "overlap-slicing", "concurrent-same-position",
+                "map-concurrent-overwrite", "nested-type-deleted", "interleaved-deletes", "formatting",
+                "pending-dependencies", "random-session");
+    }
 
     private static JsonNode fixture(String name) {
         return YjsFixtures.load(name);
@@ -39,8 +50,7 @@ class YjsUpdateFixturesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"text-three-clients", "text-concurrent-deletes", "text-keystrokes", "map-edits",
-            "array-nested", "offline-replay", "offline-gap", "overlap-slicing"})
+    @MethodSource("fixtures")
     void decodeAndWriteBackIsYjsByteForByte(String name) {
         JsonNode f = fixture(name);
         for (JsonNode in : f.get("inputs")) {
@@ -48,8 +58,13 @@ class YjsUpdateFixturesTest {
             assertEquals(in.get("normalized").asText(), hex(UpdateMerger.normalize(bytes(in.get("bytes")))),
                     name + "/" + in.get("name").asText());
             assertArrayEquals(normalized, UpdateMerger.normalize(normalized), "written-back bytes are a fixed point");
-            assertArrayEquals(normalized, MERGER.merge(null, bytes(in.get("bytes"))), "null stored is the empty doc");
-            assertArrayEquals(normalized, MERGER.merge(new byte[0], bytes(in.get("bytes"))), "empty stored too");
+            String label = name + "/" + in.get("name").asText();
+            assertEquals(in.get("stored").asText(), hex(MERGER.merge(null, bytes(in.get("bytes")))),
+                    "null stored is the empty doc: " + label);
+            assertEquals(in.get("stored").asText(), hex(MERGER.merge(new byte[0], bytes(in.get("bytes")))),
+                    "empty stored too: " + label);
+            assertEquals(in.get("stored").asText(), hex(MERGER.merge(bytes(in.get("bytes")), new byte[0])),
+                    "an empty push leaves the state: " + label);
         }
         for (JsonNode m : f.get("merges")) {
             assertArrayEquals(bytes(m.get("merged")), UpdateMerger.normalize(bytes(m.get("merged"))));
@@ -57,8 +72,7 @@ class YjsUpdateFixturesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"text-three-clients", "text-concurrent-deletes", "text-keystrokes", "map-edits",
-            "array-nested", "offline-replay", "offline-gap", "overlap-slicing"})
+    @MethodSource("fixtures")
     void mergesGiveYjsBytesInEveryOrder(String name) {
         JsonNode f = fixture(name);
         Map<String, byte[]> inputs = inputs(f);
@@ -72,7 +86,7 @@ class YjsUpdateFixturesTest {
             for (byte[] incoming : order) { // the server: one push after another (§5.10.3)
                 stored = MERGER.merge(stored, incoming);
             }
-            assertEquals(m.get("folded").asText(), hex(stored), "pairwise fold " + label);
+            assertEquals(m.get("folded").asText(), hex(stored), "the server's fold " + label);
             // Yjs decodes exactly these bytes to this content: every order converges (commutativity)
             assertEquals(expected, m.get("mergedContent"), label);
             assertEquals(expected, m.get("foldedContent"), label);
@@ -81,14 +95,33 @@ class YjsUpdateFixturesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"text-three-clients", "text-concurrent-deletes", "text-keystrokes", "map-edits",
-            "array-nested", "offline-replay", "offline-gap", "overlap-slicing"})
+    @MethodSource("fixtures")
+    void everyPairGivesTheReferenceBytes(String name) {
+        JsonNode f = fixture(name);
+        Map<String, byte[]> inputs = inputs(f);
+        int pairs = 0;
+        for (JsonNode p : f.get("pairs")) {
+            String stored = p.get("stored").asText();
+            String incoming = p.get("incoming").asText();
+            assertEquals(p.get("merged").asText(), hex(MERGER.merge(inputs.get(stored), inputs.get(incoming))),
+                    name + ": merge(" + stored + ", " + incoming + ")");
+            pairs++;
+        }
+        assertTrue(pairs >= inputs.size() - 1, name + " records pairs");
+    }
+
+    @ParameterizedTest
+    @MethodSource("fixtures")
     void idempotentAndAssociative(String name) {
         JsonNode f = fixture(name);
         Map<String, byte[]> inputs = inputs(f);
         JsonNode expected = f.get("expectedContent");
         byte[] fin = bytes(f.get("final"));
-        assertArrayEquals(fin, UpdateMerger.merge(new ArrayList<>(inputs.values())));
+        byte[] folded = null;
+        for (byte[] in : inputs.values()) {
+            folded = MERGER.merge(folded, in);
+        }
+        assertArrayEquals(fin, folded, "the fold in file order is the final state");
         for (JsonNode r : f.get("redelivered")) { // a replayed update changes nothing (§5.10.3)
             assertEquals(r.get("merged").asText(), hex(MERGER.merge(fin, inputs.get(r.get("input").asText()))));
             assertEquals(expected, r.get("content"));
@@ -145,7 +178,7 @@ class YjsUpdateFixturesTest {
                 }
                 try {
                     byte[] out = MERGER.merge(fin, m);
-                    UpdateMerger.normalize(out);
+                    assertArrayEquals(out, MERGER.merge(out, new byte[0]), "a merged state is readable and stable");
                     merged++;
                 } catch (YjsFormatException e) {
                     refused++;
