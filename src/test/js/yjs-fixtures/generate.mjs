@@ -2,7 +2,7 @@
 // Usage (from this directory): npm install && node generate.mjs
 // Writes ../../resources/crdt/yjs/<case>.json. The Java tests only read those files; they never run node.
 import * as Y from 'yjs'
-import { writeFileSync, mkdirSync } from 'node:fs'
+import { writeFileSync, mkdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
 
@@ -486,3 +486,43 @@ const C = 3000000001 // a client id past 31 bits (five-byte varuint)
 }
 
 console.log('fixtures written to', OUT)
+
+// 15. Hostile input: random byte changes of recorded inputs merged into a fixture's final state, with what
+// the reference merger makes of each (its bytes, or that it throws).
+{
+  let seedState = 0xbad5eed
+  const rnd = () => {
+    seedState = (seedState + 0x6d2b79f5) | 0
+    let t = seedState
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  const cases = []
+  for (const name of ['text-concurrent-deletes', 'map-edits', 'array-nested', 'overlap-slicing', 'nested-type-deleted', 'formatting']) {
+    const f = JSON.parse(readFileSync(join(OUT, `${name}.json`), 'utf8'))
+    const stored = Buffer.from(f.final, 'hex')
+    const mutations = []
+    for (const input of f.inputs) {
+      const bytes = Buffer.from(input.bytes, 'hex')
+      for (let i = 0; i < 60; i++) {
+        const m = Buffer.from(bytes)
+        for (let k = 1 + Math.floor(rnd() * 3); k > 0; k--) m[Math.floor(rnd() * m.length)] = Math.floor(rnd() * 256)
+        let merged = null
+        let error = null
+        try {
+          merged = hex(refMerge(stored, m))
+        } catch (e) {
+          error = String(e && e.message ? e.message : e).slice(0, 80)
+        }
+        mutations.push({ input: input.name, incoming: hex(m), merged, error })
+      }
+    }
+    cases.push({ fixture: name, stored: f.final, mutations })
+  }
+  writeFileSync(join(OUT, 'mutations.json'), JSON.stringify({
+    description: 'random byte changes (1-3 per update) of recorded inputs merged into each fixture\'s final state by the reference merger',
+    generator: 'src/test/js/yjs-fixtures/generate.mjs with yjs 13.6.33',
+    cases
+  }, null, 1) + '\n')
+}

@@ -83,6 +83,36 @@ final class DeleteSet {
         return out;
     }
 
+    /**
+     * This delete set as Yjs reads it back after writing it in the v2 update format, where a document keeps
+     * its pending deletes: clients highest id first, each range's clock written as the distance from the end
+     * of the range before it and its length less one. A negative distance or length (ranges out of order or
+     * empty) does not survive: lib0 writes the low seven bits of it, and that is what is read back.
+     */
+    DeleteSet readBackFromV2() {
+        DeleteSet out = new DeleteSet();
+        List<Long> ids = new ArrayList<>(clients.keySet());
+        ids.sort(Comparator.reverseOrder());
+        for (long client : ids) {
+            long written = 0;
+            long read = 0;
+            for (Range r : clients.get(client)) {
+                read += v2Uint(r.clock() - written);
+                long clock = read;
+                written = r.clock() + r.len();
+                long len = v2Uint(r.len() - 1) + 1;
+                read += len;
+                out.add(client, clock, len);
+            }
+        }
+        return out;
+    }
+
+    /** What lib0 reads back from writing {@code n} as a varuint: negative numbers keep their low seven bits. */
+    private static long v2Uint(long n) {
+        return n >= 0 ? n : n & 0x7f;
+    }
+
     void write(Lib0Writer w) {
         List<Long> ids = new ArrayList<>(clients.keySet());
         ids.sort(Comparator.reverseOrder());

@@ -42,14 +42,15 @@ sealed interface ItemContent {
                 int n = r.readLength();
                 List<String> values = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
-                    values.add(r.readVarString());
+                    String v = r.readVarString();
+                    values.add(v.equals("undefined") ? v : JsJson.canonical(v));
                 }
                 return new Json(values);
             }
             case 3: return new Binary(r.readVarBytes());
             case 4: return new Str(r.readVarString());
-            case 5: return new Embed(r.readVarString());
-            case 6: return new Format(r.readVarString(), r.readVarString());
+            case 5: return new Embed(JsJson.canonical(r.readVarString()));
+            case 6: return new Format(r.readVarString(), JsJson.canonical(r.readVarString()));
             case 7: {
                 int typeRef = (int) Math.min(r.readVarUint(), Integer.MAX_VALUE);
                 if (typeRef > Type.XML_TEXT) {
@@ -109,7 +110,7 @@ sealed interface ItemContent {
         }
     }
 
-    /** Legacy JSON values, each kept as the JSON text (or {@code undefined}) it was written as (ref 2). */
+    /** Legacy JSON values, each kept as canonical JSON text ({@link JsJson}) or {@code undefined} (ref 2). */
     record Json(List<String> values) implements ItemContent {
         public int ref() {
             return 2;
@@ -199,7 +200,7 @@ sealed interface ItemContent {
         }
     }
 
-    /** A rich-text embed, its JSON text (ref 5). */
+    /** A rich-text embed, its canonical JSON text (ref 5). */
     record Embed(String json) implements ItemContent {
         public int ref() {
             return 5;
@@ -218,7 +219,7 @@ sealed interface ItemContent {
         }
     }
 
-    /** A rich-text formatting mark: key and JSON value (ref 6). */
+    /** A rich-text formatting mark: key and canonical JSON value (ref 6). */
     record Format(String key, String json) implements ItemContent {
         public int ref() {
             return 6;

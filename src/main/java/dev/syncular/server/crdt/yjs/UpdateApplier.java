@@ -70,10 +70,11 @@ final class UpdateApplier {
         } else {
             store.pendingStructs = rest;
         }
-        DeleteSet dsRest = DeleteSetApplier.apply(update.deleteSet(), tr, store);
+        // Yjs keeps pending deletes as a v2 update: each delete set is stored as it reads back from v2
+        DeleteSet dsRest = pendingForm(DeleteSetApplier.apply(update.deleteSet(), tr, store));
         if (store.pendingDs != null) {
-            DeleteSet dsRest2 = DeleteSetApplier.apply(store.pendingDs, tr, store);
-            store.pendingDs = dsRest != null && dsRest2 != null ? DeleteSet.union(List.of(dsRest, dsRest2))
+            DeleteSet dsRest2 = pendingForm(DeleteSetApplier.apply(store.pendingDs, tr, store));
+            store.pendingDs = dsRest != null && dsRest2 != null ? pendingForm(DeleteSet.union(List.of(dsRest, dsRest2)))
                     : dsRest != null ? dsRest : dsRest2;
         } else {
             store.pendingDs = dsRest;
@@ -83,6 +84,10 @@ final class UpdateApplier {
             store.pendingStructs = null;
             apply(doc, again);
         }
+    }
+
+    private static DeleteSet pendingForm(DeleteSet ds) {
+        return ds == null ? null : ds.readBackFromV2();
     }
 
     /** Integrates what can be integrated; returns the rest as pending structs, or {@code null}. */

