@@ -485,6 +485,72 @@ const C = 3000000001 // a client id past 31 bits (five-byte varuint)
     })
 }
 
+// 16. Seeded random sessions (two to five clients, gc on and off, text with formatting and embeds, maps with
+// nested types, subdocuments and binary values, arrays of arrays, XML with formatted text; syncs between
+// clients, partial state-vector diffs) pushed in shuffled groups with some dropped and one repeated. These
+// seeds are ones in which Yjs's formatting cleanup deletes formatting items.
+{
+  const session = (seed) => {
+    let s = seed * 7919
+    const rnd = () => { s = (s + 0x6d2b79f5) | 0; let t = s; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296 }
+    const pick = (n) => Math.floor(rnd() * n)
+    const nc = 2 + pick(3)
+    const docs = []
+    for (let i = 0; i < nc; i++) { const d = new Y.Doc({ gc: rnd() < 0.8 }); d.clientID = [5, 1001, 2002, 3000000001, 77][i]; docs.push(d) }
+    const all = []
+    docs.forEach((d) => d.on('update', (u) => all.push(u)))
+    const words = ['a', 'bc', 'def ', '😀', 'xyz', 'Q']
+    const steps = 20 + pick(120)
+    for (let step = 0; step < steps; step++) {
+      const d = docs[pick(nc)]
+      const r = rnd()
+      try {
+        d.transact(() => {
+          const k = 1 + pick(3)
+          for (let j = 0; j < k; j++) {
+            const r2 = rnd()
+            const t = d.getText('t')
+            if (r2 < 0.3 || t.length < 3) t.insert(pick(t.length + 1), words[pick(words.length)], rnd() < 0.2 ? { bold: true } : undefined)
+            else if (r2 < 0.45) { const at = pick(t.length - 1); t.delete(at, 1 + pick(Math.min(5, t.length - at - 1))) }
+            else if (r2 < 0.52) { const at = pick(t.length - 1); t.format(at, 1 + pick(Math.min(4, t.length - at - 1)), { [rnd() < 0.5 ? 'bold' : 'i']: rnd() < 0.7 ? true : null }) }
+            else if (r2 < 0.56) { const m = d.getMap('m'); const v = rnd(); if (v < 0.3) m.set('sub' + pick(2), new Y.Doc({ guid: `sub-${seed}-${step}`, gc: rnd() < 0.5, autoLoad: rnd() < 0.5, meta: rnd() < 0.5 ? { n: pick(3) } : undefined })); else if (v < 0.6) m.set('bin', new Uint8Array([pick(256), pick(256)])); else { const t = d.getText('t'); t.insertEmbed(pick(t.length + 1), { img: 'u' + pick(5), w: rnd() < 0.5 ? pick(100) / 7 : 1e21 }) } }
+            else if (r2 < 0.62) { const m = d.getMap('m'); const key = 'k' + pick(3); const v = rnd(); if (v < 0.2) m.delete(key); else if (v < 0.4) { const mm = new Y.Map(); m.set(key, mm); mm.set('x', pick(9)) } else if (v < 0.5) { const tt = new Y.Text(); m.set(key, tt); tt.insert(0, 'in') } else m.set(key, pick(50)) }
+            else if (r2 < 0.72) { const m = d.getMap('m'); const v = m.get('k' + pick(3)); if (v instanceof Y.Map) v.set('y' + pick(2), pick(5)); else if (v instanceof Y.Text && v.length > 0) { if (rnd() < 0.5) v.insert(pick(v.length + 1), 'z'); else v.format(0, 1, { b: true }) } }
+            else if (r2 < 0.85) { const a = d.getArray('a'); const v = rnd(); if (a.length > 2 && v < 0.35) a.delete(pick(a.length), 1); else if (v < 0.5) { const n = new Y.Array(); a.insert(pick(a.length + 1), [n]); n.push([1, 2]) } else if (v < 0.6 && a.length > 0) { const x = a.get(pick(a.length)); if (x instanceof Y.Array) { if (x.length && rnd() < 0.4) x.delete(0, 1); else x.push(['n']) } } else a.insert(pick(a.length + 1), [pick(100), 'w']) }
+            else { const x = d.getXmlFragment('x'); if (x.length > 0 && rnd() < 0.5) { const el = x.get(pick(x.length)); if (el instanceof Y.XmlElement) { const xt = el.get(0); if (xt instanceof Y.XmlText) { if (rnd() < 0.5) xt.insert(pick(xt.length + 1), 'p', rnd() < 0.5 ? { bold: true } : {}); else if (xt.length > 1) xt.format(0, 1 + pick(xt.length - 1), { bold: rnd() < 0.5 ? true : null }) } } else if (rnd() < 0.3) x.delete(pick(x.length), 1) } else { const el = new Y.XmlElement('p'); x.insert(pick(x.length + 1), [el]); const xt = new Y.XmlText(); el.insert(0, [xt]); xt.insert(0, 'para') } }
+          }
+        })
+      } catch (e) { }
+      if (rnd() < 0.15) { const x = docs[pick(nc)]; if (x !== d) Y.applyUpdate(x, Y.encodeStateAsUpdate(d, Y.encodeStateVector(x))) }
+    }
+    // pushes: groups of consecutive updates, shuffled a little, some dropped or duplicated
+    const groups = []
+    let i = 0
+    while (i < all.length) { const n = 1 + pick(Math.max(1, Math.floor(all.length / 4))); groups.push(Y.mergeUpdates(all.slice(i, i + n))); i += n }
+    if (rnd() < 0.3) groups.push(Y.encodeStateAsUpdate(docs[pick(nc)]))
+    if (rnd() < 0.5) { const x = docs[pick(nc)]; const y = docs[pick(nc)]; groups.push(Y.encodeStateAsUpdate(x, Y.encodeStateVector(y))) }
+    if (rnd() < 0.3) { const x = docs[pick(nc)]; const sv = new Map(); for (const [c, k] of Y.decodeStateVector(Y.encodeStateVector(x))) sv.set(c, pick(k + 1)); const enc = new Y.UpdateEncoderV1(); Y.writeStateVector ? 0 : 0; const svb = (() => { const o = [sv.size]; const vu = (n) => { while (n > 127) { o.push(0x80 | (n & 127)); n = Math.floor(n / 128) } o.push(n) }; o.length = 0; vu(sv.size); for (const [c, k] of sv) { vu(c); vu(k) } return new Uint8Array(o) })(); groups.push(Y.encodeStateAsUpdate(x, svb)) }
+    const pushes = groups.filter(() => rnd() < 0.9)
+    for (let j = pushes.length - 1; j > 0; j--) if (rnd() < 0.5) { const k = pick(j + 1); [pushes[j], pushes[k]] = [pushes[k], pushes[j]] }
+    if (pushes.length && rnd() < 0.3) pushes.push(pushes[pick(pushes.length)])
+    return pushes
+  }
+  const sessions = [5080, 5008, 5376, 5384, 5147, 5181].map((seed) => {
+    const pushes = session(seed)
+    const folds = []
+    let stored = null
+    for (const p of pushes) { stored = refMerge(stored, p); folds.push(hex(stored)) }
+    const pairs = []
+    for (let j = 0; j + 1 < pushes.length; j++) pairs.push(hex(refMerge(pushes[j + 1], pushes[j])))
+    return { seed, pushes: pushes.map(hex), folds, pairs }
+  })
+  writeFileSync(join(OUT, 'sessions.json'), JSON.stringify({
+    description: 'seeded random editing sessions: the server\'s fold of each push, and each push merged into the next',
+    generator: 'src/test/js/yjs-fixtures/generate.mjs with yjs 13.6.33',
+    sessions
+  }, null, 1) + '\n')
+}
+
 console.log('fixtures written to', OUT)
 
 // 15. Hostile input: random byte changes of recorded inputs merged into a fixture's final state, with what

@@ -234,4 +234,30 @@ class YjsUpdateFixturesTest {
         assertTrue(merged > 50 && refused > 50, merged + " merged, " + refused + " refused");
         assertEquals(List.of(), mismatches.subList(0, Math.min(10, mismatches.size())), mismatches.size() + " mismatches");
     }
+
+    /**
+     * Seeded random sessions (sessions.json; several clients, nested types, subdocuments, formatting that Yjs
+     * cleans up after remote changes, partial updates, dropped and repeated pushes): the server's fold gives
+     * the reference bytes after every push, and each push merged into the next does too.
+     */
+    @org.junit.jupiter.api.Test
+    void randomSessionsFoldToTheReferenceBytes() {
+        int merges = 0;
+        for (JsonNode session : fixture("sessions").get("sessions")) {
+            String seed = session.get("seed").asText();
+            JsonNode pushes = session.get("pushes");
+            byte[] stored = null;
+            for (int i = 0; i < pushes.size(); i++) {
+                stored = MERGER.merge(stored, bytes(pushes.get(i)));
+                assertEquals(session.get("folds").get(i).asText(), hex(stored), "seed " + seed + " push " + i);
+                merges++;
+            }
+            for (int i = 0; i + 1 < pushes.size(); i++) {
+                assertEquals(session.get("pairs").get(i).asText(),
+                        hex(MERGER.merge(bytes(pushes.get(i + 1)), bytes(pushes.get(i)))), "seed " + seed + " pair " + i);
+                merges++;
+            }
+        }
+        assertTrue(merges > 50, merges + " merges");
+    }
 }
