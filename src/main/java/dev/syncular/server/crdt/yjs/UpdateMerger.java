@@ -35,8 +35,7 @@ public final class UpdateMerger {
             cursors.add(new Cursor(u.structs()));
         }
         // Yjs's comparator, including its quirk: two different kinds of struct (an item and a collected run) at
-        // the same id both claim to come first, so the sort's comparison order decides. List.sort makes the
-        // same comparisons as V8's Array.prototype.sort for fewer than 32 inputs (a run, then binary insertion).
+        // the same id both claim to come first, so the comparisons V8's sort makes decide (JsArraySort).
         Comparator<Cursor> order = (a, b) -> {
             Struct x = a.curr;
             Struct y = b.curr;
@@ -55,7 +54,7 @@ public final class UpdateMerger {
             if (cursors.isEmpty()) {
                 break;
             }
-            cursors.sort(order);
+            JsArraySort.sort(cursors, order);
             Cursor cursor = cursors.get(0);
             long client = cursor.curr.client();
             if (pending != null) {

@@ -20,7 +20,8 @@
  *       {@code Transaction}, {@code TransactionCleanup} (garbage collection, struct merging),
  *       {@code FormattingCleanup} and {@code FormatValue} (redundant formatting after remote changes),
  *       {@code StateEncoder} ({@code Y.encodeStateAsUpdate});</li>
- *   <li>{@link dev.syncular.server.crdt.yjs.UpdateMerger}: {@code Y.mergeUpdates} without a document, which
+ *   <li>{@link dev.syncular.server.crdt.yjs.UpdateMerger}: {@code Y.mergeUpdates} without a document (with
+ *       {@code JsArraySort}, V8's sort of short arrays, for its comparator), which
  *       the document uses as Yjs does, to keep pending structs and to write them into the state;</li>
  *   <li>the registry entry: {@link dev.syncular.server.crdt.yjs.YjsDocMerger}; bytes that cannot be read or
  *       applied: {@link dev.syncular.server.crdt.yjs.YjsFormatException} (the push answers
