@@ -86,7 +86,8 @@ public final class CrdtMergeBenchmark {
         byte[][] scattered = scatteredKeystrokes(3003, FRAGMENTS + 1, 42);
         byte[] fragmented = fold(Arrays.copyOf(scattered, FRAGMENTS));
         byte[] last = scattered[FRAGMENTS];
-        System.out.printf("(d) fragmented doc: %,d keystrokes at random positions, %,d bytes%n", FRAGMENTS, fragmented.length);
+        System.out.printf("(d) fragmented doc: %,d keystrokes at random positions, %,d bytes%n", FRAGMENTS,
+                fragmented.length);
         measure("(d) keystroke into a fragmented doc", reps, () -> {
             long bytes = 0;
             for (int i = 0; i < reps; i++) {

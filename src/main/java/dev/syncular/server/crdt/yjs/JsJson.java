@@ -267,7 +267,8 @@ final class JsJson {
                 default -> {
                     boolean pairedHigh = Character.isHighSurrogate(c) && i + 1 < s.length()
                             && Character.isLowSurrogate(s.charAt(i + 1));
-                    boolean pairedLow = Character.isLowSurrogate(c) && i > 0 && Character.isHighSurrogate(s.charAt(i - 1));
+                    boolean pairedLow = Character.isLowSurrogate(c) && i > 0
+                            && Character.isHighSurrogate(s.charAt(i - 1));
                     if (c < 0x20 || (Character.isSurrogate(c) && !pairedHigh && !pairedLow)) {
                         out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
                     } else {

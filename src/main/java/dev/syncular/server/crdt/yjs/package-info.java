@@ -5,7 +5,8 @@
  * items joined, overwritten map entries deleted, pending structs and deletes carried along). Written from
  * the Yjs 13.6 sources (https://github.com/yjs/yjs, MIT licence, Copyright (c) 2023 Kevin Jahns and RWTH
  * Aachen University, Chair of Computer Science 5; see NOTICE) in this package's own structure, without a
- * Yjs dependency, so the server core stays free of CRDT libraries (§5.10.2). The fixtures in {@code src/test/resources/crdt/yjs} pin the bytes against Yjs 13.6.33.
+ * Yjs dependency, so the server core stays free of CRDT libraries (§5.10.2). The fixtures in
+ * {@code src/test/resources/crdt/yjs} pin the bytes against Yjs 13.6.33.
  *
  * <ul>
  *   <li>lib0 primitives: {@code Lib0Reader} (strict UTF-8), {@code Lib0Writer}, {@code YjsAny} (self-describing

@@ -211,7 +211,8 @@ class YjsUpdateFixturesTest {
             byte[] stored = bytes(c.get("stored"));
             for (JsonNode m : c.get("mutations")) {
                 byte[] incoming = bytes(m.get("incoming"));
-                String label = c.get("fixture").asText() + "/" + m.get("input").asText() + " " + m.get("incoming").asText();
+                String label = c.get("fixture").asText() + "/" + m.get("input").asText() + " "
+                        + m.get("incoming").asText();
                 String ours;
                 try {
                     ours = hex(MERGER.merge(stored, incoming));
@@ -232,7 +233,8 @@ class YjsUpdateFixturesTest {
             }
         }
         assertTrue(merged > 50 && refused > 50, merged + " merged, " + refused + " refused");
-        assertEquals(List.of(), mismatches.subList(0, Math.min(10, mismatches.size())), mismatches.size() + " mismatches");
+        assertEquals(List.of(), mismatches.subList(0, Math.min(10, mismatches.size())),
+                mismatches.size() + " mismatches");
     }
 
     /**
@@ -254,7 +256,8 @@ class YjsUpdateFixturesTest {
             }
             for (int i = 0; i + 1 < pushes.size(); i++) {
                 assertEquals(session.get("pairs").get(i).asText(),
-                        hex(MERGER.merge(bytes(pushes.get(i + 1)), bytes(pushes.get(i)))), "seed " + seed + " pair " + i);
+                        hex(MERGER.merge(bytes(pushes.get(i + 1)), bytes(pushes.get(i)))),
+                        "seed " + seed + " pair " + i);
                 merges++;
             }
         }
