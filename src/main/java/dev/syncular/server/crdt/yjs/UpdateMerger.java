@@ -11,6 +11,8 @@ import java.util.List;
  * its unwritten part, adjacent garbage-collected runs are joined, and a hole in a client's clocks is
  * written as a skip. The delete sets are united. Inputs that hold the same ticks give the same content
  * whichever order they come in; which input's copy of a tick is kept follows the input order, as in Yjs.
+ * The {@code yjs-doc} merger no longer stores this form: {@link YjsDocMerger}'s document uses it, as Yjs
+ * does, to collect pending structs and to write them, with pending deletes, into the encoded state.
  */
 public final class UpdateMerger {
     private UpdateMerger() {}
