@@ -9,24 +9,31 @@ import java.util.Arrays;
 
 /**
  * Merge throughput of the built-in {@code yjs-doc} merger (§5.10.2; not part of the test suite). Run with
- * {@code bench/crdt.sh}.
+ * {@code bench/crdt.sh}. Each merge applies the stored state and the incoming update to a fresh document and
+ * encodes the state, as the reference merger does.
  *
  * <ul>
  * <li>(a) keystrokes into a growing document, as the server sees a typing client: {@code N} one-character
  * Yjs updates (one struct each, chained by origin) pushed one after another, each merged into the stored
- * state ({@code stored = merge(stored, keystroke)}); the stored state grows with every merge;</li>
+ * state ({@code stored = merge(stored, keystroke)}); the stored state grows with every merge (the typed run
+ * stays one item);</li>
  * <li>(b) two large documents: two clients' states of {@code N} keystrokes each, typed concurrently,
  * merged into one;</li>
- * <li>(c) re-delivery: the merged (b) state merged with itself (idempotent replay).</li>
+ * <li>(c) re-delivery: the merged (b) state merged with itself (idempotent replay);</li>
+ * <li>(d) a fragmented document: {@code M} keystrokes of one client at seeded random positions, so that most
+ * keystrokes stay items of their own, and one more keystroke merged into it (the cost of integrating a
+ * document of many items).</li>
  * </ul>
  * The updates are written here byte by byte in the Yjs v1 update format the fixtures test against
  * ({@code src/test/resources/crdt/yjs}). MB/s counts the input bytes of each merge (stored + incoming),
  * 10^6 bytes. System properties: {@code bench.keystrokes} (default 5000), {@code bench.docChars} (default
- * 20000), {@code bench.iterations} (default 11), {@code bench.warmup} (default 5).
+ * 20000), {@code bench.fragments} (default 5000), {@code bench.iterations} (default 11), {@code bench.warmup}
+ * (default 5).
  */
 public final class CrdtMergeBenchmark {
     private static final int KEYSTROKES = Integer.getInteger("bench.keystrokes", 5000);
     private static final int DOC_CHARS = Integer.getInteger("bench.docChars", 20_000);
+    private static final int FRAGMENTS = Integer.getInteger("bench.fragments", 5000);
     private static final int ITERATIONS = Integer.getInteger("bench.iterations", 11);
     private static final int WARMUP = Integer.getInteger("bench.warmup", 5);
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
@@ -73,6 +80,19 @@ public final class CrdtMergeBenchmark {
                     throw new IllegalStateException("re-delivery changed the state");
                 }
                 bytes += 2L * merged.length;
+            }
+            return bytes;
+        });
+        byte[][] scattered = scatteredKeystrokes(3003, FRAGMENTS + 1, 42);
+        byte[] fragmented = fold(Arrays.copyOf(scattered, FRAGMENTS));
+        byte[] last = scattered[FRAGMENTS];
+        System.out.printf("(d) fragmented doc: %,d keystrokes at random positions, %,d bytes%n", FRAGMENTS,
+                fragmented.length);
+        measure("(d) keystroke into a fragmented doc", reps, () -> {
+            long bytes = 0;
+            for (int i = 0; i < reps; i++) {
+                sink += MERGER.merge(fragmented, last).length;
+                bytes += fragmented.length + last.length;
             }
             return bytes;
         });
@@ -140,6 +160,44 @@ public final class CrdtMergeBenchmark {
             varString(b, new String(ch, StandardCharsets.UTF_8));
             varUint(b, 0); // empty delete set
             out[clock] = b.toByteArray();
+        }
+        return out;
+    }
+
+    /**
+     * {@code n} single-character updates of one client typing at seeded random positions of root text
+     * {@code "t"}: each names the characters left and right of where it goes as origin and right origin.
+     */
+    static byte[][] scatteredKeystrokes(long client, int n, long seed) {
+        java.util.Random random = new java.util.Random(seed);
+        java.util.List<Long> order = new java.util.ArrayList<>(n); // clocks in document order
+        byte[][] out = new byte[n][];
+        for (int clock = 0; clock < n; clock++) {
+            int at = random.nextInt(order.size() + 1);
+            Long left = at > 0 ? order.get(at - 1) : null;
+            Long right = at < order.size() ? order.get(at) : null;
+            ByteArrayOutputStream b = new ByteArrayOutputStream(32);
+            varUint(b, 1);
+            varUint(b, 1);
+            varUint(b, client);
+            varUint(b, clock);
+            b.write(0x04 | (left != null ? 0x80 : 0) | (right != null ? 0x40 : 0));
+            if (left != null) {
+                varUint(b, client);
+                varUint(b, left);
+            }
+            if (right != null) {
+                varUint(b, client);
+                varUint(b, right);
+            }
+            if (left == null && right == null) {
+                varUint(b, 1);
+                varString(b, "t");
+            }
+            varString(b, String.valueOf((char) ('a' + clock % 26)));
+            varUint(b, 0);
+            out[clock] = b.toByteArray();
+            order.add(at, (long) clock);
         }
         return out;
     }

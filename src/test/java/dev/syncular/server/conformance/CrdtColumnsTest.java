@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Test;
 /**
  * CRDT columns end to end (§5.10, Appendix B scenario 14) through the running app's conformance host with
  * the production merger registry: Yjs updates recorded from Yjs 13.6.33 are pushed as SSP2 by several
- * clients, and what the server stores and serves is compared with what Yjs itself merges them into.
+ * clients, and what the server stores and serves is compared, byte for byte, with what the reference merger
+ * stores (each push applied with the stored state to a fresh {@code Y.Doc}, {@code Y.encodeStateAsUpdate}).
  */
 @QuarkusTest
 @TestProfile(ConformanceHostTest.Enabled.class)
@@ -114,7 +115,7 @@ class CrdtColumnsTest {
 
     /**
      * B.14 (a, b): concurrent crdt-only pushes without {@code baseVersion} never conflict, both merge, and two
-     * servers that see them in opposite orders store and serve the bytes Yjs merges them into.
+     * servers that see them in opposite orders store and serve the bytes the reference merger stores.
      */
     @Test
     void concurrentCrdtOnlyPushesConvergeInEitherOrder() {

@@ -7,7 +7,8 @@ import java.util.List;
  * The content of an item struct, selected by the low five bits of the struct's info byte: deleted (1), JSON
  * (2), binary (3), string (4), embed (5), format (6), type (7), any (8) and subdocument (9). Its length is
  * the number of clock ticks the item spans; string length counts UTF-16 code units, as Yjs does. Only the
- * kinds that can span more than one tick can be split ({@link #sliceFrom}).
+ * kinds that can span more than one tick can be split ({@link #sliceFrom}, {@link #sliceTo}) and joined
+ * ({@link #joinedWith}); deleted and format content is not countable (it takes no index in its parent).
  */
 sealed interface ItemContent {
     int ref();
@@ -19,6 +20,21 @@ sealed interface ItemContent {
     /** The part from {@code offset} on, for an item whose start another update already supplied. */
     ItemContent sliceFrom(long offset);
 
+    /** The part before {@code offset}: the left half when a document splits an item. */
+    default ItemContent sliceTo(long offset) {
+        throw unsplittable();
+    }
+
+    /** This content followed by {@code right} (same kind), or {@code null} for kinds that never join. */
+    default ItemContent joinedWith(ItemContent right) {
+        return null;
+    }
+
+    /** Whether the content takes index positions in its parent (Yjs's {@code isCountable}). */
+    default boolean countable() {
+        return true;
+    }
+
     static ItemContent read(int ref, Lib0Reader r) {
         switch (ref) {
             case 1: return new Deleted(r.readVarUint());
@@ -26,14 +42,15 @@ sealed interface ItemContent {
                 int n = r.readLength();
                 List<String> values = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
-                    values.add(r.readVarString());
+                    String v = r.readVarString();
+                    values.add(v.equals("undefined") ? v : JsJson.canonical(v));
                 }
                 return new Json(values);
             }
             case 3: return new Binary(r.readVarBytes());
             case 4: return new Str(r.readVarString());
-            case 5: return new Embed(r.readVarString());
-            case 6: return new Format(r.readVarString(), r.readVarString());
+            case 5: return new Embed(JsJson.canonical(r.readVarString()));
+            case 6: return new Format(r.readVarString(), JsJson.canonical(r.readVarString()));
             case 7: {
                 int typeRef = (int) Math.min(r.readVarUint(), Integer.MAX_VALUE);
                 if (typeRef > Type.XML_TEXT) {
@@ -50,7 +67,7 @@ sealed interface ItemContent {
                 }
                 return new Any(values);
             }
-            case 9: return new Doc(r.readVarString(), YjsAny.read(r));
+            case 9: return SubdocOptions.read(r);
             default: throw new YjsFormatException("unknown item content reference");
         }
     }
@@ -76,9 +93,24 @@ sealed interface ItemContent {
         public ItemContent sliceFrom(long offset) {
             return new Deleted(len - offset);
         }
+
+        @Override
+        public ItemContent sliceTo(long offset) {
+            return new Deleted(offset);
+        }
+
+        @Override
+        public ItemContent joinedWith(ItemContent right) {
+            return new Deleted(len + right.length());
+        }
+
+        @Override
+        public boolean countable() {
+            return false;
+        }
     }
 
-    /** Legacy JSON values, each kept as the JSON text (or {@code undefined}) it was written as (ref 2). */
+    /** Legacy JSON values, each kept as canonical JSON text ({@link JsJson}) or {@code undefined} (ref 2). */
     record Json(List<String> values) implements ItemContent {
         public int ref() {
             return 2;
@@ -96,7 +128,19 @@ sealed interface ItemContent {
         }
 
         public ItemContent sliceFrom(long offset) {
-            return new Json(values.subList((int) offset, values.size()));
+            return new Json(new ArrayList<>(values.subList((int) offset, values.size())));
+        }
+
+        @Override
+        public ItemContent sliceTo(long offset) {
+            return new Json(new ArrayList<>(values.subList(0, (int) offset)));
+        }
+
+        @Override
+        public ItemContent joinedWith(ItemContent right) {
+            List<String> joined = new ArrayList<>(values);
+            joined.addAll(((Json) right).values);
+            return new Json(joined);
         }
     }
 
@@ -119,7 +163,7 @@ sealed interface ItemContent {
         }
     }
 
-    /** Text (ref 4). Splitting inside a surrogate pair replaces both halves with U+FFFD, as Yjs does. */
+    /** Text (ref 4). Splitting inside a surrogate pair replaces both halves of it with U+FFFD, as Yjs does. */
     record Str(String text) implements ItemContent {
         public int ref() {
             return 4;
@@ -140,9 +184,23 @@ sealed interface ItemContent {
             }
             return new Str(right);
         }
+
+        @Override
+        public ItemContent sliceTo(long offset) {
+            String left = text.substring(0, (int) offset);
+            if (Character.isHighSurrogate(left.charAt(left.length() - 1))) {
+                left = left.substring(0, left.length() - 1) + '\ufffd';
+            }
+            return new Str(left);
+        }
+
+        @Override
+        public ItemContent joinedWith(ItemContent right) {
+            return new Str(text.concat(((Str) right).text));
+        }
     }
 
-    /** A rich-text embed, its JSON text (ref 5). */
+    /** A rich-text embed, its canonical JSON text (ref 5). */
     record Embed(String json) implements ItemContent {
         public int ref() {
             return 5;
@@ -161,7 +219,7 @@ sealed interface ItemContent {
         }
     }
 
-    /** A rich-text formatting mark: key and JSON value (ref 6). */
+    /** A rich-text formatting mark: key and canonical JSON value (ref 6). */
     record Format(String key, String json) implements ItemContent {
         public int ref() {
             return 6;
@@ -178,6 +236,11 @@ sealed interface ItemContent {
 
         public ItemContent sliceFrom(long offset) {
             throw unsplittable();
+        }
+
+        @Override
+        public boolean countable() {
+            return false;
         }
     }
 
@@ -232,7 +295,19 @@ sealed interface ItemContent {
         }
 
         public ItemContent sliceFrom(long offset) {
-            return new Any(values.subList((int) offset, values.size()));
+            return new Any(new ArrayList<>(values.subList((int) offset, values.size())));
+        }
+
+        @Override
+        public ItemContent sliceTo(long offset) {
+            return new Any(new ArrayList<>(values.subList(0, (int) offset)));
+        }
+
+        @Override
+        public ItemContent joinedWith(ItemContent right) {
+            List<Object> joined = new ArrayList<>(values);
+            joined.addAll(((Any) right).values);
+            return new Any(joined);
         }
     }
 

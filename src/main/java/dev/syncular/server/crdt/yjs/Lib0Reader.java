@@ -1,13 +1,14 @@
 package dev.syncular.server.crdt.yjs;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 
 /**
  * Reads the lib0 primitives a Yjs v1 update is made of: unsigned and signed variable-length integers
  * (7 data bits a byte, low group first; the signed form keeps a sign bit and 6 data bits in its first
- * byte), length-prefixed UTF-8 strings and byte arrays, and big-endian IEEE floats. Every read checks the
- * bounds; numbers are limited to the 2^53 range a JavaScript reader accepts.
+ * byte), length-prefixed UTF-8 strings (malformed UTF-8 refused) and byte arrays, and big-endian IEEE
+ * floats. Every read checks the bounds; numbers are limited to the 2^53 range a JavaScript reader accepts.
  */
 final class Lib0Reader {
     static final long MAX_SAFE = (1L << 53) - 1;
@@ -17,10 +18,6 @@ final class Lib0Reader {
 
     Lib0Reader(byte[] bytes) {
         this.bytes = bytes;
-    }
-
-    boolean atEnd() {
-        return pos >= bytes.length;
     }
 
     int position() {
@@ -93,14 +90,26 @@ final class Lib0Reader {
         return out;
     }
 
+    /** A length-prefixed UTF-8 string; malformed UTF-8 is refused, as lib0's fatal decoder refuses it. */
     String readVarString() {
         long n = readVarUint();
         if (n > bytes.length - pos) {
             throw new YjsFormatException("unexpected end of update");
         }
-        String s = new String(bytes, pos, (int) n, StandardCharsets.UTF_8);
+        int start = pos;
         pos += (int) n;
-        return s;
+        boolean ascii = true;
+        for (int i = start; i < pos && ascii; i++) {
+            ascii = bytes[i] >= 0;
+        }
+        if (ascii) {
+            return new String(bytes, start, (int) n, StandardCharsets.ISO_8859_1);
+        }
+        try {
+            return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes, start, (int) n)).toString();
+        } catch (CharacterCodingException e) {
+            throw new YjsFormatException("string is not valid UTF-8");
+        }
     }
 
     private ByteBuffer fixed(int n) {

@@ -11,6 +11,8 @@ import java.util.List;
  * its unwritten part, adjacent garbage-collected runs are joined, and a hole in a client's clocks is
  * written as a skip. The delete sets are united. Inputs that hold the same ticks give the same content
  * whichever order they come in; which input's copy of a tick is kept follows the input order, as in Yjs.
+ * The {@code yjs-doc} merger no longer stores this form: {@link YjsDocMerger}'s document uses it, as Yjs
+ * does, to collect pending structs and to write them, with pending deletes, into the encoded state.
  */
 public final class UpdateMerger {
     private UpdateMerger() {}
@@ -34,13 +36,18 @@ public final class UpdateMerger {
         for (YjsUpdate u : updates) {
             cursors.add(new Cursor(u.structs()));
         }
+        // Yjs's comparator, including its quirk: two different kinds of struct (an item and a collected run) at
+        // the same id both claim to come first, so the comparisons V8's sort makes decide (JsArraySort).
         Comparator<Cursor> order = (a, b) -> {
             Struct x = a.curr;
             Struct y = b.curr;
             if (x.client() != y.client()) {
                 return Long.compare(y.client(), x.client()); // higher client ids first
             }
-            return Long.compare(x.clock(), y.clock());
+            if (x.clock() != y.clock()) {
+                return Long.compare(x.clock(), y.clock());
+            }
+            return x.getClass() == y.getClass() ? 0 : -1;
         };
         UpdateEncoder out = new UpdateEncoder();
         Struct pending = null; // the struct to write next; it may still grow (joined runs, a widened skip)
@@ -49,7 +56,7 @@ public final class UpdateMerger {
             if (cursors.isEmpty()) {
                 break;
             }
-            cursors.sort(order);
+            JsArraySort.sort(cursors, order);
             Cursor cursor = cursors.get(0);
             long client = cursor.curr.client();
             if (pending != null) {

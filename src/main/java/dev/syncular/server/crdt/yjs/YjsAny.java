@@ -122,7 +122,7 @@ final class YjsAny {
     }
 
     /** JavaScript own-key order: array-index keys ascending, then string keys in insertion order. */
-    private static List<String> jsKeyOrder(Map<String, Object> m) {
+    static List<String> jsKeyOrder(Map<String, Object> m) {
         List<String> indices = new ArrayList<>();
         List<String> names = new ArrayList<>();
         for (String k : m.keySet()) {

@@ -6,9 +6,13 @@ import java.util.List;
 /**
  * A decoded Yjs v1 update (the format of {@code Y.encodeStateAsUpdate} and {@code Y.mergeUpdates}): a count
  * of client groups, each {@code structCount, client, firstClock} followed by its structs, then the
- * {@link DeleteSet}. The structs keep the order they were read in.
+ * {@link DeleteSet}. The structs keep the order they were read in, and {@code groups} keeps them as read per
+ * group (a document reads an update group by group).
  */
-record YjsUpdate(List<Struct> structs, DeleteSet deleteSet) {
+record YjsUpdate(List<Struct> structs, List<Group> groups, DeleteSet deleteSet) {
+    /** One client group: its client and its structs (possibly none). */
+    record Group(long client, List<Struct> structs) {}
+
     private static final int BITS5 = 0x1f;
     private static final int BIT8 = 0x80;
     private static final int BIT7 = 0x40;
@@ -17,34 +21,35 @@ record YjsUpdate(List<Struct> structs, DeleteSet deleteSet) {
     /** Empty bytes are the empty document, as a {@code null} stored value is (§5.10.1). */
     static YjsUpdate decode(byte[] bytes) {
         if (bytes == null || bytes.length == 0) {
-            return new YjsUpdate(List.of(), new DeleteSet());
+            return new YjsUpdate(List.of(), List.of(), new DeleteSet());
         }
         Lib0Reader r = new Lib0Reader(bytes);
         List<Struct> structs = new ArrayList<>();
-        int groups = r.readLength();
-        for (int g = 0; g < groups; g++) {
+        List<Group> groups = new ArrayList<>();
+        int groupCount = r.readLength();
+        for (int g = 0; g < groupCount; g++) {
             int count = r.readLength();
             long client = r.readVarUint();
             long clock = r.readVarUint();
+            List<Struct> group = new ArrayList<>(count);
             for (int i = 0; i < count; i++) {
                 Struct s = readStruct(r, client, clock);
                 if (s.length() <= 0 || s.end() > Lib0Reader.MAX_SAFE) {
                     throw new YjsFormatException("struct length out of range");
                 }
-                structs.add(s);
+                group.add(s);
                 clock = s.end();
             }
+            structs.addAll(group);
+            groups.add(new Group(client, group));
         }
-        DeleteSet ds = DeleteSet.read(r);
-        if (!r.atEnd()) {
-            throw new YjsFormatException("trailing bytes after the delete set");
-        }
-        return new YjsUpdate(structs, ds);
+        // bytes after the delete set are ignored, as Yjs ignores them
+        return new YjsUpdate(structs, groups, DeleteSet.read(r));
     }
 
     private static Struct readStruct(Lib0Reader r, long client, long clock) {
         int info = r.readUint8();
-        if (info == Struct.SKIP_INFO) {
+        if ((info & BITS5) == Struct.SKIP_INFO) {
             return new Struct.Skip(client, clock, r.readVarUint());
         }
         if ((info & BITS5) == 0) {

@@ -11,16 +11,27 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The {@code yjs-doc} merger (§5.10.2) against updates and merges recorded from Yjs 13.6.33
- * ({@code src/test/resources/crdt/yjs/README.md}): decoding and writing back is byte-for-byte Yjs's, every
- * merge gives Yjs's bytes in every recorded order (so it decodes in Yjs to the recorded content), and the
- * recorded contents show commutativity, associativity and idempotence in document state.
+ * ({@code src/test/resources/crdt/yjs/README.md}): the merger gives the reference merger's bytes (apply the
+ * stored and the incoming update to a fresh {@code Y.Doc}, {@code Y.encodeStateAsUpdate}) for every input
+ * alone, for the server's fold of every recorded order and for every recorded pair, so its values decode in
+ * Yjs to the recorded content; {@link UpdateMerger} (kept for pending structs) gives {@code Y.mergeUpdates}'s
+ * bytes; the recorded contents show commutativity, associativity and idempotence in document state.
  */
 class YjsUpdateFixturesTest {
     private static final YjsDocMerger MERGER = new YjsDocMerger();
+
+    /** Every recorded case (src/test/resources/crdt/yjs). */
+    static List<String> fixtures() {
+        return List.of("text-three-clients", "text-concurrent-deletes", "text-keystrokes", "map-edits",
+                "array-nested", "offline-replay", "offline-gap", "overlap-slicing", "concurrent-same-position",
+                "map-concurrent-overwrite", "nested-type-deleted", "interleaved-deletes", "formatting",
+                "pending-dependencies", "random-session");
+    }
 
     private static JsonNode fixture(String name) {
         return YjsFixtures.load(name);
@@ -39,8 +50,7 @@ class YjsUpdateFixturesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"text-three-clients", "text-concurrent-deletes", "text-keystrokes", "map-edits",
-            "array-nested", "offline-replay", "offline-gap", "overlap-slicing"})
+    @MethodSource("fixtures")
     void decodeAndWriteBackIsYjsByteForByte(String name) {
         JsonNode f = fixture(name);
         for (JsonNode in : f.get("inputs")) {
@@ -48,8 +58,13 @@ class YjsUpdateFixturesTest {
             assertEquals(in.get("normalized").asText(), hex(UpdateMerger.normalize(bytes(in.get("bytes")))),
                     name + "/" + in.get("name").asText());
             assertArrayEquals(normalized, UpdateMerger.normalize(normalized), "written-back bytes are a fixed point");
-            assertArrayEquals(normalized, MERGER.merge(null, bytes(in.get("bytes"))), "null stored is the empty doc");
-            assertArrayEquals(normalized, MERGER.merge(new byte[0], bytes(in.get("bytes"))), "empty stored too");
+            String label = name + "/" + in.get("name").asText();
+            assertEquals(in.get("stored").asText(), hex(MERGER.merge(null, bytes(in.get("bytes")))),
+                    "null stored is the empty doc: " + label);
+            assertEquals(in.get("stored").asText(), hex(MERGER.merge(new byte[0], bytes(in.get("bytes")))),
+                    "empty stored too: " + label);
+            assertEquals(in.get("stored").asText(), hex(MERGER.merge(bytes(in.get("bytes")), new byte[0])),
+                    "an empty push leaves the state: " + label);
         }
         for (JsonNode m : f.get("merges")) {
             assertArrayEquals(bytes(m.get("merged")), UpdateMerger.normalize(bytes(m.get("merged"))));
@@ -57,8 +72,7 @@ class YjsUpdateFixturesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"text-three-clients", "text-concurrent-deletes", "text-keystrokes", "map-edits",
-            "array-nested", "offline-replay", "offline-gap", "overlap-slicing"})
+    @MethodSource("fixtures")
     void mergesGiveYjsBytesInEveryOrder(String name) {
         JsonNode f = fixture(name);
         Map<String, byte[]> inputs = inputs(f);
@@ -72,7 +86,7 @@ class YjsUpdateFixturesTest {
             for (byte[] incoming : order) { // the server: one push after another (§5.10.3)
                 stored = MERGER.merge(stored, incoming);
             }
-            assertEquals(m.get("folded").asText(), hex(stored), "pairwise fold " + label);
+            assertEquals(m.get("folded").asText(), hex(stored), "the server's fold " + label);
             // Yjs decodes exactly these bytes to this content: every order converges (commutativity)
             assertEquals(expected, m.get("mergedContent"), label);
             assertEquals(expected, m.get("foldedContent"), label);
@@ -81,14 +95,33 @@ class YjsUpdateFixturesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"text-three-clients", "text-concurrent-deletes", "text-keystrokes", "map-edits",
-            "array-nested", "offline-replay", "offline-gap", "overlap-slicing"})
+    @MethodSource("fixtures")
+    void everyPairGivesTheReferenceBytes(String name) {
+        JsonNode f = fixture(name);
+        Map<String, byte[]> inputs = inputs(f);
+        int pairs = 0;
+        for (JsonNode p : f.get("pairs")) {
+            String stored = p.get("stored").asText();
+            String incoming = p.get("incoming").asText();
+            assertEquals(p.get("merged").asText(), hex(MERGER.merge(inputs.get(stored), inputs.get(incoming))),
+                    name + ": merge(" + stored + ", " + incoming + ")");
+            pairs++;
+        }
+        assertTrue(pairs >= inputs.size() - 1, name + " records pairs");
+    }
+
+    @ParameterizedTest
+    @MethodSource("fixtures")
     void idempotentAndAssociative(String name) {
         JsonNode f = fixture(name);
         Map<String, byte[]> inputs = inputs(f);
         JsonNode expected = f.get("expectedContent");
         byte[] fin = bytes(f.get("final"));
-        assertArrayEquals(fin, UpdateMerger.merge(new ArrayList<>(inputs.values())));
+        byte[] folded = null;
+        for (byte[] in : inputs.values()) {
+            folded = MERGER.merge(folded, in);
+        }
+        assertArrayEquals(fin, folded, "the fold in file order is the final state");
         for (JsonNode r : f.get("redelivered")) { // a replayed update changes nothing (§5.10.3)
             assertEquals(r.get("merged").asText(), hex(MERGER.merge(fin, inputs.get(r.get("input").asText()))));
             assertEquals(expected, r.get("content"));
@@ -102,7 +135,13 @@ class YjsUpdateFixturesTest {
             byte[] z = inputs.get(assoc.get("inputs").get(2).asText());
             assertEquals(assoc.get("left").asText(), hex(MERGER.merge(MERGER.merge(x, y), z)));
             assertEquals(assoc.get("right").asText(), hex(MERGER.merge(x, MERGER.merge(y, z))));
-            assertEquals(assoc.get("leftContent"), assoc.get("rightContent"), "associative in document state");
+            if (name.equals("overlap-slicing")) {
+                // Yjs itself: a surrogate pair split by one update and joined by another decodes differently
+                // depending on which applies first, so here the reference is not associative in content
+                assertTrue(!assoc.get("leftContent").equals(assoc.get("rightContent")));
+            } else {
+                assertEquals(assoc.get("leftContent"), assoc.get("rightContent"), "associative in document state");
+            }
         }
     }
 
@@ -114,8 +153,10 @@ class YjsUpdateFixturesTest {
                 byte[] cut = java.util.Arrays.copyOf(update, len);
                 assertThrows(YjsFormatException.class, () -> MERGER.merge(null, cut), name + " cut at " + len);
             }
-            byte[] trailing = java.util.Arrays.copyOf(update, update.length + 1);
-            assertThrows(YjsFormatException.class, () -> MERGER.merge(update, trailing));
+            // Yjs stops reading after the delete set: bytes after it change nothing, here as there
+            byte[] trailing = java.util.Arrays.copyOf(update, update.length + 3);
+            trailing[update.length] = 7;
+            assertArrayEquals(MERGER.merge(null, update), MERGER.merge(null, trailing));
         }
         // one struct of client 5 with content reference 11 (there is none); an any value of type 80
         assertThrows(YjsFormatException.class, () -> MERGER.merge(null, new byte[] {1, 1, 5, 0, 11, 0}));
@@ -145,7 +186,7 @@ class YjsUpdateFixturesTest {
                 }
                 try {
                     byte[] out = MERGER.merge(fin, m);
-                    UpdateMerger.normalize(out);
+                    UpdateMerger.normalize(out); // a merged state is a readable update
                     merged++;
                 } catch (YjsFormatException e) {
                     refused++;
@@ -153,5 +194,73 @@ class YjsUpdateFixturesTest {
             }
         }
         assertTrue(merged > 0 && refused > 0, merged + " merged, " + refused + " refused");
+    }
+
+    /**
+     * Hostile input against the reference (mutations.json): random byte changes of recorded inputs merged into
+     * each fixture's final state give exactly the reference merger's bytes where Yjs merges them, and
+     * {@link YjsFormatException} where Yjs throws.
+     */
+    @org.junit.jupiter.api.Test
+    void mutatedUpdatesMatchTheReference() {
+        JsonNode all = fixture("mutations");
+        List<String> mismatches = new ArrayList<>();
+        int merged = 0;
+        int refused = 0;
+        for (JsonNode c : all.get("cases")) {
+            byte[] stored = bytes(c.get("stored"));
+            for (JsonNode m : c.get("mutations")) {
+                byte[] incoming = bytes(m.get("incoming"));
+                String label = c.get("fixture").asText() + "/" + m.get("input").asText() + " "
+                        + m.get("incoming").asText();
+                String ours;
+                try {
+                    ours = hex(MERGER.merge(stored, incoming));
+                } catch (YjsFormatException e) {
+                    ours = null;
+                }
+                if (m.get("merged").isNull()) {
+                    refused++;
+                    if (ours != null) {
+                        mismatches.add(label + ": Yjs throws (" + m.get("error").asText() + "), we merge");
+                    }
+                } else {
+                    merged++;
+                    if (!m.get("merged").asText().equals(ours)) {
+                        mismatches.add(label + ": " + (ours == null ? "we throw" : "bytes differ"));
+                    }
+                }
+            }
+        }
+        assertTrue(merged > 50 && refused > 50, merged + " merged, " + refused + " refused");
+        assertEquals(List.of(), mismatches.subList(0, Math.min(10, mismatches.size())),
+                mismatches.size() + " mismatches");
+    }
+
+    /**
+     * Seeded random sessions (sessions.json; several clients, nested types, subdocuments, formatting that Yjs
+     * cleans up after remote changes, partial updates, dropped and repeated pushes): the server's fold gives
+     * the reference bytes after every push, and each push merged into the next does too.
+     */
+    @org.junit.jupiter.api.Test
+    void randomSessionsFoldToTheReferenceBytes() {
+        int merges = 0;
+        for (JsonNode session : fixture("sessions").get("sessions")) {
+            String seed = session.get("seed").asText();
+            JsonNode pushes = session.get("pushes");
+            byte[] stored = null;
+            for (int i = 0; i < pushes.size(); i++) {
+                stored = MERGER.merge(stored, bytes(pushes.get(i)));
+                assertEquals(session.get("folds").get(i).asText(), hex(stored), "seed " + seed + " push " + i);
+                merges++;
+            }
+            for (int i = 0; i + 1 < pushes.size(); i++) {
+                assertEquals(session.get("pairs").get(i).asText(),
+                        hex(MERGER.merge(bytes(pushes.get(i + 1)), bytes(pushes.get(i)))),
+                        "seed " + seed + " pair " + i);
+                merges++;
+            }
+        }
+        assertTrue(merges > 50, merges + " merges");
     }
 }
