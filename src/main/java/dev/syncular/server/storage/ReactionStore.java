@@ -28,6 +28,9 @@ public interface ReactionStore {
      */
     Uni<Boolean> fail(long id, String owner, String code, String detailsJson, long nowMs, Long retryAtMs);
 
+    /** How many rows are still to deliver: pending or leased (a count over the claim index). */
+    Uni<Long> countUndelivered();
+
     /** Rows by id after {@code afterId}, of one partition and status when given (null: any). */
     Uni<List<Reaction>> list(String partition, String status, long afterId, int limit);
 

@@ -29,6 +29,7 @@ public final class PostgresReactionStore implements ReactionStore {
     private final String find;
     private final String retryDeadLetter;
     private final String prune;
+    private final String undelivered;
 
     PostgresReactionStore(Pool pool, String pgSchema) {
         this.pool = pool;
@@ -52,6 +53,8 @@ public final class PostgresReactionStore implements ReactionStore {
         find = "SELECT " + COLUMNS + " FROM " + t + " WHERE id = $1";
         retryDeadLetter = "UPDATE " + t + " SET status = 'pending', attempts = 0, due_at_ms = $2, last_error_code = NULL,"
                 + " last_error_details = NULL, failed_at_ms = NULL WHERE id = $1 AND status = 'dead-letter'";
+        // the predicate of the partial index sync_reactions_due: an index-only count of the open queue
+        undelivered = "SELECT count(*) FROM " + t + " WHERE status IN ('pending', 'leased')";
         prune = "WITH d AS (DELETE FROM " + t + " WHERE id IN (SELECT id FROM " + t
                 + " WHERE (status = 'completed' AND completed_at_ms < $1) OR (status = 'dead-letter' AND failed_at_ms < $2)"
                 + " ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING status)"
@@ -86,6 +89,11 @@ public final class PostgresReactionStore implements ReactionStore {
     public Uni<Boolean> fail(long id, String owner, String code, String detailsJson, long nowMs, Long retryAtMs) {
         Tuple args = Tuple.of(id, owner, code, detailsJson, nowMs);
         return retryAtMs == null ? changed(deadLetter, args) : changed(retry, args.addValue(retryAtMs));
+    }
+
+    @Override
+    public Uni<Long> countUndelivered() {
+        return pool.preparedQuery(undelivered).execute().map(rs -> PgSql.first(rs).getLong(0));
     }
 
     @Override
