@@ -25,7 +25,8 @@ import org.jboss.logging.Logger;
 /**
  * The §6.9 delivery worker of this pod: every {@code syncular.reactions.poll-interval} it claims due reactions
  * (one statement, {@code FOR UPDATE SKIP LOCKED}: pods get disjoint rows) under a fresh lease-owner token and hands
- * each to the webhook {@code syncular.reactions.webhook-url}, renewing its lease first (a row another worker
+ * each to its webhook (the {@code syncular.reactions.endpoints} entry listing its type, else
+ * {@code syncular.reactions.webhook-url}: {@code ReactionEndpoints}), renewing its lease first (a row another worker
  * reclaimed meanwhile is skipped). Delivery is at least once: a pod that dies mid-call leaves the lease to expire
  * and another worker delivers again with the same {@code Idempotency-Key}.
  *
@@ -45,7 +46,7 @@ public class ReactionDelivery {
     private static final long PRUNE_EVERY_MS = 60_000;
     private final ReactionStore store;
     private final SyncularConfig.Reactions config;
-    private final Webhook webhook;
+    private final ReactionEndpoints endpoints;
     private final AtomicLong lastPrune = new AtomicLong();
     private final OperationalEvents events;
     private final ReactionMetrics metrics;
@@ -57,20 +58,16 @@ public class ReactionDelivery {
         this.metrics = metrics;
         this.store = storage.reactions();
         this.config = config.reactions();
-        this.webhook = this.config.webhookUrl().filter(u -> !u.isBlank())
-                .map(u -> new Webhook(vertx, u, this.config.webhookSecret().orElse(null), this.config.webhookTimeout()))
-                .orElse(null);
+        this.endpoints = new ReactionEndpoints(vertx, this.config);
     }
 
     void close(@Observes ShutdownEvent event) {
-        if (webhook != null) {
-            webhook.close();
-        }
+        endpoints.close();
     }
 
     @Scheduled(every = "${syncular.reactions.poll-interval:1s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     Uni<Void> run() {
-        if (webhook == null) {
+        if (!endpoints.any()) {
             return Uni.createFrom().voidItem();
         }
         return runOnce(System.currentTimeMillis()).replaceWithVoid()
@@ -83,7 +80,7 @@ public class ReactionDelivery {
         String owner = UUID.randomUUID().toString(); // §6.9: a fresh lease-owner token per runner call
         long leaseMs = config.lease().toMillis();
         return prune(nowMs).flatMap(v -> store.countUndelivered()).invoke(metrics::pending)
-                .flatMap(v -> store.claim(owner, nowMs, leaseMs, config.batchSize()))
+                .flatMap(v -> store.claim(owner, nowMs, leaseMs, config.batchSize(), endpoints.claimable()))
                 .flatMap(claimed -> Multi.createFrom().iterable(claimed)
                         .onItem().transformToUniAndConcatenate(r -> deliver(r, owner, leaseMs))
                         .collect().asList())
@@ -101,7 +98,7 @@ public class ReactionDelivery {
                 return store.fail(r.id(), owner, "reaction.attempts_exhausted", null, now, null).map(x -> false);
             }
             long started = System.nanoTime();
-            return webhook.post(body(r), Map.of("Idempotency-Key", r.idempotencyKey()), now)
+            return endpoints.forType(r.type()).post(body(r), Map.of("Idempotency-Key", r.idempotencyKey()), now)
                     .map(answer -> answer.status() >= 200 && answer.status() < 300 ? null
                             : failure(answer.status() >= 400 && answer.status() < 500 && answer.status() != 408
                                     && answer.status() != 429 ? "reaction.rejected" : "reaction.http_error", answer.status()))

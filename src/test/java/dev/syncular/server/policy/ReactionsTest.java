@@ -46,6 +46,7 @@ import org.junit.jupiter.api.Test;
 class ReactionsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String TOKEN = "reactions-admin-token-0123456789";
+    private static final String URGENT_SECRET = "urgent-endpoint-secret-0123456789abcdef";
 
     public static class Profile implements QuarkusTestProfile {
         @Override
@@ -56,7 +57,9 @@ class ReactionsTest {
                 Files.writeString(policy, "{\"validators\":[{\"table\":\"todos\",\"rule\":{\"maxLength\":{\"column\":\"title\","
                         + "\"max\":20,\"code\":\"app.title_too_long\"}}}],"
                         + "\"reactions\":[{\"table\":\"todos\",\"when\":{\"column\":\"done\",\"equals\":true},"
-                        + "\"type\":\"todo.completed\",\"version\":2,\"maxAttempts\":3}]}");
+                        + "\"type\":\"todo.completed\",\"version\":2,\"maxAttempts\":3},"
+                        + "{\"table\":\"todos\",\"when\":{\"column\":\"title\",\"equals\":\"urgent\"},"
+                        + "\"type\":\"todo.urgent\"}]}");
             } catch (java.io.IOException e) {
                 throw new IllegalStateException(e);
             }
@@ -66,6 +69,10 @@ class ReactionsTest {
             m.put("syncular.reactions.webhook-secret", WebhookResource.SECRET);
             m.put("syncular.reactions.webhook-timeout", "5s"); // a held call (the metrics test) outlives its scrape
             m.put("syncular.reactions.lease", "2s");
+            // a second endpoint for one type, signed with its own key
+            m.put("syncular.reactions.endpoints.urgent.types", "todo.urgent");
+            m.put("syncular.reactions.endpoints.urgent.url", "${webhook.base}/urgent");
+            m.put("syncular.reactions.endpoints.urgent.secret", URGENT_SECRET);
             m.put("syncular.reactions.initial-backoff", "50ms");
             m.put("syncular.reactions.max-backoff", "100ms");
             m.put("syncular.admin.token", TOKEN);
@@ -309,5 +316,35 @@ class ReactionsTest {
                 - before.value("syncular_reactions_delivery_seconds_count", delivered));
         assertTrue(after.value("syncular_reactions_delivery_seconds_sum", delivered)
                 > before.value("syncular_reactions_delivery_seconds_sum", delivered));
+    }
+
+    /**
+     * Per-type endpoints ({@code syncular.reactions.endpoints}): one commit plans a {@code todo.completed} and a
+     * {@code todo.urgent} reaction; the first goes to the default webhook signed with its secret, the second to
+     * the endpoint listing its type, signed with that endpoint's own secret.
+     */
+    @Test
+    void aTypeListedByAnEndpointGoesThereAndTheOthersToTheDefault() throws Exception {
+        SyncTestClient a = client("alice");
+        a.upsert("todos", TodoClients.todo("u1", "urgent", true), null);
+        a.syncUntilIdle();
+        await("both delivered", () -> allIn(Reaction.COMPLETED, 2));
+        List<TestWebhook.Received> sent = WebhookResource.hook.received.stream()
+                .filter(r -> r.body().contains(partition)).toList();
+        assertEquals(2, sent.size());
+        for (TestWebhook.Received r : sent) {
+            String type = JSON.readTree(r.body()).path("type").asText();
+            if (type.equals("todo.urgent")) {
+                assertEquals("/urgent", r.path());
+                assertTrue(TestWebhook.signed(r.header("Syncular-Signature"), r.body(), URGENT_SECRET));
+                assertTrue(!TestWebhook.signed(r.header("Syncular-Signature"), r.body(), WebhookResource.SECRET));
+            } else {
+                assertEquals("todo.completed", type);
+                assertEquals("/reactions", r.path());
+                assertTrue(TestWebhook.signed(r.header("Syncular-Signature"), r.body(), WebhookResource.SECRET));
+            }
+        }
+        assertEquals(java.util.Set.of("/urgent", "/reactions"),
+                sent.stream().map(TestWebhook.Received::path).collect(java.util.stream.Collectors.toSet()));
     }
 }

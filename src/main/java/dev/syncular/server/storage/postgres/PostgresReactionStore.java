@@ -38,6 +38,7 @@ public final class PostgresReactionStore implements ReactionStore {
                 + " attempts = attempts + 1 WHERE id IN (SELECT id FROM " + t
                 + " WHERE status IN ('pending', 'leased') AND ((status = 'pending' AND due_at_ms <= $2)"
                 + " OR (status = 'leased' AND lease_expires_at_ms <= $2))"
+                + " AND ($5::text[] IS NULL OR type = ANY($5::text[]))"
                 + " ORDER BY due_at_ms, id LIMIT $4 FOR UPDATE SKIP LOCKED) RETURNING " + COLUMNS;
         renew = "UPDATE " + t + " SET lease_expires_at_ms = $3 WHERE id = $1 AND status = 'leased' AND lease_owner = $2";
         complete = "UPDATE " + t + " SET status = 'completed', completed_at_ms = $3, lease_owner = NULL,"
@@ -71,8 +72,9 @@ public final class PostgresReactionStore implements ReactionStore {
     }
 
     @Override
-    public Uni<List<Reaction>> claim(String owner, long nowMs, long leaseMs, int limit) {
-        return pool.preparedQuery(claim).execute(Tuple.of(owner, nowMs, leaseMs, limit)).map(PostgresReactionStore::rows);
+    public Uni<List<Reaction>> claim(String owner, long nowMs, long leaseMs, int limit, List<String> types) {
+        Tuple args = Tuple.of(owner, nowMs, leaseMs, limit).addArrayOfString(types == null ? null : types.toArray(String[]::new));
+        return pool.preparedQuery(claim).execute(args).map(PostgresReactionStore::rows);
     }
 
     @Override
