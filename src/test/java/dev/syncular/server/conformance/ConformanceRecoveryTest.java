@@ -233,6 +233,48 @@ class ConformanceRecoveryTest {
         call(id, "close", "[]");
     }
 
+    /**
+     * §2.1 with §7.3: a restore brings back the lease records of the backup's time, so a lease the host revoked
+     * after the capture is unrevoked in the restored store. The epoch rotation that follows every restore retires
+     * every lease issued before it: during an outage the revived lease authorizes nothing (401
+     * {@code sync.auth_lease_required}, reason {@code log_epoch_rotated}; local data untouched, §7.3.5), and the
+     * next live round issues a lease under a fresh id, never the revived handle, which then serves the outage.
+     */
+    @Test
+    void aRestoreCannotReviveARevokedLease() {
+        String id = createForAlice("restore-lease", ",\"leases\":{\"ttlMs\":" + TTL + "}");
+        SyncTestClient alice = client(id, "alice");
+        alice.upsert("notes", note("n1"), null);
+        alice.syncUntilIdle();
+        Lease held = lease(alice.sync());
+        assertNotNull(held);
+        call(id, "captureBackup", "[]");
+        call(id, "revokeLease", "[\"" + held.leaseId() + "\"]");
+        call(id, "setResolverOutage", "[true]");
+        refused(alice, 401, "sync.auth_lease_revoked"); // revoked in the live store
+
+        call(id, "restoreBackup", "[]"); // the revocation is lost with the restore; the epoch rotates
+        Message reset = alice.sync(); // the old epoch: the reset answer, which needs no authorization (§2.1)
+        assertTrue(((RespHeader) reset.frames().get(0)).resetRequired());
+        HttpFailure refusal = refused(alice, 401, "sync.auth_lease_required");
+        assertTrue(refusal.body.contains("\"reason\":\"log_epoch_rotated\""), refusal.body);
+        String queued = alice.upsert("notes", note("n2"), null);
+        refused(alice, 401, "sync.auth_lease_required");
+        assertEquals(List.of("n1"), serverRows(id), "nothing applied on the revived lease");
+
+        call(id, "setResolverOutage", "[false]");
+        alice.syncUntilIdle();
+        assertTrue(SyncTestClient.applied(alice.result(queued)));
+        Lease fresh = lease(alice.lastResponse);
+        assertNotNull(fresh);
+        assertNotEquals(held.leaseId(), fresh.leaseId(), "a live round after the rotation never slides the old handle");
+        call(id, "setResolverOutage", "[true]");
+        alice.upsert("notes", note("n3"), null);
+        alice.sync(); // the lease of the new epoch serves the outage
+        assertEquals(List.of("n1", "n2", "n3"), serverRows(id));
+        call(id, "close", "[]");
+    }
+
     /** §6.3: a failed idempotency lookup answers the retryable cache miss, applies nothing, persists nothing. */
     @Test
     void idempotencyLookupFault() {

@@ -34,7 +34,7 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final TypeReference<Map<String, List<String>>> SCOPES = new TypeReference<>() { };
     private static final String COLS = "partition_id, client_id, lease_id, actor_id, allowed_scopes, issued_at_ms,"
-            + " expires_at_ms, revoked_at_ms, seal";
+            + " expires_at_ms, revoked_at_ms, seal, log_epoch";
 
     private final Pool pool;
     private final byte[] key;
@@ -51,10 +51,10 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
         String t = PgSql.qualified(pgSchema, "sync_auth_leases");
         select = "SELECT " + COLS + " FROM " + t + " WHERE partition_id = $1 AND client_id = $2";
         selectById = "SELECT " + COLS + " FROM " + t + " WHERE partition_id = $1 AND lease_id = $2";
-        insert = "INSERT INTO " + t + " (" + COLS + ") VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8)"
+        insert = "INSERT INTO " + t + " (" + COLS + ") VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8, $9)"
                 + " ON CONFLICT (partition_id, client_id) DO NOTHING RETURNING " + COLS;
         replace = "UPDATE " + t + " SET lease_id = $3, actor_id = $4, allowed_scopes = $5, issued_at_ms = $6,"
-                + " expires_at_ms = $7, revoked_at_ms = NULL, seal = $8"
+                + " expires_at_ms = $7, revoked_at_ms = NULL, seal = $8, log_epoch = $10"
                 + " WHERE partition_id = $1 AND client_id = $2 AND seal = $9 RETURNING " + COLS;
         revoke = "UPDATE " + t + " SET revoked_at_ms = $3, seal = $4 WHERE partition_id = $1 AND lease_id = $2"
                 + " AND seal = $5";
@@ -70,12 +70,16 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
                         + " expires_at_ms bigint NOT NULL, revoked_at_ms bigint, seal bytea NOT NULL,"
                         + " PRIMARY KEY (partition_id, client_id))"),
                 DdlStep.relation(pgSchema, "sync_auth_leases_by_id", "CREATE UNIQUE INDEX IF NOT EXISTS"
-                        + " sync_auth_leases_by_id ON " + t + " (partition_id, lease_id)"));
+                        + " sync_auth_leases_by_id ON " + t + " (partition_id, lease_id)"),
+                // §2.1: the log epoch a lease was issued in (NULL: stored before epochs were recorded)
+                DdlStep.column(pgSchema, "sync_auth_leases", "log_epoch",
+                        "ALTER TABLE " + t + " ADD COLUMN IF NOT EXISTS log_epoch text"));
     }
 
     @Override
     public Uni<AuthLease> issue(String partition, String clientId, String actorId,
-            Map<String, List<String>> allowedScopes, long nowMs, long ttlMs) {
+            Map<String, List<String>> allowedScopes, long nowMs, long ttlMs,
+            String logEpoch) {
         String scopes = canonical(allowedScopes);
         long expires = nowMs + ttlMs;
         return pool.preparedQuery(select).execute(Tuple.of(partition, clientId)).chain(rs -> {
@@ -83,19 +87,22 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
             if (r == null) {
                 String id = newLeaseId();
                 return pool.preparedQuery(insert).execute(Tuple.of(partition, clientId, id, actorId, scopes, nowMs)
-                        .addValue(expires).addValue(buf(seal(partition, clientId, id, actorId, scopes, nowMs, expires, false))))
-                        .chain(ins -> first(ins) == null ? issue(partition, clientId, actorId, allowedScopes, nowMs, ttlMs)
+                        .addValue(expires).addValue(buf(seal(partition, clientId, id, actorId, scopes, nowMs, expires, false,
+                                logEpoch))).addValue(logEpoch))
+                        .chain(ins -> first(ins) == null ? issue(partition, clientId, actorId, allowedScopes, nowMs, ttlMs, logEpoch)
                                 : Uni.createFrom().item(lease(first(ins))));
             }
             AuthLease stored = lease(r);
-            // §7.3.3: a refresh slides the same handle; §7.3.4: a revoked handle never resurrects
-            boolean keep = stored != null && !stored.revoked() && stored.actorId().equals(actorId);
+            // §7.3.3: a refresh slides the same handle; §7.3.4: a revoked handle never resurrects, nor (§2.1) one
+            // of another epoch, which a restore may have brought back unrevoked
+            boolean keep = stored != null && !stored.revoked() && stored.actorId().equals(actorId)
+                    && stored.issuedIn(logEpoch);
             String id = keep ? stored.leaseId() : newLeaseId();
             Tuple args = Tuple.of(partition, clientId, id, actorId, scopes, nowMs).addValue(expires)
-                    .addValue(buf(seal(partition, clientId, id, actorId, scopes, nowMs, expires, false)))
-                    .addValue(buf(PgSql.bytes(r.getBuffer(8))));
+                    .addValue(buf(seal(partition, clientId, id, actorId, scopes, nowMs, expires, false, logEpoch)))
+                    .addValue(buf(PgSql.bytes(r.getBuffer(8)))).addValue(logEpoch);
             return pool.preparedQuery(replace).execute(args).chain(up -> first(up) == null
-                    ? issue(partition, clientId, actorId, allowedScopes, nowMs, ttlMs) // lost a race: decide again
+                    ? issue(partition, clientId, actorId, allowedScopes, nowMs, ttlMs, logEpoch) // lost a race: decide again
                     : Uni.createFrom().item(lease(first(up))));
         });
     }
@@ -120,7 +127,7 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
                 return Uni.createFrom().item(true);
             }
             byte[] sealed = seal(partition, stored.clientId(), leaseId, stored.actorId(), r.getString(4),
-                    stored.issuedAtMs(), stored.expiresAtMs(), true);
+                    stored.issuedAtMs(), stored.expiresAtMs(), true, stored.logEpoch());
             return pool.preparedQuery(revoke).execute(Tuple.of(partition, leaseId, nowMs, buf(sealed), buf(PgSql.bytes(r.getBuffer(8)))))
                     .chain(up -> up.rowCount() == 1 ? Uni.createFrom().item(true) : revoke(partition, leaseId, nowMs));
         });
@@ -131,13 +138,13 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
         String scopes = r.getString(4);
         boolean revoked = r.getLong(7) != null;
         byte[] expected = seal(r.getString(0), r.getString(1), r.getString(2), r.getString(3), scopes, r.getLong(5),
-                r.getLong(6), revoked);
+                r.getLong(6), revoked, r.getString(9));
         if (!MessageDigest.isEqual(expected, PgSql.bytes(r.getBuffer(8)))) {
             return null;
         }
         try {
             return new AuthLease(r.getString(0), r.getString(1), r.getString(2), r.getString(3),
-                    PgSql.JSON.readValue(scopes, SCOPES), r.getLong(5), r.getLong(6), revoked);
+                    PgSql.JSON.readValue(scopes, SCOPES), r.getLong(5), r.getLong(6), revoked, r.getString(9));
         } catch (JsonProcessingException e) {
             return null;
         }
@@ -147,9 +154,12 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
         return io.vertx.core.buffer.Buffer.buffer(b);
     }
 
-    /** HMAC-SHA256 over the length-prefixed fields (no separator ambiguity). */
+    /**
+     * HMAC-SHA256 over the length-prefixed fields (no separator ambiguity); the log epoch last, when recorded (a
+     * record stored before epochs were recorded keeps its seal, and matches no epoch).
+     */
     private byte[] seal(String partition, String clientId, String leaseId, String actorId, String scopes, long issued,
-            long expires, boolean revoked) {
+            long expires, boolean revoked, String logEpoch) {
         try {
             Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(key, "HmacSHA256"));
@@ -160,6 +170,11 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
             }
             mac.update(java.nio.ByteBuffer.allocate(17).putLong(issued).putLong(expires).put((byte) (revoked ? 1 : 0))
                     .array());
+            if (logEpoch != null) {
+                byte[] b = logEpoch.getBytes(StandardCharsets.UTF_8);
+                mac.update(java.nio.ByteBuffer.allocate(4).putInt(b.length).array());
+                mac.update(b);
+            }
             return mac.doFinal();
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException(e);
