@@ -115,6 +115,11 @@ secret by reference (never a value).
 {{ include "syncular-server.secretEnv" (dict "name" "SYNCULAR_REACTIONS_WEBHOOK_SECRET" "secret" .existingSecret "key" .key) }}
 {{- end }}
 {{- end }}
+{{- range $name, $e := .Values.policy.reactions.endpoints }}
+{{- if $e.existingSecret }}
+{{ include "syncular-server.secretEnv" (dict "name" (printf "SYNCULAR_REACTIONS_ENDPOINTS_%s_SECRET" (upper $name)) "secret" $e.existingSecret "key" (default "secret" $e.key)) }}
+{{- end }}
+{{- end }}
 {{- with .Values.env }}
 {{ toYaml . }}
 {{- end }}
@@ -171,6 +176,17 @@ secret by reference (never a value).
 {{- end }}
 {{- if and .Values.policy.reactions.webhookUrl (not .Values.policy.reactions.existingSecret) }}
 {{- fail "policy.reactions.webhookUrl needs policy.reactions.existingSecret (its signing key)" }}
+{{- end }}
+{{- range $name, $e := .Values.policy.reactions.endpoints }}
+{{- if not (regexMatch "^[a-z0-9]+$" $name) }}
+{{- fail (printf "policy.reactions.endpoints: the name %s must match [a-z0-9]+" $name) }}
+{{- end }}
+{{- if or (not $e.url) (not $e.types) }}
+{{- fail (printf "policy.reactions.endpoints.%s needs a url and types" $name) }}
+{{- end }}
+{{- if and (not $e.existingSecret) (not $.Values.policy.reactions.existingSecret) }}
+{{- fail (printf "policy.reactions.endpoints.%s needs existingSecret, or policy.reactions.existingSecret (its signing key)" $name) }}
+{{- end }}
 {{- end }}
 {{- if and (eq .Values.s3.segmentsStore "s3") (not .Values.s3.bucket) }}
 {{- fail "s3.segmentsStore=s3 needs s3.bucket" }}

@@ -24,6 +24,8 @@ final class CliOptions {
     String sub;
     Path out;
     String mediaType;
+    /** §5.10.1 {@code crdtType} names the schema may use besides the built-in {@code yjs-doc} ({@code --crdt-types}). */
+    final java.util.Set<String> crdtTypes = new java.util.LinkedHashSet<>();
     final List<String> words = new ArrayList<>();
 
     static CliOptions parse(String[] args) {
@@ -73,6 +75,14 @@ final class CliOptions {
             case "--sub" -> sub = value;
             case "-o", "--out" -> out = Path.of(value);
             case "--media-type" -> mediaType = value;
+            case "--crdt-types" -> {
+                for (String t : value.split(",")) {
+                    if (t.isBlank()) {
+                        throw new IllegalArgumentException("--crdt-types takes crdtType names, comma-separated");
+                    }
+                    crdtTypes.add(t.trim());
+                }
+            }
             default -> throw new IllegalArgumentException("unknown option " + name + " (see --help)");
         }
     }

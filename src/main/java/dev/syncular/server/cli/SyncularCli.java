@@ -59,6 +59,9 @@ public final class SyncularCli {
             Options:
               --url <url>            the server, including its mount (default http://localhost:8080)
               --schema <file>        the schema IR the server serves (push, pull, bootstrap)
+              --crdt-types <list>    crdtType names the schema's crdt columns may use besides yjs-doc, the
+                                     server's own mergers (comma-separated, repeatable); the CLI never
+                                     merges, it sends crdt values as base64 bytes
               --state <file>         the client state file (default syncular-state.json)
               --client-id <id>       the client id of a new state file (default cli-<random hex>)
               --actor <id>           x-actor-id header (the development authenticator)
@@ -188,7 +191,17 @@ public final class SyncularCli {
         if (o.schema == null) {
             throw new IllegalArgumentException("give the schema IR the server serves: --schema <file>");
         }
-        return SchemaLoader.load(o.schema);
+        // §5.10.1: a crdtType no merger claims is refused at compile time; the server's own mergers are named here
+        java.util.Set<String> crdtTypes = new java.util.HashSet<>(SchemaLoader.BUILTIN_CRDT_TYPES);
+        crdtTypes.addAll(o.crdtTypes);
+        try {
+            return SchemaLoader.load(o.schema, crdtTypes);
+        } catch (SchemaException e) {
+            if ("crdt_type_unknown".equals(e.reason())) {
+                throw new IllegalArgumentException(e.getMessage() + "; name the server's own crdt types with --crdt-types");
+            }
+            throw e;
+        }
     }
 
     /** JSON text, {@code @file} or {@code -} (stdin). */

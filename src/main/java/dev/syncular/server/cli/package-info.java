@@ -4,7 +4,8 @@
  * It pushes rows given as JSON, pulls and bootstraps subscriptions (§4), downloads segments (§5.5) and blobs
  * (§5.9), sends a bearer token or any other header, and keeps its sync progress — client id, log epoch
  * (§2.1), per-subscription cursor and bootstrap resume state (§1.4) — in a JSON state file, so successive
- * invocations continue one sync.
+ * invocations continue one sync. It compiles the schema against the built-in {@code yjs-doc} crdt type and the
+ * ones {@code --crdt-types} names (§5.10.1: the server's own mergers), never merging itself.
  *
  * <p>{@link dev.syncular.server.cli.SyncularCli} is the entry point; {@link dev.syncular.server.cli.ClientState}
  * with {@link dev.syncular.server.cli.Subscription} and {@link dev.syncular.server.cli.ResponseHandler} is the

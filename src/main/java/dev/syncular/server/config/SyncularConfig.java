@@ -130,6 +130,27 @@ public interface SyncularConfig {
         @WithDefault("10s")
         Duration webhookTimeout();
 
+        /**
+         * Named endpoints for chosen reaction types: a reaction whose type one of them lists goes there instead of
+         * {@code webhook-url}. The name ({@code [a-z0-9]+}) only identifies the endpoint in the configuration.
+         */
+        Map<String, Endpoint> endpoints();
+
+        /** A webhook for the reaction types it lists. */
+        interface Endpoint {
+            /** The reaction types delivered here; a type may be listed by one endpoint only. */
+            List<String> types();
+
+            /** Where reactions of those types are posted. */
+            String url();
+
+            /** HMAC-SHA256 key of its {@code Syncular-Signature} header; unset: {@code webhook-secret}. */
+            Optional<String> secret();
+
+            /** Hard limit of one call; unset: {@code webhook-timeout}. */
+            Optional<Duration> timeout();
+        }
+
         /** Time between claim passes of each pod's worker. */
         @WithDefault("1s")
         String pollInterval();

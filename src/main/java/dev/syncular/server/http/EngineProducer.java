@@ -132,12 +132,12 @@ public class EngineProducer {
     SyncEngine engine(SchemaWindow window, PostgresSyncStorage storage, SegmentStore segments,
             ScopeResolver resolver, SyncularConfig config, ServeGateMetrics gateMetrics, SyncMetrics syncMetrics,
             OperationalEvents events, BlobStore blobs, ScopeResolverFailures failures, CrdtMergerRegistry mergers,
-            dev.syncular.server.sync.WritePolicy policy) {
+            dev.syncular.server.sync.WritePolicy policy, dev.syncular.server.ops.ReactionMetrics reactionMetrics) {
         SyncularConfig.Limits l = config.limits();
         SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), l.inlineSegmentMaxBytes(),
                 l.segmentTtl().toMillis(), l.maxSubscriptionsPerRequest(), l.maxResponseBytes().asLongValue());
         return new SyncEngine(window, storage, segments, failures.observe(resolver), limits, System::currentTimeMillis,
-                mergers, checkpoints(config), SyncObserver.of(syncMetrics, gateMetrics, events), urls(config, segments),
+                mergers, checkpoints(config), SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics), urls(config, segments),
                 config.segments().sqliteImages(), blobs, policy, leases(config, storage), IdempotencyLookupFault.NONE);
     }
 

@@ -9,7 +9,9 @@
  * closed set (never an actor, client, partition or row id): {@code SyncMetrics} — the engine's rounds, pushed
  * commits, pulled rows by lane, segment bytes by delivery and SQLite images, told through the engine's
  * {@link dev.syncular.server.sync.SyncObserver} seam; {@code ServeGateMetrics} (§2.4); {@code BlobMetrics}
- * (§5.9 bytes through the blob routes); {@code PruningMetrics} (§4.6). {@code OperationalEvents} is the admin
+ * (§5.9 bytes through the blob routes); {@code PruningMetrics} (§4.6); {@code ReactionMetrics} (§6.9 reactions planned — through
+ * the seam — delivered, retried and dead-lettered by type, the delivery call's latency and the undelivered count
+ * the delivery worker reads on its pass). {@code OperationalEvents} is the admin
  * API's per-pod, in-memory event tail (rejections, conflicts, gate refusals, prunes), also fed by the seam.
  *
  * <p>Part of the Quarkus edge: it may depend on {@code storage}, {@code storage.postgres},

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.ops.OperationalEvents;
+import dev.syncular.server.ops.ReactionMetrics;
 import dev.syncular.server.storage.Reaction;
 import dev.syncular.server.storage.ReactionStore;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
@@ -24,7 +25,8 @@ import org.jboss.logging.Logger;
 /**
  * The §6.9 delivery worker of this pod: every {@code syncular.reactions.poll-interval} it claims due reactions
  * (one statement, {@code FOR UPDATE SKIP LOCKED}: pods get disjoint rows) under a fresh lease-owner token and hands
- * each to the webhook {@code syncular.reactions.webhook-url}, renewing its lease first (a row another worker
+ * each to its webhook (the {@code syncular.reactions.endpoints} entry listing its type, else
+ * {@code syncular.reactions.webhook-url}: {@code ReactionEndpoints}), renewing its lease first (a row another worker
  * reclaimed meanwhile is skipped). Delivery is at least once: a pod that dies mid-call leaves the lease to expire
  * and another worker delivers again with the same {@code Idempotency-Key}.
  *
@@ -44,29 +46,28 @@ public class ReactionDelivery {
     private static final long PRUNE_EVERY_MS = 60_000;
     private final ReactionStore store;
     private final SyncularConfig.Reactions config;
-    private final Webhook webhook;
+    private final ReactionEndpoints endpoints;
     private final AtomicLong lastPrune = new AtomicLong();
     private final OperationalEvents events;
+    private final ReactionMetrics metrics;
 
     @Inject
-    public ReactionDelivery(PostgresSyncStorage storage, SyncularConfig config, Vertx vertx, OperationalEvents events) {
+    public ReactionDelivery(PostgresSyncStorage storage, SyncularConfig config, Vertx vertx, OperationalEvents events,
+            ReactionMetrics metrics) {
         this.events = events;
+        this.metrics = metrics;
         this.store = storage.reactions();
         this.config = config.reactions();
-        this.webhook = this.config.webhookUrl().filter(u -> !u.isBlank())
-                .map(u -> new Webhook(vertx, u, this.config.webhookSecret().orElse(null), this.config.webhookTimeout()))
-                .orElse(null);
+        this.endpoints = new ReactionEndpoints(vertx, this.config);
     }
 
     void close(@Observes ShutdownEvent event) {
-        if (webhook != null) {
-            webhook.close();
-        }
+        endpoints.close();
     }
 
     @Scheduled(every = "${syncular.reactions.poll-interval:1s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     Uni<Void> run() {
-        if (webhook == null) {
+        if (!endpoints.any()) {
             return Uni.createFrom().voidItem();
         }
         return runOnce(System.currentTimeMillis()).replaceWithVoid()
@@ -78,7 +79,8 @@ public class ReactionDelivery {
     public Uni<Integer> runOnce(long nowMs) {
         String owner = UUID.randomUUID().toString(); // §6.9: a fresh lease-owner token per runner call
         long leaseMs = config.lease().toMillis();
-        return prune(nowMs).flatMap(v -> store.claim(owner, nowMs, leaseMs, config.batchSize()))
+        return prune(nowMs).flatMap(v -> store.countUndelivered()).invoke(metrics::pending)
+                .flatMap(v -> store.claim(owner, nowMs, leaseMs, config.batchSize(), endpoints.claimable()))
                 .flatMap(claimed -> Multi.createFrom().iterable(claimed)
                         .onItem().transformToUniAndConcatenate(r -> deliver(r, owner, leaseMs))
                         .collect().asList())
@@ -92,15 +94,17 @@ public class ReactionDelivery {
                 return Uni.createFrom().item(false); // another worker reclaimed it
             }
             if (r.attempts() > r.maxAttempts()) { // a worker died during the last attempt
+                metrics.deadLettered(r.type());
                 return store.fail(r.id(), owner, "reaction.attempts_exhausted", null, now, null).map(x -> false);
             }
-            return webhook.post(body(r), Map.of("Idempotency-Key", r.idempotencyKey()), now)
+            long started = System.nanoTime();
+            return endpoints.forType(r.type()).post(body(r), Map.of("Idempotency-Key", r.idempotencyKey()), now)
                     .map(answer -> answer.status() >= 200 && answer.status() < 300 ? null
                             : failure(answer.status() >= 400 && answer.status() < 500 && answer.status() != 408
                                     && answer.status() != 429 ? "reaction.rejected" : "reaction.http_error", answer.status()))
                     .onFailure().recoverWithItem(f -> failure(f instanceof TimeoutException ? "reaction.timeout"
                             : "reaction.unreachable", null))
-                    .flatMap(failure -> record(r, owner, failure));
+                    .flatMap(failure -> record(r, owner, failure, System.nanoTime() - started));
         });
     }
 
@@ -111,9 +115,10 @@ public class ReactionDelivery {
         return new Failure(code, status);
     }
 
-    private Uni<Boolean> record(Reaction r, String owner, Failure failure) {
+    private Uni<Boolean> record(Reaction r, String owner, Failure failure, long callNanos) {
         long now = System.currentTimeMillis();
         if (failure == null) {
+            metrics.attempted(r.type(), ReactionMetrics.Outcome.DELIVERED, callNanos);
             return store.complete(r.id(), owner, now).invoke(done -> {
                 if (done) {
                     events.reaction("reaction.completed", null, r.partition(), r.id(), r.type(), r.attempts());
@@ -123,6 +128,8 @@ public class ReactionDelivery {
         String details = failure.status() == null ? null : JSON.createObjectNode().put("status", failure.status()).toString();
         boolean permanent = failure.code().equals("reaction.rejected") || r.attempts() >= r.maxAttempts();
         Long retryAt = permanent ? null : now + backoffMs(r.attempts());
+        metrics.attempted(r.type(), permanent ? ReactionMetrics.Outcome.DEAD_LETTERED : ReactionMetrics.Outcome.RETRIED,
+                callNanos);
         if (permanent) {
             LOG.warnf("reaction %d (%s) dead-lettered: %s", r.id(), r.type(), failure.code());
         }

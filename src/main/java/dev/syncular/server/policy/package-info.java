@@ -6,7 +6,9 @@
  * {@code ReactionRule} — a §6.9 planner), CDI beans of the engine's seams, and the validator webhook
  * ({@code WebhookValidator}, a signed HTTPS §6.8 validator with a hard timeout). {@code ReactionDelivery} is each
  * pod's §6.9 delivery worker: claims with {@code SKIP LOCKED}, renews, posts to the reaction webhook, retries
- * with backoff, dead-letters and prunes terminal rows. {@code Webhook} is the signed JSON call both use.
+ * with backoff, dead-letters and prunes terminal rows; {@code ReactionEndpoints} routes each reaction type to its
+ * webhook ({@code syncular.reactions.endpoints}, else the default). {@code Webhook} is the signed JSON call both
+ * use.
  *
  * <p>Depends on {@code sync} (the seams), {@code storage} (reaction rows), {@code schema}, {@code wire} and
  * {@code config}; the engine never depends on it.

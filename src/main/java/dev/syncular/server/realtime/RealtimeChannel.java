@@ -4,8 +4,10 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.sync.AuthLeases;
 import dev.syncular.server.sync.RealtimeDelta;
 import dev.syncular.server.sync.ScopeResolver;
+import dev.syncular.server.sync.ScopeResolverOutage;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.wire.WireException;
@@ -71,11 +73,25 @@ public final class RealtimeChannel {
                         return Uni.createFrom().item(new Prepared(ctx, clientId, null, partition, List.of()));
                     }
                     return resolver.resolveScopes(ctx)
+                            // §7.3.3: during a host-signalled outage the client's valid lease authorizes the
+                            // registrations exactly as it authorizes a round (its scopes, its epoch, §2.1)
+                            .onFailure(ScopeResolverOutage.class).recoverWithUni(outage -> leased(ctx, clientId, partition,
+                                    outage))
                             .map(allowed -> RealtimeDelta.register(window, record.subscriptionsJson(), allowed))
                             // §3.3: a failing resolver revokes every registration
                             .onFailure().recoverWithItem(List.of())
                             .map(regs -> new Prepared(ctx, clientId, record, partition, regs));
                 }));
+    }
+
+    /** The allowed scopes of the client's valid lease during an outage; fails (revoking) without one or leases off. */
+    private Uni<java.util.Map<String, List<String>>> leased(SyncRequestContext ctx, String clientId,
+            PartitionState partition, Throwable outage) {
+        AuthLeases leases = engine.get().leases();
+        if (leases == null || partition == null) {
+            return Uni.createFrom().failure(outage);
+        }
+        return leases.authorize(ctx, clientId, partition.logEpoch());
     }
 
     /**

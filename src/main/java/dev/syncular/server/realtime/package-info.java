@@ -7,7 +7,8 @@
  *   <li>{@link dev.syncular.server.realtime.RealtimeChannel}: one connection's messages — {@code hello}, acks
  *       (§8.2), presence publishes (§8.6), socket rounds (§8.7) — behind any socket endpoint
  *       ({@link dev.syncular.server.realtime.RealtimeEndpoint} for the pod, the conformance host's per
- *       instance).</li>
+ *       instance). It resolves a connection's registrations through the scope resolver, or during a
+ *       signalled outage through the client's valid §7.3 lease, as a round does.</li>
  *   <li>{@link dev.syncular.server.realtime.RealtimeSession}: registrations, §8.2 contiguity, suppression and
  *       acks, §8.3 wake-ups — {@code reset-required} when the partition's log epoch is rotated (§2.1), which
  *       every pod hears on its commit channel.</li>

@@ -12,13 +12,15 @@ import java.util.Map;
 public interface AuthLeaseStore {
 
     /**
-     * §7.3.3 issuance and sliding refresh: stores {@code allowedScopes}, {@code issuedAtMs = nowMs} and
-     * {@code expiresAtMs = nowMs + ttlMs} for {@code (partition, clientId)} bound to {@code actorId}. An existing,
-     * unrevoked lease keeps its {@code leaseId}; a revoked one (or one of another actor) is replaced under a fresh
-     * id, so a revoked handle never resurrects (§7.3.4). Returns the stored lease.
+     * §7.3.3 issuance and sliding refresh: stores {@code allowedScopes}, {@code issuedAtMs = nowMs},
+     * {@code expiresAtMs = nowMs + ttlMs} and the partition's current {@code logEpoch} for
+     * {@code (partition, clientId)} bound to {@code actorId}. An existing, unrevoked lease of the same actor and
+     * epoch keeps its {@code leaseId}; a revoked one, one of another actor or one from another epoch (a restore
+     * may have revived it, §2.1) is replaced under a fresh id, so a revoked handle never resurrects (§7.3.4).
+     * Returns the stored lease.
      */
     Uni<AuthLease> issue(String partition, String clientId, String actorId, Map<String, List<String>> allowedScopes,
-            long nowMs, long ttlMs);
+            long nowMs, long ttlMs, String logEpoch);
 
     /** The stored lease of {@code (partition, clientId)}, or a {@code null} item (none, or its signature fails). */
     Uni<AuthLease> read(String partition, String clientId);

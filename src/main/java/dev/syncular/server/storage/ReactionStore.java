@@ -14,7 +14,12 @@ public interface ReactionStore {
      * {@code owner} until {@code nowMs + leaseMs}, counting one more attempt on each; concurrent claimers get
      * disjoint rows.
      */
-    Uni<List<Reaction>> claim(String owner, long nowMs, long leaseMs, int limit);
+    default Uni<List<Reaction>> claim(String owner, long nowMs, long leaseMs, int limit) {
+        return claim(owner, nowMs, leaseMs, limit, null);
+    }
+
+    /** {@link #claim(String, long, long, int)} of rows whose type is one of {@code types} ({@code null}: any type). */
+    Uni<List<Reaction>> claim(String owner, long nowMs, long leaseMs, int limit, List<String> types);
 
     /** Extends the lease of a row {@code owner} still holds; false when it lost it. */
     Uni<Boolean> renew(long id, String owner, long leaseExpiresAtMs);
@@ -27,6 +32,9 @@ public interface ReactionStore {
      * dead-lettered when {@code retryAtMs} is null. False when it lost the lease.
      */
     Uni<Boolean> fail(long id, String owner, String code, String detailsJson, long nowMs, Long retryAtMs);
+
+    /** How many rows are still to deliver: pending or leased (a count over the claim index). */
+    Uni<Long> countUndelivered();
 
     /** Rows by id after {@code afterId}, of one partition and status when given (null: any). */
     Uni<List<Reaction>> list(String partition, String status, long afterId, int limit);

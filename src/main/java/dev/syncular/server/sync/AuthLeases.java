@@ -41,20 +41,28 @@ public final class AuthLeases {
     }
 
     /** §7.3.3 issuance / refresh: stores the just-resolved allowed map and answers the {@code LEASE} frame. */
-    Uni<Lease> issue(SyncRequestContext ctx, String clientId, Map<String, List<String>> allowed) {
-        return store.issue(ctx.partition(), clientId, ctx.actorId(), allowed, clock.getAsLong(), ttlMs)
+    Uni<Lease> issue(SyncRequestContext ctx, String clientId, Map<String, List<String>> allowed, String logEpoch) {
+        return store.issue(ctx.partition(), clientId, ctx.actorId(), allowed, clock.getAsLong(), ttlMs, logEpoch)
                 .map(l -> new Lease(l.leaseId(), l.expiresAtMs()));
     }
 
     /**
      * §7.3.3 enforcement during an outage: the valid lease's allowed scopes, or a request-level failure —
      * {@code sync.auth_lease_revoked} for a revoked lease (§7.3.4), {@code sync.auth_lease_required} when there is
-     * none, it expired ({@code now >= expiresAtMs}) or it belongs to another actor.
+     * none, it expired ({@code now >= expiresAtMs}), it belongs to another actor, or it was issued in another
+     * {@code logEpoch} than the partition's current one: after a restore and its epoch rotation (§2.1) no lease of
+     * the old continuity authorizes anything, so a lease the host revoked after the backup was taken cannot come
+     * back with the restored records ({@code details.reason} {@code log_epoch_rotated}). Rounds call it through
+     * {@link Round}; a realtime connection (§8.1) registers its subscriptions with it during an outage.
      */
-    Uni<Map<String, List<String>>> authorize(SyncRequestContext ctx, String clientId) {
+    public Uni<Map<String, List<String>>> authorize(SyncRequestContext ctx, String clientId, String logEpoch) {
         return store.read(ctx.partition(), clientId).map(lease -> {
             if (lease != null && lease.actorId().equals(ctx.actorId()) && lease.revoked()) {
                 throw new SyncError(ErrorCode.AUTH_LEASE_REVOKED, "the auth lease was revoked");
+            }
+            if (lease != null && lease.actorId().equals(ctx.actorId()) && !lease.issuedIn(logEpoch)) {
+                throw new SyncError(ErrorCode.AUTH_LEASE_REQUIRED, "the auth lease predates the partition's log epoch",
+                        Map.of("reason", "log_epoch_rotated"));
             }
             if (lease == null || !lease.actorId().equals(ctx.actorId()) || !lease.validAt(clock.getAsLong())) {
                 throw new SyncError(ErrorCode.AUTH_LEASE_REQUIRED, "no valid auth lease during the authorization outage");

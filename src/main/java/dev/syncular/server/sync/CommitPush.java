@@ -5,6 +5,7 @@ import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.ChangeToWrite;
+import dev.syncular.server.storage.PlannedReaction;
 import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.PushReadHint;
 import dev.syncular.server.storage.PushTx;
@@ -89,6 +90,7 @@ final class CommitPush {
         String partition = round.ctx.partition();
         String clientId = round.header.clientId();
         boolean[] replayed = {false};
+        List<PlannedReaction> planned = new ArrayList<>(); // the reactions the committed transaction appended (§6.9)
         // §6.3: every push is serialized by partition and its idempotency key checked under that boundary;
         // host scope resolution runs before the lock is taken (never call host code under it), and the
         // push transaction re-evaluates the serve gate under the lock (§2.4).
@@ -118,7 +120,7 @@ final class CommitPush {
                         ? Uni.createFrom().item(replay(found.getItem1().get(), commit))
                         : blobCheck.recheck(tx).flatMap(checked -> {
                             round.blobs = checked;
-                            return apply(round, tx, commit, allowed, found.getItem2());
+                            return apply(round, tx, commit, allowed, found.getItem2(), planned);
                         })));
                 }))
                 .invoke(frames -> {
@@ -127,6 +129,7 @@ final class CommitPush {
                             round.lastCommitSeq = Math.max(round.lastCommitSeq, r.commitSeq());
                         }
                         observer.commitPushed(outcome(partition, clientId, commit, r, replayed[0]));
+                        planned.forEach(p -> observer.reactionPlanned(p.type()));
                     }
                 });
     }
@@ -175,7 +178,8 @@ final class CommitPush {
     }
 
     private Uni<List<Frame>> apply(Round round, PushTx tx, PushCommit commit,
-            Optional<Map<String, List<String>>> allowed, Map<String, Optional<StoredRow>> fetched) {
+            Optional<Map<String, List<String>>> allowed, Map<String, Optional<StoredRow>> fetched,
+            List<PlannedReaction> planned) {
         Map<String, Staged> staged = new LinkedHashMap<>();
         List<ChangeToWrite> changes = new ArrayList<>();
         List<OpResult> results = new ArrayList<>();
@@ -213,7 +217,10 @@ final class CommitPush {
                     .flatMap(seq -> writeRows(tx, new ArrayList<>(staged.values()), seq, fetched)
                             .flatMap(v -> decision.reactions().isEmpty() ? Uni.createFrom().voidItem()
                                     : tx.appendReactions(seq, round.header.clientId(), commit.clientCommitId(),
-                                            decision.reactions(), now))
+                                            decision.reactions(), now).invoke(() -> {
+                                                planned.clear();
+                                                planned.addAll(decision.reactions());
+                                            }))
                             .flatMap(v -> {
                         PushResult applied = new PushResult(commit.clientCommitId(), CommitStatus.APPLIED, seq, results);
                         return tx.savePushResult(round.header.clientId(), commit.clientCommitId(),

@@ -43,12 +43,15 @@ final class Round {
 
     Round(SyncRequestContext ctx, ReqHeader header, CompiledSchema clientSchema, ScopeResolver resolver,
             SchemaWindow window, long responseBudget) {
-        this(ctx, header, clientSchema, resolver, window, responseBudget, null);
+        this(ctx, header, clientSchema, resolver, window, responseBudget, null, null);
     }
 
-    /** @param leases §7.3 auth leases, or {@code null} when not configured */
+    /**
+     * @param leases §7.3 auth leases, or {@code null} when not configured
+     * @param logEpoch the partition's current {@code logEpoch} (§2.1): only a lease issued in it authorizes
+     */
     Round(SyncRequestContext ctx, ReqHeader header, CompiledSchema clientSchema, ScopeResolver resolver,
-            SchemaWindow window, long responseBudget, AuthLeases leases) {
+            SchemaWindow window, long responseBudget, AuthLeases leases, String logEpoch) {
         this.ctx = ctx;
         this.header = header;
         this.clientSchema = clientSchema;
@@ -59,7 +62,7 @@ final class Round {
                 // §7.3.3: every failure but the outage signal still fails loud (revocation, §3.2 rule 5) ...
                 .onFailure(f -> !(f instanceof ScopeResolverOutage)).recoverWithItem(Optional.empty())
                 // ... and an outage is served from a valid lease, or fails the request with its §10.2 code
-                .onFailure().recoverWithUni(() -> leases.authorize(ctx, header.clientId()).map(Optional::of)), window);
+                .onFailure().recoverWithUni(() -> leases.authorize(ctx, header.clientId(), logEpoch).map(Optional::of)), window);
         this.responseBudget = responseBudget;
     }
 

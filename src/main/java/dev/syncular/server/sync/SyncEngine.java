@@ -271,7 +271,8 @@ public final class SyncEngine {
                 return Uni.createFrom().item(new PlannedResponse(new RespHeader(null, null, state.logEpoch(), true)));
             }
             RequestValidation.validate(header, pushes, pullHeader, subscriptions, clientSchema, limits);
-            Round round = new Round(ctx, header, clientSchema, resolver, window, limits.maxResponseBytes(), leases);
+            Round round = new Round(ctx, header, clientSchema, resolver, window, limits.maxResponseBytes(), leases,
+                    state.logEpoch());
             ClientRecord client = entry.client();
             if (client != null && !client.actorId().equals(ctx.actorId())) {
                 return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_CLIENT_ID,
@@ -286,7 +287,7 @@ public final class SyncEngine {
                     .flatMap(v -> pullHeader == null ? Uni.createFrom().voidItem()
                             : pull.pullAll(round, pullHeader, subscriptions, planned, state))
                     .flatMap(v -> leases == null || !round.liveAuthority ? Uni.createFrom().voidItem()
-                            : round.allowed.flatMap(allowed -> leases.issue(ctx, header.clientId(), allowed.get()))
+                            : round.allowed.flatMap(allowed -> leases.issue(ctx, header.clientId(), allowed.get(), state.logEpoch()))
                                     // §7.3.2: LEASE right after RESP_HEADER, before any PUSH_RESULT
                                     .invoke(lease -> planned.head.add(1, lease)).replaceWithVoid())
                     .replaceWith(planned);

@@ -61,6 +61,10 @@ public interface SyncObserver {
     default void gateRefused(String partition, String reason) {
     }
 
+    /** A §6.9 reaction of {@code type} was appended by a push transaction that committed. */
+    default void reactionPlanned(String type) {
+    }
+
     /** Tells every one of {@code observers}, in order. */
     static SyncObserver of(SyncObserver... observers) {
         List<SyncObserver> all = List.of(observers);
@@ -93,6 +97,11 @@ public interface SyncObserver {
             @Override
             public void gateRefused(String partition, String reason) {
                 all.forEach(o -> o.gateRefused(partition, reason));
+            }
+
+            @Override
+            public void reactionPlanned(String type) {
+                all.forEach(o -> o.reactionPlanned(type));
             }
         };
     }

@@ -3,6 +3,7 @@ package dev.syncular.server.conformance;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -15,6 +16,7 @@ import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.wire.CommitFrame;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.Lease;
@@ -230,6 +232,94 @@ class ConformanceRecoveryTest {
                 .post("/__conformance/instances/" + other + "/call/restoreBackup").then().statusCode(404)
                 .body("code", equalTo("sync.not_found"));
         call(other, "close", "[]");
+        call(id, "close", "[]");
+    }
+
+    /**
+     * §2.1 with §7.3: a restore brings back the lease records of the backup's time, so a lease the host revoked
+     * after the capture is unrevoked in the restored store. The epoch rotation that follows every restore retires
+     * every lease issued before it: during an outage the revived lease authorizes nothing (401
+     * {@code sync.auth_lease_required}, reason {@code log_epoch_rotated}; local data untouched, §7.3.5), and the
+     * next live round issues a lease under a fresh id, never the revived handle, which then serves the outage.
+     */
+    @Test
+    void aRestoreCannotReviveARevokedLease() {
+        String id = createForAlice("restore-lease", ",\"leases\":{\"ttlMs\":" + TTL + "}");
+        SyncTestClient alice = client(id, "alice");
+        alice.upsert("notes", note("n1"), null);
+        alice.syncUntilIdle();
+        Lease held = lease(alice.sync());
+        assertNotNull(held);
+        call(id, "captureBackup", "[]");
+        call(id, "revokeLease", "[\"" + held.leaseId() + "\"]");
+        call(id, "setResolverOutage", "[true]");
+        refused(alice, 401, "sync.auth_lease_revoked"); // revoked in the live store
+
+        call(id, "restoreBackup", "[]"); // the revocation is lost with the restore; the epoch rotates
+        Message reset = alice.sync(); // the old epoch: the reset answer, which needs no authorization (§2.1)
+        assertTrue(((RespHeader) reset.frames().get(0)).resetRequired());
+        HttpFailure refusal = refused(alice, 401, "sync.auth_lease_required");
+        assertTrue(refusal.body.contains("\"reason\":\"log_epoch_rotated\""), refusal.body);
+        String queued = alice.upsert("notes", note("n2"), null);
+        refused(alice, 401, "sync.auth_lease_required");
+        assertEquals(List.of("n1"), serverRows(id), "nothing applied on the revived lease");
+
+        call(id, "setResolverOutage", "[false]");
+        alice.syncUntilIdle();
+        assertTrue(SyncTestClient.applied(alice.result(queued)));
+        Lease fresh = lease(alice.lastResponse);
+        assertNotNull(fresh);
+        assertNotEquals(held.leaseId(), fresh.leaseId(), "a live round after the rotation never slides the old handle");
+        call(id, "setResolverOutage", "[true]");
+        alice.upsert("notes", note("n3"), null);
+        alice.sync(); // the lease of the new epoch serves the outage
+        assertEquals(List.of("n1", "n2", "n3"), serverRows(id));
+        call(id, "close", "[]");
+    }
+
+    private RealtimeSocket socket(String id, String actor, String clientId) throws InterruptedException {
+        RealtimeSocket socket = RealtimeSocket.connect(URI.create("ws://localhost:" + port + "/__conformance/instances/"
+                + id + "/realtime?actorId=" + actor + "&clientId=" + clientId), Map.of());
+        assertEquals("{\"$conformance\":\"connected\"}", socket.texts.poll(30, TimeUnit.SECONDS));
+        return socket;
+    }
+
+    /**
+     * §7.3.3 for realtime (§8.1): a connection opened while the host signals an outage registers its subscriptions
+     * from the client's valid lease, as a round authorizes from it, so a commit written meanwhile (itself
+     * lease-authorized) arrives as a §8.2 delta. Without a valid lease (revoked) the registrations stay empty
+     * and the connection is told to sync ({@code hello.requiresSync}).
+     */
+    @Test
+    void realtimeRegistrationsDuringAnOutageComeFromTheLease() throws Exception {
+        String id = createForAlice("rt-lease", ",\"leases\":{\"ttlMs\":" + TTL + "}");
+        SyncTestClient reader = client(id, "alice");
+        SyncTestClient writer = new SyncTestClient(SchemaLoader.parse(NOTES), new HttpTransport("http://localhost:" + port
+                + "/__conformance/instances/" + id, null), "alice", "alice-writer")
+                .subscribe("s", "notes", Map.of("project_id", List.of("p1")));
+        reader.syncUntilIdle();
+        writer.syncUntilIdle();
+        Lease held = lease(reader.sync());
+        assertNotNull(held, "a live round issued the reader's lease");
+        assertNotNull(lease(writer.sync()));
+
+        call(id, "setResolverOutage", "[true]");
+        RealtimeSocket socket = socket(id, "alice", reader.clientId);
+        JsonNode hello = socket.nextEvent("hello").get("data");
+        assertFalse(hello.get("requiresSync").asBoolean(), "registered from the lease, at the head of the log");
+        writer.upsert("notes", note("n1"), null);
+        writer.sync(); // lease-authorized
+        assertTrue(SyncTestClient.applied(writer.results.values().iterator().next()));
+        CommitFrame commit = (CommitFrame) socket.nextDelta().frames().stream().filter(f -> f instanceof CommitFrame)
+                .findFirst().orElseThrow();
+        assertEquals("n1", commit.changes().get(0).rowId());
+        socket.ws.sendClose(1000, "done").join();
+
+        // a revoked lease registers nothing (§3.3: a failed authorization revokes): the socket is told to sync
+        call(id, "revokeLease", "[\"" + held.leaseId() + "\"]");
+        RealtimeSocket revoked = socket(id, "alice", reader.clientId);
+        assertTrue(revoked.nextEvent("hello").get("data").get("requiresSync").asBoolean());
+        revoked.ws.sendClose(1000, "done").join();
         call(id, "close", "[]");
     }
 

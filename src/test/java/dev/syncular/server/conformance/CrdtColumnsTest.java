@@ -6,6 +6,7 @@ import static org.hamcrest.Matchers.hasItem;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.syncular.server.crdt.yjs.YjsDocMerger;
@@ -295,5 +296,58 @@ class CrdtColumnsTest {
                 .post("/__conformance/instances").then().statusCode(400)
                 .body("code", equalTo("sync.invalid_request"))
                 .body("details.reason", equalTo("crdt_type_unknown"));
+    }
+
+    /** One in-process run of the command-line client: its exit status, stdout and stderr. */
+    private record CliRun(int exit, String out, String err) {
+    }
+
+    private static CliRun cli(List<String> args) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        int exit = dev.syncular.server.cli.SyncularCli.run(args.toArray(String[]::new),
+                new java.io.PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8),
+                new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
+        return new CliRun(exit, out.toString(java.nio.charset.StandardCharsets.UTF_8),
+                err.toString(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    /**
+     * The command-line client compiles schemas against {@code yjs-doc} only, like a server without beans of its
+     * own (§5.10.1): a schema naming the host's {@code test-append} is refused locally, naming the type and the
+     * option; with {@code --crdt-types test-append} it compiles, and the CLI's pushes of that column (base64
+     * bytes) are merged by the running server.
+     */
+    @Test
+    void theCliAcceptsTheHostsOwnCrdtTypesWhenNamed(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        String schema = NOTES.replace("yjs-doc", "test-append");
+        String id = create(schema, "crdt-cli");
+        call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
+        java.nio.file.Path file = dir.resolve("notes.syncular.ir.json");
+        java.nio.file.Files.writeString(file, schema);
+        List<String> base = List.of("--url", "http://localhost:" + port + "/__conformance/instances/" + id,
+                "--schema", file.toString(), "--state", dir.resolve("alice.json").toString(), "--actor", "alice");
+
+        CliRun refused = cli(concat(base, "push", "notes", "{\"id\":\"n1\",\"project_id\":\"p1\",\"title\":\"t\",\"doc\":\"AQI=\"}"));
+        assertEquals(dev.syncular.server.cli.SyncularCli.LOCAL_ERROR, refused.exit(), refused.err());
+        assertTrue(refused.err().contains("test-append") && refused.err().contains("--crdt-types"), refused.err());
+        assertTrue(cli(List.of("--help")).out().contains("--crdt-types <list>"));
+
+        List<String> named = concat(base, "--crdt-types", "test-append");
+        CliRun subscribed = cli(concat(named, "subscribe", "s", "notes", "project_id=p1"));
+        assertEquals(0, subscribed.exit(), subscribed.err());
+        CliRun first = cli(concat(named, "push", "notes", "{\"id\":\"n1\",\"project_id\":\"p1\",\"title\":\"t\",\"doc\":\"AQI=\"}"));
+        assertEquals(0, first.exit(), first.err());
+        CliRun second = cli(concat(named, "push", "notes", "{\"id\":\"n1\",\"doc\":\"Aw==\"}"));
+        assertEquals(0, second.exit(), second.err());
+        assertTrue(second.out().contains("\"status\" : \"applied\""), second.out());
+        assertArrayEquals(new byte[] {1, 2, 3}, (byte[]) stored(id, "n1")[1], "merged by the host's test-append");
+    }
+
+    private static List<String> concat(List<String> base, String... more) {
+        List<String> all = new java.util.ArrayList<>(base);
+        all.addAll(List.of(more));
+        return all;
     }
 }

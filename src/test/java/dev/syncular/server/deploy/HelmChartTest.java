@@ -246,12 +246,25 @@ class HelmChartTest {
                 .set("policy.validatorWebhook.url", "https://policy.example.com/validate")
                 .set("policy.validatorWebhook.existingSecret", "policy-keys")
                 .set("policy.reactions.webhookUrl", "https://hooks.example.com/reactions")
-                .set("policy.reactions.existingSecret", "reaction-keys"));
+                .set("policy.reactions.existingSecret", "reaction-keys")
+                .set("policy.reactions.endpoints.billing.types[0]", "invoice.paid")
+                .set("policy.reactions.endpoints.billing.types[1]", "invoice.refunded")
+                .set("policy.reactions.endpoints.billing.url", "https://billing.example.com/syncular")
+                .set("policy.reactions.endpoints.billing.timeout", "5s")
+                .set("policy.reactions.endpoints.billing.existingSecret", "billing-keys")
+                .set("policy.reactions.endpoints.search.types[0]", "todo.completed")
+                .set("policy.reactions.endpoints.search.url", "https://search.example.com/hook"));
         Properties config = chart.config();
         assertEquals("/etc/syncular/policy/policy.json", config.getProperty("syncular.policy.file"));
         assertEquals("https://policy.example.com/validate", config.getProperty("syncular.policy.validator-webhook.url"));
         assertEquals("2s", config.getProperty("syncular.policy.validator-webhook.timeout"));
         assertEquals("https://hooks.example.com/reactions", config.getProperty("syncular.reactions.webhook-url"));
+        // per-type endpoints (docs/POLICY.md): types, url and timeout in the file, the signing key from a Secret
+        assertEquals("invoice.paid,invoice.refunded", config.getProperty("syncular.reactions.endpoints.billing.types"));
+        assertEquals("https://billing.example.com/syncular", config.getProperty("syncular.reactions.endpoints.billing.url"));
+        assertEquals("5s", config.getProperty("syncular.reactions.endpoints.billing.timeout"));
+        assertEquals("todo.completed", config.getProperty("syncular.reactions.endpoints.search.types"));
+        assertEquals(null, config.getProperty("syncular.reactions.endpoints.search.timeout"));
         ConfigMap policy = chart.get(ConfigMap.class, FULLNAME + "-policy");
         assertEquals(doc, policy.getData().get("policy.json"));
         Deployment d = chart.get(Deployment.class, FULLNAME);
@@ -262,10 +275,22 @@ class HelmChartTest {
         Map<String, EnvVar> env = env(server(d));
         assertSecretRef(env, "SYNCULAR_POLICY_VALIDATOR_WEBHOOK_SECRET", "policy-keys", "secret");
         assertSecretRef(env, "SYNCULAR_REACTIONS_WEBHOOK_SECRET", "reaction-keys", "secret");
+        assertSecretRef(env, "SYNCULAR_REACTIONS_ENDPOINTS_BILLING_SECRET", "billing-keys", "secret");
+        assertTrue(!env.containsKey("SYNCULAR_REACTIONS_ENDPOINTS_SEARCH_SECRET"), "search signs with the default key");
         assertSecretsReferencedNeverInlined(chart);
         Exception unsigned = assertThrows(Exception.class,
                 () -> RenderedChart.render(t -> t.set("policy.reactions.webhookUrl", "https://hooks.example.com/r")));
         assertTrue(unsigned.getMessage().contains("needs policy.reactions.existingSecret"), unsigned.getMessage());
+        Exception unsignedEndpoint = assertThrows(Exception.class, () -> RenderedChart.render(t -> t
+                .set("policy.reactions.endpoints.billing.types[0]", "invoice.paid")
+                .set("policy.reactions.endpoints.billing.url", "https://billing.example.com/syncular")));
+        assertTrue(unsignedEndpoint.getMessage().contains("policy.reactions.endpoints.billing needs existingSecret"),
+                unsignedEndpoint.getMessage());
+        Exception badName = assertThrows(Exception.class, () -> RenderedChart.render(t -> t
+                .set("policy.reactions.endpoints.Billing_1.types[0]", "invoice.paid")
+                .set("policy.reactions.endpoints.Billing_1.url", "https://billing.example.com/syncular")
+                .set("policy.reactions.endpoints.Billing_1.existingSecret", "billing-keys")));
+        assertTrue(badName.getMessage().contains("must match [a-z0-9]+"), badName.getMessage());
     }
 
     @Test

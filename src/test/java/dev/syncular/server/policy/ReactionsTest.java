@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.Reaction;
+import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestWebhook;
 import dev.syncular.server.testsupport.TestWebhook.Answer;
@@ -27,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.function.BooleanSupplier;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.AfterEach;
@@ -44,6 +46,7 @@ import org.junit.jupiter.api.Test;
 class ReactionsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String TOKEN = "reactions-admin-token-0123456789";
+    private static final String URGENT_SECRET = "urgent-endpoint-secret-0123456789abcdef";
 
     public static class Profile implements QuarkusTestProfile {
         @Override
@@ -54,7 +57,9 @@ class ReactionsTest {
                 Files.writeString(policy, "{\"validators\":[{\"table\":\"todos\",\"rule\":{\"maxLength\":{\"column\":\"title\","
                         + "\"max\":20,\"code\":\"app.title_too_long\"}}}],"
                         + "\"reactions\":[{\"table\":\"todos\",\"when\":{\"column\":\"done\",\"equals\":true},"
-                        + "\"type\":\"todo.completed\",\"version\":2,\"maxAttempts\":3}]}");
+                        + "\"type\":\"todo.completed\",\"version\":2,\"maxAttempts\":3},"
+                        + "{\"table\":\"todos\",\"when\":{\"column\":\"title\",\"equals\":\"urgent\"},"
+                        + "\"type\":\"todo.urgent\"}]}");
             } catch (java.io.IOException e) {
                 throw new IllegalStateException(e);
             }
@@ -62,8 +67,12 @@ class ReactionsTest {
             m.put("syncular.policy.file", policy.toString());
             m.put("syncular.reactions.webhook-url", "${webhook.base}/reactions");
             m.put("syncular.reactions.webhook-secret", WebhookResource.SECRET);
-            m.put("syncular.reactions.webhook-timeout", "1s");
+            m.put("syncular.reactions.webhook-timeout", "5s"); // a held call (the metrics test) outlives its scrape
             m.put("syncular.reactions.lease", "2s");
+            // a second endpoint for one type, signed with its own key
+            m.put("syncular.reactions.endpoints.urgent.types", "todo.urgent");
+            m.put("syncular.reactions.endpoints.urgent.url", "${webhook.base}/urgent");
+            m.put("syncular.reactions.endpoints.urgent.secret", URGENT_SECRET);
             m.put("syncular.reactions.initial-backoff", "50ms");
             m.put("syncular.reactions.max-backoff", "100ms");
             m.put("syncular.admin.token", TOKEN);
@@ -264,5 +273,78 @@ class ReactionsTest {
         // the dead worker cannot acknowledge what another worker took over
         assertTrue(held.isEmpty() || !delivery.store().complete(held.get(0).id(), "dead-pod", System.currentTimeMillis())
                 .await().indefinitely());
+    }
+
+    private static PrometheusScrape scrape() {
+        return PrometheusScrape.parse(given().get("/q/metrics").then().statusCode(200).extract().asString());
+    }
+
+    /**
+     * The reaction meters on {@code /q/metrics}: planned with the commit, a retried and a delivered attempt with
+     * their call latency, by type; the undelivered gauge counts the reaction while its delivery is in flight
+     * (the worker's pass, held by the endpoint, read it) and drops to zero once it completed.
+     */
+    @Test
+    void metricsCountPlannedRetriedDeliveredAndTheUndeliveredQueue() {
+        Map<String, String> type = Map.of("type", "todo.completed");
+        PrometheusScrape before = scrape();
+        CountDownLatch release = new CountDownLatch(1);
+        WebhookResource.hook.then(new Answer(503, "", null), new Answer(200, "{}", release));
+        SyncTestClient a = client("alice");
+        a.upsert("todos", TodoClients.todo("m1", "measured", true), null);
+        a.syncUntilIdle();
+        try {
+            await("the second attempt in flight", () -> deliveries().size() == 2);
+            PrometheusScrape during = scrape();
+            assertTrue(during.value("syncular_reactions_pending", Map.of()) >= 1, during.values("syncular_reactions_pending").toString());
+            assertEquals(1, during.value("syncular_reactions_planned_total", type)
+                    - before.value("syncular_reactions_planned_total", type));
+            assertEquals(1, during.value("syncular_reactions_retried_total", type)
+                    - before.value("syncular_reactions_retried_total", type));
+        } finally {
+            release.countDown();
+        }
+        await("delivery", () -> allIn(Reaction.COMPLETED, 1));
+        await("the undelivered gauge at zero", () -> scrape().value("syncular_reactions_pending", Map.of()) == 0);
+        PrometheusScrape after = scrape();
+        assertEquals(1, after.value("syncular_reactions_delivered_total", type)
+                - before.value("syncular_reactions_delivered_total", type));
+        assertEquals(0, after.value("syncular_reactions_dead_lettered_total", type)
+                - before.value("syncular_reactions_dead_lettered_total", type));
+        Map<String, String> delivered = Map.of("type", "todo.completed", "outcome", "delivered");
+        assertEquals(1, after.value("syncular_reactions_delivery_seconds_count", delivered)
+                - before.value("syncular_reactions_delivery_seconds_count", delivered));
+        assertTrue(after.value("syncular_reactions_delivery_seconds_sum", delivered)
+                > before.value("syncular_reactions_delivery_seconds_sum", delivered));
+    }
+
+    /**
+     * Per-type endpoints ({@code syncular.reactions.endpoints}): one commit plans a {@code todo.completed} and a
+     * {@code todo.urgent} reaction; the first goes to the default webhook signed with its secret, the second to
+     * the endpoint listing its type, signed with that endpoint's own secret.
+     */
+    @Test
+    void aTypeListedByAnEndpointGoesThereAndTheOthersToTheDefault() throws Exception {
+        SyncTestClient a = client("alice");
+        a.upsert("todos", TodoClients.todo("u1", "urgent", true), null);
+        a.syncUntilIdle();
+        await("both delivered", () -> allIn(Reaction.COMPLETED, 2));
+        List<TestWebhook.Received> sent = WebhookResource.hook.received.stream()
+                .filter(r -> r.body().contains(partition)).toList();
+        assertEquals(2, sent.size());
+        for (TestWebhook.Received r : sent) {
+            String type = JSON.readTree(r.body()).path("type").asText();
+            if (type.equals("todo.urgent")) {
+                assertEquals("/urgent", r.path());
+                assertTrue(TestWebhook.signed(r.header("Syncular-Signature"), r.body(), URGENT_SECRET));
+                assertTrue(!TestWebhook.signed(r.header("Syncular-Signature"), r.body(), WebhookResource.SECRET));
+            } else {
+                assertEquals("todo.completed", type);
+                assertEquals("/reactions", r.path());
+                assertTrue(TestWebhook.signed(r.header("Syncular-Signature"), r.body(), WebhookResource.SECRET));
+            }
+        }
+        assertEquals(java.util.Set.of("/urgent", "/reactions"),
+                sent.stream().map(TestWebhook.Received::path).collect(java.util.stream.Collectors.toSet()));
     }
 }

@@ -29,6 +29,7 @@ public final class PostgresReactionStore implements ReactionStore {
     private final String find;
     private final String retryDeadLetter;
     private final String prune;
+    private final String undelivered;
 
     PostgresReactionStore(Pool pool, String pgSchema) {
         this.pool = pool;
@@ -37,6 +38,7 @@ public final class PostgresReactionStore implements ReactionStore {
                 + " attempts = attempts + 1 WHERE id IN (SELECT id FROM " + t
                 + " WHERE status IN ('pending', 'leased') AND ((status = 'pending' AND due_at_ms <= $2)"
                 + " OR (status = 'leased' AND lease_expires_at_ms <= $2))"
+                + " AND ($5::text[] IS NULL OR type = ANY($5::text[]))"
                 + " ORDER BY due_at_ms, id LIMIT $4 FOR UPDATE SKIP LOCKED) RETURNING " + COLUMNS;
         renew = "UPDATE " + t + " SET lease_expires_at_ms = $3 WHERE id = $1 AND status = 'leased' AND lease_owner = $2";
         complete = "UPDATE " + t + " SET status = 'completed', completed_at_ms = $3, lease_owner = NULL,"
@@ -52,6 +54,8 @@ public final class PostgresReactionStore implements ReactionStore {
         find = "SELECT " + COLUMNS + " FROM " + t + " WHERE id = $1";
         retryDeadLetter = "UPDATE " + t + " SET status = 'pending', attempts = 0, due_at_ms = $2, last_error_code = NULL,"
                 + " last_error_details = NULL, failed_at_ms = NULL WHERE id = $1 AND status = 'dead-letter'";
+        // the predicate of the partial index sync_reactions_due: an index-only count of the open queue
+        undelivered = "SELECT count(*) FROM " + t + " WHERE status IN ('pending', 'leased')";
         prune = "WITH d AS (DELETE FROM " + t + " WHERE id IN (SELECT id FROM " + t
                 + " WHERE (status = 'completed' AND completed_at_ms < $1) OR (status = 'dead-letter' AND failed_at_ms < $2)"
                 + " ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING status)"
@@ -68,8 +72,9 @@ public final class PostgresReactionStore implements ReactionStore {
     }
 
     @Override
-    public Uni<List<Reaction>> claim(String owner, long nowMs, long leaseMs, int limit) {
-        return pool.preparedQuery(claim).execute(Tuple.of(owner, nowMs, leaseMs, limit)).map(PostgresReactionStore::rows);
+    public Uni<List<Reaction>> claim(String owner, long nowMs, long leaseMs, int limit, List<String> types) {
+        Tuple args = Tuple.of(owner, nowMs, leaseMs, limit).addArrayOfString(types == null ? null : types.toArray(String[]::new));
+        return pool.preparedQuery(claim).execute(args).map(PostgresReactionStore::rows);
     }
 
     @Override
@@ -86,6 +91,11 @@ public final class PostgresReactionStore implements ReactionStore {
     public Uni<Boolean> fail(long id, String owner, String code, String detailsJson, long nowMs, Long retryAtMs) {
         Tuple args = Tuple.of(id, owner, code, detailsJson, nowMs);
         return retryAtMs == null ? changed(deadLetter, args) : changed(retry, args.addValue(retryAtMs));
+    }
+
+    @Override
+    public Uni<Long> countUndelivered() {
+        return pool.preparedQuery(undelivered).execute().map(rs -> PgSql.first(rs).getLong(0));
     }
 
     @Override

@@ -69,8 +69,9 @@ import java.util.Objects;
  *   <li>{@code sync_jobs(name PK, last_started_at_ms, last_finished_at_ms, ran_by)} — scheduled job runs
  *       ({@link JobLocks});
  *   <li>{@code sync_reactions} — §6.9 durable reactions and their delivery state ({@link PostgresReactionStore});
- *   <li>{@code sync_auth_leases(partition_id, client_id) PK} with the sealed §7.3.1 lease record and the unique
- *       index {@code sync_auth_leases_by_id (partition_id, lease_id)} ({@link PostgresAuthLeaseStore}).
+ *   <li>{@code sync_auth_leases(partition_id, client_id) PK} with the sealed §7.3.1 lease record, the §2.1
+ *       {@code log_epoch} it was issued in, and the unique index {@code sync_auth_leases_by_id (partition_id,
+ *       lease_id)} ({@link PostgresAuthLeaseStore}).
  * </ul>
  *
  * Each of these is a {@link DdlStep} with a catalog probe: a start-up that finds every object runs no DDL.

@@ -66,7 +66,8 @@
  * sockets ({@link dev.syncular.server.storage.postgres.PostgresSyncStorage#EPOCH_NOTIFICATION}).
  *
  * <p>§7.3: {@link dev.syncular.server.storage.postgres.PostgresAuthLeaseStore} keeps auth leases in
- * {@code sync_auth_leases}, each record sealed with an HMAC under the server's lease key.
+ * {@code sync_auth_leases}, each record sealed with an HMAC under the server's lease key and bound to the §2.1
+ * log epoch it was issued in (a restore's epoch rotation retires every earlier lease).
  *
  * <p>Only the facade is public (with the static helpers other PostgreSQL stores of the same schema use:
  * {@code q}, {@code applyDdl} with its {@code DdlStep}s, {@code readCommitted}, {@code busy},

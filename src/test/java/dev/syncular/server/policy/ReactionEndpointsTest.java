@@ -1,0 +1,114 @@
+package dev.syncular.server.policy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.syncular.server.config.SyncularConfig;
+import io.quarkus.runtime.configuration.DurationConverter;
+import io.quarkus.runtime.configuration.MemorySize;
+import io.quarkus.runtime.configuration.MemorySizeConverter;
+import io.smallrye.config.EnvConfigSource;
+import io.smallrye.config.PropertiesConfigSource;
+import io.smallrye.config.SmallRyeConfigBuilder;
+import io.vertx.mutiny.core.Vertx;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Per-type reaction endpoints (§6.9 delivery, docs/POLICY.md "Per-type endpoints") as configuration resolves them:
+ * the signing key of a named endpoint reaches it from its environment variable (the Helm chart's form), types route
+ * to their endpoint and the rest to the default webhook, and a configuration that would route one type twice, or
+ * name an endpoint ambiguously, is refused.
+ */
+class ReactionEndpointsTest {
+    private static final Vertx VERTX = Vertx.vertx();
+
+    @AfterAll
+    static void close() {
+        VERTX.closeAndAwait();
+    }
+
+    private static SyncularConfig.Reactions config(Map<String, String> props, Map<String, String> env) {
+        return new SmallRyeConfigBuilder()
+                .withSources(new PropertiesConfigSource(new HashMap<>(props), "test", 300))
+                .withSources(new EnvConfigSource(new HashMap<>(env), 400))
+                .withConverter(MemorySize.class, 100, new MemorySizeConverter())
+                .withConverter(Duration.class, 100, new DurationConverter())
+                .withMapping(SyncularConfig.class)
+                .build().getConfigMapping(SyncularConfig.class).reactions();
+    }
+
+    @Test
+    void anEndpointTakesItsTypesAndItsSecretFromTheEnvironment() {
+        SyncularConfig.Reactions c = config(Map.of(
+                "syncular.reactions.webhook-url", "http://127.0.0.1:9/default",
+                "syncular.reactions.endpoints.billing.types", "invoice.paid,invoice.refunded",
+                "syncular.reactions.endpoints.billing.url", "http://127.0.0.1:9/billing",
+                "syncular.reactions.endpoints.billing.timeout", "3s"),
+                Map.of("SYNCULAR_REACTIONS_WEBHOOK_SECRET", "default-secret-0123456789",
+                        "SYNCULAR_REACTIONS_ENDPOINTS_BILLING_SECRET", "billing-secret-0123456789"));
+        SyncularConfig.Reactions.Endpoint billing = c.endpoints().get("billing");
+        assertEquals(List.of("invoice.paid", "invoice.refunded"), billing.types());
+        assertEquals("billing-secret-0123456789", billing.secret().orElseThrow());
+        assertEquals(Duration.ofSeconds(3), billing.timeout().orElseThrow());
+
+        ReactionEndpoints endpoints = new ReactionEndpoints(VERTX, c);
+        try {
+            assertTrue(endpoints.any());
+            assertNull(endpoints.claimable(), "a default webhook: every type is claimed");
+            assertSame(endpoints.forType("invoice.paid"), endpoints.forType("invoice.refunded"));
+            Webhook other = endpoints.forType("todo.completed");
+            assertTrue(other != endpoints.forType("invoice.paid"));
+            String body = "{}";
+            assertTrue(endpoints.forType("invoice.paid").signature(1, body)
+                    .equals(new Webhook(VERTX, "http://127.0.0.1:9/x", "billing-secret-0123456789", Duration.ofSeconds(1))
+                            .signature(1, body)), "signed with the endpoint's own secret");
+        } finally {
+            endpoints.close();
+        }
+    }
+
+    @Test
+    void withoutADefaultOnlyTheListedTypesAreClaimed() {
+        ReactionEndpoints endpoints = new ReactionEndpoints(VERTX, config(Map.of(
+                "syncular.reactions.endpoints.search.types", "todo.completed",
+                "syncular.reactions.endpoints.search.url", "http://127.0.0.1:9/search",
+                "syncular.reactions.endpoints.search.secret", "search-secret-0123456789"), Map.of()));
+        try {
+            assertEquals(List.of("todo.completed"), endpoints.claimable());
+            assertNull(endpoints.forType("todo.other"));
+        } finally {
+            endpoints.close();
+        }
+        ReactionEndpoints none = new ReactionEndpoints(VERTX, config(Map.of(), Map.of()));
+        assertTrue(!none.any(), "nothing configured: the worker stays idle");
+    }
+
+    @Test
+    void aTypeRoutedTwiceAnUnsignedEndpointAndAnAmbiguousNameAreRefused() {
+        Map<String, String> twice = Map.of(
+                "syncular.reactions.webhook-secret", "default-secret-0123456789",
+                "syncular.reactions.endpoints.a.types", "todo.completed",
+                "syncular.reactions.endpoints.a.url", "http://127.0.0.1:9/a",
+                "syncular.reactions.endpoints.b.types", "todo.completed,todo.other",
+                "syncular.reactions.endpoints.b.url", "http://127.0.0.1:9/b");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new ReactionEndpoints(VERTX, config(twice, Map.of())));
+        assertTrue(e.getMessage().contains("listed by two endpoints"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new ReactionEndpoints(VERTX, config(Map.of(
+                "syncular.reactions.endpoints.a.types", "todo.completed",
+                "syncular.reactions.endpoints.a.url", "http://127.0.0.1:9/a"), Map.of())), "no signing key");
+        IllegalArgumentException name = assertThrows(IllegalArgumentException.class, () -> new ReactionEndpoints(VERTX,
+                config(Map.of("syncular.reactions.webhook-secret", "default-secret-0123456789",
+                        "syncular.reactions.endpoints.\"Bill_ing\".types", "todo.completed",
+                        "syncular.reactions.endpoints.\"Bill_ing\".url", "http://127.0.0.1:9/a"), Map.of())));
+        assertTrue(name.getMessage().contains("[a-z0-9]+"), name.getMessage());
+    }
+}
