@@ -31,7 +31,8 @@ public class BlobSweepJob {
     }
 
     @Scheduled(every = "${syncular.blobs.sweep-interval:1h}", delay = 5, delayUnit = TimeUnit.MINUTES,
-            concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+            concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
+            skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     Uni<Void> run() {
         return claims.run("blob-sweep", interval, () -> blobs.sweepOrphans(System.currentTimeMillis()))
                 .invoke(r -> {

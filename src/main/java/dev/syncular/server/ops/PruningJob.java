@@ -40,7 +40,8 @@ public class PruningJob {
     }
 
     @Scheduled(every = "${syncular.pruning.interval:1h}", delayed = "${syncular.pruning.interval:1h}",
-            concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+            concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
+            skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     Uni<Void> run() {
         if (!enabled) {
             return Uni.createFrom().voidItem();

@@ -30,7 +30,8 @@ public class SegmentExpiryJob {
     }
 
     @Scheduled(every = "${syncular.segments.sweep-interval:1h}", delayed = "${syncular.segments.sweep-interval:1h}",
-            concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+            concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
+            skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     Uni<Void> run() {
         return claims.run("segment-expiry", interval, () -> segments.deleteExpired(System.currentTimeMillis()))
                 .invoke(n -> {

@@ -65,7 +65,9 @@ public class ReactionDelivery {
         endpoints.close();
     }
 
-    @Scheduled(every = "${syncular.reactions.poll-interval:1s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    // not once shutdown has begun: a pass started then would finish after the application's contexts are gone
+    @Scheduled(every = "${syncular.reactions.poll-interval:1s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
+            skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     Uni<Void> run() {
         if (!endpoints.any()) {
             return Uni.createFrom().voidItem();
