@@ -11,10 +11,6 @@ import java.util.Objects;
  * writes it the way Yjs's {@code Item} does.
  */
 final class DocItem extends DocStruct {
-    private static final int BIT8 = 0x80;
-    private static final int BIT7 = 0x40;
-    private static final int BIT6 = 0x20;
-
     YjsId origin;
     YjsId rightOrigin;
     DocItem left;
@@ -140,17 +136,7 @@ final class DocItem extends DocStruct {
 
     @Override
     void write(Lib0Writer w) {
-        int info = (content.ref() & 0x1f) | (origin == null ? 0 : BIT8) | (rightOrigin == null ? 0 : BIT7)
-                | (parentSub == null ? 0 : BIT6);
-        w.writeUint8(info);
-        if (origin != null) {
-            w.writeVarUint(origin.client());
-            w.writeVarUint(origin.clock());
-        }
-        if (rightOrigin != null) {
-            w.writeVarUint(rightOrigin.client());
-            w.writeVarUint(rightOrigin.clock());
-        }
+        Struct.Item.writeHead(w, content, origin, rightOrigin, parentSub);
         if (origin == null && rightOrigin == null) {
             if (parent instanceof SharedType t && t.item == null) {
                 w.writeVarUint(1);

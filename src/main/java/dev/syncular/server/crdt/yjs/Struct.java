@@ -121,10 +121,13 @@ sealed interface Struct {
             return content.length();
         }
 
-        public void write(Lib0Writer w) {
-            int info = (content.ref() & 0x1f) | (origin == null ? 0 : BIT8) | (rightOrigin == null ? 0 : BIT7)
-                    | (parentSub == null ? 0 : BIT6);
-            w.writeUint8(info);
+        /**
+         * The head every item starts with, in an update and in a document's state alike: the info byte (content
+         * ref, which origins follow, whether a parentSub does) and the origins present.
+         */
+        static void writeHead(Lib0Writer w, ItemContent content, YjsId origin, YjsId rightOrigin, String parentSub) {
+            w.writeUint8((content.ref() & 0x1f) | (origin == null ? 0 : BIT8) | (rightOrigin == null ? 0 : BIT7)
+                    | (parentSub == null ? 0 : BIT6));
             if (origin != null) {
                 w.writeVarUint(origin.client());
                 w.writeVarUint(origin.clock());
@@ -133,6 +136,10 @@ sealed interface Struct {
                 w.writeVarUint(rightOrigin.client());
                 w.writeVarUint(rightOrigin.clock());
             }
+        }
+
+        public void write(Lib0Writer w) {
+            writeHead(w, content, origin, rightOrigin, parentSub);
             if (origin == null && rightOrigin == null) {
                 if (parent instanceof String key) {
                     w.writeVarUint(1);
