@@ -304,6 +304,11 @@ class PostgresSyncStorageTest extends SyncStorageContract {
 
     /** Holds the partition's queue: works queued meanwhile run as the next group, in queue order. */
     private CompletableFuture<Void> holdQueue(String partition, List<CompletableFuture<?>> blockers) {
+        return holdQueue(storage, partition, blockers);
+    }
+
+    private static CompletableFuture<Void> holdQueue(SyncStorage storage, String partition,
+            List<CompletableFuture<?>> blockers) {
         CompletableFuture<Void> release = new CompletableFuture<>();
         blockers.add(storage.inPartitionTransaction(partition, tx -> Uni.createFrom().completionStage(release))
                 .subscribeAsCompletionStage());
@@ -394,28 +399,30 @@ class PostgresSyncStorageTest extends SyncStorageContract {
      */
     @Test
     void overlappingOrOverwrittenReadAheadFallsBackToReads() throws Exception {
-        PostgresSyncStorage pg = (PostgresSyncStorage) storage;
+        // a storage of its own over the same tables: its read-ahead count is this test's alone
+        PostgresSyncStorage pg = new PostgresSyncStorage(pool(), ((PostgresSyncStorage) storage).pgSchema());
+        await(pg.ensureSchema(schema));
         int running = schema.version();
         String p = newPartition();
         await(push(pg, p, "x"));
         List<CompletableFuture<?>> blockers = new ArrayList<>();
-        CompletableFuture<Void> release = holdQueue(p, blockers);
+        CompletableFuture<Void> release = holdQueue(pg, p, blockers);
         long answersBefore = pg.readAheadAnswers();
         Map<String, CompletableFuture<String>> works = new LinkedHashMap<>();
         // A and B share row x; C shares A's key: none of them reads ahead
-        works.put("A", storage.inPartitionTransaction(p, hint("cc-A", "x"), readThenPush(running, "cc-A", "x", null, "A"))
+        works.put("A", pg.inPartitionTransaction(p, hint("cc-A", "x"), readThenPush(running, "cc-A", "x", null, "A"))
                 .subscribeAsCompletionStage());
-        works.put("B", storage.inPartitionTransaction(p, hint("cc-B", "x"), readThenPush(running, "cc-B", "x", null, "B"))
+        works.put("B", pg.inPartitionTransaction(p, hint("cc-B", "x"), readThenPush(running, "cc-B", "x", null, "B"))
                 .subscribeAsCompletionStage());
-        works.put("C", storage.inPartitionTransaction(p, hint("cc-A", "c"), readThenPush(running, "cc-A", "c", null, "C"))
+        works.put("C", pg.inPartitionTransaction(p, hint("cc-A", "c"), readThenPush(running, "cc-A", "c", null, "C"))
                 .subscribeAsCompletionStage());
         // D (unhinted) writes y, which E read ahead
-        works.put("D", storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks", taskRow("y", 7, "D")).replaceWith("D"))
+        works.put("D", pg.inPartitionTransaction(p, tx -> tx.upsertRow("tasks", taskRow("y", 7, "D")).replaceWith("D"))
                 .subscribeAsCompletionStage());
-        works.put("E", storage.inPartitionTransaction(p, hint("cc-E", "y"), readThenPush(running, "cc-E", "y", null, "E"))
+        works.put("E", pg.inPartitionTransaction(p, hint("cc-E", "y"), readThenPush(running, "cc-E", "y", null, "E"))
                 .subscribeAsCompletionStage());
         // F writes g beyond its hint, which G read ahead
-        works.put("F", storage.inPartitionTransaction(p, hint("cc-F", "f"), tx -> tx.readServeGate(running)
+        works.put("F", pg.inPartitionTransaction(p, hint("cc-F", "f"), tx -> tx.readServeGate(running)
                 .chain(g -> tx.findPushResult("client-1", "cc-F"))
                 .chain(found -> tx.readRows("tasks", List.of("f")))
                 .chain(read -> tx.appendCommit("actor-1", "client-1", "cc-F", 5_000L,
@@ -425,10 +432,10 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                         .call(seq -> tx.savePushResult("client-1", "cc-F", applied(seq, "F")))
                         .map(seq -> render(read) + " -> " + seq)))
                 .subscribeAsCompletionStage());
-        works.put("G", storage.inPartitionTransaction(p, hint("cc-G", "g"), readThenPush(running, "cc-G", "g", null, "G"))
+        works.put("G", pg.inPartitionTransaction(p, hint("cc-G", "g"), readThenPush(running, "cc-G", "g", null, "G"))
                 .subscribeAsCompletionStage());
         // H reads its row again after writing it
-        works.put("H", storage.inPartitionTransaction(p, hint("cc-H", "h"), tx -> readThenPush(running, "cc-H", "h", null, "H")
+        works.put("H", pg.inPartitionTransaction(p, hint("cc-H", "h"), tx -> readThenPush(running, "cc-H", "h", null, "H")
                 .apply(tx).chain(seen -> tx.readRows("tasks", List.of("h")).map(again -> seen + " again " + render(again))))
                 .subscribeAsCompletionStage());
         release.complete(null);
@@ -446,7 +453,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         assertTrue(seen.get("H").startsWith("new {} -> 7 again {h=1/H["), seen.get("H"));
         // read ahead: E's key (its row was overwritten), F's key and rows, G's key, H's key and row
         assertEquals(6L, pg.readAheadAnswers() - answersBefore);
-        assertEquals(7L, await(storage.readPartition(p)).maxCommitSeq());
+        assertEquals(7L, await(pg.readPartition(p)).maxCommitSeq());
     }
 
     /** A failing work of a read-ahead group rolls back alone; the others commit with dense sequence numbers. */
