@@ -32,7 +32,7 @@ final class CommitLogReads {
      * without such a change still comes back once (NULL change columns), so the batch size
      * and the last scanned seq are those of the index.
      */
-    private final String commitWindow;
+    final String commitWindow;
     /** One whole commit with every change (§8.2 realtime fanout reads each notified commit once). */
     private final String wholeCommit;
 
@@ -49,12 +49,16 @@ final class CommitLogReads {
                 + " FROM (SELECT DISTINCT commit_seq FROM " + commitScopes
                 + " WHERE partition_id = $1 AND tbl = $2 AND scope_key = ANY($3) AND commit_seq > $4 AND commit_seq <= $5"
                 + " ORDER BY commit_seq LIMIT $6) s"
-                // Both joins are driven by the window's seqs (primary-key lookups): never a join of the commit and
-                // change tables as a unit, which a plan cached while the tables were small could run per seq.
-                + " LEFT JOIN " + PgSql.qualified(pgSchema, "sync_commits") + " c"
-                + " ON c.partition_id = $1 AND c.commit_seq = s.commit_seq"
-                + " LEFT JOIN " + PgSql.qualified(pgSchema, "sync_changes") + " ch"
-                + " ON ch.partition_id = $1 AND ch.commit_seq = s.commit_seq AND ch.tbl = $2"
+                // Each seq's commit and changes are looked up by primary key in a LATERAL subquery kept apart
+                // (OFFSET 0), so the window's seq is always an index condition. As plain joins, a partition the
+                // statistics do not know yet (created since the last ANALYZE, estimated at one row) got a plan
+                // that scanned the whole partition once per seq of the window: 5.5 s for 1,000 seqs of 20,000.
+                + " LEFT JOIN LATERAL (SELECT created_at_ms, actor_id, client_id, client_commit_id FROM "
+                + PgSql.qualified(pgSchema, "sync_commits")
+                + " WHERE partition_id = $1 AND commit_seq = s.commit_seq OFFSET 0) c ON true"
+                + " LEFT JOIN LATERAL (SELECT change_index, row_id, op, row_version, scopes, payload FROM "
+                + PgSql.qualified(pgSchema, "sync_changes")
+                + " WHERE partition_id = $1 AND commit_seq = s.commit_seq AND tbl = $2 OFFSET 0) ch ON true"
                 + " ORDER BY s.commit_seq, ch.change_index";
         wholeCommit = "SELECT c.commit_seq, c.created_at_ms, c.actor_id, c.client_id, c.client_commit_id,"
                 + " ch.row_id, ch.op, ch.row_version, ch.scopes::text, ch.payload, ch.tbl"

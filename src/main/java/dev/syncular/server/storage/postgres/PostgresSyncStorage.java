@@ -177,6 +177,11 @@ public final class PostgresSyncStorage implements SyncStorage {
         return PgSql.q(ident);
     }
 
+    /** The statement of one commit-window batch, {@code $1}–{@code $6} as {@code CommitLogReads} binds them (plan tests). */
+    String commitWindowStatement() {
+        return commits.commitWindow;
+    }
+
     /** How many {@link PushTx#findPushResult} / {@link PushTx#readRows} calls a read-ahead answered so far (tests). */
     long readAheadAnswers() {
         return pushes.readAheadAnswers();
