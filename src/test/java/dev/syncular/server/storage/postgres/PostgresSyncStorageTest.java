@@ -310,8 +310,19 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     private static CompletableFuture<Void> holdQueue(SyncStorage storage, String partition,
             List<CompletableFuture<?>> blockers) {
         CompletableFuture<Void> release = new CompletableFuture<>();
-        blockers.add(storage.inPartitionTransaction(partition, tx -> Uni.createFrom().completionStage(release))
-                .subscribeAsCompletionStage());
+        CompletableFuture<Void> holding = new CompletableFuture<>();
+        blockers.add(storage.inPartitionTransaction(partition, tx -> {
+            holding.complete(null);
+            return Uni.createFrom().completionStage(release);
+        }).subscribeAsCompletionStage());
+        // Its group is formed once it runs: a work queued before that could join the blocker's group (the queue
+        // of the partition's previous push may still be draining), and the works queued next would be split
+        // over two groups instead of forming one.
+        try {
+            holding.get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("the blocking work never ran", e);
+        }
         return release;
     }
 
@@ -399,9 +410,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
      */
     @Test
     void overlappingOrOverwrittenReadAheadFallsBackToReads() throws Exception {
-        // a storage of its own over the same tables: its read-ahead count is this test's alone
-        PostgresSyncStorage pg = new PostgresSyncStorage(pool(), ((PostgresSyncStorage) storage).pgSchema());
-        await(pg.ensureSchema(schema));
+        PostgresSyncStorage pg = (PostgresSyncStorage) storage;
         int running = schema.version();
         String p = newPartition();
         await(push(pg, p, "x"));
