@@ -327,7 +327,8 @@ public final class RealtimeHub {
         }
         // the commit and the serve gate are read at once, concurrently with the reads of earlier notifications
         // (at most READS_AHEAD of them, so a burst of commits cannot take the pool); only the deliveries queue
-        // behind each other, so every session still sees the partition's commits in order
+        // behind each other, so every session still sees the partition's commits in order (§8.2: deltas are
+        // cursor-contiguous per connection)
         CompletableFuture<Notified> early = readsAhead.get() < READS_AHEAD ? read(partition, seq) : null;
         CompletableFuture<Void> tail = partitionTails.compute(partition, (k, previous) ->
                 (previous == null ? CompletableFuture.<Void>completedFuture(null) : previous)
