@@ -178,7 +178,9 @@ public final class JwtAuthenticator implements Authenticator {
                 throw new SyncError(ErrorCode.AUTH_REQUIRED, INVALID);
             }
         }
-        return new SyncRequestContext(actor, p, scopes(jwt));
+        long exp = jwt.getExpirationTime();
+        return new SyncRequestContext(actor, p, scopes(jwt),
+                exp > 0 && exp < SyncRequestContext.NO_EXPIRY / 1000 ? exp * 1000 : SyncRequestContext.NO_EXPIRY);
     }
 
     /** The allowed scopes the token grants: {@code scopes-claim} merged with {@code scope-claims.*}; none = empty. */

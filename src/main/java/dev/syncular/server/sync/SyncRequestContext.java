@@ -12,17 +12,29 @@ import java.util.Objects;
  *
  * @param grantedScopes allowed scopes carried by the credential (variable → values, {@code "*"} = any), or
  *     {@code null} when the authenticator carries none
+ * @param credentialExpiresAtMs when the credential stops being valid (epoch milliseconds, e.g. a JWT's
+ *     {@code exp}), or {@link #NO_EXPIRY} for a credential without a lifetime; a long-lived binding (the §8
+ *     realtime socket) ends its connection at this instant
  */
-public record SyncRequestContext(String actorId, String partition, Map<String, List<String>> grantedScopes) {
+public record SyncRequestContext(String actorId, String partition, Map<String, List<String>> grantedScopes,
+        long credentialExpiresAtMs) {
+    /** {@link #credentialExpiresAtMs()} of a credential that does not expire (the development header). */
+    public static final long NO_EXPIRY = Long.MAX_VALUE;
+
     public SyncRequestContext {
         Objects.requireNonNull(actorId, "actorId");
         Objects.requireNonNull(partition, "partition");
         grantedScopes = grantedScopes == null ? null : Map.copyOf(grantedScopes);
     }
 
+    /** A context whose credential carries scopes but no lifetime. */
+    public SyncRequestContext(String actorId, String partition, Map<String, List<String>> grantedScopes) {
+        this(actorId, partition, grantedScopes, NO_EXPIRY);
+    }
+
     /** A context whose credential carries no scopes (the resolver decides from actor and partition alone). */
     public SyncRequestContext(String actorId, String partition) {
-        this(actorId, partition, null);
+        this(actorId, partition, null, NO_EXPIRY);
     }
 
     /**
