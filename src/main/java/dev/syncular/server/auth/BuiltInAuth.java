@@ -3,8 +3,10 @@ package dev.syncular.server.auth;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.sync.ScopeResolver;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.arc.DefaultBean;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Disposes;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
 
@@ -21,9 +23,16 @@ public class BuiltInAuth {
     @Produces
     @DefaultBean
     @Singleton
-    Authenticator authenticator(SyncularConfig config) {
-        return config.auth().jwt().configured() ? new JwtAuthenticator(config.auth().jwt())
+    Authenticator authenticator(SyncularConfig config, MeterRegistry registry) {
+        return config.auth().jwt().configured() ? JwtAuthenticator.fromConfig(config.auth().jwt(), registry)
                 : new DevHeaderAuthenticator(config);
+    }
+
+    /** Stops the JWKS refresh of a JWT authenticator when the application shuts down. */
+    void close(@Disposes Authenticator authenticator) {
+        if (authenticator instanceof JwtAuthenticator jwt) {
+            jwt.close();
+        }
     }
 
     @Produces

@@ -4,114 +4,101 @@ import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.sync.SyncRequestContext;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.configuration.ConfigurationException;
-import io.smallrye.jwt.KeyFormat;
 import io.smallrye.jwt.algorithm.SignatureAlgorithm;
-import io.smallrye.jwt.auth.principal.DefaultJWTParser;
-import io.smallrye.jwt.auth.principal.JWTAuthContextInfo;
-import io.smallrye.jwt.auth.principal.JWTParser;
-import io.smallrye.jwt.auth.principal.ParseException;
-import io.smallrye.jwt.util.KeyUtils;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.http.HttpServerRequest;
-import jakarta.json.JsonArray;
-import jakarta.json.JsonObject;
-import jakarta.json.JsonString;
-import jakarta.json.JsonValue;
+import java.security.PublicKey;
+import java.time.Clock;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.EnumSet;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
-import org.eclipse.microprofile.jwt.JsonWebToken;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.jboss.logging.Logger;
-import org.jose4j.jwt.consumer.InvalidJwtException;
+import org.jose4j.jwa.AlgorithmConstraints;
+import org.jose4j.jws.JsonWebSignature;
+import org.jose4j.lang.JoseException;
 
 /**
- * JWT bearer authentication from configuration ({@code syncular.auth.jwt.*}, docs/AUTHENTICATION.md): the
- * {@code Authorization: Bearer <token>} header is verified programmatically with smallrye-jwt's
- * {@link JWTParser} — signature against a JWKS URL or a configured public key, {@code exp}/{@code iat}/{@code nbf}
- * with a clock skew, {@code iss} and {@code aud} when configured. The actor comes from {@code actor-claim}, the
- * partition from {@code partition-claim} or the fixed {@code partition}, the allowed scopes from
- * {@code scopes-claim} and {@code scope-claims.<variable>}; they travel in
- * {@link SyncRequestContext#grantedScopes()} to {@link JwtScopeResolver}.
+ * JWT bearer authentication from configuration ({@code syncular.auth.jwt.*}, docs/AUTHENTICATION.md). The
+ * {@code Authorization: Bearer <token>} header is checked in this order, each failure a 401
+ * {@code sync.auth_required} whose {@code details.reason} names it ({@link TokenRejection}; never the token or a
+ * claim's value):
+ * <ol>
+ *   <li>syntax ({@link CompactJws}): a compact JWS with an accepted {@code alg}, refused before any key lookup;</li>
+ *   <li>the key: by {@code kid} from the {@link JwtKeySource} (a static key, or the {@link JwksCache}, which
+ *       answers known keys at once and refetches at most once per interval for unknown ones);</li>
+ *   <li>the signature, with jose4j and an algorithm allow-list (no {@code none}, no {@code HS*}; header keys such
+ *       as {@code jwk}/{@code jku}/{@code x5u} are never used);</li>
+ *   <li>the claims: {@code exp} required, {@code nbf} and {@code iat} optional (RFC 7519 §4.1), all with the
+ *       configured clock skew; {@code iss} and {@code aud} when configured; the actor from {@code actor-claim},
+ *       the partition from {@code partition-claim} or the fixed {@code partition}, the allowed scopes from
+ *       {@code scopes-claim} and {@code scope-claims.<variable>} (into {@link SyncRequestContext#grantedScopes()},
+ *       read by {@link JwtScopeResolver}). Identity text is used as sent or refused ({@link ClaimText}).</li>
+ * </ol>
+ * A scopes claim of the wrong shape is 403 {@code sync.forbidden} (the token is genuine; its grant is unusable).
  *
- * <p>Failures are §10 catalogue errors with static messages and no details (never the token): a missing or
- * unusable header, a bad signature, an expired token, a wrong issuer or audience, or a missing actor/partition
- * claim → 401 {@code sync.auth_required}; a scopes claim of the wrong shape → 403 {@code sync.forbidden}.
- *
- * <p>Threading: with a JWKS URL, verification may fetch keys over HTTP, so it runs on the worker pool; with a
- * static key it runs on the calling thread (a signature check, no I/O).
+ * <p>Threading: a known key is verified on the calling thread (a signature check, no I/O); a request that waits
+ * for a key refetch resumes on the worker pool. Nothing here blocks.
  */
-public final class JwtAuthenticator implements Authenticator {
+public final class JwtAuthenticator implements Authenticator, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(JwtAuthenticator.class);
-    static final String MISSING = "authentication required";
-    static final String INVALID = "invalid or expired token";
     static final String BAD_SCOPES = "token scopes claim is malformed";
 
-    private final JWTParser parser;
-    private final JWTAuthContextInfo info;
-    private final boolean remoteKeys;
+    private final JwtKeySource keys;
+    private final Clock clock;
+    private final Set<String> algorithms;
+    private final AlgorithmConstraints constraints;
+    private final long skewMs;
+    private final Optional<String> issuer;
+    private final Set<String> audiences;
     private final String actorClaim;
-    private final String partitionClaim;
+    private final Optional<String> partitionClaim;
     private final String partition;
     private final String scopesClaim;
     private final Map<String, String> scopeClaims;
+    private final Map<TokenRejection, Counter> rejections = new EnumMap<>(TokenRejection.class);
 
-    public JwtAuthenticator(SyncularConfig.Jwt config) {
-        this.info = contextInfo(config);
-        this.parser = new DefaultJWTParser(info);
-        this.remoteKeys = config.jwksUrl().isPresent();
+    public JwtAuthenticator(SyncularConfig.Jwt config, JwtKeySource keys, Clock clock, MeterRegistry registry) {
+        this.keys = keys;
+        this.clock = clock;
+        this.algorithms = algorithms(config);
+        this.constraints = new AlgorithmConstraints(AlgorithmConstraints.ConstraintType.PERMIT,
+                algorithms.toArray(String[]::new));
+        this.skewMs = config.clockSkew().toMillis();
+        this.issuer = config.issuer();
+        this.audiences = Set.copyOf(config.audience().orElse(List.of()));
         this.actorClaim = config.actorClaim();
-        this.partitionClaim = config.partitionClaim().orElse(null);
+        this.partitionClaim = config.partitionClaim();
         this.partition = config.partition();
         this.scopesClaim = config.scopesClaim();
         this.scopeClaims = Map.copyOf(config.scopeClaims());
+        for (TokenRejection r : TokenRejection.values()) {
+            rejections.put(r, Counter.builder("syncular.auth.rejections").tag("reason", r.code)
+                    .description("Bearer tokens refused, by details.reason").register(registry));
+        }
     }
 
-    /** Translates {@code syncular.auth.jwt.*}; a wrong combination fails start-up naming the properties. */
-    static JWTAuthContextInfo contextInfo(SyncularConfig.Jwt config) {
-        int sources = (config.jwksUrl().isPresent() ? 1 : 0) + (config.publicKey().isPresent() ? 1 : 0)
-                + (config.publicKeyLocation().isPresent() ? 1 : 0);
-        if (sources != 1) {
-            throw new ConfigurationException("Set exactly one of syncular.auth.jwt.jwks-url, syncular.auth.jwt.public-key "
-                    + "and syncular.auth.jwt.public-key-location (found " + sources + ")");
-        }
-        JWTAuthContextInfo info = new JWTAuthContextInfo();
-        config.jwksUrl().ifPresent(url -> {
-            info.setPublicKeyLocation(url.trim());
-            info.setKeyFormat(KeyFormat.JWK);
-            info.setJwksRefreshInterval((int) Math.max(1, config.jwksRefreshInterval().toMinutes()));
-        });
-        config.publicKey().ifPresent(key -> {
-            requireKey(key.trim(), "syncular.auth.jwt.public-key");
-            info.setPublicKeyContent(key.trim());
-        });
-        config.publicKeyLocation().ifPresent(location -> {
-            String content;
-            try {
-                content = KeyUtils.readKeyContent(location.trim());
-            } catch (Exception e) {
-                content = null;
-            }
-            if (content == null) {
-                throw new ConfigurationException("syncular.auth.jwt.public-key-location: cannot read " + location);
-            }
-            requireKey(content.trim(), "syncular.auth.jwt.public-key-location");
-            info.setPublicKeyLocation(location.trim());
-        });
-        config.issuer().ifPresent(info::setIssuedBy);
-        config.audience().ifPresent(aud -> info.setExpectedAudience(Set.copyOf(aud)));
-        int skew = (int) config.clockSkew().toSeconds();
-        info.setClockSkew(skew);
-        info.setExpGracePeriodSecs(skew);
-        info.setRequireNamedPrincipal(false); // the actor claim is checked here, configurable
-        Set<SignatureAlgorithm> algorithms = EnumSet.noneOf(SignatureAlgorithm.class);
+    /** The authenticator {@code syncular.auth.jwt.*} configures; a wrong configuration fails start-up. */
+    public static JwtAuthenticator fromConfig(SyncularConfig.Jwt config, MeterRegistry registry) {
+        algorithms(config); // before any key source starts fetching
+        return new JwtAuthenticator(config, JwtKeySource.of(config, Clock.systemUTC(), registry), Clock.systemUTC(),
+                registry);
+    }
+
+    /** The JWS names of {@code signature-algorithms}; an unknown or symmetric one fails start-up. */
+    static Set<String> algorithms(SyncularConfig.Jwt config) {
+        Set<String> out = new LinkedHashSet<>();
         for (String name : config.signatureAlgorithms()) {
             SignatureAlgorithm algorithm;
             try {
@@ -123,91 +110,180 @@ public final class JwtAuthenticator implements Authenticator {
                 throw new ConfigurationException("syncular.auth.jwt.signature-algorithms: " + name
                         + " is symmetric; only public-key algorithms are supported");
             }
-            algorithms.add(algorithm);
+            out.add(algorithm.getAlgorithm());
         }
-        info.setSignatureAlgorithm(algorithms);
-        return info;
-    }
-
-    /** A static key must parse now, so a broken key stops start-up instead of answering every request 401. */
-    private static void requireKey(String content, String property) {
-        try {
-            if (content.startsWith("{")) {
-                if (KeyUtils.loadJsonWebKeys(content) == null || KeyUtils.loadJsonWebKeys(content).isEmpty()) {
-                    throw new IllegalArgumentException("no keys");
-                }
-            } else {
-                KeyUtils.decodePublicKey(content);
-            }
-        } catch (Exception e) {
-            throw new ConfigurationException(property + " is not a PEM public key or a JWK/JWKS document");
+        if (out.isEmpty()) {
+            throw new ConfigurationException("syncular.auth.jwt.signature-algorithms: name at least one algorithm");
         }
+        return Set.copyOf(out);
     }
 
     @Override
     public Uni<SyncRequestContext> authenticate(HttpServerRequest request) {
-        String token = bearer(request.getHeader("Authorization"));
-        if (token == null) {
-            return Uni.createFrom().failure(new SyncError(ErrorCode.AUTH_REQUIRED, MISSING));
-        }
-        Uni<SyncRequestContext> verified = Uni.createFrom().item(() -> verify(token));
-        return remoteKeys ? verified.runSubscriptionOn(Infrastructure.getDefaultWorkerPool()) : verified;
+        return authenticateToken(bearer(request.getHeader("Authorization")));
     }
 
-    /** Verifies the token and maps its claims; throws a {@link SyncError} on any failure. */
-    SyncRequestContext verify(String token) {
-        JsonWebToken jwt;
+    /**
+     * Authenticates a bearer token obtained some other way than the {@code Authorization} header ({@code null}:
+     * none), with exactly the same checks.
+     */
+    public Uni<SyncRequestContext> authenticateToken(String token) {
+        CompactJws jws;
+        CompletableFuture<VerificationKeys> lookup;
         try {
-            jwt = parser.parse(token, info);
-        } catch (ParseException | RuntimeException e) {
-            if (LOG.isDebugEnabled()) {
-                LOG.debugf("JWT rejected: %s", reason(e));
+            if (token == null) {
+                throw TokenRejection.MISSING_TOKEN.error();
             }
-            throw new SyncError(ErrorCode.AUTH_REQUIRED, INVALID);
+            jws = CompactJws.parse(token, algorithms);
+            lookup = keys.keysFor(jws.kid());
+        } catch (SyncError e) {
+            return Uni.createFrom().failure(rejected(e));
         }
-        String actor = text(jwt.getClaim(actorClaim));
-        if (actor == null) {
-            LOG.debugf("JWT rejected: no string claim %s (actor)", actorClaim);
-            throw new SyncError(ErrorCode.AUTH_REQUIRED, INVALID);
+        Uni<SyncRequestContext> verified = lookup.isDone() ? Uni.createFrom().item(() -> verify(jws, lookup))
+                : Uni.createFrom().completionStage(lookup.handle((k, e) -> jws))
+                        .emitOn(Infrastructure.getDefaultWorkerPool()).map(ignored -> verify(jws, lookup));
+        return verified.onFailure(SyncError.class).transform(e -> rejected((SyncError) e));
+    }
+
+    /** Verifies a token, waiting for its key when it must be fetched (tests and blocking callers). */
+    SyncRequestContext verify(String token) {
+        return authenticateToken(token).await().indefinitely();
+    }
+
+    private SyncRequestContext verify(CompactJws jws, CompletableFuture<VerificationKeys> lookup) {
+        VerificationKeys set;
+        try {
+            set = lookup.join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof SyncError s ? s : TokenRejection.KEYS_UNAVAILABLE.error();
         }
-        String p = partition;
-        if (partitionClaim != null) {
-            p = text(jwt.getClaim(partitionClaim));
-            if (p == null) {
-                LOG.debugf("JWT rejected: no string claim %s (partition)", partitionClaim);
-                throw new SyncError(ErrorCode.AUTH_REQUIRED, INVALID);
+        List<PublicKey> candidates = set.candidates(jws.kid(), jws.alg());
+        if (candidates.isEmpty()) {
+            throw TokenRejection.UNKNOWN_KEY.error();
+        }
+        if (!signedByOneOf(jws, candidates)) {
+            throw TokenRejection.SIGNATURE.error();
+        }
+        return context(jws.claims());
+    }
+
+    private boolean signedByOneOf(CompactJws jws, List<PublicKey> candidates) {
+        for (PublicKey key : candidates) {
+            JsonWebSignature signature = new JsonWebSignature();
+            signature.setAlgorithmConstraints(constraints);
+            try {
+                signature.setCompactSerialization(jws.token());
+                signature.setKey(key);
+                if (signature.verifySignature()) {
+                    return true;
+                }
+            } catch (JoseException | RuntimeException e) {
+                // a key that does not fit (size, curve) verifies nothing; try the next one
             }
         }
-        long exp = jwt.getExpirationTime();
-        return new SyncRequestContext(actor, p, scopes(jwt),
-                exp > 0 && exp < SyncRequestContext.NO_EXPIRY / 1000 ? exp * 1000 : SyncRequestContext.NO_EXPIRY);
+        return false;
+    }
+
+    /** The claims of a token whose signature verified → the request context; throws the rejection. */
+    SyncRequestContext context(Map<String, Object> claims) {
+        long now = clock.millis();
+        long exp = time(claims, "exp");
+        if (exp == Long.MIN_VALUE) {
+            throw TokenRejection.MISSING_CLAIM.error("exp");
+        }
+        if (now >= exp + skewMs) {
+            throw TokenRejection.EXPIRED.error("exp");
+        }
+        for (String claim : List.of("nbf", "iat")) {
+            long t = time(claims, claim);
+            if (t != Long.MIN_VALUE && now < t - skewMs) {
+                throw TokenRejection.NOT_YET_VALID.error(claim);
+            }
+        }
+        if (issuer.isPresent()) {
+            Object iss = claims.get("iss");
+            if (iss == null) {
+                throw TokenRejection.MISSING_CLAIM.error("iss");
+            }
+            if (!issuer.get().equals(iss)) {
+                throw TokenRejection.ISSUER.error();
+            }
+        }
+        if (!audiences.isEmpty()) {
+            Object aud = claims.get("aud");
+            if (aud == null) {
+                throw TokenRejection.MISSING_CLAIM.error("aud");
+            }
+            List<String> named = values(aud);
+            if (named == null) {
+                throw TokenRejection.INVALID_CLAIM.error("aud");
+            }
+            if (named.stream().noneMatch(audiences::contains)) {
+                throw TokenRejection.AUDIENCE.error();
+            }
+        }
+        String actor = identity(claims, actorClaim);
+        String p = partitionClaim.isPresent() ? identity(claims, partitionClaim.get()) : partition;
+        return new SyncRequestContext(actor, p, scopes(claims), Math.min(exp, SyncRequestContext.NO_EXPIRY));
+    }
+
+    /**
+     * A NumericDate claim in epoch milliseconds (fractions allowed, RFC 7519 §2), {@link Long#MIN_VALUE} when
+     * absent; any other type is INVALID_CLAIM. Far-away values are clamped so adding the skew cannot overflow.
+     */
+    private static long time(Map<String, Object> claims, String claim) {
+        Object v = claims.get(claim);
+        if (v == null) {
+            return Long.MIN_VALUE;
+        }
+        if (!(v instanceof Number n)) {
+            throw TokenRejection.INVALID_CLAIM.error(claim);
+        }
+        double seconds = n.doubleValue();
+        double limit = Long.MAX_VALUE / 4_000.0;
+        return seconds >= limit ? Long.MAX_VALUE / 4 : seconds <= -limit ? -Long.MAX_VALUE / 4 : (long) (seconds * 1000);
+    }
+
+    /** The actor or partition: a string claim, used exactly as sent ({@link ClaimText#clean}). */
+    private static String identity(Map<String, Object> claims, String claim) {
+        Object v = claims.get(claim);
+        if (v == null) {
+            throw TokenRejection.MISSING_CLAIM.error(claim);
+        }
+        if (!(v instanceof String s) || !ClaimText.clean(s)) {
+            throw TokenRejection.INVALID_CLAIM.error(claim);
+        }
+        return s;
     }
 
     /** The allowed scopes the token grants: {@code scopes-claim} merged with {@code scope-claims.*}; none = empty. */
-    Map<String, List<String>> scopes(JsonWebToken jwt) {
+    Map<String, List<String>> scopes(Map<String, Object> claims) {
         Map<String, Set<String>> out = new LinkedHashMap<>();
-        Object object = jwt.getClaim(scopesClaim);
+        Object object = claims.get(scopesClaim);
         if (object != null) {
-            if (!(object instanceof JsonObject map)) {
-                throw new SyncError(ErrorCode.FORBIDDEN, BAD_SCOPES);
+            if (!(object instanceof Map<?, ?> map)) {
+                throw new SyncError(ErrorCode.FORBIDDEN, BAD_SCOPES, Map.of("claim", scopesClaim));
             }
-            for (Map.Entry<String, JsonValue> e : map.entrySet()) {
+            for (Map.Entry<?, ?> e : map.entrySet()) {
                 List<String> values = values(e.getValue());
                 if (values == null) {
-                    throw new SyncError(ErrorCode.FORBIDDEN, BAD_SCOPES);
+                    throw new SyncError(ErrorCode.FORBIDDEN, BAD_SCOPES, Map.of("claim", scopesClaim));
                 }
-                out.computeIfAbsent(e.getKey(), k -> new LinkedHashSet<>()).addAll(values);
+                String variable = (String) e.getKey();
+                requireClean(scopesClaim, variable, values);
+                out.computeIfAbsent(variable, k -> new LinkedHashSet<>()).addAll(values);
             }
         }
         for (Map.Entry<String, String> e : scopeClaims.entrySet()) {
-            Object claim = jwt.getClaim(e.getValue());
+            Object claim = claims.get(e.getValue());
             if (claim == null) {
                 continue;
             }
             List<String> values = values(claim);
             if (values == null) {
-                throw new SyncError(ErrorCode.FORBIDDEN, BAD_SCOPES);
+                throw new SyncError(ErrorCode.FORBIDDEN, BAD_SCOPES, Map.of("claim", e.getValue()));
             }
+            requireClean(e.getValue(), e.getKey(), values);
             out.computeIfAbsent(e.getKey(), k -> new LinkedHashSet<>()).addAll(values);
         }
         Map<String, List<String>> result = new LinkedHashMap<>();
@@ -215,29 +291,21 @@ public final class JwtAuthenticator implements Authenticator {
         return result;
     }
 
-    /** A string or an array of strings (JSON-P or Java collection); anything else is {@code null}. */
+    private static void requireClean(String claim, String variable, List<String> values) {
+        if (!ClaimText.clean(variable) || !values.stream().allMatch(ClaimText::cleanScopeText)) {
+            throw TokenRejection.INVALID_CLAIM.error(claim);
+        }
+    }
+
+    /** A string or an array of strings; anything else is {@code null}. */
     private static List<String> values(Object v) {
         if (v instanceof String s) {
             return List.of(s);
         }
-        if (v instanceof JsonString s) {
-            return List.of(s.getString());
-        }
-        if (v instanceof JsonArray a) {
-            List<String> out = new ArrayList<>(a.size());
-            for (JsonValue item : a) {
-                if (!(item instanceof JsonString s)) {
-                    return null;
-                }
-                out.add(s.getString());
-            }
-            return out;
-        }
-        if (v instanceof Collection<?> c) {
-            List<String> out = new ArrayList<>(c.size());
-            for (Object item : c) {
-                String s = item instanceof JsonString js ? js.getString() : item instanceof String str ? str : null;
-                if (s == null) {
+        if (v instanceof List<?> list) {
+            List<String> out = new ArrayList<>(list.size());
+            for (Object item : list) {
+                if (!(item instanceof String s)) {
                     return null;
                 }
                 out.add(s);
@@ -247,12 +315,17 @@ public final class JwtAuthenticator implements Authenticator {
         return null;
     }
 
-    private static String text(Object claim) {
-        String s = claim instanceof String str ? str : claim instanceof JsonString js ? js.getString() : null;
-        if (s == null || s.isBlank()) {
-            return null;
+    /** Counts the rejection and logs its reason at DEBUG (never the token). */
+    private SyncError rejected(SyncError e) {
+        TokenRejection reason = TokenRejection.of(e);
+        if (reason != null) {
+            rejections.get(reason).increment();
+            if (LOG.isDebugEnabled()) {
+                Object claim = e.details().get("claim");
+                LOG.debugf("JWT rejected: %s%s", reason.code, claim == null ? "" : " (claim " + claim + ")");
+            }
         }
-        return s.trim();
+        return e;
     }
 
     /** The token of {@code Authorization: Bearer <token>} (scheme case-insensitive), else {@code null}. */
@@ -268,16 +341,13 @@ public final class JwtAuthenticator implements Authenticator {
         return token.isEmpty() ? null : token;
     }
 
-    /** jose4j's validation details (claim names and expected values; never the token), else the exception type. */
-    private static String reason(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof InvalidJwtException invalid && invalid.getErrorDetails() != null
-                    && !invalid.getErrorDetails().isEmpty()) {
-                List<String> details = new ArrayList<>();
-                invalid.getErrorDetails().forEach(d -> details.add(d.getErrorMessage()));
-                return String.join("; ", details);
-            }
-        }
-        return e.getClass().getSimpleName();
+    /** The key source in use (the {@link JwksCache} with a JWKS URL). */
+    JwtKeySource keySource() {
+        return keys;
+    }
+
+    @Override
+    public void close() {
+        keys.close();
     }
 }

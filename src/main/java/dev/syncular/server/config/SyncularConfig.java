@@ -525,7 +525,7 @@ public interface SyncularConfig {
         /** Accepted {@code aud} values (the token must name at least one); unset = the audience is not checked. */
         Optional<List<String>> audience();
 
-        /** Tolerance applied to {@code exp}, {@code iat} and {@code nbf}. */
+        /** Tolerance applied to {@code exp}, {@code nbf} and {@code iat} (a token is valid until {@code exp} + skew). */
         @WithDefault("30s")
         Duration clockSkew();
 
@@ -533,9 +533,24 @@ public interface SyncularConfig {
         @WithDefault("RS256")
         List<String> signatureAlgorithms();
 
-        /** How often the JWKS is re-fetched (keys with an unknown {@code kid} also trigger a refresh). */
+        /** How often the JWKS is re-fetched in the background (keys are fetched at start-up, then cached). */
         @WithDefault("60m")
         Duration jwksRefreshInterval();
+
+        /**
+         * Least time between two fetches caused by tokens naming an unknown {@code kid} (one per interval, shared by
+         * every request waiting for it); also the retry delay after a failed fetch.
+         */
+        @WithDefault("30s")
+        Duration jwksMinRefetchInterval();
+
+        /** Bound on one JWKS fetch: connecting, the answer's headers and its whole body. */
+        @WithDefault("5s")
+        Duration jwksFetchTimeout();
+
+        /** Cap on the size of a JWKS answer; a larger one fails the fetch (the last good key set stays). */
+        @WithDefault("256K")
+        MemorySize jwksMaxBytes();
 
         /** Claim holding the actor id (a string). */
         @WithDefault("sub")
