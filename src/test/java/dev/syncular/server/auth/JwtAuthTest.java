@@ -20,16 +20,22 @@ import io.quarkus.test.junit.TestProfile;
 import io.smallrye.jwt.build.Jwt;
 import io.smallrye.jwt.build.JwtClaimsBuilder;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
+import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.PrivateKey;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.UnaryOperator;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.BeforeEach;
@@ -46,6 +52,8 @@ class JwtAuthTest {
     static final String ISSUER = "https://idp.test/";
     static final String AUDIENCE = "syncular-test";
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final SubscriptionStatus ACTIVE = SubscriptionStatus.ACTIVE;
+    private static final HttpClient PARALLEL = HttpClient.newHttpClient();
 
     /**
      * JWT from configuration alone. The key pair and the JWKS server live in system properties: Quarkus
@@ -61,7 +69,9 @@ class JwtAuthTest {
                     "syncular.auth.jwt.jwks-url", "http://127.0.0.1:" + System.getProperty(TestJwks.PORT) + "/jwks.json",
                     "syncular.auth.jwt.issuer", ISSUER,
                     "syncular.auth.jwt.audience", AUDIENCE,
-                    "syncular.auth.jwt.partition-claim", "tenant");
+                    "syncular.auth.jwt.partition-claim", "tenant",
+                    // one refetch for unknown kids per test run: rotationIsPickedUpByOneSharedRefetch makes it
+                    "syncular.auth.jwt.jwks-min-refetch-interval", "1h");
         }
     }
 
@@ -145,7 +155,27 @@ class JwtAuthTest {
         assertJsonError(code, f.body, token);
     }
 
-    private static void assertJsonError(String code, String body, String token) {
+    /** 401 {@code sync.auth_required} with {@code details.reason} (and {@code details.claim}, or none). */
+    static void assertRefused(String reason, String claim, int status, String body, String token) {
+        assertEquals(401, status, body);
+        assertJsonError("sync.auth_required", body, token);
+        try {
+            JsonNode details = JSON.readTree(body).path("details");
+            assertEquals(reason, details.path("reason").asText(), body);
+            assertEquals(claim == null ? 1 : 2, details.size(), body);
+            if (claim != null) {
+                assertEquals(claim, details.path("claim").asText(), body);
+            }
+        } catch (IOException e) {
+            throw new AssertionError(body, e);
+        }
+    }
+
+    private static void assertRefused(String reason, String claim, HttpFailure f, String token) {
+        assertRefused(reason, claim, f.status, f.body, token);
+    }
+
+    static void assertJsonError(String code, String body, String token) {
         try {
             JsonNode n = JSON.readTree(body);
             assertEquals(code, n.path("code").asText(), body);
@@ -226,8 +256,9 @@ class JwtAuthTest {
                 () -> ok(send(HttpRequest.newBuilder(URI.create(base() + "/sync"))
                         .header("Content-Type", "application/vnd.syncular.sync.v2")
                         .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[] {1})).build())));
-        assertError(401, "sync.auth_required", none, null);
-        assertError(401, "sync.auth_required", syncFails("not-a-jwt"), "not-a-jwt");
+        assertRefused("missing_token", null, none, null);
+        assertRefused("malformed", null, syncFails("not-a-jwt"), "not-a-jwt");
+        assertRefused("malformed", null, syncFails("abc.def.ghi"), "abc.def.ghi");
         // the dev header means nothing once JWT is configured
         HttpResponse<byte[]> dev = send(HttpRequest.newBuilder(URI.create(base() + "/sync")).header("x-actor-id", "alice")
                 .header("Content-Type", "application/vnd.syncular.sync.v2")
@@ -235,36 +266,38 @@ class JwtAuthTest {
         assertEquals(401, dev.statusCode());
     }
 
-    /** A token for alice (scopes p1) edited by {@code edit} is refused with a static §10.1 body. */
-    private void assertRejected(int status, String code, UnaryOperator<JwtClaimsBuilder> edit) {
+    /** A token for alice (scopes p1) edited by {@code edit} is refused with a static §10.1 body naming the reason. */
+    private void assertRejected(String reason, String claim, UnaryOperator<JwtClaimsBuilder> edit) {
         String t = token("alice", Map.of("project_id", List.of("p1")), edit);
-        assertError(status, code, syncFails(t), t);
+        assertRefused(reason, claim, syncFails(t), t);
     }
 
     @Test
     void expiredTokenIs401() {
-        assertRejected(401, "sync.auth_required",
+        assertRejected("expired", "exp",
                 b -> b.issuedAt(Instant.now().minusSeconds(3600)).expiresAt(Instant.now().minusSeconds(600)));
     }
 
     @Test
     void wrongIssuerIs401() {
-        assertRejected(401, "sync.auth_required", b -> b.issuer("https://evil.test/"));
+        assertRejected("issuer", null, b -> b.issuer("https://evil.test/"));
     }
 
     @Test
     void wrongAudienceIs401() {
-        assertRejected(401, "sync.auth_required", b -> b.audience("someone-else"));
+        assertRejected("audience", null, b -> b.audience("someone-else"));
     }
 
     @Test
     void missingPartitionClaimIs401() {
-        assertRejected(401, "sync.auth_required", b -> b.remove("tenant"));
+        assertRejected("missing_claim", "tenant", b -> b.remove("tenant"));
     }
 
     @Test
     void malformedScopesClaimIs403() {
-        assertRejected(403, "sync.forbidden", b -> b.claim("syncular_scopes", List.of("project_id")));
+        String t = token("alice", Map.of("project_id", List.of("p1")),
+                b -> b.claim("syncular_scopes", List.of("project_id")));
+        assertError(403, "sync.forbidden", syncFails(t), t);
     }
 
     @Test
@@ -272,7 +305,7 @@ class JwtAuthTest {
         String forged = Jwt.issuer(ISSUER).audience(AUDIENCE).subject("alice").claim("tenant", tenant)
                 .claim("syncular_scopes", Map.of("project_id", List.of("*"))).expiresAt(Instant.now().plusSeconds(300))
                 .jws().keyId(TestJwks.KID).sign(TestJwks.rsa().getPrivate());
-        assertError(401, "sync.auth_required", syncFails(forged), forged);
+        assertRefused("signature", null, syncFails(forged), forged);
     }
 
     @Test
@@ -288,7 +321,7 @@ class JwtAuthTest {
             HttpResponse<byte[]> res = send(r);
             assertEquals(401, res.statusCode(), r.method() + " " + r.uri());
             assertTrue(res.headers().firstValue("Content-Type").orElse("").startsWith("application/json"));
-            assertJsonError("sync.auth_required", new String(res.body(), StandardCharsets.UTF_8), null);
+            assertRefused("missing_token", null, res.statusCode(), new String(res.body(), StandardCharsets.UTF_8), null);
         }
         // with a valid token the same routes get past authentication (an unknown segment/blob: 404)
         String t = token("alice", Map.of("project_id", List.of("p1")));
@@ -299,5 +332,151 @@ class JwtAuthTest {
                 .header("Authorization", "Bearer " + t).GET().build());
         assertEquals(404, get.statusCode(), new String(get.body(), StandardCharsets.UTF_8));
         assertNotNull(get.body());
+    }
+
+    // ------------------------------------------------------------------------------------------ JWKS cache, claims
+
+    /** A token of exactly these claims, signed with the JWKS's key {@code kid} (no {@code iat} unless given). */
+    private static String raw(String kid, PrivateKey key, Map<String, Object> claims) {
+        try {
+            return TestJwks.rs256("{\"alg\":\"RS256\",\"typ\":\"JWT\",\"kid\":\"" + kid + "\"}",
+                    JSON.writeValueAsString(claims), key);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private Map<String, Object> claims(String actor, long expiresIn) {
+        Map<String, Object> c = new HashMap<>();
+        c.put("iss", ISSUER);
+        c.put("aud", AUDIENCE);
+        c.put("sub", actor);
+        c.put("tenant", tenant);
+        c.put("syncular_scopes", Map.of("project_id", List.of("p1")));
+        c.put("exp", Instant.now().getEpochSecond() + expiresIn);
+        return c;
+    }
+
+    private String raw(Map<String, Object> claims) {
+        return raw(TestJwks.KID, TestJwks.privateKey(), claims);
+    }
+
+    /** The claims docs/AUTHENTICATION.md shows: {@code exp} and no {@code iat} (RFC 7519 §4.1.6: optional). */
+    @Test
+    void tokenWithoutIatIsAccepted() {
+        Map<String, Object> c = claims("alice", 300);
+        assertFalse(c.containsKey("iat"));
+        SyncTestClient writer = client(raw(c), "alice", "w-iat").subscribe("p1", "notes", Map.of("project_id", List.of("p1")));
+        String commit = writer.upsert("notes", note("iat-less", "p1"), null);
+        writer.syncUntilIdle();
+        assertTrue(SyncTestClient.applied(writer.result(commit)));
+    }
+
+    /** The documented 30 s skew: expired 10 s ago passes, 31 s ago does not; the same for {@code nbf}. */
+    @Test
+    void clockSkewIsTheDocumentedThirtySeconds() {
+        assertEquals(ACTIVE, syncs(raw(claims("alice", -10))));
+        String late = raw(claims("alice", -31));
+        assertRefused("expired", "exp", syncFails(late), late);
+        Map<String, Object> soon = claims("alice", 300);
+        soon.put("nbf", Instant.now().getEpochSecond() + 10);
+        assertEquals(ACTIVE, syncs(raw(soon)));
+        Map<String, Object> later = claims("alice", 300);
+        later.put("nbf", Instant.now().getEpochSecond() + 31);
+        String early = raw(later);
+        assertRefused("not_yet_valid", "nbf", syncFails(early), early);
+    }
+
+    private SubscriptionStatus syncs(String token) {
+        SyncTestClient c = client(token, "alice", "c-" + UUID.randomUUID()).subscribe("s", "notes",
+                Map.of("project_id", List.of("p1")));
+        c.syncUntilIdle();
+        return c.subscriptions.get("s").status;
+    }
+
+    /** Claims are used as sent or refused: never trimmed into another actor or partition. */
+    @Test
+    void claimsWithControlCharactersOrSurroundingWhitespaceAre401() {
+        for (String bad : List.of("alice\u0000", "  alice  ", "alice\n", "\u007falice")) {
+            Map<String, Object> c = claims(bad, 300);
+            String t = raw(c);
+            assertRefused("invalid_claim", "sub", syncFails(t), t);
+            Map<String, Object> p = claims("alice", 300);
+            p.put("tenant", tenant + bad);
+            String tp = raw(p);
+            assertRefused("invalid_claim", "tenant", syncFails(tp), tp);
+            Map<String, Object> s = claims("alice", 300);
+            s.put("syncular_scopes", Map.of("project_id", List.of("p1" + bad)));
+            String ts = raw(s);
+            assertRefused("invalid_claim", "syncular_scopes", syncFails(ts), ts);
+        }
+    }
+
+    /** Sends {@code n} {@code POST /sync} with this Authorization header at once; their statuses and bodies. */
+    private List<HttpResponse<String>> concurrently(List<String> authorizations) {
+        List<CompletableFuture<HttpResponse<String>>> sent = new ArrayList<>();
+        for (String a : authorizations) {
+            sent.add(PARALLEL.sendAsync(HttpRequest.newBuilder(URI.create(base() + "/sync")).header("Authorization", a)
+                    .header("Content-Type", "application/vnd.syncular.sync.v2")
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[] {1})).build(), HttpResponse.BodyHandlers.ofString()));
+        }
+        return sent.stream().map(CompletableFuture::join).toList();
+    }
+
+    /** 8,358 garbage tokens once caused 8,415 JWKS fetches (issue 26 item 3): now none. */
+    @Test
+    void garbageTokensCauseNoJwksFetch() {
+        TestJwks.Endpoint jwks = TestJwks.endpoint(TestJwks.DEFAULT);
+        // the start-up fetch is over once a known-kid token has passed
+        assertEquals(ACTIVE, syncs(raw(claims("alice", 300))));
+        int before = jwks.fetches();
+        String payload = TestJwks.b64u("{\"sub\":\"x\",\"exp\":9999999999}".getBytes(StandardCharsets.UTF_8));
+        List<String> garbage = List.of("Bearer abc.def.ghi", "Bearer abc", "Bearer %%%.%%%.%%%",
+                "Bearer " + TestJwks.b64u("{\"alg\":\"none\",\"kid\":\"zz\"}".getBytes(StandardCharsets.UTF_8)) + "." + payload + ".",
+                "Bearer " + TestJwks.b64u("{\"alg\":\"HS256\",\"kid\":\"zz\"}".getBytes(StandardCharsets.UTF_8)) + "." + payload + ".c2ln");
+        List<String> headers = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            headers.add(garbage.get(i % garbage.size()));
+        }
+        for (HttpResponse<String> r : concurrently(headers)) {
+            String reason = r.body().contains("\"algorithm\"") ? "algorithm" : "malformed";
+            assertRefused(reason, null, r.statusCode(), r.body(), null);
+        }
+        assertEquals(before, jwks.fetches());
+    }
+
+    /** A new kid at the provider: concurrent requests share one refetch; later unknown kids cause none. */
+    @Test
+    void rotationIsPickedUpByOneSharedRefetch() {
+        TestJwks.Endpoint jwks = TestJwks.endpoint(TestJwks.DEFAULT);
+        String kid = "rotated-" + UUID.randomUUID();
+        jwks.addKey(kid).delay(Duration.ofMillis(300));
+        try {
+            // whichever test ran first, the start-up fetch is over once a known-kid token has passed
+            assertEquals(ACTIVE, syncs(raw(claims("alice", 300))));
+            int before = jwks.fetches();
+            List<String> rotated = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                rotated.add("Bearer " + raw(kid, jwks.privateKey(kid), claims("alice", 300)));
+            }
+            for (HttpResponse<String> r : concurrently(rotated)) {
+                // past authentication: the body is no SSP2 request (400), never a 401
+                assertEquals(400, r.statusCode(), r.body());
+            }
+            assertEquals(before + 1, jwks.fetches());
+            assertEquals(ACTIVE, syncs(raw(kid, jwks.privateKey(kid), claims("alice", 300))));
+
+            PrivateKey stranger = TestJwks.rsa().getPrivate();
+            List<String> unknown = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                unknown.add("Bearer " + raw("unknown-" + i, stranger, claims("alice", 300)));
+            }
+            for (HttpResponse<String> r : concurrently(unknown)) {
+                assertRefused("unknown_key", null, r.statusCode(), r.body(), null);
+            }
+            assertEquals(before + 1, jwks.fetches());
+        } finally {
+            jwks.delay(Duration.ZERO);
+        }
     }
 }
