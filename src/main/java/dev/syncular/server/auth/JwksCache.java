@@ -26,7 +26,8 @@ import org.jboss.logging.Logger;
  *       limit they are answered from the cached set at once ({@code unknown_key}), without any outbound call.</li>
  *   <li><b>Outage</b> (an error status, a timeout, a body that is too large or no JWKS): the last good key set
  *       stays in use; the failure is counted ({@code syncular_jwks_fetches_total{outcome}}), logged at WARN at
- *       most once per {@link #WARN_EVERY_MS}, and retried after {@code jwks-min-refetch-interval}. Readiness is
+ *       most once per {@link #WARN_EVERY_MS}; a failed background refresh is retried after
+ *       {@code jwks-min-refetch-interval}. Readiness is
  *       not affected: the pod keeps serving the tokens it can verify. {@code syncular_jwks_key_set_age_seconds}
  *       shows how old the set in use is (NaN before the first success).</li>
  *   <li>Every fetch is bounded ({@link JwksFetch}); fetches never run on an event loop (one scheduler thread
