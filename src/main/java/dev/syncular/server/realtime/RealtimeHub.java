@@ -239,6 +239,7 @@ public final class RealtimeHub {
     }
 
     void remove(RealtimeSession s) {
+        s.closed = true;
         byPartition.computeIfPresent(s.ctx.partition(), (k, set) -> {
             if (set.remove(s)) {
                 open.decrementAndGet();

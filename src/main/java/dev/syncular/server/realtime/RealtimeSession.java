@@ -43,6 +43,8 @@ final class RealtimeSession {
     private final ArrayDeque<Long> unacked = new ArrayDeque<>();
     boolean roundInFlight;
     volatile long lastHeardMs;
+    /** Set when the connection left the hub; a registration arriving later is not recorded (§8.6.1). */
+    volatile boolean closed;
 
     RealtimeSession(String sessionId, SyncRequestContext ctx, String clientId, String logEpoch,
             WebSocketConnection connection, LongSupplier clock, List<RealtimeDelta.Registration> registrations,
