@@ -97,21 +97,37 @@ public final class RealtimeChannel {
     /**
      * §8.1: registers the connection with the hub and sends {@code hello}, then the presence snapshot of the
      * keys it holds (§8.6.4). {@code first} is sent before the hello (the conformance host's marker).
+     *
+     * <p>The session joins the hub first and the partition's head is read after that, so a commit made between
+     * the upgrade's read and the open is either counted in the hello ({@code latestCursor}, {@code requiresSync})
+     * or notified to the session afterwards — never missed while the hello says {@code requiresSync: false}.
      */
     public Uni<Void> open(WebSocketConnection connection, Prepared p, String first) {
-        long latest = p.partition() == null ? 0 : p.partition().maxCommitSeq();
+        long prepared = p.partition() == null ? 0 : p.partition().maxCommitSeq();
         long cursor = p.record() == null ? -1 : p.record().cursor();
-        // §8.1: never pulled (no registrations) or behind the log ⇒ requiresSync, and §8.2 suppression
-        boolean requiresSync = p.registrations().isEmpty() || cursor < latest;
         RealtimeSession s = new RealtimeSession(UUID.randomUUID().toString(), p.ctx(), p.clientId(),
                 p.partition() == null ? null : p.partition().logEpoch(), connection, System::currentTimeMillis,
-                p.registrations(), latest, requiresSync, maxRequestBytes);
+                p.registrations(), prepared, true, maxRequestBytes);
         connection.userData().put(SESSION, s);
         hub.add(s);
-        String hello = ControlMessages.render(new ControlMessage.Hello(PROTOCOL_VERSION, s.sessionId,
-                p.ctx().actorId(), p.clientId(), cursor, latest, requiresSync, System.currentTimeMillis()));
-        Uni<Void> before = first == null ? Uni.createFrom().voidItem() : connection.sendText(first);
-        return before.chain(() -> connection.sendText(hello)).invoke(() -> hub.presenceRegistered(s, Set.of()));
+        return storage.readPartition(p.ctx().partition())
+                .map(head -> new HeadRead(head, true))
+                // the read failed: the prepared head, and the client is told to sync
+                .onFailure().recoverWithItem(() -> new HeadRead(p.partition(), false))
+                .chain(read -> {
+                    PartitionState head = read.head();
+                    // §8.1: never pulled (no registrations) or behind the log ⇒ requiresSync, and §8.2 suppression
+                    return Uni.createFrom().completionStage(s.joined(head == null ? 0 : head.maxCommitSeq(),
+                            head == null ? null : head.logEpoch(), read.reliable(), !p.registrations().isEmpty(),
+                            cursor, h -> ControlMessages.render(new ControlMessage.Hello(PROTOCOL_VERSION,
+                                    s.sessionId, p.ctx().actorId(), p.clientId(), h.cursor(), h.latestCursor(),
+                                    h.requiresSync(), System.currentTimeMillis())), first, hub.metrics()));
+                })
+                .invoke(() -> hub.presenceRegistered(s, Set.of()));
+    }
+
+    /** The partition's head as read after the session joined; {@code reliable} false when the read failed. */
+    private record HeadRead(PartitionState head, boolean reliable) {
     }
 
     public Uni<Void> text(WebSocketConnection connection, String text) {

@@ -8,8 +8,12 @@ import dev.syncular.server.wire.ErrorFrame;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
+import dev.syncular.server.wire.PushResult;
 import dev.syncular.server.wire.ReqHeader;
 import dev.syncular.server.wire.RespHeader;
+import dev.syncular.server.wire.SubEnd;
+import dev.syncular.server.wire.SubStart;
+import dev.syncular.server.wire.SubscriptionStatus;
 import dev.syncular.server.wire.WireException;
 import dev.syncular.server.wire.realtime.ChannelTag;
 import io.smallrye.mutiny.Uni;
@@ -91,6 +95,9 @@ final class SocketRound {
         round.onFailure().recoverWithItem(e -> failure(session, e))
                 .subscribe().with(planned -> {
                     boolean ok = planned.stream().noneMatch(f -> f instanceof ErrorFrame);
+                    // §8.7 / §8.2: the commits this round answers are its own, never deltas, however late their
+                    // notifications arrive; recorded while the round is still in flight
+                    session.roundPlanned(pushed(planned), ok && pulls ? pulled(planned) : -1);
                     // the client record was written by the round: registrations are replaced before the response
                     // leaves, and the round is over (no longer in flight) exactly as its last chunk is sent
                     onEnd.apply(ok && pulls)
@@ -118,6 +125,37 @@ final class SocketRound {
             }
         }
         return session.connection().sendBinary(tagged).chain(() -> stream(session, chunks));
+    }
+
+    /** The highest {@code commitSeq} of the round's push results (-1 without). */
+    static long pushed(List<Frame> planned) {
+        long max = -1;
+        for (Frame f : planned) {
+            if (f instanceof PushResult r && r.commitSeq() != null) {
+                max = Math.max(max, r.commitSeq());
+            }
+        }
+        return max;
+    }
+
+    /**
+     * What the round's pull hands the client (§8.2 ack point): the lowest {@code SUB_END.nextCursor} of its
+     * active sections that end complete (no resume token); -1 without any.
+     */
+    static long pulled(List<Frame> planned) {
+        long min = Long.MAX_VALUE;
+        boolean active = false;
+        for (Frame f : planned) {
+            if (f instanceof SubStart start) {
+                active = start.status() == SubscriptionStatus.ACTIVE;
+            } else if (f instanceof SubEnd end && active) {
+                if (end.bootstrapState() == null) {
+                    min = Math.min(min, end.nextCursor());
+                }
+                active = false;
+            }
+        }
+        return min == Long.MAX_VALUE ? -1 : min;
     }
 
     /** §8.7: a request-level failure as the minimal response stream {@code RESP_HEADER, ERROR, END}. */

@@ -34,6 +34,8 @@ public final class RealtimeSocket implements WebSocket.Listener {
 
     public final BlockingQueue<String> texts = new LinkedBlockingQueue<>();
     public final BlockingQueue<byte[]> binaries = new LinkedBlockingQueue<>();
+    /** The {@code 0x00} deltas {@link #round} found while waiting for its response chunks, in arrival order. */
+    public final BlockingQueue<byte[]> deltasBesideRounds = new LinkedBlockingQueue<>();
     /** Completes with the close code (-1 on an error) when the connection ends. */
     public final CompletableFuture<Integer> closed = new CompletableFuture<>();
     /** The close frame's reason, or the error, once {@link #closed} completed. */
@@ -118,7 +120,8 @@ public final class RealtimeSocket implements WebSocket.Listener {
                 continue;
             }
             if (m[0] != 0x01) {
-                continue; // a delta interleaved between rounds
+                deltasBesideRounds.add(m); // a delta interleaved between rounds
+                continue;
             }
             out.write(m, 1, m.length - 1);
             d.feed(m, 1, m.length - 1);
