@@ -328,6 +328,17 @@ public interface SyncularConfig {
         /** §8.6.2 size cap of a published presence document (serialized JSON); over it: {@code presence.too_large}. */
         @WithDefault("16K")
         MemorySize maxPresenceBytes();
+
+        /**
+         * §8.7 backpressure: bytes a connection may have waiting to be written; a delta past it is replaced by a
+         * {@code catchup-required} wake-up, and any message past twice it closes the connection (code 4290).
+         */
+        @WithDefault("256K")
+        MemorySize outboundBufferBytes();
+
+        /** A connection still over its outbound budget this long after a delta was refused is closed (code 4290). */
+        @WithDefault("30s")
+        Duration outboundStuckTimeout();
     }
 
     /** The admin API ({@code /admin/*}): enabled only when a bearer token is configured. */

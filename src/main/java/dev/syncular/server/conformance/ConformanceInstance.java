@@ -141,7 +141,8 @@ public final class ConformanceInstance {
             String podId = "syncular-conformance-" + id;
             var hub = new dev.syncular.server.realtime.RealtimeHub(new dev.syncular.server.realtime.RealtimeHub.Settings(
                     podId, dev.syncular.server.realtime.RealtimeHub.datasourceOptions(podId), maxDeltaBytes, 64, true,
-                    maxPresenceBytes, java.time.Duration.ofSeconds(30), clock::get), storage, SchemaWindow.single(schema),
+                    maxPresenceBytes, java.time.Duration.ofSeconds(30), clock::get, 1L << 20,
+                    java.time.Duration.ofSeconds(30)), storage, SchemaWindow.single(schema),
                     vertx, pool, new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
                     partition -> engine.serves(partition));
             realtimeStarted = hub.start();

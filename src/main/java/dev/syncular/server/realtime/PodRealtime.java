@@ -36,7 +36,8 @@ public class PodRealtime {
         this.hub = new RealtimeHub(new RealtimeHub.Settings(podId, RealtimeHub.datasourceOptions(podId),
                 this.config.maxDeltaBytes().asLongValue(), this.config.maxUnackedDeltas(),
                 this.config.presenceEnabled(), this.config.maxPresenceBytes().asLongValue(),
-                this.config.heartbeatInterval(), System::currentTimeMillis), storage, window, vertx, pool, registry,
+                this.config.heartbeatInterval(), System::currentTimeMillis,
+                this.config.outboundBufferBytes().asLongValue(), this.config.outboundStuckTimeout()), storage, window, vertx, pool, registry,
                 engine::serves);
         this.channel = new RealtimeChannel(hub, storage, failures.observe(resolver), window, () -> engine,
                 config.maxRequestBytes().asLongValue());

@@ -35,6 +35,9 @@ public final class RealtimeChannel {
     /** §8.1 {@code hello.protocolVersion}. */
     static final long PROTOCOL_VERSION = 1;
     static final UserData.TypedKey<RealtimeSession> SESSION = new UserData.TypedKey<>("syncular.realtime.session");
+    /** The TCP connection under the socket, where the endpoint records it (closes a stuck socket, §8.7). */
+    static final UserData.TypedKey<io.vertx.core.http.HttpConnection> TRANSPORT =
+            new UserData.TypedKey<>("syncular.realtime.transport");
 
     /** What the upgrade established for one connection. */
     public record Prepared(SyncRequestContext ctx, String clientId, ClientRecord record, PartitionState partition,
@@ -106,7 +109,8 @@ public final class RealtimeChannel {
         long prepared = p.partition() == null ? 0 : p.partition().maxCommitSeq();
         long cursor = p.record() == null ? -1 : p.record().cursor();
         RealtimeSession s = new RealtimeSession(UUID.randomUUID().toString(), p.ctx(), p.clientId(),
-                p.partition() == null ? null : p.partition().logEpoch(), connection, System::currentTimeMillis,
+                p.partition() == null ? null : p.partition().logEpoch(), connection,
+                hub.outbound(connection, () -> closeTransport(connection)), System::currentTimeMillis,
                 p.registrations(), prepared, true, maxRequestBytes);
         connection.userData().put(SESSION, s);
         hub.add(s);
@@ -124,6 +128,13 @@ public final class RealtimeChannel {
                                     h.requiresSync(), System.currentTimeMillis())), first, hub.metrics()));
                 })
                 .invoke(() -> hub.presenceRegistered(s, Set.of()));
+    }
+
+    private static void closeTransport(WebSocketConnection connection) {
+        io.vertx.core.http.HttpConnection tcp = connection.userData().get(TRANSPORT);
+        if (tcp != null) {
+            tcp.close();
+        }
     }
 
     /** The partition's head as read after the session joined; {@code reliable} false when the read failed. */

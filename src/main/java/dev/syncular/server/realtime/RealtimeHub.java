@@ -41,7 +41,8 @@ public final class RealtimeHub {
      * {@code listen} are its connection options.
      */
     public record Settings(String podId, PgConnectOptions listen, long maxDeltaBytes, int maxUnackedDeltas,
-            boolean presenceEnabled, long maxPresenceBytes, Duration heartbeatInterval, LongSupplier clock) {
+            boolean presenceEnabled, long maxPresenceBytes, Duration heartbeatInterval, LongSupplier clock,
+            long outboundBufferBytes, Duration outboundStuckTimeout) {
     }
 
     private final Settings settings;
@@ -78,7 +79,7 @@ public final class RealtimeHub {
         String commits = storage.notificationChannel();
         String presenceChannel = "syncular_presence_" + commits.substring("syncular_commits_".length());
         this.presenceBus = new PresenceBus(pool, presenceChannel.length() > 63 ? presenceChannel.substring(0, 63)
-                : presenceChannel, settings.podId());
+                : presenceChannel, settings.podId(), () -> metrics().presenceNotifyDrop(), this::reannouncePresence);
         this.presence = new PresenceRegistry(settings.podId(), this::sessionsOf, presenceBus, settings.clock(),
                 settings.maxPresenceBytes());
         this.metrics = new RealtimeMetrics(registry, open::get, presence::localMembers);
@@ -147,6 +148,14 @@ public final class RealtimeHub {
         return CompletableFuture.allOf(commitsHeard, presenceHeard);
     }
 
+    /** After dropped presence NOTIFYs: the other pods forget this pod's peers, then hear every document again. */
+    private void reannouncePresence() {
+        if (!draining) {
+            presenceBus.pod("bye");
+            presence.announceLocal();
+        }
+    }
+
     /** Whether the LISTEN connection is (or was once) established: readiness waits for it. */
     public boolean listening() {
         return listening;
@@ -208,6 +217,15 @@ public final class RealtimeHub {
             }
         }
         return n;
+    }
+
+    /**
+     * The outbound budget of a new connection on this hub; {@code closeTransport} closes its TCP connection when
+     * its close frame cannot get through.
+     */
+    OutboundBudget outbound(io.quarkus.websockets.next.WebSocketConnection connection, Runnable closeTransport) {
+        return new OutboundBudget(connection, closeTransport, vertx, settings.outboundBufferBytes(),
+                settings.outboundStuckTimeout(), metrics);
     }
 
     /** The realtime metrics (a method: fields of a client proxy are not the bean's). */
@@ -386,7 +404,13 @@ public final class RealtimeHub {
         }
         Set<String> keys = n.commit() == null ? Set.of() : RealtimeDelta.scopeKeys(window, n.commit());
         for (RealtimeSession s : sessions) {
-            deliver(s, n.seq(), n.commit(), keys, n.serving());
+            try {
+                deliver(s, n.seq(), n.commit(), keys, n.serving());
+            } catch (RuntimeException e) {
+                // one connection's failure is its own: the others get the commit, this one catches up
+                LOG.warn("Realtime delivery to one connection failed; it is woken to catch up", e);
+                s.lostNotifications(metrics);
+            }
         }
     }
 
@@ -429,7 +453,7 @@ public final class RealtimeHub {
                     s.connection().close().subscribe().with(v -> { }, e -> { });
                     continue;
                 }
-                s.sendText(beat);
+                s.sendHeartbeat(beat);
                 s.connection().sendPing(io.vertx.core.buffer.Buffer.buffer()).subscribe().with(v -> { }, e -> { });
             }
         }

@@ -7,6 +7,7 @@ import dev.syncular.server.wire.realtime.ControlMessage;
 import dev.syncular.server.wire.realtime.ControlMessages;
 import dev.syncular.server.wire.realtime.WakeReason;
 import io.quarkus.websockets.next.WebSocketConnection;
+import io.smallrye.mutiny.Uni;
 import io.vertx.core.buffer.Buffer;
 import java.util.ArrayDeque;
 import java.util.List;
@@ -38,6 +39,8 @@ final class RealtimeSession {
     /** The socket-round state (§8.7). */
     final SocketRound rounds;
     private final WebSocketConnection connection;
+    /** The §8.7 outbound byte budget: every write of this connection goes through it. */
+    final OutboundBudget outbound;
     private final LongSupplier clock;
 
     private List<RealtimeDelta.Registration> registrations;
@@ -64,9 +67,10 @@ final class RealtimeSession {
     volatile boolean closed;
 
     RealtimeSession(String sessionId, SyncRequestContext ctx, String clientId, String logEpoch,
-            WebSocketConnection connection, LongSupplier clock, List<RealtimeDelta.Registration> registrations,
-            long latestCursor, boolean behind, long maxRequestBytes) {
+            WebSocketConnection connection, OutboundBudget outbound, LongSupplier clock,
+            List<RealtimeDelta.Registration> registrations, long latestCursor, boolean behind, long maxRequestBytes) {
         this.rounds = new SocketRound(maxRequestBytes);
+        this.outbound = outbound;
         this.sessionId = sessionId;
         this.ctx = ctx;
         this.clientId = clientId;
@@ -157,10 +161,17 @@ final class RealtimeSession {
             wake(WakeReason.DELTA_TOO_LARGE, metrics);
             return false;
         }
+        if (!outbound.fits(encoded.length + 1)) {
+            // §8.7 backpressure: the client does not drain; a wake-up instead, a round resumes it (§8.2)
+            suppressed = true;
+            outbound.refused();
+            wake(WakeReason.CATCHUP_REQUIRED, metrics);
+            return false;
+        }
         Buffer b = Buffer.buffer(encoded.length + 1).appendByte((byte) ChannelTag.DELTA).appendBytes(encoded);
         unacked.add(seq);
         metrics.delta();
-        connection.sendBinary(b).subscribe().with(v -> { }, e -> { });
+        outbound.send(connection.sendBinary(b), b.length());
         return true;
     }
 
@@ -247,8 +258,9 @@ final class RealtimeSession {
         if (first != null) {
             sendText(first);
         }
-        java.util.concurrent.CompletionStage<Void> out = connection.sendText(
-                hello.apply(new HelloState(cursor, latest, requiresSync))).subscribeAsCompletionStage();
+        String helloJson = hello.apply(new HelloState(cursor, latest, requiresSync));
+        java.util.concurrent.CompletionStage<Void> out = outbound.tracked(connection.sendText(helloJson),
+                helloJson.length()).subscribeAsCompletionStage();
         if (joinWake != null) {
             WakeReason reason = joinWake;
             joinWake = null;
@@ -278,8 +290,29 @@ final class RealtimeSession {
         return observed;
     }
 
+    /**
+     * A control message, in order with every other write of the session. One that would take the outbound
+     * buffer past twice its budget closes the connection instead: it cannot be kept exact (§8.6, §8.3).
+     */
     synchronized void sendText(String json) {
-        connection.sendText(json).subscribe().with(v -> { }, e -> { });
+        long bytes = json.length(); // the UTF-8 size is at least this; control messages are mostly ASCII
+        if (!outbound.bearable(bytes)) {
+            outbound.closeStuck();
+            return;
+        }
+        outbound.send(connection.sendText(json), bytes);
+    }
+
+    /** A §8.5 heartbeat: skipped while anything of the connection is still waiting to be written. */
+    synchronized void sendHeartbeat(String json) {
+        if (outbound.pending() == 0) {
+            outbound.send(connection.sendText(json), json.length());
+        }
+    }
+
+    /** One chunk of a socket round's response (§8.7), counted while it is written. */
+    Uni<Void> sendRound(Buffer chunk) {
+        return outbound.tracked(connection.sendBinary(chunk), chunk.length());
     }
 
     WebSocketConnection connection() {

@@ -121,10 +121,10 @@ final class SocketRound {
             synchronized (session) {
                 // the response's END: the next 0x01 message begins a new round, deltas may follow this chunk
                 session.roundInFlight = false;
-                return session.connection().sendBinary(tagged);
+                return session.sendRound(tagged);
             }
         }
-        return session.connection().sendBinary(tagged).chain(() -> stream(session, chunks));
+        return session.sendRound(tagged).chain(() -> stream(session, chunks));
     }
 
     /** The highest {@code commitSeq} of the round's push results (-1 without). */

@@ -40,6 +40,8 @@ public final class RealtimeSocket implements WebSocket.Listener {
     public final CompletableFuture<Integer> closed = new CompletableFuture<>();
     /** The close frame's reason, or the error, once {@link #closed} completed. */
     private volatile String closeReason;
+    /** While set, the client reads nothing from the socket (a consumer that stopped reading). */
+    private volatile boolean paused;
     private final StringBuilder text = new StringBuilder();
     private final ByteArrayOutputStream binary = new ByteArrayOutputStream();
     public WebSocket ws;
@@ -53,9 +55,33 @@ public final class RealtimeSocket implements WebSocket.Listener {
                 Map.of("x-actor-id", actor, "x-syncular-partition", partition));
     }
 
+    /** As {@link #connect(String, String, String, String)}, but reading nothing until {@link #resume()}. */
+    public static RealtimeSocket connectPaused(String base, String partition, String actor, String clientId) {
+        RealtimeSocket s = new RealtimeSocket();
+        s.paused = true;
+        return open(s, URI.create(base.replaceFirst("^http", "ws") + "realtime?clientId=" + clientId),
+                Map.of("x-actor-id", actor, "x-syncular-partition", partition));
+    }
+
+    /** Starts reading (after {@link #connectPaused}). */
+    public void resume() {
+        paused = false;
+        ws.request(1);
+    }
+
+    @Override
+    public void onOpen(WebSocket webSocket) {
+        if (!paused) {
+            webSocket.request(1);
+        }
+    }
+
     /** Opens {@code uri} with {@code headers}. */
     public static RealtimeSocket connect(URI uri, Map<String, String> headers) {
-        RealtimeSocket s = new RealtimeSocket();
+        return open(new RealtimeSocket(), uri, headers);
+    }
+
+    private static RealtimeSocket open(RealtimeSocket s, URI uri, Map<String, String> headers) {
         WebSocket.Builder b = HTTP.newWebSocketBuilder();
         headers.forEach(b::header);
         s.ws = b.buildAsync(uri, s).orTimeout(WAIT.toSeconds(), TimeUnit.SECONDS).join();
@@ -82,7 +108,9 @@ public final class RealtimeSocket implements WebSocket.Listener {
             texts.add(text.toString());
             text.setLength(0);
         }
-        webSocket.request(1);
+        if (!paused) {
+            webSocket.request(1);
+        }
         return null;
     }
 
@@ -95,7 +123,9 @@ public final class RealtimeSocket implements WebSocket.Listener {
             binaries.add(binary.toByteArray());
             binary.reset();
         }
-        webSocket.request(1);
+        if (!paused) {
+            webSocket.request(1);
+        }
         return null;
     }
 
