@@ -47,6 +47,7 @@ public final class RealtimeChannel {
     private final SchemaWindow window;
     private final Supplier<SyncEngine> engine;
     private final long maxRequestBytes;
+    private final CredentialLifetime lifetime;
 
     public RealtimeChannel(RealtimeHub hub, PostgresSyncStorage storage, ScopeResolver resolver, SchemaWindow window,
             Supplier<SyncEngine> engine, long maxRequestBytes) {
@@ -56,6 +57,7 @@ public final class RealtimeChannel {
         this.window = window;
         this.engine = engine;
         this.maxRequestBytes = maxRequestBytes;
+        this.lifetime = new CredentialLifetime(hub.vertx(), hub.clock());
     }
 
     public RealtimeHub hub() {
@@ -108,6 +110,7 @@ public final class RealtimeChannel {
                 p.registrations(), latest, requiresSync, maxRequestBytes);
         connection.userData().put(SESSION, s);
         hub.add(s);
+        lifetime.watch(connection, p.ctx());
         String hello = ControlMessages.render(new ControlMessage.Hello(PROTOCOL_VERSION, s.sessionId,
                 p.ctx().actorId(), p.clientId(), cursor, latest, requiresSync, System.currentTimeMillis()));
         Uni<Void> before = first == null ? Uni.createFrom().voidItem() : connection.sendText(first);
@@ -116,6 +119,9 @@ public final class RealtimeChannel {
 
     public Uni<Void> text(WebSocketConnection connection, String text) {
         RealtimeSession s = connection.userData().get(SESSION);
+        if (lifetime.expired(s.ctx)) {
+            return lifetime.close(connection);
+        }
         s.lastHeardMs = System.currentTimeMillis();
         ControlMessage m;
         try {
@@ -140,6 +146,9 @@ public final class RealtimeChannel {
 
     public Uni<Void> binary(WebSocketConnection connection, Buffer message) {
         RealtimeSession s = connection.userData().get(SESSION);
+        if (lifetime.expired(s.ctx)) {
+            return lifetime.close(connection); // no round runs on an expired credential
+        }
         s.lastHeardMs = System.currentTimeMillis();
         byte[] bytes = message.getBytes();
         // §8.7: the server MAY close on a client→server tag other than 0x01 (a broken client, surfaced loudly)
@@ -176,6 +185,7 @@ public final class RealtimeChannel {
 
     /** The connection ended: it leaves the hub and its presence leaves (§8.6.1). */
     public Uni<Void> close(WebSocketConnection connection) {
+        lifetime.release(connection);
         RealtimeSession s = connection.userData().get(SESSION);
         if (s != null) {
             hub.remove(s);

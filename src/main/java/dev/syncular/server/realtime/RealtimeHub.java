@@ -215,6 +215,16 @@ public final class RealtimeHub {
         return metrics;
     }
 
+    /** The Vert.x instance the hub's timers run on. */
+    Vertx vertx() {
+        return vertx;
+    }
+
+    /** The hub's clock (epoch milliseconds; the seam tests replace). */
+    LongSupplier clock() {
+        return settings.clock();
+    }
+
     /** Whether the hub is draining (readiness DOWN, upgrades refused). */
     boolean draining() {
         return draining;

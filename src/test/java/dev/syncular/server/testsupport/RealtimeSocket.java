@@ -60,6 +60,11 @@ public final class RealtimeSocket implements WebSocket.Listener {
         return s;
     }
 
+    /** The close frame's reason (or the error) once {@link #closed} completed, else {@code null}. */
+    public String closeReason() {
+        return closeReason;
+    }
+
     @Override
     public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
         closeReason = reason;
