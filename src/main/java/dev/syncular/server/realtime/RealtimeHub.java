@@ -127,6 +127,9 @@ public final class RealtimeHub {
                     listening = true;
                     commitsHeard.complete(null);
                 });
+        // operator disconnects of an actor's or a client's sockets, announced by whichever pod took the admin request
+        subscriber.channel(storage.controlChannel())
+                .handler(payload -> OperatorDisconnects.received(payload, this::sessionsOf));
         if (settings.presenceEnabled()) {
             subscriber.channel(presenceBus.channel())
                     .handler(payload -> presenceBus.received(payload, this::presenceMessage))
