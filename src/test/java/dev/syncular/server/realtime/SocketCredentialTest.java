@@ -64,7 +64,10 @@ class SocketCredentialTest {
                     "syncular.auth.jwt.issuer", ISSUER,
                     "syncular.auth.jwt.audience", AUDIENCE,
                     "syncular.auth.jwt.partition-claim", "tenant",
-                    "syncular.auth.jwt.clock-skew", "0s");
+                    "syncular.auth.jwt.clock-skew", "0s",
+                    // browsers (BrowserRealtimeAuthTest shares this profile): a cookie, and the access log on
+                    "syncular.realtime.token-cookie", BrowserRealtimeAuthTest.COOKIE,
+                    "quarkus.http.access-log.enabled", "true");
         }
 
         @Override
