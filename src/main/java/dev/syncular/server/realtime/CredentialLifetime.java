@@ -27,10 +27,12 @@ final class CredentialLifetime {
 
     private final Vertx vertx;
     private final LongSupplier clock;
+    private final RealtimeFailures failures;
 
-    CredentialLifetime(Vertx vertx, LongSupplier clock) {
+    CredentialLifetime(Vertx vertx, LongSupplier clock, RealtimeFailures failures) {
         this.vertx = vertx;
         this.clock = clock;
+        this.failures = failures;
     }
 
     /** Arms the connection's expiry timer (nothing for a credential without a lifetime). */
@@ -41,12 +43,12 @@ final class CredentialLifetime {
         }
         long delay = expiresAt - clock.getAsLong();
         if (delay <= 0) {
-            close(connection).subscribe().with(v -> { }, e -> { });
+            closeNow(connection);
             return;
         }
         long timer = vertx.setTimer(delay, t -> {
             connection.userData().remove(TIMER);
-            close(connection).subscribe().with(v -> { }, e -> { });
+            closeNow(connection);
         });
         connection.userData().put(TIMER, timer);
     }
@@ -55,6 +57,10 @@ final class CredentialLifetime {
     boolean expired(SyncRequestContext ctx) {
         return ctx.credentialExpiresAtMs() != SyncRequestContext.NO_EXPIRY
                 && clock.getAsLong() >= ctx.credentialExpiresAtMs();
+    }
+
+    private void closeNow(WebSocketConnection connection) {
+        close(connection).subscribe().with(v -> { }, e -> failures.report(RealtimeFailures.Kind.CLOSE, e, connection));
     }
 
     /** Closes the connection with {@link #EXPIRED_CODE}. */

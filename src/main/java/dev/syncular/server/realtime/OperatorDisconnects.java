@@ -23,7 +23,8 @@ final class OperatorDisconnects {
     }
 
     /** A control-channel payload: closes the matching sockets among {@code sessions}; how many it closed. */
-    static int received(String payload, java.util.function.Function<String, Iterable<RealtimeSession>> sessions) {
+    static int received(String payload, java.util.function.Function<String, Iterable<RealtimeSession>> sessions,
+            RealtimeFailures failures) {
         SocketDisconnect d = SocketDisconnect.parse(payload);
         if (d == null) {
             return 0; // a control message of a newer version: ignored
@@ -33,7 +34,7 @@ final class OperatorDisconnects {
             if (d.matches(s.ctx.partition(), s.ctx.actorId(), s.clientId)) {
                 n++;
                 s.connection().close(new CloseReason(CODE, REASON)).subscribe().with(v -> { },
-                        e -> LOG.debugf("Closing a disconnected socket failed: %s", e.toString()));
+                        e -> failures.report(RealtimeFailures.Kind.CLOSE, e, s.connection()));
             }
         }
         if (n > 0) {

@@ -57,7 +57,7 @@ public final class RealtimeChannel {
         this.window = window;
         this.engine = engine;
         this.maxRequestBytes = maxRequestBytes;
-        this.lifetime = new CredentialLifetime(hub.vertx(), hub.clock());
+        this.lifetime = new CredentialLifetime(hub.vertx(), hub.clock(), hub.metrics().failures());
     }
 
     public RealtimeHub hub() {
@@ -108,6 +108,7 @@ public final class RealtimeChannel {
         RealtimeSession s = new RealtimeSession(UUID.randomUUID().toString(), p.ctx(), p.clientId(),
                 p.partition() == null ? null : p.partition().logEpoch(), connection, System::currentTimeMillis,
                 p.registrations(), latest, requiresSync, maxRequestBytes);
+        s.failures = hub.metrics().failures();
         connection.userData().put(SESSION, s);
         hub.add(s);
         lifetime.watch(connection, p.ctx());
@@ -136,7 +137,11 @@ public final class RealtimeChannel {
                 return Uni.createFrom().voidItem();
             }
             return storage.advanceClientCursor(s.ctx.partition(), s.clientId, s.ctx.actorId(), s.logEpoch, ack.cursor(),
-                    System.currentTimeMillis()).replaceWithVoid().onFailure().recoverWithNull();
+                    System.currentTimeMillis()).replaceWithVoid().onFailure().recoverWithItem(e -> {
+                        // the §4.6 retention input stays at the previous ack until the next one is stored
+                        hub.metrics().failures().failed(RealtimeFailures.Kind.ACK_WRITE, e);
+                        return null;
+                    });
         }
         if (m instanceof ControlMessage.PresencePublish publish) {
             hub.presencePublished(s, publish);
@@ -169,7 +174,8 @@ public final class RealtimeChannel {
             if (p.partition() != null) {
                 s.logEpoch = p.partition().logEpoch();
             }
-        }).replaceWithVoid().onFailure().recoverWithItem(() -> {
+        }).replaceWithVoid().onFailure().recoverWithItem(e -> {
+            hub.metrics().failures().failed(RealtimeFailures.Kind.REGISTRATION, e);
             hub.presenceRegistered(s, s.register(List.of()));
             return null;
         });
