@@ -188,7 +188,7 @@ final class CommitPush {
         // → append log, reactions and idempotency result → commit
         return operations.applyOps(round, tx, commit, allowed, 0, staged, fetched, changes, results, evidence)
                 .flatMap(r -> r != null ? Uni.createFrom().item(r)
-                        : DeclaredReferences.enforce(window.current(), tx, staged, changes))
+                        : DeclaredReferences.enforce(window.current(), tx, staged, changes, allowed.orElse(null)))
                 .flatMap(rejection -> rejection != null || evidence == null
                         ? Uni.createFrom().item(new CommitPolicy.Decision(rejection, List.of()))
                         : CommitPolicy.decide(policy, new CommitEvidence(round.header.clientId(), commit.clientCommitId(),
