@@ -424,6 +424,16 @@ public final class PostgresSyncStorage implements SyncStorage {
     }
 
     @Override
+    public Uni<Void> recordBlobUpload(String partition, String blobId, String actorId, long nowMs) {
+        return blobs.recordUpload(partition, blobId, actorId, nowMs);
+    }
+
+    @Override
+    public Uni<Set<String>> readBlobsUploadedBy(String partition, String actorId, Collection<String> blobIds) {
+        return blobs.uploadedBy(partition, actorId, blobIds);
+    }
+
+    @Override
     public Uni<Long> readBlobSweepMark(String partition) {
         return blobs.readBlobSweepMark(partition);
     }
