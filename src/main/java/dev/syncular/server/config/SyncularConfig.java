@@ -12,7 +12,7 @@ import java.util.Optional;
  * Server configuration under {@code syncular.*}.
  *
  * <p>Property names (kebab-case): {@code syncular.mount}, {@code syncular.max-request-bytes},
- * {@code syncular.schema.path}, {@code syncular.storage.pg-schema},
+ * {@code syncular.schema.path}, {@code syncular.schema.window}, {@code syncular.storage.pg-schema},
  * {@code syncular.limits.max-operations-per-request}, {@code syncular.limits.inline-segment-max-bytes},
  * {@code syncular.limits.segment-ttl}, {@code syncular.dev-auth.enabled},
  * {@code syncular.dev-auth.partition}, {@code syncular.dev-auth.allowed-scopes}, {@code syncular.auth.jwt.*}
@@ -389,6 +389,17 @@ public interface SyncularConfig {
     interface Schema {
         /** File system path of the schema IR JSON (§2.4); unset = the bundled quickstart schema. */
         Optional<String> path();
+
+        /**
+         * The §9 schema window: file paths of the older schema IR documents still served beside the current one
+         * ({@code path}), in any order, e.g. {@code /etc/syncular/schema/v1.syncular.ir.json}. A client on one of
+         * their versions keeps syncing through its own codec; every other version gets the schema floor naming the
+         * oldest. Checked at start-up against the current schema (§9 rules: existing tables, columns, codecs,
+         * primary keys, references and scope patterns identical, appended columns nullable, versions distinct and
+         * older than the current one, each listed in the current schema's {@code schemaVersions} history when it
+         * has one). Unset: only the current version is served.
+         */
+        Optional<List<String>> window();
     }
 
     interface Storage {
