@@ -328,6 +328,21 @@ public interface SyncularConfig {
         /** §8.6.2 size cap of a published presence document (serialized JSON); over it: {@code presence.too_large}. */
         @WithDefault("16K")
         MemorySize maxPresenceBytes();
+
+        /**
+         * Browser authentication of the upgrade (RFC 6750 §2.3): the query parameter of the upgrade URL that may carry
+         * the bearer token when the request has no {@code Authorization} header (a browser WebSocket cannot set
+         * one). {@code off}: tokens are read from the header only.
+         */
+        @WithDefault("access_token")
+        String tokenQueryParameter();
+
+        /**
+         * The cookie that may carry the bearer token of the upgrade when neither the {@code Authorization} header nor
+         * the query parameter does. {@code off} (the default): no cookie is read.
+         */
+        @WithDefault("off")
+        String tokenCookie();
     }
 
     /** The admin API ({@code /admin/*}): enabled only when a bearer token is configured. */
