@@ -47,6 +47,8 @@ public final class SyncularCli {
                                      {"col":value,...} upserts those columns (the primary key among them;
                                      a new row needs every column, null for none), "$baseVersion":n
                                      makes it conditional, {"$delete":<key>} deletes
+              push <rows>            one commit over several tables: every row names its table, "$table":"notes"
+                                     (also allowed with push <table> <rows>, overriding <table> for that row)
               pull [<id>...]         one round pulling the subscriptions (all when none is named)
               bootstrap [<id>...]    start the subscriptions over and round until their bootstrap is complete
               segment <segmentId>    download a segment (GET <mount>/segments/{id}) with --sub or --scopes;
@@ -71,7 +73,8 @@ public final class SyncularCli {
               --accept <list>        inline,external,sqlite,signed-urls (default inline,external)
               --limit-commits <n>, --limit-snapshot-rows <n>, --max-snapshot-pages <n>
                                      the pull limits (default 0: the server's)
-              --decode               print the rows too: commit changes with values, rows segments
+              --decode               print the rows too: commit changes with values, rows segments, and each
+                                     push conflict with its serverRow values and conflictColumns names
               --sub <id>             segment: re-authorize with this subscription's scopes
               --scopes <json>        segment: re-authorize with these scopes, e.g. {"project_id":["p1"]}
               -o, --out <file>       segment, blob get: write the bytes to a file
@@ -146,14 +149,16 @@ public final class SyncularCli {
             case "state" -> out.println(DebugJson.toText(StateFile.render(StateFile.load(o.state, o.clientId))));
             case "push" -> {
                 CompiledSchema schema = schema(o);
-                TableSchema table = schema.table(o.word(1, "table"));
-                if (table == null) {
+                // push <table> <rows>, or push <rows> where every row names its "$table" (one commit, several tables)
+                boolean tableNamed = rest.size() >= 2;
+                TableSchema table = tableNamed ? schema.table(o.word(1, "table")) : null;
+                if (tableNamed && table == null) {
                     throw new IllegalArgumentException("the schema has no table '" + o.word(1, "") + "'; it has "
                             + schema.tableNames());
                 }
-                JsonNode rows = JSON.readTree(input(o.word(2, "rows (JSON, @file or -)")));
+                JsonNode rows = JSON.readTree(input(o.word(tableNamed ? 2 : 1, "rows (JSON, @file or -)")));
                 ClientState state = StateFile.load(o.state, o.clientId);
-                PushCommit commit = new PushCommit(state.nextCommitId(), RowValues.operations(table, rows));
+                PushCommit commit = new PushCommit(state.nextCommitId(), RowValues.operations(schema, table, rows));
                 rounds(o, schema, state, out, err).push(commit);
             }
             case "pull" -> {
