@@ -74,6 +74,13 @@ final class SyncRounds implements ResponseHandler {
         round(List.of(), subs);
     }
 
+    /** {@code watch}: a §8.2 delta applied like a pull response, then the state file written. */
+    void applyDelta(Message delta) throws java.io.IOException {
+        pushing = List.of();
+        state.apply(delta, this);
+        StateFile.save(stateFile, state);
+    }
+
     /** Restarts {@code subs} and rounds until none of them has a bootstrap in progress. */
     void bootstrap(Collection<Subscription> subs) {
         subs.forEach(Subscription::restart);

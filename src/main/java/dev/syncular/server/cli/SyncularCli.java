@@ -51,6 +51,10 @@ public final class SyncularCli {
                                      (also allowed with push <table> <rows>, overriding <table> for that row)
               pull [<id>...]         one round pulling the subscriptions (all when none is named)
               bootstrap [<id>...]    start the subscriptions over and round until their bootstrap is complete
+              watch [<id>...]        one pull, then the realtime socket (§8): prints every control message and
+                                     every delta as it arrives (with --decode, the changed rows), applies and
+                                     acknowledges deltas, pulls on a wake-up; ends when the socket closes or
+                                     after --count <n> deltas
               segment <segmentId>    download a segment (GET <mount>/segments/{id}) with --sub or --scopes;
                                      prints it (a rows segment) or writes it to --out
               blob put <file>        upload a blob (PUT <mount>/blobs/{id}) and print its BlobRef
@@ -170,6 +174,11 @@ public final class SyncularCli {
                 CompiledSchema schema = schema(o);
                 ClientState state = StateFile.load(o.state, o.clientId);
                 rounds(o, schema, state, out, err).bootstrap(SyncRounds.named(state, rest));
+            }
+            case "watch" -> {
+                CompiledSchema schema = schema(o);
+                ClientState state = StateFile.load(o.state, o.clientId);
+                new Watch(o, rounds(o, schema, state, out, err), state, out).run(SyncRounds.named(state, rest));
             }
             case "segment" -> segment(o, out, err);
             case "blob" -> blob(o, out, err);

@@ -149,4 +149,64 @@ class CliCommitsTest {
         assertEquals(1, conflict.path("serverRow").path("priority").asLong());
         assertEquals(List.of("title"), JSON.convertValue(conflict.path("conflictColumns"), List.class));
     }
+
+    /** Output that completes {@link #seen} once it contains {@code marker}. */
+    static final class SignallingOut extends ByteArrayOutputStream {
+        final java.util.concurrent.CompletableFuture<Void> seen = new java.util.concurrent.CompletableFuture<>();
+        private final String marker;
+
+        SignallingOut(String marker) {
+            this.marker = marker;
+        }
+
+        @Override
+        public synchronized void write(byte[] b, int off, int len) {
+            super.write(b, off, len);
+            if (toString(StandardCharsets.UTF_8).contains(marker)) {
+                seen.complete(null);
+            }
+        }
+    }
+
+    /**
+     * {@code watch} (§8): after its pull the socket's {@code hello} is printed; a commit by another client then
+     * arrives as a {@code 0x00} delta, printed with its decoded change, applied to the state file and acknowledged;
+     * {@code --count 1} ends the command with status 0.
+     */
+    @Test
+    void watchPrintsRealtimeDeltasAsTheyArrive() throws Exception {
+        Run sub = cli("w.json", "subscribe", "n", "notes", "project_id=p1");
+        assertEquals(0, sub.exit(), sub.err());
+        SignallingOut out = new SignallingOut("\"hello\"");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        String[] args = {"--url", "http://localhost:" + port, "--schema", SCHEMA, "--actor", "alice", "--partition",
+                partition, "--state", dir.resolve("w.json").toString(), "--decode", "--count", "1", "watch"};
+        java.util.concurrent.CompletableFuture<Integer> watch = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> SyncularCli.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                        new PrintStream(err, true, StandardCharsets.UTF_8)));
+        out.seen.get(30, java.util.concurrent.TimeUnit.SECONDS);
+
+        SyncTestClient bob = reader();
+        bob.syncUntilIdle();
+        Map<String, Object> row = new java.util.HashMap<>(Map.of("id", "n9", "project_id", "p1", "title", "from bob",
+                "done", false));
+        row.put("body", null);
+        row.put("priority", null);
+        String commit = bob.upsert("notes", row, null);
+        bob.syncUntilIdle();
+        assertEquals(dev.syncular.server.wire.CommitStatus.APPLIED, bob.result(commit).status());
+
+        assertEquals(0, watch.get(30, java.util.concurrent.TimeUnit.SECONDS), err.toString(StandardCharsets.UTF_8));
+        JsonNode change = null;
+        for (JsonNode doc : new Run(0, out.toString(StandardCharsets.UTF_8), "").docs()) {
+            if (doc.has("values") && "n9".equals(doc.path("rowId").asText())) {
+                change = doc;
+            }
+        }
+        assertNotNull(change, out.toString(StandardCharsets.UTF_8));
+        assertEquals("from bob", change.path("values").path("title").asText());
+        JsonNode saved = JSON.readTree(dir.resolve("w.json").toFile());
+        assertTrue(saved.toString().contains("\"cursor\":" + change.path("commitSeq").asLong()),
+                "the delta moved the stored cursor: " + saved);
+    }
 }
