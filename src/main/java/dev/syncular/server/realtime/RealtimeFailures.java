@@ -47,7 +47,9 @@ final class RealtimeFailures {
         /** Reading a notified commit for its fan-out; the partition's sockets are woken instead (§8.3). */
         FANOUT("fanout"),
         /** The LISTEN connection. */
-        LISTEN("listen");
+        LISTEN("listen"),
+        /** An error the socket layer reports for a connection (mostly a reset by the peer). */
+        CONNECTION("connection");
 
         final String label;
 
