@@ -222,6 +222,21 @@ class FairnessTest {
             assertEquals("actor_rounds", body.path("details").path("reason").asText());
             assertEquals(2000, body.path("details").path("retryAfterMs").asLong());
             assertEquals(before + 1, refused("actor_rounds"));
+            // a socket round (§8.7) of the same actor is admitted by the same limits: refused in-band, retryable
+            dev.syncular.server.testsupport.RealtimeSocket socket = dev.syncular.server.testsupport.RealtimeSocket
+                    .connect("http://localhost:" + port + "/", partition, "holder", third.clientId);
+            try {
+                socket.nextEvent("hello");
+                dev.syncular.server.wire.ErrorFrame error = (dev.syncular.server.wire.ErrorFrame)
+                        dev.syncular.server.wire.MessageDecoder.decodeResponse(socket.round(thirdBody, 1 << 16)).frames()
+                                .stream().filter(f -> f instanceof dev.syncular.server.wire.ErrorFrame).findFirst()
+                                .orElseThrow();
+                assertEquals("sync.rate_limited", error.code());
+                assertTrue(error.retryable());
+            } finally {
+                socket.ws.abort();
+            }
+            assertEquals(before + 2, refused("actor_rounds"));
             // another actor of the same partition is admitted meanwhile (it waits for the partition, not for a place)
             SyncTestClient other = client(partition, "other");
             assertTrue(other.state.logEpoch != null);
