@@ -96,7 +96,8 @@ public interface SyncularConfig {
     /**
      * {@code syncular.fairness.*}: per-actor and per-partition concurrency limits on sync rounds ({@code POST /sync}
      * and socket rounds alike), per pod. A round past a limit is answered 429 {@code sync.rate_limited} with
-     * {@code Retry-After} (in-band on a socket) before it does any work. {@code 0} turns a limit off.
+     * {@code Retry-After} (in-band on a socket) before the round reads or writes storage (the HTTP body is already
+     * read and decoded by then). {@code 0} turns a limit off.
      */
     Fairness fairness();
 

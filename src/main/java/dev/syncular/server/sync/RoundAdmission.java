@@ -12,10 +12,10 @@ import java.util.function.Supplier;
 /**
  * Fairness between actors on one pod: every sync round — {@code POST /sync} and §8.7 socket rounds alike, since
  * both run {@link SyncEngine#handle} — is admitted against per-actor and per-partition concurrency limits before
- * it does any work, and holds its place until its frames are planned (or it fails, or is cancelled). A round that
- * would pass a limit is refused at once with {@code sync.rate_limited} (retryable; §10.2), whose details name the
- * limit and carry {@code retryAfterMs}; the HTTP binding answers it 429 with {@code Retry-After}, a socket round
- * in-band. Nothing of a refused round was read from or written to storage, so the same request may retry.
+ * it reads or writes storage, and holds its place until its frames are planned (or it fails, or is cancelled). A
+ * round that would pass a limit is refused at once with {@code sync.rate_limited} (retryable; §10.2), whose
+ * details name the limit and carry {@code retryAfterMs}; the HTTP binding answers it 429 with {@code Retry-After},
+ * a socket round in-band. Nothing of a refused round was read from or written to storage, so the same request may retry.
  *
  * <p>An actor is identified within its partition ({@code partition}, {@code actorId}): actor ids of different
  * partitions are different actors. The limits:
