@@ -11,6 +11,7 @@ import dev.syncular.server.sync.SyncRequestContext;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.quarkus.websockets.next.OnBinaryMessage;
 import io.quarkus.websockets.next.OnClose;
+import io.quarkus.websockets.next.OnError;
 import io.quarkus.websockets.next.OnOpen;
 import io.quarkus.websockets.next.OnPongMessage;
 import io.quarkus.websockets.next.OnTextMessage;
@@ -134,6 +135,12 @@ public class ConformanceRealtimeEndpoint {
     public Uni<Void> pong(WebSocketConnection connection, Buffer data) {
         RealtimeChannel c = connection.userData().get(CHANNEL);
         return c == null ? Uni.createFrom().voidItem() : c.pong(connection);
+    }
+
+    @OnError
+    public Uni<Void> error(WebSocketConnection connection, Throwable error) {
+        RealtimeChannel c = connection.userData().get(CHANNEL);
+        return c == null ? Uni.createFrom().voidItem() : c.error(connection, error);
     }
 
     @OnClose

@@ -30,6 +30,7 @@ import dev.syncular.server.sync.CrdtTypeMerger;
 import dev.syncular.server.sync.AuthLeases;
 import dev.syncular.server.sync.IdempotencyLookupFault;
 import dev.syncular.server.sync.ScopeResolver;
+import dev.syncular.server.sync.RoundAdmission;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncLimits;
 import dev.syncular.server.sync.SyncObserver;
@@ -82,10 +83,73 @@ public class EngineProducer {
     @Produces
     @Singleton
     SchemaWindow schemaWindow(SyncularConfig config, CrdtMergerRegistry mergers) {
+        CompiledSchema current;
         try {
-            return SchemaWindow.single(loadSchema(config, mergers.crdtTypes()));
+            current = loadSchema(config, mergers.crdtTypes());
         } catch (SchemaException e) {
             throw StartupErrors.invalidSchema(e, schemaSource(config));
+        }
+        SchemaWindow window = window(current, config.schema().window().orElse(List.of()), mergers.crdtTypes());
+        if (window.schemas().size() > 1) {
+            LOG.infof("Schema window (§9): serving schema versions %s, current %d", window.versions(), current.version());
+        }
+        return window;
+    }
+
+    /**
+     * The §9 window from {@code syncular.schema.window}: each older document compiled and checked against the current
+     * schema on its own (so a failure names its file), then the whole window, newest first. Every failure stops the
+     * start with one {@link ConfigurationException} naming the property, the file and the rule.
+     */
+    static SchemaWindow window(CompiledSchema current, List<String> paths, java.util.Set<String> crdtTypes) {
+        List<CompiledSchema> older = new ArrayList<>();
+        java.util.Map<Integer, String> fileOfVersion = new java.util.HashMap<>();
+        for (String raw : paths) {
+            if (raw == null || raw.isBlank()) {
+                continue;
+            }
+            Path path = Path.of(raw.trim());
+            String file = path.toAbsolutePath().toString();
+            if (!Files.isRegularFile(path)) {
+                throw new ConfigurationException("syncular.schema.window: no schema IR file at " + file);
+            }
+            CompiledSchema schema;
+            try {
+                schema = SchemaLoader.load(path, crdtTypes);
+            } catch (SchemaException e) {
+                throw StartupErrors.invalidWindow(e, file);
+            }
+            String other = fileOfVersion.putIfAbsent(schema.version(), file);
+            if (other != null) {
+                throw StartupErrors.invalidWindow(file, "schema version " + schema.version() + " is also the version of "
+                        + other + "; each served version needs exactly one document");
+            }
+            if (schema.version() >= current.version()) {
+                throw StartupErrors.invalidWindow(file, "schema version " + schema.version() + " is not older than the"
+                        + " current schema (version " + current.version() + ", syncular.schema.path); the window lists"
+                        + " only the older versions still served");
+            }
+            if (!current.schemaVersions().isEmpty()
+                    && current.schemaVersions().stream().noneMatch(v -> v.version() == schema.version())) {
+                throw StartupErrors.invalidWindow(file, "schema version " + schema.version() + " is not in the current"
+                        + " schema's schemaVersions history " + current.schemaVersions().stream()
+                                .map(v -> v.version()).toList());
+            }
+            try {
+                SchemaWindow.of(List.of(current, schema));
+            } catch (SchemaException e) {
+                throw StartupErrors.invalidWindow(e, file);
+            }
+            older.add(schema);
+        }
+        older.sort(java.util.Comparator.comparingInt(CompiledSchema::version).reversed());
+        List<CompiledSchema> newestFirst = new ArrayList<>(older.size() + 1);
+        newestFirst.add(current);
+        newestFirst.addAll(older);
+        try {
+            return SchemaWindow.of(current, newestFirst);
+        } catch (SchemaException e) {
+            throw StartupErrors.invalidWindow(e, String.valueOf(fileOfVersion.values()));
         }
     }
 
@@ -132,13 +196,17 @@ public class EngineProducer {
     SyncEngine engine(SchemaWindow window, PostgresSyncStorage storage, SegmentStore segments,
             ScopeResolver resolver, SyncularConfig config, ServeGateMetrics gateMetrics, SyncMetrics syncMetrics,
             OperationalEvents events, BlobStore blobs, ScopeResolverFailures failures, CrdtMergerRegistry mergers,
-            dev.syncular.server.sync.WritePolicy policy, dev.syncular.server.ops.ReactionMetrics reactionMetrics) {
+            dev.syncular.server.sync.WritePolicy policy, dev.syncular.server.ops.ReactionMetrics reactionMetrics,
+            dev.syncular.server.ops.FairnessMetrics fairnessMetrics) {
         SyncularConfig.Limits l = config.limits();
         SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), l.inlineSegmentMaxBytes(),
                 l.segmentTtl().toMillis(), l.maxSubscriptionsPerRequest(), l.maxResponseBytes().asLongValue());
         return new SyncEngine(window, storage, segments, failures.observe(resolver), limits, System::currentTimeMillis,
                 mergers, checkpoints(config), SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics), urls(config, segments),
-                config.segments().sqliteImages(), blobs, policy, leases(config, storage), IdempotencyLookupFault.NONE);
+                config.segments().sqliteImages(), blobs, policy, leases(config, storage), IdempotencyLookupFault.NONE,
+                new RoundAdmission(new RoundAdmission.Limits(config.fairness().maxRoundsPerActor(),
+                        config.fairness().maxRoundsPerPartition(), config.fairness().maxPushOperationsPerActor(),
+                        config.fairness().retryAfter()), fairnessMetrics));
     }
 
     /** §7.3 auth leases from {@code syncular.leases.*}, or {@code null} when disabled (the default). */

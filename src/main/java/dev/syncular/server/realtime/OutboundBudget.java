@@ -21,7 +21,8 @@ import org.jboss.logging.Logger;
  *       be kept exact), is closed with {@link #STUCK_CLOSE_CODE}; if the close cannot reach it (it does not
  *       read), its transport is closed a short while later.</li>
  * </ul>
- * A write that fails is only counted here: it never reaches the commit whose fanout issued it.
+ * A write that fails is reported to its caller's failure log ({@link RealtimeFailures}): it never reaches the
+ * commit whose fanout issued it.
  */
 final class OutboundBudget {
     private static final Logger LOG = Logger.getLogger(OutboundBudget.class);
@@ -115,14 +116,18 @@ final class OutboundBudget {
 
     /**
      * Sends through {@code write} now (subscribed at once, so writes leave in call order), counting {@code bytes}
-     * until it completes; a failure is logged and counted, never propagated.
+     * until it completes; a failure goes to {@code failed} (logged and counted there), never further.
      */
-    void send(Uni<Void> write, long bytes) {
+    void send(Uni<Void> write, long bytes, java.util.function.Consumer<Throwable> failed) {
         add(bytes);
         try {
-            write.subscribe().with(v -> done(bytes), e -> failed(bytes, e));
+            write.subscribe().with(v -> done(bytes), e -> {
+                done(bytes);
+                failed.accept(e);
+            });
         } catch (RuntimeException e) {
-            failed(bytes, e);
+            done(bytes);
+            failed.accept(e);
         }
     }
 
@@ -142,14 +147,6 @@ final class OutboundBudget {
         pending -= bytes;
         if (pending == 0) {
             drained = true;
-        }
-    }
-
-    private void failed(long bytes, Throwable e) {
-        done(bytes);
-        metrics.sendFailure();
-        if (!connection.isClosed()) {
-            LOG.debugf(e, "A realtime write to connection %s failed", connection.id());
         }
     }
 }

@@ -50,6 +50,7 @@ public final class RealtimeChannel {
     private final SchemaWindow window;
     private final Supplier<SyncEngine> engine;
     private final long maxRequestBytes;
+    private final CredentialLifetime lifetime;
 
     public RealtimeChannel(RealtimeHub hub, PostgresSyncStorage storage, ScopeResolver resolver, SchemaWindow window,
             Supplier<SyncEngine> engine, long maxRequestBytes) {
@@ -59,6 +60,7 @@ public final class RealtimeChannel {
         this.window = window;
         this.engine = engine;
         this.maxRequestBytes = maxRequestBytes;
+        this.lifetime = new CredentialLifetime(hub.vertx(), hub.clock(), hub.metrics().failures());
     }
 
     public RealtimeHub hub() {
@@ -112,8 +114,10 @@ public final class RealtimeChannel {
                 p.partition() == null ? null : p.partition().logEpoch(), connection,
                 hub.outbound(connection, () -> closeTransport(connection)), System::currentTimeMillis,
                 p.registrations(), prepared, true, maxRequestBytes);
+        s.failures = hub.metrics().failures();
         connection.userData().put(SESSION, s);
         hub.add(s);
+        lifetime.watch(connection, p.ctx());
         return storage.readPartition(p.ctx().partition())
                 .map(head -> new HeadRead(head, true))
                 // the read failed: the prepared head, and the client is told to sync
@@ -143,6 +147,9 @@ public final class RealtimeChannel {
 
     public Uni<Void> text(WebSocketConnection connection, String text) {
         RealtimeSession s = connection.userData().get(SESSION);
+        if (lifetime.expired(s.ctx)) {
+            return lifetime.close(connection);
+        }
         s.lastHeardMs = System.currentTimeMillis();
         ControlMessage m;
         try {
@@ -157,7 +164,11 @@ public final class RealtimeChannel {
                 return Uni.createFrom().voidItem();
             }
             return storage.advanceClientCursor(s.ctx.partition(), s.clientId, s.ctx.actorId(), s.logEpoch, ack.cursor(),
-                    System.currentTimeMillis()).replaceWithVoid().onFailure().recoverWithNull();
+                    System.currentTimeMillis()).replaceWithVoid().onFailure().recoverWithItem(e -> {
+                        // the §4.6 retention input stays at the previous ack until the next one is stored
+                        hub.metrics().failures().failed(RealtimeFailures.Kind.ACK_WRITE, e);
+                        return null;
+                    });
         }
         if (m instanceof ControlMessage.PresencePublish publish) {
             hub.presencePublished(s, publish);
@@ -167,6 +178,9 @@ public final class RealtimeChannel {
 
     public Uni<Void> binary(WebSocketConnection connection, Buffer message) {
         RealtimeSession s = connection.userData().get(SESSION);
+        if (lifetime.expired(s.ctx)) {
+            return lifetime.close(connection); // no round runs on an expired credential
+        }
         s.lastHeardMs = System.currentTimeMillis();
         byte[] bytes = message.getBytes();
         // §8.7: the server MAY close on a client→server tag other than 0x01 (a broken client, surfaced loudly)
@@ -187,7 +201,8 @@ public final class RealtimeChannel {
             if (p.partition() != null) {
                 s.logEpoch = p.partition().logEpoch();
             }
-        }).replaceWithVoid().onFailure().recoverWithItem(() -> {
+        }).replaceWithVoid().onFailure().recoverWithItem(e -> {
+            hub.metrics().failures().failed(RealtimeFailures.Kind.REGISTRATION, e);
             hub.presenceRegistered(s, s.register(List.of()));
             return null;
         });
@@ -201,8 +216,19 @@ public final class RealtimeChannel {
         return Uni.createFrom().voidItem();
     }
 
+    /**
+     * An error the socket layer reports for the connection (a reset by the peer, a failed write, a frame it could
+     * not read): logged and counted ({@link RealtimeFailures}), a reset at DEBUG; the close that follows ends the
+     * session.
+     */
+    public Uni<Void> error(WebSocketConnection connection, Throwable error) {
+        hub.metrics().failures().report(RealtimeFailures.Kind.CONNECTION, error, connection);
+        return Uni.createFrom().voidItem();
+    }
+
     /** The connection ended: it leaves the hub and its presence leaves (§8.6.1). */
     public Uni<Void> close(WebSocketConnection connection) {
+        lifetime.release(connection);
         RealtimeSession s = connection.userData().get(SESSION);
         if (s != null) {
             hub.remove(s);

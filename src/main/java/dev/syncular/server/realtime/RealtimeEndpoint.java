@@ -2,6 +2,7 @@ package dev.syncular.server.realtime;
 
 import io.quarkus.websockets.next.OnBinaryMessage;
 import io.quarkus.websockets.next.OnClose;
+import io.quarkus.websockets.next.OnError;
 import io.quarkus.websockets.next.OnOpen;
 import io.quarkus.websockets.next.OnPongMessage;
 import io.quarkus.websockets.next.OnTextMessage;
@@ -38,6 +39,12 @@ public class RealtimeEndpoint {
     @OnPongMessage
     public Uni<Void> pong(WebSocketConnection connection, Buffer data) {
         return realtime.channel().pong(connection);
+    }
+
+    /** An error of the connection itself (a reset by the peer, mostly): logged and counted, not rethrown. */
+    @OnError
+    public Uni<Void> error(WebSocketConnection connection, Throwable error) {
+        return realtime.channel().error(connection, error);
     }
 
     @OnClose

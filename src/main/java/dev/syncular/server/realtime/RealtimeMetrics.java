@@ -9,7 +9,8 @@ import java.util.function.Supplier;
 
 /**
  * Realtime metrics: open connections, presence members, deltas and commit-to-delta latency, wake-ups by reason,
- * LISTEN reconnects, outbound-budget refusals and stuck closes, failed writes, dropped presence NOTIFYs.
+ * LISTEN reconnects, swallowed failures by kind ({@link RealtimeFailures}), outbound-budget refusals and stuck
+ * closes, dropped presence NOTIFYs.
  */
 final class RealtimeMetrics {
     private final Counter deltas;
@@ -17,9 +18,9 @@ final class RealtimeMetrics {
     private final Counter reconnects;
     private final Counter budgetRefusals;
     private final Counter stuckCloses;
-    private final Counter sendFailures;
     private final Counter presenceNotifyDrops;
     private final io.micrometer.core.instrument.Timer deltaLatency;
+    private final RealtimeFailures failures;
 
     RealtimeMetrics(MeterRegistry registry, Supplier<Number> open, Supplier<Number> presenceMembers) {
         registry.gauge("syncular.realtime.connections", java.util.List.of(), open, s -> s.get().doubleValue());
@@ -32,11 +33,16 @@ final class RealtimeMetrics {
         reconnects = registry.counter("syncular.realtime.listen.reconnects");
         budgetRefusals = registry.counter("syncular.realtime.outbound.refusals");
         stuckCloses = registry.counter("syncular.realtime.outbound.stuck.closes");
-        sendFailures = registry.counter("syncular.realtime.send.failures");
         presenceNotifyDrops = registry.counter("syncular.realtime.presence.notify.drops");
         deltaLatency = io.micrometer.core.instrument.Timer.builder("syncular.realtime.delta.latency")
                 .description("From a commit's creation to its delta being handed to a socket")
                 .publishPercentileHistogram().register(registry);
+        failures = new RealtimeFailures(registry);
+    }
+
+    /** Failures that are not propagated: logged and counted ({@code syncular_realtime_errors_total{kind}}). */
+    RealtimeFailures failures() {
+        return failures;
     }
 
     void delta() {
@@ -61,11 +67,6 @@ final class RealtimeMetrics {
     /** A connection closed for not draining its outbound buffer. */
     void stuckClose() {
         stuckCloses.increment();
-    }
-
-    /** A write to a socket that failed. */
-    void sendFailure() {
-        sendFailures.increment();
     }
 
     /** A presence message not sent to the other pods because too many are queued. */

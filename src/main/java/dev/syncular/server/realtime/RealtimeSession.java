@@ -65,6 +65,8 @@ final class RealtimeSession {
     volatile long lastHeardMs;
     /** Set when the connection left the hub; a registration arriving later is not recorded (§8.6.1). */
     volatile boolean closed;
+    /** Where failed writes are logged and counted (the hub's, set when the channel opens the session). */
+    volatile RealtimeFailures failures = RealtimeFailures.UNREGISTERED;
 
     RealtimeSession(String sessionId, SyncRequestContext ctx, String clientId, String logEpoch,
             WebSocketConnection connection, OutboundBudget outbound, LongSupplier clock,
@@ -171,7 +173,8 @@ final class RealtimeSession {
         Buffer b = Buffer.buffer(encoded.length + 1).appendByte((byte) ChannelTag.DELTA).appendBytes(encoded);
         unacked.add(seq);
         metrics.delta();
-        outbound.send(connection.sendBinary(b), b.length());
+        outbound.send(connection.sendBinary(b), b.length(),
+                e -> failures.report(RealtimeFailures.Kind.DELTA_WRITE, e, connection));
         return true;
     }
 
@@ -300,13 +303,15 @@ final class RealtimeSession {
             outbound.closeStuck();
             return;
         }
-        outbound.send(connection.sendText(json), bytes);
+        outbound.send(connection.sendText(json), bytes,
+                e -> failures.report(RealtimeFailures.Kind.CONTROL_WRITE, e, connection));
     }
 
     /** A §8.5 heartbeat: skipped while anything of the connection is still waiting to be written. */
     synchronized void sendHeartbeat(String json) {
         if (outbound.pending() == 0) {
-            outbound.send(connection.sendText(json), json.length());
+            outbound.send(connection.sendText(json), json.length(),
+                    e -> failures.report(RealtimeFailures.Kind.CONTROL_WRITE, e, connection));
         }
     }
 

@@ -268,7 +268,7 @@ public final class RealtimeStuckBenchmark {
                     HttpResponse.BodyHandlers.ofString()).body();
             StringBuilder out = new StringBuilder();
             for (String line : body.split("\n")) {
-                if (line.startsWith("syncular_realtime_outbound_") || line.startsWith("syncular_realtime_send_failures")) {
+                if (line.startsWith("syncular_realtime_outbound_") || line.startsWith("syncular_realtime_errors")) {
                     out.append(out.length() == 0 ? "" : ", ").append(line);
                 }
             }
