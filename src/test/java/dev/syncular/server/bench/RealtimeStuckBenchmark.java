@@ -41,7 +41,7 @@ import java.util.concurrent.atomic.LongAdder;
  * which {@code bench.stuck} (1,000) never read; a writer commits {@code bench.commitsPerSec} (100) commits/s of
  * one {@code bench.rowBytes} (200 KB) row for {@code bench.sec} (20 s). Meanwhile liveness is asked every
  * 100 ms and the pod's RSS sampled every second. Reports: pushes applied and failed, deltas each reading socket
- * received against what it should have, wake-ups, stuck sockets closed (4290) and their close codes, liveness
+ * received against what it should have, wake-ups, the pod's outbound-budget and failure counters, liveness
  * answers and its slowest, the peak RSS against the chart's 512 Mi.
  */
 public final class RealtimeStuckBenchmark {
