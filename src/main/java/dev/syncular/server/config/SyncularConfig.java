@@ -473,6 +473,25 @@ public interface SyncularConfig {
          */
         @WithDefault("8M")
         MemorySize maxResponseBytes();
+
+        /**
+         * The pod-wide budget for bytes buffered on behalf of clients ({@code memory.BufferBudget}): request bodies
+         * of the HTTP routes and of socket rounds (§8.7) as they arrive, plus the inflated bytes of gzip bodies
+         * (§1.3). A request that finds it spent is answered 429 {@code sync.rate_limited} with {@code Retry-After}
+         * before its body is read. Unset = a quarter of the JVM's maximum heap.
+         */
+        Optional<MemorySize> bufferBudget();
+
+        /**
+         * A request body that brings no byte for this long, or whose average rate since its head falls below
+         * {@link #bodyMinRate} once this long has passed, is cut off with 408 {@code sync.invalid_request}.
+         */
+        @WithDefault("10s")
+        Duration bodyTimeout();
+
+        /** Minimum average arrival rate of a request body, in bytes per second; {@code 0} = only the idle cut. */
+        @WithDefault("8K")
+        MemorySize bodyMinRate();
     }
 
     /**
