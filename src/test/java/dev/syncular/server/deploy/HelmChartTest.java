@@ -117,6 +117,11 @@ class HelmChartTest {
         assertEquals("public", config.getProperty("syncular.storage.pg-schema"));
         assertEquals("embedded", config.getProperty("syncular.segments.store"));
         assertNull(config.getProperty("syncular.schema.path"), "no schema IR given: the bundled one");
+        // hostile-load limits: slow bodies cut, idle connections (stalled request heads) closed, budget from the heap
+        assertEquals("10s", config.getProperty("syncular.limits.body-timeout"));
+        assertEquals("8K", config.getProperty("syncular.limits.body-min-rate"));
+        assertEquals("60s", config.getProperty("quarkus.http.idle-timeout"));
+        assertNull(config.getProperty("syncular.limits.buffer-budget"), "a quarter of the heap");
         assertSecretsReferencedNeverInlined(chart);
     }
 
