@@ -31,7 +31,7 @@ public interface SyncularConfig {
      * <p><b>Build-time.</b> JAX-RS paths are static, so application.properties feeds this value to
      * {@code quarkus.rest.path} (the JAX-RS application path), which Quarkus fixes at build time: set it
      * when building ({@code ./mvnw package -Dsyncular.mount=/api/sync}). Management routes
-     * ({@code /q/health}, {@code /q/metrics}) are not JAX-RS and stay where they are.
+     * ({@code /q/health}, and {@code /q/metrics} on the management port) are not JAX-RS and stay where they are.
      */
     Optional<String> mount();
 

@@ -8,10 +8,12 @@ import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.http.ErrorBodies;
 import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.realtime.RealtimeChannel;
+import dev.syncular.server.realtime.SocketFailures;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.quarkus.websockets.next.OnBinaryMessage;
 import io.quarkus.websockets.next.OnClose;
+import io.quarkus.websockets.next.OnError;
 import io.quarkus.websockets.next.OnOpen;
 import io.quarkus.websockets.next.OnPongMessage;
 import io.quarkus.websockets.next.OnTextMessage;
@@ -56,6 +58,9 @@ public class ConformanceRealtimeEndpoint {
 
     @Inject
     BufferBudget budget;
+
+    @Inject
+    SocketFailures failures;
 
     /** Ahead of the upgrade: 404 while the host is off; under a mount, the route moves to the endpoint's path. */
     void routes(@Observes Router router) {
@@ -144,5 +149,10 @@ public class ConformanceRealtimeEndpoint {
     public Uni<Void> close(WebSocketConnection connection) {
         RealtimeChannel c = connection.userData().get(CHANNEL);
         return c == null ? Uni.createFrom().voidItem() : c.close(connection);
+    }
+
+    @OnError
+    public Uni<Void> error(WebSocketConnection connection, Throwable failure) {
+        return failures.failed(connection, failure); // on the event loop (a Uni), never blocking
     }
 }

@@ -2,6 +2,7 @@ package dev.syncular.server.realtime;
 
 import io.quarkus.websockets.next.OnBinaryMessage;
 import io.quarkus.websockets.next.OnClose;
+import io.quarkus.websockets.next.OnError;
 import io.quarkus.websockets.next.OnOpen;
 import io.quarkus.websockets.next.OnPongMessage;
 import io.quarkus.websockets.next.OnTextMessage;
@@ -19,6 +20,9 @@ import jakarta.inject.Inject;
 public class RealtimeEndpoint {
     @Inject
     PodRealtime realtime;
+
+    @Inject
+    SocketFailures failures;
 
     @OnOpen
     public Uni<Void> open(WebSocketConnection connection) {
@@ -43,5 +47,11 @@ public class RealtimeEndpoint {
     @OnClose
     public Uni<Void> close(WebSocketConnection connection) {
         return realtime.channel().close(connection);
+    }
+
+    /** A vanished peer is DEBUG without a trace, a server-side failure WARN; both counted ({@link SocketFailures}). */
+    @OnError
+    public Uni<Void> error(WebSocketConnection connection, Throwable failure) {
+        return failures.failed(connection, failure); // on the event loop (a Uni), never blocking
     }
 }

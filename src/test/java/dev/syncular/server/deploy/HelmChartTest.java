@@ -121,6 +121,8 @@ class HelmChartTest {
         assertEquals("10s", config.getProperty("syncular.limits.body-timeout"));
         assertEquals("8K", config.getProperty("syncular.limits.body-min-rate"));
         assertEquals("60s", config.getProperty("quarkus.http.idle-timeout"));
+        // metrics and OpenAPI on the management interface, whose port the container and the Service declare
+        assertEquals("9000", config.getProperty("quarkus.management.port"));
         assertNull(config.getProperty("syncular.limits.buffer-budget"), "a quarter of the heap");
         assertSecretsReferencedNeverInlined(chart);
     }
@@ -194,7 +196,7 @@ class HelmChartTest {
 
         ServiceMonitor monitor = chart.get(ServiceMonitor.class, FULLNAME);
         assertEquals("/q/metrics", monitor.getSpec().getEndpoints().get(0).getPath());
-        assertEquals("http", monitor.getSpec().getEndpoints().get(0).getPort());
+        assertEquals("management", monitor.getSpec().getEndpoints().get(0).getPort());
         assertEquals("kube-prometheus-stack", monitor.getMetadata().getLabels().get("release"));
 
         Ingress ingress = chart.get(Ingress.class, FULLNAME);
@@ -372,6 +374,8 @@ class HelmChartTest {
         assertProbe(c.getReadinessProbe(), "/q/health/ready");
         assertEquals(8080, c.getPorts().get(0).getContainerPort());
         assertEquals("http", c.getPorts().get(0).getName());
+        assertEquals(9000, c.getPorts().get(1).getContainerPort());
+        assertEquals("management", c.getPorts().get(1).getName());
     }
 
     private static void assertProbe(Probe p, String path) {
