@@ -123,8 +123,7 @@ start_server "$LOG" \
     -Dquarkus.s3.aws.region="$S3_REGION" \
     -Dquarkus.s3.aws.credentials.type=static \
     -Dquarkus.s3.aws.credentials.static-provider.access-key-id="$S3_ACCESS_KEY" \
-    -Dquarkus.s3.aws.credentials.static-provider.secret-access-key="$S3_SECRET_KEY" \
-    -Dquarkus.s3.checksum-validation=false
+    -Dquarkus.s3.aws.credentials.static-provider.secret-access-key="$S3_SECRET_KEY"
 wait_for "http://127.0.0.1:$PORT/q/health/ready" "$SERVER_PID" server "$LOG" ok
 echo "== server ready (pid $SERVER_PID), s3proxy pid $S3_PID" >&2
 METRICS=$(curl -sf "http://127.0.0.1:$MANAGEMENT_PORT/q/metrics" || true)

@@ -57,6 +57,21 @@ app.kubernetes.io/component: server
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end }}
 
+{{/* The mounted paths of the older schema IR documents (syncular.schema.window), comma-separated; empty for none. */}}
+{{- define "syncular-server.schemaWindow" -}}
+{{- $paths := list }}
+{{- if .Values.schema.existingConfigMap }}
+{{- range .Values.schema.windowKeys }}
+{{- $paths = append $paths (printf "/etc/syncular/schema/%s" .) }}
+{{- end }}
+{{- else if .Values.schema.ir }}
+{{- range $name, $ir := .Values.schema.window }}
+{{- $paths = append $paths (printf "/etc/syncular/schema/window-%s.json" $name) }}
+{{- end }}
+{{- end }}
+{{- join "," $paths }}
+{{- end }}
+
 {{/* Where the schema IR comes from: the chart's ConfigMap, an existing one, or none (the bundled schema). */}}
 {{- define "syncular-server.schemaConfigMap" -}}
 {{- if .Values.schema.existingConfigMap }}
@@ -170,6 +185,17 @@ secret by reference (never a value).
 {{- $needed := add .Values.preStopSleepSeconds .Values.realtime.shutdownGraceSeconds 5 }}
 {{- if lt (int .Values.terminationGracePeriodSeconds) (int $needed) }}
 {{- fail (printf "terminationGracePeriodSeconds (%v) must be at least preStopSleepSeconds + realtime.shutdownGraceSeconds + 5 = %v" .Values.terminationGracePeriodSeconds $needed) }}
+{{- end }}
+{{- if and .Values.schema.window (not .Values.schema.ir) }}
+{{- fail "schema.window needs schema.ir (the current schema IR the older documents are served beside)" }}
+{{- end }}
+{{- if and .Values.schema.windowKeys (not .Values.schema.existingConfigMap) }}
+{{- fail "schema.windowKeys names keys of schema.existingConfigMap; set it, or use schema.window with schema.ir" }}
+{{- end }}
+{{- range $name, $ir := .Values.schema.window }}
+{{- if not (regexMatch "^[A-Za-z0-9][-._A-Za-z0-9]*$" $name) }}
+{{- fail (printf "schema.window: the name %s must match [A-Za-z0-9][-._A-Za-z0-9]*" $name) }}
+{{- end }}
 {{- end }}
 {{- if and .Values.policy.validatorWebhook.url (not .Values.policy.validatorWebhook.existingSecret) }}
 {{- fail "policy.validatorWebhook.url needs policy.validatorWebhook.existingSecret (its signing key)" }}

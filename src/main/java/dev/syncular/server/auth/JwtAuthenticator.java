@@ -224,7 +224,9 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         }
         String actor = identity(claims, actorClaim);
         String p = partitionClaim.isPresent() ? identity(claims, partitionClaim.get()) : partition;
-        return new SyncRequestContext(actor, p, scopes(claims), Math.min(exp, SyncRequestContext.NO_EXPIRY));
+        // the instant this server starts refusing the token (exp + skew): a realtime socket authenticated with it
+        // closes then, so a client reconnecting with the same token is refused rather than let in again
+        return new SyncRequestContext(actor, p, scopes(claims), Math.min(exp + skewMs, SyncRequestContext.NO_EXPIRY));
     }
 
     /**

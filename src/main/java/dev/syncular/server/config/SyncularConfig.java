@@ -12,7 +12,7 @@ import java.util.Optional;
  * Server configuration under {@code syncular.*}.
  *
  * <p>Property names (kebab-case): {@code syncular.mount}, {@code syncular.max-request-bytes},
- * {@code syncular.schema.path}, {@code syncular.storage.pg-schema},
+ * {@code syncular.schema.path}, {@code syncular.schema.window}, {@code syncular.storage.pg-schema},
  * {@code syncular.limits.max-operations-per-request}, {@code syncular.limits.inline-segment-max-bytes},
  * {@code syncular.limits.segment-ttl}, {@code syncular.dev-auth.enabled},
  * {@code syncular.dev-auth.partition}, {@code syncular.dev-auth.allowed-scopes}, {@code syncular.auth.jwt.*}
@@ -328,6 +328,21 @@ public interface SyncularConfig {
         /** §8.6.2 size cap of a published presence document (serialized JSON); over it: {@code presence.too_large}. */
         @WithDefault("16K")
         MemorySize maxPresenceBytes();
+
+        /**
+         * Browser authentication of the upgrade (RFC 6750 §2.3): the query parameter of the upgrade URL that may carry
+         * the bearer token when the request has no {@code Authorization} header (a browser WebSocket cannot set
+         * one). {@code off}: tokens are read from the header only.
+         */
+        @WithDefault("access_token")
+        String tokenQueryParameter();
+
+        /**
+         * The cookie that may carry the bearer token of the upgrade when neither the {@code Authorization} header nor
+         * the query parameter does. {@code off} (the default): no cookie is read.
+         */
+        @WithDefault("off")
+        String tokenCookie();
     }
 
     /** The admin API ({@code /admin/*}): enabled only when a bearer token is configured. */
@@ -374,6 +389,17 @@ public interface SyncularConfig {
     interface Schema {
         /** File system path of the schema IR JSON (§2.4); unset = the bundled quickstart schema. */
         Optional<String> path();
+
+        /**
+         * The §9 schema window: file paths of the older schema IR documents still served beside the current one
+         * ({@code path}), in any order, e.g. {@code /etc/syncular/schema/v1.syncular.ir.json}. A client on one of
+         * their versions keeps syncing through its own codec; every other version gets the schema floor naming the
+         * oldest. Checked at start-up against the current schema (§9 rules: existing tables, columns, codecs,
+         * primary keys, references and scope patterns identical, appended columns nullable, versions distinct and
+         * older than the current one, each listed in the current schema's {@code schemaVersions} history when it
+         * has one). Unset: only the current version is served.
+         */
+        Optional<List<String>> window();
     }
 
     interface Storage {

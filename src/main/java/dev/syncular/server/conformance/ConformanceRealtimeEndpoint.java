@@ -8,7 +8,6 @@ import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.http.ErrorBodies;
 import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.realtime.RealtimeChannel;
-import dev.syncular.server.realtime.SocketFailures;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.quarkus.websockets.next.OnBinaryMessage;
@@ -59,8 +58,6 @@ public class ConformanceRealtimeEndpoint {
     @Inject
     BufferBudget budget;
 
-    @Inject
-    SocketFailures failures;
 
     /** Ahead of the upgrade: 404 while the host is off; under a mount, the route moves to the endpoint's path. */
     void routes(@Observes Router router) {
@@ -153,6 +150,7 @@ public class ConformanceRealtimeEndpoint {
 
     @OnError
     public Uni<Void> error(WebSocketConnection connection, Throwable failure) {
-        return failures.failed(connection, failure); // on the event loop (a Uni), never blocking
+        RealtimeChannel c = connection.userData().get(CHANNEL);
+        return c == null ? Uni.createFrom().voidItem() : c.error(connection, failure);
     }
 }

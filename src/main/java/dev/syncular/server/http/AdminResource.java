@@ -14,6 +14,7 @@ import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.storage.postgres.SocketDisconnect;
 import dev.syncular.server.sync.RealtimeDelta;
 import io.smallrye.mutiny.Uni;
 import jakarta.inject.Inject;
@@ -44,7 +45,8 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
  * one row with the registered subscriptions that cover it, a pruning pass now (§4.6), the segment store (§5.1)
  * and this pod's operational event tail; recovery: the §2.1 backup-restore log-epoch rotation (every client resets
  * on its next request, every pod's realtime sessions of the partition get {@code reset-required}) and the §7.3.4
- * auth lease revocation by {@code leaseId} (404 {@code sync.not_found} while leases are off). Every route is behind {@link AdminAccess}: bearer token, audit line.
+ * auth lease revocation by {@code leaseId} (404 {@code sync.not_found} while leases are off); closing an actor's
+ * or a client's realtime sockets on every pod (announced on the storage's control channel). Every route is behind {@link AdminAccess}: bearer token, audit line.
  * Requests carry no body; answers are JSON trees (no reflection over user types).
  */
 @Path("/admin")
@@ -176,6 +178,39 @@ public class AdminResource {
                     ? Uni.createFrom().item(Response.ok(JSON.createObjectNode().put("partition", p).put("leaseId", id)
                             .put("revoked", true)).build())
                     : notFound("lease not found", Map.of("partition", p, "leaseId", id)));
+        });
+    }
+
+    @POST
+    @Path("/partitions/{partition}/actors/{actorId}/disconnect")
+    @Operation(summary = "Close every realtime socket of an actor in the partition, on every pod (close code 4403);"
+            + " its clients reconnect and are authenticated again")
+    public Uni<Response> disconnectActor(@HeaderParam("Authorization") String auth,
+            @PathParam("partition") String partition, @PathParam("actorId") String actorId) {
+        return guarded("POST /admin/partitions/{partition}/actors/{actorId}/disconnect", auth, () -> disconnect(
+                SocketDisconnect.actor(AdminAccess.storable(partition), AdminAccess.storable(actorId))));
+    }
+
+    @POST
+    @Path("/partitions/{partition}/clients/{clientId}/disconnect")
+    @Operation(summary = "Close the realtime sockets of a client in the partition, on every pod (close code 4403);"
+            + " it reconnects and is authenticated again")
+    public Uni<Response> disconnectClient(@HeaderParam("Authorization") String auth,
+            @PathParam("partition") String partition, @PathParam("clientId") String clientId) {
+        return guarded("POST /admin/partitions/{partition}/clients/{clientId}/disconnect", auth, () -> disconnect(
+                SocketDisconnect.client(AdminAccess.storable(partition), AdminAccess.storable(clientId))));
+    }
+
+    /** 202: announced to every pod over the storage's control channel; each closes its matching sockets. */
+    private Uni<Response> disconnect(SocketDisconnect d) {
+        return storage.announce(d).map(v -> {
+            ObjectNode o = JSON.createObjectNode().put("partition", d.partition());
+            if (d.actorId() != null) {
+                o.put("actorId", d.actorId());
+            } else {
+                o.put("clientId", d.clientId());
+            }
+            return Response.accepted(o.put("announced", true)).build();
         });
     }
 

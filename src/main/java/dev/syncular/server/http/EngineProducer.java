@@ -82,10 +82,73 @@ public class EngineProducer {
     @Produces
     @Singleton
     SchemaWindow schemaWindow(SyncularConfig config, CrdtMergerRegistry mergers) {
+        CompiledSchema current;
         try {
-            return SchemaWindow.single(loadSchema(config, mergers.crdtTypes()));
+            current = loadSchema(config, mergers.crdtTypes());
         } catch (SchemaException e) {
             throw StartupErrors.invalidSchema(e, schemaSource(config));
+        }
+        SchemaWindow window = window(current, config.schema().window().orElse(List.of()), mergers.crdtTypes());
+        if (window.schemas().size() > 1) {
+            LOG.infof("Schema window (§9): serving schema versions %s, current %d", window.versions(), current.version());
+        }
+        return window;
+    }
+
+    /**
+     * The §9 window from {@code syncular.schema.window}: each older document compiled and checked against the current
+     * schema on its own (so a failure names its file), then the whole window, newest first. Every failure stops the
+     * start with one {@link ConfigurationException} naming the property, the file and the rule.
+     */
+    static SchemaWindow window(CompiledSchema current, List<String> paths, java.util.Set<String> crdtTypes) {
+        List<CompiledSchema> older = new ArrayList<>();
+        java.util.Map<Integer, String> fileOfVersion = new java.util.HashMap<>();
+        for (String raw : paths) {
+            if (raw == null || raw.isBlank()) {
+                continue;
+            }
+            Path path = Path.of(raw.trim());
+            String file = path.toAbsolutePath().toString();
+            if (!Files.isRegularFile(path)) {
+                throw new ConfigurationException("syncular.schema.window: no schema IR file at " + file);
+            }
+            CompiledSchema schema;
+            try {
+                schema = SchemaLoader.load(path, crdtTypes);
+            } catch (SchemaException e) {
+                throw StartupErrors.invalidWindow(e, file);
+            }
+            String other = fileOfVersion.putIfAbsent(schema.version(), file);
+            if (other != null) {
+                throw StartupErrors.invalidWindow(file, "schema version " + schema.version() + " is also the version of "
+                        + other + "; each served version needs exactly one document");
+            }
+            if (schema.version() >= current.version()) {
+                throw StartupErrors.invalidWindow(file, "schema version " + schema.version() + " is not older than the"
+                        + " current schema (version " + current.version() + ", syncular.schema.path); the window lists"
+                        + " only the older versions still served");
+            }
+            if (!current.schemaVersions().isEmpty()
+                    && current.schemaVersions().stream().noneMatch(v -> v.version() == schema.version())) {
+                throw StartupErrors.invalidWindow(file, "schema version " + schema.version() + " is not in the current"
+                        + " schema's schemaVersions history " + current.schemaVersions().stream()
+                                .map(v -> v.version()).toList());
+            }
+            try {
+                SchemaWindow.of(List.of(current, schema));
+            } catch (SchemaException e) {
+                throw StartupErrors.invalidWindow(e, file);
+            }
+            older.add(schema);
+        }
+        older.sort(java.util.Comparator.comparingInt(CompiledSchema::version).reversed());
+        List<CompiledSchema> newestFirst = new ArrayList<>(older.size() + 1);
+        newestFirst.add(current);
+        newestFirst.addAll(older);
+        try {
+            return SchemaWindow.of(current, newestFirst);
+        } catch (SchemaException e) {
+            throw StartupErrors.invalidWindow(e, String.valueOf(fileOfVersion.values()));
         }
     }
 

@@ -55,8 +55,9 @@ public class ErrorMapper {
             code = ErrorCode.INVALID_REQUEST;
         }
         logged(code.httpStatus, code);
-        // Decode errors (§1.7) are static rule descriptions; they never interpolate request data.
-        return json(code.httpStatus, ErrorBodies.body(code, e.getMessage(), Map.of())).build();
+        // Decode errors (§1.7) are static rule descriptions; they never interpolate request data (the unsupported
+        // wireVersion refusal puts the request's version in details).
+        return json(code.httpStatus, ErrorBodies.body(code, e.getMessage(), e.details())).build();
     }
 
     @ServerExceptionMapper

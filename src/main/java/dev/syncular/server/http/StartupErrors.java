@@ -34,6 +34,25 @@ final class StartupErrors {
                 + "point syncular.schema.path (env SYNCULAR_SCHEMA_PATH) at another file.");
     }
 
+    /** An older document of {@code syncular.schema.window} does not compile or breaks a §9 window rule. */
+    static ConfigurationException invalidWindow(SchemaException e, String file) {
+        LOG.debug("schema window failure", e);
+        return new ConfigurationException(windowMessage(file, e.getMessage() + " [" + e.code() + ", reason "
+                + e.reason() + "]"));
+    }
+
+    /** An older document of {@code syncular.schema.window} that cannot be part of the window. */
+    static ConfigurationException invalidWindow(String file, String problem) {
+        return new ConfigurationException(windowMessage(file, problem));
+    }
+
+    private static String windowMessage(String file, String problem) {
+        return "Syncular cannot serve the schema window (syncular.schema.window, SSP2 §9): " + file + ": " + problem
+                + ". An older schema may differ from the current one only by appended nullable columns and new tables"
+                + " (docs/SCHEMA.md \"Rolling out a schema change to a mobile fleet\"); remove the document from"
+                + " syncular.schema.window (env SYNCULAR_SCHEMA_WINDOW) to stop serving its version.";
+    }
+
     /**
      * The storage migration refused the running schema, or {@code null} when {@code e} is not a configuration
      * problem (the caller rethrows it unchanged).

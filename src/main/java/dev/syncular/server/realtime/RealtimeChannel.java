@@ -49,6 +49,7 @@ public final class RealtimeChannel {
     private final Supplier<SyncEngine> engine;
     private final long maxRequestBytes;
     private final BufferBudget budget;
+    private final CredentialLifetime lifetime;
 
     public RealtimeChannel(RealtimeHub hub, PostgresSyncStorage storage, ScopeResolver resolver, SchemaWindow window,
             Supplier<SyncEngine> engine, long maxRequestBytes, BufferBudget budget) {
@@ -59,6 +60,7 @@ public final class RealtimeChannel {
         this.window = window;
         this.engine = engine;
         this.maxRequestBytes = maxRequestBytes;
+        this.lifetime = new CredentialLifetime(hub.vertx(), hub.clock(), hub.metrics().failures());
     }
 
     public RealtimeHub hub() {
@@ -109,8 +111,10 @@ public final class RealtimeChannel {
         RealtimeSession s = new RealtimeSession(UUID.randomUUID().toString(), p.ctx(), p.clientId(),
                 p.partition() == null ? null : p.partition().logEpoch(), connection, System::currentTimeMillis,
                 p.registrations(), latest, requiresSync, maxRequestBytes);
+        s.failures = hub.metrics().failures();
         connection.userData().put(SESSION, s);
         hub.add(s);
+        lifetime.watch(connection, p.ctx());
         String hello = ControlMessages.render(new ControlMessage.Hello(PROTOCOL_VERSION, s.sessionId,
                 p.ctx().actorId(), p.clientId(), cursor, latest, requiresSync, System.currentTimeMillis()));
         Uni<Void> before = first == null ? Uni.createFrom().voidItem() : connection.sendText(first);
@@ -119,6 +123,9 @@ public final class RealtimeChannel {
 
     public Uni<Void> text(WebSocketConnection connection, String text) {
         RealtimeSession s = connection.userData().get(SESSION);
+        if (lifetime.expired(s.ctx)) {
+            return lifetime.close(connection);
+        }
         s.lastHeardMs = System.currentTimeMillis();
         ControlMessage m;
         try {
@@ -133,7 +140,11 @@ public final class RealtimeChannel {
                 return Uni.createFrom().voidItem();
             }
             return storage.advanceClientCursor(s.ctx.partition(), s.clientId, s.ctx.actorId(), s.logEpoch, ack.cursor(),
-                    System.currentTimeMillis()).replaceWithVoid().onFailure().recoverWithNull();
+                    System.currentTimeMillis()).replaceWithVoid().onFailure().recoverWithItem(e -> {
+                        // the §4.6 retention input stays at the previous ack until the next one is stored
+                        hub.metrics().failures().failed(RealtimeFailures.Kind.ACK_WRITE, e);
+                        return null;
+                    });
         }
         if (m instanceof ControlMessage.PresencePublish publish) {
             hub.presencePublished(s, publish);
@@ -143,6 +154,9 @@ public final class RealtimeChannel {
 
     public Uni<Void> binary(WebSocketConnection connection, Buffer message) {
         RealtimeSession s = connection.userData().get(SESSION);
+        if (lifetime.expired(s.ctx)) {
+            return lifetime.close(connection); // no round runs on an expired credential
+        }
         s.lastHeardMs = System.currentTimeMillis();
         byte[] bytes = message.getBytes();
         // §8.7: the server MAY close on a client→server tag other than 0x01 (a broken client, surfaced loudly)
@@ -163,7 +177,8 @@ public final class RealtimeChannel {
             if (p.partition() != null) {
                 s.logEpoch = p.partition().logEpoch();
             }
-        }).replaceWithVoid().onFailure().recoverWithItem(() -> {
+        }).replaceWithVoid().onFailure().recoverWithItem(e -> {
+            hub.metrics().failures().failed(RealtimeFailures.Kind.REGISTRATION, e);
             hub.presenceRegistered(s, s.register(List.of()));
             return null;
         });
@@ -178,7 +193,18 @@ public final class RealtimeChannel {
     }
 
     /** The connection ended: it leaves the hub and its presence leaves (§8.6.1). */
+    /**
+     * A socket's transport failed (the endpoint's {@code @OnError}): a peer that vanished is one DEBUG line without
+     * a stack trace, anything else WARN; both counted as {@code syncular_realtime_errors_total{kind="socket"}}.
+     * The connection closes; {@link #close} drops its session.
+     */
+    public Uni<Void> error(WebSocketConnection connection, Throwable failure) {
+        hub.metrics().failures().report(RealtimeFailures.Kind.SOCKET, failure, connection);
+        return Uni.createFrom().voidItem();
+    }
+
     public Uni<Void> close(WebSocketConnection connection) {
+        lifetime.release(connection);
         RealtimeSession s = connection.userData().get(SESSION);
         if (s != null) {
             hub.remove(s);

@@ -21,8 +21,6 @@ public class RealtimeEndpoint {
     @Inject
     PodRealtime realtime;
 
-    @Inject
-    SocketFailures failures;
 
     @OnOpen
     public Uni<Void> open(WebSocketConnection connection) {
@@ -49,9 +47,9 @@ public class RealtimeEndpoint {
         return realtime.channel().close(connection);
     }
 
-    /** A vanished peer is DEBUG without a trace, a server-side failure WARN; both counted ({@link SocketFailures}). */
+    /** A vanished peer is DEBUG without a trace, anything else WARN; both counted ({@link RealtimeChannel#error}). */
     @OnError
     public Uni<Void> error(WebSocketConnection connection, Throwable failure) {
-        return failures.failed(connection, failure); // on the event loop (a Uni), never blocking
+        return realtime.channel().error(connection, failure); // on the event loop (a Uni), never blocking
     }
 }

@@ -9,7 +9,6 @@ import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.realtime.ControlMessage;
 import dev.syncular.server.wire.realtime.ControlMessages;
 import dev.syncular.server.wire.realtime.WakeReason;
-import io.quarkus.websockets.next.CloseReason;
 import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.pgclient.PgConnectOptions;
@@ -127,6 +126,9 @@ public final class RealtimeHub {
                     listening = true;
                     commitsHeard.complete(null);
                 });
+        // operator disconnects of an actor's or a client's sockets, announced by whichever pod took the admin request
+        subscriber.channel(storage.controlChannel())
+                .handler(payload -> OperatorDisconnects.received(payload, this::sessionsOf, metrics.failures()));
         if (settings.presenceEnabled()) {
             subscriber.channel(presenceBus.channel())
                     .handler(payload -> presenceBus.received(payload, this::presenceMessage))
@@ -142,7 +144,7 @@ public final class RealtimeHub {
         } else {
             presenceHeard.complete(null);
         }
-        subscriber.connect().onFailure(e -> LOG.error("Realtime LISTEN connection failed", e));
+        subscriber.connect().onFailure(e -> metrics.failures().failed(RealtimeFailures.Kind.LISTEN, e));
         heartbeatTimer = vertx.setPeriodic(settings.heartbeatInterval().toMillis(), t -> heartbeat());
         return CompletableFuture.allOf(commitsHeard, presenceHeard);
     }
@@ -154,8 +156,10 @@ public final class RealtimeHub {
 
     /**
      * Drain: upgrades are refused from now on ({@link #draining()}), in-flight socket rounds get up to
-     * {@code grace} to finish, then every remaining socket closes with 1001 (going away), the other pods hear
-     * this hub's {@code bye} and the LISTEN connection is released. Blocks: run it off the event loop.
+     * {@code grace} less the closes' reserve ({@link SocketDrain#closeReserveNanos}) to finish, then every
+     * remaining socket is closed with 1001 (going away), all at once ({@link SocketDrain}), the other pods hear
+     * this hub's {@code bye} and the LISTEN connection is released — all within {@code grace}. Blocks: run it
+     * off the event loop.
      */
     public synchronized void drain(Duration grace) {
         if (draining) {
@@ -163,7 +167,8 @@ public final class RealtimeHub {
         }
         draining = true;
         long deadline = System.nanoTime() + grace.toNanos();
-        while (roundsInFlight() > 0 && System.nanoTime() < deadline) {
+        long roundsDeadline = deadline - SocketDrain.closeReserveNanos(grace);
+        while (roundsInFlight() > 0 && System.nanoTime() < roundsDeadline) {
             try {
                 Thread.sleep(20);
             } catch (InterruptedException e) {
@@ -171,16 +176,7 @@ public final class RealtimeHub {
                 break;
             }
         }
-        for (Set<RealtimeSession> set : byPartition.values()) {
-            for (RealtimeSession s : set) {
-                try {
-                    s.connection().close(new CloseReason(1001, "server shutting down")).await()
-                            .atMost(Duration.ofSeconds(2));
-                } catch (RuntimeException e) {
-                    LOG.debug("Closing a realtime socket on shutdown failed", e);
-                }
-            }
-        }
+        SocketDrain.closeAll(byPartition.values(), deadline, metrics.failures()); // concurrently, within the grace
         if (heartbeatTimer >= 0) {
             vertx.cancelTimer(heartbeatTimer);
         }
@@ -189,7 +185,7 @@ public final class RealtimeHub {
                 // the other pods drop this hub's peers now rather than after three silent heartbeats
                 presenceBus.pod("bye");
                 try {
-                    presenceBus.flushed().get(2, TimeUnit.SECONDS);
+                    presenceBus.flushed().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
                 } catch (Exception e) {
                     LOG.debug("Presence bye not confirmed before shutdown", e);
                 }
@@ -213,6 +209,16 @@ public final class RealtimeHub {
     /** The realtime metrics (a method: fields of a client proxy are not the bean's). */
     RealtimeMetrics metrics() {
         return metrics;
+    }
+
+    /** The Vert.x instance the hub's timers run on. */
+    Vertx vertx() {
+        return vertx;
+    }
+
+    /** The hub's clock (epoch milliseconds; the seam tests replace). */
+    LongSupplier clock() {
+        return settings.clock();
     }
 
     /** Whether the hub is draining (readiness DOWN, upgrades refused). */
@@ -334,7 +340,8 @@ public final class RealtimeHub {
                 (previous == null ? CompletableFuture.<Void>completedFuture(null) : previous)
                         .thenCompose(v -> (early != null ? early : read(partition, seq)).thenAccept(this::fanOut))
                         .exceptionally(e -> {
-                            LOG.warn("Realtime fanout of a commit failed; waking its partition's sockets", e);
+                            // the partition's sockets are woken: their clients pull what the fan-out missed
+                            metrics.failures().failed(RealtimeFailures.Kind.FANOUT, e);
                             Set<RealtimeSession> set = byPartition.get(partition);
                             if (set != null) {
                                 set.forEach(s -> s.lostNotifications(metrics));
@@ -425,11 +432,13 @@ public final class RealtimeHub {
         for (Set<RealtimeSession> set : byPartition.values()) {
             for (RealtimeSession s : set) {
                 if (System.currentTimeMillis() - s.lastHeardMs > idle) {
-                    s.connection().close().subscribe().with(v -> { }, e -> { });
+                    s.connection().close().subscribe().with(v -> { },
+                            e -> metrics.failures().report(RealtimeFailures.Kind.CLOSE, e, s.connection()));
                     continue;
                 }
                 s.sendText(beat);
-                s.connection().sendPing(io.vertx.core.buffer.Buffer.buffer()).subscribe().with(v -> { }, e -> { });
+                s.connection().sendPing(io.vertx.core.buffer.Buffer.buffer()).subscribe().with(v -> { },
+                        e -> metrics.failures().report(RealtimeFailures.Kind.PING_WRITE, e, s.connection()));
             }
         }
     }

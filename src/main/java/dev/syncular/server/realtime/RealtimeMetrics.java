@@ -9,13 +9,14 @@ import java.util.function.Supplier;
 
 /**
  * Realtime metrics: open connections, presence members, deltas and commit-to-delta latency, wake-ups by reason,
- * LISTEN reconnects.
+ * LISTEN reconnects, swallowed failures by kind ({@link RealtimeFailures}).
  */
 final class RealtimeMetrics {
     private final Counter deltas;
     private final Map<WakeReason, Counter> wakes = new EnumMap<>(WakeReason.class);
     private final Counter reconnects;
     private final io.micrometer.core.instrument.Timer deltaLatency;
+    private final RealtimeFailures failures;
 
     RealtimeMetrics(MeterRegistry registry, Supplier<Number> open, Supplier<Number> presenceMembers) {
         registry.gauge("syncular.realtime.connections", java.util.List.of(), open, s -> s.get().doubleValue());
@@ -29,6 +30,12 @@ final class RealtimeMetrics {
         deltaLatency = io.micrometer.core.instrument.Timer.builder("syncular.realtime.delta.latency")
                 .description("From a commit's creation to its delta being handed to a socket")
                 .publishPercentileHistogram().register(registry);
+        failures = new RealtimeFailures(registry);
+    }
+
+    /** Failures that are not propagated: logged and counted ({@code syncular_realtime_errors_total{kind}}). */
+    RealtimeFailures failures() {
+        return failures;
     }
 
     void delta() {

@@ -43,6 +43,8 @@ final class RealtimeSession {
     private final ArrayDeque<Long> unacked = new ArrayDeque<>();
     boolean roundInFlight;
     volatile long lastHeardMs;
+    /** Where failed writes are logged and counted (the hub's, set when the channel opens the session). */
+    volatile RealtimeFailures failures = RealtimeFailures.UNREGISTERED;
 
     RealtimeSession(String sessionId, SyncRequestContext ctx, String clientId, String logEpoch,
             WebSocketConnection connection, LongSupplier clock, List<RealtimeDelta.Registration> registrations,
@@ -135,7 +137,8 @@ final class RealtimeSession {
         Buffer b = Buffer.buffer(encoded.length + 1).appendByte((byte) ChannelTag.DELTA).appendBytes(encoded);
         unacked.add(seq);
         metrics.delta();
-        connection.sendBinary(b).subscribe().with(v -> { }, e -> { });
+        connection.sendBinary(b).subscribe().with(v -> { },
+                e -> failures.report(RealtimeFailures.Kind.DELTA_WRITE, e, connection));
         return true;
     }
 
@@ -200,7 +203,8 @@ final class RealtimeSession {
     }
 
     void sendText(String json) {
-        connection.sendText(json).subscribe().with(v -> { }, e -> { });
+        connection.sendText(json).subscribe().with(v -> { },
+                e -> failures.report(RealtimeFailures.Kind.CONTROL_WRITE, e, connection));
     }
 
     WebSocketConnection connection() {

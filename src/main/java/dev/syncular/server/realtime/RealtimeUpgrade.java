@@ -24,7 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * §8.1 upgrade: {@code GET <mount>/realtime?clientId=…} is authenticated by the same {@link Authenticator} as
- * {@code POST /sync}, and the client record (§4.5: registered subscriptions, cursor, wire version), the
+ * {@code POST /sync} (a browser's bearer token may come from the query or a cookie, {@link UpgradeToken}), and the client record (§4.5: registered subscriptions, cursor, wire version), the
  * partition's latest cursor and the actor's allowed scopes are loaded — all before the upgrade, so every
  * refusal is an HTTP answer with the §10.1 JSON error and its status, never a half-open socket.
  *
@@ -50,12 +50,14 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
     private final Authenticator authenticator;
     private final PodRealtime realtime;
     private final String mountPrefix;
+    private final UpgradeToken browserToken;
 
     @Inject
     public RealtimeUpgrade(Authenticator authenticator, PodRealtime realtime, SyncularConfig config) {
         this.authenticator = authenticator;
         this.realtime = realtime;
         this.mountPrefix = config.mountPrefix();
+        this.browserToken = new UpgradeToken(config.realtime());
     }
 
     void routes(@Observes Router router) {
@@ -91,6 +93,12 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
                     Map.of("field", "clientId", "maxBytes", StorableText.MAX_KEY_BYTES)));
             return;
         }
+        try {
+            browserToken.apply(req); // a browser's token from the query or a cookie; the header wins
+        } catch (HttpError e) {
+            refuse(rc, e);
+            return;
+        }
         Context context = io.vertx.core.Vertx.currentContext();
         req.pause();
         authenticator.authenticate(req)
@@ -106,7 +114,8 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
                     if (mountPrefix.isEmpty()) {
                         rc.next();
                     } else {
-                        rc.reroute(ENDPOINT_PATH + (req.query() == null ? "" : "?" + req.query()));
+                        String query = browserToken.withoutToken(req.query()); // the token goes no further
+                        rc.reroute(ENDPOINT_PATH + (query == null || query.isEmpty() ? "" : "?" + query));
                     }
                 }), e -> context.runOnContext(v -> {
                     req.resume();

@@ -131,10 +131,12 @@ final class SocketRound {
                     onEnd.apply(ok && pulls)
                             .chain(() -> stream(session, ResponseBody.identity(planned).iterator()))
                             .subscribe().with(v -> { }, e -> {
-                                LOG.warn("Sending a socket round's response failed; closing the connection", e);
-                                session.connection().close().subscribe().with(x -> { }, y -> { });
+                                // the client sees the socket close and retries the round
+                                session.failures.report(RealtimeFailures.Kind.ROUND_WRITE, e, session.connection());
+                                session.connection().close().subscribe().with(x -> { },
+                                        y -> session.failures.report(RealtimeFailures.Kind.CLOSE, y, session.connection()));
                             });
-                }, e -> LOG.error("Socket round failed outside its error path", e));
+                }, e -> session.failures.failed(RealtimeFailures.Kind.ROUND, e));
         return Outcome.CONTINUE;
     }
 

@@ -34,6 +34,14 @@ public interface PushTx {
     Uni<List<StoredRow>> readRowsWhere(String table, String column, Object value, int limit);
 
     /**
+     * {@link #readRowsWhere(String, String, Object, int)} for a non-null {@code value}, restricted to the rows whose
+     * §3.1 stored scopes hold, for every variable of {@code within}, one of its values (a variable left out is not
+     * restricted): the children of a §6.11 reference that lie inside the writer's grant (§3.4).
+     */
+    Uni<List<StoredRow>> readRowsWhereWithin(String table, String column, Object value,
+            Map<String, List<String>> within, int limit);
+
+    /**
      * Rows of {@code table} whose {@code column} equals the non-null {@code value}, after {@code afterRowId}
      * (exclusive, by row id bytes; {@code null} from the first), at most {@code limit}: the keyset pages of the
      * §6.8 candidate scan.

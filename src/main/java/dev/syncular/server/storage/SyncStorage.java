@@ -274,6 +274,16 @@ public interface SyncStorage {
     Uni<Set<String>> readReferencedBlobIds(String partition, java.util.Collection<String> blobIds);
 
     /**
+     * Records that {@code actorId} uploaded {@code blobId} into the partition (§5.9.3: verified bytes, or an
+     * upload grant for an absent blob) — what entitles it to reference the blob in a push (§5.9.6) before any
+     * row it can read does. Idempotent.
+     */
+    Uni<Void> recordBlobUpload(String partition, String blobId, String actorId, long nowMs);
+
+    /** The subset of {@code blobIds} that {@code actorId} uploaded into the partition ({@link #recordBlobUpload}). */
+    Uni<Set<String>> readBlobsUploadedBy(String partition, String actorId, java.util.Collection<String> blobIds);
+
+    /**
      * The partition's latest orphan-sweep mark ({@code 0} before any sweep). A push that checks blob existence
      * outside its transaction reads it first and asks {@link PushTx#blobsSweptSince} under the lock, so a sweep
      * that deleted a blob in between is noticed (§5.9.6).
@@ -282,7 +292,8 @@ public interface SyncStorage {
 
     /**
      * The orphan sweep deleted the objects of {@code blobIds} it marked under {@code sweepMark}
-     * ({@link PushTx#recordBlobSweep}): their marks are no longer pending. Outside any partition transaction.
+     * ({@link PushTx#recordBlobSweep}): their marks are no longer pending and their upload records
+     * ({@link #recordBlobUpload}) are gone. Outside any partition transaction.
      */
     Uni<Void> settleBlobSweep(String partition, long sweepMark, java.util.Collection<String> blobIds);
 

@@ -25,6 +25,12 @@ import java.util.Set;
  * {@code blob_ref} value names must be in the partition's blob store, else that operation is rejected with
  * {@code blob.not_found} and the commit rolls back whole.
  *
+ * <p>A stored blob counts only when the pushing actor is entitled to it (§5.9.5: "a blobId is never a
+ * capability"): it uploaded the blob ({@link SyncStorage#recordBlobUpload}), or it may see a row that references
+ * it (the §5.9.5 download rule under the actor's allowed scopes, §3.4). Otherwise the operation gets the same
+ * {@code blob.not_found} as for an unknown blob, so a reference cannot make another scope's blob downloadable
+ * (the download rule trusts the referencing rows) and the answer reveals nothing about the blob.
+ *
  * <p>The store lookups run before the partition lock is taken (an object-store round trip, or a query on
  * another pooled connection, never happens while a push holds the lock and its connection). What the orphan
  * sweep may delete in between is caught under the lock: the sweep commits a mark for each blob it will delete
@@ -76,8 +82,8 @@ final class BlobPresence {
      * Looks up every blob the commit's upserts reference ({@code store == null}: a server without a blob store,
      * where no blob exists). Payloads that fail to decode are skipped here; the apply path rejects them.
      */
-    static Uni<BlobPresence> precheck(BlobStore store, SyncStorage storage, String partition, CompiledSchema current,
-            CompiledSchema client, PushCommit commit) {
+    static Uni<BlobPresence> precheck(BlobStore store, SyncStorage storage, String partition, String actorId,
+            Map<String, List<String>> allowed, CompiledSchema current, CompiledSchema client, PushCommit commit) {
         Set<String> ids = new LinkedHashSet<>();
         for (PushOperation op : commit.operations()) {
             if (op.op() != Op.UPSERT) {
@@ -109,12 +115,48 @@ final class BlobPresence {
             for (String id : list) {
                 lookups.add(store.has(partition, id));
             }
-            return Uni.join().all(lookups).andFailFast().map(found -> {
-                Map<String, Boolean> present = new HashMap<>();
+            return Uni.join().all(lookups).andFailFast().flatMap(found -> {
+                List<String> stored = new ArrayList<>();
                 for (int i = 0; i < list.size(); i++) {
-                    present.put(list.get(i), Boolean.TRUE.equals(found.get(i)));
+                    if (Boolean.TRUE.equals(found.get(i))) {
+                        stored.add(list.get(i));
+                    }
                 }
-                return new BlobPresence(mark, present);
+                return entitled(storage, current, partition, actorId, allowed, stored).map(ok -> {
+                    Map<String, Boolean> present = new HashMap<>();
+                    for (String id : list) {
+                        present.put(id, ok.contains(id));
+                    }
+                    return new BlobPresence(mark, present);
+                });
+            });
+        });
+    }
+
+    /** The stored blobs of {@code stored} the actor may reference: uploaded by it, or referenced by a row it sees. */
+    private static Uni<Set<String>> entitled(SyncStorage storage, CompiledSchema current, String partition,
+            String actorId, Map<String, List<String>> allowed, List<String> stored) {
+        if (stored.isEmpty()) {
+            return Uni.createFrom().item(Set.of());
+        }
+        return storage.readBlobsUploadedBy(partition, actorId, stored).flatMap(uploaded -> {
+            Set<String> ok = new LinkedHashSet<>(uploaded);
+            List<String> rest = new ArrayList<>(stored);
+            rest.removeAll(uploaded);
+            if (rest.isEmpty() || allowed == null) {
+                return Uni.createFrom().item(ok);
+            }
+            List<Uni<Boolean>> visible = new ArrayList<>();
+            for (String id : rest) {
+                visible.add(BlobService.visibleReference(storage, current, partition, id, allowed));
+            }
+            return Uni.join().all(visible).andFailFast().map(seen -> {
+                for (int i = 0; i < rest.size(); i++) {
+                    if (Boolean.TRUE.equals(seen.get(i))) {
+                        ok.add(rest.get(i));
+                    }
+                }
+                return ok;
             });
         });
     }

@@ -5,6 +5,7 @@ import dev.syncular.server.blobs.BlobInfo;
 import dev.syncular.server.blobs.BlobKey;
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.PresignedUrl;
+import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.BlobReference;
@@ -95,7 +96,10 @@ public final class BlobService {
         if (content.byteLength() > maxBytes) {
             return Uni.createFrom().failure(tooLarge(content.blobId(), content.byteLength()));
         }
-        return store.put(ctx.partition(), content, mediaType, clock.getAsLong());
+        long now = clock.getAsLong();
+        // §5.9.6: the verified bytes entitle the uploader to reference the blob (recorded after the object exists)
+        return store.put(ctx.partition(), content, mediaType, now)
+                .call(info -> storage.recordBlobUpload(ctx.partition(), content.blobId(), ctx.actorId(), now));
     }
 
     /** The answer to an upload-grant request (§5.9.3). */
@@ -115,7 +119,12 @@ public final class BlobService {
 
     /**
      * §5.9.3 upload grant: any authenticated actor within the size cap, checked against the declared length
-     * before anything is minted.
+     * before anything is minted. A stored blob answers {@code present} only to an actor already entitled to it
+     * ({@link #entitled}); any other actor is sent to the direct PUT, whose verified bytes entitle it — answering
+     * {@code present} would leave it unable to reference the blob (§5.9.6), and presigning a PUT over an existing
+     * object would let unverified bytes replace it. A grant for an absent blob records the actor as its uploader
+     * (the presigned PUT carries no host authentication, so the grant is where the server learns who places the
+     * bytes).
      */
     public Uni<Grant> grant(SyncRequestContext ctx, String blobId, long byteLength) {
         if (ctx.unstorable() != null) {
@@ -126,13 +135,24 @@ public final class BlobService {
         }
         return store.has(ctx.partition(), blobId).flatMap(present -> {
             if (present) {
-                return Uni.createFrom().item(new Grant.Present());
+                return entitled(ctx, blobId).map(ok -> ok ? new Grant.Present() : new Grant.Direct());
             }
             if (!store.canPresign()) {
                 return Uni.createFrom().item(new Grant.Direct());
             }
-            return store.presignPut(ctx.partition(), blobId, byteLength, clock.getAsLong()).map(Grant.Url::new);
+            long now = clock.getAsLong();
+            return storage.recordBlobUpload(ctx.partition(), blobId, ctx.actorId(), now)
+                    .flatMap(v -> store.presignPut(ctx.partition(), blobId, byteLength, now)).map(Grant.Url::new);
         });
+    }
+
+    /**
+     * §5.9.6 entitlement to reference a stored blob: the actor uploaded it ({@link SyncStorage#recordBlobUpload})
+     * or may see a row that references it (the §5.9.5 rule). Knowing a blob id alone grants nothing.
+     */
+    Uni<Boolean> entitled(SyncRequestContext ctx, String blobId) {
+        return storage.readBlobsUploadedBy(ctx.partition(), ctx.actorId(), List.of(blobId))
+                .flatMap(mine -> !mine.isEmpty() ? Uni.createFrom().item(true) : authorized(ctx, blobId));
     }
 
     // ------------------------------------------------------------------------------------------- download
@@ -194,17 +214,28 @@ public final class BlobService {
                         : firstVisible(ctx.partition(), blobId, allowed, null));
     }
 
+    /** Whether a row of the partition referencing {@code blobId} passes the §3.4 check under {@code allowed}. */
+    static Uni<Boolean> visibleReference(SyncStorage storage, CompiledSchema schema, String partition, String blobId,
+            Map<String, List<String>> allowed) {
+        return firstVisible(storage, schema, partition, blobId, allowed, null);
+    }
+
     private Uni<Boolean> firstVisible(String partition, String blobId, Map<String, List<String>> allowed,
             BlobReference after) {
+        return firstVisible(storage, window.current(), partition, blobId, allowed, after);
+    }
+
+    private static Uni<Boolean> firstVisible(SyncStorage storage, CompiledSchema schema, String partition,
+            String blobId, Map<String, List<String>> allowed, BlobReference after) {
         return storage.readBlobReferences(partition, blobId, after, REFERENCE_PAGE).flatMap(refs -> {
             for (BlobReference ref : refs) {
-                TableSchema table = window.current().table(ref.table());
+                TableSchema table = schema.table(ref.table());
                 if (table != null && EffectiveScopes.authorizesStoredScopes(table, ref.scopes(), allowed)) {
                     return Uni.createFrom().item(true);
                 }
             }
             return refs.size() < REFERENCE_PAGE ? Uni.createFrom().item(false)
-                    : firstVisible(partition, blobId, allowed, refs.get(refs.size() - 1));
+                    : firstVisible(storage, schema, partition, blobId, allowed, refs.get(refs.size() - 1));
         });
     }
 

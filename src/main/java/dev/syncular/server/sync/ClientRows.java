@@ -22,6 +22,25 @@ final class ClientRows {
         return new SparseRow(present, values);
     }
 
+    /**
+     * §9 "new nullable columns are null on insert": a widened row whose client codec has {@code clientColumns}
+     * columns, with the columns appended after them present and null — an older client's insert of its whole row
+     * is a whole row of the current schema.
+     */
+    static SparseRow nullAppended(SparseRow row, int clientColumns) {
+        int columns = row.present().length;
+        if (clientColumns >= columns) {
+            return row;
+        }
+        boolean[] present = row.present().clone();
+        Object[] values = row.values().clone();
+        for (int i = clientColumns; i < columns; i++) {
+            present[i] = true;
+            values[i] = null;
+        }
+        return new SparseRow(present, values);
+    }
+
     /** §9: a current row in an older client's codec — the appended columns are dropped. */
     static Object[] narrow(Object[] values, int columns) {
         return values.length == columns ? values : Arrays.copyOf(values, columns);

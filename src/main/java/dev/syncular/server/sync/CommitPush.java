@@ -97,8 +97,9 @@ final class CommitPush {
         // §5.9.6: blob lookups before the lock, re-checked against the orphan sweep under it.
         // The transaction's first reads — the locked idempotency lookup and the row prefetch — are announced as
         // a read hint, so the storage may read them ahead with other queued pushes' reads (still under the lock).
-        return round.allowed.flatMap(allowed -> BlobPresence.precheck(blobs, storage, partition, window.current(),
-                round.clientSchema, commit).flatMap(blobCheck -> {
+        // §5.9.6: ... and the pusher's entitlement to each stored blob (uploaded by it, or referenced by a row it sees)
+        return round.allowed.flatMap(allowed -> BlobPresence.precheck(blobs, storage, partition, round.ctx.actorId(),
+                allowed.orElse(null), window.current(), round.clientSchema, commit).flatMap(blobCheck -> {
                     Map<String, List<String>> prefetchIds = prefetchIds(commit);
                     PushReadHint hint = new PushReadHint(clientId, commit.clientCommitId(), prefetchIds);
                     return storage.inPartitionTransaction(partition, hint, tx -> tx
@@ -188,7 +189,7 @@ final class CommitPush {
         // → append log, reactions and idempotency result → commit
         return operations.applyOps(round, tx, commit, allowed, 0, staged, fetched, changes, results, evidence)
                 .flatMap(r -> r != null ? Uni.createFrom().item(r)
-                        : DeclaredReferences.enforce(window.current(), tx, staged, changes))
+                        : DeclaredReferences.enforce(window.current(), tx, staged, changes, allowed.orElse(null)))
                 .flatMap(rejection -> rejection != null || evidence == null
                         ? Uni.createFrom().item(new CommitPolicy.Decision(rejection, List.of()))
                         : CommitPolicy.decide(policy, new CommitEvidence(round.header.clientId(), commit.clientCommitId(),

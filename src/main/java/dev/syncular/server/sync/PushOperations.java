@@ -117,14 +117,18 @@ final class PushOperations {
             Uni<Boolean> tombstoned = stored.row != null ? Uni.createFrom().item(false)
                     : stored.stagedDelete ? Uni.createFrom().item(true)
                     : tx.readTombstone(table.name(), op.rowId()).map(t -> t != null);
-            return tombstoned.flatMap(tomb -> decide(table, row, () -> ConflictRules.upsert(table, row, op.baseVersion(),
-                    stored.row == null ? null : state(stored.row), tomb, authorized, merger))).flatMap(outcome -> {
-                if (outcome instanceof WriteOutcome.Apply && round.blobs.missingAny(table, row)) {
+            // §9: an older client's insert is its whole row, the columns appended since null; its update leaves
+            // them absent (untouched).
+            SparseRow written = stored.row == null ? ClientRows.nullAppended(row, clientTable.columnCount()) : row;
+            return tombstoned.flatMap(tomb -> decide(table, written, () -> ConflictRules.upsert(table, written,
+                    op.baseVersion(), stored.row == null ? null : state(stored.row), tomb, authorized, merger)))
+                    .flatMap(outcome -> {
+                if (outcome instanceof WriteOutcome.Apply && round.blobs.missingAny(table, written)) {
                     // §5.9.6 / §6.6: after the §3.4 check on the same authorization row
                     return error(index, ErrorCode.BLOB_NOT_FOUND, "referenced blob is not in the blob store");
                 }
                 return onOutcome(round, index, staged, changes, results, evidence, table, op, key, outcome, stored,
-                        row.present());
+                        written.present());
             });
         });
     }

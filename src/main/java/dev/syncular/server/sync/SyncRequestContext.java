@@ -12,9 +12,9 @@ import java.util.Objects;
  *
  * @param grantedScopes allowed scopes carried by the credential (variable → values, {@code "*"} = any), or
  *     {@code null} when the authenticator carries none
- * @param credentialExpiresAtMs when the credential stops being valid (epoch milliseconds, e.g. a JWT's
- *     {@code exp}), or {@link #NO_EXPIRY} for a credential without a lifetime; a long-lived binding (the §8
- *     realtime socket) ends its connection at this instant
+ * @param credentialExpiresAtMs when the credential stops being accepted (epoch milliseconds, e.g. a JWT's
+ *     {@code exp} plus the configured clock skew), or {@link #NO_EXPIRY} for a credential without a lifetime; a
+ *     long-lived binding (the §8 realtime socket) ends its connection at this instant
  */
 public record SyncRequestContext(String actorId, String partition, Map<String, List<String>> grantedScopes,
         long credentialExpiresAtMs) {

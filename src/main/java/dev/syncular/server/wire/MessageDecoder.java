@@ -223,7 +223,7 @@ public final class MessageDecoder {
         checkMagicPrefix(b, p, FrameType.ENVELOPE_HEADER_BYTES);
         int version = (b[p + 4] & 0xff) | (b[p + 5] & 0xff) << 8;
         if (version != FrameType.WIRE_VERSION) {
-            throw WireException.invalid("unsupported wireVersion");
+            throw WireException.unsupportedWireVersion(version);
         }
         int kind = b[p + 6] & 0xff;
         if (kind != FrameType.MSG_REQUEST && kind != FrameType.MSG_RESPONSE) {

@@ -22,7 +22,7 @@ public record PushCommit(String clientCommitId, List<PushOperation> operations) 
             throw WireException.invalid("clientCommitId must be non-empty");
         }
         if (n == 0) {
-            throw new WireException(WireException.EMPTY_COMMIT, "commit carries no operations");
+            throw new WireException(WireException.EMPTY_COMMIT, "commit carries no operations", java.util.Map.of());
         }
         return new PushCommit(clientCommitId, List.copyOf(ops));
     }

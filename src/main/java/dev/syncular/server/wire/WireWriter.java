@@ -37,7 +37,7 @@ public final class WireWriter {
     private void ensure(int extra) {
         int need = size + extra;
         if (need < 0) {
-            throw new WireException(WireException.INVALID_REQUEST, "message exceeds 2 GiB");
+            throw new WireException(WireException.INVALID_REQUEST, "message exceeds 2 GiB", java.util.Map.of());
         }
         if (need > buf.length) {
             buf = Arrays.copyOf(buf, Math.max(need, buf.length * 2));

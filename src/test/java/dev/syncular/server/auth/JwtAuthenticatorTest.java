@@ -149,7 +149,7 @@ class JwtAuthenticatorTest {
         assertEquals("alice", ctx.actorId());
         assertEquals("fixed", ctx.partition());
         assertEquals(Map.of("list_id", List.of("l1", "l2"), "team_id", List.of("*")), ctx.grantedScopes());
-        assertEquals((T + 60) * 1000, ctx.credentialExpiresAtMs());
+        assertEquals((T + 60) * 1000 + 30_000, ctx.credentialExpiresAtMs(), "exp + the 30 s skew: when HTTP starts refusing it");
     }
 
     @Test

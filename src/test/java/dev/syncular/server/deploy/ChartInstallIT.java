@@ -100,8 +100,6 @@ class ChartInstallIT {
                 "    partitionClaim: tenant",
                 "admin: {existingSecret: syncular-admin}",
                 "signedUrls: {existingSecret: syncular-signing}",
-                "config:",
-                "  quarkus.s3.checksum-validation: \"false\"",
                 "backfill:",
                 "  enabled: true",
                 "  partition: " + TENANT,

@@ -300,6 +300,29 @@ class HelmChartTest {
         assertTrue(badName.getMessage().contains("must match [a-z0-9]+"), badName.getMessage());
     }
 
+    /**
+     * §9 schema window: older schema IR documents given by name land in the schema ConfigMap beside the current one
+     * and reach the server as {@code syncular.schema.window}; with an existing ConfigMap, by key.
+     */
+    @Test
+    void schemaWindowDocumentsReachTheServer() throws Exception {
+        Path v1 = Path.of("src/test/resources/schema/window/v1.syncular.ir.json");
+        Path v2 = Path.of("src/test/resources/schema/window/v2.syncular.ir.json");
+        RenderedChart chart = RenderedChart.render(t -> t.setFile("schema.ir", v2).setFile("schema.window.v1", v1));
+        assertEquals("/etc/syncular/schema/window-v1.json", chart.config().getProperty("syncular.schema.window"));
+        assertEquals(Files.readString(v1).strip(),
+                chart.get(ConfigMap.class, FULLNAME + "-schema").getData().get("window-v1.json").strip());
+
+        RenderedChart existing = RenderedChart.render(t -> t.set("schema.existingConfigMap", "app-schemas")
+                .set("schema.windowKeys[0]", "v1.json").set("schema.windowKeys[1]", "v2.json"));
+        assertEquals("/etc/syncular/schema/v1.json,/etc/syncular/schema/v2.json",
+                existing.config().getProperty("syncular.schema.window"));
+
+        assertNull(RenderedChart.render(t -> t.setFile("schema.ir", v2)).config().getProperty("syncular.schema.window"));
+        Exception orphan = assertThrows(Exception.class, () -> RenderedChart.render(t -> t.setFile("schema.window.v1", v1)));
+        assertTrue(orphan.getMessage().contains("schema.window needs schema.ir"), orphan.getMessage());
+    }
+
     @Test
     void refusesValuesThatWouldBreakTheService() {
         Exception grace = assertThrows(Exception.class,

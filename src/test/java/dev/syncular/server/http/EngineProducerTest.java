@@ -9,8 +9,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.schema.SchemaWindow;
 import org.junit.jupiter.api.Test;
 
 /** Start-up checks of the production wiring. */
@@ -47,5 +54,59 @@ class EngineProducerTest {
         assertEquals(32, dev.length);
         assertArrayEquals(dev, EngineProducer.signingKey(Optional.empty(), "public", false), "stable across processes");
         assertFalse(Arrays.equals(dev, EngineProducer.signingKey(Optional.empty(), "other", false)), "per storage schema");
+    }
+
+    /**
+     * §9 window rules checked at start-up for {@code syncular.schema.window}: every failure is one
+     * {@link ConfigurationException} naming the property, the file and the rule; documents may be listed in any order.
+     */
+    @Test
+    void theConfiguredSchemaWindowIsCheckedAtStartUp() throws Exception {
+        Path dir = Path.of("src/test/resources/schema/window");
+        String v1 = dir.resolve("v1.syncular.ir.json").toAbsolutePath().toString();
+        String v2 = dir.resolve("v2.syncular.ir.json").toAbsolutePath().toString();
+        CompiledSchema current = SchemaLoader.load(Path.of(v2));
+        Set<String> crdt = SchemaLoader.BUILTIN_CRDT_TYPES;
+
+        SchemaWindow ok = EngineProducer.window(current, List.of(v1), crdt);
+        assertEquals(List.of(2, 1), ok.versions());
+        assertEquals(List.of(2), EngineProducer.window(current, List.of(), crdt).versions(), "unset: one version");
+
+        ConfigurationException notNull = assertThrows(ConfigurationException.class, () -> EngineProducer.window(
+                SchemaLoader.load(dir.resolve("v2-not-null.syncular.ir.json")), List.of(v1), crdt));
+        assertTrue(notNull.getMessage().contains("syncular.schema.window") && notNull.getMessage().contains(v1)
+                && notNull.getMessage().contains("column \"note\" appended after version 1 must be nullable")
+                && notNull.getMessage().contains("window_appended_not_nullable"), notNull.getMessage());
+
+        ConfigurationException same = assertThrows(ConfigurationException.class,
+                () -> EngineProducer.window(current, List.of(v2), crdt));
+        assertTrue(same.getMessage().contains("schema version 2 is not older than the current schema (version 2"),
+                same.getMessage());
+
+        ConfigurationException twice = assertThrows(ConfigurationException.class,
+                () -> EngineProducer.window(current, List.of(v1, v1), crdt));
+        assertTrue(twice.getMessage().contains("schema version 1 is also the version of " + v1), twice.getMessage());
+
+        ConfigurationException missing = assertThrows(ConfigurationException.class,
+                () -> EngineProducer.window(current, List.of("/nonexistent/v1.json"), crdt));
+        assertTrue(missing.getMessage().contains("syncular.schema.window: no schema IR file at /nonexistent/v1.json"),
+                missing.getMessage());
+
+        Path scratch = Files.createTempDirectory("window");
+        Path renamed = scratch.resolve("renamed.json");
+        Files.writeString(renamed, Files.readString(Path.of(v1)).replace("\"title\"", "\"name\""));
+        ConfigurationException changed = assertThrows(ConfigurationException.class,
+                () -> EngineProducer.window(current, List.of(renamed.toString()), crdt));
+        assertTrue(changed.getMessage().contains("window_column_changed"), changed.getMessage());
+
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        com.fasterxml.jackson.databind.node.ObjectNode rebased =
+                (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(Path.of(v2).toFile());
+        ((com.fasterxml.jackson.databind.node.ArrayNode) rebased.get("schemaVersions")).remove(0);
+        CompiledSchema historyFromTwo = SchemaLoader.parse(json.writeValueAsString(rebased));
+        ConfigurationException history = assertThrows(ConfigurationException.class,
+                () -> EngineProducer.window(historyFromTwo, List.of(v1), crdt));
+        assertTrue(history.getMessage().contains("schema version 1 is not in the current schema's schemaVersions history [2]"),
+                history.getMessage());
     }
 }

@@ -3,6 +3,7 @@ package dev.syncular.server.http;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -352,6 +353,64 @@ class HttpBlobScenariosTest {
         assertError(blobs.grant("alice", id, "{\"byteLength\":" + (MAX_BYTES + 1) + "}"), 413, "blob.too_large");
     }
 
+    /**
+     * §5.9.5 "a blobId is never a capability", §5.9.6: an actor that knows another scope's blob id cannot
+     * reference it (the same blob.not_found as an unknown blob) and so cannot download it; uploading the bytes
+     * itself, or seeing a row that references the blob, entitles it.
+     */
+    @Test
+    void aKnownBlobIdGrantsNothing() {
+        byte[] bytes = randomBytes(2_000);
+        String id = BlobIds.compute(bytes);
+        assertEquals(200, blobs.put("carol", id, bytes).statusCode());
+        SyncTestClient c = client("carol", "p2");
+        c.syncUntilIdle();
+        String owned = c.upsert("attachments", attachment("att-p2", "p2", ref(id, bytes.length)), null);
+        c.syncUntilIdle();
+        assertEquals(CommitStatus.APPLIED, c.result(owned).status(), String.valueOf(c.result(owned)));
+
+        SyncTestClient a = client("alice", "p1");
+        a.syncUntilIdle();
+        String probe = a.upsert("attachments", attachment("att-steal", "p1", ref(id, bytes.length)), null);
+        String unknownId = BlobIds.compute(randomBytes(7));
+        String control = a.upsert("attachments", attachment("att-unknown", "p1", ref(unknownId, 7)), null);
+        a.syncUntilIdle();
+        OpResult.Error refused = assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(a.result(probe)));
+        OpResult.Error unknown = assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(a.result(control)));
+        assertEquals("blob.not_found", refused.code());
+        assertEquals(unknown.code(), refused.code());
+        assertEquals(unknown.message(), refused.message());
+        assertEquals(unknown.retryable(), refused.retryable());
+        assertFalse(server().containsKey("att-steal"));
+        assertError(blobs.get("alice", id), 403, "blob.forbidden");
+
+        // bob sees no p2 row either; once his grant covers p2 the row entitles him (and p1 readers after him)
+        SyncTestClient b = client("bob", "p1");
+        b.syncUntilIdle();
+        String early = b.upsert("attachments", attachment("att-bob-1", "p1", ref(id, bytes.length)), null);
+        b.syncUntilIdle();
+        assertEquals("blob.not_found", ((OpResult.Error) SyncTestClient.firstResult(b.result(early))).code());
+        grants.grant(partition, "bob", Map.of("project_id", List.of("p1", "p2")));
+        String shared = b.upsert("attachments", attachment("att-bob-2", "p1", ref(id, bytes.length)), null);
+        b.syncUntilIdle();
+        assertEquals(CommitStatus.APPLIED, b.result(shared).status(), String.valueOf(b.result(shared)));
+
+        // alice proves possession by uploading the bytes herself: now her reference is hers to make
+        assertEquals(200, blobs.put("alice", id, bytes).statusCode());
+        String mine = a.upsert("attachments", attachment("att-alice", "p1", ref(id, bytes.length)), null);
+        a.syncUntilIdle();
+        assertEquals(CommitStatus.APPLIED, a.result(mine).status(), String.valueOf(a.result(mine)));
+        assertEquals(200, blobs.get("alice", id).statusCode());
+    }
+
+    private Map<String, dev.syncular.server.storage.StoredRow> server() {
+        Map<String, dev.syncular.server.storage.StoredRow> out = new java.util.TreeMap<>();
+        for (dev.syncular.server.storage.StoredRow r : storage.readAllRows(partition, "attachments").await().atMost(WAIT)) {
+            out.put(r.rowId(), r);
+        }
+        return out;
+    }
+
     /** Without a presigning store the grant says so ({}), and the client streams through the direct PUT. */
     @Test
     void uploadGrantWithTheEmbeddedStore() {
@@ -361,10 +420,14 @@ class HttpBlobScenariosTest {
         assertEquals(200, none.statusCode(), BlobHttp.text(none));
         assertEquals(0, json(none).size(), "no URL: upload through PUT <mount>/blobs/{id}");
         assertEquals(200, blobs.put("alice", id, bytes).statusCode());
-        HttpResponse<byte[]> present = blobs.grant("bob", id, "{\"byteLength\":700}");
+        HttpResponse<byte[]> present = blobs.grant("alice", id, "{\"byteLength\":700}");
         assertEquals(200, present.statusCode());
         assertTrue(json(present).get("present").asBoolean());
         assertFalse(json(present).has("url"));
+        // §5.9.6: to an actor not entitled to the stored blob the grant says "upload it yourself", never "present"
+        HttpResponse<byte[]> notYours = blobs.grant("bob", id, "{\"byteLength\":700}");
+        assertEquals(200, notYours.statusCode());
+        assertEquals(0, json(notYours).size(), BlobHttp.text(notYours));
 
         assertError(blobs.grant("alice", id, "{\"byteLength\":-1}"), 400, "sync.invalid_request");
         assertError(blobs.grant("alice", id, "{\"byteLength\":1.5}"), 400, "sync.invalid_request");

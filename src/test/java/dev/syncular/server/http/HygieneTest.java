@@ -100,8 +100,8 @@ class HygieneTest {
 
     private static double disconnects() {
         return PrometheusScrape.scrape().samples.stream()
-                .filter(s -> s.name().equals("syncular_realtime_socket_failures_total")
-                        && "disconnect".equals(s.labels().get("kind")))
+                .filter(s -> s.name().equals("syncular_realtime_errors_total")
+                        && "socket".equals(s.labels().get("kind")))
                 .mapToDouble(PrometheusScrape.Sample::value).sum();
     }
 
@@ -113,7 +113,7 @@ class HygieneTest {
     void abruptSocketDisconnectsAreCountedAndQuiet() throws Exception {
         double before = disconnects();
         try (LogCapture all = LogCapture.of("", Level.INFO, "requestId");
-                LogCapture failures = LogCapture.of("dev.syncular.server.realtime.SocketFailures", Level.FINE, "requestId")) {
+                LogCapture failures = LogCapture.of("dev.syncular.server.realtime.RealtimeFailures", Level.FINE, "requestId")) {
             int sockets = 5;
             for (int i = 0; i < sockets; i++) {
                 try (Socket s = new Socket("localhost", port)) {
@@ -141,7 +141,7 @@ class HygieneTest {
             List<LogCapture.Line> loud = all.lines.stream()
                     .filter(l -> l.level().intValue() >= Level.WARNING.intValue()).toList();
             assertTrue(loud.isEmpty(), "no WARN/ERROR for vanished peers: " + loud);
-            List<LogCapture.Line> lines = failures.lines.stream().filter(l -> l.message().contains("ended abruptly")).toList();
+            List<LogCapture.Line> lines = failures.lines.stream().filter(l -> l.message().contains("socket failed, the connection is gone")).toList();
             assertTrue(lines.size() >= sockets, "one DEBUG line each: " + failures.lines);
             assertTrue(lines.stream().allMatch(l -> l.thrown() == null && l.level().intValue() < Level.INFO.intValue()), "no stack traces");
         }

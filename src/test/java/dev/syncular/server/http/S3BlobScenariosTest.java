@@ -8,6 +8,7 @@ import static dev.syncular.server.http.HttpBlobScenariosTest.ref;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -19,6 +20,7 @@ import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestS3;
 import dev.syncular.server.wire.CommitStatus;
+import dev.syncular.server.wire.OpResult;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
@@ -170,8 +172,13 @@ class S3BlobScenariosTest {
 
         HttpResponse<byte[]> put = BlobHttp.putTo(putUrl, bytes);
         assertEquals(200, put.statusCode(), BlobHttp.text(put));
-        HttpResponse<byte[]> again = blobs.grant("bob", id, "{\"byteLength\":50000}");
+        HttpResponse<byte[]> again = blobs.grant("alice", id, "{\"byteLength\":50000}");
         assertTrue(json(again).get("present").asBoolean(), "an uploaded blob needs no second PUT");
+        // §5.9.6: an actor not entitled to the stored object is sent to the verified direct PUT, never presigned
+        // a PUT over it nor told it is present
+        HttpResponse<byte[]> other = blobs.grant("carol", id, "{\"byteLength\":50000}");
+        assertEquals(200, other.statusCode(), BlobHttp.text(other));
+        assertEquals(0, json(other).size(), BlobHttp.text(other));
 
         // before any row references it, nobody may download it (not even the uploader)
         assertError(blobs.get("alice", id), 403, "blob.forbidden");
@@ -190,6 +197,50 @@ class S3BlobScenariosTest {
         assertError(blobs.get("carol", id), 403, "blob.forbidden");
         assertError(blobs.get("bob", BlobIds.compute(randomBytes(9))), 404, "blob.not_found");
         assertError(blobs.grant("alice", BlobIds.compute(randomBytes(9)), "{\"byteLength\":1048577}"), 413, "blob.too_large");
+    }
+
+    /**
+     * §5.9.5 "a blobId is never a capability", §5.9.6, on the S3 store: carol's blob, referenced by her p2 row,
+     * cannot be referenced by alice (p1) on the strength of its id — the same blob.not_found as an unknown id —
+     * so no presigned GET is ever minted for her; a presigned upload grant of her own entitles her.
+     */
+    @Test
+    void aKnownBlobIdIsNoCapability() {
+        grants.grant(partition, "carol", Map.of("project_id", List.of("p2")));
+        byte[] bytes = randomBytes(3_000);
+        String id = BlobIds.compute(bytes);
+        assertEquals(200, blobs.put("carol", id, bytes).statusCode());
+        SyncTestClient c = new SyncTestClient(SyncScenariosContract.SCHEMA,
+                new HttpTransport("http://localhost:" + port, partition), "carol", "carol-" + UUID.randomUUID())
+                .subscribe("att", "attachments", Map.of("project_id", List.of("p2")));
+        c.syncUntilIdle();
+        String owned = c.upsert("attachments", attachment("att-p2", "p2", ref(id, bytes.length)), null);
+        c.syncUntilIdle();
+        assertEquals(CommitStatus.APPLIED, c.result(owned).status(), String.valueOf(c.result(owned)));
+        downloadGrant("carol", id);
+
+        SyncTestClient a = client("alice");
+        a.syncUntilIdle();
+        String probe = a.upsert("attachments", attachment("att-steal", "p1", ref(id, bytes.length)), null);
+        String control = a.upsert("attachments", attachment("att-unknown", "p1", ref(BlobIds.compute(randomBytes(3)), 3)), null);
+        a.syncUntilIdle();
+        OpResult.Error refused = assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(a.result(probe)));
+        OpResult.Error unknown = assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(a.result(control)));
+        assertEquals("blob.not_found", refused.code());
+        assertEquals(unknown, new OpResult.Error(refused.opIndex(), refused.code(), refused.message(), refused.retryable()));
+        assertFalse(a.table("attachments").containsKey("att-steal"));
+        assertError(blobs.get("alice", id), 403, "blob.forbidden");
+        assertEquals(0, json(blobs.grant("alice", id, "{\"byteLength\":3000}")).size(), "no presigned PUT over her object");
+
+        // a fresh blob alice is granted an upload for is hers to reference once the bytes are in the bucket
+        byte[] own = randomBytes(1_000);
+        String ownId = BlobIds.compute(own);
+        String putUrl = json(blobs.grant("alice", ownId, "{\"byteLength\":1000}")).get("url").asText();
+        assertEquals(200, BlobHttp.putTo(putUrl, own).statusCode());
+        String mine = a.upsert("attachments", attachment("att-own", "p1", ref(ownId, own.length)), null);
+        a.syncUntilIdle();
+        assertEquals(CommitStatus.APPLIED, a.result(mine).status(), String.valueOf(a.result(mine)));
+        assertArrayEquals(own, BlobHttp.fetch(downloadGrant("bob", ownId).get("url").asText()).body());
     }
 
     /** The direct PUT stays available with the S3 store: the server writes the object with its upload metadata. */

@@ -90,6 +90,32 @@ class SyncResourceTest {
                 .body(body).post("/sync").then(), 400);
     }
 
+    /**
+     * §1.2 / §9: a Syncular client before 0.21.0 writes wire version 2; its 400 {@code sync.invalid_request} says
+     * which wire version this server reads and which client releases write it, the request's version in
+     * {@code details}.
+     */
+    @Test
+    void wireVersion2ClientIsToldToUpgradeToWire3() {
+        byte[] body = Ssp2.pull(client(), "l1");
+        body[4] = 2; // wireVersion u16 LE
+        body[5] = 0;
+        String message = invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT).body(body)
+                .post("/sync").then(), 400)
+                .body("message", containsString("wire version 3"))
+                .body("message", containsString("Syncular clients 0.21.0 and later"))
+                .body("details.wireVersion", equalTo(2))
+                .body("details.supportedWireVersions", equalTo(List.of(3)))
+                .body("details.minimumClientVersion", equalTo("0.21.0"))
+                .extract().path("message");
+        try {
+            assertTrue(java.nio.file.Files.readString(java.nio.file.Path.of("docs/CLIENTS.md")).contains(message),
+                    "docs/CLIENTS.md shows the refusal as sent: " + message);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     @Test
     void emptyCommitIs400EmptyCommit() {
         ByteArrayOutputStream b = new ByteArrayOutputStream();

@@ -41,6 +41,7 @@ class TwoPodRealtimeIT {
     private static final Duration WAIT = RealtimeSocket.WAIT;
     private static final String SCHEMA = "it_rt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     private static final String POD_B_HOST = "pod-b-" + UUID.randomUUID().toString().substring(0, 8);
+    private static final String ADMIN_TOKEN = "it-admin-" + UUID.randomUUID();
 
     static ServerProcess podA;
     static ServerProcess podB;
@@ -59,7 +60,8 @@ class TwoPodRealtimeIT {
 
     /** A pod of the test's deployment; 1 s heartbeats, so a vanished pod's presence expires within 3 s. */
     static ServerProcess.Builder pod(String name) {
-        return ServerProcess.builder(name, SCHEMA).env("SYNCULAR_REALTIME_HEARTBEAT_INTERVAL", "1s");
+        return ServerProcess.builder(name, SCHEMA).env("SYNCULAR_REALTIME_HEARTBEAT_INTERVAL", "1s")
+                .env("SYNCULAR_ADMIN_TOKEN", ADMIN_TOKEN);
     }
 
     @AfterAll
@@ -140,6 +142,24 @@ class TwoPodRealtimeIT {
         CommitFrame commit = assertInstanceOf(CommitFrame.class, s.nextDelta().frames().get(2));
         assertEquals("delta-again", commit.changes().get(0).rowId());
         s.ws.abort();
+    }
+
+    /** An operator's disconnect taken by pod A closes the actor's socket held by pod B (the control channel). */
+    @Test
+    void anOperatorDisconnectOnPodAClosesTheActorsSocketOnPodB() throws Exception {
+        String partition = "p-" + UUID.randomUUID();
+        SyncTestClient b = client(podB, partition, "bob");
+        b.syncUntilIdle();
+        RealtimeSocket s = RealtimeSocket.connect(podB.baseUrl() + "/", partition, "bob", b.clientId);
+        s.nextEvent("hello");
+        java.net.http.HttpResponse<String> answer = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create(podA.baseUrl() + "/admin/partitions/" + partition
+                        + "/actors/bob/disconnect")).header("Authorization", "Bearer " + ADMIN_TOKEN)
+                        .POST(java.net.http.HttpRequest.BodyPublishers.noBody()).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertEquals(202, answer.statusCode(), answer.body());
+        assertEquals(OperatorDisconnects.CODE, s.closed.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        assertEquals(OperatorDisconnects.REASON, s.closeReason());
     }
 
     @Test

@@ -162,7 +162,9 @@ class BlobPushTest {
     private static String upload(String partition, String text) {
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         String id = BlobIds.compute(bytes);
-        blobs.put(partition, BlobContent.verify(id, bytes), "text/plain", System.currentTimeMillis()).await().atMost(WAIT);
+        // through the service: the upload entitles alice, the pushing actor, to reference it (§5.9.6)
+        service.upload(new SyncRequestContext("alice", partition), BlobContent.verify(id, bytes), "text/plain")
+                .await().atMost(WAIT);
         return id;
     }
 

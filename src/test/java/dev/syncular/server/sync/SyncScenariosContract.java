@@ -747,6 +747,107 @@ public abstract class SyncScenariosContract {
         assertTrue(server().rows("notes").containsKey("n-pin"));
     }
 
+    private static Map<String, Object> child(String id, String project, String noteId) {
+        Map<String, Object> m = child(id, noteId);
+        m.put("project_id", project);
+        return m;
+    }
+
+    private SyncTestClient clientOf(String actor, String clientId, String project) {
+        SyncTestClient c = new SyncTestClient(SCHEMA, server().transport(), actor, clientId)
+                .subscribe("notes-" + project, "notes", Map.of("project_id", List.of(project)));
+        c.sync(); // the first round learns the epoch; pushes go out from the next one
+        return c;
+    }
+
+    /** The §6.3.1 details JSON of the response's first {@code PUSH_RESULT_DETAILS} entry. */
+    private static String detailsOf(SyncTestClient c) {
+        return ((dev.syncular.server.wire.PushResultDetails) c.lastResponse.frames().stream()
+                .filter(f -> f instanceof dev.syncular.server.wire.PushResultDetails).findFirst().orElseThrow())
+                .entries().get(0).detailsJson();
+    }
+
+    @Test
+    void parentOutsideTheGrantIsAMissingParent() {
+        // §3.4 / §6.11: a parent in a scope the actor is not allowed answers exactly like an absent one
+        server().allow("owner", Map.of("project_id", List.of("p2")));
+        allowP1("alice");
+        SyncTestClient owner = clientOf("owner", "ref-owner", "p2");
+        owner.upsert("notes", note("n-secret", "p2", "hidden"), null);
+        owner.sync();
+        assertTrue(server().rows("notes").containsKey("n-secret"));
+        SyncTestClient a = client("alice", "ref-probe");
+        a.sync();
+        String crossScope = a.upsert("comments", child("c-cross", "n-secret"), null);
+        a.sync();
+        OpResult.Error cross = assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(a.result(crossScope)));
+        String crossDetails = detailsOf(a);
+        String absent = a.upsert("comments", child("c-absent", "n-nothing"), null);
+        a.sync();
+        OpResult.Error missing = assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(a.result(absent)));
+        String missingDetails = detailsOf(a);
+        assertEquals("sync.reference_violation", cross.code());
+        assertEquals(missing.code(), cross.code());
+        assertEquals(missing.message(), cross.message());
+        assertEquals(missing.retryable(), cross.retryable());
+        assertEquals(missingDetails.replace("n-nothing", "n-secret"), crossDetails);
+        assertTrue(crossDetails.contains("missing_parent"), crossDetails);
+        assertFalse(server().rows("comments").containsKey("c-cross"));
+        // an actor allowed both scopes may still reference across them (the parent is inside its grant)
+        server().allow("both", Map.of("project_id", List.of("p1", "p2")));
+        SyncTestClient b = clientOf("both", "ref-both", "p1");
+        String allowed = b.upsert("comments", child("c-both", "n-secret"), null);
+        b.sync();
+        assertTrue(SyncTestClient.applied(b.result(allowed)), String.valueOf(SyncTestClient.firstResult(b.result(allowed))));
+    }
+
+    @Test
+    void restrictAndCascadeNeverActOutsideTheDeletersGrant() {
+        // §3.4 / §6.11: children the deleter could not write neither restrict nor cascade nor get set to NULL
+        server().allow("both", Map.of("project_id", List.of("p1", "p2")));
+        server().allow("carol", Map.of("project_id", List.of("p2")));
+        SyncTestClient both = clientOf("both", "xref-both", "p1");
+        String setup = both.commit(List.of(
+                both.upsertOp("notes", note("n-pinned", "p2", "pinned from p1"), null),
+                both.upsertOp("pins", child("pin-p1", "p1", "n-pinned"), null),
+                both.upsertOp("notes", note("n-casc", "p2", "cascading"), null),
+                both.upsertOp("comments", child("c-in-p1", "p1", "n-casc"), null),
+                both.upsertOp("comments", child("c-in-p2", "p2", "n-casc"), null),
+                both.upsertOp("links", child("l-in-p1", "p1", "n-casc"), null),
+                both.upsertOp("links", child("l-in-p2", "p2", "n-casc"), null)));
+        both.sync();
+        assertTrue(SyncTestClient.applied(both.result(setup)), String.valueOf(SyncTestClient.firstResult(both.result(setup))));
+        SyncTestClient carol = clientOf("carol", "xref-carol", "p2");
+        // RESTRICT: a pin in p1 does not block carol's delete of her p2 note
+        String unpinned = carol.delete("notes", "n-pinned");
+        carol.sync();
+        assertTrue(SyncTestClient.applied(carol.result(unpinned)));
+        assertFalse(server().rows("notes").containsKey("n-pinned"));
+        assertEquals("n-pinned", server().rows("pins").get("pin-p1").values()[2]);
+        // CASCADE / SET NULL: only the p2 children move; the p1 ones stay as they were
+        StoredRow linkBefore = server().rows("links").get("l-in-p1");
+        String cascaded = carol.delete("notes", "n-casc");
+        carol.sync();
+        assertTrue(SyncTestClient.applied(carol.result(cascaded)));
+        Map<String, StoredRow> comments = server().rows("comments");
+        assertFalse(comments.containsKey("c-in-p2"));
+        assertTrue(comments.containsKey("c-in-p1"));
+        StoredRow linkP1 = server().rows("links").get("l-in-p1");
+        assertEquals("n-casc", linkP1.values()[2]);
+        assertEquals(linkBefore.serverVersion(), linkP1.serverVersion());
+        assertNull(server().rows("links").get("l-in-p2").values()[2]);
+        // the writer allowed both scopes still restricts on every child
+        String pin = both.commit(List.of(both.upsertOp("notes", note("n-both", "p2", "x"), null),
+                both.upsertOp("pins", child("pin-both", "p1", "n-both"), null)));
+        both.sync();
+        assertTrue(SyncTestClient.applied(both.result(pin)));
+        String refused = both.delete("notes", "n-both");
+        both.sync();
+        assertEquals("sync.reference_violation",
+                assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(both.result(refused))).code());
+        assertTrue(detailsOf(both).contains("restricted_delete"));
+    }
+
     // ---------------------------------------------------------------------------------- concurrency
 
     private static <T> List<T> concurrently(int n, java.util.function.IntFunction<T> task) throws Exception {

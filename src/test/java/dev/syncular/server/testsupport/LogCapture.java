@@ -40,6 +40,31 @@ public final class LogCapture extends Handler implements AutoCloseable {
         String message = r instanceof ExtLogRecord e ? e.getFormattedMessage() : r.getMessage();
         String mdc = r instanceof ExtLogRecord e ? e.getMdc(mdcKey) : null;
         lines.add(new Line(r.getLoggerName(), r.getLevel(), message, mdc, r.getThrown()));
+        synchronized (this) {
+            notifyAll();
+        }
+    }
+
+    /**
+     * The first captured line matching {@code p}, waiting for it to be logged (signalled by each new record) until
+     * {@code timeout}; fails then. For lines logged after the answer that caused them (e.g. the access log's).
+     */
+    public Line await(java.util.function.Predicate<Line> p, java.time.Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (this) {
+            while (true) {
+                for (Line l : lines) {
+                    if (p.test(l)) {
+                        return l;
+                    }
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new AssertionError("no matching log line among " + lines.size());
+                }
+                java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+        }
     }
 
     @Override

@@ -53,11 +53,23 @@ public final class RealtimeSocket implements WebSocket.Listener {
 
     /** Opens {@code uri} with {@code headers}. */
     public static RealtimeSocket connect(URI uri, Map<String, String> headers) {
+        return connectAsync(uri, headers).join();
+    }
+
+    /** Starts opening {@code uri} with {@code headers} (for many sockets at once). */
+    public static CompletableFuture<RealtimeSocket> connectAsync(URI uri, Map<String, String> headers) {
         RealtimeSocket s = new RealtimeSocket();
         WebSocket.Builder b = HTTP.newWebSocketBuilder();
         headers.forEach(b::header);
-        s.ws = b.buildAsync(uri, s).orTimeout(WAIT.toSeconds(), TimeUnit.SECONDS).join();
-        return s;
+        return b.buildAsync(uri, s).orTimeout(WAIT.toSeconds(), TimeUnit.SECONDS).thenApply(ws -> {
+            s.ws = ws;
+            return s;
+        });
+    }
+
+    /** The close frame's reason (or the error) once {@link #closed} completed, else {@code null}. */
+    public String closeReason() {
+        return closeReason;
     }
 
     @Override

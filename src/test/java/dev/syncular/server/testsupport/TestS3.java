@@ -30,8 +30,9 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
  * config namespace, which Quarkus validates strictly).
  */
 public final class TestS3 {
-    public static final String ACCESS_KEY = "syncular-test";
-    public static final String SECRET_KEY = "syncular-test-secret-key";
+    /** The keys docs/SEGMENTS.md "Run it locally against S3" configures (its local s3proxy's). */
+    public static final String ACCESS_KEY = "syncular-local";
+    public static final String SECRET_KEY = "syncular-local-secret";
     public static final String REGION = "us-east-1";
 
     private static volatile String endpoint;
@@ -79,13 +80,15 @@ public final class TestS3 {
         return bucket;
     }
 
-    /** Quarkus configuration pointing the S3 extension at the test server. */
+    /**
+     * Quarkus configuration pointing the S3 extension at the test server: endpoint, path-style, region and keys,
+     * nothing else (the checksum behaviour is the application's default, as in production).
+     */
     public static Map<String, String> quarkusConfig() {
         return Map.of("quarkus.s3.endpoint-override", endpoint(), "quarkus.s3.path-style-access", "true",
                 "quarkus.s3.aws.region", REGION, "quarkus.s3.aws.credentials.type", "static",
                 "quarkus.s3.aws.credentials.static-provider.access-key-id", ACCESS_KEY,
-                "quarkus.s3.aws.credentials.static-provider.secret-access-key", SECRET_KEY,
-                "quarkus.s3.checksum-validation", "false");
+                "quarkus.s3.aws.credentials.static-provider.secret-access-key", SECRET_KEY);
     }
 
     private static StaticCredentialsProvider credentials() {

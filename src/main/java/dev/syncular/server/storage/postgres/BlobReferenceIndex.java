@@ -14,7 +14,8 @@ import java.util.Set;
 
 /**
  * The blob reference index (§5.9.4: which rows of a partition reference a blob, with the rows' stored scopes
- * for the §5.9.5 download authorization) in {@code sync_blob_refs}, and the orphan-sweep marks (§5.9.2,
+ * for the §5.9.5 download authorization) in {@code sync_blob_refs}, the uploaders that a push may reference a blob
+ * on the strength of (§5.9.6) in {@code sync_blob_uploads}, and the orphan-sweep marks (§5.9.2,
  * §5.9.6) in {@code sync_blob_sweeps}: a mark is {@code pending} from the sweep transaction that records it
  * (committed before any object is deleted) until the sweep deleted the object ({@link #settleSweeps}); a push
  * treats a pending mark like a mark above its own lookup. The index is maintained in the push transaction: {@link PushTransaction}
@@ -34,11 +35,19 @@ final class BlobReferenceIndex {
     private final String recordBlobSweeps;
     private final String settleBlobSweeps;
     private final String blobsSweptSince;
+    private final String recordUpload;
+    private final String uploadedBy;
+    private final String forgetUploads;
 
     BlobReferenceIndex(Pool pool, String pgSchema) {
         this.pool = pool;
         String refs = PgSql.qualified(pgSchema, "sync_blob_refs");
         String sweeps = PgSql.qualified(pgSchema, "sync_blob_sweeps");
+        String uploads = PgSql.qualified(pgSchema, "sync_blob_uploads");
+        recordUpload = "INSERT INTO " + uploads + " (partition_id, blob_id, actor_id, uploaded_at_ms)"
+                + " VALUES ($1, $2, $3, $4) ON CONFLICT (partition_id, blob_id, actor_id) DO NOTHING";
+        uploadedBy = "SELECT blob_id FROM " + uploads + " WHERE partition_id = $1 AND actor_id = $2 AND blob_id = ANY($3)";
+        forgetUploads = "DELETE FROM " + uploads + " WHERE partition_id = $1 AND blob_id = ANY($2)";
         blobReferences = "SELECT tbl, row_id, scopes::text FROM " + refs
                 + " WHERE partition_id = $1 AND blob_id = $2 ORDER BY tbl, row_id LIMIT $3";
         blobReferencesAfter = "SELECT tbl, row_id, scopes::text FROM " + refs
@@ -99,6 +108,19 @@ final class BlobReferenceIndex {
                 .map(rs -> rs.iterator().next().getLong(0));
     }
 
+    Uni<Void> recordUpload(String partition, String blobId, String actorId, long nowMs) {
+        return pool.preparedQuery(recordUpload).execute(Tuple.of(partition, blobId, actorId, nowMs)).replaceWithVoid();
+    }
+
+    Uni<Set<String>> uploadedBy(String partition, String actorId, Collection<String> blobIds) {
+        if (blobIds.isEmpty()) {
+            return Uni.createFrom().item(Set.of());
+        }
+        return pool.preparedQuery(uploadedBy)
+                .execute(Tuple.of(partition, actorId).addArrayOfString(blobIds.toArray(String[]::new)))
+                .map(BlobReferenceIndex::firstColumnSet);
+    }
+
     /** The blobs of {@code blobIds} swept after {@code sweepMark} ({@code blobIds} not empty). */
     Uni<Set<String>> sweptSince(SqlClient c, String partition, long sweepMark, Collection<String> blobIds) {
         return c.preparedQuery(blobsSweptSince)
@@ -143,14 +165,16 @@ final class BlobReferenceIndex {
 
     /**
      * The objects of {@code blobIds} marked under {@code sweepMark} are deleted: no longer pending. A later
-     * sweep's mark of the same blob (another mark) stays pending. One statement, its own transaction.
+     * sweep's mark of the same blob (another mark) stays pending, and the blobs' upload records are forgotten.
      */
     Uni<Void> settleSweeps(String partition, long sweepMark, Collection<String> blobIds) {
         if (blobIds.isEmpty()) {
             return Uni.createFrom().voidItem();
         }
-        return pool.preparedQuery(settleBlobSweeps)
-                .execute(Tuple.of(partition, sweepMark).addArrayOfString(blobIds.toArray(String[]::new)))
+        String[] ids = blobIds.toArray(String[]::new);
+        // the object is gone: so is what its uploads entitled (a re-upload records again)
+        return pool.preparedQuery(settleBlobSweeps).execute(Tuple.of(partition, sweepMark).addArrayOfString(ids))
+                .flatMap(rs -> pool.preparedQuery(forgetUploads).execute(Tuple.of(partition).addArrayOfString(ids)))
                 .replaceWithVoid();
     }
 }

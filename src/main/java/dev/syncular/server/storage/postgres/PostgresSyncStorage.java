@@ -387,6 +387,25 @@ public final class PostgresSyncStorage implements SyncStorage {
         return PushTransaction.notificationChannel(pgSchema);
     }
 
+    /**
+     * The PostgreSQL channel of this storage schema's realtime control messages ({@link SocketDisconnect}):
+     * {@code syncular_control_} and the schema name as in {@link #notificationChannel()}. Every pod's realtime
+     * hub listens on it.
+     */
+    public String controlChannel() {
+        String name = "syncular_control_" + notificationChannel().substring("syncular_commits_".length());
+        return name.length() > 63 ? name.substring(0, 63) : name;
+    }
+
+    /**
+     * Announces {@code disconnect} to every pod, this one included (a pod hears its own notifications). Pods whose
+     * LISTEN connection is down at that moment do not hear it.
+     */
+    public Uni<Void> announce(SocketDisconnect disconnect) {
+        return pool.preparedQuery("SELECT pg_notify($1, $2)")
+                .execute(io.vertx.mutiny.sqlclient.Tuple.of(controlChannel(), disconnect.payload())).replaceWithVoid();
+    }
+
     @Override
     public Uni<List<ClientRecord>> listClients(String partition) {
         return clients.listClients(partition);
@@ -402,6 +421,16 @@ public final class PostgresSyncStorage implements SyncStorage {
     @Override
     public Uni<Set<String>> readReferencedBlobIds(String partition, Collection<String> blobIds) {
         return blobs.readReferencedBlobIds(partition, blobIds);
+    }
+
+    @Override
+    public Uni<Void> recordBlobUpload(String partition, String blobId, String actorId, long nowMs) {
+        return blobs.recordUpload(partition, blobId, actorId, nowMs);
+    }
+
+    @Override
+    public Uni<Set<String>> readBlobsUploadedBy(String partition, String actorId, Collection<String> blobIds) {
+        return blobs.uploadedBy(partition, actorId, blobIds);
     }
 
     @Override

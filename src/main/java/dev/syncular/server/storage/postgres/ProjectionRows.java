@@ -125,6 +125,32 @@ final class ProjectionRows {
                 .map(rs -> storedRows(rt.schema, rs));
     }
 
+    /**
+     * {@link #readRowsWhere} for a non-null value, restricted to rows whose stored scopes hold one of the listed
+     * values for every variable of {@code within} ({@code PushTx#readRowsWhereWithin}).
+     */
+    Uni<List<StoredRow>> readRowsWhereWithin(SqlClient c, String partition, String table, String column, Object value,
+            Map<String, List<String>> within, int limit) {
+        RowTable rt;
+        ColumnSchema col;
+        try {
+            rt = installed.table(table);
+            col = rt.schema.column(column);
+            if (col == null || value == null) {
+                throw new StorageException(StorageException.INVALID_ARGUMENT, "unknown column or null value",
+                        Map.of("table", table, "column", column));
+            }
+        } catch (RuntimeException e) {
+            return Uni.createFrom().failure(e);
+        }
+        Tuple args = Tuple.of(partition, bindValue(col.type(), value), limit);
+        for (Map.Entry<String, List<String>> e : new java.util.TreeMap<>(within).entrySet()) {
+            args.addString(e.getKey()).addArrayOfString(e.getValue().toArray(String[]::new));
+        }
+        return c.preparedQuery(rt.rowsWhereWithinSql(col, within.size())).execute(args)
+                .map(rs -> storedRows(rt.schema, rs));
+    }
+
     /** {@link #readRowsWhere} for a non-null value, after {@code afterRowId} (exclusive; {@code ""} for the first page). */
     Uni<List<StoredRow>> readRowsWhereAfter(SqlClient c, String partition, String table, String column, Object value,
             String afterRowId, int limit) {

@@ -290,6 +290,12 @@ final class PushTransaction implements PushTx {
     }
 
     @Override
+    public Uni<List<StoredRow>> readRowsWhereWithin(String table, String column, Object value,
+            Map<String, List<String>> within, int limit) {
+        return afterWrites(() -> x.rows.readRowsWhereWithin(conn, partition(), table, column, value, within, limit));
+    }
+
+    @Override
     public Uni<List<StoredRow>> readRowsWhere(String table, String column, Object value, String afterRowId, int limit) {
         return afterWrites(() -> x.rows.readRowsWhereAfter(conn, partition(), table, column, value,
                 afterRowId == null ? "" : afterRowId, limit));

@@ -135,6 +135,22 @@ final class RowTable {
                 + " AND \"_sync_row_id\" COLLATE \"C\" > $3 ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $4");
     }
 
+    /**
+     * {@code readRowsWhereWithin} on {@code column} with {@code variables} scope restrictions ({@code $1} partition,
+     * {@code $2} value, {@code $3} limit, then per restriction a variable name and its allowed values).
+     */
+    String rowsWhereWithinSql(ColumnSchema column, int variables) {
+        return rowsWhereSql.computeIfAbsent(column.name() + "\u0000within" + variables, n -> {
+            StringBuilder sql = new StringBuilder("SELECT ").append(selectList).append(" FROM ").append(qualifiedName)
+                    .append(" WHERE \"_sync_partition\" = $1 AND ").append(PgSql.q(column.name())).append(" = $2");
+            for (int i = 0; i < variables; i++) {
+                sql.append(" AND (\"_sync_scopes\" ->> $").append(4 + 2 * i).append("::text) = ANY($")
+                        .append(5 + 2 * i).append("::text[])");
+            }
+            return sql.append(" ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $3").toString();
+        });
+    }
+
     /** {@code readRowsWhere} for the NULL value of {@code column} ({@code $1} partition, {@code $2} limit). */
     String rowsWhereNullSql(ColumnSchema column) {
         return rowsWhereSql.computeIfAbsent(column.name() + "\u0000null", n -> "SELECT " + selectList + " FROM "

@@ -63,8 +63,8 @@ import java.util.Objects;
  *       {@code sync_commits_writer_fence}: an append whose writer_version is NULL or below the partition's
  *       required version raises SQLSTATE {@value CheckpointStore#FENCE_SQLSTATE} (mapped to
  *       {@code sync.storage.writer_fence_rejected}); a partition without a fence row is unrestricted;
- *   <li>{@code sync_blob_refs}, {@code sync_blob_sweeps} (with {@code pending}) and the
- *       {@code sync_blob_sweep_seq} sequence — the blob reference index and orphan-sweep marks
+ *   <li>{@code sync_blob_refs}, {@code sync_blob_uploads}, {@code sync_blob_sweeps} (with {@code pending}) and
+ *       the {@code sync_blob_sweep_seq} sequence — the blob reference index, the uploaders and orphan-sweep marks
  *       ({@link BlobReferenceIndex});
  *   <li>{@code sync_jobs(name PK, last_started_at_ms, last_finished_at_ms, ran_by)} — scheduled job runs
  *       ({@link JobLocks});
@@ -291,6 +291,10 @@ final class StorageSchemaMigration {
                         + " blob_id text NOT NULL, tbl text NOT NULL, row_id text COLLATE \"C\" NOT NULL,"
                         + " scopes jsonb NOT NULL, PRIMARY KEY (partition_id, blob_id, tbl, row_id) INCLUDE (scopes))"),
                 index("sync_blob_refs_by_row", "sync_blob_refs", "(partition_id, tbl, row_id)"),
+                // §5.9.3 / §5.9.6 who uploaded a blob (entitled to reference it before any row it can read does)
+                table("sync_blob_uploads", "(partition_id text NOT NULL, blob_id text NOT NULL,"
+                        + " actor_id text NOT NULL, uploaded_at_ms bigint NOT NULL,"
+                        + " PRIMARY KEY (partition_id, blob_id, actor_id))"),
                 // §5.9.2 orphan-sweep marks (see readBlobSweepMark); pending until the sweep deleted the object
                 DdlStep.relation(pgSchema, "sync_blob_sweep_seq", "CREATE SEQUENCE IF NOT EXISTS " + t("sync_blob_sweep_seq")),
                 table("sync_blob_sweeps", "(partition_id text NOT NULL,"
