@@ -121,8 +121,6 @@ class HelmChartTest {
         assertEquals("10s", config.getProperty("syncular.limits.body-timeout"));
         assertEquals("8K", config.getProperty("syncular.limits.body-min-rate"));
         assertEquals("60s", config.getProperty("quarkus.http.idle-timeout"));
-        // metrics and OpenAPI on the management interface, whose port the container and the Service declare
-        assertEquals("9000", config.getProperty("quarkus.management.port"));
         assertNull(config.getProperty("syncular.limits.buffer-budget"), "a quarter of the heap");
         assertSecretsReferencedNeverInlined(chart);
     }
@@ -149,6 +147,8 @@ class HelmChartTest {
         assertSecretRef(env, "SYNCULAR_SIGNED_URLS_KEY", "syncular-signing", "key");
         assertFalse(env.containsKey("SYNCULAR_S3_ACCESS_KEY_ID"), "workload identity: no static keys");
         assertEquals("/etc/syncular/config/application.properties", env.get("QUARKUS_CONFIG_LOCATIONS").getValue());
+        // metrics and OpenAPI on the management interface, whose port the container and the Service declare
+        assertEquals("9000", env.get("QUARKUS_MANAGEMENT_PORT").getValue());
         assertSecretsReferencedNeverInlined(chart);
 
         // the configuration file the server reads (QUARKUS_CONFIG_LOCATIONS)
