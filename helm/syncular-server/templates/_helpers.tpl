@@ -222,6 +222,8 @@ secret by reference (never a value).
 {{- if and (eq .Values.s3.blobsStore "s3") (not .Values.s3.bucket) }}
 {{- fail "s3.blobsStore=s3 needs s3.bucket" }}
 {{- end }}
+{{- $_ := required "postgresql.url is required: the reactive URL of the database, e.g. postgresql://pg.example.com:5432/syncular (or postgresql.urlKey, a key of postgresql.existingSecret holding it)" (or .Values.postgresql.url .Values.postgresql.urlKey) }}
+{{- $_ := required "postgresql.existingSecret is required: the Secret holding the database user and password (keys postgresql.usernameKey and postgresql.passwordKey)" .Values.postgresql.existingSecret }}
 {{- if and .Values.postgresql.url .Values.postgresql.urlKey }}
 {{- fail "set postgresql.url or postgresql.urlKey, not both" }}
 {{- end }}

@@ -24,6 +24,8 @@ final class CliOptions {
     String sub;
     Path out;
     String mediaType;
+    /** {@code watch}: stop after this many deltas; 0 = until the socket closes or the process is stopped. */
+    int count;
     /** §5.10.1 {@code crdtType} names the schema may use besides the built-in {@code yjs-doc} ({@code --crdt-types}). */
     final java.util.Set<String> crdtTypes = new java.util.LinkedHashSet<>();
     final List<String> words = new ArrayList<>();
@@ -75,6 +77,7 @@ final class CliOptions {
             case "--sub" -> sub = value;
             case "-o", "--out" -> out = Path.of(value);
             case "--media-type" -> mediaType = value;
+            case "--count" -> count = number(name, value);
             case "--crdt-types" -> {
                 for (String t : value.split(",")) {
                     if (t.isBlank()) {

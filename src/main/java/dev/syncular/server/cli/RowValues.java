@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.schema.ColumnSchema;
+import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.wire.ColumnType;
 import dev.syncular.server.wire.DebugJson;
@@ -30,6 +31,8 @@ import java.util.Map;
 public final class RowValues {
     private static final String BASE_VERSION = "$baseVersion";
     private static final String DELETE = "$delete";
+    /** A row's own table, for commits that write several tables. */
+    static final String TABLE = "$table";
 
     private RowValues() {
     }
@@ -46,6 +49,39 @@ public final class RowValues {
             throw new IllegalArgumentException("no rows to push");
         }
         return ops;
+    }
+
+    /**
+     * The operations of a JSON row or array of rows, in order, for one commit over several tables: a row's
+     * {@code "$table"} names its table, else it belongs to {@code defaultTable} ({@code null}: every row must name
+     * one).
+     */
+    public static List<PushOperation> operations(CompiledSchema schema, TableSchema defaultTable, JsonNode rows) {
+        List<PushOperation> ops = new ArrayList<>();
+        for (JsonNode row : rows.isArray() ? rows : List.of(rows)) {
+            ops.add(operation(tableOf(schema, defaultTable, row), row));
+        }
+        if (ops.isEmpty()) {
+            throw new IllegalArgumentException("no rows to push");
+        }
+        return ops;
+    }
+
+    private static TableSchema tableOf(CompiledSchema schema, TableSchema defaultTable, JsonNode row) {
+        JsonNode named = row.isObject() ? row.get(TABLE) : null;
+        if (named == null) {
+            if (defaultTable == null) {
+                throw new IllegalArgumentException("a row needs \"" + TABLE + "\" (its table) when push names no"
+                        + " table: " + row);
+            }
+            return defaultTable;
+        }
+        TableSchema t = named.isTextual() ? schema.table(named.asText()) : null;
+        if (t == null) {
+            throw new IllegalArgumentException("\"" + TABLE + "\": the schema has no table " + named + "; it has "
+                    + schema.tableNames());
+        }
+        return t;
     }
 
     private static PushOperation operation(TableSchema table, JsonNode row) {
@@ -68,7 +104,7 @@ public final class RowValues {
         }
         Map<String, Object> values = new LinkedHashMap<>();
         for (Map.Entry<String, JsonNode> e : row.properties()) {
-            if (e.getKey().equals(BASE_VERSION)) {
+            if (e.getKey().equals(BASE_VERSION) || e.getKey().equals(TABLE)) {
                 continue;
             }
             ColumnSchema column = table.column(e.getKey());

@@ -12,8 +12,11 @@ import dev.syncular.server.wire.MediaType;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.Op;
+import dev.syncular.server.wire.OpResult;
 import dev.syncular.server.wire.PullHeader;
 import dev.syncular.server.wire.PushCommit;
+import dev.syncular.server.wire.PushOperation;
+import dev.syncular.server.wire.PushResult;
 import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.RowCodec;
 import dev.syncular.server.wire.RowsSegment;
@@ -30,7 +33,8 @@ import java.util.List;
  * The CLI's sync rounds against one server: push, pull and bootstrap. Each response is printed as its §11.1
  * debug JSON, then applied to the {@link ClientState} (referenced segments fetched and verified by content
  * address, as any client must before its cursor moves) and the state file written. With {@code --decode}
- * the rows follow each response: every commit change with its values, every rows segment as §11.1 rule 8.
+ * the rows follow each response: every commit change with its values, every rows segment as §11.1 rule 8, every
+ * push conflict with its server row decoded and its conflict columns by name.
  */
 final class SyncRounds implements ResponseHandler {
     /** A bootstrap that has not finished after this many rounds is reported instead of followed. */
@@ -70,6 +74,13 @@ final class SyncRounds implements ResponseHandler {
         round(List.of(), subs);
     }
 
+    /** {@code watch}: a §8.2 delta applied like a pull response, then the state file written. */
+    void applyDelta(Message delta) throws java.io.IOException {
+        pushing = List.of();
+        state.apply(delta, this);
+        StateFile.save(stateFile, state);
+    }
+
     /** Restarts {@code subs} and rounds until none of them has a bootstrap in progress. */
     void bootstrap(Collection<Subscription> subs) {
         subs.forEach(Subscription::restart);
@@ -91,7 +102,11 @@ final class SyncRounds implements ResponseHandler {
         }
     }
 
+    /** The commits of the round in flight, to name a conflict's table and row. */
+    private List<PushCommit> pushing = List.of();
+
     private Message round(List<PushCommit> outbox, Collection<Subscription> subs) {
+        pushing = outbox;
         Message request = state.request(schema.version(), outbox,
                 new PullHeader(options.limitCommits, options.limitSnapshotRows, options.maxSnapshotPages, options.accept),
                 subs);
@@ -108,6 +123,58 @@ final class SyncRounds implements ResponseHandler {
         state.apply(response, this);
         StateFile.save(stateFile, state);
         return response;
+    }
+
+    /** {@code --decode}: each conflict (§6.3) with its server row decoded and its conflict columns by name. */
+    @Override
+    public void pushResult(PushResult result) {
+        if (!options.decode) {
+            return;
+        }
+        PushCommit commit = pushing.stream().filter(c -> c.clientCommitId().equals(result.clientCommitId()))
+                .findFirst().orElse(null);
+        for (OpResult r : result.results()) {
+            if (r instanceof OpResult.Conflict c && commit != null && c.opIndex() < commit.operations().size()) {
+                ObjectNode o = decodedConflict(schema, result.clientCommitId(), commit.operations().get(c.opIndex()), c);
+                if (o != null) {
+                    out.println(DebugJson.toText(o));
+                }
+            }
+        }
+    }
+
+    /**
+     * {@code {"conflict":{clientCommitId, opIndex, table, rowId, code, serverVersion, serverRow:{column:value},
+     * conflictColumns:[names]}}}, or {@code null} when the schema does not know the operation's table.
+     */
+    static ObjectNode decodedConflict(CompiledSchema schema, String clientCommitId, PushOperation op,
+            OpResult.Conflict c) {
+        TableSchema t = schema.table(op.table());
+        if (t == null) {
+            return null;
+        }
+        ObjectNode x = JsonNodeFactory.instance.objectNode();
+        x.put("clientCommitId", clientCommitId);
+        x.put("opIndex", c.opIndex());
+        x.put("table", t.name());
+        x.put("rowId", op.rowId());
+        x.put("code", c.code());
+        x.put("serverVersion", c.serverVersion());
+        if (c.serverRow() != null && c.serverRow().length > 0) {
+            x.set("serverRow", RowValues.render(t, new RowCodec(t.rowLayout()).decode(c.serverRow())));
+        } else {
+            x.putNull("serverRow");
+        }
+        com.fasterxml.jackson.databind.node.ArrayNode columns = x.putArray("conflictColumns");
+        byte[] bits = c.conflictColumns() == null ? new byte[0] : c.conflictColumns();
+        for (int i = 0; i < t.columnCount() && (i >>> 3) < bits.length; i++) {
+            if ((bits[i >>> 3] & (1 << (i & 7))) != 0) {
+                columns.add(t.column(i).name());
+            }
+        }
+        ObjectNode wrapped = JsonNodeFactory.instance.objectNode();
+        wrapped.set("conflict", x);
+        return wrapped;
     }
 
     @Override

@@ -47,8 +47,14 @@ public final class SyncularCli {
                                      {"col":value,...} upserts those columns (the primary key among them;
                                      a new row needs every column, null for none), "$baseVersion":n
                                      makes it conditional, {"$delete":<key>} deletes
+              push <rows>            one commit over several tables: every row names its table, "$table":"notes"
+                                     (also allowed with push <table> <rows>, overriding <table> for that row)
               pull [<id>...]         one round pulling the subscriptions (all when none is named)
               bootstrap [<id>...]    start the subscriptions over and round until their bootstrap is complete
+              watch [<id>...]        one pull, then the realtime socket (§8): prints every control message and
+                                     every delta as it arrives (with --decode, the changed rows), applies and
+                                     acknowledges deltas, pulls on a wake-up; ends when the socket closes or
+                                     after --count <n> deltas
               segment <segmentId>    download a segment (GET <mount>/segments/{id}) with --sub or --scopes;
                                      prints it (a rows segment) or writes it to --out
               blob put <file>        upload a blob (PUT <mount>/blobs/{id}) and print its BlobRef
@@ -71,7 +77,8 @@ public final class SyncularCli {
               --accept <list>        inline,external,sqlite,signed-urls (default inline,external)
               --limit-commits <n>, --limit-snapshot-rows <n>, --max-snapshot-pages <n>
                                      the pull limits (default 0: the server's)
-              --decode               print the rows too: commit changes with values, rows segments
+              --decode               print the rows too: commit changes with values, rows segments, and each
+                                     push conflict with its serverRow values and conflictColumns names
               --sub <id>             segment: re-authorize with this subscription's scopes
               --scopes <json>        segment: re-authorize with these scopes, e.g. {"project_id":["p1"]}
               -o, --out <file>       segment, blob get: write the bytes to a file
@@ -146,14 +153,16 @@ public final class SyncularCli {
             case "state" -> out.println(DebugJson.toText(StateFile.render(StateFile.load(o.state, o.clientId))));
             case "push" -> {
                 CompiledSchema schema = schema(o);
-                TableSchema table = schema.table(o.word(1, "table"));
-                if (table == null) {
+                // push <table> <rows>, or push <rows> where every row names its "$table" (one commit, several tables)
+                boolean tableNamed = rest.size() >= 2;
+                TableSchema table = tableNamed ? schema.table(o.word(1, "table")) : null;
+                if (tableNamed && table == null) {
                     throw new IllegalArgumentException("the schema has no table '" + o.word(1, "") + "'; it has "
                             + schema.tableNames());
                 }
-                JsonNode rows = JSON.readTree(input(o.word(2, "rows (JSON, @file or -)")));
+                JsonNode rows = JSON.readTree(input(o.word(tableNamed ? 2 : 1, "rows (JSON, @file or -)")));
                 ClientState state = StateFile.load(o.state, o.clientId);
-                PushCommit commit = new PushCommit(state.nextCommitId(), RowValues.operations(table, rows));
+                PushCommit commit = new PushCommit(state.nextCommitId(), RowValues.operations(schema, table, rows));
                 rounds(o, schema, state, out, err).push(commit);
             }
             case "pull" -> {
@@ -165,6 +174,11 @@ public final class SyncularCli {
                 CompiledSchema schema = schema(o);
                 ClientState state = StateFile.load(o.state, o.clientId);
                 rounds(o, schema, state, out, err).bootstrap(SyncRounds.named(state, rest));
+            }
+            case "watch" -> {
+                CompiledSchema schema = schema(o);
+                ClientState state = StateFile.load(o.state, o.clientId);
+                new Watch(o, rounds(o, schema, state, out, err), state, out).run(SyncRounds.named(state, rest));
             }
             case "segment" -> segment(o, out, err);
             case "blob" -> blob(o, out, err);

@@ -93,6 +93,36 @@ public interface SyncularConfig {
     /** {@code syncular.reactions.*}: delivery of durable reactions (§6.9) to a webhook. */
     Reactions reactions();
 
+    /**
+     * {@code syncular.fairness.*}: per-actor and per-partition concurrency limits on sync rounds ({@code POST /sync}
+     * and socket rounds alike), per pod. A round past a limit is answered 429 {@code sync.rate_limited} with
+     * {@code Retry-After} (in-band on a socket) before the round reads or writes storage (the HTTP body is already
+     * read and decoded by then). {@code 0} turns a limit off.
+     */
+    Fairness fairness();
+
+    interface Fairness {
+        /** Rounds of one actor (of one partition) in flight on this pod. */
+        @WithDefault("8")
+        int maxRoundsPerActor();
+
+        /** Rounds of one partition in flight on this pod, every actor together. */
+        @WithDefault("64")
+        int maxRoundsPerPartition();
+
+        /**
+         * Push operations in the rounds of one actor in flight on this pod; a round is always admitted when the
+         * actor has none in flight, so a single commit of any size (up to {@code limits.max-operations-per-request})
+         * can proceed alone.
+         */
+        @WithDefault("2000")
+        long maxPushOperationsPerActor();
+
+        /** The {@code Retry-After} of a refusal (rounded up to whole seconds; {@code details.retryAfterMs}). */
+        @WithDefault("1s")
+        Duration retryAfter();
+    }
+
     interface Policy {
         /**
          * A JSON policy document ({@code validators}, {@code commitValidators}, {@code reactions}; docs/POLICY.md),
@@ -111,11 +141,39 @@ public interface SyncularConfig {
             Optional<String> secret();
 
             /**
-             * Hard limit of one call, while the commit holds its partition lock. A call that times out or fails
-             * (connection error, 5xx) answers the round {@code sync.internal_error} (retryable): nothing applies.
+             * Hard limit of one call, while the commit holds its partition lock (§6.8 runs the validator inside the
+             * partition transaction). A call that times out or fails (connection error, 5xx, an answer above
+             * {@code max-answer-size}) answers the round {@code sync.internal_error} (retryable): nothing applies.
              */
             @WithDefault("2s")
             Duration timeout();
+
+            /** TCP connect to the endpoint, and the wait for a free pooled connection. */
+            @WithDefault("500ms")
+            Duration connectTimeout();
+
+            /** The longest silence while the answer is awaited or read; then the call is cut. */
+            @WithDefault("1s")
+            Duration readTimeout();
+
+            /** Connections to the endpoint, at most (calls beyond wait up to {@code connect-timeout}). */
+            @WithDefault("32")
+            int poolSize();
+
+            /** The answer's body, at most; a longer one fails the call. */
+            @WithDefault("64K")
+            MemorySize maxAnswerSize();
+
+            /** Consecutive failures (no answer, 5xx) that open the circuit breaker; {@code 0} = no breaker. */
+            @WithDefault("5")
+            int breakerFailures();
+
+            /**
+             * How long an open breaker fails validations at once ({@code sync.internal_error}, retryable,
+             * {@code details.reason = circuit_open}, no call) before one trial call is let through.
+             */
+            @WithDefault("10s")
+            Duration breakerOpenFor();
         }
     }
 
@@ -129,6 +187,22 @@ public interface SyncularConfig {
         /** Hard limit of one delivery call; a timeout is a retryable failure. */
         @WithDefault("10s")
         Duration webhookTimeout();
+
+        /** TCP connect to a reaction endpoint, and the wait for a free pooled connection. */
+        @WithDefault("2s")
+        Duration webhookConnectTimeout();
+
+        /** The longest silence while a delivery's answer is awaited or read. */
+        @WithDefault("10s")
+        Duration webhookReadTimeout();
+
+        /** Connections to each reaction endpoint, at most. */
+        @WithDefault("8")
+        int webhookPoolSize();
+
+        /** A delivery answer's body, at most; a longer one is a retryable failure. */
+        @WithDefault("64K")
+        MemorySize webhookMaxAnswerSize();
 
         /**
          * Named endpoints for chosen reaction types: a reaction whose type one of them lists goes there instead of

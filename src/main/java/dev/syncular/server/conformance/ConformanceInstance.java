@@ -123,7 +123,8 @@ public final class ConformanceInstance {
     private synchronized void rebuildEngine() {
         this.engine = new SyncEngine(SchemaWindow.single(schema), storage, segments, resolver, limits, clock::get,
                 crdtMerger, List.of(), dev.syncular.server.sync.SyncObserver.NONE, signer,
-                true, objects, policy, leases, () -> failNextIdempotencyLookup.getAndSet(false));
+                true, objects, policy, leases, () -> failNextIdempotencyLookup.getAndSet(false),
+                dev.syncular.server.sync.RoundAdmission.NONE);
     }
 
     public String id() {

@@ -142,15 +142,15 @@ public class ConformanceRealtimeEndpoint {
         return c == null ? Uni.createFrom().voidItem() : c.pong(connection);
     }
 
+    @OnError
+    public Uni<Void> error(WebSocketConnection connection, Throwable error) {
+        RealtimeChannel c = connection.userData().get(CHANNEL);
+        return c == null ? Uni.createFrom().voidItem() : c.error(connection, error);
+    }
+
     @OnClose
     public Uni<Void> close(WebSocketConnection connection) {
         RealtimeChannel c = connection.userData().get(CHANNEL);
         return c == null ? Uni.createFrom().voidItem() : c.close(connection);
-    }
-
-    @OnError
-    public Uni<Void> error(WebSocketConnection connection, Throwable failure) {
-        RealtimeChannel c = connection.userData().get(CHANNEL);
-        return c == null ? Uni.createFrom().voidItem() : c.error(connection, failure);
     }
 }

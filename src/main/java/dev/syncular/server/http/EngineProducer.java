@@ -30,6 +30,7 @@ import dev.syncular.server.sync.CrdtTypeMerger;
 import dev.syncular.server.sync.AuthLeases;
 import dev.syncular.server.sync.IdempotencyLookupFault;
 import dev.syncular.server.sync.ScopeResolver;
+import dev.syncular.server.sync.RoundAdmission;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncLimits;
 import dev.syncular.server.sync.SyncObserver;
@@ -195,13 +196,17 @@ public class EngineProducer {
     SyncEngine engine(SchemaWindow window, PostgresSyncStorage storage, SegmentStore segments,
             ScopeResolver resolver, SyncularConfig config, ServeGateMetrics gateMetrics, SyncMetrics syncMetrics,
             OperationalEvents events, BlobStore blobs, ScopeResolverFailures failures, CrdtMergerRegistry mergers,
-            dev.syncular.server.sync.WritePolicy policy, dev.syncular.server.ops.ReactionMetrics reactionMetrics) {
+            dev.syncular.server.sync.WritePolicy policy, dev.syncular.server.ops.ReactionMetrics reactionMetrics,
+            dev.syncular.server.ops.FairnessMetrics fairnessMetrics) {
         SyncularConfig.Limits l = config.limits();
         SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), l.inlineSegmentMaxBytes(),
                 l.segmentTtl().toMillis(), l.maxSubscriptionsPerRequest(), l.maxResponseBytes().asLongValue());
         return new SyncEngine(window, storage, segments, failures.observe(resolver), limits, System::currentTimeMillis,
                 mergers, checkpoints(config), SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics), urls(config, segments),
-                config.segments().sqliteImages(), blobs, policy, leases(config, storage), IdempotencyLookupFault.NONE);
+                config.segments().sqliteImages(), blobs, policy, leases(config, storage), IdempotencyLookupFault.NONE,
+                new RoundAdmission(new RoundAdmission.Limits(config.fairness().maxRoundsPerActor(),
+                        config.fairness().maxRoundsPerPartition(), config.fairness().maxPushOperationsPerActor(),
+                        config.fairness().retryAfter()), fairnessMetrics));
     }
 
     /** §7.3 auth leases from {@code syncular.leases.*}, or {@code null} when disabled (the default). */

@@ -43,9 +43,16 @@ public class ErrorMapper {
         logged(status(e.code()), e.code());
         Response.ResponseBuilder r = json(status(e.code()), ErrorBodies.body(e.code(), e.getMessage(), e.details()));
         if (e.code() == ErrorCode.SCHEMA_NOT_READY || e.code() == ErrorCode.RATE_LIMITED) {
-            r.header("Retry-After", "1");
+            r.header("Retry-After", retryAfterSeconds(e.details()));
         }
         return r.build();
+    }
+
+    /** {@code Retry-After} in whole seconds: {@code details.retryAfterMs} rounded up, at least 1. */
+    static String retryAfterSeconds(Map<String, Object> details) {
+        Object ms = details == null ? null : details.get("retryAfterMs");
+        long seconds = ms instanceof Number n ? Math.max(1, (n.longValue() + 999) / 1000) : 1;
+        return Long.toString(seconds);
     }
 
     @ServerExceptionMapper

@@ -13,7 +13,10 @@ import org.jboss.logging.Logger;
  * declarations), and exits with its status — so the server's own image is the one-shot job too (the chart's
  * backfill Job): {@code java -jar quarkus-run.jar backfill ...} or {@code ./application backfill ...}.
  *
- * <p>Commands: {@value BackfillCommand#NAME} ({@link BackfillCommand}).
+ * <p>Commands: {@value BackfillCommand#NAME} ({@link BackfillCommand}). A command opens no listening socket: the
+ * HTTP server and the management interface stay off ({@code quarkus.http.host-enabled=false},
+ * {@code quarkus.management.host-enabled=false}, unless set explicitly), so it runs beside a server on the same
+ * host and ports.
  */
 @QuarkusMain
 public class ServerMain implements QuarkusApplication {
@@ -21,6 +24,24 @@ public class ServerMain implements QuarkusApplication {
 
     @Inject
     BackfillCommand backfill;
+
+    /** The entry point of the packaged app (jar and native executable). */
+    public static void main(String... args) {
+        commandProperties(args).forEach((k, v) -> {
+            if (System.getProperty(k) == null) {
+                System.setProperty(k, v);
+            }
+        });
+        Quarkus.run(ServerMain.class, args);
+    }
+
+    /** The properties a command run sets before start-up: no HTTP or management listener. Empty for the server. */
+    static java.util.Map<String, String> commandProperties(String... args) {
+        if (args.length == 0) {
+            return java.util.Map.of();
+        }
+        return java.util.Map.of("quarkus.http.host-enabled", "false", "quarkus.management.host-enabled", "false");
+    }
 
     @Override
     public int run(String... args) {

@@ -13,7 +13,9 @@
  * {@link dev.syncular.server.sync.SyncObserver} seam; {@code ServeGateMetrics} (§2.4); {@code BlobMetrics}
  * (§5.9 bytes through the blob routes); {@code PruningMetrics} (§4.6); {@code ReactionMetrics} (§6.9 reactions planned — through
  * the seam — delivered, retried and dead-lettered by type, the delivery call's latency and the undelivered count
- * the delivery worker reads on its pass). {@code OperationalEvents} is the admin
+ * the delivery worker reads on its pass); {@code WebhookMetrics} (outbound webhook calls by endpoint and outcome,
+ * their latency, circuit-breaker state, calls in flight and the pool bound); {@code FairnessMetrics} (rounds refused
+ * by a fairness limit, by limit, and rounds in flight — the engine's {@code RoundAdmission} listener). {@code OperationalEvents} is the admin
  * API's per-pod, in-memory event tail (rejections, conflicts, gate refusals, prunes), also fed by the seam.
  *
  * <p>Part of the Quarkus edge: it may depend on {@code storage}, {@code storage.postgres},

@@ -37,7 +37,8 @@ public class PolicyProducer {
     @Produces
     @Singleton
     WritePolicy writePolicy(SyncularConfig config, SchemaWindow window, Instance<RowValidator> rowBeans,
-            Instance<CommitValidator> commitBeans, Instance<ReactionPlanner> plannerBeans, Vertx vertx) {
+            Instance<CommitValidator> commitBeans, Instance<ReactionPlanner> plannerBeans, Vertx vertx,
+            dev.syncular.server.ops.WebhookMetrics webhooks) {
         var schema = window.current();
         WritePolicy declared = WritePolicy.NONE;
         if (config.policy().file().filter(f -> !f.isBlank()).isPresent()) {
@@ -68,8 +69,11 @@ public class PolicyProducer {
         SyncularConfig.Policy.ValidatorWebhook hook = config.policy().validatorWebhook();
         if (hook.url().filter(u -> !u.isBlank()).isPresent()) {
             try {
-                commits.add(new WebhookValidator(new Webhook(vertx, hook.url().get(), hook.secret().orElse(null),
-                        hook.timeout()), schema, System::currentTimeMillis));
+                commits.add(new WebhookValidator(new Webhook(vertx, "validator", hook.url().get(),
+                        hook.secret().orElse(null), new Webhook.Limits(hook.timeout(), hook.connectTimeout(),
+                                hook.readTimeout(), hook.poolSize(), hook.maxAnswerSize().asLongValue(),
+                                hook.breakerFailures(), hook.breakerOpenFor()), webhooks),
+                        schema, System::currentTimeMillis));
             } catch (IllegalArgumentException e) {
                 throw new ConfigurationException("syncular.policy.validator-webhook: " + e.getMessage()
                         + " (set syncular.policy.validator-webhook.secret)");

@@ -53,12 +53,12 @@ public class ReactionDelivery {
 
     @Inject
     public ReactionDelivery(PostgresSyncStorage storage, SyncularConfig config, Vertx vertx, OperationalEvents events,
-            ReactionMetrics metrics) {
+            ReactionMetrics metrics, dev.syncular.server.ops.WebhookMetrics webhooks) {
         this.events = events;
         this.metrics = metrics;
         this.store = storage.reactions();
         this.config = config.reactions();
-        this.endpoints = new ReactionEndpoints(vertx, this.config);
+        this.endpoints = new ReactionEndpoints(vertx, webhooks, this.config);
     }
 
     void close(@Observes ShutdownEvent event) {
@@ -104,7 +104,8 @@ public class ReactionDelivery {
                     .map(answer -> answer.status() >= 200 && answer.status() < 300 ? null
                             : failure(answer.status() >= 400 && answer.status() < 500 && answer.status() != 408
                                     && answer.status() != 429 ? "reaction.rejected" : "reaction.http_error", answer.status()))
-                    .onFailure().recoverWithItem(f -> failure(f instanceof TimeoutException ? "reaction.timeout"
+                    .onFailure().recoverWithItem(f -> failure(f instanceof TimeoutException
+                            || f instanceof Webhook.Failure w && w.timeout() ? "reaction.timeout"
                             : "reaction.unreachable", null))
                     .flatMap(failure -> record(r, owner, failure, System.nanoTime() - started));
         });

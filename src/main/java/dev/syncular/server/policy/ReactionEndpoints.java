@@ -1,5 +1,6 @@
 package dev.syncular.server.policy;
 
+import dev.syncular.server.ops.WebhookMetrics;
 import dev.syncular.server.config.SyncularConfig;
 import io.vertx.mutiny.core.Vertx;
 import java.util.ArrayList;
@@ -19,10 +20,11 @@ final class ReactionEndpoints {
     private final Map<String, Webhook> byType;
     private final List<Webhook> all = new ArrayList<>();
 
-    ReactionEndpoints(Vertx vertx, SyncularConfig.Reactions config) {
+    ReactionEndpoints(Vertx vertx, WebhookMetrics metrics, SyncularConfig.Reactions config) {
         String secret = config.webhookSecret().orElse(null);
         fallback = config.webhookUrl().filter(u -> !u.isBlank())
-                .map(u -> new Webhook(vertx, u, secret, config.webhookTimeout())).orElse(null);
+                .map(u -> new Webhook(vertx, "reactions", u, secret, limits(config, config.webhookTimeout()), metrics))
+                .orElse(null);
         if (fallback != null) {
             all.add(fallback);
         }
@@ -37,8 +39,8 @@ final class ReactionEndpoints {
             if (endpoint.types().isEmpty()) {
                 throw new IllegalArgumentException("syncular.reactions.endpoints." + name + ".types lists no reaction type");
             }
-            Webhook hook = new Webhook(vertx, endpoint.url(), endpoint.secret().orElse(secret),
-                    endpoint.timeout().orElse(config.webhookTimeout()));
+            Webhook hook = new Webhook(vertx, name, endpoint.url(), endpoint.secret().orElse(secret),
+                    limits(config, endpoint.timeout().orElse(config.webhookTimeout())), metrics);
             all.add(hook);
             for (String type : endpoint.types()) {
                 if (routes.put(type, hook) != null) {
@@ -48,6 +50,16 @@ final class ReactionEndpoints {
             }
         }
         byType = Map.copyOf(routes);
+    }
+
+    /**
+     * A reaction endpoint's bounds. No circuit breaker: a delivery that fails is rescheduled with backoff and
+     * spends one of its attempts (§6.9), which is the breaker; failing calls at once would spend attempts
+     * without asking the endpoint.
+     */
+    static Webhook.Limits limits(SyncularConfig.Reactions config, java.time.Duration timeout) {
+        return new Webhook.Limits(timeout, config.webhookConnectTimeout(), config.webhookReadTimeout(),
+                config.webhookPoolSize(), config.webhookMaxAnswerSize().asLongValue(), 0, java.time.Duration.ZERO);
     }
 
     /** Whether any reaction can be delivered. */

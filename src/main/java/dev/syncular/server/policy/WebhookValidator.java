@@ -32,10 +32,16 @@ import java.util.function.LongSupplier;
  *   <li>any other 2xx: accepted;</li>
  *   <li>4xx or an unreadable 2xx body: a host bug — {@code sync.constraint_violation},
  *       {@code whole-commit validator failed};</li>
- *   <li>no answer within the timeout, a connection failure or 5xx: the round fails with
- *       {@code sync.internal_error} (retryable) and the commit never applies; nothing is persisted, so the client's
+ *   <li>no answer within the timeouts, a connection failure, an answer above the size cap, a 5xx, or the circuit
+ *       breaker open ({@link Webhook}): the round fails with {@code sync.internal_error} (retryable,
+ *       {@code details.reason} naming which) and the commit never applies; nothing is persisted, so the client's
  *       retry asks again.</li>
  * </ul>
+ *
+ * <p>§6.8 runs the validator inside the commit's partition transaction, after the operations are staged and
+ * before the commit is appended: the call holds the partition lock (and its pooled database connection) for its
+ * whole duration, so every other writer of that partition waits behind it. {@code timeout} bounds that wait; the
+ * breaker bounds it to nothing while the endpoint is known to be failing.
  */
 final class WebhookValidator implements CommitValidator {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -53,7 +59,9 @@ final class WebhookValidator implements CommitValidator {
     public Uni<Void> validate(CommitEvidence commit, CandidateReader read) {
         String body = evidence(commit).toString();
         return webhook.post(body, Map.of(), clock.getAsLong())
-                .onFailure().transform(f -> unavailable("unreachable"))
+                // details.reason: timeout, connect_timeout, connect_error, answer_too_large, io_error, or
+                // circuit_open (the breaker failed the call at once); server_error for a 5xx below
+                .onFailure().transform(f -> unavailable(f instanceof Webhook.Failure w ? w.reason : "io_error"))
                 .flatMap(answer -> {
                     if (answer.status() >= 500) {
                         return Uni.createFrom().failure(unavailable("server_error"));

@@ -192,17 +192,17 @@ public final class RealtimeChannel {
         return Uni.createFrom().voidItem();
     }
 
-    /** The connection ended: it leaves the hub and its presence leaves (§8.6.1). */
     /**
-     * A socket's transport failed (the endpoint's {@code @OnError}): a peer that vanished is one DEBUG line without
-     * a stack trace, anything else WARN; both counted as {@code syncular_realtime_errors_total{kind="socket"}}.
-     * The connection closes; {@link #close} drops its session.
+     * An error the socket layer reports for the connection (a reset by the peer, a failed write, a frame it could
+     * not read): logged and counted ({@link RealtimeFailures}), a reset at DEBUG; the close that follows ends the
+     * session.
      */
-    public Uni<Void> error(WebSocketConnection connection, Throwable failure) {
-        hub.metrics().failures().report(RealtimeFailures.Kind.SOCKET, failure, connection);
+    public Uni<Void> error(WebSocketConnection connection, Throwable error) {
+        hub.metrics().failures().report(RealtimeFailures.Kind.CONNECTION, error, connection);
         return Uni.createFrom().voidItem();
     }
 
+    /** The connection ended: it leaves the hub and its presence leaves (§8.6.1). */
     public Uni<Void> close(WebSocketConnection connection) {
         lifetime.release(connection);
         RealtimeSession s = connection.userData().get(SESSION);

@@ -42,14 +42,14 @@ public class RealtimeEndpoint {
         return realtime.channel().pong(connection);
     }
 
+    /** An error of the connection itself (a reset by the peer, mostly): logged and counted, not rethrown. */
+    @OnError
+    public Uni<Void> error(WebSocketConnection connection, Throwable error) {
+        return realtime.channel().error(connection, error);
+    }
+
     @OnClose
     public Uni<Void> close(WebSocketConnection connection) {
         return realtime.channel().close(connection);
-    }
-
-    /** A vanished peer is DEBUG without a trace, anything else WARN; both counted ({@link RealtimeChannel#error}). */
-    @OnError
-    public Uni<Void> error(WebSocketConnection connection, Throwable failure) {
-        return realtime.channel().error(connection, failure); // on the event loop (a Uni), never blocking
     }
 }

@@ -48,8 +48,8 @@ final class RealtimeFailures {
         FANOUT("fanout"),
         /** The LISTEN connection. */
         LISTEN("listen"),
-        /** A socket's transport (the endpoint's {@code @OnError}): mostly a peer that vanished (reset, broken pipe). */
-        SOCKET("socket");
+        /** An error the socket layer reports for a connection (mostly a reset by the peer). */
+        CONNECTION("connection");
 
         final String label;
 

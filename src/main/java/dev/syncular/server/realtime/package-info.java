@@ -16,12 +16,21 @@
  *       notified commit read once and fanned out to the local sockets, §8.5 heartbeats and reaping, drain.</li>
  *   <li>{@link dev.syncular.server.realtime.PresenceRegistry} and {@link dev.syncular.server.realtime.PresenceBus}:
  *       §8.6 presence, in memory, shared between pods by {@code NOTIFY}.</li>
+ *   <li>{@link dev.syncular.server.realtime.CredentialLifetime}: a socket ends (4401) when the credential of its
+ *       upgrade stops being accepted (§8.1, §10.2 {@code sync.auth_required});
+ *       {@link dev.syncular.server.realtime.UpgradeToken}: a browser's bearer token from the upgrade's query
+ *       (RFC 6750 §2.3) or a cookie; {@link dev.syncular.server.realtime.OperatorDisconnects}: the admin
+ *       disconnect of an actor's or a client's sockets (4403), heard by every pod on the storage's control
+ *       channel.</li>
+ *   <li>{@link dev.syncular.server.realtime.SocketDrain}: the drain's concurrent 1001 closes, bounded by the
+ *       grace; {@link dev.syncular.server.realtime.RealtimeFailures}: failures that are not propagated, logged
+ *       and counted by kind.</li>
  *   <li>{@link dev.syncular.server.realtime.PodRealtime}: the pod's hub and channel, its limits (§8.8) and
  *       lifecycle; {@link dev.syncular.server.realtime.RealtimeReadinessCheck} ties readiness to it.</li>
  * </ul>
  *
- * <p>Nothing about a connection lives outside the pod that holds it; pods share only the database (commit
- * and presence notifications). Part of the Quarkus edge, on top: may depend on every lower package and on its
+ * <p>Nothing about a connection lives outside the pod that holds it; pods share only the database (commit,
+ * presence and control notifications). Part of the Quarkus edge, on top: may depend on every lower package and on its
  * edge peers {@code http}, {@code auth}, {@code config}, {@code ops} (scope-resolver failure metrics); the
  * conformance host uses it.
  */

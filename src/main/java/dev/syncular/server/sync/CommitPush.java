@@ -44,6 +44,17 @@ import java.util.function.LongSupplier;
  * enforced over the result ({@link DeclaredReferences}), the whole-commit validators and reaction planners run
  * ({@link CommitPolicy}, §6.8, §6.9), then the commit appended with its rows and reactions written, or the
  * rejection (§6.3, §6.3.1) persisted.
+ *
+ * <p>What runs under the partition lock (the push transaction holds it, and one pooled database connection, from
+ * the locked idempotency lookup to commit or rollback; every other writer of the partition waits meanwhile):
+ * the statements of the transaction, the in-process row validators and policy rules, CRDT merges (on a worker
+ * thread, still inside the transaction) — and the whole-commit validators, which §6.8 requires inside the
+ * transaction, after the staged operations and before {@code appendCommit}. Among those the validator webhook is
+ * the one network call under the lock: it is bounded by its connect, read and whole-call timeouts, its pool and
+ * answer cap, and a circuit breaker that fails validations at once (retryable) while the endpoint is failing
+ * ({@code policy.Webhook}), so one push costs the partition at most one bounded call. Outside the lock: scope
+ * resolution (host code), the §5.9.6 blob lookups and their entitlement reads (before), reaction delivery (after,
+ * by the delivery worker) and the realtime fan-out.
  */
 final class CommitPush {
     private final SchemaWindow window;
@@ -92,7 +103,8 @@ final class CommitPush {
         boolean[] replayed = {false};
         List<PlannedReaction> planned = new ArrayList<>(); // the reactions the committed transaction appended (§6.9)
         // §6.3: every push is serialized by partition and its idempotency key checked under that boundary;
-        // host scope resolution runs before the lock is taken (never call host code under it), and the
+        // host scope resolution runs before the lock is taken (host code, never under it; the §6.8 whole-commit
+        // validators are the exception the spec makes, bounded: see the class comment), and the
         // push transaction re-evaluates the serve gate under the lock (§2.4).
         // §5.9.6: blob lookups before the lock, re-checked against the orphan sweep under it.
         // The transaction's first reads — the locked idempotency lookup and the row prefetch — are announced as

@@ -58,6 +58,8 @@ public final class SyncEngine {
     private final boolean presignedUrls;
     /** §7.3 auth leases; {@code null} when not configured. */
     private final AuthLeases leases;
+    /** Fairness: every round's place among its actor's and partition's rounds in flight. */
+    private final RoundAdmission admission;
 
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
             SyncLimits limits, LongSupplier clockMs) {
@@ -100,17 +102,20 @@ public final class SyncEngine {
             SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
             SyncObserver observer, SegmentUrls urls, boolean buildImages, BlobStore blobs, WritePolicy policy) {
         this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, observer, urls, buildImages,
-                blobs, policy, null, IdempotencyLookupFault.NONE);
+                blobs, policy, null, IdempotencyLookupFault.NONE, RoundAdmission.NONE);
     }
 
     /**
      * @param leases §7.3 auth leases, or {@code null} when not configured (no {@code LEASE} frame, no lookups)
      * @param fault  the idempotency-lookup fault seam ({@link IdempotencyLookupFault#NONE} in production)
+     * @param admission the per-actor / per-partition concurrency limits every round is admitted against
+     *                  ({@link RoundAdmission#NONE}: none)
      */
     public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
             SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
             SyncObserver observer, SegmentUrls urls, boolean buildImages, BlobStore blobs, WritePolicy policy,
-            AuthLeases leases, IdempotencyLookupFault fault) {
+            AuthLeases leases, IdempotencyLookupFault fault, RoundAdmission admission) {
+        this.admission = admission;
         this.leases = leases;
         this.window = window;
         this.storage = storage;
@@ -176,6 +181,17 @@ public final class SyncEngine {
             }
         }
         PullHeader pullHeader = pull;
+        int operations = 0;
+        for (PushCommit c : pushes) {
+            operations += c.operations().size();
+        }
+        // fairness first: a refused round (sync.rate_limited) has read and written nothing
+        return admission.admit(ctx.partition(), ctx.actorId(), operations,
+                () -> round(ctx, header, pushes, pullHeader, subscriptions));
+    }
+
+    private Uni<List<Frame>> round(SyncRequestContext ctx, ReqHeader header, List<PushCommit> pushes,
+            PullHeader pullHeader, List<SubscriptionFrame> subscriptions) {
         long started = System.nanoTime();
         long now = clock.getAsLong();
         String partition = ctx.partition();

@@ -40,8 +40,9 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Helm chart in the build: {@code helm lint --strict}, and {@code helm template} for the default values and
- * for the full production values ({@code ci/production-values.yaml} with the schema IR by {@code --set-file}),
+ * The Helm chart in the build: {@code helm lint --strict}, and {@code helm template} for the default values (which
+ * stop naming the required database settings), for the minimal values ({@code ci/minimal-values.yaml}: the
+ * defaults plus the database) and for the full production values ({@code ci/production-values.yaml} with the schema IR by {@code --set-file}),
  * every document parsed strictly into the Kubernetes model ({@link RenderedChart}); then what matters to an
  * operator: the three probes, secrets only by reference, the locked-down security context with a writable
  * {@code /tmp}, a grace period that covers the drain, the PDB, HPA, spread, monitor, ingress, network policy
@@ -66,13 +67,13 @@ class HelmChartTest {
 
     @Test
     void lintsStrictly() {
-        LintResult lint = new Helm(RenderedChart.CHART).lint().strict().call();
+        LintResult lint = new Helm(RenderedChart.lintable()).lint().strict().call();
         assertFalse(lint.isFailed(), String.join("\n", lint.getMessages()));
     }
 
     @Test
-    void defaultValuesRenderALockedDownServer() throws Exception {
-        RenderedChart chart = RenderedChart.render(t -> t);
+    void minimalValuesRenderALockedDownServer() throws Exception {
+        RenderedChart chart = RenderedChart.minimal(t -> t);
         assertEquals(Set.of("ConfigMap/" + FULLNAME + "-config", "Deployment/" + FULLNAME,
                 "PodDisruptionBudget/" + FULLNAME, "Pod/" + FULLNAME + "-test-ready", "Service/" + FULLNAME,
                 "ServiceAccount/" + FULLNAME), chart.kinds());
@@ -83,7 +84,8 @@ class HelmChartTest {
         Container c = server(d);
         assertProbes(c);
         assertLockedDown(pod, c);
-        assertEquals("ghcr.io/syncular/syncular-server-java:0.1.0-SNAPSHOT", c.getImage());
+        assertEquals("ghcr.io/syncular/syncular-server-java:" + RenderedChart.chartYaml().get("appVersion").asText(), c.getImage(),
+                "the image the release workflow publishes for this version");
         assertEquals(FULLNAME, pod.getServiceAccountName());
         assertFalse(pod.getAutomountServiceAccountToken());
 
@@ -249,7 +251,7 @@ class HelmChartTest {
     void policyDocumentAndWebhooksReachTheServer() {
         String doc = "{\"validators\":[{\"table\":\"todos\",\"rule\":{\"maxLength\":{\"column\":\"title\",\"max\":200,"
                 + "\"code\":\"app.title_too_long\"}}}]}";
-        RenderedChart chart = RenderedChart.render(t -> t.set("policy.document", doc)
+        RenderedChart chart = RenderedChart.minimal(t -> t.set("policy.document", doc)
                 .set("policy.validatorWebhook.url", "https://policy.example.com/validate")
                 .set("policy.validatorWebhook.existingSecret", "policy-keys")
                 .set("policy.reactions.webhookUrl", "https://hooks.example.com/reactions")
@@ -286,14 +288,14 @@ class HelmChartTest {
         assertTrue(!env.containsKey("SYNCULAR_REACTIONS_ENDPOINTS_SEARCH_SECRET"), "search signs with the default key");
         assertSecretsReferencedNeverInlined(chart);
         Exception unsigned = assertThrows(Exception.class,
-                () -> RenderedChart.render(t -> t.set("policy.reactions.webhookUrl", "https://hooks.example.com/r")));
+                () -> RenderedChart.minimal(t -> t.set("policy.reactions.webhookUrl", "https://hooks.example.com/r")));
         assertTrue(unsigned.getMessage().contains("needs policy.reactions.existingSecret"), unsigned.getMessage());
-        Exception unsignedEndpoint = assertThrows(Exception.class, () -> RenderedChart.render(t -> t
+        Exception unsignedEndpoint = assertThrows(Exception.class, () -> RenderedChart.minimal(t -> t
                 .set("policy.reactions.endpoints.billing.types[0]", "invoice.paid")
                 .set("policy.reactions.endpoints.billing.url", "https://billing.example.com/syncular")));
         assertTrue(unsignedEndpoint.getMessage().contains("policy.reactions.endpoints.billing needs existingSecret"),
                 unsignedEndpoint.getMessage());
-        Exception badName = assertThrows(Exception.class, () -> RenderedChart.render(t -> t
+        Exception badName = assertThrows(Exception.class, () -> RenderedChart.minimal(t -> t
                 .set("policy.reactions.endpoints.Billing_1.types[0]", "invoice.paid")
                 .set("policy.reactions.endpoints.Billing_1.url", "https://billing.example.com/syncular")
                 .set("policy.reactions.endpoints.Billing_1.existingSecret", "billing-keys")));
@@ -308,32 +310,47 @@ class HelmChartTest {
     void schemaWindowDocumentsReachTheServer() throws Exception {
         Path v1 = Path.of("src/test/resources/schema/window/v1.syncular.ir.json");
         Path v2 = Path.of("src/test/resources/schema/window/v2.syncular.ir.json");
-        RenderedChart chart = RenderedChart.render(t -> t.setFile("schema.ir", v2).setFile("schema.window.v1", v1));
+        RenderedChart chart = RenderedChart.minimal(t -> t.setFile("schema.ir", v2).setFile("schema.window.v1", v1));
         assertEquals("/etc/syncular/schema/window-v1.json", chart.config().getProperty("syncular.schema.window"));
         assertEquals(Files.readString(v1).strip(),
                 chart.get(ConfigMap.class, FULLNAME + "-schema").getData().get("window-v1.json").strip());
 
-        RenderedChart existing = RenderedChart.render(t -> t.set("schema.existingConfigMap", "app-schemas")
+        RenderedChart existing = RenderedChart.minimal(t -> t.set("schema.existingConfigMap", "app-schemas")
                 .set("schema.windowKeys[0]", "v1.json").set("schema.windowKeys[1]", "v2.json"));
         assertEquals("/etc/syncular/schema/v1.json,/etc/syncular/schema/v2.json",
                 existing.config().getProperty("syncular.schema.window"));
 
-        assertNull(RenderedChart.render(t -> t.setFile("schema.ir", v2)).config().getProperty("syncular.schema.window"));
-        Exception orphan = assertThrows(Exception.class, () -> RenderedChart.render(t -> t.setFile("schema.window.v1", v1)));
+        assertNull(RenderedChart.minimal(t -> t.setFile("schema.ir", v2)).config().getProperty("syncular.schema.window"));
+        Exception orphan = assertThrows(Exception.class, () -> RenderedChart.minimal(t -> t.setFile("schema.window.v1", v1)));
         assertTrue(orphan.getMessage().contains("schema.window needs schema.ir"), orphan.getMessage());
+    }
+
+    /** {@code helm install} with the chart's defaults stops at template time naming the database settings. */
+    @Test
+    void defaultValuesFailNamingTheDatabaseSettings() {
+        Exception url = assertThrows(Exception.class, () -> RenderedChart.render(t -> t));
+        assertTrue(url.getMessage().contains("postgresql.url is required"), url.getMessage());
+        Exception secret = assertThrows(Exception.class, () -> RenderedChart.render(t -> t
+                .set("postgresql.url", "postgresql://pg:5432/syncular")));
+        assertTrue(secret.getMessage().contains("postgresql.existingSecret is required"), secret.getMessage());
+        Exception both = assertThrows(Exception.class, () -> RenderedChart.minimal(t -> t.set("postgresql.urlKey", "url")));
+        assertTrue(both.getMessage().contains("not both"), both.getMessage());
+        RenderedChart fromSecret = RenderedChart.render(t -> t.set("postgresql.existingSecret", "db")
+                .set("postgresql.urlKey", "url"));
+        assertSecretRef(env(server(fromSecret.get(Deployment.class, FULLNAME))), "SYNCULAR_PG_URL", "db", "url");
     }
 
     @Test
     void refusesValuesThatWouldBreakTheService() {
         Exception grace = assertThrows(Exception.class,
-                () -> RenderedChart.render(t -> t.set("terminationGracePeriodSeconds", "15")));
+                () -> RenderedChart.minimal(t -> t.set("terminationGracePeriodSeconds", "15")));
         assertTrue(grace.getMessage().contains("preStopSleepSeconds + realtime.shutdownGraceSeconds + 5 = 20"),
                 grace.getMessage());
-        Exception undeclared = assertThrows(Exception.class, () -> RenderedChart.render(t -> t
+        Exception undeclared = assertThrows(Exception.class, () -> RenderedChart.minimal(t -> t
                 .set("backfill.enabled", "true").set("backfill.partition", "t1").set("backfill.checkpoint", "c")
                 .set("backfill.table", "todos").set("backfill.set.position", "0")));
         assertTrue(undeclared.getMessage().contains("must be one of `checkpoints`"), undeclared.getMessage());
-        Exception bucket = assertThrows(Exception.class, () -> RenderedChart.render(t -> t.set("s3.segmentsStore", "s3")));
+        Exception bucket = assertThrows(Exception.class, () -> RenderedChart.minimal(t -> t.set("s3.segmentsStore", "s3")));
         assertTrue(bucket.getMessage().contains("needs s3.bucket"), bucket.getMessage());
     }
 

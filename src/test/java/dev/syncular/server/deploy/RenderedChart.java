@@ -56,6 +56,55 @@ final class RenderedChart {
         this.resources = resources;
     }
 
+    /** The smallest values an install needs (the database settings the chart requires). */
+    static final Path MINIMAL_VALUES = CHART.resolve("ci").resolve("minimal-values.yaml");
+
+    /** {@link #render} on top of {@link #MINIMAL_VALUES}: the chart's defaults plus the required database settings. */
+    static RenderedChart minimal(UnaryOperator<TemplateCommand> options) {
+        return render(t -> options.apply(t.withValuesFile(MINIMAL_VALUES)));
+    }
+
+    /**
+     * A copy of the chart whose {@code values.yaml} carries the {@link #MINIMAL_VALUES} database settings, for
+     * {@code helm lint}, which takes no values file: with the bare defaults every template stops at the chart's
+     * {@code required} database settings.
+     */
+    static synchronized Path lintable() {
+        try {
+            Path dir = Files.createTempDirectory("chart-lint-").resolve("syncular-server");
+            try (Stream<Path> files = Files.walk(CHART)) {
+                for (Path f : (Iterable<Path>) files::iterator) {
+                    Path target = dir.resolve(CHART.relativize(f).toString());
+                    if (Files.isDirectory(f)) {
+                        Files.createDirectories(target);
+                    } else {
+                        Files.copy(f, target);
+                    }
+                }
+            }
+            com.fasterxml.jackson.databind.JsonNode minimal = YAML.readTree(MINIMAL_VALUES.toFile()).get("postgresql");
+            String values = Files.readString(dir.resolve("values.yaml"));
+            int at = values.indexOf("\npostgresql:\n");
+            String head = values.substring(0, at);
+            String tail = values.substring(at)
+                    .replaceFirst("\n  url: \"\"\n", "\n  url: " + minimal.get("url").asText() + "\n")
+                    .replaceFirst("\n  existingSecret: \"\"\n", "\n  existingSecret: " + minimal.get("existingSecret").asText() + "\n");
+            Files.writeString(dir.resolve("values.yaml"), head + tail);
+            return dir;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The chart's {@code Chart.yaml}. */
+    static com.fasterxml.jackson.databind.JsonNode chartYaml() {
+        try {
+            return YAML.readTree(CHART.resolve("Chart.yaml").toFile());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     /** {@code helm template sync helm/syncular-server --namespace apps} with {@code options} applied. */
     static RenderedChart render(UnaryOperator<TemplateCommand> options) {
         String out = options.apply(new Helm(hooksAsManifests()).template().withName(RELEASE).withNamespace("apps"))

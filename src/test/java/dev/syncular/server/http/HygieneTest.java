@@ -101,7 +101,7 @@ class HygieneTest {
     private static double disconnects() {
         return PrometheusScrape.scrape().samples.stream()
                 .filter(s -> s.name().equals("syncular_realtime_errors_total")
-                        && "socket".equals(s.labels().get("kind")))
+                        && "connection".equals(s.labels().get("kind")))
                 .mapToDouble(PrometheusScrape.Sample::value).sum();
     }
 
@@ -141,7 +141,7 @@ class HygieneTest {
             List<LogCapture.Line> loud = all.lines.stream()
                     .filter(l -> l.level().intValue() >= Level.WARNING.intValue()).toList();
             assertTrue(loud.isEmpty(), "no WARN/ERROR for vanished peers: " + loud);
-            List<LogCapture.Line> lines = failures.lines.stream().filter(l -> l.message().contains("socket failed, the connection is gone")).toList();
+            List<LogCapture.Line> lines = failures.lines.stream().filter(l -> l.message().contains("connection failed, the connection is gone")).toList();
             assertTrue(lines.size() >= sockets, "one DEBUG line each: " + failures.lines);
             assertTrue(lines.stream().allMatch(l -> l.thrown() == null && l.level().intValue() < Level.INFO.intValue()), "no stack traces");
         }

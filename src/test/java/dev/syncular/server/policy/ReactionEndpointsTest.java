@@ -29,6 +29,8 @@ import org.junit.jupiter.api.Test;
  */
 class ReactionEndpointsTest {
     private static final Vertx VERTX = Vertx.vertx();
+    private static final dev.syncular.server.ops.WebhookMetrics METRICS =
+            new dev.syncular.server.ops.WebhookMetrics(new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
 
     @AfterAll
     static void close() {
@@ -59,7 +61,7 @@ class ReactionEndpointsTest {
         assertEquals("billing-secret-0123456789", billing.secret().orElseThrow());
         assertEquals(Duration.ofSeconds(3), billing.timeout().orElseThrow());
 
-        ReactionEndpoints endpoints = new ReactionEndpoints(VERTX, c);
+        ReactionEndpoints endpoints = new ReactionEndpoints(VERTX, METRICS, c);
         try {
             assertTrue(endpoints.any());
             assertNull(endpoints.claimable(), "a default webhook: every type is claimed");
@@ -68,7 +70,8 @@ class ReactionEndpointsTest {
             assertTrue(other != endpoints.forType("invoice.paid"));
             String body = "{}";
             assertTrue(endpoints.forType("invoice.paid").signature(1, body)
-                    .equals(new Webhook(VERTX, "http://127.0.0.1:9/x", "billing-secret-0123456789", Duration.ofSeconds(1))
+                    .equals(new Webhook(VERTX, "probe", "http://127.0.0.1:9/x", "billing-secret-0123456789",
+                            ReactionEndpoints.limits(c, Duration.ofSeconds(1)), METRICS)
                             .signature(1, body)), "signed with the endpoint's own secret");
         } finally {
             endpoints.close();
@@ -77,7 +80,7 @@ class ReactionEndpointsTest {
 
     @Test
     void withoutADefaultOnlyTheListedTypesAreClaimed() {
-        ReactionEndpoints endpoints = new ReactionEndpoints(VERTX, config(Map.of(
+        ReactionEndpoints endpoints = new ReactionEndpoints(VERTX, METRICS, config(Map.of(
                 "syncular.reactions.endpoints.search.types", "todo.completed",
                 "syncular.reactions.endpoints.search.url", "http://127.0.0.1:9/search",
                 "syncular.reactions.endpoints.search.secret", "search-secret-0123456789"), Map.of()));
@@ -87,7 +90,7 @@ class ReactionEndpointsTest {
         } finally {
             endpoints.close();
         }
-        ReactionEndpoints none = new ReactionEndpoints(VERTX, config(Map.of(), Map.of()));
+        ReactionEndpoints none = new ReactionEndpoints(VERTX, METRICS, config(Map.of(), Map.of()));
         assertTrue(!none.any(), "nothing configured: the worker stays idle");
     }
 
@@ -100,12 +103,12 @@ class ReactionEndpointsTest {
                 "syncular.reactions.endpoints.b.types", "todo.completed,todo.other",
                 "syncular.reactions.endpoints.b.url", "http://127.0.0.1:9/b");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new ReactionEndpoints(VERTX, config(twice, Map.of())));
+                () -> new ReactionEndpoints(VERTX, METRICS, config(twice, Map.of())));
         assertTrue(e.getMessage().contains("listed by two endpoints"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> new ReactionEndpoints(VERTX, config(Map.of(
+        assertThrows(IllegalArgumentException.class, () -> new ReactionEndpoints(VERTX, METRICS, config(Map.of(
                 "syncular.reactions.endpoints.a.types", "todo.completed",
                 "syncular.reactions.endpoints.a.url", "http://127.0.0.1:9/a"), Map.of())), "no signing key");
-        IllegalArgumentException name = assertThrows(IllegalArgumentException.class, () -> new ReactionEndpoints(VERTX,
+        IllegalArgumentException name = assertThrows(IllegalArgumentException.class, () -> new ReactionEndpoints(VERTX, METRICS,
                 config(Map.of("syncular.reactions.webhook-secret", "default-secret-0123456789",
                         "syncular.reactions.endpoints.\"Bill_ing\".types", "todo.completed",
                         "syncular.reactions.endpoints.\"Bill_ing\".url", "http://127.0.0.1:9/a"), Map.of())));

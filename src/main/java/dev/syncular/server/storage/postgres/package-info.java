@@ -63,7 +63,9 @@
  * channel ({@link dev.syncular.server.storage.postgres.PostgresSyncStorage#notificationChannel}), inside the
  * same statement; {@code CommitLogReads} reads a notified commit whole. The §2.1 log-epoch rotation notifies
  * {@code <partition>:epoch} on the same channel in its transaction, so every pod's hub fences that partition's
- * sockets ({@link dev.syncular.server.storage.postgres.PostgresSyncStorage#EPOCH_NOTIFICATION}).
+ * sockets ({@link dev.syncular.server.storage.postgres.PostgresSyncStorage#EPOCH_NOTIFICATION}). An operator's
+ * disconnect of an actor's or a client's sockets ({@link dev.syncular.server.storage.postgres.SocketDisconnect})
+ * travels on the schema's control channel ({@link dev.syncular.server.storage.postgres.PostgresSyncStorage#controlChannel}).
  *
  * <p>§7.3: {@link dev.syncular.server.storage.postgres.PostgresAuthLeaseStore} keeps auth leases in
  * {@code sync_auth_leases}, each record sealed with an HMAC under the server's lease key and bound to the §2.1

@@ -1,0 +1,56 @@
+package dev.syncular.server.ops;
+
+import dev.syncular.server.sync.RoundAdmission;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Micrometer meters of the per-actor / per-partition round admission ({@link RoundAdmission}):
+ * {@code syncular.fairness.refused} by {@code limit} ({@code actor_rounds}, {@code partition_rounds},
+ * {@code actor_operations}) — rounds answered {@code sync.rate_limited} — and the gauge
+ * {@code syncular.fairness.rounds.in.flight}, the admitted rounds still running on this pod.
+ */
+@Startup // meters exported from the start, at zero
+@ApplicationScoped
+public class FairnessMetrics implements RoundAdmission.Listener {
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final Map<String, Counter> refused;
+
+    @Inject
+    public FairnessMetrics(MeterRegistry registry) {
+        Gauge.builder("syncular.fairness.rounds.in.flight", inFlight, AtomicInteger::get)
+                .description("Sync rounds admitted and still running on this pod").strongReference(true)
+                .register(registry);
+        refused = Map.of(
+                RoundAdmission.ACTOR_ROUNDS, counter(registry, RoundAdmission.ACTOR_ROUNDS),
+                RoundAdmission.PARTITION_ROUNDS, counter(registry, RoundAdmission.PARTITION_ROUNDS),
+                RoundAdmission.ACTOR_OPERATIONS, counter(registry, RoundAdmission.ACTOR_OPERATIONS));
+    }
+
+    private static Counter counter(MeterRegistry registry, String limit) {
+        return Counter.builder("syncular.fairness.refused")
+                .description("Sync rounds refused with sync.rate_limited by a fairness limit")
+                .tag("limit", limit).register(registry);
+    }
+
+    @Override
+    public void admitted() {
+        inFlight.incrementAndGet();
+    }
+
+    @Override
+    public void released() {
+        inFlight.decrementAndGet();
+    }
+
+    @Override
+    public void refused(String limit) {
+        refused.get(limit).increment();
+    }
+}
