@@ -31,7 +31,7 @@ public interface SyncularConfig {
      * <p><b>Build-time.</b> JAX-RS paths are static, so application.properties feeds this value to
      * {@code quarkus.rest.path} (the JAX-RS application path), which Quarkus fixes at build time: set it
      * when building ({@code ./mvnw package -Dsyncular.mount=/api/sync}). Management routes
-     * ({@code /q/health}, {@code /q/metrics}) are not JAX-RS and stay where they are.
+     * ({@code /q/health}, and {@code /q/metrics} on the management port) are not JAX-RS and stay where they are.
      */
     Optional<String> mount();
 
@@ -587,6 +587,25 @@ public interface SyncularConfig {
          */
         @WithDefault("8M")
         MemorySize maxResponseBytes();
+
+        /**
+         * The pod-wide budget for bytes buffered on behalf of clients ({@code memory.BufferBudget}): request bodies
+         * of the HTTP routes and of socket rounds (§8.7) as they arrive, plus the inflated bytes of gzip bodies
+         * (§1.3). A request that finds it spent is answered 429 {@code sync.rate_limited} with {@code Retry-After}
+         * before its body is read. Unset = a quarter of the JVM's maximum heap.
+         */
+        Optional<MemorySize> bufferBudget();
+
+        /**
+         * A request body that brings no byte for this long, or whose average rate since its head falls below
+         * {@link #bodyMinRate} once this long has passed, is cut off with 408 {@code sync.invalid_request}.
+         */
+        @WithDefault("10s")
+        Duration bodyTimeout();
+
+        /** Minimum average arrival rate of a request body, in bytes per second; {@code 0} = only the idle cut. */
+        @WithDefault("8K")
+        MemorySize bodyMinRate();
     }
 
     /**

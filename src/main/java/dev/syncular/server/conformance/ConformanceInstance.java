@@ -137,7 +137,7 @@ public final class ConformanceInstance {
      * table and engine. Created and started on first use; {@link #realtimeStarted()} completes once it listens.
      */
     synchronized dev.syncular.server.realtime.RealtimeChannel realtime(io.vertx.core.Vertx vertx,
-            io.vertx.mutiny.sqlclient.Pool pool, long maxRequestBytes) {
+            io.vertx.mutiny.sqlclient.Pool pool, long maxRequestBytes, dev.syncular.server.memory.BufferBudget budget) {
         if (realtime == null) {
             String podId = "syncular-conformance-" + id;
             var hub = new dev.syncular.server.realtime.RealtimeHub(new dev.syncular.server.realtime.RealtimeHub.Settings(
@@ -148,7 +148,7 @@ public final class ConformanceInstance {
                     partition -> engine.serves(partition));
             realtimeStarted = hub.start();
             realtime = new dev.syncular.server.realtime.RealtimeChannel(hub, storage, resolver,
-                    SchemaWindow.single(schema), () -> engine, maxRequestBytes);
+                    SchemaWindow.single(schema), () -> engine, maxRequestBytes, budget);
         }
         return realtime;
     }

@@ -1,5 +1,6 @@
 package dev.syncular.server.realtime;
 
+import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
@@ -50,10 +51,12 @@ public final class RealtimeChannel {
     private final SchemaWindow window;
     private final Supplier<SyncEngine> engine;
     private final long maxRequestBytes;
+    private final BufferBudget budget;
     private final CredentialLifetime lifetime;
 
     public RealtimeChannel(RealtimeHub hub, PostgresSyncStorage storage, ScopeResolver resolver, SchemaWindow window,
-            Supplier<SyncEngine> engine, long maxRequestBytes) {
+            Supplier<SyncEngine> engine, long maxRequestBytes, BufferBudget budget) {
+        this.budget = budget;
         this.hub = hub;
         this.storage = storage;
         this.resolver = resolver;
@@ -187,7 +190,7 @@ public final class RealtimeChannel {
         if (bytes.length == 0 || (bytes[0] & 0xff) != ChannelTag.ROUND) {
             return connection.close(new CloseReason(1003, "unknown channel tag"));
         }
-        SocketRound.Outcome outcome = s.rounds.chunk(s, engine.get(), bytes, 1,
+        SocketRound.Outcome outcome = s.rounds.chunk(s, engine.get(), budget, bytes, 1,
                 registers -> registers ? reregister(s) : Uni.createFrom().voidItem());
         return outcome == SocketRound.Outcome.CLOSE
                 ? connection.close(new CloseReason(1002, "sync round protocol violation"))
@@ -232,6 +235,7 @@ public final class RealtimeChannel {
         RealtimeSession s = connection.userData().get(SESSION);
         if (s != null) {
             hub.remove(s);
+            s.rounds.closed(); // a round cut off mid-request gives its bytes back to the budget
         }
         return Uni.createFrom().voidItem();
     }

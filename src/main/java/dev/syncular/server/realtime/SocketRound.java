@@ -3,6 +3,7 @@ package dev.syncular.server.realtime;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.http.ResponseBody;
+import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.wire.ErrorFrame;
 import dev.syncular.server.wire.Frame;
@@ -41,6 +42,9 @@ final class SocketRound {
     private MessageDecoder decoder;
     private List<Frame> frames;
     private long received;
+    /** The round's share of the pod's buffer budget; {@code refused} once it ran out (frames then dropped). */
+    private BufferBudget.Lease lease;
+    private SyncError refused;
 
     SocketRound(long maxRequestBytes) {
         this.maxRequestBytes = maxRequestBytes;
@@ -51,7 +55,7 @@ final class SocketRound {
      * {@code onEnd} runs once the round's frames are planned, before its response is sent (told whether the
      * round succeeded and carried a {@code PULL_HEADER}).
      */
-    Outcome chunk(RealtimeSession session, SyncEngine engine, byte[] payload, int offset,
+    Outcome chunk(RealtimeSession session, SyncEngine engine, BufferBudget budget, byte[] payload, int offset,
             java.util.function.Function<Boolean, Uni<Void>> onEnd) {
         synchronized (session) {
             if (session.roundInFlight) {
@@ -63,14 +67,35 @@ final class SocketRound {
             decoder = MessageDecoder.forRequestsKeepingFraming();
             frames = new ArrayList<>();
             received = 0;
+            refused = null;
+            try {
+                lease = budget.open(-1);
+            } catch (SyncError spent) {
+                lease = null;
+                refused = spent;
+            }
         }
         received += payload.length - offset;
         if (received > maxRequestBytes) {
+            release();
             return Outcome.CLOSE;
         }
+        if (refused == null) {
+            try {
+                lease.grow(payload.length - offset); // the request's frames are held until the round is planned
+            } catch (SyncError spent) {
+                refused = spent; // §8.7/§10.2: the round is answered sync.rate_limited at its END
+                release();
+                frames.clear();
+            }
+        }
         try {
-            frames.addAll(decoder.feed(payload, offset, payload.length - offset));
+            List<Frame> decoded = decoder.feed(payload, offset, payload.length - offset);
+            if (refused == null) {
+                frames.addAll(decoded);
+            }
         } catch (WireException e) {
+            release();
             LOG.debugf("Socket round stream refused: %s", e.getMessage());
             return Outcome.CLOSE; // a bad envelope header or bytes past END: the stream's end cannot be found
         }
@@ -78,21 +103,31 @@ final class SocketRound {
             return Outcome.CONTINUE;
         }
         WireException decodeError = decoder.error();
-        Message request = decodeError == null ? Message.request(frames) : null;
+        SyncError spent = refused;
+        Message request = decodeError == null && spent == null ? Message.request(frames) : null;
+        BufferBudget.Lease held = lease;
         decoder = null;
         frames = null;
+        lease = null;
+        refused = null;
         synchronized (session) {
             session.roundInFlight = true;
         }
         // §8.7: a decode error of the request message is the round's in-band failure, as HTTP answers it 400
         boolean pulls = request != null
                 && request.frames().stream().anyMatch(f -> f instanceof dev.syncular.server.wire.PullHeader);
-        Uni<List<Frame>> round = decodeError != null ? Uni.createFrom().failure(decodeError)
+        Uni<List<Frame>> round = spent != null ? Uni.createFrom().failure(spent)
+                : decodeError != null ? Uni.createFrom().failure(decodeError)
                 : ((ReqHeader) request.frames().get(0)).clientId().equals(session.clientId)
                 ? Uni.createFrom().deferred(() -> engine.handle(session.ctx, request))
                 : Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_CLIENT_ID,
                         "REQ_HEADER.clientId differs from the connection's clientId"));
-        round.onFailure().recoverWithItem(e -> failure(session, e))
+        round.onTermination().invoke(() -> {
+                    if (held != null) {
+                        held.release();
+                    }
+                })
+                .onFailure().recoverWithItem(e -> failure(session, e))
                 .subscribe().with(planned -> {
                     boolean ok = planned.stream().noneMatch(f -> f instanceof ErrorFrame);
                     // §8.7 / §8.2: the commits this round answers are its own, never deltas, however late their
@@ -110,6 +145,19 @@ final class SocketRound {
                             });
                 }, e -> session.failures.failed(RealtimeFailures.Kind.ROUND, e));
         return Outcome.CONTINUE;
+    }
+
+    /** The connection closed: a request still arriving holds nothing any more. */
+    void closed() {
+        release();
+    }
+
+    /** Gives the partial round's bytes back to the budget (the connection closes or the round was refused). */
+    private void release() {
+        if (lease != null) {
+            lease.release();
+            lease = null;
+        }
     }
 
     /** Sends the chunks one after the other, each after the previous write completed (bounded buffering). */
