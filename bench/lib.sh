@@ -82,12 +82,14 @@ machine_line() {
 }
 
 # Starts the packaged server in the background (prod profile, dev header auth, a fresh storage schema) on
-# $PORT against $PG_URL with $SERVER_JAVA_OPTS plus the given JVM arguments; sets SERVER_PID.
+# $PORT (metrics on $MANAGEMENT_PORT, a free port unless set) against $PG_URL with $SERVER_JAVA_OPTS plus the given JVM arguments; sets SERVER_PID.
 start_server() { # log [jvm args...]
     local log="$1"
     shift
+    MANAGEMENT_PORT="${MANAGEMENT_PORT:-$(free_port)}"
     # shellcheck disable=SC2086
     QUARKUS_HTTP_PORT="$PORT" \
+    QUARKUS_MANAGEMENT_PORT="$MANAGEMENT_PORT" \
     QUARKUS_DATASOURCE_REACTIVE_URL="$PG_URL" \
     SYNCULAR_PG_USER="$PG_USER" \
     SYNCULAR_PG_PASSWORD="$PG_PASSWORD" \

@@ -126,7 +126,7 @@ start_server "$LOG" \
     -Dquarkus.s3.aws.credentials.static-provider.secret-access-key="$S3_SECRET_KEY"
 wait_for "http://127.0.0.1:$PORT/q/health/ready" "$SERVER_PID" server "$LOG" ok
 echo "== server ready (pid $SERVER_PID), s3proxy pid $S3_PID" >&2
-METRICS=$(curl -sf "http://127.0.0.1:$PORT/q/metrics" || true)
+METRICS=$(curl -sf "http://127.0.0.1:$MANAGEMENT_PORT/q/metrics" || true)
 if ! grep -q '^jvm_memory_used_bytes{area="heap"' <<<"$METRICS"; then
     echo "note: /q/metrics exposes no jvm_memory_used_bytes{area=\"heap\"}: heap figures will read n/a" >&2
 fi
@@ -139,7 +139,7 @@ machine_line >&2
 status=0
 # shellcheck disable=SC2086
 java -Xmx1g -Dbench.pgPid="$PG_PID" -Dbench.pgVersion="$PG_VERSION" -Dbench.seedBatch="$SEED_BATCH" \
-    -Dbench.seedCommitsPerRequest="$SEED_COMMITS" \
+    -Dbench.seedCommitsPerRequest="$SEED_COMMITS" -Dbench.metricsUrl="http://127.0.0.1:$MANAGEMENT_PORT/q/metrics" \
     -Dbench.serverOpts="$SERVER_JAVA_OPTS" ${BENCH_OPTS:-} \
     -cp "target/classes:target/test-classes:$(cat target/bench-segments.cp)" \
     dev.syncular.server.bench.SegmentsBenchmark "http://127.0.0.1:$PORT" "$SERVER_PID" "$SCHEMA_FILE" "$S3_PID" \

@@ -99,6 +99,8 @@ secret by reference (never a value).
   value: /etc/syncular/config/application.properties
 - name: JAVA_TOOL_OPTIONS
   value: {{ .Values.javaOpts | quote }}
+- name: QUARKUS_MANAGEMENT_PORT
+  value: {{ .Values.service.managementPort | quote }}
 {{- with .Values.postgresql }}
 {{- if .existingSecret }}
 {{ include "syncular-server.secretEnv" (dict "name" "SYNCULAR_PG_USER" "secret" .existingSecret "key" .usernameKey) }}

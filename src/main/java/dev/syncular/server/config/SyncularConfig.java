@@ -31,7 +31,7 @@ public interface SyncularConfig {
      * <p><b>Build-time.</b> JAX-RS paths are static, so application.properties feeds this value to
      * {@code quarkus.rest.path} (the JAX-RS application path), which Quarkus fixes at build time: set it
      * when building ({@code ./mvnw package -Dsyncular.mount=/api/sync}). Management routes
-     * ({@code /q/health}, {@code /q/metrics}) are not JAX-RS and stay where they are.
+     * ({@code /q/health}, and {@code /q/metrics} on the management port) are not JAX-RS and stay where they are.
      */
     Optional<String> mount();
 
@@ -404,6 +404,20 @@ public interface SyncularConfig {
         MemorySize maxPresenceBytes();
 
         /**
+         * §8.7 backpressure: bytes a connection may have waiting to be written; a delta past it is replaced by a
+         * {@code catchup-required} wake-up, and any message past twice it closes the connection (code 4290).
+         */
+        @WithDefault("256K")
+        MemorySize outboundBufferBytes();
+
+        /**
+         * A connection whose outbound buffer has not emptied once this long after a delta was refused for the budget
+         * is closed (code 4290).
+         */
+        @WithDefault("30s")
+        Duration outboundStuckTimeout();
+
+        /**
          * Browser authentication of the upgrade (RFC 6750 §2.3): the query parameter of the upgrade URL that may carry
          * the bearer token when the request has no {@code Authorization} header (a browser WebSocket cannot set
          * one). {@code off}: tokens are read from the header only.
@@ -573,6 +587,25 @@ public interface SyncularConfig {
          */
         @WithDefault("8M")
         MemorySize maxResponseBytes();
+
+        /**
+         * The pod-wide budget for bytes buffered on behalf of clients ({@code memory.BufferBudget}): request bodies
+         * of the HTTP routes and of socket rounds (§8.7) as they arrive, plus the inflated bytes of gzip bodies
+         * (§1.3). A request that finds it spent is answered 429 {@code sync.rate_limited} with {@code Retry-After}
+         * before its body is read. Unset = a quarter of the JVM's maximum heap.
+         */
+        Optional<MemorySize> bufferBudget();
+
+        /**
+         * A request body that brings no byte for this long, or whose average rate since its head falls below
+         * {@link #bodyMinRate} once this long has passed, is cut off with 408 {@code sync.invalid_request}.
+         */
+        @WithDefault("10s")
+        Duration bodyTimeout();
+
+        /** Minimum average arrival rate of a request body, in bytes per second; {@code 0} = only the idle cut. */
+        @WithDefault("8K")
+        MemorySize bodyMinRate();
     }
 
     /**

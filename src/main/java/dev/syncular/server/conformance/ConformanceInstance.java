@@ -137,17 +137,18 @@ public final class ConformanceInstance {
      * table and engine. Created and started on first use; {@link #realtimeStarted()} completes once it listens.
      */
     synchronized dev.syncular.server.realtime.RealtimeChannel realtime(io.vertx.core.Vertx vertx,
-            io.vertx.mutiny.sqlclient.Pool pool, long maxRequestBytes) {
+            io.vertx.mutiny.sqlclient.Pool pool, long maxRequestBytes, dev.syncular.server.memory.BufferBudget budget) {
         if (realtime == null) {
             String podId = "syncular-conformance-" + id;
             var hub = new dev.syncular.server.realtime.RealtimeHub(new dev.syncular.server.realtime.RealtimeHub.Settings(
                     podId, dev.syncular.server.realtime.RealtimeHub.datasourceOptions(podId), maxDeltaBytes, 64, true,
-                    maxPresenceBytes, java.time.Duration.ofSeconds(30), clock::get), storage, SchemaWindow.single(schema),
+                    maxPresenceBytes, java.time.Duration.ofSeconds(30), clock::get, 1L << 20,
+                    java.time.Duration.ofSeconds(30)), storage, SchemaWindow.single(schema),
                     vertx, pool, new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
                     partition -> engine.serves(partition));
             realtimeStarted = hub.start();
             realtime = new dev.syncular.server.realtime.RealtimeChannel(hub, storage, resolver,
-                    SchemaWindow.single(schema), () -> engine, maxRequestBytes);
+                    SchemaWindow.single(schema), () -> engine, maxRequestBytes, budget);
         }
         return realtime;
     }

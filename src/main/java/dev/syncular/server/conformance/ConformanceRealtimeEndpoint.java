@@ -6,6 +6,7 @@ import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.http.ErrorBodies;
+import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.realtime.RealtimeChannel;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.netty.handler.codec.http.QueryStringDecoder;
@@ -54,6 +55,10 @@ public class ConformanceRealtimeEndpoint {
     @Inject
     Pool pool;
 
+    @Inject
+    BufferBudget budget;
+
+
     /** Ahead of the upgrade: 404 while the host is off; under a mount, the route moves to the endpoint's path. */
     void routes(@Observes Router router) {
         String mount = config.mountPrefix();
@@ -90,7 +95,7 @@ public class ConformanceRealtimeEndpoint {
         if (clientId == null || clientId.isBlank()) {
             return refuse(connection, new SyncError(ErrorCode.INVALID_CLIENT_ID, "clientId is required"));
         }
-        RealtimeChannel channel = instance.realtime(vertx, pool, config.maxRequestBytes().asLongValue());
+        RealtimeChannel channel = instance.realtime(vertx, pool, config.maxRequestBytes().asLongValue(), budget);
         connection.userData().put(CHANNEL, channel);
         // the first socket starts the instance's hub: connect once it listens, so no commit slips past
         return Uni.createFrom().completionStage(instance.realtimeStarted())

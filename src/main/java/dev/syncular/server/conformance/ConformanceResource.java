@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.http.RequestBodies;
 import dev.syncular.server.http.RequestBody;
 import dev.syncular.server.http.SegmentResource;
 import dev.syncular.server.http.SyncResource;
@@ -55,6 +56,9 @@ public class ConformanceResource {
     @Inject
     SyncResource syncBinding;
 
+    @Inject
+    RequestBodies bodies;
+
     private void requireEnabled() {
         if (!host.enabled()) {
             throw new SyncError(ErrorCode.NOT_FOUND, "not found");
@@ -88,7 +92,7 @@ public class ConformanceResource {
     @Produces(MediaType.APPLICATION_JSON)
     public Uni<ObjectNode> create(@Context HttpServerRequest request) {
         requireEnabled();
-        return new RequestBody(request, MAX_BODY, RequestBody::tooLarge).readJson()
+        return bodies.open(request, MAX_BODY, RequestBody::tooLarge).readJson()
                 .chain(options -> host.create(options)).map(i -> JSON.createObjectNode().put("id", i.id()));
     }
 
@@ -118,7 +122,7 @@ public class ConformanceResource {
             @Context HttpServerRequest request) {
         requireEnabled();
         ConformanceInstance i = host.get(id);
-        return new RequestBody(request, MAX_BODY, RequestBody::tooLarge).readJson()
+        return bodies.open(request, MAX_BODY, RequestBody::tooLarge).readJson()
                 .chain(body -> dispatch(i, method, body == null ? JSON.createArrayNode() : body.path("args")))
                 .map(result -> {
                     ObjectNode o = JSON.createObjectNode();

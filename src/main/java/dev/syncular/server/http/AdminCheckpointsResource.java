@@ -9,6 +9,7 @@ import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.wire.WireReader;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpServerRequest;
@@ -56,6 +57,9 @@ public class AdminCheckpointsResource {
 
     @Inject
     AdminAccess access;
+
+    @Inject
+    RequestBodies bodies;
 
     @GET
     @Operation(summary = "The backfill checkpoints of a partition")
@@ -152,9 +156,11 @@ public class AdminCheckpointsResource {
             Function<JsonNode, Uni<Response>> call) {
         RequestBody body;
         try {
-            body = new RequestBody(request, MAX_BODY, RequestBody::tooLarge);
+            body = bodies.open(request, MAX_BODY, RequestBody::tooLarge);
         } catch (HttpError e) {
             return guarded(route, auth, () -> Uni.createFrom().item(refusal(e)));
+        } catch (SyncError busy) {
+            return Uni.createFrom().failure(busy); // the buffer budget is spent: 429 before the body
         }
         return guarded(route, auth, () -> body.readJson().chain(json -> call.apply(json))
                 .onFailure(IllegalArgumentException.class).recoverWithItem(e -> AdminAccess.bad("invalid request"))

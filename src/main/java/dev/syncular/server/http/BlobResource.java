@@ -88,12 +88,14 @@ public class BlobResource {
     private final BlobService blobs;
     private final Authenticator authenticator;
     private final BlobMetrics metrics;
+    private final RequestBodies bodies;
 
     @Inject
-    public BlobResource(BlobService blobs, Authenticator authenticator, BlobMetrics metrics) {
+    public BlobResource(BlobService blobs, Authenticator authenticator, BlobMetrics metrics, RequestBodies bodies) {
         this.blobs = blobs;
         this.authenticator = authenticator;
         this.metrics = metrics;
+        this.bodies = bodies;
     }
 
     static void requireBlobId(String blobId) {
@@ -189,9 +191,10 @@ public class BlobResource {
     @Path("/{blobId}/upload-grant")
     public Uni<Response> grant(@PathParam("blobId") String blobId, @Context HttpServerRequest request) {
         requireBlobId(blobId);
-        RequestBody body = new RequestBody(request, MAX_GRANT_BODY, RequestBody::tooLarge);
+        RequestBody body = bodies.open(request, MAX_GRANT_BODY, RequestBody::tooLarge);
         return authenticator.authenticate(request)
-                .flatMap(ctx -> body.read().flatMap(bytes -> blobs.grant(ctx, blobId, parseGrant(bytes.getBytes()))))
+                .flatMap(ctx -> body.read().onTermination().invoke(body::release)
+                        .flatMap(bytes -> blobs.grant(ctx, blobId, parseGrant(bytes.getBytes()))))
                 .map(grant -> {
                     ObjectNode n = JsonNodeFactory.instance.objectNode();
                     if (grant instanceof BlobService.Grant.Present) {

@@ -157,7 +157,7 @@ public class ErrorMapper {
     public void closeUnreadBodies(ResteasyReactiveContainerRequestContext request, ContainerResponseContext response) {
         if (response.getStatus() >= 400
                 && request.getServerRequestContext() instanceof ResteasyReactiveRequestContext context) {
-            RequestBody.closeUnread(context.serverRequest().unwrap(RoutingContext.class));
+            RequestBody.closeUnread(context.serverRequest().unwrap(RoutingContext.class), response.getStatus());
         }
     }
 

@@ -3,6 +3,7 @@ package dev.syncular.server.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.memory.BufferBudget;
 import io.netty.buffer.ByteBufInputStream;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Context;
@@ -13,6 +14,7 @@ import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.RoutingContext;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.function.Supplier;
 
 /**
@@ -36,6 +38,8 @@ public final class RequestBody {
     /** The most a refused body is read (and discarded) for its sender to see the answer. */
     static final long DRAIN_LIMIT = 32L * 1024 * 1024;
     static final long DRAIN_TIMEOUT_MS = 30_000;
+    /** The first allocation of a body buffer: it grows as bytes arrive, never sized from {@code Content-Length}. */
+    static final int INITIAL_BUFFER = 16 * 1024;
 
     private final HttpServerRequest request;
     private final long cap;
@@ -43,21 +47,31 @@ public final class RequestBody {
     private final long declared;
     /** The event loop the request belongs to: its handlers are set there. */
     private final Context context;
+    private final BufferBudget.Lease lease;
+    private final long timeoutMs;
+    private final long minRate;
 
     /**
      * Checks the declared length against {@code cap} (413 {@code tooLarge}, or 400 for a malformed
-     * {@code Content-Length}) without reading anything. Call it on the request's event loop, where the route
-     * method starts.
+     * {@code Content-Length}) and takes the request's lease of the pod's buffer budget (429
+     * {@code sync.rate_limited} when it is spent or the declared length does not fit), without reading
+     * anything. Call it on the request's event loop, where the route method starts ({@link RequestBodies}).
+     * A body that brings no byte for {@code timeout}, or whose average rate falls below {@code minRate} bytes
+     * per second once {@code timeout} has passed, is cut off with 408.
      */
-    public RequestBody(HttpServerRequest request, long cap, Supplier<? extends RuntimeException> tooLarge) {
+    RequestBody(HttpServerRequest request, long cap, Supplier<? extends RuntimeException> tooLarge, BufferBudget budget,
+            Duration timeout, long minRate) {
         this.request = request;
         this.cap = cap;
         this.tooLarge = tooLarge;
         this.declared = declaredLength(request);
         this.context = Vertx.currentContext();
+        this.timeoutMs = Math.max(1, timeout.toMillis());
+        this.minRate = minRate;
         if (declared > cap) {
             throw tooLarge.get();
         }
+        this.lease = budget.open(declared);
     }
 
     /** The declared {@code Content-Length}, or -1 when absent; 400 {@code sync.invalid_request} when malformed. */
@@ -77,39 +91,89 @@ public final class RequestBody {
         throw new HttpError(400, ErrorCode.INVALID_REQUEST, "invalid Content-Length");
     }
 
+    /** The request's share of the buffer budget: grow it for bytes derived from the body (inflated bytes). */
+    public BufferBudget.Lease lease() {
+        return lease;
+    }
+
+    /** Gives the body's bytes back to the budget: once the request no longer holds them. Idempotent. */
+    public void release() {
+        lease.release();
+    }
+
     /**
-     * Reads the whole body into memory, at most {@code cap} bytes: the item is the body; the {@code Uni} fails
-     * with {@code tooLarge} as soon as more arrive (reading stops there). Subscribe only once the request is
-     * authenticated.
+     * Reads the whole body into memory, at most {@code cap} bytes, each counted against the buffer budget as it
+     * arrives: the item is the body; the {@code Uni} fails with {@code tooLarge} as soon as more arrive, with 429
+     * {@code sync.rate_limited} when the budget runs out, with 408 when the body arrives too slowly (reading stops
+     * there, and the budget gets the bytes back). Subscribe only once the request is authenticated; call
+     * {@link #release} once the body (and what was decoded from it) is no longer held.
      */
     public Uni<Buffer> read() {
-        return Uni.createFrom().emitter(em -> {
+        return Uni.createFrom().<Buffer>emitter(em -> {
             Runnable start = () -> {
-                Buffer body = Buffer.buffer((int) Math.max(0, Math.min(declared, Math.min(cap, 1 << 20))));
+                Buffer body = Buffer.buffer((int) Math.max(0, Math.min(declared, Math.min(cap, INITIAL_BUFFER))));
                 boolean[] over = new boolean[1];
+                long began = System.nanoTime();
+                long[] last = {began};
+                long[] timer = {-1};
+                java.util.function.Consumer<Throwable> stop = e -> {
+                    over[0] = true;
+                    request.pause();
+                    if (timer[0] >= 0) {
+                        context.owner().cancelTimer(timer[0]);
+                    }
+                    lease.release();
+                    em.fail(e);
+                };
                 request.handler(chunk -> {
                     if (over[0]) {
                         return;
                     }
                     if (body.length() + (long) chunk.length() > cap) {
-                        over[0] = true;
-                        request.pause();
-                        em.fail(tooLarge.get());
+                        stop.accept(tooLarge.get());
                         return;
                     }
+                    try {
+                        lease.grow(chunk.length());
+                    } catch (RuntimeException spent) {
+                        stop.accept(spent);
+                        return;
+                    }
+                    last[0] = System.nanoTime();
                     body.appendBuffer(chunk);
                 });
                 request.exceptionHandler(e -> {
                     if (!over[0]) {
                         // the client went away mid-body: nobody reads the answer, but it is no server error
-                        em.fail(incomplete());
+                        stop.accept(incomplete());
                     }
                 });
                 request.endHandler(v -> {
                     if (!over[0]) {
+                        over[0] = true;
+                        if (timer[0] >= 0) {
+                            context.owner().cancelTimer(timer[0]);
+                        }
                         em.complete(body);
                     }
                 });
+                if (context != null && !request.isEnded()) {
+                    long every = Math.max(50, Math.min(1000, timeoutMs / 10));
+                    timer[0] = context.owner().setPeriodic(every, id -> {
+                        if (over[0]) {
+                            context.owner().cancelTimer(id);
+                            return;
+                        }
+                        long now = System.nanoTime();
+                        long idleMs = (now - last[0]) / 1_000_000;
+                        long elapsedMs = (now - began) / 1_000_000;
+                        boolean tooSlow = minRate > 0 && elapsedMs >= timeoutMs
+                                && body.length() * 1000L < minRate * elapsedMs;
+                        if (idleMs >= timeoutMs || tooSlow) {
+                            stop.accept(tooSlow());
+                        }
+                    });
+                }
                 if ("100-continue".equalsIgnoreCase(request.getHeader("Expect"))) {
                     request.response().writeContinue();
                 }
@@ -120,7 +184,12 @@ public final class RequestBody {
             } else {
                 context.runOnContext(v -> start.run());
             }
-        });
+        }).onCancellation().invoke(lease::release);
+    }
+
+    /** 408 {@code sync.invalid_request}: the body did not arrive at the minimum rate (§10.1 JSON, connection closed). */
+    static HttpError tooSlow() {
+        return new HttpError(408, ErrorCode.INVALID_REQUEST, "request body arrived too slowly");
     }
 
     /**
@@ -128,7 +197,7 @@ public final class RequestBody {
      * for one that does not parse.
      */
     public Uni<JsonNode> readJson() {
-        return read().map(body -> {
+        return read().onTermination().invoke(this::release).map(body -> {
             if (body.length() == 0) {
                 return null;
             }
@@ -158,11 +227,17 @@ public final class RequestBody {
      * {@link #DRAIN_TIMEOUT_MS}, whichever comes first. On HTTP/2 the stream's flow-control window already
      * bounds what an unread body can send.
      */
-    static void closeUnread(RoutingContext rc) {
+    static void closeUnread(RoutingContext rc, int status) {
         if (rc == null) {
             return;
         }
         HttpServerRequest request = rc.request();
+        if (status == 408 && request.version() != HttpVersion.HTTP_2) {
+            // a body too slow to wait for: the answer, then the connection ends — no drain
+            rc.response().putHeader("Connection", "close");
+            rc.addEndHandler(v -> request.connection().close());
+            return;
+        }
         String length = request.getHeader("Content-Length");
         boolean hasBody = request.getHeader("Transfer-Encoding") != null || (length != null && !"0".equals(length.trim()));
         if (!hasBody || request.isEnded() || request.version() == HttpVersion.HTTP_2) {

@@ -4,6 +4,7 @@ import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.auth.Authenticator;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.wire.Frame;
@@ -64,11 +65,13 @@ public class SyncResource {
     private final SyncEngine engine;
     private final Authenticator authenticator;
     private final long maxRequestBytes;
+    private final RequestBodies bodies;
 
     @Inject
-    public SyncResource(SyncEngine engine, Authenticator authenticator, SyncularConfig config) {
+    public SyncResource(SyncEngine engine, Authenticator authenticator, SyncularConfig config, RequestBodies bodies) {
         this.engine = engine;
         this.authenticator = authenticator;
+        this.bodies = bodies;
         this.maxRequestBytes = config.maxRequestBytes().asLongValue();
     }
 
@@ -88,7 +91,7 @@ public class SyncResource {
             Uni<SyncRequestContext> authenticate) {
         requireSsp2ContentType(request.getHeader("Content-Type"));
         boolean gzip = requestIsGzip(request.getHeader("Content-Encoding"));
-        RequestBody body = new RequestBody(request, maxRequestBytes, this::tooLarge);
+        RequestBody body = bodies.open(request, maxRequestBytes, this::tooLarge);
         ContentCoding coding = ContentCoding.negotiate(request.getHeader("Accept-Encoding"));
         Uni<List<Frame>> planned = authenticate
                 .ifNoItem().after(AUTH_TIMEOUT).failWith(() -> new IllegalStateException("authentication timed out"))
@@ -96,11 +99,14 @@ public class SyncResource {
                     // A small identity body decodes right here on the event loop (microseconds); gzip (which may
                     // inflate up to the cap) and large bodies decode on a worker thread.
                     Uni<Message> message = gzip || bytes.length() > INLINE_DECODE_BYTES
-                            ? Uni.createFrom().item(() -> decode(new ByteBufInputStream(bytes.getByteBuf()), gzip))
-                                    .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
-                            : Uni.createFrom().item(() -> decode(new ByteBufInputStream(bytes.getByteBuf()), false));
+                            ? Uni.createFrom().item(() -> decode(new ByteBufInputStream(bytes.getByteBuf()), gzip,
+                                    body.lease())).runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
+                            : Uni.createFrom().item(() -> decode(new ByteBufInputStream(bytes.getByteBuf()), false,
+                                    body.lease()));
                     return message.chain(m -> engine.handle(ctx, m));
-                }));
+                }))
+                // the request's bytes (and what was decoded from them) are held until the round is planned
+                .onTermination().invoke(body::release);
         return RestMulti.fromUniResponse(planned,
                 frames -> Multi.createFrom().iterable(ResponseBody.of(frames, coding)),
                 frames -> responseHeaders(coding),
@@ -144,7 +150,7 @@ public class SyncResource {
      * Streams the body through the decoder. The cap applies to the bytes received and, for gzip, separately
      * to the inflated bytes (a few KiB of gzip can inflate to gigabytes).
      */
-    Message decode(InputStream raw, boolean gzip) {
+    Message decode(InputStream raw, boolean gzip, BufferBudget.Lease lease) {
         MessageDecoder decoder = MessageDecoder.forRequests();
         List<Frame> frames = new ArrayList<>();
         byte[] chunk = new byte[CHUNK];
@@ -156,6 +162,9 @@ public class SyncResource {
                 total += n;
                 if (total > maxRequestBytes) {
                     throw tooLarge();
+                }
+                if (gzip) {
+                    lease.grow(n); // inflated bytes are held as frames: counted like the body (429 when spent)
                 }
                 frames.addAll(decoder.feed(chunk, 0, n));
             }

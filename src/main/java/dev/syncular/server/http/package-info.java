@@ -6,7 +6,7 @@
  * pruning now, segment store statistics, the event tail, the §2.1 log-epoch rotation after a restore and §7.3.4
  * lease revocation; {@code AdminCheckpointsResource}: backfill
  * checkpoints, §2.4), every route behind {@code AdminAccess} (bearer token, audit line) and described in the
- * OpenAPI document at {@code /q/openapi}; the request id of every request ({@code RequestIds}: the
+ * OpenAPI document at {@code /q/openapi} (management port); the request id of every request ({@code RequestIds}: the
  * {@code X-Request-Id} header and the logging MDC); the §10.1 JSON error bodies; and the CDI wiring of the
  * engine, storage and stores from configuration, including the §5.10.2 CRDT merger registry (the built-in
  * {@code yjs-doc} merger plus every {@code CrdtTypeMerger} CDI bean) that the served schema is compiled against.

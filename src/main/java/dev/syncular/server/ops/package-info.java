@@ -5,7 +5,9 @@
  * the liveness, startup and serve-gate readiness checks with their metrics (a readiness failure is logged with
  * its cause), and the scope-resolver failure meter and log ({@code ScopeResolverFailures}, §3.2).
  *
- * <p>Metrics (Micrometer, exported by Prometheus on {@code /q/metrics}), one bean per concern, every tag from a
+ * <p>Metrics (Micrometer, exported by Prometheus on {@code /q/metrics} of the management interface;
+ * {@code HttpUriTags} keeps the {@code uri} tag of the HTTP server meters to route templates), one bean per
+ * concern, every tag from a
  * closed set (never an actor, client, partition or row id): {@code SyncMetrics} — the engine's rounds, pushed
  * commits, pulled rows by lane, segment bytes by delivery and SQLite images, told through the engine's
  * {@link dev.syncular.server.sync.SyncObserver} seam; {@code ServeGateMetrics} (§2.4); {@code BlobMetrics}

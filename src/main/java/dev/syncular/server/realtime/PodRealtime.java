@@ -1,6 +1,7 @@
 package dev.syncular.server.realtime;
 
 import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.ops.ScopeResolverFailures;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
@@ -30,16 +31,18 @@ public class PodRealtime {
 
     @Inject
     public PodRealtime(SyncularConfig config, PostgresSyncStorage storage, SchemaWindow window, Vertx vertx,
-            MeterRegistry registry, Pool pool, ScopeResolver resolver, SyncEngine engine, ScopeResolverFailures failures) {
+            MeterRegistry registry, Pool pool, ScopeResolver resolver, SyncEngine engine, ScopeResolverFailures failures,
+            BufferBudget budget) {
         this.config = config.realtime();
         String podId = RealtimeHub.podId(System.getenv("HOSTNAME"));
         this.hub = new RealtimeHub(new RealtimeHub.Settings(podId, RealtimeHub.datasourceOptions(podId),
                 this.config.maxDeltaBytes().asLongValue(), this.config.maxUnackedDeltas(),
                 this.config.presenceEnabled(), this.config.maxPresenceBytes().asLongValue(),
-                this.config.heartbeatInterval(), System::currentTimeMillis), storage, window, vertx, pool, registry,
+                this.config.heartbeatInterval(), System::currentTimeMillis,
+                this.config.outboundBufferBytes().asLongValue(), this.config.outboundStuckTimeout()), storage, window, vertx, pool, registry,
                 engine::serves);
         this.channel = new RealtimeChannel(hub, storage, failures.observe(resolver), window, () -> engine,
-                config.maxRequestBytes().asLongValue());
+                config.maxRequestBytes().asLongValue(), budget);
     }
 
     void start(@Observes StartupEvent event) {

@@ -25,11 +25,15 @@ import org.jboss.logging.Logger;
  * {@code syncular.realtime.max-presence-bytes}, so a message travels base64-encoded in chunks
  * {@code <pod>|<n>|<i>|<count>|<chunk>}, all chunks sent by one statement (one transaction: delivered
  * together and in order). Sends of this pod are chained, so other pods see its changes in the order they
- * happened here.
+ * happened here. The chain is bounded ({@link #MAX_QUEUED} messages, {@link #MAX_QUEUED_CHARS} characters):
+ * past it a message is dropped (logged once per episode, counted), and once the chain has drained the pod
+ * re-announces itself — {@code bye}, then every local document — so the other pods converge again.
  */
 final class PresenceBus implements PresenceRegistry.Broadcast {
     private static final Logger LOG = Logger.getLogger(PresenceBus.class);
     private static final int CHUNK_CHARS = 6000;
+    static final int MAX_QUEUED = 4096;
+    static final long MAX_QUEUED_CHARS = 16L << 20;
 
     /** What the hub does with a message of another pod. */
     interface Receiver {
@@ -41,10 +45,22 @@ final class PresenceBus implements PresenceRegistry.Broadcast {
     private final String podId;
     private long sent;
     private CompletableFuture<Void> tail = CompletableFuture.completedFuture(null);
+    private int queued;
+    private long queuedChars;
+    /** Messages were dropped since the chain last drained: re-announce once it has. */
+    private boolean overflowed;
+    private final Runnable dropped;
+    private final Runnable reannounce;
     /** Chunks of a message still arriving, per sending pod (one transaction's chunks arrive together). */
     private final Map<String, List<String>> partial = new HashMap<>();
 
-    PresenceBus(Pool pool, String channel, String podId) {
+    /**
+     * {@code dropped} runs for each message dropped at the bound; {@code reannounce} once the chain drained after
+     * drops (it sends this pod's {@code bye} and documents again).
+     */
+    PresenceBus(Pool pool, String channel, String podId, Runnable dropped, Runnable reannounce) {
+        this.dropped = dropped;
+        this.reannounce = reannounce;
         this.pool = pool;
         this.channel = channel;
         this.podId = podId;
@@ -91,13 +107,41 @@ final class PresenceBus implements PresenceRegistry.Broadcast {
             chunks[i] = podId + "|" + n + "|" + i + "|" + chunks.length + "|"
                     + encoded.substring(from, Math.min(encoded.length(), from + CHUNK_CHARS));
         }
+        long chars = encoded.length();
+        if (queued >= MAX_QUEUED || queuedChars + chars > MAX_QUEUED_CHARS) {
+            if (!overflowed) {
+                LOG.warnf("Presence NOTIFY queue full (%d messages); dropping until it drains, then re-announcing",
+                        queued);
+            }
+            overflowed = true;
+            dropped.run();
+            return;
+        }
+        queued++;
+        queuedChars += chars;
         tail = tail.thenCompose(v -> pool.preparedQuery("SELECT count(pg_notify($1, c)) FROM unnest($2::text[]) AS c")
                 .execute(Tuple.of(channel, chunks)).subscribeAsCompletionStage()
                 .<Void>thenApply(rows -> null)
                 .exceptionally(e -> {
                     LOG.warn("Presence NOTIFY failed; other pods miss one presence change until the next hello", e);
                     return null;
-                }));
+                }))
+                .whenComplete((v, e) -> sent(chars));
+    }
+
+    private void sent(long chars) {
+        boolean recover;
+        synchronized (this) {
+            queued--;
+            queuedChars -= chars;
+            recover = queued == 0 && overflowed;
+            if (recover) {
+                overflowed = false;
+            }
+        }
+        if (recover) {
+            reannounce.run();
+        }
     }
 
     /** A notification on the presence channel: a whole message of another pod goes to {@code receiver}. */

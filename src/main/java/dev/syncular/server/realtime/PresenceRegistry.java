@@ -48,6 +48,12 @@ final class PresenceRegistry {
 
     private final Map<String, Map<String, Map<Peer, Entry>>> byPartition = new HashMap<>();
     private final Map<String, Long> podLastHeard = new HashMap<>();
+    /**
+     * The keys each local connection has been granted presence on: set together with its join-burst snapshot
+     * under this monitor, so a document published concurrently with a registration reaches the connection
+     * exactly once — in the snapshot or as a live event, never both (§8.6.4).
+     */
+    private final Map<RealtimeSession, Set<String>> granted = new HashMap<>();
     private final Function<String, Iterable<RealtimeSession>> sessions;
     private final Broadcast broadcast;
     private final LongSupplier clock;
@@ -102,18 +108,25 @@ final class PresenceRegistry {
      * its own documents there (a leave to the remaining mates); keys it gained deliver the join-burst snapshot.
      */
     synchronized void registrationChanged(RealtimeSession s, Set<String> before, Set<String> after) {
-        for (String key : before) {
+        if (s.closed) {
+            return; // closed before its registration reached the registry: disconnected() ran or will find nothing
+        }
+        Set<String> had = granted.getOrDefault(s, Set.of());
+        Set<String> lost = new java.util.HashSet<>(before);
+        lost.addAll(had);
+        for (String key : lost) {
             if (!after.contains(key)) {
                 dropOwn(s, key);
             }
         }
+        granted.put(s, Set.copyOf(after));
         Map<String, Map<Peer, Entry>> keys = byPartition.get(s.ctx.partition());
         if (keys == null) {
             return;
         }
         long now = clock.getAsLong();
         for (String key : after) {
-            Map<Peer, Entry> present = before.contains(key) ? null : keys.get(key);
+            Map<Peer, Entry> present = had.contains(key) ? null : keys.get(key);
             if (present == null) {
                 continue;
             }
@@ -127,6 +140,7 @@ final class PresenceRegistry {
 
     /** §8.6.1: a closed connection (clean or not) leaves every key it was present on. */
     synchronized void disconnected(RealtimeSession s) {
+        granted.remove(s);
         Map<String, Map<Peer, Entry>> keys = byPartition.get(s.ctx.partition());
         if (keys == null) {
             return;
@@ -256,12 +270,15 @@ final class PresenceRegistry {
         fanOut(partition, key, PresenceKind.LEAVE, peer, null, leaving != null ? leaving : before.owner());
     }
 
-    /** To every connection of the partition registered on {@code key}, except {@code except} (the publisher). */
+    /**
+     * To every connection of the partition registered on {@code key} and granted it here (its snapshot is out),
+     * except {@code except} (the publisher).
+     */
     private void fanOut(String partition, String key, PresenceKind kind, Peer peer, ObjectNode doc,
             RealtimeSession except) {
         String event = null;
         for (RealtimeSession s : sessions.apply(partition)) {
-            if (s != except && s.holds(key)) {
+            if (s != except && s.holds(key) && granted.getOrDefault(s, Set.of()).contains(key)) {
                 if (event == null) {
                     event = fanout(key, kind, peer, doc, clock.getAsLong());
                 }

@@ -1,5 +1,6 @@
 package dev.syncular.server.realtime;
 
+import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
@@ -35,6 +36,9 @@ public final class RealtimeChannel {
     /** §8.1 {@code hello.protocolVersion}. */
     static final long PROTOCOL_VERSION = 1;
     static final UserData.TypedKey<RealtimeSession> SESSION = new UserData.TypedKey<>("syncular.realtime.session");
+    /** The TCP connection under the socket, where the endpoint records it (closes a stuck socket, §8.7). */
+    static final UserData.TypedKey<io.vertx.core.http.HttpConnection> TRANSPORT =
+            new UserData.TypedKey<>("syncular.realtime.transport");
 
     /** What the upgrade established for one connection. */
     public record Prepared(SyncRequestContext ctx, String clientId, ClientRecord record, PartitionState partition,
@@ -47,10 +51,12 @@ public final class RealtimeChannel {
     private final SchemaWindow window;
     private final Supplier<SyncEngine> engine;
     private final long maxRequestBytes;
+    private final BufferBudget budget;
     private final CredentialLifetime lifetime;
 
     public RealtimeChannel(RealtimeHub hub, PostgresSyncStorage storage, ScopeResolver resolver, SchemaWindow window,
-            Supplier<SyncEngine> engine, long maxRequestBytes) {
+            Supplier<SyncEngine> engine, long maxRequestBytes, BufferBudget budget) {
+        this.budget = budget;
         this.hub = hub;
         this.storage = storage;
         this.resolver = resolver;
@@ -99,23 +105,47 @@ public final class RealtimeChannel {
     /**
      * §8.1: registers the connection with the hub and sends {@code hello}, then the presence snapshot of the
      * keys it holds (§8.6.4). {@code first} is sent before the hello (the conformance host's marker).
+     *
+     * <p>The session joins the hub first and the partition's head is read after that, so a commit made between
+     * the upgrade's read and the open is either counted in the hello ({@code latestCursor}, {@code requiresSync})
+     * or notified to the session afterwards — never missed while the hello says {@code requiresSync: false}.
      */
     public Uni<Void> open(WebSocketConnection connection, Prepared p, String first) {
-        long latest = p.partition() == null ? 0 : p.partition().maxCommitSeq();
+        long prepared = p.partition() == null ? 0 : p.partition().maxCommitSeq();
         long cursor = p.record() == null ? -1 : p.record().cursor();
-        // §8.1: never pulled (no registrations) or behind the log ⇒ requiresSync, and §8.2 suppression
-        boolean requiresSync = p.registrations().isEmpty() || cursor < latest;
         RealtimeSession s = new RealtimeSession(UUID.randomUUID().toString(), p.ctx(), p.clientId(),
-                p.partition() == null ? null : p.partition().logEpoch(), connection, System::currentTimeMillis,
-                p.registrations(), latest, requiresSync, maxRequestBytes);
+                p.partition() == null ? null : p.partition().logEpoch(), connection,
+                hub.outbound(connection, () -> closeTransport(connection)), System::currentTimeMillis,
+                p.registrations(), prepared, true, maxRequestBytes);
         s.failures = hub.metrics().failures();
         connection.userData().put(SESSION, s);
         hub.add(s);
         lifetime.watch(connection, p.ctx());
-        String hello = ControlMessages.render(new ControlMessage.Hello(PROTOCOL_VERSION, s.sessionId,
-                p.ctx().actorId(), p.clientId(), cursor, latest, requiresSync, System.currentTimeMillis()));
-        Uni<Void> before = first == null ? Uni.createFrom().voidItem() : connection.sendText(first);
-        return before.chain(() -> connection.sendText(hello)).invoke(() -> hub.presenceRegistered(s, Set.of()));
+        return storage.readPartition(p.ctx().partition())
+                .map(head -> new HeadRead(head, true))
+                // the read failed: the prepared head, and the client is told to sync
+                .onFailure().recoverWithItem(() -> new HeadRead(p.partition(), false))
+                .chain(read -> {
+                    PartitionState head = read.head();
+                    // §8.1: never pulled (no registrations) or behind the log ⇒ requiresSync, and §8.2 suppression
+                    return Uni.createFrom().completionStage(s.joined(head == null ? 0 : head.maxCommitSeq(),
+                            head == null ? null : head.logEpoch(), read.reliable(), !p.registrations().isEmpty(),
+                            cursor, h -> ControlMessages.render(new ControlMessage.Hello(PROTOCOL_VERSION,
+                                    s.sessionId, p.ctx().actorId(), p.clientId(), h.cursor(), h.latestCursor(),
+                                    h.requiresSync(), System.currentTimeMillis())), first, hub.metrics()));
+                })
+                .invoke(() -> hub.presenceRegistered(s, Set.of()));
+    }
+
+    private static void closeTransport(WebSocketConnection connection) {
+        io.vertx.core.http.HttpConnection tcp = connection.userData().get(TRANSPORT);
+        if (tcp != null) {
+            tcp.close();
+        }
+    }
+
+    /** The partition's head as read after the session joined; {@code reliable} false when the read failed. */
+    private record HeadRead(PartitionState head, boolean reliable) {
     }
 
     public Uni<Void> text(WebSocketConnection connection, String text) {
@@ -160,7 +190,7 @@ public final class RealtimeChannel {
         if (bytes.length == 0 || (bytes[0] & 0xff) != ChannelTag.ROUND) {
             return connection.close(new CloseReason(1003, "unknown channel tag"));
         }
-        SocketRound.Outcome outcome = s.rounds.chunk(s, engine.get(), bytes, 1,
+        SocketRound.Outcome outcome = s.rounds.chunk(s, engine.get(), budget, bytes, 1,
                 registers -> registers ? reregister(s) : Uni.createFrom().voidItem());
         return outcome == SocketRound.Outcome.CLOSE
                 ? connection.close(new CloseReason(1002, "sync round protocol violation"))
@@ -205,6 +235,7 @@ public final class RealtimeChannel {
         RealtimeSession s = connection.userData().get(SESSION);
         if (s != null) {
             hub.remove(s);
+            s.rounds.closed(); // a round cut off mid-request gives its bytes back to the budget
         }
         return Uni.createFrom().voidItem();
     }

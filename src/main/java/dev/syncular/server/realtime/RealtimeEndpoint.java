@@ -21,6 +21,7 @@ public class RealtimeEndpoint {
     @Inject
     PodRealtime realtime;
 
+
     @OnOpen
     public Uni<Void> open(WebSocketConnection connection) {
         return realtime.channel().open(connection, connection.userData().get(RealtimeUpgrade.PREPARED), null);

@@ -40,7 +40,8 @@ public final class RealtimeHub {
      * {@code listen} are its connection options.
      */
     public record Settings(String podId, PgConnectOptions listen, long maxDeltaBytes, int maxUnackedDeltas,
-            boolean presenceEnabled, long maxPresenceBytes, Duration heartbeatInterval, LongSupplier clock) {
+            boolean presenceEnabled, long maxPresenceBytes, Duration heartbeatInterval, LongSupplier clock,
+            long outboundBufferBytes, Duration outboundStuckTimeout) {
     }
 
     private final Settings settings;
@@ -77,7 +78,7 @@ public final class RealtimeHub {
         String commits = storage.notificationChannel();
         String presenceChannel = "syncular_presence_" + commits.substring("syncular_commits_".length());
         this.presenceBus = new PresenceBus(pool, presenceChannel.length() > 63 ? presenceChannel.substring(0, 63)
-                : presenceChannel, settings.podId());
+                : presenceChannel, settings.podId(), () -> metrics().presenceNotifyDrop(), this::reannouncePresence);
         this.presence = new PresenceRegistry(settings.podId(), this::sessionsOf, presenceBus, settings.clock(),
                 settings.maxPresenceBytes());
         this.metrics = new RealtimeMetrics(registry, open::get, presence::localMembers);
@@ -149,6 +150,14 @@ public final class RealtimeHub {
         return CompletableFuture.allOf(commitsHeard, presenceHeard);
     }
 
+    /** After dropped presence NOTIFYs: the other pods forget this pod's peers, then hear every document again. */
+    private void reannouncePresence() {
+        if (!draining) {
+            presenceBus.pod("bye");
+            presence.announceLocal();
+        }
+    }
+
     /** Whether the LISTEN connection is (or was once) established: readiness waits for it. */
     public boolean listening() {
         return listening;
@@ -206,6 +215,15 @@ public final class RealtimeHub {
         return n;
     }
 
+    /**
+     * The outbound budget of a new connection on this hub; {@code closeTransport} closes its TCP connection when
+     * its close frame cannot get through.
+     */
+    OutboundBudget outbound(io.quarkus.websockets.next.WebSocketConnection connection, Runnable closeTransport) {
+        return new OutboundBudget(connection, closeTransport, vertx, settings.outboundBufferBytes(),
+                settings.outboundStuckTimeout(), metrics);
+    }
+
     /** The realtime metrics (a method: fields of a client proxy are not the bean's). */
     RealtimeMetrics metrics() {
         return metrics;
@@ -245,6 +263,7 @@ public final class RealtimeHub {
     }
 
     void remove(RealtimeSession s) {
+        s.closed = true;
         byPartition.computeIfPresent(s.ctx.partition(), (k, set) -> {
             if (set.remove(s)) {
                 open.decrementAndGet();
@@ -392,7 +411,13 @@ public final class RealtimeHub {
         }
         Set<String> keys = n.commit() == null ? Set.of() : RealtimeDelta.scopeKeys(window, n.commit());
         for (RealtimeSession s : sessions) {
-            deliver(s, n.seq(), n.commit(), keys, n.serving());
+            try {
+                deliver(s, n.seq(), n.commit(), keys, n.serving());
+            } catch (RuntimeException e) {
+                // one connection's failure is its own: the others get the commit, this one catches up
+                LOG.warn("Realtime delivery to one connection failed; it is woken to catch up", e);
+                s.lostNotifications(metrics);
+            }
         }
     }
 
@@ -436,7 +461,7 @@ public final class RealtimeHub {
                             e -> metrics.failures().report(RealtimeFailures.Kind.CLOSE, e, s.connection()));
                     continue;
                 }
-                s.sendText(beat);
+                s.sendHeartbeat(beat);
                 s.connection().sendPing(io.vertx.core.buffer.Buffer.buffer()).subscribe().with(v -> { },
                         e -> metrics.failures().report(RealtimeFailures.Kind.PING_WRITE, e, s.connection()));
             }

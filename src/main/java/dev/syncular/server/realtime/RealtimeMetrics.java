@@ -9,12 +9,16 @@ import java.util.function.Supplier;
 
 /**
  * Realtime metrics: open connections, presence members, deltas and commit-to-delta latency, wake-ups by reason,
- * LISTEN reconnects, swallowed failures by kind ({@link RealtimeFailures}).
+ * LISTEN reconnects, swallowed failures by kind ({@link RealtimeFailures}), outbound-budget refusals and stuck
+ * closes, dropped presence NOTIFYs.
  */
 final class RealtimeMetrics {
     private final Counter deltas;
     private final Map<WakeReason, Counter> wakes = new EnumMap<>(WakeReason.class);
     private final Counter reconnects;
+    private final Counter budgetRefusals;
+    private final Counter stuckCloses;
+    private final Counter presenceNotifyDrops;
     private final io.micrometer.core.instrument.Timer deltaLatency;
     private final RealtimeFailures failures;
 
@@ -27,6 +31,9 @@ final class RealtimeMetrics {
             wakes.put(r, registry.counter("syncular.realtime.wakeups", "reason", r.wire()));
         }
         reconnects = registry.counter("syncular.realtime.listen.reconnects");
+        budgetRefusals = registry.counter("syncular.realtime.outbound.refusals");
+        stuckCloses = registry.counter("syncular.realtime.outbound.stuck.closes");
+        presenceNotifyDrops = registry.counter("syncular.realtime.presence.notify.drops");
         deltaLatency = io.micrometer.core.instrument.Timer.builder("syncular.realtime.delta.latency")
                 .description("From a commit's creation to its delta being handed to a socket")
                 .publishPercentileHistogram().register(registry);
@@ -50,6 +57,31 @@ final class RealtimeMetrics {
 
     void wake(WakeReason reason) {
         wakes.get(reason).increment();
+    }
+
+    /** A delta not sent because the connection's outbound buffer is over its budget (§8.7). */
+    void budgetRefusal() {
+        budgetRefusals.increment();
+    }
+
+    /** A connection closed for not draining its outbound buffer. */
+    void stuckClose() {
+        stuckCloses.increment();
+    }
+
+    /** A presence message not sent to the other pods because too many are queued. */
+    void presenceNotifyDrop() {
+        presenceNotifyDrops.increment();
+    }
+
+    /** Connections closed as stuck so far (tests and diagnostics). */
+    double stuckCloses() {
+        return stuckCloses.count();
+    }
+
+    /** Deltas refused for the outbound budget so far. */
+    double budgetRefusals() {
+        return budgetRefusals.count();
     }
 
     void listenReconnect() {

@@ -7,6 +7,7 @@ import dev.syncular.server.wire.realtime.ControlMessage;
 import dev.syncular.server.wire.realtime.ControlMessages;
 import dev.syncular.server.wire.realtime.WakeReason;
 import io.quarkus.websockets.next.WebSocketConnection;
+import io.smallrye.mutiny.Uni;
 import io.vertx.core.buffer.Buffer;
 import java.util.ArrayDeque;
 import java.util.List;
@@ -21,6 +22,13 @@ import java.util.function.LongSupplier;
  * {@code observed + 1} is a gap; a session behind at connect, with a gap, or that dropped a delta (oversize,
  * too many unacked, a socket round in flight) is {@link #suppressed}: matching commits answer a coalesced
  * {@code catchup-required} wake-up instead of deltas until an ack reaches {@link #observed}.
+ *
+ * <p>Exactly once, in order (§8.2, §8.7): a session is {@link #joining} from the moment it enters the hub until
+ * {@link #joined} has re-read the partition's head and sent {@code hello} — notifications heard meanwhile are
+ * only counted, so a commit between the upgrade and the open is neither lost nor delivered ahead of the hello.
+ * A socket round covers every commit up to {@link #roundCovers} (the round's own pushes and pull): such a commit
+ * degrades to a wake-up whenever its notification arrives, during the round or after it, and one at or below
+ * what the round's pull handed the client is never sent at all.
  */
 final class RealtimeSession {
     final String sessionId;
@@ -31,25 +39,40 @@ final class RealtimeSession {
     /** The socket-round state (§8.7). */
     final SocketRound rounds;
     private final WebSocketConnection connection;
+    /** The §8.7 outbound byte budget: every write of this connection goes through it. */
+    final OutboundBudget outbound;
     private final LongSupplier clock;
 
     private List<RealtimeDelta.Registration> registrations;
     private Set<String> scopeKeys;
     private long observed;
     private boolean suppressed;
+    /** In the hub, {@code hello} not sent yet (§8.1): notifications are counted, nothing is sent. */
+    private boolean joining = true;
+    /** The highest commit notified while {@link #joining}. */
+    private long joinSeen;
+    /** A wake-up asked for while {@link #joining}; sent right after the hello. */
+    private WakeReason joinWake;
+    /** The partition's log epoch was rotated while {@link #joining}: the session stays fenced past its hello. */
+    private boolean joinRotated;
+    /** The highest commit a socket round pushed or pulled: its notification is the round's, never a delta. */
+    private long roundCovers;
     /** A wake-up was sent and no ack or round has happened since: further wake-ups coalesce into it. */
     private boolean wakeOutstanding;
     /** The commitSeqs of deltas sent and not acknowledged yet. */
     private final ArrayDeque<Long> unacked = new ArrayDeque<>();
     boolean roundInFlight;
     volatile long lastHeardMs;
+    /** Set when the connection left the hub; a registration arriving later is not recorded (§8.6.1). */
+    volatile boolean closed;
     /** Where failed writes are logged and counted (the hub's, set when the channel opens the session). */
     volatile RealtimeFailures failures = RealtimeFailures.UNREGISTERED;
 
     RealtimeSession(String sessionId, SyncRequestContext ctx, String clientId, String logEpoch,
-            WebSocketConnection connection, LongSupplier clock, List<RealtimeDelta.Registration> registrations,
-            long latestCursor, boolean behind, long maxRequestBytes) {
+            WebSocketConnection connection, OutboundBudget outbound, LongSupplier clock,
+            List<RealtimeDelta.Registration> registrations, long latestCursor, boolean behind, long maxRequestBytes) {
         this.rounds = new SocketRound(maxRequestBytes);
+        this.outbound = outbound;
         this.sessionId = sessionId;
         this.ctx = ctx;
         this.clientId = clientId;
@@ -98,8 +121,12 @@ final class RealtimeSession {
     enum Decision { IGNORE, WAKE, DELIVER }
 
     synchronized Decision onCommit(long seq, boolean matching, int maxUnacked) {
+        if (joining) {
+            joinSeen = Math.max(joinSeen, seq); // hello is not out yet: it accounts for this commit (§8.1)
+            return Decision.IGNORE;
+        }
         if (seq <= observed) {
-            return Decision.IGNORE; // a duplicate or late notification: nothing new to bridge
+            return Decision.IGNORE; // a duplicate or late notification, or one the client holds: nothing to bridge
         }
         boolean adjacent = seq == observed + 1;
         observed = seq;
@@ -113,7 +140,9 @@ final class RealtimeSession {
         if (suppressed) {
             return Decision.WAKE;
         }
-        if (roundInFlight || unacked.size() >= maxUnacked) {
+        if (roundInFlight || seq <= roundCovers || unacked.size() >= maxUnacked) {
+            // §8.7: the round's own commit, or one committed during it — its pull covers it; the post-round ack
+            // lifts the suppression
             suppressed = true;
             return Decision.WAKE;
         }
@@ -125,7 +154,7 @@ final class RealtimeSession {
      * whether the delta went out.
      */
     synchronized boolean deliver(long seq, byte[] encoded, long maxBytes, RealtimeMetrics metrics) {
-        if (suppressed || roundInFlight) {
+        if (suppressed || roundInFlight || joining || seq <= roundCovers) {
             wake(WakeReason.CATCHUP_REQUIRED, metrics);
             return false;
         }
@@ -134,16 +163,27 @@ final class RealtimeSession {
             wake(WakeReason.DELTA_TOO_LARGE, metrics);
             return false;
         }
+        if (!outbound.fits(encoded.length + 1)) {
+            // §8.7 backpressure: the client does not drain; a wake-up instead, a round resumes it (§8.2)
+            suppressed = true;
+            outbound.refused();
+            wake(WakeReason.CATCHUP_REQUIRED, metrics);
+            return false;
+        }
         Buffer b = Buffer.buffer(encoded.length + 1).appendByte((byte) ChannelTag.DELTA).appendBytes(encoded);
         unacked.add(seq);
         metrics.delta();
-        connection.sendBinary(b).subscribe().with(v -> { },
+        outbound.send(connection.sendBinary(b), b.length(),
                 e -> failures.report(RealtimeFailures.Kind.DELTA_WRITE, e, connection));
         return true;
     }
 
     /** Sends a wake-up unless one is outstanding (§8.3: coalescible). */
     synchronized void wake(WakeReason reason, RealtimeMetrics metrics) {
+        if (joining) {
+            joinWake = joinWake == WakeReason.RESET_REQUIRED ? joinWake : reason;
+            return;
+        }
         if (wakeOutstanding) {
             return;
         }
@@ -173,6 +213,8 @@ final class RealtimeSession {
     synchronized void epochRotated(RealtimeMetrics metrics) {
         suppressed = true;
         observed = 0;
+        roundCovers = 0;
+        joinRotated = joining;
         unacked.clear();
         logEpoch = null;
         wakeOutstanding = false;
@@ -198,13 +240,84 @@ final class RealtimeSession {
         }
     }
 
+    /**
+     * §8.1, registration before the head: the session is in the hub and {@code head} was read since (the
+     * prepared head as the fallback when that read failed, with {@code reliable} false). Sets the session's
+     * position to the newer of that head and any commit notified meanwhile, decides {@code requiresSync}, and
+     * sends {@code first} (if any) and {@code hello} through {@code hello} — under this monitor, so every delta
+     * or wake-up is written after it. Answers the hello write.
+     */
+    synchronized java.util.concurrent.CompletionStage<Void> joined(long head, String headEpoch, boolean reliable,
+            boolean registered, long cursor, java.util.function.Function<HelloState, String> hello, String first,
+            RealtimeMetrics metrics) {
+        joining = false;
+        long latest = Math.max(head, joinSeen);
+        boolean requiresSync = !registered || cursor < latest || !reliable || joinWake != null;
+        if (!joinRotated) {
+            logEpoch = headEpoch;
+            observed = latest;
+        }
+        suppressed = requiresSync;
+        if (first != null) {
+            sendText(first);
+        }
+        String helloJson = hello.apply(new HelloState(cursor, latest, requiresSync));
+        java.util.concurrent.CompletionStage<Void> out = outbound.tracked(connection.sendText(helloJson),
+                helloJson.length()).subscribeAsCompletionStage();
+        if (joinWake != null) {
+            WakeReason reason = joinWake;
+            joinWake = null;
+            wake(reason, metrics);
+        }
+        return out;
+    }
+
+    /** What {@code hello} says (§8.1). */
+    record HelloState(long cursor, long latestCursor, boolean requiresSync) {
+    }
+
+    /**
+     * §8.7: a round about to answer pushed commits up to {@code pushed} and, when it pulled successfully, handed
+     * the client every commit up to {@code pulled} (the lowest {@code SUB_END.nextCursor} of its complete active
+     * subscriptions; -1 without). Commits up to the higher are the round's; those up to {@code pulled} the
+     * connection holds — no delta is ever sent for them.
+     */
+    synchronized void roundPlanned(long pushed, long pulled) {
+        roundCovers = Math.max(roundCovers, Math.max(pushed, pulled));
+        if (pulled > observed) {
+            observed = pulled;
+        }
+    }
+
     synchronized long observed() {
         return observed;
     }
 
-    void sendText(String json) {
-        connection.sendText(json).subscribe().with(v -> { },
+    /**
+     * A control message, in order with every other write of the session. One that would take the outbound
+     * buffer past twice its budget closes the connection instead: it cannot be kept exact (§8.6, §8.3).
+     */
+    synchronized void sendText(String json) {
+        long bytes = json.length(); // the UTF-8 size is at least this; control messages are mostly ASCII
+        if (!outbound.bearable(bytes)) {
+            outbound.closeStuck();
+            return;
+        }
+        outbound.send(connection.sendText(json), bytes,
                 e -> failures.report(RealtimeFailures.Kind.CONTROL_WRITE, e, connection));
+    }
+
+    /** A §8.5 heartbeat: skipped while anything of the connection is still waiting to be written. */
+    synchronized void sendHeartbeat(String json) {
+        if (outbound.pending() == 0) {
+            outbound.send(connection.sendText(json), json.length(),
+                    e -> failures.report(RealtimeFailures.Kind.CONTROL_WRITE, e, connection));
+        }
+    }
+
+    /** One chunk of a socket round's response (§8.7), counted while it is written. */
+    Uni<Void> sendRound(Buffer chunk) {
+        return outbound.tracked(connection.sendBinary(chunk), chunk.length());
     }
 
     WebSocketConnection connection() {

@@ -145,6 +145,7 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
             return CheckResult.rejectUpgrade(404);
         }
         context.userData().put(PREPARED, prepared);
+        context.userData().put(RealtimeChannel.TRANSPORT, context.httpRequest().connection());
         return CheckResult.permitUpgrade();
     }
 }

@@ -3,13 +3,18 @@ package dev.syncular.server.realtime;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.http.ResponseBody;
+import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.wire.ErrorFrame;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
+import dev.syncular.server.wire.PushResult;
 import dev.syncular.server.wire.ReqHeader;
 import dev.syncular.server.wire.RespHeader;
+import dev.syncular.server.wire.SubEnd;
+import dev.syncular.server.wire.SubStart;
+import dev.syncular.server.wire.SubscriptionStatus;
 import dev.syncular.server.wire.WireException;
 import dev.syncular.server.wire.realtime.ChannelTag;
 import io.smallrye.mutiny.Uni;
@@ -37,6 +42,9 @@ final class SocketRound {
     private MessageDecoder decoder;
     private List<Frame> frames;
     private long received;
+    /** The round's share of the pod's buffer budget; {@code refused} once it ran out (frames then dropped). */
+    private BufferBudget.Lease lease;
+    private SyncError refused;
 
     SocketRound(long maxRequestBytes) {
         this.maxRequestBytes = maxRequestBytes;
@@ -47,7 +55,7 @@ final class SocketRound {
      * {@code onEnd} runs once the round's frames are planned, before its response is sent (told whether the
      * round succeeded and carried a {@code PULL_HEADER}).
      */
-    Outcome chunk(RealtimeSession session, SyncEngine engine, byte[] payload, int offset,
+    Outcome chunk(RealtimeSession session, SyncEngine engine, BufferBudget budget, byte[] payload, int offset,
             java.util.function.Function<Boolean, Uni<Void>> onEnd) {
         synchronized (session) {
             if (session.roundInFlight) {
@@ -59,14 +67,35 @@ final class SocketRound {
             decoder = MessageDecoder.forRequestsKeepingFraming();
             frames = new ArrayList<>();
             received = 0;
+            refused = null;
+            try {
+                lease = budget.open(-1);
+            } catch (SyncError spent) {
+                lease = null;
+                refused = spent;
+            }
         }
         received += payload.length - offset;
         if (received > maxRequestBytes) {
+            release();
             return Outcome.CLOSE;
         }
+        if (refused == null) {
+            try {
+                lease.grow(payload.length - offset); // the request's frames are held until the round is planned
+            } catch (SyncError spent) {
+                refused = spent; // §8.7/§10.2: the round is answered sync.rate_limited at its END
+                release();
+                frames.clear();
+            }
+        }
         try {
-            frames.addAll(decoder.feed(payload, offset, payload.length - offset));
+            List<Frame> decoded = decoder.feed(payload, offset, payload.length - offset);
+            if (refused == null) {
+                frames.addAll(decoded);
+            }
         } catch (WireException e) {
+            release();
             LOG.debugf("Socket round stream refused: %s", e.getMessage());
             return Outcome.CLOSE; // a bad envelope header or bytes past END: the stream's end cannot be found
         }
@@ -74,23 +103,36 @@ final class SocketRound {
             return Outcome.CONTINUE;
         }
         WireException decodeError = decoder.error();
-        Message request = decodeError == null ? Message.request(frames) : null;
+        SyncError spent = refused;
+        Message request = decodeError == null && spent == null ? Message.request(frames) : null;
+        BufferBudget.Lease held = lease;
         decoder = null;
         frames = null;
+        lease = null;
+        refused = null;
         synchronized (session) {
             session.roundInFlight = true;
         }
         // §8.7: a decode error of the request message is the round's in-band failure, as HTTP answers it 400
         boolean pulls = request != null
                 && request.frames().stream().anyMatch(f -> f instanceof dev.syncular.server.wire.PullHeader);
-        Uni<List<Frame>> round = decodeError != null ? Uni.createFrom().failure(decodeError)
+        Uni<List<Frame>> round = spent != null ? Uni.createFrom().failure(spent)
+                : decodeError != null ? Uni.createFrom().failure(decodeError)
                 : ((ReqHeader) request.frames().get(0)).clientId().equals(session.clientId)
                 ? Uni.createFrom().deferred(() -> engine.handle(session.ctx, request))
                 : Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_CLIENT_ID,
                         "REQ_HEADER.clientId differs from the connection's clientId"));
-        round.onFailure().recoverWithItem(e -> failure(session, e))
+        round.onTermination().invoke(() -> {
+                    if (held != null) {
+                        held.release();
+                    }
+                })
+                .onFailure().recoverWithItem(e -> failure(session, e))
                 .subscribe().with(planned -> {
                     boolean ok = planned.stream().noneMatch(f -> f instanceof ErrorFrame);
+                    // §8.7 / §8.2: the commits this round answers are its own, never deltas, however late their
+                    // notifications arrive; recorded while the round is still in flight
+                    session.roundPlanned(pushed(planned), ok && pulls ? pulled(planned) : -1);
                     // the client record was written by the round: registrations are replaced before the response
                     // leaves, and the round is over (no longer in flight) exactly as its last chunk is sent
                     onEnd.apply(ok && pulls)
@@ -105,6 +147,19 @@ final class SocketRound {
         return Outcome.CONTINUE;
     }
 
+    /** The connection closed: a request still arriving holds nothing any more. */
+    void closed() {
+        release();
+    }
+
+    /** Gives the partial round's bytes back to the budget (the connection closes or the round was refused). */
+    private void release() {
+        if (lease != null) {
+            lease.release();
+            lease = null;
+        }
+    }
+
     /** Sends the chunks one after the other, each after the previous write completed (bounded buffering). */
     private static Uni<Void> stream(RealtimeSession session, java.util.Iterator<io.vertx.core.buffer.Buffer> chunks) {
         if (!chunks.hasNext()) {
@@ -116,10 +171,41 @@ final class SocketRound {
             synchronized (session) {
                 // the response's END: the next 0x01 message begins a new round, deltas may follow this chunk
                 session.roundInFlight = false;
-                return session.connection().sendBinary(tagged);
+                return session.sendRound(tagged);
             }
         }
-        return session.connection().sendBinary(tagged).chain(() -> stream(session, chunks));
+        return session.sendRound(tagged).chain(() -> stream(session, chunks));
+    }
+
+    /** The highest {@code commitSeq} of the round's push results (-1 without). */
+    static long pushed(List<Frame> planned) {
+        long max = -1;
+        for (Frame f : planned) {
+            if (f instanceof PushResult r && r.commitSeq() != null) {
+                max = Math.max(max, r.commitSeq());
+            }
+        }
+        return max;
+    }
+
+    /**
+     * What the round's pull hands the client (§8.2 ack point): the lowest {@code SUB_END.nextCursor} of its
+     * active sections that end complete (no resume token); -1 without any.
+     */
+    static long pulled(List<Frame> planned) {
+        long min = Long.MAX_VALUE;
+        boolean active = false;
+        for (Frame f : planned) {
+            if (f instanceof SubStart start) {
+                active = start.status() == SubscriptionStatus.ACTIVE;
+            } else if (f instanceof SubEnd end && active) {
+                if (end.bootstrapState() == null) {
+                    min = Math.min(min, end.nextCursor());
+                }
+                active = false;
+            }
+        }
+        return min == Long.MAX_VALUE ? -1 : min;
     }
 
     /** §8.7: a request-level failure as the minimal response stream {@code RESP_HEADER, ERROR, END}. */

@@ -12,6 +12,8 @@
  *   <li>{@link dev.syncular.server.realtime.RealtimeSession}: registrations, §8.2 contiguity, suppression and
  *       acks, §8.3 wake-ups — {@code reset-required} when the partition's log epoch is rotated (§2.1), which
  *       every pod hears on its commit channel.</li>
+ *   <li>{@link dev.syncular.server.realtime.OutboundBudget}: a connection's §8.7 outbound byte budget — deltas past
+ *       it become wake-ups, a connection that does not drain is closed with 4290.</li>
  *   <li>{@link dev.syncular.server.realtime.RealtimeHub}: one PostgreSQL {@code LISTEN} connection, each
  *       notified commit read once and fanned out to the local sockets, §8.5 heartbeats and reaping, drain.</li>
  *   <li>{@link dev.syncular.server.realtime.PresenceRegistry} and {@link dev.syncular.server.realtime.PresenceBus}:

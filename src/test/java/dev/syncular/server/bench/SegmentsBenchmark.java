@@ -95,6 +95,8 @@ public final class SegmentsBenchmark {
     private static final int PAGE_ROWS = Integer.getInteger("bench.pageRows", 10_000);
     private static final int MAX_PAGES = Integer.getInteger("bench.maxPages", 10);
     private static final int SAMPLE_MS = Integer.getInteger("bench.sampleMs", 100);
+    /** The server's management interface ({@code /q/metrics}): {@code bench.metricsUrl}, else port 9000 of the host. */
+    private static final String METRICS_URL = System.getProperty("bench.metricsUrl", "http://127.0.0.1:9000/q/metrics");
     private static final int APPLY_CHUNK = 1024;
     private static final long POSTMASTER_PID = Long.getLong("bench.pgPid", 0);
     private static final String PG_VERSION = System.getProperty("bench.pgVersion", "unknown");
@@ -872,7 +874,7 @@ public final class SegmentsBenchmark {
     private static final class Sampler {
         private final long pid;
         private volatile Phase current;
-        private final HttpRequest metricsRequest = HttpRequest.newBuilder(URI.create(baseUrl + "/q/metrics"))
+        private final HttpRequest metricsRequest = HttpRequest.newBuilder(URI.create(METRICS_URL))
                 .timeout(Duration.ofSeconds(10)).GET().build();
 
         Sampler(long pid) {

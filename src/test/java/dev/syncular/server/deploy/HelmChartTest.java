@@ -119,6 +119,11 @@ class HelmChartTest {
         assertEquals("public", config.getProperty("syncular.storage.pg-schema"));
         assertEquals("embedded", config.getProperty("syncular.segments.store"));
         assertNull(config.getProperty("syncular.schema.path"), "no schema IR given: the bundled one");
+        // hostile-load limits: slow bodies cut, idle connections (stalled request heads) closed, budget from the heap
+        assertEquals("10s", config.getProperty("syncular.limits.body-timeout"));
+        assertEquals("8K", config.getProperty("syncular.limits.body-min-rate"));
+        assertEquals("60s", config.getProperty("quarkus.http.idle-timeout"));
+        assertNull(config.getProperty("syncular.limits.buffer-budget"), "a quarter of the heap");
         assertSecretsReferencedNeverInlined(chart);
     }
 
@@ -144,6 +149,8 @@ class HelmChartTest {
         assertSecretRef(env, "SYNCULAR_SIGNED_URLS_KEY", "syncular-signing", "key");
         assertFalse(env.containsKey("SYNCULAR_S3_ACCESS_KEY_ID"), "workload identity: no static keys");
         assertEquals("/etc/syncular/config/application.properties", env.get("QUARKUS_CONFIG_LOCATIONS").getValue());
+        // metrics and OpenAPI on the management interface, whose port the container and the Service declare
+        assertEquals("9000", env.get("QUARKUS_MANAGEMENT_PORT").getValue());
         assertSecretsReferencedNeverInlined(chart);
 
         // the configuration file the server reads (QUARKUS_CONFIG_LOCATIONS)
@@ -191,7 +198,7 @@ class HelmChartTest {
 
         ServiceMonitor monitor = chart.get(ServiceMonitor.class, FULLNAME);
         assertEquals("/q/metrics", monitor.getSpec().getEndpoints().get(0).getPath());
-        assertEquals("http", monitor.getSpec().getEndpoints().get(0).getPort());
+        assertEquals("management", monitor.getSpec().getEndpoints().get(0).getPort());
         assertEquals("kube-prometheus-stack", monitor.getMetadata().getLabels().get("release"));
 
         Ingress ingress = chart.get(Ingress.class, FULLNAME);
@@ -407,6 +414,8 @@ class HelmChartTest {
         assertProbe(c.getReadinessProbe(), "/q/health/ready");
         assertEquals(8080, c.getPorts().get(0).getContainerPort());
         assertEquals("http", c.getPorts().get(0).getName());
+        assertEquals(9000, c.getPorts().get(1).getContainerPort());
+        assertEquals("management", c.getPorts().get(1).getName());
     }
 
     private static void assertProbe(Probe p, String path) {

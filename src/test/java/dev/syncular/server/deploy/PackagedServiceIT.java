@@ -202,8 +202,14 @@ class PackagedServiceIT {
         given().get("/q/health/live").then().statusCode(200);
         readiness(200);
         client("p-" + UUID.randomUUID(), "alice").syncUntilIdle();
-        given().get("/q/metrics").then().statusCode(200).body(containsString("syncular_sync_rounds_seconds_count"));
-        given().get("/q/openapi?format=json").then().statusCode(200).body(containsString("/admin/partitions"));
+        // metrics and OpenAPI on the management interface only, never on the API port
+        int management = dev.syncular.server.testsupport.PrometheusScrape.managementTestPort();
+        given().port(management).get("/q/metrics").then().statusCode(200)
+                .body(containsString("syncular_sync_rounds_seconds_count"));
+        given().port(management).get("/q/openapi?format=json").then().statusCode(200)
+                .body(containsString("/admin/partitions"));
+        given().get("/q/metrics").then().statusCode(404);
+        given().get("/q/openapi").then().statusCode(404);
         given().header("Authorization", "Bearer " + PackagedServer.ADMIN_TOKEN).get("/admin/segments").then()
                 .statusCode(200).body(containsString("\"store\""));
         given().get("/admin/segments").then().statusCode(401);

@@ -242,7 +242,7 @@ class AdminApiTest {
 
     @Test
     void theOpenApiDocumentDescribesTheAdminRoutes() {
-        given().get("/q/openapi?format=json").then().statusCode(200)
+        given().port(PrometheusScrape.managementTestPort()).get("/q/openapi?format=json").then().statusCode(200)
                 .body(containsString("\"/admin/partitions/{partition}/tables/{table}/rows/{rowId}\""))
                 .body(containsString("\"/admin/prune\""))
                 .body(containsString("\"/admin/events\""))
@@ -251,6 +251,6 @@ class AdminApiTest {
     }
 
     private static PrometheusScrape scrape() {
-        return PrometheusScrape.parse(given().get("/q/metrics").then().statusCode(200).extract().asString());
+        return PrometheusScrape.scrape();
     }
 }

@@ -189,6 +189,83 @@ class HostileMemoryIT {
         assertUp("48 concurrent 120 MiB bodies");
     }
 
+    /**
+     * Issue #26 item 1, the pod-killer: with a valid identity, 8 parallel {@code POST /sync} bodies of nearly
+     * 16 MiB (the per-request cap) and 8 parallel gzip bodies of a few KiB that inflate to 15 MiB. Against the
+     * chart's 192 MB heap this took the pod down with {@code OutOfMemoryError}; now every body is counted against
+     * the 48 MiB buffer budget as it arrives, so each one is answered — 429 {@code sync.rate_limited} once the
+     * budget is spent, or served for what it is (zeros: 400; the push: 200) — and liveness holds throughout.
+     */
+    @Test
+    @Order(0)
+    void parallelLargeAuthenticatedBodiesStayWithinTheBufferBudget() throws Exception {
+        String partition = "p-" + UUID.randomUUID();
+        SyncTestClient pusher = new SyncTestClient(schema, new HttpTransport(server.baseUrl(), partition), "alice",
+                "c-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of("p1")));
+        pusher.syncUntilIdle();
+        StringBuilder block = new StringBuilder();
+        SplittableRandom random = new SplittableRandom(26);
+        for (int i = 0; i < 1024; i++) {
+            block.append((char) ('a' + random.nextInt(26)));
+        }
+        Map<String, Object> note = new LinkedHashMap<>();
+        note.put("id", "big");
+        note.put("project_id", "p1");
+        note.put("body", block.toString().repeat(15 * 1024));
+        pusher.upsert("notes", note, null);
+        java.io.ByteArrayOutputStream gz = new java.io.ByteArrayOutputStream();
+        try (java.util.zip.GZIPOutputStream out = new java.util.zip.GZIPOutputStream(gz)) {
+            out.write(pusher.buildRequest().encode());
+        }
+        byte[] gzip = gz.toByteArray();
+        long raw = 16L * 1024 * 1024 - 1024;
+        ExecutorService pool = Executors.newFixedThreadPool(16);
+        ConcurrentLinkedQueue<RawHttp> open = new ConcurrentLinkedQueue<>();
+        Map<Integer, AtomicInteger> statuses = new java.util.concurrent.ConcurrentSkipListMap<>();
+        try (Liveness live = new Liveness()) {
+            List<Future<String>> results = new ArrayList<>();
+            for (int i = 0; i < 16; i++) {
+                boolean compressed = i % 2 == 1;
+                results.add(pool.submit(() -> {
+                    try (RawHttp http = RawHttp.open("127.0.0.1", server.port())) {
+                        open.add(http);
+                        Map<String, String> headers = new LinkedHashMap<>();
+                        headers.put("Content-Type", HttpTransport.CONTENT_TYPE);
+                        headers.put("x-actor-id", "alice");
+                        headers.put("x-syncular-partition", partition);
+                        headers.put("Content-Length", String.valueOf(compressed ? gzip.length : raw));
+                        if (compressed) {
+                            headers.put("Content-Encoding", "gzip");
+                        }
+                        http.head("POST", "/sync", headers);
+                        if (compressed) {
+                            http.write(gzip);
+                        } else {
+                            http.pump(raw, false);
+                        }
+                        RawHttp.Answer answer = http.read();
+                        statuses.computeIfAbsent(answer.status(), k -> new AtomicInteger()).incrementAndGet();
+                        boolean expected = answer.status() == 429 || answer.status() == (compressed ? 200 : 400);
+                        boolean json = answer.status() == 200
+                                || answer.headers().getOrDefault("content-type", "").startsWith("application/json");
+                        return expected && json ? "ok" : "answered " + answer.status() + " " + answer.body();
+                    }
+                }));
+            }
+            for (Future<String> f : results) {
+                assertEquals("ok", f.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+            }
+        } finally {
+            for (RawHttp http : open) {
+                http.close();
+            }
+            pool.shutdownNow();
+        }
+        System.out.println("HostileMemoryIT: 16 parallel large bodies answered " + statuses);
+        assertTrue(statuses.containsKey(429), "the budget refused some: " + statuses);
+        assertUp("16 parallel large authenticated bodies");
+    }
+
     /** 100 MB of deterministic bytes, never held by the test either. */
     static final class Generated extends InputStream {
         private final SplittableRandom random = new SplittableRandom(17);

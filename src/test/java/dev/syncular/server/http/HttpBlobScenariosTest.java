@@ -231,8 +231,7 @@ class HttpBlobScenariosTest {
     }
 
     private static double metric(String direction) {
-        return dev.syncular.server.testsupport.PrometheusScrape.parse(io.restassured.RestAssured.given().get("/q/metrics")
-                .then().statusCode(200).extract().asString()).value("syncular_blobs_bytes_total", Map.of("direction", direction));
+        return dev.syncular.server.testsupport.PrometheusScrape.scrape().value("syncular_blobs_bytes_total", Map.of("direction", direction));
     }
 
     /** 13 (b): a push referencing a blob never uploaded is rejected with blob.not_found; nothing is written. */

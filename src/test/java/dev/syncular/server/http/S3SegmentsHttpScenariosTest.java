@@ -126,7 +126,6 @@ class S3SegmentsHttpScenariosTest extends HttpSyncScenariosTest {
     }
 
     private static double segmentBytes(String delivery) {
-        return dev.syncular.server.testsupport.PrometheusScrape.parse(io.restassured.RestAssured.given().get("/q/metrics")
-                .then().statusCode(200).extract().asString()).value("syncular_segments_bytes_total", Map.of("delivery", delivery));
+        return dev.syncular.server.testsupport.PrometheusScrape.scrape().value("syncular_segments_bytes_total", Map.of("delivery", delivery));
     }
 }

@@ -101,7 +101,7 @@ public class ServeGateLifecycleTest {
         readinessUntil(s -> s == 200);
         c.syncUntilIdle();
 
-        given().get("/q/metrics").then().statusCode(200)
+        given().port(dev.syncular.server.testsupport.PrometheusScrape.managementTestPort()).get("/q/metrics").then().statusCode(200)
                 .body(containsString("syncular_serve_gate_refusals_total{reason=\"checkpoint_pending\"}"))
                 .body(containsString("syncular_checkpoints_pending"));
         // the refusals are in this pod's event tail, with their partition

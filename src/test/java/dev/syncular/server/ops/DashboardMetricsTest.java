@@ -199,7 +199,7 @@ class DashboardMetricsTest {
     }
 
     private static PrometheusScrape scrape() {
-        return PrometheusScrape.parse(given().get("/q/metrics").then().statusCode(200).extract().asString());
+        return PrometheusScrape.scrape();
     }
 
     private static long delta(PrometheusScrape before, PrometheusScrape after, String name, Map<String, String> labels) {

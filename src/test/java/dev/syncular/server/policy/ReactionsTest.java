@@ -276,7 +276,7 @@ class ReactionsTest {
     }
 
     private static PrometheusScrape scrape() {
-        return PrometheusScrape.parse(given().get("/q/metrics").then().statusCode(200).extract().asString());
+        return PrometheusScrape.scrape();
     }
 
     /**

@@ -59,10 +59,16 @@ class PresenceTest {
         final RealtimeSocket socket;
 
         Peer(String actor, String list) throws InterruptedException {
+            this(actor, list, () -> { });
+        }
+
+        /** {@code beforeConnect} runs once the client is synced, right before its socket connects. */
+        Peer(String actor, String list, Runnable beforeConnect) throws InterruptedException {
             client = new SyncTestClient(window.current(), new HttpTransport(base.toString(), partition), actor,
                     "c-" + actor + "-" + UUID.randomUUID());
             client.subscribe("s1", "todos", Map.of("list_id", List.of(list)));
             client.syncUntilIdle();
+            beforeConnect.run();
             socket = RealtimeSocket.connect(base.toString(), partition, actor, client.clientId);
             socket.nextEvent("hello");
         }
@@ -142,6 +148,61 @@ class PresenceTest {
         assertTrue(c.presenceUntilForbidden(L2).isEmpty(), "exactly one peer is present");
         b.close();
         c.close();
+    }
+
+    /**
+     * §8.6.4 exactly once: a connection registering while a scope-mate keeps publishing sees that peer's
+     * document once — in its join-burst snapshot or as a live {@code join}, never both — then only updates, in
+     * publish order. Repeated, since the registration and the publishes race.
+     */
+    @Test
+    void aJoinerRacingPublishesSeesEachPeerExactlyOnce() throws Exception {
+        Peer a = new Peer("alice", "l1");
+        a.publish(L1, doc("0"));
+        long published = 0;
+        for (int round = 0; round < 25; round++) {
+            // A publishes until C's hello is in, so the registration lands among the publishes; every tenth
+            // publish waits for the server's answer to a probe (backpressure, not a pause)
+            java.util.concurrent.atomic.AtomicBoolean joined = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.atomic.AtomicLong counter = new java.util.concurrent.atomic.AtomicLong(published);
+            Thread publisher = new Thread(() -> {
+                do {
+                    long n = counter.incrementAndGet();
+                    a.publish(L1, doc(String.valueOf(n)));
+                    if (n % 10 == 0) {
+                        try {
+                            a.presenceUntilForbidden(L2);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            return;
+                        }
+                    }
+                } while (!joined.get());
+            });
+            Peer c;
+            try {
+                c = new Peer("carol" + round, "l1", publisher::start);
+            } finally {
+                joined.set(true);
+                publisher.join();
+            }
+            published = counter.get();
+            long from = published;
+            JsonNode first = c.nextPresence();
+            assertEquals("join", first.get("kind").asText(), "the first event about a present peer is its join");
+            long seen = first.get("doc").get("cursor").asLong();
+            while (seen < from) {
+                JsonNode d = c.nextPresence();
+                assertPresence(d, "update", a, d.get("doc").get("cursor").asText());
+                long next = d.get("doc").get("cursor").asLong();
+                assertTrue(next > seen, "updates arrive in publish order, none twice: " + seen + " then " + next);
+                seen = next;
+            }
+            assertEquals(from, seen);
+            assertTrue(c.presenceUntilForbidden(L2).isEmpty(), "nothing after the last document");
+            c.close();
+        }
+        a.close();
     }
 
     @Test

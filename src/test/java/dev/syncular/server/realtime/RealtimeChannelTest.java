@@ -323,7 +323,8 @@ class RealtimeChannelTest {
         // test profile: syncular.realtime.heartbeat-interval=1s
         JsonNode beat = s.nextEvent("heartbeat");
         assertInstanceOf(ControlMessage.Heartbeat.class, ControlMessages.parseServerMessage(beat.toString()));
-        String metrics = HTTP.send(HttpRequest.newBuilder(URI.create(base + "q/metrics")).GET().build(),
+        String metrics = HTTP.send(HttpRequest.newBuilder(URI.create("http://localhost:"
+                + dev.syncular.server.testsupport.PrometheusScrape.managementTestPort() + "/q/metrics")).GET().build(),
                 HttpResponse.BodyHandlers.ofString()).body();
         assertTrue(metrics.contains("syncular_realtime_connections"), "open connections gauge");
         assertTrue(metrics.contains("syncular_realtime_wakeups_total{reason=\"catchup-required\"}"), "wake-ups by reason");

@@ -51,7 +51,7 @@ class RealtimeFailuresTest {
     Pool pool;
 
     static double errors(String kind) {
-        PrometheusScrape scrape = PrometheusScrape.parse(given().get("/q/metrics").then().statusCode(200).extract().asString());
+        PrometheusScrape scrape = PrometheusScrape.scrape();
         return scrape.value("syncular_realtime_errors_total", Map.of("kind", kind));
     }
 

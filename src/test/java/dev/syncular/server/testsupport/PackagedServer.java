@@ -44,6 +44,8 @@ public final class PackagedServer implements QuarkusTestResourceLifecycleManager
         c.put("syncular.s3.bucket", TestS3.newBucket());
         c.put("syncular.s3.key-prefix", "it/");
         c.put("syncular.s3.presign-ttl", "5m");
+        // the management interface (/q/metrics, /q/openapi) on the test's management port, not the fixed 9000
+        c.put("quarkus.management.port", String.valueOf(PrometheusScrape.managementTestPort()));
         config = Map.copyOf(c);
         return config;
     }

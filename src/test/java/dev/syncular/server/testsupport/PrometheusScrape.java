@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * One scrape of {@code /q/metrics} in the Prometheus text format, parsed into samples: sample name (with its
+ * One scrape of {@code /q/metrics} (on the management interface) in the Prometheus text format, parsed into samples: sample name (with its
  * {@code _total}, {@code _count}, {@code _bucket}... suffix), labels and value.
  */
 public final class PrometheusScrape {
@@ -18,6 +18,21 @@ public final class PrometheusScrape {
 
     private PrometheusScrape(List<Sample> samples) {
         this.samples = samples;
+    }
+
+    /**
+     * The management interface's port of the app under {@code @QuarkusTest} ({@code quarkus.management.test-port}):
+     * {@code /q/metrics} and {@code /q/openapi} are served there, not on the API port.
+     */
+    public static int managementTestPort() {
+        return org.eclipse.microprofile.config.ConfigProvider.getConfig()
+                .getOptionalValue("quarkus.management.test-port", Integer.class).orElse(9001);
+    }
+
+    /** One scrape of the app under {@code @QuarkusTest}: {@code GET /q/metrics} on its management port. */
+    public static PrometheusScrape scrape() {
+        return parse(io.restassured.RestAssured.given().port(managementTestPort()).get("/q/metrics").then()
+                .statusCode(200).extract().asString());
     }
 
     public static PrometheusScrape parse(String text) {

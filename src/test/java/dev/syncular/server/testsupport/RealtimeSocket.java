@@ -34,10 +34,14 @@ public final class RealtimeSocket implements WebSocket.Listener {
 
     public final BlockingQueue<String> texts = new LinkedBlockingQueue<>();
     public final BlockingQueue<byte[]> binaries = new LinkedBlockingQueue<>();
+    /** The {@code 0x00} deltas {@link #round} found while waiting for its response chunks, in arrival order. */
+    public final BlockingQueue<byte[]> deltasBesideRounds = new LinkedBlockingQueue<>();
     /** Completes with the close code (-1 on an error) when the connection ends. */
     public final CompletableFuture<Integer> closed = new CompletableFuture<>();
     /** The close frame's reason, or the error, once {@link #closed} completed. */
     private volatile String closeReason;
+    /** While set, the client reads nothing from the socket (a consumer that stopped reading). */
+    private volatile boolean paused;
     private final StringBuilder text = new StringBuilder();
     private final ByteArrayOutputStream binary = new ByteArrayOutputStream();
     public WebSocket ws;
@@ -51,6 +55,27 @@ public final class RealtimeSocket implements WebSocket.Listener {
                 Map.of("x-actor-id", actor, "x-syncular-partition", partition));
     }
 
+    /** As {@link #connect(String, String, String, String)}, but reading nothing until {@link #resume()}. */
+    public static RealtimeSocket connectPaused(String base, String partition, String actor, String clientId) {
+        RealtimeSocket s = new RealtimeSocket();
+        s.paused = true;
+        return open(s, URI.create(base.replaceFirst("^http", "ws") + "realtime?clientId=" + clientId),
+                Map.of("x-actor-id", actor, "x-syncular-partition", partition));
+    }
+
+    /** Starts reading (after {@link #connectPaused}). */
+    public void resume() {
+        paused = false;
+        ws.request(1);
+    }
+
+    @Override
+    public void onOpen(WebSocket webSocket) {
+        if (!paused) {
+            webSocket.request(1);
+        }
+    }
+
     /** Opens {@code uri} with {@code headers}. */
     public static RealtimeSocket connect(URI uri, Map<String, String> headers) {
         return connectAsync(uri, headers).join();
@@ -58,7 +83,14 @@ public final class RealtimeSocket implements WebSocket.Listener {
 
     /** Starts opening {@code uri} with {@code headers} (for many sockets at once). */
     public static CompletableFuture<RealtimeSocket> connectAsync(URI uri, Map<String, String> headers) {
-        RealtimeSocket s = new RealtimeSocket();
+        return openAsync(new RealtimeSocket(), uri, headers);
+    }
+
+    private static RealtimeSocket open(RealtimeSocket s, URI uri, Map<String, String> headers) {
+        return openAsync(s, uri, headers).join();
+    }
+
+    private static CompletableFuture<RealtimeSocket> openAsync(RealtimeSocket s, URI uri, Map<String, String> headers) {
         WebSocket.Builder b = HTTP.newWebSocketBuilder();
         headers.forEach(b::header);
         return b.buildAsync(uri, s).orTimeout(WAIT.toSeconds(), TimeUnit.SECONDS).thenApply(ws -> {
@@ -92,7 +124,9 @@ public final class RealtimeSocket implements WebSocket.Listener {
             texts.add(text.toString());
             text.setLength(0);
         }
-        webSocket.request(1);
+        if (!paused) {
+            webSocket.request(1);
+        }
         return null;
     }
 
@@ -105,7 +139,9 @@ public final class RealtimeSocket implements WebSocket.Listener {
             binaries.add(binary.toByteArray());
             binary.reset();
         }
-        webSocket.request(1);
+        if (!paused) {
+            webSocket.request(1);
+        }
         return null;
     }
 
@@ -130,7 +166,8 @@ public final class RealtimeSocket implements WebSocket.Listener {
                 continue;
             }
             if (m[0] != 0x01) {
-                continue; // a delta interleaved between rounds
+                deltasBesideRounds.add(m); // a delta interleaved between rounds
+                continue;
             }
             out.write(m, 1, m.length - 1);
             d.feed(m, 1, m.length - 1);

@@ -44,13 +44,15 @@ public final class ServerProcess implements AutoCloseable {
 
     private final String name;
     private final int port;
+    private final int managementPort;
     private final Path log;
     private final Process process;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    private ServerProcess(String name, int port, Path log, Process process) {
+    private ServerProcess(String name, int port, int managementPort, Path log, Process process) {
         this.name = name;
         this.port = port;
+        this.managementPort = managementPort;
         this.log = log;
         this.process = process;
     }
@@ -115,7 +117,7 @@ public final class ServerProcess implements AutoCloseable {
         /** Runs the process to its exit (a one-shot command), SIGKILL after {@code deadline}; its exit status. */
         public Result run(Duration deadline) throws IOException, InterruptedException {
             Path log = Path.of("target", "it-logs", name + ".log");
-            Process p = launch(port > 0 ? port : freePort(), log);
+            Process p = launch(port > 0 ? port : freePort(), freePort(), log);
             if (!p.waitFor(deadline.toMillis(), TimeUnit.MILLISECONDS)) {
                 p.destroyForcibly();
                 p.waitFor();
@@ -133,12 +135,13 @@ public final class ServerProcess implements AutoCloseable {
         public ServerProcess start() throws IOException, InterruptedException {
             int p = port > 0 ? port : freePort();
             Path log = Path.of("target", "it-logs", name + ".log");
-            ServerProcess server = new ServerProcess(name, p, log, launch(p, log));
+            int management = freePort();
+            ServerProcess server = new ServerProcess(name, p, management, log, launch(p, management, log));
             server.awaitReady();
             return server;
         }
 
-        private Process launch(int p, Path log) throws IOException {
+        private Process launch(int p, int management, Path log) throws IOException {
             Files.createDirectories(log.getParent());
             List<String> cmd = new ArrayList<>();
             Path executable = nativeExecutable();
@@ -159,6 +162,8 @@ public final class ServerProcess implements AutoCloseable {
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
             pb.environment().putAll(env);
             pb.environment().put("QUARKUS_HTTP_PORT", Integer.toString(p));
+            // the management interface (/q/metrics, /q/openapi): its own free port, so several servers coexist
+            pb.environment().put("QUARKUS_MANAGEMENT_PORT", Integer.toString(management));
             return pb.start();
         }
     }
@@ -186,6 +191,11 @@ public final class ServerProcess implements AutoCloseable {
 
     public int port() {
         return port;
+    }
+
+    /** The management interface's port ({@code /q/metrics}, {@code /q/openapi}). */
+    public int managementPort() {
+        return managementPort;
     }
 
     public long pid() {

@@ -1,0 +1,39 @@
+package dev.syncular.server.http;
+
+import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.memory.BufferBudget;
+import io.vertx.core.http.HttpServerRequest;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.function.Supplier;
+
+/**
+ * Where every route gets its {@link RequestBody}: the pod's {@link BufferBudget} and the slow-body limits
+ * ({@code syncular.limits.body-timeout}, {@code syncular.limits.body-min-rate}) applied to each body.
+ */
+@ApplicationScoped
+public class RequestBodies {
+    private final BufferBudget budget;
+    private final Duration timeout;
+    private final long minRate;
+
+    @Inject
+    public RequestBodies(BufferBudget budget, SyncularConfig config) {
+        this.budget = budget;
+        this.timeout = config.limits().bodyTimeout();
+        this.minRate = config.limits().bodyMinRate().asLongValue();
+    }
+
+    /**
+     * The body of {@code request} under {@code cap}: 413 {@code tooLarge} for a larger declared length, 429
+     * {@code sync.rate_limited} when the buffer budget is spent — both before any body byte is read.
+     */
+    public RequestBody open(HttpServerRequest request, long cap, Supplier<? extends RuntimeException> tooLarge) {
+        return new RequestBody(request, cap, tooLarge, budget, timeout, minRate);
+    }
+
+    public BufferBudget budget() {
+        return budget;
+    }
+}

@@ -1,0 +1,152 @@
+package dev.syncular.server.realtime;
+
+import io.quarkus.websockets.next.CloseReason;
+import io.quarkus.websockets.next.WebSocketConnection;
+import io.smallrye.mutiny.Uni;
+import io.vertx.core.Vertx;
+import java.time.Duration;
+import org.jboss.logging.Logger;
+
+/**
+ * The outbound byte budget of one connection (§8.7 "Backpressure", §8.2 flow control): every message handed to
+ * the socket counts its bytes until its write completes (the transport took it), so {@link #pending} is what the
+ * pod buffers for a client that does not read.
+ *
+ * <ul>
+ *   <li>A delta that would take the pending bytes past the budget is not sent: the session drops to a
+ *       {@code catchup-required} wake-up (§8.3) and resumes after a round, as for any dropped delta. The first
+ *       such refusal starts the stuck deadline.</li>
+ *   <li>A connection whose buffer has not emptied once by the deadline, or that would exceed twice
+ *       the budget with any message (presence events and wake-ups included: a connection that missed one cannot
+ *       be kept exact), is closed with {@link #STUCK_CLOSE_CODE}; if the close cannot reach it (it does not
+ *       read), its transport is closed a short while later.</li>
+ * </ul>
+ * A write that fails is reported to its caller's failure log ({@link RealtimeFailures}): it never reaches the
+ * commit whose fanout issued it.
+ */
+final class OutboundBudget {
+    private static final Logger LOG = Logger.getLogger(OutboundBudget.class);
+    /** The close code of a connection closed for not draining its outbound buffer (docs/REALTIME.md). */
+    static final int STUCK_CLOSE_CODE = 4290;
+    static final String STUCK_CLOSE_REASON = "outbound buffer not drained";
+    /** How long a stuck connection's close frame may take before its transport is closed. */
+    private static final long FORCE_CLOSE_MAX_MS = 5_000;
+
+    private final WebSocketConnection connection;
+    private final Runnable closeTransport;
+    private final Vertx vertx;
+    private final long budget;
+    private final long stuckMs;
+    private final RealtimeMetrics metrics;
+    private long pending;
+    private long deadlineTimer = -1;
+    /** The buffer emptied at least once since the refusal that started the deadline: the client reads. */
+    private boolean drained;
+    private boolean closing;
+
+    /**
+     * {@code closeTransport} closes the TCP connection under the socket (a no-op where the endpoint offers none);
+     * {@code budget} in bytes; {@code stuck} the deadline.
+     */
+    OutboundBudget(WebSocketConnection connection, Runnable closeTransport, Vertx vertx, long budget, Duration stuck,
+            RealtimeMetrics metrics) {
+        this.connection = connection;
+        this.closeTransport = closeTransport;
+        this.vertx = vertx;
+        this.budget = budget;
+        this.stuckMs = Math.max(1, stuck.toMillis());
+        // the first refusal starts the deadline; the buffer has to empty before it to count as drained
+        this.metrics = metrics;
+    }
+
+    /** Bytes handed to the socket and not yet written. */
+    synchronized long pending() {
+        return pending;
+    }
+
+    /** Whether a delta of {@code bytes} fits: nothing pending, or the total stays within the budget. */
+    synchronized boolean fits(long bytes) {
+        return pending == 0 || pending + bytes <= budget;
+    }
+
+    /** Whether a message of {@code bytes} may be queued at all (twice the budget, or nothing pending). */
+    synchronized boolean bearable(long bytes) {
+        return pending == 0 || pending + bytes <= 2 * budget;
+    }
+
+    /** A delta was refused for the budget: the stuck deadline starts (once). */
+    synchronized void refused() {
+        metrics.budgetRefusal();
+        if (deadlineTimer >= 0 || closing) {
+            return;
+        }
+        drained = false;
+        deadlineTimer = vertx.setTimer(stuckMs, t -> deadline());
+    }
+
+    private void deadline() {
+        synchronized (this) {
+            deadlineTimer = -1;
+            if (drained || pending == 0) {
+                return; // it drained: the wake-up it got leads it back through a round
+            }
+        }
+        closeStuck();
+    }
+
+    /** Closes the connection as stuck (§8.7: its buffering must stay bounded). */
+    void closeStuck() {
+        synchronized (this) {
+            if (closing) {
+                return;
+            }
+            closing = true;
+            if (deadlineTimer >= 0) {
+                vertx.cancelTimer(deadlineTimer);
+                deadlineTimer = -1;
+            }
+        }
+        metrics.stuckClose();
+        LOG.debugf("Closing realtime connection %s: %d outbound bytes not drained", connection.id(), pending());
+        connection.close(new CloseReason(STUCK_CLOSE_CODE, STUCK_CLOSE_REASON)).subscribe().with(v -> { }, e -> { });
+        // the close frame waits behind what the client does not read; the transport goes regardless (a no-op once
+        // the close handshake ended it)
+        vertx.setTimer(Math.min(stuckMs, FORCE_CLOSE_MAX_MS), t -> closeTransport.run());
+    }
+
+    /**
+     * Sends through {@code write} now (subscribed at once, so writes leave in call order), counting {@code bytes}
+     * until it completes; a failure goes to {@code failed} (logged and counted there), never further.
+     */
+    void send(Uni<Void> write, long bytes, java.util.function.Consumer<Throwable> failed) {
+        add(bytes);
+        try {
+            write.subscribe().with(v -> done(bytes), e -> {
+                done(bytes);
+                failed.accept(e);
+            });
+        } catch (RuntimeException e) {
+            done(bytes);
+            failed.accept(e);
+        }
+    }
+
+    /** {@code write}, lazily, counted while in flight (a round's chunks, sent one after the other). */
+    Uni<Void> tracked(Uni<Void> write, long bytes) {
+        return Uni.createFrom().deferred(() -> {
+            add(bytes);
+            return write;
+        }).onTermination().invoke((v, e, cancelled) -> done(bytes));
+    }
+
+    private synchronized void add(long bytes) {
+        pending += bytes;
+    }
+
+    private synchronized void done(long bytes) {
+        pending -= bytes;
+        if (pending == 0) {
+            drained = true;
+        }
+    }
+}
