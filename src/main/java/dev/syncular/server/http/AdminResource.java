@@ -15,7 +15,7 @@ import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.storage.postgres.SocketDisconnect;
-import dev.syncular.server.sync.RealtimeDelta;
+import dev.syncular.server.sync.RowCoverage;
 import io.smallrye.mutiny.Uni;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;
@@ -128,8 +128,8 @@ public class AdminResource {
 
     @GET
     @Path("/partitions/{partition}/tables/{table}/rows/{rowId}")
-    @Operation(summary = "One row: values, version, column versions, stored scopes and the registered client"
-            + " subscriptions whose requested scopes cover it")
+    @Operation(summary = "One row: values, version, column versions, stored scopes, the registered clients whose"
+            + " subscriptions reach it through their effective scopes, and for the others the scope that did not match")
     public Uni<Response> row(@HeaderParam("Authorization") String auth, @PathParam("partition") String partition,
             @PathParam("table") String table, @PathParam("rowId") String rowId) {
         return guarded("GET /admin/partitions/{partition}/tables/{table}/rows/{rowId}", auth, () -> {
@@ -348,12 +348,34 @@ public class AdminResource {
             versions.put(column, row.columnVersions()[i]);
         }
         o.set("scopes", JSON.valueToTree(row.scopes()));
+        // matching: every subscription the client registered on the table covers the row's scopes with the values
+        // that reach the client (recorded effective scopes, §3.2); the others say which scope did not match
         ArrayNode matching = o.putArray("matchingClients");
+        ArrayNode notCovering = o.putArray("notCoveringClients");
         for (ClientRecord c : clients) {
-            List<String> covering = RealtimeDelta.registeredCovering(c.subscriptionsJson(), schema.name(), row.scopes());
+            List<RowCoverage.Subscription> subs = RowCoverage.of(c.subscriptionsJson(), schema.name(), row.scopes());
+            List<RowCoverage.Subscription> covering = subs.stream().filter(RowCoverage.Subscription::covers).toList();
+            String basis = subs.stream().anyMatch(x -> x.basis().equals(RowCoverage.BASIS_REQUESTED))
+                    ? RowCoverage.BASIS_REQUESTED : RowCoverage.BASIS_EFFECTIVE;
             if (!covering.isEmpty()) {
-                ObjectNode m = matching.addObject().put("clientId", c.clientId()).put("actorId", c.actorId());
-                covering.forEach(m.putArray("subscriptionIds")::add);
+                ObjectNode m = matching.addObject().put("clientId", c.clientId()).put("actorId", c.actorId())
+                        .put("basis", basis);
+                covering.forEach(x -> m.withArray("subscriptionIds").add(x.subscriptionId()));
+                continue;
+            }
+            ObjectNode m = notCovering.addObject().put("clientId", c.clientId()).put("actorId", c.actorId());
+            if (subs.isEmpty()) {
+                m.put("reason", "no_subscription");
+                continue;
+            }
+            m.put("basis", basis);
+            ArrayNode why = m.putArray("subscriptions");
+            for (RowCoverage.Subscription x : subs) {
+                ObjectNode w = why.addObject().put("subscriptionId", x.subscriptionId()).put("reason", x.reason());
+                if (x.scopeKey() != null) {
+                    w.put("scopeKey", x.scopeKey()).put("rowValue", x.rowValue());
+                    x.values().forEach(w.putArray("values")::add);
+                }
             }
         }
         return o;

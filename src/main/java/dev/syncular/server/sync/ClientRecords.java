@@ -11,6 +11,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * The client record a round leaves (§4.5): its registered subscriptions (§8.1), and when it is written —
@@ -72,8 +74,15 @@ final class ClientRecords {
         }
     }
 
-    /** One registered subscription as {@link #registeredSubscriptions} stores it (§8.1). */
-    record Registered(String id, String table, Map<String, List<String>> scopes, int schemaVersion) {
+    /**
+     * One registered subscription as {@link #registeredSubscriptions} stores it (§8.1), with the effective scopes of
+     * the round that registered it: per requested key, the requested values the actor's allowed scopes granted
+     * (§3.2 rule 4; an empty list is a key the allowed scopes granted nothing of, which revokes the subscription);
+     * {@code effective} is {@code null} when unknown — the scope resolver answered nothing that round, or the
+     * record was written before effective scopes were recorded.
+     */
+    record Registered(String id, String table, Map<String, List<String>> scopes, int schemaVersion,
+            Map<String, List<String>> effective, boolean resolved) {
     }
 
     /**
@@ -109,13 +118,32 @@ final class ClientRecords {
                 e.getValue().forEach(v -> values.add(v.asText()));
                 requested.put(e.getKey(), values);
             });
-            out.add(new Registered(id.textValue(), table.textValue(), requested, version.intValue()));
+            JsonNode eff = n.get("effectiveScopes");
+            Map<String, List<String>> effective = null;
+            if (eff != null && eff.isObject()) {
+                effective = new LinkedHashMap<>();
+                for (var it = eff.fields(); it.hasNext();) {
+                    var e = it.next();
+                    List<String> values = new ArrayList<>();
+                    e.getValue().forEach(v -> values.add(v.asText()));
+                    effective.put(e.getKey(), values);
+                }
+            }
+            JsonNode resolved = n.get("resolved");
+            out.add(new Registered(id.textValue(), table.textValue(), requested, version.intValue(), effective,
+                    resolved == null || resolved.asBoolean(true)));
         }
         return out;
     }
 
-    /** §8.1: the registered subscriptions of a pulling round, as the client record stores them. */
-    static String registeredSubscriptions(Round round, List<SubscriptionFrame> subs) {
+    /**
+     * §8.1: the registered subscriptions of a pulling round, as the client record stores them, each with the
+     * round's effective scopes per requested key (§3.2, see {@link Registered}) — what the admin row view
+     * checks a row against. {@code allowed} is the round's allowed scopes (empty: the resolver answered none,
+     * recorded as {@code "resolved": false}), {@code null} when the pull never resolved them.
+     */
+    static String registeredSubscriptions(Round round, List<SubscriptionFrame> subs,
+            Optional<Map<String, List<String>>> allowed) {
         List<Map<String, Object>> registered = new ArrayList<>();
         for (SubscriptionFrame s : subs) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -123,8 +151,30 @@ final class ClientRecords {
             m.put("table", s.table());
             m.put("scopes", s.scopes());
             m.put("schemaVersion", round.header.schemaVersion());
+            if (allowed != null && allowed.isPresent()) {
+                m.put("effectiveScopes", granted(s.scopes(), allowed.get()));
+            } else if (allowed != null) {
+                m.put("resolved", false);
+            }
             registered.add(m);
         }
         return CanonicalJson.write(registered);
+    }
+
+    /** Per requested key the requested values {@code allowed} grants ({@code '*'} grants every value), sorted keys. */
+    static Map<String, List<String>> granted(Map<String, List<String>> requested, Map<String, List<String>> allowed) {
+        Map<String, List<String>> out = new TreeMap<>();
+        for (Map.Entry<String, List<String>> e : requested.entrySet()) {
+            List<String> allowedValues = allowed.getOrDefault(e.getKey(), List.of());
+            boolean any = allowedValues.contains(EffectiveScopes.WILDCARD);
+            List<String> values = new ArrayList<>();
+            for (String v : e.getValue()) {
+                if ((any || allowedValues.contains(v)) && !values.contains(v)) {
+                    values.add(v);
+                }
+            }
+            out.put(e.getKey(), values);
+        }
+        return out;
     }
 }

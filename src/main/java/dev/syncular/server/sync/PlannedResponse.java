@@ -8,6 +8,8 @@ import dev.syncular.server.wire.SubscriptionFrame;
 import dev.syncular.server.wire.SubscriptionStatus;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 
 /**
  * A planned response (§1.6): the header and push results, then one section per pulled subscription. Sections
@@ -23,6 +25,11 @@ final class PlannedResponse {
     final List<List<Frame>> sections = new ArrayList<>();
     /** Per section: an active incremental section, still subject to the horizon recheck. */
     final List<Boolean> incremental = new ArrayList<>();
+    /**
+     * The allowed scopes (§3.2) the pull ran with — empty when the resolver gave none — recorded per registered
+     * subscription as its effective scopes; {@code null} until the pull resolved them.
+     */
+    Optional<Map<String, List<String>>> allowed;
     /** The registered subscriptions document (§8.1), built once. */
     private String registered;
 
@@ -84,7 +91,7 @@ final class PlannedResponse {
         String subscriptions = existing != null ? existing.subscriptionsJson() : null;
         if (pulled) {
             if (registered == null) {
-                registered = ClientRecords.registeredSubscriptions(round, subs);
+                registered = ClientRecords.registeredSubscriptions(round, subs, allowed);
             }
             subscriptions = registered;
         }

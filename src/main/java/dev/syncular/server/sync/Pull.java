@@ -51,7 +51,7 @@ final class Pull {
         // The sections one after the other as a stream, never a chain of nested operators: the pipeline's depth
         // (and the stack of sections that complete at once: revoked, reset, ended early) does not grow with the
         // number of subscriptions.
-        return round.allowed.flatMap(allowed -> Multi.createFrom().iterable(subs)
+        return round.allowed.invoke(allowed -> planned.allowed = allowed).flatMap(allowed -> Multi.createFrom().iterable(subs)
                 .onItem().transformToUniAndConcatenate(sub -> section(round, pull, sub, allowed.orElse(null), state,
                         planned))
                 .collect().last())

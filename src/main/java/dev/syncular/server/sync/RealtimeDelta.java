@@ -89,27 +89,6 @@ public final class RealtimeDelta {
         return out;
     }
 
-    /**
-     * §8.1, for operators: the ids of the subscriptions registered in a client record's document on {@code table}
-     * whose requested scopes cover a row's stored scopes (§3.2: every requested variable, AND across variables,
-     * lists the row's value, OR within one; {@code "*"} covers any value). The actor's allowed scopes (§3.2 rule 3)
-     * narrow delivery further; they are the host's and not applied here.
-     */
-    public static List<String> registeredCovering(String subscriptionsJson, String table, Map<String, String> rowScopes) {
-        List<String> out = new ArrayList<>();
-        for (ClientRecords.Registered r : ClientRecords.registered(subscriptionsJson)) {
-            boolean covers = r.table().equals(table);
-            for (Map.Entry<String, List<String>> e : r.scopes().entrySet()) {
-                String value = rowScopes.get(e.getKey());
-                covers &= value != null && (e.getValue().contains(value) || e.getValue().contains("*"));
-            }
-            if (covers) {
-                out.add(r.id());
-            }
-        }
-        return out;
-    }
-
     /** The scope keys (§3.1) a commit's changes are stored under, by the running schema's scope patterns. */
     public static Set<String> scopeKeys(SchemaWindow window, StoredCommit commit) {
         Set<String> keys = new LinkedHashSet<>();
