@@ -1,7 +1,5 @@
 package dev.syncular.server.auth;
 
-import dev.syncular.server.errors.SyncError;
-import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpServerRequest;

@@ -2,13 +2,13 @@ package dev.syncular.server.conformance;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaException;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
-import dev.syncular.server.errors.ErrorCode;
-import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.sync.SyncLimits;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.ShutdownEvent;

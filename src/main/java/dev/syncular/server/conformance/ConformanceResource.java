@@ -4,17 +4,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.http.RequestBodies;
 import dev.syncular.server.http.RequestBody;
 import dev.syncular.server.http.SegmentResource;
 import dev.syncular.server.http.SyncResource;
 import dev.syncular.server.ops.Pruner;
 import dev.syncular.server.ops.RetentionPolicy;
+import dev.syncular.server.policy.PolicyDocument;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.StoredRow;
-import dev.syncular.server.errors.ErrorCode;
-import dev.syncular.server.policy.PolicyDocument;
-import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.wire.ColumnType;
 import io.smallrye.mutiny.Uni;
@@ -36,8 +36,8 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.jboss.resteasy.reactive.RestResponse;
 import org.jboss.resteasy.reactive.RestMulti;
+import org.jboss.resteasy.reactive.RestResponse;
 
 /**
  * The conformance host's HTTP surface (docs/CONFORMANCE.md): instances, their {@code /sync} and

@@ -1,6 +1,5 @@
 package dev.syncular.server.http;
 
-import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.auth.Authenticator;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;

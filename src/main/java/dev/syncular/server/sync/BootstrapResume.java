@@ -1,11 +1,11 @@
 package dev.syncular.server.sync;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.wire.CanonicalJson;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,11 +1,11 @@
 package dev.syncular.server.sync;
 
-import dev.syncular.server.storage.ClientRecord;
-import dev.syncular.server.wire.CanonicalJson;
-import dev.syncular.server.wire.SubscriptionFrame;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.syncular.server.storage.ClientRecord;
+import dev.syncular.server.wire.CanonicalJson;
+import dev.syncular.server.wire.SubscriptionFrame;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,7 +1,7 @@
 package dev.syncular.server.sync;
 
-import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.ScopePattern;
 import dev.syncular.server.schema.TableSchema;

@@ -1,7 +1,7 @@
 package dev.syncular.server.sync;
 
-import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.StoredCheckpoint;

@@ -1,6 +1,5 @@
 package dev.syncular.server.deploy;
 
-import dev.syncular.server.cli.HttpFailure;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -13,6 +12,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.luben.zstd.ZstdInputStream;
 import dev.syncular.server.blobs.BlobIds;
+import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.ops.BackfillCommand;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
@@ -25,9 +25,9 @@ import dev.syncular.server.testsupport.ServerProcess;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestS3;
 import dev.syncular.server.wire.CommitFrame;
+import dev.syncular.server.wire.MediaType;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
-import dev.syncular.server.wire.MediaType;
 import dev.syncular.server.wire.PullHeader;
 import dev.syncular.server.wire.PushOperation;
 import dev.syncular.server.wire.SegmentRef;

@@ -1,7 +1,7 @@
 package dev.syncular.server.http;
 
-import static io.restassured.RestAssured.given;
 import static dev.syncular.server.http.AdminApiTest.admin;
+import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;

@@ -1,6 +1,5 @@
 package dev.syncular.server.http;
 
-import dev.syncular.server.cli.HttpFailure;
 import static dev.syncular.server.sync.SyncScenariosContract.note;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
@@ -14,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.blobs.BlobIds;
+import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.HttpTransport;

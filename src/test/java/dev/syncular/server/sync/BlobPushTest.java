@@ -9,7 +9,6 @@ import dev.syncular.server.blobs.BlobContent;
 import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.blobs.BlobInfo;
 import dev.syncular.server.blobs.BlobPage;
-import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.postgres.PostgresBlobStore;
 import dev.syncular.server.schema.SchemaWindow;

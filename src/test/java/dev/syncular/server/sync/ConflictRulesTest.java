@@ -1,10 +1,10 @@
 package dev.syncular.server.sync;
 
-import dev.syncular.server.errors.ErrorCode;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
+import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.wire.SparseRow;
