@@ -59,7 +59,7 @@ class ArchitectureTest {
             List.of("wire.realtime"),
             List.of("errors"),
             List.of("config"),
-            List.of("schema"),
+            List.of("schema", "memory"),
             List.of("blobs"),
             List.of("storage"),
             List.of("segments"),
