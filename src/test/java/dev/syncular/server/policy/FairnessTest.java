@@ -85,13 +85,8 @@ class FairnessTest {
         return new TodoClients(window.current(), port, partition).client(actor);
     }
 
-    private static PrometheusScrape scrape() {
-        return PrometheusScrape.parse(io.restassured.RestAssured.given().get("/q/metrics").then().statusCode(200)
-                .extract().asString());
-    }
-
     private static double refused(String limit) {
-        return scrape().value("syncular_fairness_refused_total", Map.of("limit", limit));
+        return PrometheusScrape.scrape().value("syncular_fairness_refused_total", Map.of("limit", limit));
     }
 
     private static List<PushOperation> bigCommit(SyncTestClient c, String prefix, int n) {
@@ -205,7 +200,7 @@ class FairnessTest {
             Future<?> b = pool.submit(() -> second.sync());
             // both rounds admitted: one waits on the held validator call, the other for the partition behind it
             long deadline = System.nanoTime() + DEADLINE.toNanos();
-            while (scrape().value("syncular_fairness_rounds_in_flight", Map.of()) < 2) {
+            while (PrometheusScrape.scrape().value("syncular_fairness_rounds_in_flight", Map.of()) < 2) {
                 assertTrue(System.nanoTime() < deadline, "the two rounds were never in flight together");
             }
             double before = refused("actor_rounds");

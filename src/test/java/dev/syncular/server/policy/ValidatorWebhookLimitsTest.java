@@ -69,17 +69,12 @@ class ValidatorWebhookLimitsTest {
         return new TodoClients(window.current(), port, partition).client(actor);
     }
 
-    private static PrometheusScrape scrape() {
-        return PrometheusScrape.parse(io.restassured.RestAssured.given().get("/q/metrics").then().statusCode(200)
-                .extract().asString());
-    }
-
     private static double calls(String outcome) {
-        return scrape().value("syncular_webhook_calls_total", Map.of("endpoint", "validator", "outcome", outcome));
+        return PrometheusScrape.scrape().value("syncular_webhook_calls_total", Map.of("endpoint", "validator", "outcome", outcome));
     }
 
     private static double breakerOpen() {
-        return scrape().value("syncular_webhook_breaker_open", Map.of("endpoint", "validator"));
+        return PrometheusScrape.scrape().value("syncular_webhook_breaker_open", Map.of("endpoint", "validator"));
     }
 
     /** The §10.1 body of a failed round: {@code sync.internal_error}, retryable, and its {@code details.reason}. */
@@ -178,7 +173,7 @@ class ValidatorWebhookLimitsTest {
         assertEquals(0.0, breakerOpen());
         a.syncUntilIdle();
         assertTrue(a.table("todos").containsKey("flaky"));
-        assertEquals(3.0, scrape().value("syncular_webhook_pool_size", Map.of("endpoint", "validator")));
-        assertEquals(0.0, scrape().value("syncular_webhook_in_flight", Map.of("endpoint", "validator")));
+        assertEquals(3.0, PrometheusScrape.scrape().value("syncular_webhook_pool_size", Map.of("endpoint", "validator")));
+        assertEquals(0.0, PrometheusScrape.scrape().value("syncular_webhook_in_flight", Map.of("endpoint", "validator")));
     }
 }
