@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The row projection ({@code sync_rows_<table>}, §2.2 per-row server version, column versions and stored
@@ -131,20 +132,16 @@ final class ProjectionRows {
      */
     Uni<List<StoredRow>> readRowsWhereWithin(SqlClient c, String partition, String table, String column, Object value,
             Map<String, List<String>> within, int limit) {
-        RowTable rt;
-        ColumnSchema col;
+        FilterColumn f;
         try {
-            rt = installed.table(table);
-            col = rt.schema.column(column);
-            if (col == null || value == null) {
-                throw new StorageException(StorageException.INVALID_ARGUMENT, "unknown column or null value",
-                        Map.of("table", table, "column", column));
-            }
+            f = filterColumn(table, column, value);
         } catch (RuntimeException e) {
             return Uni.createFrom().failure(e);
         }
+        RowTable rt = f.table();
+        ColumnSchema col = f.column();
         Tuple args = Tuple.of(partition, bindValue(col.type(), value), limit);
-        for (Map.Entry<String, List<String>> e : new java.util.TreeMap<>(within).entrySet()) {
+        for (Map.Entry<String, List<String>> e : new TreeMap<>(within).entrySet()) {
             args.addString(e.getKey()).addArrayOfString(e.getValue().toArray(String[]::new));
         }
         return c.preparedQuery(rt.rowsWhereWithinSql(col, within.size())).execute(args)
@@ -154,21 +151,32 @@ final class ProjectionRows {
     /** {@link #readRowsWhere} for a non-null value, after {@code afterRowId} (exclusive; {@code ""} for the first page). */
     Uni<List<StoredRow>> readRowsWhereAfter(SqlClient c, String partition, String table, String column, Object value,
             String afterRowId, int limit) {
-        RowTable rt;
-        ColumnSchema col;
+        FilterColumn f;
         try {
-            rt = installed.table(table);
-            col = rt.schema.column(column);
-            if (col == null || value == null) {
-                throw new StorageException(StorageException.INVALID_ARGUMENT, "unknown column or null value",
-                        Map.of("table", table, "column", column));
-            }
+            f = filterColumn(table, column, value);
         } catch (RuntimeException e) {
             return Uni.createFrom().failure(e);
         }
+        RowTable rt = f.table();
+        ColumnSchema col = f.column();
         return c.preparedQuery(rt.rowsWhereAfterSql(col))
                 .execute(Tuple.of(partition, bindValue(col.type(), value), afterRowId, limit))
                 .map(rs -> storedRows(rt.schema, rs));
+    }
+
+    /** A table and one of its columns, for a lookup by a non-null value. */
+    private record FilterColumn(RowTable table, ColumnSchema column) {
+    }
+
+    /** The table and column of a lookup by {@code value}; refused when the column is unknown or the value null. */
+    private FilterColumn filterColumn(String table, String column, Object value) {
+        RowTable rt = installed.table(table);
+        ColumnSchema col = rt.schema.column(column);
+        if (col == null || value == null) {
+            throw new StorageException(StorageException.INVALID_ARGUMENT, "unknown column or null value",
+                    Map.of("table", table, "column", column));
+        }
+        return new FilterColumn(rt, col);
     }
 
     /** The found rows keyed and ordered by the requested ids (absent ids left out). */
