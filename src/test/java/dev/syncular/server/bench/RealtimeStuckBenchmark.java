@@ -264,7 +264,7 @@ public final class RealtimeStuckBenchmark {
     /** The pod's outbound-budget counters from its Prometheus endpoint. */
     static String scrape(ServerProcess pod) {
         try {
-            String body = HTTP.send(HttpRequest.newBuilder(URI.create(pod.baseUrl() + "/q/metrics")).GET().build(),
+            String body = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + pod.managementPort() + "/q/metrics")).GET().build(),
                     HttpResponse.BodyHandlers.ofString()).body();
             StringBuilder out = new StringBuilder();
             for (String line : body.split("\n")) {
