@@ -320,11 +320,15 @@ class SeveralPodsIT {
         }
     }
 
-    /** {@code n} clients of {@code pod}, each with the log epoch and one commit in its outbox. */
+    /**
+     * {@code n} clients of {@code pod}, each with the log epoch and one commit in its outbox, each of its own actor
+     * (one shared actor would meet {@code syncular.fairness.max-rounds-per-actor}, 429 {@code actor_rounds}, before
+     * the partition's queue).
+     */
     private static List<SyncTestClient> clientsWithOneCommit(ServerProcess pod, String partition, int n) {
         List<SyncTestClient> clients = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            SyncTestClient c = new SyncTestClient(schema, new HttpTransport(pod.baseUrl(), partition), "busy", partition + "-c" + i);
+            SyncTestClient c = new SyncTestClient(schema, new HttpTransport(pod.baseUrl(), partition), "busy-" + i, partition + "-c" + i);
             c.sync();
             c.upsert("todos", todo(partition + "-" + i), null);
             clients.add(c);
