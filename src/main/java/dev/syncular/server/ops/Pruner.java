@@ -1,6 +1,6 @@
 package dev.syncular.server.ops;
 
-import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.RetentionInputs;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.SyncStorage;
 import io.smallrye.mutiny.Multi;
@@ -8,13 +8,17 @@ import io.smallrye.mutiny.Uni;
 import org.jboss.logging.Logger;
 
 /**
- * One pruning pass over every partition (§4.6): capture the log epoch, read the retention inputs, and
- * prune through the policy's bound (the storage deletes in bounded batches); then delete the push results
- * (§2.3) older than the policy's retention. An epoch that moved meanwhile refuses the prune; the next pass
- * recomputes.
+ * One pruning pass over every partition (§4.6): page by page ({@value #PAGE} partitions, in id order), read each
+ * partition's retention inputs (its log epoch and the lowest active cursor, aggregated by the storage), prune
+ * through the policy's bound (the storage deletes in bounded batches), then delete the push results (§2.3) older
+ * than the policy's retention. An epoch that moved meanwhile refuses the prune; the next pass recomputes.
+ *
+ * <p>Memory stays one page however many partitions and clients there are, and pages and partitions are iterated,
+ * never chained recursively (a pass over 10,000 partitions completes in constant stack depth).
  */
 public final class Pruner {
     private static final Logger LOG = Logger.getLogger(Pruner.class);
+    static final int PAGE = 500;
 
     private final SyncStorage storage;
     private final RetentionPolicy policy;
@@ -24,35 +28,53 @@ public final class Pruner {
         this.policy = policy;
     }
 
-    /** What one pass removed, over every partition. */
-    public record Pass(long commits, long pushResults) {
+    /**
+     * What one pass removed over every partition, and the largest count of commits a partition kept above its
+     * horizon afterwards.
+     */
+    public record Pass(long commits, long pushResults, long horizonLagCommits) {
+        static final Pass NONE = new Pass(0, 0, 0);
+
         Pass plus(Pass o) {
-            return new Pass(commits + o.commits, pushResults + o.pushResults);
+            return new Pass(commits + o.commits, pushResults + o.pushResults,
+                    Math.max(horizonLagCommits, o.horizonLagCommits));
         }
     }
 
     /** Prunes every partition. */
     public Uni<Pass> pruneAll(long nowMs) {
-        return storage.listPartitions()
-                .onItem().transformToMulti(list -> Multi.createFrom().iterable(list))
-                .onItem().transformToUniAndConcatenate(p -> prune(p, nowMs)
-                        .chain(commits -> storage.prunePushResults(p.partition(), policy.pushResultsCreatedBefore(nowMs))
-                                .map(results -> new Pass(commits, results))))
-                .collect().with(java.util.stream.Collectors.reducing(new Pass(0, 0), Pass::plus));
+        long activeSince = policy.activeSince(nowMs);
+        long resultsBefore = policy.pushResultsCreatedBefore(nowMs);
+        // the id after which the next page starts; a short page is the last
+        String[] after = {null};
+        boolean[] more = {true};
+        return Multi.createBy().repeating().uni(() -> after,
+                        a -> storage.retentionInputs(a[0], PAGE, activeSince).invoke(page -> {
+                            more[0] = page.size() == PAGE;
+                            if (!page.isEmpty()) {
+                                a[0] = page.get(page.size() - 1).partition().partition();
+                            }
+                        }))
+                .whilst(page -> more[0])
+                .onItem().transformToMultiAndConcatenate(page -> Multi.createFrom().iterable(page))
+                .onItem().transformToUniAndConcatenate(inputs -> prune(inputs)
+                        .chain(pass -> storage.prunePushResults(inputs.partition().partition(), resultsBefore)
+                                .map(results -> new Pass(pass.commits(), results, pass.horizonLagCommits()))))
+                .collect().with(java.util.stream.Collectors.reducing(Pass.NONE, Pass::plus));
     }
 
-    private Uni<Long> prune(PartitionState partition, long nowMs) {
-        return storage.listClients(partition.partition()).flatMap(clients -> {
-            long through = policy.pruneThrough(partition, clients, nowMs);
-            if (through < 0) {
-                return Uni.createFrom().item(0L);
-            }
-            return storage.prune(partition.partition(), partition.logEpoch(), through)
-                    .map(r -> (long) r.removedCommits())
-                    .onFailure(StorageException.class).recoverWithItem(e -> {
-                        LOG.warnf("pruning skipped for one partition: %s", ((StorageException) e).code());
-                        return 0L;
-                    });
-        });
+    private Uni<Pass> prune(RetentionInputs inputs) {
+        var partition = inputs.partition();
+        long lag = partition.maxCommitSeq() - partition.horizonSeq();
+        long through = policy.pruneThrough(inputs);
+        if (through < 0) {
+            return Uni.createFrom().item(new Pass(0, 0, lag));
+        }
+        return storage.prune(partition.partition(), partition.logEpoch(), through)
+                .map(r -> new Pass(r.removedCommits(), 0, partition.maxCommitSeq() - r.horizonSeq()))
+                .onFailure(StorageException.class).recoverWithItem(e -> {
+                    LOG.warnf("pruning skipped for one partition: %s", ((StorageException) e).code());
+                    return new Pass(0, 0, lag);
+                });
     }
 }

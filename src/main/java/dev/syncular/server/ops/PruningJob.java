@@ -18,7 +18,6 @@ import org.jboss.logging.Logger;
 public class PruningJob {
     private static final Logger LOG = Logger.getLogger(PruningJob.class);
 
-    private final PostgresSyncStorage storage;
     private final Pruner pruner;
     private final JobClaims claims;
     private final boolean enabled;
@@ -30,7 +29,6 @@ public class PruningJob {
     public PruningJob(PostgresSyncStorage storage, SyncularConfig config, JobClaims claims, PruningMetrics metrics,
             OperationalEvents events) {
         SyncularConfig.Pruning p = config.pruning();
-        this.storage = storage;
         this.pruner = new Pruner(storage, new RetentionPolicy(p.activeWindow(), p.keepNewestCommits(), p.pushResultRetention()));
         this.claims = claims;
         this.enabled = p.enabled();
@@ -67,16 +65,16 @@ public class PruningJob {
 
     /**
      * One pruning pass over every partition now, under the configured retention policy (whether or not the
-     * schedule is enabled), then the horizon lag read back from the partition registry.
+     * schedule is enabled), with the largest horizon lag a partition kept.
      */
     public Uni<Pass> pruneNow() {
-        return pruner.pruneAll(System.currentTimeMillis()).flatMap(removed -> storage.listPartitions().map(list -> {
-            long lag = list.stream().mapToLong(p -> p.maxCommitSeq() - p.horizonSeq()).max().orElse(0);
+        return pruner.pruneAll(System.currentTimeMillis()).map(removed -> {
+            long lag = removed.horizonLagCommits();
             metrics.passed(removed.commits(), lag);
             if (removed.commits() > 0) {
                 events.pruned(removed.commits(), lag);
             }
             return new Pass(removed.commits(), removed.pushResults(), lag);
-        }));
+        });
     }
 }

@@ -1,9 +1,8 @@
 package dev.syncular.server.ops;
 
-import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.RetentionInputs;
 import java.time.Duration;
-import java.util.List;
 
 /**
  * The §4.6 retention rule: the horizon may advance only up to the lowest cursor of an active client
@@ -24,14 +23,20 @@ import java.util.List;
 public record RetentionPolicy(Duration activeWindow, int keepNewest, Duration pushResultRetention) {
     public static final RetentionPolicy DEFAULTS = new RetentionPolicy(Duration.ofDays(14), 1000, Duration.ofDays(30));
 
-    /** The sequence to prune through, or {@code -1} when the horizon cannot advance. */
-    public long pruneThrough(PartitionState partition, List<ClientRecord> clients, long nowMs) {
+    /** Client records that moved at or after this time are active. */
+    public long activeSince(long nowMs) {
+        return nowMs - activeWindow.toMillis();
+    }
+
+    /**
+     * The sequence to prune through, or {@code -1} when the horizon cannot advance: the newest {@code keepNewest}
+     * commits stay, and so does everything above the lowest cursor of an active client.
+     */
+    public long pruneThrough(RetentionInputs inputs) {
+        PartitionState partition = inputs.partition();
         long through = partition.maxCommitSeq() - keepNewest;
-        long activeSince = nowMs - activeWindow.toMillis();
-        for (ClientRecord c : clients) {
-            if (c.updatedAtMs() >= activeSince && c.cursor() >= 0) {
-                through = Math.min(through, c.cursor());
-            }
+        if (inputs.lowestActiveCursor() != RetentionInputs.NO_ACTIVE_CURSOR) {
+            through = Math.min(through, inputs.lowestActiveCursor());
         }
         return through > partition.horizonSeq() ? through : -1;
     }

@@ -48,6 +48,8 @@ final class RealtimeFailures {
         FANOUT("fanout"),
         /** The LISTEN connection. */
         LISTEN("listen"),
+        /** Reading {@code pg_notification_queue_usage()} for its gauge (each heartbeat). */
+        NOTIFY_QUEUE("notify_queue"),
         /** An error the socket layer reports for a connection (mostly a reset by the peer). */
         CONNECTION("connection");
 

@@ -50,9 +50,13 @@ public final class RealtimeHub {
     private final ConcurrentHashMap<String, Set<RealtimeSession>> byPartition = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, CompletableFuture<Void>> partitionTails = new ConcurrentHashMap<>();
     private final AtomicInteger open = new AtomicInteger();
-    /** Notified commits being read from the log now, across partitions; beyond {@link #READS_AHEAD} reads wait. */
-    private final AtomicInteger readsAhead = new AtomicInteger();
-    private static final int READS_AHEAD = 8;
+    /**
+     * The pod's fan-out reads: {@value #FANOUT_READS} at a time across partitions, up to {@value #FANOUT_BACKLOG}
+     * waiting oldest first; past that a partition's sockets are woken instead.
+     */
+    private final FanoutReads fanoutReads = new FanoutReads(FANOUT_READS, FANOUT_BACKLOG);
+    private static final int FANOUT_READS = 8;
+    private static final int FANOUT_BACKLOG = 10_000;
     private final PostgresSyncStorage storage;
     private final SchemaWindow window;
     private final Vertx vertx;
@@ -81,7 +85,7 @@ public final class RealtimeHub {
                 : presenceChannel, settings.podId(), () -> metrics().presenceNotifyDrop(), this::reannouncePresence);
         this.presence = new PresenceRegistry(settings.podId(), this::sessionsOf, presenceBus, settings.clock(),
                 settings.maxPresenceBytes());
-        this.metrics = new RealtimeMetrics(registry, open::get, presence::localMembers);
+        this.metrics = new RealtimeMetrics(registry, open::get, presence::localMembers, fanoutReads::backlog);
     }
 
     /**
@@ -122,7 +126,7 @@ public final class RealtimeHub {
                     if (listening) {
                         // a re-LISTEN: whatever was committed while the connection was down was never announced here
                         metrics.listenReconnect();
-                        byPartition.values().forEach(set -> set.forEach(s -> s.lostNotifications(metrics)));
+                        wakeAllSpread();
                     }
                     listening = true;
                     commitsHeard.complete(null);
@@ -149,6 +153,38 @@ public final class RealtimeHub {
         heartbeatTimer = vertx.setPeriodic(settings.heartbeatInterval().toMillis(), t -> heartbeat());
         return CompletableFuture.allOf(commitsHeard, presenceHeard);
     }
+
+    /**
+     * After a re-LISTEN every local socket may have missed commits: each is fenced at once (no delta until its
+     * client caught up) and woken with {@code catchup-required} (§8.3) at a random instant within a spread of
+     * {@value #WAKES_PER_SECOND_AFTER_RECONNECT} sockets a second (at most {@value #MAX_WAKE_SPREAD_MS} ms), so
+     * a reconnect does not send every client's catch-up pull to the pod in the same instant.
+     */
+    private void wakeAllSpread() {
+        java.util.List<java.util.Map.Entry<String, RealtimeSession>> all = new java.util.ArrayList<>();
+        byPartition.forEach((partition, set) -> set.forEach(s -> {
+            s.fence();
+            all.add(java.util.Map.entry(partition, s));
+        }));
+        long spreadMs = Math.min(MAX_WAKE_SPREAD_MS, all.size() * 1000L / WAKES_PER_SECOND_AFTER_RECONNECT);
+        java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+        for (var e : all) {
+            long delay = spreadMs < 1 ? 0 : random.nextLong(spreadMs);
+            if (delay < 1) {
+                e.getValue().lostNotifications(metrics);
+                continue;
+            }
+            vertx.setTimer(delay, t -> {
+                Set<RealtimeSession> now = byPartition.get(e.getKey());
+                if (now != null && now.contains(e.getValue())) {
+                    e.getValue().lostNotifications(metrics);
+                }
+            });
+        }
+    }
+
+    private static final int WAKES_PER_SECOND_AFTER_RECONNECT = 2000;
+    private static final long MAX_WAKE_SPREAD_MS = 5000;
 
     /** After dropped presence NOTIFYs: the other pods forget this pod's peers, then hear every document again. */
     private void reannouncePresence() {
@@ -350,17 +386,23 @@ public final class RealtimeHub {
         if (sessions == null || sessions.isEmpty()) {
             return;
         }
-        // the commit and the serve gate are read at once, concurrently with the reads of earlier notifications
-        // (at most READS_AHEAD of them, so a burst of commits cannot take the pool); only the deliveries queue
-        // behind each other, so every session still sees the partition's commits in order (§8.2: deltas are
-        // cursor-contiguous per connection)
-        CompletableFuture<Notified> early = readsAhead.get() < READS_AHEAD ? read(partition, seq) : null;
+        // the commit and the serve gate are read as soon as one of the pod's fan-out read slots is free, in arrival
+        // order across partitions (a burst over thousands of partitions waits in the bounded backlog instead of
+        // asking the pool for thousands of reads at once); only the deliveries queue behind each other, so every
+        // session still sees the partition's commits in order (§8.2: deltas are cursor-contiguous per connection)
+        CompletableFuture<Notified> read = fanoutReads.submit(() -> read(partition, seq));
         CompletableFuture<Void> tail = partitionTails.compute(partition, (k, previous) ->
                 (previous == null ? CompletableFuture.<Void>completedFuture(null) : previous)
-                        .thenCompose(v -> (early != null ? early : read(partition, seq)).thenAccept(this::fanOut))
+                        .thenCompose(v -> read).thenAccept(this::fanOut)
                         .exceptionally(e -> {
-                            // the partition's sockets are woken: their clients pull what the fan-out missed
-                            metrics.failures().failed(RealtimeFailures.Kind.FANOUT, e);
+                            // the partition's sockets are woken: their clients pull what the fan-out missed (§8.3)
+                            Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+                                    ? e.getCause() : e;
+                            if (cause instanceof FanoutReads.BacklogFull) {
+                                metrics.fanoutOverflow();
+                            } else {
+                                metrics.failures().failed(RealtimeFailures.Kind.FANOUT, e);
+                            }
                             Set<RealtimeSession> set = byPartition.get(partition);
                             if (set != null) {
                                 set.forEach(s -> s.lostNotifications(metrics));
@@ -395,12 +437,10 @@ public final class RealtimeHub {
     private record Notified(String partition, long seq, StoredCommit commit, boolean serving) {
     }
 
-    /** Reads notified commit {@code seq} and whether the gate serves, counted in {@link #readsAhead}. */
+    /** Reads notified commit {@code seq} and whether the gate serves (run in a {@link #fanoutReads} slot). */
     private CompletableFuture<Notified> read(String partition, long seq) {
-        readsAhead.incrementAndGet();
         return io.smallrye.mutiny.Uni.combine().all().unis(storage.readCommit(partition, seq), serves.apply(partition))
                 .with((commit, open) -> new Notified(partition, seq, commit, open))
-                .eventually(readsAhead::decrementAndGet)
                 .subscribeAsCompletionStage();
     }
 
@@ -453,6 +493,8 @@ public final class RealtimeHub {
             presenceBus.pod("alive");
             presence.expireSilentPods(System.currentTimeMillis() - idle);
         }
+        storage.notificationQueueUsage().subscribe().with(metrics::notificationQueueUsage,
+                e -> metrics.failures().failed(RealtimeFailures.Kind.NOTIFY_QUEUE, e));
         String beat = ControlMessages.render(new ControlMessage.Heartbeat(now));
         for (Set<RealtimeSession> set : byPartition.values()) {
             for (RealtimeSession s : set) {

@@ -9,7 +9,7 @@ import java.util.function.Supplier;
 
 /**
  * Realtime metrics: open connections, presence members, deltas and commit-to-delta latency, wake-ups by reason,
- * LISTEN reconnects, swallowed failures by kind ({@link RealtimeFailures}), outbound-budget refusals and stuck
+ * LISTEN reconnects, the fan-out's read backlog and overflows, swallowed failures by kind ({@link RealtimeFailures}), outbound-budget refusals and stuck
  * closes, dropped presence NOTIFYs.
  */
 final class RealtimeMetrics {
@@ -19,13 +19,27 @@ final class RealtimeMetrics {
     private final Counter budgetRefusals;
     private final Counter stuckCloses;
     private final Counter presenceNotifyDrops;
+    private final Counter fanoutOverflows;
+    private final java.util.concurrent.atomic.AtomicReference<Double> notifyQueueUsage =
+            new java.util.concurrent.atomic.AtomicReference<>(0.0);
     private final io.micrometer.core.instrument.Timer deltaLatency;
     private final RealtimeFailures failures;
 
-    RealtimeMetrics(MeterRegistry registry, Supplier<Number> open, Supplier<Number> presenceMembers) {
-        registry.gauge("syncular.realtime.connections", java.util.List.of(), open, s -> s.get().doubleValue());
-        registry.gauge("syncular.realtime.presence.members", java.util.List.of(), presenceMembers,
-                s -> s.get().doubleValue());
+    RealtimeMetrics(MeterRegistry registry, Supplier<Number> open, Supplier<Number> presenceMembers,
+            Supplier<Number> fanoutBacklog) {
+        // strong references: the suppliers are lambdas nothing else holds (a registry keeps its gauges' state weakly)
+        io.micrometer.core.instrument.Gauge.builder("syncular.realtime.fanout.backlog", fanoutBacklog,
+                s -> s.get().doubleValue()).description("Notified commits waiting for one of the pod's fan-out reads")
+                .strongReference(true).register(registry);
+        fanoutOverflows = registry.counter("syncular.realtime.fanout.overflows");
+        io.micrometer.core.instrument.Gauge.builder("syncular.postgres.notification.queue.usage", notifyQueueUsage,
+                java.util.concurrent.atomic.AtomicReference::get)
+                .description("pg_notification_queue_usage() as last read by this pod's realtime heartbeat (0 to 1)")
+                .strongReference(true).register(registry);
+        io.micrometer.core.instrument.Gauge.builder("syncular.realtime.connections", open, s -> s.get().doubleValue())
+                .strongReference(true).register(registry);
+        io.micrometer.core.instrument.Gauge.builder("syncular.realtime.presence.members", presenceMembers,
+                s -> s.get().doubleValue()).strongReference(true).register(registry);
         deltas = registry.counter("syncular.realtime.deltas");
         for (WakeReason r : WakeReason.values()) {
             wakes.put(r, registry.counter("syncular.realtime.wakeups", "reason", r.wire()));
@@ -67,6 +81,16 @@ final class RealtimeMetrics {
     /** A connection closed for not draining its outbound buffer. */
     void stuckClose() {
         stuckCloses.increment();
+    }
+
+    /** A notified commit not read because the pod's fan-out backlog was full: its partition's sockets were woken. */
+    void fanoutOverflow() {
+        fanoutOverflows.increment();
+    }
+
+    /** The cluster's NOTIFY queue usage as just read. */
+    void notificationQueueUsage(double usage) {
+        notifyQueueUsage.set(usage);
     }
 
     /** A presence message not sent to the other pods because too many are queued. */

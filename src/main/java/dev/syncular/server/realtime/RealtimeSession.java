@@ -198,6 +198,11 @@ final class RealtimeSession {
         wake(reason, metrics);
     }
 
+    /** No more deltas until the client has caught up; the wake-up that tells it follows ({@link #lostNotifications}). */
+    synchronized void fence() {
+        suppressed = true;
+    }
+
     /** A pod-level gap (the LISTEN connection was lost): deliveries are suspect until the client catches up. */
     synchronized void lostNotifications(RealtimeMetrics metrics) {
         suppressed = true;

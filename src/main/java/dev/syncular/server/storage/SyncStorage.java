@@ -322,4 +322,11 @@ public interface SyncStorage {
      * batches; yields how many. The retention rule is the caller's.
      */
     Uni<Long> prunePushResults(String partition, long createdBeforeMs);
+
+    /**
+     * §4.6 retention inputs of a page of partitions: those whose ids sort after {@code afterPartition} in byte order
+     * ({@code null} = from the first), ordered by id, at most {@code limit}, each with the lowest cursor of its
+     * clients active since {@code activeSinceMs} — aggregated by the storage, never by loading client records.
+     */
+    Uni<List<RetentionInputs>> retentionInputs(String afterPartition, int limit, long activeSinceMs);
 }

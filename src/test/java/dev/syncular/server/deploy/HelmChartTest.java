@@ -228,6 +228,26 @@ class HelmChartTest {
         assertEquals(c.getVolumeMounts(), b.getVolumeMounts());
     }
 
+    /** The alerting rules: the cluster's NOTIFY queue and the realtime fan-out's backlog, with their thresholds. */
+    @Test
+    void prometheusRulesAlertOnTheNotifyQueueAndTheFanoutBacklog() {
+        assertTrue(RenderedChart.minimal(t -> t).kinds().stream().noneMatch(k -> k.startsWith("PrometheusRule/")),
+                "off by default");
+        RenderedChart chart = RenderedChart.minimal(t -> t.set("prometheusRule.enabled", "true")
+                .set("prometheusRule.labels.release", "kube-prometheus-stack").set("prometheusRule.notifyQueueUsageAbove", "0.3"));
+        io.fabric8.openshift.api.model.monitoring.v1.PrometheusRule rule =
+                chart.get(io.fabric8.openshift.api.model.monitoring.v1.PrometheusRule.class, FULLNAME);
+        assertEquals("kube-prometheus-stack", rule.getMetadata().getLabels().get("release"));
+        Map<String, String> exprs = new java.util.TreeMap<>();
+        rule.getSpec().getGroups().forEach(g -> g.getRules().forEach(r -> exprs.put(r.getAlert(), r.getExpr().getStrVal())));
+        assertEquals(Set.of("SyncularNotifyQueueFilling", "SyncularFanoutBacklog", "SyncularFanoutOverflow"), exprs.keySet());
+        assertTrue(exprs.get("SyncularNotifyQueueFilling").contains("syncular_postgres_notification_queue_usage")
+                && exprs.get("SyncularNotifyQueueFilling").endsWith("> 0.3"), exprs.toString());
+        assertTrue(exprs.get("SyncularFanoutBacklog").contains("syncular_realtime_fanout_backlog")
+                && exprs.get("SyncularFanoutBacklog").endsWith("> 1000"), exprs.toString());
+        assertTrue(exprs.get("SyncularFanoutOverflow").contains("syncular_realtime_fanout_overflows_total"), exprs.toString());
+    }
+
     @Test
     void staticS3KeysComeFromTheirSecret() {
         RenderedChart chart = RenderedChart.render(t -> t.set("s3.blobsStore", "s3").set("s3.bucket", "b")

@@ -4,10 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.ops.Pruner.Pass;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.PruneResult;
 import dev.syncular.server.storage.PushOutcome;
+import dev.syncular.server.storage.RetentionInputs;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.testsupport.GeneratedCommits;
 import dev.syncular.server.testsupport.HeldTransaction;
@@ -78,8 +82,65 @@ class PrunerTest {
     void policyNeverMovesBackwards() {
         RetentionPolicy policy = new RetentionPolicy(Duration.ofDays(14), 1000, Duration.ofDays(30));
         PartitionState s = new PartitionState("p", "e", 5000, 4500, 0, 0);
-        assertEquals(-1, policy.pruneThrough(s, List.of(new ClientRecord("p", "c", "a", 4000, 0, null, 3)), 1));
-        assertEquals(4000, policy.pruneThrough(new PartitionState("p", "e", 5000, 3000, 0, 0), List.of(), 1));
+        assertEquals(-1, policy.pruneThrough(new RetentionInputs(s, 4000)));
+        assertEquals(4000, policy.pruneThrough(new RetentionInputs(new PartitionState("p", "e", 5000, 3000, 0, 0),
+                RetentionInputs.NO_ACTIVE_CURSOR)));
+    }
+
+    /**
+     * The retention inputs come from the database a page at a time: the lowest cursor of the active clients
+     * (records moved within the window, cursor set), the stale and cursor-less ones left out.
+     */
+    @Test
+    void retentionInputsAggregateTheActiveCursorsInTheDatabase() {
+        long now = 100 * DAY;
+        String p = "inputs-" + UUID.randomUUID();
+        storage.touchPartition(p, now).await().atMost(WAIT);
+        storage.upsertClient(new ClientRecord(p, "a", "a", 40, now - DAY, null, 3)).await().atMost(WAIT);
+        storage.upsertClient(new ClientRecord(p, "b", "a", 25, now - 2 * DAY, null, 3)).await().atMost(WAIT);
+        storage.upsertClient(new ClientRecord(p, "stale", "a", 3, now - 20 * DAY, null, 3)).await().atMost(WAIT);
+        storage.upsertClient(new ClientRecord(p, "new", "a", -1, now, null, 3)).await().atMost(WAIT);
+        String before = p.substring(0, p.length() - 1);
+        RetentionInputs in = storage.retentionInputs(before, 1, now - 14 * DAY).await().atMost(WAIT).get(0);
+        assertEquals(p, in.partition().partition());
+        assertEquals(25, in.lowestActiveCursor());
+        String q = "inputs-none-" + UUID.randomUUID();
+        storage.touchPartition(q, now).await().atMost(WAIT);
+        assertEquals(RetentionInputs.NO_ACTIVE_CURSOR, storage.retentionInputs(q.substring(0, q.length() - 1), 1,
+                now - 14 * DAY).await().atMost(WAIT).get(0).lowestActiveCursor());
+    }
+
+    /**
+     * A pass pages through more partitions than fit one page ({@value Pruner#PAGE}) and prunes every one of them;
+     * and a first prune of 10,000 batches (one sequence each) completes on the suite's thread stack size, the
+     * chart's {@code -Xss512k} (pom.xml): batches are iterated, not chained.
+     */
+    @Test
+    void aPassPagesThroughEveryPartitionAndIteratesTenThousandBatches() throws Exception {
+        long now = 100 * DAY;
+        String prefix = "paged-" + UUID.randomUUID().toString().substring(0, 8) + "-";
+        int partitions = Pruner.PAGE + 20;
+        String s = "\"" + storage.pgSchema() + "\".";
+        // partitions with 12 commits each; keepNewest 10 lets each prune through seq 2
+        pool.query("INSERT INTO " + s + "sync_partitions (partition_id, log_epoch, max_commit_seq, horizon_seq,"
+                + " created_at_ms, last_seen_at_ms) SELECT '" + prefix + "' || lpad(g::text, 4, '0'), 'e', 12, 0, 0, 0"
+                + " FROM generate_series(1, " + partitions + ") g").execute().await().atMost(WAIT);
+        Pass pass = new Pruner(storage, new RetentionPolicy(Duration.ofDays(14), 10, Duration.ofDays(30)))
+                .pruneAll(now).await().atMost(WAIT);
+        assertEquals(0L, count("SELECT count(*) FROM " + s + "sync_partitions WHERE partition_id LIKE '" + prefix
+                + "%' AND horizon_seq <> 2"), "every partition of every page pruned through its bound");
+
+        PostgresSyncStorage oneSeqBatches = new PostgresSyncStorage(pool, storage.pgSchema(),
+                new PostgresSyncStorage.Settings(1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 1, 1000));
+        String p = "ten-thousand-" + UUID.randomUUID();
+        oneSeqBatches.touchPartition(p, now).await().atMost(WAIT);
+        assertEquals(10_001L, GeneratedCommits.append(pool, storage.pgSchema(), p, "t", 10_001));
+        PruneResult r = oneSeqBatches.prune(p, oneSeqBatches.readPartition(p).await().atMost(WAIT).logEpoch(), 10_000)
+                .await().atMost(Duration.ofMinutes(5));
+        assertEquals(10_000, r.horizonSeq());
+        assertEquals(10_000L, r.removedCommits(), "10,000 batches of one sequence");
+        assertEquals(1L, count("SELECT count(*) FROM " + s + "sync_commits WHERE partition_id = '" + p + "'"));
+        assertTrue(pass.horizonLagCommits() >= 10, "the pass reports the lag it leaves: " + pass);
     }
 
     /**

@@ -327,6 +327,14 @@ class RealtimeChannelTest {
         assertTrue(metrics.contains("syncular_realtime_delta_latency_seconds_count"), "commit-to-delta latency");
         assertTrue(metrics.contains("syncular_realtime_presence_members"), "presence members");
         assertTrue(metrics.contains("syncular_realtime_listen_reconnects_total"), "LISTEN reconnects");
+        assertTrue(metrics.contains("\nsyncular_realtime_fanout_backlog "), "the fan-out's read backlog");
+        assertTrue(metrics.contains("\nsyncular_realtime_fanout_overflows_total "), "fan-out overflows");
+        // read at each heartbeat; the first one has been sent, so the gauge holds a fraction of the queue
+        java.util.regex.Matcher usage = java.util.regex.Pattern.compile("\nsyncular_postgres_notification_queue_usage ([0-9.E-]+)")
+                .matcher(metrics);
+        assertTrue(usage.find(), "pg_notification_queue_usage() gauge");
+        double fraction = Double.parseDouble(usage.group(1));
+        assertTrue(fraction >= 0 && fraction < 1, "a fraction: " + fraction);
         // a silent client answering pings (the JDK client pongs by itself) is not reaped: idle means 3 intervals
         for (int i = 0; i < 4; i++) {
             s.nextEvent("heartbeat");

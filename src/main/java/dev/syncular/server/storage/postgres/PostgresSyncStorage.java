@@ -388,6 +388,15 @@ public final class PostgresSyncStorage implements SyncStorage {
     }
 
     /**
+     * {@code pg_notification_queue_usage()}: the fraction (0 to 1) of the cluster's NOTIFY queue in use. Every
+     * listener of the cluster must consume a notification before its queue space is freed; a full queue makes
+     * every notifying commit fail, so the pods export it as a gauge and the chart alerts on it.
+     */
+    public Uni<Double> notificationQueueUsage() {
+        return pool.query("SELECT pg_notification_queue_usage()").execute().map(rs -> PgSql.first(rs).getDouble(0));
+    }
+
+    /**
      * The PostgreSQL channel of this storage schema's realtime control messages ({@link SocketDisconnect}):
      * {@code syncular_control_} and the schema name as in {@link #notificationChannel()}. Every pod's realtime
      * hub listens on it.
@@ -458,5 +467,11 @@ public final class PostgresSyncStorage implements SyncStorage {
     @Override
     public Uni<Long> prunePushResults(String partition, long createdBeforeMs) {
         return pruning.prunePushResults(partition, createdBeforeMs);
+    }
+
+    @Override
+    public Uni<List<dev.syncular.server.storage.RetentionInputs>> retentionInputs(String afterPartition, int limit,
+            long activeSinceMs) {
+        return pruning.retentionInputs(afterPartition, limit, activeSinceMs);
     }
 }
