@@ -35,10 +35,12 @@ public class RequestBodies {
 
     /**
      * The body of {@code request} under {@code cap}, to be spooled as it arrives ({@link RequestBody#stream}),
-     * never held: 413 {@code tooLarge} for a larger declared length; the buffer budget does not count it.
+     * never held: 413 {@code tooLarge} for a larger declared length. Holding no memory, it is counted by neither
+     * the buffer budget nor the minimum rate (both guard held bytes); a body that stops arriving for
+     * {@code syncular.limits.body-timeout} is still cut off with 408.
      */
     public RequestBody spooled(HttpServerRequest request, long cap, Supplier<? extends RuntimeException> tooLarge) {
-        return new RequestBody(request, cap, tooLarge, declared -> budget.unmetered(), timeout, minRate);
+        return new RequestBody(request, cap, tooLarge, declared -> budget.unmetered(), timeout, 0);
     }
 
     public BufferBudget budget() {
