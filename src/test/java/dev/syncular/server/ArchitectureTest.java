@@ -70,6 +70,7 @@ class ArchitectureTest {
             List.of("ops"),
             List.of("policy"),
             List.of("auth"),
+            List.of("round"),
             List.of("http", "realtime", "cli", "conformance"));
 
     /**
@@ -77,9 +78,6 @@ class ArchitectureTest {
      * entry when the edge is gone.
      */
     static final Map<String, String> FROZEN = frozen(
-            // The composition root lives in http (EngineProducer); realtime imports it and http's round
-            // helpers to wire the socket binding (§8.7) — to move into a composition-root package.
-            "realtime -> http", "socket binding reuses http's engine producer and request helpers",
             // The conformance host builds its engine from http's producer pieces and hosts the socket hub.
             "conformance -> http", "conformance host reuses http's engine wiring",
             "conformance -> realtime", "conformance host wires its own realtime hub");

@@ -3,6 +3,7 @@ package dev.syncular.server.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.round.ErrorBodies;
 import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StorageException;
 import io.smallrye.mutiny.Uni;

@@ -5,14 +5,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.auth.Authenticator;
-import dev.syncular.server.blobs.BlobContent;
 import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.blobs.PresignedUrl;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.ops.BlobMetrics;
+import dev.syncular.server.round.HttpError;
+import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.sync.BlobService;
-import dev.syncular.server.sync.SyncRequestContext;
-import io.smallrye.common.annotation.Blocking;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.buffer.Buffer;
@@ -27,17 +27,11 @@ import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
-import java.util.zip.GZIPInputStream;
-import java.util.zip.ZipException;
 import org.jboss.resteasy.reactive.RestMulti;
 
 /**
@@ -66,18 +60,17 @@ import org.jboss.resteasy.reactive.RestMulti;
  *
  * A malformed {@code blobId} is 400 {@code sync.invalid_request}. Every error is §10.1 JSON ({@link ErrorMapper}).
  *
- * <p>Memory: no blob is ever whole in the heap. The PUT is authenticated before its body is read, then reads,
- * hashes and spools it to a temporary file on a worker thread ({@link Blocking}), which the store reads back in
+ * <p>Memory: no blob is ever whole in the heap. The PUT is authenticated before its body is read, then its body
+ * is read as every route's is ({@link RequestBody#stream}: under the cap, the 408 limits) and hashed and spooled
+ * to a temporary file on a worker thread, one chunk at a time ({@link BlobSpool}), which the store reads back in
  * chunks; the GET streams the store's chunks as the client takes them ({@code RestMulti}, backpressured).
- * The other routes stay non-blocking (the S3 store runs its SDK calls on the worker pool itself).
+ * Every route is non-blocking (file work runs on the worker pool, the S3 store runs its SDK calls there itself).
  */
 @Path("/blobs")
 public class BlobResource {
     static final String CACHE_CONTROL = "private, max-age=0";
     static final String VARY = "Authorization, Accept-Encoding";
-    private static final Duration AUTH_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration STORE_TIMEOUT = Duration.ofMinutes(5);
-    private static final int CHUNK = 64 * 1024;
     /** The upload grant's body cap: its JSON is a length and a media type. */
     static final int MAX_GRANT_BODY = 16 * 1024;
     private static final int MAX_MEDIA_TYPE = 255;
@@ -121,68 +114,25 @@ public class BlobResource {
 
     @PUT
     @Path("/{blobId}")
-    @Blocking
-    public Response upload(@PathParam("blobId") String blobId, @Context HttpServerRequest request, InputStream body) {
+    public Uni<Response> upload(@PathParam("blobId") String blobId, @Context HttpServerRequest request) {
         requireBlobId(blobId);
         boolean gzip = SyncResource.requestIsGzip(request.getHeader("Content-Encoding"));
         long declared = RequestBody.declaredLength(request);
-        if (declared > blobs.maxBytes()) {
+        long cap = blobs.maxBytes();
+        if (declared > cap) {
             throw blobs.tooLarge(blobId, declared);
         }
-        SyncRequestContext ctx = authenticator.authenticate(request).await().atMost(AUTH_TIMEOUT);
-        java.nio.file.Path spool = null;
-        try {
-            spool = Files.createTempFile("syncular-blob-", ".upload");
-            BlobContent content = spool(blobId, body, gzip, spool);
-            blobs.upload(ctx, content, mediaType(request.getHeader("Content-Type"))).await().atMost(STORE_TIMEOUT);
-            metrics.uploaded(content.byteLength());
-        } catch (IOException e) {
-            throw new UncheckedIOException("spooling the blob upload failed", e);
-        } finally {
-            if (spool != null) {
-                try {
-                    Files.deleteIfExists(spool);
-                } catch (IOException ignored) {
-                    // a temporary file left behind is harmless
-                }
-            }
-        }
-        return Response.ok().build();
-    }
-
-    /** Writes the (decoded) body to {@code file} under the cap, hashing it on the way: never whole in memory. */
-    private BlobContent spool(String blobId, InputStream raw, boolean gzip, java.nio.file.Path file) {
-        long cap = blobs.maxBytes();
-        MessageDigest digest = BlobIds.newDigest();
-        byte[] chunk = new byte[CHUNK];
-        long total = 0;
-        try (OutputStream out = Files.newOutputStream(file)) {
-            try (InputStream in = gzip ? new GZIPInputStream(new CappedInputStream(raw, cap), CHUNK)
-                    : new CappedInputStream(raw, cap)) {
-                int n;
-                while ((n = in.read(chunk)) != -1) {
-                    total += n;
-                    if (total > cap) {
-                        throw blobs.tooLarge(blobId, -1);
-                    }
-                    digest.update(chunk, 0, n);
-                    try {
-                        out.write(chunk, 0, n);
-                    } catch (IOException e) {
-                        throw new UncheckedIOException("spooling the blob upload failed", e); // ours: a 500
-                    }
-                }
-            } catch (CappedInputStream.TooLarge e) {
-                throw blobs.tooLarge(blobId, -1);
-            } catch (ZipException | java.io.EOFException e) {
-                throw new HttpError(400, ErrorCode.INVALID_REQUEST, "request body is not valid gzip");
-            } catch (IOException e) {
-                throw RequestBody.incomplete(); // the client's connection broke off mid-body
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("spooling the blob upload failed", e);
-        }
-        return BlobContent.spooled(blobId, file, total, digest.digest());
+        Supplier<SyncError> tooLarge = () -> blobs.tooLarge(blobId, -1);
+        RequestBody body = bodies.spooled(request, cap, tooLarge);
+        String mediaType = mediaType(request.getHeader("Content-Type"));
+        return SyncRound.authenticated(authenticator.authenticate(request))
+                .chain(ctx -> BlobSpool.open(blobId, gzip, cap, tooLarge).chain(spool -> body.stream(spool::write)
+                        .chain(spool::content)
+                        .chain(content -> blobs.upload(ctx, content, mediaType)
+                                .ifNoItem().after(STORE_TIMEOUT).fail()
+                                .invoke(() -> metrics.uploaded(content.byteLength())))
+                        .onTermination().call(spool::delete)))
+                .map(stored -> Response.ok().build());
     }
 
     // ------------------------------------------------------------------------------------------- grant

@@ -1,6 +1,7 @@
 package dev.syncular.server.http;
 
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.round.ErrorBodies;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;

@@ -2,8 +2,10 @@ package dev.syncular.server.http;
 
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
+import dev.syncular.server.round.ErrorBodies;
+import dev.syncular.server.round.HttpError;
+import dev.syncular.server.round.RoundFailure;
 import dev.syncular.server.storage.StorageException;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.wire.WireException;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.ws.rs.WebApplicationException;
@@ -25,7 +27,7 @@ import org.jboss.resteasy.reactive.server.spi.ResteasyReactiveContainerRequestCo
  * body has been written at that point.
  *
  * <p>A transient storage failure — a full push queue or connection pool, a lock or statement timeout, a
- * deadlock ({@link PostgresSyncStorage#busy}) — is mapped (§10.2 "host adapter errors": the mapping hook) to
+ * deadlock — is mapped ({@link RoundFailure}, the mapping the socket binding shares) (§10.2 "host adapter errors": the mapping hook) to
  * 429 {@code sync.rate_limited} with {@code Retry-After}: nothing was written, the same request may retry.
  * Anything else outside the catalogue becomes 500 {@code sync.internal_error} with a static message; the
  * original is logged server-side only, once, at ERROR with its stack trace and the request id
@@ -40,37 +42,30 @@ public class ErrorMapper {
 
     @ServerExceptionMapper
     public Response syncError(SyncError e) {
-        logged(status(e.code()), e.code());
-        Response.ResponseBuilder r = json(status(e.code()), ErrorBodies.body(e.code(), e.getMessage(), e.details()));
-        if (e.code() == ErrorCode.SCHEMA_NOT_READY || e.code() == ErrorCode.RATE_LIMITED) {
-            r.header("Retry-After", retryAfterSeconds(e.details()));
-        }
-        return r.build();
-    }
-
-    /** {@code Retry-After} in whole seconds: {@code details.retryAfterMs} rounded up, at least 1. */
-    static String retryAfterSeconds(Map<String, Object> details) {
-        Object ms = details == null ? null : details.get("retryAfterMs");
-        long seconds = ms instanceof Number n ? Math.max(1, (n.longValue() + 999) / 1000) : 1;
-        return Long.toString(seconds);
+        return answer(RoundFailure.of(e), e);
     }
 
     @ServerExceptionMapper
     public Response wireError(WireException e) {
-        ErrorCode code = ErrorCode.of(e.code());
-        if (code == null) {
-            code = ErrorCode.INVALID_REQUEST;
-        }
-        logged(code.httpStatus, code);
-        // Decode errors (§1.7) are static rule descriptions; they never interpolate request data (the unsupported
-        // wireVersion refusal puts the request's version in details).
-        return json(code.httpStatus, ErrorBodies.body(code, e.getMessage(), e.details())).build();
+        return answer(RoundFailure.of(e), e);
     }
 
     @ServerExceptionMapper
     public Response httpError(HttpError e) {
-        logged(e.status(), e.code());
-        return json(e.status(), ErrorBodies.body(e.code(), e.getMessage(), Map.of())).build();
+        return answer(RoundFailure.of(e), e);
+    }
+
+    /** The §10.1 JSON answer of a failure mapped by the round handler's one mapping ({@link RoundFailure}). */
+    private static Response answer(RoundFailure f, Throwable e) {
+        if (f.internal()) {
+            return internalError(e);
+        }
+        logged(f.status(), f.code());
+        Response.ResponseBuilder r = json(f.status(), ErrorBodies.body(f.code(), f.message(), f.details()));
+        if (f.retryAfter()) {
+            r.header("Retry-After", f.retryAfterSeconds());
+        }
+        return r.build();
     }
 
     /**
@@ -116,17 +111,7 @@ public class ErrorMapper {
 
     @ServerExceptionMapper
     public Response unexpected(Throwable e) {
-        SyncError busy = rateLimited(e);
-        return busy != null ? syncError(busy) : internalError(e);
-    }
-
-    /**
-     * A transient storage failure ({@link PostgresSyncStorage#busy}) as {@code sync.rate_limited}, with the
-     * storage's {@code reason} and {@code retryAfterMs} in the details; {@code null} for anything else.
-     */
-    public static SyncError rateLimited(Throwable e) {
-        StorageException busy = PostgresSyncStorage.busy(e);
-        return busy == null ? null : new SyncError(ErrorCode.RATE_LIMITED, "the server is busy; retry later", busy.details());
+        return answer(RoundFailure.of(e), e);
     }
 
     /** A 500, logged once: ERROR with the stack trace and the request id (one generated here if none is set). */
@@ -159,11 +144,6 @@ public class ErrorMapper {
                 && request.getServerRequestContext() instanceof ResteasyReactiveRequestContext context) {
             RequestBody.closeUnread(context.serverRequest().unwrap(RoutingContext.class), response.getStatus());
         }
-    }
-
-    /** The HTTP status of a catalogue code (§10.1; §5.5 answers an expired segment with 404). */
-    static int status(ErrorCode code) {
-        return code.httpStatus;
     }
 
     private static Response.ResponseBuilder json(int status, Object body) {

@@ -9,7 +9,7 @@ import java.time.Duration;
 import java.util.function.Supplier;
 
 /**
- * Where every route gets its {@link RequestBody}: the pod's {@link BufferBudget} and the slow-body limits
+ * Where every route gets its {@link RequestBody} — the one way a request body is read: the pod's {@link BufferBudget} and the slow-body limits
  * ({@code syncular.limits.body-timeout}, {@code syncular.limits.body-min-rate}) applied to each body.
  */
 @ApplicationScoped
@@ -30,7 +30,17 @@ public class RequestBodies {
      * {@code sync.rate_limited} when the buffer budget is spent — both before any body byte is read.
      */
     public RequestBody open(HttpServerRequest request, long cap, Supplier<? extends RuntimeException> tooLarge) {
-        return new RequestBody(request, cap, tooLarge, budget, timeout, minRate);
+        return new RequestBody(request, cap, tooLarge, budget::open, timeout, minRate);
+    }
+
+    /**
+     * The body of {@code request} under {@code cap}, to be spooled as it arrives ({@link RequestBody#stream}),
+     * never held: 413 {@code tooLarge} for a larger declared length. Holding no memory, it is counted by neither
+     * the buffer budget nor the minimum rate (both guard held bytes); a body that stops arriving for
+     * {@code syncular.limits.body-timeout} is still cut off with 408.
+     */
+    public RequestBody spooled(HttpServerRequest request, long cap, Supplier<? extends RuntimeException> tooLarge) {
+        return new RequestBody(request, cap, tooLarge, declared -> budget.unmetered(), timeout, 0);
     }
 
     public BufferBudget budget() {

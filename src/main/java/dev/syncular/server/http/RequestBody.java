@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.memory.BufferBudget;
+import dev.syncular.server.round.BodyIntake;
+import dev.syncular.server.round.HttpError;
 import io.netty.buffer.ByteBufInputStream;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Context;
@@ -15,6 +17,9 @@ import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.RoutingContext;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.LongFunction;
 import java.util.function.Supplier;
 
 /**
@@ -43,27 +48,27 @@ public final class RequestBody {
 
     private final HttpServerRequest request;
     private final long cap;
-    private final Supplier<? extends RuntimeException> tooLarge;
     private final long declared;
     /** The event loop the request belongs to: its handlers are set there. */
     private final Context context;
-    private final BufferBudget.Lease lease;
+    /** The cap and the buffer budget, applied to each chunk as it arrives (shared with the socket's rounds). */
+    private final BodyIntake intake;
     private final long timeoutMs;
     private final long minRate;
 
     /**
      * Checks the declared length against {@code cap} (413 {@code tooLarge}, or 400 for a malformed
-     * {@code Content-Length}) and takes the request's lease of the pod's buffer budget (429
-     * {@code sync.rate_limited} when it is spent or the declared length does not fit), without reading
-     * anything. Call it on the request's event loop, where the route method starts ({@link RequestBodies}).
-     * A body that brings no byte for {@code timeout}, or whose average rate falls below {@code minRate} bytes
-     * per second once {@code timeout} has passed, is cut off with 408.
+     * {@code Content-Length}) and takes the request's lease ({@code lease}, given the declared length: of the
+     * pod's buffer budget, 429 {@code sync.rate_limited} when it is spent or the declared length does not fit;
+     * or an unmetered one for a body that is spooled, not held), without reading anything. Call it on the
+     * request's event loop, where the route method starts ({@link RequestBodies}). A body that brings no byte
+     * for {@code timeout}, or whose average rate falls below {@code minRate} bytes per second once
+     * {@code timeout} has passed, is cut off with 408.
      */
-    RequestBody(HttpServerRequest request, long cap, Supplier<? extends RuntimeException> tooLarge, BufferBudget budget,
-            Duration timeout, long minRate) {
+    RequestBody(HttpServerRequest request, long cap, Supplier<? extends RuntimeException> tooLarge,
+            LongFunction<BufferBudget.Lease> lease, Duration timeout, long minRate) {
         this.request = request;
         this.cap = cap;
-        this.tooLarge = tooLarge;
         this.declared = declaredLength(request);
         this.context = Vertx.currentContext();
         this.timeoutMs = Math.max(1, timeout.toMillis());
@@ -71,7 +76,7 @@ public final class RequestBody {
         if (declared > cap) {
             throw tooLarge.get();
         }
-        this.lease = budget.open(declared);
+        this.intake = new BodyIntake(cap, tooLarge, lease.apply(declared));
     }
 
     /** The declared {@code Content-Length}, or -1 when absent; 400 {@code sync.invalid_request} when malformed. */
@@ -93,12 +98,12 @@ public final class RequestBody {
 
     /** The request's share of the buffer budget: grow it for bytes derived from the body (inflated bytes). */
     public BufferBudget.Lease lease() {
-        return lease;
+        return intake.lease();
     }
 
     /** Gives the body's bytes back to the budget: once the request no longer holds them. Idempotent. */
     public void release() {
-        lease.release();
+        intake.release();
     }
 
     /**
@@ -109,38 +114,98 @@ public final class RequestBody {
      * {@link #release} once the body (and what was decoded from it) is no longer held.
      */
     public Uni<Buffer> read() {
-        return Uni.createFrom().<Buffer>emitter(em -> {
+        Buffer[] body = new Buffer[1];
+        return this.<Buffer>reading(() -> body[0] = Buffer.buffer(
+                        (int) Math.max(0, Math.min(declared, Math.min(cap, INITIAL_BUFFER)))),
+                chunk -> {
+                    body[0].appendBuffer(chunk);
+                    return null;
+                }, () -> body[0]);
+    }
+
+    /**
+     * Hands the body to {@code sink} chunk by chunk as it arrives — for a body spooled rather than held: the
+     * request is paused while {@code sink}'s {@code Uni} runs (one chunk in flight, so a slow sink slows the
+     * sender, and its time is not counted against the body's rate), under the same cap and 408 limits as
+     * {@link #read}. The item is the number of bytes received; a failing sink fails the read. Subscribe only once
+     * the request is authenticated.
+     */
+    public Uni<Long> stream(Function<Buffer, Uni<Void>> sink) {
+        return reading(() -> { }, sink, intake::received);
+    }
+
+    /**
+     * The one reading loop: Vert.x handlers on the request's event loop, each chunk taken by {@link #intake} (the
+     * cap, the budget) and passed to {@code accept} — which answers {@code null} when done with it, or a
+     * {@code Uni} to wait for with the request paused — then {@code result} at the body's end.
+     */
+    private <T> Uni<T> reading(Runnable begin, Function<Buffer, Uni<Void>> accept, Supplier<T> result) {
+        return Uni.createFrom().<T>emitter(em -> {
             Runnable start = () -> {
-                Buffer body = Buffer.buffer((int) Math.max(0, Math.min(declared, Math.min(cap, INITIAL_BUFFER))));
+                begin.run();
                 boolean[] over = new boolean[1];
+                // a chunk with its sink, and the body's end heard meanwhile (completed once the sink is done)
+                boolean[] busy = new boolean[1];
+                boolean[] ended = new boolean[1];
                 long began = System.nanoTime();
                 long[] last = {began};
                 long[] timer = {-1};
-                java.util.function.Consumer<Throwable> stop = e -> {
+                Consumer<Throwable> stop = e -> {
                     over[0] = true;
                     request.pause();
                     if (timer[0] >= 0) {
                         context.owner().cancelTimer(timer[0]);
                     }
-                    lease.release();
+                    intake.release();
                     em.fail(e);
+                };
+                Runnable end = () -> {
+                    over[0] = true;
+                    if (timer[0] >= 0) {
+                        context.owner().cancelTimer(timer[0]);
+                    }
+                    em.complete(result.get());
                 };
                 request.handler(chunk -> {
                     if (over[0]) {
                         return;
                     }
-                    if (body.length() + (long) chunk.length() > cap) {
-                        stop.accept(tooLarge.get());
-                        return;
-                    }
                     try {
-                        lease.grow(chunk.length());
-                    } catch (RuntimeException spent) {
-                        stop.accept(spent);
+                        intake.take(chunk.length());
+                    } catch (RuntimeException refused) {
+                        stop.accept(refused); // over the cap, or the buffer budget is spent
                         return;
                     }
                     last[0] = System.nanoTime();
-                    body.appendBuffer(chunk);
+                    Uni<Void> pending;
+                    try {
+                        pending = accept.apply(chunk);
+                    } catch (RuntimeException e) {
+                        stop.accept(e);
+                        return;
+                    }
+                    if (pending == null) {
+                        return;
+                    }
+                    busy[0] = true;
+                    request.pause();
+                    pending.subscribe().with(v -> onContext(() -> {
+                        busy[0] = false;
+                        last[0] = System.nanoTime();
+                        if (over[0]) {
+                            return;
+                        }
+                        if (ended[0]) {
+                            end.run();
+                        } else {
+                            request.resume();
+                        }
+                    }), e -> onContext(() -> {
+                        busy[0] = false;
+                        if (!over[0]) {
+                            stop.accept(e);
+                        }
+                    }));
                 });
                 request.exceptionHandler(e -> {
                     if (!over[0]) {
@@ -150,11 +215,11 @@ public final class RequestBody {
                 });
                 request.endHandler(v -> {
                     if (!over[0]) {
-                        over[0] = true;
-                        if (timer[0] >= 0) {
-                            context.owner().cancelTimer(timer[0]);
+                        if (busy[0]) {
+                            ended[0] = true;
+                        } else {
+                            end.run();
                         }
-                        em.complete(body);
                     }
                 });
                 if (context != null && !request.isEnded()) {
@@ -164,11 +229,14 @@ public final class RequestBody {
                             context.owner().cancelTimer(id);
                             return;
                         }
+                        if (busy[0]) {
+                            return; // the sink holds the request: its time is not the sender's
+                        }
                         long now = System.nanoTime();
                         long idleMs = (now - last[0]) / 1_000_000;
                         long elapsedMs = (now - began) / 1_000_000;
                         boolean tooSlow = minRate > 0 && elapsedMs >= timeoutMs
-                                && body.length() * 1000L < minRate * elapsedMs;
+                                && intake.received() * 1000L < minRate * elapsedMs;
                         if (idleMs >= timeoutMs || tooSlow) {
                             stop.accept(tooSlow());
                         }
@@ -179,12 +247,17 @@ public final class RequestBody {
                 }
                 request.resume();
             };
-            if (context == null || Vertx.currentContext() == context) {
-                start.run();
-            } else {
-                context.runOnContext(v -> start.run());
-            }
-        }).onCancellation().invoke(lease::release);
+            onContext(start);
+        }).onCancellation().invoke(intake::release);
+    }
+
+    /** Runs {@code task} on the request's event loop (at once when already there). */
+    private void onContext(Runnable task) {
+        if (context == null || Vertx.currentContext() == context) {
+            task.run();
+        } else {
+            context.runOnContext(v -> task.run());
+        }
     }
 
     /** 408 {@code sync.invalid_request}: the body did not arrive at the minimum rate (§10.1 JSON, connection closed). */

@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.auth.Authenticator;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.ops.SyncMetrics;
+import dev.syncular.server.round.ContentCoding;
+import dev.syncular.server.round.HttpError;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncObserver;
 import io.smallrye.mutiny.Uni;

@@ -3,17 +3,14 @@ package dev.syncular.server.http;
 import dev.syncular.server.auth.Authenticator;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
-import dev.syncular.server.memory.BufferBudget;
+import dev.syncular.server.round.ContentCoding;
+import dev.syncular.server.round.HttpError;
+import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.wire.Frame;
-import dev.syncular.server.wire.Message;
-import dev.syncular.server.wire.MessageDecoder;
-import dev.syncular.server.wire.WireException;
-import io.netty.buffer.ByteBufInputStream;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
-import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.inject.Inject;
@@ -21,16 +18,9 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.Context;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.zip.GZIPInputStream;
-import java.util.zip.ZipException;
 import org.jboss.resteasy.reactive.RestMulti;
 
 /**
@@ -44,22 +34,22 @@ import org.jboss.resteasy.reactive.RestMulti;
  * request-level {@code SyncError}s still arrive before the 200 because the response is only committed once
  * the engine's {@code Uni} yields the planned frames ({@code RestMulti.fromUniResponse}).
  *
+ * <p>The HTTP framing of the one round handler ({@link SyncRound}, shared with the socket's rounds, §8.7):
+ * this class owns only the headers, the body's reading ({@link RequestBody}) and the status; the cap, the
+ * decoding, the authentication deadline, the error mapping and the response chunks are the handler's.
+ *
  * <p><b>Threading.</b> The method is non-blocking: authentication is a {@code Uni}, the body is then read
  * with Vert.x handlers on the request's event loop, and a typical request (identity, up to
- * {@link #INLINE_DECODE_BYTES}) is decoded right on the event loop — a round costs no hand-off to a worker
- * thread and back. gzip bodies (which may inflate up to the cap) and larger ones are decoded on the worker
- * pool. The engine's {@code Uni} runs on the reactive PostgreSQL client's event loop, and the response frames
- * are encoded (and compressed) as the HTTP layer pulls chunks of about 32 KiB ({@link ResponseBody}) — a
- * typical response is one socket write, a large one leaves in bounded pieces, with rows segments above
+ * {@link SyncRound#INLINE_DECODE_BYTES}) is decoded right on the event loop — a round costs no hand-off to a
+ * worker thread and back. gzip bodies (which may inflate up to the cap) and larger ones are decoded on the
+ * worker pool. The engine's {@code Uni} runs on the reactive PostgreSQL client's event loop, and the response
+ * frames are encoded (and compressed) as the HTTP layer pulls chunks of about 32 KiB — a typical response is
+ * one socket write, a large one leaves in bounded pieces, with rows segments above
  * {@code inline-segment-max-bytes} served via {@code GET /segments} instead.
  */
 @Path("/sync")
 public class SyncResource {
     public static final String CONTENT_TYPE = "application/vnd.syncular.sync.v2";
-    private static final int CHUNK = 64 * 1024;
-    /** Identity request bodies up to this size are decoded on the event loop; larger ones on a worker. */
-    static final int INLINE_DECODE_BYTES = 64 * 1024;
-    private static final Duration AUTH_TIMEOUT = Duration.ofSeconds(30);
 
     private final SyncEngine engine;
     private final Authenticator authenticator;
@@ -90,24 +80,14 @@ public class SyncResource {
             Uni<SyncRequestContext> authenticate) {
         requireSsp2ContentType(request.getHeader("Content-Type"));
         boolean gzip = requestIsGzip(request.getHeader("Content-Encoding"));
-        RequestBody body = bodies.open(request, maxRequestBytes, this::tooLarge);
+        SyncRound round = new SyncRound(engine, maxRequestBytes);
+        RequestBody body = bodies.open(request, maxRequestBytes, round::tooLarge);
         ContentCoding coding = ContentCoding.negotiate(request.getHeader("Accept-Encoding"));
-        Uni<List<Frame>> planned = authenticate
-                .ifNoItem().after(AUTH_TIMEOUT).failWith(() -> new IllegalStateException("authentication timed out"))
-                .chain(ctx -> body.read().chain(bytes -> {
-                    // A small identity body decodes right here on the event loop (microseconds); gzip (which may
-                    // inflate up to the cap) and large bodies decode on a worker thread.
-                    Uni<Message> message = gzip || bytes.length() > INLINE_DECODE_BYTES
-                            ? Uni.createFrom().item(() -> decode(new ByteBufInputStream(bytes.getByteBuf()), gzip,
-                                    body.lease())).runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
-                            : Uni.createFrom().item(() -> decode(new ByteBufInputStream(bytes.getByteBuf()), false,
-                                    body.lease()));
-                    return message.chain(m -> engine.handle(ctx, m));
-                }))
+        Uni<List<Frame>> planned = round.handle(authenticate, body::read, gzip, body.lease())
                 // the request's bytes (and what was decoded from them) are held until the round is planned
                 .onTermination().invoke(body::release);
         return RestMulti.fromUniResponse(planned,
-                frames -> Multi.createFrom().iterable(ResponseBody.of(frames, coding)),
+                frames -> Multi.createFrom().iterable(SyncRound.chunks(frames, coding)),
                 frames -> responseHeaders(coding),
                 frames -> 200);
     }
@@ -143,46 +123,5 @@ public class SyncResource {
             return true;
         }
         throw new HttpError(415, ErrorCode.INVALID_REQUEST, "request Content-Encoding must be gzip or identity");
-    }
-
-    /**
-     * Streams the body through the decoder. The cap applies to the bytes received and, for gzip, separately
-     * to the inflated bytes (a few KiB of gzip can inflate to gigabytes).
-     */
-    Message decode(InputStream raw, boolean gzip, BufferBudget.Lease lease) {
-        MessageDecoder decoder = MessageDecoder.forRequests();
-        List<Frame> frames = new ArrayList<>();
-        byte[] chunk = new byte[CHUNK];
-        long total = 0;
-        try (InputStream in = gzip ? new GZIPInputStream(new CappedInputStream(raw, maxRequestBytes), CHUNK)
-                : new CappedInputStream(raw, maxRequestBytes)) {
-            int n;
-            while ((n = in.read(chunk)) > 0) {
-                total += n;
-                if (total > maxRequestBytes) {
-                    throw tooLarge();
-                }
-                if (gzip) {
-                    lease.grow(n); // inflated bytes are held as frames: counted like the body (429 when spent)
-                }
-                frames.addAll(decoder.feed(chunk, 0, n));
-            }
-        } catch (ZipException | java.io.EOFException e) {
-            throw new HttpError(400, ErrorCode.INVALID_REQUEST, "request body is not valid gzip");
-        } catch (CappedInputStream.TooLarge e) {
-            throw tooLarge();
-        } catch (IOException e) {
-            throw new UncheckedIOException("reading the request body failed", e);
-        }
-        if (total == 0) {
-            throw WireException.invalid("empty request body");
-        }
-        decoder.finish();
-        return Message.request(frames);
-    }
-
-    private HttpError tooLarge() {
-        return new HttpError(413, ErrorCode.INVALID_REQUEST,
-                "request body exceeds " + maxRequestBytes + " bytes; split the push into smaller requests");
     }
 }

@@ -1,21 +1,23 @@
 /**
- * The HTTP transport binding on Quarkus REST (§1.1): {@code POST <mount>/sync} with content-type, size and
- * request-decoding checks, streaming SSP2 responses (§1.4) under negotiated transport compression (§1.3,
- * §5.8); the direct segment download with re-authorization (§5.5); the blob routes (§5.9.3, §5.9.5); the
+ * The HTTP transport binding on Quarkus REST (§1.1): {@code POST <mount>/sync} — the HTTP framing of the round
+ * handler in {@code round} (content type, content coding, status, headers; the cap, decoding, error mapping and
+ * response chunks are the handler's); the direct segment download with re-authorization (§5.5); the blob routes (§5.9.3, §5.9.5); the
  * admin API under {@code <mount>/admin} ({@code AdminResource}: partitions, client records, row inspection,
  * pruning now, segment store statistics, the event tail, the §2.1 log-epoch rotation after a restore and §7.3.4
  * lease revocation; {@code AdminCheckpointsResource}: backfill
  * checkpoints, §2.4), every route behind {@code AdminAccess} (bearer token, audit line) and described in the
  * OpenAPI document at {@code /q/openapi} (management port); the request id of every request ({@code RequestIds}: the
- * {@code X-Request-Id} header and the logging MDC); the §10.1 JSON error bodies; and the CDI wiring of the
+ * {@code X-Request-Id} header and the logging MDC); the §10.1 JSON error answers ({@code ErrorMapper}, over
+ * {@code round}'s one mapping); and the CDI wiring of the
  * engine, storage and stores from configuration, including the §5.10.2 CRDT merger registry (the built-in
  * {@code yjs-doc} merger plus every {@code CrdtTypeMerger} CDI bean) that the served schema is compiled against.
  * No route lets the framework read its body: each checks its
- * headers and authenticates first, then reads under its own cap ({@code RequestBody}); blob bodies stream to
- * and from the store.
+ * headers and authenticates first, then reads under its own cap through the one body reader
+ * ({@code RequestBody}: held in memory, or handed on chunk by chunk — a blob upload is spooled to a file);
+ * blob bodies stream to and from the store.
  *
  * <p>Part of the Quarkus edge, on top: it may depend on every lower package ({@code wire}, {@code schema},
- * the error catalogue, {@code storage}, {@code segments}, {@code blobs}, {@code sync}, {@code crdt.yjs}) and on its edge peers
+ * the error catalogue, {@code storage}, {@code segments}, {@code blobs}, {@code sync}, {@code crdt.yjs}, {@code round}) and on its edge peers
  * {@code auth}, {@code config} and {@code ops}; nothing below depends on it.
  */
 package dev.syncular.server.http;

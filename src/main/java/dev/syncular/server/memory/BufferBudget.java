@@ -73,7 +73,15 @@ public class BufferBudget {
         if (used >= limit || (declared > 0 && declared > limit - used)) {
             throw refused();
         }
-        return new Lease();
+        return new Lease(true);
+    }
+
+    /**
+     * A lease that counts nothing: for a body that is spooled to a file as it arrives rather than held (a blob
+     * upload), or a socket round refused before its first byte. Never refused.
+     */
+    public Lease unmetered() {
+        return new Lease(false);
     }
 
     /** The refusal, counted. */
@@ -86,17 +94,19 @@ public class BufferBudget {
     /** The bytes one request holds against the budget. Grown and shrunk by one thread at a time; released once. */
     public final class Lease {
         private final AtomicLong held = new AtomicLong();
+        private final boolean metered;
         private volatile boolean released;
 
-        private Lease() {
+        private Lease(boolean metered) {
+            this.metered = metered;
         }
 
         /**
          * Adds {@code bytes} about to be buffered; throws {@code sync.rate_limited} (and holds nothing more) when
-         * they do not fit. After {@link #release} it only counts nothing.
+         * they do not fit. After {@link #release}, and for an {@link #unmetered} lease, it counts nothing.
          */
         public void grow(long bytes) {
-            if (bytes <= 0 || released) {
+            if (bytes <= 0 || released || !metered) {
                 return;
             }
             while (true) {

@@ -4,8 +4,10 @@ import dev.syncular.server.auth.Authenticator;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
-import dev.syncular.server.http.ErrorBodies;
-import dev.syncular.server.http.HttpError;
+import dev.syncular.server.round.ErrorBodies;
+import dev.syncular.server.round.HttpError;
+import dev.syncular.server.round.RoundFailure;
+import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.storage.StorableText;
 import io.quarkus.websockets.next.HttpUpgradeCheck;
 import io.quarkus.websockets.next.UserData;
@@ -17,10 +19,10 @@ import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
-import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jboss.logging.Logger;
 
 /**
  * §8.1 upgrade: {@code GET <mount>/realtime?clientId=…} is authenticated by the same {@link Authenticator} as
@@ -43,7 +45,7 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
     static final String ENDPOINT_PATH = "/realtime";
     /** The endpoint this upgrade check guards (other endpoints, e.g. the conformance host's, have their own). */
     static final String ENDPOINT_ID = "syncular-realtime";
-    private static final Duration AUTH_TIMEOUT = Duration.ofSeconds(30);
+    private static final Logger LOG = Logger.getLogger(RealtimeUpgrade.class);
     private static final long TICKET_TTL_MS = 30_000;
 
     private final ConcurrentHashMap<String, RealtimeChannel.Prepared> tickets = new ConcurrentHashMap<>();
@@ -101,8 +103,7 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
         }
         Context context = io.vertx.core.Vertx.currentContext();
         req.pause();
-        authenticator.authenticate(req)
-                .ifNoItem().after(AUTH_TIMEOUT).failWith(() -> new IllegalStateException("authentication timed out"))
+        SyncRound.authenticated(authenticator.authenticate(req))
                 .chain(ctx -> realtime.channel().prepare(ctx, clientId))
                 .subscribe().with(prepared -> context.runOnContext(v -> {
                     String ticket = UUID.randomUUID().toString();
@@ -123,9 +124,12 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
                 }));
     }
 
-    /** The §10.1 JSON error with its HTTP status, mapped as {@code POST /sync} maps it. */
+    /** The §10.1 JSON error with its HTTP status, mapped as {@code POST /sync} maps it ({@link RoundFailure}). */
     private static void refuse(RoutingContext rc, Throwable e) {
-        RealtimeErrors error = RealtimeErrors.of(e);
+        RoundFailure error = RoundFailure.of(e);
+        if (error.internal()) {
+            LOG.error("Realtime upgrade failed; answered as sync.internal_error", e);
+        }
         if (!rc.response().ended()) {
             rc.response().setStatusCode(error.status()).putHeader("Content-Type", "application/json")
                     .end(ErrorBodies.body(error.code(), error.message(), Map.of()).toString());

@@ -2,7 +2,7 @@ package dev.syncular.server.realtime;
 
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
-import dev.syncular.server.http.HttpError;
+import dev.syncular.server.round.HttpError;
 import io.vertx.core.http.Cookie;
 import io.vertx.core.http.HttpServerRequest;
 import java.net.URLDecoder;

@@ -7,7 +7,8 @@
  *   <li>{@link dev.syncular.server.realtime.RealtimeChannel}: one connection's messages — {@code hello}, acks
  *       (§8.2), presence publishes (§8.6), socket rounds (§8.7) — behind any socket endpoint
  *       ({@link dev.syncular.server.realtime.RealtimeEndpoint} for the pod, the conformance host's per
- *       instance). It resolves a connection's registrations through the scope resolver, or during a
+ *       instance). Its socket rounds are the socket framing of the round handler in {@code round}
+ *       ({@code SocketRound}: the {@code 0x01} tag, no pipelining, the in-band failure). It resolves a connection's registrations through the scope resolver, or during a
  *       signalled outage through the client's valid §7.3 lease, as a round does.</li>
  *   <li>{@link dev.syncular.server.realtime.RealtimeSession}: registrations, §8.2 contiguity, suppression and
  *       acks, §8.3 wake-ups — {@code reset-required} when the partition's log epoch is rotated (§2.1), which
@@ -32,8 +33,8 @@
  * </ul>
  *
  * <p>Nothing about a connection lives outside the pod that holds it; pods share only the database (commit,
- * presence and control notifications). Part of the Quarkus edge, on top: may depend on every lower package and on its
- * edge peers {@code http}, {@code auth}, {@code config}, {@code ops} (scope-resolver failure metrics); the
+ * presence and control notifications). Part of the Quarkus edge, on top: may depend on every lower package (the round handler in
+ * {@code round} among them) and on {@code auth}, {@code config}, {@code ops} (scope-resolver failure metrics); the
  * conformance host uses it.
  */
 package dev.syncular.server.realtime;

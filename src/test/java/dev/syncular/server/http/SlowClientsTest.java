@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.sync.SyncScenariosContract;
+import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.RawHttp;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -18,6 +20,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +35,9 @@ import org.junit.jupiter.api.Test;
  * Slow clients (issue #26, item 2) through the running app, with {@code syncular.limits.body-timeout=1s},
  * {@code body-min-rate=1K} and {@code quarkus.http.idle-timeout=2s}: a body that trickles or stalls is cut off
  * with 408 §10.1 JSON within the configured time and its connection closed, its bytes given back to the buffer
- * budget; a request head that stalls (slowloris) is closed by the idle timeout; other clients are served.
+ * budget; a blob upload, read by the same body reader but spooled rather than held, is cut off when it stalls
+ * and not held to the minimum rate; a request head that stalls (slowloris) is closed by the idle timeout; other
+ * clients are served.
  */
 @QuarkusTest
 @TestProfile(SlowClientsTest.Slow.class)
@@ -118,6 +123,68 @@ class SlowClientsTest {
             assertTrue(http.closedByServer());
         }
         assertServed();
+    }
+
+    /**
+     * A blob upload (§5.9.3) is read by the same body reader as {@code /sync}: a body that stops arriving is cut
+     * off with 408 after 1 s without a byte, its connection closed.
+     */
+    @Test
+    void aStalledBlobUploadIsCutOffWith408() throws Exception {
+        byte[] blob = new byte[4096];
+        try (RawHttp http = blobHead(blob)) {
+            long start = System.nanoTime();
+            http.write(Arrays.copyOf(blob, 100));
+            assertTooSlow(http.read());
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            assertTrue(took.compareTo(Duration.ofSeconds(5)) < 0, "cut after " + took);
+            assertTrue(http.closedByServer());
+        }
+        assertServed();
+    }
+
+    /**
+     * A blob upload is spooled to a file as it arrives, never held: the minimum rate (which guards held bytes) does
+     * not apply — 16 bytes every 100 ms (160 B/s) for 2.5 s is stored, and the blob is served back.
+     */
+    @Test
+    void aSlowBlobUploadIsStoredWithoutTheMinimumRate() throws Exception {
+        byte[] blob = new byte[400];
+        new java.util.Random(7).nextBytes(blob);
+        ScheduledExecutorService trickle = Executors.newSingleThreadScheduledExecutor();
+        try (RawHttp http = blobHead(blob)) {
+            int[] sent = new int[1];
+            trickle.scheduleAtFixedRate(() -> {
+                try {
+                    if (sent[0] < blob.length) {
+                        http.write(Arrays.copyOfRange(blob, sent[0], Math.min(blob.length, sent[0] + 16)));
+                        sent[0] += 16;
+                    }
+                } catch (IOException closed) {
+                    throw new IllegalStateException(closed); // ends the schedule
+                }
+            }, 0, 100, TimeUnit.MILLISECONDS);
+            RawHttp.Answer a = http.read();
+            assertEquals(200, a.status(), a.body());
+        } finally {
+            trickle.shutdownNow();
+        }
+        // stored: the upload grant answers that the blob is present (§5.9.3)
+        java.net.http.HttpResponse<byte[]> grant = new BlobHttp("http://localhost:" + port, partition)
+                .grant("alice", BlobIds.compute(blob), "{\"byteLength\":" + blob.length + "}");
+        assertEquals(200, grant.statusCode(), BlobHttp.text(grant));
+        assertTrue(JSON.readTree(grant.body()).path("present").asBoolean(), BlobHttp.text(grant));
+        assertEquals(0, budget.inUse(), "a spooled body holds nothing of the buffer budget");
+        assertServed();
+    }
+
+    private RawHttp blobHead(byte[] blob) throws IOException {
+        Map<String, String> h = new LinkedHashMap<>();
+        h.put("Content-Type", "application/octet-stream");
+        h.put("x-actor-id", "alice");
+        h.put("x-syncular-partition", partition);
+        h.put("Content-Length", String.valueOf(blob.length));
+        return RawHttp.open("localhost", port).head("PUT", "/blobs/" + BlobIds.compute(blob), h);
     }
 
     /** Slowloris: a request head that never ends is closed by the idle timeout, without holding anything. */

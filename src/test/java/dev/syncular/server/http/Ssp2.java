@@ -25,7 +25,7 @@ import java.util.zip.GZIPInputStream;
 import java.util.zip.GZIPOutputStream;
 
 /** Test helpers: SSP2 request bodies, raw (undecoded) REST-assured requests, body decoding. */
-final class Ssp2 {
+public final class Ssp2 {
     static final String CT = "application/vnd.syncular.sync.v2";
 
     private Ssp2() {
@@ -59,11 +59,11 @@ final class Ssp2 {
         return ((RespHeader) MessageDecoder.decodeResponse(body).frames().get(0)).logEpoch();
     }
 
-    static Message decodeResponse(byte[] body, String contentEncoding) {
+    public static Message decodeResponse(byte[] body, String contentEncoding) {
         return MessageDecoder.decodeResponse(inflate(body, contentEncoding));
     }
 
-    static byte[] inflate(byte[] body, String contentEncoding) {
+    public static byte[] inflate(byte[] body, String contentEncoding) {
         try {
             InputStream in;
             if (contentEncoding == null) {

@@ -1,9 +1,10 @@
-package dev.syncular.server.http;
+package dev.syncular.server.round;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.http.Ssp2;
 import dev.syncular.server.wire.ErrorFrame;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.Message;

@@ -1,4 +1,4 @@
-package dev.syncular.server.http;
+package dev.syncular.server.round;
 
 import com.github.luben.zstd.ZstdOutputStream;
 import java.io.ByteArrayOutputStream;

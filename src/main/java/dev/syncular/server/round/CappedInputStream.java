@@ -1,12 +1,12 @@
-package dev.syncular.server.http;
+package dev.syncular.server.round;
 
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 
 /** Fails with {@link TooLarge} once more than {@code cap} bytes have been read. */
-final class CappedInputStream extends FilterInputStream {
-    static final class TooLarge extends IOException {
+public final class CappedInputStream extends FilterInputStream {
+    public static final class TooLarge extends IOException {
         TooLarge() {
             super("body exceeds the cap", null);
         }
@@ -15,7 +15,7 @@ final class CappedInputStream extends FilterInputStream {
     private final long cap;
     private long read;
 
-    CappedInputStream(InputStream in, long cap) {
+    public CappedInputStream(InputStream in, long cap) {
         super(in);
         this.cap = cap;
     }

@@ -1,4 +1,4 @@
-package dev.syncular.server.http;
+package dev.syncular.server.round;
 
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.wire.ErrorFrame;
@@ -43,7 +43,7 @@ public final class ResponseBody implements Iterator<Buffer> {
         this.compressor = coding.compressor();
     }
 
-    static Iterable<Buffer> of(List<Frame> frames, ContentCoding coding) {
+    public static Iterable<Buffer> of(List<Frame> frames, ContentCoding coding) {
         return () -> new ResponseBody(frames, coding);
     }
 

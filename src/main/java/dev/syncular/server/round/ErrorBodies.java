@@ -1,4 +1,4 @@
-package dev.syncular.server.http;
+package dev.syncular.server.round;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,11 +1,11 @@
-package dev.syncular.server.http;
+package dev.syncular.server.round;
 
 import dev.syncular.server.errors.ErrorCode;
 
 /**
  * An HTTP-level protocol error whose status differs from the catalogue default of its code (§1.1): 415 for
  * a wrong content type, 413 for an oversized body — both {@code sync.invalid_request}. The message is
- * static; answered as §10.1 JSON by {@link ErrorMapper}.
+ * static; mapped by {@link RoundFailure} (HTTP answers it as §10.1 JSON with this status).
  */
 public final class HttpError extends RuntimeException {
     private final int status;

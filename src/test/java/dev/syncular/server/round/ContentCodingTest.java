@@ -1,8 +1,9 @@
-package dev.syncular.server.http;
+package dev.syncular.server.round;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.syncular.server.http.Ssp2;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 

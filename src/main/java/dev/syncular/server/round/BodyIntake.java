@@ -1,0 +1,59 @@
+package dev.syncular.server.round;
+
+import dev.syncular.server.errors.SyncError;
+import dev.syncular.server.memory.BufferBudget;
+import java.util.function.Supplier;
+
+/**
+ * The bytes of one request as they arrive, in whatever framing brings them (an HTTP body's chunks, a socket
+ * round's {@code 0x01} payloads, §8.7): counted against the route's cap and, while they are held, against the
+ * pod's {@link BufferBudget}. The one place the per-route byte limits are applied while a body arrives.
+ *
+ * <p>{@link #take} checks the cap first ({@code tooLarge} once more than {@code cap} bytes arrived), then grows
+ * the lease ({@code sync.rate_limited} when the budget cannot hold them). Once {@link #release}d it still counts
+ * and caps, but holds nothing: a socket round refused by the budget is read to its end and answered there.
+ * Used by one thread at a time.
+ */
+public final class BodyIntake {
+    private final long cap;
+    private final Supplier<? extends RuntimeException> tooLarge;
+    private final BufferBudget.Lease lease;
+    private long received;
+
+    public BodyIntake(long cap, Supplier<? extends RuntimeException> tooLarge, BufferBudget.Lease lease) {
+        this.cap = cap;
+        this.tooLarge = tooLarge;
+        this.lease = lease;
+    }
+
+    /**
+     * Counts {@code bytes} that just arrived: throws {@code tooLarge} past the cap, the budget's
+     * {@link SyncError} ({@code sync.rate_limited}) when they cannot be held.
+     */
+    public void take(long bytes) {
+        received += bytes;
+        if (received > cap) {
+            throw tooLarge.get();
+        }
+        lease.grow(bytes);
+    }
+
+    /** The bytes received so far. */
+    public long received() {
+        return received;
+    }
+
+    public long cap() {
+        return cap;
+    }
+
+    /** The request's share of the buffer budget: grown for bytes derived from the body (inflated bytes). */
+    public BufferBudget.Lease lease() {
+        return lease;
+    }
+
+    /** Gives the held bytes back to the budget; idempotent. */
+    public void release() {
+        lease.release();
+    }
+}

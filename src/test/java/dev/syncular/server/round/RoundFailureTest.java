@@ -1,0 +1,96 @@
+package dev.syncular.server.round;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
+import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.wire.ErrorFrame;
+import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.RespHeader;
+import dev.syncular.server.wire.WireException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The one failure mapping of both round bindings (§10.1, §10.2, §8.7): each kind of failure keeps its catalogue
+ * code, status and details; a transient storage failure is {@code sync.rate_limited}; anything else is an internal
+ * error with a static message; the in-band form is {@code RESP_HEADER, ERROR}.
+ */
+class RoundFailureTest {
+
+    @Test
+    void aSyncErrorKeepsItsCodeStatusAndDetails() {
+        RoundFailure f = RoundFailure.of(new SyncError(ErrorCode.FORBIDDEN, "no", Map.of("table", "notes")));
+        assertEquals(ErrorCode.FORBIDDEN, f.code());
+        assertEquals(ErrorCode.FORBIDDEN.httpStatus, f.status());
+        assertEquals("no", f.message());
+        assertEquals(Map.of("table", "notes"), f.details());
+        assertFalse(f.retryAfter());
+        assertFalse(f.internal());
+    }
+
+    @Test
+    void rateLimitedAndSchemaNotReadyCarryRetryAfterFromTheirDetails() {
+        RoundFailure busy = RoundFailure.of(new SyncError(ErrorCode.RATE_LIMITED, "busy", Map.of("retryAfterMs", 2500)));
+        assertTrue(busy.retryAfter());
+        assertEquals("3", busy.retryAfterSeconds(), "rounded up to whole seconds");
+        RoundFailure notReady = RoundFailure.of(new SyncError(ErrorCode.SCHEMA_NOT_READY, "wait"));
+        assertTrue(notReady.retryAfter());
+        assertEquals("1", notReady.retryAfterSeconds(), "at least one second");
+    }
+
+    @Test
+    void anHttpErrorKeepsItsStatusWithoutDetails() {
+        RoundFailure f = RoundFailure.of(new HttpError(413, ErrorCode.INVALID_REQUEST, "too large"));
+        assertEquals(413, f.status());
+        assertEquals(ErrorCode.INVALID_REQUEST, f.code());
+        assertEquals(Map.of(), f.details());
+    }
+
+    @Test
+    void aDecodeErrorKeepsItsCodeOrIsAnInvalidRequest() {
+        RoundFailure empty = RoundFailure.of(new WireException(WireException.EMPTY_COMMIT, "empty", Map.of()));
+        assertEquals(ErrorCode.EMPTY_COMMIT, empty.code());
+        RoundFailure other = RoundFailure.of(new WireException("sync.not_a_catalogue_code", "odd", Map.of("at", 3)));
+        assertEquals(ErrorCode.INVALID_REQUEST, other.code());
+        assertEquals(400, other.status());
+        assertEquals(Map.of("at", 3), other.details());
+    }
+
+    @Test
+    void aBusyStorageIsRateLimitedWithItsReason() {
+        StorageException busy = new StorageException(StorageException.BUSY, "storage is busy",
+                Map.of("reason", "lock_timeout", "retryAfterMs", 1000L));
+        RoundFailure f = RoundFailure.of(new CompletionException(busy));
+        assertEquals(ErrorCode.RATE_LIMITED, f.code());
+        assertEquals(429, f.status());
+        assertEquals("lock_timeout", f.details().get("reason"));
+        assertTrue(f.retryAfter());
+    }
+
+    @Test
+    void anythingElseIsAnInternalErrorWithAStaticMessage() {
+        RoundFailure f = RoundFailure.of(new IllegalStateException("secret-token-abc leaked into a message"));
+        assertTrue(f.internal());
+        assertEquals(ErrorCode.INTERNAL_ERROR, f.code());
+        assertEquals(500, f.status());
+        assertEquals("internal server error", f.message());
+    }
+
+    @Test
+    void theInBandFormIsARespHeaderAndAnError() {
+        List<Frame> frames = SyncRound.failed(RoundFailure.of(new SyncError(ErrorCode.AUTH_REQUIRED, "who")), "epoch-1");
+        assertEquals(2, frames.size());
+        RespHeader header = assertInstanceOf(RespHeader.class, frames.get(0));
+        assertEquals("epoch-1", header.logEpoch());
+        ErrorFrame error = assertInstanceOf(ErrorFrame.class, frames.get(1));
+        assertEquals(ErrorCode.AUTH_REQUIRED.code, error.code());
+        assertEquals("who", error.message());
+    }
+}
