@@ -1,11 +1,16 @@
 package dev.syncular.server.config;
 
+import io.quarkus.arc.ClientProxy;
 import io.quarkus.reactive.pg.client.PgPoolCreator;
+import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.PgPool;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
+import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -19,14 +24,40 @@ import java.util.concurrent.TimeUnit;
  * {@code sync.rate_limited} ({@code details.reason} {@code statement_timeout}). Work that may legitimately run
  * longer (start-up DDL) lifts it with {@code SET LOCAL}. (Pool creation through this bean does not use a
  * Quarkus credentials provider; the server configures none.)
+ *
+ * <p>It also keeps the connection options Quarkus built from {@code quarkus.datasource.*} (hosts, credentials,
+ * TLS, every property), so that connections outside the pool — the realtime {@code LISTEN} connection — reach the
+ * same database the same way ({@link #listenOptions}) instead of re-reading the URL.
  */
 @Singleton
 public class BoundedPgPool implements PgPoolCreator {
     private final SyncularConfig config;
+    private final Instance<Pool> pool;
+    private volatile List<PgConnectOptions> connectOptions = List.of();
 
     @Inject
-    public BoundedPgPool(SyncularConfig config) {
+    public BoundedPgPool(SyncularConfig config, Instance<Pool> pool) {
         this.config = config;
+        this.pool = pool;
+    }
+
+    /**
+     * Copies of the options the application's pool connects with, one per configured host in their order, each
+     * with {@code application_name} set to {@code applicationName} (without the pool's {@code statement_timeout}:
+     * a {@code LISTEN} connection idles by design). Creates the pool first when nothing has used it yet.
+     */
+    public List<PgConnectOptions> listenOptions(String applicationName) {
+        if (connectOptions.isEmpty()) {
+            ClientProxy.unwrap(pool.get()); // the pool bean is created lazily, through create() below
+        }
+        List<PgConnectOptions> out = new ArrayList<>();
+        for (PgConnectOptions o : connectOptions) {
+            out.add(new PgConnectOptions(o).addProperty("application_name", applicationName));
+        }
+        if (out.isEmpty()) {
+            throw new IllegalStateException("the datasource pool was not created through BoundedPgPool");
+        }
+        return out;
     }
 
     @Override
@@ -37,6 +68,9 @@ public class BoundedPgPool implements PgPoolCreator {
                 .setMaxWaitQueueSize(s.poolMaxWaiters())
                 .setConnectionTimeout((int) Math.max(1, s.poolWaitTimeout().toMillis()))
                 .setConnectionTimeoutUnit(TimeUnit.MILLISECONDS);
+        List<PgConnectOptions> copies = new ArrayList<>();
+        input.pgConnectOptionsList().forEach(o -> copies.add(new PgConnectOptions(o)));
+        connectOptions = List.copyOf(copies);
         long statementTimeoutMs = s.statementTimeout().toMillis();
         if (statementTimeoutMs > 0) {
             // a startup parameter: the session default of every pooled connection (pushes also SET LOCAL it)

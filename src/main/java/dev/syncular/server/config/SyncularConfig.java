@@ -2,6 +2,7 @@ package dev.syncular.server.config;
 
 import io.quarkus.runtime.configuration.MemorySize;
 import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithConverter;
 import io.smallrye.config.WithDefault;
 import java.time.Duration;
 import java.util.List;
@@ -123,6 +124,49 @@ public interface SyncularConfig {
         Duration retryAfter();
     }
 
+    /**
+     * A signed webhook endpoint: a JSON {@code POST} signed with {@code Syncular-Signature} (HMAC-SHA256 under
+     * {@code secret}), every call bounded. One shape for every webhook the server calls — the whole-commit validator
+     * ({@code syncular.policy.validator-webhook.*}), the default reaction webhook ({@code syncular.reactions.webhook.*})
+     * and the per-type reaction endpoints ({@code syncular.reactions.endpoints.<name>.*}); each use declares its own
+     * defaults by overriding the methods. Checked at start-up ({@link SyncularConfigValidator}): a set {@code url} is
+     * an absolute http(s) URL and comes with a {@code secret}, the pool and the answer cap are positive, the timeouts
+     * more than 0s.
+     */
+    interface WebhookEndpoint {
+        /** The endpoint; unset or blank = this webhook is off. */
+        Optional<String> url();
+
+        /** HMAC-SHA256 key of the {@code Syncular-Signature} header (required with a url). */
+        Optional<String> secret();
+
+        /** Hard limit of one whole call. */
+        Duration timeout();
+
+        /** TCP connect to the endpoint, and the wait for a free pooled connection. */
+        Duration connectTimeout();
+
+        /** The longest silence while the answer is awaited or read; then the call is cut. */
+        Duration readTimeout();
+
+        /** Connections to the endpoint, at most (calls beyond wait up to {@code connect-timeout}). */
+        int poolSize();
+
+        /** The answer's body, at most; a longer one fails the call. */
+        MemorySize maxAnswerSize();
+
+        /** Consecutive failures (no answer, 5xx) that open the circuit breaker; {@code 0} = no breaker. */
+        int breakerFailures();
+
+        /** How long an open breaker fails calls at once (no call) before one trial call is let through. */
+        Duration breakerOpenFor();
+
+        /** Whether a url is set, i.e. whether this webhook is on. */
+        default boolean configured() {
+            return url().filter(u -> !u.isBlank()).isPresent();
+        }
+    }
+
     interface Policy {
         /**
          * A JSON policy document ({@code validators}, {@code commitValidators}, {@code reactions}; docs/POLICY.md),
@@ -130,104 +174,144 @@ public interface SyncularConfig {
          */
         Optional<String> file();
 
-        /** A whole-commit validator (§6.8) answered by an HTTPS endpoint. */
+        /** A whole-commit validator (§6.8) answered by an HTTPS endpoint; unset url = no webhook validator. */
         ValidatorWebhook validatorWebhook();
 
-        interface ValidatorWebhook {
-            /** The endpoint; unset = no webhook validator. */
-            Optional<String> url();
-
-            /** HMAC-SHA256 key of the {@code Syncular-Signature} header (required with a url). */
-            Optional<String> secret();
-
-            /**
-             * Hard limit of one call, while the commit holds its partition lock (§6.8 runs the validator inside the
-             * partition transaction). A call that times out or fails (connection error, 5xx, an answer above
-             * {@code max-answer-size}) answers the round {@code sync.internal_error} (retryable): nothing applies.
-             */
+        /**
+         * The §6.8 validator's endpoint. A call runs while the commit holds its partition lock (§6.8 runs the
+         * validator inside the partition transaction): one that times out or fails (connection error, 5xx, an
+         * answer above {@code max-answer-size}) answers the round {@code sync.internal_error} (retryable), nothing
+         * applies; an open breaker answers the same with {@code details.reason = circuit_open}.
+         */
+        interface ValidatorWebhook extends WebhookEndpoint {
+            @Override
             @WithDefault("2s")
             Duration timeout();
 
-            /** TCP connect to the endpoint, and the wait for a free pooled connection. */
+            @Override
             @WithDefault("500ms")
             Duration connectTimeout();
 
-            /** The longest silence while the answer is awaited or read; then the call is cut. */
+            @Override
             @WithDefault("1s")
             Duration readTimeout();
 
-            /** Connections to the endpoint, at most (calls beyond wait up to {@code connect-timeout}). */
+            @Override
             @WithDefault("32")
             int poolSize();
 
-            /** The answer's body, at most; a longer one fails the call. */
+            @Override
             @WithDefault("64K")
             MemorySize maxAnswerSize();
 
-            /** Consecutive failures (no answer, 5xx) that open the circuit breaker; {@code 0} = no breaker. */
+            @Override
             @WithDefault("5")
             int breakerFailures();
 
-            /**
-             * How long an open breaker fails validations at once ({@code sync.internal_error}, retryable,
-             * {@code details.reason = circuit_open}, no call) before one trial call is let through.
-             */
+            @Override
             @WithDefault("10s")
             Duration breakerOpenFor();
         }
     }
 
     interface Reactions {
-        /** The webhook every reaction is delivered to; unset = reactions are stored but not delivered. */
-        Optional<String> webhookUrl();
+        /**
+         * The webhook every reaction is delivered to ({@code syncular.reactions.webhook.*}); unset url = reactions
+         * are stored but not delivered. (Until 0.x these were {@code syncular.reactions.webhook-url},
+         * {@code webhook-secret}, {@code webhook-timeout}, ...: still read, with a start-up warning,
+         * {@link RenamedProperties}.)
+         */
+        ReactionWebhook webhook();
 
-        /** HMAC-SHA256 key of the {@code Syncular-Signature} header (required with a url). */
-        Optional<String> webhookSecret();
+        /**
+         * A reaction endpoint's bounds. No circuit breaker by default: a delivery that fails is rescheduled with
+         * backoff and spends one of its attempts (§6.9), which is the breaker; failing calls at once would spend
+         * attempts without asking the endpoint.
+         */
+        interface ReactionWebhook extends WebhookEndpoint {
+            /** Hard limit of one delivery call; a timeout is a retryable failure. */
+            @Override
+            @WithDefault("10s")
+            Duration timeout();
 
-        /** Hard limit of one delivery call; a timeout is a retryable failure. */
-        @WithDefault("10s")
-        Duration webhookTimeout();
+            @Override
+            @WithDefault("2s")
+            Duration connectTimeout();
 
-        /** TCP connect to a reaction endpoint, and the wait for a free pooled connection. */
-        @WithDefault("2s")
-        Duration webhookConnectTimeout();
+            @Override
+            @WithDefault("10s")
+            Duration readTimeout();
 
-        /** The longest silence while a delivery's answer is awaited or read. */
-        @WithDefault("10s")
-        Duration webhookReadTimeout();
+            /** Connections to each reaction endpoint, at most. */
+            @Override
+            @WithDefault("8")
+            int poolSize();
 
-        /** Connections to each reaction endpoint, at most. */
-        @WithDefault("8")
-        int webhookPoolSize();
+            @Override
+            @WithDefault("64K")
+            MemorySize maxAnswerSize();
 
-        /** A delivery answer's body, at most; a longer one is a retryable failure. */
-        @WithDefault("64K")
-        MemorySize webhookMaxAnswerSize();
+            @Override
+            @WithDefault("0")
+            int breakerFailures();
+
+            @Override
+            @WithDefault("10s")
+            Duration breakerOpenFor();
+        }
 
         /**
          * Named endpoints for chosen reaction types: a reaction whose type one of them lists goes there instead of
-         * {@code webhook-url}. The name ({@code [a-z0-9]+}) only identifies the endpoint in the configuration.
+         * {@code webhook.url}. The name ({@code [a-z0-9]+}) only identifies the endpoint in the configuration.
          */
         Map<String, Endpoint> endpoints();
 
-        /** A webhook for the reaction types it lists. */
-        interface Endpoint {
+        /**
+         * A webhook for the reaction types it lists ({@code url} required); every bound it does not set is the
+         * default webhook's ({@code syncular.reactions.webhook.*}).
+         */
+        interface Endpoint extends WebhookEndpoint {
             /** The reaction types delivered here; a type may be listed by one endpoint only. */
             List<String> types();
 
-            /** Where reactions of those types are posted. */
-            String url();
-
-            /** HMAC-SHA256 key of its {@code Syncular-Signature} header; unset: {@code webhook-secret}. */
+            /** HMAC-SHA256 key of its {@code Syncular-Signature} header; unset: {@code webhook.secret}. */
+            @Override
+            @WithDefault("${syncular.reactions.webhook.secret:}")
             Optional<String> secret();
 
-            /** Hard limit of one call; unset: {@code webhook-timeout}. */
-            Optional<Duration> timeout();
+            @Override
+            @WithDefault("${syncular.reactions.webhook.timeout}")
+            Duration timeout();
+
+            @Override
+            @WithDefault("${syncular.reactions.webhook.connect-timeout}")
+            Duration connectTimeout();
+
+            @Override
+            @WithDefault("${syncular.reactions.webhook.read-timeout}")
+            Duration readTimeout();
+
+            @Override
+            @WithDefault("${syncular.reactions.webhook.pool-size}")
+            int poolSize();
+
+            @Override
+            @WithDefault("${syncular.reactions.webhook.max-answer-size}")
+            MemorySize maxAnswerSize();
+
+            @Override
+            @WithDefault("${syncular.reactions.webhook.breaker-failures}")
+            int breakerFailures();
+
+            @Override
+            @WithDefault("${syncular.reactions.webhook.breaker-open-for}")
+            Duration breakerOpenFor();
         }
 
-        /** Time between claim passes of each pod's worker. */
+        /** Time between claim passes of each pod's worker (scheduler {@code every}; {@code off} disables it). */
         @WithDefault("1s")
-        String pollInterval();
+        @WithConverter(ScheduleInterval.class)
+        Duration pollInterval();
 
         /** How long a claimed reaction stays leased to the worker that claimed it. */
         @WithDefault("30s")
@@ -285,9 +369,12 @@ public interface SyncularConfig {
         @WithDefault("true")
         boolean sqliteImages();
 
-        /** Time between passes forgetting expired segments (§5.1; scheduler {@code every}). */
+        /**
+         * Time between passes forgetting expired segments (§5.1; scheduler {@code every} and first delay, so more than
+         * {@code 0s}, no {@code off}).
+         */
         @WithDefault("1h")
-        String sweepInterval();
+        Duration sweepInterval();
     }
 
     /** File attachments (§5.9): {@code syncular.blobs.*}. */
@@ -305,7 +392,8 @@ public interface SyncularConfig {
 
         /** Time between orphan sweeps (scheduler {@code every}); {@code off} disables the job. */
         @WithDefault("1h")
-        String sweepInterval();
+        @WithConverter(ScheduleInterval.class)
+        Duration sweepInterval();
     }
 
     /**
@@ -535,9 +623,12 @@ public interface SyncularConfig {
         @WithDefault("true")
         boolean enabled();
 
-        /** Time between pruning passes (the scheduler expression {@code every}). */
+        /**
+         * Time between pruning passes (the scheduler's {@code every} and first delay, so more than {@code 0s}, no
+         * {@code off}: {@code enabled=false} turns pruning off).
+         */
         @WithDefault("1h")
-        String interval();
+        Duration interval();
 
         /** Clients whose cursor record moved within this window hold the horizon back. */
         @WithDefault("14d")
@@ -570,8 +661,8 @@ public interface SyncularConfig {
         int maxOperationsPerRequest();
 
         /** §5.7 rows segments smaller than this many bytes are inlined into the response. */
-        @WithDefault("262144")
-        int inlineSegmentMaxBytes();
+        @WithDefault("256K")
+        MemorySize inlineSegmentMaxBytes();
 
         /** §5.1 segment lifetime. */
         @WithDefault("24h")

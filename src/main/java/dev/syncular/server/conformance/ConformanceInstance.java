@@ -137,11 +137,12 @@ public final class ConformanceInstance {
      * table and engine. Created and started on first use; {@link #realtimeStarted()} completes once it listens.
      */
     synchronized dev.syncular.server.realtime.RealtimeChannel realtime(io.vertx.core.Vertx vertx,
-            io.vertx.mutiny.sqlclient.Pool pool, long maxRequestBytes, dev.syncular.server.memory.BufferBudget budget) {
+            io.vertx.mutiny.sqlclient.Pool pool, long maxRequestBytes, dev.syncular.server.memory.BufferBudget budget,
+            java.util.function.Function<String, List<io.vertx.pgclient.PgConnectOptions>> listenOptions) {
         if (realtime == null) {
             String podId = "syncular-conformance-" + id;
             var hub = new dev.syncular.server.realtime.RealtimeHub(new dev.syncular.server.realtime.RealtimeHub.Settings(
-                    podId, dev.syncular.server.realtime.RealtimeHub.datasourceOptions(podId), maxDeltaBytes, 64, true,
+                    podId, listenOptions.apply(podId), maxDeltaBytes, 64, true,
                     maxPresenceBytes, java.time.Duration.ofSeconds(30), clock::get, 1L << 20,
                     java.time.Duration.ofSeconds(30)), storage, SchemaWindow.single(schema),
                     vertx, pool, new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),

@@ -2,6 +2,7 @@ package dev.syncular.server.conformance;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.config.BoundedPgPool;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
@@ -58,6 +59,9 @@ public class ConformanceRealtimeEndpoint {
     @Inject
     BufferBudget budget;
 
+    @Inject
+    BoundedPgPool datasource;
+
 
     /** Ahead of the upgrade: 404 while the host is off; under a mount, the route moves to the endpoint's path. */
     void routes(@Observes Router router) {
@@ -95,7 +99,8 @@ public class ConformanceRealtimeEndpoint {
         if (clientId == null || clientId.isBlank()) {
             return refuse(connection, new SyncError(ErrorCode.INVALID_CLIENT_ID, "clientId is required"));
         }
-        RealtimeChannel channel = instance.realtime(vertx, pool, config.maxRequestBytes().asLongValue(), budget);
+        RealtimeChannel channel = instance.realtime(vertx, pool, config.maxRequestBytes().asLongValue(), budget,
+                datasource::listenOptions);
         connection.userData().put(CHANNEL, channel);
         // the first socket starts the instance's hub: connect once it listens, so no commit slips past
         return Uni.createFrom().completionStage(instance.realtimeStarted())

@@ -6,6 +6,7 @@ import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
@@ -21,7 +22,7 @@ public class BlobSweepJob {
 
     private final BlobService blobs;
     private final JobClaims claims;
-    private final String interval;
+    private final Duration interval;
 
     @Inject
     public BlobSweepJob(BlobService blobs, JobClaims claims, SyncularConfig config) {

@@ -5,7 +5,6 @@ import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.function.Supplier;
 import org.jboss.logging.Logger;
 
@@ -33,24 +32,15 @@ public class JobClaims {
 
     /**
      * Runs {@code work} unless another pod runs job {@code name} now or started it within its interval
-     * ({@code every}, a scheduler expression); yields the work's item, {@code null} when skipped.
+     * ({@code every}, the job's configured schedule interval); yields the work's item, {@code null} when skipped.
      */
-    public <T> Uni<T> run(String name, String every, Supplier<Uni<T>> work) {
-        long minIntervalMs = (long) (interval(every).toMillis() * INTERVAL_SHARE);
+    public <T> Uni<T> run(String name, Duration every, Supplier<Uni<T>> work) {
+        long minIntervalMs = (long) (every.toMillis() * INTERVAL_SHARE);
         return storage.runExclusively(name, minIntervalMs, System.currentTimeMillis(), pod, work)
                 .invoke(item -> {
                     if (item == null) {
                         LOG.debugf("job %s skipped: another pod runs it or ran it within its interval", name);
                     }
                 });
-    }
-
-    /** A Quarkus scheduler {@code every} value as a duration: {@code 1h}, {@code 30m}, {@code 2d}, {@code PT1H}. */
-    static Duration interval(String every) {
-        String v = every.trim().toUpperCase(Locale.ROOT);
-        if (v.endsWith("D") && !v.startsWith("P")) {
-            return Duration.parse("P" + v);
-        }
-        return Duration.parse(Character.isDigit(v.charAt(0)) ? "PT" + v : v);
     }
 }

@@ -6,6 +6,7 @@ import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import java.time.Duration;
 import org.jboss.logging.Logger;
 
 /**
@@ -21,7 +22,7 @@ public class PruningJob {
     private final Pruner pruner;
     private final JobClaims claims;
     private final boolean enabled;
-    private final String interval;
+    private final Duration interval;
     private final PruningMetrics metrics;
     private final OperationalEvents events;
 

@@ -6,6 +6,7 @@ import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import java.time.Duration;
 import org.jboss.logging.Logger;
 
 /**
@@ -20,7 +21,7 @@ public class SegmentExpiryJob {
 
     private final SegmentStore segments;
     private final JobClaims claims;
-    private final String interval;
+    private final Duration interval;
 
     @Inject
     public SegmentExpiryJob(SegmentStore segments, JobClaims claims, SyncularConfig config) {

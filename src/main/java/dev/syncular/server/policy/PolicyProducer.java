@@ -67,17 +67,9 @@ public class PolicyProducer {
         List<CommitValidator> commits = new ArrayList<>(declared.commitValidators());
         commitBeans.forEach(commits::add);
         SyncularConfig.Policy.ValidatorWebhook hook = config.policy().validatorWebhook();
-        if (hook.url().filter(u -> !u.isBlank()).isPresent()) {
-            try {
-                commits.add(new WebhookValidator(new Webhook(vertx, "validator", hook.url().get(),
-                        hook.secret().orElse(null), new Webhook.Limits(hook.timeout(), hook.connectTimeout(),
-                                hook.readTimeout(), hook.poolSize(), hook.maxAnswerSize().asLongValue(),
-                                hook.breakerFailures(), hook.breakerOpenFor()), webhooks),
-                        schema, System::currentTimeMillis));
-            } catch (IllegalArgumentException e) {
-                throw new ConfigurationException("syncular.policy.validator-webhook: " + e.getMessage()
-                        + " (set syncular.policy.validator-webhook.secret)");
-            }
+        if (hook.configured()) { // url, secret and bounds checked with the mapping (SyncularConfigValidator)
+            commits.add(new WebhookValidator(new Webhook(vertx, "validator", hook.url().get(), hook.secret().get(),
+                    Webhook.Limits.of(hook), webhooks), schema, System::currentTimeMillis));
         }
         List<ReactionPlanner> planners = new ArrayList<>(declared.planners());
         plannerBeans.forEach(planners::add);

@@ -26,7 +26,7 @@ import org.jboss.logging.Logger;
  * The §6.9 delivery worker of this pod: every {@code syncular.reactions.poll-interval} it claims due reactions
  * (one statement, {@code FOR UPDATE SKIP LOCKED}: pods get disjoint rows) under a fresh lease-owner token and hands
  * each to its webhook (the {@code syncular.reactions.endpoints} entry listing its type, else
- * {@code syncular.reactions.webhook-url}: {@code ReactionEndpoints}), renewing its lease first (a row another worker
+ * {@code syncular.reactions.webhook.url}: {@code ReactionEndpoints}), renewing its lease first (a row another worker
  * reclaimed meanwhile is skipped). Delivery is at least once: a pod that dies mid-call leaves the lease to expire
  * and another worker delivers again with the same {@code Idempotency-Key}.
  *

@@ -1,5 +1,6 @@
 package dev.syncular.server.policy;
 
+import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.ops.WebhookMetrics;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpClientOptions;
@@ -66,6 +67,12 @@ final class Webhook {
                 throw new IllegalArgumentException("webhook pool size and answer cap must be positive,"
                         + " the breaker threshold 0 (off) or more");
             }
+        }
+
+        /** The bounds an endpoint's configuration group sets (validated with the mapping). */
+        static Limits of(SyncularConfig.WebhookEndpoint config) {
+            return new Limits(config.timeout(), config.connectTimeout(), config.readTimeout(), config.poolSize(),
+                    config.maxAnswerSize().asLongValue(), config.breakerFailures(), config.breakerOpenFor());
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.syncular.server.realtime;
 
+import dev.syncular.server.config.BoundedPgPool;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.ops.ScopeResolverFailures;
@@ -32,10 +33,10 @@ public class PodRealtime {
     @Inject
     public PodRealtime(SyncularConfig config, PostgresSyncStorage storage, SchemaWindow window, Vertx vertx,
             MeterRegistry registry, Pool pool, ScopeResolver resolver, SyncEngine engine, ScopeResolverFailures failures,
-            BufferBudget budget) {
+            BufferBudget budget, BoundedPgPool datasource) {
         this.config = config.realtime();
         String podId = RealtimeHub.podId(System.getenv("HOSTNAME"));
-        this.hub = new RealtimeHub(new RealtimeHub.Settings(podId, RealtimeHub.datasourceOptions(podId),
+        this.hub = new RealtimeHub(new RealtimeHub.Settings(podId, datasource.listenOptions(podId),
                 this.config.maxDeltaBytes().asLongValue(), this.config.maxUnackedDeltas(),
                 this.config.presenceEnabled(), this.config.maxPresenceBytes().asLongValue(),
                 this.config.heartbeatInterval(), System::currentTimeMillis,

@@ -14,14 +14,15 @@ import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.pubsub.PgSubscriber;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
-import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.logging.Logger;
 
 /**
@@ -37,12 +38,24 @@ public final class RealtimeHub {
 
     /**
      * What a hub is configured with. {@code podId} names the LISTEN connection ({@code application_name});
-     * {@code listen} are its connection options.
+     * {@code listen} are its connection options, one per database host in the datasource's order (the options the
+     * application's pool connects with, {@code config.BoundedPgPool#listenOptions}): the hub listens on the first
+     * and, when there are more, moves to the next host after a few failed (re)connects.
      */
-    public record Settings(String podId, PgConnectOptions listen, long maxDeltaBytes, int maxUnackedDeltas,
+    public record Settings(String podId, List<PgConnectOptions> listen, long maxDeltaBytes, int maxUnackedDeltas,
             boolean presenceEnabled, long maxPresenceBytes, Duration heartbeatInterval, LongSupplier clock,
             long outboundBufferBytes, Duration outboundStuckTimeout) {
+        public Settings {
+            if (listen.isEmpty()) {
+                throw new IllegalArgumentException("a realtime hub needs the connection options of one database host");
+            }
+            listen = List.copyOf(listen);
+        }
     }
+
+    /** Reconnect attempts to one host, {@link #RECONNECT_DELAY_MS} apart, before the next host is tried. */
+    private static final int RECONNECTS_PER_HOST = 3;
+    private static final long RECONNECT_DELAY_MS = 500;
 
     private final Settings settings;
     /** §2.4: whether the partition is served now (the engine's serve gate); deltas wait while it refuses. */
@@ -63,7 +76,7 @@ public final class RealtimeHub {
     private final RealtimeMetrics metrics;
     private final PresenceBus presenceBus;
     private final PresenceRegistry presence;
-    private PgSubscriber subscriber;
+    private volatile PgSubscriber subscriber;
     private long heartbeatTimer = -1;
     private volatile boolean listening;
     private volatile boolean presenceListening;
@@ -98,29 +111,35 @@ public final class RealtimeHub {
         return id.length() > 63 ? id.substring(0, 63) : id;
     }
 
-    /** Connection options of the application's datasource ({@code quarkus.datasource.*}) named {@code podId}. */
-    public static PgConnectOptions datasourceOptions(String podId) {
-        var cfg = ConfigProvider.getConfig();
-        String url = cfg.getOptionalValue("quarkus.datasource.reactive.url", String.class).orElse("");
-        if (url.startsWith("vertx-reactive:")) {
-            url = url.substring("vertx-reactive:".length());
-        }
-        int comma = url.indexOf(',');
-        PgConnectOptions options = PgConnectOptions.fromUri(comma < 0 ? url : url.substring(0, comma));
-        cfg.getOptionalValue("quarkus.datasource.username", String.class).ifPresent(options::setUser);
-        cfg.getOptionalValue("quarkus.datasource.password", String.class).ifPresent(options::setPassword);
-        options.addProperty("application_name", podId);
-        return options;
-    }
-
     /**
      * Opens the LISTEN connection and starts the heartbeats; completes once the hub listens (commits made from
      * then on reach its sockets).
      */
     public CompletableFuture<Void> start() {
-        subscriber = PgSubscriber.subscriber(vertx, settings.listen());
-        subscriber.reconnectPolicy(retries -> 500L);
-        subscriber.channel(storage.notificationChannel())
+        listen(0);
+        heartbeatTimer = vertx.setPeriodic(settings.heartbeatInterval().toMillis(), t -> heartbeat());
+        return CompletableFuture.allOf(commitsHeard, presenceHeard);
+    }
+
+    /**
+     * A subscriber on host {@code host} of {@link Settings#listen} for the commit, control and presence channels.
+     * With one host it reconnects forever; with more, after {@link #RECONNECTS_PER_HOST} failed attempts (or a
+     * failed first connect) the next host gets a subscriber of its own — its first {@code LISTEN} then counts as a
+     * re-{@code LISTEN}, since notifications in between were lost.
+     */
+    private void listen(int host) {
+        if (draining) {
+            return;
+        }
+        boolean failover = settings.listen().size() > 1;
+        PgSubscriber next = PgSubscriber.subscriber(vertx, settings.listen().get(host));
+        subscriber = next;
+        if (draining) { // drain began meanwhile and may have closed the previous subscriber only
+            next.close();
+            return;
+        }
+        next.reconnectPolicy(retries -> !failover || retries < RECONNECTS_PER_HOST ? RECONNECT_DELAY_MS : -1L);
+        next.channel(storage.notificationChannel())
                 .handler(this::notified)
                 .subscribeHandler(v -> {
                     if (listening) {
@@ -132,10 +151,10 @@ public final class RealtimeHub {
                     commitsHeard.complete(null);
                 });
         // operator disconnects of an actor's or a client's sockets, announced by whichever pod took the admin request
-        subscriber.channel(storage.controlChannel())
+        next.channel(storage.controlChannel())
                 .handler(payload -> OperatorDisconnects.received(payload, this::sessionsOf, metrics.failures()));
         if (settings.presenceEnabled()) {
-            subscriber.channel(presenceBus.channel())
+            next.channel(presenceBus.channel())
                     .handler(payload -> presenceBus.received(payload, this::presenceMessage))
                     .subscribeHandler(v -> {
                         if (presenceListening) {
@@ -149,9 +168,26 @@ public final class RealtimeHub {
         } else {
             presenceHeard.complete(null);
         }
-        subscriber.connect().onFailure(e -> metrics.failures().failed(RealtimeFailures.Kind.LISTEN, e));
-        heartbeatTimer = vertx.setPeriodic(settings.heartbeatInterval().toMillis(), t -> heartbeat());
-        return CompletableFuture.allOf(commitsHeard, presenceHeard);
+        int following = (host + 1) % settings.listen().size();
+        AtomicBoolean moved = new AtomicBoolean();
+        if (failover) {
+            next.closeHandler(v -> nextHost(next, following, moved)); // the reconnect policy gave up on this host
+        }
+        next.connect().onFailure(e -> {
+            metrics.failures().failed(RealtimeFailures.Kind.LISTEN, e);
+            if (failover) {
+                nextHost(next, following, moved);
+            }
+        });
+    }
+
+    /** Once per failed subscriber (its close and its failed connect may both report): the next host, shortly. */
+    private void nextHost(PgSubscriber failed, int host, AtomicBoolean moved) {
+        if (draining || !moved.compareAndSet(false, true)) {
+            return;
+        }
+        failed.close();
+        vertx.setTimer(RECONNECT_DELAY_MS, t -> listen(host));
     }
 
     /**

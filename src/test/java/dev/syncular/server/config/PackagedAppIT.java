@@ -42,4 +42,25 @@ class PackagedAppIT {
         assertTrue(log.contains(DatasourceStartupCheck.MESSAGE), log);
         assertFalse(log.contains("ClassNotFoundException") || log.contains("NoClassDefFoundError"), log);
     }
+
+    /**
+     * A bad value stops the packaged app before anything starts, every problem named by its property: the mapping's
+     * validator ({@link SyncularConfigValidator}) and the renamed-property interceptor ({@link RenamedProperties})
+     * are installed from {@code META-INF/services} in the built app, not only in plain tests.
+     */
+    @Test
+    void aBadConfigurationStopsTheStartNamingTheProperties() {
+        ServerProcess.Builder server = ServerProcess.builder("packaged-bad-config",
+                "it_badcfg_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8))
+                .jvmFlags(List.of("-Dsyncular.policy.validator-webhook.url=https://v.example.com/validate",
+                        "-Dsyncular.reactions.webhook-url=https://hooks.example.com/reactions",
+                        "-Dsyncular.reactions.webhook-secret=webhook-secret-0123456789abcdef",
+                        "-Dsyncular.reactions.webhook-pool-size=0"));
+        IllegalStateException exited = assertThrows(IllegalStateException.class, server::start);
+        String log = exited.getMessage();
+        assertTrue(log.contains("syncular.policy.validator-webhook.secret is required"), log);
+        assertTrue(log.contains("syncular.reactions.webhook.pool-size must be 1 or more"), log);
+        assertTrue(log.contains("syncular.reactions.webhook-pool-size is deprecated: set"
+                + " syncular.reactions.webhook.pool-size instead"), log);
+    }
 }

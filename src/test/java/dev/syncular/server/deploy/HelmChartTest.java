@@ -287,7 +287,7 @@ class HelmChartTest {
         assertEquals("/etc/syncular/policy/policy.json", config.getProperty("syncular.policy.file"));
         assertEquals("https://policy.example.com/validate", config.getProperty("syncular.policy.validator-webhook.url"));
         assertEquals("2s", config.getProperty("syncular.policy.validator-webhook.timeout"));
-        assertEquals("https://hooks.example.com/reactions", config.getProperty("syncular.reactions.webhook-url"));
+        assertEquals("https://hooks.example.com/reactions", config.getProperty("syncular.reactions.webhook.url"));
         // per-type endpoints (docs/POLICY.md): types, url and timeout in the file, the signing key from a Secret
         assertEquals("invoice.paid,invoice.refunded", config.getProperty("syncular.reactions.endpoints.billing.types"));
         assertEquals("https://billing.example.com/syncular", config.getProperty("syncular.reactions.endpoints.billing.url"));

@@ -7,15 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.config.SyncularConfig;
-import io.quarkus.runtime.configuration.DurationConverter;
-import io.quarkus.runtime.configuration.MemorySize;
-import io.quarkus.runtime.configuration.MemorySizeConverter;
-import io.smallrye.config.EnvConfigSource;
-import io.smallrye.config.PropertiesConfigSource;
-import io.smallrye.config.SmallRyeConfigBuilder;
+import dev.syncular.server.testsupport.MappedConfig;
+import io.smallrye.config.ConfigValidationException;
 import io.vertx.mutiny.core.Vertx;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -38,19 +33,13 @@ class ReactionEndpointsTest {
     }
 
     private static SyncularConfig.Reactions config(Map<String, String> props, Map<String, String> env) {
-        return new SmallRyeConfigBuilder()
-                .withSources(new PropertiesConfigSource(new HashMap<>(props), "test", 300))
-                .withSources(new EnvConfigSource(new HashMap<>(env), 400))
-                .withConverter(MemorySize.class, 100, new MemorySizeConverter())
-                .withConverter(Duration.class, 100, new DurationConverter())
-                .withMapping(SyncularConfig.class)
-                .build().getConfigMapping(SyncularConfig.class).reactions();
+        return MappedConfig.mapping(props, env).reactions();
     }
 
     @Test
     void anEndpointTakesItsTypesAndItsSecretFromTheEnvironment() {
         SyncularConfig.Reactions c = config(Map.of(
-                "syncular.reactions.webhook-url", "http://127.0.0.1:9/default",
+                "syncular.reactions.webhook.url", "http://127.0.0.1:9/default",
                 "syncular.reactions.endpoints.billing.types", "invoice.paid,invoice.refunded",
                 "syncular.reactions.endpoints.billing.url", "http://127.0.0.1:9/billing",
                 "syncular.reactions.endpoints.billing.timeout", "3s"),
@@ -59,7 +48,9 @@ class ReactionEndpointsTest {
         SyncularConfig.Reactions.Endpoint billing = c.endpoints().get("billing");
         assertEquals(List.of("invoice.paid", "invoice.refunded"), billing.types());
         assertEquals("billing-secret-0123456789", billing.secret().orElseThrow());
-        assertEquals(Duration.ofSeconds(3), billing.timeout().orElseThrow());
+        assertEquals(Duration.ofSeconds(3), billing.timeout());
+        assertEquals(Duration.ofSeconds(2), billing.connectTimeout(), "an unset bound is the default webhook's");
+        assertEquals(8, billing.poolSize());
 
         ReactionEndpoints endpoints = new ReactionEndpoints(VERTX, METRICS, c);
         try {
@@ -71,7 +62,7 @@ class ReactionEndpointsTest {
             String body = "{}";
             assertTrue(endpoints.forType("invoice.paid").signature(1, body)
                     .equals(new Webhook(VERTX, "probe", "http://127.0.0.1:9/x", "billing-secret-0123456789",
-                            ReactionEndpoints.limits(c, Duration.ofSeconds(1)), METRICS)
+                            Webhook.Limits.of(c.webhook()), METRICS)
                             .signature(1, body)), "signed with the endpoint's own secret");
         } finally {
             endpoints.close();
@@ -94,24 +85,26 @@ class ReactionEndpointsTest {
         assertTrue(!none.any(), "nothing configured: the worker stays idle");
     }
 
+    /** The refusals happen while the configuration is mapped, before any endpoint exists (SyncularConfigValidator). */
     @Test
     void aTypeRoutedTwiceAnUnsignedEndpointAndAnAmbiguousNameAreRefused() {
         Map<String, String> twice = Map.of(
-                "syncular.reactions.webhook-secret", "default-secret-0123456789",
+                "syncular.reactions.webhook.secret", "default-secret-0123456789",
                 "syncular.reactions.endpoints.a.types", "todo.completed",
                 "syncular.reactions.endpoints.a.url", "http://127.0.0.1:9/a",
                 "syncular.reactions.endpoints.b.types", "todo.completed,todo.other",
                 "syncular.reactions.endpoints.b.url", "http://127.0.0.1:9/b");
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new ReactionEndpoints(VERTX, METRICS, config(twice, Map.of())));
-        assertTrue(e.getMessage().contains("listed by two endpoints"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> new ReactionEndpoints(VERTX, METRICS, config(Map.of(
-                "syncular.reactions.endpoints.a.types", "todo.completed",
-                "syncular.reactions.endpoints.a.url", "http://127.0.0.1:9/a"), Map.of())), "no signing key");
-        IllegalArgumentException name = assertThrows(IllegalArgumentException.class, () -> new ReactionEndpoints(VERTX, METRICS,
-                config(Map.of("syncular.reactions.webhook-secret", "default-secret-0123456789",
-                        "syncular.reactions.endpoints.\"Bill_ing\".types", "todo.completed",
-                        "syncular.reactions.endpoints.\"Bill_ing\".url", "http://127.0.0.1:9/a"), Map.of())));
-        assertTrue(name.getMessage().contains("[a-z0-9]+"), name.getMessage());
+        assertRefused(twice, "syncular.reactions.endpoints: reaction type todo.completed is listed by two endpoints");
+        assertRefused(Map.of("syncular.reactions.endpoints.a.types", "todo.completed",
+                "syncular.reactions.endpoints.a.url", "http://127.0.0.1:9/a"),
+                "syncular.reactions.endpoints.a.secret is required");
+        assertRefused(Map.of("syncular.reactions.webhook.secret", "default-secret-0123456789",
+                "syncular.reactions.endpoints.\"Bill_ing\".types", "todo.completed",
+                "syncular.reactions.endpoints.\"Bill_ing\".url", "http://127.0.0.1:9/a"), "[a-z0-9]+");
+    }
+
+    private static void assertRefused(Map<String, String> props, String message) {
+        ConfigValidationException e = assertThrows(ConfigValidationException.class, () -> config(props, Map.of()));
+        assertTrue(e.getMessage().contains(message), e.getMessage());
     }
 }

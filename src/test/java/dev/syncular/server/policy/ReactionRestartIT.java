@@ -84,10 +84,10 @@ class ReactionRestartIT {
     private static ServerProcess.Builder pod(String name) {
         return ServerProcess.builder("reaction-restart-" + name, PG_SCHEMA).config(Map.of(
                 "syncular.policy.file", policy.toAbsolutePath().toString(),
-                "syncular.reactions.webhook-url", hook.url("/reactions"),
-                "syncular.reactions.webhook-secret", SECRET,
+                "syncular.reactions.webhook.url", hook.url("/reactions"),
+                "syncular.reactions.webhook.secret", SECRET,
                 // the held call must outlive the kill: only the claim lease ends A's hold on the reaction
-                "syncular.reactions.webhook-timeout", "60s",
+                "syncular.reactions.webhook.timeout", "60s",
                 "syncular.reactions.lease", "3s",
                 "syncular.reactions.poll-interval", "200ms"));
     }

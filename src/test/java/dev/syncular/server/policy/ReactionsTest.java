@@ -65,6 +65,7 @@ class ReactionsTest {
             }
             Map<String, String> m = new HashMap<>();
             m.put("syncular.policy.file", policy.toString());
+            // the pre-rename names (syncular.reactions.webhook.*): still read, with a warning (RenamedProperties)
             m.put("syncular.reactions.webhook-url", "${webhook.base}/reactions");
             m.put("syncular.reactions.webhook-secret", WebhookResource.SECRET);
             m.put("syncular.reactions.webhook-timeout", "5s"); // a held call (the metrics test) outlives its scrape

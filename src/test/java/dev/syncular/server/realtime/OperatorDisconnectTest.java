@@ -5,6 +5,7 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import dev.syncular.server.config.BoundedPgPool;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.storage.postgres.SocketDisconnect;
@@ -59,6 +60,9 @@ class OperatorDisconnectTest {
 
     @Inject
     PostgresSyncStorage storage;
+
+    @Inject
+    BoundedPgPool datasource;
 
     String partition;
 
@@ -138,7 +142,7 @@ class OperatorDisconnectTest {
         Vertx vertx = Vertx.vertx();
         Pool otherPool = TestPostgres.pool(vertx, 1);
         PgSubscriber listener = PgSubscriber.subscriber(vertx.getDelegate(),
-                RealtimeHub.datasourceOptions("od-test-listener"));
+                datasource.listenOptions("od-test-listener").get(0));
         try {
             // a second listener, as another pod's hub: it hears the route's announcement
             CompletableFuture<String> heard = new CompletableFuture<>();

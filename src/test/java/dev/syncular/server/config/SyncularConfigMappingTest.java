@@ -1,0 +1,168 @@
+package dev.syncular.server.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.syncular.server.testsupport.LogCapture;
+import dev.syncular.server.testsupport.MappedConfig;
+import io.smallrye.config.ConfigValidationException;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.logging.Level;
+import java.util.stream.StreamSupport;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The {@link SyncularConfig} mapping as Quarkus builds it ({@link MappedConfig}: the application's interceptors and
+ * validator from {@code META-INF/services}): renamed properties still read under their old names with a warning
+ * naming the new one, durations and sizes as types (schedule intervals with their explicit {@code off}), one
+ * webhook group whose per-type endpoints inherit the default webhook's bounds, and a bad value stopping the build
+ * of the configuration with the property's name. No Quarkus boot.
+ */
+class SyncularConfigMappingTest {
+    private static final String SECRET = "webhook-secret-0123456789abcdef";
+
+    @Test
+    void theOldReactionWebhookNamesAreStillReadWithAWarningNamingTheNewOnes() throws Exception {
+        try (LogCapture log = LogCapture.of(RenamedProperties.class.getName(), Level.WARNING, "none")) {
+            SyncularConfig c = MappedConfig.mapping(Map.of(
+                    "syncular.reactions.webhook-url", "https://hooks.example.com/reactions",
+                    "syncular.reactions.webhook-secret", SECRET,
+                    "syncular.reactions.webhook-timeout", "7s",
+                    "syncular.reactions.webhook-pool-size", "3",
+                    "syncular.reactions.endpoints.billing.types", "invoice.paid",
+                    "syncular.reactions.endpoints.billing.url", "https://hooks.example.com/billing"));
+            SyncularConfig.Reactions.ReactionWebhook hook = c.reactions().webhook();
+            assertEquals("https://hooks.example.com/reactions", hook.url().orElseThrow());
+            assertEquals(SECRET, hook.secret().orElseThrow());
+            assertEquals(Duration.ofSeconds(7), hook.timeout());
+            assertEquals(3, hook.poolSize());
+            // a per-type endpoint inherits the default webhook's bounds and secret, old names included
+            SyncularConfig.Reactions.Endpoint billing = c.reactions().endpoints().get("billing");
+            assertEquals(Duration.ofSeconds(7), billing.timeout());
+            assertEquals(3, billing.poolSize());
+            assertEquals(SECRET, billing.secret().orElseThrow());
+            log.await(l -> l.message().contains("syncular.reactions.webhook-url is deprecated")
+                    && l.message().contains("syncular.reactions.webhook.url"), Duration.ofSeconds(5));
+            log.await(l -> l.message().contains("syncular.reactions.webhook-timeout is deprecated")
+                    && l.message().contains("syncular.reactions.webhook.timeout"), Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void theNewNameWinsAndOldNamesAreNotReportedAsUnknown() {
+        var config = MappedConfig.config(Map.of(
+                "syncular.reactions.webhook-timeout", "7s",
+                "syncular.reactions.webhook.timeout", "9s"), Map.of());
+        assertEquals(Duration.ofSeconds(9), config.getConfigMapping(SyncularConfig.class).reactions().webhook().timeout());
+        var names = StreamSupport.stream(config.getPropertyNames().spliterator(), false).toList();
+        assertTrue(names.contains("syncular.reactions.webhook.timeout"), names.toString());
+        assertFalse(names.contains("syncular.reactions.webhook-timeout"), "iterated under its new name: " + names);
+    }
+
+    @Test
+    void anOldNameInAProfileIsRead() {
+        SyncularConfig c = MappedConfig.mapping(Map.of("%prod.syncular.reactions.webhook-read-timeout", "6s",
+                "smallrye.config.profile", "prod"));
+        assertEquals(Duration.ofSeconds(6), c.reactions().webhook().readTimeout());
+    }
+
+    @Test
+    void theEnvironmentFormOfARenamedPropertyIsUnchanged() {
+        SyncularConfig c = MappedConfig.mapping(Map.of(), Map.of(
+                "SYNCULAR_REACTIONS_WEBHOOK_URL", "https://hooks.example.com/r",
+                "SYNCULAR_REACTIONS_WEBHOOK_SECRET", SECRET,
+                "SYNCULAR_REACTIONS_WEBHOOK_READ_TIMEOUT", "4s"));
+        assertEquals("https://hooks.example.com/r", c.reactions().webhook().url().orElseThrow());
+        assertEquals(Duration.ofSeconds(4), c.reactions().webhook().readTimeout());
+    }
+
+    @Test
+    void eachWebhookKeepsItsOwnDefaults() {
+        SyncularConfig c = MappedConfig.mapping(Map.of());
+        SyncularConfig.WebhookEndpoint validator = c.policy().validatorWebhook();
+        SyncularConfig.WebhookEndpoint reactions = c.reactions().webhook();
+        assertFalse(validator.configured());
+        assertEquals(Duration.ofSeconds(2), validator.timeout());
+        assertEquals(Duration.ofMillis(500), validator.connectTimeout());
+        assertEquals(32, validator.poolSize());
+        assertEquals(5, validator.breakerFailures());
+        assertEquals(Duration.ofSeconds(10), reactions.timeout());
+        assertEquals(Duration.ofSeconds(2), reactions.connectTimeout());
+        assertEquals(8, reactions.poolSize());
+        assertEquals(0, reactions.breakerFailures(), "reactions: the retry schedule is the breaker (§6.9)");
+        assertEquals(64 * 1024, reactions.maxAnswerSize().asLongValue());
+    }
+
+    @Test
+    void intervalsAreDurationsWithAnExplicitOff() {
+        SyncularConfig c = MappedConfig.mapping(Map.of("syncular.blobs.sweep-interval", "off",
+                "syncular.pruning.interval", "2d", "syncular.segments.sweep-interval", "PT30M",
+                "syncular.reactions.poll-interval", "500ms", "syncular.limits.inline-segment-max-bytes", "131072"));
+        assertTrue(ScheduleInterval.off(c.blobs().sweepInterval()));
+        assertEquals(Duration.ofDays(2), c.pruning().interval());
+        assertEquals(Duration.ofMinutes(30), c.segments().sweepInterval());
+        assertEquals(Duration.ofMillis(500), c.reactions().pollInterval());
+        assertEquals(131072, c.limits().inlineSegmentMaxBytes().asLongValue());
+        SyncularConfig defaults = MappedConfig.mapping(Map.of());
+        assertEquals(Duration.ofHours(1), defaults.pruning().interval());
+        assertEquals(Duration.ofSeconds(1), defaults.reactions().pollInterval());
+        assertEquals(256 * 1024, defaults.limits().inlineSegmentMaxBytes().asLongValue());
+    }
+
+    @Test
+    void aValueThatDoesNotConvertStopsTheBuildNamingTheProperty() {
+        refused(Map.of("syncular.pruning.interval", "0s"), "syncular.pruning.interval must be more than 0s");
+        refused(Map.of("syncular.pruning.interval", "off"), "syncular.pruning.interval");
+        refused(Map.of("syncular.blobs.sweep-interval", "0s"), "syncular.blobs.sweep-interval");
+        refused(Map.of("syncular.reactions.poll-interval", "sometimes"), "syncular.reactions.poll-interval");
+        refused(Map.of("syncular.limits.inline-segment-max-bytes", "lots"), "syncular.limits.inline-segment-max-bytes");
+        refused(Map.of("syncular.reactions.webhook-timeout", "soon"), "syncular.reactions.webhook.timeout");
+    }
+
+    @Test
+    void aBadWebhookStopsTheBuildNamingTheProperty() {
+        refused(Map.of("syncular.policy.validator-webhook.url", "https://v.example.com/validate"),
+                "syncular.policy.validator-webhook.secret is required");
+        refused(Map.of("syncular.policy.validator-webhook.url", "v.example.com/validate",
+                "syncular.policy.validator-webhook.secret", SECRET), "syncular.policy.validator-webhook.url must be");
+        refused(Map.of("syncular.reactions.webhook.url", "https://hooks.example.com/r",
+                "syncular.reactions.webhook.secret", SECRET, "syncular.reactions.webhook.pool-size", "0"),
+                "syncular.reactions.webhook.pool-size must be 1 or more");
+        refused(Map.of("syncular.reactions.webhook.secret", SECRET, "syncular.reactions.endpoints.billing.url",
+                "https://hooks.example.com/b"), "syncular.reactions.endpoints.billing.types is required");
+        refused(Map.of("syncular.reactions.webhook.secret", SECRET, "syncular.reactions.endpoints.billing.types",
+                "invoice.paid"), "syncular.reactions.endpoints.billing.url is required");
+    }
+
+    @Test
+    void otherCrossPropertyChecksStopTheBuildNamingTheProperty() {
+        refused(Map.of("syncular.signed-urls.ttl", "20m"), "syncular.signed-urls.ttl must be more than 0s and at most 15m");
+        refused(Map.of("syncular.signed-urls.key", "short"), "syncular.signed-urls.key must have at least 32 bytes");
+        refused(Map.of("syncular.leases.enabled", "true", "syncular.leases.ttl", "0s"), "syncular.leases.ttl");
+        refused(Map.of("syncular.blobs.store", "s3"), "syncular.blobs.store=s3 needs a bucket");
+        refused(Map.of("syncular.segments.store", "s3", "syncular.s3.bucket", "b", "syncular.s3.presign-ttl", "1h"),
+                "syncular.s3.presign-ttl");
+        // checked only where they apply, as before: signed URLs off, leases off
+        MappedConfig.mapping(Map.of("syncular.signed-urls.enabled", "false", "syncular.signed-urls.ttl", "20m",
+                "syncular.leases.ttl", "0s"));
+    }
+
+    @Test
+    void everyProblemIsListedAtOnce() {
+        Map<String, String> props = new HashMap<>();
+        props.put("syncular.policy.validator-webhook.url", "https://v.example.com/validate");
+        props.put("syncular.blobs.store", "s3");
+        ConfigValidationException e = assertThrows(ConfigValidationException.class, () -> MappedConfig.mapping(props));
+        assertEquals(2, e.getProblemCount(), e.getMessage());
+    }
+
+    private static void refused(Map<String, String> props, String message) {
+        ConfigValidationException e = assertThrows(ConfigValidationException.class, () -> MappedConfig.mapping(props),
+                props::toString);
+        assertTrue(e.getMessage().contains(message), e.getMessage());
+    }
+}
