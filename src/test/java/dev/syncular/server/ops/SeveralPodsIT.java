@@ -230,7 +230,15 @@ class SeveralPodsIT {
         String partition = "pg-restart-" + UUID.randomUUID();
         PushLoad load = new PushLoad(schema, partition, pods()).start(4);
         load.awaitMore(200, WAIT);
-        pg.restart();
+        pg.stop();
+        // while the database is down each pod reports DOWN (and logs why); probed here, as the kubelet would
+        for (ServerProcess p : new ServerProcess[] {podA, podB}) {
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (p.status("/q/health/ready") == 200) {
+                assertTrue(System.nanoTime() < deadline, "readiness DOWN while the database is down");
+            }
+        }
+        pg.startAgain();
         load.awaitMore(300, WAIT);
         for (ServerProcess p : new ServerProcess[] {podA, podB}) {
             long deadline = System.nanoTime() + WAIT.toNanos();

@@ -70,12 +70,12 @@ public final class ThrowawayPostgres implements AutoCloseable {
         return "postgresql://127.0.0.1:" + port + "/" + DATABASE;
     }
 
-    /** A clean stop ({@code pg_ctl stop -m fast}: every session is terminated) and a start on the same port. */
-    public void restart() throws IOException, InterruptedException {
-        stop();
+    /** Starts the cluster again after {@link #stop()}, on the same port. */
+    public void startAgain() throws IOException, InterruptedException {
         pgCtl("start");
     }
 
+    /** A clean stop ({@code pg_ctl stop -m fast}: every session is terminated). */
     public void stop() throws IOException, InterruptedException {
         run(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-m", "fast", "-w", "stop"));
     }
