@@ -67,6 +67,7 @@ class ArchitectureTest {
             List.of("crdt.yjs"),
             List.of("storage.postgres"),
             List.of("segments.postgres", "segments.s3", "segments.memory", "blobs.postgres", "blobs.s3"),
+            List.of("operations"),
             List.of("ops"),
             List.of("policy"),
             List.of("auth"),

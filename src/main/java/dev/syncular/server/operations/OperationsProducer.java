@@ -1,0 +1,98 @@
+package dev.syncular.server.operations;
+
+import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.sync.ScopeResolver;
+import io.quarkus.arc.DefaultBean;
+import io.quarkus.runtime.StartupEvent;
+import io.quarkus.runtime.configuration.ConfigurationException;
+import io.vertx.mutiny.sqlclient.Pool;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Singleton;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.jboss.logging.Logger;
+
+/**
+ * Wires the remote operations from {@code syncular.operations.*}: the registry (read and checked at start-up:
+ * a document the server refuses stops it with one line), the executor, the built-in privileged authorizer
+ * (a {@code @DefaultBean}: a team's own {@link QueryAuthorizer} bean replaces it) and the request handler.
+ */
+@ApplicationScoped
+public class OperationsProducer {
+    private static final Logger LOG = Logger.getLogger(OperationsProducer.class);
+
+    @Produces
+    @Singleton
+    QueryRegistry registry(OperationsConfig config, SchemaWindow window) {
+        OperationsConfig.Queries q = config.queries();
+        QueryIrLoader.Registration reg = new QueryIrLoader.Registration(q.privileged().orElse(Set.of()), q.maxRows(),
+                q.maxRowsByQuery());
+        List<QueryDefinition> all = new ArrayList<>();
+        for (String path : q.path().orElse(List.of())) {
+            if (path.isBlank()) {
+                continue;
+            }
+            byte[] bytes;
+            try {
+                bytes = Files.readAllBytes(Path.of(path.trim()));
+            } catch (IOException e) {
+                throw new ConfigurationException("syncular.operations.queries.path: cannot read " + path.trim() + " ("
+                        + e.getClass().getSimpleName() + ")");
+            }
+            try {
+                all.addAll(QueryIrLoader.load(bytes, path.trim(), window.current(), reg));
+            } catch (QueryIrException e) {
+                throw new ConfigurationException("syncular.operations.queries.path: " + e.getMessage());
+            }
+        }
+        for (String name : reg.privileged()) {
+            if (all.stream().noneMatch(d -> d.name().equals(name))) {
+                throw new ConfigurationException("syncular.operations.queries.privileged names " + name
+                        + ", which no queries IR document defines");
+            }
+        }
+        QueryRegistry registry;
+        try {
+            registry = new QueryRegistry(all);
+        } catch (QueryIrException e) {
+            throw new ConfigurationException("syncular.operations.queries.path: " + e.getMessage());
+        }
+        if (!all.isEmpty()) {
+            LOG.infof("remote operations: %d registered queries", all.size());
+        }
+        return registry;
+    }
+
+    @Produces
+    @Singleton
+    @DefaultBean
+    QueryAuthorizer authorizer(OperationsConfig config) {
+        return new ConfiguredQueryAuthorizer(config.queries().privilegedActors().orElse(Set.of()));
+    }
+
+    @Produces
+    @Singleton
+    QueryExecutor executor(Pool pool, PostgresSyncStorage storage, SchemaWindow window, SyncularConfig config) {
+        return new QueryExecutor(pool, storage, window.current(), config.storage().statementTimeout());
+    }
+
+    @Produces
+    @Singleton
+    RemoteOperations operations(QueryRegistry registry, QueryExecutor executor, SchemaWindow window,
+            ScopeResolver resolver, QueryAuthorizer authorizer, PostgresSyncStorage storage) {
+        return new RemoteOperations(registry, executor, window.current(), resolver, authorizer, storage);
+    }
+
+    /** Reads the registry at start-up, so a refused document stops the server instead of the first request. */
+    void onStart(@Observes StartupEvent event, QueryRegistry registry) {
+        registry.all().size();
+    }
+}

@@ -1,0 +1,157 @@
+package dev.syncular.server.operations;
+
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.sync.ScopeResolver;
+import dev.syncular.server.sync.SyncRequestContext;
+import io.smallrye.mutiny.Uni;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import org.jboss.logging.Logger;
+
+/**
+ * One remote operation message (REMOTE.md §5), from the decoded request to the encoded response: the request
+ * shape (revision 1, {@code kind}, {@code clientId}, {@code operationId}, {@code params}; no other member), the
+ * identity binding (§1: a reserved {@code ["remote-command",} client id, or one bound to another actor of the
+ * partition, is {@code sync.invalid_client_id}), the registry lookup ({@code operation.unknown}), §2.1
+ * authorization before any SQL, then {@link QueryExecutor}. Every failure is answered as the encoded
+ * {@code kind: "error"} object with its §7 code and {@code retryable}; an unexpected one is
+ * {@code operation.execution_failed} (logged, its message never answered).
+ */
+public final class RemoteOperations {
+    private static final Logger LOG = Logger.getLogger(RemoteOperations.class);
+    public static final String RESERVED_CLIENT_PREFIX = "[\"remote-command\",";
+    private static final Set<String> QUERY_MEMBERS = Set.of("revision", "kind", "clientId", "operationId", "params");
+    private static final Set<String> COMMAND_MEMBERS = Set.of("revision", "kind", "clientId", "operationId", "requestId", "params");
+
+    private final QueryRegistry registry;
+    private final QueryExecutor executor;
+    private final CompiledSchema schema;
+    private final ScopeResolver resolver;
+    private final QueryAuthorizer authorizer;
+    private final SyncStorage storage;
+
+    public RemoteOperations(QueryRegistry registry, QueryExecutor executor, CompiledSchema schema, ScopeResolver resolver,
+            QueryAuthorizer authorizer, SyncStorage storage) {
+        this.registry = registry;
+        this.executor = executor;
+        this.schema = schema;
+        this.resolver = resolver;
+        this.authorizer = authorizer;
+        this.storage = storage;
+    }
+
+    /** The encoded response to one encoded request; never fails (failures are encoded). */
+    public Uni<byte[]> handle(SyncRequestContext ctx, byte[] message) {
+        Uni<OperationValue> answer;
+        try {
+            answer = dispatch(ctx, TaggedValueCodec.decode(message));
+        } catch (RuntimeException e) {
+            answer = Uni.createFrom().failure(e);
+        }
+        return answer.onFailure().recoverWithItem(RemoteOperations::error).map(TaggedValueCodec::encode);
+    }
+
+    private Uni<OperationValue> dispatch(SyncRequestContext ctx, OperationValue decoded) {
+        if (!(decoded instanceof OperationValue.Obj request)) {
+            throw OperationException.invalid("the request must be an object");
+        }
+        OperationValue revision = request.get("revision");
+        if (!(revision instanceof OperationValue.Number n && n.value() == 1)
+                && !(revision instanceof OperationValue.Integer i && i.value() == 1)) {
+            throw OperationException.invalid("revision must be 1");
+        }
+        String kind = string(request, "kind");
+        if (!kind.equals("query") && !kind.equals("command")) {
+            throw OperationException.invalid("kind must be query or command");
+        }
+        Set<String> members = kind.equals("query") ? QUERY_MEMBERS : COMMAND_MEMBERS;
+        if (!members.equals(request.fields().keySet())) {
+            throw OperationException.invalid("the request has missing or unknown members");
+        }
+        String clientId = string(request, "clientId");
+        String operationId = string(request, "operationId");
+        if (kind.equals("command")) {
+            if (string(request, "requestId").isEmpty()) {
+                throw OperationException.invalid("requestId must be non-empty");
+            }
+            throw new OperationException(OperationErrorCode.UNKNOWN, "no command is registered with this id");
+        }
+        if (clientId.isEmpty() || clientId.startsWith(RESERVED_CLIENT_PREFIX) || clientId.indexOf('\u0000') >= 0) {
+            throw new OperationException(OperationErrorCode.INVALID_CLIENT_ID, "clientId is empty or reserved");
+        }
+        QueryDefinition query = registry.find(operationId)
+                .orElseThrow(() -> new OperationException(OperationErrorCode.UNKNOWN, "no query is registered with this id"));
+        QueryBinding binding = QueryBinding.of(query, request.get("params"));
+        return storage.readClient(ctx.partition(), clientId)
+                .chain(client -> {
+                    if (client != null && !client.actorId().equals(ctx.actorId())) {
+                        throw new OperationException(OperationErrorCode.INVALID_CLIENT_ID, "clientId belongs to another actor");
+                    }
+                    return authorize(ctx, clientId, query, binding);
+                })
+                .chain(() -> executor.run(ctx.partition(), query, binding))
+                .map(result -> {
+                    Map<String, OperationValue> out = new LinkedHashMap<>();
+                    out.put("revision", new OperationValue.Number(1));
+                    out.put("kind", new OperationValue.Text("query"));
+                    out.put("operationId", new OperationValue.Text(query.id()));
+                    out.put("rows", new OperationValue.Array(new ArrayList<>(result.rows())));
+                    out.put("maxCommitSeq", new OperationValue.Number(result.maxCommitSeq()));
+                    return new OperationValue.Obj(out);
+                });
+    }
+
+    private Uni<Void> authorize(SyncRequestContext ctx, String clientId, QueryDefinition query, QueryBinding binding) {
+        if (query.access() == QueryDefinition.Access.PRIVILEGED) {
+            return authorizer.authorize(new QueryAuthorizer.Request(query.name(), query.id(), ctx.actorId(),
+                            ctx.partition(), clientId, binding.params()))
+                    .onFailure().transform(e -> {
+                        LOG.warnf("query authorizer failed for %s: %s", query.name(), e.toString());
+                        return new OperationException(OperationErrorCode.EXECUTION_FAILED, "query authorization failed");
+                    })
+                    .map(allowed -> {
+                        if (!Boolean.TRUE.equals(allowed)) {
+                            throw new OperationException(OperationErrorCode.FORBIDDEN, "the query authorizer denies this query");
+                        }
+                        return null;
+                    });
+        }
+        return resolver.resolveScopes(ctx)
+                .onFailure().transform(e -> new OperationException(OperationErrorCode.FORBIDDEN,
+                        "live scope authorization is unavailable for this query"))
+                .map(allowed -> {
+                    ScopeCoverage.check(query, schema, binding.params(), allowed == null ? Map.of() : allowed);
+                    return null;
+                });
+    }
+
+    private static String string(OperationValue.Obj request, String member) {
+        if (!(request.get(member) instanceof OperationValue.Text t)) {
+            throw OperationException.invalid("request member " + member + " must be a string");
+        }
+        return t.value();
+    }
+
+    static OperationValue error(Throwable failure) {
+        OperationErrorCode code;
+        String message;
+        if (failure instanceof OperationException e) {
+            code = e.code();
+            message = e.getMessage();
+        } else {
+            LOG.warnf("remote operation failed unexpectedly: %s", failure.toString());
+            code = OperationErrorCode.EXECUTION_FAILED;
+            message = "the operation failed unexpectedly";
+        }
+        Map<String, OperationValue> out = new LinkedHashMap<>();
+        out.put("revision", new OperationValue.Number(1));
+        out.put("kind", new OperationValue.Text("error"));
+        out.put("code", new OperationValue.Text(code.code));
+        out.put("message", new OperationValue.Text(message));
+        out.put("retryable", new OperationValue.Bool(code.retryable));
+        return new OperationValue.Obj(out);
+    }
+}

@@ -1,0 +1,16 @@
+/**
+ * Remote operations (REMOTE.md): the deployment-time registry of queries loaded from the typegen queries IR
+ * document ({@code syncular.operations.queries.path}, {@code queryIrVersion} 4), the operation ids generated
+ * clients send ({@code sha256:<hex of the document's bytes>/<name>}), variant selection by activation mask and
+ * bind values ({@code QueryBinding}), the §2 partition rewrite ({@code PartitionRewrite}: every planned table
+ * occurrence becomes a derived relation bound to the authenticated partition, request values only ever bind
+ * parameters), §2.1 authorization ({@code ScopeCoverage} for {@code scoped} queries, {@code QueryAuthorizer} for
+ * {@code privileged} ones), execution in one read-only snapshot with the partition's {@code maxCommitSeq}
+ * ({@code QueryExecutor}), the §4 tagged value encoding ({@code TaggedValueCodec}) and the §5/§7 request and
+ * response shapes ({@code RemoteOperations}).
+ *
+ * <p>It depends on {@code schema}, {@code errors}, {@code sync} (scope resolution, the request context) and
+ * {@code storage.postgres} (the physical row tables and the partition registry); the HTTP binding lives at the
+ * edge ({@code http.OperationsResource}).
+ */
+package dev.syncular.server.operations;
