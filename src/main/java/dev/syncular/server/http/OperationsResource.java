@@ -5,6 +5,7 @@ import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.operations.OperationsConfig;
 import dev.syncular.server.operations.RemoteOperations;
+import dev.syncular.server.round.HttpError;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.http.HttpServerRequest;
