@@ -2,10 +2,8 @@ package dev.syncular.server.http;
 
 import dev.syncular.server.auth.Authenticator;
 import dev.syncular.server.config.SyncularConfig;
-import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.operations.OperationsConfig;
 import dev.syncular.server.operations.RemoteOperations;
-import dev.syncular.server.round.HttpError;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.http.HttpServerRequest;
@@ -47,7 +45,7 @@ public class OperationsResource {
 
     @POST
     public Uni<Response> operate(@Context HttpServerRequest request) {
-        requireContentType(request.getHeader("Content-Type"));
+        SyncResource.requireContentType(request.getHeader("Content-Type"), CONTENT_TYPE);
         RequestBody body = bodies.open(request, maxRequestBytes, RequestBody::tooLarge);
         return authenticator.authenticate(request)
                 .ifNoItem().after(AUTH_TIMEOUT).failWith(() -> new IllegalStateException("authentication timed out"))
@@ -56,16 +54,5 @@ public class OperationsResource {
                         .chain(bytes -> operations.handle(ctx, bytes.getBytes())))
                 .onTermination().invoke(body::release)
                 .map(out -> Response.ok(out, CONTENT_TYPE).build());
-    }
-
-    static void requireContentType(String contentType) {
-        if (contentType != null) {
-            int semi = contentType.indexOf(';');
-            String essence = (semi < 0 ? contentType : contentType.substring(0, semi)).trim();
-            if (essence.equalsIgnoreCase(CONTENT_TYPE)) {
-                return;
-            }
-        }
-        throw new HttpError(415, ErrorCode.INVALID_REQUEST, "content type must be " + CONTENT_TYPE);
     }
 }

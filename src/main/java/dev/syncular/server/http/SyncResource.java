@@ -78,7 +78,7 @@ public class SyncResource {
      */
     public RestMulti<Buffer> handle(HttpServerRequest request, SyncEngine engine,
             Uni<SyncRequestContext> authenticate) {
-        requireSsp2ContentType(request.getHeader("Content-Type"));
+        requireContentType(request.getHeader("Content-Type"), CONTENT_TYPE);
         boolean gzip = requestIsGzip(request.getHeader("Content-Encoding"));
         SyncRound round = new SyncRound(engine, maxRequestBytes);
         RequestBody body = bodies.open(request, maxRequestBytes, round::tooLarge);
@@ -98,16 +98,19 @@ public class SyncResource {
                 : Map.of("Vary", List.of("Accept-Encoding"), "Content-Encoding", List.of(coding.token));
     }
 
-    /** §1.1: exactly {@code application/vnd.syncular.sync.v2} (case-insensitive; parameters ignored). */
-    static void requireSsp2ContentType(String contentType) {
+    /**
+     * Exactly the media type {@code expected} (case-insensitive; parameters ignored), else 415: §1.1 for
+     * {@code /sync}, REMOTE.md §5 for {@code /operations}.
+     */
+    static void requireContentType(String contentType, String expected) {
         if (contentType != null) {
             int semi = contentType.indexOf(';');
             String essence = (semi < 0 ? contentType : contentType.substring(0, semi)).trim();
-            if (essence.equalsIgnoreCase(CONTENT_TYPE)) {
+            if (essence.equalsIgnoreCase(expected)) {
                 return;
             }
         }
-        throw new HttpError(415, ErrorCode.INVALID_REQUEST, "content type must be " + CONTENT_TYPE);
+        throw new HttpError(415, ErrorCode.INVALID_REQUEST, "content type must be " + expected);
     }
 
     /** §1.3: request bodies are identity or {@code gzip}; any other coding is 415. */
