@@ -215,9 +215,7 @@ public class EngineProducer {
         if (!l.enabled()) {
             return null;
         }
-        if (l.ttl().isZero() || l.ttl().isNegative()) {
-            throw new ConfigurationException("syncular.leases.ttl must be more than 0s, was " + l.ttl());
-        }
+        // the ttl (more than 0s) and the key's length are checked by config.SyncularConfigValidator
         byte[] key = key(l.key(), "syncular.leases.key", MISSING_LEASE_KEY, "syncular development lease key",
                 config.storage().pgSchema(), io.quarkus.runtime.configuration.ConfigUtils.isProfileActive("prod"));
         return new AuthLeases(storage.authLeases(key), l.ttl().toMillis(), System::currentTimeMillis);
@@ -247,15 +245,9 @@ public class EngineProducer {
         if (config.blobs().store() != SyncularConfig.StoreKind.S3) {
             return new PostgresBlobStore(pool, config.storage().pgSchema());
         }
+        // the bucket and the §5.4 presign ttl (1s to 15m) are checked by config.SyncularConfigValidator
         SyncularConfig.S3 c = config.s3();
-        if (c.bucket().isEmpty() || c.bucket().get().isBlank()) {
-            throw new ConfigurationException("syncular.blobs.store=s3 needs a bucket: set syncular.s3.bucket");
-        }
-        Duration ttl = c.presignTtl();
-        if (ttl.compareTo(Duration.ofSeconds(1)) < 0 || ttl.compareTo(S3BlobStore.MAX_PRESIGN_TTL) > 0) {
-            throw new ConfigurationException("syncular.s3.presign-ttl must be between 1s and 15m (SSP2 §5.4), was " + ttl);
-        }
-        return new S3BlobStore(s3.get(), presigner.get(), c.bucket().get(), c.keyPrefix().orElse(""), ttl);
+        return new S3BlobStore(s3.get(), presigner.get(), c.bucket().get(), c.keyPrefix().orElse(""), c.presignTtl());
     }
 
     @Produces

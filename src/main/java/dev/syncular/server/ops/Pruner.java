@@ -47,15 +47,13 @@ public final class Pruner {
         long resultsBefore = policy.pushResultsCreatedBefore(nowMs);
         // the id after which the next page starts; a short page is the last
         String[] after = {null};
-        boolean[] more = {true};
         return Multi.createBy().repeating().uni(() -> after,
                         a -> storage.retentionInputs(a[0], PAGE, activeSince).invoke(page -> {
-                            more[0] = page.size() == PAGE;
                             if (!page.isEmpty()) {
                                 a[0] = page.get(page.size() - 1).partition().partition();
                             }
                         }))
-                .whilst(page -> more[0])
+                .whilst(page -> page.size() == PAGE)
                 .onItem().transformToMultiAndConcatenate(page -> Multi.createFrom().iterable(page))
                 .onItem().transformToUniAndConcatenate(inputs -> prune(inputs)
                         .chain(pass -> storage.prunePushResults(inputs.partition().partition(), resultsBefore)

@@ -14,11 +14,15 @@ import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.pubsub.PgSubscriber;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -197,13 +201,13 @@ public final class RealtimeHub {
      * a reconnect does not send every client's catch-up pull to the pod in the same instant.
      */
     private void wakeAllSpread() {
-        java.util.List<java.util.Map.Entry<String, RealtimeSession>> all = new java.util.ArrayList<>();
+        List<Map.Entry<String, RealtimeSession>> all = new ArrayList<>();
         byPartition.forEach((partition, set) -> set.forEach(s -> {
             s.fence();
-            all.add(java.util.Map.entry(partition, s));
+            all.add(Map.entry(partition, s));
         }));
         long spreadMs = Math.min(MAX_WAKE_SPREAD_MS, all.size() * 1000L / WAKES_PER_SECOND_AFTER_RECONNECT);
-        java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+        ThreadLocalRandom random = ThreadLocalRandom.current();
         for (var e : all) {
             long delay = spreadMs < 1 ? 0 : random.nextLong(spreadMs);
             if (delay < 1) {
@@ -432,7 +436,7 @@ public final class RealtimeHub {
                         .thenCompose(v -> read).thenAccept(this::fanOut)
                         .exceptionally(e -> {
                             // the partition's sockets are woken: their clients pull what the fan-out missed (§8.3)
-                            Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+                            Throwable cause = e instanceof CompletionException && e.getCause() != null
                                     ? e.getCause() : e;
                             if (cause instanceof FanoutReads.BacklogFull) {
                                 metrics.fanoutOverflow();
