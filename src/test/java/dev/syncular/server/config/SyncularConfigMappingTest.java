@@ -144,6 +144,9 @@ class SyncularConfigMappingTest {
         refused(Map.of("syncular.signed-urls.key", "short"), "syncular.signed-urls.key must have at least 32 bytes");
         refused(Map.of("syncular.leases.enabled", "true", "syncular.leases.ttl", "0s"), "syncular.leases.ttl");
         refused(Map.of("syncular.blobs.store", "s3"), "syncular.blobs.store=s3 needs a bucket");
+        refused(Map.of("syncular.blobs.store", "s3", "syncular.s3.bucket", " "), "syncular.s3.bucket");
+        refused(Map.of("syncular.blobs.store", "S3", "syncular.s3.bucket", "b", "syncular.s3.presign-ttl", "20m"),
+                "syncular.s3.presign-ttl");
         refused(Map.of("syncular.segments.store", "s3", "syncular.s3.bucket", "b", "syncular.s3.presign-ttl", "1h"),
                 "syncular.s3.presign-ttl");
         // checked only where they apply, as before: signed URLs off, leases off

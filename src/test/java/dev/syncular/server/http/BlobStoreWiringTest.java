@@ -2,14 +2,11 @@ package dev.syncular.server.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.postgres.PostgresBlobStore;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.testsupport.TestPostgres;
-import io.quarkus.runtime.configuration.ConfigurationException;
 import io.quarkus.runtime.configuration.DurationConverter;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.quarkus.runtime.configuration.MemorySizeConverter;
@@ -24,7 +21,8 @@ import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** {@code syncular.blobs.store} selection in {@link EngineProducer}: the S3 beans are only touched for {@code s3}. */
+/** {@code syncular.blobs.store} selection in {@link EngineProducer}: the S3 beans are only touched for {@code s3}
+ * (a missing bucket or a presign ttl above 15 minutes is refused earlier, by {@code SyncularConfigValidator}). */
 class BlobStoreWiringTest {
 
     private static SyncularConfig config(Map<String, String> props) {
@@ -62,25 +60,5 @@ class BlobStoreWiringTest {
         } finally {
             vertx.close().await().indefinitely();
         }
-    }
-
-    @Test
-    void s3WithoutABucketStopsTheBootNamingTheProperty() {
-        SyncularConfig c = config(Map.of("syncular.blobs.store", "s3"));
-        assertEquals(SyncularConfig.StoreKind.S3, c.blobs().store());
-        ConfigurationException e = assertThrows(ConfigurationException.class,
-                () -> new EngineProducer().blobStore(null, c, untouchable(), untouchable()));
-        assertTrue(e.getMessage().contains("syncular.s3.bucket"), e.getMessage());
-        assertThrows(ConfigurationException.class, () -> new EngineProducer().blobStore(null,
-                config(Map.of("syncular.blobs.store", "s3", "syncular.s3.bucket", " ")), untouchable(), untouchable()));
-    }
-
-    @Test
-    void presignTtlAboveFifteenMinutesIsRefused() {
-        SyncularConfig c = config(Map.of("syncular.blobs.store", "S3", "syncular.s3.bucket", "b",
-                "syncular.s3.presign-ttl", "20m"));
-        ConfigurationException e = assertThrows(ConfigurationException.class,
-                () -> new EngineProducer().blobStore(null, c, untouchable(), untouchable()));
-        assertTrue(e.getMessage().contains("syncular.s3.presign-ttl"), e.getMessage());
     }
 }
