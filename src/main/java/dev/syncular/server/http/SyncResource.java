@@ -82,14 +82,20 @@ public class SyncResource {
         boolean gzip = requestIsGzip(request.getHeader("Content-Encoding"));
         SyncRound round = new SyncRound(engine, maxRequestBytes);
         RequestBody body = bodies.open(request, maxRequestBytes, round::tooLarge);
-        ContentCoding coding = ContentCoding.negotiate(request.getHeader("Accept-Encoding"));
+        String accepted = request.getHeader("Accept-Encoding");
         Uni<List<Frame>> planned = round.handle(authenticate, body::read, gzip, body.lease())
                 // the request's bytes (and what was decoded from them) are held until the round is planned
                 .onTermination().invoke(body::release);
-        return RestMulti.fromUniResponse(planned,
-                frames -> Multi.createFrom().iterable(SyncRound.chunks(frames, coding)),
-                frames -> responseHeaders(coding),
-                frames -> 200);
+        // §1.3: the coding honours Accept-Encoding and pays for itself (small responses go identity-coded)
+        Uni<Coded> coded = planned.map(frames -> new Coded(frames, SyncRound.coding(frames, accepted)));
+        return RestMulti.fromUniResponse(coded,
+                c -> Multi.createFrom().iterable(SyncRound.chunks(c.frames(), c.coding())),
+                c -> responseHeaders(c.coding()),
+                c -> 200);
+    }
+
+    /** A planned response and the coding it goes out in. */
+    private record Coded(List<Frame> frames, ContentCoding coding) {
     }
 
     static Map<String, List<String>> responseHeaders(ContentCoding coding) {
