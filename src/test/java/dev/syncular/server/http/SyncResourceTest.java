@@ -184,6 +184,13 @@ class SyncResourceTest {
         r.then().statusCode(200).contentType(startsWith(Ssp2.CT)).header("Content-Encoding", equalTo("gzip"))
                 .header("Vary", containsString("Accept-Encoding"));
         assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), "gzip"));
+        // a response over 16 KiB is compressed on a worker thread: the same bytes arrive, in order
+        Response big = Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "gzip")
+                .contentType(Ssp2.CT).body(Ssp2.pull(client(), listOf(150))).post("/sync");
+        big.then().statusCode(200).header("Content-Encoding", equalTo("gzip"));
+        byte[] plain = Ssp2.inflate(big.asByteArray(), "gzip");
+        assertTrue(plain.length > SyncResource.OFFLOAD_BYTES, plain.length + " bytes");
+        assertPullResponse(Ssp2.decodeResponse(big.asByteArray(), "gzip"));
     }
 
     /** §1.3 honoured where it pays: a response under 1 KiB goes identity-coded even when gzip is accepted. */
