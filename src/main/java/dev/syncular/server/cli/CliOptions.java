@@ -45,6 +45,12 @@ final class CliOptions {
                                      every delta as it arrives (with --decode, the changed rows), applies and
                                      acknowledges deltas, pulls on a wake-up; ends when the socket closes or
                                      after --count <n> deltas
+              query <operationId> [<params>]
+                                     run a registered query (POST <mount>/operations, REMOTE.md); <params> is
+                                     JSON text, @file or - ({"$integer":"n"} and {"$bytes":"<base64>"} for
+                                     those types); prints the rows and maxCommitSeq
+              command <operationId> <requestId> [<params>]
+                                     run a registered command; prints its status, commitSeq and results
               segment <segmentId>    download a segment (GET <mount>/segments/{id}) with --sub or --scopes;
                                      prints it (a rows segment) or writes it to --out
               blob put <file>        upload a blob (PUT <mount>/blobs/{id}) and print its BlobRef

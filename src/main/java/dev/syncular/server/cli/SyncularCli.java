@@ -58,7 +58,8 @@ public final class SyncularCli {
             return 0;
         } catch (HttpFailure e) {
             out.println(pretty(e.body));
-            err.println("syncular: the server answered HTTP " + e.status);
+            err.println(e.status == 200 ? "syncular: the operation failed (REMOTE.md §7 error on stdout)"
+                    : "syncular: the server answered HTTP " + e.status);
             return SERVER_REFUSED;
         } catch (IllegalArgumentException | IllegalStateException | UncheckedIOException | SchemaException
                 | WireException e) {
@@ -127,6 +128,9 @@ public final class SyncularCli {
                 ClientState state = StateFile.load(o.state, o.clientId);
                 new Watch(o, rounds(o, schema, state, out, err), state, out).run(SyncRounds.named(state, rest));
             }
+            case "query" -> operation(o, o.word(1, "operation id"), null, rest.size() >= 2 ? rest.get(1) : "{}", out, err);
+            case "command" -> operation(o, o.word(1, "operation id"), o.word(2, "request id"),
+                    rest.size() >= 3 ? rest.get(2) : "{}", out, err);
             case "segment" -> segment(o, out, err);
             case "blob" -> blob(o, out, err);
             case "render" -> {
@@ -171,6 +175,25 @@ public final class SyncularCli {
             return new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
         }
         return arg.startsWith("@") ? Files.readString(Path.of(arg.substring(1))) : arg;
+    }
+
+    /**
+     * {@code query <operationId> [<params>]} and {@code command <operationId> <requestId> [<params>]} (REMOTE.md §5):
+     * the state file's client id, the params as JSON text, @file or -; prints the answer as plain JSON. An
+     * operation error ({@code kind: "error"}) is printed too and exits with {@value #SERVER_REFUSED}.
+     */
+    private static void operation(CliOptions o, String operationId, String requestId, String params, PrintStream out,
+            PrintStream err) throws IOException {
+        ClientState state = StateFile.load(o.state, o.clientId);
+        StateFile.save(o.state, state);
+        byte[] body = RemoteOperationCall.request(state.clientId, operationId, requestId, JSON.readTree(input(params)));
+        ServerConnection.Answer answer = connection(o, err).exchange("POST", "/operations",
+                Map.of("Content-Type", RemoteOperationCall.CONTENT_TYPE), body);
+        JsonNode decoded = RemoteOperationCall.decode(JSON.readTree(answer.ok()));
+        if ("error".equals(decoded.path("kind").asText())) {
+            throw new HttpFailure(200, decoded.toString()); // printed by run(), exit status 1
+        }
+        out.println(JSON.writerWithDefaultPrettyPrinter().writeValueAsString(decoded));
     }
 
     private static void segment(CliOptions o, PrintStream out, PrintStream err) throws IOException {

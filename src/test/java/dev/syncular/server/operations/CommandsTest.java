@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.cli.SyncularCli;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -21,11 +22,15 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.response.Response;
 import jakarta.inject.Inject;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Registered commands (REMOTE.md §3, §5, §7) through {@code POST /operations} of the running app on PostgreSQL, with
@@ -112,6 +117,37 @@ class CommandsTest {
         Map<String, Object> replay = call("alice", command("test.renameTodo", "r-out", rename("t9", "l9", "x")));
         assertEquals("rejected", replay.get("status"), replay.toString());
         assertEquals(runs, TestCommands.RenameTodo.RUNS.get(), "a stored rejection replays without running");
+    }
+
+    /** The CLI's {@code command} and {@code query} against the same server: plain JSON in and out, exit status. */
+    @Test
+    void theCliRunsCommandsAndQueries(@TempDir Path dir) throws Exception {
+        String url = "http://localhost:" + port;
+        Path state = dir.resolve("state.json");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = SyncularCli.run(new String[] {"--url=" + url, "--actor", "alice", "--partition", partition,
+            "--state", state.toString(), "command", "test.renameTodo", "cli-1",
+            "{\"id\":\"c1\",\"list\":\"l1\",\"title\":\"from the cli\"}"}, new PrintStream(out), new PrintStream(err));
+        assertEquals(0, status, err.toString());
+        JsonNode applied = JSON.readTree(out.toString());
+        assertEquals("applied", applied.path("status").asText(), applied.toString());
+        assertTrue(applied.path("commitSeq").asLong() >= 1, applied.toString());
+
+        out.reset();
+        status = SyncularCli.run(new String[] {"--url", url, "--actor", "reader", "--partition", partition, "--state",
+            state.toString(), "query", OperationsResourceTest.FIXTURE_ID, "{\"listId\":\"l1\"}"},
+                new PrintStream(out), new PrintStream(err));
+        assertEquals(0, status, err.toString());
+        JsonNode rows = JSON.readTree(out.toString()).path("rows");
+        assertEquals(1, rows.size(), out.toString());
+        assertEquals("from the cli", rows.get(0).path("title").asText(), rows.toString());
+
+        out.reset();
+        status = SyncularCli.run(new String[] {"--url", url, "--actor", "alice", "--partition", partition, "--state",
+            state.toString(), "command", "test.nothing", "cli-2"}, new PrintStream(out), new PrintStream(err));
+        assertEquals(SyncularCli.SERVER_REFUSED, status);
+        assertEquals("operation.invalid_request", JSON.readTree(out.toString()).path("code").asText(), out.toString());
     }
 
     @Test
