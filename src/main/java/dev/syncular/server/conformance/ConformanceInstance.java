@@ -37,7 +37,7 @@ public final class ConformanceInstance {
     /** Blob size cap of conformance instances (the server's default, §5.9.3). */
     static final long BLOB_MAX_BYTES = 100L << 20;
     volatile SyncEngine engine;
-    private dev.syncular.server.segments.SegmentUrlSigner signer;
+    private dev.syncular.server.segments.SegmentUrls signer = dev.syncular.server.segments.SegmentUrls.NONE;
     private dev.syncular.server.sync.WritePolicy policy = dev.syncular.server.sync.WritePolicy.NONE;
     /** §8 (the {@code /instances/{id}/realtime} socket): this instance's own hub, started by the first socket. */
     private dev.syncular.server.realtime.RealtimeChannel realtime;
@@ -52,7 +52,7 @@ public final class ConformanceInstance {
     final AtomicBoolean resolverOutage = new AtomicBoolean();
     /** {@code failNextIdempotencyLookup} (capability {@code idempotency-fault}). */
     final AtomicBoolean failNextIdempotencyLookup = new AtomicBoolean();
-    /** §7.3 auth leases (capability {@code leases}), or {@code null} when the create options set none. */
+    /** §7.3 auth leases (capability {@code leases}), or {@code AuthLeases.OFF} when the create options set none. */
     final dev.syncular.server.sync.AuthLeases leases;
     /** §2.1 backup and restore of this instance's storage (capability {@code backup-restore}). */
     final StorageBackup backup;
@@ -81,7 +81,7 @@ public final class ConformanceInstance {
                 : Uni.createFrom().item(allowed.getOrDefault(actor, Map.of()));
         byte[] leaseKey = new byte[32];
         new java.security.SecureRandom().nextBytes(leaseKey);
-        this.leases = leaseTtlMs == null ? null
+        this.leases = leaseTtlMs == null ? dev.syncular.server.sync.AuthLeases.OFF
                 : new dev.syncular.server.sync.AuthLeases(storage.authLeases(leaseKey), leaseTtlMs, clock::get);
         this.limits = limits;
         this.signingKey = new byte[32];
@@ -100,7 +100,7 @@ public final class ConformanceInstance {
      * client refuses with {@code sync.segment_expired} without fetching.
      */
     void setSignedUrlTtl(Long ttlSeconds) {
-        dev.syncular.server.segments.SegmentUrlSigner signer = ttlSeconds == null ? null
+        dev.syncular.server.segments.SegmentUrls signer = ttlSeconds == null ? dev.syncular.server.segments.SegmentUrls.NONE
                 : new dev.syncular.server.segments.SegmentUrlSigner(signingKey, segmentBaseUrl,
                         Math.max(0, Math.min(ttlSeconds, dev.syncular.server.segments.SegmentUrlSigner.MAX_TTL_MS / 1000))
                                 * 1000);
@@ -121,10 +121,9 @@ public final class ConformanceInstance {
     }
 
     private synchronized void rebuildEngine() {
-        this.engine = new SyncEngine(SchemaWindow.single(schema), storage, segments, resolver, limits, clock::get,
-                crdtMerger, List.of(), dev.syncular.server.sync.SyncObserver.NONE, signer,
-                true, objects, policy, leases, () -> failNextIdempotencyLookup.getAndSet(false),
-                dev.syncular.server.sync.RoundAdmission.NONE);
+        this.engine = new SyncEngine(dev.syncular.server.sync.EngineParts.builder(SchemaWindow.single(schema), storage,
+                segments, resolver).limits(limits).clock(clock::get).merger(crdtMerger).urls(signer).blobs(objects)
+                .policy(policy).leases(leases).fault(() -> failNextIdempotencyLookup.getAndSet(false)).build());
     }
 
     public String id() {

@@ -169,7 +169,7 @@ public class AdminResource {
             @PathParam("leaseId") String leaseId) {
         return guarded("POST /admin/partitions/{partition}/leases/{leaseId}/revoke", auth, () -> {
             dev.syncular.server.sync.AuthLeases leases = engine.leases();
-            if (leases == null) {
+            if (!leases.enabled()) {
                 return notFound("auth leases are not enabled", Map.of());
             }
             String p = AdminAccess.storable(partition);

@@ -28,7 +28,7 @@ import dev.syncular.server.sync.AuthLeases;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.CrdtMergerRegistry;
 import dev.syncular.server.sync.CrdtTypeMerger;
-import dev.syncular.server.sync.IdempotencyLookupFault;
+import dev.syncular.server.sync.EngineParts;
 import dev.syncular.server.sync.RoundAdmission;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
@@ -201,19 +201,21 @@ public class EngineProducer {
         SyncularConfig.Limits l = config.limits();
         SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), (int) l.inlineSegmentMaxBytes().asLongValue(),
                 l.segmentTtl().toMillis(), l.maxSubscriptionsPerRequest(), l.maxResponseBytes().asLongValue());
-        return new SyncEngine(window, storage, segments, failures.observe(resolver), limits, System::currentTimeMillis,
-                mergers, checkpoints(config), SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics), urls(config, segments),
-                config.segments().sqliteImages(), blobs, policy, leases(config, storage), IdempotencyLookupFault.NONE,
-                new RoundAdmission(new RoundAdmission.Limits(config.fairness().maxRoundsPerActor(),
+        return new SyncEngine(EngineParts.builder(window, storage, segments, failures.observe(resolver)).limits(limits)
+                .clock(System::currentTimeMillis).merger(mergers).checkpoints(checkpoints(config))
+                .observer(SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics)).urls(urls(config, segments))
+                .buildImages(config.segments().sqliteImages()).blobs(blobs).policy(policy).leases(leases(config, storage))
+                .admission(new RoundAdmission(new RoundAdmission.Limits(config.fairness().maxRoundsPerActor(),
                         config.fairness().maxRoundsPerPartition(), config.fairness().maxPushOperationsPerActor(),
-                        config.fairness().retryAfter()), fairnessMetrics));
+                        config.fairness().retryAfter()), fairnessMetrics))
+                .build());
     }
 
-    /** §7.3 auth leases from {@code syncular.leases.*}, or {@code null} when disabled (the default). */
+    /** §7.3 auth leases from {@code syncular.leases.*}, or {@link AuthLeases#OFF} when disabled (the default). */
     static AuthLeases leases(SyncularConfig config, PostgresSyncStorage storage) {
         SyncularConfig.Leases l = config.leases();
         if (!l.enabled()) {
-            return null;
+            return AuthLeases.OFF;
         }
         // the ttl (more than 0s) and the key's length are checked by config.SyncularConfigValidator
         byte[] key = key(l.key(), "syncular.leases.key", MISSING_LEASE_KEY, "syncular development lease key",
@@ -231,7 +233,8 @@ public class EngineProducer {
         if (segments instanceof S3SegmentStore s3) {
             return s3.presignedUrls(config.s3().presignTtl());
         }
-        return signer(config);
+        SegmentUrlSigner signer = signer(config);
+        return signer == null ? SegmentUrls.NONE : signer;
     }
 
     /**

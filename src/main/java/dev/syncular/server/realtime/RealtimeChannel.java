@@ -96,7 +96,7 @@ public final class RealtimeChannel {
     private Uni<java.util.Map<String, List<String>>> leased(SyncRequestContext ctx, String clientId,
             PartitionState partition, Throwable outage) {
         AuthLeases leases = engine.get().leases();
-        if (leases == null || partition == null) {
+        if (!leases.enabled() || partition == null) {
             return Uni.createFrom().failure(outage);
         }
         return leases.authorize(ctx, clientId, partition.logEpoch());

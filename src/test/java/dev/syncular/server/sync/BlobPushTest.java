@@ -119,8 +119,7 @@ class BlobPushTest {
         blobs = new HookedStore(pg);
         ScopeResolver everything = (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("*")));
         SchemaWindow window = SchemaWindow.single(SyncScenariosContract.SCHEMA);
-        engine = new SyncEngine(window, storage, new InMemorySegmentStore(), everything, SyncLimits.DEFAULTS,
-                System::currentTimeMillis, CrdtMerger.NONE, List.of(), SyncObserver.NONE, null, true, blobs);
+        engine = new SyncEngine(EngineParts.builder(window, storage, new InMemorySegmentStore(), everything).blobs(blobs).build());
         service = new BlobService(blobs, storage, everything, window, System::currentTimeMillis, 1 << 20, Duration.ZERO);
     }
 
@@ -293,9 +292,7 @@ class BlobPushTest {
 
     @Test
     void withoutABlobStoreEveryReferenceIsMissing() {
-        SyncEngine bare = new SyncEngine(SchemaWindow.single(SyncScenariosContract.SCHEMA), storage,
-                new InMemorySegmentStore(), (a, p) -> Uni.createFrom().item(Map.of("project_id", List.of("*"))),
-                SyncLimits.DEFAULTS, System::currentTimeMillis);
+        SyncEngine bare = new SyncEngine(EngineParts.builder(SchemaWindow.single(SyncScenariosContract.SCHEMA), storage, new InMemorySegmentStore(), (a, p) -> Uni.createFrom().item(Map.of("project_id", List.of("*")))).build());
         SyncTestClient c = client(bare, "bare-" + UUID.randomUUID());
         c.sync();
         String id = upload(partition, "stored but unknown to this engine");

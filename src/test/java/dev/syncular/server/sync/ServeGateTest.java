@@ -81,13 +81,12 @@ class ServeGateTest {
                 // A hook runs between the entry gate read and the verify read (never blocking the event loop).
                 return hook == null ? Uni.createFrom().item(all) : hook.apply(partition).replaceWith(all);
             };
-            engine = new SyncEngine(SchemaWindow.single(schema), storage, new InMemorySegmentStore(), resolver,
-                    SyncLimits.DEFAULTS, System::currentTimeMillis, CrdtMerger.NONE, declared, new SyncObserver() {
+            engine = new SyncEngine(EngineParts.builder(SchemaWindow.single(schema), storage, new InMemorySegmentStore(), resolver).checkpoints(declared).observer(new SyncObserver() {
                         @Override
                         public void gateRefused(String partition, String reason) {
                             refusals.add(reason);
                         }
-                    });
+                    }).build());
         }
 
         SyncTestClient client(String partition, String clientId) {
