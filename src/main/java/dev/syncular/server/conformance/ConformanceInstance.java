@@ -1,5 +1,8 @@
 package dev.syncular.server.conformance;
 
+import dev.syncular.server.boot.Assembly;
+import dev.syncular.server.boot.Realtime;
+import dev.syncular.server.boot.RealtimeParts;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
@@ -89,8 +92,8 @@ public final class ConformanceInstance {
         this.segmentBaseUrl = segmentBaseUrl;
         this.blobStore = blobStore;
         this.objects = new HostObjectStore(blobStore, signingKey, id, clock::get);
-        this.blobs = new dev.syncular.server.sync.BlobService(objects, storage, resolver, SchemaWindow.single(schema),
-                clock::get, BLOB_MAX_BYTES, java.time.Duration.ofHours(24));
+        this.blobs = Assembly.blobService(objects, storage, resolver, SchemaWindow.single(schema), clock::get,
+                BLOB_MAX_BYTES, java.time.Duration.ofHours(24));
         setSignedUrlTtl(signedUrlTtlSeconds);
     }
 
@@ -121,7 +124,7 @@ public final class ConformanceInstance {
     }
 
     private synchronized void rebuildEngine() {
-        this.engine = new SyncEngine(dev.syncular.server.sync.EngineParts.builder(SchemaWindow.single(schema), storage,
+        this.engine = Assembly.engine(dev.syncular.server.sync.EngineParts.builder(SchemaWindow.single(schema), storage,
                 segments, resolver).limits(limits).clock(clock::get).merger(crdtMerger).urls(signer).blobs(objects)
                 .policy(policy).leases(leases).fault(() -> failNextIdempotencyLookup.getAndSet(false)).build());
     }
@@ -140,15 +143,14 @@ public final class ConformanceInstance {
             java.util.function.Function<String, List<io.vertx.pgclient.PgConnectOptions>> listenOptions) {
         if (realtime == null) {
             String podId = "syncular-conformance-" + id;
-            var hub = new dev.syncular.server.realtime.RealtimeHub(new dev.syncular.server.realtime.RealtimeHub.Settings(
-                    podId, listenOptions.apply(podId), maxDeltaBytes, 64, true,
-                    maxPresenceBytes, java.time.Duration.ofSeconds(30), clock::get, 1L << 20,
-                    java.time.Duration.ofSeconds(30)), storage, SchemaWindow.single(schema),
-                    vertx, pool, new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
-                    partition -> engine.serves(partition));
-            realtimeStarted = hub.start();
-            realtime = new dev.syncular.server.realtime.RealtimeChannel(hub, storage, resolver,
-                    SchemaWindow.single(schema), () -> engine, maxRequestBytes, budget);
+            var settings = new dev.syncular.server.realtime.RealtimeHub.Settings(podId, listenOptions.apply(podId),
+                    maxDeltaBytes, 64, true, maxPresenceBytes, java.time.Duration.ofSeconds(30), clock::get, 1L << 20,
+                    java.time.Duration.ofSeconds(30));
+            Realtime built = Assembly.realtime(new RealtimeParts(settings, storage, SchemaWindow.single(schema), vertx,
+                    pool, new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), resolver, () -> engine,
+                    maxRequestBytes, budget));
+            realtimeStarted = built.hub().start();
+            realtime = built.channel();
         }
         return realtime;
     }

@@ -3,15 +3,22 @@ package dev.syncular.server.http;
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.postgres.PostgresBlobStore;
 import dev.syncular.server.blobs.s3.S3BlobStore;
+import dev.syncular.server.boot.Assembly;
+import dev.syncular.server.boot.Realtime;
+import dev.syncular.server.boot.RealtimeParts;
+import dev.syncular.server.config.BoundedPgPool;
 import dev.syncular.server.config.EmbeddedDatabase;
 import dev.syncular.server.config.EmbeddedPostgresConfigSourceFactory;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.crdt.yjs.YjsDocMerger;
+import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.ops.OperationalEvents;
 import dev.syncular.server.ops.ScopeResolverFailures;
 import dev.syncular.server.ops.ServeGateMetrics;
 import dev.syncular.server.ops.StorageReadiness;
 import dev.syncular.server.ops.SyncMetrics;
+import dev.syncular.server.realtime.RealtimeChannel;
+import dev.syncular.server.realtime.RealtimeHub;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaException;
 import dev.syncular.server.schema.SchemaLoader;
@@ -21,7 +28,6 @@ import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.segments.s3.S3SegmentStore;
-import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.AuthLeases;
@@ -29,13 +35,13 @@ import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.CrdtMergerRegistry;
 import dev.syncular.server.sync.CrdtTypeMerger;
 import dev.syncular.server.sync.EngineParts;
-import dev.syncular.server.sync.RoundAdmission;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
-import dev.syncular.server.sync.SyncLimits;
 import dev.syncular.server.sync.SyncObserver;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.runtime.configuration.ConfigurationException;
+import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -198,17 +204,37 @@ public class EngineProducer {
             OperationalEvents events, BlobStore blobs, ScopeResolverFailures failures, CrdtMergerRegistry mergers,
             dev.syncular.server.sync.WritePolicy policy, dev.syncular.server.ops.ReactionMetrics reactionMetrics,
             dev.syncular.server.ops.FairnessMetrics fairnessMetrics) {
-        SyncularConfig.Limits l = config.limits();
-        SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), (int) l.inlineSegmentMaxBytes().asLongValue(),
-                l.segmentTtl().toMillis(), l.maxSubscriptionsPerRequest(), l.maxResponseBytes().asLongValue());
-        return new SyncEngine(EngineParts.builder(window, storage, segments, failures.observe(resolver)).limits(limits)
-                .clock(System::currentTimeMillis).merger(mergers).checkpoints(checkpoints(config))
+        return Assembly.engine(Assembly.configured(EngineParts.builder(window, storage, segments,
+                failures.observe(resolver)), config, fairnessMetrics).merger(mergers)
                 .observer(SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics)).urls(urls(config, segments))
-                .buildImages(config.segments().sqliteImages()).blobs(blobs).policy(policy).leases(leases(config, storage))
-                .admission(new RoundAdmission(new RoundAdmission.Limits(config.fairness().maxRoundsPerActor(),
-                        config.fairness().maxRoundsPerPartition(), config.fairness().maxPushOperationsPerActor(),
-                        config.fairness().retryAfter()), fairnessMetrics))
-                .build());
+                .blobs(blobs).policy(policy).leases(leases(config, storage)).build());
+    }
+
+    /**
+     * The pod's realtime hub and channel (§8) from {@code syncular.realtime.*}, on the application's storage and
+     * engine; {@code realtime.PodRealtime} starts and drains the hub.
+     */
+    @Produces
+    @Singleton
+    Realtime realtime(SyncularConfig config, PostgresSyncStorage storage, SchemaWindow window, Vertx vertx,
+            MeterRegistry registry, Pool pool, ScopeResolver resolver, SyncEngine engine, ScopeResolverFailures failures,
+            BufferBudget budget, BoundedPgPool datasource) {
+        String podId = RealtimeHub.podId(System.getenv("HOSTNAME"));
+        return Assembly.realtime(new RealtimeParts(Assembly.realtimeSettings(config.realtime(), podId,
+                datasource.listenOptions(podId)), storage, window, vertx, pool, registry, failures.observe(resolver),
+                () -> engine, config.maxRequestBytes().asLongValue(), budget));
+    }
+
+    @Produces
+    @Singleton
+    RealtimeHub realtimeHub(Realtime realtime) {
+        return realtime.hub();
+    }
+
+    @Produces
+    @Singleton
+    RealtimeChannel realtimeChannel(Realtime realtime) {
+        return realtime.channel();
     }
 
     /** §7.3 auth leases from {@code syncular.leases.*}, or {@link AuthLeases#OFF} when disabled (the default). */
@@ -257,9 +283,7 @@ public class EngineProducer {
     @Singleton
     BlobService blobService(BlobStore store, PostgresSyncStorage storage, ScopeResolver resolver, SchemaWindow window,
             SyncularConfig config, ScopeResolverFailures failures) {
-        SyncularConfig.Blobs b = config.blobs();
-        return new BlobService(store, storage, failures.observe(resolver), window, System::currentTimeMillis, b.maxBytes().asLongValue(),
-                b.orphanGrace());
+        return Assembly.blobService(config.blobs(), store, storage, failures.observe(resolver), window);
     }
 
     /**
@@ -345,21 +369,12 @@ public class EngineProducer {
         return ttl;
     }
 
-    /** The backfill checkpoints this build declares (§2.4), from {@code syncular.checkpoints}. */
-    static List<CheckpointDeclaration> checkpoints(SyncularConfig config) {
-        List<CheckpointDeclaration> out = new ArrayList<>();
-        for (SyncularConfig.Checkpoint c : config.checkpoints().orElse(List.of())) {
-            out.add(new CheckpointDeclaration(c.partition(), c.name(), c.schemaVersion()));
-        }
-        return out;
-    }
-
     /** Runs after the datasource (priority 1) and dev-auth (priority 2) checks. */
     void ensureStorage(@Observes StartupEvent event, SchemaWindow window, PostgresSyncStorage storage,
             SegmentStore segments, SyncularConfig config, StorageReadiness readiness) {
         long t0 = System.nanoTime();
         try {
-            storage.ensureSchema(window.current(), checkpoints(config)).await().atMost(STARTUP_DDL_TIMEOUT);
+            storage.ensureSchema(window.current(), Assembly.checkpoints(config)).await().atMost(STARTUP_DDL_TIMEOUT);
         } catch (StorageException e) {
             if (!StorageException.SCHEMA_NOT_READY.equals(e.code())) {
                 ConfigurationException clear = StartupErrors.storage(e, storage.pgSchema(), window.current().version(),

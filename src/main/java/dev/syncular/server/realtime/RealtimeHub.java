@@ -109,7 +109,7 @@ public final class RealtimeHub {
      * A {@code application_name} for a LISTEN connection, so an operator finds it in {@code pg_stat_activity}:
      * a random part, then the host name (the pod name in Kubernetes), at most the 63 bytes PostgreSQL keeps.
      */
-    static String podId(String hostname) {
+    public static String podId(String hostname) {
         String id = "syncular-rt-" + UUID.randomUUID().toString().substring(0, 8)
                 + (hostname == null || hostname.isBlank() ? "" : "-" + hostname.replaceAll("[^A-Za-z0-9._-]", "_"));
         return id.length() > 63 ? id.substring(0, 63) : id;
