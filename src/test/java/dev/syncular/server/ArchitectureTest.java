@@ -37,7 +37,8 @@ import org.junit.jupiter.api.Test;
  * lower rank, never one of its own rank or above. Packages of one rank (the storage adapters, the edge) do
  * not use each other.</li>
  * <li>No cycles between packages.</li>
- * <li>Only the composition root ({@code boot}) constructs the {@code SyncEngine}.</li>
+ * <li>Only the composition root ({@code boot}) constructs the {@code SyncEngine}, and only it (besides
+ * {@code storage.postgres} itself) names {@code PostgresSyncStorage}: everything else depends on storage roles.</li>
  * <li>{@code wire} (SSP2 bytes to records and back, §1–§5, §11) knows nothing of Quarkus, Vert.x, Netty,
  * CDI, files or the network.</li>
  * <li>No class uses a Vert.x or Quarkus internal ({@code *.impl.*}) type.</li>
@@ -164,6 +165,16 @@ class ArchitectureTest {
                         (com.tngtech.archunit.core.domain.JavaConstructorCall call) -> call.getTargetOwner()
                                 .getFullName().equals(ROOT + ".sync.SyncEngine")))
                 .because("the composition root (boot) is the one place the engine is assembled")
+                .check(classes);
+    }
+
+    @Test
+    void theEdgeDependsOnStorageRolesNotOnThePostgresStorage() {
+        noClasses().that().resideOutsideOfPackages(ROOT + ".boot", ROOT + ".storage.postgres")
+                .should().dependOnClassesThat().haveFullyQualifiedName(ROOT + ".storage.postgres.PostgresSyncStorage")
+                .because("users of the storage depend on the role interfaces of storage (SyncStorage,"
+                        + " CheckpointStorage, RealtimeSignals, ExclusiveJobs, ...); only the composition root builds"
+                        + " the PostgreSQL one")
                 .check(classes);
     }
 

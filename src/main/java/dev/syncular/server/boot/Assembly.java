@@ -6,13 +6,16 @@ import dev.syncular.server.realtime.RealtimeChannel;
 import dev.syncular.server.realtime.RealtimeHub;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.CheckpointDeclaration;
+import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.EngineParts;
 import dev.syncular.server.sync.RoundAdmission;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncLimits;
+import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.pgclient.PgConnectOptions;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,6 +28,11 @@ import java.util.function.LongSupplier;
  */
 public final class Assembly {
     private Assembly() {
+    }
+
+    /** PostgreSQL storage in {@code pgSchema} on {@code pool}, with the default settings (a conformance instance's). */
+    public static ServerStorage storage(Pool pool, String pgSchema) {
+        return new PostgresSyncStorage(pool, pgSchema);
     }
 
     /** The engine over {@code parts}: the one constructor call of {@link SyncEngine} above {@code sync}. */
@@ -88,7 +96,7 @@ public final class Assembly {
      * the one asked.
      */
     public static Realtime realtime(RealtimeParts parts) {
-        RealtimeHub hub = new RealtimeHub(parts.settings(), parts.storage(), parts.window(), parts.vertx(), parts.pool(),
+        RealtimeHub hub = new RealtimeHub(parts.settings(), parts.storage(), parts.storage(), parts.window(), parts.vertx(), parts.pool(),
                 parts.registry(), partition -> parts.engine().get().serves(partition));
         RealtimeChannel channel = new RealtimeChannel(hub, parts.storage(), parts.resolver(), parts.window(),
                 parts.engine(), parts.maxRequestBytes(), parts.budget());

@@ -3,7 +3,7 @@ package dev.syncular.server.boot;
 import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.realtime.RealtimeHub;
 import dev.syncular.server.schema.SchemaWindow;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -15,7 +15,7 @@ import java.util.function.Supplier;
  * What {@link Assembly#realtime} builds a hub and its channel from.
  *
  * @param settings        the hub's limits (§8.8), pod id and LISTEN connection
- * @param storage         the storage the hub reads notified commits from and listens on
+ * @param storage         the storage the hub reads notified commits from and listens on (its realtime signals)
  * @param window          the served schema versions
  * @param vertx           the hub's timers and LISTEN connection
  * @param pool            the pool presence {@code NOTIFY}s are sent on
@@ -25,7 +25,7 @@ import java.util.function.Supplier;
  * @param maxRequestBytes the cap of a socket round's request
  * @param budget          the process's buffer budget
  */
-public record RealtimeParts(RealtimeHub.Settings settings, PostgresSyncStorage storage, SchemaWindow window, Vertx vertx,
+public record RealtimeParts(RealtimeHub.Settings settings, ServerStorage storage, SchemaWindow window, Vertx vertx,
         Pool pool, MeterRegistry registry, ScopeResolver resolver, Supplier<SyncEngine> engine, long maxRequestBytes,
         BufferBudget budget) {
 }

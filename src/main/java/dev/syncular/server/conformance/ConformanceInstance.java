@@ -6,7 +6,7 @@ import dev.syncular.server.boot.RealtimeParts;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncLimits;
@@ -26,7 +26,7 @@ public final class ConformanceInstance {
     final String id;
     final String partition;
     final CompiledSchema schema;
-    final PostgresSyncStorage storage;
+    final ServerStorage storage;
     final PostgresSegmentStore segments;
     /** §5.9 blobs (capability {@code blobs}): the embedded store in this instance's schema, on its clock. */
     final dev.syncular.server.blobs.postgres.PostgresBlobStore blobStore;
@@ -63,7 +63,7 @@ public final class ConformanceInstance {
     /** The §5.10.2 merger registry the instance's pushes merge {@code crdt} columns with. */
     private final dev.syncular.server.sync.CrdtMerger crdtMerger;
 
-    ConformanceInstance(String id, String partition, CompiledSchema schema, PostgresSyncStorage storage,
+    ConformanceInstance(String id, String partition, CompiledSchema schema, ServerStorage storage,
             PostgresSegmentStore segments, dev.syncular.server.blobs.postgres.PostgresBlobStore blobStore, SyncLimits limits,
             long nowMs, Long signedUrlTtlSeconds, String segmentBaseUrl, long maxDeltaBytes, long maxPresenceBytes,
             dev.syncular.server.sync.CrdtMerger crdtMerger, Long leaseTtlMs, StorageBackup backup) {

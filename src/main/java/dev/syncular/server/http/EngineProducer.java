@@ -28,8 +28,10 @@ import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.segments.s3.S3SegmentStore;
+import dev.syncular.server.storage.AuthLeaseStorage;
+import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.storage.StorageException;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.AuthLeases;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.CrdtMergerRegistry;
@@ -60,9 +62,11 @@ import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.presigner.S3Presigner;
 
 /**
- * Wires the engine from configuration: the running schema ({@code syncular.schema.path} or the bundled
- * quickstart schema), PostgreSQL sync storage and segment store on Quarkus's reactive {@link Pool} (in
- * {@code syncular.storage.pg-schema}), the host's {@link ScopeResolver} bean and the limits.
+ * The pod's beans from configuration: the running schema ({@code syncular.schema.path} or the bundled
+ * quickstart schema), the segment and blob stores on Quarkus's reactive {@link Pool} (in
+ * {@code syncular.storage.pg-schema}) or S3, and — assembled by the composition root ({@link Assembly}) over the
+ * storage bean ({@code boot.StorageProducer}) and the host's {@link ScopeResolver} bean — the engine, the realtime
+ * hub and channel, and the blob service.
  *
  * <p>At start-up ({@link StartupEvent}, on the main thread — never an event loop) it creates or verifies
  * the storage tables, blocking until done, so the first request finds them ready and a broken database
@@ -166,15 +170,6 @@ public class EngineProducer {
                 .orElse("bundled " + SyncularConfig.BUNDLED_SCHEMA_RESOURCE + " (syncular.schema.path unset)");
     }
 
-    @Produces
-    @Singleton
-    PostgresSyncStorage storage(Pool pool, SyncularConfig config) {
-        SyncularConfig.Storage s = config.storage();
-        SyncularConfig.Pruning p = config.pruning();
-        return new PostgresSyncStorage(pool, s.pgSchema(), new PostgresSyncStorage.Settings(s.maxQueuedPushesPerPartition(),
-                s.lockTimeout(), s.statementTimeout(), p.batchCommits(), p.batchPushResults()));
-    }
-
     /**
      * {@code syncular.segments.store}: {@code embedded} keeps segments in PostgreSQL (zero setup); {@code s3}
      * puts them in {@code syncular.s3.bucket} through the Quarkus S3 client, which is only looked up then.
@@ -199,7 +194,7 @@ public class EngineProducer {
 
     @Produces
     @Singleton
-    SyncEngine engine(SchemaWindow window, PostgresSyncStorage storage, SegmentStore segments,
+    SyncEngine engine(SchemaWindow window, ServerStorage storage, SegmentStore segments,
             ScopeResolver resolver, SyncularConfig config, ServeGateMetrics gateMetrics, SyncMetrics syncMetrics,
             OperationalEvents events, BlobStore blobs, ScopeResolverFailures failures, CrdtMergerRegistry mergers,
             dev.syncular.server.sync.WritePolicy policy, dev.syncular.server.ops.ReactionMetrics reactionMetrics,
@@ -216,7 +211,7 @@ public class EngineProducer {
      */
     @Produces
     @Singleton
-    Realtime realtime(SyncularConfig config, PostgresSyncStorage storage, SchemaWindow window, Vertx vertx,
+    Realtime realtime(SyncularConfig config, ServerStorage storage, SchemaWindow window, Vertx vertx,
             MeterRegistry registry, Pool pool, ScopeResolver resolver, SyncEngine engine, ScopeResolverFailures failures,
             BufferBudget budget, BoundedPgPool datasource) {
         String podId = RealtimeHub.podId(System.getenv("HOSTNAME"));
@@ -238,7 +233,7 @@ public class EngineProducer {
     }
 
     /** §7.3 auth leases from {@code syncular.leases.*}, or {@link AuthLeases#OFF} when disabled (the default). */
-    static AuthLeases leases(SyncularConfig config, PostgresSyncStorage storage) {
+    static AuthLeases leases(SyncularConfig config, AuthLeaseStorage storage) {
         SyncularConfig.Leases l = config.leases();
         if (!l.enabled()) {
             return AuthLeases.OFF;
@@ -281,7 +276,7 @@ public class EngineProducer {
 
     @Produces
     @Singleton
-    BlobService blobService(BlobStore store, PostgresSyncStorage storage, ScopeResolver resolver, SchemaWindow window,
+    BlobService blobService(BlobStore store, SyncStorage storage, ScopeResolver resolver, SchemaWindow window,
             SyncularConfig config, ScopeResolverFailures failures) {
         return Assembly.blobService(config.blobs(), store, storage, failures.observe(resolver), window);
     }
@@ -370,7 +365,7 @@ public class EngineProducer {
     }
 
     /** Runs after the datasource (priority 1) and dev-auth (priority 2) checks. */
-    void ensureStorage(@Observes StartupEvent event, SchemaWindow window, PostgresSyncStorage storage,
+    void ensureStorage(@Observes StartupEvent event, SchemaWindow window, ServerStorage storage,
             SegmentStore segments, SyncularConfig config, StorageReadiness readiness) {
         long t0 = System.nanoTime();
         try {

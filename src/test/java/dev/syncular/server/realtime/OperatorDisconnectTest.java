@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import dev.syncular.server.config.BoundedPgPool;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.storage.SocketDisconnect;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
-import dev.syncular.server.storage.postgres.SocketDisconnect;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
