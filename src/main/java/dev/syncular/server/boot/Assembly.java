@@ -32,7 +32,7 @@ public final class Assembly {
 
     /** PostgreSQL storage in {@code pgSchema} on {@code pool}, with the default settings (a conformance instance's). */
     public static ServerStorage storage(Pool pool, String pgSchema) {
-        return new PostgresSyncStorage(pool, pgSchema);
+        return new PostgresSyncStorage(pool, pgSchema, PostgresSyncStorage.Settings.DEFAULTS);
     }
 
     /** The engine over {@code parts}: the one constructor call of {@link SyncEngine} above {@code sync}. */

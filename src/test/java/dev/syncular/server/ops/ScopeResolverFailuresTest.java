@@ -41,14 +41,15 @@ class ScopeResolverFailuresTest {
         Vertx vertx = Vertx.vertx();
         Pool pool = TestPostgres.pool(vertx, 4);
         PostgresSyncStorage storage = new PostgresSyncStorage(pool, "sync_resolver_" + UUID.randomUUID().toString()
-                .replace("-", "").substring(0, 10));
+                .replace("-", "").substring(0, 10), PostgresSyncStorage.Settings.DEFAULTS);
         LogCapture log = LogCapture.of(ScopeResolverFailures.class.getName(), java.util.logging.Level.INFO, "requestId");
         try {
             storage.ensureSchema(SyncScenariosContract.SCHEMA).await().atMost(WAIT);
             SimpleMeterRegistry meters = new SimpleMeterRegistry();
             ScopeResolverFailures failures = new ScopeResolverFailures(meters);
             ScopeResolver outage = (actor, partition) -> Uni.createFrom().failure(new IllegalStateException("authz service down"));
-            SyncEngine engine = new SyncEngine(EngineParts.builder(SchemaWindow.single(SyncScenariosContract.SCHEMA), storage, new InMemorySegmentStore(), failures.observe(outage)).build());
+            SyncEngine engine = new SyncEngine(EngineParts.builder(SchemaWindow.single(SyncScenariosContract.SCHEMA), storage, new InMemorySegmentStore(), failures.observe(outage))
+                    .build());
             String partition = "p-" + UUID.randomUUID();
             SyncTestClient client = new SyncTestClient(SyncScenariosContract.SCHEMA, new SyncTestClient.Transport() {
                 @Override

@@ -439,9 +439,10 @@ class RealtimeChannelTest {
         Vertx vertx = Vertx.vertx();
         Pool otherPool = dev.syncular.server.testsupport.TestPostgres.pool(vertx, 2);
         try {
-            PostgresSyncStorage other = new PostgresSyncStorage(otherPool, storage.pgSchema());
+            PostgresSyncStorage other = new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
             other.ensureSchema(window.current()).await().atMost(WAIT);
-            SyncEngine engine = new SyncEngine(EngineParts.builder(window, other, new InMemorySegmentStore(), resolver).build());
+            SyncEngine engine = new SyncEngine(EngineParts.builder(window, other, new InMemorySegmentStore(), resolver)
+                    .build());
             SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
             a.state.logEpoch = b.state.logEpoch;
             a.upsert("todos", todo("pod2"), null);
@@ -468,7 +469,7 @@ class RealtimeChannelTest {
         Pool otherPool = dev.syncular.server.testsupport.TestPostgres.pool(vertx, 2);
         String rotated;
         try {
-            rotated = new PostgresSyncStorage(otherPool, storage.pgSchema()).rotateLogEpoch(partition)
+            rotated = new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).rotateLogEpoch(partition)
                     .await().atMost(WAIT).logEpoch();
         } finally {
             otherPool.close().await().atMost(WAIT);
@@ -501,9 +502,11 @@ class RealtimeChannelTest {
         Vertx vertx = Vertx.vertx();
         Pool otherPool = dev.syncular.server.testsupport.TestPostgres.pool(vertx, 2);
         try {
-            PostgresSyncStorage other = new PostgresSyncStorage(otherPool, storage.pgSchema());
+            PostgresSyncStorage other = new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
             other.ensureSchema(window.current()).await().atMost(WAIT);
-            SyncEngine backfiller = new SyncEngine(EngineParts.builder(window, other, new InMemorySegmentStore(), resolver).checkpoints(List.of(new dev.syncular.server.storage.CheckpointDeclaration(partition, "fill", version))).build());
+            SyncEngine backfiller = new SyncEngine(EngineParts.builder(window, other, new InMemorySegmentStore(), resolver)
+                    .checkpoints(List.of(new dev.syncular.server.storage.CheckpointDeclaration(partition, "fill", version)))
+                    .build());
             SyncTestClient.Transport viaBackfiller = new SyncTestClient.Transport() {
                 @Override
                 public byte[] roundTrip(SyncTestClient c, byte[] request) {

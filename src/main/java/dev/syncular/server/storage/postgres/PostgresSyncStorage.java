@@ -88,11 +88,8 @@ public final class PostgresSyncStorage implements ServerStorage {
     /**
      * @param pool     the reactive pool
      * @param pgSchema the PostgreSQL schema (namespace) holding every storage object; created if absent
+     * @param settings the push queue, timeouts and pruning batches ({@link Settings#DEFAULTS})
      */
-    public PostgresSyncStorage(Pool pool, String pgSchema) {
-        this(pool, pgSchema, Settings.DEFAULTS);
-    }
-
     public PostgresSyncStorage(Pool pool, String pgSchema, Settings settings) {
         this.pool = Objects.requireNonNull(pool, "pool");
         this.pgSchema = Objects.requireNonNull(pgSchema, "pgSchema");
