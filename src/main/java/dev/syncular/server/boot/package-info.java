@@ -7,8 +7,11 @@
  * (§8.8) and {@link dev.syncular.server.boot.Assembly#blobService(dev.syncular.server.config.SyncularConfig.Blobs,
  * dev.syncular.server.blobs.BlobStore, dev.syncular.server.storage.SyncStorage,
  * dev.syncular.server.sync.ScopeResolver, dev.syncular.server.schema.SchemaWindow)} (§5.9).
+ * {@link dev.syncular.server.boot.ConfiguredParts} turns {@code syncular.signed-urls.*} and {@code syncular.leases.*}
+ * into the engine's §5.4 segment URLs and §7.3 auth leases (or their off values), with the keys they need.
  * {@link dev.syncular.server.boot.RealtimeParts} and {@link dev.syncular.server.boot.Realtime} are what a hub is
- * built from and what it comes with.
+ * built from and what it comes with. {@link dev.syncular.server.boot.StorageProducer} is the pod's storage bean, the
+ * one place besides {@code storage.postgres} that names the PostgreSQL storage: everyone else injects a role.
  *
  * <p>Its users are the edges that own a lifecycle: the production CDI producer ({@code http.EngineProducer}, whose
  * beans {@code realtime.PodRealtime} takes) and the conformance host (an engine and a hub per instance). It sits
