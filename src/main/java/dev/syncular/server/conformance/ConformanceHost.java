@@ -92,7 +92,7 @@ public class ConformanceHost {
         String id = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         String pgSchema = "conformance_" + id;
         ServerStorage storage = Assembly.storage(pool, pgSchema);
-        PostgresSegmentStore segments = new PostgresSegmentStore(pool, pgSchema);
+        PostgresSegmentStore segments = new PostgresSegmentStore(pool, pgSchema, PostgresSegmentStore.DEFAULT_CACHE_BYTES);
         JsonNode signed = options.path("signedUrls");
         Long ttlSeconds = signed.isObject() ? signed.path("ttlSeconds").asLong(600) : null;
         String port = org.eclipse.microprofile.config.ConfigProvider.getConfig().getOptionalValue(

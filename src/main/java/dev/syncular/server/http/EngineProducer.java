@@ -180,7 +180,7 @@ public class EngineProducer {
             return new S3SegmentStore(s3.get(), presigner.get(), bucket(config, "syncular.segments.store"),
                     config.s3().keyPrefix().orElse(""), io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool());
         }
-        return new PostgresSegmentStore(pool, config.storage().pgSchema());
+        return new PostgresSegmentStore(pool, config.storage().pgSchema(), PostgresSegmentStore.DEFAULT_CACHE_BYTES);
     }
 
     /** The configured bucket, or a start-up failure naming the property that asked for S3. */

@@ -81,14 +81,10 @@ public final class PostgresSegmentStore implements SegmentStore {
     private long cachedBytes;
 
     /**
-     * @param pool     the reactive pool
-     * @param pgSchema the PostgreSQL schema (namespace) holding the segment tables; created if absent
+     * @param pool       the reactive pool
+     * @param pgSchema   the PostgreSQL schema (namespace) holding the segment tables; created if absent
+     * @param cacheBytes bound of the in-memory byte cache (0 disables it; {@link #DEFAULT_CACHE_BYTES})
      */
-    public PostgresSegmentStore(Pool pool, String pgSchema) {
-        this(pool, pgSchema, DEFAULT_CACHE_BYTES);
-    }
-
-    /** @param cacheBytes bound of the in-memory byte cache (0 disables it) */
     public PostgresSegmentStore(Pool pool, String pgSchema, long cacheBytes) {
         this.pool = Objects.requireNonNull(pool, "pool");
         this.pgSchema = Objects.requireNonNull(pgSchema, "pgSchema");
