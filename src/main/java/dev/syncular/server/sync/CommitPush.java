@@ -69,11 +69,6 @@ final class CommitPush {
     private final IdempotencyLookupFault fault;
 
     CommitPush(SchemaWindow window, SyncStorage storage, BlobStore blobs, LongSupplier clock, ServeGates gates,
-            ServeGateCheck check, PushOperations operations, SyncObserver observer, WritePolicy policy) {
-        this(window, storage, blobs, clock, gates, check, operations, observer, policy, IdempotencyLookupFault.NONE);
-    }
-
-    CommitPush(SchemaWindow window, SyncStorage storage, BlobStore blobs, LongSupplier clock, ServeGates gates,
             ServeGateCheck check, PushOperations operations, SyncObserver observer, WritePolicy policy,
             IdempotencyLookupFault fault) {
         this.policy = policy;
