@@ -150,10 +150,11 @@ public final class QueryWatches {
         OperationValue answer = failure == null
                 ? WatchMessage.snapshot(w.watchId, (OperationValue.Obj) result)
                 : WatchMessage.error(w.watchId, failure);
-        boolean registered = s.answer(w, answer, failure != null);
-        if (registered) {
+        WatchSession.Answered answered = s.answer(w, answer, failure != null);
+        if (answered != WatchSession.Answered.SUPPRESSED) {
             operations.watchAnswered(w.operationId, answer, System.nanoTime() - start);
         }
+        boolean registered = answered == WatchSession.Answered.SENT;
         synchronized (w) {
             w.running = false;
             again = registered && w.dirty && !w.removed;

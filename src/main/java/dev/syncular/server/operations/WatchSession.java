@@ -160,15 +160,25 @@ public final class WatchSession {
         return watches.size();
     }
 
+    /** What became of a run's answer. */
+    enum Answered {
+        /** Not sent: the watch was removed meanwhile (unwatch, close). */
+        SUPPRESSED,
+        /** Sent; the watch stays registered. */
+        SENT,
+        /** Sent, and the watch removed (its first run failed). */
+        SENT_AND_REMOVED
+    }
+
     /**
      * The answer of one run of {@code w}: sent unless the watch was removed meanwhile (unwatch, close). A failed
-     * first run removes the watch. Returns whether the watch is still registered.
+     * first run removes the watch.
      */
-    boolean answer(Watch w, OperationValue answer, boolean failed) {
+    Answered answer(Watch w, OperationValue answer, boolean failed) {
         boolean drop;
         synchronized (this) {
             if (closed || watches.get(w.watchId) != w) {
-                return false; // §6: unwatch suppresses a result that was still running
+                return Answered.SUPPRESSED; // §6: unwatch suppresses a result that was still running
             }
             boolean first;
             synchronized (w) {
@@ -183,9 +193,9 @@ public final class WatchSession {
         }
         if (drop) {
             removed(w);
-            return false;
+            return Answered.SENT_AND_REMOVED;
         }
-        return true;
+        return Answered.SENT;
     }
 
     private void send(OperationValue message, boolean binary) {
