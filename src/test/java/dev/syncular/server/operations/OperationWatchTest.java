@@ -67,7 +67,7 @@ class OperationWatchTest {
             m.put("syncular.dev-auth.allowed-scopes", "{\"list_id\":[\"l1\",\"l2\"]}");
             m.put("syncular.operations.watch.max-per-connection", "3");
             m.put("syncular.operations.watch.max-per-pod", "5");
-            m.put("syncular.operations.watch.min-rerun-interval", "0ms");
+            m.put("syncular.operations.watch.min-rerun-interval", "1s");
             return m;
         }
     }
@@ -249,6 +249,21 @@ class OperationWatchTest {
         assertEquals(List.of("t1", "t3"), ids(barrier));
         assertTrue(s.binaries.isEmpty() && s.texts.isEmpty(), "nothing else for a commit to notes");
         await(() -> answered("todosInList", "ok") - before == 3, "a, its rerun and c counted per operation id");
+    }
+
+    @Test
+    void aBurstOfCommitsCoalescesIntoOneRerunAtTheEndOfTheInterval() throws Exception {
+        RealtimeSocket s = socket();
+        double before = answered("todosInList", "ok");
+        send(s, watch("a", "todosInList", "l1"));
+        double seq = (Double) snapshot(s, "a").get("maxCommitSeq");
+        // three commits in one push round, inside the 1 s min-rerun-interval that began with the first run:
+        // the first notification arms the rerun at the interval's end, the others only set the dirty flag
+        push("todos", todo("b1", "l1", "x"), todo("b2", "l1", "y"), todo("b3", "l1", "z"));
+        Map<String, Object> rerun = snapshot(s, "a");
+        assertEquals(List.of("b1", "b2", "b3", "t1"), ids(rerun), "one rerun sees the whole burst");
+        assertEquals(seq + 3, rerun.get("maxCommitSeq"));
+        assertEquals(2, answered("todosInList", "ok") - before, "the first run and one rerun, not one per commit");
     }
 
     @Test
