@@ -5,12 +5,14 @@ import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.round.ContentCoding;
 import dev.syncular.server.round.HttpError;
+import dev.syncular.server.round.ResponseBody;
 import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.wire.Frame;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.inject.Inject;
@@ -50,6 +52,8 @@ import org.jboss.resteasy.reactive.RestMulti;
 @Path("/sync")
 public class SyncResource {
     public static final String CONTENT_TYPE = "application/vnd.syncular.sync.v2";
+    /** A compressed response of about this size or more is coded on a worker thread. */
+    static final int OFFLOAD_BYTES = 16 * 1024;
 
     private final SyncEngine engine;
     private final Authenticator authenticator;
@@ -82,14 +86,28 @@ public class SyncResource {
         boolean gzip = requestIsGzip(request.getHeader("Content-Encoding"));
         SyncRound round = new SyncRound(engine, maxRequestBytes);
         RequestBody body = bodies.open(request, maxRequestBytes, round::tooLarge);
-        ContentCoding coding = ContentCoding.negotiate(request.getHeader("Accept-Encoding"));
+        String accepted = request.getHeader("Accept-Encoding");
         Uni<List<Frame>> planned = round.handle(authenticate, body::read, gzip, body.lease())
                 // the request's bytes (and what was decoded from them) are held until the round is planned
                 .onTermination().invoke(body::release);
-        return RestMulti.fromUniResponse(planned,
-                frames -> Multi.createFrom().iterable(SyncRound.chunks(frames, coding)),
-                frames -> responseHeaders(coding),
-                frames -> 200);
+        // §1.3: the coding honours Accept-Encoding and pays for itself (small responses go identity-coded)
+        Uni<Coded> coded = planned.map(frames -> new Coded(frames, SyncRound.coding(frames, accepted)));
+        return RestMulti.fromUniResponse(coded,
+                c -> {
+                    Multi<Buffer> chunks = Multi.createFrom().iterable(SyncRound.chunks(c.frames(), c.coding()));
+                    // compressing a large response is CPU work: its chunks are produced on a worker, not the
+                    // event loop (a small one is cheaper to code in place than to hand over)
+                    return c.coding() != ContentCoding.IDENTITY
+                            && ResponseBody.estimatedBytes(c.frames(), OFFLOAD_BYTES) >= OFFLOAD_BYTES
+                                    ? chunks.runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
+                                    : chunks;
+                },
+                c -> responseHeaders(c.coding()),
+                c -> 200);
+    }
+
+    /** A planned response and the coding it goes out in. */
+    private record Coded(List<Frame> frames, ContentCoding coding) {
     }
 
     static Map<String, List<String>> responseHeaders(ContentCoding coding) {

@@ -1,14 +1,18 @@
 package dev.syncular.server.round;
 
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.wire.Change;
+import dev.syncular.server.wire.CommitFrame;
 import dev.syncular.server.wire.ErrorFrame;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.FrameType;
 import dev.syncular.server.wire.MessageEncoder;
+import dev.syncular.server.wire.SegmentInline;
 import io.vertx.core.buffer.Buffer;
 import java.io.ByteArrayOutputStream;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.NoSuchElementException;
 import org.jboss.logging.Logger;
 
@@ -53,6 +57,41 @@ public final class ResponseBody implements Iterator<Buffer> {
      */
     public static Iterable<Buffer> identity(List<Frame> frames) {
         return of(frames, ContentCoding.IDENTITY);
+    }
+
+    /**
+     * About how many bytes {@code frames} encode to (identity), counted only up to {@code enough}: the size
+     * {@link ContentCoding#choose} decides by, without encoding anything. Exact for neither, within a few bytes
+     * per frame and change (strings counted in chars, fixed fields at their largest).
+     */
+    public static long estimatedBytes(List<Frame> frames, long enough) {
+        long n = 8; // envelope header + END
+        for (Frame f : frames) {
+            n += FrameType.FRAME_HEADER_BYTES;
+            if (f instanceof CommitFrame c) {
+                n += 24 + c.actorId().length();
+                for (String t : c.tables()) {
+                    n += 4 + t.length();
+                }
+                for (Change ch : c.changes()) {
+                    n += 16 + ch.rowId().length() + (ch.row() == null ? 0 : ch.row().length);
+                    for (Map.Entry<String, String> e : ch.scopes().entrySet()) {
+                        n += 8 + e.getKey().length() + e.getValue().length();
+                    }
+                    if (n >= enough) {
+                        return n;
+                    }
+                }
+            } else if (f instanceof SegmentInline s) {
+                n += 4 + s.payload().length;
+            } else {
+                n += 48;
+            }
+            if (n >= enough) {
+                return n;
+            }
+        }
+        return n;
     }
 
     @Override

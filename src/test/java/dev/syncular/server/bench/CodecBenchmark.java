@@ -1,5 +1,7 @@
 package dev.syncular.server.bench;
 
+import dev.syncular.server.round.ContentCoding;
+import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.wire.Change;
 import dev.syncular.server.wire.ColumnDef;
 import dev.syncular.server.wire.ColumnType;
@@ -38,7 +40,11 @@ import java.util.Random;
  * <li>(b) a 100,000-row SSG2 rows segment through {@link RowsSegmentWriter} / {@link RowsSegmentReader};</li>
  * <li>(c) the streaming {@link MessageDecoder} fed in 64 KiB chunks: the (a) stream (rows decoded too),
  * and the (b) segment carried in a {@code SEGMENT_INLINE} frame.</li>
+ * <li>(d) one pull response of 0 to 1,000 changes through the {@code POST /sync} response path
+ * ({@link SyncRound#chunks}) under identity, gzip and zstd: bytes on the wire and the benchmark thread's CPU per
+ * response, so where compression starts to pay can be read off (the threshold in {@link ContentCoding}).</li>
  * </ul>
+ * {@code bench.cases} picks the cases (default {@code abcd}).
  * Each case runs warm-up iterations, then measured iterations; median and best wall-clock throughput are
  * reported, plus the median by the benchmark thread's CPU time (robust when other processes share the CPUs;
  * excludes GC threads).
@@ -102,6 +108,13 @@ public final class CodecBenchmark {
                 + " (%.1f B/row)%n", changeRows.length, commitStream.length, commitStream.length / (double) changeRows.length,
                 SEGMENT_ROWS, segment.length, segment.length / (double) SEGMENT_ROWS);
 
+        String cases = System.getProperty("bench.cases", "abcd");
+        if (cases.contains("d")) {
+            responseCodings(codec, changeRows);
+        }
+        if (!cases.matches(".*[abc].*")) {
+            return;
+        }
         WireWriter encodeBuf = new WireWriter(2 << 20);
         WireWriter segBuf = new WireWriter(16 << 20);
         List<Result> results = new ArrayList<>();
@@ -150,6 +163,78 @@ public final class CodecBenchmark {
         System.out.printf("load average after run: %.2f (%d CPUs)%n", ManagementFactory.getOperatingSystemMXBean()
                 .getSystemLoadAverage(), Runtime.getRuntime().availableProcessors());
         System.out.println("(sink " + (sink & 0xff) + ", warm-up " + WARMUP + ", measured " + ITERATIONS + ")");
+    }
+
+    /** (d): per response size, the wire bytes and CPU of each coding through the response path. */
+    private static void responseCodings(RowCodec codec, Object[][] rows) {
+        System.out.printf("%n(d) pull responses through SyncRound.chunks: bytes and CPU per response%n");
+        System.out.printf("%8s %10s %10s %10s %12s %12s %12s%n", "changes", "identity B", "gzip B", "zstd B",
+                "identity us", "gzip us", "zstd us");
+        for (int changes : new int[] {0, 1, 2, 4, 8, 16, 64, 256, 1000}) {
+            List<Frame> frames = responseFrames(codec, rows, changes);
+            long[] bytes = new long[3];
+            double[] micros = new double[3];
+            ContentCoding[] codings = {ContentCoding.IDENTITY, ContentCoding.GZIP, ContentCoding.ZSTD};
+            int reps = Math.max(20, 20_000 / Math.max(1, changes));
+            for (int c = 0; c < codings.length; c++) {
+                ContentCoding coding = codings[c];
+                Op1 one = () -> {
+                    long n = 0;
+                    for (io.vertx.core.buffer.Buffer b : SyncRound.chunks(frames, coding)) {
+                        n += b.length();
+                    }
+                    return n;
+                };
+                Result r = quietly(() -> {
+                    long n = 0;
+                    for (int i = 0; i < reps; i++) {
+                        n = one.run();
+                    }
+                    return n;
+                });
+                bytes[c] = r.bytes();
+                micros[c] = r.medianCpuSec() * 1e6 / reps;
+            }
+            System.out.printf("%8d %10d %10d %10d %12.1f %12.1f %12.1f%n", changes, bytes[0], bytes[1], bytes[2],
+                    micros[0], micros[1], micros[2]);
+        }
+    }
+
+    /** {@link #measure} without its line: warm-up, then the median of the measured iterations. */
+    private static Result quietly(Op1 op) {
+        long bytes = 0;
+        long warmEnd = System.nanoTime() + 300_000_000L;
+        for (int i = 0; i < 5 || System.nanoTime() < warmEnd; i++) {
+            bytes = op.run();
+        }
+        double[] cpu = new double[ITERATIONS];
+        for (int i = 0; i < ITERATIONS; i++) {
+            long c0 = THREADS.getCurrentThreadCpuTime();
+            bytes = op.run();
+            cpu[i] = (THREADS.getCurrentThreadCpuTime() - c0) / 1e9;
+        }
+        Arrays.sort(cpu);
+        return new Result("", 0, bytes, 0, 0, cpu[cpu.length / 2]);
+    }
+
+    /** A pull response carrying one commit of {@code changes} changes (none: an empty pull). */
+    private static List<Frame> responseFrames(RowCodec codec, Object[][] rows, int changes) {
+        List<Frame> frames = new ArrayList<>();
+        frames.add(new RespHeader(null, null, "epoch-1", false));
+        frames.add(new SubStart("sub-notes", SubscriptionStatus.ACTIVE, "ok", Map.of("project", List.of("p1")), false));
+        if (changes > 0) {
+            WireWriter rowBuf = new WireWriter(256);
+            List<Change> list = new ArrayList<>(changes);
+            for (int k = 0; k < changes; k++) {
+                rowBuf.reset();
+                codec.encode(rowBuf, rows[k]);
+                list.add(new Change(0, (String) rows[k][0], Op.UPSERT, (long) (k + 1), SCOPES,
+                        Arrays.copyOf(rowBuf.array(), rowBuf.size())));
+            }
+            frames.add(new CommitFrame(1000, 1_700_000_000_000L, "actor-1", List.of("notes"), list));
+        }
+        frames.add(new SubEnd(1000, null));
+        return frames;
     }
 
     private static Result measure(String name, long rows, Op1 op) {

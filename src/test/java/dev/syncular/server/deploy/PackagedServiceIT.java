@@ -98,8 +98,11 @@ class PackagedServiceIT {
         assertEquals(alice.table("notes").keySet(), bob.table("notes").keySet());
         assertEquals(3, bob.table("notes").size());
 
-        // bob's next pull, answered zstd-coded (zstd-jni in the server), carries alice's new commit
-        alice.upsert("notes", Notes.note("z1", 4L), null);
+        // bob's next pull, answered zstd-coded (zstd-jni in the server), carries alice's new commit: over
+        // 1 KiB, so it is compressed (§1.3; smaller responses go identity-coded)
+        Map<String, Object> z1 = new HashMap<>(Notes.note("z1", 4L));
+        z1.put("body", "a body long enough to be worth compressing. ".repeat(40));
+        alice.upsert("notes", z1, null);
         alice.sync();
         HttpResponse<byte[]> r = HTTP.send(HttpRequest.newBuilder(URI.create(base() + "/sync"))
                 .header("content-type", HttpTransport.CONTENT_TYPE).header("accept-encoding", "zstd")

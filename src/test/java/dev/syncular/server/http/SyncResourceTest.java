@@ -10,7 +10,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.round.ContentCoding;
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.LogCapture;
+import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.FrameType;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageEncoder;
@@ -19,17 +23,26 @@ import dev.syncular.server.wire.ReqHeader;
 import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.SubEnd;
 import dev.syncular.server.wire.SubStart;
+import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 import io.restassured.response.ValidatableResponse;
+import jakarta.inject.Inject;
 import java.io.ByteArrayOutputStream;
+import java.net.URI;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 @QuarkusTest
 class SyncResourceTest {
+    @TestHTTPResource("/")
+    URI base;
+
+    @Inject
+    SchemaWindow window;
 
     private static String client() {
         return "client-" + UUID.randomUUID();
@@ -151,30 +164,69 @@ class SyncResourceTest {
         assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), null));
     }
 
+    /** A list holding {@code rows} todos with 100-character titles, pushed through {@code POST /sync}. */
+    private String listOf(int rows) {
+        String list = "big-" + UUID.randomUUID();
+        SyncTestClient seeder = new SyncTestClient(window.current(), new HttpTransport(base.toString(), null), "alice",
+                client());
+        for (int i = 0; i < rows; i++) {
+            seeder.upsert("todos", Map.of("id", list + "-" + i, "list_id", list, "title", "t".repeat(100), "done", false,
+                    "position", (long) i, "updated_at_ms", 1L), null);
+        }
+        seeder.syncUntilIdle();
+        return list;
+    }
+
     @Test
     void gzipResponseWhenAccepted() {
         Response r = Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "gzip")
-                .contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync");
+                .contentType(Ssp2.CT).body(Ssp2.pull(client(), listOf(20))).post("/sync");
         r.then().statusCode(200).contentType(startsWith(Ssp2.CT)).header("Content-Encoding", equalTo("gzip"))
                 .header("Vary", containsString("Accept-Encoding"));
         assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), "gzip"));
+        // a response over 16 KiB is compressed on a worker thread: the same bytes arrive, in order
+        Response big = Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "gzip")
+                .contentType(Ssp2.CT).body(Ssp2.pull(client(), listOf(150))).post("/sync");
+        big.then().statusCode(200).header("Content-Encoding", equalTo("gzip"));
+        byte[] plain = Ssp2.inflate(big.asByteArray(), "gzip");
+        assertTrue(plain.length > SyncResource.OFFLOAD_BYTES, plain.length + " bytes");
+        assertPullResponse(Ssp2.decodeResponse(big.asByteArray(), "gzip"));
     }
 
+    /** §1.3 honoured where it pays: a response under 1 KiB goes identity-coded even when gzip is accepted. */
     @Test
-    void zstdResponseWhenPreferred() {
+    void smallResponsesAreNotCompressed() {
         Response r = Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "zstd, gzip")
                 .contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync");
-        r.then().statusCode(200).header("Content-Encoding", equalTo("zstd"));
-        assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), "zstd"));
+        r.then().statusCode(200).header("Content-Encoding", nullValue()).header("Vary", containsString("Accept-Encoding"));
+        assertTrue(r.asByteArray().length < ContentCoding.MIN_COMPRESSED_BYTES, r.asByteArray().length + " bytes");
+        assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), null));
+        // unless the client refuses identity
+        Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "gzip, identity;q=0")
+                .contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync")
+                .then().statusCode(200).header("Content-Encoding", equalTo("gzip"));
     }
 
     @Test
-    void gzipWinsWhenListedFirstOrWithHigherQ() {
-        Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "gzip, zstd")
-                .contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync")
+    void zstdResponseWhenPreferredOrLarge() {
+        String list = listOf(60); // over 4 KiB: zstd on a tie
+        Response r = Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "gzip, zstd")
+                .contentType(Ssp2.CT).body(Ssp2.pull(client(), list)).post("/sync");
+        r.then().statusCode(200).header("Content-Encoding", equalTo("zstd"));
+        assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), "zstd"));
+        Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "zstd")
+                .contentType(Ssp2.CT).body(Ssp2.pull(client(), listOf(20))).post("/sync")
+                .then().statusCode(200).header("Content-Encoding", equalTo("zstd"));
+    }
+
+    @Test
+    void gzipWinsBelowFourKibOrWithHigherQ() {
+        String small = listOf(8); // 1 to 4 KiB: gzip on a tie
+        Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "zstd, gzip")
+                .contentType(Ssp2.CT).body(Ssp2.pull(client(), small)).post("/sync")
                 .then().statusCode(200).header("Content-Encoding", equalTo("gzip"));
         Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "zstd;q=0.5, gzip;q=0.9")
-                .contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync")
+                .contentType(Ssp2.CT).body(Ssp2.pull(client(), listOf(60))).post("/sync")
                 .then().statusCode(200).header("Content-Encoding", equalTo("gzip"));
     }
 

@@ -29,6 +29,27 @@ class ContentCodingTest {
         assertEquals(ContentCoding.GZIP, ContentCoding.negotiate("GZIP ; Q=1"));
     }
 
+    /** §1.3 honoured, and compression only where it pays: identity below 1 KiB, gzip or zstd by size on a tie. */
+    @Test
+    void choiceBySize() {
+        assertEquals(ContentCoding.IDENTITY, ContentCoding.choose("zstd, gzip", 97));
+        assertEquals(ContentCoding.IDENTITY, ContentCoding.choose("gzip", ContentCoding.MIN_COMPRESSED_BYTES - 1));
+        assertEquals(ContentCoding.GZIP, ContentCoding.choose("gzip", ContentCoding.MIN_COMPRESSED_BYTES));
+        // a client that refuses identity gets what it accepts, however small
+        assertEquals(ContentCoding.GZIP, ContentCoding.choose("gzip, identity;q=0", 97));
+        assertEquals(ContentCoding.ZSTD, ContentCoding.choose("zstd, *;q=0", 97));
+        assertEquals(ContentCoding.IDENTITY, ContentCoding.choose("zstd, identity, *;q=0", 97));
+        // equal q-values: gzip's cheap start below 4 KiB, zstd's speed from there on, whichever is listed first
+        assertEquals(ContentCoding.GZIP, ContentCoding.choose("zstd, gzip", 2000));
+        assertEquals(ContentCoding.ZSTD, ContentCoding.choose("gzip, zstd", ContentCoding.ZSTD_FROM_BYTES));
+        assertEquals(ContentCoding.ZSTD, ContentCoding.choose("*", 100_000));
+        // a stated preference wins at every size
+        assertEquals(ContentCoding.ZSTD, ContentCoding.choose("gzip;q=0.5, zstd", 2000));
+        assertEquals(ContentCoding.GZIP, ContentCoding.choose("zstd;q=0.5, gzip", 100_000));
+        assertEquals(ContentCoding.IDENTITY, ContentCoding.choose("br, deflate", 100_000));
+        assertEquals(ContentCoding.IDENTITY, ContentCoding.choose(null, 100_000));
+    }
+
     @Test
     void roundTrips() {
         byte[] data = "hello hello hello hello".repeat(1000).getBytes(StandardCharsets.UTF_8);
