@@ -150,10 +150,8 @@ public final class QueryWatches {
         OperationValue answer = failure == null
                 ? WatchMessage.snapshot(w.watchId, (OperationValue.Obj) result)
                 : WatchMessage.error(w.watchId, failure);
-        WatchSession.Answered answered = s.answer(w, answer, failure != null);
-        if (answered != WatchSession.Answered.SUPPRESSED) {
-            operations.watchAnswered(w.operationId, answer, System.nanoTime() - start);
-        }
+        WatchSession.Answered answered = s.answer(w, answer, failure != null,
+                () -> operations.watchAnswered(w.operationId, answer, System.nanoTime() - start));
         boolean registered = answered == WatchSession.Answered.SENT;
         synchronized (w) {
             w.running = false;

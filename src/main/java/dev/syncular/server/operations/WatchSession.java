@@ -172,9 +172,9 @@ public final class WatchSession {
 
     /**
      * The answer of one run of {@code w}: sent unless the watch was removed meanwhile (unwatch, close). A failed
-     * first run removes the watch.
+     * first run removes the watch. {@code beforeSend} (the metrics) runs just before it is sent.
      */
-    Answered answer(Watch w, OperationValue answer, boolean failed) {
+    Answered answer(Watch w, OperationValue answer, boolean failed, Runnable beforeSend) {
         boolean drop;
         synchronized (this) {
             if (closed || watches.get(w.watchId) != w) {
@@ -188,14 +188,12 @@ public final class WatchSession {
             drop = failed && first;
             if (drop) {
                 watches.remove(w.watchId);
+                removed(w); // released before the answer goes out: the client sees the place free
             }
+            beforeSend.run();
             send(answer, w.binary);
         }
-        if (drop) {
-            removed(w);
-            return Answered.SENT_AND_REMOVED;
-        }
-        return Answered.SENT;
+        return drop ? Answered.SENT_AND_REMOVED : Answered.SENT;
     }
 
     private void send(OperationValue message, boolean binary) {

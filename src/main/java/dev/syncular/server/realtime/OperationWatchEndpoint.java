@@ -2,16 +2,17 @@ package dev.syncular.server.realtime;
 
 import dev.syncular.server.operations.QueryWatches;
 import dev.syncular.server.operations.WatchSession;
+import dev.syncular.server.sync.SyncRequestContext;
 import io.quarkus.websockets.next.OnBinaryMessage;
 import io.quarkus.websockets.next.OnClose;
 import io.quarkus.websockets.next.OnError;
 import io.quarkus.websockets.next.OnOpen;
+import io.quarkus.websockets.next.OnPongMessage;
 import io.quarkus.websockets.next.OnTextMessage;
 import io.quarkus.websockets.next.UserData;
 import io.quarkus.websockets.next.WebSocket;
 import io.quarkus.websockets.next.WebSocketConnection;
 import io.smallrye.mutiny.Uni;
-import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.buffer.Buffer;
 import jakarta.inject.Inject;
 import java.nio.charset.StandardCharsets;
@@ -21,8 +22,9 @@ import org.jboss.logging.Logger;
  * The REMOTE.md §6 watch socket at {@code <mount>/operations/realtime} (authenticated by
  * {@link OperationWatchUpgrade}): binary and text messages both carry the UTF-8 JSON of §4 (Syncular's web
  * client sends binary), each answered in the framing of the message it answers — a watch's snapshots in the
- * framing of its {@code watch}. The messages are handled on a worker thread ({@link WatchSession}); closing
- * removes every watch of the connection.
+ * framing of its {@code watch}. The messages are handled in arrival order ({@link WatchSession}); closing
+ * removes every watch of the connection. Heartbeats, reaping and the credential's lifetime:
+ * {@link PodOperationWatches}.
  */
 @WebSocket(path = OperationWatchUpgrade.ENDPOINT_PATH, endpointId = OperationWatchUpgrade.ENDPOINT_ID)
 public class OperationWatchEndpoint {
@@ -32,14 +34,21 @@ public class OperationWatchEndpoint {
     @Inject
     QueryWatches watches;
 
+    @Inject
+    PodOperationWatches pod;
+
+    /** On the connection's event loop (a {@code Uni}), so it is done before the first message is handled. */
     @OnOpen
-    public void open(WebSocketConnection connection) {
-        WatchSession session = watches.open(connection.userData().get(OperationWatchUpgrade.CONTEXT), (bytes, binary) -> {
+    public Uni<Void> open(WebSocketConnection connection) {
+        SyncRequestContext ctx = connection.userData().get(OperationWatchUpgrade.CONTEXT);
+        pod.opened(connection, ctx);
+        WatchSession session = watches.open(ctx, (bytes, binary) -> {
             Uni<Void> sent = binary ? connection.sendBinary(Buffer.buffer(bytes))
                     : connection.sendText(new String(bytes, StandardCharsets.UTF_8));
             sent.subscribe().with(v -> { }, e -> LOG.debugf("watch message not sent: %s", e.toString()));
         });
         connection.userData().put(SESSION, session);
+        return Uni.createFrom().voidItem();
     }
 
     @OnBinaryMessage
@@ -52,10 +61,25 @@ public class OperationWatchEndpoint {
         return handle(connection, message.getBytes(StandardCharsets.UTF_8), false);
     }
 
-    private static Uni<Void> handle(WebSocketConnection connection, byte[] message, boolean binary) {
+    @OnPongMessage
+    public Uni<Void> pong(WebSocketConnection connection, Buffer data) {
+        pod.heard(connection);
+        return Uni.createFrom().voidItem();
+    }
+
+    private Uni<Void> handle(WebSocketConnection connection, byte[] message, boolean binary) {
         WatchSession session = connection.userData().get(SESSION);
-        return Uni.createFrom().voidItem().emitOn(Infrastructure.getDefaultWorkerPool())
-                .invoke(() -> session.receive(message, binary));
+        if (session == null) {
+            return Uni.createFrom().voidItem(); // closed meanwhile
+        }
+        pod.heard(connection);
+        if (pod.expired(connection, connection.userData().get(OperationWatchUpgrade.CONTEXT))) {
+            return Uni.createFrom().voidItem(); // no watch runs on an expired credential
+        }
+        // on the connection's event loop, in arrival order (an unwatch is never handled before its watch): the
+        // session only decodes (at most max-message-bytes) and registers; runs go to worker threads (WatchRuns)
+        session.receive(message, binary);
+        return Uni.createFrom().voidItem();
     }
 
     /** An error of the connection itself (a reset by the peer, mostly): logged, not rethrown. */
@@ -66,10 +90,12 @@ public class OperationWatchEndpoint {
     }
 
     @OnClose
-    public void close(WebSocketConnection connection) {
+    public Uni<Void> close(WebSocketConnection connection) {
+        pod.closed(connection);
         WatchSession session = connection.userData().get(SESSION);
         if (session != null) {
             session.close();
         }
+        return Uni.createFrom().voidItem();
     }
 }
