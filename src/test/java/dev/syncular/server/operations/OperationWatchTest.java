@@ -411,6 +411,27 @@ class OperationWatchTest {
     }
 
     @Test
+    void quietSocketsArePingedEveryHeartbeatInterval() throws Exception {
+        // the test profile's syncular.realtime.heartbeat-interval is 1s; the JDK client answers pings itself
+        java.util.concurrent.atomic.AtomicInteger pings = new java.util.concurrent.atomic.AtomicInteger();
+        java.net.http.WebSocket ws = java.net.http.HttpClient.newHttpClient().newWebSocketBuilder()
+                .header("x-actor-id", "writer").header("x-syncular-partition", partition)
+                .buildAsync(URI.create("ws://localhost:" + port + "/operations/realtime"), new java.net.http.WebSocket.Listener() {
+                    @Override
+                    public java.util.concurrent.CompletionStage<?> onPing(java.net.http.WebSocket w, ByteBuffer message) {
+                        pings.incrementAndGet();
+                        return java.net.http.WebSocket.Listener.super.onPing(w, message);
+                    }
+                }).get(RealtimeSocket.WAIT.toSeconds(), TimeUnit.SECONDS);
+        try {
+            await(() -> pings.get() >= 2, "two heartbeat pings on a socket with nothing else to say");
+            assertTrue(!ws.isInputClosed(), "answered pings keep the socket open");
+        } finally {
+            ws.abort();
+        }
+    }
+
+    @Test
     void theUpgradeIsAuthenticatedLikeTheSyncSocket() throws Exception {
         try (RawHttp raw = RawHttp.open("localhost", port)) {
             RawHttp.Answer a = raw.head("GET", "/operations/realtime", Map.of("Upgrade", "websocket", "Connection",
