@@ -51,6 +51,13 @@ public interface OperationsConfig {
     }
 
     interface Watch {
+        /**
+         * Open watch sockets of the pod; one more upgrade is refused with 429
+         * {@code sync.websocket_connection_limit} (the sync sockets have {@code syncular.realtime.max-connections}).
+         */
+        @WithDefault("10000")
+        int maxConnections();
+
         /** Active watches one socket may hold; one more is answered {@code sync.rate_limited} (retryable). */
         @WithDefault("100")
         int maxPerConnection();

@@ -4,6 +4,7 @@ import dev.syncular.server.auth.Authenticator;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
+import dev.syncular.server.operations.OperationsConfig;
 import dev.syncular.server.round.ErrorBodies;
 import dev.syncular.server.round.HttpError;
 import dev.syncular.server.round.RoundFailure;
@@ -35,7 +36,8 @@ import org.jboss.logging.Logger;
  * context to the upgrade under a one-time random ticket, which this class, as the endpoint's
  * {@link HttpUpgradeCheck}, redeems into the connection's {@link UserData}; an upgrade without a redeemable
  * ticket is refused (404). Refused too: realtime off ({@code syncular.realtime.enabled=false}: no commit
- * signal, 404 {@code sync.not_found}) and a draining pod (429 {@code sync.websocket_connection_limit}).
+ * signal, 404 {@code sync.not_found}), a draining pod and one at {@code syncular.operations.watch.max-connections}
+ * open watch sockets (429 {@code sync.websocket_connection_limit}).
  */
 @ApplicationScoped
 public class OperationWatchUpgrade implements HttpUpgradeCheck {
@@ -52,9 +54,14 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
     private final PodRealtime realtime;
     private final String mountPrefix;
     private final UpgradeToken browserToken;
+    private final PodOperationWatches pod;
+    private final int maxConnections;
 
     @Inject
-    public OperationWatchUpgrade(Authenticator authenticator, PodRealtime realtime, SyncularConfig config) {
+    public OperationWatchUpgrade(Authenticator authenticator, PodRealtime realtime, SyncularConfig config,
+            PodOperationWatches pod, OperationsConfig operations) {
+        this.pod = pod;
+        this.maxConnections = operations.watch().maxConnections();
         this.authenticator = authenticator;
         this.realtime = realtime;
         this.mountPrefix = config.mountPrefix();
@@ -78,6 +85,10 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
         }
         if (realtime.hub().draining()) {
             refuse(rc, new SyncError(ErrorCode.WEBSOCKET_CONNECTION_LIMIT, "server is shutting down"));
+            return;
+        }
+        if (pod.openConnections() >= maxConnections) {
+            refuse(rc, new SyncError(ErrorCode.WEBSOCKET_CONNECTION_LIMIT, "too many watch connections"));
             return;
         }
         try {

@@ -17,7 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * there too ({@link RealtimeHub.CommitListener}) — a commit taken on another pod reruns a watch here — and a
  * re-{@code LISTEN} or an epoch rotation gives every affected watch a fresh snapshot. Gauges:
  * {@code syncular.operations.watches} (active watches of the pod), {@code syncular.operations.watch.backlog}
- * (runs waiting for a run slot).
+ * (runs waiting for a run slot), {@code syncular.operations.watch.connections} (open watch sockets).
  *
  * <p>The sockets' lifetime, as for the sync socket: every {@code syncular.realtime.heartbeat-interval} a ping
  * (so {@code quarkus.http.idle-timeout} does not close a watch that has nothing to say); a socket not heard from
@@ -57,6 +57,8 @@ public class PodOperationWatches {
                 .description("Active remote query watches of this pod (REMOTE.md §6)").register(registry);
         Gauge.builder("syncular.operations.watch.backlog", watches, QueryWatches::runBacklog)
                 .description("Watch runs waiting for one of this pod's run slots").register(registry);
+        Gauge.builder("syncular.operations.watch.connections", lastHeardMs, java.util.Map::size)
+                .description("Open watch sockets of this pod (REMOTE.md §6)").register(registry);
     }
 
     /** A socket opened for {@code ctx}: its credential's lifetime is armed, its heartbeats begin. */
@@ -78,6 +80,11 @@ public class PodOperationWatches {
         lifetime.close(connection).subscribe().with(v -> { },
                 e -> hub.metrics().failures().report(RealtimeFailures.Kind.CLOSE, e, connection));
         return true;
+    }
+
+    /** Open watch sockets of the pod. */
+    int openConnections() {
+        return lastHeardMs.size();
     }
 
     void closed(WebSocketConnection connection) {

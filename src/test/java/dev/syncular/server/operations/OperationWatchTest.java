@@ -68,6 +68,7 @@ class OperationWatchTest {
             m.put("syncular.operations.watch.max-per-connection", "3");
             m.put("syncular.operations.watch.max-per-pod", "5");
             m.put("syncular.operations.watch.min-rerun-interval", "1s");
+            m.put("syncular.operations.watch.max-connections", "4");
             return m;
         }
     }
@@ -103,6 +104,7 @@ class OperationWatchTest {
         }
         sockets.clear();
         await(() -> watches.activeWatches() == 0, "every watch of the closed sockets is removed");
+        await(() -> openSockets() == 0, "every socket is closed");
     }
 
     // ------------------------------------------------------------------------------------------ helpers
@@ -209,6 +211,10 @@ class OperationWatchTest {
             assertTrue(System.nanoTime() < deadline, "timed out waiting: " + what);
             java.util.concurrent.locks.LockSupport.parkNanos(5_000_000); // a poll, not a wait for time
         }
+    }
+
+    double openSockets() {
+        return registry.get("syncular.operations.watch.connections").gauge().value();
     }
 
     double answered(String query, String outcome) {
@@ -338,6 +344,26 @@ class OperationWatchTest {
         await(() -> watches.activeWatches() == 4, "unwatch releases the pod's place");
         send(t, watch("g", "todosInList", "l1"));
         snapshot(t, "g");
+    }
+
+    @Test
+    void socketsPerPodAreCapped() throws Exception {
+        for (int i = 0; i < 4; i++) {
+            socket();
+        }
+        await(() -> openSockets() == 4, "four sockets open");
+        try (RawHttp raw = RawHttp.open("localhost", port)) {
+            RawHttp.Answer a = raw.head("GET", "/operations/realtime", Map.of("x-actor-id", "writer", "Upgrade",
+                    "websocket", "Connection", "Upgrade", "Sec-WebSocket-Version", "13", "Sec-WebSocket-Key",
+                    "dGhlIHNhbXBsZSBub25jZQ==")).read();
+            assertEquals(429, a.status(), a.body());
+            assertTrue(a.body().contains("sync.websocket_connection_limit"), a.body());
+        }
+        sockets.remove(0).ws.abort();
+        await(() -> openSockets() == 3, "a closed socket frees its place");
+        RealtimeSocket s = socket();
+        send(s, watch("a", "todosInList", "l1"));
+        snapshot(s, "a");
     }
 
     @Test
