@@ -1,10 +1,14 @@
 # Shell helpers shared by the benchmark scripts (sourced, not run). Expects PG_URL, PG_USER and PG_PASSWORD.
 
 # Packages the app unless SKIP_PACKAGE=1 (offline), then writes the dependency classpath to target/bench.cp.
+# The benchmarks live in src/bench/java and compile into target/test-classes only with -Pbench (pom.xml): with
+# SKIP_PACKAGE=1 they are compiled when a build without the profile has left them out.
 package_and_classpath() {
     if [[ "${SKIP_PACKAGE:-}" != 1 ]]; then
-        echo "== packaging (./mvnw -o -q package -DskipTests)" >&2
-        ./mvnw -o -q package -DskipTests
+        echo "== packaging (./mvnw -o -q -Pbench package -DskipTests)" >&2
+        ./mvnw -o -q -Pbench package -DskipTests
+    elif [[ ! -f target/test-classes/dev/syncular/server/bench/SyncBenchmark.class ]]; then
+        ./mvnw -o -q -Pbench test-compile
     fi
     bench_classpath
 }

@@ -27,7 +27,7 @@ cat >"$POLICY" <<'JSON'
 ]}
 JSON
 
-./mvnw -o -q package -DskipTests
+./mvnw -o -q -Pbench package -DskipTests
 for round in $(seq 1 "$ROUNDS"); do
     for setting in off on; do
         echo "== round $round, validators $setting" >&2

@@ -52,10 +52,10 @@ if [[ ! -f "$S3PROXY_JAR" ]]; then
 fi
 
 if [[ "${SKIP_PACKAGE:-}" != 1 ]]; then
-    echo "== packaging (./mvnw -o -q package -DskipTests)" >&2
-    ./mvnw -o -q package -DskipTests
+    echo "== packaging (./mvnw -o -q -Pbench package -DskipTests)" >&2
+    ./mvnw -o -q -Pbench package -DskipTests
 elif [[ ! -f target/test-classes/dev/syncular/server/bench/SegmentsBenchmark.class ]]; then
-    ./mvnw -o -q test-compile
+    ./mvnw -o -q -Pbench test-compile
 fi
 # The benchmark's classpath without s3proxy's self-contained jar (its bundled libraries clash).
 if ! ./mvnw -o -q dependency:build-classpath -DexcludeArtifactIds=s3proxy -Dmdep.outputFile=target/bench-segments.cp; then

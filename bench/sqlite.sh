@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./mvnw -o -q test-compile -DskipTests
+./mvnw -o -q -Pbench test-compile -DskipTests
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
 bench_classpath

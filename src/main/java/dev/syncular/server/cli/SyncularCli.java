@@ -35,59 +35,6 @@ public final class SyncularCli {
     public static final int SERVER_REFUSED = 1;
     public static final int LOCAL_ERROR = 2;
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final String USAGE = """
-            Usage: java -jar syncular-cli.jar [options] <command> [arguments]
-
-            Commands:
-              subscribe <id> <table> [<variable>=<value>[,<value>...]]...
-                                     add (or replace) a subscription in the state file
-              unsubscribe <id>       remove it
-              push <table> <rows>    push rows in one commit, with a pull of every subscription; <rows> is JSON
-                                     text, @file or - (stdin): an object or an array of them.
-                                     {"col":value,...} upserts those columns (the primary key among them;
-                                     a new row needs every column, null for none), "$baseVersion":n
-                                     makes it conditional, {"$delete":<key>} deletes
-              push <rows>            one commit over several tables: every row names its table, "$table":"notes"
-                                     (also allowed with push <table> <rows>, overriding <table> for that row)
-              pull [<id>...]         one round pulling the subscriptions (all when none is named)
-              bootstrap [<id>...]    start the subscriptions over and round until their bootstrap is complete
-              watch [<id>...]        one pull, then the realtime socket (§8): prints every control message and
-                                     every delta as it arrives (with --decode, the changed rows), applies and
-                                     acknowledges deltas, pulls on a wake-up; ends when the socket closes or
-                                     after --count <n> deltas
-              segment <segmentId>    download a segment (GET <mount>/segments/{id}) with --sub or --scopes;
-                                     prints it (a rows segment) or writes it to --out
-              blob put <file>        upload a blob (PUT <mount>/blobs/{id}) and print its BlobRef
-              blob get <blobId>      download a blob to --out (else stdout)
-              render <file>          print a saved SSP2 message or SSG2 rows segment as debug JSON
-              state                  print the state file
-
-            Options:
-              --url <url>            the server, including its mount (default http://localhost:8080)
-              --schema <file>        the schema IR the server serves (push, pull, bootstrap)
-              --crdt-types <list>    crdtType names the schema's crdt columns may use besides yjs-doc, the
-                                     server's own mergers (comma-separated, repeatable); the CLI never
-                                     merges, it sends crdt values as base64 bytes
-              --state <file>         the client state file (default syncular-state.json)
-              --client-id <id>       the client id of a new state file (default cli-<random hex>)
-              --actor <id>           x-actor-id header (the development authenticator)
-              --partition <id>       x-syncular-partition header (the development authenticator)
-              --token <token>        Authorization: Bearer <token>
-              -H, --header <h>       any header, 'Name: value' (repeatable)
-              --accept <list>        inline,external,sqlite,signed-urls (default inline,external)
-              --limit-commits <n>, --limit-snapshot-rows <n>, --max-snapshot-pages <n>
-                                     the pull limits (default 0: the server's)
-              --decode               print the rows too: commit changes with values, rows segments, and each
-                                     push conflict with its serverRow values and conflictColumns names
-              --sub <id>             segment: re-authorize with this subscription's scopes
-              --scopes <json>        segment: re-authorize with these scopes, e.g. {"project_id":["p1"]}
-              -o, --out <file>       segment, blob get: write the bytes to a file
-              --media-type <type>    blob put: the Content-Type to store
-              -v, --verbose          print each request (debug JSON, HTTP lines and headers) on stderr
-
-            Exit status: 0; 1 when the server answered an HTTP error (its JSON on stdout); 2 on a local error.
-            """;
-
     private SyncularCli() {
     }
 
@@ -100,18 +47,19 @@ public final class SyncularCli {
         try {
             CliOptions options = CliOptions.parse(args);
             if (options.words.isEmpty()) {
-                err.print(USAGE);
+                err.print(CliOptions.usage());
                 return LOCAL_ERROR;
             }
             if (options.words.get(0).equals("help")) {
-                out.print(USAGE);
+                out.print(CliOptions.usage());
                 return 0;
             }
             command(options, out, err);
             return 0;
         } catch (HttpFailure e) {
             out.println(pretty(e.body));
-            err.println("syncular: the server answered HTTP " + e.status);
+            err.println(e.status == 200 ? "syncular: the operation failed (REMOTE.md §7 error on stdout)"
+                    : "syncular: the server answered HTTP " + e.status);
             return SERVER_REFUSED;
         } catch (IllegalArgumentException | IllegalStateException | UncheckedIOException | SchemaException
                 | WireException e) {
@@ -180,6 +128,9 @@ public final class SyncularCli {
                 ClientState state = StateFile.load(o.state, o.clientId);
                 new Watch(o, rounds(o, schema, state, out, err), state, out).run(SyncRounds.named(state, rest));
             }
+            case "query" -> operation(o, o.word(1, "operation id"), null, rest.size() >= 2 ? rest.get(1) : "{}", out, err);
+            case "command" -> operation(o, o.word(1, "operation id"), o.word(2, "request id"),
+                    rest.size() >= 3 ? rest.get(2) : "{}", out, err);
             case "segment" -> segment(o, out, err);
             case "blob" -> blob(o, out, err);
             case "render" -> {
@@ -224,6 +175,25 @@ public final class SyncularCli {
             return new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
         }
         return arg.startsWith("@") ? Files.readString(Path.of(arg.substring(1))) : arg;
+    }
+
+    /**
+     * {@code query <operationId> [<params>]} and {@code command <operationId> <requestId> [<params>]} (REMOTE.md §5):
+     * the state file's client id, the params as JSON text, @file or -; prints the answer as plain JSON. An
+     * operation error ({@code kind: "error"}) is printed too and exits with {@value #SERVER_REFUSED}.
+     */
+    private static void operation(CliOptions o, String operationId, String requestId, String params, PrintStream out,
+            PrintStream err) throws IOException {
+        ClientState state = StateFile.load(o.state, o.clientId);
+        StateFile.save(o.state, state);
+        byte[] body = RemoteOperationCall.request(state.clientId, operationId, requestId, JSON.readTree(input(params)));
+        ServerConnection.Answer answer = connection(o, err).exchange("POST", "/operations",
+                Map.of("Content-Type", RemoteOperationCall.CONTENT_TYPE), body);
+        JsonNode decoded = RemoteOperationCall.decode(JSON.readTree(answer.ok()));
+        if ("error".equals(decoded.path("kind").asText())) {
+            throw new HttpFailure(200, decoded.toString()); // printed by run(), exit status 1
+        }
+        out.println(JSON.writerWithDefaultPrettyPrinter().writeValueAsString(decoded));
     }
 
     private static void segment(CliOptions o, PrintStream out, PrintStream err) throws IOException {

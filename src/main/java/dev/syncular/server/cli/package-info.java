@@ -13,7 +13,8 @@
  * JSON rows into push operations, {@link dev.syncular.server.cli.ServerConnection} is the HTTP side. The test
  * client ({@code testsupport.SyncTestClient}) is built on the same core.
  *
- * <p>Not part of the server: it depends only on {@code wire} and {@code schema}, the JDK HTTP client and
- * Jackson — no Quarkus, no CDI — and nothing in the server depends on it.
+ * <p>Not part of the server: it depends only on {@code wire} and {@code schema}, the JDK HTTP client, Jackson and
+ * picocli (its command line, {@link dev.syncular.server.cli.CliOptions}) — no Quarkus, no CDI — and nothing in the
+ * server depends on it.
  */
 package dev.syncular.server.cli;

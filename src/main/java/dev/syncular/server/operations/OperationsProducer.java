@@ -4,12 +4,15 @@ import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.ScopeResolver;
+import dev.syncular.server.sync.SyncEngine;
 import io.quarkus.arc.DefaultBean;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.vertx.mutiny.sqlclient.Pool;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
 import java.io.IOException;
@@ -86,9 +89,26 @@ public class OperationsProducer {
 
     @Produces
     @Singleton
+    CommandRegistry commands(@Any Instance<RemoteCommand> beans) {
+        CommandRegistry registry;
+        try {
+            registry = new CommandRegistry(beans);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException("remote commands: " + e.getMessage());
+        }
+        if (registry.size() > 0) {
+            LOG.infof("remote operations: %d registered commands", registry.size());
+        }
+        return registry;
+    }
+
+    @Produces
+    @Singleton
     RemoteOperations operations(QueryRegistry registry, QueryExecutor executor, SchemaWindow window,
-            ScopeResolver resolver, QueryAuthorizer authorizer, PostgresSyncStorage storage, OperationObserver observer) {
-        return new RemoteOperations(registry, executor, window.current(), resolver, authorizer, storage, observer);
+            ScopeResolver resolver, QueryAuthorizer authorizer, PostgresSyncStorage storage, CommandRegistry commands,
+            SyncEngine engine, OperationObserver observer) {
+        return new RemoteOperations(registry, executor, window.current(), resolver, authorizer, storage, commands,
+                engine, observer);
     }
 
     /** The pod's §6 watches ({@code syncular.operations.watch.*}); the socket and the commit signal are wired in {@code realtime}. */
@@ -102,7 +122,8 @@ public class OperationsProducer {
     }
 
     /** Reads the registry at start-up, so a refused document stops the server instead of the first request. */
-    void onStart(@Observes StartupEvent event, QueryRegistry registry) {
+    void onStart(@Observes StartupEvent event, QueryRegistry registry, CommandRegistry commands) {
         registry.all().size();
+        commands.size();
     }
 }

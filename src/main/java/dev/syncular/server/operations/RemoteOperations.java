@@ -3,10 +3,13 @@ package dev.syncular.server.operations;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.ScopeResolver;
+import dev.syncular.server.sync.ServerCommand;
+import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.jboss.logging.Logger;
@@ -32,11 +35,16 @@ public final class RemoteOperations {
     private final ScopeResolver resolver;
     private final QueryAuthorizer authorizer;
     private final SyncStorage storage;
+    private final CommandRegistry commands;
+    private final SyncEngine engine;
     private final OperationObserver observer;
 
     public RemoteOperations(QueryRegistry registry, QueryExecutor executor, CompiledSchema schema, ScopeResolver resolver,
-            QueryAuthorizer authorizer, SyncStorage storage, OperationObserver observer) {
+            QueryAuthorizer authorizer, SyncStorage storage, CommandRegistry commands, SyncEngine engine,
+            OperationObserver observer) {
         this.observer = observer;
+        this.commands = commands;
+        this.engine = engine;
         this.registry = registry;
         this.executor = executor;
         this.schema = schema;
@@ -70,9 +78,13 @@ public final class RemoteOperations {
         return OperationObserver.OK;
     }
 
-    /** The metrics tag of {@code operationId}: the id when registered, else {@link OperationObserver#UNREGISTERED}. */
+    /**
+     * The metrics tag of {@code operationId}: the id when a query or a command is registered with it, else
+     * {@link OperationObserver#UNREGISTERED} (a closed set: the registries are fixed at start-up).
+     */
     public String operationTag(String operationId) {
-        return registry.find(operationId).isPresent() ? operationId : OperationObserver.UNREGISTERED;
+        return registry.find(operationId).isPresent() || commands.find(operationId).isPresent() ? operationId
+                : OperationObserver.UNREGISTERED;
     }
 
     /** Reports one watch answer (REMOTE.md §6) to the observer. */
@@ -99,13 +111,19 @@ public final class RemoteOperations {
         }
         String clientId = string(request, "clientId");
         String operationId = string(request, "operationId");
-        if (kind.equals("command")) {
-            if (string(request, "requestId").isEmpty()) {
-                throw OperationException.invalid("requestId must be non-empty");
-            }
-            throw new OperationException(OperationErrorCode.UNKNOWN, "no command is registered with this id");
+        String requestId = kind.equals("command") ? string(request, "requestId") : "";
+        if (kind.equals("command") && requestId.isEmpty()) {
+            throw OperationException.invalid("requestId must be non-empty");
         }
         operation[0] = operationTag(operationId);
+        if (clientId.isEmpty() || clientId.startsWith(RESERVED_CLIENT_PREFIX) || clientId.indexOf('\u0000') >= 0) {
+            throw new OperationException(OperationErrorCode.INVALID_CLIENT_ID, "clientId is empty or reserved");
+        }
+        if (kind.equals("command")) {
+            RemoteCommand command = commands.find(operationId)
+                    .orElseThrow(() -> new OperationException(OperationErrorCode.UNKNOWN, "no command is registered with this id"));
+            return command(ctx, clientId, operationId, requestId, command, request.get("params"));
+        }
         return query(ctx, clientId, operationId, request.get("params"));
     }
 
@@ -145,6 +163,39 @@ public final class RemoteOperations {
                 });
     }
 
+    /**
+     * REMOTE.md §3: identity binding, the command's own authorization, then one push round under the reserved
+     * identity {@code ["remote-command", actorId, clientId]} / {@code [operationId, requestId]}, answered with the
+     * commit's status ({@code applied}, {@code cached} for a retry, {@code rejected}), {@code commitSeq} and its
+     * per-operation results.
+     */
+    private Uni<OperationValue> command(SyncRequestContext ctx, String clientId, String operationId, String requestId,
+            RemoteCommand command, OperationValue params) {
+        RemoteCommand.Call call = new RemoteCommand.Call(operationId, requestId, ctx.actorId(), ctx.partition(),
+                clientId, CommandParams.plain(params));
+        String reservedClient = CommandParams.jsonArray(List.of("remote-command", ctx.actorId(), clientId));
+        String reservedCommit = CommandParams.jsonArray(List.of(operationId, requestId));
+        return storage.readClient(ctx.partition(), clientId)
+                .chain(client -> {
+                    if (client != null && !client.actorId().equals(ctx.actorId())) {
+                        throw new OperationException(OperationErrorCode.INVALID_CLIENT_ID, "clientId belongs to another actor");
+                    }
+                    return Uni.createFrom().deferred(() -> command.authorize(call))
+                            .onFailure().transform(e -> {
+                                LOG.warnf("command authorizer failed for %s: %s", operationId, e.toString());
+                                return new OperationException(OperationErrorCode.EXECUTION_FAILED, "command authorization failed");
+                            });
+                })
+                .chain(allowed -> {
+                    if (!Boolean.TRUE.equals(allowed)) {
+                        throw new OperationException(OperationErrorCode.FORBIDDEN, "the command's authorization denies it");
+                    }
+                    return engine.command(ctx, reservedClient, reservedCommit, new CommandRun(command, call, schema));
+                })
+                .onFailure(ServerCommand.NoMutations.class).transform(e -> OperationException.invalid(e.getMessage()))
+                .map(frames -> CommandParams.answer(operationId, requestId, frames));
+    }
+
     private Uni<Void> authorize(SyncRequestContext ctx, String clientId, QueryDefinition query, QueryBinding binding) {
         if (query.access() == QueryDefinition.Access.PRIVILEGED) {
             return authorizer.authorize(new QueryAuthorizer.Request(query.name(), query.id(), ctx.actorId(),
@@ -177,7 +228,7 @@ public final class RemoteOperations {
     }
 
     /** The registered query's tables (REMOTE.md §6: a commit touching one of them reruns a watch). */
-    public java.util.Optional<java.util.List<String>> tablesOf(String operationId) {
+    public java.util.Optional<List<String>> tablesOf(String operationId) {
         return registry.find(operationId).map(QueryDefinition::tables);
     }
 

@@ -131,6 +131,9 @@ final class CommitPush {
                         ? Uni.createFrom().item(cacheMiss(commit))
                         : (replayed[0] = found.getItem1().isPresent())
                         ? Uni.createFrom().item(replay(found.getItem1().get(), commit))
+                        : round.command != ServerCommand.NONE
+                        ? runCommand(round, tx, commit, allowed)
+                                .flatMap(ops -> apply(round, tx, ops, allowed, found.getItem2(), planned))
                         : blobCheck.recheck(tx).flatMap(checked -> {
                             round.blobs = checked;
                             return apply(round, tx, commit, allowed, found.getItem2(), planned);
@@ -145,6 +148,34 @@ final class CommitPush {
                         planned.forEach(p -> observer.reactionPlanned(p.type()));
                     }
                 });
+    }
+
+    /**
+     * REMOTE.md §3: the command runs here, after the partition lock and the locked idempotency lookup found no
+     * result, and its operations become the commit. Its reads see only rows the actor's resolved scopes grant
+     * (§3.4). A command that returns nothing fails the round ({@link ServerCommand.NoMutations}); one that throws
+     * fails it with its exception: the transaction rolls back and nothing is stored.
+     */
+    private Uni<PushCommit> runCommand(Round round, PushTx tx, PushCommit placeholder,
+            Optional<Map<String, List<String>>> allowed) {
+        ServerCommand.Rows rows = (table, rowId) -> {
+            dev.syncular.server.schema.TableSchema t = window.current().table(table);
+            if (t == null) {
+                return Uni.createFrom().item(Optional.empty());
+            }
+            return tx.readRows(table, List.of(rowId)).map(found -> {
+                StoredRow row = found.get(rowId);
+                Map<String, List<String>> grant = allowed.orElse(null);
+                return row != null && grant != null && EffectiveScopes.authorizesRow(t, row.values(), grant)
+                        ? Optional.of(row) : Optional.<StoredRow>empty();
+            });
+        };
+        return Uni.createFrom().deferred(() -> round.command.run(rows)).map(ops -> {
+            if (ops == null || ops.isEmpty()) {
+                throw new ServerCommand.NoMutations();
+            }
+            return new PushCommit(placeholder.clientCommitId(), List.copyOf(ops));
+        });
     }
 
     /** The observer's view of a committed push: replayed, applied, or refused by a conflict or an error (§6.3). */

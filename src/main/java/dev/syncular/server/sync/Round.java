@@ -28,6 +28,8 @@ final class Round {
     long lastCommitSeq;
     /** Rows of this request's inline rows segments (§5.7), told to the {@link SyncObserver} on release. */
     long inlineRows;
+    /** REMOTE.md §3: the server command whose operations this round's one push carries; NONE for a sync round. */
+    ServerCommand command = ServerCommand.NONE;
     /** §5.9.6: the blob existence check of the commit being applied. */
     BlobPresence blobs = BlobPresence.NONE;
     /** {@code SyncLimits#maxResponseBytes}. */

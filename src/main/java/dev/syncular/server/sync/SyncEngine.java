@@ -187,11 +187,26 @@ public final class SyncEngine {
         }
         // fairness first: a refused round (sync.rate_limited) has read and written nothing
         return admission.admit(ctx.partition(), ctx.actorId(), operations,
-                () -> round(ctx, header, pushes, pullHeader, subscriptions));
+                () -> round(ctx, header, pushes, pullHeader, subscriptions, ServerCommand.NONE));
+    }
+
+    /**
+     * REMOTE.md §3: one server command as a push round of its own, under the command's reserved idempotency
+     * identity ({@code clientId} in the {@code ["remote-command",} namespace, {@code clientCommitId}), in the
+     * partition's live epoch at the current schema version. The answer is the round's frames: {@code RESP_HEADER}
+     * and the commit's {@code PUSH_RESULT} (applied, cached for a retry of an applied command, or rejected, stored
+     * and replayed like any push).
+     */
+    public Uni<List<Frame>> command(SyncRequestContext ctx, String clientId, String clientCommitId,
+            ServerCommand command) {
+        ReqHeader header = new ReqHeader(clientId, window.current().version(), null);
+        List<PushCommit> pushes = List.of(new PushCommit(clientCommitId, List.of()));
+        return admission.admit(ctx.partition(), ctx.actorId(), 1,
+                () -> round(ctx, header, pushes, null, List.of(), command));
     }
 
     private Uni<List<Frame>> round(SyncRequestContext ctx, ReqHeader header, List<PushCommit> pushes,
-            PullHeader pullHeader, List<SubscriptionFrame> subscriptions) {
+            PullHeader pullHeader, List<SubscriptionFrame> subscriptions, ServerCommand command) {
         long started = System.nanoTime();
         long now = clock.getAsLong();
         String partition = ctx.partition();
@@ -205,7 +220,7 @@ public final class SyncEngine {
                 if (refusal != null) {
                     return check.refuse(refusal);
                 }
-                return check.fenced(partition, plan(ctx, header, pushes, pullHeader, subscriptions, entry))
+                return check.fenced(partition, plan(ctx, header, pushes, pullHeader, subscriptions, entry, command))
                         .flatMap(planned -> finish(partition, entry.gate(), planned, entry.client(), now));
             });
         }).onItemOrFailure().invoke((frames, failure) -> observer.roundEnded(outcome(failure),
@@ -271,9 +286,13 @@ public final class SyncEngine {
         }
     }
 
-    private Uni<PlannedResponse> plan(SyncRequestContext ctx, ReqHeader header, List<PushCommit> pushes,
-            PullHeader pullHeader, List<SubscriptionFrame> subscriptions, RequestEntry entry) {
+    private Uni<PlannedResponse> plan(SyncRequestContext ctx, ReqHeader request, List<PushCommit> pushes,
+            PullHeader pullHeader, List<SubscriptionFrame> subscriptions, RequestEntry entry, ServerCommand command) {
         PartitionState state = entry.partition();
+        boolean isCommand = command != ServerCommand.NONE;
+        // REMOTE.md §3: a command always writes in the partition's live epoch
+        ReqHeader header = isCommand ? new ReqHeader(request.clientId(), request.schemaVersion(), state.logEpoch())
+                : request;
         return Uni.createFrom().deferred(() -> {
             // §2.1: the epoch is compared before any other request work.
             boolean resetRequired = header.logEpoch() == null || !header.logEpoch().equals(state.logEpoch());
@@ -286,9 +305,12 @@ public final class SyncEngine {
             if (resetRequired) {
                 return Uni.createFrom().item(new PlannedResponse(new RespHeader(null, null, state.logEpoch(), true)));
             }
-            RequestValidation.validate(header, pushes, pullHeader, subscriptions, clientSchema, limits);
+            if (!isCommand) { // a command's identity is the reserved one (REMOTE.md §3), its operations its own
+                RequestValidation.validate(header, pushes, pullHeader, subscriptions, clientSchema, limits);
+            }
             Round round = new Round(ctx, header, clientSchema, resolver, window, limits.maxResponseBytes(), leases,
                     state.logEpoch());
+            round.command = command;
             ClientRecord client = entry.client();
             if (client != null && !client.actorId().equals(ctx.actorId())) {
                 return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_CLIENT_ID,

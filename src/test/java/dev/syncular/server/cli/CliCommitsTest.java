@@ -8,9 +8,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.NotesAppProfile;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -32,18 +32,10 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code serverRow} decoded to column values and its {@code conflictColumns} bitmap as column names.
  */
 @QuarkusTest
-@TestProfile(CliCommitsTest.Notes.class)
+@TestProfile(NotesAppProfile.class)
 class CliCommitsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final String SCHEMA = Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString();
-
-    public static class Notes implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.schema.path", SCHEMA,
-                    "syncular.storage.pg-schema", "sync_cli_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
-        }
-    }
+    private static final String SCHEMA = NotesAppProfile.SCHEMA;
 
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;

@@ -14,9 +14,9 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code target/syncular-cli.jar} holds the {@code cli}, {@code wire} and {@code schema} packages and Jackson
- * (pom.xml, the {@code cli-classes} jar and the {@code cli} shade): so those packages may import only each
- * other, Jackson and the JDK, and no server package depends on the CLI.
+ * {@code target/syncular-cli.jar} holds the {@code cli}, {@code wire} and {@code schema} packages, Jackson and
+ * picocli (pom.xml, the {@code cli-classes} jar and the {@code cli} shade): so those packages may import only each
+ * other, Jackson, the JDK and (the CLI's command line) picocli, and no server package depends on the CLI.
  */
 class CliDependenciesTest {
     private static final Path MAIN = Path.of("src", "main", "java", "dev", "syncular", "server");
@@ -34,7 +34,8 @@ class CliDependenciesTest {
                 Matcher m = IMPORT.matcher(source);
                 while (m.find()) {
                     String name = m.group(1);
-                    if (!(name.startsWith("java.") || name.startsWith("com.fasterxml.jackson.")
+                    boolean picocli = pkg.equals("cli") && name.startsWith("picocli.");
+                    if (!(picocli || name.startsWith("java.") || name.startsWith("com.fasterxml.jackson.")
                             || name.startsWith("dev.syncular.server.cli.") || name.startsWith("dev.syncular.server.wire.")
                             || name.startsWith("dev.syncular.server.schema."))) {
                         outside.add(file + ": " + name);

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.testsupport.ServerProcess;
+import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.wire.CanonicalJson;
 import io.smallrye.jwt.build.Jwt;
 import java.nio.charset.StandardCharsets;
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.io.TempDir;
  * authenticates by the development header ({@code --actor}, {@code --partition}), the other by JWT
  * ({@code --token}, {@code -H}). Every invocation is a new process: the state file carries the sync.
  */
+@StartsProcesses
 class CliIT {
     private static final Path JAR = Path.of("target", "syncular-cli.jar");
     private static final Path SCHEMA = Path.of("src", "test", "resources", "schema", "inventory.syncular.ir.json");

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.testsupport.ServerProcess;
+import dev.syncular.server.testsupport.StartsProcesses;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
  * scope, so {@code ./mvnw quarkus:dev} and the tests have it and the production artifact does not. Without a
  * datasource even its {@code dev} profile stops with the one clear message instead of a class-loading error.
  */
+@StartsProcesses
 class PackagedAppIT {
     private static final Path LIB = Path.of("target", "quarkus-app", "lib");
 

@@ -332,7 +332,7 @@ class CrdtColumnsTest {
         CliRun refused = cli(concat(base, "push", "notes", "{\"id\":\"n1\",\"project_id\":\"p1\",\"title\":\"t\",\"doc\":\"AQI=\"}"));
         assertEquals(dev.syncular.server.cli.SyncularCli.LOCAL_ERROR, refused.exit(), refused.err());
         assertTrue(refused.err().contains("test-append") && refused.err().contains("--crdt-types"), refused.err());
-        assertTrue(cli(List.of("--help")).out().contains("--crdt-types <list>"));
+        assertTrue(cli(List.of("--help")).out().contains("--crdt-types=<list>"));
 
         List<String> named = concat(base, "--crdt-types", "test-append");
         CliRun subscribed = cli(concat(named, "subscribe", "s", "notes", "project_id=p1"));

@@ -13,6 +13,7 @@ import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.Notes;
 import dev.syncular.server.testsupport.PackagedServer;
 import dev.syncular.server.testsupport.ServerProcess;
+import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestJwks;
 import dev.syncular.server.testsupport.TestPostgres;
@@ -49,6 +50,7 @@ import org.junit.jupiter.api.Test;
  * standing in for its mount path. The server must accept every property the chart writes, get ready, serve a
  * JWT-authenticated round; the Job must claim, fill and activate the checkpoint and exit 0.
  */
+@StartsProcesses
 class ChartInstallIT {
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final ObjectMapper JSON = new ObjectMapper();

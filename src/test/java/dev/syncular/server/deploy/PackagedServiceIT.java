@@ -22,6 +22,7 @@ import dev.syncular.server.testsupport.PackagedServer;
 import dev.syncular.server.testsupport.Readiness;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.ServerProcess;
+import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestS3;
 import dev.syncular.server.wire.CommitFrame;
@@ -57,6 +58,7 @@ import org.junit.jupiter.api.Test;
  * bucket, a realtime delta, the operator endpoints, and the readiness lifecycle of a backfill checkpoint run to
  * activation by the same artifact's one-shot {@code backfill} command.
  */
+@StartsProcesses
 @QuarkusIntegrationTest
 @QuarkusTestResource(value = PackagedServer.class, restrictToAnnotatedClass = true)
 class PackagedServiceIT {

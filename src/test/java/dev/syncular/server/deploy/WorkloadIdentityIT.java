@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.syncular.server.testsupport.ServerProcess;
+import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.testsupport.TestS3;
 import java.io.OutputStream;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.Test;
  * signs its S3 requests with the session credentials. The S3 side is a recording endpoint too (s3proxy refuses
  * session tokens with 501): it sees the start-up bucket check signed with the assumed key and token.
  */
+@StartsProcesses
 class WorkloadIdentityIT {
     private static final String ROLE = "arn:aws:iam::123456789012:role/syncular-s3";
 

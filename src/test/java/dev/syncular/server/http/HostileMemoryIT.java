@@ -12,6 +12,7 @@ import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.RawHttp;
 import dev.syncular.server.testsupport.ServerProcess;
+import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.wire.CommitStatus;
@@ -55,6 +56,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  * PUT and GET round trip; 10,000 subscriptions. The server stays up, liveness answers throughout, and the
  * peak resident set size is printed (docs/BENCHMARKS.md, "Hostile input, memory").
  */
+@StartsProcesses
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class HostileMemoryIT {
     private static final Duration WAIT = Duration.ofMinutes(2);

@@ -17,6 +17,7 @@ import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.NotesAppProfile;
 import dev.syncular.server.testsupport.RawHttp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitFrame;
@@ -33,10 +34,8 @@ import dev.syncular.server.wire.SegmentRef;
 import dev.syncular.server.wire.SubEnd;
 import dev.syncular.server.wire.SubStart;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -54,22 +53,11 @@ import org.junit.jupiter.api.Test;
  * subscription cap; the per-round response budget (§1.4).
  */
 @QuarkusTest
-@TestProfile(HostileRequestsTest.Hostile.class)
+@TestProfile(NotesAppProfile.class)
 class HostileRequestsTest {
-    static final String TOKEN = "admin-" + UUID.randomUUID();
-    static final int BLOB_MAX = 1024 * 1024;
+    static final String TOKEN = NotesAppProfile.ADMIN_TOKEN;
+    static final int BLOB_MAX = NotesAppProfile.BLOB_MAX_BYTES;
     private static final ObjectMapper JSON = new ObjectMapper();
-
-    public static class Hostile implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.schema.path", Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString(),
-                    "syncular.storage.pg-schema", "sync_hostile_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
-                    "syncular.admin.token", TOKEN,
-                    "syncular.blobs.max-bytes", String.valueOf(BLOB_MAX),
-                    "syncular.limits.max-response-bytes", "64K");
-        }
-    }
 
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;

@@ -18,7 +18,6 @@ import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.OpResult;
 import dev.syncular.server.wire.PushResult;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -29,14 +28,12 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.zip.GZIPOutputStream;
@@ -50,25 +47,11 @@ import org.junit.jupiter.api.Test;
  * cross-scope probe, the missing-blob push, and the upload checks (content address, size cap).
  */
 @QuarkusTest
-@TestProfile(HttpBlobScenariosTest.Embedded.class)
+@TestProfile(HttpSyncScenariosTest.NotesSchema.class)
 class HttpBlobScenariosTest {
-    static final int MAX_BYTES = 64 * 1024;
+    static final int MAX_BYTES = HttpSyncScenariosTest.NotesSchema.BLOB_MAX_BYTES;
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final ObjectMapper JSON = new ObjectMapper();
-
-    public static class Embedded implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.schema.path", Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString(),
-                    "syncular.storage.pg-schema", "sync_blob_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
-                    "syncular.blobs.max-bytes", String.valueOf(MAX_BYTES));
-        }
-
-        @Override
-        public Set<Class<?>> getEnabledAlternatives() {
-            return Set.of(HttpSyncScenariosTest.GrantTable.class);
-        }
-    }
 
     @Inject
     HttpSyncScenariosTest.GrantTable grants;

@@ -34,15 +34,23 @@ import org.junit.jupiter.api.BeforeEach;
 class HttpSyncScenariosTest extends SyncScenariosContract {
     private static final Duration WAIT = Duration.ofSeconds(30);
 
-    /** The scenario schema in its own PostgreSQL schema, with the host-controlled grant table enabled. */
+    /**
+     * The scenario schema in its own PostgreSQL schema, with the host-controlled grant table enabled; also the
+     * profile of {@link HttpBlobScenariosTest} (one app for both: the contract uploads no blob, the blob scenarios
+     * never meet the fairness limits), whose size cap it sets.
+     */
     public static class NotesSchema implements QuarkusTestProfile {
+        /** {@code syncular.blobs.max-bytes}, which {@link HttpBlobScenariosTest} probes. */
+        static final int BLOB_MAX_BYTES = 64 * 1024;
+
         @Override
         public Map<String, String> getConfigOverrides() {
             // the contract's concurrency scenarios (50 duplicate deliveries of one actor at once) test idempotency,
             // not fairness: the per-actor round limit is off here (FairnessTest covers it)
             return Map.of("syncular.schema.path", Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString(),
                     "syncular.storage.pg-schema", "sync_e2e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
-                    "syncular.fairness.max-rounds-per-actor", "0", "syncular.fairness.max-push-operations-per-actor", "0");
+                    "syncular.fairness.max-rounds-per-actor", "0", "syncular.fairness.max-push-operations-per-actor", "0",
+                    "syncular.blobs.max-bytes", String.valueOf(BLOB_MAX_BYTES));
         }
 
         @Override

@@ -17,6 +17,7 @@ import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestS3;
 import dev.syncular.server.wire.CommitStatus;
@@ -51,6 +52,7 @@ import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
  * upload grant → direct PUT with no host auth → push (existence via HEAD) → always-issue presigned download;
  * tampered and expired URLs refused by the object store and recovered by re-requesting the authorized route.
  */
+@StartsProcesses
 @QuarkusTest
 @TestProfile(S3BlobScenariosTest.S3Blobs.class)
 class S3BlobScenariosTest {

@@ -14,6 +14,7 @@ import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestS3;
 import dev.syncular.server.wire.CommitStatus;
@@ -49,6 +50,7 @@ import org.junit.jupiter.api.Test;
  * {@code GET}, a presigned upload grant is used, and a bootstrap is delivered as S3 rows segments (§5.2), fetched
  * through presigned URLs (§5.4) and through the authenticated {@code GET <mount>/segments/{id}} (§5.5).
  */
+@StartsProcesses
 @QuarkusTest
 @TestProfile(S3ConfigAsDocumentedTest.AsDocumented.class)
 class S3ConfigAsDocumentedTest {

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.cli.HttpFailure;
+import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestS3;
 import dev.syncular.server.wire.MediaType;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.Test;
  * presign (§5.4): descriptors carry provider presigned GETs of {@code seg/sha256/<hex>}, fetched from the object
  * store with no sync-server credentials.
  */
+@StartsProcesses
 @QuarkusTest
 @TestProfile(S3SegmentsHttpScenariosTest.S3Segments.class)
 class S3SegmentsHttpScenariosTest extends HttpSyncScenariosTest {

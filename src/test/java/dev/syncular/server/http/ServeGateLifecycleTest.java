@@ -9,12 +9,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.NotesAppProfile;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.response.Response;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -29,18 +28,9 @@ import org.junit.jupiter.api.Test;
  * is DOWN. The checkpoint is driven through the admin API.
  */
 @QuarkusTest
-@TestProfile(ServeGateLifecycleTest.Gate.class)
+@TestProfile(NotesAppProfile.class)
 public class ServeGateLifecycleTest {
-    static final String TOKEN = "admin-" + UUID.randomUUID();
-
-    public static class Gate implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.schema.path", Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString(),
-                    "syncular.storage.pg-schema", "sync_gate_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
-                    "syncular.admin.token", TOKEN);
-        }
-    }
+    static final String TOKEN = NotesAppProfile.ADMIN_TOKEN;
 
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;

@@ -15,6 +15,7 @@ import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.ServerProcess;
+import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import java.net.URI;
 import java.nio.ByteBuffer;
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.Test;
  * storage's commit channel every pod's realtime hub listens on. A commit to another table reruns only the
  * watch of that table.
  */
+@StartsProcesses
 class OperationWatchPodsIT {
     private static final Path DIR = Path.of("src/test/resources/operations").toAbsolutePath();
     private static final String SCHEMA = "it_watch_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);

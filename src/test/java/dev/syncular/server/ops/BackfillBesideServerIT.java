@@ -8,6 +8,7 @@ import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.ServerProcess;
+import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitStatus;
 import java.time.Duration;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * running server (the same {@code QUARKUS_HTTP_PORT}, the same management port), it does its work and exits 0
  * instead of failing with "port in use", and the server keeps serving.
  */
+@StartsProcesses
 class BackfillBesideServerIT {
     @Test
     void backfillRunsBesideAServerOnTheSamePorts() throws Exception {

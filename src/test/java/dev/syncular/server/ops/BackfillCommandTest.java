@@ -4,12 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.syncular.server.http.ServeGateLifecycleTest;
 import dev.syncular.server.storage.CheckpointState;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.Notes;
+import dev.syncular.server.testsupport.NotesAppProfile;
 import dev.syncular.server.testsupport.Readiness;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.quarkus.test.junit.QuarkusTest;
@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
  * the rows receives the filled values as ordinary changes. Reruns are no-ops; bad arguments exit 2.
  */
 @QuarkusTest
-@TestProfile(ServeGateLifecycleTest.Gate.class)
+@TestProfile(NotesAppProfile.class)
 class BackfillCommandTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
 

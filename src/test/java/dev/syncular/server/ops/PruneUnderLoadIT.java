@@ -10,6 +10,7 @@ import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.PushLoad;
 import dev.syncular.server.testsupport.ScratchSchemas;
 import dev.syncular.server.testsupport.ServerProcess;
+import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitStatus;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.Test;
  * horizon in one short transaction and deletes in batches outside the partition lock, so pushes to the partition
  * keep a bounded latency meanwhile; one pod runs the job while the other's attempts are skipped.
  */
+@StartsProcesses
 class PruneUnderLoadIT {
     private static final Duration WAIT = Duration.ofSeconds(180);
     private static final long GENERATED = 100_000;

@@ -14,6 +14,7 @@ import dev.syncular.server.testsupport.HeldTransaction;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.PushLoad;
 import dev.syncular.server.testsupport.ServerProcess;
+import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.ThrowawayPostgres;
 import dev.syncular.server.wire.CommitStatus;
@@ -51,6 +52,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  * spread their rounds over both pods and retry failed rounds with the same outbox (§2.3, §7.2). After each
  * disruption every client commit must be in the commit log exactly once — checked in SQL — and the log dense.
  */
+@StartsProcesses
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SeveralPodsIT {
     private static final Duration WAIT = Duration.ofSeconds(120);

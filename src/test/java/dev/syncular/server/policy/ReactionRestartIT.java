@@ -11,6 +11,7 @@ import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.ServerProcess;
+import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.testsupport.TestWebhook;
@@ -40,6 +41,7 @@ import org.junit.jupiter.api.Test;
  * reaction once A's claim lease has expired and delivers it again with the same {@code Idempotency-Key}: delivered
  * at least once, completed exactly once.
  */
+@StartsProcesses
 class ReactionRestartIT {
     private static final Duration WAIT = Duration.ofSeconds(90);
     private static final ObjectMapper JSON = new ObjectMapper();

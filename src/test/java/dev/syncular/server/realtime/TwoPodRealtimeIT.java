@@ -12,6 +12,7 @@ import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.ServerProcess;
+import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.wire.CommitFrame;
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.Test;
  * PostgreSQL's NOTIFY; pod B losing its LISTEN connection wakes its sockets with {@code catchup-required}
  * (§8.3) instead of leaving a silent gap; and pod B's SIGTERM drains its sockets with 1001 (going away).
  */
+@StartsProcesses
 class TwoPodRealtimeIT {
     private static final Duration WAIT = RealtimeSocket.WAIT;
     private static final String SCHEMA = "it_rt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);

@@ -3,6 +3,7 @@ package dev.syncular.server.storage.postgres;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.storage.StorageException;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.Future;
 import io.vertx.mutiny.core.buffer.Buffer;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -28,6 +29,13 @@ final class PgSql {
     static final String READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
     /** How long a client is told to wait after a transient refusal ({@link StorageException#BUSY}). */
     static final long RETRY_AFTER_MS = 1000;
+    /**
+     * The type of a failure Vert.x builds from a bare message ({@code Future.failedFuture(String)}), which is how
+     * the SQL client's pool fails a wait for a connection that is not free in time (message {@code Timeout}). Vert.x
+     * has no public type for it, so the type is taken from the public factory, not named (it is internal).
+     */
+    private static final Class<? extends Throwable> MESSAGE_FAILURE = Future.failedFuture("Timeout")
+            .cause().getClass();
 
     private PgSql() {}
 
@@ -110,7 +118,7 @@ final class PgSql {
             };
         } else if (t instanceof io.vertx.core.http.ConnectionPoolTooBusyException) {
             reason = "pool_wait_queue_full";
-        } else if (t instanceof io.vertx.core.impl.NoStackTraceThrowable && "Timeout".equals(t.getMessage())) {
+        } else if (MESSAGE_FAILURE.isInstance(t) && "Timeout".equals(t.getMessage())) {
             reason = "pool_wait_timeout"; // the pool's own failure for a connection not free in time
         }
         return reason == null ? null : busy(reason, t);

@@ -14,6 +14,7 @@ import dev.syncular.server.blobs.BlobInfo;
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.BlobStoreContract;
 import dev.syncular.server.blobs.PresignedUrl;
+import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.TestS3;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -32,6 +33,7 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
  * The {@link BlobStoreContract} against a real S3-compatible server ({@link TestS3}: s3proxy verifying SigV4),
  * in a fresh bucket, plus the object layout, metadata and presigned GET/PUT behaviour.
  */
+@StartsProcesses
 class S3BlobStoreTest extends BlobStoreContract {
     private static final String PREFIX = "pfx/";
     private static final HttpClient HTTP = HttpClient.newHttpClient();

@@ -11,6 +11,7 @@ import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.SegmentStoreContract;
 import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.StoredSegment;
+import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.TestS3;
 import dev.syncular.server.wire.MediaType;
 import java.io.IOException;
@@ -34,6 +35,7 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
  * verifies signatures and honours conditional writes ({@link TestS3}, a fresh bucket), plus the S3-only
  * behaviour: the deterministic key layout, the older record shape, and §5.4 presigned URLs.
  */
+@StartsProcesses
 class S3SegmentStoreTest extends SegmentStoreContract {
     private static final java.util.concurrent.ExecutorService WORKERS = Executors.newFixedThreadPool(16);
     private S3Client s3;

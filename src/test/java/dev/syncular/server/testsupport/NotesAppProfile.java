@@ -1,0 +1,29 @@
+package dev.syncular.server.testsupport;
+
+import io.quarkus.test.junit.QuarkusTestProfile;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * One running app for the test classes that need only the notes schema, their own storage schema and the admin
+ * API ({@code CliCommitsTest}, {@code ServeGateLifecycleTest}, {@code HostileRequestsTest}): each distinct Quarkus
+ * test profile restarts the app, and these three used to differ only in properties the others never touch (the
+ * blob size cap and the response cap that {@code HostileRequestsTest} probes, an admin token). Every test works
+ * in a partition of its own.
+ */
+public class NotesAppProfile implements QuarkusTestProfile {
+    public static final String SCHEMA = Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString();
+    public static final String ADMIN_TOKEN = "admin-" + UUID.randomUUID();
+    /** {@code syncular.blobs.max-bytes}. */
+    public static final int BLOB_MAX_BYTES = 1024 * 1024;
+
+    @Override
+    public Map<String, String> getConfigOverrides() {
+        return Map.of("syncular.schema.path", SCHEMA,
+                "syncular.storage.pg-schema", "sync_notes_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
+                "syncular.admin.token", ADMIN_TOKEN,
+                "syncular.blobs.max-bytes", String.valueOf(BLOB_MAX_BYTES),
+                "syncular.limits.max-response-bytes", "64K");
+    }
+}
