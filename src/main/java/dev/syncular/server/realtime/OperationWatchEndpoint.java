@@ -42,10 +42,22 @@ public class OperationWatchEndpoint {
     public Uni<Void> open(WebSocketConnection connection) {
         SyncRequestContext ctx = connection.userData().get(OperationWatchUpgrade.CONTEXT);
         pod.opened(connection, ctx);
+        OutboundBudget budget = pod.outbound(connection);
         WatchSession session = watches.open(ctx, (bytes, binary) -> {
-            Uni<Void> sent = binary ? connection.sendBinary(Buffer.buffer(bytes))
-                    : connection.sendText(new String(bytes, StandardCharsets.UTF_8));
-            sent.subscribe().with(v -> { }, e -> LOG.debugf("watch message not sent: %s", e.toString()));
+            // bounded as on the sync socket: past the budget the stuck deadline starts; a message that would take
+            // the buffer past twice the budget closes the socket (4290) — the client reconnects and watches again,
+            // a fresh snapshot being a full replacement (§6)
+            long n = bytes.length;
+            if (!budget.bearable(n)) {
+                budget.closeStuck();
+                return;
+            }
+            if (!budget.fits(n)) {
+                budget.refused();
+            }
+            budget.send(binary ? connection.sendBinary(Buffer.buffer(bytes))
+                    : connection.sendText(new String(bytes, StandardCharsets.UTF_8)), n,
+                    e -> LOG.debugf("watch message not sent: %s", e.toString()));
         });
         connection.userData().put(SESSION, session);
         return Uni.createFrom().voidItem();

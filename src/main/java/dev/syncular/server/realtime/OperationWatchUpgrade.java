@@ -142,6 +142,7 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
             return CheckResult.rejectUpgrade(404);
         }
         context.userData().put(CONTEXT, ctx);
+        context.userData().put(RealtimeChannel.TRANSPORT, context.httpRequest().connection());
         return CheckResult.permitUpgrade();
     }
 }

@@ -82,6 +82,19 @@ public class PodOperationWatches {
         return true;
     }
 
+    /**
+     * The outbound byte budget of a watch socket, the sync socket's ({@code syncular.realtime.outbound-buffer-bytes},
+     * {@code outbound-stuck-timeout}): see {@link OperationWatchEndpoint}.
+     */
+    OutboundBudget outbound(WebSocketConnection connection) {
+        return hub.outbound(connection, () -> {
+            io.vertx.core.http.HttpConnection tcp = connection.userData().get(RealtimeChannel.TRANSPORT);
+            if (tcp != null) {
+                tcp.close();
+            }
+        });
+    }
+
     /** Open watch sockets of the pod. */
     int openConnections() {
         return lastHeardMs.size();
