@@ -17,6 +17,12 @@ import java.util.Objects;
 public interface BlobStore {
 
     /**
+     * Off: the server has no blob store. Nothing is stored, so every upsert referencing a blob is rejected
+     * with {@code blob.not_found} (§5.9.6) and the sweep finds nothing.
+     */
+    BlobStore NONE = new NoBlobStore();
+
+    /**
      * Stores verified bytes under {@code (partition, content.blobId())}, reading them from
      * {@link BlobContent#open} in chunks (never whole in memory). Idempotent: when the blob already
      * exists nothing is rewritten and the stored info — with the original {@code createdAtMs} — is returned.

@@ -1,6 +1,7 @@
 package dev.syncular.server.conformance;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.syncular.server.boot.Assembly;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
@@ -8,7 +9,7 @@ import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaException;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.sync.SyncLimits;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.ShutdownEvent;
@@ -90,8 +91,8 @@ public class ConformanceHost {
         long now = options.path("nowMs").asLong(System.currentTimeMillis());
         String id = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         String pgSchema = "conformance_" + id;
-        PostgresSyncStorage storage = new PostgresSyncStorage(pool, pgSchema);
-        PostgresSegmentStore segments = new PostgresSegmentStore(pool, pgSchema);
+        ServerStorage storage = Assembly.storage(pool, pgSchema);
+        PostgresSegmentStore segments = new PostgresSegmentStore(pool, pgSchema, PostgresSegmentStore.DEFAULT_CACHE_BYTES);
         JsonNode signed = options.path("signedUrls");
         Long ttlSeconds = signed.isObject() ? signed.path("ttlSeconds").asLong(600) : null;
         String port = org.eclipse.microprofile.config.ConfigProvider.getConfig().getOptionalValue(

@@ -1,9 +1,12 @@
 package dev.syncular.server.conformance;
 
+import dev.syncular.server.boot.Assembly;
+import dev.syncular.server.boot.Realtime;
+import dev.syncular.server.boot.RealtimeParts;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncLimits;
@@ -23,7 +26,7 @@ public final class ConformanceInstance {
     final String id;
     final String partition;
     final CompiledSchema schema;
-    final PostgresSyncStorage storage;
+    final ServerStorage storage;
     final PostgresSegmentStore segments;
     /** §5.9 blobs (capability {@code blobs}): the embedded store in this instance's schema, on its clock. */
     final dev.syncular.server.blobs.postgres.PostgresBlobStore blobStore;
@@ -37,7 +40,7 @@ public final class ConformanceInstance {
     /** Blob size cap of conformance instances (the server's default, §5.9.3). */
     static final long BLOB_MAX_BYTES = 100L << 20;
     volatile SyncEngine engine;
-    private dev.syncular.server.segments.SegmentUrlSigner signer;
+    private dev.syncular.server.segments.SegmentUrls signer = dev.syncular.server.segments.SegmentUrls.NONE;
     private dev.syncular.server.sync.WritePolicy policy = dev.syncular.server.sync.WritePolicy.NONE;
     /** §8 (the {@code /instances/{id}/realtime} socket): this instance's own hub, started by the first socket. */
     private dev.syncular.server.realtime.RealtimeChannel realtime;
@@ -52,7 +55,7 @@ public final class ConformanceInstance {
     final AtomicBoolean resolverOutage = new AtomicBoolean();
     /** {@code failNextIdempotencyLookup} (capability {@code idempotency-fault}). */
     final AtomicBoolean failNextIdempotencyLookup = new AtomicBoolean();
-    /** §7.3 auth leases (capability {@code leases}), or {@code null} when the create options set none. */
+    /** §7.3 auth leases (capability {@code leases}), or {@code AuthLeases.OFF} when the create options set none. */
     final dev.syncular.server.sync.AuthLeases leases;
     /** §2.1 backup and restore of this instance's storage (capability {@code backup-restore}). */
     final StorageBackup backup;
@@ -60,7 +63,7 @@ public final class ConformanceInstance {
     /** The §5.10.2 merger registry the instance's pushes merge {@code crdt} columns with. */
     private final dev.syncular.server.sync.CrdtMerger crdtMerger;
 
-    ConformanceInstance(String id, String partition, CompiledSchema schema, PostgresSyncStorage storage,
+    ConformanceInstance(String id, String partition, CompiledSchema schema, ServerStorage storage,
             PostgresSegmentStore segments, dev.syncular.server.blobs.postgres.PostgresBlobStore blobStore, SyncLimits limits,
             long nowMs, Long signedUrlTtlSeconds, String segmentBaseUrl, long maxDeltaBytes, long maxPresenceBytes,
             dev.syncular.server.sync.CrdtMerger crdtMerger, Long leaseTtlMs, StorageBackup backup) {
@@ -81,7 +84,7 @@ public final class ConformanceInstance {
                 : Uni.createFrom().item(allowed.getOrDefault(actor, Map.of()));
         byte[] leaseKey = new byte[32];
         new java.security.SecureRandom().nextBytes(leaseKey);
-        this.leases = leaseTtlMs == null ? null
+        this.leases = leaseTtlMs == null ? dev.syncular.server.sync.AuthLeases.OFF
                 : new dev.syncular.server.sync.AuthLeases(storage.authLeases(leaseKey), leaseTtlMs, clock::get);
         this.limits = limits;
         this.signingKey = new byte[32];
@@ -89,8 +92,8 @@ public final class ConformanceInstance {
         this.segmentBaseUrl = segmentBaseUrl;
         this.blobStore = blobStore;
         this.objects = new HostObjectStore(blobStore, signingKey, id, clock::get);
-        this.blobs = new dev.syncular.server.sync.BlobService(objects, storage, resolver, SchemaWindow.single(schema),
-                clock::get, BLOB_MAX_BYTES, java.time.Duration.ofHours(24));
+        this.blobs = Assembly.blobService(objects, storage, resolver, SchemaWindow.single(schema), clock::get,
+                BLOB_MAX_BYTES, java.time.Duration.ofHours(24));
         setSignedUrlTtl(signedUrlTtlSeconds);
     }
 
@@ -100,7 +103,7 @@ public final class ConformanceInstance {
      * client refuses with {@code sync.segment_expired} without fetching.
      */
     void setSignedUrlTtl(Long ttlSeconds) {
-        dev.syncular.server.segments.SegmentUrlSigner signer = ttlSeconds == null ? null
+        dev.syncular.server.segments.SegmentUrls signer = ttlSeconds == null ? dev.syncular.server.segments.SegmentUrls.NONE
                 : new dev.syncular.server.segments.SegmentUrlSigner(signingKey, segmentBaseUrl,
                         Math.max(0, Math.min(ttlSeconds, dev.syncular.server.segments.SegmentUrlSigner.MAX_TTL_MS / 1000))
                                 * 1000);
@@ -121,10 +124,9 @@ public final class ConformanceInstance {
     }
 
     private synchronized void rebuildEngine() {
-        this.engine = new SyncEngine(SchemaWindow.single(schema), storage, segments, resolver, limits, clock::get,
-                crdtMerger, List.of(), dev.syncular.server.sync.SyncObserver.NONE, signer,
-                true, objects, policy, leases, () -> failNextIdempotencyLookup.getAndSet(false),
-                dev.syncular.server.sync.RoundAdmission.NONE);
+        this.engine = Assembly.engine(dev.syncular.server.sync.EngineParts.builder(SchemaWindow.single(schema), storage,
+                segments, resolver).limits(limits).clock(clock::get).merger(crdtMerger).urls(signer).blobs(objects)
+                .policy(policy).leases(leases).fault(() -> failNextIdempotencyLookup.getAndSet(false)).build());
     }
 
     public String id() {
@@ -141,15 +143,14 @@ public final class ConformanceInstance {
             java.util.function.Function<String, List<io.vertx.pgclient.PgConnectOptions>> listenOptions) {
         if (realtime == null) {
             String podId = "syncular-conformance-" + id;
-            var hub = new dev.syncular.server.realtime.RealtimeHub(new dev.syncular.server.realtime.RealtimeHub.Settings(
-                    podId, listenOptions.apply(podId), maxDeltaBytes, 64, true,
-                    maxPresenceBytes, java.time.Duration.ofSeconds(30), clock::get, 1L << 20,
-                    java.time.Duration.ofSeconds(30)), storage, SchemaWindow.single(schema),
-                    vertx, pool, new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
-                    partition -> engine.serves(partition));
-            realtimeStarted = hub.start();
-            realtime = new dev.syncular.server.realtime.RealtimeChannel(hub, storage, resolver,
-                    SchemaWindow.single(schema), () -> engine, maxRequestBytes, budget);
+            var settings = new dev.syncular.server.realtime.RealtimeHub.Settings(podId, listenOptions.apply(podId),
+                    maxDeltaBytes, 64, true, maxPresenceBytes, java.time.Duration.ofSeconds(30), clock::get, 1L << 20,
+                    java.time.Duration.ofSeconds(30));
+            Realtime built = Assembly.realtime(new RealtimeParts(settings, storage, SchemaWindow.single(schema), vertx,
+                    pool, new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), resolver, () -> engine,
+                    maxRequestBytes, budget));
+            realtimeStarted = built.hub().start();
+            realtime = built.channel();
         }
         return realtime;
     }

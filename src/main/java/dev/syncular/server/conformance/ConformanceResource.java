@@ -152,7 +152,7 @@ public class ConformanceResource {
                 return done(null);
             case "revokeLease": {
                 // §7.3.4 revokeLease(partition, leaseId)
-                if (i.leases == null) {
+                if (!i.leases.enabled()) {
                     return Uni.createFrom().failure(new SyncError(ErrorCode.NOT_FOUND, "auth leases are not enabled"));
                 }
                 String leaseId = args.path(0).asText();

@@ -9,7 +9,8 @@
  * rotated, §2.1) and {@code idempotency-fault} (§6.3) run the production engine too. Enabled only by
  * {@code syncular.conformance.enabled=true}.
  *
- * <p>Part of the Quarkus edge, on top: it may depend on every lower package and on its edge peers
- * {@code http}, {@code realtime}, {@code ops} and {@code config}; nothing depends on it.
+ * <p>Part of the Quarkus edge, on top: its engines, hubs and blob services come from the composition root
+ * ({@code boot}), like the pod's; it may depend on every lower package and on its edge peer {@code http}
+ * (the sync, segment and body-reading resources); nothing depends on it.
  */
 package dev.syncular.server.conformance;

@@ -12,9 +12,10 @@ import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.RealtimeSignals;
+import dev.syncular.server.storage.SocketDisconnect;
 import dev.syncular.server.storage.StoredRow;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
-import dev.syncular.server.storage.postgres.SocketDisconnect;
+import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.RowCoverage;
 import io.smallrye.mutiny.Uni;
 import jakarta.inject.Inject;
@@ -66,7 +67,10 @@ public class AdminResource {
     AdminAccess access;
 
     @Inject
-    PostgresSyncStorage storage;
+    SyncStorage storage;
+
+    @Inject
+    RealtimeSignals signals;
 
     @Inject
     SchemaWindow window;
@@ -169,7 +173,7 @@ public class AdminResource {
             @PathParam("leaseId") String leaseId) {
         return guarded("POST /admin/partitions/{partition}/leases/{leaseId}/revoke", auth, () -> {
             dev.syncular.server.sync.AuthLeases leases = engine.leases();
-            if (leases == null) {
+            if (!leases.enabled()) {
                 return notFound("auth leases are not enabled", Map.of());
             }
             String p = AdminAccess.storable(partition);
@@ -203,7 +207,7 @@ public class AdminResource {
 
     /** 202: announced to every pod over the storage's control channel; each closes its matching sockets. */
     private Uni<Response> disconnect(SocketDisconnect d) {
-        return storage.announce(d).map(v -> {
+        return signals.announce(d).map(v -> {
             ObjectNode o = JSON.createObjectNode().put("partition", d.partition());
             if (d.actorId() != null) {
                 o.put("actorId", d.actorId());

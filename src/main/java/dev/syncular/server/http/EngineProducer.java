@@ -3,39 +3,44 @@ package dev.syncular.server.http;
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.postgres.PostgresBlobStore;
 import dev.syncular.server.blobs.s3.S3BlobStore;
+import dev.syncular.server.boot.Assembly;
+import dev.syncular.server.boot.ConfiguredParts;
+import dev.syncular.server.boot.Realtime;
+import dev.syncular.server.boot.RealtimeParts;
+import dev.syncular.server.config.BoundedPgPool;
 import dev.syncular.server.config.EmbeddedDatabase;
 import dev.syncular.server.config.EmbeddedPostgresConfigSourceFactory;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.crdt.yjs.YjsDocMerger;
+import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.ops.OperationalEvents;
 import dev.syncular.server.ops.ScopeResolverFailures;
 import dev.syncular.server.ops.ServeGateMetrics;
 import dev.syncular.server.ops.StorageReadiness;
 import dev.syncular.server.ops.SyncMetrics;
+import dev.syncular.server.realtime.RealtimeChannel;
+import dev.syncular.server.realtime.RealtimeHub;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaException;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.SegmentStore;
-import dev.syncular.server.segments.SegmentUrlSigner;
-import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.segments.s3.S3SegmentStore;
-import dev.syncular.server.storage.CheckpointDeclaration;
+import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.storage.StorageException;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
-import dev.syncular.server.sync.AuthLeases;
+import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.CrdtMergerRegistry;
 import dev.syncular.server.sync.CrdtTypeMerger;
-import dev.syncular.server.sync.IdempotencyLookupFault;
-import dev.syncular.server.sync.RoundAdmission;
+import dev.syncular.server.sync.EngineParts;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
-import dev.syncular.server.sync.SyncLimits;
 import dev.syncular.server.sync.SyncObserver;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.runtime.configuration.ConfigurationException;
+import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -54,9 +59,11 @@ import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.presigner.S3Presigner;
 
 /**
- * Wires the engine from configuration: the running schema ({@code syncular.schema.path} or the bundled
- * quickstart schema), PostgreSQL sync storage and segment store on Quarkus's reactive {@link Pool} (in
- * {@code syncular.storage.pg-schema}), the host's {@link ScopeResolver} bean and the limits.
+ * The pod's beans from configuration: the running schema ({@code syncular.schema.path} or the bundled
+ * quickstart schema), the segment and blob stores on Quarkus's reactive {@link Pool} (in
+ * {@code syncular.storage.pg-schema}) or S3, and — assembled by the composition root ({@link Assembly}) over the
+ * storage bean ({@code boot.StorageProducer}) and the host's {@link ScopeResolver} bean — the engine, the realtime
+ * hub and channel, and the blob service.
  *
  * <p>At start-up ({@link StartupEvent}, on the main thread — never an event loop) it creates or verifies
  * the storage tables, blocking until done, so the first request finds them ready and a broken database
@@ -160,15 +167,6 @@ public class EngineProducer {
                 .orElse("bundled " + SyncularConfig.BUNDLED_SCHEMA_RESOURCE + " (syncular.schema.path unset)");
     }
 
-    @Produces
-    @Singleton
-    PostgresSyncStorage storage(Pool pool, SyncularConfig config) {
-        SyncularConfig.Storage s = config.storage();
-        SyncularConfig.Pruning p = config.pruning();
-        return new PostgresSyncStorage(pool, s.pgSchema(), new PostgresSyncStorage.Settings(s.maxQueuedPushesPerPartition(),
-                s.lockTimeout(), s.statementTimeout(), p.batchCommits(), p.batchPushResults()));
-    }
-
     /**
      * {@code syncular.segments.store}: {@code embedded} keeps segments in PostgreSQL (zero setup); {@code s3}
      * puts them in {@code syncular.s3.bucket} through the Quarkus S3 client, which is only looked up then.
@@ -182,7 +180,7 @@ public class EngineProducer {
             return new S3SegmentStore(s3.get(), presigner.get(), bucket(config, "syncular.segments.store"),
                     config.s3().keyPrefix().orElse(""), io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool());
         }
-        return new PostgresSegmentStore(pool, config.storage().pgSchema());
+        return new PostgresSegmentStore(pool, config.storage().pgSchema(), PostgresSegmentStore.DEFAULT_CACHE_BYTES);
     }
 
     /** The configured bucket, or a start-up failure naming the property that asked for S3. */
@@ -193,45 +191,42 @@ public class EngineProducer {
 
     @Produces
     @Singleton
-    SyncEngine engine(SchemaWindow window, PostgresSyncStorage storage, SegmentStore segments,
+    SyncEngine engine(SchemaWindow window, ServerStorage storage, SegmentStore segments,
             ScopeResolver resolver, SyncularConfig config, ServeGateMetrics gateMetrics, SyncMetrics syncMetrics,
             OperationalEvents events, BlobStore blobs, ScopeResolverFailures failures, CrdtMergerRegistry mergers,
             dev.syncular.server.sync.WritePolicy policy, dev.syncular.server.ops.ReactionMetrics reactionMetrics,
             dev.syncular.server.ops.FairnessMetrics fairnessMetrics) {
-        SyncularConfig.Limits l = config.limits();
-        SyncLimits limits = new SyncLimits(l.maxOperationsPerRequest(), (int) l.inlineSegmentMaxBytes().asLongValue(),
-                l.segmentTtl().toMillis(), l.maxSubscriptionsPerRequest(), l.maxResponseBytes().asLongValue());
-        return new SyncEngine(window, storage, segments, failures.observe(resolver), limits, System::currentTimeMillis,
-                mergers, checkpoints(config), SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics), urls(config, segments),
-                config.segments().sqliteImages(), blobs, policy, leases(config, storage), IdempotencyLookupFault.NONE,
-                new RoundAdmission(new RoundAdmission.Limits(config.fairness().maxRoundsPerActor(),
-                        config.fairness().maxRoundsPerPartition(), config.fairness().maxPushOperationsPerActor(),
-                        config.fairness().retryAfter()), fairnessMetrics));
+        return Assembly.engine(Assembly.configured(EngineParts.builder(window, storage, segments,
+                failures.observe(resolver)), config, fairnessMetrics).merger(mergers)
+                .observer(SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics)).urls(ConfiguredParts.urls(config, segments))
+                .blobs(blobs).policy(policy).leases(ConfiguredParts.leases(config, storage)).build());
     }
 
-    /** §7.3 auth leases from {@code syncular.leases.*}, or {@code null} when disabled (the default). */
-    static AuthLeases leases(SyncularConfig config, PostgresSyncStorage storage) {
-        SyncularConfig.Leases l = config.leases();
-        if (!l.enabled()) {
-            return null;
-        }
-        // the ttl (more than 0s) and the key's length are checked by config.SyncularConfigValidator
-        byte[] key = key(l.key(), "syncular.leases.key", MISSING_LEASE_KEY, "syncular development lease key",
-                config.storage().pgSchema(), io.quarkus.runtime.configuration.ConfigUtils.isProfileActive("prod"));
-        return new AuthLeases(storage.authLeases(key), l.ttl().toMillis(), System::currentTimeMillis);
+    /**
+     * The pod's realtime hub and channel (§8) from {@code syncular.realtime.*}, on the application's storage and
+     * engine; {@code realtime.PodRealtime} starts and drains the hub.
+     */
+    @Produces
+    @Singleton
+    Realtime realtime(SyncularConfig config, ServerStorage storage, SchemaWindow window, Vertx vertx,
+            MeterRegistry registry, Pool pool, ScopeResolver resolver, SyncEngine engine, ScopeResolverFailures failures,
+            BufferBudget budget, BoundedPgPool datasource) {
+        String podId = RealtimeHub.podId(System.getenv("HOSTNAME"));
+        return Assembly.realtime(new RealtimeParts(Assembly.realtimeSettings(config.realtime(), podId,
+                datasource.listenOptions(podId)), storage, window, vertx, pool, registry, failures.observe(resolver),
+                () -> engine, config.maxRequestBytes().asLongValue(), budget));
     }
 
-    static final String MISSING_LEASE_KEY = "syncular.leases.key is not set. Auth lease records (SSP2 §7.3) are sealed"
-            + " at rest and verified by whichever pod serves the client, so every pod needs the same key: set"
-            + " syncular.leases.key (env SYNCULAR_LEASES_KEY) to at least 32 random bytes of text, e.g."
-            + " `openssl rand -base64 48`, the same on every pod; or set syncular.leases.enabled=false.";
+    @Produces
+    @Singleton
+    RealtimeHub realtimeHub(Realtime realtime) {
+        return realtime.hub();
+    }
 
-    /** §5.4: provider presigned GETs for the S3 store, the native HMAC scheme for the embedded one. */
-    static SegmentUrls urls(SyncularConfig config, SegmentStore segments) {
-        if (segments instanceof S3SegmentStore s3) {
-            return s3.presignedUrls(config.s3().presignTtl());
-        }
-        return signer(config);
+    @Produces
+    @Singleton
+    RealtimeChannel realtimeChannel(Realtime realtime) {
+        return realtime.channel();
     }
 
     /**
@@ -252,11 +247,9 @@ public class EngineProducer {
 
     @Produces
     @Singleton
-    BlobService blobService(BlobStore store, PostgresSyncStorage storage, ScopeResolver resolver, SchemaWindow window,
+    BlobService blobService(BlobStore store, SyncStorage storage, ScopeResolver resolver, SchemaWindow window,
             SyncularConfig config, ScopeResolverFailures failures) {
-        SyncularConfig.Blobs b = config.blobs();
-        return new BlobService(store, storage, failures.observe(resolver), window, System::currentTimeMillis, b.maxBytes().asLongValue(),
-                b.orphanGrace());
+        return Assembly.blobService(config.blobs(), store, storage, failures.observe(resolver), window);
     }
 
     /**
@@ -271,92 +264,19 @@ public class EngineProducer {
         }
     }
 
-    /**
-     * §5.4 signer from {@code syncular.signed-urls.*}, or {@code null} when they are disabled. Every pod serving
-     * the database must verify what another pod signed, so the key is configured ({@link #signingKey}).
-     */
-    static SegmentUrlSigner signer(SyncularConfig config) {
-        SyncularConfig.SignedUrls s = config.signedUrls();
-        if (!s.enabled()) {
-            return null;
-        }
-        byte[] key = signingKey(s.key(), config.storage().pgSchema(),
-                io.quarkus.runtime.configuration.ConfigUtils.isProfileActive("prod"));
-        boolean test = io.quarkus.runtime.LaunchMode.current() == io.quarkus.runtime.LaunchMode.TEST;
-        String port = org.eclipse.microprofile.config.ConfigProvider.getConfig()
-                .getOptionalValue(test ? "quarkus.http.test-port" : "quarkus.http.port", String.class)
-                .orElse(test ? "8081" : "8080");
-        String base = s.baseUrl().orElse("http://localhost:" + port + config.mountPrefix() + "/segments");
-        return new SegmentUrlSigner(key, base, signedUrlTtl(s.ttl()).toMillis());
-    }
-
-    static final String MISSING_KEY = "syncular.signed-urls.key is not set. Signed segment URLs (SSP2 §5.4) are"
-            + " verified by whichever pod the client reaches, so every pod needs the same key: set"
-            + " syncular.signed-urls.key (env SYNCULAR_SIGNED_URLS_KEY) to at least 32 random bytes of text, e.g."
-            + " `openssl rand -base64 48`, the same on every pod; or set syncular.signed-urls.enabled=false to serve"
-            + " segments only through the authenticated GET <mount>/segments/{id}.";
-
-    /**
-     * The HMAC key: the configured one (at least 32 bytes); without one {@code prod} refuses to start
-     * ({@link #MISSING_KEY}) and {@code dev}/{@code test} use a development key derived from the storage schema,
-     * the same in every process on that schema, and public, hence forgeable: development only.
-     */
-    static byte[] signingKey(java.util.Optional<String> configured, String pgSchema, boolean prod) {
-        return key(configured, "syncular.signed-urls.key", MISSING_KEY, "syncular development signed-URL key", pgSchema,
-                prod);
-    }
-
-    /** An HMAC key from {@code property} (at least 32 bytes), or the development key; see {@link #signingKey}. */
-    static byte[] key(java.util.Optional<String> configured, String property, String missing, String devPurpose,
-            String pgSchema, boolean prod) {
-        if (configured.isPresent() && !configured.get().isBlank()) {
-            byte[] key = configured.get().getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            if (key.length < 32) {
-                throw new ConfigurationException(property + " must have at least 32 bytes, had " + key.length);
-            }
-            return key;
-        }
-        if (prod) {
-            throw new ConfigurationException(missing);
-        }
-        try {
-            return java.security.MessageDigest.getInstance("SHA-256").digest((devPurpose + ","
-                    + " storage schema " + pgSchema).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     /** The signed-URL key is checked at start-up, not at the first bootstrap (the S3 segment store presigns instead). */
     void checkSignedUrls(@Observes @jakarta.annotation.Priority(3) StartupEvent event, SyncularConfig config) {
         if (config.segments().store() != SyncularConfig.StoreKind.S3) {
-            signer(config);
+            ConfiguredParts.signer(config);
         }
-    }
-
-    /** {@code syncular.signed-urls.ttl}: more than zero and at most 15 minutes (§5.4), or the boot stops naming it. */
-    static Duration signedUrlTtl(Duration ttl) {
-        if (ttl.isZero() || ttl.isNegative() || ttl.toMillis() > SegmentUrlSigner.MAX_TTL_MS) {
-            throw new ConfigurationException("syncular.signed-urls.ttl must be more than 0s and at most 15m (SSP2 §5.4), was " + ttl);
-        }
-        return ttl;
-    }
-
-    /** The backfill checkpoints this build declares (§2.4), from {@code syncular.checkpoints}. */
-    static List<CheckpointDeclaration> checkpoints(SyncularConfig config) {
-        List<CheckpointDeclaration> out = new ArrayList<>();
-        for (SyncularConfig.Checkpoint c : config.checkpoints().orElse(List.of())) {
-            out.add(new CheckpointDeclaration(c.partition(), c.name(), c.schemaVersion()));
-        }
-        return out;
     }
 
     /** Runs after the datasource (priority 1) and dev-auth (priority 2) checks. */
-    void ensureStorage(@Observes StartupEvent event, SchemaWindow window, PostgresSyncStorage storage,
+    void ensureStorage(@Observes StartupEvent event, SchemaWindow window, ServerStorage storage,
             SegmentStore segments, SyncularConfig config, StorageReadiness readiness) {
         long t0 = System.nanoTime();
         try {
-            storage.ensureSchema(window.current(), checkpoints(config)).await().atMost(STARTUP_DDL_TIMEOUT);
+            storage.ensureSchema(window.current(), Assembly.checkpoints(config)).await().atMost(STARTUP_DDL_TIMEOUT);
         } catch (StorageException e) {
             if (!StorageException.SCHEMA_NOT_READY.equals(e.code())) {
                 ConfigurationException clear = StartupErrors.storage(e, storage.pgSchema(), window.current().version(),

@@ -8,8 +8,9 @@
  * checkpoints, §2.4), every route behind {@code AdminAccess} (bearer token, audit line) and described in the
  * OpenAPI document at {@code /q/openapi} (management port); the request id of every request ({@code RequestIds}: the
  * {@code X-Request-Id} header and the logging MDC); the §10.1 JSON error answers ({@code ErrorMapper}, over
- * {@code round}'s one mapping); and the CDI wiring of the
- * engine, storage and stores from configuration, including the §5.10.2 CRDT merger registry (the built-in
+ * {@code round}'s one mapping); and the CDI beans of the
+ * engine, the pod's realtime hub and channel, the blob service (each assembled by the composition root,
+ * {@code boot}), the storage and stores from configuration, including the §5.10.2 CRDT merger registry (the built-in
  * {@code yjs-doc} merger plus every {@code CrdtTypeMerger} CDI bean) that the served schema is compiled against.
  * No route lets the framework read its body: each checks its
  * headers and authenticates first, then reads under its own cap through the one body reader
@@ -17,7 +18,8 @@
  * blob bodies stream to and from the store.
  *
  * <p>Part of the Quarkus edge, on top: it may depend on every lower package ({@code wire}, {@code schema},
- * the error catalogue, {@code storage}, {@code segments}, {@code blobs}, {@code sync}, {@code crdt.yjs}, {@code round}) and on its edge peers
- * {@code auth}, {@code config} and {@code ops}; nothing below depends on it.
+ * the error catalogue, {@code storage}, {@code segments}, {@code blobs}, {@code sync}, {@code crdt.yjs}, {@code round},
+ * {@code realtime}, {@code boot}) and on its edge peers {@code auth}, {@code config} and {@code ops}; nothing below
+ * depends on it.
  */
 package dev.syncular.server.http;

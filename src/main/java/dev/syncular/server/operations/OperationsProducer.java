@@ -2,7 +2,8 @@ package dev.syncular.server.operations;
 
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.SchemaWindow;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.storage.RowTables;
+import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import io.quarkus.arc.DefaultBean;
@@ -83,7 +84,7 @@ public class OperationsProducer {
 
     @Produces
     @Singleton
-    QueryExecutor executor(Pool pool, PostgresSyncStorage storage, SchemaWindow window, SyncularConfig config) {
+    QueryExecutor executor(Pool pool, RowTables storage, SchemaWindow window, SyncularConfig config) {
         return new QueryExecutor(pool, storage, window.current(), config.storage().statementTimeout());
     }
 
@@ -105,7 +106,7 @@ public class OperationsProducer {
     @Produces
     @Singleton
     RemoteOperations operations(QueryRegistry registry, QueryExecutor executor, SchemaWindow window,
-            ScopeResolver resolver, QueryAuthorizer authorizer, PostgresSyncStorage storage, CommandRegistry commands,
+            ScopeResolver resolver, QueryAuthorizer authorizer, SyncStorage storage, CommandRegistry commands,
             SyncEngine engine, OperationObserver observer) {
         return new RemoteOperations(registry, executor, window.current(), resolver, authorizer, storage, commands,
                 engine, observer);
@@ -115,7 +116,7 @@ public class OperationsProducer {
     @Produces
     @Singleton
     QueryWatches watches(RemoteOperations operations, OperationsConfig config, io.vertx.core.Vertx vertx, Pool pool,
-            PostgresSyncStorage storage) {
+            RowTables storage) {
         OperationsConfig.Watch w = config.watch();
         return new QueryWatches(operations, new WatchConfig(w.maxPerConnection(), w.maxPerPod(), w.minRerunInterval(),
                 w.maxConcurrentRuns(), w.maxMessageBytes().asLongValue()), vertx, pool, storage.qualified("sync_changes"));

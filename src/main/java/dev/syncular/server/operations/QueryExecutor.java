@@ -1,7 +1,7 @@
 package dev.syncular.server.operations;
 
 import dev.syncular.server.schema.CompiledSchema;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.storage.RowTables;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -28,13 +28,13 @@ public final class QueryExecutor {
     public record Result(List<OperationValue> rows, long maxCommitSeq) {}
 
     private final Pool pool;
-    private final PostgresSyncStorage storage;
+    private final RowTables storage;
     private final CompiledSchema schema;
     private final String timeoutStatement;
     private final String maxCommitSeqSql;
     private final Map<QueryDefinition.Statement, String> rewritten = new ConcurrentHashMap<>();
 
-    public QueryExecutor(Pool pool, PostgresSyncStorage storage, CompiledSchema schema, Duration statementTimeout) {
+    public QueryExecutor(Pool pool, RowTables storage, CompiledSchema schema, Duration statementTimeout) {
         this.pool = pool;
         this.storage = storage;
         this.schema = schema;
@@ -45,7 +45,7 @@ public final class QueryExecutor {
     /** The PostgreSQL text a statement runs as (rewritten once, then reused). */
     public String sqlFor(QueryDefinition.Statement statement) {
         return rewritten.computeIfAbsent(statement,
-                s -> PartitionRewrite.rewrite(s, schema, t -> storage.qualified(PostgresSyncStorage.rowTableName(t))));
+                s -> PartitionRewrite.rewrite(s, schema, storage::qualifiedRowTable));
     }
 
     public Uni<Result> run(String partition, QueryDefinition query, QueryBinding binding) {

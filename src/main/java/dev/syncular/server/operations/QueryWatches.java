@@ -55,7 +55,8 @@ public final class QueryWatches {
 
     /** Commit {@code seq} of {@code partition} was announced (on whichever pod took it). */
     public void committed(String partition, long seq) {
-        if (byPartition.containsKey(partition)) {
+        Set<WatchSession> sessions = byPartition.get(partition);
+        if (sessions != null && sessions.stream().anyMatch(s -> s.size() > 0)) { // no read for sockets without watches
             commitTables.committed(partition, seq, this::touched);
         }
     }

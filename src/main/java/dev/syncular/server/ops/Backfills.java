@@ -4,7 +4,7 @@ import dev.syncular.server.storage.ActivationResult;
 import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCheckpoint;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.storage.SyncStorage;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -25,10 +25,10 @@ import java.util.function.Function;
  */
 @ApplicationScoped
 public class Backfills {
-    private final PostgresSyncStorage storage;
+    private final SyncStorage storage;
 
     @Inject
-    public Backfills(PostgresSyncStorage storage) {
+    public Backfills(SyncStorage storage) {
         this.storage = storage;
     }
 

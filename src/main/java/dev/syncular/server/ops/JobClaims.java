@@ -1,6 +1,6 @@
 package dev.syncular.server.ops;
 
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.storage.ExclusiveJobs;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -11,7 +11,7 @@ import org.jboss.logging.Logger;
 /**
  * The database claim of the scheduled jobs ({@link PruningJob}, {@link BlobSweepJob}, {@link SegmentExpiryJob}):
  * every pod schedules them, one pod at a time runs each, at most once per its interval across the deployment
- * ({@link PostgresSyncStorage#runExclusively}: a PostgreSQL advisory lock keyed by the storage schema and the
+ * ({@link ExclusiveJobs#runExclusively}: a PostgreSQL advisory lock keyed by the storage schema and the
  * job's name, and the job's last start in {@code sync_jobs}). Nothing about a job lives in a pod's memory.
  */
 @ApplicationScoped
@@ -20,11 +20,11 @@ public class JobClaims {
     /** A run is skipped when another pod started the job within this share of the interval (timer jitter). */
     static final double INTERVAL_SHARE = 0.9;
 
-    private final PostgresSyncStorage storage;
+    private final ExclusiveJobs storage;
     private final String pod;
 
     @Inject
-    public JobClaims(PostgresSyncStorage storage) {
+    public JobClaims(ExclusiveJobs storage) {
         this.storage = storage;
         String host = System.getenv("HOSTNAME");
         this.pod = (host == null || host.isBlank() ? "pod" : host) + "/" + ProcessHandle.current().pid();

@@ -1,7 +1,7 @@
 package dev.syncular.server.ops;
 
 import dev.syncular.server.config.SyncularConfig;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.storage.SyncStorage;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -27,7 +27,7 @@ public class PruningJob {
     private final OperationalEvents events;
 
     @Inject
-    public PruningJob(PostgresSyncStorage storage, SyncularConfig config, JobClaims claims, PruningMetrics metrics,
+    public PruningJob(SyncStorage storage, SyncularConfig config, JobClaims claims, PruningMetrics metrics,
             OperationalEvents events) {
         SyncularConfig.Pruning p = config.pruning();
         this.pruner = new Pruner(storage, new RetentionPolicy(p.activeWindow(), p.keepNewestCommits(), p.pushResultRetention()));

@@ -1,7 +1,7 @@
 package dev.syncular.server.ops;
 
+import dev.syncular.server.storage.CheckpointStorage;
 import dev.syncular.server.storage.StoredCheckpoint;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.SyncEngine;
 import io.smallrye.health.api.AsyncHealthCheck;
 import io.smallrye.mutiny.Uni;
@@ -29,7 +29,7 @@ public class ServeGateReadinessCheck implements AsyncHealthCheck {
     private final AtomicBoolean failing = new AtomicBoolean();
 
     @Inject
-    PostgresSyncStorage storage;
+    CheckpointStorage storage;
 
     @Inject
     SyncEngine engine;

@@ -6,8 +6,8 @@ import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.ops.OperationalEvents;
 import dev.syncular.server.ops.ReactionMetrics;
 import dev.syncular.server.storage.Reaction;
+import dev.syncular.server.storage.ReactionStorage;
 import dev.syncular.server.storage.ReactionStore;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Multi;
@@ -52,7 +52,7 @@ public class ReactionDelivery {
     private final ReactionMetrics metrics;
 
     @Inject
-    public ReactionDelivery(PostgresSyncStorage storage, SyncularConfig config, Vertx vertx, OperationalEvents events,
+    public ReactionDelivery(ReactionStorage storage, SyncularConfig config, Vertx vertx, OperationalEvents events,
             ReactionMetrics metrics, dev.syncular.server.ops.WebhookMetrics webhooks) {
         this.events = events;
         this.metrics = metrics;

@@ -1,6 +1,6 @@
 package dev.syncular.server.realtime;
 
-import dev.syncular.server.storage.postgres.SocketDisconnect;
+import dev.syncular.server.storage.SocketDisconnect;
 import io.quarkus.websockets.next.CloseReason;
 import org.jboss.logging.Logger;
 

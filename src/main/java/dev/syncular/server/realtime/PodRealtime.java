@@ -1,19 +1,9 @@
 package dev.syncular.server.realtime;
 
-import dev.syncular.server.config.BoundedPgPool;
 import dev.syncular.server.config.SyncularConfig;
-import dev.syncular.server.memory.BufferBudget;
-import dev.syncular.server.ops.ScopeResolverFailures;
-import dev.syncular.server.schema.SchemaWindow;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
-import dev.syncular.server.sync.ScopeResolver;
-import dev.syncular.server.sync.SyncEngine;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
-import io.vertx.core.Vertx;
-import io.vertx.mutiny.sqlclient.Pool;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -21,8 +11,8 @@ import jakarta.inject.Inject;
 
 /**
  * The pod's realtime: its {@link RealtimeHub} on the application's storage, the {@link RealtimeChannel} the
- * {@code <mount>/realtime} socket serves, the per-pod limits (§8.8) and the lifecycle — the hub starts with the
- * application and drains at the start of its shutdown.
+ * {@code <mount>/realtime} socket serves (both built by the composition root, {@code boot}), the per-pod limits
+ * (§8.8) and the lifecycle — the hub starts with the application and drains at the start of its shutdown.
  */
 @ApplicationScoped
 public class PodRealtime {
@@ -30,20 +20,12 @@ public class PodRealtime {
     private final RealtimeHub hub;
     private final RealtimeChannel channel;
 
+    /** {@code hub} and {@code channel} are the pod's, built once by the composition root ({@code boot}). */
     @Inject
-    public PodRealtime(SyncularConfig config, PostgresSyncStorage storage, SchemaWindow window, Vertx vertx,
-            MeterRegistry registry, Pool pool, ScopeResolver resolver, SyncEngine engine, ScopeResolverFailures failures,
-            BufferBudget budget, BoundedPgPool datasource) {
+    public PodRealtime(SyncularConfig config, RealtimeHub hub, RealtimeChannel channel) {
         this.config = config.realtime();
-        String podId = RealtimeHub.podId(System.getenv("HOSTNAME"));
-        this.hub = new RealtimeHub(new RealtimeHub.Settings(podId, datasource.listenOptions(podId),
-                this.config.maxDeltaBytes().asLongValue(), this.config.maxUnackedDeltas(),
-                this.config.presenceEnabled(), this.config.maxPresenceBytes().asLongValue(),
-                this.config.heartbeatInterval(), System::currentTimeMillis,
-                this.config.outboundBufferBytes().asLongValue(), this.config.outboundStuckTimeout()), storage, window, vertx, pool, registry,
-                engine::serves);
-        this.channel = new RealtimeChannel(hub, storage, failures.observe(resolver), window, () -> engine,
-                config.maxRequestBytes().asLongValue(), budget);
+        this.hub = hub;
+        this.channel = channel;
     }
 
     void start(@Observes StartupEvent event) {

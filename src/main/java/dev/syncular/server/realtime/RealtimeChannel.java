@@ -4,7 +4,7 @@ import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.AuthLeases;
 import dev.syncular.server.sync.RealtimeDelta;
 import dev.syncular.server.sync.ScopeResolver;
@@ -46,7 +46,7 @@ public final class RealtimeChannel {
     }
 
     private final RealtimeHub hub;
-    private final PostgresSyncStorage storage;
+    private final SyncStorage storage;
     private final ScopeResolver resolver;
     private final SchemaWindow window;
     private final Supplier<SyncEngine> engine;
@@ -54,7 +54,7 @@ public final class RealtimeChannel {
     private final BufferBudget budget;
     private final CredentialLifetime lifetime;
 
-    public RealtimeChannel(RealtimeHub hub, PostgresSyncStorage storage, ScopeResolver resolver, SchemaWindow window,
+    public RealtimeChannel(RealtimeHub hub, SyncStorage storage, ScopeResolver resolver, SchemaWindow window,
             Supplier<SyncEngine> engine, long maxRequestBytes, BufferBudget budget) {
         this.budget = budget;
         this.hub = hub;
@@ -96,7 +96,7 @@ public final class RealtimeChannel {
     private Uni<java.util.Map<String, List<String>>> leased(SyncRequestContext ctx, String clientId,
             PartitionState partition, Throwable outage) {
         AuthLeases leases = engine.get().leases();
-        if (leases == null || partition == null) {
+        if (!leases.enabled() || partition == null) {
             return Uni.createFrom().failure(outage);
         }
         return leases.authorize(ctx, clientId, partition.logEpoch());

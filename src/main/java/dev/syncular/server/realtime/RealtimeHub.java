@@ -2,8 +2,9 @@ package dev.syncular.server.realtime;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.storage.RealtimeSignals;
 import dev.syncular.server.storage.StoredCommit;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.RealtimeDelta;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.realtime.ControlMessage;
@@ -74,7 +75,8 @@ public final class RealtimeHub {
     private final FanoutReads fanoutReads = new FanoutReads(FANOUT_READS, FANOUT_BACKLOG);
     private static final int FANOUT_READS = 8;
     private static final int FANOUT_BACKLOG = 10_000;
-    private final PostgresSyncStorage storage;
+    private final SyncStorage storage;
+    private final RealtimeSignals signals;
     private final SchemaWindow window;
     private final Vertx vertx;
     private final RealtimeMetrics metrics;
@@ -119,15 +121,16 @@ public final class RealtimeHub {
     }
     private final CompletableFuture<Void> presenceHeard = new CompletableFuture<>();
 
-    public RealtimeHub(Settings settings, PostgresSyncStorage storage, SchemaWindow window, Vertx vertx, Pool pool,
+    public RealtimeHub(Settings settings, SyncStorage storage, RealtimeSignals signals, SchemaWindow window, Vertx vertx, Pool pool,
             io.micrometer.core.instrument.MeterRegistry registry,
             java.util.function.Function<String, io.smallrye.mutiny.Uni<Boolean>> serves) {
         this.settings = settings;
         this.serves = serves;
         this.storage = storage;
+        this.signals = signals;
         this.window = window;
         this.vertx = vertx;
-        String commits = storage.notificationChannel();
+        String commits = signals.notificationChannel();
         String presenceChannel = "syncular_presence_" + commits.substring("syncular_commits_".length());
         this.presenceBus = new PresenceBus(pool, presenceChannel.length() > 63 ? presenceChannel.substring(0, 63)
                 : presenceChannel, settings.podId(), () -> metrics().presenceNotifyDrop(), this::reannouncePresence);
@@ -140,7 +143,7 @@ public final class RealtimeHub {
      * A {@code application_name} for a LISTEN connection, so an operator finds it in {@code pg_stat_activity}:
      * a random part, then the host name (the pod name in Kubernetes), at most the 63 bytes PostgreSQL keeps.
      */
-    static String podId(String hostname) {
+    public static String podId(String hostname) {
         String id = "syncular-rt-" + UUID.randomUUID().toString().substring(0, 8)
                 + (hostname == null || hostname.isBlank() ? "" : "-" + hostname.replaceAll("[^A-Za-z0-9._-]", "_"));
         return id.length() > 63 ? id.substring(0, 63) : id;
@@ -174,7 +177,7 @@ public final class RealtimeHub {
             return;
         }
         next.reconnectPolicy(retries -> !failover || retries < RECONNECTS_PER_HOST ? RECONNECT_DELAY_MS : -1L);
-        next.channel(storage.notificationChannel())
+        next.channel(signals.notificationChannel())
                 .handler(this::notified)
                 .subscribeHandler(v -> {
                     if (listening) {
@@ -187,7 +190,7 @@ public final class RealtimeHub {
                     commitsHeard.complete(null);
                 });
         // operator disconnects of an actor's or a client's sockets, announced by whichever pod took the admin request
-        next.channel(storage.controlChannel())
+        next.channel(signals.controlChannel())
                 .handler(payload -> OperatorDisconnects.received(payload, this::sessionsOf, metrics.failures()));
         if (settings.presenceEnabled()) {
             next.channel(presenceBus.channel())
@@ -444,7 +447,7 @@ public final class RealtimeHub {
             return;
         }
         String partition = payload.substring(0, colon);
-        if (PostgresSyncStorage.EPOCH_NOTIFICATION.equals(payload.substring(colon + 1))) {
+        if (RealtimeSignals.EPOCH_NOTIFICATION.equals(payload.substring(colon + 1))) {
             epochRotated(partition);
             toListeners(l -> l.partitionReset(partition));
             return;
@@ -567,7 +570,7 @@ public final class RealtimeHub {
             presenceBus.pod("alive");
             presence.expireSilentPods(System.currentTimeMillis() - idle);
         }
-        storage.notificationQueueUsage().subscribe().with(metrics::notificationQueueUsage,
+        signals.notificationQueueUsage().subscribe().with(metrics::notificationQueueUsage,
                 e -> metrics.failures().failed(RealtimeFailures.Kind.NOTIFY_QUEUE, e));
         String beat = ControlMessages.render(new ControlMessage.Heartbeat(now));
         for (Set<RealtimeSession> set : byPartition.values()) {

@@ -28,8 +28,8 @@
  *   <li>{@link dev.syncular.server.realtime.SocketDrain}: the drain's concurrent 1001 closes, bounded by the
  *       grace; {@link dev.syncular.server.realtime.RealtimeFailures}: failures that are not propagated, logged
  *       and counted by kind.</li>
- *   <li>{@link dev.syncular.server.realtime.PodRealtime}: the pod's hub and channel, its limits (§8.8) and
- *       lifecycle; {@link dev.syncular.server.realtime.RealtimeReadinessCheck} ties readiness to it.</li>
+ *   <li>{@link dev.syncular.server.realtime.PodRealtime}: the pod's hub and channel (built by the composition
+ *       root, {@code boot}), its limits (§8.8) and lifecycle; {@link dev.syncular.server.realtime.RealtimeReadinessCheck} ties readiness to it.</li>
  *   <li>{@link dev.syncular.server.realtime.OperationWatchUpgrade} and
  *       {@link dev.syncular.server.realtime.OperationWatchEndpoint}: the REMOTE.md §6 watch socket at
  *       {@code <mount>/operations/realtime}, authenticated like the sync socket;
@@ -38,8 +38,9 @@
  * </ul>
  *
  * <p>Nothing about a connection lives outside the pod that holds it; pods share only the database (commit,
- * presence and control notifications). Part of the Quarkus edge, on top: may depend on every lower package (the round handler in
- * {@code round} among them) and on {@code auth}, {@code config}, {@code ops} (scope-resolver failure metrics); the
- * conformance host uses it.
+ * presence and control notifications). Part of the Quarkus edge, just below the composition root
+ * ({@code boot}, which assembles it): may depend on every lower package (the round handler in {@code round}
+ * among them, {@code auth}, {@code config}, {@code ops} for the scope-resolver failure metrics), never on
+ * {@code http}; {@code boot}, {@code http} and the conformance host use it.
  */
 package dev.syncular.server.realtime;

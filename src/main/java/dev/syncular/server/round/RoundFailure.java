@@ -3,7 +3,7 @@ package dev.syncular.server.round;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.storage.StorageException;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.storage.postgres.PostgresStores;
 import dev.syncular.server.wire.WireException;
 import java.util.Map;
 
@@ -17,7 +17,7 @@ import java.util.Map;
  *   <li>a {@link HttpError} keeps its status and code, without details;</li>
  *   <li>a decode {@link WireException} keeps its code (default {@code sync.invalid_request}) and details;</li>
  *   <li>a transient storage failure — a full push queue or connection pool, a lock or statement timeout, a
- *       deadlock ({@link PostgresSyncStorage#busy}) — is 429 {@code sync.rate_limited} (§10.2 "host adapter
+ *       deadlock ({@link PostgresStores#busy}) — is 429 {@code sync.rate_limited} (§10.2 "host adapter
  *       errors": the mapping hook) with the storage's {@code reason} and {@code retryAfterMs}: nothing was
  *       written, the same request may retry;</li>
  *   <li>anything else is {@link #internal} 500 {@code sync.internal_error} with a static message: the binding
@@ -51,11 +51,11 @@ public record RoundFailure(ErrorCode code, int status, String message, Map<Strin
     }
 
     /**
-     * A transient storage failure ({@link PostgresSyncStorage#busy}) as {@code sync.rate_limited}, with the
+     * A transient storage failure ({@link PostgresStores#busy}) as {@code sync.rate_limited}, with the
      * storage's {@code reason} and {@code retryAfterMs} in the details; {@code null} for anything else.
      */
     public static SyncError rateLimited(Throwable e) {
-        StorageException busy = PostgresSyncStorage.busy(e);
+        StorageException busy = PostgresStores.busy(e);
         return busy == null ? null : new SyncError(ErrorCode.RATE_LIMITED, "the server is busy; retry later", busy.details());
     }
 

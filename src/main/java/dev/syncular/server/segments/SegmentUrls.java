@@ -8,5 +8,8 @@ package dev.syncular.server.segments;
  */
 @FunctionalInterface
 public interface SegmentUrls {
+    /** Off: no §5.4 URLs are minted, every segment is fetched through the authenticated route or inline. */
+    SegmentUrls NONE = (segmentId, scopeDigest, partition, nowMs) -> null;
+
     SegmentUrlSigner.SignedUrl issue(String segmentId, String scopeDigest, String partition, long nowMs);
 }

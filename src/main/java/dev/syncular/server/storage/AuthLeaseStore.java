@@ -11,6 +11,25 @@ import java.util.Map;
  */
 public interface AuthLeaseStore {
 
+    /** Off: leases are not configured; nothing is stored, every read is absent, issuance fails. */
+    AuthLeaseStore NONE = new AuthLeaseStore() {
+        @Override
+        public Uni<AuthLease> issue(String partition, String clientId, String actorId,
+                Map<String, List<String>> allowedScopes, long nowMs, long ttlMs, String logEpoch) {
+            return Uni.createFrom().failure(new IllegalStateException("auth leases are not configured"));
+        }
+
+        @Override
+        public Uni<AuthLease> read(String partition, String clientId) {
+            return Uni.createFrom().nullItem();
+        }
+
+        @Override
+        public Uni<Boolean> revoke(String partition, String leaseId, long nowMs) {
+            return Uni.createFrom().item(false);
+        }
+    };
+
     /**
      * §7.3.3 issuance and sliding refresh: stores {@code allowedScopes}, {@code issuedAtMs = nowMs},
      * {@code expiresAtMs = nowMs + ttlMs} and the partition's current {@code logEpoch} for

@@ -44,7 +44,7 @@ import java.util.function.Function;
  * whole transaction rolls back, so a rejected commit leaves storage exactly as it was; use
  * {@link PushTx#savepoint} to roll back a commit while keeping the transaction for its rejected result.
  */
-public interface SyncStorage {
+public interface SyncStorage extends CheckpointStorage {
 
     /**
      * Applies the storage DDL for the running schema at start-up (§2.4). Idempotent.
@@ -88,36 +88,6 @@ public interface SyncStorage {
         return readServeGate(partition, runningSchemaVersion).flatMap(gate -> readPartition(partition)
                 .map(state -> new GateCheck(gate, state == null ? 0L : state.horizonSeq())));
     }
-
-    /** Every checkpoint at {@code runningSchemaVersion}, in every partition, that is not activated. */
-    Uni<List<StoredCheckpoint>> readPendingCheckpoints(int runningSchemaVersion);
-
-    /** The stored schema-version marker, or 0 before the first migration. */
-    Uni<Integer> readStoredSchemaVersion();
-
-    Uni<List<StoredCheckpoint>> readCheckpoints(String partition);
-
-    /** Declares a checkpoint (idempotent: an existing one is returned unchanged). */
-    Uni<StoredCheckpoint> declareCheckpoint(String partition, String name, int schemaVersion, long nowMs);
-
-    /**
-     * Claims the backfill: bumps the owner epoch and moves {@code declared → backfilling} (a backfilling
-     * checkpoint is re-claimed with a new epoch; an activated one is returned unchanged). Fails with
-     * {@code sync.storage.checkpoint_not_found} for an undeclared checkpoint.
-     */
-    Uni<StoredCheckpoint> claimCheckpoint(String partition, String name, int schemaVersion, long nowMs);
-
-    /** Compare-and-set progress on the owner epoch; false when another owner claimed it meanwhile. */
-    Uni<Boolean> advanceCheckpoint(String partition, String name, long ownerEpoch, long watermark, long observedRows,
-            long nowMs);
-
-    /**
-     * Activates under the partition lock when the owner epoch matches and no source table changed above
-     * {@code watermark}; {@code STALE} if one did, {@code UNVERIFIABLE} if the horizon passed the watermark.
-     * Fails with {@code sync.storage.checkpoint_owner_changed} when the epoch no longer matches.
-     */
-    Uni<ActivationResult> activateCheckpoint(String partition, String name, long ownerEpoch, long watermark,
-            List<String> sourceTables, long nowMs);
 
     // ---- partition registry (§2.1) -------------------------------------------------------------
 

@@ -18,6 +18,16 @@
  * behind {@link dev.syncular.server.storage.ReactionStore}) and §7.3 (the auth lease
  * store, {@link dev.syncular.server.storage.AuthLeaseStore} with {@link dev.syncular.server.storage.AuthLease}).
  *
+ * <p>Its users depend on the role they use, never on the implementation: {@link
+ * dev.syncular.server.storage.SyncStorage} (the engine's partition log, rows, client records, gates), {@link
+ * dev.syncular.server.storage.CheckpointStorage} (§2.4 backfill checkpoints and the stored schema version: backfills,
+ * readiness), {@link dev.syncular.server.storage.RealtimeSignals} (the commit and control channels of the realtime
+ * hubs, §8.2), {@link dev.syncular.server.storage.ExclusiveJobs} (one pod at a time for scheduled jobs), {@link
+ * dev.syncular.server.storage.ReactionStorage} (§6.9 delivery), {@link dev.syncular.server.storage.AuthLeaseStorage}
+ * (§7.3) and {@link dev.syncular.server.storage.RowTables} (SQL names for the registered queries); {@link
+ * dev.syncular.server.storage.ServerStorage} is all of them at once, for the composition root and the conformance
+ * host that assemble servers from it.
+ *
  * <p>May depend on {@code schema} (the compiled schema), {@code wire} (ops, commit statuses, row values) and
  * Mutiny; on nothing above it (no {@code sync}, {@code http}, {@code ops}). The PostgreSQL implementation
  * lives in {@code storage.postgres}.

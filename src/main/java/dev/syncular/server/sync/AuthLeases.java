@@ -15,10 +15,13 @@ import java.util.function.LongSupplier;
  * Auth leases (§7.3) as the engine applies them: issuance and sliding refresh on a round whose live
  * {@code resolveScopes} resolved (§7.3.3), and the enforcement seam — during a host-signalled outage
  * ({@link ScopeResolverOutage}) the stored lease's allowed scopes authorize the round, or the round fails
- * request-level with {@code sync.auth_lease_required} / {@code sync.auth_lease_revoked}. Absent (null in the
- * engine) when {@code leases} is not configured: then no {@code LEASE} frame is ever emitted.
+ * request-level with {@code sync.auth_lease_required} / {@code sync.auth_lease_revoked}. {@link #OFF} when
+ * {@code leases} is not configured: then no {@code LEASE} frame is ever emitted and no lease is looked up.
  */
 public final class AuthLeases {
+    /** Leases not configured ({@link #enabled()} is false): rounds neither issue nor consult leases. */
+    public static final AuthLeases OFF = new AuthLeases(AuthLeaseStore.NONE, Long.MAX_VALUE, () -> 0L);
+
     private final AuthLeaseStore store;
     private final long ttlMs;
     private final LongSupplier clock;
@@ -30,6 +33,11 @@ public final class AuthLeases {
         this.store = Objects.requireNonNull(store, "store");
         this.ttlMs = ttlMs;
         this.clock = clockMs;
+    }
+
+    /** Whether leases are configured (anything but {@link #OFF}). */
+    public boolean enabled() {
+        return store != AuthLeaseStore.NONE;
     }
 
     public AuthLeaseStore store() {

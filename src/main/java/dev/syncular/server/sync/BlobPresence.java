@@ -79,7 +79,7 @@ final class BlobPresence {
     }
 
     /**
-     * Looks up every blob the commit's upserts reference ({@code store == null}: a server without a blob store,
+     * Looks up every blob the commit's upserts reference ({@link BlobStore#NONE}: a server without a blob store,
      * where no blob exists). Payloads that fail to decode are skipped here; the apply path rejects them.
      */
     static Uni<BlobPresence> precheck(BlobStore store, SyncStorage storage, String partition, String actorId,
@@ -104,7 +104,7 @@ final class BlobPresence {
         if (ids.isEmpty()) {
             return Uni.createFrom().item(NONE);
         }
-        if (store == null) {
+        if (store == BlobStore.NONE) {
             Map<String, Boolean> none = new HashMap<>();
             ids.forEach(id -> none.put(id, false));
             return Uni.createFrom().item(new BlobPresence(0L, none));

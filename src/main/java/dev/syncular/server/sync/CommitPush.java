@@ -69,11 +69,6 @@ final class CommitPush {
     private final IdempotencyLookupFault fault;
 
     CommitPush(SchemaWindow window, SyncStorage storage, BlobStore blobs, LongSupplier clock, ServeGates gates,
-            ServeGateCheck check, PushOperations operations, SyncObserver observer, WritePolicy policy) {
-        this(window, storage, blobs, clock, gates, check, operations, observer, policy, IdempotencyLookupFault.NONE);
-    }
-
-    CommitPush(SchemaWindow window, SyncStorage storage, BlobStore blobs, LongSupplier clock, ServeGates gates,
             ServeGateCheck check, PushOperations operations, SyncObserver observer, WritePolicy policy,
             IdempotencyLookupFault fault) {
         this.policy = policy;
@@ -101,6 +96,7 @@ final class CommitPush {
         String partition = round.ctx.partition();
         String clientId = round.header.clientId();
         boolean[] replayed = {false};
+        PushCommit[] ran = {commit}; // a server command's commit once it ran (REMOTE.md §3), else the pushed one
         List<PlannedReaction> planned = new ArrayList<>(); // the reactions the committed transaction appended (§6.9)
         // §6.3: every push is serialized by partition and its idempotency key checked under that boundary;
         // host scope resolution runs before the lock is taken (host code, never under it; the §6.8 whole-commit
@@ -133,6 +129,7 @@ final class CommitPush {
                         ? Uni.createFrom().item(replay(found.getItem1().get(), commit))
                         : round.command != ServerCommand.NONE
                         ? runCommand(round, tx, commit, allowed)
+                                .invoke(ops -> ran[0] = ops)
                                 .flatMap(ops -> apply(round, tx, ops, allowed, found.getItem2(), planned))
                         : blobCheck.recheck(tx).flatMap(checked -> {
                             round.blobs = checked;
@@ -144,7 +141,7 @@ final class CommitPush {
                         if (r.commitSeq() != null) {
                             round.lastCommitSeq = Math.max(round.lastCommitSeq, r.commitSeq());
                         }
-                        observer.commitPushed(outcome(partition, clientId, commit, r, replayed[0]));
+                        observer.commitPushed(outcome(partition, clientId, ran[0], r, replayed[0]));
                         planned.forEach(p -> observer.reactionPlanned(p.type()));
                     }
                 });

@@ -43,13 +43,8 @@ final class Round {
      */
     volatile boolean liveAuthority;
 
-    Round(SyncRequestContext ctx, ReqHeader header, CompiledSchema clientSchema, ScopeResolver resolver,
-            SchemaWindow window, long responseBudget) {
-        this(ctx, header, clientSchema, resolver, window, responseBudget, null, null);
-    }
-
     /**
-     * @param leases §7.3 auth leases, or {@code null} when not configured
+     * @param leases §7.3 auth leases, or {@link AuthLeases#OFF} when not configured
      * @param logEpoch the partition's current {@code logEpoch} (§2.1): only a lease issued in it authorizes
      */
     Round(SyncRequestContext ctx, ReqHeader header, CompiledSchema clientSchema, ScopeResolver resolver,
@@ -60,7 +55,7 @@ final class Round {
         Uni<Optional<Map<String, List<String>>>> live = Uni.createFrom().deferred(() -> resolver.resolveScopes(ctx))
                 .map(Optional::ofNullable)
                 .invoke(o -> liveAuthority = o.isPresent());
-        this.allowed = leases == null ? resolve(live, window) : resolve(live
+        this.allowed = !leases.enabled() ? resolve(live, window) : resolve(live
                 // §7.3.3: every failure but the outage signal still fails loud (revocation, §3.2 rule 5) ...
                 .onFailure(f -> !(f instanceof ScopeResolverOutage)).recoverWithItem(Optional.empty())
                 // ... and an outage is served from a valid lease, or fails the request with its §10.2 code

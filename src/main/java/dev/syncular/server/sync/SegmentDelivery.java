@@ -87,7 +87,7 @@ final class SegmentDelivery {
 
     /** §5.4: a URL only for clients advertising bit 3, minted inside this pull right after scope resolution. */
     SegmentUrlSigner.SignedUrl url(PullHeader pull, String segmentId, String digest, Round round, long now) {
-        return urls != null && pull.accepts(PullHeader.ACCEPT_SIGNED_URLS)
+        return urls != SegmentUrls.NONE && pull.accepts(PullHeader.ACCEPT_SIGNED_URLS)
                 ? urls.issue(segmentId, digest, round.ctx.partition(), now) : null;
     }
 

@@ -1,6 +1,5 @@
 package dev.syncular.server.sync;
 
-import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.CompiledSchema;
@@ -8,7 +7,6 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.SegmentUrls;
-import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.RequestEntry;
@@ -56,65 +54,24 @@ public final class SyncEngine {
     private final SyncObserver observer;
     /** Descriptor URLs are provider-presigned (§5.4): their bytes never pass through this server. */
     private final boolean presignedUrls;
-    /** §7.3 auth leases; {@code null} when not configured. */
+    /** §7.3 auth leases; {@link AuthLeases#OFF} when not configured. */
     private final AuthLeases leases;
     /** Fairness: every round's place among its actor's and partition's rounds in flight. */
     private final RoundAdmission admission;
 
-    public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
-            SyncLimits limits, LongSupplier clockMs) {
-        this(window, storage, segments, resolver, limits, clockMs, CrdtMerger.NONE, List.of(), SyncObserver.NONE);
-    }
-
-    /**
-     * @param checkpoints the backfill checkpoints this process declares: it may serve a partition while they
-     *                    are pending, every other process refuses (§2.4)
-     * @param observer    told of rounds, commits, pulled rows, segment bytes and serve-gate refusals (metrics,
-     *                    the admin event tail)
-     */
-    public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
-            SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
-            SyncObserver observer) {
-        this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, observer, null);
-    }
-
-    /** @param urls mints §5.4 segment URLs for clients advertising {@code accept} bit 3; may be null */
-    public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
-            SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
-            SyncObserver observer, SegmentUrls urls) {
-        this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, observer, urls, true, null);
-    }
-
-    /**
-     * @param buildImages whether to build §5.3 SQLite images (stored ones are served either way)
-     * @param blobs       the blob store the §5.9.6 push-time existence check consults; {@code null} = no blob
-     *                    store, so every upsert referencing a blob is rejected with {@code blob.not_found}
-     */
-    public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
-            SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
-            SyncObserver observer, SegmentUrls urls, boolean buildImages, BlobStore blobs) {
-        this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, observer, urls, buildImages, blobs,
-                WritePolicy.NONE);
-    }
-
-    /** @param policy the host's row and whole-commit validators and reaction planners (§6.7–§6.9) */
-    public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
-            SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
-            SyncObserver observer, SegmentUrls urls, boolean buildImages, BlobStore blobs, WritePolicy policy) {
-        this(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, observer, urls, buildImages,
-                blobs, policy, null, IdempotencyLookupFault.NONE, RoundAdmission.NONE);
-    }
-
-    /**
-     * @param leases §7.3 auth leases, or {@code null} when not configured (no {@code LEASE} frame, no lookups)
-     * @param fault  the idempotency-lookup fault seam ({@link IdempotencyLookupFault#NONE} in production)
-     * @param admission the per-actor / per-partition concurrency limits every round is admitted against
-     *                  ({@link RoundAdmission#NONE}: none)
-     */
-    public SyncEngine(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
-            SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
-            SyncObserver observer, SegmentUrls urls, boolean buildImages, BlobStore blobs, WritePolicy policy,
-            AuthLeases leases, IdempotencyLookupFault fault, RoundAdmission admission) {
+    /** The engine over {@code parts}; see {@link EngineParts} for each part and its "off" value. */
+    public SyncEngine(EngineParts parts) {
+        SchemaWindow window = parts.window();
+        SyncStorage storage = parts.storage();
+        SegmentStore segments = parts.segments();
+        ScopeResolver resolver = parts.resolver();
+        SyncLimits limits = parts.limits();
+        LongSupplier clockMs = parts.clockMs();
+        SyncObserver observer = parts.observer();
+        SegmentUrls urls = parts.urls();
+        WritePolicy policy = parts.policy();
+        AuthLeases leases = parts.leases();
+        RoundAdmission admission = parts.admission();
         this.admission = admission;
         this.leases = leases;
         this.window = window;
@@ -122,19 +79,19 @@ public final class SyncEngine {
         this.resolver = resolver;
         this.limits = limits;
         this.clock = clockMs;
-        this.gates = new ServeGates(window.current().version(), checkpoints);
+        this.gates = new ServeGates(window.current().version(), parts.checkpoints());
         this.observer = observer;
-        this.presignedUrls = urls != null && !(urls instanceof SegmentUrlSigner);
+        this.presignedUrls = urls != SegmentUrls.NONE && !(urls instanceof SegmentUrlSigner);
         this.check = new ServeGateCheck(storage, gates, observer);
-        this.push = new CommitPush(window, storage, blobs, clockMs, gates, check, new PushOperations(window, merger, policy),
-                observer, policy, fault);
+        this.push = new CommitPush(window, storage, parts.blobs(), clockMs, gates, check,
+                new PushOperations(window, parts.merger(), policy), observer, policy, parts.fault());
         this.delivery = new SegmentDelivery(window, storage, segments, resolver, limits, clockMs, check, urls);
         RowsLane rows = new RowsLane(storage, delivery);
-        ImageLane images = new ImageLane(storage, segments, limits, clockMs, buildImages, delivery, rows, observer);
+        ImageLane images = new ImageLane(storage, segments, limits, clockMs, parts.buildImages(), delivery, rows, observer);
         this.pull = new Pull(storage, new Bootstrap(storage, rows, images));
     }
 
-    /** §7.3 auth leases, or {@code null} when not configured. */
+    /** §7.3 auth leases, or {@link AuthLeases#OFF} when not configured. */
     public AuthLeases leases() {
         return leases;
     }
@@ -320,11 +277,11 @@ public final class SyncEngine {
             planned.head.add(new RespHeader(null, null, state.logEpoch(), false));
             // §7.3.3: with leases configured every round resolves its authority first (a lease-authorized round
             // without a valid lease fails before any push), and a live resolution issues or slides the lease
-            Uni<Void> authorized = leases == null ? Uni.createFrom().voidItem() : round.allowed.replaceWithVoid();
+            Uni<Void> authorized = !leases.enabled() ? Uni.createFrom().voidItem() : round.allowed.replaceWithVoid();
             return authorized.flatMap(a -> push.pushAll(round, pushes, planned.head))
                     .flatMap(v -> pullHeader == null ? Uni.createFrom().voidItem()
                             : pull.pullAll(round, pullHeader, subscriptions, planned, state))
-                    .flatMap(v -> leases == null || !round.liveAuthority ? Uni.createFrom().voidItem()
+                    .flatMap(v -> !leases.enabled() || !round.liveAuthority ? Uni.createFrom().voidItem()
                             : round.allowed.flatMap(allowed -> leases.issue(ctx, header.clientId(), allowed.get(), state.logEpoch()))
                                     // §7.3.2: LEASE right after RESP_HEADER, before any PUSH_RESULT
                                     .invoke(lease -> planned.head.add(1, lease)).replaceWithVoid())

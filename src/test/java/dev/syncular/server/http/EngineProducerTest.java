@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.boot.ConfiguredParts;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.schema.SchemaWindow;
@@ -20,17 +21,17 @@ import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** Start-up checks of the production wiring. */
+/** Start-up checks of the production wiring (the key and TTL checks are {@link ConfiguredParts}'s). */
 class EngineProducerTest {
     /** §5.4: the production signed-URL TTL is more than zero and at most 15 minutes; the refusal names the property. */
     @Test
     void signedUrlTtlOutsideTheSpecRangeStopsTheBoot() {
         for (Duration bad : new Duration[] {Duration.ZERO, Duration.ofSeconds(-5), Duration.ofMinutes(16)}) {
-            ConfigurationException e = assertThrows(ConfigurationException.class, () -> EngineProducer.signedUrlTtl(bad));
+            ConfigurationException e = assertThrows(ConfigurationException.class, () -> ConfiguredParts.signedUrlTtl(bad));
             assertTrue(e.getMessage().contains("syncular.signed-urls.ttl"), e.getMessage());
         }
-        assertEquals(Duration.ofMinutes(15), EngineProducer.signedUrlTtl(Duration.ofMinutes(15)));
-        assertEquals(Duration.ofSeconds(1), EngineProducer.signedUrlTtl(Duration.ofSeconds(1)));
+        assertEquals(Duration.ofMinutes(15), ConfiguredParts.signedUrlTtl(Duration.ofMinutes(15)));
+        assertEquals(Duration.ofSeconds(1), ConfiguredParts.signedUrlTtl(Duration.ofSeconds(1)));
     }
 
     /**
@@ -41,19 +42,19 @@ class EngineProducerTest {
     @Test
     void theSigningKeyIsConfiguredInProdAndSharedOutsideIt() {
         ConfigurationException missing = assertThrows(ConfigurationException.class,
-                () -> EngineProducer.signingKey(Optional.empty(), "public", true));
+                () -> ConfiguredParts.signingKey(Optional.empty(), "public", true));
         assertTrue(missing.getMessage().contains("syncular.signed-urls.key")
                 && missing.getMessage().contains("syncular.signed-urls.enabled=false"), missing.getMessage());
-        assertThrows(ConfigurationException.class, () -> EngineProducer.signingKey(Optional.of(" "), "public", true));
+        assertThrows(ConfigurationException.class, () -> ConfiguredParts.signingKey(Optional.of(" "), "public", true));
         ConfigurationException shortKey = assertThrows(ConfigurationException.class,
-                () -> EngineProducer.signingKey(Optional.of("too short"), "public", true));
+                () -> ConfiguredParts.signingKey(Optional.of("too short"), "public", true));
         assertTrue(shortKey.getMessage().contains("at least 32 bytes"), shortKey.getMessage());
         String configured = "0123456789abcdef0123456789abcdef-prod";
-        assertArrayEquals(configured.getBytes(StandardCharsets.UTF_8), EngineProducer.signingKey(Optional.of(configured), "public", true));
-        byte[] dev = EngineProducer.signingKey(Optional.empty(), "public", false);
+        assertArrayEquals(configured.getBytes(StandardCharsets.UTF_8), ConfiguredParts.signingKey(Optional.of(configured), "public", true));
+        byte[] dev = ConfiguredParts.signingKey(Optional.empty(), "public", false);
         assertEquals(32, dev.length);
-        assertArrayEquals(dev, EngineProducer.signingKey(Optional.empty(), "public", false), "stable across processes");
-        assertFalse(Arrays.equals(dev, EngineProducer.signingKey(Optional.empty(), "other", false)), "per storage schema");
+        assertArrayEquals(dev, ConfiguredParts.signingKey(Optional.empty(), "public", false), "stable across processes");
+        assertFalse(Arrays.equals(dev, ConfiguredParts.signingKey(Optional.empty(), "other", false)), "per storage schema");
     }
 
     /**

@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.memory.InMemorySegmentStore;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.sync.EngineParts;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
-import dev.syncular.server.sync.SyncLimits;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.LogCapture;
@@ -41,15 +41,15 @@ class ScopeResolverFailuresTest {
         Vertx vertx = Vertx.vertx();
         Pool pool = TestPostgres.pool(vertx, 4);
         PostgresSyncStorage storage = new PostgresSyncStorage(pool, "sync_resolver_" + UUID.randomUUID().toString()
-                .replace("-", "").substring(0, 10));
+                .replace("-", "").substring(0, 10), PostgresSyncStorage.Settings.DEFAULTS);
         LogCapture log = LogCapture.of(ScopeResolverFailures.class.getName(), java.util.logging.Level.INFO, "requestId");
         try {
             storage.ensureSchema(SyncScenariosContract.SCHEMA).await().atMost(WAIT);
             SimpleMeterRegistry meters = new SimpleMeterRegistry();
             ScopeResolverFailures failures = new ScopeResolverFailures(meters);
             ScopeResolver outage = (actor, partition) -> Uni.createFrom().failure(new IllegalStateException("authz service down"));
-            SyncEngine engine = new SyncEngine(SchemaWindow.single(SyncScenariosContract.SCHEMA), storage,
-                    new InMemorySegmentStore(), failures.observe(outage), SyncLimits.DEFAULTS, System::currentTimeMillis);
+            SyncEngine engine = new SyncEngine(EngineParts.builder(SchemaWindow.single(SyncScenariosContract.SCHEMA), storage, new InMemorySegmentStore(), failures.observe(outage))
+                    .build());
             String partition = "p-" + UUID.randomUUID();
             SyncTestClient client = new SyncTestClient(SyncScenariosContract.SCHEMA, new SyncTestClient.Transport() {
                 @Override

@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import dev.syncular.server.config.BoundedPgPool;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.storage.SocketDisconnect;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
-import dev.syncular.server.storage.postgres.SocketDisconnect;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
@@ -157,7 +157,7 @@ class OperatorDisconnectTest {
 
             // another pod's announcement (its own storage over its own pool) closes this pod's socket
             RealtimeSocket s = open(partition, "bob", "c-y-" + UUID.randomUUID());
-            new PostgresSyncStorage(otherPool, storage.pgSchema()).announce(SocketDisconnect.actor(partition, "bob"))
+            new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).announce(SocketDisconnect.actor(partition, "bob"))
                     .await().atMost(WAIT);
             assertEquals(OperatorDisconnects.CODE, closeCode(s));
         } finally {

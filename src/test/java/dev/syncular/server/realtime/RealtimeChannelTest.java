@@ -12,9 +12,9 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.memory.InMemorySegmentStore;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.sync.EngineParts;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
-import dev.syncular.server.sync.SyncLimits;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.RealtimeSocket;
@@ -439,10 +439,10 @@ class RealtimeChannelTest {
         Vertx vertx = Vertx.vertx();
         Pool otherPool = dev.syncular.server.testsupport.TestPostgres.pool(vertx, 2);
         try {
-            PostgresSyncStorage other = new PostgresSyncStorage(otherPool, storage.pgSchema());
+            PostgresSyncStorage other = new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
             other.ensureSchema(window.current()).await().atMost(WAIT);
-            SyncEngine engine = new SyncEngine(window, other, new InMemorySegmentStore(), resolver,
-                    SyncLimits.DEFAULTS, System::currentTimeMillis);
+            SyncEngine engine = new SyncEngine(EngineParts.builder(window, other, new InMemorySegmentStore(), resolver)
+                    .build());
             SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
             a.state.logEpoch = b.state.logEpoch;
             a.upsert("todos", todo("pod2"), null);
@@ -469,7 +469,7 @@ class RealtimeChannelTest {
         Pool otherPool = dev.syncular.server.testsupport.TestPostgres.pool(vertx, 2);
         String rotated;
         try {
-            rotated = new PostgresSyncStorage(otherPool, storage.pgSchema()).rotateLogEpoch(partition)
+            rotated = new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).rotateLogEpoch(partition)
                     .await().atMost(WAIT).logEpoch();
         } finally {
             otherPool.close().await().atMost(WAIT);
@@ -502,12 +502,11 @@ class RealtimeChannelTest {
         Vertx vertx = Vertx.vertx();
         Pool otherPool = dev.syncular.server.testsupport.TestPostgres.pool(vertx, 2);
         try {
-            PostgresSyncStorage other = new PostgresSyncStorage(otherPool, storage.pgSchema());
+            PostgresSyncStorage other = new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
             other.ensureSchema(window.current()).await().atMost(WAIT);
-            SyncEngine backfiller = new SyncEngine(window, other, new InMemorySegmentStore(), resolver,
-                    SyncLimits.DEFAULTS, System::currentTimeMillis, dev.syncular.server.sync.CrdtMerger.NONE,
-                    List.of(new dev.syncular.server.storage.CheckpointDeclaration(partition, "fill", version)),
-                    dev.syncular.server.sync.SyncObserver.NONE);
+            SyncEngine backfiller = new SyncEngine(EngineParts.builder(window, other, new InMemorySegmentStore(), resolver)
+                    .checkpoints(List.of(new dev.syncular.server.storage.CheckpointDeclaration(partition, "fill", version)))
+                    .build());
             SyncTestClient.Transport viaBackfiller = new SyncTestClient.Transport() {
                 @Override
                 public byte[] roundTrip(SyncTestClient c, byte[] request) {

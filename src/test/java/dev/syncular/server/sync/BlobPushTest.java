@@ -112,15 +112,16 @@ class BlobPushTest {
         vertx = Vertx.vertx();
         pool = TestPostgres.pool(vertx, 8);
         pgSchema = "sync_blobs_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        storage = new PostgresSyncStorage(pool, pgSchema);
+        storage = new PostgresSyncStorage(pool, pgSchema, PostgresSyncStorage.Settings.DEFAULTS);
         storage.ensureSchema(SyncScenariosContract.SCHEMA).await().atMost(WAIT);
         PostgresBlobStore pg = new PostgresBlobStore(pool, pgSchema);
         pg.ensureSchema().await().atMost(WAIT);
         blobs = new HookedStore(pg);
         ScopeResolver everything = (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("*")));
         SchemaWindow window = SchemaWindow.single(SyncScenariosContract.SCHEMA);
-        engine = new SyncEngine(window, storage, new InMemorySegmentStore(), everything, SyncLimits.DEFAULTS,
-                System::currentTimeMillis, CrdtMerger.NONE, List.of(), SyncObserver.NONE, null, true, blobs);
+        engine = new SyncEngine(EngineParts.builder(window, storage, new InMemorySegmentStore(), everything)
+                .blobs(blobs)
+                .build());
         service = new BlobService(blobs, storage, everything, window, System::currentTimeMillis, 1 << 20, Duration.ZERO);
     }
 
@@ -293,9 +294,8 @@ class BlobPushTest {
 
     @Test
     void withoutABlobStoreEveryReferenceIsMissing() {
-        SyncEngine bare = new SyncEngine(SchemaWindow.single(SyncScenariosContract.SCHEMA), storage,
-                new InMemorySegmentStore(), (a, p) -> Uni.createFrom().item(Map.of("project_id", List.of("*"))),
-                SyncLimits.DEFAULTS, System::currentTimeMillis);
+        SyncEngine bare = new SyncEngine(EngineParts.builder(SchemaWindow.single(SyncScenariosContract.SCHEMA), storage, new InMemorySegmentStore(), (a, p) -> Uni.createFrom().item(Map.of("project_id", List.of("*"))))
+                .build());
         SyncTestClient c = client(bare, "bare-" + UUID.randomUUID());
         c.sync();
         String id = upload(partition, "stored but unknown to this engine");

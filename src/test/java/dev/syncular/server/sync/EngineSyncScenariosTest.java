@@ -39,7 +39,7 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         vertx = Vertx.vertx();
         pool = TestPostgres.pool(vertx, 8);
         pgSchema = "sync_engine_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        storage = new PostgresSyncStorage(pool, pgSchema);
+        storage = new PostgresSyncStorage(pool, pgSchema, PostgresSyncStorage.Settings.DEFAULTS);
         storage.ensureSchema(SCHEMA).await().atMost(WAIT);
         ScopeResolver resolver = (actor, partition) -> {
             RESOLUTIONS.incrementAndGet();
@@ -47,8 +47,8 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
             return allowed == null ? io.smallrye.mutiny.Uni.createFrom().failure(new IllegalStateException("no grant"))
                     : io.smallrye.mutiny.Uni.createFrom().item(allowed);
         };
-        engine = new SyncEngine(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), resolver,
-                SyncLimits.DEFAULTS, System::currentTimeMillis);
+        engine = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), resolver)
+                .build());
     }
 
     @AfterAll
@@ -170,9 +170,8 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         writer.syncUntilIdle();
         dev.syncular.server.segments.memory.InMemorySegmentStore small =
                 new dev.syncular.server.segments.memory.InMemorySegmentStore(4096);
-        SyncEngine capped = new SyncEngine(SchemaWindow.single(SCHEMA), storage, small,
-                (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))),
-                SyncLimits.DEFAULTS, System::currentTimeMillis);
+        SyncEngine capped = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, small, (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
+                .build());
         SyncTestClient.Transport cappedTransport = transport(capped);
         for (int round = 0; round < 2; round++) {
             SyncTestClient b = new SyncTestClient(SCHEMA, cappedTransport, "bob", "cap-b" + round)
@@ -196,10 +195,9 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
     @org.junit.jupiter.api.Test
     void hugeCommitsDoNotGrowTheStack() {
         server.allow("alice", Map.of("project_id", List.of("p1")));
-        SyncEngine big = new SyncEngine(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(),
-                (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))),
-                new SyncLimits(10_000, SyncLimits.DEFAULTS.inlineSegmentMaxBytes(), SyncLimits.DEFAULTS.segmentTtlMs()),
-                System::currentTimeMillis);
+        SyncEngine big = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
+                .limits(new SyncLimits(10_000, SyncLimits.DEFAULTS.inlineSegmentMaxBytes(), SyncLimits.DEFAULTS.segmentTtlMs()))
+                .build());
         SyncTestClient.Transport transport = transport(big);
         SyncTestClient c = new SyncTestClient(SCHEMA, transport, "alice", "huge-1")
                 .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
@@ -228,10 +226,9 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
     @org.junit.jupiter.api.Test
     void largePagesSpanningReadBatchesDeliverEveryRowOnce() {
         server.allow("alice", Map.of("project_id", List.of("p1")));
-        SyncEngine big = new SyncEngine(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(),
-                (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))),
-                new SyncLimits(25_000, SyncLimits.DEFAULTS.inlineSegmentMaxBytes(), SyncLimits.DEFAULTS.segmentTtlMs()),
-                System::currentTimeMillis);
+        SyncEngine big = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
+                .limits(new SyncLimits(25_000, SyncLimits.DEFAULTS.inlineSegmentMaxBytes(), SyncLimits.DEFAULTS.segmentTtlMs()))
+                .build());
         SyncTestClient.Transport transport = transport(big);
         SyncTestClient writer = new SyncTestClient(SCHEMA, transport, "alice", "pages-w");
         List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
@@ -294,14 +291,12 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         writer.upsert("notes", note("r0", "p1", "t"), null);
         writer.syncUntilIdle();
         java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
-        SyncEngine racing = new SyncEngine(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(),
-                (actor, p) -> {
+        SyncEngine racing = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), (actor, p) -> {
                     io.smallrye.mutiny.Uni<Map<String, List<String>>> grant =
                             io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1")));
                     return !armed.getAndSet(false) ? grant : storage.readPartition(p)
                             .flatMap(s -> storage.prune(p, s.logEpoch(), s.maxCommitSeq())).flatMap(r -> grant);
-                },
-                SyncLimits.DEFAULTS, System::currentTimeMillis);
+                }).build());
         SyncTestClient.Transport racingTransport = new SyncTestClient.Transport() {
             @Override
             public byte[] roundTrip(SyncTestClient client, byte[] request) {
@@ -353,9 +348,9 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
     void unchangedRoundsDoNotRewriteTheClientRecord() {
         server.allow("alice", Map.of("project_id", List.of("p1", "p2")));
         long[] now = {1_000_000L};
-        SyncEngine clocked = new SyncEngine(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(),
-                (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1", "p2"))),
-                SyncLimits.DEFAULTS, () -> now[0]);
+        SyncEngine clocked = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1", "p2"))))
+                .clock(() -> now[0])
+                .build());
         SyncTestClient.Transport t = new SyncTestClient.Transport() {
             @Override
             public byte[] roundTrip(SyncTestClient client, byte[] request) {
@@ -447,9 +442,8 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
                 return real.stats(nowMs);
             }
         };
-        SyncEngine failing = new SyncEngine(SchemaWindow.single(SCHEMA), storage, refusingFiles,
-                (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))),
-                SyncLimits.DEFAULTS, System::currentTimeMillis);
+        SyncEngine failing = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, refusingFiles, (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
+                .build());
         SyncTestClient.Transport transport = transport(failing);
         SyncTestClient writer = new SyncTestClient(SCHEMA, transport, "alice", "img-fail-w");
         List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();

@@ -73,7 +73,7 @@ class ServeGateTest {
 
         Process(String schemaJson, List<CheckpointDeclaration> declared) {
             schema = SchemaLoader.parse(schemaJson);
-            storage = new PostgresSyncStorage(pool, pgSchema);
+            storage = new PostgresSyncStorage(pool, pgSchema, PostgresSyncStorage.Settings.DEFAULTS);
             storage.ensureSchema(schema, declared).await().atMost(WAIT);
             ScopeResolver resolver = (actor, partition) -> {
                 Map<String, List<String>> all = Map.of("project_id", List.of("*"));
@@ -81,13 +81,14 @@ class ServeGateTest {
                 // A hook runs between the entry gate read and the verify read (never blocking the event loop).
                 return hook == null ? Uni.createFrom().item(all) : hook.apply(partition).replaceWith(all);
             };
-            engine = new SyncEngine(SchemaWindow.single(schema), storage, new InMemorySegmentStore(), resolver,
-                    SyncLimits.DEFAULTS, System::currentTimeMillis, CrdtMerger.NONE, declared, new SyncObserver() {
+            engine = new SyncEngine(EngineParts.builder(SchemaWindow.single(schema), storage, new InMemorySegmentStore(), resolver)
+                    .checkpoints(declared)
+                    .observer(new SyncObserver() {
                         @Override
                         public void gateRefused(String partition, String reason) {
                             refusals.add(reason);
                         }
-                    });
+                    }).build());
         }
 
         SyncTestClient client(String partition, String clientId) {
@@ -214,7 +215,7 @@ class ServeGateTest {
         String v3 = V2.replace("\"version\":2", "\"version\":3").replace("\"name\":\"estimate\",\"type\":\"integer\",\"nullable\":true}",
                 "\"name\":\"estimate\",\"type\":\"integer\",\"nullable\":true},{\"name\":\"note\",\"type\":\"string\",\"nullable\":true}");
         // A new build migrates the database while this request is being planned.
-        resolverHooks.put("tenant", partition -> new PostgresSyncStorage(pool, pgSchema).ensureSchema(SchemaLoader.parse(v3),
+        resolverHooks.put("tenant", partition -> new PostgresSyncStorage(pool, pgSchema, PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(SchemaLoader.parse(v3),
                 List.of()));
         long cursorBefore = c.subscriptions.get("tasks").cursor;
         assertNotReady(c, "schema_newer");

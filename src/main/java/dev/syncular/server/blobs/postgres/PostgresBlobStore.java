@@ -6,7 +6,7 @@ import dev.syncular.server.blobs.BlobKey;
 import dev.syncular.server.blobs.BlobPage;
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.storage.postgres.DdlStep;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.storage.postgres.PostgresStores;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
@@ -63,16 +63,16 @@ public final class PostgresBlobStore implements BlobStore {
     }
 
     private String table() {
-        return PostgresSyncStorage.q(pgSchema) + "." + PostgresSyncStorage.q("sync_blobs");
+        return PostgresStores.q(pgSchema) + "." + PostgresStores.q("sync_blobs");
     }
 
     private String chunks() {
-        return PostgresSyncStorage.q(pgSchema) + "." + PostgresSyncStorage.q("sync_blob_chunks");
+        return PostgresStores.q(pgSchema) + "." + PostgresStores.q("sync_blob_chunks");
     }
 
     /** The store's tables as catalog-checked DDL steps ({@link DdlStep}): none runs on an up-to-date database. */
     List<DdlStep> ddl() {
-        return List.of(DdlStep.schema(pgSchema, "CREATE SCHEMA IF NOT EXISTS " + PostgresSyncStorage.q(pgSchema)),
+        return List.of(DdlStep.schema(pgSchema, "CREATE SCHEMA IF NOT EXISTS " + PostgresStores.q(pgSchema)),
                 DdlStep.relation(pgSchema, "sync_blobs", "CREATE TABLE IF NOT EXISTS " + table()
                         + " (partition_id text COLLATE \"C\" NOT NULL,"
                         + " blob_id text COLLATE \"C\" NOT NULL, bytes bytea NOT NULL, byte_length bigint NOT NULL,"
@@ -89,7 +89,7 @@ public final class PostgresBlobStore implements BlobStore {
 
     /** Creates the schema and tables when absent (a catalog read only, when present); safe to run concurrently. */
     public Uni<Void> ensureSchema() {
-        return PostgresSyncStorage.applyDdl(pool, "syncular.ensureBlobSchema:" + pgSchema, ddl());
+        return PostgresStores.applyDdl(pool, "syncular.ensureBlobSchema:" + pgSchema, ddl());
     }
 
     @Override

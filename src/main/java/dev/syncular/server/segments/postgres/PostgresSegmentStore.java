@@ -6,7 +6,7 @@ import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.SegmentStoreStats;
 import dev.syncular.server.segments.StoredSegment;
 import dev.syncular.server.storage.postgres.DdlStep;
-import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.storage.postgres.PostgresStores;
 import dev.syncular.server.wire.MediaType;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -81,14 +81,10 @@ public final class PostgresSegmentStore implements SegmentStore {
     private long cachedBytes;
 
     /**
-     * @param pool     the reactive pool
-     * @param pgSchema the PostgreSQL schema (namespace) holding the segment tables; created if absent
+     * @param pool       the reactive pool
+     * @param pgSchema   the PostgreSQL schema (namespace) holding the segment tables; created if absent
+     * @param cacheBytes bound of the in-memory byte cache (0 disables it; {@link #DEFAULT_CACHE_BYTES})
      */
-    public PostgresSegmentStore(Pool pool, String pgSchema) {
-        this(pool, pgSchema, DEFAULT_CACHE_BYTES);
-    }
-
-    /** @param cacheBytes bound of the in-memory byte cache (0 disables it) */
     public PostgresSegmentStore(Pool pool, String pgSchema, long cacheBytes) {
         this.pool = Objects.requireNonNull(pool, "pool");
         this.pgSchema = Objects.requireNonNull(pgSchema, "pgSchema");
@@ -137,7 +133,7 @@ public final class PostgresSegmentStore implements SegmentStore {
     }
 
     private static String q(String ident) {
-        return PostgresSyncStorage.q(ident);
+        return PostgresStores.q(ident);
     }
 
     private String t(String name) {
@@ -173,7 +169,7 @@ public final class PostgresSegmentStore implements SegmentStore {
 
     /** Creates the schema and tables when absent (a catalog read only, when present); safe to run concurrently. */
     public Uni<Void> ensureSchema() {
-        return PostgresSyncStorage.applyDdl(pool, "syncular.ensureSegmentSchema:" + pgSchema, ddl());
+        return PostgresStores.applyDdl(pool, "syncular.ensureSegmentSchema:" + pgSchema, ddl());
     }
 
     // ------------------------------------------------------------------------------------------------
@@ -190,7 +186,7 @@ public final class PostgresSegmentStore implements SegmentStore {
         // one's stored hash (so republishing never reads the stored bytes back).
         return Uni.createFrom().item(() -> sha256(bytes))
                 .runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool())
-                .chain(digest -> PostgresSyncStorage.readCommitted(pool, conn -> ensureEntry(conn, segmentId, bytes, digest, 1)
+                .chain(digest -> PostgresStores.readCommitted(pool, conn -> ensureEntry(conn, segmentId, bytes, digest, 1)
                         .chain(() -> upsertPublication(conn, segmentId, publication))))
                 .invoke(() -> cachePut(segmentId, bytes));
     }
@@ -348,7 +344,7 @@ public final class PostgresSegmentStore implements SegmentStore {
     public Uni<Integer> deleteExpired(long nowMs) {
         String pubs = t("sync_segment_publications");
         String segs = t("sync_segments");
-        return PostgresSyncStorage.readCommitted(pool, conn -> conn.preparedQuery("DELETE FROM " + pubs + " WHERE expires_at_ms < $1")
+        return PostgresStores.readCommitted(pool, conn -> conn.preparedQuery("DELETE FROM " + pubs + " WHERE expires_at_ms < $1")
                 .execute(Tuple.of(nowMs))
                 .chain(() -> conn.query("SELECT s.segment_id FROM " + segs + " s WHERE NOT EXISTS (SELECT 1 FROM "
                                 + pubs + " p WHERE p.segment_id = s.segment_id) FOR UPDATE OF s SKIP LOCKED")

@@ -5,7 +5,7 @@ import static dev.syncular.server.storage.postgres.PgSql.qualified;
 
 /**
  * One start-up DDL statement with the catalog probe that tells whether its object already exists. Start-up
- * runs a statement only when its probe answers {@code false} ({@link PostgresSyncStorage#applyDdl}): on an
+ * runs a statement only when its probe answers {@code false} ({@link PostgresStores#applyDdl}): on an
  * up-to-date database a boot reads the catalog once and issues no DDL, so it takes no lock that a push could
  * wait for ({@code CREATE INDEX} takes SHARE, {@code ALTER TABLE} ACCESS EXCLUSIVE, even when the object
  * exists). Probes read {@code pg_catalog} only ({@code to_regclass}, {@code pg_attribute}, {@code pg_proc},

@@ -16,11 +16,11 @@ import dev.syncular.server.storage.PushReadHint;
 import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.RequestEntry;
 import dev.syncular.server.storage.ServeGate;
-import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.storage.ServerStorage;
+import dev.syncular.server.storage.SocketDisconnect;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.StoredRow;
-import dev.syncular.server.storage.SyncStorage;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import java.time.Duration;
@@ -45,7 +45,7 @@ import java.util.function.Supplier;
  * {@link BlobReferenceIndex} (§5.9.4), {@link ClientRecords} (§4.5), {@link Pruning} (§4.6) and
  * {@link JobLocks} (scheduled jobs on several pods).
  */
-public final class PostgresSyncStorage implements SyncStorage {
+public final class PostgresSyncStorage implements ServerStorage {
     /**
      * Operating limits ({@link #DEFAULTS}; the server takes them from {@code syncular.storage.*} and
      * {@code syncular.pruning.*}).
@@ -88,11 +88,8 @@ public final class PostgresSyncStorage implements SyncStorage {
     /**
      * @param pool     the reactive pool
      * @param pgSchema the PostgreSQL schema (namespace) holding every storage object; created if absent
+     * @param settings the push queue, timeouts and pruning batches ({@link Settings#DEFAULTS})
      */
-    public PostgresSyncStorage(Pool pool, String pgSchema) {
-        this(pool, pgSchema, Settings.DEFAULTS);
-    }
-
     public PostgresSyncStorage(Pool pool, String pgSchema, Settings settings) {
         this.pool = Objects.requireNonNull(pool, "pool");
         this.pgSchema = Objects.requireNonNull(pgSchema, "pgSchema");
@@ -115,50 +112,31 @@ public final class PostgresSyncStorage implements SyncStorage {
                 settings.maxQueuedPerPartition(), settings.lockTimeout().toMillis(), settings.statementTimeout().toMillis());
     }
 
+    @Override
     public String pgSchema() {
         return pgSchema;
     }
 
     /** The §6.9 reaction rows' delivery side. */
+    @Override
     public PostgresReactionStore reactions() {
         return reactions;
     }
 
     /** The qualified, quoted name of a storage object. */
+    @Override
     public String qualified(String name) {
         return PgSql.qualified(pgSchema, name);
+    }
+
+    @Override
+    public String qualifiedRowTable(String table) {
+        return qualified(rowTableName(table));
     }
 
     /** The physical projection table of a synced table (unqualified). */
     public static String rowTableName(String table) {
         return RowTable.physicalName(table);
-    }
-
-    /**
-     * Catalog-checked start-up DDL ({@link DdlStep}): nothing but one catalog read when every object exists;
-     * otherwise the missing steps in one transaction under {@code lock_timeout} and an advisory lock on
-     * {@code lockName} (concurrent starters — pods, test classes — apply it one at a time), retried after a lock
-     * timeout, then any concurrent index builds. Notices are silenced.
-     */
-    public static Uni<Void> applyDdl(Pool pool, String lockName, List<DdlStep> ddl) {
-        return StorageSchemaMigration.applyDdl(pool, lockName, ddl);
-    }
-
-    /**
-     * {@code work} in a transaction whose first statement states READ COMMITTED (the isolation level every
-     * transaction of this storage, and of the stores sharing its schema, relies on); rolled back on failure.
-     */
-    public static <T> Uni<T> readCommitted(Pool pool, Function<io.vertx.mutiny.sqlclient.SqlConnection, Uni<T>> work) {
-        return PgSql.readCommitted(pool, work);
-    }
-
-    /**
-     * {@code t} as {@code sync.storage.busy} when it is a transient storage failure the same request may retry
-     * (a lock or statement timeout, a deadlock, a full or timed-out connection pool, a full push queue), else
-     * {@code null}. The HTTP and realtime bindings answer it {@code sync.rate_limited} with {@code Retry-After}.
-     */
-    public static StorageException busy(Throwable t) {
-        return PgSql.busy(t);
     }
 
     /**
@@ -168,13 +146,9 @@ public final class PostgresSyncStorage implements SyncStorage {
      *
      * @param runner the pod's name, recorded in {@code sync_jobs}
      */
+    @Override
     public <T> Uni<T> runExclusively(String job, long minIntervalMs, long nowMs, String runner, Supplier<Uni<T>> work) {
         return jobs.runExclusively(job, minIntervalMs, nowMs, runner, work);
-    }
-
-    /** A quoted PostgreSQL identifier (shared by the stores that live in the same PostgreSQL schema). */
-    public static String q(String ident) {
-        return PgSql.q(ident);
     }
 
     /** The statement of one commit-window batch, {@code $1}–{@code $6} as {@code CommitLogReads} binds them (plan tests). */
@@ -282,14 +256,8 @@ public final class PostgresSyncStorage implements SyncStorage {
         return registry.listPartitions(afterPartition, limit);
     }
 
-    /**
-     * The tail of the commit-channel notification {@code <partition>:epoch} that {@link #rotateLogEpoch} sends in its
-     * transaction (a commit's tail is its numeric commitSeq, so the two never collide): every pod's realtime hub
-     * fences that partition's sessions with {@code reset-required} (§2.1, §8.3).
-     */
-    public static final String EPOCH_NOTIFICATION = "epoch";
-
     /** The §7.3 auth lease store on this storage's schema, sealing records under {@code key}. */
+    @Override
     public AuthLeaseStore authLeases(byte[] key) {
         return new PostgresAuthLeaseStore(pool, pgSchema, key);
     }
@@ -383,6 +351,7 @@ public final class PostgresSyncStorage implements SyncStorage {
      * append issues {@code pg_notify(channel, '<partition>:<commitSeq>')} in its own transaction, so the
      * notification is delivered exactly when the commit commits.
      */
+    @Override
     public String notificationChannel() {
         return PushTransaction.notificationChannel(pgSchema);
     }
@@ -392,6 +361,7 @@ public final class PostgresSyncStorage implements SyncStorage {
      * listener of the cluster must consume a notification before its queue space is freed; a full queue makes
      * every notifying commit fail, so the pods export it as a gauge and the chart alerts on it.
      */
+    @Override
     public Uni<Double> notificationQueueUsage() {
         return pool.query("SELECT pg_notification_queue_usage()").execute().map(rs -> PgSql.first(rs).getDouble(0));
     }
@@ -401,6 +371,7 @@ public final class PostgresSyncStorage implements SyncStorage {
      * {@code syncular_control_} and the schema name as in {@link #notificationChannel()}. Every pod's realtime
      * hub listens on it.
      */
+    @Override
     public String controlChannel() {
         String name = "syncular_control_" + notificationChannel().substring("syncular_commits_".length());
         return name.length() > 63 ? name.substring(0, 63) : name;
@@ -410,6 +381,7 @@ public final class PostgresSyncStorage implements SyncStorage {
      * Announces {@code disconnect} to every pod, this one included (a pod hears its own notifications). Pods whose
      * LISTEN connection is down at that moment do not hear it.
      */
+    @Override
     public Uni<Void> announce(SocketDisconnect disconnect) {
         return pool.preparedQuery("SELECT pg_notify($1, $2)")
                 .execute(io.vertx.mutiny.sqlclient.Tuple.of(controlChannel(), disconnect.payload())).replaceWithVoid();

@@ -57,14 +57,14 @@
  * {@value dev.syncular.server.storage.postgres.StorageSchemaMigration#DDL_LOCK_TIMEOUT_MS} ms and are retried,
  * so a DDL lock request never stalls the pushes queued behind it for longer. Timeouts, deadlocks, a full push
  * queue and a refused pool wait reach callers as {@code sync.storage.busy} ({@link
- * dev.syncular.server.storage.postgres.PostgresSyncStorage#busy}), everything rolled back.
+ * dev.syncular.server.storage.postgres.PostgresStores#busy}), everything rolled back.
  *
  * <p>§8.2: {@code PushTransaction}'s commit append also issues {@code pg_notify} on the storage schema's commit
  * channel ({@link dev.syncular.server.storage.postgres.PostgresSyncStorage#notificationChannel}), inside the
  * same statement; {@code CommitLogReads} reads a notified commit whole. The §2.1 log-epoch rotation notifies
  * {@code <partition>:epoch} on the same channel in its transaction, so every pod's hub fences that partition's
- * sockets ({@link dev.syncular.server.storage.postgres.PostgresSyncStorage#EPOCH_NOTIFICATION}). An operator's
- * disconnect of an actor's or a client's sockets ({@link dev.syncular.server.storage.postgres.SocketDisconnect})
+ * sockets ({@link dev.syncular.server.storage.RealtimeSignals#EPOCH_NOTIFICATION}). An operator's
+ * disconnect of an actor's or a client's sockets ({@link dev.syncular.server.storage.SocketDisconnect})
  * travels on the schema's control channel ({@link dev.syncular.server.storage.postgres.PostgresSyncStorage#controlChannel}).
  *
  * <p>§7.3: {@link dev.syncular.server.storage.postgres.PostgresAuthLeaseStore} keeps auth leases in

@@ -36,7 +36,7 @@ class PostgresSegmentStoreTest extends SegmentStoreContract {
     @Override
     protected SegmentStore createStore() {
         pgSchema = "seg_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-        PostgresSegmentStore s = new PostgresSegmentStore(pool(), pgSchema);
+        PostgresSegmentStore s = new PostgresSegmentStore(pool(), pgSchema, PostgresSegmentStore.DEFAULT_CACHE_BYTES);
         await(s.ensureSchema());
         return s;
     }
@@ -62,7 +62,7 @@ class PostgresSegmentStoreTest extends SegmentStoreContract {
         PostgresSegmentStore s = (PostgresSegmentStore) store;
         List<io.smallrye.mutiny.Uni<Void>> runs = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            runs.add(new PostgresSegmentStore(pool(), s.pgSchema()).ensureSchema());
+            runs.add(new PostgresSegmentStore(pool(), s.pgSchema(), PostgresSegmentStore.DEFAULT_CACHE_BYTES).ensureSchema());
         }
         await(io.smallrye.mutiny.Uni.join().all(runs).andFailFast());
         List<String> tables = new ArrayList<>();

@@ -37,7 +37,7 @@ class CommitWindowPlanTest {
         vertx = Vertx.vertx();
         pool = TestPostgres.pool(vertx, 2);
         schema = "sync_plan_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        storage = new PostgresSyncStorage(pool, schema);
+        storage = new PostgresSyncStorage(pool, schema, PostgresSyncStorage.Settings.DEFAULTS);
         storage.ensureSchema(ScratchSchemas.ONE_TABLE).await().atMost(WAIT);
     }
 

@@ -40,8 +40,8 @@ class JobLocksTest {
         podA = TestPostgres.pool(vertx, 4);
         podB = TestPostgres.pool(vertx, 4);
         schema = "sync_jobs_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        a = new PostgresSyncStorage(podA, schema);
-        b = new PostgresSyncStorage(podB, schema);
+        a = new PostgresSyncStorage(podA, schema, PostgresSyncStorage.Settings.DEFAULTS);
+        b = new PostgresSyncStorage(podB, schema, PostgresSyncStorage.Settings.DEFAULTS);
         a.ensureSchema(ScratchSchemas.ONE_TABLE).await().atMost(WAIT);
     }
 
@@ -99,7 +99,7 @@ class JobLocksTest {
     void aDeadPodReleasesItsClaim() throws Exception {
         String job = "dead-" + UUID.randomUUID();
         Pool doomed = TestPostgres.pool(vertx, 2);
-        PostgresSyncStorage c = new PostgresSyncStorage(doomed, schema);
+        PostgresSyncStorage c = new PostgresSyncStorage(doomed, schema, PostgresSyncStorage.Settings.DEFAULTS);
         CompletableFuture<Void> running = new CompletableFuture<>();
         c.runExclusively(job, 0, 1L, "pod-c", () -> {
             running.complete(null);

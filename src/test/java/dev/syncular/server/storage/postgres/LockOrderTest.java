@@ -41,7 +41,7 @@ class LockOrderTest {
 
     private static PostgresSyncStorage storageAtVersion1(String partition) {
         String s = scratch.fresh("sync_lock_");
-        PostgresSyncStorage storage = new PostgresSyncStorage(pool, s);
+        PostgresSyncStorage storage = new PostgresSyncStorage(pool, s, PostgresSyncStorage.Settings.DEFAULTS);
         storage.ensureSchema(schema(1, false)).await().atMost(WAIT);
         storage.touchPartition(partition, 1L).await().atMost(WAIT);
         return storage;
@@ -79,7 +79,7 @@ class LockOrderTest {
         try (HeldTransaction declare = HeldTransaction.begin(pool,
                 "INSERT INTO \"" + s + "\".sync_backfill_checkpoints (partition_id, name, schema_version, state, updated_at_ms)"
                         + " VALUES ('p2', 'fill', 2, 'declared', 1)")) {
-            upgraded = new PostgresSyncStorage(pool, s)
+            upgraded = new PostgresSyncStorage(pool, s, PostgresSyncStorage.Settings.DEFAULTS)
                     .ensureSchema(schema(2, true), List.of(new CheckpointDeclaration("p2", "fill", 2)))
                     .subscribeAsCompletionStage();
             int upgrade = declare.awaitBlocked();

@@ -125,7 +125,7 @@ class PartitionTransactionLimitsTest {
                 .connectingTo(options).using(scratch.vertx).build();
         try {
             PostgresSyncStorage setup = storage(PostgresSyncStorage.Settings.DEFAULTS, "p");
-            PostgresSyncStorage storage = new PostgresSyncStorage(repeatableRead, setup.pgSchema());
+            PostgresSyncStorage storage = new PostgresSyncStorage(repeatableRead, setup.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
             storage.ensureSchema(SCHEMA).await().atMost(WAIT);
             CompletableFuture<Long> waiting;
             try (HeldTransaction holder = HeldTransaction.begin(pool, lockPartition(storage, "p"))) {

@@ -47,10 +47,10 @@ class PostgresAuthLeaseStoreTest {
         podA = TestPostgres.pool(vertx, 4);
         podB = TestPostgres.pool(vertx, 4);
         schema = "sync_leases_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        PostgresSyncStorage storage = new PostgresSyncStorage(podA, schema);
+        PostgresSyncStorage storage = new PostgresSyncStorage(podA, schema, PostgresSyncStorage.Settings.DEFAULTS);
         storage.ensureSchema(ScratchSchemas.ONE_TABLE).await().atMost(WAIT);
         a = storage.authLeases(KEY);
-        b = new PostgresSyncStorage(podB, schema).authLeases(KEY);
+        b = new PostgresSyncStorage(podB, schema, PostgresSyncStorage.Settings.DEFAULTS).authLeases(KEY);
     }
 
     @AfterAll

@@ -68,7 +68,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     }
 
     private PostgresSyncStorage newStorage() {
-        return new PostgresSyncStorage(pool(), freshSchemaName());
+        return new PostgresSyncStorage(pool(), freshSchemaName(), PostgresSyncStorage.Settings.DEFAULTS);
     }
 
     @Override
@@ -139,7 +139,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         tamper.accept(first.pgSchema());
         List<String> catalogBefore = catalog(first.pgSchema());
         String markerBefore = marker(first.pgSchema());
-        StorageException e = storageFailure(new PostgresSyncStorage(pool(), first.pgSchema()).ensureSchema(reopenWith));
+        StorageException e = storageFailure(new PostgresSyncStorage(pool(), first.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(reopenWith));
         assertEquals(catalogBefore, catalog(first.pgSchema()), "a refused open writes no DDL");
         assertEquals(markerBefore, marker(first.pgSchema()), "a refused open writes no rows");
         assertFalse(e.getMessage().contains("tasks") || e.getMessage().contains("_sync_"), "the message never names tables or columns");
@@ -160,7 +160,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     @Test
     void enterRequestWritesLastSeenOnlyAfterTheRefreshInterval() {
         PostgresSyncStorage main = (PostgresSyncStorage) storage;
-        PostgresSyncStorage other = new PostgresSyncStorage(pool(), main.pgSchema());
+        PostgresSyncStorage other = new PostgresSyncStorage(pool(), main.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
         await(other.ensureSchema(schema));
         String p = "p-" + UUID.randomUUID();
         int running = schema.version();
@@ -622,7 +622,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         PostgresSyncStorage first = newStorage();
         await(first.ensureSchema(schema));
         sql(first.pgSchema(), "ALTER TABLE $S." + PostgresSyncStorage.rowTableName("tasks") + " ALTER COLUMN title DROP NOT NULL");
-        await(new PostgresSyncStorage(pool(), first.pgSchema()).ensureSchema(schema));
+        await(new PostgresSyncStorage(pool(), first.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(schema));
     }
 
     // ---- schema versions ---------------------------------------------------------------------------
@@ -631,7 +631,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     void newerStoredVersionIsNotReady() {
         PostgresSyncStorage first = newStorage();
         await(first.ensureSchema(SchemaLoader.parse(SCHEMA_JSON.replace("\"version\": 1", "\"version\": 2"))));
-        StorageException e = storageFailure(new PostgresSyncStorage(pool(), first.pgSchema()).ensureSchema(schema));
+        StorageException e = storageFailure(new PostgresSyncStorage(pool(), first.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(schema));
         assertEquals(StorageException.SCHEMA_NOT_READY, e.code());
     }
 
@@ -654,12 +654,12 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                 + " { \"name\": \"project_id\", \"type\": \"string\", \"nullable\": false } ], \"primaryKey\": \"id\","
                 + " \"scopes\": [\"project:{project_id}\"] } ]\n}");
         CompiledSchema v2schema = SchemaLoader.parse(v2Json);
-        PostgresSyncStorage v2 = new PostgresSyncStorage(pool(), v1.pgSchema());
+        PostgresSyncStorage v2 = new PostgresSyncStorage(pool(), v1.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
         await(v2.ensureSchema(v2schema));
         assertTrue(marker(v1.pgSchema()).startsWith("2|"));
         assertTrue(catalog(v1.pgSchema()).contains(PostgresSyncStorage.rowTableName("notes") + ".pinned:boolean:YES"));
         assertTrue(catalog(v1.pgSchema()).contains(PostgresSyncStorage.rowTableName("tags") + ".id:text:NO"));
-        await(new PostgresSyncStorage(pool(), v1.pgSchema()).ensureSchema(v2schema)); // same version now verifies
+        await(new PostgresSyncStorage(pool(), v1.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(v2schema)); // same version now verifies
 
         CommitWindow w = await(v2.readCommits(p, new CommitQuery("notes", Map.of("project_id", Set.of("P1")), 0, 1, 10)));
         assertRowEquals(new Object[] {1L, "P1", "hello", null}, w.commits().get(0).changes().get(0).row());
@@ -668,7 +668,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
 
         CompiledSchema incompatible = SchemaLoader.parse(v2Json.replace("\"version\": 2", "\"version\": 3")
                 .replace("{ \"name\": \"body\", \"type\": \"string\", \"nullable\": true },", "{ \"name\": \"body\", \"type\": \"integer\", \"nullable\": true },"));
-        StorageException e = storageFailure(new PostgresSyncStorage(pool(), v1.pgSchema()).ensureSchema(incompatible));
+        StorageException e = storageFailure(new PostgresSyncStorage(pool(), v1.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(incompatible));
         assertEquals(StorageException.UNSUPPORTED_MIGRATION, e.code());
         assertTrue(marker(v1.pgSchema()).startsWith("2|"), "a failed upgrade changes nothing");
     }
@@ -679,7 +679,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         CompiledSchema quickstart = SchemaLoader.load(fixture);
         PostgresSyncStorage s = newStorage();
         await(s.ensureSchema(quickstart));
-        await(new PostgresSyncStorage(pool(), s.pgSchema()).ensureSchema(quickstart));
+        await(new PostgresSyncStorage(pool(), s.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(quickstart));
         assertTrue(catalog(s.pgSchema()).contains(PostgresSyncStorage.rowTableName("todos") + ".done:boolean:NO"));
     }
 
@@ -732,7 +732,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         assertEquals(1L, writerVersion(s, "p-1", 1));
         assertEquals(Map.of(), fences(s), "no fence before a migration");
 
-        PostgresSyncStorage newBuild = new PostgresSyncStorage(pool(), s);
+        PostgresSyncStorage newBuild = new PostgresSyncStorage(pool(), s, PostgresSyncStorage.Settings.DEFAULTS);
         await(newBuild.ensureSchema(SchemaLoader.parse(V2_JSON), List.of(new CheckpointDeclaration("p-1", "notes-pinned", 2))));
         assertEquals(Map.of("p-1", 2, "p-2", 2), fences(s), "the migration raised every registered partition's fence");
         assertEquals(List.of("notes-pinned"), await(newBuild.readServeGate("p-1", 2)).pending().stream().map(StoredCheckpoint::name).toList(),
@@ -767,9 +767,9 @@ class PostgresSyncStorageTest extends SyncStorageContract {
 
         // fences are never lowered, and a re-run of the same version changes none
         sql(s, "UPDATE $S.sync_writer_fence SET required_writer_version = 7 WHERE partition_id = 'p-2'");
-        await(new PostgresSyncStorage(pool(), s).ensureSchema(SchemaLoader.parse(V2_JSON)));
+        await(new PostgresSyncStorage(pool(), s, PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(SchemaLoader.parse(V2_JSON)));
         assertEquals(Map.of("p-1", 2, "p-2", 7), fences(s));
-        await(new PostgresSyncStorage(pool(), s).ensureSchema(SchemaLoader.parse(V2_JSON.replace("\"version\": 2", "\"version\": 3"))));
+        await(new PostgresSyncStorage(pool(), s, PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(SchemaLoader.parse(V2_JSON.replace("\"version\": 2", "\"version\": 3"))));
         assertEquals(Map.of("p-1", 3, "p-2", 7, "p-3", 3), fences(s));
         assertEquals(StorageException.WRITER_FENCE_REJECTED, storageFailure(push(newBuild, "p-1", "v2-late")).code(),
                 "the v2 build is fenced by the v3 migration");
@@ -805,7 +805,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         }).subscribeAsCompletionStage();
         locked.get(30, TimeUnit.SECONDS); // the push holds the partition row lock
 
-        PostgresSyncStorage newBuild = new PostgresSyncStorage(pool(), s);
+        PostgresSyncStorage newBuild = new PostgresSyncStorage(pool(), s, PostgresSyncStorage.Settings.DEFAULTS);
         CompletableFuture<Void> migration;
         try {
             migration = newBuild.ensureSchema(SchemaLoader.parse(V2_JSON),

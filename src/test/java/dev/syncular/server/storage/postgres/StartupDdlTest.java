@@ -41,8 +41,8 @@ class StartupDdlTest {
 
     /** Every store's start-up DDL on {@code pgSchema}, as the server runs it. */
     private static Uni<Void> boot(String pgSchema) {
-        return new PostgresSyncStorage(pool, pgSchema).ensureSchema(SCHEMA)
-                .chain(() -> new PostgresSegmentStore(pool, pgSchema).ensureSchema())
+        return new PostgresSyncStorage(pool, pgSchema, PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(SCHEMA)
+                .chain(() -> new PostgresSegmentStore(pool, pgSchema, PostgresSegmentStore.DEFAULT_CACHE_BYTES).ensureSchema())
                 .chain(() -> new PostgresBlobStore(pool, pgSchema).ensureSchema());
     }
 

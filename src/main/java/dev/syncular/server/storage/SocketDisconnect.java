@@ -1,11 +1,11 @@
-package dev.syncular.server.storage.postgres;
+package dev.syncular.server.storage;
 
 import java.util.Objects;
 
 /**
  * An operator's request that every pod close the realtime sockets of one actor, or of one client, in a
  * partition: announced with {@code pg_notify} on the storage schema's control channel
- * ({@link PostgresSyncStorage#controlChannel()}), which every pod's realtime hub listens on, so it reaches the
+ * ({@link RealtimeSignals#controlChannel()}), which every pod's realtime hub listens on, so it reaches the
  * pods that hold the sockets whichever pod took the admin request. Exactly one of {@code actorId} and
  * {@code clientId} is set.
  *

@@ -1,0 +1,105 @@
+package dev.syncular.server.boot;
+
+import dev.syncular.server.blobs.BlobStore;
+import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.realtime.RealtimeChannel;
+import dev.syncular.server.realtime.RealtimeHub;
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.storage.CheckpointDeclaration;
+import dev.syncular.server.storage.ServerStorage;
+import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.sync.BlobService;
+import dev.syncular.server.sync.EngineParts;
+import dev.syncular.server.sync.RoundAdmission;
+import dev.syncular.server.sync.ScopeResolver;
+import dev.syncular.server.sync.SyncEngine;
+import dev.syncular.server.sync.SyncLimits;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.pgclient.PgConnectOptions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.LongSupplier;
+
+/**
+ * Builds the engine, the realtime hub and channel, and the blob service, for the production pod and the
+ * conformance host alike; see the package description.
+ */
+public final class Assembly {
+    private Assembly() {
+    }
+
+    /** PostgreSQL storage in {@code pgSchema} on {@code pool}, with the default settings (a conformance instance's). */
+    public static ServerStorage storage(Pool pool, String pgSchema) {
+        return new PostgresSyncStorage(pool, pgSchema, PostgresSyncStorage.Settings.DEFAULTS);
+    }
+
+    /** The engine over {@code parts}: the one constructor call of {@link SyncEngine} above {@code sync}. */
+    public static SyncEngine engine(EngineParts parts) {
+        return new SyncEngine(parts);
+    }
+
+    /**
+     * {@code parts} with what {@code syncular.*} says of the engine: the limits, the §2.4 checkpoints this build
+     * declares, whether §5.3 SQLite images are built, and the round admission limits ({@code syncular.fairness.*})
+     * reported to {@code fairness}.
+     */
+    public static EngineParts.Builder configured(EngineParts.Builder parts, SyncularConfig config,
+            RoundAdmission.Listener fairness) {
+        SyncularConfig.Fairness f = config.fairness();
+        return parts.limits(limits(config.limits())).checkpoints(checkpoints(config))
+                .buildImages(config.segments().sqliteImages())
+                .admission(new RoundAdmission(new RoundAdmission.Limits(f.maxRoundsPerActor(), f.maxRoundsPerPartition(),
+                        f.maxPushOperationsPerActor(), f.retryAfter()), fairness));
+    }
+
+    /** {@code syncular.limits.*} as the engine's limits. */
+    public static SyncLimits limits(SyncularConfig.Limits l) {
+        return new SyncLimits(l.maxOperationsPerRequest(), (int) l.inlineSegmentMaxBytes().asLongValue(),
+                l.segmentTtl().toMillis(), l.maxSubscriptionsPerRequest(), l.maxResponseBytes().asLongValue());
+    }
+
+    /** The backfill checkpoints this build declares (§2.4), from {@code syncular.checkpoints}. */
+    public static List<CheckpointDeclaration> checkpoints(SyncularConfig config) {
+        List<CheckpointDeclaration> out = new ArrayList<>();
+        for (SyncularConfig.Checkpoint c : config.checkpoints().orElse(List.of())) {
+            out.add(new CheckpointDeclaration(c.partition(), c.name(), c.schemaVersion()));
+        }
+        return out;
+    }
+
+    /** The §5.9 blob service over {@code store}. */
+    public static BlobService blobService(BlobStore store, SyncStorage storage, ScopeResolver resolver,
+            SchemaWindow window, LongSupplier clockMs, long maxBytes, Duration orphanGrace) {
+        return new BlobService(store, storage, resolver, window, clockMs, maxBytes, orphanGrace);
+    }
+
+    /** The §5.9 blob service with {@code syncular.blobs.*}'s size cap and orphan grace, on the wall clock. */
+    public static BlobService blobService(SyncularConfig.Blobs config, BlobStore store, SyncStorage storage,
+            ScopeResolver resolver, SchemaWindow window) {
+        return blobService(store, storage, resolver, window, System::currentTimeMillis, config.maxBytes().asLongValue(),
+                config.orphanGrace());
+    }
+
+    /** A pod's hub settings from {@code syncular.realtime.*} (§8.8), listening with {@code listen}, on the wall clock. */
+    public static RealtimeHub.Settings realtimeSettings(SyncularConfig.Realtime c, String podId,
+            List<PgConnectOptions> listen) {
+        return new RealtimeHub.Settings(podId, listen, c.maxDeltaBytes().asLongValue(), c.maxUnackedDeltas(),
+                c.presenceEnabled(), c.maxPresenceBytes().asLongValue(), c.heartbeatInterval(), System::currentTimeMillis,
+                c.outboundBufferBytes().asLongValue(), c.outboundStuckTimeout());
+    }
+
+    /**
+     * A hub and the channel its sockets are served by. The hub asks the engine {@code parts.engine()} supplies at
+     * that moment whether it serves a partition (§2.4), so an engine rebuilt later (the conformance host's) is
+     * the one asked.
+     */
+    public static Realtime realtime(RealtimeParts parts) {
+        RealtimeHub hub = new RealtimeHub(parts.settings(), parts.storage(), parts.storage(), parts.window(), parts.vertx(), parts.pool(),
+                parts.registry(), partition -> parts.engine().get().serves(partition));
+        RealtimeChannel channel = new RealtimeChannel(hub, parts.storage(), parts.resolver(), parts.window(),
+                parts.engine(), parts.maxRequestBytes(), parts.budget());
+        return new Realtime(hub, channel);
+    }
+}

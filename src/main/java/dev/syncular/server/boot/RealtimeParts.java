@@ -1,0 +1,31 @@
+package dev.syncular.server.boot;
+
+import dev.syncular.server.memory.BufferBudget;
+import dev.syncular.server.realtime.RealtimeHub;
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.storage.ServerStorage;
+import dev.syncular.server.sync.ScopeResolver;
+import dev.syncular.server.sync.SyncEngine;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Vertx;
+import io.vertx.mutiny.sqlclient.Pool;
+import java.util.function.Supplier;
+
+/**
+ * What {@link Assembly#realtime} builds a hub and its channel from.
+ *
+ * @param settings        the hub's limits (§8.8), pod id and LISTEN connection
+ * @param storage         the storage the hub reads notified commits from and listens on (its realtime signals)
+ * @param window          the served schema versions
+ * @param vertx           the hub's timers and LISTEN connection
+ * @param pool            the pool presence {@code NOTIFY}s are sent on
+ * @param registry        where the hub's metrics go
+ * @param resolver        resolves a connection's registrations (§8.1)
+ * @param engine          the engine socket rounds (§8.7) run on, asked at each use
+ * @param maxRequestBytes the cap of a socket round's request
+ * @param budget          the process's buffer budget
+ */
+public record RealtimeParts(RealtimeHub.Settings settings, ServerStorage storage, SchemaWindow window, Vertx vertx,
+        Pool pool, MeterRegistry registry, ScopeResolver resolver, Supplier<SyncEngine> engine, long maxRequestBytes,
+        BufferBudget budget) {
+}

@@ -1,0 +1,27 @@
+package dev.syncular.server.boot;
+
+import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import io.vertx.mutiny.sqlclient.Pool;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Singleton;
+
+/**
+ * The pod's storage bean: PostgreSQL sync storage on Quarkus's reactive {@link Pool}, in
+ * {@code syncular.storage.pg-schema}, with {@code syncular.storage.*} and {@code syncular.pruning.*} batch sizes.
+ * Its users inject the role they use ({@code SyncStorage}, {@code CheckpointStorage}, {@code RealtimeSignals},
+ * {@code ExclusiveJobs}, {@code ReactionStorage}, {@code RowTables}, {@code AuthLeaseStorage}), never this class.
+ */
+@ApplicationScoped
+public class StorageProducer {
+
+    @Produces
+    @Singleton
+    PostgresSyncStorage storage(Pool pool, SyncularConfig config) {
+        SyncularConfig.Storage s = config.storage();
+        SyncularConfig.Pruning p = config.pruning();
+        return new PostgresSyncStorage(pool, s.pgSchema(), new PostgresSyncStorage.Settings(s.maxQueuedPushesPerPartition(),
+                s.lockTimeout(), s.statementTimeout(), p.batchCommits(), p.batchPushResults()));
+    }
+}

@@ -1,0 +1,21 @@
+/**
+ * The composition root: the one place the engine, the realtime hub and channel, and the blob service are put
+ * together from their parts. {@link dev.syncular.server.boot.Assembly} builds each of them (the only caller of
+ * the {@code SyncEngine} constructor outside {@code sync}) and turns {@code syncular.*} configuration into
+ * their limits and options once: {@link dev.syncular.server.boot.Assembly#configured} (limits, §2.4
+ * checkpoints, §5.3 images, round admission), {@link dev.syncular.server.boot.Assembly#realtimeSettings}
+ * (§8.8) and {@link dev.syncular.server.boot.Assembly#blobService(dev.syncular.server.config.SyncularConfig.Blobs,
+ * dev.syncular.server.blobs.BlobStore, dev.syncular.server.storage.SyncStorage,
+ * dev.syncular.server.sync.ScopeResolver, dev.syncular.server.schema.SchemaWindow)} (§5.9).
+ * {@link dev.syncular.server.boot.ConfiguredParts} turns {@code syncular.signed-urls.*} and {@code syncular.leases.*}
+ * into the engine's §5.4 segment URLs and §7.3 auth leases (or their off values), with the keys they need.
+ * {@link dev.syncular.server.boot.RealtimeParts} and {@link dev.syncular.server.boot.Realtime} are what a hub is
+ * built from and what it comes with. {@link dev.syncular.server.boot.StorageProducer} is the pod's storage bean, the
+ * one place besides {@code storage.postgres} that names the PostgreSQL storage: everyone else injects a role.
+ *
+ * <p>Its users are the edges that own a lifecycle: the production CDI producer ({@code http.EngineProducer}, whose
+ * beans {@code realtime.PodRealtime} takes) and the conformance host (an engine and a hub per instance). It sits
+ * above every package it assembles ({@code sync}, {@code realtime}, the storage adapters, {@code ops}) and below
+ * {@code http}, {@code cli} and {@code conformance}.
+ */
+package dev.syncular.server.boot;

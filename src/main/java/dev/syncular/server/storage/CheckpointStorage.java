@@ -1,0 +1,41 @@
+package dev.syncular.server.storage;
+
+import io.smallrye.mutiny.Uni;
+import java.util.List;
+
+/**
+ * The §2.4 backfill checkpoints: declared by a build, claimed and advanced by a backfill, activated under the
+ * partition lock; and the stored schema-version marker the serve gate and readiness compare against.
+ */
+public interface CheckpointStorage {
+
+    /** Every checkpoint at {@code runningSchemaVersion}, in every partition, that is not activated. */
+    Uni<List<StoredCheckpoint>> readPendingCheckpoints(int runningSchemaVersion);
+
+    /** The stored schema-version marker, or 0 before the first migration. */
+    Uni<Integer> readStoredSchemaVersion();
+
+    Uni<List<StoredCheckpoint>> readCheckpoints(String partition);
+
+    /** Declares a checkpoint (idempotent: an existing one is returned unchanged). */
+    Uni<StoredCheckpoint> declareCheckpoint(String partition, String name, int schemaVersion, long nowMs);
+
+    /**
+     * Claims the backfill: bumps the owner epoch and moves {@code declared → backfilling} (a backfilling
+     * checkpoint is re-claimed with a new epoch; an activated one is returned unchanged). Fails with
+     * {@code sync.storage.checkpoint_not_found} for an undeclared checkpoint.
+     */
+    Uni<StoredCheckpoint> claimCheckpoint(String partition, String name, int schemaVersion, long nowMs);
+
+    /** Compare-and-set progress on the owner epoch; false when another owner claimed it meanwhile. */
+    Uni<Boolean> advanceCheckpoint(String partition, String name, long ownerEpoch, long watermark, long observedRows,
+            long nowMs);
+
+    /**
+     * Activates under the partition lock when the owner epoch matches and no source table changed above
+     * {@code watermark}; {@code STALE} if one did, {@code UNVERIFIABLE} if the horizon passed the watermark.
+     * Fails with {@code sync.storage.checkpoint_owner_changed} when the epoch no longer matches.
+     */
+    Uni<ActivationResult> activateCheckpoint(String partition, String name, long ownerEpoch, long watermark,
+            List<String> sourceTables, long nowMs);
+}

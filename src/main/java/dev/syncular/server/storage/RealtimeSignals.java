@@ -1,0 +1,41 @@
+package dev.syncular.server.storage;
+
+import io.smallrye.mutiny.Uni;
+
+/**
+ * The storage's signals to the realtime hubs of every pod (§8.2, §8.3): the channel each commit is announced on,
+ * the control channel operator disconnects travel on, and the fill of the notification queue they share. The
+ * PostgreSQL storage implements them with {@code LISTEN}/{@code NOTIFY}.
+ */
+public interface RealtimeSignals {
+
+    /**
+     * The tail of the commit-channel notification {@code <partition>:epoch} that
+     * {@link SyncStorage#rotateLogEpoch} sends in its transaction (a commit's tail is its numeric commitSeq, so the
+     * two never collide): every pod's realtime hub fences that partition's sessions with {@code reset-required}
+     * (§2.1, §8.3).
+     */
+    String EPOCH_NOTIFICATION = "epoch";
+
+    /**
+     * The channel every commit of this storage is announced on (§8.2): each commit's log append announces
+     * {@code '<partition>:<commitSeq>'} in its own transaction, so the notification is delivered exactly when the
+     * commit commits.
+     */
+    String notificationChannel();
+
+    /**
+     * The fraction (0 to 1) of the notification queue in use. Every listener must consume a notification before
+     * its queue space is freed; a full queue makes every notifying commit fail, so the pods export it as a gauge.
+     */
+    Uni<Double> notificationQueueUsage();
+
+    /** The channel of this storage's realtime control messages ({@link SocketDisconnect}); every hub listens on it. */
+    String controlChannel();
+
+    /**
+     * Announces {@code disconnect} to every pod, this one included (a pod hears its own notifications). Pods whose
+     * listening connection is down at that moment do not hear it.
+     */
+    Uni<Void> announce(SocketDisconnect disconnect);
+}

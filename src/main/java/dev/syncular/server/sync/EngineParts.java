@@ -1,0 +1,164 @@
+package dev.syncular.server.sync;
+
+import dev.syncular.server.blobs.BlobStore;
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.segments.SegmentStore;
+import dev.syncular.server.segments.SegmentUrls;
+import dev.syncular.server.storage.CheckpointDeclaration;
+import dev.syncular.server.storage.SyncStorage;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.LongSupplier;
+
+/**
+ * Everything a {@link SyncEngine} is built from. Every optional part has an explicit "off" value, never
+ * {@code null}; {@link #builder} starts from those.
+ *
+ * @param window      the served schema versions (§9)
+ * @param storage     the partition log, client records and gates
+ * @param segments    the §5 segment store
+ * @param resolver    the host's {@code resolveScopes} (§3.2)
+ * @param limits      request and response caps
+ * @param clockMs     the engine's clock
+ * @param merger      the §5.10.2 CRDT mergers ({@link CrdtMerger#NONE}: no {@code crdt} column merges)
+ * @param checkpoints the backfill checkpoints this process declares: it may serve a partition while they are
+ *                    pending, every other process refuses (§2.4)
+ * @param observer    told of rounds, commits, pulled rows, segment bytes and serve-gate refusals (metrics, the
+ *                    admin event tail; {@link SyncObserver#NONE})
+ * @param urls        mints §5.4 segment URLs for clients advertising {@code accept} bit 3 ({@link SegmentUrls#NONE}:
+ *                    none)
+ * @param buildImages whether to build §5.3 SQLite images (stored ones are served either way)
+ * @param blobs       the blob store the §5.9.6 push-time existence check consults ({@link BlobStore#NONE}: every
+ *                    upsert referencing a blob is rejected with {@code blob.not_found})
+ * @param policy      the host's row and whole-commit validators and reaction planners, §6.7–§6.9
+ *                    ({@link WritePolicy#NONE})
+ * @param leases      §7.3 auth leases ({@link AuthLeases#OFF}: no {@code LEASE} frame, no lookups)
+ * @param fault       the idempotency-lookup fault seam ({@link IdempotencyLookupFault#NONE} in production)
+ * @param admission   the per-actor / per-partition concurrency limits every round is admitted against
+ *                    ({@link RoundAdmission#NONE}: none)
+ */
+public record EngineParts(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
+        SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
+        SyncObserver observer, SegmentUrls urls, boolean buildImages, BlobStore blobs, WritePolicy policy,
+        AuthLeases leases, IdempotencyLookupFault fault, RoundAdmission admission) {
+
+    public EngineParts {
+        Objects.requireNonNull(window, "window");
+        Objects.requireNonNull(storage, "storage");
+        Objects.requireNonNull(segments, "segments");
+        Objects.requireNonNull(resolver, "resolver");
+        Objects.requireNonNull(limits, "limits");
+        Objects.requireNonNull(clockMs, "clockMs");
+        Objects.requireNonNull(merger, "merger");
+        checkpoints = List.copyOf(checkpoints);
+        Objects.requireNonNull(observer, "observer");
+        Objects.requireNonNull(urls, "urls");
+        Objects.requireNonNull(blobs, "blobs");
+        Objects.requireNonNull(policy, "policy");
+        Objects.requireNonNull(leases, "leases");
+        Objects.requireNonNull(fault, "fault");
+        Objects.requireNonNull(admission, "admission");
+    }
+
+    /**
+     * The parts every engine needs; everything else starts off: default limits, the wall clock, no CRDT merges,
+     * no checkpoints, no observer, no §5.4 URLs, SQLite images built, no blob store, no write policy, no leases,
+     * no fault, no admission limits.
+     */
+    public static Builder builder(SchemaWindow window, SyncStorage storage, SegmentStore segments,
+            ScopeResolver resolver) {
+        return new Builder(window, storage, segments, resolver);
+    }
+
+    /** Collects the parts; {@link #build()} checks them. */
+    public static final class Builder {
+        private final SchemaWindow window;
+        private final SyncStorage storage;
+        private final SegmentStore segments;
+        private final ScopeResolver resolver;
+        private SyncLimits limits = SyncLimits.DEFAULTS;
+        private LongSupplier clockMs = System::currentTimeMillis;
+        private CrdtMerger merger = CrdtMerger.NONE;
+        private List<CheckpointDeclaration> checkpoints = List.of();
+        private SyncObserver observer = SyncObserver.NONE;
+        private SegmentUrls urls = SegmentUrls.NONE;
+        private boolean buildImages = true;
+        private BlobStore blobs = BlobStore.NONE;
+        private WritePolicy policy = WritePolicy.NONE;
+        private AuthLeases leases = AuthLeases.OFF;
+        private IdempotencyLookupFault fault = IdempotencyLookupFault.NONE;
+        private RoundAdmission admission = RoundAdmission.NONE;
+
+        private Builder(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver) {
+            this.window = window;
+            this.storage = storage;
+            this.segments = segments;
+            this.resolver = resolver;
+        }
+
+        public Builder limits(SyncLimits limits) {
+            this.limits = limits;
+            return this;
+        }
+
+        public Builder clock(LongSupplier clockMs) {
+            this.clockMs = clockMs;
+            return this;
+        }
+
+        public Builder merger(CrdtMerger merger) {
+            this.merger = merger;
+            return this;
+        }
+
+        public Builder checkpoints(List<CheckpointDeclaration> checkpoints) {
+            this.checkpoints = checkpoints;
+            return this;
+        }
+
+        public Builder observer(SyncObserver observer) {
+            this.observer = observer;
+            return this;
+        }
+
+        public Builder urls(SegmentUrls urls) {
+            this.urls = urls;
+            return this;
+        }
+
+        public Builder buildImages(boolean buildImages) {
+            this.buildImages = buildImages;
+            return this;
+        }
+
+        public Builder blobs(BlobStore blobs) {
+            this.blobs = blobs;
+            return this;
+        }
+
+        public Builder policy(WritePolicy policy) {
+            this.policy = policy;
+            return this;
+        }
+
+        public Builder leases(AuthLeases leases) {
+            this.leases = leases;
+            return this;
+        }
+
+        public Builder fault(IdempotencyLookupFault fault) {
+            this.fault = fault;
+            return this;
+        }
+
+        public Builder admission(RoundAdmission admission) {
+            this.admission = admission;
+            return this;
+        }
+
+        public EngineParts build() {
+            return new EngineParts(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, observer,
+                    urls, buildImages, blobs, policy, leases, fault, admission);
+        }
+    }
+}
