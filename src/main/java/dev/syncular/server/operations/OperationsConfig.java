@@ -12,6 +12,9 @@ import java.util.Set;
 public interface OperationsConfig {
     Queries queries();
 
+    /** The REMOTE.md §6 watch socket at {@code <mount>/operations/realtime}. */
+    Watch watch();
+
     /**
      * The body cap of {@code POST <mount>/operations} (413 above it), within {@code syncular.max-request-bytes}:
      * an operation request is a few params, never a bulk upload.
@@ -45,5 +48,37 @@ public interface OperationsConfig {
          * the actor ids allowed to run the privileged queries. Unset = none is allowed.
          */
         Optional<Set<String>> privilegedActors();
+    }
+
+    interface Watch {
+        /**
+         * Open watch sockets of the pod; one more upgrade is refused with 429
+         * {@code sync.websocket_connection_limit} (the sync sockets have {@code syncular.realtime.max-connections}).
+         */
+        @WithDefault("10000")
+        int maxConnections();
+
+        /** Active watches one socket may hold; one more is answered {@code sync.rate_limited} (retryable). */
+        @WithDefault("100")
+        int maxPerConnection();
+
+        /** Active watches of the pod's sockets together; one more is answered {@code sync.rate_limited}. */
+        @WithDefault("10000")
+        int maxPerPod();
+
+        /**
+         * The shortest time between the starts of two runs of one watch; commits inside it coalesce into one
+         * rerun at its end. {@code 0} = rerun as soon as the previous run ended.
+         */
+        @WithDefault("100ms")
+        java.time.Duration minRerunInterval();
+
+        /** Watch runs executing at once on the pod (each holds one pooled connection); the rest wait in order. */
+        @WithDefault("8")
+        int maxConcurrentRuns();
+
+        /** The largest client message of the socket; a larger one is {@code operation.invalid_request}. */
+        @WithDefault("64K")
+        io.quarkus.runtime.configuration.MemorySize maxMessageBytes();
     }
 }

@@ -26,7 +26,7 @@ import org.jboss.logging.Logger;
 
 /**
  * Wires the remote operations from {@code syncular.operations.*}: the registry (read and checked at start-up:
- * a document the server refuses stops it with one line), the executor, the built-in privileged authorizer
+ * a document the server refuses stops it with one line), the executor, the §6 watches, the built-in privileged authorizer
  * (a {@code @DefaultBean}: a team's own {@link QueryAuthorizer} bean replaces it) and the request handler.
  */
 @ApplicationScoped
@@ -107,9 +107,19 @@ public class OperationsProducer {
     @Singleton
     RemoteOperations operations(QueryRegistry registry, QueryExecutor executor, SchemaWindow window,
             ScopeResolver resolver, QueryAuthorizer authorizer, SyncStorage storage, CommandRegistry commands,
-            SyncEngine engine) {
+            SyncEngine engine, OperationObserver observer) {
         return new RemoteOperations(registry, executor, window.current(), resolver, authorizer, storage, commands,
-                engine);
+                engine, observer);
+    }
+
+    /** The pod's §6 watches ({@code syncular.operations.watch.*}); the socket and the commit signal are wired in {@code realtime}. */
+    @Produces
+    @Singleton
+    QueryWatches watches(RemoteOperations operations, OperationsConfig config, io.vertx.core.Vertx vertx, Pool pool,
+            RowTables storage) {
+        OperationsConfig.Watch w = config.watch();
+        return new QueryWatches(operations, new WatchConfig(w.maxPerConnection(), w.maxPerPod(), w.minRerunInterval(),
+                w.maxConcurrentRuns(), w.maxMessageBytes().asLongValue()), vertx, pool, storage.qualified("sync_changes"));
     }
 
     /** Reads the registry at start-up, so a refused document stops the server instead of the first request. */

@@ -37,9 +37,12 @@ public final class RemoteOperations {
     private final SyncStorage storage;
     private final CommandRegistry commands;
     private final SyncEngine engine;
+    private final OperationObserver observer;
 
     public RemoteOperations(QueryRegistry registry, QueryExecutor executor, CompiledSchema schema, ScopeResolver resolver,
-            QueryAuthorizer authorizer, SyncStorage storage, CommandRegistry commands, SyncEngine engine) {
+            QueryAuthorizer authorizer, SyncStorage storage, CommandRegistry commands, SyncEngine engine,
+            OperationObserver observer) {
+        this.observer = observer;
         this.commands = commands;
         this.engine = engine;
         this.registry = registry;
@@ -52,16 +55,44 @@ public final class RemoteOperations {
 
     /** The encoded response to one encoded request; never fails (failures are encoded). */
     public Uni<byte[]> handle(SyncRequestContext ctx, byte[] message) {
+        long start = System.nanoTime();
+        String[] operation = {OperationObserver.UNREGISTERED};
         Uni<OperationValue> answer;
         try {
-            answer = dispatch(ctx, TaggedValueCodec.decode(message));
+            answer = dispatch(ctx, TaggedValueCodec.decode(message), operation);
         } catch (RuntimeException e) {
             answer = Uni.createFrom().failure(e);
         }
-        return answer.onFailure().recoverWithItem(RemoteOperations::error).map(TaggedValueCodec::encode);
+        return answer.onItemOrFailure().transform((ok, failure) -> {
+            OperationValue out = failure == null ? ok : error(failure);
+            observer.answered(operation[0], OperationObserver.Binding.HTTP, outcome(out), System.nanoTime() - start);
+            return TaggedValueCodec.encode(out);
+        });
     }
 
-    private Uni<OperationValue> dispatch(SyncRequestContext ctx, OperationValue decoded) {
+    /** The outcome tag of an answer: {@link OperationObserver#OK} or the code of a {@code kind: "error"} answer. */
+    static String outcome(OperationValue answer) {
+        if (answer instanceof OperationValue.Obj o && o.get("code") instanceof OperationValue.Text code) {
+            return code.value();
+        }
+        return OperationObserver.OK;
+    }
+
+    /**
+     * The metrics tag of {@code operationId}: the id when a query or a command is registered with it, else
+     * {@link OperationObserver#UNREGISTERED} (a closed set: the registries are fixed at start-up).
+     */
+    public String operationTag(String operationId) {
+        return registry.find(operationId).isPresent() || commands.find(operationId).isPresent() ? operationId
+                : OperationObserver.UNREGISTERED;
+    }
+
+    /** Reports one watch answer (REMOTE.md §6) to the observer. */
+    public void watchAnswered(String operationId, OperationValue answer, long nanos) {
+        observer.answered(operationTag(operationId), OperationObserver.Binding.WATCH, outcome(answer), nanos);
+    }
+
+    private Uni<OperationValue> dispatch(SyncRequestContext ctx, OperationValue decoded, String[] operation) {
         if (!(decoded instanceof OperationValue.Obj request)) {
             throw OperationException.invalid("the request must be an object");
         }
@@ -84,6 +115,7 @@ public final class RemoteOperations {
         if (kind.equals("command") && requestId.isEmpty()) {
             throw OperationException.invalid("requestId must be non-empty");
         }
+        operation[0] = operationTag(operationId);
         if (clientId.isEmpty() || clientId.startsWith(RESERVED_CLIENT_PREFIX) || clientId.indexOf('\u0000') >= 0) {
             throw new OperationException(OperationErrorCode.INVALID_CLIENT_ID, "clientId is empty or reserved");
         }
@@ -92,9 +124,26 @@ public final class RemoteOperations {
                     .orElseThrow(() -> new OperationException(OperationErrorCode.UNKNOWN, "no command is registered with this id"));
             return command(ctx, clientId, operationId, requestId, command, request.get("params"));
         }
+        return query(ctx, clientId, operationId, request.get("params"));
+    }
+
+    /**
+     * The registered query {@code operationId} for {@code clientId} with {@code params} — identity binding
+     * (§1), lookup, §2.1 authorization before any SQL, execution — as the §5 success object
+     * ({@code kind: "query"}); a failure is an {@link OperationException} (or unexpected). The HTTP binding and
+     * every watch run and rerun (§6: "the same query and authorization path as HTTP") go through here.
+     */
+    public Uni<OperationValue> query(SyncRequestContext ctx, String clientId, String operationId, OperationValue params) {
+        return Uni.createFrom().deferred(() -> runQuery(ctx, clientId, operationId, params));
+    }
+
+    private Uni<OperationValue> runQuery(SyncRequestContext ctx, String clientId, String operationId, OperationValue params) {
+        if (clientId.isEmpty() || clientId.startsWith(RESERVED_CLIENT_PREFIX) || clientId.indexOf('\u0000') >= 0) {
+            throw new OperationException(OperationErrorCode.INVALID_CLIENT_ID, "clientId is empty or reserved");
+        }
         QueryDefinition query = registry.find(operationId)
                 .orElseThrow(() -> new OperationException(OperationErrorCode.UNKNOWN, "no query is registered with this id"));
-        QueryBinding binding = QueryBinding.of(query, request.get("params"));
+        QueryBinding binding = QueryBinding.of(query, params);
         return storage.readClient(ctx.partition(), clientId)
                 .chain(client -> {
                     if (client != null && !client.actorId().equals(ctx.actorId())) {
@@ -178,7 +227,13 @@ public final class RemoteOperations {
         return t.value();
     }
 
-    static OperationValue error(Throwable failure) {
+    /** The registered query's tables (REMOTE.md §6: a commit touching one of them reruns a watch). */
+    public java.util.Optional<List<String>> tablesOf(String operationId) {
+        return registry.find(operationId).map(QueryDefinition::tables);
+    }
+
+    /** The §5 {@code kind: "error"} object of {@code failure} (unexpected failures logged, never answered). */
+    public static OperationValue error(Throwable failure) {
         OperationErrorCode code;
         String message;
         if (failure instanceof OperationException e) {

@@ -7,10 +7,13 @@
  * parameters), §2.1 authorization ({@code ScopeCoverage} for {@code scoped} queries, {@code QueryAuthorizer} for
  * {@code privileged} ones), execution in one read-only snapshot with the partition's {@code maxCommitSeq}
  * ({@code QueryExecutor}), the §4 tagged value encoding ({@code TaggedValueCodec}) and the §5/§7 request and
- * response shapes ({@code RemoteOperations}).
+ * response shapes ({@code RemoteOperations}), the §6 live query watches ({@code QueryWatches}: one
+ * {@code WatchSession} per socket, {@code WatchMessage} shapes, {@code CommitTables} for the tables a notified
+ * commit touched, {@code WatchRuns} bounding concurrent runs) and the metrics hook ({@code OperationObserver}).
  *
  * <p>It depends on {@code schema}, {@code errors}, {@code sync} (scope resolution, the request context) and
  * {@code storage.postgres} (the physical row tables and the partition registry); the HTTP binding lives at the
- * edge ({@code http.OperationsResource}).
+ * edge ({@code http.OperationsResource}), the watch socket and its commit signal in {@code realtime}
+ * ({@code OperationWatchEndpoint}, {@code PodOperationWatches}), the meters in {@code ops.OperationMetrics}.
  */
 package dev.syncular.server.operations;

@@ -88,6 +88,37 @@ public final class RealtimeHub {
     private volatile boolean presenceListening;
     private volatile boolean draining;
     private final CompletableFuture<Void> commitsHeard = new CompletableFuture<>();
+    private final java.util.List<CommitListener> commitListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /**
+     * Hears the hub's commit channel besides its sockets (the REMOTE.md §6 watches): every notified commit of
+     * every partition, on whichever pod it was taken, on the LISTEN connection's event loop (never block there).
+     */
+    public interface CommitListener {
+        /** Commit {@code seq} of {@code partition} was announced. */
+        void committed(String partition, long seq);
+
+        /** The partition's log epoch was rotated (§2.1). */
+        void partitionReset(String partition);
+
+        /** A re-{@code LISTEN}: notifications in between were lost. */
+        void notificationsLost();
+    }
+
+    /** Adds a listener of the commit channel ({@link CommitListener}). */
+    public void addCommitListener(CommitListener listener) {
+        commitListeners.add(listener);
+    }
+
+    private void toListeners(java.util.function.Consumer<CommitListener> call) {
+        for (CommitListener l : commitListeners) {
+            try {
+                call.accept(l);
+            } catch (RuntimeException e) {
+                LOG.warn("A commit listener failed", e);
+            }
+        }
+    }
     private final CompletableFuture<Void> presenceHeard = new CompletableFuture<>();
 
     public RealtimeHub(Settings settings, SyncStorage storage, RealtimeSignals signals, SchemaWindow window, Vertx vertx, Pool pool,
@@ -153,6 +184,7 @@ public final class RealtimeHub {
                         // a re-LISTEN: whatever was committed while the connection was down was never announced here
                         metrics.listenReconnect();
                         wakeAllSpread();
+                        toListeners(CommitListener::notificationsLost);
                     }
                     listening = true;
                     commitsHeard.complete(null);
@@ -417,6 +449,7 @@ public final class RealtimeHub {
         String partition = payload.substring(0, colon);
         if (RealtimeSignals.EPOCH_NOTIFICATION.equals(payload.substring(colon + 1))) {
             epochRotated(partition);
+            toListeners(l -> l.partitionReset(partition));
             return;
         }
         long seq;
@@ -425,6 +458,7 @@ public final class RealtimeHub {
         } catch (NumberFormatException e) {
             return;
         }
+        toListeners(l -> l.committed(partition, seq));
         Set<RealtimeSession> sessions = byPartition.get(partition);
         if (sessions == null || sessions.isEmpty()) {
             return;

@@ -30,6 +30,11 @@
  *       and counted by kind.</li>
  *   <li>{@link dev.syncular.server.realtime.PodRealtime}: the pod's hub and channel (built by the composition
  *       root, {@code boot}), its limits (§8.8) and lifecycle; {@link dev.syncular.server.realtime.RealtimeReadinessCheck} ties readiness to it.</li>
+ *   <li>{@link dev.syncular.server.realtime.OperationWatchUpgrade} and
+ *       {@link dev.syncular.server.realtime.OperationWatchEndpoint}: the REMOTE.md §6 watch socket at
+ *       {@code <mount>/operations/realtime}, authenticated like the sync socket;
+ *       {@link dev.syncular.server.realtime.PodOperationWatches}: the pod's watches ({@code operations}) on the
+ *       hub's commit channel ({@link dev.syncular.server.realtime.RealtimeHub.CommitListener}).</li>
  * </ul>
  *
  * <p>Nothing about a connection lives outside the pod that holds it; pods share only the database (commit,

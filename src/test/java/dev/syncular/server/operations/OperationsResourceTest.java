@@ -70,6 +70,9 @@ class OperationsResourceTest {
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;
 
+    @Inject
+    io.micrometer.core.instrument.MeterRegistry registry;
+
     String partitionA;
     String partitionB;
 
@@ -322,6 +325,30 @@ class OperationsResourceTest {
         Response r = post("reader", partitionA, new byte[] {'{', (byte) 0xff, '}'});
         assertEquals(200, r.statusCode());
         assertEquals("operation.invalid_request", plainMap(r).get("code"));
+    }
+
+    private double answered(String operation, String outcome) {
+        io.micrometer.core.instrument.Timer t = registry.find("syncular.operations").tag("operation", operation)
+                .tag("binding", "http").tag("outcome", outcome).timer();
+        return t == null ? 0 : t.count();
+    }
+
+    @Test
+    void everyAnswerIsCountedByOperationIdAndOutcome() throws Exception {
+        double ok = answered(FIXTURE_ID, "ok");
+        double forbidden = answered(FIXTURE_ID, "operation.forbidden");
+        double unknown = answered("unregistered", "operation.unknown");
+        double undecodable = answered("unregistered", "operation.invalid_request");
+        call("reader", partitionA, query(FIXTURE_ID, obj("listId", str("l1"))));
+        call("writer", partitionA, query(FIXTURE_ID, obj("listId", str("l1"))));
+        call("reader", partitionA, query("sha256:00/listTodos", obj()));
+        call("{");
+        assertEquals(ok + 1, answered(FIXTURE_ID, "ok"));
+        assertEquals(forbidden + 1, answered(FIXTURE_ID, "operation.forbidden"));
+        assertEquals(unknown + 1, answered("unregistered", "operation.unknown"), "an unregistered id is never a tag");
+        assertEquals(undecodable + 1, answered("unregistered", "operation.invalid_request"));
+        assertTrue(registry.find("syncular.operations").tag("operation", FIXTURE_ID).timer().totalTime(
+                java.util.concurrent.TimeUnit.NANOSECONDS) > 0, "latency recorded");
     }
 
     @Test

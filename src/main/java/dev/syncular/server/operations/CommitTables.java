@@ -1,0 +1,90 @@
+package dev.syncular.server.operations;
+
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
+import org.jboss.logging.Logger;
+
+/**
+ * Which tables the notified commits of a partition touched (REMOTE.md §6: "a commit touching one of the
+ * descriptor's tables reruns the query"), read cheaply: the commit notification carries only
+ * {@code <partition>:<commitSeq>}, so one index-only statement over the change log's primary key
+ * ({@code SELECT DISTINCT tbl FROM sync_changes WHERE partition_id = $1 AND commit_seq = ANY($2)}) — no payload
+ * decoded. Per partition at most one such read is in flight; the commits notified meanwhile are read together
+ * by the next one. A failed read reports {@link #ALL} (every watch of the partition reruns: a missed rerun would
+ * leave a stale snapshot).
+ */
+final class CommitTables {
+    private static final Logger LOG = Logger.getLogger(CommitTables.class);
+    /** The tables of a commit whose read failed: every table. */
+    static final Set<String> ALL = Set.of("\u0000all");
+
+    private final Pool pool;
+    private final String sql;
+    private final ConcurrentHashMap<String, Pending> byPartition = new ConcurrentHashMap<>();
+
+    private static final class Pending {
+        final List<Long> seqs = new ArrayList<>();
+        boolean reading;
+    }
+
+    CommitTables(Pool pool, String changesTable) {
+        this.pool = pool;
+        this.sql = "SELECT DISTINCT tbl FROM " + changesTable + " WHERE partition_id = $1 AND commit_seq = ANY($2)";
+    }
+
+    /** Commit {@code seq} of {@code partition} was notified: {@code touched} hears its tables once read. */
+    void committed(String partition, long seq, BiConsumer<String, Set<String>> touched) {
+        Pending p = byPartition.computeIfAbsent(partition, k -> new Pending());
+        synchronized (p) {
+            p.seqs.add(seq);
+            if (p.reading) {
+                return;
+            }
+            p.reading = true;
+        }
+        read(partition, p, touched);
+    }
+
+    private void read(String partition, Pending p, BiConsumer<String, Set<String>> touched) {
+        Long[] seqs;
+        synchronized (p) {
+            if (p.seqs.isEmpty()) {
+                p.reading = false;
+                byPartition.remove(partition, p);
+                return;
+            }
+            seqs = p.seqs.toArray(Long[]::new);
+            p.seqs.clear();
+        }
+        pool.preparedQuery(sql).execute(Tuple.of(partition, seqs)).subscribe().with(rows -> {
+            Set<String> tables = new HashSet<>();
+            for (Row r : rows) {
+                tables.add(r.getString(0));
+            }
+            deliver(partition, tables, touched);
+            read(partition, p, touched);
+        }, e -> {
+            LOG.debugf("reading the tables of notified commits failed; every watch of the partition reruns: %s", e.toString());
+            deliver(partition, ALL, touched);
+            read(partition, p, touched);
+        });
+    }
+
+    private static void deliver(String partition, Set<String> tables, BiConsumer<String, Set<String>> touched) {
+        if (tables.isEmpty()) {
+            return;
+        }
+        try {
+            touched.accept(partition, tables);
+        } catch (RuntimeException e) {
+            LOG.warn("Watch rerun scheduling failed", e);
+        }
+    }
+}

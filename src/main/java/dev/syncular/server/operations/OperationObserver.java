@@ -1,0 +1,35 @@
+package dev.syncular.server.operations;
+
+/**
+ * What the remote operations report about each answered operation (for metrics, {@code ops.OperationMetrics}):
+ * one call per HTTP request and per watch snapshot or watch error. Tag values are from closed sets: the
+ * registered operation id (anything else is {@link #UNREGISTERED}), the binding ({@link Binding}) and the
+ * outcome ({@code ok} or a §7 / {@code sync.*} code).
+ */
+public interface OperationObserver {
+    /** The operation tag of an id that names no registered operation (or a message that named none). */
+    String UNREGISTERED = "unregistered";
+    /** The outcome tag of a success. */
+    String OK = "ok";
+
+    /** Which binding answered. */
+    enum Binding {
+        /** {@code POST <mount>/operations} (REMOTE.md §5). */
+        HTTP,
+        /** A snapshot or error of a watch on {@code <mount>/operations/realtime} (REMOTE.md §6). */
+        WATCH;
+
+        public String tag() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    /** The observer that records nothing. */
+    OperationObserver NONE = (operation, binding, outcome, nanos) -> { };
+
+    /**
+     * One operation answered: {@code operation} is a registered id or {@link #UNREGISTERED}, {@code outcome}
+     * {@link #OK} or the answered code, {@code nanos} from the message's arrival (or the rerun's start) to the answer.
+     */
+    void answered(String operation, Binding binding, String outcome, long nanos);
+}

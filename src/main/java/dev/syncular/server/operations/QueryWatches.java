@@ -1,0 +1,201 @@
+package dev.syncular.server.operations;
+
+import dev.syncular.server.sync.SyncRequestContext;
+import io.vertx.core.Vertx;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The pod's live query watches (REMOTE.md §6) on every {@code <mount>/operations/realtime} connection, by
+ * partition. A notified commit (the realtime hub's commit channel, heard by every pod whichever took the
+ * commit) reruns the watches of its partition whose query reads a table the commit touched
+ * ({@link CommitTables}: one index-only read per commit, only for partitions with watches); commits to other
+ * tables rerun nothing. Each watch: at most one run in flight, one dirty flag, runs no closer than
+ * {@link WatchConfig#minRerunInterval()} (commits inside it coalesce into one rerun), at most
+ * {@link WatchConfig#maxConcurrentRuns()} runs of the pod at once ({@link WatchRuns}); caps on watches per
+ * connection and per pod. Nothing here blocks: runs are subscribed on worker threads, timers are Vert.x timers.
+ */
+public final class QueryWatches {
+    private final RemoteOperations operations;
+    private final WatchConfig config;
+    private final Vertx vertx;
+    private final CommitTables commitTables;
+    private final WatchRuns runs;
+    private final ConcurrentHashMap<String, Set<WatchSession>> byPartition = new ConcurrentHashMap<>();
+    private final AtomicInteger active = new AtomicInteger();
+
+    public QueryWatches(RemoteOperations operations, WatchConfig config, Vertx vertx, io.vertx.mutiny.sqlclient.Pool pool,
+            String changesTable) {
+        this.operations = operations;
+        this.config = config;
+        this.vertx = vertx;
+        this.commitTables = new CommitTables(pool, changesTable);
+        this.runs = new WatchRuns(config.maxConcurrentRuns());
+    }
+
+    /** A new connection of {@code ctx} (authenticated at the upgrade) answering through {@code outbound}. */
+    public WatchSession open(SyncRequestContext ctx, WatchSession.Outbound outbound) {
+        WatchSession s = new WatchSession(ctx, this, outbound);
+        byPartition.compute(ctx.partition(), (k, set) -> {
+            Set<WatchSession> out = set == null ? ConcurrentHashMap.newKeySet() : set;
+            out.add(s);
+            return out;
+        });
+        return s;
+    }
+
+    void closed(WatchSession s) {
+        byPartition.computeIfPresent(s.ctx.partition(), (k, set) -> {
+            set.remove(s);
+            return set.isEmpty() ? null : set;
+        });
+    }
+
+    /** Commit {@code seq} of {@code partition} was announced (on whichever pod took it). */
+    public void committed(String partition, long seq) {
+        Set<WatchSession> sessions = byPartition.get(partition);
+        if (sessions != null && sessions.stream().anyMatch(s -> s.size() > 0)) { // no read for sockets without watches
+            commitTables.committed(partition, seq, this::touched);
+        }
+    }
+
+    /** The partition's log epoch was rotated (§2.1 restore): every watch of it gets a fresh snapshot. */
+    public void partitionReset(String partition) {
+        touched(partition, CommitTables.ALL);
+    }
+
+    /** Commit notifications may have been lost (a re-{@code LISTEN}): every watch of the pod gets a fresh snapshot. */
+    public void notificationsLost() {
+        byPartition.keySet().forEach(p -> touched(p, CommitTables.ALL));
+    }
+
+    private void touched(String partition, Set<String> tables) {
+        Set<WatchSession> sessions = byPartition.get(partition);
+        if (sessions == null) {
+            return;
+        }
+        for (WatchSession s : sessions) {
+            for (WatchSession.Watch w : s.watching(tables)) {
+                request(s, w);
+            }
+        }
+    }
+
+    /**
+     * A run of {@code w} is wanted: now, or at the end of its rerun interval, or — when one is running or
+     * waiting — folded into the dirty flag (at most one pending rerun, §6).
+     */
+    void request(WatchSession s, WatchSession.Watch w) {
+        long waitNanos;
+        synchronized (w) {
+            if (w.removed) {
+                return;
+            }
+            if (w.running || w.timerPending) {
+                w.dirty = true;
+                return;
+            }
+            waitNanos = !w.started ? 0
+                    : w.lastStartNanos + config.minRerunInterval().toNanos() - System.nanoTime();
+            if (waitNanos > 0) {
+                w.timerPending = true;
+            } else {
+                startLocked(w);
+            }
+        }
+        if (waitNanos > 0) {
+            vertx.setTimer(Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos)), t -> {
+                synchronized (w) {
+                    w.timerPending = false;
+                    if (w.removed) {
+                        return;
+                    }
+                    startLocked(w);
+                }
+                run(s, w);
+            });
+            return;
+        }
+        run(s, w);
+    }
+
+    private static void startLocked(WatchSession.Watch w) {
+        w.running = true;
+        w.dirty = false;
+        w.started = true;
+        w.lastStartNanos = System.nanoTime();
+    }
+
+    private void run(WatchSession s, WatchSession.Watch w) {
+        long start = System.nanoTime();
+        runs.submit(() -> {
+            synchronized (w) {
+                if (w.removed) {
+                    return io.smallrye.mutiny.Uni.createFrom().nullItem(); // unwatched while waiting for a slot
+                }
+            }
+            return operations.query(s.ctx, w.clientId, w.operationId, w.params);
+        }).subscribe().with(result -> finished(s, w, result, null, start), e -> finished(s, w, null, e, start));
+    }
+
+    private void finished(WatchSession s, WatchSession.Watch w, OperationValue result, Throwable failure, long start) {
+        boolean again;
+        if (result == null && failure == null) {
+            synchronized (w) {
+                w.running = false;
+            }
+            return;
+        }
+        OperationValue answer = failure == null
+                ? WatchMessage.snapshot(w.watchId, (OperationValue.Obj) result)
+                : WatchMessage.error(w.watchId, failure);
+        WatchSession.Answered answered = s.answer(w, answer, failure != null,
+                () -> operations.watchAnswered(w.operationId, answer, System.nanoTime() - start));
+        boolean registered = answered == WatchSession.Answered.SENT;
+        synchronized (w) {
+            w.running = false;
+            again = registered && w.dirty && !w.removed;
+            w.dirty = false;
+        }
+        if (again) {
+            request(s, w);
+        }
+    }
+
+    /** One more watch for the pod, unless it holds {@link WatchConfig#maxPerPod()}. */
+    boolean reserve() {
+        while (true) {
+            int now = active.get();
+            if (now >= config.maxPerPod()) {
+                return false;
+            }
+            if (active.compareAndSet(now, now + 1)) {
+                return true;
+            }
+        }
+    }
+
+    void release() {
+        active.decrementAndGet();
+    }
+
+    /** Active watches of the pod. */
+    public int activeWatches() {
+        return active.get();
+    }
+
+    /** Watch runs waiting for one of the pod's run slots. */
+    public int runBacklog() {
+        return runs.backlog();
+    }
+
+    WatchConfig config() {
+        return config;
+    }
+
+    RemoteOperations operations() {
+        return operations;
+    }
+}

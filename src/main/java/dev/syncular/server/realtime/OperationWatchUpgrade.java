@@ -1,0 +1,148 @@
+package dev.syncular.server.realtime;
+
+import dev.syncular.server.auth.Authenticator;
+import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
+import dev.syncular.server.operations.OperationsConfig;
+import dev.syncular.server.round.ErrorBodies;
+import dev.syncular.server.round.HttpError;
+import dev.syncular.server.round.RoundFailure;
+import dev.syncular.server.round.SyncRound;
+import dev.syncular.server.sync.SyncRequestContext;
+import io.quarkus.websockets.next.HttpUpgradeCheck;
+import io.quarkus.websockets.next.UserData;
+import io.smallrye.mutiny.Uni;
+import io.vertx.core.Context;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jboss.logging.Logger;
+
+/**
+ * The upgrade of the REMOTE.md §6 watch socket, {@code GET <mount>/operations/realtime}: authenticated exactly
+ * as the §8.1 sync socket ({@link RealtimeUpgrade}) — the same {@link Authenticator} as {@code POST /sync}, a
+ * browser's bearer token from the query parameter or the cookie ({@link UpgradeToken}, the header wins) — before
+ * the upgrade, so a refusal is the §10.1 JSON error with its status, never a half-open socket. No
+ * {@code clientId} parameter: each {@code watch} message names its client id (§6).
+ *
+ * <p>As for the sync socket, a route ahead of the websockets-next endpoint authenticates and hands the request
+ * context to the upgrade under a one-time random ticket, which this class, as the endpoint's
+ * {@link HttpUpgradeCheck}, redeems into the connection's {@link UserData}; an upgrade without a redeemable
+ * ticket is refused (404). Refused too: realtime off ({@code syncular.realtime.enabled=false}: no commit
+ * signal, 404 {@code sync.not_found}), a draining pod and one at {@code syncular.operations.watch.max-connections}
+ * open watch sockets (429 {@code sync.websocket_connection_limit}).
+ */
+@ApplicationScoped
+public class OperationWatchUpgrade implements HttpUpgradeCheck {
+    static final UserData.TypedKey<SyncRequestContext> CONTEXT = new UserData.TypedKey<>("syncular.operations.watch.context");
+    /** The path of the websockets-next endpoint; the mount's route reroutes to it. */
+    static final String ENDPOINT_PATH = "/operations/realtime";
+    static final String ENDPOINT_ID = "syncular-operations-realtime";
+    private static final String TICKET_HEADER = "x-syncular-watch-ticket";
+    private static final Logger LOG = Logger.getLogger(OperationWatchUpgrade.class);
+    private static final long TICKET_TTL_MS = 30_000;
+
+    private final ConcurrentHashMap<String, SyncRequestContext> tickets = new ConcurrentHashMap<>();
+    private final Authenticator authenticator;
+    private final PodRealtime realtime;
+    private final String mountPrefix;
+    private final UpgradeToken browserToken;
+    private final PodOperationWatches pod;
+    private final int maxConnections;
+
+    @Inject
+    public OperationWatchUpgrade(Authenticator authenticator, PodRealtime realtime, SyncularConfig config,
+            PodOperationWatches pod, OperationsConfig operations) {
+        this.pod = pod;
+        this.maxConnections = operations.watch().maxConnections();
+        this.authenticator = authenticator;
+        this.realtime = realtime;
+        this.mountPrefix = config.mountPrefix();
+        this.browserToken = new UpgradeToken(config.realtime());
+    }
+
+    void routes(@Observes Router router) {
+        router.route(mountPrefix + ENDPOINT_PATH).order(-100).handler(this::filter);
+    }
+
+    private void filter(RoutingContext rc) {
+        HttpServerRequest req = rc.request();
+        req.headers().remove(TICKET_HEADER);
+        if (!"websocket".equalsIgnoreCase(req.getHeader("Upgrade"))) {
+            refuse(rc, new HttpError(400, ErrorCode.INVALID_REQUEST, "a WebSocket upgrade is required"));
+            return;
+        }
+        if (!realtime.enabled()) {
+            refuse(rc, new SyncError(ErrorCode.NOT_FOUND, "realtime is not enabled"));
+            return;
+        }
+        if (realtime.hub().draining()) {
+            refuse(rc, new SyncError(ErrorCode.WEBSOCKET_CONNECTION_LIMIT, "server is shutting down"));
+            return;
+        }
+        if (pod.openConnections() >= maxConnections) {
+            refuse(rc, new SyncError(ErrorCode.WEBSOCKET_CONNECTION_LIMIT, "too many watch connections"));
+            return;
+        }
+        try {
+            browserToken.apply(req); // a browser's token from the query or a cookie; the header wins
+        } catch (HttpError e) {
+            refuse(rc, e);
+            return;
+        }
+        Context context = io.vertx.core.Vertx.currentContext();
+        req.pause();
+        SyncRound.authenticated(authenticator.authenticate(req))
+                .subscribe().with(ctx -> context.runOnContext(v -> {
+                    String ticket = UUID.randomUUID().toString();
+                    tickets.put(ticket, ctx);
+                    rc.vertx().setTimer(TICKET_TTL_MS, t -> tickets.remove(ticket));
+                    req.headers().set(TICKET_HEADER, ticket);
+                    req.resume();
+                    if (mountPrefix.isEmpty()) {
+                        rc.next();
+                    } else {
+                        String query = browserToken.withoutToken(req.query()); // the token goes no further
+                        rc.reroute(ENDPOINT_PATH + (query == null || query.isEmpty() ? "" : "?" + query));
+                    }
+                }), e -> context.runOnContext(v -> {
+                    req.resume();
+                    refuse(rc, e);
+                }));
+    }
+
+    private static void refuse(RoutingContext rc, Throwable e) {
+        RoundFailure error = RoundFailure.of(e);
+        if (error.internal()) {
+            LOG.error("Operations watch upgrade failed; answered as sync.internal_error", e);
+        }
+        if (!rc.response().ended()) {
+            rc.response().setStatusCode(error.status()).putHeader("Content-Type", "application/json")
+                    .end(ErrorBodies.body(error.code(), error.message(), Map.of()).toString());
+        }
+    }
+
+    @Override
+    public boolean appliesTo(String endpointId) {
+        return ENDPOINT_ID.equals(endpointId);
+    }
+
+    @Override
+    public Uni<CheckResult> perform(HttpUpgradeContext context) {
+        String ticket = context.httpRequest().getHeader(TICKET_HEADER);
+        SyncRequestContext ctx = ticket == null ? null : tickets.remove(ticket);
+        if (ctx == null) {
+            return CheckResult.rejectUpgrade(404);
+        }
+        context.userData().put(CONTEXT, ctx);
+        context.userData().put(RealtimeChannel.TRANSPORT, context.httpRequest().connection());
+        return CheckResult.permitUpgrade();
+    }
+}

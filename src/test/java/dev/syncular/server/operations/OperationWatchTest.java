@@ -1,0 +1,480 @@
+package dev.syncular.server.operations;
+
+import static dev.syncular.server.operations.OperationsResourceTest.num;
+import static dev.syncular.server.operations.OperationsResourceTest.obj;
+import static dev.syncular.server.operations.OperationsResourceTest.plain;
+import static dev.syncular.server.operations.OperationsResourceTest.str;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.RawHttp;
+import dev.syncular.server.testsupport.RealtimeSocket;
+import dev.syncular.server.testsupport.SyncTestClient;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import jakarta.inject.Inject;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The REMOTE.md §6 watch socket, {@code <mount>/operations/realtime}, through the running app over real
+ * WebSocket on PostgreSQL: the snapshot, a rerun when a {@code POST /sync} push commits to a watched table,
+ * none for a commit to another table, a reused {@code watchId}, {@code unwatch} during a run, close, the caps,
+ * bad messages answered precisely, the framing of the answers and metrics per operation id. Messages are built
+ * and read with Jackson trees, independently of the server's codec.
+ *
+ * <p>No test waits for time to pass: where a message must not come, a later message that the server would
+ * have had to send after it (a run submitted after the one that must not answer) is awaited instead.
+ */
+@QuarkusTest
+@TestProfile(OperationWatchTest.Profile.class)
+class OperationWatchTest {
+    static final java.nio.file.Path DIR = OperationsResourceTest.DIR;
+    private static final ObjectMapper JSON = new ObjectMapper();
+    static String prefix;
+
+    public static class Profile implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            Map<String, String> m = new HashMap<>();
+            m.put("syncular.schema.path", DIR.resolve("watch.syncular.ir.json").toString());
+            m.put("syncular.storage.pg-schema", "operations_watch_test");
+            m.put("syncular.operations.queries.path", DIR.resolve("watch.queries.ir.json").toString());
+            m.put("syncular.dev-auth.allowed-scopes", "{\"list_id\":[\"l1\",\"l2\"]}");
+            m.put("syncular.operations.watch.max-per-connection", "3");
+            m.put("syncular.operations.watch.max-per-pod", "5");
+            m.put("syncular.operations.watch.min-rerun-interval", "1s");
+            m.put("syncular.operations.watch.max-connections", "4");
+            return m;
+        }
+    }
+
+    @Inject
+    SchemaWindow window;
+
+    @Inject
+    QueryWatches watches;
+
+    @Inject
+    MeterRegistry registry;
+
+    @ConfigProperty(name = "quarkus.http.test-port")
+    int port;
+
+    String partition;
+    final List<RealtimeSocket> sockets = new ArrayList<>();
+
+    @BeforeEach
+    void seed() throws Exception {
+        if (prefix == null) {
+            prefix = QueryIrLoader.documentId(Files.readAllBytes(DIR.resolve("watch.queries.ir.json")));
+        }
+        partition = "watch-" + UUID.randomUUID();
+        push("todos", todo("t1", "l1", "milk"), todo("t2", "l2", "eggs"));
+    }
+
+    @AfterEach
+    void closeSockets() {
+        for (RealtimeSocket s : sockets) {
+            s.ws.abort();
+        }
+        sockets.clear();
+        await(() -> watches.activeWatches() == 0, "every watch of the closed sockets is removed");
+        await(() -> openSockets() == 0, "every socket is closed");
+    }
+
+    // ------------------------------------------------------------------------------------------ helpers
+
+    @SafeVarargs
+    private void push(String table, Map<String, Object>... rows) {
+        SyncTestClient c = new SyncTestClient(window.current(), new HttpTransport("http://localhost:" + port, partition),
+                "writer", "writer-" + UUID.randomUUID());
+        List<String> ids = new ArrayList<>();
+        for (Map<String, Object> r : rows) {
+            ids.add(c.upsert(table, r, null));
+        }
+        c.syncUntilIdle();
+        for (String id : ids) {
+            assertTrue(SyncTestClient.applied(c.result(id)), "push applied: " + c.result(id));
+        }
+    }
+
+    private static Map<String, Object> todo(String id, String list, String title) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", id);
+        m.put("list_id", list);
+        m.put("title", title);
+        m.put("done", false);
+        m.put("position", 1L);
+        m.put("updated_at_ms", 1_700_000_000_000L);
+        m.put("attachment", null);
+        return m;
+    }
+
+    private static Map<String, Object> note(String id, String list, String body) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", id);
+        m.put("list_id", list);
+        m.put("body", body);
+        return m;
+    }
+
+    RealtimeSocket socket() {
+        return socket("writer", partition);
+    }
+
+    RealtimeSocket socket(String actor, String inPartition) {
+        RealtimeSocket s = RealtimeSocket.connect(URI.create("ws://localhost:" + port + "/operations/realtime"),
+                Map.of("x-actor-id", actor, "x-syncular-partition", inPartition));
+        sockets.add(s);
+        return s;
+    }
+
+    static ObjectNode watch(String watchId, String query, String listId) {
+        return obj("revision", num(1), "kind", str("watch"), "watchId", str(watchId), "clientId", str("watcher"),
+                "operationId", str(prefix + "/" + query), "params", obj("listId", str(listId)));
+    }
+
+    static ObjectNode unwatch(String watchId) {
+        return obj("revision", num(1), "kind", str("unwatch"), "watchId", str(watchId));
+    }
+
+    static void send(RealtimeSocket s, JsonNode message) throws Exception {
+        sendBinary(s, JSON.writeValueAsBytes(message));
+    }
+
+    static void sendBinary(RealtimeSocket s, byte[] bytes) {
+        s.ws.sendBinary(ByteBuffer.wrap(bytes), true).join();
+    }
+
+    /** The next binary message, decoded to plain Java. */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> next(RealtimeSocket s) throws Exception {
+        byte[] b = s.binaries.poll(RealtimeSocket.WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertNotNull(b, "a binary message within " + RealtimeSocket.WAIT);
+        return (Map<String, Object>) plain(JSON.readTree(b));
+    }
+
+    static Map<String, Object> snapshot(RealtimeSocket s, String watchId) throws Exception {
+        Map<String, Object> m = next(s);
+        assertEquals("snapshot", m.get("kind"), m.toString());
+        assertEquals(watchId, m.get("watchId"), m.toString());
+        assertEquals(1.0, m.get("revision"));
+        return m;
+    }
+
+    static void watchError(RealtimeSocket s, String watchId, String code, boolean retryable) throws Exception {
+        Map<String, Object> m = next(s);
+        assertEquals("watch_error", m.get("kind"), m.toString());
+        assertEquals(watchId, m.get("watchId"), m.toString());
+        assertEquals(code, m.get("code"), m.toString());
+        assertEquals(retryable, m.get("retryable"), m.toString());
+        assertTrue(m.get("message") instanceof String);
+    }
+
+    @SuppressWarnings("unchecked")
+    static List<Object> ids(Map<String, Object> snapshot) {
+        List<Object> out = new ArrayList<>();
+        for (Object row : (List<Object>) snapshot.get("rows")) {
+            out.add(((Map<String, Object>) row).get("id"));
+        }
+        return out;
+    }
+
+    static void await(BooleanSupplier condition, String what) {
+        long deadline = System.nanoTime() + RealtimeSocket.WAIT.toNanos();
+        while (!condition.getAsBoolean()) {
+            assertTrue(System.nanoTime() < deadline, "timed out waiting: " + what);
+            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000); // a poll, not a wait for time
+        }
+    }
+
+    double openSockets() {
+        return registry.get("syncular.operations.watch.connections").gauge().value();
+    }
+
+    double answered(String query, String outcome) {
+        Timer t = registry.find("syncular.operations").tag("operation", prefix + "/" + query).tag("binding", "watch")
+                .tag("outcome", outcome).timer();
+        return t == null ? 0 : t.count();
+    }
+
+    // ------------------------------------------------------------------------------------------ tests
+
+    @Test
+    void snapshotThenRerunOnACommitToTheWatchedTableOnly() throws Exception {
+        RealtimeSocket s = socket();
+        double before = answered("todosInList", "ok");
+        send(s, watch("a", "todosInList", "l1"));
+        Map<String, Object> first = snapshot(s, "a");
+        assertEquals(prefix + "/todosInList", first.get("operationId"));
+        assertEquals(List.of("t1"), ids(first), "list l1 only");
+        double seq = (Double) first.get("maxCommitSeq");
+        assertTrue(seq >= 1, "the partition's maxCommitSeq: " + seq);
+
+        // a commit to the watched table: a fresh full replacement
+        push("todos", todo("t3", "l1", "bread"));
+        Map<String, Object> rerun = snapshot(s, "a");
+        assertEquals(List.of("t1", "t3"), ids(rerun));
+        assertTrue((Double) rerun.get("maxCommitSeq") > seq);
+
+        // a commit to another table reruns the notes watch only: its snapshot comes, then a todos watch
+        // registered after it answers — the todos watch "a" would have been rerun by the same notification,
+        // submitted before "b"'s run, so its snapshot would have come before "c"'s
+        send(s, watch("b", "notesInList", "l1"));
+        assertEquals(List.of(), ids(snapshot(s, "b")));
+        push("notes", note("n1", "l1", "call"));
+        Map<String, Object> notes = snapshot(s, "b");
+        assertEquals(List.of("n1"), ids(notes));
+        send(s, watch("c", "todosInList", "l1"));
+        Map<String, Object> barrier = snapshot(s, "c");
+        assertEquals(List.of("t1", "t3"), ids(barrier));
+        assertTrue(s.binaries.isEmpty() && s.texts.isEmpty(), "nothing else for a commit to notes");
+        await(() -> answered("todosInList", "ok") - before == 3, "a, its rerun and c counted per operation id");
+    }
+
+    @Test
+    void aBurstOfCommitsCoalescesIntoOneRerunAtTheEndOfTheInterval() throws Exception {
+        RealtimeSocket s = socket();
+        double before = answered("todosInList", "ok");
+        send(s, watch("a", "todosInList", "l1"));
+        double seq = (Double) snapshot(s, "a").get("maxCommitSeq");
+        // three commits in one push round, inside the 1 s min-rerun-interval that began with the first run:
+        // the first notification arms the rerun at the interval's end, the others only set the dirty flag
+        push("todos", todo("b1", "l1", "x"), todo("b2", "l1", "y"), todo("b3", "l1", "z"));
+        Map<String, Object> rerun = snapshot(s, "a");
+        assertEquals(List.of("b1", "b2", "b3", "t1"), ids(rerun), "one rerun sees the whole burst");
+        assertEquals(seq + 3, rerun.get("maxCommitSeq"));
+        assertEquals(2, answered("todosInList", "ok") - before, "the first run and one rerun, not one per commit");
+    }
+
+    @Test
+    void reusedWatchIdIsInvalidAndTheActiveWatchStays() throws Exception {
+        RealtimeSocket s = socket();
+        send(s, watch("a", "todosInList", "l1"));
+        snapshot(s, "a");
+        send(s, watch("a", "todosInList", "l2"));
+        watchError(s, "a", "operation.invalid_request", false);
+        push("todos", todo("t4", "l1", "jam"));
+        assertEquals(List.of("t1", "t4"), ids(snapshot(s, "a")), "the first registration still reruns");
+    }
+
+    @Test
+    void unwatchSuppressesARunInFlightAndFreesTheId() throws Exception {
+        RealtimeSocket s = socket();
+        // slowTodosInList holds its run for 0.4 s (pg_sleep): the unwatch arrives while it runs
+        send(s, watch("slow", "slowTodosInList", "l1"));
+        send(s, unwatch("slow"));
+        // the same id again, started after the first run: its snapshot would follow the suppressed one
+        send(s, watch("slow", "slowTodosInList", "l2"));
+        Map<String, Object> m = snapshot(s, "slow");
+        assertEquals(List.of("t2"), ids(m), "the second registration's snapshot (l2), not the suppressed one (l1)");
+        send(s, unwatch("slow"));
+        await(() -> watches.activeWatches() == 0, "unwatch removes the registration");
+        // an unwatch of an id that is not active is ignored; the socket goes on
+        send(s, unwatch("never"));
+        send(s, watch("a", "todosInList", "l1"));
+        snapshot(s, "a");
+    }
+
+    @Test
+    void closeRemovesEveryWatch() throws Exception {
+        RealtimeSocket s = socket();
+        send(s, watch("a", "todosInList", "l1"));
+        send(s, watch("b", "notesInList", "l1"));
+        java.util.Set<Object> first = new java.util.HashSet<>(); // the two first runs are concurrent: either order
+        first.add(next(s).get("watchId"));
+        first.add(next(s).get("watchId"));
+        assertEquals(java.util.Set.of("a", "b"), first);
+        assertEquals(2, watches.activeWatches());
+        s.ws.sendClose(1000, "done").join();
+        await(() -> watches.activeWatches() == 0, "close removes every watch");
+        // commits afterwards find no watch; another socket still gets its reruns
+        RealtimeSocket other = socket();
+        send(other, watch("x", "todosInList", "l1"));
+        snapshot(other, "x");
+        push("todos", todo("t5", "l1", "tea"));
+        assertEquals(List.of("t1", "t5"), ids(snapshot(other, "x")));
+        assertTrue(s.binaries.isEmpty(), "the closed socket got nothing");
+    }
+
+    @Test
+    void capsPerConnectionAndPerPod() throws Exception {
+        RealtimeSocket s = socket();
+        for (String id : List.of("a", "b", "c")) {
+            send(s, watch(id, "todosInList", "l1"));
+            snapshot(s, id);
+        }
+        send(s, watch("d", "todosInList", "l1"));
+        watchError(s, "d", "sync.rate_limited", true);
+        RealtimeSocket t = socket();
+        send(t, watch("e", "todosInList", "l1"));
+        snapshot(t, "e");
+        send(t, watch("f", "todosInList", "l1"));
+        snapshot(t, "f");
+        assertEquals(5, watches.activeWatches());
+        send(t, watch("g", "todosInList", "l1"));
+        watchError(t, "g", "sync.rate_limited", true);
+        // an unwatch frees a place
+        send(s, unwatch("a"));
+        await(() -> watches.activeWatches() == 4, "unwatch releases the pod's place");
+        send(t, watch("g", "todosInList", "l1"));
+        snapshot(t, "g");
+    }
+
+    @Test
+    void socketsPerPodAreCapped() throws Exception {
+        for (int i = 0; i < 4; i++) {
+            socket();
+        }
+        await(() -> openSockets() == 4, "four sockets open");
+        try (RawHttp raw = RawHttp.open("localhost", port)) {
+            RawHttp.Answer a = raw.head("GET", "/operations/realtime", Map.of("x-actor-id", "writer", "Upgrade",
+                    "websocket", "Connection", "Upgrade", "Sec-WebSocket-Version", "13", "Sec-WebSocket-Key",
+                    "dGhlIHNhbXBsZSBub25jZQ==")).read();
+            assertEquals(429, a.status(), a.body());
+            assertTrue(a.body().contains("sync.websocket_connection_limit"), a.body());
+        }
+        sockets.remove(0).ws.abort();
+        await(() -> openSockets() == 3, "a closed socket frees its place");
+        RealtimeSocket s = socket();
+        send(s, watch("a", "todosInList", "l1"));
+        snapshot(s, "a");
+    }
+
+    @Test
+    void badMessagesAreAnsweredPrecisely() throws Exception {
+        RealtimeSocket s = socket();
+        // no usable watchId: the §5 error object
+        for (String bad : List.of("{", "[]", "{\"t\":\"string\",\"v\":\"x\"}",
+                JSON.writeValueAsString(obj("revision", num(1), "kind", str("watch"))),
+                JSON.writeValueAsString(obj("revision", num(1), "kind", str("watch"), "watchId", str(""))))) {
+            sendBinary(s, bad.getBytes(StandardCharsets.UTF_8));
+            Map<String, Object> m = next(s);
+            assertEquals("error", m.get("kind"), bad + " -> " + m);
+            assertEquals("operation.invalid_request", m.get("code"), bad);
+            assertEquals(false, m.get("retryable"));
+        }
+        sendBinary(s, new byte[] {'{', (byte) 0xff, '}'});
+        assertEquals("operation.invalid_request", next(s).get("code"), "invalid UTF-8");
+        // a watchId: watch_error for it
+        send(s, obj("revision", num(2), "kind", str("watch"), "watchId", str("w1")));
+        watchError(s, "w1", "operation.invalid_request", false);
+        send(s, obj("revision", num(1), "kind", str("subscribe"), "watchId", str("w2")));
+        watchError(s, "w2", "operation.invalid_request", false);
+        send(s, obj("revision", num(1), "kind", str("watch"), "watchId", str("w3"), "clientId", str("c")));
+        watchError(s, "w3", "operation.invalid_request", false);
+        ObjectNode extra = watch("w4", "todosInList", "l1");
+        ((com.fasterxml.jackson.databind.node.ArrayNode) extra.get("v")).add(JSON.createArrayNode().add("x").add(str("y")));
+        send(s, extra);
+        watchError(s, "w4", "operation.invalid_request", false);
+        send(s, obj("revision", num(1), "kind", str("unwatch"), "watchId", str("w5"), "clientId", str("c")));
+        watchError(s, "w5", "operation.invalid_request", false);
+        // the registry and the query path, as over HTTP
+        send(s, obj("revision", num(1), "kind", str("watch"), "watchId", str("w6"), "clientId", str("watcher"),
+                "operationId", str(prefix + "/nope"), "params", obj("listId", str("l1"))));
+        watchError(s, "w6", "operation.unknown", false);
+        send(s, obj("revision", num(1), "kind", str("watch"), "watchId", str("w7"), "clientId",
+                str("[\"remote-command\",\"x\"]"), "operationId", str(prefix + "/todosInList"), "params",
+                obj("listId", str("l1"))));
+        watchError(s, "w7", "sync.invalid_client_id", false);
+        send(s, obj("revision", num(1), "kind", str("watch"), "watchId", str("w8"), "clientId", str("watcher"),
+                "operationId", str(prefix + "/todosInList"), "params", obj()));
+        watchError(s, "w8", "operation.invalid_request", false);
+        send(s, watch("w9", "todosInList", "l3")); // not among the actor's scopes
+        watchError(s, "w9", "operation.forbidden", false);
+        // none of them holds a registration: the ids are free, the caps untouched
+        assertEquals(0, watches.activeWatches());
+        send(s, watch("w9", "todosInList", "l1"));
+        snapshot(s, "w9");
+        assertTrue(answered("todosInList", "operation.forbidden") >= 1, "refusals counted by outcome code");
+    }
+
+    @Test
+    void textMessagesAreAnsweredAsText() throws Exception {
+        RealtimeSocket s = socket();
+        s.ws.sendText(JSON.writeValueAsString(watch("t", "todosInList", "l1")), true).join();
+        String text = s.texts.poll(RealtimeSocket.WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertNotNull(text);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> m = (Map<String, Object>) plain(JSON.readTree(text));
+        assertEquals("snapshot", m.get("kind"));
+        assertEquals(List.of("t1"), ids(m));
+        push("todos", todo("t6", "l1", "rice"));
+        text = s.texts.poll(RealtimeSocket.WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertNotNull(text, "the rerun in the watch's framing");
+        assertTrue(s.binaries.isEmpty(), "nothing binary for a text watch");
+        s.ws.sendText("nope", true).join();
+        text = s.texts.poll(RealtimeSocket.WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertNotNull(text);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> error = (Map<String, Object>) plain(JSON.readTree(text));
+        assertEquals("operation.invalid_request", error.get("code"), "a bad text message is answered as text");
+    }
+
+    @Test
+    void quietSocketsArePingedEveryHeartbeatInterval() throws Exception {
+        // the test profile's syncular.realtime.heartbeat-interval is 1s; the JDK client answers pings itself
+        java.util.concurrent.atomic.AtomicInteger pings = new java.util.concurrent.atomic.AtomicInteger();
+        java.net.http.WebSocket ws = java.net.http.HttpClient.newHttpClient().newWebSocketBuilder()
+                .header("x-actor-id", "writer").header("x-syncular-partition", partition)
+                .buildAsync(URI.create("ws://localhost:" + port + "/operations/realtime"), new java.net.http.WebSocket.Listener() {
+                    @Override
+                    public java.util.concurrent.CompletionStage<?> onPing(java.net.http.WebSocket w, ByteBuffer message) {
+                        pings.incrementAndGet();
+                        return java.net.http.WebSocket.Listener.super.onPing(w, message);
+                    }
+                }).get(RealtimeSocket.WAIT.toSeconds(), TimeUnit.SECONDS);
+        try {
+            await(() -> pings.get() >= 2, "two heartbeat pings on a socket with nothing else to say");
+            assertTrue(!ws.isInputClosed(), "answered pings keep the socket open");
+        } finally {
+            ws.abort();
+        }
+    }
+
+    @Test
+    void theUpgradeIsAuthenticatedLikeTheSyncSocket() throws Exception {
+        try (RawHttp raw = RawHttp.open("localhost", port)) {
+            RawHttp.Answer a = raw.head("GET", "/operations/realtime", Map.of("Upgrade", "websocket", "Connection",
+                    "Upgrade", "Sec-WebSocket-Version", "13", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")).read();
+            assertEquals(401, a.status(), a.body());
+            assertTrue(a.body().contains("sync.auth_required"), a.body());
+        }
+        try (RawHttp raw = RawHttp.open("localhost", port)) {
+            RawHttp.Answer a = raw.head("GET", "/operations/realtime", Map.of("x-actor-id", "writer")).read();
+            assertEquals(400, a.status(), "a plain GET is no upgrade: " + a.body());
+        }
+        // a socket of another partition sees its own partition only
+        RealtimeSocket elsewhere = socket("writer", "watch-empty-" + UUID.randomUUID());
+        send(elsewhere, watch("a", "todosInList", "l1"));
+        Map<String, Object> m = snapshot(elsewhere, "a");
+        assertEquals(List.of(), ids(m));
+        assertEquals(0.0, m.get("maxCommitSeq"));
+        assertNull(elsewhere.texts.peek());
+    }
+}
