@@ -18,8 +18,9 @@ public interface RealtimeSignals {
     String EPOCH_NOTIFICATION = "epoch";
 
     /**
-     * The channel every commit of this storage is announced on (§8.2): {@code '<partition>:<commitSeq>'}, sent
-     * once the commit's transaction committed (never for one that rolled back).
+     * The channel every commit of this storage is announced on (§8.2): each commit's log append announces
+     * {@code '<partition>:<commitSeq>'} in its own transaction, so the notification is delivered exactly when the
+     * commit commits.
      */
     String notificationChannel();
 

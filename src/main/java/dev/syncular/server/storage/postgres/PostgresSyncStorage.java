@@ -347,9 +347,9 @@ public final class PostgresSyncStorage implements ServerStorage {
     }
 
     /**
-     * The PostgreSQL channel every commit of this storage schema is announced on (§8.2): every commit
-     * is announced with {@code pg_notify(channel, '<partition>:<commitSeq>')} once its group transaction
-     * committed (never for one that rolled back).
+     * The PostgreSQL channel every commit of this storage schema is announced on (§8.2): each commit's log
+     * append issues {@code pg_notify(channel, '<partition>:<commitSeq>')} in its own transaction, so the
+     * notification is delivered exactly when the commit commits.
      */
     @Override
     public String notificationChannel() {

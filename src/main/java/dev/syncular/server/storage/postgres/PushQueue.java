@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
-import org.jboss.logging.Logger;
 
 /**
  * Partition transactions (§6.4: pushes serialized per partition, each commit one transaction; §2.4: the serve
@@ -38,7 +37,6 @@ final class PushQueue {
     private final PushTransaction.Context tx;
     private final int maxQueued;
     /** The group transaction's settings: isolation level, lock and statement timeouts. */
-    private static final Logger LOG = Logger.getLogger(PushQueue.class);
     private final String settings;
 
     PushQueue(Pool pool, PartitionRegistry registry, PushTransaction.Context tx, int maxQueued, long lockTimeoutMs,
@@ -164,7 +162,6 @@ final class PushQueue {
      * work, a read-ahead statement or the commit fails, else each job holds its own outcome.
      */
     private Uni<Void> runGroup(String partition, List<Job> group) {
-        java.util.concurrent.atomic.AtomicReference<GroupState> state = new java.util.concurrent.atomic.AtomicReference<>();
         return pool.getConnection().chain(conn -> {
             java.util.concurrent.CompletableFuture<io.vertx.mutiny.sqlclient.Transaction> begin =
                     conn.begin().subscribeAsCompletionStage();
@@ -191,22 +188,17 @@ final class PushQueue {
                             throw PartitionRegistry.unknownPartition();
                         }
                         GroupState gs = new GroupState(conn, registry.withOverlay(PartitionRegistry.partitionState(r)), first(g), pre);
-                        state.set(gs);
                         if (group.size() == 1) {
                             Job only = group.get(0);
                             PushTransaction ptx = gs.next(null);
                             return Uni.createFrom().deferred(() -> only.work.apply(ptx)).call(ptx::flush)
-                                    .invoke(item -> {
-                                        only.item = item;
-                                        gs.maxCommitSeq = ptx.maxCommitSeq;
-                                    }).replaceWithVoid();
+                                    .invoke(item -> only.item = item).replaceWithVoid();
                         }
                         return Multi.createFrom().iterable(group)
                                 .onItem().transformToUniAndConcatenate(job -> runInSavepoint(gs, job))
                                 .collect().last();
                     })))
                     .call(dbTx::commit)
-                    .call(() -> announce(conn, partition, state.get()))
                     .onFailure().call(e -> dbTx.rollback().onFailure().recoverWithNull()))
                     .onFailure().call(e -> Uni.createFrom().completionStage(set.handle((x, y) -> null)
                             .thenCombine(lock.handle((x, y) -> null), (x, y) -> null)
@@ -214,29 +206,6 @@ final class PushQueue {
                             .thenCombine(pre.settled(), (x, y) -> null)).replaceWithVoid())
                     .eventually(conn::close);
         });
-    }
-
-    /**
-     * §8.2: the commits the group appended ({@code locked.maxCommitSeq + 1 ..} its last), announced to every pod
-     * once the group committed, in one statement on the group's connection before it returns to the pool. The
-     * commits are durable by then: a failed announcement is logged and leaves the partition's sockets to catch up
-     * at its next announced commit or their next pull; it never fails the pushes.
-     */
-    private Uni<Void> announce(SqlConnection conn, String partition, GroupState gs) {
-        if (gs == null || gs.maxCommitSeq <= gs.locked.maxCommitSeq()) {
-            return Uni.createFrom().voidItem();
-        }
-        int n = (int) (gs.maxCommitSeq - gs.locked.maxCommitSeq());
-        Long[] seqs = new Long[n];
-        for (int i = 0; i < n; i++) {
-            seqs[i] = gs.locked.maxCommitSeq() + 1 + i;
-        }
-        return conn.preparedQuery(tx.announce).execute(Tuple.of(partition).addArrayOfLong(seqs)).replaceWithVoid()
-                .onFailure().recoverWithItem(e -> {
-                    LOG.warnf("Announcing commits %d..%d of a partition failed (its sockets catch up at its next commit"
-                            + " or pull): %s", seqs[0], seqs[n - 1], e.toString());
-                    return null;
-                });
     }
 
     /**

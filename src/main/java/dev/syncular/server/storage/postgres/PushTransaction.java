@@ -78,13 +78,6 @@ final class PushTransaction implements PushTx {
         final String upsertTombstone;
         /** §6.9: a commit's reactions ({@link PostgresReactionStore#appendSql}). */
         final String appendReactions;
-        /**
-         * §8.2: a group's commits announced on {@link #notificationChannel} once the group committed, outside its
-         * transaction ({@code $1} partition, {@code $2} the commit sequences, in order): a statement that only
-         * notifies writes no WAL, so the cluster-wide lock PostgreSQL takes for every notifying commit is held for
-         * a moment instead of across a commit's flush (docs/SCALING.md, bench/notify.sh).
-         */
-        final String announce;
 
         final InstalledSchema installed;
         final ServeGateReads gates;
@@ -112,16 +105,15 @@ final class PushTransaction implements PushTx {
             insertRowScopes = "INSERT INTO " + rowScopes + " (partition_id, tbl, scope_key, row_id)"
                     + " SELECT $1, $2, k, $3 FROM unnest($4::text[]) AS u(k) ON CONFLICT DO NOTHING";
             appendReactions = PostgresReactionStore.appendSql(pgSchema);
-            announce = "SELECT pg_notify('" + notificationChannel(pgSchema) + "', $1::text || ':' || s::text)"
-                    + " FROM unnest($2::bigint[]) WITH ORDINALITY AS u(s, i) ORDER BY i";
             deleteTombstone = "DELETE FROM " + tombstones + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
             upsertTombstone = "INSERT INTO " + tombstones + " (partition_id, tbl, row_id, commit_seq)"
                     + " VALUES ($1, $2, $3, $4) ON CONFLICT (partition_id, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq";
         }
 
         /**
-         * See {@link #appendCommit} and {@link #appendCommitWithResult}. The commit is announced after its group
-         * committed ({@link #announce}).
+         * See {@link #appendCommit} and {@link #appendCommitWithResult}. Both also announce the commit on
+         * {@link #notificationChannel} — inside the same statement, so the push path gains no statement and no
+         * round trip.
          */
         private static String appendCommitSql(String pgSchema, boolean withResult) {
             return "WITH c AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_commits") + " (partition_id, commit_seq, created_at_ms, actor_id,"
@@ -133,13 +125,16 @@ final class PushTransaction implements PushTx {
                     + " $16::bytea[]) AS u(i, t, r, o, v, s, p)),"
                     + " sc AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_commit_scopes") + " (partition_id, tbl, scope_key, commit_seq)"
                     + " SELECT $1, u.t, u.k, $2 FROM unnest($17::text[], $18::text[]) AS u(t, k) ON CONFLICT DO NOTHING),"
-                    + " mx AS (UPDATE " + PgSql.qualified(pgSchema, "sync_partitions") + " SET max_commit_seq = $2 WHERE partition_id = $1)"
+                    + " mx AS (UPDATE " + PgSql.qualified(pgSchema, "sync_partitions") + " SET max_commit_seq = $2 WHERE partition_id = $1),"
+                    // §8.2: the commit announced to every pod's LISTEN connection, delivered only if (and when) the
+                    // transaction commits; a plain CTE runs only when read, hence the main query reads it.
+                    + " nt AS (SELECT pg_notify('" + notificationChannel(pgSchema) + "', $1::text || ':' || $2::bigint::text))"
                     + (withResult
                             ? ", pr AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_push_results") + " (partition_id, client_id, client_commit_id,"
                                     + " status, commit_seq, result, created_at_ms) VALUES ($1, $19, $20, $21, $22, $23, $24)"
                                     + " ON CONFLICT DO NOTHING RETURNING 1)"
-                                    + " SELECT count(*) FROM pr"
-                            : " SELECT 1");
+                                    + " SELECT count(*) FROM pr, nt"
+                            : " SELECT 1 FROM nt");
         }
     }
 

@@ -59,10 +59,9 @@
  * queue and a refused pool wait reach callers as {@code sync.storage.busy} ({@link
  * dev.syncular.server.storage.postgres.PostgresStores#busy}), everything rolled back.
  *
- * <p>§8.2: {@code PushQueue} announces a group's commits with {@code pg_notify} on the storage schema's commit
- * channel ({@link dev.syncular.server.storage.postgres.PostgresSyncStorage#notificationChannel}) once the group
- * committed, in one statement outside the transaction (docs/SCALING.md); {@code CommitLogReads} reads a notified
- * commit whole. The §2.1 log-epoch rotation notifies
+ * <p>§8.2: {@code PushTransaction}'s commit append also issues {@code pg_notify} on the storage schema's commit
+ * channel ({@link dev.syncular.server.storage.postgres.PostgresSyncStorage#notificationChannel}), inside the
+ * same statement; {@code CommitLogReads} reads a notified commit whole. The §2.1 log-epoch rotation notifies
  * {@code <partition>:epoch} on the same channel in its transaction, so every pod's hub fences that partition's
  * sockets ({@link dev.syncular.server.storage.RealtimeSignals#EPOCH_NOTIFICATION}). An operator's
  * disconnect of an actor's or a client's sockets ({@link dev.syncular.server.storage.SocketDisconnect})
