@@ -12,6 +12,7 @@ import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.Dependency;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaConstructorCall;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.library.Architectures;
@@ -162,7 +163,7 @@ class ArchitectureTest {
     void onlyBootConstructsTheEngine() {
         noClasses().that().resideOutsideOfPackages(ROOT + ".boot", ROOT + ".sync")
                 .should().callConstructorWhere(describe("the constructor is SyncEngine's",
-                        (com.tngtech.archunit.core.domain.JavaConstructorCall call) -> call.getTargetOwner()
+                        (JavaConstructorCall call) -> call.getTargetOwner()
                                 .getFullName().equals(ROOT + ".sync.SyncEngine")))
                 .because("the composition root (boot) is the one place the engine is assembled")
                 .check(classes);

@@ -23,6 +23,7 @@ import dev.syncular.server.wire.SubStart;
 import dev.syncular.server.wire.SubscriptionStatus;
 import dev.syncular.server.wire.WireReader;
 import dev.syncular.server.wire.WireWriter;
+import io.vertx.core.buffer.Buffer;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
@@ -180,7 +181,7 @@ public final class CodecBenchmark {
                 ContentCoding coding = codings[c];
                 Op1 one = () -> {
                     long n = 0;
-                    for (io.vertx.core.buffer.Buffer b : SyncRound.chunks(frames, coding)) {
+                    for (Buffer b : SyncRound.chunks(frames, coding)) {
                         n += b.length();
                     }
                     return n;

@@ -5,7 +5,10 @@ import java.io.ByteArrayOutputStream;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
 
 /**
  * Merge throughput of the built-in {@code yjs-doc} merger (§5.10.2; not part of the test suite). Run with
@@ -169,8 +172,8 @@ public final class CrdtMergeBenchmark {
      * {@code "t"}: each names the characters left and right of where it goes as origin and right origin.
      */
     static byte[][] scatteredKeystrokes(long client, int n, long seed) {
-        java.util.Random random = new java.util.Random(seed);
-        java.util.List<Long> order = new java.util.ArrayList<>(n); // clocks in document order
+        Random random = new Random(seed);
+        List<Long> order = new ArrayList<>(n); // clocks in document order
         byte[][] out = new byte[n][];
         for (int clock = 0; clock < n; clock++) {
             int at = random.nextInt(order.size() + 1);

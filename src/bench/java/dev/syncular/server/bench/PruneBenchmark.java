@@ -7,9 +7,12 @@ import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.PushLoad;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.vertx.mutiny.core.Vertx;
+import io.vertx.mutiny.pgclient.PgBuilder;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.Tuple;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.sqlclient.PoolOptions;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -46,8 +49,8 @@ public final class PruneBenchmark {
         String pgSchema = args[4];
         CompiledSchema schema = SchemaLoader.load(Path.of(args[5]));
         Vertx vertx = Vertx.vertx();
-        Pool pool = io.vertx.mutiny.pgclient.PgBuilder.pool().with(new io.vertx.sqlclient.PoolOptions().setMaxSize(2))
-                .connectingTo(io.vertx.pgclient.PgConnectOptions.fromUri(args[1]).setUser(args[2]).setPassword(args[3]))
+        Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(2))
+                .connectingTo(PgConnectOptions.fromUri(args[1]).setUser(args[2]).setPassword(args[3]))
                 .using(vertx).build();
         try {
             String partition = "bench-prune-" + UUID.randomUUID();

@@ -21,6 +21,7 @@ import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -29,6 +30,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -165,10 +167,10 @@ public final class RealtimeBenchmark {
         final LongAdder deliveries;
         final LongAdder wakes;
         /** One permit per delivery or wake-up: what the drain waits on. */
-        final java.util.concurrent.Semaphore arrivals;
+        final Semaphore arrivals;
 
         TimingSocket(Map<String, Long> sent, Histogram latency, LongAdder deliveries, LongAdder wakes,
-                java.util.concurrent.Semaphore arrivals) {
+                Semaphore arrivals) {
             this.arrivals = arrivals;
             this.sent = sent;
             this.latency = latency;
@@ -186,7 +188,7 @@ public final class RealtimeBenchmark {
                 byte[] m = binary.toByteArray();
                 binary.reset();
                 if (m[0] == 0x00) {
-                    Message delta = MessageDecoder.decodeResponse(java.util.Arrays.copyOfRange(m, 1, m.length));
+                    Message delta = MessageDecoder.decodeResponse(Arrays.copyOfRange(m, 1, m.length));
                     long cursor = -1;
                     for (Frame f : delta.frames()) {
                         if (f instanceof CommitFrame c) {
@@ -230,7 +232,7 @@ public final class RealtimeBenchmark {
         Histogram latency = new Histogram(60_000_000L, 3);
         LongAdder deliveries = new LongAdder();
         LongAdder wakes = new LongAdder();
-        java.util.concurrent.Semaphore arrivals = new java.util.concurrent.Semaphore(0);
+        Semaphore arrivals = new Semaphore(0);
         List<WebSocket> sockets = new ArrayList<>();
         for (int i = 0; i < FANOUT; i++) {
             SyncTestClient c = new SyncTestClient(schema, new HttpTransport(socketPod.baseUrl(), partition),

@@ -23,6 +23,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -80,7 +81,7 @@ public final class RealtimeStuckBenchmark {
                 byte[] m = binary.toByteArray();
                 binary.reset();
                 if (m[0] == 0x00) {
-                    Message delta = MessageDecoder.decodeResponse(java.util.Arrays.copyOfRange(m, 1, m.length));
+                    Message delta = MessageDecoder.decodeResponse(Arrays.copyOfRange(m, 1, m.length));
                     long cursor = -1;
                     for (Frame f : delta.frames()) {
                         if (f instanceof CommitFrame c) {

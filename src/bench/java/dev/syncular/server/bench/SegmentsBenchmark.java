@@ -48,6 +48,8 @@ import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -116,7 +118,7 @@ public final class SegmentsBenchmark {
     /** Consumes read values so the JIT cannot drop the reads being timed. */
     private static volatile long sink;
     /** Failed seed requests (retried), reported with the results. */
-    private static final List<String> SEED_FAILURES = java.util.Collections.synchronizedList(new ArrayList<>());
+    private static final List<String> SEED_FAILURES = Collections.synchronizedList(new ArrayList<>());
 
     private SegmentsBenchmark() {
     }
@@ -1038,7 +1040,7 @@ public final class SegmentsBenchmark {
 
     private static void deleteTree(Path dir) {
         try (var walk = Files.walk(dir)) {
-            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException ignored) {
             // temp files left behind are harmless
         }

@@ -17,11 +17,17 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
@@ -78,13 +84,13 @@ public final class SyncBenchmark {
         CompiledSchema schema = SchemaLoader.load(Path.of(args[2]));
 
         RssSampler rss = new RssSampler(serverPid);
-        java.util.concurrent.ScheduledExecutorService sampler = java.util.concurrent.Executors
+        ScheduledExecutorService sampler = Executors
                 .newSingleThreadScheduledExecutor(r -> {
                     Thread t = new Thread(r, "rss-sampler");
                     t.setDaemon(true);
                     return t;
                 });
-        sampler.scheduleAtFixedRate(rss, 0, 100, java.util.concurrent.TimeUnit.MILLISECONDS);
+        sampler.scheduleAtFixedRate(rss, 0, 100, TimeUnit.MILLISECONDS);
         long rssStart = rss.current();
         System.out.printf(Locale.ROOT, "server pid %d, RSS at start %s%n", serverPid, mb(rssStart));
 
@@ -253,16 +259,16 @@ public final class SyncBenchmark {
         AtomicReference<CpuSnapshot> measuredCpu = new AtomicReference<>();
         AtomicReference<Map<String, double[]>> serverThreads = new AtomicReference<>();
         // Two snapshots fired by a scheduler at the window's edges; the rounds wait on their completion.
-        java.util.concurrent.ScheduledExecutorService cpuProbe = java.util.concurrent.Executors
+        ScheduledExecutorService cpuProbe = Executors
                 .newSingleThreadScheduledExecutor(r -> {
                     Thread t = new Thread(r, "cpu-probe");
                     t.setDaemon(true);
                     return t;
                 });
-        java.util.concurrent.CompletableFuture<Object[]> cpuFrom = new java.util.concurrent.CompletableFuture<>();
-        java.util.concurrent.CompletableFuture<Void> cpuDone = new java.util.concurrent.CompletableFuture<>();
+        CompletableFuture<Object[]> cpuFrom = new CompletableFuture<>();
+        CompletableFuture<Void> cpuDone = new CompletableFuture<>();
         cpuProbe.schedule(() -> cpuFrom.complete(new Object[] {CpuSnapshot.take(serverPid), threadTimes(serverPid)}),
-                measureFrom - System.nanoTime(), java.util.concurrent.TimeUnit.NANOSECONDS);
+                measureFrom - System.nanoTime(), TimeUnit.NANOSECONDS);
         cpuProbe.schedule(() -> {
             try {
                 Object[] from = cpuFrom.join();
@@ -274,7 +280,7 @@ public final class SyncBenchmark {
             } catch (RuntimeException e) {
                 cpuDone.completeExceptionally(e);
             }
-        }, measureTo - System.nanoTime(), java.util.concurrent.TimeUnit.NANOSECONDS);
+        }, measureTo - System.nanoTime(), TimeUnit.NANOSECONDS);
         Thread[] threads = new Thread[CLIENTS];
         for (int i = 0; i < CLIENTS; i++) {
             int idx = i;
@@ -374,7 +380,7 @@ public final class SyncBenchmark {
 
     /** CPU seconds {user, system} per thread group (name with digits folded) between two samples. */
     private static Map<String, double[]> threadGroups(Map<Long, Object[]> from, Map<Long, Object[]> to) {
-        Map<String, double[]> out = new java.util.TreeMap<>();
+        Map<String, double[]> out = new TreeMap<>();
         to.forEach((tid, now) -> {
             Object[] before = from.get(tid);
             double u = (double) now[1] - (before == null ? 0 : (double) before[1]);
@@ -581,7 +587,7 @@ public final class SyncBenchmark {
     private record CpuSnapshot(long wallNanos, double server, double bench, double postgres, Map<Long, Double> pgByPid) {
         static CpuSnapshot take(long serverPid) {
             double pg = 0;
-            Map<Long, Double> byPid = new java.util.HashMap<>();
+            Map<Long, Double> byPid = new HashMap<>();
             Map<Long, String> postgres = ProcStats.postgresStats(POSTMASTER_PID);
             if (postgres == null) {
                 pg = Double.NaN;

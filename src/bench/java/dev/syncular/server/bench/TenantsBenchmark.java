@@ -20,6 +20,8 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -140,7 +142,7 @@ public final class TenantsBenchmark {
         CountDownLatch done = new CountDownLatch(THREADS);
         AtomicReference<double[]> from = new AtomicReference<>();
         AtomicReference<double[]> to = new AtomicReference<>();
-        java.util.concurrent.ScheduledExecutorService probe = java.util.concurrent.Executors
+        ScheduledExecutorService probe = Executors
                 .newSingleThreadScheduledExecutor();
         probe.schedule(() -> from.set(dbCounters()), measureFrom - System.nanoTime(), TimeUnit.NANOSECONDS);
         probe.schedule(() -> to.set(dbCounters()), measureTo - System.nanoTime(), TimeUnit.NANOSECONDS);

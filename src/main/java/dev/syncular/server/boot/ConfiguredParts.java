@@ -7,8 +7,15 @@ import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.segments.s3.S3SegmentStore;
 import dev.syncular.server.storage.AuthLeaseStorage;
 import dev.syncular.server.sync.AuthLeases;
+import io.quarkus.runtime.LaunchMode;
+import io.quarkus.runtime.configuration.ConfigUtils;
 import io.quarkus.runtime.configuration.ConfigurationException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.Optional;
+import org.eclipse.microprofile.config.ConfigProvider;
 
 /**
  * The engine's parts that {@code syncular.*} switches on and that need a key shared by every pod: §5.4 segment
@@ -27,7 +34,7 @@ public final class ConfiguredParts {
         }
         // the ttl (more than 0s) and the key's length are checked by config.SyncularConfigValidator
         byte[] key = key(l.key(), "syncular.leases.key", MISSING_LEASE_KEY, "syncular development lease key",
-                config.storage().pgSchema(), io.quarkus.runtime.configuration.ConfigUtils.isProfileActive("prod"));
+                config.storage().pgSchema(), ConfigUtils.isProfileActive("prod"));
         return new AuthLeases(storage.authLeases(key), l.ttl().toMillis(), System::currentTimeMillis);
     }
 
@@ -54,9 +61,9 @@ public final class ConfiguredParts {
             return SegmentUrls.NONE;
         }
         byte[] key = signingKey(s.key(), config.storage().pgSchema(),
-                io.quarkus.runtime.configuration.ConfigUtils.isProfileActive("prod"));
-        boolean test = io.quarkus.runtime.LaunchMode.current() == io.quarkus.runtime.LaunchMode.TEST;
-        String port = org.eclipse.microprofile.config.ConfigProvider.getConfig()
+                ConfigUtils.isProfileActive("prod"));
+        boolean test = LaunchMode.current() == LaunchMode.TEST;
+        String port = ConfigProvider.getConfig()
                 .getOptionalValue(test ? "quarkus.http.test-port" : "quarkus.http.port", String.class)
                 .orElse(test ? "8081" : "8080");
         String base = s.baseUrl().orElse("http://localhost:" + port + config.mountPrefix() + "/segments");
@@ -74,16 +81,16 @@ public final class ConfiguredParts {
      * ({@link #MISSING_KEY}) and {@code dev}/{@code test} use a development key derived from the storage schema,
      * the same in every process on that schema, and public, hence forgeable: development only.
      */
-    public static byte[] signingKey(java.util.Optional<String> configured, String pgSchema, boolean prod) {
+    public static byte[] signingKey(Optional<String> configured, String pgSchema, boolean prod) {
         return key(configured, "syncular.signed-urls.key", MISSING_KEY, "syncular development signed-URL key", pgSchema,
                 prod);
     }
 
     /** An HMAC key from {@code property} (at least 32 bytes), or the development key; see {@link #signingKey}. */
-    static byte[] key(java.util.Optional<String> configured, String property, String missing, String devPurpose,
+    static byte[] key(Optional<String> configured, String property, String missing, String devPurpose,
             String pgSchema, boolean prod) {
         if (configured.isPresent() && !configured.get().isBlank()) {
-            byte[] key = configured.get().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            byte[] key = configured.get().getBytes(StandardCharsets.UTF_8);
             if (key.length < 32) {
                 throw new ConfigurationException(property + " must have at least 32 bytes, had " + key.length);
             }
@@ -93,9 +100,9 @@ public final class ConfiguredParts {
             throw new ConfigurationException(missing);
         }
         try {
-            return java.security.MessageDigest.getInstance("SHA-256").digest((devPurpose + ","
-                    + " storage schema " + pgSchema).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-        } catch (java.security.NoSuchAlgorithmException e) {
+            return MessageDigest.getInstance("SHA-256").digest((devPurpose + ","
+                    + " storage schema " + pgSchema).getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }

@@ -1,5 +1,6 @@
 package dev.syncular.server.cli;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.schema.CompiledSchema;
@@ -23,6 +24,7 @@ import dev.syncular.server.wire.RowsSegment;
 import dev.syncular.server.wire.SegmentInline;
 import dev.syncular.server.wire.SegmentRef;
 import dev.syncular.server.wire.SubscriptionStatus;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -75,7 +77,7 @@ final class SyncRounds implements ResponseHandler {
     }
 
     /** {@code watch}: a §8.2 delta applied like a pull response, then the state file written. */
-    void applyDelta(Message delta) throws java.io.IOException {
+    void applyDelta(Message delta) throws IOException {
         pushing = List.of();
         state.apply(delta, this);
         StateFile.save(stateFile, state);
@@ -165,7 +167,7 @@ final class SyncRounds implements ResponseHandler {
         } else {
             x.putNull("serverRow");
         }
-        com.fasterxml.jackson.databind.node.ArrayNode columns = x.putArray("conflictColumns");
+        ArrayNode columns = x.putArray("conflictColumns");
         byte[] bits = c.conflictColumns() == null ? new byte[0] : c.conflictColumns();
         for (int i = 0; i < t.columnCount() && (i >>> 3) < bits.length; i++) {
             if ((bits[i >>> 3] & (1 << (i & 7))) != 0) {

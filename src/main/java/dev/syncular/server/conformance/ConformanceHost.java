@@ -1,6 +1,7 @@
 package dev.syncular.server.conformance;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.syncular.server.blobs.postgres.PostgresBlobStore;
 import dev.syncular.server.boot.Assembly;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
@@ -10,12 +11,15 @@ import dev.syncular.server.schema.SchemaException;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.storage.ServerStorage;
+import dev.syncular.server.sync.CrdtMergerRegistry;
 import dev.syncular.server.sync.SyncLimits;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
+import io.quarkus.runtime.configuration.ConfigUtils;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.mutiny.sqlclient.Pool;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -23,6 +27,7 @@ import jakarta.inject.Inject;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.logging.Logger;
 
 /**
@@ -43,7 +48,7 @@ public class ConformanceHost {
 
     /** §5.10.2: the production registry (built-in {@code yjs-doc} plus host beans); instance schemas compile against it. */
     @Inject
-    dev.syncular.server.sync.CrdtMergerRegistry crdtMergers;
+    CrdtMergerRegistry crdtMergers;
 
     public boolean enabled() {
         return config.conformance().enabled();
@@ -53,7 +58,7 @@ public class ConformanceHost {
         if (!enabled()) {
             return;
         }
-        if (LaunchMode.current() == LaunchMode.NORMAL && io.quarkus.runtime.configuration.ConfigUtils.isProfileActive("prod")) {
+        if (LaunchMode.current() == LaunchMode.NORMAL && ConfigUtils.isProfileActive("prod")) {
             throw new ConfigurationException("syncular.conformance.enabled must not be set in the prod profile: the "
                     + "conformance host lets any caller choose its actor and scopes; run it with -Dquarkus.profile=dev");
         }
@@ -95,12 +100,12 @@ public class ConformanceHost {
         PostgresSegmentStore segments = new PostgresSegmentStore(pool, pgSchema, PostgresSegmentStore.DEFAULT_CACHE_BYTES);
         JsonNode signed = options.path("signedUrls");
         Long ttlSeconds = signed.isObject() ? signed.path("ttlSeconds").asLong(600) : null;
-        String port = org.eclipse.microprofile.config.ConfigProvider.getConfig().getOptionalValue(
-                io.quarkus.runtime.LaunchMode.current() == io.quarkus.runtime.LaunchMode.TEST ? "quarkus.http.test-port"
+        String port = ConfigProvider.getConfig().getOptionalValue(
+                LaunchMode.current() == LaunchMode.TEST ? "quarkus.http.test-port"
                         : "quarkus.http.port", String.class).orElse("8080");
         String base = "http://localhost:" + port + config.mountPrefix() + "/__conformance/instances/" + id + "/segments";
         ConformanceInstance instance = new ConformanceInstance(id, options.get("partition").asText(), schema, storage,
-                segments, new dev.syncular.server.blobs.postgres.PostgresBlobStore(pool, pgSchema), limits, now,
+                segments, new PostgresBlobStore(pool, pgSchema), limits, now,
                 ttlSeconds, base,
                 limitsNode.path("maxDeltaBytes").asLong(config.realtime().maxDeltaBytes().asLongValue()),
                 limitsNode.path("maxPresenceBytes").asLong(config.realtime().maxPresenceBytes().asLongValue()),
@@ -141,7 +146,7 @@ public class ConformanceHost {
         return Uni.createFrom().item(() -> {
             i.closeRealtime();
             return i;
-        }).runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool())
+        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
                 .chain(() -> pool.query("DROP SCHEMA IF EXISTS \"" + i.storage.pgSchema() + "\" CASCADE").execute())
                 .chain(() -> i.backup.drop())
                 .replaceWithVoid();

@@ -1,21 +1,43 @@
 package dev.syncular.server.conformance;
 
+import dev.syncular.server.blobs.postgres.PostgresBlobStore;
 import dev.syncular.server.boot.Assembly;
 import dev.syncular.server.boot.Realtime;
 import dev.syncular.server.boot.RealtimeParts;
+import dev.syncular.server.memory.BufferBudget;
+import dev.syncular.server.realtime.RealtimeChannel;
+import dev.syncular.server.realtime.RealtimeHub;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.segments.SegmentUrlSigner;
+import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.storage.ServerStorage;
+import dev.syncular.server.sync.AuthLeases;
+import dev.syncular.server.sync.BlobService;
+import dev.syncular.server.sync.CommitValidator;
+import dev.syncular.server.sync.CrdtMerger;
+import dev.syncular.server.sync.EngineParts;
+import dev.syncular.server.sync.RowValidator;
 import dev.syncular.server.sync.ScopeResolver;
+import dev.syncular.server.sync.ScopeResolverOutage;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncLimits;
+import dev.syncular.server.sync.WritePolicy;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.Vertx;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.pgclient.PgConnectOptions;
+import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 /**
  * One conformance-host server instance: a real engine over real PostgreSQL storage and segment store, in a
@@ -29,10 +51,10 @@ public final class ConformanceInstance {
     final ServerStorage storage;
     final PostgresSegmentStore segments;
     /** §5.9 blobs (capability {@code blobs}): the embedded store in this instance's schema, on its clock. */
-    final dev.syncular.server.blobs.postgres.PostgresBlobStore blobStore;
+    final PostgresBlobStore blobStore;
     /** Capability {@code blob-presign}: the embedded store behind the host's object-store and CDN roles. */
     final HostObjectStore objects;
-    final dev.syncular.server.sync.BlobService blobs;
+    final BlobService blobs;
     private final ScopeResolver resolver;
     private final SyncLimits limits;
     private final byte[] signingKey;
@@ -40,11 +62,11 @@ public final class ConformanceInstance {
     /** Blob size cap of conformance instances (the server's default, §5.9.3). */
     static final long BLOB_MAX_BYTES = 100L << 20;
     volatile SyncEngine engine;
-    private dev.syncular.server.segments.SegmentUrls signer = dev.syncular.server.segments.SegmentUrls.NONE;
-    private dev.syncular.server.sync.WritePolicy policy = dev.syncular.server.sync.WritePolicy.NONE;
+    private SegmentUrls signer = SegmentUrls.NONE;
+    private WritePolicy policy = WritePolicy.NONE;
     /** §8 (the {@code /instances/{id}/realtime} socket): this instance's own hub, started by the first socket. */
-    private dev.syncular.server.realtime.RealtimeChannel realtime;
-    private java.util.concurrent.CompletableFuture<Void> realtimeStarted;
+    private RealtimeChannel realtime;
+    private CompletableFuture<Void> realtimeStarted;
     /** {@code limits.maxDeltaBytes} and {@code limits.maxPresenceBytes} of the create options. */
     final long maxDeltaBytes;
     final long maxPresenceBytes;
@@ -56,17 +78,17 @@ public final class ConformanceInstance {
     /** {@code failNextIdempotencyLookup} (capability {@code idempotency-fault}). */
     final AtomicBoolean failNextIdempotencyLookup = new AtomicBoolean();
     /** §7.3 auth leases (capability {@code leases}), or {@code AuthLeases.OFF} when the create options set none. */
-    final dev.syncular.server.sync.AuthLeases leases;
+    final AuthLeases leases;
     /** §2.1 backup and restore of this instance's storage (capability {@code backup-restore}). */
     final StorageBackup backup;
 
     /** The §5.10.2 merger registry the instance's pushes merge {@code crdt} columns with. */
-    private final dev.syncular.server.sync.CrdtMerger crdtMerger;
+    private final CrdtMerger crdtMerger;
 
     ConformanceInstance(String id, String partition, CompiledSchema schema, ServerStorage storage,
-            PostgresSegmentStore segments, dev.syncular.server.blobs.postgres.PostgresBlobStore blobStore, SyncLimits limits,
+            PostgresSegmentStore segments, PostgresBlobStore blobStore, SyncLimits limits,
             long nowMs, Long signedUrlTtlSeconds, String segmentBaseUrl, long maxDeltaBytes, long maxPresenceBytes,
-            dev.syncular.server.sync.CrdtMerger crdtMerger, Long leaseTtlMs, StorageBackup backup) {
+            CrdtMerger crdtMerger, Long leaseTtlMs, StorageBackup backup) {
         this.crdtMerger = crdtMerger;
         this.backup = backup;
         this.maxDeltaBytes = maxDeltaBytes;
@@ -80,20 +102,20 @@ public final class ConformanceInstance {
         this.resolver = (actor, p) -> resolverFailing.get()
                 ? Uni.createFrom().failure(new IllegalStateException("resolver failing"))
                 // §7.3.3: an outage is a signal, not a throw
-                : resolverOutage.get() ? Uni.createFrom().failure(new dev.syncular.server.sync.ScopeResolverOutage())
+                : resolverOutage.get() ? Uni.createFrom().failure(new ScopeResolverOutage())
                 : Uni.createFrom().item(allowed.getOrDefault(actor, Map.of()));
         byte[] leaseKey = new byte[32];
-        new java.security.SecureRandom().nextBytes(leaseKey);
-        this.leases = leaseTtlMs == null ? dev.syncular.server.sync.AuthLeases.OFF
-                : new dev.syncular.server.sync.AuthLeases(storage.authLeases(leaseKey), leaseTtlMs, clock::get);
+        new SecureRandom().nextBytes(leaseKey);
+        this.leases = leaseTtlMs == null ? AuthLeases.OFF
+                : new AuthLeases(storage.authLeases(leaseKey), leaseTtlMs, clock::get);
         this.limits = limits;
         this.signingKey = new byte[32];
-        new java.security.SecureRandom().nextBytes(signingKey);
+        new SecureRandom().nextBytes(signingKey);
         this.segmentBaseUrl = segmentBaseUrl;
         this.blobStore = blobStore;
         this.objects = new HostObjectStore(blobStore, signingKey, id, clock::get);
         this.blobs = Assembly.blobService(objects, storage, resolver, SchemaWindow.single(schema), clock::get,
-                BLOB_MAX_BYTES, java.time.Duration.ofHours(24));
+                BLOB_MAX_BYTES, Duration.ofHours(24));
         setSignedUrlTtl(signedUrlTtlSeconds);
     }
 
@@ -103,9 +125,9 @@ public final class ConformanceInstance {
      * client refuses with {@code sync.segment_expired} without fetching.
      */
     void setSignedUrlTtl(Long ttlSeconds) {
-        dev.syncular.server.segments.SegmentUrls signer = ttlSeconds == null ? dev.syncular.server.segments.SegmentUrls.NONE
-                : new dev.syncular.server.segments.SegmentUrlSigner(signingKey, segmentBaseUrl,
-                        Math.max(0, Math.min(ttlSeconds, dev.syncular.server.segments.SegmentUrlSigner.MAX_TTL_MS / 1000))
+        SegmentUrls signer = ttlSeconds == null ? SegmentUrls.NONE
+                : new SegmentUrlSigner(signingKey, segmentBaseUrl,
+                        Math.max(0, Math.min(ttlSeconds, SegmentUrlSigner.MAX_TTL_MS / 1000))
                                 * 1000);
         this.signer = signer;
         rebuildEngine();
@@ -116,15 +138,15 @@ public final class ConformanceInstance {
      * validators ({@code installCommitValidator}) through the same declarative rules the server reads from
      * {@code syncular.policy.file}, and rebuilds the engine with them.
      */
-    synchronized void installPolicy(java.util.Map<String, List<dev.syncular.server.sync.RowValidator>> rows,
-            List<dev.syncular.server.sync.CommitValidator> commits) {
-        policy = new dev.syncular.server.sync.WritePolicy(rows == null ? policy.rowValidators() : rows,
+    synchronized void installPolicy(Map<String, List<RowValidator>> rows,
+            List<CommitValidator> commits) {
+        policy = new WritePolicy(rows == null ? policy.rowValidators() : rows,
                 commits == null ? policy.commitValidators() : commits, policy.planners());
         rebuildEngine();
     }
 
     private synchronized void rebuildEngine() {
-        this.engine = Assembly.engine(dev.syncular.server.sync.EngineParts.builder(SchemaWindow.single(schema), storage,
+        this.engine = Assembly.engine(EngineParts.builder(SchemaWindow.single(schema), storage,
                 segments, resolver).limits(limits).clock(clock::get).merger(crdtMerger).urls(signer).blobs(objects)
                 .policy(policy).leases(leases).fault(() -> failNextIdempotencyLookup.getAndSet(false)).build());
     }
@@ -138,16 +160,16 @@ public final class ConformanceInstance {
      * and NOTIFY channels, named after the instance's PostgreSQL schema), with the instance's limits, scope
      * table and engine. Created and started on first use; {@link #realtimeStarted()} completes once it listens.
      */
-    synchronized dev.syncular.server.realtime.RealtimeChannel realtime(io.vertx.core.Vertx vertx,
-            io.vertx.mutiny.sqlclient.Pool pool, long maxRequestBytes, dev.syncular.server.memory.BufferBudget budget,
-            java.util.function.Function<String, List<io.vertx.pgclient.PgConnectOptions>> listenOptions) {
+    synchronized RealtimeChannel realtime(Vertx vertx,
+            Pool pool, long maxRequestBytes, BufferBudget budget,
+            Function<String, List<PgConnectOptions>> listenOptions) {
         if (realtime == null) {
             String podId = "syncular-conformance-" + id;
-            var settings = new dev.syncular.server.realtime.RealtimeHub.Settings(podId, listenOptions.apply(podId),
-                    maxDeltaBytes, 64, true, maxPresenceBytes, java.time.Duration.ofSeconds(30), clock::get, 1L << 20,
-                    java.time.Duration.ofSeconds(30));
+            var settings = new RealtimeHub.Settings(podId, listenOptions.apply(podId),
+                    maxDeltaBytes, 64, true, maxPresenceBytes, Duration.ofSeconds(30), clock::get, 1L << 20,
+                    Duration.ofSeconds(30));
             Realtime built = Assembly.realtime(new RealtimeParts(settings, storage, SchemaWindow.single(schema), vertx,
-                    pool, new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), resolver, () -> engine,
+                    pool, new SimpleMeterRegistry(), resolver, () -> engine,
                     maxRequestBytes, budget));
             realtimeStarted = built.hub().start();
             realtime = built.channel();
@@ -155,14 +177,14 @@ public final class ConformanceInstance {
         return realtime;
     }
 
-    synchronized java.util.concurrent.CompletableFuture<Void> realtimeStarted() {
+    synchronized CompletableFuture<Void> realtimeStarted() {
         return realtimeStarted;
     }
 
     /** Closes the instance's sockets (1001) and LISTEN connection, if a socket ever started them. Blocks. */
     synchronized void closeRealtime() {
         if (realtime != null) {
-            realtime.hub().drain(java.time.Duration.ZERO);
+            realtime.hub().drain(Duration.ZERO);
         }
     }
 }

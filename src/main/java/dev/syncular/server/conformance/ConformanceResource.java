@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.blobs.BlobContent;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.http.RequestBodies;
@@ -15,6 +16,7 @@ import dev.syncular.server.ops.RetentionPolicy;
 import dev.syncular.server.policy.PolicyDocument;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.wire.ColumnType;
 import io.smallrye.mutiny.Uni;
@@ -29,6 +31,10 @@ import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
+import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -36,6 +42,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.jboss.resteasy.reactive.RestMulti;
 import org.jboss.resteasy.reactive.RestResponse;
 
@@ -199,13 +206,13 @@ public class ConformanceResource {
                 return done(null);
             case "fetchSegmentUrl": {
                 // The host plays the CDN: the URL is the whole grant (§5.4).
-                java.net.URI uri = java.net.URI.create(args.path(0).asText());
+                URI uri = URI.create(args.path(0).asText());
                 String path = uri.getPath();
                 String segmentId = path.substring(path.lastIndexOf('/') + 1);
                 String token = null;
                 for (String kv : String.valueOf(uri.getRawQuery()).split("&")) {
                     if (kv.startsWith("st=")) {
-                        token = java.net.URLDecoder.decode(kv.substring(3), java.nio.charset.StandardCharsets.UTF_8);
+                        token = URLDecoder.decode(kv.substring(3), StandardCharsets.UTF_8);
                     }
                 }
                 return i.engine.downloadSigned(segmentId, token).map(d -> (JsonNode) JSON.createObjectNode()
@@ -216,7 +223,7 @@ public class ConformanceResource {
                 String blobId = args.path(1).asText();
                 byte[] bytes = HexFormat.of().parseHex(args.path(2).path("$u8").asText());
                 String mediaType = args.path(3).isTextual() ? args.path(3).asText() : null;
-                return Uni.createFrom().item(() -> dev.syncular.server.blobs.BlobContent.verify(blobId, bytes))
+                return Uni.createFrom().item(() -> BlobContent.verify(blobId, bytes))
                         .flatMap(content -> i.blobs.upload(actorContext(i, args.path(0).asText()), content, mediaType))
                         .map(info -> (JsonNode) JSON.getNodeFactory().nullNode());
             }
@@ -230,10 +237,10 @@ public class ConformanceResource {
                 return i.blobs.grant(actorContext(i, args.path(0).asText()), blobId, args.path(2).asLong())
                         .map(g -> {
                             ObjectNode o = JSON.createObjectNode();
-                            if (g instanceof dev.syncular.server.sync.BlobService.Grant.Url u) {
+                            if (g instanceof BlobService.Grant.Url u) {
                                 o.put("kind", "url").put("url", u.url().url()).put("urlExpiresAtMs", u.url().expiresAtMs());
                             } else {
-                                o.put("kind", g instanceof dev.syncular.server.sync.BlobService.Grant.Present ? "present" : "none");
+                                o.put("kind", g instanceof BlobService.Grant.Present ? "present" : "none");
                             }
                             return (JsonNode) o;
                         });
@@ -251,15 +258,15 @@ public class ConformanceResource {
                 return i.blobs.download(actorContext(i, args.path(0).asText()), args.path(1).asText())
                         .flatMap(d -> {
                             ObjectNode o = JSON.createObjectNode();
-                            if (d instanceof dev.syncular.server.sync.BlobService.Download.Stream b) {
+                            if (d instanceof BlobService.Download.Stream b) {
                                 // the catalog's blobs are small: gathered into one hex string
-                                return b.chunks().collect().in(java.io.ByteArrayOutputStream::new,
-                                        java.io.ByteArrayOutputStream::writeBytes).map(bytes -> {
+                                return b.chunks().collect().in(ByteArrayOutputStream::new,
+                                        ByteArrayOutputStream::writeBytes).map(bytes -> {
                                             o.put("kind", "bytes");
                                             o.putObject("bytes").put("$u8", HexFormat.of().formatHex(bytes.toByteArray()));
                                             return (JsonNode) o;
                                         });
-                            } else if (d instanceof dev.syncular.server.sync.BlobService.Download.Url u) {
+                            } else if (d instanceof BlobService.Download.Url u) {
                                 o.put("kind", "url").put("url", u.url().url()).put("urlExpiresAtMs", u.url().expiresAtMs());
                             }
                             return Uni.createFrom().item((JsonNode) o);
@@ -284,7 +291,7 @@ public class ConformanceResource {
     }
 
     /** A rule the policy compiler refuses is the caller's error: 400 {@code sync.invalid_request}. */
-    private static <T> T policyArgument(java.util.function.Supplier<T> compile) {
+    private static <T> T policyArgument(Supplier<T> compile) {
         try {
             return compile.get();
         } catch (IllegalArgumentException e) {
@@ -292,11 +299,11 @@ public class ConformanceResource {
         }
     }
 
-    private static dev.syncular.server.sync.SyncRequestContext actorContext(ConformanceInstance i, String actorId) {
+    private static SyncRequestContext actorContext(ConformanceInstance i, String actorId) {
         if (actorId == null || actorId.isBlank()) {
             throw new SyncError(ErrorCode.AUTH_REQUIRED, "actor id required");
         }
-        return new dev.syncular.server.sync.SyncRequestContext(actorId, i.partition);
+        return new SyncRequestContext(actorId, i.partition);
     }
 
     private static Uni<JsonNode> done(JsonNode value) {

@@ -9,12 +9,17 @@ import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import java.io.ByteArrayOutputStream;
 import java.net.URI;
+import java.net.URLDecoder;
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.NoSuchElementException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import javax.crypto.Mac;
@@ -103,9 +108,9 @@ final class HostObjectStore implements BlobStore {
     /** {@code fetchBlobUrl}: the bytes at a presigned GET URL. */
     Uni<byte[]> fetch(String url) {
         Grant g = verify(url, "get");
-        return store.read(g.partition, g.blobId).collect().in(java.io.ByteArrayOutputStream::new,
-                java.io.ByteArrayOutputStream::writeBytes).map(java.io.ByteArrayOutputStream::toByteArray)
-                .onFailure(java.util.NoSuchElementException.class)
+        return store.read(g.partition, g.blobId).collect().in(ByteArrayOutputStream::new,
+                ByteArrayOutputStream::writeBytes).map(ByteArrayOutputStream::toByteArray)
+                .onFailure(NoSuchElementException.class)
                 .transform(e -> new SyncError(ErrorCode.BLOB_NOT_FOUND, "no object at this url"));
     }
 
@@ -133,11 +138,11 @@ final class HostObjectStore implements BlobStore {
         for (String kv : raw.split("&")) {
             int eq = kv.indexOf('=');
             if (eq > 0) {
-                q.put(kv.substring(0, eq), java.net.URLDecoder.decode(kv.substring(eq + 1), StandardCharsets.UTF_8));
+                q.put(kv.substring(0, eq), URLDecoder.decode(kv.substring(eq + 1), StandardCharsets.UTF_8));
             }
         }
         String blobId = uri.getRawPath() == null || uri.getRawPath().length() < 2 ? ""
-                : java.net.URLDecoder.decode(uri.getRawPath().substring(1), StandardCharsets.UTF_8);
+                : URLDecoder.decode(uri.getRawPath().substring(1), StandardCharsets.UTF_8);
         if (!"conformance-object".equals(uri.getScheme()) || !instanceId.equals(uri.getHost()) || sigAt < 0
                 || !MessageDigest.isEqual(sign(blobId, raw.substring(0, sigAt)).getBytes(StandardCharsets.UTF_8),
                         String.valueOf(q.get("sig")).getBytes(StandardCharsets.UTF_8))
@@ -155,12 +160,12 @@ final class HostObjectStore implements BlobStore {
             Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(key, "HmacSHA256"));
             return HexFormat.of().formatHex(mac.doFinal((blobId + "\n" + query).getBytes(StandardCharsets.UTF_8)));
-        } catch (java.security.GeneralSecurityException e) {
+        } catch (GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 unavailable", e);
         }
     }
 
     private static String enc(String s) {
-        return java.net.URLEncoder.encode(s, StandardCharsets.UTF_8);
+        return URLEncoder.encode(s, StandardCharsets.UTF_8);
     }
 }

@@ -1,5 +1,6 @@
 package dev.syncular.server.http;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -103,7 +104,7 @@ public class AdminReactionsResource {
         try {
             o.set("payload", JSON.readTree(r.payloadJson()));
             o.set("lastErrorDetails", r.lastErrorDetailsJson() == null ? null : JSON.readTree(r.lastErrorDetailsJson()));
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
             throw new IllegalStateException("stored reaction JSON unreadable", e);
         }
         return o;

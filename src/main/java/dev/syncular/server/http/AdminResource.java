@@ -16,7 +16,9 @@ import dev.syncular.server.storage.RealtimeSignals;
 import dev.syncular.server.storage.SocketDisconnect;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.sync.AuthLeases;
 import dev.syncular.server.sync.RowCoverage;
+import dev.syncular.server.sync.SyncEngine;
 import io.smallrye.mutiny.Uni;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;
@@ -85,7 +87,7 @@ public class AdminResource {
     OperationalEvents events;
 
     @Inject
-    dev.syncular.server.sync.SyncEngine engine;
+    SyncEngine engine;
 
     @GET
     @Path("/partitions")
@@ -172,7 +174,7 @@ public class AdminResource {
     public Uni<Response> revokeLease(@HeaderParam("Authorization") String auth, @PathParam("partition") String partition,
             @PathParam("leaseId") String leaseId) {
         return guarded("POST /admin/partitions/{partition}/leases/{leaseId}/revoke", auth, () -> {
-            dev.syncular.server.sync.AuthLeases leases = engine.leases();
+            AuthLeases leases = engine.leases();
             if (!leases.enabled()) {
                 return notFound("auth leases are not enabled", Map.of());
             }

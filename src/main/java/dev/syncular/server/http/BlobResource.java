@@ -13,6 +13,7 @@ import dev.syncular.server.ops.BlobMetrics;
 import dev.syncular.server.round.HttpError;
 import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.sync.BlobService;
+import dev.syncular.server.wire.WireReader;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.buffer.Buffer;
@@ -172,7 +173,7 @@ public class BlobResource {
         }
         JsonNode length = root.get("byteLength");
         if (length == null || !length.isIntegralNumber() || !length.canConvertToLong() || length.asLong() < 0
-                || length.asLong() > dev.syncular.server.wire.WireReader.MAX_SAFE_INTEGER) {
+                || length.asLong() > WireReader.MAX_SAFE_INTEGER) {
             throw new HttpError(400, ErrorCode.INVALID_REQUEST, "byteLength must be a non-negative safe integer");
         }
         JsonNode media = root.get("mediaType");

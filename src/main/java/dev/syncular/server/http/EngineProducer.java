@@ -13,7 +13,9 @@ import dev.syncular.server.config.EmbeddedPostgresConfigSourceFactory;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.crdt.yjs.YjsDocMerger;
 import dev.syncular.server.memory.BufferBudget;
+import dev.syncular.server.ops.FairnessMetrics;
 import dev.syncular.server.ops.OperationalEvents;
+import dev.syncular.server.ops.ReactionMetrics;
 import dev.syncular.server.ops.ScopeResolverFailures;
 import dev.syncular.server.ops.ServeGateMetrics;
 import dev.syncular.server.ops.StorageReadiness;
@@ -37,11 +39,14 @@ import dev.syncular.server.sync.EngineParts;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncObserver;
+import dev.syncular.server.sync.WritePolicy;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.runtime.configuration.ConfigurationException;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
+import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Instance;
@@ -53,7 +58,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.logging.Logger;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.presigner.S3Presigner;
@@ -80,9 +92,9 @@ public class EngineProducer {
      */
     @Produces
     @Singleton
-    CrdtMergerRegistry crdtMergers(jakarta.enterprise.inject.Instance<CrdtTypeMerger> hostMergers) {
+    CrdtMergerRegistry crdtMergers(Instance<CrdtTypeMerger> hostMergers) {
         CrdtMergerRegistry registry = CrdtMergerRegistry.of(List.of(new YjsDocMerger()), hostMergers.stream().toList());
-        LOG.infof("CRDT mergers (crdtType): %s", new java.util.TreeSet<>(registry.crdtTypes()));
+        LOG.infof("CRDT mergers (crdtType): %s", new TreeSet<>(registry.crdtTypes()));
         return registry;
     }
 
@@ -108,9 +120,9 @@ public class EngineProducer {
      * schema on its own (so a failure names its file), then the whole window, newest first. Every failure stops the
      * start with one {@link ConfigurationException} naming the property, the file and the rule.
      */
-    static SchemaWindow window(CompiledSchema current, List<String> paths, java.util.Set<String> crdtTypes) {
+    static SchemaWindow window(CompiledSchema current, List<String> paths, Set<String> crdtTypes) {
         List<CompiledSchema> older = new ArrayList<>();
-        java.util.Map<Integer, String> fileOfVersion = new java.util.HashMap<>();
+        Map<Integer, String> fileOfVersion = new HashMap<>();
         for (String raw : paths) {
             if (raw == null || raw.isBlank()) {
                 continue;
@@ -149,7 +161,7 @@ public class EngineProducer {
             }
             older.add(schema);
         }
-        older.sort(java.util.Comparator.comparingInt(CompiledSchema::version).reversed());
+        older.sort(Comparator.comparingInt(CompiledSchema::version).reversed());
         List<CompiledSchema> newestFirst = new ArrayList<>(older.size() + 1);
         newestFirst.add(current);
         newestFirst.addAll(older);
@@ -174,11 +186,11 @@ public class EngineProducer {
     @Produces
     @Singleton
     SegmentStore segmentStore(Pool pool, SyncularConfig config,
-            jakarta.enterprise.inject.Instance<software.amazon.awssdk.services.s3.S3Client> s3,
-            jakarta.enterprise.inject.Instance<software.amazon.awssdk.services.s3.presigner.S3Presigner> presigner) {
+            Instance<software.amazon.awssdk.services.s3.S3Client> s3,
+            Instance<software.amazon.awssdk.services.s3.presigner.S3Presigner> presigner) {
         if (config.segments().store() == SyncularConfig.StoreKind.S3) {
             return new S3SegmentStore(s3.get(), presigner.get(), bucket(config, "syncular.segments.store"),
-                    config.s3().keyPrefix().orElse(""), io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool());
+                    config.s3().keyPrefix().orElse(""), Infrastructure.getDefaultWorkerPool());
         }
         return new PostgresSegmentStore(pool, config.storage().pgSchema(), PostgresSegmentStore.DEFAULT_CACHE_BYTES);
     }
@@ -194,8 +206,8 @@ public class EngineProducer {
     SyncEngine engine(SchemaWindow window, ServerStorage storage, SegmentStore segments,
             ScopeResolver resolver, SyncularConfig config, ServeGateMetrics gateMetrics, SyncMetrics syncMetrics,
             OperationalEvents events, BlobStore blobs, ScopeResolverFailures failures, CrdtMergerRegistry mergers,
-            dev.syncular.server.sync.WritePolicy policy, dev.syncular.server.ops.ReactionMetrics reactionMetrics,
-            dev.syncular.server.ops.FairnessMetrics fairnessMetrics) {
+            WritePolicy policy, ReactionMetrics reactionMetrics,
+            FairnessMetrics fairnessMetrics) {
         return Assembly.engine(Assembly.configured(EngineParts.builder(window, storage, segments,
                 failures.observe(resolver)), config, fairnessMetrics).merger(mergers)
                 .observer(SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics)).urls(ConfiguredParts.urls(config, segments))
@@ -256,7 +268,7 @@ public class EngineProducer {
      * Builds the blob store at start-up (a missing bucket stops the boot) and creates the embedded table — after
      * {@link #ensureStorage} (default observer priority), which created the PostgreSQL schema.
      */
-    void ensureBlobs(@Observes @jakarta.annotation.Priority(3000) StartupEvent event, BlobStore store) {
+    void ensureBlobs(@Observes @Priority(3000) StartupEvent event, BlobStore store) {
         if (store instanceof PostgresBlobStore pg) {
             pg.ensureSchema().await().atMost(STARTUP_DDL_TIMEOUT);
         } else if (store instanceof S3BlobStore s3) {
@@ -265,7 +277,7 @@ public class EngineProducer {
     }
 
     /** The signed-URL key is checked at start-up, not at the first bootstrap (the S3 segment store presigns instead). */
-    void checkSignedUrls(@Observes @jakarta.annotation.Priority(3) StartupEvent event, SyncularConfig config) {
+    void checkSignedUrls(@Observes @Priority(3) StartupEvent event, SyncularConfig config) {
         if (config.segments().store() != SyncularConfig.StoreKind.S3) {
             ConfiguredParts.signer(config);
         }
@@ -287,7 +299,7 @@ public class EngineProducer {
             LOG.warn("stored schema is newer than this build; readiness stays DOWN");
             return;
         } catch (RuntimeException e) {
-            org.eclipse.microprofile.config.Config c = org.eclipse.microprofile.config.ConfigProvider.getConfig();
+            Config c = ConfigProvider.getConfig();
             ConfigurationException clear = StartupErrors.database(e,
                     c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.URL_PROPERTY, String.class).orElse("(unset)"),
                     c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.USER_PROPERTY, String.class).orElse("(unset)"));
@@ -307,14 +319,14 @@ public class EngineProducer {
     /** The data directory of the embedded dev/test PostgreSQL when it is the database in use, else {@code null}. */
     private static String embeddedDataDir() {
         String dir = System.getProperty(EmbeddedDatabase.DATA_DIR_PROPERTY);
-        org.eclipse.microprofile.config.Config c = org.eclipse.microprofile.config.ConfigProvider.getConfig();
+        Config c = ConfigProvider.getConfig();
         String url = c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.URL_PROPERTY, String.class).orElse("");
         String embedded = c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.EMBEDDED_URL_PROPERTY, String.class)
                 .orElse(null);
         return dir != null && url.equals(embedded) ? dir : null;
     }
 
-    static CompiledSchema loadSchema(SyncularConfig config, java.util.Set<String> crdtTypes) {
+    static CompiledSchema loadSchema(SyncularConfig config, Set<String> crdtTypes) {
         if (config.schema().path().isPresent() && !config.schema().path().get().isBlank()) {
             Path path = Path.of(config.schema().path().get().trim());
             if (!Files.isRegularFile(path)) {

@@ -9,6 +9,7 @@ import dev.syncular.server.round.ContentCoding;
 import dev.syncular.server.round.HttpError;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncObserver;
+import dev.syncular.server.sync.SyncRequestContext;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.http.HttpServerRequest;
@@ -66,7 +67,7 @@ public class SegmentResource {
     }
 
     /** The §5.5 download binding for any engine (the production one, or a conformance-host instance's). */
-    public static Uni<RestResponse<byte[]>> serve(SyncEngine engine, Uni<dev.syncular.server.sync.SyncRequestContext> auth,
+    public static Uni<RestResponse<byte[]>> serve(SyncEngine engine, Uni<SyncRequestContext> auth,
             String segmentId, HttpServerRequest request) {
         String scopesHeader = request.getHeader(SCOPES_HEADER);
         String ifNoneMatch = request.getHeader("If-None-Match");

@@ -4,6 +4,9 @@ import dev.syncular.server.schema.SchemaException;
 import dev.syncular.server.storage.StorageException;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.vertx.pgclient.PgException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.UnknownHostException;
 import java.util.Map;
 import org.jboss.logging.Logger;
 
@@ -112,8 +115,8 @@ final class StartupErrors {
     static ConfigurationException database(Throwable e, String url, String user) {
         String problem = null;
         for (Throwable t = e; t != null && problem == null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof java.net.ConnectException || t instanceof java.net.UnknownHostException
-                    || t instanceof java.net.NoRouteToHostException) {
+            if (t instanceof ConnectException || t instanceof UnknownHostException
+                    || t instanceof NoRouteToHostException) {
                 problem = "cannot connect (" + t.getMessage() + ")";
             } else if (t instanceof PgException pg && pg.getSqlState() != null) {
                 String state = pg.getSqlState();

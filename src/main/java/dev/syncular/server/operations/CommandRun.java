@@ -11,6 +11,7 @@ import dev.syncular.server.wire.SparseRow;
 import dev.syncular.server.wire.SparseRowCodec;
 import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -69,7 +70,7 @@ final class CommandRun implements ServerCommand {
         }
         boolean[] present = new boolean[table.columnCount()];
         Object[] values = new Object[table.columnCount()];
-        java.util.Arrays.fill(present, true);
+        Arrays.fill(present, true);
         for (Map.Entry<String, Object> e : row.get().entrySet()) {
             if (table.column(e.getKey()) == null) {
                 throw OperationException.invalid("a command mutation names an unknown column");

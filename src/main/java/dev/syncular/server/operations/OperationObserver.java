@@ -1,5 +1,7 @@
 package dev.syncular.server.operations;
 
+import java.util.Locale;
+
 /**
  * What the remote operations report about each answered operation (for metrics, {@code ops.OperationMetrics}):
  * one call per HTTP request and per watch snapshot or watch error. Tag values are from closed sets: the
@@ -20,7 +22,7 @@ public interface OperationObserver {
         WATCH;
 
         public String tag() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 

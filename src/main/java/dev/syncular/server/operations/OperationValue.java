@@ -1,6 +1,7 @@
 package dev.syncular.server.operations;
 
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,7 +56,7 @@ public sealed interface OperationValue {
     /** {@code {"t":"object","v":[["key",value],...]}}: pairs in order, keys unique. */
     record Obj(Map<String, OperationValue> fields) implements OperationValue {
         public Obj {
-            fields = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(fields));
+            fields = Collections.unmodifiableMap(new LinkedHashMap<>(fields));
         }
 
         public OperationValue get(String key) {

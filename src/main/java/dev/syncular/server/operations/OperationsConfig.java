@@ -1,7 +1,9 @@
 package dev.syncular.server.operations;
 
+import io.quarkus.runtime.configuration.MemorySize;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -20,7 +22,7 @@ public interface OperationsConfig {
      * an operation request is a few params, never a bulk upload.
      */
     @WithDefault("1M")
-    io.quarkus.runtime.configuration.MemorySize maxRequestBytes();
+    MemorySize maxRequestBytes();
 
     interface Queries {
         /**
@@ -71,7 +73,7 @@ public interface OperationsConfig {
          * rerun at its end. {@code 0} = rerun as soon as the previous run ended.
          */
         @WithDefault("100ms")
-        java.time.Duration minRerunInterval();
+        Duration minRerunInterval();
 
         /** Watch runs executing at once on the pod (each holds one pooled connection); the rest wait in order. */
         @WithDefault("8")
@@ -79,6 +81,6 @@ public interface OperationsConfig {
 
         /** The largest client message of the socket; a larger one is {@code operation.invalid_request}. */
         @WithDefault("64K")
-        io.quarkus.runtime.configuration.MemorySize maxMessageBytes();
+        MemorySize maxMessageBytes();
     }
 }

@@ -9,6 +9,7 @@ import dev.syncular.server.sync.SyncEngine;
 import io.quarkus.arc.DefaultBean;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.runtime.configuration.ConfigurationException;
+import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -115,7 +116,7 @@ public class OperationsProducer {
     /** The pod's §6 watches ({@code syncular.operations.watch.*}); the socket and the commit signal are wired in {@code realtime}. */
     @Produces
     @Singleton
-    QueryWatches watches(RemoteOperations operations, OperationsConfig config, io.vertx.core.Vertx vertx, Pool pool,
+    QueryWatches watches(RemoteOperations operations, OperationsConfig config, Vertx vertx, Pool pool,
             RowTables storage) {
         OperationsConfig.Watch w = config.watch();
         return new QueryWatches(operations, new WatchConfig(w.maxPerConnection(), w.maxPerPod(), w.minRerunInterval(),

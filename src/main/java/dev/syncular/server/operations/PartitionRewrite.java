@@ -4,6 +4,7 @@ import dev.syncular.server.schema.ColumnSchema;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.TableSchema;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.function.Function;
 
@@ -63,10 +64,10 @@ public final class PartitionRewrite {
                 copied = token.end();
             } else if (token.kind() == SqlTokens.Kind.NUMBER && (token.text().equals("1") || token.text().equals("0"))
                     && t > 0 && tokens.get(t - 1).kind() == SqlTokens.Kind.WORD
-                    && BEFORE_BOOLEAN.contains(tokens.get(t - 1).text().toLowerCase(java.util.Locale.ROOT))
+                    && BEFORE_BOOLEAN.contains(tokens.get(t - 1).text().toLowerCase(Locale.ROOT))
                     && (t + 1 == tokens.size() || tokens.get(t + 1).text().equals(")")
                             || (tokens.get(t + 1).kind() == SqlTokens.Kind.WORD
-                                    && AFTER_BOOLEAN.contains(tokens.get(t + 1).text().toLowerCase(java.util.Locale.ROOT))))) {
+                                    && AFTER_BOOLEAN.contains(tokens.get(t + 1).text().toLowerCase(Locale.ROOT))))) {
                 out.append(sql, copied, token.start()).append(token.text().equals("1") ? "TRUE" : "FALSE");
                 copied = token.end();
             }

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -218,7 +219,7 @@ public final class QueryIrLoader {
             if (name.isEmpty() || lang.isEmpty()) {
                 throw new QueryIrException(where + " has a result column without a name");
             }
-            if (!seen.add(name) || !seenLang.add(lang.toLowerCase(java.util.Locale.ROOT))) {
+            if (!seen.add(name) || !seenLang.add(lang.toLowerCase(Locale.ROOT))) {
                 throw new QueryIrException(where + " has the result column " + name + " twice");
             }
             out.add(new QueryDefinition.Column(name, lang, type(c, where), c.path("nullable").asBoolean(true)));

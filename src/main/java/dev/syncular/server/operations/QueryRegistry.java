@@ -1,6 +1,7 @@
 package dev.syncular.server.operations;
 
 import java.util.Collection;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,7 +18,7 @@ public final class QueryRegistry {
                 throw new QueryIrException("operation id " + q.id() + " is registered twice");
             }
         }
-        this.byId = java.util.Collections.unmodifiableMap(m);
+        this.byId = Collections.unmodifiableMap(m);
     }
 
     public Optional<QueryDefinition> find(String operationId) {

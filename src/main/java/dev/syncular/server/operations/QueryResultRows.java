@@ -1,8 +1,10 @@
 package dev.syncular.server.operations;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
+import io.vertx.sqlclient.data.Numeric;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -63,24 +65,24 @@ final class QueryResultRows {
             }
             case "integer" -> {
                 if (v instanceof Long || v instanceof Integer || v instanceof Short) {
-                    long l = ((java.lang.Number) v).longValue();
+                    long l = ((Number) v).longValue();
                     if (Math.abs((double) l) <= MAX_SAFE) {
                         return new OperationValue.Number(l);
                     }
                 } else if (v instanceof Boolean b) {
                     return new OperationValue.Number(b ? 1 : 0);
-                } else if (v instanceof BigDecimal || v instanceof io.vertx.sqlclient.data.Numeric) {
-                    BigDecimal d = v instanceof BigDecimal bd ? bd : ((io.vertx.sqlclient.data.Numeric) v).bigDecimalValue();
+                } else if (v instanceof BigDecimal || v instanceof Numeric) {
+                    BigDecimal d = v instanceof BigDecimal bd ? bd : ((Numeric) v).bigDecimalValue();
                     if (d != null && d.stripTrailingZeros().scale() <= 0 && d.abs().doubleValue() <= MAX_SAFE) {
                         return new OperationValue.Number(d.longValue());
                     }
                 }
             }
             case "float" -> {
-                if (v instanceof java.lang.Number n && Double.isFinite(n.doubleValue())) {
+                if (v instanceof Number n && Double.isFinite(n.doubleValue())) {
                     return new OperationValue.Number(n.doubleValue());
                 }
-                if (v instanceof io.vertx.sqlclient.data.Numeric n && Double.isFinite(n.doubleValue())) {
+                if (v instanceof Numeric n && Double.isFinite(n.doubleValue())) {
                     return new OperationValue.Number(n.doubleValue());
                 }
             }
@@ -88,7 +90,7 @@ final class QueryResultRows {
                 if (v instanceof Boolean b) {
                     return new OperationValue.Bool(b);
                 }
-                if (v instanceof java.lang.Number n && Double.isFinite(n.doubleValue())) {
+                if (v instanceof Number n && Double.isFinite(n.doubleValue())) {
                     return new OperationValue.Bool(n.doubleValue() != 0);
                 }
             }
@@ -102,7 +104,7 @@ final class QueryResultRows {
                 }
             }
             case "bytes", "crdt" -> {
-                if (v instanceof io.vertx.core.buffer.Buffer b) {
+                if (v instanceof Buffer b) {
                     return new OperationValue.Bytes(b.getBytes());
                 }
                 if (v instanceof io.vertx.mutiny.core.buffer.Buffer b) {

@@ -1,7 +1,9 @@
 package dev.syncular.server.operations;
 
 import dev.syncular.server.sync.SyncRequestContext;
+import io.smallrye.mutiny.Uni;
 import io.vertx.core.Vertx;
+import io.vertx.mutiny.sqlclient.Pool;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -26,7 +28,7 @@ public final class QueryWatches {
     private final ConcurrentHashMap<String, Set<WatchSession>> byPartition = new ConcurrentHashMap<>();
     private final AtomicInteger active = new AtomicInteger();
 
-    public QueryWatches(RemoteOperations operations, WatchConfig config, Vertx vertx, io.vertx.mutiny.sqlclient.Pool pool,
+    public QueryWatches(RemoteOperations operations, WatchConfig config, Vertx vertx, Pool pool,
             String changesTable) {
         this.operations = operations;
         this.config = config;
@@ -133,7 +135,7 @@ public final class QueryWatches {
         runs.submit(() -> {
             synchronized (w) {
                 if (w.removed) {
-                    return io.smallrye.mutiny.Uni.createFrom().nullItem(); // unwatched while waiting for a slot
+                    return Uni.createFrom().nullItem(); // unwatched while waiting for a slot
                 }
             }
             return operations.query(s.ctx, w.clientId, w.operationId, w.params);

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.jboss.logging.Logger;
 
@@ -228,7 +229,7 @@ public final class RemoteOperations {
     }
 
     /** The registered query's tables (REMOTE.md §6: a commit touching one of them reruns a watch). */
-    public java.util.Optional<List<String>> tablesOf(String operationId) {
+    public Optional<List<String>> tablesOf(String operationId) {
         return registry.find(operationId).map(QueryDefinition::tables);
     }
 

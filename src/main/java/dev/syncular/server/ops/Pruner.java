@@ -5,6 +5,7 @@ import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.SyncStorage;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import java.util.stream.Collectors;
 import org.jboss.logging.Logger;
 
 /**
@@ -58,7 +59,7 @@ public final class Pruner {
                 .onItem().transformToUniAndConcatenate(inputs -> prune(inputs)
                         .chain(pass -> storage.prunePushResults(inputs.partition().partition(), resultsBefore)
                                 .map(results -> new Pass(pass.commits(), results, pass.horizonLagCommits()))))
-                .collect().with(java.util.stream.Collectors.reducing(Pass.NONE, Pass::plus));
+                .collect().with(Collectors.reducing(Pass.NONE, Pass::plus));
     }
 
     private Uni<Pass> prune(RetentionInputs inputs) {

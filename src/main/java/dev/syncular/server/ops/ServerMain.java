@@ -5,6 +5,7 @@ import io.quarkus.runtime.QuarkusApplication;
 import io.quarkus.runtime.annotations.QuarkusMain;
 import jakarta.inject.Inject;
 import java.util.Arrays;
+import java.util.Map;
 import org.jboss.logging.Logger;
 
 /**
@@ -36,11 +37,11 @@ public class ServerMain implements QuarkusApplication {
     }
 
     /** The properties a command run sets before start-up: no HTTP or management listener. Empty for the server. */
-    static java.util.Map<String, String> commandProperties(String... args) {
+    static Map<String, String> commandProperties(String... args) {
         if (args.length == 0) {
-            return java.util.Map.of();
+            return Map.of();
         }
-        return java.util.Map.of("quarkus.http.host-enabled", "false", "quarkus.management.host-enabled", "false");
+        return Map.of("quarkus.http.host-enabled", "false", "quarkus.management.host-enabled", "false");
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.syncular.server.policy;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.schema.CompiledSchema;
@@ -8,6 +9,7 @@ import dev.syncular.server.storage.PlannedReaction;
 import dev.syncular.server.sync.CommitValidator;
 import dev.syncular.server.sync.ReactionPlanner;
 import dev.syncular.server.sync.RowValidator;
+import dev.syncular.server.sync.ValidationRejection;
 import dev.syncular.server.sync.WritePolicy;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -41,7 +43,7 @@ public final class PolicyDocument {
     public static WritePolicy parse(String json, CompiledSchema schema) {
         try {
             return compile(JSON.readTree(json), schema);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
             throw new IllegalArgumentException("policy document is not JSON");
         }
     }
@@ -153,7 +155,7 @@ public final class PolicyDocument {
 
     private static String code(JsonNode node) {
         String code = text(node, "code");
-        new dev.syncular.server.sync.ValidationRejection(code, null); // §6.7: a reserved prefix fails here, at load
+        new ValidationRejection(code, null); // §6.7: a reserved prefix fails here, at load
         return code;
     }
 

@@ -1,6 +1,7 @@
 package dev.syncular.server.policy;
 
 import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.ops.WebhookMetrics;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.sync.CommitValidator;
 import dev.syncular.server.sync.ReactionPlanner;
@@ -20,6 +21,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.jboss.logging.Logger;
 
 /**
  * The server's {@link WritePolicy} (§6.7–§6.9), from three ways in, in this order:
@@ -38,7 +40,7 @@ public class PolicyProducer {
     @Singleton
     WritePolicy writePolicy(SyncularConfig config, SchemaWindow window, Instance<RowValidator> rowBeans,
             Instance<CommitValidator> commitBeans, Instance<ReactionPlanner> plannerBeans, Vertx vertx,
-            dev.syncular.server.ops.WebhookMetrics webhooks) {
+            WebhookMetrics webhooks) {
         var schema = window.current();
         WritePolicy declared = WritePolicy.NONE;
         if (config.policy().file().filter(f -> !f.isBlank()).isPresent()) {
@@ -75,7 +77,7 @@ public class PolicyProducer {
         plannerBeans.forEach(planners::add);
         WritePolicy policy = new WritePolicy(rows, commits, planners);
         if (!rows.isEmpty() || !commits.isEmpty() || !planners.isEmpty()) {
-            org.jboss.logging.Logger.getLogger(PolicyProducer.class).infof(
+            Logger.getLogger(PolicyProducer.class).infof(
                     "Application policy: %d row validators on %d tables, %d whole-commit validators, %d reaction planners",
                     rows.values().stream().mapToInt(List::size).sum(), rows.size(), commits.size(), planners.size());
         }

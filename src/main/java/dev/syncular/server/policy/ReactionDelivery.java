@@ -1,10 +1,12 @@
 package dev.syncular.server.policy;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.ops.OperationalEvents;
 import dev.syncular.server.ops.ReactionMetrics;
+import dev.syncular.server.ops.WebhookMetrics;
 import dev.syncular.server.storage.Reaction;
 import dev.syncular.server.storage.ReactionStorage;
 import dev.syncular.server.storage.ReactionStore;
@@ -53,7 +55,7 @@ public class ReactionDelivery {
 
     @Inject
     public ReactionDelivery(ReactionStorage storage, SyncularConfig config, Vertx vertx, OperationalEvents events,
-            ReactionMetrics metrics, dev.syncular.server.ops.WebhookMetrics webhooks) {
+            ReactionMetrics metrics, WebhookMetrics webhooks) {
         this.events = events;
         this.metrics = metrics;
         this.store = storage.reactions();
@@ -167,7 +169,7 @@ public class ReactionDelivery {
         ObjectNode o = JSON.createObjectNode().put("id", r.id()).put("type", r.type()).put("version", r.version());
         try {
             o.set("payload", JSON.readTree(r.payloadJson()));
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
             throw new IllegalStateException("stored reaction payload is not JSON", e);
         }
         o.put("idempotencyKey", r.idempotencyKey()).put("partition", r.partition()).put("clientId", r.clientId())

@@ -2,6 +2,7 @@ package dev.syncular.server.policy;
 
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.ops.WebhookMetrics;
+import io.netty.channel.ConnectTimeoutException;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
@@ -12,7 +13,9 @@ import io.vertx.mutiny.core.http.HttpClient;
 import io.vertx.mutiny.core.http.HttpClientRequest;
 import io.vertx.mutiny.core.http.HttpClientResponse;
 import java.net.ConnectException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Map;
@@ -95,7 +98,7 @@ final class Webhook {
         if (secret == null || secret.isBlank()) {
             throw new IllegalArgumentException("a webhook needs a signing secret");
         }
-        java.net.URI.create(url); // a malformed url fails at start-up
+        URI.create(url); // a malformed url fails at start-up
         this.client = vertx.createHttpClient(new HttpClientOptions()
                 .setConnectTimeout((int) Math.max(1, limits.connectTimeout().toMillis()))
                 .setMaxPoolSize(limits.poolSize())
@@ -186,7 +189,7 @@ final class Webhook {
             return known;
         }
         for (Throwable t = f; t != null; t = t.getCause()) {
-            if (t instanceof io.netty.channel.ConnectTimeoutException) {
+            if (t instanceof ConnectTimeoutException) {
                 return new Failure(WebhookMetrics.CONNECT_TIMEOUT, f);
             }
             if (t instanceof TimeoutException) {
@@ -208,7 +211,7 @@ final class Webhook {
             mac.init(new SecretKeySpec(secret, "HmacSHA256"));
             byte[] sig = mac.doFinal((nowMs + "." + body).getBytes(StandardCharsets.UTF_8));
             return "t=" + nowMs + ",v1=" + HexFormat.of().formatHex(sig);
-        } catch (java.security.GeneralSecurityException e) {
+        } catch (GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 unavailable", e);
         }
     }

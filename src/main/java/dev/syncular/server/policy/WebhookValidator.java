@@ -1,5 +1,6 @@
 package dev.syncular.server.policy;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -90,7 +91,7 @@ final class WebhookValidator implements CommitValidator {
         }
         try {
             return JSON.readTree(body);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
             throw new IllegalStateException("validator webhook answered malformed JSON");
         }
     }

@@ -14,6 +14,7 @@ import io.quarkus.websockets.next.HttpUpgradeCheck;
 import io.quarkus.websockets.next.UserData;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -97,7 +98,7 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
             refuse(rc, e);
             return;
         }
-        Context context = io.vertx.core.Vertx.currentContext();
+        Context context = Vertx.currentContext();
         req.pause();
         SyncRound.authenticated(authenticator.authenticate(req))
                 .subscribe().with(ctx -> context.runOnContext(v -> {

@@ -2,6 +2,7 @@ package dev.syncular.server.realtime;
 
 import dev.syncular.server.storage.SocketDisconnect;
 import io.quarkus.websockets.next.CloseReason;
+import java.util.function.Function;
 import org.jboss.logging.Logger;
 
 /**
@@ -23,7 +24,7 @@ final class OperatorDisconnects {
     }
 
     /** A control-channel payload: closes the matching sockets among {@code sessions}; how many it closed. */
-    static int received(String payload, java.util.function.Function<String, Iterable<RealtimeSession>> sessions,
+    static int received(String payload, Function<String, Iterable<RealtimeSession>> sessions,
             RealtimeFailures failures) {
         SocketDisconnect d = SocketDisconnect.parse(payload);
         if (d == null) {

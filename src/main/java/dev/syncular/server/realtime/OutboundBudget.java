@@ -5,6 +5,7 @@ import io.quarkus.websockets.next.WebSocketConnection;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Vertx;
 import java.time.Duration;
+import java.util.function.Consumer;
 import org.jboss.logging.Logger;
 
 /**
@@ -118,7 +119,7 @@ final class OutboundBudget {
      * Sends through {@code write} now (subscribed at once, so writes leave in call order), counting {@code bytes}
      * until it completes; a failure goes to {@code failed} (logged and counted there), never further.
      */
-    void send(Uni<Void> write, long bytes, java.util.function.Consumer<Throwable> failed) {
+    void send(Uni<Void> write, long bytes, Consumer<Throwable> failed) {
         add(bytes);
         try {
             write.subscribe().with(v -> done(bytes), e -> {

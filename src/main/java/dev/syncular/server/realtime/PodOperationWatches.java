@@ -7,8 +7,11 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.websockets.next.WebSocketConnection;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpConnection;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -57,7 +60,7 @@ public class PodOperationWatches {
                 .description("Active remote query watches of this pod (REMOTE.md §6)").register(registry);
         Gauge.builder("syncular.operations.watch.backlog", watches, QueryWatches::runBacklog)
                 .description("Watch runs waiting for one of this pod's run slots").register(registry);
-        Gauge.builder("syncular.operations.watch.connections", lastHeardMs, java.util.Map::size)
+        Gauge.builder("syncular.operations.watch.connections", lastHeardMs, Map::size)
                 .description("Open watch sockets of this pod (REMOTE.md §6)").register(registry);
     }
 
@@ -88,7 +91,7 @@ public class PodOperationWatches {
      */
     OutboundBudget outbound(WebSocketConnection connection) {
         return hub.outbound(connection, () -> {
-            io.vertx.core.http.HttpConnection tcp = connection.userData().get(RealtimeChannel.TRANSPORT);
+            HttpConnection tcp = connection.userData().get(RealtimeChannel.TRANSPORT);
             if (tcp != null) {
                 tcp.close();
             }
@@ -113,7 +116,7 @@ public class PodOperationWatches {
                         e -> hub.metrics().failures().report(RealtimeFailures.Kind.CLOSE, e, connection));
                 return;
             }
-            connection.sendPing(io.vertx.core.buffer.Buffer.buffer()).subscribe().with(v -> { },
+            connection.sendPing(Buffer.buffer()).subscribe().with(v -> { },
                     e -> hub.metrics().failures().report(RealtimeFailures.Kind.PING_WRITE, e, connection));
         });
     }

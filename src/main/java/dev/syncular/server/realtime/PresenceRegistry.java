@@ -8,6 +8,7 @@ import dev.syncular.server.wire.realtime.PresenceKind;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 
 /**
  * The §8.6.4 presence registry of the pod: per {@code (partition, scopeKey)}, the present peers and their
@@ -112,7 +114,7 @@ final class PresenceRegistry {
             return; // closed before its registration reached the registry: disconnected() ran or will find nothing
         }
         Set<String> had = granted.getOrDefault(s, Set.of());
-        Set<String> lost = new java.util.HashSet<>(before);
+        Set<String> lost = new HashSet<>(before);
         lost.addAll(had);
         for (String key : lost) {
             if (!after.contains(key)) {
@@ -221,7 +223,7 @@ final class PresenceRegistry {
         this.maxDocBytes = bytes;
     }
 
-    private void dropRemote(java.util.function.Predicate<Entry> which) {
+    private void dropRemote(Predicate<Entry> which) {
         for (String partition : new ArrayList<>(byPartition.keySet())) {
             Map<String, Map<Peer, Entry>> keys = byPartition.get(partition);
             for (String key : new ArrayList<>(keys.keySet())) {

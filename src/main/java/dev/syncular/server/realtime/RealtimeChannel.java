@@ -20,7 +20,9 @@ import io.quarkus.websockets.next.UserData;
 import io.quarkus.websockets.next.WebSocketConnection;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpConnection;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Supplier;
@@ -37,7 +39,7 @@ public final class RealtimeChannel {
     static final long PROTOCOL_VERSION = 1;
     static final UserData.TypedKey<RealtimeSession> SESSION = new UserData.TypedKey<>("syncular.realtime.session");
     /** The TCP connection under the socket, where the endpoint records it (closes a stuck socket, §8.7). */
-    static final UserData.TypedKey<io.vertx.core.http.HttpConnection> TRANSPORT =
+    static final UserData.TypedKey<HttpConnection> TRANSPORT =
             new UserData.TypedKey<>("syncular.realtime.transport");
 
     /** What the upgrade established for one connection. */
@@ -93,7 +95,7 @@ public final class RealtimeChannel {
     }
 
     /** The allowed scopes of the client's valid lease during an outage; fails (revoking) without one or leases off. */
-    private Uni<java.util.Map<String, List<String>>> leased(SyncRequestContext ctx, String clientId,
+    private Uni<Map<String, List<String>>> leased(SyncRequestContext ctx, String clientId,
             PartitionState partition, Throwable outage) {
         AuthLeases leases = engine.get().leases();
         if (!leases.enabled() || partition == null) {
@@ -138,7 +140,7 @@ public final class RealtimeChannel {
     }
 
     private static void closeTransport(WebSocketConnection connection) {
-        io.vertx.core.http.HttpConnection tcp = connection.userData().get(TRANSPORT);
+        HttpConnection tcp = connection.userData().get(TRANSPORT);
         if (tcp != null) {
             tcp.close();
         }

@@ -10,7 +10,11 @@ import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.realtime.ControlMessage;
 import dev.syncular.server.wire.realtime.ControlMessages;
 import dev.syncular.server.wire.realtime.WakeReason;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.websockets.next.WebSocketConnection;
+import io.smallrye.mutiny.Uni;
 import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.pubsub.PgSubscriber;
@@ -23,10 +27,13 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.jboss.logging.Logger;
 
@@ -64,7 +71,7 @@ public final class RealtimeHub {
 
     private final Settings settings;
     /** §2.4: whether the partition is served now (the engine's serve gate); deltas wait while it refuses. */
-    private final java.util.function.Function<String, io.smallrye.mutiny.Uni<Boolean>> serves;
+    private final Function<String, Uni<Boolean>> serves;
     private final ConcurrentHashMap<String, Set<RealtimeSession>> byPartition = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, CompletableFuture<Void>> partitionTails = new ConcurrentHashMap<>();
     private final AtomicInteger open = new AtomicInteger();
@@ -88,7 +95,7 @@ public final class RealtimeHub {
     private volatile boolean presenceListening;
     private volatile boolean draining;
     private final CompletableFuture<Void> commitsHeard = new CompletableFuture<>();
-    private final java.util.List<CommitListener> commitListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<CommitListener> commitListeners = new CopyOnWriteArrayList<>();
 
     /**
      * Hears the hub's commit channel besides its sockets (the REMOTE.md §6 watches): every notified commit of
@@ -110,7 +117,7 @@ public final class RealtimeHub {
         commitListeners.add(listener);
     }
 
-    private void toListeners(java.util.function.Consumer<CommitListener> call) {
+    private void toListeners(Consumer<CommitListener> call) {
         for (CommitListener l : commitListeners) {
             try {
                 call.accept(l);
@@ -122,8 +129,8 @@ public final class RealtimeHub {
     private final CompletableFuture<Void> presenceHeard = new CompletableFuture<>();
 
     public RealtimeHub(Settings settings, SyncStorage storage, RealtimeSignals signals, SchemaWindow window, Vertx vertx, Pool pool,
-            io.micrometer.core.instrument.MeterRegistry registry,
-            java.util.function.Function<String, io.smallrye.mutiny.Uni<Boolean>> serves) {
+            MeterRegistry registry,
+            Function<String, Uni<Boolean>> serves) {
         this.settings = settings;
         this.serves = serves;
         this.storage = storage;
@@ -330,7 +337,7 @@ public final class RealtimeHub {
      * The outbound budget of a new connection on this hub; {@code closeTransport} closes its TCP connection when
      * its close frame cannot get through.
      */
-    OutboundBudget outbound(io.quarkus.websockets.next.WebSocketConnection connection, Runnable closeTransport) {
+    OutboundBudget outbound(WebSocketConnection connection, Runnable closeTransport) {
         return new OutboundBudget(connection, closeTransport, vertx, settings.outboundBufferBytes(),
                 settings.outboundStuckTimeout(), metrics);
     }
@@ -516,7 +523,7 @@ public final class RealtimeHub {
 
     /** Reads notified commit {@code seq} and whether the gate serves (run in a {@link #fanoutReads} slot). */
     private CompletableFuture<Notified> read(String partition, long seq) {
-        return io.smallrye.mutiny.Uni.combine().all().unis(storage.readCommit(partition, seq), serves.apply(partition))
+        return Uni.combine().all().unis(storage.readCommit(partition, seq), serves.apply(partition))
                 .with((commit, open) -> new Notified(partition, seq, commit, open))
                 .subscribeAsCompletionStage();
     }
@@ -581,7 +588,7 @@ public final class RealtimeHub {
                     continue;
                 }
                 s.sendHeartbeat(beat);
-                s.connection().sendPing(io.vertx.core.buffer.Buffer.buffer()).subscribe().with(v -> { },
+                s.connection().sendPing(Buffer.buffer()).subscribe().with(v -> { },
                         e -> metrics.failures().report(RealtimeFailures.Kind.PING_WRITE, e, s.connection()));
             }
         }

@@ -2,9 +2,13 @@ package dev.syncular.server.realtime;
 
 import dev.syncular.server.wire.realtime.WakeReason;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
@@ -20,25 +24,25 @@ final class RealtimeMetrics {
     private final Counter stuckCloses;
     private final Counter presenceNotifyDrops;
     private final Counter fanoutOverflows;
-    private final java.util.concurrent.atomic.AtomicReference<Double> notifyQueueUsage =
-            new java.util.concurrent.atomic.AtomicReference<>(0.0);
-    private final io.micrometer.core.instrument.Timer deltaLatency;
+    private final AtomicReference<Double> notifyQueueUsage =
+            new AtomicReference<>(0.0);
+    private final Timer deltaLatency;
     private final RealtimeFailures failures;
 
     RealtimeMetrics(MeterRegistry registry, Supplier<Number> open, Supplier<Number> presenceMembers,
             Supplier<Number> fanoutBacklog) {
         // strong references: the suppliers are lambdas nothing else holds (a registry keeps its gauges' state weakly)
-        io.micrometer.core.instrument.Gauge.builder("syncular.realtime.fanout.backlog", fanoutBacklog,
+        Gauge.builder("syncular.realtime.fanout.backlog", fanoutBacklog,
                 s -> s.get().doubleValue()).description("Notified commits waiting for one of the pod's fan-out reads")
                 .strongReference(true).register(registry);
         fanoutOverflows = registry.counter("syncular.realtime.fanout.overflows");
-        io.micrometer.core.instrument.Gauge.builder("syncular.postgres.notification.queue.usage", notifyQueueUsage,
-                java.util.concurrent.atomic.AtomicReference::get)
+        Gauge.builder("syncular.postgres.notification.queue.usage", notifyQueueUsage,
+                AtomicReference::get)
                 .description("pg_notification_queue_usage() as last read by this pod's realtime heartbeat (0 to 1)")
                 .strongReference(true).register(registry);
-        io.micrometer.core.instrument.Gauge.builder("syncular.realtime.connections", open, s -> s.get().doubleValue())
+        Gauge.builder("syncular.realtime.connections", open, s -> s.get().doubleValue())
                 .strongReference(true).register(registry);
-        io.micrometer.core.instrument.Gauge.builder("syncular.realtime.presence.members", presenceMembers,
+        Gauge.builder("syncular.realtime.presence.members", presenceMembers,
                 s -> s.get().doubleValue()).strongReference(true).register(registry);
         deltas = registry.counter("syncular.realtime.deltas");
         for (WakeReason r : WakeReason.values()) {
@@ -48,7 +52,7 @@ final class RealtimeMetrics {
         budgetRefusals = registry.counter("syncular.realtime.outbound.refusals");
         stuckCloses = registry.counter("syncular.realtime.outbound.stuck.closes");
         presenceNotifyDrops = registry.counter("syncular.realtime.presence.notify.drops");
-        deltaLatency = io.micrometer.core.instrument.Timer.builder("syncular.realtime.delta.latency")
+        deltaLatency = Timer.builder("syncular.realtime.delta.latency")
                 .description("From a commit's creation to its delta being handed to a socket")
                 .publishPercentileHistogram().register(registry);
         failures = new RealtimeFailures(registry);
@@ -66,7 +70,7 @@ final class RealtimeMetrics {
     /** A delta of a commit created at {@code createdAtMs} goes out now. */
     void deltaLatency(long createdAtMs) {
         deltaLatency.record(Math.max(0, System.currentTimeMillis() - createdAtMs),
-                java.util.concurrent.TimeUnit.MILLISECONDS);
+                TimeUnit.MILLISECONDS);
     }
 
     void wake(WakeReason reason) {

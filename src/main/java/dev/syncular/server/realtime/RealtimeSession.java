@@ -10,8 +10,11 @@ import io.quarkus.websockets.next.WebSocketConnection;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.buffer.Buffer;
 import java.util.ArrayDeque;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
@@ -89,7 +92,7 @@ final class RealtimeSession {
     synchronized Set<String> register(List<RealtimeDelta.Registration> regs) {
         Set<String> before = scopeKeys == null ? Set.of() : scopeKeys;
         this.registrations = List.copyOf(regs);
-        Set<String> keys = new java.util.HashSet<>();
+        Set<String> keys = new HashSet<>();
         regs.forEach(r -> keys.addAll(r.scopeKeys()));
         this.scopeKeys = Set.copyOf(keys);
         return before;
@@ -252,8 +255,8 @@ final class RealtimeSession {
      * sends {@code first} (if any) and {@code hello} through {@code hello} — under this monitor, so every delta
      * or wake-up is written after it. Answers the hello write.
      */
-    synchronized java.util.concurrent.CompletionStage<Void> joined(long head, String headEpoch, boolean reliable,
-            boolean registered, long cursor, java.util.function.Function<HelloState, String> hello, String first,
+    synchronized CompletionStage<Void> joined(long head, String headEpoch, boolean reliable,
+            boolean registered, long cursor, Function<HelloState, String> hello, String first,
             RealtimeMetrics metrics) {
         joining = false;
         long latest = Math.max(head, joinSeen);
@@ -267,7 +270,7 @@ final class RealtimeSession {
             sendText(first);
         }
         String helloJson = hello.apply(new HelloState(cursor, latest, requiresSync));
-        java.util.concurrent.CompletionStage<Void> out = outbound.tracked(connection.sendText(helloJson),
+        CompletionStage<Void> out = outbound.tracked(connection.sendText(helloJson),
                 helloJson.length()).subscribeAsCompletionStage();
         if (joinWake != null) {
             WakeReason reason = joinWake;

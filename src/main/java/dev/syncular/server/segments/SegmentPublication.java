@@ -1,6 +1,7 @@
 package dev.syncular.server.segments;
 
 import dev.syncular.server.wire.MediaType;
+import java.util.Objects;
 
 /**
  * One publication of a content-addressed segment (§5.1): the full descriptor context it was minted for,
@@ -14,7 +15,7 @@ public record SegmentPublication(String partition, String logEpoch, String table
     public boolean sameContext(SegmentPublication o) {
         return partition.equals(o.partition) && logEpoch.equals(o.logEpoch) && table.equals(o.table)
                 && schemaVersion == o.schemaVersion && mediaType == o.mediaType && scopeDigest.equals(o.scopeDigest)
-                && asOfCommitSeq == o.asOfCommitSeq && java.util.Objects.equals(rowCursor, o.rowCursor)
-                && java.util.Objects.equals(nextRowCursor, o.nextRowCursor);
+                && asOfCommitSeq == o.asOfCommitSeq && Objects.equals(rowCursor, o.rowCursor)
+                && Objects.equals(nextRowCursor, o.nextRowCursor);
     }
 }

@@ -3,6 +3,8 @@ package dev.syncular.server.segments;
 import dev.syncular.server.wire.MediaType;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -28,8 +30,8 @@ public interface SegmentStore {
         return Uni.createFrom().item(() -> {
             try {
                 return Files.readAllBytes(file);
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
         }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
                 .flatMap(bytes -> publish(segmentId, bytes, publication));

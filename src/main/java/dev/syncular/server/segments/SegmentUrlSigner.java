@@ -2,9 +2,11 @@ package dev.syncular.server.segments;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.syncular.server.wire.CanonicalJson;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
+import java.util.Arrays;
 import java.util.Base64;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -67,7 +69,7 @@ public final class SegmentUrlSigner implements SegmentUrls {
     /** The opaque, stable audience of a partition: a keyed derivation (§5.4). */
     public String audience(String partition) {
         byte[] full = mac(("syncular-segment-aud\u0000" + partition).getBytes(StandardCharsets.UTF_8));
-        return B64.encodeToString(java.util.Arrays.copyOf(full, 16));
+        return B64.encodeToString(Arrays.copyOf(full, 16));
     }
 
     @Override
@@ -122,7 +124,7 @@ public final class SegmentUrlSigner implements SegmentUrls {
 
     private static String quote(String s) {
         StringBuilder sb = new StringBuilder();
-        dev.syncular.server.wire.CanonicalJson.string(sb, s);
+        CanonicalJson.string(sb, s);
         return sb.toString();
     }
 }

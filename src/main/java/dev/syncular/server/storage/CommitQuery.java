@@ -1,5 +1,6 @@
 package dev.syncular.server.storage;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +33,7 @@ public record CommitQuery(String table, Map<String, Set<String>> scopes, long af
             }
             copy.put(k, Set.copyOf(v));
         });
-        scopes = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(copy));
+        scopes = Collections.unmodifiableMap(new LinkedHashMap<>(copy));
         if (changeLimit < 1) {
             throw new IllegalArgumentException("changeLimit must be >= 1");
         }

@@ -1,6 +1,8 @@
 package dev.syncular.server.storage;
 
+import dev.syncular.server.wire.JsonText;
 import java.nio.charset.StandardCharsets;
+import java.util.regex.Pattern;
 
 /**
  * One durable server reaction a planner returned for a new commit (§6.9 "planned record"), checked at
@@ -12,7 +14,7 @@ public record PlannedReaction(String key, String type, int version, String paylo
     public static final int DEFAULT_MAX_ATTEMPTS = 10;
     public static final int MAX_PER_COMMIT = 100;
     public static final int MAX_PAYLOAD_BYTES = 65_536;
-    private static final java.util.regex.Pattern TYPE = java.util.regex.Pattern.compile("[A-Za-z][A-Za-z0-9]*([._-][A-Za-z0-9]+)*");
+    private static final Pattern TYPE = Pattern.compile("[A-Za-z][A-Za-z0-9]*([._-][A-Za-z0-9]+)*");
 
     public PlannedReaction {
         if (key == null || key.isEmpty() || key.getBytes(StandardCharsets.UTF_8).length > 256) {
@@ -31,7 +33,7 @@ public record PlannedReaction(String key, String type, int version, String paylo
                 || depth(payloadJson) > 16) {
             throw new IllegalArgumentException("reaction payload must be JSON of at most 65,536 bytes and 16 levels (§6.9)");
         }
-        dev.syncular.server.wire.JsonText.requireDocument(payloadJson);
+        JsonText.requireDocument(payloadJson);
     }
 
     private static int depth(String json) {

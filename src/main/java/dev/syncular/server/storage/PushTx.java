@@ -1,8 +1,10 @@
 package dev.syncular.server.storage;
 
 import io.smallrye.mutiny.Uni;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -91,20 +93,20 @@ public interface PushTx {
     Uni<Void> deleteRow(String table, String rowId, long commitSeq);
 
     /** {@link SyncStorage#readReferencedBlobIds} under the partition lock (the orphan sweep's re-check, §5.9.2). */
-    Uni<java.util.Set<String>> referencedBlobIds(java.util.Collection<String> blobIds);
+    Uni<Set<String>> referencedBlobIds(Collection<String> blobIds);
 
     /**
      * Records {@code blobIds} as swept by the orphan sweep under a new sweep mark (above every earlier mark of
      * the partition), pending until {@link SyncStorage#settleBlobSweep}; the sweep deletes the objects only after
      * this transaction committed. Yields the new mark ({@code 0} when {@code blobIds} is empty).
      */
-    Uni<Long> recordBlobSweep(java.util.Collection<String> blobIds, long nowMs);
+    Uni<Long> recordBlobSweep(Collection<String> blobIds, long nowMs);
 
     /**
      * The subset of {@code blobIds} a sweep recorded with a mark above {@code sweepMark}, or whose deletion is
      * still pending (§5.9.6 re-check).
      */
-    Uni<java.util.Set<String>> blobsSweptSince(java.util.Collection<String> blobIds, long sweepMark);
+    Uni<Set<String>> blobsSweptSince(Collection<String> blobIds, long sweepMark);
 
     /**
      * Persists the result under (partition, clientId, clientCommitId) in this transaction (§6.4). Fails with

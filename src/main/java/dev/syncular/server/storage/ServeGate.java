@@ -1,6 +1,7 @@
 package dev.syncular.server.storage;
 
 import java.util.List;
+import java.util.Objects;
 
 /**
  * The serve gate of a partition, read in one statement: the stored schema-version marker, the partition's
@@ -14,6 +15,6 @@ public record ServeGate(int storedSchemaVersion, String logEpoch, List<StoredChe
 
     /** True when the token (stored schema version, log epoch) differs from {@code other}'s. */
     public boolean tokenChanged(ServeGate other) {
-        return storedSchemaVersion != other.storedSchemaVersion || !java.util.Objects.equals(logEpoch, other.logEpoch);
+        return storedSchemaVersion != other.storedSchemaVersion || !Objects.equals(logEpoch, other.logEpoch);
     }
 }

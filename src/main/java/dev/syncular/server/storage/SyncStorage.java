@@ -2,6 +2,7 @@ package dev.syncular.server.storage;
 
 import dev.syncular.server.schema.CompiledSchema;
 import io.smallrye.mutiny.Uni;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -241,7 +242,7 @@ public interface SyncStorage extends CheckpointStorage {
     Uni<List<BlobReference>> readBlobReferences(String partition, String blobId, BlobReference after, int limit);
 
     /** The subset of {@code blobIds} that at least one row of the partition references. */
-    Uni<Set<String>> readReferencedBlobIds(String partition, java.util.Collection<String> blobIds);
+    Uni<Set<String>> readReferencedBlobIds(String partition, Collection<String> blobIds);
 
     /**
      * Records that {@code actorId} uploaded {@code blobId} into the partition (§5.9.3: verified bytes, or an
@@ -251,7 +252,7 @@ public interface SyncStorage extends CheckpointStorage {
     Uni<Void> recordBlobUpload(String partition, String blobId, String actorId, long nowMs);
 
     /** The subset of {@code blobIds} that {@code actorId} uploaded into the partition ({@link #recordBlobUpload}). */
-    Uni<Set<String>> readBlobsUploadedBy(String partition, String actorId, java.util.Collection<String> blobIds);
+    Uni<Set<String>> readBlobsUploadedBy(String partition, String actorId, Collection<String> blobIds);
 
     /**
      * The partition's latest orphan-sweep mark ({@code 0} before any sweep). A push that checks blob existence
@@ -265,7 +266,7 @@ public interface SyncStorage extends CheckpointStorage {
      * ({@link PushTx#recordBlobSweep}): their marks are no longer pending and their upload records
      * ({@link #recordBlobUpload}) are gone. Outside any partition transaction.
      */
-    Uni<Void> settleBlobSweep(String partition, long sweepMark, java.util.Collection<String> blobIds);
+    Uni<Void> settleBlobSweep(String partition, long sweepMark, Collection<String> blobIds);
 
     /**
      * Forgets every partition's sweep marks recorded before {@code sweptBeforeMs}, pending or not (a pending one

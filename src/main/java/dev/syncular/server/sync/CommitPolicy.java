@@ -1,5 +1,6 @@
 package dev.syncular.server.sync;
 
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.storage.PlannedReaction;
 import dev.syncular.server.sync.PushOperations.Rejection;
 import io.smallrye.mutiny.Uni;
@@ -29,7 +30,7 @@ final class CommitPolicy {
         }
         int first = commit.operations().isEmpty() ? 0 : commit.operations().get(0).opIndex();
         return validated.onItem().transform(v -> (Rejection) null)
-                .onFailure(f -> !(f instanceof dev.syncular.server.errors.SyncError)).recoverWithItem(f -> {
+                .onFailure(f -> !(f instanceof SyncError)).recoverWithItem(f -> {
                     if (f instanceof ValidationRejection r && r.opIndex() >= commit.operations().size()) {
                         return RowValidation.rejection(first, new IllegalStateException(), RowValidation.COMMIT_VALIDATOR_FAILED);
                     }

@@ -4,6 +4,7 @@ import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.ChangeToWrite;
 import dev.syncular.server.storage.PlannedReaction;
 import dev.syncular.server.storage.PushOutcome;
@@ -156,7 +157,7 @@ final class CommitPush {
     private Uni<PushCommit> runCommand(Round round, PushTx tx, PushCommit placeholder,
             Optional<Map<String, List<String>>> allowed) {
         ServerCommand.Rows rows = (table, rowId) -> {
-            dev.syncular.server.schema.TableSchema t = window.current().table(table);
+            TableSchema t = window.current().table(table);
             if (t == null) {
                 return Uni.createFrom().item(Optional.empty());
             }

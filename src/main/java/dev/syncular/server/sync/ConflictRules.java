@@ -8,6 +8,7 @@ import dev.syncular.server.wire.ColumnType;
 import dev.syncular.server.wire.RowLayout;
 import dev.syncular.server.wire.SparseRow;
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.function.Predicate;
 
 /**
@@ -149,7 +150,7 @@ public final class ConflictRules {
         if (a instanceof byte[] x && b instanceof byte[] y) {
             return Arrays.equals(x, y);
         }
-        return java.util.Objects.equals(a, b);
+        return Objects.equals(a, b);
     }
 
     private static WriteOutcome reject(ErrorCode code, String message) {

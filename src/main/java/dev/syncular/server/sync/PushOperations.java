@@ -1,6 +1,7 @@
 package dev.syncular.server.sync;
 
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.schema.ScopePattern;
@@ -9,6 +10,7 @@ import dev.syncular.server.storage.ChangeToWrite;
 import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.wire.ColumnType;
 import dev.syncular.server.wire.Op;
 import dev.syncular.server.wire.OpResult;
 import dev.syncular.server.wire.PushCommit;
@@ -19,10 +21,12 @@ import dev.syncular.server.wire.SparseRowCodec;
 import dev.syncular.server.wire.WireException;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * The operations of one commit, applied in order (§6.1, §6.3): each decoded in the client's row codec and
@@ -137,11 +141,11 @@ final class PushOperations {
      * The §6.2 decision; when the operation presents a {@code crdt} column its §5.10.3 merge (CPU work that grows
      * with the stored document) runs on a worker thread, never on the event loop.
      */
-    private static Uni<WriteOutcome> decide(TableSchema table, SparseRow row, java.util.function.Supplier<WriteOutcome> rules) {
+    private static Uni<WriteOutcome> decide(TableSchema table, SparseRow row, Supplier<WriteOutcome> rules) {
         for (int i = 0; i < table.columnCount(); i++) {
-            if (row.isPresent(i) && table.column(i).type() == dev.syncular.server.wire.ColumnType.CRDT) {
+            if (row.isPresent(i) && table.column(i).type() == ColumnType.CRDT) {
                 return Uni.createFrom().item(rules).runSubscriptionOn(
-                        io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool());
+                        Infrastructure.getDefaultWorkerPool());
             }
         }
         return Uni.createFrom().item(rules.get());
@@ -198,7 +202,7 @@ final class PushOperations {
             stage.run();
             results.add(new OpResult.Applied(index));
             return (Rejection) null;
-        }).onFailure(f -> !(f instanceof dev.syncular.server.errors.SyncError))
+        }).onFailure(f -> !(f instanceof SyncError))
                 .recoverWithItem(f -> RowValidation.rejection(index, f, RowValidation.ROW_VALIDATOR_FAILED));
     }
 

@@ -9,6 +9,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * Running host validators and turning their outcome into a §6.3 rejection (§6.7, §6.8): a
@@ -33,7 +34,7 @@ final class RowValidation {
     }
 
     /** Calls host code: a synchronous throw becomes a failed {@code Uni}, a null result an acceptance. */
-    static Uni<Void> invoke(java.util.function.Supplier<Uni<Void>> call) {
+    static Uni<Void> invoke(Supplier<Uni<Void>> call) {
         try {
             Uni<Void> u = call.get();
             return u == null ? Uni.createFrom().voidItem() : u;

@@ -9,7 +9,9 @@ import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.sync.PushOperations.Staged;
 import dev.syncular.server.wire.ColumnType;
 import io.smallrye.mutiny.Uni;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -114,8 +116,8 @@ final class TransactionCandidates implements CandidateReader {
 
     /** Row ids order by their UTF-8 bytes, as the storage's {@code COLLATE "C"} keyset does. */
     private static int byBytes(String a, String b) {
-        return java.util.Arrays.compareUnsigned(a.getBytes(java.nio.charset.StandardCharsets.UTF_8),
-                b.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        return Arrays.compareUnsigned(a.getBytes(StandardCharsets.UTF_8),
+                b.getBytes(StandardCharsets.UTF_8));
     }
 
     private static CandidateRow candidate(TableSchema t, StoredRow r) {

@@ -1,6 +1,7 @@
 package dev.syncular.server.wire;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
@@ -10,6 +11,7 @@ import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -38,7 +40,7 @@ public final class CanonicalJson {
 
     /** The scope map with sorted keys and sorted, de-duplicated value lists. */
     public static Map<String, List<String>> canonicalScopes(Map<String, ? extends Collection<String>> scopes) {
-        java.util.TreeMap<String, List<String>> out = new java.util.TreeMap<>();
+        TreeMap<String, List<String>> out = new TreeMap<>();
         for (Map.Entry<String, ? extends Collection<String>> e : scopes.entrySet()) {
             out.put(e.getKey(), List.copyOf(new TreeSet<>(e.getValue())));
         }
@@ -46,7 +48,7 @@ public final class CanonicalJson {
     }
 
     public static String sha256Hex(String text) {
-        return sha256Hex(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        return sha256Hex(text.getBytes(StandardCharsets.UTF_8));
     }
 
     public static String sha256Hex(byte[] bytes) {

@@ -2,6 +2,7 @@ package dev.syncular.server.wire;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /** {@code PUSH_COMMIT} (§6.1): one client commit — a non-empty {@code clientCommitId} and ≥ 1 operations. */
 public record PushCommit(String clientCommitId, List<PushOperation> operations) implements Frame {
@@ -22,7 +23,7 @@ public record PushCommit(String clientCommitId, List<PushOperation> operations) 
             throw WireException.invalid("clientCommitId must be non-empty");
         }
         if (n == 0) {
-            throw new WireException(WireException.EMPTY_COMMIT, "commit carries no operations", java.util.Map.of());
+            throw new WireException(WireException.EMPTY_COMMIT, "commit carries no operations", Map.of());
         }
         return new PushCommit(clientCommitId, List.copyOf(ops));
     }

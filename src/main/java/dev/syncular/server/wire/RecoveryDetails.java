@@ -3,6 +3,7 @@ package dev.syncular.server.wire;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
@@ -16,7 +17,7 @@ import java.util.regex.Pattern;
  */
 public final class RecoveryDetails {
     private static final JsonFactory JSON = JsonFactory.builder()
-            .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
     private static final Pattern TOKEN = Pattern.compile("[a-z][a-z0-9]*([._-][a-z0-9]+)*");
     private static final Pattern PATH = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*");
     public static final int MAX_BYTES = 4096;

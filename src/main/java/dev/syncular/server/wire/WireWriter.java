@@ -3,6 +3,7 @@ package dev.syncular.server.wire;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Map;
 
 /** Writes SSP2 primitives (Conventions) into a growable little-endian buffer. */
 public final class WireWriter {
@@ -37,7 +38,7 @@ public final class WireWriter {
     private void ensure(int extra) {
         int need = size + extra;
         if (need < 0) {
-            throw new WireException(WireException.INVALID_REQUEST, "message exceeds 2 GiB", java.util.Map.of());
+            throw new WireException(WireException.INVALID_REQUEST, "message exceeds 2 GiB", Map.of());
         }
         if (need > buf.length) {
             buf = Arrays.copyOf(buf, Math.max(need, buf.length * 2));

@@ -22,6 +22,7 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
@@ -51,7 +52,7 @@ public abstract class BlobStoreContract {
 
     protected static byte[] randomBytes(int size) {
         byte[] b = new byte[size];
-        new java.util.Random(UUID.randomUUID().getLeastSignificantBits()).nextBytes(b);
+        new Random(UUID.randomUUID().getLeastSignificantBits()).nextBytes(b);
         return b;
     }
 

@@ -10,6 +10,7 @@ import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.NotesAppProfile;
 import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.wire.CommitStatus;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import java.io.ByteArrayOutputStream;
@@ -17,9 +18,12 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -144,7 +148,7 @@ class CliCommitsTest {
 
     /** Output that completes {@link #seen} once it contains {@code marker}. */
     static final class SignallingOut extends ByteArrayOutputStream {
-        final java.util.concurrent.CompletableFuture<Void> seen = new java.util.concurrent.CompletableFuture<>();
+        final CompletableFuture<Void> seen = new CompletableFuture<>();
         private final String marker;
 
         SignallingOut(String marker) {
@@ -173,22 +177,22 @@ class CliCommitsTest {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         String[] args = {"--url", "http://localhost:" + port, "--schema", SCHEMA, "--actor", "alice", "--partition",
                 partition, "--state", dir.resolve("w.json").toString(), "--decode", "--count", "1", "watch"};
-        java.util.concurrent.CompletableFuture<Integer> watch = java.util.concurrent.CompletableFuture.supplyAsync(
+        CompletableFuture<Integer> watch = CompletableFuture.supplyAsync(
                 () -> SyncularCli.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
                         new PrintStream(err, true, StandardCharsets.UTF_8)));
-        out.seen.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        out.seen.get(30, TimeUnit.SECONDS);
 
         SyncTestClient bob = reader();
         bob.syncUntilIdle();
-        Map<String, Object> row = new java.util.HashMap<>(Map.of("id", "n9", "project_id", "p1", "title", "from bob",
+        Map<String, Object> row = new HashMap<>(Map.of("id", "n9", "project_id", "p1", "title", "from bob",
                 "done", false));
         row.put("body", null);
         row.put("priority", null);
         String commit = bob.upsert("notes", row, null);
         bob.syncUntilIdle();
-        assertEquals(dev.syncular.server.wire.CommitStatus.APPLIED, bob.result(commit).status());
+        assertEquals(CommitStatus.APPLIED, bob.result(commit).status());
 
-        assertEquals(0, watch.get(30, java.util.concurrent.TimeUnit.SECONDS), err.toString(StandardCharsets.UTF_8));
+        assertEquals(0, watch.get(30, TimeUnit.SECONDS), err.toString(StandardCharsets.UTF_8));
         JsonNode change = null;
         for (JsonNode doc : new Run(0, out.toString(StandardCharsets.UTF_8), "").docs()) {
             if (doc.has("values") && "n9".equals(doc.path("rowId").asText())) {

@@ -20,6 +20,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -269,7 +270,7 @@ class CliIT {
         Run headers = cli(concat(base, "pull", "-H", "Authorization: Bearer " + token, "-H", "X-Request-Id: cli-it-42",
                 "--verbose"));
         assertEquals(0, headers.exit(), headers.err());
-        assertTrue(headers.err().toLowerCase(java.util.Locale.ROOT).contains("< x-request-id: cli-it-42"), headers.err());
+        assertTrue(headers.err().toLowerCase(Locale.ROOT).contains("< x-request-id: cli-it-42"), headers.err());
         assertEquals("active", frames(headers.docs().get(0), "SUB_START").get(0).path("status").asText());
     }
 

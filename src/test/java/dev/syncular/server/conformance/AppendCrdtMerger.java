@@ -2,6 +2,7 @@ package dev.syncular.server.conformance;
 
 import dev.syncular.server.sync.CrdtTypeMerger;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.Arrays;
 
 /**
  * A host-supplied merger (the §5.10.2 SPI) that the test build registers as a CDI bean: crdtType
@@ -20,10 +21,10 @@ public class AppendCrdtMerger implements CrdtTypeMerger {
         if (stored == null) {
             return incoming;
         }
-        if (java.util.Arrays.equals(stored, incoming)) {
+        if (Arrays.equals(stored, incoming)) {
             return stored;
         }
-        byte[] out = java.util.Arrays.copyOf(stored, stored.length + incoming.length);
+        byte[] out = Arrays.copyOf(stored, stored.length + incoming.length);
         System.arraycopy(incoming, 0, out, stored.length, incoming.length);
         return out;
     }

@@ -7,14 +7,22 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.wire.CommitFrame;
+import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.PullHeader;
 import dev.syncular.server.wire.SegmentRef;
+import dev.syncular.server.wire.realtime.ControlMessage;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
@@ -22,10 +30,17 @@ import io.restassured.path.json.JsonPath;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Tuple;
 import jakarta.inject.Inject;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.hamcrest.Matchers;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -100,10 +115,10 @@ public class ConformanceHostTest {
         call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
         call(id, "setAllowedScopes", "[\"carol\",{\"project_id\":[\"p1\"]}]");
         call(id, "setBlobPresign", "[true]");
-        byte[] bytes = "presigned upload bytes".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        String hex = java.util.HexFormat.of().formatHex(bytes);
-        String blobId = "sha256:" + java.util.HexFormat.of().formatHex(
-                java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
+        byte[] bytes = "presigned upload bytes".getBytes(StandardCharsets.UTF_8);
+        String hex = HexFormat.of().formatHex(bytes);
+        String blobId = "sha256:" + HexFormat.of().formatHex(
+                MessageDigest.getInstance("SHA-256").digest(bytes));
 
         JsonPath grant = call(id, "uploadBlobGrant", "[\"alice\",\"" + blobId + "\"," + bytes.length + "]");
         assertEquals("url", grant.getString("result.kind"));
@@ -154,17 +169,17 @@ public class ConformanceHostTest {
         String id = create(FILES, "blobs", "");
         call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
         call(id, "setAllowedScopes", "[\"bob\",{\"project_id\":[\"p2\"]}]");
-        byte[] bytes = "attachment bytes".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        String hex = java.util.HexFormat.of().formatHex(bytes);
-        String blobId = "sha256:" + java.util.HexFormat.of().formatHex(
-                java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
+        byte[] bytes = "attachment bytes".getBytes(StandardCharsets.UTF_8);
+        String hex = HexFormat.of().formatHex(bytes);
+        String blobId = "sha256:" + HexFormat.of().formatHex(
+                MessageDigest.getInstance("SHA-256").digest(bytes));
         String ref = "{\"blobId\":\"" + blobId + "\",\"byteLength\":" + bytes.length + "}";
 
         // a push referencing a blob that is not uploaded yet is rejected (blob.not_found)
         SyncTestClient alice = client(id, FILES, "alice", "files", Map.of("project_id", List.of("p1")));
         alice.upsert("files", Map.of("id", "f1", "project_id", "p1", "attachment", ref), null);
         alice.syncUntilIdle();
-        assertEquals(dev.syncular.server.wire.CommitStatus.REJECTED, alice.results.values().iterator().next().status());
+        assertEquals(CommitStatus.REJECTED, alice.results.values().iterator().next().status());
         assertEquals(List.of(), call(id, "readRows", "[\"files\"]").getList("result"));
 
         // a wrong content address is refused with its catalogued code
@@ -187,8 +202,8 @@ public class ConformanceHostTest {
         call(id, "close", "[]");
     }
 
-    private dev.syncular.server.testsupport.RealtimeSocket socket(String id, String actor, String clientId) {
-        return dev.syncular.server.testsupport.RealtimeSocket.connect(java.net.URI.create("ws://localhost:" + port
+    private RealtimeSocket socket(String id, String actor, String clientId) {
+        return RealtimeSocket.connect(URI.create("ws://localhost:" + port
                 + "/__conformance/instances/" + id + "/realtime?actorId=" + actor + "&clientId=" + clientId), Map.of());
     }
 
@@ -202,29 +217,29 @@ public class ConformanceHostTest {
         a.syncUntilIdle();
         b.syncUntilIdle();
         var sb = socket(id, "bob", b.clientId);
-        assertEquals("{\"$conformance\":\"connected\"}", sb.texts.poll(30, java.util.concurrent.TimeUnit.SECONDS));
-        com.fasterxml.jackson.databind.JsonNode hello = sb.nextEvent("hello").get("data");
+        assertEquals("{\"$conformance\":\"connected\"}", sb.texts.poll(30, TimeUnit.SECONDS));
+        JsonNode hello = sb.nextEvent("hello").get("data");
         assertEquals("bob", hello.get("actorId").asText());
         assertFalse(hello.get("requiresSync").asBoolean(), "bob pulled to the head before connecting");
         // a commit through the instance is a §8.2 delta on the instance's socket
         a.upsert("todos", Map.of("id", "t1", "list_id", "l1", "done", false), null);
         a.sync();
-        var commit = (dev.syncular.server.wire.CommitFrame) sb.nextDelta().frames().get(2);
+        var commit = (CommitFrame) sb.nextDelta().frames().get(2);
         assertEquals("t1", commit.changes().get(0).rowId());
         // the instance's presence cap (limits.maxPresenceBytes = 64)
-        sb.send(new dev.syncular.server.wire.realtime.ControlMessage.PresencePublish("list:l1",
-                com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode().put("k", "x".repeat(80))));
+        sb.send(new ControlMessage.PresencePublish("list:l1",
+                JsonNodeFactory.instance.objectNode().put("k", "x".repeat(80))));
         assertEquals("presence.too_large", sb.nextEvent("presence").get("data").get("error").asText());
         // an unknown instance: connect_error, then the close
         var unknown = socket("no-such-instance", "bob", "c");
-        com.fasterxml.jackson.databind.JsonNode refused = com.fasterxml.jackson.databind.json.JsonMapper.builder().build()
-                .readTree(unknown.texts.poll(30, java.util.concurrent.TimeUnit.SECONDS));
+        JsonNode refused = JsonMapper.builder().build()
+                .readTree(unknown.texts.poll(30, TimeUnit.SECONDS));
         assertEquals("connect_error", refused.get("$conformance").asText());
         assertEquals("sync.not_found", refused.get("error").get("code").asText());
-        assertTrue(unknown.closed.get(30, java.util.concurrent.TimeUnit.SECONDS) > 0);
+        assertTrue(unknown.closed.get(30, TimeUnit.SECONDS) > 0);
         // close() ends the instance's sockets
         call(id, "close", "[]");
-        assertEquals(1001, sb.closed.get(30, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(1001, sb.closed.get(30, TimeUnit.SECONDS));
     }
 
     @Test
@@ -357,21 +372,21 @@ public class ConformanceHostTest {
         SyncTestClient c = client(id, DOCS, "alice", "docs", Map.of("project_id", List.of("p1")));
         c.upsert("docs", Map.of("id", "d1", "project_id", "p1", "meta", "{ \"k\" :  1 }"), null);
         c.upsert("docs", Map.of("id", "d2", "project_id", "p1", "meta", "null"), null);
-        Map<String, Object> sqlNull = new java.util.HashMap<>(Map.of("id", "d3", "project_id", "p1"));
+        Map<String, Object> sqlNull = new HashMap<>(Map.of("id", "d3", "project_id", "p1"));
         sqlNull.put("meta", null);
         c.upsert("docs", sqlNull, null);
         c.syncUntilIdle();
-        c.results.values().forEach(r -> assertEquals(dev.syncular.server.wire.CommitStatus.APPLIED, r.status(), r.toString()));
+        c.results.values().forEach(r -> assertEquals(CommitStatus.APPLIED, r.status(), r.toString()));
 
         String body = given().contentType("application/json").body("{\"args\":[\"docs\"]}")
                 .post("/__conformance/instances/" + id + "/call/readRows").then().statusCode(200).extract().asString();
-        com.fasterxml.jackson.databind.JsonNode rows = new com.fasterxml.jackson.databind.ObjectMapper().readTree(body)
+        JsonNode rows = new ObjectMapper().readTree(body)
                 .path("result");
         assertEquals(3, rows.size(), body);
-        com.fasterxml.jackson.databind.JsonNode d1 = rows.get(0).path("values").path("meta");
+        JsonNode d1 = rows.get(0).path("values").path("meta");
         assertTrue(d1.isTextual(), body);
         assertEquals("{ \"k\" :  1 }", d1.textValue()); // byte for byte, whitespace kept
-        com.fasterxml.jackson.databind.JsonNode d2 = rows.get(1).path("values").path("meta");
+        JsonNode d2 = rows.get(1).path("values").path("meta");
         assertTrue(d2.isTextual(), body);
         assertEquals("null", d2.textValue()); // a stored document null is the string "null"
         assertTrue(rows.get(2).path("values").path("meta").isNull(), body); // SQL NULL only
@@ -386,7 +401,7 @@ public class ConformanceHostTest {
 
         given().contentType("application/json").body("{\"args\":[0]}")
                 .post("/__conformance/instances/" + id + "/call/setSignedUrlTtlSeconds").then().statusCode(200)
-                .body("$", org.hamcrest.Matchers.hasKey("result")).body("result", org.hamcrest.Matchers.nullValue());
+                .body("$", Matchers.hasKey("result")).body("result", Matchers.nullValue());
         SegmentRef expired = signedRef(id);
         assertTrue(expired.url() != null && expired.urlExpiresAtMs() <= now,
                 "born expired: " + expired.urlExpiresAtMs() + " vs clock " + now);

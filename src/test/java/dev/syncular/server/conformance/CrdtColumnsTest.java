@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.syncular.server.cli.SyncularCli;
 import dev.syncular.server.crdt.yjs.YjsDocMerger;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
@@ -23,10 +24,21 @@ import dev.syncular.server.wire.RowCodec;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.path.json.JsonPath;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * CRDT columns end to end (§5.10, Appendix B scenario 14) through the running app's conformance host with
@@ -50,10 +62,10 @@ class CrdtColumnsTest {
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;
 
-    private final List<String> instances = new java.util.ArrayList<>();
+    private final List<String> instances = new ArrayList<>();
 
     /** Closing an instance drops its PostgreSQL schema. */
-    @org.junit.jupiter.api.AfterEach
+    @AfterEach
     void closeInstances() {
         instances.forEach(id -> call(id, "close", "[]"));
     }
@@ -73,7 +85,7 @@ class CrdtColumnsTest {
 
     private SyncTestClient client(String id, String schemaJson, String actor) {
         call(id, "setAllowedScopes", "[\"" + actor + "\",{\"project_id\":[\"p1\"]}]");
-        CompiledSchema schema = SchemaLoader.parse(schemaJson, java.util.Set.of("yjs-doc", "test-append"));
+        CompiledSchema schema = SchemaLoader.parse(schemaJson, Set.of("yjs-doc", "test-append"));
         return new SyncTestClient(schema, new HttpTransport("http://localhost:" + port + "/__conformance/instances/" + id,
                 null), actor, actor + "-client").subscribe("s", "notes", P1);
     }
@@ -89,7 +101,7 @@ class CrdtColumnsTest {
                 @SuppressWarnings("unchecked")
                 Map<String, String> doc = (Map<String, String>) values.get("doc");
                 return new Object[] {((Number) r.get("version")).longValue(),
-                        doc == null ? null : java.util.HexFormat.of().parseHex(doc.get("$bytes"))};
+                        doc == null ? null : HexFormat.of().parseHex(doc.get("$bytes"))};
             }
         }
         throw new AssertionError("no row " + rowId);
@@ -261,7 +273,7 @@ class CrdtColumnsTest {
         Object[] before = stored(id, "n4");
         long maxSeq = call(id, "getMaxCommitSeq", "[]").getLong("result");
         byte[] good = u.get("a1");
-        byte[] truncated = java.util.Arrays.copyOf(good, good.length - 1);
+        byte[] truncated = Arrays.copyOf(good, good.length - 1);
         String bad = alice.commit(List.of(alice.upsertOp("notes", Map.of("id", "n4", "title", "renamed"), null),
                 alice.upsertOp("notes", doc("n4", truncated), null)));
         alice.sync();
@@ -303,13 +315,13 @@ class CrdtColumnsTest {
     }
 
     private static CliRun cli(List<String> args) {
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
-        int exit = dev.syncular.server.cli.SyncularCli.run(args.toArray(String[]::new),
-                new java.io.PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8),
-                new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
-        return new CliRun(exit, out.toString(java.nio.charset.StandardCharsets.UTF_8),
-                err.toString(java.nio.charset.StandardCharsets.UTF_8));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = SyncularCli.run(args.toArray(String[]::new),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new CliRun(exit, out.toString(StandardCharsets.UTF_8),
+                err.toString(StandardCharsets.UTF_8));
     }
 
     /**
@@ -319,18 +331,18 @@ class CrdtColumnsTest {
      * bytes) are merged by the running server.
      */
     @Test
-    void theCliAcceptsTheHostsOwnCrdtTypesWhenNamed(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+    void theCliAcceptsTheHostsOwnCrdtTypesWhenNamed(@TempDir Path dir)
             throws Exception {
         String schema = NOTES.replace("yjs-doc", "test-append");
         String id = create(schema, "crdt-cli");
         call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
-        java.nio.file.Path file = dir.resolve("notes.syncular.ir.json");
-        java.nio.file.Files.writeString(file, schema);
+        Path file = dir.resolve("notes.syncular.ir.json");
+        Files.writeString(file, schema);
         List<String> base = List.of("--url", "http://localhost:" + port + "/__conformance/instances/" + id,
                 "--schema", file.toString(), "--state", dir.resolve("alice.json").toString(), "--actor", "alice");
 
         CliRun refused = cli(concat(base, "push", "notes", "{\"id\":\"n1\",\"project_id\":\"p1\",\"title\":\"t\",\"doc\":\"AQI=\"}"));
-        assertEquals(dev.syncular.server.cli.SyncularCli.LOCAL_ERROR, refused.exit(), refused.err());
+        assertEquals(SyncularCli.LOCAL_ERROR, refused.exit(), refused.err());
         assertTrue(refused.err().contains("test-append") && refused.err().contains("--crdt-types"), refused.err());
         assertTrue(cli(List.of("--help")).out().contains("--crdt-types=<list>"));
 
@@ -346,7 +358,7 @@ class CrdtColumnsTest {
     }
 
     private static List<String> concat(List<String> base, String... more) {
-        List<String> all = new java.util.ArrayList<>(base);
+        List<String> all = new ArrayList<>(base);
         all.addAll(List.of(more));
         return all;
     }

@@ -8,6 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.marcnuri.helm.Helm;
 import com.marcnuri.helm.LintResult;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -17,6 +20,7 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecurityContext;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
@@ -28,6 +32,7 @@ import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.networking.v1.Ingress;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.openshift.api.model.monitoring.v1.PrometheusRule;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,6 +40,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
@@ -235,10 +243,10 @@ class HelmChartTest {
                 "off by default");
         RenderedChart chart = RenderedChart.minimal(t -> t.set("prometheusRule.enabled", "true")
                 .set("prometheusRule.labels.release", "kube-prometheus-stack").set("prometheusRule.notifyQueueUsageAbove", "0.3"));
-        io.fabric8.openshift.api.model.monitoring.v1.PrometheusRule rule =
-                chart.get(io.fabric8.openshift.api.model.monitoring.v1.PrometheusRule.class, FULLNAME);
+        PrometheusRule rule =
+                chart.get(PrometheusRule.class, FULLNAME);
         assertEquals("kube-prometheus-stack", rule.getMetadata().getLabels().get("release"));
-        Map<String, String> exprs = new java.util.TreeMap<>();
+        Map<String, String> exprs = new TreeMap<>();
         rule.getSpec().getGroups().forEach(g -> g.getRules().forEach(r -> exprs.put(r.getAlert(), r.getExpr().getStrVal())));
         assertEquals(Set.of("SyncularNotifyQueueFilling", "SyncularFanoutBacklog", "SyncularFanoutOverflow"), exprs.keySet());
         assertTrue(exprs.get("SyncularNotifyQueueFilling").contains("syncular_postgres_notification_queue_usage")
@@ -377,14 +385,14 @@ class HelmChartTest {
     /** Every value of values.yaml is in the chart README's table (itself or a parent documented as a whole), and no stale row. */
     @Test
     void readmeListsEveryValue() throws Exception {
-        Set<String> documented = new java.util.TreeSet<>();
-        java.util.regex.Matcher row = Pattern.compile("(?m)^\\| `([A-Za-z0-9.]+)` \\|")
+        Set<String> documented = new TreeSet<>();
+        Matcher row = Pattern.compile("(?m)^\\| `([A-Za-z0-9.]+)` \\|")
                 .matcher(Files.readString(RenderedChart.CHART.resolve("README.md")));
         while (row.find()) {
             documented.add(row.group(1));
         }
-        Set<String> values = new java.util.TreeSet<>();
-        flatten(new com.fasterxml.jackson.databind.ObjectMapper(new com.fasterxml.jackson.dataformat.yaml.YAMLFactory())
+        Set<String> values = new TreeSet<>();
+        flatten(new ObjectMapper(new YAMLFactory())
                 .readTree(RenderedChart.CHART.resolve("values.yaml").toFile()), "", values);
         for (String key : values) {
             String k = key;
@@ -399,7 +407,7 @@ class HelmChartTest {
         }
     }
 
-    private static void flatten(com.fasterxml.jackson.databind.JsonNode n, String prefix, Set<String> out) {
+    private static void flatten(JsonNode n, String prefix, Set<String> out) {
         if (n.isObject() && !n.isEmpty()) {
             n.fields().forEachRemaining(e -> flatten(e.getValue(), prefix + e.getKey() + ".", out));
         } else {
@@ -470,7 +478,7 @@ class HelmChartTest {
 
     /** No Secret is rendered, and every secret-looking variable of every container is a secretKeyRef. */
     private static void assertSecretsReferencedNeverInlined(RenderedChart chart) {
-        assertTrue(chart.all(io.fabric8.kubernetes.api.model.Secret.class).isEmpty(), "the chart renders no Secret");
+        assertTrue(chart.all(Secret.class).isEmpty(), "the chart renders no Secret");
         for (HasMetadata r : chart.resources) {
             PodSpec pod = r instanceof Deployment d ? d.getSpec().getTemplate().getSpec()
                     : r instanceof Job j ? j.getSpec().getTemplate().getSpec() : null;

@@ -19,6 +19,7 @@ import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.Notes;
 import dev.syncular.server.testsupport.PackagedServer;
+import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.Readiness;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.ServerProcess;
@@ -208,7 +209,7 @@ class PackagedServiceIT {
         readiness(200);
         client("p-" + UUID.randomUUID(), "alice").syncUntilIdle();
         // metrics and OpenAPI on the management interface only, never on the API port
-        int management = dev.syncular.server.testsupport.PrometheusScrape.managementTestPort();
+        int management = PrometheusScrape.managementTestPort();
         given().port(management).get("/q/metrics").then().statusCode(200)
                 .body(containsString("syncular_sync_rounds_seconds_count"));
         given().port(management).get("/q/openapi?format=json").then().statusCode(200)

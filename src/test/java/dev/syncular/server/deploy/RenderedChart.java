@@ -25,8 +25,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -82,7 +84,7 @@ final class RenderedChart {
                     }
                 }
             }
-            com.fasterxml.jackson.databind.JsonNode minimal = YAML.readTree(MINIMAL_VALUES.toFile()).get("postgresql");
+            JsonNode minimal = YAML.readTree(MINIMAL_VALUES.toFile()).get("postgresql");
             String values = Files.readString(dir.resolve("values.yaml"));
             int at = values.indexOf("\npostgresql:\n");
             String head = values.substring(0, at);
@@ -97,11 +99,11 @@ final class RenderedChart {
     }
 
     /** The chart's {@code Chart.yaml}. */
-    static com.fasterxml.jackson.databind.JsonNode chartYaml() {
+    static JsonNode chartYaml() {
         try {
             return YAML.readTree(CHART.resolve("Chart.yaml").toFile());
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -225,7 +227,7 @@ final class RenderedChart {
 
     Set<String> kinds() {
         return resources.stream().map(r -> r.getKind() + "/" + r.getMetadata().getName())
-                .collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new));
+                .collect(Collectors.toCollection(TreeSet::new));
     }
 
     /** The server's configuration file, from the chart's ConfigMap. */

@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.boot.ConfiguredParts;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
@@ -100,10 +103,10 @@ class EngineProducerTest {
                 () -> EngineProducer.window(current, List.of(renamed.toString()), crdt));
         assertTrue(changed.getMessage().contains("window_column_changed"), changed.getMessage());
 
-        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
-        com.fasterxml.jackson.databind.node.ObjectNode rebased =
-                (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(Path.of(v2).toFile());
-        ((com.fasterxml.jackson.databind.node.ArrayNode) rebased.get("schemaVersions")).remove(0);
+        ObjectMapper json = new ObjectMapper();
+        ObjectNode rebased =
+                (ObjectNode) json.readTree(Path.of(v2).toFile());
+        ((ArrayNode) rebased.get("schemaVersions")).remove(0);
         CompiledSchema historyFromTwo = SchemaLoader.parse(json.writeValueAsString(rebased));
         ConfigurationException history = assertThrows(ConfigurationException.class,
                 () -> EngineProducer.window(historyFromTwo, List.of(v1), crdt));

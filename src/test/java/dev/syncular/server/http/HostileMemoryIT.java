@@ -18,6 +18,7 @@ import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.wire.CommitStatus;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -35,6 +36,7 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -42,7 +44,9 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -215,15 +219,15 @@ class HostileMemoryIT {
         note.put("project_id", "p1");
         note.put("body", block.toString().repeat(15 * 1024));
         pusher.upsert("notes", note, null);
-        java.io.ByteArrayOutputStream gz = new java.io.ByteArrayOutputStream();
-        try (java.util.zip.GZIPOutputStream out = new java.util.zip.GZIPOutputStream(gz)) {
+        ByteArrayOutputStream gz = new ByteArrayOutputStream();
+        try (GZIPOutputStream out = new GZIPOutputStream(gz)) {
             out.write(pusher.buildRequest().encode());
         }
         byte[] gzip = gz.toByteArray();
         long raw = 16L * 1024 * 1024 - 1024;
         ExecutorService pool = Executors.newFixedThreadPool(16);
         ConcurrentLinkedQueue<RawHttp> open = new ConcurrentLinkedQueue<>();
-        Map<Integer, AtomicInteger> statuses = new java.util.concurrent.ConcurrentSkipListMap<>();
+        Map<Integer, AtomicInteger> statuses = new ConcurrentSkipListMap<>();
         try (Liveness live = new Liveness()) {
             List<Future<String>> results = new ArrayList<>();
             for (int i = 0; i < 16; i++) {
@@ -362,7 +366,7 @@ class HostileMemoryIT {
             many.subscribe("s" + i, "notes", Map.of("project_id", List.of("p" + i)));
         }
         try (Liveness live = new Liveness()) {
-            HttpFailure f = org.junit.jupiter.api.Assertions.assertThrows(
+            HttpFailure f = Assertions.assertThrows(
                     HttpFailure.class, many::sync);
             assertEquals(400, f.status, f.body);
             assertEquals(10_000, new ObjectMapper().readTree(f.body).path("details").path("subscriptions").asInt());

@@ -35,6 +35,7 @@ import dev.syncular.server.wire.SubEnd;
 import dev.syncular.server.wire.SubStart;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
+import io.restassured.response.ValidatableResponse;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -295,7 +296,7 @@ class HostileRequestsTest {
 
     // ------------------------------------------------------------------------------------ admin API
 
-    private static io.restassured.response.ValidatableResponse admin(String path, String json) {
+    private static ValidatableResponse admin(String path, String json) {
         return given().header("Authorization", "Bearer " + TOKEN).contentType("application/json").body(json)
                 .post("/admin/checkpoints" + path).then();
     }

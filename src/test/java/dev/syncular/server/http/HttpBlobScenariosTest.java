@@ -9,10 +9,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.blobs.BlobIds;
+import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.OpResult;
@@ -29,6 +31,7 @@ import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -165,7 +168,7 @@ class HttpBlobScenariosTest {
         b.syncUntilIdle();
         Object[] row = b.table("attachments").get("att-1").values();
         assertEquals(ref(id, bytes.length), row[3], "the BlobRef arrives verbatim");
-        assertFalse(contains(b.lastResponse.encode(), java.util.Arrays.copyOf(bytes, 64)), "no blob bytes in the pull");
+        assertFalse(contains(b.lastResponse.encode(), Arrays.copyOf(bytes, 64)), "no blob bytes in the pull");
 
         HttpResponse<byte[]> got = blobs.get("bob", id);
         assertEquals(200, got.statusCode(), BlobHttp.text(got));
@@ -214,7 +217,7 @@ class HttpBlobScenariosTest {
     }
 
     private static double metric(String direction) {
-        return dev.syncular.server.testsupport.PrometheusScrape.scrape().value("syncular_blobs_bytes_total", Map.of("direction", direction));
+        return PrometheusScrape.scrape().value("syncular_blobs_bytes_total", Map.of("direction", direction));
     }
 
     /** 13 (b): a push referencing a blob never uploaded is rejected with blob.not_found; nothing is written. */
@@ -386,9 +389,9 @@ class HttpBlobScenariosTest {
         assertEquals(200, blobs.get("alice", id).statusCode());
     }
 
-    private Map<String, dev.syncular.server.storage.StoredRow> server() {
-        Map<String, dev.syncular.server.storage.StoredRow> out = new java.util.TreeMap<>();
-        for (dev.syncular.server.storage.StoredRow r : storage.readAllRows(partition, "attachments").await().atMost(WAIT)) {
+    private Map<String, StoredRow> server() {
+        Map<String, StoredRow> out = new TreeMap<>();
+        for (StoredRow r : storage.readAllRows(partition, "attachments").await().atMost(WAIT)) {
             out.put(r.rowId(), r);
         }
         return out;

@@ -6,6 +6,8 @@ import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.wire.PullHeader;
+import dev.syncular.server.wire.SegmentRef;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
@@ -16,13 +18,16 @@ import jakarta.enterprise.inject.Alternative;
 import jakarta.inject.Inject;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * The Appendix B scenario contract end to end: real HTTP round trips through the running Quarkus app
@@ -128,26 +133,26 @@ class HttpSyncScenariosTest extends SyncScenariosContract {
         return server;
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void oversizedBodiesAreRefusedBeforeAnyWork() {
         Map<String, Long> before = server.tableCounts();
         SyncTestClient c = new SyncTestClient(SCHEMA, server.transport(), "alice", "big-1");
         byte[] body = new byte[16 * 1024 * 1024 + 1];
         System.arraycopy(new byte[] {'S', 'S', 'P', '2', 3, 0, 1, 0}, 0, body, 0, 8);
-        HttpFailure f = org.junit.jupiter.api.Assertions.assertThrows(
+        HttpFailure f = Assertions.assertThrows(
                 HttpFailure.class, () -> server.transport().roundTrip(c, body));
-        org.junit.jupiter.api.Assertions.assertEquals(413, f.status);
-        org.junit.jupiter.api.Assertions.assertTrue(f.body.contains("sync.invalid_request"), f.body);
-        org.junit.jupiter.api.Assertions.assertEquals(before, server.tableCounts());
+        Assertions.assertEquals(413, f.status);
+        Assertions.assertTrue(f.body.contains("sync.invalid_request"), f.body);
+        Assertions.assertEquals(before, server.tableCounts());
     }
 
     /** §5.4 native signed URLs: issued only to bit-3 clients, fetched with no credentials, tamper-proof. */
-    @org.junit.jupiter.api.Test
+    @Test
     void signedSegmentUrls() {
         server.allow("alice", Map.of("project_id", List.of("p1")));
         SyncTestClient writer = new SyncTestClient(SCHEMA, server.transport(), "alice", "su-w")
                 .subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
-        java.util.Map<String, Object> row = new java.util.HashMap<>();
+        Map<String, Object> row = new HashMap<>();
         row.put("id", "su-1");
         row.put("project_id", "p1");
         row.put("title", "signed");
@@ -158,13 +163,13 @@ class HttpSyncScenariosTest extends SyncScenariosContract {
         writer.syncUntilIdle();
         SyncTestClient reader = new SyncTestClient(SCHEMA, server.transport(), "alice", "su-r")
                 .subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
-        reader.accept = dev.syncular.server.wire.PullHeader.ACCEPT_EXTERNAL_ROWS | dev.syncular.server.wire.PullHeader.ACCEPT_SIGNED_URLS;
+        reader.accept = PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SIGNED_URLS;
         reader.syncUntilIdle();
-        org.junit.jupiter.api.Assertions.assertTrue(reader.urlFetches > 0);
-        org.junit.jupiter.api.Assertions.assertEquals(0, reader.segmentDownloads);
-        org.junit.jupiter.api.Assertions.assertTrue(reader.table("notes").containsKey("su-1"));
-        dev.syncular.server.wire.SegmentRef ref = (dev.syncular.server.wire.SegmentRef) reader.lastResponse.frames().stream()
-                .filter(f -> f instanceof dev.syncular.server.wire.SegmentRef).findFirst().orElse(null);
+        Assertions.assertTrue(reader.urlFetches > 0);
+        Assertions.assertEquals(0, reader.segmentDownloads);
+        Assertions.assertTrue(reader.table("notes").containsKey("su-1"));
+        SegmentRef ref = (SegmentRef) reader.lastResponse.frames().stream()
+                .filter(f -> f instanceof SegmentRef).findFirst().orElse(null);
         if (ref == null) {
             // the last round was incremental; mint a fresh descriptor with a bootstrap of a new client
             SyncTestClient again = new SyncTestClient(SCHEMA, server.transport(), "alice", "su-r2")
@@ -172,21 +177,21 @@ class HttpSyncScenariosTest extends SyncScenariosContract {
             again.accept = reader.accept;
             again.sync();
             again.sync();
-            ref = (dev.syncular.server.wire.SegmentRef) again.lastResponse.frames().stream()
-                    .filter(f -> f instanceof dev.syncular.server.wire.SegmentRef).findFirst().orElseThrow();
+            ref = (SegmentRef) again.lastResponse.frames().stream()
+                    .filter(f -> f instanceof SegmentRef).findFirst().orElseThrow();
         }
-        org.junit.jupiter.api.Assertions.assertNotNull(ref.urlExpiresAtMs());
+        Assertions.assertNotNull(ref.urlExpiresAtMs());
         String url = ref.url();
         String tampered = url.substring(0, url.length() - 2) + (url.endsWith("AA") ? "BB" : "AA");
-        HttpFailure denied = org.junit.jupiter.api.Assertions.assertThrows(
+        HttpFailure denied = Assertions.assertThrows(
                 HttpFailure.class, () -> server.transport().fetchUrl(tampered));
-        org.junit.jupiter.api.Assertions.assertEquals(403, denied.status);
+        Assertions.assertEquals(403, denied.status);
         // Without bit 3 descriptors carry no URL.
         SyncTestClient plain = new SyncTestClient(SCHEMA, server.transport(), "alice", "su-p")
                 .subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
-        plain.accept = dev.syncular.server.wire.PullHeader.ACCEPT_EXTERNAL_ROWS;
+        plain.accept = PullHeader.ACCEPT_EXTERNAL_ROWS;
         plain.syncUntilIdle();
-        org.junit.jupiter.api.Assertions.assertEquals(0, plain.urlFetches);
-        org.junit.jupiter.api.Assertions.assertTrue(plain.segmentDownloads > 0);
+        Assertions.assertEquals(0, plain.urlFetches);
+        Assertions.assertTrue(plain.segmentDownloads > 0);
     }
 }

@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
@@ -26,9 +27,12 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
+import java.io.IOException;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
@@ -168,7 +172,7 @@ class S3BlobScenariosTest {
         assertTrue(grant.get("urlExpiresAtMs").asLong() > System.currentTimeMillis());
 
         // the grant is bound to the declared length
-        HttpResponse<byte[]> wrongLength = BlobHttp.putTo(putUrl, java.util.Arrays.copyOf(bytes, 50_001));
+        HttpResponse<byte[]> wrongLength = BlobHttp.putTo(putUrl, Arrays.copyOf(bytes, 50_001));
         assertTrue(wrongLength.statusCode() >= 400 && wrongLength.statusCode() < 500, "status " + wrongLength.statusCode());
         assertError(blobs.get("alice", id), 404, "blob.not_found");
 
@@ -253,7 +257,7 @@ class S3BlobScenariosTest {
         assertError(blobs.put("alice", BlobIds.compute(randomBytes(1234)), bytes), 400, "blob.hash_mismatch");
         long before = System.currentTimeMillis();
         HttpResponse<byte[]> put = BlobHttp.send(blobs.request("alice", id).header("Content-Type", "text/csv")
-                .PUT(java.net.http.HttpRequest.BodyPublishers.ofByteArray(bytes)).build());
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(bytes)).build());
         assertEquals(200, put.statusCode(), BlobHttp.text(put));
         assertEquals(200, blobs.put("bob", id, bytes).statusCode(), "idempotent");
         String key = "e2e/blob/" + partition + "/sha256/" + BlobIds.hex(id);
@@ -262,9 +266,9 @@ class S3BlobScenariosTest {
             assertEquals(1234L, head.contentLength());
             JsonNode meta;
             try {
-                meta = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+                meta = new ObjectMapper().readTree(
                         Base64.getUrlDecoder().decode(head.metadata().get("syncular-blob")));
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 throw new AssertionError(e);
             }
             assertEquals(1234, meta.get("byteLength").asInt());

@@ -8,14 +8,17 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.cli.HttpFailure;
+import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestS3;
 import dev.syncular.server.wire.MediaType;
 import dev.syncular.server.wire.PullHeader;
+import dev.syncular.server.wire.PushOperation;
 import dev.syncular.server.wire.SegmentRef;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -49,7 +52,7 @@ class S3SegmentsHttpScenariosTest extends HttpSyncScenariosTest {
         server().allow("alice", Map.of("project_id", List.of("p1")));
         SyncTestClient writer = new SyncTestClient(SCHEMA, server().transport(), "alice", prefix + "-w")
                 .subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
-        List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
+        List<PushOperation> ops = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             Map<String, Object> row = new HashMap<>();
             row.put("id", String.format("%s-%04d", prefix, i));
@@ -128,6 +131,6 @@ class S3SegmentsHttpScenariosTest extends HttpSyncScenariosTest {
     }
 
     private static double segmentBytes(String delivery) {
-        return dev.syncular.server.testsupport.PrometheusScrape.scrape().value("syncular_segments_bytes_total", Map.of("delivery", delivery));
+        return PrometheusScrape.scrape().value("syncular_segments_bytes_total", Map.of("delivery", delivery));
     }
 }

@@ -10,6 +10,7 @@ import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.NotesAppProfile;
+import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
@@ -19,6 +20,8 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.function.IntPredicate;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.hamcrest.Matchers;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -69,14 +72,14 @@ public class ServeGateLifecycleTest {
                 .statusCode(200).body("state", equalTo("declared"));
         Response down = readinessUntil(s -> s == 503);
         assertTrue(down.asString().contains("fill"), down.asString());
-        HttpFailure refused = org.junit.jupiter.api.Assertions.assertThrows(
+        HttpFailure refused = Assertions.assertThrows(
                 HttpFailure.class, c::sync);
         assertEquals(503, refused.status);
         assertTrue(refused.body.contains("sync.schema_not_ready"), refused.body);
         assertTrue(refused.body.contains(partition), refused.body);
         given().header("x-actor-id", "alice").header("x-syncular-partition", partition)
                 .contentType(HttpTransport.CONTENT_TYPE).body(c.buildRequest().encode()).post("/sync")
-                .then().statusCode(503).header("Retry-After", org.hamcrest.Matchers.notNullValue());
+                .then().statusCode(503).header("Retry-After", Matchers.notNullValue());
 
         Response claimed = admin("/claim", "{\"partition\":\"" + partition + "\",\"name\":\"fill\",\"schemaVersion\":1}");
         claimed.then().statusCode(200).body("state", equalTo("backfilling"));
@@ -91,7 +94,7 @@ public class ServeGateLifecycleTest {
         readinessUntil(s -> s == 200);
         c.syncUntilIdle();
 
-        given().port(dev.syncular.server.testsupport.PrometheusScrape.managementTestPort()).get("/q/metrics").then().statusCode(200)
+        given().port(PrometheusScrape.managementTestPort()).get("/q/metrics").then().statusCode(200)
                 .body(containsString("syncular_serve_gate_refusals_total{reason=\"checkpoint_pending\"}"))
                 .body(containsString("syncular_checkpoints_pending"));
         // the refusals are in this pod's event tail, with their partition

@@ -17,6 +17,7 @@ import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
 import java.io.IOException;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,6 +25,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -134,7 +136,7 @@ class SlowClientsTest {
     @Test
     void aSlowBlobUploadIsStoredWithoutTheMinimumRate() throws Exception {
         byte[] blob = new byte[400];
-        new java.util.Random(7).nextBytes(blob);
+        new Random(7).nextBytes(blob);
         ScheduledExecutorService trickle = Executors.newSingleThreadScheduledExecutor();
         try (RawHttp http = blobHead(blob)) {
             int[] sent = new int[1];
@@ -154,7 +156,7 @@ class SlowClientsTest {
             trickle.shutdownNow();
         }
         // stored: the upload grant answers that the blob is present (§5.9.3)
-        java.net.http.HttpResponse<byte[]> grant = new BlobHttp("http://localhost:" + port, partition)
+        HttpResponse<byte[]> grant = new BlobHttp("http://localhost:" + port, partition)
                 .grant("alice", BlobIds.compute(blob), "{\"byteLength\":" + blob.length + "}");
         assertEquals(200, grant.statusCode(), BlobHttp.text(grant));
         assertTrue(JSON.readTree(grant.body()).path("present").asBoolean(), BlobHttp.text(grant));

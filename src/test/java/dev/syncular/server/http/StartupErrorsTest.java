@@ -10,7 +10,11 @@ import dev.syncular.server.schema.SchemaException;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.storage.StorageException;
 import io.quarkus.runtime.configuration.ConfigurationException;
+import io.vertx.pgclient.PgException;
+import java.net.ConnectException;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.Test;
 
 /** The one-message start-up errors an operator gets for a schema or storage-layout mistake. */
@@ -81,7 +85,7 @@ class StartupErrorsTest {
                 "{\"version\":1,\"tables\":[{\"name\":\"t\",\"primaryKey\":\"id\",\"scopes\":[\"t:{id}\"],"
                         + "\"columns\":[{\"name\":\"id\",\"type\":\"string\",\"nullable\":false},"
                         + "{\"name\":\"d\",\"type\":\"crdt\",\"nullable\":true,\"crdtType\":\"automerge\"}]}]}",
-                java.util.Set.of("yjs-doc")));
+                Set.of("yjs-doc")));
         String m = StartupErrors.invalidSchema(e, "/etc/app.syncular.ir.json").getMessage();
         assertTrue(m.contains("unknown crdtType \"automerge\" (registered: [yjs-doc])"), m);
         assertTrue(m.contains("reason crdt_type_unknown"), m);
@@ -89,21 +93,21 @@ class StartupErrorsTest {
 
     @Test
     void unreachableDatabaseOrRefusedCredentialsNameTheDatasourceProperties() {
-        Throwable refused = new java.util.concurrent.CompletionException(
-                new java.net.ConnectException("Connection refused: /127.0.0.1:5499"));
+        Throwable refused = new CompletionException(
+                new ConnectException("Connection refused: /127.0.0.1:5499"));
         String m = StartupErrors.database(refused, "postgresql://app:secret@127.0.0.1:5499/app", "app").getMessage();
         assertTrue(m.startsWith("Syncular cannot use the PostgreSQL database postgresql://127.0.0.1:5499/app as user \"app\": "
                 + "cannot connect (Connection refused: /127.0.0.1:5499)."), m);
         assertTrue(m.contains("SYNCULAR_PG_URL") && m.contains("SYNCULAR_PG_PASSWORD"), m);
         assertFalse(m.contains("secret"), "never prints a password");
 
-        String auth = StartupErrors.database(new RuntimeException(new io.vertx.pgclient.PgException(
+        String auth = StartupErrors.database(new RuntimeException(new PgException(
                 "password authentication failed for user \"app\"", "FATAL", "28P01", null)),
                 "postgresql://db:5432/app", "app").getMessage();
         assertTrue(auth.contains("the server refused: password authentication failed for user \"app\" (SQLSTATE 28P01)"), auth);
 
         assertNull(StartupErrors.database(new IllegalStateException("something else"), "postgresql://db/app", "app"));
-        assertNull(StartupErrors.database(new io.vertx.pgclient.PgException("deadlock", "ERROR", "40P01", null),
+        assertNull(StartupErrors.database(new PgException("deadlock", "ERROR", "40P01", null),
                 "postgresql://db/app", "app"));
     }
 }

@@ -28,12 +28,18 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
 import io.restassured.response.ValidatableResponse;
 import jakarta.inject.Inject;
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.logging.Level;
 import org.junit.jupiter.api.Test;
 
 @QuarkusTest
@@ -122,10 +128,10 @@ class SyncResourceTest {
                 .body("details.minimumClientVersion", equalTo("0.21.0"))
                 .extract().path("message");
         try {
-            assertTrue(java.nio.file.Files.readString(java.nio.file.Path.of("docs/CLIENTS.md")).contains(message),
+            assertTrue(Files.readString(Path.of("docs/CLIENTS.md")).contains(message),
                     "docs/CLIENTS.md shows the refusal as sent: " + message);
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -255,7 +261,7 @@ class SyncResourceTest {
     void oversizedChunkedBodyIs413Json() {
         // no Content-Length (a stream of unknown length goes chunked): the cap applies to the bytes received
         invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT)
-                .body(new java.io.ByteArrayInputStream(oversizedBody())).post("/sync").then(), 413);
+                .body(new ByteArrayInputStream(oversizedBody())).post("/sync").then(), 413);
     }
 
     /** A valid request's head followed by zeros, one byte over the 16 MiB default cap. */
@@ -299,7 +305,7 @@ class SyncResourceTest {
     /** Every 5xx answer is logged once, with its stack trace and the request id, which the response carries. */
     @Test
     void everyInternalErrorIsLoggedOnceWithItsRequestId() {
-        try (LogCapture log = LogCapture.of(ErrorMapper.class.getName(), java.util.logging.Level.INFO, RequestIds.MDC_KEY)) {
+        try (LogCapture log = LogCapture.of(ErrorMapper.class.getName(), Level.INFO, RequestIds.MDC_KEY)) {
             Ssp2.raw().header("X-Request-Id", "req-17-a").get("/test-only/boom").then().statusCode(500)
                     .header("X-Request-Id", equalTo("req-17-a"));
             String generated = Ssp2.raw().get("/test-only/boom").then().statusCode(500).extract().header("X-Request-Id");

@@ -1,5 +1,7 @@
 package dev.syncular.server.http;
 
+import io.vertx.core.http.ConnectionPoolTooBusyException;
+import io.vertx.pgclient.PgException;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 
@@ -18,13 +20,13 @@ public class ThrowingTestResource {
     @GET
     @Path("/lock-timeout")
     public String lockTimeout() {
-        throw new io.vertx.pgclient.PgException("canceling statement due to lock timeout", "ERROR", "55P03", null);
+        throw new PgException("canceling statement due to lock timeout", "ERROR", "55P03", null);
     }
 
     /** What the pool raises when its wait queue is full. */
     @GET
     @Path("/pool-busy")
     public String poolBusy() {
-        throw new io.vertx.core.http.ConnectionPoolTooBusyException("Connection pool reached max wait queue size of 1");
+        throw new ConnectionPoolTooBusyException("Connection pool reached max wait queue size of 1");
     }
 }

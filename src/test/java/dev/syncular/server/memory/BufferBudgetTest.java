@@ -26,6 +26,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -201,7 +202,7 @@ class BufferBudgetTest {
         note.put("id", "big");
         note.put("project_id", "p1");
         StringBuilder block = new StringBuilder();
-        java.util.SplittableRandom random = new java.util.SplittableRandom(26);
+        SplittableRandom random = new SplittableRandom(26);
         for (int i = 0; i < 1024; i++) {
             block.append((char) ('a' + random.nextInt(26)));
         }

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
@@ -24,16 +25,24 @@ import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.AfterEach;
@@ -53,7 +62,7 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 @TestProfile(OperationWatchTest.Profile.class)
 class OperationWatchTest {
-    static final java.nio.file.Path DIR = OperationsResourceTest.DIR;
+    static final Path DIR = OperationsResourceTest.DIR;
     private static final ObjectMapper JSON = new ObjectMapper();
     static String prefix;
 
@@ -209,7 +218,7 @@ class OperationWatchTest {
         long deadline = System.nanoTime() + RealtimeSocket.WAIT.toNanos();
         while (!condition.getAsBoolean()) {
             assertTrue(System.nanoTime() < deadline, "timed out waiting: " + what);
-            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000); // a poll, not a wait for time
+            LockSupport.parkNanos(5_000_000); // a poll, not a wait for time
         }
     }
 
@@ -306,10 +315,10 @@ class OperationWatchTest {
         RealtimeSocket s = socket();
         send(s, watch("a", "todosInList", "l1"));
         send(s, watch("b", "notesInList", "l1"));
-        java.util.Set<Object> first = new java.util.HashSet<>(); // the two first runs are concurrent: either order
+        Set<Object> first = new HashSet<>(); // the two first runs are concurrent: either order
         first.add(next(s).get("watchId"));
         first.add(next(s).get("watchId"));
-        assertEquals(java.util.Set.of("a", "b"), first);
+        assertEquals(Set.of("a", "b"), first);
         assertEquals(2, watches.activeWatches());
         s.ws.sendClose(1000, "done").join();
         await(() -> watches.activeWatches() == 0, "close removes every watch");
@@ -389,7 +398,7 @@ class OperationWatchTest {
         send(s, obj("revision", num(1), "kind", str("watch"), "watchId", str("w3"), "clientId", str("c")));
         watchError(s, "w3", "operation.invalid_request", false);
         ObjectNode extra = watch("w4", "todosInList", "l1");
-        ((com.fasterxml.jackson.databind.node.ArrayNode) extra.get("v")).add(JSON.createArrayNode().add("x").add(str("y")));
+        ((ArrayNode) extra.get("v")).add(JSON.createArrayNode().add("x").add(str("y")));
         send(s, extra);
         watchError(s, "w4", "operation.invalid_request", false);
         send(s, obj("revision", num(1), "kind", str("unwatch"), "watchId", str("w5"), "clientId", str("c")));
@@ -439,14 +448,14 @@ class OperationWatchTest {
     @Test
     void quietSocketsArePingedEveryHeartbeatInterval() throws Exception {
         // the test profile's syncular.realtime.heartbeat-interval is 1s; the JDK client answers pings itself
-        java.util.concurrent.atomic.AtomicInteger pings = new java.util.concurrent.atomic.AtomicInteger();
-        java.net.http.WebSocket ws = java.net.http.HttpClient.newHttpClient().newWebSocketBuilder()
+        AtomicInteger pings = new AtomicInteger();
+        WebSocket ws = HttpClient.newHttpClient().newWebSocketBuilder()
                 .header("x-actor-id", "writer").header("x-syncular-partition", partition)
-                .buildAsync(URI.create("ws://localhost:" + port + "/operations/realtime"), new java.net.http.WebSocket.Listener() {
+                .buildAsync(URI.create("ws://localhost:" + port + "/operations/realtime"), new WebSocket.Listener() {
                     @Override
-                    public java.util.concurrent.CompletionStage<?> onPing(java.net.http.WebSocket w, ByteBuffer message) {
+                    public CompletionStage<?> onPing(WebSocket w, ByteBuffer message) {
                         pings.incrementAndGet();
-                        return java.net.http.WebSocket.Listener.super.onPing(w, message);
+                        return WebSocket.Listener.super.onPing(w, message);
                     }
                 }).get(RealtimeSocket.WAIT.toSeconds(), TimeUnit.SECONDS);
         try {

@@ -12,20 +12,26 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.response.Response;
 import jakarta.inject.Inject;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -71,7 +77,7 @@ class OperationsResourceTest {
     int port;
 
     @Inject
-    io.micrometer.core.instrument.MeterRegistry registry;
+    MeterRegistry registry;
 
     String partitionA;
     String partitionB;
@@ -153,7 +159,7 @@ class OperationsResourceTest {
             case "number" -> n.get("v").doubleValue();
             case "string" -> n.get("v").textValue();
             case "integer" -> Long.parseLong(n.get("v").textValue());
-            case "bytes" -> java.util.Base64.getDecoder().decode(n.get("v").textValue());
+            case "bytes" -> Base64.getDecoder().decode(n.get("v").textValue());
             case "array" -> {
                 List<Object> l = new ArrayList<>();
                 n.get("v").forEach(x -> l.add(plain(x)));
@@ -328,7 +334,7 @@ class OperationsResourceTest {
     }
 
     private double answered(String operation, String outcome) {
-        io.micrometer.core.instrument.Timer t = registry.find("syncular.operations").tag("operation", operation)
+        Timer t = registry.find("syncular.operations").tag("operation", operation)
                 .tag("binding", "http").tag("outcome", outcome).timer();
         return t == null ? 0 : t.count();
     }
@@ -348,7 +354,7 @@ class OperationsResourceTest {
         assertEquals(unknown + 1, answered("unregistered", "operation.unknown"), "an unregistered id is never a tag");
         assertEquals(undecodable + 1, answered("unregistered", "operation.invalid_request"));
         assertTrue(registry.find("syncular.operations").tag("operation", FIXTURE_ID).timer().totalTime(
-                java.util.concurrent.TimeUnit.NANOSECONDS) > 0, "latency recorded");
+                TimeUnit.NANOSECONDS) > 0, "latency recorded");
     }
 
     @Test
@@ -360,7 +366,7 @@ class OperationsResourceTest {
         assertEquals(401, noAuth.statusCode());
         assertEquals("sync.auth_required", noAuth.jsonPath().getString("code"));
         byte[] huge = new byte[2 * 1024 * 1024];
-        java.util.Arrays.fill(huge, (byte) ' ');
+        Arrays.fill(huge, (byte) ' ');
         Response tooLarge = post("reader", partitionA, huge);
         assertEquals(413, tooLarge.statusCode());
     }
@@ -375,7 +381,7 @@ class OperationsResourceTest {
     private static Map<String, Object> plainMap(Response r) {
         try {
             return (Map<String, Object>) plain(JSON.readTree(r.asByteArray()));
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new AssertionError(e);
         }
     }

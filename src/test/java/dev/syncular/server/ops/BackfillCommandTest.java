@@ -12,6 +12,7 @@ import dev.syncular.server.testsupport.Notes;
 import dev.syncular.server.testsupport.NotesAppProfile;
 import dev.syncular.server.testsupport.Readiness;
 import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.wire.PushOperation;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
@@ -63,7 +64,7 @@ class BackfillCommandTest {
     void fillsTheNullColumnInPagesAndActivatesTheCheckpoint() {
         String partition = "tenant-" + UUID.randomUUID();
         SyncTestClient writer = client(partition, "alice");
-        List<dev.syncular.server.wire.PushOperation> ops = new ArrayList<>();
+        List<PushOperation> ops = new ArrayList<>();
         for (int i = 0; i < 7; i++) {
             ops.add(writer.upsertOp("notes", Notes.note("n" + i, null), null));
         }

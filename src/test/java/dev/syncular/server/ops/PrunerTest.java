@@ -23,6 +23,8 @@ import io.vertx.mutiny.sqlclient.Pool;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -156,7 +158,7 @@ class PrunerTest {
         storage.touchPartition(p, now).await().atMost(WAIT);
         assertEquals(5000L, GeneratedCommits.append(pool, storage.pgSchema(), p, "t", 5000));
         String s = "\"" + storage.pgSchema() + "\".";
-        java.util.concurrent.CompletableFuture<Pruner.Pass> pruning;
+        CompletableFuture<Pruner.Pass> pruning;
         try (HeldTransaction blocker = HeldTransaction.begin(pool,
                 "SELECT 1 FROM " + s + "sync_changes WHERE partition_id = '" + p + "' AND commit_seq = 2600 FOR UPDATE")) {
             pruning = new Pruner(storage, new RetentionPolicy(Duration.ofDays(14), 10, Duration.ofDays(30)))
@@ -172,7 +174,7 @@ class PrunerTest {
                     List.of())).await().atMost(WAIT), "a push to the partition is not held up by the prune");
             assertFalse(pruning.isDone());
         }
-        Pruner.Pass pass = pruning.get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+        Pruner.Pass pass = pruning.get(WAIT.toSeconds(), TimeUnit.SECONDS);
         assertEquals(4990L, pass.commits());
         assertEquals(11L, count("SELECT count(*) FROM " + s + "sync_commits WHERE partition_id = '" + p + "'"));
         assertEquals(0L, count("SELECT count(*) FROM " + s + "sync_changes WHERE partition_id = '" + p + "' AND commit_seq <= 4990"),

@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.logging.Level;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -42,7 +43,7 @@ class ScopeResolverFailuresTest {
         Pool pool = TestPostgres.pool(vertx, 4);
         PostgresSyncStorage storage = new PostgresSyncStorage(pool, "sync_resolver_" + UUID.randomUUID().toString()
                 .replace("-", "").substring(0, 10), PostgresSyncStorage.Settings.DEFAULTS);
-        LogCapture log = LogCapture.of(ScopeResolverFailures.class.getName(), java.util.logging.Level.INFO, "requestId");
+        LogCapture log = LogCapture.of(ScopeResolverFailures.class.getName(), Level.INFO, "requestId");
         try {
             storage.ensureSchema(SyncScenariosContract.SCHEMA).await().atMost(WAIT);
             SimpleMeterRegistry meters = new SimpleMeterRegistry();

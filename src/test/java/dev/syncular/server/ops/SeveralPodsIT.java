@@ -22,6 +22,7 @@ import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.Tuple;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -37,6 +38,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
@@ -197,9 +199,9 @@ class SeveralPodsIT {
             inFlight = CompletableFuture.runAsync(c::sync);
             partitionLock.awaitBlocked(); // pod A's push transaction waits for the partition lock
             podA.kill();
-            Throwable failed = assertThrows(java.util.concurrent.ExecutionException.class,
+            Throwable failed = assertThrows(ExecutionException.class,
                     () -> inFlight.get(WAIT.toSeconds(), TimeUnit.SECONDS)).getCause();
-            assertInstanceOf(java.io.UncheckedIOException.class, failed, "the round died with the pod");
+            assertInstanceOf(UncheckedIOException.class, failed, "the round died with the pod");
         }
         target.set(new HttpTransport(podB.baseUrl(), partition));
         c.sync();

@@ -9,9 +9,12 @@ import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.PrometheusScrape;
+import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestWebhook.Answer;
 import dev.syncular.server.testsupport.WebhookResource;
+import dev.syncular.server.wire.ErrorFrame;
+import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.PushOperation;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -24,6 +27,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -93,7 +97,7 @@ class FairnessTest {
         List<PushOperation> ops = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             // list l2: the victim (subscribed to l1) does not pull the flood, it only shares the partition with it
-            Map<String, Object> row = new java.util.HashMap<>(TodoClients.todo(prefix + "-" + i, "flood " + i, false));
+            Map<String, Object> row = new HashMap<>(TodoClients.todo(prefix + "-" + i, "flood " + i, false));
             row.put("list_id", "l2");
             ops.add(c.upsertOp("todos", row, null));
         }
@@ -218,13 +222,13 @@ class FairnessTest {
             assertEquals(2000, body.path("details").path("retryAfterMs").asLong());
             assertEquals(before + 1, refused("actor_rounds"));
             // a socket round (§8.7) of the same actor is admitted by the same limits: refused in-band, retryable
-            dev.syncular.server.testsupport.RealtimeSocket socket = dev.syncular.server.testsupport.RealtimeSocket
+            RealtimeSocket socket = RealtimeSocket
                     .connect("http://localhost:" + port + "/", partition, "holder", third.clientId);
             try {
                 socket.nextEvent("hello");
-                dev.syncular.server.wire.ErrorFrame error = (dev.syncular.server.wire.ErrorFrame)
-                        dev.syncular.server.wire.MessageDecoder.decodeResponse(socket.round(thirdBody, 1 << 16)).frames()
-                                .stream().filter(f -> f instanceof dev.syncular.server.wire.ErrorFrame).findFirst()
+                ErrorFrame error = (ErrorFrame)
+                        MessageDecoder.decodeResponse(socket.round(thirdBody, 1 << 16)).frames()
+                                .stream().filter(f -> f instanceof ErrorFrame).findFirst()
                                 .orElseThrow();
                 assertEquals("sync.rate_limited", error.code());
                 assertTrue(error.retryable());

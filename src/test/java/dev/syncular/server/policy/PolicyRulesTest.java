@@ -9,6 +9,7 @@ import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.storage.PlannedReaction;
 import dev.syncular.server.sync.ValidationRejection;
 import dev.syncular.server.sync.WritePolicy;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -27,7 +28,7 @@ class PolicyRulesTest {
         assertThrows(RuntimeException.class, () -> new ValidationRejection(0, "app.x", "m", Map.of("reason", "Not A Token")));
         assertThrows(RuntimeException.class, () -> new ValidationRejection(0, "app.x", "m", Map.of("stack", "trace")));
         ValidationRejection ok = new ValidationRejection(2, "app.x", "m", Map.of("reason", "too_long",
-                "fieldPaths", java.util.List.of("title")));
+                "fieldPaths", List.of("title")));
         assertEquals("{\"fieldPaths\":[\"title\"],\"reason\":\"too_long\"}", ok.detailsJson());
         assertEquals(2, ok.opIndex());
     }

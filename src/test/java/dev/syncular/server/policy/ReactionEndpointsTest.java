@@ -7,7 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.ops.WebhookMetrics;
 import dev.syncular.server.testsupport.MappedConfig;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.config.ConfigValidationException;
 import io.vertx.mutiny.core.Vertx;
 import java.time.Duration;
@@ -24,8 +26,8 @@ import org.junit.jupiter.api.Test;
  */
 class ReactionEndpointsTest {
     private static final Vertx VERTX = Vertx.vertx();
-    private static final dev.syncular.server.ops.WebhookMetrics METRICS =
-            new dev.syncular.server.ops.WebhookMetrics(new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+    private static final WebhookMetrics METRICS =
+            new WebhookMetrics(new SimpleMeterRegistry());
 
     @AfterAll
     static void close() {

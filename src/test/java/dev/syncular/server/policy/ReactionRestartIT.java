@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -102,7 +103,7 @@ class ReactionRestartIT {
                 throw new AssertionError("timed out waiting for " + what);
             }
             // a poll with a deadline: the condition reads the endpoint's requests or the database
-            never.await(50, java.util.concurrent.TimeUnit.MILLISECONDS);
+            never.await(50, TimeUnit.MILLISECONDS);
         }
     }
 

@@ -19,6 +19,7 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,10 +27,12 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -60,7 +63,7 @@ class ReactionsTest {
                         + "\"type\":\"todo.completed\",\"version\":2,\"maxAttempts\":3},"
                         + "{\"table\":\"todos\",\"when\":{\"column\":\"title\",\"equals\":\"urgent\"},"
                         + "\"type\":\"todo.urgent\"}]}");
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
             Map<String, String> m = new HashMap<>();
@@ -115,7 +118,7 @@ class ReactionsTest {
             List<JsonNode> out = new ArrayList<>();
             JSON.readTree(body).forEach(out::add);
             return out;
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new IllegalStateException(e);
         }
     }
@@ -129,7 +132,7 @@ class ReactionsTest {
                 if (partition.equals(body.path("partition").asText())) {
                     out.add(body);
                 }
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
         }
@@ -345,7 +348,7 @@ class ReactionsTest {
                 assertTrue(TestWebhook.signed(r.header("Syncular-Signature"), r.body(), WebhookResource.SECRET));
             }
         }
-        assertEquals(java.util.Set.of("/urgent", "/reactions"),
-                sent.stream().map(TestWebhook.Received::path).collect(java.util.stream.Collectors.toSet()));
+        assertEquals(Set.of("/urgent", "/reactions"),
+                sent.stream().map(TestWebhook.Received::path).collect(Collectors.toSet()));
     }
 }

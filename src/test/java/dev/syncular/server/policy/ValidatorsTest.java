@@ -15,6 +15,7 @@ import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.OpResult;
+import dev.syncular.server.wire.PushCommit;
 import dev.syncular.server.wire.PushResult;
 import dev.syncular.server.wire.PushResultDetails;
 import io.quarkus.test.junit.QuarkusTest;
@@ -102,7 +103,7 @@ class ValidatorsTest {
         // §6.4: a too-long update and a valid sibling insert in one commit — both roll back
         alice.commit(List.of(alice.upsertOp("tasks", task("existing", "this title is far too long", false), null),
                 alice.upsertOp("tasks", task("sibling", "ok", false), null)));
-        dev.syncular.server.wire.PushCommit rejected = alice.outbox.get(0);
+        PushCommit rejected = alice.outbox.get(0);
         Message m = alice.sync();
         PushResult r = result(m);
         assertEquals(CommitStatus.REJECTED, r.status());

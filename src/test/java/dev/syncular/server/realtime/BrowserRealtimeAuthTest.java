@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -150,7 +151,7 @@ class BrowserRealtimeAuthTest {
                 Map.of());
         s.nextEvent("hello");
         assertEquals(CredentialLifetime.EXPIRED_CODE, s.closed.get(RealtimeSocket.WAIT.toSeconds(),
-                java.util.concurrent.TimeUnit.SECONDS));
+                TimeUnit.SECONDS));
     }
 
     @Test

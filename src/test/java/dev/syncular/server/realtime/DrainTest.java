@@ -3,6 +3,7 @@ package dev.syncular.server.realtime;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.LogCapture;
 import dev.syncular.server.testsupport.RealtimeSocket;
@@ -12,9 +13,17 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -59,7 +68,7 @@ class DrainTest {
     PodRealtime realtime;
 
     @Inject
-    dev.syncular.server.schema.SchemaWindow window;
+    SchemaWindow window;
 
     /**
      * A client that stops reading after the upgrade's 101, over a raw socket with a small receive buffer: once the
@@ -67,26 +76,26 @@ class DrainTest {
      * for room that never comes.
      */
     static final class Deaf implements AutoCloseable {
-        final java.net.Socket socket = new java.net.Socket();
+        final Socket socket = new Socket();
 
-        Deaf(URI base, Map<String, String> headers, String clientId) throws java.io.IOException {
+        Deaf(URI base, Map<String, String> headers, String clientId) throws IOException {
             socket.setReceiveBufferSize(4096);
-            socket.connect(new java.net.InetSocketAddress(base.getHost(), base.getPort()), 10_000);
+            socket.connect(new InetSocketAddress(base.getHost(), base.getPort()), 10_000);
             socket.setSoTimeout(30_000);
             byte[] key = new byte[16];
-            new java.security.SecureRandom().nextBytes(key);
+            new SecureRandom().nextBytes(key);
             StringBuilder req = new StringBuilder("GET /realtime?clientId=" + clientId + " HTTP/1.1\r\n")
                     .append("Host: ").append(base.getHost()).append(':').append(base.getPort()).append("\r\n")
                     .append("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n")
-                    .append("Sec-WebSocket-Key: ").append(java.util.Base64.getEncoder().encodeToString(key)).append("\r\n");
+                    .append("Sec-WebSocket-Key: ").append(Base64.getEncoder().encodeToString(key)).append("\r\n");
             headers.forEach((k, v) -> req.append(k).append(": ").append(v).append("\r\n"));
-            socket.getOutputStream().write(req.append("\r\n").toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-            java.io.InputStream in = socket.getInputStream();
+            socket.getOutputStream().write(req.append("\r\n").toString().getBytes(StandardCharsets.US_ASCII));
+            InputStream in = socket.getInputStream();
             StringBuilder head = new StringBuilder();
             while (!head.toString().endsWith("\r\n\r\n")) {
                 int c = in.read();
                 if (c < 0) {
-                    throw new java.io.EOFException("closed during the handshake: " + head);
+                    throw new EOFException("closed during the handshake: " + head);
                 }
                 head.append((char) c);
             }
@@ -95,7 +104,7 @@ class DrainTest {
         }
 
         @Override
-        public void close() throws java.io.IOException {
+        public void close() throws IOException {
             socket.setSoLinger(true, 0); // reset: the server side ends at once
             socket.close();
         }

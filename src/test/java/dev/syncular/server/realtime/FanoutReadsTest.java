@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 
 /** The pod's bound on realtime fan-out reads (§8.2 reads of notified commits): slots, arrival order, backlog. */
@@ -54,7 +55,7 @@ class FanoutReadsTest {
         CompletableFuture<String> a = reads.submit(() -> first);
         CompletableFuture<String> b = reads.submit(() -> CompletableFuture.completedFuture("b"));
         CompletableFuture<String> refused = reads.submit(() -> CompletableFuture.completedFuture("c"));
-        ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, refused::get);
+        ExecutionException e = Assertions.assertThrows(ExecutionException.class, refused::get);
         assertInstanceOf(FanoutReads.BacklogFull.class, e.getCause());
         assertFalse(b.isDone(), "waits for the slot");
         first.completeExceptionally(new IllegalStateException("read failed"));

@@ -9,14 +9,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.testsupport.RealtimeSocket;
+import dev.syncular.server.testsupport.TestJwks;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
+import io.smallrye.jwt.build.Jwt;
 import java.net.URI;
 import java.net.URLEncoder;
+import java.net.http.WebSocketHandshakeException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletionException;
@@ -43,10 +47,10 @@ class OperationWatchAuthTest {
     URI base;
 
     String token(Instant expiresAt) {
-        return io.smallrye.jwt.build.Jwt.issuer(SocketCredentialTest.ISSUER).audience(SocketCredentialTest.AUDIENCE)
+        return Jwt.issuer(SocketCredentialTest.ISSUER).audience(SocketCredentialTest.AUDIENCE)
                 .subject("bob").claim("tenant", "t-" + UUID.randomUUID())
-                .expiresAt(expiresAt).jws().keyId(dev.syncular.server.testsupport.TestJwks.KID)
-                .sign(dev.syncular.server.testsupport.TestJwks.privateKey());
+                .expiresAt(expiresAt).jws().keyId(TestJwks.KID)
+                .sign(TestJwks.privateKey());
     }
 
     URI uri(String query) {
@@ -77,11 +81,11 @@ class OperationWatchAuthTest {
             query.ws.abort();
             cookie.ws.abort();
         }
-        for (Map<String, String> refused : java.util.List.of(Map.<String, String>of(),
+        for (Map<String, String> refused : List.of(Map.<String, String>of(),
                 Map.of("Authorization", "Bearer " + token(Instant.now().minusSeconds(60))))) {
             CompletionException e = assertThrows(CompletionException.class, () -> RealtimeSocket.connect(uri(""), refused));
-            assertInstanceOf(java.net.http.WebSocketHandshakeException.class, e.getCause());
-            assertEquals(401, ((java.net.http.WebSocketHandshakeException) e.getCause()).getResponse().statusCode());
+            assertInstanceOf(WebSocketHandshakeException.class, e.getCause());
+            assertEquals(401, ((WebSocketHandshakeException) e.getCause()).getResponse().statusCode());
         }
     }
 

@@ -24,6 +24,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -163,8 +165,8 @@ class PresenceTest {
         for (int round = 0; round < 25; round++) {
             // A publishes until C's hello is in, so the registration lands among the publishes; every tenth
             // publish waits for the server's answer to a probe (backpressure, not a pause)
-            java.util.concurrent.atomic.AtomicBoolean joined = new java.util.concurrent.atomic.AtomicBoolean();
-            java.util.concurrent.atomic.AtomicLong counter = new java.util.concurrent.atomic.AtomicLong(published);
+            AtomicBoolean joined = new AtomicBoolean();
+            AtomicLong counter = new AtomicLong(published);
             Thread publisher = new Thread(() -> {
                 do {
                     long n = counter.incrementAndGet();

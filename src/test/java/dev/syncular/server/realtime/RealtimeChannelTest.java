@@ -10,6 +10,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.memory.InMemorySegmentStore;
+import dev.syncular.server.storage.ActivationResult;
+import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.EngineParts;
@@ -17,10 +19,14 @@ import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.wire.CommitFrame;
+import dev.syncular.server.wire.ErrorFrame;
 import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.FrameType;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.RespHeader;
@@ -39,12 +45,20 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
+import java.net.http.WebSocketHandshakeException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -179,7 +193,7 @@ class RealtimeChannelTest {
         byte[] request = c.buildRequest().encode();
         byte[] overSocket = s.round(request, 3);
         byte[] overHttp = new HttpTransport(base.toString(), partition).roundTrip(c, request);
-        org.junit.jupiter.api.Assertions.assertArrayEquals(overHttp, overSocket);
+        Assertions.assertArrayEquals(overHttp, overSocket);
         // the post-round ack lifts the connect-time suppression; A's next commit is a delta on C's socket
         ackThenDelta(s, a, c, c.subscriptions.get("s1").cursor, "r1");
         s.ws.abort();
@@ -191,7 +205,7 @@ class RealtimeChannelTest {
         RealtimeSocket s = connect("carol", c.clientId);
         s.nextEvent("hello");
         byte[] request = c.buildRequest().encode();
-        byte[] pipelined = java.util.Arrays.copyOf(request, request.length + 1);
+        byte[] pipelined = Arrays.copyOf(request, request.length + 1);
         ByteBuffer b = ByteBuffer.allocate(pipelined.length + 1).put((byte) 0x01).put(pipelined).flip();
         s.ws.sendBinary(b, true).join();
         assertNotNull(s.closed.get(WAIT.toSeconds(), TimeUnit.SECONDS));
@@ -204,22 +218,22 @@ class RealtimeChannelTest {
         s.nextEvent("hello");
         byte[] valid = c.buildRequest().encode();
         // a well-framed request without its REQ_HEADER: the envelope, then END
-        byte[] headerless = new byte[dev.syncular.server.wire.FrameType.ENVELOPE_HEADER_BYTES + 5];
-        System.arraycopy(valid, 0, headerless, 0, dev.syncular.server.wire.FrameType.ENVELOPE_HEADER_BYTES);
-        headerless[dev.syncular.server.wire.FrameType.ENVELOPE_HEADER_BYTES] = (byte) dev.syncular.server.wire.FrameType.END;
+        byte[] headerless = new byte[FrameType.ENVELOPE_HEADER_BYTES + 5];
+        System.arraycopy(valid, 0, headerless, 0, FrameType.ENVELOPE_HEADER_BYTES);
+        headerless[FrameType.ENVELOPE_HEADER_BYTES] = (byte) FrameType.END;
         // §8.7: what HTTP answers with a 400 JSON body is RESP_HEADER, ERROR, END on the socket
-        HttpFailure http = org.junit.jupiter.api.Assertions.assertThrows(
+        HttpFailure http = Assertions.assertThrows(
                 HttpFailure.class,
                 () -> new HttpTransport(base.toString(), partition).roundTrip(c, headerless));
         assertEquals(400, http.status);
         List<Frame> frames = MessageDecoder.decodeResponse(s.round(headerless, 4)).frames();
         assertEquals(2, frames.size());
-        dev.syncular.server.wire.ErrorFrame error = assertInstanceOf(dev.syncular.server.wire.ErrorFrame.class,
+        ErrorFrame error = assertInstanceOf(ErrorFrame.class,
                 frames.get(1));
         assertEquals(ControlMessages.readTree(http.body).get("code").asText(), error.code());
         assertEquals("sync.invalid_request", error.code());
         // the connection carries the next round
-        assertInstanceOf(dev.syncular.server.wire.RespHeader.class, MessageDecoder.decodeResponse(
+        assertInstanceOf(RespHeader.class, MessageDecoder.decodeResponse(
                 s.round(valid, 64)).frames().get(0));
         assertFalse(s.closed.isDone());
         s.ws.abort();
@@ -236,8 +250,8 @@ class RealtimeChannelTest {
         int n = 20;
         SyncTestClient writer = client("wendy", "c-w-" + UUID.randomUUID());
         writer.syncUntilIdle();
-        List<SyncTestClient> clients = new java.util.ArrayList<>();
-        List<RealtimeSocket> sockets = new java.util.ArrayList<>();
+        List<SyncTestClient> clients = new ArrayList<>();
+        List<RealtimeSocket> sockets = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             SyncTestClient c = client("user" + i, "c-s" + i + "-" + UUID.randomUUID());
             clients.add(c);
@@ -303,7 +317,7 @@ class RealtimeChannelTest {
         a.syncUntilIdle();
         RealtimeSocket s = syncAndConnect(b);
         // test profile: syncular.realtime.max-delta-bytes=8K
-        Map<String, Object> big = new java.util.HashMap<>(todo("big"));
+        Map<String, Object> big = new HashMap<>(todo("big"));
         big.put("title", "x".repeat(20_000));
         a.upsert("todos", big, null);
         a.sync();
@@ -320,7 +334,7 @@ class RealtimeChannelTest {
         JsonNode beat = s.nextEvent("heartbeat");
         assertInstanceOf(ControlMessage.Heartbeat.class, ControlMessages.parseServerMessage(beat.toString()));
         String metrics = HTTP.send(HttpRequest.newBuilder(URI.create("http://localhost:"
-                + dev.syncular.server.testsupport.PrometheusScrape.managementTestPort() + "/q/metrics")).GET().build(),
+                + PrometheusScrape.managementTestPort() + "/q/metrics")).GET().build(),
                 HttpResponse.BodyHandlers.ofString()).body();
         assertTrue(metrics.contains("syncular_realtime_connections"), "open connections gauge");
         assertTrue(metrics.contains("syncular_realtime_wakeups_total{reason=\"catchup-required\"}"), "wake-ups by reason");
@@ -330,7 +344,7 @@ class RealtimeChannelTest {
         assertTrue(metrics.contains("\nsyncular_realtime_fanout_backlog "), "the fan-out's read backlog");
         assertTrue(metrics.contains("\nsyncular_realtime_fanout_overflows_total "), "fan-out overflows");
         // read at each heartbeat; the first one has been sent, so the gauge holds a fraction of the queue
-        java.util.regex.Matcher usage = java.util.regex.Pattern.compile("\nsyncular_postgres_notification_queue_usage ([0-9.E-]+)")
+        Matcher usage = Pattern.compile("\nsyncular_postgres_notification_queue_usage ([0-9.E-]+)")
                 .matcher(metrics);
         assertTrue(usage.find(), "pg_notification_queue_usage() gauge");
         double fraction = Double.parseDouble(usage.group(1));
@@ -364,12 +378,12 @@ class RealtimeChannelTest {
                 .header("x-syncular-partition", partition).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(400, r.statusCode());
         // an upgrade without credentials: 401 with the §10.1 body, no socket
-        java.util.concurrent.CompletionException e = org.junit.jupiter.api.Assertions.assertThrows(
-                java.util.concurrent.CompletionException.class, () -> HTTP.newWebSocketBuilder()
+        CompletionException e = Assertions.assertThrows(
+                CompletionException.class, () -> HTTP.newWebSocketBuilder()
                         .buildAsync(URI.create(base.toString().replace("http", "ws") + "realtime?clientId=x"), new RealtimeSocket())
                         .join());
-        assertInstanceOf(java.net.http.WebSocketHandshakeException.class, e.getCause());
-        HttpResponse<?> response = ((java.net.http.WebSocketHandshakeException) e.getCause()).getResponse();
+        assertInstanceOf(WebSocketHandshakeException.class, e.getCause());
+        HttpResponse<?> response = ((WebSocketHandshakeException) e.getCause()).getResponse();
         assertEquals(401, response.statusCode());
         assertEquals("sync.auth_required", ControlMessages.readTree(String.valueOf(response.body())).get("code").asText());
     }
@@ -437,7 +451,7 @@ class RealtimeChannelTest {
         RealtimeSocket s = syncAndConnect(b);
         // another pod: its own engine and storage over its own pool, same database and storage schema
         Vertx vertx = Vertx.vertx();
-        Pool otherPool = dev.syncular.server.testsupport.TestPostgres.pool(vertx, 2);
+        Pool otherPool = TestPostgres.pool(vertx, 2);
         try {
             PostgresSyncStorage other = new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
             other.ensureSchema(window.current()).await().atMost(WAIT);
@@ -466,7 +480,7 @@ class RealtimeChannelTest {
         RealtimeSocket s = syncAndConnect(b);
         String before = b.state.logEpoch;
         Vertx vertx = Vertx.vertx();
-        Pool otherPool = dev.syncular.server.testsupport.TestPostgres.pool(vertx, 2);
+        Pool otherPool = TestPostgres.pool(vertx, 2);
         String rotated;
         try {
             rotated = new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).rotateLogEpoch(partition)
@@ -500,12 +514,12 @@ class RealtimeChannelTest {
         storage.declareCheckpoint(partition, "fill", version, System.currentTimeMillis()).await().atMost(WAIT);
         // the backfilling pod declared the checkpoint, so it serves and writes; this pod does not
         Vertx vertx = Vertx.vertx();
-        Pool otherPool = dev.syncular.server.testsupport.TestPostgres.pool(vertx, 2);
+        Pool otherPool = TestPostgres.pool(vertx, 2);
         try {
             PostgresSyncStorage other = new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
             other.ensureSchema(window.current()).await().atMost(WAIT);
             SyncEngine backfiller = new SyncEngine(EngineParts.builder(window, other, new InMemorySegmentStore(), resolver)
-                    .checkpoints(List.of(new dev.syncular.server.storage.CheckpointDeclaration(partition, "fill", version)))
+                    .checkpoints(List.of(new CheckpointDeclaration(partition, "fill", version)))
                     .build());
             SyncTestClient.Transport viaBackfiller = new SyncTestClient.Transport() {
                 @Override
@@ -526,7 +540,7 @@ class RealtimeChannelTest {
             assertTrue(SyncTestClient.applied(a.results.values().iterator().next()), "the declaring pod writes");
             assertEquals("catchup-required", s.nextEvent("sync").get("data").get("reason").asText());
             // the pull the wake-up asks for is refused by the gate, as over HTTP
-            HttpFailure refused = org.junit.jupiter.api.Assertions.assertThrows(
+            HttpFailure refused = Assertions.assertThrows(
                     HttpFailure.class, b::sync);
             assertEquals(503, refused.status);
             assertTrue(s.binaries.isEmpty(), "no delta left the closed gate");
@@ -535,7 +549,7 @@ class RealtimeChannelTest {
             long epoch = storage.claimCheckpoint(partition, "fill", version, System.currentTimeMillis())
                     .await().atMost(WAIT).ownerEpoch();
             long head = storage.readPartition(partition).await().atMost(WAIT).maxCommitSeq();
-            assertEquals(dev.syncular.server.storage.ActivationResult.ACTIVATED, storage.activateCheckpoint(partition,
+            assertEquals(ActivationResult.ACTIVATED, storage.activateCheckpoint(partition,
                     "fill", epoch, head, List.of("todos"), System.currentTimeMillis()).await().atMost(WAIT));
             otherPool.close().await().atMost(WAIT);
             vertx.close().await().atMost(WAIT);

@@ -23,6 +23,7 @@ import jakarta.inject.Inject;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -97,7 +98,7 @@ class RealtimeExactlyOnceTest {
     /** A socket that acks every delta at once and records their commit sequences; any wake-up is recorded too. */
     static final class Reader extends Thread {
         final RealtimeSocket socket;
-        final List<Long> seqs = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<Long> seqs = Collections.synchronizedList(new ArrayList<>());
         final AtomicReference<String> wake = new AtomicReference<>();
         final AtomicReference<Throwable> failure = new AtomicReference<>();
         final AtomicBoolean stop = new AtomicBoolean();

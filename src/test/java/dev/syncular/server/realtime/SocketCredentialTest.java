@@ -30,6 +30,7 @@ import jakarta.enterprise.inject.Alternative;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 import java.net.URI;
+import java.net.http.WebSocketHandshakeException;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -192,8 +193,8 @@ class SocketCredentialTest {
         assertEquals("sync.auth_required", body.get("code").asText());
         assertEquals("expired", body.get("details").get("reason").asText());
         CompletionException refused = assertThrows(CompletionException.class, () -> connect(shortLived, clientId));
-        assertInstanceOf(java.net.http.WebSocketHandshakeException.class, refused.getCause());
-        assertEquals(401, ((java.net.http.WebSocketHandshakeException) refused.getCause()).getResponse().statusCode());
+        assertInstanceOf(WebSocketHandshakeException.class, refused.getCause());
+        assertEquals(401, ((WebSocketHandshakeException) refused.getCause()).getResponse().statusCode());
 
         // the client's reconnect with a fresh token works: hello, then rounds over the socket
         RealtimeSocket again = connect(token("bob", Instant.now().plusSeconds(300)), clientId);

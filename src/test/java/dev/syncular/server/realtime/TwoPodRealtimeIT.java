@@ -22,6 +22,10 @@ import dev.syncular.server.wire.realtime.ControlMessage;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Tuple;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.List;
@@ -154,11 +158,11 @@ class TwoPodRealtimeIT {
         b.syncUntilIdle();
         RealtimeSocket s = RealtimeSocket.connect(podB.baseUrl() + "/", partition, "bob", b.clientId);
         s.nextEvent("hello");
-        java.net.http.HttpResponse<String> answer = java.net.http.HttpClient.newHttpClient().send(
-                java.net.http.HttpRequest.newBuilder(java.net.URI.create(podA.baseUrl() + "/admin/partitions/" + partition
+        HttpResponse<String> answer = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(URI.create(podA.baseUrl() + "/admin/partitions/" + partition
                         + "/actors/bob/disconnect")).header("Authorization", "Bearer " + ADMIN_TOKEN)
-                        .POST(java.net.http.HttpRequest.BodyPublishers.noBody()).build(),
-                java.net.http.HttpResponse.BodyHandlers.ofString());
+                        .POST(HttpRequest.BodyPublishers.noBody()).build(),
+                HttpResponse.BodyHandlers.ofString());
         assertEquals(202, answer.statusCode(), answer.body());
         assertEquals(OperatorDisconnects.CODE, s.closed.get(WAIT.toSeconds(), TimeUnit.SECONDS));
         assertEquals(OperatorDisconnects.REASON, s.closeReason());

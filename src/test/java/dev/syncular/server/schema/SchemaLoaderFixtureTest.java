@@ -6,12 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.syncular.server.wire.ColumnDef;
 import dev.syncular.server.wire.ColumnType;
 import dev.syncular.server.wire.RowLayout;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class SchemaLoaderFixtureTest {
@@ -151,7 +153,7 @@ class SchemaLoaderFixtureTest {
     void customCrdtTypeAcceptedWhenRegistered() {
         var root = SchemaFixtures.base();
         SchemaFixtures.columnNamed(root, 0, "doc").put("crdtType", "rga");
-        CompiledSchema s = SchemaLoader.parse(root.toString(), java.util.Set.of("yjs-doc", "rga"));
+        CompiledSchema s = SchemaLoader.parse(root.toString(), Set.of("yjs-doc", "rga"));
         assertEquals("rga", s.table("docs").column("doc").crdtType());
     }
 
@@ -168,7 +170,7 @@ class SchemaLoaderFixtureTest {
         var root = SchemaFixtures.base();
         var child = SchemaFixtures.docsTable("children");
         child.putArray("references").addObject().put("column", "ref").put("parentTable", "docs");
-        ((com.fasterxml.jackson.databind.node.ArrayNode) root.get("tables")).add(child);
+        ((ArrayNode) root.get("tables")).add(child);
         assertEquals(ReferenceDef.OnDelete.RESTRICT,
                 SchemaFixtures.compile(root).table("children").referenceOn("ref").onDelete());
     }

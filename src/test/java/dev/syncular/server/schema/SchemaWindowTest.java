@@ -18,6 +18,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Files;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class SchemaWindowTest {
@@ -174,7 +175,7 @@ class SchemaWindowTest {
     void crdtTypeChanged() {
         ObjectNode cur = at(2);
         columnNamed(cur, 0, "doc").put("crdtType", "rga");
-        CompiledSchema current = SchemaLoader.parse(cur.toString(), java.util.Set.of("yjs-doc", "rga"));
+        CompiledSchema current = SchemaLoader.parse(cur.toString(), Set.of("yjs-doc", "rga"));
         reject(List.of(current, v1()), "window_column_changed");
     }
 

@@ -10,11 +10,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.syncular.server.wire.MediaType;
 import io.smallrye.mutiny.Uni;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
@@ -49,14 +53,14 @@ public abstract class SegmentStoreContract {
 
     protected static byte[] randomBytes(int size) {
         byte[] b = new byte[size];
-        new java.util.Random(UUID.randomUUID().getLeastSignificantBits()).nextBytes(b);
+        new Random(UUID.randomUUID().getLeastSignificantBits()).nextBytes(b);
         return b;
     }
 
     protected static String idOf(byte[] bytes) {
         try {
             return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-        } catch (java.security.NoSuchAlgorithmException e) {
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }
@@ -222,9 +226,9 @@ public abstract class SegmentStoreContract {
     @Test
     void publishFileStoresTheFileBytes() throws Exception {
         byte[] bytes = randomBytes(200_000);
-        java.nio.file.Path file = java.nio.file.Files.createTempFile("segment", ".bin");
+        Path file = Files.createTempFile("segment", ".bin");
         try {
-            java.nio.file.Files.write(file, bytes);
+            Files.write(file, bytes);
             String id = idOf(bytes);
             SegmentPublication p = wholeTable("file-" + UUID.randomUUID(), "sd", 3L, 1L, FAR);
             await(store.publishFile(id, file, p));
@@ -232,7 +236,7 @@ public abstract class SegmentStoreContract {
             assertEquals(List.of(p), await(store.describe(id)).publications());
             assertEquals(id, await(store.find(SegmentStore.ReuseKey.of(p), 2L)).segmentId());
         } finally {
-            java.nio.file.Files.deleteIfExists(file);
+            Files.deleteIfExists(file);
         }
     }
 

@@ -13,6 +13,7 @@ import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.StoredRow;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -311,7 +312,7 @@ class SqliteImageBuilderTest {
 
         try (InputStream in = Files.newInputStream(image)) {
             byte[] header = in.readNBytes(20);
-            assertEquals("SQLite format 3\0", new String(header, 0, 16, java.nio.charset.StandardCharsets.US_ASCII));
+            assertEquals("SQLite format 3\0", new String(header, 0, 16, StandardCharsets.US_ASCII));
             assertEquals(1, header[18], "file format write version 1: rollback journal, not WAL");
             assertEquals(1, header[19], "file format read version 1: rollback journal, not WAL");
         }

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.wire.CanonicalJson;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.Op;
 import io.smallrye.mutiny.Uni;
@@ -910,7 +911,7 @@ public abstract class SyncStorageContract {
     // ---- blob reference index (§5.9.4) -----------------------------------------------------------------
 
     protected static String blobId(String seed) {
-        return "sha256:" + dev.syncular.server.wire.CanonicalJson.sha256Hex(seed.getBytes(StandardCharsets.UTF_8));
+        return "sha256:" + CanonicalJson.sha256Hex(seed.getBytes(StandardCharsets.UTF_8));
     }
 
     protected static String blobRef(String seed) {

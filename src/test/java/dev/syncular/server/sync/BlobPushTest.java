@@ -18,6 +18,7 @@ import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.wire.CommitStatus;
+import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.OpResult;
@@ -28,6 +29,7 @@ import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.Tuple;
+import io.vertx.pgclient.PgException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
@@ -36,6 +38,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -64,7 +68,7 @@ class BlobPushTest {
     static final class HookedStore implements BlobStore {
         final BlobStore delegate;
         volatile Supplier<Uni<?>> onHas;
-        volatile java.util.function.Function<String, Uni<Void>> onDelete;
+        volatile Function<String, Uni<Void>> onDelete;
 
         HookedStore(BlobStore delegate) {
             this.delegate = delegate;
@@ -96,7 +100,7 @@ class BlobPushTest {
 
         @Override
         public Uni<Boolean> delete(String partition, String blobId) {
-            java.util.function.Function<String, Uni<Void>> hook = onDelete;
+            Function<String, Uni<Void>> hook = onDelete;
             return (hook == null ? Uni.createFrom().voidItem() : hook.apply(blobId))
                     .chain(() -> delegate.delete(partition, blobId));
         }
@@ -357,7 +361,7 @@ class BlobPushTest {
         return pool.withTransaction(conn -> conn.preparedQuery("SELECT 1 FROM \"" + pgSchema
                         + "\".sync_partitions WHERE partition_id = $1 FOR UPDATE NOWAIT").execute(Tuple.of(partition)))
                 .map(rs -> true)
-                .onFailure(e -> e instanceof io.vertx.pgclient.PgException pe && "55P03".equals(pe.getSqlState()))
+                .onFailure(e -> e instanceof PgException pe && "55P03".equals(pe.getSqlState()))
                 .recoverWithItem(false);
     }
 
@@ -373,10 +377,10 @@ class BlobPushTest {
         String id = upload(partition, "orphan, marked first");
         c.upsert("attachments", attachment("a1", id), null);
         Message racing = c.buildRequest();
-        java.util.concurrent.atomic.AtomicReference<Boolean> markAtDelete = new java.util.concurrent.atomic.AtomicReference<>();
-        java.util.concurrent.atomic.AtomicReference<Boolean> lockFreeAtDelete = new java.util.concurrent.atomic.AtomicReference<>();
-        java.util.concurrent.atomic.AtomicReference<List<dev.syncular.server.wire.Frame>> pushAtDelete =
-                new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicReference<Boolean> markAtDelete = new AtomicReference<>();
+        AtomicReference<Boolean> lockFreeAtDelete = new AtomicReference<>();
+        AtomicReference<List<Frame>> pushAtDelete =
+                new AtomicReference<>();
         blobs.onDelete = blobId -> {
             blobs.onDelete = null;
             return committedMark(blobId).invoke(markAtDelete::set)

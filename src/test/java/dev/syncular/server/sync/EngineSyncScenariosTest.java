@@ -4,23 +4,52 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.segments.SegmentPublication;
+import dev.syncular.server.segments.SegmentStore;
+import dev.syncular.server.segments.SegmentStoreStats;
+import dev.syncular.server.segments.StoredSegment;
 import dev.syncular.server.segments.memory.InMemorySegmentStore;
+import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
+import dev.syncular.server.wire.CommitFrame;
+import dev.syncular.server.wire.MediaType;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
+import dev.syncular.server.wire.PullHeader;
+import dev.syncular.server.wire.PushOperation;
+import dev.syncular.server.wire.SubEnd;
+import dev.syncular.server.wire.SubStart;
+import dev.syncular.server.wire.SubscriptionStatus;
 import dev.syncular.server.wire.WireException;
+import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 
 /** The scenario contract against the engine in-process, on real PostgreSQL storage. */
 class EngineSyncScenariosTest extends SyncScenariosContract {
@@ -31,7 +60,7 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
     private static PostgresSyncStorage storage;
     private static SyncEngine engine;
     private static final Map<String, Map<String, List<String>>> ALLOWED = new ConcurrentHashMap<>();
-    private static final java.util.concurrent.atomic.AtomicInteger RESOLUTIONS = new java.util.concurrent.atomic.AtomicInteger();
+    private static final AtomicInteger RESOLUTIONS = new AtomicInteger();
     private String partition;
 
     @BeforeAll
@@ -44,8 +73,8 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         ScopeResolver resolver = (actor, partition) -> {
             RESOLUTIONS.incrementAndGet();
             Map<String, List<String>> allowed = ALLOWED.get(partition + "/" + actor);
-            return allowed == null ? io.smallrye.mutiny.Uni.createFrom().failure(new IllegalStateException("no grant"))
-                    : io.smallrye.mutiny.Uni.createFrom().item(allowed);
+            return allowed == null ? Uni.createFrom().failure(new IllegalStateException("no grant"))
+                    : Uni.createFrom().item(allowed);
         };
         engine = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), resolver)
                 .build());
@@ -99,7 +128,7 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
                                 requested).await().atMost(WAIT).bytes();
                     } catch (SyncError e) {
                         throw failure(e);
-                    } catch (java.io.IOException e) {
+                    } catch (IOException e) {
                         throw new AssertionError(e);
                     }
                 }
@@ -150,14 +179,14 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
     }
 
     /** An image larger than the store takes is not published: that bootstrap (and later ones) page rows. */
-    @org.junit.jupiter.api.Test
+    @Test
     void imagesAboveTheStoreCapFallBackToTheRowsLane() {
         server.allow("alice", Map.of("project_id", List.of("p1")));
         SyncTestClient writer = new SyncTestClient(SCHEMA, server.transport(), "alice", "cap-w")
                 .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
-        List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
+        List<PushOperation> ops = new ArrayList<>();
         for (int i = 0; i < 120; i++) {
-            Map<String, Object> row = new java.util.HashMap<>();
+            Map<String, Object> row = new HashMap<>();
             row.put("id", "cap-" + i);
             row.put("project_id", "p1");
             row.put("title", "t" + i);
@@ -168,22 +197,22 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         }
         writer.commit(ops);
         writer.syncUntilIdle();
-        dev.syncular.server.segments.memory.InMemorySegmentStore small =
-                new dev.syncular.server.segments.memory.InMemorySegmentStore(4096);
-        SyncEngine capped = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, small, (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
+        InMemorySegmentStore small =
+                new InMemorySegmentStore(4096);
+        SyncEngine capped = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, small, (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
                 .build());
         SyncTestClient.Transport cappedTransport = transport(capped);
         for (int round = 0; round < 2; round++) {
             SyncTestClient b = new SyncTestClient(SCHEMA, cappedTransport, "bob", "cap-b" + round)
                     .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
-            b.accept = dev.syncular.server.wire.PullHeader.ACCEPT_EXTERNAL_ROWS
-                    | dev.syncular.server.wire.PullHeader.ACCEPT_SQLITE;
+            b.accept = PullHeader.ACCEPT_EXTERNAL_ROWS
+                    | PullHeader.ACCEPT_SQLITE;
             b.limitSnapshotRows = 50;
             b.syncUntilIdle();
-            org.junit.jupiter.api.Assertions.assertEquals(120, b.table("notes").size());
-            org.junit.jupiter.api.Assertions.assertTrue(b.segmentRefs.size() >= 3);
-            org.junit.jupiter.api.Assertions.assertTrue(b.segmentRefs.stream()
-                    .allMatch(r -> r.mediaType() == dev.syncular.server.wire.MediaType.ROWS));
+            Assertions.assertEquals(120, b.table("notes").size());
+            Assertions.assertTrue(b.segmentRefs.size() >= 3);
+            Assertions.assertTrue(b.segmentRefs.stream()
+                    .allMatch(r -> r.mediaType() == MediaType.ROWS));
         }
     }
 
@@ -192,18 +221,18 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
      * operation: the suite runs with the production thread stack size (-Xss512k, pom.xml), where a recursive
      * walk over the operations overflowed at about a thousand.
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void hugeCommitsDoNotGrowTheStack() {
         server.allow("alice", Map.of("project_id", List.of("p1")));
-        SyncEngine big = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
+        SyncEngine big = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
                 .limits(new SyncLimits(10_000, SyncLimits.DEFAULTS.inlineSegmentMaxBytes(), SyncLimits.DEFAULTS.segmentTtlMs()))
                 .build());
         SyncTestClient.Transport transport = transport(big);
         SyncTestClient c = new SyncTestClient(SCHEMA, transport, "alice", "huge-1")
                 .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
-        List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
+        List<PushOperation> ops = new ArrayList<>();
         for (int i = 0; i < 5_000; i++) {
-            Map<String, Object> row = new java.util.HashMap<>();
+            Map<String, Object> row = new HashMap<>();
             row.put("id", "huge-" + i);
             row.put("project_id", "p1");
             row.put("title", "t");
@@ -214,8 +243,8 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         }
         String id = c.commit(ops);
         c.syncUntilIdle();
-        org.junit.jupiter.api.Assertions.assertTrue(SyncTestClient.applied(c.result(id)));
-        org.junit.jupiter.api.Assertions.assertEquals(5_000, server.rows("notes").size());
+        Assertions.assertTrue(SyncTestClient.applied(c.result(id)));
+        Assertions.assertEquals(5_000, server.rows("notes").size());
     }
 
     /**
@@ -223,18 +252,18 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
      * arrive — a page spanning batches, a page ending exactly on the table's last row, and the probe row
      * that tells a full page from the table's end all deliver every row once, with resume cursors between pages.
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void largePagesSpanningReadBatchesDeliverEveryRowOnce() {
         server.allow("alice", Map.of("project_id", List.of("p1")));
-        SyncEngine big = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
+        SyncEngine big = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
                 .limits(new SyncLimits(25_000, SyncLimits.DEFAULTS.inlineSegmentMaxBytes(), SyncLimits.DEFAULTS.segmentTtlMs()))
                 .build());
         SyncTestClient.Transport transport = transport(big);
         SyncTestClient writer = new SyncTestClient(SCHEMA, transport, "alice", "pages-w");
-        List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
+        List<PushOperation> ops = new ArrayList<>();
         for (int i = 0; i < 21_000; i++) {
-            Map<String, Object> row = new java.util.HashMap<>();
-            row.put("id", String.format(java.util.Locale.ROOT, "pg-%05d", i));
+            Map<String, Object> row = new HashMap<>();
+            row.put("id", String.format(Locale.ROOT, "pg-%05d", i));
             row.put("project_id", "p1");
             row.put("title", "t" + i);
             row.put("body", null);
@@ -244,7 +273,7 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         }
         String id = writer.commit(ops);
         writer.syncUntilIdle();
-        org.junit.jupiter.api.Assertions.assertTrue(SyncTestClient.applied(writer.result(id)));
+        Assertions.assertTrue(SyncTestClient.applied(writer.result(id)));
         // 15,000: pages of 10,000 + 5,001 (the probe) then 6,000 (exhausted); 10,500: the second page ends on
         // the last row (10,000 + 500 of 501 asked: complete, no resume cursor)
         for (int pageRows : new int[] {15_000, 10_500}) {
@@ -253,16 +282,16 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
             c.limitSnapshotRows = pageRows;
             c.maxSnapshotPages = 1;
             c.syncUntilIdle();
-            org.junit.jupiter.api.Assertions.assertEquals(21_000, c.table("notes").size());
-            org.junit.jupiter.api.Assertions.assertEquals(List.of((long) pageRows, 21_000L - pageRows),
+            Assertions.assertEquals(21_000, c.table("notes").size());
+            Assertions.assertEquals(List.of((long) pageRows, 21_000L - pageRows),
                     c.segmentRefs.stream().map(r -> r.rowCount()).toList(), "one segment per page, every row once");
-            org.junit.jupiter.api.Assertions.assertTrue(java.util.Arrays.asList(c.table("notes").get("pg-20999").values())
+            Assertions.assertTrue(Arrays.asList(c.table("notes").get("pg-20999").values())
                     .contains("t20999"), "the last row's values");
         }
     }
 
     /** §3.2 rule 3: one resolution per request, shared by its pushes (§3.4 step 1) and every subscription. */
-    @org.junit.jupiter.api.Test
+    @Test
     void scopesResolveAtMostOncePerRequest() {
         server.allow("alice", Map.of("project_id", List.of("p1", "p2")));
         SyncTestClient c = new SyncTestClient(SCHEMA, server.transport(), "alice", "once-1")
@@ -273,8 +302,8 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         c.upsert("notes", Map.of("id", "r2", "project_id", "p2", "title", "t"), null);
         RESOLUTIONS.set(0);
         c.sync();
-        org.junit.jupiter.api.Assertions.assertEquals(1, RESOLUTIONS.get());
-        org.junit.jupiter.api.Assertions.assertEquals(2, c.results.size());
+        Assertions.assertEquals(1, RESOLUTIONS.get());
+        Assertions.assertEquals(2, c.results.size());
     }
 
     /**
@@ -283,17 +312,17 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
      * section into {@code reset} with no commits and the request cursor echoed, and the client record keeps
      * its cursor (a reset subscription is not active, §4.5).
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void pruningDuringAPullResetsTheSectionAtTheExitRead() {
         server.allow("alice", Map.of("project_id", List.of("p1")));
         SyncTestClient writer = new SyncTestClient(SCHEMA, server.transport(), "alice", "race-w")
                 .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
         writer.upsert("notes", note("r0", "p1", "t"), null);
         writer.syncUntilIdle();
-        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicBoolean armed = new AtomicBoolean();
         SyncEngine racing = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), (actor, p) -> {
-                    io.smallrye.mutiny.Uni<Map<String, List<String>>> grant =
-                            io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1")));
+                    Uni<Map<String, List<String>>> grant =
+                            Uni.createFrom().item(Map.of("project_id", List.of("p1")));
                     return !armed.getAndSet(false) ? grant : storage.readPartition(p)
                             .flatMap(s -> storage.prune(p, s.logEpoch(), s.maxCommitSeq())).flatMap(r -> grant);
                 }).build());
@@ -313,30 +342,30 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
                 .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
         reader.syncUntilIdle();
         long cursor = reader.subscriptions.get("n").cursor;
-        org.junit.jupiter.api.Assertions.assertEquals(cursor,
+        Assertions.assertEquals(cursor,
                 storage.readClient(partition, "race-r").await().atMost(WAIT).cursor());
         for (int i = 1; i <= 3; i++) {
             writer.upsert("notes", note("r" + i, "p1", "t"), null);
         }
         writer.syncUntilIdle();
-        org.junit.jupiter.api.Assertions.assertTrue(server.maxCommitSeq() > cursor);
+        Assertions.assertTrue(server.maxCommitSeq() > cursor);
         armed.set(true);
         Message m = reader.sync();
-        org.junit.jupiter.api.Assertions.assertFalse(armed.get(), "the resolver pruned during the request");
-        dev.syncular.server.wire.SubStart start = (dev.syncular.server.wire.SubStart) m.frames().stream()
-                .filter(f -> f instanceof dev.syncular.server.wire.SubStart).findFirst().orElseThrow();
-        org.junit.jupiter.api.Assertions.assertEquals(dev.syncular.server.wire.SubscriptionStatus.RESET, start.status());
-        org.junit.jupiter.api.Assertions.assertEquals("sync.cursor_expired", start.reasonCode());
-        org.junit.jupiter.api.Assertions.assertTrue(m.frames().stream()
-                .noneMatch(f -> f instanceof dev.syncular.server.wire.CommitFrame));
-        dev.syncular.server.wire.SubEnd end = (dev.syncular.server.wire.SubEnd) m.frames().stream()
-                .filter(f -> f instanceof dev.syncular.server.wire.SubEnd).findFirst().orElseThrow();
-        org.junit.jupiter.api.Assertions.assertEquals(cursor, end.nextCursor(), "the request cursor is echoed");
-        org.junit.jupiter.api.Assertions.assertEquals(cursor,
+        Assertions.assertFalse(armed.get(), "the resolver pruned during the request");
+        SubStart start = (SubStart) m.frames().stream()
+                .filter(f -> f instanceof SubStart).findFirst().orElseThrow();
+        Assertions.assertEquals(SubscriptionStatus.RESET, start.status());
+        Assertions.assertEquals("sync.cursor_expired", start.reasonCode());
+        Assertions.assertTrue(m.frames().stream()
+                .noneMatch(f -> f instanceof CommitFrame));
+        SubEnd end = (SubEnd) m.frames().stream()
+                .filter(f -> f instanceof SubEnd).findFirst().orElseThrow();
+        Assertions.assertEquals(cursor, end.nextCursor(), "the request cursor is echoed");
+        Assertions.assertEquals(cursor,
                 storage.readClient(partition, "race-r").await().atMost(WAIT).cursor(),
                 "a reset subscription does not advance the client record");
         reader.syncUntilIdle();
-        org.junit.jupiter.api.Assertions.assertEquals(writer.table("notes").keySet(), reader.table("notes").keySet());
+        Assertions.assertEquals(writer.table("notes").keySet(), reader.table("notes").keySet());
     }
 
     /**
@@ -344,11 +373,11 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
      * only after {@link ClientRecords#CLIENT_RECORD_REFRESH_MS}); a forward cursor move is written once
      * {@link ClientRecords#CLIENT_CURSOR_REFRESH_MS} passed, new subscriptions at once.
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void unchangedRoundsDoNotRewriteTheClientRecord() {
         server.allow("alice", Map.of("project_id", List.of("p1", "p2")));
         long[] now = {1_000_000L};
-        SyncEngine clocked = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1", "p2"))))
+        SyncEngine clocked = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("p1", "p2"))))
                 .clock(() -> now[0])
                 .build());
         SyncTestClient.Transport t = new SyncTestClient.Transport() {
@@ -366,33 +395,33 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         SyncTestClient c = new SyncTestClient(SCHEMA, t, "alice", "quiet-1")
                 .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
         c.syncUntilIdle();
-        dev.syncular.server.storage.ClientRecord first = storage.readClient(partition, "quiet-1").await().atMost(WAIT);
-        org.junit.jupiter.api.Assertions.assertNotNull(first);
+        ClientRecord first = storage.readClient(partition, "quiet-1").await().atMost(WAIT);
+        Assertions.assertNotNull(first);
         now[0] += 1_000;
         c.sync();
-        org.junit.jupiter.api.Assertions.assertEquals(first, storage.readClient(partition, "quiet-1").await().atMost(WAIT),
+        Assertions.assertEquals(first, storage.readClient(partition, "quiet-1").await().atMost(WAIT),
                 "nothing changed: no write");
         now[0] += ClientRecords.CLIENT_RECORD_REFRESH_MS;
         c.sync();
-        dev.syncular.server.storage.ClientRecord refreshed = storage.readClient(partition, "quiet-1").await().atMost(WAIT);
-        org.junit.jupiter.api.Assertions.assertEquals(now[0], refreshed.updatedAtMs(), "refreshed once stale");
-        org.junit.jupiter.api.Assertions.assertEquals(first.cursor(), refreshed.cursor());
+        ClientRecord refreshed = storage.readClient(partition, "quiet-1").await().atMost(WAIT);
+        Assertions.assertEquals(now[0], refreshed.updatedAtMs(), "refreshed once stale");
+        Assertions.assertEquals(first.cursor(), refreshed.cursor());
         now[0] += 1_000;
         c.upsert("notes", note("q1", "p1", "t"), null);
         c.sync();
-        org.junit.jupiter.api.Assertions.assertEquals(refreshed, storage.readClient(partition, "quiet-1").await().atMost(WAIT),
+        Assertions.assertEquals(refreshed, storage.readClient(partition, "quiet-1").await().atMost(WAIT),
                 "a forward cursor move within CLIENT_CURSOR_REFRESH_MS of the last write is not written");
         now[0] += ClientRecords.CLIENT_CURSOR_REFRESH_MS;
         c.sync();
-        dev.syncular.server.storage.ClientRecord moved = storage.readClient(partition, "quiet-1").await().atMost(WAIT);
-        org.junit.jupiter.api.Assertions.assertTrue(moved.cursor() > first.cursor(), "a cursor move is written once due");
-        org.junit.jupiter.api.Assertions.assertEquals(now[0], moved.updatedAtMs());
+        ClientRecord moved = storage.readClient(partition, "quiet-1").await().atMost(WAIT);
+        Assertions.assertTrue(moved.cursor() > first.cursor(), "a cursor move is written once due");
+        Assertions.assertEquals(now[0], moved.updatedAtMs());
         now[0] += 1_000;
         c.subscribe("m", "notes", Map.of("project_id", List.of("p2")));
         c.syncUntilIdle();
-        dev.syncular.server.storage.ClientRecord resubscribed = storage.readClient(partition, "quiet-1").await().atMost(WAIT);
-        org.junit.jupiter.api.Assertions.assertEquals(now[0], resubscribed.updatedAtMs(), "new subscriptions are written");
-        org.junit.jupiter.api.Assertions.assertTrue(resubscribed.subscriptionsJson().contains("\"m\""));
+        ClientRecord resubscribed = storage.readClient(partition, "quiet-1").await().atMost(WAIT);
+        Assertions.assertEquals(now[0], resubscribed.updatedAtMs(), "new subscriptions are written");
+        Assertions.assertTrue(resubscribed.subscriptionsJson().contains("\"m\""));
     }
 
     /**
@@ -400,64 +429,64 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
      * full disk or an unreachable bucket would — is logged, and the same bootstrap is served on the rows lane
      * at its pin: the pull succeeds with every row.
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void failedImageBuildFallsBackToTheRowsLane() {
         server.allow("alice", Map.of("project_id", List.of("p1")));
         InMemorySegmentStore real = new InMemorySegmentStore();
-        dev.syncular.server.segments.SegmentStore refusingFiles = new dev.syncular.server.segments.SegmentStore() {
+        SegmentStore refusingFiles = new SegmentStore() {
             @Override
-            public io.smallrye.mutiny.Uni<Void> publish(String id, byte[] bytes, dev.syncular.server.segments.SegmentPublication p) {
+            public Uni<Void> publish(String id, byte[] bytes, SegmentPublication p) {
                 return real.publish(id, bytes, p);
             }
 
             @Override
-            public io.smallrye.mutiny.Uni<Void> publishFile(String id, java.nio.file.Path file,
-                    dev.syncular.server.segments.SegmentPublication p) {
-                return io.smallrye.mutiny.Uni.createFrom().failure(
-                        new java.io.UncheckedIOException(new java.io.IOException("No space left on device")));
+            public Uni<Void> publishFile(String id, Path file,
+                    SegmentPublication p) {
+                return Uni.createFrom().failure(
+                        new UncheckedIOException(new IOException("No space left on device")));
             }
 
             @Override
-            public io.smallrye.mutiny.Uni<Match> find(ReuseKey key, long nowMs) {
+            public Uni<Match> find(ReuseKey key, long nowMs) {
                 return real.find(key, nowMs);
             }
 
             @Override
-            public io.smallrye.mutiny.Uni<dev.syncular.server.segments.StoredSegment> describe(String id) {
+            public Uni<StoredSegment> describe(String id) {
                 return real.describe(id);
             }
 
             @Override
-            public io.smallrye.mutiny.Uni<byte[]> read(String id) {
+            public Uni<byte[]> read(String id) {
                 return real.read(id);
             }
 
             @Override
-            public io.smallrye.mutiny.Uni<Integer> deleteExpired(long nowMs) {
+            public Uni<Integer> deleteExpired(long nowMs) {
                 return real.deleteExpired(nowMs);
             }
 
             @Override
-            public io.smallrye.mutiny.Uni<dev.syncular.server.segments.SegmentStoreStats> stats(long nowMs) {
+            public Uni<SegmentStoreStats> stats(long nowMs) {
                 return real.stats(nowMs);
             }
         };
-        SyncEngine failing = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, refusingFiles, (actor, p) -> io.smallrye.mutiny.Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
+        SyncEngine failing = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, refusingFiles, (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
                 .build());
         SyncTestClient.Transport transport = transport(failing);
         SyncTestClient writer = new SyncTestClient(SCHEMA, transport, "alice", "img-fail-w");
-        List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
+        List<PushOperation> ops = new ArrayList<>();
         for (int i = 0; i < 60; i++) {
             ops.add(writer.upsertOp("notes", note("f-" + i, "p1", "t" + i), null));
         }
         String id = writer.commit(ops);
         writer.syncUntilIdle();
-        org.junit.jupiter.api.Assertions.assertTrue(SyncTestClient.applied(writer.result(id)));
+        Assertions.assertTrue(SyncTestClient.applied(writer.result(id)));
 
-        List<java.util.logging.LogRecord> logged = new java.util.concurrent.CopyOnWriteArrayList<>();
-        java.util.logging.Handler capture = new java.util.logging.Handler() {
+        List<LogRecord> logged = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
             @Override
-            public void publish(java.util.logging.LogRecord r) {
+            public void publish(LogRecord r) {
                 logged.add(r);
             }
 
@@ -469,23 +498,23 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
             public void close() {
             }
         };
-        java.util.logging.Logger log = java.util.logging.Logger.getLogger(SyncEngine.class.getName());
+        Logger log = Logger.getLogger(SyncEngine.class.getName());
         log.addHandler(capture);
         try {
             SyncTestClient c = new SyncTestClient(SCHEMA, transport, "alice", "img-fail-c")
                     .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
-            c.accept = dev.syncular.server.wire.PullHeader.ACCEPT_INLINE_ROWS
-                    | dev.syncular.server.wire.PullHeader.ACCEPT_EXTERNAL_ROWS | dev.syncular.server.wire.PullHeader.ACCEPT_SQLITE;
+            c.accept = PullHeader.ACCEPT_INLINE_ROWS
+                    | PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SQLITE;
             c.limitSnapshotRows = 20;
             c.syncUntilIdle();
-            org.junit.jupiter.api.Assertions.assertEquals(60, c.table("notes").size());
-            org.junit.jupiter.api.Assertions.assertTrue(c.segmentRefs.stream()
-                    .noneMatch(r -> r.mediaType() == dev.syncular.server.wire.MediaType.SQLITE), "rows lane only");
+            Assertions.assertEquals(60, c.table("notes").size());
+            Assertions.assertTrue(c.segmentRefs.stream()
+                    .noneMatch(r -> r.mediaType() == MediaType.SQLITE), "rows lane only");
         } finally {
             log.removeHandler(capture);
         }
-        org.junit.jupiter.api.Assertions.assertTrue(logged.stream().anyMatch(r -> r.getLevel().intValue()
-                >= java.util.logging.Level.WARNING.intValue() && String.valueOf(r.getMessage()).contains("SQLite image build failed")),
-                "the failure is logged: " + logged.stream().map(java.util.logging.LogRecord::getMessage).toList());
+        Assertions.assertTrue(logged.stream().anyMatch(r -> r.getLevel().intValue()
+                >= Level.WARNING.intValue() && String.valueOf(r.getMessage()).contains("SQLite image build failed")),
+                "the failure is logged: " + logged.stream().map(LogRecord::getMessage).toList());
     }
 }

@@ -28,6 +28,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -49,7 +50,7 @@ class ServeGateTest {
     private Pool pool;
     private String pgSchema;
     private final List<String> refusals = new CopyOnWriteArrayList<>();
-    private final Map<String, java.util.function.Function<String, Uni<?>>> resolverHooks = new ConcurrentHashMap<>();
+    private final Map<String, Function<String, Uni<?>>> resolverHooks = new ConcurrentHashMap<>();
 
     @BeforeEach
     void start() {
@@ -77,7 +78,7 @@ class ServeGateTest {
             storage.ensureSchema(schema, declared).await().atMost(WAIT);
             ScopeResolver resolver = (actor, partition) -> {
                 Map<String, List<String>> all = Map.of("project_id", List.of("*"));
-                java.util.function.Function<String, Uni<?>> hook = resolverHooks.remove(partition);
+                Function<String, Uni<?>> hook = resolverHooks.remove(partition);
                 // A hook runs between the entry gate read and the verify read (never blocking the event loop).
                 return hook == null ? Uni.createFrom().item(all) : hook.apply(partition).replaceWith(all);
             };

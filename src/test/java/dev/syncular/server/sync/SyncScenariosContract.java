@@ -12,29 +12,53 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.SyncTestClient.LocalRow;
 import dev.syncular.server.wire.CommitFrame;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.MediaType;
 import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.MessageDecoder;
+import dev.syncular.server.wire.MessageEncoder;
+import dev.syncular.server.wire.Op;
 import dev.syncular.server.wire.OpResult;
 import dev.syncular.server.wire.PullHeader;
+import dev.syncular.server.wire.PushCommit;
+import dev.syncular.server.wire.PushOperation;
 import dev.syncular.server.wire.PushResult;
+import dev.syncular.server.wire.PushResultDetails;
+import dev.syncular.server.wire.ReqHeader;
+import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.RowCodec;
+import dev.syncular.server.wire.SegmentInline;
 import dev.syncular.server.wire.SegmentRef;
 import dev.syncular.server.wire.SubStart;
 import dev.syncular.server.wire.SubscriptionStatus;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.Tuple;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -76,11 +100,11 @@ public abstract class SyncScenariosContract {
 
     /** The storage-side half of a {@link Server} on PostgreSQL: row, horizon and table-count inspection. */
     protected abstract static class PostgresBackedServer implements Server {
-        private static final java.time.Duration WAIT = java.time.Duration.ofSeconds(30);
+        private static final Duration WAIT = Duration.ofSeconds(30);
 
-        protected abstract dev.syncular.server.storage.postgres.PostgresSyncStorage storage();
+        protected abstract PostgresSyncStorage storage();
 
-        protected abstract io.vertx.mutiny.sqlclient.Pool pool();
+        protected abstract Pool pool();
 
         @Override
         public Map<String, StoredRow> rows(String table) {
@@ -93,7 +117,7 @@ public abstract class SyncScenariosContract {
 
         @Override
         public void prune(long seq) {
-            dev.syncular.server.storage.PartitionState s = storage().readPartition(partition()).await().atMost(WAIT);
+            PartitionState s = storage().readPartition(partition()).await().atMost(WAIT);
             storage().prune(partition(), s.logEpoch(), seq).await().atMost(WAIT);
         }
 
@@ -106,9 +130,9 @@ public abstract class SyncScenariosContract {
         public Map<String, Long> tableCounts() {
             String schema = storage().pgSchema();
             Map<String, Long> counts = new TreeMap<>();
-            for (io.vertx.mutiny.sqlclient.Row r : pool()
+            for (Row r : pool()
                     .preparedQuery("SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1")
-                    .execute(io.vertx.mutiny.sqlclient.Tuple.of(schema)).await().atMost(WAIT)) {
+                    .execute(Tuple.of(schema)).await().atMost(WAIT)) {
                 String n = r.getString(0);
                 counts.put(n, pool().query("SELECT count(*) FROM \"" + schema + "\".\"" + n + "\"").execute().await()
                         .atMost(WAIT).iterator().next().getLong(0));
@@ -271,7 +295,7 @@ public abstract class SyncScenariosContract {
         SyncTestClient writer = client("alice", "w-5");
         writer.syncUntilIdle();
         for (int batch = 0; batch < 5; batch++) {
-            List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
+            List<PushOperation> ops = new ArrayList<>();
             for (int i = 0; i < 100; i++) {
                 ops.add(writer.upsertOp("notes", note(String.format("b-%03d-%02d", batch, i), "p1", "row"), null));
             }
@@ -309,7 +333,7 @@ public abstract class SyncScenariosContract {
     private SyncTestClient seedNotes(String clientId, String prefix, int count) {
         SyncTestClient writer = client("alice", clientId);
         writer.syncUntilIdle();
-        List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
+        List<PushOperation> ops = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             Map<String, Object> n = note(String.format("%s-%04d", prefix, i), "p1", i % 7 == 0 ? null : "title " + i);
             n.put("priority", i % 5 == 0 ? null : (long) i * 1_000_003L);
@@ -318,7 +342,7 @@ public abstract class SyncScenariosContract {
             ops.add(writer.upsertOp("notes", n, null));
             if (ops.size() == 100) {
                 writer.commit(ops);
-                ops = new java.util.ArrayList<>();
+                ops = new ArrayList<>();
             }
         }
         if (!ops.isEmpty()) {
@@ -350,12 +374,12 @@ public abstract class SyncScenariosContract {
         List<SegmentRef> image = refs(first);
         assertEquals(1, image.size());
         SegmentRef ref = image.get(0);
-        assertEquals(dev.syncular.server.wire.MediaType.SQLITE, ref.mediaType());
+        assertEquals(MediaType.SQLITE, ref.mediaType());
         // (b) descriptor shape: whole-table, no cursors, never inline
         assertNull(ref.rowCursor());
         assertNull(ref.nextRowCursor());
         assertEquals(230, ref.rowCount());
-        assertTrue(first.frames().stream().noneMatch(f -> f instanceof dev.syncular.server.wire.SegmentInline));
+        assertTrue(first.frames().stream().noneMatch(f -> f instanceof SegmentInline));
         assertNull(b.subscriptions.get("notes-p1").bootstrapState);
         assertEquals(ref.asOfCommitSeq(), b.subscriptions.get("notes-p1").cursor);
         assertEquals(230, b.table("notes").size());
@@ -364,7 +388,7 @@ public abstract class SyncScenariosContract {
         SyncTestClient control = client("carol", "c-10");
         control.limitSnapshotRows = 50;
         control.syncUntilIdle();
-        assertTrue(control.segmentRefs.stream().allMatch(r -> r.mediaType() == dev.syncular.server.wire.MediaType.ROWS));
+        assertTrue(control.segmentRefs.stream().allMatch(r -> r.mediaType() == MediaType.ROWS));
         assertEquals(control.table("notes").keySet(), b.table("notes").keySet());
         control.table("notes").forEach((id, row) -> {
             LocalRow other = b.table("notes").get(id);
@@ -390,7 +414,7 @@ public abstract class SyncScenariosContract {
         writer.syncUntilIdle();
         other.sync();
         SegmentRef again = refs(other.sync()).get(0);
-        assertEquals(dev.syncular.server.wire.MediaType.SQLITE, again.mediaType());
+        assertEquals(MediaType.SQLITE, again.mediaType());
         SyncTestClient third = client("bob", "b2-10");
         third.accept = IMAGE_ACCEPT;
         third.limitSnapshotRows = 50;
@@ -416,14 +440,14 @@ public abstract class SyncScenariosContract {
         gated.maxSnapshotPages = 1;
         gated.sync();
         Message paged = gated.sync();
-        assertTrue(refs(paged).stream().allMatch(r -> r.mediaType() == dev.syncular.server.wire.MediaType.ROWS));
+        assertTrue(refs(paged).stream().allMatch(r -> r.mediaType() == MediaType.ROWS));
         assertNotNull(gated.subscriptions.get("notes-p1").bootstrapState);
 
         // (e) lane pinning: resumed mid-table with bit 2 now advertised, it stays on the rows lane at its pin
         long pin = gated.subscriptions.get("notes-p1").cursor;
         gated.accept = IMAGE_ACCEPT;
         gated.syncUntilIdle();
-        assertTrue(gated.segmentRefs.stream().allMatch(r -> r.mediaType() == dev.syncular.server.wire.MediaType.ROWS));
+        assertTrue(gated.segmentRefs.stream().allMatch(r -> r.mediaType() == MediaType.ROWS));
         assertTrue(gated.segmentRefs.stream().allMatch(r -> r.asOfCommitSeq() == pin));
         assertConverged(gated);
     }
@@ -437,7 +461,7 @@ public abstract class SyncScenariosContract {
         b.limitSnapshotRows = 50;
         b.syncUntilIdle();
         assertEquals(20, b.table("notes").size());
-        assertTrue(b.segmentRefs.stream().noneMatch(r -> r.mediaType() == dev.syncular.server.wire.MediaType.SQLITE));
+        assertTrue(b.segmentRefs.stream().noneMatch(r -> r.mediaType() == MediaType.SQLITE));
         assertConverged(b);
     }
 
@@ -476,10 +500,10 @@ public abstract class SyncScenariosContract {
         assertConverged(a);
         assertConverged(b);
         // Replaying the rejected commit returns its persisted rejection unchanged (§2.3).
-        b.outbox.add(new dev.syncular.server.wire.PushCommit(lost, List.of(SyncTestClient.deleteOp("notes", "doc"))));
+        b.outbox.add(new PushCommit(lost, List.of(SyncTestClient.deleteOp("notes", "doc"))));
         b.sync();
-        assertArrayEquals(dev.syncular.server.wire.MessageEncoder.encodeFrame(rejected),
-                dev.syncular.server.wire.MessageEncoder.encodeFrame(b.result(lost)), "byte-equivalent replay");
+        assertArrayEquals(MessageEncoder.encodeFrame(rejected),
+                MessageEncoder.encodeFrame(b.result(lost)), "byte-equivalent replay");
         assertTrue(server().rows("notes").containsKey("doc"));
     }
 
@@ -574,7 +598,7 @@ public abstract class SyncScenariosContract {
         allowP1("alice", "mallory");
         SyncTestClient a = client("alice", "bind-1");
         a.sync();
-        List<dev.syncular.server.wire.PushOperation> ops = new java.util.ArrayList<>();
+        List<PushOperation> ops = new ArrayList<>();
         for (int i = 0; i < 501; i++) {
             ops.add(a.upsertOp("notes", note("cap-" + i, "p1", "x"), null));
         }
@@ -595,12 +619,12 @@ public abstract class SyncScenariosContract {
         a.sync();
         Map<String, Long> before = server().tableCounts();
         String forbidden = a.upsert("notes", note("x-1", "p9", "other project"), null);
-        String unknown = a.commit(List.of(new dev.syncular.server.wire.PushOperation("ghost", "g", dev.syncular.server.wire.Op.DELETE,
+        String unknown = a.commit(List.of(new PushOperation("ghost", "g", Op.DELETE,
                 null, null)));
-        String garbage = a.commit(List.of(new dev.syncular.server.wire.PushOperation("notes", "n", dev.syncular.server.wire.Op.UPSERT,
+        String garbage = a.commit(List.of(new PushOperation("notes", "n", Op.UPSERT,
                 null, new byte[] {1, 2, 3})));
-        String mismatched = a.commit(List.of(new dev.syncular.server.wire.PushOperation("notes", "other-id",
-                dev.syncular.server.wire.Op.UPSERT, null, a.upsertOp("notes", note("x-2", "p1", "t"), null).payload())));
+        String mismatched = a.commit(List.of(new PushOperation("notes", "other-id",
+                Op.UPSERT, null, a.upsertOp("notes", note("x-2", "p1", "t"), null).payload())));
         a.sync();
         assertEquals("sync.forbidden", ((OpResult.Error) SyncTestClient.firstResult(a.result(forbidden))).code());
         assertEquals("sync.unknown_table", ((OpResult.Error) SyncTestClient.firstResult(a.result(unknown))).code());
@@ -663,13 +687,13 @@ public abstract class SyncScenariosContract {
         a.sync();
         a.upsert("notes", note("floor", "p1", "never"), null);
         Message request = a.buildRequest();
-        List<Frame> frames = new java.util.ArrayList<>(request.frames());
-        frames.set(0, new dev.syncular.server.wire.ReqHeader(a.clientId, 99, a.state.logEpoch));
+        List<Frame> frames = new ArrayList<>(request.frames());
+        frames.set(0, new ReqHeader(a.clientId, 99, a.state.logEpoch));
         Map<String, Long> before = server().tableCounts();
-        Message m = dev.syncular.server.wire.MessageDecoder.decodeResponse(
+        Message m = MessageDecoder.decodeResponse(
                 server().transport().roundTrip(a, Message.request(frames).encode()));
         assertEquals(1, m.frames().size());
-        dev.syncular.server.wire.RespHeader h = (dev.syncular.server.wire.RespHeader) m.frames().get(0);
+        RespHeader h = (RespHeader) m.frames().get(0);
         assertEquals(SCHEMA.version(), h.requiredSchemaVersion());
         assertEquals(SCHEMA.version(), h.latestSchemaVersion());
         assertEquals(a.state.logEpoch, h.logEpoch());
@@ -684,9 +708,9 @@ public abstract class SyncScenariosContract {
         a.upsert("notes", note("hostile", "p1", "x"), null);
         byte[] valid = a.buildRequest().encode();
         Map<String, Long> before = server().tableCounts();
-        List<byte[]> hostile = List.of(java.util.Arrays.copyOf(valid, valid.length - 5), // no END
-                java.util.Arrays.copyOf(valid, valid.length + 3), // bytes after END
-                java.util.Arrays.copyOf(valid, 20), // cut inside a frame
+        List<byte[]> hostile = List.of(Arrays.copyOf(valid, valid.length - 5), // no END
+                Arrays.copyOf(valid, valid.length + 3), // bytes after END
+                Arrays.copyOf(valid, 20), // cut inside a frame
                 new byte[] {'S', 'S', 'P', '2', 1, 0, 1, 0, 0, 0, 0, 0, 0}); // wire version 1
         for (byte[] body : hostile) {
             HttpFailure f = assertThrows(HttpFailure.class, () -> server().transport().roundTrip(a, body));
@@ -718,8 +742,8 @@ public abstract class SyncScenariosContract {
         a.sync();
         assertEquals("sync.reference_violation",
                 assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(a.result(orphan))).code());
-        dev.syncular.server.wire.PushResultDetails details = (dev.syncular.server.wire.PushResultDetails) a.lastResponse.frames()
-                .stream().filter(f -> f instanceof dev.syncular.server.wire.PushResultDetails).findFirst().orElseThrow();
+        PushResultDetails details = (PushResultDetails) a.lastResponse.frames()
+                .stream().filter(f -> f instanceof PushResultDetails).findFirst().orElseThrow();
         assertTrue(details.entries().get(0).detailsJson().contains("missing_parent"));
         // A parent and its child in one commit pass (candidate state).
         String together = a.commit(List.of(a.upsertOp("notes", note("n-ref", "p1", "parent"), null),
@@ -762,8 +786,8 @@ public abstract class SyncScenariosContract {
 
     /** The §6.3.1 details JSON of the response's first {@code PUSH_RESULT_DETAILS} entry. */
     private static String detailsOf(SyncTestClient c) {
-        return ((dev.syncular.server.wire.PushResultDetails) c.lastResponse.frames().stream()
-                .filter(f -> f instanceof dev.syncular.server.wire.PushResultDetails).findFirst().orElseThrow())
+        return ((PushResultDetails) c.lastResponse.frames().stream()
+                .filter(f -> f instanceof PushResultDetails).findFirst().orElseThrow())
                 .entries().get(0).detailsJson();
     }
 
@@ -850,11 +874,11 @@ public abstract class SyncScenariosContract {
 
     // ---------------------------------------------------------------------------------- concurrency
 
-    private static <T> List<T> concurrently(int n, java.util.function.IntFunction<T> task) throws Exception {
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(n);
+    private static <T> List<T> concurrently(int n, IntFunction<T> task) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(n);
         try {
-            java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
-            List<java.util.concurrent.Future<T>> futures = new java.util.ArrayList<>();
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<T>> futures = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 int k = i;
                 futures.add(pool.submit(() -> {
@@ -863,9 +887,9 @@ public abstract class SyncScenariosContract {
                 }));
             }
             start.countDown();
-            List<T> out = new java.util.ArrayList<>();
-            for (java.util.concurrent.Future<T> f : futures) {
-                out.add(f.get(60, java.util.concurrent.TimeUnit.SECONDS));
+            List<T> out = new ArrayList<>();
+            for (Future<T> f : futures) {
+                out.add(f.get(60, TimeUnit.SECONDS));
             }
             return out;
         } finally {
@@ -882,7 +906,7 @@ public abstract class SyncScenariosContract {
         String id = a.upsert("notes", note("once", "p1", "exactly once"), null);
         byte[] request = a.buildRequest().encode();
         List<PushResult> results = concurrently(50, i -> {
-            Message m = dev.syncular.server.wire.MessageDecoder.decodeResponse(server().transport().roundTrip(a, request));
+            Message m = MessageDecoder.decodeResponse(server().transport().roundTrip(a, request));
             return (PushResult) m.frames().stream().filter(f -> f instanceof PushResult).findFirst().orElseThrow();
         });
         assertEquals(before + 1, server().maxCommitSeq());
@@ -908,7 +932,7 @@ public abstract class SyncScenariosContract {
         List<SyncTestClient> clients = List.of(a, b);
         List<byte[]> requests = List.of(a.buildRequest().encode(), b.buildRequest().encode());
         List<PushResult> results = concurrently(2, i -> {
-            Message m = dev.syncular.server.wire.MessageDecoder.decodeResponse(
+            Message m = MessageDecoder.decodeResponse(
                     server().transport().roundTrip(clients.get(i), requests.get(i)));
             return (PushResult) m.frames().stream().filter(f -> f instanceof PushResult).findFirst().orElseThrow();
         });

@@ -1,5 +1,6 @@
 package dev.syncular.server.testsupport;
 
+import io.vertx.mutiny.sqlclient.Pool;
 import java.util.List;
 
 /**
@@ -35,7 +36,7 @@ public final class GeneratedCommits {
     }
 
     /** {@link #statements} in one transaction on {@code pool}, holding the partition row: yields the last seq written. */
-    public static long append(io.vertx.mutiny.sqlclient.Pool pool, String pgSchema, String partition, String tbl, long count) {
+    public static long append(Pool pool, String pgSchema, String partition, String tbl, long count) {
         try (HeldTransaction t = HeldTransaction.begin(pool)) {
             long max = t.execute(lockPartition(pgSchema, partition)).iterator().next().getLong(0);
             for (String sql : statements(pgSchema, partition, tbl, max + 1, max + count)) {

@@ -1,7 +1,10 @@
 package dev.syncular.server.testsupport;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -49,7 +52,7 @@ public final class LogCapture extends Handler implements AutoCloseable {
      * The first captured line matching {@code p}, waiting for it to be logged (signalled by each new record) until
      * {@code timeout}; fails then. For lines logged after the answer that caused them (e.g. the access log's).
      */
-    public Line await(java.util.function.Predicate<Line> p, java.time.Duration timeout) throws InterruptedException {
+    public Line await(Predicate<Line> p, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         synchronized (this) {
             while (true) {
@@ -62,7 +65,7 @@ public final class LogCapture extends Handler implements AutoCloseable {
                 if (left <= 0) {
                     throw new AssertionError("no matching log line among " + lines.size());
                 }
-                java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(this, left);
+                TimeUnit.NANOSECONDS.timedWait(this, left);
             }
         }
     }

@@ -1,9 +1,12 @@
 package dev.syncular.server.testsupport;
 
+import io.restassured.RestAssured;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import org.eclipse.microprofile.config.ConfigProvider;
 
 /**
  * One scrape of {@code /q/metrics} (on the management interface) in the Prometheus text format, parsed into samples: sample name (with its
@@ -25,18 +28,18 @@ public final class PrometheusScrape {
      * {@code /q/metrics} and {@code /q/openapi} are served there, not on the API port.
      */
     public static int managementTestPort() {
-        return org.eclipse.microprofile.config.ConfigProvider.getConfig()
+        return ConfigProvider.getConfig()
                 .getOptionalValue("quarkus.management.test-port", Integer.class).orElse(9001);
     }
 
     /** One scrape of the app under {@code @QuarkusTest}: {@code GET /q/metrics} on its management port. */
     public static PrometheusScrape scrape() {
-        return parse(io.restassured.RestAssured.given().port(managementTestPort()).get("/q/metrics").then()
+        return parse(RestAssured.given().port(managementTestPort()).get("/q/metrics").then()
                 .statusCode(200).extract().asString());
     }
 
     public static PrometheusScrape parse(String text) {
-        List<Sample> out = new java.util.ArrayList<>();
+        List<Sample> out = new ArrayList<>();
         for (String line : text.split("\n")) {
             if (line.isBlank() || line.startsWith("#")) {
                 continue;

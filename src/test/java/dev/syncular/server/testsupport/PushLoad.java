@@ -4,6 +4,7 @@ import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.PushResult;
+import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -218,7 +219,7 @@ public final class PushLoad implements AutoCloseable {
                     if (r.statusCode() == 200) {
                         return;
                     }
-                } catch (java.io.IOException down) {
+                } catch (IOException down) {
                     // not answering: try the next pod
                 }
             }

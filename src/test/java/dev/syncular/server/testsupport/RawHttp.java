@@ -8,6 +8,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -80,7 +81,7 @@ public final class RawHttp implements AutoCloseable {
             while (written < bytes) {
                 int n = (int) Math.min(FILL, bytes - written);
                 if (chunked) {
-                    chunk(n == FILL ? fill : java.util.Arrays.copyOf(fill, n));
+                    chunk(n == FILL ? fill : Arrays.copyOf(fill, n));
                 } else {
                     out.write(fill, 0, n);
                 }

@@ -1,21 +1,25 @@
 package dev.syncular.server.testsupport;
 
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.SchemaLoader;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A pool on the test database ({@link TestPostgres}) and the fresh storage schemas a test class creates in it,
  * all dropped after the class: {@code @RegisterExtension static final ScratchSchemas SCRATCH =
  * ScratchSchemas.open(n);} (or {@link #close} it yourself).
  */
-public final class ScratchSchemas implements AutoCloseable, org.junit.jupiter.api.extension.AfterAllCallback {
+public final class ScratchSchemas implements AutoCloseable, AfterAllCallback {
     private static final Duration WAIT = Duration.ofSeconds(60);
     /** The smallest schema a storage serves: table {@code t}, string key {@code id}, scope {@code k:{id}}. */
-    public static final dev.syncular.server.schema.CompiledSchema ONE_TABLE = dev.syncular.server.schema.SchemaLoader.parse(
+    public static final CompiledSchema ONE_TABLE = SchemaLoader.parse(
             "{\"version\":1,\"tables\":[{\"name\":\"t\",\"primaryKey\":\"id\",\"columns\":[{\"name\":\"id\","
                     + "\"type\":\"string\",\"nullable\":false}],\"scopes\":[\"k:{id}\"]}]}");
 
@@ -40,7 +44,7 @@ public final class ScratchSchemas implements AutoCloseable, org.junit.jupiter.ap
     }
 
     @Override
-    public void afterAll(org.junit.jupiter.api.extension.ExtensionContext context) {
+    public void afterAll(ExtensionContext context) {
         close();
     }
 

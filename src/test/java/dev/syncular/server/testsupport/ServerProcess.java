@@ -12,7 +12,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -98,7 +100,7 @@ public final class ServerProcess implements AutoCloseable {
 
         /** Configuration properties, passed in their environment-variable form. */
         public Builder config(Map<String, String> properties) {
-            properties.forEach((k, v) -> env.put(k.toUpperCase(java.util.Locale.ROOT).replaceAll("[^A-Z0-9]", "_"), v));
+            properties.forEach((k, v) -> env.put(k.toUpperCase(Locale.ROOT).replaceAll("[^A-Z0-9]", "_"), v));
             return this;
         }
 
@@ -177,7 +179,7 @@ public final class ServerProcess implements AutoCloseable {
         if (!Files.isRegularFile(ARTIFACT)) {
             return null;
         }
-        java.util.Properties artifact = new java.util.Properties();
+        Properties artifact = new Properties();
         try (var in = Files.newInputStream(ARTIFACT)) {
             artifact.load(in);
         }

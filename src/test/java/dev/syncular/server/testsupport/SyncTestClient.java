@@ -10,9 +10,11 @@ import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.wire.CanonicalJson;
 import dev.syncular.server.wire.Change;
+import dev.syncular.server.wire.ColumnType;
 import dev.syncular.server.wire.CommitFrame;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.MediaType;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.Op;
@@ -27,6 +29,14 @@ import dev.syncular.server.wire.RowsSegment;
 import dev.syncular.server.wire.SegmentInline;
 import dev.syncular.server.wire.SegmentRef;
 import dev.syncular.server.wire.SegmentRow;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -48,7 +58,7 @@ public final class SyncTestClient {
 
         /** §5.4: a descriptor URL is the entire grant — fetched with no sync-server credentials. */
         default byte[] fetchUrl(String url) {
-            return new ServerConnection(url, java.util.Map.of(), null).fetch(url);
+            return new ServerConnection(url, Map.of(), null).fetch(url);
         }
     }
 
@@ -218,7 +228,7 @@ public final class SyncTestClient {
                 throw new IllegalStateException("segment content address mismatch");
             }
             segmentRefs.add(ref);
-            if (ref.mediaType() == dev.syncular.server.wire.MediaType.SQLITE) {
+            if (ref.mediaType() == MediaType.SQLITE) {
                 applyImage(ref, bytes, header);
             } else {
                 applySegment(RowsSegment.decode(bytes));
@@ -256,10 +266,10 @@ public final class SyncTestClient {
      * ATTACHed one, or {@code ""}) has exactly the schema's columns in declaration order plus
      * {@code _syncular_version}; otherwise {@code sync.schema_mismatch}.
      */
-    public static void checkImageColumns(java.sql.Statement st, String schemaPrefix, TableSchema t)
-            throws java.sql.SQLException {
+    public static void checkImageColumns(Statement st, String schemaPrefix, TableSchema t)
+            throws SQLException {
         List<String> names = new ArrayList<>();
-        try (java.sql.ResultSet cols = st.executeQuery("PRAGMA " + schemaPrefix + "table_info(\"" + t.name() + "\")")) {
+        try (ResultSet cols = st.executeQuery("PRAGMA " + schemaPrefix + "table_info(\"" + t.name() + "\")")) {
             while (cols.next()) {
                 names.add(cols.getString("name"));
             }
@@ -282,13 +292,13 @@ public final class SyncTestClient {
             throw new IllegalStateException("sync.invalid_request: sqlite descriptor with a row cursor");
         }
         TableSchema t = schema.table(ref.table());
-        java.nio.file.Path file = null;
+        Path file = null;
         try {
-            file = java.nio.file.Files.createTempFile("client-image", ".sqlite");
-            java.nio.file.Files.write(file, bytes);
-            try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + file);
-                    java.sql.Statement st = c.createStatement()) {
-                try (java.sql.ResultSet meta = st.executeQuery("SELECT format, \"table\", schemaVersion, asOfCommitSeq,"
+            file = Files.createTempFile("client-image", ".sqlite");
+            Files.write(file, bytes);
+            try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + file);
+                    Statement st = c.createStatement()) {
+                try (ResultSet meta = st.executeQuery("SELECT format, \"table\", schemaVersion, asOfCommitSeq,"
                         + " scopeDigest, rowCount FROM _syncular_segment")) {
                     if (!meta.next() || meta.getInt(1) != 1 || !ref.table().equals(meta.getString(2))
                             || meta.getInt(3) != schema.version() || meta.getLong(4) != ref.asOfCommitSeq()
@@ -299,7 +309,7 @@ public final class SyncTestClient {
                 }
                 checkImageColumns(st, "", t);
                 long applied = 0;
-                try (java.sql.ResultSet rs = st.executeQuery("SELECT * FROM \"" + ref.table() + "\"")) {
+                try (ResultSet rs = st.executeQuery("SELECT * FROM \"" + ref.table() + "\"")) {
                     while (rs.next()) {
                         Object[] values = new Object[t.columnCount()];
                         for (int i = 0; i < values.length; i++) {
@@ -315,7 +325,7 @@ public final class SyncTestClient {
                     throw new IllegalStateException("sync.invalid_request: image row count");
                 }
             }
-        } catch (java.io.IOException | java.sql.SQLException e) {
+        } catch (IOException | SQLException e) {
             throw new IllegalStateException("sync.invalid_request: image does not open", e);
         } finally {
             if (file != null) {
@@ -324,8 +334,8 @@ public final class SyncTestClient {
         }
     }
 
-    private static Object imageValue(java.sql.ResultSet rs, int column, dev.syncular.server.wire.ColumnType type)
-            throws java.sql.SQLException {
+    private static Object imageValue(ResultSet rs, int column, ColumnType type)
+            throws SQLException {
         Object raw = rs.getObject(column);
         if (raw == null) {
             return null;

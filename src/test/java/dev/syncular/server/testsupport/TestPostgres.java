@@ -2,6 +2,12 @@ package dev.syncular.server.testsupport;
 
 import dev.syncular.server.config.EmbeddedDatabase;
 import dev.syncular.server.config.EmbeddedPostgresConfigSourceFactory;
+import io.vertx.mutiny.core.Vertx;
+import io.vertx.mutiny.pgclient.PgBuilder;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.sqlclient.PoolOptions;
+import java.time.Duration;
 
 /**
  * PostgreSQL coordinates for plain (non-Quarkus) JUnit tests.
@@ -71,9 +77,9 @@ public final class TestPostgres {
 
     /** Drops a storage schema a test created, with everything in it. */
     public static void dropSchema(String schema) {
-        io.vertx.mutiny.core.Vertx vertx = io.vertx.mutiny.core.Vertx.vertx();
-        io.vertx.mutiny.sqlclient.Pool pool = pool(vertx, 1);
-        java.time.Duration wait = java.time.Duration.ofSeconds(30);
+        Vertx vertx = Vertx.vertx();
+        Pool pool = pool(vertx, 1);
+        Duration wait = Duration.ofSeconds(30);
         try {
             pool.query("DROP SCHEMA IF EXISTS " + schema + " CASCADE").execute().await().atMost(wait);
         } finally {
@@ -83,10 +89,10 @@ public final class TestPostgres {
     }
 
     /** A reactive pool on the test database (prepared statements cached), for plain JUnit tests. */
-    public static io.vertx.mutiny.sqlclient.Pool pool(io.vertx.mutiny.core.Vertx vertx, int maxSize) {
-        io.vertx.pgclient.PgConnectOptions options = io.vertx.pgclient.PgConnectOptions.fromUri(url()).setUser(user())
+    public static Pool pool(Vertx vertx, int maxSize) {
+        PgConnectOptions options = PgConnectOptions.fromUri(url()).setUser(user())
                 .setPassword(password()).setCachePreparedStatements(true);
-        return io.vertx.mutiny.pgclient.PgBuilder.pool().with(new io.vertx.sqlclient.PoolOptions().setMaxSize(maxSize))
+        return PgBuilder.pool().with(new PoolOptions().setMaxSize(maxSize))
                 .connectingTo(options).using(vertx).build();
     }
 }

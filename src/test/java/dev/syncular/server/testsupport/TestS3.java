@@ -1,5 +1,6 @@
 package dev.syncular.server.testsupport;
 
+import dev.syncular.server.segments.s3.NoExpectContinue;
 import java.io.IOException;
 import java.net.HttpURLConnection;
 import java.net.ServerSocket;
@@ -60,7 +61,7 @@ public final class TestS3 {
                 .credentialsProvider(credentials()).httpClient(UrlConnectionHttpClient.create())
                 .serviceConfiguration(S3Configuration.builder().pathStyleAccessEnabled(true).build())
                 .overrideConfiguration(o -> o.addExecutionInterceptor(
-                        new dev.syncular.server.segments.s3.NoExpectContinue()))
+                        new NoExpectContinue()))
                 .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
                 .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED).build();
     }

@@ -1,7 +1,10 @@
 package dev.syncular.server.testsupport;
 
 import io.vertx.mutiny.core.Vertx;
+import io.vertx.mutiny.pgclient.PgBuilder;
 import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.sqlclient.PoolOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
@@ -82,9 +85,9 @@ public final class ThrowawayPostgres implements AutoCloseable {
 
     /** A pool on the test database, as the test role. */
     public Pool pool(Vertx vertx, int maxSize) {
-        io.vertx.pgclient.PgConnectOptions options = io.vertx.pgclient.PgConnectOptions.fromUri(url())
+        PgConnectOptions options = PgConnectOptions.fromUri(url())
                 .setUser(TestPostgres.user()).setPassword(TestPostgres.password());
-        return io.vertx.mutiny.pgclient.PgBuilder.pool().with(new io.vertx.sqlclient.PoolOptions().setMaxSize(maxSize))
+        return PgBuilder.pool().with(new PoolOptions().setMaxSize(maxSize))
                 .connectingTo(options).using(vertx).build();
     }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.sun.management.ThreadMXBean;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
@@ -14,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -412,8 +414,8 @@ class HostileInputTest {
 
     // ---------------------------------------------------------------- allocation bound
 
-    private static final com.sun.management.ThreadMXBean THREADS =
-            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    private static final ThreadMXBean THREADS =
+            (ThreadMXBean) ManagementFactory.getThreadMXBean();
 
     private static long allocated() {
         return THREADS.getThreadAllocatedBytes(Thread.currentThread().getId());
@@ -431,7 +433,7 @@ class HostileInputTest {
         long probed = allocated() - before;
         assertTrue(probed >= probe.length, "allocation probe saw only " + probed + " bytes");
 
-        Map<String, Supplier<byte[]>> cases = new java.util.LinkedHashMap<>();
+        Map<String, Supplier<byte[]>> cases = new LinkedHashMap<>();
         int[] claims = {0x7fffffff, 0xffffffff, 0x80000000};
         for (int claim : claims) {
             String c = String.format("0x%08x", claim);

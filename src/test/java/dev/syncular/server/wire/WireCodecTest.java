@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -116,7 +117,7 @@ class WireCodecTest {
         byte[] endLen = ok.clone();
         endLen[endLen.length - 4] = 1;
         invalid(endLen);
-        byte[] trailing = java.util.Arrays.copyOf(ok, ok.length + 1);
+        byte[] trailing = Arrays.copyOf(ok, ok.length + 1);
         invalid(trailing);
         // Trailing bytes inside a known frame (§1.2 rule 3).
         WireWriter w = new WireWriter();
@@ -262,7 +263,7 @@ class WireCodecTest {
         RowsSegment seg = RowsSegment.decode(out.toByteArray());
         assertEquals(List.of(1000, 1000, 500), seg.blocks().stream().map(List::size).toList());
         assertArrayEquals(out.toByteArray(), seg.encode());
-        byte[] truncated = java.util.Arrays.copyOf(out.toByteArray(), out.size() - 4);
+        byte[] truncated = Arrays.copyOf(out.toByteArray(), out.size() - 4);
         assertThrows(WireException.class, () -> RowsSegment.decode(truncated));
         assertThrows(IllegalStateException.class, () -> w.addRow(1, new Object[] {"x"}));
         RowsSegmentWriter fresh = new RowsSegmentWriter("t", 1, layout, new WireWriter()::raw);

@@ -13,6 +13,8 @@ import dev.syncular.server.blobs.PresignedUrl;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -216,7 +218,7 @@ public final class S3BlobStore implements BlobStore {
     /** Runs a blocking SDK call on the worker pool; the result returns to the subscriber's Vert.x context. */
     private <T> Uni<T> blocking(Supplier<T> call) {
         return Uni.createFrom().deferred(() -> {
-            io.vertx.core.Context context = io.vertx.core.Vertx.currentContext();
+            Context context = Vertx.currentContext();
             Uni<T> onWorker = Uni.createFrom().item(call).runSubscriptionOn(worker);
             return context == null ? onWorker : onWorker.emitOn(task -> context.runOnContext(v -> task.run()));
         });

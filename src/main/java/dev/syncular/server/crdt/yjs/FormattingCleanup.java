@@ -6,6 +6,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * The cleanup of redundant formatting items that Yjs runs, in a transaction of its own, after a remote
@@ -53,7 +54,7 @@ final class FormattingCleanup {
     }
 
     /** Visits the structs in the transaction's delete set (Yjs's {@code iterateDeletedStructs}). */
-    private static void forEachDeleted(Transaction tr, java.util.function.Consumer<DocStruct> f) {
+    private static void forEachDeleted(Transaction tr, Consumer<DocStruct> f) {
         for (Map.Entry<Long, List<DeleteSet.Range>> e : tr.deleteSet.clients().entrySet()) {
             List<DocStruct> structs = tr.doc.store.clients.get(e.getKey());
             if (structs == null) {

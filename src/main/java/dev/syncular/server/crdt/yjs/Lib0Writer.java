@@ -6,6 +6,7 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CharsetEncoder;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /** Writes the lib0 primitives {@link Lib0Reader} reads, the way lib0's encoder lays them out. */
 final class Lib0Writer {
@@ -23,12 +24,12 @@ final class Lib0Writer {
     }
 
     byte[] toBytes() {
-        return java.util.Arrays.copyOf(buf, size);
+        return Arrays.copyOf(buf, size);
     }
 
     private void ensure(int more) {
         if (buf.length - size < more) {
-            buf = java.util.Arrays.copyOf(buf, Math.max(buf.length * 2, size + more));
+            buf = Arrays.copyOf(buf, Math.max(buf.length * 2, size + more));
         }
     }
 

@@ -3,6 +3,7 @@ package dev.syncular.server.crdt.yjs;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -168,7 +169,7 @@ final class UpdateApplier {
     /** The stacked structs cannot be integrated: they and the rest of their clients' structs wait. */
     private static void moveStackToRest(Deque<Struct> stack, Map<Long, Target> refs, List<Long> ids,
             Map<Long, List<Struct>> rest) {
-        for (java.util.Iterator<Struct> it = stack.descendingIterator(); it.hasNext();) { // bottom of the stack first
+        for (Iterator<Struct> it = stack.descendingIterator(); it.hasNext();) { // bottom of the stack first
             Struct s = it.next();
             long client = s.client();
             Target t = refs.get(client);

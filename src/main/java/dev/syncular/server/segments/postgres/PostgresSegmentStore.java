@@ -9,6 +9,8 @@ import dev.syncular.server.storage.postgres.DdlStep;
 import dev.syncular.server.storage.postgres.PostgresStores;
 import dev.syncular.server.wire.MediaType;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
@@ -185,7 +187,7 @@ public final class PostgresSegmentStore implements SegmentStore {
         // once, on a worker thread (never the event loop): stored with a new entry, compared with an existing
         // one's stored hash (so republishing never reads the stored bytes back).
         return Uni.createFrom().item(() -> sha256(bytes))
-                .runSubscriptionOn(io.smallrye.mutiny.infrastructure.Infrastructure.getDefaultWorkerPool())
+                .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
                 .chain(digest -> PostgresStores.readCommitted(pool, conn -> ensureEntry(conn, segmentId, bytes, digest, 1)
                         .chain(() -> upsertPublication(conn, segmentId, publication))))
                 .invoke(() -> cachePut(segmentId, bytes));
@@ -210,8 +212,8 @@ public final class PostgresSegmentStore implements SegmentStore {
                     return conn.preparedQuery("INSERT INTO " + t("sync_segments")
                                     + " (segment_id, bytes, byte_length, created_at_ms, sha256) VALUES ($1, $2, $3, $4, $5)"
                                     + " ON CONFLICT (segment_id) DO NOTHING RETURNING segment_id")
-                            .execute(Tuple.of(segmentId, io.vertx.core.buffer.Buffer.buffer(bytes),
-                                    (long) bytes.length, System.currentTimeMillis(), io.vertx.core.buffer.Buffer.buffer(digest)))
+                            .execute(Tuple.of(segmentId, Buffer.buffer(bytes),
+                                    (long) bytes.length, System.currentTimeMillis(), Buffer.buffer(digest)))
                             .chain(ins -> {
                                 if (ins.rowCount() > 0) {
                                     return Uni.createFrom().voidItem();

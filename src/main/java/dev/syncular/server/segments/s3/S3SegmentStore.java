@@ -16,7 +16,9 @@ import dev.syncular.server.wire.MediaType;
 import io.smallrye.mutiny.Uni;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.DigestInputStream;
 import java.security.MessageDigest;
@@ -28,6 +30,8 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import software.amazon.awssdk.core.ResponseBytes;
@@ -172,8 +176,8 @@ public final class S3SegmentStore implements SegmentStore {
         return blocking(() -> {
             checkId(segmentId);
             long length;
-            try (InputStream in = new DigestInputStream(java.nio.file.Files.newInputStream(file), digest())) {
-                length = in.transferTo(java.io.OutputStream.nullOutputStream());
+            try (InputStream in = new DigestInputStream(Files.newInputStream(file), digest())) {
+                length = in.transferTo(OutputStream.nullOutputStream());
                 byte[] hash = ((DigestInputStream) in).getMessageDigest().digest();
                 if (!segmentId.equals("sha256:" + HexFormat.of().formatHex(hash))) {
                     throw new SegmentCollisionException();
@@ -191,7 +195,7 @@ public final class S3SegmentStore implements SegmentStore {
         Objects.requireNonNull(publication, "publication");
         // Publishers and sweeps in this process take turns per entry (fewer lost conditional writes to retry);
         // across processes the conditional record writes alone keep every publication.
-        java.util.concurrent.locks.ReentrantLock lock = locks[Math.floorMod(segmentId.hashCode(), locks.length)];
+        ReentrantLock lock = locks[Math.floorMod(segmentId.hashCode(), locks.length)];
         lock.lock();
         try {
             publishLocked(segmentId, length, publication, body);
@@ -200,12 +204,12 @@ public final class S3SegmentStore implements SegmentStore {
         }
     }
 
-    private final java.util.concurrent.locks.ReentrantLock[] locks = locks();
+    private final ReentrantLock[] locks = locks();
 
-    private static java.util.concurrent.locks.ReentrantLock[] locks() {
-        java.util.concurrent.locks.ReentrantLock[] l = new java.util.concurrent.locks.ReentrantLock[64];
+    private static ReentrantLock[] locks() {
+        ReentrantLock[] l = new ReentrantLock[64];
         for (int i = 0; i < l.length; i++) {
-            l[i] = new java.util.concurrent.locks.ReentrantLock();
+            l[i] = new ReentrantLock();
         }
         return l;
     }
@@ -359,7 +363,7 @@ public final class S3SegmentStore implements SegmentStore {
     }
 
     /** Every object under {@code keyPrefix}, page by page (a LIST: GC and statistics paths only). */
-    private void listing(String keyPrefix, java.util.function.Consumer<S3Object> each) {
+    private void listing(String keyPrefix, Consumer<S3Object> each) {
         String token = null;
         do {
             String continuation = token;
@@ -375,7 +379,7 @@ public final class S3SegmentStore implements SegmentStore {
         if (!SEGMENT_ID.matcher(segmentId).matches()) {
             return false;
         }
-        java.util.concurrent.locks.ReentrantLock lock = locks[Math.floorMod(segmentId.hashCode(), locks.length)];
+        ReentrantLock lock = locks[Math.floorMod(segmentId.hashCode(), locks.length)];
         lock.lock();
         try {
             return forgetLocked(segmentId, nowMs);

@@ -9,6 +9,7 @@ import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
@@ -129,7 +130,7 @@ final class BlobReferenceIndex {
     }
 
     private static Set<String> firstColumnSet(RowSet<Row> rs) {
-        Set<String> out = new java.util.HashSet<>();
+        Set<String> out = new HashSet<>();
         for (Row r : rs) {
             out.add(r.getString(0));
         }

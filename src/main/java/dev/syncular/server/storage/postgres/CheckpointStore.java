@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeSet;
 
 /**
  * Backfill checkpoints and the schema-upgrade writer fence (§2.4 "Schema upgrade writer fence", RFC 0007 of
@@ -112,7 +113,7 @@ final class CheckpointStore {
         }
         List<Tuple> rows = new ArrayList<>();
         List<Tuple> fences = new ArrayList<>();
-        java.util.TreeSet<String> partitions = new java.util.TreeSet<>();
+        TreeSet<String> partitions = new TreeSet<>();
         for (CheckpointDeclaration d : declarations) {
             rows.add(Tuple.of(d.partition(), d.name(), d.schemaVersion(), nowMs));
             fences.add(Tuple.of(d.partition(), d.schemaVersion()));

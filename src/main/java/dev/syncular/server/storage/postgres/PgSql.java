@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.storage.StorageException;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Future;
+import io.vertx.core.http.ConnectionPoolTooBusyException;
 import io.vertx.mutiny.core.buffer.Buffer;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -116,7 +117,7 @@ final class PgSql {
                 case "53300" -> "too_many_connections";
                 default -> null;
             };
-        } else if (t instanceof io.vertx.core.http.ConnectionPoolTooBusyException) {
+        } else if (t instanceof ConnectionPoolTooBusyException) {
             reason = "pool_wait_queue_full";
         } else if (MESSAGE_FAILURE.isInstance(t) && "Timeout".equals(t.getMessage())) {
             reason = "pool_wait_timeout"; // the pool's own failure for a connection not free in time

@@ -7,9 +7,11 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import dev.syncular.server.storage.AuthLease;
 import dev.syncular.server.storage.AuthLeaseStore;
 import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.core.buffer.Buffer;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.Tuple;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
@@ -18,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -98,7 +101,7 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
     @Override
     public Uni<AuthLease> issue(String partition, String clientId, String actorId,
             Map<String, List<String>> allowedScopes, long nowMs, long ttlMs, String logEpoch) {
-        java.util.Objects.requireNonNull(logEpoch, "logEpoch");
+        Objects.requireNonNull(logEpoch, "logEpoch");
         return upsert(partition, clientId, actorId, canonical(allowedScopes), nowMs, nowMs + ttlMs, logEpoch, false)
                 .chain(lease -> lease != null ? Uni.createFrom().item(lease)
                         // the kept handle's id seal failed to verify: replace the handle, unconditionally
@@ -155,7 +158,7 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
         String scopes = r.getString(4);
         boolean revoked = r.getLong(7) != null;
         String epoch = r.getString(9);
-        io.vertx.mutiny.core.buffer.Buffer idSeal = r.getBuffer(10);
+        Buffer idSeal = r.getBuffer(10);
         if (epoch == null || idSeal == null) {
             return null; // stored before epochs and handle seals were recorded
         }
@@ -197,10 +200,10 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
             mac.update(domain.getBytes(StandardCharsets.UTF_8));
             for (String s : fields) {
                 byte[] b = s.getBytes(StandardCharsets.UTF_8);
-                mac.update(java.nio.ByteBuffer.allocate(4).putInt(b.length).array());
+                mac.update(ByteBuffer.allocate(4).putInt(b.length).array());
                 mac.update(b);
             }
-            java.nio.ByteBuffer n = java.nio.ByteBuffer.allocate(8 * numbers.length);
+            ByteBuffer n = ByteBuffer.allocate(8 * numbers.length);
             for (long v : numbers) {
                 n.putLong(v);
             }

@@ -3,6 +3,7 @@ package dev.syncular.server.storage.postgres;
 import dev.syncular.server.storage.StorageException;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.SqlConnection;
 import java.util.List;
 import java.util.function.Function;
 
@@ -29,7 +30,7 @@ public final class PostgresStores {
      * {@code work} in a transaction whose first statement states READ COMMITTED (the isolation level every
      * transaction of this storage, and of the stores sharing its schema, relies on); rolled back on failure.
      */
-    public static <T> Uni<T> readCommitted(Pool pool, Function<io.vertx.mutiny.sqlclient.SqlConnection, Uni<T>> work) {
+    public static <T> Uni<T> readCommitted(Pool pool, Function<SqlConnection, Uni<T>> work) {
         return PgSql.readCommitted(pool, work);
     }
 

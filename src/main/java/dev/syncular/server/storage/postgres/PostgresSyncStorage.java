@@ -15,6 +15,7 @@ import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.PushReadHint;
 import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.RequestEntry;
+import dev.syncular.server.storage.RetentionInputs;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.storage.SocketDisconnect;
@@ -23,6 +24,7 @@ import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.StoredRow;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Tuple;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -384,7 +386,7 @@ public final class PostgresSyncStorage implements ServerStorage {
     @Override
     public Uni<Void> announce(SocketDisconnect disconnect) {
         return pool.preparedQuery("SELECT pg_notify($1, $2)")
-                .execute(io.vertx.mutiny.sqlclient.Tuple.of(controlChannel(), disconnect.payload())).replaceWithVoid();
+                .execute(Tuple.of(controlChannel(), disconnect.payload())).replaceWithVoid();
     }
 
     @Override
@@ -442,7 +444,7 @@ public final class PostgresSyncStorage implements ServerStorage {
     }
 
     @Override
-    public Uni<List<dev.syncular.server.storage.RetentionInputs>> retentionInputs(String afterPartition, int limit,
+    public Uni<List<RetentionInputs>> retentionInputs(String afterPartition, int limit,
             long activeSinceMs) {
         return pruning.retentionInputs(afterPartition, limit, activeSinceMs);
     }

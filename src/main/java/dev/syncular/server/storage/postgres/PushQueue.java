@@ -12,9 +12,12 @@ import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.SqlConnection;
+import io.vertx.mutiny.sqlclient.Transaction;
 import io.vertx.mutiny.sqlclient.Tuple;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
@@ -60,7 +63,7 @@ final class PushQueue {
         final Function<PushTx, Uni<Object>> work;
         /** The work's announced first reads, or null. */
         final PushReadHint hint;
-        final java.util.concurrent.CompletableFuture<Object> result = new java.util.concurrent.CompletableFuture<>();
+        final CompletableFuture<Object> result = new CompletableFuture<>();
         Object item;
         Throwable failure;
 
@@ -72,7 +75,7 @@ final class PushQueue {
 
     /** The in-process queue of one partition; {@code running} while a drainer owns it. */
     private static final class PartitionQueue {
-        final java.util.ArrayDeque<Job> jobs = new java.util.ArrayDeque<>();
+        final ArrayDeque<Job> jobs = new ArrayDeque<>();
         boolean running;
         boolean dead;
     }
@@ -163,19 +166,19 @@ final class PushQueue {
      */
     private Uni<Void> runGroup(String partition, List<Job> group) {
         return pool.getConnection().chain(conn -> {
-            java.util.concurrent.CompletableFuture<io.vertx.mutiny.sqlclient.Transaction> begin =
+            CompletableFuture<Transaction> begin =
                     conn.begin().subscribeAsCompletionStage();
             // READ COMMITTED (each statement sees what committed before it, the gate read after the lock
             // included) and the timeouts, before the lock: one simple-query message in the same round trip
-            java.util.concurrent.CompletableFuture<RowSet<Row>> set = conn.query(settings).execute()
+            CompletableFuture<RowSet<Row>> set = conn.query(settings).execute()
                     .subscribeAsCompletionStage();
-            java.util.concurrent.CompletableFuture<RowSet<Row>> lock = conn.preparedQuery(registry.lockSql)
+            CompletableFuture<RowSet<Row>> lock = conn.preparedQuery(registry.lockSql)
                     .execute(Tuple.of(partition)).subscribeAsCompletionStage();
             // A statement of its own, not folded into the lock: one statement's gate columns would come from a
             // snapshot taken before the lock wait, missing what the previous lock holder committed (§2.4: the
             // gate is re-evaluated under the lock). A plpgsql function doing both (a fresh snapshot per
             // statement) measured no cheaper for PostgreSQL than the two pipelined statements.
-            java.util.concurrent.CompletableFuture<RowSet<Row>> gate = conn.preparedQuery(tx.gates.serveGateAllVersions)
+            CompletableFuture<RowSet<Row>> gate = conn.preparedQuery(tx.gates.serveGateAllVersions)
                     .execute(Tuple.of(partition)).subscribeAsCompletionStage();
             // The hinted works' first reads, pipelined behind the gate read: they run after the lock is granted
             // (each statement its own snapshot), in the same round trip.

@@ -13,11 +13,13 @@ import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * The read-ahead of a group (§6.3: each push's idempotency key is checked under the partition lock). Works
@@ -41,8 +43,8 @@ final class PushReadAhead {
      * is only ever used less, never wrongly. A {@link PreRead} answers only reads nothing in here touches.
      */
     static final class GroupWrites {
-        final Set<String> rows = new java.util.HashSet<>();
-        final Set<String> keys = new java.util.HashSet<>();
+        final Set<String> rows = new HashSet<>();
+        final Set<String> keys = new HashSet<>();
         boolean gateMoved;
     }
 
@@ -107,7 +109,7 @@ final class PushReadAhead {
     /** Per job of the group (same index): its read-ahead, or null. */
     final PreRead[] byJob;
     /** The statements sent, each completing after its results are distributed. */
-    private final List<java.util.concurrent.CompletableFuture<Void>> sent = new ArrayList<>();
+    private final List<CompletableFuture<Void>> sent = new ArrayList<>();
 
     PushReadAhead(PushResults results, InstalledSchema installed, SqlConnection conn, String partition,
             List<PushQueue.Job> group) {
@@ -188,7 +190,7 @@ final class PushReadAhead {
                     return; // undecodable: not read ahead, the work's own read reports it
                 }
                 for (String id : ids) {
-                    byRow.get(rowKey(table, id)).covered.computeIfAbsent(table, t -> new java.util.HashSet<>()).add(id);
+                    byRow.get(rowKey(table, id)).covered.computeIfAbsent(table, t -> new HashSet<>()).add(id);
                 }
                 for (StoredRow row : rows) {
                     PreRead p = byRow.get(rowKey(table, row.rowId()));
@@ -217,8 +219,8 @@ final class PushReadAhead {
     }
 
     /** Completes (never fails) when every read-ahead statement is answered. */
-    java.util.concurrent.CompletableFuture<Void> settled() {
-        return java.util.concurrent.CompletableFuture.allOf(
-                sent.stream().map(f -> f.handle((v, e) -> null)).toArray(java.util.concurrent.CompletableFuture[]::new));
+    CompletableFuture<Void> settled() {
+        return CompletableFuture.allOf(
+                sent.stream().map(f -> f.handle((v, e) -> null)).toArray(CompletableFuture[]::new));
     }
 }

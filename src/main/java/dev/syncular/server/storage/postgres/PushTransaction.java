@@ -7,23 +7,30 @@ import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.ChangeToWrite;
 import dev.syncular.server.storage.ColumnVersions;
 import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.PlannedReaction;
 import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.Tombstone;
+import dev.syncular.server.wire.CanonicalJson;
 import dev.syncular.server.wire.Op;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
@@ -46,7 +53,7 @@ final class PushTransaction implements PushTx {
      * identifier limit.
      */
     static String notificationChannel(String pgSchema) {
-        String name = "syncular_commits_" + pgSchema.toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9_]", "_");
+        String name = "syncular_commits_" + pgSchema.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9_]", "_");
         return name.length() > 63 ? name.substring(0, 63) : name;
     }
 
@@ -162,9 +169,9 @@ final class PushTransaction implements PushTx {
     /** The serve gate row read right after the lock (all schema versions); used by the first read. */
     Row gate;
     /** A pipelined serve gate read (all schema versions) for the first {@link #readServeGate}, or null. */
-    java.util.concurrent.CompletableFuture<RowSet<Row>> gateRead;
+    CompletableFuture<RowSet<Row>> gateRead;
     /** Writes sent (pipelined) and not awaited yet, in order. */
-    List<java.util.concurrent.CompletableFuture<?>> pending = new ArrayList<>();
+    List<CompletableFuture<?>> pending = new ArrayList<>();
     /**
      * The last {@link #appendCommit}, not sent yet, and the writes issued after it (unsubscribed, in
      * order): held so that the commit's idempotency record, saved after its row writes, joins the commit's
@@ -226,7 +233,7 @@ final class PushTransaction implements PushTx {
         if (pending.isEmpty()) {
             return Uni.createFrom().voidItem();
         }
-        List<java.util.concurrent.CompletableFuture<?>> sent = pending;
+        List<CompletableFuture<?>> sent = pending;
         pending = new ArrayList<>();
         return PgSql.allSettled(sent);
     }
@@ -323,7 +330,7 @@ final class PushTransaction implements PushTx {
             }
         }
         gate = null;
-        java.util.concurrent.CompletableFuture<RowSet<Row>> sent = gateRead;
+        CompletableFuture<RowSet<Row>> sent = gateRead;
         if (sent != null) {
             gateRead = null;
             // sent after the pending statements: awaiting them first keeps their failure first
@@ -358,7 +365,7 @@ final class PushTransaction implements PushTx {
         Integer[] ops = new Integer[n];
         Long[] rowVersions = new Long[n];
         String[] scopes = new String[n];
-        io.vertx.core.buffer.Buffer[] payloads = new io.vertx.core.buffer.Buffer[n];
+        Buffer[] payloads = new Buffer[n];
         List<String> scopeTables = new ArrayList<>();
         List<String> scopeKeys = new ArrayList<>();
         Set<String> commitTables = new LinkedHashSet<>();
@@ -381,7 +388,7 @@ final class PushTransaction implements PushTx {
                 ops[i] = ch.op().code;
                 rowVersions[i] = ch.rowVersion();
                 scopes[i] = StoredScopes.scopesJson(ch.scopes());
-                payloads[i] = payload == null ? null : io.vertx.core.buffer.Buffer.buffer(payload);
+                payloads[i] = payload == null ? null : Buffer.buffer(payload);
             }
         } catch (RuntimeException e) {
             return Uni.createFrom().failure(e);
@@ -426,7 +433,7 @@ final class PushTransaction implements PushTx {
                 args.addValue(ProjectionRows.bindValue(ts.column(i).type(), values[i]));
             }
             args.addValue(partition()).addValue(row.rowId()).addValue(row.serverVersion()).addValue(StoredScopes.scopesJson(row.scopes()))
-                    .addValue(io.vertx.core.buffer.Buffer.buffer(ColumnVersions.encode(row.columnVersions())));
+                    .addValue(Buffer.buffer(ColumnVersions.encode(row.columnVersions())));
             upsert = rt.upsertSql;
         } catch (RuntimeException e) {
             return Uni.createFrom().failure(e);
@@ -435,7 +442,7 @@ final class PushTransaction implements PushTx {
         send(conn.preparedQuery(upsert).execute(args));
         // the scope index holds exactly the keys of the stored scopes: unchanged keys need no rewrite
         if (stored == null || !stored.rowId().equals(row.rowId())
-                || !java.util.Arrays.equals(rt.scopeKeys(stored.scopes()), keys)) {
+                || !Arrays.equals(rt.scopeKeys(stored.scopes()), keys)) {
             send(conn.preparedQuery(x.deleteRowScopes)
                     .execute(Tuple.of(partition(), table, row.rowId())));
             send(conn.preparedQuery(x.insertRowScopes)
@@ -478,12 +485,12 @@ final class PushTransaction implements PushTx {
     }
 
     @Override
-    public Uni<Set<String>> referencedBlobIds(java.util.Collection<String> blobIds) {
+    public Uni<Set<String>> referencedBlobIds(Collection<String> blobIds) {
         return afterWrites(() -> x.blobs.readReferencedBlobIds(conn, partition(), blobIds));
     }
 
     @Override
-    public Uni<Long> recordBlobSweep(java.util.Collection<String> blobIds, long nowMs) {
+    public Uni<Long> recordBlobSweep(Collection<String> blobIds, long nowMs) {
         if (blobIds.isEmpty()) {
             return Uni.createFrom().item(0L);
         }
@@ -491,7 +498,7 @@ final class PushTransaction implements PushTx {
     }
 
     @Override
-    public Uni<Set<String>> blobsSweptSince(java.util.Collection<String> blobIds, long sweepMark) {
+    public Uni<Set<String>> blobsSweptSince(Collection<String> blobIds, long sweepMark) {
         if (blobIds.isEmpty()) {
             return Uni.createFrom().item(Set.of());
         }
@@ -500,7 +507,7 @@ final class PushTransaction implements PushTx {
 
     @Override
     public Uni<Void> appendReactions(long commitSeq, String clientId, String clientCommitId,
-            List<dev.syncular.server.storage.PlannedReaction> reactions, long nowMs) {
+            List<PlannedReaction> reactions, long nowMs) {
         int n = reactions.size();
         String[] keys = new String[n];
         String[] types = new String[n];
@@ -509,13 +516,13 @@ final class PushTransaction implements PushTx {
         String[] idempotencyKeys = new String[n];
         Integer[] maxAttempts = new Integer[n];
         for (int i = 0; i < n; i++) {
-            dev.syncular.server.storage.PlannedReaction r = reactions.get(i);
+            PlannedReaction r = reactions.get(i);
             keys[i] = r.key();
             types[i] = r.type();
             versions[i] = r.version();
             payloads[i] = r.payloadJson();
             // §6.9: the stable JSON encoding of [partition, clientId, clientCommitId, key]
-            idempotencyKeys[i] = dev.syncular.server.wire.CanonicalJson.write(List.of(partition(), clientId, clientCommitId, r.key()));
+            idempotencyKeys[i] = CanonicalJson.write(List.of(partition(), clientId, clientCommitId, r.key()));
             maxAttempts[i] = r.maxAttempts();
         }
         send(conn.preparedQuery(x.appendReactions).execute(Tuple.tuple().addValue(partition()).addValue(clientId)
@@ -530,7 +537,7 @@ final class PushTransaction implements PushTx {
         // pipelined with the commit's other writes; awaited (with its duplicate check) before COMMIT
         writes.keys.add(PushReadAhead.pushKey(clientId, clientCommitId));
         Tuple result = Tuple.tuple().addValue(clientId).addValue(clientCommitId).addValue(outcome.status().code)
-                .addValue(outcome.commitSeq()).addValue(io.vertx.core.buffer.Buffer.buffer(outcome.result()))
+                .addValue(outcome.commitSeq()).addValue(Buffer.buffer(outcome.result()))
                 .addValue(outcome.createdAtMs());
         if (held != null) {
             // the applied commit's record: one statement with the commit's log writes

@@ -4,6 +4,7 @@ import dev.syncular.server.schema.ColumnSchema;
 import dev.syncular.server.schema.ScopePattern;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.wire.BlobRefShape;
 import dev.syncular.server.wire.ColumnDef;
 import dev.syncular.server.wire.ColumnType;
 import dev.syncular.server.wire.RowCodec;
@@ -20,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /** Per-synced-table naming, type mapping and change-payload codec of the PostgreSQL projection. */
 final class RowTable {
@@ -159,7 +161,7 @@ final class RowTable {
     }
 
     /** A bootstrap page statement, built once per {@code key} (the caller's shape of the query). */
-    String pageSql(String key, java.util.function.Function<String, String> build) {
+    String pageSql(String key, Function<String, String> build) {
         return pageSql.computeIfAbsent(key, build);
     }
 
@@ -168,7 +170,7 @@ final class RowTable {
         Set<String> ids = new LinkedHashSet<>();
         for (int i : blobRefColumns) {
             if (i < values.length && values[i] instanceof String text) {
-                String id = dev.syncular.server.wire.BlobRefShape.blobIdOf(text);
+                String id = BlobRefShape.blobIdOf(text);
                 if (id != null) {
                     ids.add(id);
                 }

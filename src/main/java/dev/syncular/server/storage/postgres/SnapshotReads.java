@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Bootstrap pages (§4.7): the current rows of a table matching the effective scopes (§3.2), in row-id byte
@@ -107,17 +108,17 @@ final class SnapshotReads {
         // the scope index, stopping at the LIMIT.
         // BEGIN with the settings, the page and COMMIT go out pipelined: one round trip per page, not four.
         return pool.withConnection(conn -> {
-            java.util.concurrent.CompletableFuture<RowSet<Row>> begin = conn.query("BEGIN; SET LOCAL enable_seqscan = off;"
+            CompletableFuture<RowSet<Row>> begin = conn.query("BEGIN; SET LOCAL enable_seqscan = off;"
                     + " SET LOCAL enable_nestloop = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off;"
                     + " SET LOCAL max_parallel_workers_per_gather = 0").execute()
                     .subscribeAsCompletionStage();
-            java.util.concurrent.CompletableFuture<RowSet<Row>> page = conn.preparedQuery(pageSql).execute(args)
+            CompletableFuture<RowSet<Row>> page = conn.preparedQuery(pageSql).execute(args)
                     .subscribeAsCompletionStage();
             // after a failed page this COMMIT only ends the aborted transaction (PostgreSQL answers ROLLBACK)
-            java.util.concurrent.CompletableFuture<RowSet<Row>> end = conn.query("COMMIT").execute()
+            CompletableFuture<RowSet<Row>> end = conn.query("COMMIT").execute()
                     .subscribeAsCompletionStage();
             // all three are awaited before the connection goes back to the pool; the first failure wins
-            return Uni.createFrom().completionStage(java.util.concurrent.CompletableFuture.allOf(
+            return Uni.createFrom().completionStage(CompletableFuture.allOf(
                             begin.handle((v, e) -> null), page.handle((v, e) -> null), end.handle((v, e) -> null)))
                     .chain(() -> Uni.createFrom().completionStage(begin))
                     .chain(() -> Uni.createFrom().completionStage(end))

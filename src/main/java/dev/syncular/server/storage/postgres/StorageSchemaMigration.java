@@ -24,6 +24,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * The storage DDL, its migration and the storage readiness checks (§2.4 "Same-version storage readiness",
@@ -211,7 +212,7 @@ final class StorageSchemaMigration {
      * {@value #DDL_LOCK_TIMEOUT_MS} ms (a DDL lock request queued behind a long transaction would otherwise
      * stall every push queued behind it), notices silenced; retried on lock timeouts.
      */
-    private static <T> Uni<T> ddlTransaction(Pool pool, java.util.function.Function<SqlConnection, Uni<T>> work) {
+    private static <T> Uni<T> ddlTransaction(Pool pool, Function<SqlConnection, Uni<T>> work) {
         return retryingLockTimeouts(PgSql.readCommitted(pool, conn -> conn
                 .query("SET LOCAL lock_timeout = " + DDL_LOCK_TIMEOUT_MS
                         + "; SET LOCAL statement_timeout = 0; SET LOCAL client_min_messages = warning")

@@ -2,6 +2,9 @@ package dev.syncular.server.storage.postgres;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
+import dev.syncular.server.wire.CanonicalJson;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -16,19 +19,19 @@ final class StoredScopes {
     /** Stored scopes as a JSON object, keys sorted (written per change and per row: no ObjectMapper round). */
     static String scopesJson(Map<String, String> scopes) {
         String[] keys = scopes.keySet().toArray(new String[0]);
-        java.util.Arrays.sort(keys);
+        Arrays.sort(keys);
         StringBuilder sb = new StringBuilder(16 + 24 * keys.length).append('{');
         for (int i = 0; i < keys.length; i++) {
             if (i > 0) {
                 sb.append(',');
             }
-            dev.syncular.server.wire.CanonicalJson.string(sb, keys[i]);
+            CanonicalJson.string(sb, keys[i]);
             sb.append(':');
             String v = scopes.get(keys[i]);
             if (v == null) {
                 sb.append("null");
             } else {
-                dev.syncular.server.wire.CanonicalJson.string(sb, v);
+                CanonicalJson.string(sb, v);
             }
         }
         return sb.append('}').toString();
@@ -48,7 +51,7 @@ final class StoredScopes {
         }
         Map<String, String> parsed;
         try {
-            parsed = java.util.Collections.unmodifiableMap(
+            parsed = Collections.unmodifiableMap(
                     PgSql.JSON.readValue(json, new TypeReference<LinkedHashMap<String, String>>() {}));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("stored scopes are not a JSON object", e);

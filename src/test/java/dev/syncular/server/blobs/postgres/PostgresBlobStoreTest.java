@@ -10,6 +10,7 @@ import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.BlobStoreContract;
 import dev.syncular.server.testsupport.TestPostgres;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -84,7 +85,7 @@ class PostgresBlobStoreTest extends BlobStoreContract {
         String id = BlobIds.compute(bytes);
         await(pool().preparedQuery("INSERT INTO \"" + pgSchema + "\".sync_blobs (partition_id, blob_id, bytes,"
                 + " byte_length, media_type, created_at_ms) VALUES ($1, $2, $3, $4, NULL, 1)")
-                .execute(Tuple.of(p, id, io.vertx.core.buffer.Buffer.buffer(bytes), (long) bytes.length)));
+                .execute(Tuple.of(p, id, Buffer.buffer(bytes), (long) bytes.length)));
         List<byte[]> chunks = store.read(p, id).collect().asList().await().atMost(TIMEOUT);
         assertEquals(3, chunks.size());
         assertEquals(7, chunks.get(2).length);

@@ -16,11 +16,13 @@ import dev.syncular.server.blobs.BlobStoreContract;
 import dev.syncular.server.blobs.PresignedUrl;
 import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.TestS3;
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
@@ -82,7 +84,7 @@ class S3BlobStoreTest extends BlobStoreContract {
     private static JsonNode read(String base64url) {
         try {
             return new ObjectMapper().readTree(Base64.getUrlDecoder().decode(base64url));
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new AssertionError(e);
         }
     }
@@ -113,7 +115,7 @@ class S3BlobStoreTest extends BlobStoreContract {
         byte[] bytes = randomBytes(1000);
         String id = BlobIds.compute(bytes);
         PresignedUrl grant = await(store.presignPut(p, id, bytes.length, System.currentTimeMillis()));
-        byte[] longer = java.util.Arrays.copyOf(bytes, 1001);
+        byte[] longer = Arrays.copyOf(bytes, 1001);
         HttpResponse<byte[]> refused = send(HttpRequest.newBuilder(URI.create(grant.url()))
                 .PUT(HttpRequest.BodyPublishers.ofByteArray(longer)).build());
         assertNotEquals(200, refused.statusCode());

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -39,7 +40,7 @@ class JsArraySortTest {
         assertEquals(expected, ids.toString());
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void fortyElementsSortAsV8() {
         List<El> list = new ArrayList<>();
         for (int i = 0; i < 40; i++) {

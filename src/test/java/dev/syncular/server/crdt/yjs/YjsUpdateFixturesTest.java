@@ -8,8 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.syncular.server.testsupport.YjsFixtures;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -150,11 +153,11 @@ class YjsUpdateFixturesTest {
     void malformedBytesThrow(String name) {
         for (byte[] update : inputs(fixture(name)).values()) {
             for (int len = 1; len < update.length; len++) { // every truncation
-                byte[] cut = java.util.Arrays.copyOf(update, len);
+                byte[] cut = Arrays.copyOf(update, len);
                 assertThrows(YjsFormatException.class, () -> MERGER.merge(null, cut), name + " cut at " + len);
             }
             // Yjs stops reading after the delete set: bytes after it change nothing, here as there
-            byte[] trailing = java.util.Arrays.copyOf(update, update.length + 3);
+            byte[] trailing = Arrays.copyOf(update, update.length + 3);
             trailing[update.length] = 7;
             assertArrayEquals(MERGER.merge(null, update), MERGER.merge(null, trailing));
         }
@@ -175,7 +178,7 @@ class YjsUpdateFixturesTest {
     void mutatedUpdatesMergeOrThrowTheFormatError(String name) {
         JsonNode f = fixture(name);
         byte[] fin = bytes(f.get("final"));
-        java.util.Random random = new java.util.Random(name.hashCode());
+        Random random = new Random(name.hashCode());
         int merged = 0;
         int refused = 0;
         for (byte[] update : inputs(f).values()) {
@@ -201,7 +204,7 @@ class YjsUpdateFixturesTest {
      * each fixture's final state give exactly the reference merger's bytes where Yjs merges them, and
      * {@link YjsFormatException} where Yjs throws.
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void mutatedUpdatesMatchTheReference() {
         JsonNode all = fixture("mutations");
         List<String> mismatches = new ArrayList<>();
@@ -242,7 +245,7 @@ class YjsUpdateFixturesTest {
      * cleans up after remote changes, partial updates, dropped and repeated pushes): the server's fold gives
      * the reference bytes after every push, and each push merged into the next does too.
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void randomSessionsFoldToTheReferenceBytes() {
         int merges = 0;
         for (JsonNode session : fixture("sessions").get("sessions")) {

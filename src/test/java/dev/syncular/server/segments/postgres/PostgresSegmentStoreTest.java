@@ -2,9 +2,11 @@ package dev.syncular.server.segments.postgres;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.syncular.server.segments.SegmentCollisionException;
 import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.SegmentStoreContract;
 import dev.syncular.server.testsupport.TestPostgres;
+import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -13,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -60,11 +63,11 @@ class PostgresSegmentStoreTest extends SegmentStoreContract {
     @Test
     void ensureSchemaIsIdempotentAndConcurrentSafe() {
         PostgresSegmentStore s = (PostgresSegmentStore) store;
-        List<io.smallrye.mutiny.Uni<Void>> runs = new ArrayList<>();
+        List<Uni<Void>> runs = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             runs.add(new PostgresSegmentStore(pool(), s.pgSchema(), PostgresSegmentStore.DEFAULT_CACHE_BYTES).ensureSchema());
         }
-        await(io.smallrye.mutiny.Uni.join().all(runs).andFailFast());
+        await(Uni.join().all(runs).andFailFast());
         List<String> tables = new ArrayList<>();
         for (Row r : await(pool().preparedQuery("SELECT table_name::text FROM information_schema.tables"
                 + " WHERE table_schema = $1 ORDER BY 1").execute(Tuple.of(s.pgSchema())))) {
@@ -88,12 +91,12 @@ class PostgresSegmentStoreTest extends SegmentStoreContract {
         await(s.publish(id, bytes, pub("sd-legacy-2", 2_000L, FAR)));
         byte[] other = bytes.clone();
         other[1000] ^= 1;
-        Throwable thrown = org.junit.jupiter.api.Assertions.assertThrows(Throwable.class,
+        Throwable thrown = Assertions.assertThrows(Throwable.class,
                 () -> await(s.publish(id, other, pub("sd-legacy-3", 3_000L, FAR))));
-        while (!(thrown instanceof dev.syncular.server.segments.SegmentCollisionException) && thrown.getCause() != null) {
+        while (!(thrown instanceof SegmentCollisionException) && thrown.getCause() != null) {
             thrown = thrown.getCause();
         }
-        org.junit.jupiter.api.Assertions.assertInstanceOf(dev.syncular.server.segments.SegmentCollisionException.class, thrown);
+        Assertions.assertInstanceOf(SegmentCollisionException.class, thrown);
         assertEquals(2, await(s.describe(id)).publications().size());
     }
 }

@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -37,7 +38,7 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
  */
 @StartsProcesses
 class S3SegmentStoreTest extends SegmentStoreContract {
-    private static final java.util.concurrent.ExecutorService WORKERS = Executors.newFixedThreadPool(16);
+    private static final ExecutorService WORKERS = Executors.newFixedThreadPool(16);
     private S3Client s3;
     private S3Presigner presigner;
     private String bucket;

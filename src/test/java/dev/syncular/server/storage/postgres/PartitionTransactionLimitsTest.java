@@ -10,7 +10,10 @@ import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.testsupport.HeldTransaction;
 import dev.syncular.server.testsupport.ScratchSchemas;
 import dev.syncular.server.testsupport.TestPostgres;
+import io.vertx.mutiny.pgclient.PgBuilder;
 import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.sqlclient.PoolOptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,6 +21,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -47,7 +51,7 @@ class PartitionTransactionLimitsTest {
                 List.of())).subscribeAsCompletionStage();
     }
 
-    private static StorageException busy(CompletableFuture<?> f) throws InterruptedException, java.util.concurrent.TimeoutException {
+    private static StorageException busy(CompletableFuture<?> f) throws InterruptedException, TimeoutException {
         try {
             f.get(WAIT.toSeconds(), TimeUnit.SECONDS);
         } catch (ExecutionException e) {
@@ -118,10 +122,10 @@ class PartitionTransactionLimitsTest {
      */
     @Test
     void theGroupTransactionStatesReadCommitted() throws Exception {
-        io.vertx.pgclient.PgConnectOptions options = io.vertx.pgclient.PgConnectOptions.fromUri(TestPostgres.url())
+        PgConnectOptions options = PgConnectOptions.fromUri(TestPostgres.url())
                 .setUser(TestPostgres.user()).setPassword(TestPostgres.password());
         options.addProperty("default_transaction_isolation", "repeatable read");
-        Pool repeatableRead = io.vertx.mutiny.pgclient.PgBuilder.pool().with(new io.vertx.sqlclient.PoolOptions().setMaxSize(2))
+        Pool repeatableRead = PgBuilder.pool().with(new PoolOptions().setMaxSize(2))
                 .connectingTo(options).using(scratch.vertx).build();
         try {
             PostgresSyncStorage setup = storage(PostgresSyncStorage.Settings.DEFAULTS, "p");

@@ -9,10 +9,12 @@ import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.storage.ChangeToWrite;
 import dev.syncular.server.storage.CheckpointDeclaration;
+import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.CommitQuery;
 import dev.syncular.server.storage.CommitWindow;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PushReadHint;
+import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCheckpoint;
@@ -21,14 +23,17 @@ import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.storage.SyncStorageContract;
 import dev.syncular.server.testsupport.ReferenceMaterial;
 import dev.syncular.server.testsupport.TestPostgres;
+import dev.syncular.server.wire.Op;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
 import io.vertx.pgclient.PgException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,6 +43,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -180,7 +186,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         String p = newPartition();
         int running = schema.version();
         assertThrows(Throwable.class, () -> await(storage.finishRequest(p, running,
-                new dev.syncular.server.storage.ClientRecord(p, "c", "a", 1, 1L, "not json", 3))));
+                new ClientRecord(p, "c", "a", 1, 1L, "not json", 3))));
         for (int i = 0; i < 10; i++) {
             assertEquals(0L, await(storage.finishRequest(p, running, null)).horizonSeq());
         }
@@ -200,7 +206,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         int running = schema.version();
         String s = ((PostgresSyncStorage) storage).pgSchema();
         await(storage.declareCheckpoint(p, CP, running, 100L));
-        io.vertx.mutiny.sqlclient.SqlConnection holder = await(pool().getConnection());
+        SqlConnection holder = await(pool().getConnection());
         CompletableFuture<ServeGate> pushGate;
         try {
             await(holder.query("BEGIN").execute());
@@ -290,7 +296,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     private static String render(Map<String, StoredRow> rows) {
         StringBuilder b = new StringBuilder("{");
         rows.forEach((id, r) -> b.append(id).append('=').append(r.serverVersion()).append('/').append(r.values()[3])
-                .append(java.util.Arrays.toString(r.columnVersions())).append(new TreeMap<>(r.scopes())).append(';'));
+                .append(Arrays.toString(r.columnVersions())).append(new TreeMap<>(r.scopes())).append(';'));
         return b.append('}').toString();
     }
 
@@ -330,7 +336,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
      * One push-like work: the locked idempotency lookup and the row read the hint announces, then (for a new
      * commit) an append, row writes and the record. Yields what it read and the commit seq.
      */
-    private static java.util.function.Function<dev.syncular.server.storage.PushTx, Uni<String>> readThenPush(
+    private static Function<PushTx, Uni<String>> readThenPush(
             int running, String key, String existing, String fresh, String title) {
         return tx -> tx.readServeGate(running).chain(g -> tx.findPushResult("client-1", key))
                 .chain(found -> tx.readRows("tasks", fresh == null ? List.of(existing) : List.of(existing, fresh)).chain(read -> {
@@ -544,7 +550,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         assertEquals(2L, await(storage.readPartition(p)).maxCommitSeq());
         CommitWindow w = await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 2, 100)));
         assertEquals(List.of(1L, 2L), w.commits().stream().map(c -> c.commitSeq()).toList());
-        assertEquals(dev.syncular.server.wire.Op.DELETE, w.commits().get(1).changes().get(0).op());
+        assertEquals(Op.DELETE, w.commits().get(1).changes().get(0).op());
         assertEquals(null, w.commits().get(1).changes().get(0).rowVersion());
         assertEquals(2L, await(storage.findPushResult(p, "client-1", "cc-w2")).commitSeq());
         assertEquals(null, await(storage.findPushResult(p, "client-1", "cc-w1")));
