@@ -114,8 +114,8 @@ class ArchitectureTest {
 
     @Test
     void packagesDependOnlyDownwards() {
-        Architectures.LayeredArchitecture rule = Architectures.layeredArchitecture()
-                .consideringOnlyDependenciesInAnyPackage(ROOT + "..");
+        Architectures.LayeredArchitecture rule =
+                Architectures.layeredArchitecture().consideringOnlyDependenciesInAnyPackage(ROOT + "..");
         for (List<String> rank : LAYERS) {
             for (String p : rank) {
                 rule = rule.layer(p).definedBy(ROOT + "." + p);
@@ -149,8 +149,9 @@ class ArchitectureTest {
             }
         }
         for (String edge : FROZEN.keySet()) {
-            assertTrue(edges.contains(edge), "frozen exception '" + edge
-                    + "' no longer occurs: remove it from ArchitectureTest.FROZEN");
+            assertTrue(
+                    edges.contains(edge),
+                    "frozen exception '" + edge + "' no longer occurs: remove it from ArchitectureTest.FROZEN");
         }
     }
 
@@ -161,18 +162,26 @@ class ArchitectureTest {
 
     @Test
     void onlyBootConstructsTheEngine() {
-        noClasses().that().resideOutsideOfPackages(ROOT + ".boot", ROOT + ".sync")
-                .should().callConstructorWhere(describe("the constructor is SyncEngine's",
-                        (JavaConstructorCall call) -> call.getTargetOwner()
-                                .getFullName().equals(ROOT + ".sync.SyncEngine")))
+        noClasses()
+                .that()
+                .resideOutsideOfPackages(ROOT + ".boot", ROOT + ".sync")
+                .should()
+                .callConstructorWhere(describe(
+                        "the constructor is SyncEngine's",
+                        (JavaConstructorCall call) ->
+                                call.getTargetOwner().getFullName().equals(ROOT + ".sync.SyncEngine")))
                 .because("the composition root (boot) is the one place the engine is assembled")
                 .check(classes);
     }
 
     @Test
     void theEdgeDependsOnStorageRolesNotOnThePostgresStorage() {
-        noClasses().that().resideOutsideOfPackages(ROOT + ".boot", ROOT + ".storage.postgres")
-                .should().dependOnClassesThat().haveFullyQualifiedName(ROOT + ".storage.postgres.PostgresSyncStorage")
+        noClasses()
+                .that()
+                .resideOutsideOfPackages(ROOT + ".boot", ROOT + ".storage.postgres")
+                .should()
+                .dependOnClassesThat()
+                .haveFullyQualifiedName(ROOT + ".storage.postgres.PostgresSyncStorage")
                 .because("users of the storage depend on the role interfaces of storage (SyncStorage,"
                         + " CheckpointStorage, RealtimeSignals, ExclusiveJobs, ...); only the composition root builds"
                         + " the PostgreSQL one")
@@ -181,21 +190,35 @@ class ArchitectureTest {
 
     @Test
     void wireIsPureSsp2() {
-        noClasses().that().resideInAPackage(ROOT + ".wire..")
-                .should().dependOnClassesThat(resideInAnyPackage("io.quarkus..", "io.vertx..", "io.netty..",
-                        "io.smallrye..", "jakarta..", "java.net..", "java.nio.file..", "java.nio.channels..",
-                        "java.sql..")
-                        .or(describe("are java.io file types", (JavaClass t) -> t.getPackageName().equals("java.io")
-                                && (t.getSimpleName().startsWith("File")
-                                        || t.getSimpleName().equals("RandomAccessFile")))))
+        noClasses()
+                .that()
+                .resideInAPackage(ROOT + ".wire..")
+                .should()
+                .dependOnClassesThat(resideInAnyPackage(
+                                "io.quarkus..",
+                                "io.vertx..",
+                                "io.netty..",
+                                "io.smallrye..",
+                                "jakarta..",
+                                "java.net..",
+                                "java.nio.file..",
+                                "java.nio.channels..",
+                                "java.sql..")
+                        .or(describe(
+                                "are java.io file types",
+                                (JavaClass t) -> t.getPackageName().equals("java.io")
+                                        && (t.getSimpleName().startsWith("File")
+                                                || t.getSimpleName().equals("RandomAccessFile")))))
                 .because("wire turns SSP2 bytes into records and back and does no I/O")
                 .check(classes);
     }
 
     @Test
     void noVertxOrQuarkusInternals() {
-        noClasses().should().dependOnClassesThat(resideInAnyPackage("io.vertx..impl..", "io.quarkus..impl..",
-                        "io.vertx..internal..", "io.quarkus..internal.."))
+        noClasses()
+                .should()
+                .dependOnClassesThat(resideInAnyPackage(
+                        "io.vertx..impl..", "io.quarkus..impl..", "io.vertx..internal..", "io.quarkus..internal.."))
                 .because("internal types change without notice; use a public type or a predicate")
                 .check(classes);
     }
@@ -213,7 +236,9 @@ class ArchitectureTest {
                             && !f.getFileName().toString().equals("package-info.java"));
                 }
                 if (hasSources && !Files.exists(dir.resolve("package-info.java"))) {
-                    missing.add(main.relativize(dir).toString().replace(dir.getFileSystem().getSeparator(), "."));
+                    missing.add(main.relativize(dir)
+                            .toString()
+                            .replace(dir.getFileSystem().getSeparator(), "."));
                 }
             }
         }

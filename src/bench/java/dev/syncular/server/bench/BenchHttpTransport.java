@@ -47,14 +47,19 @@ final class BenchHttpTransport implements SyncTestClient.Transport {
 
     @Override
     public byte[] roundTrip(SyncTestClient client, byte[] body) {
-        return exchange(host, port, "POST", mount + "/sync", identity(client) + "content-type: " + CONTENT_TYPE + "\r\n",
-                body);
+        return exchange(
+                host, port, "POST", mount + "/sync", identity(client) + "content-type: " + CONTENT_TYPE + "\r\n", body);
     }
 
     @Override
     public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
-        return exchange(host, port, "GET", mount + "/segments/" + segmentId,
-                identity(client) + "X-Syncular-Scopes: " + scopesHeader + "\r\n", null);
+        return exchange(
+                host,
+                port,
+                "GET",
+                mount + "/segments/" + segmentId,
+                identity(client) + "X-Syncular-Scopes: " + scopesHeader + "\r\n",
+                null);
     }
 
     @Override
@@ -68,7 +73,8 @@ final class BenchHttpTransport implements SyncTestClient.Transport {
     }
 
     private String identity(SyncTestClient client) {
-        return "x-actor-id: " + client.actorId + "\r\n" + (partition == null ? "" : "x-syncular-partition: " + partition + "\r\n");
+        return "x-actor-id: " + client.actorId + "\r\n"
+                + (partition == null ? "" : "x-syncular-partition: " + partition + "\r\n");
     }
 
     private static byte[] exchange(String host, int port, String method, String target, String headers, byte[] body) {
@@ -116,9 +122,10 @@ final class BenchHttpTransport implements SyncTestClient.Transport {
             in = new BufferedInputStream(socket.getInputStream(), 64 * 1024);
         }
 
-        byte[] exchange(String method, String target, String hostHeader, String headers, byte[] body) throws IOException {
+        byte[] exchange(String method, String target, String hostHeader, String headers, byte[] body)
+                throws IOException {
             byte[] head = (method + " " + target + " HTTP/1.1\r\nHost: " + hostHeader + "\r\n" + headers
-                    + (body == null ? "" : "Content-Length: " + body.length + "\r\n") + "\r\n")
+                            + (body == null ? "" : "Content-Length: " + body.length + "\r\n") + "\r\n")
                     .getBytes(StandardCharsets.ISO_8859_1);
             byte[] request = head;
             if (body != null) {
@@ -143,10 +150,10 @@ final class BenchHttpTransport implements SyncTestClient.Transport {
                 String value = h.substring(colon + 1).trim();
                 switch (name) {
                     case "content-length" -> length = Long.parseLong(value);
-                    case "transfer-encoding" -> chunked = value.toLowerCase(Locale.ROOT).contains("chunked");
+                    case "transfer-encoding" ->
+                        chunked = value.toLowerCase(Locale.ROOT).contains("chunked");
                     case "connection" -> close = value.equalsIgnoreCase("close");
-                    default -> {
-                    }
+                    default -> {}
                 }
             }
             byte[] payload;

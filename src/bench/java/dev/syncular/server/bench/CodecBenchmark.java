@@ -61,22 +61,23 @@ public final class CodecBenchmark {
     private static final int ITERATIONS = Integer.getInteger("bench.iterations", 21);
     private static final long WARMUP_MS = Long.getLong("bench.warmupMs", 2000);
 
-    static final RowLayout NOTES = new RowLayout(List.of(
-            new ColumnDef("id", ColumnType.STRING, false),
-            new ColumnDef("title", ColumnType.STRING, true),
-            new ColumnDef("body", ColumnType.STRING, false),
-            new ColumnDef("count", ColumnType.INTEGER, true),
-            new ColumnDef("score", ColumnType.FLOAT, false),
-            new ColumnDef("done", ColumnType.BOOLEAN, false),
-            new ColumnDef("meta", ColumnType.JSON, true),
-            new ColumnDef("blob", ColumnType.BYTES, true)), 0);
+    static final RowLayout NOTES = new RowLayout(
+            List.of(
+                    new ColumnDef("id", ColumnType.STRING, false),
+                    new ColumnDef("title", ColumnType.STRING, true),
+                    new ColumnDef("body", ColumnType.STRING, false),
+                    new ColumnDef("count", ColumnType.INTEGER, true),
+                    new ColumnDef("score", ColumnType.FLOAT, false),
+                    new ColumnDef("done", ColumnType.BOOLEAN, false),
+                    new ColumnDef("meta", ColumnType.JSON, true),
+                    new ColumnDef("blob", ColumnType.BYTES, true)),
+            0);
     private static final Map<String, String> SCOPES = Map.of("project", "p1");
 
     private static long sink; // defeats dead-code elimination
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
-    private CodecBenchmark() {
-    }
+    private CodecBenchmark() {}
 
     @FunctionalInterface
     private interface Op1 {
@@ -95,8 +96,11 @@ public final class CodecBenchmark {
     }
 
     public static void main(String[] args) {
-        System.out.printf("load average before run: %.2f (%d CPUs); JVM %s%n", ManagementFactory.getOperatingSystemMXBean()
-                .getSystemLoadAverage(), Runtime.getRuntime().availableProcessors(), System.getProperty("java.vm.version"));
+        System.out.printf(
+                "load average before run: %.2f (%d CPUs); JVM %s%n",
+                ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+                Runtime.getRuntime().availableProcessors(),
+                System.getProperty("java.vm.version"));
         Object[][] rows = rows(SEGMENT_ROWS, new Random(42));
         Object[][] changeRows = Arrays.copyOf(rows, COMMITS * CHANGES_PER_COMMIT);
         RowCodec codec = new RowCodec(NOTES);
@@ -105,9 +109,15 @@ public final class CodecBenchmark {
         byte[] commitStream = encodeCommitStream(codec, changeRows, new WireWriter(2 << 20));
         byte[] segment = encodeSegment(rows, new WireWriter(16 << 20));
         byte[] inlineStream = inlineSegmentMessage(segment);
-        System.out.printf("inputs: commit stream %d changes = %,d bytes (%.1f B/change); segment %d rows = %,d bytes"
-                + " (%.1f B/row)%n", changeRows.length, commitStream.length, commitStream.length / (double) changeRows.length,
-                SEGMENT_ROWS, segment.length, segment.length / (double) SEGMENT_ROWS);
+        System.out.printf(
+                "inputs: commit stream %d changes = %,d bytes (%.1f B/change); segment %d rows = %,d bytes"
+                        + " (%.1f B/row)%n",
+                changeRows.length,
+                commitStream.length,
+                commitStream.length / (double) changeRows.length,
+                SEGMENT_ROWS,
+                segment.length,
+                segment.length / (double) SEGMENT_ROWS);
 
         String cases = System.getProperty("bench.cases", "abcd");
         if (cases.contains("d")) {
@@ -155,22 +165,32 @@ public final class CodecBenchmark {
         }));
 
         System.out.println();
-        System.out.printf("%-62s %14s %14s %10s %10s %16s%n", "case", "rows/s median", "rows/s best", "MB/s med",
-                "MB/s best", "rows/s (thr CPU)");
+        System.out.printf(
+                "%-62s %14s %14s %10s %10s %16s%n",
+                "case", "rows/s median", "rows/s best", "MB/s med", "MB/s best", "rows/s (thr CPU)");
         for (Result r : results) {
-            System.out.printf("%-62s %,14.0f %,14.0f %10.1f %10.1f %,16.0f%n", r.name, r.rowsPerSec(r.medianSec),
-                    r.rowsPerSec(r.bestSec), r.mbPerSec(r.medianSec), r.mbPerSec(r.bestSec), r.rowsPerSec(r.medianCpuSec));
+            System.out.printf(
+                    "%-62s %,14.0f %,14.0f %10.1f %10.1f %,16.0f%n",
+                    r.name,
+                    r.rowsPerSec(r.medianSec),
+                    r.rowsPerSec(r.bestSec),
+                    r.mbPerSec(r.medianSec),
+                    r.mbPerSec(r.bestSec),
+                    r.rowsPerSec(r.medianCpuSec));
         }
-        System.out.printf("load average after run: %.2f (%d CPUs)%n", ManagementFactory.getOperatingSystemMXBean()
-                .getSystemLoadAverage(), Runtime.getRuntime().availableProcessors());
+        System.out.printf(
+                "load average after run: %.2f (%d CPUs)%n",
+                ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+                Runtime.getRuntime().availableProcessors());
         System.out.println("(sink " + (sink & 0xff) + ", warm-up " + WARMUP + ", measured " + ITERATIONS + ")");
     }
 
     /** (d): per response size, the wire bytes and CPU of each coding through the response path. */
     private static void responseCodings(RowCodec codec, Object[][] rows) {
         System.out.printf("%n(d) pull responses through SyncRound.chunks: bytes and CPU per response%n");
-        System.out.printf("%8s %10s %10s %10s %12s %12s %12s%n", "changes", "identity B", "gzip B", "zstd B",
-                "identity us", "gzip us", "zstd us");
+        System.out.printf(
+                "%8s %10s %10s %10s %12s %12s %12s%n",
+                "changes", "identity B", "gzip B", "zstd B", "identity us", "gzip us", "zstd us");
         for (int changes : new int[] {0, 1, 2, 4, 8, 16, 64, 256, 1000}) {
             List<Frame> frames = responseFrames(codec, rows, changes);
             long[] bytes = new long[3];
@@ -196,8 +216,9 @@ public final class CodecBenchmark {
                 bytes[c] = r.bytes();
                 micros[c] = r.medianCpuSec() * 1e6 / reps;
             }
-            System.out.printf("%8d %10d %10d %10d %12.1f %12.1f %12.1f%n", changes, bytes[0], bytes[1], bytes[2],
-                    micros[0], micros[1], micros[2]);
+            System.out.printf(
+                    "%8d %10d %10d %10d %12.1f %12.1f %12.1f%n",
+                    changes, bytes[0], bytes[1], bytes[2], micros[0], micros[1], micros[2]);
         }
     }
 
@@ -229,7 +250,12 @@ public final class CodecBenchmark {
             for (int k = 0; k < changes; k++) {
                 rowBuf.reset();
                 codec.encode(rowBuf, rows[k]);
-                list.add(new Change(0, (String) rows[k][0], Op.UPSERT, (long) (k + 1), SCOPES,
+                list.add(new Change(
+                        0,
+                        (String) rows[k][0],
+                        Op.UPSERT,
+                        (long) (k + 1),
+                        SCOPES,
                         Arrays.copyOf(rowBuf.array(), rowBuf.size())));
             }
             frames.add(new CommitFrame(1000, 1_700_000_000_000L, "actor-1", List.of("notes"), list));
@@ -257,8 +283,9 @@ public final class CodecBenchmark {
         Arrays.sort(secs);
         Arrays.sort(cpu);
         Result r = new Result(name, rows, bytes, secs[secs.length / 2], secs[0], cpu[cpu.length / 2]);
-        System.out.printf("%-62s median %8.2f ms  best %8.2f ms  %,12.0f rows/s  %7.1f MB/s%n", name,
-                r.medianSec * 1e3, r.bestSec * 1e3, r.rowsPerSec(r.medianSec), r.mbPerSec(r.medianSec));
+        System.out.printf(
+                "%-62s median %8.2f ms  best %8.2f ms  %,12.0f rows/s  %7.1f MB/s%n",
+                name, r.medianSec * 1e3, r.bestSec * 1e3, r.rowsPerSec(r.medianSec), r.mbPerSec(r.medianSec));
         return r;
     }
 
@@ -276,7 +303,12 @@ public final class CodecBenchmark {
             for (int j = 0; j < CHANGES_PER_COMMIT; j++, k++) {
                 rowBuf.reset();
                 codec.encode(rowBuf, rows[k]);
-                changes.add(new Change(0, (String) rows[k][0], Op.UPSERT, (long) (k + 1), SCOPES,
+                changes.add(new Change(
+                        0,
+                        (String) rows[k][0],
+                        Op.UPSERT,
+                        (long) (k + 1),
+                        SCOPES,
                         Arrays.copyOf(rowBuf.array(), rowBuf.size())));
             }
             enc.write(new CommitFrame(1000 + c, 1_700_000_000_000L + c, "actor-1", tables, changes));
@@ -333,8 +365,28 @@ public final class CodecBenchmark {
 
     /** Realistic notes rows: ids, ~1/5 NULL titles, 40–120 char bodies, JSON meta, some small blobs. */
     static Object[][] rows(int n, Random rnd) {
-        String[] words = {"sync", "offline", "commit", "cursor", "scope", "segment", "lease", "row", "table", "merge",
-            "conflict", "push", "pull", "snapshot", "bootstrap", "delta", "notes", "project", "é", "über"};
+        String[] words = {
+            "sync",
+            "offline",
+            "commit",
+            "cursor",
+            "scope",
+            "segment",
+            "lease",
+            "row",
+            "table",
+            "merge",
+            "conflict",
+            "push",
+            "pull",
+            "snapshot",
+            "bootstrap",
+            "delta",
+            "notes",
+            "project",
+            "é",
+            "über"
+        };
         Object[][] out = new Object[n][];
         for (int i = 0; i < n; i++) {
             StringBuilder body = new StringBuilder();
@@ -354,8 +406,10 @@ public final class CodecBenchmark {
                 i % 3 == 0 ? null : (Object) (long) rnd.nextInt(1_000_000),
                 rnd.nextDouble() * 100,
                 rnd.nextBoolean(),
-                i % 2 == 0 ? null : "{\"tags\":[\"" + words[rnd.nextInt(words.length)] + "\",\"p1\"],\"rev\":"
-                        + rnd.nextInt(50) + ",\"pinned\":" + rnd.nextBoolean() + "}",
+                i % 2 == 0
+                        ? null
+                        : "{\"tags\":[\"" + words[rnd.nextInt(words.length)] + "\",\"p1\"],\"rev\":" + rnd.nextInt(50)
+                                + ",\"pinned\":" + rnd.nextBoolean() + "}",
                 blob,
             };
         }

@@ -46,15 +46,26 @@ public final class CrdtMergeBenchmark {
     private CrdtMergeBenchmark() {}
 
     public static void main(String[] args) {
-        System.out.printf("load average before run: %.2f (%d CPUs); JVM %s%n", ManagementFactory.getOperatingSystemMXBean()
-                .getSystemLoadAverage(), Runtime.getRuntime().availableProcessors(), System.getProperty("java.vm.version"));
+        System.out.printf(
+                "load average before run: %.2f (%d CPUs); JVM %s%n",
+                ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+                Runtime.getRuntime().availableProcessors(),
+                System.getProperty("java.vm.version"));
         byte[][] keys = keystrokes(1001, KEYSTROKES);
         byte[] docA = fold(keystrokes(1001, DOC_CHARS));
         byte[] docB = fold(keystrokes(2002, DOC_CHARS));
         byte[] merged = MERGER.merge(docA, docB);
-        System.out.printf("inputs: %d keystroke updates of %d-%d bytes; (a) final state %,d bytes; (b) docs of %,d chars: "
-                + "%,d + %,d bytes -> %,d bytes%n", KEYSTROKES, keys[0].length, keys[KEYSTROKES - 1].length,
-                fold(keys).length, DOC_CHARS, docA.length, docB.length, merged.length);
+        System.out.printf(
+                "inputs: %d keystroke updates of %d-%d bytes; (a) final state %,d bytes; (b) docs of %,d chars: "
+                        + "%,d + %,d bytes -> %,d bytes%n",
+                KEYSTROKES,
+                keys[0].length,
+                keys[KEYSTROKES - 1].length,
+                fold(keys).length,
+                DOC_CHARS,
+                docA.length,
+                docB.length,
+                merged.length);
 
         measure("(a) keystrokes into a growing doc", KEYSTROKES, () -> {
             byte[] stored = null;
@@ -89,8 +100,8 @@ public final class CrdtMergeBenchmark {
         byte[][] scattered = scatteredKeystrokes(3003, FRAGMENTS + 1, 42);
         byte[] fragmented = fold(Arrays.copyOf(scattered, FRAGMENTS));
         byte[] last = scattered[FRAGMENTS];
-        System.out.printf("(d) fragmented doc: %,d keystrokes at random positions, %,d bytes%n", FRAGMENTS,
-                fragmented.length);
+        System.out.printf(
+                "(d) fragmented doc: %,d keystrokes at random positions, %,d bytes%n", FRAGMENTS, fragmented.length);
         measure("(d) keystroke into a fragmented doc", reps, () -> {
             long bytes = 0;
             for (int i = 0; i < reps; i++) {
@@ -125,7 +136,8 @@ public final class CrdtMergeBenchmark {
         Arrays.sort(wall);
         Arrays.sort(cpu);
         double median = wall[ITERATIONS / 2];
-        System.out.printf("%-42s merges/s median %,12.0f  best %,12.0f  MB/s median %8.1f  merges/s (thread CPU) %,12.0f%n",
+        System.out.printf(
+                "%-42s merges/s median %,12.0f  best %,12.0f  MB/s median %8.1f  merges/s (thread CPU) %,12.0f%n",
                 name, merges / median, merges / wall[0], bytes / median / 1e6, merges / cpu[ITERATIONS / 2]);
     }
 

@@ -11,8 +11,7 @@ import java.util.Map;
 final class ProcStats {
     private static final long CLK_TCK = 100; // USER_HZ on Linux
 
-    private ProcStats() {
-    }
+    private ProcStats() {}
 
     /** A whole {@code /proc} file, or {@code null} when the process went away. */
     static String read(Path p) {
@@ -71,8 +70,8 @@ final class ProcStats {
         if (postmasterPid <= 0) {
             return out;
         }
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(Path.of("/proc"),
-                p -> p.getFileName().toString().chars().allMatch(Character::isDigit))) {
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(
+                Path.of("/proc"), p -> p.getFileName().toString().chars().allMatch(Character::isDigit))) {
             for (Path p : ds) {
                 String stat = read(p.resolve("stat"));
                 if (stat == null) {

@@ -37,8 +37,7 @@ public final class PruneBenchmark {
     private static final int BASELINE_SEC = Integer.getInteger("bench.baselineSec", 20);
     private static final Duration WAIT = Duration.ofMinutes(30);
 
-    private PruneBenchmark() {
-    }
+    private PruneBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         if (args.length < 6) {
@@ -49,9 +48,11 @@ public final class PruneBenchmark {
         String pgSchema = args[4];
         CompiledSchema schema = SchemaLoader.load(Path.of(args[5]));
         Vertx vertx = Vertx.vertx();
-        Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(2))
+        Pool pool = PgBuilder.pool()
+                .with(new PoolOptions().setMaxSize(2))
                 .connectingTo(PgConnectOptions.fromUri(args[1]).setUser(args[2]).setPassword(args[3]))
-                .using(vertx).build();
+                .using(vertx)
+                .build();
         try {
             String partition = "bench-prune-" + UUID.randomUUID();
             new SyncTestClient(schema, new HttpTransport(baseUrl, partition), "bench", "c-register").sync();
@@ -59,7 +60,8 @@ public final class PruneBenchmark {
             load.awaitMore(2_000, WAIT); // warm-up
             long baselineFrom = System.nanoTime();
             load.awaitMore(1, WAIT);
-            while (System.nanoTime() - baselineFrom < Duration.ofSeconds(BASELINE_SEC).toNanos()) {
+            while (System.nanoTime() - baselineFrom
+                    < Duration.ofSeconds(BASELINE_SEC).toNanos()) {
                 load.awaitMore(1, WAIT);
             }
             long baselineTo = System.nanoTime();
@@ -73,10 +75,16 @@ public final class PruneBenchmark {
             long finished = 0;
             long deadline = System.nanoTime() + WAIT.toNanos();
             while (finished == 0 && System.nanoTime() < deadline) {
-                Row r = pool.preparedQuery("SELECT horizon_seq, (SELECT count(*) FROM \"" + pgSchema + "\".sync_commits c"
-                        + " WHERE c.partition_id = p.partition_id AND c.commit_seq <= p.horizon_seq) FROM \"" + pgSchema
-                        + "\".sync_partitions p WHERE partition_id = $1").execute(Tuple.of(partition)).await().atMost(WAIT)
-                        .iterator().next();
+                Row r = pool.preparedQuery(
+                                "SELECT horizon_seq, (SELECT count(*) FROM \"" + pgSchema + "\".sync_commits c"
+                                        + " WHERE c.partition_id = p.partition_id AND c.commit_seq <= p.horizon_seq) FROM \""
+                                        + pgSchema
+                                        + "\".sync_partitions p WHERE partition_id = $1")
+                        .execute(Tuple.of(partition))
+                        .await()
+                        .atMost(WAIT)
+                        .iterator()
+                        .next();
                 if (started == 0 && r.getLong(0) >= generatedTo - 1000) {
                     started = System.nanoTime();
                 }
@@ -88,16 +96,25 @@ public final class PruneBenchmark {
             if (finished == 0) {
                 throw new IllegalStateException("the prune did not finish within " + WAIT);
             }
-            System.out.printf("== generated %,d commits (each with one change and one scope-index entry) in %,d ms%n",
+            System.out.printf(
+                    "== generated %,d commits (each with one change and one scope-index entry) in %,d ms%n",
                     COMMITS, generatedMs);
-            System.out.printf("== prune window: %,d ms from the append's commit to %,d commits deleted (horizon seen moved"
-                    + " %,d ms before the end)%n", (finished - generated) / 1_000_000, COMMITS, (finished - started) / 1_000_000);
-            System.out.printf("== push rounds (%d writers, one partition): baseline %,d rounds p50 %d ms p99 %d ms max %d ms;"
-                    + " in the prune window %,d rounds p50 %d ms p99 %d ms max %d ms%n", WRITERS,
-                    load.roundsBetween(baselineFrom, baselineTo), load.percentileMs(50, baselineFrom, baselineTo),
-                    load.percentileMs(99, baselineFrom, baselineTo), load.percentileMs(100, baselineFrom, baselineTo),
-                    load.roundsBetween(generated, finished), load.percentileMs(50, generated, finished),
-                    load.percentileMs(99, generated, finished), load.percentileMs(100, generated, finished));
+            System.out.printf(
+                    "== prune window: %,d ms from the append's commit to %,d commits deleted (horizon seen moved"
+                            + " %,d ms before the end)%n",
+                    (finished - generated) / 1_000_000, COMMITS, (finished - started) / 1_000_000);
+            System.out.printf(
+                    "== push rounds (%d writers, one partition): baseline %,d rounds p50 %d ms p99 %d ms max %d ms;"
+                            + " in the prune window %,d rounds p50 %d ms p99 %d ms max %d ms%n",
+                    WRITERS,
+                    load.roundsBetween(baselineFrom, baselineTo),
+                    load.percentileMs(50, baselineFrom, baselineTo),
+                    load.percentileMs(99, baselineFrom, baselineTo),
+                    load.percentileMs(100, baselineFrom, baselineTo),
+                    load.roundsBetween(generated, finished),
+                    load.percentileMs(50, generated, finished),
+                    load.percentileMs(99, generated, finished),
+                    load.percentileMs(100, generated, finished));
             System.out.printf("== push failures during the run: %s%n", load.failures);
         } catch (Throwable t) {
             t.printStackTrace();

@@ -72,13 +72,16 @@ public final class RealtimeBenchmark {
     private static final HttpClient HTTP = HttpClient.newHttpClient();
     private static CompiledSchema schema;
 
-    private RealtimeBenchmark() {
-    }
+    private RealtimeBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         schema = SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA));
-        String pgSchema = "bench_rt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-        System.out.printf(Locale.ROOT, "== realtime benchmark, storage schema %s, server flags %s%n", pgSchema,
+        String pgSchema =
+                "bench_rt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        System.out.printf(
+                Locale.ROOT,
+                "== realtime benchmark, storage schema %s, server flags %s%n",
+                pgSchema,
                 String.join(" ", ServerProcess.CHART_JVM_FLAGS));
         try (ServerProcess a = pod("bench-realtime-a", pgSchema)) {
             if (PHASES.contains("a")) {
@@ -86,20 +89,28 @@ public final class RealtimeBenchmark {
             }
             double[] onePod = PHASES.contains("b") ? fanout(a, a, "one pod") : new double[] {Double.NaN, Double.NaN};
             try (ServerProcess b = PHASES.contains("c") ? pod("bench-realtime-b", pgSchema) : null) {
-                double[] twoPods = b == null ? new double[] {Double.NaN, Double.NaN}
+                double[] twoPods = b == null
+                        ? new double[] {Double.NaN, Double.NaN}
                         : fanout(a, b, "two pods (writer on A, sockets on B)");
                 if (PHASES.contains("d")) {
                     rounds(a);
                 }
-                System.out.printf(Locale.ROOT, "== summary: (b) p50 %.1f ms p99 %.1f ms; (c) p50 %.1f ms p99 %.1f ms%n",
-                        onePod[0], onePod[1], twoPods[0], twoPods[1]);
+                System.out.printf(
+                        Locale.ROOT,
+                        "== summary: (b) p50 %.1f ms p99 %.1f ms; (c) p50 %.1f ms p99 %.1f ms%n",
+                        onePod[0],
+                        onePod[1],
+                        twoPods[0],
+                        twoPods[1]);
             }
         }
     }
 
     static ServerProcess pod(String name, String pgSchema) throws Exception {
-        return ServerProcess.builder(name, pgSchema).jvmFlags(ServerProcess.CHART_JVM_FLAGS)
-                .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", Integer.toString(IDLE + 1000)).start();
+        return ServerProcess.builder(name, pgSchema)
+                .jvmFlags(ServerProcess.CHART_JVM_FLAGS)
+                .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", Integer.toString(IDLE + 1000))
+                .start();
     }
 
     static String ws(ServerProcess pod) {
@@ -116,7 +127,8 @@ public final class RealtimeBenchmark {
         CountDownLatch hellos = new CountDownLatch(IDLE);
         long t0 = System.nanoTime();
         for (int i = 0; i < IDLE; i++) {
-            opening.add(HTTP.newWebSocketBuilder().header("x-actor-id", "idle-" + (i % 100))
+            opening.add(HTTP.newWebSocketBuilder()
+                    .header("x-actor-id", "idle-" + (i % 100))
                     .header("x-syncular-partition", partition)
                     .buildAsync(URI.create(ws(pod) + "idle-" + i), new WebSocket.Listener() {
                         private boolean greeted;
@@ -146,12 +158,23 @@ public final class RealtimeBenchmark {
         }
         double connectSec = (System.nanoTime() - t0) / 1e9;
         long after = pod.rssBytes();
-        new ProcessBuilder("jcmd", Long.toString(pod.pid()), "GC.run").redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor(60, TimeUnit.SECONDS);
+        new ProcessBuilder("jcmd", Long.toString(pod.pid()), "GC.run")
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start()
+                .waitFor(60, TimeUnit.SECONDS);
         long afterGc = pod.rssBytes();
-        System.out.printf(Locale.ROOT, "(a) %d idle authenticated sockets on one pod: connected with hello in %.1f s"
-                + " (%.0f/s); RSS %.0f MB before, %.0f MB with the sockets, %.0f MB after a full GC; peak %.0f MB%n",
-                IDLE, connectSec, IDLE / connectSec, mb(before), mb(after), mb(afterGc), mb(pod.peakRssBytes()));
+        System.out.printf(
+                Locale.ROOT,
+                "(a) %d idle authenticated sockets on one pod: connected with hello in %.1f s"
+                        + " (%.0f/s); RSS %.0f MB before, %.0f MB with the sockets, %.0f MB after a full GC; peak %.0f MB%n",
+                IDLE,
+                connectSec,
+                IDLE / connectSec,
+                mb(before),
+                mb(after),
+                mb(afterGc),
+                mb(pod.peakRssBytes()));
         for (WebSocket w : open) {
             w.abort();
         }
@@ -169,8 +192,8 @@ public final class RealtimeBenchmark {
         /** One permit per delivery or wake-up: what the drain waits on. */
         final Semaphore arrivals;
 
-        TimingSocket(Map<String, Long> sent, Histogram latency, LongAdder deliveries, LongAdder wakes,
-                Semaphore arrivals) {
+        TimingSocket(
+                Map<String, Long> sent, Histogram latency, LongAdder deliveries, LongAdder wakes, Semaphore arrivals) {
             this.arrivals = arrivals;
             this.sent = sent;
             this.latency = latency;
@@ -235,17 +258,23 @@ public final class RealtimeBenchmark {
         Semaphore arrivals = new Semaphore(0);
         List<WebSocket> sockets = new ArrayList<>();
         for (int i = 0; i < FANOUT; i++) {
-            SyncTestClient c = new SyncTestClient(schema, new HttpTransport(socketPod.baseUrl(), partition),
-                    "reader-" + i, "reader-" + i + "-" + UUID.randomUUID());
+            SyncTestClient c = new SyncTestClient(
+                    schema,
+                    new HttpTransport(socketPod.baseUrl(), partition),
+                    "reader-" + i,
+                    "reader-" + i + "-" + UUID.randomUUID());
             c.subscribe("s1", "todos", Map.of("list_id", List.of("l" + (i % SCOPES))));
             c.syncUntilIdle(); // registers the subscription (client record) before the socket connects
-            sockets.add(HTTP.newWebSocketBuilder().header("x-actor-id", c.actorId)
+            sockets.add(HTTP.newWebSocketBuilder()
+                    .header("x-actor-id", c.actorId)
                     .header("x-syncular-partition", partition)
-                    .buildAsync(URI.create(ws(socketPod) + c.clientId),
-                            new TimingSocket(sent, latency, deliveries, wakes, arrivals)).get(60, TimeUnit.SECONDS));
+                    .buildAsync(
+                            URI.create(ws(socketPod) + c.clientId),
+                            new TimingSocket(sent, latency, deliveries, wakes, arrivals))
+                    .get(60, TimeUnit.SECONDS));
         }
-        SyncTestClient writer = new SyncTestClient(schema, new HttpTransport(writerPod.baseUrl(), partition),
-                "writer", "writer-" + UUID.randomUUID());
+        SyncTestClient writer = new SyncTestClient(
+                schema, new HttpTransport(writerPod.baseUrl(), partition), "writer", "writer-" + UUID.randomUUID());
         writer.syncUntilIdle();
         int commits = RATE * FANOUT_SEC;
         // warm-up commits first, at the same pace, delivered but not measured: a pod started just before the
@@ -266,8 +295,22 @@ public final class RealtimeBenchmark {
             if (k >= 0) {
                 sent.put(row, System.nanoTime());
             }
-            writer.upsert("todos", Map.of("id", row, "list_id", "l" + (k % SCOPES), "title", "t", "done", false,
-                    "position", 1L, "updated_at_ms", 1L), null);
+            writer.upsert(
+                    "todos",
+                    Map.of(
+                            "id",
+                            row,
+                            "list_id",
+                            "l" + (k % SCOPES),
+                            "title",
+                            "t",
+                            "done",
+                            false,
+                            "position",
+                            1L,
+                            "updated_at_ms",
+                            1L),
+                    null);
             writer.sync();
         }
         double writerSec = (System.nanoTime() - start) / 1e9;
@@ -282,10 +325,22 @@ public final class RealtimeBenchmark {
         synchronized (latency) {
             p50 = latency.getValueAtPercentile(50) / 1000.0;
             p99 = latency.getValueAtPercentile(99) / 1000.0;
-            System.out.printf(Locale.ROOT, "(%s) %s: %d sockets over %d scopes, %d commits at %.0f/s; deltas %d of %d,"
-                    + " wake-ups %d; push-to-delta latency p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms%n",
-                    writerPod == socketPod ? "b" : "c", label, FANOUT, SCOPES, commits, commits / writerSec,
-                    deliveries.sum(), expected, wakes.sum(), p50, latency.getValueAtPercentile(90) / 1000.0, p99,
+            System.out.printf(
+                    Locale.ROOT,
+                    "(%s) %s: %d sockets over %d scopes, %d commits at %.0f/s; deltas %d of %d,"
+                            + " wake-ups %d; push-to-delta latency p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms%n",
+                    writerPod == socketPod ? "b" : "c",
+                    label,
+                    FANOUT,
+                    SCOPES,
+                    commits,
+                    commits / writerSec,
+                    deliveries.sum(),
+                    expected,
+                    wakes.sum(),
+                    p50,
+                    latency.getValueAtPercentile(90) / 1000.0,
+                    p99,
                     latency.getMaxValue() / 1000.0);
         }
         return new double[] {p50, p99};
@@ -315,7 +370,10 @@ public final class RealtimeBenchmark {
         List<SyncTestClient> overSocket = new ArrayList<>();
         List<RealtimeSocket> sockets = new ArrayList<>();
         for (int i = 0; i < ROUND_CLIENTS; i++) {
-            SyncTestClient h = new SyncTestClient(schema, new HttpTransport(pod.baseUrl(), partition), "h" + i,
+            SyncTestClient h = new SyncTestClient(
+                    schema,
+                    new HttpTransport(pod.baseUrl(), partition),
+                    "h" + i,
                     "http-" + i + "-" + UUID.randomUUID());
             overHttp.add(h.subscribe("s1", "todos", Map.of("list_id", List.of("rounds"))));
             String clientId = "socket-" + i + "-" + UUID.randomUUID();
@@ -329,8 +387,15 @@ public final class RealtimeBenchmark {
         runRounds(overSocket, WARMUP_SEC / 2);
         double http = runRounds(overHttp, ROUND_SEC);
         double socket = runRounds(overSocket, ROUND_SEC);
-        System.out.printf(Locale.ROOT, "(d) push+pull rounds, %d clients back to back, %d s each: HTTP %.0f rounds/s,"
-                + " socket %.0f rounds/s (%.2fx)%n", ROUND_CLIENTS, ROUND_SEC, http, socket, socket / http);
+        System.out.printf(
+                Locale.ROOT,
+                "(d) push+pull rounds, %d clients back to back, %d s each: HTTP %.0f rounds/s,"
+                        + " socket %.0f rounds/s (%.2fx)%n",
+                ROUND_CLIENTS,
+                ROUND_SEC,
+                http,
+                socket,
+                socket / http);
         sockets.forEach(s -> s.ws.abort());
     }
 
@@ -343,8 +408,22 @@ public final class RealtimeBenchmark {
         for (SyncTestClient c : clients) {
             Thread t = new Thread(() -> {
                 while (System.nanoTime() < end) {
-                    c.upsert("todos", Map.of("id", c.clientId + "-" + seq.incrementAndGet(), "list_id", "rounds",
-                            "title", "t", "done", false, "position", 1L, "updated_at_ms", 1L), null);
+                    c.upsert(
+                            "todos",
+                            Map.of(
+                                    "id",
+                                    c.clientId + "-" + seq.incrementAndGet(),
+                                    "list_id",
+                                    "rounds",
+                                    "title",
+                                    "t",
+                                    "done",
+                                    false,
+                                    "position",
+                                    1L,
+                                    "updated_at_ms",
+                                    1L),
+                            null);
                     c.sync();
                     rounds.incrementAndGet();
                 }

@@ -54,8 +54,7 @@ public final class RealtimeStuckBenchmark {
     private static final int SEC = Integer.getInteger("bench.sec", 20);
     private static final HttpClient HTTP = HttpClient.newHttpClient();
 
-    private RealtimeStuckBenchmark() {
-    }
+    private RealtimeStuckBenchmark() {}
 
     /** A reading socket: counts the rows of its deltas and its wake-ups, acks every delta. */
     static final class ReadingSocket implements WebSocket.Listener {
@@ -128,13 +127,18 @@ public final class RealtimeStuckBenchmark {
 
     public static void main(String[] args) throws Exception {
         CompiledSchema schema = SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA));
-        String pgSchema = "bench_rt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-        System.out.printf(Locale.ROOT, "== realtime stuck-socket benchmark, storage schema %s, server flags %s%n",
-                pgSchema, String.join(" ", ServerProcess.CHART_JVM_FLAGS));
+        String pgSchema =
+                "bench_rt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        System.out.printf(
+                Locale.ROOT,
+                "== realtime stuck-socket benchmark, storage schema %s, server flags %s%n",
+                pgSchema,
+                String.join(" ", ServerProcess.CHART_JVM_FLAGS));
         try (ServerProcess pod = ServerProcess.builder("bench-realtime-stuck", pgSchema)
                 .jvmFlags(ServerProcess.CHART_JVM_FLAGS)
                 .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", Integer.toString(SOCKETS + 100))
-                .env("SYNCULAR_MAX_REQUEST_BYTES", "4M").start()) {
+                .env("SYNCULAR_MAX_REQUEST_BYTES", "4M")
+                .start()) {
             run(pod, schema);
         }
     }
@@ -152,8 +156,11 @@ public final class RealtimeStuckBenchmark {
         for (int i = 0; i < SOCKETS; i++) {
             boolean stuck = i < STUCK;
             String list = "l" + (i % SCOPES);
-            SyncTestClient c = new SyncTestClient(schema, new HttpTransport(pod.baseUrl(), partition),
-                    (stuck ? "stuck-" : "reader-") + i, "c-" + i + "-" + UUID.randomUUID());
+            SyncTestClient c = new SyncTestClient(
+                    schema,
+                    new HttpTransport(pod.baseUrl(), partition),
+                    (stuck ? "stuck-" : "reader-") + i,
+                    "c-" + i + "-" + UUID.randomUUID());
             c.subscribe("s1", "todos", Map.of("list_id", List.of(list)));
             c.syncUntilIdle(); // registers the subscription before the socket connects
             WebSocket.Listener listener;
@@ -165,8 +172,10 @@ public final class RealtimeStuckBenchmark {
                 perScope[i % SCOPES]++;
                 listener = r;
             }
-            opening.add(HTTP.newWebSocketBuilder().header("x-actor-id", c.actorId)
-                    .header("x-syncular-partition", partition).buildAsync(URI.create(ws + c.clientId), listener));
+            opening.add(HTTP.newWebSocketBuilder()
+                    .header("x-actor-id", c.actorId)
+                    .header("x-syncular-partition", partition)
+                    .buildAsync(URI.create(ws + c.clientId), listener));
             if (opening.size() == 200) {
                 for (CompletableFuture<WebSocket> f : opening) {
                     sockets.add(f.get(60, TimeUnit.SECONDS));
@@ -177,8 +186,13 @@ public final class RealtimeStuckBenchmark {
         for (CompletableFuture<WebSocket> f : opening) {
             sockets.add(f.get(60, TimeUnit.SECONDS));
         }
-        System.out.printf(Locale.ROOT, "%d sockets (%d never reading) registered and open in %.1f s; RSS %.0f MB%n",
-                SOCKETS, STUCK, (System.nanoTime() - t0) / 1e9, mb(pod.rssBytes()));
+        System.out.printf(
+                Locale.ROOT,
+                "%d sockets (%d never reading) registered and open in %.1f s; RSS %.0f MB%n",
+                SOCKETS,
+                STUCK,
+                (System.nanoTime() - t0) / 1e9,
+                mb(pod.rssBytes()));
 
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong slowestLiveMs = new AtomicLong();
@@ -190,8 +204,12 @@ public final class RealtimeStuckBenchmark {
             while (!stop.get()) {
                 long start = System.nanoTime();
                 try {
-                    int status = HTTP.send(HttpRequest.newBuilder(URI.create(pod.baseUrl() + "/q/health/live"))
-                            .timeout(Duration.ofSeconds(5)).GET().build(), HttpResponse.BodyHandlers.discarding())
+                    int status = HTTP.send(
+                                    HttpRequest.newBuilder(URI.create(pod.baseUrl() + "/q/health/live"))
+                                            .timeout(Duration.ofSeconds(5))
+                                            .GET()
+                                            .build(),
+                                    HttpResponse.BodyHandlers.discarding())
                             .statusCode();
                     (status == 200 ? liveOk : liveFailed).incrementAndGet();
                 } catch (Exception e) {
@@ -210,8 +228,8 @@ public final class RealtimeStuckBenchmark {
         probe.setDaemon(true);
         probe.start();
 
-        SyncTestClient writer = new SyncTestClient(schema, new HttpTransport(pod.baseUrl(), partition), "writer",
-                "writer-" + UUID.randomUUID());
+        SyncTestClient writer = new SyncTestClient(
+                schema, new HttpTransport(pod.baseUrl(), partition), "writer", "writer-" + UUID.randomUUID());
         writer.syncUntilIdle();
         String big = "x".repeat(ROW_BYTES);
         int commits = RATE * SEC;
@@ -226,8 +244,22 @@ public final class RealtimeStuckBenchmark {
             while (System.nanoTime() < due) {
                 Thread.onSpinWait(); // the writer's pace
             }
-            String id = writer.upsert("todos", Map.of("id", "big" + k, "list_id", "l" + (k % SCOPES), "title", big,
-                    "done", false, "position", (long) k, "updated_at_ms", 1L), null);
+            String id = writer.upsert(
+                    "todos",
+                    Map.of(
+                            "id",
+                            "big" + k,
+                            "list_id",
+                            "l" + (k % SCOPES),
+                            "title",
+                            big,
+                            "done",
+                            false,
+                            "position",
+                            (long) k,
+                            "updated_at_ms",
+                            1L),
+                    null);
             try {
                 writer.sync();
                 if (SyncTestClient.applied(writer.result(id))) {
@@ -250,13 +282,31 @@ public final class RealtimeStuckBenchmark {
         }
         stop.set(true);
         probe.join();
-        long complete = readers.stream().filter(r -> r.received == appliedPerScope[r.scope]).count();
+        long complete = readers.stream()
+                .filter(r -> r.received == appliedPerScope[r.scope])
+                .count();
         String metrics = scrape(pod);
-        System.out.printf(Locale.ROOT, "%d commits of %d bytes at %.0f/s: %d applied, %d failed; reading sockets: %d"
-                + " of %d got every delta (rows %d of %d), wake-ups %d; %s; liveness %d ok, %d failed, slowest %d ms;"
-                + " peak RSS %.0f MB (chart limit 512 Mi), VmHWM %.0f MB%n", commits, ROW_BYTES, commits / writerSec,
-                applied, failed, complete, readers.size(), rows.sum(), expected, wakes.sum(), metrics,
-                liveOk.get(), liveFailed.get(), slowestLiveMs.get(), mb(peakRss.get()), mb(pod.peakRssBytes()));
+        System.out.printf(
+                Locale.ROOT,
+                "%d commits of %d bytes at %.0f/s: %d applied, %d failed; reading sockets: %d"
+                        + " of %d got every delta (rows %d of %d), wake-ups %d; %s; liveness %d ok, %d failed, slowest %d ms;"
+                        + " peak RSS %.0f MB (chart limit 512 Mi), VmHWM %.0f MB%n",
+                commits,
+                ROW_BYTES,
+                commits / writerSec,
+                applied,
+                failed,
+                complete,
+                readers.size(),
+                rows.sum(),
+                expected,
+                wakes.sum(),
+                metrics,
+                liveOk.get(),
+                liveFailed.get(),
+                slowestLiveMs.get(),
+                mb(peakRss.get()),
+                mb(pod.peakRssBytes()));
         for (WebSocket w : sockets) {
             w.abort();
         }
@@ -265,8 +315,13 @@ public final class RealtimeStuckBenchmark {
     /** The pod's outbound-budget counters from its Prometheus endpoint. */
     static String scrape(ServerProcess pod) {
         try {
-            String body = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + pod.managementPort() + "/q/metrics")).GET().build(),
-                    HttpResponse.BodyHandlers.ofString()).body();
+            String body = HTTP.send(
+                            HttpRequest.newBuilder(
+                                            URI.create("http://127.0.0.1:" + pod.managementPort() + "/q/metrics"))
+                                    .GET()
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
             StringBuilder out = new StringBuilder();
             for (String line : body.split("\n")) {
                 if (line.startsWith("syncular_realtime_outbound_") || line.startsWith("syncular_realtime_errors")) {

@@ -99,6 +99,7 @@ public final class SegmentsBenchmark {
     private static final int SAMPLE_MS = Integer.getInteger("bench.sampleMs", 100);
     /** The server's management interface ({@code /q/metrics}): {@code bench.metricsUrl}, else port 9000 of the host. */
     private static final String METRICS_URL = System.getProperty("bench.metricsUrl", "http://127.0.0.1:9000/q/metrics");
+
     private static final int APPLY_CHUNK = 1024;
     private static final long POSTMASTER_PID = Long.getLong("bench.pgPid", 0);
     private static final String PG_VERSION = System.getProperty("bench.pgVersion", "unknown");
@@ -106,8 +107,10 @@ public final class SegmentsBenchmark {
     private static final String ACTOR = "bench-reader";
     private static final Duration PULL_TIMEOUT = Duration.ofMinutes(10);
 
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(10)).build();
+    private static final HttpClient HTTP = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10))
+            .build();
 
     private static String baseUrl;
     private static CompiledSchema schema;
@@ -120,8 +123,7 @@ public final class SegmentsBenchmark {
     /** Failed seed requests (retried), reported with the results. */
     private static final List<String> SEED_FAILURES = Collections.synchronizedList(new ArrayList<>());
 
-    private SegmentsBenchmark() {
-    }
+    private SegmentsBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         if (args.length < 4) {
@@ -133,8 +135,11 @@ public final class SegmentsBenchmark {
         schema = SchemaLoader.load(Path.of(args[2]));
         s3Pid = Long.parseLong(args[3]);
         workDir = Files.createTempDirectory("segments-bench");
-        int[] sizes = Arrays.stream(SIZES.split(",")).map(String::trim).filter(s -> !s.isEmpty())
-                .mapToInt(Integer::parseInt).toArray();
+        int[] sizes = Arrays.stream(SIZES.split(","))
+                .map(String::trim)
+                .filter(s -> !s.isEmpty())
+                .mapToInt(Integer::parseInt)
+                .toArray();
         for (int n : sizes) {
             if (n <= PAGE_ROWS) {
                 // §5.3 eligibility: the image lane needs a snapshot larger than one rows page
@@ -160,13 +165,15 @@ public final class SegmentsBenchmark {
         for (int n : sizes) {
             double[] t = new double[1];
             seedSec.put(n, t);
-            Thread th = new Thread(() -> {
-                try {
-                    t[0] = seed(n);
-                } catch (Throwable e) {
-                    failure.compareAndSet(null, e);
-                }
-            }, "seed-" + n);
+            Thread th = new Thread(
+                    () -> {
+                        try {
+                            t[0] = seed(n);
+                        } catch (Throwable e) {
+                            failure.compareAndSet(null, e);
+                        }
+                    },
+                    "seed-" + n);
             th.start();
             seeders.add(th);
         }
@@ -215,17 +222,32 @@ public final class SegmentsBenchmark {
         // -------------------------------------------------------------------------------------------- report
         System.out.println();
         System.out.println("=== Bootstrap through S3-presigned segments (bench/segments.sh) ===");
-        System.out.printf(Locale.ROOT, "machine: nproc %d; %s; java %s (%s); PostgreSQL %s; s3proxy 2.9.0 (transient, "
+        System.out.printf(
+                Locale.ROOT,
+                "machine: nproc %d; %s; java %s (%s); PostgreSQL %s; s3proxy 2.9.0 (transient, "
                         + "SigV4 checked) on loopback; load average at end %s; %s%n",
-                Runtime.getRuntime().availableProcessors(), cpuModel(), System.getProperty("java.runtime.version"),
-                System.getProperty("java.vm.name"), PG_VERSION, loadAverage(),
+                Runtime.getRuntime().availableProcessors(),
+                cpuModel(),
+                System.getProperty("java.runtime.version"),
+                System.getProperty("java.vm.name"),
+                PG_VERSION,
+                loadAverage(),
                 ZonedDateTime.now().format(DateTimeFormatter.RFC_1123_DATE_TIME));
-        System.out.printf(Locale.ROOT, "server: %s; heap max %s%n", System.getProperty("bench.serverOpts", "?"),
+        System.out.printf(
+                Locale.ROOT,
+                "server: %s; heap max %s%n",
+                System.getProperty("bench.serverOpts", "?"),
                 mb(atStart.heapMax));
-        System.out.printf(Locale.ROOT, "pull limits (both lanes): limitSnapshotRows=%d, maxSnapshotPages=%d; seeded with "
-                + "%d commits of %,d upserts per request%n", PAGE_ROWS, MAX_PAGES, SEED_COMMITS, SEED_BATCH);
-        seedSec.forEach((n, t) -> System.out.printf(Locale.ROOT, "seeded %,d rows in %.1f s (%,.0f rows/s, untimed)%n",
-                n, t[0], n / t[0]));
+        System.out.printf(
+                Locale.ROOT,
+                "pull limits (both lanes): limitSnapshotRows=%d, maxSnapshotPages=%d; seeded with "
+                        + "%d commits of %,d upserts per request%n",
+                PAGE_ROWS,
+                MAX_PAGES,
+                SEED_COMMITS,
+                SEED_BATCH);
+        seedSec.forEach((n, t) -> System.out.printf(
+                Locale.ROOT, "seeded %,d rows in %.1f s (%,.0f rows/s, untimed)%n", n, t[0], n / t[0]));
         SEED_FAILURES.forEach(f -> System.out.println("seed request failed and was retried: " + f));
 
         System.out.println();
@@ -236,9 +258,18 @@ public final class SegmentsBenchmark {
                 + "open+check+read all rows ms | apply to client SQLite ms (ATTACH, 1024-row txns) |");
         System.out.println("|---|---|---|---|---|---|---|---|---|");
         for (ImageRun i : images) {
-            System.out.printf(Locale.ROOT, "| %,d | %s | %.0f | %.0f | %.0f | %,.0f | %.1f | %.0f | %.0f |%n", i.rows,
-                    i.label, i.pullMs, i.fetchMs, i.pullMs + i.fetchMs, i.rows / ((i.pullMs + i.fetchMs) / 1000),
-                    i.bytes / 1048576.0, i.readMs, i.applyMs);
+            System.out.printf(
+                    Locale.ROOT,
+                    "| %,d | %s | %.0f | %.0f | %.0f | %,.0f | %.1f | %.0f | %.0f |%n",
+                    i.rows,
+                    i.label,
+                    i.pullMs,
+                    i.fetchMs,
+                    i.pullMs + i.fetchMs,
+                    i.rows / ((i.pullMs + i.fetchMs) / 1000),
+                    i.bytes / 1048576.0,
+                    i.readMs,
+                    i.applyMs);
         }
 
         System.out.println();
@@ -248,15 +279,28 @@ public final class SegmentsBenchmark {
                 + "total ms | rows/s | decode+apply to client SQLite ms (1024-row txns) |");
         System.out.println("|---|---|---|---|---|---|---|---|---|---|");
         for (RowsRun r : rowsRuns) {
-            System.out.printf(Locale.ROOT, "| %,d | %d | %d | %.1f | %.0f | %.0f | %.0f | %.0f | %,.0f | %.0f |%n", r.rows,
-                    r.requests, r.segmentCount, r.bytes / 1048576.0, r.pullMs, r.fetchMs, r.decodeMs, r.totalMs,
-                    r.rows / (r.totalMs / 1000), r.applyMs);
+            System.out.printf(
+                    Locale.ROOT,
+                    "| %,d | %d | %d | %.1f | %.0f | %.0f | %.0f | %.0f | %,.0f | %.0f |%n",
+                    r.rows,
+                    r.requests,
+                    r.segmentCount,
+                    r.bytes / 1048576.0,
+                    r.pullMs,
+                    r.fetchMs,
+                    r.decodeMs,
+                    r.totalMs,
+                    r.rows / (r.totalMs / 1000),
+                    r.applyMs);
         }
 
         System.out.println();
-        System.out.printf(Locale.ROOT, "Server memory and CPU per phase (samples every %d ms + phase boundaries; heap = "
-                + "jvm_memory_used_bytes{area=\"heap\"} summed; live = jvm_gc_live_data_size_bytes). RSS at start %s.%n",
-                SAMPLE_MS, mb(rssStart));
+        System.out.printf(
+                Locale.ROOT,
+                "Server memory and CPU per phase (samples every %d ms + phase boundaries; heap = "
+                        + "jvm_memory_used_bytes{area=\"heap\"} summed; live = jvm_gc_live_data_size_bytes). RSS at start %s.%n",
+                SAMPLE_MS,
+                mb(rssStart));
         System.out.println("| phase | wall ms | samples | peak heap used | peak old gen used | peak live after GC | "
                 + "GC pauses (n / ms) | peak RSS | CPU s: server / s3proxy / postgres / bench |");
         System.out.println("|---|---|---|---|---|---|---|---|---|");
@@ -264,21 +308,44 @@ public final class SegmentsBenchmark {
         all.add(seedPhase);
         all.addAll(phases);
         for (Phase p : all) {
-            System.out.printf(Locale.ROOT, "| %s | %.0f | %d | %s | %s | %s | %d / %.0f | %s | %.1f / %.1f / %.1f / %.1f |%n",
-                    p.name, p.wallMs(), p.samples, mb(p.peakHeap), mb(p.peakOld), mb(p.peakLive),
-                    p.gcCount(), p.gcMs(), mb(p.peakRss), p.cpu.server, p.cpu.s3, p.cpu.postgres, p.cpu.bench);
+            System.out.printf(
+                    Locale.ROOT,
+                    "| %s | %.0f | %d | %s | %s | %s | %d / %.0f | %s | %.1f / %.1f / %.1f / %.1f |%n",
+                    p.name,
+                    p.wallMs(),
+                    p.samples,
+                    mb(p.peakHeap),
+                    mb(p.peakOld),
+                    mb(p.peakLive),
+                    p.gcCount(),
+                    p.gcMs(),
+                    mb(p.peakRss),
+                    p.cpu.server,
+                    p.cpu.s3,
+                    p.cpu.postgres,
+                    p.cpu.bench);
         }
-        System.out.printf(Locale.ROOT, "server at end: RSS %s, VmHWM %s, heap used %s, GC pauses in the whole run %d "
-                        + "(%.0f ms)%n", mb(sampler.rss()), mb(sampler.hwm()), mb(atEnd.heapUsed),
-                (long) (atEnd.gcCount - atStart.gcCount), (atEnd.gcSec - atStart.gcSec) * 1000);
+        System.out.printf(
+                Locale.ROOT,
+                "server at end: RSS %s, VmHWM %s, heap used %s, GC pauses in the whole run %d " + "(%.0f ms)%n",
+                mb(sampler.rss()),
+                mb(sampler.hwm()),
+                mb(atEnd.heapUsed),
+                (long) (atEnd.gcCount - atStart.gcCount),
+                (atEnd.gcSec - atStart.gcSec) * 1000);
         for (ImageRun i : images) {
             if (i.label.startsWith("cold") && i.rows >= 1_000_000) {
-                System.out.printf(Locale.ROOT, "targets at %,d rows: cold image pull %.2f s (≤ 3 s target for the build; "
+                System.out.printf(
+                        Locale.ROOT,
+                        "targets at %,d rows: cold image pull %.2f s (≤ 3 s target for the build; "
                                 + "this upper bound also includes the first-page read, SHA-256 and the S3 upload); ",
-                        i.rows, i.pullMs / 1000);
+                        i.rows,
+                        i.pullMs / 1000);
             }
             if (i.label.startsWith("warm") && i.rows >= 1_000_000) {
-                System.out.printf(Locale.ROOT, "warm served %,.0f rows/s (≥ 1M rows/s target)%n",
+                System.out.printf(
+                        Locale.ROOT,
+                        "warm served %,.0f rows/s (≥ 1M rows/s target)%n",
                         i.rows / ((i.pullMs + i.fetchMs) / 1000));
             }
         }
@@ -309,8 +376,8 @@ public final class SegmentsBenchmark {
     /** Seeds {@code n} rows into scope {@code seg-n} (partition {@code bench-seg-n}); returns seconds taken. */
     private static double seed(int n) {
         String scope = scope(n);
-        SyncTestClient seeder = new SyncTestClient(schema, new HttpTransport(baseUrl, partition(n)), "seeder",
-                "seeder-" + n);
+        SyncTestClient seeder =
+                new SyncTestClient(schema, new HttpTransport(baseUrl, partition(n)), "seeder", "seeder-" + n);
         seeder.syncUntilIdle(); // log epoch
         long t0 = System.nanoTime();
         long lastReport = t0;
@@ -320,8 +387,8 @@ public final class SegmentsBenchmark {
             for (int c = from; c < Math.min(n, from + perRequest); c += SEED_BATCH) {
                 List<PushOperation> ops = new ArrayList<>(SEED_BATCH);
                 for (int i = c; i < Math.min(n, c + SEED_BATCH); i++) {
-                    ops.add(seeder.upsertOp(TABLE, noteRow(String.format(Locale.ROOT, "%s-%07d", scope, i), scope, i),
-                            null));
+                    ops.add(seeder.upsertOp(
+                            TABLE, noteRow(String.format(Locale.ROOT, "%s-%07d", scope, i), scope, i), null));
                 }
                 ids.add(seeder.commit(ops));
             }
@@ -331,10 +398,17 @@ public final class SegmentsBenchmark {
                     break;
                 } catch (HttpFailure | UncheckedIOException e) {
                     // the outbox still holds the commits: a retry is idempotent by clientCommitId (§2.3)
-                    String what = e instanceof HttpFailure f ? "HTTP " + f.status + " " + f.body
+                    String what = e instanceof HttpFailure f
+                            ? "HTTP " + f.status + " " + f.body
                             : String.valueOf(e.getCause());
-                    SEED_FAILURES.add(String.format(Locale.ROOT, "seed %,d, rows %,d..: attempt %d failed after "
-                            + "%.1f s: %s", n, from, attempt, (System.nanoTime() - t0) / 1e9, what));
+                    SEED_FAILURES.add(String.format(
+                            Locale.ROOT,
+                            "seed %,d, rows %,d..: attempt %d failed after " + "%.1f s: %s",
+                            n,
+                            from,
+                            attempt,
+                            (System.nanoTime() - t0) / 1e9,
+                            what));
                     System.err.println("  " + SEED_FAILURES.get(SEED_FAILURES.size() - 1));
                     if (attempt == 3) {
                         throw e;
@@ -392,10 +466,13 @@ public final class SegmentsBenchmark {
             frames.add(new PullHeader(0, PAGE_ROWS, MAX_PAGES, accept));
             frames.add(new SubscriptionFrame("s1", TABLE, scopes, null, cursor, bootstrapState));
             byte[] body = Message.request(frames).encode();
-            HttpRequest req = HttpRequest.newBuilder(URI.create(baseUrl + "/sync")).timeout(PULL_TIMEOUT)
-                    .header("x-actor-id", ACTOR).header("x-syncular-partition", partition)
+            HttpRequest req = HttpRequest.newBuilder(URI.create(baseUrl + "/sync"))
+                    .timeout(PULL_TIMEOUT)
+                    .header("x-actor-id", ACTOR)
+                    .header("x-syncular-partition", partition)
                     .header("content-type", HttpTransport.CONTENT_TYPE)
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                    .build();
             requests++;
             HttpResponse<byte[]> r = send(req, HttpResponse.BodyHandlers.ofByteArray(), "POST /sync");
             Message m = MessageDecoder.decodeResponse(r.body());
@@ -423,9 +500,11 @@ public final class SegmentsBenchmark {
             HttpResponse<T> r = HTTP.send(req, handler);
             if (r.statusCode() != 200) {
                 Object body = r.body();
-                String text = body instanceof byte[] b ? new String(b, StandardCharsets.UTF_8)
-                        : body instanceof InputStream in ? new String(in.readAllBytes(), StandardCharsets.UTF_8)
-                        : String.valueOf(body);
+                String text = body instanceof byte[] b
+                        ? new String(b, StandardCharsets.UTF_8)
+                        : body instanceof InputStream in
+                                ? new String(in.readAllBytes(), StandardCharsets.UTF_8)
+                                : String.valueOf(body);
                 throw new IllegalStateException(what + " answered " + r.statusCode() + ": " + text);
             }
             return r;
@@ -453,8 +532,8 @@ public final class SegmentsBenchmark {
     }
 
     private static ImageRun imageBootstrap(int n, String label) throws IOException {
-        Client c = new Client(n, PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SQLITE
-                | PullHeader.ACCEPT_SIGNED_URLS, "image");
+        Client c = new Client(
+                n, PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SQLITE | PullHeader.ACCEPT_SIGNED_URLS, "image");
         c.handshake();
         ImageRun run = new ImageRun();
         run.rows = n;
@@ -477,8 +556,8 @@ public final class SegmentsBenchmark {
             }
         }
         if (ref == null || !done) {
-            throw new IllegalStateException("image bootstrap of " + n + " rows: no sqlite SEGMENT_REF or not complete: "
-                    + summarize(m));
+            throw new IllegalStateException(
+                    "image bootstrap of " + n + " rows: no sqlite SEGMENT_REF or not complete: " + summarize(m));
         }
         if (ref.url() == null) {
             throw new IllegalStateException("sqlite SEGMENT_REF without a presigned URL: " + ref);
@@ -501,17 +580,30 @@ public final class SegmentsBenchmark {
         run.segmentId = ref.segmentId();
         run.file = file;
         run.ref = ref;
-        System.out.printf(Locale.ROOT, "image %,d rows, %s: pull %.0f ms, fetch+verify %.0f ms, %,d bytes (%s)%n", n,
-                label, run.pullMs, run.fetchMs, run.bytes, host(ref.url()));
+        System.out.printf(
+                Locale.ROOT,
+                "image %,d rows, %s: pull %.0f ms, fetch+verify %.0f ms, %,d bytes (%s)%n",
+                n,
+                label,
+                run.pullMs,
+                run.fetchMs,
+                run.bytes,
+                host(ref.url()));
         return run;
     }
 
     /** Streams a presigned GET into {@code file}, hashing on the way; returns the SHA-256 hex. */
     private static String fetchToFile(String url, Path file) throws IOException {
-        HttpResponse<InputStream> r = send(HttpRequest.newBuilder(URI.create(url)).timeout(PULL_TIMEOUT).GET().build(),
-                HttpResponse.BodyHandlers.ofInputStream(), "GET presigned image URL");
+        HttpResponse<InputStream> r = send(
+                HttpRequest.newBuilder(URI.create(url))
+                        .timeout(PULL_TIMEOUT)
+                        .GET()
+                        .build(),
+                HttpResponse.BodyHandlers.ofInputStream(),
+                "GET presigned image URL");
         MessageDigest md = sha256();
-        try (InputStream in = r.body(); OutputStream out = Files.newOutputStream(file)) {
+        try (InputStream in = r.body();
+                OutputStream out = Files.newOutputStream(file)) {
             byte[] buf = new byte[1 << 16];
             for (int k; (k = in.read(buf)) > 0; ) {
                 md.update(buf, 0, k);
@@ -526,12 +618,18 @@ public final class SegmentsBenchmark {
         TableSchema t = schema.table(TABLE);
         SegmentRef ref = run.ref;
         long t0 = System.nanoTime();
-        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + run.file); Statement st = c.createStatement()) {
-            try (ResultSet meta = st.executeQuery("SELECT format, \"table\", schemaVersion, asOfCommitSeq, scopeDigest, "
-                    + "rowCount FROM _syncular_segment")) {
-                if (!meta.next() || meta.getInt(1) != 1 || !TABLE.equals(meta.getString(2))
-                        || meta.getInt(3) != schema.version() || meta.getLong(4) != ref.asOfCommitSeq()
-                        || !ref.scopeDigest().equals(meta.getString(5)) || meta.getLong(6) != ref.rowCount()
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + run.file);
+                Statement st = c.createStatement()) {
+            try (ResultSet meta =
+                    st.executeQuery("SELECT format, \"table\", schemaVersion, asOfCommitSeq, scopeDigest, "
+                            + "rowCount FROM _syncular_segment")) {
+                if (!meta.next()
+                        || meta.getInt(1) != 1
+                        || !TABLE.equals(meta.getString(2))
+                        || meta.getInt(3) != schema.version()
+                        || meta.getLong(4) != ref.asOfCommitSeq()
+                        || !ref.scopeDigest().equals(meta.getString(5))
+                        || meta.getLong(6) != ref.rowCount()
                         || meta.next()) {
                     throw new IllegalStateException("image metadata mismatch");
                 }
@@ -559,7 +657,8 @@ public final class SegmentsBenchmark {
 
         Path db = Files.createTempFile(workDir, "client-", ".db");
         long t2 = System.nanoTime();
-        try (Connection c = clientDb(db, t); Statement st = c.createStatement()) {
+        try (Connection c = clientDb(db, t);
+                Statement st = c.createStatement()) {
             st.execute("ATTACH DATABASE '" + run.file.toString().replace("'", "''") + "' AS img");
             SyncTestClient.checkImageColumns(st, "img.", t); // §5.3 check 3
             String pk = quoted(t.primaryKeyColumn().name());
@@ -567,24 +666,31 @@ public final class SegmentsBenchmark {
             StringBuilder update = new StringBuilder();
             for (ColumnSchema col : t.columns()) {
                 if (!col.name().equals(t.primaryKeyColumn().name())) {
-                    update.append(quoted(col.name())).append(" = excluded.").append(quoted(col.name())).append(", ");
+                    update.append(quoted(col.name()))
+                            .append(" = excluded.")
+                            .append(quoted(col.name()))
+                            .append(", ");
                 }
             }
             update.append("\"_syncular_version\" = excluded.\"_syncular_version\"");
             c.setAutoCommit(false);
             // §5.6 first-page clear of the subscription's scope, in the first transaction
-            try (PreparedStatement clear = c.prepareStatement("DELETE FROM main.\"" + TABLE + "\" WHERE \"project_id\" = ?")) {
+            try (PreparedStatement clear =
+                    c.prepareStatement("DELETE FROM main.\"" + TABLE + "\" WHERE \"project_id\" = ?")) {
                 clear.setString(1, scope(run.rows));
                 clear.executeUpdate();
             }
             long applied = 0;
-            try (PreparedStatement last = c.prepareStatement("SELECT max(" + pk + "), count(*) FROM (SELECT " + pk
-                    + " FROM img.\"" + TABLE + "\" WHERE " + pk + " > ? ORDER BY " + pk + " LIMIT " + APPLY_CHUNK + ")");
+            try (PreparedStatement last = c.prepareStatement(
+                            "SELECT max(" + pk + "), count(*) FROM (SELECT " + pk + " FROM img.\"" + TABLE + "\" WHERE "
+                                    + pk + " > ? ORDER BY " + pk + " LIMIT " + APPLY_CHUNK + ")");
                     PreparedStatement first = c.prepareStatement("SELECT max(" + pk + "), count(*) FROM (SELECT " + pk
                             + " FROM img.\"" + TABLE + "\" ORDER BY " + pk + " LIMIT " + APPLY_CHUNK + ")");
-                    PreparedStatement copy = c.prepareStatement("INSERT INTO main.\"" + TABLE + "\" (" + cols + ") SELECT "
-                            + cols + " FROM img.\"" + TABLE + "\" WHERE " + pk + " > ? AND " + pk + " <= ? ORDER BY " + pk
-                            + " ON CONFLICT(" + pk + ") DO UPDATE SET " + update);
+                    PreparedStatement copy =
+                            c.prepareStatement("INSERT INTO main.\"" + TABLE + "\" (" + cols + ") SELECT "
+                                    + cols + " FROM img.\"" + TABLE + "\" WHERE " + pk + " > ? AND " + pk
+                                    + " <= ? ORDER BY " + pk
+                                    + " ON CONFLICT(" + pk + ") DO UPDATE SET " + update);
                     PreparedStatement copyFirst = c.prepareStatement("INSERT INTO main.\"" + TABLE + "\" (" + cols
                             + ") SELECT " + cols + " FROM img.\"" + TABLE + "\" WHERE " + pk + " <= ? ORDER BY " + pk
                             + " ON CONFLICT(" + pk + ") DO UPDATE SET " + update)) {
@@ -629,8 +735,13 @@ public final class SegmentsBenchmark {
         }
         run.applyMs = (System.nanoTime() - t2) / 1e6;
         Files.deleteIfExists(db);
-        System.out.printf(Locale.ROOT, "image %,d rows, %s: open+check+read %.0f ms, apply to client SQLite %.0f ms%n",
-                run.rows, run.label, run.readMs, run.applyMs);
+        System.out.printf(
+                Locale.ROOT,
+                "image %,d rows, %s: open+check+read %.0f ms, apply to client SQLite %.0f ms%n",
+                run.rows,
+                run.label,
+                run.readMs,
+                run.applyMs);
     }
 
     /** A fresh client database with the table in its client shape (columns + {@code _syncular_version}). */
@@ -641,12 +752,15 @@ public final class SegmentsBenchmark {
             st.execute("PRAGMA synchronous=NORMAL");
             StringBuilder ddl = new StringBuilder("CREATE TABLE \"" + TABLE + "\" (");
             for (ColumnSchema col : t.columns()) {
-                ddl.append(quoted(col.name())).append(' ').append(switch (col.type()) {
-                    case INTEGER, BOOLEAN -> "INTEGER";
-                    case FLOAT -> "REAL";
-                    case BYTES, CRDT -> "BLOB";
-                    default -> "TEXT";
-                });
+                ddl.append(quoted(col.name()))
+                        .append(' ')
+                        .append(
+                                switch (col.type()) {
+                                    case INTEGER, BOOLEAN -> "INTEGER";
+                                    case FLOAT -> "REAL";
+                                    case BYTES, CRDT -> "BLOB";
+                                    default -> "TEXT";
+                                });
                 if (col.name().equals(t.primaryKeyColumn().name())) {
                     ddl.append(" PRIMARY KEY");
                 }
@@ -712,8 +826,14 @@ public final class SegmentsBenchmark {
                         throw new IllegalStateException("expected a rows SEGMENT_REF with a URL: " + r);
                     }
                     long b = System.nanoTime();
-                    byte[] bytes = send(HttpRequest.newBuilder(URI.create(r.url())).timeout(PULL_TIMEOUT).GET().build(),
-                            HttpResponse.BodyHandlers.ofByteArray(), "GET presigned rows URL").body();
+                    byte[] bytes = send(
+                                    HttpRequest.newBuilder(URI.create(r.url()))
+                                            .timeout(PULL_TIMEOUT)
+                                            .GET()
+                                            .build(),
+                                    HttpResponse.BodyHandlers.ofByteArray(),
+                                    "GET presigned rows URL")
+                            .body();
                     String hex = HexFormat.of().formatHex(sha256().digest(bytes));
                     if (!r.segmentId().equals("sha256:" + hex)) {
                         throw new IllegalStateException("rows segment content address mismatch");
@@ -743,8 +863,15 @@ public final class SegmentsBenchmark {
         if (got != n) {
             throw new IllegalStateException("rows bootstrap of " + n + " delivered " + got);
         }
-        System.out.printf(Locale.ROOT, "rows lane %,d rows: %.0f ms (%,.0f rows/s), %d requests, %d segments, %,d bytes%n",
-                n, run.totalMs, n / (run.totalMs / 1000), run.requests, run.segmentCount, run.bytes);
+        System.out.printf(
+                Locale.ROOT,
+                "rows lane %,d rows: %.0f ms (%,.0f rows/s), %d requests, %d segments, %,d bytes%n",
+                n,
+                run.totalMs,
+                n / (run.totalMs / 1000),
+                run.requests,
+                run.segmentCount,
+                run.bytes);
         return run;
     }
 
@@ -771,7 +898,10 @@ public final class SegmentsBenchmark {
         for (ColumnSchema col : t.columns()) {
             qs.append("?, ");
             if (!col.name().equals(t.primaryKeyColumn().name())) {
-                update.append(quoted(col.name())).append(" = excluded.").append(quoted(col.name())).append(", ");
+                update.append(quoted(col.name()))
+                        .append(" = excluded.")
+                        .append(quoted(col.name()))
+                        .append(", ");
             }
         }
         qs.append('?');
@@ -815,7 +945,8 @@ public final class SegmentsBenchmark {
         if (applied != run.rows) {
             throw new IllegalStateException("applied " + applied + " rows of " + run.rows);
         }
-        System.out.printf(Locale.ROOT, "rows lane %,d rows: decode+apply to client SQLite %.0f ms%n", run.rows, run.applyMs);
+        System.out.printf(
+                Locale.ROOT, "rows lane %,d rows: decode+apply to client SQLite %.0f ms%n", run.rows, run.applyMs);
     }
 
     // ======================================================================================= sampling
@@ -877,7 +1008,9 @@ public final class SegmentsBenchmark {
         private final long pid;
         private volatile Phase current;
         private final HttpRequest metricsRequest = HttpRequest.newBuilder(URI.create(METRICS_URL))
-                .timeout(Duration.ofSeconds(10)).GET().build();
+                .timeout(Duration.ofSeconds(10))
+                .GET()
+                .build();
 
         Sampler(long pid) {
             this.pid = pid;
@@ -1004,8 +1137,11 @@ public final class SegmentsBenchmark {
     private static String summarize(Message m) {
         StringBuilder b = new StringBuilder();
         for (Frame f : m.frames()) {
-            b.append(b.length() == 0 ? "" : ", ").append(f instanceof SegmentRef r
-                    ? "SegmentRef(" + r.mediaType() + ", " + r.rowCount() + " rows)" : f.getClass().getSimpleName());
+            b.append(b.length() == 0 ? "" : ", ")
+                    .append(
+                            f instanceof SegmentRef r
+                                    ? "SegmentRef(" + r.mediaType() + ", " + r.rowCount() + " rows)"
+                                    : f.getClass().getSimpleName());
         }
         return b.toString();
     }
@@ -1045,5 +1181,4 @@ public final class SegmentsBenchmark {
             // temp files left behind are harmless
         }
     }
-
 }

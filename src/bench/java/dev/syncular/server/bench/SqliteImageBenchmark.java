@@ -67,17 +67,26 @@ public final class SqliteImageBenchmark {
 
     private SqliteImageBenchmark() {}
 
-    private record Run(double seconds, double cpuSeconds, long rows, long bytes, long peakHeapUsed, long peakHeapAfterGc) {}
+    private record Run(
+            double seconds, double cpuSeconds, long rows, long bytes, long peakHeapUsed, long peakHeapAfterGc) {}
 
     public static void main(String[] args) throws Exception {
         TableSchema table = SchemaLoader.parse(SCHEMA).table("items");
-        int[] sizes = Arrays.stream(System.getProperty("bench.sizes", "100000,1000000").split(","))
-                .map(String::trim).mapToInt(Integer::parseInt).toArray();
+        int[] sizes = Arrays.stream(
+                        System.getProperty("bench.sizes", "100000,1000000").split(","))
+                .map(String::trim)
+                .mapToInt(Integer::parseInt)
+                .toArray();
         Path dir = Path.of(System.getProperty("bench.dir", System.getProperty("java.io.tmpdir")));
         Runtime rt = Runtime.getRuntime();
-        System.out.printf(Locale.ROOT, "load average before run: %.2f (%d CPUs); JVM %s; max heap %s; batches of %,d rows%n",
-                ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(), rt.availableProcessors(),
-                System.getProperty("java.version"), mb(rt.maxMemory()), BATCH);
+        System.out.printf(
+                Locale.ROOT,
+                "load average before run: %.2f (%d CPUs); JVM %s; max heap %s; batches of %,d rows%n",
+                ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+                rt.availableProcessors(),
+                System.getProperty("java.version"),
+                mb(rt.maxMemory()),
+                BATCH);
 
         ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "heap-sampler");
@@ -89,8 +98,18 @@ public final class SqliteImageBenchmark {
             for (int i = 0; i < WARMUP; i++) {
                 build(table, dir, smallest, sampler);
             }
-            System.out.printf(Locale.ROOT, "%-12s %10s %10s %12s %14s %10s %8s %16s %18s%n", "rows", "median s", "best s",
-                    "median cpu s", "rows/s (best)", "file MB", "B/row", "peak heap used", "peak heap post-GC");
+            System.out.printf(
+                    Locale.ROOT,
+                    "%-12s %10s %10s %12s %14s %10s %8s %16s %18s%n",
+                    "rows",
+                    "median s",
+                    "best s",
+                    "median cpu s",
+                    "rows/s (best)",
+                    "file MB",
+                    "B/row",
+                    "peak heap used",
+                    "peak heap post-GC");
             for (int size : sizes) {
                 List<Run> runs = new ArrayList<>();
                 for (int i = 0; i < ITERATIONS; i++) {
@@ -99,25 +118,41 @@ public final class SqliteImageBenchmark {
                 runs.sort((a, b) -> Double.compare(a.seconds, b.seconds));
                 Run best = runs.get(0);
                 Run median = runs.get(runs.size() / 2);
-                double[] cpu = runs.stream().mapToDouble(Run::cpuSeconds).sorted().toArray();
+                double[] cpu =
+                        runs.stream().mapToDouble(Run::cpuSeconds).sorted().toArray();
                 long peakUsed = runs.stream().mapToLong(Run::peakHeapUsed).max().orElse(0);
-                long peakAfterGc = runs.stream().mapToLong(Run::peakHeapAfterGc).max().orElse(0);
-                System.out.printf(Locale.ROOT, "%,-12d %10.3f %10.3f %12.3f %,14.0f %10.1f %8.1f %16s %18s%n", size,
-                        median.seconds, best.seconds, cpu[cpu.length / 2], best.rows / best.seconds, best.bytes / 1e6,
-                        (double) best.bytes / best.rows, mb(peakUsed), mb(peakAfterGc));
+                long peakAfterGc =
+                        runs.stream().mapToLong(Run::peakHeapAfterGc).max().orElse(0);
+                System.out.printf(
+                        Locale.ROOT,
+                        "%,-12d %10.3f %10.3f %12.3f %,14.0f %10.1f %8.1f %16s %18s%n",
+                        size,
+                        median.seconds,
+                        best.seconds,
+                        cpu[cpu.length / 2],
+                        best.rows / best.seconds,
+                        best.bytes / 1e6,
+                        (double) best.bytes / best.rows,
+                        mb(peakUsed),
+                        mb(peakAfterGc));
             }
         } finally {
             sampler.shutdownNow();
         }
         System.out.printf(Locale.ROOT, "process peak RSS (VmHWM, includes SQLite's native page cache): %s%n", vmHwm());
-        System.out.printf(Locale.ROOT, "load average after run: %.2f (warm-up %d, measured %d per size)%n",
-                ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(), WARMUP, ITERATIONS);
+        System.out.printf(
+                Locale.ROOT,
+                "load average after run: %.2f (warm-up %d, measured %d per size)%n",
+                ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+                WARMUP,
+                ITERATIONS);
     }
 
     private static Run build(TableSchema table, Path dir, int rows, ScheduledExecutorService sampler) throws Exception {
         Path target = Files.createTempFile(dir, "bench-image-", ".sqlite");
         List<MemoryPoolMXBean> heapPools = ManagementFactory.getMemoryPoolMXBeans().stream()
-                .filter(p -> p.getType() == MemoryType.HEAP).toList();
+                .filter(p -> p.getType() == MemoryType.HEAP)
+                .toList();
         System.gc();
         AtomicLong peakUsed = new AtomicLong();
         AtomicLong peakAfterGc = new AtomicLong();
@@ -140,7 +175,8 @@ public final class SqliteImageBenchmark {
         try {
             long cpu0 = THREADS.getCurrentThreadCpuTime();
             long t0 = System.nanoTime();
-            SqliteImageBuilder.Result result = SqliteImageBuilder.build(target, table, 1, 1_000_000L, "digest", new Source(rows));
+            SqliteImageBuilder.Result result =
+                    SqliteImageBuilder.build(target, table, 1, 1_000_000L, "digest", new Source(rows));
             double seconds = (System.nanoTime() - t0) / 1e9;
             double cpuSeconds = (THREADS.getCurrentThreadCpuTime() - cpu0) / 1e9;
             task.cancel(false);
@@ -148,7 +184,8 @@ public final class SqliteImageBenchmark {
             if (result.rowCount() != rows) {
                 throw new IllegalStateException("built " + result.rowCount() + " rows, expected " + rows);
             }
-            return new Run(seconds, cpuSeconds, result.rowCount(), result.byteLength(), peakUsed.get(), peakAfterGc.get());
+            return new Run(
+                    seconds, cpuSeconds, result.rowCount(), result.byteLength(), peakUsed.get(), peakAfterGc.get());
         } finally {
             task.cancel(false);
             Files.deleteIfExists(target);

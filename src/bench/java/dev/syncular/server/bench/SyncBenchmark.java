@@ -71,8 +71,7 @@ public final class SyncBenchmark {
     /** The local PostgreSQL postmaster (its backends are its children); 0 = unknown / remote database. */
     private static final long POSTMASTER_PID = Long.getLong("bench.pgPid", 0);
 
-    private SyncBenchmark() {
-    }
+    private SyncBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         if (args.length < 3) {
@@ -84,12 +83,11 @@ public final class SyncBenchmark {
         CompiledSchema schema = SchemaLoader.load(Path.of(args[2]));
 
         RssSampler rss = new RssSampler(serverPid);
-        ScheduledExecutorService sampler = Executors
-                .newSingleThreadScheduledExecutor(r -> {
-                    Thread t = new Thread(r, "rss-sampler");
-                    t.setDaemon(true);
-                    return t;
-                });
+        ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "rss-sampler");
+            t.setDaemon(true);
+            return t;
+        });
         sampler.scheduleAtFixedRate(rss, 0, 100, TimeUnit.MILLISECONDS);
         long rssStart = rss.current();
         System.out.printf(Locale.ROOT, "server pid %d, RSS at start %s%n", serverPid, mb(rssStart));
@@ -108,13 +106,15 @@ public final class SyncBenchmark {
         for (int n : bootstrapSizes()) {
             double[] t = new double[1];
             seedTimes.put(n, t);
-            Thread th = new Thread(() -> {
-                try {
-                    t[0] = seed(schema, baseUrl, n);
-                } catch (Throwable e) {
-                    seedFailure.compareAndSet(null, e);
-                }
-            }, "seed-" + n);
+            Thread th = new Thread(
+                    () -> {
+                        try {
+                            t[0] = seed(schema, baseUrl, n);
+                        } catch (Throwable e) {
+                            seedFailure.compareAndSet(null, e);
+                        }
+                    },
+                    "seed-" + n);
             th.start();
             seeders.add(th);
         }
@@ -139,82 +139,146 @@ public final class SyncBenchmark {
         System.out.println("=== Push-pull rounds (" + CLIENTS + " clients, one partition, one shared scope; "
                 + WARMUP_SEC + " s warm-up, " + MEASURE_SEC + " s measured) ===");
         Histogram h = rounds.latency;
-        System.out.printf(Locale.ROOT, "| rounds | rounds/s | p50 ms | p95 ms | p99 ms | p99.9 ms | max ms | mean ms |%n");
-        System.out.printf(Locale.ROOT, "| %,d | %,.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |%n", h.getTotalCount(),
-                rounds.roundsPerSec, ms(h.getValueAtPercentile(50)), ms(h.getValueAtPercentile(95)),
-                ms(h.getValueAtPercentile(99)), ms(h.getValueAtPercentile(99.9)), ms(h.getMaxValue()),
+        System.out.printf(
+                Locale.ROOT, "| rounds | rounds/s | p50 ms | p95 ms | p99 ms | p99.9 ms | max ms | mean ms |%n");
+        System.out.printf(
+                Locale.ROOT,
+                "| %,d | %,.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |%n",
+                h.getTotalCount(),
+                rounds.roundsPerSec,
+                ms(h.getValueAtPercentile(50)),
+                ms(h.getValueAtPercentile(95)),
+                ms(h.getValueAtPercentile(99)),
+                ms(h.getValueAtPercentile(99.9)),
+                ms(h.getMaxValue()),
                 h.getMean() / 1000.0);
-        System.out.printf(Locale.ROOT, "commits delivered to other clients in the window: %,d (%.1f per round); "
+        System.out.printf(
+                Locale.ROOT,
+                "commits delivered to other clients in the window: %,d (%.1f per round); "
                         + "errors: %d; replicas converged: %s (%d rows each)%n",
-                rounds.commitsReceived, (double) rounds.commitsReceived / Math.max(1, h.getTotalCount()),
-                rounds.errors, rounds.converged, rounds.replicaRows);
-        System.out.println("CPU during rounds (incl. warm-up): " + cpu1.minus(cpu0).describe());
+                rounds.commitsReceived,
+                (double) rounds.commitsReceived / Math.max(1, h.getTotalCount()),
+                rounds.errors,
+                rounds.converged,
+                rounds.replicaRows);
+        System.out.println(
+                "CPU during rounds (incl. warm-up): " + cpu1.minus(cpu0).describe());
         if (rounds.measuredCpu != null) {
             CpuSnapshot mc = rounds.measuredCpu;
             long n = Math.max(1, h.getTotalCount());
             System.out.println("CPU during the measured window: " + mc.describe());
-            System.out.printf(Locale.ROOT, "CPU per round (measured window): server %.2f ms, postgres %.2f ms, "
-                    + "benchmark clients %.2f ms%n", 1000 * mc.server / n, 1000 * mc.postgres / n, 1000 * mc.bench / n);
+            System.out.printf(
+                    Locale.ROOT,
+                    "CPU per round (measured window): server %.2f ms, postgres %.2f ms, "
+                            + "benchmark clients %.2f ms%n",
+                    1000 * mc.server / n,
+                    1000 * mc.postgres / n,
+                    1000 * mc.bench / n);
         }
         if (rounds.serverThreads != null) {
             long n = Math.max(1, h.getTotalCount());
             StringBuilder sb = new StringBuilder("server CPU per round by thread group (user+system ms):");
             double[] total = new double[2];
             rounds.serverThreads.entrySet().stream()
-                    .sorted((a, b) -> Double.compare(b.getValue()[0] + b.getValue()[1], a.getValue()[0] + a.getValue()[1]))
+                    .sorted((a, b) ->
+                            Double.compare(b.getValue()[0] + b.getValue()[1], a.getValue()[0] + a.getValue()[1]))
                     .forEach(e -> {
                         total[0] += e.getValue()[0];
                         total[1] += e.getValue()[1];
                         if (e.getValue()[0] + e.getValue()[1] > 0) {
-                            sb.append(String.format(Locale.ROOT, " %s %.2f+%.2f;", e.getKey(), 1000 * e.getValue()[0] / n,
+                            sb.append(String.format(
+                                    Locale.ROOT,
+                                    " %s %.2f+%.2f;",
+                                    e.getKey(),
+                                    1000 * e.getValue()[0] / n,
                                     1000 * e.getValue()[1] / n));
                         }
                     });
-            sb.append(String.format(Locale.ROOT, " total user %.2f, system %.2f", 1000 * total[0] / n, 1000 * total[1] / n));
+            sb.append(String.format(
+                    Locale.ROOT, " total user %.2f, system %.2f", 1000 * total[0] / n, 1000 * total[1] / n));
             System.out.println(sb);
         }
 
         System.out.println();
         System.out.println("=== Rows-lane bootstrap (fresh client to completion; limitSnapshotRows=50000, "
-                + "maxSnapshotPages=50, inline+external; " + BOOTSTRAP_WARMUPS + " untimed + " + BOOTSTRAP_RUNS + " timed runs) ===");
-        seedTimes.forEach((n, t) -> System.out.printf(Locale.ROOT,
-                "seeded %,d rows in %.1f s (%,.0f rows/s pushed, commits of %d upserts; sizes seeded concurrently, one partition each)%n", n, t[0], n / t[0], SEED_BATCH));
+                + "maxSnapshotPages=50, inline+external; " + BOOTSTRAP_WARMUPS + " untimed + " + BOOTSTRAP_RUNS
+                + " timed runs) ===");
+        seedTimes.forEach((n, t) -> System.out.printf(
+                Locale.ROOT,
+                "seeded %,d rows in %.1f s (%,.0f rows/s pushed, commits of %d upserts; sizes seeded concurrently, one partition each)%n",
+                n,
+                t[0],
+                n / t[0],
+                SEED_BATCH));
         System.out.println("CPU during seeding: " + cpu2.minus(cpu1).describe());
-        System.out.printf(Locale.ROOT,
+        System.out.printf(
+                Locale.ROOT,
                 "| rows | rows/s best | rows/s median | time best ms | time median ms | bytes (responses + segment downloads) "
                         + "| requests | inline segments | external segments |%n");
         for (BootstrapResult b : boots) {
-            System.out.printf(Locale.ROOT, "| %,d | %,.0f | %,.0f | %.0f | %.0f | %,d | %d | %d | %d |%n", b.rows,
-                    b.rows / b.bestSec, b.rows / b.medianSec, b.bestSec * 1000, b.medianSec * 1000, b.bytes, b.requests,
-                    b.inlineSegments, b.externalSegments);
+            System.out.printf(
+                    Locale.ROOT,
+                    "| %,d | %,.0f | %,.0f | %.0f | %.0f | %,d | %d | %d | %d |%n",
+                    b.rows,
+                    b.rows / b.bestSec,
+                    b.rows / b.medianSec,
+                    b.bestSec * 1000,
+                    b.medianSec * 1000,
+                    b.bytes,
+                    b.requests,
+                    b.inlineSegments,
+                    b.externalSegments);
             System.out.println("  all runs (ms): " + b.allMs);
         }
         System.out.println("CPU during bootstraps: " + cpu3.minus(cpu2).describe());
 
         System.out.println();
         System.out.println("=== Server memory (/proc/" + serverPid + "/status) ===");
-        System.out.printf(Locale.ROOT, "| at start | peak during rounds | after rounds | peak during seed+bootstrap | at end | VmHWM |%n");
-        System.out.printf(Locale.ROOT, "| %s | %s | %s | %s | %s | %s |%n", mb(rssStart), mb(rss.peak("rounds")),
-                mb(rssAfterRounds), mb(rss.peak("bootstrap")), mb(rssEnd), mb(hwm));
+        System.out.printf(
+                Locale.ROOT,
+                "| at start | peak during rounds | after rounds | peak during seed+bootstrap | at end | VmHWM |%n");
+        System.out.printf(
+                Locale.ROOT,
+                "| %s | %s | %s | %s | %s | %s |%n",
+                mb(rssStart),
+                mb(rss.peak("rounds")),
+                mb(rssAfterRounds),
+                mb(rss.peak("bootstrap")),
+                mb(rssEnd),
+                mb(hwm));
 
         System.out.println();
-        BootstrapResult b20 = boots.stream().filter(b -> b.rows == 20_000).findFirst().orElse(null);
-        BootstrapResult b100 = boots.stream().filter(b -> b.rows == 100_000).findFirst().orElse(null);
+        BootstrapResult b20 =
+                boots.stream().filter(b -> b.rows == 20_000).findFirst().orElse(null);
+        BootstrapResult b100 =
+                boots.stream().filter(b -> b.rows == 100_000).findFirst().orElse(null);
         double p99 = ms(h.getValueAtPercentile(99));
         System.out.println("=== Targets ===");
-        System.out.printf(Locale.ROOT, "rounds/s >= 600: %,.0f -> %s%n", rounds.roundsPerSec,
+        System.out.printf(
+                Locale.ROOT,
+                "rounds/s >= 600: %,.0f -> %s%n",
+                rounds.roundsPerSec,
                 rounds.roundsPerSec >= 600 ? "MET" : "MISSED");
         System.out.printf(Locale.ROOT, "p99 <= 50 ms: %.2f ms -> %s%n", p99, p99 <= 50 ? "MET" : "MISSED");
         for (BootstrapResult b : new BootstrapResult[] {b20, b100}) {
             if (b != null) {
                 double best = b.rows / b.bestSec;
                 double med = b.rows / b.medianSec;
-                System.out.printf(Locale.ROOT, "bootstrap %,d rows >= 250k rows/s: best %,.0f, median %,.0f -> %s%n",
-                        b.rows, best, med, med >= 250_000 ? "MET" : best >= 250_000 ? "MET (best only)" : "MISSED");
+                System.out.printf(
+                        Locale.ROOT,
+                        "bootstrap %,d rows >= 250k rows/s: best %,.0f, median %,.0f -> %s%n",
+                        b.rows,
+                        best,
+                        med,
+                        med >= 250_000 ? "MET" : best >= 250_000 ? "MET (best only)" : "MISSED");
             }
         }
-        System.out.printf(Locale.ROOT, "server RSS < 400 MB: peak sampled %s, VmHWM %s -> %s%n",
-                mb(Math.max(rss.peak("rounds"), rss.peak("bootstrap"))), mb(hwm), hwm < 400L * 1024 * 1024 ? "MET" : "MISSED");
+        System.out.printf(
+                Locale.ROOT,
+                "server RSS < 400 MB: peak sampled %s, VmHWM %s -> %s%n",
+                mb(Math.max(rss.peak("rounds"), rss.peak("bootstrap"))),
+                mb(hwm),
+                hwm < 400L * 1024 * 1024 ? "MET" : "MISSED");
         if (!rounds.converged || rounds.errors > 0) {
             System.out.println("FAILED: rounds phase had errors or replicas did not converge");
             System.exit(1);
@@ -223,9 +287,15 @@ public final class SyncBenchmark {
 
     // ============================================================================================ rounds
 
-    private record RoundsResult(Histogram latency, double roundsPerSec, long commitsReceived, long errors,
-            boolean converged, int replicaRows, CpuSnapshot measuredCpu, Map<String, double[]> serverThreads) {
-    }
+    private record RoundsResult(
+            Histogram latency,
+            double roundsPerSec,
+            long commitsReceived,
+            long errors,
+            boolean converged,
+            int replicaRows,
+            CpuSnapshot measuredCpu,
+            Map<String, double[]> serverThreads) {}
 
     private static Map<String, Object> noteRow(String id, String project, int n) {
         Map<String, Object> v = new LinkedHashMap<>();
@@ -259,69 +329,75 @@ public final class SyncBenchmark {
         AtomicReference<CpuSnapshot> measuredCpu = new AtomicReference<>();
         AtomicReference<Map<String, double[]>> serverThreads = new AtomicReference<>();
         // Two snapshots fired by a scheduler at the window's edges; the rounds wait on their completion.
-        ScheduledExecutorService cpuProbe = Executors
-                .newSingleThreadScheduledExecutor(r -> {
-                    Thread t = new Thread(r, "cpu-probe");
-                    t.setDaemon(true);
-                    return t;
-                });
+        ScheduledExecutorService cpuProbe = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "cpu-probe");
+            t.setDaemon(true);
+            return t;
+        });
         CompletableFuture<Object[]> cpuFrom = new CompletableFuture<>();
         CompletableFuture<Void> cpuDone = new CompletableFuture<>();
-        cpuProbe.schedule(() -> cpuFrom.complete(new Object[] {CpuSnapshot.take(serverPid), threadTimes(serverPid)}),
-                measureFrom - System.nanoTime(), TimeUnit.NANOSECONDS);
-        cpuProbe.schedule(() -> {
-            try {
-                Object[] from = cpuFrom.join();
-                measuredCpu.set(CpuSnapshot.take(serverPid).minus((CpuSnapshot) from[0]));
-                @SuppressWarnings("unchecked")
-                Map<Long, Object[]> threadsFrom = (Map<Long, Object[]>) from[1];
-                serverThreads.set(threadGroups(threadsFrom, threadTimes(serverPid)));
-                cpuDone.complete(null);
-            } catch (RuntimeException e) {
-                cpuDone.completeExceptionally(e);
-            }
-        }, measureTo - System.nanoTime(), TimeUnit.NANOSECONDS);
+        cpuProbe.schedule(
+                () -> cpuFrom.complete(new Object[] {CpuSnapshot.take(serverPid), threadTimes(serverPid)}),
+                measureFrom - System.nanoTime(),
+                TimeUnit.NANOSECONDS);
+        cpuProbe.schedule(
+                () -> {
+                    try {
+                        Object[] from = cpuFrom.join();
+                        measuredCpu.set(CpuSnapshot.take(serverPid).minus((CpuSnapshot) from[0]));
+                        @SuppressWarnings("unchecked")
+                        Map<Long, Object[]> threadsFrom = (Map<Long, Object[]>) from[1];
+                        serverThreads.set(threadGroups(threadsFrom, threadTimes(serverPid)));
+                        cpuDone.complete(null);
+                    } catch (RuntimeException e) {
+                        cpuDone.completeExceptionally(e);
+                    }
+                },
+                measureTo - System.nanoTime(),
+                TimeUnit.NANOSECONDS);
         Thread[] threads = new Thread[CLIENTS];
         for (int i = 0; i < CLIENTS; i++) {
             int idx = i;
             hist[i] = new Histogram(60_000_000L, 3);
-            threads[i] = new Thread(() -> {
-                SyncTestClient c = clients[idx];
-                int n = 0;
-                try {
-                    while (System.nanoTime() < start) {
-                        Thread.onSpinWait();
-                    }
-                    while (true) {
-                        long t0 = System.nanoTime();
-                        if (t0 >= measureTo) {
-                            break;
-                        }
-                        String id = "c" + idx + "-r" + (n % ROWS_PER_CLIENT);
-                        String commitId = c.upsert(TABLE, noteRow(id, scope, n), null);
-                        n++;
-                        Message m = c.sync();
-                        long t1 = System.nanoTime();
-                        PushResult r = c.result(commitId);
-                        if (!SyncTestClient.applied(r)) {
-                            errors.increment();
-                            c.outbox.clear();
-                        }
-                        if (t0 >= measureFrom) {
-                            hist[idx].recordValue(Math.max(1, (t1 - t0) / 1000));
-                            for (Frame f : m.frames()) {
-                                if (f instanceof CommitFrame) {
-                                    received.increment();
+            threads[i] = new Thread(
+                    () -> {
+                        SyncTestClient c = clients[idx];
+                        int n = 0;
+                        try {
+                            while (System.nanoTime() < start) {
+                                Thread.onSpinWait();
+                            }
+                            while (true) {
+                                long t0 = System.nanoTime();
+                                if (t0 >= measureTo) {
+                                    break;
+                                }
+                                String id = "c" + idx + "-r" + (n % ROWS_PER_CLIENT);
+                                String commitId = c.upsert(TABLE, noteRow(id, scope, n), null);
+                                n++;
+                                Message m = c.sync();
+                                long t1 = System.nanoTime();
+                                PushResult r = c.result(commitId);
+                                if (!SyncTestClient.applied(r)) {
+                                    errors.increment();
+                                    c.outbox.clear();
+                                }
+                                if (t0 >= measureFrom) {
+                                    hist[idx].recordValue(Math.max(1, (t1 - t0) / 1000));
+                                    for (Frame f : m.frames()) {
+                                        if (f instanceof CommitFrame) {
+                                            received.increment();
+                                        }
+                                    }
                                 }
                             }
+                        } catch (Throwable t) {
+                            failure.compareAndSet(null, t);
+                        } finally {
+                            done.countDown();
                         }
-                    }
-                } catch (Throwable t) {
-                    failure.compareAndSet(null, t);
-                } finally {
-                    done.countDown();
-                }
-            }, "round-client-" + i);
+                    },
+                    "round-client-" + i);
             threads[i].start();
         }
         done.await();
@@ -354,8 +430,8 @@ public final class SyncBenchmark {
             // fewer rounds than ROWS_PER_CLIENT per client is possible only on very short runs
             converged &= rows <= expected;
         }
-        return new RoundsResult(all, perSec, received.sum(), errors.sum(), converged, rows, measuredCpu.get(),
-                serverThreads.get());
+        return new RoundsResult(
+                all, perSec, received.sum(), errors.sum(), converged, rows, measuredCpu.get(), serverThreads.get());
     }
 
     /** Per thread of {@code pid}: {name, user seconds, system seconds}. */
@@ -369,7 +445,8 @@ public final class SyncBenchmark {
                 }
                 String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
                 String[] f = ProcStats.fields(stat);
-                out.put(Long.parseLong(t.getFileName().toString()),
+                out.put(
+                        Long.parseLong(t.getFileName().toString()),
                         new Object[] {name, ProcStats.ticks(f[11]), ProcStats.ticks(f[12])});
             }
         } catch (IOException e) {
@@ -392,13 +469,15 @@ public final class SyncBenchmark {
         return out;
     }
 
-    private static boolean sameVersions(Map<String, SyncTestClient.LocalRow> a, Map<String, SyncTestClient.LocalRow> b) {
+    private static boolean sameVersions(
+            Map<String, SyncTestClient.LocalRow> a, Map<String, SyncTestClient.LocalRow> b) {
         if (!a.keySet().equals(b.keySet())) {
             return false;
         }
         for (Map.Entry<String, SyncTestClient.LocalRow> e : a.entrySet()) {
             SyncTestClient.LocalRow o = b.get(e.getKey());
-            if (o.version() != e.getValue().version() || !Arrays.equals(o.values(), e.getValue().values())) {
+            if (o.version() != e.getValue().version()
+                    || !Arrays.equals(o.values(), e.getValue().values())) {
                 return false;
             }
         }
@@ -408,8 +487,11 @@ public final class SyncBenchmark {
     // ========================================================================================= bootstrap
 
     private static int[] bootstrapSizes() {
-        return Arrays.stream(BOOTSTRAP_SIZES.split(",")).map(String::trim).filter(x -> !x.isEmpty())
-                .mapToInt(Integer::parseInt).toArray();
+        return Arrays.stream(BOOTSTRAP_SIZES.split(","))
+                .map(String::trim)
+                .filter(x -> !x.isEmpty())
+                .mapToInt(Integer::parseInt)
+                .toArray();
     }
 
     private static String bootPartition(int n) {
@@ -423,14 +505,15 @@ public final class SyncBenchmark {
     /** Seeds {@code n} rows into scope {@code boot-n} through the protocol; returns seconds taken. */
     private static double seed(CompiledSchema schema, String baseUrl, int n) {
         String scope = bootScope(n);
-        SyncTestClient seeder = new SyncTestClient(schema, new BenchHttpTransport(baseUrl, bootPartition(n)), "seeder",
-                "seeder-" + n);
+        SyncTestClient seeder =
+                new SyncTestClient(schema, new BenchHttpTransport(baseUrl, bootPartition(n)), "seeder", "seeder-" + n);
         seeder.syncUntilIdle(); // log epoch
         long t0 = System.nanoTime();
         for (int from = 0; from < n; from += SEED_BATCH) {
             List<PushOperation> ops = new ArrayList<>(SEED_BATCH);
             for (int i = from; i < Math.min(n, from + SEED_BATCH); i++) {
-                ops.add(seeder.upsertOp(TABLE, noteRow(String.format(Locale.ROOT, "%s-%07d", scope, i), scope, i), null));
+                ops.add(seeder.upsertOp(
+                        TABLE, noteRow(String.format(Locale.ROOT, "%s-%07d", scope, i), scope, i), null));
             }
             String id = seeder.commit(ops);
             seeder.sync();
@@ -443,9 +526,15 @@ public final class SyncBenchmark {
         return sec;
     }
 
-    private record BootstrapResult(int rows, double bestSec, double medianSec, long bytes, int requests,
-            int inlineSegments, int externalSegments, String allMs) {
-    }
+    private record BootstrapResult(
+            int rows,
+            double bestSec,
+            double medianSec,
+            long bytes,
+            int requests,
+            int inlineSegments,
+            int externalSegments,
+            String allMs) {}
 
     /** Counts bytes and requests of one client. */
     private static final class CountingTransport implements SyncTestClient.Transport {
@@ -487,8 +576,8 @@ public final class SyncBenchmark {
         int external = 0;
         for (int run = -BOOTSTRAP_WARMUPS; run < BOOTSTRAP_RUNS; run++) { // runs < 0: untimed warm-ups
             CountingTransport counting = new CountingTransport(http);
-            SyncTestClient c = new SyncTestClient(schema, counting, "reader-" + n, "boot-" + n + "-run" + run + "-"
-                    + System.nanoTime());
+            SyncTestClient c = new SyncTestClient(
+                    schema, counting, "reader-" + n, "boot-" + n + "-run" + run + "-" + System.nanoTime());
             c.limitSnapshotRows = 50_000;
             c.maxSnapshotPages = 50;
             c.subscribe("s1", TABLE, Map.of("project_id", List.of(scope)));
@@ -516,7 +605,9 @@ public final class SyncBenchmark {
                 if (!bootstrapping && c.subscriptions.get("s1").cursor >= 0 && !progress) {
                     break;
                 }
-                if (!bootstrapping && c.subscriptions.get("s1").cursor >= 0 && c.table(TABLE).size() == n) {
+                if (!bootstrapping
+                        && c.subscriptions.get("s1").cursor >= 0
+                        && c.table(TABLE).size() == n) {
                     break; // complete: every row received and the subscription is live
                 }
             }
@@ -532,12 +623,20 @@ public final class SyncBenchmark {
                 inline = inl;
                 external = ext;
             }
-            System.out.printf(Locale.ROOT, "bootstrap %,d rows run %d: %.0f ms (%,.0f rows/s), %d requests, %,d bytes in%n",
-                    n, run, sec * 1000, n / sec, counting.requests, counting.bytesIn);
+            System.out.printf(
+                    Locale.ROOT,
+                    "bootstrap %,d rows run %d: %.0f ms (%,.0f rows/s), %d requests, %,d bytes in%n",
+                    n,
+                    run,
+                    sec * 1000,
+                    n / sec,
+                    counting.requests,
+                    counting.bytesIn);
         }
         double[] sorted = secs.clone();
         Arrays.sort(sorted);
-        double median = sorted.length % 2 == 1 ? sorted[sorted.length / 2]
+        double median = sorted.length % 2 == 1
+                ? sorted[sorted.length / 2]
                 : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
         StringBuilder all = new StringBuilder();
         for (double s : secs) {
@@ -584,7 +683,8 @@ public final class SyncBenchmark {
     }
 
     /** CPU seconds (user+system) of the server, this benchmark process and all postgres processes. */
-    private record CpuSnapshot(long wallNanos, double server, double bench, double postgres, Map<Long, Double> pgByPid) {
+    private record CpuSnapshot(
+            long wallNanos, double server, double bench, double postgres, Map<Long, Double> pgByPid) {
         static CpuSnapshot take(long serverPid) {
             double pg = 0;
             Map<Long, Double> byPid = new HashMap<>();
@@ -598,8 +698,12 @@ public final class SyncBenchmark {
                     byPid.put(e.getKey(), c);
                 }
             }
-            return new CpuSnapshot(System.nanoTime(), ProcStats.cpuSeconds(ProcStats.read(Path.of("/proc/" + serverPid + "/stat"))),
-                    ProcStats.cpuSeconds(ProcStats.read(Path.of("/proc/self/stat"))), pg, byPid);
+            return new CpuSnapshot(
+                    System.nanoTime(),
+                    ProcStats.cpuSeconds(ProcStats.read(Path.of("/proc/" + serverPid + "/stat"))),
+                    ProcStats.cpuSeconds(ProcStats.read(Path.of("/proc/self/stat"))),
+                    pg,
+                    byPid);
         }
 
         /**
@@ -617,10 +721,18 @@ public final class SyncBenchmark {
         String describe() {
             double wall = wallNanos / 1e9;
             int cores = Runtime.getRuntime().availableProcessors();
-            return String.format(Locale.ROOT,
+            return String.format(
+                    Locale.ROOT,
                     "%.1f s wall × %d cores; server %.1f s (%.0f%% of one core), postgres %.1f s (%.0f%%), "
                             + "benchmark clients %.1f s (%.0f%%); total %.0f%% of the machine",
-                    wall, cores, server, 100 * server / wall, postgres, 100 * postgres / wall, bench, 100 * bench / wall,
+                    wall,
+                    cores,
+                    server,
+                    100 * server / wall,
+                    postgres,
+                    100 * postgres / wall,
+                    bench,
+                    100 * bench / wall,
                     100 * (server + postgres + bench) / (wall * cores));
         }
     }

@@ -60,19 +60,32 @@ public final class TenantsBenchmark {
     private static CompiledSchema schema;
     private static Pool stats;
 
-    private TenantsBenchmark() {
-    }
+    private TenantsBenchmark() {}
 
-    record RoundFigures(int partitions, int clients, double perSec, double p50, double p99, double pgCpuMs,
-            double xacts, double statements, long errors) {
-    }
+    record RoundFigures(
+            int partitions,
+            int clients,
+            double perSec,
+            double p50,
+            double p99,
+            double pgCpuMs,
+            double xacts,
+            double statements,
+            long errors) {}
 
     public static void main(String[] args) throws Exception {
         schema = SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA));
-        int[] counts = Arrays.stream(PARTITIONS.split(",")).map(String::trim).filter(s -> !s.isEmpty())
-                .mapToInt(Integer::parseInt).toArray();
-        String pgSchema = "bench_tn_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-        System.out.printf(Locale.ROOT, "== tenants benchmark, storage schema %s, server flags %s%n", pgSchema,
+        int[] counts = Arrays.stream(PARTITIONS.split(","))
+                .map(String::trim)
+                .filter(s -> !s.isEmpty())
+                .mapToInt(Integer::parseInt)
+                .toArray();
+        String pgSchema =
+                "bench_tn_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        System.out.printf(
+                Locale.ROOT,
+                "== tenants benchmark, storage schema %s, server flags %s%n",
+                pgSchema,
                 String.join(" ", ServerProcess.CHART_JVM_FLAGS));
         Vertx vertx = Vertx.vertx();
         stats = TestPostgres.pool(vertx, 1);
@@ -98,11 +111,19 @@ public final class TenantsBenchmark {
         for (int i = 0; i < counts.length; i++) {
             RoundFigures r = i < rounds.size() ? rounds.get(i) : null;
             double[] f = i < fanouts.size() ? fanouts.get(i) : new double[] {Double.NaN, Double.NaN};
-            System.out.printf(Locale.ROOT, "| %,d | %s | %s | %s | %s | %s | %s | %s | %.1f / %.1f |%n", counts[i],
-                    r == null ? "-" : Integer.toString(r.clients()), r == null ? "-" : fmt("%,.0f", r.perSec()),
-                    r == null ? "-" : fmt("%.1f", r.p50()), r == null ? "-" : fmt("%.1f", r.p99()),
-                    r == null ? "-" : fmt("%.2f", r.pgCpuMs()), r == null ? "-" : fmt("%.1f", r.xacts()),
-                    r == null || Double.isNaN(r.statements()) ? "n/a" : fmt("%.1f", r.statements()), f[0], f[1]);
+            System.out.printf(
+                    Locale.ROOT,
+                    "| %,d | %s | %s | %s | %s | %s | %s | %s | %.1f / %.1f |%n",
+                    counts[i],
+                    r == null ? "-" : Integer.toString(r.clients()),
+                    r == null ? "-" : fmt("%,.0f", r.perSec()),
+                    r == null ? "-" : fmt("%.1f", r.p50()),
+                    r == null ? "-" : fmt("%.1f", r.p99()),
+                    r == null ? "-" : fmt("%.2f", r.pgCpuMs()),
+                    r == null ? "-" : fmt("%.1f", r.xacts()),
+                    r == null || Double.isNaN(r.statements()) ? "n/a" : fmt("%.1f", r.statements()),
+                    f[0],
+                    f[1]);
         }
     }
 
@@ -111,13 +132,15 @@ public final class TenantsBenchmark {
     }
 
     static ServerProcess pod(String name, String pgSchema) throws Exception {
-        return ServerProcess.builder(name, pgSchema).jvmFlags(ServerProcess.CHART_JVM_FLAGS)
-                .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", "20000").start();
+        return ServerProcess.builder(name, pgSchema)
+                .jvmFlags(ServerProcess.CHART_JVM_FLAGS)
+                .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", "20000")
+                .start();
     }
 
     private static Map<String, Object> todo(String id, String list, long n) {
-        return Map.of("id", id, "list_id", list, "title", "t" + n, "done", (n & 1) == 0, "position", n,
-                "updated_at_ms", n);
+        return Map.of(
+                "id", id, "list_id", list, "title", "t" + n, "done", (n & 1) == 0, "position", n, "updated_at_ms", n);
     }
 
     // ------------------------------------------------------------------ (a)
@@ -128,8 +151,8 @@ public final class TenantsBenchmark {
         SyncTestClient[] clients = new SyncTestClient[clientCount];
         for (int i = 0; i < clientCount; i++) {
             String partition = run + "-p" + (i % partitions);
-            clients[i] = new SyncTestClient(schema, new BenchHttpTransport(pod.baseUrl(), partition), "actor-" + i,
-                    run + "-c" + i);
+            clients[i] = new SyncTestClient(
+                    schema, new BenchHttpTransport(pod.baseUrl(), partition), "actor-" + i, run + "-c" + i);
             clients[i].subscribe("s1", TABLE, Map.of("list_id", List.of("l0")));
             clients[i].syncUntilIdle();
         }
@@ -142,46 +165,47 @@ public final class TenantsBenchmark {
         CountDownLatch done = new CountDownLatch(THREADS);
         AtomicReference<double[]> from = new AtomicReference<>();
         AtomicReference<double[]> to = new AtomicReference<>();
-        ScheduledExecutorService probe = Executors
-                .newSingleThreadScheduledExecutor();
+        ScheduledExecutorService probe = Executors.newSingleThreadScheduledExecutor();
         probe.schedule(() -> from.set(dbCounters()), measureFrom - System.nanoTime(), TimeUnit.NANOSECONDS);
         probe.schedule(() -> to.set(dbCounters()), measureTo - System.nanoTime(), TimeUnit.NANOSECONDS);
         for (int t = 0; t < THREADS; t++) {
             int thread = t;
             hist[t] = new Histogram(60_000_000L, 3);
-            Thread th = new Thread(() -> {
-                long n = 0;
-                try {
-                    while (System.nanoTime() < start) {
-                        Thread.onSpinWait();
-                    }
-                    for (int k = thread;; k += THREADS) {
-                        if (k >= clientCount) {
-                            k = thread;
+            Thread th = new Thread(
+                    () -> {
+                        long n = 0;
+                        try {
+                            while (System.nanoTime() < start) {
+                                Thread.onSpinWait();
+                            }
+                            for (int k = thread; ; k += THREADS) {
+                                if (k >= clientCount) {
+                                    k = thread;
+                                }
+                                long t0 = System.nanoTime();
+                                if (t0 >= measureTo) {
+                                    break;
+                                }
+                                SyncTestClient c = clients[k];
+                                String commitId = c.upsert(TABLE, todo("c" + k + "-r" + (n % 50), "l0", n), null);
+                                n++;
+                                c.sync();
+                                long t1 = System.nanoTime();
+                                if (!SyncTestClient.applied(c.result(commitId))) {
+                                    errors.increment();
+                                    c.outbox.clear();
+                                }
+                                if (t0 >= measureFrom) {
+                                    hist[thread].recordValue(Math.max(1, (t1 - t0) / 1000));
+                                }
+                            }
+                        } catch (Throwable e) {
+                            failure.compareAndSet(null, e);
+                        } finally {
+                            done.countDown();
                         }
-                        long t0 = System.nanoTime();
-                        if (t0 >= measureTo) {
-                            break;
-                        }
-                        SyncTestClient c = clients[k];
-                        String commitId = c.upsert(TABLE, todo("c" + k + "-r" + (n % 50), "l0", n), null);
-                        n++;
-                        c.sync();
-                        long t1 = System.nanoTime();
-                        if (!SyncTestClient.applied(c.result(commitId))) {
-                            errors.increment();
-                            c.outbox.clear();
-                        }
-                        if (t0 >= measureFrom) {
-                            hist[thread].recordValue(Math.max(1, (t1 - t0) / 1000));
-                        }
-                    }
-                } catch (Throwable e) {
-                    failure.compareAndSet(null, e);
-                } finally {
-                    done.countDown();
-                }
-            }, "tenant-round-" + t);
+                    },
+                    "tenant-round-" + t);
             th.start();
         }
         done.await();
@@ -199,13 +223,30 @@ public final class TenantsBenchmark {
         for (int i = 0; i < 3; i++) {
             d[i] = to.get()[i] - from.get()[i];
         }
-        RoundFigures r = new RoundFigures(partitions, clientCount, all.getTotalCount() / (double) MEASURE_SEC,
-                all.getValueAtPercentile(50) / 1000.0, all.getValueAtPercentile(99) / 1000.0, 1000 * d[0] / n,
-                d[1] / n, d[2] / n, errors.sum());
-        System.out.printf(Locale.ROOT, "(a) %,d partitions, %,d clients on %d threads: %,.0f rounds/s, p50 %.1f ms,"
-                + " p99 %.1f ms; per round PostgreSQL CPU %.2f ms, %.1f transactions, %s statements; %d not applied%n",
-                partitions, clientCount, THREADS, r.perSec(), r.p50(), r.p99(), r.pgCpuMs(), r.xacts(),
-                Double.isNaN(r.statements()) ? "n/a" : fmt("%.1f", r.statements()), r.errors());
+        RoundFigures r = new RoundFigures(
+                partitions,
+                clientCount,
+                all.getTotalCount() / (double) MEASURE_SEC,
+                all.getValueAtPercentile(50) / 1000.0,
+                all.getValueAtPercentile(99) / 1000.0,
+                1000 * d[0] / n,
+                d[1] / n,
+                d[2] / n,
+                errors.sum());
+        System.out.printf(
+                Locale.ROOT,
+                "(a) %,d partitions, %,d clients on %d threads: %,.0f rounds/s, p50 %.1f ms,"
+                        + " p99 %.1f ms; per round PostgreSQL CPU %.2f ms, %.1f transactions, %s statements; %d not applied%n",
+                partitions,
+                clientCount,
+                THREADS,
+                r.perSec(),
+                r.p50(),
+                r.p99(),
+                r.pgCpuMs(),
+                r.xacts(),
+                Double.isNaN(r.statements()) ? "n/a" : fmt("%.1f", r.statements()),
+                r.errors());
         return r;
     }
 
@@ -219,13 +260,21 @@ public final class TenantsBenchmark {
             }
         }
         Row x = stats.query("SELECT xact_commit + xact_rollback AS x FROM pg_stat_database"
-                + " WHERE datname = current_database()").execute().await().indefinitely()
-                .iterator().next();
+                        + " WHERE datname = current_database()")
+                .execute()
+                .await()
+                .indefinitely()
+                .iterator()
+                .next();
         double statements = Double.NaN;
         try {
             Row s = stats.query("SELECT coalesce(sum(calls), 0) AS c FROM pg_stat_statements WHERE dbid = (SELECT oid"
-                    + " FROM pg_database WHERE datname = current_database())").execute().await().indefinitely()
-                    .iterator().next();
+                            + " FROM pg_database WHERE datname = current_database())")
+                    .execute()
+                    .await()
+                    .indefinitely()
+                    .iterator()
+                    .next();
             statements = s.getLong("c");
         } catch (RuntimeException e) {
             // the extension is not installed in this database: statements are not counted
@@ -247,17 +296,19 @@ public final class TenantsBenchmark {
         String ws = socketPod.baseUrl().replaceFirst("^http", "ws") + "/realtime?clientId=";
         for (int p = 0; p < partitions; p++) {
             String partition = run + "-p" + p;
-            SyncTestClient reader = new SyncTestClient(schema, new BenchHttpTransport(socketPod.baseUrl(), partition),
-                    "reader", run + "-r" + p);
+            SyncTestClient reader = new SyncTestClient(
+                    schema, new BenchHttpTransport(socketPod.baseUrl(), partition), "reader", run + "-r" + p);
             reader.subscribe("s1", TABLE, Map.of("list_id", List.of("l0")));
             reader.syncUntilIdle(); // the client record exists before its socket connects
-            sockets.add(HTTP.newWebSocketBuilder().header("x-actor-id", reader.actorId)
+            sockets.add(HTTP.newWebSocketBuilder()
+                    .header("x-actor-id", reader.actorId)
                     .header("x-syncular-partition", partition)
-                    .buildAsync(URI.create(ws + reader.clientId),
+                    .buildAsync(
+                            URI.create(ws + reader.clientId),
                             new RealtimeBenchmark.TimingSocket(sent, latency, deliveries, wakes, arrivals))
                     .get(60, TimeUnit.SECONDS));
-            writers[p] = new SyncTestClient(schema, new BenchHttpTransport(writerPod.baseUrl(), partition), "writer",
-                    run + "-w" + p);
+            writers[p] = new SyncTestClient(
+                    schema, new BenchHttpTransport(writerPod.baseUrl(), partition), "writer", run + "-w" + p);
             writers[p].syncUntilIdle();
         }
         int commits = RATE * FANOUT_SEC;
@@ -289,10 +340,21 @@ public final class TenantsBenchmark {
         synchronized (latency) {
             double p50 = latency.getValueAtPercentile(50) / 1000.0;
             double p99 = latency.getValueAtPercentile(99) / 1000.0;
-            System.out.printf(Locale.ROOT, "(b) %,d partitions, writer on A, %,d sockets on B: %d commits at %.0f/s;"
-                    + " deltas %d of %d, wake-ups %d; push-to-delta p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms%n",
-                    partitions, partitions, commits, commits / writerSec, deliveries.sum(), commits, wakes.sum(), p50,
-                    latency.getValueAtPercentile(90) / 1000.0, p99, latency.getMaxValue() / 1000.0);
+            System.out.printf(
+                    Locale.ROOT,
+                    "(b) %,d partitions, writer on A, %,d sockets on B: %d commits at %.0f/s;"
+                            + " deltas %d of %d, wake-ups %d; push-to-delta p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms%n",
+                    partitions,
+                    partitions,
+                    commits,
+                    commits / writerSec,
+                    deliveries.sum(),
+                    commits,
+                    wakes.sum(),
+                    p50,
+                    latency.getValueAtPercentile(90) / 1000.0,
+                    p99,
+                    latency.getMaxValue() / 1000.0);
             return new double[] {p50, p99};
         }
     }

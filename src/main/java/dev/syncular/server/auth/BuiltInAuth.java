@@ -24,7 +24,8 @@ public class BuiltInAuth {
     @DefaultBean
     @Singleton
     Authenticator authenticator(SyncularConfig config, MeterRegistry registry) {
-        return config.auth().jwt().configured() ? JwtAuthenticator.fromConfig(config.auth().jwt(), registry)
+        return config.auth().jwt().configured()
+                ? JwtAuthenticator.fromConfig(config.auth().jwt(), registry)
                 : new DevHeaderAuthenticator(config);
     }
 

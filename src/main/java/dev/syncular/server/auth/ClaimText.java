@@ -8,8 +8,7 @@ package dev.syncular.server.auth;
  * spaces) at either end.
  */
 final class ClaimText {
-    private ClaimText() {
-    }
+    private ClaimText() {}
 
     /** Whether {@code s} may be used as an identity value (see the class comment); {@code null} is not. */
     static boolean clean(String s) {

@@ -65,8 +65,12 @@ record CompactJws(String token, String kid, String alg, Map<String, Object> clai
         }
         try {
             byte[] bytes = Base64.getUrlDecoder().decode(part);
-            String json = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+            String json = StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString();
             Map<String, Object> map = JsonUtil.parseJson(json);
             if (map == null) {
                 throw TokenRejection.MALFORMED.error();
@@ -84,7 +88,8 @@ record CompactJws(String token, String kid, String alg, Map<String, Object> clai
         }
         for (int i = 0; i < part.length(); i++) {
             char c = part.charAt(i);
-            boolean ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+            boolean ok =
+                    (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
             if (!ok) {
                 return false;
             }

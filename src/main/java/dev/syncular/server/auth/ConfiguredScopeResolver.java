@@ -63,7 +63,7 @@ public class ConfiguredScopeResolver implements ScopeResolver {
             throw invalid("must be a JSON object of scope variable -> array of values");
         }
         Map<String, List<String>> parsed = new LinkedHashMap<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext();) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             if (!e.getValue().isArray()) {
                 throw invalid("value of \"" + e.getKey() + "\" must be an array of strings");
@@ -87,7 +87,7 @@ public class ConfiguredScopeResolver implements ScopeResolver {
     }
 
     private static ConfigurationException invalid(String why) {
-        return new ConfigurationException("syncular.dev-auth.allowed-scopes " + why
-                + " (example: {\"list_id\":[\"*\"]})");
+        return new ConfigurationException(
+                "syncular.dev-auth.allowed-scopes " + why + " (example: {\"list_id\":[\"*\"]})");
     }
 }

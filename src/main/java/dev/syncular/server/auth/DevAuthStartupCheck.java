@@ -52,8 +52,9 @@ public class DevAuthStartupCheck {
         boolean devResolver = activeResolver instanceof ConfiguredScopeResolver;
         verify(devAuthenticator, devResolver, config.devAuth().enabled(), LaunchMode.current() == LaunchMode.NORMAL);
         if (activeAuthenticator instanceof JwtAuthenticator) {
-            LOG.infof("JWT authentication active (%s)", config.auth().jwt().jwksUrl().isPresent() ? "JWKS URL"
-                    : "configured public key");
+            LOG.infof(
+                    "JWT authentication active (%s)",
+                    config.auth().jwt().jwksUrl().isPresent() ? "JWKS URL" : "configured public key");
         }
     }
 
@@ -65,14 +66,17 @@ public class DevAuthStartupCheck {
         if (!devAuthenticator && !devResolver) {
             return;
         }
-        String which = devAuthenticator && devResolver ? "DevHeaderAuthenticator and ConfiguredScopeResolver"
+        String which = devAuthenticator && devResolver
+                ? "DevHeaderAuthenticator and ConfiguredScopeResolver"
                 : devAuthenticator ? "DevHeaderAuthenticator" : "ConfiguredScopeResolver";
         if (!enabled) {
             throw new ConfigurationException(String.format(MESSAGE, which));
         }
         if (prod) {
-            LOG.warnf("Development authentication (%s) is enabled by syncular.dev-auth.enabled=true: any client "
-                    + "can act as any actor. Do not expose this server.", which);
+            LOG.warnf(
+                    "Development authentication (%s) is enabled by syncular.dev-auth.enabled=true: any client "
+                            + "can act as any actor. Do not expose this server.",
+                    which);
         }
     }
 }

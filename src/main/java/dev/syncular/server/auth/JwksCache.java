@@ -55,8 +55,14 @@ final class JwksCache implements JwtKeySource {
     private int failuresSinceSuccess;
     private CompletableFuture<JwksFetch.Outcome> nextOutcome = new CompletableFuture<>();
 
-    JwksCache(URI uri, Duration refreshInterval, Duration minRefetchInterval, Duration fetchTimeout, long maxBytes,
-            Clock clock, MeterRegistry registry) {
+    JwksCache(
+            URI uri,
+            Duration refreshInterval,
+            Duration minRefetchInterval,
+            Duration fetchTimeout,
+            long maxBytes,
+            Clock clock,
+            MeterRegistry registry) {
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "syncular-jwks");
             t.setDaemon(true);
@@ -69,14 +75,21 @@ final class JwksCache implements JwtKeySource {
         this.refreshMs = Math.max(1, refreshInterval.toMillis());
         this.minRefetchMs = Math.max(1, minRefetchInterval.toMillis());
         for (JwksFetch.Outcome o : JwksFetch.Outcome.values()) {
-            outcomes.put(o, Counter.builder("syncular.jwks.fetches").tag("outcome", o.code)
-                    .description("JWKS downloads by outcome (the last good key set stays in use when one fails)")
-                    .register(registry));
+            outcomes.put(
+                    o,
+                    Counter.builder("syncular.jwks.fetches")
+                            .tag("outcome", o.code)
+                            .description(
+                                    "JWKS downloads by outcome (the last good key set stays in use when one fails)")
+                            .register(registry));
         }
-        Gauge.builder("syncular.jwks.key_set_age", this, JwksCache::ageSeconds).baseUnit("seconds")
-                .description("Age of the JWKS key set in use (NaN before the first successful fetch)").register(registry);
+        Gauge.builder("syncular.jwks.key_set_age", this, JwksCache::ageSeconds)
+                .baseUnit("seconds")
+                .description("Age of the JWKS key set in use (NaN before the first successful fetch)")
+                .register(registry);
         Gauge.builder("syncular.jwks.keys", this, c -> c.keys == null ? 0 : c.keys.size())
-                .description("Usable verification keys in the cached JWKS").register(registry);
+                .description("Usable verification keys in the cached JWKS")
+                .register(registry);
     }
 
     /** Fetches at once and then keeps the set fresh in the background. */
@@ -93,7 +106,8 @@ final class JwksCache implements JwtKeySource {
         }
         CompletableFuture<Boolean> refetch = onDemand();
         if (refetch == null) {
-            return current == null ? CompletableFuture.failedFuture(TokenRejection.KEYS_UNAVAILABLE.error())
+            return current == null
+                    ? CompletableFuture.failedFuture(TokenRejection.KEYS_UNAVAILABLE.error())
                     : CompletableFuture.completedFuture(current);
         }
         return refetch.thenApply(ok -> {
@@ -168,8 +182,9 @@ final class JwksCache implements JwtKeySource {
         synchronized (this) {
             if (outcome == JwksFetch.Outcome.OK) {
                 if (failuresSinceSuccess > 0) {
-                    LOG.infof("JWKS fetched again after %d failed attempt(s): %d key(s) in use", failuresSinceSuccess,
-                            current.size());
+                    LOG.infof(
+                            "JWKS fetched again after %d failed attempt(s): %d key(s) in use",
+                            failuresSinceSuccess, current.size());
                 }
                 failuresSinceSuccess = 0;
                 return;
@@ -181,10 +196,13 @@ final class JwksCache implements JwtKeySource {
             lastWarnMs = now;
         }
         if (current == null) {
-            LOG.warnf("JWKS fetch failed (%s, %d attempt(s)) and no key set was ever loaded: every token is refused "
-                    + "(reason keys_unavailable) until syncular.auth.jwt.jwks-url answers", outcome.code, failures);
+            LOG.warnf(
+                    "JWKS fetch failed (%s, %d attempt(s)) and no key set was ever loaded: every token is refused "
+                            + "(reason keys_unavailable) until syncular.auth.jwt.jwks-url answers",
+                    outcome.code, failures);
         } else {
-            LOG.warnf("JWKS fetch failed (%s, %d attempt(s)); the %d key(s) fetched %d s ago stay in use",
+            LOG.warnf(
+                    "JWKS fetch failed (%s, %d attempt(s)); the %d key(s) fetched %d s ago stay in use",
                     outcome.code, failures, current.size(), (now - keysLoadedAtMs) / 1000);
         }
     }

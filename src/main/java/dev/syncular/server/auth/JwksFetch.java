@@ -49,8 +49,7 @@ final class JwksFetch {
     }
 
     /** The key set ({@code null} unless {@link Outcome#OK}) and the outcome. */
-    record Result(Outcome outcome, VerificationKeys keys) {
-    }
+    record Result(Outcome outcome, VerificationKeys keys) {}
 
     private final HttpClient client;
     private final URI uri;
@@ -60,8 +59,11 @@ final class JwksFetch {
 
     /** {@code executor} runs the client's completions and the timeout; nothing on it blocks. */
     JwksFetch(URI uri, Duration timeout, long maxBytes, ScheduledExecutorService executor) {
-        this.client = HttpClient.newBuilder().connectTimeout(timeout).followRedirects(HttpClient.Redirect.NORMAL)
-                .executor(executor).build();
+        this.client = HttpClient.newBuilder()
+                .connectTimeout(timeout)
+                .followRedirects(HttpClient.Redirect.NORMAL)
+                .executor(executor)
+                .build();
         this.uri = uri;
         this.timeout = timeout;
         this.maxBytes = maxBytes;
@@ -70,7 +72,10 @@ final class JwksFetch {
 
     /** Starts a download; the future completes within about the timeout, never exceptionally. */
     CompletableFuture<Result> start() {
-        HttpRequest request = HttpRequest.newBuilder(uri).timeout(timeout).header("Accept", "application/json").GET()
+        HttpRequest request = HttpRequest.newBuilder(uri)
+                .timeout(timeout)
+                .header("Accept", "application/json")
+                .GET()
                 .build();
         AtomicReference<CappedBody> body = new AtomicReference<>();
         CompletableFuture<Result> result = new CompletableFuture<>();
@@ -86,8 +91,10 @@ final class JwksFetch {
             return result;
         }
         // parsed on the fetch's own executor, not on the client's selector thread
-        exchange.whenCompleteAsync((response, failure) ->
-                result.complete(failure == null ? parse(response.body()) : new Result(outcome(failure), null)), timer)
+        exchange.whenCompleteAsync(
+                        (response, failure) -> result.complete(
+                                failure == null ? parse(response.body()) : new Result(outcome(failure), null)),
+                        timer)
                 .exceptionally(closed -> {
                     result.complete(new Result(Outcome.UNREACHABLE, null)); // the executor was shut down
                     return null;

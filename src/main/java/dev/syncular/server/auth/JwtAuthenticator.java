@@ -73,8 +73,8 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         this.keys = keys;
         this.clock = clock;
         this.algorithms = algorithms(config);
-        this.constraints = new AlgorithmConstraints(AlgorithmConstraints.ConstraintType.PERMIT,
-                algorithms.toArray(String[]::new));
+        this.constraints =
+                new AlgorithmConstraints(AlgorithmConstraints.ConstraintType.PERMIT, algorithms.toArray(String[]::new));
         this.skewMs = config.clockSkew().toMillis();
         this.issuer = config.issuer();
         this.audiences = Set.copyOf(config.audience().orElse(List.of()));
@@ -84,16 +84,20 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         this.scopesClaim = config.scopesClaim();
         this.scopeClaims = Map.copyOf(config.scopeClaims());
         for (TokenRejection r : TokenRejection.values()) {
-            rejections.put(r, Counter.builder("syncular.auth.rejections").tag("reason", r.code)
-                    .description("Bearer tokens refused, by details.reason").register(registry));
+            rejections.put(
+                    r,
+                    Counter.builder("syncular.auth.rejections")
+                            .tag("reason", r.code)
+                            .description("Bearer tokens refused, by details.reason")
+                            .register(registry));
         }
     }
 
     /** The authenticator {@code syncular.auth.jwt.*} configures; a wrong configuration fails start-up. */
     public static JwtAuthenticator fromConfig(SyncularConfig.Jwt config, MeterRegistry registry) {
         algorithms(config); // before any key source starts fetching
-        return new JwtAuthenticator(config, JwtKeySource.of(config, Clock.systemUTC(), registry), Clock.systemUTC(),
-                registry);
+        return new JwtAuthenticator(
+                config, JwtKeySource.of(config, Clock.systemUTC(), registry), Clock.systemUTC(), registry);
     }
 
     /** The JWS names of {@code signature-algorithms}; an unknown or symmetric one fails start-up. */
@@ -139,9 +143,12 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         } catch (SyncError e) {
             return Uni.createFrom().failure(rejected(e));
         }
-        Uni<SyncRequestContext> verified = lookup.isDone() ? Uni.createFrom().item(() -> verify(jws, lookup))
-                : Uni.createFrom().completionStage(lookup.handle((k, e) -> jws))
-                        .emitOn(Infrastructure.getDefaultWorkerPool()).map(ignored -> verify(jws, lookup));
+        Uni<SyncRequestContext> verified = lookup.isDone()
+                ? Uni.createFrom().item(() -> verify(jws, lookup))
+                : Uni.createFrom()
+                        .completionStage(lookup.handle((k, e) -> jws))
+                        .emitOn(Infrastructure.getDefaultWorkerPool())
+                        .map(ignored -> verify(jws, lookup));
         return verified.onFailure(SyncError.class).transform(e -> rejected((SyncError) e));
     }
 
@@ -243,7 +250,9 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         }
         double seconds = n.doubleValue();
         double limit = Long.MAX_VALUE / 4_000.0;
-        return seconds >= limit ? Long.MAX_VALUE / 4 : seconds <= -limit ? -Long.MAX_VALUE / 4 : (long) (seconds * 1000);
+        return seconds >= limit
+                ? Long.MAX_VALUE / 4
+                : seconds <= -limit ? -Long.MAX_VALUE / 4 : (long) (seconds * 1000);
     }
 
     /** The actor or partition: a string claim, used exactly as sent ({@link ClaimText#clean}). */

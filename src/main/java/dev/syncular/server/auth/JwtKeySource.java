@@ -23,8 +23,7 @@ interface JwtKeySource extends AutoCloseable {
     CompletableFuture<VerificationKeys> keysFor(String kid);
 
     @Override
-    default void close() {
-    }
+    default void close() {}
 
     /** A fixed key set. */
     static JwtKeySource fixed(VerificationKeys keys) {
@@ -37,11 +36,13 @@ interface JwtKeySource extends AutoCloseable {
      * fails start-up naming the properties. A JWKS cache starts fetching at once.
      */
     static JwtKeySource of(SyncularConfig.Jwt config, Clock clock, MeterRegistry registry) {
-        int sources = (config.jwksUrl().isPresent() ? 1 : 0) + (config.publicKey().isPresent() ? 1 : 0)
+        int sources = (config.jwksUrl().isPresent() ? 1 : 0)
+                + (config.publicKey().isPresent() ? 1 : 0)
                 + (config.publicKeyLocation().isPresent() ? 1 : 0);
         if (sources != 1) {
-            throw new ConfigurationException("Set exactly one of syncular.auth.jwt.jwks-url, syncular.auth.jwt.public-key "
-                    + "and syncular.auth.jwt.public-key-location (found " + sources + ")");
+            throw new ConfigurationException(
+                    "Set exactly one of syncular.auth.jwt.jwks-url, syncular.auth.jwt.public-key "
+                            + "and syncular.auth.jwt.public-key-location (found " + sources + ")");
         }
         if (config.publicKey().isPresent()) {
             return fixed(staticKeys(config.publicKey().get(), "syncular.auth.jwt.public-key"));
@@ -65,12 +66,13 @@ interface JwtKeySource extends AutoCloseable {
         } catch (IllegalArgumentException e) {
             uri = null;
         }
-        if (uri == null || !("https".equalsIgnoreCase(uri.getScheme()) || "http".equalsIgnoreCase(uri.getScheme()))
+        if (uri == null
+                || !("https".equalsIgnoreCase(uri.getScheme()) || "http".equalsIgnoreCase(uri.getScheme()))
                 || uri.getHost() == null) {
             throw new ConfigurationException("syncular.auth.jwt.jwks-url is not an http(s) URL");
         }
-        for (Duration d : List.of(config.jwksRefreshInterval(), config.jwksMinRefetchInterval(),
-                config.jwksFetchTimeout())) {
+        for (Duration d :
+                List.of(config.jwksRefreshInterval(), config.jwksMinRefetchInterval(), config.jwksFetchTimeout())) {
             if (d.isNegative() || d.isZero()) {
                 throw new ConfigurationException("syncular.auth.jwt.jwks-refresh-interval, jwks-min-refetch-interval "
                         + "and jwks-fetch-timeout must be positive");
@@ -79,8 +81,15 @@ interface JwtKeySource extends AutoCloseable {
         if (config.jwksMaxBytes().asLongValue() <= 0) {
             throw new ConfigurationException("syncular.auth.jwt.jwks-max-bytes must be positive");
         }
-        return new JwksCache(uri, config.jwksRefreshInterval(), config.jwksMinRefetchInterval(),
-                config.jwksFetchTimeout(), config.jwksMaxBytes().asLongValue(), clock, registry).start();
+        return new JwksCache(
+                        uri,
+                        config.jwksRefreshInterval(),
+                        config.jwksMinRefetchInterval(),
+                        config.jwksFetchTimeout(),
+                        config.jwksMaxBytes().asLongValue(),
+                        clock,
+                        registry)
+                .start();
     }
 
     /** A static key must parse now, so a broken key stops start-up instead of answering every request 401. */

@@ -22,6 +22,7 @@ public final class JwtScopeResolver implements ScopeResolver {
     /** Without the request context there is no token: fail, which revokes (§3.2 rule 5) — never grant. */
     @Override
     public Uni<Map<String, List<String>>> resolveScopes(String actorId, String partition) {
-        return Uni.createFrom().failure(new IllegalStateException("JWT scopes are read from the authenticated request"));
+        return Uni.createFrom()
+                .failure(new IllegalStateException("JWT scopes are read from the authenticated request"));
     }
 }

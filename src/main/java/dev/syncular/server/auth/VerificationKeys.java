@@ -24,8 +24,7 @@ import org.jose4j.lang.JoseException;
  */
 final class VerificationKeys {
     /** One key: its {@code kid} and {@code alg} (either may be {@code null}) and the key. */
-    record Key(String kid, String alg, PublicKey key) {
-    }
+    record Key(String kid, String alg, PublicKey key) {}
 
     private final List<Key> keys;
 
@@ -93,7 +92,8 @@ final class VerificationKeys {
         if (certificate) {
             try {
                 return single(CertificateFactory.getInstance("X.509")
-                        .generateCertificate(new ByteArrayInputStream(der)).getPublicKey());
+                        .generateCertificate(new ByteArrayInputStream(der))
+                        .getPublicKey());
             } catch (CertificateException e) {
                 throw new IllegalArgumentException("not an X.509 certificate");
             }

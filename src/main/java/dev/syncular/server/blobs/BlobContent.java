@@ -59,9 +59,11 @@ public final class BlobContent {
         if (!BlobIds.isValid(blobId)) {
             throw new IllegalArgumentException("malformed blobId");
         }
-        if (!MessageDigest.isEqual(BlobIds.of(sha256).getBytes(StandardCharsets.US_ASCII),
-                blobId.getBytes(StandardCharsets.US_ASCII))) {
-            throw new SyncError(ErrorCode.BLOB_HASH_MISMATCH, "uploaded bytes do not hash to the blob id",
+        if (!MessageDigest.isEqual(
+                BlobIds.of(sha256).getBytes(StandardCharsets.US_ASCII), blobId.getBytes(StandardCharsets.US_ASCII))) {
+            throw new SyncError(
+                    ErrorCode.BLOB_HASH_MISMATCH,
+                    "uploaded bytes do not hash to the blob id",
                     Map.of("blobId", blobId));
         }
     }

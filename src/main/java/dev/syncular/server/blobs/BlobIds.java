@@ -9,8 +9,7 @@ public final class BlobIds {
     public static final String PREFIX = "sha256:";
     private static final int LENGTH = PREFIX.length() + 64;
 
-    private BlobIds() {
-    }
+    private BlobIds() {}
 
     /** Whether {@code blobId} has the exact content-address form (lowercase hex only). */
     public static boolean isValid(String blobId) {

@@ -27,8 +27,7 @@ import java.util.function.LongSupplier;
  * conformance host alike; see the package description.
  */
 public final class Assembly {
-    private Assembly() {
-    }
+    private Assembly() {}
 
     /** PostgreSQL storage in {@code pgSchema} on {@code pool}, with the default settings (a conformance instance's). */
     public static ServerStorage storage(Pool pool, String pgSchema) {
@@ -45,19 +44,29 @@ public final class Assembly {
      * declares, whether §5.3 SQLite images are built, and the round admission limits ({@code syncular.fairness.*})
      * reported to {@code fairness}.
      */
-    public static EngineParts.Builder configured(EngineParts.Builder parts, SyncularConfig config,
-            RoundAdmission.Listener fairness) {
+    public static EngineParts.Builder configured(
+            EngineParts.Builder parts, SyncularConfig config, RoundAdmission.Listener fairness) {
         SyncularConfig.Fairness f = config.fairness();
-        return parts.limits(limits(config.limits())).checkpoints(checkpoints(config))
+        return parts.limits(limits(config.limits()))
+                .checkpoints(checkpoints(config))
                 .buildImages(config.segments().sqliteImages())
-                .admission(new RoundAdmission(new RoundAdmission.Limits(f.maxRoundsPerActor(), f.maxRoundsPerPartition(),
-                        f.maxPushOperationsPerActor(), f.retryAfter()), fairness));
+                .admission(new RoundAdmission(
+                        new RoundAdmission.Limits(
+                                f.maxRoundsPerActor(),
+                                f.maxRoundsPerPartition(),
+                                f.maxPushOperationsPerActor(),
+                                f.retryAfter()),
+                        fairness));
     }
 
     /** {@code syncular.limits.*} as the engine's limits. */
     public static SyncLimits limits(SyncularConfig.Limits l) {
-        return new SyncLimits(l.maxOperationsPerRequest(), (int) l.inlineSegmentMaxBytes().asLongValue(),
-                l.segmentTtl().toMillis(), l.maxSubscriptionsPerRequest(), l.maxResponseBytes().asLongValue());
+        return new SyncLimits(
+                l.maxOperationsPerRequest(),
+                (int) l.inlineSegmentMaxBytes().asLongValue(),
+                l.segmentTtl().toMillis(),
+                l.maxSubscriptionsPerRequest(),
+                l.maxResponseBytes().asLongValue());
     }
 
     /** The backfill checkpoints this build declares (§2.4), from {@code syncular.checkpoints}. */
@@ -70,24 +79,48 @@ public final class Assembly {
     }
 
     /** The §5.9 blob service over {@code store}. */
-    public static BlobService blobService(BlobStore store, SyncStorage storage, ScopeResolver resolver,
-            SchemaWindow window, LongSupplier clockMs, long maxBytes, Duration orphanGrace) {
+    public static BlobService blobService(
+            BlobStore store,
+            SyncStorage storage,
+            ScopeResolver resolver,
+            SchemaWindow window,
+            LongSupplier clockMs,
+            long maxBytes,
+            Duration orphanGrace) {
         return new BlobService(store, storage, resolver, window, clockMs, maxBytes, orphanGrace);
     }
 
     /** The §5.9 blob service with {@code syncular.blobs.*}'s size cap and orphan grace, on the wall clock. */
-    public static BlobService blobService(SyncularConfig.Blobs config, BlobStore store, SyncStorage storage,
-            ScopeResolver resolver, SchemaWindow window) {
-        return blobService(store, storage, resolver, window, System::currentTimeMillis, config.maxBytes().asLongValue(),
+    public static BlobService blobService(
+            SyncularConfig.Blobs config,
+            BlobStore store,
+            SyncStorage storage,
+            ScopeResolver resolver,
+            SchemaWindow window) {
+        return blobService(
+                store,
+                storage,
+                resolver,
+                window,
+                System::currentTimeMillis,
+                config.maxBytes().asLongValue(),
                 config.orphanGrace());
     }
 
     /** A pod's hub settings from {@code syncular.realtime.*} (§8.8), listening with {@code listen}, on the wall clock. */
-    public static RealtimeHub.Settings realtimeSettings(SyncularConfig.Realtime c, String podId,
-            List<PgConnectOptions> listen) {
-        return new RealtimeHub.Settings(podId, listen, c.maxDeltaBytes().asLongValue(), c.maxUnackedDeltas(),
-                c.presenceEnabled(), c.maxPresenceBytes().asLongValue(), c.heartbeatInterval(), System::currentTimeMillis,
-                c.outboundBufferBytes().asLongValue(), c.outboundStuckTimeout());
+    public static RealtimeHub.Settings realtimeSettings(
+            SyncularConfig.Realtime c, String podId, List<PgConnectOptions> listen) {
+        return new RealtimeHub.Settings(
+                podId,
+                listen,
+                c.maxDeltaBytes().asLongValue(),
+                c.maxUnackedDeltas(),
+                c.presenceEnabled(),
+                c.maxPresenceBytes().asLongValue(),
+                c.heartbeatInterval(),
+                System::currentTimeMillis,
+                c.outboundBufferBytes().asLongValue(),
+                c.outboundStuckTimeout());
     }
 
     /**
@@ -96,10 +129,23 @@ public final class Assembly {
      * the one asked.
      */
     public static Realtime realtime(RealtimeParts parts) {
-        RealtimeHub hub = new RealtimeHub(parts.settings(), parts.storage(), parts.storage(), parts.window(), parts.vertx(), parts.pool(),
-                parts.registry(), partition -> parts.engine().get().serves(partition));
-        RealtimeChannel channel = new RealtimeChannel(hub, parts.storage(), parts.resolver(), parts.window(),
-                parts.engine(), parts.maxRequestBytes(), parts.budget());
+        RealtimeHub hub = new RealtimeHub(
+                parts.settings(),
+                parts.storage(),
+                parts.storage(),
+                parts.window(),
+                parts.vertx(),
+                parts.pool(),
+                parts.registry(),
+                partition -> parts.engine().get().serves(partition));
+        RealtimeChannel channel = new RealtimeChannel(
+                hub,
+                parts.storage(),
+                parts.resolver(),
+                parts.window(),
+                parts.engine(),
+                parts.maxRequestBytes(),
+                parts.budget());
         return new Realtime(hub, channel);
     }
 }

@@ -23,8 +23,7 @@ import org.eclipse.microprofile.config.ConfigProvider;
  * ({@code syncular.leases.*}). Off, they are {@link SegmentUrls#NONE} and {@link AuthLeases#OFF}.
  */
 public final class ConfiguredParts {
-    private ConfiguredParts() {
-    }
+    private ConfiguredParts() {}
 
     /** §7.3 auth leases from {@code syncular.leases.*}, or {@link AuthLeases#OFF} when disabled (the default). */
     public static AuthLeases leases(SyncularConfig config, AuthLeaseStorage storage) {
@@ -33,8 +32,13 @@ public final class ConfiguredParts {
             return AuthLeases.OFF;
         }
         // the ttl (more than 0s) and the key's length are checked by config.SyncularConfigValidator
-        byte[] key = key(l.key(), "syncular.leases.key", MISSING_LEASE_KEY, "syncular development lease key",
-                config.storage().pgSchema(), ConfigUtils.isProfileActive("prod"));
+        byte[] key = key(
+                l.key(),
+                "syncular.leases.key",
+                MISSING_LEASE_KEY,
+                "syncular development lease key",
+                config.storage().pgSchema(),
+                ConfigUtils.isProfileActive("prod"));
         return new AuthLeases(storage.authLeases(key), l.ttl().toMillis(), System::currentTimeMillis);
     }
 
@@ -60,8 +64,7 @@ public final class ConfiguredParts {
         if (!s.enabled()) {
             return SegmentUrls.NONE;
         }
-        byte[] key = signingKey(s.key(), config.storage().pgSchema(),
-                ConfigUtils.isProfileActive("prod"));
+        byte[] key = signingKey(s.key(), config.storage().pgSchema(), ConfigUtils.isProfileActive("prod"));
         boolean test = LaunchMode.current() == LaunchMode.TEST;
         String port = ConfigProvider.getConfig()
                 .getOptionalValue(test ? "quarkus.http.test-port" : "quarkus.http.port", String.class)
@@ -82,13 +85,23 @@ public final class ConfiguredParts {
      * the same in every process on that schema, and public, hence forgeable: development only.
      */
     public static byte[] signingKey(Optional<String> configured, String pgSchema, boolean prod) {
-        return key(configured, "syncular.signed-urls.key", MISSING_KEY, "syncular development signed-URL key", pgSchema,
+        return key(
+                configured,
+                "syncular.signed-urls.key",
+                MISSING_KEY,
+                "syncular development signed-URL key",
+                pgSchema,
                 prod);
     }
 
     /** An HMAC key from {@code property} (at least 32 bytes), or the development key; see {@link #signingKey}. */
-    static byte[] key(Optional<String> configured, String property, String missing, String devPurpose,
-            String pgSchema, boolean prod) {
+    static byte[] key(
+            Optional<String> configured,
+            String property,
+            String missing,
+            String devPurpose,
+            String pgSchema,
+            boolean prod) {
         if (configured.isPresent() && !configured.get().isBlank()) {
             byte[] key = configured.get().getBytes(StandardCharsets.UTF_8);
             if (key.length < 32) {
@@ -100,8 +113,8 @@ public final class ConfiguredParts {
             throw new ConfigurationException(missing);
         }
         try {
-            return MessageDigest.getInstance("SHA-256").digest((devPurpose + ","
-                    + " storage schema " + pgSchema).getBytes(StandardCharsets.UTF_8));
+            return MessageDigest.getInstance("SHA-256")
+                    .digest((devPurpose + "," + " storage schema " + pgSchema).getBytes(StandardCharsets.UTF_8));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
@@ -110,7 +123,8 @@ public final class ConfiguredParts {
     /** {@code syncular.signed-urls.ttl}: more than zero and at most 15 minutes (§5.4), or the boot stops naming it. */
     public static Duration signedUrlTtl(Duration ttl) {
         if (ttl.isZero() || ttl.isNegative() || ttl.toMillis() > SegmentUrlSigner.MAX_TTL_MS) {
-            throw new ConfigurationException("syncular.signed-urls.ttl must be more than 0s and at most 15m (SSP2 §5.4), was " + ttl);
+            throw new ConfigurationException(
+                    "syncular.signed-urls.ttl must be more than 0s and at most 15m (SSP2 §5.4), was " + ttl);
         }
         return ttl;
     }

@@ -25,7 +25,14 @@ import java.util.function.Supplier;
  * @param maxRequestBytes the cap of a socket round's request
  * @param budget          the process's buffer budget
  */
-public record RealtimeParts(RealtimeHub.Settings settings, ServerStorage storage, SchemaWindow window, Vertx vertx,
-        Pool pool, MeterRegistry registry, ScopeResolver resolver, Supplier<SyncEngine> engine, long maxRequestBytes,
-        BufferBudget budget) {
-}
+public record RealtimeParts(
+        RealtimeHub.Settings settings,
+        ServerStorage storage,
+        SchemaWindow window,
+        Vertx vertx,
+        Pool pool,
+        MeterRegistry registry,
+        ScopeResolver resolver,
+        Supplier<SyncEngine> engine,
+        long maxRequestBytes,
+        BufferBudget budget) {}

@@ -21,7 +21,14 @@ public class StorageProducer {
     PostgresSyncStorage storage(Pool pool, SyncularConfig config) {
         SyncularConfig.Storage s = config.storage();
         SyncularConfig.Pruning p = config.pruning();
-        return new PostgresSyncStorage(pool, s.pgSchema(), new PostgresSyncStorage.Settings(s.maxQueuedPushesPerPartition(),
-                s.lockTimeout(), s.statementTimeout(), p.batchCommits(), p.batchPushResults()));
+        return new PostgresSyncStorage(
+                pool,
+                s.pgSchema(),
+                new PostgresSyncStorage.Settings(
+                        s.maxQueuedPushesPerPartition(),
+                        s.lockTimeout(),
+                        s.statementTimeout(),
+                        p.batchCommits(),
+                        p.batchPushResults()));
     }
 }

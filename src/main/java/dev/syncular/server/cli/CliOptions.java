@@ -18,12 +18,20 @@ import picocli.CommandLine.Parameters;
  * {@code --opt=value}; after {@code --} every word is positional) and the positional words (the command and its
  * arguments). {@code @file} words are not expanded by the parser: {@code push} reads them itself.
  */
-@Command(name = "syncular", synopsisHeading = "", customSynopsis = "Usage: java -jar syncular-cli.jar [options] <command> [arguments]",
-        optionListHeading = "%nOptions:%n", footerHeading = "%n",
-        footer = {"Options may come anywhere on the line, as --opt <value> or --opt=<value>; after -- every word is an "
-                + "argument.", "", "Exit status: 0; 1 when the server answered an HTTP error (its JSON on stdout); 2 on a "
-                        + "local error."},
-        sortOptions = false, usageHelpWidth = 110)
+@Command(
+        name = "syncular",
+        synopsisHeading = "",
+        customSynopsis = "Usage: java -jar syncular-cli.jar [options] <command> [arguments]",
+        optionListHeading = "%nOptions:%n",
+        footerHeading = "%n",
+        footer = {
+            "Options may come anywhere on the line, as --opt <value> or --opt=<value>; after -- every word is an "
+                    + "argument.",
+            "",
+            "Exit status: 0; 1 when the server answered an HTTP error (its JSON on stdout); 2 on a " + "local error."
+        },
+        sortOptions = false,
+        usageHelpWidth = 110)
 final class CliOptions {
     private static final String COMMANDS_SECTION = "commands";
     private static final String COMMANDS = """
@@ -60,65 +68,115 @@ final class CliOptions {
               help                   print this text (also -h, --help)
             """;
 
-    @Option(names = "--url", order = 1, paramLabel = "<url>",
+    @Option(
+            names = "--url",
+            order = 1,
+            paramLabel = "<url>",
             description = "the server, including its mount (default ${DEFAULT-VALUE})")
     String url = "http://localhost:8080";
 
-    @Option(names = "--schema", order = 2, paramLabel = "<file>",
+    @Option(
+            names = "--schema",
+            order = 2,
+            paramLabel = "<file>",
             description = "the schema IR the server serves (push, pull, bootstrap)")
     Path schema;
 
     /** §5.10.1 {@code crdtType} names the schema may use besides the built-in {@code yjs-doc} ({@code --crdt-types}). */
     final Set<String> crdtTypes = new LinkedHashSet<>();
 
-    @Option(names = "--state", order = 4, paramLabel = "<file>",
+    @Option(
+            names = "--state",
+            order = 4,
+            paramLabel = "<file>",
             description = "the client state file (default ${DEFAULT-VALUE})")
     Path state = Path.of("syncular-state.json");
 
-    @Option(names = "--client-id", order = 5, paramLabel = "<id>",
+    @Option(
+            names = "--client-id",
+            order = 5,
+            paramLabel = "<id>",
             description = "the client id of a new state file (default cli-<random hex>)")
     String clientId;
 
     final Map<String, String> headers = new LinkedHashMap<>();
     int accept = PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS;
 
-    @Option(names = "--limit-commits", order = 11, paramLabel = "<n>", description = "the pull limit on commits (default 0: the server's)")
+    @Option(
+            names = "--limit-commits",
+            order = 11,
+            paramLabel = "<n>",
+            description = "the pull limit on commits (default 0: the server's)")
     int limitCommits;
 
-    @Option(names = "--limit-snapshot-rows", order = 12, paramLabel = "<n>",
+    @Option(
+            names = "--limit-snapshot-rows",
+            order = 12,
+            paramLabel = "<n>",
             description = "the pull limit on snapshot rows (default 0: the server's)")
     int limitSnapshotRows;
 
-    @Option(names = "--max-snapshot-pages", order = 13, paramLabel = "<n>",
+    @Option(
+            names = "--max-snapshot-pages",
+            order = 13,
+            paramLabel = "<n>",
             description = "the pull limit on snapshot pages (default 0: the server's)")
     int maxSnapshotPages;
 
-    @Option(names = "--decode", order = 14, description = "print the rows too: commit changes with values, rows segments, and each push conflict with "
+    @Option(
+            names = "--decode",
+            order = 14,
+            description = "print the rows too: commit changes with values, rows segments, and each push conflict with "
                     + "its serverRow values and conflictColumns names")
     boolean decode;
 
-    @Option(names = "--sub", order = 15, paramLabel = "<id>", description = "segment: re-authorize with this subscription's scopes")
+    @Option(
+            names = "--sub",
+            order = 15,
+            paramLabel = "<id>",
+            description = "segment: re-authorize with this subscription's scopes")
     String sub;
 
-    @Option(names = "--scopes", order = 16, paramLabel = "<json>",
+    @Option(
+            names = "--scopes",
+            order = 16,
+            paramLabel = "<json>",
             description = "segment: re-authorize with these scopes, e.g. {\"project_id\":[\"p1\"]}")
     String scopes;
 
-    @Option(names = {"-o", "--out"}, order = 17, paramLabel = "<file>", description = "segment, blob get: write the bytes to a file")
+    @Option(
+            names = {"-o", "--out"},
+            order = 17,
+            paramLabel = "<file>",
+            description = "segment, blob get: write the bytes to a file")
     Path out;
 
-    @Option(names = "--media-type", order = 18, paramLabel = "<type>", description = "blob put: the Content-Type to store")
+    @Option(
+            names = "--media-type",
+            order = 18,
+            paramLabel = "<type>",
+            description = "blob put: the Content-Type to store")
     String mediaType;
 
     /** {@code watch}: stop after this many deltas; 0 = until the socket closes or the process is stopped. */
-    @Option(names = "--count", order = 19, paramLabel = "<n>", description = "watch: stop after this many deltas (default 0: never)")
+    @Option(
+            names = "--count",
+            order = 19,
+            paramLabel = "<n>",
+            description = "watch: stop after this many deltas (default 0: never)")
     int count;
 
-    @Option(names = {"-v", "--verbose"}, order = 20,
+    @Option(
+            names = {"-v", "--verbose"},
+            order = 20,
             description = "print each request (debug JSON, HTTP lines and headers) on stderr")
     boolean verbose;
 
-    @Option(names = {"-h", "--help"}, order = 21, usageHelp = true, description = "print this text")
+    @Option(
+            names = {"-h", "--help"},
+            order = 21,
+            usageHelp = true,
+            description = "print this text")
     boolean help;
 
     @Parameters(paramLabel = "<command> [arguments]", description = "the command and its arguments (see Commands)")
@@ -126,7 +184,11 @@ final class CliOptions {
 
     final List<String> words = new ArrayList<>();
 
-    @Option(names = "--crdt-types", order = 3, paramLabel = "<list>", description = "crdtType names the schema's crdt columns may use besides yjs-doc, the server's own mergers "
+    @Option(
+            names = "--crdt-types",
+            order = 3,
+            paramLabel = "<list>",
+            description = "crdtType names the schema's crdt columns may use besides yjs-doc, the server's own mergers "
                     + "(comma-separated, repeatable); the CLI never merges, it sends crdt values as base64 bytes")
     void crdtTypes(String value) {
         for (String t : value.split(",")) {
@@ -137,12 +199,19 @@ final class CliOptions {
         }
     }
 
-    @Option(names = "--actor", order = 6, paramLabel = "<id>", description = "x-actor-id header (the development authenticator)")
+    @Option(
+            names = "--actor",
+            order = 6,
+            paramLabel = "<id>",
+            description = "x-actor-id header (the development authenticator)")
     void actor(String value) {
         headers.put("x-actor-id", value);
     }
 
-    @Option(names = "--partition", order = 7, paramLabel = "<id>",
+    @Option(
+            names = "--partition",
+            order = 7,
+            paramLabel = "<id>",
             description = "x-syncular-partition header (the development authenticator)")
     void partition(String value) {
         headers.put("x-syncular-partition", value);
@@ -153,7 +222,11 @@ final class CliOptions {
         headers.put("Authorization", "Bearer " + value);
     }
 
-    @Option(names = {"-H", "--header"}, order = 9, paramLabel = "<h>", description = "any header, 'Name: value' (repeatable)")
+    @Option(
+            names = {"-H", "--header"},
+            order = 9,
+            paramLabel = "<h>",
+            description = "any header, 'Name: value' (repeatable)")
     void header(String value) {
         int colon = value.indexOf(':');
         if (colon <= 0) {
@@ -162,7 +235,10 @@ final class CliOptions {
         headers.put(value.substring(0, colon).trim(), value.substring(colon + 1).trim());
     }
 
-    @Option(names = "--accept", order = 10, paramLabel = "<list>",
+    @Option(
+            names = "--accept",
+            order = 10,
+            paramLabel = "<list>",
             description = "inline,external,sqlite,signed-urls (default inline,external)")
     void accept(String list) {
         int bits = 0;
@@ -172,8 +248,9 @@ final class CliOptions {
                 case "external" -> PullHeader.ACCEPT_EXTERNAL_ROWS;
                 case "sqlite" -> PullHeader.ACCEPT_SQLITE;
                 case "signed-urls" -> PullHeader.ACCEPT_SIGNED_URLS;
-                default -> throw new IllegalArgumentException("--accept takes inline, external, sqlite and "
-                        + "signed-urls, not '" + s + "'");
+                default ->
+                    throw new IllegalArgumentException(
+                            "--accept takes inline, external, sqlite and " + "signed-urls, not '" + s + "'");
             };
         }
         accept = bits;

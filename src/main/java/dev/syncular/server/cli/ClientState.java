@@ -45,8 +45,7 @@ public final class ClientState {
      * A request: the header, the outbox's commits once the log epoch is known (a first round only learns
      * it), the pull header and the given subscriptions, revoked ones left out.
      */
-    public Message request(int schemaVersion, List<PushCommit> outbox, PullHeader pull,
-            Collection<Subscription> subs) {
+    public Message request(int schemaVersion, List<PushCommit> outbox, PullHeader pull, Collection<Subscription> subs) {
         List<Frame> frames = new ArrayList<>();
         frames.add(new ReqHeader(clientId, schemaVersion, logEpoch));
         if (logEpoch != null) {
@@ -86,8 +85,8 @@ public final class ClientState {
             } else if (f instanceof SubStart s) {
                 current = subscriptions.get(s.id());
                 if (current == null) {
-                    throw new IllegalStateException("the response names subscription '" + s.id()
-                            + "', which this client did not send");
+                    throw new IllegalStateException(
+                            "the response names subscription '" + s.id() + "', which this client did not send");
                 }
                 current.status = s.status();
                 current.reasonCode = s.reasonCode();

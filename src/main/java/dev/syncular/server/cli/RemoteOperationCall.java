@@ -25,16 +25,17 @@ final class RemoteOperationCall {
     private static final JsonNodeFactory F = JsonNodeFactory.instance;
     private static final long MAX_SAFE = (1L << 53) - 1;
 
-    private RemoteOperationCall() {
-    }
+    private RemoteOperationCall() {}
 
     /** The encoded §5 request; {@code requestId} null for a query. */
     static byte[] request(String clientId, String operationId, String requestId, JsonNode params) {
-        ObjectNode req = tagged("object", pairs(
-                "revision", tagged("number", F.numberNode(1)),
-                "kind", tagged("string", F.textNode(requestId == null ? "query" : "command")),
-                "clientId", tagged("string", F.textNode(clientId)),
-                "operationId", tagged("string", F.textNode(operationId))));
+        ObjectNode req = tagged(
+                "object",
+                pairs(
+                        "revision", tagged("number", F.numberNode(1)),
+                        "kind", tagged("string", F.textNode(requestId == null ? "query" : "command")),
+                        "clientId", tagged("string", F.textNode(clientId)),
+                        "operationId", tagged("string", F.textNode(operationId))));
         ArrayNode v = (ArrayNode) req.get("v");
         if (requestId != null) {
             v.add(F.arrayNode().add("requestId").add(tagged("string", F.textNode(requestId))));
@@ -90,7 +91,9 @@ final class RemoteOperationCall {
                 long value = Long.parseLong(v.asText());
                 yield Math.abs(value) <= MAX_SAFE ? F.numberNode(value) : F.textNode(v.asText());
             }
-            case "bytes" -> F.textNode(Base64.getEncoder().encodeToString(Base64.getDecoder().decode(v.asText())));
+            case "bytes" ->
+                F.textNode(
+                        Base64.getEncoder().encodeToString(Base64.getDecoder().decode(v.asText())));
             case "array" -> {
                 ArrayNode out = F.arrayNode();
                 v.forEach(x -> out.add(decode(x)));

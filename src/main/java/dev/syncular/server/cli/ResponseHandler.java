@@ -13,25 +13,19 @@ import dev.syncular.server.wire.SegmentRef;
  */
 public interface ResponseHandler {
     /** §2.1: the partition's log epoch changed; everything synced before is void (the outbox stays). */
-    default void epochChanged() {
-    }
+    default void epochChanged() {}
 
-    default void pushResult(PushResult result) {
-    }
+    default void pushResult(PushResult result) {}
 
     /** §3.3: the subscription was revoked; purge the rows of its last effective scopes. */
-    default void revoked(Subscription subscription) {
-    }
+    default void revoked(Subscription subscription) {}
 
     /** §4.5: incremental changes. */
-    default void commit(Subscription subscription, CommitFrame commit) {
-    }
+    default void commit(Subscription subscription, CommitFrame commit) {}
 
     /** §5.7: a rows segment carried in the response. */
-    default void inlineSegment(Subscription subscription, SegmentInline segment) {
-    }
+    default void inlineSegment(Subscription subscription, SegmentInline segment) {}
 
     /** §5.4: a segment to fetch (its URL, or {@code GET <mount>/segments/{id}}) and verify by content address. */
-    default void segmentRef(Subscription subscription, SegmentRef ref, RespHeader header) {
-    }
+    default void segmentRef(Subscription subscription, SegmentRef ref, RespHeader header) {}
 }

@@ -34,8 +34,7 @@ public final class RowValues {
     /** A row's own table, for commits that write several tables. */
     static final String TABLE = "$table";
 
-    private RowValues() {
-    }
+    private RowValues() {}
 
     /** The operations of a JSON row or array of rows, in order. */
     public static List<PushOperation> operations(TableSchema table, JsonNode rows) {
@@ -71,15 +70,15 @@ public final class RowValues {
         JsonNode named = row.isObject() ? row.get(TABLE) : null;
         if (named == null) {
             if (defaultTable == null) {
-                throw new IllegalArgumentException("a row needs \"" + TABLE + "\" (its table) when push names no"
-                        + " table: " + row);
+                throw new IllegalArgumentException(
+                        "a row needs \"" + TABLE + "\" (its table) when push names no" + " table: " + row);
             }
             return defaultTable;
         }
         TableSchema t = named.isTextual() ? schema.table(named.asText()) : null;
         if (t == null) {
-            throw new IllegalArgumentException("\"" + TABLE + "\": the schema has no table " + named + "; it has "
-                    + schema.tableNames());
+            throw new IllegalArgumentException(
+                    "\"" + TABLE + "\": the schema has no table " + named + "; it has " + schema.tableNames());
         }
         return t;
     }
@@ -98,7 +97,8 @@ public final class RowValues {
         }
         JsonNode deleted = row.get(DELETE);
         if (deleted != null) {
-            String rowId = deleted.isTextual() ? deleted.asText()
+            String rowId = deleted.isTextual()
+                    ? deleted.asText()
                     : table.primaryKeyColumn().type().rowIdOf(value(table.primaryKeyColumn(), deleted));
             return new PushOperation(table.name(), rowId, Op.DELETE, baseVersion, null);
         }
@@ -114,8 +114,8 @@ public final class RowValues {
             values.put(e.getKey(), value(column, e.getValue()));
         }
         if (values.get(table.primaryKey()) == null) {
-            throw new IllegalArgumentException("a row of '" + table.name() + "' needs its primary key '"
-                    + table.primaryKey() + "'");
+            throw new IllegalArgumentException(
+                    "a row of '" + table.name() + "' needs its primary key '" + table.primaryKey() + "'");
         }
         return upsert(table, values, baseVersion);
     }
@@ -159,8 +159,8 @@ public final class RowValues {
             case BYTES, CRDT -> v.isTextual();
         };
         if (!ok) {
-            throw new IllegalArgumentException("column '" + column.name() + "' is " + type.wireName
-                    + " (" + expected(type) + "), not " + v);
+            throw new IllegalArgumentException(
+                    "column '" + column.name() + "' is " + type.wireName + " (" + expected(type) + "), not " + v);
         }
         return switch (type) {
             case STRING -> v.asText();

@@ -24,8 +24,10 @@ import java.util.function.Consumer;
 public final class ServerConnection {
     public static final String CONTENT_TYPE = "application/vnd.syncular.sync.v2";
     public static final String SCOPES_HEADER = "X-Syncular-Scopes";
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(10)).build();
+    private static final HttpClient HTTP = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10))
+            .build();
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     /** One answer, whatever its status. */
@@ -68,19 +70,25 @@ public final class ServerConnection {
 
     /** One sync round: the request's bytes in, the response's bytes out. */
     public byte[] sync(byte[] request) {
-        return exchange("POST", "/sync", Map.of("Content-Type", CONTENT_TYPE), request).ok();
+        return exchange("POST", "/sync", Map.of("Content-Type", CONTENT_TYPE), request)
+                .ok();
     }
 
     /** A segment through the server (§5.5), re-authorized against the canonical-JSON scopes. */
     public byte[] segment(String segmentId, String scopesHeader) {
-        return exchange("GET", "/segments/" + segmentId, Map.of(SCOPES_HEADER, scopesHeader), null).ok();
+        return exchange("GET", "/segments/" + segmentId, Map.of(SCOPES_HEADER, scopesHeader), null)
+                .ok();
     }
 
     /** A request to {@code <base URL><path>} with this connection's headers plus {@code extra}. */
     public Answer exchange(String method, String path, Map<String, String> extra, byte[] body) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(TIMEOUT)
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
-                        : HttpRequest.BodyPublishers.ofByteArray(body));
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path))
+                .timeout(TIMEOUT)
+                .method(
+                        method,
+                        body == null
+                                ? HttpRequest.BodyPublishers.noBody()
+                                : HttpRequest.BodyPublishers.ofByteArray(body));
         headers.forEach(b::header);
         extra.forEach(b::header);
         return send(b.build(), trace);
@@ -88,7 +96,13 @@ public final class ServerConnection {
 
     /** A descriptor or presigned URL, fetched with no credentials of the sync server. */
     public byte[] fetch(String url) {
-        return send(HttpRequest.newBuilder(URI.create(url)).timeout(TIMEOUT).GET().build(), trace).ok();
+        return send(
+                        HttpRequest.newBuilder(URI.create(url))
+                                .timeout(TIMEOUT)
+                                .GET()
+                                .build(),
+                        trace)
+                .ok();
     }
 
     private static Answer send(HttpRequest request, Consumer<String> trace) {

@@ -26,14 +26,19 @@ import java.util.UUID;
 public final class StateFile {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private StateFile() {
-    }
+    private StateFile() {}
 
     /** The state in {@code file}, or a new client ({@code clientId}, else a random id) when there is none. */
     public static ClientState load(Path file, String clientId) {
         if (!Files.exists(file)) {
-            return new ClientState(clientId != null ? clientId
-                    : "cli-" + UUID.randomUUID().toString().replace("-", "").substring(0, 16));
+            return new ClientState(
+                    clientId != null
+                            ? clientId
+                            : "cli-"
+                                    + UUID.randomUUID()
+                                            .toString()
+                                            .replace("-", "")
+                                            .substring(0, 16));
         }
         JsonNode root;
         try {
@@ -55,7 +60,8 @@ public final class StateFile {
                 e.getValue().forEach(v -> values.add(v.asText()));
                 scopes.put(e.getKey(), values);
             });
-            Subscription sub = new Subscription(s.path("id").asText(), s.path("table").asText(), scopes);
+            Subscription sub =
+                    new Subscription(s.path("id").asText(), s.path("table").asText(), scopes);
             sub.cursor = s.path("cursor").asLong(-1);
             sub.bootstrapState = text(s.get("bootstrapState"));
             String status = text(s.get("status"));

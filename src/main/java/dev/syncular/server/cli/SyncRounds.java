@@ -50,8 +50,13 @@ final class SyncRounds implements ResponseHandler {
     private final PrintStream out;
     private final PrintStream err;
 
-    SyncRounds(CliOptions options, CompiledSchema schema, ClientState state, ServerConnection server,
-            PrintStream out, PrintStream err) {
+    SyncRounds(
+            CliOptions options,
+            CompiledSchema schema,
+            ClientState state,
+            ServerConnection server,
+            PrintStream out,
+            PrintStream err) {
         this.options = options;
         this.schema = schema;
         this.state = state;
@@ -66,8 +71,8 @@ final class SyncRounds implements ResponseHandler {
         ensureEpoch(state.subscriptions.values());
         Message response = round(List.of(commit), state.subscriptions.values());
         if (((RespHeader) response.frames().get(0)).resetRequired()) {
-            throw new IllegalStateException("the commit was not pushed: the partition's log epoch changed (§2.1);"
-                    + " push it again");
+            throw new IllegalStateException(
+                    "the commit was not pushed: the partition's log epoch changed (§2.1);" + " push it again");
         }
     }
 
@@ -89,8 +94,9 @@ final class SyncRounds implements ResponseHandler {
         for (int i = 0; i < MAX_ROUNDS; i++) {
             ensureEpoch(subs);
             round(List.of(), subs);
-            if (subs.stream().allMatch(s -> s.bootstrapState == null
-                    && (s.cursor >= 0 || s.status == SubscriptionStatus.REVOKED))) {
+            if (subs.stream()
+                    .allMatch(s ->
+                            s.bootstrapState == null && (s.cursor >= 0 || s.status == SubscriptionStatus.REVOKED))) {
                 return;
             }
         }
@@ -109,8 +115,11 @@ final class SyncRounds implements ResponseHandler {
 
     private Message round(List<PushCommit> outbox, Collection<Subscription> subs) {
         pushing = outbox;
-        Message request = state.request(schema.version(), outbox,
-                new PullHeader(options.limitCommits, options.limitSnapshotRows, options.maxSnapshotPages, options.accept),
+        Message request = state.request(
+                schema.version(),
+                outbox,
+                new PullHeader(
+                        options.limitCommits, options.limitSnapshotRows, options.maxSnapshotPages, options.accept),
                 subs);
         if (options.verbose) {
             err.println(DebugJson.toText(DebugJson.render(request)));
@@ -133,11 +142,16 @@ final class SyncRounds implements ResponseHandler {
         if (!options.decode) {
             return;
         }
-        PushCommit commit = pushing.stream().filter(c -> c.clientCommitId().equals(result.clientCommitId()))
-                .findFirst().orElse(null);
+        PushCommit commit = pushing.stream()
+                .filter(c -> c.clientCommitId().equals(result.clientCommitId()))
+                .findFirst()
+                .orElse(null);
         for (OpResult r : result.results()) {
-            if (r instanceof OpResult.Conflict c && commit != null && c.opIndex() < commit.operations().size()) {
-                ObjectNode o = decodedConflict(schema, result.clientCommitId(), commit.operations().get(c.opIndex()), c);
+            if (r instanceof OpResult.Conflict c
+                    && commit != null
+                    && c.opIndex() < commit.operations().size()) {
+                ObjectNode o = decodedConflict(
+                        schema, result.clientCommitId(), commit.operations().get(c.opIndex()), c);
                 if (o != null) {
                     out.println(DebugJson.toText(o));
                 }
@@ -149,8 +163,8 @@ final class SyncRounds implements ResponseHandler {
      * {@code {"conflict":{clientCommitId, opIndex, table, rowId, code, serverVersion, serverRow:{column:value},
      * conflictColumns:[names]}}}, or {@code null} when the schema does not know the operation's table.
      */
-    static ObjectNode decodedConflict(CompiledSchema schema, String clientCommitId, PushOperation op,
-            OpResult.Conflict c) {
+    static ObjectNode decodedConflict(
+            CompiledSchema schema, String clientCommitId, PushOperation op, OpResult.Conflict c) {
         TableSchema t = schema.table(op.table());
         if (t == null) {
             return null;
@@ -211,8 +225,10 @@ final class SyncRounds implements ResponseHandler {
 
     @Override
     public void segmentRef(Subscription subscription, SegmentRef ref, RespHeader header) {
-        byte[] bytes = ref.url() != null ? server.fetch(ref.url())
-                : server.segment(ref.segmentId(), CanonicalJson.write(CanonicalJson.canonicalScopes(subscription.scopes)));
+        byte[] bytes = ref.url() != null
+                ? server.fetch(ref.url())
+                : server.segment(
+                        ref.segmentId(), CanonicalJson.write(CanonicalJson.canonicalScopes(subscription.scopes)));
         if (!ref.segmentId().equals("sha256:" + CanonicalJson.sha256Hex(bytes))) {
             throw new IllegalStateException("segment " + ref.segmentId() + " does not match its content address"
                     + " (§5.1); this round is not applied");
@@ -232,8 +248,8 @@ final class SyncRounds implements ResponseHandler {
     static List<Subscription> named(ClientState state, List<String> ids) {
         if (ids.isEmpty()) {
             if (state.subscriptions.isEmpty()) {
-                throw new IllegalArgumentException("no subscriptions: add one with `subscribe <id> <table>"
-                        + " <variable>=<value>`");
+                throw new IllegalArgumentException(
+                        "no subscriptions: add one with `subscribe <id> <table>" + " <variable>=<value>`");
             }
             return new ArrayList<>(state.subscriptions.values());
         }

@@ -37,8 +37,8 @@ public final class SyncularCli {
     public static final int SERVER_REFUSED = 1;
     public static final int LOCAL_ERROR = 2;
     private static final ObjectMapper JSON = new ObjectMapper();
-    private SyncularCli() {
-    }
+
+    private SyncularCli() {}
 
     public static void main(String[] args) {
         System.exit(run(args, System.out, System.err));
@@ -60,10 +60,15 @@ public final class SyncularCli {
             return 0;
         } catch (HttpFailure e) {
             out.println(pretty(e.body));
-            err.println(e.status == 200 ? "syncular: the operation failed (REMOTE.md §7 error on stdout)"
-                    : "syncular: the server answered HTTP " + e.status);
+            err.println(
+                    e.status == 200
+                            ? "syncular: the operation failed (REMOTE.md §7 error on stdout)"
+                            : "syncular: the server answered HTTP " + e.status);
             return SERVER_REFUSED;
-        } catch (IllegalArgumentException | IllegalStateException | UncheckedIOException | SchemaException
+        } catch (IllegalArgumentException
+                | IllegalStateException
+                | UncheckedIOException
+                | SchemaException
                 | WireException e) {
             err.println("syncular: " + e.getMessage());
             return LOCAL_ERROR;
@@ -84,9 +89,12 @@ public final class SyncularCli {
                 for (String s : rest.subList(Math.min(2, rest.size()), rest.size())) {
                     int eq = s.indexOf('=');
                     if (eq <= 0) {
-                        throw new IllegalArgumentException("a scope is <variable>=<value>[,<value>...], not '" + s + "'");
+                        throw new IllegalArgumentException(
+                                "a scope is <variable>=<value>[,<value>...], not '" + s + "'");
                     }
-                    scopes.put(s.substring(0, eq), Arrays.asList(s.substring(eq + 1).split(",")));
+                    scopes.put(
+                            s.substring(0, eq),
+                            Arrays.asList(s.substring(eq + 1).split(",")));
                 }
                 state.subscriptions.put(id, new Subscription(id, o.word(2, "table"), scopes));
                 StateFile.save(o.state, state);
@@ -107,8 +115,8 @@ public final class SyncularCli {
                 boolean tableNamed = rest.size() >= 2;
                 TableSchema table = tableNamed ? schema.table(o.word(1, "table")) : null;
                 if (tableNamed && table == null) {
-                    throw new IllegalArgumentException("the schema has no table '" + o.word(1, "") + "'; it has "
-                            + schema.tableNames());
+                    throw new IllegalArgumentException(
+                            "the schema has no table '" + o.word(1, "") + "'; it has " + schema.tableNames());
                 }
                 JsonNode rows = JSON.readTree(input(o.word(tableNamed ? 2 : 1, "rows (JSON, @file or -)")));
                 ClientState state = StateFile.load(o.state, o.clientId);
@@ -130,23 +138,32 @@ public final class SyncularCli {
                 ClientState state = StateFile.load(o.state, o.clientId);
                 new Watch(o, rounds(o, schema, state, out, err), state, out).run(SyncRounds.named(state, rest));
             }
-            case "query" -> operation(o, o.word(1, "operation id"), null, rest.size() >= 2 ? rest.get(1) : "{}", out, err);
-            case "command" -> operation(o, o.word(1, "operation id"), o.word(2, "request id"),
-                    rest.size() >= 3 ? rest.get(2) : "{}", out, err);
+            case "query" ->
+                operation(o, o.word(1, "operation id"), null, rest.size() >= 2 ? rest.get(1) : "{}", out, err);
+            case "command" ->
+                operation(
+                        o,
+                        o.word(1, "operation id"),
+                        o.word(2, "request id"),
+                        rest.size() >= 3 ? rest.get(2) : "{}",
+                        out,
+                        err);
             case "segment" -> segment(o, out, err);
             case "blob" -> blob(o, out, err);
             case "render" -> {
                 byte[] bytes = Files.readAllBytes(Path.of(o.word(1, "file")));
                 boolean segment = bytes.length >= 4 && Arrays.equals(Arrays.copyOf(bytes, 4), RowsSegment.MAGIC);
-                out.println(DebugJson.toText(segment ? DebugJson.render(RowsSegment.decode(bytes))
-                        : DebugJson.render(MessageDecoder.decode(bytes))));
+                out.println(DebugJson.toText(
+                        segment
+                                ? DebugJson.render(RowsSegment.decode(bytes))
+                                : DebugJson.render(MessageDecoder.decode(bytes))));
             }
             default -> throw new IllegalArgumentException("unknown command '" + command + "' (see --help)");
         }
     }
 
-    private static SyncRounds rounds(CliOptions o, CompiledSchema schema, ClientState state, PrintStream out,
-            PrintStream err) {
+    private static SyncRounds rounds(
+            CliOptions o, CompiledSchema schema, ClientState state, PrintStream out, PrintStream err) {
         return new SyncRounds(o, schema, state, connection(o, err), out, err);
     }
 
@@ -165,7 +182,8 @@ public final class SyncularCli {
             return SchemaLoader.load(o.schema, crdtTypes);
         } catch (SchemaException e) {
             if ("crdt_type_unknown".equals(e.reason())) {
-                throw new IllegalArgumentException(e.getMessage() + "; name the server's own crdt types with --crdt-types");
+                throw new IllegalArgumentException(
+                        e.getMessage() + "; name the server's own crdt types with --crdt-types");
             }
             throw e;
         }
@@ -184,13 +202,14 @@ public final class SyncularCli {
      * the state file's client id, the params as JSON text, @file or -; prints the answer as plain JSON. An
      * operation error ({@code kind: "error"}) is printed too and exits with {@value #SERVER_REFUSED}.
      */
-    private static void operation(CliOptions o, String operationId, String requestId, String params, PrintStream out,
-            PrintStream err) throws IOException {
+    private static void operation(
+            CliOptions o, String operationId, String requestId, String params, PrintStream out, PrintStream err)
+            throws IOException {
         ClientState state = StateFile.load(o.state, o.clientId);
         StateFile.save(o.state, state);
         byte[] body = RemoteOperationCall.request(state.clientId, operationId, requestId, JSON.readTree(input(params)));
-        ServerConnection.Answer answer = connection(o, err).exchange("POST", "/operations",
-                Map.of("Content-Type", RemoteOperationCall.CONTENT_TYPE), body);
+        ServerConnection.Answer answer = connection(o, err)
+                .exchange("POST", "/operations", Map.of("Content-Type", RemoteOperationCall.CONTENT_TYPE), body);
         JsonNode decoded = RemoteOperationCall.decode(JSON.readTree(answer.ok()));
         if ("error".equals(decoded.path("kind").asText())) {
             throw new HttpFailure(200, decoded.toString()); // printed by run(), exit status 1
@@ -202,7 +221,8 @@ public final class SyncularCli {
         String id = o.word(1, "segment id");
         Map<String, List<String>> scopes;
         if (o.sub != null) {
-            Subscription s = SyncRounds.named(StateFile.load(o.state, o.clientId), List.of(o.sub)).get(0);
+            Subscription s = SyncRounds.named(StateFile.load(o.state, o.clientId), List.of(o.sub))
+                    .get(0);
             scopes = s.scopes;
         } else if (o.scopes != null) {
             scopes = new LinkedHashMap<>();
@@ -212,8 +232,8 @@ public final class SyncularCli {
                 scopes.put(e.getKey(), values);
             }
         } else {
-            throw new IllegalArgumentException("a segment is re-authorized against scopes (§5.5): give --sub <id>"
-                    + " or --scopes <json>");
+            throw new IllegalArgumentException(
+                    "a segment is re-authorized against scopes (§5.5): give --sub <id>" + " or --scopes <json>");
         }
         byte[] bytes = connection(o, err).segment(id, CanonicalJson.write(CanonicalJson.canonicalScopes(scopes)));
         String address = "sha256:" + CanonicalJson.sha256Hex(bytes);
@@ -226,8 +246,8 @@ public final class SyncularCli {
         } else if (bytes.length >= 4 && Arrays.equals(Arrays.copyOf(bytes, 4), RowsSegment.MAGIC)) {
             out.println(DebugJson.toText(DebugJson.render(RowsSegment.decode(bytes))));
         } else {
-            throw new IllegalArgumentException("segment " + id + " is not a rows segment (a SQLite image?): save it"
-                    + " with --out <file>");
+            throw new IllegalArgumentException(
+                    "segment " + id + " is not a rows segment (a SQLite image?): save it" + " with --out <file>");
         }
     }
 
@@ -237,8 +257,12 @@ public final class SyncularCli {
             case "put" -> {
                 byte[] bytes = Files.readAllBytes(Path.of(o.word(2, "file")));
                 String blobId = "sha256:" + CanonicalJson.sha256Hex(bytes);
-                server.exchange("PUT", "/blobs/" + blobId, Map.of("Content-Type",
-                        o.mediaType != null ? o.mediaType : "application/octet-stream"), bytes).ok();
+                server.exchange(
+                                "PUT",
+                                "/blobs/" + blobId,
+                                Map.of("Content-Type", o.mediaType != null ? o.mediaType : "application/octet-stream"),
+                                bytes)
+                        .ok();
                 ObjectNode ref = JSON.createObjectNode();
                 ref.put("blobId", blobId);
                 ref.put("byteLength", bytes.length);
@@ -248,8 +272,8 @@ public final class SyncularCli {
                 out.println(ref);
             }
             case "get" -> {
-                ServerConnection.Answer answer = server.exchange("GET", "/blobs/" + o.word(2, "blob id"), Map.of(),
-                        null);
+                ServerConnection.Answer answer =
+                        server.exchange("GET", "/blobs/" + o.word(2, "blob id"), Map.of(), null);
                 byte[] bytes = answer.ok();
                 if (answer.headers().firstValue("ETag").isEmpty()) {
                     // The S3 store answers with a presigned URL instead of the bytes (§5.9.5).

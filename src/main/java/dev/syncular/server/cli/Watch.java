@@ -61,9 +61,11 @@ final class Watch {
         }
         WebSocket ws;
         try {
-            ws = builder.buildAsync(realtimeUri(options.url, state.clientId), new Listener()).join();
+            ws = builder.buildAsync(realtimeUri(options.url, state.clientId), new Listener())
+                    .join();
         } catch (CompletionException e) {
-            throw new IllegalStateException("the realtime socket did not open: " + e.getCause().getMessage());
+            throw new IllegalStateException(
+                    "the realtime socket did not open: " + e.getCause().getMessage());
         }
         int deltas = 0;
         try {
@@ -83,7 +85,8 @@ final class Watch {
                     rounds.applyDelta(delta);
                     long cursor = highestCommitSeq(delta);
                     if (cursor >= 0) {
-                        ws.sendText(ControlMessages.render(new ControlMessage.Ack(cursor)), true).join();
+                        ws.sendText(ControlMessages.render(new ControlMessage.Ack(cursor)), true)
+                                .join();
                     }
                     deltas++;
                     if (options.count > 0 && deltas >= options.count) {

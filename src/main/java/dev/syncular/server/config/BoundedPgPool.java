@@ -74,8 +74,8 @@ public class BoundedPgPool implements PgPoolCreator {
         long statementTimeoutMs = s.statementTimeout().toMillis();
         if (statementTimeoutMs > 0) {
             // a startup parameter: the session default of every pooled connection (pushes also SET LOCAL it)
-            input.pgConnectOptionsList().forEach(o -> o.addProperty("statement_timeout",
-                    Long.toString(statementTimeoutMs)));
+            input.pgConnectOptionsList()
+                    .forEach(o -> o.addProperty("statement_timeout", Long.toString(statementTimeoutMs)));
         }
         return PgPool.pool(input.vertx(), input.pgConnectOptionsList(), options);
     }

@@ -33,9 +33,10 @@ public class DatasourceStartupCheck {
     void check(@Observes @Priority(1) StartupEvent event) {
         Config config = ConfigProvider.getConfig();
         boolean deactivated = config.getOptionalValue("quarkus.datasource.active", Boolean.class)
-                .map(active -> !active).orElse(false);
-        if (!deactivated && missing(config.getOptionalValue(EmbeddedPostgresConfigSourceFactory.URL_PROPERTY,
-                String.class))) {
+                .map(active -> !active)
+                .orElse(false);
+        if (!deactivated
+                && missing(config.getOptionalValue(EmbeddedPostgresConfigSourceFactory.URL_PROPERTY, String.class))) {
             throw new ConfigurationException(MESSAGE);
         }
     }

@@ -34,6 +34,7 @@ public final class EmbeddedPostgresLauncher implements EmbeddedDatabase {
     private static final Logger LOG = Logger.getLogger(EmbeddedPostgresLauncher.class);
     /** Interned, hence one object for all class loaders of this JVM. */
     private static final String LOCK = "dev.syncular.server.config.EmbeddedPostgresLauncher.lock".intern();
+
     private static final String SUPERUSER = "postgres";
 
     @Override
@@ -48,15 +49,19 @@ public final class EmbeddedPostgresLauncher implements EmbeddedDatabase {
                 EmbeddedPostgres pg = start(persistentDataDir);
                 port = pg.getPort();
                 System.setProperty(PORT_PROPERTY, Integer.toString(port));
-                Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                    try {
-                        pg.close();
-                    } catch (IOException | RuntimeException e) {
-                        // JVM is exiting; nothing useful to do.
-                    }
-                }, "embedded-postgres-shutdown"));
-                LOG.infof("Started embedded PostgreSQL on 127.0.0.1:%d in %d ms (data: %s); "
-                        + "set quarkus.datasource.reactive.url to use another database",
+                Runtime.getRuntime()
+                        .addShutdownHook(new Thread(
+                                () -> {
+                                    try {
+                                        pg.close();
+                                    } catch (IOException | RuntimeException e) {
+                                        // JVM is exiting; nothing useful to do.
+                                    }
+                                },
+                                "embedded-postgres-shutdown"));
+                LOG.infof(
+                        "Started embedded PostgreSQL on 127.0.0.1:%d in %d ms (data: %s); "
+                                + "set quarkus.datasource.reactive.url to use another database",
                         port, (System.nanoTime() - t0) / 1_000_000, System.getProperty(DATA_DIR_PROPERTY));
             }
             createRoleAndDatabase(port, database, user, password);
@@ -70,7 +75,8 @@ public final class EmbeddedPostgresLauncher implements EmbeddedDatabase {
                 return start(Path.of(persistentDataDir).toAbsolutePath(), false);
             } catch (RuntimeException e) {
                 // Typically another process still holds the directory: fall back to a fresh one.
-                LOG.warnf("Embedded PostgreSQL could not use %s (%s); using a temporary data directory",
+                LOG.warnf(
+                        "Embedded PostgreSQL could not use %s (%s); using a temporary data directory",
                         persistentDataDir, e.getMessage());
             }
         }
@@ -100,8 +106,8 @@ public final class EmbeddedPostgresLauncher implements EmbeddedDatabase {
             System.setProperty(DATA_DIR_PROPERTY, dataDir.toString());
             return pg;
         } catch (IOException e) {
-            throw new UncheckedIOException("Could not start the embedded PostgreSQL in " + dataDir
-                    + " (log: " + dataDir + ".log)", e);
+            throw new UncheckedIOException(
+                    "Could not start the embedded PostgreSQL in " + dataDir + " (log: " + dataDir + ".log)", e);
         }
     }
 
@@ -111,8 +117,7 @@ public final class EmbeddedPostgresLauncher implements EmbeddedDatabase {
         Properties props = new Properties();
         props.setProperty("user", SUPERUSER);
         // Driver instantiated directly: DriverManager may refuse drivers from other class loaders.
-        try (Connection c = new Driver().connect(
-                "jdbc:postgresql://127.0.0.1:" + port + "/postgres", props);
+        try (Connection c = new Driver().connect("jdbc:postgresql://127.0.0.1:" + port + "/postgres", props);
                 Statement st = c.createStatement()) {
             if (!SUPERUSER.equals(user)) {
                 boolean roleExists;
@@ -122,8 +127,8 @@ public final class EmbeddedPostgresLauncher implements EmbeddedDatabase {
                         roleExists = rs.next();
                     }
                 }
-                st.execute((roleExists ? "ALTER ROLE " : "CREATE ROLE ") + ident(user)
-                        + " LOGIN PASSWORD " + literal(password));
+                st.execute((roleExists ? "ALTER ROLE " : "CREATE ROLE ") + ident(user) + " LOGIN PASSWORD "
+                        + literal(password));
             }
             boolean dbExists;
             try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_database WHERE datname = ?")) {
@@ -136,8 +141,10 @@ public final class EmbeddedPostgresLauncher implements EmbeddedDatabase {
                 st.execute("CREATE DATABASE " + ident(database) + " OWNER " + ident(user));
             }
         } catch (SQLException e) {
-            throw new IllegalStateException("Could not prepare database '" + database + "' for role '" + user
-                    + "' in the embedded PostgreSQL on port " + port + ": " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "Could not prepare database '" + database + "' for role '" + user
+                            + "' in the embedded PostgreSQL on port " + port + ": " + e.getMessage(),
+                    e);
         }
     }
 

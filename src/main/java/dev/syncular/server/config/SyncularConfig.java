@@ -339,7 +339,8 @@ public interface SyncularConfig {
 
     /** Which store backs bytes: {@code embedded} (PostgreSQL, the zero-setup default) or {@code s3}. */
     enum StoreKind {
-        EMBEDDED, S3
+        EMBEDDED,
+        S3
     }
 
     interface S3 {
@@ -799,7 +800,9 @@ public interface SyncularConfig {
 
         /** Whether a key source is configured, i.e. whether JWT authentication is active. */
         default boolean configured() {
-            return jwksUrl().isPresent() || publicKey().isPresent() || publicKeyLocation().isPresent();
+            return jwksUrl().isPresent()
+                    || publicKey().isPresent()
+                    || publicKeyLocation().isPresent();
         }
     }
 }

@@ -50,7 +50,8 @@ public final class SyncularConfigValidator implements ConfigValidator {
         }
         List<String> problems = problems(config, prefix);
         if (!problems.isEmpty()) {
-            throw new ConfigValidationException(problems.stream().map(ConfigValidationException.Problem::new)
+            throw new ConfigValidationException(problems.stream()
+                    .map(ConfigValidationException.Problem::new)
                     .toArray(ConfigValidationException.Problem[]::new));
         }
     }
@@ -86,10 +87,13 @@ public final class SyncularConfigValidator implements ConfigValidator {
         });
         boolean s3 = config.segments().store() == SyncularConfig.StoreKind.S3
                 || config.blobs().store() == SyncularConfig.StoreKind.S3;
-        if (config.segments().store() == SyncularConfig.StoreKind.S3 && blank(config.s3().bucket())) {
-            out.add(prefix + ".segments.store=s3 needs " + prefix + ".s3.bucket (and quarkus.s3.* endpoint/credentials)");
+        if (config.segments().store() == SyncularConfig.StoreKind.S3
+                && blank(config.s3().bucket())) {
+            out.add(prefix + ".segments.store=s3 needs " + prefix
+                    + ".s3.bucket (and quarkus.s3.* endpoint/credentials)");
         }
-        if (config.blobs().store() == SyncularConfig.StoreKind.S3 && blank(config.s3().bucket())) {
+        if (config.blobs().store() == SyncularConfig.StoreKind.S3
+                && blank(config.s3().bucket())) {
             out.add(prefix + ".blobs.store=s3 needs a bucket: set " + prefix + ".s3.bucket");
         }
         if (s3) {
@@ -139,7 +143,8 @@ public final class SyncularConfigValidator implements ConfigValidator {
             out.add(p + ".pool-size must be 1 or more, was " + hook.poolSize());
         }
         if (hook.maxAnswerSize().asLongValue() < 1) {
-            out.add(p + ".max-answer-size must be more than 0, was " + hook.maxAnswerSize().asLongValue());
+            out.add(p + ".max-answer-size must be more than 0, was "
+                    + hook.maxAnswerSize().asLongValue());
         }
         if (hook.breakerFailures() < 0) {
             out.add(p + ".breaker-failures must be 0 (no breaker) or more, was " + hook.breakerFailures());

@@ -9,9 +9,9 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
  * chain exchanges the token through STS. It loads that provider from the {@code sts} module by name, so the
  * class is registered here for a native image (the JVM finds it on the class path).
  */
-@RegisterForReflection(classNames = "software.amazon.awssdk.services.sts.internal.StsWebIdentityCredentialsProviderFactory",
+@RegisterForReflection(
+        classNames = "software.amazon.awssdk.services.sts.internal.StsWebIdentityCredentialsProviderFactory",
         methods = true)
 public final class WebIdentityCredentials {
-    private WebIdentityCredentials() {
-    }
+    private WebIdentityCredentials() {}
 }

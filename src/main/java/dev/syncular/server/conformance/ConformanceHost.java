@@ -59,8 +59,9 @@ public class ConformanceHost {
             return;
         }
         if (LaunchMode.current() == LaunchMode.NORMAL && ConfigUtils.isProfileActive("prod")) {
-            throw new ConfigurationException("syncular.conformance.enabled must not be set in the prod profile: the "
-                    + "conformance host lets any caller choose its actor and scopes; run it with -Dquarkus.profile=dev");
+            throw new ConfigurationException(
+                    "syncular.conformance.enabled must not be set in the prod profile: the "
+                            + "conformance host lets any caller choose its actor and scopes; run it with -Dquarkus.profile=dev");
         }
         LOG.warn("************************************************************************************");
         LOG.warn("* CONFORMANCE HOST ENABLED: /__conformance routes accept host-controlled identities, *");
@@ -77,14 +78,18 @@ public class ConformanceHost {
     /** {@code POST /__conformance/instances}: a fresh, empty instance from {@code ServerCreateOptions}. */
     public Uni<ConformanceInstance> create(JsonNode options) {
         if (options == null || !options.isObject() || !options.has("schema") || !options.has("partition")) {
-            return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_REQUEST, "schema and partition are required"));
+            return Uni.createFrom()
+                    .failure(new SyncError(ErrorCode.INVALID_REQUEST, "schema and partition are required"));
         }
         CompiledSchema schema;
         try {
             schema = SchemaLoader.compile(options.get("schema"), crdtMergers.crdtTypes());
         } catch (SchemaException e) {
-            return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_REQUEST, "schema does not compile",
-                    Map.of("reason", String.valueOf(e.details().get("reason")))));
+            return Uni.createFrom()
+                    .failure(new SyncError(
+                            ErrorCode.INVALID_REQUEST,
+                            "schema does not compile",
+                            Map.of("reason", String.valueOf(e.details().get("reason")))));
         } catch (Exception e) {
             return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_REQUEST, "schema does not compile"));
         }
@@ -97,24 +102,44 @@ public class ConformanceHost {
         String id = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         String pgSchema = "conformance_" + id;
         ServerStorage storage = Assembly.storage(pool, pgSchema);
-        PostgresSegmentStore segments = new PostgresSegmentStore(pool, pgSchema, PostgresSegmentStore.DEFAULT_CACHE_BYTES);
+        PostgresSegmentStore segments =
+                new PostgresSegmentStore(pool, pgSchema, PostgresSegmentStore.DEFAULT_CACHE_BYTES);
         JsonNode signed = options.path("signedUrls");
         Long ttlSeconds = signed.isObject() ? signed.path("ttlSeconds").asLong(600) : null;
-        String port = ConfigProvider.getConfig().getOptionalValue(
-                LaunchMode.current() == LaunchMode.TEST ? "quarkus.http.test-port"
-                        : "quarkus.http.port", String.class).orElse("8080");
-        String base = "http://localhost:" + port + config.mountPrefix() + "/__conformance/instances/" + id + "/segments";
-        ConformanceInstance instance = new ConformanceInstance(id, options.get("partition").asText(), schema, storage,
-                segments, new PostgresBlobStore(pool, pgSchema), limits, now,
-                ttlSeconds, base,
-                limitsNode.path("maxDeltaBytes").asLong(config.realtime().maxDeltaBytes().asLongValue()),
-                limitsNode.path("maxPresenceBytes").asLong(config.realtime().maxPresenceBytes().asLongValue()),
-                crdtMergers, leaseTtl(options.path("leases")), new StorageBackup(pool, pgSchema));
-        return storage.ensureSchema(schema).flatMap(v -> segments.ensureSchema())
-                .flatMap(v -> instance.blobStore.ensureSchema()).map(v -> {
-            instances.put(id, instance);
-            return instance;
-        });
+        String port = ConfigProvider.getConfig()
+                .getOptionalValue(
+                        LaunchMode.current() == LaunchMode.TEST ? "quarkus.http.test-port" : "quarkus.http.port",
+                        String.class)
+                .orElse("8080");
+        String base =
+                "http://localhost:" + port + config.mountPrefix() + "/__conformance/instances/" + id + "/segments";
+        ConformanceInstance instance = new ConformanceInstance(
+                id,
+                options.get("partition").asText(),
+                schema,
+                storage,
+                segments,
+                new PostgresBlobStore(pool, pgSchema),
+                limits,
+                now,
+                ttlSeconds,
+                base,
+                limitsNode
+                        .path("maxDeltaBytes")
+                        .asLong(config.realtime().maxDeltaBytes().asLongValue()),
+                limitsNode
+                        .path("maxPresenceBytes")
+                        .asLong(config.realtime().maxPresenceBytes().asLongValue()),
+                crdtMergers,
+                leaseTtl(options.path("leases")),
+                new StorageBackup(pool, pgSchema));
+        return storage.ensureSchema(schema)
+                .flatMap(v -> segments.ensureSchema())
+                .flatMap(v -> instance.blobStore.ensureSchema())
+                .map(v -> {
+                    instances.put(id, instance);
+                    return instance;
+                });
     }
 
     /** {@code leases: {ttlMs}} (capability {@code leases}): the TTL, or {@code null} when absent (feature off). */
@@ -143,11 +168,14 @@ public class ConformanceHost {
         if (i == null) {
             return Uni.createFrom().voidItem();
         }
-        return Uni.createFrom().item(() -> {
-            i.closeRealtime();
-            return i;
-        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
-                .chain(() -> pool.query("DROP SCHEMA IF EXISTS \"" + i.storage.pgSchema() + "\" CASCADE").execute())
+        return Uni.createFrom()
+                .item(() -> {
+                    i.closeRealtime();
+                    return i;
+                })
+                .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
+                .chain(() -> pool.query("DROP SCHEMA IF EXISTS \"" + i.storage.pgSchema() + "\" CASCADE")
+                        .execute())
                 .chain(() -> i.backup.drop())
                 .replaceWithVoid();
     }

@@ -54,6 +54,7 @@ public final class ConformanceInstance {
     final PostgresBlobStore blobStore;
     /** Capability {@code blob-presign}: the embedded store behind the host's object-store and CDN roles. */
     final HostObjectStore objects;
+
     final BlobService blobs;
     private final ScopeResolver resolver;
     private final SyncLimits limits;
@@ -61,14 +62,17 @@ public final class ConformanceInstance {
     private final String segmentBaseUrl;
     /** Blob size cap of conformance instances (the server's default, §5.9.3). */
     static final long BLOB_MAX_BYTES = 100L << 20;
+
     volatile SyncEngine engine;
     private SegmentUrls signer = SegmentUrls.NONE;
     private WritePolicy policy = WritePolicy.NONE;
     /** §8 (the {@code /instances/{id}/realtime} socket): this instance's own hub, started by the first socket. */
     private RealtimeChannel realtime;
+
     private CompletableFuture<Void> realtimeStarted;
     /** {@code limits.maxDeltaBytes} and {@code limits.maxPresenceBytes} of the create options. */
     final long maxDeltaBytes;
+
     final long maxPresenceBytes;
     final AtomicLong clock;
     final Map<String, Map<String, List<String>>> allowed = new ConcurrentHashMap<>();
@@ -85,10 +89,22 @@ public final class ConformanceInstance {
     /** The §5.10.2 merger registry the instance's pushes merge {@code crdt} columns with. */
     private final CrdtMerger crdtMerger;
 
-    ConformanceInstance(String id, String partition, CompiledSchema schema, ServerStorage storage,
-            PostgresSegmentStore segments, PostgresBlobStore blobStore, SyncLimits limits,
-            long nowMs, Long signedUrlTtlSeconds, String segmentBaseUrl, long maxDeltaBytes, long maxPresenceBytes,
-            CrdtMerger crdtMerger, Long leaseTtlMs, StorageBackup backup) {
+    ConformanceInstance(
+            String id,
+            String partition,
+            CompiledSchema schema,
+            ServerStorage storage,
+            PostgresSegmentStore segments,
+            PostgresBlobStore blobStore,
+            SyncLimits limits,
+            long nowMs,
+            Long signedUrlTtlSeconds,
+            String segmentBaseUrl,
+            long maxDeltaBytes,
+            long maxPresenceBytes,
+            CrdtMerger crdtMerger,
+            Long leaseTtlMs,
+            StorageBackup backup) {
         this.crdtMerger = crdtMerger;
         this.backup = backup;
         this.maxDeltaBytes = maxDeltaBytes;
@@ -102,11 +118,13 @@ public final class ConformanceInstance {
         this.resolver = (actor, p) -> resolverFailing.get()
                 ? Uni.createFrom().failure(new IllegalStateException("resolver failing"))
                 // §7.3.3: an outage is a signal, not a throw
-                : resolverOutage.get() ? Uni.createFrom().failure(new ScopeResolverOutage())
-                : Uni.createFrom().item(allowed.getOrDefault(actor, Map.of()));
+                : resolverOutage.get()
+                        ? Uni.createFrom().failure(new ScopeResolverOutage())
+                        : Uni.createFrom().item(allowed.getOrDefault(actor, Map.of()));
         byte[] leaseKey = new byte[32];
         new SecureRandom().nextBytes(leaseKey);
-        this.leases = leaseTtlMs == null ? AuthLeases.OFF
+        this.leases = leaseTtlMs == null
+                ? AuthLeases.OFF
                 : new AuthLeases(storage.authLeases(leaseKey), leaseTtlMs, clock::get);
         this.limits = limits;
         this.signingKey = new byte[32];
@@ -114,8 +132,14 @@ public final class ConformanceInstance {
         this.segmentBaseUrl = segmentBaseUrl;
         this.blobStore = blobStore;
         this.objects = new HostObjectStore(blobStore, signingKey, id, clock::get);
-        this.blobs = Assembly.blobService(objects, storage, resolver, SchemaWindow.single(schema), clock::get,
-                BLOB_MAX_BYTES, Duration.ofHours(24));
+        this.blobs = Assembly.blobService(
+                objects,
+                storage,
+                resolver,
+                SchemaWindow.single(schema),
+                clock::get,
+                BLOB_MAX_BYTES,
+                Duration.ofHours(24));
         setSignedUrlTtl(signedUrlTtlSeconds);
     }
 
@@ -125,10 +149,12 @@ public final class ConformanceInstance {
      * client refuses with {@code sync.segment_expired} without fetching.
      */
     void setSignedUrlTtl(Long ttlSeconds) {
-        SegmentUrls signer = ttlSeconds == null ? SegmentUrls.NONE
-                : new SegmentUrlSigner(signingKey, segmentBaseUrl,
-                        Math.max(0, Math.min(ttlSeconds, SegmentUrlSigner.MAX_TTL_MS / 1000))
-                                * 1000);
+        SegmentUrls signer = ttlSeconds == null
+                ? SegmentUrls.NONE
+                : new SegmentUrlSigner(
+                        signingKey,
+                        segmentBaseUrl,
+                        Math.max(0, Math.min(ttlSeconds, SegmentUrlSigner.MAX_TTL_MS / 1000)) * 1000);
         this.signer = signer;
         rebuildEngine();
     }
@@ -138,17 +164,25 @@ public final class ConformanceInstance {
      * validators ({@code installCommitValidator}) through the same declarative rules the server reads from
      * {@code syncular.policy.file}, and rebuilds the engine with them.
      */
-    synchronized void installPolicy(Map<String, List<RowValidator>> rows,
-            List<CommitValidator> commits) {
-        policy = new WritePolicy(rows == null ? policy.rowValidators() : rows,
-                commits == null ? policy.commitValidators() : commits, policy.planners());
+    synchronized void installPolicy(Map<String, List<RowValidator>> rows, List<CommitValidator> commits) {
+        policy = new WritePolicy(
+                rows == null ? policy.rowValidators() : rows,
+                commits == null ? policy.commitValidators() : commits,
+                policy.planners());
         rebuildEngine();
     }
 
     private synchronized void rebuildEngine() {
-        this.engine = Assembly.engine(EngineParts.builder(SchemaWindow.single(schema), storage,
-                segments, resolver).limits(limits).clock(clock::get).merger(crdtMerger).urls(signer).blobs(objects)
-                .policy(policy).leases(leases).fault(() -> failNextIdempotencyLookup.getAndSet(false)).build());
+        this.engine = Assembly.engine(EngineParts.builder(SchemaWindow.single(schema), storage, segments, resolver)
+                .limits(limits)
+                .clock(clock::get)
+                .merger(crdtMerger)
+                .urls(signer)
+                .blobs(objects)
+                .policy(policy)
+                .leases(leases)
+                .fault(() -> failNextIdempotencyLookup.getAndSet(false))
+                .build());
     }
 
     public String id() {
@@ -160,17 +194,36 @@ public final class ConformanceInstance {
      * and NOTIFY channels, named after the instance's PostgreSQL schema), with the instance's limits, scope
      * table and engine. Created and started on first use; {@link #realtimeStarted()} completes once it listens.
      */
-    synchronized RealtimeChannel realtime(Vertx vertx,
-            Pool pool, long maxRequestBytes, BufferBudget budget,
+    synchronized RealtimeChannel realtime(
+            Vertx vertx,
+            Pool pool,
+            long maxRequestBytes,
+            BufferBudget budget,
             Function<String, List<PgConnectOptions>> listenOptions) {
         if (realtime == null) {
             String podId = "syncular-conformance-" + id;
-            var settings = new RealtimeHub.Settings(podId, listenOptions.apply(podId),
-                    maxDeltaBytes, 64, true, maxPresenceBytes, Duration.ofSeconds(30), clock::get, 1L << 20,
+            var settings = new RealtimeHub.Settings(
+                    podId,
+                    listenOptions.apply(podId),
+                    maxDeltaBytes,
+                    64,
+                    true,
+                    maxPresenceBytes,
+                    Duration.ofSeconds(30),
+                    clock::get,
+                    1L << 20,
                     Duration.ofSeconds(30));
-            Realtime built = Assembly.realtime(new RealtimeParts(settings, storage, SchemaWindow.single(schema), vertx,
-                    pool, new SimpleMeterRegistry(), resolver, () -> engine,
-                    maxRequestBytes, budget));
+            Realtime built = Assembly.realtime(new RealtimeParts(
+                    settings,
+                    storage,
+                    SchemaWindow.single(schema),
+                    vertx,
+                    pool,
+                    new SimpleMeterRegistry(),
+                    resolver,
+                    () -> engine,
+                    maxRequestBytes,
+                    budget));
             realtimeStarted = built.hub().start();
             realtime = built.channel();
         }

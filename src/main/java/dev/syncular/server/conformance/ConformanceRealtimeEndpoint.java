@@ -62,17 +62,21 @@ public class ConformanceRealtimeEndpoint {
     @Inject
     BoundedPgPool datasource;
 
-
     /** Ahead of the upgrade: 404 while the host is off; under a mount, the route moves to the endpoint's path. */
     void routes(@Observes Router router) {
         String mount = config.mountPrefix();
-        router.route(mount + "/__conformance/instances/:id/realtime").order(-100).handler(rc -> filter(rc, mount));
+        router.route(mount + "/__conformance/instances/:id/realtime")
+                .order(-100)
+                .handler(rc -> filter(rc, mount));
     }
 
     private void filter(RoutingContext rc, String mount) {
         if (!host.enabled()) {
-            rc.response().setStatusCode(404).putHeader("Content-Type", "application/json")
-                    .end(ErrorBodies.body(ErrorCode.NOT_FOUND, "not found", Map.of()).toString());
+            rc.response()
+                    .setStatusCode(404)
+                    .putHeader("Content-Type", "application/json")
+                    .end(ErrorBodies.body(ErrorCode.NOT_FOUND, "not found", Map.of())
+                            .toString());
         } else if (mount.isEmpty()) {
             rc.next();
         } else {
@@ -83,7 +87,8 @@ public class ConformanceRealtimeEndpoint {
 
     @OnOpen
     public Uni<Void> open(WebSocketConnection connection, @PathParam String id) {
-        Map<String, List<String>> query = new QueryStringDecoder("?" + nullToEmpty(connection.handshakeRequest().query()))
+        Map<String, List<String>> query = new QueryStringDecoder(
+                        "?" + nullToEmpty(connection.handshakeRequest().query()))
                 .parameters();
         String actor = first(query, "actorId");
         String clientId = first(query, "clientId");
@@ -99,14 +104,16 @@ public class ConformanceRealtimeEndpoint {
         if (clientId == null || clientId.isBlank()) {
             return refuse(connection, new SyncError(ErrorCode.INVALID_CLIENT_ID, "clientId is required"));
         }
-        RealtimeChannel channel = instance.realtime(vertx, pool, config.maxRequestBytes().asLongValue(), budget,
-                datasource::listenOptions);
+        RealtimeChannel channel = instance.realtime(
+                vertx, pool, config.maxRequestBytes().asLongValue(), budget, datasource::listenOptions);
         connection.userData().put(CHANNEL, channel);
         // the first socket starts the instance's hub: connect once it listens, so no commit slips past
-        return Uni.createFrom().completionStage(instance.realtimeStarted())
+        return Uni.createFrom()
+                .completionStage(instance.realtimeStarted())
                 .chain(() -> channel.prepare(new SyncRequestContext(actor, instance.partition), clientId))
                 .chain(p -> channel.open(connection, p, marker("connected").toString()))
-                .onFailure().recoverWithUni(e -> refuse(connection, e));
+                .onFailure()
+                .recoverWithUni(e -> refuse(connection, e));
     }
 
     private static Uni<Void> refuse(WebSocketConnection connection, Throwable e) {

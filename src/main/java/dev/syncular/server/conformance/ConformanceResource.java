@@ -88,8 +88,16 @@ public class ConformanceResource {
         ObjectNode o = JSON.createObjectNode();
         o.put("name", "syncular-server-java");
         // only what really works
-        o.putArray("capabilities").add("signed-urls").add("blobs").add("crdt").add("validators")
-                .add("commit-validators").add("leases").add("backup-restore").add("idempotency-fault").add("blob-presign");
+        o.putArray("capabilities")
+                .add("signed-urls")
+                .add("blobs")
+                .add("crdt")
+                .add("validators")
+                .add("commit-validators")
+                .add("leases")
+                .add("backup-restore")
+                .add("idempotency-fault")
+                .add("blob-presign");
         return o;
     }
 
@@ -99,8 +107,10 @@ public class ConformanceResource {
     @Produces(MediaType.APPLICATION_JSON)
     public Uni<ObjectNode> create(@Context HttpServerRequest request) {
         requireEnabled();
-        return bodies.open(request, MAX_BODY, RequestBody::tooLarge).readJson()
-                .chain(options -> host.create(options)).map(i -> JSON.createObjectNode().put("id", i.id()));
+        return bodies.open(request, MAX_BODY, RequestBody::tooLarge)
+                .readJson()
+                .chain(options -> host.create(options))
+                .map(i -> JSON.createObjectNode().put("id", i.id()));
     }
 
     @POST
@@ -114,8 +124,8 @@ public class ConformanceResource {
 
     @GET
     @Path("/instances/{id}/segments/{segmentId}")
-    public Uni<RestResponse<byte[]>> segment(@PathParam("id") String id, @PathParam("segmentId") String segmentId,
-            @Context HttpServerRequest request) {
+    public Uni<RestResponse<byte[]>> segment(
+            @PathParam("id") String id, @PathParam("segmentId") String segmentId, @Context HttpServerRequest request) {
         requireEnabled();
         ConformanceInstance i = host.get(id);
         return SegmentResource.serve(i.engine, Uni.createFrom().item(() -> actor(request, i)), segmentId, request);
@@ -125,11 +135,12 @@ public class ConformanceResource {
     @Path("/instances/{id}/call/{method}")
     @Consumes(MediaType.APPLICATION_JSON)
     @Produces(MediaType.APPLICATION_JSON)
-    public Uni<ObjectNode> call(@PathParam("id") String id, @PathParam("method") String method,
-            @Context HttpServerRequest request) {
+    public Uni<ObjectNode> call(
+            @PathParam("id") String id, @PathParam("method") String method, @Context HttpServerRequest request) {
         requireEnabled();
         ConformanceInstance i = host.get(id);
-        return bodies.open(request, MAX_BODY, RequestBody::tooLarge).readJson()
+        return bodies.open(request, MAX_BODY, RequestBody::tooLarge)
+                .readJson()
                 .chain(body -> dispatch(i, method, body == null ? JSON.createArrayNode() : body.path("args")))
                 .map(result -> {
                     ObjectNode o = JSON.createObjectNode();
@@ -142,7 +153,7 @@ public class ConformanceResource {
         switch (method) {
             case "setAllowedScopes": {
                 Map<String, List<String>> scopes = new LinkedHashMap<>();
-                for (Iterator<Map.Entry<String, JsonNode>> it = args.path(1).fields(); it.hasNext();) {
+                for (Iterator<Map.Entry<String, JsonNode>> it = args.path(1).fields(); it.hasNext(); ) {
                     Map.Entry<String, JsonNode> e = it.next();
                     List<String> values = new ArrayList<>();
                     e.getValue().forEach(v -> values.add(v.asText()));
@@ -174,30 +185,37 @@ public class ConformanceResource {
                 i.failNextIdempotencyLookup.set(true);
                 return done(null);
             case "captureBackup":
-                return i.backup.capture().map(v -> (JsonNode) JSON.getNodeFactory().nullNode());
+                return i.backup.capture().map(v ->
+                        (JsonNode) JSON.getNodeFactory().nullNode());
             case "restoreBackup":
                 // §2.1: restoring storage to an earlier point rotates the log epoch before serving again
-                return i.backup.restore().chain(() -> i.storage.readPartition(i.partition))
-                        .chain(state -> state == null ? Uni.createFrom().voidItem()
+                return i.backup
+                        .restore()
+                        .chain(() -> i.storage.readPartition(i.partition))
+                        .chain(state -> state == null
+                                ? Uni.createFrom().voidItem()
                                 : i.storage.rotateLogEpoch(i.partition).replaceWithVoid())
                         .map(v -> (JsonNode) JSON.getNodeFactory().nullNode());
             case "advanceClock":
-                return done(JSON.getNodeFactory().numberNode(i.clock.addAndGet(args.path(0).asLong())));
+                return done(JSON.getNodeFactory()
+                        .numberNode(i.clock.addAndGet(args.path(0).asLong())));
             case "nowMs":
                 return done(JSON.getNodeFactory().numberNode(i.clock.get()));
             case "getMaxCommitSeq":
-                return i.storage.readPartition(i.partition)
-                        .map(s -> (JsonNode) JSON.getNodeFactory().numberNode(s == null ? 0 : s.maxCommitSeq()));
+                return i.storage.readPartition(i.partition).map(s ->
+                        (JsonNode) JSON.getNodeFactory().numberNode(s == null ? 0 : s.maxCommitSeq()));
             case "getHorizonSeq":
-                return i.storage.readPartition(i.partition)
-                        .map(s -> (JsonNode) JSON.getNodeFactory().numberNode(s == null ? 0 : s.horizonSeq()));
+                return i.storage.readPartition(i.partition).map(s ->
+                        (JsonNode) JSON.getNodeFactory().numberNode(s == null ? 0 : s.horizonSeq()));
             case "prune": {
                 JsonNode o = args.path(0);
                 RetentionPolicy policy = new RetentionPolicy(
-                        Duration.ofMillis(o.path("activeWindowMs").asLong(RetentionPolicy.DEFAULTS.activeWindow().toMillis())),
+                        Duration.ofMillis(o.path("activeWindowMs")
+                                .asLong(RetentionPolicy.DEFAULTS.activeWindow().toMillis())),
                         o.path("minRetainedCommits").asInt(RetentionPolicy.DEFAULTS.keepNewest()),
                         RetentionPolicy.DEFAULTS.pushResultRetention());
-                return new Pruner(i.storage, policy).pruneAll(i.clock.get())
+                return new Pruner(i.storage, policy)
+                        .pruneAll(i.clock.get())
                         .flatMap(removed -> i.storage.readPartition(i.partition))
                         .map(s -> (JsonNode) JSON.getNodeFactory().numberNode(s == null ? 0 : s.horizonSeq()));
             }
@@ -215,16 +233,18 @@ public class ConformanceResource {
                         token = URLDecoder.decode(kv.substring(3), StandardCharsets.UTF_8);
                     }
                 }
-                return i.engine.downloadSigned(segmentId, token).map(d -> (JsonNode) JSON.createObjectNode()
-                        .put("$u8", HexFormat.of().formatHex(d.bytes())));
+                return i.engine.downloadSigned(segmentId, token).map(d -> (JsonNode)
+                        JSON.createObjectNode().put("$u8", HexFormat.of().formatHex(d.bytes())));
             }
             case "uploadBlob": {
                 // §5.9.3 through the production service: content address verified, size cap, idempotent
                 String blobId = args.path(1).asText();
                 byte[] bytes = HexFormat.of().parseHex(args.path(2).path("$u8").asText());
                 String mediaType = args.path(3).isTextual() ? args.path(3).asText() : null;
-                return Uni.createFrom().item(() -> BlobContent.verify(blobId, bytes))
-                        .flatMap(content -> i.blobs.upload(actorContext(i, args.path(0).asText()), content, mediaType))
+                return Uni.createFrom()
+                        .item(() -> BlobContent.verify(blobId, bytes))
+                        .flatMap(content ->
+                                i.blobs.upload(actorContext(i, args.path(0).asText()), content, mediaType))
                         .map(info -> (JsonNode) JSON.getNodeFactory().nullNode());
             }
             case "setBlobPresign":
@@ -234,11 +254,17 @@ public class ConformanceResource {
             case "uploadBlobGrant": {
                 // §5.9.3: host authentication only, the size cap against the declared length, present marker
                 String blobId = args.path(1).asText();
-                return i.blobs.grant(actorContext(i, args.path(0).asText()), blobId, args.path(2).asLong())
+                return i.blobs
+                        .grant(
+                                actorContext(i, args.path(0).asText()),
+                                blobId,
+                                args.path(2).asLong())
                         .map(g -> {
                             ObjectNode o = JSON.createObjectNode();
                             if (g instanceof BlobService.Grant.Url u) {
-                                o.put("kind", "url").put("url", u.url().url()).put("urlExpiresAtMs", u.url().expiresAtMs());
+                                o.put("kind", "url")
+                                        .put("url", u.url().url())
+                                        .put("urlExpiresAtMs", u.url().expiresAtMs());
                             } else {
                                 o.put("kind", g instanceof BlobService.Grant.Present ? "present" : "none");
                             }
@@ -247,27 +273,38 @@ public class ConformanceResource {
             }
             case "putBlobUrl":
                 // the object host's PUT: the URL is the whole grant (no actor)
-                return i.objects.put(args.path(0).asText(), HexFormat.of().parseHex(args.path(1).path("$u8").asText()))
+                return i.objects
+                        .put(
+                                args.path(0).asText(),
+                                HexFormat.of().parseHex(args.path(1).path("$u8").asText()))
                         .map(v -> (JsonNode) JSON.getNodeFactory().nullNode());
             case "fetchBlobUrl":
                 // the CDN's GET of an always-issue download URL
-                return i.objects.fetch(args.path(0).asText())
-                        .map(b -> (JsonNode) JSON.createObjectNode().put("$u8", HexFormat.of().formatHex(b)));
+                return i.objects.fetch(args.path(0).asText()).map(b -> (JsonNode)
+                        JSON.createObjectNode().put("$u8", HexFormat.of().formatHex(b)));
             case "downloadBlob":
                 // §5.9.5: row-derived authorization; the embedded store serves bytes
-                return i.blobs.download(actorContext(i, args.path(0).asText()), args.path(1).asText())
+                return i.blobs
+                        .download(
+                                actorContext(i, args.path(0).asText()),
+                                args.path(1).asText())
                         .flatMap(d -> {
                             ObjectNode o = JSON.createObjectNode();
                             if (d instanceof BlobService.Download.Stream b) {
                                 // the catalog's blobs are small: gathered into one hex string
-                                return b.chunks().collect().in(ByteArrayOutputStream::new,
-                                        ByteArrayOutputStream::writeBytes).map(bytes -> {
+                                return b.chunks()
+                                        .collect()
+                                        .in(ByteArrayOutputStream::new, ByteArrayOutputStream::writeBytes)
+                                        .map(bytes -> {
                                             o.put("kind", "bytes");
-                                            o.putObject("bytes").put("$u8", HexFormat.of().formatHex(bytes.toByteArray()));
+                                            o.putObject("bytes")
+                                                    .put("$u8", HexFormat.of().formatHex(bytes.toByteArray()));
                                             return (JsonNode) o;
                                         });
                             } else if (d instanceof BlobService.Download.Url u) {
-                                o.put("kind", "url").put("url", u.url().url()).put("urlExpiresAtMs", u.url().expiresAtMs());
+                                o.put("kind", "url")
+                                        .put("url", u.url().url())
+                                        .put("urlExpiresAtMs", u.url().expiresAtMs());
                             }
                             return Uni.createFrom().item((JsonNode) o);
                         });
@@ -277,16 +314,21 @@ public class ConformanceResource {
                 return done(null);
             case "installCommitValidator":
                 // §6.8: one requireSiblingWhen rule; no argument removes it
-                i.installPolicy(null, args.path(0).isObject()
-                        ? policyArgument(() -> PolicyDocument.commitValidators(args.path(0), i.schema)) : List.of());
+                i.installPolicy(
+                        null,
+                        args.path(0).isObject()
+                                ? policyArgument(() -> PolicyDocument.commitValidators(args.path(0), i.schema))
+                                : List.of());
                 return done(null);
             case "readRows":
                 return readRows(i, args.path(0).asText());
             case "close":
-                return host.close(i.id).map(v -> (JsonNode) JSON.getNodeFactory().nullNode());
+                return host.close(i.id)
+                        .map(v -> (JsonNode) JSON.getNodeFactory().nullNode());
             default:
-                return Uni.createFrom().failure(new SyncError(ErrorCode.NOT_FOUND, "unsupported conformance call",
-                        Map.of("method", method)));
+                return Uni.createFrom()
+                        .failure(new SyncError(
+                                ErrorCode.NOT_FOUND, "unsupported conformance call", Map.of("method", method)));
         }
     }
 
@@ -317,7 +359,8 @@ public class ConformanceResource {
     private Uni<JsonNode> readRows(ConformanceInstance i, String table) {
         TableSchema t = i.schema.table(table);
         if (t == null) {
-            return Uni.createFrom().failure(new SyncError(ErrorCode.UNKNOWN_TABLE, "unknown table", Map.of("table", table)));
+            return Uni.createFrom()
+                    .failure(new SyncError(ErrorCode.UNKNOWN_TABLE, "unknown table", Map.of("table", table)));
         }
         return i.storage.readAllRows(i.partition, table).map(rows -> {
             ArrayNode out = JSON.createArrayNode();
@@ -341,7 +384,8 @@ public class ConformanceResource {
             return JSON.getNodeFactory().nullNode();
         }
         return switch (type) {
-            case BYTES, CRDT -> JSON.createObjectNode().put("$bytes", HexFormat.of().formatHex((byte[]) v));
+            case BYTES, CRDT ->
+                JSON.createObjectNode().put("$bytes", HexFormat.of().formatHex((byte[]) v));
             case INTEGER -> JSON.getNodeFactory().numberNode((Long) v);
             case FLOAT -> JSON.getNodeFactory().numberNode((Double) v);
             case BOOLEAN -> JSON.getNodeFactory().booleanNode((Boolean) v);

@@ -37,6 +37,7 @@ import javax.crypto.spec.SecretKeySpec;
 final class HostObjectStore implements BlobStore {
     /** §5.4 TTL guidance: well under 15 minutes. */
     static final long URL_TTL_MS = 10 * 60_000;
+
     private final BlobStore store;
     private final byte[] key;
     private final String instanceId;
@@ -94,13 +95,15 @@ final class HostObjectStore implements BlobStore {
     Uni<Void> put(String url, byte[] bytes) {
         Grant g = verify(url, "put");
         if (bytes.length != g.length) {
-            return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_REQUEST, "body length differs from the grant"));
+            return Uni.createFrom()
+                    .failure(new SyncError(ErrorCode.INVALID_REQUEST, "body length differs from the grant"));
         }
         BlobContent content;
         try {
             content = BlobContent.verify(g.blobId, bytes);
         } catch (RuntimeException e) {
-            return Uni.createFrom().failure(new SyncError(ErrorCode.BLOB_HASH_MISMATCH, "bytes do not match the blob id"));
+            return Uni.createFrom()
+                    .failure(new SyncError(ErrorCode.BLOB_HASH_MISMATCH, "bytes do not match the blob id"));
         }
         return store.put(g.partition, content, null, clock.getAsLong()).replaceWithVoid();
     }
@@ -108,20 +111,21 @@ final class HostObjectStore implements BlobStore {
     /** {@code fetchBlobUrl}: the bytes at a presigned GET URL. */
     Uni<byte[]> fetch(String url) {
         Grant g = verify(url, "get");
-        return store.read(g.partition, g.blobId).collect().in(ByteArrayOutputStream::new,
-                ByteArrayOutputStream::writeBytes).map(ByteArrayOutputStream::toByteArray)
+        return store.read(g.partition, g.blobId)
+                .collect()
+                .in(ByteArrayOutputStream::new, ByteArrayOutputStream::writeBytes)
+                .map(ByteArrayOutputStream::toByteArray)
                 .onFailure(NoSuchElementException.class)
                 .transform(e -> new SyncError(ErrorCode.BLOB_NOT_FOUND, "no object at this url"));
     }
 
-    private record Grant(String partition, String blobId, long length) {
-    }
+    private record Grant(String partition, String blobId, long length) {}
 
     private PresignedUrl mint(String op, String partition, String blobId, long length, long nowMs) {
         long exp = nowMs + URL_TTL_MS;
         String query = "op=" + op + "&p=" + enc(partition) + "&len=" + length + "&exp=" + exp;
-        String url = "conformance-object://" + instanceId + "/" + enc(blobId) + "?" + query + "&sig="
-                + sign(blobId, query);
+        String url =
+                "conformance-object://" + instanceId + "/" + enc(blobId) + "?" + query + "&sig=" + sign(blobId, query);
         return new PresignedUrl(url, exp);
     }
 
@@ -141,10 +145,14 @@ final class HostObjectStore implements BlobStore {
                 q.put(kv.substring(0, eq), URLDecoder.decode(kv.substring(eq + 1), StandardCharsets.UTF_8));
             }
         }
-        String blobId = uri.getRawPath() == null || uri.getRawPath().length() < 2 ? ""
+        String blobId = uri.getRawPath() == null || uri.getRawPath().length() < 2
+                ? ""
                 : URLDecoder.decode(uri.getRawPath().substring(1), StandardCharsets.UTF_8);
-        if (!"conformance-object".equals(uri.getScheme()) || !instanceId.equals(uri.getHost()) || sigAt < 0
-                || !MessageDigest.isEqual(sign(blobId, raw.substring(0, sigAt)).getBytes(StandardCharsets.UTF_8),
+        if (!"conformance-object".equals(uri.getScheme())
+                || !instanceId.equals(uri.getHost())
+                || sigAt < 0
+                || !MessageDigest.isEqual(
+                        sign(blobId, raw.substring(0, sigAt)).getBytes(StandardCharsets.UTF_8),
                         String.valueOf(q.get("sig")).getBytes(StandardCharsets.UTF_8))
                 || !op.equals(q.get("op"))) {
             throw new SyncError(ErrorCode.FORBIDDEN, "presigned url refused");

@@ -29,11 +29,14 @@ final class StorageBackup {
     /** {@code captureBackup()}: replaces any earlier backup with a copy of every table as it is now. */
     Uni<Void> capture() {
         return pool.query("DO $$ DECLARE t text; BEGIN"
-                + " EXECUTE format('DROP SCHEMA IF EXISTS %I CASCADE', " + lit(backup) + ");"
-                + " EXECUTE format('CREATE SCHEMA %I', " + lit(backup) + ");"
-                + " FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = " + lit(schema) + " LOOP"
-                + " EXECUTE format('CREATE TABLE %I.%I AS TABLE %I.%I', " + lit(backup) + ", t, " + lit(schema) + ", t);"
-                + " END LOOP; END $$").execute().replaceWithVoid();
+                        + " EXECUTE format('DROP SCHEMA IF EXISTS %I CASCADE', " + lit(backup) + ");"
+                        + " EXECUTE format('CREATE SCHEMA %I', " + lit(backup) + ");"
+                        + " FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = " + lit(schema) + " LOOP"
+                        + " EXECUTE format('CREATE TABLE %I.%I AS TABLE %I.%I', " + lit(backup) + ", t, " + lit(schema)
+                        + ", t);"
+                        + " END LOOP; END $$")
+                .execute()
+                .replaceWithVoid();
     }
 
     /**
@@ -43,30 +46,37 @@ final class StorageBackup {
     Uni<Void> restore() {
         String s = lit(schema);
         String b = lit(backup);
-        return pool.query("SELECT to_regnamespace(" + b + ") IS NOT NULL").execute().chain(rs -> {
-            if (!rs.iterator().next().getBoolean(0)) {
-                return Uni.createFrom().failure(new SyncError(ErrorCode.NOT_FOUND, "no backup captured"));
-            }
-            return pool.query("DO $$ DECLARE t text; done text[] := '{}'; progress boolean; BEGIN"
-                + " EXECUTE (SELECT 'TRUNCATE ' || string_agg(format('%I.%I', schemaname, tablename), ', ')"
-                + " FROM pg_tables WHERE schemaname = " + s + ");"
-                + " LOOP progress := false;"
-                + " FOR t IN SELECT p.tablename FROM pg_tables p WHERE p.schemaname = " + s
-                + " AND NOT p.tablename = ANY(done) AND NOT EXISTS (SELECT 1 FROM pg_constraint c"
-                + " JOIN pg_class r ON r.oid = c.confrelid WHERE c.contype = 'f'"
-                + " AND c.conrelid = format('%I.%I', " + s + ", p.tablename)::regclass"
-                + " AND c.confrelid <> c.conrelid AND NOT r.relname = ANY(done)) LOOP"
-                + " IF to_regclass(format('%I.%I', " + b + ", t)) IS NOT NULL THEN"
-                + " EXECUTE format('INSERT INTO %I.%I OVERRIDING SYSTEM VALUE SELECT * FROM %I.%I', " + s + ", t, "
-                + b + ", t);"
-                + " END IF; done := done || t; progress := true; END LOOP;"
-                + " EXIT WHEN NOT progress; END LOOP; END $$").execute().replaceWithVoid();
-        });
+        return pool.query("SELECT to_regnamespace(" + b + ") IS NOT NULL")
+                .execute()
+                .chain(rs -> {
+                    if (!rs.iterator().next().getBoolean(0)) {
+                        return Uni.createFrom().failure(new SyncError(ErrorCode.NOT_FOUND, "no backup captured"));
+                    }
+                    return pool.query("DO $$ DECLARE t text; done text[] := '{}'; progress boolean; BEGIN"
+                                    + " EXECUTE (SELECT 'TRUNCATE ' || string_agg(format('%I.%I', schemaname, tablename), ', ')"
+                                    + " FROM pg_tables WHERE schemaname = " + s + ");"
+                                    + " LOOP progress := false;"
+                                    + " FOR t IN SELECT p.tablename FROM pg_tables p WHERE p.schemaname = " + s
+                                    + " AND NOT p.tablename = ANY(done) AND NOT EXISTS (SELECT 1 FROM pg_constraint c"
+                                    + " JOIN pg_class r ON r.oid = c.confrelid WHERE c.contype = 'f'"
+                                    + " AND c.conrelid = format('%I.%I', " + s + ", p.tablename)::regclass"
+                                    + " AND c.confrelid <> c.conrelid AND NOT r.relname = ANY(done)) LOOP"
+                                    + " IF to_regclass(format('%I.%I', " + b + ", t)) IS NOT NULL THEN"
+                                    + " EXECUTE format('INSERT INTO %I.%I OVERRIDING SYSTEM VALUE SELECT * FROM %I.%I', "
+                                    + s + ", t, "
+                                    + b + ", t);"
+                                    + " END IF; done := done || t; progress := true; END LOOP;"
+                                    + " EXIT WHEN NOT progress; END LOOP; END $$")
+                            .execute()
+                            .replaceWithVoid();
+                });
     }
 
     /** Drops the backup schema (instance close). */
     Uni<Void> drop() {
-        return pool.query("DROP SCHEMA IF EXISTS \"" + backup + "\" CASCADE").execute().replaceWithVoid();
+        return pool.query("DROP SCHEMA IF EXISTS \"" + backup + "\" CASCADE")
+                .execute()
+                .replaceWithVoid();
     }
 
     private static String lit(String text) {

@@ -42,19 +42,24 @@ public class AdminAccess {
      * {@link StorageException} becomes {@code storageErrors}' answer; an {@link IllegalArgumentException} thrown
      * while building the call is 400 {@code sync.invalid_request}.
      */
-    Uni<Response> guarded(String route, String authorization, Function<StorageException, Response> storageErrors,
+    Uni<Response> guarded(
+            String route,
+            String authorization,
+            Function<StorageException, Response> storageErrors,
             Supplier<Uni<Response>> call) {
         Uni<Response> answer;
         String presented = authorization != null && authorization.startsWith("Bearer ")
-                ? authorization.substring(7).trim() : "";
+                ? authorization.substring(7).trim()
+                : "";
         if (token.isEmpty()) {
             answer = Uni.createFrom().item(error(404, ErrorCode.NOT_FOUND, "admin API disabled", Map.of()));
-        } else if (!MessageDigest.isEqual(token.getBytes(StandardCharsets.UTF_8),
-                presented.getBytes(StandardCharsets.UTF_8))) {
+        } else if (!MessageDigest.isEqual(
+                token.getBytes(StandardCharsets.UTF_8), presented.getBytes(StandardCharsets.UTF_8))) {
             answer = Uni.createFrom().item(error(401, ErrorCode.AUTH_REQUIRED, "admin credential required", Map.of()));
         } else {
             try {
-                answer = call.get().onFailure(StorageException.class)
+                answer = call.get()
+                        .onFailure(StorageException.class)
                         .recoverWithItem(e -> storageErrors.apply((StorageException) e));
             } catch (IllegalArgumentException e) {
                 answer = Uni.createFrom().item(bad("invalid request"));
@@ -62,8 +67,11 @@ public class AdminAccess {
         }
         return answer.onItemOrFailure().invoke((response, failure) -> {
             int status = failure != null ? 500 : response.getStatus();
-            String code = failure != null ? ErrorCode.INTERNAL_ERROR.code
-                    : response.getEntity() instanceof JsonNode n && n.hasNonNull("code") ? n.get("code").asText() : "-";
+            String code = failure != null
+                    ? ErrorCode.INTERNAL_ERROR.code
+                    : response.getEntity() instanceof JsonNode n && n.hasNonNull("code")
+                            ? n.get("code").asText()
+                            : "-";
             AUDIT.infof("admin %s status=%d code=%s", route, status, code);
         });
     }
@@ -91,7 +99,9 @@ public class AdminAccess {
     }
 
     static Response error(int status, ErrorCode code, String message, Map<String, Object> details) {
-        return Response.status(status).type(MediaType.APPLICATION_JSON).entity(ErrorBodies.body(code, message, details))
+        return Response.status(status)
+                .type(MediaType.APPLICATION_JSON)
+                .entity(ErrorBodies.body(code, message, details))
                 .build();
     }
 }

@@ -82,8 +82,13 @@ public class AdminCheckpointsResource {
     @Consumes(MediaType.APPLICATION_JSON)
     @Operation(summary = "Declare a backfill checkpoint (idempotent)")
     public Uni<Response> declare(@HeaderParam("Authorization") String auth, @Context HttpServerRequest request) {
-        return guarded("POST /admin/checkpoints/declare", auth, request, body -> backfills.declare(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
-                .map(c -> Response.ok(render(c)).build()));
+        return guarded(
+                "POST /admin/checkpoints/declare",
+                auth,
+                request,
+                body -> backfills
+                        .declare(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
+                        .map(c -> Response.ok(render(c)).build()));
     }
 
     @POST
@@ -91,8 +96,13 @@ public class AdminCheckpointsResource {
     @Consumes(MediaType.APPLICATION_JSON)
     @Operation(summary = "Claim a checkpoint's backfill: a fresh owner epoch")
     public Uni<Response> claim(@HeaderParam("Authorization") String auth, @Context HttpServerRequest request) {
-        return guarded("POST /admin/checkpoints/claim", auth, request, body -> backfills.claim(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
-                .map(c -> Response.ok(render(c)).build()));
+        return guarded(
+                "POST /admin/checkpoints/claim",
+                auth,
+                request,
+                body -> backfills
+                        .claim(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
+                        .map(c -> Response.ok(render(c)).build()));
     }
 
     @POST
@@ -100,9 +110,19 @@ public class AdminCheckpointsResource {
     @Consumes(MediaType.APPLICATION_JSON)
     @Operation(summary = "Advance the watermark (compare-and-set on the owner epoch)")
     public Uni<Response> advance(@HeaderParam("Authorization") String auth, @Context HttpServerRequest request) {
-        return guarded("POST /admin/checkpoints/advance", auth, request, body -> backfills.advance(text(body, "partition"), text(body, "name"), number(body, "ownerEpoch"),
-                number(body, "watermark"), number(body, "observedRows"))
-                .map(ok -> Response.ok(JSON.createObjectNode().put("advanced", ok)).build()));
+        return guarded(
+                "POST /admin/checkpoints/advance",
+                auth,
+                request,
+                body -> backfills
+                        .advance(
+                                text(body, "partition"),
+                                text(body, "name"),
+                                number(body, "ownerEpoch"),
+                                number(body, "watermark"),
+                                number(body, "observedRows"))
+                        .map(ok -> Response.ok(JSON.createObjectNode().put("advanced", ok))
+                                .build()));
     }
 
     @POST
@@ -123,11 +143,19 @@ public class AdminCheckpointsResource {
                 sources.add(n.asText());
             }
             String partition = text(body, "partition");
-            return backfills.activate(partition, text(body, "name"), number(body, "ownerEpoch"),
-                    number(body, "watermark"), sources)
-                    .onFailure(e -> e instanceof StorageException se && StorageException.UNKNOWN_PARTITION.equals(se.code()))
+            return backfills
+                    .activate(
+                            partition,
+                            text(body, "name"),
+                            number(body, "ownerEpoch"),
+                            number(body, "watermark"),
+                            sources)
+                    .onFailure(e ->
+                            e instanceof StorageException se && StorageException.UNKNOWN_PARTITION.equals(se.code()))
                     .invoke(e -> LOG.infof("checkpoint activation refused: partition %s never synced", partition))
-                    .map(r -> Response.ok(JSON.createObjectNode().put("result", r.name().toLowerCase())).build());
+                    .map(r -> Response.ok(JSON.createObjectNode()
+                                    .put("result", r.name().toLowerCase()))
+                            .build());
         });
     }
 
@@ -153,8 +181,8 @@ public class AdminCheckpointsResource {
      * ({@link RequestBody}: a declared length above it is 413 before any byte is read) and handed to
      * {@code call} as JSON. A body that is not JSON, or a field {@code call} refuses, is 400.
      */
-    private Uni<Response> guarded(String route, String auth, HttpServerRequest request,
-            Function<JsonNode, Uni<Response>> call) {
+    private Uni<Response> guarded(
+            String route, String auth, HttpServerRequest request, Function<JsonNode, Uni<Response>> call) {
         RequestBody body;
         try {
             body = bodies.open(request, MAX_BODY, RequestBody::tooLarge);
@@ -163,9 +191,15 @@ public class AdminCheckpointsResource {
         } catch (SyncError busy) {
             return Uni.createFrom().failure(busy); // the buffer budget is spent: 429 before the body
         }
-        return guarded(route, auth, () -> body.readJson().chain(json -> call.apply(json))
-                .onFailure(IllegalArgumentException.class).recoverWithItem(e -> AdminAccess.bad("invalid request"))
-                .onFailure(HttpError.class).recoverWithItem(e -> refusal((HttpError) e)));
+        return guarded(
+                route,
+                auth,
+                () -> body.readJson()
+                        .chain(json -> call.apply(json))
+                        .onFailure(IllegalArgumentException.class)
+                        .recoverWithItem(e -> AdminAccess.bad("invalid request"))
+                        .onFailure(HttpError.class)
+                        .recoverWithItem(e -> refusal((HttpError) e)));
     }
 
     private static Response refusal(HttpError e) {
@@ -177,8 +211,8 @@ public class AdminCheckpointsResource {
             return AdminAccess.error(404, ErrorCode.NOT_FOUND, "checkpoint not found", Map.of("reason", e.code()));
         }
         if (StorageException.CHECKPOINT_OWNER_CHANGED.equals(e.code())) {
-            return AdminAccess.error(409, ErrorCode.VERSION_CONFLICT, "checkpoint claimed by another owner",
-                    Map.of("reason", e.code()));
+            return AdminAccess.error(
+                    409, ErrorCode.VERSION_CONFLICT, "checkpoint claimed by another owner", Map.of("reason", e.code()));
         }
         if (StorageException.UNKNOWN_PARTITION.equals(e.code())) {
             // §2.1: a partition that never synced has no registry row, so nothing to activate against

@@ -35,8 +35,8 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @SecurityRequirement(name = AdminResource.SECURITY_SCHEME)
 public class AdminReactionsResource {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final List<String> STATUSES = List.of(Reaction.PENDING, Reaction.LEASED, Reaction.COMPLETED,
-            Reaction.DEAD_LETTER);
+    private static final List<String> STATUSES =
+            List.of(Reaction.PENDING, Reaction.LEASED, Reaction.COMPLETED, Reaction.DEAD_LETTER);
 
     @Inject
     AdminAccess access;
@@ -45,25 +45,38 @@ public class AdminReactionsResource {
     ReactionDelivery delivery;
 
     @GET
-    @Operation(summary = "Reactions by id after `after`, of one partition and status when given (pending, leased,"
-            + " completed, dead-letter), at most `limit` (default 100, at most 1000)")
-    public Uni<Response> list(@HeaderParam("Authorization") String auth, @QueryParam("partition") String partition,
-            @QueryParam("status") String status, @QueryParam("after") String after, @QueryParam("limit") String limit) {
+    @Operation(
+            summary = "Reactions by id after `after`, of one partition and status when given (pending, leased,"
+                    + " completed, dead-letter), at most `limit` (default 100, at most 1000)")
+    public Uni<Response> list(
+            @HeaderParam("Authorization") String auth,
+            @QueryParam("partition") String partition,
+            @QueryParam("status") String status,
+            @QueryParam("after") String after,
+            @QueryParam("limit") String limit) {
         return access.guarded("GET /admin/reactions", auth, AdminAccess::internalError, () -> {
             int n = AdminResource.limit(limit, AdminResource.MAX_PAGE);
-            long afterId = after == null || after.isBlank() ? 0 : after.trim().matches("\\d{1,18}") ? Long.parseLong(after.trim()) : -1;
+            long afterId = after == null || after.isBlank()
+                    ? 0
+                    : after.trim().matches("\\d{1,18}") ? Long.parseLong(after.trim()) : -1;
             if (n < 0 || afterId < 0) {
                 return AdminResource.badLimit(AdminResource.MAX_PAGE);
             }
             if (status != null && !STATUSES.contains(status)) {
-                return Uni.createFrom().item(AdminAccess.error(400, ErrorCode.INVALID_REQUEST, "unknown reaction status",
-                        Map.of("statuses", STATUSES)));
+                return Uni.createFrom()
+                        .item(AdminAccess.error(
+                                400,
+                                ErrorCode.INVALID_REQUEST,
+                                "unknown reaction status",
+                                Map.of("statuses", STATUSES)));
             }
-            return delivery.store().list(AdminAccess.storable(partition), status, afterId, n).map(rows -> {
-                ArrayNode out = JSON.createArrayNode();
-                rows.forEach(r -> out.add(render(r)));
-                return Response.ok(out).build();
-            });
+            return delivery.store()
+                    .list(AdminAccess.storable(partition), status, afterId, n)
+                    .map(rows -> {
+                        ArrayNode out = JSON.createArrayNode();
+                        rows.forEach(r -> out.add(render(r)));
+                        return Response.ok(out).build();
+                    });
         });
     }
 
@@ -76,16 +89,21 @@ public class AdminReactionsResource {
             try {
                 reactionId = Long.parseLong(id);
             } catch (NumberFormatException e) {
-                return Uni.createFrom().item(AdminAccess.error(404, ErrorCode.NOT_FOUND, "reaction not found", Map.of()));
+                return Uni.createFrom()
+                        .item(AdminAccess.error(404, ErrorCode.NOT_FOUND, "reaction not found", Map.of()));
             }
-            return delivery.store().retryDeadLetter(reactionId, System.currentTimeMillis())
+            return delivery.store()
+                    .retryDeadLetter(reactionId, System.currentTimeMillis())
                     .flatMap(reset -> delivery.store().find(reactionId).map(r -> {
                         if (r == null) {
-                            return AdminAccess.error(404, ErrorCode.NOT_FOUND, "reaction not found",
-                                    Map.of("id", reactionId));
+                            return AdminAccess.error(
+                                    404, ErrorCode.NOT_FOUND, "reaction not found", Map.of("id", reactionId));
                         }
                         if (!reset) {
-                            return AdminAccess.error(409, ErrorCode.INVALID_REQUEST, "reaction is not dead-lettered",
+                            return AdminAccess.error(
+                                    409,
+                                    ErrorCode.INVALID_REQUEST,
+                                    "reaction is not dead-lettered",
                                     Map.of("id", reactionId, "status", r.status()));
                         }
                         return Response.ok(render(r)).build();
@@ -94,16 +112,30 @@ public class AdminReactionsResource {
     }
 
     static ObjectNode render(Reaction r) {
-        ObjectNode o = JSON.createObjectNode().put("id", r.id()).put("partition", r.partition())
-                .put("clientId", r.clientId()).put("clientCommitId", r.clientCommitId()).put("commitSeq", r.commitSeq())
-                .put("key", r.key()).put("type", r.type()).put("version", r.version())
-                .put("idempotencyKey", r.idempotencyKey()).put("status", r.status()).put("attempts", r.attempts())
-                .put("maxAttempts", r.maxAttempts()).put("dueAtMs", r.dueAtMs()).put("leaseExpiresAtMs", r.leaseExpiresAtMs())
-                .put("lastErrorCode", r.lastErrorCode()).put("failedAtMs", r.failedAtMs())
-                .put("completedAtMs", r.completedAtMs()).put("createdAtMs", r.createdAtMs());
+        ObjectNode o = JSON.createObjectNode()
+                .put("id", r.id())
+                .put("partition", r.partition())
+                .put("clientId", r.clientId())
+                .put("clientCommitId", r.clientCommitId())
+                .put("commitSeq", r.commitSeq())
+                .put("key", r.key())
+                .put("type", r.type())
+                .put("version", r.version())
+                .put("idempotencyKey", r.idempotencyKey())
+                .put("status", r.status())
+                .put("attempts", r.attempts())
+                .put("maxAttempts", r.maxAttempts())
+                .put("dueAtMs", r.dueAtMs())
+                .put("leaseExpiresAtMs", r.leaseExpiresAtMs())
+                .put("lastErrorCode", r.lastErrorCode())
+                .put("failedAtMs", r.failedAtMs())
+                .put("completedAtMs", r.completedAtMs())
+                .put("createdAtMs", r.createdAtMs());
         try {
             o.set("payload", JSON.readTree(r.payloadJson()));
-            o.set("lastErrorDetails", r.lastErrorDetailsJson() == null ? null : JSON.readTree(r.lastErrorDetailsJson()));
+            o.set(
+                    "lastErrorDetails",
+                    r.lastErrorDetailsJson() == null ? null : JSON.readTree(r.lastErrorDetailsJson()));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("stored reaction JSON unreadable", e);
         }

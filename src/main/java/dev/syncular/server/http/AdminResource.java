@@ -55,7 +55,10 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @Path("/admin")
 @Produces(MediaType.APPLICATION_JSON)
 @Tag(name = AdminResource.TAG, description = "Operator API: enabled by syncular.admin.token")
-@SecurityScheme(securitySchemeName = AdminResource.SECURITY_SCHEME, type = SecuritySchemeType.HTTP, scheme = "bearer",
+@SecurityScheme(
+        securitySchemeName = AdminResource.SECURITY_SCHEME,
+        type = SecuritySchemeType.HTTP,
+        scheme = "bearer",
         description = "The value of syncular.admin.token")
 @SecurityRequirement(name = AdminResource.SECURITY_SCHEME)
 public class AdminResource {
@@ -92,7 +95,9 @@ public class AdminResource {
     @GET
     @Path("/partitions")
     @Operation(summary = "Registered partitions, by id, paged with after and limit (default 100, at most 1000)")
-    public Uni<Response> partitions(@HeaderParam("Authorization") String auth, @QueryParam("after") String after,
+    public Uni<Response> partitions(
+            @HeaderParam("Authorization") String auth,
+            @QueryParam("after") String after,
             @QueryParam("limit") String limit) {
         return guarded("GET /admin/partitions", auth, () -> {
             int n = limit(limit, MAX_PAGE);
@@ -110,57 +115,79 @@ public class AdminResource {
     @GET
     @Path("/partitions/{partition}")
     @Operation(summary = "One partition: log epoch, newest commit, pruning horizon and rows per table")
-    public Uni<Response> partition(@HeaderParam("Authorization") String auth, @PathParam("partition") String partition) {
-        return guarded("GET /admin/partitions/{partition}", auth, () -> registered(AdminAccess.storable(partition),
-                state -> storage.countRows(partition).map(counts -> {
-                    ObjectNode o = render(state);
-                    ObjectNode rows = o.putObject("rowCounts");
-                    counts.forEach(rows::put);
-                    return Response.ok(o).build();
-                })));
+    public Uni<Response> partition(
+            @HeaderParam("Authorization") String auth, @PathParam("partition") String partition) {
+        return guarded(
+                "GET /admin/partitions/{partition}",
+                auth,
+                () -> registered(
+                        AdminAccess.storable(partition),
+                        state -> storage.countRows(partition).map(counts -> {
+                            ObjectNode o = render(state);
+                            ObjectNode rows = o.putObject("rowCounts");
+                            counts.forEach(rows::put);
+                            return Response.ok(o).build();
+                        })));
     }
 
     @GET
     @Path("/partitions/{partition}/clients")
     @Operation(summary = "The client records of a partition: cursor, last seen, registered subscriptions, wire version")
     public Uni<Response> clients(@HeaderParam("Authorization") String auth, @PathParam("partition") String partition) {
-        return guarded("GET /admin/partitions/{partition}/clients", auth, () -> registered(AdminAccess.storable(partition),
-                state -> storage.listClients(partition).map(list -> {
-                    ArrayNode out = JSON.createArrayNode();
-                    list.forEach(c -> out.add(render(c)));
-                    return Response.ok(out).build();
-                })));
+        return guarded(
+                "GET /admin/partitions/{partition}/clients",
+                auth,
+                () -> registered(
+                        AdminAccess.storable(partition),
+                        state -> storage.listClients(partition).map(list -> {
+                            ArrayNode out = JSON.createArrayNode();
+                            list.forEach(c -> out.add(render(c)));
+                            return Response.ok(out).build();
+                        })));
     }
 
     @GET
     @Path("/partitions/{partition}/tables/{table}/rows/{rowId}")
-    @Operation(summary = "One row: values, version, column versions, stored scopes, the registered clients whose"
-            + " subscriptions reach it through their effective scopes, and for the others the scope that did not match")
-    public Uni<Response> row(@HeaderParam("Authorization") String auth, @PathParam("partition") String partition,
-            @PathParam("table") String table, @PathParam("rowId") String rowId) {
+    @Operation(
+            summary =
+                    "One row: values, version, column versions, stored scopes, the registered clients whose"
+                            + " subscriptions reach it through their effective scopes, and for the others the scope that did not match")
+    public Uni<Response> row(
+            @HeaderParam("Authorization") String auth,
+            @PathParam("partition") String partition,
+            @PathParam("table") String table,
+            @PathParam("rowId") String rowId) {
         return guarded("GET /admin/partitions/{partition}/tables/{table}/rows/{rowId}", auth, () -> {
             TableSchema schema = window.current().table(table);
             if (schema == null) {
-                return Uni.createFrom().item(AdminAccess.error(404, ErrorCode.NOT_FOUND, "unknown table",
-                        Map.of("table", table)));
+                return Uni.createFrom()
+                        .item(AdminAccess.error(404, ErrorCode.NOT_FOUND, "unknown table", Map.of("table", table)));
             }
             List<String> ids = List.of(AdminAccess.storable(rowId));
             return storage.readRows(AdminAccess.storable(partition), table, ids).flatMap(found -> {
                 StoredRow row = found.get(rowId);
                 if (row == null) {
-                    return Uni.createFrom().item(AdminAccess.error(404, ErrorCode.NOT_FOUND, "row not found",
-                            Map.of("partition", partition, "table", table, "rowId", rowId)));
+                    return Uni.createFrom()
+                            .item(AdminAccess.error(
+                                    404,
+                                    ErrorCode.NOT_FOUND,
+                                    "row not found",
+                                    Map.of("partition", partition, "table", table, "rowId", rowId)));
                 }
-                return storage.listClients(partition).map(clients -> Response.ok(render(schema, row, clients)).build());
+                return storage.listClients(partition)
+                        .map(clients ->
+                                Response.ok(render(schema, row, clients)).build());
             });
         });
     }
 
     @POST
     @Path("/partitions/{partition}/rotate-epoch")
-    @Operation(summary = "After restoring storage from a backup: rotate the partition's log epoch (§2.1), delete its"
-            + " client cursor records and send reset-required to its realtime sessions on every pod")
-    public Uni<Response> rotateEpoch(@HeaderParam("Authorization") String auth, @PathParam("partition") String partition) {
+    @Operation(
+            summary = "After restoring storage from a backup: rotate the partition's log epoch (§2.1), delete its"
+                    + " client cursor records and send reset-required to its realtime sessions on every pod")
+    public Uni<Response> rotateEpoch(
+            @HeaderParam("Authorization") String auth, @PathParam("partition") String partition) {
         return guarded("POST /admin/partitions/{partition}/rotate-epoch", auth, () -> {
             String p = AdminAccess.storable(partition);
             return registered(p, before -> storage.rotateLogEpoch(p).map(after -> rotated(before, after)));
@@ -169,9 +196,12 @@ public class AdminResource {
 
     @POST
     @Path("/partitions/{partition}/leases/{leaseId}/revoke")
-    @Operation(summary = "Revoke an auth lease by its leaseId (§7.3.4): the next lease-authorized round of its client"
-            + " fails with sync.auth_lease_revoked; local data is untouched")
-    public Uni<Response> revokeLease(@HeaderParam("Authorization") String auth, @PathParam("partition") String partition,
+    @Operation(
+            summary = "Revoke an auth lease by its leaseId (§7.3.4): the next lease-authorized round of its client"
+                    + " fails with sync.auth_lease_revoked; local data is untouched")
+    public Uni<Response> revokeLease(
+            @HeaderParam("Authorization") String auth,
+            @PathParam("partition") String partition,
             @PathParam("leaseId") String leaseId) {
         return guarded("POST /admin/partitions/{partition}/leases/{leaseId}/revoke", auth, () -> {
             AuthLeases leases = engine.leases();
@@ -180,31 +210,48 @@ public class AdminResource {
             }
             String p = AdminAccess.storable(partition);
             String id = AdminAccess.storable(leaseId);
-            return leases.revoke(p, id).flatMap(found -> found
-                    ? Uni.createFrom().item(Response.ok(JSON.createObjectNode().put("partition", p).put("leaseId", id)
-                            .put("revoked", true)).build())
-                    : notFound("lease not found", Map.of("partition", p, "leaseId", id)));
+            return leases.revoke(p, id)
+                    .flatMap(found -> found
+                            ? Uni.createFrom()
+                                    .item(Response.ok(JSON.createObjectNode()
+                                                    .put("partition", p)
+                                                    .put("leaseId", id)
+                                                    .put("revoked", true))
+                                            .build())
+                            : notFound("lease not found", Map.of("partition", p, "leaseId", id)));
         });
     }
 
     @POST
     @Path("/partitions/{partition}/actors/{actorId}/disconnect")
-    @Operation(summary = "Close every realtime socket of an actor in the partition, on every pod (close code 4403);"
-            + " its clients reconnect and are authenticated again")
-    public Uni<Response> disconnectActor(@HeaderParam("Authorization") String auth,
-            @PathParam("partition") String partition, @PathParam("actorId") String actorId) {
-        return guarded("POST /admin/partitions/{partition}/actors/{actorId}/disconnect", auth, () -> disconnect(
-                SocketDisconnect.actor(AdminAccess.storable(partition), AdminAccess.storable(actorId))));
+    @Operation(
+            summary = "Close every realtime socket of an actor in the partition, on every pod (close code 4403);"
+                    + " its clients reconnect and are authenticated again")
+    public Uni<Response> disconnectActor(
+            @HeaderParam("Authorization") String auth,
+            @PathParam("partition") String partition,
+            @PathParam("actorId") String actorId) {
+        return guarded(
+                "POST /admin/partitions/{partition}/actors/{actorId}/disconnect",
+                auth,
+                () -> disconnect(
+                        SocketDisconnect.actor(AdminAccess.storable(partition), AdminAccess.storable(actorId))));
     }
 
     @POST
     @Path("/partitions/{partition}/clients/{clientId}/disconnect")
-    @Operation(summary = "Close the realtime sockets of a client in the partition, on every pod (close code 4403);"
-            + " it reconnects and is authenticated again")
-    public Uni<Response> disconnectClient(@HeaderParam("Authorization") String auth,
-            @PathParam("partition") String partition, @PathParam("clientId") String clientId) {
-        return guarded("POST /admin/partitions/{partition}/clients/{clientId}/disconnect", auth, () -> disconnect(
-                SocketDisconnect.client(AdminAccess.storable(partition), AdminAccess.storable(clientId))));
+    @Operation(
+            summary = "Close the realtime sockets of a client in the partition, on every pod (close code 4403);"
+                    + " it reconnects and is authenticated again")
+    public Uni<Response> disconnectClient(
+            @HeaderParam("Authorization") String auth,
+            @PathParam("partition") String partition,
+            @PathParam("clientId") String clientId) {
+        return guarded(
+                "POST /admin/partitions/{partition}/clients/{clientId}/disconnect",
+                auth,
+                () -> disconnect(
+                        SocketDisconnect.client(AdminAccess.storable(partition), AdminAccess.storable(clientId))));
     }
 
     /** 202: announced to every pod over the storage's control channel; each closes its matching sockets. */
@@ -222,10 +269,11 @@ public class AdminResource {
 
     private static Response rotated(PartitionState before, PartitionState after) {
         return Response.ok(JSON.createObjectNode()
-                .put("partition", after.partition())
-                .put("previousLogEpoch", before.logEpoch())
-                .put("logEpoch", after.logEpoch())
-                .put("maxCommitSeq", after.maxCommitSeq())).build();
+                        .put("partition", after.partition())
+                        .put("previousLogEpoch", before.logEpoch())
+                        .put("logEpoch", after.logEpoch())
+                        .put("maxCommitSeq", after.maxCommitSeq()))
+                .build();
     }
 
     private static Uni<Response> notFound(String message, Map<String, Object> details) {
@@ -236,28 +284,38 @@ public class AdminResource {
     @Path("/prune")
     @Operation(summary = "Run a pruning pass over every partition now, under the configured retention policy")
     public Uni<Response> prune(@HeaderParam("Authorization") String auth) {
-        return guarded("POST /admin/prune", auth, () -> pruning.pruneNow().map(pass -> Response.ok(JSON.createObjectNode()
-                .put("removedCommits", pass.removedCommits())
-                .put("horizonLagCommits", pass.horizonLagCommits())).build()));
+        return guarded(
+                "POST /admin/prune",
+                auth,
+                () -> pruning.pruneNow()
+                        .map(pass -> Response.ok(JSON.createObjectNode()
+                                        .put("removedCommits", pass.removedCommits())
+                                        .put("horizonLagCommits", pass.horizonLagCommits()))
+                                .build()));
     }
 
     @GET
     @Path("/segments")
     @Operation(summary = "Segment store statistics: entries, bytes, publications and unexpired publications")
     public Uni<Response> segmentStats(@HeaderParam("Authorization") String auth) {
-        return guarded("GET /admin/segments", auth, () -> segments.stats(System.currentTimeMillis())
-                .map(s -> Response.ok(JSON.createObjectNode()
-                        .put("store", s.store())
-                        .put("segments", s.segments())
-                        .put("bytes", s.bytes())
-                        .put("publications", s.publications())
-                        .put("livePublications", s.livePublications())).build()));
+        return guarded(
+                "GET /admin/segments",
+                auth,
+                () -> segments.stats(System.currentTimeMillis())
+                        .map(s -> Response.ok(JSON.createObjectNode()
+                                        .put("store", s.store())
+                                        .put("segments", s.segments())
+                                        .put("bytes", s.bytes())
+                                        .put("publications", s.publications())
+                                        .put("livePublications", s.livePublications()))
+                                .build()));
     }
 
     @GET
     @Path("/events")
-    @Operation(summary = "The newest operational events of this pod (rejections, conflicts, gate refusals, prunes),"
-            + " newest first; limit default 100, at most syncular.admin.event-buffer")
+    @Operation(
+            summary = "The newest operational events of this pod (rejections, conflicts, gate refusals, prunes),"
+                    + " newest first; limit default 100, at most syncular.admin.event-buffer")
     public Uni<Response> events(@HeaderParam("Authorization") String auth, @QueryParam("limit") String limit) {
         return guarded("GET /admin/events", auth, () -> {
             int n = limit(limit, events.capacity());
@@ -296,15 +354,25 @@ public class AdminResource {
     }
 
     static Uni<Response> badLimit(int max) {
-        return Uni.createFrom().item(AdminAccess.error(400, ErrorCode.INVALID_REQUEST,
-                "limit must be a positive integer within the maximum", Map.of("max", max)));
+        return Uni.createFrom()
+                .item(AdminAccess.error(
+                        400,
+                        ErrorCode.INVALID_REQUEST,
+                        "limit must be a positive integer within the maximum",
+                        Map.of("max", max)));
     }
 
     /** {@code answer} for a registered partition, else 404 {@code sync.not_found}. */
     private Uni<Response> registered(String partition, Function<PartitionState, Uni<Response>> answer) {
-        return storage.readPartition(partition).flatMap(state -> state != null ? answer.apply(state)
-                : Uni.createFrom().item(AdminAccess.error(404, ErrorCode.NOT_FOUND, "partition not found",
-                        Map.of("partition", partition))));
+        return storage.readPartition(partition)
+                .flatMap(state -> state != null
+                        ? answer.apply(state)
+                        : Uni.createFrom()
+                                .item(AdminAccess.error(
+                                        404,
+                                        ErrorCode.NOT_FOUND,
+                                        "partition not found",
+                                        Map.of("partition", partition))));
     }
 
     private static ObjectNode render(PartitionState p) {
@@ -360,11 +428,15 @@ public class AdminResource {
         ArrayNode notCovering = o.putArray("notCoveringClients");
         for (ClientRecord c : clients) {
             List<RowCoverage.Subscription> subs = RowCoverage.of(c.subscriptionsJson(), schema.name(), row.scopes());
-            List<RowCoverage.Subscription> covering = subs.stream().filter(RowCoverage.Subscription::covers).toList();
+            List<RowCoverage.Subscription> covering =
+                    subs.stream().filter(RowCoverage.Subscription::covers).toList();
             String basis = subs.stream().anyMatch(x -> x.basis().equals(RowCoverage.BASIS_REQUESTED))
-                    ? RowCoverage.BASIS_REQUESTED : RowCoverage.BASIS_EFFECTIVE;
+                    ? RowCoverage.BASIS_REQUESTED
+                    : RowCoverage.BASIS_EFFECTIVE;
             if (!covering.isEmpty()) {
-                ObjectNode m = matching.addObject().put("clientId", c.clientId()).put("actorId", c.actorId())
+                ObjectNode m = matching.addObject()
+                        .put("clientId", c.clientId())
+                        .put("actorId", c.actorId())
                         .put("basis", basis);
                 covering.forEach(x -> m.withArray("subscriptionIds").add(x.subscriptionId()));
                 continue;
@@ -377,7 +449,9 @@ public class AdminResource {
             m.put("basis", basis);
             ArrayNode why = m.putArray("subscriptions");
             for (RowCoverage.Subscription x : subs) {
-                ObjectNode w = why.addObject().put("subscriptionId", x.subscriptionId()).put("reason", x.reason());
+                ObjectNode w = why.addObject()
+                        .put("subscriptionId", x.subscriptionId())
+                        .put("reason", x.reason());
                 if (x.scopeKey() != null) {
                     w.put("scopeKey", x.scopeKey()).put("rowValue", x.rowValue());
                     x.values().forEach(w.putArray("values")::add);

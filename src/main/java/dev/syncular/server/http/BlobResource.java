@@ -74,9 +74,12 @@ public class BlobResource {
     private static final Duration STORE_TIMEOUT = Duration.ofMinutes(5);
     /** The upload grant's body cap: its JSON is a length and a media type. */
     static final int MAX_GRANT_BODY = 16 * 1024;
+
     private static final int MAX_MEDIA_TYPE = 255;
     /** type/subtype[;params], printable ASCII only — safe to persist and to echo as a header. */
-    private static final Pattern MEDIA_TYPE = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\\s*;[\\x20-\\x7e]*)?");
+    private static final Pattern MEDIA_TYPE =
+            Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\\s*;[\\x20-\\x7e]*)?");
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final BlobService blobs;
@@ -104,7 +107,9 @@ public class BlobResource {
             return null;
         }
         String t = contentType.trim();
-        if (t.isEmpty() || t.length() > MAX_MEDIA_TYPE || !MEDIA_TYPE.matcher(t).matches()
+        if (t.isEmpty()
+                || t.length() > MAX_MEDIA_TYPE
+                || !MEDIA_TYPE.matcher(t).matches()
                 || t.regionMatches(true, 0, "application/octet-stream", 0, "application/octet-stream".length())) {
             return null;
         }
@@ -127,12 +132,16 @@ public class BlobResource {
         RequestBody body = bodies.spooled(request, cap, tooLarge);
         String mediaType = mediaType(request.getHeader("Content-Type"));
         return SyncRound.authenticated(authenticator.authenticate(request))
-                .chain(ctx -> BlobSpool.open(blobId, gzip, cap, tooLarge).chain(spool -> body.stream(spool::write)
-                        .chain(spool::content)
-                        .chain(content -> blobs.upload(ctx, content, mediaType)
-                                .ifNoItem().after(STORE_TIMEOUT).fail()
-                                .invoke(() -> metrics.uploaded(content.byteLength())))
-                        .onTermination().call(spool::delete)))
+                .chain(ctx -> BlobSpool.open(blobId, gzip, cap, tooLarge)
+                        .chain(spool -> body.stream(spool::write)
+                                .chain(spool::content)
+                                .chain(content -> blobs.upload(ctx, content, mediaType)
+                                        .ifNoItem()
+                                        .after(STORE_TIMEOUT)
+                                        .fail()
+                                        .invoke(() -> metrics.uploaded(content.byteLength())))
+                                .onTermination()
+                                .call(spool::delete)))
                 .map(stored -> Response.ok().build());
     }
 
@@ -143,8 +152,11 @@ public class BlobResource {
     public Uni<Response> grant(@PathParam("blobId") String blobId, @Context HttpServerRequest request) {
         requireBlobId(blobId);
         RequestBody body = bodies.open(request, MAX_GRANT_BODY, RequestBody::tooLarge);
-        return authenticator.authenticate(request)
-                .flatMap(ctx -> body.read().onTermination().invoke(body::release)
+        return authenticator
+                .authenticate(request)
+                .flatMap(ctx -> body.read()
+                        .onTermination()
+                        .invoke(body::release)
                         .flatMap(bytes -> blobs.grant(ctx, blobId, parseGrant(bytes.getBytes()))))
                 .map(grant -> {
                     ObjectNode n = JsonNodeFactory.instance.objectNode();
@@ -172,7 +184,10 @@ public class BlobResource {
             throw new HttpError(400, ErrorCode.INVALID_REQUEST, "upload grant body must be a JSON object");
         }
         JsonNode length = root.get("byteLength");
-        if (length == null || !length.isIntegralNumber() || !length.canConvertToLong() || length.asLong() < 0
+        if (length == null
+                || !length.isIntegralNumber()
+                || !length.canConvertToLong()
+                || length.asLong() < 0
                 || length.asLong() > WireReader.MAX_SAFE_INTEGER) {
             throw new HttpError(400, ErrorCode.INVALID_REQUEST, "byteLength must be a non-negative safe integer");
         }
@@ -190,40 +205,59 @@ public class BlobResource {
     public RestMulti<Buffer> download(@PathParam("blobId") String blobId, @Context HttpServerRequest request) {
         requireBlobId(blobId);
         String ifNoneMatch = request.getHeader("If-None-Match");
-        Uni<Answer> answer = authenticator.authenticate(request)
+        Uni<Answer> answer = authenticator
+                .authenticate(request)
                 .flatMap(ctx -> blobs.download(ctx, blobId))
                 .map(download -> {
                     if (download instanceof BlobService.Download.Url u) {
                         ObjectNode n = JsonNodeFactory.instance.objectNode();
                         putUrl(n, u.url());
                         // a URL is a short-lived grant: never cached
-                        return new Answer(200, Map.of("Content-Type", List.of(MediaType.APPLICATION_JSON),
-                                "Cache-Control", List.of("no-store"), "Vary", List.of(VARY)),
+                        return new Answer(
+                                200,
+                                Map.of(
+                                        "Content-Type",
+                                        List.of(MediaType.APPLICATION_JSON),
+                                        "Cache-Control",
+                                        List.of("no-store"),
+                                        "Vary",
+                                        List.of(VARY)),
                                 Multi.createFrom().item(Buffer.buffer(n.toString())));
                     }
                     BlobService.Download.Stream b = (BlobService.Download.Stream) download;
                     String etag = "\"" + blobId + "\"";
                     if (SegmentResource.matches(ifNoneMatch, blobId)) {
-                        return new Answer(304, Map.of("ETag", List.of(etag), "Cache-Control", List.of(CACHE_CONTROL),
-                                "Vary", List.of(VARY)), Multi.createFrom().empty());
+                        return new Answer(
+                                304,
+                                Map.of(
+                                        "ETag",
+                                        List.of(etag),
+                                        "Cache-Control",
+                                        List.of(CACHE_CONTROL),
+                                        "Vary",
+                                        List.of(VARY)),
+                                Multi.createFrom().empty());
                     }
                     String type = mediaType(b.info().mediaType());
-                    return new Answer(200, Map.of(
-                            "Content-Type", List.of(type == null ? MediaType.APPLICATION_OCTET_STREAM : type),
-                            "ETag", List.of(etag),
-                            "Cache-Control", List.of(CACHE_CONTROL),
-                            "Vary", List.of(VARY),
-                            // opaque user bytes on the API origin: never sniffed, never active content
-                            "X-Content-Type-Options", List.of("nosniff"),
-                            "Content-Security-Policy", List.of("default-src 'none'; sandbox")),
-                            b.chunks().invoke(chunk -> metrics.downloaded(chunk.length)).map(Buffer::buffer));
+                    return new Answer(
+                            200,
+                            Map.of(
+                                    "Content-Type", List.of(type == null ? MediaType.APPLICATION_OCTET_STREAM : type),
+                                    "ETag", List.of(etag),
+                                    "Cache-Control", List.of(CACHE_CONTROL),
+                                    "Vary", List.of(VARY),
+                                    // opaque user bytes on the API origin: never sniffed, never active content
+                                    "X-Content-Type-Options", List.of("nosniff"),
+                                    "Content-Security-Policy", List.of("default-src 'none'; sandbox")),
+                            b.chunks()
+                                    .invoke(chunk -> metrics.downloaded(chunk.length))
+                                    .map(Buffer::buffer));
                 });
         return RestMulti.fromUniResponse(answer, Answer::body, Answer::headers, Answer::status);
     }
 
     /** A download's answer: its status and headers, and its body as chunks streamed from the store. */
-    private record Answer(int status, Map<String, List<String>> headers, Multi<Buffer> body) {
-    }
+    private record Answer(int status, Map<String, List<String>> headers, Multi<Buffer> body) {}
 
     private static void putUrl(ObjectNode n, PresignedUrl url) {
         n.put("url", url.url());

@@ -42,8 +42,13 @@ final class BlobSpool {
     private Path inflated;
     private long total;
 
-    private BlobSpool(String blobId, boolean gzip, long cap, Supplier<? extends RuntimeException> tooLarge,
-            Path received, OutputStream out) {
+    private BlobSpool(
+            String blobId,
+            boolean gzip,
+            long cap,
+            Supplier<? extends RuntimeException> tooLarge,
+            Path received,
+            OutputStream out) {
         this.blobId = blobId;
         this.gzip = gzip;
         this.cap = cap;
@@ -68,14 +73,15 @@ final class BlobSpool {
     /** Writes one chunk as it arrived (hashed unless the body is gzip). */
     Uni<Void> write(Buffer chunk) {
         return onWorker(() -> {
-            byte[] bytes = chunk.getBytes();
-            out.write(bytes);
-            if (!gzip) {
-                digest.update(bytes);
-            }
-            total += bytes.length;
-            return null;
-        }).replaceWithVoid();
+                    byte[] bytes = chunk.getBytes();
+                    out.write(bytes);
+                    if (!gzip) {
+                        digest.update(bytes);
+                    }
+                    total += bytes.length;
+                    return null;
+                })
+                .replaceWithVoid();
     }
 
     /** The decoded, hashed body, once all of it arrived. */
@@ -88,7 +94,8 @@ final class BlobSpool {
             inflated = Files.createTempFile("syncular-blob-", ".inflated");
             long decoded = 0;
             byte[] chunk = new byte[CHUNK];
-            try (InputStream in = new GZIPInputStream(new CappedInputStream(Files.newInputStream(received), cap), CHUNK);
+            try (InputStream in =
+                            new GZIPInputStream(new CappedInputStream(Files.newInputStream(received), cap), CHUNK);
                     OutputStream to = Files.newOutputStream(inflated)) {
                 int n;
                 while ((n = in.read(chunk)) != -1) {
@@ -111,31 +118,34 @@ final class BlobSpool {
     /** Closes and removes the temporary files; a file left behind is harmless. */
     Uni<Void> delete() {
         return onWorker(() -> {
-            try {
-                out.close();
-                Files.deleteIfExists(received);
-                if (inflated != null) {
-                    Files.deleteIfExists(inflated);
-                }
-            } catch (IOException ignored) {
-                // a temporary file left behind is harmless
-            }
-            return null;
-        }).replaceWithVoid();
+                    try {
+                        out.close();
+                        Files.deleteIfExists(received);
+                        if (inflated != null) {
+                            Files.deleteIfExists(inflated);
+                        }
+                    } catch (IOException ignored) {
+                        // a temporary file left behind is harmless
+                    }
+                    return null;
+                })
+                .replaceWithVoid();
     }
 
     /** File work runs on the worker pool, never on the event loop; an I/O failure of ours is a 500. */
     private static <T> Uni<T> onWorker(Callable<T> work) {
-        return Uni.createFrom().<T>item(() -> {
-            try {
-                return work.call();
-            } catch (IOException e) {
-                throw new UncheckedIOException("spooling the blob upload failed", e);
-            } catch (RuntimeException e) {
-                throw e;
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
+        return Uni.createFrom()
+                .<T>item(() -> {
+                    try {
+                        return work.call();
+                    } catch (IOException e) {
+                        throw new UncheckedIOException("spooling the blob upload failed", e);
+                    } catch (RuntimeException e) {
+                        throw e;
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                })
+                .runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
     }
 }

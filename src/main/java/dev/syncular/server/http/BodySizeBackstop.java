@@ -41,13 +41,17 @@ public class BodySizeBackstop {
                 rc.next();
                 return;
             }
-            rc.response().setStatusCode(413).putHeader("Content-Type", "application/json")
+            rc.response()
+                    .setStatusCode(413)
+                    .putHeader("Content-Type", "application/json")
                     .putHeader(RequestIds.HEADER, RequestIds.generate());
             if (request.version() != HttpVersion.HTTP_2) {
                 rc.response().putHeader("Connection", "close");
             }
-            rc.response().end(ErrorBodies.body(ErrorCode.INVALID_REQUEST,
-                    "request body exceeds the server's size limit", Map.of()).toString())
+            rc.response()
+                    .end(ErrorBodies.body(
+                                    ErrorCode.INVALID_REQUEST, "request body exceeds the server's size limit", Map.of())
+                            .toString())
                     .onComplete(done -> {
                         if (request.version() != HttpVersion.HTTP_2) {
                             request.connection().close();

@@ -93,7 +93,8 @@ public class EngineProducer {
     @Produces
     @Singleton
     CrdtMergerRegistry crdtMergers(Instance<CrdtTypeMerger> hostMergers) {
-        CrdtMergerRegistry registry = CrdtMergerRegistry.of(List.of(new YjsDocMerger()), hostMergers.stream().toList());
+        CrdtMergerRegistry registry = CrdtMergerRegistry.of(
+                List.of(new YjsDocMerger()), hostMergers.stream().toList());
         LOG.infof("CRDT mergers (crdtType): %s", new TreeSet<>(registry.crdtTypes()));
         return registry;
     }
@@ -110,7 +111,8 @@ public class EngineProducer {
         }
         SchemaWindow window = window(current, config.schema().window().orElse(List.of()), mergers.crdtTypes());
         if (window.schemas().size() > 1) {
-            LOG.infof("Schema window (§9): serving schema versions %s, current %d", window.versions(), current.version());
+            LOG.infof(
+                    "Schema window (§9): serving schema versions %s, current %d", window.versions(), current.version());
         }
         return window;
     }
@@ -140,19 +142,28 @@ public class EngineProducer {
             }
             String other = fileOfVersion.putIfAbsent(schema.version(), file);
             if (other != null) {
-                throw StartupErrors.invalidWindow(file, "schema version " + schema.version() + " is also the version of "
-                        + other + "; each served version needs exactly one document");
+                throw StartupErrors.invalidWindow(
+                        file,
+                        "schema version " + schema.version() + " is also the version of " + other
+                                + "; each served version needs exactly one document");
             }
             if (schema.version() >= current.version()) {
-                throw StartupErrors.invalidWindow(file, "schema version " + schema.version() + " is not older than the"
-                        + " current schema (version " + current.version() + ", syncular.schema.path); the window lists"
-                        + " only the older versions still served");
+                throw StartupErrors.invalidWindow(
+                        file,
+                        "schema version " + schema.version() + " is not older than the"
+                                + " current schema (version " + current.version()
+                                + ", syncular.schema.path); the window lists"
+                                + " only the older versions still served");
             }
             if (!current.schemaVersions().isEmpty()
                     && current.schemaVersions().stream().noneMatch(v -> v.version() == schema.version())) {
-                throw StartupErrors.invalidWindow(file, "schema version " + schema.version() + " is not in the current"
-                        + " schema's schemaVersions history " + current.schemaVersions().stream()
-                                .map(v -> v.version()).toList());
+                throw StartupErrors.invalidWindow(
+                        file,
+                        "schema version " + schema.version() + " is not in the current"
+                                + " schema's schemaVersions history "
+                                + current.schemaVersions().stream()
+                                        .map(v -> v.version())
+                                        .toList());
             }
             try {
                 SchemaWindow.of(List.of(current, schema));
@@ -174,7 +185,9 @@ public class EngineProducer {
 
     /** Where the running schema comes from, for start-up messages. */
     static String schemaSource(SyncularConfig config) {
-        return config.schema().path().filter(p -> !p.isBlank())
+        return config.schema()
+                .path()
+                .filter(p -> !p.isBlank())
                 .map(p -> Path.of(p.trim()).toAbsolutePath().toString())
                 .orElse("bundled " + SyncularConfig.BUNDLED_SCHEMA_RESOURCE + " (syncular.schema.path unset)");
     }
@@ -185,33 +198,59 @@ public class EngineProducer {
      */
     @Produces
     @Singleton
-    SegmentStore segmentStore(Pool pool, SyncularConfig config,
+    SegmentStore segmentStore(
+            Pool pool,
+            SyncularConfig config,
             Instance<software.amazon.awssdk.services.s3.S3Client> s3,
             Instance<software.amazon.awssdk.services.s3.presigner.S3Presigner> presigner) {
         if (config.segments().store() == SyncularConfig.StoreKind.S3) {
-            return new S3SegmentStore(s3.get(), presigner.get(), bucket(config, "syncular.segments.store"),
-                    config.s3().keyPrefix().orElse(""), Infrastructure.getDefaultWorkerPool());
+            return new S3SegmentStore(
+                    s3.get(),
+                    presigner.get(),
+                    bucket(config, "syncular.segments.store"),
+                    config.s3().keyPrefix().orElse(""),
+                    Infrastructure.getDefaultWorkerPool());
         }
         return new PostgresSegmentStore(pool, config.storage().pgSchema(), PostgresSegmentStore.DEFAULT_CACHE_BYTES);
     }
 
     /** The configured bucket, or a start-up failure naming the property that asked for S3. */
     static String bucket(SyncularConfig config, String askedBy) {
-        return config.s3().bucket().filter(b -> !b.isBlank()).orElseThrow(() -> new ConfigurationException(
-                askedBy + "=s3 needs syncular.s3.bucket (and quarkus.s3.* endpoint/credentials)"));
+        return config.s3()
+                .bucket()
+                .filter(b -> !b.isBlank())
+                .orElseThrow(() -> new ConfigurationException(
+                        askedBy + "=s3 needs syncular.s3.bucket (and quarkus.s3.* endpoint/credentials)"));
     }
 
     @Produces
     @Singleton
-    SyncEngine engine(SchemaWindow window, ServerStorage storage, SegmentStore segments,
-            ScopeResolver resolver, SyncularConfig config, ServeGateMetrics gateMetrics, SyncMetrics syncMetrics,
-            OperationalEvents events, BlobStore blobs, ScopeResolverFailures failures, CrdtMergerRegistry mergers,
-            WritePolicy policy, ReactionMetrics reactionMetrics,
+    SyncEngine engine(
+            SchemaWindow window,
+            ServerStorage storage,
+            SegmentStore segments,
+            ScopeResolver resolver,
+            SyncularConfig config,
+            ServeGateMetrics gateMetrics,
+            SyncMetrics syncMetrics,
+            OperationalEvents events,
+            BlobStore blobs,
+            ScopeResolverFailures failures,
+            CrdtMergerRegistry mergers,
+            WritePolicy policy,
+            ReactionMetrics reactionMetrics,
             FairnessMetrics fairnessMetrics) {
-        return Assembly.engine(Assembly.configured(EngineParts.builder(window, storage, segments,
-                failures.observe(resolver)), config, fairnessMetrics).merger(mergers)
-                .observer(SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics)).urls(ConfiguredParts.urls(config, segments))
-                .blobs(blobs).policy(policy).leases(ConfiguredParts.leases(config, storage)).build());
+        return Assembly.engine(Assembly.configured(
+                        EngineParts.builder(window, storage, segments, failures.observe(resolver)),
+                        config,
+                        fairnessMetrics)
+                .merger(mergers)
+                .observer(SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics))
+                .urls(ConfiguredParts.urls(config, segments))
+                .blobs(blobs)
+                .policy(policy)
+                .leases(ConfiguredParts.leases(config, storage))
+                .build());
     }
 
     /**
@@ -220,13 +259,30 @@ public class EngineProducer {
      */
     @Produces
     @Singleton
-    Realtime realtime(SyncularConfig config, ServerStorage storage, SchemaWindow window, Vertx vertx,
-            MeterRegistry registry, Pool pool, ScopeResolver resolver, SyncEngine engine, ScopeResolverFailures failures,
-            BufferBudget budget, BoundedPgPool datasource) {
+    Realtime realtime(
+            SyncularConfig config,
+            ServerStorage storage,
+            SchemaWindow window,
+            Vertx vertx,
+            MeterRegistry registry,
+            Pool pool,
+            ScopeResolver resolver,
+            SyncEngine engine,
+            ScopeResolverFailures failures,
+            BufferBudget budget,
+            BoundedPgPool datasource) {
         String podId = RealtimeHub.podId(System.getenv("HOSTNAME"));
-        return Assembly.realtime(new RealtimeParts(Assembly.realtimeSettings(config.realtime(), podId,
-                datasource.listenOptions(podId)), storage, window, vertx, pool, registry, failures.observe(resolver),
-                () -> engine, config.maxRequestBytes().asLongValue(), budget));
+        return Assembly.realtime(new RealtimeParts(
+                Assembly.realtimeSettings(config.realtime(), podId, datasource.listenOptions(podId)),
+                storage,
+                window,
+                vertx,
+                pool,
+                registry,
+                failures.observe(resolver),
+                () -> engine,
+                config.maxRequestBytes().asLongValue(),
+                budget));
     }
 
     @Produces
@@ -254,13 +310,19 @@ public class EngineProducer {
         }
         // the bucket and the §5.4 presign ttl (1s to 15m) are checked by config.SyncularConfigValidator
         SyncularConfig.S3 c = config.s3();
-        return new S3BlobStore(s3.get(), presigner.get(), c.bucket().get(), c.keyPrefix().orElse(""), c.presignTtl());
+        return new S3BlobStore(
+                s3.get(), presigner.get(), c.bucket().get(), c.keyPrefix().orElse(""), c.presignTtl());
     }
 
     @Produces
     @Singleton
-    BlobService blobService(BlobStore store, SyncStorage storage, ScopeResolver resolver, SchemaWindow window,
-            SyncularConfig config, ScopeResolverFailures failures) {
+    BlobService blobService(
+            BlobStore store,
+            SyncStorage storage,
+            ScopeResolver resolver,
+            SchemaWindow window,
+            SyncularConfig config,
+            ScopeResolverFailures failures) {
         return Assembly.blobService(config.blobs(), store, storage, failures.observe(resolver), window);
     }
 
@@ -284,15 +346,22 @@ public class EngineProducer {
     }
 
     /** Runs after the datasource (priority 1) and dev-auth (priority 2) checks. */
-    void ensureStorage(@Observes StartupEvent event, SchemaWindow window, ServerStorage storage,
-            SegmentStore segments, SyncularConfig config, StorageReadiness readiness) {
+    void ensureStorage(
+            @Observes StartupEvent event,
+            SchemaWindow window,
+            ServerStorage storage,
+            SegmentStore segments,
+            SyncularConfig config,
+            StorageReadiness readiness) {
         long t0 = System.nanoTime();
         try {
-            storage.ensureSchema(window.current(), Assembly.checkpoints(config)).await().atMost(STARTUP_DDL_TIMEOUT);
+            storage.ensureSchema(window.current(), Assembly.checkpoints(config))
+                    .await()
+                    .atMost(STARTUP_DDL_TIMEOUT);
         } catch (StorageException e) {
             if (!StorageException.SCHEMA_NOT_READY.equals(e.code())) {
-                ConfigurationException clear = StartupErrors.storage(e, storage.pgSchema(), window.current().version(),
-                        embeddedDataDir());
+                ConfigurationException clear = StartupErrors.storage(
+                        e, storage.pgSchema(), window.current().version(), embeddedDataDir());
                 throw clear != null ? clear : e;
             }
             // A newer build already migrated this database: stay up but unready (the serve gate refuses).
@@ -300,9 +369,12 @@ public class EngineProducer {
             return;
         } catch (RuntimeException e) {
             Config c = ConfigProvider.getConfig();
-            ConfigurationException clear = StartupErrors.database(e,
-                    c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.URL_PROPERTY, String.class).orElse("(unset)"),
-                    c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.USER_PROPERTY, String.class).orElse("(unset)"));
+            ConfigurationException clear = StartupErrors.database(
+                    e,
+                    c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.URL_PROPERTY, String.class)
+                            .orElse("(unset)"),
+                    c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.USER_PROPERTY, String.class)
+                            .orElse("(unset)"));
             throw clear != null ? clear : e;
         }
         if (segments instanceof PostgresSegmentStore pg) {
@@ -311,8 +383,11 @@ public class EngineProducer {
             s3.checkBucket(); // a missing bucket or bad credentials stop the boot, not the first bootstrap
         }
         readiness.markMigrated();
-        LOG.infof("Sync storage ready in schema \"%s\" (schema version %d, %d tables) in %d ms",
-                storage.pgSchema(), window.current().version(), window.current().tables().size(),
+        LOG.infof(
+                "Sync storage ready in schema \"%s\" (schema version %d, %d tables) in %d ms",
+                storage.pgSchema(),
+                window.current().version(),
+                window.current().tables().size(),
                 (System.nanoTime() - t0) / 1_000_000);
     }
 
@@ -320,7 +395,8 @@ public class EngineProducer {
     private static String embeddedDataDir() {
         String dir = System.getProperty(EmbeddedDatabase.DATA_DIR_PROPERTY);
         Config c = ConfigProvider.getConfig();
-        String url = c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.URL_PROPERTY, String.class).orElse("");
+        String url = c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.URL_PROPERTY, String.class)
+                .orElse("");
         String embedded = c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.EMBEDDED_URL_PROPERTY, String.class)
                 .orElse(null);
         return dir != null && url.equals(embedded) ? dir : null;
@@ -334,7 +410,8 @@ public class EngineProducer {
             }
             return SchemaLoader.load(path, crdtTypes);
         }
-        try (InputStream in = Thread.currentThread().getContextClassLoader()
+        try (InputStream in = Thread.currentThread()
+                .getContextClassLoader()
                 .getResourceAsStream(SyncularConfig.BUNDLED_SCHEMA_RESOURCE)) {
             if (in == null) {
                 throw new ConfigurationException("bundled schema " + SyncularConfig.BUNDLED_SCHEMA_RESOURCE

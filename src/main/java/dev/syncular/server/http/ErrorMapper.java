@@ -123,7 +123,8 @@ public class ErrorMapper {
         }
         LOG.errorf(e, "request %s answered 500 %s", id, ErrorCode.INTERNAL_ERROR.code);
         return json(500, ErrorBodies.body(ErrorCode.INTERNAL_ERROR, "internal server error", Map.of()))
-                .header(RequestIds.HEADER, id).build();
+                .header(RequestIds.HEADER, id)
+                .build();
     }
 
     /**

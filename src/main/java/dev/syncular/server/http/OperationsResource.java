@@ -34,12 +34,17 @@ public class OperationsResource {
     private final long maxRequestBytes;
 
     @Inject
-    public OperationsResource(RemoteOperations operations, Authenticator authenticator, RequestBodies bodies,
-            SyncularConfig config, OperationsConfig operationsConfig) {
+    public OperationsResource(
+            RemoteOperations operations,
+            Authenticator authenticator,
+            RequestBodies bodies,
+            SyncularConfig config,
+            OperationsConfig operationsConfig) {
         this.operations = operations;
         this.authenticator = authenticator;
         this.bodies = bodies;
-        this.maxRequestBytes = Math.min(config.maxRequestBytes().asLongValue(),
+        this.maxRequestBytes = Math.min(
+                config.maxRequestBytes().asLongValue(),
                 operationsConfig.maxRequestBytes().asLongValue());
     }
 
@@ -47,12 +52,16 @@ public class OperationsResource {
     public Uni<Response> operate(@Context HttpServerRequest request) {
         SyncResource.requireContentType(request.getHeader("Content-Type"), CONTENT_TYPE);
         RequestBody body = bodies.open(request, maxRequestBytes, RequestBody::tooLarge);
-        return authenticator.authenticate(request)
-                .ifNoItem().after(AUTH_TIMEOUT).failWith(() -> new IllegalStateException("authentication timed out"))
+        return authenticator
+                .authenticate(request)
+                .ifNoItem()
+                .after(AUTH_TIMEOUT)
+                .failWith(() -> new IllegalStateException("authentication timed out"))
                 .chain(ctx -> body.read()
                         .emitOn(Infrastructure.getDefaultWorkerPool())
                         .chain(bytes -> operations.handle(ctx, bytes.getBytes())))
-                .onTermination().invoke(body::release)
+                .onTermination()
+                .invoke(body::release)
                 .map(out -> Response.ok(out, CONTENT_TYPE).build());
     }
 }

@@ -42,6 +42,7 @@ public final class RequestBody {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The most a refused body is read (and discarded) for its sender to see the answer. */
     static final long DRAIN_LIMIT = 32L * 1024 * 1024;
+
     static final long DRAIN_TIMEOUT_MS = 30_000;
     /** The first allocation of a body buffer: it grows as bytes arrive, never sized from {@code Content-Length}. */
     static final int INITIAL_BUFFER = 16 * 1024;
@@ -53,6 +54,7 @@ public final class RequestBody {
     private final Context context;
     /** The cap and the buffer budget, applied to each chunk as it arrives (shared with the socket's rounds). */
     private final BodyIntake intake;
+
     private final long timeoutMs;
     private final long minRate;
 
@@ -65,8 +67,13 @@ public final class RequestBody {
      * for {@code timeout}, or whose average rate falls below {@code minRate} bytes per second once
      * {@code timeout} has passed, is cut off with 408.
      */
-    RequestBody(HttpServerRequest request, long cap, Supplier<? extends RuntimeException> tooLarge,
-            LongFunction<BufferBudget.Lease> lease, Duration timeout, long minRate) {
+    RequestBody(
+            HttpServerRequest request,
+            long cap,
+            Supplier<? extends RuntimeException> tooLarge,
+            LongFunction<BufferBudget.Lease> lease,
+            Duration timeout,
+            long minRate) {
         this.request = request;
         this.cap = cap;
         this.declared = declaredLength(request);
@@ -115,12 +122,13 @@ public final class RequestBody {
      */
     public Uni<Buffer> read() {
         Buffer[] body = new Buffer[1];
-        return this.<Buffer>reading(() -> body[0] = Buffer.buffer(
-                        (int) Math.max(0, Math.min(declared, Math.min(cap, INITIAL_BUFFER)))),
+        return this.<Buffer>reading(
+                () -> body[0] = Buffer.buffer((int) Math.max(0, Math.min(declared, Math.min(cap, INITIAL_BUFFER)))),
                 chunk -> {
                     body[0].appendBuffer(chunk);
                     return null;
-                }, () -> body[0]);
+                },
+                () -> body[0]);
     }
 
     /**
@@ -131,7 +139,7 @@ public final class RequestBody {
      * the request is authenticated.
      */
     public Uni<Long> stream(Function<Buffer, Uni<Void>> sink) {
-        return reading(() -> { }, sink, intake::received);
+        return reading(() -> {}, sink, intake::received);
     }
 
     /**
@@ -140,115 +148,122 @@ public final class RequestBody {
      * {@code Uni} to wait for with the request paused — then {@code result} at the body's end.
      */
     private <T> Uni<T> reading(Runnable begin, Function<Buffer, Uni<Void>> accept, Supplier<T> result) {
-        return Uni.createFrom().<T>emitter(em -> {
-            Runnable start = () -> {
-                begin.run();
-                boolean[] over = new boolean[1];
-                // a chunk with its sink, and the body's end heard meanwhile (completed once the sink is done)
-                boolean[] busy = new boolean[1];
-                boolean[] ended = new boolean[1];
-                long began = System.nanoTime();
-                long[] last = {began};
-                long[] timer = {-1};
-                Consumer<Throwable> stop = e -> {
-                    over[0] = true;
-                    request.pause();
-                    if (timer[0] >= 0) {
-                        context.owner().cancelTimer(timer[0]);
-                    }
-                    intake.release();
-                    em.fail(e);
-                };
-                Runnable end = () -> {
-                    over[0] = true;
-                    if (timer[0] >= 0) {
-                        context.owner().cancelTimer(timer[0]);
-                    }
-                    em.complete(result.get());
-                };
-                request.handler(chunk -> {
-                    if (over[0]) {
-                        return;
-                    }
-                    try {
-                        intake.take(chunk.length());
-                    } catch (RuntimeException refused) {
-                        stop.accept(refused); // over the cap, or the buffer budget is spent
-                        return;
-                    }
-                    last[0] = System.nanoTime();
-                    Uni<Void> pending;
-                    try {
-                        pending = accept.apply(chunk);
-                    } catch (RuntimeException e) {
-                        stop.accept(e);
-                        return;
-                    }
-                    if (pending == null) {
-                        return;
-                    }
-                    busy[0] = true;
-                    request.pause();
-                    pending.subscribe().with(v -> onContext(() -> {
-                        busy[0] = false;
-                        last[0] = System.nanoTime();
-                        if (over[0]) {
-                            return;
+        return Uni.createFrom()
+                .<T>emitter(em -> {
+                    Runnable start = () -> {
+                        begin.run();
+                        boolean[] over = new boolean[1];
+                        // a chunk with its sink, and the body's end heard meanwhile (completed once the sink is done)
+                        boolean[] busy = new boolean[1];
+                        boolean[] ended = new boolean[1];
+                        long began = System.nanoTime();
+                        long[] last = {began};
+                        long[] timer = {-1};
+                        Consumer<Throwable> stop = e -> {
+                            over[0] = true;
+                            request.pause();
+                            if (timer[0] >= 0) {
+                                context.owner().cancelTimer(timer[0]);
+                            }
+                            intake.release();
+                            em.fail(e);
+                        };
+                        Runnable end = () -> {
+                            over[0] = true;
+                            if (timer[0] >= 0) {
+                                context.owner().cancelTimer(timer[0]);
+                            }
+                            em.complete(result.get());
+                        };
+                        request.handler(chunk -> {
+                            if (over[0]) {
+                                return;
+                            }
+                            try {
+                                intake.take(chunk.length());
+                            } catch (RuntimeException refused) {
+                                stop.accept(refused); // over the cap, or the buffer budget is spent
+                                return;
+                            }
+                            last[0] = System.nanoTime();
+                            Uni<Void> pending;
+                            try {
+                                pending = accept.apply(chunk);
+                            } catch (RuntimeException e) {
+                                stop.accept(e);
+                                return;
+                            }
+                            if (pending == null) {
+                                return;
+                            }
+                            busy[0] = true;
+                            request.pause();
+                            pending.subscribe()
+                                    .with(
+                                            v -> onContext(() -> {
+                                                busy[0] = false;
+                                                last[0] = System.nanoTime();
+                                                if (over[0]) {
+                                                    return;
+                                                }
+                                                if (ended[0]) {
+                                                    end.run();
+                                                } else {
+                                                    request.resume();
+                                                }
+                                            }),
+                                            e -> onContext(() -> {
+                                                busy[0] = false;
+                                                if (!over[0]) {
+                                                    stop.accept(e);
+                                                }
+                                            }));
+                        });
+                        request.exceptionHandler(e -> {
+                            if (!over[0]) {
+                                // the client went away mid-body: nobody reads the answer, but it is no server error
+                                stop.accept(incomplete());
+                            }
+                        });
+                        request.endHandler(v -> {
+                            if (!over[0]) {
+                                if (busy[0]) {
+                                    ended[0] = true;
+                                } else {
+                                    end.run();
+                                }
+                            }
+                        });
+                        if (context != null && !request.isEnded()) {
+                            long every = Math.max(50, Math.min(1000, timeoutMs / 10));
+                            timer[0] = context.owner().setPeriodic(every, id -> {
+                                if (over[0]) {
+                                    context.owner().cancelTimer(id);
+                                    return;
+                                }
+                                if (busy[0]) {
+                                    return; // the sink holds the request: its time is not the sender's
+                                }
+                                long now = System.nanoTime();
+                                long idleMs = (now - last[0]) / 1_000_000;
+                                long elapsedMs = (now - began) / 1_000_000;
+                                boolean tooSlow = minRate > 0
+                                        && elapsedMs >= timeoutMs
+                                        && intake.received() * 1000L < minRate * elapsedMs;
+                                if (idleMs >= timeoutMs || tooSlow) {
+                                    stop.accept(tooSlow());
+                                }
+                            });
                         }
-                        if (ended[0]) {
-                            end.run();
-                        } else {
-                            request.resume();
+                        if ("100-continue".equalsIgnoreCase(request.getHeader("Expect"))) {
+                            request.response().writeContinue();
                         }
-                    }), e -> onContext(() -> {
-                        busy[0] = false;
-                        if (!over[0]) {
-                            stop.accept(e);
-                        }
-                    }));
-                });
-                request.exceptionHandler(e -> {
-                    if (!over[0]) {
-                        // the client went away mid-body: nobody reads the answer, but it is no server error
-                        stop.accept(incomplete());
-                    }
-                });
-                request.endHandler(v -> {
-                    if (!over[0]) {
-                        if (busy[0]) {
-                            ended[0] = true;
-                        } else {
-                            end.run();
-                        }
-                    }
-                });
-                if (context != null && !request.isEnded()) {
-                    long every = Math.max(50, Math.min(1000, timeoutMs / 10));
-                    timer[0] = context.owner().setPeriodic(every, id -> {
-                        if (over[0]) {
-                            context.owner().cancelTimer(id);
-                            return;
-                        }
-                        if (busy[0]) {
-                            return; // the sink holds the request: its time is not the sender's
-                        }
-                        long now = System.nanoTime();
-                        long idleMs = (now - last[0]) / 1_000_000;
-                        long elapsedMs = (now - began) / 1_000_000;
-                        boolean tooSlow = minRate > 0 && elapsedMs >= timeoutMs
-                                && intake.received() * 1000L < minRate * elapsedMs;
-                        if (idleMs >= timeoutMs || tooSlow) {
-                            stop.accept(tooSlow());
-                        }
-                    });
-                }
-                if ("100-continue".equalsIgnoreCase(request.getHeader("Expect"))) {
-                    request.response().writeContinue();
-                }
-                request.resume();
-            };
-            onContext(start);
-        }).onCancellation().invoke(intake::release);
+                        request.resume();
+                    };
+                    onContext(start);
+                })
+                .onCancellation()
+                .invoke(intake::release);
     }
 
     /** Runs {@code task} on the request's event loop (at once when already there). */
@@ -312,7 +327,8 @@ public final class RequestBody {
             return;
         }
         String length = request.getHeader("Content-Length");
-        boolean hasBody = request.getHeader("Transfer-Encoding") != null || (length != null && !"0".equals(length.trim()));
+        boolean hasBody =
+                request.getHeader("Transfer-Encoding") != null || (length != null && !"0".equals(length.trim()));
         if (!hasBody || request.isEnded() || request.version() == HttpVersion.HTTP_2) {
             return;
         }
@@ -336,5 +352,4 @@ public final class RequestBody {
             request.resume();
         });
     }
-
 }

@@ -57,51 +57,55 @@ public class SegmentResource {
 
     @GET
     @Path("/{segmentId}")
-    public Uni<RestResponse<byte[]>> download(@PathParam("segmentId") String segmentId,
-            @Context HttpServerRequest request) {
-        return serve(engine, authenticator.authenticate(request), segmentId, request).invoke(r -> {
-            if (r.getStatus() == 200) {
-                metrics.segmentBytes(SyncObserver.Delivery.DIRECT, r.getEntity().length);
-            }
-        });
+    public Uni<RestResponse<byte[]>> download(
+            @PathParam("segmentId") String segmentId, @Context HttpServerRequest request) {
+        return serve(engine, authenticator.authenticate(request), segmentId, request)
+                .invoke(r -> {
+                    if (r.getStatus() == 200) {
+                        metrics.segmentBytes(SyncObserver.Delivery.DIRECT, r.getEntity().length);
+                    }
+                });
     }
 
     /** The §5.5 download binding for any engine (the production one, or a conformance-host instance's). */
-    public static Uni<RestResponse<byte[]>> serve(SyncEngine engine, Uni<SyncRequestContext> auth,
-            String segmentId, HttpServerRequest request) {
+    public static Uni<RestResponse<byte[]>> serve(
+            SyncEngine engine, Uni<SyncRequestContext> auth, String segmentId, HttpServerRequest request) {
         String scopesHeader = request.getHeader(SCOPES_HEADER);
         String ifNoneMatch = request.getHeader("If-None-Match");
         ContentCoding coding = ContentCoding.negotiate(request.getHeader("Accept-Encoding"));
         String token = request.getParam("st");
         // §5.4: a signed URL is the entire grant (no host authentication); otherwise re-authorize (§5.5).
-        Uni<SyncEngine.SegmentDownload> authorized = token != null ? engine.downloadSigned(segmentId, token)
+        Uni<SyncEngine.SegmentDownload> authorized = token != null
+                ? engine.downloadSigned(segmentId, token)
                 : auth.flatMap(ctx -> engine.authorizeSegment(ctx, segmentId, parseScopes(scopesHeader)));
-        return authorized
-                .flatMap(download -> {
-                    String etag = "\"" + download.segmentId() + "\"";
-                    if (matches(ifNoneMatch, download.segmentId())) {
-                        return Uni.createFrom().item(RestResponse.ResponseBuilder.<byte[]>create(RestResponse.Status.NOT_MODIFIED)
+        return authorized.flatMap(download -> {
+            String etag = "\"" + download.segmentId() + "\"";
+            if (matches(ifNoneMatch, download.segmentId())) {
+                return Uni.createFrom()
+                        .item(RestResponse.ResponseBuilder.<byte[]>create(RestResponse.Status.NOT_MODIFIED)
                                 .header("ETag", etag)
                                 .header("Cache-Control", CACHE_CONTROL)
                                 .header("Vary", VARY)
                                 .build());
-                    }
-                    Uni<byte[]> body = coding == ContentCoding.IDENTITY
-                            ? Uni.createFrom().item(download.bytes())
-                            : Uni.createFrom().item(download.bytes())
-                                    .emitOn(Infrastructure.getDefaultWorkerPool())
-                                    .map(coding::encodeAll);
-                    return body.map(bytes -> {
-                        RestResponse.ResponseBuilder<byte[]> r = RestResponse.ResponseBuilder.ok(bytes, "application/octet-stream")
-                                .header("ETag", etag)
-                                .header("Cache-Control", CACHE_CONTROL)
-                                .header("Vary", VARY);
-                        if (coding != ContentCoding.IDENTITY) {
-                            r.header("Content-Encoding", coding.token);
-                        }
-                        return r.build();
-                    });
-                });
+            }
+            Uni<byte[]> body = coding == ContentCoding.IDENTITY
+                    ? Uni.createFrom().item(download.bytes())
+                    : Uni.createFrom()
+                            .item(download.bytes())
+                            .emitOn(Infrastructure.getDefaultWorkerPool())
+                            .map(coding::encodeAll);
+            return body.map(bytes -> {
+                RestResponse.ResponseBuilder<byte[]> r = RestResponse.ResponseBuilder.ok(
+                                bytes, "application/octet-stream")
+                        .header("ETag", etag)
+                        .header("Cache-Control", CACHE_CONTROL)
+                        .header("Vary", VARY);
+                if (coding != ContentCoding.IDENTITY) {
+                    r.header("Content-Encoding", coding.token);
+                }
+                return r.build();
+            });
+        });
     }
 
     /**
@@ -122,16 +126,17 @@ public class SegmentResource {
             throw new HttpError(400, ErrorCode.INVALID_REQUEST, SCOPES_HEADER + " must be a JSON object");
         }
         Map<String, List<String>> out = new LinkedHashMap<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext();) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             if (!e.getValue().isArray()) {
-                throw new HttpError(400, ErrorCode.INVALID_REQUEST, SCOPES_HEADER + " values must be arrays of strings");
+                throw new HttpError(
+                        400, ErrorCode.INVALID_REQUEST, SCOPES_HEADER + " values must be arrays of strings");
             }
             List<String> values = new ArrayList<>();
             for (JsonNode v : e.getValue()) {
                 if (!v.isTextual()) {
-                    throw new HttpError(400, ErrorCode.INVALID_REQUEST,
-                            SCOPES_HEADER + " values must be arrays of strings");
+                    throw new HttpError(
+                            400, ErrorCode.INVALID_REQUEST, SCOPES_HEADER + " values must be arrays of strings");
                 }
                 values.add(v.asText());
             }

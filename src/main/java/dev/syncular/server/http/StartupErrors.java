@@ -33,15 +33,16 @@ final class StartupErrors {
     static ConfigurationException invalidSchema(SchemaException e, String source) {
         LOG.debug("schema compile failure", e);
         return new ConfigurationException("Syncular cannot serve the schema IR " + source + ": " + e.getMessage()
-                + " [" + e.code() + ", reason " + e.reason() + "]. Fix the schema (docs/SCHEMA.md lists every check) or "
+                + " [" + e.code() + ", reason " + e.reason()
+                + "]. Fix the schema (docs/SCHEMA.md lists every check) or "
                 + "point syncular.schema.path (env SYNCULAR_SCHEMA_PATH) at another file.");
     }
 
     /** An older document of {@code syncular.schema.window} does not compile or breaks a §9 window rule. */
     static ConfigurationException invalidWindow(SchemaException e, String file) {
         LOG.debug("schema window failure", e);
-        return new ConfigurationException(windowMessage(file, e.getMessage() + " [" + e.code() + ", reason "
-                + e.reason() + "]"));
+        return new ConfigurationException(
+                windowMessage(file, e.getMessage() + " [" + e.code() + ", reason " + e.reason() + "]"));
     }
 
     /** An older document of {@code syncular.schema.window} that cannot be part of the window. */
@@ -64,43 +65,63 @@ final class StartupErrors {
      * @param schemaVersion  the running schema's version
      * @param embeddedDataDir the data directory of the embedded dev/test PostgreSQL in use, or {@code null}
      */
-    static ConfigurationException storage(StorageException e, String pgSchema, int schemaVersion, String embeddedDataDir) {
+    static ConfigurationException storage(
+            StorageException e, String pgSchema, int schemaVersion, String embeddedDataDir) {
         String what;
         switch (e.code()) {
-            case StorageException.STORED_LAYOUT_MISMATCH -> what = "the running schema (version " + schemaVersion
-                    + ") does not match the tables the database stores for schema version " + schemaVersion
-                    + where(e.details()) + ": a schema change needs a new schema version.";
-            case StorageException.PHYSICAL_LAYOUT_MISMATCH -> what = "the sync tables in the database were changed outside "
-                    + "the server and no longer match the running schema (version " + schemaVersion + ")" + where(e.details())
-                    + detail(e.details()) + ".";
-            case StorageException.UNSUPPORTED_MIGRATION -> what = "the upgrade to schema version " + schemaVersion
-                    + " is not additive" + where(e.details()) + ": existing columns must keep their name, type, "
-                    + "nullability and order and the primary key must stay; only new nullable columns (appended) and new "
-                    + "tables migrate.";
+            case StorageException.STORED_LAYOUT_MISMATCH ->
+                what = "the running schema (version " + schemaVersion
+                        + ") does not match the tables the database stores for schema version " + schemaVersion
+                        + where(e.details()) + ": a schema change needs a new schema version.";
+            case StorageException.PHYSICAL_LAYOUT_MISMATCH ->
+                what = "the sync tables in the database were changed outside "
+                        + "the server and no longer match the running schema (version " + schemaVersion + ")"
+                        + where(e.details())
+                        + detail(e.details()) + ".";
+            case StorageException.UNSUPPORTED_MIGRATION ->
+                what = "the upgrade to schema version " + schemaVersion
+                        + " is not additive" + where(e.details()) + ": existing columns must keep their name, type, "
+                        + "nullability and order and the primary key must stay; only new nullable columns (appended) and new "
+                        + "tables migrate.";
             default -> {
                 return null;
             }
         }
         LOG.debug("storage migration failure", e);
-        StringBuilder m = new StringBuilder("Syncular cannot start on PostgreSQL schema \"").append(pgSchema).append("\": ")
-                .append(what).append(" [").append(e.code()).append("]. Fix it in one of these ways: ");
+        StringBuilder m = new StringBuilder("Syncular cannot start on PostgreSQL schema \"")
+                .append(pgSchema)
+                .append("\": ")
+                .append(what)
+                .append(" [")
+                .append(e.code())
+                .append("]. Fix it in one of these ways: ");
         int n = 1;
         if (!StorageException.PHYSICAL_LAYOUT_MISMATCH.equals(e.code())) {
             m.append('(').append(n++).append(") ");
             if (StorageException.UNSUPPORTED_MIGRATION.equals(e.code())) {
                 m.append("make the change additive (docs/SCHEMA.md, \"Changing a schema\"); ");
             } else {
-                m.append("raise \"schemaVersion\" in the schema IR (an additive change, docs/SCHEMA.md, \"Changing a schema\"); ");
+                m.append(
+                        "raise \"schemaVersion\" in the schema IR (an additive change, docs/SCHEMA.md, \"Changing a schema\"); ");
             }
         }
-        m.append('(').append(n++).append(") use another, empty storage schema: set syncular.storage.pg-schema "
-                + "(env SYNCULAR_STORAGE_PG_SCHEMA), e.g. -Dsyncular.storage.pg-schema=dev2; ");
+        m.append('(')
+                .append(n++)
+                .append(") use another, empty storage schema: set syncular.storage.pg-schema "
+                        + "(env SYNCULAR_STORAGE_PG_SCHEMA), e.g. -Dsyncular.storage.pg-schema=dev2; ");
         if (embeddedDataDir != null) {
-            m.append('(').append(n).append(") reset the embedded development database: stop the server and delete its "
-                    + "data directory (rm -rf ").append(embeddedDataDir).append(").");
+            m.append('(')
+                    .append(n)
+                    .append(") reset the embedded development database: stop the server and delete its "
+                            + "data directory (rm -rf ")
+                    .append(embeddedDataDir)
+                    .append(").");
         } else {
-            m.append('(').append(n).append(") on a disposable database, drop the storage schema (DROP SCHEMA \"")
-                    .append(pgSchema).append("\" CASCADE) and restart.");
+            m.append('(')
+                    .append(n)
+                    .append(") on a disposable database, drop the storage schema (DROP SCHEMA \"")
+                    .append(pgSchema)
+                    .append("\" CASCADE) and restart.");
         }
         return new ConfigurationException(m.toString());
     }
@@ -115,7 +136,8 @@ final class StartupErrors {
     static ConfigurationException database(Throwable e, String url, String user) {
         String problem = null;
         for (Throwable t = e; t != null && problem == null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof ConnectException || t instanceof UnknownHostException
+            if (t instanceof ConnectException
+                    || t instanceof UnknownHostException
                     || t instanceof NoRouteToHostException) {
                 problem = "cannot connect (" + t.getMessage() + ")";
             } else if (t instanceof PgException pg && pg.getSqlState() != null) {
@@ -129,7 +151,8 @@ final class StartupErrors {
             return null;
         }
         LOG.debug("database connection failure", e);
-        return new ConfigurationException("Syncular cannot use the PostgreSQL database " + withoutCredentials(url) + " as user \"" + user
+        return new ConfigurationException("Syncular cannot use the PostgreSQL database " + withoutCredentials(url)
+                + " as user \"" + user
                 + "\": " + problem + ". Check quarkus.datasource.reactive.url (env QUARKUS_DATASOURCE_REACTIVE_URL or "
                 + "SYNCULAR_PG_URL), quarkus.datasource.username (env SYNCULAR_PG_USER) and quarkus.datasource.password "
                 + "(env SYNCULAR_PG_PASSWORD); the user needs CREATE on the database's storage schema "

@@ -80,8 +80,8 @@ public class SyncResource {
      * cap ({@link RequestBody}), decode, and the engine's planned frames streamed only once planning and
      * verification succeeded. Call it from the route method, on the request's event loop.
      */
-    public RestMulti<Buffer> handle(HttpServerRequest request, SyncEngine engine,
-            Uni<SyncRequestContext> authenticate) {
+    public RestMulti<Buffer> handle(
+            HttpServerRequest request, SyncEngine engine, Uni<SyncRequestContext> authenticate) {
         requireContentType(request.getHeader("Content-Type"), CONTENT_TYPE);
         boolean gzip = requestIsGzip(request.getHeader("Content-Encoding"));
         SyncRound round = new SyncRound(engine, maxRequestBytes);
@@ -89,26 +89,27 @@ public class SyncResource {
         String accepted = request.getHeader("Accept-Encoding");
         Uni<List<Frame>> planned = round.handle(authenticate, body::read, gzip, body.lease())
                 // the request's bytes (and what was decoded from them) are held until the round is planned
-                .onTermination().invoke(body::release);
+                .onTermination()
+                .invoke(body::release);
         // §1.3: the coding honours Accept-Encoding and pays for itself (small responses go identity-coded)
         Uni<Coded> coded = planned.map(frames -> new Coded(frames, SyncRound.coding(frames, accepted)));
-        return RestMulti.fromUniResponse(coded,
+        return RestMulti.fromUniResponse(
+                coded,
                 c -> {
                     Multi<Buffer> chunks = Multi.createFrom().iterable(SyncRound.chunks(c.frames(), c.coding()));
                     // compressing a large response is CPU work: its chunks are produced on a worker, not the
                     // event loop (a small one is cheaper to code in place than to hand over)
                     return c.coding() != ContentCoding.IDENTITY
-                            && ResponseBody.estimatedBytes(c.frames(), OFFLOAD_BYTES) >= OFFLOAD_BYTES
-                                    ? chunks.runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
-                                    : chunks;
+                                    && ResponseBody.estimatedBytes(c.frames(), OFFLOAD_BYTES) >= OFFLOAD_BYTES
+                            ? chunks.runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
+                            : chunks;
                 },
                 c -> responseHeaders(c.coding()),
                 c -> 200);
     }
 
     /** A planned response and the coding it goes out in. */
-    private record Coded(List<Frame> frames, ContentCoding coding) {
-    }
+    private record Coded(List<Frame> frames, ContentCoding coding) {}
 
     static Map<String, List<String>> responseHeaders(ContentCoding coding) {
         return coding == ContentCoding.IDENTITY

@@ -38,13 +38,18 @@ public class BufferBudget {
 
     @Inject
     public BufferBudget(SyncularConfig config, MeterRegistry registry) {
-        this.limit = config.limits().bufferBudget().map(m -> m.asLongValue())
+        this.limit = config.limits()
+                .bufferBudget()
+                .map(m -> m.asLongValue())
                 .orElseGet(() -> defaultLimit(Runtime.getRuntime().maxMemory()));
-        Gauge.builder("syncular.buffers.bytes", inUse, AtomicLong::get).baseUnit("bytes")
+        Gauge.builder("syncular.buffers.bytes", inUse, AtomicLong::get)
+                .baseUnit("bytes")
                 .description("Bytes buffered on behalf of clients (request bodies, inflated bodies, socket rounds)")
                 .register(registry);
-        Gauge.builder("syncular.buffers.budget.bytes", this, BufferBudget::limit).baseUnit("bytes")
-                .description("The pod-wide budget for bytes buffered on behalf of clients").register(registry);
+        Gauge.builder("syncular.buffers.budget.bytes", this, BufferBudget::limit)
+                .baseUnit("bytes")
+                .description("The pod-wide budget for bytes buffered on behalf of clients")
+                .register(registry);
         this.refusals = Counter.builder("syncular.buffers.refusals")
                 .description("Requests refused with 429 sync.rate_limited because the buffer budget was spent")
                 .register(registry);
@@ -87,7 +92,9 @@ public class BufferBudget {
     /** The refusal, counted. */
     SyncError refused() {
         refusals.increment();
-        return new SyncError(ErrorCode.RATE_LIMITED, "the server is busy; retry later",
+        return new SyncError(
+                ErrorCode.RATE_LIMITED,
+                "the server is busy; retry later",
                 Map.of("reason", "memory_budget", "retryAfterMs", RETRY_AFTER_MS));
     }
 

@@ -19,8 +19,7 @@ import java.util.Map;
 final class CommandParams {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private CommandParams() {
-    }
+    private CommandParams() {}
 
     /**
      * A §4 value as plain Java: null, {@code Boolean}, {@code Double} (number), {@code Long} (integer),
@@ -81,11 +80,14 @@ final class CommandParams {
         out.put("kind", new OperationValue.Text("command"));
         out.put("operationId", new OperationValue.Text(operationId));
         out.put("requestId", new OperationValue.Text(requestId));
-        out.put("status", new OperationValue.Text(switch (result.status()) {
-            case APPLIED -> "applied";
-            case CACHED -> "cached";
-            case REJECTED -> "rejected";
-        }));
+        out.put(
+                "status",
+                new OperationValue.Text(
+                        switch (result.status()) {
+                            case APPLIED -> "applied";
+                            case CACHED -> "cached";
+                            case REJECTED -> "rejected";
+                        }));
         if (result.commitSeq() != null && result.status() != CommitStatus.REJECTED) {
             out.put("commitSeq", new OperationValue.Number(result.commitSeq()));
         }

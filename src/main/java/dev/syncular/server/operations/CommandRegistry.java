@@ -13,7 +13,8 @@ public final class CommandRegistry {
         for (RemoteCommand c : commands) {
             String id = c.id();
             if (id == null || id.isBlank()) {
-                throw new IllegalArgumentException("a remote command has no id: " + c.getClass().getName());
+                throw new IllegalArgumentException(
+                        "a remote command has no id: " + c.getClass().getName());
             }
             if (m.putIfAbsent(id, c) != null) {
                 throw new IllegalArgumentException("two remote commands have the id " + id);

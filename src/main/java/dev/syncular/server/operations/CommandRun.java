@@ -36,8 +36,8 @@ final class CommandRun implements ServerCommand {
 
     @Override
     public Uni<List<PushOperation>> run(ServerCommand.Rows rows) {
-        RemoteCommand.Rows readable = (table, rowId) -> rows.getRow(table, rowId)
-                .map(found -> found.map(row -> values(schema.table(table), row)));
+        RemoteCommand.Rows readable = (table, rowId) ->
+                rows.getRow(table, rowId).map(found -> found.map(row -> values(schema.table(table), row)));
         return command.run(call, readable).map(mutations -> {
             List<PushOperation> ops = new ArrayList<>();
             for (RemoteCommand.Mutation m : mutations == null ? List.<RemoteCommand.Mutation>of() : mutations) {

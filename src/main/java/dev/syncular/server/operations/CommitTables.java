@@ -63,18 +63,25 @@ final class CommitTables {
             seqs = p.seqs.toArray(Long[]::new);
             p.seqs.clear();
         }
-        pool.preparedQuery(sql).execute(Tuple.of(partition, seqs)).subscribe().with(rows -> {
-            Set<String> tables = new HashSet<>();
-            for (Row r : rows) {
-                tables.add(r.getString(0));
-            }
-            deliver(partition, tables, touched);
-            read(partition, p, touched);
-        }, e -> {
-            LOG.debugf("reading the tables of notified commits failed; every watch of the partition reruns: %s", e.toString());
-            deliver(partition, ALL, touched);
-            read(partition, p, touched);
-        });
+        pool.preparedQuery(sql)
+                .execute(Tuple.of(partition, seqs))
+                .subscribe()
+                .with(
+                        rows -> {
+                            Set<String> tables = new HashSet<>();
+                            for (Row r : rows) {
+                                tables.add(r.getString(0));
+                            }
+                            deliver(partition, tables, touched);
+                            read(partition, p, touched);
+                        },
+                        e -> {
+                            LOG.debugf(
+                                    "reading the tables of notified commits failed; every watch of the partition reruns: %s",
+                                    e.toString());
+                            deliver(partition, ALL, touched);
+                            read(partition, p, touched);
+                        });
     }
 
     private static void deliver(String partition, Set<String> tables, BiConsumer<String, Set<String>> touched) {

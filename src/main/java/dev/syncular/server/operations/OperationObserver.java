@@ -27,7 +27,7 @@ public interface OperationObserver {
     }
 
     /** The observer that records nothing. */
-    OperationObserver NONE = (operation, binding, outcome, nanos) -> { };
+    OperationObserver NONE = (operation, binding, outcome, nanos) -> {};
 
     /**
      * One operation answered: {@code operation} is a registered id or {@link #UNREGISTERED}, {@code outcome}

@@ -38,8 +38,8 @@ public class OperationsProducer {
     @Singleton
     QueryRegistry registry(OperationsConfig config, SchemaWindow window) {
         OperationsConfig.Queries q = config.queries();
-        QueryIrLoader.Registration reg = new QueryIrLoader.Registration(q.privileged().orElse(Set.of()), q.maxRows(),
-                q.maxRowsByQuery());
+        QueryIrLoader.Registration reg =
+                new QueryIrLoader.Registration(q.privileged().orElse(Set.of()), q.maxRows(), q.maxRowsByQuery());
         List<QueryDefinition> all = new ArrayList<>();
         for (String path : q.path().orElse(List.of())) {
             if (path.isBlank()) {
@@ -86,7 +86,8 @@ public class OperationsProducer {
     @Produces
     @Singleton
     QueryExecutor executor(Pool pool, RowTables storage, SchemaWindow window, SyncularConfig config) {
-        return new QueryExecutor(pool, storage, window.current(), config.storage().statementTimeout());
+        return new QueryExecutor(
+                pool, storage, window.current(), config.storage().statementTimeout());
     }
 
     @Produces
@@ -106,21 +107,37 @@ public class OperationsProducer {
 
     @Produces
     @Singleton
-    RemoteOperations operations(QueryRegistry registry, QueryExecutor executor, SchemaWindow window,
-            ScopeResolver resolver, QueryAuthorizer authorizer, SyncStorage storage, CommandRegistry commands,
-            SyncEngine engine, OperationObserver observer) {
-        return new RemoteOperations(registry, executor, window.current(), resolver, authorizer, storage, commands,
-                engine, observer);
+    RemoteOperations operations(
+            QueryRegistry registry,
+            QueryExecutor executor,
+            SchemaWindow window,
+            ScopeResolver resolver,
+            QueryAuthorizer authorizer,
+            SyncStorage storage,
+            CommandRegistry commands,
+            SyncEngine engine,
+            OperationObserver observer) {
+        return new RemoteOperations(
+                registry, executor, window.current(), resolver, authorizer, storage, commands, engine, observer);
     }
 
     /** The pod's §6 watches ({@code syncular.operations.watch.*}); the socket and the commit signal are wired in {@code realtime}. */
     @Produces
     @Singleton
-    QueryWatches watches(RemoteOperations operations, OperationsConfig config, Vertx vertx, Pool pool,
-            RowTables storage) {
+    QueryWatches watches(
+            RemoteOperations operations, OperationsConfig config, Vertx vertx, Pool pool, RowTables storage) {
         OperationsConfig.Watch w = config.watch();
-        return new QueryWatches(operations, new WatchConfig(w.maxPerConnection(), w.maxPerPod(), w.minRerunInterval(),
-                w.maxConcurrentRuns(), w.maxMessageBytes().asLongValue()), vertx, pool, storage.qualified("sync_changes"));
+        return new QueryWatches(
+                operations,
+                new WatchConfig(
+                        w.maxPerConnection(),
+                        w.maxPerPod(),
+                        w.minRerunInterval(),
+                        w.maxConcurrentRuns(),
+                        w.maxMessageBytes().asLongValue()),
+                vertx,
+                pool,
+                storage.qualified("sync_changes"));
     }
 
     /** Reads the registry at start-up, so a refused document stops the server instead of the first request. */

@@ -24,8 +24,8 @@ import java.util.function.Function;
  */
 public final class PartitionRewrite {
     private static final Set<String> BEFORE_BOOLEAN = Set.of("and", "or", "where", "on", "having", "not");
-    private static final Set<String> AFTER_BOOLEAN = Set.of("and", "or", "order", "group", "limit", "having",
-            "window", "union", "except", "intersect", "offset");
+    private static final Set<String> AFTER_BOOLEAN = Set.of(
+            "and", "or", "order", "group", "limit", "having", "window", "union", "except", "intersect", "offset");
     public static final String WRAPPER_ALIAS = "\"_syncular_registered_query\"";
 
     private PartitionRewrite() {}
@@ -34,8 +34,8 @@ public final class PartitionRewrite {
      * @param physical the quoted, qualified row table of an application table
      * @return the PostgreSQL text: {@code $1} the partition, then the binds, then the {@code LIMIT}
      */
-    public static String rewrite(QueryDefinition.Statement statement, CompiledSchema schema,
-            Function<String, String> physical) {
+    public static String rewrite(
+            QueryDefinition.Statement statement, CompiledSchema schema, Function<String, String> physical) {
         String sql = statement.positionalSql();
         List<SqlTokens.Token> tokens;
         try {
@@ -62,12 +62,16 @@ public final class PartitionRewrite {
             } else if (token.kind() == SqlTokens.Kind.PLACEHOLDER) {
                 out.append(sql, copied, token.start()).append('$').append(++param);
                 copied = token.end();
-            } else if (token.kind() == SqlTokens.Kind.NUMBER && (token.text().equals("1") || token.text().equals("0"))
-                    && t > 0 && tokens.get(t - 1).kind() == SqlTokens.Kind.WORD
+            } else if (token.kind() == SqlTokens.Kind.NUMBER
+                    && (token.text().equals("1") || token.text().equals("0"))
+                    && t > 0
+                    && tokens.get(t - 1).kind() == SqlTokens.Kind.WORD
                     && BEFORE_BOOLEAN.contains(tokens.get(t - 1).text().toLowerCase(Locale.ROOT))
-                    && (t + 1 == tokens.size() || tokens.get(t + 1).text().equals(")")
+                    && (t + 1 == tokens.size()
+                            || tokens.get(t + 1).text().equals(")")
                             || (tokens.get(t + 1).kind() == SqlTokens.Kind.WORD
-                                    && AFTER_BOOLEAN.contains(tokens.get(t + 1).text().toLowerCase(Locale.ROOT))))) {
+                                    && AFTER_BOOLEAN.contains(
+                                            tokens.get(t + 1).text().toLowerCase(Locale.ROOT))))) {
                 out.append(sql, copied, token.start()).append(token.text().equals("1") ? "TRUE" : "FALSE");
                 copied = token.end();
             }
@@ -88,7 +92,10 @@ public final class PartitionRewrite {
             first = false;
             sb.append(quote(c.name()));
         }
-        return sb.append(" FROM ").append(physicalName).append(" WHERE \"_sync_partition\" = $1)").toString();
+        return sb.append(" FROM ")
+                .append(physicalName)
+                .append(" WHERE \"_sync_partition\" = $1)")
+                .toString();
     }
 
     static String quote(String ident) {

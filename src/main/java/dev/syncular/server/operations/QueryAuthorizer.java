@@ -12,7 +12,12 @@ import java.util.Map;
  */
 public interface QueryAuthorizer {
     /** What one privileged query invocation asks for. */
-    record Request(String queryName, String operationId, String actorId, String partition, String clientId,
+    record Request(
+            String queryName,
+            String operationId,
+            String actorId,
+            String partition,
+            String clientId,
             Map<String, OperationValue> params) {}
 
     Uni<Boolean> authorize(Request request);

@@ -14,7 +14,8 @@ import java.util.Map;
  *
  * @param values the bind values in placeholder order (Java values for the PostgreSQL client; {@code null} is SQL NULL)
  */
-public record QueryBinding(QueryDefinition.Statement statement, List<Object> values, Map<String, OperationValue> params) {
+public record QueryBinding(
+        QueryDefinition.Statement statement, List<Object> values, Map<String, OperationValue> params) {
 
     public static QueryBinding of(QueryDefinition query, OperationValue rawParams) {
         Map<String, OperationValue> params;
@@ -76,7 +77,8 @@ public record QueryBinding(QueryDefinition.Statement statement, List<Object> val
                 if (v instanceof OperationValue.Integer i) {
                     return i.value();
                 }
-                if (v instanceof OperationValue.Number n && n.value() == Math.rint(n.value())
+                if (v instanceof OperationValue.Number n
+                        && n.value() == Math.rint(n.value())
                         && Math.abs(n.value()) <= 9.007199254740991E15) {
                     return (long) n.value();
                 }
@@ -99,8 +101,7 @@ public record QueryBinding(QueryDefinition.Statement statement, List<Object> val
                     return Buffer.buffer(b.value());
                 }
             }
-            default -> {
-            }
+            default -> {}
         }
         throw OperationException.invalid("a param value does not have its input's declared type");
     }

@@ -12,8 +12,17 @@ import java.util.List;
  * @param access        how the query is authorized (§2.1)
  * @param maxRows       the §2 row cap, 1..10,000
  */
-public record QueryDefinition(String id, String name, List<Column> columns, List<String> tables, List<Input> inputs,
-        List<List<String>> conditions, List<Statement> statements, List<Coverage> coverage, Access access, int maxRows) {
+public record QueryDefinition(
+        String id,
+        String name,
+        List<Column> columns,
+        List<String> tables,
+        List<Input> inputs,
+        List<List<String>> conditions,
+        List<Statement> statements,
+        List<Coverage> coverage,
+        Access access,
+        int maxRows) {
 
     public QueryDefinition {
         columns = List.copyOf(columns);
@@ -26,7 +35,8 @@ public record QueryDefinition(String id, String name, List<Column> columns, List
 
     /** §2.1 registration mode. */
     public enum Access {
-        SCOPED, PRIVILEGED
+        SCOPED,
+        PRIVILEGED
     }
 
     /**

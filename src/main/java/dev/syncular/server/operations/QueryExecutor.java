@@ -39,13 +39,14 @@ public final class QueryExecutor {
         this.storage = storage;
         this.schema = schema;
         this.timeoutStatement = "SET LOCAL statement_timeout = " + Math.max(0, statementTimeout.toMillis());
-        this.maxCommitSeqSql = "SELECT max_commit_seq FROM " + storage.qualified("sync_partitions") + " WHERE partition_id = $1";
+        this.maxCommitSeqSql =
+                "SELECT max_commit_seq FROM " + storage.qualified("sync_partitions") + " WHERE partition_id = $1";
     }
 
     /** The PostgreSQL text a statement runs as (rewritten once, then reused). */
     public String sqlFor(QueryDefinition.Statement statement) {
-        return rewritten.computeIfAbsent(statement,
-                s -> PartitionRewrite.rewrite(s, schema, storage::qualifiedRowTable));
+        return rewritten.computeIfAbsent(
+                statement, s -> PartitionRewrite.rewrite(s, schema, storage::qualifiedRowTable));
     }
 
     public Uni<Result> run(String partition, QueryDefinition query, QueryBinding binding) {
@@ -54,25 +55,31 @@ public final class QueryExecutor {
         args.add(partition);
         args.addAll(binding.values());
         args.add(query.maxRows() + 1);
-        return pool.withTransaction(conn -> conn.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute()
-                .chain(() -> conn.query(timeoutStatement).execute())
-                .chain(() -> conn.preparedQuery(maxCommitSeqSql).execute(Tuple.of(partition)))
-                .chain(seqRows -> {
-                    long seq = 0;
-                    for (Row r : seqRows) {
-                        seq = r.getLong(0);
-                    }
-                    long maxCommitSeq = seq;
-                    return conn.preparedQuery(sql).execute(Tuple.from(args))
-                            .onFailure().transform(e -> {
-                                LOG.debugf("registered query %s failed: %s", query.name(), e.getMessage());
-                                return new OperationException(OperationErrorCode.QUERY_FAILED, "registered query execution failed");
-                            })
-                            .map(rows -> result(rows, query, maxCommitSeq));
-                }))
-                .onFailure(e -> !(e instanceof OperationException)).transform(e -> {
+        return pool.withTransaction(conn -> conn.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                        .execute()
+                        .chain(() -> conn.query(timeoutStatement).execute())
+                        .chain(() -> conn.preparedQuery(maxCommitSeqSql).execute(Tuple.of(partition)))
+                        .chain(seqRows -> {
+                            long seq = 0;
+                            for (Row r : seqRows) {
+                                seq = r.getLong(0);
+                            }
+                            long maxCommitSeq = seq;
+                            return conn.preparedQuery(sql)
+                                    .execute(Tuple.from(args))
+                                    .onFailure()
+                                    .transform(e -> {
+                                        LOG.debugf("registered query %s failed: %s", query.name(), e.getMessage());
+                                        return new OperationException(
+                                                OperationErrorCode.QUERY_FAILED, "registered query execution failed");
+                                    })
+                                    .map(rows -> result(rows, query, maxCommitSeq));
+                        }))
+                .onFailure(e -> !(e instanceof OperationException))
+                .transform(e -> {
                     LOG.warnf("registered query %s could not run: %s", query.name(), e.toString());
-                    return new OperationException(OperationErrorCode.EXECUTION_FAILED, "registered query could not run");
+                    return new OperationException(
+                            OperationErrorCode.EXECUTION_FAILED, "registered query could not run");
                 });
     }
 

@@ -30,8 +30,8 @@ import java.util.Set;
 public final class QueryIrLoader {
     public static final int CURRENT_VERSION = 4;
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Set<String> TYPES = Set.of("string", "integer", "float", "boolean", "json", "bytes",
-            "blob_ref", "crdt");
+    private static final Set<String> TYPES =
+            Set.of("string", "integer", "float", "boolean", "json", "bytes", "blob_ref", "crdt");
 
     /** How the deployment registers each query: its §2.1 mode and its row cap. */
     public record Registration(Set<String> privileged, int defaultMaxRows, Map<String, Integer> maxRows) {}
@@ -41,7 +41,9 @@ public final class QueryIrLoader {
     /** The operation id prefix of a document: {@code sha256:<hex of its exact bytes>}. */
     public static String documentId(byte[] document) {
         try {
-            return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(document));
+            return "sha256:"
+                    + HexFormat.of()
+                            .formatHex(MessageDigest.getInstance("SHA-256").digest(document));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
@@ -87,8 +89,8 @@ public final class QueryIrLoader {
         return out;
     }
 
-    private static QueryDefinition query(JsonNode q, String id, String name, String where, CompiledSchema schema,
-            Registration reg) {
+    private static QueryDefinition query(
+            JsonNode q, String id, String name, String where, CompiledSchema schema, Registration reg) {
         List<QueryDefinition.Column> columns = columns(q.get("columns"), where);
         List<String> tables = new ArrayList<>();
         JsonNode tablesNode = q.get("tables");
@@ -98,7 +100,8 @@ public final class QueryIrLoader {
         for (JsonNode t : tablesNode) {
             String table = t.asText();
             if (!schema.hasTable(table)) {
-                throw new QueryIrException(where + " reads table " + table + ", which the running schema does not have");
+                throw new QueryIrException(
+                        where + " reads table " + table + ", which the running schema does not have");
             }
             if (tables.contains(table)) {
                 throw new QueryIrException(where + " lists table " + table + " twice");
@@ -114,10 +117,14 @@ public final class QueryIrLoader {
             for (JsonNode in : syql.path("inputs")) {
                 String kind = in.path("kind").asText();
                 if (!kind.equals("value")) {
-                    throw new QueryIrException(where + " has a " + kind + " input, which remote queries do not support yet");
+                    throw new QueryIrException(
+                            where + " has a " + kind + " input, which remote queries do not support yet");
                 }
-                inputs.add(new QueryDefinition.Input(text(in, "name", where, "an input"), type(in, where),
-                        in.path("nullable").asBoolean(false), in.path("required").asBoolean(true)));
+                inputs.add(new QueryDefinition.Input(
+                        text(in, "name", where, "an input"),
+                        type(in, where),
+                        in.path("nullable").asBoolean(false),
+                        in.path("required").asBoolean(true)));
             }
             JsonNode plan = syql.path("plan");
             for (JsonNode c : plan.path("conditions")) {
@@ -126,7 +133,8 @@ public final class QueryIrLoader {
                     controls.add(ctl.asText());
                 }
                 if (c.has("bind")) {
-                    throw new QueryIrException(where + " has a condition with its own bind, which remote queries do not support yet");
+                    throw new QueryIrException(
+                            where + " has a condition with its own bind, which remote queries do not support yet");
                 }
                 conditions.add(controls);
             }
@@ -142,7 +150,8 @@ public final class QueryIrLoader {
                 List<QueryDefinition.Bind> binds = new ArrayList<>();
                 for (JsonNode b : s.path("binds")) {
                     if (!b.path("kind").asText().equals("value")) {
-                        throw new QueryIrException(where + " has a " + b.path("kind").asText() + " bind, which remote queries do not support yet");
+                        throw new QueryIrException(where + " has a "
+                                + b.path("kind").asText() + " bind, which remote queries do not support yet");
                     }
                     binds.add(new QueryDefinition.Bind(text(b, "input", where, "a bind"), type(b, where)));
                 }
@@ -195,15 +204,17 @@ public final class QueryIrLoader {
                 }
                 fixed.add(new QueryDefinition.FixedScope(f.path("variable").asText(), params));
             }
-            coverage.add(new QueryDefinition.Coverage(c.path("table").asText(), c.path("variable").asText(), units, fixed));
+            coverage.add(new QueryDefinition.Coverage(
+                    c.path("table").asText(), c.path("variable").asText(), units, fixed));
         }
         int maxRows = reg.maxRows().getOrDefault(name, reg.defaultMaxRows());
         if (maxRows < 1 || maxRows > 10_000) {
             throw new QueryIrException(where + " has maxRows " + maxRows + "; it must be from 1 through 10,000");
         }
-        QueryDefinition.Access access = reg.privileged().contains(name) ? QueryDefinition.Access.PRIVILEGED
-                : QueryDefinition.Access.SCOPED;
-        return new QueryDefinition(id, name, columns, tables, inputs, conditions, statements, coverage, access, maxRows);
+        QueryDefinition.Access access =
+                reg.privileged().contains(name) ? QueryDefinition.Access.PRIVILEGED : QueryDefinition.Access.SCOPED;
+        return new QueryDefinition(
+                id, name, columns, tables, inputs, conditions, statements, coverage, access, maxRows);
     }
 
     private static List<QueryDefinition.Column> columns(JsonNode node, String where) {
@@ -222,13 +233,19 @@ public final class QueryIrLoader {
             if (!seen.add(name) || !seenLang.add(lang.toLowerCase(Locale.ROOT))) {
                 throw new QueryIrException(where + " has the result column " + name + " twice");
             }
-            out.add(new QueryDefinition.Column(name, lang, type(c, where), c.path("nullable").asBoolean(true)));
+            out.add(new QueryDefinition.Column(
+                    name, lang, type(c, where), c.path("nullable").asBoolean(true)));
         }
         return out;
     }
 
-    private static QueryDefinition.Statement statement(JsonNode s, int mask, List<QueryDefinition.Bind> binds,
-            String where, CompiledSchema schema, List<String> tables) {
+    private static QueryDefinition.Statement statement(
+            JsonNode s,
+            int mask,
+            List<QueryDefinition.Bind> binds,
+            String where,
+            CompiledSchema schema,
+            List<String> tables) {
         String sql = text(s, "positionalSql", where, "a statement");
         JsonNode rel = s.get("relations");
         if (rel == null || !rel.isArray()) {
@@ -251,12 +268,13 @@ public final class QueryIrLoader {
                 throw new QueryIrException(where + " plans table " + table + ", which the query does not list");
             }
             if (start <= lastEnd || end <= start || end > sql.length()) {
-                throw new QueryIrException(where + " has a relation plan that does not match its SQL (offsets " + start + ".." + end + ")");
+                throw new QueryIrException(where + " has a relation plan that does not match its SQL (offsets " + start
+                        + ".." + end + ")");
             }
             int index = tokenAt(tokens, start, end);
             if (index < 0 || !tokens.get(index).names(table) || qualified(tokens, index)) {
-                throw new QueryIrException(where + " has a relation plan that does not match its SQL (offsets " + start + ".." + end
-                        + " do not name " + table + ")");
+                throw new QueryIrException(where + " has a relation plan that does not match its SQL (offsets " + start
+                        + ".." + end + " do not name " + table + ")");
             }
             lastEnd = end - 1;
             relations.add(new QueryDefinition.Relation(table, start, end, alias));
@@ -305,18 +323,23 @@ public final class QueryIrLoader {
 
     /** Preceded by a dot: {@code schema.table} or {@code alias.column}. */
     private static boolean qualified(List<SqlTokens.Token> tokens, int i) {
-        return i > 0 && tokens.get(i - 1).text().equals(".") && tokens.get(i - 1).end() == tokens.get(i).start();
+        return i > 0
+                && tokens.get(i - 1).text().equals(".")
+                && tokens.get(i - 1).end() == tokens.get(i).start();
     }
 
     /** Followed by a dot: the qualifier of {@code table.column}. */
     private static boolean partOfQualifiedName(List<SqlTokens.Token> tokens, int i) {
-        return i + 1 < tokens.size() && tokens.get(i + 1).text().equals(".") && tokens.get(i + 1).start() == tokens.get(i).end();
+        return i + 1 < tokens.size()
+                && tokens.get(i + 1).text().equals(".")
+                && tokens.get(i + 1).start() == tokens.get(i).end();
     }
 
     private static void requireMaterialized(TableSchema table, String where) {
         JsonNode m = table.extensions() == null ? null : table.extensions().get("materialize");
         if (m != null && m.isBoolean() && !m.booleanValue()) {
-            throw new QueryIrException(where + " reads table " + table.name() + ", which is not materialized (materialize: false)");
+            throw new QueryIrException(
+                    where + " reads table " + table.name() + ", which is not materialized (materialize: false)");
         }
     }
 

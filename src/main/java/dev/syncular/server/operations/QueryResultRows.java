@@ -73,7 +73,9 @@ final class QueryResultRows {
                     return new OperationValue.Number(b ? 1 : 0);
                 } else if (v instanceof BigDecimal || v instanceof Numeric) {
                     BigDecimal d = v instanceof BigDecimal bd ? bd : ((Numeric) v).bigDecimalValue();
-                    if (d != null && d.stripTrailingZeros().scale() <= 0 && d.abs().doubleValue() <= MAX_SAFE) {
+                    if (d != null
+                            && d.stripTrailingZeros().scale() <= 0
+                            && d.abs().doubleValue() <= MAX_SAFE) {
                         return new OperationValue.Number(d.longValue());
                     }
                 }
@@ -111,8 +113,7 @@ final class QueryResultRows {
                     return new OperationValue.Bytes(b.getBytes());
                 }
             }
-            default -> {
-            }
+            default -> {}
         }
         throw failed("registered query returned a value of another type than its column");
     }

@@ -28,8 +28,7 @@ public final class QueryWatches {
     private final ConcurrentHashMap<String, Set<WatchSession>> byPartition = new ConcurrentHashMap<>();
     private final AtomicInteger active = new AtomicInteger();
 
-    public QueryWatches(RemoteOperations operations, WatchConfig config, Vertx vertx, Pool pool,
-            String changesTable) {
+    public QueryWatches(RemoteOperations operations, WatchConfig config, Vertx vertx, Pool pool, String changesTable) {
         this.operations = operations;
         this.config = config;
         this.vertx = vertx;
@@ -99,7 +98,8 @@ public final class QueryWatches {
                 w.dirty = true;
                 return;
             }
-            waitNanos = !w.started ? 0
+            waitNanos = !w.started
+                    ? 0
                     : w.lastStartNanos + config.minRerunInterval().toNanos() - System.nanoTime();
             if (waitNanos > 0) {
                 w.timerPending = true;
@@ -133,13 +133,15 @@ public final class QueryWatches {
     private void run(WatchSession s, WatchSession.Watch w) {
         long start = System.nanoTime();
         runs.submit(() -> {
-            synchronized (w) {
-                if (w.removed) {
-                    return Uni.createFrom().nullItem(); // unwatched while waiting for a slot
-                }
-            }
-            return operations.query(s.ctx, w.clientId, w.operationId, w.params);
-        }).subscribe().with(result -> finished(s, w, result, null, start), e -> finished(s, w, null, e, start));
+                    synchronized (w) {
+                        if (w.removed) {
+                            return Uni.createFrom().nullItem(); // unwatched while waiting for a slot
+                        }
+                    }
+                    return operations.query(s.ctx, w.clientId, w.operationId, w.params);
+                })
+                .subscribe()
+                .with(result -> finished(s, w, result, null, start), e -> finished(s, w, null, e, start));
     }
 
     private void finished(WatchSession s, WatchSession.Watch w, OperationValue result, Throwable failure, long start) {
@@ -153,7 +155,10 @@ public final class QueryWatches {
         OperationValue answer = failure == null
                 ? WatchMessage.snapshot(w.watchId, (OperationValue.Obj) result)
                 : WatchMessage.error(w.watchId, failure);
-        WatchSession.Answered answered = s.answer(w, answer, failure != null,
+        WatchSession.Answered answered = s.answer(
+                w,
+                answer,
+                failure != null,
                 () -> operations.watchAnswered(w.operationId, answer, System.nanoTime() - start));
         boolean registered = answered == WatchSession.Answered.SENT;
         synchronized (w) {

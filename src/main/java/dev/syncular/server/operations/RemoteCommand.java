@@ -29,9 +29,8 @@ public interface RemoteCommand {
     Uni<List<Mutation>> run(Call call, Rows rows);
 
     /** One invocation: who asks, where, and the decoded {@code params} (§4 values as plain Java, see {@link Params}). */
-    record Call(String operationId, String requestId, String actorId, String partition, String clientId,
-            Object params) {
-    }
+    record Call(
+            String operationId, String requestId, String actorId, String partition, String clientId, Object params) {}
 
     /** Rows as stored, column name to value; empty when absent or outside the actor's scopes. */
     interface Rows {

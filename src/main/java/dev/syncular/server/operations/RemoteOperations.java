@@ -28,7 +28,8 @@ public final class RemoteOperations {
     private static final Logger LOG = Logger.getLogger(RemoteOperations.class);
     public static final String RESERVED_CLIENT_PREFIX = "[\"remote-command\",";
     private static final Set<String> QUERY_MEMBERS = Set.of("revision", "kind", "clientId", "operationId", "params");
-    private static final Set<String> COMMAND_MEMBERS = Set.of("revision", "kind", "clientId", "operationId", "requestId", "params");
+    private static final Set<String> COMMAND_MEMBERS =
+            Set.of("revision", "kind", "clientId", "operationId", "requestId", "params");
 
     private final QueryRegistry registry;
     private final QueryExecutor executor;
@@ -40,8 +41,15 @@ public final class RemoteOperations {
     private final SyncEngine engine;
     private final OperationObserver observer;
 
-    public RemoteOperations(QueryRegistry registry, QueryExecutor executor, CompiledSchema schema, ScopeResolver resolver,
-            QueryAuthorizer authorizer, SyncStorage storage, CommandRegistry commands, SyncEngine engine,
+    public RemoteOperations(
+            QueryRegistry registry,
+            QueryExecutor executor,
+            CompiledSchema schema,
+            ScopeResolver resolver,
+            QueryAuthorizer authorizer,
+            SyncStorage storage,
+            CommandRegistry commands,
+            SyncEngine engine,
             OperationObserver observer) {
         this.observer = observer;
         this.commands = commands;
@@ -84,7 +92,9 @@ public final class RemoteOperations {
      * {@link OperationObserver#UNREGISTERED} (a closed set: the registries are fixed at start-up).
      */
     public String operationTag(String operationId) {
-        return registry.find(operationId).isPresent() || commands.find(operationId).isPresent() ? operationId
+        return registry.find(operationId).isPresent()
+                        || commands.find(operationId).isPresent()
+                ? operationId
                 : OperationObserver.UNREGISTERED;
     }
 
@@ -122,7 +132,8 @@ public final class RemoteOperations {
         }
         if (kind.equals("command")) {
             RemoteCommand command = commands.find(operationId)
-                    .orElseThrow(() -> new OperationException(OperationErrorCode.UNKNOWN, "no command is registered with this id"));
+                    .orElseThrow(() -> new OperationException(
+                            OperationErrorCode.UNKNOWN, "no command is registered with this id"));
             return command(ctx, clientId, operationId, requestId, command, request.get("params"));
         }
         return query(ctx, clientId, operationId, request.get("params"));
@@ -134,21 +145,25 @@ public final class RemoteOperations {
      * ({@code kind: "query"}); a failure is an {@link OperationException} (or unexpected). The HTTP binding and
      * every watch run and rerun (§6: "the same query and authorization path as HTTP") go through here.
      */
-    public Uni<OperationValue> query(SyncRequestContext ctx, String clientId, String operationId, OperationValue params) {
+    public Uni<OperationValue> query(
+            SyncRequestContext ctx, String clientId, String operationId, OperationValue params) {
         return Uni.createFrom().deferred(() -> runQuery(ctx, clientId, operationId, params));
     }
 
-    private Uni<OperationValue> runQuery(SyncRequestContext ctx, String clientId, String operationId, OperationValue params) {
+    private Uni<OperationValue> runQuery(
+            SyncRequestContext ctx, String clientId, String operationId, OperationValue params) {
         if (clientId.isEmpty() || clientId.startsWith(RESERVED_CLIENT_PREFIX) || clientId.indexOf('\u0000') >= 0) {
             throw new OperationException(OperationErrorCode.INVALID_CLIENT_ID, "clientId is empty or reserved");
         }
         QueryDefinition query = registry.find(operationId)
-                .orElseThrow(() -> new OperationException(OperationErrorCode.UNKNOWN, "no query is registered with this id"));
+                .orElseThrow(() ->
+                        new OperationException(OperationErrorCode.UNKNOWN, "no query is registered with this id"));
         QueryBinding binding = QueryBinding.of(query, params);
         return storage.readClient(ctx.partition(), clientId)
                 .chain(client -> {
                     if (client != null && !client.actorId().equals(ctx.actorId())) {
-                        throw new OperationException(OperationErrorCode.INVALID_CLIENT_ID, "clientId belongs to another actor");
+                        throw new OperationException(
+                                OperationErrorCode.INVALID_CLIENT_ID, "clientId belongs to another actor");
                     }
                     return authorize(ctx, clientId, query, binding);
                 })
@@ -170,51 +185,67 @@ public final class RemoteOperations {
      * commit's status ({@code applied}, {@code cached} for a retry, {@code rejected}), {@code commitSeq} and its
      * per-operation results.
      */
-    private Uni<OperationValue> command(SyncRequestContext ctx, String clientId, String operationId, String requestId,
-            RemoteCommand command, OperationValue params) {
-        RemoteCommand.Call call = new RemoteCommand.Call(operationId, requestId, ctx.actorId(), ctx.partition(),
-                clientId, CommandParams.plain(params));
+    private Uni<OperationValue> command(
+            SyncRequestContext ctx,
+            String clientId,
+            String operationId,
+            String requestId,
+            RemoteCommand command,
+            OperationValue params) {
+        RemoteCommand.Call call = new RemoteCommand.Call(
+                operationId, requestId, ctx.actorId(), ctx.partition(), clientId, CommandParams.plain(params));
         String reservedClient = CommandParams.jsonArray(List.of("remote-command", ctx.actorId(), clientId));
         String reservedCommit = CommandParams.jsonArray(List.of(operationId, requestId));
         return storage.readClient(ctx.partition(), clientId)
                 .chain(client -> {
                     if (client != null && !client.actorId().equals(ctx.actorId())) {
-                        throw new OperationException(OperationErrorCode.INVALID_CLIENT_ID, "clientId belongs to another actor");
+                        throw new OperationException(
+                                OperationErrorCode.INVALID_CLIENT_ID, "clientId belongs to another actor");
                     }
-                    return Uni.createFrom().deferred(() -> command.authorize(call))
-                            .onFailure().transform(e -> {
+                    return Uni.createFrom()
+                            .deferred(() -> command.authorize(call))
+                            .onFailure()
+                            .transform(e -> {
                                 LOG.warnf("command authorizer failed for %s: %s", operationId, e.toString());
-                                return new OperationException(OperationErrorCode.EXECUTION_FAILED, "command authorization failed");
+                                return new OperationException(
+                                        OperationErrorCode.EXECUTION_FAILED, "command authorization failed");
                             });
                 })
                 .chain(allowed -> {
                     if (!Boolean.TRUE.equals(allowed)) {
-                        throw new OperationException(OperationErrorCode.FORBIDDEN, "the command's authorization denies it");
+                        throw new OperationException(
+                                OperationErrorCode.FORBIDDEN, "the command's authorization denies it");
                     }
                     return engine.command(ctx, reservedClient, reservedCommit, new CommandRun(command, call, schema));
                 })
-                .onFailure(ServerCommand.NoMutations.class).transform(e -> OperationException.invalid(e.getMessage()))
+                .onFailure(ServerCommand.NoMutations.class)
+                .transform(e -> OperationException.invalid(e.getMessage()))
                 .map(frames -> CommandParams.answer(operationId, requestId, frames));
     }
 
     private Uni<Void> authorize(SyncRequestContext ctx, String clientId, QueryDefinition query, QueryBinding binding) {
         if (query.access() == QueryDefinition.Access.PRIVILEGED) {
-            return authorizer.authorize(new QueryAuthorizer.Request(query.name(), query.id(), ctx.actorId(),
-                            ctx.partition(), clientId, binding.params()))
-                    .onFailure().transform(e -> {
+            return authorizer
+                    .authorize(new QueryAuthorizer.Request(
+                            query.name(), query.id(), ctx.actorId(), ctx.partition(), clientId, binding.params()))
+                    .onFailure()
+                    .transform(e -> {
                         LOG.warnf("query authorizer failed for %s: %s", query.name(), e.toString());
-                        return new OperationException(OperationErrorCode.EXECUTION_FAILED, "query authorization failed");
+                        return new OperationException(
+                                OperationErrorCode.EXECUTION_FAILED, "query authorization failed");
                     })
                     .map(allowed -> {
                         if (!Boolean.TRUE.equals(allowed)) {
-                            throw new OperationException(OperationErrorCode.FORBIDDEN, "the query authorizer denies this query");
+                            throw new OperationException(
+                                    OperationErrorCode.FORBIDDEN, "the query authorizer denies this query");
                         }
                         return null;
                     });
         }
         return resolver.resolveScopes(ctx)
-                .onFailure().transform(e -> new OperationException(OperationErrorCode.FORBIDDEN,
-                        "live scope authorization is unavailable for this query"))
+                .onFailure()
+                .transform(e -> new OperationException(
+                        OperationErrorCode.FORBIDDEN, "live scope authorization is unavailable for this query"))
                 .map(allowed -> {
                     ScopeCoverage.check(query, schema, binding.params(), allowed == null ? Map.of() : allowed);
                     return null;

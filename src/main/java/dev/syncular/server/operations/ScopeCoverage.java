@@ -22,7 +22,10 @@ public final class ScopeCoverage {
 
     private ScopeCoverage() {}
 
-    public static void check(QueryDefinition query, CompiledSchema schema, Map<String, OperationValue> params,
+    public static void check(
+            QueryDefinition query,
+            CompiledSchema schema,
+            Map<String, OperationValue> params,
             Map<String, List<String>> allowed) {
         Set<String> covered = new HashSet<>();
         for (QueryDefinition.Coverage c : query.coverage()) {

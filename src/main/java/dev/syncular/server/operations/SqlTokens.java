@@ -12,7 +12,12 @@ import java.util.Locale;
  */
 final class SqlTokens {
     enum Kind {
-        WORD, QUOTED_IDENTIFIER, STRING, NUMBER, PLACEHOLDER, PUNCT
+        WORD,
+        QUOTED_IDENTIFIER,
+        STRING,
+        NUMBER,
+        PLACEHOLDER,
+        PUNCT
     }
 
     record Token(Kind kind, int start, int end, String text) {
@@ -36,7 +41,8 @@ final class SqlTokens {
 
         /** Whether this identifier names {@code table} (a word case-insensitively, a quoted identifier exactly). */
         boolean names(String table) {
-            return kind == Kind.WORD ? text.toLowerCase(Locale.ROOT).equals(table.toLowerCase(Locale.ROOT))
+            return kind == Kind.WORD
+                    ? text.toLowerCase(Locale.ROOT).equals(table.toLowerCase(Locale.ROOT))
                     : kind == Kind.QUOTED_IDENTIFIER && identifier().equals(table);
         }
     }
@@ -97,16 +103,19 @@ final class SqlTokens {
                 i++;
             } else if (Character.isDigit(c) || (c == '.' && i + 1 < n && Character.isDigit(sql.charAt(i + 1)))) {
                 int j = i + 1;
-                while (j < n && (Character.isLetterOrDigit(sql.charAt(j)) || sql.charAt(j) == '.'
-                        || ((sql.charAt(j) == '+' || sql.charAt(j) == '-')
-                                && (sql.charAt(j - 1) == 'e' || sql.charAt(j - 1) == 'E')))) {
+                while (j < n
+                        && (Character.isLetterOrDigit(sql.charAt(j))
+                                || sql.charAt(j) == '.'
+                                || ((sql.charAt(j) == '+' || sql.charAt(j) == '-')
+                                        && (sql.charAt(j - 1) == 'e' || sql.charAt(j - 1) == 'E')))) {
                     j++;
                 }
                 out.add(new Token(Kind.NUMBER, i, j, sql.substring(i, j)));
                 i = j;
             } else if (Character.isLetter(c) || c == '_') {
                 int j = i + 1;
-                while (j < n && (Character.isLetterOrDigit(sql.charAt(j)) || sql.charAt(j) == '_' || sql.charAt(j) == '$')) {
+                while (j < n
+                        && (Character.isLetterOrDigit(sql.charAt(j)) || sql.charAt(j) == '_' || sql.charAt(j) == '$')) {
                     j++;
                 }
                 out.add(new Token(Kind.WORD, i, j, sql.substring(i, j)));

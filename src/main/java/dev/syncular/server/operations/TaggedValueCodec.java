@@ -35,6 +35,7 @@ import java.util.regex.Pattern;
 public final class TaggedValueCodec {
     /** Tagged containers (arrays and objects) nested deeper than this are refused. */
     public static final int MAX_DEPTH = 32;
+
     private static final int MAX_JSON_DEPTH = 4 * MAX_DEPTH + 8;
     private static final Pattern CANONICAL_INTEGER = Pattern.compile("-?(?:0|[1-9][0-9]*)");
     private static final BigInteger MIN = BigInteger.valueOf(Long.MIN_VALUE);
@@ -43,7 +44,9 @@ public final class TaggedValueCodec {
 
     static {
         JsonFactory factory = JsonFactory.builder()
-                .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(MAX_JSON_DEPTH).build())
+                .streamReadConstraints(StreamReadConstraints.builder()
+                        .maxNestingDepth(MAX_JSON_DEPTH)
+                        .build())
                 .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
                 .build();
         JSON = new ObjectMapper(factory);
@@ -55,8 +58,12 @@ public final class TaggedValueCodec {
     public static OperationValue decode(byte[] utf8) {
         String text;
         try {
-            text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(utf8)).toString();
+            text = StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(utf8))
+                    .toString();
         } catch (CharacterCodingException e) {
             throw OperationException.invalid("operation message is not valid UTF-8");
         }
@@ -107,7 +114,9 @@ public final class TaggedValueCodec {
                 return new OperationValue.Text(v.textValue());
             }
             case "integer" -> {
-                if (!v.isTextual() || v.textValue().length() > 20 || !CANONICAL_INTEGER.matcher(v.textValue()).matches()
+                if (!v.isTextual()
+                        || v.textValue().length() > 20
+                        || !CANONICAL_INTEGER.matcher(v.textValue()).matches()
                         || v.textValue().equals("-0")) {
                     throw OperationException.invalid("an integer value must be canonical decimal text");
                 }
@@ -150,7 +159,9 @@ public final class TaggedValueCodec {
                 requireDepth(depth);
                 Map<String, OperationValue> fields = new LinkedHashMap<>();
                 for (JsonNode pair : a) {
-                    if (!(pair instanceof ArrayNode kv) || kv.size() != 2 || !kv.get(0).isTextual()) {
+                    if (!(pair instanceof ArrayNode kv)
+                            || kv.size() != 2
+                            || !kv.get(0).isTextual()) {
                         throw OperationException.invalid("an object pair must be [string key, value]");
                     }
                     String key = kv.get(0).textValue();

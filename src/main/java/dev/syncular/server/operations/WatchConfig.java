@@ -12,8 +12,8 @@ import java.time.Duration;
  * @param maxConcurrentRuns watch runs of the pod executing at once; the others wait, oldest first
  * @param maxMessageBytes   the largest client message; a larger one is {@code operation.invalid_request}
  */
-public record WatchConfig(int maxPerConnection, int maxPerPod, Duration minRerunInterval, int maxConcurrentRuns,
-        long maxMessageBytes) {
+public record WatchConfig(
+        int maxPerConnection, int maxPerPod, Duration minRerunInterval, int maxConcurrentRuns, long maxMessageBytes) {
     public WatchConfig {
         if (maxPerConnection < 1 || maxPerPod < 1 || maxConcurrentRuns < 1 || maxMessageBytes < 1) {
             throw new IllegalArgumentException("watch caps must be at least 1");

@@ -58,13 +58,15 @@ public sealed interface WatchMessage {
         switch (kind) {
             case "unwatch" -> {
                 if (!UNWATCH_MEMBERS.equals(m.fields().keySet())) {
-                    return new Invalid(watchId, OperationException.invalid("the unwatch message has missing or unknown members"));
+                    return new Invalid(
+                            watchId, OperationException.invalid("the unwatch message has missing or unknown members"));
                 }
                 return new Unwatch(watchId);
             }
             case "watch" -> {
                 if (!WATCH_MEMBERS.equals(m.fields().keySet())) {
-                    return new Invalid(watchId, OperationException.invalid("the watch message has missing or unknown members"));
+                    return new Invalid(
+                            watchId, OperationException.invalid("the watch message has missing or unknown members"));
                 }
                 if (!(m.get("clientId") instanceof OperationValue.Text clientId)
                         || !(m.get("operationId") instanceof OperationValue.Text operationId)) {

@@ -24,15 +24,19 @@ final class WatchRuns {
     /** {@code work} once a slot is free. */
     Uni<OperationValue> submit(Supplier<Uni<OperationValue>> work) {
         return Uni.createFrom().emitter(em -> {
-            waiting.add(() -> Uni.createFrom().<OperationValue>deferred(work::get)
+            waiting.add(() -> Uni.createFrom()
+                    .<OperationValue>deferred(work::get)
                     .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
-                    .subscribe().with(v -> {
-                        release();
-                        em.complete(v);
-                    }, e -> {
-                        release();
-                        em.fail(e);
-                    }));
+                    .subscribe()
+                    .with(
+                            v -> {
+                                release();
+                                em.complete(v);
+                            },
+                            e -> {
+                                release();
+                                em.fail(e);
+                            }));
             queued.incrementAndGet();
             drain();
         });

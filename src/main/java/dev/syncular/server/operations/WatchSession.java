@@ -91,9 +91,11 @@ public final class WatchSession {
             } else if (tables == null) {
                 refused = new OperationException(OperationErrorCode.UNKNOWN, "no query is registered with this id");
             } else if (watches.size() >= hub.config().maxPerConnection()) {
-                refused = new OperationException(OperationErrorCode.WATCH_LIMIT, "this connection holds its maximum of watches");
+                refused = new OperationException(
+                        OperationErrorCode.WATCH_LIMIT, "this connection holds its maximum of watches");
             } else if (!hub.reserve()) {
-                refused = new OperationException(OperationErrorCode.WATCH_LIMIT, "the server holds its maximum of watches");
+                refused = new OperationException(
+                        OperationErrorCode.WATCH_LIMIT, "the server holds its maximum of watches");
             } else {
                 w = new Watch(m, tables, binary);
                 watches.put(m.watchId(), w);

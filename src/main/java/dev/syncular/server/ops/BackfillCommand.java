@@ -50,8 +50,14 @@ public class BackfillCommand {
     }
 
     /** The command's options, parsed from its arguments. */
-    public record Options(String partition, String checkpoint, int schemaVersion, String table, Map<String, String> set,
-            int batchSize, int attempts) {
+    public record Options(
+            String partition,
+            String checkpoint,
+            int schemaVersion,
+            String table,
+            Map<String, String> set,
+            int batchSize,
+            int attempts) {
 
         /** Parses {@code args}; a missing, unknown or malformed option is an {@link IllegalArgumentException}. */
         public static Options parse(List<String> args) {
@@ -72,15 +78,21 @@ public class BackfillCommand {
                     case "--set" -> {
                         int eq = value.indexOf('=');
                         if (eq <= 0 || set.put(value.substring(0, eq), value.substring(eq + 1)) != null) {
-                            throw new IllegalArgumentException("--set takes <column>=<json>, once per column: " + value);
+                            throw new IllegalArgumentException(
+                                    "--set takes <column>=<json>, once per column: " + value);
                         }
                     }
                     default -> throw new IllegalArgumentException("unknown option " + option);
                 }
             }
-            return new Options(required(single, "--partition"), required(single, "--checkpoint"),
-                    positive(single, "--schema-version", null), required(single, "--table"), Map.copyOf(set),
-                    positive(single, "--batch-size", 500), positive(single, "--attempts", 5));
+            return new Options(
+                    required(single, "--partition"),
+                    required(single, "--checkpoint"),
+                    positive(single, "--schema-version", null),
+                    required(single, "--table"),
+                    Map.copyOf(set),
+                    positive(single, "--batch-size", 500),
+                    positive(single, "--attempts", 5));
         }
 
         private static String required(Map<String, String> options, String name) {
@@ -128,16 +140,24 @@ public class BackfillCommand {
     }
 
     private int execute(Options o, ColumnFill fill) {
-        backfills.declare(o.partition(), o.checkpoint(), o.schemaVersion()).await().atMost(STEP_TIMEOUT);
-        StoredCheckpoint claimed = backfills.claim(o.partition(), o.checkpoint(), o.schemaVersion()).await()
+        backfills
+                .declare(o.partition(), o.checkpoint(), o.schemaVersion())
+                .await()
+                .atMost(STEP_TIMEOUT);
+        StoredCheckpoint claimed = backfills
+                .claim(o.partition(), o.checkpoint(), o.schemaVersion())
+                .await()
                 .atMost(STEP_TIMEOUT);
         if (claimed.state() == CheckpointState.ACTIVATED) {
-            LOG.infof("backfill: checkpoint \"%s\" in partition \"%s\" is already activated", o.checkpoint(), o.partition());
+            LOG.infof(
+                    "backfill: checkpoint \"%s\" in partition \"%s\" is already activated",
+                    o.checkpoint(), o.partition());
             return EXIT_OK;
         }
         long epoch = claimed.ownerEpoch();
         long[] observed = {claimed.observedRows()};
-        LOG.infof("backfill: claimed checkpoint \"%s\" in partition \"%s\" (owner epoch %d), filling %s %s",
+        LOG.infof(
+                "backfill: claimed checkpoint \"%s\" in partition \"%s\" (owner epoch %d), filling %s %s",
                 o.checkpoint(), o.partition(), epoch, fill.table(), o.set().keySet());
         int batchNo = 0;
         for (int attempt = 1; attempt <= o.attempts(); attempt++) {
@@ -145,22 +165,32 @@ public class BackfillCommand {
             int written;
             do {
                 String commitId = "backfill:" + o.checkpoint() + ":" + epoch + ":" + (++batchNo);
-                Backfills.Batch<Integer> b = backfills.<Integer>batch(o.partition(), o.checkpoint(), epoch,
-                        tx -> fill.fillPage(tx, commitId, o.batchSize(), System.currentTimeMillis())
-                                .map(n -> new Backfills.Batch<>(n, tx.state().maxCommitSeq(), observed[0] + n)))
-                        .await().atMost(STEP_TIMEOUT);
+                Backfills.Batch<Integer> b = backfills
+                        .<Integer>batch(
+                                o.partition(),
+                                o.checkpoint(),
+                                epoch,
+                                tx -> fill.fillPage(tx, commitId, o.batchSize(), System.currentTimeMillis())
+                                        .map(n -> new Backfills.Batch<>(
+                                                n, tx.state().maxCommitSeq(), observed[0] + n)))
+                        .await()
+                        .atMost(STEP_TIMEOUT);
                 observed[0] = b.observedRows();
                 watermark = b.watermark();
                 written = b.result();
             } while (written > 0);
-            ActivationResult r = backfills.activate(o.partition(), o.checkpoint(), epoch, watermark, List.of(fill.table()))
-                    .await().atMost(STEP_TIMEOUT);
+            ActivationResult r = backfills
+                    .activate(o.partition(), o.checkpoint(), epoch, watermark, List.of(fill.table()))
+                    .await()
+                    .atMost(STEP_TIMEOUT);
             if (r == ActivationResult.ACTIVATED) {
-                LOG.infof("backfill: checkpoint \"%s\" in partition \"%s\" activated at watermark %d (%d rows filled)",
+                LOG.infof(
+                        "backfill: checkpoint \"%s\" in partition \"%s\" activated at watermark %d (%d rows filled)",
                         o.checkpoint(), o.partition(), watermark, observed[0]);
                 return EXIT_OK;
             }
-            LOG.warnf("backfill: activation %d of %d answered %s at watermark %d; catching up",
+            LOG.warnf(
+                    "backfill: activation %d of %d answered %s at watermark %d; catching up",
                     attempt, o.attempts(), r.name().toLowerCase(), watermark);
         }
         return EXIT_NOT_ACTIVATED;

@@ -45,7 +45,8 @@ public class Backfills {
     }
 
     public Uni<Boolean> advance(String partition, String name, long ownerEpoch, long watermark, long observedRows) {
-        return storage.advanceCheckpoint(partition, name, ownerEpoch, watermark, observedRows, System.currentTimeMillis());
+        return storage.advanceCheckpoint(
+                partition, name, ownerEpoch, watermark, observedRows, System.currentTimeMillis());
     }
 
     /**
@@ -53,9 +54,18 @@ public class Backfills {
      * lock): both commit or neither does. Fails with {@code sync.storage.checkpoint_owner_changed} when another
      * owner claimed the checkpoint meanwhile, rolling the batch back.
      */
-    public <T> Uni<T> batch(String partition, String name, long ownerEpoch, long watermark, long observedRows,
+    public <T> Uni<T> batch(
+            String partition,
+            String name,
+            long ownerEpoch,
+            long watermark,
+            long observedRows,
             Function<PushTx, Uni<T>> work) {
-        return batch(partition, name, ownerEpoch, tx -> work.apply(tx).map(r -> new Batch<>(r, watermark, observedRows)))
+        return batch(
+                        partition,
+                        name,
+                        ownerEpoch,
+                        tx -> work.apply(tx).map(r -> new Batch<>(r, watermark, observedRows)))
                 .map(Batch::result);
     }
 
@@ -64,20 +74,28 @@ public class Backfills {
      * e.g. the commit it appended ({@link PushTx#state()} after the append): the watermark and observed rows of
      * the returned {@link Batch} are advanced in the same transaction.
      */
-    public <T> Uni<Batch<T>> batch(String partition, String name, long ownerEpoch, Function<PushTx, Uni<Batch<T>>> work) {
-        return storage.inPartitionTransaction(partition, tx -> work.apply(tx).flatMap(b -> tx
-                .advanceCheckpoint(name, ownerEpoch, b.watermark(), b.observedRows(), System.currentTimeMillis())
-                .flatMap(ok -> ok ? Uni.createFrom().item(b)
-                        : Uni.createFrom().failure(new StorageException(StorageException.CHECKPOINT_OWNER_CHANGED,
-                                "checkpoint claimed by another owner", Map.of("partition", partition, "name", name))))));
+    public <T> Uni<Batch<T>> batch(
+            String partition, String name, long ownerEpoch, Function<PushTx, Uni<Batch<T>>> work) {
+        return storage.inPartitionTransaction(
+                partition,
+                tx -> work.apply(tx)
+                        .flatMap(b -> tx.advanceCheckpoint(
+                                        name, ownerEpoch, b.watermark(), b.observedRows(), System.currentTimeMillis())
+                                .flatMap(ok -> ok
+                                        ? Uni.createFrom().item(b)
+                                        : Uni.createFrom()
+                                                .failure(new StorageException(
+                                                        StorageException.CHECKPOINT_OWNER_CHANGED,
+                                                        "checkpoint claimed by another owner",
+                                                        Map.of("partition", partition, "name", name))))));
     }
 
     /** A batch's result with the watermark and the observed-rows count it advances the checkpoint to. */
-    public record Batch<T>(T result, long watermark, long observedRows) {
-    }
+    public record Batch<T>(T result, long watermark, long observedRows) {}
 
-    public Uni<ActivationResult> activate(String partition, String name, long ownerEpoch, long watermark,
-            List<String> sourceTables) {
-        return storage.activateCheckpoint(partition, name, ownerEpoch, watermark, sourceTables, System.currentTimeMillis());
+    public Uni<ActivationResult> activate(
+            String partition, String name, long ownerEpoch, long watermark, List<String> sourceTables) {
+        return storage.activateCheckpoint(
+                partition, name, ownerEpoch, watermark, sourceTables, System.currentTimeMillis());
     }
 }

@@ -24,8 +24,10 @@ public class BlobMetrics {
     }
 
     private static Counter bytes(MeterRegistry registry, String direction) {
-        return Counter.builder("syncular.blobs.bytes").description("Blob bytes through this server, by direction")
-                .tag("direction", direction).register(registry);
+        return Counter.builder("syncular.blobs.bytes")
+                .description("Blob bytes through this server, by direction")
+                .tag("direction", direction)
+                .register(registry);
     }
 
     public void uploaded(long bytes) {

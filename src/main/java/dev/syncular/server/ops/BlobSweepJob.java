@@ -31,19 +31,25 @@ public class BlobSweepJob {
         this.interval = config.blobs().sweepInterval();
     }
 
-    @Scheduled(every = "${syncular.blobs.sweep-interval:1h}", delay = 5, delayUnit = TimeUnit.MINUTES,
+    @Scheduled(
+            every = "${syncular.blobs.sweep-interval:1h}",
+            delay = 5,
+            delayUnit = TimeUnit.MINUTES,
             concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
             skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     Uni<Void> run() {
         return claims.run("blob-sweep", interval, () -> blobs.sweepOrphans(System.currentTimeMillis()))
                 .invoke(r -> {
                     if (r != null && r.deleted() > 0) {
-                        LOG.infof("blob sweep deleted %d orphans (%d candidates, %d referenced)", r.deleted(),
-                                r.candidates(), r.referenced());
+                        LOG.infof(
+                                "blob sweep deleted %d orphans (%d candidates, %d referenced)",
+                                r.deleted(), r.candidates(), r.referenced());
                     }
                 })
-                .onFailure().invoke(e -> LOG.warn("blob sweep failed", e))
-                .onFailure().recoverWithNull()
+                .onFailure()
+                .invoke(e -> LOG.warn("blob sweep failed", e))
+                .onFailure()
+                .recoverWithNull()
                 .replaceWithVoid();
     }
 }

@@ -29,6 +29,7 @@ import java.util.Map;
 public final class ColumnFill {
     /** Actor and client id of the commits a backfill appends. */
     public static final String ACTOR = "syncular-backfill";
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final TableSchema table;
@@ -96,13 +97,16 @@ public final class ColumnFill {
             for (StoredRow row : rows) {
                 StoredRow filled = filled(row);
                 written.add(filled);
-                changes.add(ChangeToWrite.upsert(table.name(), row.rowId(), filled.serverVersion(), row.scopes(),
-                        filled.values()));
+                changes.add(ChangeToWrite.upsert(
+                        table.name(), row.rowId(), filled.serverVersion(), row.scopes(), filled.values()));
             }
             return tx.appendCommit(ACTOR, ACTOR, clientCommitId, nowMs, changes)
-                    .flatMap(seq -> Multi.createFrom().range(0, rows.size())
-                            .onItem().transformToUniAndConcatenate(i -> tx.upsertRow(table.name(), written.get(i), rows.get(i)))
-                            .collect().last())
+                    .flatMap(seq -> Multi.createFrom()
+                            .range(0, rows.size())
+                            .onItem()
+                            .transformToUniAndConcatenate(i -> tx.upsertRow(table.name(), written.get(i), rows.get(i)))
+                            .collect()
+                            .last())
                     .replaceWith(rows.size());
         });
     }
@@ -113,7 +117,9 @@ public final class ColumnFill {
             return Uni.createFrom().item(List.of());
         }
         return tx.readRowsWhere(table.name(), table.column(columns.get(k)).name(), null, limit)
-                .flatMap(rows -> rows.isEmpty() ? pending(tx, columns, k + 1, limit) : Uni.createFrom().item(rows));
+                .flatMap(rows -> rows.isEmpty()
+                        ? pending(tx, columns, k + 1, limit)
+                        : Uni.createFrom().item(rows));
     }
 
     /** {@code row} with its NULL filled columns set, at the next server version. */
@@ -136,7 +142,8 @@ public final class ColumnFill {
         try {
             n = JSON.readTree(literal);
         } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException("the value of \"" + column.name() + "\" is not a JSON literal: " + literal);
+            throw new IllegalArgumentException(
+                    "the value of \"" + column.name() + "\" is not a JSON literal: " + literal);
         }
         if (n == null || n.isNull() || n.isMissingNode()) {
             throw new IllegalArgumentException("the value of \"" + column.name() + "\" is null: nothing to fill");
@@ -147,12 +154,13 @@ public final class ColumnFill {
             case FLOAT -> n.isNumber() ? n.doubleValue() : null;
             case BOOLEAN -> n.isBoolean() ? n.booleanValue() : null;
             case JSON -> n.toString();
-            case BYTES, BLOB_REF, CRDT -> throw new IllegalArgumentException(
-                    "\"" + column.name() + "\" is a " + column.type().wireName + " column: not filled by a constant");
+            case BYTES, BLOB_REF, CRDT ->
+                throw new IllegalArgumentException("\"" + column.name() + "\" is a " + column.type().wireName
+                        + " column: not filled by a constant");
         };
         if (v == null) {
-            throw new IllegalArgumentException("\"" + column.name() + "\" is a " + column.type().wireName
-                    + " column; " + literal + " is not one");
+            throw new IllegalArgumentException(
+                    "\"" + column.name() + "\" is a " + column.type().wireName + " column; " + literal + " is not one");
         }
         return v;
     }

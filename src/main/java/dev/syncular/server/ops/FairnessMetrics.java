@@ -25,7 +25,8 @@ public class FairnessMetrics implements RoundAdmission.Listener {
     @Inject
     public FairnessMetrics(MeterRegistry registry) {
         Gauge.builder("syncular.fairness.rounds.in.flight", inFlight, AtomicInteger::get)
-                .description("Sync rounds admitted and still running on this pod").strongReference(true)
+                .description("Sync rounds admitted and still running on this pod")
+                .strongReference(true)
                 .register(registry);
         refused = Map.of(
                 RoundAdmission.ACTOR_ROUNDS, counter(registry, RoundAdmission.ACTOR_ROUNDS),
@@ -36,7 +37,8 @@ public class FairnessMetrics implements RoundAdmission.Listener {
     private static Counter counter(MeterRegistry registry, String limit) {
         return Counter.builder("syncular.fairness.refused")
                 .description("Sync rounds refused with sync.rate_limited by a fairness limit")
-                .tag("limit", limit).register(registry);
+                .tag("limit", limit)
+                .register(registry);
     }
 
     @Override

@@ -25,19 +25,38 @@ public class HttpUriTags {
      * JAX-RS resources and the socket endpoints).
      */
     public static final List<String> TEMPLATES = List.of(
-            "/sync", "/segments/{segmentId}", "/blobs/{blobId}", "/blobs/{blobId}/upload-grant", "/realtime",
-            "/admin/partitions", "/admin/partitions/{partition}", "/admin/partitions/{partition}/clients",
-            "/admin/partitions/{partition}/tables/{table}/rows/{rowId}", "/admin/partitions/{partition}/rotate-epoch",
+            "/sync",
+            "/segments/{segmentId}",
+            "/blobs/{blobId}",
+            "/blobs/{blobId}/upload-grant",
+            "/realtime",
+            "/admin/partitions",
+            "/admin/partitions/{partition}",
+            "/admin/partitions/{partition}/clients",
+            "/admin/partitions/{partition}/tables/{table}/rows/{rowId}",
+            "/admin/partitions/{partition}/rotate-epoch",
             "/admin/partitions/{partition}/leases/{leaseId}/revoke",
             "/admin/partitions/{partition}/actors/{actorId}/disconnect",
-            "/admin/partitions/{partition}/clients/{clientId}/disconnect", "/admin/prune", "/admin/segments",
-            "/admin/events", "/admin/checkpoints", "/admin/checkpoints/declare", "/admin/checkpoints/claim",
-            "/admin/checkpoints/advance", "/admin/checkpoints/activate", "/admin/reactions",
-            "/admin/reactions/{id}/retry", "/__conformance/capabilities", "/__conformance/instances",
-            "/__conformance/instances/{id}/sync", "/__conformance/instances/{id}/segments/{segmentId}",
-            "/__conformance/instances/{id}/call/{method}", "/__conformance/instances/{id}/realtime");
+            "/admin/partitions/{partition}/clients/{clientId}/disconnect",
+            "/admin/prune",
+            "/admin/segments",
+            "/admin/events",
+            "/admin/checkpoints",
+            "/admin/checkpoints/declare",
+            "/admin/checkpoints/claim",
+            "/admin/checkpoints/advance",
+            "/admin/checkpoints/activate",
+            "/admin/reactions",
+            "/admin/reactions/{id}/retry",
+            "/__conformance/capabilities",
+            "/__conformance/instances",
+            "/__conformance/instances/{id}/sync",
+            "/__conformance/instances/{id}/segments/{segmentId}",
+            "/__conformance/instances/{id}/call/{method}",
+            "/__conformance/instances/{id}/realtime");
     /** Micrometer's own values for requests without a template. */
     static final Set<String> FIXED = Set.of("root", "NOT_FOUND", "REDIRECTION", "UNKNOWN");
+
     static final String UNKNOWN = "UNKNOWN";
 
     @Produces
@@ -48,7 +67,8 @@ public class HttpUriTags {
 
     /** The filter for routes under {@code mount} ({@code ""} at the root). */
     public static MeterFilter filter(String mount) {
-        Set<String> allowed = TEMPLATES.stream().flatMap(t -> List.of(t, mount + t).stream()).collect(Collectors.toSet());
+        Set<String> allowed =
+                TEMPLATES.stream().flatMap(t -> List.of(t, mount + t).stream()).collect(Collectors.toSet());
         return new MeterFilter() {
             @Override
             public Meter.Id map(Meter.Id id) {

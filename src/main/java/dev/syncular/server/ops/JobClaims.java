@@ -27,7 +27,8 @@ public class JobClaims {
     public JobClaims(ExclusiveJobs storage) {
         this.storage = storage;
         String host = System.getenv("HOSTNAME");
-        this.pod = (host == null || host.isBlank() ? "pod" : host) + "/" + ProcessHandle.current().pid();
+        this.pod = (host == null || host.isBlank() ? "pod" : host) + "/"
+                + ProcessHandle.current().pid();
     }
 
     /**

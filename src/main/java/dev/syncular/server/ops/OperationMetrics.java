@@ -36,13 +36,18 @@ public class OperationMetrics implements OperationObserver {
 
     @Override
     public void answered(String operation, Binding binding, String outcome, long nanos) {
-        timers.computeIfAbsent(operation + '\u0000' + binding.tag() + '\u0000' + outcome,
-                k -> Timer.builder("syncular.operations")
-                        .description("Remote operations answered, by registered operation id, binding and outcome code")
-                        .tag("operation", operation).tag("binding", binding.tag()).tag("outcome", outcome)
-                        .publishPercentileHistogram()
-                        .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofSeconds(30))
-                        .register(registry))
+        timers.computeIfAbsent(
+                        operation + '\u0000' + binding.tag() + '\u0000' + outcome,
+                        k -> Timer.builder("syncular.operations")
+                                .description(
+                                        "Remote operations answered, by registered operation id, binding and outcome code")
+                                .tag("operation", operation)
+                                .tag("binding", binding.tag())
+                                .tag("outcome", outcome)
+                                .publishPercentileHistogram()
+                                .minimumExpectedValue(Duration.ofMillis(1))
+                                .maximumExpectedValue(Duration.ofSeconds(30))
+                                .register(registry))
                 .record(nanos, TimeUnit.NANOSECONDS);
     }
 }

@@ -21,6 +21,7 @@ import java.util.Map;
 public class OperationalEvents implements SyncObserver {
     /** Event kinds. */
     public static final String REJECTION = "rejection";
+
     public static final String CONFLICT = "conflict";
     public static final String GATE_REFUSAL = "gate_refusal";
     public static final String PRUNE = "prune";
@@ -29,8 +30,7 @@ public class OperationalEvents implements SyncObserver {
      * One event: {@code seq} numbers this pod's events from 1 (a gap means the ring dropped older ones);
      * {@code code} is a §10 code or {@code null}; {@code details} carries ids and counts.
      */
-    public record Event(long seq, long atMs, String kind, String code, String partition, Map<String, Object> details) {
-    }
+    public record Event(long seq, long atMs, String kind, String code, String partition, Map<String, Object> details) {}
 
     private final int capacity;
     private final ArrayDeque<Event> ring;
@@ -71,7 +71,10 @@ public class OperationalEvents implements SyncObserver {
             details.put("clientId", commit.clientId());
             details.put("clientCommitId", commit.clientCommitId());
             details.put("operations", commit.operations());
-            add(commit.outcome() == CommitOutcome.REJECTED ? REJECTION : CONFLICT, commit.code(), commit.partition(),
+            add(
+                    commit.outcome() == CommitOutcome.REJECTED ? REJECTION : CONFLICT,
+                    commit.code(),
+                    commit.partition(),
                     details);
         }
     }

@@ -37,8 +37,8 @@ public final class Pruner {
         static final Pass NONE = new Pass(0, 0, 0);
 
         Pass plus(Pass o) {
-            return new Pass(commits + o.commits, pushResults + o.pushResults,
-                    Math.max(horizonLagCommits, o.horizonLagCommits));
+            return new Pass(
+                    commits + o.commits, pushResults + o.pushResults, Math.max(horizonLagCommits, o.horizonLagCommits));
         }
     }
 
@@ -48,18 +48,25 @@ public final class Pruner {
         long resultsBefore = policy.pushResultsCreatedBefore(nowMs);
         // the id after which the next page starts; a short page is the last
         String[] after = {null};
-        return Multi.createBy().repeating().uni(() -> after,
+        return Multi.createBy()
+                .repeating()
+                .uni(
+                        () -> after,
                         a -> storage.retentionInputs(a[0], PAGE, activeSince).invoke(page -> {
                             if (!page.isEmpty()) {
                                 a[0] = page.get(page.size() - 1).partition().partition();
                             }
                         }))
                 .whilst(page -> page.size() == PAGE)
-                .onItem().transformToMultiAndConcatenate(page -> Multi.createFrom().iterable(page))
-                .onItem().transformToUniAndConcatenate(inputs -> prune(inputs)
-                        .chain(pass -> storage.prunePushResults(inputs.partition().partition(), resultsBefore)
+                .onItem()
+                .transformToMultiAndConcatenate(page -> Multi.createFrom().iterable(page))
+                .onItem()
+                .transformToUniAndConcatenate(inputs -> prune(inputs)
+                        .chain(pass -> storage.prunePushResults(
+                                        inputs.partition().partition(), resultsBefore)
                                 .map(results -> new Pass(pass.commits(), results, pass.horizonLagCommits()))))
-                .collect().with(Collectors.reducing(Pass.NONE, Pass::plus));
+                .collect()
+                .with(Collectors.reducing(Pass.NONE, Pass::plus));
     }
 
     private Uni<Pass> prune(RetentionInputs inputs) {
@@ -71,7 +78,8 @@ public final class Pruner {
         }
         return storage.prune(partition.partition(), partition.logEpoch(), through)
                 .map(r -> new Pass(r.removedCommits(), 0, partition.maxCommitSeq() - r.horizonSeq()))
-                .onFailure(StorageException.class).recoverWithItem(e -> {
+                .onFailure(StorageException.class)
+                .recoverWithItem(e -> {
                     LOG.warnf("pruning skipped for one partition: %s", ((StorageException) e).code());
                     return new Pass(0, 0, lag);
                 });

@@ -27,10 +27,15 @@ public class PruningJob {
     private final OperationalEvents events;
 
     @Inject
-    public PruningJob(SyncStorage storage, SyncularConfig config, JobClaims claims, PruningMetrics metrics,
+    public PruningJob(
+            SyncStorage storage,
+            SyncularConfig config,
+            JobClaims claims,
+            PruningMetrics metrics,
             OperationalEvents events) {
         SyncularConfig.Pruning p = config.pruning();
-        this.pruner = new Pruner(storage, new RetentionPolicy(p.activeWindow(), p.keepNewestCommits(), p.pushResultRetention()));
+        this.pruner = new Pruner(
+                storage, new RetentionPolicy(p.activeWindow(), p.keepNewestCommits(), p.pushResultRetention()));
         this.claims = claims;
         this.enabled = p.enabled();
         this.interval = p.interval();
@@ -38,7 +43,9 @@ public class PruningJob {
         this.events = events;
     }
 
-    @Scheduled(every = "${syncular.pruning.interval:1h}", delayed = "${syncular.pruning.interval:1h}",
+    @Scheduled(
+            every = "${syncular.pruning.interval:1h}",
+            delayed = "${syncular.pruning.interval:1h}",
             concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
             skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     Uni<Void> run() {
@@ -48,12 +55,15 @@ public class PruningJob {
         return claims.run("pruning", interval, this::pruneNow)
                 .invoke(pass -> {
                     if (pass != null && (pass.removedCommits() > 0 || pass.removedPushResults() > 0)) {
-                        LOG.infof("pruning removed %d commits and %d push results", pass.removedCommits(),
-                                pass.removedPushResults());
+                        LOG.infof(
+                                "pruning removed %d commits and %d push results",
+                                pass.removedCommits(), pass.removedPushResults());
                     }
                 })
-                .onFailure().invoke(e -> LOG.warn("pruning pass failed", e))
-                .onFailure().recoverWithNull()
+                .onFailure()
+                .invoke(e -> LOG.warn("pruning pass failed", e))
+                .onFailure()
+                .recoverWithNull()
                 .replaceWithVoid();
     }
 
@@ -61,8 +71,7 @@ public class PruningJob {
      * What a pass did: commits and push results removed, and the largest count of commits a partition keeps above
      * its horizon.
      */
-    public record Pass(long removedCommits, long removedPushResults, long horizonLagCommits) {
-    }
+    public record Pass(long removedCommits, long removedPushResults, long horizonLagCommits) {}
 
     /**
      * One pruning pass over every partition now, under the configured retention policy (whether or not the

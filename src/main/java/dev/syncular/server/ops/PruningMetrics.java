@@ -22,11 +22,15 @@ public class PruningMetrics {
 
     @Inject
     public PruningMetrics(MeterRegistry registry) {
-        passes = Counter.builder("syncular.pruning.passes").description("Pruning passes run").register(registry);
-        pruned = Counter.builder("syncular.pruning.commits").description("Commits removed by pruning")
+        passes = Counter.builder("syncular.pruning.passes")
+                .description("Pruning passes run")
+                .register(registry);
+        pruned = Counter.builder("syncular.pruning.commits")
+                .description("Commits removed by pruning")
                 .register(registry);
         Gauge.builder("syncular.pruning.horizon.lag.commits", lag, AtomicLong::get)
-                .description("Largest count of commits a partition keeps above its pruning horizon, as of the last pass")
+                .description(
+                        "Largest count of commits a partition keeps above its pruning horizon, as of the last pass")
                 .register(registry);
     }
 

@@ -36,7 +36,9 @@ public class ReactionMetrics implements SyncObserver {
     public enum Outcome {
         DELIVERED("syncular.reactions.delivered", "Reactions delivered (webhook answered 2xx)"),
         RETRIED("syncular.reactions.retried", "Reaction delivery attempts that failed and were rescheduled"),
-        DEAD_LETTERED("syncular.reactions.dead.lettered", "Reactions dead-lettered (permanent failure or attempts exhausted)");
+        DEAD_LETTERED(
+                "syncular.reactions.dead.lettered",
+                "Reactions dead-lettered (permanent failure or attempts exhausted)");
 
         final String meter;
         final String description;
@@ -66,23 +68,35 @@ public class ReactionMetrics implements SyncObserver {
 
     @Override
     public void reactionPlanned(String type) {
-        counter("syncular.reactions.planned", "Reactions planned with committed pushes", type).increment();
+        counter("syncular.reactions.planned", "Reactions planned with committed pushes", type)
+                .increment();
     }
 
     /** One delivery attempt of a reaction of {@code type} ended with {@code outcome} after {@code nanos}. */
     public void attempted(String type, Outcome outcome, long nanos) {
         counter(outcome.meter, outcome.description, type).increment();
-        timers.computeIfAbsent(type + '\u0000' + outcome.tag(), k -> Timer.builder("syncular.reactions.delivery")
-                .description("Reaction webhook calls, request to answer or failure")
-                .tag("type", type).tag("outcome", outcome.tag())
-                .serviceLevelObjectives(Duration.ofMillis(10), Duration.ofMillis(50), Duration.ofMillis(100),
-                        Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofSeconds(5))
-                .register(registry)).record(nanos, TimeUnit.NANOSECONDS);
+        timers.computeIfAbsent(
+                        type + '\u0000' + outcome.tag(),
+                        k -> Timer.builder("syncular.reactions.delivery")
+                                .description("Reaction webhook calls, request to answer or failure")
+                                .tag("type", type)
+                                .tag("outcome", outcome.tag())
+                                .serviceLevelObjectives(
+                                        Duration.ofMillis(10),
+                                        Duration.ofMillis(50),
+                                        Duration.ofMillis(100),
+                                        Duration.ofMillis(250),
+                                        Duration.ofMillis(500),
+                                        Duration.ofSeconds(1),
+                                        Duration.ofSeconds(5))
+                                .register(registry))
+                .record(nanos, TimeUnit.NANOSECONDS);
     }
 
     /** A reaction the worker found already past its attempts (its last worker died mid-call). */
     public void deadLettered(String type) {
-        counter(Outcome.DEAD_LETTERED.meter, Outcome.DEAD_LETTERED.description, type).increment();
+        counter(Outcome.DEAD_LETTERED.meter, Outcome.DEAD_LETTERED.description, type)
+                .increment();
     }
 
     /** The database's count of reactions still to deliver, read by the worker's pass. */
@@ -91,7 +105,11 @@ public class ReactionMetrics implements SyncObserver {
     }
 
     private Counter counter(String name, String description, String type) {
-        return counters.computeIfAbsent(name + '\u0000' + type,
-                k -> Counter.builder(name).description(description).tag("type", type).register(registry));
+        return counters.computeIfAbsent(
+                name + '\u0000' + type,
+                k -> Counter.builder(name)
+                        .description(description)
+                        .tag("type", type)
+                        .register(registry));
     }
 }

@@ -15,6 +15,8 @@ public class SchemaMigrationStartupCheck implements HealthCheck {
 
     @Override
     public HealthCheckResponse call() {
-        return HealthCheckResponse.named("schema-migration").status(readiness.migrated()).build();
+        return HealthCheckResponse.named("schema-migration")
+                .status(readiness.migrated())
+                .build();
     }
 }

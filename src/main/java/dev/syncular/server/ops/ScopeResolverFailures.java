@@ -32,7 +32,8 @@ public class ScopeResolverFailures {
     @Inject
     public ScopeResolverFailures(MeterRegistry registry) {
         failures = Counter.builder("syncular.scope_resolver.failures")
-                .description("Scope resolutions that failed (§3.2: the request's pulls were revoked, its writes forbidden)")
+                .description(
+                        "Scope resolutions that failed (§3.2: the request's pulls were revoked, its writes forbidden)")
                 .register(registry);
     }
 
@@ -41,14 +42,18 @@ public class ScopeResolverFailures {
         return new ScopeResolver() {
             @Override
             public Uni<Map<String, List<String>>> resolveScopes(String actorId, String partition) {
-                return Uni.createFrom().deferred(() -> resolver.resolveScopes(actorId, partition))
-                        .onFailure().invoke(ScopeResolverFailures.this::failed);
+                return Uni.createFrom()
+                        .deferred(() -> resolver.resolveScopes(actorId, partition))
+                        .onFailure()
+                        .invoke(ScopeResolverFailures.this::failed);
             }
 
             @Override
             public Uni<Map<String, List<String>>> resolveScopes(SyncRequestContext ctx) {
-                return Uni.createFrom().deferred(() -> resolver.resolveScopes(ctx))
-                        .onFailure().invoke(ScopeResolverFailures.this::failed);
+                return Uni.createFrom()
+                        .deferred(() -> resolver.resolveScopes(ctx))
+                        .onFailure()
+                        .invoke(ScopeResolverFailures.this::failed);
             }
         };
     }
@@ -58,8 +63,11 @@ public class ScopeResolverFailures {
         long now = System.currentTimeMillis();
         long last = lastLoggedMs.get();
         if (now - last >= LOG_EVERY_MS && lastLoggedMs.compareAndSet(last, now)) {
-            LOG.errorf(e, "scope resolution failed: the request's subscriptions are revoked and its writes forbidden"
-                    + " (SSP2 §3.2); %d further failures were not logged since the last report", unlogged.getAndSet(0));
+            LOG.errorf(
+                    e,
+                    "scope resolution failed: the request's subscriptions are revoked and its writes forbidden"
+                            + " (SSP2 §3.2); %d further failures were not logged since the last report",
+                    unlogged.getAndSet(0));
         } else {
             unlogged.incrementAndGet();
         }

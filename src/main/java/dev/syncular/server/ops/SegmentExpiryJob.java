@@ -30,7 +30,9 @@ public class SegmentExpiryJob {
         this.interval = config.segments().sweepInterval();
     }
 
-    @Scheduled(every = "${syncular.segments.sweep-interval:1h}", delayed = "${syncular.segments.sweep-interval:1h}",
+    @Scheduled(
+            every = "${syncular.segments.sweep-interval:1h}",
+            delayed = "${syncular.segments.sweep-interval:1h}",
             concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
             skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     Uni<Void> run() {
@@ -40,8 +42,10 @@ public class SegmentExpiryJob {
                         LOG.infof("forgot %d expired segments", n);
                     }
                 })
-                .onFailure().invoke(e -> LOG.warn("segment expiry pass failed", e))
-                .onFailure().recoverWithNull()
+                .onFailure()
+                .invoke(e -> LOG.warn("segment expiry pass failed", e))
+                .onFailure()
+                .recoverWithNull()
                 .replaceWithVoid();
     }
 }

@@ -30,15 +30,22 @@ public class ServeGateMetrics implements SyncObserver {
         Gauge.builder("syncular.checkpoints.pending", pending, AtomicInteger::get)
                 .description("Backfill checkpoints at the running schema version that are not activated")
                 .register(registry);
-        for (String reason : List.of(ServeGates.SCHEMA_NEWER, ServeGates.CHECKPOINT_PENDING, ServeGates.GATE_CHANGED,
+        for (String reason : List.of(
+                ServeGates.SCHEMA_NEWER,
+                ServeGates.CHECKPOINT_PENDING,
+                ServeGates.GATE_CHANGED,
                 ServeGates.WRITER_FENCED)) {
             refusals(reason); // every reason exported from the start, at zero
         }
     }
 
     private Counter refusals(String reason) {
-        return refusals.computeIfAbsent(reason, r -> Counter.builder("syncular.serve_gate.refusals")
-                .description("Requests refused with sync.schema_not_ready").tag("reason", r).register(registry));
+        return refusals.computeIfAbsent(
+                reason,
+                r -> Counter.builder("syncular.serve_gate.refusals")
+                        .description("Requests refused with sync.schema_not_ready")
+                        .tag("reason", r)
+                        .register(registry));
     }
 
     public void pending(int count) {

@@ -46,42 +46,47 @@ public class ServeGateReadinessCheck implements AsyncHealthCheck {
         int running = engine.gates().runningSchemaVersion();
         b.withData("runningSchemaVersion", running);
         if (!readiness.migrated()) {
-            return Uni.createFrom().item(b.down().withData("reason", "schema_not_migrated").build());
+            return Uni.createFrom()
+                    .item(b.down().withData("reason", "schema_not_migrated").build());
         }
-        return storage.readStoredSchemaVersion().flatMap(stored -> storage.readPendingCheckpoints(running).map(pending -> {
-            metrics.pending(pending.size());
-            b.withData("storedSchemaVersion", stored);
-            List<String> refusing = new ArrayList<>();
-            List<String> all = new ArrayList<>();
-            for (StoredCheckpoint c : pending) {
-                String label = c.partition() + "/" + c.name() + " (" + c.state().dbName + ")";
-                all.add(label);
-                if (!engine.gates().declaredHere(c.partition(), c.name())) {
-                    refusing.add(label);
-                }
-            }
-            if (!all.isEmpty()) {
-                b.withData("pendingCheckpoints", String.join(", ", all));
-            }
-            if (stored > running) {
-                return b.down().withData("reason", "schema_newer").build();
-            }
-            if (!refusing.isEmpty()) {
-                return b.down().withData("reason", "checkpoint_pending").build();
-            }
-            return b.up().build();
-        })).invoke(r -> {
-            if (failing.compareAndSet(true, false)) {
-                LOG.info("readiness: storage reachable again");
-            }
-        }).onFailure().recoverWithItem(e -> {
-            // every failure is logged with its cause; the stack trace once per outage
-            if (failing.compareAndSet(false, true)) {
-                LOG.warn("readiness DOWN (storage_unavailable): the serve gate could not be read", e);
-            } else {
-                LOG.warnf("readiness DOWN (storage_unavailable): %s", e);
-            }
-            return b.down().withData("reason", "storage_unavailable").build();
-        });
+        return storage.readStoredSchemaVersion()
+                .flatMap(stored -> storage.readPendingCheckpoints(running).map(pending -> {
+                    metrics.pending(pending.size());
+                    b.withData("storedSchemaVersion", stored);
+                    List<String> refusing = new ArrayList<>();
+                    List<String> all = new ArrayList<>();
+                    for (StoredCheckpoint c : pending) {
+                        String label = c.partition() + "/" + c.name() + " (" + c.state().dbName + ")";
+                        all.add(label);
+                        if (!engine.gates().declaredHere(c.partition(), c.name())) {
+                            refusing.add(label);
+                        }
+                    }
+                    if (!all.isEmpty()) {
+                        b.withData("pendingCheckpoints", String.join(", ", all));
+                    }
+                    if (stored > running) {
+                        return b.down().withData("reason", "schema_newer").build();
+                    }
+                    if (!refusing.isEmpty()) {
+                        return b.down().withData("reason", "checkpoint_pending").build();
+                    }
+                    return b.up().build();
+                }))
+                .invoke(r -> {
+                    if (failing.compareAndSet(true, false)) {
+                        LOG.info("readiness: storage reachable again");
+                    }
+                })
+                .onFailure()
+                .recoverWithItem(e -> {
+                    // every failure is logged with its cause; the stack trace once per outage
+                    if (failing.compareAndSet(false, true)) {
+                        LOG.warn("readiness DOWN (storage_unavailable): the serve gate could not be read", e);
+                    } else {
+                        LOG.warnf("readiness DOWN (storage_unavailable): %s", e);
+                    }
+                    return b.down().withData("reason", "storage_unavailable").build();
+                });
     }
 }

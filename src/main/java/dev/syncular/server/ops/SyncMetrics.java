@@ -59,39 +59,54 @@ public class SyncMetrics implements SyncObserver {
                 .serviceLevelObjectives(1, 2, 5, 10, 20, 50, 100, 200, 500)
                 .register(registry);
         for (Lane lane : Lane.values()) {
-            rows.put(lane, Counter.builder("syncular.pull.rows").description("Rows released to clients, by lane")
-                    .tag("lane", tagValue(lane)).register(registry));
+            rows.put(
+                    lane,
+                    Counter.builder("syncular.pull.rows")
+                            .description("Rows released to clients, by lane")
+                            .tag("lane", tagValue(lane))
+                            .register(registry));
         }
         for (Delivery d : Delivery.values()) {
-            segmentBytes.put(d, Counter.builder("syncular.segments.bytes")
-                    .description("Segment bytes that reached clients, by delivery").tag("delivery", tagValue(d))
-                    .register(registry));
+            segmentBytes.put(
+                    d,
+                    Counter.builder("syncular.segments.bytes")
+                            .description("Segment bytes that reached clients, by delivery")
+                            .tag("delivery", tagValue(d))
+                            .register(registry));
         }
         imagesBuilt = images("built");
         imagesReused = images("reused");
     }
 
     private Counter images(String result) {
-        return Counter.builder("syncular.sqlite.images").description("SQLite images served, built here or reused")
-                .tag("result", result).register(registry);
+        return Counter.builder("syncular.sqlite.images")
+                .description("SQLite images served, built here or reused")
+                .tag("result", result)
+                .register(registry);
     }
 
     private Timer round(String outcome) {
-        return rounds.computeIfAbsent(outcome, o -> Timer.builder("syncular.sync.rounds")
-                .description("Sync rounds (POST /sync and socket rounds) by outcome")
-                .tag("outcome", o)
-                .publishPercentileHistogram()
-                .minimumExpectedValue(Duration.ofMillis(1))
-                .maximumExpectedValue(Duration.ofSeconds(30))
-                .register(registry));
+        return rounds.computeIfAbsent(
+                outcome,
+                o -> Timer.builder("syncular.sync.rounds")
+                        .description("Sync rounds (POST /sync and socket rounds) by outcome")
+                        .tag("outcome", o)
+                        .publishPercentileHistogram()
+                        .minimumExpectedValue(Duration.ofMillis(1))
+                        .maximumExpectedValue(Duration.ofSeconds(30))
+                        .register(registry));
     }
 
     private Counter commit(CommitOutcome outcome, String code) {
         String c = code == null ? NONE : ErrorCode.of(code) != null ? code : "other";
         String o = tagValue(outcome);
-        return commits.computeIfAbsent(o + ' ' + c, k -> Counter.builder("syncular.push.commits")
-                .description("Pushed commits by outcome and refusal code").tag("outcome", o).tag("code", c)
-                .register(registry));
+        return commits.computeIfAbsent(
+                o + ' ' + c,
+                k -> Counter.builder("syncular.push.commits")
+                        .description("Pushed commits by outcome and refusal code")
+                        .tag("outcome", o)
+                        .tag("code", c)
+                        .register(registry));
     }
 
     private static String tagValue(Enum<?> value) {

@@ -39,8 +39,8 @@ public class WebhookMetrics {
     public static final String ANSWER_TOO_LARGE = "answer_too_large";
     public static final String IO_ERROR = "io_error";
     public static final String CIRCUIT_OPEN = "circuit_open";
-    static final List<String> OUTCOMES = List.of(ANSWERED, SERVER_ERROR, TIMEOUT, CONNECT_TIMEOUT, CONNECT_ERROR,
-            ANSWER_TOO_LARGE, IO_ERROR, CIRCUIT_OPEN);
+    static final List<String> OUTCOMES = List.of(
+            ANSWERED, SERVER_ERROR, TIMEOUT, CONNECT_TIMEOUT, CONNECT_ERROR, ANSWER_TOO_LARGE, IO_ERROR, CIRCUIT_OPEN);
 
     private final MeterRegistry registry;
     private final ConcurrentHashMap<String, Counter> counters = new ConcurrentHashMap<>();
@@ -56,11 +56,19 @@ public class WebhookMetrics {
     public void register(String endpoint, int poolSize, BooleanSupplier open) {
         Gauge.builder("syncular.webhook.breaker.open", open, o -> o.getAsBoolean() ? 1 : 0)
                 .description("Whether the endpoint's circuit breaker is open (calls fail at once)")
-                .tag("endpoint", endpoint).strongReference(true).register(registry);
+                .tag("endpoint", endpoint)
+                .strongReference(true)
+                .register(registry);
         Gauge.builder("syncular.webhook.in.flight", inFlight(endpoint), AtomicInteger::get)
-                .description("Webhook calls in flight").tag("endpoint", endpoint).strongReference(true).register(registry);
+                .description("Webhook calls in flight")
+                .tag("endpoint", endpoint)
+                .strongReference(true)
+                .register(registry);
         Gauge.builder("syncular.webhook.pool.size", () -> poolSize)
-                .description("Connections to the endpoint, at most").tag("endpoint", endpoint).strongReference(true).register(registry);
+                .description("Connections to the endpoint, at most")
+                .tag("endpoint", endpoint)
+                .strongReference(true)
+                .register(registry);
         for (String outcome : OUTCOMES) {
             counter(endpoint, outcome);
         }
@@ -78,9 +86,13 @@ public class WebhookMetrics {
     public void call(String endpoint, String outcome, long nanos) {
         counter(endpoint, outcome).increment();
         if (!CIRCUIT_OPEN.equals(outcome)) {
-            timers.computeIfAbsent(endpoint, e -> Timer.builder("syncular.webhook.call")
-                    .description("Webhook calls, from request to answer or failure").tag("endpoint", e)
-                    .register(registry)).record(nanos, TimeUnit.NANOSECONDS);
+            timers.computeIfAbsent(
+                            endpoint,
+                            e -> Timer.builder("syncular.webhook.call")
+                                    .description("Webhook calls, from request to answer or failure")
+                                    .tag("endpoint", e)
+                                    .register(registry))
+                    .record(nanos, TimeUnit.NANOSECONDS);
         }
     }
 
@@ -89,8 +101,12 @@ public class WebhookMetrics {
     }
 
     private Counter counter(String endpoint, String outcome) {
-        return counters.computeIfAbsent(endpoint + '\u0000' + outcome, k -> Counter.builder("syncular.webhook.calls")
-                .description("Webhook calls by outcome").tag("endpoint", endpoint).tag("outcome", outcome)
-                .register(registry));
+        return counters.computeIfAbsent(
+                endpoint + '\u0000' + outcome,
+                k -> Counter.builder("syncular.webhook.calls")
+                        .description("Webhook calls by outcome")
+                        .tag("endpoint", endpoint)
+                        .tag("outcome", outcome)
+                        .register(registry));
     }
 }

@@ -23,7 +23,8 @@ record ImmutableWhenRule(TableSchema schema, String column, String guardColumn, 
         if (op.row() == null || op.stored() == null) {
             return ACCEPT;
         }
-        JsonNode guard = RuleValues.value(schema.column(guardColumn), op.stored().get(guardColumn));
+        JsonNode guard =
+                RuleValues.value(schema.column(guardColumn), op.stored().get(guardColumn));
         if (!RuleValues.same(guard, guardValue)) {
             return ACCEPT;
         }
@@ -32,7 +33,17 @@ record ImmutableWhenRule(TableSchema schema, String column, String guardColumn, 
         if (RuleValues.same(before, after)) {
             return ACCEPT;
         }
-        return Uni.createFrom().failure(new ValidationRejection(-1, code, "column is immutable in the row's state",
-                Map.of("fieldPaths", List.of(column), "reason", "immutable_field", "requiredAction", "edit_fields")));
+        return Uni.createFrom()
+                .failure(new ValidationRejection(
+                        -1,
+                        code,
+                        "column is immutable in the row's state",
+                        Map.of(
+                                "fieldPaths",
+                                List.of(column),
+                                "reason",
+                                "immutable_field",
+                                "requiredAction",
+                                "edit_fields")));
     }
 }

@@ -18,8 +18,18 @@ record MaxLengthRule(String column, int max, String code) implements RowValidato
     @Override
     public Uni<Void> validate(String actorId, String partition, OperationEvidence op) {
         if (op.row() != null && op.row().get(column) instanceof String s && s.length() > max) {
-            return Uni.createFrom().failure(new ValidationRejection(-1, code, "value exceeds the maximum length",
-                    Map.of("fieldPaths", List.of(column), "reason", "max_length_exceeded", "requiredAction", "edit_fields")));
+            return Uni.createFrom()
+                    .failure(new ValidationRejection(
+                            -1,
+                            code,
+                            "value exceeds the maximum length",
+                            Map.of(
+                                    "fieldPaths",
+                                    List.of(column),
+                                    "reason",
+                                    "max_length_exceeded",
+                                    "requiredAction",
+                                    "edit_fields")));
         }
         return ACCEPT;
     }

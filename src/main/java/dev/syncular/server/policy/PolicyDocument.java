@@ -37,8 +37,7 @@ import java.util.Map;
 public final class PolicyDocument {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private PolicyDocument() {
-    }
+    private PolicyDocument() {}
 
     public static WritePolicy parse(String json, CompiledSchema schema) {
         try {
@@ -49,8 +48,10 @@ public final class PolicyDocument {
     }
 
     public static WritePolicy compile(JsonNode doc, CompiledSchema schema) {
-        return new WritePolicy(rowValidators(doc.path("validators"), schema),
-                commitValidators(doc.path("commitValidators"), schema), planners(doc.path("reactions"), schema));
+        return new WritePolicy(
+                rowValidators(doc.path("validators"), schema),
+                commitValidators(doc.path("commitValidators"), schema),
+                planners(doc.path("reactions"), schema));
     }
 
     /** {@code [{table, rule}]} — the conformance host's {@code installValidators} argument. */
@@ -60,10 +61,15 @@ public final class PolicyDocument {
             TableSchema table = table(schema, text(entry, "table"));
             Rule rule = rule(entry.path("rule"));
             RowValidator v = switch (rule.kind) {
-                case "maxLength" -> new MaxLengthRule(column(table, rule.body, "column"), positive(rule.body, "max"),
-                        code(rule.body));
-                case "immutableWhen" -> new ImmutableWhenRule(table, column(table, rule.body, "column"),
-                        column(table, rule.body, "guardColumn"), required(rule.body, "guardValue"), code(rule.body));
+                case "maxLength" ->
+                    new MaxLengthRule(column(table, rule.body, "column"), positive(rule.body, "max"), code(rule.body));
+                case "immutableWhen" ->
+                    new ImmutableWhenRule(
+                            table,
+                            column(table, rule.body, "column"),
+                            column(table, rule.body, "guardColumn"),
+                            required(rule.body, "guardValue"),
+                            code(rule.body));
                 default -> throw new IllegalArgumentException("unknown validator rule " + rule.kind);
             };
             out.computeIfAbsent(table.name(), t -> new ArrayList<>()).add(v);
@@ -80,8 +86,12 @@ public final class PolicyDocument {
                 throw new IllegalArgumentException("unknown commit validator rule " + rule.kind);
             }
             TableSchema table = table(schema, text(rule.body, "table"));
-            out.add(new RequireSiblingRule(table, column(table, rule.body, "column"), required(rule.body, "equals"),
-                    text(rule.body, "siblingRowIdSuffix"), code(rule.body)));
+            out.add(new RequireSiblingRule(
+                    table,
+                    column(table, rule.body, "column"),
+                    required(rule.body, "equals"),
+                    text(rule.body, "siblingRowIdSuffix"),
+                    code(rule.body)));
         }
         return out;
     }
@@ -99,16 +109,23 @@ public final class PolicyDocument {
             JsonNode whenEquals = when.isObject() ? required(when, "equals") : null;
             int version = r.path("version").asInt(1);
             int maxAttempts = r.path("maxAttempts").asInt(PlannedReaction.DEFAULT_MAX_ATTEMPTS);
-            ReactionRule rule = new ReactionRule(table, op, whenColumn, whenEquals, r.path("everyWrite").asBoolean(false),
-                    text(r, "type"), version, maxAttempts);
-            new PlannedReaction("check", rule.type(), version, "{}", maxAttempts); // type, version, attempts checked now
+            ReactionRule rule = new ReactionRule(
+                    table,
+                    op,
+                    whenColumn,
+                    whenEquals,
+                    r.path("everyWrite").asBoolean(false),
+                    text(r, "type"),
+                    version,
+                    maxAttempts);
+            new PlannedReaction(
+                    "check", rule.type(), version, "{}", maxAttempts); // type, version, attempts checked now
             out.add(rule);
         }
         return out;
     }
 
-    private record Rule(String kind, JsonNode body) {
-    }
+    private record Rule(String kind, JsonNode body) {}
 
     /** {@code {"maxLength": {...}}} or {@code {"kind": "maxLength", ...}}. */
     private static Rule rule(JsonNode node) {

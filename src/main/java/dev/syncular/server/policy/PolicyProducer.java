@@ -38,8 +38,13 @@ public class PolicyProducer {
 
     @Produces
     @Singleton
-    WritePolicy writePolicy(SyncularConfig config, SchemaWindow window, Instance<RowValidator> rowBeans,
-            Instance<CommitValidator> commitBeans, Instance<ReactionPlanner> plannerBeans, Vertx vertx,
+    WritePolicy writePolicy(
+            SyncularConfig config,
+            SchemaWindow window,
+            Instance<RowValidator> rowBeans,
+            Instance<CommitValidator> commitBeans,
+            Instance<ReactionPlanner> plannerBeans,
+            Vertx vertx,
             WebhookMetrics webhooks) {
         var schema = window.current();
         WritePolicy declared = WritePolicy.NONE;
@@ -50,15 +55,18 @@ public class PolicyProducer {
             } catch (IOException e) {
                 throw new ConfigurationException("syncular.policy.file cannot be read: " + file.toAbsolutePath());
             } catch (IllegalArgumentException e) {
-                throw new ConfigurationException("syncular.policy.file " + file.toAbsolutePath() + ": " + e.getMessage());
+                throw new ConfigurationException(
+                        "syncular.policy.file " + file.toAbsolutePath() + ": " + e.getMessage());
             }
         }
         Map<String, List<RowValidator>> rows = new HashMap<>();
-        declared.rowValidators().forEach((t, v) -> rows.computeIfAbsent(t, k -> new ArrayList<>()).addAll(v));
+        declared.rowValidators()
+                .forEach((t, v) ->
+                        rows.computeIfAbsent(t, k -> new ArrayList<>()).addAll(v));
         for (RowValidator v : rowBeans) {
             if (v.table() != null && schema.table(v.table()) == null) {
-                throw new ConfigurationException("RowValidator bean " + v.getClass().getName()
-                        + " names a table the schema does not have: " + v.table());
+                throw new ConfigurationException("RowValidator bean "
+                        + v.getClass().getName() + " names a table the schema does not have: " + v.table());
             }
             for (var t : schema.tables()) {
                 if (v.table() == null || v.table().equals(t.name())) {
@@ -70,16 +78,28 @@ public class PolicyProducer {
         commitBeans.forEach(commits::add);
         SyncularConfig.Policy.ValidatorWebhook hook = config.policy().validatorWebhook();
         if (hook.configured()) { // url, secret and bounds checked with the mapping (SyncularConfigValidator)
-            commits.add(new WebhookValidator(new Webhook(vertx, "validator", hook.url().get(), hook.secret().get(),
-                    Webhook.Limits.of(hook), webhooks), schema, System::currentTimeMillis));
+            commits.add(new WebhookValidator(
+                    new Webhook(
+                            vertx,
+                            "validator",
+                            hook.url().get(),
+                            hook.secret().get(),
+                            Webhook.Limits.of(hook),
+                            webhooks),
+                    schema,
+                    System::currentTimeMillis));
         }
         List<ReactionPlanner> planners = new ArrayList<>(declared.planners());
         plannerBeans.forEach(planners::add);
         WritePolicy policy = new WritePolicy(rows, commits, planners);
         if (!rows.isEmpty() || !commits.isEmpty() || !planners.isEmpty()) {
-            Logger.getLogger(PolicyProducer.class).infof(
-                    "Application policy: %d row validators on %d tables, %d whole-commit validators, %d reaction planners",
-                    rows.values().stream().mapToInt(List::size).sum(), rows.size(), commits.size(), planners.size());
+            Logger.getLogger(PolicyProducer.class)
+                    .infof(
+                            "Application policy: %d row validators on %d tables, %d whole-commit validators, %d reaction planners",
+                            rows.values().stream().mapToInt(List::size).sum(),
+                            rows.size(),
+                            commits.size(),
+                            planners.size());
         }
         return policy;
     }

@@ -54,8 +54,13 @@ public class ReactionDelivery {
     private final ReactionMetrics metrics;
 
     @Inject
-    public ReactionDelivery(ReactionStorage storage, SyncularConfig config, Vertx vertx, OperationalEvents events,
-            ReactionMetrics metrics, WebhookMetrics webhooks) {
+    public ReactionDelivery(
+            ReactionStorage storage,
+            SyncularConfig config,
+            Vertx vertx,
+            OperationalEvents events,
+            ReactionMetrics metrics,
+            WebhookMetrics webhooks) {
         this.events = events;
         this.metrics = metrics;
         this.store = storage.reactions();
@@ -68,27 +73,38 @@ public class ReactionDelivery {
     }
 
     // not once shutdown has begun: a pass started then would finish after the application's contexts are gone
-    @Scheduled(every = "${syncular.reactions.poll-interval:1s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
+    @Scheduled(
+            every = "${syncular.reactions.poll-interval:1s}",
+            concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
             skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     Uni<Void> run() {
         if (!endpoints.any()) {
             return Uni.createFrom().voidItem();
         }
-        return runOnce(System.currentTimeMillis()).replaceWithVoid()
-                .onFailure().invoke(e -> LOG.warn("reaction delivery pass failed", e))
-                .onFailure().recoverWithNull();
+        return runOnce(System.currentTimeMillis())
+                .replaceWithVoid()
+                .onFailure()
+                .invoke(e -> LOG.warn("reaction delivery pass failed", e))
+                .onFailure()
+                .recoverWithNull();
     }
 
     /** One pass: claims a batch and delivers it; yields how many were delivered (completed). */
     public Uni<Integer> runOnce(long nowMs) {
         String owner = UUID.randomUUID().toString(); // §6.9: a fresh lease-owner token per runner call
         long leaseMs = config.lease().toMillis();
-        return prune(nowMs).flatMap(v -> store.countUndelivered()).invoke(metrics::pending)
+        return prune(nowMs)
+                .flatMap(v -> store.countUndelivered())
+                .invoke(metrics::pending)
                 .flatMap(v -> store.claim(owner, nowMs, leaseMs, config.batchSize(), endpoints.claimable()))
-                .flatMap(claimed -> Multi.createFrom().iterable(claimed)
-                        .onItem().transformToUniAndConcatenate(r -> deliver(r, owner, leaseMs))
-                        .collect().asList())
-                .map(results -> (int) results.stream().filter(Boolean::booleanValue).count());
+                .flatMap(claimed -> Multi.createFrom()
+                        .iterable(claimed)
+                        .onItem()
+                        .transformToUniAndConcatenate(r -> deliver(r, owner, leaseMs))
+                        .collect()
+                        .asList())
+                .map(results ->
+                        (int) results.stream().filter(Boolean::booleanValue).count());
     }
 
     private Uni<Boolean> deliver(Reaction r, String owner, long leaseMs) {
@@ -99,22 +115,34 @@ public class ReactionDelivery {
             }
             if (r.attempts() > r.maxAttempts()) { // a worker died during the last attempt
                 metrics.deadLettered(r.type());
-                return store.fail(r.id(), owner, "reaction.attempts_exhausted", null, now, null).map(x -> false);
+                return store.fail(r.id(), owner, "reaction.attempts_exhausted", null, now, null)
+                        .map(x -> false);
             }
             long started = System.nanoTime();
-            return endpoints.forType(r.type()).post(body(r), Map.of("Idempotency-Key", r.idempotencyKey()), now)
-                    .map(answer -> answer.status() >= 200 && answer.status() < 300 ? null
-                            : failure(answer.status() >= 400 && answer.status() < 500 && answer.status() != 408
-                                    && answer.status() != 429 ? "reaction.rejected" : "reaction.http_error", answer.status()))
-                    .onFailure().recoverWithItem(f -> failure(f instanceof TimeoutException
-                            || f instanceof Webhook.Failure w && w.timeout() ? "reaction.timeout"
-                            : "reaction.unreachable", null))
+            return endpoints
+                    .forType(r.type())
+                    .post(body(r), Map.of("Idempotency-Key", r.idempotencyKey()), now)
+                    .map(answer -> answer.status() >= 200 && answer.status() < 300
+                            ? null
+                            : failure(
+                                    answer.status() >= 400
+                                                    && answer.status() < 500
+                                                    && answer.status() != 408
+                                                    && answer.status() != 429
+                                            ? "reaction.rejected"
+                                            : "reaction.http_error",
+                                    answer.status()))
+                    .onFailure()
+                    .recoverWithItem(f -> failure(
+                            f instanceof TimeoutException || f instanceof Webhook.Failure w && w.timeout()
+                                    ? "reaction.timeout"
+                                    : "reaction.unreachable",
+                            null))
                     .flatMap(failure -> record(r, owner, failure, System.nanoTime() - started));
         });
     }
 
-    private record Failure(String code, Integer status) {
-    }
+    private record Failure(String code, Integer status) {}
 
     private static Failure failure(String code, Integer status) {
         return new Failure(code, status);
@@ -130,16 +158,25 @@ public class ReactionDelivery {
                 }
             });
         }
-        String details = failure.status() == null ? null : JSON.createObjectNode().put("status", failure.status()).toString();
+        String details = failure.status() == null
+                ? null
+                : JSON.createObjectNode().put("status", failure.status()).toString();
         boolean permanent = failure.code().equals("reaction.rejected") || r.attempts() >= r.maxAttempts();
         Long retryAt = permanent ? null : now + backoffMs(r.attempts());
-        metrics.attempted(r.type(), permanent ? ReactionMetrics.Outcome.DEAD_LETTERED : ReactionMetrics.Outcome.RETRIED,
+        metrics.attempted(
+                r.type(),
+                permanent ? ReactionMetrics.Outcome.DEAD_LETTERED : ReactionMetrics.Outcome.RETRIED,
                 callNanos);
         if (permanent) {
             LOG.warnf("reaction %d (%s) dead-lettered: %s", r.id(), r.type(), failure.code());
         }
-        events.reaction(permanent ? "reaction.dead_lettered" : "reaction.retried", failure.code(), r.partition(), r.id(),
-                r.type(), r.attempts());
+        events.reaction(
+                permanent ? "reaction.dead_lettered" : "reaction.retried",
+                failure.code(),
+                r.partition(),
+                r.id(),
+                r.type(),
+                r.attempts());
         return store.fail(r.id(), owner, failure.code(), details, now, retryAt).map(x -> false);
     }
 
@@ -156,24 +193,34 @@ public class ReactionDelivery {
         if (nowMs - last < PRUNE_EVERY_MS || !lastPrune.compareAndSet(last, nowMs)) {
             return Uni.createFrom().voidItem();
         }
-        return store.prune(nowMs - config.completedRetention().toMillis(), nowMs - config.deadLetterRetention().toMillis(), 1000)
+        return store.prune(
+                        nowMs - config.completedRetention().toMillis(),
+                        nowMs - config.deadLetterRetention().toMillis(),
+                        1000)
                 .invoke(p -> {
                     if (p.completed() + p.deadLettered() > 0) {
-                        LOG.infof("reaction retention removed %d completed and %d dead-lettered reactions",
+                        LOG.infof(
+                                "reaction retention removed %d completed and %d dead-lettered reactions",
                                 p.completed(), p.deadLettered());
                     }
-                }).replaceWithVoid();
+                })
+                .replaceWithVoid();
     }
 
     private static String body(Reaction r) {
-        ObjectNode o = JSON.createObjectNode().put("id", r.id()).put("type", r.type()).put("version", r.version());
+        ObjectNode o =
+                JSON.createObjectNode().put("id", r.id()).put("type", r.type()).put("version", r.version());
         try {
             o.set("payload", JSON.readTree(r.payloadJson()));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("stored reaction payload is not JSON", e);
         }
-        o.put("idempotencyKey", r.idempotencyKey()).put("partition", r.partition()).put("clientId", r.clientId())
-                .put("clientCommitId", r.clientCommitId()).put("commitSeq", r.commitSeq()).put("attempt", r.attempts())
+        o.put("idempotencyKey", r.idempotencyKey())
+                .put("partition", r.partition())
+                .put("clientId", r.clientId())
+                .put("clientCommitId", r.clientCommitId())
+                .put("commitSeq", r.commitSeq())
+                .put("attempt", r.attempts())
                 .put("maxAttempts", r.maxAttempts());
         return o.toString();
     }
@@ -182,5 +229,4 @@ public class ReactionDelivery {
     public ReactionStore store() {
         return store;
     }
-
 }

@@ -24,16 +24,28 @@ final class ReactionEndpoints {
     ReactionEndpoints(Vertx vertx, WebhookMetrics metrics, SyncularConfig.Reactions config) {
         SyncularConfig.Reactions.ReactionWebhook hook = config.webhook();
         fallback = hook.configured()
-                ? new Webhook(vertx, "reactions", hook.url().get(), hook.secret().orElse(null), Webhook.Limits.of(hook), metrics)
+                ? new Webhook(
+                        vertx,
+                        "reactions",
+                        hook.url().get(),
+                        hook.secret().orElse(null),
+                        Webhook.Limits.of(hook),
+                        metrics)
                 : null;
         if (fallback != null) {
             all.add(fallback);
         }
         Map<String, Webhook> routes = new LinkedHashMap<>();
-        for (Map.Entry<String, SyncularConfig.Reactions.Endpoint> e : config.endpoints().entrySet()) {
+        for (Map.Entry<String, SyncularConfig.Reactions.Endpoint> e :
+                config.endpoints().entrySet()) {
             SyncularConfig.Reactions.Endpoint endpoint = e.getValue();
-            Webhook endpointHook = new Webhook(vertx, e.getKey(), endpoint.url().orElseThrow(),
-                    endpoint.secret().orElse(null), Webhook.Limits.of(endpoint), metrics);
+            Webhook endpointHook = new Webhook(
+                    vertx,
+                    e.getKey(),
+                    endpoint.url().orElseThrow(),
+                    endpoint.secret().orElse(null),
+                    Webhook.Limits.of(endpoint),
+                    metrics);
             all.add(endpointHook);
             for (String type : endpoint.types()) {
                 routes.putIfAbsent(type, endpointHook);

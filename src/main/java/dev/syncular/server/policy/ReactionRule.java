@@ -22,8 +22,16 @@ import java.util.Set;
  * {@code everyWrite}) — plans one reaction of {@code type} / {@code version}, keyed {@code type:table:rowId}
  * (once per row and commit), whose payload carries the table, row id, operation, actor and final row.
  */
-record ReactionRule(TableSchema table, String op, String whenColumn, JsonNode whenEquals, boolean everyWrite,
-        String type, int version, int maxAttempts) implements ReactionPlanner {
+record ReactionRule(
+        TableSchema table,
+        String op,
+        String whenColumn,
+        JsonNode whenEquals,
+        boolean everyWrite,
+        String type,
+        int version,
+        int maxAttempts)
+        implements ReactionPlanner {
     private static final JsonNodeFactory F = JsonNodeFactory.instance;
 
     @Override
@@ -31,15 +39,20 @@ record ReactionRule(TableSchema table, String op, String whenColumn, JsonNode wh
         List<PlannedReaction> out = new ArrayList<>();
         Set<String> keys = new HashSet<>();
         for (OperationEvidence e : commit.operations()) {
-            if (!e.table().equals(table.name()) || !("any".equals(op) || op.equals(e.op()))
-                    || (e.isDelete() && e.stored() == null) || !fires(e)) {
+            if (!e.table().equals(table.name())
+                    || !("any".equals(op) || op.equals(e.op()))
+                    || (e.isDelete() && e.stored() == null)
+                    || !fires(e)) {
                 continue;
             }
             String key = type + ":" + table.name() + ":" + e.rowId();
             if (!keys.add(key)) {
                 continue;
             }
-            ObjectNode payload = F.objectNode().put("table", table.name()).put("rowId", e.rowId()).put("op", e.op())
+            ObjectNode payload = F.objectNode()
+                    .put("table", table.name())
+                    .put("rowId", e.rowId())
+                    .put("op", e.op())
                     .put("actorId", commit.actorId());
             payload.set("row", RuleValues.row(table, e.row()));
             out.add(new PlannedReaction(key, type, version, payload.toString(), maxAttempts));
@@ -51,10 +64,14 @@ record ReactionRule(TableSchema table, String op, String whenColumn, JsonNode wh
         if (whenColumn == null) {
             return true;
         }
-        if (e.row() == null || !RuleValues.same(RuleValues.value(table.column(whenColumn), e.row().get(whenColumn)), whenEquals)) {
+        if (e.row() == null
+                || !RuleValues.same(
+                        RuleValues.value(table.column(whenColumn), e.row().get(whenColumn)), whenEquals)) {
             return false;
         }
-        return everyWrite || e.stored() == null
-                || !RuleValues.same(RuleValues.value(table.column(whenColumn), e.stored().get(whenColumn)), whenEquals);
+        return everyWrite
+                || e.stored() == null
+                || !RuleValues.same(
+                        RuleValues.value(table.column(whenColumn), e.stored().get(whenColumn)), whenEquals);
     }
 }

@@ -32,12 +32,23 @@ record RequireSiblingRule(TableSchema table, String column, JsonNode equals, Str
             }
         }
         for (OperationEvidence op : commit.operations()) {
-            if (op.table().equals(table.name()) && op.row() != null
-                    && RuleValues.same(RuleValues.value(table.column(column), op.row().get(column)), equals)
+            if (op.table().equals(table.name())
+                    && op.row() != null
+                    && RuleValues.same(
+                            RuleValues.value(table.column(column), op.row().get(column)), equals)
                     && !written.contains(op.rowId() + siblingRowIdSuffix)) {
-                return Uni.createFrom().failure(new ValidationRejection(op.opIndex(), code, "a required sibling row is missing",
-                        Map.of("fieldPaths", List.of(column), "reason", "missing_sibling_operation",
-                                "requiredAction", "repair_aggregate")));
+                return Uni.createFrom()
+                        .failure(new ValidationRejection(
+                                op.opIndex(),
+                                code,
+                                "a required sibling row is missing",
+                                Map.of(
+                                        "fieldPaths",
+                                        List.of(column),
+                                        "reason",
+                                        "missing_sibling_operation",
+                                        "requiredAction",
+                                        "repair_aggregate")));
             }
         }
         return Uni.createFrom().voidItem();

@@ -16,8 +16,7 @@ import java.util.Map;
 final class RuleValues {
     private static final JsonNodeFactory F = JsonNodeFactory.instance;
 
-    private RuleValues() {
-    }
+    private RuleValues() {}
 
     static JsonNode value(ColumnSchema column, Object v) {
         return DebugJson.value(column.type(), v);

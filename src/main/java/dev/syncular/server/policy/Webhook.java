@@ -49,8 +49,7 @@ final class Webhook {
     private final Breaker breaker;
 
     /** The status and body of an answered call. */
-    record Answer(int status, String body) {
-    }
+    record Answer(int status, String body) {}
 
     /**
      * The bounds of one endpoint.
@@ -63,8 +62,14 @@ final class Webhook {
      * @param breakerFailures  consecutive failures that open the breaker ({@code 0}: no breaker)
      * @param breakerOpenFor   how long an open breaker fails calls at once before a trial call
      */
-    record Limits(Duration timeout, Duration connectTimeout, Duration readTimeout, int poolSize, long maxAnswerBytes,
-            int breakerFailures, Duration breakerOpenFor) {
+    record Limits(
+            Duration timeout,
+            Duration connectTimeout,
+            Duration readTimeout,
+            int poolSize,
+            long maxAnswerBytes,
+            int breakerFailures,
+            Duration breakerOpenFor) {
         Limits {
             if (poolSize < 1 || maxAnswerBytes < 1 || breakerFailures < 0) {
                 throw new IllegalArgumentException("webhook pool size and answer cap must be positive,"
@@ -74,8 +79,14 @@ final class Webhook {
 
         /** The bounds an endpoint's configuration group sets (validated with the mapping). */
         static Limits of(SyncularConfig.WebhookEndpoint config) {
-            return new Limits(config.timeout(), config.connectTimeout(), config.readTimeout(), config.poolSize(),
-                    config.maxAnswerSize().asLongValue(), config.breakerFailures(), config.breakerOpenFor());
+            return new Limits(
+                    config.timeout(),
+                    config.connectTimeout(),
+                    config.readTimeout(),
+                    config.poolSize(),
+                    config.maxAnswerSize().asLongValue(),
+                    config.breakerFailures(),
+                    config.breakerOpenFor());
         }
     }
 
@@ -108,7 +119,8 @@ final class Webhook {
         this.secret = secret.getBytes(StandardCharsets.UTF_8);
         this.limits = limits;
         this.metrics = metrics;
-        this.breaker = new Breaker(limits.breakerFailures(), limits.breakerOpenFor().toNanos());
+        this.breaker =
+                new Breaker(limits.breakerFailures(), limits.breakerOpenFor().toNanos());
         metrics.register(name, limits.poolSize(), breaker::isOpen);
     }
 
@@ -122,7 +134,9 @@ final class Webhook {
             metrics.call(name, WebhookMetrics.CIRCUIT_OPEN, 0);
             return Uni.createFrom().failure(new Failure(WebhookMetrics.CIRCUIT_OPEN, null));
         }
-        RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST).setAbsoluteURI(url)
+        RequestOptions options = new RequestOptions()
+                .setMethod(HttpMethod.POST)
+                .setAbsoluteURI(url)
                 .setConnectTimeout(Math.max(1, limits.connectTimeout().toMillis()))
                 .setIdleTimeout(Math.max(1, limits.readTimeout().toMillis()))
                 .putHeader("Content-Type", "application/json")
@@ -134,15 +148,20 @@ final class Webhook {
                 .invoke(sent::set)
                 .flatMap(req -> req.send(Buffer.buffer(json)))
                 .flatMap(this::capped)
-                .ifNoItem().after(limits.timeout()).failWith(() -> new Failure(WebhookMetrics.TIMEOUT, null))
-                .onFailure().transform(Webhook::classify)
-                .onFailure().invoke(f -> {
+                .ifNoItem()
+                .after(limits.timeout())
+                .failWith(() -> new Failure(WebhookMetrics.TIMEOUT, null))
+                .onFailure()
+                .transform(Webhook::classify)
+                .onFailure()
+                .invoke(f -> {
                     HttpClientRequest req = sent.get();
                     if (req != null) {
                         req.reset(); // the call is over for us: never left running on a pooled connection
                     }
                 })
-                .onItemOrFailure().invoke((answer, failure) -> {
+                .onItemOrFailure()
+                .invoke((answer, failure) -> {
                     long nanos = System.nanoTime() - started;
                     metrics.finished(name);
                     if (failure != null) {
@@ -173,14 +192,16 @@ final class Webhook {
         }
         io.vertx.core.buffer.Buffer body = io.vertx.core.buffer.Buffer.buffer();
         return resp.toMulti()
-                .onItem().transformToUniAndConcatenate(chunk -> {
+                .onItem()
+                .transformToUniAndConcatenate(chunk -> {
                     if (body.length() + chunk.length() > max) {
                         return Uni.createFrom().<Void>failure(new Failure(WebhookMetrics.ANSWER_TOO_LARGE, null));
                     }
                     body.appendBuffer(chunk.getDelegate());
                     return Uni.createFrom().voidItem();
                 })
-                .collect().last()
+                .collect()
+                .last()
                 .map(v -> new Answer(resp.statusCode(), body.toString(StandardCharsets.UTF_8)));
     }
 
@@ -195,8 +216,11 @@ final class Webhook {
             if (t instanceof TimeoutException) {
                 // Vert.x: the read (idle) timeout, or no pooled connection within the connect timeout
                 String m = String.valueOf(t.getMessage());
-                return new Failure(m.contains("connection") || m.contains("Connection")
-                        ? WebhookMetrics.CONNECT_TIMEOUT : WebhookMetrics.TIMEOUT, f);
+                return new Failure(
+                        m.contains("connection") || m.contains("Connection")
+                                ? WebhookMetrics.CONNECT_TIMEOUT
+                                : WebhookMetrics.TIMEOUT,
+                        f);
             }
             if (t instanceof ConnectException) {
                 return new Failure(WebhookMetrics.CONNECT_ERROR, f);

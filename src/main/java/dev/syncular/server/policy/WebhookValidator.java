@@ -62,22 +62,29 @@ final class WebhookValidator implements CommitValidator {
         return webhook.post(body, Map.of(), clock.getAsLong())
                 // details.reason: timeout, connect_timeout, connect_error, answer_too_large, io_error, or
                 // circuit_open (the breaker failed the call at once); server_error for a 5xx below
-                .onFailure().transform(f -> unavailable(f instanceof Webhook.Failure w ? w.reason : "io_error"))
+                .onFailure()
+                .transform(f -> unavailable(f instanceof Webhook.Failure w ? w.reason : "io_error"))
                 .flatMap(answer -> {
                     if (answer.status() >= 500) {
                         return Uni.createFrom().failure(unavailable("server_error"));
                     }
                     if (answer.status() < 200 || answer.status() >= 300) {
-                        return Uni.createFrom().failure(new IllegalStateException("validator webhook refused the call"));
+                        return Uni.createFrom()
+                                .failure(new IllegalStateException("validator webhook refused the call"));
                     }
                     JsonNode reject = parse(answer.body()).path("reject");
                     if (!reject.isObject()) {
                         return Uni.createFrom().voidItem();
                     }
                     Map<String, Object> details = reject.path("details").isObject()
-                            ? JSON.convertValue(reject.get("details"), LinkedHashMap.class) : null;
-                    return Uni.createFrom().failure(new ValidationRejection(reject.path("opIndex").asInt(-1),
-                            reject.path("code").asText(null), reject.path("message").asText(null), details));
+                            ? JSON.convertValue(reject.get("details"), LinkedHashMap.class)
+                            : null;
+                    return Uni.createFrom()
+                            .failure(new ValidationRejection(
+                                    reject.path("opIndex").asInt(-1),
+                                    reject.path("code").asText(null),
+                                    reject.path("message").asText(null),
+                                    details));
                 });
     }
 
@@ -97,12 +104,18 @@ final class WebhookValidator implements CommitValidator {
     }
 
     private ObjectNode evidence(CommitEvidence commit) {
-        ObjectNode o = JSON.createObjectNode().put("partition", commit.partition()).put("actorId", commit.actorId())
-                .put("clientId", commit.clientId()).put("clientCommitId", commit.clientCommitId());
+        ObjectNode o = JSON.createObjectNode()
+                .put("partition", commit.partition())
+                .put("actorId", commit.actorId())
+                .put("clientId", commit.clientId())
+                .put("clientCommitId", commit.clientCommitId());
         ArrayNode ops = o.putArray("operations");
         for (OperationEvidence e : commit.operations()) {
             var table = schema.table(e.table());
-            ObjectNode op = ops.addObject().put("opIndex", e.opIndex()).put("op", e.op()).put("table", e.table())
+            ObjectNode op = ops.addObject()
+                    .put("opIndex", e.opIndex())
+                    .put("op", e.op())
+                    .put("table", e.table())
                     .put("rowId", e.rowId());
             op.set("row", RuleValues.row(table, e.row()));
             op.set("stored", RuleValues.row(table, e.stored()));

@@ -23,6 +23,7 @@ final class CredentialLifetime {
     static final int EXPIRED_CODE = 4401;
     /** Its close reason: the §10.2 code, whose recommended action is {@code refreshAuth}. */
     static final String EXPIRED_REASON = "sync.auth_required: credential expired";
+
     private static final UserData.TypedKey<Long> TIMER = new UserData.TypedKey<>("syncular.realtime.credential-timer");
 
     private final Vertx vertx;
@@ -60,12 +61,13 @@ final class CredentialLifetime {
     }
 
     private void closeNow(WebSocketConnection connection) {
-        close(connection).subscribe().with(v -> { }, e -> failures.report(RealtimeFailures.Kind.CLOSE, e, connection));
+        close(connection).subscribe().with(v -> {}, e -> failures.report(RealtimeFailures.Kind.CLOSE, e, connection));
     }
 
     /** Closes the connection with {@link #EXPIRED_CODE}. */
     Uni<Void> close(WebSocketConnection connection) {
-        return connection.isClosed() ? Uni.createFrom().voidItem()
+        return connection.isClosed()
+                ? Uni.createFrom().voidItem()
                 : connection.close(new CloseReason(EXPIRED_CODE, EXPIRED_REASON));
     }
 

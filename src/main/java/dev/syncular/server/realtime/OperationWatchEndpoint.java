@@ -29,7 +29,8 @@ import org.jboss.logging.Logger;
 @WebSocket(path = OperationWatchUpgrade.ENDPOINT_PATH, endpointId = OperationWatchUpgrade.ENDPOINT_ID)
 public class OperationWatchEndpoint {
     private static final Logger LOG = Logger.getLogger(OperationWatchEndpoint.class);
-    private static final UserData.TypedKey<WatchSession> SESSION = new UserData.TypedKey<>("syncular.operations.watch.session");
+    private static final UserData.TypedKey<WatchSession> SESSION =
+            new UserData.TypedKey<>("syncular.operations.watch.session");
 
     @Inject
     QueryWatches watches;
@@ -55,8 +56,11 @@ public class OperationWatchEndpoint {
             if (!budget.fits(n)) {
                 budget.refused();
             }
-            budget.send(binary ? connection.sendBinary(Buffer.buffer(bytes))
-                    : connection.sendText(new String(bytes, StandardCharsets.UTF_8)), n,
+            budget.send(
+                    binary
+                            ? connection.sendBinary(Buffer.buffer(bytes))
+                            : connection.sendText(new String(bytes, StandardCharsets.UTF_8)),
+                    n,
                     e -> LOG.debugf("watch message not sent: %s", e.toString()));
         });
         connection.userData().put(SESSION, session);

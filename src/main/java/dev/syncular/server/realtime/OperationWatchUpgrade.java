@@ -42,9 +42,11 @@ import org.jboss.logging.Logger;
  */
 @ApplicationScoped
 public class OperationWatchUpgrade implements HttpUpgradeCheck {
-    static final UserData.TypedKey<SyncRequestContext> CONTEXT = new UserData.TypedKey<>("syncular.operations.watch.context");
+    static final UserData.TypedKey<SyncRequestContext> CONTEXT =
+            new UserData.TypedKey<>("syncular.operations.watch.context");
     /** The path of the websockets-next endpoint; the mount's route reroutes to it. */
     static final String ENDPOINT_PATH = "/operations/realtime";
+
     static final String ENDPOINT_ID = "syncular-operations-realtime";
     private static final String TICKET_HEADER = "x-syncular-watch-ticket";
     private static final Logger LOG = Logger.getLogger(OperationWatchUpgrade.class);
@@ -59,8 +61,12 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
     private final int maxConnections;
 
     @Inject
-    public OperationWatchUpgrade(Authenticator authenticator, PodRealtime realtime, SyncularConfig config,
-            PodOperationWatches pod, OperationsConfig operations) {
+    public OperationWatchUpgrade(
+            Authenticator authenticator,
+            PodRealtime realtime,
+            SyncularConfig config,
+            PodOperationWatches pod,
+            OperationsConfig operations) {
         this.pod = pod;
         this.maxConnections = operations.watch().maxConnections();
         this.authenticator = authenticator;
@@ -101,22 +107,25 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
         Context context = Vertx.currentContext();
         req.pause();
         SyncRound.authenticated(authenticator.authenticate(req))
-                .subscribe().with(ctx -> context.runOnContext(v -> {
-                    String ticket = UUID.randomUUID().toString();
-                    tickets.put(ticket, ctx);
-                    rc.vertx().setTimer(TICKET_TTL_MS, t -> tickets.remove(ticket));
-                    req.headers().set(TICKET_HEADER, ticket);
-                    req.resume();
-                    if (mountPrefix.isEmpty()) {
-                        rc.next();
-                    } else {
-                        String query = browserToken.withoutToken(req.query()); // the token goes no further
-                        rc.reroute(ENDPOINT_PATH + (query == null || query.isEmpty() ? "" : "?" + query));
-                    }
-                }), e -> context.runOnContext(v -> {
-                    req.resume();
-                    refuse(rc, e);
-                }));
+                .subscribe()
+                .with(
+                        ctx -> context.runOnContext(v -> {
+                            String ticket = UUID.randomUUID().toString();
+                            tickets.put(ticket, ctx);
+                            rc.vertx().setTimer(TICKET_TTL_MS, t -> tickets.remove(ticket));
+                            req.headers().set(TICKET_HEADER, ticket);
+                            req.resume();
+                            if (mountPrefix.isEmpty()) {
+                                rc.next();
+                            } else {
+                                String query = browserToken.withoutToken(req.query()); // the token goes no further
+                                rc.reroute(ENDPOINT_PATH + (query == null || query.isEmpty() ? "" : "?" + query));
+                            }
+                        }),
+                        e -> context.runOnContext(v -> {
+                            req.resume();
+                            refuse(rc, e);
+                        }));
     }
 
     private static void refuse(RoutingContext rc, Throwable e) {
@@ -125,8 +134,11 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
             LOG.error("Operations watch upgrade failed; answered as sync.internal_error", e);
         }
         if (!rc.response().ended()) {
-            rc.response().setStatusCode(error.status()).putHeader("Content-Type", "application/json")
-                    .end(ErrorBodies.body(error.code(), error.message(), Map.of()).toString());
+            rc.response()
+                    .setStatusCode(error.status())
+                    .putHeader("Content-Type", "application/json")
+                    .end(ErrorBodies.body(error.code(), error.message(), Map.of())
+                            .toString());
         }
     }
 

@@ -20,12 +20,11 @@ final class OperatorDisconnects {
     /** Its close reason: re-authenticate (§10.2 {@code sync.auth_required}, {@code refreshAuth}) and reconnect. */
     static final String REASON = "sync.auth_required: disconnected by an operator";
 
-    private OperatorDisconnects() {
-    }
+    private OperatorDisconnects() {}
 
     /** A control-channel payload: closes the matching sockets among {@code sessions}; how many it closed. */
-    static int received(String payload, Function<String, Iterable<RealtimeSession>> sessions,
-            RealtimeFailures failures) {
+    static int received(
+            String payload, Function<String, Iterable<RealtimeSession>> sessions, RealtimeFailures failures) {
         SocketDisconnect d = SocketDisconnect.parse(payload);
         if (d == null) {
             return 0; // a control message of a newer version: ignored
@@ -34,13 +33,16 @@ final class OperatorDisconnects {
         for (RealtimeSession s : sessions.apply(d.partition())) {
             if (d.matches(s.ctx.partition(), s.ctx.actorId(), s.clientId)) {
                 n++;
-                s.connection().close(new CloseReason(CODE, REASON)).subscribe().with(v -> { },
-                        e -> failures.report(RealtimeFailures.Kind.CLOSE, e, s.connection()));
+                s.connection()
+                        .close(new CloseReason(CODE, REASON))
+                        .subscribe()
+                        .with(v -> {}, e -> failures.report(RealtimeFailures.Kind.CLOSE, e, s.connection()));
             }
         }
         if (n > 0) {
-            LOG.infof("Operator disconnect: closed %d realtime socket(s) of %s", n,
-                    d.actorId() != null ? "an actor" : "a client");
+            LOG.infof(
+                    "Operator disconnect: closed %d realtime socket(s) of %s",
+                    n, d.actorId() != null ? "an actor" : "a client");
         }
         return n;
     }

@@ -29,6 +29,7 @@ final class OutboundBudget {
     private static final Logger LOG = Logger.getLogger(OutboundBudget.class);
     /** The close code of a connection closed for not draining its outbound buffer (docs/REALTIME.md). */
     static final int STUCK_CLOSE_CODE = 4290;
+
     static final String STUCK_CLOSE_REASON = "outbound buffer not drained";
     /** How long a stuck connection's close frame may take before its transport is closed. */
     private static final long FORCE_CLOSE_MAX_MS = 5_000;
@@ -43,13 +44,19 @@ final class OutboundBudget {
     private long deadlineTimer = -1;
     /** The buffer emptied at least once since the refusal that started the deadline: the client reads. */
     private boolean drained;
+
     private boolean closing;
 
     /**
      * {@code closeTransport} closes the TCP connection under the socket (a no-op where the endpoint offers none);
      * {@code budget} in bytes; {@code stuck} the deadline.
      */
-    OutboundBudget(WebSocketConnection connection, Runnable closeTransport, Vertx vertx, long budget, Duration stuck,
+    OutboundBudget(
+            WebSocketConnection connection,
+            Runnable closeTransport,
+            Vertx vertx,
+            long budget,
+            Duration stuck,
             RealtimeMetrics metrics) {
         this.connection = connection;
         this.closeTransport = closeTransport;
@@ -109,7 +116,10 @@ final class OutboundBudget {
         }
         metrics.stuckClose();
         LOG.debugf("Closing realtime connection %s: %d outbound bytes not drained", connection.id(), pending());
-        connection.close(new CloseReason(STUCK_CLOSE_CODE, STUCK_CLOSE_REASON)).subscribe().with(v -> { }, e -> { });
+        connection
+                .close(new CloseReason(STUCK_CLOSE_CODE, STUCK_CLOSE_REASON))
+                .subscribe()
+                .with(v -> {}, e -> {});
         // the close frame waits behind what the client does not read; the transport goes regardless (a no-op once
         // the close handshake ended it)
         vertx.setTimer(Math.min(stuckMs, FORCE_CLOSE_MAX_MS), t -> closeTransport.run());
@@ -134,10 +144,13 @@ final class OutboundBudget {
 
     /** {@code write}, lazily, counted while in flight (a round's chunks, sent one after the other). */
     Uni<Void> tracked(Uni<Void> write, long bytes) {
-        return Uni.createFrom().deferred(() -> {
-            add(bytes);
-            return write;
-        }).onTermination().invoke((v, e, cancelled) -> done(bytes));
+        return Uni.createFrom()
+                .deferred(() -> {
+                    add(bytes);
+                    return write;
+                })
+                .onTermination()
+                .invoke((v, e, cancelled) -> done(bytes));
     }
 
     private synchronized void add(long bytes) {

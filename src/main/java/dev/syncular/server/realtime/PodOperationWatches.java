@@ -35,9 +35,11 @@ public class PodOperationWatches {
     private final RealtimeHub hub;
 
     @Inject
-    public PodOperationWatches(PodRealtime realtime, QueryWatches watches, MeterRegistry registry, SyncularConfig config) {
+    public PodOperationWatches(
+            PodRealtime realtime, QueryWatches watches, MeterRegistry registry, SyncularConfig config) {
         this.hub = realtime.hub();
-        this.lifetime = new CredentialLifetime(hub.vertx(), hub.clock(), hub.metrics().failures());
+        this.lifetime =
+                new CredentialLifetime(hub.vertx(), hub.clock(), hub.metrics().failures());
         long interval = config.realtime().heartbeatInterval().toMillis();
         hub.vertx().setPeriodic(interval, t -> heartbeat(3 * interval));
         realtime.hub().addCommitListener(new RealtimeHub.CommitListener() {
@@ -57,11 +59,14 @@ public class PodOperationWatches {
             }
         });
         Gauge.builder("syncular.operations.watches", watches, QueryWatches::activeWatches)
-                .description("Active remote query watches of this pod (REMOTE.md §6)").register(registry);
+                .description("Active remote query watches of this pod (REMOTE.md §6)")
+                .register(registry);
         Gauge.builder("syncular.operations.watch.backlog", watches, QueryWatches::runBacklog)
-                .description("Watch runs waiting for one of this pod's run slots").register(registry);
+                .description("Watch runs waiting for one of this pod's run slots")
+                .register(registry);
         Gauge.builder("syncular.operations.watch.connections", lastHeardMs, Map::size)
-                .description("Open watch sockets of this pod (REMOTE.md §6)").register(registry);
+                .description("Open watch sockets of this pod (REMOTE.md §6)")
+                .register(registry);
     }
 
     /** A socket opened for {@code ctx}: its credential's lifetime is armed, its heartbeats begin. */
@@ -80,8 +85,9 @@ public class PodOperationWatches {
         if (!lifetime.expired(ctx)) {
             return false;
         }
-        lifetime.close(connection).subscribe().with(v -> { },
-                e -> hub.metrics().failures().report(RealtimeFailures.Kind.CLOSE, e, connection));
+        lifetime.close(connection)
+                .subscribe()
+                .with(v -> {}, e -> hub.metrics().failures().report(RealtimeFailures.Kind.CLOSE, e, connection));
         return true;
     }
 
@@ -112,12 +118,20 @@ public class PodOperationWatches {
         long now = System.currentTimeMillis();
         lastHeardMs.forEach((connection, heard) -> {
             if (now - heard > idleMs) {
-                connection.close().subscribe().with(v -> { },
-                        e -> hub.metrics().failures().report(RealtimeFailures.Kind.CLOSE, e, connection));
+                connection
+                        .close()
+                        .subscribe()
+                        .with(
+                                v -> {},
+                                e -> hub.metrics().failures().report(RealtimeFailures.Kind.CLOSE, e, connection));
                 return;
             }
-            connection.sendPing(Buffer.buffer()).subscribe().with(v -> { },
-                    e -> hub.metrics().failures().report(RealtimeFailures.Kind.PING_WRITE, e, connection));
+            connection
+                    .sendPing(Buffer.buffer())
+                    .subscribe()
+                    .with(
+                            v -> {},
+                            e -> hub.metrics().failures().report(RealtimeFailures.Kind.PING_WRITE, e, connection));
         });
     }
 }

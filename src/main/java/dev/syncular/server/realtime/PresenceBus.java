@@ -49,6 +49,7 @@ final class PresenceBus implements PresenceRegistry.Broadcast {
     private long queuedChars;
     /** Messages were dropped since the chain last drained: re-announce once it has. */
     private boolean overflowed;
+
     private final Runnable dropped;
     private final Runnable reannounce;
     /** Chunks of a message still arriving, per sending pod (one transaction's chunks arrive together). */
@@ -93,8 +94,13 @@ final class PresenceBus implements PresenceRegistry.Broadcast {
     }
 
     private static ObjectNode peerMessage(String type, String partition, String scopeKey, PresenceRegistry.Peer peer) {
-        return JsonNodeFactory.instance.objectNode().put("t", type).put("p", partition).put("k", scopeKey)
-                .put("a", peer.actorId()).put("c", peer.clientId());
+        return JsonNodeFactory.instance
+                .objectNode()
+                .put("t", type)
+                .put("p", partition)
+                .put("k", scopeKey)
+                .put("a", peer.actorId())
+                .put("c", peer.clientId());
     }
 
     private synchronized void send(ObjectNode message) {
@@ -110,7 +116,8 @@ final class PresenceBus implements PresenceRegistry.Broadcast {
         long chars = encoded.length();
         if (queued >= MAX_QUEUED || queuedChars + chars > MAX_QUEUED_CHARS) {
             if (!overflowed) {
-                LOG.warnf("Presence NOTIFY queue full (%d messages); dropping until it drains, then re-announcing",
+                LOG.warnf(
+                        "Presence NOTIFY queue full (%d messages); dropping until it drains, then re-announcing",
                         queued);
             }
             overflowed = true;
@@ -120,12 +127,15 @@ final class PresenceBus implements PresenceRegistry.Broadcast {
         queued++;
         queuedChars += chars;
         tail = tail.thenCompose(v -> pool.preparedQuery("SELECT count(pg_notify($1, c)) FROM unnest($2::text[]) AS c")
-                .execute(Tuple.of(channel, chunks)).subscribeAsCompletionStage()
-                .<Void>thenApply(rows -> null)
-                .exceptionally(e -> {
-                    LOG.warn("Presence NOTIFY failed; other pods miss one presence change until the next hello", e);
-                    return null;
-                }))
+                        .execute(Tuple.of(channel, chunks))
+                        .subscribeAsCompletionStage()
+                        .<Void>thenApply(rows -> null)
+                        .exceptionally(e -> {
+                            LOG.warn(
+                                    "Presence NOTIFY failed; other pods miss one presence change until the next hello",
+                                    e);
+                            return null;
+                        }))
                 .whenComplete((v, e) -> sent(chars));
     }
 

@@ -34,12 +34,10 @@ import java.util.function.Predicate;
  */
 final class PresenceRegistry {
     /** The peer identity of §8.6.1. */
-    record Peer(String actorId, String clientId) {
-    }
+    record Peer(String actorId, String clientId) {}
 
     /** A present peer's document; {@code owner} is the local connection, {@code null} for another pod's peer. */
-    record Entry(ObjectNode doc, RealtimeSession owner, String pod) {
-    }
+    record Entry(ObjectNode doc, RealtimeSession owner, String pod) {}
 
     /** A change of this pod's presence to broadcast to the other pods. */
     interface Broadcast {
@@ -56,6 +54,7 @@ final class PresenceRegistry {
      * exactly once — in the snapshot or as a live event, never both (§8.6.4).
      */
     private final Map<RealtimeSession, Set<String>> granted = new HashMap<>();
+
     private final Function<String, Iterable<RealtimeSession>> sessions;
     private final Broadcast broadcast;
     private final LongSupplier clock;
@@ -63,8 +62,12 @@ final class PresenceRegistry {
     private volatile long maxDocBytes;
     private int localMembers;
 
-    PresenceRegistry(String podId, Function<String, Iterable<RealtimeSession>> sessions, Broadcast broadcast,
-            LongSupplier clock, long maxDocBytes) {
+    PresenceRegistry(
+            String podId,
+            Function<String, Iterable<RealtimeSession>> sessions,
+            Broadcast broadcast,
+            LongSupplier clock,
+            long maxDocBytes) {
         this.podId = podId;
         this.sessions = sessions;
         this.broadcast = broadcast;
@@ -81,8 +84,8 @@ final class PresenceRegistry {
     synchronized void publish(RealtimeSession s, ControlMessage.PresencePublish m) {
         String key = m.scopeKey();
         if (!s.holds(key)) {
-            s.sendText(ControlMessages.render(new ControlMessage.PresenceError(key, PresenceErrorCode.FORBIDDEN,
-                    clock.getAsLong())));
+            s.sendText(ControlMessages.render(
+                    new ControlMessage.PresenceError(key, PresenceErrorCode.FORBIDDEN, clock.getAsLong())));
             return;
         }
         Peer peer = new Peer(s.ctx.actorId(), s.clientId);
@@ -97,8 +100,8 @@ final class PresenceRegistry {
         ObjectNode doc = m.doc();
         if (doc.toString().getBytes(StandardCharsets.UTF_8).length > maxDocBytes) {
             // fail loud, to the publisher only; its stored document stays as it was
-            s.sendText(ControlMessages.render(new ControlMessage.PresenceError(key, PresenceErrorCode.TOO_LARGE,
-                    clock.getAsLong())));
+            s.sendText(ControlMessages.render(
+                    new ControlMessage.PresenceError(key, PresenceErrorCode.TOO_LARGE, clock.getAsLong())));
             return;
         }
         put(s.ctx.partition(), key, peer, new Entry(doc, s, podId), s);
@@ -134,7 +137,8 @@ final class PresenceRegistry {
             }
             for (Map.Entry<Peer, Entry> e : present.entrySet()) {
                 if (e.getValue().owner() != s) {
-                    s.sendText(fanout(key, PresenceKind.JOIN, e.getKey(), e.getValue().doc(), now));
+                    s.sendText(fanout(
+                            key, PresenceKind.JOIN, e.getKey(), e.getValue().doc(), now));
                 }
             }
         }
@@ -167,7 +171,10 @@ final class PresenceRegistry {
     synchronized void remoteSet(String pod, String partition, String key, Peer peer, ObjectNode doc) {
         heard(pod);
         Entry known = entries(partition, key).get(peer);
-        if (known != null && known.owner() == null && known.pod().equals(pod) && known.doc().equals(doc)) {
+        if (known != null
+                && known.owner() == null
+                && known.pod().equals(pod)
+                && known.doc().equals(doc)) {
             return; // a re-announcement (after some pod's hello) of what is known already
         }
         put(partition, key, peer, new Entry(doc, null, pod), null);
@@ -247,12 +254,12 @@ final class PresenceRegistry {
     }
 
     private void put(String partition, String key, Peer peer, Entry entry, RealtimeSession publisher) {
-        Map<Peer, Entry> peers = byPartition.computeIfAbsent(partition, p -> new HashMap<>())
+        Map<Peer, Entry> peers = byPartition
+                .computeIfAbsent(partition, p -> new HashMap<>())
                 .computeIfAbsent(key, k -> new LinkedHashMap<>());
         Entry before = peers.put(peer, entry);
         localMembers += (entry.owner() != null ? 1 : 0) - (before != null && before.owner() != null ? 1 : 0);
-        fanOut(partition, key, before == null ? PresenceKind.JOIN : PresenceKind.UPDATE, peer, entry.doc(),
-                publisher);
+        fanOut(partition, key, before == null ? PresenceKind.JOIN : PresenceKind.UPDATE, peer, entry.doc(), publisher);
     }
 
     private void remove(String partition, String key, Peer peer, RealtimeSession leaving) {
@@ -276,8 +283,8 @@ final class PresenceRegistry {
      * To every connection of the partition registered on {@code key} and granted it here (its snapshot is out),
      * except {@code except} (the publisher).
      */
-    private void fanOut(String partition, String key, PresenceKind kind, Peer peer, ObjectNode doc,
-            RealtimeSession except) {
+    private void fanOut(
+            String partition, String key, PresenceKind kind, Peer peer, ObjectNode doc, RealtimeSession except) {
         String event = null;
         for (RealtimeSession s : sessions.apply(partition)) {
             if (s != except && s.holds(key) && granted.getOrDefault(s, Set.of()).contains(key)) {
@@ -290,7 +297,7 @@ final class PresenceRegistry {
     }
 
     private static String fanout(String key, PresenceKind kind, Peer peer, ObjectNode doc, long now) {
-        return ControlMessages.render(new ControlMessage.PresenceFanout(key, kind, peer.actorId(), peer.clientId(),
-                kind == PresenceKind.LEAVE ? null : doc, now));
+        return ControlMessages.render(new ControlMessage.PresenceFanout(
+                key, kind, peer.actorId(), peer.clientId(), kind == PresenceKind.LEAVE ? null : doc, now));
     }
 }

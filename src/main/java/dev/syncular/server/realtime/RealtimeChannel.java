@@ -37,15 +37,18 @@ import java.util.function.Supplier;
 public final class RealtimeChannel {
     /** §8.1 {@code hello.protocolVersion}. */
     static final long PROTOCOL_VERSION = 1;
+
     static final UserData.TypedKey<RealtimeSession> SESSION = new UserData.TypedKey<>("syncular.realtime.session");
     /** The TCP connection under the socket, where the endpoint records it (closes a stuck socket, §8.7). */
-    static final UserData.TypedKey<HttpConnection> TRANSPORT =
-            new UserData.TypedKey<>("syncular.realtime.transport");
+    static final UserData.TypedKey<HttpConnection> TRANSPORT = new UserData.TypedKey<>("syncular.realtime.transport");
 
     /** What the upgrade established for one connection. */
-    public record Prepared(SyncRequestContext ctx, String clientId, ClientRecord record, PartitionState partition,
-            List<RealtimeDelta.Registration> registrations) {
-    }
+    public record Prepared(
+            SyncRequestContext ctx,
+            String clientId,
+            ClientRecord record,
+            PartitionState partition,
+            List<RealtimeDelta.Registration> registrations) {}
 
     private final RealtimeHub hub;
     private final SyncStorage storage;
@@ -56,8 +59,14 @@ public final class RealtimeChannel {
     private final BufferBudget budget;
     private final CredentialLifetime lifetime;
 
-    public RealtimeChannel(RealtimeHub hub, SyncStorage storage, ScopeResolver resolver, SchemaWindow window,
-            Supplier<SyncEngine> engine, long maxRequestBytes, BufferBudget budget) {
+    public RealtimeChannel(
+            RealtimeHub hub,
+            SyncStorage storage,
+            ScopeResolver resolver,
+            SchemaWindow window,
+            Supplier<SyncEngine> engine,
+            long maxRequestBytes,
+            BufferBudget budget) {
         this.budget = budget;
         this.hub = hub;
         this.storage = storage;
@@ -65,7 +74,8 @@ public final class RealtimeChannel {
         this.window = window;
         this.engine = engine;
         this.maxRequestBytes = maxRequestBytes;
-        this.lifetime = new CredentialLifetime(hub.vertx(), hub.clock(), hub.metrics().failures());
+        this.lifetime =
+                new CredentialLifetime(hub.vertx(), hub.clock(), hub.metrics().failures());
     }
 
     public RealtimeHub hub() {
@@ -77,26 +87,27 @@ public final class RealtimeChannel {
         if (ctx.unstorable() != null) {
             return Uni.createFrom().failure(ctx.unstorable());
         }
-        return storage.readClient(ctx.partition(), clientId).chain(record -> storage.readPartition(ctx.partition())
-                .chain(partition -> {
+        return storage.readClient(ctx.partition(), clientId)
+                .chain(record -> storage.readPartition(ctx.partition()).chain(partition -> {
                     if (record == null || !record.actorId().equals(ctx.actorId())) {
                         return Uni.createFrom().item(new Prepared(ctx, clientId, null, partition, List.of()));
                     }
                     return resolver.resolveScopes(ctx)
                             // §7.3.3: during a host-signalled outage the client's valid lease authorizes the
                             // registrations exactly as it authorizes a round (its scopes, its epoch, §2.1)
-                            .onFailure(ScopeResolverOutage.class).recoverWithUni(outage -> leased(ctx, clientId, partition,
-                                    outage))
+                            .onFailure(ScopeResolverOutage.class)
+                            .recoverWithUni(outage -> leased(ctx, clientId, partition, outage))
                             .map(allowed -> RealtimeDelta.register(window, record.subscriptionsJson(), allowed))
                             // §3.3: a failing resolver revokes every registration
-                            .onFailure().recoverWithItem(List.of())
+                            .onFailure()
+                            .recoverWithItem(List.of())
                             .map(regs -> new Prepared(ctx, clientId, record, partition, regs));
                 }));
     }
 
     /** The allowed scopes of the client's valid lease during an outage; fails (revoking) without one or leases off. */
-    private Uni<Map<String, List<String>>> leased(SyncRequestContext ctx, String clientId,
-            PartitionState partition, Throwable outage) {
+    private Uni<Map<String, List<String>>> leased(
+            SyncRequestContext ctx, String clientId, PartitionState partition, Throwable outage) {
         AuthLeases leases = engine.get().leases();
         if (!leases.enabled() || partition == null) {
             return Uni.createFrom().failure(outage);
@@ -115,10 +126,18 @@ public final class RealtimeChannel {
     public Uni<Void> open(WebSocketConnection connection, Prepared p, String first) {
         long prepared = p.partition() == null ? 0 : p.partition().maxCommitSeq();
         long cursor = p.record() == null ? -1 : p.record().cursor();
-        RealtimeSession s = new RealtimeSession(UUID.randomUUID().toString(), p.ctx(), p.clientId(),
-                p.partition() == null ? null : p.partition().logEpoch(), connection,
-                hub.outbound(connection, () -> closeTransport(connection)), System::currentTimeMillis,
-                p.registrations(), prepared, true, maxRequestBytes);
+        RealtimeSession s = new RealtimeSession(
+                UUID.randomUUID().toString(),
+                p.ctx(),
+                p.clientId(),
+                p.partition() == null ? null : p.partition().logEpoch(),
+                connection,
+                hub.outbound(connection, () -> closeTransport(connection)),
+                System::currentTimeMillis,
+                p.registrations(),
+                prepared,
+                true,
+                maxRequestBytes);
         s.failures = hub.metrics().failures();
         connection.userData().put(SESSION, s);
         hub.add(s);
@@ -126,15 +145,29 @@ public final class RealtimeChannel {
         return storage.readPartition(p.ctx().partition())
                 .map(head -> new HeadRead(head, true))
                 // the read failed: the prepared head, and the client is told to sync
-                .onFailure().recoverWithItem(() -> new HeadRead(p.partition(), false))
+                .onFailure()
+                .recoverWithItem(() -> new HeadRead(p.partition(), false))
                 .chain(read -> {
                     PartitionState head = read.head();
                     // §8.1: never pulled (no registrations) or behind the log ⇒ requiresSync, and §8.2 suppression
-                    return Uni.createFrom().completionStage(s.joined(head == null ? 0 : head.maxCommitSeq(),
-                            head == null ? null : head.logEpoch(), read.reliable(), !p.registrations().isEmpty(),
-                            cursor, h -> ControlMessages.render(new ControlMessage.Hello(PROTOCOL_VERSION,
-                                    s.sessionId, p.ctx().actorId(), p.clientId(), h.cursor(), h.latestCursor(),
-                                    h.requiresSync(), System.currentTimeMillis())), first, hub.metrics()));
+                    return Uni.createFrom()
+                            .completionStage(s.joined(
+                                    head == null ? 0 : head.maxCommitSeq(),
+                                    head == null ? null : head.logEpoch(),
+                                    read.reliable(),
+                                    !p.registrations().isEmpty(),
+                                    cursor,
+                                    h -> ControlMessages.render(new ControlMessage.Hello(
+                                            PROTOCOL_VERSION,
+                                            s.sessionId,
+                                            p.ctx().actorId(),
+                                            p.clientId(),
+                                            h.cursor(),
+                                            h.latestCursor(),
+                                            h.requiresSync(),
+                                            System.currentTimeMillis())),
+                                    first,
+                                    hub.metrics()));
                 })
                 .invoke(() -> hub.presenceRegistered(s, Set.of()));
     }
@@ -147,8 +180,7 @@ public final class RealtimeChannel {
     }
 
     /** The partition's head as read after the session joined; {@code reliable} false when the read failed. */
-    private record HeadRead(PartitionState head, boolean reliable) {
-    }
+    private record HeadRead(PartitionState head, boolean reliable) {}
 
     public Uni<Void> text(WebSocketConnection connection, String text) {
         RealtimeSession s = connection.userData().get(SESSION);
@@ -168,8 +200,16 @@ public final class RealtimeChannel {
             if (s.logEpoch == null || ack.cursor() < 0) {
                 return Uni.createFrom().voidItem();
             }
-            return storage.advanceClientCursor(s.ctx.partition(), s.clientId, s.ctx.actorId(), s.logEpoch, ack.cursor(),
-                    System.currentTimeMillis()).replaceWithVoid().onFailure().recoverWithItem(e -> {
+            return storage.advanceClientCursor(
+                            s.ctx.partition(),
+                            s.clientId,
+                            s.ctx.actorId(),
+                            s.logEpoch,
+                            ack.cursor(),
+                            System.currentTimeMillis())
+                    .replaceWithVoid()
+                    .onFailure()
+                    .recoverWithItem(e -> {
                         // the §4.6 retention input stays at the previous ack until the next one is stored
                         hub.metrics().failures().failed(RealtimeFailures.Kind.ACK_WRITE, e);
                         return null;
@@ -192,7 +232,12 @@ public final class RealtimeChannel {
         if (bytes.length == 0 || (bytes[0] & 0xff) != ChannelTag.ROUND) {
             return connection.close(new CloseReason(1003, "unknown channel tag"));
         }
-        SocketRound.Outcome outcome = s.rounds.chunk(s, engine.get(), budget, bytes, 1,
+        SocketRound.Outcome outcome = s.rounds.chunk(
+                s,
+                engine.get(),
+                budget,
+                bytes,
+                1,
                 registers -> registers ? reregister(s) : Uni.createFrom().voidItem());
         return outcome == SocketRound.Outcome.CLOSE
                 ? connection.close(new CloseReason(1002, "sync round protocol violation"))
@@ -201,16 +246,20 @@ public final class RealtimeChannel {
 
     /** §8.7: a completed pulling round replaces the registrations from the client record it just wrote. */
     private Uni<Void> reregister(RealtimeSession s) {
-        return prepare(s.ctx, s.clientId).invoke(p -> {
-            hub.presenceRegistered(s, s.register(p.registrations()));
-            if (p.partition() != null) {
-                s.logEpoch = p.partition().logEpoch();
-            }
-        }).replaceWithVoid().onFailure().recoverWithItem(e -> {
-            hub.metrics().failures().failed(RealtimeFailures.Kind.REGISTRATION, e);
-            hub.presenceRegistered(s, s.register(List.of()));
-            return null;
-        });
+        return prepare(s.ctx, s.clientId)
+                .invoke(p -> {
+                    hub.presenceRegistered(s, s.register(p.registrations()));
+                    if (p.partition() != null) {
+                        s.logEpoch = p.partition().logEpoch();
+                    }
+                })
+                .replaceWithVoid()
+                .onFailure()
+                .recoverWithItem(e -> {
+                    hub.metrics().failures().failed(RealtimeFailures.Kind.REGISTRATION, e);
+                    hub.presenceRegistered(s, s.register(List.of()));
+                    return null;
+                });
     }
 
     public Uni<Void> pong(WebSocketConnection connection) {

@@ -21,7 +21,6 @@ public class RealtimeEndpoint {
     @Inject
     PodRealtime realtime;
 
-
     @OnOpen
     public Uni<Void> open(WebSocketConnection connection) {
         return realtime.channel().open(connection, connection.userData().get(RealtimeUpgrade.PREPARED), null);

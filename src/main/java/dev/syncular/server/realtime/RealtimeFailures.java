@@ -66,8 +66,12 @@ final class RealtimeFailures {
 
     RealtimeFailures(MeterRegistry registry) {
         for (Kind k : Kind.values()) {
-            counters.put(k, Counter.builder("syncular.realtime.errors").tag("kind", k.label)
-                    .description("Realtime failures that were not propagated, by kind").register(registry));
+            counters.put(
+                    k,
+                    Counter.builder("syncular.realtime.errors")
+                            .tag("kind", k.label)
+                            .description("Realtime failures that were not propagated, by kind")
+                            .register(registry));
             lastWarn.put(k, new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS));
             unlogged.put(k, new AtomicLong());
         }
@@ -96,8 +100,13 @@ final class RealtimeFailures {
         long previous = last.get();
         if (now - previous >= WARN_EVERY_NANOS && last.compareAndSet(previous, now)) {
             long skipped = unlogged.get(kind).getAndSet(0);
-            LOG.warnf(e, "Realtime %s failed (%d more since the last such line; all counted in "
-                    + "syncular_realtime_errors_total{kind=\"%s\"})", kind.label, skipped, kind.label);
+            LOG.warnf(
+                    e,
+                    "Realtime %s failed (%d more since the last such line; all counted in "
+                            + "syncular_realtime_errors_total{kind=\"%s\"})",
+                    kind.label,
+                    skipped,
+                    kind.label);
         } else {
             unlogged.get(kind).incrementAndGet();
             LOG.debugf("Realtime %s failed: %s", kind.label, e);
@@ -111,8 +120,10 @@ final class RealtimeFailures {
                 return true;
             }
             String m = t.getMessage() == null ? "" : t.getMessage().toLowerCase(Locale.ROOT);
-            if ((t instanceof IOException || t.getClass().getName().startsWith("io.netty")
-                    || t.getClass().getName().startsWith("io.vertx") || t.getClass().getName().startsWith("io.quarkus.websockets"))
+            if ((t instanceof IOException
+                            || t.getClass().getName().startsWith("io.netty")
+                            || t.getClass().getName().startsWith("io.vertx")
+                            || t.getClass().getName().startsWith("io.quarkus.websockets"))
                     && (m.contains("closed") || m.contains("reset") || m.contains("broken pipe"))) {
                 return true;
             }

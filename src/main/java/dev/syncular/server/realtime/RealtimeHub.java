@@ -54,9 +54,17 @@ public final class RealtimeHub {
      * application's pool connects with, {@code config.BoundedPgPool#listenOptions}): the hub listens on the first
      * and, when there are more, moves to the next host after a few failed (re)connects.
      */
-    public record Settings(String podId, List<PgConnectOptions> listen, long maxDeltaBytes, int maxUnackedDeltas,
-            boolean presenceEnabled, long maxPresenceBytes, Duration heartbeatInterval, LongSupplier clock,
-            long outboundBufferBytes, Duration outboundStuckTimeout) {
+    public record Settings(
+            String podId,
+            List<PgConnectOptions> listen,
+            long maxDeltaBytes,
+            int maxUnackedDeltas,
+            boolean presenceEnabled,
+            long maxPresenceBytes,
+            Duration heartbeatInterval,
+            LongSupplier clock,
+            long outboundBufferBytes,
+            Duration outboundStuckTimeout) {
         public Settings {
             if (listen.isEmpty()) {
                 throw new IllegalArgumentException("a realtime hub needs the connection options of one database host");
@@ -67,11 +75,13 @@ public final class RealtimeHub {
 
     /** Reconnect attempts to one host, {@link #RECONNECT_DELAY_MS} apart, before the next host is tried. */
     private static final int RECONNECTS_PER_HOST = 3;
+
     private static final long RECONNECT_DELAY_MS = 500;
 
     private final Settings settings;
     /** §2.4: whether the partition is served now (the engine's serve gate); deltas wait while it refuses. */
     private final Function<String, Uni<Boolean>> serves;
+
     private final ConcurrentHashMap<String, Set<RealtimeSession>> byPartition = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, CompletableFuture<Void>> partitionTails = new ConcurrentHashMap<>();
     private final AtomicInteger open = new AtomicInteger();
@@ -80,6 +90,7 @@ public final class RealtimeHub {
      * waiting oldest first; past that a partition's sockets are woken instead.
      */
     private final FanoutReads fanoutReads = new FanoutReads(FANOUT_READS, FANOUT_BACKLOG);
+
     private static final int FANOUT_READS = 8;
     private static final int FANOUT_BACKLOG = 10_000;
     private final SyncStorage storage;
@@ -126,9 +137,16 @@ public final class RealtimeHub {
             }
         }
     }
+
     private final CompletableFuture<Void> presenceHeard = new CompletableFuture<>();
 
-    public RealtimeHub(Settings settings, SyncStorage storage, RealtimeSignals signals, SchemaWindow window, Vertx vertx, Pool pool,
+    public RealtimeHub(
+            Settings settings,
+            SyncStorage storage,
+            RealtimeSignals signals,
+            SchemaWindow window,
+            Vertx vertx,
+            Pool pool,
             MeterRegistry registry,
             Function<String, Uni<Boolean>> serves) {
         this.settings = settings;
@@ -139,10 +157,14 @@ public final class RealtimeHub {
         this.vertx = vertx;
         String commits = signals.notificationChannel();
         String presenceChannel = "syncular_presence_" + commits.substring("syncular_commits_".length());
-        this.presenceBus = new PresenceBus(pool, presenceChannel.length() > 63 ? presenceChannel.substring(0, 63)
-                : presenceChannel, settings.podId(), () -> metrics().presenceNotifyDrop(), this::reannouncePresence);
-        this.presence = new PresenceRegistry(settings.podId(), this::sessionsOf, presenceBus, settings.clock(),
-                settings.maxPresenceBytes());
+        this.presenceBus = new PresenceBus(
+                pool,
+                presenceChannel.length() > 63 ? presenceChannel.substring(0, 63) : presenceChannel,
+                settings.podId(),
+                () -> metrics().presenceNotifyDrop(),
+                this::reannouncePresence);
+        this.presence = new PresenceRegistry(
+                settings.podId(), this::sessionsOf, presenceBus, settings.clock(), settings.maxPresenceBytes());
         this.metrics = new RealtimeMetrics(registry, open::get, presence::localMembers, fanoutReads::backlog);
     }
 
@@ -184,18 +206,16 @@ public final class RealtimeHub {
             return;
         }
         next.reconnectPolicy(retries -> !failover || retries < RECONNECTS_PER_HOST ? RECONNECT_DELAY_MS : -1L);
-        next.channel(signals.notificationChannel())
-                .handler(this::notified)
-                .subscribeHandler(v -> {
-                    if (listening) {
-                        // a re-LISTEN: whatever was committed while the connection was down was never announced here
-                        metrics.listenReconnect();
-                        wakeAllSpread();
-                        toListeners(CommitListener::notificationsLost);
-                    }
-                    listening = true;
-                    commitsHeard.complete(null);
-                });
+        next.channel(signals.notificationChannel()).handler(this::notified).subscribeHandler(v -> {
+            if (listening) {
+                // a re-LISTEN: whatever was committed while the connection was down was never announced here
+                metrics.listenReconnect();
+                wakeAllSpread();
+                toListeners(CommitListener::notificationsLost);
+            }
+            listening = true;
+            commitsHeard.complete(null);
+        });
         // operator disconnects of an actor's or a client's sockets, announced by whichever pod took the admin request
         next.channel(signals.controlChannel())
                 .handler(payload -> OperatorDisconnects.received(payload, this::sessionsOf, metrics.failures()));
@@ -338,8 +358,13 @@ public final class RealtimeHub {
      * its close frame cannot get through.
      */
     OutboundBudget outbound(WebSocketConnection connection, Runnable closeTransport) {
-        return new OutboundBudget(connection, closeTransport, vertx, settings.outboundBufferBytes(),
-                settings.outboundStuckTimeout(), metrics);
+        return new OutboundBudget(
+                connection,
+                closeTransport,
+                vertx,
+                settings.outboundBufferBytes(),
+                settings.outboundStuckTimeout(),
+                metrics);
     }
 
     /** The realtime metrics (a method: fields of a client proxy are not the bean's). */
@@ -443,7 +468,7 @@ public final class RealtimeHub {
             }
             case "alive" -> presence.heard(pod);
             case "bye" -> presence.podGone(pod);
-            default -> { }
+            default -> {}
         }
     }
 
@@ -475,13 +500,15 @@ public final class RealtimeHub {
         // asking the pool for thousands of reads at once); only the deliveries queue behind each other, so every
         // session still sees the partition's commits in order (§8.2: deltas are cursor-contiguous per connection)
         CompletableFuture<Notified> read = fanoutReads.submit(() -> read(partition, seq));
-        CompletableFuture<Void> tail = partitionTails.compute(partition, (k, previous) ->
-                (previous == null ? CompletableFuture.<Void>completedFuture(null) : previous)
-                        .thenCompose(v -> read).thenAccept(this::fanOut)
+        CompletableFuture<Void> tail = partitionTails.compute(
+                partition,
+                (k, previous) -> (previous == null ? CompletableFuture.<Void>completedFuture(null) : previous)
+                        .thenCompose(v -> read)
+                        .thenAccept(this::fanOut)
                         .exceptionally(e -> {
                             // the partition's sockets are woken: their clients pull what the fan-out missed (§8.3)
-                            Throwable cause = e instanceof CompletionException && e.getCause() != null
-                                    ? e.getCause() : e;
+                            Throwable cause =
+                                    e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
                             if (cause instanceof FanoutReads.BacklogFull) {
                                 metrics.fanoutOverflow();
                             } else {
@@ -507,23 +534,26 @@ public final class RealtimeHub {
             return;
         }
         // queued behind the partition's pending fan-outs, so no delta of the old timeline follows the wake-up
-        CompletableFuture<Void> tail = partitionTails.compute(partition, (k, previous) ->
-                (previous == null ? CompletableFuture.<Void>completedFuture(null) : previous).thenRun(() -> {
-                    Set<RealtimeSession> now = byPartition.get(partition);
-                    if (now != null) {
-                        now.forEach(s -> s.epochRotated(metrics));
-                    }
-                }));
+        CompletableFuture<Void> tail = partitionTails.compute(
+                partition,
+                (k, previous) -> (previous == null ? CompletableFuture.<Void>completedFuture(null) : previous)
+                        .thenRun(() -> {
+                            Set<RealtimeSession> now = byPartition.get(partition);
+                            if (now != null) {
+                                now.forEach(s -> s.epochRotated(metrics));
+                            }
+                        }));
         tail.whenComplete((v, e) -> partitionTails.remove(partition, tail));
     }
 
     /** A notified commit as read from the log ({@code null} once pruned) and whether the gate serves (§2.4). */
-    private record Notified(String partition, long seq, StoredCommit commit, boolean serving) {
-    }
+    private record Notified(String partition, long seq, StoredCommit commit, boolean serving) {}
 
     /** Reads notified commit {@code seq} and whether the gate serves (run in a {@link #fanoutReads} slot). */
     private CompletableFuture<Notified> read(String partition, long seq) {
-        return Uni.combine().all().unis(storage.readCommit(partition, seq), serves.apply(partition))
+        return Uni.combine()
+                .all()
+                .unis(storage.readCommit(partition, seq), serves.apply(partition))
                 .with((commit, open) -> new Notified(partition, seq, commit, open))
                 .subscribeAsCompletionStage();
     }
@@ -549,7 +579,7 @@ public final class RealtimeHub {
         // a commit gone from the log (pruned already) cannot be bridged: every session counts it as matching
         boolean matching = commit == null || s.matches(keys);
         switch (s.onCommit(seq, matching, settings.maxUnackedDeltas())) {
-            case IGNORE -> { }
+            case IGNORE -> {}
             case WAKE -> s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
             case DELIVER -> {
                 if (!serving) {
@@ -577,19 +607,30 @@ public final class RealtimeHub {
             presenceBus.pod("alive");
             presence.expireSilentPods(System.currentTimeMillis() - idle);
         }
-        signals.notificationQueueUsage().subscribe().with(metrics::notificationQueueUsage,
-                e -> metrics.failures().failed(RealtimeFailures.Kind.NOTIFY_QUEUE, e));
+        signals.notificationQueueUsage()
+                .subscribe()
+                .with(
+                        metrics::notificationQueueUsage,
+                        e -> metrics.failures().failed(RealtimeFailures.Kind.NOTIFY_QUEUE, e));
         String beat = ControlMessages.render(new ControlMessage.Heartbeat(now));
         for (Set<RealtimeSession> set : byPartition.values()) {
             for (RealtimeSession s : set) {
                 if (System.currentTimeMillis() - s.lastHeardMs > idle) {
-                    s.connection().close().subscribe().with(v -> { },
-                            e -> metrics.failures().report(RealtimeFailures.Kind.CLOSE, e, s.connection()));
+                    s.connection()
+                            .close()
+                            .subscribe()
+                            .with(
+                                    v -> {},
+                                    e -> metrics.failures().report(RealtimeFailures.Kind.CLOSE, e, s.connection()));
                     continue;
                 }
                 s.sendHeartbeat(beat);
-                s.connection().sendPing(Buffer.buffer()).subscribe().with(v -> { },
-                        e -> metrics.failures().report(RealtimeFailures.Kind.PING_WRITE, e, s.connection()));
+                s.connection()
+                        .sendPing(Buffer.buffer())
+                        .subscribe()
+                        .with(
+                                v -> {},
+                                e -> metrics.failures().report(RealtimeFailures.Kind.PING_WRITE, e, s.connection()));
             }
         }
     }

@@ -24,26 +24,37 @@ final class RealtimeMetrics {
     private final Counter stuckCloses;
     private final Counter presenceNotifyDrops;
     private final Counter fanoutOverflows;
-    private final AtomicReference<Double> notifyQueueUsage =
-            new AtomicReference<>(0.0);
+    private final AtomicReference<Double> notifyQueueUsage = new AtomicReference<>(0.0);
     private final Timer deltaLatency;
     private final RealtimeFailures failures;
 
-    RealtimeMetrics(MeterRegistry registry, Supplier<Number> open, Supplier<Number> presenceMembers,
+    RealtimeMetrics(
+            MeterRegistry registry,
+            Supplier<Number> open,
+            Supplier<Number> presenceMembers,
             Supplier<Number> fanoutBacklog) {
         // strong references: the suppliers are lambdas nothing else holds (a registry keeps its gauges' state weakly)
-        Gauge.builder("syncular.realtime.fanout.backlog", fanoutBacklog,
-                s -> s.get().doubleValue()).description("Notified commits waiting for one of the pod's fan-out reads")
-                .strongReference(true).register(registry);
+        Gauge.builder(
+                        "syncular.realtime.fanout.backlog",
+                        fanoutBacklog,
+                        s -> s.get().doubleValue())
+                .description("Notified commits waiting for one of the pod's fan-out reads")
+                .strongReference(true)
+                .register(registry);
         fanoutOverflows = registry.counter("syncular.realtime.fanout.overflows");
-        Gauge.builder("syncular.postgres.notification.queue.usage", notifyQueueUsage,
-                AtomicReference::get)
+        Gauge.builder("syncular.postgres.notification.queue.usage", notifyQueueUsage, AtomicReference::get)
                 .description("pg_notification_queue_usage() as last read by this pod's realtime heartbeat (0 to 1)")
-                .strongReference(true).register(registry);
+                .strongReference(true)
+                .register(registry);
         Gauge.builder("syncular.realtime.connections", open, s -> s.get().doubleValue())
-                .strongReference(true).register(registry);
-        Gauge.builder("syncular.realtime.presence.members", presenceMembers,
-                s -> s.get().doubleValue()).strongReference(true).register(registry);
+                .strongReference(true)
+                .register(registry);
+        Gauge.builder(
+                        "syncular.realtime.presence.members",
+                        presenceMembers,
+                        s -> s.get().doubleValue())
+                .strongReference(true)
+                .register(registry);
         deltas = registry.counter("syncular.realtime.deltas");
         for (WakeReason r : WakeReason.values()) {
             wakes.put(r, registry.counter("syncular.realtime.wakeups", "reason", r.wire()));
@@ -54,7 +65,8 @@ final class RealtimeMetrics {
         presenceNotifyDrops = registry.counter("syncular.realtime.presence.notify.drops");
         deltaLatency = Timer.builder("syncular.realtime.delta.latency")
                 .description("From a commit's creation to its delta being handed to a socket")
-                .publishPercentileHistogram().register(registry);
+                .publishPercentileHistogram()
+                .register(registry);
         failures = new RealtimeFailures(registry);
     }
 
@@ -69,8 +81,7 @@ final class RealtimeMetrics {
 
     /** A delta of a commit created at {@code createdAtMs} goes out now. */
     void deltaLatency(long createdAtMs) {
-        deltaLatency.record(Math.max(0, System.currentTimeMillis() - createdAtMs),
-                TimeUnit.MILLISECONDS);
+        deltaLatency.record(Math.max(0, System.currentTimeMillis() - createdAtMs), TimeUnit.MILLISECONDS);
     }
 
     void wake(WakeReason reason) {

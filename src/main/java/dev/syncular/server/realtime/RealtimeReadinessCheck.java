@@ -19,7 +19,10 @@ public class RealtimeReadinessCheck implements AsyncHealthCheck {
 
     @Override
     public Uni<HealthCheckResponse> call() {
-        return Uni.createFrom().item(HealthCheckResponse.named("syncular-realtime").status(realtime.ready())
-                .withData("connections", realtime.hub().openConnections()).build());
+        return Uni.createFrom()
+                .item(HealthCheckResponse.named("syncular-realtime")
+                        .status(realtime.ready())
+                        .withData("connections", realtime.hub().openConnections())
+                        .build());
     }
 }

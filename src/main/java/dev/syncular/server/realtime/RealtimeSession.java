@@ -41,9 +41,11 @@ final class RealtimeSession {
     volatile String logEpoch;
     /** The socket-round state (§8.7). */
     final SocketRound rounds;
+
     private final WebSocketConnection connection;
     /** The §8.7 outbound byte budget: every write of this connection goes through it. */
     final OutboundBudget outbound;
+
     private final LongSupplier clock;
 
     private List<RealtimeDelta.Registration> registrations;
@@ -64,6 +66,7 @@ final class RealtimeSession {
     private boolean wakeOutstanding;
     /** The commitSeqs of deltas sent and not acknowledged yet. */
     private final ArrayDeque<Long> unacked = new ArrayDeque<>();
+
     boolean roundInFlight;
     volatile long lastHeardMs;
     /** Set when the connection left the hub; a registration arriving later is not recorded (§8.6.1). */
@@ -71,9 +74,18 @@ final class RealtimeSession {
     /** Where failed writes are logged and counted (the hub's, set when the channel opens the session). */
     volatile RealtimeFailures failures = RealtimeFailures.UNREGISTERED;
 
-    RealtimeSession(String sessionId, SyncRequestContext ctx, String clientId, String logEpoch,
-            WebSocketConnection connection, OutboundBudget outbound, LongSupplier clock,
-            List<RealtimeDelta.Registration> registrations, long latestCursor, boolean behind, long maxRequestBytes) {
+    RealtimeSession(
+            String sessionId,
+            SyncRequestContext ctx,
+            String clientId,
+            String logEpoch,
+            WebSocketConnection connection,
+            OutboundBudget outbound,
+            LongSupplier clock,
+            List<RealtimeDelta.Registration> registrations,
+            long latestCursor,
+            boolean behind,
+            long maxRequestBytes) {
         this.rounds = new SocketRound(maxRequestBytes);
         this.outbound = outbound;
         this.sessionId = sessionId;
@@ -121,7 +133,11 @@ final class RealtimeSession {
     }
 
     /** What to do with notified commit {@code seq} (§8.2); the caller builds the delta only for DELIVER. */
-    enum Decision { IGNORE, WAKE, DELIVER }
+    enum Decision {
+        IGNORE,
+        WAKE,
+        DELIVER
+    }
 
     synchronized Decision onCommit(long seq, boolean matching, int maxUnacked) {
         if (joining) {
@@ -173,10 +189,14 @@ final class RealtimeSession {
             wake(WakeReason.CATCHUP_REQUIRED, metrics);
             return false;
         }
-        Buffer b = Buffer.buffer(encoded.length + 1).appendByte((byte) ChannelTag.DELTA).appendBytes(encoded);
+        Buffer b = Buffer.buffer(encoded.length + 1)
+                .appendByte((byte) ChannelTag.DELTA)
+                .appendBytes(encoded);
         unacked.add(seq);
         metrics.delta();
-        outbound.send(connection.sendBinary(b), b.length(),
+        outbound.send(
+                connection.sendBinary(b),
+                b.length(),
                 e -> failures.report(RealtimeFailures.Kind.DELTA_WRITE, e, connection));
         return true;
     }
@@ -255,8 +275,14 @@ final class RealtimeSession {
      * sends {@code first} (if any) and {@code hello} through {@code hello} — under this monitor, so every delta
      * or wake-up is written after it. Answers the hello write.
      */
-    synchronized CompletionStage<Void> joined(long head, String headEpoch, boolean reliable,
-            boolean registered, long cursor, Function<HelloState, String> hello, String first,
+    synchronized CompletionStage<Void> joined(
+            long head,
+            String headEpoch,
+            boolean reliable,
+            boolean registered,
+            long cursor,
+            Function<HelloState, String> hello,
+            String first,
             RealtimeMetrics metrics) {
         joining = false;
         long latest = Math.max(head, joinSeen);
@@ -270,8 +296,8 @@ final class RealtimeSession {
             sendText(first);
         }
         String helloJson = hello.apply(new HelloState(cursor, latest, requiresSync));
-        CompletionStage<Void> out = outbound.tracked(connection.sendText(helloJson),
-                helloJson.length()).subscribeAsCompletionStage();
+        CompletionStage<Void> out = outbound.tracked(connection.sendText(helloJson), helloJson.length())
+                .subscribeAsCompletionStage();
         if (joinWake != null) {
             WakeReason reason = joinWake;
             joinWake = null;
@@ -281,8 +307,7 @@ final class RealtimeSession {
     }
 
     /** What {@code hello} says (§8.1). */
-    record HelloState(long cursor, long latestCursor, boolean requiresSync) {
-    }
+    record HelloState(long cursor, long latestCursor, boolean requiresSync) {}
 
     /**
      * §8.7: a round about to answer pushed commits up to {@code pushed} and, when it pulled successfully, handed
@@ -311,14 +336,18 @@ final class RealtimeSession {
             outbound.closeStuck();
             return;
         }
-        outbound.send(connection.sendText(json), bytes,
+        outbound.send(
+                connection.sendText(json),
+                bytes,
                 e -> failures.report(RealtimeFailures.Kind.CONTROL_WRITE, e, connection));
     }
 
     /** A §8.5 heartbeat: skipped while anything of the connection is still waiting to be written. */
     synchronized void sendHeartbeat(String json) {
         if (outbound.pending() == 0) {
-            outbound.send(connection.sendText(json), json.length(),
+            outbound.send(
+                    connection.sendText(json),
+                    json.length(),
                     e -> failures.report(RealtimeFailures.Kind.CONTROL_WRITE, e, connection));
         }
     }

@@ -46,6 +46,7 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
     static final String ENDPOINT_PATH = "/realtime";
     /** The endpoint this upgrade check guards (other endpoints, e.g. the conformance host's, have their own). */
     static final String ENDPOINT_ID = "syncular-realtime";
+
     private static final Logger LOG = Logger.getLogger(RealtimeUpgrade.class);
     private static final long TICKET_TTL_MS = 30_000;
 
@@ -92,8 +93,12 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
             return;
         }
         if (!StorableText.storableKey(clientId)) {
-            refuse(rc, new SyncError(ErrorCode.INVALID_REQUEST, "identifier holds U+0000 or exceeds the length limit",
-                    Map.of("field", "clientId", "maxBytes", StorableText.MAX_KEY_BYTES)));
+            refuse(
+                    rc,
+                    new SyncError(
+                            ErrorCode.INVALID_REQUEST,
+                            "identifier holds U+0000 or exceeds the length limit",
+                            Map.of("field", "clientId", "maxBytes", StorableText.MAX_KEY_BYTES)));
             return;
         }
         try {
@@ -106,23 +111,26 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
         req.pause();
         SyncRound.authenticated(authenticator.authenticate(req))
                 .chain(ctx -> realtime.channel().prepare(ctx, clientId))
-                .subscribe().with(prepared -> context.runOnContext(v -> {
-                    String ticket = UUID.randomUUID().toString();
-                    tickets.put(ticket, prepared);
-                    // redeemed by the upgrade at once; forgotten if the handshake never gets there
-                    rc.vertx().setTimer(TICKET_TTL_MS, t -> tickets.remove(ticket));
-                    req.headers().set(TICKET_HEADER, ticket);
-                    req.resume();
-                    if (mountPrefix.isEmpty()) {
-                        rc.next();
-                    } else {
-                        String query = browserToken.withoutToken(req.query()); // the token goes no further
-                        rc.reroute(ENDPOINT_PATH + (query == null || query.isEmpty() ? "" : "?" + query));
-                    }
-                }), e -> context.runOnContext(v -> {
-                    req.resume();
-                    refuse(rc, e);
-                }));
+                .subscribe()
+                .with(
+                        prepared -> context.runOnContext(v -> {
+                            String ticket = UUID.randomUUID().toString();
+                            tickets.put(ticket, prepared);
+                            // redeemed by the upgrade at once; forgotten if the handshake never gets there
+                            rc.vertx().setTimer(TICKET_TTL_MS, t -> tickets.remove(ticket));
+                            req.headers().set(TICKET_HEADER, ticket);
+                            req.resume();
+                            if (mountPrefix.isEmpty()) {
+                                rc.next();
+                            } else {
+                                String query = browserToken.withoutToken(req.query()); // the token goes no further
+                                rc.reroute(ENDPOINT_PATH + (query == null || query.isEmpty() ? "" : "?" + query));
+                            }
+                        }),
+                        e -> context.runOnContext(v -> {
+                            req.resume();
+                            refuse(rc, e);
+                        }));
     }
 
     /** The §10.1 JSON error with its HTTP status, mapped as {@code POST /sync} maps it ({@link RoundFailure}). */
@@ -132,8 +140,11 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
             LOG.error("Realtime upgrade failed; answered as sync.internal_error", e);
         }
         if (!rc.response().ended()) {
-            rc.response().setStatusCode(error.status()).putHeader("Content-Type", "application/json")
-                    .end(ErrorBodies.body(error.code(), error.message(), Map.of()).toString());
+            rc.response()
+                    .setStatusCode(error.status())
+                    .putHeader("Content-Type", "application/json")
+                    .end(ErrorBodies.body(error.code(), error.message(), Map.of())
+                            .toString());
         }
     }
 

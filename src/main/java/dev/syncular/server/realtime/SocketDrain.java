@@ -23,8 +23,7 @@ final class SocketDrain {
     static final int GOING_AWAY = 1001;
     static final String REASON = "server shutting down";
 
-    private SocketDrain() {
-    }
+    private SocketDrain() {}
 
     /**
      * The part of {@code grace} kept for the closes after in-flight rounds had their time: a quarter of it, at
@@ -41,7 +40,9 @@ final class SocketDrain {
         for (Set<RealtimeSession> set : sessions) {
             for (RealtimeSession s : set) {
                 try {
-                    closing.add(s.connection().close(new CloseReason(GOING_AWAY, REASON)).subscribeAsCompletionStage()
+                    closing.add(s.connection()
+                            .close(new CloseReason(GOING_AWAY, REASON))
+                            .subscribeAsCompletionStage()
                             .exceptionally(e -> {
                                 failures.report(RealtimeFailures.Kind.CLOSE, e, s.connection());
                                 return null;
@@ -63,7 +64,8 @@ final class SocketDrain {
             Thread.currentThread().interrupt();
             unconfirmed = closing.stream().filter(f -> !f.isDone()).count();
         }
-        LOG.infof("Drain: sent 1001 to %d realtime socket(s) in %d ms; %d not confirmed by the deadline",
+        LOG.infof(
+                "Drain: sent 1001 to %d realtime socket(s) in %d ms; %d not confirmed by the deadline",
                 closing.size(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), unconfirmed);
     }
 }

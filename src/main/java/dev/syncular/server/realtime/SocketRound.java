@@ -37,7 +37,10 @@ final class SocketRound {
     private static final Logger LOG = Logger.getLogger(SocketRound.class);
 
     /** What the caller does after a chunk. */
-    enum Outcome { CONTINUE, CLOSE }
+    enum Outcome {
+        CONTINUE,
+        CLOSE
+    }
 
     private final long maxRequestBytes;
     /** The request arriving, under the cap and the pod's buffer budget; {@code null} between rounds. */
@@ -52,7 +55,12 @@ final class SocketRound {
      * {@code onEnd} runs once the round's frames are planned, before its response is sent (told whether the
      * round succeeded and carried a {@code PULL_HEADER}).
      */
-    Outcome chunk(RealtimeSession session, SyncEngine engine, BufferBudget budget, byte[] payload, int offset,
+    Outcome chunk(
+            RealtimeSession session,
+            SyncEngine engine,
+            BufferBudget budget,
+            byte[] payload,
+            int offset,
             Function<Boolean, Uni<Void>> onEnd) {
         synchronized (session) {
             if (session.roundInFlight) {
@@ -84,27 +92,45 @@ final class SocketRound {
                     pulls[0] = m.frames().stream().anyMatch(f -> f instanceof PullHeader);
                     return ((ReqHeader) m.frames().get(0)).clientId().equals(session.clientId)
                             ? round.handle(session.ctx, m)
-                            : Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_CLIENT_ID,
-                                    "REQ_HEADER.clientId differs from the connection's clientId"));
+                            : Uni.createFrom()
+                                    .failure(new SyncError(
+                                            ErrorCode.INVALID_CLIENT_ID,
+                                            "REQ_HEADER.clientId differs from the connection's clientId"));
                 })
-                .onTermination().invoke(held::release)
-                .onFailure().recoverWithItem(e -> failure(session, e))
-                .subscribe().with(planned -> {
-                    boolean ok = planned.stream().noneMatch(f -> f instanceof ErrorFrame);
-                    // §8.7 / §8.2: the commits this round answers are its own, never deltas, however late their
-                    // notifications arrive; recorded while the round is still in flight
-                    session.roundPlanned(pushed(planned), ok && pulls[0] ? pulled(planned) : -1);
-                    // the client record was written by the round: registrations are replaced before the response
-                    // leaves, and the round is over (no longer in flight) exactly as its last chunk is sent
-                    onEnd.apply(ok && pulls[0])
-                            .chain(() -> stream(session, SyncRound.chunks(planned, ContentCoding.IDENTITY).iterator()))
-                            .subscribe().with(v -> { }, e -> {
-                                // the client sees the socket close and retries the round
-                                session.failures.report(RealtimeFailures.Kind.ROUND_WRITE, e, session.connection());
-                                session.connection().close().subscribe().with(x -> { },
-                                        y -> session.failures.report(RealtimeFailures.Kind.CLOSE, y, session.connection()));
-                            });
-                }, e -> session.failures.failed(RealtimeFailures.Kind.ROUND, e));
+                .onTermination()
+                .invoke(held::release)
+                .onFailure()
+                .recoverWithItem(e -> failure(session, e))
+                .subscribe()
+                .with(
+                        planned -> {
+                            boolean ok = planned.stream().noneMatch(f -> f instanceof ErrorFrame);
+                            // §8.7 / §8.2: the commits this round answers are its own, never deltas, however late their
+                            // notifications arrive; recorded while the round is still in flight
+                            session.roundPlanned(pushed(planned), ok && pulls[0] ? pulled(planned) : -1);
+                            // the client record was written by the round: registrations are replaced before the
+                            // response
+                            // leaves, and the round is over (no longer in flight) exactly as its last chunk is sent
+                            onEnd.apply(ok && pulls[0])
+                                    .chain(() -> stream(
+                                            session,
+                                            SyncRound.chunks(planned, ContentCoding.IDENTITY)
+                                                    .iterator()))
+                                    .subscribe()
+                                    .with(v -> {}, e -> {
+                                        // the client sees the socket close and retries the round
+                                        session.failures.report(
+                                                RealtimeFailures.Kind.ROUND_WRITE, e, session.connection());
+                                        session.connection()
+                                                .close()
+                                                .subscribe()
+                                                .with(
+                                                        x -> {},
+                                                        y -> session.failures.report(
+                                                                RealtimeFailures.Kind.CLOSE, y, session.connection()));
+                                    });
+                        },
+                        e -> session.failures.failed(RealtimeFailures.Kind.ROUND, e));
         return Outcome.CONTINUE;
     }
 
@@ -121,7 +147,9 @@ final class SocketRound {
             return Uni.createFrom().voidItem();
         }
         Buffer chunk = chunks.next();
-        Buffer tagged = Buffer.buffer(chunk.length() + 1).appendByte((byte) ChannelTag.ROUND).appendBuffer(chunk);
+        Buffer tagged = Buffer.buffer(chunk.length() + 1)
+                .appendByte((byte) ChannelTag.ROUND)
+                .appendBuffer(chunk);
         if (!chunks.hasNext()) {
             synchronized (session) {
                 // the response's END: the next 0x01 message begins a new round, deltas may follow this chunk

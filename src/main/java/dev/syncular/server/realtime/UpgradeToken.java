@@ -47,7 +47,8 @@ final class UpgradeToken {
         if (queryOn()) {
             List<String> values = req.params().getAll(queryParameter);
             if (values.size() > 1) {
-                throw new HttpError(400, ErrorCode.INVALID_REQUEST, "the token query parameter is given more than once");
+                throw new HttpError(
+                        400, ErrorCode.INVALID_REQUEST, "the token query parameter is given more than once");
             }
             if (values.size() == 1 && !values.get(0).isEmpty()) {
                 token = values.get(0);

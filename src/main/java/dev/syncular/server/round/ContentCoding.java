@@ -94,7 +94,9 @@ public enum ContentCoding {
                 double q = 1.0;
                 for (int p = 1; p < parts.length; p++) {
                     String param = parts[p].trim();
-                    if (param.length() > 2 && (param.charAt(0) == 'q' || param.charAt(0) == 'Q') && param.charAt(1) == '=') {
+                    if (param.length() > 2
+                            && (param.charAt(0) == 'q' || param.charAt(0) == 'Q')
+                            && param.charAt(1) == '=') {
                         try {
                             q = Double.parseDouble(param.substring(2).trim());
                         } catch (NumberFormatException e) {
@@ -126,8 +128,7 @@ public enum ContentCoding {
                             qIdentity = q;
                         }
                     }
-                    default -> {
-                    }
+                    default -> {}
                 }
             }
             if (qGzip < 0 && qStar >= 0) {

@@ -15,8 +15,7 @@ import java.util.Map;
 public final class ErrorBodies {
     private static final ObjectMapper TREE = new ObjectMapper();
 
-    private ErrorBodies() {
-    }
+    private ErrorBodies() {}
 
     public static ObjectNode body(ErrorCode code, String message, Map<String, Object> details) {
         ObjectNode n = JsonNodeFactory.instance.objectNode();

@@ -23,7 +23,11 @@ import java.util.List;
  */
 public final class RequestStream {
     /** What a chunk did to the request. */
-    public enum Fed { MORE, COMPLETE, FATAL }
+    public enum Fed {
+        MORE,
+        COMPLETE,
+        FATAL
+    }
 
     private final MessageDecoder decoder = MessageDecoder.forRequestsKeepingFraming();
     private final List<Frame> frames = new ArrayList<>();
@@ -77,7 +81,8 @@ public final class RequestStream {
             return Uni.createFrom().failure(refused);
         }
         WireException decodeError = decoder.error();
-        return decodeError != null ? Uni.createFrom().failure(decodeError)
+        return decodeError != null
+                ? Uni.createFrom().failure(decodeError)
                 : Uni.createFrom().item(Message.request(List.copyOf(frames)));
     }
 

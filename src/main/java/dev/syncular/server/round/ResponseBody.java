@@ -126,8 +126,8 @@ public final class ResponseBody implements Iterator<Buffer> {
         } catch (RuntimeException e) {
             LOG.error("Encoding a sync response failed after streaming began; sending an in-band ERROR", e);
             ErrorCode c = ErrorCode.INTERNAL_ERROR;
-            byte[] error = MessageEncoder.encodeFrame(new ErrorFrame(c.code, "internal server error", c.category,
-                    c.retryable, c.recommendedAction, null));
+            byte[] error = MessageEncoder.encodeFrame(new ErrorFrame(
+                    c.code, "internal server error", c.category, c.retryable, c.recommendedAction, null));
             try {
                 sink(error, 0, error.length);
                 sink(END, 0, END.length);

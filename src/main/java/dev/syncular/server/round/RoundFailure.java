@@ -27,8 +27,8 @@ import java.util.Map;
  * {@link #retryAfter} says whether the HTTP answer carries {@code Retry-After} ({@code sync.rate_limited} and
  * {@code sync.schema_not_ready} raised as {@link SyncError}).
  */
-public record RoundFailure(ErrorCode code, int status, String message, Map<String, Object> details,
-        boolean retryAfter, boolean internal) {
+public record RoundFailure(
+        ErrorCode code, int status, String message, Map<String, Object> details, boolean retryAfter, boolean internal) {
 
     public static RoundFailure of(Throwable e) {
         SyncError busy = rateLimited(e);
@@ -56,7 +56,9 @@ public record RoundFailure(ErrorCode code, int status, String message, Map<Strin
      */
     public static SyncError rateLimited(Throwable e) {
         StorageException busy = PostgresStores.busy(e);
-        return busy == null ? null : new SyncError(ErrorCode.RATE_LIMITED, "the server is busy; retry later", busy.details());
+        return busy == null
+                ? null
+                : new SyncError(ErrorCode.RATE_LIMITED, "the server is busy; retry later", busy.details());
     }
 
     /** {@code Retry-After} in whole seconds: {@code details.retryAfterMs} rounded up, at least 1. */

@@ -42,6 +42,7 @@ public final class SyncRound {
     public static final Duration AUTH_TIMEOUT = Duration.ofSeconds(30);
     /** Identity request bodies up to this size are decoded on the event loop; larger ones on a worker. */
     public static final int INLINE_DECODE_BYTES = 64 * 1024;
+
     private static final int CHUNK = 64 * 1024;
 
     private final SyncEngine engine;
@@ -59,7 +60,9 @@ public final class SyncRound {
 
     /** {@code authenticate} under {@link #AUTH_TIMEOUT}: the one authentication deadline of every route. */
     public static <T> Uni<T> authenticated(Uni<T> authenticate) {
-        return authenticate.ifNoItem().after(AUTH_TIMEOUT)
+        return authenticate
+                .ifNoItem()
+                .after(AUTH_TIMEOUT)
                 .failWith(() -> new IllegalStateException("authentication timed out"));
     }
 
@@ -68,11 +71,12 @@ public final class SyncRound {
      * passed — the body ({@code body}, read under the cap), its decoding (gzip inflated under the same cap,
      * the inflated bytes grown on {@code lease}), and the engine's planned frames.
      */
-    public Uni<List<Frame>> handle(Uni<SyncRequestContext> authenticate, Supplier<Uni<Buffer>> body, boolean gzip,
-            BufferBudget.Lease lease) {
-        return authenticated(authenticate).chain(ctx -> body.get()
-                .chain(bytes -> decoded(bytes, gzip, lease))
-                .chain(request -> engine.handle(ctx, request)));
+    public Uni<List<Frame>> handle(
+            Uni<SyncRequestContext> authenticate, Supplier<Uni<Buffer>> body, boolean gzip, BufferBudget.Lease lease) {
+        return authenticated(authenticate)
+                .chain(ctx -> body.get()
+                        .chain(bytes -> decoded(bytes, gzip, lease))
+                        .chain(request -> engine.handle(ctx, request)));
     }
 
     /** The round of a request already decoded (the socket, {@link RequestStream}): the engine's planned frames. */
@@ -81,7 +85,8 @@ public final class SyncRound {
     }
 
     private Uni<Message> decoded(Buffer bytes, boolean gzip, BufferBudget.Lease lease) {
-        Uni<Message> message = Uni.createFrom().item(() -> decode(new ByteBufInputStream(bytes.getByteBuf()), gzip, lease));
+        Uni<Message> message =
+                Uni.createFrom().item(() -> decode(new ByteBufInputStream(bytes.getByteBuf()), gzip, lease));
         return gzip || bytes.length() > INLINE_DECODE_BYTES
                 ? message.runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
                 : message;
@@ -97,7 +102,8 @@ public final class SyncRound {
         List<Frame> frames = new ArrayList<>();
         byte[] chunk = new byte[CHUNK];
         long total = 0;
-        try (InputStream in = gzip ? new GZIPInputStream(new CappedInputStream(raw, maxRequestBytes), CHUNK)
+        try (InputStream in = gzip
+                ? new GZIPInputStream(new CappedInputStream(raw, maxRequestBytes), CHUNK)
                 : new CappedInputStream(raw, maxRequestBytes)) {
             int n;
             while ((n = in.read(chunk)) > 0) {
@@ -126,7 +132,9 @@ public final class SyncRound {
 
     /** 413 {@code sync.invalid_request}: a round's request above {@code syncular.max-request-bytes}. */
     public HttpError tooLarge() {
-        return new HttpError(413, ErrorCode.INVALID_REQUEST,
+        return new HttpError(
+                413,
+                ErrorCode.INVALID_REQUEST,
                 "request body exceeds " + maxRequestBytes + " bytes; split the push into smaller requests");
     }
 
@@ -135,7 +143,8 @@ public final class SyncRound {
      * size ({@link ContentCoding#choose}).
      */
     public static ContentCoding coding(List<Frame> planned, String acceptEncoding) {
-        return ContentCoding.choose(acceptEncoding, ResponseBody.estimatedBytes(planned, ContentCoding.ZSTD_FROM_BYTES));
+        return ContentCoding.choose(
+                acceptEncoding, ResponseBody.estimatedBytes(planned, ContentCoding.ZSTD_FROM_BYTES));
     }
 
     /** The chunks of the planned response body under {@code coding} (§1.2–§1.4): about 32 KiB each. */
@@ -150,7 +159,9 @@ public final class SyncRound {
      */
     public static List<Frame> failed(RoundFailure failure, String logEpoch) {
         ErrorCode code = failure.code();
-        return List.of(new RespHeader(null, null, logEpoch == null ? "" : logEpoch, false),
-                new ErrorFrame(code.code, failure.message(), code.category, code.retryable, code.recommendedAction, null));
+        return List.of(
+                new RespHeader(null, null, logEpoch == null ? "" : logEpoch, false),
+                new ErrorFrame(
+                        code.code, failure.message(), code.category, code.retryable, code.recommendedAction, null));
     }
 }

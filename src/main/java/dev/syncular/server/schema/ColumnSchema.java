@@ -15,12 +15,7 @@ import java.util.Objects;
  * @param declaredType the app-side type of an encrypted column, else {@code null}; IR metadata only
  */
 public record ColumnSchema(
-        String name,
-        ColumnType type,
-        boolean nullable,
-        String crdtType,
-        boolean encrypted,
-        ColumnType declaredType) {
+        String name, ColumnType type, boolean nullable, String crdtType, boolean encrypted, ColumnType declaredType) {
 
     public ColumnSchema {
         Objects.requireNonNull(name, "name");

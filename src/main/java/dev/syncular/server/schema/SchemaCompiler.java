@@ -71,8 +71,8 @@ final class SchemaCompiler {
             for (SchemaIr.Reference r : refs) {
                 defs.add(resolveReference(t, r, byName));
             }
-            resolved.add(new TableSchema(t.name(), t.columns(), t.primaryKey(), t.scopePatterns(),
-                    t.indexes(), defs, t.extensions()));
+            resolved.add(new TableSchema(
+                    t.name(), t.columns(), t.primaryKey(), t.scopePatterns(), t.indexes(), defs, t.extensions()));
         }
         checkSubscriptions(ir.subscriptionRefs(), byName);
         return new CompiledSchema(ir.version(), resolved, ir.schemaVersions(), ir.subscriptions(), ir.extensions());
@@ -121,24 +121,27 @@ final class SchemaCompiler {
             if (crdtType == null) {
                 if (irForm) {
                     throw SchemaException.reason("crdt_type_missing")
-                            .table(table).column(name)
+                            .table(table)
+                            .column(name)
                             .error(cwhere + ": a crdt column must declare a \"crdtType\" (§5.10.1)");
                 }
                 crdtType = SchemaLoader.DEFAULT_CRDT_TYPE;
             }
             if (!crdtTypes.contains(crdtType)) {
                 throw SchemaException.reason("crdt_type_unknown")
-                        .table(table).column(name)
+                        .table(table)
+                        .column(name)
                         .with("crdtType", crdtType)
-                        .error(cwhere + ": unknown crdtType " + q(crdtType)
-                                + " (registered: " + new TreeSet<>(crdtTypes) + ")");
+                        .error(cwhere + ": unknown crdtType " + q(crdtType) + " (registered: "
+                                + new TreeSet<>(crdtTypes) + ")");
             }
         } else if (crdtType != null) {
             throw SchemaException.reason("crdt_type_unexpected")
-                    .table(table).column(name)
+                    .table(table)
+                    .column(name)
                     .with("type", type.wireName)
-                    .error(cwhere + ": \"crdtType\" is only allowed on a crdt column, not on a "
-                            + type.wireName + " column");
+                    .error(cwhere + ": \"crdtType\" is only allowed on a crdt column, not on a " + type.wireName
+                            + " column");
         }
 
         // §5.11 encrypted / declaredType
@@ -146,55 +149,65 @@ final class SchemaCompiler {
         if (c.encrypted()) {
             if (type != ColumnType.BYTES) {
                 throw SchemaException.reason("encrypted_type")
-                        .table(table).column(name)
+                        .table(table)
+                        .column(name)
                         .with("type", type.wireName)
-                        .error(cwhere + ": an encrypted column must have wire type bytes, not "
-                                + type.wireName + " (§5.11)");
+                        .error(cwhere + ": an encrypted column must have wire type bytes, not " + type.wireName
+                                + " (§5.11)");
             }
             if (declaredType == null) {
                 throw SchemaException.reason("declared_type_missing")
-                        .table(table).column(name)
+                        .table(table)
+                        .column(name)
                         .error(cwhere + ": an encrypted column must declare its \"declaredType\" (§5.11)");
             }
             if (declaredType == ColumnType.CRDT) {
                 throw SchemaException.reason("encrypted_crdt")
-                        .table(table).column(name)
-                        .error(cwhere + ": a crdt column cannot be encrypted; the server merges crdt state in plaintext (§5.11)");
+                        .table(table)
+                        .column(name)
+                        .error(
+                                cwhere
+                                        + ": a crdt column cannot be encrypted; the server merges crdt state in plaintext (§5.11)");
             }
         } else if (declaredType != null) {
             throw SchemaException.reason("declared_type_unexpected")
-                    .table(table).column(name)
+                    .table(table)
+                    .column(name)
                     .error(cwhere + ": \"declaredType\" is only allowed on an encrypted column");
         }
         return new ColumnSchema(name, type, c.nullable(), crdtType, c.encrypted(), declaredType);
     }
 
-    private static void checkPrimaryKey(String pk, String table, List<ColumnSchema> columns,
-                                        Map<String, Integer> index) {
+    private static void checkPrimaryKey(
+            String pk, String table, List<ColumnSchema> columns, Map<String, Integer> index) {
         String where = "table " + q(table);
         Integer at = index.get(pk);
         if (at == null) {
             throw SchemaException.reason("primary_key_unknown_column")
-                    .table(table).column(pk)
+                    .table(table)
+                    .column(pk)
                     .error(where + ": primary key " + q(pk) + " is not a column of the table");
         }
         ColumnSchema col = columns.get(at);
         if (col.encrypted()) {
             throw SchemaException.reason("primary_key_encrypted")
-                    .table(table).column(pk)
+                    .table(table)
+                    .column(pk)
                     .error(where + ": primary key column " + q(pk)
                             + " cannot be encrypted; the row id is a plaintext server-side identity (§5.11)");
         }
         if (!isPrimaryKeyEligible(col.type())) {
             throw SchemaException.reason("primary_key_ineligible_type")
-                    .table(table).column(pk)
+                    .table(table)
+                    .column(pk)
                     .with("type", col.type().wireName)
                     .error(where + ": primary key column " + q(pk) + " has type " + col.type().wireName
                             + ", which is not eligible for a primary key (string, integer, boolean or json; §2.4)");
         }
         if (col.nullable()) {
             throw SchemaException.reason("primary_key_nullable")
-                    .table(table).column(pk)
+                    .table(table)
+                    .column(pk)
                     .error(where + ": primary key column " + q(pk)
                             + " must not be nullable; every row needs a row id (§2.2)");
         }
@@ -202,12 +215,14 @@ final class SchemaCompiler {
 
     /** §2.4 primary-key eligibility: a type whose string form every implementation renders identically. */
     static boolean isPrimaryKeyEligible(ColumnType type) {
-        return type == ColumnType.STRING || type == ColumnType.INTEGER
-                || type == ColumnType.BOOLEAN || type == ColumnType.JSON;
+        return type == ColumnType.STRING
+                || type == ColumnType.INTEGER
+                || type == ColumnType.BOOLEAN
+                || type == ColumnType.JSON;
     }
 
-    private static List<ScopePattern> compileScopes(List<SchemaIr.Scope> scopes, String table,
-                                                    List<ColumnSchema> columns, Map<String, Integer> index) {
+    private static List<ScopePattern> compileScopes(
+            List<SchemaIr.Scope> scopes, String table, List<ColumnSchema> columns, Map<String, Integer> index) {
         String where = "table " + q(table);
         if (scopes.isEmpty()) {
             throw SchemaException.reason("scopes_missing")
@@ -222,28 +237,38 @@ final class SchemaCompiler {
             String variable = parsed.variable();
             if (s.variable() != null && !s.variable().equals(variable)) {
                 throw SchemaException.reason("scope_variable_mismatch")
-                        .table(table).with("pattern", pattern).with("variable", s.variable())
-                        .error(where + ": scope pattern " + q(pattern) + " declares variable "
-                                + q(s.variable()) + " but its {variable} is " + q(variable));
+                        .table(table)
+                        .with("pattern", pattern)
+                        .with("variable", s.variable())
+                        .error(where + ": scope pattern " + q(pattern) + " declares variable " + q(s.variable())
+                                + " but its {variable} is " + q(variable));
             }
             String column = s.column() == null ? variable : s.column();
             Integer at = index.get(column);
             if (at == null) {
                 throw SchemaException.reason("scope_column_unknown")
-                        .table(table).column(column).with("pattern", pattern).with("variable", variable)
-                        .error(where + ": scope pattern " + q(pattern) + " maps variable " + q(variable)
-                                + " to column " + q(column) + ", which is not a column of the table");
+                        .table(table)
+                        .column(column)
+                        .with("pattern", pattern)
+                        .with("variable", variable)
+                        .error(where + ": scope pattern " + q(pattern) + " maps variable " + q(variable) + " to column "
+                                + q(column) + ", which is not a column of the table");
             }
             ColumnSchema col = columns.get(at);
             if (col.encrypted()) {
                 throw SchemaException.reason("scope_column_encrypted")
-                        .table(table).column(column).with("pattern", pattern)
+                        .table(table)
+                        .column(column)
+                        .with("pattern", pattern)
                         .error(where + ": scope column " + q(column) + " of pattern " + q(pattern)
                                 + " cannot be encrypted; scope values are extracted server-side in plaintext (§5.11)");
             }
             if (col.type().isBinary()) {
                 throw SchemaException.reason("scope_column_type")
-                        .table(table).column(column).with("pattern", pattern).with("type", col.type().wireName)
+                        .table(table)
+                        .column(column)
+                        .with("pattern", pattern)
+                        .with("type", col.type().wireName)
                         .error(where + ": scope column " + q(column) + " of pattern " + q(pattern)
                                 + " has type " + col.type().wireName
                                 + ", which has no scope rendering (§5.10.1)");
@@ -252,13 +277,17 @@ final class SchemaCompiler {
             if (previous != null) {
                 if (!previous.column().equals(column)) {
                     throw SchemaException.reason("scope_variable_conflict")
-                            .table(table).column(column).with("variable", variable)
+                            .table(table)
+                            .column(column)
+                            .with("variable", variable)
                             .with("otherColumn", previous.column())
                             .error(where + ": scope variable " + q(variable) + " maps to two different columns, "
                                     + q(previous.column()) + " and " + q(column) + " (§3.1)");
                 }
                 throw SchemaException.reason("scope_variable_duplicate")
-                        .table(table).column(column).with("variable", variable)
+                        .table(table)
+                        .column(column)
+                        .with("variable", variable)
                         .error(where + ": scope variable " + q(variable) + " is declared twice (patterns "
                                 + q(previous.pattern()) + " and " + q(pattern) + ")");
             }
@@ -269,8 +298,11 @@ final class SchemaCompiler {
         return out;
     }
 
-    private static List<IndexDef> compileIndexes(List<SchemaIr.Index> declared, String table,
-                                                 Map<String, Integer> index, Map<String, String> indexNamesFolded) {
+    private static List<IndexDef> compileIndexes(
+            List<SchemaIr.Index> declared,
+            String table,
+            Map<String, Integer> index,
+            Map<String, String> indexNamesFolded) {
         String where = "table " + q(table);
         List<IndexDef> out = new ArrayList<>();
         for (SchemaIr.Index d : declared) {
@@ -279,7 +311,8 @@ final class SchemaCompiler {
             String prev = indexNamesFolded.putIfAbsent(name.toLowerCase(Locale.ROOT), table);
             if (prev != null) {
                 throw SchemaException.reason("index_duplicate")
-                        .table(table).with("index", name)
+                        .table(table)
+                        .with("index", name)
                         .error(where + ": duplicate index name " + q(name)
                                 + (prev.equals(table) ? "" : " (also declared on table " + q(prev) + ")"));
             }
@@ -287,13 +320,17 @@ final class SchemaCompiler {
             for (String c : d.columns()) {
                 if (!index.containsKey(c)) {
                     throw SchemaException.reason("index_column_unknown")
-                            .table(table).column(c).with("index", name)
+                            .table(table)
+                            .column(c)
+                            .with("index", name)
                             .error(where + ": index " + q(name) + " names column " + q(c)
                                     + ", which is not a column of the table");
                 }
                 if (!seen.add(c)) {
                     throw SchemaException.reason("index_invalid")
-                            .table(table).column(c).with("index", name)
+                            .table(table)
+                            .column(c)
+                            .with("index", name)
                             .error(where + ": index " + q(name) + " lists column " + q(c) + " twice");
                 }
             }
@@ -305,46 +342,56 @@ final class SchemaCompiler {
     // ---------------------------------------------------------------- references (§6.11)
 
     /** The checks within the declaring table; {@link #resolveReference} checks the parent once all are known. */
-    private static void checkReferences(List<SchemaIr.Reference> refs, String table, List<ColumnSchema> columns,
-                                        Map<String, Integer> index) {
+    private static void checkReferences(
+            List<SchemaIr.Reference> refs, String table, List<ColumnSchema> columns, Map<String, Integer> index) {
         String where = "table " + q(table);
         Set<String> seen = new HashSet<>();
         for (SchemaIr.Reference r : refs) {
             String column = r.column();
             if (!index.containsKey(column)) {
                 throw SchemaException.reason("reference_column_unknown")
-                        .table(table).column(column).with("parentTable", r.parentTable())
+                        .table(table)
+                        .column(column)
+                        .with("parentTable", r.parentTable())
                         .error(where + ": reference column " + q(column) + " is not a column of the table");
             }
             if (!seen.add(column)) {
                 throw SchemaException.reason("reference_duplicate")
-                        .table(table).column(column)
+                        .table(table)
+                        .column(column)
                         .error(where + " column " + q(column) + ": declares more than one reference (§6.11)");
             }
-            if (r.onDelete() == ReferenceDef.OnDelete.SET_NULL && !columns.get(index.get(column)).nullable()) {
+            if (r.onDelete() == ReferenceDef.OnDelete.SET_NULL
+                    && !columns.get(index.get(column)).nullable()) {
                 throw SchemaException.reason("reference_set_null_not_nullable")
-                        .table(table).column(column)
+                        .table(table)
+                        .column(column)
                         .error(where + " column " + q(column)
                                 + ": ON DELETE SET NULL requires a nullable column (§6.11)");
             }
         }
     }
 
-    private static ReferenceDef resolveReference(TableSchema child, SchemaIr.Reference r,
-                                                 Map<String, TableSchema> byName) {
+    private static ReferenceDef resolveReference(
+            TableSchema child, SchemaIr.Reference r, Map<String, TableSchema> byName) {
         String where = "table " + q(child.name()) + " column " + q(r.column());
         TableSchema parent = byName.get(r.parentTable());
         if (parent == null) {
             throw SchemaException.reason("reference_parent_unknown")
-                    .table(child.name()).column(r.column()).with("parentTable", r.parentTable())
+                    .table(child.name())
+                    .column(r.column())
+                    .with("parentTable", r.parentTable())
                     .error(where + ": references table " + q(r.parentTable()) + ", which is not a table of the schema");
         }
         ColumnSchema col = child.column(r.column());
         ColumnSchema pk = parent.primaryKeyColumn();
         if (col.type() != pk.type() || col.encrypted()) {
             throw SchemaException.reason("reference_type_mismatch")
-                    .table(child.name()).column(r.column()).with("parentTable", r.parentTable())
-                    .with("type", col.type().wireName).with("parentType", pk.type().wireName)
+                    .table(child.name())
+                    .column(r.column())
+                    .with("parentTable", r.parentTable())
+                    .with("type", col.type().wireName)
+                    .with("parentType", pk.type().wireName)
                     .error(where + ": type " + col.type().wireName + (col.encrypted() ? " (encrypted)" : "")
                             + " differs from the type " + pk.type().wireName + " of primary key "
                             + q(parent.name() + "." + pk.name()) + " (§6.11)");
@@ -353,7 +400,9 @@ final class SchemaCompiler {
         Set<String> parentPatterns = patternSet(parent);
         if (!childPatterns.equals(parentPatterns)) {
             throw SchemaException.reason("reference_scope_mismatch")
-                    .table(child.name()).column(r.column()).with("parentTable", r.parentTable())
+                    .table(child.name())
+                    .column(r.column())
+                    .with("parentTable", r.parentTable())
                     .error(where + ": references table " + q(r.parentTable()) + " whose scope patterns "
                             + parentPatterns + " differ from this table's " + childPatterns + " (§6.11)");
         }
@@ -383,16 +432,19 @@ final class SchemaCompiler {
             TableSchema t = byName.get(table);
             if (t == null) {
                 throw SchemaException.reason("subscription_table_unknown")
-                        .table(table).with("subscription", name)
+                        .table(table)
+                        .with("subscription", name)
                         .error("subscription " + q(name) + " names table " + q(table)
                                 + ", which is not a table of the schema");
             }
             for (String v : s.variables()) {
                 if (!t.hasScopeVariable(v)) {
                     throw SchemaException.reason("subscription_variable_unknown")
-                            .table(table).with("subscription", name).with("variable", v)
-                            .error("subscription " + q(name) + ": table " + q(table)
-                                    + " declares no scope variable " + q(v));
+                            .table(table)
+                            .with("subscription", name)
+                            .with("variable", v)
+                            .error("subscription " + q(name) + ": table " + q(table) + " declares no scope variable "
+                                    + q(v));
                 }
             }
         }
@@ -404,14 +456,19 @@ final class SchemaCompiler {
     private static void checkIdentifier(String name, String subject, String table, String column) {
         if (!IDENTIFIER.matcher(name).matches()) {
             throw SchemaException.reason("invalid_identifier")
-                    .table(table).column(column).with("name", name)
+                    .table(table)
+                    .column(column)
+                    .with("name", name)
                     .error(subject + " is not a valid identifier"
                             + " (ASCII letters, digits and underscores, not starting with a digit)");
         }
         int bytes = name.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > SchemaLoader.MAX_IDENTIFIER_BYTES) {
             throw SchemaException.reason("identifier_too_long")
-                    .table(table).column(column).with("name", name).with("bytes", bytes)
+                    .table(table)
+                    .column(column)
+                    .with("name", name)
+                    .with("bytes", bytes)
                     .error(subject + " is " + bytes + " bytes long; the limit is " + SchemaLoader.MAX_IDENTIFIER_BYTES
                             + " (PostgreSQL identifier length)");
         }
@@ -419,7 +476,10 @@ final class SchemaCompiler {
         for (String prefix : SchemaLoader.RESERVED_PREFIXES) {
             if (lower.startsWith(prefix)) {
                 throw SchemaException.reason("reserved_identifier")
-                        .table(table).column(column).with("name", name).with("prefix", prefix)
+                        .table(table)
+                        .column(column)
+                        .with("name", name)
+                        .with("prefix", prefix)
                         .error(subject + " uses the reserved prefix " + q(prefix));
             }
         }

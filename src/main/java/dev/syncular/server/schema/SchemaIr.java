@@ -51,8 +51,13 @@ record SchemaIr(
      * @param crdtType     the declared {@code crdtType}, or {@code null} when absent
      * @param declaredType the declared {@code declaredType}, or {@code null} when absent
      */
-    record Column(String name, ColumnType type, boolean nullable, String crdtType, boolean encrypted,
-                  ColumnType declaredType) {}
+    record Column(
+            String name,
+            ColumnType type,
+            boolean nullable,
+            String crdtType,
+            boolean encrypted,
+            ColumnType declaredType) {}
 
     /**
      * One declared scope (§3.1): a {@code "prefix:{var}"} string, or a {@code {pattern, variable, column}}

@@ -90,7 +90,13 @@ final class SchemaIrParser {
         if (extensions != null && !extensions.isNull() && !extensions.isObject()) {
             throw SchemaException.reason("invalid_extensions").error("schema \"extensions\" must be an object");
         }
-        return new SchemaIr(irForm, version, history, tables, subscriptions, refs,
+        return new SchemaIr(
+                irForm,
+                version,
+                history,
+                tables,
+                subscriptions,
+                refs,
                 extensions == null || extensions.isNull() ? null : extensions);
     }
 
@@ -136,8 +142,7 @@ final class SchemaIrParser {
         for (int i = 0; i < h.size(); i++) {
             JsonNode e = h.get(i);
             if (!e.isObject()) {
-                throw SchemaException.reason("schema_versions")
-                        .error("schemaVersions[" + i + "] must be an object");
+                throw SchemaException.reason("schema_versions").error("schemaVersions[" + i + "] must be an object");
             }
             JsonNode vn = e.get("version");
             if (vn == null || !vn.isIntegralNumber() || !vn.canConvertToInt() || vn.intValue() < 1) {
@@ -213,7 +218,13 @@ final class SchemaIrParser {
                     .table(table)
                     .error(where + ": \"extensions\" must be an object");
         }
-        return new SchemaIr.Table(table, columns, pkNode.textValue(), scopes, indexes, references,
+        return new SchemaIr.Table(
+                table,
+                columns,
+                pkNode.textValue(),
+                scopes,
+                indexes,
+                references,
                 ext == null || ext.isNull() ? null : ext);
     }
 
@@ -225,22 +236,25 @@ final class SchemaIrParser {
         JsonNode typeNode = c.get("type");
         if (typeNode == null || !typeNode.isTextual()) {
             throw SchemaException.reason("unknown_type")
-                    .table(table).column(name)
+                    .table(table)
+                    .column(name)
                     .error(cwhere + ": \"type\" must be one of " + typeNames());
         }
         ColumnType type = ColumnType.ofName(typeNode.textValue());
         if (type == null) {
             throw SchemaException.reason("unknown_type")
-                    .table(table).column(name)
+                    .table(table)
+                    .column(name)
                     .with("type", typeNode.textValue())
-                    .error(cwhere + ": unknown column type " + q(typeNode.textValue())
-                            + " (expected one of " + typeNames() + ")");
+                    .error(cwhere + ": unknown column type " + q(typeNode.textValue()) + " (expected one of "
+                            + typeNames() + ")");
         }
 
         JsonNode nullableNode = c.get("nullable");
         if (nullableNode == null || !nullableNode.isBoolean()) {
             throw SchemaException.reason("nullable_missing")
-                    .table(table).column(name)
+                    .table(table)
+                    .column(name)
                     .error(cwhere + ": \"nullable\" must be true or false");
         }
 
@@ -250,7 +264,8 @@ final class SchemaIrParser {
         if (ct != null && !ct.isNull()) {
             if (!ct.isTextual() || ct.textValue().isEmpty()) {
                 throw SchemaException.reason("crdt_type_invalid")
-                        .table(table).column(name)
+                        .table(table)
+                        .column(name)
                         .error(cwhere + ": \"crdtType\" must be a non-empty string");
             }
             crdtType = ct.textValue();
@@ -262,7 +277,8 @@ final class SchemaIrParser {
         if (enc != null && !enc.isNull()) {
             if (!enc.isBoolean()) {
                 throw SchemaException.reason("encrypted_invalid")
-                        .table(table).column(name)
+                        .table(table)
+                        .column(name)
                         .error(cwhere + ": \"encrypted\" must be true or false");
             }
             encrypted = enc.booleanValue();
@@ -272,7 +288,8 @@ final class SchemaIrParser {
         if (dt != null && !dt.isNull()) {
             if (!dt.isTextual() || ColumnType.ofName(dt.textValue()) == null) {
                 throw SchemaException.reason("declared_type_unknown")
-                        .table(table).column(name)
+                        .table(table)
+                        .column(name)
                         .with("declaredType", dt.isTextual() ? dt.textValue() : dt.toString())
                         .error(cwhere + ": unknown declaredType " + (dt.isTextual() ? q(dt.textValue()) : dt.toString())
                                 + " (expected one of " + typeNames() + ")");
@@ -287,19 +304,22 @@ final class SchemaIrParser {
         JsonNode idx = optionalArray(t, "indexes", table, "index_invalid", where + ": \"indexes\" must be an array");
         List<SchemaIr.Index> out = new ArrayList<>();
         for (int i = 0; idx != null && i < idx.size(); i++) {
-            JsonNode d = requireObject(idx.get(i), table, "index_invalid", where + ": indexes[" + i + "] must be an object");
+            JsonNode d =
+                    requireObject(idx.get(i), table, "index_invalid", where + ": indexes[" + i + "] must be an object");
             String name = requireString(d, "name", table, null, where + " indexes[" + i + "]");
             JsonNode cols = d.get("columns");
             if (cols == null || !cols.isArray() || cols.isEmpty()) {
                 throw SchemaException.reason("index_invalid")
-                        .table(table).with("index", name)
+                        .table(table)
+                        .with("index", name)
                         .error(where + ": index " + q(name) + " must list at least one column");
             }
             List<String> names = new ArrayList<>();
             for (JsonNode cn : cols) {
                 if (!cn.isTextual()) {
                     throw SchemaException.reason("index_invalid")
-                            .table(table).with("index", name)
+                            .table(table)
+                            .with("index", name)
                             .error(where + ": index " + q(name) + " columns must be column names");
                 }
                 names.add(cn.textValue());
@@ -307,7 +327,8 @@ final class SchemaIrParser {
             JsonNode u = d.get("unique");
             if (u != null && !u.isNull() && !u.isBoolean()) {
                 throw SchemaException.reason("index_invalid")
-                        .table(table).with("index", name)
+                        .table(table)
+                        .with("index", name)
                         .error(where + ": index " + q(name) + " \"unique\" must be true or false");
             }
             out.add(new SchemaIr.Index(name, names, u != null && u.booleanValue()));
@@ -317,22 +338,24 @@ final class SchemaIrParser {
 
     private static List<SchemaIr.Reference> readReferences(JsonNode t, String table) {
         String where = "table " + q(table);
-        JsonNode refs = optionalArray(t, "references", table, "reference_invalid",
-                where + ": \"references\" must be an array");
+        JsonNode refs =
+                optionalArray(t, "references", table, "reference_invalid", where + ": \"references\" must be an array");
         List<SchemaIr.Reference> out = new ArrayList<>();
         for (int i = 0; refs != null && i < refs.size(); i++) {
-            JsonNode r = requireObject(refs.get(i), table, "reference_invalid",
-                    where + ": references[" + i + "] must be an object");
+            JsonNode r = requireObject(
+                    refs.get(i), table, "reference_invalid", where + ": references[" + i + "] must be an object");
             String column = requireString(r, "column", table, null, where + " references[" + i + "]");
-            String parent = requireString(r, "parentTable", table, column,
-                    where + " column " + q(column) + " reference");
+            String parent =
+                    requireString(r, "parentTable", table, column, where + " column " + q(column) + " reference");
             ReferenceDef.OnDelete onDelete = ReferenceDef.OnDelete.RESTRICT;
             JsonNode od = r.get("onDelete");
             if (od != null && !od.isNull()) {
                 onDelete = od.isTextual() ? ReferenceDef.OnDelete.ofIrName(od.textValue()) : null;
                 if (onDelete == null) {
                     throw SchemaException.reason("reference_on_delete")
-                            .table(table).column(column).with("onDelete", od.asText())
+                            .table(table)
+                            .column(column)
+                            .with("onDelete", od.asText())
                             .error(where + " column " + q(column) + ": reference onDelete " + od
                                     + " is not one of RESTRICT, CASCADE, SET NULL (§6.11)");
                 }
@@ -400,7 +423,9 @@ final class SchemaIrParser {
         JsonNode n = obj.get(key);
         if (n == null || !n.isTextual() || n.textValue().isEmpty()) {
             throw SchemaException.reason("missing_field")
-                    .table(table).column(column).with("field", key)
+                    .table(table)
+                    .column(column)
+                    .with("field", key)
                     .error(where + ": \"" + key + "\" must be a non-empty string");
         }
         return n.textValue();

@@ -61,7 +61,9 @@ public final class SchemaWindow {
                     .with("version", current.version())
                     .error("the first schema of the window must be the current schema (version "
                             + current.version() + ")"
-                            + (newestFirst.isEmpty() ? "" : ", got version " + newestFirst.get(0).version()));
+                            + (newestFirst.isEmpty()
+                                    ? ""
+                                    : ", got version " + newestFirst.get(0).version()));
         }
         return of(newestFirst);
     }
@@ -73,11 +75,19 @@ public final class SchemaWindow {
             String tw = where + ": table " + q(old.name());
             TableSchema cur = current.table(old.name());
             if (cur == null) {
-                throw fail("window_table_removed", v, old.name(), null,
+                throw fail(
+                        "window_table_removed",
+                        v,
+                        old.name(),
+                        null,
                         tw + " is missing from the current schema (version " + current.version() + ")");
             }
             if (!old.primaryKey().equals(cur.primaryKey())) {
-                throw fail("window_primary_key", v, old.name(), old.primaryKey(),
+                throw fail(
+                        "window_primary_key",
+                        v,
+                        old.name(),
+                        old.primaryKey(),
                         tw + ": primary key " + q(old.primaryKey()) + " became " + q(cur.primaryKey())
                                 + " in the current schema");
             }
@@ -85,38 +95,61 @@ public final class SchemaWindow {
             List<ColumnSchema> cc = cur.columns();
             if (cc.size() < oc.size()) {
                 ColumnSchema missing = oc.get(cc.size());
-                throw fail("window_column_removed", v, old.name(), missing.name(),
+                throw fail(
+                        "window_column_removed",
+                        v,
+                        old.name(),
+                        missing.name(),
                         tw + " column " + q(missing.name()) + " is missing from the current schema");
             }
             for (int i = 0; i < oc.size(); i++) {
                 ColumnSchema o = oc.get(i);
                 ColumnSchema c = cc.get(i);
                 if (!o.name().equals(c.name())) {
-                    throw fail("window_column_changed", v, old.name(), o.name(),
+                    throw fail(
+                            "window_column_changed",
+                            v,
+                            old.name(),
+                            o.name(),
                             tw + " column " + q(o.name()) + " at position " + i + " became " + q(c.name())
                                     + " in the current schema; existing columns must keep their order");
                 }
                 if (!o.equals(c)) {
-                    throw fail("window_column_changed", v, old.name(), o.name(),
-                            tw + " column " + q(o.name()) + " changed its definition: " + describe(o)
-                                    + " became " + describe(c));
+                    throw fail(
+                            "window_column_changed",
+                            v,
+                            old.name(),
+                            o.name(),
+                            tw + " column " + q(o.name()) + " changed its definition: " + describe(o) + " became "
+                                    + describe(c));
                 }
             }
             for (int i = oc.size(); i < cc.size(); i++) {
                 ColumnSchema c = cc.get(i);
                 if (!c.nullable()) {
-                    throw fail("window_appended_not_nullable", v, old.name(), c.name(),
-                            tw + ": column " + q(c.name()) + " appended after version " + v
-                                    + " must be nullable");
+                    throw fail(
+                            "window_appended_not_nullable",
+                            v,
+                            old.name(),
+                            c.name(),
+                            tw + ": column " + q(c.name()) + " appended after version " + v + " must be nullable");
                 }
             }
             if (!old.scopePatterns().equals(cur.scopePatterns())) {
-                throw fail("window_scopes_changed", v, old.name(), null,
+                throw fail(
+                        "window_scopes_changed",
+                        v,
+                        old.name(),
+                        null,
                         tw + ": scope patterns " + patterns(old) + " became " + patterns(cur)
                                 + " in the current schema");
             }
             if (!old.references().equals(cur.references())) {
-                throw fail("window_references_changed", v, old.name(), null,
+                throw fail(
+                        "window_references_changed",
+                        v,
+                        old.name(),
+                        null,
                         tw + ": references " + old.references() + " became " + cur.references()
                                 + " in the current schema");
             }

@@ -23,8 +23,8 @@ final class ScopePatternParser {
     /** An absent, null or empty {@code scopes} reads as no scopes; the §3.1 "at least one" is the compiler's. */
     static List<SchemaIr.Scope> readScopes(JsonNode t, String table) {
         String where = "table " + q(table);
-        JsonNode scopes = SchemaIrParser.optionalArray(t, "scopes", table, "scopes_missing",
-                where + ": \"scopes\" must be an array of scope patterns");
+        JsonNode scopes = SchemaIrParser.optionalArray(
+                t, "scopes", table, "scopes_missing", where + ": \"scopes\" must be an array of scope patterns");
         List<SchemaIr.Scope> out = new ArrayList<>();
         for (int i = 0; scopes != null && i < scopes.size(); i++) {
             JsonNode s = scopes.get(i);
@@ -38,7 +38,8 @@ final class ScopePatternParser {
                 if (v != null && !v.isNull()) {
                     if (!v.isTextual()) {
                         throw SchemaException.reason("scope_pattern_invalid")
-                                .table(table).with("pattern", pattern)
+                                .table(table)
+                                .with("pattern", pattern)
                                 .error(where + ": scope pattern " + q(pattern) + " has a non-string \"variable\"");
                     }
                     variable = v.textValue();
@@ -47,7 +48,8 @@ final class ScopePatternParser {
                 if (cn != null && !cn.isNull()) {
                     if (!cn.isTextual() || cn.textValue().isEmpty()) {
                         throw SchemaException.reason("scope_pattern_invalid")
-                                .table(table).with("pattern", pattern)
+                                .table(table)
+                                .with("pattern", pattern)
                                 .error(where + ": scope pattern " + q(pattern) + " has an invalid \"column\"");
                     }
                     column = cn.textValue();
@@ -67,33 +69,40 @@ final class ScopePatternParser {
         String where = "table " + q(table);
         int open = pattern.indexOf('{');
         int close = pattern.indexOf('}');
-        boolean one = open >= 0 && close > open + 1
+        boolean one = open >= 0
+                && close > open + 1
                 && pattern.indexOf('{', open + 1) < 0
                 && pattern.indexOf('}', close + 1) < 0;
         if (!one) {
             throw SchemaException.reason("scope_pattern_variable_count")
-                    .table(table).with("pattern", pattern)
+                    .table(table)
+                    .with("pattern", pattern)
                     .error(where + ": scope pattern " + q(pattern) + " must contain exactly one {variable}");
         }
         String variable = pattern.substring(open + 1, close);
         if (!SchemaCompiler.IDENTIFIER.matcher(variable).matches()) {
             throw SchemaException.reason("scope_variable_invalid")
-                    .table(table).with("pattern", pattern).with("variable", variable)
+                    .table(table)
+                    .with("pattern", pattern)
+                    .with("variable", variable)
                     .error(where + ": scope pattern " + q(pattern) + " has an invalid variable name " + q(variable)
                             + " (letters, digits and underscores, not starting with a digit)");
         }
         if (close != pattern.length() - 1 || open < 2 || pattern.charAt(open - 1) != ':') {
             throw SchemaException.reason("scope_pattern_shape")
-                    .table(table).with("pattern", pattern)
-                    .error(where + ": scope pattern " + q(pattern)
-                            + " must have the form 'prefix:{variable}' (a non-empty literal prefix, ':', then the variable)");
+                    .table(table)
+                    .with("pattern", pattern)
+                    .error(
+                            where + ": scope pattern " + q(pattern)
+                                    + " must have the form 'prefix:{variable}' (a non-empty literal prefix, ':', then the variable)");
         }
         String prefix = pattern.substring(0, open - 1);
         for (int i = 0; i < prefix.length(); i++) {
             char ch = prefix.charAt(i);
             if (Character.isWhitespace(ch) || Character.isISOControl(ch)) {
                 throw SchemaException.reason("scope_pattern_shape")
-                        .table(table).with("pattern", pattern)
+                        .table(table)
+                        .with("pattern", pattern)
                         .error(where + ": scope pattern " + q(pattern)
                                 + " has whitespace or a control character in its prefix");
             }

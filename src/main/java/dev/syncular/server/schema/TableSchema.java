@@ -187,6 +187,7 @@ public final class TableSchema {
 
     @Override
     public String toString() {
-        return "TableSchema[" + name + ", pk=" + primaryKey + ", columns=" + columns + ", scopes=" + scopePatterns + "]";
+        return "TableSchema[" + name + ", pk=" + primaryKey + ", columns=" + columns + ", scopes=" + scopePatterns
+                + "]";
     }
 }

@@ -27,13 +27,15 @@ public interface SegmentStore {
      * override this; the default reads the file on a worker thread.
      */
     default Uni<Void> publishFile(String segmentId, Path file, SegmentPublication publication) {
-        return Uni.createFrom().item(() -> {
-            try {
-                return Files.readAllBytes(file);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
+        return Uni.createFrom()
+                .item(() -> {
+                    try {
+                        return Files.readAllBytes(file);
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                })
+                .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
                 .flatMap(bytes -> publish(segmentId, bytes, publication));
     }
 
@@ -45,24 +47,40 @@ public interface SegmentStore {
     Uni<Match> find(ReuseKey key, long nowMs);
 
     /** The context of a whole-table segment (§5.3 reuse key): one table at one pin for one scope digest. */
-    record ReuseKey(String partition, String logEpoch, String table, int schemaVersion, MediaType mediaType,
-            String scopeDigest, long asOfCommitSeq) {
+    record ReuseKey(
+            String partition,
+            String logEpoch,
+            String table,
+            int schemaVersion,
+            MediaType mediaType,
+            String scopeDigest,
+            long asOfCommitSeq) {
         public boolean matches(SegmentPublication p) {
-            return p.rowCursor() == null && p.nextRowCursor() == null && partition.equals(p.partition())
-                    && logEpoch.equals(p.logEpoch()) && table.equals(p.table()) && schemaVersion == p.schemaVersion()
-                    && mediaType == p.mediaType() && scopeDigest.equals(p.scopeDigest())
+            return p.rowCursor() == null
+                    && p.nextRowCursor() == null
+                    && partition.equals(p.partition())
+                    && logEpoch.equals(p.logEpoch())
+                    && table.equals(p.table())
+                    && schemaVersion == p.schemaVersion()
+                    && mediaType == p.mediaType()
+                    && scopeDigest.equals(p.scopeDigest())
                     && asOfCommitSeq == p.asOfCommitSeq();
         }
 
         public static ReuseKey of(SegmentPublication p) {
-            return new ReuseKey(p.partition(), p.logEpoch(), p.table(), p.schemaVersion(), p.mediaType(),
-                    p.scopeDigest(), p.asOfCommitSeq());
+            return new ReuseKey(
+                    p.partition(),
+                    p.logEpoch(),
+                    p.table(),
+                    p.schemaVersion(),
+                    p.mediaType(),
+                    p.scopeDigest(),
+                    p.asOfCommitSeq());
         }
     }
 
     /** A {@link #find} hit: the segment, its length and the matching publication. */
-    record Match(String segmentId, long byteLength, SegmentPublication publication) {
-    }
+    record Match(String segmentId, long byteLength, SegmentPublication publication) {}
 
     /**
      * The largest segment this store takes. Stores that hold a segment in memory to write or serve it (the

@@ -10,5 +10,4 @@ package dev.syncular.server.segments;
  * @param publications      publications recorded, or {@code -1}
  * @param livePublications  publications not expired at the time asked, or {@code -1}
  */
-public record SegmentStoreStats(String store, long segments, long bytes, long publications, long livePublications) {
-}
+public record SegmentStoreStats(String store, long segments, long bytes, long publications, long livePublications) {}

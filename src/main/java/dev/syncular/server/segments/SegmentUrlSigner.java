@@ -49,12 +49,10 @@ public final class SegmentUrlSigner implements SegmentUrls {
     }
 
     /** A URL and its expiry (the descriptor's {@code url} and {@code urlExpiresAtMs}). */
-    public record SignedUrl(String url, long expiresAtMs) {
-    }
+    public record SignedUrl(String url, long expiresAtMs) {}
 
     /** The verified claims of a token. */
-    public record Claims(String segmentId, String scopeDigest, String audience) {
-    }
+    public record Claims(String segmentId, String scopeDigest, String audience) {}
 
     private byte[] mac(byte[] data) {
         try {

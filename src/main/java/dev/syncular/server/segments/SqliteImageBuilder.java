@@ -118,12 +118,8 @@ public final class SqliteImageBuilder {
      * @throws RuntimeException         an unchecked exception of the row source, as thrown
      */
     public static Result build(
-            Path target,
-            TableSchema table,
-            int schemaVersion,
-            long asOfCommitSeq,
-            String scopeDigest,
-            RowBatches rows) throws IOException {
+            Path target, TableSchema table, int schemaVersion, long asOfCommitSeq, String scopeDigest, RowBatches rows)
+            throws IOException {
         Objects.requireNonNull(target, "target");
         Objects.requireNonNull(table, "table");
         Objects.requireNonNull(scopeDigest, "scopeDigest");
@@ -172,12 +168,8 @@ public final class SqliteImageBuilder {
     }
 
     private static long write(
-            Connection c,
-            TableSchema table,
-            int schemaVersion,
-            long asOfCommitSeq,
-            String scopeDigest,
-            RowBatches rows) throws SQLException, IOException {
+            Connection c, TableSchema table, int schemaVersion, long asOfCommitSeq, String scopeDigest, RowBatches rows)
+            throws SQLException, IOException {
         List<ColumnSchema> columns = table.columns();
         int n = columns.size();
         ColumnType[] types = new ColumnType[n];
@@ -212,8 +204,9 @@ public final class SqliteImageBuilder {
                 count += batch.size();
             }
         }
-        try (PreparedStatement meta = c.prepareStatement("INSERT INTO " + quote(METADATA_TABLE)
-                + " (format, \"table\", schemaVersion, asOfCommitSeq, scopeDigest, rowCount) VALUES (?, ?, ?, ?, ?, ?)")) {
+        try (PreparedStatement meta = c.prepareStatement(
+                "INSERT INTO " + quote(METADATA_TABLE)
+                        + " (format, \"table\", schemaVersion, asOfCommitSeq, scopeDigest, rowCount) VALUES (?, ?, ?, ?, ?, ?)")) {
             meta.setInt(1, FORMAT);
             meta.setString(2, table.name());
             meta.setInt(3, schemaVersion);
@@ -239,8 +232,9 @@ public final class SqliteImageBuilder {
         }
     }
 
-    private static void bindRow(PreparedStatement ins, TableSchema table, ColumnType[] types, boolean[] nullable,
-            StoredRow row) throws SQLException {
+    private static void bindRow(
+            PreparedStatement ins, TableSchema table, ColumnType[] types, boolean[] nullable, StoredRow row)
+            throws SQLException {
         Object[] values = row.values();
         int n = types.length;
         if (values.length != n) {
@@ -266,8 +260,9 @@ public final class SqliteImageBuilder {
                         double d = (Double) v;
                         if (Double.isNaN(d)) {
                             // sqlite3_bind_double stores NaN as NULL: refuse rather than silently change the value
-                            throw new IllegalArgumentException("row " + row.rowId() + " of " + table.name() + ": column "
-                                    + table.column(i).name() + " is NaN, which a SQLite image cannot hold");
+                            throw new IllegalArgumentException(
+                                    "row " + row.rowId() + " of " + table.name() + ": column "
+                                            + table.column(i).name() + " is NaN, which a SQLite image cannot hold");
                         }
                         ins.setDouble(p, d);
                     }
@@ -275,9 +270,12 @@ public final class SqliteImageBuilder {
                     case BYTES, CRDT -> ins.setBytes(p, (byte[]) v);
                 }
             } catch (ClassCastException e) {
-                throw new IllegalArgumentException("row " + row.rowId() + " of " + table.name() + ": column "
-                        + table.column(i).name() + " holds a " + v.getClass().getSimpleName() + ", not a "
-                        + types[i].wireName + " value", e);
+                throw new IllegalArgumentException(
+                        "row " + row.rowId() + " of " + table.name() + ": column "
+                                + table.column(i).name() + " holds a "
+                                + v.getClass().getSimpleName() + ", not a "
+                                + types[i].wireName + " value",
+                        e);
             }
         }
         ins.setLong(n + 1, row.serverVersion());
@@ -289,7 +287,8 @@ public final class SqliteImageBuilder {
 
     /** The data table's {@code CREATE TABLE} statement (§5.3). */
     static String dataTableDdl(TableSchema table) {
-        StringBuilder sb = new StringBuilder("CREATE TABLE ").append(quote(table.name())).append(" (");
+        StringBuilder sb =
+                new StringBuilder("CREATE TABLE ").append(quote(table.name())).append(" (");
         int pk = table.primaryKeyIndex();
         List<ColumnSchema> columns = table.columns();
         for (int i = 0; i < columns.size(); i++) {
@@ -314,13 +313,18 @@ public final class SqliteImageBuilder {
     }
 
     static String insertSql(TableSchema table) {
-        StringBuilder sb = new StringBuilder("INSERT INTO ").append(quote(table.name())).append(" (");
+        StringBuilder sb =
+                new StringBuilder("INSERT INTO ").append(quote(table.name())).append(" (");
         StringBuilder params = new StringBuilder();
         for (ColumnSchema col : table.columns()) {
             sb.append(quote(col.name())).append(", ");
             params.append("?, ");
         }
-        return sb.append(quote(VERSION_COLUMN)).append(") VALUES (").append(params).append("?)").toString();
+        return sb.append(quote(VERSION_COLUMN))
+                .append(") VALUES (")
+                .append(params)
+                .append("?)")
+                .toString();
     }
 
     /** The declared SQLite type of a column type (§5.3). */

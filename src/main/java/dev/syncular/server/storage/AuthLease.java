@@ -13,8 +13,16 @@ import java.util.Objects;
  * {@code null} for a record stored before epochs were recorded: it matches no epoch. Only {@code leaseId} and
  * {@code expiresAtMs} ever reach the wire (§7.3.2).
  */
-public record AuthLease(String partition, String clientId, String leaseId, String actorId,
-        Map<String, List<String>> allowedScopes, long issuedAtMs, long expiresAtMs, boolean revoked, String logEpoch) {
+public record AuthLease(
+        String partition,
+        String clientId,
+        String leaseId,
+        String actorId,
+        Map<String, List<String>> allowedScopes,
+        long issuedAtMs,
+        long expiresAtMs,
+        boolean revoked,
+        String logEpoch) {
     public AuthLease {
         Objects.requireNonNull(partition, "partition");
         Objects.requireNonNull(clientId, "clientId");

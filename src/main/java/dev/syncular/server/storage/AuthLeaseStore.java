@@ -14,8 +14,14 @@ public interface AuthLeaseStore {
     /** Off: leases are not configured; nothing is stored, every read is absent, issuance fails. */
     AuthLeaseStore NONE = new AuthLeaseStore() {
         @Override
-        public Uni<AuthLease> issue(String partition, String clientId, String actorId,
-                Map<String, List<String>> allowedScopes, long nowMs, long ttlMs, String logEpoch) {
+        public Uni<AuthLease> issue(
+                String partition,
+                String clientId,
+                String actorId,
+                Map<String, List<String>> allowedScopes,
+                long nowMs,
+                long ttlMs,
+                String logEpoch) {
             return Uni.createFrom().failure(new IllegalStateException("auth leases are not configured"));
         }
 
@@ -38,8 +44,14 @@ public interface AuthLeaseStore {
      * may have revived it, §2.1) is replaced under a fresh id, so a revoked handle never resurrects (§7.3.4).
      * Returns the stored lease.
      */
-    Uni<AuthLease> issue(String partition, String clientId, String actorId, Map<String, List<String>> allowedScopes,
-            long nowMs, long ttlMs, String logEpoch);
+    Uni<AuthLease> issue(
+            String partition,
+            String clientId,
+            String actorId,
+            Map<String, List<String>> allowedScopes,
+            long nowMs,
+            long ttlMs,
+            String logEpoch);
 
     /** The stored lease of {@code (partition, clientId)}, or a {@code null} item (none, or its signature fails). */
     Uni<AuthLease> read(String partition, String clientId);

@@ -16,7 +16,8 @@ import java.util.Objects;
  * @param scopes     stored scopes, variable → value (§3.1); never null (a missing map is {@code sync.missing_scopes})
  * @param row        the full row after the write in declaration order (upsert); {@code null} for delete
  */
-public record ChangeToWrite(String table, String rowId, Op op, Long rowVersion, Map<String, String> scopes, Object[] row) {
+public record ChangeToWrite(
+        String table, String rowId, Op op, Long rowVersion, Map<String, String> scopes, Object[] row) {
     public ChangeToWrite {
         Objects.requireNonNull(table, "table");
         Objects.requireNonNull(rowId, "rowId");
@@ -28,7 +29,8 @@ public record ChangeToWrite(String table, String rowId, Op op, Long rowVersion, 
         row = row == null ? null : row.clone();
     }
 
-    public static ChangeToWrite upsert(String table, String rowId, long rowVersion, Map<String, String> scopes, Object[] row) {
+    public static ChangeToWrite upsert(
+            String table, String rowId, long rowVersion, Map<String, String> scopes, Object[] row) {
         return new ChangeToWrite(table, rowId, Op.UPSERT, rowVersion, scopes, row);
     }
 

@@ -28,14 +28,14 @@ public interface CheckpointStorage {
     Uni<StoredCheckpoint> claimCheckpoint(String partition, String name, int schemaVersion, long nowMs);
 
     /** Compare-and-set progress on the owner epoch; false when another owner claimed it meanwhile. */
-    Uni<Boolean> advanceCheckpoint(String partition, String name, long ownerEpoch, long watermark, long observedRows,
-            long nowMs);
+    Uni<Boolean> advanceCheckpoint(
+            String partition, String name, long ownerEpoch, long watermark, long observedRows, long nowMs);
 
     /**
      * Activates under the partition lock when the owner epoch matches and no source table changed above
      * {@code watermark}; {@code STALE} if one did, {@code UNVERIFIABLE} if the horizon passed the watermark.
      * Fails with {@code sync.storage.checkpoint_owner_changed} when the epoch no longer matches.
      */
-    Uni<ActivationResult> activateCheckpoint(String partition, String name, long ownerEpoch, long watermark,
-            List<String> sourceTables, long nowMs);
+    Uni<ActivationResult> activateCheckpoint(
+            String partition, String name, long ownerEpoch, long watermark, List<String> sourceTables, long nowMs);
 }

@@ -15,7 +15,13 @@ import java.util.Objects;
  * @param wireVersion       the wire version the client last spoke, or {@code null}
  */
 public record ClientRecord(
-        String partition, String clientId, String actorId, long cursor, long updatedAtMs, String subscriptionsJson, Integer wireVersion) {
+        String partition,
+        String clientId,
+        String actorId,
+        long cursor,
+        long updatedAtMs,
+        String subscriptionsJson,
+        Integer wireVersion) {
     public ClientRecord {
         Objects.requireNonNull(partition, "partition");
         Objects.requireNonNull(clientId, "clientId");

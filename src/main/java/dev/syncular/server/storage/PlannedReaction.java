@@ -20,7 +20,9 @@ public record PlannedReaction(String key, String type, int version, String paylo
         if (key == null || key.isEmpty() || key.getBytes(StandardCharsets.UTF_8).length > 256) {
             throw new IllegalArgumentException("reaction key must be 1-256 UTF-8 bytes (§6.9)");
         }
-        if (type == null || type.getBytes(StandardCharsets.UTF_8).length > 128 || !TYPE.matcher(type).matches()) {
+        if (type == null
+                || type.getBytes(StandardCharsets.UTF_8).length > 128
+                || !TYPE.matcher(type).matches()) {
             throw new IllegalArgumentException("reaction type must be a code-like name of at most 128 bytes (§6.9)");
         }
         if (version < 1) {
@@ -29,9 +31,11 @@ public record PlannedReaction(String key, String type, int version, String paylo
         if (maxAttempts < 1 || maxAttempts > 100) {
             throw new IllegalArgumentException("reaction maxAttempts must be 1-100 (§6.9)");
         }
-        if (payloadJson == null || payloadJson.getBytes(StandardCharsets.UTF_8).length > MAX_PAYLOAD_BYTES
+        if (payloadJson == null
+                || payloadJson.getBytes(StandardCharsets.UTF_8).length > MAX_PAYLOAD_BYTES
                 || depth(payloadJson) > 16) {
-            throw new IllegalArgumentException("reaction payload must be JSON of at most 65,536 bytes and 16 levels (§6.9)");
+            throw new IllegalArgumentException(
+                    "reaction payload must be JSON of at most 65,536 bytes and 16 levels (§6.9)");
         }
         JsonText.requireDocument(payloadJson);
     }

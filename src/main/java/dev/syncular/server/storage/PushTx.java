@@ -40,8 +40,8 @@ public interface PushTx {
      * §3.1 stored scopes hold, for every variable of {@code within}, one of its values (a variable left out is not
      * restricted): the children of a §6.11 reference that lie inside the writer's grant (§3.4).
      */
-    Uni<List<StoredRow>> readRowsWhereWithin(String table, String column, Object value,
-            Map<String, List<String>> within, int limit);
+    Uni<List<StoredRow>> readRowsWhereWithin(
+            String table, String column, Object value, Map<String, List<String>> within, int limit);
 
     /**
      * Rows of {@code table} whose {@code column} equals the non-null {@code value}, after {@code afterRowId}
@@ -66,7 +66,8 @@ public interface PushTx {
      *
      * @return the assigned commitSeq
      */
-    Uni<Long> appendCommit(String actorId, String clientId, String clientCommitId, long createdAtMs, List<ChangeToWrite> changes);
+    Uni<Long> appendCommit(
+            String actorId, String clientId, String clientCommitId, long createdAtMs, List<ChangeToWrite> changes);
 
     /**
      * Writes the row projection (insert or replace), its stored-scope index, and clears any tombstone of the
@@ -118,8 +119,8 @@ public interface PushTx {
      * Appends the reactions a planner returned for the commit at {@code commitSeq} (§6.9), pending and due now,
      * in this transaction: they exist exactly when the commit does.
      */
-    Uni<Void> appendReactions(long commitSeq, String clientId, String clientCommitId, List<PlannedReaction> reactions,
-            long nowMs);
+    Uni<Void> appendReactions(
+            long commitSeq, String clientId, String clientCommitId, List<PlannedReaction> reactions, long nowMs);
 
     /**
      * Runs {@code work} under a SQL savepoint. When it fails, every write it made (including a commitSeq it

@@ -7,10 +7,28 @@ package dev.syncular.server.storage;
  * key a handler passes on to external systems. The last failure keeps a stable code and bounded JSON details,
  * never exception text.
  */
-public record Reaction(long id, String partition, String clientId, String clientCommitId, long commitSeq, String key,
-        String type, int version, String payloadJson, String idempotencyKey, String status, int attempts,
-        int maxAttempts, long dueAtMs, String leaseOwner, Long leaseExpiresAtMs, String lastErrorCode,
-        String lastErrorDetailsJson, Long failedAtMs, Long completedAtMs, long createdAtMs) {
+public record Reaction(
+        long id,
+        String partition,
+        String clientId,
+        String clientCommitId,
+        long commitSeq,
+        String key,
+        String type,
+        int version,
+        String payloadJson,
+        String idempotencyKey,
+        String status,
+        int attempts,
+        int maxAttempts,
+        long dueAtMs,
+        String leaseOwner,
+        Long leaseExpiresAtMs,
+        String lastErrorCode,
+        String lastErrorDetailsJson,
+        Long failedAtMs,
+        Long completedAtMs,
+        long createdAtMs) {
     public static final String PENDING = "pending";
     public static final String LEASED = "leased";
     public static final String COMPLETED = "completed";

@@ -46,8 +46,7 @@ public interface ReactionStore {
     Uni<Boolean> retryDeadLetter(long id, long nowMs);
 
     /** Removal counts of one retention pass and whether more rows may remain. */
-    record PruneResult(long completed, long deadLettered, boolean mayHaveMore) {
-    }
+    record PruneResult(long completed, long deadLettered, boolean mayHaveMore) {}
 
     /**
      * Deletes at most {@code limit} terminal rows: completed before {@code completedBefore}, dead-lettered before

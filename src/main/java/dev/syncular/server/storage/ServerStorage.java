@@ -4,8 +4,8 @@ package dev.syncular.server.storage;
  * Every role of the server's storage at once, for what assembles a server from it (the composition root, the
  * conformance host's instances); every other user depends on the one role it uses.
  */
-public interface ServerStorage extends SyncStorage, RealtimeSignals, ExclusiveJobs, AuthLeaseStorage, ReactionStorage,
-        RowTables {
+public interface ServerStorage
+        extends SyncStorage, RealtimeSignals, ExclusiveJobs, AuthLeaseStorage, ReactionStorage, RowTables {
 
     /** The namespace (the PostgreSQL schema) holding every storage object. */
     String pgSchema();

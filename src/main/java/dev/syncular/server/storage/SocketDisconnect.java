@@ -31,7 +31,8 @@ public record SocketDisconnect(String partition, String actorId, String clientId
 
     /** Whether a socket of {@code actor} / {@code client} in {@code partitionOfSocket} is meant. */
     public boolean matches(String partitionOfSocket, String actor, String client) {
-        return partition.equals(partitionOfSocket) && (actorId != null ? actorId.equals(actor) : clientId.equals(client));
+        return partition.equals(partitionOfSocket)
+                && (actorId != null ? actorId.equals(actor) : clientId.equals(client));
     }
 
     /** The {@code NOTIFY} payload ({@link #parse} reads it back). */

@@ -18,8 +18,7 @@ public final class StorableText {
     /** The longest identifier, in UTF-8 bytes, that may become part of an index key. */
     public static final int MAX_KEY_BYTES = 512;
 
-    private StorableText() {
-    }
+    private StorableText() {}
 
     /** Whether {@code text} can be stored at all (it holds no U+0000). */
     public static boolean storable(String text) {
@@ -29,7 +28,8 @@ public final class StorableText {
     /** Whether {@code text} can be stored as part of an index key: no U+0000, at most {@value #MAX_KEY_BYTES} bytes. */
     public static boolean storableKey(String text) {
         // a char is at most 3 UTF-8 bytes (a surrogate pair, two chars, is 4): short strings need no encoding
-        return storable(text) && (text.length() * 3 <= MAX_KEY_BYTES
-                || text.getBytes(StandardCharsets.UTF_8).length <= MAX_KEY_BYTES);
+        return storable(text)
+                && (text.length() * 3 <= MAX_KEY_BYTES
+                        || text.getBytes(StandardCharsets.UTF_8).length <= MAX_KEY_BYTES);
     }
 }

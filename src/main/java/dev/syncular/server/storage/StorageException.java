@@ -35,6 +35,7 @@ public class StorageException extends RuntimeException {
     public static final String INVALID_ARGUMENT = "sync.storage.invalid_argument";
     /** An append by a writer older than the partition's writer fence (§2.4 "Schema upgrade writer fence"). */
     public static final String WRITER_FENCE_REJECTED = "sync.storage.writer_fence_rejected";
+
     public static final String CHECKPOINT_NOT_FOUND = "sync.storage.checkpoint_not_found";
     public static final String CHECKPOINT_OWNER_CHANGED = "sync.storage.checkpoint_owner_changed";
     /** A transient refusal; nothing was written (see the class comment). */
@@ -50,9 +51,7 @@ public class StorageException extends RuntimeException {
     public StorageException(String code, String message, Map<String, ?> details, Throwable cause) {
         super(message, cause);
         this.code = code;
-        this.details = details == null
-                ? Map.of()
-                : Collections.unmodifiableMap(new LinkedHashMap<>(details));
+        this.details = details == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(details));
     }
 
     public String code() {

@@ -16,7 +16,8 @@ import java.util.Objects;
  *                   values are Java objects per column type (String, Long, Double, Boolean, String for
  *                   json/blob_ref, byte[] for bytes/crdt, null)
  */
-public record StoredChange(String table, String rowId, Op op, Long rowVersion, Map<String, String> scopes, Object[] row) {
+public record StoredChange(
+        String table, String rowId, Op op, Long rowVersion, Map<String, String> scopes, Object[] row) {
     public StoredChange {
         Objects.requireNonNull(table, "table");
         Objects.requireNonNull(rowId, "rowId");

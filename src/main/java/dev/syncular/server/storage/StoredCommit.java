@@ -8,7 +8,12 @@ import java.util.Objects;
  * filtered to the query's table and scopes, so it may hold fewer changes than were written.
  */
 public record StoredCommit(
-        long commitSeq, long createdAtMs, String actorId, String clientId, String clientCommitId, List<StoredChange> changes) {
+        long commitSeq,
+        long createdAtMs,
+        String actorId,
+        String clientId,
+        String clientCommitId,
+        List<StoredChange> changes) {
     public StoredCommit {
         Objects.requireNonNull(actorId, "actorId");
         changes = List.copyOf(changes);

@@ -13,7 +13,8 @@ import java.util.Objects;
  *                       {@code _sync_column_versions} blob (absent blob ⇒ every column at serverVersion)
  * @param scopes         stored scopes, variable → value (§3.1)
  */
-public record StoredRow(String rowId, long serverVersion, Object[] values, long[] columnVersions, Map<String, String> scopes) {
+public record StoredRow(
+        String rowId, long serverVersion, Object[] values, long[] columnVersions, Map<String, String> scopes) {
     public StoredRow {
         Objects.requireNonNull(rowId, "rowId");
         Objects.requireNonNull(values, "values");

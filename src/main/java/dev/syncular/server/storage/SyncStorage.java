@@ -86,8 +86,9 @@ public interface SyncStorage extends CheckpointStorage {
      * the PostgreSQL storage); the horizon is {@code 0} for an unregistered partition.
      */
     default Uni<GateCheck> readGateCheck(String partition, int runningSchemaVersion) {
-        return readServeGate(partition, runningSchemaVersion).flatMap(gate -> readPartition(partition)
-                .map(state -> new GateCheck(gate, state == null ? 0L : state.horizonSeq())));
+        return readServeGate(partition, runningSchemaVersion)
+                .flatMap(gate -> readPartition(partition)
+                        .map(state -> new GateCheck(gate, state == null ? 0L : state.horizonSeq())));
     }
 
     // ---- partition registry (§2.1) -------------------------------------------------------------
@@ -106,8 +107,10 @@ public interface SyncStorage extends CheckpointStorage {
      * mutually consistent. Registering a partition or writing its last-seen time costs one more statement.
      */
     default Uni<RequestEntry> enterRequest(String partition, String clientId, int runningSchemaVersion, long nowMs) {
-        return touchPartition(partition, nowMs).flatMap(state -> readServeGate(partition, runningSchemaVersion)
-                .flatMap(gate -> readClient(partition, clientId).map(client -> new RequestEntry(state, gate, client))));
+        return touchPartition(partition, nowMs)
+                .flatMap(state -> readServeGate(partition, runningSchemaVersion)
+                        .flatMap(gate ->
+                                readClient(partition, clientId).map(client -> new RequestEntry(state, gate, client))));
     }
 
     /**
@@ -170,7 +173,8 @@ public interface SyncStorage extends CheckpointStorage {
      * {@code rowId > afterRowId} ({@code null} = from the start), ordered by rowId in byte order
      * ({@code COLLATE "C"}), at most {@code limit} rows.
      */
-    Uni<List<StoredRow>> readRowsPage(String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit);
+    Uni<List<StoredRow>> readRowsPage(
+            String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit);
 
     /** Current rows by id outside a push transaction (missing ids are absent). */
     Uni<Map<String, StoredRow>> readRows(String partition, String table, List<String> rowIds);
@@ -181,8 +185,8 @@ public interface SyncStorage extends CheckpointStorage {
      * {@code scopes} are unspecified (possibly empty). Only {@code rowId}, {@code serverVersion} and
      * {@code values} are meaningful.
      */
-    default Uni<List<StoredRow>> readSnapshotPage(String partition, String table, Map<String, Set<String>> scopes,
-            String afterRowId, int limit) {
+    default Uni<List<StoredRow>> readSnapshotPage(
+            String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit) {
         return readRowsPage(partition, table, scopes, afterRowId, limit);
     }
 
@@ -219,8 +223,8 @@ public interface SyncStorage extends CheckpointStorage {
      * {@code logEpoch}. Never creates a record; subscriptions, actor and wire version stay as they are. The
      * item is whether a record was updated.
      */
-    Uni<Boolean> advanceClientCursor(String partition, String clientId, String actorId, String logEpoch, long cursor,
-            long nowMs);
+    Uni<Boolean> advanceClientCursor(
+            String partition, String clientId, String actorId, String logEpoch, long cursor, long nowMs);
 
     // ---- realtime (§8.2) -------------------------------------------------------------------------
 

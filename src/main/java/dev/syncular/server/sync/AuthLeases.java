@@ -69,11 +69,14 @@ public final class AuthLeases {
                 throw new SyncError(ErrorCode.AUTH_LEASE_REVOKED, "the auth lease was revoked");
             }
             if (lease != null && lease.actorId().equals(ctx.actorId()) && !lease.issuedIn(logEpoch)) {
-                throw new SyncError(ErrorCode.AUTH_LEASE_REQUIRED, "the auth lease predates the partition's log epoch",
+                throw new SyncError(
+                        ErrorCode.AUTH_LEASE_REQUIRED,
+                        "the auth lease predates the partition's log epoch",
                         Map.of("reason", "log_epoch_rotated"));
             }
             if (lease == null || !lease.actorId().equals(ctx.actorId()) || !lease.validAt(clock.getAsLong())) {
-                throw new SyncError(ErrorCode.AUTH_LEASE_REQUIRED, "no valid auth lease during the authorization outage");
+                throw new SyncError(
+                        ErrorCode.AUTH_LEASE_REQUIRED, "no valid auth lease during the authorization outage");
             }
             return lease.allowedScopes();
         });

@@ -82,8 +82,15 @@ final class BlobPresence {
      * Looks up every blob the commit's upserts reference ({@link BlobStore#NONE}: a server without a blob store,
      * where no blob exists). Payloads that fail to decode are skipped here; the apply path rejects them.
      */
-    static Uni<BlobPresence> precheck(BlobStore store, SyncStorage storage, String partition, String actorId,
-            Map<String, List<String>> allowed, CompiledSchema current, CompiledSchema client, PushCommit commit) {
+    static Uni<BlobPresence> precheck(
+            BlobStore store,
+            SyncStorage storage,
+            String partition,
+            String actorId,
+            Map<String, List<String>> allowed,
+            CompiledSchema current,
+            CompiledSchema client,
+            PushCommit commit) {
         Set<String> ids = new LinkedHashSet<>();
         for (PushOperation op : commit.operations()) {
             if (op.op() != Op.UPSERT) {
@@ -122,20 +129,26 @@ final class BlobPresence {
                         stored.add(list.get(i));
                     }
                 }
-                return entitled(storage, current, partition, actorId, allowed, stored).map(ok -> {
-                    Map<String, Boolean> present = new HashMap<>();
-                    for (String id : list) {
-                        present.put(id, ok.contains(id));
-                    }
-                    return new BlobPresence(mark, present);
-                });
+                return entitled(storage, current, partition, actorId, allowed, stored)
+                        .map(ok -> {
+                            Map<String, Boolean> present = new HashMap<>();
+                            for (String id : list) {
+                                present.put(id, ok.contains(id));
+                            }
+                            return new BlobPresence(mark, present);
+                        });
             });
         });
     }
 
     /** The stored blobs of {@code stored} the actor may reference: uploaded by it, or referenced by a row it sees. */
-    private static Uni<Set<String>> entitled(SyncStorage storage, CompiledSchema current, String partition,
-            String actorId, Map<String, List<String>> allowed, List<String> stored) {
+    private static Uni<Set<String>> entitled(
+            SyncStorage storage,
+            CompiledSchema current,
+            String partition,
+            String actorId,
+            Map<String, List<String>> allowed,
+            List<String> stored) {
         if (stored.isEmpty()) {
             return Uni.createFrom().item(Set.of());
         }

@@ -37,6 +37,7 @@ public final class BlobService {
     static final int REFERENCE_PAGE = 256;
     /** Sweep: stored blobs scanned per store page, and marked per partition transaction. */
     static final int SWEEP_PAGE = 200;
+
     static final int SWEEP_BATCH = 100;
     /** Sweep marks outlive any push's lookup-to-lock window by far (§5.9.6 re-check). */
     static final long SWEEP_MARK_RETENTION_MS = Duration.ofHours(1).toMillis();
@@ -53,8 +54,14 @@ public final class BlobService {
      * @param maxBytes    the §5.9.3 size cap (uploads and grants above it get 413 {@code blob.too_large})
      * @param orphanGrace how long an unreferenced blob is kept after its upload (§5.9.2)
      */
-    public BlobService(BlobStore store, SyncStorage storage, ScopeResolver resolver, SchemaWindow window,
-            LongSupplier clockMs, long maxBytes, Duration orphanGrace) {
+    public BlobService(
+            BlobStore store,
+            SyncStorage storage,
+            ScopeResolver resolver,
+            SchemaWindow window,
+            LongSupplier clockMs,
+            long maxBytes,
+            Duration orphanGrace) {
         this.store = Objects.requireNonNull(store, "store");
         this.storage = Objects.requireNonNull(storage, "storage");
         this.resolver = Objects.requireNonNull(resolver, "resolver");
@@ -105,16 +112,13 @@ public final class BlobService {
     /** The answer to an upload-grant request (§5.9.3). */
     public sealed interface Grant {
         /** The blob is already stored: skip the PUT. */
-        record Present() implements Grant {
-        }
+        record Present() implements Grant {}
 
         /** A presigned single PUT bound to the declared length. */
-        record Url(PresignedUrl url) implements Grant {
-        }
+        record Url(PresignedUrl url) implements Grant {}
 
         /** This store cannot presign: upload through {@code PUT <mount>/blobs/{blobId}}. */
-        record Direct() implements Grant {
-        }
+        record Direct() implements Grant {}
     }
 
     /**
@@ -142,7 +146,8 @@ public final class BlobService {
             }
             long now = clock.getAsLong();
             return storage.recordBlobUpload(ctx.partition(), blobId, ctx.actorId(), now)
-                    .flatMap(v -> store.presignPut(ctx.partition(), blobId, byteLength, now)).map(Grant.Url::new);
+                    .flatMap(v -> store.presignPut(ctx.partition(), blobId, byteLength, now))
+                    .map(Grant.Url::new);
         });
     }
 
@@ -163,12 +168,10 @@ public final class BlobService {
          * Served by the sync server: what the store knows about the blob and its bytes as a stream of chunks,
          * read from the store as the response is written (never whole in memory).
          */
-        record Stream(BlobInfo info, Multi<byte[]> chunks) implements Download {
-        }
+        record Stream(BlobInfo info, Multi<byte[]> chunks) implements Download {}
 
         /** Always-issue: a presigned GET; the sync server serves no bytes. */
-        record Url(PresignedUrl url) implements Download {
-        }
+        record Url(PresignedUrl url) implements Download {}
     }
 
     /**
@@ -187,11 +190,15 @@ public final class BlobService {
             }
             return authorized(ctx, blobId).flatMap(ok -> {
                 if (!ok) {
-                    return Uni.createFrom().failure(new SyncError(ErrorCode.BLOB_FORBIDDEN,
-                            "no row referencing the blob is visible to the actor", Map.of("blobId", blobId)));
+                    return Uni.createFrom()
+                            .failure(new SyncError(
+                                    ErrorCode.BLOB_FORBIDDEN,
+                                    "no row referencing the blob is visible to the actor",
+                                    Map.of("blobId", blobId)));
                 }
                 if (store.canPresign()) {
-                    return store.presignGet(partition, blobId, clock.getAsLong()).map(Download.Url::new);
+                    return store.presignGet(partition, blobId, clock.getAsLong())
+                            .map(Download.Url::new);
                 }
                 return Uni.createFrom().item(new Download.Stream(info, store.read(partition, blobId)));
             });
@@ -208,35 +215,49 @@ public final class BlobService {
      * entries, or no passing row deny.
      */
     Uni<Boolean> authorized(SyncRequestContext ctx, String blobId) {
-        return Uni.createFrom().deferred(() -> resolver.resolveScopes(ctx))
-                .onFailure().recoverWithNull()
-                .flatMap(allowed -> allowed == null ? Uni.createFrom().item(false)
+        return Uni.createFrom()
+                .deferred(() -> resolver.resolveScopes(ctx))
+                .onFailure()
+                .recoverWithNull()
+                .flatMap(allowed -> allowed == null
+                        ? Uni.createFrom().item(false)
                         : firstVisible(ctx.partition(), blobId, allowed, null));
     }
 
     /** Whether a row of the partition referencing {@code blobId} passes the §3.4 check under {@code allowed}. */
-    static Uni<Boolean> visibleReference(SyncStorage storage, CompiledSchema schema, String partition, String blobId,
+    static Uni<Boolean> visibleReference(
+            SyncStorage storage,
+            CompiledSchema schema,
+            String partition,
+            String blobId,
             Map<String, List<String>> allowed) {
         return firstVisible(storage, schema, partition, blobId, allowed, null);
     }
 
-    private Uni<Boolean> firstVisible(String partition, String blobId, Map<String, List<String>> allowed,
-            BlobReference after) {
+    private Uni<Boolean> firstVisible(
+            String partition, String blobId, Map<String, List<String>> allowed, BlobReference after) {
         return firstVisible(storage, window.current(), partition, blobId, allowed, after);
     }
 
-    private static Uni<Boolean> firstVisible(SyncStorage storage, CompiledSchema schema, String partition,
-            String blobId, Map<String, List<String>> allowed, BlobReference after) {
-        return storage.readBlobReferences(partition, blobId, after, REFERENCE_PAGE).flatMap(refs -> {
-            for (BlobReference ref : refs) {
-                TableSchema table = schema.table(ref.table());
-                if (table != null && EffectiveScopes.authorizesStoredScopes(table, ref.scopes(), allowed)) {
-                    return Uni.createFrom().item(true);
-                }
-            }
-            return refs.size() < REFERENCE_PAGE ? Uni.createFrom().item(false)
-                    : firstVisible(storage, schema, partition, blobId, allowed, refs.get(refs.size() - 1));
-        });
+    private static Uni<Boolean> firstVisible(
+            SyncStorage storage,
+            CompiledSchema schema,
+            String partition,
+            String blobId,
+            Map<String, List<String>> allowed,
+            BlobReference after) {
+        return storage.readBlobReferences(partition, blobId, after, REFERENCE_PAGE)
+                .flatMap(refs -> {
+                    for (BlobReference ref : refs) {
+                        TableSchema table = schema.table(ref.table());
+                        if (table != null && EffectiveScopes.authorizesStoredScopes(table, ref.scopes(), allowed)) {
+                            return Uni.createFrom().item(true);
+                        }
+                    }
+                    return refs.size() < REFERENCE_PAGE
+                            ? Uni.createFrom().item(false)
+                            : firstVisible(storage, schema, partition, blobId, allowed, refs.get(refs.size() - 1));
+                });
     }
 
     // ------------------------------------------------------------------------------------------- sweep
@@ -278,7 +299,9 @@ public final class BlobService {
         return store.listCreatedBefore(cutoff, cursor, SWEEP_PAGE).flatMap(page -> {
             Map<String, List<String>> byPartition = new LinkedHashMap<>();
             for (BlobKey k : page.blobs()) {
-                byPartition.computeIfAbsent(k.partition(), p -> new ArrayList<>()).add(k.blobId());
+                byPartition
+                        .computeIfAbsent(k.partition(), p -> new ArrayList<>())
+                        .add(k.blobId());
             }
             List<Map.Entry<String, List<String>>> batches = new ArrayList<>();
             for (Map.Entry<String, List<String>> e : byPartition.entrySet()) {
@@ -287,27 +310,30 @@ public final class BlobService {
                     batches.add(Map.entry(e.getKey(), ids.subList(i, Math.min(ids.size(), i + SWEEP_BATCH))));
                 }
             }
-            return sweepBatches(batches, 0, nowMs, sofar).flatMap(done -> page.next() == null
-                    ? Uni.createFrom().item(done) : sweepFrom(cutoff, nowMs, page.next(), done));
+            return sweepBatches(batches, 0, nowMs, sofar)
+                    .flatMap(done -> page.next() == null
+                            ? Uni.createFrom().item(done)
+                            : sweepFrom(cutoff, nowMs, page.next(), done));
         });
     }
 
-    private Uni<SweepResult> sweepBatches(List<Map.Entry<String, List<String>>> batches, int i, long nowMs,
-            SweepResult sofar) {
+    private Uni<SweepResult> sweepBatches(
+            List<Map.Entry<String, List<String>>> batches, int i, long nowMs, SweepResult sofar) {
         if (i == batches.size()) {
             return Uni.createFrom().item(sofar);
         }
         String partition = batches.get(i).getKey();
         List<String> ids = batches.get(i).getValue();
-        return sweepPartition(partition, ids, nowMs)
-                .flatMap(r -> sweepBatches(batches, i + 1, nowMs, sofar.plus(r)));
+        return sweepPartition(partition, ids, nowMs).flatMap(r -> sweepBatches(batches, i + 1, nowMs, sofar.plus(r)));
     }
 
     private Uni<SweepResult> sweepPartition(String partition, List<String> candidates, long nowMs) {
         return storage.readPartition(partition)
-                .flatMap(state -> state != null ? Uni.createFrom().item(state) : storage.touchPartition(partition, nowMs))
-                .flatMap(state -> storage.inPartitionTransaction(partition, tx -> tx.referencedBlobIds(candidates)
-                        .flatMap(referenced -> {
+                .flatMap(state ->
+                        state != null ? Uni.createFrom().item(state) : storage.touchPartition(partition, nowMs))
+                .flatMap(state -> storage.inPartitionTransaction(
+                        partition,
+                        tx -> tx.referencedBlobIds(candidates).flatMap(referenced -> {
                             List<String> orphans = new ArrayList<>(candidates);
                             orphans.removeAll(referenced);
                             return tx.recordBlobSweep(orphans, nowMs)
@@ -320,8 +346,7 @@ public final class BlobService {
     }
 
     /** What one sweep transaction committed: the orphans it marked under {@code mark}. */
-    private record Marked(int referenced, List<String> orphans, long mark) {
-    }
+    private record Marked(int referenced, List<String> orphans, long mark) {}
 
     /** Deletes one by one, collecting the deleted ids; a failed delete is logged and left for the next sweep. */
     private Uni<List<String>> deleteAll(String partition, List<String> ids, int i, List<String> deleted) {
@@ -331,8 +356,12 @@ public final class BlobService {
         String blobId = ids.get(i);
         return store.delete(partition, blobId)
                 .map(ok -> deleted.add(blobId))
-                .onFailure().recoverWithItem(e -> {
-                    LOG.warnf(e, "orphan sweep could not delete a blob of partition %s; the next sweep retries", partition);
+                .onFailure()
+                .recoverWithItem(e -> {
+                    LOG.warnf(
+                            e,
+                            "orphan sweep could not delete a blob of partition %s; the next sweep retries",
+                            partition);
                     return false;
                 })
                 .flatMap(ok -> deleteAll(partition, ids, i + 1, deleted));

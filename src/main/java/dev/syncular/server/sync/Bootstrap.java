@@ -35,8 +35,13 @@ final class Bootstrap {
     }
 
     /** §4.7 bootstrap: pinned, paged, resumable; pages become rows segments inline (§5.7) or by reference (§5.4). */
-    Uni<List<Frame>> bootstrap(Round round, PullHeader pull, SubscriptionFrame sub, TableSchema table,
-            Map<String, List<String>> effective, PartitionState state) {
+    Uni<List<Frame>> bootstrap(
+            Round round,
+            PullHeader pull,
+            SubscriptionFrame sub,
+            TableSchema table,
+            Map<String, List<String>> effective,
+            PartitionState state) {
         BootstrapResume resume = BootstrapResume.parse(sub.bootstrapState(), table, state);
         if (resume != null && resume.rowCursor() == null) {
             // a token handed back before any page (deferred by the response budget): nothing was delivered
@@ -50,14 +55,16 @@ final class Bootstrap {
         List<Frame> frames = new ArrayList<>();
         frames.add(new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, true));
         String digest = CanonicalJson.scopeDigest(effective);
-        if (resume == null && pull.accepts(PullHeader.ACCEPT_SQLITE)
+        if (resume == null
+                && pull.accepts(PullHeader.ACCEPT_SQLITE)
                 && table.columns().stream().noneMatch(ColumnSchema::encrypted)) {
             // §5.3: the image lane is chosen only at the start of a table; a resumed bootstrap (always mid-table
             // here: an image completes its table) stays on the rows lane at its pin.
             // A bootstrap eligible for the image lane pins at its scope pin (§4.7) so a stored image's reuse key
             // stays stable across commits outside the scope.
-            return scopePin(round, table, effective, state).flatMap(pin -> images.lane(round, pull, table, effective,
-                    digest, pin, state, pageRows, maxPages, frames));
+            return scopePin(round, table, effective, state)
+                    .flatMap(pin ->
+                            images.lane(round, pull, table, effective, digest, pin, state, pageRows, maxPages, frames));
         }
         return rows.lane(round, pull, table, effective, digest, asOf, state, start, pageRows, maxPages, frames, null);
     }
@@ -69,22 +76,28 @@ final class Bootstrap {
      * {@link #bootstrap} later treats as a fresh start (§4.7: every bootstrap response sets
      * {@code nextCursor = asOfCommitSeq}; the token keeps the subscription bootstrapping).
      */
-    static List<Frame> deferred(SubscriptionFrame sub, TableSchema table, Map<String, List<String>> effective,
-            PartitionState state) {
+    static List<Frame> deferred(
+            SubscriptionFrame sub, TableSchema table, Map<String, List<String>> effective, PartitionState state) {
         BootstrapResume resume = BootstrapResume.parse(sub.bootstrapState(), table, state);
         long asOf = resume != null ? resume.asOfCommitSeq() : state.maxCommitSeq();
         String cursor = resume != null ? resume.rowCursor() : null;
-        return List.of(new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false),
+        return List.of(
+                new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false),
                 new SubEnd(asOf, BootstrapResume.token(asOf, table.name(), cursor)));
     }
 
     /** §4.7 scope pin: raised to the horizon, capped at {@code maxCommitSeq}. */
-    private Uni<Long> scopePin(Round round, TableSchema table, Map<String, List<String>> effective, PartitionState state) {
+    private Uni<Long> scopePin(
+            Round round, TableSchema table, Map<String, List<String>> effective, PartitionState state) {
         if (effective.isEmpty()) {
             return Uni.createFrom().item(state.maxCommitSeq());
         }
         String first = new TreeSet<>(effective.keySet()).first();
-        return storage.readScopePin(round.ctx.partition(), table.name(), first, new TreeSet<>(effective.get(first)),
+        return storage.readScopePin(
+                        round.ctx.partition(),
+                        table.name(),
+                        first,
+                        new TreeSet<>(effective.get(first)),
                         state.maxCommitSeq())
                 .map(pin -> Math.min(state.maxCommitSeq(), Math.max(pin, state.horizonSeq())));
     }

@@ -31,9 +31,16 @@ record BootstrapResume(long asOfCommitSeq, String rowCursor) {
             JsonNode asOf = n.get("asOfCommitSeq");
             JsonNode index = n.get("tableIndex");
             JsonNode cursor = n.get("rowCursor");
-            if (tables == null || !tables.isArray() || tables.size() != 1 || !table.name().equals(tables.get(0).asText())
-                    || asOf == null || !asOf.canConvertToExactIntegral() || index == null || index.asInt(-1) != 0
-                    || cursor == null || !(cursor.isNull() || cursor.isTextual())
+            if (tables == null
+                    || !tables.isArray()
+                    || tables.size() != 1
+                    || !table.name().equals(tables.get(0).asText())
+                    || asOf == null
+                    || !asOf.canConvertToExactIntegral()
+                    || index == null
+                    || index.asInt(-1) != 0
+                    || cursor == null
+                    || !(cursor.isNull() || cursor.isTextual())
                     || (cursor.isTextual() && !StorableText.storable(cursor.asText()))) {
                 return null;
             }

@@ -10,8 +10,7 @@ import java.util.Map;
  */
 public interface CandidateReader {
     /** A candidate row: its values keyed by column name and its {@code server_version}. */
-    record CandidateRow(String table, String rowId, long serverVersion, Map<String, Object> values) {
-    }
+    record CandidateRow(String table, String rowId, long serverVersion, Map<String, Object> values) {}
 
     /** The final candidate row, or a {@code null} item when it is absent or the commit deletes it. */
     Uni<CandidateRow> getRow(String table, String rowId);

@@ -40,8 +40,7 @@ final class ClientRecords {
      */
     static final long CLIENT_CURSOR_REFRESH_MS = 10_000L;
 
-    private ClientRecords() {
-    }
+    private ClientRecords() {}
 
     /**
      * Whether {@code record} must be written over {@code stored} (see {@link #CLIENT_RECORD_REFRESH_MS} and
@@ -81,9 +80,13 @@ final class ClientRecords {
      * {@code effective} is {@code null} when unknown — the scope resolver answered nothing that round, or the
      * record was written before effective scopes were recorded.
      */
-    record Registered(String id, String table, Map<String, List<String>> scopes, int schemaVersion,
-            Map<String, List<String>> effective, boolean resolved) {
-    }
+    record Registered(
+            String id,
+            String table,
+            Map<String, List<String>> scopes,
+            int schemaVersion,
+            Map<String, List<String>> effective,
+            boolean resolved) {}
 
     /**
      * §8.1: the registered subscriptions read back from a client record's document; an entry that does not
@@ -108,8 +111,14 @@ final class ClientRecords {
             JsonNode table = n.get("table");
             JsonNode scopes = n.get("scopes");
             JsonNode version = n.get("schemaVersion");
-            if (id == null || !id.isTextual() || table == null || !table.isTextual() || scopes == null
-                    || !scopes.isObject() || version == null || !version.canConvertToInt()) {
+            if (id == null
+                    || !id.isTextual()
+                    || table == null
+                    || !table.isTextual()
+                    || scopes == null
+                    || !scopes.isObject()
+                    || version == null
+                    || !version.canConvertToInt()) {
                 continue;
             }
             Map<String, List<String>> requested = new LinkedHashMap<>();
@@ -122,7 +131,7 @@ final class ClientRecords {
             Map<String, List<String>> effective = null;
             if (eff != null && eff.isObject()) {
                 effective = new LinkedHashMap<>();
-                for (var it = eff.fields(); it.hasNext();) {
+                for (var it = eff.fields(); it.hasNext(); ) {
                     var e = it.next();
                     List<String> values = new ArrayList<>();
                     e.getValue().forEach(v -> values.add(v.asText()));
@@ -130,7 +139,12 @@ final class ClientRecords {
                 }
             }
             JsonNode resolved = n.get("resolved");
-            out.add(new Registered(id.textValue(), table.textValue(), requested, version.intValue(), effective,
+            out.add(new Registered(
+                    id.textValue(),
+                    table.textValue(),
+                    requested,
+                    version.intValue(),
+                    effective,
                     resolved == null || resolved.asBoolean(true)));
         }
         return out;
@@ -142,8 +156,8 @@ final class ClientRecords {
      * checks a row against. {@code allowed} is the round's allowed scopes (empty: the resolver answered none,
      * recorded as {@code "resolved": false}), {@code null} when the pull never resolved them.
      */
-    static String registeredSubscriptions(Round round, List<SubscriptionFrame> subs,
-            Optional<Map<String, List<String>>> allowed) {
+    static String registeredSubscriptions(
+            Round round, List<SubscriptionFrame> subs, Optional<Map<String, List<String>>> allowed) {
         List<Map<String, Object>> registered = new ArrayList<>();
         for (SubscriptionFrame s : subs) {
             Map<String, Object> m = new LinkedHashMap<>();

@@ -9,8 +9,7 @@ import java.util.Arrays;
  * (the appended columns absent), served rows and conflict bitmaps narrowed (the appended columns dropped).
  */
 final class ClientRows {
-    private ClientRows() {
-    }
+    private ClientRows() {}
 
     /** §9: an older client's sparse row over the current schema — appended columns are absent. */
     static SparseRow widen(SparseRow row, int columns) {

@@ -7,6 +7,5 @@ import java.util.List;
  * identity, the ambient actor and partition, and every operation in order, including an idempotent delete of an
  * absent row (no rows, no next version).
  */
-public record CommitEvidence(String clientId, String clientCommitId, String actorId, String partition,
-        List<OperationEvidence> operations) {
-}
+public record CommitEvidence(
+        String clientId, String clientCommitId, String actorId, String partition, List<OperationEvidence> operations) {}

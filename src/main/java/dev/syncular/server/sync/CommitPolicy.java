@@ -17,26 +17,31 @@ import java.util.Set;
  */
 final class CommitPolicy {
     /** The outcome: a rejection, or the reactions to append with the commit. */
-    record Decision(Rejection rejection, List<PlannedReaction> reactions) {
-    }
+    record Decision(Rejection rejection, List<PlannedReaction> reactions) {}
 
-    private CommitPolicy() {
-    }
+    private CommitPolicy() {}
 
     static Uni<Decision> decide(WritePolicy policy, CommitEvidence commit, CandidateReader read) {
         Uni<Void> validated = Uni.createFrom().voidItem();
         for (CommitValidator v : policy.commitValidators()) {
             validated = validated.flatMap(x -> RowValidation.invoke(() -> v.validate(commit, read)));
         }
-        int first = commit.operations().isEmpty() ? 0 : commit.operations().get(0).opIndex();
-        return validated.onItem().transform(v -> (Rejection) null)
-                .onFailure(f -> !(f instanceof SyncError)).recoverWithItem(f -> {
-                    if (f instanceof ValidationRejection r && r.opIndex() >= commit.operations().size()) {
-                        return RowValidation.rejection(first, new IllegalStateException(), RowValidation.COMMIT_VALIDATOR_FAILED);
+        int first =
+                commit.operations().isEmpty() ? 0 : commit.operations().get(0).opIndex();
+        return validated
+                .onItem()
+                .transform(v -> (Rejection) null)
+                .onFailure(f -> !(f instanceof SyncError))
+                .recoverWithItem(f -> {
+                    if (f instanceof ValidationRejection r
+                            && r.opIndex() >= commit.operations().size()) {
+                        return RowValidation.rejection(
+                                first, new IllegalStateException(), RowValidation.COMMIT_VALIDATOR_FAILED);
                     }
                     return RowValidation.rejection(first, f, RowValidation.COMMIT_VALIDATOR_FAILED);
                 })
-                .flatMap(rejection -> rejection != null ? Uni.createFrom().item(new Decision(rejection, List.of()))
+                .flatMap(rejection -> rejection != null
+                        ? Uni.createFrom().item(new Decision(rejection, List.of()))
                         : plan(policy, commit, read).map(reactions -> new Decision(null, reactions)));
     }
 
@@ -51,11 +56,14 @@ final class CommitPolicy {
                 } catch (RuntimeException e) {
                     return Uni.createFrom().failure(e);
                 }
-                return planned == null ? Uni.createFrom().voidItem() : planned.invoke(list -> {
-                    if (list != null) {
-                        all.addAll(list);
-                    }
-                }).replaceWithVoid();
+                return planned == null
+                        ? Uni.createFrom().voidItem()
+                        : planned.invoke(list -> {
+                                    if (list != null) {
+                                        all.addAll(list);
+                                    }
+                                })
+                                .replaceWithVoid();
             });
         }
         return chain.map(v -> {

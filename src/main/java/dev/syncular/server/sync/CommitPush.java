@@ -69,8 +69,16 @@ final class CommitPush {
     private final WritePolicy policy;
     private final IdempotencyLookupFault fault;
 
-    CommitPush(SchemaWindow window, SyncStorage storage, BlobStore blobs, LongSupplier clock, ServeGates gates,
-            ServeGateCheck check, PushOperations operations, SyncObserver observer, WritePolicy policy,
+    CommitPush(
+            SchemaWindow window,
+            SyncStorage storage,
+            BlobStore blobs,
+            LongSupplier clock,
+            ServeGates gates,
+            ServeGateCheck check,
+            PushOperations operations,
+            SyncObserver observer,
+            WritePolicy policy,
             IdempotencyLookupFault fault) {
         this.policy = policy;
         this.fault = fault;
@@ -86,9 +94,12 @@ final class CommitPush {
 
     /** The commits in request order (§6.4), as a stream: the pipeline's depth does not grow with their number. */
     Uni<Void> pushAll(Round round, List<PushCommit> pushes, List<Frame> out) {
-        return Multi.createFrom().iterable(pushes)
-                .onItem().transformToUniAndConcatenate(commit -> push(round, commit).invoke(out::addAll))
-                .collect().last()
+        return Multi.createFrom()
+                .iterable(pushes)
+                .onItem()
+                .transformToUniAndConcatenate(commit -> push(round, commit).invoke(out::addAll))
+                .collect()
+                .last()
                 .replaceWithVoid();
     }
 
@@ -107,36 +118,77 @@ final class CommitPush {
         // The transaction's first reads — the locked idempotency lookup and the row prefetch — are announced as
         // a read hint, so the storage may read them ahead with other queued pushes' reads (still under the lock).
         // §5.9.6: ... and the pusher's entitlement to each stored blob (uploaded by it, or referenced by a row it sees)
-        return round.allowed.flatMap(allowed -> BlobPresence.precheck(blobs, storage, partition, round.ctx.actorId(),
-                allowed.orElse(null), window.current(), round.clientSchema, commit).flatMap(blobCheck -> {
-                    Map<String, List<String>> prefetchIds = prefetchIds(commit);
-                    PushReadHint hint = new PushReadHint(clientId, commit.clientCommitId(), prefetchIds);
-                    return storage.inPartitionTransaction(partition, hint, tx -> tx
-                .readServeGate(gates.runningSchemaVersion())
-                .flatMap(gate -> {
-                    SyncError refusal = gates.refusal(partition, gate);
-                    if (refusal != null) {
-                        return check.<Tuple2<Optional<PushOutcome>, Map<String, Optional<StoredRow>>>>refuse(refusal);
-                    }
-                    // The idempotency lookup and the row prefetch go out together (one round trip under the
-                    // lock); the prefetched rows are used only when the commit is new.
-                    return Uni.combine().all().unis(tx.findPushResult(clientId, commit.clientCommitId()).map(Optional::ofNullable),
-                            prefetch(tx, prefetchIds)).asTuple();
-                })
-                .flatMap(found -> fault.failNow()
-                        // §6.3: an unreadable idempotency record answers the retryable cache miss; nothing applied
-                        ? Uni.createFrom().item(cacheMiss(commit))
-                        : (replayed[0] = found.getItem1().isPresent())
-                        ? Uni.createFrom().item(replay(found.getItem1().get(), commit))
-                        : round.command != ServerCommand.NONE
-                        ? runCommand(round, tx, commit, allowed)
-                                .invoke(ops -> ran[0] = ops)
-                                .flatMap(ops -> apply(round, tx, ops, allowed, found.getItem2(), planned))
-                        : blobCheck.recheck(tx).flatMap(checked -> {
-                            round.blobs = checked;
-                            return apply(round, tx, commit, allowed, found.getItem2(), planned);
-                        })));
-                }))
+        return round.allowed
+                .flatMap(allowed -> BlobPresence.precheck(
+                                blobs,
+                                storage,
+                                partition,
+                                round.ctx.actorId(),
+                                allowed.orElse(null),
+                                window.current(),
+                                round.clientSchema,
+                                commit)
+                        .flatMap(blobCheck -> {
+                            Map<String, List<String>> prefetchIds = prefetchIds(commit);
+                            PushReadHint hint = new PushReadHint(clientId, commit.clientCommitId(), prefetchIds);
+                            return storage.inPartitionTransaction(
+                                    partition,
+                                    hint,
+                                    tx -> tx.readServeGate(gates.runningSchemaVersion())
+                                            .flatMap(gate -> {
+                                                SyncError refusal = gates.refusal(partition, gate);
+                                                if (refusal != null) {
+                                                    return check
+                                                            .<Tuple2<
+                                                                            Optional<PushOutcome>,
+                                                                            Map<String, Optional<StoredRow>>>>
+                                                                    refuse(refusal);
+                                                }
+                                                // The idempotency lookup and the row prefetch go out together (one
+                                                // round trip under the
+                                                // lock); the prefetched rows are used only when the commit is new.
+                                                return Uni.combine()
+                                                        .all()
+                                                        .unis(
+                                                                tx.findPushResult(clientId, commit.clientCommitId())
+                                                                        .map(Optional::ofNullable),
+                                                                prefetch(tx, prefetchIds))
+                                                        .asTuple();
+                                            })
+                                            .flatMap(found -> fault.failNow()
+                                                    // §6.3: an unreadable idempotency record answers the retryable
+                                                    // cache miss; nothing applied
+                                                    ? Uni.createFrom().item(cacheMiss(commit))
+                                                    : (replayed[0] = found.getItem1()
+                                                                    .isPresent())
+                                                            ? Uni.createFrom()
+                                                                    .item(replay(
+                                                                            found.getItem1()
+                                                                                    .get(),
+                                                                            commit))
+                                                            : round.command != ServerCommand.NONE
+                                                                    ? runCommand(round, tx, commit, allowed)
+                                                                            .invoke(ops -> ran[0] = ops)
+                                                                            .flatMap(ops -> apply(
+                                                                                    round,
+                                                                                    tx,
+                                                                                    ops,
+                                                                                    allowed,
+                                                                                    found.getItem2(),
+                                                                                    planned))
+                                                                    : blobCheck
+                                                                            .recheck(tx)
+                                                                            .flatMap(checked -> {
+                                                                                round.blobs = checked;
+                                                                                return apply(
+                                                                                        round,
+                                                                                        tx,
+                                                                                        commit,
+                                                                                        allowed,
+                                                                                        found.getItem2(),
+                                                                                        planned);
+                                                                            })));
+                        }))
                 .invoke(frames -> {
                     if (frames.get(0) instanceof PushResult r) {
                         if (r.commitSeq() != null) {
@@ -154,8 +206,8 @@ final class CommitPush {
      * (§3.4). A command that returns nothing fails the round ({@link ServerCommand.NoMutations}); one that throws
      * fails it with its exception: the transaction rolls back and nothing is stored.
      */
-    private Uni<PushCommit> runCommand(Round round, PushTx tx, PushCommit placeholder,
-            Optional<Map<String, List<String>>> allowed) {
+    private Uni<PushCommit> runCommand(
+            Round round, PushTx tx, PushCommit placeholder, Optional<Map<String, List<String>>> allowed) {
         ServerCommand.Rows rows = (table, rowId) -> {
             TableSchema t = window.current().table(table);
             if (t == null) {
@@ -165,7 +217,8 @@ final class CommitPush {
                 StoredRow row = found.get(rowId);
                 Map<String, List<String>> grant = allowed.orElse(null);
                 return row != null && grant != null && EffectiveScopes.authorizesRow(t, row.values(), grant)
-                        ? Optional.of(row) : Optional.<StoredRow>empty();
+                        ? Optional.of(row)
+                        : Optional.<StoredRow>empty();
             });
         };
         return Uni.createFrom().deferred(() -> round.command.run(rows)).map(ops -> {
@@ -177,11 +230,13 @@ final class CommitPush {
     }
 
     /** The observer's view of a committed push: replayed, applied, or refused by a conflict or an error (§6.3). */
-    private static SyncObserver.Commit outcome(String partition, String clientId, PushCommit commit, PushResult r,
-            boolean replayed) {
-        SyncObserver.CommitOutcome outcome = replayed ? SyncObserver.CommitOutcome.CACHED
-                : r.status() == CommitStatus.REJECTED ? SyncObserver.CommitOutcome.REJECTED
-                : SyncObserver.CommitOutcome.APPLIED;
+    private static SyncObserver.Commit outcome(
+            String partition, String clientId, PushCommit commit, PushResult r, boolean replayed) {
+        SyncObserver.CommitOutcome outcome = replayed
+                ? SyncObserver.CommitOutcome.CACHED
+                : r.status() == CommitStatus.REJECTED
+                        ? SyncObserver.CommitOutcome.REJECTED
+                        : SyncObserver.CommitOutcome.APPLIED;
         String code = null;
         if (outcome == SyncObserver.CommitOutcome.REJECTED) {
             for (OpResult result : r.results()) {
@@ -193,7 +248,12 @@ final class CommitPush {
                 }
             }
         }
-        return new SyncObserver.Commit(partition, clientId, commit.clientCommitId(), outcome, code,
+        return new SyncObserver.Commit(
+                partition,
+                clientId,
+                commit.clientCommitId(),
+                outcome,
+                code,
                 commit.operations().size());
     }
 
@@ -203,8 +263,13 @@ final class CommitPush {
             List<Frame> frames = new ArrayList<>(MessageDecoder.decodeResponseFrames(outcome.result()));
             PushResult original = (PushResult) frames.get(0);
             if (original.status() == CommitStatus.APPLIED) {
-                frames.set(0, new PushResult(original.clientCommitId(), CommitStatus.CACHED, original.commitSeq(),
-                        original.results()));
+                frames.set(
+                        0,
+                        new PushResult(
+                                original.clientCommitId(),
+                                CommitStatus.CACHED,
+                                original.commitSeq(),
+                                original.results()));
             }
             return frames;
         } catch (RuntimeException e) {
@@ -214,13 +279,20 @@ final class CommitPush {
 
     /** §6.3: an unreadable retained result answers {@code sync.idempotency_cache_miss} and is not persisted. */
     private static List<Frame> cacheMiss(PushCommit commit) {
-        return List.of(new PushResult(commit.clientCommitId(), CommitStatus.REJECTED, null,
-                List.of(new OpResult.Error(0, ErrorCode.IDEMPOTENCY_CACHE_MISS.code, "cached push result unreadable",
-                        true))));
+        return List.of(new PushResult(
+                commit.clientCommitId(),
+                CommitStatus.REJECTED,
+                null,
+                List.of(new OpResult.Error(
+                        0, ErrorCode.IDEMPOTENCY_CACHE_MISS.code, "cached push result unreadable", true))));
     }
 
-    private Uni<List<Frame>> apply(Round round, PushTx tx, PushCommit commit,
-            Optional<Map<String, List<String>>> allowed, Map<String, Optional<StoredRow>> fetched,
+    private Uni<List<Frame>> apply(
+            Round round,
+            PushTx tx,
+            PushCommit commit,
+            Optional<Map<String, List<String>>> allowed,
+            Map<String, Optional<StoredRow>> fetched,
             List<PlannedReaction> planned) {
         Map<String, Staged> staged = new LinkedHashMap<>();
         List<ChangeToWrite> changes = new ArrayList<>();
@@ -228,48 +300,74 @@ final class CommitPush {
         List<OperationEvidence> evidence = policy.needsCommitEvidence() ? new ArrayList<>() : null;
         // §6.8 / §6.9 order: operations × N → references (§6.11) → whole-commit validation → reaction planning
         // → append log, reactions and idempotency result → commit
-        return operations.applyOps(round, tx, commit, allowed, 0, staged, fetched, changes, results, evidence)
-                .flatMap(r -> r != null ? Uni.createFrom().item(r)
+        return operations
+                .applyOps(round, tx, commit, allowed, 0, staged, fetched, changes, results, evidence)
+                .flatMap(r -> r != null
+                        ? Uni.createFrom().item(r)
                         : DeclaredReferences.enforce(window.current(), tx, staged, changes, allowed.orElse(null)))
                 .flatMap(rejection -> rejection != null || evidence == null
                         ? Uni.createFrom().item(new CommitPolicy.Decision(rejection, List.of()))
-                        : CommitPolicy.decide(policy, new CommitEvidence(round.header.clientId(), commit.clientCommitId(),
-                                round.ctx.actorId(), round.ctx.partition(), List.copyOf(evidence)),
+                        : CommitPolicy.decide(
+                                policy,
+                                new CommitEvidence(
+                                        round.header.clientId(),
+                                        commit.clientCommitId(),
+                                        round.ctx.actorId(),
+                                        round.ctx.partition(),
+                                        List.copyOf(evidence)),
                                 new TransactionCandidates(window.current(), tx, staged)))
                 .flatMap(decision -> {
-            Rejection rejection = decision.rejection();
-            long now = clock.getAsLong();
-            if (rejection != null) {
-                PushResult rejected = new PushResult(commit.clientCommitId(), CommitStatus.REJECTED, null,
-                        List.of(rejection.result()));
-                List<Frame> frames = new ArrayList<>(List.of(rejected));
-                WireWriter persisted = new WireWriter();
-                persisted.raw(MessageEncoder.encodeFrame(rejected));
-                if (rejection.detailsJson() != null) {
-                    PushResultDetails details = new PushResultDetails(commit.clientCommitId(),
-                            List.of(new PushResultDetails.Entry(rejection.result().opIndex(), rejection.detailsJson())));
-                    frames.add(details);
-                    persisted.raw(MessageEncoder.encodeFrame(details));
-                }
-                return tx.savePushResult(round.header.clientId(), commit.clientCommitId(),
-                        new PushOutcome(CommitStatus.REJECTED, null, persisted.toByteArray(), now))
-                        .map(v -> frames);
-            }
-            return tx.appendCommit(round.ctx.actorId(), round.header.clientId(), commit.clientCommitId(), now, changes)
-                    .flatMap(seq -> writeRows(tx, new ArrayList<>(staged.values()), seq, fetched)
-                            .flatMap(v -> decision.reactions().isEmpty() ? Uni.createFrom().voidItem()
-                                    : tx.appendReactions(seq, round.header.clientId(), commit.clientCommitId(),
-                                            decision.reactions(), now).invoke(() -> {
-                                                planned.clear();
-                                                planned.addAll(decision.reactions());
-                                            }))
-                            .flatMap(v -> {
-                        PushResult applied = new PushResult(commit.clientCommitId(), CommitStatus.APPLIED, seq, results);
-                        return tx.savePushResult(round.header.clientId(), commit.clientCommitId(),
-                                new PushOutcome(CommitStatus.APPLIED, seq, MessageEncoder.encodeFrame(applied), now))
-                                .map(x -> List.<Frame>of(applied));
-                    }));
-        });
+                    Rejection rejection = decision.rejection();
+                    long now = clock.getAsLong();
+                    if (rejection != null) {
+                        PushResult rejected = new PushResult(
+                                commit.clientCommitId(), CommitStatus.REJECTED, null, List.of(rejection.result()));
+                        List<Frame> frames = new ArrayList<>(List.of(rejected));
+                        WireWriter persisted = new WireWriter();
+                        persisted.raw(MessageEncoder.encodeFrame(rejected));
+                        if (rejection.detailsJson() != null) {
+                            PushResultDetails details = new PushResultDetails(
+                                    commit.clientCommitId(),
+                                    List.of(new PushResultDetails.Entry(
+                                            rejection.result().opIndex(), rejection.detailsJson())));
+                            frames.add(details);
+                            persisted.raw(MessageEncoder.encodeFrame(details));
+                        }
+                        return tx.savePushResult(
+                                        round.header.clientId(),
+                                        commit.clientCommitId(),
+                                        new PushOutcome(CommitStatus.REJECTED, null, persisted.toByteArray(), now))
+                                .map(v -> frames);
+                    }
+                    return tx.appendCommit(
+                                    round.ctx.actorId(), round.header.clientId(), commit.clientCommitId(), now, changes)
+                            .flatMap(seq -> writeRows(tx, new ArrayList<>(staged.values()), seq, fetched)
+                                    .flatMap(v -> decision.reactions().isEmpty()
+                                            ? Uni.createFrom().voidItem()
+                                            : tx.appendReactions(
+                                                            seq,
+                                                            round.header.clientId(),
+                                                            commit.clientCommitId(),
+                                                            decision.reactions(),
+                                                            now)
+                                                    .invoke(() -> {
+                                                        planned.clear();
+                                                        planned.addAll(decision.reactions());
+                                                    }))
+                                    .flatMap(v -> {
+                                        PushResult applied = new PushResult(
+                                                commit.clientCommitId(), CommitStatus.APPLIED, seq, results);
+                                        return tx.savePushResult(
+                                                        round.header.clientId(),
+                                                        commit.clientCommitId(),
+                                                        new PushOutcome(
+                                                                CommitStatus.APPLIED,
+                                                                seq,
+                                                                MessageEncoder.encodeFrame(applied),
+                                                                now))
+                                                .map(x -> List.<Frame>of(applied));
+                                    }));
+                });
     }
 
     /**
@@ -277,18 +375,23 @@ final class CommitPush {
      * the commit's prefetch found stored (read under the lock; a commit writes each row once, at its end)
      * passes that row, so the storage can skip index maintenance it already satisfies.
      */
-    private static Uni<Void> writeRows(PushTx tx, List<Staged> rows, long commitSeq,
-            Map<String, Optional<StoredRow>> fetched) {
-        return Multi.createFrom().iterable(rows)
-                .onItem().transformToUniAndConcatenate(s -> {
+    private static Uni<Void> writeRows(
+            PushTx tx, List<Staged> rows, long commitSeq, Map<String, Optional<StoredRow>> fetched) {
+        return Multi.createFrom()
+                .iterable(rows)
+                .onItem()
+                .transformToUniAndConcatenate(s -> {
                     if (s.row() == null) {
                         return tx.deleteRow(s.table(), s.rowId(), commitSeq);
                     }
                     Optional<StoredRow> stored = fetched.get(s.table() + '\u0000' + s.rowId());
-                    return stored != null && stored.isPresent() ? tx.upsertRow(s.table(), s.row(), stored.get())
+                    return stored != null && stored.isPresent()
+                            ? tx.upsertRow(s.table(), s.row(), stored.get())
                             : tx.upsertRow(s.table(), s.row());
                 })
-                .collect().last().replaceWithVoid();
+                .collect()
+                .last()
+                .replaceWithVoid();
     }
 
     /**
@@ -317,7 +420,8 @@ final class CommitPush {
                         for (String id : e.getValue()) {
                             out.put(e.getKey() + '\u0000' + id, Optional.ofNullable(rows.get(id)));
                         }
-                    }).replaceWithVoid());
+                    })
+                    .replaceWithVoid());
         }
         return chain.map(v -> out);
     }

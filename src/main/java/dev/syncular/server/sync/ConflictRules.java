@@ -19,11 +19,16 @@ import java.util.function.Predicate;
  * every declared scope variable's value must be present and allowed.
  */
 public final class ConflictRules {
-    private ConflictRules() {
-    }
+    private ConflictRules() {}
 
-    public static WriteOutcome upsert(TableSchema table, SparseRow incoming, Long baseVersion, StoredRowState stored,
-            boolean tombstoned, Predicate<Object[]> authorized, CrdtMerger merger) {
+    public static WriteOutcome upsert(
+            TableSchema table,
+            SparseRow incoming,
+            Long baseVersion,
+            StoredRowState stored,
+            boolean tombstoned,
+            Predicate<Object[]> authorized,
+            CrdtMerger merger) {
         int n = table.columnCount();
         if (stored == null) {
             return insert(table, incoming, baseVersion, tombstoned, authorized, merger);
@@ -88,8 +93,13 @@ public final class ConflictRules {
         return new WriteOutcome.Apply(values, next, versions, false);
     }
 
-    private static WriteOutcome insert(TableSchema table, SparseRow incoming, Long baseVersion, boolean tombstoned,
-            Predicate<Object[]> authorized, CrdtMerger merger) {
+    private static WriteOutcome insert(
+            TableSchema table,
+            SparseRow incoming,
+            Long baseVersion,
+            boolean tombstoned,
+            Predicate<Object[]> authorized,
+            CrdtMerger merger) {
         int n = table.columnCount();
         // §3.4 step 2: for an insert the authorization row is the pushed payload plus the primary key.
         Object[] payload = new Object[n];

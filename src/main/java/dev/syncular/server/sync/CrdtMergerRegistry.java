@@ -24,8 +24,8 @@ public final class CrdtMergerRegistry implements CrdtMerger {
      * The built-in mergers, then the host's: a host merger may replace a built-in of the same name, but two
      * host mergers may not claim one name.
      */
-    public static CrdtMergerRegistry of(Collection<? extends CrdtTypeMerger> builtIn,
-            Collection<? extends CrdtTypeMerger> host) {
+    public static CrdtMergerRegistry of(
+            Collection<? extends CrdtTypeMerger> builtIn, Collection<? extends CrdtTypeMerger> host) {
         Map<String, CrdtTypeMerger> byType = new LinkedHashMap<>();
         for (CrdtTypeMerger m : builtIn) {
             byType.put(name(m), m);
@@ -33,7 +33,9 @@ public final class CrdtMergerRegistry implements CrdtMerger {
         Map<String, CrdtTypeMerger> hostTypes = new LinkedHashMap<>();
         for (CrdtTypeMerger m : host) {
             if (hostTypes.put(name(m), m) != null) {
-                throw new SyncError(ErrorCode.CRDT_MERGE_FAILED, "two CRDT mergers are registered for one crdtType",
+                throw new SyncError(
+                        ErrorCode.CRDT_MERGE_FAILED,
+                        "two CRDT mergers are registered for one crdtType",
                         Map.of("crdtType", m.crdtType()));
             }
         }
@@ -44,7 +46,9 @@ public final class CrdtMergerRegistry implements CrdtMerger {
     private static String name(CrdtTypeMerger m) {
         String type = m.crdtType();
         if (type == null || type.isBlank()) {
-            throw new SyncError(ErrorCode.CRDT_MERGE_FAILED, "a CRDT merger has no crdtType",
+            throw new SyncError(
+                    ErrorCode.CRDT_MERGE_FAILED,
+                    "a CRDT merger has no crdtType",
                     Map.of("merger", m.getClass().getName()));
         }
         return type;

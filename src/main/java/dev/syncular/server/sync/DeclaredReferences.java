@@ -37,21 +37,27 @@ import java.util.Objects;
 final class DeclaredReferences {
     static final int CASCADE_CAP = 1000;
 
-    private DeclaredReferences() {
-    }
+    private DeclaredReferences() {}
 
     /**
      * @param grant the pushing actor's allowed scopes (§3.2), or {@code null} when none resolved (then no stored
      *     row is inside the grant)
      */
-    static Uni<Rejection> enforce(CompiledSchema schema, PushTx tx, Map<String, Staged> staged,
-            List<ChangeToWrite> changes, Map<String, List<String>> grant) {
+    static Uni<Rejection> enforce(
+            CompiledSchema schema,
+            PushTx tx,
+            Map<String, Staged> staged,
+            List<ChangeToWrite> changes,
+            Map<String, List<String>> grant) {
         List<Staged> initial = new ArrayList<>(staged.values());
         // iterative (a large commit never grows the stack); the first rejection stops the walk
-        return Multi.createFrom().iterable(initial)
-                .onItem().transformToUniAndConcatenate(s -> parent(schema, tx, staged, s, grant))
+        return Multi.createFrom()
+                .iterable(initial)
+                .onItem()
+                .transformToUniAndConcatenate(s -> parent(schema, tx, staged, s, grant))
                 .toUni()
-                .flatMap(r -> r != null ? Uni.createFrom().item(r)
+                .flatMap(r -> r != null
+                        ? Uni.createFrom().item(r)
                         : deletes(schema, tx, staged, changes, new ArrayList<>(initial), 0, new int[] {0}, grant));
     }
 
@@ -60,8 +66,8 @@ final class DeclaredReferences {
      * or a {@code null} item when every parent exists. A stored parent outside the grant is absent (§3.4); a
      * parent staged by this commit passed the §3.4 check when it was staged.
      */
-    private static Uni<Rejection> parent(CompiledSchema schema, PushTx tx, Map<String, Staged> staged, Staged s,
-            Map<String, List<String>> grant) {
+    private static Uni<Rejection> parent(
+            CompiledSchema schema, PushTx tx, Map<String, Staged> staged, Staged s, Map<String, List<String>> grant) {
         TableSchema table = schema.table(s.table());
         if (s.row() == null || s.present() == null || table.references().isEmpty()) {
             return Uni.createFrom().nullItem();
@@ -76,13 +82,21 @@ final class DeclaredReferences {
             TableSchema parent = schema.table(ref.parentTable());
             String parentId = parent.primaryKeyColumn().type().rowIdOf(value);
             Staged inCommit = staged.get(parent.name() + '\u0000' + parentId);
-            Uni<Boolean> exists = inCommit != null ? Uni.createFrom().item(inCommit.row() != null)
+            Uni<Boolean> exists = inCommit != null
+                    ? Uni.createFrom().item(inCommit.row() != null)
                     : tx.readRows(parent.name(), List.of(parentId)).map(m -> {
                         StoredRow found = m.get(parentId);
-                        return found != null && grant != null && EffectiveScopes.authorizesRow(parent, found.values(), grant);
+                        return found != null
+                                && grant != null
+                                && EffectiveScopes.authorizesRow(parent, found.values(), grant);
                     });
-            checks.add(exists.map(ok -> ok ? null : rejection(s.opIndex(), "missing_parent",
-                    List.of(ref.column()), Map.of("parent", parent.name(), "row", parentId))));
+            checks.add(exists.map(ok -> ok
+                    ? null
+                    : rejection(
+                            s.opIndex(),
+                            "missing_parent",
+                            List.of(ref.column()),
+                            Map.of("parent", parent.name(), "row", parentId))));
         }
         if (checks.isEmpty()) {
             return Uni.createFrom().nullItem();
@@ -98,8 +112,15 @@ final class DeclaredReferences {
     }
 
     /** Walks staged deletes (the queue grows with cascaded ones) and applies each child reference's rule. */
-    private static Uni<Rejection> deletes(CompiledSchema schema, PushTx tx, Map<String, Staged> staged,
-            List<ChangeToWrite> changes, List<Staged> queue, int from, int[] appended, Map<String, List<String>> grant) {
+    private static Uni<Rejection> deletes(
+            CompiledSchema schema,
+            PushTx tx,
+            Map<String, Staged> staged,
+            List<ChangeToWrite> changes,
+            List<Staged> queue,
+            int from,
+            int[] appended,
+            Map<String, List<String>> grant) {
         int skip = from;
         while (skip < queue.size() && queue.get(skip).row() != null) {
             skip++; // upserts: nothing to cascade (a loop, not a call per row)
@@ -119,13 +140,23 @@ final class DeclaredReferences {
             }
         }
         return children(schema, tx, staged, changes, queue, parentDelete, parent, work, 0, appended, grant)
-                .flatMap(r -> r != null ? Uni.createFrom().item(r)
+                .flatMap(r -> r != null
+                        ? Uni.createFrom().item(r)
                         : deletes(schema, tx, staged, changes, queue, i + 1, appended, grant));
     }
 
-    private static Uni<Rejection> children(CompiledSchema schema, PushTx tx, Map<String, Staged> staged,
-            List<ChangeToWrite> changes, List<Staged> queue, Staged parentDelete, TableSchema parent,
-            List<Object[]> work, int w, int[] appended, Map<String, List<String>> grant) {
+    private static Uni<Rejection> children(
+            CompiledSchema schema,
+            PushTx tx,
+            Map<String, Staged> staged,
+            List<ChangeToWrite> changes,
+            List<Staged> queue,
+            Staged parentDelete,
+            TableSchema parent,
+            List<Object[]> work,
+            int w,
+            int[] appended,
+            Map<String, List<String>> grant) {
         if (w == work.size()) {
             return Uni.createFrom().nullItem();
         }
@@ -136,7 +167,8 @@ final class DeclaredReferences {
         Map<String, List<String>> within = within(child, grant);
         // §3.4: only the children inside the grant (filtered by the storage, so children outside it never use up
         // the cascade cap's read); none when the grant lacks one of the child's scope variables
-        Uni<List<StoredRow>> read = within == null ? Uni.createFrom().item(List.of())
+        Uni<List<StoredRow>> read = within == null
+                ? Uni.createFrom().item(List.of())
                 : tx.readRowsWhereWithin(child.name(), ref.column(), parentKey, within, CASCADE_CAP + 1);
         return read.flatMap(stored -> {
             List<StoredRow> live = new ArrayList<>();
@@ -153,12 +185,14 @@ final class DeclaredReferences {
             }
             switch (ref.onDelete()) {
                 case RESTRICT:
-                    return Uni.createFrom().item(rejection(parentDelete.opIndex(), "restricted_delete", null,
-                            Map.of("child", child.name())));
+                    return Uni.createFrom()
+                            .item(rejection(
+                                    parentDelete.opIndex(), "restricted_delete", null, Map.of("child", child.name())));
                 case CASCADE:
                     for (StoredRow r : live) {
                         if (++appended[0] > CASCADE_CAP) {
-                            return Uni.createFrom().item(rejection(parentDelete.opIndex(), "cascade_limit", null, null));
+                            return Uni.createFrom()
+                                    .item(rejection(parentDelete.opIndex(), "cascade_limit", null, null));
                         }
                         Staged del = new Staged(child.name(), r.rowId(), null, parentDelete.opIndex(), null);
                         staged.put(child.name() + '\u0000' + r.rowId(), del);
@@ -169,7 +203,8 @@ final class DeclaredReferences {
                 default: // SET NULL: a sparse upsert presenting only the reference column (§6.2).
                     for (StoredRow r : live) {
                         if (++appended[0] > CASCADE_CAP) {
-                            return Uni.createFrom().item(rejection(parentDelete.opIndex(), "cascade_limit", null, null));
+                            return Uni.createFrom()
+                                    .item(rejection(parentDelete.opIndex(), "cascade_limit", null, null));
                         }
                         long next = r.serverVersion() + 1;
                         Object[] values = r.values().clone();
@@ -177,7 +212,8 @@ final class DeclaredReferences {
                         long[] versions = r.columnVersions().clone();
                         versions[col] = next;
                         StoredRow updated = new StoredRow(r.rowId(), next, values, versions, r.scopes());
-                        staged.put(child.name() + '\u0000' + r.rowId(),
+                        staged.put(
+                                child.name() + '\u0000' + r.rowId(),
                                 new Staged(child.name(), r.rowId(), updated, parentDelete.opIndex(), null));
                         changes.add(ChangeToWrite.upsert(child.name(), r.rowId(), next, r.scopes(), values));
                     }
@@ -230,7 +266,8 @@ final class DeclaredReferences {
         if (!RecoveryDetails.isValid(json)) {
             json = CanonicalJson.write(Map.of("reason", reason));
         }
-        return new Rejection(new OpResult.Error(opIndex, ErrorCode.REFERENCE_VIOLATION.code,
-                "declared reference violated", false), json);
+        return new Rejection(
+                new OpResult.Error(opIndex, ErrorCode.REFERENCE_VIOLATION.code, "declared reference violated", false),
+                json);
     }
 }

@@ -18,8 +18,7 @@ import java.util.TreeSet;
 public final class EffectiveScopes {
     public static final String WILDCARD = "*";
 
-    private EffectiveScopes() {
-    }
+    private EffectiveScopes() {}
 
     /**
      * §3.2 rule 2: every requested key is a variable the table declares and no requested value is
@@ -28,11 +27,15 @@ public final class EffectiveScopes {
     public static void validateRequested(TableSchema table, Map<String, List<String>> requested) {
         for (Map.Entry<String, List<String>> e : requested.entrySet()) {
             if (!table.hasScopeVariable(e.getKey())) {
-                throw new SyncError(ErrorCode.INVALID_SUBSCRIPTION, "requested scope key not declared by the table",
+                throw new SyncError(
+                        ErrorCode.INVALID_SUBSCRIPTION,
+                        "requested scope key not declared by the table",
                         Map.of("table", table.name(), "scopeKey", e.getKey()));
             }
             if (e.getValue().contains(WILDCARD)) {
-                throw new SyncError(ErrorCode.INVALID_SUBSCRIPTION, "wildcard is not a requestable scope value",
+                throw new SyncError(
+                        ErrorCode.INVALID_SUBSCRIPTION,
+                        "wildcard is not a requestable scope value",
                         Map.of("table", table.name(), "scopeKey", e.getKey()));
             }
         }
@@ -48,7 +51,9 @@ public final class EffectiveScopes {
         }
         for (String key : allowed.keySet()) {
             if (!declared.contains(key)) {
-                throw new SyncError(ErrorCode.INVALID_SUBSCRIPTION, "resolved scope key declared by no table",
+                throw new SyncError(
+                        ErrorCode.INVALID_SUBSCRIPTION,
+                        "resolved scope key declared by no table",
                         Map.of("scopeKey", key));
             }
         }
@@ -59,8 +64,8 @@ public final class EffectiveScopes {
      * subscription is revoked (a requested key lost entirely, or nothing effective). Keys sorted; values
      * in request order, de-duplicated.
      */
-    public static Map<String, List<String>> effective(Map<String, List<String>> requested,
-            Map<String, List<String>> allowed) {
+    public static Map<String, List<String>> effective(
+            Map<String, List<String>> requested, Map<String, List<String>> allowed) {
         Map<String, List<String>> out = new TreeMap<>();
         for (Map.Entry<String, List<String>> e : requested.entrySet()) {
             List<String> allowedValues = allowed.get(e.getKey());
@@ -108,8 +113,8 @@ public final class EffectiveScopes {
      * {@link #authorizesRow} over a row's stored scopes (§3.1) instead of its values — the §5.9.5 blob
      * download check of a referencing row.
      */
-    public static boolean authorizesStoredScopes(TableSchema table, Map<String, String> stored,
-            Map<String, List<String>> allowed) {
+    public static boolean authorizesStoredScopes(
+            TableSchema table, Map<String, String> stored, Map<String, List<String>> allowed) {
         for (ScopePattern p : table.scopePatterns()) {
             String value = stored.get(p.variable());
             if (value == null || value.isEmpty()) {

@@ -37,10 +37,23 @@ import java.util.function.LongSupplier;
  * @param admission   the per-actor / per-partition concurrency limits every round is admitted against
  *                    ({@link RoundAdmission#NONE}: none)
  */
-public record EngineParts(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
-        SyncLimits limits, LongSupplier clockMs, CrdtMerger merger, List<CheckpointDeclaration> checkpoints,
-        SyncObserver observer, SegmentUrls urls, boolean buildImages, BlobStore blobs, WritePolicy policy,
-        AuthLeases leases, IdempotencyLookupFault fault, RoundAdmission admission) {
+public record EngineParts(
+        SchemaWindow window,
+        SyncStorage storage,
+        SegmentStore segments,
+        ScopeResolver resolver,
+        SyncLimits limits,
+        LongSupplier clockMs,
+        CrdtMerger merger,
+        List<CheckpointDeclaration> checkpoints,
+        SyncObserver observer,
+        SegmentUrls urls,
+        boolean buildImages,
+        BlobStore blobs,
+        WritePolicy policy,
+        AuthLeases leases,
+        IdempotencyLookupFault fault,
+        RoundAdmission admission) {
 
     public EngineParts {
         Objects.requireNonNull(window, "window");
@@ -65,8 +78,8 @@ public record EngineParts(SchemaWindow window, SyncStorage storage, SegmentStore
      * no checkpoints, no observer, no §5.4 URLs, SQLite images built, no blob store, no write policy, no leases,
      * no fault, no admission limits.
      */
-    public static Builder builder(SchemaWindow window, SyncStorage storage, SegmentStore segments,
-            ScopeResolver resolver) {
+    public static Builder builder(
+            SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver) {
         return new Builder(window, storage, segments, resolver);
     }
 
@@ -157,8 +170,23 @@ public record EngineParts(SchemaWindow window, SyncStorage storage, SegmentStore
         }
 
         public EngineParts build() {
-            return new EngineParts(window, storage, segments, resolver, limits, clockMs, merger, checkpoints, observer,
-                    urls, buildImages, blobs, policy, leases, fault, admission);
+            return new EngineParts(
+                    window,
+                    storage,
+                    segments,
+                    resolver,
+                    limits,
+                    clockMs,
+                    merger,
+                    checkpoints,
+                    observer,
+                    urls,
+                    buildImages,
+                    blobs,
+                    policy,
+                    leases,
+                    fault,
+                    admission);
         }
     }
 }

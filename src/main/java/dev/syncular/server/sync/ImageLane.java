@@ -56,6 +56,7 @@ final class ImageLane {
     private final LongSupplier clock;
     /** §5.3: build SQLite images for clients advertising {@code accept} bit 2 (stored images are served either way). */
     private final boolean buildImages;
+
     private final SegmentDelivery delivery;
     private final RowsLane rows;
     private final SyncObserver observer;
@@ -68,12 +69,20 @@ final class ImageLane {
      * (a forgotten key only costs one more build attempt).
      */
     private final ConcurrentHashMap<SegmentStore.ReuseKey, Long> rowsLaneOnly = new ConcurrentHashMap<>();
+
     static final int MAX_ROWS_LANE_ONLY = 1024;
     /** How long a reuse key whose build failed stays on the rows lane before a build is tried again. */
     static final long FAILED_BUILD_RETRY_MS = 60_000;
 
-    ImageLane(SyncStorage storage, SegmentStore segments, SyncLimits limits, LongSupplier clock, boolean buildImages,
-            SegmentDelivery delivery, RowsLane rows, SyncObserver observer) {
+    ImageLane(
+            SyncStorage storage,
+            SegmentStore segments,
+            SyncLimits limits,
+            LongSupplier clock,
+            boolean buildImages,
+            SegmentDelivery delivery,
+            RowsLane rows,
+            SyncObserver observer) {
         this.storage = storage;
         this.segments = segments;
         this.limits = limits;
@@ -90,10 +99,25 @@ final class ImageLane {
      * the same reuse key when there is one, else a freshly built one; smaller snapshots stay on the rows lane at
      * the same pin.
      */
-    Uni<List<Frame>> lane(Round round, PullHeader pull, TableSchema table, Map<String, List<String>> effective,
-            String digest, long asOf, PartitionState state, int pageRows, int maxPages, List<Frame> frames) {
-        SegmentStore.ReuseKey key = new SegmentStore.ReuseKey(round.ctx.partition(), state.logEpoch(), table.name(),
-                round.clientSchema.version(), MediaType.SQLITE, digest, asOf);
+    Uni<List<Frame>> lane(
+            Round round,
+            PullHeader pull,
+            TableSchema table,
+            Map<String, List<String>> effective,
+            String digest,
+            long asOf,
+            PartitionState state,
+            int pageRows,
+            int maxPages,
+            List<Frame> frames) {
+        SegmentStore.ReuseKey key = new SegmentStore.ReuseKey(
+                round.ctx.partition(),
+                state.logEpoch(),
+                table.name(),
+                round.clientSchema.version(),
+                MediaType.SQLITE,
+                digest,
+                asOf);
         return segments.find(key, clock.getAsLong()).flatMap(stored -> {
             if (stored != null) {
                 observer.imageServed(false);
@@ -102,37 +126,57 @@ final class ImageLane {
             Uni<List<StoredRow>> first = readPage(round, table, effective, null, pageRows);
             return first.flatMap(firstRows -> {
                 if (firstRows.size() <= pageRows || !buildImages || rowsLaneOnly(key)) {
-                    return rows.lane(round, pull, table, effective, digest, asOf, state, null, pageRows, maxPages,
-                            frames, firstRows);
+                    return rows.lane(
+                            round, pull, table, effective, digest, asOf, state, null, pageRows, maxPages, frames,
+                            firstRows);
                 }
                 return buildImage(round, table, effective, key)
-                        .onFailure().recoverWithItem(e -> {
-                            LOG.warnf(e, "SQLite image build failed; serving the bootstrap on the rows lane (table %s)",
+                        .onFailure()
+                        .recoverWithItem(e -> {
+                            LOG.warnf(
+                                    e,
+                                    "SQLite image build failed; serving the bootstrap on the rows lane (table %s)",
                                     table.name());
                             markRowsLaneOnly(key, clock.getAsLong() + FAILED_BUILD_RETRY_MS, clock.getAsLong());
                             return null;
                         })
                         .flatMap(built -> built != null
-                        ? Uni.createFrom().item(imageFrames(round, pull, table, asOf, digest, built, frames))
-                        : rows.lane(round, pull, table, effective, digest, asOf, state, null, pageRows, maxPages,
-                                frames, firstRows));
+                                ? Uni.createFrom().item(imageFrames(round, pull, table, asOf, digest, built, frames))
+                                : rows.lane(
+                                        round, pull, table, effective, digest, asOf, state, null, pageRows, maxPages,
+                                        frames, firstRows));
             });
         });
     }
 
     /** The snapshot page after {@code after} ({@code pageRows + 1} rows: one more tells whether more follow). */
-    private Uni<List<StoredRow>> readPage(Round round, TableSchema table, Map<String, List<String>> effective, String after,
-            int pageRows) {
-        return storage.readSnapshotPage(round.ctx.partition(), table.name(), EffectiveScopes.asSets(effective), after,
-                pageRows + 1);
+    private Uni<List<StoredRow>> readPage(
+            Round round, TableSchema table, Map<String, List<String>> effective, String after, int pageRows) {
+        return storage.readSnapshotPage(
+                round.ctx.partition(), table.name(), EffectiveScopes.asSets(effective), after, pageRows + 1);
     }
 
-    private List<Frame> imageFrames(Round round, PullHeader pull, TableSchema table, long asOf, String digest,
-            SegmentStore.Match image, List<Frame> frames) {
+    private List<Frame> imageFrames(
+            Round round,
+            PullHeader pull,
+            TableSchema table,
+            long asOf,
+            String digest,
+            SegmentStore.Match image,
+            List<Frame> frames) {
         SegmentUrlSigner.SignedUrl url = delivery.url(pull, image.segmentId(), digest, round, clock.getAsLong());
         // §5.3: whole-table — both cursors absent; never inlined
-        SegmentRef ref = new SegmentRef(image.segmentId(), MediaType.SQLITE, table.name(), image.byteLength(),
-                image.publication().rowCount(), asOf, digest, null, null, url == null ? null : url.url(),
+        SegmentRef ref = new SegmentRef(
+                image.segmentId(),
+                MediaType.SQLITE,
+                table.name(),
+                image.byteLength(),
+                image.publication().rowCount(),
+                asOf,
+                digest,
+                null,
+                null,
+                url == null ? null : url.url(),
                 url == null ? null : url.expiresAtMs());
         frames.add(ref);
         round.plan(ref);
@@ -146,8 +190,8 @@ final class ImageLane {
      * one key in this process join one build; a request that goes away does not cancel it for the others.
      * A {@code null} item: the image exceeds the store's {@link SegmentStore#maxSegmentBytes()}.
      */
-    private Uni<SegmentStore.Match> buildImage(Round round, TableSchema table, Map<String, List<String>> effective,
-            SegmentStore.ReuseKey key) {
+    private Uni<SegmentStore.Match> buildImage(
+            Round round, TableSchema table, Map<String, List<String>> effective, SegmentStore.ReuseKey key) {
         CompletableFuture<SegmentStore.Match> mine = new CompletableFuture<>();
         CompletableFuture<SegmentStore.Match> running = imageBuilds.putIfAbsent(key, mine);
         if (running != null) {
@@ -155,35 +199,46 @@ final class ImageLane {
         }
         Map<String, Set<String>> scopes = EffectiveScopes.asSets(effective);
         String partition = round.ctx.partition();
-        Uni.createFrom().item(() -> {
-            Path file = null;
-            long started = System.nanoTime();
-            try {
-                file = Files.createTempFile("syncular-image-", ".sqlite");
-                // the next keyset batch is read while this one is written (one batch ahead, never more)
-                Function<String, CompletableFuture<List<StoredRow>>> read =
-                        after -> storage.readSnapshotPage(partition, table.name(), scopes, after, IMAGE_BATCH_ROWS)
+        Uni.createFrom()
+                .item(() -> {
+                    Path file = null;
+                    long started = System.nanoTime();
+                    try {
+                        file = Files.createTempFile("syncular-image-", ".sqlite");
+                        // the next keyset batch is read while this one is written (one batch ahead, never more)
+                        Function<String, CompletableFuture<List<StoredRow>>> read = after -> storage.readSnapshotPage(
+                                        partition, table.name(), scopes, after, IMAGE_BATCH_ROWS)
                                 .subscribeAsCompletionStage();
-                List<CompletableFuture<List<StoredRow>>> ahead = new ArrayList<>(List.of(read.apply(null)));
-                SqliteImageBuilder.Result result = SqliteImageBuilder
-                        .build(file, table, key.schemaVersion(), key.asOfCommitSeq(), key.scopeDigest(), () -> {
-                            List<StoredRow> page = ahead.get(0).get(5, TimeUnit.MINUTES);
-                            ahead.set(0, page.size() < IMAGE_BATCH_ROWS ? CompletableFuture
-                                    .completedFuture(List.of()) : read.apply(page.get(page.size() - 1).rowId()));
-                            return page;
-                        });
-                long built = System.nanoTime();
-                BuiltImage image = new BuiltImage(file, "sha256:" + sha256Hex(file), result.rowCount(),
-                        result.byteLength(), (built - started) / 1_000_000, (System.nanoTime() - built) / 1_000_000);
-                return image;
-            } catch (IOException e) {
-                deleteQuietly(file);
-                throw new UncheckedIOException(e);
-            } catch (RuntimeException e) {
-                deleteQuietly(file);
-                throw e;
-            }
-        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
+                        List<CompletableFuture<List<StoredRow>>> ahead = new ArrayList<>(List.of(read.apply(null)));
+                        SqliteImageBuilder.Result result = SqliteImageBuilder.build(
+                                file, table, key.schemaVersion(), key.asOfCommitSeq(), key.scopeDigest(), () -> {
+                                    List<StoredRow> page = ahead.get(0).get(5, TimeUnit.MINUTES);
+                                    ahead.set(
+                                            0,
+                                            page.size() < IMAGE_BATCH_ROWS
+                                                    ? CompletableFuture.completedFuture(List.of())
+                                                    : read.apply(page.get(page.size() - 1)
+                                                            .rowId()));
+                                    return page;
+                                });
+                        long built = System.nanoTime();
+                        BuiltImage image = new BuiltImage(
+                                file,
+                                "sha256:" + sha256Hex(file),
+                                result.rowCount(),
+                                result.byteLength(),
+                                (built - started) / 1_000_000,
+                                (System.nanoTime() - built) / 1_000_000);
+                        return image;
+                    } catch (IOException e) {
+                        deleteQuietly(file);
+                        throw new UncheckedIOException(e);
+                    } catch (RuntimeException e) {
+                        deleteQuietly(file);
+                        throw e;
+                    }
+                })
+                .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
                 .flatMap(built -> {
                     long now = clock.getAsLong();
                     if (built.byteLength() > segments.maxSegmentBytes()) {
@@ -192,27 +247,45 @@ final class ImageLane {
                         markRowsLaneOnly(key, now + limits.segmentTtlMs(), now);
                         return Uni.createFrom().<SegmentStore.Match>nullItem();
                     }
-                    SegmentPublication publication = new SegmentPublication(key.partition(), key.logEpoch(), key.table(),
-                            key.schemaVersion(), MediaType.SQLITE, key.scopeDigest(), key.asOfCommitSeq(), null, null,
-                            built.rowCount(), now, now + limits.segmentTtlMs());
+                    SegmentPublication publication = new SegmentPublication(
+                            key.partition(),
+                            key.logEpoch(),
+                            key.table(),
+                            key.schemaVersion(),
+                            MediaType.SQLITE,
+                            key.scopeDigest(),
+                            key.asOfCommitSeq(),
+                            null,
+                            null,
+                            built.rowCount(),
+                            now,
+                            now + limits.segmentTtlMs());
                     long publishing = System.nanoTime();
                     return segments.publishFile(built.segmentId(), built.file(), publication)
-                            .invoke(v -> LOG.infof("SQLite image built: %d rows, %d bytes; read+write %d ms, hash %d ms,"
-                                    + " publish %d ms", built.rowCount(), built.byteLength(), built.buildMs(),
-                                    built.hashMs(), (System.nanoTime() - publishing) / 1_000_000))
+                            .invoke(v -> LOG.infof(
+                                    "SQLite image built: %d rows, %d bytes; read+write %d ms, hash %d ms,"
+                                            + " publish %d ms",
+                                    built.rowCount(),
+                                    built.byteLength(),
+                                    built.buildMs(),
+                                    built.hashMs(),
+                                    (System.nanoTime() - publishing) / 1_000_000))
                             .map(v -> new SegmentStore.Match(built.segmentId(), built.byteLength(), publication))
                             .eventually(() -> deleteQuietly(built.file()));
                 })
-                .subscribe().with(match -> {
-                    if (match != null) {
-                        observer.imageServed(true);
-                    }
-                    imageBuilds.remove(key, mine);
-                    mine.complete(match);
-                }, failure -> {
-                    imageBuilds.remove(key, mine);
-                    mine.completeExceptionally(failure);
-                });
+                .subscribe()
+                .with(
+                        match -> {
+                            if (match != null) {
+                                observer.imageServed(true);
+                            }
+                            imageBuilds.remove(key, mine);
+                            mine.complete(match);
+                        },
+                        failure -> {
+                            imageBuilds.remove(key, mine);
+                            mine.completeExceptionally(failure);
+                        });
         return Uni.createFrom().completionStage(mine);
     }
 
@@ -239,9 +312,7 @@ final class ImageLane {
         return true;
     }
 
-    private record BuiltImage(Path file, String segmentId, long rowCount, long byteLength, long buildMs,
-            long hashMs) {
-    }
+    private record BuiltImage(Path file, String segmentId, long rowCount, long byteLength, long buildMs, long hashMs) {}
 
     private static String sha256Hex(Path file) throws IOException {
         try (InputStream in = Files.newInputStream(file)) {

@@ -13,8 +13,15 @@ import java.util.Map;
  * @param storedServerVersion the stored row's {@code server_version}, or {@code null} without a stored row
  * @param nextServerVersion   the version the upsert writes, or {@code null} for a delete
  */
-public record OperationEvidence(int opIndex, String op, String table, String rowId, Map<String, Object> row,
-        Map<String, Object> stored, Long storedServerVersion, Long nextServerVersion) {
+public record OperationEvidence(
+        int opIndex,
+        String op,
+        String table,
+        String rowId,
+        Map<String, Object> row,
+        Map<String, Object> stored,
+        Long storedServerVersion,
+        Long nextServerVersion) {
     public static final String UPSERT = "upsert";
     public static final String DELETE = "delete";
 

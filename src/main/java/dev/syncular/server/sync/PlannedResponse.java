@@ -95,7 +95,7 @@ final class PlannedResponse {
             }
             subscriptions = registered;
         }
-        return new ClientRecord(round.ctx.partition(), round.header.clientId(), round.ctx.actorId(), cursor, now,
-                subscriptions, 3);
+        return new ClientRecord(
+                round.ctx.partition(), round.header.clientId(), round.ctx.actorId(), cursor, now, subscriptions, 3);
     }
 }

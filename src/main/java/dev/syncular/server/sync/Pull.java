@@ -38,23 +38,34 @@ final class Pull {
         this.bootstrap = bootstrap;
     }
 
-    Uni<Void> pullAll(Round round, PullHeader pull, List<SubscriptionFrame> subs, PlannedResponse planned,
-            PartitionState entry) {
+    Uni<Void> pullAll(
+            Round round, PullHeader pull, List<SubscriptionFrame> subs, PlannedResponse planned, PartitionState entry) {
         // Read-after-write without another read: commits are serialized per partition, so every sequence up
         // to this request's own last commit is durable; the window ends at the later of that and the entry read.
-        PartitionState state = round.lastCommitSeq <= entry.maxCommitSeq() ? entry
-                : new PartitionState(entry.partition(), entry.logEpoch(), round.lastCommitSeq, entry.horizonSeq(),
-                        entry.createdAtMs(), entry.lastSeenAtMs());
+        PartitionState state = round.lastCommitSeq <= entry.maxCommitSeq()
+                ? entry
+                : new PartitionState(
+                        entry.partition(),
+                        entry.logEpoch(),
+                        round.lastCommitSeq,
+                        entry.horizonSeq(),
+                        entry.createdAtMs(),
+                        entry.lastSeenAtMs());
         if (subs.isEmpty()) {
             return Uni.createFrom().voidItem();
         }
         // The sections one after the other as a stream, never a chain of nested operators: the pipeline's depth
         // (and the stack of sections that complete at once: revoked, reset, ended early) does not grow with the
         // number of subscriptions.
-        return round.allowed.invoke(allowed -> planned.allowed = allowed).flatMap(allowed -> Multi.createFrom().iterable(subs)
-                .onItem().transformToUniAndConcatenate(sub -> section(round, pull, sub, allowed.orElse(null), state,
-                        planned))
-                .collect().last())
+        return round.allowed
+                .invoke(allowed -> planned.allowed = allowed)
+                .flatMap(allowed -> Multi.createFrom()
+                        .iterable(subs)
+                        .onItem()
+                        .transformToUniAndConcatenate(
+                                sub -> section(round, pull, sub, allowed.orElse(null), state, planned))
+                        .collect()
+                        .last())
                 .replaceWithVoid();
     }
 
@@ -63,38 +74,55 @@ final class Pull {
      * {@link Round#budgetSpent}) an active section ends early without data: an incremental one echoes its
      * cursor (§4.5: the client pulls again), a bootstrap hands back its resume token ({@link Bootstrap#deferred}).
      */
-    private Uni<Void> section(Round round, PullHeader pull, SubscriptionFrame sub, Map<String, List<String>> allowed,
-            PartitionState state, PlannedResponse planned) {
+    private Uni<Void> section(
+            Round round,
+            PullHeader pull,
+            SubscriptionFrame sub,
+            Map<String, List<String>> allowed,
+            PartitionState state,
+            PlannedResponse planned) {
         TableSchema table = round.clientSchema.table(sub.table());
         Map<String, List<String>> effective = allowed == null ? null : EffectiveScopes.effective(sub.scopes(), allowed);
         Uni<List<Frame>> section;
         boolean incremental = false;
         if (effective == null) {
             // §3.3: revoked — no data, empty effective scopes, the request cursor echoed.
-            section = Uni.createFrom().item(List.of(
-                    new SubStart(sub.id(), SubscriptionStatus.REVOKED, ErrorCode.SCOPE_REVOKED.code, Map.of(), false),
-                    new SubEnd(sub.cursor(), null)));
+            section = Uni.createFrom()
+                    .item(List.of(
+                            new SubStart(
+                                    sub.id(),
+                                    SubscriptionStatus.REVOKED,
+                                    ErrorCode.SCOPE_REVOKED.code,
+                                    Map.of(),
+                                    false),
+                            new SubEnd(sub.cursor(), null)));
         } else if (sub.bootstrapState() == null && sub.cursor() >= 0 && sub.cursor() < state.horizonSeq()) {
             section = Uni.createFrom().item(cursorExpired(sub));
         } else if (sub.bootstrapState() != null || sub.cursor() < 0 || sub.cursor() > state.maxCommitSeq()) {
-            section = round.budgetSpent() ? Uni.createFrom().item(Bootstrap.deferred(sub, table, effective, state))
+            section = round.budgetSpent()
+                    ? Uni.createFrom().item(Bootstrap.deferred(sub, table, effective, state))
                     : bootstrap.bootstrap(round, pull, sub, table, effective, state);
         } else {
-            section = round.budgetSpent() ? Uni.createFrom().item(List.of(
-                    new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false), new SubEnd(sub.cursor(), null)))
+            section = round.budgetSpent()
+                    ? Uni.createFrom()
+                            .item(List.of(
+                                    new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false),
+                                    new SubEnd(sub.cursor(), null)))
                     : incremental(round, pull, sub, table, effective, state);
             incremental = true;
         }
         boolean recheck = incremental;
         return section.invoke(frames -> {
-            planned.sections.add(frames);
-            planned.incremental.add(recheck);
-        }).replaceWithVoid();
+                    planned.sections.add(frames);
+                    planned.incremental.add(recheck);
+                })
+                .replaceWithVoid();
     }
 
     /** §4.6: a cursor behind the pruning horizon answers {@code reset} and echoes the request cursor. */
     static List<Frame> cursorExpired(SubscriptionFrame sub) {
-        return List.of(new SubStart(sub.id(), SubscriptionStatus.RESET, ErrorCode.CURSOR_EXPIRED.code, Map.of(), false),
+        return List.of(
+                new SubStart(sub.id(), SubscriptionStatus.RESET, ErrorCode.CURSOR_EXPIRED.code, Map.of(), false),
                 new SubEnd(sub.cursor(), null));
     }
 
@@ -112,7 +140,8 @@ final class Pull {
             byte[] row = ch.op() == Op.UPSERT ? codec.encode(ClientRows.narrow(ch.row(), table.columnCount())) : null;
             changes.add(new Change(0, ch.rowId(), ch.op(), ch.rowVersion(), ch.scopes(), row));
         }
-        return changes.isEmpty() ? null
+        return changes.isEmpty()
+                ? null
                 : new CommitFrame(c.commitSeq(), c.createdAtMs(), c.actorId(), List.of(table.name()), changes);
     }
 
@@ -127,33 +156,38 @@ final class Pull {
      * delivered) — {@code nextCursor} is then the last sequence fully delivered. The §4.6 horizon recheck after
      * the read is the request's exit read ({@link SyncEngine}).
      */
-    private Uni<List<Frame>> incremental(Round round, PullHeader pull, SubscriptionFrame sub, TableSchema table,
-            Map<String, List<String>> effective, PartitionState state) {
+    private Uni<List<Frame>> incremental(
+            Round round,
+            PullHeader pull,
+            SubscriptionFrame sub,
+            TableSchema table,
+            Map<String, List<String>> effective,
+            PartitionState state) {
         int limit = clamp(pull.limitCommits(), 1, 1000, 1000);
-        CommitQuery query = new CommitQuery(table.name(), EffectiveScopes.asSets(effective), sub.cursor(),
-                state.maxCommitSeq(), limit);
+        CommitQuery query = new CommitQuery(
+                table.name(), EffectiveScopes.asSets(effective), sub.cursor(), state.maxCommitSeq(), limit);
         RowCodec codec = new RowCodec(table.rowLayout());
         return storage.readCommits(round.ctx.partition(), query).map(window -> {
-                    List<Frame> frames = new ArrayList<>();
-                    frames.add(new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false));
-                    long next = Math.max(sub.cursor(), window.scannedThroughSeq());
-                    boolean delivered = false;
-                    for (StoredCommit c : window.commits()) {
-                        CommitFrame frame = commitFrame(table, codec, c, query);
-                        if (frame == null) {
-                            continue;
-                        }
-                        if (delivered && round.budgetSpent()) {
-                            // §1.4 budget: cut before this commit, like the change limit (never inside a commit)
-                            next = c.commitSeq() - 1;
-                            break;
-                        }
-                        frames.add(frame);
-                        round.plan(frame);
-                        delivered = true;
-                    }
-                    frames.add(new SubEnd(next, null));
-                    return frames;
-                });
+            List<Frame> frames = new ArrayList<>();
+            frames.add(new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false));
+            long next = Math.max(sub.cursor(), window.scannedThroughSeq());
+            boolean delivered = false;
+            for (StoredCommit c : window.commits()) {
+                CommitFrame frame = commitFrame(table, codec, c, query);
+                if (frame == null) {
+                    continue;
+                }
+                if (delivered && round.budgetSpent()) {
+                    // §1.4 budget: cut before this commit, like the change limit (never inside a commit)
+                    next = c.commitSeq() - 1;
+                    break;
+                }
+                frames.add(frame);
+                round.plan(frame);
+                delivered = true;
+            }
+            frames.add(new SubEnd(next, null));
+            return frames;
+        });
     }
 }

@@ -51,36 +51,52 @@ final class PushOperations {
      * A staged row state inside one commit: the row, or {@code null} for a staged delete; the client
      * operation it came from (§6.11 attributes appended operations to it) and its present columns.
      */
-    record Staged(String table, String rowId, StoredRow row, int opIndex, boolean[] present) {
-    }
+    record Staged(String table, String rowId, StoredRow row, int opIndex, boolean[] present) {}
 
     /** A terminating error record and its optional §6.3.1 details. */
-    record Rejection(OpResult result, String detailsJson) {
-    }
+    record Rejection(OpResult result, String detailsJson) {}
 
     /**
      * Runs the operations in order; yields the terminating result record, or {@code null} when all applied.
      * {@code evidence}, when not null, collects every operation's §6.8 evidence (for whole-commit validators and
      * reaction planners).
      */
-    Uni<Rejection> applyOps(Round round, PushTx tx, PushCommit commit,
-            Optional<Map<String, List<String>>> allowed, int index, Map<String, Staged> staged,
+    Uni<Rejection> applyOps(
+            Round round,
+            PushTx tx,
+            PushCommit commit,
+            Optional<Map<String, List<String>>> allowed,
+            int index,
+            Map<String, Staged> staged,
             Map<String, Optional<StoredRow>> fetched,
-            List<ChangeToWrite> changes, List<OpResult> results, List<OperationEvidence> evidence) {
+            List<ChangeToWrite> changes,
+            List<OpResult> results,
+            List<OperationEvidence> evidence) {
         // Iterative (not recursive) so a 500-operation commit never grows the stack; stops at the first
         // terminating result (§6.3: operations after it are never attempted).
         boolean[] stopped = new boolean[1];
-        return Multi.createFrom().range(index, commit.operations().size())
-                .onItem().transformToUniAndConcatenate(i -> stopped[0] ? Uni.createFrom().<Rejection>nullItem()
+        return Multi.createFrom()
+                .range(index, commit.operations().size())
+                .onItem()
+                .transformToUniAndConcatenate(i -> stopped[0]
+                        ? Uni.createFrom().<Rejection>nullItem()
                         : applyOne(round, tx, commit, allowed, i, staged, fetched, changes, results, evidence)
                                 .invoke(r -> stopped[0] = r != null))
-                .collect().first();
+                .collect()
+                .first();
     }
 
-    private Uni<Rejection> applyOne(Round round, PushTx tx, PushCommit commit,
-            Optional<Map<String, List<String>>> allowed, int index, Map<String, Staged> staged,
+    private Uni<Rejection> applyOne(
+            Round round,
+            PushTx tx,
+            PushCommit commit,
+            Optional<Map<String, List<String>>> allowed,
+            int index,
+            Map<String, Staged> staged,
             Map<String, Optional<StoredRow>> fetched,
-            List<ChangeToWrite> changes, List<OpResult> results, List<OperationEvidence> evidence) {
+            List<ChangeToWrite> changes,
+            List<OpResult> results,
+            List<OperationEvidence> evidence) {
         PushOperation op = commit.operations().get(index);
         CompiledSchema current = window.current();
         TableSchema table = current.table(op.table());
@@ -95,8 +111,8 @@ final class PushOperations {
         SparseRow incoming = null;
         if (op.op() == Op.UPSERT) {
             try {
-                incoming = ClientRows.widen(new SparseRowCodec(clientTable.rowLayout()).decode(op.payload()),
-                        table.columnCount());
+                incoming = ClientRows.widen(
+                        new SparseRowCodec(clientTable.rowLayout()).decode(op.payload()), table.columnCount());
             } catch (WireException e) {
                 return error(index, ErrorCode.INVALID_REQUEST, "payload fails the row codec");
             }
@@ -112,28 +128,52 @@ final class PushOperations {
         String key = op.table() + '\u0000' + op.rowId();
         return current(tx, staged, fetched, table.name(), op.rowId(), key).flatMap(stored -> {
             Map<String, List<String>> grant = allowed.orElse(null);
-            Predicate<Object[]> authorized = values -> grant != null
-                    && EffectiveScopes.authorizesRow(table, values, grant);
+            Predicate<Object[]> authorized =
+                    values -> grant != null && EffectiveScopes.authorizesRow(table, values, grant);
             if (op.op() == Op.DELETE) {
                 WriteOutcome outcome = ConflictRules.delete(stored.row == null ? null : state(stored.row), authorized);
-                return onOutcome(round, index, staged, changes, results, evidence, table, op, key, outcome, stored, null);
+                return onOutcome(
+                        round, index, staged, changes, results, evidence, table, op, key, outcome, stored, null);
             }
-            Uni<Boolean> tombstoned = stored.row != null ? Uni.createFrom().item(false)
-                    : stored.stagedDelete ? Uni.createFrom().item(true)
-                    : tx.readTombstone(table.name(), op.rowId()).map(t -> t != null);
+            Uni<Boolean> tombstoned = stored.row != null
+                    ? Uni.createFrom().item(false)
+                    : stored.stagedDelete
+                            ? Uni.createFrom().item(true)
+                            : tx.readTombstone(table.name(), op.rowId()).map(t -> t != null);
             // §9: an older client's insert is its whole row, the columns appended since null; its update leaves
             // them absent (untouched).
             SparseRow written = stored.row == null ? ClientRows.nullAppended(row, clientTable.columnCount()) : row;
-            return tombstoned.flatMap(tomb -> decide(table, written, () -> ConflictRules.upsert(table, written,
-                    op.baseVersion(), stored.row == null ? null : state(stored.row), tomb, authorized, merger)))
+            return tombstoned
+                    .flatMap(tomb -> decide(
+                            table,
+                            written,
+                            () -> ConflictRules.upsert(
+                                    table,
+                                    written,
+                                    op.baseVersion(),
+                                    stored.row == null ? null : state(stored.row),
+                                    tomb,
+                                    authorized,
+                                    merger)))
                     .flatMap(outcome -> {
-                if (outcome instanceof WriteOutcome.Apply && round.blobs.missingAny(table, written)) {
-                    // §5.9.6 / §6.6: after the §3.4 check on the same authorization row
-                    return error(index, ErrorCode.BLOB_NOT_FOUND, "referenced blob is not in the blob store");
-                }
-                return onOutcome(round, index, staged, changes, results, evidence, table, op, key, outcome, stored,
-                        written.present());
-            });
+                        if (outcome instanceof WriteOutcome.Apply && round.blobs.missingAny(table, written)) {
+                            // §5.9.6 / §6.6: after the §3.4 check on the same authorization row
+                            return error(index, ErrorCode.BLOB_NOT_FOUND, "referenced blob is not in the blob store");
+                        }
+                        return onOutcome(
+                                round,
+                                index,
+                                staged,
+                                changes,
+                                results,
+                                evidence,
+                                table,
+                                op,
+                                key,
+                                outcome,
+                                stored,
+                                written.present());
+                    });
         });
     }
 
@@ -144,16 +184,25 @@ final class PushOperations {
     private static Uni<WriteOutcome> decide(TableSchema table, SparseRow row, Supplier<WriteOutcome> rules) {
         for (int i = 0; i < table.columnCount(); i++) {
             if (row.isPresent(i) && table.column(i).type() == ColumnType.CRDT) {
-                return Uni.createFrom().item(rules).runSubscriptionOn(
-                        Infrastructure.getDefaultWorkerPool());
+                return Uni.createFrom().item(rules).runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
             }
         }
         return Uni.createFrom().item(rules.get());
     }
 
-    private Uni<Rejection> onOutcome(Round round, int index, Map<String, Staged> staged, List<ChangeToWrite> changes,
-            List<OpResult> results, List<OperationEvidence> evidence, TableSchema table, PushOperation op, String key,
-            WriteOutcome outcome, Current stored, boolean[] presence) {
+    private Uni<Rejection> onOutcome(
+            Round round,
+            int index,
+            Map<String, Staged> staged,
+            List<ChangeToWrite> changes,
+            List<OpResult> results,
+            List<OperationEvidence> evidence,
+            TableSchema table,
+            PushOperation op,
+            String key,
+            WriteOutcome outcome,
+            Current stored,
+            boolean[] presence) {
         if (outcome instanceof WriteOutcome.Reject r) {
             return error(index, r.code(), r.message());
         }
@@ -161,9 +210,16 @@ final class PushOperations {
             TableSchema clientTable = round.clientSchema.table(table.name());
             byte[] serverRow = new RowCodec(clientTable.rowLayout())
                     .encode(ClientRows.narrow(c.serverRow(), clientTable.columnCount()));
-            return Uni.createFrom().item(new Rejection(new OpResult.Conflict(index, ErrorCode.VERSION_CONFLICT.code,
-                    "present columns moved past baseVersion", c.serverVersion(), serverRow,
-                    ClientRows.narrowBitmap(c.conflictColumns(), clientTable.columnCount())), null));
+            return Uni.createFrom()
+                    .item(new Rejection(
+                            new OpResult.Conflict(
+                                    index,
+                                    ErrorCode.VERSION_CONFLICT.code,
+                                    "present columns moved past baseVersion",
+                                    c.serverVersion(),
+                                    serverRow,
+                                    ClientRows.narrowBitmap(c.conflictColumns(), clientTable.columnCount())),
+                            null));
         }
         Runnable stage;
         if (outcome instanceof WriteOutcome.Apply a) {
@@ -172,18 +228,24 @@ final class PushOperations {
                 return error(index, ErrorCode.MISSING_SCOPES, "change without stored scopes");
             }
             stage = () -> {
-                staged.put(key, new Staged(table.name(), op.rowId(),
-                        new StoredRow(op.rowId(), a.serverVersion(), a.values(), a.columnVersions(), scopes), index,
-                        presence));
+                staged.put(
+                        key,
+                        new Staged(
+                                table.name(),
+                                op.rowId(),
+                                new StoredRow(op.rowId(), a.serverVersion(), a.values(), a.columnVersions(), scopes),
+                                index,
+                                presence));
                 changes.add(ChangeToWrite.upsert(table.name(), op.rowId(), a.serverVersion(), scopes, a.values()));
             };
         } else if (outcome instanceof WriteOutcome.Delete d) {
             stage = () -> {
                 staged.put(key, new Staged(table.name(), op.rowId(), null, index, null));
-                changes.add(ChangeToWrite.delete(table.name(), op.rowId(), EffectiveScopes.storedScopes(table, d.storedValues())));
+                changes.add(ChangeToWrite.delete(
+                        table.name(), op.rowId(), EffectiveScopes.storedScopes(table, d.storedValues())));
             };
         } else {
-            stage = () -> { }; // §6.2: deleting an absent row stages nothing
+            stage = () -> {}; // §6.2: deleting an absent row stages nothing
         }
         List<RowValidator> validators = policy.rowValidators(table.name());
         if (validators.isEmpty() && evidence == null) {
@@ -196,27 +258,38 @@ final class PushOperations {
             evidence.add(e);
         }
         // §6.7: decode → scope authorization → validation → write; a delete of an absent row runs no validator
-        Uni<Void> validated = outcome instanceof WriteOutcome.NoOp ? Uni.createFrom().voidItem()
+        Uni<Void> validated = outcome instanceof WriteOutcome.NoOp
+                ? Uni.createFrom().voidItem()
                 : RowValidation.run(validators, round.ctx.actorId(), round.ctx.partition(), e);
-        return validated.onItem().transform(v -> {
-            stage.run();
-            results.add(new OpResult.Applied(index));
-            return (Rejection) null;
-        }).onFailure(f -> !(f instanceof SyncError))
+        return validated
+                .onItem()
+                .transform(v -> {
+                    stage.run();
+                    results.add(new OpResult.Applied(index));
+                    return (Rejection) null;
+                })
+                .onFailure(f -> !(f instanceof SyncError))
                 .recoverWithItem(f -> RowValidation.rejection(index, f, RowValidation.ROW_VALIDATOR_FAILED));
     }
 
     /** The §6.7 / §6.8 evidence of one decided operation. */
-    private static OperationEvidence evidence(TableSchema table, PushOperation op, int index, WriteOutcome outcome,
-            StoredRow stored) {
+    private static OperationEvidence evidence(
+            TableSchema table, PushOperation op, int index, WriteOutcome outcome, StoredRow stored) {
         Map<String, Object> storedRow = stored == null ? null : RowValidation.byName(table, stored.values());
         Long storedVersion = stored == null ? null : stored.serverVersion();
         if (outcome instanceof WriteOutcome.Apply a) {
-            return new OperationEvidence(index, OperationEvidence.UPSERT, table.name(), op.rowId(),
-                    RowValidation.byName(table, a.values()), storedRow, storedVersion, a.serverVersion());
+            return new OperationEvidence(
+                    index,
+                    OperationEvidence.UPSERT,
+                    table.name(),
+                    op.rowId(),
+                    RowValidation.byName(table, a.values()),
+                    storedRow,
+                    storedVersion,
+                    a.serverVersion());
         }
-        return new OperationEvidence(index, OperationEvidence.DELETE, table.name(), op.rowId(), null, storedRow,
-                storedVersion, null);
+        return new OperationEvidence(
+                index, OperationEvidence.DELETE, table.name(), op.rowId(), null, storedRow, storedVersion, null);
     }
 
     /**
@@ -239,15 +312,20 @@ final class PushOperations {
     }
 
     private static Uni<Rejection> error(int index, ErrorCode code, String message) {
-        return Uni.createFrom().item(new Rejection(new OpResult.Error(index, code.code, message, code.retryable), null));
+        return Uni.createFrom()
+                .item(new Rejection(new OpResult.Error(index, code.code, message, code.retryable), null));
     }
 
     /** The row a push operation sees: staged earlier in the commit, else as stored. */
-    private record Current(StoredRow row, boolean stagedDelete) {
-    }
+    private record Current(StoredRow row, boolean stagedDelete) {}
 
-    private static Uni<Current> current(PushTx tx, Map<String, Staged> staged, Map<String, Optional<StoredRow>> fetched,
-            String table, String rowId, String key) {
+    private static Uni<Current> current(
+            PushTx tx,
+            Map<String, Staged> staged,
+            Map<String, Optional<StoredRow>> fetched,
+            String table,
+            String rowId,
+            String key) {
         Staged s = staged.get(key);
         if (s != null) {
             return Uni.createFrom().item(new Current(s.row(), s.row() == null));

@@ -30,8 +30,7 @@ import java.util.Set;
  * over the window {@code commitSeq - 1 < seq <= commitSeq} would deliver them.
  */
 public final class RealtimeDelta {
-    private RealtimeDelta() {
-    }
+    private RealtimeDelta() {}
 
     /**
      * One registered subscription of a connection, resolved: its table in the client's schema version, its
@@ -75,8 +74,8 @@ public final class RealtimeDelta {
      * (§3.2 rule 3). A revoked subscription (§3.3), or one whose table or schema version the window no longer
      * serves, registers nothing — its next pull repairs it.
      */
-    public static List<Registration> register(SchemaWindow window, String subscriptionsJson,
-            Map<String, List<String>> allowed) {
+    public static List<Registration> register(
+            SchemaWindow window, String subscriptionsJson, Map<String, List<String>> allowed) {
         List<Registration> out = new ArrayList<>();
         for (ClientRecords.Registered r : ClientRecords.registered(subscriptionsJson)) {
             CompiledSchema schema = window.forVersion(r.schemaVersion());

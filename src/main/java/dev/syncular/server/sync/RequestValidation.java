@@ -25,8 +25,7 @@ final class RequestValidation {
     /** §1.5: the reserved server-command namespace of {@code clientId}. */
     static final String REMOTE_COMMAND_PREFIX = "[\"remote-command\",";
 
-    private RequestValidation() {
-    }
+    private RequestValidation() {}
 
     /**
      * Checked before the round touches storage: at most {@code maxSubscriptionsPerRequest} subscriptions, and
@@ -36,10 +35,16 @@ final class RequestValidation {
      * {@code details} (never the value). Push operations' row ids and values are checked per operation
      * ({@code PushOperations}): a bad one rejects only its commit (§1.7 commit-level).
      */
-    static void admissible(SyncRequestContext ctx, ReqHeader header, List<PushCommit> pushes,
-            List<SubscriptionFrame> subs, SyncLimits limits) {
+    static void admissible(
+            SyncRequestContext ctx,
+            ReqHeader header,
+            List<PushCommit> pushes,
+            List<SubscriptionFrame> subs,
+            SyncLimits limits) {
         if (subs.size() > limits.maxSubscriptionsPerRequest()) {
-            throw new SyncError(ErrorCode.INVALID_REQUEST, "request carries too many subscriptions",
+            throw new SyncError(
+                    ErrorCode.INVALID_REQUEST,
+                    "request carries too many subscriptions",
                     Map.of("subscriptions", subs.size(), "limit", limits.maxSubscriptionsPerRequest()));
         }
         SyncError unstorable = ctx.unstorable();
@@ -75,14 +80,22 @@ final class RequestValidation {
         if (StorableText.storableKey(value)) {
             return null;
         }
-        return new SyncError(ErrorCode.INVALID_REQUEST, "identifier holds U+0000 or exceeds the length limit",
-                index < 0 ? Map.of("field", field, "maxBytes", StorableText.MAX_KEY_BYTES)
+        return new SyncError(
+                ErrorCode.INVALID_REQUEST,
+                "identifier holds U+0000 or exceeds the length limit",
+                index < 0
+                        ? Map.of("field", field, "maxBytes", StorableText.MAX_KEY_BYTES)
                         : Map.of("field", field, "index", index, "maxBytes", StorableText.MAX_KEY_BYTES));
     }
 
     /** Request-level validation of §1.7 (after a successful decode). */
-    static void validate(ReqHeader header, List<PushCommit> pushes, PullHeader pull, List<SubscriptionFrame> subs,
-            CompiledSchema clientSchema, SyncLimits limits) {
+    static void validate(
+            ReqHeader header,
+            List<PushCommit> pushes,
+            PullHeader pull,
+            List<SubscriptionFrame> subs,
+            CompiledSchema clientSchema,
+            SyncLimits limits) {
         if (header.clientId().startsWith(REMOTE_COMMAND_PREFIX)) {
             throw new SyncError(ErrorCode.INVALID_CLIENT_ID, "clientId uses the reserved server-command namespace");
         }
@@ -91,22 +104,26 @@ final class RequestValidation {
             ops += c.operations().size();
         }
         if (ops > limits.maxOperationsPerRequest()) {
-            throw new SyncError(ErrorCode.TOO_MANY_OPERATIONS, "push exceeds the operation cap",
+            throw new SyncError(
+                    ErrorCode.TOO_MANY_OPERATIONS,
+                    "push exceeds the operation cap",
                     Map.of("operations", ops, "limit", limits.maxOperationsPerRequest()));
         }
-        if (pull != null && !pull.accepts(PullHeader.ACCEPT_INLINE_ROWS) && !pull.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS)) {
+        if (pull != null
+                && !pull.accepts(PullHeader.ACCEPT_INLINE_ROWS)
+                && !pull.accepts(PullHeader.ACCEPT_EXTERNAL_ROWS)) {
             throw new SyncError(ErrorCode.INVALID_REQUEST, "pull accepts no rows segment delivery");
         }
         Set<String> ids = new HashSet<>();
         for (SubscriptionFrame s : subs) {
             if (!ids.add(s.id())) {
-                throw new SyncError(ErrorCode.INVALID_SUBSCRIPTION, "duplicate subscription id",
-                        Map.of("subscriptionId", s.id()));
+                throw new SyncError(
+                        ErrorCode.INVALID_SUBSCRIPTION, "duplicate subscription id", Map.of("subscriptionId", s.id()));
             }
             TableSchema table = clientSchema.table(s.table());
             if (table == null) {
-                throw new SyncError(ErrorCode.UNKNOWN_TABLE, "subscription names an unknown table",
-                        Map.of("table", s.table()));
+                throw new SyncError(
+                        ErrorCode.UNKNOWN_TABLE, "subscription names an unknown table", Map.of("table", s.table()));
             }
             EffectiveScopes.validateRequested(table, s.scopes());
         }

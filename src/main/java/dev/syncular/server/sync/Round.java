@@ -47,19 +47,36 @@ final class Round {
      * @param leases §7.3 auth leases, or {@link AuthLeases#OFF} when not configured
      * @param logEpoch the partition's current {@code logEpoch} (§2.1): only a lease issued in it authorizes
      */
-    Round(SyncRequestContext ctx, ReqHeader header, CompiledSchema clientSchema, ScopeResolver resolver,
-            SchemaWindow window, long responseBudget, AuthLeases leases, String logEpoch) {
+    Round(
+            SyncRequestContext ctx,
+            ReqHeader header,
+            CompiledSchema clientSchema,
+            ScopeResolver resolver,
+            SchemaWindow window,
+            long responseBudget,
+            AuthLeases leases,
+            String logEpoch) {
         this.ctx = ctx;
         this.header = header;
         this.clientSchema = clientSchema;
-        Uni<Optional<Map<String, List<String>>>> live = Uni.createFrom().deferred(() -> resolver.resolveScopes(ctx))
+        Uni<Optional<Map<String, List<String>>>> live = Uni.createFrom()
+                .deferred(() -> resolver.resolveScopes(ctx))
                 .map(Optional::ofNullable)
                 .invoke(o -> liveAuthority = o.isPresent());
-        this.allowed = !leases.enabled() ? resolve(live, window) : resolve(live
-                // §7.3.3: every failure but the outage signal still fails loud (revocation, §3.2 rule 5) ...
-                .onFailure(f -> !(f instanceof ScopeResolverOutage)).recoverWithItem(Optional.empty())
-                // ... and an outage is served from a valid lease, or fails the request with its §10.2 code
-                .onFailure().recoverWithUni(() -> leases.authorize(ctx, header.clientId(), logEpoch).map(Optional::of)), window);
+        this.allowed = !leases.enabled()
+                ? resolve(live, window)
+                : resolve(
+                        live
+                                // §7.3.3: every failure but the outage signal still fails loud (revocation, §3.2 rule
+                                // 5) ...
+                                .onFailure(f -> !(f instanceof ScopeResolverOutage))
+                                .recoverWithItem(Optional.empty())
+                                // ... and an outage is served from a valid lease, or fails the request with its §10.2
+                                // code
+                                .onFailure()
+                                .recoverWithUni(() -> leases.authorize(ctx, header.clientId(), logEpoch)
+                                        .map(Optional::of)),
+                        window);
         this.responseBudget = responseBudget;
     }
 
@@ -95,18 +112,20 @@ final class Round {
      * §3.2 rule 3: called at most once per request and memoized. A resolver failure is an empty result
      * (pulls revoke, writes are forbidden); a resolved key no table declares fails the whole request.
      */
-    static Uni<Optional<Map<String, List<String>>>> resolveOnce(ScopeResolver resolver, SchemaWindow window,
-            SyncRequestContext ctx) {
-        return resolve(Uni.createFrom().deferred(() -> resolver.resolveScopes(ctx)).map(Optional::ofNullable), window);
+    static Uni<Optional<Map<String, List<String>>>> resolveOnce(
+            ScopeResolver resolver, SchemaWindow window, SyncRequestContext ctx) {
+        return resolve(
+                Uni.createFrom().deferred(() -> resolver.resolveScopes(ctx)).map(Optional::ofNullable), window);
     }
 
-    private static Uni<Optional<Map<String, List<String>>>> resolve(Uni<Optional<Map<String, List<String>>>> resolution,
-            SchemaWindow window) {
+    private static Uni<Optional<Map<String, List<String>>>> resolve(
+            Uni<Optional<Map<String, List<String>>>> resolution, SchemaWindow window) {
         return resolution
                 .onFailure(f -> !(f instanceof SyncError && isLeaseCode(((SyncError) f).code())))
                 .recoverWithItem(Optional.empty())
                 .invoke(o -> o.ifPresent(m -> EffectiveScopes.validateAllowed(window.current(), m)))
-                .memoize().indefinitely();
+                .memoize()
+                .indefinitely();
     }
 
     private static boolean isLeaseCode(ErrorCode code) {

@@ -30,7 +30,8 @@ import java.util.function.Supplier;
  */
 public final class RoundAdmission {
     /** No limits: every round is admitted (the engine's default). */
-    public static final RoundAdmission NONE = new RoundAdmission(new Limits(0, 0, 0, Duration.ofSeconds(1)), Listener.NONE);
+    public static final RoundAdmission NONE =
+            new RoundAdmission(new Limits(0, 0, 0, Duration.ofSeconds(1)), Listener.NONE);
 
     public static final String ACTOR_ROUNDS = "actor_rounds";
     public static final String PARTITION_ROUNDS = "partition_rounds";
@@ -51,18 +52,14 @@ public final class RoundAdmission {
 
     /** Told of admissions, releases and refusals (metrics). */
     public interface Listener {
-        Listener NONE = new Listener() {
-        };
+        Listener NONE = new Listener() {};
 
-        default void admitted() {
-        }
+        default void admitted() {}
 
-        default void released() {
-        }
+        default void released() {}
 
         /** {@code limit}: {@link #ACTOR_ROUNDS}, {@link #PARTITION_ROUNDS} or {@link #ACTOR_OPERATIONS}. */
-        default void refused(String limit) {
-        }
+        default void refused(String limit) {}
     }
 
     private final Limits limits;

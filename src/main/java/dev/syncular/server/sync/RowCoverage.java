@@ -24,8 +24,7 @@ public final class RowCoverage {
     /** The scope resolver answered nothing in the round that registered the subscription (§3.2: every pull revoked). */
     public static final String UNRESOLVED = "scopes_unresolved";
 
-    private RowCoverage() {
-    }
+    private RowCoverage() {}
 
     /**
      * One registered subscription on the row's table against the row.
@@ -38,8 +37,8 @@ public final class RowCoverage {
      * @param rowValue       the row's stored value of {@code scopeKey} ({@code null} when it stores none)
      * @param values         the values of {@code scopeKey} that did reach the client (requested, or granted)
      */
-    public record Subscription(String subscriptionId, String basis, String reason, String scopeKey, String rowValue,
-            List<String> values) {
+    public record Subscription(
+            String subscriptionId, String basis, String reason, String scopeKey, String rowValue, List<String> values) {
         public boolean covers() {
             return reason == null;
         }

@@ -21,8 +21,7 @@ final class RowValidation {
     static final String ROW_VALIDATOR_FAILED = "write validator failed";
     static final String COMMIT_VALIDATOR_FAILED = "whole-commit validator failed";
 
-    private RowValidation() {
-    }
+    private RowValidation() {}
 
     /** Runs {@code validators} one after the other; the first failure ends the run. */
     static Uni<Void> run(List<RowValidator> validators, String actorId, String partition, OperationEvidence op) {
@@ -49,8 +48,13 @@ final class RowValidation {
             int index = r.opIndex() >= 0 ? r.opIndex() : opIndex;
             return new Rejection(new OpResult.Error(index, r.code(), r.getMessage(), false), r.detailsJson());
         }
-        return new Rejection(new OpResult.Error(opIndex, ErrorCode.CONSTRAINT_VIOLATION.code, unexpectedMessage,
-                ErrorCode.CONSTRAINT_VIOLATION.retryable), null);
+        return new Rejection(
+                new OpResult.Error(
+                        opIndex,
+                        ErrorCode.CONSTRAINT_VIOLATION.code,
+                        unexpectedMessage,
+                        ErrorCode.CONSTRAINT_VIOLATION.retryable),
+                null);
     }
 
     /** A full row keyed by column name, in column order (read-only). */

@@ -35,13 +35,23 @@ final class RowsLane {
         this.delivery = delivery;
     }
 
-    Uni<List<Frame>> lane(Round round, PullHeader pull, TableSchema table, Map<String, List<String>> effective,
-            String digest, long asOf, PartitionState state, String start, int pageRows, int maxPages, List<Frame> frames,
+    Uni<List<Frame>> lane(
+            Round round,
+            PullHeader pull,
+            TableSchema table,
+            Map<String, List<String>> effective,
+            String digest,
+            long asOf,
+            PartitionState state,
+            String start,
+            int pageRows,
+            int maxPages,
+            List<Frame> frames,
             List<StoredRow> firstRows) {
         return pages(round, pull, table, effective, digest, asOf, state, start, pageRows, maxPages, frames, firstRows)
                 .map(nextCursor -> {
-                    frames.add(new SubEnd(asOf, nextCursor == null ? null
-                            : BootstrapResume.token(asOf, table.name(), nextCursor)));
+                    frames.add(new SubEnd(
+                            asOf, nextCursor == null ? null : BootstrapResume.token(asOf, table.name(), nextCursor)));
                     return frames;
                 });
     }
@@ -54,46 +64,83 @@ final class RowsLane {
      * subscriptions, not a chain of nested operators: a nested chain keeps every earlier page reachable until
      * the whole request completes.
      */
-    private Uni<String> pages(Round round, PullHeader pull, TableSchema table, Map<String, List<String>> effective,
-            String digest, long asOf, PartitionState state, String after, int pageRows, int maxPages, List<Frame> frames,
+    private Uni<String> pages(
+            Round round,
+            PullHeader pull,
+            TableSchema table,
+            Map<String, List<String>> effective,
+            String digest,
+            long asOf,
+            PartitionState state,
+            String after,
+            int pageRows,
+            int maxPages,
+            List<Frame> frames,
             List<StoredRow> firstRows) {
         Map<String, Set<String>> scopes = EffectiveScopes.asSets(effective);
         int schemaVersion = round.clientSchema.version();
-        return Uni.createFrom().emitter(em -> new Object() {
-            void page(int index, String from, CompletableFuture<EncodedPage> produced) {
-                produced.whenComplete((p, failure) -> {
-                    if (failure != null) {
-                        em.fail(failure instanceof CompletionException && failure.getCause() != null
-                                ? failure.getCause() : failure);
-                        return;
+        return Uni.createFrom()
+                .emitter(em -> new Object() {
+                    void page(int index, String from, CompletableFuture<EncodedPage> produced) {
+                        produced.whenComplete((p, failure) -> {
+                            if (failure != null) {
+                                em.fail(
+                                        failure instanceof CompletionException && failure.getCause() != null
+                                                ? failure.getCause()
+                                                : failure);
+                                return;
+                            }
+                            try {
+                                int length = p.segment().bytes().length;
+                                // §1.4: no page after the one that spends the round's response budget
+                                boolean continues = p.next() != null
+                                        && index + 1 < maxPages
+                                        && !round.spentAfter(
+                                                delivery.inline(pull, length) ? length : Round.DESCRIPTOR_BYTES);
+                                CompletableFuture<EncodedPage> ahead = continues
+                                        ? encodePage(
+                                                        round.ctx.partition(),
+                                                        table,
+                                                        schemaVersion,
+                                                        scopes,
+                                                        p.next(),
+                                                        pageRows,
+                                                        null)
+                                                .subscribeAsCompletionStage()
+                                        : null;
+                                delivery.emitSegment(
+                                                round,
+                                                pull,
+                                                table,
+                                                digest,
+                                                asOf,
+                                                state,
+                                                from,
+                                                p.next(),
+                                                p.count(),
+                                                p.segment())
+                                        .subscribe()
+                                        .with(
+                                                frame -> {
+                                                    frames.add(frame);
+                                                    round.plan(frame);
+                                                    if (continues) {
+                                                        page(index + 1, p.next(), ahead);
+                                                    } else {
+                                                        em.complete(p.next());
+                                                    }
+                                                },
+                                                em::fail);
+                            } catch (RuntimeException e) {
+                                em.fail(e); // a callback that throws would otherwise leave the request hanging
+                            }
+                        });
                     }
-                    try {
-                        int length = p.segment().bytes().length;
-                        // §1.4: no page after the one that spends the round's response budget
-                        boolean continues = p.next() != null && index + 1 < maxPages && !round.spentAfter(
-                                delivery.inline(pull, length) ? length : Round.DESCRIPTOR_BYTES);
-                        CompletableFuture<EncodedPage> ahead = continues
-                                ? encodePage(round.ctx.partition(), table, schemaVersion, scopes, p.next(), pageRows, null)
-                                        .subscribeAsCompletionStage()
-                                : null;
-                        delivery.emitSegment(round, pull, table, digest, asOf, state, from, p.next(), p.count(),
-                                        p.segment())
-                                .subscribe().with(frame -> {
-                                    frames.add(frame);
-                                    round.plan(frame);
-                                    if (continues) {
-                                        page(index + 1, p.next(), ahead);
-                                    } else {
-                                        em.complete(p.next());
-                                    }
-                                }, em::fail);
-                    } catch (RuntimeException e) {
-                        em.fail(e); // a callback that throws would otherwise leave the request hanging
-                    }
-                });
-            }
-        }.page(0, after, encodePage(round.ctx.partition(), table, schemaVersion, scopes, after, pageRows, firstRows)
-                .subscribeAsCompletionStage()));
+                }.page(
+                        0,
+                        after,
+                        encodePage(round.ctx.partition(), table, schemaVersion, scopes, after, pageRows, firstRows)
+                                .subscribeAsCompletionStage()));
     }
 
     /** Keyset batch size of rows pages: a page of up to 50,000 rows is read and encoded 10,000 rows at a time. */
@@ -109,11 +156,18 @@ final class RowsLane {
      * the reads overlap the encoding. One row past the page is probed to tell whether more follow.
      * {@code preRead}, when given, is the page's rows read already ({@code pageRows + 1} at most).
      */
-    private Uni<EncodedPage> encodePage(String partition, TableSchema table, int schemaVersion,
-            Map<String, Set<String>> scopes, String after, int pageRows, List<StoredRow> preRead) {
+    private Uni<EncodedPage> encodePage(
+            String partition,
+            TableSchema table,
+            int schemaVersion,
+            Map<String, Set<String>> scopes,
+            String after,
+            int pageRows,
+            List<StoredRow> preRead) {
         if (pageRows < WORKER_ENCODE_ROWS) {
             // a small page: one read, encoded right on the event loop
-            Uni<List<StoredRow>> rows = preRead != null ? Uni.createFrom().item(preRead)
+            Uni<List<StoredRow>> rows = preRead != null
+                    ? Uni.createFrom().item(preRead)
                     : storage.readSnapshotPage(partition, table.name(), scopes, after, pageRows + 1);
             return rows.map(r -> {
                 RowsPageEncoder e = new RowsPageEncoder(table, schemaVersion);
@@ -123,35 +177,43 @@ final class RowsLane {
             });
         }
         AtomicReference<List<StoredRow>> handOver = new AtomicReference<>(preRead);
-        return Uni.createFrom().item(() -> {
-            RowsPageEncoder e = new RowsPageEncoder(table, schemaVersion);
-            List<StoredRow> given = handOver.getAndSet(null);
-            if (given != null) {
-                boolean more = given.size() > pageRows;
-                e.addAll(more ? given.subList(0, pageRows) : given);
-                return e.finish(more);
-            }
-            int requested = Math.min(PAGE_BATCH_ROWS, pageRows + 1);
-            CompletableFuture<List<StoredRow>> ahead =
-                    storage.readSnapshotPage(partition, table.name(), scopes, after, requested).subscribeAsCompletionStage();
-            while (true) {
-                List<StoredRow> batch = await(ahead);
-                boolean exhausted = batch.size() < requested;
-                int room = pageRows - e.count;
-                boolean more = batch.size() > room;
-                if (!more && !exhausted) {
-                    // the next batch (at most the rest of the page plus the probe row) is read while this one
-                    // is encoded
-                    requested = Math.min(PAGE_BATCH_ROWS, room - batch.size() + 1);
-                    ahead = storage.readSnapshotPage(partition, table.name(), scopes, batch.get(batch.size() - 1).rowId(),
-                            requested).subscribeAsCompletionStage();
-                }
-                e.addAll(more ? batch.subList(0, room) : batch);
-                if (more || exhausted) {
-                    return e.finish(more);
-                }
-            }
-        }).runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
+        return Uni.createFrom()
+                .item(() -> {
+                    RowsPageEncoder e = new RowsPageEncoder(table, schemaVersion);
+                    List<StoredRow> given = handOver.getAndSet(null);
+                    if (given != null) {
+                        boolean more = given.size() > pageRows;
+                        e.addAll(more ? given.subList(0, pageRows) : given);
+                        return e.finish(more);
+                    }
+                    int requested = Math.min(PAGE_BATCH_ROWS, pageRows + 1);
+                    CompletableFuture<List<StoredRow>> ahead = storage.readSnapshotPage(
+                                    partition, table.name(), scopes, after, requested)
+                            .subscribeAsCompletionStage();
+                    while (true) {
+                        List<StoredRow> batch = await(ahead);
+                        boolean exhausted = batch.size() < requested;
+                        int room = pageRows - e.count;
+                        boolean more = batch.size() > room;
+                        if (!more && !exhausted) {
+                            // the next batch (at most the rest of the page plus the probe row) is read while this one
+                            // is encoded
+                            requested = Math.min(PAGE_BATCH_ROWS, room - batch.size() + 1);
+                            ahead = storage.readSnapshotPage(
+                                            partition,
+                                            table.name(),
+                                            scopes,
+                                            batch.get(batch.size() - 1).rowId(),
+                                            requested)
+                                    .subscribeAsCompletionStage();
+                        }
+                        e.addAll(more ? batch.subList(0, room) : batch);
+                        if (more || exhausted) {
+                            return e.finish(more);
+                        }
+                    }
+                })
+                .runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
     }
 
     /** Waits on a worker thread for a read the event loop completes. */

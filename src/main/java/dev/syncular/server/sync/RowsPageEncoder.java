@@ -15,12 +15,10 @@ import java.util.List;
  */
 final class RowsPageEncoder {
     /** A page as SSG2 bytes with its content address (§5.1), its row count and the row cursor after it. */
-    record EncodedPage(EncodedSegment segment, int count, String next) {
-    }
+    record EncodedPage(EncodedSegment segment, int count, String next) {}
 
     /** A rows segment's bytes and content address (§5.1). */
-    record EncodedSegment(byte[] bytes, String segmentId) {
-    }
+    record EncodedSegment(byte[] bytes, String segmentId) {}
 
     private final List<ColumnDef> columns;
     private final WireWriter out = new WireWriter(16 * 1024);
@@ -45,7 +43,7 @@ final class RowsPageEncoder {
     EncodedPage finish(boolean more) {
         writer.finish();
         byte[] bytes = out.toByteArray();
-        return new EncodedPage(new EncodedSegment(bytes, "sha256:" + CanonicalJson.sha256Hex(bytes)), count,
-                more ? last : null);
+        return new EncodedPage(
+                new EncodedSegment(bytes, "sha256:" + CanonicalJson.sha256Hex(bytes)), count, more ? last : null);
     }
 }

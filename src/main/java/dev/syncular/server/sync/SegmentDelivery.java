@@ -45,8 +45,15 @@ final class SegmentDelivery {
     /** The native scheme's verifier, when {@link #urls} is the native signer (signed download route). */
     private final SegmentUrlSigner signer;
 
-    SegmentDelivery(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver,
-            SyncLimits limits, LongSupplier clock, ServeGateCheck check, SegmentUrls urls) {
+    SegmentDelivery(
+            SchemaWindow window,
+            SyncStorage storage,
+            SegmentStore segments,
+            ScopeResolver resolver,
+            SyncLimits limits,
+            LongSupplier clock,
+            ServeGateCheck check,
+            SegmentUrls urls) {
         this.window = window;
         this.storage = storage;
         this.segments = segments;
@@ -59,8 +66,17 @@ final class SegmentDelivery {
     }
 
     /** §4.2 accept bits and §5.7 size guidance decide inline versus reference delivery. */
-    Uni<Frame> emitSegment(Round round, PullHeader pull, TableSchema table, String digest, long asOf,
-            PartitionState state, String rowCursor, String nextRowCursor, int rowCount, EncodedSegment encoded) {
+    Uni<Frame> emitSegment(
+            Round round,
+            PullHeader pull,
+            TableSchema table,
+            String digest,
+            long asOf,
+            PartitionState state,
+            String rowCursor,
+            String nextRowCursor,
+            int rowCount,
+            EncodedSegment encoded) {
         byte[] segment = encoded.bytes();
         if (inline(pull, segment.length)) {
             round.inlineRows += rowCount;
@@ -68,15 +84,35 @@ final class SegmentDelivery {
         }
         String segmentId = encoded.segmentId();
         long now = clock.getAsLong();
-        SegmentPublication publication = new SegmentPublication(round.ctx.partition(), state.logEpoch(), table.name(),
-                round.clientSchema.version(), MediaType.ROWS, digest, asOf, rowCursor, nextRowCursor, rowCount, now,
+        SegmentPublication publication = new SegmentPublication(
+                round.ctx.partition(),
+                state.logEpoch(),
+                table.name(),
+                round.clientSchema.version(),
+                MediaType.ROWS,
+                digest,
+                asOf,
+                rowCursor,
+                nextRowCursor,
+                rowCount,
+                now,
                 now + limits.segmentTtlMs());
         // §5.4: a short-lived native signed URL only for clients advertising bit 3 (minted right after scope
         // resolution, inside this pull).
         SegmentUrlSigner.SignedUrl url = url(pull, segmentId, digest, round, now);
-        return segments.publish(segmentId, segment, publication).map(v -> new SegmentRef(segmentId, MediaType.ROWS,
-                table.name(), segment.length, rowCount, asOf, digest, rowCursor, nextRowCursor,
-                url == null ? null : url.url(), url == null ? null : url.expiresAtMs()));
+        return segments.publish(segmentId, segment, publication)
+                .map(v -> new SegmentRef(
+                        segmentId,
+                        MediaType.ROWS,
+                        table.name(),
+                        segment.length,
+                        rowCount,
+                        asOf,
+                        digest,
+                        rowCursor,
+                        nextRowCursor,
+                        url == null ? null : url.url(),
+                        url == null ? null : url.expiresAtMs()));
     }
 
     /** §4.2 accept bits and §5.7 size guidance: whether a rows segment of {@code length} bytes goes inline. */
@@ -88,14 +124,16 @@ final class SegmentDelivery {
     /** §5.4: a URL only for clients advertising bit 3, minted inside this pull right after scope resolution. */
     SegmentUrlSigner.SignedUrl url(PullHeader pull, String segmentId, String digest, Round round, long now) {
         return urls != SegmentUrls.NONE && pull.accepts(PullHeader.ACCEPT_SIGNED_URLS)
-                ? urls.issue(segmentId, digest, round.ctx.partition(), now) : null;
+                ? urls.issue(segmentId, digest, round.ctx.partition(), now)
+                : null;
     }
 
     /**
      * §5.5 direct download: re-authorize against the requested scopes — the recomputed digest must belong
      * to an unexpired publication in the caller's partition and live log epoch.
      */
-    Uni<SegmentDownload> authorize(SyncRequestContext ctx, String segmentId, Map<String, List<String>> requestedScopes) {
+    Uni<SegmentDownload> authorize(
+            SyncRequestContext ctx, String segmentId, Map<String, List<String>> requestedScopes) {
         if (ctx.unstorable() != null) {
             return Uni.createFrom().failure(ctx.unstorable());
         }
@@ -108,29 +146,38 @@ final class SegmentDelivery {
             if (state == null) {
                 return Uni.createFrom().failure(notFound());
             }
-            return check.admit(ctx.partition()).flatMap(gate -> check.verified(ctx.partition(), gate,
-                    download(ctx, segmentId, requestedScopes, state, now)));
+            return check.admit(ctx.partition())
+                    .flatMap(gate -> check.verified(
+                            ctx.partition(), gate, download(ctx, segmentId, requestedScopes, state, now)));
         });
     }
 
-    private Uni<SegmentDownload> download(SyncRequestContext ctx, String segmentId,
-            Map<String, List<String>> requestedScopes, PartitionState state, long now) {
+    private Uni<SegmentDownload> download(
+            SyncRequestContext ctx,
+            String segmentId,
+            Map<String, List<String>> requestedScopes,
+            PartitionState state,
+            long now) {
         return segments.describe(segmentId).flatMap(stored -> {
             List<SegmentPublication> live = livePublications(stored, ctx.partition(), state.logEpoch());
             if (live.isEmpty()) {
                 return Uni.createFrom().failure(notFound());
             }
-            List<SegmentPublication> unexpired = live.stream().filter(p -> p.expiresAtMs() > now).toList();
+            List<SegmentPublication> unexpired =
+                    live.stream().filter(p -> p.expiresAtMs() > now).toList();
             if (unexpired.isEmpty()) {
                 return Uni.createFrom().failure(new SyncError(ErrorCode.SEGMENT_EXPIRED, "segment expired"));
             }
             return Round.resolveOnce(resolver, window, ctx).flatMap(allowed -> {
                 if (allowed.isEmpty() || !authorizedBy(unexpired, requestedScopes, allowed.get())) {
-                    return Uni.createFrom().failure(new SyncError(ErrorCode.FORBIDDEN,
-                            "segment not authorized for the requested scopes"));
+                    return Uni.createFrom()
+                            .failure(new SyncError(
+                                    ErrorCode.FORBIDDEN, "segment not authorized for the requested scopes"));
                 }
-                return segments.read(segmentId).flatMap(bytes -> bytes == null ? Uni.createFrom().failure(notFound())
-                        : Uni.createFrom().item(new SegmentDownload(segmentId, bytes)));
+                return segments.read(segmentId)
+                        .flatMap(bytes -> bytes == null
+                                ? Uni.createFrom().failure(notFound())
+                                : Uni.createFrom().item(new SegmentDownload(segmentId, bytes)));
             });
         });
     }
@@ -163,7 +210,9 @@ final class SegmentDelivery {
             String partition = granted.get(0).partition();
             return storage.readPartition(partition).flatMap(state -> {
                 List<SegmentPublication> live = granted.stream()
-                        .filter(p -> p.partition().equals(partition) && state != null && p.logEpoch().equals(state.logEpoch()))
+                        .filter(p -> p.partition().equals(partition)
+                                && state != null
+                                && p.logEpoch().equals(state.logEpoch()))
                         .toList();
                 if (live.isEmpty()) {
                     return Uni.createFrom().failure(notFound());
@@ -171,14 +220,21 @@ final class SegmentDelivery {
                 if (live.stream().noneMatch(p -> p.expiresAtMs() > now)) {
                     return Uni.createFrom().failure(new SyncError(ErrorCode.SEGMENT_EXPIRED, "segment expired"));
                 }
-                return check.admit(partition).flatMap(gate -> check.verified(partition, gate, segments.read(segmentId)
-                        .flatMap(bytes -> bytes == null ? Uni.createFrom().<SegmentDownload>failure(notFound())
-                                : Uni.createFrom().item(new SegmentDownload(segmentId, bytes)))));
+                return check.admit(partition)
+                        .flatMap(gate -> check.verified(
+                                partition,
+                                gate,
+                                segments.read(segmentId)
+                                        .flatMap(bytes -> bytes == null
+                                                ? Uni.createFrom().<SegmentDownload>failure(notFound())
+                                                : Uni.createFrom().item(new SegmentDownload(segmentId, bytes)))));
             });
         });
     }
 
-    private boolean authorizedBy(List<SegmentPublication> publications, Map<String, List<String>> requested,
+    private boolean authorizedBy(
+            List<SegmentPublication> publications,
+            Map<String, List<String>> requested,
             Map<String, List<String>> allowed) {
         Map<String, List<String>> effective = EffectiveScopes.effective(requested, allowed);
         if (effective == null) {

@@ -24,7 +24,8 @@ final class ServeGateCheck {
     }
 
     <T> Uni<T> refuse(SyncError refusal) {
-        observer.gateRefused(String.valueOf(refusal.details().get("partition")),
+        observer.gateRefused(
+                String.valueOf(refusal.details().get("partition")),
                 String.valueOf(refusal.details().get("reason")));
         return Uni.createFrom().failure(refusal);
     }
@@ -39,9 +40,8 @@ final class ServeGateCheck {
 
     /** §2.4 writer fence: a write the storage fenced off answers the {@code writer_fenced} refusal. */
     <T> Uni<T> fenced(String partition, Uni<T> planned) {
-        return planned
-                .onFailure(e -> e instanceof StorageException se
-                        && StorageException.WRITER_FENCE_REJECTED.equals(se.code()))
+        return planned.onFailure(e ->
+                        e instanceof StorageException se && StorageException.WRITER_FENCE_REJECTED.equals(se.code()))
                 .recoverWithUni(e -> refuse(gates.writerFenced(partition)));
     }
 
@@ -52,9 +52,12 @@ final class ServeGateCheck {
      */
     <T> Uni<T> verified(String partition, ServeGate before, Uni<T> planned) {
         return fenced(partition, planned)
-                .flatMap(result -> storage.readServeGate(partition, gates.runningSchemaVersion()).flatMap(after -> {
-                    SyncError refusal = gates.verify(partition, before, after);
-                    return refusal != null ? refuse(refusal) : Uni.createFrom().item(result);
-                }));
+                .flatMap(result -> storage.readServeGate(partition, gates.runningSchemaVersion())
+                        .flatMap(after -> {
+                            SyncError refusal = gates.verify(partition, before, after);
+                            return refusal != null
+                                    ? refuse(refusal)
+                                    : Uni.createFrom().item(result);
+                        }));
     }
 }

@@ -20,6 +20,7 @@ import java.util.stream.Collectors;
 public final class ServeGates {
     /** Refusal reasons, also the {@code reason} tag of the refusal counter. */
     public static final String SCHEMA_NEWER = "schema_newer";
+
     public static final String CHECKPOINT_PENDING = "checkpoint_pending";
     public static final String GATE_CHANGED = "gate_changed";
     public static final String WRITER_FENCED = "writer_fenced";
@@ -29,7 +30,8 @@ public final class ServeGates {
 
     public ServeGates(int runningSchemaVersion, List<CheckpointDeclaration> declarations) {
         this.runningSchemaVersion = runningSchemaVersion;
-        this.declared = declarations.stream().map(d -> key(d.partition(), d.name())).collect(Collectors.toUnmodifiableSet());
+        this.declared =
+                declarations.stream().map(d -> key(d.partition(), d.name())).collect(Collectors.toUnmodifiableSet());
     }
 
     private static String key(String partition, String name) {

@@ -83,11 +83,21 @@ public final class SyncEngine {
         this.observer = observer;
         this.presignedUrls = urls != SegmentUrls.NONE && !(urls instanceof SegmentUrlSigner);
         this.check = new ServeGateCheck(storage, gates, observer);
-        this.push = new CommitPush(window, storage, parts.blobs(), clockMs, gates, check,
-                new PushOperations(window, parts.merger(), policy), observer, policy, parts.fault());
+        this.push = new CommitPush(
+                window,
+                storage,
+                parts.blobs(),
+                clockMs,
+                gates,
+                check,
+                new PushOperations(window, parts.merger(), policy),
+                observer,
+                policy,
+                parts.fault());
         this.delivery = new SegmentDelivery(window, storage, segments, resolver, limits, clockMs, check, urls);
         RowsLane rows = new RowsLane(storage, delivery);
-        ImageLane images = new ImageLane(storage, segments, limits, clockMs, parts.buildImages(), delivery, rows, observer);
+        ImageLane images =
+                new ImageLane(storage, segments, limits, clockMs, parts.buildImages(), delivery, rows, observer);
         this.pull = new Pull(storage, new Bootstrap(storage, rows, images));
     }
 
@@ -115,8 +125,7 @@ public final class SyncEngine {
     }
 
     /** The bytes of an authorized segment download (§5.5). */
-    public record SegmentDownload(String segmentId, byte[] bytes) {
-    }
+    public record SegmentDownload(String segmentId, byte[] bytes) {}
 
     /**
      * One sync round (§1.5 request → §1.6 response), the single round path of every binding: the HTTP binding
@@ -143,7 +152,10 @@ public final class SyncEngine {
             operations += c.operations().size();
         }
         // fairness first: a refused round (sync.rate_limited) has read and written nothing
-        return admission.admit(ctx.partition(), ctx.actorId(), operations,
+        return admission.admit(
+                ctx.partition(),
+                ctx.actorId(),
+                operations,
                 () -> round(ctx, header, pushes, pullHeader, subscriptions, ServerCommand.NONE));
     }
 
@@ -154,34 +166,45 @@ public final class SyncEngine {
      * and the commit's {@code PUSH_RESULT} (applied, cached for a retry of an applied command, or rejected, stored
      * and replayed like any push).
      */
-    public Uni<List<Frame>> command(SyncRequestContext ctx, String clientId, String clientCommitId,
-            ServerCommand command) {
+    public Uni<List<Frame>> command(
+            SyncRequestContext ctx, String clientId, String clientCommitId, ServerCommand command) {
         ReqHeader header = new ReqHeader(clientId, window.current().version(), null);
         List<PushCommit> pushes = List.of(new PushCommit(clientCommitId, List.of()));
-        return admission.admit(ctx.partition(), ctx.actorId(), 1,
-                () -> round(ctx, header, pushes, null, List.of(), command));
+        return admission.admit(
+                ctx.partition(), ctx.actorId(), 1, () -> round(ctx, header, pushes, null, List.of(), command));
     }
 
-    private Uni<List<Frame>> round(SyncRequestContext ctx, ReqHeader header, List<PushCommit> pushes,
-            PullHeader pullHeader, List<SubscriptionFrame> subscriptions, ServerCommand command) {
+    private Uni<List<Frame>> round(
+            SyncRequestContext ctx,
+            ReqHeader header,
+            List<PushCommit> pushes,
+            PullHeader pullHeader,
+            List<SubscriptionFrame> subscriptions,
+            ServerCommand command) {
         long started = System.nanoTime();
         long now = clock.getAsLong();
         String partition = ctx.partition();
         // One entry read (partition touch + serve gate + client record), one exit round trip (client record
         // upsert when due + the verify read, which also rechecks the horizon of incremental pulls). Before the
         // entry read, what the storage cannot hold and the subscription cap are refused (RequestValidation).
-        return Uni.createFrom().deferred(() -> {
-            RequestValidation.admissible(ctx, header, pushes, subscriptions, limits);
-            return storage.enterRequest(partition, header.clientId(), gates.runningSchemaVersion(), now).flatMap(entry -> {
-                SyncError refusal = gates.refusal(partition, entry.gate());
-                if (refusal != null) {
-                    return check.refuse(refusal);
-                }
-                return check.fenced(partition, plan(ctx, header, pushes, pullHeader, subscriptions, entry, command))
-                        .flatMap(planned -> finish(partition, entry.gate(), planned, entry.client(), now));
-            });
-        }).onItemOrFailure().invoke((frames, failure) -> observer.roundEnded(outcome(failure),
-                System.nanoTime() - started));
+        return Uni.createFrom()
+                .deferred(() -> {
+                    RequestValidation.admissible(ctx, header, pushes, subscriptions, limits);
+                    return storage.enterRequest(partition, header.clientId(), gates.runningSchemaVersion(), now)
+                            .flatMap(entry -> {
+                                SyncError refusal = gates.refusal(partition, entry.gate());
+                                if (refusal != null) {
+                                    return check.refuse(refusal);
+                                }
+                                return check.fenced(
+                                                partition,
+                                                plan(ctx, header, pushes, pullHeader, subscriptions, entry, command))
+                                        .flatMap(planned ->
+                                                finish(partition, entry.gate(), planned, entry.client(), now));
+                            });
+                })
+                .onItemOrFailure()
+                .invoke((frames, failure) -> observer.roundEnded(outcome(failure), System.nanoTime() - started));
     }
 
     /** A round's outcome for the observer: {@code "ok"} or the §10 code it fails with (a bounded set). */
@@ -243,21 +266,32 @@ public final class SyncEngine {
         }
     }
 
-    private Uni<PlannedResponse> plan(SyncRequestContext ctx, ReqHeader request, List<PushCommit> pushes,
-            PullHeader pullHeader, List<SubscriptionFrame> subscriptions, RequestEntry entry, ServerCommand command) {
+    private Uni<PlannedResponse> plan(
+            SyncRequestContext ctx,
+            ReqHeader request,
+            List<PushCommit> pushes,
+            PullHeader pullHeader,
+            List<SubscriptionFrame> subscriptions,
+            RequestEntry entry,
+            ServerCommand command) {
         PartitionState state = entry.partition();
         boolean isCommand = command != ServerCommand.NONE;
         // REMOTE.md §3: a command always writes in the partition's live epoch
-        ReqHeader header = isCommand ? new ReqHeader(request.clientId(), request.schemaVersion(), state.logEpoch())
-                : request;
+        ReqHeader header =
+                isCommand ? new ReqHeader(request.clientId(), request.schemaVersion(), state.logEpoch()) : request;
         return Uni.createFrom().deferred(() -> {
             // §2.1: the epoch is compared before any other request work.
-            boolean resetRequired = header.logEpoch() == null || !header.logEpoch().equals(state.logEpoch());
+            boolean resetRequired =
+                    header.logEpoch() == null || !header.logEpoch().equals(state.logEpoch());
             CompiledSchema clientSchema = window.forVersion(header.schemaVersion());
             if (clientSchema == null) {
                 // §1.6 schema-floor response: nothing else is processed.
-                return Uni.createFrom().item(new PlannedResponse(new RespHeader(window.oldest().version(),
-                        window.current().version(), state.logEpoch(), resetRequired)));
+                return Uni.createFrom()
+                        .item(new PlannedResponse(new RespHeader(
+                                window.oldest().version(),
+                                window.current().version(),
+                                state.logEpoch(),
+                                resetRequired)));
             }
             if (resetRequired) {
                 return Uni.createFrom().item(new PlannedResponse(new RespHeader(null, null, state.logEpoch(), true)));
@@ -265,26 +299,32 @@ public final class SyncEngine {
             if (!isCommand) { // a command's identity is the reserved one (REMOTE.md §3), its operations its own
                 RequestValidation.validate(header, pushes, pullHeader, subscriptions, clientSchema, limits);
             }
-            Round round = new Round(ctx, header, clientSchema, resolver, window, limits.maxResponseBytes(), leases,
-                    state.logEpoch());
+            Round round = new Round(
+                    ctx, header, clientSchema, resolver, window, limits.maxResponseBytes(), leases, state.logEpoch());
             round.command = command;
             ClientRecord client = entry.client();
             if (client != null && !client.actorId().equals(ctx.actorId())) {
-                return Uni.createFrom().failure(new SyncError(ErrorCode.INVALID_CLIENT_ID,
-                        "clientId is bound to another actor"));
+                return Uni.createFrom()
+                        .failure(new SyncError(ErrorCode.INVALID_CLIENT_ID, "clientId is bound to another actor"));
             }
             PlannedResponse planned = new PlannedResponse(round, subscriptions, pullHeader != null, client);
             planned.head.add(new RespHeader(null, null, state.logEpoch(), false));
             // §7.3.3: with leases configured every round resolves its authority first (a lease-authorized round
             // without a valid lease fails before any push), and a live resolution issues or slides the lease
             Uni<Void> authorized = !leases.enabled() ? Uni.createFrom().voidItem() : round.allowed.replaceWithVoid();
-            return authorized.flatMap(a -> push.pushAll(round, pushes, planned.head))
-                    .flatMap(v -> pullHeader == null ? Uni.createFrom().voidItem()
+            return authorized
+                    .flatMap(a -> push.pushAll(round, pushes, planned.head))
+                    .flatMap(v -> pullHeader == null
+                            ? Uni.createFrom().voidItem()
                             : pull.pullAll(round, pullHeader, subscriptions, planned, state))
-                    .flatMap(v -> !leases.enabled() || !round.liveAuthority ? Uni.createFrom().voidItem()
-                            : round.allowed.flatMap(allowed -> leases.issue(ctx, header.clientId(), allowed.get(), state.logEpoch()))
+                    .flatMap(v -> !leases.enabled() || !round.liveAuthority
+                            ? Uni.createFrom().voidItem()
+                            : round.allowed
+                                    .flatMap(allowed ->
+                                            leases.issue(ctx, header.clientId(), allowed.get(), state.logEpoch()))
                                     // §7.3.2: LEASE right after RESP_HEADER, before any PUSH_RESULT
-                                    .invoke(lease -> planned.head.add(1, lease)).replaceWithVoid())
+                                    .invoke(lease -> planned.head.add(1, lease))
+                                    .replaceWithVoid())
                     .replaceWith(planned);
         });
     }
@@ -297,30 +337,31 @@ public final class SyncEngine {
      * every write and every window read. Read-verify-refuse: the gate must still admit and carry the entry
      * gate's token.
      */
-    private Uni<List<Frame>> finish(String partition, ServeGate before, PlannedResponse planned, ClientRecord stored,
-            long now) {
+    private Uni<List<Frame>> finish(
+            String partition, ServeGate before, PlannedResponse planned, ClientRecord stored, long now) {
         ClientRecord record = planned.clientRecord(now);
         ClientRecord save = record != null && ClientRecords.mustSave(stored, record, now) ? record : null;
-        return storage.finishRequest(partition, gates.runningSchemaVersion(), save).flatMap(exit -> {
-            if (planned.expire(exit.horizonSeq())) {
-                return finish(partition, before, planned, save != null ? save : stored, now);
-            }
-            SyncError refusal = gates.verify(partition, before, exit.gate());
-            if (refusal != null) {
-                return check.refuse(refusal);
-            }
-            List<Frame> frames = planned.frames();
-            released(planned, frames);
-            return Uni.createFrom().item(frames);
-        });
+        return storage.finishRequest(partition, gates.runningSchemaVersion(), save)
+                .flatMap(exit -> {
+                    if (planned.expire(exit.horizonSeq())) {
+                        return finish(partition, before, planned, save != null ? save : stored, now);
+                    }
+                    SyncError refusal = gates.verify(partition, before, exit.gate());
+                    if (refusal != null) {
+                        return check.refuse(refusal);
+                    }
+                    List<Frame> frames = planned.frames();
+                    released(planned, frames);
+                    return Uni.createFrom().item(frames);
+                });
     }
 
     /**
      * §5.5 direct download: re-authorize against the requested scopes — the recomputed digest must belong
      * to an unexpired publication in the caller's partition and live log epoch.
      */
-    public Uni<SegmentDownload> authorizeSegment(SyncRequestContext ctx, String segmentId,
-            Map<String, List<String>> requestedScopes) {
+    public Uni<SegmentDownload> authorizeSegment(
+            SyncRequestContext ctx, String segmentId, Map<String, List<String>> requestedScopes) {
         return delivery.authorize(ctx, segmentId, requestedScopes);
     }
 

@@ -12,15 +12,23 @@ package dev.syncular.server.sync;
  *                                   bytes, bootstraps stop at the next page and later subscriptions end early
  *                                   with their resume token or cursor (default 8 MiB)
  */
-public record SyncLimits(int maxOperationsPerRequest, int inlineSegmentMaxBytes, long segmentTtlMs,
-        int maxSubscriptionsPerRequest, long maxResponseBytes) {
+public record SyncLimits(
+        int maxOperationsPerRequest,
+        int inlineSegmentMaxBytes,
+        long segmentTtlMs,
+        int maxSubscriptionsPerRequest,
+        long maxResponseBytes) {
     public static final int DEFAULT_MAX_SUBSCRIPTIONS = 256;
     public static final long DEFAULT_MAX_RESPONSE_BYTES = 8L * 1024 * 1024;
     public static final SyncLimits DEFAULTS = new SyncLimits(500, 256 * 1024, 24L * 60 * 60 * 1000);
 
     /** The given §6.1 / §5.7 / §5.1 limits with the default subscription cap and response budget. */
     public SyncLimits(int maxOperationsPerRequest, int inlineSegmentMaxBytes, long segmentTtlMs) {
-        this(maxOperationsPerRequest, inlineSegmentMaxBytes, segmentTtlMs, DEFAULT_MAX_SUBSCRIPTIONS,
+        this(
+                maxOperationsPerRequest,
+                inlineSegmentMaxBytes,
+                segmentTtlMs,
+                DEFAULT_MAX_SUBSCRIPTIONS,
                 DEFAULT_MAX_RESPONSE_BYTES);
     }
 }

@@ -9,17 +9,21 @@ import java.util.List;
  * return at once and never block.
  */
 public interface SyncObserver {
-    SyncObserver NONE = new SyncObserver() {
-    };
+    SyncObserver NONE = new SyncObserver() {};
 
     /** How a pushed commit ended (§6.3): applied, replayed from its retained result (§2.3), or refused. */
     enum CommitOutcome {
-        APPLIED, CACHED, CONFLICTED, REJECTED
+        APPLIED,
+        CACHED,
+        CONFLICTED,
+        REJECTED
     }
 
     /** Where pulled rows came from: the incremental log window (§4.5), rows segments (§5.2), a SQLite image (§5.3). */
     enum Lane {
-        COMMITS, ROWS, IMAGE
+        COMMITS,
+        ROWS,
+        IMAGE
     }
 
     /**
@@ -27,43 +31,42 @@ public interface SyncObserver {
      * signed URLs included), or from the object store through a provider-presigned URL (§5.4).
      */
     enum Delivery {
-        INLINE, DIRECT, PRESIGNED
+        INLINE,
+        DIRECT,
+        PRESIGNED
     }
 
     /**
      * One pushed commit, after its transaction committed. {@code code} is the §10 code of the refusing result
      * ({@code null} when applied or replayed); {@code operations} the commit's operation count.
      */
-    record Commit(String partition, String clientId, String clientCommitId, CommitOutcome outcome, String code,
-            int operations) {
-    }
+    record Commit(
+            String partition,
+            String clientId,
+            String clientCommitId,
+            CommitOutcome outcome,
+            String code,
+            int operations) {}
 
     /** A round ended after {@code nanos}: {@code outcome} is {@code "ok"} or the §10 code it failed with. */
-    default void roundEnded(String outcome, long nanos) {
-    }
+    default void roundEnded(String outcome, long nanos) {}
 
-    default void commitPushed(Commit commit) {
-    }
+    default void commitPushed(Commit commit) {}
 
     /** Rows a released response carried on {@code lane} (only called with {@code rows > 0}). */
-    default void rowsPulled(Lane lane, long rows) {
-    }
+    default void rowsPulled(Lane lane, long rows) {}
 
     /** Segment bytes that reached a client by {@code delivery} (only called with {@code bytes > 0}). */
-    default void segmentBytes(Delivery delivery, long bytes) {
-    }
+    default void segmentBytes(Delivery delivery, long bytes) {}
 
     /** A §5.3 SQLite image was served from the store ({@code built = false}) or built and published here. */
-    default void imageServed(boolean built) {
-    }
+    default void imageServed(boolean built) {}
 
     /** A request was refused by the §2.4 serve gate for {@code reason}. */
-    default void gateRefused(String partition, String reason) {
-    }
+    default void gateRefused(String partition, String reason) {}
 
     /** A §6.9 reaction of {@code type} was appended by a push transaction that committed. */
-    default void reactionPlanned(String type) {
-    }
+    default void reactionPlanned(String type) {}
 
     /** Tells every one of {@code observers}, in order. */
     static SyncObserver of(SyncObserver... observers) {

@@ -16,8 +16,8 @@ import java.util.Objects;
  *     {@code exp} plus the configured clock skew), or {@link #NO_EXPIRY} for a credential without a lifetime; a
  *     long-lived binding (the §8 realtime socket) ends its connection at this instant
  */
-public record SyncRequestContext(String actorId, String partition, Map<String, List<String>> grantedScopes,
-        long credentialExpiresAtMs) {
+public record SyncRequestContext(
+        String actorId, String partition, Map<String, List<String>> grantedScopes, long credentialExpiresAtMs) {
     /** {@link #credentialExpiresAtMs()} of a credential that does not expire (the development header). */
     public static final long NO_EXPIRY = Long.MAX_VALUE;
 

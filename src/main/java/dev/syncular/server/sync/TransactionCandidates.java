@@ -46,24 +46,32 @@ final class TransactionCandidates implements CandidateReader {
     }
 
     @Override
-    public Uni<List<CandidateRow>> scanRows(String table, Map<String, String> scopeFilter, String afterRowId, int limit) {
+    public Uni<List<CandidateRow>> scanRows(
+            String table, Map<String, String> scopeFilter, String afterRowId, int limit) {
         TableSchema t = table(table);
         if (scopeFilter == null || scopeFilter.isEmpty()) {
-            throw new StorageException("sync.storage.scan_requires_scope", "a candidate scan needs a scope filter", Map.of());
+            throw new StorageException(
+                    "sync.storage.scan_requires_scope", "a candidate scan needs a scope filter", Map.of());
         }
         if (limit < 1 || limit > MAX_SCAN) {
             throw new StorageException(StorageException.INVALID_ARGUMENT, "scan limit must be 1-1000", Map.of());
         }
         Map.Entry<String, String> first = scopeFilter.entrySet().iterator().next();
-        ScopePattern p = t.scopePatterns().stream().filter(x -> x.variable().equals(first.getKey())).findFirst()
-                .orElseThrow(() -> new StorageException(StorageException.INVALID_ARGUMENT, "undeclared scope variable",
+        ScopePattern p = t.scopePatterns().stream()
+                .filter(x -> x.variable().equals(first.getKey()))
+                .findFirst()
+                .orElseThrow(() -> new StorageException(
+                        StorageException.INVALID_ARGUMENT,
+                        "undeclared scope variable",
                         Map.of("table", table, "variable", first.getKey())));
         ColumnType type = t.column(p.columnIndex()).type();
         Object value = type == ColumnType.INTEGER ? (Object) Long.valueOf(first.getValue()) : first.getValue();
         // Stored rows by keyset pages on the first variable's column, merged with the staged rows, until full.
         TreeMap<String, CandidateRow> out = new TreeMap<>(TransactionCandidates::byBytes);
         for (Staged s : staged.values()) {
-            if (s.table().equals(table) && s.row() != null && after(s.rowId(), afterRowId)
+            if (s.table().equals(table)
+                    && s.row() != null
+                    && after(s.rowId(), afterRowId)
                     && matches(t, s.row().values(), scopeFilter)) {
                 out.put(s.rowId(), candidate(t, s.row()));
             }
@@ -73,8 +81,14 @@ final class TransactionCandidates implements CandidateReader {
     }
 
     /** Adds stored rows (unless staged) page by page until {@code limit} rows precede the last page's end. */
-    private Uni<Void> page(TableSchema t, String column, Object value, Map<String, String> filter, String after,
-            int limit, TreeMap<String, CandidateRow> out) {
+    private Uni<Void> page(
+            TableSchema t,
+            String column,
+            Object value,
+            Map<String, String> filter,
+            String after,
+            int limit,
+            TreeMap<String, CandidateRow> out) {
         return tx.readRowsWhere(t.name(), column, value, after, limit).flatMap(rows -> {
             for (StoredRow r : rows) {
                 if (!staged.containsKey(t.name() + '\u0000' + r.rowId()) && matches(t, r.values(), filter)) {
@@ -116,8 +130,7 @@ final class TransactionCandidates implements CandidateReader {
 
     /** Row ids order by their UTF-8 bytes, as the storage's {@code COLLATE "C"} keyset does. */
     private static int byBytes(String a, String b) {
-        return Arrays.compareUnsigned(a.getBytes(StandardCharsets.UTF_8),
-                b.getBytes(StandardCharsets.UTF_8));
+        return Arrays.compareUnsigned(a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8));
     }
 
     private static CandidateRow candidate(TableSchema t, StoredRow r) {

@@ -8,7 +8,9 @@ import java.util.Map;
  * validators (§6.8) and reaction planners (§6.9). Every part is optional; with none the push path does no
  * evidence building, candidate reads or callbacks at all.
  */
-public record WritePolicy(Map<String, List<RowValidator>> rowValidators, List<CommitValidator> commitValidators,
+public record WritePolicy(
+        Map<String, List<RowValidator>> rowValidators,
+        List<CommitValidator> commitValidators,
         List<ReactionPlanner> planners) {
     public static final WritePolicy NONE = new WritePolicy(Map.of(), List.of(), List.of());
 

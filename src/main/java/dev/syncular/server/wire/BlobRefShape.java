@@ -8,8 +8,7 @@ package dev.syncular.server.wire;
 public final class BlobRefShape {
     private static final String HEAD = "{\"blobId\":\"sha256:";
 
-    private BlobRefShape() {
-    }
+    private BlobRefShape() {}
 
     /**
      * The {@code blobId} ({@code "sha256:" + 64 lowercase hex}) of a BlobRef, or {@code null} when the text

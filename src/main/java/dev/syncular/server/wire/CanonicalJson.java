@@ -20,8 +20,7 @@ import java.util.TreeSet;
  * unit, numbers in shortest round-trip form, strings escaped as JavaScript's {@code JSON.stringify} does.
  */
 public final class CanonicalJson {
-    private CanonicalJson() {
-    }
+    private CanonicalJson() {}
 
     /** Renders maps, lists, strings, numbers, booleans, nulls and Jackson trees. */
     public static String write(Object value) {
@@ -159,8 +158,8 @@ public final class CanonicalJson {
                 default -> {
                     boolean loneHigh = Character.isHighSurrogate(c)
                             && (i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1)));
-                    boolean loneLow = Character.isLowSurrogate(c)
-                            && (i == 0 || !Character.isHighSurrogate(s.charAt(i - 1)));
+                    boolean loneLow =
+                            Character.isLowSurrogate(c) && (i == 0 || !Character.isHighSurrogate(s.charAt(i - 1)));
                     if (c < 0x20 || loneHigh || loneLow) {
                         sb.append(String.format("\\u%04x", (int) c));
                     } else {

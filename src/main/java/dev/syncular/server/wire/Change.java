@@ -29,6 +29,11 @@ public record Change(int tableIndex, String rowId, Op op, Long rowVersion, Map<S
         if ((rowVersion != null) != upsert || (row != null) != upsert) {
             throw new IllegalArgumentException("rowVersion and row present iff op is upsert");
         }
-        w.u16(tableIndex).str(rowId).u8(op.code).optI64(rowVersion).scopeValueMap(scopes).optBytes(row);
+        w.u16(tableIndex)
+                .str(rowId)
+                .u8(op.code)
+                .optI64(rowVersion)
+                .scopeValueMap(scopes)
+                .optBytes(row);
     }
 }

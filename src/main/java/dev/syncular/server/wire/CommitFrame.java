@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** {@code COMMIT} (§4.5): one commit with a frame-local table dictionary — self-contained for streaming. */
-public record CommitFrame(long commitSeq, long createdAtMs, String actorId, List<String> tables,
-        List<Change> changes) implements Frame {
+public record CommitFrame(long commitSeq, long createdAtMs, String actorId, List<String> tables, List<Change> changes)
+        implements Frame {
     @Override
     public int type() {
         return FrameType.COMMIT;

@@ -20,8 +20,7 @@ public final class DebugJson {
     private static final JsonNodeFactory F = JsonNodeFactory.instance;
     private static final Base64.Encoder B64 = Base64.getEncoder();
 
-    private DebugJson() {
-    }
+    private DebugJson() {}
 
     public static String toText(JsonNode node) {
         try {

@@ -1,8 +1,9 @@
 package dev.syncular.server.wire;
 
 /** {@code ERROR} (§1.6): an in-band failure after streaming began; only {@code END} may follow. */
-public record ErrorFrame(String code, String message, String category, boolean retryable,
-        String recommendedAction, String details) implements Frame {
+public record ErrorFrame(
+        String code, String message, String category, boolean retryable, String recommendedAction, String details)
+        implements Frame {
     @Override
     public int type() {
         return FrameType.ERROR;
@@ -16,6 +17,11 @@ public record ErrorFrame(String code, String message, String category, boolean r
 
     @Override
     public void writePayload(WireWriter w) {
-        w.str(code).str(message).str(category).bool(retryable).str(recommendedAction).optStr(details);
+        w.str(code)
+                .str(message)
+                .str(category)
+                .bool(retryable)
+                .str(recommendedAction)
+                .optStr(details);
     }
 }

@@ -2,13 +2,13 @@ package dev.syncular.server.wire;
 
 /** Envelope constants and the frame-type registry of §1.2 — the protocol's numbers in one place. */
 public final class FrameType {
-    private FrameType() {
-    }
+    private FrameType() {}
 
     /** "SSP2" (§1.2). */
     public static final byte[] MAGIC = {0x53, 0x53, 0x50, 0x32};
     /** The only wire version this codec reads and writes (§9 window {@code [3]}). */
     public static final int WIRE_VERSION = 3;
+
     public static final int MSG_REQUEST = 0x01;
     public static final int MSG_RESPONSE = 0x02;
     public static final int ENVELOPE_HEADER_BYTES = 8;
@@ -37,7 +37,10 @@ public final class FrameType {
 
     /** True when the type has a layout for response messages in this wire version. */
     public static boolean isResponseFrame(int type) {
-        return (type >= RESP_HEADER && type <= SUB_END) || type == LEASE || type == PUSH_RESULT_DETAILS || type == ERROR;
+        return (type >= RESP_HEADER && type <= SUB_END)
+                || type == LEASE
+                || type == PUSH_RESULT_DETAILS
+                || type == ERROR;
     }
 
     /** "Unknown" per §1.2 rule 2: no layout for either message kind (reserved entries included). */
@@ -47,22 +50,38 @@ public final class FrameType {
 
     public static String name(int type) {
         switch (type) {
-            case END: return "END";
-            case REQ_HEADER: return "REQ_HEADER";
-            case PUSH_COMMIT: return "PUSH_COMMIT";
-            case PULL_HEADER: return "PULL_HEADER";
-            case SUBSCRIPTION: return "SUBSCRIPTION";
-            case RESP_HEADER: return "RESP_HEADER";
-            case PUSH_RESULT: return "PUSH_RESULT";
-            case SUB_START: return "SUB_START";
-            case COMMIT: return "COMMIT";
-            case SEGMENT_REF: return "SEGMENT_REF";
-            case SEGMENT_INLINE: return "SEGMENT_INLINE";
-            case SUB_END: return "SUB_END";
-            case LEASE: return "LEASE";
-            case PUSH_RESULT_DETAILS: return "PUSH_RESULT_DETAILS";
-            case ERROR: return "ERROR";
-            default: return "UNKNOWN";
+            case END:
+                return "END";
+            case REQ_HEADER:
+                return "REQ_HEADER";
+            case PUSH_COMMIT:
+                return "PUSH_COMMIT";
+            case PULL_HEADER:
+                return "PULL_HEADER";
+            case SUBSCRIPTION:
+                return "SUBSCRIPTION";
+            case RESP_HEADER:
+                return "RESP_HEADER";
+            case PUSH_RESULT:
+                return "PUSH_RESULT";
+            case SUB_START:
+                return "SUB_START";
+            case COMMIT:
+                return "COMMIT";
+            case SEGMENT_REF:
+                return "SEGMENT_REF";
+            case SEGMENT_INLINE:
+                return "SEGMENT_INLINE";
+            case SUB_END:
+                return "SUB_END";
+            case LEASE:
+                return "LEASE";
+            case PUSH_RESULT_DETAILS:
+                return "PUSH_RESULT_DETAILS";
+            case ERROR:
+                return "ERROR";
+            default:
+                return "UNKNOWN";
         }
     }
 }

@@ -9,8 +9,7 @@ import java.math.MathContext;
  * round-trip" number form of §11.2 and the number rendering of the §11.1 debug JSON.
  */
 public final class JsNumber {
-    private JsNumber() {
-    }
+    private JsNumber() {}
 
     public static String format(double d) {
         if (Double.isNaN(d) || Double.isInfinite(d)) {

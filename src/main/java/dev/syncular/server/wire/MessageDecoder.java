@@ -21,6 +21,7 @@ public final class MessageDecoder {
     private boolean ended;
     /** Framing-only mode: a bad frame is recorded, not thrown, and the stream is read on to its END. */
     private boolean keepFraming;
+
     private WireException firstError;
 
     /** @param expectedKind {@link FrameType#MSG_REQUEST}, {@link FrameType#MSG_RESPONSE}, or 0 for either. */
@@ -143,8 +144,8 @@ public final class MessageDecoder {
         }
         while (limit - p >= FrameType.FRAME_HEADER_BYTES) {
             int type = b[p] & 0xff;
-            long length = (b[p + 1] & 0xffL) | (b[p + 2] & 0xffL) << 8 | (b[p + 3] & 0xffL) << 16
-                    | (b[p + 4] & 0xffL) << 24;
+            long length =
+                    (b[p + 1] & 0xffL) | (b[p + 2] & 0xffL) << 8 | (b[p + 3] & 0xffL) << 16 | (b[p + 4] & 0xffL) << 24;
             if (limit - p - FrameType.FRAME_HEADER_BYTES < length) {
                 break;
             }
@@ -247,25 +248,41 @@ public final class MessageDecoder {
         }
         if (msgKind == FrameType.MSG_REQUEST) {
             switch (type) {
-                case FrameType.REQ_HEADER: return ReqHeader.read(r);
-                case FrameType.PUSH_COMMIT: return PushCommit.read(r);
-                case FrameType.PULL_HEADER: return PullHeader.read(r);
-                case FrameType.SUBSCRIPTION: return SubscriptionFrame.read(r);
-                default: throw WireException.invalid("response frame in a request");
+                case FrameType.REQ_HEADER:
+                    return ReqHeader.read(r);
+                case FrameType.PUSH_COMMIT:
+                    return PushCommit.read(r);
+                case FrameType.PULL_HEADER:
+                    return PullHeader.read(r);
+                case FrameType.SUBSCRIPTION:
+                    return SubscriptionFrame.read(r);
+                default:
+                    throw WireException.invalid("response frame in a request");
             }
         }
         switch (type) {
-            case FrameType.RESP_HEADER: return RespHeader.read(r);
-            case FrameType.LEASE: return Lease.read(r);
-            case FrameType.PUSH_RESULT: return PushResult.read(r);
-            case FrameType.PUSH_RESULT_DETAILS: return PushResultDetails.read(r);
-            case FrameType.SUB_START: return SubStart.read(r);
-            case FrameType.COMMIT: return CommitFrame.read(r);
-            case FrameType.SEGMENT_REF: return SegmentRef.read(r);
-            case FrameType.SEGMENT_INLINE: return SegmentInline.read(r);
-            case FrameType.SUB_END: return SubEnd.read(r);
-            case FrameType.ERROR: return ErrorFrame.read(r);
-            default: throw WireException.invalid("request frame in a response");
+            case FrameType.RESP_HEADER:
+                return RespHeader.read(r);
+            case FrameType.LEASE:
+                return Lease.read(r);
+            case FrameType.PUSH_RESULT:
+                return PushResult.read(r);
+            case FrameType.PUSH_RESULT_DETAILS:
+                return PushResultDetails.read(r);
+            case FrameType.SUB_START:
+                return SubStart.read(r);
+            case FrameType.COMMIT:
+                return CommitFrame.read(r);
+            case FrameType.SEGMENT_REF:
+                return SegmentRef.read(r);
+            case FrameType.SEGMENT_INLINE:
+                return SegmentInline.read(r);
+            case FrameType.SUB_END:
+                return SubEnd.read(r);
+            case FrameType.ERROR:
+                return ErrorFrame.read(r);
+            default:
+                throw WireException.invalid("request frame in a response");
         }
     }
 }

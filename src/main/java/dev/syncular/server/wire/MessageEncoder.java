@@ -23,8 +23,16 @@ public final class MessageEncoder {
     }
 
     public static byte[] envelopeHeader(int msgKind) {
-        return new byte[] {FrameType.MAGIC[0], FrameType.MAGIC[1], FrameType.MAGIC[2], FrameType.MAGIC[3],
-            (byte) FrameType.WIRE_VERSION, 0, (byte) msgKind, 0};
+        return new byte[] {
+            FrameType.MAGIC[0],
+            FrameType.MAGIC[1],
+            FrameType.MAGIC[2],
+            FrameType.MAGIC[3],
+            (byte) FrameType.WIRE_VERSION,
+            0,
+            (byte) msgKind,
+            0
+        };
     }
 
     public static byte[] encode(Message message) {
@@ -58,7 +66,9 @@ public final class MessageEncoder {
         if (ended) {
             throw new IllegalStateException("message already ended");
         }
-        if (msgKind == FrameType.MSG_REQUEST ? FrameType.isResponseFrame(f.type()) : FrameType.isRequestFrame(f.type())) {
+        if (msgKind == FrameType.MSG_REQUEST
+                ? FrameType.isResponseFrame(f.type())
+                : FrameType.isRequestFrame(f.type())) {
             throw new IllegalArgumentException("frame registered for the other message kind");
         }
         try {

@@ -18,11 +18,17 @@ public sealed interface OpResult permits OpResult.Applied, OpResult.Conflict, Op
     }
 
     /** A conflict: the server row (full-row codec) and the {@code conflictColumns} presence-layout bitmap. */
-    record Conflict(int opIndex, String code, String message, long serverVersion, byte[] serverRow,
-            byte[] conflictColumns) implements OpResult {
+    record Conflict(
+            int opIndex, String code, String message, long serverVersion, byte[] serverRow, byte[] conflictColumns)
+            implements OpResult {
         @Override
         public void write(WireWriter w) {
-            w.i32(opIndex).u8(STATUS_CONFLICT).str(code).str(message).i64(serverVersion).bytes(serverRow)
+            w.i32(opIndex)
+                    .u8(STATUS_CONFLICT)
+                    .str(code)
+                    .str(message)
+                    .i64(serverVersion)
+                    .bytes(serverRow)
                     .bytes(conflictColumns);
         }
     }

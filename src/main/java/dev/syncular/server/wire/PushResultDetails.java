@@ -11,8 +11,7 @@ import java.util.Set;
  */
 public record PushResultDetails(String clientCommitId, List<Entry> entries) implements Frame {
     /** One detail entry: an error record's {@code opIndex} and its normalized {@code detailsJson} object. */
-    public record Entry(int opIndex, String detailsJson) {
-    }
+    public record Entry(int opIndex, String detailsJson) {}
 
     @Override
     public int type() {

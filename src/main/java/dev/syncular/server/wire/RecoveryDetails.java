@@ -17,13 +17,13 @@ import java.util.regex.Pattern;
  */
 public final class RecoveryDetails {
     private static final JsonFactory JSON = JsonFactory.builder()
-            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .build();
     private static final Pattern TOKEN = Pattern.compile("[a-z][a-z0-9]*([._-][a-z0-9]+)*");
     private static final Pattern PATH = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*");
     public static final int MAX_BYTES = 4096;
 
-    private RecoveryDetails() {
-    }
+    private RecoveryDetails() {}
 
     public static void require(String json) {
         if (json.getBytes(StandardCharsets.UTF_8).length > MAX_BYTES) {
@@ -106,7 +106,9 @@ public final class RecoveryDetails {
                 throw bad();
             }
             String v = p.getText();
-            if (v.isEmpty() || !v.equals(v.strip()) || v.getBytes(StandardCharsets.UTF_8).length > 256
+            if (v.isEmpty()
+                    || !v.equals(v.strip())
+                    || v.getBytes(StandardCharsets.UTF_8).length > 256
                     || v.chars().anyMatch(Character::isISOControl)) {
                 throw bad();
             }

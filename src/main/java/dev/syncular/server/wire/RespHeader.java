@@ -4,8 +4,9 @@ package dev.syncular.server.wire;
  * {@code RESP_HEADER} (§1.6): the schema-floor fields, the partition {@code logEpoch} (§2.1) and
  * {@code resetRequired}.
  */
-public record RespHeader(Integer requiredSchemaVersion, Integer latestSchemaVersion, String logEpoch,
-        boolean resetRequired) implements Frame {
+public record RespHeader(
+        Integer requiredSchemaVersion, Integer latestSchemaVersion, String logEpoch, boolean resetRequired)
+        implements Frame {
     @Override
     public int type() {
         return FrameType.RESP_HEADER;
@@ -22,6 +23,9 @@ public record RespHeader(Integer requiredSchemaVersion, Integer latestSchemaVers
 
     @Override
     public void writePayload(WireWriter w) {
-        w.optI32(requiredSchemaVersion).optI32(latestSchemaVersion).str(logEpoch).bool(resetRequired);
+        w.optI32(requiredSchemaVersion)
+                .optI32(latestSchemaVersion)
+                .str(logEpoch)
+                .bool(resetRequired);
     }
 }

@@ -47,7 +47,8 @@ final class ResponseGrammar extends Grammar {
             }
             case FrameType.PUSH_RESULT_DETAILS -> {
                 PushResultDetails d = (PushResultDetails) frame;
-                if (lastKnown != FrameType.PUSH_RESULT || lastResult.status() != CommitStatus.REJECTED
+                if (lastKnown != FrameType.PUSH_RESULT
+                        || lastResult.status() != CommitStatus.REJECTED
                         || !lastResult.clientCommitId().equals(d.clientCommitId())) {
                     throw violation("PUSH_RESULT_DETAILS must follow its rejected PUSH_RESULT");
                 }

@@ -28,7 +28,11 @@ public final class RowsSegmentWriter {
         this.sink = sink;
         this.codec = new RowCodec(columns);
         WireWriter h = new WireWriter(64 + columns.size() * 16);
-        h.raw(RowsSegment.MAGIC).u16(RowsSegment.FORMAT_VERSION).u16(0).str(table).i32(schemaVersion)
+        h.raw(RowsSegment.MAGIC)
+                .u16(RowsSegment.FORMAT_VERSION)
+                .u16(0)
+                .str(table)
+                .i32(schemaVersion)
                 .u16(columns.size());
         for (ColumnDef c : columns.columns()) {
             h.str(c.name()).u8(c.type().tag).u8(c.nullable() ? 1 : 0);

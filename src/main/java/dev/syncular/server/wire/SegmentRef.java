@@ -1,9 +1,19 @@
 package dev.syncular.server.wire;
 
 /** {@code SEGMENT_REF} (§5.4): a bootstrap segment descriptor; {@code urlExpiresAtMs} present iff {@code url}. */
-public record SegmentRef(String segmentId, MediaType mediaType, String table, long byteLength, long rowCount,
-        long asOfCommitSeq, String scopeDigest, String rowCursor, String nextRowCursor, String url,
-        Long urlExpiresAtMs) implements Frame {
+public record SegmentRef(
+        String segmentId,
+        MediaType mediaType,
+        String table,
+        long byteLength,
+        long rowCount,
+        long asOfCommitSeq,
+        String scopeDigest,
+        String rowCursor,
+        String nextRowCursor,
+        String url,
+        Long urlExpiresAtMs)
+        implements Frame {
     @Override
     public int type() {
         return FrameType.SEGMENT_REF;
@@ -25,8 +35,18 @@ public record SegmentRef(String segmentId, MediaType mediaType, String table, lo
         if ((url != null) != (urlExpiresAtMs != null)) {
             throw WireException.invalid("urlExpiresAtMs present iff url is");
         }
-        return new SegmentRef(segmentId, mediaType, table, byteLength, rowCount, asOf, scopeDigest, rowCursor,
-                nextRowCursor, url, urlExpiresAtMs);
+        return new SegmentRef(
+                segmentId,
+                mediaType,
+                table,
+                byteLength,
+                rowCount,
+                asOf,
+                scopeDigest,
+                rowCursor,
+                nextRowCursor,
+                url,
+                urlExpiresAtMs);
     }
 
     @Override
@@ -34,7 +54,16 @@ public record SegmentRef(String segmentId, MediaType mediaType, String table, lo
         if ((url != null) != (urlExpiresAtMs != null)) {
             throw new IllegalArgumentException("urlExpiresAtMs present iff url is");
         }
-        w.str(segmentId).u8(mediaType.code).str(table).i64(byteLength).i64(rowCount).i64(asOfCommitSeq)
-                .str(scopeDigest).optStr(rowCursor).optStr(nextRowCursor).optStr(url).optI64(urlExpiresAtMs);
+        w.str(segmentId)
+                .u8(mediaType.code)
+                .str(table)
+                .i64(byteLength)
+                .i64(rowCount)
+                .i64(asOfCommitSeq)
+                .str(scopeDigest)
+                .optStr(rowCursor)
+                .optStr(nextRowCursor)
+                .optStr(url)
+                .optI64(urlExpiresAtMs);
     }
 }

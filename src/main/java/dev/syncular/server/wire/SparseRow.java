@@ -28,5 +28,4 @@ public record SparseRow(boolean[] present, Object[] values) {
         }
         return c;
     }
-
 }

@@ -4,8 +4,13 @@ import java.util.List;
 import java.util.Map;
 
 /** {@code SUB_START} (§4.4): opens a subscription section. */
-public record SubStart(String id, SubscriptionStatus status, String reasonCode,
-        Map<String, List<String>> effectiveScopes, boolean bootstrap) implements Frame {
+public record SubStart(
+        String id,
+        SubscriptionStatus status,
+        String reasonCode,
+        Map<String, List<String>> effectiveScopes,
+        boolean bootstrap)
+        implements Frame {
     @Override
     public int type() {
         return FrameType.SUB_START;

@@ -7,8 +7,9 @@ import java.util.Map;
  * {@code SUBSCRIPTION} (§4.3): id, table, requested scopes, host-opaque {@code params} (raw JSON),
  * cursor ({@code -1} = never synced) and the round-tripped {@code bootstrapState} resume token (raw JSON).
  */
-public record SubscriptionFrame(String id, String table, Map<String, List<String>> scopes, String params,
-        long cursor, String bootstrapState) implements Frame {
+public record SubscriptionFrame(
+        String id, String table, Map<String, List<String>> scopes, String params, long cursor, String bootstrapState)
+        implements Frame {
     @Override
     public int type() {
         return FrameType.SUBSCRIPTION;

@@ -4,8 +4,7 @@ import java.nio.charset.StandardCharsets;
 
 /** Strict UTF-8: decoding rejects ill-formed bytes (Conventions {@code str}); encoding refuses lone surrogates. */
 final class Utf8 {
-    private Utf8() {
-    }
+    private Utf8() {}
 
     static String decode(byte[] b, int off, int len) {
         int end = off + len;
@@ -87,7 +86,10 @@ final class Utf8 {
                     throw new IllegalArgumentException("string contains a lone surrogate");
                 }
                 int cp = Character.toCodePoint(ch, s.charAt(++i));
-                w.u8(0xf0 | (cp >> 18)).u8(0x80 | ((cp >> 12) & 0x3f)).u8(0x80 | ((cp >> 6) & 0x3f)).u8(0x80 | (cp & 0x3f));
+                w.u8(0xf0 | (cp >> 18))
+                        .u8(0x80 | ((cp >> 12) & 0x3f))
+                        .u8(0x80 | ((cp >> 6) & 0x3f))
+                        .u8(0x80 | (cp & 0x3f));
             } else if (Character.isLowSurrogate(ch)) {
                 throw new IllegalArgumentException("string contains a lone surrogate");
             } else {

@@ -43,8 +43,16 @@ public final class WireException extends RuntimeException {
      * {@code supportedWireVersions} and {@code minimumClientVersion}.
      */
     public static WireException unsupportedWireVersion(int version) {
-        return new WireException(INVALID_REQUEST, UNSUPPORTED_WIRE_VERSION, Map.of("wireVersion", version,
-                "supportedWireVersions", List.of(FrameType.WIRE_VERSION), "minimumClientVersion", FIRST_CLIENT_RELEASE));
+        return new WireException(
+                INVALID_REQUEST,
+                UNSUPPORTED_WIRE_VERSION,
+                Map.of(
+                        "wireVersion",
+                        version,
+                        "supportedWireVersions",
+                        List.of(FrameType.WIRE_VERSION),
+                        "minimumClientVersion",
+                        FIRST_CLIENT_RELEASE));
     }
 
     public String code() {

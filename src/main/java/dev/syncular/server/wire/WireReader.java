@@ -68,7 +68,10 @@ public final class WireReader {
 
     public int i32() {
         need(4);
-        int v = (buf[pos] & 0xff) | (buf[pos + 1] & 0xff) << 8 | (buf[pos + 2] & 0xff) << 16 | (buf[pos + 3] & 0xff) << 24;
+        int v = (buf[pos] & 0xff)
+                | (buf[pos + 1] & 0xff) << 8
+                | (buf[pos + 2] & 0xff) << 16
+                | (buf[pos + 3] & 0xff) << 24;
         pos += 4;
         return v;
     }
@@ -241,5 +244,4 @@ public final class WireReader {
         need(n);
         pos += n;
     }
-
 }

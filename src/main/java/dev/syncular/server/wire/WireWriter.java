@@ -3,7 +3,6 @@ package dev.syncular.server.wire;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Map;
 
 /** Writes SSP2 primitives (Conventions) into a growable little-endian buffer. */
 public final class WireWriter {

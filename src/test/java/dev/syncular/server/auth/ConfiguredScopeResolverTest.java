@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
 class ConfiguredScopeResolverTest {
 
     private static CompiledSchema quickstart() throws IOException {
-        try (InputStream in = ConfiguredScopeResolverTest.class.getClassLoader()
+        try (InputStream in = ConfiguredScopeResolverTest.class
+                .getClassLoader()
                 .getResourceAsStream("schema/quickstart.syncular.ir.json")) {
             return SchemaLoader.load(in);
         }
@@ -24,13 +25,14 @@ class ConfiguredScopeResolverTest {
 
     @Test
     void defaultsToWildcardForEveryScopeVariable() throws IOException {
-        assertEquals(Map.of("list_id", List.of("*")),
-                ConfiguredScopeResolver.allowedScopes(Optional.empty(), quickstart()));
+        assertEquals(
+                Map.of("list_id", List.of("*")), ConfiguredScopeResolver.allowedScopes(Optional.empty(), quickstart()));
     }
 
     @Test
     void parsesConfiguredScopes() throws IOException {
-        assertEquals(Map.of("list_id", List.of("l1", "l2")),
+        assertEquals(
+                Map.of("list_id", List.of("l1", "l2")),
                 ConfiguredScopeResolver.allowedScopes(Optional.of("{\"list_id\":[\"l1\",\"l2\"]}"), quickstart()));
     }
 
@@ -38,11 +40,14 @@ class ConfiguredScopeResolverTest {
     void rejectsMalformedOrUndeclared() throws IOException {
         CompiledSchema s = quickstart();
         assertThrows(ConfigurationException.class, () -> ConfiguredScopeResolver.allowedScopes(Optional.of("{"), s));
-        assertThrows(ConfigurationException.class,
+        assertThrows(
+                ConfigurationException.class,
                 () -> ConfiguredScopeResolver.allowedScopes(Optional.of("[\"list_id\"]"), s));
-        assertThrows(ConfigurationException.class,
+        assertThrows(
+                ConfigurationException.class,
                 () -> ConfiguredScopeResolver.allowedScopes(Optional.of("{\"list_id\":\"l1\"}"), s));
-        assertThrows(ConfigurationException.class,
+        assertThrows(
+                ConfigurationException.class,
                 () -> ConfiguredScopeResolver.allowedScopes(Optional.of("{\"team_id\":[\"t\"]}"), s));
     }
 }

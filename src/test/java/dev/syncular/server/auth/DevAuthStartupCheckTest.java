@@ -24,8 +24,8 @@ class DevAuthStartupCheckTest {
 
     @Test
     void devBeansWithoutTheFlagRefuseToStart() {
-        ConfigurationException e = assertThrows(ConfigurationException.class,
-                () -> DevAuthStartupCheck.verify(true, true, false, true));
+        ConfigurationException e =
+                assertThrows(ConfigurationException.class, () -> DevAuthStartupCheck.verify(true, true, false, true));
         assertTrue(e.getMessage().contains("syncular.dev-auth.enabled=true"), e.getMessage());
         assertTrue(e.getMessage().contains("syncular.auth.jwt.jwks-url"), e.getMessage());
         assertTrue(e.getMessage().contains("syncular.auth.jwt.public-key"), e.getMessage());
@@ -44,7 +44,11 @@ class DevAuthStartupCheckTest {
     @Test
     void prodProfileDisablesDevAuthUnlessSetExplicitly() throws IOException {
         assertEquals(false, config("prod", Map.of()).devAuth().enabled());
-        assertEquals(true, config("prod", Map.of("SYNCULAR_DEV_AUTH_ENABLED", "true")).devAuth().enabled());
+        assertEquals(
+                true,
+                config("prod", Map.of("SYNCULAR_DEV_AUTH_ENABLED", "true"))
+                        .devAuth()
+                        .enabled());
         assertEquals(true, config("dev", Map.of()).devAuth().enabled());
         assertEquals(true, config("test", Map.of()).devAuth().enabled());
     }

@@ -43,7 +43,8 @@ class DevHeaderAuthTest {
             RawHttp.Answer actor = post(bad, null);
             JwtAuthTest.assertRefused("invalid_claim", "x-actor-id", actor.status(), actor.body(), null);
             RawHttp.Answer partition = post("alice", "p\t1");
-            JwtAuthTest.assertRefused("invalid_claim", "x-syncular-partition", partition.status(), partition.body(), null);
+            JwtAuthTest.assertRefused(
+                    "invalid_claim", "x-syncular-partition", partition.status(), partition.body(), null);
         }
     }
 }

@@ -43,7 +43,8 @@ class JwksCacheTest {
 
     /** A clock the test moves: the rate limit and the key set's age read it. */
     static final class TestClock extends Clock {
-        final AtomicLong ms = new AtomicLong(Instant.parse("2026-12-01T12:00:00Z").toEpochMilli());
+        final AtomicLong ms =
+                new AtomicLong(Instant.parse("2026-12-01T12:00:00Z").toEpochMilli());
 
         void advance(Duration d) {
             ms.addAndGet(d.toMillis());
@@ -112,14 +113,18 @@ class JwksCacheTest {
 
     /** A valid token for alice signed by {@code kid}'s key on {@code e} (real clock: exp in 5 minutes). */
     private static String token(TestJwks.Endpoint e, String kid) {
-        return TestJwks.rs256("{\"alg\":\"RS256\",\"kid\":\"" + kid + "\"}",
-                "{\"sub\":\"alice\",\"exp\":" + (Instant.now().getEpochSecond() + 300) + "}", e.privateKey(kid));
+        return TestJwks.rs256(
+                "{\"alg\":\"RS256\",\"kid\":\"" + kid + "\"}",
+                "{\"sub\":\"alice\",\"exp\":" + (Instant.now().getEpochSecond() + 300) + "}",
+                e.privateKey(kid));
     }
 
     /** A well-formed token naming {@code kid}, signed by a key nobody publishes. */
     private static String stranger(String kid) {
-        return TestJwks.rs256("{\"alg\":\"RS256\",\"kid\":\"" + kid + "\"}",
-                "{\"sub\":\"mallory\",\"exp\":" + (Instant.now().getEpochSecond() + 300) + "}", STRANGER.getPrivate());
+        return TestJwks.rs256(
+                "{\"alg\":\"RS256\",\"kid\":\"" + kid + "\"}",
+                "{\"sub\":\"mallory\",\"exp\":" + (Instant.now().getEpochSecond() + 300) + "}",
+                STRANGER.getPrivate());
     }
 
     private static CompletableFuture<SyncRequestContext> async(JwtAuthenticator auth, String token) {
@@ -127,12 +132,16 @@ class JwksCacheTest {
     }
 
     private static TokenRejection reason(CompletableFuture<SyncRequestContext> f) {
-        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
+        ExecutionException e =
+                assertThrows(ExecutionException.class, () -> f.get(WAIT.toMillis(), TimeUnit.MILLISECONDS));
         return TokenRejection.of(assertInstanceOf(SyncError.class, e.getCause()));
     }
 
     private double fetches(String outcome) {
-        return registry.get("syncular.jwks.fetches").tag("outcome", outcome).counter().count();
+        return registry.get("syncular.jwks.fetches")
+                .tag("outcome", outcome)
+                .counter()
+                .count();
     }
 
     private static JwksFetch.Outcome await(CompletableFuture<JwksFetch.Outcome> outcome) throws Exception {
@@ -149,10 +158,17 @@ class JwksCacheTest {
         int before = e.fetches();
         assertEquals(1, before);
         String payload = TestJwks.b64u("{\"sub\":\"x\",\"exp\":9999999999}".getBytes(StandardCharsets.UTF_8));
-        List<String> garbage = List.of("abc.def.ghi", "abc", "a.b", "%%%.%%%.%%%",
-                TestJwks.b64u("{\"alg\":\"none\",\"kid\":\"zzz\"}".getBytes(StandardCharsets.UTF_8)) + "." + payload + ".",
-                TestJwks.b64u("{\"alg\":\"HS256\",\"kid\":\"zzz\"}".getBytes(StandardCharsets.UTF_8)) + "." + payload + ".c2ln",
-                TestJwks.b64u("{\"alg\":\"RS256\",\"kid\":\"zzz\"".getBytes(StandardCharsets.UTF_8)) + "." + payload + ".c2ln");
+        List<String> garbage = List.of(
+                "abc.def.ghi",
+                "abc",
+                "a.b",
+                "%%%.%%%.%%%",
+                TestJwks.b64u("{\"alg\":\"none\",\"kid\":\"zzz\"}".getBytes(StandardCharsets.UTF_8)) + "." + payload
+                        + ".",
+                TestJwks.b64u("{\"alg\":\"HS256\",\"kid\":\"zzz\"}".getBytes(StandardCharsets.UTF_8)) + "." + payload
+                        + ".c2ln",
+                TestJwks.b64u("{\"alg\":\"RS256\",\"kid\":\"zzz\"".getBytes(StandardCharsets.UTF_8)) + "." + payload
+                        + ".c2ln");
         List<CompletableFuture<SyncRequestContext>> answers = new ArrayList<>();
         for (int i = 0; i < 1000; i++) {
             answers.add(async(auth, garbage.get(i % garbage.size())));
@@ -214,14 +230,15 @@ class JwksCacheTest {
         String big = "{\"keys\":[],\"pad\":\"" + "x".repeat(5000) + "\"}";
 
         try (LogCapture log = LogCapture.of(JwksCache.class.getName(), Level.INFO, "none")) {
-            record Mode(Runnable apply, JwksFetch.Outcome outcome) {
-            }
-            List<Mode> modes = List.of(new Mode(() -> e.status(503), JwksFetch.Outcome.HTTP_ERROR),
+            record Mode(Runnable apply, JwksFetch.Outcome outcome) {}
+            List<Mode> modes = List.of(
+                    new Mode(() -> e.status(503), JwksFetch.Outcome.HTTP_ERROR),
                     new Mode(() -> e.status(404), JwksFetch.Outcome.HTTP_ERROR),
                     new Mode(() -> e.delay(Duration.ofSeconds(30)), JwksFetch.Outcome.TIMEOUT),
                     new Mode(() -> e.body("not json"), JwksFetch.Outcome.INVALID),
                     new Mode(() -> e.body("{\"keys\":[]}"), JwksFetch.Outcome.INVALID),
-                    new Mode(() -> e.body("{\"keys\":[{\"kty\":\"oct\",\"kid\":\"k1\",\"k\":\"c2VjcmV0\"}]}"),
+                    new Mode(
+                            () -> e.body("{\"keys\":[{\"kty\":\"oct\",\"kid\":\"k1\",\"k\":\"c2VjcmV0\"}]}"),
                             JwksFetch.Outcome.INVALID),
                     new Mode(() -> e.body(big), JwksFetch.Outcome.TOO_LARGE),
                     new Mode(() -> e.body(big).chunked(true), JwksFetch.Outcome.TOO_LARGE));
@@ -244,12 +261,18 @@ class JwksCacheTest {
             assertEquals(1.0, fetches("timeout"));
             assertEquals(3.0, fetches("invalid"));
             assertEquals(2.0, fetches("too_large"));
-            assertEquals(modes.size() * 30.0, registry.get("syncular.jwks.key_set_age").gauge().value());
+            assertEquals(
+                    modes.size() * 30.0,
+                    registry.get("syncular.jwks.key_set_age").gauge().value());
             assertEquals(1.0, registry.get("syncular.jwks.keys").gauge().value());
             // eight failures in a row, one WARN (rate-limited), naming the outcome, never a body
-            List<LogCapture.Line> warns = log.lines.stream().filter(l -> l.level().intValue() == Level.WARNING.intValue()).toList();
+            List<LogCapture.Line> warns = log.lines.stream()
+                    .filter(l -> l.level().intValue() == Level.WARNING.intValue())
+                    .toList();
             assertEquals(1, warns.size(), String.valueOf(log.lines));
-            assertTrue(warns.get(0).message().contains("http_error") && warns.get(0).message().contains("stay in use"),
+            assertTrue(
+                    warns.get(0).message().contains("http_error")
+                            && warns.get(0).message().contains("stay in use"),
                     warns.get(0).message());
 
             e.healthy();
@@ -258,7 +281,10 @@ class JwksCacheTest {
             assertEquals(TokenRejection.UNKNOWN_KEY, reason(async(auth, stranger("again"))));
             assertEquals(JwksFetch.Outcome.OK, await(outcome));
             assertEquals(0.0, registry.get("syncular.jwks.key_set_age").gauge().value());
-            assertTrue(log.lines.stream().anyMatch(l -> l.level().intValue() == Level.INFO.intValue() && l.message().contains("fetched again")),
+            assertTrue(
+                    log.lines.stream()
+                            .anyMatch(l -> l.level().intValue() == Level.INFO.intValue()
+                                    && l.message().contains("fetched again")),
                     String.valueOf(log.lines));
         }
     }
@@ -271,7 +297,8 @@ class JwksCacheTest {
         // the first request waits for the start-up fetch or makes the one on-demand fetch of the interval
         assertEquals(TokenRejection.KEYS_UNAVAILABLE, reason(async(auth, token(e, "k1"))));
         assertEquals(TokenRejection.KEYS_UNAVAILABLE, reason(async(auth, token(e, "k1"))));
-        assertTrue(Double.isNaN(registry.get("syncular.jwks.key_set_age").gauge().value()));
+        assertTrue(
+                Double.isNaN(registry.get("syncular.jwks.key_set_age").gauge().value()));
         int fetched = e.fetches();
         assertTrue(fetched <= 2, String.valueOf(fetched));
         // inside the interval: refused from the (empty) cache without another call
@@ -333,7 +360,9 @@ class JwksCacheTest {
             worst = Math.max(worst, System.nanoTime() - start);
         }
         assertEquals(1, e.pending(), "the refetch was under way throughout");
-        assertTrue(worst < TimeUnit.MILLISECONDS.toNanos(1000), "slowest known-key verification " + worst / 1_000_000 + " ms");
+        assertTrue(
+                worst < TimeUnit.MILLISECONDS.toNanos(1000),
+                "slowest known-key verification " + worst / 1_000_000 + " ms");
         assertEquals(TokenRejection.UNKNOWN_KEY, reason(waiting));
         assertEquals(2, e.fetches());
     }
@@ -349,8 +378,11 @@ class JwksCacheTest {
         JwtAuthenticatorTest.Settings s = settings(e);
         s.fetchTimeout = WAIT;
         for (int round = 0; round < 100; round++) {
-            JwtAuthenticator auth = new JwtAuthenticator(s, JwtKeySource.of(s, clock,
-                    new SimpleMeterRegistry()), Clock.systemUTC(), new SimpleMeterRegistry());
+            JwtAuthenticator auth = new JwtAuthenticator(
+                    s,
+                    JwtKeySource.of(s, clock, new SimpleMeterRegistry()),
+                    Clock.systemUTC(),
+                    new SimpleMeterRegistry());
             try {
                 assertEquals("alice", auth.verify(token(e, "k1")).actorId());
                 String kid = "r" + round;
@@ -364,7 +396,11 @@ class JwksCacheTest {
                     if (i % 3 == 0) {
                         assertEquals(TokenRejection.UNKNOWN_KEY, reason(waiting.get(i)), "round " + round);
                     } else {
-                        assertEquals("alice", waiting.get(i).get(WAIT.toMillis(), TimeUnit.MILLISECONDS).actorId());
+                        assertEquals(
+                                "alice",
+                                waiting.get(i)
+                                        .get(WAIT.toMillis(), TimeUnit.MILLISECONDS)
+                                        .actorId());
                     }
                 }
                 assertEquals(before + 1, e.fetches(), "round " + round);

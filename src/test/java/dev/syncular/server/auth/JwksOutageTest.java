@@ -46,12 +46,20 @@ class JwksOutageTest {
                 e.addKey(KID);
             }
             return Map.of(
-                    "syncular.schema.path", Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString(),
-                    "syncular.storage.pg-schema", "sync_jwks_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
-                    "syncular.auth.jwt.jwks-url", e.url(),
-                    "syncular.auth.jwt.jwks-refresh-interval", "300ms",
-                    "syncular.auth.jwt.jwks-min-refetch-interval", "300ms",
-                    "syncular.auth.jwt.jwks-fetch-timeout", "3s");
+                    "syncular.schema.path",
+                    Path.of("src/test/resources/schema/notes.json")
+                            .toAbsolutePath()
+                            .toString(),
+                    "syncular.storage.pg-schema",
+                    "sync_jwks_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
+                    "syncular.auth.jwt.jwks-url",
+                    e.url(),
+                    "syncular.auth.jwt.jwks-refresh-interval",
+                    "300ms",
+                    "syncular.auth.jwt.jwks-min-refetch-interval",
+                    "300ms",
+                    "syncular.auth.jwt.jwks-fetch-timeout",
+                    "3s");
         }
     }
 
@@ -69,14 +77,18 @@ class JwksOutageTest {
     }
 
     private String token() {
-        return TestJwks.rs256("{\"alg\":\"RS256\",\"kid\":\"" + KID + "\"}",
-                "{\"sub\":\"alice\",\"exp\":" + (Instant.now().getEpochSecond() + 300) + "}", jwks.privateKey(KID));
+        return TestJwks.rs256(
+                "{\"alg\":\"RS256\",\"kid\":\"" + KID + "\"}",
+                "{\"sub\":\"alice\",\"exp\":" + (Instant.now().getEpochSecond() + 300) + "}",
+                jwks.privateKey(KID));
     }
 
     private HttpResponse<byte[]> probe(String token) {
         return BlobHttp.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/segments/seg-unknown"))
-                .header("Authorization", "Bearer " + token).header("X-Syncular-Scopes", "{\"project_id\":[\"p1\"]}")
-                .GET().build());
+                .header("Authorization", "Bearer " + token)
+                .header("X-Syncular-Scopes", "{\"project_id\":[\"p1\"]}")
+                .GET()
+                .build());
     }
 
     private void assertAccepted(String token) {
@@ -85,7 +97,10 @@ class JwksOutageTest {
     }
 
     private double fetches(String outcome) {
-        return registry.get("syncular.jwks.fetches").tag("outcome", outcome).counter().count();
+        return registry.get("syncular.jwks.fetches")
+                .tag("outcome", outcome)
+                .counter()
+                .count();
     }
 
     @Test
@@ -128,6 +143,8 @@ class JwksOutageTest {
             pendingSeen = Math.max(pendingSeen, jwks.pending());
         }
         assertTrue(pendingSeen >= 1, "a JWKS fetch was held while the requests ran");
-        assertTrue(worst < TimeUnit.MILLISECONDS.toNanos(1000), "slowest request " + worst / 1_000_000 + " ms, JWKS 2000 ms");
+        assertTrue(
+                worst < TimeUnit.MILLISECONDS.toNanos(1000),
+                "slowest request " + worst / 1_000_000 + " ms, JWKS 2000 ms");
     }
 }

@@ -64,14 +64,23 @@ class JwtAuthTest {
         public Map<String, String> getConfigOverrides() {
             TestJwks.ensureStarted();
             return Map.of(
-                    "syncular.schema.path", Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString(),
-                    "syncular.storage.pg-schema", "sync_jwt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
-                    "syncular.auth.jwt.jwks-url", "http://127.0.0.1:" + System.getProperty(TestJwks.PORT) + "/jwks.json",
-                    "syncular.auth.jwt.issuer", ISSUER,
-                    "syncular.auth.jwt.audience", AUDIENCE,
-                    "syncular.auth.jwt.partition-claim", "tenant",
+                    "syncular.schema.path",
+                    Path.of("src/test/resources/schema/notes.json")
+                            .toAbsolutePath()
+                            .toString(),
+                    "syncular.storage.pg-schema",
+                    "sync_jwt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
+                    "syncular.auth.jwt.jwks-url",
+                    "http://127.0.0.1:" + System.getProperty(TestJwks.PORT) + "/jwks.json",
+                    "syncular.auth.jwt.issuer",
+                    ISSUER,
+                    "syncular.auth.jwt.audience",
+                    AUDIENCE,
+                    "syncular.auth.jwt.partition-claim",
+                    "tenant",
                     // one refetch for unknown kids per test run: rotationIsPickedUpByOneSharedRefetch makes it
-                    "syncular.auth.jwt.jwks-min-refetch-interval", "1h");
+                    "syncular.auth.jwt.jwks-min-refetch-interval",
+                    "1h");
         }
     }
 
@@ -89,8 +98,12 @@ class JwtAuthTest {
 
     /** A valid token for {@code actor} in this test's tenant; {@code edit} adjusts the claims before signing. */
     private String token(String actor, Map<String, List<String>> scopes, UnaryOperator<JwtClaimsBuilder> edit) {
-        JwtClaimsBuilder b = Jwt.issuer(ISSUER).audience(AUDIENCE).subject(actor).claim("tenant", tenant)
-                .issuedAt(Instant.now()).expiresAt(Instant.now().plusSeconds(300));
+        JwtClaimsBuilder b = Jwt.issuer(ISSUER)
+                .audience(AUDIENCE)
+                .subject(actor)
+                .claim("tenant", tenant)
+                .issuedAt(Instant.now())
+                .expiresAt(Instant.now().plusSeconds(300));
         if (scopes != null) {
             b.claim("syncular_scopes", scopes);
         }
@@ -110,15 +123,20 @@ class JwtAuthTest {
         return new SyncTestClient.Transport() {
             @Override
             public byte[] roundTrip(SyncTestClient client, byte[] request) {
-                return ok(send(HttpRequest.newBuilder(URI.create(base() + "/sync")).header("Authorization", "Bearer " + token)
+                return ok(send(HttpRequest.newBuilder(URI.create(base() + "/sync"))
+                        .header("Authorization", "Bearer " + token)
                         .header("Content-Type", "application/vnd.syncular.sync.v2")
-                        .POST(HttpRequest.BodyPublishers.ofByteArray(request)).build()));
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(request))
+                        .build()));
             }
 
             @Override
             public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
                 return ok(send(HttpRequest.newBuilder(URI.create(base() + "/segments/" + segmentId))
-                        .header("Authorization", "Bearer " + token).header("X-Syncular-Scopes", scopesHeader).GET().build()));
+                        .header("Authorization", "Bearer " + token)
+                        .header("X-Syncular-Scopes", scopesHeader)
+                        .GET()
+                        .build()));
             }
         };
     }
@@ -201,7 +219,8 @@ class JwtAuthTest {
     @Test
     void validTokenPushesAndPulls() {
         String alice = token("alice", Map.of("project_id", List.of("p1")));
-        SyncTestClient writer = client(alice, "alice", "w-1").subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
+        SyncTestClient writer =
+                client(alice, "alice", "w-1").subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
         String commit = writer.upsert("notes", note("n1", "p1"), null);
         writer.syncUntilIdle();
         assertTrue(SyncTestClient.applied(writer.result(commit)));
@@ -237,7 +256,8 @@ class JwtAuthTest {
     @Test
     void tokenWithoutScopesClaimRevokesTheSubscription() {
         String seed = token("alice", Map.of("project_id", List.of("p1")));
-        SyncTestClient writer = client(seed, "alice", "w-3").subscribe("p1", "notes", Map.of("project_id", List.of("p1")));
+        SyncTestClient writer =
+                client(seed, "alice", "w-3").subscribe("p1", "notes", Map.of("project_id", List.of("p1")));
         writer.upsert("notes", note("secret", "p1"), null);
         writer.syncUntilIdle();
 
@@ -252,17 +272,21 @@ class JwtAuthTest {
 
     @Test
     void missingOrMalformedAuthorizationIs401() {
-        HttpFailure none = assertThrows(HttpFailure.class,
+        HttpFailure none = assertThrows(
+                HttpFailure.class,
                 () -> ok(send(HttpRequest.newBuilder(URI.create(base() + "/sync"))
                         .header("Content-Type", "application/vnd.syncular.sync.v2")
-                        .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[] {1})).build())));
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[] {1}))
+                        .build())));
         assertRefused("missing_token", null, none, null);
         assertRefused("malformed", null, syncFails("not-a-jwt"), "not-a-jwt");
         assertRefused("malformed", null, syncFails("abc.def.ghi"), "abc.def.ghi");
         // the dev header means nothing once JWT is configured
-        HttpResponse<byte[]> dev = send(HttpRequest.newBuilder(URI.create(base() + "/sync")).header("x-actor-id", "alice")
+        HttpResponse<byte[]> dev = send(HttpRequest.newBuilder(URI.create(base() + "/sync"))
+                .header("x-actor-id", "alice")
                 .header("Content-Type", "application/vnd.syncular.sync.v2")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[] {1})).build());
+                .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[] {1}))
+                .build());
         assertEquals(401, dev.statusCode());
     }
 
@@ -274,8 +298,11 @@ class JwtAuthTest {
 
     @Test
     void expiredTokenIs401() {
-        assertRejected("expired", "exp",
-                b -> b.issuedAt(Instant.now().minusSeconds(3600)).expiresAt(Instant.now().minusSeconds(600)));
+        assertRejected(
+                "expired",
+                "exp",
+                b -> b.issuedAt(Instant.now().minusSeconds(3600))
+                        .expiresAt(Instant.now().minusSeconds(600)));
     }
 
     @Test
@@ -295,16 +322,22 @@ class JwtAuthTest {
 
     @Test
     void malformedScopesClaimIs403() {
-        String t = token("alice", Map.of("project_id", List.of("p1")),
-                b -> b.claim("syncular_scopes", List.of("project_id")));
+        String t = token(
+                "alice", Map.of("project_id", List.of("p1")), b -> b.claim("syncular_scopes", List.of("project_id")));
         assertError(403, "sync.forbidden", syncFails(t), t);
     }
 
     @Test
     void foreignSignatureIs401() {
-        String forged = Jwt.issuer(ISSUER).audience(AUDIENCE).subject("alice").claim("tenant", tenant)
-                .claim("syncular_scopes", Map.of("project_id", List.of("*"))).expiresAt(Instant.now().plusSeconds(300))
-                .jws().keyId(TestJwks.KID).sign(TestJwks.rsa().getPrivate());
+        String forged = Jwt.issuer(ISSUER)
+                .audience(AUDIENCE)
+                .subject("alice")
+                .claim("tenant", tenant)
+                .claim("syncular_scopes", Map.of("project_id", List.of("*")))
+                .expiresAt(Instant.now().plusSeconds(300))
+                .jws()
+                .keyId(TestJwks.KID)
+                .sign(TestJwks.rsa().getPrivate());
         assertRefused("signature", null, syncFails(forged), forged);
     }
 
@@ -312,24 +345,38 @@ class JwtAuthTest {
     void segmentAndBlobRoutesRequireAToken() {
         String blob = "sha256:" + "0".repeat(64);
         for (HttpRequest r : List.of(
-                HttpRequest.newBuilder(URI.create(base() + "/segments/seg-unknown")).GET().build(),
-                HttpRequest.newBuilder(URI.create(base() + "/blobs/" + blob)).GET().build(),
-                HttpRequest.newBuilder(URI.create(base() + "/blobs/" + blob)).header("Content-Type", "application/octet-stream")
-                        .PUT(HttpRequest.BodyPublishers.ofByteArray(new byte[] {1, 2, 3})).build(),
-                HttpRequest.newBuilder(URI.create(base() + "/blobs/" + blob + "/upload-grant")).header("Content-Type", "application/json")
-                        .POST(HttpRequest.BodyPublishers.ofString("{\"byteLength\":3}")).build())) {
+                HttpRequest.newBuilder(URI.create(base() + "/segments/seg-unknown"))
+                        .GET()
+                        .build(),
+                HttpRequest.newBuilder(URI.create(base() + "/blobs/" + blob))
+                        .GET()
+                        .build(),
+                HttpRequest.newBuilder(URI.create(base() + "/blobs/" + blob))
+                        .header("Content-Type", "application/octet-stream")
+                        .PUT(HttpRequest.BodyPublishers.ofByteArray(new byte[] {1, 2, 3}))
+                        .build(),
+                HttpRequest.newBuilder(URI.create(base() + "/blobs/" + blob + "/upload-grant"))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"byteLength\":3}"))
+                        .build())) {
             HttpResponse<byte[]> res = send(r);
             assertEquals(401, res.statusCode(), r.method() + " " + r.uri());
             assertTrue(res.headers().firstValue("Content-Type").orElse("").startsWith("application/json"));
-            assertRefused("missing_token", null, res.statusCode(), new String(res.body(), StandardCharsets.UTF_8), null);
+            assertRefused(
+                    "missing_token", null, res.statusCode(), new String(res.body(), StandardCharsets.UTF_8), null);
         }
         // with a valid token the same routes get past authentication (an unknown segment/blob: 404)
         String t = token("alice", Map.of("project_id", List.of("p1")));
         HttpResponse<byte[]> seg = send(HttpRequest.newBuilder(URI.create(base() + "/segments/seg-unknown"))
-                .header("Authorization", "Bearer " + t).header("X-Syncular-Scopes", "{\"project_id\":[\"p1\"]}").GET().build());
+                .header("Authorization", "Bearer " + t)
+                .header("X-Syncular-Scopes", "{\"project_id\":[\"p1\"]}")
+                .GET()
+                .build());
         assertEquals(404, seg.statusCode(), new String(seg.body(), StandardCharsets.UTF_8));
         HttpResponse<byte[]> get = send(HttpRequest.newBuilder(URI.create(base() + "/blobs/" + blob))
-                .header("Authorization", "Bearer " + t).GET().build());
+                .header("Authorization", "Bearer " + t)
+                .GET()
+                .build());
         assertEquals(404, get.statusCode(), new String(get.body(), StandardCharsets.UTF_8));
         assertNotNull(get.body());
     }
@@ -339,8 +386,10 @@ class JwtAuthTest {
     /** A token of exactly these claims, signed with the JWKS's key {@code kid} (no {@code iat} unless given). */
     private static String raw(String kid, PrivateKey key, Map<String, Object> claims) {
         try {
-            return TestJwks.rs256("{\"alg\":\"RS256\",\"typ\":\"JWT\",\"kid\":\"" + kid + "\"}",
-                    JSON.writeValueAsString(claims), key);
+            return TestJwks.rs256(
+                    "{\"alg\":\"RS256\",\"typ\":\"JWT\",\"kid\":\"" + kid + "\"}",
+                    JSON.writeValueAsString(claims),
+                    key);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -366,7 +415,8 @@ class JwtAuthTest {
     void tokenWithoutIatIsAccepted() {
         Map<String, Object> c = claims("alice", 300);
         assertFalse(c.containsKey("iat"));
-        SyncTestClient writer = client(raw(c), "alice", "w-iat").subscribe("p1", "notes", Map.of("project_id", List.of("p1")));
+        SyncTestClient writer =
+                client(raw(c), "alice", "w-iat").subscribe("p1", "notes", Map.of("project_id", List.of("p1")));
         String commit = writer.upsert("notes", note("iat-less", "p1"), null);
         writer.syncUntilIdle();
         assertTrue(SyncTestClient.applied(writer.result(commit)));
@@ -388,8 +438,8 @@ class JwtAuthTest {
     }
 
     private SubscriptionStatus syncs(String token) {
-        SyncTestClient c = client(token, "alice", "c-" + UUID.randomUUID()).subscribe("s", "notes",
-                Map.of("project_id", List.of("p1")));
+        SyncTestClient c = client(token, "alice", "c-" + UUID.randomUUID())
+                .subscribe("s", "notes", Map.of("project_id", List.of("p1")));
         c.syncUntilIdle();
         return c.subscriptions.get("s").status;
     }
@@ -416,9 +466,13 @@ class JwtAuthTest {
     private List<HttpResponse<String>> concurrently(List<String> authorizations) {
         List<CompletableFuture<HttpResponse<String>>> sent = new ArrayList<>();
         for (String a : authorizations) {
-            sent.add(PARALLEL.sendAsync(HttpRequest.newBuilder(URI.create(base() + "/sync")).header("Authorization", a)
-                    .header("Content-Type", "application/vnd.syncular.sync.v2")
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[] {1})).build(), HttpResponse.BodyHandlers.ofString()));
+            sent.add(PARALLEL.sendAsync(
+                    HttpRequest.newBuilder(URI.create(base() + "/sync"))
+                            .header("Authorization", a)
+                            .header("Content-Type", "application/vnd.syncular.sync.v2")
+                            .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[] {1}))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString()));
         }
         return sent.stream().map(CompletableFuture::join).toList();
     }
@@ -431,9 +485,14 @@ class JwtAuthTest {
         assertEquals(ACTIVE, syncs(raw(claims("alice", 300))));
         int before = jwks.fetches();
         String payload = TestJwks.b64u("{\"sub\":\"x\",\"exp\":9999999999}".getBytes(StandardCharsets.UTF_8));
-        List<String> garbage = List.of("Bearer abc.def.ghi", "Bearer abc", "Bearer %%%.%%%.%%%",
-                "Bearer " + TestJwks.b64u("{\"alg\":\"none\",\"kid\":\"zz\"}".getBytes(StandardCharsets.UTF_8)) + "." + payload + ".",
-                "Bearer " + TestJwks.b64u("{\"alg\":\"HS256\",\"kid\":\"zz\"}".getBytes(StandardCharsets.UTF_8)) + "." + payload + ".c2ln");
+        List<String> garbage = List.of(
+                "Bearer abc.def.ghi",
+                "Bearer abc",
+                "Bearer %%%.%%%.%%%",
+                "Bearer " + TestJwks.b64u("{\"alg\":\"none\",\"kid\":\"zz\"}".getBytes(StandardCharsets.UTF_8)) + "."
+                        + payload + ".",
+                "Bearer " + TestJwks.b64u("{\"alg\":\"HS256\",\"kid\":\"zz\"}".getBytes(StandardCharsets.UTF_8)) + "."
+                        + payload + ".c2ln");
         List<String> headers = new ArrayList<>();
         for (int i = 0; i < 300; i++) {
             headers.add(garbage.get(i % garbage.size()));

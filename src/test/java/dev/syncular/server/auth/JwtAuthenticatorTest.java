@@ -45,7 +45,8 @@ import org.junit.jupiter.api.Test;
 class JwtAuthenticatorTest {
     private static final KeyPair KEYS = TestJwks.rsa();
     private static final String PEM = "-----BEGIN PUBLIC KEY-----\n"
-            + Base64.getMimeEncoder(64, "\n".getBytes()).encodeToString(KEYS.getPublic().getEncoded())
+            + Base64.getMimeEncoder(64, "\n".getBytes())
+                    .encodeToString(KEYS.getPublic().getEncoded())
             + "\n-----END PUBLIC KEY-----";
     private static final Instant NOW = Instant.parse("2026-12-01T12:00:00Z");
     private static final long T = NOW.getEpochSecond();
@@ -68,22 +69,69 @@ class JwtAuthenticatorTest {
         Duration fetchTimeout = Duration.ofSeconds(5);
         MemorySize maxBytes = new MemorySize(BigInteger.valueOf(256 * 1024));
 
-        public Optional<String> jwksUrl() { return jwksUrl; }
-        public Optional<String> publicKey() { return publicKey; }
-        public Optional<String> publicKeyLocation() { return Optional.empty(); }
-        public Optional<String> issuer() { return issuer; }
-        public Optional<List<String>> audience() { return audience; }
-        public Duration clockSkew() { return clockSkew; }
-        public List<String> signatureAlgorithms() { return algorithms; }
-        public Duration jwksRefreshInterval() { return refresh; }
-        public Duration jwksMinRefetchInterval() { return minRefetch; }
-        public Duration jwksFetchTimeout() { return fetchTimeout; }
-        public MemorySize jwksMaxBytes() { return maxBytes; }
-        public String actorClaim() { return actorClaim; }
-        public Optional<String> partitionClaim() { return partitionClaim; }
-        public String partition() { return "fixed"; }
-        public String scopesClaim() { return "syncular_scopes"; }
-        public Map<String, String> scopeClaims() { return scopeClaims; }
+        public Optional<String> jwksUrl() {
+            return jwksUrl;
+        }
+
+        public Optional<String> publicKey() {
+            return publicKey;
+        }
+
+        public Optional<String> publicKeyLocation() {
+            return Optional.empty();
+        }
+
+        public Optional<String> issuer() {
+            return issuer;
+        }
+
+        public Optional<List<String>> audience() {
+            return audience;
+        }
+
+        public Duration clockSkew() {
+            return clockSkew;
+        }
+
+        public List<String> signatureAlgorithms() {
+            return algorithms;
+        }
+
+        public Duration jwksRefreshInterval() {
+            return refresh;
+        }
+
+        public Duration jwksMinRefetchInterval() {
+            return minRefetch;
+        }
+
+        public Duration jwksFetchTimeout() {
+            return fetchTimeout;
+        }
+
+        public MemorySize jwksMaxBytes() {
+            return maxBytes;
+        }
+
+        public String actorClaim() {
+            return actorClaim;
+        }
+
+        public Optional<String> partitionClaim() {
+            return partitionClaim;
+        }
+
+        public String partition() {
+            return "fixed";
+        }
+
+        public String scopesClaim() {
+            return "syncular_scopes";
+        }
+
+        public Map<String, String> scopeClaims() {
+            return scopeClaims;
+        }
     }
 
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -144,12 +192,15 @@ class JwtAuthenticatorTest {
 
     @Test
     void pemKeyFixedPartitionAndScopesClaim() {
-        SyncRequestContext ctx = auth().verify(token(claims(c -> c.put("syncular_scopes",
-                Map.of("list_id", List.of("l1", "l2"), "team_id", List.of("*"))))));
+        SyncRequestContext ctx = auth().verify(token(claims(
+                c -> c.put("syncular_scopes", Map.of("list_id", List.of("l1", "l2"), "team_id", List.of("*"))))));
         assertEquals("alice", ctx.actorId());
         assertEquals("fixed", ctx.partition());
         assertEquals(Map.of("list_id", List.of("l1", "l2"), "team_id", List.of("*")), ctx.grantedScopes());
-        assertEquals((T + 60) * 1000 + 30_000, ctx.credentialExpiresAtMs(), "exp + the 30 s skew: when HTTP starts refusing it");
+        assertEquals(
+                (T + 60) * 1000 + 30_000,
+                ctx.credentialExpiresAtMs(),
+                "exp + the 30 s skew: when HTTP starts refusing it");
     }
 
     @Test
@@ -177,10 +228,19 @@ class JwtAuthenticatorTest {
         assertEquals(Map.of(), ctx.grantedScopes());
         assertEquals(Map.of(), new JwtScopeResolver().resolveScopes(ctx).await().indefinitely());
         // without the request context there is no token: fail (revokes), never grant
-        assertThrows(IllegalStateException.class,
-                () -> new JwtScopeResolver().resolveScopes("alice", "fixed").await().indefinitely());
+        assertThrows(
+                IllegalStateException.class,
+                () -> new JwtScopeResolver()
+                        .resolveScopes("alice", "fixed")
+                        .await()
+                        .indefinitely());
         // a context from another authenticator (no granted scopes) grants nothing either
-        assertEquals(Map.of(), new JwtScopeResolver().resolveScopes(new SyncRequestContext("a", "p")).await().indefinitely());
+        assertEquals(
+                Map.of(),
+                new JwtScopeResolver()
+                        .resolveScopes(new SyncRequestContext("a", "p"))
+                        .await()
+                        .indefinitely());
         assertNull(new SyncRequestContext("a", "p").grantedScopes());
     }
 
@@ -190,8 +250,10 @@ class JwtAuthenticatorTest {
         JwtAuthenticator auth = auth();
         assertFalse(claims().containsKey("iat"));
         assertEquals("alice", auth.verify(token(claims())).actorId());
-        assertEquals("alice", auth.verify(token(claims(c -> c.put("iat", T - 5)))).actorId());
-        assertEquals("alice", auth.verify(token(claims(c -> c.put("exp", T + 0.5)))).actorId()); // a fractional NumericDate
+        assertEquals(
+                "alice", auth.verify(token(claims(c -> c.put("iat", T - 5)))).actorId());
+        assertEquals(
+                "alice", auth.verify(token(claims(c -> c.put("exp", T + 0.5)))).actorId()); // a fractional NumericDate
         refused(auth, token(claims(c -> c.remove("exp"))), TokenRejection.MISSING_CLAIM, "exp");
         refused(auth, token(claims(c -> c.put("exp", String.valueOf(T + 60)))), TokenRejection.INVALID_CLAIM, "exp");
         refused(auth, token(claims(c -> c.put("iat", "yesterday"))), TokenRejection.INVALID_CLAIM, "iat");
@@ -201,21 +263,27 @@ class JwtAuthenticatorTest {
     @Test
     void clockSkewBoundaries() {
         JwtAuthenticator auth = auth();
-        assertEquals("alice", auth.verify(token(claims(c -> c.put("exp", T - 10)))).actorId());
-        assertEquals("alice", auth.verify(token(claims(c -> c.put("exp", T - 29)))).actorId());
+        assertEquals(
+                "alice", auth.verify(token(claims(c -> c.put("exp", T - 10)))).actorId());
+        assertEquals(
+                "alice", auth.verify(token(claims(c -> c.put("exp", T - 29)))).actorId());
         refused(auth, token(claims(c -> c.put("exp", T - 30))), TokenRejection.EXPIRED, "exp");
         refused(auth, token(claims(c -> c.put("exp", T - 31))), TokenRejection.EXPIRED, "exp");
-        assertEquals("alice", auth.verify(token(claims(c -> c.put("nbf", T + 10)))).actorId());
-        assertEquals("alice", auth.verify(token(claims(c -> c.put("nbf", T + 30)))).actorId());
+        assertEquals(
+                "alice", auth.verify(token(claims(c -> c.put("nbf", T + 10)))).actorId());
+        assertEquals(
+                "alice", auth.verify(token(claims(c -> c.put("nbf", T + 30)))).actorId());
         refused(auth, token(claims(c -> c.put("nbf", T + 31))), TokenRejection.NOT_YET_VALID, "nbf");
-        assertEquals("alice", auth.verify(token(claims(c -> c.put("iat", T + 30)))).actorId());
+        assertEquals(
+                "alice", auth.verify(token(claims(c -> c.put("iat", T + 30)))).actorId());
         refused(auth, token(claims(c -> c.put("iat", T + 31))), TokenRejection.NOT_YET_VALID, "iat");
 
         Settings strict = new Settings();
         strict.clockSkew = Duration.ZERO;
         JwtAuthenticator none = auth(strict);
         refused(none, token(claims(c -> c.put("exp", T))), TokenRejection.EXPIRED, "exp");
-        assertEquals("alice", none.verify(token(claims(c -> c.put("exp", T + 1)))).actorId());
+        assertEquals(
+                "alice", none.verify(token(claims(c -> c.put("exp", T + 1)))).actorId());
         refused(none, token(claims(c -> c.put("nbf", T + 1))), TokenRejection.NOT_YET_VALID, "nbf");
         assertEquals("alice", none.verify(token(claims(c -> c.put("nbf", T)))).actorId());
     }
@@ -225,17 +293,29 @@ class JwtAuthenticatorTest {
     @Test
     void everyRefusalNamesItsReasonAndNeverAValue() {
         JwtAuthenticator auth = auth();
-        assertEquals(TokenRejection.MISSING_TOKEN.code, assertThrows(SyncError.class,
-                () -> auth.authenticateToken(null).await().indefinitely()).details().get("reason"));
+        assertEquals(
+                TokenRejection.MISSING_TOKEN.code,
+                assertThrows(
+                                SyncError.class,
+                                () -> auth.authenticateToken(null).await().indefinitely())
+                        .details()
+                        .get("reason"));
         refused(auth, token(claims(c -> c.put("iss", "https://evil.test/"))), TokenRejection.ISSUER, null);
         refused(auth, token(claims(c -> c.remove("iss"))), TokenRejection.MISSING_CLAIM, "iss");
         refused(auth, token(claims(c -> c.put("aud", List.of("x", "y")))), TokenRejection.AUDIENCE, null);
         refused(auth, token(claims(c -> c.remove("aud"))), TokenRejection.MISSING_CLAIM, "aud");
         refused(auth, token(claims(c -> c.put("aud", 7))), TokenRejection.INVALID_CLAIM, "aud");
-        assertEquals("alice", auth.verify(token(claims(c -> c.put("aud", List.of("x", "aud-1"))))).actorId());
+        assertEquals(
+                "alice",
+                auth.verify(token(claims(c -> c.put("aud", List.of("x", "aud-1")))))
+                        .actorId());
         refused(auth, token(claims(c -> c.remove("sub"))), TokenRejection.MISSING_CLAIM, "sub");
         refused(auth, token(claims(c -> c.put("sub", 42))), TokenRejection.INVALID_CLAIM, "sub");
-        refused(auth, TestJwks.rs256(HEADER, json(claims()), TestJwks.rsa().getPrivate()), TokenRejection.SIGNATURE, null);
+        refused(
+                auth,
+                TestJwks.rs256(HEADER, json(claims()), TestJwks.rsa().getPrivate()),
+                TokenRejection.SIGNATURE,
+                null);
         Settings partitioned = new Settings();
         partitioned.partitionClaim = Optional.of("tenant");
         refused(auth(partitioned), token(claims()), TokenRejection.MISSING_CLAIM, "tenant");
@@ -246,12 +326,25 @@ class JwtAuthenticatorTest {
         JwtAuthenticator byKid = auth(jwks);
         String k1 = TestJwks.rs256("{\"alg\":\"RS256\",\"kid\":\"k1\"}", json(claims()), KEYS.getPrivate());
         assertEquals("alice", byKid.verify(k1).actorId());
-        refused(byKid, TestJwks.rs256("{\"alg\":\"RS256\",\"kid\":\"k2\"}", json(claims()), KEYS.getPrivate()),
-                TokenRejection.UNKNOWN_KEY, null);
+        refused(
+                byKid,
+                TestJwks.rs256("{\"alg\":\"RS256\",\"kid\":\"k2\"}", json(claims()), KEYS.getPrivate()),
+                TokenRejection.UNKNOWN_KEY,
+                null);
 
         // the counter behind syncular_auth_rejections_total{reason}
-        assertEquals(4.0, registry.get("syncular.auth.rejections").tag("reason", "missing_claim").counter().count());
-        assertEquals(1.0, registry.get("syncular.auth.rejections").tag("reason", "issuer").counter().count());
+        assertEquals(
+                4.0,
+                registry.get("syncular.auth.rejections")
+                        .tag("reason", "missing_claim")
+                        .counter()
+                        .count());
+        assertEquals(
+                1.0,
+                registry.get("syncular.auth.rejections")
+                        .tag("reason", "issuer")
+                        .counter()
+                        .count());
     }
 
     /** Identity text is used as sent or refused, never trimmed ("alice\u0000" must not become alice). */
@@ -263,22 +356,47 @@ class JwtAuthenticatorTest {
         JwtAuthenticator auth = auth(s);
         Consumer<Map<String, Object>> tenant = c -> c.put("tenant", "acme");
         assertEquals("alice", auth.verify(token(claims(tenant))).actorId());
-        for (String bad : List.of("alice\u0000", " alice", "alice ", "  alice  ", "al\u0007ice", "alice\u007f", "alice\n",
-                "\talice", "\u00a0alice", "alice\u2003", "")) {
+        for (String bad : List.of(
+                "alice\u0000",
+                " alice",
+                "alice ",
+                "  alice  ",
+                "al\u0007ice",
+                "alice\u007f",
+                "alice\n",
+                "\talice",
+                "\u00a0alice",
+                "alice\u2003",
+                "")) {
             refused(auth, token(claims(tenant.andThen(c -> c.put("sub", bad)))), TokenRejection.INVALID_CLAIM, "sub");
             refused(auth, token(claims(c -> c.put("tenant", bad))), TokenRejection.INVALID_CLAIM, "tenant");
             if (!bad.isEmpty()) {
-                refused(auth, token(claims(tenant.andThen(c -> c.put("syncular_scopes", Map.of("list_id", List.of("l1", bad)))))),
-                        TokenRejection.INVALID_CLAIM, "syncular_scopes");
-                refused(auth, token(claims(tenant.andThen(c -> c.put("syncular_scopes", Map.of(bad, List.of("l1")))))),
-                        TokenRejection.INVALID_CLAIM, "syncular_scopes");
-                refused(auth, token(claims(tenant.andThen(c -> c.put("lists", bad)))), TokenRejection.INVALID_CLAIM, "lists");
+                refused(
+                        auth,
+                        token(claims(tenant.andThen(
+                                c -> c.put("syncular_scopes", Map.of("list_id", List.of("l1", bad)))))),
+                        TokenRejection.INVALID_CLAIM,
+                        "syncular_scopes");
+                refused(
+                        auth,
+                        token(claims(tenant.andThen(c -> c.put("syncular_scopes", Map.of(bad, List.of("l1")))))),
+                        TokenRejection.INVALID_CLAIM,
+                        "syncular_scopes");
+                refused(
+                        auth,
+                        token(claims(tenant.andThen(c -> c.put("lists", bad)))),
+                        TokenRejection.INVALID_CLAIM,
+                        "lists");
             }
         }
         // inner spaces and non-ASCII letters are ordinary text
-        assertEquals("Alice Ünal", auth.verify(token(claims(tenant.andThen(c -> c.put("sub", "Alice Ünal"))))).actorId());
+        assertEquals(
+                "Alice Ünal",
+                auth.verify(token(claims(tenant.andThen(c -> c.put("sub", "Alice Ünal")))))
+                        .actorId());
         // a scopes claim of the wrong shape stays 403 sync.forbidden (the token is genuine, its grant unusable)
-        SyncError shape = assertThrows(SyncError.class,
+        SyncError shape = assertThrows(
+                SyncError.class,
                 () -> auth.verify(token(claims(tenant.andThen(c -> c.put("syncular_scopes", Map.of("list_id", 7)))))));
         assertEquals(ErrorCode.FORBIDDEN, shape.code());
         assertEquals(Map.of("claim", "syncular_scopes"), shape.details());
@@ -293,7 +411,13 @@ class JwtAuthenticatorTest {
         String payload = b64(json(claims()));
         String signed = token(claims());
         String sig = signed.substring(signed.lastIndexOf('.') + 1);
-        List<String> malformed = List.of("abc.def.ghi", "not-a-jwt", "a.b", "a.b.c.d", ".b.c", "a..c",
+        List<String> malformed = List.of(
+                "abc.def.ghi",
+                "not-a-jwt",
+                "a.b",
+                "a.b.c.d",
+                ".b.c",
+                "a..c",
                 b64(HEADER) + "." + payload + ".", // no signature
                 "!!!." + payload + "." + sig, // not base64url
                 b64(HEADER) + "=." + payload + "." + sig, // padding
@@ -303,12 +427,14 @@ class JwtAuthenticatorTest {
                 b64("{\"alg\":\"RS256\",\"alg\":\"RS256\"}") + "." + payload + "." + sig, // duplicate member
                 b64("{\"typ\":\"JWT\"}") + "." + payload + "." + sig, // no alg
                 b64("{\"alg\":256}") + "." + payload + "." + sig,
-                TestJwks.b64u(new byte[] {'{', '"', 'a', 'l', 'g', '"', ':', '"', (byte) 0xff, '"', '}'}) + "." + payload + "." + sig,
+                TestJwks.b64u(new byte[] {'{', '"', 'a', 'l', 'g', '"', ':', '"', (byte) 0xff, '"', '}'}) + "."
+                        + payload + "." + sig,
                 b64(HEADER) + "." + b64("not json") + "." + sig,
                 b64(HEADER) + "." + b64("[1,2]") + "." + sig,
                 TestJwks.rs256("{\"alg\":\"RS256\",\"kid\":7}", json(claims()), KEYS.getPrivate()),
                 TestJwks.rs256("{\"alg\":\"RS256\",\"crit\":[\"exp\"],\"exp\":1}", json(claims()), KEYS.getPrivate()),
-                TestJwks.rs256("{\"alg\":\"RS256\",\"b64\":false,\"crit\":[\"b64\"]}", json(claims()), KEYS.getPrivate()),
+                TestJwks.rs256(
+                        "{\"alg\":\"RS256\",\"b64\":false,\"crit\":[\"b64\"]}", json(claims()), KEYS.getPrivate()),
                 "x".repeat(CompactJws.MAX_TOKEN_CHARS + 1));
         for (String t : malformed) {
             refused(auth, t, TokenRejection.MALFORMED, null);
@@ -317,7 +443,8 @@ class JwtAuthenticatorTest {
         refused(auth, b64("{\"alg\":\"none\"}") + "." + payload + ".", TokenRejection.ALGORITHM, null);
         refused(auth, b64("{\"alg\":\"none\"}") + "." + payload + "." + sig, TokenRejection.ALGORITHM, null);
         String hsInput = b64("{\"alg\":\"HS256\",\"typ\":\"JWT\"}") + "." + payload;
-        for (byte[] secret : List.of(PEM.getBytes(StandardCharsets.UTF_8), KEYS.getPublic().getEncoded())) {
+        for (byte[] secret :
+                List.of(PEM.getBytes(StandardCharsets.UTF_8), KEYS.getPublic().getEncoded())) {
             Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(secret, "HmacSHA256"));
             String hs = hsInput + "." + TestJwks.b64u(mac.doFinal(hsInput.getBytes(StandardCharsets.US_ASCII)));
@@ -337,10 +464,15 @@ class JwtAuthenticatorTest {
         String jwk = TestJwks.jwksDocument(attacker, "evil");
         String embedded = jwk.substring(jwk.indexOf('[') + 1, jwk.lastIndexOf(']'));
         JwtAuthenticator auth = auth();
-        for (String header : List.of("{\"alg\":\"RS256\",\"jwk\":" + embedded + "}",
+        for (String header : List.of(
+                "{\"alg\":\"RS256\",\"jwk\":" + embedded + "}",
                 "{\"alg\":\"RS256\",\"jku\":\"http://127.0.0.1:1/evil.json\"}",
                 "{\"alg\":\"RS256\",\"x5u\":\"http://127.0.0.1:1/evil.pem\"}")) {
-            refused(auth, TestJwks.rs256(header, json(claims()), attacker.getPrivate()), TokenRejection.SIGNATURE, null);
+            refused(
+                    auth,
+                    TestJwks.rs256(header, json(claims()), attacker.getPrivate()),
+                    TokenRejection.SIGNATURE,
+                    null);
         }
     }
 
@@ -379,7 +511,8 @@ class JwtAuthenticatorTest {
         assertThrows(ConfigurationException.class, () -> JwtAuthenticator.fromConfig(none, registry));
         Settings two = new Settings();
         two.jwksUrl = Optional.of("https://idp.example.com/jwks.json");
-        ConfigurationException e = assertThrows(ConfigurationException.class, () -> JwtAuthenticator.fromConfig(two, registry));
+        ConfigurationException e =
+                assertThrows(ConfigurationException.class, () -> JwtAuthenticator.fromConfig(two, registry));
         assertTrue(e.getMessage().contains("syncular.auth.jwt.jwks-url"), e.getMessage());
         Settings alg = new Settings();
         alg.algorithms = List.of("XS999");
@@ -389,7 +522,8 @@ class JwtAuthenticatorTest {
         assertThrows(ConfigurationException.class, () -> JwtAuthenticator.fromConfig(hmac, registry));
         Settings garbage = new Settings();
         garbage.publicKey = Optional.of("-----BEGIN PUBLIC KEY-----\nnot a key\n-----END PUBLIC KEY-----");
-        ConfigurationException key = assertThrows(ConfigurationException.class, () -> JwtAuthenticator.fromConfig(garbage, registry));
+        ConfigurationException key =
+                assertThrows(ConfigurationException.class, () -> JwtAuthenticator.fromConfig(garbage, registry));
         assertTrue(key.getMessage().contains("syncular.auth.jwt.public-key"), key.getMessage());
         Settings url = new Settings();
         url.publicKey = Optional.empty();

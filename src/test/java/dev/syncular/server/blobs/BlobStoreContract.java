@@ -63,8 +63,12 @@ public abstract class BlobStoreContract {
     /** The stored bytes gathered from {@link BlobStore#read}'s chunks, or {@code null} when the blob is absent. */
     protected byte[] readAll(String partition, String blobId) {
         try {
-            return store.read(partition, blobId).collect().in(ByteArrayOutputStream::new, ByteArrayOutputStream::writeBytes)
-                    .await().atMost(TIMEOUT).toByteArray();
+            return store.read(partition, blobId)
+                    .collect()
+                    .in(ByteArrayOutputStream::new, ByteArrayOutputStream::writeBytes)
+                    .await()
+                    .atMost(TIMEOUT)
+                    .toByteArray();
         } catch (NoSuchElementException e) {
             return null;
         }
@@ -190,8 +194,8 @@ public abstract class BlobStoreContract {
         Path file = Files.createTempFile("blob-contract-", ".bin");
         try {
             Files.write(file, bytes);
-            BlobInfo stored = await(store.put(p, BlobContent.spooled(id, file, size,
-                    BlobIds.newDigest().digest(bytes)), "video/mp4", 3L));
+            BlobInfo stored = await(store.put(
+                    p, BlobContent.spooled(id, file, size, BlobIds.newDigest().digest(bytes)), "video/mp4", 3L));
             assertEquals(new BlobInfo(p, id, size, "video/mp4", 3L), stored);
         } finally {
             Files.delete(file);
@@ -207,7 +211,8 @@ public abstract class BlobStoreContract {
         }
         assertEquals(size, total);
         assertEquals(id, BlobIds.of(digest.digest()));
-        List<byte[]> first = store.read(p, id).select().first().collect().asList().await().atMost(TIMEOUT);
+        List<byte[]> first =
+                store.read(p, id).select().first().collect().asList().await().atMost(TIMEOUT);
         assertEquals(1, first.size());
         assertArrayEquals(Arrays.copyOf(bytes, first.get(0).length), first.get(0));
     }
@@ -215,7 +220,8 @@ public abstract class BlobStoreContract {
     @Test
     void readingAnAbsentBlobFailsItsStream() {
         String id = BlobIds.compute(randomBytes(12));
-        assertThrows(NoSuchElementException.class,
+        assertThrows(
+                NoSuchElementException.class,
                 () -> store.read(partition(), id).collect().asList().await().atMost(TIMEOUT));
     }
 
@@ -227,10 +233,14 @@ public abstract class BlobStoreContract {
         assertEquals(ErrorCode.BLOB_HASH_MISMATCH, e.code());
         assertEquals(wrong, e.details().get("blobId"));
         assertThrows(IllegalArgumentException.class, () -> BlobContent.verify("sha256:ABC", bytes));
-        assertThrows(SyncError.class, () -> BlobContent.verified(BlobIds.compute(bytes), bytes,
-                BlobIds.newDigest().digest(wrong.getBytes())));
-        assertThrows(SyncError.class, () -> BlobContent.spooled(wrong, Path.of("unused"), 100,
-                BlobIds.newDigest().digest(bytes)));
+        assertThrows(
+                SyncError.class,
+                () -> BlobContent.verified(
+                        BlobIds.compute(bytes), bytes, BlobIds.newDigest().digest(wrong.getBytes())));
+        assertThrows(
+                SyncError.class,
+                () -> BlobContent.spooled(
+                        wrong, Path.of("unused"), 100, BlobIds.newDigest().digest(bytes)));
     }
 
     @Test
@@ -243,7 +253,11 @@ public abstract class BlobStoreContract {
             byte[] bytes = randomBytes(20 + i);
             String id = BlobIds.compute(bytes);
             boolean isOld = i % 2 == 0;
-            await(store.put(p, BlobContent.verify(id, bytes), null, isOld ? now : now + Duration.ofHours(2).toMillis()));
+            await(store.put(
+                    p,
+                    BlobContent.verify(id, bytes),
+                    null,
+                    isOld ? now : now + Duration.ofHours(2).toMillis()));
             (isOld ? old : fresh).add(id);
         }
         long cutoff = now + Duration.ofHours(1).toMillis();
@@ -268,7 +282,8 @@ public abstract class BlobStoreContract {
             long before = System.currentTimeMillis();
             PresignedUrl url = await(store.presignGet("p", id, before));
             assertNotNull(url.url());
-            assertTrue(url.expiresAtMs() > before - 1000 && url.expiresAtMs() <= before + Duration.ofMinutes(15).toMillis());
+            assertTrue(url.expiresAtMs() > before - 1000
+                    && url.expiresAtMs() <= before + Duration.ofMinutes(15).toMillis());
         }
     }
 }

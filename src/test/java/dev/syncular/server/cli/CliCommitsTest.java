@@ -63,12 +63,23 @@ class CliCommitsTest {
     }
 
     private Run cli(String state, String... args) {
-        List<String> all = new ArrayList<>(List.of("--url", "http://localhost:" + port, "--schema", SCHEMA,
-                "--actor", "alice", "--partition", partition, "--state", dir.resolve(state).toString()));
+        List<String> all = new ArrayList<>(List.of(
+                "--url",
+                "http://localhost:" + port,
+                "--schema",
+                SCHEMA,
+                "--actor",
+                "alice",
+                "--partition",
+                partition,
+                "--state",
+                dir.resolve(state).toString()));
         all.addAll(List.of(args));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = SyncularCli.run(all.toArray(String[]::new), new PrintStream(out, true, StandardCharsets.UTF_8),
+        int exit = SyncularCli.run(
+                all.toArray(String[]::new),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
@@ -86,17 +97,23 @@ class CliCommitsTest {
     }
 
     private SyncTestClient reader() {
-        return new SyncTestClient(SyncScenariosContract.SCHEMA, new HttpTransport("http://localhost:" + port, partition),
-                "bob", "bob-" + UUID.randomUUID())
+        return new SyncTestClient(
+                        SyncScenariosContract.SCHEMA,
+                        new HttpTransport("http://localhost:" + port, partition),
+                        "bob",
+                        "bob-" + UUID.randomUUID())
                 .subscribe("notes", "notes", Map.of("project_id", List.of("p1")))
                 .subscribe("comments", "comments", Map.of("project_id", List.of("p1")));
     }
 
     @Test
     void oneCommitWritesRowsOfTwoTables() throws Exception {
-        Run push = cli("a.json", "push", "[{\"$table\":\"notes\",\"id\":\"n1\",\"project_id\":\"p1\",\"title\":\"milk\","
-                + "\"body\":null,\"priority\":1,\"done\":false},"
-                + "{\"$table\":\"comments\",\"id\":\"c1\",\"project_id\":\"p1\",\"note_id\":\"n1\",\"text\":\"2 litres\"}]");
+        Run push = cli(
+                "a.json",
+                "push",
+                "[{\"$table\":\"notes\",\"id\":\"n1\",\"project_id\":\"p1\",\"title\":\"milk\","
+                        + "\"body\":null,\"priority\":1,\"done\":false},"
+                        + "{\"$table\":\"comments\",\"id\":\"c1\",\"project_id\":\"p1\",\"note_id\":\"n1\",\"text\":\"2 litres\"}]");
         assertEquals(0, push.exit(), push.err() + push.out());
         List<JsonNode> results = pushResults(push);
         assertEquals(1, results.size(), "one commit: " + push.out());
@@ -120,14 +137,19 @@ class CliCommitsTest {
 
     @Test
     void decodePrintsAConflictsServerRowAndColumnsByName() throws Exception {
-        Run first = cli("a.json", "push", "notes", "{\"id\":\"n1\",\"project_id\":\"p1\",\"title\":\"milk\",\"body\":null,"
-                + "\"priority\":1,\"done\":false}");
+        Run first = cli(
+                "a.json",
+                "push",
+                "notes",
+                "{\"id\":\"n1\",\"project_id\":\"p1\",\"title\":\"milk\",\"body\":null,"
+                        + "\"priority\":1,\"done\":false}");
         assertEquals(0, first.exit(), first.err() + first.out());
         Run second = cli("a.json", "push", "notes", "{\"id\":\"n1\",\"title\":\"oat milk\",\"$baseVersion\":1}");
         assertEquals(0, second.exit(), second.err() + second.out());
 
         // another writer still at version 1 edits the same column
-        Run stale = cli("b.json", "--decode", "push", "notes", "{\"id\":\"n1\",\"title\":\"soy milk\",\"$baseVersion\":1}");
+        Run stale =
+                cli("b.json", "--decode", "push", "notes", "{\"id\":\"n1\",\"title\":\"soy milk\",\"$baseVersion\":1}");
         assertEquals(0, stale.exit(), stale.err() + stale.out());
         JsonNode conflict = null;
         for (JsonNode doc : stale.docs()) {
@@ -175,17 +197,32 @@ class CliCommitsTest {
         assertEquals(0, sub.exit(), sub.err());
         SignallingOut out = new SignallingOut("\"hello\"");
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        String[] args = {"--url", "http://localhost:" + port, "--schema", SCHEMA, "--actor", "alice", "--partition",
-                partition, "--state", dir.resolve("w.json").toString(), "--decode", "--count", "1", "watch"};
-        CompletableFuture<Integer> watch = CompletableFuture.supplyAsync(
-                () -> SyncularCli.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                        new PrintStream(err, true, StandardCharsets.UTF_8)));
+        String[] args = {
+            "--url",
+            "http://localhost:" + port,
+            "--schema",
+            SCHEMA,
+            "--actor",
+            "alice",
+            "--partition",
+            partition,
+            "--state",
+            dir.resolve("w.json").toString(),
+            "--decode",
+            "--count",
+            "1",
+            "watch"
+        };
+        CompletableFuture<Integer> watch = CompletableFuture.supplyAsync(() -> SyncularCli.run(
+                args,
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8)));
         out.seen.get(30, TimeUnit.SECONDS);
 
         SyncTestClient bob = reader();
         bob.syncUntilIdle();
-        Map<String, Object> row = new HashMap<>(Map.of("id", "n9", "project_id", "p1", "title", "from bob",
-                "done", false));
+        Map<String, Object> row =
+                new HashMap<>(Map.of("id", "n9", "project_id", "p1", "title", "from bob", "done", false));
         row.put("body", null);
         row.put("priority", null);
         String commit = bob.upsert("notes", row, null);
@@ -202,7 +239,9 @@ class CliCommitsTest {
         assertNotNull(change, out.toString(StandardCharsets.UTF_8));
         assertEquals("from bob", change.path("values").path("title").asText());
         JsonNode saved = JSON.readTree(dir.resolve("w.json").toFile());
-        assertTrue(saved.toString().contains("\"cursor\":" + change.path("commitSeq").asLong()),
+        assertTrue(
+                saved.toString()
+                        .contains("\"cursor\":" + change.path("commitSeq").asLong()),
                 "the delta moved the stored cursor: " + saved);
     }
 }

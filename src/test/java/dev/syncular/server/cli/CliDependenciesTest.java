@@ -35,8 +35,11 @@ class CliDependenciesTest {
                 while (m.find()) {
                     String name = m.group(1);
                     boolean picocli = pkg.equals("cli") && name.startsWith("picocli.");
-                    if (!(picocli || name.startsWith("java.") || name.startsWith("com.fasterxml.jackson.")
-                            || name.startsWith("dev.syncular.server.cli.") || name.startsWith("dev.syncular.server.wire.")
+                    if (!(picocli
+                            || name.startsWith("java.")
+                            || name.startsWith("com.fasterxml.jackson.")
+                            || name.startsWith("dev.syncular.server.cli.")
+                            || name.startsWith("dev.syncular.server.wire.")
                             || name.startsWith("dev.syncular.server.schema."))) {
                         outside.add(file + ": " + name);
                     }

@@ -44,7 +44,8 @@ class CliIT {
     private static final Path JAR = Path.of("target", "syncular-cli.jar");
     private static final Path SCHEMA = Path.of("src", "test", "resources", "schema", "inventory.syncular.ir.json");
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final String PG_SCHEMA = "it_cli_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    private static final String PG_SCHEMA =
+            "it_cli_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
 
     static ServerProcess devAuth;
     static ServerProcess jwtAuth;
@@ -52,20 +53,26 @@ class CliIT {
 
     @TempDir
     Path dir;
+
     private String partition;
 
     @BeforeAll
     static void start() throws Exception {
         assertTrue(Files.isRegularFile(JAR), JAR + " is built by `package`");
         String schema = SCHEMA.toAbsolutePath().toString();
-        devAuth = ServerProcess.builder("cli-dev-auth", PG_SCHEMA).env("SYNCULAR_SCHEMA_PATH", schema).start();
+        devAuth = ServerProcess.builder("cli-dev-auth", PG_SCHEMA)
+                .env("SYNCULAR_SCHEMA_PATH", schema)
+                .start();
         KeyPairGenerator g = KeyPairGenerator.getInstance("RSA");
         g.initialize(2048);
         keys = g.generateKeyPair();
-        String pem = "-----BEGIN PUBLIC KEY-----\n" + Base64.getMimeEncoder().encodeToString(keys.getPublic().getEncoded())
+        String pem = "-----BEGIN PUBLIC KEY-----\n"
+                + Base64.getMimeEncoder().encodeToString(keys.getPublic().getEncoded())
                 + "\n-----END PUBLIC KEY-----\n";
-        jwtAuth = ServerProcess.builder("cli-jwt-auth", PG_SCHEMA + "_jwt").env("SYNCULAR_SCHEMA_PATH", schema)
-                .env("SYNCULAR_AUTH_JWT_PUBLIC_KEY", pem).start();
+        jwtAuth = ServerProcess.builder("cli-jwt-auth", PG_SCHEMA + "_jwt")
+                .env("SYNCULAR_SCHEMA_PATH", schema)
+                .env("SYNCULAR_AUTH_JWT_PUBLIC_KEY", pem)
+                .start();
     }
 
     @AfterAll
@@ -100,13 +107,18 @@ class CliIT {
     }
 
     private Run cli(List<String> args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar", JAR.toAbsolutePath().toString()));
+        List<String> cmd = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar",
+                JAR.toAbsolutePath().toString()));
         cmd.addAll(args);
         Path out = Files.createTempFile(dir, "out", ".txt");
         Path err = Files.createTempFile(dir, "err", ".txt");
-        Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectOutput(out.toFile())
-                .redirectError(err.toFile()).start();
+        Process p = new ProcessBuilder(cmd)
+                .directory(dir.toFile())
+                .redirectOutput(out.toFile())
+                .redirectError(err.toFile())
+                .start();
         if (!p.waitFor(120, TimeUnit.SECONDS)) {
             p.destroyForcibly();
             throw new AssertionError("the CLI did not finish within 120 s: " + args);
@@ -122,15 +134,25 @@ class CliIT {
     }
 
     private Run asAllowingFailure(String actor, String... args) throws Exception {
-        List<String> all = new ArrayList<>(List.of("--url", devAuth.baseUrl(), "--schema",
-                SCHEMA.toAbsolutePath().toString(), "--state", actor + ".json", "--actor", actor, "--partition", partition));
+        List<String> all = new ArrayList<>(List.of(
+                "--url",
+                devAuth.baseUrl(),
+                "--schema",
+                SCHEMA.toAbsolutePath().toString(),
+                "--state",
+                actor + ".json",
+                "--actor",
+                actor,
+                "--partition",
+                partition));
         all.addAll(List.of(args));
         return cli(all);
     }
 
     private static List<JsonNode> frames(JsonNode response, String type) {
         return StreamSupport.stream(response.path("frames").spliterator(), false)
-                .filter(f -> f.path("type").asText().equals(type)).toList();
+                .filter(f -> f.path("type").asText().equals(type))
+                .toList();
     }
 
     private static JsonNode state(Path file) throws Exception {
@@ -140,12 +162,18 @@ class CliIT {
     @Test
     void pushesPullsAndBootstrapsAcrossInvocationsWithTheStateFile() throws Exception {
         as("alice", "subscribe", "items", "items", "org_id=acme");
-        List<JsonNode> first = as("alice", "push", "warehouses",
-                "{\"id\":\"w1\",\"org_id\":\"acme\",\"name\":\"North\",\"capacity\":100}").docs();
+        List<JsonNode> first = as(
+                        "alice",
+                        "push",
+                        "warehouses",
+                        "{\"id\":\"w1\",\"org_id\":\"acme\",\"name\":\"North\",\"capacity\":100}")
+                .docs();
         // Round 1 learns the partition's log epoch (§2.1), round 2 pushes and pulls.
         assertEquals(2, first.size());
         assertTrue(first.get(0).path("frames").get(0).path("resetRequired").asBoolean());
-        assertEquals("applied", frames(first.get(1), "PUSH_RESULT").get(0).path("status").asText());
+        assertEquals(
+                "applied",
+                frames(first.get(1), "PUSH_RESULT").get(0).path("status").asText());
 
         Files.writeString(dir.resolve("items.json"), """
                 [{"sku": 1, "org_id": "acme", "warehouse_id": "w1", "label": "bolt", "price": 2.5,
@@ -164,7 +192,10 @@ class CliIT {
         // Bob bootstraps with another client and state file and sees the rows, decoded (§11.1 rule 8).
         as("bob", "subscribe", "items", "items", "org_id=acme");
         List<JsonNode> boot = as("bob", "bootstrap", "--decode").docs();
-        JsonNode segment = boot.stream().filter(d -> d.path("magic").asText().equals("SSG2")).findFirst().orElseThrow();
+        JsonNode segment = boot.stream()
+                .filter(d -> d.path("magic").asText().equals("SSG2"))
+                .findFirst()
+                .orElseThrow();
         assertEquals("items", segment.path("table").asText());
         JsonNode rows = segment.path("blocks").get(0);
         assertEquals(2, rows.size());
@@ -179,8 +210,16 @@ class CliIT {
 
         // Alice edits with the version Bob holds (§6.2); a second edit from that stale version conflicts.
         as("alice", "push", "items", "{\"sku\":1,\"label\":\"hex bolt\",\"$baseVersion\":" + version + "}");
-        JsonNode stale = as("alice", "push", "items", "{\"sku\":1,\"label\":\"bolt\",\"$baseVersion\":" + version + "}").doc();
-        assertEquals("conflict", frames(stale, "PUSH_RESULT").get(0).path("results").get(0).path("status").asText());
+        JsonNode stale = as("alice", "push", "items", "{\"sku\":1,\"label\":\"bolt\",\"$baseVersion\":" + version + "}")
+                .doc();
+        assertEquals(
+                "conflict",
+                frames(stale, "PUSH_RESULT")
+                        .get(0)
+                        .path("results")
+                        .get(0)
+                        .path("status")
+                        .asText());
         as("alice", "push", "items", "{\"$delete\":2}");
 
         // Bob's next pull continues from his stored cursor: just the two changes, decoded.
@@ -200,26 +239,43 @@ class CliIT {
         partition = "cli-other-" + UUID.randomUUID();
         as("carol", "subscribe", "items", "items", "org_id=acme");
         List<JsonNode> empty = as("carol", "bootstrap", "--decode").docs();
-        assertTrue(empty.stream().noneMatch(d -> d.path("magic").asText().equals("SSG2")
-                && d.path("blocks").path(0).size() > 0), empty.toString());
+        assertTrue(
+                empty.stream()
+                        .noneMatch(d -> d.path("magic").asText().equals("SSG2")
+                                && d.path("blocks").path(0).size() > 0),
+                empty.toString());
         partition = other;
     }
 
     @Test
     void downloadsAVerifiedSegmentAndRendersIt() throws Exception {
         as("alice", "subscribe", "wh", "warehouses", "org_id=acme");
-        as("alice", "push", "warehouses", "[{\"id\":\"w1\",\"org_id\":\"acme\",\"name\":\"North\",\"capacity\":null},"
-                + "{\"id\":\"w2\",\"org_id\":\"acme\",\"name\":\"South\",\"capacity\":7}]");
+        as(
+                "alice",
+                "push",
+                "warehouses",
+                "[{\"id\":\"w1\",\"org_id\":\"acme\",\"name\":\"North\",\"capacity\":null},"
+                        + "{\"id\":\"w2\",\"org_id\":\"acme\",\"name\":\"South\",\"capacity\":7}]");
         as("bob", "subscribe", "wh", "warehouses", "org_id=acme");
         // Only external rows accepted: the bootstrap references a segment, which the CLI fetched and verified.
         List<JsonNode> boot = as("bob", "bootstrap", "--accept", "external").docs();
-        JsonNode ref = boot.stream().flatMap(d -> frames(d, "SEGMENT_REF").stream()).findFirst().orElseThrow();
+        JsonNode ref = boot.stream()
+                .flatMap(d -> frames(d, "SEGMENT_REF").stream())
+                .findFirst()
+                .orElseThrow();
         String segmentId = ref.path("segmentId").asText();
         assertEquals(2, ref.path("rowCount").asLong());
 
         JsonNode rendered = as("bob", "segment", segmentId, "--sub", "wh").doc();
         assertEquals("SSG2", rendered.path("magic").asText());
-        assertEquals("South", rendered.path("blocks").get(0).get(1).path("values").path("name").asText());
+        assertEquals(
+                "South",
+                rendered.path("blocks")
+                        .get(0)
+                        .get(1)
+                        .path("values")
+                        .path("name")
+                        .asText());
 
         Run saved = as("bob", "segment", segmentId, "--scopes", "{\"org_id\":[\"acme\"]}", "--out", "seg.bin");
         byte[] bytes = Files.readAllBytes(dir.resolve("seg.bin"));
@@ -232,15 +288,23 @@ class CliIT {
     void uploadsABlobReferencesItInARowAndDownloadsIt() throws Exception {
         byte[] photo = ("not really a png " + UUID.randomUUID()).getBytes(StandardCharsets.UTF_8);
         Files.write(dir.resolve("photo.png"), photo);
-        JsonNode blobRef = as("alice", "blob", "put", "photo.png", "--media-type", "image/png").doc();
+        JsonNode blobRef = as("alice", "blob", "put", "photo.png", "--media-type", "image/png")
+                .doc();
         String blobId = "sha256:" + CanonicalJson.sha256Hex(photo);
         assertEquals(blobId, blobRef.path("blobId").asText());
         assertEquals(photo.length, blobRef.path("byteLength").asInt());
 
         as("alice", "push", "warehouses", "{\"id\":\"w1\",\"org_id\":\"acme\",\"name\":\"North\",\"capacity\":null}");
-        JsonNode pushed = as("alice", "push", "items", "{\"sku\":7,\"org_id\":\"acme\",\"warehouse_id\":\"w1\","
-                + "\"label\":\"crate\",\"price\":null,\"in_stock\":true,\"tags\":null,\"photo\":" + blobRef + "}").doc();
-        assertEquals("applied", frames(pushed, "PUSH_RESULT").get(0).path("status").asText());
+        JsonNode pushed = as(
+                        "alice",
+                        "push",
+                        "items",
+                        "{\"sku\":7,\"org_id\":\"acme\",\"warehouse_id\":\"w1\","
+                                + "\"label\":\"crate\",\"price\":null,\"in_stock\":true,\"tags\":null,\"photo\":"
+                                + blobRef + "}")
+                .doc();
+        assertEquals(
+                "applied", frames(pushed, "PUSH_RESULT").get(0).path("status").asText());
 
         as("bob", "blob", "get", blobId, "--out", "copy.png");
         assertArrayEquals(photo, Files.readAllBytes(dir.resolve("copy.png")));
@@ -248,11 +312,16 @@ class CliIT {
 
     @Test
     void sendsABearerTokenOrAnyHeaderAndPrintsTheServersErrorJson() throws Exception {
-        String token = Jwt.subject("dana").claim("syncular_scopes", Map.of("org_id", List.of("acme")))
-                .issuedAt(Instant.now()).expiresAt(Instant.now().plusSeconds(300)).sign(keys.getPrivate());
-        List<String> base = List.of("--url", jwtAuth.baseUrl(), "--schema", SCHEMA.toAbsolutePath().toString(),
-                "--state", "dana.json");
-        assertEquals(0, cli(concat(base, "subscribe", "items", "items", "org_id=acme")).exit());
+        String token = Jwt.subject("dana")
+                .claim("syncular_scopes", Map.of("org_id", List.of("acme")))
+                .issuedAt(Instant.now())
+                .expiresAt(Instant.now().plusSeconds(300))
+                .sign(keys.getPrivate());
+        List<String> base = List.of(
+                "--url", jwtAuth.baseUrl(), "--schema", SCHEMA.toAbsolutePath().toString(), "--state", "dana.json");
+        assertEquals(
+                0,
+                cli(concat(base, "subscribe", "items", "items", "org_id=acme")).exit());
 
         // No credentials: the server's §10.1 JSON on stdout, exit status 1.
         Run refused = cli(concat(base, "pull"));
@@ -267,11 +336,13 @@ class CliIT {
         assertEquals("SSP2", withToken.docs().get(0).path("magic").asText());
 
         // The same token as an arbitrary header, plus a request id the server echoes (-v shows the answer's headers).
-        Run headers = cli(concat(base, "pull", "-H", "Authorization: Bearer " + token, "-H", "X-Request-Id: cli-it-42",
-                "--verbose"));
+        Run headers = cli(concat(
+                base, "pull", "-H", "Authorization: Bearer " + token, "-H", "X-Request-Id: cli-it-42", "--verbose"));
         assertEquals(0, headers.exit(), headers.err());
         assertTrue(headers.err().toLowerCase(Locale.ROOT).contains("< x-request-id: cli-it-42"), headers.err());
-        assertEquals("active", frames(headers.docs().get(0), "SUB_START").get(0).path("status").asText());
+        assertEquals(
+                "active",
+                frames(headers.docs().get(0), "SUB_START").get(0).path("status").asText());
     }
 
     @Test
@@ -287,7 +358,8 @@ class CliIT {
         assertFalse(Files.exists(dir.resolve("alice.json")), "nothing was synced, no state written");
 
         // A segment the server does not have: its 404 JSON.
-        Run missing = asAllowingFailure("alice", "segment", "sha256:" + "0".repeat(64), "--scopes", "{\"org_id\":[\"acme\"]}");
+        Run missing = asAllowingFailure(
+                "alice", "segment", "sha256:" + "0".repeat(64), "--scopes", "{\"org_id\":[\"acme\"]}");
         assertEquals(SyncularCli.SERVER_REFUSED, missing.exit(), missing.err());
         assertTrue(missing.doc().path("code").asText().startsWith("sync."), missing.out());
     }

@@ -19,36 +19,94 @@ import org.junit.jupiter.api.Test;
  */
 class CliOptionsTest {
 
-    record Run(int exit, String out, String err) {
-    }
+    record Run(int exit, String out, String err) {}
 
     private static Run run(String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = SyncularCli.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        int exit = SyncularCli.run(
+                args,
+                new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
     @Test
     void equalsFormAndSpaceFormSetTheSameValues() {
-        CliOptions spaced = CliOptions.parse(new String[] {"--url", "http://h:1/sync", "--schema", "s.json", "--state",
-                "st.json", "--client-id", "c1", "--actor", "alice", "--partition", "p", "--token", "t", "-H", "X-A: 1",
-                "--accept", "inline,sqlite", "--limit-commits", "5", "--limit-snapshot-rows", "6",
-                "--max-snapshot-pages", "7", "--sub", "s1", "--scopes", "{}", "-o", "o.bin", "--media-type", "text/plain",
-                "--count", "3", "--crdt-types", "a,b", "--decode", "-v", "pull", "s1"});
-        CliOptions equals = CliOptions.parse(new String[] {"--url=http://h:1/sync", "--schema=s.json", "--state=st.json",
-                "--client-id=c1", "--actor=alice", "--partition=p", "--token=t", "--header=X-A: 1",
-                "--accept=inline,sqlite", "--limit-commits=5", "--limit-snapshot-rows=6", "--max-snapshot-pages=7",
-                "--sub=s1", "--scopes={}", "--out=o.bin", "--media-type=text/plain", "--count=3", "--crdt-types=a,b",
-                "--decode", "--verbose", "pull", "s1"});
+        CliOptions spaced = CliOptions.parse(new String[] {
+            "--url",
+            "http://h:1/sync",
+            "--schema",
+            "s.json",
+            "--state",
+            "st.json",
+            "--client-id",
+            "c1",
+            "--actor",
+            "alice",
+            "--partition",
+            "p",
+            "--token",
+            "t",
+            "-H",
+            "X-A: 1",
+            "--accept",
+            "inline,sqlite",
+            "--limit-commits",
+            "5",
+            "--limit-snapshot-rows",
+            "6",
+            "--max-snapshot-pages",
+            "7",
+            "--sub",
+            "s1",
+            "--scopes",
+            "{}",
+            "-o",
+            "o.bin",
+            "--media-type",
+            "text/plain",
+            "--count",
+            "3",
+            "--crdt-types",
+            "a,b",
+            "--decode",
+            "-v",
+            "pull",
+            "s1"
+        });
+        CliOptions equals = CliOptions.parse(new String[] {
+            "--url=http://h:1/sync",
+            "--schema=s.json",
+            "--state=st.json",
+            "--client-id=c1",
+            "--actor=alice",
+            "--partition=p",
+            "--token=t",
+            "--header=X-A: 1",
+            "--accept=inline,sqlite",
+            "--limit-commits=5",
+            "--limit-snapshot-rows=6",
+            "--max-snapshot-pages=7",
+            "--sub=s1",
+            "--scopes={}",
+            "--out=o.bin",
+            "--media-type=text/plain",
+            "--count=3",
+            "--crdt-types=a,b",
+            "--decode",
+            "--verbose",
+            "pull",
+            "s1"
+        });
         for (CliOptions o : List.of(spaced, equals)) {
             assertEquals("http://h:1/sync", o.url);
             assertEquals(Path.of("s.json"), o.schema);
             assertEquals(Path.of("st.json"), o.state);
             assertEquals("c1", o.clientId);
-            assertEquals(Map.of("x-actor-id", "alice", "x-syncular-partition", "p", "Authorization", "Bearer t", "X-A",
-                    "1"), o.headers);
+            assertEquals(
+                    Map.of("x-actor-id", "alice", "x-syncular-partition", "p", "Authorization", "Bearer t", "X-A", "1"),
+                    o.headers);
             assertEquals(PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_SQLITE, o.accept);
             assertEquals(5, o.limitCommits);
             assertEquals(6, o.limitSnapshotRows);
@@ -73,8 +131,8 @@ class CliOptionsTest {
         assertEquals(PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS, d.accept);
         assertEquals(Map.of(), d.headers);
 
-        CliOptions mixed = CliOptions.parse(new String[] {"push", "--decode", "notes", "--url", "http://x", "@rows.json",
-                "--url", "http://y"});
+        CliOptions mixed = CliOptions.parse(
+                new String[] {"push", "--decode", "notes", "--url", "http://x", "@rows.json", "--url", "http://y"});
         assertEquals(List.of("push", "notes", "@rows.json"), mixed.words, "@file is the command's, not the parser's");
         assertTrue(mixed.decode);
         assertEquals("http://y", mixed.url, "the last of a repeated option wins");
@@ -115,17 +173,29 @@ class CliOptionsTest {
 
     @Test
     void helpIsGeneratedFromTheOptions() {
-        for (String[] args : List.of(new String[] {"--help"}, new String[] {"-h"}, new String[] {"help"},
-                new String[] {"pull", "--help"})) {
+        for (String[] args : List.of(
+                new String[] {"--help"}, new String[] {"-h"}, new String[] {"help"}, new String[] {"pull", "--help"})) {
             Run help = run(args);
             assertEquals(0, help.exit(), List.of(args).toString());
             assertEquals("", help.err());
-            assertTrue(help.out().startsWith("Usage: java -jar syncular-cli.jar [options] <command> [arguments]"),
+            assertTrue(
+                    help.out().startsWith("Usage: java -jar syncular-cli.jar [options] <command> [arguments]"),
                     help.out());
-            for (String line : List.of("Commands:", "subscribe <id> <table>", "render <file>", "Options:",
-                    "--url=<url>", "the server, including its mount (default http://localhost:8080)",
-                    "--state=<file>", "(default syncular-state.json)", "-H, --header=<h>", "-o, --out=<file>",
-                    "--crdt-types=<list>", "-v, --verbose", "-h, --help", "Exit status: 0; 1 when the server")) {
+            for (String line : List.of(
+                    "Commands:",
+                    "subscribe <id> <table>",
+                    "render <file>",
+                    "Options:",
+                    "--url=<url>",
+                    "the server, including its mount (default http://localhost:8080)",
+                    "--state=<file>",
+                    "(default syncular-state.json)",
+                    "-H, --header=<h>",
+                    "-o, --out=<file>",
+                    "--crdt-types=<list>",
+                    "-v, --verbose",
+                    "-h, --help",
+                    "Exit status: 0; 1 when the server")) {
                 assertTrue(help.out().contains(line), "no '" + line + "' in\n" + help.out());
             }
         }

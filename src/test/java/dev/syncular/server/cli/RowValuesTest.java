@@ -35,8 +35,9 @@ class RowValuesTest {
     @Test
     void anUpsertCarriesExactlyTheGivenColumnsInTheirWireTypes() throws Exception {
         String ref = "{\"blobId\":\"sha256:" + "a".repeat(64) + "\",\"byteLength\":3}";
-        PushOperation op = ops("{\"k\": 7, \"f\": 1, \"b\": true, \"j\": {\"x\": [1, 2]}, \"by\": \"AQID\", \"r\": " + ref
-                + ", \"$baseVersion\": 4}").get(0);
+        PushOperation op = ops("{\"k\": 7, \"f\": 1, \"b\": true, \"j\": {\"x\": [1, 2]}, \"by\": \"AQID\", \"r\": "
+                        + ref + ", \"$baseVersion\": 4}")
+                .get(0);
         assertEquals("7", op.rowId());
         assertEquals(Op.UPSERT, op.op());
         assertEquals(4L, op.baseVersion());
@@ -56,7 +57,8 @@ class RowValuesTest {
         SparseRow row = new SparseRowCodec(T.rowLayout()).decode(ops.get(0).payload());
         assertTrue(row.isPresent(4));
         assertNull(row.value(4));
-        assertEquals(List.of("1", "2", "3"), ops.stream().map(PushOperation::rowId).toList());
+        assertEquals(
+                List.of("1", "2", "3"), ops.stream().map(PushOperation::rowId).toList());
         assertEquals(Op.DELETE, ops.get(1).op());
         assertNull(ops.get(1).payload());
     }
@@ -78,7 +80,8 @@ class RowValuesTest {
     @Test
     void renderedRowsFollowTheDebugValueRules() {
         Object[] values = {5L, "x", 2.0, null, "[1]", "hi".getBytes(StandardCharsets.UTF_8), null};
-        assertEquals("{\"k\":5,\"s\":\"x\",\"f\":2,\"b\":null,\"j\":[1],\"by\":\"aGk=\",\"r\":null}",
+        assertEquals(
+                "{\"k\":5,\"s\":\"x\",\"f\":2,\"b\":null,\"j\":[1],\"by\":\"aGk=\",\"r\":null}",
                 RowValues.render(T, values).toString());
     }
 }

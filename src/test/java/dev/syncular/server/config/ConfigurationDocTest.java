@@ -55,7 +55,8 @@ class ConfigurationDocTest {
         assertTrue(names.contains("syncular.embedded-postgres.data-dir"), names.toString());
         assertTrue(!names.contains("syncular.mount-prefix"), "default methods are not properties");
         assertTrue(envName("syncular.checkpoints[0].schema-version").equals("SYNCULAR_CHECKPOINTS_0__SCHEMA_VERSION"));
-        assertTrue(envName("syncular.limits.max-operations-per-request").equals("SYNCULAR_LIMITS_MAX_OPERATIONS_PER_REQUEST"));
+        assertTrue(envName("syncular.limits.max-operations-per-request")
+                .equals("SYNCULAR_LIMITS_MAX_OPERATIONS_PER_REQUEST"));
     }
 
     /** The property names of a mapping interface under {@code prefix}, in declaration-independent sorted order. */
@@ -67,7 +68,9 @@ class ConfigurationDocTest {
 
     private static void walk(Class<?> type, String prefix, List<String> out) {
         for (Method m : type.getMethods()) {
-            if (m.isDefault() || Modifier.isStatic(m.getModifiers()) || m.getParameterCount() != 0
+            if (m.isDefault()
+                    || Modifier.isStatic(m.getModifiers())
+                    || m.getParameterCount() != 0
                     || m.getDeclaringClass() == Object.class) {
                 continue;
             }

@@ -26,9 +26,12 @@ class DatasourceProfileTest {
 
     @Test
     void poolAnswersSelectOne() {
-        Row row = pool.query("SELECT 1 AS one, current_database() AS db").execute()
-                .await().atMost(Duration.ofSeconds(30))
-                .iterator().next();
+        Row row = pool.query("SELECT 1 AS one, current_database() AS db")
+                .execute()
+                .await()
+                .atMost(Duration.ofSeconds(30))
+                .iterator()
+                .next();
         assertEquals(1, row.getInteger("one"));
         assertEquals("syncular_test", row.getString("db"));
     }
@@ -40,8 +43,12 @@ class DatasourceProfileTest {
     @Test
     void everyPooledConnectionHasTheStatementTimeout() {
         for (int i = 0; i < 3; i++) {
-            Row row = pool.query("SHOW statement_timeout").execute().await().atMost(Duration.ofSeconds(30))
-                    .iterator().next();
+            Row row = pool.query("SHOW statement_timeout")
+                    .execute()
+                    .await()
+                    .atMost(Duration.ofSeconds(30))
+                    .iterator()
+                    .next();
             assertEquals(statementTimeout.toSeconds() + "s", row.getString(0));
         }
     }

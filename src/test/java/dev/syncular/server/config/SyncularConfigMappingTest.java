@@ -41,42 +41,58 @@ class SyncularConfigMappingTest {
             assertEquals(Duration.ofSeconds(7), hook.timeout());
             assertEquals(3, hook.poolSize());
             // a per-type endpoint inherits the default webhook's bounds and secret, old names included
-            SyncularConfig.Reactions.Endpoint billing = c.reactions().endpoints().get("billing");
+            SyncularConfig.Reactions.Endpoint billing =
+                    c.reactions().endpoints().get("billing");
             assertEquals(Duration.ofSeconds(7), billing.timeout());
             assertEquals(3, billing.poolSize());
             assertEquals(SECRET, billing.secret().orElseThrow());
-            log.await(l -> l.message().contains("syncular.reactions.webhook-url is deprecated")
-                    && l.message().contains("syncular.reactions.webhook.url"), Duration.ofSeconds(5));
-            log.await(l -> l.message().contains("syncular.reactions.webhook-timeout is deprecated")
-                    && l.message().contains("syncular.reactions.webhook.timeout"), Duration.ofSeconds(5));
+            log.await(
+                    l -> l.message().contains("syncular.reactions.webhook-url is deprecated")
+                            && l.message().contains("syncular.reactions.webhook.url"),
+                    Duration.ofSeconds(5));
+            log.await(
+                    l -> l.message().contains("syncular.reactions.webhook-timeout is deprecated")
+                            && l.message().contains("syncular.reactions.webhook.timeout"),
+                    Duration.ofSeconds(5));
         }
     }
 
     @Test
     void theNewNameWinsAndOldNamesAreNotReportedAsUnknown() {
-        var config = MappedConfig.config(Map.of(
-                "syncular.reactions.webhook-timeout", "7s",
-                "syncular.reactions.webhook.timeout", "9s"), Map.of());
-        assertEquals(Duration.ofSeconds(9), config.getConfigMapping(SyncularConfig.class).reactions().webhook().timeout());
-        var names = StreamSupport.stream(config.getPropertyNames().spliterator(), false).toList();
+        var config = MappedConfig.config(
+                Map.of(
+                        "syncular.reactions.webhook-timeout", "7s",
+                        "syncular.reactions.webhook.timeout", "9s"),
+                Map.of());
+        assertEquals(
+                Duration.ofSeconds(9),
+                config.getConfigMapping(SyncularConfig.class)
+                        .reactions()
+                        .webhook()
+                        .timeout());
+        var names = StreamSupport.stream(config.getPropertyNames().spliterator(), false)
+                .toList();
         assertTrue(names.contains("syncular.reactions.webhook.timeout"), names.toString());
         assertFalse(names.contains("syncular.reactions.webhook-timeout"), "iterated under its new name: " + names);
     }
 
     @Test
     void anOldNameInAProfileIsRead() {
-        SyncularConfig c = MappedConfig.mapping(Map.of("%prod.syncular.reactions.webhook-read-timeout", "6s",
-                "smallrye.config.profile", "prod"));
+        SyncularConfig c = MappedConfig.mapping(
+                Map.of("%prod.syncular.reactions.webhook-read-timeout", "6s", "smallrye.config.profile", "prod"));
         assertEquals(Duration.ofSeconds(6), c.reactions().webhook().readTimeout());
     }
 
     @Test
     void theEnvironmentFormOfARenamedPropertyIsUnchanged() {
-        SyncularConfig c = MappedConfig.mapping(Map.of(), Map.of(
-                "SYNCULAR_REACTIONS_WEBHOOK_URL", "https://hooks.example.com/r",
-                "SYNCULAR_REACTIONS_WEBHOOK_SECRET", SECRET,
-                "SYNCULAR_REACTIONS_WEBHOOK_READ_TIMEOUT", "4s"));
-        assertEquals("https://hooks.example.com/r", c.reactions().webhook().url().orElseThrow());
+        SyncularConfig c = MappedConfig.mapping(
+                Map.of(),
+                Map.of(
+                        "SYNCULAR_REACTIONS_WEBHOOK_URL", "https://hooks.example.com/r",
+                        "SYNCULAR_REACTIONS_WEBHOOK_SECRET", SECRET,
+                        "SYNCULAR_REACTIONS_WEBHOOK_READ_TIMEOUT", "4s"));
+        assertEquals(
+                "https://hooks.example.com/r", c.reactions().webhook().url().orElseThrow());
         assertEquals(Duration.ofSeconds(4), c.reactions().webhook().readTimeout());
     }
 
@@ -99,9 +115,17 @@ class SyncularConfigMappingTest {
 
     @Test
     void intervalsAreDurationsWithAnExplicitOff() {
-        SyncularConfig c = MappedConfig.mapping(Map.of("syncular.blobs.sweep-interval", "off",
-                "syncular.pruning.interval", "2d", "syncular.segments.sweep-interval", "PT30M",
-                "syncular.reactions.poll-interval", "500ms", "syncular.limits.inline-segment-max-bytes", "131072"));
+        SyncularConfig c = MappedConfig.mapping(Map.of(
+                "syncular.blobs.sweep-interval",
+                "off",
+                "syncular.pruning.interval",
+                "2d",
+                "syncular.segments.sweep-interval",
+                "PT30M",
+                "syncular.reactions.poll-interval",
+                "500ms",
+                "syncular.limits.inline-segment-max-bytes",
+                "131072"));
         assertTrue(ScheduleInterval.off(c.blobs().sweepInterval()));
         assertEquals(Duration.ofDays(2), c.pruning().interval());
         assertEquals(Duration.ofMinutes(30), c.segments().sweepInterval());
@@ -125,33 +149,64 @@ class SyncularConfigMappingTest {
 
     @Test
     void aBadWebhookStopsTheBuildNamingTheProperty() {
-        refused(Map.of("syncular.policy.validator-webhook.url", "https://v.example.com/validate"),
+        refused(
+                Map.of("syncular.policy.validator-webhook.url", "https://v.example.com/validate"),
                 "syncular.policy.validator-webhook.secret is required");
-        refused(Map.of("syncular.policy.validator-webhook.url", "v.example.com/validate",
-                "syncular.policy.validator-webhook.secret", SECRET), "syncular.policy.validator-webhook.url must be");
-        refused(Map.of("syncular.reactions.webhook.url", "https://hooks.example.com/r",
-                "syncular.reactions.webhook.secret", SECRET, "syncular.reactions.webhook.pool-size", "0"),
+        refused(
+                Map.of(
+                        "syncular.policy.validator-webhook.url",
+                        "v.example.com/validate",
+                        "syncular.policy.validator-webhook.secret",
+                        SECRET),
+                "syncular.policy.validator-webhook.url must be");
+        refused(
+                Map.of(
+                        "syncular.reactions.webhook.url",
+                        "https://hooks.example.com/r",
+                        "syncular.reactions.webhook.secret",
+                        SECRET,
+                        "syncular.reactions.webhook.pool-size",
+                        "0"),
                 "syncular.reactions.webhook.pool-size must be 1 or more");
-        refused(Map.of("syncular.reactions.webhook.secret", SECRET, "syncular.reactions.endpoints.billing.url",
-                "https://hooks.example.com/b"), "syncular.reactions.endpoints.billing.types is required");
-        refused(Map.of("syncular.reactions.webhook.secret", SECRET, "syncular.reactions.endpoints.billing.types",
-                "invoice.paid"), "syncular.reactions.endpoints.billing.url is required");
+        refused(
+                Map.of(
+                        "syncular.reactions.webhook.secret",
+                        SECRET,
+                        "syncular.reactions.endpoints.billing.url",
+                        "https://hooks.example.com/b"),
+                "syncular.reactions.endpoints.billing.types is required");
+        refused(
+                Map.of(
+                        "syncular.reactions.webhook.secret",
+                        SECRET,
+                        "syncular.reactions.endpoints.billing.types",
+                        "invoice.paid"),
+                "syncular.reactions.endpoints.billing.url is required");
     }
 
     @Test
     void otherCrossPropertyChecksStopTheBuildNamingTheProperty() {
-        refused(Map.of("syncular.signed-urls.ttl", "20m"), "syncular.signed-urls.ttl must be more than 0s and at most 15m");
+        refused(
+                Map.of("syncular.signed-urls.ttl", "20m"),
+                "syncular.signed-urls.ttl must be more than 0s and at most 15m");
         refused(Map.of("syncular.signed-urls.key", "short"), "syncular.signed-urls.key must have at least 32 bytes");
         refused(Map.of("syncular.leases.enabled", "true", "syncular.leases.ttl", "0s"), "syncular.leases.ttl");
         refused(Map.of("syncular.blobs.store", "s3"), "syncular.blobs.store=s3 needs a bucket");
         refused(Map.of("syncular.blobs.store", "s3", "syncular.s3.bucket", " "), "syncular.s3.bucket");
-        refused(Map.of("syncular.blobs.store", "S3", "syncular.s3.bucket", "b", "syncular.s3.presign-ttl", "20m"),
+        refused(
+                Map.of("syncular.blobs.store", "S3", "syncular.s3.bucket", "b", "syncular.s3.presign-ttl", "20m"),
                 "syncular.s3.presign-ttl");
-        refused(Map.of("syncular.segments.store", "s3", "syncular.s3.bucket", "b", "syncular.s3.presign-ttl", "1h"),
+        refused(
+                Map.of("syncular.segments.store", "s3", "syncular.s3.bucket", "b", "syncular.s3.presign-ttl", "1h"),
                 "syncular.s3.presign-ttl");
         // checked only where they apply, as before: signed URLs off, leases off
-        MappedConfig.mapping(Map.of("syncular.signed-urls.enabled", "false", "syncular.signed-urls.ttl", "20m",
-                "syncular.leases.ttl", "0s"));
+        MappedConfig.mapping(Map.of(
+                "syncular.signed-urls.enabled",
+                "false",
+                "syncular.signed-urls.ttl",
+                "20m",
+                "syncular.leases.ttl",
+                "0s"));
     }
 
     @Test
@@ -164,8 +219,8 @@ class SyncularConfigMappingTest {
     }
 
     private static void refused(Map<String, String> props, String message) {
-        ConfigValidationException e = assertThrows(ConfigValidationException.class, () -> MappedConfig.mapping(props),
-                props::toString);
+        ConfigValidationException e =
+                assertThrows(ConfigValidationException.class, () -> MappedConfig.mapping(props), props::toString);
         assertTrue(e.getMessage().contains(message), e.getMessage());
     }
 }

@@ -21,15 +21,18 @@ class TestPostgresTest {
         assertTrue(url.startsWith("postgresql://"), url);
         assertEquals(url, TestPostgres.url(), "stable within the JVM");
 
-        PgConnectOptions options = PgConnectOptions.fromUri(url)
-                .setUser(TestPostgres.user())
-                .setPassword(TestPostgres.password());
+        PgConnectOptions options =
+                PgConnectOptions.fromUri(url).setUser(TestPostgres.user()).setPassword(TestPostgres.password());
         Vertx vertx = Vertx.vertx();
         try {
             Pool pool = PgBuilder.pool().connectingTo(options).using(vertx).build();
-            Row row = pool.query("SELECT 1 AS one, current_user AS who").execute()
-                    .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS)
-                    .iterator().next();
+            Row row = pool.query("SELECT 1 AS one, current_user AS who")
+                    .execute()
+                    .toCompletionStage()
+                    .toCompletableFuture()
+                    .get(30, TimeUnit.SECONDS)
+                    .iterator()
+                    .next();
             assertEquals(1, row.getInteger("one"));
             assertEquals(TestPostgres.user(), row.getString("who"));
             pool.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);

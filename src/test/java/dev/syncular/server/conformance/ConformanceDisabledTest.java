@@ -11,6 +11,10 @@ class ConformanceDisabledTest {
     @Test
     void routesAreAbsent() {
         given().get("/__conformance/capabilities").then().statusCode(404);
-        given().contentType("application/json").body("{}").post("/__conformance/instances").then().statusCode(404);
+        given().contentType("application/json")
+                .body("{}")
+                .post("/__conformance/instances")
+                .then()
+                .statusCode(404);
     }
 }

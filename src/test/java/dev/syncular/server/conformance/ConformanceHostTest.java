@@ -77,26 +77,52 @@ public class ConformanceHostTest {
     private String create(String schema, String partition, String extra) {
         return given().contentType("application/json")
                 .body("{\"schema\":" + schema + ",\"partition\":\"" + partition + "\",\"nowMs\":1000000" + extra + "}")
-                .post("/__conformance/instances").then().statusCode(200).extract().path("id");
+                .post("/__conformance/instances")
+                .then()
+                .statusCode(200)
+                .extract()
+                .path("id");
     }
 
     private static JsonPath call(String id, String method, String args) {
-        return given().contentType("application/json").body("{\"args\":" + args + "}")
-                .post("/__conformance/instances/" + id + "/call/" + method).then().statusCode(200).extract().jsonPath();
+        return given().contentType("application/json")
+                .body("{\"args\":" + args + "}")
+                .post("/__conformance/instances/" + id + "/call/" + method)
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
     }
 
-    private SyncTestClient client(String id, String schemaJson, String actor, String table, Map<String, List<String>> scopes) {
+    private SyncTestClient client(
+            String id, String schemaJson, String actor, String table, Map<String, List<String>> scopes) {
         CompiledSchema schema = SchemaLoader.parse(schemaJson);
-        return new SyncTestClient(schema, new HttpTransport("http://localhost:" + port + "/__conformance/instances/" + id,
-                null), actor, actor + "-client").subscribe("s", table, scopes);
+        return new SyncTestClient(
+                        schema,
+                        new HttpTransport("http://localhost:" + port + "/__conformance/instances/" + id, null),
+                        actor,
+                        actor + "-client")
+                .subscribe("s", table, scopes);
     }
 
     @Test
     void capabilitiesListOnlyWhatWorks() {
-        given().get("/__conformance/capabilities").then().statusCode(200)
+        given().get("/__conformance/capabilities")
+                .then()
+                .statusCode(200)
                 .body("name", equalTo("syncular-server-java"))
-                .body("capabilities", equalTo(List.of("signed-urls", "blobs", "crdt", "validators", "commit-validators",
-                        "leases", "backup-restore", "idempotency-fault", "blob-presign")));
+                .body(
+                        "capabilities",
+                        equalTo(List.of(
+                                "signed-urls",
+                                "blobs",
+                                "crdt",
+                                "validators",
+                                "commit-validators",
+                                "leases",
+                                "backup-restore",
+                                "idempotency-fault",
+                                "blob-presign")));
     }
 
     static final String FILES = "{\"version\":1,\"tables\":[{\"name\":\"files\",\"primaryKey\":\"id\",\"columns\":["
@@ -117,30 +143,49 @@ public class ConformanceHostTest {
         call(id, "setBlobPresign", "[true]");
         byte[] bytes = "presigned upload bytes".getBytes(StandardCharsets.UTF_8);
         String hex = HexFormat.of().formatHex(bytes);
-        String blobId = "sha256:" + HexFormat.of().formatHex(
-                MessageDigest.getInstance("SHA-256").digest(bytes));
+        String blobId = "sha256:"
+                + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
 
         JsonPath grant = call(id, "uploadBlobGrant", "[\"alice\",\"" + blobId + "\"," + bytes.length + "]");
         assertEquals("url", grant.getString("result.kind"));
         String put = grant.getString("result.url");
         assertTrue(grant.getLong("result.urlExpiresAtMs") > 1_000_000L);
         // the object host refuses a GET of a PUT grant, a wrong length and bytes that are not the blob
-        given().contentType("application/json").body("{\"args\":[\"" + put + "\"]}")
-                .post("/__conformance/instances/" + id + "/call/fetchBlobUrl").then().statusCode(403);
-        given().contentType("application/json").body("{\"args\":[\"" + put + "\",{\"$u8\":\"00" + hex + "\"}]}")
-                .post("/__conformance/instances/" + id + "/call/putBlobUrl").then().statusCode(400);
+        given().contentType("application/json")
+                .body("{\"args\":[\"" + put + "\"]}")
+                .post("/__conformance/instances/" + id + "/call/fetchBlobUrl")
+                .then()
+                .statusCode(403);
+        given().contentType("application/json")
+                .body("{\"args\":[\"" + put + "\",{\"$u8\":\"00" + hex + "\"}]}")
+                .post("/__conformance/instances/" + id + "/call/putBlobUrl")
+                .then()
+                .statusCode(400);
         call(id, "putBlobUrl", "[\"" + put + "\",{\"$u8\":\"" + hex + "\"}]");
-        assertEquals("present", call(id, "uploadBlobGrant", "[\"alice\",\"" + blobId + "\"," + bytes.length + "]")
-                .getString("result.kind"));
-        given().contentType("application/json").body("{\"args\":[\"alice\",\"sha256:" + "ab".repeat(32) + "\","
-                + (ConformanceInstance.BLOB_MAX_BYTES + 1) + "]}")
-                .post("/__conformance/instances/" + id + "/call/uploadBlobGrant").then().statusCode(413)
+        assertEquals(
+                "present",
+                call(id, "uploadBlobGrant", "[\"alice\",\"" + blobId + "\"," + bytes.length + "]")
+                        .getString("result.kind"));
+        given().contentType("application/json")
+                .body("{\"args\":[\"alice\",\"sha256:" + "ab".repeat(32) + "\","
+                        + (ConformanceInstance.BLOB_MAX_BYTES + 1) + "]}")
+                .post("/__conformance/instances/" + id + "/call/uploadBlobGrant")
+                .then()
+                .statusCode(413)
                 .body("code", equalTo("blob.too_large"));
 
         // the reference passes the §5.9.6 existence check; another actor's download is a URL the CDN serves
         SyncTestClient alice = client(id, FILES, "alice", "files", Map.of("project_id", List.of("p1")));
-        alice.upsert("files", Map.of("id", "f1", "project_id", "p1", "attachment",
-                "{\"blobId\":\"" + blobId + "\",\"byteLength\":" + bytes.length + "}"), null);
+        alice.upsert(
+                "files",
+                Map.of(
+                        "id",
+                        "f1",
+                        "project_id",
+                        "p1",
+                        "attachment",
+                        "{\"blobId\":\"" + blobId + "\",\"byteLength\":" + bytes.length + "}"),
+                null);
         alice.syncUntilIdle();
         assertEquals(List.of("f1"), call(id, "readRows", "[\"files\"]").getList("result.rowId"));
         JsonPath download = call(id, "downloadBlob", "[\"carol\",\"" + blobId + "\"]");
@@ -148,16 +193,24 @@ public class ConformanceHostTest {
         String get = download.getString("result.url");
         assertEquals(hex, call(id, "fetchBlobUrl", "[\"" + get + "\"]").getString("result.$u8"));
         // an altered URL is refused; past its expiry on the instance clock, too
-        given().contentType("application/json").body("{\"args\":[\"" + get.replace("op=get", "op=got") + "\"]}")
-                .post("/__conformance/instances/" + id + "/call/fetchBlobUrl").then().statusCode(403);
+        given().contentType("application/json")
+                .body("{\"args\":[\"" + get.replace("op=get", "op=got") + "\"]}")
+                .post("/__conformance/instances/" + id + "/call/fetchBlobUrl")
+                .then()
+                .statusCode(403);
         call(id, "advanceClock", "[" + HostObjectStore.URL_TTL_MS + "]");
-        given().contentType("application/json").body("{\"args\":[\"" + get + "\"]}")
-                .post("/__conformance/instances/" + id + "/call/fetchBlobUrl").then().statusCode(403);
+        given().contentType("application/json")
+                .body("{\"args\":[\"" + get + "\"]}")
+                .post("/__conformance/instances/" + id + "/call/fetchBlobUrl")
+                .then()
+                .statusCode(403);
 
         // presign off: no grant (the direct upload path), and downloads are bytes again
         call(id, "setBlobPresign", "[false]");
-        assertEquals("none", call(id, "uploadBlobGrant", "[\"alice\",\"sha256:" + "cd".repeat(32) + "\",3]")
-                .getString("result.kind"));
+        assertEquals(
+                "none",
+                call(id, "uploadBlobGrant", "[\"alice\",\"sha256:" + "cd".repeat(32) + "\",3]")
+                        .getString("result.kind"));
         JsonPath direct = call(id, "downloadBlob", "[\"carol\",\"" + blobId + "\"]");
         assertEquals("bytes", direct.getString("result.kind"));
         assertEquals(hex, direct.getString("result.bytes.$u8"));
@@ -171,21 +224,24 @@ public class ConformanceHostTest {
         call(id, "setAllowedScopes", "[\"bob\",{\"project_id\":[\"p2\"]}]");
         byte[] bytes = "attachment bytes".getBytes(StandardCharsets.UTF_8);
         String hex = HexFormat.of().formatHex(bytes);
-        String blobId = "sha256:" + HexFormat.of().formatHex(
-                MessageDigest.getInstance("SHA-256").digest(bytes));
+        String blobId = "sha256:"
+                + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
         String ref = "{\"blobId\":\"" + blobId + "\",\"byteLength\":" + bytes.length + "}";
 
         // a push referencing a blob that is not uploaded yet is rejected (blob.not_found)
         SyncTestClient alice = client(id, FILES, "alice", "files", Map.of("project_id", List.of("p1")));
         alice.upsert("files", Map.of("id", "f1", "project_id", "p1", "attachment", ref), null);
         alice.syncUntilIdle();
-        assertEquals(CommitStatus.REJECTED, alice.results.values().iterator().next().status());
+        assertEquals(
+                CommitStatus.REJECTED, alice.results.values().iterator().next().status());
         assertEquals(List.of(), call(id, "readRows", "[\"files\"]").getList("result"));
 
         // a wrong content address is refused with its catalogued code
         given().contentType("application/json")
                 .body("{\"args\":[\"alice\",\"" + blobId + "\",{\"$u8\":\"00" + hex + "\"}]}")
-                .post("/__conformance/instances/" + id + "/call/uploadBlob").then().statusCode(400)
+                .post("/__conformance/instances/" + id + "/call/uploadBlob")
+                .then()
+                .statusCode(400)
                 .body("code", equalTo("blob.hash_mismatch"));
         call(id, "uploadBlob", "[\"alice\",\"" + blobId + "\",{\"$u8\":\"" + hex + "\"},\"text/plain\"]");
         alice.upsert("files", Map.of("id", "f2", "project_id", "p1", "attachment", ref), null);
@@ -196,15 +252,20 @@ public class ConformanceHostTest {
         assertEquals("bytes", download.getString("result.kind"));
         assertEquals(hex, download.getString("result.bytes.$u8"));
         // bob holds no scope of a referencing row: forbidden, never not-found
-        given().contentType("application/json").body("{\"args\":[\"bob\",\"" + blobId + "\"]}")
-                .post("/__conformance/instances/" + id + "/call/downloadBlob").then().statusCode(403)
+        given().contentType("application/json")
+                .body("{\"args\":[\"bob\",\"" + blobId + "\"]}")
+                .post("/__conformance/instances/" + id + "/call/downloadBlob")
+                .then()
+                .statusCode(403)
                 .body("code", equalTo("blob.forbidden"));
         call(id, "close", "[]");
     }
 
     private RealtimeSocket socket(String id, String actor, String clientId) {
-        return RealtimeSocket.connect(URI.create("ws://localhost:" + port
-                + "/__conformance/instances/" + id + "/realtime?actorId=" + actor + "&clientId=" + clientId), Map.of());
+        return RealtimeSocket.connect(
+                URI.create("ws://localhost:" + port + "/__conformance/instances/" + id + "/realtime?actorId=" + actor
+                        + "&clientId=" + clientId),
+                Map.of());
     }
 
     @Test
@@ -227,13 +288,14 @@ public class ConformanceHostTest {
         var commit = (CommitFrame) sb.nextDelta().frames().get(2);
         assertEquals("t1", commit.changes().get(0).rowId());
         // the instance's presence cap (limits.maxPresenceBytes = 64)
-        sb.send(new ControlMessage.PresencePublish("list:l1",
-                JsonNodeFactory.instance.objectNode().put("k", "x".repeat(80))));
-        assertEquals("presence.too_large", sb.nextEvent("presence").get("data").get("error").asText());
+        sb.send(new ControlMessage.PresencePublish(
+                "list:l1", JsonNodeFactory.instance.objectNode().put("k", "x".repeat(80))));
+        assertEquals(
+                "presence.too_large",
+                sb.nextEvent("presence").get("data").get("error").asText());
         // an unknown instance: connect_error, then the close
         var unknown = socket("no-such-instance", "bob", "c");
-        JsonNode refused = JsonMapper.builder().build()
-                .readTree(unknown.texts.poll(30, TimeUnit.SECONDS));
+        JsonNode refused = JsonMapper.builder().build().readTree(unknown.texts.poll(30, TimeUnit.SECONDS));
         assertEquals("connect_error", refused.get("$conformance").asText());
         assertEquals("sync.not_found", refused.get("error").get("code").asText());
         assertTrue(unknown.closed.get(30, TimeUnit.SECONDS) > 0);
@@ -261,8 +323,11 @@ public class ConformanceHostTest {
         assertEquals("p1", rowsA.getString("result[0].scopes.project_id"));
         assertEquals(List.of("t1"), call(b, "readRows", "[\"todos\"]").getList("result.rowId"));
         // Same partition name, separate storage: A has no todos table, B never saw the note.
-        given().contentType("application/json").body("{\"args\":[\"todos\"]}")
-                .post("/__conformance/instances/" + a + "/call/readRows").then().statusCode(400)
+        given().contentType("application/json")
+                .body("{\"args\":[\"todos\"]}")
+                .post("/__conformance/instances/" + a + "/call/readRows")
+                .then()
+                .statusCode(400)
                 .body("code", equalTo("sync.unknown_table"));
         assertEquals(1, call(b, "getMaxCommitSeq", "[]").getLong("result"));
 
@@ -290,8 +355,13 @@ public class ConformanceHostTest {
         assertEquals(1_000_000, call(id, "nowMs", "[]").getLong("result"));
         // The client is active: its cursor (5) holds the horizon; after it goes quiet, only the floor does.
         assertEquals(4, call(id, "prune", "[{\"minRetainedCommits\":1}]").getLong("result"));
-        assertEquals(1_000_000 + 15 * 86_400_000L, call(id, "advanceClock", "[" + 15 * 86_400_000L + "]").getLong("result"));
-        assertEquals(4, call(id, "prune", "[{\"minRetainedCommits\":1,\"activeWindowMs\":86400000}]").getLong("result"));
+        assertEquals(
+                1_000_000 + 15 * 86_400_000L,
+                call(id, "advanceClock", "[" + 15 * 86_400_000L + "]").getLong("result"));
+        assertEquals(
+                4,
+                call(id, "prune", "[{\"minRetainedCommits\":1,\"activeWindowMs\":86400000}]")
+                        .getLong("result"));
         assertEquals(4, call(id, "getHorizonSeq", "[]").getLong("result"));
         assertEquals(5, call(id, "getMaxCommitSeq", "[]").getLong("result"));
 
@@ -300,14 +370,15 @@ public class ConformanceHostTest {
         fresh.accept = PullHeader.ACCEPT_EXTERNAL_ROWS;
         fresh.sync();
         fresh.sync();
-        SegmentRef ref = (SegmentRef) fresh.lastResponse.frames().stream().filter(f -> f instanceof SegmentRef).findFirst()
+        SegmentRef ref = (SegmentRef) fresh.lastResponse.frames().stream()
+                .filter(f -> f instanceof SegmentRef)
+                .findFirst()
                 .orElseThrow();
         HttpTransport t = new HttpTransport("http://localhost:" + port + "/__conformance/instances/" + id, null);
         String scopes = "{\"project_id\":[\"p1\"]}";
         assertTrue(t.downloadSegment(fresh, ref.segmentId(), scopes).length > 0);
         call(id, "advanceClock", "[120000]");
-        HttpFailure expired = assertThrows(HttpFailure.class,
-                () -> t.downloadSegment(fresh, ref.segmentId(), scopes));
+        HttpFailure expired = assertThrows(HttpFailure.class, () -> t.downloadSegment(fresh, ref.segmentId(), scopes));
         assertEquals(404, expired.status);
         assertTrue(expired.body.contains("sync.segment_expired"), expired.body);
         call(id, "close", "[]");
@@ -317,25 +388,55 @@ public class ConformanceHostTest {
     void closeReleasesEverything() {
         String id = create(NOTES, "p", "");
         String schema = "conformance_" + id;
-        assertEquals(1L, pool.preparedQuery("SELECT count(*) FROM pg_namespace WHERE nspname = $1").execute(Tuple.of(schema))
-                .await().atMost(Duration.ofSeconds(10)).iterator().next().getLong(0));
+        assertEquals(
+                1L,
+                pool.preparedQuery("SELECT count(*) FROM pg_namespace WHERE nspname = $1")
+                        .execute(Tuple.of(schema))
+                        .await()
+                        .atMost(Duration.ofSeconds(10))
+                        .iterator()
+                        .next()
+                        .getLong(0));
         call(id, "close", "[]");
-        assertEquals(0L, pool.preparedQuery("SELECT count(*) FROM pg_namespace WHERE nspname = $1").execute(Tuple.of(schema))
-                .await().atMost(Duration.ofSeconds(10)).iterator().next().getLong(0));
-        given().contentType("application/json").body("{\"args\":[]}").post("/__conformance/instances/" + id + "/call/nowMs")
-                .then().statusCode(404).body("code", equalTo("sync.not_found"));
-        given().contentType("application/vnd.syncular.sync.v2").header("x-actor-id", "a").body(new byte[] {1})
-                .post("/__conformance/instances/" + id + "/sync").then().statusCode(404);
+        assertEquals(
+                0L,
+                pool.preparedQuery("SELECT count(*) FROM pg_namespace WHERE nspname = $1")
+                        .execute(Tuple.of(schema))
+                        .await()
+                        .atMost(Duration.ofSeconds(10))
+                        .iterator()
+                        .next()
+                        .getLong(0));
+        given().contentType("application/json")
+                .body("{\"args\":[]}")
+                .post("/__conformance/instances/" + id + "/call/nowMs")
+                .then()
+                .statusCode(404)
+                .body("code", equalTo("sync.not_found"));
+        given().contentType("application/vnd.syncular.sync.v2")
+                .header("x-actor-id", "a")
+                .body(new byte[] {1})
+                .post("/__conformance/instances/" + id + "/sync")
+                .then()
+                .statusCode(404);
         assertFalse(schema.isEmpty());
     }
 
     @Test
     void badInstanceOptionsAnswerJson() {
-        given().contentType("application/json").body("{\"partition\":\"p\"}").post("/__conformance/instances").then()
-                .statusCode(400).body("code", equalTo("sync.invalid_request"));
-        given().contentType("application/json").body("{\"partition\":\"p\",\"schema\":{\"version\":1,\"tables\":[{\"name\":"
-                + "\"t\",\"primaryKey\":\"id\",\"columns\":[{\"name\":\"id\",\"type\":\"float\",\"nullable\":false}],"
-                + "\"scopes\":[\"k:{id}\"]}]}}").post("/__conformance/instances").then().statusCode(400);
+        given().contentType("application/json")
+                .body("{\"partition\":\"p\"}")
+                .post("/__conformance/instances")
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("sync.invalid_request"));
+        given().contentType("application/json")
+                .body("{\"partition\":\"p\",\"schema\":{\"version\":1,\"tables\":[{\"name\":"
+                        + "\"t\",\"primaryKey\":\"id\",\"columns\":[{\"name\":\"id\",\"type\":\"float\",\"nullable\":false}],"
+                        + "\"scopes\":[\"k:{id}\"]}]}}")
+                .post("/__conformance/instances")
+                .then()
+                .statusCode(400);
         List<Frame> none = List.of();
         assertTrue(none.isEmpty());
     }
@@ -348,13 +449,21 @@ public class ConformanceHostTest {
         r.accept = PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SIGNED_URLS;
         r.sync();
         r.sync();
-        SegmentRef ref = (SegmentRef) r.lastResponse.frames().stream().filter(f -> f instanceof SegmentRef).findFirst()
+        SegmentRef ref = (SegmentRef) r.lastResponse.frames().stream()
+                .filter(f -> f instanceof SegmentRef)
+                .findFirst()
                 .orElseThrow();
         assertTrue(r.urlFetches > 0 && r.table("notes").containsKey("n1"));
-        assertTrue(call(id, "fetchSegmentUrl", "[\"" + ref.url() + "\"]").getString("result.$u8").length() > 0);
+        assertTrue(call(id, "fetchSegmentUrl", "[\"" + ref.url() + "\"]")
+                        .getString("result.$u8")
+                        .length()
+                > 0);
         call(id, "advanceClock", "[121000]"); // past the TTL and the 60 s skew allowance
-        given().contentType("application/json").body("{\"args\":[\"" + ref.url() + "\"]}")
-                .post("/__conformance/instances/" + id + "/call/fetchSegmentUrl").then().statusCode(403)
+        given().contentType("application/json")
+                .body("{\"args\":[\"" + ref.url() + "\"]}")
+                .post("/__conformance/instances/" + id + "/call/fetchSegmentUrl")
+                .then()
+                .statusCode(403)
                 .body("code", equalTo("sync.forbidden"));
         call(id, "close", "[]");
     }
@@ -378,10 +487,14 @@ public class ConformanceHostTest {
         c.syncUntilIdle();
         c.results.values().forEach(r -> assertEquals(CommitStatus.APPLIED, r.status(), r.toString()));
 
-        String body = given().contentType("application/json").body("{\"args\":[\"docs\"]}")
-                .post("/__conformance/instances/" + id + "/call/readRows").then().statusCode(200).extract().asString();
-        JsonNode rows = new ObjectMapper().readTree(body)
-                .path("result");
+        String body = given().contentType("application/json")
+                .body("{\"args\":[\"docs\"]}")
+                .post("/__conformance/instances/" + id + "/call/readRows")
+                .then()
+                .statusCode(200)
+                .extract()
+                .asString();
+        JsonNode rows = new ObjectMapper().readTree(body).path("result");
         assertEquals(3, rows.size(), body);
         JsonNode d1 = rows.get(0).path("values").path("meta");
         assertTrue(d1.isTextual(), body);
@@ -399,17 +512,25 @@ public class ConformanceHostTest {
         String id = signedInstanceWithOneNote();
         long now = call(id, "nowMs", "[]").getLong("result");
 
-        given().contentType("application/json").body("{\"args\":[0]}")
-                .post("/__conformance/instances/" + id + "/call/setSignedUrlTtlSeconds").then().statusCode(200)
-                .body("$", Matchers.hasKey("result")).body("result", Matchers.nullValue());
+        given().contentType("application/json")
+                .body("{\"args\":[0]}")
+                .post("/__conformance/instances/" + id + "/call/setSignedUrlTtlSeconds")
+                .then()
+                .statusCode(200)
+                .body("$", Matchers.hasKey("result"))
+                .body("result", Matchers.nullValue());
         SegmentRef expired = signedRef(id);
-        assertTrue(expired.url() != null && expired.urlExpiresAtMs() <= now,
+        assertTrue(
+                expired.url() != null && expired.urlExpiresAtMs() <= now,
                 "born expired: " + expired.urlExpiresAtMs() + " vs clock " + now);
 
         assertTrue(call(id, "setSignedUrlTtlSeconds", "[900]").get("result") == null);
         SegmentRef live = signedRef(id);
         assertEquals(now + 900_000, live.urlExpiresAtMs(), 1_000.0);
-        assertTrue(call(id, "fetchSegmentUrl", "[\"" + live.url() + "\"]").getString("result.$u8").length() > 0);
+        assertTrue(call(id, "fetchSegmentUrl", "[\"" + live.url() + "\"]")
+                        .getString("result.$u8")
+                        .length()
+                > 0);
         call(id, "close", "[]");
     }
 
@@ -429,6 +550,9 @@ public class ConformanceHostTest {
         r.accept = PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SIGNED_URLS;
         r.sync();
         r.sync();
-        return r.segmentRefs.stream().filter(ref -> ref.url() != null).findFirst().orElseThrow();
+        return r.segmentRefs.stream()
+                .filter(ref -> ref.url() != null)
+                .findFirst()
+                .orElseThrow();
     }
 }

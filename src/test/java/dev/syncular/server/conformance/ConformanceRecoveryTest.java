@@ -53,7 +53,11 @@ class ConformanceRecoveryTest {
     private String create(String partition, String extra) {
         return given().contentType("application/json")
                 .body("{\"schema\":" + NOTES + ",\"partition\":\"" + partition + "\",\"nowMs\":" + START + extra + "}")
-                .post("/__conformance/instances").then().statusCode(200).extract().path("id");
+                .post("/__conformance/instances")
+                .then()
+                .statusCode(200)
+                .extract()
+                .path("id");
     }
 
     /** A fresh instance where alice is allowed project p1. */
@@ -64,13 +68,21 @@ class ConformanceRecoveryTest {
     }
 
     private static JsonPath call(String id, String method, String args) {
-        return given().contentType("application/json").body("{\"args\":" + args + "}")
-                .post("/__conformance/instances/" + id + "/call/" + method).then().statusCode(200).extract().jsonPath();
+        return given().contentType("application/json")
+                .body("{\"args\":" + args + "}")
+                .post("/__conformance/instances/" + id + "/call/" + method)
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
     }
 
     private SyncTestClient client(String id, String actor) {
-        return new SyncTestClient(SchemaLoader.parse(NOTES), new HttpTransport("http://localhost:" + port
-                + "/__conformance/instances/" + id, null), actor, actor + "-client")
+        return new SyncTestClient(
+                        SchemaLoader.parse(NOTES),
+                        new HttpTransport("http://localhost:" + port + "/__conformance/instances/" + id, null),
+                        actor,
+                        actor + "-client")
                 .subscribe("s", "notes", Map.of("project_id", List.of("p1")));
     }
 
@@ -104,7 +116,11 @@ class ConformanceRecoveryTest {
 
     @Test
     void capabilitiesNameTheRecoveryFeatures() {
-        List<String> caps = given().get("/__conformance/capabilities").then().statusCode(200).extract().path("capabilities");
+        List<String> caps = given().get("/__conformance/capabilities")
+                .then()
+                .statusCode(200)
+                .extract()
+                .path("capabilities");
         assertTrue(caps.containsAll(List.of("leases", "backup-restore", "idempotency-fault")), caps.toString());
     }
 
@@ -169,8 +185,11 @@ class ConformanceRecoveryTest {
         alice.upsert("notes", note("n3"), null);
         alice.sync(); // the fresh lease authorizes
         assertEquals(List.of("n1", "n2", "n3"), serverRows(id));
-        given().contentType("application/json").body("{\"args\":[\"lease_unknown\"]}")
-                .post("/__conformance/instances/" + id + "/call/revokeLease").then().statusCode(404)
+        given().contentType("application/json")
+                .body("{\"args\":[\"lease_unknown\"]}")
+                .post("/__conformance/instances/" + id + "/call/revokeLease")
+                .then()
+                .statusCode(404)
                 .body("code", equalTo("sync.not_found"));
         call(id, "close", "[]");
     }
@@ -189,8 +208,11 @@ class ConformanceRecoveryTest {
         call(id, "setResolverOutage", "[true]");
         alice.sync(); // no lease authorization: the subscription revokes as for any resolver failure (§3.2)
         assertEquals(0, alice.table("notes").size());
-        given().contentType("application/json").body("{\"args\":[\"x\"]}")
-                .post("/__conformance/instances/" + id + "/call/revokeLease").then().statusCode(404);
+        given().contentType("application/json")
+                .body("{\"args\":[\"x\"]}")
+                .post("/__conformance/instances/" + id + "/call/revokeLease")
+                .then()
+                .statusCode(404);
         call(id, "close", "[]");
     }
 
@@ -207,8 +229,10 @@ class ConformanceRecoveryTest {
         alice.syncUntilIdle();
         assertEquals(2, call(id, "getMaxCommitSeq", "[]").getLong("result"));
 
-        RealtimeSocket socket = RealtimeSocket.connect(URI.create("ws://localhost:" + port + "/__conformance/instances/"
-                + id + "/realtime?actorId=alice&clientId=" + alice.clientId), Map.of());
+        RealtimeSocket socket = RealtimeSocket.connect(
+                URI.create("ws://localhost:" + port + "/__conformance/instances/" + id
+                        + "/realtime?actorId=alice&clientId=" + alice.clientId),
+                Map.of());
         assertEquals("{\"$conformance\":\"connected\"}", socket.texts.poll(30, TimeUnit.SECONDS));
         socket.nextEvent("hello");
 
@@ -228,8 +252,11 @@ class ConformanceRecoveryTest {
         assertEquals(List.of("n1"), List.copyOf(alice.table("notes").keySet()), "re-bootstrapped from the restore");
         // nothing to restore without a capture on a fresh instance
         String other = create("restore-none", "");
-        given().contentType("application/json").body("{\"args\":[]}")
-                .post("/__conformance/instances/" + other + "/call/restoreBackup").then().statusCode(404)
+        given().contentType("application/json")
+                .body("{\"args\":[]}")
+                .post("/__conformance/instances/" + other + "/call/restoreBackup")
+                .then()
+                .statusCode(404)
                 .body("code", equalTo("sync.not_found"));
         call(other, "close", "[]");
         call(id, "close", "[]");
@@ -278,8 +305,10 @@ class ConformanceRecoveryTest {
     }
 
     private RealtimeSocket socket(String id, String actor, String clientId) throws InterruptedException {
-        RealtimeSocket socket = RealtimeSocket.connect(URI.create("ws://localhost:" + port + "/__conformance/instances/"
-                + id + "/realtime?actorId=" + actor + "&clientId=" + clientId), Map.of());
+        RealtimeSocket socket = RealtimeSocket.connect(
+                URI.create("ws://localhost:" + port + "/__conformance/instances/" + id + "/realtime?actorId=" + actor
+                        + "&clientId=" + clientId),
+                Map.of());
         assertEquals("{\"$conformance\":\"connected\"}", socket.texts.poll(30, TimeUnit.SECONDS));
         return socket;
     }
@@ -294,8 +323,11 @@ class ConformanceRecoveryTest {
     void realtimeRegistrationsDuringAnOutageComeFromTheLease() throws Exception {
         String id = createForAlice("rt-lease", ",\"leases\":{\"ttlMs\":" + TTL + "}");
         SyncTestClient reader = client(id, "alice");
-        SyncTestClient writer = new SyncTestClient(SchemaLoader.parse(NOTES), new HttpTransport("http://localhost:" + port
-                + "/__conformance/instances/" + id, null), "alice", "alice-writer")
+        SyncTestClient writer = new SyncTestClient(
+                        SchemaLoader.parse(NOTES),
+                        new HttpTransport("http://localhost:" + port + "/__conformance/instances/" + id, null),
+                        "alice",
+                        "alice-writer")
                 .subscribe("s", "notes", Map.of("project_id", List.of("p1")));
         reader.syncUntilIdle();
         writer.syncUntilIdle();
@@ -310,8 +342,10 @@ class ConformanceRecoveryTest {
         writer.upsert("notes", note("n1"), null);
         writer.sync(); // lease-authorized
         assertTrue(SyncTestClient.applied(writer.results.values().iterator().next()));
-        CommitFrame commit = (CommitFrame) socket.nextDelta().frames().stream().filter(f -> f instanceof CommitFrame)
-                .findFirst().orElseThrow();
+        CommitFrame commit = (CommitFrame) socket.nextDelta().frames().stream()
+                .filter(f -> f instanceof CommitFrame)
+                .findFirst()
+                .orElseThrow();
         assertEquals("n1", commit.changes().get(0).rowId());
         socket.ws.sendClose(1000, "done").join();
 

@@ -73,21 +73,34 @@ class CrdtColumnsTest {
     private String create(String schema, String partition) {
         String id = given().contentType("application/json")
                 .body("{\"schema\":" + schema + ",\"partition\":\"" + partition + "\",\"nowMs\":1000000}")
-                .post("/__conformance/instances").then().statusCode(200).extract().path("id");
+                .post("/__conformance/instances")
+                .then()
+                .statusCode(200)
+                .extract()
+                .path("id");
         instances.add(id);
         return id;
     }
 
     private static JsonPath call(String id, String method, String args) {
-        return given().contentType("application/json").body("{\"args\":" + args + "}")
-                .post("/__conformance/instances/" + id + "/call/" + method).then().statusCode(200).extract().jsonPath();
+        return given().contentType("application/json")
+                .body("{\"args\":" + args + "}")
+                .post("/__conformance/instances/" + id + "/call/" + method)
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
     }
 
     private SyncTestClient client(String id, String schemaJson, String actor) {
         call(id, "setAllowedScopes", "[\"" + actor + "\",{\"project_id\":[\"p1\"]}]");
         CompiledSchema schema = SchemaLoader.parse(schemaJson, Set.of("yjs-doc", "test-append"));
-        return new SyncTestClient(schema, new HttpTransport("http://localhost:" + port + "/__conformance/instances/" + id,
-                null), actor, actor + "-client").subscribe("s", "notes", P1);
+        return new SyncTestClient(
+                        schema,
+                        new HttpTransport("http://localhost:" + port + "/__conformance/instances/" + id, null),
+                        actor,
+                        actor + "-client")
+                .subscribe("s", "notes", P1);
     }
 
     /** The stored row as the host reads it: {@code [version, doc bytes or null]}. */
@@ -100,8 +113,10 @@ class CrdtColumnsTest {
                 Map<String, Object> values = (Map<String, Object>) r.get("values");
                 @SuppressWarnings("unchecked")
                 Map<String, String> doc = (Map<String, String>) values.get("doc");
-                return new Object[] {((Number) r.get("version")).longValue(),
-                        doc == null ? null : HexFormat.of().parseHex(doc.get("$bytes"))};
+                return new Object[] {
+                    ((Number) r.get("version")).longValue(),
+                    doc == null ? null : HexFormat.of().parseHex(doc.get("$bytes"))
+                };
             }
         }
         throw new AssertionError("no row " + rowId);
@@ -196,10 +211,11 @@ class CrdtColumnsTest {
         bob.sync();
         PushResult rejected = bob.result(lost);
         assertEquals(CommitStatus.REJECTED, rejected.status());
-        OpResult.Conflict conflict = assertInstanceOf(OpResult.Conflict.class, rejected.results().get(0));
+        OpResult.Conflict conflict =
+                assertInstanceOf(OpResult.Conflict.class, rejected.results().get(0));
         assertEquals("sync.version_conflict", conflict.code());
-        Object[] serverRow = new RowCodec(SchemaLoader.parse(NOTES).table("notes").rowLayout())
-                .decode(conflict.serverRow());
+        Object[] serverRow =
+                new RowCodec(SchemaLoader.parse(NOTES).table("notes").rowLayout()).decode(conflict.serverRow());
         assertEquals("alice", serverRow[2]);
         assertArrayEquals(merged, (byte[]) serverRow[DOC], "serverRow carries the current merged crdt state");
         Object[] afterReject = stored(id, "n2");
@@ -208,8 +224,8 @@ class CrdtColumnsTest {
 
         // §6.5 rebase: keep the local title over the server's version; the crdt update merges now
         bob.outbox.clear();
-        String rebased = bob.upsert("notes", Map.of("id", "n2", "title", "bob", "doc", u.get("b")),
-                conflict.serverVersion());
+        String rebased =
+                bob.upsert("notes", Map.of("id", "n2", "title", "bob", "doc", u.get("b")), conflict.serverVersion());
         bob.syncUntilIdle();
         assertApplied(bob, rebased);
         alice.syncUntilIdle();
@@ -274,12 +290,14 @@ class CrdtColumnsTest {
         long maxSeq = call(id, "getMaxCommitSeq", "[]").getLong("result");
         byte[] good = u.get("a1");
         byte[] truncated = Arrays.copyOf(good, good.length - 1);
-        String bad = alice.commit(List.of(alice.upsertOp("notes", Map.of("id", "n4", "title", "renamed"), null),
+        String bad = alice.commit(List.of(
+                alice.upsertOp("notes", Map.of("id", "n4", "title", "renamed"), null),
                 alice.upsertOp("notes", doc("n4", truncated), null)));
         alice.sync();
         PushResult r = alice.result(bad);
         assertEquals(CommitStatus.REJECTED, r.status());
-        OpResult.Error error = assertInstanceOf(OpResult.Error.class, r.results().get(r.results().size() - 1));
+        OpResult.Error error = assertInstanceOf(
+                OpResult.Error.class, r.results().get(r.results().size() - 1));
         assertEquals("sync.crdt_merge_failed", error.code());
         assertEquals(false, error.retryable());
         Object[] after = stored(id, "n4");
@@ -305,23 +323,24 @@ class CrdtColumnsTest {
 
         given().contentType("application/json")
                 .body("{\"schema\":" + NOTES.replace("yjs-doc", "no-such-merger") + ",\"partition\":\"x\",\"nowMs\":1}")
-                .post("/__conformance/instances").then().statusCode(400)
+                .post("/__conformance/instances")
+                .then()
+                .statusCode(400)
                 .body("code", equalTo("sync.invalid_request"))
                 .body("details.reason", equalTo("crdt_type_unknown"));
     }
 
     /** One in-process run of the command-line client: its exit status, stdout and stderr. */
-    private record CliRun(int exit, String out, String err) {
-    }
+    private record CliRun(int exit, String out, String err) {}
 
     private static CliRun cli(List<String> args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = SyncularCli.run(args.toArray(String[]::new),
+        int exit = SyncularCli.run(
+                args.toArray(String[]::new),
                 new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new CliRun(exit, out.toString(StandardCharsets.UTF_8),
-                err.toString(StandardCharsets.UTF_8));
+        return new CliRun(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
     /**
@@ -331,17 +350,24 @@ class CrdtColumnsTest {
      * bytes) are merged by the running server.
      */
     @Test
-    void theCliAcceptsTheHostsOwnCrdtTypesWhenNamed(@TempDir Path dir)
-            throws Exception {
+    void theCliAcceptsTheHostsOwnCrdtTypesWhenNamed(@TempDir Path dir) throws Exception {
         String schema = NOTES.replace("yjs-doc", "test-append");
         String id = create(schema, "crdt-cli");
         call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
         Path file = dir.resolve("notes.syncular.ir.json");
         Files.writeString(file, schema);
-        List<String> base = List.of("--url", "http://localhost:" + port + "/__conformance/instances/" + id,
-                "--schema", file.toString(), "--state", dir.resolve("alice.json").toString(), "--actor", "alice");
+        List<String> base = List.of(
+                "--url",
+                "http://localhost:" + port + "/__conformance/instances/" + id,
+                "--schema",
+                file.toString(),
+                "--state",
+                dir.resolve("alice.json").toString(),
+                "--actor",
+                "alice");
 
-        CliRun refused = cli(concat(base, "push", "notes", "{\"id\":\"n1\",\"project_id\":\"p1\",\"title\":\"t\",\"doc\":\"AQI=\"}"));
+        CliRun refused = cli(concat(
+                base, "push", "notes", "{\"id\":\"n1\",\"project_id\":\"p1\",\"title\":\"t\",\"doc\":\"AQI=\"}"));
         assertEquals(SyncularCli.LOCAL_ERROR, refused.exit(), refused.err());
         assertTrue(refused.err().contains("test-append") && refused.err().contains("--crdt-types"), refused.err());
         assertTrue(cli(List.of("--help")).out().contains("--crdt-types=<list>"));
@@ -349,7 +375,8 @@ class CrdtColumnsTest {
         List<String> named = concat(base, "--crdt-types", "test-append");
         CliRun subscribed = cli(concat(named, "subscribe", "s", "notes", "project_id=p1"));
         assertEquals(0, subscribed.exit(), subscribed.err());
-        CliRun first = cli(concat(named, "push", "notes", "{\"id\":\"n1\",\"project_id\":\"p1\",\"title\":\"t\",\"doc\":\"AQI=\"}"));
+        CliRun first = cli(concat(
+                named, "push", "notes", "{\"id\":\"n1\",\"project_id\":\"p1\",\"title\":\"t\",\"doc\":\"AQI=\"}"));
         assertEquals(0, first.exit(), first.err());
         CliRun second = cli(concat(named, "push", "notes", "{\"id\":\"n1\",\"doc\":\"Aw==\"}"));
         assertEquals(0, second.exit(), second.err());

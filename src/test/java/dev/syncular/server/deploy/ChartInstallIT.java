@@ -54,11 +54,13 @@ import org.junit.jupiter.api.Test;
 class ChartInstallIT {
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final String PG_SCHEMA = "it_chart_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    private static final String PG_SCHEMA =
+            "it_chart_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     private static final String ADMIN_TOKEN = "chart-admin-" + UUID.randomUUID();
     private static final String ISSUER = "https://idp.test/";
     private static final String AUDIENCE = "syncular-test";
-    private static final String TENANT = "tenant-" + UUID.randomUUID().toString().substring(0, 8);
+    private static final String TENANT =
+            "tenant-" + UUID.randomUUID().toString().substring(0, 8);
     private static final String FULLNAME = RenderedChart.RELEASE + "-syncular-server";
 
     /** The Secrets the values reference by name, as the cluster would hold them. */
@@ -76,45 +78,54 @@ class ChartInstallIT {
     static void install() throws Exception {
         mounts = Files.createTempDirectory("chart-mounts");
         Path values = mounts.resolve("values.yaml");
-        Files.writeString(values, String.join("\n",
-                "postgresql:",
-                "  url: " + TestPostgres.url(),
-                "  existingSecret: syncular-db",
-                "  pgSchema: " + PG_SCHEMA,
-                "s3:",
-                "  segmentsStore: s3",
-                "  blobsStore: s3",
-                "  bucket: " + TestS3.newBucket(),
-                "  region: " + TestS3.REGION,
-                "  keyPrefix: chart/",
-                "  endpointOverride: " + TestS3.endpoint(),
-                "  pathStyleAccess: true",
-                "  credentials:",
-                "    source: secret",
-                "    existingSecret: syncular-s3",
-                "checkpoints:",
-                "  - {partition: " + TENANT + ", name: fill-priority, schemaVersion: 1}",
-                "auth:",
-                "  jwt:",
-                "    jwksUrl: " + TestJwks.jwksUrl(),
-                "    issuer: " + ISSUER,
-                "    audience: [" + AUDIENCE + "]",
-                "    partitionClaim: tenant",
-                "admin: {existingSecret: syncular-admin}",
-                "signedUrls: {existingSecret: syncular-signing}",
-                "backfill:",
-                "  enabled: true",
-                "  partition: " + TENANT,
-                "  checkpoint: fill-priority",
-                "  schemaVersion: 1",
-                "  table: notes",
-                "  set: {priority: 8}",
-                "  batchSize: 2",
-                ""));
-        chart = RenderedChart.render(t -> t.withValuesFile(values).setFile("schema.ir", Path.of(PackagedServer.SCHEMA_PATH)));
+        Files.writeString(
+                values,
+                String.join(
+                        "\n",
+                        "postgresql:",
+                        "  url: " + TestPostgres.url(),
+                        "  existingSecret: syncular-db",
+                        "  pgSchema: " + PG_SCHEMA,
+                        "s3:",
+                        "  segmentsStore: s3",
+                        "  blobsStore: s3",
+                        "  bucket: " + TestS3.newBucket(),
+                        "  region: " + TestS3.REGION,
+                        "  keyPrefix: chart/",
+                        "  endpointOverride: " + TestS3.endpoint(),
+                        "  pathStyleAccess: true",
+                        "  credentials:",
+                        "    source: secret",
+                        "    existingSecret: syncular-s3",
+                        "checkpoints:",
+                        "  - {partition: " + TENANT + ", name: fill-priority, schemaVersion: 1}",
+                        "auth:",
+                        "  jwt:",
+                        "    jwksUrl: " + TestJwks.jwksUrl(),
+                        "    issuer: " + ISSUER,
+                        "    audience: [" + AUDIENCE + "]",
+                        "    partitionClaim: tenant",
+                        "admin: {existingSecret: syncular-admin}",
+                        "signedUrls: {existingSecret: syncular-signing}",
+                        "backfill:",
+                        "  enabled: true",
+                        "  partition: " + TENANT,
+                        "  checkpoint: fill-priority",
+                        "  schemaVersion: 1",
+                        "  table: notes",
+                        "  set: {priority: 8}",
+                        "  batchSize: 2",
+                        ""));
+        chart = RenderedChart.render(
+                t -> t.withValuesFile(values).setFile("schema.ir", Path.of(PackagedServer.SCHEMA_PATH)));
         mount("config", chart.get(ConfigMap.class, FULLNAME + "-config"));
         mount("schema", chart.get(ConfigMap.class, FULLNAME + "-schema"));
-        Container c = chart.get(Deployment.class, FULLNAME).getSpec().getTemplate().getSpec().getContainers().get(0);
+        Container c = chart.get(Deployment.class, FULLNAME)
+                .getSpec()
+                .getTemplate()
+                .getSpec()
+                .getContainers()
+                .get(0);
         server = ServerProcess.bare("chart-server").env(resolve(c.getEnv())).start();
     }
 
@@ -151,10 +162,16 @@ class ChartInstallIT {
     }
 
     private static String token(String actor) {
-        return Jwt.issuer(ISSUER).audience(AUDIENCE).subject(actor).claim("tenant", TENANT)
+        return Jwt.issuer(ISSUER)
+                .audience(AUDIENCE)
+                .subject(actor)
+                .claim("tenant", TENANT)
                 .claim("syncular_scopes", Map.of("project_id", List.of("p1")))
-                .issuedAt(Instant.now()).expiresAt(Instant.now().plusSeconds(300))
-                .jws().keyId(TestJwks.KID).sign(TestJwks.privateKey());
+                .issuedAt(Instant.now())
+                .expiresAt(Instant.now().plusSeconds(300))
+                .jws()
+                .keyId(TestJwks.KID)
+                .sign(TestJwks.privateKey());
     }
 
     /** The SSP2 transport with a bearer token instead of the dev header. */
@@ -164,14 +181,19 @@ class ChartInstallIT {
             @Override
             public byte[] roundTrip(SyncTestClient client, byte[] request) {
                 return ok(BlobHttp.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/sync"))
-                        .header("Authorization", "Bearer " + token).header("Content-Type", "application/vnd.syncular.sync.v2")
-                        .POST(HttpRequest.BodyPublishers.ofByteArray(request)).build()));
+                        .header("Authorization", "Bearer " + token)
+                        .header("Content-Type", "application/vnd.syncular.sync.v2")
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(request))
+                        .build()));
             }
 
             @Override
             public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
                 return ok(BlobHttp.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/segments/" + segmentId))
-                        .header("Authorization", "Bearer " + token).header("X-Syncular-Scopes", scopesHeader).GET().build()));
+                        .header("Authorization", "Bearer " + token)
+                        .header("X-Syncular-Scopes", scopesHeader)
+                        .GET()
+                        .build()));
             }
         };
         return new SyncTestClient(SyncScenariosContract.SCHEMA, bearer, actor, actor + "-" + UUID.randomUUID())
@@ -186,8 +208,11 @@ class ChartInstallIT {
     }
 
     private static JsonNode checkpoint() throws Exception {
-        HttpResponse<byte[]> r = BlobHttp.send(HttpRequest.newBuilder(URI.create(server.baseUrl()
-                + "/admin/checkpoints?partition=" + TENANT)).header("Authorization", "Bearer " + ADMIN_TOKEN).GET().build());
+        HttpResponse<byte[]> r = BlobHttp.send(
+                HttpRequest.newBuilder(URI.create(server.baseUrl() + "/admin/checkpoints?partition=" + TENANT))
+                        .header("Authorization", "Bearer " + ADMIN_TOKEN)
+                        .GET()
+                        .build());
         assertEquals(200, r.statusCode(), BlobHttp.text(r));
         JsonNode list = JSON.readTree(r.body());
         assertEquals(1, list.size(), list.toString());
@@ -206,11 +231,17 @@ class ChartInstallIT {
         assertTrue(SyncTestClient.applied(alice.result(commit)), String.valueOf(alice.result(commit)));
 
         // the Job: the same artifact with the Job's arguments and environment
-        Container job = chart.get(Job.class, FULLNAME + "-backfill-fill-priority").getSpec().getTemplate().getSpec()
-                .getContainers().get(0);
+        Container job = chart.get(Job.class, FULLNAME + "-backfill-fill-priority")
+                .getSpec()
+                .getTemplate()
+                .getSpec()
+                .getContainers()
+                .get(0);
         List<String> args = new ArrayList<>(job.getArgs());
         assertEquals(BackfillCommand.NAME, args.get(0));
-        ServerProcess.Result run = ServerProcess.bare("chart-backfill").env(resolve(job.getEnv())).args(args)
+        ServerProcess.Result run = ServerProcess.bare("chart-backfill")
+                .env(resolve(job.getEnv()))
+                .args(args)
                 .run(Duration.ofMinutes(3));
         assertEquals(BackfillCommand.EXIT_OK, run.exitCode(), run.log());
 

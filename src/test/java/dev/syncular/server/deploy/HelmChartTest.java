@@ -62,7 +62,8 @@ class HelmChartTest {
     private static final Pattern SECRET_NAME = Pattern.compile(".*(PASSWORD|TOKEN|SECRET|_KEY(_ID)?)$");
 
     private static RenderedChart production() {
-        return RenderedChart.render(t -> t.withValuesFile(RenderedChart.PRODUCTION_VALUES).setFile("schema.ir", SCHEMA_IR));
+        return RenderedChart.render(
+                t -> t.withValuesFile(RenderedChart.PRODUCTION_VALUES).setFile("schema.ir", SCHEMA_IR));
     }
 
     private static Container server(Deployment d) {
@@ -82,9 +83,15 @@ class HelmChartTest {
     @Test
     void minimalValuesRenderALockedDownServer() throws Exception {
         RenderedChart chart = RenderedChart.minimal(t -> t);
-        assertEquals(Set.of("ConfigMap/" + FULLNAME + "-config", "Deployment/" + FULLNAME,
-                "PodDisruptionBudget/" + FULLNAME, "Pod/" + FULLNAME + "-test-ready", "Service/" + FULLNAME,
-                "ServiceAccount/" + FULLNAME), chart.kinds());
+        assertEquals(
+                Set.of(
+                        "ConfigMap/" + FULLNAME + "-config",
+                        "Deployment/" + FULLNAME,
+                        "PodDisruptionBudget/" + FULLNAME,
+                        "Pod/" + FULLNAME + "-test-ready",
+                        "Service/" + FULLNAME,
+                        "ServiceAccount/" + FULLNAME),
+                chart.kinds());
 
         Deployment d = chart.get(Deployment.class, FULLNAME);
         assertEquals(2, d.getSpec().getReplicas());
@@ -92,7 +99,10 @@ class HelmChartTest {
         Container c = server(d);
         assertProbes(c);
         assertLockedDown(pod, c);
-        assertEquals("ghcr.io/syncular/syncular-server-java:" + RenderedChart.chartYaml().get("appVersion").asText(), c.getImage(),
+        assertEquals(
+                "ghcr.io/syncular/syncular-server-java:"
+                        + RenderedChart.chartYaml().get("appVersion").asText(),
+                c.getImage(),
                 "the image the release workflow publishes for this version");
         assertEquals(FULLNAME, pod.getServiceAccountName());
         assertFalse(pod.getAutomountServiceAccountToken());
@@ -104,24 +114,35 @@ class HelmChartTest {
 
         // spread over nodes and zones, of this release's serving pods only
         List<TopologySpreadConstraint> spread = pod.getTopologySpreadConstraints();
-        assertEquals(List.of("kubernetes.io/hostname", "topology.kubernetes.io/zone"),
+        assertEquals(
+                List.of("kubernetes.io/hostname", "topology.kubernetes.io/zone"),
                 spread.stream().map(TopologySpreadConstraint::getTopologyKey).toList());
-        assertEquals(d.getSpec().getSelector().getMatchLabels(), spread.get(0).getLabelSelector().getMatchLabels());
+        assertEquals(
+                d.getSpec().getSelector().getMatchLabels(),
+                spread.get(0).getLabelSelector().getMatchLabels());
 
         PodDisruptionBudget pdb = chart.get(PodDisruptionBudget.class, FULLNAME);
         assertEquals(1, pdb.getSpec().getMaxUnavailable().getIntVal());
-        assertEquals(d.getSpec().getSelector().getMatchLabels(), pdb.getSpec().getSelector().getMatchLabels());
+        assertEquals(
+                d.getSpec().getSelector().getMatchLabels(),
+                pdb.getSpec().getSelector().getMatchLabels());
         Service svc = chart.get(Service.class, FULLNAME);
         assertEquals(d.getSpec().getSelector().getMatchLabels(), svc.getSpec().getSelector());
         assertEquals("server", svc.getSpec().getSelector().get("app.kubernetes.io/component"));
 
         // helm test: /q/health/ready through the Service
         Pod test = chart.get(Pod.class, FULLNAME + "-test-ready");
-        assertEquals(List.of("helm.sh/hook: test", "helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded"),
+        assertEquals(
+                List.of("helm.sh/hook: test", "helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded"),
                 RenderedChart.hookAnnotations("tests/test-ready.yaml"));
-        assertTrue(test.getSpec().getContainers().get(0).getArgs()
+        assertTrue(test.getSpec()
+                .getContainers()
+                .get(0)
+                .getArgs()
                 .contains("http://" + FULLNAME + ":8080/q/health/ready"));
-        assertEquals(Boolean.TRUE, test.getSpec().getContainers().get(0).getSecurityContext().getReadOnlyRootFilesystem());
+        assertEquals(
+                Boolean.TRUE,
+                test.getSpec().getContainers().get(0).getSecurityContext().getReadOnlyRootFilesystem());
 
         Properties config = chart.config();
         assertEquals("public", config.getProperty("syncular.storage.pg-schema"));
@@ -138,11 +159,22 @@ class HelmChartTest {
     @Test
     void productionValuesRenderTheWholeInstall() throws Exception {
         RenderedChart chart = production();
-        assertEquals(Set.of("ConfigMap/" + FULLNAME + "-config", "ConfigMap/" + FULLNAME + "-schema",
-                "ConfigMap/" + FULLNAME + "-dashboard", "Deployment/" + FULLNAME,
-                "HorizontalPodAutoscaler/" + FULLNAME, "Ingress/" + FULLNAME, "Job/" + FULLNAME + "-backfill-fill-priority",
-                "NetworkPolicy/" + FULLNAME, "PodDisruptionBudget/" + FULLNAME, "Pod/" + FULLNAME + "-test-ready",
-                "Service/" + FULLNAME, "ServiceAccount/" + FULLNAME, "ServiceMonitor/" + FULLNAME), chart.kinds());
+        assertEquals(
+                Set.of(
+                        "ConfigMap/" + FULLNAME + "-config",
+                        "ConfigMap/" + FULLNAME + "-schema",
+                        "ConfigMap/" + FULLNAME + "-dashboard",
+                        "Deployment/" + FULLNAME,
+                        "HorizontalPodAutoscaler/" + FULLNAME,
+                        "Ingress/" + FULLNAME,
+                        "Job/" + FULLNAME + "-backfill-fill-priority",
+                        "NetworkPolicy/" + FULLNAME,
+                        "PodDisruptionBudget/" + FULLNAME,
+                        "Pod/" + FULLNAME + "-test-ready",
+                        "Service/" + FULLNAME,
+                        "ServiceAccount/" + FULLNAME,
+                        "ServiceMonitor/" + FULLNAME),
+                chart.kinds());
 
         Deployment d = chart.get(Deployment.class, FULLNAME);
         assertNull(d.getSpec().getReplicas(), "the HPA owns the replica count");
@@ -156,14 +188,17 @@ class HelmChartTest {
         assertSecretRef(env, "SYNCULAR_ADMIN_TOKEN", "syncular-admin", "token");
         assertSecretRef(env, "SYNCULAR_SIGNED_URLS_KEY", "syncular-signing", "key");
         assertFalse(env.containsKey("SYNCULAR_S3_ACCESS_KEY_ID"), "workload identity: no static keys");
-        assertEquals("/etc/syncular/config/application.properties", env.get("QUARKUS_CONFIG_LOCATIONS").getValue());
+        assertEquals(
+                "/etc/syncular/config/application.properties",
+                env.get("QUARKUS_CONFIG_LOCATIONS").getValue());
         // metrics and OpenAPI on the management interface, whose port the container and the Service declare
         assertEquals("9000", env.get("QUARKUS_MANAGEMENT_PORT").getValue());
         assertSecretsReferencedNeverInlined(chart);
 
         // the configuration file the server reads (QUARKUS_CONFIG_LOCATIONS)
         Properties config = chart.config();
-        assertEquals("postgresql://pg.db.svc.cluster.local:5432/syncular?sslmode=require",
+        assertEquals(
+                "postgresql://pg.db.svc.cluster.local:5432/syncular?sslmode=require",
                 config.getProperty("quarkus.datasource.reactive.url"));
         assertEquals("sync", config.getProperty("syncular.storage.pg-schema"));
         assertEquals("/etc/syncular/schema/syncular.ir.json", config.getProperty("syncular.schema.path"));
@@ -184,15 +219,24 @@ class HelmChartTest {
         assertEquals("https://sync.example.com/segments", config.getProperty("syncular.signed-urls.base-url"));
         assertEquals("true", config.getProperty("quarkus.log.console.json.enabled"));
         for (String key : config.stringPropertyNames()) {
-            assertFalse(SECRET_NAME.matcher(key.toUpperCase().replace('.', '_').replace('-', '_')).matches()
-                    && !key.endsWith("key-prefix"), "a secret in the configuration file: " + key);
+            assertFalse(
+                    SECRET_NAME
+                                    .matcher(key.toUpperCase().replace('.', '_').replace('-', '_'))
+                                    .matches()
+                            && !key.endsWith("key-prefix"),
+                    "a secret in the configuration file: " + key);
         }
-        assertEquals(Files.readString(SCHEMA_IR).strip(),
-                chart.get(ConfigMap.class, FULLNAME + "-schema").getData().get("syncular.ir.json").strip());
+        assertEquals(
+                Files.readString(SCHEMA_IR).strip(),
+                chart.get(ConfigMap.class, FULLNAME + "-schema")
+                        .getData()
+                        .get("syncular.ir.json")
+                        .strip());
 
         ServiceAccount sa = chart.get(ServiceAccount.class, FULLNAME);
-        assertEquals("arn:aws:iam::123456789012:role/syncular-s3", sa.getMetadata().getAnnotations()
-                .get("eks.amazonaws.com/role-arn"));
+        assertEquals(
+                "arn:aws:iam::123456789012:role/syncular-s3",
+                sa.getMetadata().getAnnotations().get("eks.amazonaws.com/role-arn"));
 
         PodDisruptionBudget pdb = chart.get(PodDisruptionBudget.class, FULLNAME);
         assertEquals(2, pdb.getSpec().getMinAvailable().getIntVal());
@@ -201,8 +245,11 @@ class HelmChartTest {
         assertEquals(3, hpa.getSpec().getMinReplicas());
         assertEquals(12, hpa.getSpec().getMaxReplicas());
         assertEquals(FULLNAME, hpa.getSpec().getScaleTargetRef().getName());
-        assertEquals(List.of("cpu", "memory"),
-                hpa.getSpec().getMetrics().stream().map(m -> m.getResource().getName()).toList());
+        assertEquals(
+                List.of("cpu", "memory"),
+                hpa.getSpec().getMetrics().stream()
+                        .map(m -> m.getResource().getName())
+                        .toList());
 
         ServiceMonitor monitor = chart.get(ServiceMonitor.class, FULLNAME);
         assertEquals("/q/metrics", monitor.getSpec().getEndpoints().get(0).getPath());
@@ -210,24 +257,58 @@ class HelmChartTest {
         assertEquals("kube-prometheus-stack", monitor.getMetadata().getLabels().get("release"));
 
         Ingress ingress = chart.get(Ingress.class, FULLNAME);
-        assertEquals("3600", ingress.getMetadata().getAnnotations().get("nginx.ingress.kubernetes.io/proxy-read-timeout"));
-        assertEquals(FULLNAME, ingress.getSpec().getRules().get(0).getHttp().getPaths().get(0).getBackend().getService()
-                .getName());
+        assertEquals(
+                "3600", ingress.getMetadata().getAnnotations().get("nginx.ingress.kubernetes.io/proxy-read-timeout"));
+        assertEquals(
+                FULLNAME,
+                ingress.getSpec()
+                        .getRules()
+                        .get(0)
+                        .getHttp()
+                        .getPaths()
+                        .get(0)
+                        .getBackend()
+                        .getService()
+                        .getName());
         NetworkPolicy np = chart.get(NetworkPolicy.class, FULLNAME);
         assertEquals(List.of("Ingress", "Egress"), np.getSpec().getPolicyTypes());
         assertEquals(2, np.getSpec().getIngress().get(0).getFrom().size());
-        assertEquals(d.getSpec().getSelector().getMatchLabels(), np.getSpec().getPodSelector().getMatchLabels());
+        assertEquals(
+                d.getSpec().getSelector().getMatchLabels(),
+                np.getSpec().getPodSelector().getMatchLabels());
 
         // the backfill: the same image in command mode, the same configuration and secrets, a Helm hook
         Job job = chart.get(Job.class, FULLNAME + "-backfill-fill-priority");
-        assertEquals(List.of("helm.sh/hook: post-install,post-upgrade", "helm.sh/hook-weight: \"10\"",
-                "helm.sh/hook-delete-policy: before-hook-creation"), RenderedChart.hookAnnotations("backfill-job.yaml"));
+        assertEquals(
+                List.of(
+                        "helm.sh/hook: post-install,post-upgrade",
+                        "helm.sh/hook-weight: \"10\"",
+                        "helm.sh/hook-delete-policy: before-hook-creation"),
+                RenderedChart.hookAnnotations("backfill-job.yaml"));
         Container b = job.getSpec().getTemplate().getSpec().getContainers().get(0);
         assertEquals(c.getImage(), b.getImage());
-        assertEquals(List.of("backfill", "--partition", "tenant-1", "--checkpoint", "fill-priority", "--schema-version",
-                "2", "--table", "todos", "--set", "position=0", "--batch-size", "500", "--attempts", "5"), b.getArgs());
+        assertEquals(
+                List.of(
+                        "backfill",
+                        "--partition",
+                        "tenant-1",
+                        "--checkpoint",
+                        "fill-priority",
+                        "--schema-version",
+                        "2",
+                        "--table",
+                        "todos",
+                        "--set",
+                        "position=0",
+                        "--batch-size",
+                        "500",
+                        "--attempts",
+                        "5"),
+                b.getArgs());
         assertEquals("Never", job.getSpec().getTemplate().getSpec().getRestartPolicy());
-        assertEquals("backfill", job.getSpec().getTemplate().getMetadata().getLabels().get("app.kubernetes.io/component"),
+        assertEquals(
+                "backfill",
+                job.getSpec().getTemplate().getMetadata().getLabels().get("app.kubernetes.io/component"),
                 "the Service never routes to the Job's pod");
         assertLockedDown(job.getSpec().getTemplate().getSpec(), b);
         Map<String, EnvVar> jobEnv = env(b);
@@ -239,28 +320,43 @@ class HelmChartTest {
     /** The alerting rules: the cluster's NOTIFY queue and the realtime fan-out's backlog, with their thresholds. */
     @Test
     void prometheusRulesAlertOnTheNotifyQueueAndTheFanoutBacklog() {
-        assertTrue(RenderedChart.minimal(t -> t).kinds().stream().noneMatch(k -> k.startsWith("PrometheusRule/")),
+        assertTrue(
+                RenderedChart.minimal(t -> t).kinds().stream().noneMatch(k -> k.startsWith("PrometheusRule/")),
                 "off by default");
         RenderedChart chart = RenderedChart.minimal(t -> t.set("prometheusRule.enabled", "true")
-                .set("prometheusRule.labels.release", "kube-prometheus-stack").set("prometheusRule.notifyQueueUsageAbove", "0.3"));
-        PrometheusRule rule =
-                chart.get(PrometheusRule.class, FULLNAME);
+                .set("prometheusRule.labels.release", "kube-prometheus-stack")
+                .set("prometheusRule.notifyQueueUsageAbove", "0.3"));
+        PrometheusRule rule = chart.get(PrometheusRule.class, FULLNAME);
         assertEquals("kube-prometheus-stack", rule.getMetadata().getLabels().get("release"));
         Map<String, String> exprs = new TreeMap<>();
-        rule.getSpec().getGroups().forEach(g -> g.getRules().forEach(r -> exprs.put(r.getAlert(), r.getExpr().getStrVal())));
-        assertEquals(Set.of("SyncularNotifyQueueFilling", "SyncularFanoutBacklog", "SyncularFanoutOverflow"), exprs.keySet());
-        assertTrue(exprs.get("SyncularNotifyQueueFilling").contains("syncular_postgres_notification_queue_usage")
-                && exprs.get("SyncularNotifyQueueFilling").endsWith("> 0.3"), exprs.toString());
-        assertTrue(exprs.get("SyncularFanoutBacklog").contains("syncular_realtime_fanout_backlog")
-                && exprs.get("SyncularFanoutBacklog").endsWith("> 1000"), exprs.toString());
-        assertTrue(exprs.get("SyncularFanoutOverflow").contains("syncular_realtime_fanout_overflows_total"), exprs.toString());
+        rule.getSpec()
+                .getGroups()
+                .forEach(g -> g.getRules()
+                        .forEach(r -> exprs.put(r.getAlert(), r.getExpr().getStrVal())));
+        assertEquals(
+                Set.of("SyncularNotifyQueueFilling", "SyncularFanoutBacklog", "SyncularFanoutOverflow"),
+                exprs.keySet());
+        assertTrue(
+                exprs.get("SyncularNotifyQueueFilling").contains("syncular_postgres_notification_queue_usage")
+                        && exprs.get("SyncularNotifyQueueFilling").endsWith("> 0.3"),
+                exprs.toString());
+        assertTrue(
+                exprs.get("SyncularFanoutBacklog").contains("syncular_realtime_fanout_backlog")
+                        && exprs.get("SyncularFanoutBacklog").endsWith("> 1000"),
+                exprs.toString());
+        assertTrue(
+                exprs.get("SyncularFanoutOverflow").contains("syncular_realtime_fanout_overflows_total"),
+                exprs.toString());
     }
 
     @Test
     void staticS3KeysComeFromTheirSecret() {
-        RenderedChart chart = RenderedChart.render(t -> t.set("s3.blobsStore", "s3").set("s3.bucket", "b")
-                .set("s3.endpointOverride", "https://minio.example.com").set("s3.pathStyleAccess", "true")
-                .set("s3.credentials.existingSecret", "minio-keys").set("postgresql.urlKey", "url")
+        RenderedChart chart = RenderedChart.render(t -> t.set("s3.blobsStore", "s3")
+                .set("s3.bucket", "b")
+                .set("s3.endpointOverride", "https://minio.example.com")
+                .set("s3.pathStyleAccess", "true")
+                .set("s3.credentials.existingSecret", "minio-keys")
+                .set("postgresql.urlKey", "url")
                 .set("postgresql.existingSecret", "db"));
         Map<String, EnvVar> env = env(server(chart.get(Deployment.class, FULLNAME)));
         assertSecretRef(env, "SYNCULAR_S3_ACCESS_KEY_ID", "minio-keys", "access-key-id");
@@ -293,40 +389,49 @@ class HelmChartTest {
                 .set("policy.reactions.endpoints.search.url", "https://search.example.com/hook"));
         Properties config = chart.config();
         assertEquals("/etc/syncular/policy/policy.json", config.getProperty("syncular.policy.file"));
-        assertEquals("https://policy.example.com/validate", config.getProperty("syncular.policy.validator-webhook.url"));
+        assertEquals(
+                "https://policy.example.com/validate", config.getProperty("syncular.policy.validator-webhook.url"));
         assertEquals("2s", config.getProperty("syncular.policy.validator-webhook.timeout"));
         assertEquals("https://hooks.example.com/reactions", config.getProperty("syncular.reactions.webhook.url"));
         // per-type endpoints (docs/POLICY.md): types, url and timeout in the file, the signing key from a Secret
         assertEquals("invoice.paid,invoice.refunded", config.getProperty("syncular.reactions.endpoints.billing.types"));
-        assertEquals("https://billing.example.com/syncular", config.getProperty("syncular.reactions.endpoints.billing.url"));
+        assertEquals(
+                "https://billing.example.com/syncular", config.getProperty("syncular.reactions.endpoints.billing.url"));
         assertEquals("5s", config.getProperty("syncular.reactions.endpoints.billing.timeout"));
         assertEquals("todo.completed", config.getProperty("syncular.reactions.endpoints.search.types"));
         assertEquals(null, config.getProperty("syncular.reactions.endpoints.search.timeout"));
         ConfigMap policy = chart.get(ConfigMap.class, FULLNAME + "-policy");
         assertEquals(doc, policy.getData().get("policy.json"));
         Deployment d = chart.get(Deployment.class, FULLNAME);
-        assertTrue(server(d).getVolumeMounts().stream().anyMatch(m -> m.getName().equals("policy")
-                && m.getMountPath().equals("/etc/syncular/policy") && Boolean.TRUE.equals(m.getReadOnly())));
-        assertTrue(d.getSpec().getTemplate().getSpec().getVolumes().stream().anyMatch(v -> v.getName().equals("policy")
-                && v.getConfigMap().getName().equals(FULLNAME + "-policy")));
+        assertTrue(server(d).getVolumeMounts().stream()
+                .anyMatch(m -> m.getName().equals("policy")
+                        && m.getMountPath().equals("/etc/syncular/policy")
+                        && Boolean.TRUE.equals(m.getReadOnly())));
+        assertTrue(d.getSpec().getTemplate().getSpec().getVolumes().stream()
+                .anyMatch(v -> v.getName().equals("policy")
+                        && v.getConfigMap().getName().equals(FULLNAME + "-policy")));
         Map<String, EnvVar> env = env(server(d));
         assertSecretRef(env, "SYNCULAR_POLICY_VALIDATOR_WEBHOOK_SECRET", "policy-keys", "secret");
         assertSecretRef(env, "SYNCULAR_REACTIONS_WEBHOOK_SECRET", "reaction-keys", "secret");
         assertSecretRef(env, "SYNCULAR_REACTIONS_ENDPOINTS_BILLING_SECRET", "billing-keys", "secret");
         assertTrue(!env.containsKey("SYNCULAR_REACTIONS_ENDPOINTS_SEARCH_SECRET"), "search signs with the default key");
         assertSecretsReferencedNeverInlined(chart);
-        Exception unsigned = assertThrows(Exception.class,
+        Exception unsigned = assertThrows(
+                Exception.class,
                 () -> RenderedChart.minimal(t -> t.set("policy.reactions.webhookUrl", "https://hooks.example.com/r")));
         assertTrue(unsigned.getMessage().contains("needs policy.reactions.existingSecret"), unsigned.getMessage());
-        Exception unsignedEndpoint = assertThrows(Exception.class, () -> RenderedChart.minimal(t -> t
-                .set("policy.reactions.endpoints.billing.types[0]", "invoice.paid")
-                .set("policy.reactions.endpoints.billing.url", "https://billing.example.com/syncular")));
-        assertTrue(unsignedEndpoint.getMessage().contains("policy.reactions.endpoints.billing needs existingSecret"),
+        Exception unsignedEndpoint = assertThrows(
+                Exception.class,
+                () -> RenderedChart.minimal(t -> t.set("policy.reactions.endpoints.billing.types[0]", "invoice.paid")
+                        .set("policy.reactions.endpoints.billing.url", "https://billing.example.com/syncular")));
+        assertTrue(
+                unsignedEndpoint.getMessage().contains("policy.reactions.endpoints.billing needs existingSecret"),
                 unsignedEndpoint.getMessage());
-        Exception badName = assertThrows(Exception.class, () -> RenderedChart.minimal(t -> t
-                .set("policy.reactions.endpoints.Billing_1.types[0]", "invoice.paid")
-                .set("policy.reactions.endpoints.Billing_1.url", "https://billing.example.com/syncular")
-                .set("policy.reactions.endpoints.Billing_1.existingSecret", "billing-keys")));
+        Exception badName = assertThrows(
+                Exception.class,
+                () -> RenderedChart.minimal(t -> t.set("policy.reactions.endpoints.Billing_1.types[0]", "invoice.paid")
+                        .set("policy.reactions.endpoints.Billing_1.url", "https://billing.example.com/syncular")
+                        .set("policy.reactions.endpoints.Billing_1.existingSecret", "billing-keys")));
         assertTrue(badName.getMessage().contains("must match [a-z0-9]+"), badName.getMessage());
     }
 
@@ -338,18 +443,27 @@ class HelmChartTest {
     void schemaWindowDocumentsReachTheServer() throws Exception {
         Path v1 = Path.of("src/test/resources/schema/window/v1.syncular.ir.json");
         Path v2 = Path.of("src/test/resources/schema/window/v2.syncular.ir.json");
-        RenderedChart chart = RenderedChart.minimal(t -> t.setFile("schema.ir", v2).setFile("schema.window.v1", v1));
+        RenderedChart chart =
+                RenderedChart.minimal(t -> t.setFile("schema.ir", v2).setFile("schema.window.v1", v1));
         assertEquals("/etc/syncular/schema/window-v1.json", chart.config().getProperty("syncular.schema.window"));
-        assertEquals(Files.readString(v1).strip(),
-                chart.get(ConfigMap.class, FULLNAME + "-schema").getData().get("window-v1.json").strip());
+        assertEquals(
+                Files.readString(v1).strip(),
+                chart.get(ConfigMap.class, FULLNAME + "-schema")
+                        .getData()
+                        .get("window-v1.json")
+                        .strip());
 
         RenderedChart existing = RenderedChart.minimal(t -> t.set("schema.existingConfigMap", "app-schemas")
-                .set("schema.windowKeys[0]", "v1.json").set("schema.windowKeys[1]", "v2.json"));
-        assertEquals("/etc/syncular/schema/v1.json,/etc/syncular/schema/v2.json",
+                .set("schema.windowKeys[0]", "v1.json")
+                .set("schema.windowKeys[1]", "v2.json"));
+        assertEquals(
+                "/etc/syncular/schema/v1.json,/etc/syncular/schema/v2.json",
                 existing.config().getProperty("syncular.schema.window"));
 
-        assertNull(RenderedChart.minimal(t -> t.setFile("schema.ir", v2)).config().getProperty("syncular.schema.window"));
-        Exception orphan = assertThrows(Exception.class, () -> RenderedChart.minimal(t -> t.setFile("schema.window.v1", v1)));
+        assertNull(
+                RenderedChart.minimal(t -> t.setFile("schema.ir", v2)).config().getProperty("syncular.schema.window"));
+        Exception orphan =
+                assertThrows(Exception.class, () -> RenderedChart.minimal(t -> t.setFile("schema.window.v1", v1)));
         assertTrue(orphan.getMessage().contains("schema.window needs schema.ir"), orphan.getMessage());
     }
 
@@ -358,27 +472,35 @@ class HelmChartTest {
     void defaultValuesFailNamingTheDatabaseSettings() {
         Exception url = assertThrows(Exception.class, () -> RenderedChart.render(t -> t));
         assertTrue(url.getMessage().contains("postgresql.url is required"), url.getMessage());
-        Exception secret = assertThrows(Exception.class, () -> RenderedChart.render(t -> t
-                .set("postgresql.url", "postgresql://pg:5432/syncular")));
+        Exception secret = assertThrows(
+                Exception.class,
+                () -> RenderedChart.render(t -> t.set("postgresql.url", "postgresql://pg:5432/syncular")));
         assertTrue(secret.getMessage().contains("postgresql.existingSecret is required"), secret.getMessage());
-        Exception both = assertThrows(Exception.class, () -> RenderedChart.minimal(t -> t.set("postgresql.urlKey", "url")));
+        Exception both =
+                assertThrows(Exception.class, () -> RenderedChart.minimal(t -> t.set("postgresql.urlKey", "url")));
         assertTrue(both.getMessage().contains("not both"), both.getMessage());
-        RenderedChart fromSecret = RenderedChart.render(t -> t.set("postgresql.existingSecret", "db")
-                .set("postgresql.urlKey", "url"));
+        RenderedChart fromSecret = RenderedChart.render(
+                t -> t.set("postgresql.existingSecret", "db").set("postgresql.urlKey", "url"));
         assertSecretRef(env(server(fromSecret.get(Deployment.class, FULLNAME))), "SYNCULAR_PG_URL", "db", "url");
     }
 
     @Test
     void refusesValuesThatWouldBreakTheService() {
-        Exception grace = assertThrows(Exception.class,
-                () -> RenderedChart.minimal(t -> t.set("terminationGracePeriodSeconds", "15")));
-        assertTrue(grace.getMessage().contains("preStopSleepSeconds + realtime.shutdownGraceSeconds + 5 = 20"),
+        Exception grace = assertThrows(
+                Exception.class, () -> RenderedChart.minimal(t -> t.set("terminationGracePeriodSeconds", "15")));
+        assertTrue(
+                grace.getMessage().contains("preStopSleepSeconds + realtime.shutdownGraceSeconds + 5 = 20"),
                 grace.getMessage());
-        Exception undeclared = assertThrows(Exception.class, () -> RenderedChart.minimal(t -> t
-                .set("backfill.enabled", "true").set("backfill.partition", "t1").set("backfill.checkpoint", "c")
-                .set("backfill.table", "todos").set("backfill.set.position", "0")));
+        Exception undeclared = assertThrows(
+                Exception.class,
+                () -> RenderedChart.minimal(t -> t.set("backfill.enabled", "true")
+                        .set("backfill.partition", "t1")
+                        .set("backfill.checkpoint", "c")
+                        .set("backfill.table", "todos")
+                        .set("backfill.set.position", "0")));
         assertTrue(undeclared.getMessage().contains("must be one of `checkpoints`"), undeclared.getMessage());
-        Exception bucket = assertThrows(Exception.class, () -> RenderedChart.minimal(t -> t.set("s3.segmentsStore", "s3")));
+        Exception bucket =
+                assertThrows(Exception.class, () -> RenderedChart.minimal(t -> t.set("s3.segmentsStore", "s3")));
         assertTrue(bucket.getMessage().contains("needs s3.bucket"), bucket.getMessage());
     }
 
@@ -392,8 +514,11 @@ class HelmChartTest {
             documented.add(row.group(1));
         }
         Set<String> values = new TreeSet<>();
-        flatten(new ObjectMapper(new YAMLFactory())
-                .readTree(RenderedChart.CHART.resolve("values.yaml").toFile()), "", values);
+        flatten(
+                new ObjectMapper(new YAMLFactory())
+                        .readTree(RenderedChart.CHART.resolve("values.yaml").toFile()),
+                "",
+                values);
         for (String key : values) {
             String k = key;
             while (!documented.contains(k) && k.contains(".")) {
@@ -402,8 +527,9 @@ class HelmChartTest {
             assertTrue(documented.contains(k), "value " + key + " is not in helm/syncular-server/README.md");
         }
         for (String d : documented) {
-            assertTrue(values.stream().anyMatch(v -> v.equals(d) || v.startsWith(d + ".")), "README lists " + d
-                    + ", which values.yaml does not have");
+            assertTrue(
+                    values.stream().anyMatch(v -> v.equals(d) || v.startsWith(d + ".")),
+                    "README lists " + d + ", which values.yaml does not have");
         }
     }
 
@@ -431,7 +557,8 @@ class HelmChartTest {
                 """;
         AssertionError e = assertThrows(AssertionError.class, () -> RenderedChart.parse(misplaced));
         assertTrue(e.getMessage().contains("securityContext [readOnlyRootFilesystem]"), e.getMessage());
-        AssertionError unknownKind = assertThrows(AssertionError.class,
+        AssertionError unknownKind = assertThrows(
+                AssertionError.class,
                 () -> RenderedChart.parse("apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n"));
         assertTrue(unknownKind.getMessage().contains("does not know"), unknownKind.getMessage());
     }
@@ -455,15 +582,22 @@ class HelmChartTest {
     /** Non-root, read-only root file system, no privilege escalation, no capabilities; /tmp an emptyDir. */
     private static void assertLockedDown(PodSpec pod, Container c) {
         assertEquals(Boolean.TRUE, pod.getSecurityContext().getRunAsNonRoot());
-        assertEquals("RuntimeDefault", pod.getSecurityContext().getSeccompProfile().getType());
+        assertEquals(
+                "RuntimeDefault", pod.getSecurityContext().getSeccompProfile().getType());
         SecurityContext s = c.getSecurityContext();
         assertEquals(Boolean.TRUE, s.getRunAsNonRoot());
         assertEquals(Boolean.TRUE, s.getReadOnlyRootFilesystem());
         assertEquals(Boolean.FALSE, s.getAllowPrivilegeEscalation());
         assertEquals(List.of("ALL"), s.getCapabilities().getDrop());
-        String tmpVolume = c.getVolumeMounts().stream().filter(m -> m.getMountPath().equals("/tmp")).findFirst()
-                .orElseThrow(() -> new AssertionError("no /tmp mount")).getName();
-        Volume tmp = pod.getVolumes().stream().filter(v -> v.getName().equals(tmpVolume)).findFirst().orElseThrow();
+        String tmpVolume = c.getVolumeMounts().stream()
+                .filter(m -> m.getMountPath().equals("/tmp"))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no /tmp mount"))
+                .getName();
+        Volume tmp = pod.getVolumes().stream()
+                .filter(v -> v.getName().equals(tmpVolume))
+                .findFirst()
+                .orElseThrow();
         assertNotNull(tmp.getEmptyDir(), "/tmp is an emptyDir");
         assertEquals("1Gi", tmp.getEmptyDir().getSizeLimit().toString());
     }
@@ -480,7 +614,8 @@ class HelmChartTest {
     private static void assertSecretsReferencedNeverInlined(RenderedChart chart) {
         assertTrue(chart.all(Secret.class).isEmpty(), "the chart renders no Secret");
         for (HasMetadata r : chart.resources) {
-            PodSpec pod = r instanceof Deployment d ? d.getSpec().getTemplate().getSpec()
+            PodSpec pod = r instanceof Deployment d
+                    ? d.getSpec().getTemplate().getSpec()
                     : r instanceof Job j ? j.getSpec().getTemplate().getSpec() : null;
             if (pod == null) {
                 continue;
@@ -488,7 +623,9 @@ class HelmChartTest {
             for (Container c : pod.getContainers()) {
                 for (EnvVar e : c.getEnv()) {
                     if (SECRET_NAME.matcher(e.getName()).matches()) {
-                        assertNull(e.getValue(), e.getName() + " inlined in " + r.getMetadata().getName());
+                        assertNull(
+                                e.getValue(),
+                                e.getName() + " inlined in " + r.getMetadata().getName());
                         assertNotNull(e.getValueFrom().getSecretKeyRef(), e.getName());
                     }
                 }

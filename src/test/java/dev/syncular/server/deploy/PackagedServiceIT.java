@@ -65,15 +65,20 @@ import org.junit.jupiter.api.Test;
 class PackagedServiceIT {
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     private static String base() {
         return "http://localhost:" + RestAssured.port;
     }
 
     private static SyncTestClient client(String partition, String actor) {
-        return new SyncTestClient(SyncScenariosContract.SCHEMA, new HttpTransport(base(), partition), actor,
-                actor + "-" + UUID.randomUUID()).subscribe("notes", "notes", Map.of("project_id", List.of("p1")));
+        return new SyncTestClient(
+                        SyncScenariosContract.SCHEMA,
+                        new HttpTransport(base(), partition),
+                        actor,
+                        actor + "-" + UUID.randomUUID())
+                .subscribe("notes", "notes", Map.of("project_id", List.of("p1")));
     }
 
     /** A writer that pushed {@code count} notes of p1 in one commit and synced. */
@@ -107,10 +112,15 @@ class PackagedServiceIT {
         z1.put("body", "a body long enough to be worth compressing. ".repeat(40));
         alice.upsert("notes", z1, null);
         alice.sync();
-        HttpResponse<byte[]> r = HTTP.send(HttpRequest.newBuilder(URI.create(base() + "/sync"))
-                .header("content-type", HttpTransport.CONTENT_TYPE).header("accept-encoding", "zstd")
-                .header("x-actor-id", "bob").header("x-syncular-partition", partition)
-                .POST(HttpRequest.BodyPublishers.ofByteArray(bob.buildRequest().encode())).build(),
+        HttpResponse<byte[]> r = HTTP.send(
+                HttpRequest.newBuilder(URI.create(base() + "/sync"))
+                        .header("content-type", HttpTransport.CONTENT_TYPE)
+                        .header("accept-encoding", "zstd")
+                        .header("x-actor-id", "bob")
+                        .header("x-syncular-partition", partition)
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(
+                                bob.buildRequest().encode()))
+                        .build(),
                 HttpResponse.BodyHandlers.ofByteArray());
         assertEquals(200, r.statusCode());
         assertEquals("zstd", r.headers().firstValue("content-encoding").orElse(""));
@@ -119,7 +129,9 @@ class PackagedServiceIT {
             plain = in.readAllBytes();
         }
         Message response = MessageDecoder.decodeResponse(plain);
-        CommitFrame commit = (CommitFrame) response.frames().stream().filter(CommitFrame.class::isInstance).findFirst()
+        CommitFrame commit = (CommitFrame) response.frames().stream()
+                .filter(CommitFrame.class::isInstance)
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no commit in " + response.frames()));
         assertEquals("z1", commit.changes().get(0).rowId());
     }
@@ -158,7 +170,8 @@ class PackagedServiceIT {
         HttpResponse<byte[]> put = blobs.put("alice", id, bytes);
         assertEquals(200, put.statusCode(), BlobHttp.text(put));
 
-        SyncTestClient alice = client(partition, "alice").subscribe("att", "attachments", Map.of("project_id", List.of("p1")));
+        SyncTestClient alice =
+                client(partition, "alice").subscribe("att", "attachments", Map.of("project_id", List.of("p1")));
         Map<String, Object> row = new HashMap<>();
         row.put("id", "a1");
         row.put("project_id", "p1");
@@ -194,7 +207,8 @@ class PackagedServiceIT {
             long before = bob.subscriptions.get("notes").cursor;
             alice.upsert("notes", Notes.note("live", 5L), null);
             alice.sync();
-            CommitFrame commit = assertInstanceOf(CommitFrame.class, socket.nextDelta().frames().get(2));
+            CommitFrame commit = assertInstanceOf(
+                    CommitFrame.class, socket.nextDelta().frames().get(2));
             assertEquals(before + 1, commit.commitSeq());
             assertEquals("live", commit.changes().get(0).rowId());
         } finally {
@@ -210,14 +224,23 @@ class PackagedServiceIT {
         client("p-" + UUID.randomUUID(), "alice").syncUntilIdle();
         // metrics and OpenAPI on the management interface only, never on the API port
         int management = PrometheusScrape.managementTestPort();
-        given().port(management).get("/q/metrics").then().statusCode(200)
+        given().port(management)
+                .get("/q/metrics")
+                .then()
+                .statusCode(200)
                 .body(containsString("syncular_sync_rounds_seconds_count"));
-        given().port(management).get("/q/openapi?format=json").then().statusCode(200)
+        given().port(management)
+                .get("/q/openapi?format=json")
+                .then()
+                .statusCode(200)
                 .body(containsString("/admin/partitions"));
         given().get("/q/metrics").then().statusCode(404);
         given().get("/q/openapi").then().statusCode(404);
-        given().header("Authorization", "Bearer " + PackagedServer.ADMIN_TOKEN).get("/admin/segments").then()
-                .statusCode(200).body(containsString("\"store\""));
+        given().header("Authorization", "Bearer " + PackagedServer.ADMIN_TOKEN)
+                .get("/admin/segments")
+                .then()
+                .statusCode(200)
+                .body(containsString("\"store\""));
         given().get("/admin/segments").then().statusCode(401);
     }
 
@@ -228,9 +251,12 @@ class PackagedServiceIT {
         readiness(200);
 
         // a checkpoint this server does not declare: readiness DOWN, its partition refused
-        given().header("Authorization", "Bearer " + PackagedServer.ADMIN_TOKEN).contentType("application/json")
+        given().header("Authorization", "Bearer " + PackagedServer.ADMIN_TOKEN)
+                .contentType("application/json")
                 .body("{\"partition\":\"" + partition + "\",\"name\":\"fill-priority\",\"schemaVersion\":1}")
-                .post("/admin/checkpoints/declare").then().statusCode(200);
+                .post("/admin/checkpoints/declare")
+                .then()
+                .statusCode(200);
         readiness(503);
         HttpFailure refused = assertThrows(HttpFailure.class, alice::sync);
         assertEquals(503, refused.status);
@@ -240,8 +266,20 @@ class PackagedServiceIT {
         Map<String, String> config = PackagedServer.config();
         ServerProcess.Result run = ServerProcess.builder("packaged-backfill", config.get("syncular.storage.pg-schema"))
                 .config(config)
-                .args(List.of(BackfillCommand.NAME, "--partition", partition, "--checkpoint", "fill-priority",
-                        "--schema-version", "1", "--table", "notes", "--set", "priority=7", "--batch-size", "2"))
+                .args(List.of(
+                        BackfillCommand.NAME,
+                        "--partition",
+                        partition,
+                        "--checkpoint",
+                        "fill-priority",
+                        "--schema-version",
+                        "1",
+                        "--table",
+                        "notes",
+                        "--set",
+                        "priority=7",
+                        "--batch-size",
+                        "2"))
                 .run(Duration.ofMinutes(3));
         assertEquals(BackfillCommand.EXIT_OK, run.exitCode(), run.log());
         assertTrue(run.log().contains("activated at watermark 4 (5 rows filled)"), run.log());

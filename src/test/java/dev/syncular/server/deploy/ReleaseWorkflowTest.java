@@ -55,11 +55,13 @@ class ReleaseWorkflowTest {
         assertTrue(tags.isArray() && tags.get(0).asText().startsWith("v"), "runs on version tags: " + tags);
         assertTrue(wf.path("on").path("push").path("branches").isMissingNode(), "tags only");
 
-        JsonNode values = YAML.readTree(RenderedChart.CHART.resolve("values.yaml").toFile());
+        JsonNode values =
+                YAML.readTree(RenderedChart.CHART.resolve("values.yaml").toFile());
         String repository = values.path("image").path("repository").asText();
         String image = wf.path("env").path("IMAGE").asText();
         assertEquals("ghcr.io/${{ github.repository_owner }}/syncular-server-java", image);
-        assertEquals("ghcr.io/syncular/syncular-server-java", repository, "the chart's default image is the published one");
+        assertEquals(
+                "ghcr.io/syncular/syncular-server-java", repository, "the chart's default image is the published one");
         assertEquals("", values.path("image").path("tag").asText(), "the tag defaults to appVersion");
 
         JsonNode jobs = wf.path("jobs");
@@ -73,17 +75,24 @@ class ReleaseWorkflowTest {
             assertEquals("write", job.path("permissions").path("id-token").asText(), name + ": keyless signing");
             assertEquals("write", job.path("permissions").path("packages").asText(), name);
         }
-        assertTrue(text(jobs.path("jvm")).contains("${{ env.IMAGE }}:${{ env.VERSION }}\""), "JVM image tagged <version>");
+        assertTrue(
+                text(jobs.path("jvm")).contains("${{ env.IMAGE }}:${{ env.VERSION }}\""), "JVM image tagged <version>");
         assertTrue(text(jobs.path("jvm")).contains("src/main/docker/Dockerfile.jvm"));
         assertTrue(text(jobs.path("native")).contains("${{ env.IMAGE }}:${{ env.VERSION }}-native"));
         assertTrue(indexOf(runs(jobs.path("native")), "-Dnative") >= 0);
 
         JsonNode chart = jobs.path("chart");
         List<String> chartRuns = runs(chart);
-        assertTrue(chart.path("needs").toString().contains("jvm") && chart.path("needs").toString().contains("native"),
+        assertTrue(
+                chart.path("needs").toString().contains("jvm")
+                        && chart.path("needs").toString().contains("native"),
                 "the chart is published after the images it names");
-        assertTrue(indexOf(chartRuns, "helm package helm/syncular-server --version \"$VERSION\" --app-version \"$VERSION\"") >= 0);
-        assertTrue(indexOf(chartRuns, "helm push") >= 0 && wf.path("env").path("CHARTS").asText().startsWith("oci://"));
+        assertTrue(indexOf(
+                        chartRuns,
+                        "helm package helm/syncular-server --version \"$VERSION\" --app-version \"$VERSION\"")
+                >= 0);
+        assertTrue(indexOf(chartRuns, "helm push") >= 0
+                && wf.path("env").path("CHARTS").asText().startsWith("oci://"));
         assertTrue(indexOf(chartRuns, "cosign sign --yes") >= 0, "the chart is signed");
         assertTrue(indexOf(runs(jobs.path("version")), "CHANGELOG.md") >= 0, "a release needs its CHANGELOG section");
     }
@@ -94,6 +103,8 @@ class ReleaseWorkflowTest {
         String app = chart.path("appVersion").asText();
         assertFalse(app.isEmpty() || app.contains("SNAPSHOT"), "appVersion " + app);
         assertEquals(app, chart.path("version").asText(), "chart and app are released together");
-        assertTrue(Files.readString(Path.of("CHANGELOG.md")).contains("\n## [" + app + "]"), "CHANGELOG.md section " + app);
+        assertTrue(
+                Files.readString(Path.of("CHANGELOG.md")).contains("\n## [" + app + "]"),
+                "CHANGELOG.md section " + app);
     }
 }

@@ -89,8 +89,12 @@ final class RenderedChart {
             int at = values.indexOf("\npostgresql:\n");
             String head = values.substring(0, at);
             String tail = values.substring(at)
-                    .replaceFirst("\n  url: \"\"\n", "\n  url: " + minimal.get("url").asText() + "\n")
-                    .replaceFirst("\n  existingSecret: \"\"\n", "\n  existingSecret: " + minimal.get("existingSecret").asText() + "\n");
+                    .replaceFirst(
+                            "\n  url: \"\"\n", "\n  url: " + minimal.get("url").asText() + "\n")
+                    .replaceFirst(
+                            "\n  existingSecret: \"\"\n",
+                            "\n  existingSecret: "
+                                    + minimal.get("existingSecret").asText() + "\n");
             Files.writeString(dir.resolve("values.yaml"), head + tail);
             return dir;
         } catch (IOException e) {
@@ -109,7 +113,10 @@ final class RenderedChart {
 
     /** {@code helm template sync helm/syncular-server --namespace apps} with {@code options} applied. */
     static RenderedChart render(UnaryOperator<TemplateCommand> options) {
-        String out = options.apply(new Helm(hooksAsManifests()).template().withName(RELEASE).withNamespace("apps"))
+        String out = options.apply(new Helm(hooksAsManifests())
+                        .template()
+                        .withName(RELEASE)
+                        .withNamespace("apps"))
                 .call();
         return new RenderedChart(out, parse(out));
     }
@@ -127,8 +134,12 @@ final class RenderedChart {
                         if (Files.isDirectory(f)) {
                             Files.createDirectories(target);
                         } else {
-                            Files.write(target, Files.readAllLines(f).stream()
-                                    .filter(line -> !HOOK_LINE.matcher(line).matches()).toList());
+                            Files.write(
+                                    target,
+                                    Files.readAllLines(f).stream()
+                                            .filter(line ->
+                                                    !HOOK_LINE.matcher(line).matches())
+                                            .toList());
                         }
                     }
                 }
@@ -143,7 +154,9 @@ final class RenderedChart {
     /** The {@code helm.sh/hook*} annotation lines of a template of the chart itself, trimmed. */
     static List<String> hookAnnotations(String template) throws IOException {
         return Files.readAllLines(CHART.resolve("templates").resolve(template)).stream()
-                .filter(line -> HOOK_LINE.matcher(line).matches()).map(String::strip).toList();
+                .filter(line -> HOOK_LINE.matcher(line).matches())
+                .map(String::strip)
+                .toList();
     }
 
     static List<HasMetadata> parse(String yaml) {
@@ -155,7 +168,8 @@ final class RenderedChart {
                     continue; // an empty document between separators
                 }
                 KubernetesResource r = JSON.treeToValue(doc, KubernetesResource.class);
-                String what = doc.path("kind").asText() + " " + doc.path("metadata").path("name").asText();
+                String what = doc.path("kind").asText() + " "
+                        + doc.path("metadata").path("name").asText();
                 if (r instanceof GenericKubernetesResource || !(r instanceof HasMetadata m)) {
                     throw new AssertionError(what + ": a kind the Kubernetes model does not know ("
                             + doc.path("apiVersion").asText() + ")");
@@ -193,7 +207,9 @@ final class RenderedChart {
             return;
         }
         for (Method g : o.getClass().getMethods()) {
-            if (g.getParameterCount() != 0 || Modifier.isStatic(g.getModifiers()) || !g.getName().startsWith("get")
+            if (g.getParameterCount() != 0
+                    || Modifier.isStatic(g.getModifiers())
+                    || !g.getName().startsWith("get")
                     || g.getDeclaringClass() == Object.class) {
                 continue;
             }
@@ -203,7 +219,8 @@ final class RenderedChart {
             } catch (IllegalAccessException | InvocationTargetException e) {
                 continue;
             }
-            String field = Character.toLowerCase(g.getName().charAt(3)) + g.getName().substring(4);
+            String field =
+                    Character.toLowerCase(g.getName().charAt(3)) + g.getName().substring(4);
             if (field.equals("additionalProperties")) {
                 if (v instanceof Map<?, ?> extra && !extra.isEmpty()) {
                     out.add(path + " " + extra.keySet());
@@ -216,8 +233,11 @@ final class RenderedChart {
 
     /** The one resource of {@code type} named {@code name}. */
     <T extends HasMetadata> T get(Class<T> type, String name) {
-        return resources.stream().filter(type::isInstance).map(type::cast)
-                .filter(r -> r.getMetadata().getName().equals(name)).findFirst()
+        return resources.stream()
+                .filter(type::isInstance)
+                .map(type::cast)
+                .filter(r -> r.getMetadata().getName().equals(name))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no " + type.getSimpleName() + " " + name + " in " + kinds()));
     }
 
@@ -226,7 +246,8 @@ final class RenderedChart {
     }
 
     Set<String> kinds() {
-        return resources.stream().map(r -> r.getKind() + "/" + r.getMetadata().getName())
+        return resources.stream()
+                .map(r -> r.getKind() + "/" + r.getMetadata().getName())
                 .collect(Collectors.toCollection(TreeSet::new));
     }
 
@@ -234,7 +255,8 @@ final class RenderedChart {
     Properties config() {
         Properties p = new Properties();
         try {
-            p.load(new StringReader(get(ConfigMap.class, RELEASE + "-syncular-server-config").getData()
+            p.load(new StringReader(get(ConfigMap.class, RELEASE + "-syncular-server-config")
+                    .getData()
                     .get("application.properties")));
         } catch (IOException e) {
             throw new AssertionError(e);

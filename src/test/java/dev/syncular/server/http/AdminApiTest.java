@@ -42,11 +42,18 @@ class AdminApiTest {
     public static class Admin implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.admin.token", TOKEN,
-                    "syncular.admin.event-buffer", "50",
-                    "syncular.storage.pg-schema", "sync_admin_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
-                    "syncular.pruning.keep-newest-commits", "1",
-                    "syncular.pruning.active-window", "0s");
+            return Map.of(
+                    "syncular.admin.token",
+                    TOKEN,
+                    "syncular.admin.event-buffer",
+                    "50",
+                    "syncular.storage.pg-schema",
+                    "sync_admin_"
+                            + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
+                    "syncular.pruning.keep-newest-commits",
+                    "1",
+                    "syncular.pruning.active-window",
+                    "0s");
         }
     }
 
@@ -62,8 +69,12 @@ class AdminApiTest {
     }
 
     private SyncTestClient client(String partition, String actor, String list) {
-        return new SyncTestClient(window.current(), new HttpTransport("http://localhost:" + port, partition), actor,
-                actor + "-" + UUID.randomUUID()).subscribe("todos", "todos", Map.of("list_id", List.of(list)));
+        return new SyncTestClient(
+                        window.current(),
+                        new HttpTransport("http://localhost:" + port, partition),
+                        actor,
+                        actor + "-" + UUID.randomUUID())
+                .subscribe("todos", "todos", Map.of("list_id", List.of(list)));
     }
 
     private static Map<String, Object> todo(String id, String list, String title) {
@@ -74,8 +85,7 @@ class AdminApiTest {
      * A partition where alice (list l1) pushed t1, t2 and t3 (then updated t1), a conflicting and a rejected
      * commit, and bootstrapped by reference (a published segment); bob registered list l2 only.
      */
-    private record Scene(String partition, SyncTestClient alice, SyncTestClient bob) {
-    }
+    private record Scene(String partition, SyncTestClient alice, SyncTestClient bob) {}
 
     private Scene scene() {
         String partition = "admin-" + UUID.randomUUID();
@@ -103,23 +113,34 @@ class AdminApiTest {
         String second = s.partition() + "-b";
         client(second, "carol", "l1").sync();
 
-        JsonPath page = admin().get("/admin/partitions?after=" + s.partition() + "&limit=1").then().statusCode(200)
-                .extract().jsonPath();
+        JsonPath page = admin().get("/admin/partitions?after=" + s.partition() + "&limit=1")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
         assertEquals(1, page.getList("$").size());
         assertEquals(second, page.getString("[0].partition"));
 
-        List<Map<String, Object>> all = admin().get("/admin/partitions?limit=1000").then().statusCode(200)
-                .extract().jsonPath().getList("$");
+        List<Map<String, Object>> all = admin().get("/admin/partitions?limit=1000")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath()
+                .getList("$");
         assertTrue(all.stream().anyMatch(p -> s.partition().equals(p.get("partition"))), all.toString());
 
-        admin().get("/admin/partitions/" + s.partition()).then().statusCode(200)
+        admin().get("/admin/partitions/" + s.partition())
+                .then()
+                .statusCode(200)
                 .body("partition", equalTo(s.partition()))
                 .body("logEpoch", equalTo(s.alice().state.logEpoch))
                 .body("maxCommitSeq", equalTo(4))
                 .body("horizonSeq", equalTo(0))
                 .body("rowCounts.todos", equalTo(3));
 
-        admin().get("/admin/partitions/none-" + UUID.randomUUID()).then().statusCode(404)
+        admin().get("/admin/partitions/none-" + UUID.randomUUID())
+                .then()
+                .statusCode(404)
                 .body("code", equalTo("sync.not_found"));
         admin().get("/admin/partitions?limit=0").then().statusCode(400).body("code", equalTo("sync.invalid_request"));
         admin().get("/admin/partitions?limit=abc").then().statusCode(400).body("code", equalTo("sync.invalid_request"));
@@ -128,8 +149,11 @@ class AdminApiTest {
     @Test
     void clientsOfAPartitionWithCursorSubscriptionsAndWireVersion() {
         Scene s = scene();
-        JsonPath clients = admin().get("/admin/partitions/" + s.partition() + "/clients").then().statusCode(200)
-                .extract().jsonPath();
+        JsonPath clients = admin().get("/admin/partitions/" + s.partition() + "/clients")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
         assertEquals(2, clients.getList("$").size());
         Map<String, Object> alice = clients.getMap("find { it.clientId == '" + s.alice().clientId + "' }");
         assertEquals("alice", alice.get("actorId"));
@@ -138,18 +162,26 @@ class AdminApiTest {
         assertTrue(cursor >= 3 && cursor <= s.alice().subscriptions.get("todos").cursor, alice.toString());
         assertEquals(3, alice.get("wireVersion"));
         assertNotNull(alice.get("lastSeenAtMs"));
-        assertEquals("todos", clients.getString("find { it.clientId == '" + s.alice().clientId + "' }.subscriptions[0].table"));
-        assertEquals(List.of("l2"),
+        assertEquals(
+                "todos",
+                clients.getString("find { it.clientId == '" + s.alice().clientId + "' }.subscriptions[0].table"));
+        assertEquals(
+                List.of("l2"),
                 clients.getList("find { it.clientId == '" + s.bob().clientId + "' }.subscriptions[0].scopes.list_id"));
-        admin().get("/admin/partitions/none-" + UUID.randomUUID() + "/clients").then().statusCode(404)
+        admin().get("/admin/partitions/none-" + UUID.randomUUID() + "/clients")
+                .then()
+                .statusCode(404)
                 .body("code", equalTo("sync.not_found"));
     }
 
     @Test
     void aRowWithItsVersionScopesAndTheClientsWhoseSubscriptionsCoverIt() {
         Scene s = scene();
-        JsonPath row = admin().get("/admin/partitions/" + s.partition() + "/tables/todos/rows/t1").then().statusCode(200)
-                .extract().jsonPath();
+        JsonPath row = admin().get("/admin/partitions/" + s.partition() + "/tables/todos/rows/t1")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
         assertEquals("t1", row.getString("rowId"));
         assertEquals("one!", row.getString("values.title"));
         assertEquals(false, row.getBoolean("values.done"));
@@ -161,16 +193,24 @@ class AdminApiTest {
         assertEquals(s.alice().clientId, row.getString("matchingClients[0].clientId"));
         assertEquals(List.of("todos"), row.getList("matchingClients[0].subscriptionIds"));
 
-        admin().get("/admin/partitions/" + s.partition() + "/tables/todos/rows/t9").then().statusCode(404)
+        admin().get("/admin/partitions/" + s.partition() + "/tables/todos/rows/t9")
+                .then()
+                .statusCode(404)
                 .body("code", equalTo("sync.not_found"));
-        admin().get("/admin/partitions/" + s.partition() + "/tables/nope/rows/t1").then().statusCode(404)
+        admin().get("/admin/partitions/" + s.partition() + "/tables/nope/rows/t1")
+                .then()
+                .statusCode(404)
                 .body("code", equalTo("sync.not_found"));
     }
 
     @Test
     void theEventTailHoldsRejectionsAndConflictsNewestFirst() {
         Scene s = scene();
-        JsonPath events = admin().get("/admin/events?limit=50").then().statusCode(200).extract().jsonPath();
+        JsonPath events = admin().get("/admin/events?limit=50")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
         List<Map<String, Object>> mine = events.getList("findAll { it.partition == '" + s.partition() + "' }");
         assertEquals(2, mine.size(), mine.toString());
         // alice's round pushed the conflict before the rejection: newest first
@@ -181,7 +221,15 @@ class AdminApiTest {
         assertEquals("sync.version_conflict", mine.get(1).get("code"));
         assertTrue((int) mine.get(0).get("seq") > (int) mine.get(1).get("seq"));
 
-        assertEquals(1, admin().get("/admin/events?limit=1").then().statusCode(200).extract().jsonPath().getList("$").size());
+        assertEquals(
+                1,
+                admin().get("/admin/events?limit=1")
+                        .then()
+                        .statusCode(200)
+                        .extract()
+                        .jsonPath()
+                        .getList("$")
+                        .size());
         admin().get("/admin/events?limit=-3").then().statusCode(400).body("code", equalTo("sync.invalid_request"));
     }
 
@@ -189,14 +237,25 @@ class AdminApiTest {
     void pruneNowAdvancesTheHorizonAndIsCounted() {
         Scene s = scene();
         double before = scrape().value("syncular_pruning_commits_total", Map.of());
-        JsonPath pass = admin().post("/admin/prune").then().statusCode(200).extract().jsonPath();
+        JsonPath pass =
+                admin().post("/admin/prune").then().statusCode(200).extract().jsonPath();
         long removed = pass.getLong("removedCommits");
         assertTrue(removed >= 3, pass.prettify()); // keep-newest-commits=1: this partition keeps only commit 4
         assertEquals(removed, Math.round(scrape().value("syncular_pruning_commits_total", Map.of()) - before));
-        assertEquals(3, admin().get("/admin/partitions/" + s.partition()).then().statusCode(200).extract().jsonPath()
-                .getInt("horizonSeq"));
+        assertEquals(
+                3,
+                admin().get("/admin/partitions/" + s.partition())
+                        .then()
+                        .statusCode(200)
+                        .extract()
+                        .jsonPath()
+                        .getInt("horizonSeq"));
         assertEquals(1, pass.getLong("horizonLagCommits"));
-        List<Map<String, Object>> prunes = admin().get("/admin/events").then().statusCode(200).extract().jsonPath()
+        List<Map<String, Object>> prunes = admin().get("/admin/events")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath()
                 .getList("findAll { it.kind == 'prune' }");
         assertFalse(prunes.isEmpty());
         assertEquals((int) removed, ((Map<?, ?>) prunes.get(0).get("details")).get("removedCommits"));
@@ -205,7 +264,8 @@ class AdminApiTest {
     @Test
     void segmentStoreStatistics() {
         scene();
-        JsonPath stats = admin().get("/admin/segments").then().statusCode(200).extract().jsonPath();
+        JsonPath stats =
+                admin().get("/admin/segments").then().statusCode(200).extract().jsonPath();
         assertEquals("postgres", stats.getString("store"));
         assertTrue(stats.getLong("segments") >= 1, stats.prettify());
         assertTrue(stats.getLong("bytes") > 0, stats.prettify());
@@ -215,34 +275,48 @@ class AdminApiTest {
 
     @Test
     void everyRouteRefusesAMissingOrWrongTokenAndEveryCallIsAudited() {
-        List<String[]> routes = List.of(new String[] {"GET", "/admin/partitions"},
-                new String[] {"GET", "/admin/partitions/p1"}, new String[] {"GET", "/admin/partitions/p1/clients"},
-                new String[] {"GET", "/admin/partitions/p1/tables/todos/rows/t1"}, new String[] {"POST", "/admin/prune"},
-                new String[] {"GET", "/admin/segments"}, new String[] {"GET", "/admin/events"},
+        List<String[]> routes = List.of(
+                new String[] {"GET", "/admin/partitions"},
+                new String[] {"GET", "/admin/partitions/p1"},
+                new String[] {"GET", "/admin/partitions/p1/clients"},
+                new String[] {"GET", "/admin/partitions/p1/tables/todos/rows/t1"},
+                new String[] {"POST", "/admin/prune"},
+                new String[] {"GET", "/admin/segments"},
+                new String[] {"GET", "/admin/events"},
                 new String[] {"GET", "/admin/checkpoints?partition=p1"});
         try (LogCapture audit = LogCapture.of(AdminAccess.AUDIT_CATEGORY, Level.INFO, RequestIds.MDC_KEY)) {
             for (String[] r : routes) {
-                for (RequestSpecification refused : List.of(given(), given().header("Authorization", "Bearer wrong"),
+                for (RequestSpecification refused : List.of(
+                        given(),
+                        given().header("Authorization", "Bearer wrong"),
                         given().header("Authorization", TOKEN))) {
-                    refused.request(r[0], r[1]).then().statusCode(401).contentType("application/json")
+                    refused.request(r[0], r[1])
+                            .then()
+                            .statusCode(401)
+                            .contentType("application/json")
                             .body("code", equalTo("sync.auth_required"));
                 }
             }
             assertEquals(routes.size() * 3, audit.lines.size(), audit.lines.toString());
             assertTrue(audit.lines.stream().allMatch(l -> l.message().contains("status=401 code=sync.auth_required")));
 
-            Response ok = admin().header(RequestIds.HEADER, "audit-" + UUID.randomUUID()).get("/admin/segments");
+            Response ok = admin().header(RequestIds.HEADER, "audit-" + UUID.randomUUID())
+                    .get("/admin/segments");
             ok.then().statusCode(200);
             LogCapture.Line last = audit.lines.get(audit.lines.size() - 1);
             assertEquals("admin GET /admin/segments status=200 code=-", last.message());
             assertEquals(ok.header(RequestIds.HEADER), last.mdc());
-            assertTrue(audit.lines.stream().noneMatch(l -> l.message().contains(TOKEN) || l.message().contains("wrong")));
+            assertTrue(audit.lines.stream()
+                    .noneMatch(l -> l.message().contains(TOKEN) || l.message().contains("wrong")));
         }
     }
 
     @Test
     void theOpenApiDocumentDescribesTheAdminRoutes() {
-        given().port(PrometheusScrape.managementTestPort()).get("/q/openapi?format=json").then().statusCode(200)
+        given().port(PrometheusScrape.managementTestPort())
+                .get("/q/openapi?format=json")
+                .then()
+                .statusCode(200)
                 .body(containsString("\"/admin/partitions/{partition}/tables/{table}/rows/{rowId}\""))
                 .body(containsString("\"/admin/prune\""))
                 .body(containsString("\"/admin/events\""))

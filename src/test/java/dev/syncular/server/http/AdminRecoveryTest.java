@@ -39,10 +39,16 @@ class AdminRecoveryTest {
     public static class Recovery implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.admin.token", AdminApiTest.TOKEN,
-                    "syncular.leases.enabled", "true",
-                    "syncular.leases.ttl", "1h",
-                    "syncular.storage.pg-schema", "sync_recovery_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
+            return Map.of(
+                    "syncular.admin.token",
+                    AdminApiTest.TOKEN,
+                    "syncular.leases.enabled",
+                    "true",
+                    "syncular.leases.ttl",
+                    "1h",
+                    "syncular.storage.pg-schema",
+                    "sync_recovery_"
+                            + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
         }
     }
 
@@ -53,8 +59,12 @@ class AdminRecoveryTest {
     int port;
 
     private SyncTestClient client(String partition, String actor) {
-        return new SyncTestClient(window.current(), new HttpTransport("http://localhost:" + port, partition), actor,
-                actor + "-" + UUID.randomUUID()).subscribe("todos", "todos", Map.of("list_id", List.of("l1")));
+        return new SyncTestClient(
+                        window.current(),
+                        new HttpTransport("http://localhost:" + port, partition),
+                        actor,
+                        actor + "-" + UUID.randomUUID())
+                .subscribe("todos", "todos", Map.of("list_id", List.of("l1")));
     }
 
     private static Map<String, Object> todo(String id) {
@@ -78,14 +88,21 @@ class AdminRecoveryTest {
         long before = System.currentTimeMillis();
         Lease lease = lease(alice.sync());
         assertNotNull(lease, "syncular.leases.enabled: an authorized round carries a LEASE (§7.3.3)");
-        assertTrue(lease.expiresAtMs() >= before + 3_600_000L && lease.expiresAtMs() <= System.currentTimeMillis() + 3_600_000L);
+        assertTrue(lease.expiresAtMs() >= before + 3_600_000L
+                && lease.expiresAtMs() <= System.currentTimeMillis() + 3_600_000L);
         assertEquals(lease.leaseId(), lease(alice.sync()).leaseId(), "refresh slides the same handle");
 
         String route = "/admin/partitions/" + partition + "/leases/" + lease.leaseId() + "/revoke";
         given().post(route).then().statusCode(401).body("code", equalTo("sync.auth_required"));
-        admin().post(route).then().statusCode(200).body("revoked", equalTo(true)).body("leaseId", equalTo(lease.leaseId()));
+        admin().post(route)
+                .then()
+                .statusCode(200)
+                .body("revoked", equalTo(true))
+                .body("leaseId", equalTo(lease.leaseId()));
         admin().post(route).then().statusCode(200); // idempotent
-        admin().post("/admin/partitions/" + partition + "/leases/lease_nope/revoke").then().statusCode(404)
+        admin().post("/admin/partitions/" + partition + "/leases/lease_nope/revoke")
+                .then()
+                .statusCode(404)
                 .body("code", equalTo("sync.not_found"));
         // the live resolver is reachable: the next round re-issues under a fresh id (§7.3.4)
         Lease fresh = lease(alice.sync());
@@ -99,9 +116,13 @@ class AdminRecoveryTest {
         alice.upsert("todos", todo("t1"), null);
         alice.syncUntilIdle();
         String epoch = alice.state.logEpoch;
-        RealtimeSocket socket = RealtimeSocket.connect("http://localhost:" + port + "/", partition, "alice", alice.clientId);
+        RealtimeSocket socket =
+                RealtimeSocket.connect("http://localhost:" + port + "/", partition, "alice", alice.clientId);
         socket.nextEvent("hello");
-        admin().get("/admin/partitions/" + partition + "/clients").then().statusCode(200).body("size()", equalTo(1));
+        admin().get("/admin/partitions/" + partition + "/clients")
+                .then()
+                .statusCode(200)
+                .body("size()", equalTo(1));
 
         String route = "/admin/partitions/" + partition + "/rotate-epoch";
         given().post(route).then().statusCode(401);
@@ -110,9 +131,14 @@ class AdminRecoveryTest {
         assertNotEquals(epoch, rotated.getString("logEpoch"));
         assertEquals(1, rotated.getLong("maxCommitSeq"));
         // every session of the partition, on every pod (PostgreSQL NOTIFY), is told to reset (§8.3)
-        assertEquals("reset-required", socket.nextEvent("sync").get("data").get("reason").asText());
+        assertEquals(
+                "reset-required",
+                socket.nextEvent("sync").get("data").get("reason").asText());
         // client cursor records are gone (§2.1)
-        admin().get("/admin/partitions/" + partition + "/clients").then().statusCode(200).body("size()", equalTo(0));
+        admin().get("/admin/partitions/" + partition + "/clients")
+                .then()
+                .statusCode(200)
+                .body("size()", equalTo(0));
 
         // the old epoch gets the reset response with the new epoch and no other work
         alice.upsert("todos", todo("t2"), null);
@@ -124,7 +150,9 @@ class AdminRecoveryTest {
         // then the client re-bootstraps and replays its outbox in the new continuity
         alice.syncUntilIdle();
         assertEquals(List.of("t1", "t2"), List.copyOf(alice.table("todos").keySet()));
-        admin().post("/admin/partitions/no-such-" + UUID.randomUUID() + "/rotate-epoch").then().statusCode(404)
+        admin().post("/admin/partitions/no-such-" + UUID.randomUUID() + "/rotate-epoch")
+                .then()
+                .statusCode(404)
                 .body("code", equalTo("sync.not_found"));
     }
 }

@@ -36,8 +36,12 @@ class AdminRowCoverageTest {
     public static class Grants implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.admin.token", TOKEN,
-                    "syncular.storage.pg-schema", "sync_cover_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
+            return Map.of(
+                    "syncular.admin.token",
+                    TOKEN,
+                    "syncular.storage.pg-schema",
+                    "sync_cover_"
+                            + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
         }
 
         @Override
@@ -59,8 +63,12 @@ class AdminRowCoverageTest {
     int port;
 
     private SyncTestClient client(String partition, String actor, List<String> lists) {
-        return new SyncTestClient(window.current(), new HttpTransport("http://localhost:" + port, partition), actor,
-                actor + "-" + UUID.randomUUID()).subscribe("todos", "todos", Map.of("list_id", lists));
+        return new SyncTestClient(
+                        window.current(),
+                        new HttpTransport("http://localhost:" + port, partition),
+                        actor,
+                        actor + "-" + UUID.randomUUID())
+                .subscribe("todos", "todos", Map.of("list_id", lists));
     }
 
     @Test
@@ -72,8 +80,10 @@ class AdminRowCoverageTest {
         // dave has no grant: the resolver fails, his pulls are revoked (§3.2)
         SyncTestClient alice = client(partition, "alice", List.of("l1"));
         alice.sync();
-        String push = alice.upsert("todos", Map.of("id", "t1", "list_id", "l1", "title", "one", "done", false, "position", 1L,
-                "updated_at_ms", 0L), null);
+        String push = alice.upsert(
+                "todos",
+                Map.of("id", "t1", "list_id", "l1", "title", "one", "done", false, "position", 1L, "updated_at_ms", 0L),
+                null);
         alice.sync();
         assertTrue(SyncTestClient.applied(alice.result(push)), alice.results.toString());
         // bob requests exactly what alice requests, but is not allowed l1: his subscription is revoked
@@ -88,12 +98,23 @@ class AdminRowCoverageTest {
         dave.sync();
         // a record written before effective scopes were recorded: requested scopes only
         String legacy = "erin-" + UUID.randomUUID();
-        storage.upsertClient(new ClientRecord(partition, legacy, "erin", -1, System.currentTimeMillis(),
-                "[{\"id\":\"todos\",\"schemaVersion\":1,\"scopes\":{\"list_id\":[\"l1\"]},\"table\":\"todos\"}]", 3))
-                .await().atMost(Duration.ofSeconds(10));
+        storage.upsertClient(new ClientRecord(
+                        partition,
+                        legacy,
+                        "erin",
+                        -1,
+                        System.currentTimeMillis(),
+                        "[{\"id\":\"todos\",\"schemaVersion\":1,\"scopes\":{\"list_id\":[\"l1\"]},\"table\":\"todos\"}]",
+                        3))
+                .await()
+                .atMost(Duration.ofSeconds(10));
 
         JsonPath row = given().header("Authorization", "Bearer " + TOKEN)
-                .get("/admin/partitions/" + partition + "/tables/todos/rows/t1").then().statusCode(200).extract().jsonPath();
+                .get("/admin/partitions/" + partition + "/tables/todos/rows/t1")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
 
         List<Map<String, Object>> matching = row.getList("matchingClients");
         assertEquals(2, matching.size(), row.prettify());
@@ -126,8 +147,14 @@ class AdminRowCoverageTest {
         bob.syncUntilIdle();
         assertEquals(1, bob.table("todos").size(), "bob's subscription is active again and bootstrapped t1");
         JsonPath after = given().header("Authorization", "Bearer " + TOKEN)
-                .get("/admin/partitions/" + partition + "/tables/todos/rows/t1").then().statusCode(200).extract().jsonPath();
-        assertEquals("effective", after.getString("matchingClients.find { it.clientId == '" + bob.clientId + "' }.basis"),
+                .get("/admin/partitions/" + partition + "/tables/todos/rows/t1")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
+        assertEquals(
+                "effective",
+                after.getString("matchingClients.find { it.clientId == '" + bob.clientId + "' }.basis"),
                 after.prettify());
         assertEquals(2, after.getList("notCoveringClients").size(), after.prettify());
     }

@@ -32,14 +32,15 @@ class BlobStoreWiringTest {
                 .withConverter(MemorySize.class, 100, new MemorySizeConverter())
                 .withConverter(Duration.class, 100, new DurationConverter())
                 .withMapping(SyncularConfig.class)
-                .build().getConfigMapping(SyncularConfig.class);
+                .build()
+                .getConfigMapping(SyncularConfig.class);
     }
 
     /** An {@code Instance} that fails the test when anything asks it for its bean. */
     @SuppressWarnings("unchecked")
     private static <T> Instance<T> untouchable() {
-        return (Instance<T>) Proxy.newProxyInstance(BlobStoreWiringTest.class.getClassLoader(), new Class<?>[] {Instance.class},
-                (proxy, method, args) -> {
+        return (Instance<T>) Proxy.newProxyInstance(
+                BlobStoreWiringTest.class.getClassLoader(), new Class<?>[] {Instance.class}, (proxy, method, args) -> {
                     if (method.getName().equals("toString")) {
                         return "untouchable";
                     }
@@ -52,10 +53,16 @@ class BlobStoreWiringTest {
         Vertx vertx = Vertx.vertx();
         try {
             Pool pool = TestPostgres.pool(vertx, 1);
-            BlobStore store = new EngineProducer().blobStore(pool, config(Map.of("syncular.storage.pg-schema", "tenant_a")),
-                    untouchable(), untouchable());
-            assertEquals("tenant_a", assertInstanceOf(PostgresBlobStore.class, store).pgSchema());
-            assertEquals(SyncularConfig.StoreKind.EMBEDDED, config(Map.of()).blobs().store());
+            BlobStore store = new EngineProducer()
+                    .blobStore(
+                            pool,
+                            config(Map.of("syncular.storage.pg-schema", "tenant_a")),
+                            untouchable(),
+                            untouchable());
+            assertEquals(
+                    "tenant_a", assertInstanceOf(PostgresBlobStore.class, store).pgSchema());
+            assertEquals(
+                    SyncularConfig.StoreKind.EMBEDDED, config(Map.of()).blobs().store());
             pool.close().await().indefinitely();
         } finally {
             vertx.close().await().indefinitely();

@@ -64,14 +64,18 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class HostileMemoryIT {
     private static final Duration WAIT = Duration.ofMinutes(2);
-    private static final String SCHEMA = "it_hostile_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    private static final String SCHEMA =
+            "it_hostile_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     private static final Path NOTES = Path.of("src", "test", "resources", "schema", "notes.json");
     private static final long HOSTILE_BODY = 120L * 1024 * 1024;
     private static final long BLOB_BYTES = 100L * 1000 * 1000;
     /** Room above a JVM with a 192 MB heap (~250 MB measured), far below what buffering the bodies took (GBs). */
     private static final long RSS_BOUND = 512L * 1024 * 1024;
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(10)).build();
+
+    private static final HttpClient HTTP = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10))
+            .build();
 
     static ServerProcess server;
     static CompiledSchema schema;
@@ -100,7 +104,10 @@ class HostileMemoryIT {
             server.close();
         }
         if (pool != null) {
-            pool.query("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE").execute().await().atMost(WAIT);
+            pool.query("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE")
+                    .execute()
+                    .await()
+                    .atMost(WAIT);
             pool.close().await().atMost(WAIT);
             vertx.close().await().atMost(WAIT);
         }
@@ -113,13 +120,17 @@ class HostileMemoryIT {
         final ConcurrentLinkedQueue<Integer> failures = new ConcurrentLinkedQueue<>();
 
         Liveness() {
-            timer.scheduleAtFixedRate(() -> {
-                int status = server.status("/q/health/live");
-                probes.incrementAndGet();
-                if (status != 200) {
-                    failures.add(status);
-                }
-            }, 0, 100, TimeUnit.MILLISECONDS);
+            timer.scheduleAtFixedRate(
+                    () -> {
+                        int status = server.status("/q/health/live");
+                        probes.incrementAndGet();
+                        if (status != 200) {
+                            failures.add(status);
+                        }
+                    },
+                    0,
+                    100,
+                    TimeUnit.MILLISECONDS);
         }
 
         @Override
@@ -158,7 +169,9 @@ class HostileMemoryIT {
             boolean chunked = i % 2 == 1;
             targets.add(new Object[] {"/sync", HttpTransport.CONTENT_TYPE, chunked, chunked ? 401 : 413});
             targets.add(new Object[] {"/admin/checkpoints/declare", "application/json", chunked, 404});
-            targets.add(new Object[] {"/blobs/" + blobId + "/upload-grant", "application/json", chunked, chunked ? 401 : 413});
+            targets.add(
+                    new Object[] {"/blobs/" + blobId + "/upload-grant", "application/json", chunked, chunked ? 401 : 413
+                    });
         }
         ExecutorService pool = Executors.newFixedThreadPool(targets.size());
         ConcurrentLinkedQueue<RawHttp> open = new ConcurrentLinkedQueue<>();
@@ -171,12 +184,15 @@ class HostileMemoryIT {
                         open.add(http);
                         Map<String, String> headers = new LinkedHashMap<>();
                         headers.put("Content-Type", (String) t[1]);
-                        headers.put((boolean) t[2] ? "Transfer-Encoding" : "Content-Length",
+                        headers.put(
+                                (boolean) t[2] ? "Transfer-Encoding" : "Content-Length",
                                 (boolean) t[2] ? "chunked" : String.valueOf(HOSTILE_BODY));
-                        RawHttp.Answer answer = http.head("POST", (String) t[0], headers).read();
+                        RawHttp.Answer answer =
+                                http.head("POST", (String) t[0], headers).read();
                         long written = http.pump(HOSTILE_BODY, (boolean) t[2]);
                         taken.addAndGet(written);
-                        return answer.status() == (int) t[3] && written < HOSTILE_BODY ? "ok"
+                        return answer.status() == (int) t[3] && written < HOSTILE_BODY
+                                ? "ok"
                                 : t[0] + " answered " + answer.status() + " " + answer.body() + ", took " + written;
                     }
                 }));
@@ -190,7 +206,8 @@ class HostileMemoryIT {
             }
             pool.shutdownNow();
         }
-        System.out.printf("HostileMemoryIT: %d hostile bodies, %d MiB pushed in total before the server cut them off%n",
+        System.out.printf(
+                "HostileMemoryIT: %d hostile bodies, %d MiB pushed in total before the server cut them off%n",
                 targets.size(), taken.get() / 1048576);
         assertUp("48 concurrent 120 MiB bodies");
     }
@@ -206,8 +223,9 @@ class HostileMemoryIT {
     @Order(0)
     void parallelLargeAuthenticatedBodiesStayWithinTheBufferBudget() throws Exception {
         String partition = "p-" + UUID.randomUUID();
-        SyncTestClient pusher = new SyncTestClient(schema, new HttpTransport(server.baseUrl(), partition), "alice",
-                "c-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of("p1")));
+        SyncTestClient pusher = new SyncTestClient(
+                        schema, new HttpTransport(server.baseUrl(), partition), "alice", "c-" + UUID.randomUUID())
+                .subscribe("s", "notes", Map.of("project_id", List.of("p1")));
         pusher.syncUntilIdle();
         StringBuilder block = new StringBuilder();
         SplittableRandom random = new SplittableRandom(26);
@@ -250,10 +268,13 @@ class HostileMemoryIT {
                             http.pump(raw, false);
                         }
                         RawHttp.Answer answer = http.read();
-                        statuses.computeIfAbsent(answer.status(), k -> new AtomicInteger()).incrementAndGet();
+                        statuses.computeIfAbsent(answer.status(), k -> new AtomicInteger())
+                                .incrementAndGet();
                         boolean expected = answer.status() == 429 || answer.status() == (compressed ? 200 : 400);
                         boolean json = answer.status() == 200
-                                || answer.headers().getOrDefault("content-type", "").startsWith("application/json");
+                                || answer.headers()
+                                        .getOrDefault("content-type", "")
+                                        .startsWith("application/json");
                         return expected && json ? "ok" : "answered " + answer.status() + " " + answer.body();
                     }
                 }));
@@ -322,30 +343,42 @@ class HostileMemoryIT {
         byte[] sha256 = digest(new Generated());
         String blobId = BlobIds.of(sha256);
         try (Liveness live = new Liveness()) {
-            HttpResponse<String> put = HTTP.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/blobs/" + blobId))
-                    .timeout(WAIT).header("x-actor-id", "alice").header("x-syncular-partition", partition)
-                    .header("Content-Type", "application/octet-stream")
-                    .PUT(HttpRequest.BodyPublishers.fromPublisher(HttpRequest.BodyPublishers.ofInputStream(Generated::new),
-                            BLOB_BYTES))
-                    .build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> put = HTTP.send(
+                    HttpRequest.newBuilder(URI.create(server.baseUrl() + "/blobs/" + blobId))
+                            .timeout(WAIT)
+                            .header("x-actor-id", "alice")
+                            .header("x-syncular-partition", partition)
+                            .header("Content-Type", "application/octet-stream")
+                            .PUT(HttpRequest.BodyPublishers.fromPublisher(
+                                    HttpRequest.BodyPublishers.ofInputStream(Generated::new), BLOB_BYTES))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             assertEquals(200, put.statusCode(), put.body());
             figures.put("after the 100 MB upload", server.peakRssBytes());
 
-            SyncTestClient c = new SyncTestClient(schema, new HttpTransport(server.baseUrl(), partition), "alice",
-                    "c-" + UUID.randomUUID()).subscribe("att", "attachments", Map.of("project_id", List.of("p1")));
+            SyncTestClient c = new SyncTestClient(
+                            schema, new HttpTransport(server.baseUrl(), partition), "alice", "c-" + UUID.randomUUID())
+                    .subscribe("att", "attachments", Map.of("project_id", List.of("p1")));
             c.syncUntilIdle();
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("id", "big");
             row.put("project_id", "p1");
             row.put("caption", "100 MB");
-            row.put("file", "{\"blobId\":\"" + blobId + "\",\"byteLength\":" + BLOB_BYTES
-                    + ",\"mediaType\":\"application/octet-stream\",\"name\":\"big.bin\"}");
+            row.put(
+                    "file",
+                    "{\"blobId\":\"" + blobId + "\",\"byteLength\":" + BLOB_BYTES
+                            + ",\"mediaType\":\"application/octet-stream\",\"name\":\"big.bin\"}");
             String commit = c.upsert("attachments", row, null);
             c.syncUntilIdle();
             assertEquals(CommitStatus.APPLIED, c.result(commit).status());
 
-            HttpResponse<InputStream> get = HTTP.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/blobs/" + blobId))
-                    .timeout(WAIT).header("x-actor-id", "alice").header("x-syncular-partition", partition).GET().build(),
+            HttpResponse<InputStream> get = HTTP.send(
+                    HttpRequest.newBuilder(URI.create(server.baseUrl() + "/blobs/" + blobId))
+                            .timeout(WAIT)
+                            .header("x-actor-id", "alice")
+                            .header("x-syncular-partition", partition)
+                            .GET()
+                            .build(),
                     HttpResponse.BodyHandlers.ofInputStream());
             assertEquals(200, get.statusCode());
             try (InputStream body = get.body()) {
@@ -360,18 +393,24 @@ class HostileMemoryIT {
     @Order(3)
     void tenThousandSubscriptions() throws Exception {
         String partition = "p-" + UUID.randomUUID();
-        SyncTestClient many = new SyncTestClient(schema, new HttpTransport(server.baseUrl(), partition), "alice",
-                "c-" + UUID.randomUUID());
+        SyncTestClient many = new SyncTestClient(
+                schema, new HttpTransport(server.baseUrl(), partition), "alice", "c-" + UUID.randomUUID());
         for (int i = 0; i < 10_000; i++) {
             many.subscribe("s" + i, "notes", Map.of("project_id", List.of("p" + i)));
         }
         try (Liveness live = new Liveness()) {
-            HttpFailure f = Assertions.assertThrows(
-                    HttpFailure.class, many::sync);
+            HttpFailure f = Assertions.assertThrows(HttpFailure.class, many::sync);
             assertEquals(400, f.status, f.body);
-            assertEquals(10_000, new ObjectMapper().readTree(f.body).path("details").path("subscriptions").asInt());
-            SyncTestClient ok = new SyncTestClient(schema, new HttpTransport(server.baseUrl(), partition), "alice",
-                    "c-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of("p1")));
+            assertEquals(
+                    10_000,
+                    new ObjectMapper()
+                            .readTree(f.body)
+                            .path("details")
+                            .path("subscriptions")
+                            .asInt());
+            SyncTestClient ok = new SyncTestClient(
+                            schema, new HttpTransport(server.baseUrl(), partition), "alice", "c-" + UUID.randomUUID())
+                    .subscribe("s", "notes", Map.of("project_id", List.of("p1")));
             ok.syncUntilIdle();
         }
         assertUp("10,000 subscriptions");

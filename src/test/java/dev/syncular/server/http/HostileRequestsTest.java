@@ -71,8 +71,11 @@ class HostileRequestsTest {
     }
 
     private SyncTestClient client(String clientId) {
-        return new SyncTestClient(SyncScenariosContract.SCHEMA, new HttpTransport("http://localhost:" + port, partition),
-                "alice", clientId);
+        return new SyncTestClient(
+                SyncScenariosContract.SCHEMA,
+                new HttpTransport("http://localhost:" + port, partition),
+                "alice",
+                clientId);
     }
 
     private RawHttp raw() throws IOException {
@@ -97,7 +100,9 @@ class HostileRequestsTest {
 
     private static JsonNode assertError(RawHttp.Answer a, int status, String code) throws IOException {
         assertEquals(status, a.status(), a.body());
-        assertTrue(a.headers().getOrDefault("content-type", "").startsWith("application/json"), a.headers().toString());
+        assertTrue(
+                a.headers().getOrDefault("content-type", "").startsWith("application/json"),
+                a.headers().toString());
         JsonNode n = JSON.readTree(a.body());
         assertEquals(code, n.path("code").asText(), a.body());
         return n;
@@ -123,37 +128,91 @@ class HostileRequestsTest {
     @Test
     void declaredLengthOverTheRouteCapIs413BeforeTheBody() throws IOException {
         String huge = String.valueOf(120L * 1024 * 1024);
-        assertError(headOnly("POST", "/sync", with(syncHeaders(false), "Content-Length", huge)), 413,
+        assertError(
+                headOnly("POST", "/sync", with(syncHeaders(false), "Content-Length", huge)),
+                413,
                 "sync.invalid_request");
-        assertError(headOnly("POST", "/sync", with(syncHeaders(true), "Content-Length", huge)), 413,
+        assertError(
+                headOnly("POST", "/sync", with(syncHeaders(true), "Content-Length", huge)),
+                413,
                 "sync.invalid_request");
         String blobId = BlobIds.compute(new byte[] {1});
-        assertError(headOnly("POST", "/blobs/" + blobId + "/upload-grant", Map.of("Content-Type", "application/json",
-                "Content-Length", huge)), 413, "sync.invalid_request");
-        assertError(headOnly("POST", "/blobs/" + blobId + "/upload-grant", Map.of("Content-Type", "application/json",
-                "Content-Length", String.valueOf(BlobResource.MAX_GRANT_BODY + 1), "x-actor-id", "alice")), 413,
+        assertError(
+                headOnly(
+                        "POST",
+                        "/blobs/" + blobId + "/upload-grant",
+                        Map.of("Content-Type", "application/json", "Content-Length", huge)),
+                413,
                 "sync.invalid_request");
-        JsonNode blob = assertError(headOnly("PUT", "/blobs/" + blobId, Map.of("Content-Length",
-                String.valueOf(50L * 1024 * 1024), "x-actor-id", "alice")), 413, "blob.too_large");
+        assertError(
+                headOnly(
+                        "POST",
+                        "/blobs/" + blobId + "/upload-grant",
+                        Map.of(
+                                "Content-Type",
+                                "application/json",
+                                "Content-Length",
+                                String.valueOf(BlobResource.MAX_GRANT_BODY + 1),
+                                "x-actor-id",
+                                "alice")),
+                413,
+                "sync.invalid_request");
+        JsonNode blob = assertError(
+                headOnly(
+                        "PUT",
+                        "/blobs/" + blobId,
+                        Map.of("Content-Length", String.valueOf(50L * 1024 * 1024), "x-actor-id", "alice")),
+                413,
+                "blob.too_large");
         assertEquals(50L * 1024 * 1024, blob.path("details").path("byteLength").asLong());
-        assertError(headOnly("POST", "/admin/checkpoints/declare", Map.of("Content-Type", "application/json",
-                "Authorization", "Bearer " + TOKEN, "Content-Length", String.valueOf(99L * 1000 * 1000))), 413,
+        assertError(
+                headOnly(
+                        "POST",
+                        "/admin/checkpoints/declare",
+                        Map.of(
+                                "Content-Type",
+                                "application/json",
+                                "Authorization",
+                                "Bearer " + TOKEN,
+                                "Content-Length",
+                                String.valueOf(99L * 1000 * 1000))),
+                413,
                 "sync.invalid_request");
     }
 
     /** Authentication comes from the headers alone: an unauthenticated request is refused before its body is read. */
     @Test
     void unauthenticatedRequestsAreRefusedBeforeTheBody() throws IOException {
-        assertError(headOnly("POST", "/sync", with(syncHeaders(false), "Transfer-Encoding", "chunked")), 401,
+        assertError(
+                headOnly("POST", "/sync", with(syncHeaders(false), "Transfer-Encoding", "chunked")),
+                401,
                 "sync.auth_required");
-        assertError(headOnly("POST", "/sync", with(syncHeaders(false), "Content-Length", "1000000")), 401,
+        assertError(
+                headOnly("POST", "/sync", with(syncHeaders(false), "Content-Length", "1000000")),
+                401,
                 "sync.auth_required");
-        assertError(headOnly("POST", "/admin/checkpoints/declare", Map.of("Content-Type", "application/json",
-                "Content-Length", String.valueOf(99L * 1000 * 1000))), 401, "sync.auth_required");
+        assertError(
+                headOnly(
+                        "POST",
+                        "/admin/checkpoints/declare",
+                        Map.of(
+                                "Content-Type",
+                                "application/json",
+                                "Content-Length",
+                                String.valueOf(99L * 1000 * 1000))),
+                401,
+                "sync.auth_required");
         String blobId = BlobIds.compute(new byte[] {2});
-        assertError(headOnly("POST", "/blobs/" + blobId + "/upload-grant", Map.of("Content-Type", "application/json",
-                "Content-Length", "100")), 401, "sync.auth_required");
-        assertError(headOnly("PUT", "/blobs/" + blobId, Map.of("Content-Length", String.valueOf(BLOB_MAX))), 401,
+        assertError(
+                headOnly(
+                        "POST",
+                        "/blobs/" + blobId + "/upload-grant",
+                        Map.of("Content-Type", "application/json", "Content-Length", "100")),
+                401,
+                "sync.auth_required");
+        assertError(
+                headOnly("PUT", "/blobs/" + blobId, Map.of("Content-Length", String.valueOf(BLOB_MAX))),
+                401,
                 "sync.auth_required");
     }
 
@@ -163,24 +222,37 @@ class HostileRequestsTest {
         long cap = 16L * 1024 * 1024; // syncular.max-request-bytes default
         try (RawHttp http = raw()) {
             http.head("POST", "/sync", with(syncHeaders(true), "Transfer-Encoding", "chunked"));
-            assertEquals(cap + 1024 * 1024, http.pump(cap + 1024 * 1024, true), "the server takes the bytes it discards");
+            assertEquals(
+                    cap + 1024 * 1024, http.pump(cap + 1024 * 1024, true), "the server takes the bytes it discards");
             // the terminating chunk was never sent
             assertError(http.read(), 413, "sync.invalid_request");
         }
         try (RawHttp http = raw()) {
-            http.head("POST", "/admin/checkpoints/declare", Map.of("Content-Type", "application/json",
-                    "Authorization", "Bearer " + TOKEN, "Transfer-Encoding", "chunked"));
+            http.head(
+                    "POST",
+                    "/admin/checkpoints/declare",
+                    Map.of(
+                            "Content-Type",
+                            "application/json",
+                            "Authorization",
+                            "Bearer " + TOKEN,
+                            "Transfer-Encoding",
+                            "chunked"));
             http.pump(AdminCheckpointsResource.MAX_BODY + 4096, true);
             assertError(http.read(), 413, "sync.invalid_request");
         }
         try (RawHttp http = raw()) {
-            http.head("POST", "/blobs/" + BlobIds.compute(new byte[] {3}) + "/upload-grant", Map.of(
-                    "Content-Type", "application/json", "x-actor-id", "alice", "Transfer-Encoding", "chunked"));
+            http.head(
+                    "POST",
+                    "/blobs/" + BlobIds.compute(new byte[] {3}) + "/upload-grant",
+                    Map.of("Content-Type", "application/json", "x-actor-id", "alice", "Transfer-Encoding", "chunked"));
             http.pump(BlobResource.MAX_GRANT_BODY + 4096, true);
             assertError(http.read(), 413, "sync.invalid_request");
         }
         // the server still answers, on a fresh connection
-        client("c-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of("p1"))).syncUntilIdle();
+        client("c-" + UUID.randomUUID())
+                .subscribe("s", "notes", Map.of("project_id", List.of("p1")))
+                .syncUntilIdle();
     }
 
     // ------------------------------------------------------------------------------------ text the storage cannot hold
@@ -188,36 +260,64 @@ class HostileRequestsTest {
     /** U+0000 (or an over-long identifier) in a request-level field is 400 before the round touches storage. */
     @Test
     void unstorableRequestLevelTextIs400() throws IOException {
-        SyncTestClient ok = client("c-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of("p1")));
+        SyncTestClient ok =
+                client("c-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of("p1")));
         ok.sync(); // the log epoch, so pushes are read
         String nul = "a\u0000b";
         assertField(client(nul).subscribe("s", "notes", Map.of("project_id", List.of("p1"))), "clientId");
         assertField(client("x".repeat(StorableText.MAX_KEY_BYTES + 1)), "clientId");
-        assertField(client("c-" + UUID.randomUUID()).subscribe(nul, "notes", Map.of("project_id", List.of("p1"))),
+        assertField(
+                client("c-" + UUID.randomUUID()).subscribe(nul, "notes", Map.of("project_id", List.of("p1"))),
                 "subscription.id");
-        assertField(client("c-" + UUID.randomUUID()).subscribe("s", nul, Map.of("project_id", List.of("p1"))),
+        assertField(
+                client("c-" + UUID.randomUUID()).subscribe("s", nul, Map.of("project_id", List.of("p1"))),
                 "subscription.table");
-        assertField(client("c-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of(nul))),
+        assertField(
+                client("c-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of(nul))),
                 "subscription.scopes");
         SyncTestClient commitId = client("c-" + UUID.randomUUID());
         commitId.state.logEpoch = ok.state.logEpoch;
         commitId.outbox.add(new PushCommit("commit" + nul, List.of(SyncTestClient.deleteOp("notes", "n1"))));
         assertField(commitId, "clientCommitId");
         // an over-long partition from the (development) authentication headers
-        HttpFailure f = assertThrows(HttpFailure.class,
-                () -> new SyncTestClient(SyncScenariosContract.SCHEMA, new HttpTransport("http://localhost:" + port,
-                        "p".repeat(600)), "alice", "c-" + UUID.randomUUID()).sync());
-        assertEquals("partition", assertError(f, 400, "sync.invalid_request").path("details").path("field").asText());
+        HttpFailure f = assertThrows(
+                HttpFailure.class,
+                () -> new SyncTestClient(
+                                SyncScenariosContract.SCHEMA,
+                                new HttpTransport("http://localhost:" + port, "p".repeat(600)),
+                                "alice",
+                                "c-" + UUID.randomUUID())
+                        .sync());
+        assertEquals(
+                "partition",
+                assertError(f, 400, "sync.invalid_request")
+                        .path("details")
+                        .path("field")
+                        .asText());
         // the same partition on the blob and segment routes
         String blobId = BlobIds.compute(new byte[] {7});
-        given().header("x-actor-id", "alice").header("x-syncular-partition", "p".repeat(600)).contentType("application/json")
-                .body("{\"byteLength\":1}").post("/blobs/" + blobId + "/upload-grant")
-                .then().statusCode(400).body("code", equalTo("sync.invalid_request")).body("details.field", equalTo("partition"));
-        given().header("x-actor-id", "alice").header("x-syncular-partition", "p".repeat(600)).get("/blobs/" + blobId)
-                .then().statusCode(400).body("details.field", equalTo("partition"));
-        given().header("x-actor-id", "alice").header("x-syncular-partition", "p".repeat(600))
-                .header("X-Syncular-Scopes", "{\"project_id\":[\"p1\"]}").get("/segments/" + blobId)
-                .then().statusCode(400).body("details.field", equalTo("partition"));
+        given().header("x-actor-id", "alice")
+                .header("x-syncular-partition", "p".repeat(600))
+                .contentType("application/json")
+                .body("{\"byteLength\":1}")
+                .post("/blobs/" + blobId + "/upload-grant")
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("sync.invalid_request"))
+                .body("details.field", equalTo("partition"));
+        given().header("x-actor-id", "alice")
+                .header("x-syncular-partition", "p".repeat(600))
+                .get("/blobs/" + blobId)
+                .then()
+                .statusCode(400)
+                .body("details.field", equalTo("partition"));
+        given().header("x-actor-id", "alice")
+                .header("x-syncular-partition", "p".repeat(600))
+                .header("X-Syncular-Scopes", "{\"project_id\":[\"p1\"]}")
+                .get("/segments/" + blobId)
+                .then()
+                .statusCode(400)
+                .body("details.field", equalTo("partition"));
         // none of it reached the database: the server is fine
         ok.syncUntilIdle();
     }
@@ -226,7 +326,8 @@ class HostileRequestsTest {
         HttpFailure f = assertThrows(HttpFailure.class, c::sync);
         JsonNode n = assertError(f, 400, "sync.invalid_request");
         assertEquals(field, n.path("details").path("field").asText(), f.body);
-        assertTrue(!n.path("message").asText().contains("\u0000") && !f.body.contains("xxxxxxxxxxxxxxxxxxxx"),
+        assertTrue(
+                !n.path("message").asText().contains("\u0000") && !f.body.contains("xxxxxxxxxxxxxxxxxxxx"),
                 "the value is never echoed: " + f.body);
     }
 
@@ -237,7 +338,8 @@ class HostileRequestsTest {
      */
     @Test
     void unstorableOperationRejectsOnlyItsCommit() {
-        SyncTestClient c = client("c-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of("p1")));
+        SyncTestClient c =
+                client("c-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of("p1")));
         c.syncUntilIdle();
         String big = "x".repeat(100_000);
         List<String> rejected = new ArrayList<>();
@@ -262,43 +364,67 @@ class HostileRequestsTest {
     /** §4.7: a resume token whose row cursor holds U+0000 is unusable — the bootstrap restarts, no error. */
     @Test
     void resumeTokenWithNulRestartsTheBootstrap() {
-        SyncTestClient writer = client("w-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of("p1")));
+        SyncTestClient writer =
+                client("w-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of("p1")));
         writer.syncUntilIdle();
         writer.upsert("notes", note("n1", "p1", "one"), null);
         writer.syncUntilIdle();
-        SyncTestClient c = client("c-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of("p1")));
+        SyncTestClient c =
+                client("c-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of("p1")));
         c.sync();
         c.subscriptions.get("s").cursor = 0;
         c.subscriptions.get("s").bootstrapState =
                 "{\"asOfCommitSeq\":0,\"tables\":[\"notes\"],\"tableIndex\":0,\"rowCursor\":\"a\\u0000b\"}";
         Message m = c.sync();
-        assertTrue(((SubStart) m.frames().stream().filter(f -> f instanceof SubStart).findFirst().orElseThrow()).bootstrap());
+        assertTrue(((SubStart) m.frames().stream()
+                        .filter(f -> f instanceof SubStart)
+                        .findFirst()
+                        .orElseThrow())
+                .bootstrap());
         assertEquals(List.of("n1"), new ArrayList<>(c.table("notes").keySet()));
     }
 
     /** §5.5: a segment id that is no content address — U+0000 in it — is 404, not a database error. */
     @Test
     void segmentIdWithNulIs404() {
-        given().urlEncodingEnabled(false).header("x-actor-id", "alice").header("X-Syncular-Scopes", "{\"project_id\":[\"p1\"]}")
-                .get("/segments/sha256:%00" + "0".repeat(63)).then().statusCode(404).body("code", equalTo("sync.not_found"));
-        given().urlEncodingEnabled(false).header("x-actor-id", "alice").header("X-Syncular-Scopes", "{\"project_id\":[\"p1\"]}")
-                .get("/segments/not-an-id").then().statusCode(404).body("code", equalTo("sync.not_found"));
+        given().urlEncodingEnabled(false)
+                .header("x-actor-id", "alice")
+                .header("X-Syncular-Scopes", "{\"project_id\":[\"p1\"]}")
+                .get("/segments/sha256:%00" + "0".repeat(63))
+                .then()
+                .statusCode(404)
+                .body("code", equalTo("sync.not_found"));
+        given().urlEncodingEnabled(false)
+                .header("x-actor-id", "alice")
+                .header("X-Syncular-Scopes", "{\"project_id\":[\"p1\"]}")
+                .get("/segments/not-an-id")
+                .then()
+                .statusCode(404)
+                .body("code", equalTo("sync.not_found"));
     }
 
     /** §8.1: the realtime upgrade's {@code clientId} reaches storage like a sync request's: U+0000 is 400. */
     @Test
     void realtimeClientIdWithNulIs400() {
-        given().urlEncodingEnabled(false).header("Upgrade", "websocket").header("Connection", "Upgrade")
-                .header("x-actor-id", "alice").get("/realtime?clientId=a%00b")
-                .then().statusCode(400).body("code", equalTo("sync.invalid_request"))
+        given().urlEncodingEnabled(false)
+                .header("Upgrade", "websocket")
+                .header("Connection", "Upgrade")
+                .header("x-actor-id", "alice")
+                .get("/realtime?clientId=a%00b")
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("sync.invalid_request"))
                 .body("message", equalTo("identifier holds U+0000 or exceeds the length limit"));
     }
 
     // ------------------------------------------------------------------------------------ admin API
 
     private static ValidatableResponse admin(String path, String json) {
-        return given().header("Authorization", "Bearer " + TOKEN).contentType("application/json").body(json)
-                .post("/admin/checkpoints" + path).then();
+        return given().header("Authorization", "Bearer " + TOKEN)
+                .contentType("application/json")
+                .body(json)
+                .post("/admin/checkpoints" + path)
+                .then();
     }
 
     /** Admin identifiers must be storable and numbers in range: 400, never a wrapped value or a 500. */
@@ -314,36 +440,56 @@ class HostileRequestsTest {
                 "{" + p + ",\"name\":\"fill\",\"schemaVersion\":1.5}")) {
             admin("/declare", body).statusCode(400).body("code", equalTo("sync.invalid_request"));
         }
-        for (String numbers : List.of("\"ownerEpoch\":1,\"watermark\":1e19,\"observedRows\":0",
+        for (String numbers : List.of(
+                "\"ownerEpoch\":1,\"watermark\":1e19,\"observedRows\":0",
                 "\"ownerEpoch\":1,\"watermark\":10000000000000000000,\"observedRows\":0",
                 "\"ownerEpoch\":1,\"watermark\":9007199254740992,\"observedRows\":0",
                 "\"ownerEpoch\":-1,\"watermark\":0,\"observedRows\":0",
                 "\"ownerEpoch\":1,\"watermark\":0,\"observedRows\":\"7\"")) {
-            admin("/advance", "{" + p + ",\"name\":\"fill\"," + numbers + "}").statusCode(400)
+            admin("/advance", "{" + p + ",\"name\":\"fill\"," + numbers + "}")
+                    .statusCode(400)
                     .body("code", equalTo("sync.invalid_request"));
         }
         admin("/activate", "{" + p + ",\"name\":\"fill\",\"ownerEpoch\":1,\"watermark\":0,\"sourceTables\":[1]}")
-                .statusCode(400).body("code", equalTo("sync.invalid_request"));
-        admin("/activate", "{" + p + ",\"name\":\"fill\",\"ownerEpoch\":1,\"watermark\":0,\"sourceTables\":[\"no\\u0000tes\"]}")
-                .statusCode(400).body("code", equalTo("sync.invalid_request"));
+                .statusCode(400)
+                .body("code", equalTo("sync.invalid_request"));
+        admin(
+                        "/activate",
+                        "{" + p
+                                + ",\"name\":\"fill\",\"ownerEpoch\":1,\"watermark\":0,\"sourceTables\":[\"no\\u0000tes\"]}")
+                .statusCode(400)
+                .body("code", equalTo("sync.invalid_request"));
         admin("/declare", "not json").statusCode(400).body("code", equalTo("sync.invalid_request"));
         // identifiers in admin paths and queries never reach a statement either
-        for (String path : List.of("/admin/partitions/a%00b", "/admin/partitions/a%00b/clients",
-                "/admin/partitions/" + partition + "/tables/notes/rows/a%00b", "/admin/partitions?after=a%00b")) {
-            given().urlEncodingEnabled(false).header("Authorization", "Bearer " + TOKEN).get(path).then()
-                    .statusCode(400).body("code", equalTo("sync.invalid_request"));
+        for (String path : List.of(
+                "/admin/partitions/a%00b",
+                "/admin/partitions/a%00b/clients",
+                "/admin/partitions/" + partition + "/tables/notes/rows/a%00b",
+                "/admin/partitions?after=a%00b")) {
+            given().urlEncodingEnabled(false)
+                    .header("Authorization", "Bearer " + TOKEN)
+                    .get(path)
+                    .then()
+                    .statusCode(400)
+                    .body("code", equalTo("sync.invalid_request"));
         }
         // nothing was stored
-        given().header("Authorization", "Bearer " + TOKEN).get("/admin/checkpoints?partition=" + partition).then()
-                .statusCode(200).body("size()", equalTo(0));
+        given().header("Authorization", "Bearer " + TOKEN)
+                .get("/admin/checkpoints?partition=" + partition)
+                .then()
+                .statusCode(200)
+                .body("size()", equalTo(0));
     }
 
     /** Activating on a partition that never synced has no registry row to lock: 404 with the reason, not a 500. */
     @Test
     void activateOnANeverSyncedPartitionIs404() {
-        admin("/activate", "{\"partition\":\"" + partition + "\",\"name\":\"fill\",\"ownerEpoch\":1,\"watermark\":0,"
-                + "\"sourceTables\":[\"notes\"]}")
-                .statusCode(404).body("code", equalTo("sync.not_found"))
+        admin(
+                        "/activate",
+                        "{\"partition\":\"" + partition + "\",\"name\":\"fill\",\"ownerEpoch\":1,\"watermark\":0,"
+                                + "\"sourceTables\":[\"notes\"]}")
+                .statusCode(404)
+                .body("code", equalTo("sync.not_found"))
                 .body("details.reason", equalTo("sync.storage.unknown_partition"));
     }
 
@@ -380,7 +526,8 @@ class HostileRequestsTest {
      */
     @Test
     void responseBudgetEndsSubscriptionsEarlyAndRoundsConverge() {
-        SyncTestClient writer = client("w-" + UUID.randomUUID()).subscribe("w", "notes", Map.of("project_id", List.of("p9")));
+        SyncTestClient writer =
+                client("w-" + UUID.randomUUID()).subscribe("w", "notes", Map.of("project_id", List.of("p9")));
         writer.syncUntilIdle();
         List<PushOperation> ops = new ArrayList<>();
         for (int i = 0; i < 200; i++) {
@@ -400,7 +547,9 @@ class HostileRequestsTest {
         c.sync(); // the log epoch
         Message m = c.sync();
         List<List<Frame>> sections = sections(m);
-        long pages = sections.get(0).stream().filter(f -> f instanceof SegmentInline || f instanceof SegmentRef).count();
+        long pages = sections.get(0).stream()
+                .filter(f -> f instanceof SegmentInline || f instanceof SegmentRef)
+                .count();
         assertTrue(pages >= 1 && pages < 10, "the first bootstrap stops at the budget: " + pages + " pages");
         assertNotNull(((SubEnd) last(sections.get(0))).bootstrapState());
         for (List<Frame> deferred : sections.subList(1, 3)) {
@@ -423,7 +572,8 @@ class HostileRequestsTest {
         long thirdCursor = c.subscriptions.get("third").cursor;
         m = c.sync();
         sections = sections(m);
-        long commits = sections.get(0).stream().filter(f -> f instanceof CommitFrame).count();
+        long commits =
+                sections.get(0).stream().filter(f -> f instanceof CommitFrame).count();
         assertTrue(commits >= 1 && commits < 60, "the window is cut at the budget: " + commits);
         assertTrue(((SubEnd) last(sections.get(0))).nextCursor() < latest);
         assertEquals(2, sections.get(2).size(), "the later subscription ended early: " + sections.get(2));

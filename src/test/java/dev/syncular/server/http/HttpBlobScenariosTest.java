@@ -106,12 +106,17 @@ class HttpBlobScenariosTest {
     }
 
     SyncTestClient client(String actor, String project) {
-        return new SyncTestClient(SyncScenariosContract.SCHEMA, new HttpTransport("http://localhost:" + port, partition),
-                actor, actor + "-" + UUID.randomUUID()).subscribe("att", "attachments", Map.of("project_id", List.of(project)));
+        return new SyncTestClient(
+                        SyncScenariosContract.SCHEMA,
+                        new HttpTransport("http://localhost:" + port, partition),
+                        actor,
+                        actor + "-" + UUID.randomUUID())
+                .subscribe("att", "attachments", Map.of("project_id", List.of(project)));
     }
 
     static String ref(String blobId, int length) {
-        return "{\"blobId\":\"" + blobId + "\",\"byteLength\":" + length + ",\"mediaType\":\"image/png\",\"name\":\"cat.png\"}";
+        return "{\"blobId\":\"" + blobId + "\",\"byteLength\":" + length
+                + ",\"mediaType\":\"image/png\",\"name\":\"cat.png\"}";
     }
 
     static Map<String, Object> attachment(String id, String project, String blobRef) {
@@ -126,11 +131,21 @@ class HttpBlobScenariosTest {
     Map<String, Long> tableCounts() {
         String schema = storage.pgSchema();
         Map<String, Long> counts = new TreeMap<>();
-        for (Row r : pool.preparedQuery("SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1")
-                .execute(Tuple.of(schema)).await().atMost(WAIT)) {
+        for (Row r : pool.preparedQuery(
+                        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1")
+                .execute(Tuple.of(schema))
+                .await()
+                .atMost(WAIT)) {
             String n = r.getString(0);
-            counts.put(n, pool.query("SELECT count(*) FROM \"" + schema + "\".\"" + n + "\"").execute().await()
-                    .atMost(WAIT).iterator().next().getLong(0));
+            counts.put(
+                    n,
+                    pool.query("SELECT count(*) FROM \"" + schema + "\".\"" + n + "\"")
+                            .execute()
+                            .await()
+                            .atMost(WAIT)
+                            .iterator()
+                            .next()
+                            .getLong(0));
         }
         return counts;
     }
@@ -153,8 +168,10 @@ class HttpBlobScenariosTest {
     void scenario13UploadReferencePushPullFetch() {
         byte[] bytes = randomBytes(20_000);
         String id = BlobIds.compute(bytes);
-        HttpResponse<byte[]> put = BlobHttp.send(blobs.request("alice", id).header("Content-Type", "image/png")
-                .PUT(HttpRequest.BodyPublishers.ofByteArray(bytes)).build());
+        HttpResponse<byte[]> put = BlobHttp.send(blobs.request("alice", id)
+                .header("Content-Type", "image/png")
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(bytes))
+                .build());
         assertEquals(200, put.statusCode(), BlobHttp.text(put));
         assertEquals(0, put.body().length);
 
@@ -176,15 +193,27 @@ class HttpBlobScenariosTest {
         assertEquals(id, BlobIds.compute(got.body()), "the consumer's content-address check passes");
         assertEquals("image/png", got.headers().firstValue("Content-Type").orElseThrow());
         assertEquals("\"" + id + "\"", got.headers().firstValue("ETag").orElseThrow());
-        assertEquals("private, max-age=0", got.headers().firstValue("Cache-Control").orElseThrow());
-        assertEquals("Authorization, Accept-Encoding", got.headers().firstValue("Vary").orElseThrow());
-        assertEquals("nosniff", got.headers().firstValue("X-Content-Type-Options").orElseThrow());
+        assertEquals(
+                "private, max-age=0", got.headers().firstValue("Cache-Control").orElseThrow());
+        assertEquals(
+                "Authorization, Accept-Encoding",
+                got.headers().firstValue("Vary").orElseThrow());
+        assertEquals(
+                "nosniff", got.headers().firstValue("X-Content-Type-Options").orElseThrow());
 
-        HttpResponse<byte[]> cached = BlobHttp.send(blobs.request("bob", id).header("If-None-Match", "\"" + id + "\"").GET().build());
+        HttpResponse<byte[]> cached = BlobHttp.send(blobs.request("bob", id)
+                .header("If-None-Match", "\"" + id + "\"")
+                .GET()
+                .build());
         assertEquals(304, cached.statusCode());
         assertEquals(0, cached.body().length);
-        assertEquals(200, BlobHttp.send(blobs.request("bob", id).header("If-None-Match", "\"sha256:other\"").GET().build())
-                .statusCode());
+        assertEquals(
+                200,
+                BlobHttp.send(blobs.request("bob", id)
+                                .header("If-None-Match", "\"sha256:other\"")
+                                .GET()
+                                .build())
+                        .statusCode());
         assertEquals(200, blobs.get("root", id).statusCode(), "'*' passes");
 
         // the row goes: no row references the blob any more, so it is no longer downloadable
@@ -192,8 +221,13 @@ class HttpBlobScenariosTest {
         a.syncUntilIdle();
         assertEquals(CommitStatus.APPLIED, a.result(del).status());
         assertError(blobs.get("bob", id), 403, "blob.forbidden");
-        assertError(BlobHttp.send(blobs.request("bob", id).header("If-None-Match", "\"" + id + "\"").GET().build()),
-                403, "blob.forbidden");
+        assertError(
+                BlobHttp.send(blobs.request("bob", id)
+                        .header("If-None-Match", "\"" + id + "\"")
+                        .GET()
+                        .build()),
+                403,
+                "blob.forbidden");
     }
 
     /** Blob bytes through this server are counted by direction; a 304 revalidation moves nothing. */
@@ -203,16 +237,25 @@ class HttpBlobScenariosTest {
         String id = BlobIds.compute(bytes);
         double in = metric("in");
         double out = metric("out");
-        assertEquals(200, BlobHttp.send(blobs.request("alice", id).PUT(HttpRequest.BodyPublishers.ofByteArray(bytes))
-                .build()).statusCode());
+        assertEquals(
+                200,
+                BlobHttp.send(blobs.request("alice", id)
+                                .PUT(HttpRequest.BodyPublishers.ofByteArray(bytes))
+                                .build())
+                        .statusCode());
         assertEquals(bytes.length, Math.round(metric("in") - in));
         SyncTestClient a = client("alice", "p1");
         a.syncUntilIdle();
         a.upsert("attachments", attachment("att-m", "p1", ref(id, bytes.length)), null);
         a.syncUntilIdle();
         assertEquals(200, blobs.get("alice", id).statusCode());
-        assertEquals(304, BlobHttp.send(blobs.request("alice", id).header("If-None-Match", "\"" + id + "\"").GET()
-                .build()).statusCode());
+        assertEquals(
+                304,
+                BlobHttp.send(blobs.request("alice", id)
+                                .header("If-None-Match", "\"" + id + "\"")
+                                .GET()
+                                .build())
+                        .statusCode());
         assertEquals(bytes.length, Math.round(metric("out") - out));
     }
 
@@ -227,7 +270,8 @@ class HttpBlobScenariosTest {
         a.syncUntilIdle();
         String missing = BlobIds.compute(randomBytes(100));
         Map<String, Long> before = tableCounts();
-        String commit = a.commit(List.of(a.upsertOp("attachments", attachment("ok", "p1", null), null),
+        String commit = a.commit(List.of(
+                a.upsertOp("attachments", attachment("ok", "p1", null), null),
                 a.upsertOp("attachments", attachment("dangling", "p1", ref(missing, 100)), null)));
         a.sync();
         PushResult r = a.result(commit);
@@ -240,8 +284,14 @@ class HttpBlobScenariosTest {
         expected.put("sync_push_results", before.get("sync_push_results") + 1);
         expected.put("sync_clients", after.get("sync_clients"));
         assertEquals(expected, after, "only the rejected result and the cursor record changed");
-        assertTrue(storage.readAllRows(partition, "attachments").await().atMost(WAIT).isEmpty());
-        assertTrue(storage.readBlobReferences(partition, missing, null, 10).await().atMost(WAIT).isEmpty());
+        assertTrue(storage.readAllRows(partition, "attachments")
+                .await()
+                .atMost(WAIT)
+                .isEmpty());
+        assertTrue(storage.readBlobReferences(partition, missing, null, 10)
+                .await()
+                .atMost(WAIT)
+                .isEmpty());
         assertTrue(a.table("attachments").isEmpty());
     }
 
@@ -296,7 +346,9 @@ class HttpBlobScenariosTest {
             out.write(other);
         }
         HttpResponse<byte[]> gzip = BlobHttp.send(blobs.request("alice", BlobIds.compute(other))
-                .header("Content-Encoding", "gzip").PUT(HttpRequest.BodyPublishers.ofByteArray(gz.toByteArray())).build());
+                .header("Content-Encoding", "gzip")
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(gz.toByteArray()))
+                .build());
         assertEquals(200, gzip.statusCode(), BlobHttp.text(gzip));
         SyncTestClient a = client("alice", "p1");
         a.syncUntilIdle();
@@ -304,12 +356,19 @@ class HttpBlobScenariosTest {
         a.syncUntilIdle();
         HttpResponse<byte[]> back = blobs.get("alice", BlobIds.compute(other));
         assertArrayEquals(other, back.body(), "stored decoded, served verbatim");
-        assertEquals("application/octet-stream", back.headers().firstValue("Content-Type").orElseThrow());
+        assertEquals(
+                "application/octet-stream",
+                back.headers().firstValue("Content-Type").orElseThrow());
 
         assertError(blobs.put("alice", "sha256:" + "A".repeat(64), bytes), 400, "sync.invalid_request");
         assertError(blobs.put(null, id, bytes), 401, "sync.auth_required");
-        assertError(BlobHttp.send(blobs.request("alice", id).header("Content-Encoding", "br")
-                .PUT(HttpRequest.BodyPublishers.ofByteArray(bytes)).build()), 415, "sync.invalid_request");
+        assertError(
+                BlobHttp.send(blobs.request("alice", id)
+                        .header("Content-Encoding", "br")
+                        .PUT(HttpRequest.BodyPublishers.ofByteArray(bytes))
+                        .build()),
+                415,
+                "sync.invalid_request");
     }
 
     @Test
@@ -320,7 +379,8 @@ class HttpBlobScenariosTest {
         assertEquals(MAX_BYTES, declared.path("details").path("maxBytes").asLong());
         // no Content-Length (chunked): the streamed count is capped
         HttpResponse<byte[]> chunked = BlobHttp.send(blobs.request("alice", id)
-                .PUT(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(big))).build());
+                .PUT(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(big)))
+                .build());
         assertError(chunked, 413, "blob.too_large");
         // a small gzip body inflating past the cap
         ByteArrayOutputStream gz = new ByteArrayOutputStream();
@@ -328,9 +388,13 @@ class HttpBlobScenariosTest {
             out.write(new byte[MAX_BYTES * 4]);
         }
         assertTrue(gz.size() < MAX_BYTES);
-        assertError(BlobHttp.send(blobs.request("alice", BlobIds.compute(new byte[MAX_BYTES * 4]))
-                .header("Content-Encoding", "gzip").PUT(HttpRequest.BodyPublishers.ofByteArray(gz.toByteArray())).build()),
-                413, "blob.too_large");
+        assertError(
+                BlobHttp.send(blobs.request("alice", BlobIds.compute(new byte[MAX_BYTES * 4]))
+                        .header("Content-Encoding", "gzip")
+                        .PUT(HttpRequest.BodyPublishers.ofByteArray(gz.toByteArray()))
+                        .build()),
+                413,
+                "blob.too_large");
         assertError(blobs.get("root", id), 404, "blob.not_found");
         // exactly at the cap is fine
         byte[] max = randomBytes(MAX_BYTES);

@@ -52,10 +52,19 @@ class HttpSyncScenariosTest extends SyncScenariosContract {
         public Map<String, String> getConfigOverrides() {
             // the contract's concurrency scenarios (50 duplicate deliveries of one actor at once) test idempotency,
             // not fairness: the per-actor round limit is off here (FairnessTest covers it)
-            return Map.of("syncular.schema.path", Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString(),
-                    "syncular.storage.pg-schema", "sync_e2e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
-                    "syncular.fairness.max-rounds-per-actor", "0", "syncular.fairness.max-push-operations-per-actor", "0",
-                    "syncular.blobs.max-bytes", String.valueOf(BLOB_MAX_BYTES));
+            return Map.of(
+                    "syncular.schema.path",
+                    Path.of("src/test/resources/schema/notes.json")
+                            .toAbsolutePath()
+                            .toString(),
+                    "syncular.storage.pg-schema",
+                    "sync_e2e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
+                    "syncular.fairness.max-rounds-per-actor",
+                    "0",
+                    "syncular.fairness.max-push-operations-per-actor",
+                    "0",
+                    "syncular.blobs.max-bytes",
+                    String.valueOf(BLOB_MAX_BYTES));
         }
 
         @Override
@@ -78,7 +87,9 @@ class HttpSyncScenariosTest extends SyncScenariosContract {
         @Override
         public Uni<Map<String, List<String>>> resolveScopes(String actorId, String partition) {
             Map<String, List<String>> g = grants.get(partition + "/" + actorId);
-            return g == null ? Uni.createFrom().failure(new IllegalStateException("no grant")) : Uni.createFrom().item(g);
+            return g == null
+                    ? Uni.createFrom().failure(new IllegalStateException("no grant"))
+                    : Uni.createFrom().item(g);
         }
     }
 
@@ -169,7 +180,9 @@ class HttpSyncScenariosTest extends SyncScenariosContract {
         Assertions.assertEquals(0, reader.segmentDownloads);
         Assertions.assertTrue(reader.table("notes").containsKey("su-1"));
         SegmentRef ref = (SegmentRef) reader.lastResponse.frames().stream()
-                .filter(f -> f instanceof SegmentRef).findFirst().orElse(null);
+                .filter(f -> f instanceof SegmentRef)
+                .findFirst()
+                .orElse(null);
         if (ref == null) {
             // the last round was incremental; mint a fresh descriptor with a bootstrap of a new client
             SyncTestClient again = new SyncTestClient(SCHEMA, server.transport(), "alice", "su-r2")
@@ -178,7 +191,9 @@ class HttpSyncScenariosTest extends SyncScenariosContract {
             again.sync();
             again.sync();
             ref = (SegmentRef) again.lastResponse.frames().stream()
-                    .filter(f -> f instanceof SegmentRef).findFirst().orElseThrow();
+                    .filter(f -> f instanceof SegmentRef)
+                    .findFirst()
+                    .orElseThrow();
         }
         Assertions.assertNotNull(ref.urlExpiresAtMs());
         String url = ref.url();

@@ -51,7 +51,9 @@ class HygieneTest {
             RawHttp.Answer a = send("POST " + path + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
                     + SyncResource.CONTENT_TYPE + "\r\nContent-Length: 200000000\r\n\r\n");
             assertEquals(413, a.status(), path + ": " + a.body());
-            assertTrue(a.headers().getOrDefault("content-type", "").startsWith("application/json"), a.headers().toString());
+            assertTrue(
+                    a.headers().getOrDefault("content-type", "").startsWith("application/json"),
+                    a.headers().toString());
             JsonNode n = JSON.readTree(a.body());
             assertEquals("sync.invalid_request", n.path("code").asText(), a.body());
             assertEquals("fixRequest", n.path("recommendedAction").asText(), a.body());
@@ -77,17 +79,20 @@ class HygieneTest {
     @Test
     void aRefusalOnARandomPathCreatesNoSeriesNamedAfterIt() throws IOException {
         String marker = "h" + UUID.randomUUID().toString().replace("-", "");
-        RawHttp.Answer a = send("GET /" + marker + " HTTP/1.1\r\nHost: localhost\r\nX-Big: " + "x".repeat(30_000)
-                + "\r\n\r\n");
+        RawHttp.Answer a =
+                send("GET /" + marker + " HTTP/1.1\r\nHost: localhost\r\nX-Big: " + "x".repeat(30_000) + "\r\n\r\n");
         assertEquals(431, a.status());
         given().get("/" + marker + "/404").then().statusCode(404); // a routed miss: NOT_FOUND
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (true) {
             PrometheusScrape scrape = PrometheusScrape.scrape();
-            boolean counted = scrape.samples.stream().anyMatch(s -> s.name().equals("http_server_requests_seconds_count")
-                    && "431".equals(s.labels().get("status")) && "UNKNOWN".equals(s.labels().get("uri")));
+            boolean counted = scrape.samples.stream()
+                    .anyMatch(s -> s.name().equals("http_server_requests_seconds_count")
+                            && "431".equals(s.labels().get("status"))
+                            && "UNKNOWN".equals(s.labels().get("uri")));
             List<PrometheusScrape.Sample> named = scrape.samples.stream()
-                    .filter(s -> s.labels().values().stream().anyMatch(v -> v.contains(marker))).toList();
+                    .filter(s -> s.labels().values().stream().anyMatch(v -> v.contains(marker)))
+                    .toList();
             assertTrue(named.isEmpty(), "series named after the path: " + named);
             if (counted) {
                 break;
@@ -101,7 +106,8 @@ class HygieneTest {
         return PrometheusScrape.scrape().samples.stream()
                 .filter(s -> s.name().equals("syncular_realtime_errors_total")
                         && "connection".equals(s.labels().get("kind")))
-                .mapToDouble(PrometheusScrape.Sample::value).sum();
+                .mapToDouble(PrometheusScrape.Sample::value)
+                .sum();
     }
 
     /**
@@ -112,16 +118,23 @@ class HygieneTest {
     void abruptSocketDisconnectsAreCountedAndQuiet() throws Exception {
         double before = disconnects();
         try (LogCapture all = LogCapture.of("", Level.INFO, "requestId");
-                LogCapture failures = LogCapture.of("dev.syncular.server.realtime.RealtimeFailures", Level.FINE, "requestId")) {
+                LogCapture failures =
+                        LogCapture.of("dev.syncular.server.realtime.RealtimeFailures", Level.FINE, "requestId")) {
             int sockets = 5;
             for (int i = 0; i < sockets; i++) {
                 try (Socket s = new Socket("localhost", port)) {
                     s.setSoTimeout((int) WAIT.toMillis());
-                    String key = Base64.getEncoder().encodeToString(UUID.randomUUID().toString().substring(0, 16)
-                            .getBytes(StandardCharsets.US_ASCII));
-                    s.getOutputStream().write(("GET /realtime?clientId=c-" + UUID.randomUUID() + " HTTP/1.1\r\n"
-                            + "Host: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key
-                            + "\r\nSec-WebSocket-Version: 13\r\nx-actor-id: alice\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                    String key = Base64.getEncoder()
+                            .encodeToString(UUID.randomUUID()
+                                    .toString()
+                                    .substring(0, 16)
+                                    .getBytes(StandardCharsets.US_ASCII));
+                    s.getOutputStream()
+                            .write(("GET /realtime?clientId=c-" + UUID.randomUUID() + " HTTP/1.1\r\n"
+                                            + "Host: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: "
+                                            + key
+                                            + "\r\nSec-WebSocket-Version: 13\r\nx-actor-id: alice\r\n\r\n")
+                                    .getBytes(StandardCharsets.US_ASCII));
                     InputStream in = s.getInputStream();
                     byte[] buf = new byte[8192];
                     String head = new String(buf, 0, in.read(buf), StandardCharsets.ISO_8859_1);
@@ -138,11 +151,16 @@ class HygieneTest {
                 LockSupport.parkNanos(20_000_000);
             }
             List<LogCapture.Line> loud = all.lines.stream()
-                    .filter(l -> l.level().intValue() >= Level.WARNING.intValue()).toList();
+                    .filter(l -> l.level().intValue() >= Level.WARNING.intValue())
+                    .toList();
             assertTrue(loud.isEmpty(), "no WARN/ERROR for vanished peers: " + loud);
-            List<LogCapture.Line> lines = failures.lines.stream().filter(l -> l.message().contains("connection failed, the connection is gone")).toList();
+            List<LogCapture.Line> lines = failures.lines.stream()
+                    .filter(l -> l.message().contains("connection failed, the connection is gone"))
+                    .toList();
             assertTrue(lines.size() >= sockets, "one DEBUG line each: " + failures.lines);
-            assertTrue(lines.stream().allMatch(l -> l.thrown() == null && l.level().intValue() < Level.INFO.intValue()), "no stack traces");
+            assertTrue(
+                    lines.stream().allMatch(l -> l.thrown() == null && l.level().intValue() < Level.INFO.intValue()),
+                    "no stack traces");
         }
     }
 }

@@ -23,13 +23,26 @@ class MountPrefixTest {
     @Test
     void routesMoveUnderTheMount() {
         // Reaching authentication (401) proves the route matched; content type is checked first (415).
-        Ssp2.raw().contentType(Ssp2.CT).body(new byte[] {1}).post("/api/sync/sync").then().statusCode(401)
+        Ssp2.raw()
+                .contentType(Ssp2.CT)
+                .body(new byte[] {1})
+                .post("/api/sync/sync")
+                .then()
+                .statusCode(401)
                 .body("code", equalTo("sync.auth_required"));
         Ssp2.raw().get("/api/sync/segments/sha256:00").then().statusCode(401);
-        Ssp2.raw().get("/api/sync/blobs/sha256:" + "0".repeat(64)).then().statusCode(401)
+        Ssp2.raw()
+                .get("/api/sync/blobs/sha256:" + "0".repeat(64))
+                .then()
+                .statusCode(401)
                 .body("code", equalTo("sync.auth_required"));
         // Outside the JAX-RS application path: Vert.x's plain 404.
-        Ssp2.raw().contentType(Ssp2.CT).body(new byte[] {1}).post("/sync").then().statusCode(404);
+        Ssp2.raw()
+                .contentType(Ssp2.CT)
+                .body(new byte[] {1})
+                .post("/sync")
+                .then()
+                .statusCode(404);
     }
 
     @Test

@@ -37,15 +37,25 @@ class RequestIdTest {
     @Test
     void aSaneIdIsEchoedAnInsaneOrMissingOneReplaced() {
         String mine = "req-" + UUID.randomUUID();
-        given().header(RequestIds.HEADER, mine).get("/q/health/live").then().statusCode(200)
+        given().header(RequestIds.HEADER, mine)
+                .get("/q/health/live")
+                .then()
+                .statusCode(200)
                 .header(RequestIds.HEADER, mine);
-        String generated = given().get("/q/health/live").then().statusCode(200).extract().header(RequestIds.HEADER);
+        String generated =
+                given().get("/q/health/live").then().statusCode(200).extract().header(RequestIds.HEADER);
         assertTrue(generated.matches("[0-9a-f]{32}"), generated);
-        String replaced = given().header(RequestIds.HEADER, "has spaces and \"quotes\"").get("/q/health/live").then()
-                .statusCode(200).extract().header(RequestIds.HEADER);
+        String replaced = given().header(RequestIds.HEADER, "has spaces and \"quotes\"")
+                .get("/q/health/live")
+                .then()
+                .statusCode(200)
+                .extract()
+                .header(RequestIds.HEADER);
         assertTrue(replaced.matches("[0-9a-f]{32}"), replaced);
         String tooLong = "x".repeat(129);
-        assertNotEquals(tooLong, given().header(RequestIds.HEADER, tooLong).get("/q/health/live").header(RequestIds.HEADER));
+        assertNotEquals(
+                tooLong,
+                given().header(RequestIds.HEADER, tooLong).get("/q/health/live").header(RequestIds.HEADER));
         assertNotEquals(generated, given().get("/q/health/live").header(RequestIds.HEADER));
     }
 
@@ -53,27 +63,36 @@ class RequestIdTest {
     void theLogLineOfAFailingRoundCarriesTheRequestId() {
         String partition = "reqid-" + UUID.randomUUID();
         String clientId = "shared-" + UUID.randomUUID();
-        SyncTestClient alice = new SyncTestClient(window.current(), new HttpTransport("http://localhost:" + port,
-                partition), "alice", clientId).subscribe("todos", "todos", Map.of("list_id", List.of("l1")));
+        SyncTestClient alice = new SyncTestClient(
+                        window.current(), new HttpTransport("http://localhost:" + port, partition), "alice", clientId)
+                .subscribe("todos", "todos", Map.of("list_id", List.of("l1")));
         alice.sync();
         alice.sync(); // the client record binds the client id to alice
         SyncTestClient mallory = new SyncTestClient(window.current(), null, "mallory", clientId);
         mallory.state.logEpoch = alice.state.logEpoch;
         String id = "round-" + UUID.randomUUID();
         try (LogCapture log = LogCapture.of(ErrorMapper.class.getName(), Level.FINE, RequestIds.MDC_KEY)) {
-            Response r = given().header("x-actor-id", "mallory").header("x-syncular-partition", partition)
-                    .header(RequestIds.HEADER, id).contentType(HttpTransport.CONTENT_TYPE)
-                    .body(mallory.buildRequest().encode()).post("/sync");
+            Response r = given().header("x-actor-id", "mallory")
+                    .header("x-syncular-partition", partition)
+                    .header(RequestIds.HEADER, id)
+                    .contentType(HttpTransport.CONTENT_TYPE)
+                    .body(mallory.buildRequest().encode())
+                    .post("/sync");
             r.then().statusCode(400).header(RequestIds.HEADER, id).body("code", equalTo("sync.invalid_client_id"));
-            List<LogCapture.Line> lines = log.lines.stream().filter(l -> id.equals(l.mdc())).toList();
+            List<LogCapture.Line> lines =
+                    log.lines.stream().filter(l -> id.equals(l.mdc())).toList();
             assertEquals(1, lines.size(), log.lines.toString());
-            assertEquals("request answered 400 sync.invalid_client_id", lines.get(0).message());
+            assertEquals(
+                    "request answered 400 sync.invalid_client_id", lines.get(0).message());
         }
     }
 
     @Test
     void withoutATokenTheAdminApiDoesNotExist() {
-        given().header("Authorization", "Bearer anything").get("/admin/partitions").then().statusCode(404)
+        given().header("Authorization", "Bearer anything")
+                .get("/admin/partitions")
+                .then()
+                .statusCode(404)
                 .body("code", equalTo("sync.not_found"));
         given().post("/admin/prune").then().statusCode(404).body("code", equalTo("sync.not_found"));
     }

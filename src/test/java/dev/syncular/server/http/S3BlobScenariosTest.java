@@ -69,8 +69,15 @@ class S3BlobScenariosTest {
         @Override
         public Map<String, String> getConfigOverrides() {
             Map<String, String> m = new HashMap<>(TestS3.quarkusConfig());
-            m.put("syncular.schema.path", Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString());
-            m.put("syncular.storage.pg-schema", "sync_s3blob_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
+            m.put(
+                    "syncular.schema.path",
+                    Path.of("src/test/resources/schema/notes.json")
+                            .toAbsolutePath()
+                            .toString());
+            m.put(
+                    "syncular.storage.pg-schema",
+                    "sync_s3blob_"
+                            + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
             m.put("syncular.blobs.store", "s3");
             m.put("syncular.blobs.max-bytes", "1M");
             m.put("syncular.s3.bucket", BUCKET);
@@ -107,15 +114,20 @@ class S3BlobScenariosTest {
     }
 
     private SyncTestClient client(String actor) {
-        return new SyncTestClient(SyncScenariosContract.SCHEMA, new HttpTransport("http://localhost:" + port, partition),
-                actor, actor + "-" + UUID.randomUUID()).subscribe("att", "attachments", Map.of("project_id", List.of("p1")));
+        return new SyncTestClient(
+                        SyncScenariosContract.SCHEMA,
+                        new HttpTransport("http://localhost:" + port, partition),
+                        actor,
+                        actor + "-" + UUID.randomUUID())
+                .subscribe("att", "attachments", Map.of("project_id", List.of("p1")));
     }
 
     /** Pushes a p1 attachment referencing the blob; the push's existence check is a HEAD on the object. */
     private void reference(String blobId, int length) {
         SyncTestClient a = client("alice");
         a.syncUntilIdle();
-        String commit = a.upsert("attachments", attachment("att-" + UUID.randomUUID(), "p1", ref(blobId, length)), null);
+        String commit =
+                a.upsert("attachments", attachment("att-" + UUID.randomUUID(), "p1", ref(blobId, length)), null);
         a.syncUntilIdle();
         assertEquals(CommitStatus.APPLIED, a.result(commit).status(), String.valueOf(a.result(commit)));
     }
@@ -148,11 +160,15 @@ class S3BlobScenariosTest {
         CompletableFuture<Void> done = new CompletableFuture<>();
         ScheduledExecutorService poll = Executors.newSingleThreadScheduledExecutor();
         try {
-            poll.scheduleAtFixedRate(() -> {
-                if (condition.getAsBoolean()) {
-                    done.complete(null);
-                }
-            }, 0, 50, TimeUnit.MILLISECONDS);
+            poll.scheduleAtFixedRate(
+                    () -> {
+                        if (condition.getAsBoolean()) {
+                            done.complete(null);
+                        }
+                    },
+                    0,
+                    50,
+                    TimeUnit.MILLISECONDS);
             done.get(deadline.toMillis(), TimeUnit.MILLISECONDS);
         } finally {
             poll.shutdownNow();
@@ -173,7 +189,9 @@ class S3BlobScenariosTest {
 
         // the grant is bound to the declared length
         HttpResponse<byte[]> wrongLength = BlobHttp.putTo(putUrl, Arrays.copyOf(bytes, 50_001));
-        assertTrue(wrongLength.statusCode() >= 400 && wrongLength.statusCode() < 500, "status " + wrongLength.statusCode());
+        assertTrue(
+                wrongLength.statusCode() >= 400 && wrongLength.statusCode() < 500,
+                "status " + wrongLength.statusCode());
         assertError(blobs.get("alice", id), 404, "blob.not_found");
 
         HttpResponse<byte[]> put = BlobHttp.putTo(putUrl, bytes);
@@ -202,7 +220,10 @@ class S3BlobScenariosTest {
         // the cross-scope probe mints nothing
         assertError(blobs.get("carol", id), 403, "blob.forbidden");
         assertError(blobs.get("bob", BlobIds.compute(randomBytes(9))), 404, "blob.not_found");
-        assertError(blobs.grant("alice", BlobIds.compute(randomBytes(9)), "{\"byteLength\":1048577}"), 413, "blob.too_large");
+        assertError(
+                blobs.grant("alice", BlobIds.compute(randomBytes(9)), "{\"byteLength\":1048577}"),
+                413,
+                "blob.too_large");
     }
 
     /**
@@ -216,8 +237,11 @@ class S3BlobScenariosTest {
         byte[] bytes = randomBytes(3_000);
         String id = BlobIds.compute(bytes);
         assertEquals(200, blobs.put("carol", id, bytes).statusCode());
-        SyncTestClient c = new SyncTestClient(SyncScenariosContract.SCHEMA,
-                new HttpTransport("http://localhost:" + port, partition), "carol", "carol-" + UUID.randomUUID())
+        SyncTestClient c = new SyncTestClient(
+                        SyncScenariosContract.SCHEMA,
+                        new HttpTransport("http://localhost:" + port, partition),
+                        "carol",
+                        "carol-" + UUID.randomUUID())
                 .subscribe("att", "attachments", Map.of("project_id", List.of("p2")));
         c.syncUntilIdle();
         String owned = c.upsert("attachments", attachment("att-p2", "p2", ref(id, bytes.length)), null);
@@ -228,25 +252,32 @@ class S3BlobScenariosTest {
         SyncTestClient a = client("alice");
         a.syncUntilIdle();
         String probe = a.upsert("attachments", attachment("att-steal", "p1", ref(id, bytes.length)), null);
-        String control = a.upsert("attachments", attachment("att-unknown", "p1", ref(BlobIds.compute(randomBytes(3)), 3)), null);
+        String control =
+                a.upsert("attachments", attachment("att-unknown", "p1", ref(BlobIds.compute(randomBytes(3)), 3)), null);
         a.syncUntilIdle();
         OpResult.Error refused = assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(a.result(probe)));
         OpResult.Error unknown = assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(a.result(control)));
         assertEquals("blob.not_found", refused.code());
-        assertEquals(unknown, new OpResult.Error(refused.opIndex(), refused.code(), refused.message(), refused.retryable()));
+        assertEquals(
+                unknown, new OpResult.Error(refused.opIndex(), refused.code(), refused.message(), refused.retryable()));
         assertFalse(a.table("attachments").containsKey("att-steal"));
         assertError(blobs.get("alice", id), 403, "blob.forbidden");
-        assertEquals(0, json(blobs.grant("alice", id, "{\"byteLength\":3000}")).size(), "no presigned PUT over her object");
+        assertEquals(
+                0, json(blobs.grant("alice", id, "{\"byteLength\":3000}")).size(), "no presigned PUT over her object");
 
         // a fresh blob alice is granted an upload for is hers to reference once the bytes are in the bucket
         byte[] own = randomBytes(1_000);
         String ownId = BlobIds.compute(own);
-        String putUrl = json(blobs.grant("alice", ownId, "{\"byteLength\":1000}")).get("url").asText();
+        String putUrl = json(blobs.grant("alice", ownId, "{\"byteLength\":1000}"))
+                .get("url")
+                .asText();
         assertEquals(200, BlobHttp.putTo(putUrl, own).statusCode());
         String mine = a.upsert("attachments", attachment("att-own", "p1", ref(ownId, own.length)), null);
         a.syncUntilIdle();
         assertEquals(CommitStatus.APPLIED, a.result(mine).status(), String.valueOf(a.result(mine)));
-        assertArrayEquals(own, BlobHttp.fetch(downloadGrant("bob", ownId).get("url").asText()).body());
+        assertArrayEquals(
+                own,
+                BlobHttp.fetch(downloadGrant("bob", ownId).get("url").asText()).body());
     }
 
     /** The direct PUT stays available with the S3 store: the server writes the object with its upload metadata. */
@@ -256,8 +287,10 @@ class S3BlobScenariosTest {
         String id = BlobIds.compute(bytes);
         assertError(blobs.put("alice", BlobIds.compute(randomBytes(1234)), bytes), 400, "blob.hash_mismatch");
         long before = System.currentTimeMillis();
-        HttpResponse<byte[]> put = BlobHttp.send(blobs.request("alice", id).header("Content-Type", "text/csv")
-                .PUT(HttpRequest.BodyPublishers.ofByteArray(bytes)).build());
+        HttpResponse<byte[]> put = BlobHttp.send(blobs.request("alice", id)
+                .header("Content-Type", "text/csv")
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(bytes))
+                .build());
         assertEquals(200, put.statusCode(), BlobHttp.text(put));
         assertEquals(200, blobs.put("bob", id, bytes).statusCode(), "idempotent");
         String key = "e2e/blob/" + partition + "/sha256/" + BlobIds.hex(id);
@@ -266,8 +299,8 @@ class S3BlobScenariosTest {
             assertEquals(1234L, head.contentLength());
             JsonNode meta;
             try {
-                meta = new ObjectMapper().readTree(
-                        Base64.getUrlDecoder().decode(head.metadata().get("syncular-blob")));
+                meta = new ObjectMapper()
+                        .readTree(Base64.getUrlDecoder().decode(head.metadata().get("syncular-blob")));
             } catch (IOException e) {
                 throw new AssertionError(e);
             }
@@ -276,7 +309,9 @@ class S3BlobScenariosTest {
             assertTrue(meta.get("createdAtMs").asLong() >= before);
         }
         reference(id, bytes.length);
-        assertArrayEquals(bytes, BlobHttp.fetch(downloadGrant("bob", id).get("url").asText()).body());
+        assertArrayEquals(
+                bytes,
+                BlobHttp.fetch(downloadGrant("bob", id).get("url").asText()).body());
     }
 
     /** 13 (g) and the §5.4 URL MUSTs: tampered and expired URLs are refused by the object store; re-request recovers. */
@@ -291,9 +326,14 @@ class S3BlobScenariosTest {
 
         JsonNode download = downloadGrant("bob", id);
         String url = download.get("url").asText();
-        String putUrl = json(blobs.grant("alice", pendingId, "{\"byteLength\":300}")).get("url").asText();
+        String putUrl = json(blobs.grant("alice", pendingId, "{\"byteLength\":300}"))
+                .get("url")
+                .asText();
         assertEquals(403, BlobHttp.fetch(tamper(url)).statusCode(), "tampered signature");
-        assertEquals(403, BlobHttp.fetch(url.replace(BlobIds.hex(id), BlobIds.hex(pendingId))).statusCode(),
+        assertEquals(
+                403,
+                BlobHttp.fetch(url.replace(BlobIds.hex(id), BlobIds.hex(pendingId)))
+                        .statusCode(),
                 "the grant is for exactly one object");
         assertEquals(403, BlobHttp.putTo(tamper(putUrl), pending).statusCode());
 
@@ -312,9 +352,14 @@ class S3BlobScenariosTest {
         HttpResponse<byte[]> ok = BlobHttp.fetch(fresh.get("url").asText());
         assertEquals(200, ok.statusCode());
         assertArrayEquals(bytes, ok.body());
-        String freshPut = json(blobs.grant("alice", pendingId, "{\"byteLength\":300}")).get("url").asText();
+        String freshPut = json(blobs.grant("alice", pendingId, "{\"byteLength\":300}"))
+                .get("url")
+                .asText();
         assertEquals(200, BlobHttp.putTo(freshPut, pending).statusCode());
-        assertTrue(json(blobs.grant("alice", pendingId, "{\"byteLength\":300}")).get("present").asBoolean());
-        assertFalse(json(blobs.grant("alice", pendingId, "{\"byteLength\":300}")).has("url"));
+        assertTrue(json(blobs.grant("alice", pendingId, "{\"byteLength\":300}"))
+                .get("present")
+                .asBoolean());
+        assertFalse(
+                json(blobs.grant("alice", pendingId, "{\"byteLength\":300}")).has("url"));
     }
 }

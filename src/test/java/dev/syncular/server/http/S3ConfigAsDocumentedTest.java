@@ -63,7 +63,8 @@ class S3ConfigAsDocumentedTest {
             String text = Files.readString(doc);
             int at = text.indexOf(heading);
             assertTrue(at >= 0, doc + " has no section " + heading);
-            Matcher m = Pattern.compile("```properties\\n(.*?)```", Pattern.DOTALL).matcher(text);
+            Matcher m =
+                    Pattern.compile("```properties\\n(.*?)```", Pattern.DOTALL).matcher(text);
             assertTrue(m.find(at), doc + ": no properties block after " + heading);
             return m.group(1);
         } catch (IOException e) {
@@ -84,8 +85,11 @@ class S3ConfigAsDocumentedTest {
             }
             assertEquals(DOC_ENDPOINT, documented.getProperty("quarkus.s3.endpoint-override"));
             assertEquals(DOC_BUCKET, documented.getProperty("syncular.s3.bucket"));
-            assertEquals(TestS3.ACCESS_KEY, documented.getProperty("quarkus.s3.aws.credentials.static-provider.access-key-id"));
-            assertEquals(TestS3.SECRET_KEY,
+            assertEquals(
+                    TestS3.ACCESS_KEY,
+                    documented.getProperty("quarkus.s3.aws.credentials.static-provider.access-key-id"));
+            assertEquals(
+                    TestS3.SECRET_KEY,
                     documented.getProperty("quarkus.s3.aws.credentials.static-provider.secret-access-key"));
             Map<String, String> m = new HashMap<>();
             for (String name : documented.stringPropertyNames()) {
@@ -94,8 +98,15 @@ class S3ConfigAsDocumentedTest {
             m.put("quarkus.s3.endpoint-override", TestS3.endpoint());
             m.put("syncular.s3.bucket", TestS3.newBucket());
             // Not S3 settings: the scenario schema (it has a blob_ref table) in its own PostgreSQL schema.
-            m.put("syncular.schema.path", Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString());
-            m.put("syncular.storage.pg-schema", "sync_s3doc_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
+            m.put(
+                    "syncular.schema.path",
+                    Path.of("src/test/resources/schema/notes.json")
+                            .toAbsolutePath()
+                            .toString());
+            m.put(
+                    "syncular.storage.pg-schema",
+                    "sync_s3doc_"
+                            + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
             return m;
         }
     }
@@ -105,7 +116,8 @@ class S3ConfigAsDocumentedTest {
 
     @Test
     void blobsAndBlobsMdShowTheSameConfiguration() {
-        assertEquals(documentedBlock(Path.of("docs/SEGMENTS.md"), "## Run it locally against S3"),
+        assertEquals(
+                documentedBlock(Path.of("docs/SEGMENTS.md"), "## Run it locally against S3"),
                 documentedBlock(Path.of("docs/BLOBS.md"), "To run against S3 locally"));
     }
 
@@ -127,8 +139,11 @@ class S3ConfigAsDocumentedTest {
         assertTrue(uploadUrl.startsWith(TestS3.endpoint() + "/"), uploadUrl);
         assertEquals(200, BlobHttp.putTo(uploadUrl, other).statusCode());
 
-        SyncTestClient writer = new SyncTestClient(SyncScenariosContract.SCHEMA,
-                new HttpTransport("http://localhost:" + port, partition), "alice", "alice-" + UUID.randomUUID())
+        SyncTestClient writer = new SyncTestClient(
+                        SyncScenariosContract.SCHEMA,
+                        new HttpTransport("http://localhost:" + port, partition),
+                        "alice",
+                        "alice-" + UUID.randomUUID())
                 .subscribe("att", "attachments", Map.of("project_id", List.of("p1")));
         writer.syncUntilIdle();
         String c1 = writer.upsert("attachments", attachment("a1", "p1", ref(blobId, bytes.length)), null);
@@ -152,7 +167,8 @@ class S3ConfigAsDocumentedTest {
     void aBootstrapIsDeliveredAsS3Segments() {
         String partition = "tenant-" + UUID.randomUUID();
         HttpTransport transport = new HttpTransport("http://localhost:" + port, partition);
-        SyncTestClient writer = new SyncTestClient(SyncScenariosContract.SCHEMA, transport, "alice", "w-" + UUID.randomUUID())
+        SyncTestClient writer = new SyncTestClient(
+                        SyncScenariosContract.SCHEMA, transport, "alice", "w-" + UUID.randomUUID())
                 .subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
         List<PushOperation> ops = new ArrayList<>();
         for (int i = 0; i < 120; i++) {
@@ -170,7 +186,8 @@ class S3ConfigAsDocumentedTest {
         assertEquals(CommitStatus.APPLIED, writer.result(commit).status(), String.valueOf(writer.result(commit)));
 
         // presigned delivery straight from the bucket (§5.4)
-        SyncTestClient presigned = new SyncTestClient(SyncScenariosContract.SCHEMA, transport, "bob", "b-" + UUID.randomUUID())
+        SyncTestClient presigned = new SyncTestClient(
+                        SyncScenariosContract.SCHEMA, transport, "bob", "b-" + UUID.randomUUID())
                 .subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
         presigned.accept = PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SIGNED_URLS;
         presigned.limitSnapshotRows = 40;
@@ -184,7 +201,8 @@ class S3ConfigAsDocumentedTest {
         }
 
         // the authenticated route reads the same S3 objects (§5.5)
-        SyncTestClient direct = new SyncTestClient(SyncScenariosContract.SCHEMA, transport, "carol", "c-" + UUID.randomUUID())
+        SyncTestClient direct = new SyncTestClient(
+                        SyncScenariosContract.SCHEMA, transport, "carol", "c-" + UUID.randomUUID())
                 .subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
         direct.accept = PullHeader.ACCEPT_EXTERNAL_ROWS;
         direct.limitSnapshotRows = 40;

@@ -90,7 +90,8 @@ class S3SegmentsHttpScenariosTest extends HttpSyncScenariosTest {
         assertTrue(a.urlFetches >= 4, "one URL per page");
         assertEquals(0, a.segmentDownloads);
         // the bytes handed to the object store are counted as presigned, none as served here
-        assertEquals(a.segmentRefs.stream().mapToLong(SegmentRef::byteLength).sum(),
+        assertEquals(
+                a.segmentRefs.stream().mapToLong(SegmentRef::byteLength).sum(),
                 Math.round(segmentBytes("presigned") - presigned));
         assertEquals(servedHere, segmentBytes("direct"));
         for (SegmentRef ref : a.segmentRefs) {
@@ -112,9 +113,10 @@ class S3SegmentsHttpScenariosTest extends HttpSyncScenariosTest {
         // (c) tamper: another object under the same signature is refused by the store
         SegmentRef first = a.segmentRefs.get(0);
         SegmentRef second = a.segmentRefs.get(1);
-        String tampered = first.url().replace(first.segmentId().substring(7), second.segmentId().substring(7));
-        HttpFailure denied = assertThrows(HttpFailure.class,
-                () -> server().transport().fetchUrl(tampered));
+        String tampered = first.url()
+                .replace(first.segmentId().substring(7), second.segmentId().substring(7));
+        HttpFailure denied =
+                assertThrows(HttpFailure.class, () -> server().transport().fetchUrl(tampered));
         assertEquals(403, denied.status);
 
         // (d) gating: without bit 3 no url, and the direct route serves the S3-stored bytes (re-authorized)
@@ -125,8 +127,8 @@ class S3SegmentsHttpScenariosTest extends HttpSyncScenariosTest {
         assertTrue(direct.segmentDownloads >= 4);
         assertEquals(a.table("notes").keySet(), direct.table("notes").keySet());
         byte[] viaUrl = server().transport().fetchUrl(first.url());
-        assertArrayEquals(viaUrl, server().transport().downloadSegment(direct, first.segmentId(),
-                "{\"project_id\":[\"p1\"]}"));
+        assertArrayEquals(
+                viaUrl, server().transport().downloadSegment(direct, first.segmentId(), "{\"project_id\":[\"p1\"]}"));
         assertNull(direct.subscriptions.get("notes-p1").bootstrapState);
     }
 

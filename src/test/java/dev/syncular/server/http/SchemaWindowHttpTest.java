@@ -49,9 +49,16 @@ class SchemaWindowHttpTest {
         @Override
         public Map<String, String> getConfigOverrides() {
             Map<String, String> m = new HashMap<>();
-            m.put("syncular.schema.path", DIR.resolve("v2.syncular.ir.json").toAbsolutePath().toString());
-            m.put("syncular.schema.window", DIR.resolve("v1.syncular.ir.json").toAbsolutePath().toString());
-            m.put("syncular.storage.pg-schema", "sync_window_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
+            m.put(
+                    "syncular.schema.path",
+                    DIR.resolve("v2.syncular.ir.json").toAbsolutePath().toString());
+            m.put(
+                    "syncular.schema.window",
+                    DIR.resolve("v1.syncular.ir.json").toAbsolutePath().toString());
+            m.put(
+                    "syncular.storage.pg-schema",
+                    "sync_window_"
+                            + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
             return m;
         }
     }
@@ -70,8 +77,12 @@ class SchemaWindowHttpTest {
     }
 
     private SyncTestClient client(CompiledSchema schema, String actor) {
-        return new SyncTestClient(schema, new HttpTransport("http://localhost:" + port, partition), actor,
-                actor + "-" + UUID.randomUUID()).subscribe("tasks", "tasks", Map.of("list_id", List.of("l1")));
+        return new SyncTestClient(
+                        schema,
+                        new HttpTransport("http://localhost:" + port, partition),
+                        actor,
+                        actor + "-" + UUID.randomUUID())
+                .subscribe("tasks", "tasks", Map.of("list_id", List.of("l1")));
     }
 
     private static RespHeader header(Message m) {
@@ -98,7 +109,8 @@ class SchemaWindowHttpTest {
         assertNull(header(oldApp.lastResponse).requiredSchemaVersion(), "version 1 is in the window: no floor");
 
         // An old build inserts: the column it does not know is null for everyone.
-        String insert = oldApp.upsert("tasks", Map.of("id", "t1", "list_id", "l1", "title", "buy milk", "done", false), null);
+        String insert =
+                oldApp.upsert("tasks", Map.of("id", "t1", "list_id", "l1", "title", "buy milk", "done", false), null);
         oldApp.syncUntilIdle();
         assertEquals(CommitStatus.APPLIED, oldApp.result(insert).status(), String.valueOf(oldApp.result(insert)));
         newApp.syncUntilIdle();
@@ -106,8 +118,8 @@ class SchemaWindowHttpTest {
         assertArrayEquals(new Object[] {"t1", "l1", "buy milk", false, null}, seenByNew.values());
 
         // A new build fills the new column; the old build receives the row through its own codec (4 columns).
-        String note = newApp.upsert("tasks", Map.of("id", "t1", "note", "2 litres", "title", "buy oat milk"),
-                seenByNew.version());
+        String note = newApp.upsert(
+                "tasks", Map.of("id", "t1", "note", "2 litres", "title", "buy oat milk"), seenByNew.version());
         newApp.syncUntilIdle();
         assertEquals(CommitStatus.APPLIED, newApp.result(note).status(), String.valueOf(newApp.result(note)));
         oldApp.syncUntilIdle();
@@ -119,18 +131,22 @@ class SchemaWindowHttpTest {
         oldApp.syncUntilIdle();
         assertEquals(CommitStatus.APPLIED, oldApp.result(done).status(), String.valueOf(oldApp.result(done)));
         newApp.syncUntilIdle();
-        assertArrayEquals(new Object[] {"t1", "l1", "buy oat milk", true, "2 litres"},
+        assertArrayEquals(
+                new Object[] {"t1", "l1", "buy oat milk", true, "2 litres"},
                 newApp.table("tasks").get("t1").values());
 
         // A fresh install of the old build bootstraps in its own codec.
         SyncTestClient reinstalled = client(V1, "carol");
         reinstalled.syncUntilIdle();
-        assertArrayEquals(new Object[] {"t1", "l1", "buy oat milk", true}, reinstalled.table("tasks").get("t1").values());
+        assertArrayEquals(
+                new Object[] {"t1", "l1", "buy oat milk", true},
+                reinstalled.table("tasks").get("t1").values());
     }
 
     @Test
     void aVersionOutsideTheWindowGetsTheFloorNamingTheOldestServedVersion() throws IOException {
-        String v3 = Files.readString(DIR.resolve("v2.syncular.ir.json")).replace("\"schemaVersion\": 2", "\"schemaVersion\": 3")
+        String v3 = Files.readString(DIR.resolve("v2.syncular.ir.json"))
+                .replace("\"schemaVersion\": 2", "\"schemaVersion\": 3")
                 .replace("\"version\": 2", "\"version\": 3");
         CompiledSchema future = SchemaLoader.parse(v3);
         assertEquals(3, future.version());

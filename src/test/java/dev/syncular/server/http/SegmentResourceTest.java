@@ -51,22 +51,42 @@ class SegmentResourceTest {
     }
 
     private String publish(byte[] content, List<String> lists, long expiresAtMs) {
-        PartitionState state = storage.touchPartition(partition, System.currentTimeMillis()).await().atMost(WAIT);
+        PartitionState state = storage.touchPartition(partition, System.currentTimeMillis())
+                .await()
+                .atMost(WAIT);
         String id = "sha256:" + CanonicalJson.sha256Hex(content);
         long now = System.currentTimeMillis();
-        segments.publish(id, content, new SegmentPublication(partition, state.logEpoch(), "todos", 1, MediaType.ROWS,
-                CanonicalJson.scopeDigest(Map.of("list_id", lists)), 0, null, null, 5000, now, expiresAtMs))
-                .await().atMost(WAIT);
+        segments.publish(
+                        id,
+                        content,
+                        new SegmentPublication(
+                                partition,
+                                state.logEpoch(),
+                                "todos",
+                                1,
+                                MediaType.ROWS,
+                                CanonicalJson.scopeDigest(Map.of("list_id", lists)),
+                                0,
+                                null,
+                                null,
+                                5000,
+                                now,
+                                expiresAtMs))
+                .await()
+                .atMost(WAIT);
         return id;
     }
 
     private RequestSpecification get() {
-        return Ssp2.raw().header("x-actor-id", "alice").header("x-syncular-partition", partition)
+        return Ssp2.raw()
+                .header("x-actor-id", "alice")
+                .header("x-syncular-partition", partition)
                 .header("X-Syncular-Scopes", SCOPES);
     }
 
     private static void assertCachingHeaders(Response r, String segmentId) {
-        r.then().header("ETag", equalTo("\"" + segmentId + "\""))
+        r.then()
+                .header("ETag", equalTo("\"" + segmentId + "\""))
                 .header("Cache-Control", equalTo("private, max-age=0"))
                 .header("Vary", equalTo("Authorization, X-Syncular-Scopes, Accept-Encoding"));
     }
@@ -74,7 +94,9 @@ class SegmentResourceTest {
     @Test
     void downloadsTheBytesWithCachingHeaders() {
         Response r = get().header("Accept-Encoding", "identity").get("/segments/" + segmentId);
-        r.then().statusCode(200).contentType(startsWith("application/octet-stream"))
+        r.then()
+                .statusCode(200)
+                .contentType(startsWith("application/octet-stream"))
                 .header("Content-Encoding", nullValue());
         assertCachingHeaders(r, segmentId);
         assertArrayEquals(bytes, r.asByteArray());
@@ -86,8 +108,11 @@ class SegmentResourceTest {
         r.then().statusCode(304);
         assertCachingHeaders(r, segmentId);
         assertEquals(0, r.asByteArray().length);
-        get().header("If-None-Match", "\"sha256:other\"").header("Accept-Encoding", "identity")
-                .get("/segments/" + segmentId).then().statusCode(200);
+        get().header("If-None-Match", "\"sha256:other\"")
+                .header("Accept-Encoding", "identity")
+                .get("/segments/" + segmentId)
+                .then()
+                .statusCode(200);
     }
 
     @Test
@@ -104,24 +129,42 @@ class SegmentResourceTest {
 
     @Test
     void requiresAuthentication() {
-        Ssp2.raw().header("X-Syncular-Scopes", SCOPES).get("/segments/" + segmentId)
-                .then().statusCode(401).body("code", equalTo("sync.auth_required"));
+        Ssp2.raw()
+                .header("X-Syncular-Scopes", SCOPES)
+                .get("/segments/" + segmentId)
+                .then()
+                .statusCode(401)
+                .body("code", equalTo("sync.auth_required"));
     }
 
     @Test
     void missingOrMalformedScopesHeaderIs400() {
-        Ssp2.raw().header("x-actor-id", "alice").header("x-syncular-partition", partition)
-                .get("/segments/" + segmentId).then().statusCode(400).body("code", equalTo("sync.invalid_request"));
-        Ssp2.raw().header("x-actor-id", "alice").header("x-syncular-partition", partition)
+        Ssp2.raw()
+                .header("x-actor-id", "alice")
+                .header("x-syncular-partition", partition)
+                .get("/segments/" + segmentId)
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("sync.invalid_request"));
+        Ssp2.raw()
+                .header("x-actor-id", "alice")
+                .header("x-syncular-partition", partition)
                 .header("X-Syncular-Scopes", "{\"list_id\":\"l1\"}")
-                .get("/segments/" + segmentId).then().statusCode(400).body("code", equalTo("sync.invalid_request"));
+                .get("/segments/" + segmentId)
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("sync.invalid_request"));
     }
 
     @Test
     void otherScopesAre403Forbidden() {
-        Ssp2.raw().header("x-actor-id", "alice").header("x-syncular-partition", partition)
+        Ssp2.raw()
+                .header("x-actor-id", "alice")
+                .header("x-syncular-partition", partition)
                 .header("X-Syncular-Scopes", "{\"list_id\":[\"l2\"]}")
-                .get("/segments/" + segmentId).then().statusCode(403)
+                .get("/segments/" + segmentId)
+                .then()
+                .statusCode(403)
                 .contentType(startsWith("application/json"))
                 .body("code", equalTo("sync.forbidden"))
                 .body("category", equalTo("forbidden"))
@@ -130,22 +173,30 @@ class SegmentResourceTest {
 
     @Test
     void unknownSegmentIs404NotFound() {
-        get().get("/segments/sha256:" + "0".repeat(64)).then().statusCode(404)
-                .body("code", equalTo("sync.not_found"));
+        get().get("/segments/sha256:" + "0".repeat(64)).then().statusCode(404).body("code", equalTo("sync.not_found"));
     }
 
     @Test
     void otherPartitionIs404NotFound() {
-        Ssp2.raw().header("x-actor-id", "alice").header("x-syncular-partition", partition + "-other")
+        Ssp2.raw()
+                .header("x-actor-id", "alice")
+                .header("x-syncular-partition", partition + "-other")
                 .header("X-Syncular-Scopes", SCOPES)
-                .get("/segments/" + segmentId).then().statusCode(404).body("code", equalTo("sync.not_found"));
+                .get("/segments/" + segmentId)
+                .then()
+                .statusCode(404)
+                .body("code", equalTo("sync.not_found"));
     }
 
     @Test
     void expiredSegmentIs404SegmentExpired() {
-        String expired = publish(("expired " + partition).getBytes(StandardCharsets.UTF_8), List.of("l1"),
+        String expired = publish(
+                ("expired " + partition).getBytes(StandardCharsets.UTF_8),
+                List.of("l1"),
                 System.currentTimeMillis() - 1000);
-        get().get("/segments/" + expired).then().statusCode(404)
+        get().get("/segments/" + expired)
+                .then()
+                .statusCode(404)
                 .body("code", equalTo("sync.segment_expired"))
                 .body("retryable", equalTo(true));
     }

@@ -52,13 +52,19 @@ public class ServeGateLifecycleTest {
     }
 
     private static Response admin(String path, String json) {
-        return given().header("Authorization", "Bearer " + TOKEN).contentType("application/json").body(json)
+        return given().header("Authorization", "Bearer " + TOKEN)
+                .contentType("application/json")
+                .body(json)
                 .post("/admin/checkpoints" + path);
     }
 
     private SyncTestClient client(String partition) {
-        return new SyncTestClient(SyncScenariosContract.SCHEMA, new HttpTransport("http://localhost:" + port, partition),
-                "alice", "c-" + UUID.randomUUID()).subscribe("notes", "notes", Map.of("project_id", List.of("p1")));
+        return new SyncTestClient(
+                        SyncScenariosContract.SCHEMA,
+                        new HttpTransport("http://localhost:" + port, partition),
+                        "alice",
+                        "c-" + UUID.randomUUID())
+                .subscribe("notes", "notes", Map.of("project_id", List.of("p1")));
     }
 
     @Test
@@ -68,38 +74,61 @@ public class ServeGateLifecycleTest {
         c.syncUntilIdle();
         readinessUntil(s -> s == 200);
 
-        admin("/declare", "{\"partition\":\"" + partition + "\",\"name\":\"fill\",\"schemaVersion\":1}").then()
-                .statusCode(200).body("state", equalTo("declared"));
+        admin("/declare", "{\"partition\":\"" + partition + "\",\"name\":\"fill\",\"schemaVersion\":1}")
+                .then()
+                .statusCode(200)
+                .body("state", equalTo("declared"));
         Response down = readinessUntil(s -> s == 503);
         assertTrue(down.asString().contains("fill"), down.asString());
-        HttpFailure refused = Assertions.assertThrows(
-                HttpFailure.class, c::sync);
+        HttpFailure refused = Assertions.assertThrows(HttpFailure.class, c::sync);
         assertEquals(503, refused.status);
         assertTrue(refused.body.contains("sync.schema_not_ready"), refused.body);
         assertTrue(refused.body.contains(partition), refused.body);
-        given().header("x-actor-id", "alice").header("x-syncular-partition", partition)
-                .contentType(HttpTransport.CONTENT_TYPE).body(c.buildRequest().encode()).post("/sync")
-                .then().statusCode(503).header("Retry-After", Matchers.notNullValue());
+        given().header("x-actor-id", "alice")
+                .header("x-syncular-partition", partition)
+                .contentType(HttpTransport.CONTENT_TYPE)
+                .body(c.buildRequest().encode())
+                .post("/sync")
+                .then()
+                .statusCode(503)
+                .header("Retry-After", Matchers.notNullValue());
 
-        Response claimed = admin("/claim", "{\"partition\":\"" + partition + "\",\"name\":\"fill\",\"schemaVersion\":1}");
+        Response claimed =
+                admin("/claim", "{\"partition\":\"" + partition + "\",\"name\":\"fill\",\"schemaVersion\":1}");
         claimed.then().statusCode(200).body("state", equalTo("backfilling"));
         long epoch = claimed.jsonPath().getLong("ownerEpoch");
-        admin("/advance", "{\"partition\":\"" + partition + "\",\"name\":\"fill\",\"ownerEpoch\":" + epoch
-                + ",\"watermark\":0,\"observedRows\":0}").then().statusCode(200).body("advanced", equalTo(true));
+        admin(
+                        "/advance",
+                        "{\"partition\":\"" + partition + "\",\"name\":\"fill\",\"ownerEpoch\":" + epoch
+                                + ",\"watermark\":0,\"observedRows\":0}")
+                .then()
+                .statusCode(200)
+                .body("advanced", equalTo(true));
         // Still DOWN while backfilling, then activation flips it.
         readinessUntil(s -> s == 503);
-        admin("/activate", "{\"partition\":\"" + partition + "\",\"name\":\"fill\",\"ownerEpoch\":" + epoch
-                + ",\"watermark\":0,\"sourceTables\":[\"notes\"]}").then().statusCode(200)
+        admin(
+                        "/activate",
+                        "{\"partition\":\"" + partition + "\",\"name\":\"fill\",\"ownerEpoch\":" + epoch
+                                + ",\"watermark\":0,\"sourceTables\":[\"notes\"]}")
+                .then()
+                .statusCode(200)
                 .body("result", equalTo("activated"));
         readinessUntil(s -> s == 200);
         c.syncUntilIdle();
 
-        given().port(PrometheusScrape.managementTestPort()).get("/q/metrics").then().statusCode(200)
+        given().port(PrometheusScrape.managementTestPort())
+                .get("/q/metrics")
+                .then()
+                .statusCode(200)
                 .body(containsString("syncular_serve_gate_refusals_total{reason=\"checkpoint_pending\"}"))
                 .body(containsString("syncular_checkpoints_pending"));
         // the refusals are in this pod's event tail, with their partition
-        List<Map<String, Object>> refusals = given().header("Authorization", "Bearer " + TOKEN).get("/admin/events")
-                .then().statusCode(200).extract().jsonPath()
+        List<Map<String, Object>> refusals = given().header("Authorization", "Bearer " + TOKEN)
+                .get("/admin/events")
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath()
                 .getList("findAll { it.kind == 'gate_refusal' && it.partition == '" + partition + "' }");
         assertTrue(refusals.size() >= 2, refusals.toString());
         assertEquals("sync.schema_not_ready", refusals.get(0).get("code"));
@@ -108,13 +137,28 @@ public class ServeGateLifecycleTest {
 
     @Test
     void adminApiRequiresTheCredential() {
-        given().contentType("application/json").body("{}").post("/admin/checkpoints/declare").then().statusCode(401)
+        given().contentType("application/json")
+                .body("{}")
+                .post("/admin/checkpoints/declare")
+                .then()
+                .statusCode(401)
                 .body("code", equalTo("sync.auth_required"));
-        given().header("Authorization", "Bearer wrong").get("/admin/checkpoints?partition=x").then().statusCode(401);
-        given().header("Authorization", "Bearer " + TOKEN).get("/admin/checkpoints?partition=none").then()
-                .statusCode(200).body("size()", equalTo(0));
-        admin("/claim", "{\"partition\":\"none\",\"name\":\"missing\",\"schemaVersion\":1}").then().statusCode(404);
-        admin("/declare", "{\"partition\":\"none\"}").then().statusCode(400).body("code", equalTo("sync.invalid_request"));
+        given().header("Authorization", "Bearer wrong")
+                .get("/admin/checkpoints?partition=x")
+                .then()
+                .statusCode(401);
+        given().header("Authorization", "Bearer " + TOKEN)
+                .get("/admin/checkpoints?partition=none")
+                .then()
+                .statusCode(200)
+                .body("size()", equalTo(0));
+        admin("/claim", "{\"partition\":\"none\",\"name\":\"missing\",\"schemaVersion\":1}")
+                .then()
+                .statusCode(404);
+        admin("/declare", "{\"partition\":\"none\"}")
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("sync.invalid_request"));
         // Liveness never depends on the gate.
         given().get("/q/health/live").then().statusCode(200);
         given().get("/q/health/started").then().statusCode(200).body(containsString("schema-migration"));

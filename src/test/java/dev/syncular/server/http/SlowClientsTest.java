@@ -49,11 +49,19 @@ class SlowClientsTest {
     public static class Slow implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.schema.path", Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString(),
-                    "syncular.storage.pg-schema", "sync_slow_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
-                    "syncular.limits.body-timeout", "1s",
-                    "syncular.limits.body-min-rate", "1K",
-                    "quarkus.http.idle-timeout", "2s");
+            return Map.of(
+                    "syncular.schema.path",
+                    Path.of("src/test/resources/schema/notes.json")
+                            .toAbsolutePath()
+                            .toString(),
+                    "syncular.storage.pg-schema",
+                    "sync_slow_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
+                    "syncular.limits.body-timeout",
+                    "1s",
+                    "syncular.limits.body-min-rate",
+                    "1K",
+                    "quarkus.http.idle-timeout",
+                    "2s");
         }
     }
 
@@ -76,7 +84,9 @@ class SlowClientsTest {
 
     private static void assertTooSlow(RawHttp.Answer a) throws IOException {
         assertEquals(408, a.status(), a.body());
-        assertTrue(a.headers().getOrDefault("content-type", "").startsWith("application/json"), a.headers().toString());
+        assertTrue(
+                a.headers().getOrDefault("content-type", "").startsWith("application/json"),
+                a.headers().toString());
         JsonNode n = JSON.readTree(a.body());
         assertEquals("sync.invalid_request", n.path("code").asText(), a.body());
         assertEquals("invalid-request", n.path("category").asText(), a.body());
@@ -84,8 +94,13 @@ class SlowClientsTest {
     }
 
     private void assertServed() {
-        new SyncTestClient(SyncScenariosContract.SCHEMA, new HttpTransport("http://localhost:" + port, partition), "alice",
-                "c-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of("p1"))).syncUntilIdle();
+        new SyncTestClient(
+                        SyncScenariosContract.SCHEMA,
+                        new HttpTransport("http://localhost:" + port, partition),
+                        "alice",
+                        "c-" + UUID.randomUUID())
+                .subscribe("s", "notes", Map.of("project_id", List.of("p1")))
+                .syncUntilIdle();
     }
 
     /** 16 bytes every 100 ms (160 B/s, under the 1 KiB/s minimum): 408 once the 1 s grace has passed. */
@@ -94,16 +109,21 @@ class SlowClientsTest {
         ScheduledExecutorService trickle = Executors.newSingleThreadScheduledExecutor();
         try (RawHttp http = head(1024 * 1024)) {
             long start = System.nanoTime();
-            trickle.scheduleAtFixedRate(() -> {
-                try {
-                    http.write(new byte[16]);
-                } catch (IOException closed) {
-                    throw new IllegalStateException(closed); // ends the schedule
-                }
-            }, 0, 100, TimeUnit.MILLISECONDS);
+            trickle.scheduleAtFixedRate(
+                    () -> {
+                        try {
+                            http.write(new byte[16]);
+                        } catch (IOException closed) {
+                            throw new IllegalStateException(closed); // ends the schedule
+                        }
+                    },
+                    0,
+                    100,
+                    TimeUnit.MILLISECONDS);
             assertTooSlow(http.read());
             Duration took = Duration.ofNanos(System.nanoTime() - start);
-            assertTrue(took.compareTo(Duration.ofMillis(900)) >= 0 && took.compareTo(Duration.ofSeconds(5)) < 0,
+            assertTrue(
+                    took.compareTo(Duration.ofMillis(900)) >= 0 && took.compareTo(Duration.ofSeconds(5)) < 0,
                     "cut after " + took);
             assertTrue(http.closedByServer(), "the connection is closed after the 408");
         } finally {
@@ -140,16 +160,20 @@ class SlowClientsTest {
         ScheduledExecutorService trickle = Executors.newSingleThreadScheduledExecutor();
         try (RawHttp http = blobHead(blob)) {
             int[] sent = new int[1];
-            trickle.scheduleAtFixedRate(() -> {
-                try {
-                    if (sent[0] < blob.length) {
-                        http.write(Arrays.copyOfRange(blob, sent[0], Math.min(blob.length, sent[0] + 16)));
-                        sent[0] += 16;
-                    }
-                } catch (IOException closed) {
-                    throw new IllegalStateException(closed); // ends the schedule
-                }
-            }, 0, 100, TimeUnit.MILLISECONDS);
+            trickle.scheduleAtFixedRate(
+                    () -> {
+                        try {
+                            if (sent[0] < blob.length) {
+                                http.write(Arrays.copyOfRange(blob, sent[0], Math.min(blob.length, sent[0] + 16)));
+                                sent[0] += 16;
+                            }
+                        } catch (IOException closed) {
+                            throw new IllegalStateException(closed); // ends the schedule
+                        }
+                    },
+                    0,
+                    100,
+                    TimeUnit.MILLISECONDS);
             RawHttp.Answer a = http.read();
             assertEquals(200, a.status(), a.body());
         } finally {
@@ -178,10 +202,12 @@ class SlowClientsTest {
     void aStalledRequestHeadIsClosed() throws Exception {
         try (RawHttp http = RawHttp.open("localhost", port)) {
             long start = System.nanoTime();
-            http.write("POST /sync HTTP/1.1\r\nHost: localhost\r\nx-actor-id: alice\r\nX-Slow: ".getBytes(StandardCharsets.US_ASCII));
+            http.write("POST /sync HTTP/1.1\r\nHost: localhost\r\nx-actor-id: alice\r\nX-Slow: "
+                    .getBytes(StandardCharsets.US_ASCII));
             assertTrue(http.closedByServer(), "closed");
             Duration took = Duration.ofNanos(System.nanoTime() - start);
-            assertTrue(took.compareTo(Duration.ofMillis(1500)) >= 0 && took.compareTo(Duration.ofSeconds(10)) < 0,
+            assertTrue(
+                    took.compareTo(Duration.ofMillis(1500)) >= 0 && took.compareTo(Duration.ofSeconds(10)) < 0,
                     "closed after " + took);
         }
         assertServed();

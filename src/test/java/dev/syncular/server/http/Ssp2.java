@@ -28,13 +28,13 @@ import java.util.zip.GZIPOutputStream;
 public final class Ssp2 {
     static final String CT = "application/vnd.syncular.sync.v2";
 
-    private Ssp2() {
-    }
+    private Ssp2() {}
 
     /** REST-assured without transparent decompression, so tests see the bytes and Content-Encoding on the wire. */
     static RequestSpecification raw() {
         return RestAssured.given()
-                .config(RestAssuredConfig.config().decoderConfig(DecoderConfig.decoderConfig().noContentDecoders()));
+                .config(RestAssuredConfig.config()
+                        .decoderConfig(DecoderConfig.decoderConfig().noContentDecoders()));
     }
 
     /** A pull of the quickstart {@code todos} table for one list, in the partition's live log epoch. */
@@ -52,10 +52,18 @@ public final class Ssp2 {
 
     /** §2.1 epoch acquisition: a request without {@code logEpoch}; the response header names the live epoch. */
     static String logEpoch() {
-        byte[] req = MessageEncoder.encode(Message.request(List.of(new ReqHeader("epoch-probe", 1, null),
+        byte[] req = MessageEncoder.encode(Message.request(List.of(
+                new ReqHeader("epoch-probe", 1, null),
                 new PullHeader(1, 1, 1, PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS))));
-        byte[] body = raw().header("x-actor-id", "alice").header("Accept-Encoding", "identity").contentType(CT)
-                .body(req).post("/sync").then().statusCode(200).extract().asByteArray();
+        byte[] body = raw().header("x-actor-id", "alice")
+                .header("Accept-Encoding", "identity")
+                .contentType(CT)
+                .body(req)
+                .post("/sync")
+                .then()
+                .statusCode(200)
+                .extract()
+                .asByteArray();
         return ((RespHeader) MessageDecoder.decodeResponse(body).frames().get(0)).logEpoch();
     }
 

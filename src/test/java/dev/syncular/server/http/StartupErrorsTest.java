@@ -22,23 +22,28 @@ class StartupErrorsTest {
 
     @Test
     void storedLayoutMismatchNamesTheThreeFixes() {
-        StorageException e = new StorageException(StorageException.STORED_LAYOUT_MISMATCH,
-                "persisted table layouts differ from the running schema", Map.of("table", "todos", "column", "title"));
+        StorageException e = new StorageException(
+                StorageException.STORED_LAYOUT_MISMATCH,
+                "persisted table layouts differ from the running schema",
+                Map.of("table", "todos", "column", "title"));
         ConfigurationException c = StartupErrors.storage(e, "public", 1, "/work/app/target/embedded-postgres");
         String m = c.getMessage();
-        assertEquals("Syncular cannot start on PostgreSQL schema \"public\": the running schema (version 1) does not "
-                + "match the tables the database stores for schema version 1 (table \"todos\", column \"title\"): a schema "
-                + "change needs a new schema version. [sync.storage.stored_layout_mismatch]. Fix it in one of these ways: "
-                + "(1) raise \"schemaVersion\" in the schema IR (an additive change, docs/SCHEMA.md, \"Changing a schema\"); "
-                + "(2) use another, empty storage schema: set syncular.storage.pg-schema (env SYNCULAR_STORAGE_PG_SCHEMA), "
-                + "e.g. -Dsyncular.storage.pg-schema=dev2; (3) reset the embedded development database: stop the server "
-                + "and delete its data directory (rm -rf /work/app/target/embedded-postgres).", m);
+        assertEquals(
+                "Syncular cannot start on PostgreSQL schema \"public\": the running schema (version 1) does not "
+                        + "match the tables the database stores for schema version 1 (table \"todos\", column \"title\"): a schema "
+                        + "change needs a new schema version. [sync.storage.stored_layout_mismatch]. Fix it in one of these ways: "
+                        + "(1) raise \"schemaVersion\" in the schema IR (an additive change, docs/SCHEMA.md, \"Changing a schema\"); "
+                        + "(2) use another, empty storage schema: set syncular.storage.pg-schema (env SYNCULAR_STORAGE_PG_SCHEMA), "
+                        + "e.g. -Dsyncular.storage.pg-schema=dev2; (3) reset the embedded development database: stop the server "
+                        + "and delete its data directory (rm -rf /work/app/target/embedded-postgres).",
+                m);
         assertFalse(m.contains("\n"), "one line");
     }
 
     @Test
     void withoutTheEmbeddedDatabaseTheResetIsDroppingTheStorageSchema() {
-        StorageException e = new StorageException(StorageException.STORED_LAYOUT_MISMATCH, "x", Map.of("table", "todos"));
+        StorageException e =
+                new StorageException(StorageException.STORED_LAYOUT_MISMATCH, "x", Map.of("table", "todos"));
         String m = StartupErrors.storage(e, "sync", 3, null).getMessage();
         assertTrue(m.contains("(table \"todos\")"), m);
         assertTrue(m.contains("DROP SCHEMA \"sync\" CASCADE"), m);
@@ -47,15 +52,38 @@ class StartupErrorsTest {
 
     @Test
     void physicalMismatchAndNonAdditiveUpgradeAreExplained() {
-        String physical = StartupErrors.storage(new StorageException(StorageException.PHYSICAL_LAYOUT_MISMATCH, "x",
-                Map.of("table", "todos", "column", "_sync_scopes", "reason", "type", "expected", "jsonb", "actual", "text")),
-                "public", 2, null).getMessage();
+        String physical = StartupErrors.storage(
+                        new StorageException(
+                                StorageException.PHYSICAL_LAYOUT_MISMATCH,
+                                "x",
+                                Map.of(
+                                        "table",
+                                        "todos",
+                                        "column",
+                                        "_sync_scopes",
+                                        "reason",
+                                        "type",
+                                        "expected",
+                                        "jsonb",
+                                        "actual",
+                                        "text")),
+                        "public",
+                        2,
+                        null)
+                .getMessage();
         assertTrue(physical.contains("changed outside the server"), physical);
         assertTrue(physical.contains("type text where jsonb is expected"), physical);
         assertFalse(physical.contains("raise \"schemaVersion\""), "a version bump does not repair edited tables");
 
-        String upgrade = StartupErrors.storage(new StorageException(StorageException.UNSUPPORTED_MIGRATION,
-                "schema upgrade is not additive", Map.of("table", "todos")), "public", 2, null).getMessage();
+        String upgrade = StartupErrors.storage(
+                        new StorageException(
+                                StorageException.UNSUPPORTED_MIGRATION,
+                                "schema upgrade is not additive",
+                                Map.of("table", "todos")),
+                        "public",
+                        2,
+                        null)
+                .getMessage();
         assertTrue(upgrade.contains("the upgrade to schema version 2 is not additive (table \"todos\")"), upgrade);
         assertTrue(upgrade.contains("make the change additive"), upgrade);
         assertTrue(upgrade.contains("[sync.storage.unsupported_migration]"), upgrade);
@@ -63,17 +91,23 @@ class StartupErrorsTest {
 
     @Test
     void otherStorageFailuresAreNotRewritten() {
-        assertNull(StartupErrors.storage(new StorageException(StorageException.SCHEMA_NOT_READY, "x", Map.of()), "public", 1, null));
-        assertNull(StartupErrors.storage(new StorageException(StorageException.INVALID_ARGUMENT, "x", Map.of()), "public", 1, null));
+        assertNull(StartupErrors.storage(
+                new StorageException(StorageException.SCHEMA_NOT_READY, "x", Map.of()), "public", 1, null));
+        assertNull(StartupErrors.storage(
+                new StorageException(StorageException.INVALID_ARGUMENT, "x", Map.of()), "public", 1, null));
     }
 
     @Test
     void invalidSchemaNamesTheFileTheReasonAndTheProperty() {
-        SchemaException e = assertThrows(SchemaException.class, () -> SchemaLoader.parse(
-                "{\"version\":1,\"tables\":[{\"name\":\"t\",\"primaryKey\":\"id\",\"scopes\":[\"t:{id}\"],"
-                        + "\"columns\":[{\"name\":\"id\",\"type\":\"bytes\",\"nullable\":false}]}]}"));
+        SchemaException e = assertThrows(
+                SchemaException.class,
+                () -> SchemaLoader.parse(
+                        "{\"version\":1,\"tables\":[{\"name\":\"t\",\"primaryKey\":\"id\",\"scopes\":[\"t:{id}\"],"
+                                + "\"columns\":[{\"name\":\"id\",\"type\":\"bytes\",\"nullable\":false}]}]}"));
         String m = StartupErrors.invalidSchema(e, "/etc/app.syncular.ir.json").getMessage();
-        assertTrue(m.startsWith("Syncular cannot serve the schema IR /etc/app.syncular.ir.json: table \"t\": primary key"), m);
+        assertTrue(
+                m.startsWith("Syncular cannot serve the schema IR /etc/app.syncular.ir.json: table \"t\": primary key"),
+                m);
         assertTrue(m.contains("[schema.invalid, reason primary_key_ineligible_type]"), m);
         assertTrue(m.contains("syncular.schema.path (env SYNCULAR_SCHEMA_PATH)"), m);
     }
@@ -81,11 +115,13 @@ class StartupErrorsTest {
     /** §5.10.1: a crdtType no merger is registered for stops start-up, naming the registered ones. */
     @Test
     void unknownCrdtTypeNamesTheRegisteredMergers() {
-        SchemaException e = assertThrows(SchemaException.class, () -> SchemaLoader.parse(
-                "{\"version\":1,\"tables\":[{\"name\":\"t\",\"primaryKey\":\"id\",\"scopes\":[\"t:{id}\"],"
-                        + "\"columns\":[{\"name\":\"id\",\"type\":\"string\",\"nullable\":false},"
-                        + "{\"name\":\"d\",\"type\":\"crdt\",\"nullable\":true,\"crdtType\":\"automerge\"}]}]}",
-                Set.of("yjs-doc")));
+        SchemaException e = assertThrows(
+                SchemaException.class,
+                () -> SchemaLoader.parse(
+                        "{\"version\":1,\"tables\":[{\"name\":\"t\",\"primaryKey\":\"id\",\"scopes\":[\"t:{id}\"],"
+                                + "\"columns\":[{\"name\":\"id\",\"type\":\"string\",\"nullable\":false},"
+                                + "{\"name\":\"d\",\"type\":\"crdt\",\"nullable\":true,\"crdtType\":\"automerge\"}]}]}",
+                        Set.of("yjs-doc")));
         String m = StartupErrors.invalidSchema(e, "/etc/app.syncular.ir.json").getMessage();
         assertTrue(m.contains("unknown crdtType \"automerge\" (registered: [yjs-doc])"), m);
         assertTrue(m.contains("reason crdt_type_unknown"), m);
@@ -93,21 +129,29 @@ class StartupErrorsTest {
 
     @Test
     void unreachableDatabaseOrRefusedCredentialsNameTheDatasourceProperties() {
-        Throwable refused = new CompletionException(
-                new ConnectException("Connection refused: /127.0.0.1:5499"));
-        String m = StartupErrors.database(refused, "postgresql://app:secret@127.0.0.1:5499/app", "app").getMessage();
-        assertTrue(m.startsWith("Syncular cannot use the PostgreSQL database postgresql://127.0.0.1:5499/app as user \"app\": "
-                + "cannot connect (Connection refused: /127.0.0.1:5499)."), m);
+        Throwable refused = new CompletionException(new ConnectException("Connection refused: /127.0.0.1:5499"));
+        String m = StartupErrors.database(refused, "postgresql://app:secret@127.0.0.1:5499/app", "app")
+                .getMessage();
+        assertTrue(
+                m.startsWith(
+                        "Syncular cannot use the PostgreSQL database postgresql://127.0.0.1:5499/app as user \"app\": "
+                                + "cannot connect (Connection refused: /127.0.0.1:5499)."),
+                m);
         assertTrue(m.contains("SYNCULAR_PG_URL") && m.contains("SYNCULAR_PG_PASSWORD"), m);
         assertFalse(m.contains("secret"), "never prints a password");
 
-        String auth = StartupErrors.database(new RuntimeException(new PgException(
-                "password authentication failed for user \"app\"", "FATAL", "28P01", null)),
-                "postgresql://db:5432/app", "app").getMessage();
-        assertTrue(auth.contains("the server refused: password authentication failed for user \"app\" (SQLSTATE 28P01)"), auth);
+        String auth = StartupErrors.database(
+                        new RuntimeException(new PgException(
+                                "password authentication failed for user \"app\"", "FATAL", "28P01", null)),
+                        "postgresql://db:5432/app",
+                        "app")
+                .getMessage();
+        assertTrue(
+                auth.contains("the server refused: password authentication failed for user \"app\" (SQLSTATE 28P01)"),
+                auth);
 
         assertNull(StartupErrors.database(new IllegalStateException("something else"), "postgresql://db/app", "app"));
-        assertNull(StartupErrors.database(new PgException("deadlock", "ERROR", "40P01", null),
-                "postgresql://db/app", "app"));
+        assertNull(StartupErrors.database(
+                new PgException("deadlock", "ERROR", "40P01", null), "postgresql://db/app", "app"));
     }
 }

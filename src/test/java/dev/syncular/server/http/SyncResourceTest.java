@@ -54,8 +54,8 @@ class SyncResourceTest {
         return "client-" + UUID.randomUUID();
     }
 
-    private static ValidatableResponse assertCatalogueError(ValidatableResponse r, int status, String code,
-            String category, boolean retryable, String action) {
+    private static ValidatableResponse assertCatalogueError(
+            ValidatableResponse r, int status, String code, String category, boolean retryable, String action) {
         return r.statusCode(status)
                 .contentType(startsWith("application/json"))
                 .body("code", equalTo(code))
@@ -71,33 +71,63 @@ class SyncResourceTest {
 
     @Test
     void wrongContentTypeIs415Json() {
-        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType("application/octet-stream")
-                .body(Ssp2.pull(client(), "l1")).post("/sync").then(), 415);
+        invalidRequest(
+                Ssp2.raw()
+                        .header("x-actor-id", "alice")
+                        .contentType("application/octet-stream")
+                        .body(Ssp2.pull(client(), "l1"))
+                        .post("/sync")
+                        .then(),
+                415);
     }
 
     @Test
     void missingContentTypeIs415Json() {
-        invalidRequest(Ssp2.raw().header("x-actor-id", "alice")
-                .body(Ssp2.pull(client(), "l1")).post("/sync").then(), 415);
+        invalidRequest(
+                Ssp2.raw()
+                        .header("x-actor-id", "alice")
+                        .body(Ssp2.pull(client(), "l1"))
+                        .post("/sync")
+                        .then(),
+                415);
     }
 
     @Test
     void unsupportedRequestContentEncodingIs415() {
-        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT).header("Content-Encoding", "br")
-                .body(Ssp2.pull(client(), "l1")).post("/sync").then(), 415);
+        invalidRequest(
+                Ssp2.raw()
+                        .header("x-actor-id", "alice")
+                        .contentType(Ssp2.CT)
+                        .header("Content-Encoding", "br")
+                        .body(Ssp2.pull(client(), "l1"))
+                        .post("/sync")
+                        .then(),
+                415);
     }
 
     @Test
     void malformedEnvelopeIs400InvalidRequest() {
-        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT)
-                .body("not an SSP2 envelope".getBytes()).post("/sync").then(), 400);
+        invalidRequest(
+                Ssp2.raw()
+                        .header("x-actor-id", "alice")
+                        .contentType(Ssp2.CT)
+                        .body("not an SSP2 envelope".getBytes())
+                        .post("/sync")
+                        .then(),
+                400);
     }
 
     @Test
     void truncatedEnvelopeIs400() {
         byte[] full = Ssp2.pull(client(), "l1");
-        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT)
-                .body(Arrays.copyOf(full, full.length - 5)).post("/sync").then(), 400);
+        invalidRequest(
+                Ssp2.raw()
+                        .header("x-actor-id", "alice")
+                        .contentType(Ssp2.CT)
+                        .body(Arrays.copyOf(full, full.length - 5))
+                        .post("/sync")
+                        .then(),
+                400);
     }
 
     @Test
@@ -105,8 +135,14 @@ class SyncResourceTest {
         byte[] body = Ssp2.pull(client(), "l1");
         body[4] = 1; // wireVersion u16 LE
         body[5] = 0;
-        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT)
-                .body(body).post("/sync").then(), 400);
+        invalidRequest(
+                Ssp2.raw()
+                        .header("x-actor-id", "alice")
+                        .contentType(Ssp2.CT)
+                        .body(body)
+                        .post("/sync")
+                        .then(),
+                400);
     }
 
     /**
@@ -119,16 +155,24 @@ class SyncResourceTest {
         byte[] body = Ssp2.pull(client(), "l1");
         body[4] = 2; // wireVersion u16 LE
         body[5] = 0;
-        String message = invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT).body(body)
-                .post("/sync").then(), 400)
+        String message = invalidRequest(
+                        Ssp2.raw()
+                                .header("x-actor-id", "alice")
+                                .contentType(Ssp2.CT)
+                                .body(body)
+                                .post("/sync")
+                                .then(),
+                        400)
                 .body("message", containsString("wire version 3"))
                 .body("message", containsString("Syncular clients 0.21.0 and later"))
                 .body("details.wireVersion", equalTo(2))
                 .body("details.supportedWireVersions", equalTo(List.of(3)))
                 .body("details.minimumClientVersion", equalTo("0.21.0"))
-                .extract().path("message");
+                .extract()
+                .path("message");
         try {
-            assertTrue(Files.readString(Path.of("docs/CLIENTS.md")).contains(message),
+            assertTrue(
+                    Files.readString(Path.of("docs/CLIENTS.md")).contains(message),
                     "docs/CLIENTS.md shows the refusal as sent: " + message);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -142,30 +186,64 @@ class SyncResourceTest {
         b.writeBytes(MessageEncoder.encodeFrame(new ReqHeader(client(), 1, "epoch")));
         b.writeBytes(MessageEncoder.encodeFrame(new PushCommit("commit-1", List.of())));
         b.writeBytes(new byte[] {0, 0, 0, 0, 0});
-        assertCatalogueError(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT)
-                .body(b.toByteArray()).post("/sync").then(), 400, "sync.empty_commit", "invalid-request", false,
+        assertCatalogueError(
+                Ssp2.raw()
+                        .header("x-actor-id", "alice")
+                        .contentType(Ssp2.CT)
+                        .body(b.toByteArray())
+                        .post("/sync")
+                        .then(),
+                400,
+                "sync.empty_commit",
+                "invalid-request",
+                false,
                 "fixRequest");
     }
 
     @Test
     void missingActorIs401AuthRequired() {
-        assertCatalogueError(Ssp2.raw().contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync").then(),
-                401, "sync.auth_required", "auth-required", true, "refreshAuth");
+        assertCatalogueError(
+                Ssp2.raw()
+                        .contentType(Ssp2.CT)
+                        .body(Ssp2.pull(client(), "l1"))
+                        .post("/sync")
+                        .then(),
+                401,
+                "sync.auth_required",
+                "auth-required",
+                true,
+                "refreshAuth");
     }
 
     @Test
     void engineRequestLevelErrorIsJsonBeforeAnyBodyByte() {
         // §1.5: the reserved server-command clientId namespace is rejected at request level.
-        assertCatalogueError(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT)
-                .body(Ssp2.pull("[\"remote-command\",x", "l1")).post("/sync").then(),
-                400, "sync.invalid_client_id", "invalid-request", false, "resetClientId");
+        assertCatalogueError(
+                Ssp2.raw()
+                        .header("x-actor-id", "alice")
+                        .contentType(Ssp2.CT)
+                        .body(Ssp2.pull("[\"remote-command\",x", "l1"))
+                        .post("/sync")
+                        .then(),
+                400,
+                "sync.invalid_client_id",
+                "invalid-request",
+                false,
+                "resetClientId");
     }
 
     @Test
     void identityResponseIsAnSsp2Message() {
-        Response r = Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "identity")
-                .contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync");
-        r.then().statusCode(200).contentType(startsWith(Ssp2.CT)).header("Content-Encoding", nullValue())
+        Response r = Ssp2.raw()
+                .header("x-actor-id", "alice")
+                .header("Accept-Encoding", "identity")
+                .contentType(Ssp2.CT)
+                .body(Ssp2.pull(client(), "l1"))
+                .post("/sync");
+        r.then()
+                .statusCode(200)
+                .contentType(startsWith(Ssp2.CT))
+                .header("Content-Encoding", nullValue())
                 .header("Vary", containsString("Accept-Encoding"));
         assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), null));
     }
@@ -173,11 +251,25 @@ class SyncResourceTest {
     /** A list holding {@code rows} todos with 100-character titles, pushed through {@code POST /sync}. */
     private String listOf(int rows) {
         String list = "big-" + UUID.randomUUID();
-        SyncTestClient seeder = new SyncTestClient(window.current(), new HttpTransport(base.toString(), null), "alice",
-                client());
+        SyncTestClient seeder =
+                new SyncTestClient(window.current(), new HttpTransport(base.toString(), null), "alice", client());
         for (int i = 0; i < rows; i++) {
-            seeder.upsert("todos", Map.of("id", list + "-" + i, "list_id", list, "title", "t".repeat(100), "done", false,
-                    "position", (long) i, "updated_at_ms", 1L), null);
+            seeder.upsert(
+                    "todos",
+                    Map.of(
+                            "id",
+                            list + "-" + i,
+                            "list_id",
+                            list,
+                            "title",
+                            "t".repeat(100),
+                            "done",
+                            false,
+                            "position",
+                            (long) i,
+                            "updated_at_ms",
+                            1L),
+                    null);
         }
         seeder.syncUntilIdle();
         return list;
@@ -185,14 +277,25 @@ class SyncResourceTest {
 
     @Test
     void gzipResponseWhenAccepted() {
-        Response r = Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "gzip")
-                .contentType(Ssp2.CT).body(Ssp2.pull(client(), listOf(20))).post("/sync");
-        r.then().statusCode(200).contentType(startsWith(Ssp2.CT)).header("Content-Encoding", equalTo("gzip"))
+        Response r = Ssp2.raw()
+                .header("x-actor-id", "alice")
+                .header("Accept-Encoding", "gzip")
+                .contentType(Ssp2.CT)
+                .body(Ssp2.pull(client(), listOf(20)))
+                .post("/sync");
+        r.then()
+                .statusCode(200)
+                .contentType(startsWith(Ssp2.CT))
+                .header("Content-Encoding", equalTo("gzip"))
                 .header("Vary", containsString("Accept-Encoding"));
         assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), "gzip"));
         // a response over 16 KiB is compressed on a worker thread: the same bytes arrive, in order
-        Response big = Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "gzip")
-                .contentType(Ssp2.CT).body(Ssp2.pull(client(), listOf(150))).post("/sync");
+        Response big = Ssp2.raw()
+                .header("x-actor-id", "alice")
+                .header("Accept-Encoding", "gzip")
+                .contentType(Ssp2.CT)
+                .body(Ssp2.pull(client(), listOf(150)))
+                .post("/sync");
         big.then().statusCode(200).header("Content-Encoding", equalTo("gzip"));
         byte[] plain = Ssp2.inflate(big.asByteArray(), "gzip");
         assertTrue(plain.length > SyncResource.OFFLOAD_BYTES, plain.length + " bytes");
@@ -202,66 +305,124 @@ class SyncResourceTest {
     /** §1.3 honoured where it pays: a response under 1 KiB goes identity-coded even when gzip is accepted. */
     @Test
     void smallResponsesAreNotCompressed() {
-        Response r = Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "zstd, gzip")
-                .contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync");
-        r.then().statusCode(200).header("Content-Encoding", nullValue()).header("Vary", containsString("Accept-Encoding"));
+        Response r = Ssp2.raw()
+                .header("x-actor-id", "alice")
+                .header("Accept-Encoding", "zstd, gzip")
+                .contentType(Ssp2.CT)
+                .body(Ssp2.pull(client(), "l1"))
+                .post("/sync");
+        r.then()
+                .statusCode(200)
+                .header("Content-Encoding", nullValue())
+                .header("Vary", containsString("Accept-Encoding"));
         assertTrue(r.asByteArray().length < ContentCoding.MIN_COMPRESSED_BYTES, r.asByteArray().length + " bytes");
         assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), null));
         // unless the client refuses identity
-        Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "gzip, identity;q=0")
-                .contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync")
-                .then().statusCode(200).header("Content-Encoding", equalTo("gzip"));
+        Ssp2.raw()
+                .header("x-actor-id", "alice")
+                .header("Accept-Encoding", "gzip, identity;q=0")
+                .contentType(Ssp2.CT)
+                .body(Ssp2.pull(client(), "l1"))
+                .post("/sync")
+                .then()
+                .statusCode(200)
+                .header("Content-Encoding", equalTo("gzip"));
     }
 
     @Test
     void zstdResponseWhenPreferredOrLarge() {
         String list = listOf(60); // over 4 KiB: zstd on a tie
-        Response r = Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "gzip, zstd")
-                .contentType(Ssp2.CT).body(Ssp2.pull(client(), list)).post("/sync");
+        Response r = Ssp2.raw()
+                .header("x-actor-id", "alice")
+                .header("Accept-Encoding", "gzip, zstd")
+                .contentType(Ssp2.CT)
+                .body(Ssp2.pull(client(), list))
+                .post("/sync");
         r.then().statusCode(200).header("Content-Encoding", equalTo("zstd"));
         assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), "zstd"));
-        Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "zstd")
-                .contentType(Ssp2.CT).body(Ssp2.pull(client(), listOf(20))).post("/sync")
-                .then().statusCode(200).header("Content-Encoding", equalTo("zstd"));
+        Ssp2.raw()
+                .header("x-actor-id", "alice")
+                .header("Accept-Encoding", "zstd")
+                .contentType(Ssp2.CT)
+                .body(Ssp2.pull(client(), listOf(20)))
+                .post("/sync")
+                .then()
+                .statusCode(200)
+                .header("Content-Encoding", equalTo("zstd"));
     }
 
     @Test
     void gzipWinsBelowFourKibOrWithHigherQ() {
         String small = listOf(8); // 1 to 4 KiB: gzip on a tie
-        Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "zstd, gzip")
-                .contentType(Ssp2.CT).body(Ssp2.pull(client(), small)).post("/sync")
-                .then().statusCode(200).header("Content-Encoding", equalTo("gzip"));
-        Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "zstd;q=0.5, gzip;q=0.9")
-                .contentType(Ssp2.CT).body(Ssp2.pull(client(), listOf(60))).post("/sync")
-                .then().statusCode(200).header("Content-Encoding", equalTo("gzip"));
+        Ssp2.raw()
+                .header("x-actor-id", "alice")
+                .header("Accept-Encoding", "zstd, gzip")
+                .contentType(Ssp2.CT)
+                .body(Ssp2.pull(client(), small))
+                .post("/sync")
+                .then()
+                .statusCode(200)
+                .header("Content-Encoding", equalTo("gzip"));
+        Ssp2.raw()
+                .header("x-actor-id", "alice")
+                .header("Accept-Encoding", "zstd;q=0.5, gzip;q=0.9")
+                .contentType(Ssp2.CT)
+                .body(Ssp2.pull(client(), listOf(60)))
+                .post("/sync")
+                .then()
+                .statusCode(200)
+                .header("Content-Encoding", equalTo("gzip"));
     }
 
     @Test
     void gzipRequestBodyIsInflatedAndReachesTheEngine() {
-        Response r = Ssp2.raw().header("x-actor-id", "alice").header("Accept-Encoding", "identity")
-                .header("Content-Encoding", "gzip").contentType(Ssp2.CT)
-                .body(Ssp2.gzip(Ssp2.pull(client(), "l1"))).post("/sync");
+        Response r = Ssp2.raw()
+                .header("x-actor-id", "alice")
+                .header("Accept-Encoding", "identity")
+                .header("Content-Encoding", "gzip")
+                .contentType(Ssp2.CT)
+                .body(Ssp2.gzip(Ssp2.pull(client(), "l1")))
+                .post("/sync");
         r.then().statusCode(200);
         assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), null));
     }
 
     @Test
     void corruptGzipRequestBodyIs400() {
-        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").header("Content-Encoding", "gzip")
-                .contentType(Ssp2.CT).body(Ssp2.pull(client(), "l1")).post("/sync").then(), 400);
+        invalidRequest(
+                Ssp2.raw()
+                        .header("x-actor-id", "alice")
+                        .header("Content-Encoding", "gzip")
+                        .contentType(Ssp2.CT)
+                        .body(Ssp2.pull(client(), "l1"))
+                        .post("/sync")
+                        .then(),
+                400);
     }
 
     @Test
     void oversizedBodyIs413Json() {
-        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT)
-                .body(oversizedBody()).post("/sync").then(), 413);
+        invalidRequest(
+                Ssp2.raw()
+                        .header("x-actor-id", "alice")
+                        .contentType(Ssp2.CT)
+                        .body(oversizedBody())
+                        .post("/sync")
+                        .then(),
+                413);
     }
 
     @Test
     void oversizedChunkedBodyIs413Json() {
         // no Content-Length (a stream of unknown length goes chunked): the cap applies to the bytes received
-        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").contentType(Ssp2.CT)
-                .body(new ByteArrayInputStream(oversizedBody())).post("/sync").then(), 413);
+        invalidRequest(
+                Ssp2.raw()
+                        .header("x-actor-id", "alice")
+                        .contentType(Ssp2.CT)
+                        .body(new ByteArrayInputStream(oversizedBody()))
+                        .post("/sync")
+                        .then(),
+                413);
     }
 
     /** A valid request's head followed by zeros, one byte over the 16 MiB default cap. */
@@ -286,13 +447,23 @@ class SyncResourceTest {
         inflated[12] = (byte) 0x7f;
         byte[] bomb = Ssp2.gzip(inflated);
         assertTrue(bomb.length < 100_000);
-        invalidRequest(Ssp2.raw().header("x-actor-id", "alice").header("Content-Encoding", "gzip")
-                .contentType(Ssp2.CT).body(bomb).post("/sync").then(), 413);
+        invalidRequest(
+                Ssp2.raw()
+                        .header("x-actor-id", "alice")
+                        .header("Content-Encoding", "gzip")
+                        .contentType(Ssp2.CT)
+                        .body(bomb)
+                        .post("/sync")
+                        .then(),
+                413);
     }
 
     @Test
     void internalErrorsNeverLeakTheExceptionText() {
-        Ssp2.raw().get("/test-only/boom").then().statusCode(500)
+        Ssp2.raw()
+                .get("/test-only/boom")
+                .then()
+                .statusCode(500)
                 .contentType(startsWith("application/json"))
                 .body("code", equalTo("sync.internal_error"))
                 .body("category", equalTo("internal"))
@@ -306,14 +477,27 @@ class SyncResourceTest {
     @Test
     void everyInternalErrorIsLoggedOnceWithItsRequestId() {
         try (LogCapture log = LogCapture.of(ErrorMapper.class.getName(), Level.INFO, RequestIds.MDC_KEY)) {
-            Ssp2.raw().header("X-Request-Id", "req-17-a").get("/test-only/boom").then().statusCode(500)
+            Ssp2.raw()
+                    .header("X-Request-Id", "req-17-a")
+                    .get("/test-only/boom")
+                    .then()
+                    .statusCode(500)
                     .header("X-Request-Id", equalTo("req-17-a"));
-            String generated = Ssp2.raw().get("/test-only/boom").then().statusCode(500).extract().header("X-Request-Id");
-            assertTrue(generated != null && generated.length() >= 32, "an id is generated when none came: " + generated);
+            String generated = Ssp2.raw()
+                    .get("/test-only/boom")
+                    .then()
+                    .statusCode(500)
+                    .extract()
+                    .header("X-Request-Id");
+            assertTrue(
+                    generated != null && generated.length() >= 32, "an id is generated when none came: " + generated);
             for (String id : new String[] {"req-17-a", generated}) {
-                List<LogCapture.Line> mine = log.lines.stream().filter(l -> id.equals(l.mdc())).toList();
+                List<LogCapture.Line> mine =
+                        log.lines.stream().filter(l -> id.equals(l.mdc())).toList();
                 assertEquals(1, mine.size(), "logged once: " + id + " " + log.lines);
-                assertTrue(mine.get(0).message().contains(id) && mine.get(0).message().contains("sync.internal_error"),
+                assertTrue(
+                        mine.get(0).message().contains(id)
+                                && mine.get(0).message().contains("sync.internal_error"),
                         mine.get(0).message());
                 assertInstanceOf(IllegalStateException.class, mine.get(0).thrown(), "with its stack trace");
             }
@@ -326,8 +510,13 @@ class SyncResourceTest {
      */
     @Test
     void transientStorageFailuresAreRateLimited() {
-        for (String[] c : new String[][] {{"/test-only/lock-timeout", "lock_timeout"}, {"/test-only/pool-busy", "pool_wait_queue_full"}}) {
-            Ssp2.raw().get(c[0]).then().statusCode(429)
+        for (String[] c : new String[][] {
+            {"/test-only/lock-timeout", "lock_timeout"}, {"/test-only/pool-busy", "pool_wait_queue_full"}
+        }) {
+            Ssp2.raw()
+                    .get(c[0])
+                    .then()
+                    .statusCode(429)
                     .header("Retry-After", equalTo("1"))
                     .contentType(startsWith("application/json"))
                     .body("code", equalTo("sync.rate_limited"))
@@ -340,7 +529,10 @@ class SyncResourceTest {
 
     @Test
     void unknownRouteIsJsonNotFound() {
-        Ssp2.raw().get("/no-such-route").then().statusCode(404)
+        Ssp2.raw()
+                .get("/no-such-route")
+                .then()
+                .statusCode(404)
                 .contentType(startsWith("application/json"))
                 .body("code", equalTo("sync.not_found"));
     }

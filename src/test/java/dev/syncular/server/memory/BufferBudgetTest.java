@@ -59,9 +59,16 @@ class BufferBudgetTest {
     public static class Budget implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.schema.path", Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString(),
-                    "syncular.storage.pg-schema", "sync_budget_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
-                    "syncular.limits.buffer-budget", "8M");
+            return Map.of(
+                    "syncular.schema.path",
+                    Path.of("src/test/resources/schema/notes.json")
+                            .toAbsolutePath()
+                            .toString(),
+                    "syncular.storage.pg-schema",
+                    "sync_budget_"
+                            + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
+                    "syncular.limits.buffer-budget",
+                    "8M");
         }
     }
 
@@ -117,7 +124,9 @@ class BufferBudgetTest {
 
     private static JsonNode assertRateLimited(RawHttp.Answer a) throws IOException {
         assertEquals(429, a.status(), a.body());
-        assertTrue(a.headers().getOrDefault("content-type", "").startsWith("application/json"), a.headers().toString());
+        assertTrue(
+                a.headers().getOrDefault("content-type", "").startsWith("application/json"),
+                a.headers().toString());
         assertEquals("1", a.headers().get("retry-after"), a.headers().toString());
         JsonNode n = JSON.readTree(a.body());
         assertEquals("sync.rate_limited", n.path("code").asText(), a.body());
@@ -127,8 +136,12 @@ class BufferBudgetTest {
     }
 
     private SyncTestClient small() {
-        return new SyncTestClient(SyncScenariosContract.SCHEMA, new HttpTransport("http://localhost:" + port, partition),
-                "alice", "c-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of("p1")));
+        return new SyncTestClient(
+                        SyncScenariosContract.SCHEMA,
+                        new HttpTransport("http://localhost:" + port, partition),
+                        "alice",
+                        "c-" + UUID.randomUUID())
+                .subscribe("s", "notes", Map.of("project_id", List.of("p1")));
     }
 
     /**
@@ -138,7 +151,8 @@ class BufferBudgetTest {
      */
     @Test
     void bodiesCountAsTheyArriveAndTheNextOneIsRefusedOnceTheBudgetIsSpent() throws Exception {
-        try (RawHttp a = open(6 * MIB); RawHttp b = open(4 * MIB)) {
+        try (RawHttp a = open(6 * MIB);
+                RawHttp b = open(4 * MIB)) {
             a.write(new byte[(int) (3 * MIB)]);
             awaitAtLeast(budget::inUse, 3 * MIB);
             b.write(new byte[(int) (3 * MIB)]);
@@ -153,7 +167,9 @@ class BufferBudgetTest {
             b.write(new byte[(int) MIB]);
             RawHttp.Answer served = b.read();
             assertEquals(400, served.status(), served.body());
-            assertEquals("sync.invalid_request", JSON.readTree(served.body()).path("code").asText());
+            assertEquals(
+                    "sync.invalid_request",
+                    JSON.readTree(served.body()).path("code").asText());
         }
     }
 
@@ -236,7 +252,8 @@ class BufferBudgetTest {
             try (RawHttp holder = open(8 * MIB)) {
                 holder.write(new byte[(int) (8 * MIB - 16)]);
                 awaitInUse(budget::inUse, 8 * MIB - 16);
-                List<Frame> frames = MessageDecoder.decodeResponse(s.round(request, 64)).frames();
+                List<Frame> frames =
+                        MessageDecoder.decodeResponse(s.round(request, 64)).frames();
                 ErrorFrame error = assertInstanceOf(ErrorFrame.class, frames.get(1));
                 assertEquals("sync.rate_limited", error.code());
                 assertTrue(error.retryable());

@@ -52,21 +52,38 @@ class CommandsTest {
     private final String partition = "cmd-" + UUID.randomUUID();
 
     static ObjectNode command(String operationId, String requestId, ObjectNode params) {
-        return obj("revision", num(1), "kind", str("command"), "clientId", str("cmd-client"), "operationId",
-                str(operationId), "requestId", str(requestId), "params", params);
+        return obj(
+                "revision",
+                num(1),
+                "kind",
+                str("command"),
+                "clientId",
+                str("cmd-client"),
+                "operationId",
+                str(operationId),
+                "requestId",
+                str(requestId),
+                "params",
+                params);
     }
 
     @SuppressWarnings("unchecked")
     Map<String, Object> call(String actor, JsonNode request) throws Exception {
-        Response r = given().contentType(CT).header("x-actor-id", actor).header("x-syncular-partition", partition)
-                .body(JSON.writeValueAsBytes(request)).post("/operations");
+        Response r = given().contentType(CT)
+                .header("x-actor-id", actor)
+                .header("x-syncular-partition", partition)
+                .body(JSON.writeValueAsBytes(request))
+                .post("/operations");
         assertEquals(200, r.statusCode(), r.asString());
         return (Map<String, Object>) plain(JSON.readTree(r.asByteArray()));
     }
 
     private SyncTestClient reader() {
-        SyncTestClient c = new SyncTestClient(window.current(), new HttpTransport("http://localhost:" + port, partition),
-                "reader", "reader-" + UUID.randomUUID());
+        SyncTestClient c = new SyncTestClient(
+                window.current(),
+                new HttpTransport("http://localhost:" + port, partition),
+                "reader",
+                "reader-" + UUID.randomUUID());
         c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
         return c;
     }
@@ -100,8 +117,11 @@ class CommandsTest {
 
         // the commits reach an ordinary client's pull like any push
         reader.syncUntilIdle();
-        assertEquals("second", reader.table("todos").get("t1").values()[window.current().table("todos")
-                .columnIndex("title")]);
+        assertEquals(
+                "second",
+                reader.table("todos")
+                        .get("t1")
+                        .values()[window.current().table("todos").columnIndex("title")]);
     }
 
     @Test
@@ -126,46 +146,90 @@ class CommandsTest {
         Path state = dir.resolve("state.json");
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int status = SyncularCli.run(new String[] {"--url=" + url, "--actor", "alice", "--partition", partition,
-            "--state", state.toString(), "command", "test.renameTodo", "cli-1",
-            "{\"id\":\"c1\",\"list\":\"l1\",\"title\":\"from the cli\"}"}, new PrintStream(out), new PrintStream(err));
+        int status = SyncularCli.run(
+                new String[] {
+                    "--url=" + url,
+                    "--actor",
+                    "alice",
+                    "--partition",
+                    partition,
+                    "--state",
+                    state.toString(),
+                    "command",
+                    "test.renameTodo",
+                    "cli-1",
+                    "{\"id\":\"c1\",\"list\":\"l1\",\"title\":\"from the cli\"}"
+                },
+                new PrintStream(out),
+                new PrintStream(err));
         assertEquals(0, status, err.toString());
         JsonNode applied = JSON.readTree(out.toString());
         assertEquals("applied", applied.path("status").asText(), applied.toString());
         assertTrue(applied.path("commitSeq").asLong() >= 1, applied.toString());
 
         out.reset();
-        status = SyncularCli.run(new String[] {"--url", url, "--actor", "reader", "--partition", partition, "--state",
-            state.toString(), "query", OperationsResourceTest.FIXTURE_ID, "{\"listId\":\"l1\"}"},
-                new PrintStream(out), new PrintStream(err));
+        status = SyncularCli.run(
+                new String[] {
+                    "--url",
+                    url,
+                    "--actor",
+                    "reader",
+                    "--partition",
+                    partition,
+                    "--state",
+                    state.toString(),
+                    "query",
+                    OperationsResourceTest.FIXTURE_ID,
+                    "{\"listId\":\"l1\"}"
+                },
+                new PrintStream(out),
+                new PrintStream(err));
         assertEquals(0, status, err.toString());
         JsonNode rows = JSON.readTree(out.toString()).path("rows");
         assertEquals(1, rows.size(), out.toString());
         assertEquals("from the cli", rows.get(0).path("title").asText(), rows.toString());
 
         out.reset();
-        status = SyncularCli.run(new String[] {"--url", url, "--actor", "alice", "--partition", partition, "--state",
-            state.toString(), "command", "test.nothing", "cli-2"}, new PrintStream(out), new PrintStream(err));
+        status = SyncularCli.run(
+                new String[] {
+                    "--url",
+                    url,
+                    "--actor",
+                    "alice",
+                    "--partition",
+                    partition,
+                    "--state",
+                    state.toString(),
+                    "command",
+                    "test.nothing",
+                    "cli-2"
+                },
+                new PrintStream(out),
+                new PrintStream(err));
         assertEquals(SyncularCli.SERVER_REFUSED, status);
-        assertEquals("operation.invalid_request", JSON.readTree(out.toString()).path("code").asText(), out.toString());
+        assertEquals(
+                "operation.invalid_request",
+                JSON.readTree(out.toString()).path("code").asText(),
+                out.toString());
     }
 
     @Test
     void refusalsAreAnsweredPreciselyAndNothingIsApplied() throws Exception {
         SyncTestClient reader = reader();
         reader.syncUntilIdle();
-        OperationsResourceTest.assertError(call("mallory", command("test.renameTodo", "m1",
-                rename("m1", "l1", "x"))), "operation.forbidden");
-        OperationsResourceTest.assertError(call("alice", command("test.nothing", "n1", obj())),
-                "operation.invalid_request");
+        OperationsResourceTest.assertError(
+                call("mallory", command("test.renameTodo", "m1", rename("m1", "l1", "x"))), "operation.forbidden");
+        OperationsResourceTest.assertError(
+                call("alice", command("test.nothing", "n1", obj())), "operation.invalid_request");
         Map<String, Object> boom = call("alice", command("test.boom", "b1", obj()));
         OperationsResourceTest.assertError(boom, "operation.execution_failed");
         assertFalse(boom.toString().contains("7f3c"), "the command's message is never answered: " + boom);
         OperationsResourceTest.assertError(call("alice", command("test.unknown", "u1", obj())), "operation.unknown");
-        OperationsResourceTest.assertError(call("alice", command("test.renameTodo", "", rename("e", "l1", "x"))),
-                "operation.invalid_request");
+        OperationsResourceTest.assertError(
+                call("alice", command("test.renameTodo", "", rename("e", "l1", "x"))), "operation.invalid_request");
         // a failed command left no idempotency record: the same request id runs (and fails) again
-        OperationsResourceTest.assertError(call("alice", command("test.boom", "b1", obj())), "operation.execution_failed");
+        OperationsResourceTest.assertError(
+                call("alice", command("test.boom", "b1", obj())), "operation.execution_failed");
         reader.syncUntilIdle();
         assertTrue(reader.table("todos").isEmpty(), "nothing applied: " + reader.table("todos"));
     }

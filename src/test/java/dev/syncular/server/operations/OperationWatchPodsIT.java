@@ -41,7 +41,8 @@ import org.junit.jupiter.api.Test;
 @StartsProcesses
 class OperationWatchPodsIT {
     private static final Path DIR = Path.of("src/test/resources/operations").toAbsolutePath();
-    private static final String SCHEMA = "it_watch_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    private static final String SCHEMA =
+            "it_watch_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     private static final ObjectMapper JSON = new ObjectMapper();
 
     static ServerProcess podA;
@@ -51,8 +52,12 @@ class OperationWatchPodsIT {
 
     static ServerProcess.Builder pod(String name) {
         return ServerProcess.builder("operation-watch-" + name, SCHEMA)
-                .env("SYNCULAR_SCHEMA_PATH", DIR.resolve("watch.syncular.ir.json").toString())
-                .env("SYNCULAR_OPERATIONS_QUERIES_PATH", DIR.resolve("watch.queries.ir.json").toString())
+                .env(
+                        "SYNCULAR_SCHEMA_PATH",
+                        DIR.resolve("watch.syncular.ir.json").toString())
+                .env(
+                        "SYNCULAR_OPERATIONS_QUERIES_PATH",
+                        DIR.resolve("watch.queries.ir.json").toString())
                 .env("SYNCULAR_DEV_AUTH_ALLOWED_SCOPES", "{\"list_id\":[\"l1\",\"l2\"]}");
     }
 
@@ -70,8 +75,8 @@ class OperationWatchPodsIT {
     }
 
     private static void push(ServerProcess pod, String partition, String table, Map<String, Object> row) {
-        SyncTestClient c = new SyncTestClient(schema, new HttpTransport(pod.baseUrl(), partition), "writer",
-                "writer-" + UUID.randomUUID());
+        SyncTestClient c = new SyncTestClient(
+                schema, new HttpTransport(pod.baseUrl(), partition), "writer", "writer-" + UUID.randomUUID());
         String id = c.upsert(table, row, null);
         c.syncUntilIdle();
         assertTrue(SyncTestClient.applied(c.result(id)), "push applied: " + c.result(id));
@@ -90,13 +95,25 @@ class OperationWatchPodsIT {
     }
 
     private static RealtimeSocket socket(ServerProcess pod, String partition) {
-        return RealtimeSocket.connect(URI.create(pod.baseUrl().replaceFirst("^http", "ws") + "/operations/realtime"),
+        return RealtimeSocket.connect(
+                URI.create(pod.baseUrl().replaceFirst("^http", "ws") + "/operations/realtime"),
                 Map.of("x-actor-id", "writer", "x-syncular-partition", partition));
     }
 
     private static void watch(RealtimeSocket s, String watchId, String query) throws Exception {
-        ObjectNode m = obj("revision", num(1), "kind", str("watch"), "watchId", str(watchId), "clientId", str("watcher"),
-                "operationId", str(prefix + "/" + query), "params", obj("listId", str("l1")));
+        ObjectNode m = obj(
+                "revision",
+                num(1),
+                "kind",
+                str("watch"),
+                "watchId",
+                str(watchId),
+                "clientId",
+                str("watcher"),
+                "operationId",
+                str(prefix + "/" + query),
+                "params",
+                obj("listId", str("l1")));
         s.ws.sendBinary(ByteBuffer.wrap(JSON.writeValueAsBytes(m)), true).join();
     }
 

@@ -72,7 +72,9 @@ class OperationWatchTest {
             Map<String, String> m = new HashMap<>();
             m.put("syncular.schema.path", DIR.resolve("watch.syncular.ir.json").toString());
             m.put("syncular.storage.pg-schema", "operations_watch_test");
-            m.put("syncular.operations.queries.path", DIR.resolve("watch.queries.ir.json").toString());
+            m.put(
+                    "syncular.operations.queries.path",
+                    DIR.resolve("watch.queries.ir.json").toString());
             m.put("syncular.dev-auth.allowed-scopes", "{\"list_id\":[\"l1\",\"l2\"]}");
             m.put("syncular.operations.watch.max-per-connection", "3");
             m.put("syncular.operations.watch.max-per-pod", "5");
@@ -120,8 +122,11 @@ class OperationWatchTest {
 
     @SafeVarargs
     private void push(String table, Map<String, Object>... rows) {
-        SyncTestClient c = new SyncTestClient(window.current(), new HttpTransport("http://localhost:" + port, partition),
-                "writer", "writer-" + UUID.randomUUID());
+        SyncTestClient c = new SyncTestClient(
+                window.current(),
+                new HttpTransport("http://localhost:" + port, partition),
+                "writer",
+                "writer-" + UUID.randomUUID());
         List<String> ids = new ArrayList<>();
         for (Map<String, Object> r : rows) {
             ids.add(c.upsert(table, r, null));
@@ -157,15 +162,27 @@ class OperationWatchTest {
     }
 
     RealtimeSocket socket(String actor, String inPartition) {
-        RealtimeSocket s = RealtimeSocket.connect(URI.create("ws://localhost:" + port + "/operations/realtime"),
+        RealtimeSocket s = RealtimeSocket.connect(
+                URI.create("ws://localhost:" + port + "/operations/realtime"),
                 Map.of("x-actor-id", actor, "x-syncular-partition", inPartition));
         sockets.add(s);
         return s;
     }
 
     static ObjectNode watch(String watchId, String query, String listId) {
-        return obj("revision", num(1), "kind", str("watch"), "watchId", str(watchId), "clientId", str("watcher"),
-                "operationId", str(prefix + "/" + query), "params", obj("listId", str(listId)));
+        return obj(
+                "revision",
+                num(1),
+                "kind",
+                str("watch"),
+                "watchId",
+                str(watchId),
+                "clientId",
+                str("watcher"),
+                "operationId",
+                str(prefix + "/" + query),
+                "params",
+                obj("listId", str(listId)));
     }
 
     static ObjectNode unwatch(String watchId) {
@@ -227,8 +244,11 @@ class OperationWatchTest {
     }
 
     double answered(String query, String outcome) {
-        Timer t = registry.find("syncular.operations").tag("operation", prefix + "/" + query).tag("binding", "watch")
-                .tag("outcome", outcome).timer();
+        Timer t = registry.find("syncular.operations")
+                .tag("operation", prefix + "/" + query)
+                .tag("binding", "watch")
+                .tag("outcome", outcome)
+                .timer();
         return t == null ? 0 : t.count();
     }
 
@@ -362,9 +382,21 @@ class OperationWatchTest {
         }
         await(() -> openSockets() == 4, "four sockets open");
         try (RawHttp raw = RawHttp.open("localhost", port)) {
-            RawHttp.Answer a = raw.head("GET", "/operations/realtime", Map.of("x-actor-id", "writer", "Upgrade",
-                    "websocket", "Connection", "Upgrade", "Sec-WebSocket-Version", "13", "Sec-WebSocket-Key",
-                    "dGhlIHNhbXBsZSBub25jZQ==")).read();
+            RawHttp.Answer a = raw.head(
+                            "GET",
+                            "/operations/realtime",
+                            Map.of(
+                                    "x-actor-id",
+                                    "writer",
+                                    "Upgrade",
+                                    "websocket",
+                                    "Connection",
+                                    "Upgrade",
+                                    "Sec-WebSocket-Version",
+                                    "13",
+                                    "Sec-WebSocket-Key",
+                                    "dGhlIHNhbXBsZSBub25jZQ=="))
+                    .read();
             assertEquals(429, a.status(), a.body());
             assertTrue(a.body().contains("sync.websocket_connection_limit"), a.body());
         }
@@ -379,7 +411,10 @@ class OperationWatchTest {
     void badMessagesAreAnsweredPrecisely() throws Exception {
         RealtimeSocket s = socket();
         // no usable watchId: the §5 error object
-        for (String bad : List.of("{", "[]", "{\"t\":\"string\",\"v\":\"x\"}",
+        for (String bad : List.of(
+                "{",
+                "[]",
+                "{\"t\":\"string\",\"v\":\"x\"}",
                 JSON.writeValueAsString(obj("revision", num(1), "kind", str("watch"))),
                 JSON.writeValueAsString(obj("revision", num(1), "kind", str("watch"), "watchId", str(""))))) {
             sendBinary(s, bad.getBytes(StandardCharsets.UTF_8));
@@ -404,15 +439,53 @@ class OperationWatchTest {
         send(s, obj("revision", num(1), "kind", str("unwatch"), "watchId", str("w5"), "clientId", str("c")));
         watchError(s, "w5", "operation.invalid_request", false);
         // the registry and the query path, as over HTTP
-        send(s, obj("revision", num(1), "kind", str("watch"), "watchId", str("w6"), "clientId", str("watcher"),
-                "operationId", str(prefix + "/nope"), "params", obj("listId", str("l1"))));
+        send(
+                s,
+                obj(
+                        "revision",
+                        num(1),
+                        "kind",
+                        str("watch"),
+                        "watchId",
+                        str("w6"),
+                        "clientId",
+                        str("watcher"),
+                        "operationId",
+                        str(prefix + "/nope"),
+                        "params",
+                        obj("listId", str("l1"))));
         watchError(s, "w6", "operation.unknown", false);
-        send(s, obj("revision", num(1), "kind", str("watch"), "watchId", str("w7"), "clientId",
-                str("[\"remote-command\",\"x\"]"), "operationId", str(prefix + "/todosInList"), "params",
-                obj("listId", str("l1"))));
+        send(
+                s,
+                obj(
+                        "revision",
+                        num(1),
+                        "kind",
+                        str("watch"),
+                        "watchId",
+                        str("w7"),
+                        "clientId",
+                        str("[\"remote-command\",\"x\"]"),
+                        "operationId",
+                        str(prefix + "/todosInList"),
+                        "params",
+                        obj("listId", str("l1"))));
         watchError(s, "w7", "sync.invalid_client_id", false);
-        send(s, obj("revision", num(1), "kind", str("watch"), "watchId", str("w8"), "clientId", str("watcher"),
-                "operationId", str(prefix + "/todosInList"), "params", obj()));
+        send(
+                s,
+                obj(
+                        "revision",
+                        num(1),
+                        "kind",
+                        str("watch"),
+                        "watchId",
+                        str("w8"),
+                        "clientId",
+                        str("watcher"),
+                        "operationId",
+                        str(prefix + "/todosInList"),
+                        "params",
+                        obj()));
         watchError(s, "w8", "operation.invalid_request", false);
         send(s, watch("w9", "todosInList", "l3")); // not among the actor's scopes
         watchError(s, "w9", "operation.forbidden", false);
@@ -426,7 +499,8 @@ class OperationWatchTest {
     @Test
     void textMessagesAreAnsweredAsText() throws Exception {
         RealtimeSocket s = socket();
-        s.ws.sendText(JSON.writeValueAsString(watch("t", "todosInList", "l1")), true).join();
+        s.ws.sendText(JSON.writeValueAsString(watch("t", "todosInList", "l1")), true)
+                .join();
         String text = s.texts.poll(RealtimeSocket.WAIT.toSeconds(), TimeUnit.SECONDS);
         assertNotNull(text);
         @SuppressWarnings("unchecked")
@@ -449,15 +523,18 @@ class OperationWatchTest {
     void quietSocketsArePingedEveryHeartbeatInterval() throws Exception {
         // the test profile's syncular.realtime.heartbeat-interval is 1s; the JDK client answers pings itself
         AtomicInteger pings = new AtomicInteger();
-        WebSocket ws = HttpClient.newHttpClient().newWebSocketBuilder()
-                .header("x-actor-id", "writer").header("x-syncular-partition", partition)
+        WebSocket ws = HttpClient.newHttpClient()
+                .newWebSocketBuilder()
+                .header("x-actor-id", "writer")
+                .header("x-syncular-partition", partition)
                 .buildAsync(URI.create("ws://localhost:" + port + "/operations/realtime"), new WebSocket.Listener() {
                     @Override
                     public CompletionStage<?> onPing(WebSocket w, ByteBuffer message) {
                         pings.incrementAndGet();
                         return WebSocket.Listener.super.onPing(w, message);
                     }
-                }).get(RealtimeSocket.WAIT.toSeconds(), TimeUnit.SECONDS);
+                })
+                .get(RealtimeSocket.WAIT.toSeconds(), TimeUnit.SECONDS);
         try {
             await(() -> pings.get() >= 2, "two heartbeat pings on a socket with nothing else to say");
             assertTrue(!ws.isInputClosed(), "answered pings keep the socket open");
@@ -469,13 +546,25 @@ class OperationWatchTest {
     @Test
     void theUpgradeIsAuthenticatedLikeTheSyncSocket() throws Exception {
         try (RawHttp raw = RawHttp.open("localhost", port)) {
-            RawHttp.Answer a = raw.head("GET", "/operations/realtime", Map.of("Upgrade", "websocket", "Connection",
-                    "Upgrade", "Sec-WebSocket-Version", "13", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")).read();
+            RawHttp.Answer a = raw.head(
+                            "GET",
+                            "/operations/realtime",
+                            Map.of(
+                                    "Upgrade",
+                                    "websocket",
+                                    "Connection",
+                                    "Upgrade",
+                                    "Sec-WebSocket-Version",
+                                    "13",
+                                    "Sec-WebSocket-Key",
+                                    "dGhlIHNhbXBsZSBub25jZQ=="))
+                    .read();
             assertEquals(401, a.status(), a.body());
             assertTrue(a.body().contains("sync.auth_required"), a.body());
         }
         try (RawHttp raw = RawHttp.open("localhost", port)) {
-            RawHttp.Answer a = raw.head("GET", "/operations/realtime", Map.of("x-actor-id", "writer")).read();
+            RawHttp.Answer a = raw.head("GET", "/operations/realtime", Map.of("x-actor-id", "writer"))
+                    .read();
             assertEquals(400, a.status(), "a plain GET is no upgrade: " + a.body());
         }
         // a socket of another partition sees its own partition only

@@ -47,7 +47,8 @@ import org.junit.jupiter.api.Test;
 @TestProfile(OperationsResourceTest.Profile.class)
 class OperationsResourceTest {
     static final String CT = "application/vnd.syncular.operations.v1+json";
-    static final String FIXTURE_ID = "sha256:e9b6c4c011d5a7a670e72d9bf8f1929457bd6b8efce11c44e6edf95212fddaf8/listTodos";
+    static final String FIXTURE_ID =
+            "sha256:e9b6c4c011d5a7a670e72d9bf8f1929457bd6b8efce11c44e6edf95212fddaf8/listTodos";
     static final Path DIR = Path.of("src/test/resources/operations").toAbsolutePath();
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final JsonNodeFactory F = JsonNodeFactory.instance;
@@ -57,12 +58,17 @@ class OperationsResourceTest {
         @Override
         public Map<String, String> getConfigOverrides() {
             Map<String, String> m = new HashMap<>();
-            m.put("syncular.schema.path", DIR.resolve("demo-react.syncular.ir.json").toString());
+            m.put(
+                    "syncular.schema.path",
+                    DIR.resolve("demo-react.syncular.ir.json").toString());
             m.put("syncular.storage.pg-schema", "operations_test");
-            m.put("syncular.operations.queries.path", DIR.resolve("demo-react.syncular.queries.ir.json") + ","
-                    + DIR.resolve("hostile.queries.ir.json"));
-            m.put("syncular.operations.queries.privileged", "listTodos,allTodos,aliased,aliasedAs,quoted,qualifiedColumns,"
-                    + "cte,subquery,selfJoin,twice,countAll,injection,allTodosCapped,badType,nullForNonNullable,badSql");
+            m.put(
+                    "syncular.operations.queries.path",
+                    DIR.resolve("demo-react.syncular.queries.ir.json") + "," + DIR.resolve("hostile.queries.ir.json"));
+            m.put(
+                    "syncular.operations.queries.privileged",
+                    "listTodos,allTodos,aliased,aliasedAs,quoted,qualifiedColumns,"
+                            + "cte,subquery,selfJoin,twice,countAll,injection,allTodosCapped,badType,nullForNonNullable,badSql");
             m.put("syncular.operations.queries.privileged-actors", "reader");
             m.put("syncular.operations.queries.max-rows-by-query.allTodosCapped", "2");
             m.put("syncular.dev-auth.allowed-scopes", "{\"list_id\":[\"l1\",\"l2\"]}");
@@ -89,14 +95,20 @@ class OperationsResourceTest {
         }
         partitionA = "ops-a-" + UUID.randomUUID();
         partitionB = "ops-b-" + UUID.randomUUID();
-        push(partitionA, todo("a1", "l1", "milk", 2, true), todo("a2", "l1", "bread", 1, false),
+        push(
+                partitionA,
+                todo("a1", "l1", "milk", 2, true),
+                todo("a2", "l1", "bread", 1, false),
                 todo("a3", "l2", "eggs", 1, false));
         push(partitionB, todo("b1", "l1", "secret", 1, false), todo("b2", "l1", "' OR 1=1 --", 2, false));
     }
 
     private void push(String partition, Map<String, Object>... rows) {
-        SyncTestClient c = new SyncTestClient(window.current(), new HttpTransport("http://localhost:" + port, partition),
-                "writer", "writer-" + UUID.randomUUID());
+        SyncTestClient c = new SyncTestClient(
+                window.current(),
+                new HttpTransport("http://localhost:" + port, partition),
+                "writer",
+                "writer-" + UUID.randomUUID());
         List<String> ids = new ArrayList<>();
         for (Map<String, Object> r : rows) {
             ids.add(c.upsert("todos", r, null));
@@ -146,8 +158,17 @@ class OperationsResourceTest {
     }
 
     static ObjectNode query(String operationId, ObjectNode params) {
-        return obj("revision", num(1), "kind", str("query"), "clientId", str("ops-client"), "operationId",
-                str(operationId), "params", params);
+        return obj(
+                "revision",
+                num(1),
+                "kind",
+                str("query"),
+                "clientId",
+                str("ops-client"),
+                "operationId",
+                str(operationId),
+                "params",
+                params);
     }
 
     /** The decoded tagged value as plain Java (numbers as Double, integers as Long, objects as ordered maps). */
@@ -175,8 +196,11 @@ class OperationsResourceTest {
     }
 
     Response post(String actor, String partition, byte[] body) {
-        return given().contentType(CT).header("x-actor-id", actor).header("x-syncular-partition", partition)
-                .body(body).post("/operations");
+        return given().contentType(CT)
+                .header("x-actor-id", actor)
+                .header("x-syncular-partition", partition)
+                .body(body)
+                .post("/operations");
     }
 
     @SuppressWarnings("unchecked")
@@ -221,8 +245,10 @@ class OperationsResourceTest {
         assertEquals(1.0, all.get("revision"));
         assertEquals(List.of("a2", "a1"), column(all, "id"), "order by position, id; l2 and partition B excluded");
         Map<String, Object> first = rows(all).get(0);
-        assertEquals(List.of("id", "listId", "title", "done", "position", "updatedAtMs", "attachment"),
-                new ArrayList<>(first.keySet()), "the result metadata's langNames, in order");
+        assertEquals(
+                List.of("id", "listId", "title", "done", "position", "updatedAtMs", "attachment"),
+                new ArrayList<>(first.keySet()),
+                "the result metadata's langNames, in order");
         assertEquals("l1", first.get("listId"));
         assertEquals(false, first.get("done"));
         assertEquals(1.0, first.get("position"));
@@ -233,7 +259,8 @@ class OperationsResourceTest {
         double seq = (Double) all.get("maxCommitSeq");
         assertTrue(seq >= 1, "the partition's commits are counted: " + seq);
 
-        Map<String, Object> filtered = call("reader", partitionA, query(FIXTURE_ID, obj("listId", str("l1"), "q", str("mil"))));
+        Map<String, Object> filtered =
+                call("reader", partitionA, query(FIXTURE_ID, obj("listId", str("l1"), "q", str("mil"))));
         assertEquals(List.of("a1"), column(filtered, "id"), "activation mask 1: the title filter");
         assertEquals(seq, filtered.get("maxCommitSeq"));
 
@@ -256,11 +283,17 @@ class OperationsResourceTest {
         assertEquals(List.of(3.0), column(hostile("countAll", partitionA), "n"));
         assertEquals(List.of(2.0), column(hostile("countAll", partitionB), "n"));
         // a request value is only ever a bind parameter: SQL in it matches nothing, in A or anywhere
-        Map<String, Object> injected = call("reader", partitionA,
-                query(hostilePrefix + "/injection", obj("title", str("' OR 1=1 --"))));
+        Map<String, Object> injected =
+                call("reader", partitionA, query(hostilePrefix + "/injection", obj("title", str("' OR 1=1 --"))));
         assertEquals(List.of(), rows(injected));
-        assertEquals(List.of("b2"), column(call("reader", partitionB,
-                query(hostilePrefix + "/injection", obj("title", str("' OR 1=1 --")))), "id"));
+        assertEquals(
+                List.of("b2"),
+                column(
+                        call(
+                                "reader",
+                                partitionB,
+                                query(hostilePrefix + "/injection", obj("title", str("' OR 1=1 --")))),
+                        "id"));
         // an unknown partition sees nothing and maxCommitSeq 0
         Map<String, Object> empty = hostile("allTodos", "ops-empty-" + UUID.randomUUID());
         assertEquals(List.of(), rows(empty));
@@ -269,13 +302,17 @@ class OperationsResourceTest {
 
     @Test
     void scopedQueriesAreCheckedAgainstCoverageBeforeSql() throws Exception {
-        assertEquals(List.of("a1", "a2"), column(call("writer", partitionA,
-                query(hostilePrefix + "/byList", obj("listId", str("l1")))), "id"));
+        assertEquals(
+                List.of("a1", "a2"),
+                column(call("writer", partitionA, query(hostilePrefix + "/byList", obj("listId", str("l1")))), "id"));
         // l3 is not among the actor's allowed scopes
-        assertError(call("writer", partitionA, query(hostilePrefix + "/byList", obj("listId", str("l3")))),
+        assertError(
+                call("writer", partitionA, query(hostilePrefix + "/byList", obj("listId", str("l3")))),
                 "operation.forbidden");
-        for (String name : List.of("noCoverage", "duplicateCoverage", "extraCoverage", "incompleteCoverage", "emptyUnits")) {
-            assertError(call("writer", partitionA, query(hostilePrefix + "/" + name, obj("listId", str("l1")))),
+        for (String name :
+                List.of("noCoverage", "duplicateCoverage", "extraCoverage", "incompleteCoverage", "emptyUnits")) {
+            assertError(
+                    call("writer", partitionA, query(hostilePrefix + "/" + name, obj("listId", str("l1")))),
                     "operation.invalid_request");
         }
         // the fixture's listTodos is a plain query (no sync query coverage): registered scoped it fails closed;
@@ -286,7 +323,8 @@ class OperationsResourceTest {
     @Test
     void resultTooLargeAndNormalizationFailures() throws Exception {
         assertError(hostile("allTodosCapped", partitionA), "operation.result_too_large");
-        assertEquals(List.of("b1", "b2"), column(hostile("allTodosCapped", partitionB), "id"), "exactly maxRows is fine");
+        assertEquals(
+                List.of("b1", "b2"), column(hostile("allTodosCapped", partitionB), "id"), "exactly maxRows is fine");
         assertError(hostile("badType", partitionA), "operation.query_failed");
         assertError(hostile("nullForNonNullable", partitionA), "operation.query_failed");
         assertError(hostile("badSql", partitionA), "operation.query_failed");
@@ -295,16 +333,39 @@ class OperationsResourceTest {
     @Test
     void badRequestsAreAnsweredPrecisely() throws Exception {
         String good = JSON.writeValueAsString(query(FIXTURE_ID, obj("listId", str("l1"))));
-        assertError(call("reader", partitionA, query("sha256:00/listTodos", obj("listId", str("l1")))), "operation.unknown");
+        assertError(
+                call("reader", partitionA, query("sha256:00/listTodos", obj("listId", str("l1")))),
+                "operation.unknown");
         assertError(call("reader", partitionA, query(FIXTURE_ID, obj())), "operation.invalid_request");
-        assertError(call("reader", partitionA, query(FIXTURE_ID, obj("listId", str("l1"), "nope", str("x")))),
+        assertError(
+                call("reader", partitionA, query(FIXTURE_ID, obj("listId", str("l1"), "nope", str("x")))),
                 "operation.invalid_request");
         assertError(call("reader", partitionA, query(FIXTURE_ID, obj("listId", num(5)))), "operation.invalid_request");
-        ObjectNode command = obj("revision", num(1), "kind", str("command"), "clientId", str("c"), "operationId",
-                str("x"), "requestId", str("r1"), "params", obj());
+        ObjectNode command = obj(
+                "revision",
+                num(1),
+                "kind",
+                str("command"),
+                "clientId",
+                str("c"),
+                "operationId",
+                str("x"),
+                "requestId",
+                str("r1"),
+                "params",
+                obj());
         assertError(call("reader", partitionA, command), "operation.unknown");
-        ObjectNode reserved = obj("revision", num(1), "kind", str("query"), "clientId", str("[\"remote-command\",\"x\"]"),
-                "operationId", str(FIXTURE_ID), "params", obj("listId", str("l1")));
+        ObjectNode reserved = obj(
+                "revision",
+                num(1),
+                "kind",
+                str("query"),
+                "clientId",
+                str("[\"remote-command\",\"x\"]"),
+                "operationId",
+                str(FIXTURE_ID),
+                "params",
+                obj("listId", str("l1")));
         assertError(call("reader", partitionA, reserved), "sync.invalid_client_id");
         List<String> bad = List.of(
                 good.replace("\"t\":\"string\"", "\"t\":\"str\""), // unknown tag
@@ -313,9 +374,11 @@ class OperationsResourceTest {
                 good.replaceFirst("\\{\"t\":\"number\",\"v\":1}", "{\"t\":\"integer\",\"v\":\"9223372036854775808\"}"),
                 good.replaceFirst("\\{\"t\":\"number\",\"v\":1}", "{\"t\":\"number\",\"v\":\"1\"}"),
                 good.replace("{\"t\":\"string\",\"v\":\"l1\"}", "{\"t\":\"bytes\",\"v\":\"AAE\"}"), // unpadded
-                good.replace("{\"t\":\"string\",\"v\":\"l1\"}", "{\"t\":\"bytes\",\"v\":\"AAF=\"}"), // non-canonical bits
+                good.replace(
+                        "{\"t\":\"string\",\"v\":\"l1\"}", "{\"t\":\"bytes\",\"v\":\"AAF=\"}"), // non-canonical bits
                 good.replace("{\"t\":\"string\",\"v\":\"l1\"}", "{\"t\":\"bytes\",\"v\":\"A*E=\"}"),
-                good.replace("{\"t\":\"string\",\"v\":\"l1\"}", "{\"t\":\"string\",\"v\":\"l1\",\"x\":1}"), // extra member
+                good.replace(
+                        "{\"t\":\"string\",\"v\":\"l1\"}", "{\"t\":\"string\",\"v\":\"l1\",\"x\":1}"), // extra member
                 good.replace("{\"t\":\"string\",\"v\":\"l1\"}", "{\"t\":\"null\",\"v\":null}"), // null with v
                 good.replace("[\"listId\",", "[\"listId\",{\"t\":\"null\"}],[\"listId\","), // duplicate key
                 good + " {}", // trailing data
@@ -334,8 +397,11 @@ class OperationsResourceTest {
     }
 
     private double answered(String operation, String outcome) {
-        Timer t = registry.find("syncular.operations").tag("operation", operation)
-                .tag("binding", "http").tag("outcome", outcome).timer();
+        Timer t = registry.find("syncular.operations")
+                .tag("operation", operation)
+                .tag("binding", "http")
+                .tag("outcome", outcome)
+                .timer();
         return t == null ? 0 : t.count();
     }
 
@@ -353,14 +419,21 @@ class OperationsResourceTest {
         assertEquals(forbidden + 1, answered(FIXTURE_ID, "operation.forbidden"));
         assertEquals(unknown + 1, answered("unregistered", "operation.unknown"), "an unregistered id is never a tag");
         assertEquals(undecodable + 1, answered("unregistered", "operation.invalid_request"));
-        assertTrue(registry.find("syncular.operations").tag("operation", FIXTURE_ID).timer().totalTime(
-                TimeUnit.NANOSECONDS) > 0, "latency recorded");
+        assertTrue(
+                registry.find("syncular.operations")
+                                .tag("operation", FIXTURE_ID)
+                                .timer()
+                                .totalTime(TimeUnit.NANOSECONDS)
+                        > 0,
+                "latency recorded");
     }
 
     @Test
     void httpLevelRefusalsComeBeforeDecoding() {
-        Response wrongType = given().contentType("application/json").header("x-actor-id", "reader")
-                .body("{}").post("/operations");
+        Response wrongType = given().contentType("application/json")
+                .header("x-actor-id", "reader")
+                .body("{}")
+                .post("/operations");
         assertEquals(415, wrongType.statusCode());
         Response noAuth = given().contentType(CT).body("{}").post("/operations");
         assertEquals(401, noAuth.statusCode());

@@ -52,30 +52,40 @@ class QueryIrLoaderTest {
 
     @Test
     void rewriteBindsThePartitionAndKeepsTheNameAsAlias() throws Exception {
-        QueryDefinition q = QueryIrLoader.load(fixture(), "fixture", schema(), REG).get(0);
+        QueryDefinition q =
+                QueryIrLoader.load(fixture(), "fixture", schema(), REG).get(0);
         String sql = PartitionRewrite.rewrite(q.statements().get(1), schema(), t -> "\"s\".\"sync_rows_" + t + "\"");
-        assertEquals("SELECT * FROM (select id, list_id AS listId, title, done, position, updated_at_ms AS updatedAtMs,"
-                + " attachment from (SELECT \"id\", \"list_id\", \"title\", \"done\", \"position\", \"updated_at_ms\","
-                + " \"attachment\" FROM \"s\".\"sync_rows_todos\" WHERE \"_sync_partition\" = $1) AS todos where"
-                + " todos.list_id = $2 and ( title like '%' || $3 || '%') order by position, id)"
-                + " AS \"_syncular_registered_query\" LIMIT $4", sql);
+        assertEquals(
+                "SELECT * FROM (select id, list_id AS listId, title, done, position, updated_at_ms AS updatedAtMs,"
+                        + " attachment from (SELECT \"id\", \"list_id\", \"title\", \"done\", \"position\", \"updated_at_ms\","
+                        + " \"attachment\" FROM \"s\".\"sync_rows_todos\" WHERE \"_sync_partition\" = $1) AS todos where"
+                        + " todos.list_id = $2 and ( title like '%' || $3 || '%') order by position, id)"
+                        + " AS \"_syncular_registered_query\" LIMIT $4",
+                sql);
         String inactive = PartitionRewrite.rewrite(q.statements().get(0), schema(), t -> "x");
         assertTrue(inactive.contains("todos.list_id = $2 and TRUE order by"), inactive);
     }
 
     @Test
     void version3IsRefusedWithOneLineSayingToRegenerate() throws Exception {
-        String doc = new String(fixture(), StandardCharsets.UTF_8).replace("\"queryIrVersion\": 4", "\"queryIrVersion\": 3");
-        QueryIrException e = assertThrows(QueryIrException.class,
+        String doc =
+                new String(fixture(), StandardCharsets.UTF_8).replace("\"queryIrVersion\": 4", "\"queryIrVersion\": 3");
+        QueryIrException e = assertThrows(
+                QueryIrException.class,
                 () -> QueryIrLoader.load(doc.getBytes(StandardCharsets.UTF_8), "app.queries.ir.json", schema(), REG));
-        assertTrue(e.getMessage().contains("queryIrVersion 3") && e.getMessage().contains("regenerate"), e.getMessage());
+        assertTrue(
+                e.getMessage().contains("queryIrVersion 3") && e.getMessage().contains("regenerate"), e.getMessage());
         assertTrue(!e.getMessage().contains("\n"), "one line");
     }
 
     @Test
     void refusals() throws Exception {
-        refused(q -> ((ObjectNode) q.at("/syql/plan/statements/0/relations/0")).put("start", 98), "does not match its SQL");
-        refused(q -> ((ObjectNode) q.at("/syql/plan/statements/1/relations/0")).put("end", 103), "does not match its SQL");
+        refused(
+                q -> ((ObjectNode) q.at("/syql/plan/statements/0/relations/0")).put("start", 98),
+                "does not match its SQL");
+        refused(
+                q -> ((ObjectNode) q.at("/syql/plan/statements/1/relations/0")).put("end", 103),
+                "does not match its SQL");
         refused(q -> ((ArrayNode) q.at("/syql/plan/statements/0/relations")).removeAll(), "is not planned");
         refused(q -> ((ObjectNode) q.at("/syql/plan/statements/0")).remove("relations"), "regenerate");
         refused(q -> ((ArrayNode) q.get("tables")).removeAll().add("notes"), "does not have");
@@ -83,35 +93,46 @@ class QueryIrLoaderTest {
         refused(q -> q.remove("columns"), "no result columns");
         refused(q -> ((ArrayNode) q.get("columns")).add(q.get("columns").get(0).deepCopy()), "twice");
         refused(q -> ((ArrayNode) q.at("/syql/plan/statements/0/binds")).removeAll(), "placeholders");
-        refused(q -> {
-            ObjectNode s = (ObjectNode) q.at("/syql/plan/statements/0");
-            s.put("positionalSql", s.get("positionalSql").asText() + "; delete from todos");
-        }, "more than one SQL command");
+        refused(
+                q -> {
+                    ObjectNode s = (ObjectNode) q.at("/syql/plan/statements/0");
+                    s.put("positionalSql", s.get("positionalSql").asText() + "; delete from todos");
+                },
+                "more than one SQL command");
         refused(q -> ((ObjectNode) q.at("/syql/plan/statements/1")).put("activationMask", 0), "activationMask");
     }
 
     @Test
     void aCteReusingATableNameFailsClosed() throws Exception {
-        refused(q -> {
-            ObjectNode s = (ObjectNode) q.at("/syql/plan/statements/0");
-            String sql = "with todos as (select 1) " + s.get("positionalSql").asText();
-            s.put("positionalSql", sql);
-            ((ObjectNode) s.at("/relations/0")).put("start", 99 + 25).put("end", 104 + 25);
-        }, "is not planned");
+        refused(
+                q -> {
+                    ObjectNode s = (ObjectNode) q.at("/syql/plan/statements/0");
+                    String sql =
+                            "with todos as (select 1) " + s.get("positionalSql").asText();
+                    s.put("positionalSql", sql);
+                    ((ObjectNode) s.at("/relations/0")).put("start", 99 + 25).put("end", 104 + 25);
+                },
+                "is not planned");
     }
 
     @Test
     void wildcardGrantsAVariableAndCoverageStillMustBeComplete() throws Exception {
         byte[] hostile = Files.readAllBytes(DIR.resolve("hostile.queries.ir.json"));
         List<QueryDefinition> qs = QueryIrLoader.load(hostile, "hostile", schema(), REG);
-        QueryDefinition byList = qs.stream().filter(q -> q.name().equals("byList")).findFirst().orElseThrow();
-        QueryDefinition none = qs.stream().filter(q -> q.name().equals("noCoverage")).findFirst().orElseThrow();
+        QueryDefinition byList =
+                qs.stream().filter(q -> q.name().equals("byList")).findFirst().orElseThrow();
+        QueryDefinition none = qs.stream()
+                .filter(q -> q.name().equals("noCoverage"))
+                .findFirst()
+                .orElseThrow();
         Map<String, OperationValue> params = Map.of("listId", new OperationValue.Text("any-list"));
         ScopeCoverage.check(byList, schema(), params, Map.of("list_id", List.of("*")));
-        OperationException forbidden = assertThrows(OperationException.class,
+        OperationException forbidden = assertThrows(
+                OperationException.class,
                 () -> ScopeCoverage.check(byList, schema(), params, Map.of("list_id", List.of("other"))));
         assertEquals(OperationErrorCode.FORBIDDEN, forbidden.code());
-        OperationException invalid = assertThrows(OperationException.class,
+        OperationException invalid = assertThrows(
+                OperationException.class,
                 () -> ScopeCoverage.check(none, schema(), params, Map.of("list_id", List.of("*"))));
         assertEquals(OperationErrorCode.INVALID_REQUEST, invalid.code());
     }
@@ -120,7 +141,8 @@ class QueryIrLoaderTest {
         ObjectNode doc = (ObjectNode) JSON.readTree(fixture());
         edit.accept((ObjectNode) doc.get("queries").get(0));
         byte[] bytes = JSON.writeValueAsBytes(doc);
-        QueryIrException e = assertThrows(QueryIrException.class, () -> QueryIrLoader.load(bytes, "app", schema(), REG));
+        QueryIrException e =
+                assertThrows(QueryIrException.class, () -> QueryIrLoader.load(bytes, "app", schema(), REG));
         assertTrue(e.getMessage().contains(expected), e.getMessage());
         assertTrue(!e.getMessage().contains("\n"), "one line");
     }

@@ -12,8 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ship its own. Each counts how often its {@code run} was called, so a test can prove a retry did not run it again.
  */
 final class TestCommands {
-    private TestCommands() {
-    }
+    private TestCommands() {}
 
     /** {@code {id, list, title}}: renames a todo (keeping its other columns) or creates it; counts its runs. */
     @ApplicationScoped
@@ -37,8 +36,8 @@ final class TestCommands {
             Map<String, Object> p = (Map<String, Object>) call.params();
             String id = (String) p.get("id");
             return rows.getRow("todos", id).map(found -> {
-                Map<String, Object> row = new LinkedHashMap<>(found.orElseGet(() -> Map.of("id", id, "done", false,
-                        "position", 1L, "updated_at_ms", 1L)));
+                Map<String, Object> row = new LinkedHashMap<>(
+                        found.orElseGet(() -> Map.of("id", id, "done", false, "position", 1L, "updated_at_ms", 1L)));
                 row.put("list_id", p.get("list"));
                 row.put("title", p.get("title"));
                 return List.of(Mutation.upsert("todos", id, row));

@@ -26,22 +26,55 @@ import org.junit.jupiter.api.Test;
 class BackfillBesideServerIT {
     @Test
     void backfillRunsBesideAServerOnTheSamePorts() throws Exception {
-        String pgSchema = "it_beside_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-        try (ServerProcess server = ServerProcess.builder("beside-server", pgSchema).start()) {
+        String pgSchema =
+                "it_beside_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        try (ServerProcess server =
+                ServerProcess.builder("beside-server", pgSchema).start()) {
             CompiledSchema schema = SchemaLoader.load(ServerProcess.BUNDLED_SCHEMA);
-            SyncTestClient writer = new SyncTestClient(schema, new HttpTransport(server.baseUrl(), "tenant-1"), "alice",
-                    "alice-" + UUID.randomUUID()).subscribe("todos", "todos", Map.of("list_id", List.of("l1")));
+            SyncTestClient writer = new SyncTestClient(
+                            schema,
+                            new HttpTransport(server.baseUrl(), "tenant-1"),
+                            "alice",
+                            "alice-" + UUID.randomUUID())
+                    .subscribe("todos", "todos", Map.of("list_id", List.of("l1")));
             writer.syncUntilIdle();
-            String commit = writer.upsert("todos", Map.of("id", "t1", "list_id", "l1", "title", "milk", "done", true,
-                    "position", 1L, "updated_at_ms", 1L), null);
+            String commit = writer.upsert(
+                    "todos",
+                    Map.of(
+                            "id",
+                            "t1",
+                            "list_id",
+                            "l1",
+                            "title",
+                            "milk",
+                            "done",
+                            true,
+                            "position",
+                            1L,
+                            "updated_at_ms",
+                            1L),
+                    null);
             writer.syncUntilIdle();
             assertEquals(CommitStatus.APPLIED, writer.result(commit).status(), String.valueOf(writer.result(commit)));
-            ServerProcess.Result run = ServerProcess.builder("beside-backfill", pgSchema).port(server.port())
-                    .args(List.of(BackfillCommand.NAME, "--partition", "tenant-1", "--checkpoint", "fill-done",
-                            "--schema-version", "1", "--table", "todos", "--set", "title=\"x\""))
+            ServerProcess.Result run = ServerProcess.builder("beside-backfill", pgSchema)
+                    .port(server.port())
+                    .args(List.of(
+                            BackfillCommand.NAME,
+                            "--partition",
+                            "tenant-1",
+                            "--checkpoint",
+                            "fill-done",
+                            "--schema-version",
+                            "1",
+                            "--table",
+                            "todos",
+                            "--set",
+                            "title=\"x\""))
                     .run(Duration.ofMinutes(3));
             assertEquals(0, run.exitCode(), run.log());
-            assertFalse(run.log().contains("Port already bound") || run.log().contains("Address already in use"), run.log());
+            assertFalse(
+                    run.log().contains("Port already bound") || run.log().contains("Address already in use"),
+                    run.log());
             assertFalse(run.log().contains("Listening on"), "no HTTP listener: " + run.log());
             assertTrue(server.alive());
             assertEquals(200, server.status("/q/health/live"));

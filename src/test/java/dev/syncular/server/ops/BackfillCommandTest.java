@@ -45,8 +45,12 @@ class BackfillCommandTest {
     int port;
 
     private SyncTestClient client(String partition, String actor) {
-        return new SyncTestClient(SyncScenariosContract.SCHEMA, new HttpTransport("http://localhost:" + port, partition),
-                actor, actor + "-" + UUID.randomUUID()).subscribe("notes", "notes", Map.of("project_id", List.of("p1")));
+        return new SyncTestClient(
+                        SyncScenariosContract.SCHEMA,
+                        new HttpTransport("http://localhost:" + port, partition),
+                        actor,
+                        actor + "-" + UUID.randomUUID())
+                .subscribe("notes", "notes", Map.of("project_id", List.of("p1")));
     }
 
     private static void readiness(int status) {
@@ -54,8 +58,15 @@ class BackfillCommandTest {
     }
 
     private static List<String> args(String partition, String... more) {
-        List<String> a = new ArrayList<>(List.of("--partition", partition, "--checkpoint", "fill-priority",
-                "--schema-version", "1", "--table", "notes"));
+        List<String> a = new ArrayList<>(List.of(
+                "--partition",
+                partition,
+                "--checkpoint",
+                "fill-priority",
+                "--schema-version",
+                "1",
+                "--table",
+                "notes"));
         a.addAll(List.of(more));
         return a;
     }
@@ -110,8 +121,20 @@ class BackfillCommandTest {
         assertEquals(BackfillCommand.EXIT_USAGE, command.run(args(p, "--set", "priority=\"high\"")), "mistyped");
         assertEquals(BackfillCommand.EXIT_USAGE, command.run(args(p, "--set", "priority=null")), "null");
         assertEquals(BackfillCommand.EXIT_USAGE, command.run(args(p, "--set", "missing=1")), "unknown column");
-        assertEquals(BackfillCommand.EXIT_USAGE, command.run(List.of("--partition", p, "--checkpoint", "c",
-                "--schema-version", "1", "--table", "nope", "--set", "x=1")), "unknown table");
+        assertEquals(
+                BackfillCommand.EXIT_USAGE,
+                command.run(List.of(
+                        "--partition",
+                        p,
+                        "--checkpoint",
+                        "c",
+                        "--schema-version",
+                        "1",
+                        "--table",
+                        "nope",
+                        "--set",
+                        "x=1")),
+                "unknown table");
         assertEquals(BackfillCommand.EXIT_USAGE, command.run(args(p, "--set", "priority=1", "--batch-size", "0")));
         // nothing was declared by the refused runs
         assertTrue(backfills.list(p).await().atMost(WAIT).isEmpty());
@@ -119,15 +142,31 @@ class BackfillCommandTest {
 
     @Test
     void parsesEveryOption() {
-        BackfillCommand.Options o = BackfillCommand.Options.parse(List.of("--partition", "t1", "--checkpoint", "c",
-                "--schema-version", "2", "--table", "notes", "--set", "priority=0", "--set", "title=\"a=b\"",
-                "--batch-size", "50", "--attempts", "2"));
-        assertEquals(new BackfillCommand.Options("t1", "c", 2, "notes", Map.of("priority", "0", "title", "\"a=b\""), 50, 2),
+        BackfillCommand.Options o = BackfillCommand.Options.parse(List.of(
+                "--partition",
+                "t1",
+                "--checkpoint",
+                "c",
+                "--schema-version",
+                "2",
+                "--table",
+                "notes",
+                "--set",
+                "priority=0",
+                "--set",
+                "title=\"a=b\"",
+                "--batch-size",
+                "50",
+                "--attempts",
+                "2"));
+        assertEquals(
+                new BackfillCommand.Options("t1", "c", 2, "notes", Map.of("priority", "0", "title", "\"a=b\""), 50, 2),
                 o);
         assertEquals(500, BackfillCommand.Options.parse(args("t")).batchSize());
         assertThrows(IllegalArgumentException.class, () -> BackfillCommand.Options.parse(List.of("--table")));
         assertThrows(IllegalArgumentException.class, () -> BackfillCommand.Options.parse(args("t", "--bogus", "1")));
-        assertThrows(IllegalArgumentException.class,
+        assertThrows(
+                IllegalArgumentException.class,
                 () -> BackfillCommand.Options.parse(args("t", "--set", "a=1", "--set", "a=2")));
     }
 }

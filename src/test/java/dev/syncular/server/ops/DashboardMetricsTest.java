@@ -46,8 +46,8 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 class DashboardMetricsTest {
     private static final Path DASHBOARD = Path.of("helm", "syncular-server", "dashboards", "syncular.json");
-    private static final Set<String> PROMQL_KEYWORDS = Set.of("by", "without", "on", "ignoring", "group_left",
-            "group_right", "and", "or", "unless", "bool", "offset");
+    private static final Set<String> PROMQL_KEYWORDS = Set.of(
+            "by", "without", "on", "ignoring", "group_left", "group_right", "and", "or", "unless", "bool", "offset");
 
     @Inject
     SchemaWindow window;
@@ -56,13 +56,13 @@ class DashboardMetricsTest {
     int port;
 
     /** What the scripted session saw on the wire. */
-    private record Session(int rounds, long changes, long inlineBytes, String rejectionCode, String conflictCode) {
-    }
+    private record Session(int rounds, long changes, long inlineBytes, String rejectionCode, String conflictCode) {}
 
     @Test
     void everyDashboardMetricIsExported() throws IOException {
         Set<String> names = new TreeSet<>();
-        for (JsonNode target : new ObjectMapper().readTree(Files.readString(DASHBOARD)).findValues("targets")) {
+        for (JsonNode target :
+                new ObjectMapper().readTree(Files.readString(DASHBOARD)).findValues("targets")) {
             target.forEach(t -> names.addAll(metricNames(t.get("expr").asText())));
         }
         assertTrue(names.size() >= 20, "metric names found in the dashboard: " + names);
@@ -83,12 +83,24 @@ class DashboardMetricsTest {
 
         assertEquals(6, s.rounds());
         assertEquals(s.rounds(), delta(before, after, "syncular_sync_rounds_seconds_count", Map.of("outcome", "ok")));
-        assertEquals(4, delta(before, after, "syncular_push_commits_total", Map.of("outcome", "applied", "code", "none")));
-        assertEquals(1, delta(before, after, "syncular_push_commits_total", Map.of("outcome", "cached", "code", "none")));
-        assertEquals(1, delta(before, after, "syncular_push_commits_total",
-                Map.of("outcome", "conflicted", "code", s.conflictCode())));
-        assertEquals(1, delta(before, after, "syncular_push_commits_total",
-                Map.of("outcome", "rejected", "code", s.rejectionCode())));
+        assertEquals(
+                4, delta(before, after, "syncular_push_commits_total", Map.of("outcome", "applied", "code", "none")));
+        assertEquals(
+                1, delta(before, after, "syncular_push_commits_total", Map.of("outcome", "cached", "code", "none")));
+        assertEquals(
+                1,
+                delta(
+                        before,
+                        after,
+                        "syncular_push_commits_total",
+                        Map.of("outcome", "conflicted", "code", s.conflictCode())));
+        assertEquals(
+                1,
+                delta(
+                        before,
+                        after,
+                        "syncular_push_commits_total",
+                        Map.of("outcome", "rejected", "code", s.rejectionCode())));
         assertEquals(4, delta(before, after, "syncular_push_commit_operations_count", Map.of()));
         assertEquals(4, delta(before, after, "syncular_push_commit_operations_sum", Map.of()));
         // a's bootstrap (3 rows) and b's (the same 3 rows), both inline; one incremental change (t1's update)
@@ -97,7 +109,8 @@ class DashboardMetricsTest {
         assertEquals(s.changes(), delta(before, after, "syncular_pull_rows_total", Map.of("lane", "commits")));
         assertEquals(0, delta(before, after, "syncular_pull_rows_total", Map.of("lane", "image")));
         assertTrue(s.inlineBytes() > 0);
-        assertEquals(s.inlineBytes(), delta(before, after, "syncular_segments_bytes_total", Map.of("delivery", "inline")));
+        assertEquals(
+                s.inlineBytes(), delta(before, after, "syncular_segments_bytes_total", Map.of("delivery", "inline")));
         assertEquals(0, delta(before, after, "syncular_segments_bytes_total", Map.of("delivery", "direct")));
     }
 
@@ -184,13 +197,21 @@ class DashboardMetricsTest {
         }
         OpResult conflict = SyncTestClient.firstResult(a.result(stale));
         OpResult rejection = SyncTestClient.firstResult(a.result(ghost));
-        return new Session(responses.size(), changes, inline, ((OpResult.Error) rejection).code(),
+        return new Session(
+                responses.size(),
+                changes,
+                inline,
+                ((OpResult.Error) rejection).code(),
                 ((OpResult.Conflict) conflict).code());
     }
 
     private SyncTestClient client(String partition, String actor) {
-        return new SyncTestClient(window.current(), new HttpTransport("http://localhost:" + port, partition), actor,
-                actor + "-" + UUID.randomUUID()).subscribe("todos", "todos", Map.of("list_id", List.of("l1")));
+        return new SyncTestClient(
+                        window.current(),
+                        new HttpTransport("http://localhost:" + port, partition),
+                        actor,
+                        actor + "-" + UUID.randomUUID())
+                .subscribe("todos", "todos", Map.of("list_id", List.of("l1")));
     }
 
     private static Map<String, Object> todo(String id, String title) {
@@ -201,7 +222,8 @@ class DashboardMetricsTest {
         return PrometheusScrape.scrape();
     }
 
-    private static long delta(PrometheusScrape before, PrometheusScrape after, String name, Map<String, String> labels) {
+    private static long delta(
+            PrometheusScrape before, PrometheusScrape after, String name, Map<String, String> labels) {
         return Math.round(after.value(name, labels) - before.value(name, labels));
     }
 
@@ -227,8 +249,12 @@ class DashboardMetricsTest {
 
     @Test
     void metricNamesAreExtractedFromPromQl() {
-        assertEquals(Set.of("a_seconds_bucket"), metricNames(
-                "histogram_quantile(0.95, sum by (le) (rate(a_seconds_bucket{job=~\"$job\",x=\"y(\"}[$__rate_interval])))"));
-        assertEquals(Set.of("x_sum", "x_count"), metricNames("sum(rate(x_sum[5m])) / sum without (pod) (rate(x_count[5m]))"));
+        assertEquals(
+                Set.of("a_seconds_bucket"),
+                metricNames(
+                        "histogram_quantile(0.95, sum by (le) (rate(a_seconds_bucket{job=~\"$job\",x=\"y(\"}[$__rate_interval])))"));
+        assertEquals(
+                Set.of("x_sum", "x_count"),
+                metricNames("sum(rate(x_sum[5m])) / sum without (pod) (rate(x_count[5m]))"));
     }
 }

@@ -12,8 +12,8 @@ class HealthTest {
 
     @Test
     void livenessIsUp() {
-        given()
-                .when().get("/q/health/live")
+        given().when()
+                .get("/q/health/live")
                 .then()
                 .statusCode(200)
                 .body("status", equalTo("UP"))
@@ -22,9 +22,11 @@ class HealthTest {
 
     @Test
     void overallHealthIsUp() {
-        given()
-                .when().get("/q/health")
-                .then().log().ifValidationFails()
+        given().when()
+                .get("/q/health")
+                .then()
+                .log()
+                .ifValidationFails()
                 .statusCode(200)
                 .body("status", equalTo("UP"));
     }

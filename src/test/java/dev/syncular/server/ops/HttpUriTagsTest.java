@@ -27,12 +27,20 @@ class HttpUriTagsTest {
     @Test
     void theTemplatesAreExactlyTheRoutes() {
         Set<String> routes = new TreeSet<>(Set.of("/realtime", "/__conformance/instances/{id}/realtime"));
-        for (Class<?> c : List.of(SyncResource.class, SegmentResource.class, BlobResource.class, AdminResource.class,
-                AdminCheckpointsResource.class, AdminReactionsResource.class, ConformanceResource.class)) {
+        for (Class<?> c : List.of(
+                SyncResource.class,
+                SegmentResource.class,
+                BlobResource.class,
+                AdminResource.class,
+                AdminCheckpointsResource.class,
+                AdminReactionsResource.class,
+                ConformanceResource.class)) {
             String base = c.getAnnotation(Path.class).value();
             for (Method m : c.getDeclaredMethods()) {
-                boolean route = m.isAnnotationPresent(GET.class) || m.isAnnotationPresent(POST.class)
-                        || m.isAnnotationPresent(PUT.class) || m.isAnnotationPresent(DELETE.class);
+                boolean route = m.isAnnotationPresent(GET.class)
+                        || m.isAnnotationPresent(POST.class)
+                        || m.isAnnotationPresent(PUT.class)
+                        || m.isAnnotationPresent(DELETE.class);
                 if (route) {
                     Path p = m.getAnnotation(Path.class);
                     routes.add(p == null ? base : base + p.value());
@@ -47,10 +55,16 @@ class HttpUriTagsTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         registry.config().meterFilter(HttpUriTags.filter("/api"));
         for (String uri : List.of("/sync", "/api/blobs/{blobId}", "/x/y/z", "NOT_FOUND", "/api/sync/../etc")) {
-            Counter.builder("http.server.requests").tag("uri", uri).tag("status", "431").register(registry).increment();
+            Counter.builder("http.server.requests")
+                    .tag("uri", uri)
+                    .tag("status", "431")
+                    .register(registry)
+                    .increment();
         }
         Set<String> tags = new TreeSet<>();
-        registry.find("http.server.requests").counters().forEach(c -> tags.add(c.getId().getTag("uri")));
+        registry.find("http.server.requests")
+                .counters()
+                .forEach(c -> tags.add(c.getId().getTag("uri")));
         assertEquals(new TreeSet<>(Set.of("/sync", "/api/blobs/{blobId}", "NOT_FOUND", "UNKNOWN")), tags);
     }
 }

@@ -66,9 +66,16 @@ class PruneUnderLoadIT {
     }
 
     private static Row partition(String partition) {
-        return pool.preparedQuery("SELECT horizon_seq, max_commit_seq, (SELECT count(*) FROM \"" + schemaName + "\".sync_commits c"
-                + " WHERE c.partition_id = p.partition_id AND c.commit_seq <= p.horizon_seq) FROM \"" + schemaName
-                + "\".sync_partitions p WHERE partition_id = $1").execute(Tuple.of(partition)).await().atMost(WAIT).iterator().next();
+        return pool.preparedQuery("SELECT horizon_seq, max_commit_seq, (SELECT count(*) FROM \"" + schemaName
+                        + "\".sync_commits c"
+                        + " WHERE c.partition_id = p.partition_id AND c.commit_seq <= p.horizon_seq) FROM \""
+                        + schemaName
+                        + "\".sync_partitions p WHERE partition_id = $1")
+                .execute(Tuple.of(partition))
+                .await()
+                .atMost(WAIT)
+                .iterator()
+                .next();
     }
 
     @Test
@@ -86,7 +93,9 @@ class PruneUnderLoadIT {
         long started = 0;
         long finished = 0;
         while (finished == 0) {
-            assertTrue(System.nanoTime() < deadline, "the prune did not finish: " + partition(partition).toJson());
+            assertTrue(
+                    System.nanoTime() < deadline,
+                    "the prune did not finish: " + partition(partition).toJson());
             Row r = partition(partition);
             if (started == 0 && r.getLong(0) >= generatedTo - 1000) {
                 started = System.nanoTime();
@@ -104,17 +113,24 @@ class PruneUnderLoadIT {
         long p50 = load.percentileMs(50, generated, finished);
         long p99 = load.percentileMs(99, generated, finished);
         long max = load.percentileMs(100, generated, finished);
-        System.out.printf("prune of %,d commits: %d ms window (%d ms from the horizon seen moved); %d push rounds"
-                + " meanwhile, p50 %d ms, p99 %d ms, max %d ms%n", GENERATED, (finished - generated) / 1_000_000,
-                (finished - started) / 1_000_000, during, p50, p99, max);
+        System.out.printf(
+                "prune of %,d commits: %d ms window (%d ms from the horizon seen moved); %d push rounds"
+                        + " meanwhile, p50 %d ms, p99 %d ms, max %d ms%n",
+                GENERATED, (finished - generated) / 1_000_000, (finished - started) / 1_000_000, during, p50, p99, max);
         assertTrue(during > 0, "pushes went on during the prune");
         assertTrue(max < MAX_ROUND_MS, "push rounds during the prune stayed under " + MAX_ROUND_MS + " ms: max " + max);
         assertTrue(pushesBefore > 0);
 
         // every pushed commit applied exactly once (its idempotency record; the log below the horizon is gone)
         load.results.forEach((id, statuses) -> assertEquals(List.of(CommitStatus.APPLIED), statuses, id));
-        long results = pool.preparedQuery("SELECT count(*) FROM \"" + schemaName + "\".sync_push_results WHERE partition_id = $1"
-                + " AND client_commit_id LIKE 'load-%'").execute(Tuple.of(partition)).await().atMost(WAIT).iterator().next().getLong(0);
+        long results = pool.preparedQuery("SELECT count(*) FROM \"" + schemaName
+                        + "\".sync_push_results WHERE partition_id = $1" + " AND client_commit_id LIKE 'load-%'")
+                .execute(Tuple.of(partition))
+                .await()
+                .atMost(WAIT)
+                .iterator()
+                .next()
+                .getLong(0);
         assertEquals(load.results.size(), results);
 
         // the big pass ran on one pod; the other pod's passes meanwhile were skipped

@@ -44,22 +44,30 @@ class PrunerTest {
     static void start() {
         vertx = Vertx.vertx();
         pool = TestPostgres.pool(vertx, 6);
-        storage = new PostgresSyncStorage(pool, "sync_pruner_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
+        storage = new PostgresSyncStorage(
+                pool,
+                "sync_pruner_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
                 new PostgresSyncStorage.Settings(1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 500, 2));
         storage.ensureSchema(ScratchSchemas.ONE_TABLE).await().atMost(WAIT);
     }
 
     @AfterAll
     static void stop() {
-        pool.query("DROP SCHEMA IF EXISTS \"" + storage.pgSchema() + "\" CASCADE").execute().await().atMost(WAIT);
+        pool.query("DROP SCHEMA IF EXISTS \"" + storage.pgSchema() + "\" CASCADE")
+                .execute()
+                .await()
+                .atMost(WAIT);
         pool.close().await().atMost(WAIT);
         vertx.close().await().atMost(WAIT);
     }
 
     private static void commits(String partition, int n) {
         for (int i = 0; i < n; i++) {
-            storage.inPartitionTransaction(partition, tx -> tx.appendCommit("a", "c", UUID.randomUUID().toString(), 1,
-                    List.of())).await().atMost(WAIT);
+            storage.inPartitionTransaction(
+                            partition,
+                            tx -> tx.appendCommit("a", "c", UUID.randomUUID().toString(), 1, List.of()))
+                    .await()
+                    .atMost(WAIT);
         }
     }
 
@@ -69,13 +77,19 @@ class PrunerTest {
         String p = "prune-" + UUID.randomUUID();
         storage.touchPartition(p, now).await().atMost(WAIT);
         commits(p, 30);
-        storage.upsertClient(new ClientRecord(p, "active", "a", 12, now - DAY, null, 3)).await().atMost(WAIT);
-        storage.upsertClient(new ClientRecord(p, "gone", "a", 3, now - 20 * DAY, null, 3)).await().atMost(WAIT);
+        storage.upsertClient(new ClientRecord(p, "active", "a", 12, now - DAY, null, 3))
+                .await()
+                .atMost(WAIT);
+        storage.upsertClient(new ClientRecord(p, "gone", "a", 3, now - 20 * DAY, null, 3))
+                .await()
+                .atMost(WAIT);
         Pruner pruner = new Pruner(storage, new RetentionPolicy(Duration.ofDays(14), 10, Duration.ofDays(30)));
         pruner.pruneAll(now).await().atMost(WAIT);
         PartitionState s = storage.readPartition(p).await().atMost(WAIT);
         assertEquals(12, s.horizonSeq(), "held at the active client's cursor; the stale client does not count");
-        storage.upsertClient(new ClientRecord(p, "active", "a", 30, now, null, 3)).await().atMost(WAIT);
+        storage.upsertClient(new ClientRecord(p, "active", "a", 30, now, null, 3))
+                .await()
+                .atMost(WAIT);
         pruner.pruneAll(now).await().atMost(WAIT);
         assertEquals(20, storage.readPartition(p).await().atMost(WAIT).horizonSeq(), "the newest 10 commits stay");
     }
@@ -85,8 +99,10 @@ class PrunerTest {
         RetentionPolicy policy = new RetentionPolicy(Duration.ofDays(14), 1000, Duration.ofDays(30));
         PartitionState s = new PartitionState("p", "e", 5000, 4500, 0, 0);
         assertEquals(-1, policy.pruneThrough(new RetentionInputs(s, 4000)));
-        assertEquals(4000, policy.pruneThrough(new RetentionInputs(new PartitionState("p", "e", 5000, 3000, 0, 0),
-                RetentionInputs.NO_ACTIVE_CURSOR)));
+        assertEquals(
+                4000,
+                policy.pruneThrough(new RetentionInputs(
+                        new PartitionState("p", "e", 5000, 3000, 0, 0), RetentionInputs.NO_ACTIVE_CURSOR)));
     }
 
     /**
@@ -98,18 +114,34 @@ class PrunerTest {
         long now = 100 * DAY;
         String p = "inputs-" + UUID.randomUUID();
         storage.touchPartition(p, now).await().atMost(WAIT);
-        storage.upsertClient(new ClientRecord(p, "a", "a", 40, now - DAY, null, 3)).await().atMost(WAIT);
-        storage.upsertClient(new ClientRecord(p, "b", "a", 25, now - 2 * DAY, null, 3)).await().atMost(WAIT);
-        storage.upsertClient(new ClientRecord(p, "stale", "a", 3, now - 20 * DAY, null, 3)).await().atMost(WAIT);
-        storage.upsertClient(new ClientRecord(p, "new", "a", -1, now, null, 3)).await().atMost(WAIT);
+        storage.upsertClient(new ClientRecord(p, "a", "a", 40, now - DAY, null, 3))
+                .await()
+                .atMost(WAIT);
+        storage.upsertClient(new ClientRecord(p, "b", "a", 25, now - 2 * DAY, null, 3))
+                .await()
+                .atMost(WAIT);
+        storage.upsertClient(new ClientRecord(p, "stale", "a", 3, now - 20 * DAY, null, 3))
+                .await()
+                .atMost(WAIT);
+        storage.upsertClient(new ClientRecord(p, "new", "a", -1, now, null, 3))
+                .await()
+                .atMost(WAIT);
         String before = p.substring(0, p.length() - 1);
-        RetentionInputs in = storage.retentionInputs(before, 1, now - 14 * DAY).await().atMost(WAIT).get(0);
+        RetentionInputs in = storage.retentionInputs(before, 1, now - 14 * DAY)
+                .await()
+                .atMost(WAIT)
+                .get(0);
         assertEquals(p, in.partition().partition());
         assertEquals(25, in.lowestActiveCursor());
         String q = "inputs-none-" + UUID.randomUUID();
         storage.touchPartition(q, now).await().atMost(WAIT);
-        assertEquals(RetentionInputs.NO_ACTIVE_CURSOR, storage.retentionInputs(q.substring(0, q.length() - 1), 1,
-                now - 14 * DAY).await().atMost(WAIT).get(0).lowestActiveCursor());
+        assertEquals(
+                RetentionInputs.NO_ACTIVE_CURSOR,
+                storage.retentionInputs(q.substring(0, q.length() - 1), 1, now - 14 * DAY)
+                        .await()
+                        .atMost(WAIT)
+                        .get(0)
+                        .lowestActiveCursor());
     }
 
     /**
@@ -125,20 +157,33 @@ class PrunerTest {
         String s = "\"" + storage.pgSchema() + "\".";
         // partitions with 12 commits each; keepNewest 10 lets each prune through seq 2
         pool.query("INSERT INTO " + s + "sync_partitions (partition_id, log_epoch, max_commit_seq, horizon_seq,"
-                + " created_at_ms, last_seen_at_ms) SELECT '" + prefix + "' || lpad(g::text, 4, '0'), 'e', 12, 0, 0, 0"
-                + " FROM generate_series(1, " + partitions + ") g").execute().await().atMost(WAIT);
+                        + " created_at_ms, last_seen_at_ms) SELECT '" + prefix
+                        + "' || lpad(g::text, 4, '0'), 'e', 12, 0, 0, 0"
+                        + " FROM generate_series(1, " + partitions + ") g")
+                .execute()
+                .await()
+                .atMost(WAIT);
         Pass pass = new Pruner(storage, new RetentionPolicy(Duration.ofDays(14), 10, Duration.ofDays(30)))
-                .pruneAll(now).await().atMost(WAIT);
-        assertEquals(0L, count("SELECT count(*) FROM " + s + "sync_partitions WHERE partition_id LIKE '" + prefix
-                + "%' AND horizon_seq <> 2"), "every partition of every page pruned through its bound");
+                .pruneAll(now)
+                .await()
+                .atMost(WAIT);
+        assertEquals(
+                0L,
+                count("SELECT count(*) FROM " + s + "sync_partitions WHERE partition_id LIKE '" + prefix
+                        + "%' AND horizon_seq <> 2"),
+                "every partition of every page pruned through its bound");
 
-        PostgresSyncStorage oneSeqBatches = new PostgresSyncStorage(pool, storage.pgSchema(),
+        PostgresSyncStorage oneSeqBatches = new PostgresSyncStorage(
+                pool,
+                storage.pgSchema(),
                 new PostgresSyncStorage.Settings(1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 1, 1000));
         String p = "ten-thousand-" + UUID.randomUUID();
         oneSeqBatches.touchPartition(p, now).await().atMost(WAIT);
         assertEquals(10_001L, GeneratedCommits.append(pool, storage.pgSchema(), p, "t", 10_001));
-        PruneResult r = oneSeqBatches.prune(p, oneSeqBatches.readPartition(p).await().atMost(WAIT).logEpoch(), 10_000)
-                .await().atMost(Duration.ofMinutes(5));
+        PruneResult r = oneSeqBatches
+                .prune(p, oneSeqBatches.readPartition(p).await().atMost(WAIT).logEpoch(), 10_000)
+                .await()
+                .atMost(Duration.ofMinutes(5));
         assertEquals(10_000, r.horizonSeq());
         assertEquals(10_000L, r.removedCommits(), "10,000 batches of one sequence");
         assertEquals(1L, count("SELECT count(*) FROM " + s + "sync_commits WHERE partition_id = '" + p + "'"));
@@ -159,27 +204,46 @@ class PrunerTest {
         assertEquals(5000L, GeneratedCommits.append(pool, storage.pgSchema(), p, "t", 5000));
         String s = "\"" + storage.pgSchema() + "\".";
         CompletableFuture<Pruner.Pass> pruning;
-        try (HeldTransaction blocker = HeldTransaction.begin(pool,
-                "SELECT 1 FROM " + s + "sync_changes WHERE partition_id = '" + p + "' AND commit_seq = 2600 FOR UPDATE")) {
+        try (HeldTransaction blocker = HeldTransaction.begin(
+                pool,
+                "SELECT 1 FROM " + s + "sync_changes WHERE partition_id = '" + p
+                        + "' AND commit_seq = 2600 FOR UPDATE")) {
             pruning = new Pruner(storage, new RetentionPolicy(Duration.ofDays(14), 10, Duration.ofDays(30)))
-                    .pruneAll(now).subscribeAsCompletionStage();
+                    .pruneAll(now)
+                    .subscribeAsCompletionStage();
             int prune = blocker.awaitBlocked();
-            assertEquals(4990, storage.readPartition(p).await().atMost(WAIT).horizonSeq(), "the horizon is committed first");
-            assertEquals(0L, count("SELECT count(*) FROM " + s + "sync_commits WHERE partition_id = '" + p + "' AND commit_seq <= 2500"),
+            assertEquals(
+                    4990, storage.readPartition(p).await().atMost(WAIT).horizonSeq(), "the horizon is committed first");
+            assertEquals(
+                    0L,
+                    count("SELECT count(*) FROM " + s + "sync_commits WHERE partition_id = '" + p
+                            + "' AND commit_seq <= 2500"),
                     "the batches before the blocked one are committed");
             assertEquals(2500L, count("SELECT count(*) FROM " + s + "sync_commits WHERE partition_id = '" + p + "'"));
-            assertFalse(blocker.relationLocks(prune, storage.pgSchema()).stream().anyMatch(l -> l.startsWith("sync_partitions")),
+            assertFalse(
+                    blocker.relationLocks(prune, storage.pgSchema()).stream()
+                            .anyMatch(l -> l.startsWith("sync_partitions")),
                     "the deleting batch holds no partition lock");
-            assertEquals(5001L, storage.inPartitionTransaction(p, tx -> tx.appendCommit("a", "c", "during-prune", now,
-                    List.of())).await().atMost(WAIT), "a push to the partition is not held up by the prune");
+            assertEquals(
+                    5001L,
+                    storage.inPartitionTransaction(p, tx -> tx.appendCommit("a", "c", "during-prune", now, List.of()))
+                            .await()
+                            .atMost(WAIT),
+                    "a push to the partition is not held up by the prune");
             assertFalse(pruning.isDone());
         }
         Pruner.Pass pass = pruning.get(WAIT.toSeconds(), TimeUnit.SECONDS);
         assertEquals(4990L, pass.commits());
         assertEquals(11L, count("SELECT count(*) FROM " + s + "sync_commits WHERE partition_id = '" + p + "'"));
-        assertEquals(0L, count("SELECT count(*) FROM " + s + "sync_changes WHERE partition_id = '" + p + "' AND commit_seq <= 4990"),
+        assertEquals(
+                0L,
+                count("SELECT count(*) FROM " + s + "sync_changes WHERE partition_id = '" + p
+                        + "' AND commit_seq <= 4990"),
                 "changes at or below the horizon are gone");
-        assertEquals(0L, count("SELECT count(*) FROM " + s + "sync_commit_scopes WHERE partition_id = '" + p + "' AND commit_seq <= 4990"),
+        assertEquals(
+                0L,
+                count("SELECT count(*) FROM " + s + "sync_commit_scopes WHERE partition_id = '" + p
+                        + "' AND commit_seq <= 4990"),
                 "scope-index entries at or below the horizon are gone");
     }
 
@@ -192,11 +256,19 @@ class PrunerTest {
         for (int i = 0; i < 7; i++) {
             long created = i < 5 ? now - 31 * DAY : now - 29 * DAY;
             String id = "cc-" + i;
-            storage.inPartitionTransaction(p, tx -> tx.savePushResult("client", id,
-                    new PushOutcome(CommitStatus.REJECTED, null, new byte[] {1}, created))).await().atMost(WAIT);
+            storage.inPartitionTransaction(
+                            p,
+                            tx -> tx.savePushResult(
+                                    "client",
+                                    id,
+                                    new PushOutcome(CommitStatus.REJECTED, null, new byte[] {1}, created)))
+                    .await()
+                    .atMost(WAIT);
         }
         Pruner.Pass pass = new Pruner(storage, new RetentionPolicy(Duration.ofDays(14), 1000, Duration.ofDays(30)))
-                .pruneAll(now).await().atMost(WAIT);
+                .pruneAll(now)
+                .await()
+                .atMost(WAIT);
         assertEquals(5L, pass.pushResults());
         assertNull(storage.findPushResult(p, "client", "cc-0").await().atMost(WAIT), "older than 30 days: gone");
         assertNotNull(storage.findPushResult(p, "client", "cc-5").await().atMost(WAIT), "29 days old: kept");

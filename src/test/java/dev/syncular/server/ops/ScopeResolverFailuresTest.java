@@ -41,41 +41,66 @@ class ScopeResolverFailuresTest {
     void aFailingResolverIsCountedAndLoggedNotJustRevoked() {
         Vertx vertx = Vertx.vertx();
         Pool pool = TestPostgres.pool(vertx, 4);
-        PostgresSyncStorage storage = new PostgresSyncStorage(pool, "sync_resolver_" + UUID.randomUUID().toString()
-                .replace("-", "").substring(0, 10), PostgresSyncStorage.Settings.DEFAULTS);
+        PostgresSyncStorage storage = new PostgresSyncStorage(
+                pool,
+                "sync_resolver_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
+                PostgresSyncStorage.Settings.DEFAULTS);
         LogCapture log = LogCapture.of(ScopeResolverFailures.class.getName(), Level.INFO, "requestId");
         try {
             storage.ensureSchema(SyncScenariosContract.SCHEMA).await().atMost(WAIT);
             SimpleMeterRegistry meters = new SimpleMeterRegistry();
             ScopeResolverFailures failures = new ScopeResolverFailures(meters);
-            ScopeResolver outage = (actor, partition) -> Uni.createFrom().failure(new IllegalStateException("authz service down"));
-            SyncEngine engine = new SyncEngine(EngineParts.builder(SchemaWindow.single(SyncScenariosContract.SCHEMA), storage, new InMemorySegmentStore(), failures.observe(outage))
+            ScopeResolver outage =
+                    (actor, partition) -> Uni.createFrom().failure(new IllegalStateException("authz service down"));
+            SyncEngine engine = new SyncEngine(EngineParts.builder(
+                            SchemaWindow.single(SyncScenariosContract.SCHEMA),
+                            storage,
+                            new InMemorySegmentStore(),
+                            failures.observe(outage))
                     .build());
             String partition = "p-" + UUID.randomUUID();
-            SyncTestClient client = new SyncTestClient(SyncScenariosContract.SCHEMA, new SyncTestClient.Transport() {
-                @Override
-                public byte[] roundTrip(SyncTestClient c, byte[] request) {
-                    return Message.response(engine.handle(new SyncRequestContext(c.actorId, partition),
-                            MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
-                }
+            SyncTestClient client = new SyncTestClient(
+                            SyncScenariosContract.SCHEMA,
+                            new SyncTestClient.Transport() {
+                                @Override
+                                public byte[] roundTrip(SyncTestClient c, byte[] request) {
+                                    return Message.response(engine.handle(
+                                                            new SyncRequestContext(c.actorId, partition),
+                                                            MessageDecoder.decodeRequest(request))
+                                                    .await()
+                                                    .atMost(WAIT))
+                                            .encode();
+                                }
 
-                @Override
-                public byte[] downloadSegment(SyncTestClient c, String segmentId, String scopesHeader) {
-                    throw new UnsupportedOperationException();
-                }
-            }, "alice", "c-" + UUID.randomUUID()).subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
+                                @Override
+                                public byte[] downloadSegment(SyncTestClient c, String segmentId, String scopesHeader) {
+                                    throw new UnsupportedOperationException();
+                                }
+                            },
+                            "alice",
+                            "c-" + UUID.randomUUID())
+                    .subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));
             client.sync(); // the log epoch
             for (int i = 0; i < 3; i++) {
                 client.subscriptions.get("notes-p1").status = null; // asks again, as after a re-subscribe
                 client.sync();
-                assertEquals(SubscriptionStatus.REVOKED, client.subscriptions.get("notes-p1").status, "§3.2 unchanged: revoked");
+                assertEquals(
+                        SubscriptionStatus.REVOKED,
+                        client.subscriptions.get("notes-p1").status,
+                        "§3.2 unchanged: revoked");
             }
-            assertEquals(3.0, meters.get("syncular.scope_resolver.failures").counter().count(), "every failure counted");
+            assertEquals(
+                    3.0,
+                    meters.get("syncular.scope_resolver.failures").counter().count(),
+                    "every failure counted");
             assertEquals(1, log.lines.size(), "logged once per interval: " + log.lines);
             assertInstanceOf(IllegalStateException.class, log.lines.get(0).thrown(), "with its cause");
         } finally {
             log.close();
-            pool.query("DROP SCHEMA IF EXISTS \"" + storage.pgSchema() + "\" CASCADE").execute().await().atMost(WAIT);
+            pool.query("DROP SCHEMA IF EXISTS \"" + storage.pgSchema() + "\" CASCADE")
+                    .execute()
+                    .await()
+                    .atMost(WAIT);
             pool.close().await().atMost(WAIT);
             vertx.close().await().atMost(WAIT);
         }

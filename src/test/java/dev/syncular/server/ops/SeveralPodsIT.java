@@ -58,8 +58,10 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SeveralPodsIT {
     private static final Duration WAIT = Duration.ofSeconds(120);
-    private static final String SCHEMA = "it_pods_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final String SCHEMA =
+            "it_pods_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private static final ObjectMapper JSON = new ObjectMapper();
 
     static ThrowawayPostgres pg;
@@ -111,26 +113,43 @@ class SeveralPodsIT {
         assertFalse(load.results.isEmpty());
         load.results.forEach((id, statuses) -> {
             assertEquals(1, statuses.size(), "one result for " + id);
-            assertTrue(statuses.get(0) == CommitStatus.APPLIED || statuses.get(0) == CommitStatus.CACHED, id + ": " + statuses);
+            assertTrue(
+                    statuses.get(0) == CommitStatus.APPLIED || statuses.get(0) == CommitStatus.CACHED,
+                    id + ": " + statuses);
         });
         Map<String, Long> logged = new HashMap<>();
         for (Row r : pool.preparedQuery("SELECT client_commit_id, count(*) FROM \"" + SCHEMA + "\".sync_commits"
-                + " WHERE partition_id = $1 GROUP BY 1").execute(Tuple.of(partition)).await().atMost(WAIT)) {
+                        + " WHERE partition_id = $1 GROUP BY 1")
+                .execute(Tuple.of(partition))
+                .await()
+                .atMost(WAIT)) {
             logged.put(r.getString(0), r.getLong(1));
         }
         assertEquals(load.results.keySet(), logged.keySet(), "every queued commit is in the log, and nothing else");
         logged.forEach((id, n) -> assertEquals(1L, n, "applied exactly once: " + id));
         Row dense = pool.preparedQuery("SELECT count(*), max(commit_seq), (SELECT max_commit_seq FROM \"" + SCHEMA
-                + "\".sync_partitions WHERE partition_id = $1), (SELECT count(*) FROM \"" + SCHEMA
-                + "\".sync_push_results WHERE partition_id = $1) FROM \"" + SCHEMA + "\".sync_commits WHERE partition_id = $1")
-                .execute(Tuple.of(partition)).await().atMost(WAIT).iterator().next();
+                        + "\".sync_partitions WHERE partition_id = $1), (SELECT count(*) FROM \"" + SCHEMA
+                        + "\".sync_push_results WHERE partition_id = $1) FROM \"" + SCHEMA
+                        + "\".sync_commits WHERE partition_id = $1")
+                .execute(Tuple.of(partition))
+                .await()
+                .atMost(WAIT)
+                .iterator()
+                .next();
         assertEquals(dense.getLong(0), dense.getLong(1), "commit seqs are dense");
         assertEquals(dense.getLong(1), dense.getLong(2));
         assertEquals(dense.getLong(0), dense.getLong(3), "one idempotency record per commit");
-        System.out.printf("%s: %,d commits from %d clients applied exactly once; %,d retried after failed rounds %s;"
-                + " round p50 %d ms, p99 %d ms, max %d ms%n", partition, load.results.size(), load.clientIds().size(),
-                load.retried.size(), load.failures, load.percentileMs(50, Long.MIN_VALUE, Long.MAX_VALUE),
-                load.percentileMs(99, Long.MIN_VALUE, Long.MAX_VALUE), load.percentileMs(100, Long.MIN_VALUE, Long.MAX_VALUE));
+        System.out.printf(
+                "%s: %,d commits from %d clients applied exactly once; %,d retried after failed rounds %s;"
+                        + " round p50 %d ms, p99 %d ms, max %d ms%n",
+                partition,
+                load.results.size(),
+                load.clientIds().size(),
+                load.retried.size(),
+                load.failures,
+                load.percentileMs(50, Long.MIN_VALUE, Long.MAX_VALUE),
+                load.percentileMs(99, Long.MIN_VALUE, Long.MAX_VALUE),
+                load.percentileMs(100, Long.MIN_VALUE, Long.MAX_VALUE));
     }
 
     /** The partition's row lock, as a push holds it. */
@@ -142,7 +161,10 @@ class SeveralPodsIT {
     private static String lockEveryTable() {
         List<String> tables = new ArrayList<>();
         for (Row r : pool.preparedQuery("SELECT quote_ident(table_schema) || '.' || quote_ident(table_name)"
-                + " FROM information_schema.tables WHERE table_schema = $1").execute(Tuple.of(SCHEMA)).await().atMost(WAIT)) {
+                        + " FROM information_schema.tables WHERE table_schema = $1")
+                .execute(Tuple.of(SCHEMA))
+                .await()
+                .atMost(WAIT)) {
             tables.add(r.getString(0));
         }
         return "LOCK TABLE " + String.join(", ", tables) + " IN ROW EXCLUSIVE MODE";
@@ -181,17 +203,21 @@ class SeveralPodsIT {
     void killNineMidPushAndTheRetryOnTheOtherPodAppliesOnce() throws Exception {
         String partition = "kill-" + UUID.randomUUID();
         AtomicReference<HttpTransport> target = new AtomicReference<>(new HttpTransport(podA.baseUrl(), partition));
-        SyncTestClient c = new SyncTestClient(schema, new SyncTestClient.Transport() {
-            @Override
-            public byte[] roundTrip(SyncTestClient client, byte[] request) {
-                return target.get().roundTrip(client, request);
-            }
+        SyncTestClient c = new SyncTestClient(
+                schema,
+                new SyncTestClient.Transport() {
+                    @Override
+                    public byte[] roundTrip(SyncTestClient client, byte[] request) {
+                        return target.get().roundTrip(client, request);
+                    }
 
-            @Override
-            public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
-                return target.get().downloadSegment(client, segmentId, scopesHeader);
-            }
-        }, "killer", "c-kill-" + UUID.randomUUID());
+                    @Override
+                    public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
+                        return target.get().downloadSegment(client, segmentId, scopesHeader);
+                    }
+                },
+                "killer",
+                "c-kill-" + UUID.randomUUID());
         c.sync(); // the log epoch; registers the partition
         String commit = c.upsert("todos", todo("mid-push"), null);
         CompletableFuture<Void> inFlight;
@@ -199,15 +225,24 @@ class SeveralPodsIT {
             inFlight = CompletableFuture.runAsync(c::sync);
             partitionLock.awaitBlocked(); // pod A's push transaction waits for the partition lock
             podA.kill();
-            Throwable failed = assertThrows(ExecutionException.class,
-                    () -> inFlight.get(WAIT.toSeconds(), TimeUnit.SECONDS)).getCause();
+            Throwable failed = assertThrows(
+                            ExecutionException.class, () -> inFlight.get(WAIT.toSeconds(), TimeUnit.SECONDS))
+                    .getCause();
             assertInstanceOf(UncheckedIOException.class, failed, "the round died with the pod");
         }
         target.set(new HttpTransport(podB.baseUrl(), partition));
         c.sync();
         assertEquals(CommitStatus.APPLIED, c.result(commit).status(), "the retry on pod B applied it");
-        assertEquals(1L, pool.preparedQuery("SELECT count(*) FROM \"" + SCHEMA + "\".sync_commits WHERE partition_id = $1"
-                + " AND client_commit_id = $2").execute(Tuple.of(partition, commit)).await().atMost(WAIT).iterator().next().getLong(0));
+        assertEquals(
+                1L,
+                pool.preparedQuery("SELECT count(*) FROM \"" + SCHEMA + "\".sync_commits WHERE partition_id = $1"
+                                + " AND client_commit_id = $2")
+                        .execute(Tuple.of(partition, commit))
+                        .await()
+                        .atMost(WAIT)
+                        .iterator()
+                        .next()
+                        .getLong(0));
         podA = pod("a", podA.port()).start();
 
         String loaded = "kill-load-" + UUID.randomUUID();
@@ -218,7 +253,8 @@ class SeveralPodsIT {
         podA = pod("a", podA.port()).start();
         load.awaitMore(100, WAIT);
         load.stop();
-        assertTrue(load.failures.containsKey("io") && !load.retried.isEmpty(),
+        assertTrue(
+                load.failures.containsKey("io") && !load.retried.isEmpty(),
                 "rounds died with pod A and their commits were retried: " + load.failures);
         assertExactlyOnce(load, loaded);
     }
@@ -252,8 +288,12 @@ class SeveralPodsIT {
         }
         load.stop();
         assertExactlyOnce(load, partition);
-        assertTrue(load.failures.keySet().stream().anyMatch(k -> !k.equals("429")), "the restart was felt: " + load.failures);
-        assertTrue(podA.log().contains("readiness DOWN (storage_unavailable)") || podB.log().contains("readiness DOWN (storage_unavailable)"),
+        assertTrue(
+                load.failures.keySet().stream().anyMatch(k -> !k.equals("429")),
+                "the restart was felt: " + load.failures);
+        assertTrue(
+                podA.log().contains("readiness DOWN (storage_unavailable)")
+                        || podB.log().contains("readiness DOWN (storage_unavailable)"),
                 "readiness failures are logged with their cause");
     }
 
@@ -287,9 +327,12 @@ class SeveralPodsIT {
         assertTrue(reasons.containsKey("queue_full") && reasons.containsKey("lock_timeout"), reasons.toString());
         Set<String> commits = eachRetryApplies(clients);
         Row logged = pool.preparedQuery("SELECT count(*) FILTER (WHERE client_commit_id = ANY($2)), count(*)"
-                + " FROM \"" + SCHEMA + "\".sync_commits WHERE partition_id = $1")
-                .execute(Tuple.of(partition).addArrayOfString(commits.toArray(String[]::new))).await().atMost(WAIT)
-                .iterator().next();
+                        + " FROM \"" + SCHEMA + "\".sync_commits WHERE partition_id = $1")
+                .execute(Tuple.of(partition).addArrayOfString(commits.toArray(String[]::new)))
+                .await()
+                .atMost(WAIT)
+                .iterator()
+                .next();
         assertEquals(48L, logged.getLong(0), "each commit applied once");
         assertEquals(48L, logged.getLong(1), "nothing from the refused attempts");
     }
@@ -304,8 +347,10 @@ class SeveralPodsIT {
     @Order(5)
     void aFullConnectionPoolAnswersRateLimited() throws Exception {
         String partition = "pool-" + UUID.randomUUID();
-        try (ServerProcess podC = pod("c", 0).env("QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE", "1")
-                .env("SYNCULAR_STORAGE_POOL_MAX_WAITERS", "1").start()) {
+        try (ServerProcess podC = pod("c", 0)
+                .env("QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE", "1")
+                .env("SYNCULAR_STORAGE_POOL_MAX_WAITERS", "1")
+                .start()) {
             List<SyncTestClient> clients = clientsWithOneCommit(podC, partition, 3);
             List<HttpResponse<String>> answers = new ArrayList<>();
             try (HeldTransaction partitionLock = HeldTransaction.begin(pool, lockPartition(partition))) {
@@ -313,12 +358,18 @@ class SeveralPodsIT {
                 partitionLock.awaitBlocked(); // the pod's one connection waits for the partition lock
                 CompletableFuture<HttpResponse<String>> second = send(podC, partition, clients.get(1));
                 CompletableFuture<HttpResponse<String>> third = send(podC, partition, clients.get(2));
-                HttpResponse<String> refused = CompletableFuture.anyOf(second, third).thenApply(r -> (HttpResponse<String>) r)
+                HttpResponse<String> refused = CompletableFuture.anyOf(second, third)
+                        .thenApply(r -> (HttpResponse<String>) r)
                         .get(WAIT.toSeconds(), TimeUnit.SECONDS);
                 assertFalse(holder.isDone(), "refused while the connection was still held");
                 assertEquals(429, refused.statusCode(), refused.body());
                 assertEquals("1", refused.headers().firstValue("Retry-After").orElse(null));
-                assertEquals("pool_wait_queue_full", JSON.readTree(refused.body()).get("details").get("reason").asText());
+                assertEquals(
+                        "pool_wait_queue_full",
+                        JSON.readTree(refused.body())
+                                .get("details")
+                                .get("reason")
+                                .asText());
                 for (CompletableFuture<HttpResponse<String>> f : List.of(holder, second, third)) {
                     answers.add(f.get(WAIT.toSeconds(), TimeUnit.SECONDS));
                 }
@@ -327,8 +378,15 @@ class SeveralPodsIT {
                 assertEquals(429, r.statusCode(), "busy, never a 500: " + r.body());
             }
             eachRetryApplies(clients);
-            assertEquals(3L, pool.preparedQuery("SELECT count(*) FROM \"" + SCHEMA + "\".sync_commits WHERE partition_id = $1")
-                    .execute(Tuple.of(partition)).await().atMost(WAIT).iterator().next().getLong(0));
+            assertEquals(
+                    3L,
+                    pool.preparedQuery("SELECT count(*) FROM \"" + SCHEMA + "\".sync_commits WHERE partition_id = $1")
+                            .execute(Tuple.of(partition))
+                            .await()
+                            .atMost(WAIT)
+                            .iterator()
+                            .next()
+                            .getLong(0));
         }
     }
 
@@ -340,7 +398,8 @@ class SeveralPodsIT {
     private static List<SyncTestClient> clientsWithOneCommit(ServerProcess pod, String partition, int n) {
         List<SyncTestClient> clients = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            SyncTestClient c = new SyncTestClient(schema, new HttpTransport(pod.baseUrl(), partition), "busy-" + i, partition + "-c" + i);
+            SyncTestClient c = new SyncTestClient(
+                    schema, new HttpTransport(pod.baseUrl(), partition), "busy-" + i, partition + "-c" + i);
             c.sync();
             c.upsert("todos", todo(partition + "-" + i), null);
             clients.add(c);
@@ -361,10 +420,15 @@ class SeveralPodsIT {
     }
 
     private static CompletableFuture<HttpResponse<String>> send(ServerProcess pod, String partition, SyncTestClient c) {
-        return HTTP.sendAsync(HttpRequest.newBuilder(URI.create(pod.baseUrl() + "/sync"))
-                .header("content-type", HttpTransport.CONTENT_TYPE).header("x-actor-id", c.actorId)
-                .header("x-syncular-partition", partition).timeout(WAIT)
-                .POST(HttpRequest.BodyPublishers.ofByteArray(c.buildRequest().encode())).build(),
+        return HTTP.sendAsync(
+                HttpRequest.newBuilder(URI.create(pod.baseUrl() + "/sync"))
+                        .header("content-type", HttpTransport.CONTENT_TYPE)
+                        .header("x-actor-id", c.actorId)
+                        .header("x-syncular-partition", partition)
+                        .timeout(WAIT)
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(
+                                c.buildRequest().encode()))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
@@ -372,13 +436,17 @@ class SeveralPodsIT {
     @Test
     @Order(6)
     void prodRefusesToStartWithoutTheSharedSigningKey() {
-        IllegalStateException e = assertThrows(IllegalStateException.class,
+        IllegalStateException e = assertThrows(
+                IllegalStateException.class,
                 () -> pod("no-key", 0).env("SYNCULAR_SIGNED_URLS_KEY", "").start());
-        assertTrue(e.getMessage().contains("exited during start-up") && e.getMessage().contains("syncular.signed-urls.key"),
+        assertTrue(
+                e.getMessage().contains("exited during start-up")
+                        && e.getMessage().contains("syncular.signed-urls.key"),
                 e.getMessage());
     }
 
     static Map<String, Object> todo(String id) {
-        return Map.of("id", id, "list_id", "l1", "title", "t " + id, "done", false, "position", 1L, "updated_at_ms", 1L);
+        return Map.of(
+                "id", id, "list_id", "l1", "title", "t " + id, "done", false, "position", 1L, "updated_at_ms", 1L);
     }
 }

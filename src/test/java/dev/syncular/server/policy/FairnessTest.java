@@ -59,13 +59,21 @@ class FairnessTest {
     public static class Profile implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.fairness.max-rounds-per-actor", "2",
-                    "syncular.fairness.max-rounds-per-partition", "8",
-                    "syncular.fairness.retry-after", "2s",
-                    "syncular.policy.validator-webhook.url", "${webhook.base}/validate",
-                    "syncular.policy.validator-webhook.secret", WebhookResource.SECRET,
-                    "syncular.policy.validator-webhook.timeout", "20s",
-                    "syncular.policy.validator-webhook.read-timeout", "20s");
+            return Map.of(
+                    "syncular.fairness.max-rounds-per-actor",
+                    "2",
+                    "syncular.fairness.max-rounds-per-partition",
+                    "8",
+                    "syncular.fairness.retry-after",
+                    "2s",
+                    "syncular.policy.validator-webhook.url",
+                    "${webhook.base}/validate",
+                    "syncular.policy.validator-webhook.secret",
+                    WebhookResource.SECRET,
+                    "syncular.policy.validator-webhook.timeout",
+                    "20s",
+                    "syncular.policy.validator-webhook.read-timeout",
+                    "20s");
         }
 
         @Override
@@ -142,7 +150,11 @@ class FairnessTest {
                         if (f.status == 429 && f.body.contains("\"code\":\"sync.rate_limited\"")) {
                             flood429.incrementAndGet();
                             // a client honours the refusal's retryAfterMs (here: until then, or until the test ends)
-                            stopped.await(JSON.readTree(f.body).path("details").path("retryAfterMs").asLong(),
+                            stopped.await(
+                                    JSON.readTree(f.body)
+                                            .path("details")
+                                            .path("retryAfterMs")
+                                            .asLong(),
                                     TimeUnit.MILLISECONDS);
                         } else {
                             unexpected.add(f.status + " " + f.body);
@@ -178,7 +190,8 @@ class FairnessTest {
         List<Long> sorted = new ArrayList<>(victimMs);
         Collections.sort(sorted);
         long max = sorted.get(sorted.size() - 1);
-        System.out.printf("fairness: victim pushes %d, p50 %d ms, max %d ms; flooder applied %d, refused %d%n",
+        System.out.printf(
+                "fairness: victim pushes %d, p50 %d ms, max %d ms; flooder applied %d, refused %d%n",
                 sorted.size(), sorted.get(sorted.size() / 2), max, floodApplied.get(), flood429.get());
         // each victim push waits behind at most the flooder's two admitted 200-operation commits
         assertTrue(max < 5_000, "victim push took " + max + " ms");
@@ -189,8 +202,8 @@ class FairnessTest {
     void aRefusalAnswers429WithRetryAfterBeforeAnyWork() throws Exception {
         String partition = "fair-held-" + UUID.randomUUID();
         CountDownLatch held = new CountDownLatch(1);
-        WebhookResource.hook.answer(r -> r.body().contains("\"actorId\":\"holder\"") ? new Answer(200, "{}", held)
-                : Answer.ok("{}"));
+        WebhookResource.hook.answer(
+                r -> r.body().contains("\"actorId\":\"holder\"") ? new Answer(200, "{}", held) : Answer.ok("{}"));
         SyncTestClient first = client(partition, "holder");
         SyncTestClient second = client(partition, "holder");
         SyncTestClient third = client(partition, "holder");
@@ -208,11 +221,15 @@ class FairnessTest {
                 assertTrue(System.nanoTime() < deadline, "the two rounds were never in flight together");
             }
             double before = refused("actor_rounds");
-            HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-                    URI.create("http://localhost:" + port + "/sync"))
-                    .header("Content-Type", HttpTransport.CONTENT_TYPE)
-                    .header("x-actor-id", "holder").header("x-syncular-partition", partition)
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(thirdBody)).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = HttpClient.newHttpClient()
+                    .send(
+                            HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/sync"))
+                                    .header("Content-Type", HttpTransport.CONTENT_TYPE)
+                                    .header("x-actor-id", "holder")
+                                    .header("x-syncular-partition", partition)
+                                    .POST(HttpRequest.BodyPublishers.ofByteArray(thirdBody))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString());
             assertEquals(429, r.statusCode(), r.body());
             assertEquals("2", r.headers().firstValue("Retry-After").orElseThrow());
             JsonNode body = JSON.readTree(r.body());
@@ -222,13 +239,14 @@ class FairnessTest {
             assertEquals(2000, body.path("details").path("retryAfterMs").asLong());
             assertEquals(before + 1, refused("actor_rounds"));
             // a socket round (§8.7) of the same actor is admitted by the same limits: refused in-band, retryable
-            RealtimeSocket socket = RealtimeSocket
-                    .connect("http://localhost:" + port + "/", partition, "holder", third.clientId);
+            RealtimeSocket socket =
+                    RealtimeSocket.connect("http://localhost:" + port + "/", partition, "holder", third.clientId);
             try {
                 socket.nextEvent("hello");
-                ErrorFrame error = (ErrorFrame)
-                        MessageDecoder.decodeResponse(socket.round(thirdBody, 1 << 16)).frames()
-                                .stream().filter(f -> f instanceof ErrorFrame).findFirst()
+                ErrorFrame error =
+                        (ErrorFrame) MessageDecoder.decodeResponse(socket.round(thirdBody, 1 << 16)).frames().stream()
+                                .filter(f -> f instanceof ErrorFrame)
+                                .findFirst()
                                 .orElseThrow();
                 assertEquals("sync.rate_limited", error.code());
                 assertTrue(error.retryable());

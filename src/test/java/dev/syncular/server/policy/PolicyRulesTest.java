@@ -25,10 +25,12 @@ class PolicyRulesTest {
         for (String code : new String[] {"sync.x", "blob.x", "operation.x", "presence.x", "client.x"}) {
             assertThrows(IllegalArgumentException.class, () -> new ValidationRejection(code, "m"));
         }
-        assertThrows(RuntimeException.class, () -> new ValidationRejection(0, "app.x", "m", Map.of("reason", "Not A Token")));
+        assertThrows(
+                RuntimeException.class,
+                () -> new ValidationRejection(0, "app.x", "m", Map.of("reason", "Not A Token")));
         assertThrows(RuntimeException.class, () -> new ValidationRejection(0, "app.x", "m", Map.of("stack", "trace")));
-        ValidationRejection ok = new ValidationRejection(2, "app.x", "m", Map.of("reason", "too_long",
-                "fieldPaths", List.of("title")));
+        ValidationRejection ok =
+                new ValidationRejection(2, "app.x", "m", Map.of("reason", "too_long", "fieldPaths", List.of("title")));
         assertEquals("{\"fieldPaths\":[\"title\"],\"reason\":\"too_long\"}", ok.detailsJson());
         assertEquals(2, ok.opIndex());
     }
@@ -41,16 +43,22 @@ class PolicyRulesTest {
         assertThrows(IllegalArgumentException.class, () -> new PlannedReaction("k", "t", 0, "{}", 10));
         assertThrows(IllegalArgumentException.class, () -> new PlannedReaction("k", "t", 1, "{}", 101));
         assertThrows(RuntimeException.class, () -> new PlannedReaction("k", "t", 1, "{not json", 10));
-        assertThrows(IllegalArgumentException.class, () -> new PlannedReaction("k", "t", 1, "[".repeat(17) + "]".repeat(17), 10));
-        assertThrows(IllegalArgumentException.class, () -> new PlannedReaction("k", "t", 1,
-                "\"" + "x".repeat(PlannedReaction.MAX_PAYLOAD_BYTES) + "\"", 10));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> new PlannedReaction("k", "t", 1, "[".repeat(17) + "]".repeat(17), 10));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> new PlannedReaction(
+                        "k", "t", 1, "\"" + "x".repeat(PlannedReaction.MAX_PAYLOAD_BYTES) + "\"", 10));
         assertEquals("task.done", new PlannedReaction("k", "task.done", 3, "{\"a\":[1]}", 1).type());
     }
 
     @Test
     void theDocumentIsCheckedAgainstTheSchema() {
-        WritePolicy p = PolicyDocument.parse("{\"validators\":[{\"table\":\"tasks\",\"rule\":{\"maxLength\":{\"column\":\"title\","
-                + "\"max\":5,\"code\":\"app.long\"}}}],\"reactions\":[{\"table\":\"tasks\",\"type\":\"task.changed\"}]}", SCHEMA);
+        WritePolicy p = PolicyDocument.parse(
+                "{\"validators\":[{\"table\":\"tasks\",\"rule\":{\"maxLength\":{\"column\":\"title\","
+                        + "\"max\":5,\"code\":\"app.long\"}}}],\"reactions\":[{\"table\":\"tasks\",\"type\":\"task.changed\"}]}",
+                SCHEMA);
         assertEquals(1, p.rowValidators().get("tasks").size());
         assertEquals(1, p.planners().size());
         String[] refused = {
@@ -62,7 +70,8 @@ class PolicyRulesTest {
                     + "\"code\":\"app.x\"}}]}",
             "{\"reactions\":[{\"table\":\"tasks\",\"type\":\"bad type\"}]}",
             "{\"reactions\":[{\"table\":\"tasks\",\"type\":\"t\",\"op\":\"insert\"}]}",
-            "not json"};
+            "not json"
+        };
         for (String doc : refused) {
             assertThrows(IllegalArgumentException.class, () -> PolicyDocument.parse(doc, SCHEMA), doc);
         }

@@ -26,8 +26,7 @@ import org.junit.jupiter.api.Test;
  */
 class ReactionEndpointsTest {
     private static final Vertx VERTX = Vertx.vertx();
-    private static final WebhookMetrics METRICS =
-            new WebhookMetrics(new SimpleMeterRegistry());
+    private static final WebhookMetrics METRICS = new WebhookMetrics(new SimpleMeterRegistry());
 
     @AfterAll
     static void close() {
@@ -40,13 +39,17 @@ class ReactionEndpointsTest {
 
     @Test
     void anEndpointTakesItsTypesAndItsSecretFromTheEnvironment() {
-        SyncularConfig.Reactions c = config(Map.of(
-                "syncular.reactions.webhook.url", "http://127.0.0.1:9/default",
-                "syncular.reactions.endpoints.billing.types", "invoice.paid,invoice.refunded",
-                "syncular.reactions.endpoints.billing.url", "http://127.0.0.1:9/billing",
-                "syncular.reactions.endpoints.billing.timeout", "3s"),
-                Map.of("SYNCULAR_REACTIONS_WEBHOOK_SECRET", "default-secret-0123456789",
-                        "SYNCULAR_REACTIONS_ENDPOINTS_BILLING_SECRET", "billing-secret-0123456789"));
+        SyncularConfig.Reactions c = config(
+                Map.of(
+                        "syncular.reactions.webhook.url", "http://127.0.0.1:9/default",
+                        "syncular.reactions.endpoints.billing.types", "invoice.paid,invoice.refunded",
+                        "syncular.reactions.endpoints.billing.url", "http://127.0.0.1:9/billing",
+                        "syncular.reactions.endpoints.billing.timeout", "3s"),
+                Map.of(
+                        "SYNCULAR_REACTIONS_WEBHOOK_SECRET",
+                        "default-secret-0123456789",
+                        "SYNCULAR_REACTIONS_ENDPOINTS_BILLING_SECRET",
+                        "billing-secret-0123456789"));
         SyncularConfig.Reactions.Endpoint billing = c.endpoints().get("billing");
         assertEquals(List.of("invoice.paid", "invoice.refunded"), billing.types());
         assertEquals("billing-secret-0123456789", billing.secret().orElseThrow());
@@ -62,10 +65,19 @@ class ReactionEndpointsTest {
             Webhook other = endpoints.forType("todo.completed");
             assertTrue(other != endpoints.forType("invoice.paid"));
             String body = "{}";
-            assertTrue(endpoints.forType("invoice.paid").signature(1, body)
-                    .equals(new Webhook(VERTX, "probe", "http://127.0.0.1:9/x", "billing-secret-0123456789",
-                            Webhook.Limits.of(c.webhook()), METRICS)
-                            .signature(1, body)), "signed with the endpoint's own secret");
+            assertTrue(
+                    endpoints
+                            .forType("invoice.paid")
+                            .signature(1, body)
+                            .equals(new Webhook(
+                                            VERTX,
+                                            "probe",
+                                            "http://127.0.0.1:9/x",
+                                            "billing-secret-0123456789",
+                                            Webhook.Limits.of(c.webhook()),
+                                            METRICS)
+                                    .signature(1, body)),
+                    "signed with the endpoint's own secret");
         } finally {
             endpoints.close();
         }
@@ -73,10 +85,15 @@ class ReactionEndpointsTest {
 
     @Test
     void withoutADefaultOnlyTheListedTypesAreClaimed() {
-        ReactionEndpoints endpoints = new ReactionEndpoints(VERTX, METRICS, config(Map.of(
-                "syncular.reactions.endpoints.search.types", "todo.completed",
-                "syncular.reactions.endpoints.search.url", "http://127.0.0.1:9/search",
-                "syncular.reactions.endpoints.search.secret", "search-secret-0123456789"), Map.of()));
+        ReactionEndpoints endpoints = new ReactionEndpoints(
+                VERTX,
+                METRICS,
+                config(
+                        Map.of(
+                                "syncular.reactions.endpoints.search.types", "todo.completed",
+                                "syncular.reactions.endpoints.search.url", "http://127.0.0.1:9/search",
+                                "syncular.reactions.endpoints.search.secret", "search-secret-0123456789"),
+                        Map.of()));
         try {
             assertEquals(List.of("todo.completed"), endpoints.claimable());
             assertNull(endpoints.forType("todo.other"));
@@ -97,12 +114,22 @@ class ReactionEndpointsTest {
                 "syncular.reactions.endpoints.b.types", "todo.completed,todo.other",
                 "syncular.reactions.endpoints.b.url", "http://127.0.0.1:9/b");
         assertRefused(twice, "syncular.reactions.endpoints: reaction type todo.completed is listed by two endpoints");
-        assertRefused(Map.of("syncular.reactions.endpoints.a.types", "todo.completed",
-                "syncular.reactions.endpoints.a.url", "http://127.0.0.1:9/a"),
+        assertRefused(
+                Map.of(
+                        "syncular.reactions.endpoints.a.types",
+                        "todo.completed",
+                        "syncular.reactions.endpoints.a.url",
+                        "http://127.0.0.1:9/a"),
                 "syncular.reactions.endpoints.a.secret is required");
-        assertRefused(Map.of("syncular.reactions.webhook.secret", "default-secret-0123456789",
-                "syncular.reactions.endpoints.\"Bill_ing\".types", "todo.completed",
-                "syncular.reactions.endpoints.\"Bill_ing\".url", "http://127.0.0.1:9/a"), "[a-z0-9]+");
+        assertRefused(
+                Map.of(
+                        "syncular.reactions.webhook.secret",
+                        "default-secret-0123456789",
+                        "syncular.reactions.endpoints.\"Bill_ing\".types",
+                        "todo.completed",
+                        "syncular.reactions.endpoints.\"Bill_ing\".url",
+                        "http://127.0.0.1:9/a"),
+                "[a-z0-9]+");
     }
 
     private static void assertRefused(Map<String, String> props, String message) {

@@ -47,7 +47,8 @@ class ReactionRestartIT {
     private static final Duration WAIT = Duration.ofSeconds(90);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String SECRET = "reaction-restart-secret-0123456789abcdef";
-    private static final String PG_SCHEMA = "it_react_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    private static final String PG_SCHEMA =
+            "it_react_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
 
     static TestWebhook hook;
     static Path policy;
@@ -62,8 +63,10 @@ class ReactionRestartIT {
         hook = new TestWebhook();
         schema = SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA));
         policy = Files.createTempFile("reaction-restart-policy", ".json");
-        Files.writeString(policy, "{\"reactions\":[{\"table\":\"todos\",\"when\":{\"column\":\"done\",\"equals\":true},"
-                + "\"type\":\"todo.completed\",\"maxAttempts\":5}]}");
+        Files.writeString(
+                policy,
+                "{\"reactions\":[{\"table\":\"todos\",\"when\":{\"column\":\"done\",\"equals\":true},"
+                        + "\"type\":\"todo.completed\",\"maxAttempts\":5}]}");
         vertx = Vertx.vertx();
         pool = TestPostgres.pool(vertx, 2);
     }
@@ -85,14 +88,21 @@ class ReactionRestartIT {
     }
 
     private static ServerProcess.Builder pod(String name) {
-        return ServerProcess.builder("reaction-restart-" + name, PG_SCHEMA).config(Map.of(
-                "syncular.policy.file", policy.toAbsolutePath().toString(),
-                "syncular.reactions.webhook.url", hook.url("/reactions"),
-                "syncular.reactions.webhook.secret", SECRET,
-                // the held call must outlive the kill: only the claim lease ends A's hold on the reaction
-                "syncular.reactions.webhook.timeout", "60s",
-                "syncular.reactions.lease", "3s",
-                "syncular.reactions.poll-interval", "200ms"));
+        return ServerProcess.builder("reaction-restart-" + name, PG_SCHEMA)
+                .config(Map.of(
+                        "syncular.policy.file",
+                        policy.toAbsolutePath().toString(),
+                        "syncular.reactions.webhook.url",
+                        hook.url("/reactions"),
+                        "syncular.reactions.webhook.secret",
+                        SECRET,
+                        // the held call must outlive the kill: only the claim lease ends A's hold on the reaction
+                        "syncular.reactions.webhook.timeout",
+                        "60s",
+                        "syncular.reactions.lease",
+                        "3s",
+                        "syncular.reactions.poll-interval",
+                        "200ms"));
     }
 
     private static void await(String what, BooleanSupplier condition) throws InterruptedException {
@@ -109,7 +119,10 @@ class ReactionRestartIT {
 
     private static RowSet<Row> reactions(String partition) {
         return pool.preparedQuery("SELECT status, attempts, completed_at_ms, idempotency_key FROM \"" + PG_SCHEMA
-                + "\".sync_reactions WHERE partition_id = $1").execute(Tuple.of(partition)).await().atMost(WAIT);
+                        + "\".sync_reactions WHERE partition_id = $1")
+                .execute(Tuple.of(partition))
+                .await()
+                .atMost(WAIT);
     }
 
     private static List<TestWebhook.Received> deliveries(String partition) {
@@ -123,8 +136,9 @@ class ReactionRestartIT {
         hook.then(new Answer(200, "{}", release)); // the first delivery is held open until released
         podA = pod("a").start();
 
-        SyncTestClient client = new SyncTestClient(schema, new HttpTransport(podA.baseUrl(), partition), "alice",
-                "alice-" + UUID.randomUUID()).subscribe("todos", "todos", Map.of("list_id", List.of("l1")));
+        SyncTestClient client = new SyncTestClient(
+                        schema, new HttpTransport(podA.baseUrl(), partition), "alice", "alice-" + UUID.randomUUID())
+                .subscribe("todos", "todos", Map.of("list_id", List.of("l1")));
         client.syncUntilIdle();
         String commit = client.upsert("todos", TodoClients.todo("t1", "ship it", true), null);
         client.syncUntilIdle();
@@ -145,7 +159,8 @@ class ReactionRestartIT {
 
         List<TestWebhook.Received> sent = deliveries(partition);
         assertEquals(2, sent.size(), "delivered at least once: A's interrupted call, then B's");
-        String key = "[\"" + partition + "\",\"" + client.clientId + "\",\"" + commit + "\",\"todo.completed:todos:t1\"]";
+        String key =
+                "[\"" + partition + "\",\"" + client.clientId + "\",\"" + commit + "\",\"todo.completed:todos:t1\"]";
         for (TestWebhook.Received r : sent) {
             assertEquals(key, r.header("Idempotency-Key"), "the same key on every attempt");
             assertTrue(TestWebhook.signed(r.header("Syncular-Signature"), r.body(), SECRET));

@@ -57,12 +57,14 @@ class ReactionsTest {
             Path policy;
             try {
                 policy = Files.createTempFile("policy", ".json");
-                Files.writeString(policy, "{\"validators\":[{\"table\":\"todos\",\"rule\":{\"maxLength\":{\"column\":\"title\","
-                        + "\"max\":20,\"code\":\"app.title_too_long\"}}}],"
-                        + "\"reactions\":[{\"table\":\"todos\",\"when\":{\"column\":\"done\",\"equals\":true},"
-                        + "\"type\":\"todo.completed\",\"version\":2,\"maxAttempts\":3},"
-                        + "{\"table\":\"todos\",\"when\":{\"column\":\"title\",\"equals\":\"urgent\"},"
-                        + "\"type\":\"todo.urgent\"}]}");
+                Files.writeString(
+                        policy,
+                        "{\"validators\":[{\"table\":\"todos\",\"rule\":{\"maxLength\":{\"column\":\"title\","
+                                + "\"max\":20,\"code\":\"app.title_too_long\"}}}],"
+                                + "\"reactions\":[{\"table\":\"todos\",\"when\":{\"column\":\"done\",\"equals\":true},"
+                                + "\"type\":\"todo.completed\",\"version\":2,\"maxAttempts\":3},"
+                                + "{\"table\":\"todos\",\"when\":{\"column\":\"title\",\"equals\":\"urgent\"},"
+                                + "\"type\":\"todo.urgent\"}]}");
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }
@@ -109,11 +111,15 @@ class ReactionsTest {
         return new TodoClients(window.current(), port, partition).client(actor);
     }
 
-
     /** This partition's reactions, through the admin API. */
     private List<JsonNode> reactions() {
-        String body = given().header("Authorization", "Bearer " + TOKEN).queryParam("partition", partition)
-                .get("/admin/reactions").then().statusCode(200).extract().asString();
+        String body = given().header("Authorization", "Bearer " + TOKEN)
+                .queryParam("partition", partition)
+                .get("/admin/reactions")
+                .then()
+                .statusCode(200)
+                .extract()
+                .asString();
         try {
             List<JsonNode> out = new ArrayList<>();
             JSON.readTree(body).forEach(out::add);
@@ -151,7 +157,8 @@ class ReactionsTest {
 
     private boolean allIn(String status, int count) {
         List<JsonNode> rs = reactions();
-        return rs.size() == count && rs.stream().allMatch(r -> status.equals(r.path("status").asText()));
+        return rs.size() == count
+                && rs.stream().allMatch(r -> status.equals(r.path("status").asText()));
     }
 
     @Test
@@ -173,11 +180,14 @@ class ReactionsTest {
         assertTrue(d.path("payload").path("row").path("done").asBoolean());
         assertEquals(1, d.path("attempt").asInt());
         TestWebhook.Received raw = WebhookResource.hook.received.stream()
-                .filter(r -> r.body().contains(partition)).findFirst().orElseThrow();
+                .filter(r -> r.body().contains(partition))
+                .findFirst()
+                .orElseThrow();
         assertEquals(key, raw.header("Idempotency-Key"));
         assertTrue(TestWebhook.signed(raw.header("Syncular-Signature"), raw.body(), WebhookResource.SECRET));
         JsonNode row = reactions().get(0);
-        assertEquals(a.result(commit).commitSeq().longValue(), row.path("commitSeq").asLong());
+        assertEquals(
+                a.result(commit).commitSeq().longValue(), row.path("commitSeq").asLong());
         assertEquals(1, row.path("attempts").asInt());
     }
 
@@ -227,22 +237,44 @@ class ReactionsTest {
         WebhookResource.hook.answer(r -> r.body().contains(partition) ? new Answer(422, "", null) : Answer.ok("{}"));
         a.upsert("todos", TodoClients.todo("t2", "y", true), null);
         a.syncUntilIdle();
-        await("permanent failure", () -> reactions().stream().filter(r -> r.path("key").asText().endsWith("t2"))
-                .anyMatch(r -> Reaction.DEAD_LETTER.equals(r.path("status").asText())
-                        && "reaction.rejected".equals(r.path("lastErrorCode").asText()) && r.path("attempts").asInt() == 1));
+        await(
+                "permanent failure",
+                () -> reactions().stream()
+                        .filter(r -> r.path("key").asText().endsWith("t2"))
+                        .anyMatch(r ->
+                                Reaction.DEAD_LETTER.equals(r.path("status").asText())
+                                        && "reaction.rejected"
+                                                .equals(r.path("lastErrorCode").asText())
+                                        && r.path("attempts").asInt() == 1));
 
         WebhookResource.hook.answer(r -> Answer.ok("{}"));
-        given().header("Authorization", "Bearer " + TOKEN).post("/admin/reactions/" + dead.path("id").asLong() + "/retry")
-                .then().statusCode(200);
-        given().header("Authorization", "Bearer " + TOKEN).post("/admin/reactions/" + dead.path("id").asLong() + "/retry")
-                .then().statusCode(409); // pending now, not dead-lettered
-        await("retried delivery", () -> reactions().stream().anyMatch(r -> r.path("id").asLong() == dead.path("id").asLong()
-                && Reaction.COMPLETED.equals(r.path("status").asText())));
-        given().header("Authorization", "Bearer " + TOKEN).get("/admin/reactions").then().statusCode(200);
+        given().header("Authorization", "Bearer " + TOKEN)
+                .post("/admin/reactions/" + dead.path("id").asLong() + "/retry")
+                .then()
+                .statusCode(200);
+        given().header("Authorization", "Bearer " + TOKEN)
+                .post("/admin/reactions/" + dead.path("id").asLong() + "/retry")
+                .then()
+                .statusCode(409); // pending now, not dead-lettered
+        await(
+                "retried delivery",
+                () -> reactions().stream()
+                        .anyMatch(r -> r.path("id").asLong() == dead.path("id").asLong()
+                                && Reaction.COMPLETED.equals(r.path("status").asText())));
+        given().header("Authorization", "Bearer " + TOKEN)
+                .get("/admin/reactions")
+                .then()
+                .statusCode(200);
         given().get("/admin/reactions").then().statusCode(401);
-        String tail = given().header("Authorization", "Bearer " + TOKEN).get("/admin/events")
-                .then().statusCode(200).extract().asString();
-        assertTrue(tail.contains("\"kind\":\"reaction.dead_lettered\"") && tail.contains("\"kind\":\"reaction.retried\""), tail);
+        String tail = given().header("Authorization", "Bearer " + TOKEN)
+                .get("/admin/events")
+                .then()
+                .statusCode(200)
+                .extract()
+                .asString();
+        assertTrue(
+                tail.contains("\"kind\":\"reaction.dead_lettered\"") && tail.contains("\"kind\":\"reaction.retried\""),
+                tail);
     }
 
     @Test
@@ -252,12 +284,16 @@ class ReactionsTest {
             a.upsert("todos", TodoClients.todo("t" + i, "x", true), null);
         }
         // a worker on a pod that dies right after claiming: its leases block the rows until they expire
-        List<Reaction> orphaned = delivery.store().claim("dead-pod", System.currentTimeMillis() + 60_000, 0, 0)
-                .await().indefinitely();
+        List<Reaction> orphaned = delivery.store()
+                .claim("dead-pod", System.currentTimeMillis() + 60_000, 0, 0)
+                .await()
+                .indefinitely();
         assertEquals(0, orphaned.size());
         a.syncUntilIdle();
-        List<Reaction> held = delivery.store().claim("dead-pod", System.currentTimeMillis(), 2_000, 3)
-                .await().indefinitely();
+        List<Reaction> held = delivery.store()
+                .claim("dead-pod", System.currentTimeMillis(), 2_000, 3)
+                .await()
+                .indefinitely();
         // four more workers race the scheduled one
         List<CompletableFuture<Integer>> workers = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
@@ -271,12 +307,18 @@ class ReactionsTest {
         assertTrue(perId.values().stream().allMatch(n -> n == 1), perId.toString());
         for (Reaction r : held) {
             // the dead worker's claim counted one attempt; the takeover delivered on the second
-            JsonNode row = reactions().stream().filter(x -> x.path("id").asLong() == r.id()).findFirst().orElseThrow();
+            JsonNode row = reactions().stream()
+                    .filter(x -> x.path("id").asLong() == r.id())
+                    .findFirst()
+                    .orElseThrow();
             assertEquals(2, row.path("attempts").asInt());
         }
         // the dead worker cannot acknowledge what another worker took over
-        assertTrue(held.isEmpty() || !delivery.store().complete(held.get(0).id(), "dead-pod", System.currentTimeMillis())
-                .await().indefinitely());
+        assertTrue(held.isEmpty()
+                || !delivery.store()
+                        .complete(held.get(0).id(), "dead-pod", System.currentTimeMillis())
+                        .await()
+                        .indefinitely());
     }
 
     private static PrometheusScrape scrape() {
@@ -300,24 +342,36 @@ class ReactionsTest {
         try {
             await("the second attempt in flight", () -> deliveries().size() == 2);
             PrometheusScrape during = scrape();
-            assertTrue(during.value("syncular_reactions_pending", Map.of()) >= 1, during.values("syncular_reactions_pending").toString());
-            assertEquals(1, during.value("syncular_reactions_planned_total", type)
-                    - before.value("syncular_reactions_planned_total", type));
-            assertEquals(1, during.value("syncular_reactions_retried_total", type)
-                    - before.value("syncular_reactions_retried_total", type));
+            assertTrue(
+                    during.value("syncular_reactions_pending", Map.of()) >= 1,
+                    during.values("syncular_reactions_pending").toString());
+            assertEquals(
+                    1,
+                    during.value("syncular_reactions_planned_total", type)
+                            - before.value("syncular_reactions_planned_total", type));
+            assertEquals(
+                    1,
+                    during.value("syncular_reactions_retried_total", type)
+                            - before.value("syncular_reactions_retried_total", type));
         } finally {
             release.countDown();
         }
         await("delivery", () -> allIn(Reaction.COMPLETED, 1));
         await("the undelivered gauge at zero", () -> scrape().value("syncular_reactions_pending", Map.of()) == 0);
         PrometheusScrape after = scrape();
-        assertEquals(1, after.value("syncular_reactions_delivered_total", type)
-                - before.value("syncular_reactions_delivered_total", type));
-        assertEquals(0, after.value("syncular_reactions_dead_lettered_total", type)
-                - before.value("syncular_reactions_dead_lettered_total", type));
+        assertEquals(
+                1,
+                after.value("syncular_reactions_delivered_total", type)
+                        - before.value("syncular_reactions_delivered_total", type));
+        assertEquals(
+                0,
+                after.value("syncular_reactions_dead_lettered_total", type)
+                        - before.value("syncular_reactions_dead_lettered_total", type));
         Map<String, String> delivered = Map.of("type", "todo.completed", "outcome", "delivered");
-        assertEquals(1, after.value("syncular_reactions_delivery_seconds_count", delivered)
-                - before.value("syncular_reactions_delivery_seconds_count", delivered));
+        assertEquals(
+                1,
+                after.value("syncular_reactions_delivery_seconds_count", delivered)
+                        - before.value("syncular_reactions_delivery_seconds_count", delivered));
         assertTrue(after.value("syncular_reactions_delivery_seconds_sum", delivered)
                 > before.value("syncular_reactions_delivery_seconds_sum", delivered));
     }
@@ -334,7 +388,8 @@ class ReactionsTest {
         a.syncUntilIdle();
         await("both delivered", () -> allIn(Reaction.COMPLETED, 2));
         List<TestWebhook.Received> sent = WebhookResource.hook.received.stream()
-                .filter(r -> r.body().contains(partition)).toList();
+                .filter(r -> r.body().contains(partition))
+                .toList();
         assertEquals(2, sent.size());
         for (TestWebhook.Received r : sent) {
             String type = JSON.readTree(r.body()).path("type").asText();
@@ -348,7 +403,8 @@ class ReactionsTest {
                 assertTrue(TestWebhook.signed(r.header("Syncular-Signature"), r.body(), WebhookResource.SECRET));
             }
         }
-        assertEquals(Set.of("/urgent", "/reactions"),
+        assertEquals(
+                Set.of("/urgent", "/reactions"),
                 sent.stream().map(TestWebhook.Received::path).collect(Collectors.toSet()));
     }
 }

@@ -12,8 +12,12 @@ record TodoClients(CompiledSchema schema, int port, String partition) {
 
     /** A new client of {@code actor}, subscribed to list {@code l1} and bootstrapped. */
     SyncTestClient client(String actor) {
-        SyncTestClient c = new SyncTestClient(schema, new HttpTransport("http://localhost:" + port, partition), actor,
-                actor + "-" + UUID.randomUUID()).subscribe("todos", "todos", Map.of("list_id", List.of("l1")));
+        SyncTestClient c = new SyncTestClient(
+                        schema,
+                        new HttpTransport("http://localhost:" + port, partition),
+                        actor,
+                        actor + "-" + UUID.randomUUID())
+                .subscribe("todos", "todos", Map.of("list_id", List.of("l1")));
         c.syncUntilIdle();
         return c;
     }

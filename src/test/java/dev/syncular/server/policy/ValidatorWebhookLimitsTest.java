@@ -41,14 +41,23 @@ class ValidatorWebhookLimitsTest {
     public static class Profile implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.policy.validator-webhook.url", "${webhook.base}/validate",
-                    "syncular.policy.validator-webhook.secret", WebhookResource.SECRET,
-                    "syncular.policy.validator-webhook.timeout", "5s",
-                    "syncular.policy.validator-webhook.read-timeout", "300ms",
-                    "syncular.policy.validator-webhook.max-answer-size", "1K",
-                    "syncular.policy.validator-webhook.pool-size", "3",
-                    "syncular.policy.validator-webhook.breaker-failures", "3",
-                    "syncular.policy.validator-webhook.breaker-open-for", "1s");
+            return Map.of(
+                    "syncular.policy.validator-webhook.url",
+                    "${webhook.base}/validate",
+                    "syncular.policy.validator-webhook.secret",
+                    WebhookResource.SECRET,
+                    "syncular.policy.validator-webhook.timeout",
+                    "5s",
+                    "syncular.policy.validator-webhook.read-timeout",
+                    "300ms",
+                    "syncular.policy.validator-webhook.max-answer-size",
+                    "1K",
+                    "syncular.policy.validator-webhook.pool-size",
+                    "3",
+                    "syncular.policy.validator-webhook.breaker-failures",
+                    "3",
+                    "syncular.policy.validator-webhook.breaker-open-for",
+                    "1s");
         }
 
         @Override
@@ -70,7 +79,8 @@ class ValidatorWebhookLimitsTest {
     }
 
     private static double calls(String outcome) {
-        return PrometheusScrape.scrape().value("syncular_webhook_calls_total", Map.of("endpoint", "validator", "outcome", outcome));
+        return PrometheusScrape.scrape()
+                .value("syncular_webhook_calls_total", Map.of("endpoint", "validator", "outcome", outcome));
     }
 
     private static double breakerOpen() {
@@ -173,7 +183,9 @@ class ValidatorWebhookLimitsTest {
         assertEquals(0.0, breakerOpen());
         a.syncUntilIdle();
         assertTrue(a.table("todos").containsKey("flaky"));
-        assertEquals(3.0, PrometheusScrape.scrape().value("syncular_webhook_pool_size", Map.of("endpoint", "validator")));
-        assertEquals(0.0, PrometheusScrape.scrape().value("syncular_webhook_in_flight", Map.of("endpoint", "validator")));
+        assertEquals(
+                3.0, PrometheusScrape.scrape().value("syncular_webhook_pool_size", Map.of("endpoint", "validator")));
+        assertEquals(
+                0.0, PrometheusScrape.scrape().value("syncular_webhook_in_flight", Map.of("endpoint", "validator")));
     }
 }

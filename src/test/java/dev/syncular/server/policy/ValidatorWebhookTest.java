@@ -41,9 +41,13 @@ class ValidatorWebhookTest {
     public static class Profile implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.policy.validator-webhook.url", "${webhook.base}/validate",
-                    "syncular.policy.validator-webhook.secret", WebhookResource.SECRET,
-                    "syncular.policy.validator-webhook.timeout", "500ms");
+            return Map.of(
+                    "syncular.policy.validator-webhook.url",
+                    "${webhook.base}/validate",
+                    "syncular.policy.validator-webhook.secret",
+                    WebhookResource.SECRET,
+                    "syncular.policy.validator-webhook.timeout",
+                    "500ms");
         }
 
         @Override
@@ -103,8 +107,9 @@ class ValidatorWebhookTest {
 
     @Test
     void aHostRejectionRejectsTheCommitWithItsCode() {
-        WebhookResource.hook.answer(r -> Answer.ok("{\"reject\":{\"code\":\"app.blocked\",\"message\":\"blocked by policy\","
-                + "\"opIndex\":0,\"details\":{\"reason\":\"blocked\"}}}"));
+        WebhookResource.hook.answer(
+                r -> Answer.ok("{\"reject\":{\"code\":\"app.blocked\",\"message\":\"blocked by policy\","
+                        + "\"opIndex\":0,\"details\":{\"reason\":\"blocked\"}}}"));
         SyncTestClient a = client("alice");
         String commit = a.upsert("todos", todo("t1", "hello"), null);
         a.syncUntilIdle();

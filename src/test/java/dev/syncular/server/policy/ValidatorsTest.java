@@ -50,20 +50,32 @@ class ValidatorsTest {
     private static String create(String partition) {
         String id = given().contentType("application/json")
                 .body("{\"schema\":" + TASKS + ",\"partition\":\"" + partition + "\",\"nowMs\":1000000}")
-                .post("/__conformance/instances").then().statusCode(200).extract().path("id");
+                .post("/__conformance/instances")
+                .then()
+                .statusCode(200)
+                .extract()
+                .path("id");
         call(id, "setAllowedScopes", "[\"alice\",{\"project_id\":[\"p1\"]}]");
         return id;
     }
 
     private static JsonPath call(String id, String method, String args) {
-        return given().contentType("application/json").body("{\"args\":" + args + "}")
-                .post("/__conformance/instances/" + id + "/call/" + method).then().statusCode(200).extract().jsonPath();
+        return given().contentType("application/json")
+                .body("{\"args\":" + args + "}")
+                .post("/__conformance/instances/" + id + "/call/" + method)
+                .then()
+                .statusCode(200)
+                .extract()
+                .jsonPath();
     }
 
     private SyncTestClient client(String id) {
         CompiledSchema schema = SchemaLoader.parse(TASKS);
-        SyncTestClient c = new SyncTestClient(schema, new HttpTransport("http://localhost:" + port
-                + "/__conformance/instances/" + id, null), "alice", "alice-client")
+        SyncTestClient c = new SyncTestClient(
+                        schema,
+                        new HttpTransport("http://localhost:" + port + "/__conformance/instances/" + id, null),
+                        "alice",
+                        "alice-client")
                 .subscribe("s", "tasks", Map.of("project_id", List.of("p1")));
         c.syncUntilIdle();
         return c;
@@ -84,12 +96,19 @@ class ValidatorsTest {
 
     /** The push result of the commit and the §6.3.1 details that followed it in the response, if any. */
     private static PushResult result(Message m) {
-        return m.frames().stream().filter(f -> f instanceof PushResult).map(f -> (PushResult) f).findFirst().orElseThrow();
+        return m.frames().stream()
+                .filter(f -> f instanceof PushResult)
+                .map(f -> (PushResult) f)
+                .findFirst()
+                .orElseThrow();
     }
 
     private static String details(Message m) {
-        return m.frames().stream().filter(f -> f instanceof PushResultDetails)
-                .map(f -> ((PushResultDetails) f).entries().get(0).detailsJson()).findFirst().orElse(null);
+        return m.frames().stream()
+                .filter(f -> f instanceof PushResultDetails)
+                .map(f -> ((PushResultDetails) f).entries().get(0).detailsJson())
+                .findFirst()
+                .orElse(null);
     }
 
     @Test
@@ -101,7 +120,8 @@ class ValidatorsTest {
         alice.syncUntilIdle();
 
         // §6.4: a too-long update and a valid sibling insert in one commit — both roll back
-        alice.commit(List.of(alice.upsertOp("tasks", task("existing", "this title is far too long", false), null),
+        alice.commit(List.of(
+                alice.upsertOp("tasks", task("existing", "this title is far too long", false), null),
                 alice.upsertOp("tasks", task("sibling", "ok", false), null)));
         PushCommit rejected = alice.outbox.get(0);
         Message m = alice.sync();
@@ -111,14 +131,16 @@ class ValidatorsTest {
         assertEquals("app.title_too_long", e.code());
         assertEquals(0, e.opIndex());
         assertFalse(e.retryable());
-        assertEquals("{\"fieldPaths\":[\"title\"],\"reason\":\"max_length_exceeded\",\"requiredAction\":\"edit_fields\"}",
+        assertEquals(
+                "{\"fieldPaths\":[\"title\"],\"reason\":\"max_length_exceeded\",\"requiredAction\":\"edit_fields\"}",
                 details(m));
         assertEquals(List.of("accepted"), titles(id));
 
         // a replay of the rejected commit returns the persisted result and details unchanged (§2.3)
         alice.outbox.add(rejected);
         Message replay = alice.sync();
-        assertEquals("app.title_too_long", ((OpResult.Error) result(replay).results().get(0)).code());
+        assertEquals(
+                "app.title_too_long", ((OpResult.Error) result(replay).results().get(0)).code());
         assertEquals(details(m), details(replay));
     }
 
@@ -140,8 +162,11 @@ class ValidatorsTest {
     @Test
     void immutableWhenReadsTheStoredRow() {
         String id = create("validators-stored");
-        call(id, "installValidators", "[[{\"table\":\"tasks\",\"rule\":{\"immutableWhen\":{\"column\":\"title\","
-                + "\"guardColumn\":\"done\",\"guardValue\":true,\"code\":\"app.done_task_frozen\"}}}]]");
+        call(
+                id,
+                "installValidators",
+                "[[{\"table\":\"tasks\",\"rule\":{\"immutableWhen\":{\"column\":\"title\","
+                        + "\"guardColumn\":\"done\",\"guardValue\":true,\"code\":\"app.done_task_frozen\"}}}]]");
         SyncTestClient alice = client(id);
         alice.upsert("tasks", task("t1", "first", false), null);
         assertEquals(CommitStatus.APPLIED, result(alice.sync()).status()); // insert: no stored row
@@ -160,11 +185,15 @@ class ValidatorsTest {
     @Test
     void commitValidatorRequiresTheSiblingAndSeesTheWholeCommit() {
         String id = create("commit-validators");
-        call(id, "installCommitValidator", "[{\"kind\":\"requireSiblingWhen\",\"table\":\"tasks\",\"column\":\"done\","
-                + "\"equals\":true,\"siblingRowIdSuffix\":\"-audit\",\"code\":\"app.completion_audit_required\"}]");
+        call(
+                id,
+                "installCommitValidator",
+                "[{\"kind\":\"requireSiblingWhen\",\"table\":\"tasks\",\"column\":\"done\","
+                        + "\"equals\":true,\"siblingRowIdSuffix\":\"-audit\",\"code\":\"app.completion_audit_required\"}]");
         SyncTestClient alice = client(id);
 
-        alice.commit(List.of(alice.upsertOp("tasks", task("t1", "completed", true), null),
+        alice.commit(List.of(
+                alice.upsertOp("tasks", task("t1", "completed", true), null),
                 alice.upsertOp("tasks", task("ordinary", "ordinary", false), null)));
         Message m = alice.sync();
         PushResult r = result(m);
@@ -173,15 +202,19 @@ class ValidatorsTest {
         assertEquals("app.completion_audit_required", e.code());
         assertEquals(0, e.opIndex());
         assertFalse(e.retryable());
-        assertEquals("{\"fieldPaths\":[\"done\"],\"reason\":\"missing_sibling_operation\","
-                + "\"requiredAction\":\"repair_aggregate\"}", details(m));
+        assertEquals(
+                "{\"fieldPaths\":[\"done\"],\"reason\":\"missing_sibling_operation\","
+                        + "\"requiredAction\":\"repair_aggregate\"}",
+                details(m));
         assertEquals(List.of(), titles(id)); // every candidate row rolled back
 
         // the sibling may come first: the validator sees the final candidate state of the whole commit
-        alice.commit(List.of(alice.upsertOp("tasks", task("t2-audit", "audit", false), null),
+        alice.commit(List.of(
+                alice.upsertOp("tasks", task("t2-audit", "audit", false), null),
                 alice.upsertOp("tasks", task("t2", "completed", true), null)));
         assertEquals(CommitStatus.APPLIED, result(alice.sync()).status());
-        assertEquals(List.of("t2", "t2-audit"), call(id, "readRows", "[\"tasks\"]").getList("result.rowId"));
+        assertEquals(
+                List.of("t2", "t2-audit"), call(id, "readRows", "[\"tasks\"]").getList("result.rowId"));
         assertNull(details(alice.lastResponse));
     }
 
@@ -189,14 +222,24 @@ class ValidatorsTest {
     void malformedRulesAreRefusedAndTheCapabilitiesListBothSeams() {
         String id = create("validators-bad");
         given().contentType("application/json")
-                .body("{\"args\":[[{\"table\":\"tasks\",\"rule\":{\"maxLength\":{\"column\":\"nope\",\"max\":3,\"code\":\"app.x\"}}}]]}")
-                .post("/__conformance/instances/" + id + "/call/installValidators").then().statusCode(400)
+                .body(
+                        "{\"args\":[[{\"table\":\"tasks\",\"rule\":{\"maxLength\":{\"column\":\"nope\",\"max\":3,\"code\":\"app.x\"}}}]]}")
+                .post("/__conformance/instances/" + id + "/call/installValidators")
+                .then()
+                .statusCode(400)
                 .body("code", equalTo("sync.invalid_request"));
         given().contentType("application/json")
-                .body("{\"args\":[[{\"table\":\"tasks\",\"rule\":{\"maxLength\":{\"column\":\"title\",\"max\":3,\"code\":\"sync.mine\"}}}]]}")
-                .post("/__conformance/instances/" + id + "/call/installValidators").then().statusCode(400)
+                .body(
+                        "{\"args\":[[{\"table\":\"tasks\",\"rule\":{\"maxLength\":{\"column\":\"title\",\"max\":3,\"code\":\"sync.mine\"}}}]]}")
+                .post("/__conformance/instances/" + id + "/call/installValidators")
+                .then()
+                .statusCode(400)
                 .body("code", equalTo("sync.invalid_request"));
-        List<String> caps = given().get("/__conformance/capabilities").then().statusCode(200).extract().path("capabilities");
+        List<String> caps = given().get("/__conformance/capabilities")
+                .then()
+                .statusCode(200)
+                .extract()
+                .path("capabilities");
         assertTrue(caps.containsAll(List.of("validators", "commit-validators")));
     }
 }

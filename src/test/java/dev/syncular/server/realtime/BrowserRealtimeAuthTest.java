@@ -60,9 +60,15 @@ class BrowserRealtimeAuthTest {
     }
 
     String token(String actor, Instant expiresAt) {
-        return Jwt.issuer(SocketCredentialTest.ISSUER).audience(SocketCredentialTest.AUDIENCE).subject(actor)
-                .claim("tenant", tenant).claim("syncular_scopes", Map.of("list_id", List.of("l1")))
-                .expiresAt(expiresAt).jws().keyId(TestJwks.KID).sign(TestJwks.privateKey());
+        return Jwt.issuer(SocketCredentialTest.ISSUER)
+                .audience(SocketCredentialTest.AUDIENCE)
+                .subject(actor)
+                .claim("tenant", tenant)
+                .claim("syncular_scopes", Map.of("list_id", List.of("l1")))
+                .expiresAt(expiresAt)
+                .jws()
+                .keyId(TestJwks.KID)
+                .sign(TestJwks.privateKey());
     }
 
     String token(String actor) {
@@ -79,7 +85,9 @@ class BrowserRealtimeAuthTest {
 
     static int refusedStatus(URI uri, Map<String, String> headers) {
         CompletionException e = assertThrows(CompletionException.class, () -> RealtimeSocket.connect(uri, headers));
-        return assertInstanceOf(WebSocketHandshakeException.class, e.getCause()).getResponse().statusCode();
+        return assertInstanceOf(WebSocketHandshakeException.class, e.getCause())
+                .getResponse()
+                .statusCode();
     }
 
     @Test
@@ -94,7 +102,8 @@ class BrowserRealtimeAuthTest {
             JsonNode hello = s.nextEvent("hello").get("data");
             assertEquals("bob", hello.get("actorId").asText());
             // the socket is fully served: a sync round over it
-            SyncTestClient c = new SyncTestClient(window.current(), new SocketCredentialTest.OverSocket(s), "bob", clientId);
+            SyncTestClient c =
+                    new SyncTestClient(window.current(), new SocketCredentialTest.OverSocket(s), "bob", clientId);
             c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
             c.syncUntilIdle();
             s.ws.abort();
@@ -117,41 +126,48 @@ class BrowserRealtimeAuthTest {
     @Test
     void theConfiguredCookieAuthenticatesAndTheQueryParameterComesFirst() throws Exception {
         assertEquals(COOKIE, config.realtime().tokenCookie());
-        RealtimeSocket s = RealtimeSocket.connect(url("c-k-" + UUID.randomUUID(), ""), Map.of("Cookie",
-                "theme=dark; " + COOKIE + "=" + token("carol")));
+        RealtimeSocket s = RealtimeSocket.connect(
+                url("c-k-" + UUID.randomUUID(), ""), Map.of("Cookie", "theme=dark; " + COOKIE + "=" + token("carol")));
         assertEquals("carol", s.nextEvent("hello").get("data").get("actorId").asText());
         s.ws.abort();
-        RealtimeSocket both = RealtimeSocket.connect(url("c-kq-" + UUID.randomUUID(), q(token("dave"))),
-                Map.of("Cookie", COOKIE + "=" + token("carol")));
+        RealtimeSocket both = RealtimeSocket.connect(
+                url("c-kq-" + UUID.randomUUID(), q(token("dave"))), Map.of("Cookie", COOKIE + "=" + token("carol")));
         assertEquals("dave", both.nextEvent("hello").get("data").get("actorId").asText());
         both.ws.abort();
         // a cookie of another name carries nothing
-        assertEquals(401, refusedStatus(url("c-k2-" + UUID.randomUUID(), ""), Map.of("Cookie", "other=" + token("carol"))));
+        assertEquals(
+                401, refusedStatus(url("c-k2-" + UUID.randomUUID(), ""), Map.of("Cookie", "other=" + token("carol"))));
     }
 
     @Test
     void theHeaderWinsOverQueryAndCookie() throws Exception {
-        RealtimeSocket s = RealtimeSocket.connect(url("c-h-" + UUID.randomUUID(), q(token("dave"))),
+        RealtimeSocket s = RealtimeSocket.connect(
+                url("c-h-" + UUID.randomUUID(), q(token("dave"))),
                 Map.of("Authorization", "Bearer " + token("bob"), "Cookie", COOKIE + "=" + token("carol")));
         assertEquals("bob", s.nextEvent("hello").get("data").get("actorId").asText());
         s.ws.abort();
         // a header that fails is not rescued by a valid query token
-        assertEquals(401, refusedStatus(url("c-h2-" + UUID.randomUUID(), q(token("dave"))),
-                Map.of("Authorization", "Bearer " + token("bob", Instant.now().minusSeconds(5)))));
+        assertEquals(
+                401,
+                refusedStatus(
+                        url("c-h2-" + UUID.randomUUID(), q(token("dave"))),
+                        Map.of(
+                                "Authorization",
+                                "Bearer " + token("bob", Instant.now().minusSeconds(5)))));
     }
 
     @Test
     void aTokenParameterGivenTwiceIs400() {
-        assertEquals(400, refusedStatus(url("c-2-" + UUID.randomUUID(), q(token("bob")) + q(token("carol"))), Map.of()));
+        assertEquals(
+                400, refusedStatus(url("c-2-" + UUID.randomUUID(), q(token("bob")) + q(token("carol"))), Map.of()));
     }
 
     @Test
     void aQueryTokenHasTheSameLifetimeAsAHeaderToken() throws Exception {
-        RealtimeSocket s = RealtimeSocket.connect(url("c-l-" + UUID.randomUUID(), q(token("bob", Instant.now().plusSeconds(2)))),
-                Map.of());
+        RealtimeSocket s = RealtimeSocket.connect(
+                url("c-l-" + UUID.randomUUID(), q(token("bob", Instant.now().plusSeconds(2)))), Map.of());
         s.nextEvent("hello");
-        assertEquals(CredentialLifetime.EXPIRED_CODE, s.closed.get(RealtimeSocket.WAIT.toSeconds(),
-                TimeUnit.SECONDS));
+        assertEquals(CredentialLifetime.EXPIRED_CODE, s.closed.get(RealtimeSocket.WAIT.toSeconds(), TimeUnit.SECONDS));
     }
 
     @Test

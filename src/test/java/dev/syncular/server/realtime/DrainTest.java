@@ -49,15 +49,21 @@ class DrainTest {
     static final int STUCK = 20;
     /** Commits of a 100 KB row each, fanned out as deltas to every deaf client: far more than its buffers hold. */
     static final int FLOOD_COMMITS = 12;
+
     static final Duration GRACE = Duration.ofSeconds(5);
 
     public static class Profile implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.storage.pg-schema", "sync_drain_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8),
+            return Map.of(
+                    "syncular.storage.pg-schema",
+                    "sync_drain_"
+                            + UUID.randomUUID().toString().replace("-", "").substring(0, 8),
                     // no heartbeats during the test: the sockets that read nothing would be reaped
-                    "syncular.realtime.heartbeat-interval", "10m",
-                    "syncular.realtime.max-delta-bytes", "256K");
+                    "syncular.realtime.heartbeat-interval",
+                    "10m",
+                    "syncular.realtime.max-delta-bytes",
+                    "256K");
         }
     }
 
@@ -85,9 +91,15 @@ class DrainTest {
             byte[] key = new byte[16];
             new SecureRandom().nextBytes(key);
             StringBuilder req = new StringBuilder("GET /realtime?clientId=" + clientId + " HTTP/1.1\r\n")
-                    .append("Host: ").append(base.getHost()).append(':').append(base.getPort()).append("\r\n")
+                    .append("Host: ")
+                    .append(base.getHost())
+                    .append(':')
+                    .append(base.getPort())
+                    .append("\r\n")
                     .append("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n")
-                    .append("Sec-WebSocket-Key: ").append(Base64.getEncoder().encodeToString(key)).append("\r\n");
+                    .append("Sec-WebSocket-Key: ")
+                    .append(Base64.getEncoder().encodeToString(key))
+                    .append("\r\n");
             headers.forEach((k, v) -> req.append(k).append(": ").append(v).append("\r\n"));
             socket.getOutputStream().write(req.append("\r\n").toString().getBytes(StandardCharsets.US_ASCII));
             InputStream in = socket.getInputStream();
@@ -123,14 +135,17 @@ class DrainTest {
         // the deaf clients first: registered (pulled at the head, so deltas flow to them at once)
         String deafPartition = "drain-deaf-" + UUID.randomUUID();
         Map<String, String> deafHeaders = Map.of("x-actor-id", "dora", "x-syncular-partition", deafPartition);
-        SyncTestClient writer = new SyncTestClient(window.current(), new HttpTransport(base.toString(), deafPartition), "wanda",
+        SyncTestClient writer = new SyncTestClient(
+                window.current(),
+                new HttpTransport(base.toString(), deafPartition),
+                "wanda",
                 "writer-" + UUID.randomUUID());
         writer.upsert("todos", todo("seed", "x"), null);
         writer.sync(); // a log to pull up to: the deaf clients are at its head, not behind (§8.1 requiresSync)
         List<Deaf> deaf = new ArrayList<>();
         for (int i = 0; i < STUCK; i++) {
-            SyncTestClient d = new SyncTestClient(window.current(), new HttpTransport(base.toString(), deafPartition), "dora",
-                    "deaf-" + i);
+            SyncTestClient d = new SyncTestClient(
+                    window.current(), new HttpTransport(base.toString(), deafPartition), "dora", "deaf-" + i);
             d.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
             d.syncUntilIdle();
             deaf.add(new Deaf(base, deafHeaders, "deaf-" + i));
@@ -149,7 +164,9 @@ class DrainTest {
         for (RealtimeSocket s : sockets) {
             s.nextEvent("hello"); // the session is registered with the hub (before its hello)
         }
-        LOG.infof("%d sockets open in %d ms", SOCKETS + STUCK, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - connectStart));
+        LOG.infof(
+                "%d sockets open in %d ms",
+                SOCKETS + STUCK, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - connectStart));
         assertEquals(SOCKETS + STUCK, realtime.hub().openConnections());
         // then the flood: every deaf client is sent far more than the buffers toward it hold
         String big = "x".repeat(100_000);
@@ -173,7 +190,8 @@ class DrainTest {
                 d.close();
             }
             failures.await(l -> l.message().contains("connection failed, the connection is gone"), RealtimeSocket.WAIT);
-            assertTrue(all.lines.stream().noneMatch(l -> l.category().startsWith("io.quarkus.websockets")),
+            assertTrue(
+                    all.lines.stream().noneMatch(l -> l.category().startsWith("io.quarkus.websockets")),
                     "an abrupt disconnect is no ERROR: " + all.lines);
         }
     }

@@ -90,7 +90,8 @@ class FanoutReadsTest {
     }
 
     private static CompletableFuture<Integer> i(int v) {
-        return v % 2 == 0 ? CompletableFuture.completedFuture(v)
+        return v % 2 == 0
+                ? CompletableFuture.completedFuture(v)
                 : CompletableFuture.<Integer>failedFuture(new IllegalStateException("read failed at once"));
     }
 }

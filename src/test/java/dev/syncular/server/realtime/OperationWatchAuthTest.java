@@ -47,9 +47,13 @@ class OperationWatchAuthTest {
     URI base;
 
     String token(Instant expiresAt) {
-        return Jwt.issuer(SocketCredentialTest.ISSUER).audience(SocketCredentialTest.AUDIENCE)
-                .subject("bob").claim("tenant", "t-" + UUID.randomUUID())
-                .expiresAt(expiresAt).jws().keyId(TestJwks.KID)
+        return Jwt.issuer(SocketCredentialTest.ISSUER)
+                .audience(SocketCredentialTest.AUDIENCE)
+                .subject("bob")
+                .claim("tenant", "t-" + UUID.randomUUID())
+                .expiresAt(expiresAt)
+                .jws()
+                .keyId(TestJwks.KID)
                 .sign(TestJwks.privateKey());
     }
 
@@ -59,19 +63,24 @@ class OperationWatchAuthTest {
 
     /** A watch on the socket is answered (operation.unknown: nothing is registered here). */
     static void served(RealtimeSocket s) throws Exception {
-        s.ws.sendBinary(ByteBuffer.wrap(WATCH.getBytes(StandardCharsets.UTF_8)), true).join();
+        s.ws.sendBinary(ByteBuffer.wrap(WATCH.getBytes(StandardCharsets.UTF_8)), true)
+                .join();
         byte[] b = s.binaries.poll(RealtimeSocket.WAIT.toSeconds(), TimeUnit.SECONDS);
         assertNotNull(b);
         JsonNode m = JSON.readTree(b);
-        assertTrue(m.toString().contains("\"watch_error\"") && m.toString().contains("\"operation.unknown\""), m.toString());
+        assertTrue(
+                m.toString().contains("\"watch_error\"") && m.toString().contains("\"operation.unknown\""),
+                m.toString());
     }
 
     @Test
     void everyTokenFormOfTheSyncSocketOpensIt() throws Exception {
         String t = token(Instant.now().plusSeconds(300));
         RealtimeSocket header = RealtimeSocket.connect(uri(""), Map.of("Authorization", "Bearer " + t));
-        RealtimeSocket query = RealtimeSocket.connect(uri("?access_token=" + URLEncoder.encode(t, StandardCharsets.UTF_8)), Map.of());
-        RealtimeSocket cookie = RealtimeSocket.connect(uri(""), Map.of("Cookie", BrowserRealtimeAuthTest.COOKIE + "=" + t));
+        RealtimeSocket query =
+                RealtimeSocket.connect(uri("?access_token=" + URLEncoder.encode(t, StandardCharsets.UTF_8)), Map.of());
+        RealtimeSocket cookie =
+                RealtimeSocket.connect(uri(""), Map.of("Cookie", BrowserRealtimeAuthTest.COOKIE + "=" + t));
         try {
             served(header);
             served(query);
@@ -81,11 +90,15 @@ class OperationWatchAuthTest {
             query.ws.abort();
             cookie.ws.abort();
         }
-        for (Map<String, String> refused : List.of(Map.<String, String>of(),
+        for (Map<String, String> refused : List.of(
+                Map.<String, String>of(),
                 Map.of("Authorization", "Bearer " + token(Instant.now().minusSeconds(60))))) {
-            CompletionException e = assertThrows(CompletionException.class, () -> RealtimeSocket.connect(uri(""), refused));
+            CompletionException e =
+                    assertThrows(CompletionException.class, () -> RealtimeSocket.connect(uri(""), refused));
             assertInstanceOf(WebSocketHandshakeException.class, e.getCause());
-            assertEquals(401, ((WebSocketHandshakeException) e.getCause()).getResponse().statusCode());
+            assertEquals(
+                    401,
+                    ((WebSocketHandshakeException) e.getCause()).getResponse().statusCode());
         }
     }
 

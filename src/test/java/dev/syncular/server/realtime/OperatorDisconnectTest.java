@@ -47,8 +47,12 @@ class OperatorDisconnectTest {
     public static class Profile implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.admin.token", TOKEN,
-                    "syncular.storage.pg-schema", "sync_opdisc_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8));
+            return Map.of(
+                    "syncular.admin.token",
+                    TOKEN,
+                    "syncular.storage.pg-schema",
+                    "sync_opdisc_"
+                            + UUID.randomUUID().toString().replace("-", "").substring(0, 8));
         }
     }
 
@@ -87,7 +91,8 @@ class OperatorDisconnectTest {
 
     /** {@code s} is still served: a socket round on it is answered. */
     void stillOpen(RealtimeSocket s, String actor, String clientId) throws InterruptedException {
-        SyncTestClient c = new SyncTestClient(window.current(), new SocketCredentialTest.OverSocket(s), actor, clientId);
+        SyncTestClient c =
+                new SyncTestClient(window.current(), new SocketCredentialTest.OverSocket(s), actor, clientId);
         c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
         c.sync();
         assertFalse(s.closed.isDone());
@@ -103,15 +108,21 @@ class OperatorDisconnectTest {
         String bobElsewhereId = "c-b3-" + UUID.randomUUID();
         RealtimeSocket bobElsewhere = open(otherPartition, "bob", bobElsewhereId);
 
-        admin().post("/admin/partitions/" + partition + "/actors/bob/disconnect").then().statusCode(202)
-                .body("partition", equalTo(partition)).body("actorId", equalTo("bob")).body("announced", equalTo(true));
+        admin().post("/admin/partitions/" + partition + "/actors/bob/disconnect")
+                .then()
+                .statusCode(202)
+                .body("partition", equalTo(partition))
+                .body("actorId", equalTo("bob"))
+                .body("announced", equalTo(true));
         assertEquals(OperatorDisconnects.CODE, closeCode(bob1));
         assertEquals("sync.auth_required: disconnected by an operator", bob1.closeReason());
         assertEquals(OperatorDisconnects.CODE, closeCode(bob2));
         // announcements are heard in order: once a later one took effect, the first one has been handled
         String sentinelId = "c-s-" + UUID.randomUUID();
         RealtimeSocket sentinel = open(partition, "sam", sentinelId);
-        admin().post("/admin/partitions/" + partition + "/clients/" + sentinelId + "/disconnect").then().statusCode(202);
+        admin().post("/admin/partitions/" + partition + "/clients/" + sentinelId + "/disconnect")
+                .then()
+                .statusCode(202);
         assertEquals(OperatorDisconnects.CODE, closeCode(sentinel));
         stillOpen(carol, "carol", carolId);
         stillOpen(bobElsewhere, "bob", bobElsewhereId);
@@ -130,7 +141,9 @@ class OperatorDisconnectTest {
         String laptop = "c-laptop-" + UUID.randomUUID();
         RealtimeSocket p = open(partition, "bob", phone);
         RealtimeSocket l = open(partition, "bob", laptop);
-        admin().post("/admin/partitions/" + partition + "/clients/" + phone + "/disconnect").then().statusCode(202)
+        admin().post("/admin/partitions/" + partition + "/clients/" + phone + "/disconnect")
+                .then()
+                .statusCode(202)
                 .body("clientId", equalTo(phone));
         assertEquals(OperatorDisconnects.CODE, closeCode(p));
         stillOpen(l, "bob", laptop);
@@ -141,24 +154,31 @@ class OperatorDisconnectTest {
     void theAnnouncementTravelsOverPostgresBetweenPods() throws Exception {
         Vertx vertx = Vertx.vertx();
         Pool otherPool = TestPostgres.pool(vertx, 1);
-        PgSubscriber listener = PgSubscriber.subscriber(vertx.getDelegate(),
+        PgSubscriber listener = PgSubscriber.subscriber(
+                vertx.getDelegate(),
                 datasource.listenOptions("od-test-listener").get(0));
         try {
             // a second listener, as another pod's hub: it hears the route's announcement
             CompletableFuture<String> heard = new CompletableFuture<>();
             CompletableFuture<Void> listening = new CompletableFuture<>();
-            listener.channel(storage.controlChannel()).handler(heard::complete).subscribeHandler(v -> listening.complete(null));
+            listener.channel(storage.controlChannel())
+                    .handler(heard::complete)
+                    .subscribeHandler(v -> listening.complete(null));
             listener.connect().toCompletionStage().toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
             listening.get(WAIT.toSeconds(), TimeUnit.SECONDS);
             String clientId = "c-x-" + UUID.randomUUID();
-            admin().post("/admin/partitions/" + partition + "/clients/" + clientId + "/disconnect").then().statusCode(202);
+            admin().post("/admin/partitions/" + partition + "/clients/" + clientId + "/disconnect")
+                    .then()
+                    .statusCode(202);
             SocketDisconnect d = SocketDisconnect.parse(heard.get(WAIT.toSeconds(), TimeUnit.SECONDS));
             assertEquals(SocketDisconnect.client(partition, clientId), d);
 
             // another pod's announcement (its own storage over its own pool) closes this pod's socket
             RealtimeSocket s = open(partition, "bob", "c-y-" + UUID.randomUUID());
-            new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).announce(SocketDisconnect.actor(partition, "bob"))
-                    .await().atMost(WAIT);
+            new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS)
+                    .announce(SocketDisconnect.actor(partition, "bob"))
+                    .await()
+                    .atMost(WAIT);
             assertEquals(OperatorDisconnects.CODE, closeCode(s));
         } finally {
             listener.close();
@@ -169,14 +189,20 @@ class OperatorDisconnectTest {
 
     @Test
     void idsTheStorageCannotHoldAre400() {
-        admin().post("/admin/partitions/" + partition + "/clients/" + "x".repeat(600) + "/disconnect").then()
-                .statusCode(400).body("code", equalTo("sync.invalid_request"));
-        given().post("/admin/partitions/" + partition + "/actors/bob/disconnect").then().statusCode(401);
+        admin().post("/admin/partitions/" + partition + "/clients/" + "x".repeat(600) + "/disconnect")
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("sync.invalid_request"));
+        given().post("/admin/partitions/" + partition + "/actors/bob/disconnect")
+                .then()
+                .statusCode(401);
     }
 
     @Test
     void payloadsRoundTripWithSeparatorsInIds() {
-        for (SocketDisconnect d : List.of(SocketDisconnect.actor("a:b:3:", "x:y"), SocketDisconnect.client("", "7:z"),
+        for (SocketDisconnect d : List.of(
+                SocketDisconnect.actor("a:b:3:", "x:y"),
+                SocketDisconnect.client("", "7:z"),
                 SocketDisconnect.client("p", "é"))) {
             assertEquals(d, SocketDisconnect.parse(d.payload()));
         }

@@ -46,21 +46,30 @@ class PresenceDisabledTest {
         SyncTestClient[] clients = new SyncTestClient[2];
         RealtimeSocket[] sockets = new RealtimeSocket[2];
         for (int i = 0; i < 2; i++) {
-            clients[i] = new SyncTestClient(window.current(), new HttpTransport(base.toString(), partition), "u" + i,
+            clients[i] = new SyncTestClient(
+                    window.current(),
+                    new HttpTransport(base.toString(), partition),
+                    "u" + i,
                     "c" + i + "-" + UUID.randomUUID());
             clients[i].subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
             clients[i].syncUntilIdle();
             sockets[i] = RealtimeSocket.connect(base.toString(), partition, "u" + i, clients[i].clientId);
             sockets[i].nextEvent("hello");
         }
-        sockets[0].send(new ControlMessage.PresencePublish("list:l1", JsonNodeFactory.instance.objectNode().put("a", 1)));
-        sockets[0].send(new ControlMessage.PresencePublish("list:elsewhere",
-                JsonNodeFactory.instance.objectNode().put("a", 1)));
+        sockets[0].send(new ControlMessage.PresencePublish(
+                "list:l1", JsonNodeFactory.instance.objectNode().put("a", 1)));
+        sockets[0].send(new ControlMessage.PresencePublish(
+                "list:elsewhere", JsonNodeFactory.instance.objectNode().put("a", 1)));
         // a round on each socket is answered after anything the publishes could have caused on it
         for (int i = 0; i < 2; i++) {
-            assertInstanceOf(RespHeader.class, MessageDecoder.decodeResponse(
-                    sockets[i].round(clients[i].buildRequest().encode(), 64)).frames().get(0));
-            assertFalse(sockets[i].texts.stream().anyMatch(t -> t.contains("\"presence\"")),
+            assertInstanceOf(
+                    RespHeader.class,
+                    MessageDecoder.decodeResponse(
+                                    sockets[i].round(clients[i].buildRequest().encode(), 64))
+                            .frames()
+                            .get(0));
+            assertFalse(
+                    sockets[i].texts.stream().anyMatch(t -> t.contains("\"presence\"")),
                     "no presence event, no presence error: " + sockets[i].texts);
             assertFalse(sockets[i].closed.isDone(), "a tolerated event does not close the socket");
         }

@@ -61,12 +61,15 @@ class PresenceTest {
         final RealtimeSocket socket;
 
         Peer(String actor, String list) throws InterruptedException {
-            this(actor, list, () -> { });
+            this(actor, list, () -> {});
         }
 
         /** {@code beforeConnect} runs once the client is synced, right before its socket connects. */
         Peer(String actor, String list, Runnable beforeConnect) throws InterruptedException {
-            client = new SyncTestClient(window.current(), new HttpTransport(base.toString(), partition), actor,
+            client = new SyncTestClient(
+                    window.current(),
+                    new HttpTransport(base.toString(), partition),
+                    actor,
                     "c-" + actor + "-" + UUID.randomUUID());
             client.subscribe("s1", "todos", Map.of("list_id", List.of(list)));
             client.syncUntilIdle();
@@ -122,7 +125,8 @@ class PresenceTest {
         }
         assertTrue(d.get("timestamp").asLong() > 0);
         // the event is a well-formed §8.6.2 server message
-        assertInstanceOf(ControlMessage.PresenceFanout.class,
+        assertInstanceOf(
+                ControlMessage.PresenceFanout.class,
                 ControlMessages.parseServerMessage("{\"event\":\"presence\",\"data\":" + d + "}"));
     }
 
@@ -237,11 +241,14 @@ class PresenceTest {
         e.socket.ack(e.client.subscriptions.get("s1").cursor);
         a.publish(L1, doc("a1"));
         // A runs a push + pull round on the same socket (§8.7); its registration is re-derived, presence kept
-        a.client.upsert("todos", Map.of("id", "t1", "list_id", "l1", "title", "x", "done", false, "position", 1L,
-                "updated_at_ms", 1L), null);
+        a.client.upsert(
+                "todos",
+                Map.of("id", "t1", "list_id", "l1", "title", "x", "done", false, "position", 1L, "updated_at_ms", 1L),
+                null);
         byte[] response = a.socket.round(a.client.buildRequest().encode(), 1 << 16);
         assertTrue(response.length > 0);
-        CommitFrame delta = assertInstanceOf(CommitFrame.class, e.socket.nextDelta().frames().get(2));
+        CommitFrame delta = assertInstanceOf(
+                CommitFrame.class, e.socket.nextDelta().frames().get(2));
         assertEquals("t1", delta.changes().get(0).rowId());
         Peer c = new Peer("carol", "l1");
         assertPresence(c.nextPresence(), "join", a, "a1"); // A's document survived its round

@@ -41,9 +41,17 @@ class RealtimeBackpressureTest {
         public Map<String, String> getConfigOverrides() {
             // the count cap out of the way (it would stop the stuck sockets' deltas at 64): the bytes decide
             // and the idle reaper's too (three silent heartbeat intervals would close them first, with 1000)
-            return Map.of("syncular.realtime.outbound-buffer-bytes", "1M", "syncular.realtime.max-delta-bytes", "1M",
-                    "syncular.realtime.max-unacked-deltas", "100000", "syncular.realtime.outbound-stuck-timeout", "2s",
-                    "syncular.realtime.heartbeat-interval", "30s");
+            return Map.of(
+                    "syncular.realtime.outbound-buffer-bytes",
+                    "1M",
+                    "syncular.realtime.max-delta-bytes",
+                    "1M",
+                    "syncular.realtime.max-unacked-deltas",
+                    "100000",
+                    "syncular.realtime.outbound-stuck-timeout",
+                    "2s",
+                    "syncular.realtime.heartbeat-interval",
+                    "30s");
         }
     }
 
@@ -62,7 +70,10 @@ class RealtimeBackpressureTest {
     final String partition = "stuck-" + UUID.randomUUID();
 
     SyncTestClient client(String actor) {
-        SyncTestClient c = new SyncTestClient(window.current(), new HttpTransport(base.toString(), partition), actor,
+        SyncTestClient c = new SyncTestClient(
+                window.current(),
+                new HttpTransport(base.toString(), partition),
+                actor,
                 "c-" + actor + "-" + UUID.randomUUID());
         c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
         c.syncUntilIdle();
@@ -111,8 +122,22 @@ class RealtimeBackpressureTest {
             if (counter("syncular.realtime.outbound.refusals") - refusalsBefore >= 4) {
                 after++;
             }
-            String id = w.upsert("todos", Map.of("id", "big" + i, "list_id", "l1", "title", big, "done", false,
-                    "position", (long) i, "updated_at_ms", 1L), null);
+            String id = w.upsert(
+                    "todos",
+                    Map.of(
+                            "id",
+                            "big" + i,
+                            "list_id",
+                            "l1",
+                            "title",
+                            big,
+                            "done",
+                            false,
+                            "position",
+                            (long) i,
+                            "updated_at_ms",
+                            1L),
+                    null);
             Message response = w.sync(); // an HTTP failure would throw: no push fails
             PushResult result = w.result(id);
             assertTrue(SyncTestClient.applied(result), "push " + i + " applied: " + result);
@@ -120,7 +145,8 @@ class RealtimeBackpressureTest {
         }
 
         // the stuck sockets are refused deltas and, at the deadline, closed
-        await(() -> counter("syncular.realtime.outbound.stuck.closes") - closesBefore >= 4,
+        await(
+                () -> counter("syncular.realtime.outbound.stuck.closes") - closesBefore >= 4,
                 "every stuck socket is closed after the deadline: refusals "
                         + (counter("syncular.realtime.outbound.refusals") - refusalsBefore) + ", closes "
                         + (counter("syncular.realtime.outbound.stuck.closes") - closesBefore) + ", reader got "
@@ -133,15 +159,24 @@ class RealtimeBackpressureTest {
         for (RealtimeSocket s : stuck.subList(0, 3)) {
             int code = s.closed.get(RealtimeSocket.WAIT.toSeconds(), TimeUnit.SECONDS);
             if (code == OutboundBudget.STUCK_CLOSE_CODE) {
-                String wake = s.texts.stream().filter(t -> ControlMessages.readTree(t).path("event").asText()
-                        .equals("sync")).findFirst().orElse(null);
+                String wake = s.texts.stream()
+                        .filter(t -> ControlMessages.readTree(t)
+                                .path("event")
+                                .asText()
+                                .equals("sync"))
+                        .findFirst()
+                        .orElse(null);
                 assertTrue(wake != null, "the wake-up precedes the close");
-                assertEquals("catchup-required", ControlMessages.readTree(wake).get("data").get("reason").asText());
+                assertEquals(
+                        "catchup-required",
+                        ControlMessages.readTree(wake).get("data").get("reason").asText());
                 assertTrue(s.binaries.size() < pushed.size(), "deltas stopped at the budget");
             } else {
                 // the transport was closed before this client got to its close frame: what it held was discarded
-                assertEquals(-1, code, "closed with 4290 or by the transport; binaries " + s.binaries.size() + " texts "
-                        + s.texts);
+                assertEquals(
+                        -1,
+                        code,
+                        "closed with 4290 or by the transport; binaries " + s.binaries.size() + " texts " + s.texts);
             }
         }
         // the fourth never reads: its transport is closed all the same, and it leaves the pod

@@ -98,13 +98,15 @@ class RealtimeChannelTest {
     }
 
     SyncTestClient client(String actor, String clientId) {
-        SyncTestClient c = new SyncTestClient(window.current(), new HttpTransport(base.toString(), partition), actor, clientId);
+        SyncTestClient c =
+                new SyncTestClient(window.current(), new HttpTransport(base.toString(), partition), actor, clientId);
         c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
         return c;
     }
 
     static Map<String, Object> todo(String id) {
-        return Map.of("id", id, "list_id", "l1", "title", "t " + id, "done", false, "position", 1L, "updated_at_ms", 1L);
+        return Map.of(
+                "id", id, "list_id", "l1", "title", "t " + id, "done", false, "position", 1L, "updated_at_ms", 1L);
     }
 
     ClientRecord record(String clientId) {
@@ -138,7 +140,8 @@ class RealtimeChannelTest {
     }
 
     /** Acks {@code cursor} (waiting until stored), then A's next commit of {@code rowId} must be B's next delta. */
-    void ackThenDelta(RealtimeSocket s, SyncTestClient a, SyncTestClient b, long cursor, String rowId) throws Exception {
+    void ackThenDelta(RealtimeSocket s, SyncTestClient a, SyncTestClient b, long cursor, String rowId)
+            throws Exception {
         s.ack(cursor);
         awaitStoredCursor(b.clientId, cursor);
         b.subscriptions.get("s1").cursor = cursor;
@@ -155,7 +158,8 @@ class RealtimeChannelTest {
         CommitFrame commit = assertInstanceOf(CommitFrame.class, f.get(2));
         assertEquals(before + 1, commit.commitSeq(), "cursor-contiguous");
         assertEquals(rowId, commit.changes().get(0).rowId());
-        assertEquals(commit.commitSeq(), assertInstanceOf(SubEnd.class, f.get(3)).nextCursor());
+        assertEquals(
+                commit.commitSeq(), assertInstanceOf(SubEnd.class, f.get(3)).nextCursor());
     }
 
     /** {@link SyncTestClient.Transport} whose rounds ride the socket (§8.7); segments stay on HTTP (§5.5). */
@@ -184,8 +188,8 @@ class RealtimeChannelTest {
         RealtimeSocket s = connect("carol", cId);
         assertTrue(s.nextEvent("hello").get("data").get("requiresSync").asBoolean());
         // connect-then-sync: the first socket round registers the connection
-        SyncTestClient c = new SyncTestClient(window.current(),
-                new SocketTransport(s, new HttpTransport(base.toString(), partition)), "carol", cId);
+        SyncTestClient c = new SyncTestClient(
+                window.current(), new SocketTransport(s, new HttpTransport(base.toString(), partition)), "carol", cId);
         c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
         c.syncUntilIdle();
         assertTrue(c.table("todos").containsKey("r0"));
@@ -206,7 +210,10 @@ class RealtimeChannelTest {
         s.nextEvent("hello");
         byte[] request = c.buildRequest().encode();
         byte[] pipelined = Arrays.copyOf(request, request.length + 1);
-        ByteBuffer b = ByteBuffer.allocate(pipelined.length + 1).put((byte) 0x01).put(pipelined).flip();
+        ByteBuffer b = ByteBuffer.allocate(pipelined.length + 1)
+                .put((byte) 0x01)
+                .put(pipelined)
+                .flip();
         s.ws.sendBinary(b, true).join();
         assertNotNull(s.closed.get(WAIT.toSeconds(), TimeUnit.SECONDS));
     }
@@ -223,18 +230,18 @@ class RealtimeChannelTest {
         headerless[FrameType.ENVELOPE_HEADER_BYTES] = (byte) FrameType.END;
         // §8.7: what HTTP answers with a 400 JSON body is RESP_HEADER, ERROR, END on the socket
         HttpFailure http = Assertions.assertThrows(
-                HttpFailure.class,
-                () -> new HttpTransport(base.toString(), partition).roundTrip(c, headerless));
+                HttpFailure.class, () -> new HttpTransport(base.toString(), partition).roundTrip(c, headerless));
         assertEquals(400, http.status);
-        List<Frame> frames = MessageDecoder.decodeResponse(s.round(headerless, 4)).frames();
+        List<Frame> frames =
+                MessageDecoder.decodeResponse(s.round(headerless, 4)).frames();
         assertEquals(2, frames.size());
-        ErrorFrame error = assertInstanceOf(ErrorFrame.class,
-                frames.get(1));
+        ErrorFrame error = assertInstanceOf(ErrorFrame.class, frames.get(1));
         assertEquals(ControlMessages.readTree(http.body).get("code").asText(), error.code());
         assertEquals("sync.invalid_request", error.code());
         // the connection carries the next round
-        assertInstanceOf(RespHeader.class, MessageDecoder.decodeResponse(
-                s.round(valid, 64)).frames().get(0));
+        assertInstanceOf(
+                RespHeader.class,
+                MessageDecoder.decodeResponse(s.round(valid, 64)).frames().get(0));
         assertFalse(s.closed.isDone());
         s.ws.abort();
     }
@@ -283,14 +290,20 @@ class RealtimeChannelTest {
         writer.upsert("todos", todo("storm-" + row++), null);
         writer.sync();
         for (RealtimeSocket s : sockets) {
-            assertEquals("catchup-required", s.nextEvent("sync").get("data").get("reason").asText());
+            assertEquals(
+                    "catchup-required",
+                    s.nextEvent("sync").get("data").get("reason").asText());
         }
         // every session is registered exactly once: the closed ones are gone from the hub
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (realtime.hub().sessionCount(partition) != n) {
-            assertTrue(System.nanoTime() < deadline, "sessions: " + realtime.hub().sessionCount(partition));
+            assertTrue(
+                    System.nanoTime() < deadline, "sessions: " + realtime.hub().sessionCount(partition));
             // each poll waits on an answer of the server, whose event loops also process the closes
-            HTTP.send(HttpRequest.newBuilder(URI.create(base + "q/health/live")).GET().build(),
+            HTTP.send(
+                    HttpRequest.newBuilder(URI.create(base + "q/health/live"))
+                            .GET()
+                            .build(),
                     HttpResponse.BodyHandlers.discarding());
         }
         // recovery: pull, ack; then everyone holds the writer's rows and the next commit is a contiguous delta
@@ -321,7 +334,8 @@ class RealtimeChannelTest {
         big.put("title", "x".repeat(20_000));
         a.upsert("todos", big, null);
         a.sync();
-        assertEquals("delta-too-large", s.nextEvent("sync").get("data").get("reason").asText());
+        assertEquals(
+                "delta-too-large", s.nextEvent("sync").get("data").get("reason").asText());
         assertTrue(s.binaries.isEmpty());
         s.ws.abort();
     }
@@ -333,11 +347,16 @@ class RealtimeChannelTest {
         // test profile: syncular.realtime.heartbeat-interval=1s
         JsonNode beat = s.nextEvent("heartbeat");
         assertInstanceOf(ControlMessage.Heartbeat.class, ControlMessages.parseServerMessage(beat.toString()));
-        String metrics = HTTP.send(HttpRequest.newBuilder(URI.create("http://localhost:"
-                + PrometheusScrape.managementTestPort() + "/q/metrics")).GET().build(),
-                HttpResponse.BodyHandlers.ofString()).body();
+        String metrics = HTTP.send(
+                        HttpRequest.newBuilder(URI.create(
+                                        "http://localhost:" + PrometheusScrape.managementTestPort() + "/q/metrics"))
+                                .GET()
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString())
+                .body();
         assertTrue(metrics.contains("syncular_realtime_connections"), "open connections gauge");
-        assertTrue(metrics.contains("syncular_realtime_wakeups_total{reason=\"catchup-required\"}"), "wake-ups by reason");
+        assertTrue(
+                metrics.contains("syncular_realtime_wakeups_total{reason=\"catchup-required\"}"), "wake-ups by reason");
         assertTrue(metrics.contains("syncular_realtime_delta_latency_seconds_count"), "commit-to-delta latency");
         assertTrue(metrics.contains("syncular_realtime_presence_members"), "presence members");
         assertTrue(metrics.contains("syncular_realtime_listen_reconnects_total"), "LISTEN reconnects");
@@ -361,8 +380,8 @@ class RealtimeChannelTest {
     void helloCarriesEveryField() throws Exception {
         RealtimeSocket s = connect("alice", "c-hello");
         JsonNode hello = s.nextEvent("hello");
-        ControlMessage.Hello h = assertInstanceOf(ControlMessage.Hello.class,
-                ControlMessages.parseServerMessage(hello.toString()));
+        ControlMessage.Hello h =
+                assertInstanceOf(ControlMessage.Hello.class, ControlMessages.parseServerMessage(hello.toString()));
         assertEquals(1, h.protocolVersion());
         assertEquals("alice", h.actorId());
         assertEquals("c-hello", h.clientId());
@@ -374,18 +393,29 @@ class RealtimeChannelTest {
 
     @Test
     void refusedUpgradeAnswersJsonError() throws Exception {
-        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(base + "realtime?clientId=x")).GET()
-                .header("x-syncular-partition", partition).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = HTTP.send(
+                HttpRequest.newBuilder(URI.create(base + "realtime?clientId=x"))
+                        .GET()
+                        .header("x-syncular-partition", partition)
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         assertEquals(400, r.statusCode());
         // an upgrade without credentials: 401 with the §10.1 body, no socket
         CompletionException e = Assertions.assertThrows(
-                CompletionException.class, () -> HTTP.newWebSocketBuilder()
-                        .buildAsync(URI.create(base.toString().replace("http", "ws") + "realtime?clientId=x"), new RealtimeSocket())
+                CompletionException.class,
+                () -> HTTP.newWebSocketBuilder()
+                        .buildAsync(
+                                URI.create(base.toString().replace("http", "ws") + "realtime?clientId=x"),
+                                new RealtimeSocket())
                         .join());
         assertInstanceOf(WebSocketHandshakeException.class, e.getCause());
         HttpResponse<?> response = ((WebSocketHandshakeException) e.getCause()).getResponse();
         assertEquals(401, response.statusCode());
-        assertEquals("sync.auth_required", ControlMessages.readTree(String.valueOf(response.body())).get("code").asText());
+        assertEquals(
+                "sync.auth_required",
+                ControlMessages.readTree(String.valueOf(response.body()))
+                        .get("code")
+                        .asText());
     }
 
     @Test
@@ -439,7 +469,9 @@ class RealtimeChannelTest {
         assertTrue(s.binaries.isEmpty());
         // an ack still behind the observed commits keeps the session suppressed and wakes it again
         s.ack(0);
-        assertEquals("catchup-required", s.nextEvent("sync").get("data").get("reason").asText());
+        assertEquals(
+                "catchup-required",
+                s.nextEvent("sync").get("data").get("reason").asText());
         b.syncUntilIdle();
         ackThenDelta(s, a, b, b.subscriptions.get("s1").cursor, "r2");
         s.ws.abort();
@@ -453,14 +485,17 @@ class RealtimeChannelTest {
         Vertx vertx = Vertx.vertx();
         Pool otherPool = TestPostgres.pool(vertx, 2);
         try {
-            PostgresSyncStorage other = new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
+            PostgresSyncStorage other =
+                    new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
             other.ensureSchema(window.current()).await().atMost(WAIT);
             SyncEngine engine = new SyncEngine(EngineParts.builder(window, other, new InMemorySegmentStore(), resolver)
                     .build());
             SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
             a.state.logEpoch = b.state.logEpoch;
             a.upsert("todos", todo("pod2"), null);
-            engine.handle(new SyncRequestContext("alice", partition), a.buildRequest()).await().atMost(WAIT);
+            engine.handle(new SyncRequestContext("alice", partition), a.buildRequest())
+                    .await()
+                    .atMost(WAIT);
             assertDelta(s.nextDelta(), b, "pod2");
         } finally {
             otherPool.close().await().atMost(WAIT);
@@ -483,13 +518,17 @@ class RealtimeChannelTest {
         Pool otherPool = TestPostgres.pool(vertx, 2);
         String rotated;
         try {
-            rotated = new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).rotateLogEpoch(partition)
-                    .await().atMost(WAIT).logEpoch();
+            rotated = new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS)
+                    .rotateLogEpoch(partition)
+                    .await()
+                    .atMost(WAIT)
+                    .logEpoch();
         } finally {
             otherPool.close().await().atMost(WAIT);
             vertx.close().await().atMost(WAIT);
         }
-        assertEquals("reset-required", s.nextEvent("sync").get("data").get("reason").asText());
+        assertEquals(
+                "reset-required", s.nextEvent("sync").get("data").get("reason").asText());
         Message reset = b.sync();
         assertTrue(((RespHeader) reset.frames().get(0)).resetRequired());
         assertEquals(rotated, b.state.logEpoch);
@@ -511,21 +550,30 @@ class RealtimeChannelTest {
         SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
         RealtimeSocket s = syncAndConnect(b);
         int version = window.current().version();
-        storage.declareCheckpoint(partition, "fill", version, System.currentTimeMillis()).await().atMost(WAIT);
+        storage.declareCheckpoint(partition, "fill", version, System.currentTimeMillis())
+                .await()
+                .atMost(WAIT);
         // the backfilling pod declared the checkpoint, so it serves and writes; this pod does not
         Vertx vertx = Vertx.vertx();
         Pool otherPool = TestPostgres.pool(vertx, 2);
         try {
-            PostgresSyncStorage other = new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
+            PostgresSyncStorage other =
+                    new PostgresSyncStorage(otherPool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
             other.ensureSchema(window.current()).await().atMost(WAIT);
-            SyncEngine backfiller = new SyncEngine(EngineParts.builder(window, other, new InMemorySegmentStore(), resolver)
-                    .checkpoints(List.of(new CheckpointDeclaration(partition, "fill", version)))
-                    .build());
+            SyncEngine backfiller =
+                    new SyncEngine(EngineParts.builder(window, other, new InMemorySegmentStore(), resolver)
+                            .checkpoints(List.of(new CheckpointDeclaration(partition, "fill", version)))
+                            .build());
             SyncTestClient.Transport viaBackfiller = new SyncTestClient.Transport() {
                 @Override
                 public byte[] roundTrip(SyncTestClient c, byte[] request) {
-                    return Message.response(backfiller.handle(new SyncRequestContext(c.actorId, partition),
-                            MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
+                    return Message.response(backfiller
+                                    .handle(
+                                            new SyncRequestContext(c.actorId, partition),
+                                            MessageDecoder.decodeRequest(request))
+                                    .await()
+                                    .atMost(WAIT))
+                            .encode();
                 }
 
                 @Override
@@ -538,19 +586,26 @@ class RealtimeChannelTest {
             a.upsert("todos", todo("while-pending"), null);
             a.sync();
             assertTrue(SyncTestClient.applied(a.results.values().iterator().next()), "the declaring pod writes");
-            assertEquals("catchup-required", s.nextEvent("sync").get("data").get("reason").asText());
+            assertEquals(
+                    "catchup-required",
+                    s.nextEvent("sync").get("data").get("reason").asText());
             // the pull the wake-up asks for is refused by the gate, as over HTTP
-            HttpFailure refused = Assertions.assertThrows(
-                    HttpFailure.class, b::sync);
+            HttpFailure refused = Assertions.assertThrows(HttpFailure.class, b::sync);
             assertEquals(503, refused.status);
             assertTrue(s.binaries.isEmpty(), "no delta left the closed gate");
         } finally {
             // the backfill completes (other tests of this app need the gate, and readiness, open again)
             long epoch = storage.claimCheckpoint(partition, "fill", version, System.currentTimeMillis())
-                    .await().atMost(WAIT).ownerEpoch();
+                    .await()
+                    .atMost(WAIT)
+                    .ownerEpoch();
             long head = storage.readPartition(partition).await().atMost(WAIT).maxCommitSeq();
-            assertEquals(ActivationResult.ACTIVATED, storage.activateCheckpoint(partition,
-                    "fill", epoch, head, List.of("todos"), System.currentTimeMillis()).await().atMost(WAIT));
+            assertEquals(
+                    ActivationResult.ACTIVATED,
+                    storage.activateCheckpoint(
+                                    partition, "fill", epoch, head, List.of("todos"), System.currentTimeMillis())
+                            .await()
+                            .atMost(WAIT));
             otherPool.close().await().atMost(WAIT);
             vertx.close().await().atMost(WAIT);
         }
@@ -564,10 +619,15 @@ class RealtimeChannelTest {
         SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
         RealtimeSocket s = syncAndConnect(b);
         int killed = pool.preparedQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                + " WHERE query LIKE 'LISTEN%' AND application_name = $1")
-                .execute(Tuple.of(realtime.hub().podId())).await().atMost(WAIT).size();
+                        + " WHERE query LIKE 'LISTEN%' AND application_name = $1")
+                .execute(Tuple.of(realtime.hub().podId()))
+                .await()
+                .atMost(WAIT)
+                .size();
         assertEquals(1, killed);
-        assertEquals("catchup-required", s.nextEvent("sync").get("data").get("reason").asText());
+        assertEquals(
+                "catchup-required",
+                s.nextEvent("sync").get("data").get("reason").asText());
         s.ws.abort();
     }
 }

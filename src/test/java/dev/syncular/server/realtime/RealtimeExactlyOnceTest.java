@@ -56,7 +56,8 @@ class RealtimeExactlyOnceTest {
     }
 
     SyncTestClient client(String actor, SyncTestClient.Transport transport) {
-        SyncTestClient c = new SyncTestClient(window.current(), transport, actor, "c-" + actor + "-" + UUID.randomUUID());
+        SyncTestClient c =
+                new SyncTestClient(window.current(), transport, actor, "c-" + actor + "-" + UUID.randomUUID());
         c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
         return c;
     }
@@ -66,7 +67,8 @@ class RealtimeExactlyOnceTest {
     }
 
     static Map<String, Object> todo(String id) {
-        return Map.of("id", id, "list_id", "l1", "title", "t " + id, "done", false, "position", 1L, "updated_at_ms", 1L);
+        return Map.of(
+                "id", id, "list_id", "l1", "title", "t " + id, "done", false, "position", 1L, "updated_at_ms", 1L);
     }
 
     /** Rounds over {@code socket} (§8.7), one message per 64 KiB; segments stay on HTTP (§5.5). */
@@ -89,9 +91,11 @@ class RealtimeExactlyOnceTest {
     /** The commit sequence a delta carries, after checking it is one commit of {@code s1}. */
     static long deltaSeq(byte[] tagged) {
         assertEquals(0x00, tagged[0]);
-        List<Frame> f = MessageDecoder.decodeResponse(Arrays.copyOfRange(tagged, 1, tagged.length)).frames();
+        List<Frame> f = MessageDecoder.decodeResponse(Arrays.copyOfRange(tagged, 1, tagged.length))
+                .frames();
         CommitFrame commit = assertInstanceOf(CommitFrame.class, f.get(2));
-        assertEquals(commit.commitSeq(), assertInstanceOf(SubEnd.class, f.get(3)).nextCursor());
+        assertEquals(
+                commit.commitSeq(), assertInstanceOf(SubEnd.class, f.get(3)).nextCursor());
         return commit.commitSeq();
     }
 
@@ -115,7 +119,10 @@ class RealtimeExactlyOnceTest {
                     byte[] b = socket.binaries.poll(100, TimeUnit.MILLISECONDS);
                     String t;
                     while ((t = socket.texts.poll()) != null) {
-                        if ("sync".equals(ControlMessages.readTree(t).path("event").asText())) {
+                        if ("sync"
+                                .equals(ControlMessages.readTree(t)
+                                        .path("event")
+                                        .asText())) {
                             wake.compareAndSet(null, t);
                         }
                     }
@@ -160,8 +167,8 @@ class RealtimeExactlyOnceTest {
         SyncTestClient probe = client("alice", http());
         RealtimeSocket as = RealtimeSocket.connect(base.toString(), partition, probe.actorId, probe.clientId);
         as.nextEvent("hello");
-        SyncTestClient a = new SyncTestClient(window.current(), new SocketTransport(as, http()), probe.actorId,
-                probe.clientId);
+        SyncTestClient a =
+                new SyncTestClient(window.current(), new SocketTransport(as, http()), probe.actorId, probe.clientId);
         a.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
         a.syncUntilIdle();
         as.ack(a.subscriptions.get("s1").cursor);
@@ -169,8 +176,12 @@ class RealtimeExactlyOnceTest {
         for (int i = 0; i < 200; i++) {
             String id = a.upsert("todos", todo("r" + i), null);
             Message response = a.sync();
-            PushResult result = response.frames().stream().filter(f -> f instanceof PushResult)
-                    .map(f -> (PushResult) f).filter(r -> r.clientCommitId().equals(id)).findFirst().orElseThrow();
+            PushResult result = response.frames().stream()
+                    .filter(f -> f instanceof PushResult)
+                    .map(f -> (PushResult) f)
+                    .filter(r -> r.clientCommitId().equals(id))
+                    .findFirst()
+                    .orElseThrow();
             pushed.add(result.commitSeq());
             long cursor = a.subscriptions.get("s1").cursor;
             assertTrue(cursor >= result.commitSeq(), "the round's pull covers its own commit");
@@ -239,7 +250,10 @@ class RealtimeExactlyOnceTest {
                     assertEquals(cursor, hello.get("latestCursor").asLong());
                     for (long next = cursor + 1; next <= cursor + 3; next++) {
                         byte[] b = s.binaries.poll(RealtimeSocket.WAIT.toSeconds(), TimeUnit.SECONDS);
-                        String wake = s.texts.stream().filter(t -> t.contains("\"sync\"")).findFirst().orElse(null);
+                        String wake = s.texts.stream()
+                                .filter(t -> t.contains("\"sync\""))
+                                .findFirst()
+                                .orElse(null);
                         assertEquals(null, wake, "a commit went missing after hello said requiresSync: false");
                         assertTrue(b != null, "no delta for commit " + next);
                         assertEquals(next, deltaSeq(b), "deltas contiguous from the hello's cursor");

@@ -60,15 +60,24 @@ class SocketCredentialTest {
         public Map<String, String> getConfigOverrides() {
             TestJwks.ensureStarted();
             return Map.of(
-                    "syncular.storage.pg-schema", "sync_sockcred_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8),
-                    "syncular.auth.jwt.jwks-url", TestJwks.jwksUrl(),
-                    "syncular.auth.jwt.issuer", ISSUER,
-                    "syncular.auth.jwt.audience", AUDIENCE,
-                    "syncular.auth.jwt.partition-claim", "tenant",
-                    "syncular.auth.jwt.clock-skew", "0s",
+                    "syncular.storage.pg-schema",
+                    "sync_sockcred_"
+                            + UUID.randomUUID().toString().replace("-", "").substring(0, 8),
+                    "syncular.auth.jwt.jwks-url",
+                    TestJwks.jwksUrl(),
+                    "syncular.auth.jwt.issuer",
+                    ISSUER,
+                    "syncular.auth.jwt.audience",
+                    AUDIENCE,
+                    "syncular.auth.jwt.partition-claim",
+                    "tenant",
+                    "syncular.auth.jwt.clock-skew",
+                    "0s",
                     // browsers (BrowserRealtimeAuthTest shares this profile): a cookie, and the access log on
-                    "syncular.realtime.token-cookie", BrowserRealtimeAuthTest.COOKIE,
-                    "quarkus.http.access-log.enabled", "true");
+                    "syncular.realtime.token-cookie",
+                    BrowserRealtimeAuthTest.COOKIE,
+                    "quarkus.http.access-log.enabled",
+                    "true");
         }
 
         @Override
@@ -116,14 +125,21 @@ class SocketCredentialTest {
     }
 
     String token(String actor, Instant expiresAt) {
-        return Jwt.issuer(ISSUER).audience(AUDIENCE).subject(actor).claim("tenant", tenant)
+        return Jwt.issuer(ISSUER)
+                .audience(AUDIENCE)
+                .subject(actor)
+                .claim("tenant", tenant)
                 .claim("syncular_scopes", Map.of("list_id", List.of("l1", "l2")))
-                .expiresAt(expiresAt).jws().keyId(TestJwks.KID).sign(TestJwks.privateKey());
+                .expiresAt(expiresAt)
+                .jws()
+                .keyId(TestJwks.KID)
+                .sign(TestJwks.privateKey());
     }
 
     RealtimeSocket connect(String token, String clientId) {
-        return RealtimeSocket.connect(URI.create(base.toString().replaceFirst("^http", "ws") + "realtime?clientId="
-                + clientId), Map.of("Authorization", "Bearer " + token));
+        return RealtimeSocket.connect(
+                URI.create(base.toString().replaceFirst("^http", "ws") + "realtime?clientId=" + clientId),
+                Map.of("Authorization", "Bearer " + token));
     }
 
     /** The SSP2 HTTP binding with a bearer token. */
@@ -161,7 +177,8 @@ class SocketCredentialTest {
     }
 
     static Map<String, Object> todo(String id, String list) {
-        return Map.of("id", id, "list_id", list, "title", "t " + id, "done", false, "position", 1L, "updated_at_ms", 1L);
+        return Map.of(
+                "id", id, "list_id", list, "title", "t " + id, "done", false, "position", 1L, "updated_at_ms", 1L);
     }
 
     @Test
@@ -169,7 +186,8 @@ class SocketCredentialTest {
         String clientId = "c-exp-" + UUID.randomUUID();
         Instant exp = Instant.now().plusSeconds(2);
         String shortLived = token("bob", exp);
-        SyncTestClient bob = new SyncTestClient(window.current(), new Bearer(base.toString(), shortLived), "bob", clientId);
+        SyncTestClient bob =
+                new SyncTestClient(window.current(), new Bearer(base.toString(), shortLived), "bob", clientId);
         bob.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
         bob.syncUntilIdle();
 
@@ -183,8 +201,9 @@ class SocketCredentialTest {
         assertEquals(CredentialLifetime.EXPIRED_CODE, code, s.closeReason());
         assertEquals("sync.auth_required: credential expired", s.closeReason());
         // exp has whole seconds; the close comes at exp (no skew here), never before it
-        assertTrue(closedAt >= exp.getEpochSecond() * 1000, "closed " + (exp.getEpochSecond() * 1000 - closedAt)
-                + " ms before exp");
+        assertTrue(
+                closedAt >= exp.getEpochSecond() * 1000,
+                "closed " + (exp.getEpochSecond() * 1000 - closedAt) + " ms before exp");
 
         // HTTP refuses the same token, and so does a new upgrade with it
         HttpFailure http = assertThrows(HttpFailure.class, bob::sync);
@@ -194,11 +213,14 @@ class SocketCredentialTest {
         assertEquals("expired", body.get("details").get("reason").asText());
         CompletionException refused = assertThrows(CompletionException.class, () -> connect(shortLived, clientId));
         assertInstanceOf(WebSocketHandshakeException.class, refused.getCause());
-        assertEquals(401, ((WebSocketHandshakeException) refused.getCause()).getResponse().statusCode());
+        assertEquals(
+                401,
+                ((WebSocketHandshakeException) refused.getCause()).getResponse().statusCode());
 
         // the client's reconnect with a fresh token works: hello, then rounds over the socket
         RealtimeSocket again = connect(token("bob", Instant.now().plusSeconds(300)), clientId);
-        assertEquals(clientId, again.nextEvent("hello").get("data").get("clientId").asText());
+        assertEquals(
+                clientId, again.nextEvent("hello").get("data").get("clientId").asText());
         SyncTestClient overSocket = new SyncTestClient(window.current(), new OverSocket(again), "bob", clientId);
         overSocket.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
         overSocket.syncUntilIdle();
@@ -210,8 +232,11 @@ class SocketCredentialTest {
     @Test
     void scopesNarrowedByTheResolverApplyOnTheNextSocketRoundAndItsDeltas() throws Exception {
         String longLived = token("bob", Instant.now().plusSeconds(300));
-        SyncTestClient alice = new SyncTestClient(window.current(),
-                new Bearer(base.toString(), token("alice", Instant.now().plusSeconds(300))), "alice", "c-a-" + UUID.randomUUID());
+        SyncTestClient alice = new SyncTestClient(
+                window.current(),
+                new Bearer(base.toString(), token("alice", Instant.now().plusSeconds(300))),
+                "alice",
+                "c-a-" + UUID.randomUUID());
         alice.upsert("todos", todo("a1", "l1"), null);
         alice.upsert("todos", todo("a2", "l2"), null);
         alice.syncUntilIdle();

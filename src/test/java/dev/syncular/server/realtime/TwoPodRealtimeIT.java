@@ -45,8 +45,10 @@ import org.junit.jupiter.api.Test;
 @StartsProcesses
 class TwoPodRealtimeIT {
     private static final Duration WAIT = RealtimeSocket.WAIT;
-    private static final String SCHEMA = "it_rt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-    private static final String POD_B_HOST = "pod-b-" + UUID.randomUUID().toString().substring(0, 8);
+    private static final String SCHEMA =
+            "it_rt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    private static final String POD_B_HOST =
+            "pod-b-" + UUID.randomUUID().toString().substring(0, 8);
     private static final String ADMIN_TOKEN = "it-admin-" + UUID.randomUUID();
 
     static ServerProcess podA;
@@ -66,7 +68,8 @@ class TwoPodRealtimeIT {
 
     /** A pod of the test's deployment; 1 s heartbeats, so a vanished pod's presence expires within 3 s. */
     static ServerProcess.Builder pod(String name) {
-        return ServerProcess.builder(name, SCHEMA).env("SYNCULAR_REALTIME_HEARTBEAT_INTERVAL", "1s")
+        return ServerProcess.builder(name, SCHEMA)
+                .env("SYNCULAR_REALTIME_HEARTBEAT_INTERVAL", "1s")
                 .env("SYNCULAR_ADMIN_TOKEN", ADMIN_TOKEN);
     }
 
@@ -74,22 +77,25 @@ class TwoPodRealtimeIT {
     static void stop() throws Exception {
         ServerProcess.closeAll(podA, podB);
         if (pool != null) {
-            pool.query("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE").execute().await().atMost(WAIT);
+            pool.query("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE")
+                    .execute()
+                    .await()
+                    .atMost(WAIT);
             pool.close().await().atMost(WAIT);
             vertx.close().await().atMost(WAIT);
         }
     }
 
     static SyncTestClient client(ServerProcess pod, String partition, String actor) {
-        SyncTestClient c = new SyncTestClient(schema, new HttpTransport(pod.baseUrl(), partition), actor,
-                "c-" + actor + "-" + UUID.randomUUID());
+        SyncTestClient c = new SyncTestClient(
+                schema, new HttpTransport(pod.baseUrl(), partition), actor, "c-" + actor + "-" + UUID.randomUUID());
         c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
         return c;
     }
 
     static Map<String, Object> todo(String id) {
-        return Map.of("id", id, "list_id", "l1", "title", "t " + id, "done", false, "position", 1L,
-                "updated_at_ms", 1L);
+        return Map.of(
+                "id", id, "list_id", "l1", "title", "t " + id, "done", false, "position", 1L, "updated_at_ms", 1L);
     }
 
     /** B synced to the head, connected to pod B, its post-pull ack stored (deltas flow from here, §8.2). */
@@ -119,7 +125,9 @@ class TwoPodRealtimeIT {
         CommitFrame commit = assertInstanceOf(CommitFrame.class, delta.frames().get(2));
         assertEquals(before + 1, commit.commitSeq(), "cursor-contiguous across pods");
         assertEquals("from-a", commit.changes().get(0).rowId());
-        assertEquals(commit.commitSeq(), assertInstanceOf(SubEnd.class, delta.frames().get(3)).nextCursor());
+        assertEquals(
+                commit.commitSeq(),
+                assertInstanceOf(SubEnd.class, delta.frames().get(3)).nextCursor());
         s.ws.abort();
     }
 
@@ -129,10 +137,15 @@ class TwoPodRealtimeIT {
         SyncTestClient b = client(podB, partition, "bob");
         RealtimeSocket s = connectSynced(b, partition);
         int killed = pool.preparedQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                + " WHERE query LIKE 'LISTEN%' AND application_name LIKE $1")
-                .execute(Tuple.of("%" + POD_B_HOST + "%")).await().atMost(WAIT).size();
+                        + " WHERE query LIKE 'LISTEN%' AND application_name LIKE $1")
+                .execute(Tuple.of("%" + POD_B_HOST + "%"))
+                .await()
+                .atMost(WAIT)
+                .size();
         assertEquals(1, killed, "pod B holds one LISTEN connection");
-        assertEquals("catchup-required", s.nextEvent("sync").get("data").get("reason").asText());
+        assertEquals(
+                "catchup-required",
+                s.nextEvent("sync").get("data").get("reason").asText());
         // after the re-LISTEN, a commit through pod A is a delta on pod B again, once the client caught up
         SyncTestClient a = client(podA, partition, "alice");
         a.syncUntilIdle();
@@ -145,7 +158,8 @@ class TwoPodRealtimeIT {
         a.upsert("todos", todo("delta-again"), null);
         a.sync();
         assertTrue(b.table("todos").containsKey("after-relisten"), "the catch-up pull carried the missed commit");
-        CommitFrame commit = assertInstanceOf(CommitFrame.class, s.nextDelta().frames().get(2));
+        CommitFrame commit =
+                assertInstanceOf(CommitFrame.class, s.nextDelta().frames().get(2));
         assertEquals("delta-again", commit.changes().get(0).rowId());
         s.ws.abort();
     }
@@ -158,11 +172,14 @@ class TwoPodRealtimeIT {
         b.syncUntilIdle();
         RealtimeSocket s = RealtimeSocket.connect(podB.baseUrl() + "/", partition, "bob", b.clientId);
         s.nextEvent("hello");
-        HttpResponse<String> answer = HttpClient.newHttpClient().send(
-                HttpRequest.newBuilder(URI.create(podA.baseUrl() + "/admin/partitions/" + partition
-                        + "/actors/bob/disconnect")).header("Authorization", "Bearer " + ADMIN_TOKEN)
-                        .POST(HttpRequest.BodyPublishers.noBody()).build(),
-                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> answer = HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(URI.create(
+                                        podA.baseUrl() + "/admin/partitions/" + partition + "/actors/bob/disconnect"))
+                                .header("Authorization", "Bearer " + ADMIN_TOKEN)
+                                .POST(HttpRequest.BodyPublishers.noBody())
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
         assertEquals(202, answer.statusCode(), answer.body());
         assertEquals(OperatorDisconnects.CODE, s.closed.get(WAIT.toSeconds(), TimeUnit.SECONDS));
         assertEquals(OperatorDisconnects.REASON, s.closeReason());

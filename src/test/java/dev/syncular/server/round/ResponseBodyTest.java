@@ -40,7 +40,8 @@ class ResponseBodyTest {
         List<Integer> chunks = new ArrayList<>();
         byte[] body = collect(frames, ContentCoding.IDENTITY, chunks);
         assertEquals(List.of(8 + MessageEncoder.encodeFrame(frames.get(0)).length + 5), chunks);
-        assertEquals(HexFormat.of().formatHex(MessageEncoder.encode(Message.response(frames))),
+        assertEquals(
+                HexFormat.of().formatHex(MessageEncoder.encode(Message.response(frames))),
                 HexFormat.of().formatHex(body));
     }
 
@@ -56,7 +57,8 @@ class ResponseBodyTest {
         frames.add(new SubEnd(5, null));
         List<Integer> chunks = new ArrayList<>();
         byte[] body = collect(frames, ContentCoding.IDENTITY, chunks);
-        assertEquals(HexFormat.of().formatHex(MessageEncoder.encode(Message.response(frames))),
+        assertEquals(
+                HexFormat.of().formatHex(MessageEncoder.encode(Message.response(frames))),
                 HexFormat.of().formatHex(body));
         assertTrue(chunks.size() >= 4, "several chunks: " + chunks);
         for (int i = 0; i < chunks.size(); i++) {
@@ -72,15 +74,15 @@ class ResponseBodyTest {
         byte[] plain = MessageEncoder.encode(Message.response(frames));
         for (ContentCoding c : List.of(ContentCoding.GZIP, ContentCoding.ZSTD)) {
             byte[] body = collect(frames, c, new ArrayList<>());
-            assertEquals(HexFormat.of().formatHex(plain),
-                    HexFormat.of().formatHex(Ssp2.inflate(body, c.token)));
+            assertEquals(HexFormat.of().formatHex(plain), HexFormat.of().formatHex(Ssp2.inflate(body, c.token)));
         }
     }
 
     @Test
     void aFrameTheGrammarForbidsBecomesAnInBandError() {
         // Two RESP_HEADERs: the encoder refuses the second after the first went out.
-        List<Frame> frames = List.of(new RespHeader(null, null, "epoch", false), new RespHeader(null, null, "epoch", false));
+        List<Frame> frames =
+                List.of(new RespHeader(null, null, "epoch", false), new RespHeader(null, null, "epoch", false));
         Message m = Ssp2.decodeResponse(collect(frames, ContentCoding.IDENTITY, new ArrayList<>()), null);
         assertEquals(2, m.frames().size());
         ErrorFrame e = assertInstanceOf(ErrorFrame.class, m.frames().get(1));

@@ -37,7 +37,8 @@ class RoundFailureTest {
 
     @Test
     void rateLimitedAndSchemaNotReadyCarryRetryAfterFromTheirDetails() {
-        RoundFailure busy = RoundFailure.of(new SyncError(ErrorCode.RATE_LIMITED, "busy", Map.of("retryAfterMs", 2500)));
+        RoundFailure busy =
+                RoundFailure.of(new SyncError(ErrorCode.RATE_LIMITED, "busy", Map.of("retryAfterMs", 2500)));
         assertTrue(busy.retryAfter());
         assertEquals("3", busy.retryAfterSeconds(), "rounded up to whole seconds");
         RoundFailure notReady = RoundFailure.of(new SyncError(ErrorCode.SCHEMA_NOT_READY, "wait"));
@@ -65,8 +66,8 @@ class RoundFailureTest {
 
     @Test
     void aBusyStorageIsRateLimitedWithItsReason() {
-        StorageException busy = new StorageException(StorageException.BUSY, "storage is busy",
-                Map.of("reason", "lock_timeout", "retryAfterMs", 1000L));
+        StorageException busy = new StorageException(
+                StorageException.BUSY, "storage is busy", Map.of("reason", "lock_timeout", "retryAfterMs", 1000L));
         RoundFailure f = RoundFailure.of(new CompletionException(busy));
         assertEquals(ErrorCode.RATE_LIMITED, f.code());
         assertEquals(429, f.status());
@@ -85,7 +86,8 @@ class RoundFailureTest {
 
     @Test
     void theInBandFormIsARespHeaderAndAnError() {
-        List<Frame> frames = SyncRound.failed(RoundFailure.of(new SyncError(ErrorCode.AUTH_REQUIRED, "who")), "epoch-1");
+        List<Frame> frames =
+                SyncRound.failed(RoundFailure.of(new SyncError(ErrorCode.AUTH_REQUIRED, "who")), "epoch-1");
         assertEquals(2, frames.size());
         RespHeader header = assertInstanceOf(RespHeader.class, frames.get(0));
         assertEquals("epoch-1", header.logEpoch());

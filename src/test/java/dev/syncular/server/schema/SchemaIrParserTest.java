@@ -32,8 +32,11 @@ class SchemaIrParserTest {
         SchemaIr.Table docs = ir.tables().get(0);
         assertEquals("docs", docs.name());
         assertEquals("id", docs.primaryKey());
-        assertEquals(new SchemaIr.Column("id", ColumnType.STRING, false, null, false, null), docs.columns().get(0));
-        assertEquals(new SchemaIr.Column("doc", ColumnType.CRDT, true, "yjs-doc", false, null),
+        assertEquals(
+                new SchemaIr.Column("id", ColumnType.STRING, false, null, false, null),
+                docs.columns().get(0));
+        assertEquals(
+                new SchemaIr.Column("doc", ColumnType.CRDT, true, "yjs-doc", false, null),
                 docs.columns().get(4));
     }
 
@@ -51,14 +54,21 @@ class SchemaIrParserTest {
                                    {"name": "b", "table": "t", "scopes": {"id": "x"}}]}
                 """);
         assertTrue(ir.irForm());
-        assertEquals(List.of(new SchemaVersionEntry(1, List.of()), new SchemaVersionEntry(2, List.of("m2"))),
+        assertEquals(
+                List.of(new SchemaVersionEntry(1, List.of()), new SchemaVersionEntry(2, List.of("m2"))),
                 ir.schemaVersions());
         SchemaIr.Table t = ir.tables().get(0);
-        assertEquals(List.of(new SchemaIr.Scope("id:{id}", null, null),
-                new SchemaIr.Scope("org:{orgId}", "orgId", "org_id")), t.scopes());
+        assertEquals(
+                List.of(
+                        new SchemaIr.Scope("id:{id}", null, null),
+                        new SchemaIr.Scope("org:{orgId}", "orgId", "org_id")),
+                t.scopes());
         assertEquals(List.of(new SchemaIr.Reference("org_id", "t", ReferenceDef.OnDelete.RESTRICT)), t.references());
-        assertEquals(List.of(new SchemaIr.Subscription("a", "t", List.of("orgId")),
-                new SchemaIr.Subscription("b", "t", List.of("id"))), ir.subscriptionRefs());
+        assertEquals(
+                List.of(
+                        new SchemaIr.Subscription("a", "t", List.of("orgId")),
+                        new SchemaIr.Subscription("b", "t", List.of("id"))),
+                ir.subscriptionRefs());
     }
 
     @Test
@@ -67,14 +77,15 @@ class SchemaIrParserTest {
         columns(root, 0).add(column("_sync_x", "string", true));
         SchemaIr ir = read(root.toString());
         assertEquals("_sync_x", ir.tables().get(0).columns().get(7).name());
-        SchemaException e = assertThrows(SchemaException.class,
-                () -> SchemaCompiler.compile(ir, SchemaLoader.BUILTIN_CRDT_TYPES));
+        SchemaException e =
+                assertThrows(SchemaException.class, () -> SchemaCompiler.compile(ir, SchemaLoader.BUILTIN_CRDT_TYPES));
         assertEquals("reserved_identifier", e.reason());
     }
 
     @Test
     void splitsAScopePattern() {
-        assertEquals(new ScopePatternParser.Parts("project", "projectId"),
+        assertEquals(
+                new ScopePatternParser.Parts("project", "projectId"),
                 ScopePatternParser.parse("project:{projectId}", "t"));
         SchemaException e = assertThrows(SchemaException.class, () -> ScopePatternParser.parse("project", "t"));
         assertEquals("scope_pattern_variable_count", e.reason());

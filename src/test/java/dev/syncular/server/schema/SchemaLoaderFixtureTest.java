@@ -25,7 +25,9 @@ class SchemaLoaderFixtureTest {
         assertEquals(5, s.version());
         assertEquals(List.of("tasks", "docs", "doc_revisions"), s.tableNames());
         assertEquals(5, s.schemaVersions().size());
-        assertEquals(new SchemaVersionEntry(3, List.of("0003_add_doc_crdt")), s.schemaVersions().get(2));
+        assertEquals(
+                new SchemaVersionEntry(3, List.of("0003_add_doc_crdt")),
+                s.schemaVersions().get(2));
         assertEquals(2, s.subscriptions().size());
         assertTrue(s.extensions().isObject());
 
@@ -38,9 +40,11 @@ class SchemaLoaderFixtureTest {
         assertEquals(-1, tasks.columnIndex("nope"));
         assertEquals(List.of("project_id"), tasks.scopeVariables());
         assertEquals("project_id", tasks.scopeColumnFor("project_id"));
-        assertEquals(List.of(
-                new IndexDef("idx_tasks_project", List.of("project_id"), false),
-                new IndexDef("idx_tasks_project_title", List.of("project_id", "title"), true)), tasks.indexes());
+        assertEquals(
+                List.of(
+                        new IndexDef("idx_tasks_project", List.of("project_id"), false),
+                        new IndexDef("idx_tasks_project_title", List.of("project_id", "title"), true)),
+                tasks.indexes());
         assertTrue(tasks.references().isEmpty());
 
         RowLayout layout = tasks.rowLayout();
@@ -67,12 +71,16 @@ class SchemaLoaderFixtureTest {
         assertTrue(bodyDoc.nullable());
         assertFalse(bodyDoc.encrypted());
         assertEquals(ColumnType.BLOB_REF, docs.column("remote_blob").type());
-        assertEquals(new ColumnDef("body_doc", ColumnType.CRDT, true), docs.rowLayout().column(6));
+        assertEquals(
+                new ColumnDef("body_doc", ColumnType.CRDT, true),
+                docs.rowLayout().column(6));
         assertNull(docs.column("body").crdtType());
 
         TableSchema revisions = s.table("doc_revisions");
-        assertEquals(List.of(new ReferenceDef("doc_id", "docs", ReferenceDef.OnDelete.CASCADE)), revisions.references());
-        assertEquals(ReferenceDef.OnDelete.CASCADE, revisions.referenceOn("doc_id").onDelete());
+        assertEquals(
+                List.of(new ReferenceDef("doc_id", "docs", ReferenceDef.OnDelete.CASCADE)), revisions.references());
+        assertEquals(
+                ReferenceDef.OnDelete.CASCADE, revisions.referenceOn("doc_id").onDelete());
         assertNull(revisions.referenceOn("note"));
     }
 
@@ -123,7 +131,9 @@ class SchemaLoaderFixtureTest {
         assertEquals(ColumnType.BYTES, secret.type());
         assertEquals(ColumnType.JSON, secret.declaredType());
         assertEquals(ColumnType.JSON, secret.appType());
-        assertEquals(new ColumnDef("secret", ColumnType.BYTES, true), tasks.rowLayout().column(5));
+        assertEquals(
+                new ColumnDef("secret", ColumnType.BYTES, true),
+                tasks.rowLayout().column(5));
 
         TableSchema notes = s.table("notes");
         assertEquals(ColumnType.INTEGER, notes.primaryKeyColumn().type());
@@ -145,7 +155,13 @@ class SchemaLoaderFixtureTest {
         for (String type : List.of("string", "integer", "boolean", "json")) {
             var root = SchemaFixtures.base();
             SchemaFixtures.columnNamed(root, 0, "id").put("type", type);
-            assertEquals(type, SchemaFixtures.compile(root).table("docs").primaryKeyColumn().type().wireName);
+            assertEquals(
+                    type,
+                    SchemaFixtures.compile(root)
+                            .table("docs")
+                            .primaryKeyColumn()
+                            .type()
+                            .wireName);
         }
     }
 
@@ -171,16 +187,25 @@ class SchemaLoaderFixtureTest {
         var child = SchemaFixtures.docsTable("children");
         child.putArray("references").addObject().put("column", "ref").put("parentTable", "docs");
         ((ArrayNode) root.get("tables")).add(child);
-        assertEquals(ReferenceDef.OnDelete.RESTRICT,
-                SchemaFixtures.compile(root).table("children").referenceOn("ref").onDelete());
+        assertEquals(
+                ReferenceDef.OnDelete.RESTRICT,
+                SchemaFixtures.compile(root)
+                        .table("children")
+                        .referenceOn("ref")
+                        .onDelete());
     }
 
     @Test
     void selfReferenceAndSetNullAccepted() {
         var root = SchemaFixtures.base();
-        SchemaFixtures.table(root, 0).putArray("references").addObject()
-                .put("column", "ref").put("parentTable", "docs").put("onDelete", "SET NULL");
-        assertEquals(ReferenceDef.OnDelete.SET_NULL,
+        SchemaFixtures.table(root, 0)
+                .putArray("references")
+                .addObject()
+                .put("column", "ref")
+                .put("parentTable", "docs")
+                .put("onDelete", "SET NULL");
+        assertEquals(
+                ReferenceDef.OnDelete.SET_NULL,
                 SchemaFixtures.compile(root).table("docs").referenceOn("ref").onDelete());
     }
 }

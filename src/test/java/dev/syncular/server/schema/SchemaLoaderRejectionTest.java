@@ -267,7 +267,8 @@ class SchemaLoaderRejectionTest {
         ObjectNode root = base();
         table(root, 0).putArray("scopes").add("org:{a}{b}");
         SchemaException e = reject(root, "scope_pattern_variable_count");
-        assertEquals("table \"docs\": scope pattern \"org:{a}{b}\" must contain exactly one {variable}", e.getMessage());
+        assertEquals(
+                "table \"docs\": scope pattern \"org:{a}{b}\" must contain exactly one {variable}", e.getMessage());
         assertEquals("docs", e.details().get("table"));
         assertEquals("org:{a}{b}", e.details().get("pattern"));
     }
@@ -291,7 +292,11 @@ class SchemaLoaderRejectionTest {
     @Test
     void patternWithInvalidVariable() {
         ObjectNode root = base();
-        table(root, 0).putArray("scopes").addObject().put("pattern", "org:{org-id}").put("column", "org_id");
+        table(root, 0)
+                .putArray("scopes")
+                .addObject()
+                .put("pattern", "org:{org-id}")
+                .put("column", "org_id");
         assertNames(reject(root, "scope_variable_invalid"), "docs", null);
     }
 
@@ -301,14 +306,20 @@ class SchemaLoaderRejectionTest {
         table(root, 0).putArray("scopes").add("project:{project_id}");
         SchemaException e = reject(root, "scope_column_unknown");
         assertNames(e, "docs", "project_id");
-        assertEquals("table \"docs\": scope pattern \"project:{project_id}\" maps variable \"project_id\""
-                + " to column \"project_id\", which is not a column of the table", e.getMessage());
+        assertEquals(
+                "table \"docs\": scope pattern \"project:{project_id}\" maps variable \"project_id\""
+                        + " to column \"project_id\", which is not a column of the table",
+                e.getMessage());
     }
 
     @Test
     void scopeObjectColumnNotInTable() {
         ObjectNode root = base();
-        table(root, 0).putArray("scopes").addObject().put("pattern", "org:{orgId}").put("column", "organisation");
+        table(root, 0)
+                .putArray("scopes")
+                .addObject()
+                .put("pattern", "org:{orgId}")
+                .put("column", "organisation");
         assertNames(reject(root, "scope_column_unknown"), "docs", "organisation");
     }
 
@@ -320,7 +331,8 @@ class SchemaLoaderRejectionTest {
         scopes.addObject().put("pattern", "team:{org_id}").put("column", "body");
         SchemaException e = reject(root, "scope_variable_conflict");
         assertNames(e, "docs", "body");
-        assertTrue(e.getMessage().contains("\"org_id\" maps to two different columns, \"org_id\" and \"body\""),
+        assertTrue(
+                e.getMessage().contains("\"org_id\" maps to two different columns, \"org_id\" and \"body\""),
                 e.getMessage());
     }
 
@@ -336,8 +348,12 @@ class SchemaLoaderRejectionTest {
     @Test
     void irScopeVariableDisagreesWithPattern() {
         ObjectNode root = base();
-        table(root, 0).putArray("scopes").addObject()
-                .put("pattern", "org:{org_id}").put("variable", "orgId").put("column", "org_id");
+        table(root, 0)
+                .putArray("scopes")
+                .addObject()
+                .put("pattern", "org:{org_id}")
+                .put("variable", "orgId")
+                .put("column", "org_id");
         assertNames(reject(root, "scope_variable_mismatch"), "docs", null);
     }
 
@@ -352,7 +368,10 @@ class SchemaLoaderRejectionTest {
     @Test
     void encryptedScopeColumn() {
         ObjectNode root = base();
-        columnNamed(root, 0, "org_id").put("type", "bytes").put("encrypted", true).put("declaredType", "string");
+        columnNamed(root, 0, "org_id")
+                .put("type", "bytes")
+                .put("encrypted", true)
+                .put("declaredType", "string");
         assertNames(reject(root, "scope_column_encrypted"), "docs", "org_id");
     }
 
@@ -438,8 +457,17 @@ class SchemaLoaderRejectionTest {
         ObjectNode root = base();
         ObjectNode other = docsTable("other");
         tables(root).add(other);
-        table(root, 0).putArray("indexes").addObject().put("name", "idx_a").putArray("columns").add("body");
-        other.putArray("indexes").addObject().put("name", "idx_a").putArray("columns").add("body");
+        table(root, 0)
+                .putArray("indexes")
+                .addObject()
+                .put("name", "idx_a")
+                .putArray("columns")
+                .add("body");
+        other.putArray("indexes")
+                .addObject()
+                .put("name", "idx_a")
+                .putArray("columns")
+                .add("body");
         assertNames(reject(root, "index_duplicate"), "other", null);
     }
 
@@ -447,7 +475,8 @@ class SchemaLoaderRejectionTest {
 
     private static ObjectNode withChild(ObjectNode root, String column, String parent, String onDelete) {
         ObjectNode child = docsTable("children");
-        ObjectNode ref = child.putArray("references").addObject().put("column", column).put("parentTable", parent);
+        ObjectNode ref =
+                child.putArray("references").addObject().put("column", column).put("parentTable", parent);
         if (onDelete != null) {
             ref.put("onDelete", onDelete);
         }
@@ -516,15 +545,24 @@ class SchemaLoaderRejectionTest {
     @Test
     void subscriptionToUnknownTable() {
         ObjectNode root = base();
-        root.putArray("subscriptions").addObject().put("name", "s").put("table", "nope").putArray("scopes");
+        root.putArray("subscriptions")
+                .addObject()
+                .put("name", "s")
+                .put("table", "nope")
+                .putArray("scopes");
         assertNames(reject(root, "subscription_table_unknown"), "nope", null);
     }
 
     @Test
     void subscriptionWithUndeclaredVariable() {
         ObjectNode root = base();
-        root.putArray("subscriptions").addObject().put("name", "s").put("table", "docs")
-                .putArray("scopes").addObject().put("variable", "project_id");
+        root.putArray("subscriptions")
+                .addObject()
+                .put("name", "s")
+                .put("table", "docs")
+                .putArray("scopes")
+                .addObject()
+                .put("variable", "project_id");
         assertNames(reject(root, "subscription_variable_unknown"), "docs", null);
     }
 }

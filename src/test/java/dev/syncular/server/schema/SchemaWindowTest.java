@@ -78,8 +78,7 @@ class SchemaWindowTest {
     @Test
     void firstEntryMustBeCurrent() {
         CompiledSchema current = compile(at(2));
-        SchemaException e = assertThrows(SchemaException.class,
-                () -> SchemaWindow.of(current, List.of(v1())));
+        SchemaException e = assertThrows(SchemaException.class, () -> SchemaWindow.of(current, List.of(v1())));
         assertEquals("window_current", e.reason());
     }
 
@@ -152,7 +151,10 @@ class SchemaWindowTest {
     @Test
     void scopePatternAdded() {
         ObjectNode cur = at(2);
-        ((ArrayNode) table(cur, 0).get("scopes")).addObject().put("pattern", "b:{body}").put("column", "body");
+        ((ArrayNode) table(cur, 0).get("scopes"))
+                .addObject()
+                .put("pattern", "b:{body}")
+                .put("column", "body");
         reject(List.of(compile(cur), v1()), "window_scopes_changed");
     }
 
@@ -166,8 +168,12 @@ class SchemaWindowTest {
     @Test
     void referencesChanged() {
         ObjectNode cur = at(2);
-        table(cur, 0).putArray("references").addObject()
-                .put("column", "ref").put("parentTable", "docs").put("onDelete", "CASCADE");
+        table(cur, 0)
+                .putArray("references")
+                .addObject()
+                .put("column", "ref")
+                .put("parentTable", "docs")
+                .put("onDelete", "CASCADE");
         reject(List.of(compile(cur), v1()), "window_references_changed");
     }
 

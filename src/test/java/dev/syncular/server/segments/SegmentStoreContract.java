@@ -59,20 +59,43 @@ public abstract class SegmentStoreContract {
 
     protected static String idOf(byte[] bytes) {
         try {
-            return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+            return "sha256:"
+                    + HexFormat.of()
+                            .formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }
 
     protected static SegmentPublication pub(String scopeDigest, long createdAtMs, long expiresAtMs) {
-        return new SegmentPublication("p1", "epoch-1", "tasks", 1, MediaType.ROWS, scopeDigest, 42L, null,
-                "cursor-2", 100L, createdAtMs, expiresAtMs);
+        return new SegmentPublication(
+                "p1",
+                "epoch-1",
+                "tasks",
+                1,
+                MediaType.ROWS,
+                scopeDigest,
+                42L,
+                null,
+                "cursor-2",
+                100L,
+                createdAtMs,
+                expiresAtMs);
     }
 
     private static SegmentPublication withExpiry(SegmentPublication p, long expiresAtMs) {
-        return new SegmentPublication(p.partition(), p.logEpoch(), p.table(), p.schemaVersion(), p.mediaType(),
-                p.scopeDigest(), p.asOfCommitSeq(), p.rowCursor(), p.nextRowCursor(), p.rowCount(), p.createdAtMs(),
+        return new SegmentPublication(
+                p.partition(),
+                p.logEpoch(),
+                p.table(),
+                p.schemaVersion(),
+                p.mediaType(),
+                p.scopeDigest(),
+                p.asOfCommitSeq(),
+                p.rowCursor(),
+                p.nextRowCursor(),
+                p.rowCount(),
+                p.createdAtMs(),
                 expiresAtMs);
     }
 
@@ -80,8 +103,8 @@ public abstract class SegmentStoreContract {
     void publishThenDescribeAndReadRoundTrip() {
         byte[] bytes = randomBytes(3000);
         String id = idOf(bytes);
-        SegmentPublication p = new SegmentPublication("part-a", "epoch-x", "notes", 7, MediaType.SQLITE, "sd-1",
-                9L, "c1", null, 12L, 1_000L, FAR);
+        SegmentPublication p = new SegmentPublication(
+                "part-a", "epoch-x", "notes", 7, MediaType.SQLITE, "sd-1", 9L, "c1", null, 12L, 1_000L, FAR);
         await(store.publish(id, bytes, p));
 
         StoredSegment s = await(store.describe(id));
@@ -123,13 +146,13 @@ public abstract class SegmentStoreContract {
         String id = idOf(bytes);
         SegmentPublication a = pub("sd-a", 1_000L, FAR);
         SegmentPublication b = pub("sd-b", 2_000L, FAR + 9_000L);
-        SegmentPublication otherPartition = new SegmentPublication("p2", "epoch-1", "tasks", 1, MediaType.ROWS,
-                "sd-a", 42L, null, "cursor-2", 100L, 2_500L, FAR + 9_000L);
+        SegmentPublication otherPartition = new SegmentPublication(
+                "p2", "epoch-1", "tasks", 1, MediaType.ROWS, "sd-a", 42L, null, "cursor-2", 100L, 2_500L, FAR + 9_000L);
         // null vs "" cursors are different contexts
-        SegmentPublication emptyCursor = new SegmentPublication("p1", "epoch-1", "tasks", 1, MediaType.ROWS,
-                "sd-a", 42L, "", "cursor-2", 100L, 3_000L, FAR + 9_000L);
-        SegmentPublication otherEpoch = new SegmentPublication("p1", "epoch-2", "tasks", 1, MediaType.ROWS,
-                "sd-a", 42L, null, "cursor-2", 100L, 3_500L, FAR + 9_000L);
+        SegmentPublication emptyCursor = new SegmentPublication(
+                "p1", "epoch-1", "tasks", 1, MediaType.ROWS, "sd-a", 42L, "", "cursor-2", 100L, 3_000L, FAR + 9_000L);
+        SegmentPublication otherEpoch = new SegmentPublication(
+                "p1", "epoch-2", "tasks", 1, MediaType.ROWS, "sd-a", 42L, null, "cursor-2", 100L, 3_500L, FAR + 9_000L);
         await(store.publish(id, bytes, a));
         await(store.publish(id, bytes, b));
         await(store.publish(id, bytes, otherPartition));
@@ -173,10 +196,21 @@ public abstract class SegmentStoreContract {
         assertTrue(t instanceof SegmentCollisionException, () -> "expected a collision, got " + thrown);
     }
 
-    private static SegmentPublication wholeTable(String partition, String digest, long asOf, long createdAtMs,
-            long expiresAtMs) {
-        return new SegmentPublication(partition, "epoch-1", "tasks", 1, MediaType.SQLITE, digest, asOf, null, null, 77L,
-                createdAtMs, expiresAtMs);
+    private static SegmentPublication wholeTable(
+            String partition, String digest, long asOf, long createdAtMs, long expiresAtMs) {
+        return new SegmentPublication(
+                partition,
+                "epoch-1",
+                "tasks",
+                1,
+                MediaType.SQLITE,
+                digest,
+                asOf,
+                null,
+                null,
+                77L,
+                createdAtMs,
+                expiresAtMs);
     }
 
     @Test
@@ -196,25 +230,29 @@ public abstract class SegmentStoreContract {
         // expired at the boundary
         assertNull(await(store.find(key, 50_000L)));
         // every other component of the key misses: never unioned across contexts
-        assertNull(await(store.find(new SegmentStore.ReuseKey(partition, "epoch-1", "tasks", 1, MediaType.SQLITE,
-                "sd-b", 10L), 2_000L)));
-        assertNull(await(store.find(new SegmentStore.ReuseKey(partition + "x", "epoch-1", "tasks", 1,
-                MediaType.SQLITE, "sd-a", 10L), 2_000L)));
-        assertNull(await(store.find(new SegmentStore.ReuseKey(partition, "epoch-2", "tasks", 1, MediaType.SQLITE,
-                "sd-a", 10L), 2_000L)));
-        assertNull(await(store.find(new SegmentStore.ReuseKey(partition, "epoch-1", "tasks", 2, MediaType.SQLITE,
-                "sd-a", 10L), 2_000L)));
-        assertNull(await(store.find(new SegmentStore.ReuseKey(partition, "epoch-1", "tasks", 1, MediaType.ROWS,
-                "sd-a", 10L), 2_000L)));
-        assertNull(await(store.find(new SegmentStore.ReuseKey(partition, "epoch-1", "tasks", 1, MediaType.SQLITE,
-                "sd-a", 11L), 2_000L)));
+        assertNull(await(store.find(
+                new SegmentStore.ReuseKey(partition, "epoch-1", "tasks", 1, MediaType.SQLITE, "sd-b", 10L), 2_000L)));
+        assertNull(await(store.find(
+                new SegmentStore.ReuseKey(partition + "x", "epoch-1", "tasks", 1, MediaType.SQLITE, "sd-a", 10L),
+                2_000L)));
+        assertNull(await(store.find(
+                new SegmentStore.ReuseKey(partition, "epoch-2", "tasks", 1, MediaType.SQLITE, "sd-a", 10L), 2_000L)));
+        assertNull(await(store.find(
+                new SegmentStore.ReuseKey(partition, "epoch-1", "tasks", 2, MediaType.SQLITE, "sd-a", 10L), 2_000L)));
+        assertNull(await(store.find(
+                new SegmentStore.ReuseKey(partition, "epoch-1", "tasks", 1, MediaType.ROWS, "sd-a", 10L), 2_000L)));
+        assertNull(await(store.find(
+                new SegmentStore.ReuseKey(partition, "epoch-1", "tasks", 1, MediaType.SQLITE, "sd-a", 11L), 2_000L)));
 
         // a paged publication of the same context is not whole-table
         byte[] paged = randomBytes(300);
-        await(store.publish(idOf(paged), paged, new SegmentPublication(partition, "epoch-1", "notes", 1,
-                MediaType.ROWS, "sd-a", 10L, null, "c1", 5L, 1L, FAR)));
-        assertNull(await(store.find(new SegmentStore.ReuseKey(partition, "epoch-1", "notes", 1, MediaType.ROWS,
-                "sd-a", 10L), 2_000L)));
+        await(store.publish(
+                idOf(paged),
+                paged,
+                new SegmentPublication(
+                        partition, "epoch-1", "notes", 1, MediaType.ROWS, "sd-a", 10L, null, "c1", 5L, 1L, FAR)));
+        assertNull(await(store.find(
+                new SegmentStore.ReuseKey(partition, "epoch-1", "notes", 1, MediaType.ROWS, "sd-a", 10L), 2_000L)));
 
         // a refreshed publication of the same key is found again with its new expiry
         await(store.publish(id, bytes, wholeTable(partition, "sd-a", 10L, 60_000L, FAR)));
@@ -335,8 +373,10 @@ public abstract class SegmentStoreContract {
         await(Uni.join().all(publishes).andFailFast());
 
         StoredSegment s = await(store.describe(id));
-        assertEquals(1, s.publications().size(), () -> s.publications().stream().map(Object::toString)
-                .collect(Collectors.joining("\n")));
+        assertEquals(
+                1,
+                s.publications().size(),
+                () -> s.publications().stream().map(Object::toString).collect(Collectors.joining("\n")));
         assertEquals(FAR + 19, s.publications().get(0).expiresAtMs());
     }
 
@@ -348,7 +388,8 @@ public abstract class SegmentStoreContract {
             String id = idOf(bytes);
             await(store.publish(id, bytes, pub("sd-old", 1L, now - 1)));
             SegmentPublication fresh = pub("sd-new", 2L, FAR);
-            await(Uni.join().all(List.of(store.publish(id, bytes, fresh).replaceWith(0), store.deleteExpired(now)))
+            await(Uni.join()
+                    .all(List.of(store.publish(id, bytes, fresh).replaceWith(0), store.deleteExpired(now)))
                     .andFailFast());
             // whichever ran first, the entry survives with its bytes and the new publication
             StoredSegment s = await(store.describe(id));

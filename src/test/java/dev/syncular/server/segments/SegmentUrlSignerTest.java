@@ -32,7 +32,8 @@ class SegmentUrlSignerTest {
         assertEquals(signer.audience("tenant-1"), c.audience());
         assertNotEquals(signer.audience("tenant-1"), signer.audience("tenant-2"));
         assertTrue(!c.audience().contains("tenant"), "the partition cannot be read from the audience");
-        String payload = new String(Base64.getUrlDecoder().decode(token(u.url()).split("\\.")[0]), StandardCharsets.UTF_8);
+        String payload =
+                new String(Base64.getUrlDecoder().decode(token(u.url()).split("\\.")[0]), StandardCharsets.UTF_8);
         assertTrue(payload.startsWith("{\"v\":1,\"seg\":\"" + SEG + "\",\"sd\":\"digest\",\"aud\":"), payload);
     }
 
@@ -44,9 +45,12 @@ class SegmentUrlSignerTest {
         assertNull(signer.verify(t, SEG, 1_600_000 + 61_000), "past the skew");
         char last = t.charAt(t.length() - 1);
         assertNull(signer.verify(t.substring(0, t.length() - 1) + (last == 'A' ? 'B' : 'A'), SEG, 1_000_000));
-        String forged = Base64.getUrlEncoder().withoutPadding().encodeToString(
-                ("{\"v\":1,\"seg\":\"" + SEG + "\",\"sd\":\"other\",\"aud\":\"x\",\"exp\":9999999999}").getBytes(
-                        StandardCharsets.UTF_8)) + t.substring(t.indexOf('.'));
+        String forged = Base64.getUrlEncoder()
+                        .withoutPadding()
+                        .encodeToString(
+                                ("{\"v\":1,\"seg\":\"" + SEG + "\",\"sd\":\"other\",\"aud\":\"x\",\"exp\":9999999999}")
+                                        .getBytes(StandardCharsets.UTF_8))
+                + t.substring(t.indexOf('.'));
         assertNull(signer.verify(forged, SEG, 1_000_000));
         assertNull(signer.verify("garbage", SEG, 1_000_000));
         assertNull(new SegmentUrlSigner("another-key-another-key-another-k".getBytes(StandardCharsets.UTF_8), "x", 1000)

@@ -73,14 +73,16 @@ class SqliteImageBuilderTest {
         SqliteImageBuilder.build(image, notes, 3, 42, "d", batches(List.of()));
 
         try (Connection c = open(image)) {
-            assertEquals(List.of(
-                    new Col("id", "TEXT", true, 1),
-                    new Col("project_id", "TEXT", true, 0),
-                    new Col("title", "TEXT", false, 0),
-                    new Col("body", "TEXT", false, 0),
-                    new Col("priority", "INTEGER", false, 0),
-                    new Col("done", "INTEGER", false, 0),
-                    new Col("_syncular_version", "INTEGER", true, 0)), tableInfo(c, "notes"));
+            assertEquals(
+                    List.of(
+                            new Col("id", "TEXT", true, 1),
+                            new Col("project_id", "TEXT", true, 0),
+                            new Col("title", "TEXT", false, 0),
+                            new Col("body", "TEXT", false, 0),
+                            new Col("priority", "INTEGER", false, 0),
+                            new Col("done", "INTEGER", false, 0),
+                            new Col("_syncular_version", "INTEGER", true, 0)),
+                    tableInfo(c, "notes"));
         }
     }
 
@@ -91,19 +93,21 @@ class SqliteImageBuilderTest {
         SqliteImageBuilder.build(image, docs, 1, 1, "d", batches(List.of()));
 
         try (Connection c = open(image)) {
-            assertEquals(List.of(
-                    new Col("id", "TEXT", true, 1),
-                    new Col("org_id", "TEXT", true, 0),
-                    new Col("meta", "TEXT", false, 0),
-                    new Col("file", "TEXT", false, 0),
-                    new Col("count", "INTEGER", true, 0),
-                    new Col("score", "REAL", false, 0),
-                    new Col("done", "INTEGER", true, 0),
-                    new Col("raw", "BLOB", false, 0),
-                    new Col("doc", "BLOB", false, 0),
-                    // an encrypted column carries ciphertext: its wire type (bytes), not its declaredType
-                    new Col("secret", "BLOB", false, 0),
-                    new Col("_syncular_version", "INTEGER", true, 0)), tableInfo(c, "docs"));
+            assertEquals(
+                    List.of(
+                            new Col("id", "TEXT", true, 1),
+                            new Col("org_id", "TEXT", true, 0),
+                            new Col("meta", "TEXT", false, 0),
+                            new Col("file", "TEXT", false, 0),
+                            new Col("count", "INTEGER", true, 0),
+                            new Col("score", "REAL", false, 0),
+                            new Col("done", "INTEGER", true, 0),
+                            new Col("raw", "BLOB", false, 0),
+                            new Col("doc", "BLOB", false, 0),
+                            // an encrypted column carries ciphertext: its wire type (bytes), not its declaredType
+                            new Col("secret", "BLOB", false, 0),
+                            new Col("_syncular_version", "INTEGER", true, 0)),
+                    tableInfo(c, "docs"));
         }
     }
 
@@ -113,13 +117,15 @@ class SqliteImageBuilderTest {
         SqliteImageBuilder.build(image, notes(), 3, 42, "d", batches(List.of()));
 
         try (Connection c = open(image)) {
-            assertEquals(List.of(
-                    new Col("format", "INTEGER", true, 0),
-                    new Col("table", "TEXT", true, 0),
-                    new Col("schemaVersion", "INTEGER", true, 0),
-                    new Col("asOfCommitSeq", "INTEGER", true, 0),
-                    new Col("scopeDigest", "TEXT", true, 0),
-                    new Col("rowCount", "INTEGER", true, 0)), tableInfo(c, "_syncular_segment"));
+            assertEquals(
+                    List.of(
+                            new Col("format", "INTEGER", true, 0),
+                            new Col("table", "TEXT", true, 0),
+                            new Col("schemaVersion", "INTEGER", true, 0),
+                            new Col("asOfCommitSeq", "INTEGER", true, 0),
+                            new Col("scopeDigest", "TEXT", true, 0),
+                            new Col("rowCount", "INTEGER", true, 0)),
+                    tableInfo(c, "_syncular_segment"));
         }
     }
 
@@ -128,9 +134,11 @@ class SqliteImageBuilderTest {
         Path image = dir.resolve("notes.sqlite");
         SqliteImageBuilder.build(image, notes(), 3, 42, "d", batches(List.of(List.of(noteRow(1)))));
 
-        try (Connection c = open(image); Statement st = c.createStatement();
-                ResultSet rs = st.executeQuery("SELECT type, name FROM sqlite_schema WHERE type IN ('table', 'view', 'trigger')"
-                        + " ORDER BY name")) {
+        try (Connection c = open(image);
+                Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery(
+                        "SELECT type, name FROM sqlite_schema WHERE type IN ('table', 'view', 'trigger')"
+                                + " ORDER BY name")) {
             List<String> objects = new ArrayList<>();
             while (rs.next()) {
                 objects.add(rs.getString(1) + " " + rs.getString(2));
@@ -143,20 +151,26 @@ class SqliteImageBuilderTest {
     void keywordIdentifiersAreQuoted() throws Exception {
         TableSchema order = SchemaLoader.parse(KEYWORDS).table("order");
         Path image = dir.resolve("order.sqlite");
-        SqliteImageBuilder.Result result = SqliteImageBuilder.build(image, order, 1, 9, "d", batches(List.of(List.of(
-                row("7", 2, 7L, "g1", true),
-                row("8", 3, 8L, "g1", null)))));
+        SqliteImageBuilder.Result result = SqliteImageBuilder.build(
+                image,
+                order,
+                1,
+                9,
+                "d",
+                batches(List.of(List.of(row("7", 2, 7L, "g1", true), row("8", 3, 8L, "g1", null)))));
 
         assertEquals(2, result.rowCount());
         try (Connection c = open(image)) {
-            assertEquals(List.of(
-                    new Col("select", "INTEGER", true, 1),
-                    new Col("group", "TEXT", true, 0),
-                    new Col("from", "INTEGER", false, 0),
-                    new Col("_syncular_version", "INTEGER", true, 0)), tableInfo(c, "order"));
-            assertEquals(List.of(
-                    List.of(7L, "g1", 1L, 2L),
-                    Arrays.asList(8L, "g1", null, 3L)), rows(c, "SELECT * FROM \"order\" ORDER BY \"select\""));
+            assertEquals(
+                    List.of(
+                            new Col("select", "INTEGER", true, 1),
+                            new Col("group", "TEXT", true, 0),
+                            new Col("from", "INTEGER", false, 0),
+                            new Col("_syncular_version", "INTEGER", true, 0)),
+                    tableInfo(c, "order"));
+            assertEquals(
+                    List.of(List.of(7L, "g1", 1L, 2L), Arrays.asList(8L, "g1", null, 3L)),
+                    rows(c, "SELECT * FROM \"order\" ORDER BY \"select\""));
             assertEquals(List.of(List.of(1L, "order", 1L, 9L, "d", 2L)), rows(c, "SELECT * FROM _syncular_segment"));
         }
     }
@@ -175,14 +189,22 @@ class SqliteImageBuilderTest {
     @Test
     void metadataRowDescribesTheImage() throws Exception {
         Path image = dir.resolve("notes.sqlite");
-        SqliteImageBuilder.Result result = SqliteImageBuilder.build(image, notes(), 3, 1234567890123L, "scope-digest-x",
+        SqliteImageBuilder.Result result = SqliteImageBuilder.build(
+                image,
+                notes(),
+                3,
+                1234567890123L,
+                "scope-digest-x",
                 batches(List.of(List.of(noteRow(1), noteRow(2)), List.of(noteRow(3)))));
 
         assertEquals(3, result.rowCount());
         assertEquals(Files.size(image), result.byteLength());
         try (Connection c = open(image)) {
-            assertEquals(List.of(List.of(1L, "notes", 3L, 1234567890123L, "scope-digest-x", 3L)), rows(c,
-                    "SELECT format, \"table\", schemaVersion, asOfCommitSeq, scopeDigest, rowCount FROM _syncular_segment"));
+            assertEquals(
+                    List.of(List.of(1L, "notes", 3L, 1234567890123L, "scope-digest-x", 3L)),
+                    rows(
+                            c,
+                            "SELECT format, \"table\", schemaVersion, asOfCommitSeq, scopeDigest, rowCount FROM _syncular_segment"));
         }
     }
 
@@ -195,13 +217,31 @@ class SqliteImageBuilderTest {
         byte[] doc = {9, 8, 7};
         byte[] secret = {1, 1, 2, 3, 5, 8};
         Path image = dir.resolve("docs.sqlite");
-        SqliteImageBuilder.build(image, docs, 1, 77, "d", batches(List.of(List.of(
-                row("a", 5, "a", "o1", json, blobRef, 42L, 1.5, true, raw, doc, secret),
-                row("b", 1, "b", "o1", null, null, -9_007_199_254_740_993L, null, false, null, null, null),
-                row("c", Long.MAX_VALUE, "c", "o2", "[]", null, Long.MIN_VALUE, Double.NEGATIVE_INFINITY, true,
-                        new byte[0], null, null)))));
+        SqliteImageBuilder.build(
+                image,
+                docs,
+                1,
+                77,
+                "d",
+                batches(List.of(List.of(
+                        row("a", 5, "a", "o1", json, blobRef, 42L, 1.5, true, raw, doc, secret),
+                        row("b", 1, "b", "o1", null, null, -9_007_199_254_740_993L, null, false, null, null, null),
+                        row(
+                                "c",
+                                Long.MAX_VALUE,
+                                "c",
+                                "o2",
+                                "[]",
+                                null,
+                                Long.MIN_VALUE,
+                                Double.NEGATIVE_INFINITY,
+                                true,
+                                new byte[0],
+                                null,
+                                null)))));
 
-        try (Connection c = open(image); Statement st = c.createStatement();
+        try (Connection c = open(image);
+                Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT * FROM docs ORDER BY id")) {
             assertTrue(rs.next());
             assertEquals("a", rs.getString("id"));
@@ -239,12 +279,17 @@ class SqliteImageBuilderTest {
         }
         try (Connection c = open(image)) {
             // storage classes, not just values that convert: booleans are integers, blobs are blobs, json is text
-            assertEquals(List.of(
-                    List.of("text", "text", "integer", "real", "integer", "blob", "blob", "blob", "integer"),
-                    Arrays.asList("null", "null", "integer", "null", "integer", "null", "null", "null", "integer"),
-                    Arrays.asList("text", "null", "integer", "real", "integer", "blob", "null", "null", "integer")),
-                    rows(c, "SELECT typeof(meta), typeof(file), typeof(count), typeof(score), typeof(done), typeof(raw),"
-                            + " typeof(doc), typeof(secret), typeof(_syncular_version) FROM docs ORDER BY id"));
+            assertEquals(
+                    List.of(
+                            List.of("text", "text", "integer", "real", "integer", "blob", "blob", "blob", "integer"),
+                            Arrays.asList(
+                                    "null", "null", "integer", "null", "integer", "null", "null", "null", "integer"),
+                            Arrays.asList(
+                                    "text", "null", "integer", "real", "integer", "blob", "null", "null", "integer")),
+                    rows(
+                            c,
+                            "SELECT typeof(meta), typeof(file), typeof(count), typeof(score), typeof(done), typeof(raw),"
+                                    + " typeof(doc), typeof(secret), typeof(_syncular_version) FROM docs ORDER BY id"));
         }
     }
 
@@ -288,15 +333,25 @@ class SqliteImageBuilderTest {
         assertEquals(4900, result.rowCount());
         assertEquals(8, calls.get(), "seven batches and the end");
         try (Connection c = open(image)) {
-            assertEquals(List.of(List.of(4900L, 4900L)),
+            assertEquals(
+                    List.of(List.of(4900L, 4900L)),
                     rows(c, "SELECT (SELECT count(*) FROM notes), rowCount FROM _syncular_segment"));
-            List<List<Object>> all = rows(c, "SELECT id, project_id, title, priority, done, _syncular_version FROM notes"
-                    + " ORDER BY rowid");
+            List<List<Object>> all = rows(
+                    c,
+                    "SELECT id, project_id, title, priority, done, _syncular_version FROM notes" + " ORDER BY rowid");
             for (int i = 0; i < 4900; i++) {
                 StoredRow expected = noteRow(i);
                 Object[] v = expected.values();
-                assertEquals(Arrays.asList(v[0], v[1], v[2], v[4], v[5] == null ? null : ((Boolean) v[5]) ? 1L : 0L,
-                        expected.serverVersion()), all.get(i), "row " + i);
+                assertEquals(
+                        Arrays.asList(
+                                v[0],
+                                v[1],
+                                v[2],
+                                v[4],
+                                v[5] == null ? null : ((Boolean) v[5]) ? 1L : 0L,
+                                expected.serverVersion()),
+                        all.get(i),
+                        "row " + i);
             }
         }
     }
@@ -325,7 +380,8 @@ class SqliteImageBuilderTest {
             // the primary key is enforced in the built file
             SQLException dup = assertThrows(SQLException.class, () -> {
                 try (Statement st = c.createStatement()) {
-                    st.executeUpdate("INSERT INTO notes (id, project_id, _syncular_version) VALUES ('note-00000001', 'p', 1)");
+                    st.executeUpdate(
+                            "INSERT INTO notes (id, project_id, _syncular_version) VALUES ('note-00000001', 'p', 1)");
                 }
             });
             assertTrue(dup.getMessage().contains("UNIQUE"), dup.getMessage());
@@ -354,8 +410,9 @@ class SqliteImageBuilderTest {
         IllegalStateException boom = new IllegalStateException("storage read failed");
         AtomicInteger calls = new AtomicInteger();
 
-        IllegalStateException thrown = assertThrows(IllegalStateException.class, () ->
-                SqliteImageBuilder.build(image, notes(), 3, 5, "d", () -> {
+        IllegalStateException thrown = assertThrows(
+                IllegalStateException.class,
+                () -> SqliteImageBuilder.build(image, notes(), 3, 5, "d", () -> {
                     if (calls.incrementAndGet() == 1) {
                         return List.of(noteRow(1), noteRow(2));
                     }
@@ -372,8 +429,9 @@ class SqliteImageBuilderTest {
         Path image = dir.resolve("notes.sqlite");
         Exception cause = new Exception("checked");
 
-        IOException thrown = assertThrows(IOException.class, () ->
-                SqliteImageBuilder.build(image, notes(), 3, 5, "d", () -> {
+        IOException thrown = assertThrows(
+                IOException.class,
+                () -> SqliteImageBuilder.build(image, notes(), 3, 5, "d", () -> {
                     throw cause;
                 }));
 
@@ -386,8 +444,9 @@ class SqliteImageBuilderTest {
         Path image = dir.resolve("notes.sqlite");
         StoredRow bad = row("x", 1, "x", "p", null, null, "not a long", null);
 
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () ->
-                SqliteImageBuilder.build(image, notes(), 3, 5, "d", batches(List.of(List.of(noteRow(1), bad)))));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
+                () -> SqliteImageBuilder.build(image, notes(), 3, 5, "d", batches(List.of(List.of(noteRow(1), bad)))));
 
         assertTrue(e.getMessage().contains("priority"), e.getMessage());
         assertNoFiles();
@@ -398,8 +457,9 @@ class SqliteImageBuilderTest {
         Path image = dir.resolve("notes.sqlite");
         StoredRow bad = row("x", 1, "x", null, null, null, null, null);
 
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () ->
-                SqliteImageBuilder.build(image, notes(), 3, 5, "d", batches(List.of(List.of(bad)))));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
+                () -> SqliteImageBuilder.build(image, notes(), 3, 5, "d", batches(List.of(List.of(bad)))));
 
         assertTrue(e.getMessage().contains("project_id"), e.getMessage());
         assertNoFiles();
@@ -410,8 +470,9 @@ class SqliteImageBuilderTest {
         Path image = dir.resolve("notes.sqlite");
         StoredRow bad = row("x", 1, "x", "p");
 
-        assertThrows(IllegalArgumentException.class, () ->
-                SqliteImageBuilder.build(image, notes(), 3, 5, "d", batches(List.of(List.of(bad)))));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> SqliteImageBuilder.build(image, notes(), 3, 5, "d", batches(List.of(List.of(bad)))));
         assertNoFiles();
     }
 
@@ -420,8 +481,9 @@ class SqliteImageBuilderTest {
         Path image = dir.resolve("docs.sqlite");
         StoredRow bad = row("a", 1, "a", "o", null, null, 1L, Double.NaN, true, null, null, null);
 
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () ->
-                SqliteImageBuilder.build(image, allTypes(), 1, 5, "d", batches(List.of(List.of(bad)))));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
+                () -> SqliteImageBuilder.build(image, allTypes(), 1, 5, "d", batches(List.of(List.of(bad)))));
 
         assertTrue(e.getMessage().contains("score"), e.getMessage());
         assertNoFiles();
@@ -431,8 +493,10 @@ class SqliteImageBuilderTest {
     void aDuplicatePrimaryKeyFailsTheBuildAndLeavesNoFile() throws Exception {
         Path image = dir.resolve("notes.sqlite");
 
-        IOException e = assertThrows(IOException.class, () -> SqliteImageBuilder.build(image, notes(), 3, 5, "d",
-                batches(List.of(List.of(noteRow(1)), List.of(noteRow(1))))));
+        IOException e = assertThrows(
+                IOException.class,
+                () -> SqliteImageBuilder.build(
+                        image, notes(), 3, 5, "d", batches(List.of(List.of(noteRow(1)), List.of(noteRow(1))))));
 
         assertTrue(e.getCause() instanceof SQLException, String.valueOf(e.getCause()));
         assertNoFiles();
@@ -457,8 +521,15 @@ class SqliteImageBuilderTest {
     /** A notes row (id, project_id, title, body, priority, done) with some NULLs; ids sort in index order. */
     private static StoredRow noteRow(int i) {
         String id = String.format("note-%08d", i);
-        return row(id, 1 + i % 4, id, "p" + i % 3, i % 5 == 0 ? null : "title " + i, i % 2 == 0 ? null : "body",
-                i % 7 == 0 ? null : (long) i * 3, i % 6 == 0 ? null : i % 4 == 0);
+        return row(
+                id,
+                1 + i % 4,
+                id,
+                "p" + i % 3,
+                i % 5 == 0 ? null : "title " + i,
+                i % 2 == 0 ? null : "body",
+                i % 7 == 0 ? null : (long) i * 3,
+                i % 6 == 0 ? null : i % 4 == 0);
     }
 
     private static StoredRow row(String rowId, long serverVersion, Object... values) {
@@ -486,7 +557,8 @@ class SqliteImageBuilderTest {
         try (Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("PRAGMA table_info(" + SqliteImageBuilder.quote(table) + ")")) {
             while (rs.next()) {
-                cols.add(new Col(rs.getString("name"), rs.getString("type"), rs.getInt("notnull") == 1, rs.getInt("pk")));
+                cols.add(new Col(
+                        rs.getString("name"), rs.getString("type"), rs.getInt("notnull") == 1, rs.getInt("pk")));
             }
         }
         return cols;
@@ -495,7 +567,8 @@ class SqliteImageBuilderTest {
     /** All rows of a query, integers widened to Long. */
     private static List<List<Object>> rows(Connection c, String sql) throws SQLException {
         List<List<Object>> out = new ArrayList<>();
-        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+        try (Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery(sql)) {
             int n = rs.getMetaData().getColumnCount();
             while (rs.next()) {
                 List<Object> row = new ArrayList<>(n);

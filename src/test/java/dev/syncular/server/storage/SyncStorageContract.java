@@ -122,7 +122,9 @@ public abstract class SyncStorageContract {
     }
 
     protected static Object[] task(String id, String project, String org, String title) {
-        return new Object[] {id, project, org, title, 42L, 1.5, true, "{\"a\": [1, 2]}", new byte[] {1, 2, 3}, new byte[] {9}};
+        return new Object[] {
+            id, project, org, title, 42L, 1.5, true, "{\"a\": [1, 2]}", new byte[] {1, 2, 3}, new byte[] {9}
+        };
     }
 
     protected static Map<String, String> taskScopes(String project, String org) {
@@ -135,7 +137,8 @@ public abstract class SyncStorageContract {
 
     /** Appends one commit in its own transaction; returns its commitSeq. */
     protected long commit(String partition, List<ChangeToWrite> changes) {
-        return await(storage.inPartitionTransaction(partition,
+        return await(storage.inPartitionTransaction(
+                partition,
                 tx -> tx.appendCommit("actor-1", "client-1", UUID.randomUUID().toString(), 5_000L, changes)));
     }
 
@@ -174,7 +177,8 @@ public abstract class SyncStorageContract {
 
         String other = newPartition();
         assertNotEquals(created.logEpoch(), await(storage.readPartition(other)).logEpoch());
-        assertTrue(await(storage.listPartitions()).stream().anyMatch(s -> s.partition().equals(p)));
+        assertTrue(await(storage.listPartitions()).stream()
+                .anyMatch(s -> s.partition().equals(p)));
 
         await(storage.upsertClient(new ClientRecord(p, "c1", "actor-1", 3, 2_000L, "[{\"id\":\"s1\"}]", 3)));
         await(storage.upsertClient(new ClientRecord(other, "c1", "actor-1", 3, 2_000L, null, null)));
@@ -187,9 +191,16 @@ public abstract class SyncStorageContract {
         assertNull(await(storage.readClient(p, "c1")), "rotation deletes cursor records");
         assertNotNull(await(storage.readClient(other, "c1")), "other partitions keep theirs");
 
-        assertEquals(StorageException.UNKNOWN_PARTITION, storageFailure(storage.rotateLogEpoch("p-missing-" + UUID.randomUUID())).code());
-        assertEquals(StorageException.UNKNOWN_PARTITION,
-                storageFailure(storage.inPartitionTransaction("p-missing-" + UUID.randomUUID(), tx -> Uni.createFrom().item(1))).code());
+        assertEquals(
+                StorageException.UNKNOWN_PARTITION,
+                storageFailure(storage.rotateLogEpoch("p-missing-" + UUID.randomUUID()))
+                        .code());
+        assertEquals(
+                StorageException.UNKNOWN_PARTITION,
+                storageFailure(storage.inPartitionTransaction(
+                                "p-missing-" + UUID.randomUUID(),
+                                tx -> Uni.createFrom().item(1)))
+                        .code());
     }
 
     @Test
@@ -200,27 +211,39 @@ public abstract class SyncStorageContract {
             await(storage.touchPartition(id, 1_000L));
         }
         List<PartitionState> first = await(storage.listPartitions(prefix, 2));
-        assertEquals(List.of(prefix + "B", prefix + "a"), first.stream().map(PartitionState::partition).toList(),
+        assertEquals(
+                List.of(prefix + "B", prefix + "a"),
+                first.stream().map(PartitionState::partition).toList(),
                 "byte order: upper case first");
         List<PartitionState> next = await(storage.listPartitions(prefix + "a", 1));
         assertEquals(prefix + "b", next.get(0).partition());
         assertEquals(await(storage.readPartition(prefix + "b")), next.get(0));
         List<PartitionState> all = await(storage.listPartitions(null, 100_000));
         assertEquals(await(storage.listPartitions()).size(), all.size());
-        assertTrue(await(storage.listPartitions(prefix + "c", 10)).stream().noneMatch(s -> s.partition().startsWith(prefix)));
+        assertTrue(await(storage.listPartitions(prefix + "c", 10)).stream()
+                .noneMatch(s -> s.partition().startsWith(prefix)));
     }
 
     @Test
     void rowCountsPerTableOfOnePartition() {
         String p = newPartition();
         assertEquals(Map.of("tasks", 0L, "notes", 0L, "files", 0L), await(storage.countRows(p)));
-        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks",
-                new StoredRow("r1", 1, task("r1", "P1", "O1", "x"), new long[10], taskScopes("P1", "O1")))
-                .chain(() -> tx.upsertRow("tasks",
-                        new StoredRow("r2", 1, task("r2", "P2", "O1", "y"), new long[10], taskScopes("P2", "O1"))))));
+        await(storage.inPartitionTransaction(
+                p,
+                tx -> tx.upsertRow(
+                                "tasks",
+                                new StoredRow(
+                                        "r1", 1, task("r1", "P1", "O1", "x"), new long[10], taskScopes("P1", "O1")))
+                        .chain(() -> tx.upsertRow(
+                                "tasks",
+                                new StoredRow(
+                                        "r2", 1, task("r2", "P2", "O1", "y"), new long[10], taskScopes("P2", "O1"))))));
         String other = newPartition();
-        await(storage.inPartitionTransaction(other, tx -> tx.upsertRow("tasks",
-                new StoredRow("r1", 1, task("r1", "P1", "O1", "x"), new long[10], taskScopes("P1", "O1")))));
+        await(storage.inPartitionTransaction(
+                other,
+                tx -> tx.upsertRow(
+                        "tasks",
+                        new StoredRow("r1", 1, task("r1", "P1", "O1", "x"), new long[10], taskScopes("P1", "O1")))));
         Map<String, Long> counts = await(storage.countRows(p));
         assertEquals(List.of("tasks", "notes", "files"), List.copyOf(counts.keySet()), "schema table order");
         assertEquals(Map.of("tasks", 2L, "notes", 0L, "files", 0L), counts);
@@ -234,17 +257,26 @@ public abstract class SyncStorageContract {
         List<Uni<Long>> pushes = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
             String id = "row-" + i;
-            pushes.add(storage.inPartitionTransaction(p, tx -> tx.readRows("tasks", List.of(id))
-                    .chain(rows -> tx.appendCommit("actor-1", "client-1", "cc-" + id, 5_000L, List.of(taskUpsert(id, "P1", "O1", 1))))
-                    .call(seq -> tx.upsertRow("tasks", new StoredRow(id, 1, task(id, "P1", "O1", "x"), new long[10], taskScopes("P1", "O1"))))
-                    .call(seq -> tx.savePushResult("client-1", "cc-" + id, applied(seq, "ok")))));
+            pushes.add(storage.inPartitionTransaction(
+                    p,
+                    tx -> tx.readRows("tasks", List.of(id))
+                            .chain(rows -> tx.appendCommit(
+                                    "actor-1", "client-1", "cc-" + id, 5_000L, List.of(taskUpsert(id, "P1", "O1", 1))))
+                            .call(seq -> tx.upsertRow(
+                                    "tasks",
+                                    new StoredRow(
+                                            id, 1, task(id, "P1", "O1", "x"), new long[10], taskScopes("P1", "O1"))))
+                            .call(seq -> tx.savePushResult("client-1", "cc-" + id, applied(seq, "ok")))));
         }
         List<Long> seqs = await(Uni.join().all(pushes).andFailFast());
         assertEquals(LongStream.rangeClosed(1, 20).boxed().collect(Collectors.toSet()), Set.copyOf(seqs));
         assertEquals(20, seqs.size());
         assertEquals(20L, await(storage.readPartition(p)).maxCommitSeq());
-        CommitWindow all = await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 20, 1000)));
-        assertEquals(LongStream.rangeClosed(1, 20).boxed().toList(), all.commits().stream().map(StoredCommit::commitSeq).toList());
+        CommitWindow all = await(
+                storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 20, 1000)));
+        assertEquals(
+                LongStream.rangeClosed(1, 20).boxed().toList(),
+                all.commits().stream().map(StoredCommit::commitSeq).toList());
     }
 
     // ---- atomicity (§6.4) --------------------------------------------------------------------------
@@ -253,19 +285,39 @@ public abstract class SyncStorageContract {
     void failedTransactionLeavesStorageExactlyAsItWas() {
         String p = newPartition();
         long seq = commit(p, List.of(taskUpsert("keep", "P1", "O1", 1)));
-        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks",
-                new StoredRow("keep", 1, task("keep", "P1", "O1", "k"), new long[10], taskScopes("P1", "O1")))));
+        await(storage.inPartitionTransaction(
+                p,
+                tx -> tx.upsertRow(
+                        "tasks",
+                        new StoredRow(
+                                "keep", 1, task("keep", "P1", "O1", "k"), new long[10], taskScopes("P1", "O1")))));
         Map<String, Long> before = countAllTables();
         PartitionState stateBefore = await(storage.readPartition(p));
 
         RuntimeException boom = new RuntimeException("rejected by the engine");
-        Throwable failure = assertThrows(Throwable.class, () -> await(storage.inPartitionTransaction(p, tx ->
-                tx.appendCommit("actor-1", "client-1", "cc-fail", 5_000L,
-                                List.of(taskUpsert("new", "P1", "O1", 1), ChangeToWrite.delete("tasks", "keep", taskScopes("P1", "O1"))))
-                        .call(s -> tx.upsertRow("tasks", new StoredRow("new", 1, task("new", "P1", "O1", "n"), new long[10], taskScopes("P1", "O1"))))
-                        .call(s -> tx.deleteRow("tasks", "keep", s))
-                        .call(s -> tx.savePushResult("client-1", "cc-fail", applied(s, "ok")))
-                        .chain(s -> Uni.createFrom().<Long>failure(boom)))));
+        Throwable failure = assertThrows(
+                Throwable.class,
+                () -> await(storage.inPartitionTransaction(
+                        p,
+                        tx -> tx.appendCommit(
+                                        "actor-1",
+                                        "client-1",
+                                        "cc-fail",
+                                        5_000L,
+                                        List.of(
+                                                taskUpsert("new", "P1", "O1", 1),
+                                                ChangeToWrite.delete("tasks", "keep", taskScopes("P1", "O1"))))
+                                .call(s -> tx.upsertRow(
+                                        "tasks",
+                                        new StoredRow(
+                                                "new",
+                                                1,
+                                                task("new", "P1", "O1", "n"),
+                                                new long[10],
+                                                taskScopes("P1", "O1"))))
+                                .call(s -> tx.deleteRow("tasks", "keep", s))
+                                .call(s -> tx.savePushResult("client-1", "cc-fail", applied(s, "ok")))
+                                .chain(s -> Uni.createFrom().<Long>failure(boom)))));
         assertEquals(boom.getMessage(), failure.getMessage());
 
         assertEquals(before, countAllTables());
@@ -279,8 +331,14 @@ public abstract class SyncStorageContract {
     void missingScopesFailLoudAndRollBack() {
         String p = newPartition();
         Map<String, Long> before = countAllTables();
-        StorageException e = storageFailure(storage.inPartitionTransaction(p, tx -> tx.appendCommit("actor-1", "client-1", "cc", 5_000L,
-                List.of(new ChangeToWrite("tasks", "a", Op.UPSERT, 1L, null, task("a", "P1", "O1", "t"))))));
+        StorageException e = storageFailure(storage.inPartitionTransaction(
+                p,
+                tx -> tx.appendCommit(
+                        "actor-1",
+                        "client-1",
+                        "cc",
+                        5_000L,
+                        List.of(new ChangeToWrite("tasks", "a", Op.UPSERT, 1L, null, task("a", "P1", "O1", "t"))))));
         assertEquals(StorageException.MISSING_SCOPES, e.code());
         assertEquals(before, countAllTables());
     }
@@ -289,16 +347,26 @@ public abstract class SyncStorageContract {
     void savepointRollsBackOneCommitAndKeepsTheTransaction() {
         String p = newPartition();
         PushOutcome rejected = new PushOutcome(CommitStatus.REJECTED, null, new byte[] {3, 1, 4}, 8_000L);
-        String outcome = await(storage.inPartitionTransaction(p, tx -> tx.savepoint(() ->
-                        tx.appendCommit("actor-1", "client-1", "cc-r", 5_000L, List.of(taskUpsert("r", "P1", "O1", 1)))
-                                .call(s -> tx.upsertRow("tasks", new StoredRow("r", 1, task("r", "P1", "O1", "r"), new long[10], taskScopes("P1", "O1"))))
+        String outcome = await(storage.inPartitionTransaction(
+                p,
+                tx -> tx.savepoint(() -> tx.appendCommit(
+                                        "actor-1", "client-1", "cc-r", 5_000L, List.of(taskUpsert("r", "P1", "O1", 1)))
+                                .call(s -> tx.upsertRow(
+                                        "tasks",
+                                        new StoredRow(
+                                                "r",
+                                                1,
+                                                task("r", "P1", "O1", "r"),
+                                                new long[10],
+                                                taskScopes("P1", "O1"))))
                                 .chain(s -> Uni.createFrom().<Long>failure(new IllegalStateException("conflict"))))
-                .onFailure(IllegalStateException.class).recoverWithItem(-1L)
-                .chain(x -> {
-                    assertEquals(0L, tx.state().maxCommitSeq());
-                    return tx.savePushResult("client-1", "cc-r", rejected);
-                })
-                .replaceWith("done")));
+                        .onFailure(IllegalStateException.class)
+                        .recoverWithItem(-1L)
+                        .chain(x -> {
+                            assertEquals(0L, tx.state().maxCommitSeq());
+                            return tx.savePushResult("client-1", "cc-r", rejected);
+                        })
+                        .replaceWith("done")));
         assertEquals("done", outcome);
         assertEquals(0L, await(storage.readPartition(p)).maxCommitSeq());
         assertTrue(await(storage.readRows(p, "tasks", List.of("r"))).isEmpty());
@@ -316,12 +384,16 @@ public abstract class SyncStorageContract {
         String p = newPartition();
         assertNull(await(storage.findPushResult(p, "client-1", "cc-1")));
         byte[] body = {0, 1, 2, (byte) 0xff, 0};
-        long seq = await(storage.inPartitionTransaction(p, tx -> tx.findPushResult("client-1", "cc-1")
-                .chain(none -> {
-                    assertNull(none);
-                    return tx.appendCommit("actor-1", "client-1", "cc-1", 5_000L, List.of(taskUpsert("a", "P1", "O1", 1)));
-                })
-                .call(s -> tx.savePushResult("client-1", "cc-1", new PushOutcome(CommitStatus.APPLIED, s, body, 9_000L)))));
+        long seq = await(storage.inPartitionTransaction(
+                p,
+                tx -> tx.findPushResult("client-1", "cc-1")
+                        .chain(none -> {
+                            assertNull(none);
+                            return tx.appendCommit(
+                                    "actor-1", "client-1", "cc-1", 5_000L, List.of(taskUpsert("a", "P1", "O1", 1)));
+                        })
+                        .call(s -> tx.savePushResult(
+                                "client-1", "cc-1", new PushOutcome(CommitStatus.APPLIED, s, body, 9_000L)))));
         PushOutcome found = await(storage.findPushResult(p, "client-1", "cc-1"));
         assertEquals(CommitStatus.APPLIED, found.status());
         assertEquals(seq, found.commitSeq());
@@ -331,10 +403,11 @@ public abstract class SyncStorageContract {
         assertArrayEquals(body, locked.result());
         assertNull(await(storage.findPushResult(p, "client-2", "cc-1")), "the key includes the client id");
         assertNull(await(storage.findPushResult(newPartition(), "client-1", "cc-1")), "the key includes the partition");
-        StorageException dup = storageFailure(storage.inPartitionTransaction(p,
-                tx -> tx.savePushResult("client-1", "cc-1", applied(99, "other"))));
+        StorageException dup = storageFailure(
+                storage.inPartitionTransaction(p, tx -> tx.savePushResult("client-1", "cc-1", applied(99, "other"))));
         assertEquals(StorageException.DUPLICATE_PUSH_RESULT, dup.code());
-        assertArrayEquals(body, await(storage.findPushResult(p, "client-1", "cc-1")).result());
+        assertArrayEquals(
+                body, await(storage.findPushResult(p, "client-1", "cc-1")).result());
     }
 
     // ---- pull: commit windows (§4.5) ---------------------------------------------------------------
@@ -344,13 +417,19 @@ public abstract class SyncStorageContract {
         String p = newPartition();
         long s1 = commit(p, List.of(taskUpsert("a", "P1", "O1", 1), taskUpsert("b", "P2", "O1", 1)));
         long s2 = commit(p, List.of(taskUpsert("c", "P2", "O2", 1)));
-        long s3 = commit(p, List.of(ChangeToWrite.upsert("notes", "7", 1, Map.of("project_id", "P1"), new Object[] {7L, "P1", null})));
-        long s4 = commit(p, List.of(ChangeToWrite.delete("tasks", "a", taskScopes("P1", "O1")), taskUpsert("d", "P1", "O2", 3)));
+        long s3 = commit(p, List.of(ChangeToWrite.upsert("notes", "7", 1, Map.of("project_id", "P1"), new Object[] {
+            7L, "P1", null
+        })));
+        long s4 = commit(
+                p, List.of(ChangeToWrite.delete("tasks", "a", taskScopes("P1", "O1")), taskUpsert("d", "P1", "O2", 3)));
 
-        CommitWindow w = await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, s4, 100)));
+        CommitWindow w =
+                await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, s4, 100)));
         assertFalse(w.truncated());
         assertEquals(s4, w.scannedThroughSeq());
-        assertEquals(List.of(s1, s4), w.commits().stream().map(StoredCommit::commitSeq).toList());
+        assertEquals(
+                List.of(s1, s4),
+                w.commits().stream().map(StoredCommit::commitSeq).toList());
         StoredCommit first = w.commits().get(0);
         assertEquals("actor-1", first.actorId());
         assertEquals("client-1", first.clientId());
@@ -370,20 +449,33 @@ public abstract class SyncStorageContract {
         assertEquals(3L, w.commits().get(1).changes().get(1).rowVersion());
 
         // §3.2: variables are independent dimensions (AND), values within one are alternatives (OR)
-        CommitWindow and = await(storage.readCommits(p, new CommitQuery("tasks",
-                Map.of("project_id", Set.of("P1", "P2"), "org_id", Set.of("O2")), 0, s4, 100)));
-        assertEquals(List.of(s2, s4), and.commits().stream().map(StoredCommit::commitSeq).toList());
-        assertEquals(List.of("d"), and.commits().get(1).changes().stream().map(StoredChange::rowId).toList());
+        CommitWindow and = await(storage.readCommits(
+                p,
+                new CommitQuery(
+                        "tasks", Map.of("project_id", Set.of("P1", "P2"), "org_id", Set.of("O2")), 0, s4, 100)));
+        assertEquals(
+                List.of(s2, s4),
+                and.commits().stream().map(StoredCommit::commitSeq).toList());
+        assertEquals(
+                List.of("d"),
+                and.commits().get(1).changes().stream().map(StoredChange::rowId).toList());
 
-        CommitWindow notes = await(storage.readCommits(p, new CommitQuery("notes", Map.of("project_id", Set.of("P1")), 0, s4, 100)));
-        assertEquals(List.of(s3), notes.commits().stream().map(StoredCommit::commitSeq).toList());
-        assertRowEquals(new Object[] {7L, "P1", null}, notes.commits().get(0).changes().get(0).row());
+        CommitWindow notes =
+                await(storage.readCommits(p, new CommitQuery("notes", Map.of("project_id", Set.of("P1")), 0, s4, 100)));
+        assertEquals(
+                List.of(s3),
+                notes.commits().stream().map(StoredCommit::commitSeq).toList());
+        assertRowEquals(
+                new Object[] {7L, "P1", null},
+                notes.commits().get(0).changes().get(0).row());
 
-        CommitWindow window = await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), s1, s3, 100)));
+        CommitWindow window = await(
+                storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), s1, s3, 100)));
         assertTrue(window.commits().isEmpty(), "a quiet window is empty");
         assertEquals(s3, window.scannedThroughSeq(), "the cursor still advances over a quiet window");
 
-        StorageException unknown = storageFailure(storage.readCommits(p, new CommitQuery("tasks", Map.of("nope", Set.of("x")), 0, s4, 10)));
+        StorageException unknown = storageFailure(
+                storage.readCommits(p, new CommitQuery("tasks", Map.of("nope", Set.of("x")), 0, s4, 10)));
         assertEquals(StorageException.INVALID_ARGUMENT, unknown.code());
     }
 
@@ -400,7 +492,9 @@ public abstract class SyncStorageContract {
 
         CommitWindow cut = await(storage.readCommits(p, new CommitQuery("tasks", scopes, 0, max, 5)));
         assertTrue(cut.truncated());
-        assertEquals(seqs.subList(0, 2), cut.commits().stream().map(StoredCommit::commitSeq).toList());
+        assertEquals(
+                seqs.subList(0, 2),
+                cut.commits().stream().map(StoredCommit::commitSeq).toList());
         assertEquals(4, cut.changeCount());
         assertEquals(seqs.get(1), cut.scannedThroughSeq());
 
@@ -410,12 +504,17 @@ public abstract class SyncStorageContract {
         assertEquals(max, exact.scannedThroughSeq());
 
         CommitWindow oversized = await(storage.readCommits(p, new CommitQuery("tasks", scopes, 0, max, 1)));
-        assertEquals(List.of(seqs.get(0)), oversized.commits().stream().map(StoredCommit::commitSeq).toList(),
+        assertEquals(
+                List.of(seqs.get(0)),
+                oversized.commits().stream().map(StoredCommit::commitSeq).toList(),
                 "a commit larger than the limit is delivered whole");
         assertEquals(2, oversized.changeCount());
 
-        CommitWindow resumed = await(storage.readCommits(p, new CommitQuery("tasks", scopes, cut.scannedThroughSeq(), max, 5)));
-        assertEquals(seqs.subList(2, 4), resumed.commits().stream().map(StoredCommit::commitSeq).toList());
+        CommitWindow resumed =
+                await(storage.readCommits(p, new CommitQuery("tasks", scopes, cut.scannedThroughSeq(), max, 5)));
+        assertEquals(
+                seqs.subList(2, 4),
+                resumed.commits().stream().map(StoredCommit::commitSeq).toList());
         assertFalse(resumed.truncated());
     }
 
@@ -433,8 +532,11 @@ public abstract class SyncStorageContract {
         long tail = commit(p, List.of(taskUpsert("o2-tail", "P1", "O2", 1)));
         Map<String, Set<String>> scopes = Map.of("project_id", Set.of("P1"), "org_id", Set.of("O1"));
         CommitWindow w = await(storage.readCommits(p, new CommitQuery("tasks", scopes, 0, tail, 5)));
-        assertEquals(List.of(hit), w.commits().stream().map(StoredCommit::commitSeq).toList());
-        assertEquals(List.of("o1"), w.commits().get(0).changes().stream().map(StoredChange::rowId).toList());
+        assertEquals(
+                List.of(hit), w.commits().stream().map(StoredCommit::commitSeq).toList());
+        assertEquals(
+                List.of("o1"),
+                w.commits().get(0).changes().stream().map(StoredChange::rowId).toList());
         assertFalse(w.truncated());
         assertEquals(tail, w.scannedThroughSeq());
         CommitWindow none = await(storage.readCommits(p, new CommitQuery("tasks", scopes, hit, tail, 5)));
@@ -452,15 +554,20 @@ public abstract class SyncStorageContract {
             Uni<Void> chain = Uni.createFrom().voidItem();
             for (String id : ids) {
                 long[] cv = {1, 1, 1, 7, 1, 3, 1, 1, 1, 200};
-                chain = chain.chain(() -> tx.upsertRow("tasks", new StoredRow(id, 7, task(id, "P1", "O1", "t" + id), cv, taskScopes("P1", "O1"))));
+                chain = chain.chain(() -> tx.upsertRow(
+                        "tasks", new StoredRow(id, 7, task(id, "P1", "O1", "t" + id), cv, taskScopes("P1", "O1"))));
             }
-            return chain.chain(() -> tx.upsertRow("tasks", new StoredRow("other", 1, task("other", "P2", "O1", "o"), new long[10], taskScopes("P2", "O1"))));
+            return chain.chain(() -> tx.upsertRow(
+                    "tasks",
+                    new StoredRow("other", 1, task("other", "P2", "O1", "o"), new long[10], taskScopes("P2", "O1"))));
         }));
         Map<String, Set<String>> scopes = Map.of("project_id", Set.of("P1"));
         List<StoredRow> page1 = await(storage.readRowsPage(p, "tasks", scopes, null, 3));
-        assertEquals(List.of("B", "a", "b"), page1.stream().map(StoredRow::rowId).toList(), "byte order");
+        assertEquals(
+                List.of("B", "a", "b"), page1.stream().map(StoredRow::rowId).toList(), "byte order");
         List<StoredRow> page2 = await(storage.readRowsPage(p, "tasks", scopes, "b", 3));
-        assertEquals(List.of("c", "d", "e"), page2.stream().map(StoredRow::rowId).toList());
+        assertEquals(
+                List.of("c", "d", "e"), page2.stream().map(StoredRow::rowId).toList());
         List<StoredRow> page3 = await(storage.readRowsPage(p, "tasks", scopes, "e", 3));
         assertEquals(List.of("é"), page3.stream().map(StoredRow::rowId).toList());
         assertTrue(await(storage.readRowsPage(p, "tasks", scopes, "é", 3)).isEmpty());
@@ -471,25 +578,44 @@ public abstract class SyncStorageContract {
         assertEquals(taskScopes("P1", "O1"), a.scopes());
         assertRowEquals(task("a", "P1", "O1", "ta"), a.values());
 
-        assertEquals(List.of("other"), await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P2"), "org_id", Set.of("O1")), null, 10))
-                .stream().map(StoredRow::rowId).toList());
-        assertTrue(await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P2"), "org_id", Set.of("O2")), null, 10)).isEmpty());
-        assertTrue(await(storage.readRowsPage(newPartition(), "tasks", scopes, null, 10)).isEmpty(), "partition-local");
+        assertEquals(
+                List.of("other"),
+                await(storage.readRowsPage(
+                                p, "tasks", Map.of("project_id", Set.of("P2"), "org_id", Set.of("O1")), null, 10))
+                        .stream()
+                        .map(StoredRow::rowId)
+                        .toList());
+        assertTrue(await(storage.readRowsPage(
+                        p, "tasks", Map.of("project_id", Set.of("P2"), "org_id", Set.of("O2")), null, 10))
+                .isEmpty());
+        assertTrue(
+                await(storage.readRowsPage(newPartition(), "tasks", scopes, null, 10))
+                        .isEmpty(),
+                "partition-local");
     }
 
     @Test
     void rowsScopeMigrationAndNullValues() {
         String p = newPartition();
         Object[] sparse = {"n1", "P1", "O1", null, null, null, null, null, null, null};
-        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks", new StoredRow("n1", 1, sparse, new long[10], taskScopes("P1", "O1")))));
-        StoredRow read = await(storage.readRows(p, "tasks", List.of("n1", "missing"))).get("n1");
+        await(storage.inPartitionTransaction(
+                p, tx -> tx.upsertRow("tasks", new StoredRow("n1", 1, sparse, new long[10], taskScopes("P1", "O1")))));
+        StoredRow read =
+                await(storage.readRows(p, "tasks", List.of("n1", "missing"))).get("n1");
         assertRowEquals(sparse, read.values());
         assertArrayEquals(new long[] {1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, read.columnVersions());
         // scope migration: the row moves from P1 to P2; the row→scope index follows
         Object[] moved = {"n1", "P2", "O1", "moved", 5L, -0.25, false, "[]", new byte[0], null};
-        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks", new StoredRow("n1", 2, moved, new long[] {1, 2, 1, 2, 2, 2, 2, 2, 2, 1}, taskScopes("P2", "O1")))));
-        assertTrue(await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P1")), null, 10)).isEmpty());
-        StoredRow after = await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P2")), null, 10)).get(0);
+        await(storage.inPartitionTransaction(
+                p,
+                tx -> tx.upsertRow(
+                        "tasks",
+                        new StoredRow(
+                                "n1", 2, moved, new long[] {1, 2, 1, 2, 2, 2, 2, 2, 2, 1}, taskScopes("P2", "O1")))));
+        assertTrue(await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P1")), null, 10))
+                .isEmpty());
+        StoredRow after = await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P2")), null, 10))
+                .get(0);
         assertEquals(2L, after.serverVersion());
         assertRowEquals(moved, after.values());
     }
@@ -497,18 +623,26 @@ public abstract class SyncStorageContract {
     @Test
     void tombstonesAreWrittenByDeleteAndClearedByInsert() {
         String p = newPartition();
-        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks",
-                new StoredRow("t1", 1, task("t1", "P1", "O1", "x"), new long[10], taskScopes("P1", "O1")))));
+        await(storage.inPartitionTransaction(
+                p,
+                tx -> tx.upsertRow(
+                        "tasks",
+                        new StoredRow("t1", 1, task("t1", "P1", "O1", "x"), new long[10], taskScopes("P1", "O1")))));
         long seq = commit(p, List.of(ChangeToWrite.delete("tasks", "t1", taskScopes("P1", "O1"))));
         await(storage.inPartitionTransaction(p, tx -> tx.deleteRow("tasks", "t1", seq)));
         assertTrue(await(storage.readRows(p, "tasks", List.of("t1"))).isEmpty());
-        assertTrue(await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P1")), null, 10)).isEmpty());
+        assertTrue(await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P1")), null, 10))
+                .isEmpty());
         Tombstone ts = await(storage.inPartitionTransaction(p, tx -> tx.readTombstone("tasks", "t1")));
         assertEquals(new Tombstone("tasks", "t1", seq), ts);
         assertNull(await(storage.inPartitionTransaction(p, tx -> tx.readTombstone("notes", "t1"))));
 
-        await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks",
-                new StoredRow("t1", 1, task("t1", "P1", "O1", "again"), new long[10], taskScopes("P1", "O1")))));
+        await(storage.inPartitionTransaction(
+                p,
+                tx -> tx.upsertRow(
+                        "tasks",
+                        new StoredRow(
+                                "t1", 1, task("t1", "P1", "O1", "again"), new long[10], taskScopes("P1", "O1")))));
         assertNull(await(storage.inPartitionTransaction(p, tx -> tx.readTombstone("tasks", "t1"))));
     }
 
@@ -529,13 +663,23 @@ public abstract class SyncStorageContract {
         StoredRow stored2 = await(storage.readRows(p, "tasks", List.of("s1"))).get("s1");
         StoredRow moved = new StoredRow("s1", 3, task("s1", "P2", "O1", "three"), new long[10], taskScopes("P2", "O1"));
         await(storage.inPartitionTransaction(p, tx -> tx.upsertRow("tasks", moved, stored2)));
-        assertTrue(await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P1")), null, 10)).isEmpty(),
+        assertTrue(
+                await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P1")), null, 10))
+                        .isEmpty(),
                 "moved out of P1");
-        assertEquals(List.of("s1"), await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P2")), null, 10))
-                .stream().map(StoredRow::rowId).toList());
-        assertEquals(List.of("s1"), await(storage.readRowsPage(p, "tasks", Map.of("org_id", Set.of("O1")), null, 10))
-                .stream().map(StoredRow::rowId).toList());
-        assertEquals(taskScopes("P2", "O1"), await(storage.readRows(p, "tasks", List.of("s1"))).get("s1").scopes());
+        assertEquals(
+                List.of("s1"),
+                await(storage.readRowsPage(p, "tasks", Map.of("project_id", Set.of("P2")), null, 10)).stream()
+                        .map(StoredRow::rowId)
+                        .toList());
+        assertEquals(
+                List.of("s1"),
+                await(storage.readRowsPage(p, "tasks", Map.of("org_id", Set.of("O1")), null, 10)).stream()
+                        .map(StoredRow::rowId)
+                        .toList());
+        assertEquals(
+                taskScopes("P2", "O1"),
+                await(storage.readRows(p, "tasks", List.of("s1"))).get("s1").scopes());
     }
 
     // ---- client records (§4.5) ---------------------------------------------------------------------
@@ -545,7 +689,8 @@ public abstract class SyncStorageContract {
         String p = newPartition();
         assertNull(await(storage.readClient(p, "c1")));
         await(storage.upsertClient(new ClientRecord(p, "c1", "actor-1", -1, 10L, null, null)));
-        await(storage.upsertClient(new ClientRecord(p, "c1", "actor-1", 12, 20L, "[{\"id\":\"s1\",\"table\":\"tasks\"}]", 3)));
+        await(storage.upsertClient(
+                new ClientRecord(p, "c1", "actor-1", 12, 20L, "[{\"id\":\"s1\",\"table\":\"tasks\"}]", 3)));
         await(storage.upsertClient(new ClientRecord(p, "c0", "actor-2", 4, 30L, null, null)));
         ClientRecord c1 = await(storage.readClient(p, "c1"));
         assertEquals(12L, c1.cursor());
@@ -553,7 +698,11 @@ public abstract class SyncStorageContract {
         assertEquals(3, c1.wireVersion());
         assertNotNull(c1.subscriptionsJson());
         assertTrue(c1.subscriptionsJson().contains("\"s1\""));
-        assertEquals(List.of("c0", "c1"), await(storage.listClients(p)).stream().map(ClientRecord::clientId).toList());
+        assertEquals(
+                List.of("c0", "c1"),
+                await(storage.listClients(p)).stream()
+                        .map(ClientRecord::clientId)
+                        .toList());
     }
 
     // ---- pruning (§4.6) ----------------------------------------------------------------------------
@@ -563,32 +712,49 @@ public abstract class SyncStorageContract {
         String p = newPartition();
         for (int i = 1; i <= 5; i++) {
             String id = "r" + i;
-            long seq = await(storage.inPartitionTransaction(p, tx -> tx.appendCommit("actor-1", "client-1", "cc-" + id, 5_000L,
-                            List.of(taskUpsert(id, "P1", "O1", 1)))
-                    .call(s -> tx.upsertRow("tasks", new StoredRow(id, 1, task(id, "P1", "O1", "t"), new long[10], taskScopes("P1", "O1"))))
-                    .call(s -> tx.savePushResult("client-1", "cc-" + id, applied(s, "ok")))));
+            long seq = await(storage.inPartitionTransaction(
+                    p,
+                    tx -> tx.appendCommit(
+                                    "actor-1", "client-1", "cc-" + id, 5_000L, List.of(taskUpsert(id, "P1", "O1", 1)))
+                            .call(s -> tx.upsertRow(
+                                    "tasks",
+                                    new StoredRow(
+                                            id, 1, task(id, "P1", "O1", "t"), new long[10], taskScopes("P1", "O1"))))
+                            .call(s -> tx.savePushResult("client-1", "cc-" + id, applied(s, "ok")))));
             assertEquals(i, seq);
         }
-        await(storage.inPartitionTransaction(p, tx -> tx.deleteRow("tasks", "r1", 2).chain(() -> tx.deleteRow("tasks", "r5", 5))));
+        await(storage.inPartitionTransaction(
+                p, tx -> tx.deleteRow("tasks", "r1", 2).chain(() -> tx.deleteRow("tasks", "r5", 5))));
         String epoch = await(storage.readPartition(p)).logEpoch();
 
         PruneResult r = await(storage.prune(p, epoch, 3));
         assertEquals(new PruneResult(0, 3, 3), r);
         assertTrue(r.advanced());
         assertEquals(3L, await(storage.readPartition(p)).horizonSeq());
-        CommitWindow w = await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 5, 100)));
-        assertEquals(List.of(4L, 5L), w.commits().stream().map(StoredCommit::commitSeq).toList());
-        assertNull(await(storage.inPartitionTransaction(p, tx -> tx.readTombstone("tasks", "r1"))), "tombstone ≤ horizon pruned");
+        CommitWindow w =
+                await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 5, 100)));
+        assertEquals(
+                List.of(4L, 5L),
+                w.commits().stream().map(StoredCommit::commitSeq).toList());
+        assertNull(
+                await(storage.inPartitionTransaction(p, tx -> tx.readTombstone("tasks", "r1"))),
+                "tombstone ≤ horizon pruned");
         assertNotNull(await(storage.inPartitionTransaction(p, tx -> tx.readTombstone("tasks", "r5"))));
         assertNotNull(await(storage.findPushResult(p, "client-1", "cc-r1")), "push results survive pruning");
-        assertEquals(3, await(storage.readRows(p, "tasks", List.of("r2", "r3", "r4"))).size(), "rows survive pruning");
+        assertEquals(
+                3,
+                await(storage.readRows(p, "tasks", List.of("r2", "r3", "r4"))).size(),
+                "rows survive pruning");
 
         assertEquals(new PruneResult(3, 3, 0), await(storage.prune(p, epoch, 1)), "never lowers the horizon");
         assertEquals(new PruneResult(3, 5, 2), await(storage.prune(p, epoch, 99)), "capped at maxCommitSeq");
 
         StorageException stale = storageFailure(storage.prune(p, "stale-epoch", 5));
         assertEquals(StorageException.LOG_EPOCH_MISMATCH, stale.code());
-        assertEquals(StorageException.UNKNOWN_PARTITION, storageFailure(storage.prune("p-missing-" + UUID.randomUUID(), epoch, 1)).code());
+        assertEquals(
+                StorageException.UNKNOWN_PARTITION,
+                storageFailure(storage.prune("p-missing-" + UUID.randomUUID(), epoch, 1))
+                        .code());
         assertEquals(6L, commit(p, List.of(taskUpsert("r6", "P1", "O1", 1))), "sequence continues after pruning");
     }
 
@@ -596,8 +762,15 @@ public abstract class SyncStorageContract {
 
     protected static final String CP = "tasks-projection";
 
-    protected static StoredCheckpoint cp(String partition, String name, int version, CheckpointState state, long watermark,
-            long ownerEpoch, long observedRows, long updatedAtMs) {
+    protected static StoredCheckpoint cp(
+            String partition,
+            String name,
+            int version,
+            CheckpointState state,
+            long watermark,
+            long ownerEpoch,
+            long observedRows,
+            long updatedAtMs) {
         return new StoredCheckpoint(partition, name, version, state, watermark, ownerEpoch, observedRows, updatedAtMs);
     }
 
@@ -606,7 +779,10 @@ public abstract class SyncStorageContract {
         String p = newPartition();
         StoredCheckpoint declared = await(storage.declareCheckpoint(p, CP, 1, 100L));
         assertEquals(cp(p, CP, 1, CheckpointState.DECLARED, 0, 0, 0, 100L), declared);
-        assertEquals(declared, await(storage.declareCheckpoint(p, CP, 1, 200L)), "an existing checkpoint is returned unchanged");
+        assertEquals(
+                declared,
+                await(storage.declareCheckpoint(p, CP, 1, 200L)),
+                "an existing checkpoint is returned unchanged");
         assertEquals(List.of(declared), await(storage.readCheckpoints(p)));
         assertTrue(await(storage.readCheckpoints(newPartition())).isEmpty(), "partition-local");
     }
@@ -617,12 +793,19 @@ public abstract class SyncStorageContract {
         StorageException missing = storageFailure(storage.claimCheckpoint(p, CP, 1, 100L));
         assertEquals(StorageException.CHECKPOINT_NOT_FOUND, missing.code());
         await(storage.declareCheckpoint(p, CP, 1, 100L));
-        assertEquals(StorageException.CHECKPOINT_NOT_FOUND, storageFailure(storage.claimCheckpoint(p, CP, 2, 150L)).code(),
+        assertEquals(
+                StorageException.CHECKPOINT_NOT_FOUND,
+                storageFailure(storage.claimCheckpoint(p, CP, 2, 150L)).code(),
                 "a claim names the declared schema version");
-        assertEquals(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, 1, 0, 200L), await(storage.claimCheckpoint(p, CP, 1, 200L)));
-        assertEquals(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, 2, 0, 300L), await(storage.claimCheckpoint(p, CP, 1, 300L)),
+        assertEquals(
+                cp(p, CP, 1, CheckpointState.BACKFILLING, 0, 1, 0, 200L),
+                await(storage.claimCheckpoint(p, CP, 1, 200L)));
+        assertEquals(
+                cp(p, CP, 1, CheckpointState.BACKFILLING, 0, 2, 0, 300L),
+                await(storage.claimCheckpoint(p, CP, 1, 300L)),
                 "a backfilling checkpoint is re-claimed with a new epoch");
-        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, 2, 0, 300L)), await(storage.readCheckpoints(p)));
+        assertEquals(
+                List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, 2, 0, 300L)), await(storage.readCheckpoints(p)));
     }
 
     @Test
@@ -636,10 +819,14 @@ public abstract class SyncStorageContract {
         long second = await(storage.claimCheckpoint(p, CP, 1, 300L)).ownerEpoch();
         assertEquals(first + 1, second);
         assertFalse(await(storage.advanceCheckpoint(p, CP, first, 9, 90, 350L)), "the previous owner lost the claim");
-        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 3, second, 30, 300L)), await(storage.readCheckpoints(p)));
+        assertEquals(
+                List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 3, second, 30, 300L)),
+                await(storage.readCheckpoints(p)));
         assertTrue(await(storage.advanceCheckpoint(p, CP, second, 4, 40, 400L)));
         assertFalse(await(storage.advanceCheckpoint(p, "other", second, 4, 40, 400L)), "undeclared");
-        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 4, second, 40, 400L)), await(storage.readCheckpoints(p)));
+        assertEquals(
+                List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 4, second, 40, 400L)),
+                await(storage.readCheckpoints(p)));
     }
 
     @Test
@@ -648,18 +835,26 @@ public abstract class SyncStorageContract {
         await(storage.declareCheckpoint(p, CP, 1, 100L));
         long epoch = await(storage.claimCheckpoint(p, CP, 1, 200L)).ownerEpoch();
         RuntimeException boom = new RuntimeException("batch failed");
-        assertThrows(Throwable.class, () -> await(storage.inPartitionTransaction(p, tx -> tx.advanceCheckpoint(CP, epoch, 7, 70, 300L)
-                .chain(ok -> {
-                    assertTrue(ok);
-                    return Uni.createFrom().<Boolean>failure(boom);
-                }))));
-        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, epoch, 0, 200L)), await(storage.readCheckpoints(p)),
+        assertThrows(
+                Throwable.class,
+                () -> await(storage.inPartitionTransaction(
+                        p,
+                        tx -> tx.advanceCheckpoint(CP, epoch, 7, 70, 300L).chain(ok -> {
+                            assertTrue(ok);
+                            return Uni.createFrom().<Boolean>failure(boom);
+                        }))));
+        assertEquals(
+                List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, epoch, 0, 200L)),
+                await(storage.readCheckpoints(p)),
                 "the watermark rolled back with its batch");
         Boolean advanced = await(storage.inPartitionTransaction(p, tx -> tx.advanceCheckpoint(CP, epoch, 7, 70, 300L)));
         assertTrue(advanced);
-        Boolean stale = await(storage.inPartitionTransaction(p, tx -> tx.advanceCheckpoint(CP, epoch + 1, 8, 80, 400L)));
+        Boolean stale =
+                await(storage.inPartitionTransaction(p, tx -> tx.advanceCheckpoint(CP, epoch + 1, 8, 80, 400L)));
         assertFalse(stale);
-        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 7, epoch, 70, 300L)), await(storage.readCheckpoints(p)));
+        assertEquals(
+                List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 7, epoch, 70, 300L)),
+                await(storage.readCheckpoints(p)));
     }
 
     @Test
@@ -669,8 +864,11 @@ public abstract class SyncStorageContract {
         await(storage.declareCheckpoint(p, CP, 1, 100L));
         long epoch = await(storage.claimCheckpoint(p, CP, 1, 200L)).ownerEpoch();
         assertTrue(await(storage.advanceCheckpoint(p, CP, epoch, seq, 1, 300L)));
-        commit(p, List.of(ChangeToWrite.upsert("notes", "1", 1, Map.of("project_id", "P1"), new Object[] {1L, "P1", null})));
-        assertEquals(ActivationResult.ACTIVATED, await(storage.activateCheckpoint(p, CP, epoch, seq, List.of("tasks"), 400L)),
+        commit(p, List.of(ChangeToWrite.upsert("notes", "1", 1, Map.of("project_id", "P1"), new Object[] {1L, "P1", null
+        })));
+        assertEquals(
+                ActivationResult.ACTIVATED,
+                await(storage.activateCheckpoint(p, CP, epoch, seq, List.of("tasks"), 400L)),
                 "a change to a non-source table does not make the backfill stale");
         StoredCheckpoint activated = cp(p, CP, 1, CheckpointState.ACTIVATED, seq, epoch, 1, 400L);
         assertEquals(List.of(activated), await(storage.readCheckpoints(p)));
@@ -682,12 +880,20 @@ public abstract class SyncStorageContract {
         await(storage.declareCheckpoint(p, CP, 1, 100L));
         long epoch = await(storage.claimCheckpoint(p, CP, 1, 200L)).ownerEpoch();
         long seq = commit(p, List.of(taskUpsert("a", "P1", "O1", 1)));
-        assertEquals(ActivationResult.STALE, await(storage.activateCheckpoint(p, CP, epoch, seq - 1, List.of("notes", "tasks"), 300L)));
-        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, epoch, 0, 200L)), await(storage.readCheckpoints(p)),
+        assertEquals(
+                ActivationResult.STALE,
+                await(storage.activateCheckpoint(p, CP, epoch, seq - 1, List.of("notes", "tasks"), 300L)));
+        assertEquals(
+                List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, epoch, 0, 200L)),
+                await(storage.readCheckpoints(p)),
                 "a stale activation changes nothing");
-        assertEquals(ActivationResult.ACTIVATED, await(storage.activateCheckpoint(p, CP, epoch, seq, List.of("notes", "tasks"), 400L)),
+        assertEquals(
+                ActivationResult.ACTIVATED,
+                await(storage.activateCheckpoint(p, CP, epoch, seq, List.of("notes", "tasks"), 400L)),
                 "after catching up to the observed coverage");
-        assertEquals(List.of(cp(p, CP, 1, CheckpointState.ACTIVATED, seq, epoch, 0, 400L)), await(storage.readCheckpoints(p)));
+        assertEquals(
+                List.of(cp(p, CP, 1, CheckpointState.ACTIVATED, seq, epoch, 0, 400L)),
+                await(storage.readCheckpoints(p)));
     }
 
     @Test
@@ -699,28 +905,43 @@ public abstract class SyncStorageContract {
         await(storage.declareCheckpoint(p, CP, 1, 100L));
         long epoch = await(storage.claimCheckpoint(p, CP, 1, 200L)).ownerEpoch();
         await(storage.prune(p, await(storage.readPartition(p)).logEpoch(), 3));
-        assertEquals(ActivationResult.UNVERIFIABLE, await(storage.activateCheckpoint(p, CP, epoch, 2, List.of("tasks"), 300L)),
+        assertEquals(
+                ActivationResult.UNVERIFIABLE,
+                await(storage.activateCheckpoint(p, CP, epoch, 2, List.of("tasks"), 300L)),
                 "the history that would prove the sources clean is gone");
-        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, epoch, 0, 200L)), await(storage.readCheckpoints(p)));
-        assertEquals(ActivationResult.ACTIVATED, await(storage.activateCheckpoint(p, CP, epoch, 3, List.of("tasks"), 400L)));
+        assertEquals(
+                List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, epoch, 0, 200L)),
+                await(storage.readCheckpoints(p)));
+        assertEquals(
+                ActivationResult.ACTIVATED, await(storage.activateCheckpoint(p, CP, epoch, 3, List.of("tasks"), 400L)));
     }
 
     @Test
     void activateRefusesAnotherOwner() {
         String p = newPartition();
-        assertEquals(StorageException.CHECKPOINT_NOT_FOUND,
-                storageFailure(storage.activateCheckpoint(p, CP, 1, 0, List.of("tasks"), 100L)).code());
+        assertEquals(
+                StorageException.CHECKPOINT_NOT_FOUND,
+                storageFailure(storage.activateCheckpoint(p, CP, 1, 0, List.of("tasks"), 100L))
+                        .code());
         await(storage.declareCheckpoint(p, CP, 1, 100L));
-        assertEquals(StorageException.CHECKPOINT_OWNER_CHANGED,
-                storageFailure(storage.activateCheckpoint(p, CP, 0, 0, List.of("tasks"), 150L)).code(), "never claimed");
+        assertEquals(
+                StorageException.CHECKPOINT_OWNER_CHANGED,
+                storageFailure(storage.activateCheckpoint(p, CP, 0, 0, List.of("tasks"), 150L))
+                        .code(),
+                "never claimed");
         long first = await(storage.claimCheckpoint(p, CP, 1, 200L)).ownerEpoch();
         long second = await(storage.claimCheckpoint(p, CP, 1, 300L)).ownerEpoch();
         StorageException e = storageFailure(storage.activateCheckpoint(p, CP, first, 0, List.of("tasks"), 400L));
         assertEquals(StorageException.CHECKPOINT_OWNER_CHANGED, e.code());
         assertFalse(e.getMessage().contains(CP), "the message never names the checkpoint");
-        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, second, 0, 300L)), await(storage.readCheckpoints(p)));
-        assertEquals(StorageException.UNKNOWN_PARTITION, storageFailure(storage.activateCheckpoint(
-                "p-missing-" + UUID.randomUUID(), CP, 1, 0, List.of("tasks"), 400L)).code());
+        assertEquals(
+                List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, 0, second, 0, 300L)),
+                await(storage.readCheckpoints(p)));
+        assertEquals(
+                StorageException.UNKNOWN_PARTITION,
+                storageFailure(storage.activateCheckpoint(
+                                "p-missing-" + UUID.randomUUID(), CP, 1, 0, List.of("tasks"), 400L))
+                        .code());
     }
 
     @Test
@@ -735,22 +956,35 @@ public abstract class SyncStorageContract {
         assertFalse(await(storage.advanceCheckpoint(p, CP, 1, seq, 99, 220L)), "worker 1's late advance is refused");
         assertTrue(await(storage.advanceCheckpoint(p, CP, epoch, seq, 1, 230L)));
         assertTrue(await(storage.advanceCheckpoint(p, CP, epoch, seq, 1, 230L)), "worker 2 retried its advance");
-        assertEquals(List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, seq, epoch, 1, 230L)), await(storage.readCheckpoints(p)));
+        assertEquals(
+                List.of(cp(p, CP, 1, CheckpointState.BACKFILLING, seq, epoch, 1, 230L)),
+                await(storage.readCheckpoints(p)));
 
-        assertEquals(ActivationResult.ACTIVATED, await(storage.activateCheckpoint(p, CP, epoch, seq, List.of("tasks"), 300L)));
+        assertEquals(
+                ActivationResult.ACTIVATED,
+                await(storage.activateCheckpoint(p, CP, epoch, seq, List.of("tasks"), 300L)));
         List<StoredCheckpoint> activated = List.of(cp(p, CP, 1, CheckpointState.ACTIVATED, seq, epoch, 1, 300L));
         assertEquals(activated, await(storage.readCheckpoints(p)));
         // the activation reply was lost: every retry and late step leaves the row exactly as it is
-        assertEquals(ActivationResult.ACTIVATED, await(storage.activateCheckpoint(p, CP, epoch, seq, List.of("tasks"), 310L)));
+        assertEquals(
+                ActivationResult.ACTIVATED,
+                await(storage.activateCheckpoint(p, CP, epoch, seq, List.of("tasks"), 310L)));
         commit(p, List.of(taskUpsert("b", "P1", "O1", 1)));
-        assertEquals(ActivationResult.ACTIVATED, await(storage.activateCheckpoint(p, CP, epoch, seq, List.of("tasks"), 320L)),
+        assertEquals(
+                ActivationResult.ACTIVATED,
+                await(storage.activateCheckpoint(p, CP, epoch, seq, List.of("tasks"), 320L)),
                 "activation is final: later source writes belong to the activated projection");
         assertFalse(await(storage.advanceCheckpoint(p, CP, epoch, seq + 1, 2, 330L)));
-        assertEquals(activated.get(0), await(storage.claimCheckpoint(p, CP, 1, 340L)), "an activated checkpoint is not re-claimed");
+        assertEquals(
+                activated.get(0),
+                await(storage.claimCheckpoint(p, CP, 1, 340L)),
+                "an activated checkpoint is not re-claimed");
         assertEquals(activated.get(0), await(storage.declareCheckpoint(p, CP, 1, 350L)));
         await(storage.ensureSchema(schema, List.of(new CheckpointDeclaration(p, CP, 1))));
-        assertEquals(StorageException.CHECKPOINT_OWNER_CHANGED,
-                storageFailure(storage.activateCheckpoint(p, CP, epoch - 1, seq, List.of("tasks"), 360L)).code());
+        assertEquals(
+                StorageException.CHECKPOINT_OWNER_CHANGED,
+                storageFailure(storage.activateCheckpoint(p, CP, epoch - 1, seq, List.of("tasks"), 360L))
+                        .code());
         assertEquals(activated, await(storage.readCheckpoints(p)));
     }
 
@@ -765,9 +999,17 @@ public abstract class SyncStorageContract {
         StoredCheckpoint declared = await(storage.declareCheckpoint(p, CP, running, 100L));
         await(storage.declareCheckpoint(p, "b-" + CP, running, 100L));
         ServeGate gate = await(storage.readServeGate(p, running));
-        assertEquals(new ServeGate(running, epoch, List.of(cp(p, "b-" + CP, running, CheckpointState.DECLARED, 0, 0, 0, 100L), declared)), gate);
-        assertTrue(await(storage.readServeGate(p, running + 1)).pending().isEmpty(), "only checkpoints at the running version");
-        assertTrue(await(storage.readServeGate(newPartition(), running)).pending().isEmpty(), "partition-local");
+        assertEquals(
+                new ServeGate(
+                        running,
+                        epoch,
+                        List.of(cp(p, "b-" + CP, running, CheckpointState.DECLARED, 0, 0, 0, 100L), declared)),
+                gate);
+        assertTrue(
+                await(storage.readServeGate(p, running + 1)).pending().isEmpty(),
+                "only checkpoints at the running version");
+        assertTrue(
+                await(storage.readServeGate(newPartition(), running)).pending().isEmpty(), "partition-local");
         assertTrue(await(storage.readPendingCheckpoints(running)).containsAll(gate.pending()));
         ServeGate locked = await(storage.inPartitionTransaction(p, tx -> tx.readServeGate(running)));
         assertEquals(gate, locked);
@@ -775,18 +1017,31 @@ public abstract class SyncStorageContract {
 
         for (String name : List.of(CP, "b-" + CP)) {
             long owner = await(storage.claimCheckpoint(p, name, running, 200L)).ownerEpoch();
-            assertEquals(CheckpointState.BACKFILLING, await(storage.readServeGate(p, running)).pending().stream()
-                    .filter(c -> c.name().equals(name)).findFirst().orElseThrow().state());
-            assertEquals(ActivationResult.ACTIVATED, await(storage.activateCheckpoint(p, name, owner, 0, List.of("tasks"), 300L)));
+            assertEquals(
+                    CheckpointState.BACKFILLING,
+                    await(storage.readServeGate(p, running)).pending().stream()
+                            .filter(c -> c.name().equals(name))
+                            .findFirst()
+                            .orElseThrow()
+                            .state());
+            assertEquals(
+                    ActivationResult.ACTIVATED,
+                    await(storage.activateCheckpoint(p, name, owner, 0, List.of("tasks"), 300L)));
         }
         assertEquals(new ServeGate(running, epoch, List.of()), await(storage.readServeGate(p, running)));
-        assertEquals(new ServeGate(running, epoch, List.of()), await(storage.inPartitionTransaction(p, tx -> tx.readServeGate(running))));
-        assertTrue(await(storage.readPendingCheckpoints(running)).stream().noneMatch(c -> c.partition().equals(p)));
+        assertEquals(
+                new ServeGate(running, epoch, List.of()),
+                await(storage.inPartitionTransaction(p, tx -> tx.readServeGate(running))));
+        assertTrue(await(storage.readPendingCheckpoints(running)).stream()
+                .noneMatch(c -> c.partition().equals(p)));
 
         PartitionState rotated = await(storage.rotateLogEpoch(p));
-        assertTrue(gate.tokenChanged(await(storage.readServeGate(p, running))), "a rotated log epoch changes the token");
-        assertEquals(rotated.logEpoch(), await(storage.readServeGate(p, running)).logEpoch());
-        assertNull(await(storage.readServeGate("p-missing-" + UUID.randomUUID(), running)).logEpoch());
+        assertTrue(
+                gate.tokenChanged(await(storage.readServeGate(p, running))), "a rotated log epoch changes the token");
+        assertEquals(
+                rotated.logEpoch(), await(storage.readServeGate(p, running)).logEpoch());
+        assertNull(await(storage.readServeGate("p-missing-" + UUID.randomUUID(), running))
+                .logEpoch());
     }
 
     // ---- request entry and exit (§2.1, §2.4, §4.5, §4.6) --------------------------------------------
@@ -824,12 +1079,24 @@ public abstract class SyncStorageContract {
         assertTrue(client.subscriptionsJson().contains("\"s1\""));
         assertEquals(await(storage.readClient(p, "c1")), client);
         assertNull(await(storage.enterRequest(p, "c2", running, 2_000L)).client(), "another client id");
-        assertTrue(await(storage.enterRequest(p, "c1", running + 1, 2_000L)).gate().pending().isEmpty(),
+        assertTrue(
+                await(storage.enterRequest(p, "c1", running + 1, 2_000L))
+                        .gate()
+                        .pending()
+                        .isEmpty(),
                 "only checkpoints at the running version");
 
-        assertEquals(2_000L, await(storage.enterRequest(p, "c1", running, 1_500L)).partition().lastSeenAtMs(),
+        assertEquals(
+                2_000L,
+                await(storage.enterRequest(p, "c1", running, 1_500L))
+                        .partition()
+                        .lastSeenAtMs(),
                 "last-seen never goes back");
-        assertEquals(3_000L, await(storage.enterRequest(p, "c1", running, 3_000L)).partition().lastSeenAtMs());
+        assertEquals(
+                3_000L,
+                await(storage.enterRequest(p, "c1", running, 3_000L))
+                        .partition()
+                        .lastSeenAtMs());
         assertEquals(3_000L, await(storage.touchPartition(p, 2_500L)).lastSeenAtMs(), "one touch, either way");
         assertEquals(3_000L, await(storage.readPartition(p)).lastSeenAtMs());
 
@@ -846,7 +1113,8 @@ public abstract class SyncStorageContract {
         int running = schema.version();
         String p = newPartition();
         String epoch = await(storage.readPartition(p)).logEpoch();
-        assertEquals(new GateCheck(new ServeGate(running, epoch, List.of()), 0L), await(storage.readGateCheck(p, running)));
+        assertEquals(
+                new GateCheck(new ServeGate(running, epoch, List.of()), 0L), await(storage.readGateCheck(p, running)));
         for (int i = 1; i <= 4; i++) {
             commit(p, List.of(taskUpsert("h" + i, "P1", "O1", i)));
         }
@@ -855,7 +1123,9 @@ public abstract class SyncStorageContract {
         assertEquals(3L, check.horizonSeq());
         assertEquals(await(storage.readServeGate(p, running)), check.gate());
         StoredCheckpoint declared = await(storage.declareCheckpoint(p, CP, running, 100L));
-        assertEquals(List.of(declared), await(storage.readGateCheck(p, running)).gate().pending());
+        assertEquals(
+                List.of(declared),
+                await(storage.readGateCheck(p, running)).gate().pending());
         GateCheck missing = await(storage.readGateCheck("p-missing-" + UUID.randomUUID(), running));
         assertNull(missing.gate().logEpoch());
         assertEquals(0L, missing.horizonSeq());
@@ -870,14 +1140,16 @@ public abstract class SyncStorageContract {
         assertEquals(new GateCheck(new ServeGate(running, epoch, List.of()), 0L), noSave);
         assertNull(await(storage.readClient(p, "c1")), "nothing saved");
 
-        ClientRecord record = new ClientRecord(p, "c1", "actor-1", 5, 1_000L, "[{\"id\":\"s1\",\"table\":\"tasks\"}]", 3);
+        ClientRecord record =
+                new ClientRecord(p, "c1", "actor-1", 5, 1_000L, "[{\"id\":\"s1\",\"table\":\"tasks\"}]", 3);
         assertEquals(noSave, await(storage.finishRequest(p, running, record)));
         ClientRecord saved = await(storage.readClient(p, "c1"));
         assertEquals(5L, saved.cursor());
         assertEquals(1_000L, saved.updatedAtMs());
         assertEquals(3, saved.wireVersion());
         assertTrue(saved.subscriptionsJson().contains("\"s1\""));
-        assertEquals(saved, await(storage.enterRequest(p, "c1", running, 2_000L)).client());
+        assertEquals(
+                saved, await(storage.enterRequest(p, "c1", running, 2_000L)).client());
 
         await(storage.finishRequest(p, running, new ClientRecord(p, "c1", "actor-1", 9, 2_000L, null, null)));
         ClientRecord replaced = await(storage.readClient(p, "c1"));
@@ -887,7 +1159,9 @@ public abstract class SyncStorageContract {
         assertNull(replaced.wireVersion());
 
         PartitionState rotated = await(storage.rotateLogEpoch(p));
-        assertEquals(rotated.logEpoch(), await(storage.finishRequest(p, running, null)).gate().logEpoch(),
+        assertEquals(
+                rotated.logEpoch(),
+                await(storage.finishRequest(p, running, null)).gate().logEpoch(),
                 "the gate is read, not remembered");
     }
 
@@ -895,16 +1169,22 @@ public abstract class SyncStorageContract {
     void ensureSchemaInstallsDeclaredCheckpointsIdempotently() {
         String p = newPartition();
         String q = newPartition();
-        List<CheckpointDeclaration> declarations = List.of(new CheckpointDeclaration(p, CP, schema.version()),
-                new CheckpointDeclaration(q, CP, schema.version()));
+        List<CheckpointDeclaration> declarations = List.of(
+                new CheckpointDeclaration(p, CP, schema.version()), new CheckpointDeclaration(q, CP, schema.version()));
         await(storage.ensureSchema(schema, declarations));
         assertEquals(1, await(storage.readCheckpoints(p)).size());
         StoredCheckpoint claimed = await(storage.claimCheckpoint(p, CP, schema.version(), 200L));
         await(storage.ensureSchema(schema, declarations)); // a restart keeps the claimed state
         assertEquals(List.of(claimed), await(storage.readCheckpoints(p)));
-        assertEquals(CheckpointState.DECLARED, await(storage.readCheckpoints(q)).get(0).state());
-        assertEquals(Set.of(p, q), await(storage.readPendingCheckpoints(schema.version())).stream()
-                .map(StoredCheckpoint::partition).filter(x -> x.equals(p) || x.equals(q)).collect(Collectors.toSet()));
+        assertEquals(
+                CheckpointState.DECLARED,
+                await(storage.readCheckpoints(q)).get(0).state());
+        assertEquals(
+                Set.of(p, q),
+                await(storage.readPendingCheckpoints(schema.version())).stream()
+                        .map(StoredCheckpoint::partition)
+                        .filter(x -> x.equals(p) || x.equals(q))
+                        .collect(Collectors.toSet()));
         assertEquals(1L, commit(p, List.of(taskUpsert("a", "P1", "O1", 1))), "this build still appends");
     }
 
@@ -921,14 +1201,22 @@ public abstract class SyncStorageContract {
     /** Writes a files row (upsert) in its own push transaction, with a commit so the partition log stays dense. */
     protected void writeFile(String p, String id, String project, String main, String thumb) {
         Object[] row = {id, project, main == null ? null : blobRef(main), thumb == null ? null : blobRef(thumb)};
-        await(storage.inPartitionTransaction(p, tx -> tx.appendCommit("a", "c", UUID.randomUUID().toString(), 1L,
-                        List.of(ChangeToWrite.upsert("files", id, 1, Map.of("project_id", project), row)))
-                .call(seq -> tx.upsertRow("files", new StoredRow(id, 1, row, new long[4], Map.of("project_id", project))))));
+        await(storage.inPartitionTransaction(
+                p,
+                tx -> tx.appendCommit(
+                                "a",
+                                "c",
+                                UUID.randomUUID().toString(),
+                                1L,
+                                List.of(ChangeToWrite.upsert("files", id, 1, Map.of("project_id", project), row)))
+                        .call(seq -> tx.upsertRow(
+                                "files", new StoredRow(id, 1, row, new long[4], Map.of("project_id", project))))));
     }
 
     protected List<String> referencing(String p, String seed) {
         return await(storage.readBlobReferences(p, blobId(seed), null, 100)).stream()
-                .map(r -> r.table() + "/" + r.rowId()).toList();
+                .map(r -> r.table() + "/" + r.rowId())
+                .toList();
     }
 
     @Test
@@ -938,12 +1226,17 @@ public abstract class SyncStorageContract {
         writeFile(p, "f2", "P2", "a", null);
         writeFile(p, "f3", "P1", "c", "c");
         assertEquals(List.of("files/f1", "files/f2"), referencing(p, "a"));
-        assertEquals(List.of(new BlobReference("files", "f1", Map.of("project_id", "P1")),
-                new BlobReference("files", "f2", Map.of("project_id", "P2"))),
-                await(storage.readBlobReferences(p, blobId("a"), null, 10)), "stored scopes ride along");
+        assertEquals(
+                List.of(
+                        new BlobReference("files", "f1", Map.of("project_id", "P1")),
+                        new BlobReference("files", "f2", Map.of("project_id", "P2"))),
+                await(storage.readBlobReferences(p, blobId("a"), null, 10)),
+                "stored scopes ride along");
         assertEquals(List.of("files/f3"), referencing(p, "c"), "one entry for a blob in two columns");
-        assertEquals(Set.of(blobId("a"), blobId("b"), blobId("c")), await(storage.readReferencedBlobIds(p,
-                List.of(blobId("a"), blobId("b"), blobId("c"), blobId("never")))));
+        assertEquals(
+                Set.of(blobId("a"), blobId("b"), blobId("c")),
+                await(storage.readReferencedBlobIds(
+                        p, List.of(blobId("a"), blobId("b"), blobId("c"), blobId("never")))));
 
         // an update moves f1 from a to d and drops its thumb: the old entries go, in the same transaction
         writeFile(p, "f1", "P1", "d", null);
@@ -952,12 +1245,19 @@ public abstract class SyncStorageContract {
         assertEquals(List.of("files/f1"), referencing(p, "d"));
 
         long seq = await(storage.readPartition(p)).maxCommitSeq() + 1;
-        await(storage.inPartitionTransaction(p, tx -> tx.appendCommit("a", "c", "del", 1L,
-                        List.of(ChangeToWrite.delete("files", "f2", Map.of("project_id", "P2"))))
-                .call(s -> tx.deleteRow("files", "f2", seq))));
+        await(storage.inPartitionTransaction(
+                p,
+                tx -> tx.appendCommit(
+                                "a",
+                                "c",
+                                "del",
+                                1L,
+                                List.of(ChangeToWrite.delete("files", "f2", Map.of("project_id", "P2"))))
+                        .call(s -> tx.deleteRow("files", "f2", seq))));
         assertEquals(List.of(), referencing(p, "a"));
-        assertEquals(Set.of(blobId("c"), blobId("d")), await(storage.readReferencedBlobIds(p,
-                List.of(blobId("a"), blobId("b"), blobId("c"), blobId("d")))));
+        assertEquals(
+                Set.of(blobId("c"), blobId("d")),
+                await(storage.readReferencedBlobIds(p, List.of(blobId("a"), blobId("b"), blobId("c"), blobId("d")))));
 
         // partition-scoped
         String q = newPartition();
@@ -989,9 +1289,11 @@ public abstract class SyncStorageContract {
         String p = newPartition();
         writeFile(p, "f1", "P1", "a", null);
         Object[] row = {"f1", "P1", blobRef("z"), null};
-        storageFailure(storage.inPartitionTransaction(p, tx -> tx.upsertRow("files",
-                        new StoredRow("f1", 2, row, new long[4], Map.of("project_id", "P1")))
-                .chain(() -> Uni.createFrom().failure(new StorageException(StorageException.INVALID_ARGUMENT, "boom", Map.of())))));
+        storageFailure(storage.inPartitionTransaction(
+                p,
+                tx -> tx.upsertRow("files", new StoredRow("f1", 2, row, new long[4], Map.of("project_id", "P1")))
+                        .chain(() -> Uni.createFrom()
+                                .failure(new StorageException(StorageException.INVALID_ARGUMENT, "boom", Map.of())))));
         assertEquals(List.of("files/f1"), referencing(p, "a"));
         assertEquals(List.of(), referencing(p, "z"));
     }
@@ -1003,36 +1305,54 @@ public abstract class SyncStorageContract {
         assertEquals(0L, await(storage.readBlobSweepMark(p)));
         List<String> candidates = List.of(blobId("kept"), blobId("orphan-1"), blobId("orphan-2"));
         long[] recorded = {0};
-        Set<String> referenced = await(storage.inPartitionTransaction(p, tx -> tx.referencedBlobIds(candidates)
-                .call(r -> tx.recordBlobSweep(List.of(blobId("orphan-1"), blobId("orphan-2")), 10_000L)
-                        .invoke(m -> recorded[0] = m))));
+        Set<String> referenced = await(storage.inPartitionTransaction(
+                p,
+                tx -> tx.referencedBlobIds(candidates)
+                        .call(r -> tx.recordBlobSweep(List.of(blobId("orphan-1"), blobId("orphan-2")), 10_000L)
+                                .invoke(m -> recorded[0] = m))));
         assertEquals(Set.of(blobId("kept")), referenced);
         long mark = await(storage.readBlobSweepMark(p));
         assertTrue(mark > 0);
         assertEquals(mark, recorded[0], "the transaction yields the mark it recorded");
-        assertEquals(Set.of(blobId("orphan-1")), await(storage.inPartitionTransaction(p,
-                tx -> tx.blobsSweptSince(List.of(blobId("orphan-1"), blobId("kept")), 0L))));
-        assertEquals(Set.of(blobId("orphan-1")), await(storage.inPartitionTransaction(p,
-                tx -> tx.blobsSweptSince(List.of(blobId("orphan-1")), mark))),
+        assertEquals(
+                Set.of(blobId("orphan-1")),
+                await(storage.inPartitionTransaction(
+                        p, tx -> tx.blobsSweptSince(List.of(blobId("orphan-1"), blobId("kept")), 0L))));
+        assertEquals(
+                Set.of(blobId("orphan-1")),
+                await(storage.inPartitionTransaction(p, tx -> tx.blobsSweptSince(List.of(blobId("orphan-1")), mark))),
                 "§5.9.6: a mark whose deletion is pending counts even for a lookup after it");
         await(storage.settleBlobSweep(p, mark, List.of(blobId("orphan-1"))));
-        assertEquals(Set.of(), await(storage.inPartitionTransaction(p,
-                tx -> tx.blobsSweptSince(List.of(blobId("orphan-1")), mark))), "settled, nothing swept after the mark");
-        assertEquals(Set.of(blobId("orphan-2")), await(storage.inPartitionTransaction(p,
-                tx -> tx.blobsSweptSince(List.of(blobId("orphan-2")), mark))), "still pending: its delete did not happen");
+        assertEquals(
+                Set.of(),
+                await(storage.inPartitionTransaction(p, tx -> tx.blobsSweptSince(List.of(blobId("orphan-1")), mark))),
+                "settled, nothing swept after the mark");
+        assertEquals(
+                Set.of(blobId("orphan-2")),
+                await(storage.inPartitionTransaction(p, tx -> tx.blobsSweptSince(List.of(blobId("orphan-2")), mark))),
+                "still pending: its delete did not happen");
         assertEquals(0L, await(storage.readBlobSweepMark(newPartition())), "marks are per partition");
 
         // a later sweep gets a higher mark; settling under an older mark leaves the newer one pending
-        await(storage.inPartitionTransaction(p, tx -> tx.recordBlobSweep(List.of(blobId("orphan-2"), blobId("orphan-3")), 20_000L)));
+        await(storage.inPartitionTransaction(
+                p, tx -> tx.recordBlobSweep(List.of(blobId("orphan-2"), blobId("orphan-3")), 20_000L)));
         long later = await(storage.readBlobSweepMark(p));
         assertTrue(later > mark);
         await(storage.settleBlobSweep(p, mark, List.of(blobId("orphan-2"))));
-        assertEquals(Set.of(blobId("orphan-2"), blobId("orphan-3")), await(storage.inPartitionTransaction(p,
-                tx -> tx.blobsSweptSince(List.of(blobId("orphan-1"), blobId("orphan-2"), blobId("orphan-3")), mark))));
+        assertEquals(
+                Set.of(blobId("orphan-2"), blobId("orphan-3")),
+                await(storage.inPartitionTransaction(
+                        p,
+                        tx -> tx.blobsSweptSince(
+                                List.of(blobId("orphan-1"), blobId("orphan-2"), blobId("orphan-3")), mark))));
         // marks older than the retention are forgotten, pending or not
         assertTrue(await(storage.forgetBlobSweeps(15_000L)) >= 1);
-        assertEquals(Set.of(blobId("orphan-2"), blobId("orphan-3")), await(storage.inPartitionTransaction(p,
-                tx -> tx.blobsSweptSince(List.of(blobId("orphan-1"), blobId("orphan-2"), blobId("orphan-3")), 0L))));
+        assertEquals(
+                Set.of(blobId("orphan-2"), blobId("orphan-3")),
+                await(storage.inPartitionTransaction(
+                        p,
+                        tx -> tx.blobsSweptSince(
+                                List.of(blobId("orphan-1"), blobId("orphan-2"), blobId("orphan-3")), 0L))));
     }
 
     protected static void assertRowEquals(Object[] expected, Object[] actual) {

@@ -126,12 +126,16 @@ class BlobPushTest {
         engine = new SyncEngine(EngineParts.builder(window, storage, new InMemorySegmentStore(), everything)
                 .blobs(blobs)
                 .build());
-        service = new BlobService(blobs, storage, everything, window, System::currentTimeMillis, 1 << 20, Duration.ZERO);
+        service =
+                new BlobService(blobs, storage, everything, window, System::currentTimeMillis, 1 << 20, Duration.ZERO);
     }
 
     @AfterAll
     static void stop() {
-        pool.query("DROP SCHEMA IF EXISTS \"" + pgSchema + "\" CASCADE").execute().await().atMost(WAIT);
+        pool.query("DROP SCHEMA IF EXISTS \"" + pgSchema + "\" CASCADE")
+                .execute()
+                .await()
+                .atMost(WAIT);
         pool.close().await().atMost(WAIT);
         vertx.close().await().atMost(WAIT);
     }
@@ -142,19 +146,25 @@ class BlobPushTest {
     }
 
     private SyncTestClient client(SyncEngine e, String clientId) {
-        return new SyncTestClient(SyncScenariosContract.SCHEMA, new SyncTestClient.Transport() {
-            @Override
-            public byte[] roundTrip(SyncTestClient client, byte[] request) {
-                Message m = MessageDecoder.decodeRequest(request);
-                return Message.response(e.handle(new SyncRequestContext(client.actorId, partition), m).await()
-                        .atMost(WAIT)).encode();
-            }
+        return new SyncTestClient(
+                SyncScenariosContract.SCHEMA,
+                new SyncTestClient.Transport() {
+                    @Override
+                    public byte[] roundTrip(SyncTestClient client, byte[] request) {
+                        Message m = MessageDecoder.decodeRequest(request);
+                        return Message.response(e.handle(new SyncRequestContext(client.actorId, partition), m)
+                                        .await()
+                                        .atMost(WAIT))
+                                .encode();
+                    }
 
-            @Override
-            public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
-                throw new UnsupportedOperationException();
-            }
-        }, "alice", clientId);
+                    @Override
+                    public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
+                        throw new UnsupportedOperationException();
+                    }
+                },
+                "alice",
+                clientId);
     }
 
     private SyncTestClient client() {
@@ -168,7 +178,8 @@ class BlobPushTest {
         String id = BlobIds.compute(bytes);
         // through the service: the upload entitles alice, the pushing actor, to reference it (§5.9.6)
         service.upload(new SyncRequestContext("alice", partition), BlobContent.verify(id, bytes), "text/plain")
-                .await().atMost(WAIT);
+                .await()
+                .atMost(WAIT);
         return id;
     }
 
@@ -208,16 +219,27 @@ class BlobPushTest {
 
     private List<String> referencing(String blobId) {
         return storage.readBlobReferences(partition, blobId, null, 100).await().atMost(WAIT).stream()
-                .map(BlobReference::rowId).toList();
+                .map(BlobReference::rowId)
+                .toList();
     }
 
     private Map<String, Long> tableCounts() {
         Map<String, Long> counts = new TreeMap<>();
-        for (Row r : pool.preparedQuery("SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1")
-                .execute(Tuple.of(pgSchema)).await().atMost(WAIT)) {
+        for (Row r : pool.preparedQuery(
+                        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1")
+                .execute(Tuple.of(pgSchema))
+                .await()
+                .atMost(WAIT)) {
             String n = r.getString(0);
-            counts.put(n, pool.query("SELECT count(*) FROM \"" + pgSchema + "\".\"" + n + "\"").execute().await()
-                    .atMost(WAIT).iterator().next().getLong(0));
+            counts.put(
+                    n,
+                    pool.query("SELECT count(*) FROM \"" + pgSchema + "\".\"" + n + "\"")
+                            .execute()
+                            .await()
+                            .atMost(WAIT)
+                            .iterator()
+                            .next()
+                            .getLong(0));
         }
         return counts;
     }
@@ -234,8 +256,8 @@ class BlobPushTest {
         String missing = BlobIds.compute("never uploaded".getBytes(StandardCharsets.UTF_8));
         Map<String, Long> before = tableCounts();
         long seq = storage.readPartition(partition).await().atMost(WAIT).maxCommitSeq();
-        String rejected = c.commit(List.of(c.upsertOp("notes", note("n1"), null), c.upsertOp("attachments",
-                attachment("a2", missing), null)));
+        String rejected = c.commit(List.of(
+                c.upsertOp("notes", note("n1"), null), c.upsertOp("attachments", attachment("a2", missing), null)));
         c.sync();
         PushResult r = c.result(rejected);
         assertEquals(CommitStatus.REJECTED, r.status());
@@ -255,8 +277,8 @@ class BlobPushTest {
 
         // the client's recovery: upload, then push again
         upload(partition, "never uploaded");
-        String retried = c.commit(List.of(c.upsertOp("notes", note("n1"), null), c.upsertOp("attachments",
-                attachment("a2", missing), null)));
+        String retried = c.commit(List.of(
+                c.upsertOp("notes", note("n1"), null), c.upsertOp("attachments", attachment("a2", missing), null)));
         c.sync();
         assertEquals(CommitStatus.APPLIED, c.result(retried).status());
         assertEquals(List.of("a2"), referencing(missing));
@@ -266,10 +288,13 @@ class BlobPushTest {
     void onlyPresentNonNullBlobValuesAreChecked() {
         SyncTestClient c = client();
         String id = upload(partition, "bytes-1");
-        assertEquals(CommitStatus.APPLIED, c.result(push(c, attachment("a1", id))).status());
+        assertEquals(
+                CommitStatus.APPLIED, c.result(push(c, attachment("a1", id))).status());
         blobs.delete(partition, id).await().atMost(WAIT);
         // a sparse update without the blob_ref column references nothing
-        assertEquals(CommitStatus.APPLIED, c.result(push(c, Map.of("id", "a1", "caption", "renamed"))).status());
+        assertEquals(
+                CommitStatus.APPLIED,
+                c.result(push(c, Map.of("id", "a1", "caption", "renamed"))).status());
         assertEquals(List.of("a1"), referencing(id));
         // re-presenting the (now missing) value is checked
         assertEquals("blob.not_found", errorCode(c.result(push(c, Map.of("id", "a1", "file", ref(id))))));
@@ -281,7 +306,8 @@ class BlobPushTest {
         assertEquals(List.of(), referencing(id));
         // deletes carry no payload and skip the check
         String other = upload(partition, "bytes-2");
-        assertEquals(CommitStatus.APPLIED, c.result(push(c, attachment("a3", other))).status());
+        assertEquals(
+                CommitStatus.APPLIED, c.result(push(c, attachment("a3", other))).status());
         blobs.delete(partition, other).await().atMost(WAIT);
         String deleted = c.delete("attachments", "a3");
         c.sync();
@@ -298,13 +324,18 @@ class BlobPushTest {
 
     @Test
     void withoutABlobStoreEveryReferenceIsMissing() {
-        SyncEngine bare = new SyncEngine(EngineParts.builder(SchemaWindow.single(SyncScenariosContract.SCHEMA), storage, new InMemorySegmentStore(), (a, p) -> Uni.createFrom().item(Map.of("project_id", List.of("*"))))
+        SyncEngine bare = new SyncEngine(EngineParts.builder(
+                        SchemaWindow.single(SyncScenariosContract.SCHEMA),
+                        storage,
+                        new InMemorySegmentStore(),
+                        (a, p) -> Uni.createFrom().item(Map.of("project_id", List.of("*"))))
                 .build());
         SyncTestClient c = client(bare, "bare-" + UUID.randomUUID());
         c.sync();
         String id = upload(partition, "stored but unknown to this engine");
         assertEquals("blob.not_found", errorCode(c.result(push(c, attachment("a1", id)))));
-        assertEquals(CommitStatus.APPLIED, c.result(push(c, attachment("a2", null))).status());
+        assertEquals(
+                CommitStatus.APPLIED, c.result(push(c, attachment("a2", null))).status());
     }
 
     @Test
@@ -314,8 +345,14 @@ class BlobPushTest {
         String orphan = upload(partition, "orphan");
         push(c, attachment("a1", kept));
         long now = System.currentTimeMillis() + 1;
-        BlobService patient = new BlobService(blobs, storage, (a, p) -> Uni.createFrom().nullItem(),
-                SchemaWindow.single(SyncScenariosContract.SCHEMA), System::currentTimeMillis, 1 << 20, Duration.ofHours(24));
+        BlobService patient = new BlobService(
+                blobs,
+                storage,
+                (a, p) -> Uni.createFrom().nullItem(),
+                SchemaWindow.single(SyncScenariosContract.SCHEMA),
+                System::currentTimeMillis,
+                1 << 20,
+                Duration.ofHours(24));
         patient.sweepOrphans(now).await().atMost(WAIT);
         assertTrue(blobs.has(partition, orphan).await().atMost(WAIT), "inside the grace period");
 
@@ -342,16 +379,21 @@ class BlobPushTest {
         assertFalse(blobs.has(partition, id).await().atMost(WAIT), "the sweep did delete it");
         assertEquals("blob.not_found", errorCode(c.result(pushed)), "no dangling reference is committed");
         assertEquals(List.of(), referencing(id));
-        assertTrue(storage.readAllRows(partition, "attachments").await().atMost(WAIT).isEmpty());
+        assertTrue(storage.readAllRows(partition, "attachments")
+                .await()
+                .atMost(WAIT)
+                .isEmpty());
 
         // re-uploaded after the sweep, the same push goes through
         upload(partition, "about to be swept");
-        assertEquals(CommitStatus.APPLIED, c.result(push(c, attachment("a1", id))).status());
+        assertEquals(
+                CommitStatus.APPLIED, c.result(push(c, attachment("a1", id))).status());
     }
 
     /** The sweep mark of {@code blobId}, read on another connection: {@code null} without one, else whether pending. */
     private Uni<Boolean> committedMark(String blobId) {
-        return pool.preparedQuery("SELECT pending FROM \"" + pgSchema + "\".sync_blob_sweeps WHERE partition_id = $1 AND blob_id = $2")
+        return pool.preparedQuery("SELECT pending FROM \"" + pgSchema
+                        + "\".sync_blob_sweeps WHERE partition_id = $1 AND blob_id = $2")
                 .execute(Tuple.of(partition, blobId))
                 .map(rs -> rs.size() == 0 ? null : rs.iterator().next().getBoolean(0));
     }
@@ -359,7 +401,8 @@ class BlobPushTest {
     /** Whether the partition row can be locked right now by another transaction ({@code NOWAIT}). */
     private Uni<Boolean> partitionLockFree() {
         return pool.withTransaction(conn -> conn.preparedQuery("SELECT 1 FROM \"" + pgSchema
-                        + "\".sync_partitions WHERE partition_id = $1 FOR UPDATE NOWAIT").execute(Tuple.of(partition)))
+                                + "\".sync_partitions WHERE partition_id = $1 FOR UPDATE NOWAIT")
+                        .execute(Tuple.of(partition)))
                 .map(rs -> true)
                 .onFailure(e -> e instanceof PgException pe && "55P03".equals(pe.getSqlState()))
                 .recoverWithItem(false);
@@ -379,20 +422,26 @@ class BlobPushTest {
         Message racing = c.buildRequest();
         AtomicReference<Boolean> markAtDelete = new AtomicReference<>();
         AtomicReference<Boolean> lockFreeAtDelete = new AtomicReference<>();
-        AtomicReference<List<Frame>> pushAtDelete =
-                new AtomicReference<>();
+        AtomicReference<List<Frame>> pushAtDelete = new AtomicReference<>();
         blobs.onDelete = blobId -> {
             blobs.onDelete = null;
-            return committedMark(blobId).invoke(markAtDelete::set)
-                    .chain(() -> partitionLockFree()).invoke(lockFreeAtDelete::set)
-                    .chain(() -> engine.handle(new SyncRequestContext("alice", partition), racing)).invoke(pushAtDelete::set)
+            return committedMark(blobId)
+                    .invoke(markAtDelete::set)
+                    .chain(() -> partitionLockFree())
+                    .invoke(lockFreeAtDelete::set)
+                    .chain(() -> engine.handle(new SyncRequestContext("alice", partition), racing))
+                    .invoke(pushAtDelete::set)
                     .replaceWithVoid();
         };
-        BlobService.SweepResult r = service.sweepOrphans(System.currentTimeMillis() + 1).await().atMost(WAIT);
+        BlobService.SweepResult r =
+                service.sweepOrphans(System.currentTimeMillis() + 1).await().atMost(WAIT);
         assertEquals(1, r.deleted());
         assertEquals(Boolean.TRUE, markAtDelete.get(), "the mark was committed, pending, before the delete");
         assertEquals(Boolean.TRUE, lockFreeAtDelete.get(), "the delete ran outside the partition lock");
-        PushResult raced = (PushResult) pushAtDelete.get().stream().filter(f -> f instanceof PushResult).findFirst().orElseThrow();
+        PushResult raced = (PushResult) pushAtDelete.get().stream()
+                .filter(f -> f instanceof PushResult)
+                .findFirst()
+                .orElseThrow();
         assertEquals("blob.not_found", errorCode(raced), "the push that still found the object is rejected");
         assertEquals(List.of(), referencing(id));
         assertEquals(Boolean.FALSE, committedMark(id).await().atMost(WAIT), "settled once deleted");
@@ -408,13 +457,21 @@ class BlobPushTest {
             blobs.onDelete = null;
             return Uni.createFrom().failure(new IllegalStateException("object store unavailable"));
         };
-        assertEquals(0, service.sweepOrphans(System.currentTimeMillis() + 1).await().atMost(WAIT).deleted());
+        assertEquals(
+                0,
+                service.sweepOrphans(System.currentTimeMillis() + 1)
+                        .await()
+                        .atMost(WAIT)
+                        .deleted());
         assertTrue(blobs.has(partition, id).await().atMost(WAIT), "still stored");
         assertEquals(Boolean.TRUE, committedMark(id).await().atMost(WAIT), "still pending");
-        assertEquals("blob.not_found", errorCode(c.result(push(c, attachment("a1", id)))),
+        assertEquals(
+                "blob.not_found",
+                errorCode(c.result(push(c, attachment("a1", id)))),
                 "a blob whose deletion is pending is not referenced");
 
-        BlobService.SweepResult retried = service.sweepOrphans(System.currentTimeMillis() + 1).await().atMost(WAIT);
+        BlobService.SweepResult retried =
+                service.sweepOrphans(System.currentTimeMillis() + 1).await().atMost(WAIT);
         assertTrue(retried.deleted() >= 1, retried.toString());
         assertFalse(blobs.has(partition, id).await().atMost(WAIT), "the next sweep deleted it");
         assertEquals(Boolean.FALSE, committedMark(id).await().atMost(WAIT));

@@ -61,8 +61,8 @@ class ConflictRulesTest {
         assertEquals(4, apply.serverVersion());
         assertArrayEquals(new long[] {1, 1, 3, 4, 1}, apply.columnVersions());
         assertEquals("t", apply.values()[2]);
-        WriteOutcome.Conflict c = assertInstanceOf(WriteOutcome.Conflict.class,
-                upsert(sparse("n-1", 2, "x", 3, "y"), 2L, stored(), false));
+        WriteOutcome.Conflict c = assertInstanceOf(
+                WriteOutcome.Conflict.class, upsert(sparse("n-1", 2, "x", 3, "y"), 2L, stored(), false));
         assertArrayEquals(new byte[] {0b0100}, c.conflictColumns());
         assertEquals(3, c.serverVersion());
         // Unversioned upserts are last-write-wins per column (step 6).
@@ -71,35 +71,47 @@ class ConflictRulesTest {
 
     @Test
     void lostInsertMarksEveryPresentNonCrdtColumnButThePrimaryKey() {
-        WriteOutcome.Conflict c = assertInstanceOf(WriteOutcome.Conflict.class,
+        WriteOutcome.Conflict c = assertInstanceOf(
+                WriteOutcome.Conflict.class,
                 upsert(sparse("n-1", 1, "p1", 2, "t", 3, "b", 4, new byte[] {9}), 0L, stored(), false));
         assertArrayEquals(new byte[] {0b1110}, c.conflictColumns());
         // Denied actors never see the winner (§6.2 step 4).
-        WriteOutcome denied = ConflictRules.upsert(NOTES, sparse("n-1", 1, "p1"), 0L, stored(), false, r -> false, CONCAT);
-        assertEquals(ErrorCode.FORBIDDEN, assertInstanceOf(WriteOutcome.Reject.class, denied).code());
+        WriteOutcome denied =
+                ConflictRules.upsert(NOTES, sparse("n-1", 1, "p1"), 0L, stored(), false, r -> false, CONCAT);
+        assertEquals(
+                ErrorCode.FORBIDDEN,
+                assertInstanceOf(WriteOutcome.Reject.class, denied).code());
     }
 
     @Test
     void crdtColumnsMergeAndNeverConflict() {
-        WriteOutcome.Apply a = assertInstanceOf(WriteOutcome.Apply.class,
-                upsert(sparse("n-1", 4, new byte[] {2}), 1L, stored(), false));
+        WriteOutcome.Apply a = assertInstanceOf(
+                WriteOutcome.Apply.class, upsert(sparse("n-1", 4, new byte[] {2}), 1L, stored(), false));
         assertArrayEquals(new byte[] {1, 2}, (byte[]) a.values()[4]);
-        WriteOutcome noMerger = ConflictRules.upsert(NOTES, sparse("n-1", 4, new byte[] {2}), null, stored(), false, P1_ONLY,
-                CrdtMerger.NONE);
-        assertEquals(ErrorCode.CRDT_MERGE_FAILED, assertInstanceOf(WriteOutcome.Reject.class, noMerger).code());
+        WriteOutcome noMerger = ConflictRules.upsert(
+                NOTES, sparse("n-1", 4, new byte[] {2}), null, stored(), false, P1_ONLY, CrdtMerger.NONE);
+        assertEquals(
+                ErrorCode.CRDT_MERGE_FAILED,
+                assertInstanceOf(WriteOutcome.Reject.class, noMerger).code());
     }
 
     @Test
     void scopeColumnsAreImmutableAndVersionsBounded() {
-        assertEquals(ErrorCode.INVALID_REQUEST, assertInstanceOf(WriteOutcome.Reject.class,
-                upsert(sparse("n-1", 1, "p2"), null, stored(), false)).code());
+        assertEquals(
+                ErrorCode.INVALID_REQUEST,
+                assertInstanceOf(WriteOutcome.Reject.class, upsert(sparse("n-1", 1, "p2"), null, stored(), false))
+                        .code());
         assertInstanceOf(WriteOutcome.Apply.class, upsert(sparse("n-1", 1, "p1"), null, stored(), false));
-        assertEquals(ErrorCode.INVALID_REQUEST, assertInstanceOf(WriteOutcome.Reject.class,
-                upsert(sparse("n-1", 2, "x"), 4L, stored(), false)).code());
+        assertEquals(
+                ErrorCode.INVALID_REQUEST,
+                assertInstanceOf(WriteOutcome.Reject.class, upsert(sparse("n-1", 2, "x"), 4L, stored(), false))
+                        .code());
         // Authorization runs against the stored row, not the payload.
-        WriteOutcome denied = ConflictRules.upsert(NOTES, sparse("n-1", 2, "x"), null, stored(), false,
-                r -> "p9".equals(r[1]), CONCAT);
-        assertEquals(ErrorCode.FORBIDDEN, assertInstanceOf(WriteOutcome.Reject.class, denied).code());
+        WriteOutcome denied = ConflictRules.upsert(
+                NOTES, sparse("n-1", 2, "x"), null, stored(), false, r -> "p9".equals(r[1]), CONCAT);
+        assertEquals(
+                ErrorCode.FORBIDDEN,
+                assertInstanceOf(WriteOutcome.Reject.class, denied).code());
     }
 
     @Test
@@ -109,20 +121,32 @@ class ConflictRulesTest {
         assertEquals(1, insert.serverVersion());
         assertArrayEquals(new long[] {1, 1, 1, 1, 1}, insert.columnVersions());
         assertInstanceOf(WriteOutcome.Apply.class, upsert(full, 0L, null, true));
-        assertEquals(ErrorCode.ROW_DELETED, assertInstanceOf(WriteOutcome.Reject.class, upsert(full, null, null, true)).code());
-        assertEquals(ErrorCode.ROW_MISSING, assertInstanceOf(WriteOutcome.Reject.class, upsert(full, 2L, null, false)).code());
-        assertEquals(ErrorCode.ROW_MISSING, assertInstanceOf(WriteOutcome.Reject.class,
-                upsert(sparse("n-9", 1, "p1"), null, null, false)).code());
+        assertEquals(
+                ErrorCode.ROW_DELETED,
+                assertInstanceOf(WriteOutcome.Reject.class, upsert(full, null, null, true))
+                        .code());
+        assertEquals(
+                ErrorCode.ROW_MISSING,
+                assertInstanceOf(WriteOutcome.Reject.class, upsert(full, 2L, null, false))
+                        .code());
+        assertEquals(
+                ErrorCode.ROW_MISSING,
+                assertInstanceOf(WriteOutcome.Reject.class, upsert(sparse("n-9", 1, "p1"), null, null, false))
+                        .code());
         // An insert into a scope the actor does not hold is forbidden before absence is disclosed.
-        assertEquals(ErrorCode.FORBIDDEN, assertInstanceOf(WriteOutcome.Reject.class,
-                upsert(sparse("n-9", 1, "p2"), 2L, null, false)).code());
+        assertEquals(
+                ErrorCode.FORBIDDEN,
+                assertInstanceOf(WriteOutcome.Reject.class, upsert(sparse("n-9", 1, "p2"), 2L, null, false))
+                        .code());
     }
 
     @Test
     void deletes() {
         assertInstanceOf(WriteOutcome.NoOp.class, ConflictRules.delete(null, r -> false));
         assertInstanceOf(WriteOutcome.Delete.class, ConflictRules.delete(stored(), P1_ONLY));
-        assertEquals(ErrorCode.FORBIDDEN,
-                assertInstanceOf(WriteOutcome.Reject.class, ConflictRules.delete(stored(), r -> false)).code());
+        assertEquals(
+                ErrorCode.FORBIDDEN,
+                assertInstanceOf(WriteOutcome.Reject.class, ConflictRules.delete(stored(), r -> false))
+                        .code());
     }
 }

@@ -34,7 +34,8 @@ class CrdtMergerRegistryTest {
 
     @Test
     void builtInAndHostMergersByType() {
-        CrdtMergerRegistry r = CrdtMergerRegistry.of(List.of(new YjsDocMerger()), List.of(named("rga", new byte[] {7})));
+        CrdtMergerRegistry r =
+                CrdtMergerRegistry.of(List.of(new YjsDocMerger()), List.of(named("rga", new byte[] {7})));
         assertEquals(Set.of("yjs-doc", "rga"), r.crdtTypes());
         assertArrayEquals(new byte[] {7}, r.merge("rga", null, new byte[] {1}));
         assertArrayEquals(new byte[] {0, 0}, r.merge("yjs-doc", null, new byte[0]), "the empty Yjs update");
@@ -43,10 +44,11 @@ class CrdtMergerRegistryTest {
 
     @Test
     void aHostMergerMayReplaceABuiltInButTwoMayNotShareAName() {
-        CrdtMergerRegistry r = CrdtMergerRegistry.of(List.of(new YjsDocMerger()), List.of(named("yjs-doc", new byte[] {9})));
+        CrdtMergerRegistry r =
+                CrdtMergerRegistry.of(List.of(new YjsDocMerger()), List.of(named("yjs-doc", new byte[] {9})));
         assertArrayEquals(new byte[] {9}, r.merge("yjs-doc", null, new byte[] {1}));
-        SyncError e = assertThrows(SyncError.class, () -> CrdtMergerRegistry.of(List.of(),
-                List.of(named("x", null), named("x", null))));
+        SyncError e = assertThrows(
+                SyncError.class, () -> CrdtMergerRegistry.of(List.of(), List.of(named("x", null), named("x", null))));
         assertEquals(ErrorCode.CRDT_MERGE_FAILED, e.code());
         assertEquals("x", e.details().get("crdtType"));
         assertThrows(SyncError.class, () -> CrdtMergerRegistry.of(List.of(), List.of(named(" ", null))));
@@ -55,9 +57,14 @@ class CrdtMergerRegistryTest {
     @Test
     void schemasCompileAgainstTheRegisteredTypes() {
         CrdtMergerRegistry r = CrdtMergerRegistry.of(List.of(new YjsDocMerger()), List.of(named("rga", null)));
-        assertEquals("rga", SchemaLoader.parse(SCHEMA.replace("TYPE", "rga"), r.crdtTypes()).table("t").column("d").crdtType());
-        SchemaException e = assertThrows(SchemaException.class,
-                () -> SchemaLoader.parse(SCHEMA.replace("TYPE", "automerge"), r.crdtTypes()));
+        assertEquals(
+                "rga",
+                SchemaLoader.parse(SCHEMA.replace("TYPE", "rga"), r.crdtTypes())
+                        .table("t")
+                        .column("d")
+                        .crdtType());
+        SchemaException e = assertThrows(
+                SchemaException.class, () -> SchemaLoader.parse(SCHEMA.replace("TYPE", "automerge"), r.crdtTypes()));
         assertEquals("crdt_type_unknown", e.reason());
     }
 }

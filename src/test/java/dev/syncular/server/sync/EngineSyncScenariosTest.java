@@ -67,22 +67,28 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
     static void start() {
         vertx = Vertx.vertx();
         pool = TestPostgres.pool(vertx, 8);
-        pgSchema = "sync_engine_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        pgSchema =
+                "sync_engine_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         storage = new PostgresSyncStorage(pool, pgSchema, PostgresSyncStorage.Settings.DEFAULTS);
         storage.ensureSchema(SCHEMA).await().atMost(WAIT);
         ScopeResolver resolver = (actor, partition) -> {
             RESOLUTIONS.incrementAndGet();
             Map<String, List<String>> allowed = ALLOWED.get(partition + "/" + actor);
-            return allowed == null ? Uni.createFrom().failure(new IllegalStateException("no grant"))
+            return allowed == null
+                    ? Uni.createFrom().failure(new IllegalStateException("no grant"))
                     : Uni.createFrom().item(allowed);
         };
-        engine = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), resolver)
-                .build());
+        engine = new SyncEngine(
+                EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), resolver)
+                        .build());
     }
 
     @AfterAll
     static void stop() {
-        pool.query("DROP SCHEMA IF EXISTS \"" + pgSchema + "\" CASCADE").execute().await().atMost(WAIT);
+        pool.query("DROP SCHEMA IF EXISTS \"" + pgSchema + "\" CASCADE")
+                .execute()
+                .await()
+                .atMost(WAIT);
         pool.close().await().atMost(WAIT);
         vertx.close().await().atMost(WAIT);
     }
@@ -113,7 +119,9 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
                     try {
                         Message m = MessageDecoder.decodeRequest(request);
                         return Message.response(engine.handle(new SyncRequestContext(client.actorId, partition), m)
-                                .await().atMost(WAIT)).encode();
+                                        .await()
+                                        .atMost(WAIT))
+                                .encode();
                     } catch (SyncError | WireException e) {
                         throw failure(e);
                     }
@@ -124,8 +132,11 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
                     try {
                         @SuppressWarnings("unchecked")
                         Map<String, List<String>> requested = JSON.readValue(scopesHeader, Map.class);
-                        return engine.authorizeSegment(new SyncRequestContext(client.actorId, partition), segmentId,
-                                requested).await().atMost(WAIT).bytes();
+                        return engine.authorizeSegment(
+                                        new SyncRequestContext(client.actorId, partition), segmentId, requested)
+                                .await()
+                                .atMost(WAIT)
+                                .bytes();
                     } catch (SyncError e) {
                         throw failure(e);
                     } catch (IOException e) {
@@ -166,14 +177,23 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         return new SyncTestClient.Transport() {
             @Override
             public byte[] roundTrip(SyncTestClient client, byte[] request) {
-                return Message.response(engine.handle(new SyncRequestContext(client.actorId, partition),
-                        MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
+                return Message.response(engine.handle(
+                                        new SyncRequestContext(client.actorId, partition),
+                                        MessageDecoder.decodeRequest(request))
+                                .await()
+                                .atMost(WAIT))
+                        .encode();
             }
 
             @Override
             public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
-                return engine.authorizeSegment(new SyncRequestContext(client.actorId, partition), segmentId,
-                        Map.of("project_id", List.of("p1"))).await().atMost(WAIT).bytes();
+                return engine.authorizeSegment(
+                                new SyncRequestContext(client.actorId, partition),
+                                segmentId,
+                                Map.of("project_id", List.of("p1")))
+                        .await()
+                        .atMost(WAIT)
+                        .bytes();
             }
         };
     }
@@ -197,22 +217,23 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         }
         writer.commit(ops);
         writer.syncUntilIdle();
-        InMemorySegmentStore small =
-                new InMemorySegmentStore(4096);
-        SyncEngine capped = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, small, (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
+        InMemorySegmentStore small = new InMemorySegmentStore(4096);
+        SyncEngine capped = new SyncEngine(EngineParts.builder(
+                        SchemaWindow.single(SCHEMA),
+                        storage,
+                        small,
+                        (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
                 .build());
         SyncTestClient.Transport cappedTransport = transport(capped);
         for (int round = 0; round < 2; round++) {
             SyncTestClient b = new SyncTestClient(SCHEMA, cappedTransport, "bob", "cap-b" + round)
                     .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
-            b.accept = PullHeader.ACCEPT_EXTERNAL_ROWS
-                    | PullHeader.ACCEPT_SQLITE;
+            b.accept = PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SQLITE;
             b.limitSnapshotRows = 50;
             b.syncUntilIdle();
             Assertions.assertEquals(120, b.table("notes").size());
             Assertions.assertTrue(b.segmentRefs.size() >= 3);
-            Assertions.assertTrue(b.segmentRefs.stream()
-                    .allMatch(r -> r.mediaType() == MediaType.ROWS));
+            Assertions.assertTrue(b.segmentRefs.stream().allMatch(r -> r.mediaType() == MediaType.ROWS));
         }
     }
 
@@ -224,8 +245,13 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
     @Test
     void hugeCommitsDoNotGrowTheStack() {
         server.allow("alice", Map.of("project_id", List.of("p1")));
-        SyncEngine big = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
-                .limits(new SyncLimits(10_000, SyncLimits.DEFAULTS.inlineSegmentMaxBytes(), SyncLimits.DEFAULTS.segmentTtlMs()))
+        SyncEngine big = new SyncEngine(EngineParts.builder(
+                        SchemaWindow.single(SCHEMA),
+                        storage,
+                        new InMemorySegmentStore(),
+                        (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
+                .limits(new SyncLimits(
+                        10_000, SyncLimits.DEFAULTS.inlineSegmentMaxBytes(), SyncLimits.DEFAULTS.segmentTtlMs()))
                 .build());
         SyncTestClient.Transport transport = transport(big);
         SyncTestClient c = new SyncTestClient(SCHEMA, transport, "alice", "huge-1")
@@ -255,8 +281,13 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
     @Test
     void largePagesSpanningReadBatchesDeliverEveryRowOnce() {
         server.allow("alice", Map.of("project_id", List.of("p1")));
-        SyncEngine big = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
-                .limits(new SyncLimits(25_000, SyncLimits.DEFAULTS.inlineSegmentMaxBytes(), SyncLimits.DEFAULTS.segmentTtlMs()))
+        SyncEngine big = new SyncEngine(EngineParts.builder(
+                        SchemaWindow.single(SCHEMA),
+                        storage,
+                        new InMemorySegmentStore(),
+                        (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
+                .limits(new SyncLimits(
+                        25_000, SyncLimits.DEFAULTS.inlineSegmentMaxBytes(), SyncLimits.DEFAULTS.segmentTtlMs()))
                 .build());
         SyncTestClient.Transport transport = transport(big);
         SyncTestClient writer = new SyncTestClient(SCHEMA, transport, "alice", "pages-w");
@@ -283,10 +314,13 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
             c.maxSnapshotPages = 1;
             c.syncUntilIdle();
             Assertions.assertEquals(21_000, c.table("notes").size());
-            Assertions.assertEquals(List.of((long) pageRows, 21_000L - pageRows),
-                    c.segmentRefs.stream().map(r -> r.rowCount()).toList(), "one segment per page, every row once");
-            Assertions.assertTrue(Arrays.asList(c.table("notes").get("pg-20999").values())
-                    .contains("t20999"), "the last row's values");
+            Assertions.assertEquals(
+                    List.of((long) pageRows, 21_000L - pageRows),
+                    c.segmentRefs.stream().map(r -> r.rowCount()).toList(),
+                    "one segment per page, every row once");
+            Assertions.assertTrue(
+                    Arrays.asList(c.table("notes").get("pg-20999").values()).contains("t20999"),
+                    "the last row's values");
         }
     }
 
@@ -320,17 +354,26 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         writer.upsert("notes", note("r0", "p1", "t"), null);
         writer.syncUntilIdle();
         AtomicBoolean armed = new AtomicBoolean();
-        SyncEngine racing = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), (actor, p) -> {
-                    Uni<Map<String, List<String>>> grant =
-                            Uni.createFrom().item(Map.of("project_id", List.of("p1")));
-                    return !armed.getAndSet(false) ? grant : storage.readPartition(p)
-                            .flatMap(s -> storage.prune(p, s.logEpoch(), s.maxCommitSeq())).flatMap(r -> grant);
-                }).build());
+        SyncEngine racing = new SyncEngine(EngineParts.builder(
+                        SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), (actor, p) -> {
+                            Uni<Map<String, List<String>>> grant =
+                                    Uni.createFrom().item(Map.of("project_id", List.of("p1")));
+                            return !armed.getAndSet(false)
+                                    ? grant
+                                    : storage.readPartition(p)
+                                            .flatMap(s -> storage.prune(p, s.logEpoch(), s.maxCommitSeq()))
+                                            .flatMap(r -> grant);
+                        })
+                .build());
         SyncTestClient.Transport racingTransport = new SyncTestClient.Transport() {
             @Override
             public byte[] roundTrip(SyncTestClient client, byte[] request) {
-                return Message.response(racing.handle(new SyncRequestContext(client.actorId, partition),
-                        MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
+                return Message.response(racing.handle(
+                                        new SyncRequestContext(client.actorId, partition),
+                                        MessageDecoder.decodeRequest(request))
+                                .await()
+                                .atMost(WAIT))
+                        .encode();
             }
 
             @Override
@@ -342,7 +385,8 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
                 .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
         reader.syncUntilIdle();
         long cursor = reader.subscriptions.get("n").cursor;
-        Assertions.assertEquals(cursor,
+        Assertions.assertEquals(
+                cursor,
                 storage.readClient(partition, "race-r").await().atMost(WAIT).cursor());
         for (int i = 1; i <= 3; i++) {
             writer.upsert("notes", note("r" + i, "p1", "t"), null);
@@ -353,19 +397,22 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         Message m = reader.sync();
         Assertions.assertFalse(armed.get(), "the resolver pruned during the request");
         SubStart start = (SubStart) m.frames().stream()
-                .filter(f -> f instanceof SubStart).findFirst().orElseThrow();
+                .filter(f -> f instanceof SubStart)
+                .findFirst()
+                .orElseThrow();
         Assertions.assertEquals(SubscriptionStatus.RESET, start.status());
         Assertions.assertEquals("sync.cursor_expired", start.reasonCode());
-        Assertions.assertTrue(m.frames().stream()
-                .noneMatch(f -> f instanceof CommitFrame));
-        SubEnd end = (SubEnd) m.frames().stream()
-                .filter(f -> f instanceof SubEnd).findFirst().orElseThrow();
+        Assertions.assertTrue(m.frames().stream().noneMatch(f -> f instanceof CommitFrame));
+        SubEnd end = (SubEnd)
+                m.frames().stream().filter(f -> f instanceof SubEnd).findFirst().orElseThrow();
         Assertions.assertEquals(cursor, end.nextCursor(), "the request cursor is echoed");
-        Assertions.assertEquals(cursor,
+        Assertions.assertEquals(
+                cursor,
                 storage.readClient(partition, "race-r").await().atMost(WAIT).cursor(),
                 "a reset subscription does not advance the client record");
         reader.syncUntilIdle();
-        Assertions.assertEquals(writer.table("notes").keySet(), reader.table("notes").keySet());
+        Assertions.assertEquals(
+                writer.table("notes").keySet(), reader.table("notes").keySet());
     }
 
     /**
@@ -377,14 +424,22 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
     void unchangedRoundsDoNotRewriteTheClientRecord() {
         server.allow("alice", Map.of("project_id", List.of("p1", "p2")));
         long[] now = {1_000_000L};
-        SyncEngine clocked = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, new InMemorySegmentStore(), (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("p1", "p2"))))
+        SyncEngine clocked = new SyncEngine(EngineParts.builder(
+                        SchemaWindow.single(SCHEMA),
+                        storage,
+                        new InMemorySegmentStore(),
+                        (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("p1", "p2"))))
                 .clock(() -> now[0])
                 .build());
         SyncTestClient.Transport t = new SyncTestClient.Transport() {
             @Override
             public byte[] roundTrip(SyncTestClient client, byte[] request) {
-                return Message.response(clocked.handle(new SyncRequestContext(client.actorId, partition),
-                        MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
+                return Message.response(clocked.handle(
+                                        new SyncRequestContext(client.actorId, partition),
+                                        MessageDecoder.decodeRequest(request))
+                                .await()
+                                .atMost(WAIT))
+                        .encode();
             }
 
             @Override
@@ -399,17 +454,20 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         Assertions.assertNotNull(first);
         now[0] += 1_000;
         c.sync();
-        Assertions.assertEquals(first, storage.readClient(partition, "quiet-1").await().atMost(WAIT),
-                "nothing changed: no write");
+        Assertions.assertEquals(
+                first, storage.readClient(partition, "quiet-1").await().atMost(WAIT), "nothing changed: no write");
         now[0] += ClientRecords.CLIENT_RECORD_REFRESH_MS;
         c.sync();
-        ClientRecord refreshed = storage.readClient(partition, "quiet-1").await().atMost(WAIT);
+        ClientRecord refreshed =
+                storage.readClient(partition, "quiet-1").await().atMost(WAIT);
         Assertions.assertEquals(now[0], refreshed.updatedAtMs(), "refreshed once stale");
         Assertions.assertEquals(first.cursor(), refreshed.cursor());
         now[0] += 1_000;
         c.upsert("notes", note("q1", "p1", "t"), null);
         c.sync();
-        Assertions.assertEquals(refreshed, storage.readClient(partition, "quiet-1").await().atMost(WAIT),
+        Assertions.assertEquals(
+                refreshed,
+                storage.readClient(partition, "quiet-1").await().atMost(WAIT),
                 "a forward cursor move within CLIENT_CURSOR_REFRESH_MS of the last write is not written");
         now[0] += ClientRecords.CLIENT_CURSOR_REFRESH_MS;
         c.sync();
@@ -419,7 +477,8 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
         now[0] += 1_000;
         c.subscribe("m", "notes", Map.of("project_id", List.of("p2")));
         c.syncUntilIdle();
-        ClientRecord resubscribed = storage.readClient(partition, "quiet-1").await().atMost(WAIT);
+        ClientRecord resubscribed =
+                storage.readClient(partition, "quiet-1").await().atMost(WAIT);
         Assertions.assertEquals(now[0], resubscribed.updatedAtMs(), "new subscriptions are written");
         Assertions.assertTrue(resubscribed.subscriptionsJson().contains("\"m\""));
     }
@@ -440,10 +499,8 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
             }
 
             @Override
-            public Uni<Void> publishFile(String id, Path file,
-                    SegmentPublication p) {
-                return Uni.createFrom().failure(
-                        new UncheckedIOException(new IOException("No space left on device")));
+            public Uni<Void> publishFile(String id, Path file, SegmentPublication p) {
+                return Uni.createFrom().failure(new UncheckedIOException(new IOException("No space left on device")));
             }
 
             @Override
@@ -471,7 +528,11 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
                 return real.stats(nowMs);
             }
         };
-        SyncEngine failing = new SyncEngine(EngineParts.builder(SchemaWindow.single(SCHEMA), storage, refusingFiles, (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
+        SyncEngine failing = new SyncEngine(EngineParts.builder(
+                        SchemaWindow.single(SCHEMA),
+                        storage,
+                        refusingFiles,
+                        (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("p1"))))
                 .build());
         SyncTestClient.Transport transport = transport(failing);
         SyncTestClient writer = new SyncTestClient(SCHEMA, transport, "alice", "img-fail-w");
@@ -491,30 +552,30 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
             }
 
             @Override
-            public void flush() {
-            }
+            public void flush() {}
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
         Logger log = Logger.getLogger(SyncEngine.class.getName());
         log.addHandler(capture);
         try {
             SyncTestClient c = new SyncTestClient(SCHEMA, transport, "alice", "img-fail-c")
                     .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
-            c.accept = PullHeader.ACCEPT_INLINE_ROWS
-                    | PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SQLITE;
+            c.accept = PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SQLITE;
             c.limitSnapshotRows = 20;
             c.syncUntilIdle();
             Assertions.assertEquals(60, c.table("notes").size());
-            Assertions.assertTrue(c.segmentRefs.stream()
-                    .noneMatch(r -> r.mediaType() == MediaType.SQLITE), "rows lane only");
+            Assertions.assertTrue(
+                    c.segmentRefs.stream().noneMatch(r -> r.mediaType() == MediaType.SQLITE), "rows lane only");
         } finally {
             log.removeHandler(capture);
         }
-        Assertions.assertTrue(logged.stream().anyMatch(r -> r.getLevel().intValue()
-                >= Level.WARNING.intValue() && String.valueOf(r.getMessage()).contains("SQLite image build failed")),
-                "the failure is logged: " + logged.stream().map(LogRecord::getMessage).toList());
+        Assertions.assertTrue(
+                logged.stream()
+                        .anyMatch(r -> r.getLevel().intValue() >= Level.WARNING.intValue()
+                                && String.valueOf(r.getMessage()).contains("SQLite image build failed")),
+                "the failure is logged: "
+                        + logged.stream().map(LogRecord::getMessage).toList());
     }
 }

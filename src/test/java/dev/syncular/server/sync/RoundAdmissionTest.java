@@ -27,7 +27,8 @@ class RoundAdmissionTest {
     private final AtomicInteger inFlight = new AtomicInteger();
 
     private RoundAdmission admission(int perActor, int perPartition, long operations) {
-        return new RoundAdmission(new RoundAdmission.Limits(perActor, perPartition, operations, Duration.ofMillis(1500)),
+        return new RoundAdmission(
+                new RoundAdmission.Limits(perActor, perPartition, operations, Duration.ofMillis(1500)),
                 new RoundAdmission.Listener() {
                     @Override
                     public void admitted() {
@@ -53,16 +54,21 @@ class RoundAdmissionTest {
 
         Held(RoundAdmission a, String partition, String actor, int ops) {
             sub = a.admit(partition, actor, ops, () -> Uni.createFrom().completionStage(end))
-                    .subscribe().withSubscriber(UniAssertSubscriber.create());
+                    .subscribe()
+                    .withSubscriber(UniAssertSubscriber.create());
         }
     }
 
     private static String refusedWith(RoundAdmission a, String partition, String actor, int ops) {
         boolean[] ran = {false};
         Throwable f = a.admit(partition, actor, ops, () -> {
-            ran[0] = true;
-            return Uni.createFrom().item("ran");
-        }).subscribe().withSubscriber(UniAssertSubscriber.create()).assertFailed().getFailure();
+                    ran[0] = true;
+                    return Uni.createFrom().item("ran");
+                })
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create())
+                .assertFailed()
+                .getFailure();
         assertTrue(!ran[0], "a refused round never runs");
         SyncError e = assertInstanceOf(SyncError.class, f);
         assertEquals(ErrorCode.RATE_LIMITED, e.code());
@@ -72,7 +78,10 @@ class RoundAdmissionTest {
 
     private static String admitted(RoundAdmission a, String partition, String actor, int ops) {
         return a.admit(partition, actor, ops, () -> Uni.createFrom().item("ran"))
-                .subscribe().withSubscriber(UniAssertSubscriber.create()).assertCompleted().getItem();
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create())
+                .assertCompleted()
+                .getItem();
     }
 
     @Test

@@ -39,12 +39,15 @@ import org.junit.jupiter.api.Test;
  */
 class ServeGateTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
-    private static final String V1 = "{\"version\":1,\"tables\":[{\"name\":\"tasks\",\"primaryKey\":\"id\",\"columns\":["
-            + "{\"name\":\"id\",\"type\":\"string\",\"nullable\":false},"
-            + "{\"name\":\"project_id\",\"type\":\"string\",\"nullable\":false},"
-            + "{\"name\":\"title\",\"type\":\"string\",\"nullable\":true}],\"scopes\":[\"project:{project_id}\"]}]}";
+    private static final String V1 =
+            "{\"version\":1,\"tables\":[{\"name\":\"tasks\",\"primaryKey\":\"id\",\"columns\":["
+                    + "{\"name\":\"id\",\"type\":\"string\",\"nullable\":false},"
+                    + "{\"name\":\"project_id\",\"type\":\"string\",\"nullable\":false},"
+                    + "{\"name\":\"title\",\"type\":\"string\",\"nullable\":true}],\"scopes\":[\"project:{project_id}\"]}]}";
     private static final String V2 = V1.replace("\"version\":1", "\"version\":2")
-            .replace("\"nullable\":true}]", "\"nullable\":true},{\"name\":\"estimate\",\"type\":\"integer\",\"nullable\":true}]");
+            .replace(
+                    "\"nullable\":true}]",
+                    "\"nullable\":true},{\"name\":\"estimate\",\"type\":\"integer\",\"nullable\":true}]");
 
     private Vertx vertx;
     private Pool pool;
@@ -61,7 +64,10 @@ class ServeGateTest {
 
     @AfterEach
     void stop() {
-        pool.query("DROP SCHEMA IF EXISTS \"" + pgSchema + "\" CASCADE").execute().await().atMost(WAIT);
+        pool.query("DROP SCHEMA IF EXISTS \"" + pgSchema + "\" CASCADE")
+                .execute()
+                .await()
+                .atMost(WAIT);
         pool.close().await().atMost(WAIT);
         vertx.close().await().atMost(WAIT);
     }
@@ -80,16 +86,20 @@ class ServeGateTest {
                 Map<String, List<String>> all = Map.of("project_id", List.of("*"));
                 Function<String, Uni<?>> hook = resolverHooks.remove(partition);
                 // A hook runs between the entry gate read and the verify read (never blocking the event loop).
-                return hook == null ? Uni.createFrom().item(all) : hook.apply(partition).replaceWith(all);
+                return hook == null
+                        ? Uni.createFrom().item(all)
+                        : hook.apply(partition).replaceWith(all);
             };
-            engine = new SyncEngine(EngineParts.builder(SchemaWindow.single(schema), storage, new InMemorySegmentStore(), resolver)
-                    .checkpoints(declared)
-                    .observer(new SyncObserver() {
-                        @Override
-                        public void gateRefused(String partition, String reason) {
-                            refusals.add(reason);
-                        }
-                    }).build());
+            engine = new SyncEngine(
+                    EngineParts.builder(SchemaWindow.single(schema), storage, new InMemorySegmentStore(), resolver)
+                            .checkpoints(declared)
+                            .observer(new SyncObserver() {
+                                @Override
+                                public void gateRefused(String partition, String reason) {
+                                    refusals.add(reason);
+                                }
+                            })
+                            .build());
         }
 
         SyncTestClient client(String partition, String clientId) {
@@ -97,8 +107,12 @@ class ServeGateTest {
                 @Override
                 public byte[] roundTrip(SyncTestClient c, byte[] request) {
                     try {
-                        return Message.response(engine.handle(new SyncRequestContext(c.actorId, partition),
-                                MessageDecoder.decodeRequest(request)).await().atMost(WAIT)).encode();
+                        return Message.response(engine.handle(
+                                                new SyncRequestContext(c.actorId, partition),
+                                                MessageDecoder.decodeRequest(request))
+                                        .await()
+                                        .atMost(WAIT))
+                                .encode();
                     } catch (SyncError e) {
                         throw new HttpFailure(e.code().httpStatus, e.code().code + " " + e.details());
                     }
@@ -109,8 +123,8 @@ class ServeGateTest {
                     throw new UnsupportedOperationException();
                 }
             };
-            return new SyncTestClient(schema, t, "actor", clientId).subscribe("tasks", "tasks",
-                    Map.of("project_id", List.of("p1")));
+            return new SyncTestClient(schema, t, "actor", clientId)
+                    .subscribe("tasks", "tasks", Map.of("project_id", List.of("p1")));
         }
     }
 
@@ -142,7 +156,11 @@ class ServeGateTest {
         oldClient.upsert("tasks", task("after"), null);
         assertNotReady(oldClient, "schema_newer");
         assertTrue(refusals.contains(ServeGates.SCHEMA_NEWER));
-        assertTrue(old.storage.readRows("tenant", "tasks", List.of("after")).await().atMost(WAIT).isEmpty());
+        assertTrue(old.storage
+                .readRows("tenant", "tasks", List.of("after"))
+                .await()
+                .atMost(WAIT)
+                .isEmpty());
         // The new build serves the same partition.
         SyncTestClient newClient = fresh.client("tenant", "new-1");
         newClient.upsert("tasks", Map.of("id", "after-new", "project_id", "p1", "title", "t", "estimate", 3L), null);
@@ -166,21 +184,43 @@ class ServeGateTest {
         writer.upsert("tasks", task2("t1"), null);
         writer.syncUntilIdle();
 
-        StoredCheckpoint claimed = backfiller.storage.claimCheckpoint("tenant", "fill-estimate", 2, 1).await().atMost(WAIT);
-        long watermark = backfiller.storage.readPartition("tenant").await().atMost(WAIT).maxCommitSeq();
-        assertTrue(backfiller.storage.advanceCheckpoint("tenant", "fill-estimate", claimed.ownerEpoch(), watermark, 1, 2)
-                .await().atMost(WAIT));
+        StoredCheckpoint claimed = backfiller
+                .storage
+                .claimCheckpoint("tenant", "fill-estimate", 2, 1)
+                .await()
+                .atMost(WAIT);
+        long watermark =
+                backfiller.storage.readPartition("tenant").await().atMost(WAIT).maxCommitSeq();
+        assertTrue(backfiller
+                .storage
+                .advanceCheckpoint("tenant", "fill-estimate", claimed.ownerEpoch(), watermark, 1, 2)
+                .await()
+                .atMost(WAIT));
         // A source change above the watermark makes activation stale; the backfill catches up and retries.
         String t2 = writer.upsert("tasks", task2("t2"), null);
         writer.syncUntilIdle();
         assertTrue(SyncTestClient.applied(writer.result(t2)), String.valueOf(writer.result(t2)));
-        assertTrue(backfiller.storage.readPartition("tenant").await().atMost(WAIT).maxCommitSeq() > watermark);
-        assertEquals(ActivationResult.STALE, backfiller.storage.activateCheckpoint("tenant", "fill-estimate",
-                claimed.ownerEpoch(), watermark, List.of("tasks"), 3).await().atMost(WAIT));
+        assertTrue(
+                backfiller.storage.readPartition("tenant").await().atMost(WAIT).maxCommitSeq() > watermark);
+        assertEquals(
+                ActivationResult.STALE,
+                backfiller
+                        .storage
+                        .activateCheckpoint(
+                                "tenant", "fill-estimate", claimed.ownerEpoch(), watermark, List.of("tasks"), 3)
+                        .await()
+                        .atMost(WAIT));
         assertNotReady(blocked, "checkpoint_pending");
-        long caughtUp = backfiller.storage.readPartition("tenant").await().atMost(WAIT).maxCommitSeq();
-        assertEquals(ActivationResult.ACTIVATED, backfiller.storage.activateCheckpoint("tenant", "fill-estimate",
-                claimed.ownerEpoch(), caughtUp, List.of("tasks"), 4).await().atMost(WAIT));
+        long caughtUp =
+                backfiller.storage.readPartition("tenant").await().atMost(WAIT).maxCommitSeq();
+        assertEquals(
+                ActivationResult.ACTIVATED,
+                backfiller
+                        .storage
+                        .activateCheckpoint(
+                                "tenant", "fill-estimate", claimed.ownerEpoch(), caughtUp, List.of("tasks"), 4)
+                        .await()
+                        .atMost(WAIT));
         blocked.syncUntilIdle();
         assertEquals(2, blocked.table("tasks").size());
     }
@@ -213,11 +253,15 @@ class ServeGateTest {
         Process server = new Process(V2, List.of());
         SyncTestClient c = server.client("tenant", "mig-1");
         c.syncUntilIdle();
-        String v3 = V2.replace("\"version\":2", "\"version\":3").replace("\"name\":\"estimate\",\"type\":\"integer\",\"nullable\":true}",
-                "\"name\":\"estimate\",\"type\":\"integer\",\"nullable\":true},{\"name\":\"note\",\"type\":\"string\",\"nullable\":true}");
+        String v3 = V2.replace("\"version\":2", "\"version\":3")
+                .replace(
+                        "\"name\":\"estimate\",\"type\":\"integer\",\"nullable\":true}",
+                        "\"name\":\"estimate\",\"type\":\"integer\",\"nullable\":true},{\"name\":\"note\",\"type\":\"string\",\"nullable\":true}");
         // A new build migrates the database while this request is being planned.
-        resolverHooks.put("tenant", partition -> new PostgresSyncStorage(pool, pgSchema, PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(SchemaLoader.parse(v3),
-                List.of()));
+        resolverHooks.put(
+                "tenant",
+                partition -> new PostgresSyncStorage(pool, pgSchema, PostgresSyncStorage.Settings.DEFAULTS)
+                        .ensureSchema(SchemaLoader.parse(v3), List.of()));
         long cursorBefore = c.subscriptions.get("tasks").cursor;
         assertNotReady(c, "schema_newer");
         assertEquals(cursorBefore, c.subscriptions.get("tasks").cursor);

@@ -130,12 +130,21 @@ public abstract class SyncScenariosContract {
         public Map<String, Long> tableCounts() {
             String schema = storage().pgSchema();
             Map<String, Long> counts = new TreeMap<>();
-            for (Row r : pool()
-                    .preparedQuery("SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1")
-                    .execute(Tuple.of(schema)).await().atMost(WAIT)) {
+            for (Row r : pool().preparedQuery(
+                            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1")
+                    .execute(Tuple.of(schema))
+                    .await()
+                    .atMost(WAIT)) {
                 String n = r.getString(0);
-                counts.put(n, pool().query("SELECT count(*) FROM \"" + schema + "\".\"" + n + "\"").execute().await()
-                        .atMost(WAIT).iterator().next().getLong(0));
+                counts.put(
+                        n,
+                        pool().query("SELECT count(*) FROM \"" + schema + "\".\"" + n + "\"")
+                                .execute()
+                                .await()
+                                .atMost(WAIT)
+                                .iterator()
+                                .next()
+                                .getLong(0));
             }
             return counts;
         }
@@ -261,7 +270,8 @@ public abstract class SyncScenariosContract {
         assertEquals(1, server().rows("notes").get("r-1").serverVersion());
         observer.sync();
         long seen = observer.lastResponse.frames().stream()
-                .filter(f -> f instanceof CommitFrame c && c.commitSeq() == replayed.commitSeq()).count();
+                .filter(f -> f instanceof CommitFrame c && c.commitSeq() == replayed.commitSeq())
+                .count();
         assertEquals(1, seen);
     }
 
@@ -275,8 +285,10 @@ public abstract class SyncScenariosContract {
         assertEquals(2, a.table("notes").size());
         server().allow("alice", Map.of("project_id", List.of("p2")));
         Message m = a.sync();
-        SubStart revoked = (SubStart) m.frames().stream().filter(f -> f instanceof SubStart s && s.id().equals("notes-p1"))
-                .findFirst().orElseThrow();
+        SubStart revoked = (SubStart) m.frames().stream()
+                .filter(f -> f instanceof SubStart s && s.id().equals("notes-p1"))
+                .findFirst()
+                .orElseThrow();
         assertEquals(SubscriptionStatus.REVOKED, revoked.status());
         assertEquals("sync.scope_revoked", revoked.reasonCode());
         assertTrue(revoked.effectiveScopes().isEmpty());
@@ -326,8 +338,8 @@ public abstract class SyncScenariosContract {
         assertConverged(b);
     }
 
-    private static final int IMAGE_ACCEPT = PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS
-            | PullHeader.ACCEPT_SQLITE;
+    private static final int IMAGE_ACCEPT =
+            PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SQLITE;
 
     /** Seeds {@code count} notes in p1 with varied values (NULLs, booleans, integers) in commits of 100. */
     private SyncTestClient seedNotes(String clientId, String prefix, int count) {
@@ -353,7 +365,10 @@ public abstract class SyncScenariosContract {
     }
 
     private static List<SegmentRef> refs(Message m) {
-        return m.frames().stream().filter(f -> f instanceof SegmentRef).map(f -> (SegmentRef) f).toList();
+        return m.frames().stream()
+                .filter(f -> f instanceof SegmentRef)
+                .map(f -> (SegmentRef) f)
+                .toList();
     }
 
     @Test
@@ -477,7 +492,8 @@ public abstract class SyncScenariosContract {
         a.upsert("notes", Map.of("id", "doc", "title", "alice wins"), base);
         a.syncUntilIdle();
         // B's commit: the conflicting edit plus a sibling insert that must roll back with it (§6.4).
-        String lost = b.commit(List.of(b.upsertOp("notes", Map.of("id", "doc", "title", "bob loses"), base),
+        String lost = b.commit(List.of(
+                b.upsertOp("notes", Map.of("id", "doc", "title", "bob loses"), base),
                 b.upsertOp("notes", note("sibling", "p1", "rolled back"), null)));
         b.sync();
         PushResult rejected = b.result(lost);
@@ -491,7 +507,8 @@ public abstract class SyncScenariosContract {
         assertArrayEquals(new byte[] {0b100}, conflict.conflictColumns());
         assertFalse(server().rows("notes").containsKey("sibling"));
         // Rebase (keep-local on title) with the server's version, and re-apply the sibling.
-        String rebased = b.commit(List.of(b.upsertOp("notes", Map.of("id", "doc", "title", "merged"), conflict.serverVersion()),
+        String rebased = b.commit(List.of(
+                b.upsertOp("notes", Map.of("id", "doc", "title", "merged"), conflict.serverVersion()),
                 b.upsertOp("notes", note("sibling", "p1", "re-applied"), null)));
         b.syncUntilIdle();
         assertTrue(SyncTestClient.applied(b.result(rebased)));
@@ -502,8 +519,10 @@ public abstract class SyncScenariosContract {
         // Replaying the rejected commit returns its persisted rejection unchanged (§2.3).
         b.outbox.add(new PushCommit(lost, List.of(SyncTestClient.deleteOp("notes", "doc"))));
         b.sync();
-        assertArrayEquals(MessageEncoder.encodeFrame(rejected),
-                MessageEncoder.encodeFrame(b.result(lost)), "byte-equivalent replay");
+        assertArrayEquals(
+                MessageEncoder.encodeFrame(rejected),
+                MessageEncoder.encodeFrame(b.result(lost)),
+                "byte-equivalent replay");
         assertTrue(server().rows("notes").containsKey("doc"));
     }
 
@@ -525,7 +544,10 @@ public abstract class SyncScenariosContract {
         server().prune(horizon);
         assertEquals(horizon, boundary.subscriptions.get("notes-p1").cursor);
         Message m = absent.sync();
-        SubStart reset = (SubStart) m.frames().stream().filter(f -> f instanceof SubStart).findFirst().orElseThrow();
+        SubStart reset = (SubStart) m.frames().stream()
+                .filter(f -> f instanceof SubStart)
+                .findFirst()
+                .orElseThrow();
         assertEquals(SubscriptionStatus.RESET, reset.status());
         assertEquals("sync.cursor_expired", reset.reasonCode());
         absent.syncUntilIdle();
@@ -534,7 +556,10 @@ public abstract class SyncScenariosContract {
         writer.upsert("notes", note("h-after", "p1", "after prune"), null);
         writer.syncUntilIdle();
         Message inc = boundary.sync();
-        SubStart active = (SubStart) inc.frames().stream().filter(f -> f instanceof SubStart).findFirst().orElseThrow();
+        SubStart active = (SubStart) inc.frames().stream()
+                .filter(f -> f instanceof SubStart)
+                .findFirst()
+                .orElseThrow();
         assertEquals(SubscriptionStatus.ACTIVE, active.status());
         assertFalse(active.bootstrap());
         assertTrue(boundary.table("notes").containsKey("h-after"));
@@ -559,7 +584,8 @@ public abstract class SyncScenariosContract {
         assertTrue(SyncTestClient.applied(fresh.result(ok)));
         String stale = fresh.upsert("notes", Map.of("id", "occ", "title", "stale"), version);
         fresh.sync();
-        OpResult.Conflict c = assertInstanceOf(OpResult.Conflict.class, SyncTestClient.firstResult(fresh.result(stale)));
+        OpResult.Conflict c =
+                assertInstanceOf(OpResult.Conflict.class, SyncTestClient.firstResult(fresh.result(stale)));
         assertEquals(version + 1, c.serverVersion());
     }
 
@@ -619,17 +645,20 @@ public abstract class SyncScenariosContract {
         a.sync();
         Map<String, Long> before = server().tableCounts();
         String forbidden = a.upsert("notes", note("x-1", "p9", "other project"), null);
-        String unknown = a.commit(List.of(new PushOperation("ghost", "g", Op.DELETE,
-                null, null)));
-        String garbage = a.commit(List.of(new PushOperation("notes", "n", Op.UPSERT,
-                null, new byte[] {1, 2, 3})));
-        String mismatched = a.commit(List.of(new PushOperation("notes", "other-id",
-                Op.UPSERT, null, a.upsertOp("notes", note("x-2", "p1", "t"), null).payload())));
+        String unknown = a.commit(List.of(new PushOperation("ghost", "g", Op.DELETE, null, null)));
+        String garbage = a.commit(List.of(new PushOperation("notes", "n", Op.UPSERT, null, new byte[] {1, 2, 3})));
+        String mismatched = a.commit(List.of(new PushOperation(
+                "notes",
+                "other-id",
+                Op.UPSERT,
+                null,
+                a.upsertOp("notes", note("x-2", "p1", "t"), null).payload())));
         a.sync();
         assertEquals("sync.forbidden", ((OpResult.Error) SyncTestClient.firstResult(a.result(forbidden))).code());
         assertEquals("sync.unknown_table", ((OpResult.Error) SyncTestClient.firstResult(a.result(unknown))).code());
         assertEquals("sync.invalid_request", ((OpResult.Error) SyncTestClient.firstResult(a.result(garbage))).code());
-        assertEquals("sync.invalid_request", ((OpResult.Error) SyncTestClient.firstResult(a.result(mismatched))).code());
+        assertEquals(
+                "sync.invalid_request", ((OpResult.Error) SyncTestClient.firstResult(a.result(mismatched))).code());
         Map<String, Long> after = server().tableCounts();
         // Only the four persisted rejections and the client record changed: no row, change or commit.
         Map<String, Long> expected = new HashMap<>(before);
@@ -670,12 +699,17 @@ public abstract class SyncScenariosContract {
         b.accept = PullHeader.ACCEPT_EXTERNAL_ROWS;
         b.sync();
         Message m = b.sync();
-        SegmentRef ref = (SegmentRef) m.frames().stream().filter(f -> f instanceof SegmentRef).findFirst().orElseThrow();
+        SegmentRef ref = (SegmentRef) m.frames().stream()
+                .filter(f -> f instanceof SegmentRef)
+                .findFirst()
+                .orElseThrow();
         server().allow("bob", Map.of("project_id", List.of("p2")));
-        HttpFailure denied = assertThrows(HttpFailure.class,
+        HttpFailure denied = assertThrows(
+                HttpFailure.class,
                 () -> server().transport().downloadSegment(b, ref.segmentId(), "{\"project_id\":[\"p1\"]}"));
         assertTrue(denied.body.contains("sync.forbidden"), denied.body);
-        HttpFailure unknown = assertThrows(HttpFailure.class,
+        HttpFailure unknown = assertThrows(
+                HttpFailure.class,
                 () -> server().transport().downloadSegment(b, "sha256:" + "0".repeat(64), "{\"project_id\":[\"p1\"]}"));
         assertTrue(unknown.body.contains("sync.not_found"), unknown.body);
     }
@@ -708,12 +742,14 @@ public abstract class SyncScenariosContract {
         a.upsert("notes", note("hostile", "p1", "x"), null);
         byte[] valid = a.buildRequest().encode();
         Map<String, Long> before = server().tableCounts();
-        List<byte[]> hostile = List.of(Arrays.copyOf(valid, valid.length - 5), // no END
+        List<byte[]> hostile = List.of(
+                Arrays.copyOf(valid, valid.length - 5), // no END
                 Arrays.copyOf(valid, valid.length + 3), // bytes after END
                 Arrays.copyOf(valid, 20), // cut inside a frame
                 new byte[] {'S', 'S', 'P', '2', 1, 0, 1, 0, 0, 0, 0, 0, 0}); // wire version 1
         for (byte[] body : hostile) {
-            HttpFailure f = assertThrows(HttpFailure.class, () -> server().transport().roundTrip(a, body));
+            HttpFailure f =
+                    assertThrows(HttpFailure.class, () -> server().transport().roundTrip(a, body));
             assertEquals(400, f.status);
             assertTrue(f.body.contains("sync.invalid_request"), f.body);
         }
@@ -740,14 +776,20 @@ public abstract class SyncScenariosContract {
         // A child naming an absent parent is rejected with the bounded details frame.
         String orphan = a.upsert("comments", child("c-0", "missing"), null);
         a.sync();
-        assertEquals("sync.reference_violation",
-                assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(a.result(orphan))).code());
-        PushResultDetails details = (PushResultDetails) a.lastResponse.frames()
-                .stream().filter(f -> f instanceof PushResultDetails).findFirst().orElseThrow();
+        assertEquals(
+                "sync.reference_violation",
+                assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(a.result(orphan)))
+                        .code());
+        PushResultDetails details = (PushResultDetails) a.lastResponse.frames().stream()
+                .filter(f -> f instanceof PushResultDetails)
+                .findFirst()
+                .orElseThrow();
         assertTrue(details.entries().get(0).detailsJson().contains("missing_parent"));
         // A parent and its child in one commit pass (candidate state).
-        String together = a.commit(List.of(a.upsertOp("notes", note("n-ref", "p1", "parent"), null),
-                a.upsertOp("comments", child("c-1", "n-ref"), null), a.upsertOp("comments", child("c-2", "n-ref"), null),
+        String together = a.commit(List.of(
+                a.upsertOp("notes", note("n-ref", "p1", "parent"), null),
+                a.upsertOp("comments", child("c-1", "n-ref"), null),
+                a.upsertOp("comments", child("c-2", "n-ref"), null),
                 a.upsertOp("links", child("l-1", "n-ref"), null)));
         a.sync();
         assertTrue(SyncTestClient.applied(a.result(together)));
@@ -766,8 +808,10 @@ public abstract class SyncScenariosContract {
         a.sync();
         String restricted = a.delete("notes", "n-pin");
         a.sync();
-        assertEquals("sync.reference_violation",
-                assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(a.result(restricted))).code());
+        assertEquals(
+                "sync.reference_violation",
+                assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(a.result(restricted)))
+                        .code());
         assertTrue(server().rows("notes").containsKey("n-pin"));
     }
 
@@ -787,8 +831,12 @@ public abstract class SyncScenariosContract {
     /** The §6.3.1 details JSON of the response's first {@code PUSH_RESULT_DETAILS} entry. */
     private static String detailsOf(SyncTestClient c) {
         return ((PushResultDetails) c.lastResponse.frames().stream()
-                .filter(f -> f instanceof PushResultDetails).findFirst().orElseThrow())
-                .entries().get(0).detailsJson();
+                        .filter(f -> f instanceof PushResultDetails)
+                        .findFirst()
+                        .orElseThrow())
+                .entries()
+                .get(0)
+                .detailsJson();
     }
 
     @Test
@@ -822,7 +870,9 @@ public abstract class SyncScenariosContract {
         SyncTestClient b = clientOf("both", "ref-both", "p1");
         String allowed = b.upsert("comments", child("c-both", "n-secret"), null);
         b.sync();
-        assertTrue(SyncTestClient.applied(b.result(allowed)), String.valueOf(SyncTestClient.firstResult(b.result(allowed))));
+        assertTrue(
+                SyncTestClient.applied(b.result(allowed)),
+                String.valueOf(SyncTestClient.firstResult(b.result(allowed))));
     }
 
     @Test
@@ -840,7 +890,9 @@ public abstract class SyncScenariosContract {
                 both.upsertOp("links", child("l-in-p1", "p1", "n-casc"), null),
                 both.upsertOp("links", child("l-in-p2", "p2", "n-casc"), null)));
         both.sync();
-        assertTrue(SyncTestClient.applied(both.result(setup)), String.valueOf(SyncTestClient.firstResult(both.result(setup))));
+        assertTrue(
+                SyncTestClient.applied(both.result(setup)),
+                String.valueOf(SyncTestClient.firstResult(both.result(setup))));
         SyncTestClient carol = clientOf("carol", "xref-carol", "p2");
         // RESTRICT: a pin in p1 does not block carol's delete of her p2 note
         String unpinned = carol.delete("notes", "n-pinned");
@@ -861,14 +913,17 @@ public abstract class SyncScenariosContract {
         assertEquals(linkBefore.serverVersion(), linkP1.serverVersion());
         assertNull(server().rows("links").get("l-in-p2").values()[2]);
         // the writer allowed both scopes still restricts on every child
-        String pin = both.commit(List.of(both.upsertOp("notes", note("n-both", "p2", "x"), null),
+        String pin = both.commit(List.of(
+                both.upsertOp("notes", note("n-both", "p2", "x"), null),
                 both.upsertOp("pins", child("pin-both", "p1", "n-both"), null)));
         both.sync();
         assertTrue(SyncTestClient.applied(both.result(pin)));
         String refused = both.delete("notes", "n-both");
         both.sync();
-        assertEquals("sync.reference_violation",
-                assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(both.result(refused))).code());
+        assertEquals(
+                "sync.reference_violation",
+                assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(both.result(refused)))
+                        .code());
         assertTrue(detailsOf(both).contains("restricted_delete"));
     }
 
@@ -907,10 +962,15 @@ public abstract class SyncScenariosContract {
         byte[] request = a.buildRequest().encode();
         List<PushResult> results = concurrently(50, i -> {
             Message m = MessageDecoder.decodeResponse(server().transport().roundTrip(a, request));
-            return (PushResult) m.frames().stream().filter(f -> f instanceof PushResult).findFirst().orElseThrow();
+            return (PushResult) m.frames().stream()
+                    .filter(f -> f instanceof PushResult)
+                    .findFirst()
+                    .orElseThrow();
         });
         assertEquals(before + 1, server().maxCommitSeq());
-        assertEquals(1, results.stream().filter(r -> r.status() == CommitStatus.APPLIED).count());
+        assertEquals(
+                1,
+                results.stream().filter(r -> r.status() == CommitStatus.APPLIED).count());
         for (PushResult r : results) {
             assertEquals(id, r.clientCommitId());
             assertEquals(before + 1, r.commitSeq());
@@ -930,14 +990,22 @@ public abstract class SyncScenariosContract {
         a.upsert("notes", Map.of("id", "contested", "title", "alice"), base);
         b.upsert("notes", Map.of("id", "contested", "title", "bob"), base);
         List<SyncTestClient> clients = List.of(a, b);
-        List<byte[]> requests = List.of(a.buildRequest().encode(), b.buildRequest().encode());
+        List<byte[]> requests =
+                List.of(a.buildRequest().encode(), b.buildRequest().encode());
         List<PushResult> results = concurrently(2, i -> {
-            Message m = MessageDecoder.decodeResponse(
-                    server().transport().roundTrip(clients.get(i), requests.get(i)));
-            return (PushResult) m.frames().stream().filter(f -> f instanceof PushResult).findFirst().orElseThrow();
+            Message m = MessageDecoder.decodeResponse(server().transport().roundTrip(clients.get(i), requests.get(i)));
+            return (PushResult) m.frames().stream()
+                    .filter(f -> f instanceof PushResult)
+                    .findFirst()
+                    .orElseThrow();
         });
-        assertEquals(1, results.stream().filter(r -> r.status() == CommitStatus.APPLIED).count());
-        PushResult loser = results.stream().filter(r -> r.status() == CommitStatus.REJECTED).findFirst().orElseThrow();
+        assertEquals(
+                1,
+                results.stream().filter(r -> r.status() == CommitStatus.APPLIED).count());
+        PushResult loser = results.stream()
+                .filter(r -> r.status() == CommitStatus.REJECTED)
+                .findFirst()
+                .orElseThrow();
         assertInstanceOf(OpResult.Conflict.class, SyncTestClient.firstResult(loser));
         assertEquals(base + 1, server().rows("notes").get("contested").serverVersion());
     }

@@ -16,8 +16,10 @@ import java.time.Duration;
  * no credentials at all.
  */
 public final class BlobHttp {
-    public static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(10)).build();
+    public static final HttpClient HTTP = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10))
+            .build();
 
     private final String baseUrl;
     private final String partition;
@@ -28,7 +30,8 @@ public final class BlobHttp {
     }
 
     public HttpRequest.Builder request(String actor, String path) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + "/blobs/" + path)).timeout(Duration.ofSeconds(60));
+        HttpRequest.Builder b =
+                HttpRequest.newBuilder(URI.create(baseUrl + "/blobs/" + path)).timeout(Duration.ofSeconds(60));
         if (actor != null) {
             b.header("x-actor-id", actor);
         }
@@ -39,8 +42,10 @@ public final class BlobHttp {
     }
 
     public HttpResponse<byte[]> put(String actor, String blobId, byte[] body) {
-        return send(request(actor, blobId).header("Content-Type", "application/octet-stream")
-                .PUT(HttpRequest.BodyPublishers.ofByteArray(body)).build());
+        return send(request(actor, blobId)
+                .header("Content-Type", "application/octet-stream")
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(body))
+                .build());
     }
 
     public HttpResponse<byte[]> get(String actor, String blobId) {
@@ -48,8 +53,10 @@ public final class BlobHttp {
     }
 
     public HttpResponse<byte[]> grant(String actor, String blobId, String json) {
-        return send(request(actor, blobId + "/upload-grant").header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(json)).build());
+        return send(request(actor, blobId + "/upload-grant")
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json))
+                .build());
     }
 
     public static HttpResponse<byte[]> send(HttpRequest request) {
@@ -65,12 +72,17 @@ public final class BlobHttp {
 
     /** A presigned URL is the entire grant: no host authentication. */
     public static HttpResponse<byte[]> fetch(String url) {
-        return send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(60)).GET().build());
+        return send(HttpRequest.newBuilder(URI.create(url))
+                .timeout(Duration.ofSeconds(60))
+                .GET()
+                .build());
     }
 
     public static HttpResponse<byte[]> putTo(String url, byte[] body) {
-        return send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(60))
-                .PUT(HttpRequest.BodyPublishers.ofByteArray(body)).build());
+        return send(HttpRequest.newBuilder(URI.create(url))
+                .timeout(Duration.ofSeconds(60))
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(body))
+                .build());
     }
 
     public static String text(HttpResponse<byte[]> r) {

@@ -34,7 +34,13 @@ public final class HeldTransaction implements AutoCloseable {
     /** BEGIN on a connection of {@code pool}, then {@code statements} in that transaction. */
     public static HeldTransaction begin(Pool pool, String... statements) {
         SqlConnection conn = pool.getConnection().await().atMost(WAIT);
-        int pid = conn.query("SELECT pg_backend_pid()").execute().await().atMost(WAIT).iterator().next().getInteger(0);
+        int pid = conn.query("SELECT pg_backend_pid()")
+                .execute()
+                .await()
+                .atMost(WAIT)
+                .iterator()
+                .next()
+                .getInteger(0);
         HeldTransaction t = new HeldTransaction(pool, conn, pid);
         t.execute("BEGIN");
         for (String s : statements) {
@@ -59,8 +65,11 @@ public final class HeldTransaction implements AutoCloseable {
     public int awaitBlocked() {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (System.nanoTime() < deadline) {
-            RowSet<Row> rs = pool.preparedQuery("SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))")
-                    .execute(Tuple.of(pid)).await().atMost(WAIT);
+            RowSet<Row> rs = pool.preparedQuery(
+                            "SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))")
+                    .execute(Tuple.of(pid))
+                    .await()
+                    .atMost(WAIT);
             if (rs.size() > 0) {
                 return rs.iterator().next().getInteger(0);
             }
@@ -74,9 +83,12 @@ public final class HeldTransaction implements AutoCloseable {
      */
     public List<String> relationLocks(int otherPid, String pgSchema) {
         List<String> out = new ArrayList<>();
-        for (Row r : pool.preparedQuery("SELECT c.relname::text || ':' || l.mode FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
-                + " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE l.pid = $1 AND l.granted AND n.nspname = $2 ORDER BY 1")
-                .execute(Tuple.of(otherPid, pgSchema)).await().atMost(WAIT)) {
+        for (Row r : pool.preparedQuery(
+                        "SELECT c.relname::text || ':' || l.mode FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
+                                + " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE l.pid = $1 AND l.granted AND n.nspname = $2 ORDER BY 1")
+                .execute(Tuple.of(otherPid, pgSchema))
+                .await()
+                .atMost(WAIT)) {
             out.add(r.getString(0));
         }
         return out;

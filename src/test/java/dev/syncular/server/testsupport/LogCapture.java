@@ -17,8 +17,7 @@ import org.jboss.logmanager.ExtLogRecord;
  */
 public final class LogCapture extends Handler implements AutoCloseable {
     /** One captured record: its formatted message, the MDC value of {@code mdcKey} and the exception it carried. */
-    public record Line(String category, Level level, String message, String mdc, Throwable thrown) {
-    }
+    public record Line(String category, Level level, String message, String mdc, Throwable thrown) {}
 
     private final Logger logger;
     private final Level previous;
@@ -71,8 +70,7 @@ public final class LogCapture extends Handler implements AutoCloseable {
     }
 
     @Override
-    public void flush() {
-    }
+    public void flush() {}
 
     @Override
     public void close() {

@@ -18,8 +18,7 @@ import java.util.Map;
  * registers in {@code META-INF/services} (renamed properties, the mapping's validator) — without booting Quarkus.
  */
 public final class MappedConfig {
-    private MappedConfig() {
-    }
+    private MappedConfig() {}
 
     /** The configuration itself; building it maps and validates {@link SyncularConfig}. */
     public static SmallRyeConfig config(Map<String, String> properties, Map<String, String> env) {

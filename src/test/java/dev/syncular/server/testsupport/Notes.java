@@ -5,8 +5,7 @@ import java.util.Map;
 
 /** Rows of the {@code notes} table of the test schema ({@code src/test/resources/schema/notes.json}). */
 public final class Notes {
-    private Notes() {
-    }
+    private Notes() {}
 
     /** A note of project p1 with the given {@code priority} (nullable: what a backfill fills). */
     public static Map<String, Object> note(String id, Long priority) {

@@ -13,17 +13,24 @@ import java.util.UUID;
  * in a partition of its own.
  */
 public class NotesAppProfile implements QuarkusTestProfile {
-    public static final String SCHEMA = Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString();
+    public static final String SCHEMA =
+            Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString();
     public static final String ADMIN_TOKEN = "admin-" + UUID.randomUUID();
     /** {@code syncular.blobs.max-bytes}. */
     public static final int BLOB_MAX_BYTES = 1024 * 1024;
 
     @Override
     public Map<String, String> getConfigOverrides() {
-        return Map.of("syncular.schema.path", SCHEMA,
-                "syncular.storage.pg-schema", "sync_notes_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
-                "syncular.admin.token", ADMIN_TOKEN,
-                "syncular.blobs.max-bytes", String.valueOf(BLOB_MAX_BYTES),
-                "syncular.limits.max-response-bytes", "64K");
+        return Map.of(
+                "syncular.schema.path",
+                SCHEMA,
+                "syncular.storage.pg-schema",
+                "sync_notes_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
+                "syncular.admin.token",
+                ADMIN_TOKEN,
+                "syncular.blobs.max-bytes",
+                String.valueOf(BLOB_MAX_BYTES),
+                "syncular.limits.max-response-bytes",
+                "64K");
     }
 }

@@ -15,8 +15,10 @@ import java.util.UUID;
  */
 public final class PackagedServer implements QuarkusTestResourceLifecycleManager {
     public static final String ADMIN_TOKEN = "it-admin-" + UUID.randomUUID();
-    public static final String SCHEMA_PATH = Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString();
-    private static final String PG_SCHEMA = "it_pkg_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    public static final String SCHEMA_PATH =
+            Path.of("src/test/resources/schema/notes.json").toAbsolutePath().toString();
+    private static final String PG_SCHEMA =
+            "it_pkg_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     private static volatile Map<String, String> config;
 
     /** The configuration the packaged server runs with (for another process of the same deployment). */

@@ -14,8 +14,7 @@ import org.eclipse.microprofile.config.ConfigProvider;
  */
 public final class PrometheusScrape {
     /** One sample line. */
-    public record Sample(String name, Map<String, String> labels, double value) {
-    }
+    public record Sample(String name, Map<String, String> labels, double value) {}
 
     public final List<Sample> samples;
 
@@ -29,13 +28,19 @@ public final class PrometheusScrape {
      */
     public static int managementTestPort() {
         return ConfigProvider.getConfig()
-                .getOptionalValue("quarkus.management.test-port", Integer.class).orElse(9001);
+                .getOptionalValue("quarkus.management.test-port", Integer.class)
+                .orElse(9001);
     }
 
     /** One scrape of the app under {@code @QuarkusTest}: {@code GET /q/metrics} on its management port. */
     public static PrometheusScrape scrape() {
-        return parse(RestAssured.given().port(managementTestPort()).get("/q/metrics").then()
-                .statusCode(200).extract().asString());
+        return parse(RestAssured.given()
+                .port(managementTestPort())
+                .get("/q/metrics")
+                .then()
+                .statusCode(200)
+                .extract()
+                .asString());
     }
 
     public static PrometheusScrape parse(String text) {

@@ -31,7 +31,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class PushLoad implements AutoCloseable {
     private static final Duration RETRY_DEADLINE = Duration.ofMinutes(3);
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private final CompiledSchema schema;
     private final String partition;
@@ -48,6 +49,7 @@ public final class PushLoad implements AutoCloseable {
     public final Map<String, AtomicLong> failures = new ConcurrentHashMap<>();
     /** Every successful round: when it started ({@link System#nanoTime}) and how long it took. */
     public final List<Round> rounds = Collections.synchronizedList(new ArrayList<>());
+
     private final AtomicLong applied = new AtomicLong();
     private final Object progress = new Object();
 
@@ -109,12 +111,14 @@ public final class PushLoad implements AutoCloseable {
 
     /** The client ids of the writers' commits (every commit id starts with its client id). */
     public List<String> clientIds() {
-        return results.keySet().stream().map(id -> id.substring(0, id.lastIndexOf("-c"))).distinct().toList();
+        return results.keySet().stream()
+                .map(id -> id.substring(0, id.lastIndexOf("-c")))
+                .distinct()
+                .toList();
     }
 
     /** A successful round: its start ({@link System#nanoTime}) and its duration. */
-    public record Round(long startNanos, long millis) {
-    }
+    public record Round(long startNanos, long millis) {}
 
     /**
      * Latency percentile {@code p} (0..100), in milliseconds, of the rounds that started between
@@ -130,13 +134,17 @@ public final class PushLoad implements AutoCloseable {
             }
         }
         Collections.sort(sorted);
-        return sorted.isEmpty() ? -1 : sorted.get((int) Math.max(0, Math.min(sorted.size() - 1, Math.ceil(p / 100 * sorted.size()) - 1)));
+        return sorted.isEmpty()
+                ? -1
+                : sorted.get((int) Math.max(0, Math.min(sorted.size() - 1, Math.ceil(p / 100 * sorted.size()) - 1)));
     }
 
     /** How many rounds started between {@code fromNanos} and {@code toNanos}. */
     public long roundsBetween(long fromNanos, long toNanos) {
         synchronized (rounds) {
-            return rounds.stream().filter(r -> r.startNanos() >= fromNanos && r.startNanos() <= toNanos).count();
+            return rounds.stream()
+                    .filter(r -> r.startNanos() >= fromNanos && r.startNanos() <= toNanos)
+                    .count();
         }
     }
 
@@ -189,7 +197,9 @@ public final class PushLoad implements AutoCloseable {
                 synchronized (progress) {
                     progress.notifyAll();
                 }
-                if (commitId == null || !client.outbox.stream().anyMatch(c -> c.clientCommitId().equals(commitId))) {
+                if (commitId == null
+                        || !client.outbox.stream()
+                                .anyMatch(c -> c.clientCommitId().equals(commitId))) {
                     if (!failed.isEmpty() && commitId != null) {
                         retried.put(commitId, failed);
                     }
@@ -197,7 +207,8 @@ public final class PushLoad implements AutoCloseable {
                 }
             } catch (HttpFailure e) {
                 failed.add(Integer.toString(e.status));
-                failures.computeIfAbsent(Integer.toString(e.status), k -> new AtomicLong()).incrementAndGet();
+                failures.computeIfAbsent(Integer.toString(e.status), k -> new AtomicLong())
+                        .incrementAndGet();
             } catch (UncheckedIOException e) {
                 failed.add("io");
                 failures.computeIfAbsent("io", k -> new AtomicLong()).incrementAndGet();
@@ -214,8 +225,12 @@ public final class PushLoad implements AutoCloseable {
         while (System.nanoTime() < end) {
             for (String pod : pods) {
                 try {
-                    HttpResponse<Void> r = HTTP.send(HttpRequest.newBuilder(URI.create(pod + "/q/health/ready"))
-                            .timeout(Duration.ofSeconds(5)).GET().build(), HttpResponse.BodyHandlers.discarding());
+                    HttpResponse<Void> r = HTTP.send(
+                            HttpRequest.newBuilder(URI.create(pod + "/q/health/ready"))
+                                    .timeout(Duration.ofSeconds(5))
+                                    .GET()
+                                    .build(),
+                            HttpResponse.BodyHandlers.discarding());
                     if (r.statusCode() == 200) {
                         return;
                     }

@@ -23,8 +23,7 @@ public final class RawHttp implements AutoCloseable {
     private static final int FILL = 64 * 1024;
 
     /** One answer: status, headers (lower-case names) and the body as text. */
-    public record Answer(int status, Map<String, String> headers, String body) {
-    }
+    public record Answer(int status, Map<String, String> headers, String body) {}
 
     private final Socket socket;
     private final OutputStream out;
@@ -103,7 +102,9 @@ public final class RawHttp implements AutoCloseable {
         Map<String, String> headers = new LinkedHashMap<>();
         for (String h = line(); h != null && !h.isEmpty(); h = line()) {
             int colon = h.indexOf(':');
-            headers.put(h.substring(0, colon).trim().toLowerCase(Locale.ROOT), h.substring(colon + 1).trim());
+            headers.put(
+                    h.substring(0, colon).trim().toLowerCase(Locale.ROOT),
+                    h.substring(colon + 1).trim());
         }
         ByteArrayOutputStream body = new ByteArrayOutputStream();
         int code = Integer.parseInt(status.split(" ")[1]);

@@ -6,8 +6,7 @@ import java.time.Duration;
 
 /** Kubernetes' view of a server under test: {@code /q/health/ready} polled (RestAssured's base URL and port). */
 public final class Readiness {
-    private Readiness() {
-    }
+    private Readiness() {}
 
     /** Polls readiness until it answers {@code status} or {@code deadline} passes. */
     public static void await(int status, Duration deadline) {

@@ -42,6 +42,7 @@ public final class RealtimeSocket implements WebSocket.Listener {
     private volatile String closeReason;
     /** While set, the client reads nothing from the socket (a consumer that stopped reading). */
     private volatile boolean paused;
+
     private final StringBuilder text = new StringBuilder();
     private final ByteArrayOutputStream binary = new ByteArrayOutputStream();
     public WebSocket ws;
@@ -51,7 +52,8 @@ public final class RealtimeSocket implements WebSocket.Listener {
      * as {@code actor} in {@code partition}.
      */
     public static RealtimeSocket connect(String base, String partition, String actor, String clientId) {
-        return connect(URI.create(base.replaceFirst("^http", "ws") + "realtime?clientId=" + clientId),
+        return connect(
+                URI.create(base.replaceFirst("^http", "ws") + "realtime?clientId=" + clientId),
                 Map.of("x-actor-id", actor, "x-syncular-partition", partition));
     }
 
@@ -59,7 +61,9 @@ public final class RealtimeSocket implements WebSocket.Listener {
     public static RealtimeSocket connectPaused(String base, String partition, String actor, String clientId) {
         RealtimeSocket s = new RealtimeSocket();
         s.paused = true;
-        return open(s, URI.create(base.replaceFirst("^http", "ws") + "realtime?clientId=" + clientId),
+        return open(
+                s,
+                URI.create(base.replaceFirst("^http", "ws") + "realtime?clientId=" + clientId),
                 Map.of("x-actor-id", actor, "x-syncular-partition", partition));
     }
 
@@ -93,10 +97,12 @@ public final class RealtimeSocket implements WebSocket.Listener {
     private static CompletableFuture<RealtimeSocket> openAsync(RealtimeSocket s, URI uri, Map<String, String> headers) {
         WebSocket.Builder b = HTTP.newWebSocketBuilder();
         headers.forEach(b::header);
-        return b.buildAsync(uri, s).orTimeout(WAIT.toSeconds(), TimeUnit.SECONDS).thenApply(ws -> {
-            s.ws = ws;
-            return s;
-        });
+        return b.buildAsync(uri, s)
+                .orTimeout(WAIT.toSeconds(), TimeUnit.SECONDS)
+                .thenApply(ws -> {
+                    s.ws = ws;
+                    return s;
+                });
     }
 
     /** The close frame's reason (or the error) once {@link #closed} completed, else {@code null}. */
@@ -149,7 +155,10 @@ public final class RealtimeSocket implements WebSocket.Listener {
     public byte[] round(byte[] request, int chunk) throws InterruptedException {
         for (int off = 0; off < request.length; off += chunk) {
             int n = Math.min(chunk, request.length - off);
-            ByteBuffer b = ByteBuffer.allocate(n + 1).put((byte) 0x01).put(request, off, n).flip();
+            ByteBuffer b = ByteBuffer.allocate(n + 1)
+                    .put((byte) 0x01)
+                    .put(request, off, n)
+                    .flip();
             ws.sendBinary(b, true).join();
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -159,8 +168,8 @@ public final class RealtimeSocket implements WebSocket.Listener {
             byte[] m = binaries.poll(200, TimeUnit.MILLISECONDS);
             if (m == null) {
                 if (closed.isDone() && binaries.isEmpty()) {
-                    throw new AssertionError("the socket closed during a round, close code " + closed.join()
-                            + " (" + closeReason + ")");
+                    throw new AssertionError(
+                            "the socket closed during a round, close code " + closed.join() + " (" + closeReason + ")");
                 }
                 assertTrue(System.nanoTime() < deadline, "no round response chunk");
                 continue;

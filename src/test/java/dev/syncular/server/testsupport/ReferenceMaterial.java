@@ -10,14 +10,14 @@ import java.nio.file.Path;
  * {@code src/test/resources/syncular} (its README says where each file comes from and how to refresh it).
  */
 public final class ReferenceMaterial {
-    private ReferenceMaterial() {
-    }
+    private ReferenceMaterial() {}
 
     /** The folder on the test classpath: {@code vectors/}, {@code vectors-0.15.48-wire-v1v2/}, {@code fixtures/}. */
     public static Path dir() {
         URL url = ReferenceMaterial.class.getResource("/syncular/README.md");
         if (url == null) {
-            throw new IllegalStateException("reference material missing from the test classpath (src/test/resources/syncular)");
+            throw new IllegalStateException(
+                    "reference material missing from the test classpath (src/test/resources/syncular)");
         }
         try {
             return Path.of(url.toURI()).getParent();

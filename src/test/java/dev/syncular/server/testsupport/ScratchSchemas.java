@@ -51,7 +51,10 @@ public final class ScratchSchemas implements AutoCloseable, AfterAllCallback {
     @Override
     public void close() {
         for (String s : created) {
-            pool.query("DROP SCHEMA IF EXISTS \"" + s + "\" CASCADE").execute().await().atMost(WAIT);
+            pool.query("DROP SCHEMA IF EXISTS \"" + s + "\" CASCADE")
+                    .execute()
+                    .await()
+                    .atMost(WAIT);
         }
         pool.close().await().atMost(WAIT);
         vertx.close().await().atMost(WAIT);

@@ -33,15 +33,24 @@ import java.util.concurrent.TimeUnit;
 public final class ServerProcess implements AutoCloseable {
 
     /** The chart's JVM flags (helm/syncular-server values, bench/sync.sh). */
-    public static final List<String> CHART_JVM_FLAGS = List.of("-XX:+UseSerialGC", "-Xms192m", "-Xmx192m",
-            "-XX:NewRatio=1", "-XX:MaxMetaspaceSize=128m", "-XX:ReservedCodeCacheSize=64m",
-            "-XX:MaxDirectMemorySize=64m", "-Xss512k", "-XX:+ExitOnOutOfMemoryError");
+    public static final List<String> CHART_JVM_FLAGS = List.of(
+            "-XX:+UseSerialGC",
+            "-Xms192m",
+            "-Xmx192m",
+            "-XX:NewRatio=1",
+            "-XX:MaxMetaspaceSize=128m",
+            "-XX:ReservedCodeCacheSize=64m",
+            "-XX:MaxDirectMemorySize=64m",
+            "-Xss512k",
+            "-XX:+ExitOnOutOfMemoryError");
 
     /** The schema IR the server runs when none is configured (src/main/resources). */
     public static final Path BUNDLED_SCHEMA = Path.of("target", "classes", "schema", "quickstart.syncular.ir.json");
+
     private static final Path APP = Path.of("target", "quarkus-app", "quarkus-run.jar");
     /** Written by the Quarkus build: {@code type} ({@code jar} or {@code native}) and {@code path} under target/. */
     private static final Path ARTIFACT = Path.of("target", "quarkus-artifact.properties");
+
     private static final Duration READY_DEADLINE = Duration.ofSeconds(90);
 
     private final String name;
@@ -49,7 +58,8 @@ public final class ServerProcess implements AutoCloseable {
     private final int managementPort;
     private final Path log;
     private final Process process;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private ServerProcess(String name, int port, int managementPort, Path log, Process process) {
         this.name = name;
@@ -64,9 +74,12 @@ public final class ServerProcess implements AutoCloseable {
      * schema IR ({@link #BUNDLED_SCHEMA}) unless {@code SYNCULAR_SCHEMA_PATH} is set with {@link Builder#env}.
      */
     public static Builder builder(String name, String pgSchema) {
-        return new Builder(name).env("QUARKUS_DATASOURCE_REACTIVE_URL", TestPostgres.url())
-                .env("SYNCULAR_PG_USER", TestPostgres.user()).env("SYNCULAR_PG_PASSWORD", TestPostgres.password())
-                .env("SYNCULAR_DEV_AUTH_ENABLED", "true").env("SYNCULAR_STORAGE_PG_SCHEMA", pgSchema)
+        return new Builder(name)
+                .env("QUARKUS_DATASOURCE_REACTIVE_URL", TestPostgres.url())
+                .env("SYNCULAR_PG_USER", TestPostgres.user())
+                .env("SYNCULAR_PG_PASSWORD", TestPostgres.password())
+                .env("SYNCULAR_DEV_AUTH_ENABLED", "true")
+                .env("SYNCULAR_STORAGE_PG_SCHEMA", pgSchema)
                 // Pods of one deployment share the signing key of their segment and blob URLs.
                 .env("SYNCULAR_SIGNED_URLS_KEY", "it-shared-signing-key-0123456789abcdef");
     }
@@ -123,7 +136,8 @@ public final class ServerProcess implements AutoCloseable {
             if (!p.waitFor(deadline.toMillis(), TimeUnit.MILLISECONDS)) {
                 p.destroyForcibly();
                 p.waitFor();
-                throw new IllegalStateException(name + " still running after " + deadline + "; log:\n" + Files.readString(log));
+                throw new IllegalStateException(
+                        name + " still running after " + deadline + "; log:\n" + Files.readString(log));
             }
             return new Result(p.exitValue(), Files.readString(log));
         }
@@ -151,8 +165,8 @@ public final class ServerProcess implements AutoCloseable {
                 cmd.add(executable.toAbsolutePath().toString());
             } else {
                 if (!Files.isRegularFile(APP)) {
-                    throw new IllegalStateException(APP + " is missing: integration tests run after `package` "
-                            + "(./mvnw verify)");
+                    throw new IllegalStateException(
+                            APP + " is missing: integration tests run after `package` " + "(./mvnw verify)");
                 }
                 cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
                 cmd.addAll(jvmFlags);
@@ -160,7 +174,8 @@ public final class ServerProcess implements AutoCloseable {
                 cmd.add(APP.toAbsolutePath().toString());
             }
             cmd.addAll(args);
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+            ProcessBuilder pb = new ProcessBuilder(cmd)
+                    .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
             pb.environment().putAll(env);
             pb.environment().put("QUARKUS_HTTP_PORT", Integer.toString(p));
@@ -171,8 +186,7 @@ public final class ServerProcess implements AutoCloseable {
     }
 
     /** A finished one-shot process: its exit status and its output. */
-    public record Result(int exitCode, String log) {
-    }
+    public record Result(int exitCode, String log) {}
 
     /** The native executable when the build produced one ({@code -Dnative}), else {@code null} (the jar). */
     static Path nativeExecutable() throws IOException {
@@ -184,7 +198,8 @@ public final class ServerProcess implements AutoCloseable {
             artifact.load(in);
         }
         return "native".equals(artifact.getProperty("type"))
-                ? ARTIFACT.getParent().resolve(artifact.getProperty("path")) : null;
+                ? ARTIFACT.getParent().resolve(artifact.getProperty("path"))
+                : null;
     }
 
     public String baseUrl() {
@@ -230,8 +245,10 @@ public final class ServerProcess implements AutoCloseable {
     /** GET {@code path}'s status code, or -1 when nothing answers. */
     public int status(String path) {
         try {
-            HttpRequest req = HttpRequest.newBuilder(URI.create(baseUrl() + path)).timeout(Duration.ofSeconds(5))
-                    .GET().build();
+            HttpRequest req = HttpRequest.newBuilder(URI.create(baseUrl() + path))
+                    .timeout(Duration.ofSeconds(5))
+                    .GET()
+                    .build();
             return http.send(req, HttpResponse.BodyHandlers.discarding()).statusCode();
         } catch (IOException e) {
             return -1;
@@ -277,8 +294,8 @@ public final class ServerProcess implements AutoCloseable {
         long deadline = System.nanoTime() + READY_DEADLINE.toNanos();
         while (status("/q/health/ready") != 200) {
             if (!process.isAlive()) {
-                throw new IllegalStateException(name + " exited during start-up (" + process.exitValue()
-                        + "); log:\n" + tail());
+                throw new IllegalStateException(
+                        name + " exited during start-up (" + process.exitValue() + "); log:\n" + tail());
             }
             if (System.nanoTime() > deadline) {
                 process.destroyForcibly();

@@ -63,13 +63,13 @@ public final class SyncTestClient {
     }
 
     /** A local row: its server version and full values (declaration order). */
-    public record LocalRow(long version, Object[] values) {
-    }
+    public record LocalRow(long version, Object[] values) {}
 
     public final String actorId;
     public final String clientId;
     /** Client id, log epoch, subscriptions and their progress: the CLI's client core. */
     public final ClientState state;
+
     private final CompiledSchema schema;
     private final Transport transport;
     public int accept = PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS;
@@ -78,6 +78,7 @@ public final class SyncTestClient {
     public int maxSnapshotPages;
     /** {@code state.subscriptions}. */
     public final Map<String, Subscription> subscriptions;
+
     public final Map<String, Map<String, LocalRow>> rows = new TreeMap<>();
     public final List<PushCommit> outbox = new ArrayList<>();
     public final Map<String, PushResult> results = new LinkedHashMap<>();
@@ -135,8 +136,11 @@ public final class SyncTestClient {
     // ------------------------------------------------------------------------------------------- rounds
 
     public Message buildRequest() {
-        return state.request(schema.version(), outbox,
-                new PullHeader(limitCommits, limitSnapshotRows, maxSnapshotPages, accept), subscriptions.values());
+        return state.request(
+                schema.version(),
+                outbox,
+                new PullHeader(limitCommits, limitSnapshotRows, maxSnapshotPages, accept),
+                subscriptions.values());
     }
 
     /** One combined push+pull round (§1.5); returns the decoded response. */
@@ -215,8 +219,10 @@ public final class SyncTestClient {
                 bytes = transport.fetchUrl(ref.url());
             } else {
                 segmentDownloads++;
-                bytes = transport.downloadSegment(SyncTestClient.this, ref.segmentId(), CanonicalJson.write(
-                        CanonicalJson.canonicalScopes(current.scopes)));
+                bytes = transport.downloadSegment(
+                        SyncTestClient.this,
+                        ref.segmentId(),
+                        CanonicalJson.write(CanonicalJson.canonicalScopes(current.scopes)));
             }
             if (corruptNextSegment) {
                 corruptNextSegment = false;
@@ -266,8 +272,7 @@ public final class SyncTestClient {
      * ATTACHed one, or {@code ""}) has exactly the schema's columns in declaration order plus
      * {@code _syncular_version}; otherwise {@code sync.schema_mismatch}.
      */
-    public static void checkImageColumns(Statement st, String schemaPrefix, TableSchema t)
-            throws SQLException {
+    public static void checkImageColumns(Statement st, String schemaPrefix, TableSchema t) throws SQLException {
         List<String> names = new ArrayList<>();
         try (ResultSet cols = st.executeQuery("PRAGMA " + schemaPrefix + "table_info(\"" + t.name() + "\")")) {
             while (cols.next()) {
@@ -300,9 +305,13 @@ public final class SyncTestClient {
                     Statement st = c.createStatement()) {
                 try (ResultSet meta = st.executeQuery("SELECT format, \"table\", schemaVersion, asOfCommitSeq,"
                         + " scopeDigest, rowCount FROM _syncular_segment")) {
-                    if (!meta.next() || meta.getInt(1) != 1 || !ref.table().equals(meta.getString(2))
-                            || meta.getInt(3) != schema.version() || meta.getLong(4) != ref.asOfCommitSeq()
-                            || !ref.scopeDigest().equals(meta.getString(5)) || meta.getLong(6) != ref.rowCount()
+                    if (!meta.next()
+                            || meta.getInt(1) != 1
+                            || !ref.table().equals(meta.getString(2))
+                            || meta.getInt(3) != schema.version()
+                            || meta.getLong(4) != ref.asOfCommitSeq()
+                            || !ref.scopeDigest().equals(meta.getString(5))
+                            || meta.getLong(6) != ref.rowCount()
                             || meta.next()) {
                         throw new IllegalStateException("sync.invalid_request: image metadata mismatch");
                     }
@@ -334,8 +343,7 @@ public final class SyncTestClient {
         }
     }
 
-    private static Object imageValue(ResultSet rs, int column, ColumnType type)
-            throws SQLException {
+    private static Object imageValue(ResultSet rs, int column, ColumnType type) throws SQLException {
         Object raw = rs.getObject(column);
         if (raw == null) {
             return null;

@@ -49,8 +49,7 @@ public final class TestJwks {
     public static final String DEFAULT = "default";
     private static final String STATE = "syncular.test.jwks.";
 
-    private TestJwks() {
-    }
+    private TestJwks() {}
 
     /** Starts the default endpoint (serving {@link #KID}) once per JVM. */
     public static synchronized void ensureStarted() {
@@ -59,7 +58,9 @@ public final class TestJwks {
             if (!e.hasKey(KID)) {
                 e.addKey(KID);
             }
-            System.setProperty(PRIVATE, Base64.getEncoder().encodeToString(e.privateKey(KID).getEncoded()));
+            System.setProperty(
+                    PRIVATE,
+                    Base64.getEncoder().encodeToString(e.privateKey(KID).getEncoded()));
             System.setProperty(PORT, Integer.toString(e.port()));
         }
     }
@@ -90,7 +91,8 @@ public final class TestJwks {
     public static Endpoint endpoint(String name) {
         synchronized (System.getProperties()) {
             @SuppressWarnings("unchecked")
-            Map<String, Object> state = (Map<String, Object>) System.getProperties().get(STATE + name);
+            Map<String, Object> state =
+                    (Map<String, Object>) System.getProperties().get(STATE + name);
             if (state == null) {
                 state = start();
                 System.getProperties().put(STATE + name, state);
@@ -145,7 +147,8 @@ public final class TestJwks {
 
     /** A compact JWS of exactly these header and payload JSON texts, signed RS256 with {@code key}. */
     public static String rs256(String header, String payload, PrivateKey key) {
-        String input = b64u(header.getBytes(StandardCharsets.UTF_8)) + "." + b64u(payload.getBytes(StandardCharsets.UTF_8));
+        String input =
+                b64u(header.getBytes(StandardCharsets.UTF_8)) + "." + b64u(payload.getBytes(StandardCharsets.UTF_8));
         try {
             Signature s = Signature.getInstance("SHA256withRSA");
             s.initSign(key);
@@ -310,10 +313,13 @@ public final class TestJwks {
                 return;
             }
             counter("pending").incrementAndGet();
-            timer.schedule(() -> {
-                counter("pending").decrementAndGet();
-                answer(exchange, status, body, chunked);
-            }, delay, TimeUnit.MILLISECONDS);
+            timer.schedule(
+                    () -> {
+                        counter("pending").decrementAndGet();
+                        answer(exchange, status, body, chunked);
+                    },
+                    delay,
+                    TimeUnit.MILLISECONDS);
         }
 
         private static void answer(HttpExchange exchange, int status, byte[] body, boolean chunked) {

@@ -28,8 +28,7 @@ public final class TestPostgres {
 
     private static volatile String url;
 
-    private TestPostgres() {
-    }
+    private TestPostgres() {}
 
     /** Reactive URL, {@code postgresql://host:port/db}; starts the embedded one if needed. */
     public static String url() {
@@ -64,8 +63,8 @@ public final class TestPostgres {
         }
         EmbeddedDatabase embedded = EmbeddedPostgresConfigSourceFactory.launcher();
         if (embedded == null) {
-            throw new IllegalStateException("No embedded PostgreSQL in this build (native profile): set "
-                    + URL_ENV + ", " + USER_ENV + " and " + PASSWORD_ENV);
+            throw new IllegalStateException("No embedded PostgreSQL in this build (native profile): set " + URL_ENV
+                    + ", " + USER_ENV + " and " + PASSWORD_ENV);
         }
         return embedded.ensure(DATABASE, user(), password(), null);
     }
@@ -81,7 +80,10 @@ public final class TestPostgres {
         Pool pool = pool(vertx, 1);
         Duration wait = Duration.ofSeconds(30);
         try {
-            pool.query("DROP SCHEMA IF EXISTS " + schema + " CASCADE").execute().await().atMost(wait);
+            pool.query("DROP SCHEMA IF EXISTS " + schema + " CASCADE")
+                    .execute()
+                    .await()
+                    .atMost(wait);
         } finally {
             pool.close().await().atMost(wait);
             vertx.close().await().atMost(wait);
@@ -90,9 +92,14 @@ public final class TestPostgres {
 
     /** A reactive pool on the test database (prepared statements cached), for plain JUnit tests. */
     public static Pool pool(Vertx vertx, int maxSize) {
-        PgConnectOptions options = PgConnectOptions.fromUri(url()).setUser(user())
-                .setPassword(password()).setCachePreparedStatements(true);
-        return PgBuilder.pool().with(new PoolOptions().setMaxSize(maxSize))
-                .connectingTo(options).using(vertx).build();
+        PgConnectOptions options = PgConnectOptions.fromUri(url())
+                .setUser(user())
+                .setPassword(password())
+                .setCachePreparedStatements(true);
+        return PgBuilder.pool()
+                .with(new PoolOptions().setMaxSize(maxSize))
+                .connectingTo(options)
+                .using(vertx)
+                .build();
     }
 }

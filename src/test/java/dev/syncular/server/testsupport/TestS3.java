@@ -33,13 +33,13 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
 public final class TestS3 {
     /** The keys docs/SEGMENTS.md "Run it locally against S3" configures (its local s3proxy's). */
     public static final String ACCESS_KEY = "syncular-local";
+
     public static final String SECRET_KEY = "syncular-local-secret";
     public static final String REGION = "us-east-1";
 
     private static volatile String endpoint;
 
-    private TestS3() {
-    }
+    private TestS3() {}
 
     /** {@code http://127.0.0.1:<port>}; starts the server on first use. */
     public static String endpoint() {
@@ -57,19 +57,27 @@ public final class TestS3 {
 
     /** A synchronous client on the test server (path-style, checksums only when required). */
     public static S3Client client() {
-        return S3Client.builder().endpointOverride(URI.create(endpoint())).region(Region.of(REGION))
-                .credentialsProvider(credentials()).httpClient(UrlConnectionHttpClient.create())
-                .serviceConfiguration(S3Configuration.builder().pathStyleAccessEnabled(true).build())
-                .overrideConfiguration(o -> o.addExecutionInterceptor(
-                        new NoExpectContinue()))
+        return S3Client.builder()
+                .endpointOverride(URI.create(endpoint()))
+                .region(Region.of(REGION))
+                .credentialsProvider(credentials())
+                .httpClient(UrlConnectionHttpClient.create())
+                .serviceConfiguration(
+                        S3Configuration.builder().pathStyleAccessEnabled(true).build())
+                .overrideConfiguration(o -> o.addExecutionInterceptor(new NoExpectContinue()))
                 .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
-                .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED).build();
+                .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
+                .build();
     }
 
     public static S3Presigner presigner() {
-        return S3Presigner.builder().endpointOverride(URI.create(endpoint())).region(Region.of(REGION))
+        return S3Presigner.builder()
+                .endpointOverride(URI.create(endpoint()))
+                .region(Region.of(REGION))
                 .credentialsProvider(credentials())
-                .serviceConfiguration(S3Configuration.builder().pathStyleAccessEnabled(true).build()).build();
+                .serviceConfiguration(
+                        S3Configuration.builder().pathStyleAccessEnabled(true).build())
+                .build();
     }
 
     /** Creates a fresh bucket and returns its name. */
@@ -86,10 +94,19 @@ public final class TestS3 {
      * nothing else (the checksum behaviour is the application's default, as in production).
      */
     public static Map<String, String> quarkusConfig() {
-        return Map.of("quarkus.s3.endpoint-override", endpoint(), "quarkus.s3.path-style-access", "true",
-                "quarkus.s3.aws.region", REGION, "quarkus.s3.aws.credentials.type", "static",
-                "quarkus.s3.aws.credentials.static-provider.access-key-id", ACCESS_KEY,
-                "quarkus.s3.aws.credentials.static-provider.secret-access-key", SECRET_KEY);
+        return Map.of(
+                "quarkus.s3.endpoint-override",
+                endpoint(),
+                "quarkus.s3.path-style-access",
+                "true",
+                "quarkus.s3.aws.region",
+                REGION,
+                "quarkus.s3.aws.credentials.type",
+                "static",
+                "quarkus.s3.aws.credentials.static-provider.access-key-id",
+                ACCESS_KEY,
+                "quarkus.s3.aws.credentials.static-provider.secret-access-key",
+                SECRET_KEY);
     }
 
     private static StaticCredentialsProvider credentials() {
@@ -110,18 +127,24 @@ public final class TestS3 {
             Path dir = Files.createTempDirectory("s3proxy");
             Path conf = dir.resolve("s3proxy.conf");
             String url = "http://127.0.0.1:" + port;
-            Files.writeString(conf, String.join("\n",
-                    "s3proxy.endpoint=" + url,
-                    "s3proxy.authorization=aws-v2-or-v4",
-                    "s3proxy.identity=" + ACCESS_KEY,
-                    "s3proxy.credential=" + SECRET_KEY,
-                    "jclouds.provider=transient",
-                    "jclouds.identity=" + ACCESS_KEY,
-                    "jclouds.credential=" + SECRET_KEY, ""));
+            Files.writeString(
+                    conf,
+                    String.join(
+                            "\n",
+                            "s3proxy.endpoint=" + url,
+                            "s3proxy.authorization=aws-v2-or-v4",
+                            "s3proxy.identity=" + ACCESS_KEY,
+                            "s3proxy.credential=" + SECRET_KEY,
+                            "jclouds.provider=transient",
+                            "jclouds.identity=" + ACCESS_KEY,
+                            "jclouds.credential=" + SECRET_KEY,
+                            ""));
             Path log = dir.resolve("s3proxy.log");
             Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
             Process p = new ProcessBuilder(javaBin.toString(), "-Xmx256m", "-jar", jar, "--properties", conf.toString())
-                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile())
+                    .start();
             Runtime.getRuntime().addShutdownHook(new Thread(p::destroy));
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             while (System.nanoTime() < deadline) {
@@ -145,7 +168,8 @@ public final class TestS3 {
 
     private static boolean responds(String url) {
         try {
-            HttpURLConnection c = (HttpURLConnection) URI.create(url + "/").toURL().openConnection();
+            HttpURLConnection c =
+                    (HttpURLConnection) URI.create(url + "/").toURL().openConnection();
             c.setConnectTimeout(500);
             c.setReadTimeout(1000);
             int status = c.getResponseCode();

@@ -56,7 +56,9 @@ public final class TestWebhook implements AutoCloseable {
         server.setExecutor(Executors.newCachedThreadPool());
         server.createContext("/", exchange -> {
             byte[] in = exchange.getRequestBody().readAllBytes();
-            Received r = new Received(exchange.getRequestURI().getPath(), new String(in, StandardCharsets.UTF_8),
+            Received r = new Received(
+                    exchange.getRequestURI().getPath(),
+                    new String(in, StandardCharsets.UTF_8),
                     Map.copyOf(exchange.getRequestHeaders()));
             received.add(r);
             Answer a = queued.poll();
@@ -111,7 +113,9 @@ public final class TestWebhook implements AutoCloseable {
         String v1 = signature.substring(signature.indexOf("v1=") + 3);
         Mac mac = Mac.getInstance("HmacSHA256");
         mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
-        return HexFormat.of().formatHex(mac.doFinal((t + "." + body).getBytes(StandardCharsets.UTF_8))).equals(v1);
+        return HexFormat.of()
+                .formatHex(mac.doFinal((t + "." + body).getBytes(StandardCharsets.UTF_8)))
+                .equals(v1);
     }
 
     @Override

@@ -50,15 +50,26 @@ public final class ThrowawayPostgres implements AutoCloseable {
         boolean root = "root".equals(System.getProperty("user.name"));
         Path dir = Files.createTempDirectory("syncular-throwaway-pg-");
         if (root) {
-            UserPrincipal postgres = dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("postgres");
+            UserPrincipal postgres =
+                    dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("postgres");
             Files.setOwner(dir, postgres);
             Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
         }
         ThrowawayPostgres pg = new ThrowawayPostgres(binDir(), dir, freePort(), root);
-        pg.run(List.of(pg.bin.resolve("initdb").toString(), "-D", pg.data.toString(), "-U", "postgres", "--auth=trust",
-                "-E", "UTF8", "--no-sync"));
-        Files.writeString(pg.data.resolve("postgresql.auto.conf"), "listen_addresses = '127.0.0.1'\nport = " + pg.port
-                + "\nunix_socket_directories = '" + dir + "'\nfsync = off\nmax_connections = 200\n");
+        pg.run(List.of(
+                pg.bin.resolve("initdb").toString(),
+                "-D",
+                pg.data.toString(),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync"));
+        Files.writeString(
+                pg.data.resolve("postgresql.auto.conf"),
+                "listen_addresses = '127.0.0.1'\nport = " + pg.port + "\nunix_socket_directories = '" + dir
+                        + "'\nfsync = off\nmax_connections = 200\n");
         pg.pgCtl("start");
         pg.createRoleAndDatabase();
         return pg;
@@ -85,10 +96,13 @@ public final class ThrowawayPostgres implements AutoCloseable {
 
     /** A pool on the test database, as the test role. */
     public Pool pool(Vertx vertx, int maxSize) {
-        PgConnectOptions options = PgConnectOptions.fromUri(url())
-                .setUser(TestPostgres.user()).setPassword(TestPostgres.password());
-        return PgBuilder.pool().with(new PoolOptions().setMaxSize(maxSize))
-                .connectingTo(options).using(vertx).build();
+        PgConnectOptions options =
+                PgConnectOptions.fromUri(url()).setUser(TestPostgres.user()).setPassword(TestPostgres.password());
+        return PgBuilder.pool()
+                .with(new PoolOptions().setMaxSize(maxSize))
+                .connectingTo(options)
+                .using(vertx)
+                .build();
     }
 
     @Override
@@ -104,17 +118,40 @@ public final class ThrowawayPostgres implements AutoCloseable {
     }
 
     private void pgCtl(String action) throws IOException, InterruptedException {
-        run(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-l", dir.resolve("server.log").toString(),
-                "-w", "-t", "60", action));
+        run(List.of(
+                bin.resolve("pg_ctl").toString(),
+                "-D",
+                data.toString(),
+                "-l",
+                dir.resolve("server.log").toString(),
+                "-w",
+                "-t",
+                "60",
+                action));
     }
 
     private void createRoleAndDatabase() throws IOException, InterruptedException {
         String psql = bin.resolve("psql").toString();
         String role = TestPostgres.user().replace("\"", "\"\"");
-        run(List.of(psql, "-h", "127.0.0.1", "-p", Integer.toString(port), "-U", "postgres", "-d", "postgres", "-X", "-q",
-                "-v", "ON_ERROR_STOP=1",
-                "-c", "CREATE ROLE \"" + role + "\" LOGIN PASSWORD '" + TestPostgres.password().replace("'", "''") + "'",
-                "-c", "CREATE DATABASE " + DATABASE + " OWNER \"" + role + "\""));
+        run(List.of(
+                psql,
+                "-h",
+                "127.0.0.1",
+                "-p",
+                Integer.toString(port),
+                "-U",
+                "postgres",
+                "-d",
+                "postgres",
+                "-X",
+                "-q",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                "CREATE ROLE \"" + role + "\" LOGIN PASSWORD '"
+                        + TestPostgres.password().replace("'", "''") + "'",
+                "-c",
+                "CREATE DATABASE " + DATABASE + " OWNER \"" + role + "\""));
     }
 
     private void run(List<String> command) throws IOException, InterruptedException {
@@ -125,7 +162,10 @@ public final class ThrowawayPostgres implements AutoCloseable {
         cmd.addAll(command);
         Path out = Files.createTempFile("syncular-pg-cmd-", ".log");
         try {
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+            Process p = new ProcessBuilder(cmd)
+                    .redirectErrorStream(true)
+                    .redirectOutput(out.toFile())
+                    .start();
             if (!p.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)) {
                 p.destroyForcibly();
                 throw new IllegalStateException("timed out: " + cmd);
@@ -144,7 +184,9 @@ public final class ThrowawayPostgres implements AutoCloseable {
             return Path.of(configured.trim());
         }
         try {
-            Process p = new ProcessBuilder("pg_config", "--bindir").redirectErrorStream(true).start();
+            Process p = new ProcessBuilder("pg_config", "--bindir")
+                    .redirectErrorStream(true)
+                    .start();
             String out = new String(p.getInputStream().readAllBytes()).trim();
             if (p.waitFor() == 0 && Files.isExecutable(Path.of(out, "initdb"))) {
                 return Path.of(out);
@@ -155,8 +197,10 @@ public final class ThrowawayPostgres implements AutoCloseable {
         Path debian = Path.of("/usr/lib/postgresql");
         if (Files.isDirectory(debian)) {
             try (Stream<Path> versions = Files.list(debian)) {
-                Path newest = versions.filter(v -> Files.isExecutable(v.resolve("bin").resolve("initdb")))
-                        .max(Comparator.comparingInt(v -> Integer.parseInt(v.getFileName().toString().replaceAll("\\D", "0"))))
+                Path newest = versions.filter(
+                                v -> Files.isExecutable(v.resolve("bin").resolve("initdb")))
+                        .max(Comparator.comparingInt(
+                                v -> Integer.parseInt(v.getFileName().toString().replaceAll("\\D", "0"))))
                         .orElse(null);
                 if (newest != null) {
                     return newest.resolve("bin");

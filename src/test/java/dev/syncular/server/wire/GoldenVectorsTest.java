@@ -68,7 +68,8 @@ class GoldenVectorsTest {
     }
 
     private static void sameRendering(JsonNode expected, JsonNode actual) {
-        assertTrue(Renderings.sameJson(expected, actual),
+        assertTrue(
+                Renderings.sameJson(expected, actual),
                 () -> "rendering differs\nexpected: " + expected + "\nactual:   " + actual);
     }
 
@@ -86,13 +87,17 @@ class GoldenVectorsTest {
         for (JsonNode c : manifest.get("cases")) {
             tests.add(dynamicTest("segment/" + c.get("name").asText(), () -> {
                 byte[] bin = bytes(V3.resolve("segment").resolve(c.get("bin").asText()));
-                JsonNode json = Renderings.read(V3.resolve("segment").resolve(c.get("json").asText()));
+                JsonNode json = Renderings.read(
+                        V3.resolve("segment").resolve(c.get("json").asText()));
                 RowsSegment decoded = RowsSegment.decode(bin);
                 sameRendering(json, DebugJson.render(decoded));
                 assertArrayEquals(bin, decoded.encode(), "re-encode");
                 // Built from the rendering, the value renders the same (json column text is not
                 // recoverable from a rendering, so bytes may differ in insignificant whitespace only).
-                sameRendering(json, DebugJson.render(RowsSegment.decode(Renderings.segment(json).encode())));
+                sameRendering(
+                        json,
+                        DebugJson.render(
+                                RowsSegment.decode(Renderings.segment(json).encode())));
                 // Streaming: the block-by-block reader sees the same rows with any prefix of the bytes.
                 RowsSegmentReader reader = new RowsSegmentReader(new WireReader(bin));
                 int rows = 0;
@@ -132,7 +137,8 @@ class GoldenVectorsTest {
         for (JsonNode c : manifest.get("cases")) {
             String name = c.get("name").asText();
             tests.add(dynamicTest(kind + "/" + name, () -> {
-                JsonNode json = Renderings.read(V3.resolve(kind).resolve(c.get("json").asText()));
+                JsonNode json =
+                        Renderings.read(V3.resolve(kind).resolve(c.get("json").asText()));
                 Message built = Renderings.message(json);
                 byte[] bin = built.encode();
                 Message decoded = MessageDecoder.decode(bin);
@@ -169,7 +175,8 @@ class GoldenVectorsTest {
 
     private static void compareWithLegacy(String kind, JsonNode c, JsonNode v3Json, Message v3, byte[] v3Bin) {
         Path legacyBin = LEGACY.resolve(kind).resolve(c.get("bin").asText());
-        JsonNode legacyJson = Renderings.read(LEGACY.resolve(kind).resolve(c.get("json").asText()));
+        JsonNode legacyJson =
+                Renderings.read(LEGACY.resolve(kind).resolve(c.get("json").asText()));
         byte[] legacy = bytes(legacyBin);
         int legacyVersion = (legacy[4] & 0xff) | (legacy[5] & 0xff) << 8;
         assertEquals(legacyVersion, legacyJson.get("wireVersion").asInt());
@@ -211,7 +218,10 @@ class GoldenVectorsTest {
         int p = 8;
         while (true) {
             int type = msg[p] & 0xff;
-            int len = (msg[p + 1] & 0xff) | (msg[p + 2] & 0xff) << 8 | (msg[p + 3] & 0xff) << 16 | (msg[p + 4] & 0xff) << 24;
+            int len = (msg[p + 1] & 0xff)
+                    | (msg[p + 2] & 0xff) << 8
+                    | (msg[p + 3] & 0xff) << 16
+                    | (msg[p + 4] & 0xff) << 24;
             if (type == 0) {
                 return out;
             }
@@ -225,13 +235,18 @@ class GoldenVectorsTest {
     @TestFactory
     Stream<DynamicTest> pushVectors() {
         JsonNode manifest = Renderings.read(V3.resolve("push/manifest.json"));
-        RowLayout layout = Renderings.columns(manifest.get("columns"), manifest.get("primaryKey").asText());
+        RowLayout layout = Renderings.columns(
+                manifest.get("columns"), manifest.get("primaryKey").asText());
         SparseRowCodec codec = new SparseRowCodec(layout);
         List<DynamicTest> tests = new ArrayList<>();
         for (JsonNode c : manifest.get("cases")) {
             tests.add(dynamicTest("push/" + c.get("name").asText(), () -> {
-                JsonNode json = Renderings.read(V3.resolve("push").resolve(c.get("json").asText()));
-                assertEquals(layout, Renderings.columns(json.get("columns"), manifest.get("primaryKey").asText()));
+                JsonNode json =
+                        Renderings.read(V3.resolve("push").resolve(c.get("json").asText()));
+                assertEquals(
+                        layout,
+                        Renderings.columns(
+                                json.get("columns"), manifest.get("primaryKey").asText()));
                 byte[] bin = codec.encode(Renderings.sparseRow(layout, json.get("values")));
                 SparseRow decoded = codec.decode(bin);
                 sameRendering(json, DebugJson.render(layout, decoded));
@@ -268,44 +283,50 @@ class GoldenVectorsTest {
     // ---------------------------------------------------------------- v3 invalid messages
 
     private static final Map<String, Supplier<byte[]>> INVALID = Map.of(
-            "request/truncated-no-end", () -> {
-                byte[] ok = v3("request/pull-minimal.json");
-                return Arrays.copyOf(ok, ok.length - 5);
-            },
-            "request/bad-magic", () -> {
-                byte[] b = v3("request/pull-minimal.json");
-                b[3] = '1';
-                return b;
-            },
-            "request/unsupported-wire-version", () -> {
-                byte[] b = v3("request/pull-minimal.json");
-                b[4] = (byte) (999 & 0xff);
-                b[5] = (byte) (999 >> 8);
-                return b;
-            },
-            "request/nonzero-flags", () -> {
-                byte[] b = v3("request/pull-minimal.json");
-                b[7] = 1;
-                return b;
-            },
-            "request/overlong-frame-length", () -> {
-                byte[] b = v3("request/pull-minimal.json");
-                int headerLen = b[9] & 0xff; // REQ_HEADER length (small)
-                int pull = 8 + 5 + headerLen; // PULL_HEADER frame header
-                b[pull + 1] = (byte) 0xff;
-                b[pull + 2] = (byte) 0xff;
-                return b;
-            },
+            "request/truncated-no-end",
+                    () -> {
+                        byte[] ok = v3("request/pull-minimal.json");
+                        return Arrays.copyOf(ok, ok.length - 5);
+                    },
+            "request/bad-magic",
+                    () -> {
+                        byte[] b = v3("request/pull-minimal.json");
+                        b[3] = '1';
+                        return b;
+                    },
+            "request/unsupported-wire-version",
+                    () -> {
+                        byte[] b = v3("request/pull-minimal.json");
+                        b[4] = (byte) (999 & 0xff);
+                        b[5] = (byte) (999 >> 8);
+                        return b;
+                    },
+            "request/nonzero-flags",
+                    () -> {
+                        byte[] b = v3("request/pull-minimal.json");
+                        b[7] = 1;
+                        return b;
+                    },
+            "request/overlong-frame-length",
+                    () -> {
+                        byte[] b = v3("request/pull-minimal.json");
+                        int headerLen = b[9] & 0xff; // REQ_HEADER length (small)
+                        int pull = 8 + 5 + headerLen; // PULL_HEADER frame header
+                        b[pull + 1] = (byte) 0xff;
+                        b[pull + 2] = (byte) 0xff;
+                        return b;
+                    },
             "request/op-enum-out-of-range", () -> pushWithOperation(3, true),
             "request/upsert-without-payload", () -> pushWithOperation(1, false),
-            "response/bool-byte-out-of-range", () -> {
-                byte[] b = v3("response/pull-empty.json");
-                // pull-empty: RESP_HEADER, SUB_START, SUB_END; bootstrap is SUB_START's last payload byte.
-                List<byte[]> frames = rawFrames(b);
-                int subStartEnd = 8 + frames.get(0).length + frames.get(1).length;
-                b[subStartEnd - 1] = 0x02;
-                return b;
-            });
+            "response/bool-byte-out-of-range",
+                    () -> {
+                        byte[] b = v3("response/pull-empty.json");
+                        // pull-empty: RESP_HEADER, SUB_START, SUB_END; bootstrap is SUB_START's last payload byte.
+                        List<byte[]> frames = rawFrames(b);
+                        int subStartEnd = 8 + frames.get(0).length + frames.get(1).length;
+                        b[subStartEnd - 1] = 0x02;
+                        return b;
+                    });
 
     private static byte[] v3(String rendering) {
         return Renderings.message(Renderings.read(V3.resolve(rendering))).encode();
@@ -337,11 +358,17 @@ class GoldenVectorsTest {
      */
     @TestFactory
     Stream<DynamicTest> rowPayloadsInsideMessages() {
-        RowLayout notes = withPk(RowsSegment.decode(bytes(V3.resolve("segment/rows-two-blocks.bin"))).columns());
-        RowLayout docs = withPk(RowsSegment.decode(bytes(V3.resolve("segment/crdt-column.bin"))).columns());
+        RowLayout notes = withPk(RowsSegment.decode(bytes(V3.resolve("segment/rows-two-blocks.bin")))
+                .columns());
+        RowLayout docs = withPk(
+                RowsSegment.decode(bytes(V3.resolve("segment/crdt-column.bin"))).columns());
         List<DynamicTest> tests = new ArrayList<>();
-        for (String name : List.of("response/commits-incremental", "response/commit-crdt-merge",
-                "response/push-conflict", "request/push-multi-commit", "request/combined")) {
+        for (String name : List.of(
+                "response/commits-incremental",
+                "response/commit-crdt-merge",
+                "response/push-conflict",
+                "request/push-multi-commit",
+                "request/combined")) {
             tests.add(dynamicTest(name + " rows", () -> {
                 Message m = Renderings.message(Renderings.read(V3.resolve(name + ".json")));
                 int rows = 0;
@@ -349,7 +376,8 @@ class GoldenVectorsTest {
                     if (f instanceof CommitFrame c) {
                         for (Change ch : c.changes()) {
                             if (ch.row() != null) {
-                                RowCodec codec = new RowCodec(c.tables().get(ch.tableIndex()).equals("docs") ? docs : notes);
+                                RowCodec codec = new RowCodec(
+                                        c.tables().get(ch.tableIndex()).equals("docs") ? docs : notes);
                                 Object[] row = codec.decode(ch.row());
                                 assertEquals(ch.rowId(), row[0]);
                                 assertArrayEquals(ch.row(), codec.encode(row));
@@ -360,7 +388,8 @@ class GoldenVectorsTest {
                         for (OpResult res : r.results()) {
                             if (res instanceof OpResult.Conflict conflict) {
                                 RowCodec codec = new RowCodec(notes);
-                                assertArrayEquals(conflict.serverRow(), codec.encode(codec.decode(conflict.serverRow())));
+                                assertArrayEquals(
+                                        conflict.serverRow(), codec.encode(codec.decode(conflict.serverRow())));
                                 rows++;
                             }
                         }

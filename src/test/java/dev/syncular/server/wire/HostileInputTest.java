@@ -53,8 +53,7 @@ class HostileInputTest {
         byte[] apply(byte[] in);
     }
 
-    private record Seed(String name, byte[] bytes, RoundTrip codec, boolean message) {
-    }
+    private record Seed(String name, byte[] bytes, RoundTrip codec, boolean message) {}
 
     private static final class Tally {
         long mutations;
@@ -93,15 +92,19 @@ class HostileInputTest {
             mutate(s, rnd, tally);
         }
         for (Seed s : seeds) {
-            perKind[s.name.startsWith("request") || s.name.startsWith("response") ? 0
-                    : s.name.startsWith("segment") ? 1 : s.name.startsWith("push") ? 2 : 3]++;
+            perKind[
+                    s.name.startsWith("request") || s.name.startsWith("response")
+                            ? 0
+                            : s.name.startsWith("segment") ? 1 : s.name.startsWith("push") ? 2 : 3]++;
         }
         long ms = (System.nanoTime() - t0) / 1_000_000;
-        System.out.printf("hostile input: seed=0x%x, %d seeds (%d messages, %d segments, %d sparse rows, %d full rows)%n",
+        System.out.printf(
+                "hostile input: seed=0x%x, %d seeds (%d messages, %d segments, %d sparse rows, %d full rows)%n",
                 SEED, seeds.size(), perKind[0], perKind[1], perKind[2], perKind[3]);
-        System.out.printf("hostile input: %d mutations, %d rejected (%d of them sync.empty_commit), %d accepted"
-                + " (canonical), %d streamed in random chunkings, %d ms%n", tally.mutations, tally.rejected,
-                tally.emptyCommit, tally.accepted, tally.streamed, ms);
+        System.out.printf(
+                "hostile input: %d mutations, %d rejected (%d of them sync.empty_commit), %d accepted"
+                        + " (canonical), %d streamed in random chunkings, %d ms%n",
+                tally.mutations, tally.rejected, tally.emptyCommit, tally.accepted, tally.streamed, ms);
         if (!tally.failures.isEmpty()) {
             fail("hostile input: " + tally.failures.size() + " failure(s):\n" + String.join("\n", tally.failures));
         }
@@ -224,8 +227,13 @@ class HostileInputTest {
                 String id = r.str();
                 WireWriter payload = new WireWriter().str(id).u32(0);
                 List<byte[]> empty = new ArrayList<>(frames);
-                empty.set(i, new WireWriter().u8(FrameType.PUSH_COMMIT).u32(payload.size()).raw(payload.toByteArray())
-                        .toByteArray());
+                empty.set(
+                        i,
+                        new WireWriter()
+                                .u8(FrameType.PUSH_COMMIT)
+                                .u32(payload.size())
+                                .raw(payload.toByteArray())
+                                .toByteArray());
                 check(s, join(head, empty), "emptyPushCommit" + i, rnd, t);
             }
         }
@@ -289,8 +297,7 @@ class HostileInputTest {
         }
     }
 
-    private record Outcome(byte[] bytes, WireException error, Throwable other) {
-    }
+    private record Outcome(byte[] bytes, WireException error, Throwable other) {}
 
     private static Outcome run(Supplier<byte[]> f) {
         try {
@@ -347,31 +354,41 @@ class HostileInputTest {
         for (String kind : List.of("request", "response")) {
             JsonNode manifest = Renderings.read(V3.resolve(kind).resolve("manifest.json"));
             for (JsonNode c : manifest.get("cases")) {
-                Message m = Renderings.message(Renderings.read(V3.resolve(kind).resolve(c.get("json").asText())));
+                Message m = Renderings.message(
+                        Renderings.read(V3.resolve(kind).resolve(c.get("json").asText())));
                 messages.add(m);
                 seeds.add(new Seed(kind + "/" + c.get("name").asText(), m.encode(), messageCodec, true));
             }
         }
         JsonNode segManifest = Renderings.read(V3.resolve("segment/manifest.json"));
         for (JsonNode c : segManifest.get("cases")) {
-            seeds.add(new Seed("segment/" + c.get("name").asText(),
-                    bytes(V3.resolve("segment").resolve(c.get("bin").asText())), in -> RowsSegment.decode(in).encode(),
+            seeds.add(new Seed(
+                    "segment/" + c.get("name").asText(),
+                    bytes(V3.resolve("segment").resolve(c.get("bin").asText())),
+                    in -> RowsSegment.decode(in).encode(),
                     false));
         }
         JsonNode pushManifest = Renderings.read(V3.resolve("push/manifest.json"));
-        RowLayout pushLayout = Renderings.columns(pushManifest.get("columns"), pushManifest.get("primaryKey").asText());
+        RowLayout pushLayout = Renderings.columns(
+                pushManifest.get("columns"), pushManifest.get("primaryKey").asText());
         SparseRowCodec sparse = new SparseRowCodec(pushLayout);
         RoundTrip sparseCodec = in -> sparse.encode(sparse.decode(in));
         for (JsonNode c : pushManifest.get("cases")) {
-            JsonNode json = Renderings.read(V3.resolve("push").resolve(c.get("json").asText()));
-            seeds.add(new Seed("push/" + c.get("name").asText(),
-                    sparse.encode(Renderings.sparseRow(pushLayout, json.get("values"))), sparseCodec, false));
+            JsonNode json =
+                    Renderings.read(V3.resolve("push").resolve(c.get("json").asText()));
+            seeds.add(new Seed(
+                    "push/" + c.get("name").asText(),
+                    sparse.encode(Renderings.sparseRow(pushLayout, json.get("values"))),
+                    sparseCodec,
+                    false));
         }
         // Row payloads inside the messages: COMMIT change rows and conflict serverRows (full-row codec, with
         // the segment vectors' column tables as GoldenVectorsTest.rowPayloadsInsideMessages uses them), and
         // PUSH_COMMIT sparse payloads.
-        RowLayout notes = withPk(RowsSegment.decode(bytes(V3.resolve("segment/rows-two-blocks.bin"))).columns());
-        RowLayout docs = withPk(RowsSegment.decode(bytes(V3.resolve("segment/crdt-column.bin"))).columns());
+        RowLayout notes = withPk(RowsSegment.decode(bytes(V3.resolve("segment/rows-two-blocks.bin")))
+                .columns());
+        RowLayout docs = withPk(
+                RowsSegment.decode(bytes(V3.resolve("segment/crdt-column.bin"))).columns());
         RowCodec notesCodec = new RowCodec(notes);
         RowCodec docsCodec = new RowCodec(docs);
         SparseRowCodec notesSparse = new SparseRowCodec(notes);
@@ -385,8 +402,11 @@ class HostileInputTest {
                     for (Change ch : c.changes()) {
                         if (ch.row() != null) {
                             boolean isDocs = c.tables().get(ch.tableIndex()).equals("docs");
-                            seeds.add(new Seed("row/commit#" + row++ + (isDocs ? "(docs)" : "(notes)"), ch.row(),
-                                    isDocs ? docsRows : notesRows, false));
+                            seeds.add(new Seed(
+                                    "row/commit#" + row++ + (isDocs ? "(docs)" : "(notes)"),
+                                    ch.row(),
+                                    isDocs ? docsRows : notesRows,
+                                    false));
                         }
                     }
                 } else if (f instanceof PushResult r) {
@@ -414,8 +434,7 @@ class HostileInputTest {
 
     // ---------------------------------------------------------------- allocation bound
 
-    private static final ThreadMXBean THREADS =
-            (ThreadMXBean) ManagementFactory.getThreadMXBean();
+    private static final ThreadMXBean THREADS = (ThreadMXBean) ManagementFactory.getThreadMXBean();
 
     private static long allocated() {
         return THREADS.getThreadAllocatedBytes(Thread.currentThread().getId());
@@ -425,7 +444,8 @@ class HostileInputTest {
 
     @Test
     void hugeLengthPrefixesFailFastWithoutAllocating() {
-        assertTrue(THREADS.isThreadAllocatedMemorySupported() && THREADS.isThreadAllocatedMemoryEnabled(),
+        assertTrue(
+                THREADS.isThreadAllocatedMemorySupported() && THREADS.isThreadAllocatedMemoryEnabled(),
                 "per-thread allocation accounting unavailable");
         // The probe works: a 4 MiB allocation is visible.
         long before = allocated();
@@ -437,46 +457,173 @@ class HostileInputTest {
         int[] claims = {0x7fffffff, 0xffffffff, 0x80000000};
         for (int claim : claims) {
             String c = String.format("0x%08x", claim);
-            cases.put("frame length " + c, () -> message(FrameType.MSG_REQUEST,
-                    raw(FrameType.REQ_HEADER, claim, new byte[] {1, 2, 3, 4, 5, 6, 7, 8})));
-            cases.put("unknown frame length " + c, () -> message(FrameType.MSG_RESPONSE,
-                    MessageEncoder.encodeFrame(new RespHeader(null, null, "e", false)), raw(0x7e, claim, new byte[16])));
-            cases.put("REQ_HEADER clientId str " + c, () -> message(FrameType.MSG_REQUEST,
-                    frame(FrameType.REQ_HEADER, new WireWriter().i32(claim).raw(new byte[9]))));
-            cases.put("PUSH_COMMIT operations list " + c, () -> request(
-                    frame(FrameType.PUSH_COMMIT, new WireWriter().str("c1").i32(claim).raw(new byte[24]))));
-            cases.put("PUSH_COMMIT payload bytes " + c, () -> request(frame(FrameType.PUSH_COMMIT,
-                    new WireWriter().str("c1").u32(1).str("notes").str("r1").u8(1).u8(0).u8(1).i32(claim).raw(new byte[6]))));
-            cases.put("SUBSCRIPTION scope map " + c, () -> request(MessageEncoder.encodeFrame(
-                    new PullHeader(10, 10, 1, 1)), frame(FrameType.SUBSCRIPTION,
-                    new WireWriter().str("s1").str("notes").i32(claim).raw(new byte[32]))));
-            cases.put("SUBSCRIPTION scope value list " + c, () -> request(MessageEncoder.encodeFrame(
-                    new PullHeader(10, 10, 1, 1)), frame(FrameType.SUBSCRIPTION,
-                    new WireWriter().str("s1").str("notes").u32(1).str("project").i32(claim).raw(new byte[32]))));
-            cases.put("COMMIT tables list " + c, () -> responseInSub(frame(FrameType.COMMIT,
-                    new WireWriter().i64(5).i64(1).str("a").i32(claim).raw(new byte[40]))));
-            cases.put("COMMIT changes list " + c, () -> responseInSub(frame(FrameType.COMMIT,
-                    new WireWriter().i64(5).i64(1).str("a").u32(1).str("notes").i32(claim).raw(new byte[40]))));
-            cases.put("COMMIT change row bytes " + c, () -> responseInSub(frame(FrameType.COMMIT,
-                    new WireWriter().i64(5).i64(1).str("a").u32(1).str("notes").u32(1).u16(0).str("r1").u8(1)
-                            .u8(1).i64(3).u32(0).u8(1).i32(claim).raw(new byte[8]))));
-            cases.put("PUSH_RESULT results list " + c, () -> message(FrameType.MSG_RESPONSE,
-                    MessageEncoder.encodeFrame(new RespHeader(null, null, "e", false)), frame(FrameType.PUSH_RESULT,
-                            new WireWriter().str("c1").u8(1).u8(1).i64(4).i32(claim).raw(new byte[16]))));
-            cases.put("SEGMENT_INLINE table str " + c, () -> responseInSub(frame(FrameType.SEGMENT_INLINE,
-                    segmentHead().i32(claim).raw(new byte[16]))));
-            cases.put("SEGMENT_INLINE block rowCount " + c, () -> responseInSub(frame(FrameType.SEGMENT_INLINE,
-                    segmentHead().str("notes").i32(1).u16(1).str("id").u8(1).u8(0).i32(claim).u32(16)
-                            .raw(new byte[16]))));
-            cases.put("SEGMENT_INLINE block byteLength " + c, () -> responseInSub(frame(FrameType.SEGMENT_INLINE,
-                    segmentHead().str("notes").i32(1).u16(1).str("id").u8(1).u8(0).u32(1).i32(claim)
-                            .raw(new byte[16]))));
-            cases.put("SEGMENT_INLINE row str " + c, () -> responseInSub(frame(FrameType.SEGMENT_INLINE,
-                    segmentHead().str("notes").i32(1).u16(1).str("id").u8(1).u8(0).u32(1).u32(13).i64(1).u8(0)
-                            .i32(claim).u32(0))));
+            cases.put(
+                    "frame length " + c,
+                    () -> message(
+                            FrameType.MSG_REQUEST,
+                            raw(FrameType.REQ_HEADER, claim, new byte[] {1, 2, 3, 4, 5, 6, 7, 8})));
+            cases.put(
+                    "unknown frame length " + c,
+                    () -> message(
+                            FrameType.MSG_RESPONSE,
+                            MessageEncoder.encodeFrame(new RespHeader(null, null, "e", false)),
+                            raw(0x7e, claim, new byte[16])));
+            cases.put(
+                    "REQ_HEADER clientId str " + c,
+                    () -> message(
+                            FrameType.MSG_REQUEST,
+                            frame(
+                                    FrameType.REQ_HEADER,
+                                    new WireWriter().i32(claim).raw(new byte[9]))));
+            cases.put(
+                    "PUSH_COMMIT operations list " + c,
+                    () -> request(frame(
+                            FrameType.PUSH_COMMIT,
+                            new WireWriter().str("c1").i32(claim).raw(new byte[24]))));
+            cases.put(
+                    "PUSH_COMMIT payload bytes " + c,
+                    () -> request(frame(
+                            FrameType.PUSH_COMMIT,
+                            new WireWriter()
+                                    .str("c1")
+                                    .u32(1)
+                                    .str("notes")
+                                    .str("r1")
+                                    .u8(1)
+                                    .u8(0)
+                                    .u8(1)
+                                    .i32(claim)
+                                    .raw(new byte[6]))));
+            cases.put(
+                    "SUBSCRIPTION scope map " + c,
+                    () -> request(
+                            MessageEncoder.encodeFrame(new PullHeader(10, 10, 1, 1)),
+                            frame(
+                                    FrameType.SUBSCRIPTION,
+                                    new WireWriter()
+                                            .str("s1")
+                                            .str("notes")
+                                            .i32(claim)
+                                            .raw(new byte[32]))));
+            cases.put(
+                    "SUBSCRIPTION scope value list " + c,
+                    () -> request(
+                            MessageEncoder.encodeFrame(new PullHeader(10, 10, 1, 1)),
+                            frame(
+                                    FrameType.SUBSCRIPTION,
+                                    new WireWriter()
+                                            .str("s1")
+                                            .str("notes")
+                                            .u32(1)
+                                            .str("project")
+                                            .i32(claim)
+                                            .raw(new byte[32]))));
+            cases.put(
+                    "COMMIT tables list " + c,
+                    () -> responseInSub(frame(
+                            FrameType.COMMIT,
+                            new WireWriter().i64(5).i64(1).str("a").i32(claim).raw(new byte[40]))));
+            cases.put(
+                    "COMMIT changes list " + c,
+                    () -> responseInSub(frame(
+                            FrameType.COMMIT,
+                            new WireWriter()
+                                    .i64(5)
+                                    .i64(1)
+                                    .str("a")
+                                    .u32(1)
+                                    .str("notes")
+                                    .i32(claim)
+                                    .raw(new byte[40]))));
+            cases.put(
+                    "COMMIT change row bytes " + c,
+                    () -> responseInSub(frame(
+                            FrameType.COMMIT,
+                            new WireWriter()
+                                    .i64(5)
+                                    .i64(1)
+                                    .str("a")
+                                    .u32(1)
+                                    .str("notes")
+                                    .u32(1)
+                                    .u16(0)
+                                    .str("r1")
+                                    .u8(1)
+                                    .u8(1)
+                                    .i64(3)
+                                    .u32(0)
+                                    .u8(1)
+                                    .i32(claim)
+                                    .raw(new byte[8]))));
+            cases.put(
+                    "PUSH_RESULT results list " + c,
+                    () -> message(
+                            FrameType.MSG_RESPONSE,
+                            MessageEncoder.encodeFrame(new RespHeader(null, null, "e", false)),
+                            frame(
+                                    FrameType.PUSH_RESULT,
+                                    new WireWriter()
+                                            .str("c1")
+                                            .u8(1)
+                                            .u8(1)
+                                            .i64(4)
+                                            .i32(claim)
+                                            .raw(new byte[16]))));
+            cases.put(
+                    "SEGMENT_INLINE table str " + c,
+                    () -> responseInSub(frame(
+                            FrameType.SEGMENT_INLINE, segmentHead().i32(claim).raw(new byte[16]))));
+            cases.put(
+                    "SEGMENT_INLINE block rowCount " + c,
+                    () -> responseInSub(frame(
+                            FrameType.SEGMENT_INLINE,
+                            segmentHead()
+                                    .str("notes")
+                                    .i32(1)
+                                    .u16(1)
+                                    .str("id")
+                                    .u8(1)
+                                    .u8(0)
+                                    .i32(claim)
+                                    .u32(16)
+                                    .raw(new byte[16]))));
+            cases.put(
+                    "SEGMENT_INLINE block byteLength " + c,
+                    () -> responseInSub(frame(
+                            FrameType.SEGMENT_INLINE,
+                            segmentHead()
+                                    .str("notes")
+                                    .i32(1)
+                                    .u16(1)
+                                    .str("id")
+                                    .u8(1)
+                                    .u8(0)
+                                    .u32(1)
+                                    .i32(claim)
+                                    .raw(new byte[16]))));
+            cases.put(
+                    "SEGMENT_INLINE row str " + c,
+                    () -> responseInSub(frame(
+                            FrameType.SEGMENT_INLINE,
+                            segmentHead()
+                                    .str("notes")
+                                    .i32(1)
+                                    .u16(1)
+                                    .str("id")
+                                    .u8(1)
+                                    .u8(0)
+                                    .u32(1)
+                                    .u32(13)
+                                    .i64(1)
+                                    .u8(0)
+                                    .i32(claim)
+                                    .u32(0))));
         }
-        cases.put("SEGMENT_INLINE column count 0xffff", () -> responseInSub(frame(FrameType.SEGMENT_INLINE,
-                segmentHead().str("notes").i32(1).u16(0xffff).raw(new byte[24]))));
+        cases.put(
+                "SEGMENT_INLINE column count 0xffff",
+                () -> responseInSub(frame(
+                        FrameType.SEGMENT_INLINE,
+                        segmentHead().str("notes").i32(1).u16(0xffff).raw(new byte[24]))));
 
         // Warm-up pass: class loading and JIT bookkeeping allocate; the measured pass must not.
         for (Supplier<byte[]> make : cases.values()) {
@@ -498,13 +645,16 @@ class HostileInputTest {
             assertTrue(micros < 1_000_000, e.getKey() + ": took " + micros + " µs");
             // Streaming: the claimed frame length buffers only what actually arrived.
             long s0 = allocated();
-            WireException sx = assertThrows(WireException.class, () -> {
-                MessageDecoder d = new MessageDecoder(0);
-                for (int i = 0; i < m.length; i += 7) {
-                    d.feed(m, i, Math.min(7, m.length - i));
-                }
-                d.finish();
-            }, e.getKey());
+            WireException sx = assertThrows(
+                    WireException.class,
+                    () -> {
+                        MessageDecoder d = new MessageDecoder(0);
+                        for (int i = 0; i < m.length; i += 7) {
+                            d.feed(m, i, Math.min(7, m.length - i));
+                        }
+                        d.finish();
+                    },
+                    e.getKey());
             long streamedUsed = allocated() - s0;
             assertEquals(WireException.INVALID_REQUEST, sx.code(), e.getKey());
             assertTrue(streamedUsed < ALLOCATION_BOUND, e.getKey() + ": streaming decoder allocated " + streamedUsed);
@@ -513,18 +663,44 @@ class HostileInputTest {
         }
 
         // The row codecs and the standalone segment reader, directly.
-        RowLayout layout = new RowLayout(List.of(new ColumnDef("id", ColumnType.STRING, false),
-                new ColumnDef("blob", ColumnType.BYTES, true), new ColumnDef("meta", ColumnType.JSON, true)), 0);
+        RowLayout layout = new RowLayout(
+                List.of(
+                        new ColumnDef("id", ColumnType.STRING, false),
+                        new ColumnDef("blob", ColumnType.BYTES, true),
+                        new ColumnDef("meta", ColumnType.JSON, true)),
+                0);
         RowCodec rows = new RowCodec(layout);
         SparseRowCodec sparse = new SparseRowCodec(layout);
         for (int claim : claims) {
             List<Supplier<Object>> direct = List.of(
-                    () -> rows.decode(new WireWriter().u8(0).i32(claim).raw(new byte[8]).toByteArray()),
-                    () -> rows.decode(new WireWriter().u8(0).str("r1").i32(claim).raw(new byte[8]).toByteArray()),
-                    () -> sparse.decode(new WireWriter().u8(7).u8(0).str("r1").i32(claim).raw(new byte[8]).toByteArray()),
-                    () -> RowsSegment.decode(segmentHead().i32(claim).raw(new byte[16]).toByteArray()),
-                    () -> RowsSegment.decode(segmentHead().str("t").i32(1).u16(1).str("id").u8(1).u8(0).i32(claim)
-                            .u32(8).raw(new byte[8]).toByteArray()));
+                    () -> rows.decode(
+                            new WireWriter().u8(0).i32(claim).raw(new byte[8]).toByteArray()),
+                    () -> rows.decode(new WireWriter()
+                            .u8(0)
+                            .str("r1")
+                            .i32(claim)
+                            .raw(new byte[8])
+                            .toByteArray()),
+                    () -> sparse.decode(new WireWriter()
+                            .u8(7)
+                            .u8(0)
+                            .str("r1")
+                            .i32(claim)
+                            .raw(new byte[8])
+                            .toByteArray()),
+                    () -> RowsSegment.decode(
+                            segmentHead().i32(claim).raw(new byte[16]).toByteArray()),
+                    () -> RowsSegment.decode(segmentHead()
+                            .str("t")
+                            .i32(1)
+                            .u16(1)
+                            .str("id")
+                            .u8(1)
+                            .u8(0)
+                            .i32(claim)
+                            .u32(8)
+                            .raw(new byte[8])
+                            .toByteArray()));
             for (Supplier<Object> d : direct) {
                 assertThrows(WireException.class, d::get); // warm
                 long a0 = allocated();
@@ -536,12 +712,17 @@ class HostileInputTest {
                 checked++;
             }
         }
-        System.out.printf("hostile input: %d ~2 GiB length claims rejected as sync.invalid_request, worst"
-                + " allocation %d bytes (bound %d)%n", checked, worst, ALLOCATION_BOUND);
+        System.out.printf(
+                "hostile input: %d ~2 GiB length claims rejected as sync.invalid_request, worst"
+                        + " allocation %d bytes (bound %d)%n",
+                checked, worst, ALLOCATION_BOUND);
     }
 
     private static WireWriter segmentHead() {
-        return new WireWriter().raw(RowsSegment.MAGIC).u16(RowsSegment.FORMAT_VERSION).u16(0);
+        return new WireWriter()
+                .raw(RowsSegment.MAGIC)
+                .u16(RowsSegment.FORMAT_VERSION)
+                .u16(0);
     }
 
     private static byte[] raw(int type, int claimedLength, byte[] payload) {
@@ -549,7 +730,11 @@ class HostileInputTest {
     }
 
     private static byte[] frame(int type, WireWriter payload) {
-        return new WireWriter().u8(type).u32(payload.size()).raw(payload.array(), 0, payload.size()).toByteArray();
+        return new WireWriter()
+                .u8(type)
+                .u32(payload.size())
+                .raw(payload.array(), 0, payload.size())
+                .toByteArray();
     }
 
     private static byte[] message(int kind, byte[]... frames) {
@@ -568,9 +753,12 @@ class HostileInputTest {
     }
 
     private static byte[] responseInSub(byte[] frame) {
-        return message(FrameType.MSG_RESPONSE, MessageEncoder.encodeFrame(new RespHeader(null, null, "e", false)),
-                MessageEncoder.encodeFrame(new SubStart("s1", SubscriptionStatus.ACTIVE, "ok",
-                        Map.of("project", List.of("p1")), false)), frame,
+        return message(
+                FrameType.MSG_RESPONSE,
+                MessageEncoder.encodeFrame(new RespHeader(null, null, "e", false)),
+                MessageEncoder.encodeFrame(
+                        new SubStart("s1", SubscriptionStatus.ACTIVE, "ok", Map.of("project", List.of("p1")), false)),
+                frame,
                 MessageEncoder.encodeFrame(new SubEnd(5, null)));
     }
 
@@ -582,30 +770,53 @@ class HostileInputTest {
      */
     @Test
     void minimumSizedRecordsDecode() {
-        // COMMIT with delete changes of the minimum 13 bytes: u16 + empty str + u8 + absent opt + empty map + absent opt.
-        CommitFrame commit = new CommitFrame(7, 1, "a", List.of("notes"), List.of(
-                new Change(0, "", Op.DELETE, null, Map.of(), null),
-                new Change(0, "", Op.DELETE, null, Map.of(), null)));
-        byte[] resp = Message.response(List.of(new RespHeader(null, null, "e", false),
-                new SubStart("s1", SubscriptionStatus.ACTIVE, "ok", Map.of(), false), commit, new SubEnd(7, null)))
+        // COMMIT with delete changes of the minimum 13 bytes: u16 + empty str + u8 + absent opt + empty map + absent
+        // opt.
+        CommitFrame commit = new CommitFrame(
+                7,
+                1,
+                "a",
+                List.of("notes"),
+                List.of(
+                        new Change(0, "", Op.DELETE, null, Map.of(), null),
+                        new Change(0, "", Op.DELETE, null, Map.of(), null)));
+        byte[] resp = Message.response(List.of(
+                        new RespHeader(null, null, "e", false),
+                        new SubStart("s1", SubscriptionStatus.ACTIVE, "ok", Map.of(), false),
+                        commit,
+                        new SubEnd(7, null)))
                 .encode();
         assertArrayEquals(resp, MessageDecoder.decode(resp).encode());
         // PUSH_COMMIT delete operations of the minimum 11 bytes, PUSH_RESULT applied records of 5 bytes.
-        byte[] req = Message.request(List.of(new ReqHeader("c", 1, null), new PushCommit("c1",
-                List.of(new PushOperation("", "", Op.DELETE, null, null), new PushOperation("", "", Op.DELETE, null, null)))))
+        byte[] req = Message.request(List.of(
+                        new ReqHeader("c", 1, null),
+                        new PushCommit(
+                                "c1",
+                                List.of(
+                                        new PushOperation("", "", Op.DELETE, null, null),
+                                        new PushOperation("", "", Op.DELETE, null, null)))))
                 .encode();
         assertArrayEquals(req, MessageDecoder.decode(req).encode());
-        byte[] res = Message.response(List.of(new RespHeader(null, null, "e", false), new PushResult("c1",
-                CommitStatus.APPLIED, 9L, List.of(new OpResult.Applied(0), new OpResult.Applied(1))))).encode();
+        byte[] res = Message.response(List.of(
+                        new RespHeader(null, null, "e", false),
+                        new PushResult(
+                                "c1",
+                                CommitStatus.APPLIED,
+                                9L,
+                                List.of(new OpResult.Applied(0), new OpResult.Applied(1)))))
+                .encode();
         assertArrayEquals(res, MessageDecoder.decode(res).encode());
         // Lists of empty strings (4 bytes each) and scope maps of empty keys/lists (8 bytes per entry).
-        byte[] sub = Message.request(List.of(new ReqHeader("c", 1, null), new PullHeader(1, 1, 1, 1),
-                new SubscriptionFrame("", "", Map.of("", List.of(), "a", List.of("", "")), null, -1, null))).encode();
+        byte[] sub = Message.request(List.of(
+                        new ReqHeader("c", 1, null),
+                        new PullHeader(1, 1, 1, 1),
+                        new SubscriptionFrame("", "", Map.of("", List.of(), "a", List.of("", "")), null, -1, null)))
+                .encode();
         assertArrayEquals(sub, MessageDecoder.decode(sub).encode());
         // SSG2 row records of the minimum size: 8-byte serverVersion + bitmap (none for a zero-column table),
         // 9 bytes for an all-NULL one-column row.
-        for (RowLayout layout : List.of(RowLayout.of(List.of()),
-                RowLayout.of(List.of(new ColumnDef("x", ColumnType.STRING, true))))) {
+        for (RowLayout layout :
+                List.of(RowLayout.of(List.of()), RowLayout.of(List.of(new ColumnDef("x", ColumnType.STRING, true))))) {
             List<SegmentRow> block = new ArrayList<>();
             for (int i = 1; i <= 40; i++) {
                 block.add(new SegmentRow(i, new Object[layout.size()]));
@@ -619,8 +830,8 @@ class HostileInputTest {
     @Test
     void jsonUnicodeEscapeNeedsAsciiHexDigits() {
         assertTrue(JsonText.isDocument("\"\\u00e9\\uABCD\""));
-        for (String bad : List.of("\"\\u\u0661\u0662\u0663\u0664\"", "\"\\u\uff21\uff22\uff23\uff24\"",
-                "\"\\u00\u0966\u0967\"")) {
+        for (String bad : List.of(
+                "\"\\u\u0661\u0662\u0663\u0664\"", "\"\\u\uff21\uff22\uff23\uff24\"", "\"\\u00\u0966\u0967\"")) {
             assertTrue(!JsonText.isDocument(bad), "accepted " + bad);
         }
     }

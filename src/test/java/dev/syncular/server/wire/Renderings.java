@@ -21,8 +21,7 @@ final class Renderings {
     static final ObjectMapper MAPPER = new ObjectMapper();
     private static final Base64.Decoder B64 = Base64.getDecoder();
 
-    private Renderings() {
-    }
+    private Renderings() {}
 
     /** The Syncular reference material on the test classpath (src/test/resources/syncular). */
     static Path referenceDir() {
@@ -47,12 +46,14 @@ final class Renderings {
 
     /** Deep equality with numbers compared by value (57 == 57L == 57.0). */
     static boolean sameJson(JsonNode a, JsonNode b) {
-        return a.equals((x, y) -> {
-            if (x.isNumber() && y.isNumber()) {
-                return x.decimalValue().compareTo(y.decimalValue()) == 0 ? 0 : 1;
-            }
-            return x.equals(y) ? 0 : 1;
-        }, b);
+        return a.equals(
+                (x, y) -> {
+                    if (x.isNumber() && y.isNumber()) {
+                        return x.decimalValue().compareTo(y.decimalValue()) == 0 ? 0 : 1;
+                    }
+                    return x.equals(y) ? 0 : 1;
+                },
+                b);
     }
 
     static Message message(JsonNode m) {
@@ -67,25 +68,40 @@ final class Renderings {
     static Frame frame(JsonNode f) {
         switch (f.get("type").asText()) {
             case "REQ_HEADER":
-                return new ReqHeader(f.get("clientId").asText(), f.get("schemaVersion").asInt(), optText(f, "logEpoch"));
+                return new ReqHeader(
+                        f.get("clientId").asText(), f.get("schemaVersion").asInt(), optText(f, "logEpoch"));
             case "PUSH_COMMIT": {
                 List<PushOperation> ops = new ArrayList<>();
                 for (JsonNode o : f.get("operations")) {
-                    ops.add(new PushOperation(o.get("table").asText(), o.get("rowId").asText(),
-                            o.get("op").asText().equals("upsert") ? Op.UPSERT : Op.DELETE, optLong(o, "baseVersion"),
+                    ops.add(new PushOperation(
+                            o.get("table").asText(),
+                            o.get("rowId").asText(),
+                            o.get("op").asText().equals("upsert") ? Op.UPSERT : Op.DELETE,
+                            optLong(o, "baseVersion"),
                             optBytes(o, "payload")));
                 }
                 return new PushCommit(f.get("clientCommitId").asText(), ops);
             }
             case "PULL_HEADER":
-                return new PullHeader(f.get("limitCommits").asInt(), f.get("limitSnapshotRows").asInt(),
-                        f.get("maxSnapshotPages").asInt(), f.get("accept").asInt());
+                return new PullHeader(
+                        f.get("limitCommits").asInt(),
+                        f.get("limitSnapshotRows").asInt(),
+                        f.get("maxSnapshotPages").asInt(),
+                        f.get("accept").asInt());
             case "SUBSCRIPTION":
-                return new SubscriptionFrame(f.get("id").asText(), f.get("table").asText(), scopeLists(f.get("scopes")),
-                        optJson(f, "params"), f.get("cursor").asLong(), optJson(f, "bootstrapState"));
+                return new SubscriptionFrame(
+                        f.get("id").asText(),
+                        f.get("table").asText(),
+                        scopeLists(f.get("scopes")),
+                        optJson(f, "params"),
+                        f.get("cursor").asLong(),
+                        optJson(f, "bootstrapState"));
             case "RESP_HEADER":
-                return new RespHeader(optInt(f, "requiredSchemaVersion"), optInt(f, "latestSchemaVersion"),
-                        f.get("logEpoch").asText(), f.get("resetRequired").asBoolean());
+                return new RespHeader(
+                        optInt(f, "requiredSchemaVersion"),
+                        optInt(f, "latestSchemaVersion"),
+                        f.get("logEpoch").asText(),
+                        f.get("resetRequired").asBoolean());
             case "LEASE":
                 return new Lease(f.get("leaseId").asText(), f.get("expiresAtMs").asLong());
             case "PUSH_RESULT": {
@@ -94,46 +110,85 @@ final class Renderings {
                     int idx = r.get("opIndex").asInt();
                     switch (r.get("status").asText()) {
                         case "applied" -> results.add(new OpResult.Applied(idx));
-                        case "conflict" -> results.add(new OpResult.Conflict(idx, r.get("code").asText(),
-                                r.get("message").asText(), r.get("serverVersion").asLong(), optBytes(r, "serverRow"),
-                                optBytes(r, "conflictColumns")));
-                        default -> results.add(new OpResult.Error(idx, r.get("code").asText(), r.get("message").asText(),
-                                r.get("retryable").asBoolean()));
+                        case "conflict" ->
+                            results.add(new OpResult.Conflict(
+                                    idx,
+                                    r.get("code").asText(),
+                                    r.get("message").asText(),
+                                    r.get("serverVersion").asLong(),
+                                    optBytes(r, "serverRow"),
+                                    optBytes(r, "conflictColumns")));
+                        default ->
+                            results.add(new OpResult.Error(
+                                    idx,
+                                    r.get("code").asText(),
+                                    r.get("message").asText(),
+                                    r.get("retryable").asBoolean()));
                     }
                 }
-                return new PushResult(f.get("clientCommitId").asText(), CommitStatus.valueOf(f.get("status").asText()
-                        .toUpperCase()), optLong(f, "commitSeq"), results);
+                return new PushResult(
+                        f.get("clientCommitId").asText(),
+                        CommitStatus.valueOf(f.get("status").asText().toUpperCase()),
+                        optLong(f, "commitSeq"),
+                        results);
             }
             case "SUB_START":
-                return new SubStart(f.get("id").asText(), SubscriptionStatus.valueOf(f.get("status").asText().toUpperCase()),
-                        f.get("reasonCode").asText(), scopeLists(f.get("effectiveScopes")), f.get("bootstrap").asBoolean());
+                return new SubStart(
+                        f.get("id").asText(),
+                        SubscriptionStatus.valueOf(f.get("status").asText().toUpperCase()),
+                        f.get("reasonCode").asText(),
+                        scopeLists(f.get("effectiveScopes")),
+                        f.get("bootstrap").asBoolean());
             case "COMMIT": {
                 List<String> tables = new ArrayList<>();
                 f.get("tables").forEach(t -> tables.add(t.asText()));
                 List<Change> changes = new ArrayList<>();
                 for (JsonNode c : f.get("changes")) {
                     Map<String, String> scopes = new LinkedHashMap<>();
-                    c.get("scopes").fields().forEachRemaining(e -> scopes.put(e.getKey(), e.getValue().asText()));
-                    changes.add(new Change(c.get("tableIndex").asInt(), c.get("rowId").asText(),
-                            c.get("op").asText().equals("upsert") ? Op.UPSERT : Op.DELETE, optLong(c, "rowVersion"),
-                            scopes, optBytes(c, "row")));
+                    c.get("scopes")
+                            .fields()
+                            .forEachRemaining(
+                                    e -> scopes.put(e.getKey(), e.getValue().asText()));
+                    changes.add(new Change(
+                            c.get("tableIndex").asInt(),
+                            c.get("rowId").asText(),
+                            c.get("op").asText().equals("upsert") ? Op.UPSERT : Op.DELETE,
+                            optLong(c, "rowVersion"),
+                            scopes,
+                            optBytes(c, "row")));
                 }
-                return new CommitFrame(f.get("commitSeq").asLong(), f.get("createdAtMs").asLong(),
-                        f.get("actorId").asText(), tables, changes);
+                return new CommitFrame(
+                        f.get("commitSeq").asLong(),
+                        f.get("createdAtMs").asLong(),
+                        f.get("actorId").asText(),
+                        tables,
+                        changes);
             }
             case "SEGMENT_REF":
-                return new SegmentRef(f.get("segmentId").asText(),
+                return new SegmentRef(
+                        f.get("segmentId").asText(),
                         f.get("mediaType").asText().equals("rows") ? MediaType.ROWS : MediaType.SQLITE,
-                        f.get("table").asText(), f.get("byteLength").asLong(), f.get("rowCount").asLong(),
-                        f.get("asOfCommitSeq").asLong(), f.get("scopeDigest").asText(), optText(f, "rowCursor"),
-                        optText(f, "nextRowCursor"), optText(f, "url"), optLong(f, "urlExpiresAtMs"));
+                        f.get("table").asText(),
+                        f.get("byteLength").asLong(),
+                        f.get("rowCount").asLong(),
+                        f.get("asOfCommitSeq").asLong(),
+                        f.get("scopeDigest").asText(),
+                        optText(f, "rowCursor"),
+                        optText(f, "nextRowCursor"),
+                        optText(f, "url"),
+                        optLong(f, "urlExpiresAtMs"));
             case "SEGMENT_INLINE":
                 return new SegmentInline(optBytes(f, "payload"));
             case "SUB_END":
                 return new SubEnd(f.get("nextCursor").asLong(), optJson(f, "bootstrapState"));
             case "ERROR":
-                return new ErrorFrame(f.get("code").asText(), f.get("message").asText(), f.get("category").asText(),
-                        f.get("retryable").asBoolean(), f.get("recommendedAction").asText(), optJson(f, "details"));
+                return new ErrorFrame(
+                        f.get("code").asText(),
+                        f.get("message").asText(),
+                        f.get("category").asText(),
+                        f.get("retryable").asBoolean(),
+                        f.get("recommendedAction").asText(),
+                        optJson(f, "details"));
             case "UNKNOWN":
                 return new UnknownFrame(f.get("frameType").asInt(), optBytes(f, "payload"));
             default:
@@ -148,7 +203,9 @@ final class Renderings {
             if (c.get("name").asText().equals(primaryKey)) {
                 pk = defs.size();
             }
-            defs.add(new ColumnDef(c.get("name").asText(), ColumnType.ofName(c.get("type").asText()),
+            defs.add(new ColumnDef(
+                    c.get("name").asText(),
+                    ColumnType.ofName(c.get("type").asText()),
                     c.get("nullable").asBoolean()));
         }
         return new RowLayout(defs, pk);
@@ -177,7 +234,9 @@ final class Renderings {
             for (JsonNode r : b) {
                 Object[] values = new Object[layout.size()];
                 for (int i = 0; i < layout.size(); i++) {
-                    values[i] = value(layout.column(i).type(), r.get("values").get(layout.column(i).name()));
+                    values[i] = value(
+                            layout.column(i).type(),
+                            r.get("values").get(layout.column(i).name()));
                 }
                 rows.add(new SegmentRow(r.get("serverVersion").asLong(), values));
             }

@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 class WireCodecTest {
     private static final ReqHeader HEADER = new ReqHeader("client-a", 1, "epoch-1");
     private static final PullHeader PULL = new PullHeader(0, 0, 0, 3);
-    private static final SubscriptionFrame SUB = new SubscriptionFrame("s1", "notes", Map.of("project", List.of("p1")),
-            null, -1, null);
+    private static final SubscriptionFrame SUB =
+            new SubscriptionFrame("s1", "notes", Map.of("project", List.of("p1")), null, -1, null);
     private static final RespHeader RESP = new RespHeader(null, null, "epoch-1", false);
     private static final SubStart START = new SubStart("s1", SubscriptionStatus.ACTIVE, "", Map.of(), false);
     private static final SubEnd END = new SubEnd(5, null);
@@ -44,7 +44,11 @@ class WireCodecTest {
     }
 
     private static CommitFrame commit(long seq) {
-        return new CommitFrame(seq, 1, "actor", List.of("notes"),
+        return new CommitFrame(
+                seq,
+                1,
+                "actor",
+                List.of("notes"),
                 List.of(new Change(0, "r", Op.DELETE, null, Map.of("project", "p1"), null)));
     }
 
@@ -94,16 +98,25 @@ class WireCodecTest {
 
     @Test
     void pushResultDetailsFollowTheirRejectedResult() {
-        PushResult rejected = new PushResult("c1", CommitStatus.REJECTED, null,
+        PushResult rejected = new PushResult(
+                "c1",
+                CommitStatus.REJECTED,
+                null,
                 List.of(new OpResult.Error(0, "sync.reference_violation", "m", false)));
-        PushResultDetails details = new PushResultDetails("c1",
-                List.of(new PushResultDetails.Entry(0, "{\"reason\":\"missing_parent\"}")));
+        PushResultDetails details =
+                new PushResultDetails("c1", List.of(new PushResultDetails.Entry(0, "{\"reason\":\"missing_parent\"}")));
         Message m = MessageDecoder.decode(raw(2, RESP, rejected, details));
         assertEquals(3, m.frames().size());
         invalid(raw(2, RESP, details));
         invalid(raw(2, RESP, rejected, new PushResultDetails("c2", details.entries())));
-        for (String bad : List.of("{}", "{\"reason\":\"Bad Token\"}", "{\"other\":1}", "[1]",
-                "{\"fieldPaths\":[]}", "{\"fieldPaths\":[\"a..b\"]}", "{\"reason\":\"a\",\"reason\":\"b\"}",
+        for (String bad : List.of(
+                "{}",
+                "{\"reason\":\"Bad Token\"}",
+                "{\"other\":1}",
+                "[1]",
+                "{\"fieldPaths\":[]}",
+                "{\"fieldPaths\":[\"a..b\"]}",
+                "{\"reason\":\"a\",\"reason\":\"b\"}",
                 "{\"references\":{\"k\":\" padded \"}}")) {
             invalid(raw(2, RESP, rejected, new PushResultDetails("c1", List.of(new PushResultDetails.Entry(0, bad)))));
         }
@@ -144,22 +157,52 @@ class WireCodecTest {
         invalid(raw(1, HEADER, new PullHeader(0, 0, 0, 0x13)));
         invalid(WireException.EMPTY_COMMIT, raw(1, HEADER, new PushCommit("c1", List.of())));
         invalid(raw(1, HEADER, new PushCommit("", List.of(new PushOperation("t", "r", Op.DELETE, null, null)))));
-        CommitFrame outOfRange = new CommitFrame(1, 1, "a", List.of(),
-                List.of(new Change(0, "r", Op.DELETE, null, Map.of(), null)));
+        CommitFrame outOfRange =
+                new CommitFrame(1, 1, "a", List.of(), List.of(new Change(0, "r", Op.DELETE, null, Map.of(), null)));
         WireWriter w = new WireWriter();
-        w.raw(MessageEncoder.envelopeHeader(2)).raw(MessageEncoder.encodeFrame(RESP)).raw(MessageEncoder.encodeFrame(START));
+        w.raw(MessageEncoder.envelopeHeader(2))
+                .raw(MessageEncoder.encodeFrame(RESP))
+                .raw(MessageEncoder.encodeFrame(START));
         WireWriter payload = new WireWriter();
-        payload.i64(1).i64(1).str("a").u32(0).u32(1).u16(0).str("r").u8(2).u8(0).u32(0).u8(0);
+        payload.i64(1)
+                .i64(1)
+                .str("a")
+                .u32(0)
+                .u32(1)
+                .u16(0)
+                .str("r")
+                .u8(2)
+                .u8(0)
+                .u32(0)
+                .u8(0);
         w.u8(FrameType.COMMIT).u32(payload.size()).raw(payload.toByteArray()).raw(MessageEncoder.encodeFrame(END));
         w.u8(0).u32(0);
         invalid(w.toByteArray());
         assertThrows(IllegalArgumentException.class, () -> MessageEncoder.encodeFrame(outOfRange));
         // The url / urlExpiresAtMs tie, and a SEGMENT_INLINE that is not a rows segment.
         WireWriter seg = new WireWriter();
-        seg.str("sha256:00").u8(1).str("t").i64(1).i64(1).i64(1).str("d").u8(0).u8(0).u8(1).str("https://x").u8(0);
+        seg.str("sha256:00")
+                .u8(1)
+                .str("t")
+                .i64(1)
+                .i64(1)
+                .i64(1)
+                .str("d")
+                .u8(0)
+                .u8(0)
+                .u8(1)
+                .str("https://x")
+                .u8(0);
         WireWriter m = new WireWriter();
-        m.raw(MessageEncoder.envelopeHeader(2)).raw(MessageEncoder.encodeFrame(RESP)).raw(MessageEncoder.encodeFrame(START));
-        m.u8(FrameType.SEGMENT_REF).u32(seg.size()).raw(seg.toByteArray()).raw(MessageEncoder.encodeFrame(END)).u8(0).u32(0);
+        m.raw(MessageEncoder.envelopeHeader(2))
+                .raw(MessageEncoder.encodeFrame(RESP))
+                .raw(MessageEncoder.encodeFrame(START));
+        m.u8(FrameType.SEGMENT_REF)
+                .u32(seg.size())
+                .raw(seg.toByteArray())
+                .raw(MessageEncoder.encodeFrame(END))
+                .u8(0)
+                .u32(0);
         invalid(m.toByteArray());
         invalid(raw(2, RESP, START, new SegmentInline(new byte[] {1, 2, 3}), END));
     }
@@ -171,14 +214,23 @@ class WireCodecTest {
         w.rawI64(1L << 53);
         assertThrows(WireException.class, () -> new WireReader(w.toByteArray()).i64());
         assertThrows(IllegalArgumentException.class, () -> new WireWriter().i64(1L << 53));
-        assertEquals(-WireReader.MAX_SAFE_INTEGER, new WireReader(new WireWriter().i64(-WireReader.MAX_SAFE_INTEGER)
-                .toByteArray()).i64());
+        assertEquals(
+                -WireReader.MAX_SAFE_INTEGER,
+                new WireReader(new WireWriter()
+                                .i64(-WireReader.MAX_SAFE_INTEGER)
+                                .toByteArray())
+                        .i64());
         // Strict bool and option bytes.
         assertThrows(WireException.class, () -> new WireReader(new byte[] {2}).bool());
         assertThrows(WireException.class, () -> new WireReader(new byte[] {2}).present());
         // Ill-formed UTF-8: overlong, surrogate, truncated, out of range.
-        for (byte[] bad : new byte[][] {{(byte) 0xc0, (byte) 0x80}, {(byte) 0xed, (byte) 0xa0, (byte) 0x80},
-            {(byte) 0xe2, (byte) 0x82}, {(byte) 0xf4, (byte) 0x90, (byte) 0x80, (byte) 0x80}, {(byte) 0xff}}) {
+        for (byte[] bad : new byte[][] {
+            {(byte) 0xc0, (byte) 0x80},
+            {(byte) 0xed, (byte) 0xa0, (byte) 0x80},
+            {(byte) 0xe2, (byte) 0x82},
+            {(byte) 0xf4, (byte) 0x90, (byte) 0x80, (byte) 0x80},
+            {(byte) 0xff}
+        }) {
             byte[] s = new WireWriter().bytes(bad).toByteArray();
             assertThrows(WireException.class, () -> new WireReader(s).str());
         }
@@ -192,7 +244,8 @@ class WireCodecTest {
         // U+E000 sorts after U+1D11E in UTF-8 bytes but before it in UTF-16 code units (Conventions).
         String bmp = "\uE000";
         String astral = "𝄞";
-        byte[] encoded = new WireWriter().scopeValueMap(Map.of(bmp, "a", astral, "b")).toByteArray();
+        byte[] encoded =
+                new WireWriter().scopeValueMap(Map.of(bmp, "a", astral, "b")).toByteArray();
         Map<String, String> decoded = new WireReader(encoded).scopeValueMap();
         assertEquals(List.of(astral, bmp), new ArrayList<>(decoded.keySet()));
         WireWriter reversed = new WireWriter();
@@ -205,12 +258,35 @@ class WireCodecTest {
 
     @Test
     void jsonFieldsValidatedAndPreservedVerbatim() {
-        for (String ok : List.of("true", "7", "\"x\"", "null", " { \"a\" : [1, -2.5e3, {}] } ", "[[[[]]]]",
-                "\"\\u00e9\\n\"", "-0", "0.5")) {
+        for (String ok : List.of(
+                "true",
+                "7",
+                "\"x\"",
+                "null",
+                " { \"a\" : [1, -2.5e3, {}] } ",
+                "[[[[]]]]",
+                "\"\\u00e9\\n\"",
+                "-0",
+                "0.5")) {
             assertTrue(JsonText.isDocument(ok), ok);
         }
-        for (String bad : List.of("", "{", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "+1", "'x'", "\"\t\"",
-                "nul", "1 2", "{\"a\"}", "[1}", "\"\\x\"", "NaN")) {
+        for (String bad : List.of(
+                "",
+                "{",
+                "[1,]",
+                "{\"a\":1,}",
+                "01",
+                "1.",
+                ".5",
+                "+1",
+                "'x'",
+                "\"\t\"",
+                "nul",
+                "1 2",
+                "{\"a\"}",
+                "[1}",
+                "\"\\x\"",
+                "NaN")) {
             assertFalse(JsonText.isDocument(bad), bad);
         }
         String deep = "[".repeat(100_000) + "]".repeat(100_000);
@@ -224,8 +300,12 @@ class WireCodecTest {
 
     @Test
     void rowCodecRules() {
-        RowLayout layout = new RowLayout(List.of(new ColumnDef("id", ColumnType.STRING, false),
-                new ColumnDef("n", ColumnType.INTEGER, true), new ColumnDef("ref", ColumnType.BLOB_REF, true)), 0);
+        RowLayout layout = new RowLayout(
+                List.of(
+                        new ColumnDef("id", ColumnType.STRING, false),
+                        new ColumnDef("n", ColumnType.INTEGER, true),
+                        new ColumnDef("ref", ColumnType.BLOB_REF, true)),
+                0);
         RowCodec codec = new RowCodec(layout);
         String blob = "{\"blobId\":\"sha256:" + "a".repeat(64) + "\",\"byteLength\":3,\"name\":\"x.png\"}";
         byte[] row = codec.encode(new Object[] {"r1", null, blob});
@@ -238,7 +318,8 @@ class WireCodecTest {
         pkNull[0] |= 1;
         assertThrows(WireException.class, () -> codec.decode(pkNull));
         // blob_ref shape (§5.9.1): key order, whitespace, unknown keys, bad id.
-        for (String bad : List.of("{\"byteLength\":3,\"blobId\":\"sha256:" + "a".repeat(64) + "\"}",
+        for (String bad : List.of(
+                "{\"byteLength\":3,\"blobId\":\"sha256:" + "a".repeat(64) + "\"}",
                 "{\"blobId\": \"sha256:" + "a".repeat(64) + "\",\"byteLength\":3}",
                 "{\"blobId\":\"sha256:" + "a".repeat(64) + "\",\"byteLength\":3,\"x\":1}",
                 "{\"blobId\":\"sha256:" + "A".repeat(64) + "\",\"byteLength\":3}",
@@ -261,7 +342,8 @@ class WireCodecTest {
         }
         w.finish();
         RowsSegment seg = RowsSegment.decode(out.toByteArray());
-        assertEquals(List.of(1000, 1000, 500), seg.blocks().stream().map(List::size).toList());
+        assertEquals(
+                List.of(1000, 1000, 500), seg.blocks().stream().map(List::size).toList());
         assertArrayEquals(out.toByteArray(), seg.encode());
         byte[] truncated = Arrays.copyOf(out.toByteArray(), out.size() - 4);
         assertThrows(WireException.class, () -> RowsSegment.decode(truncated));
@@ -273,16 +355,23 @@ class WireCodecTest {
     @Test
     void encoderRefusesWhatDecodersReject() {
         assertThrows(IllegalArgumentException.class, () -> new UnknownFrame(FrameType.COMMIT, new byte[0]));
-        assertThrows(IllegalStateException.class, () -> Message.request(List.of(HEADER)).encode());
-        assertThrows(IllegalStateException.class, () -> Message.response(List.of(RESP, commit(1))).encode());
-        assertThrows(IllegalArgumentException.class,
+        assertThrows(
+                IllegalStateException.class,
+                () -> Message.request(List.of(HEADER)).encode());
+        assertThrows(
+                IllegalStateException.class,
+                () -> Message.response(List.of(RESP, commit(1))).encode());
+        assertThrows(
+                IllegalArgumentException.class,
                 () -> new PushResult("c", CommitStatus.REJECTED, 4L, List.of()).writePayload(new WireWriter()));
     }
 
     @Test
     void canonicalJsonAndNumbers() {
-        assertEquals("{\"a\":[\"x\",\"y\"],\"b\":[]}", CanonicalJson.write(CanonicalJson.canonicalScopes(
-                Map.of("b", List.of(), "a", List.of("y", "x", "y")))));
+        assertEquals(
+                "{\"a\":[\"x\",\"y\"],\"b\":[]}",
+                CanonicalJson.write(
+                        CanonicalJson.canonicalScopes(Map.of("b", List.of(), "a", List.of("y", "x", "y")))));
         assertEquals("\"\\u0001\\n\\\"é\\ud800\"", CanonicalJson.write("\u0001\n\"é\uD800"));
         assertEquals("0.1", JsNumber.format(0.1));
         assertEquals("100", JsNumber.format(100.0));
@@ -294,6 +383,8 @@ class WireCodecTest {
         assertEquals("5e-324", JsNumber.format(Double.MIN_VALUE));
         assertEquals("1.7976931348623157e+308", JsNumber.format(Double.MAX_VALUE));
         assertEquals(64, CanonicalJson.scopeDigest(Map.of("p", List.of("1"))).length());
-        assertEquals("{\"k\":\"v\"}".getBytes(StandardCharsets.UTF_8).length, CanonicalJson.write(Map.of("k", "v")).length());
+        assertEquals(
+                "{\"k\":\"v\"}".getBytes(StandardCharsets.UTF_8).length,
+                CanonicalJson.write(Map.of("k", "v")).length());
     }
 }

@@ -72,18 +72,28 @@ public final class PostgresBlobStore implements BlobStore {
 
     /** The store's tables as catalog-checked DDL steps ({@link DdlStep}): none runs on an up-to-date database. */
     List<DdlStep> ddl() {
-        return List.of(DdlStep.schema(pgSchema, "CREATE SCHEMA IF NOT EXISTS " + PostgresStores.q(pgSchema)),
-                DdlStep.relation(pgSchema, "sync_blobs", "CREATE TABLE IF NOT EXISTS " + table()
-                        + " (partition_id text COLLATE \"C\" NOT NULL,"
-                        + " blob_id text COLLATE \"C\" NOT NULL, bytes bytea NOT NULL, byte_length bigint NOT NULL,"
-                        + " media_type text, created_at_ms bigint NOT NULL, PRIMARY KEY (partition_id, blob_id))"),
-                DdlStep.column(pgSchema, "sync_blobs", "chunk_bytes",
+        return List.of(
+                DdlStep.schema(pgSchema, "CREATE SCHEMA IF NOT EXISTS " + PostgresStores.q(pgSchema)),
+                DdlStep.relation(
+                        pgSchema,
+                        "sync_blobs",
+                        "CREATE TABLE IF NOT EXISTS " + table()
+                                + " (partition_id text COLLATE \"C\" NOT NULL,"
+                                + " blob_id text COLLATE \"C\" NOT NULL, bytes bytea NOT NULL, byte_length bigint NOT NULL,"
+                                + " media_type text, created_at_ms bigint NOT NULL, PRIMARY KEY (partition_id, blob_id))"),
+                DdlStep.column(
+                        pgSchema,
+                        "sync_blobs",
+                        "chunk_bytes",
                         "ALTER TABLE " + table() + " ADD COLUMN IF NOT EXISTS chunk_bytes integer"),
-                DdlStep.relation(pgSchema, "sync_blob_chunks", "CREATE TABLE IF NOT EXISTS " + chunks()
-                        + " (partition_id text COLLATE \"C\" NOT NULL,"
-                        + " blob_id text COLLATE \"C\" NOT NULL, chunk_index integer NOT NULL, bytes bytea NOT NULL,"
-                        + " PRIMARY KEY (partition_id, blob_id, chunk_index), FOREIGN KEY (partition_id, blob_id)"
-                        + " REFERENCES " + table() + " (partition_id, blob_id) ON DELETE CASCADE)"),
+                DdlStep.relation(
+                        pgSchema,
+                        "sync_blob_chunks",
+                        "CREATE TABLE IF NOT EXISTS " + chunks()
+                                + " (partition_id text COLLATE \"C\" NOT NULL,"
+                                + " blob_id text COLLATE \"C\" NOT NULL, chunk_index integer NOT NULL, bytes bytea NOT NULL,"
+                                + " PRIMARY KEY (partition_id, blob_id, chunk_index), FOREIGN KEY (partition_id, blob_id)"
+                                + " REFERENCES " + table() + " (partition_id, blob_id) ON DELETE CASCADE)"),
                 DdlStep.externalStorage(pgSchema, "sync_blob_chunks", "bytes"));
     }
 
@@ -97,15 +107,26 @@ public final class PostgresBlobStore implements BlobStore {
         Objects.requireNonNull(partition, "partition");
         Objects.requireNonNull(content, "content");
         // a cheap look first: an idempotent re-upload of a large blob never ships its bytes to the database
-        return describe(partition, content.blobId()).chain(existing -> existing != null ? Uni.createFrom().item(existing)
-                : pool.withTransaction(conn -> conn.preparedQuery("INSERT INTO " + table() + " (partition_id, blob_id,"
-                                + " bytes, byte_length, media_type, created_at_ms, chunk_bytes) VALUES ($1, $2, ''::bytea,"
-                                + " $3, $4, $5, $6) ON CONFLICT (partition_id, blob_id) DO NOTHING")
-                        .execute(Tuple.tuple().addValue(partition).addValue(content.blobId()).addValue(content.byteLength())
-                                .addValue(mediaType).addValue(nowMs).addValue(READ_CHUNK_BYTES))
-                        // nothing inserted: a concurrent upload of the same bytes holds the row (its info stands)
-                        .chain(rs -> rs.rowCount() == 0 ? Uni.createFrom().voidItem() : writeChunks(conn, partition, content)))
-                        .chain(() -> describe(partition, content.blobId())));
+        return describe(partition, content.blobId())
+                .chain(existing -> existing != null
+                        ? Uni.createFrom().item(existing)
+                        : pool.withTransaction(conn -> conn.preparedQuery(
+                                                "INSERT INTO " + table() + " (partition_id, blob_id,"
+                                                        + " bytes, byte_length, media_type, created_at_ms, chunk_bytes) VALUES ($1, $2, ''::bytea,"
+                                                        + " $3, $4, $5, $6) ON CONFLICT (partition_id, blob_id) DO NOTHING")
+                                        .execute(Tuple.tuple()
+                                                .addValue(partition)
+                                                .addValue(content.blobId())
+                                                .addValue(content.byteLength())
+                                                .addValue(mediaType)
+                                                .addValue(nowMs)
+                                                .addValue(READ_CHUNK_BYTES))
+                                        // nothing inserted: a concurrent upload of the same bytes holds the row (its
+                                        // info stands)
+                                        .chain(rs -> rs.rowCount() == 0
+                                                ? Uni.createFrom().voidItem()
+                                                : writeChunks(conn, partition, content)))
+                                .chain(() -> describe(partition, content.blobId())));
     }
 
     /** The content's chunks, each read from its stream on a worker thread, then inserted. */
@@ -114,24 +135,30 @@ public final class PostgresBlobStore implements BlobStore {
         if (count == 0) {
             return Uni.createFrom().voidItem();
         }
-        String insert = "INSERT INTO " + chunks() + " (partition_id, blob_id, chunk_index, bytes) VALUES ($1, $2, $3, $4)";
-        return blocking(content::open).chain(in -> Multi.createFrom().range(0, count)
-                .onItem().transformToUniAndConcatenate(i -> blocking(() -> {
-                            byte[] chunk = in.readNBytes(READ_CHUNK_BYTES);
-                            long expected = Math.min(READ_CHUNK_BYTES, content.byteLength() - (long) i * READ_CHUNK_BYTES);
-                            if (chunk.length != expected) {
-                                throw new IOException("blob content is shorter than its byte length");
-                            }
-                            return chunk;
-                        })
-                        .chain(chunk -> conn.preparedQuery(insert).execute(Tuple.of(partition, content.blobId(), i,
-                                Buffer.buffer(chunk)))))
-                .collect().last()
-                .replaceWithVoid()
-                .eventually(() -> blocking(() -> {
-                    in.close();
-                    return null;
-                })));
+        String insert =
+                "INSERT INTO " + chunks() + " (partition_id, blob_id, chunk_index, bytes) VALUES ($1, $2, $3, $4)";
+        return blocking(content::open)
+                .chain(in -> Multi.createFrom()
+                        .range(0, count)
+                        .onItem()
+                        .transformToUniAndConcatenate(i -> blocking(() -> {
+                                    byte[] chunk = in.readNBytes(READ_CHUNK_BYTES);
+                                    long expected = Math.min(
+                                            READ_CHUNK_BYTES, content.byteLength() - (long) i * READ_CHUNK_BYTES);
+                                    if (chunk.length != expected) {
+                                        throw new IOException("blob content is shorter than its byte length");
+                                    }
+                                    return chunk;
+                                })
+                                .chain(chunk -> conn.preparedQuery(insert)
+                                        .execute(Tuple.of(partition, content.blobId(), i, Buffer.buffer(chunk)))))
+                        .collect()
+                        .last()
+                        .replaceWithVoid()
+                        .eventually(() -> blocking(() -> {
+                            in.close();
+                            return null;
+                        })));
     }
 
     static int chunkCount(long byteLength, int chunkBytes) {
@@ -142,15 +169,17 @@ public final class PostgresBlobStore implements BlobStore {
     private <T> Uni<T> blocking(Callable<T> call) {
         return Uni.createFrom().deferred(() -> {
             Context context = Vertx.currentContext();
-            Uni<T> onWorker = Uni.createFrom().item(() -> {
-                try {
-                    return call.call();
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            }).runSubscriptionOn(worker);
+            Uni<T> onWorker = Uni.createFrom()
+                    .item(() -> {
+                        try {
+                            return call.call();
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        }
+                    })
+                    .runSubscriptionOn(worker);
             return context == null ? onWorker : onWorker.emitOn(task -> context.runOnContext(v -> task.run()));
         });
     }
@@ -162,7 +191,9 @@ public final class PostgresBlobStore implements BlobStore {
                 .execute(Tuple.of(partition, blobId))
                 .map(rs -> {
                     Row r = first(rs);
-                    return r == null ? null : new BlobInfo(partition, blobId, r.getLong(0), r.getString(1), r.getLong(2));
+                    return r == null
+                            ? null
+                            : new BlobInfo(partition, blobId, r.getLong(0), r.getString(1), r.getLong(2));
                 });
     }
 
@@ -179,10 +210,11 @@ public final class PostgresBlobStore implements BlobStore {
      */
     @Override
     public Multi<byte[]> read(String partition, String blobId) {
-        return pool.preparedQuery("SELECT byte_length, chunk_bytes FROM " + table()
-                        + " WHERE partition_id = $1 AND blob_id = $2")
+        return pool.preparedQuery(
+                        "SELECT byte_length, chunk_bytes FROM " + table() + " WHERE partition_id = $1 AND blob_id = $2")
                 .execute(Tuple.of(partition, blobId))
-                .onItem().transformToMulti(rs -> {
+                .onItem()
+                .transformToMulti(rs -> {
                     Row r = first(rs);
                     if (r == null) {
                         return Multi.createFrom().failure(new NoSuchElementException("blob not stored"));
@@ -191,11 +223,14 @@ public final class PostgresBlobStore implements BlobStore {
                     Integer chunkBytes = r.getInteger(1);
                     int size = chunkBytes == null ? READ_CHUNK_BYTES : chunkBytes;
                     String sql = chunkBytes != null
-                            ? "SELECT bytes FROM " + chunks() + " WHERE partition_id = $1 AND blob_id = $2 AND chunk_index = $3"
+                            ? "SELECT bytes FROM " + chunks()
+                                    + " WHERE partition_id = $1 AND blob_id = $2 AND chunk_index = $3"
                             : "SELECT substring(bytes FROM $3 * " + size + " + 1 FOR " + size + ") FROM " + table()
                                     + " WHERE partition_id = $1 AND blob_id = $2";
-                    return Multi.createFrom().range(0, chunkCount(length, size))
-                            .onItem().transformToUniAndConcatenate(i -> pool.preparedQuery(sql)
+                    return Multi.createFrom()
+                            .range(0, chunkCount(length, size))
+                            .onItem()
+                            .transformToUniAndConcatenate(i -> pool.preparedQuery(sql)
                                     .execute(Tuple.of(partition, blobId, i))
                                     .map(chunk -> {
                                         Row c = first(chunk);

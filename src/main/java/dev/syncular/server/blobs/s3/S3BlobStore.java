@@ -70,6 +70,7 @@ import software.amazon.awssdk.services.s3.presigner.model.PresignedPutObjectRequ
 public final class S3BlobStore implements BlobStore {
     /** §5.4: provider-presigned URLs live at most this long. */
     public static final Duration MAX_PRESIGN_TTL = Duration.ofMinutes(15);
+
     static final String META_KEY = "syncular-blob";
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -89,8 +90,8 @@ public final class S3BlobStore implements BlobStore {
         this(s3, presigner, bucket, keyPrefix, presignTtl, Infrastructure.getDefaultWorkerPool());
     }
 
-    public S3BlobStore(S3Client s3, S3Presigner presigner, String bucket, String keyPrefix, Duration presignTtl,
-            Executor worker) {
+    public S3BlobStore(
+            S3Client s3, S3Presigner presigner, String bucket, String keyPrefix, Duration presignTtl, Executor worker) {
         this.s3 = Objects.requireNonNull(s3, "s3");
         this.presigner = presigner;
         if (bucket == null || bucket.isBlank()) {
@@ -144,11 +145,17 @@ public final class S3BlobStore implements BlobStore {
         StringBuilder sb = new StringBuilder();
         for (byte b : partition.getBytes(StandardCharsets.UTF_8)) {
             int c = b & 0xff;
-            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
-                    || c == '~' || c == '-') {
+            if ((c >= 'a' && c <= 'z')
+                    || (c >= 'A' && c <= 'Z')
+                    || (c >= '0' && c <= '9')
+                    || c == '.'
+                    || c == '_'
+                    || c == '~'
+                    || c == '-') {
                 sb.append((char) c);
             } else {
-                sb.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                sb.append('%')
+                        .append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
                         .append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
             }
         }
@@ -186,7 +193,9 @@ public final class S3BlobStore implements BlobStore {
             n.put("mediaType", mediaType);
         }
         n.put("createdAtMs", createdAtMs);
-        return Base64.getUrlEncoder().withoutPadding().encodeToString(n.toString().getBytes(StandardCharsets.UTF_8));
+        return Base64.getUrlEncoder()
+                .withoutPadding()
+                .encodeToString(n.toString().getBytes(StandardCharsets.UTF_8));
     }
 
     private BlobInfo info(String partition, String blobId, HeadObjectResponse head) {
@@ -249,20 +258,28 @@ public final class S3BlobStore implements BlobStore {
                 return existing;
             }
             long length = content.byteLength();
-            PutObjectRequest request = PutObjectRequest.builder().bucket(bucket).key(key(partition, content.blobId()))
-                    .contentType("application/octet-stream").contentLength(length)
+            PutObjectRequest request = PutObjectRequest.builder()
+                    .bucket(bucket)
+                    .key(key(partition, content.blobId()))
+                    .contentType("application/octet-stream")
+                    .contentLength(length)
                     .metadata(Map.of(META_KEY, encodeMeta(length, mediaType, nowMs)))
                     .ifNoneMatch("*")
                     .build();
             try {
                 // streamed from the content (a spooled upload's file): never whole in memory
-                s3.putObject(request, RequestBody.fromContentProvider(() -> {
-                    try {
-                        return content.open();
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e);
-                    }
-                }, length, "application/octet-stream"));
+                s3.putObject(
+                        request,
+                        RequestBody.fromContentProvider(
+                                () -> {
+                                    try {
+                                        return content.open();
+                                    } catch (IOException e) {
+                                        throw new UncheckedIOException(e);
+                                    }
+                                },
+                                length,
+                                "application/octet-stream"));
             } catch (S3Exception e) {
                 // 412: a concurrent upload of the same bytes won (409 on some stores); its info stands
                 if (e.statusCode() == 412 || e.statusCode() == 409) {
@@ -289,33 +306,37 @@ public final class S3BlobStore implements BlobStore {
     @Override
     public Multi<byte[]> read(String partition, String blobId) {
         return blocking(() -> {
-            try {
-                return s3.getObject(b -> b.bucket(bucket).key(key(partition, blobId)));
-            } catch (S3Exception e) {
-                if (isStatus(e, 404)) {
-                    throw new NoSuchElementException("blob not stored");
-                }
-                throw e;
-            }
-        }).onItem().transformToMulti(in -> Multi.createBy().repeating()
-                .uni(() -> blocking(() -> {
                     try {
-                        return in.readNBytes(READ_CHUNK_BYTES);
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e);
+                        return s3.getObject(b -> b.bucket(bucket).key(key(partition, blobId)));
+                    } catch (S3Exception e) {
+                        if (isStatus(e, 404)) {
+                            throw new NoSuchElementException("blob not stored");
+                        }
+                        throw e;
                     }
-                }))
-                .until(chunk -> chunk.length == 0)
-                .onTermination().invoke((failure, cancelled) -> {
-                    if (failure != null || cancelled) {
-                        in.abort();
-                    }
-                    try {
-                        in.close();
-                    } catch (IOException | RuntimeException ignored) {
-                        // the object stream is gone either way
-                    }
-                }));
+                })
+                .onItem()
+                .transformToMulti(in -> Multi.createBy()
+                        .repeating()
+                        .uni(() -> blocking(() -> {
+                            try {
+                                return in.readNBytes(READ_CHUNK_BYTES);
+                            } catch (IOException e) {
+                                throw new UncheckedIOException(e);
+                            }
+                        }))
+                        .until(chunk -> chunk.length == 0)
+                        .onTermination()
+                        .invoke((failure, cancelled) -> {
+                            if (failure != null || cancelled) {
+                                in.abort();
+                            }
+                            try {
+                                in.close();
+                            } catch (IOException | RuntimeException ignored) {
+                                // the object stream is gone either way
+                            }
+                        }));
     }
 
     @Override
@@ -337,7 +358,9 @@ public final class S3BlobStore implements BlobStore {
             throw new IllegalArgumentException("limit must be positive");
         }
         return blocking(() -> {
-            ListObjectsV2Request.Builder req = ListObjectsV2Request.builder().bucket(bucket).prefix(listPrefix())
+            ListObjectsV2Request.Builder req = ListObjectsV2Request.builder()
+                    .bucket(bucket)
+                    .prefix(listPrefix())
                     .maxKeys(Math.min(limit, 1000));
             if (after != null) {
                 req.startAfter(after);

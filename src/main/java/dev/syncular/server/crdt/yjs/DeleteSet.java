@@ -61,8 +61,9 @@ final class DeleteSet {
     static DeleteSet union(List<DeleteSet> sets) {
         DeleteSet merged = new DeleteSet();
         for (DeleteSet ds : sets) {
-            ds.clients.forEach((client, ranges) ->
-                    merged.clients.computeIfAbsent(client, c -> new ArrayList<>()).addAll(ranges));
+            ds.clients.forEach((client, ranges) -> merged.clients
+                    .computeIfAbsent(client, c -> new ArrayList<>())
+                    .addAll(ranges));
         }
         merged.clients.replaceAll((client, ranges) -> normalized(ranges));
         return merged;

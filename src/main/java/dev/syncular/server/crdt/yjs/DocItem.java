@@ -20,12 +20,20 @@ final class DocItem extends DocStruct {
     ItemContent content;
     /** The nested type this item holds, while its content is {@link ItemContent.Type}. */
     final SharedType type;
+
     boolean deleted;
     /** Fixed when the item is made, as Yjs keeps it (a collected item keeps the flag of its old content). */
     final boolean countable;
 
-    DocItem(long client, long clock, YjsId origin, YjsId rightOrigin, Object parent, String parentSub,
-            ItemContent content, SharedType type) {
+    DocItem(
+            long client,
+            long clock,
+            YjsId origin,
+            YjsId rightOrigin,
+            Object parent,
+            String parentSub,
+            ItemContent content,
+            SharedType type) {
         super(client, clock, content.length());
         this.origin = origin;
         this.rightOrigin = rightOrigin;
@@ -58,8 +66,15 @@ final class DocItem extends DocStruct {
      * part's origin is this part's last tick. Both halves of a split surrogate pair become U+FFFD.
      */
     DocItem split(Transaction tr, long diff) {
-        DocItem r = new DocItem(client, clock + diff, new YjsId(client, clock + diff - 1), rightOrigin, parent,
-                parentSub, content.sliceFrom(diff), null);
+        DocItem r = new DocItem(
+                client,
+                clock + diff,
+                new YjsId(client, clock + diff - 1),
+                rightOrigin,
+                parent,
+                parentSub,
+                content.sliceFrom(diff),
+                null);
         content = content.sliceTo(diff);
         r.left = this;
         r.right = right;

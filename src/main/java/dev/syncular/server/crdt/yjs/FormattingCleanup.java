@@ -105,7 +105,11 @@ final class FormattingCleanup {
         }
     }
 
-    private static void cleanupGap(Transaction t, DocItem start, DocItem curr, Map<String, Object> startAttributes,
+    private static void cleanupGap(
+            Transaction t,
+            DocItem start,
+            DocItem curr,
+            Map<String, Object> startAttributes,
             Map<String, Object> currAttributes) {
         DocItem end = start;
         Map<String, ItemContent.Format> endFormats = new HashMap<>();
@@ -129,7 +133,8 @@ final class FormattingCleanup {
             if (endFormats.get(key) != f || FormatValue.same(startValue, value)) {
                 // overwritten later in the gap, or setting what is already set
                 start.delete(t);
-                if (!reachedCurr && FormatValue.same(currAttributes.get(key), value)
+                if (!reachedCurr
+                        && FormatValue.same(currAttributes.get(key), value)
                         && !FormatValue.same(startValue, value)) {
                     if (startValue == null) {
                         currAttributes.remove(key);

@@ -37,7 +37,8 @@ sealed interface ItemContent {
 
     static ItemContent read(int ref, Lib0Reader r) {
         switch (ref) {
-            case 1: return new Deleted(r.readVarUint());
+            case 1:
+                return new Deleted(r.readVarUint());
             case 2: {
                 int n = r.readLength();
                 List<String> values = new ArrayList<>(n);
@@ -47,10 +48,14 @@ sealed interface ItemContent {
                 }
                 return new Json(values);
             }
-            case 3: return new Binary(r.readVarBytes());
-            case 4: return new Str(r.readVarString());
-            case 5: return new Embed(JsJson.canonical(r.readVarString()));
-            case 6: return new Format(r.readVarString(), JsJson.canonical(r.readVarString()));
+            case 3:
+                return new Binary(r.readVarBytes());
+            case 4:
+                return new Str(r.readVarString());
+            case 5:
+                return new Embed(JsJson.canonical(r.readVarString()));
+            case 6:
+                return new Format(r.readVarString(), JsJson.canonical(r.readVarString()));
             case 7: {
                 int typeRef = (int) Math.min(r.readVarUint(), Integer.MAX_VALUE);
                 if (typeRef > Type.XML_TEXT) {
@@ -67,8 +72,10 @@ sealed interface ItemContent {
                 }
                 return new Any(values);
             }
-            case 9: return SubdocOptions.read(r);
-            default: throw new YjsFormatException("unknown item content reference");
+            case 9:
+                return SubdocOptions.read(r);
+            default:
+                throw new YjsFormatException("unknown item content reference");
         }
     }
 

@@ -26,7 +26,8 @@ final class ItemIntegrator {
         if (origin != null && origin.client() != item.client && origin.clock() >= store.state(origin.client())) {
             return origin.client();
         }
-        if (rightOrigin != null && rightOrigin.client() != item.client
+        if (rightOrigin != null
+                && rightOrigin.client() != item.client
                 && rightOrigin.clock() >= store.state(rightOrigin.client())) {
             return rightOrigin.client();
         }

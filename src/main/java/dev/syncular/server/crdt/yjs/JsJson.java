@@ -74,13 +74,23 @@ final class JsJson {
         }
         char c = peek();
         switch (c) {
-            case '{': return object(depth);
-            case '[': return array(depth);
-            case '"': return string();
-            case 't': expect("true"); return Boolean.TRUE;
-            case 'f': expect("false"); return Boolean.FALSE;
-            case 'n': expect("null"); return null;
-            default: return number();
+            case '{':
+                return object(depth);
+            case '[':
+                return array(depth);
+            case '"':
+                return string();
+            case 't':
+                expect("true");
+                return Boolean.TRUE;
+            case 'f':
+                expect("false");
+                return Boolean.FALSE;
+            case 'n':
+                expect("null");
+                return null;
+            default:
+                return number();
         }
     }
 
@@ -265,10 +275,11 @@ final class JsJson {
                 case '\r' -> out.append("\\r");
                 case '\t' -> out.append("\\t");
                 default -> {
-                    boolean pairedHigh = Character.isHighSurrogate(c) && i + 1 < s.length()
+                    boolean pairedHigh = Character.isHighSurrogate(c)
+                            && i + 1 < s.length()
                             && Character.isLowSurrogate(s.charAt(i + 1));
-                    boolean pairedLow = Character.isLowSurrogate(c) && i > 0
-                            && Character.isHighSurrogate(s.charAt(i - 1));
+                    boolean pairedLow =
+                            Character.isLowSurrogate(c) && i > 0 && Character.isHighSurrogate(s.charAt(i - 1));
                     if (c < 0x20 || (Character.isSurrogate(c) && !pairedHigh && !pairedLow)) {
                         out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
                     } else {

@@ -106,7 +106,10 @@ final class Lib0Reader {
             return new String(bytes, start, (int) n, StandardCharsets.ISO_8859_1);
         }
         try {
-            return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes, start, (int) n)).toString();
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .decode(ByteBuffer.wrap(bytes, start, (int) n))
+                    .toString();
         } catch (CharacterCodingException e) {
             throw new YjsFormatException("string is not valid UTF-8");
         }

@@ -85,8 +85,11 @@ final class Lib0Writer {
     }
 
     private static byte[] utf8WithReplacement(String s) {
-        CharsetEncoder enc = StandardCharsets.UTF_8.newEncoder().onMalformedInput(CodingErrorAction.REPLACE)
-                .onUnmappableCharacter(CodingErrorAction.REPLACE).replaceWith(REPLACEMENT);
+        CharsetEncoder enc = StandardCharsets.UTF_8
+                .newEncoder()
+                .onMalformedInput(CodingErrorAction.REPLACE)
+                .onUnmappableCharacter(CodingErrorAction.REPLACE)
+                .replaceWith(REPLACEMENT);
         try {
             ByteBuffer b = enc.encode(CharBuffer.wrap(s));
             byte[] r = new byte[b.remaining()];

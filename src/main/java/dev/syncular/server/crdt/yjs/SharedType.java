@@ -21,6 +21,7 @@ final class SharedType {
     final int typeRef;
     /** The item holding a nested type once integrated; {@code null} for a root. */
     DocItem item;
+
     DocItem start;
     final Map<String, DocItem> map = new LinkedHashMap<>();
     /** Whether a formatting item was ever integrated into this type. */

@@ -111,8 +111,15 @@ sealed interface Struct {
      * only an item with neither names its {@code parent} (a root type's name, a {@link String}, or the
      * {@link YjsId} of the type item it lives in) and, for a map entry, its {@code parentSub} key.
      */
-    record Item(long client, long clock, YjsId origin, YjsId rightOrigin, Object parent, String parentSub,
-            ItemContent content) implements Struct {
+    record Item(
+            long client,
+            long clock,
+            YjsId origin,
+            YjsId rightOrigin,
+            Object parent,
+            String parentSub,
+            ItemContent content)
+            implements Struct {
         private static final int BIT8 = 0x80;
         private static final int BIT7 = 0x40;
         private static final int BIT6 = 0x20;
@@ -126,7 +133,9 @@ sealed interface Struct {
          * ref, which origins follow, whether a parentSub does) and the origins present.
          */
         static void writeHead(Lib0Writer w, ItemContent content, YjsId origin, YjsId rightOrigin, String parentSub) {
-            w.writeUint8((content.ref() & 0x1f) | (origin == null ? 0 : BIT8) | (rightOrigin == null ? 0 : BIT7)
+            w.writeUint8((content.ref() & 0x1f)
+                    | (origin == null ? 0 : BIT8)
+                    | (rightOrigin == null ? 0 : BIT7)
                     | (parentSub == null ? 0 : BIT6));
             if (origin != null) {
                 w.writeVarUint(origin.client());
@@ -160,8 +169,14 @@ sealed interface Struct {
 
         /** The right part: its origin is the tick before it, as if it had been typed after it. */
         public Struct sliceFrom(long offset) {
-            return new Item(client, clock + offset, new YjsId(client, clock + offset - 1), rightOrigin, parent,
-                    parentSub, content.sliceFrom(offset));
+            return new Item(
+                    client,
+                    clock + offset,
+                    new YjsId(client, clock + offset - 1),
+                    rightOrigin,
+                    parent,
+                    parentSub,
+                    content.sliceFrom(offset));
         }
     }
 }

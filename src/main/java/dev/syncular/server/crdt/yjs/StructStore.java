@@ -30,7 +30,8 @@ final class StructStore {
 
     Map<Long, Long> stateVector() {
         Map<Long, Long> sv = new LinkedHashMap<>();
-        clients.forEach((client, structs) -> sv.put(client, structs.get(structs.size() - 1).end()));
+        clients.forEach((client, structs) ->
+                sv.put(client, structs.get(structs.size() - 1).end()));
         return sv;
     }
 

@@ -18,9 +18,11 @@ final class Transaction {
     Map<Long, Long> afterState = Map.of();
     /** Types changed whose item existed before the transaction (or roots), in order of first change. */
     final Set<SharedType> changed = new LinkedHashSet<>();
+
     final List<DocItem> mergeStructs = new ArrayList<>();
     /** Applying a remote update is not local; Yjs cleans up formatting only after remote transactions. */
     boolean local;
+
     boolean needFormattingCleanup;
 
     Transaction(YjsDoc doc, boolean local) {

@@ -35,7 +35,7 @@ final class TransactionCleanup {
             if (before != clock) {
                 List<DocStruct> structs = store.structs(client);
                 int firstChange = Math.max(StructStore.findIndex(structs, before), 1);
-                for (int i = structs.size() - 1; i >= firstChange;) {
+                for (int i = structs.size() - 1; i >= firstChange; ) {
                     i -= 1 + mergeWithLefts(structs, i);
                 }
             }
@@ -61,7 +61,8 @@ final class TransactionCleanup {
             for (int di = ranges.size() - 1; di >= 0; di--) {
                 DeleteSet.Range r = ranges.get(di);
                 for (int si = StructStore.findIndex(structs, r.clock());
-                        si < structs.size() && structs.get(si).clock < r.end(); si++) {
+                        si < structs.size() && structs.get(si).clock < r.end();
+                        si++) {
                     if (structs.get(si) instanceof DocItem item && item.deleted) {
                         item.gc(store, false);
                     }
@@ -97,7 +98,9 @@ final class TransactionCleanup {
             if (left.deleted() != right.deleted() || left.getClass() != right.getClass() || !left.mergeWith(right)) {
                 break;
             }
-            if (right instanceof DocItem r && r.parentSub != null && r.parentType().map.get(r.parentSub) == r) {
+            if (right instanceof DocItem r
+                    && r.parentSub != null
+                    && r.parentType().map.get(r.parentSub) == r) {
                 r.parentType().map.put(r.parentSub, (DocItem) left);
             }
             i--;

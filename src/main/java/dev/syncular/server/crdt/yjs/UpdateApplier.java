@@ -65,8 +65,8 @@ final class UpdateApplier {
             }
             if (rest != null) {
                 rest.missing().forEach((client, clock) -> pending.missing().merge(client, clock, Math::min));
-                store.pendingStructs = new StructStore.PendingStructs(pending.missing(),
-                        UpdateMerger.merge(List.of(pending.update(), rest.update())));
+                store.pendingStructs = new StructStore.PendingStructs(
+                        pending.missing(), UpdateMerger.merge(List.of(pending.update(), rest.update())));
             }
         } else {
             store.pendingStructs = rest;
@@ -75,7 +75,8 @@ final class UpdateApplier {
         DeleteSet dsRest = pendingForm(DeleteSetApplier.apply(update.deleteSet(), tr, store));
         if (store.pendingDs != null) {
             DeleteSet dsRest2 = pendingForm(DeleteSetApplier.apply(store.pendingDs, tr, store));
-            store.pendingDs = dsRest != null && dsRest2 != null ? pendingForm(DeleteSet.union(List.of(dsRest, dsRest2)))
+            store.pendingDs = dsRest != null && dsRest2 != null
+                    ? pendingForm(DeleteSet.union(List.of(dsRest, dsRest2)))
                     : dsRest != null ? dsRest : dsRest2;
         } else {
             store.pendingDs = dsRest;
@@ -167,9 +168,9 @@ final class UpdateApplier {
     }
 
     /** The stacked structs cannot be integrated: they and the rest of their clients' structs wait. */
-    private static void moveStackToRest(Deque<Struct> stack, Map<Long, Target> refs, List<Long> ids,
-            Map<Long, List<Struct>> rest) {
-        for (Iterator<Struct> it = stack.descendingIterator(); it.hasNext();) { // bottom of the stack first
+    private static void moveStackToRest(
+            Deque<Struct> stack, Map<Long, Target> refs, List<Long> ids, Map<Long, List<Struct>> rest) {
+        for (Iterator<Struct> it = stack.descendingIterator(); it.hasNext(); ) { // bottom of the stack first
             Struct s = it.next();
             long client = s.client();
             Target t = refs.get(client);
@@ -206,7 +207,7 @@ final class UpdateApplier {
         Struct.Item r = (Struct.Item) s;
         Object parent = r.parent() instanceof String name ? doc.root(name) : r.parent();
         SharedType type = r.content() instanceof ItemContent.Type t ? new SharedType(null, t.typeRef()) : null;
-        return new DocItem(r.client(), r.clock(), r.origin(), r.rightOrigin(), parent, r.parentSub(), r.content(),
-                type);
+        return new DocItem(
+                r.client(), r.clock(), r.origin(), r.rightOrigin(), parent, r.parentSub(), r.content(), type);
     }
 }

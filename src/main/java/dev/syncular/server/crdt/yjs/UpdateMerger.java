@@ -101,7 +101,8 @@ public final class UpdateMerger {
                 cursor.next();
             }
             // copy the following contiguous structs of this input straight through
-            for (Struct next = cursor.curr; next != null && next.client() == client && next.clock() == pending.end();
+            for (Struct next = cursor.curr;
+                    next != null && next.client() == client && next.clock() == pending.end();
                     next = cursor.next()) {
                 out.write(pending);
                 pending = next;

@@ -39,15 +39,24 @@ final class YjsAny {
         }
         int type = r.readUint8();
         switch (type) {
-            case 127: return UNDEFINED;
-            case 126: return null;
-            case 125: return r.readVarInt();
-            case 124: return (double) r.readFloat32();
-            case 123: return r.readFloat64();
-            case 122: return new BigInt(r.readBigInt64());
-            case 121: return Boolean.FALSE;
-            case 120: return Boolean.TRUE;
-            case 119: return r.readVarString();
+            case 127:
+                return UNDEFINED;
+            case 126:
+                return null;
+            case 125:
+                return r.readVarInt();
+            case 124:
+                return (double) r.readFloat32();
+            case 123:
+                return r.readFloat64();
+            case 122:
+                return new BigInt(r.readBigInt64());
+            case 121:
+                return Boolean.FALSE;
+            case 120:
+                return Boolean.TRUE;
+            case 119:
+                return r.readVarString();
             case 118: {
                 int n = r.readLength();
                 Map<String, Object> obj = new LinkedHashMap<>();
@@ -65,8 +74,10 @@ final class YjsAny {
                 }
                 return arr;
             }
-            case 116: return r.readVarBytes();
-            default: throw new YjsFormatException("unknown any type");
+            case 116:
+                return r.readVarBytes();
+            default:
+                throw new YjsFormatException("unknown any type");
         }
     }
 
@@ -104,7 +115,8 @@ final class YjsAny {
             w.writeUint8(116);
             w.writeVarBytes(b);
         } else {
-            throw new IllegalArgumentException("not a lib0 any value: " + v.getClass().getName());
+            throw new IllegalArgumentException(
+                    "not a lib0 any value: " + v.getClass().getName());
         }
     }
 

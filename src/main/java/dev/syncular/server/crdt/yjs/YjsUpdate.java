@@ -65,7 +65,7 @@ record YjsUpdate(List<Struct> structs, List<Group> groups, DeleteSet deleteSet) 
                 parentSub = r.readVarString();
             }
         }
-        return new Struct.Item(client, clock, origin, rightOrigin, parent, parentSub,
-                ItemContent.read(info & BITS5, r));
+        return new Struct.Item(
+                client, clock, origin, rightOrigin, parent, parentSub, ItemContent.read(info & BITS5, r));
     }
 }

@@ -21,8 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * concurrent publishers never lose a publication. Bytes are copied in and out.
  */
 public final class InMemorySegmentStore implements SegmentStore {
-    private record Entry(byte[] bytes, List<SegmentPublication> publications) {
-    }
+    private record Entry(byte[] bytes, List<SegmentPublication> publications) {}
 
     private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
     private final long maxSegmentBytes;
@@ -54,15 +53,26 @@ public final class InMemorySegmentStore implements SegmentStore {
                 if (!Arrays.equals(old.bytes(), bytes)) {
                     throw new SegmentCollisionException();
                 }
-                List<SegmentPublication> pubs = new ArrayList<>(old.publications().size() + 1);
+                List<SegmentPublication> pubs =
+                        new ArrayList<>(old.publications().size() + 1);
                 boolean merged = false;
                 for (SegmentPublication p : old.publications()) {
                     if (!merged && p.sameContext(publication)) {
                         merged = true;
                         if (publication.expiresAtMs() > p.expiresAtMs()) {
-                            p = new SegmentPublication(p.partition(), p.logEpoch(), p.table(), p.schemaVersion(),
-                                    p.mediaType(), p.scopeDigest(), p.asOfCommitSeq(), p.rowCursor(),
-                                    p.nextRowCursor(), p.rowCount(), p.createdAtMs(), publication.expiresAtMs());
+                            p = new SegmentPublication(
+                                    p.partition(),
+                                    p.logEpoch(),
+                                    p.table(),
+                                    p.schemaVersion(),
+                                    p.mediaType(),
+                                    p.scopeDigest(),
+                                    p.asOfCommitSeq(),
+                                    p.rowCursor(),
+                                    p.nextRowCursor(),
+                                    p.rowCount(),
+                                    p.createdAtMs(),
+                                    publication.expiresAtMs());
                         }
                     }
                     pubs.add(p);
@@ -91,8 +101,10 @@ public final class InMemorySegmentStore implements SegmentStore {
             Match best = null;
             for (var e : entries.entrySet()) {
                 for (SegmentPublication p : e.getValue().publications()) {
-                    if (key.matches(p) && p.expiresAtMs() > nowMs
-                            && (best == null || p.expiresAtMs() > best.publication().expiresAtMs())) {
+                    if (key.matches(p)
+                            && p.expiresAtMs() > nowMs
+                            && (best == null
+                                    || p.expiresAtMs() > best.publication().expiresAtMs())) {
                         best = new Match(e.getKey(), e.getValue().bytes().length, p);
                     }
                 }
@@ -120,7 +132,8 @@ public final class InMemorySegmentStore implements SegmentStore {
             AtomicInteger forgotten = new AtomicInteger();
             for (String id : entries.keySet()) {
                 entries.computeIfPresent(id, (k, e) -> {
-                    List<SegmentPublication> live = new ArrayList<>(e.publications().size());
+                    List<SegmentPublication> live =
+                            new ArrayList<>(e.publications().size());
                     for (SegmentPublication p : e.publications()) {
                         if (p.expiresAtMs() >= nowMs) {
                             live.add(p);
@@ -148,7 +161,9 @@ public final class InMemorySegmentStore implements SegmentStore {
                 segments++;
                 bytes += e.bytes().length;
                 publications += e.publications().size();
-                live += e.publications().stream().filter(p -> p.expiresAtMs() > nowMs).count();
+                live += e.publications().stream()
+                        .filter(p -> p.expiresAtMs() > nowMs)
+                        .count();
             }
             return new SegmentStoreStats("memory", segments, bytes, publications, live);
         });

@@ -80,6 +80,7 @@ public final class PostgresSegmentStore implements SegmentStore {
      * the SHA-256 of the bytes); {@link #deleteExpired} evicts what it deletes.
      */
     private final LinkedHashMap<String, byte[]> cache = new LinkedHashMap<>(16, 0.75f, true);
+
     private long cachedBytes;
 
     /**
@@ -150,23 +151,38 @@ public final class PostgresSegmentStore implements SegmentStore {
     List<DdlStep> ddl() {
         return List.of(
                 DdlStep.schema(pgSchema, "CREATE SCHEMA IF NOT EXISTS " + q(pgSchema)),
-                DdlStep.relation(pgSchema, "sync_segments", "CREATE TABLE IF NOT EXISTS " + t("sync_segments")
-                        + " (segment_id text PRIMARY KEY, bytes bytea NOT NULL, byte_length bigint NOT NULL,"
-                        + " created_at_ms bigint NOT NULL, sha256 bytea)"),
-                DdlStep.column(pgSchema, "sync_segments", "sha256",
+                DdlStep.relation(
+                        pgSchema,
+                        "sync_segments",
+                        "CREATE TABLE IF NOT EXISTS " + t("sync_segments")
+                                + " (segment_id text PRIMARY KEY, bytes bytea NOT NULL, byte_length bigint NOT NULL,"
+                                + " created_at_ms bigint NOT NULL, sha256 bytea)"),
+                DdlStep.column(
+                        pgSchema,
+                        "sync_segments",
+                        "sha256",
                         "ALTER TABLE " + t("sync_segments") + " ADD COLUMN IF NOT EXISTS sha256 bytea"),
-                DdlStep.relation(pgSchema, "sync_segment_publications", "CREATE TABLE IF NOT EXISTS "
-                        + t("sync_segment_publications")
-                        + " (pub_seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, segment_id text NOT NULL,"
-                        + " partition_id text NOT NULL, log_epoch text NOT NULL, tbl text NOT NULL,"
-                        + " schema_version integer NOT NULL, media_type smallint NOT NULL,"
-                        + " scope_digest text NOT NULL, as_of_commit_seq bigint NOT NULL, row_cursor text,"
-                        + " next_row_cursor text, row_count bigint NOT NULL, created_at_ms bigint NOT NULL,"
-                        + " expires_at_ms bigint NOT NULL)"),
-                DdlStep.relation(pgSchema, "sync_segment_publications_ctx", "CREATE UNIQUE INDEX IF NOT EXISTS"
-                        + " sync_segment_publications_ctx ON " + t("sync_segment_publications") + " (" + CONTEXT_KEY + ")"),
-                DdlStep.relation(pgSchema, "sync_segment_publications_expiry", "CREATE INDEX IF NOT EXISTS"
-                        + " sync_segment_publications_expiry ON " + t("sync_segment_publications") + " (expires_at_ms)"));
+                DdlStep.relation(
+                        pgSchema,
+                        "sync_segment_publications",
+                        "CREATE TABLE IF NOT EXISTS "
+                                + t("sync_segment_publications")
+                                + " (pub_seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, segment_id text NOT NULL,"
+                                + " partition_id text NOT NULL, log_epoch text NOT NULL, tbl text NOT NULL,"
+                                + " schema_version integer NOT NULL, media_type smallint NOT NULL,"
+                                + " scope_digest text NOT NULL, as_of_commit_seq bigint NOT NULL, row_cursor text,"
+                                + " next_row_cursor text, row_count bigint NOT NULL, created_at_ms bigint NOT NULL,"
+                                + " expires_at_ms bigint NOT NULL)"),
+                DdlStep.relation(
+                        pgSchema,
+                        "sync_segment_publications_ctx",
+                        "CREATE UNIQUE INDEX IF NOT EXISTS" + " sync_segment_publications_ctx ON "
+                                + t("sync_segment_publications") + " (" + CONTEXT_KEY + ")"),
+                DdlStep.relation(
+                        pgSchema,
+                        "sync_segment_publications_expiry",
+                        "CREATE INDEX IF NOT EXISTS" + " sync_segment_publications_expiry ON "
+                                + t("sync_segment_publications") + " (expires_at_ms)"));
     }
 
     /** Creates the schema and tables when absent (a catalog read only, when present); safe to run concurrently. */
@@ -186,10 +202,13 @@ public final class PostgresSegmentStore implements SegmentStore {
         // the caller hands over the array (and does not change it afterwards): cached as is, no copy. Hashed
         // once, on a worker thread (never the event loop): stored with a new entry, compared with an existing
         // one's stored hash (so republishing never reads the stored bytes back).
-        return Uni.createFrom().item(() -> sha256(bytes))
+        return Uni.createFrom()
+                .item(() -> sha256(bytes))
                 .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
-                .chain(digest -> PostgresStores.readCommitted(pool, conn -> ensureEntry(conn, segmentId, bytes, digest, 1)
-                        .chain(() -> upsertPublication(conn, segmentId, publication))))
+                .chain(digest -> PostgresStores.readCommitted(
+                        pool,
+                        conn -> ensureEntry(conn, segmentId, bytes, digest, 1)
+                                .chain(() -> upsertPublication(conn, segmentId, publication))))
                 .invoke(() -> cachePut(segmentId, bytes));
     }
 
@@ -204,7 +223,8 @@ public final class PostgresSegmentStore implements SegmentStore {
                 .chain(rs -> {
                     Row row = first(rs);
                     if (row != null) {
-                        if (row.getLong(0) != bytes.length || !Arrays.equals(row.getBuffer(1).getBytes(), digest)) {
+                        if (row.getLong(0) != bytes.length
+                                || !Arrays.equals(row.getBuffer(1).getBytes(), digest)) {
                             return Uni.createFrom().failure(new SegmentCollisionException());
                         }
                         return Uni.createFrom().voidItem();
@@ -212,8 +232,12 @@ public final class PostgresSegmentStore implements SegmentStore {
                     return conn.preparedQuery("INSERT INTO " + t("sync_segments")
                                     + " (segment_id, bytes, byte_length, created_at_ms, sha256) VALUES ($1, $2, $3, $4, $5)"
                                     + " ON CONFLICT (segment_id) DO NOTHING RETURNING segment_id")
-                            .execute(Tuple.of(segmentId, Buffer.buffer(bytes),
-                                    (long) bytes.length, System.currentTimeMillis(), Buffer.buffer(digest)))
+                            .execute(Tuple.of(
+                                    segmentId,
+                                    Buffer.buffer(bytes),
+                                    (long) bytes.length,
+                                    System.currentTimeMillis(),
+                                    Buffer.buffer(digest)))
                             .chain(ins -> {
                                 if (ins.rowCount() > 0) {
                                     return Uni.createFrom().voidItem();
@@ -221,8 +245,9 @@ public final class PostgresSegmentStore implements SegmentStore {
                                 // a concurrent publisher inserted it first (or a concurrent delete raced):
                                 // read again under the lock
                                 if (attempt >= MAX_ATTEMPTS) {
-                                    return Uni.createFrom().failure(new IllegalStateException(
-                                            "segment entry kept changing concurrently: " + segmentId));
+                                    return Uni.createFrom()
+                                            .failure(new IllegalStateException(
+                                                    "segment entry kept changing concurrently: " + segmentId));
                                 }
                                 return ensureEntry(conn, segmentId, bytes, digest, attempt + 1);
                             });
@@ -272,9 +297,19 @@ public final class PostgresSegmentStore implements SegmentStore {
                     for (Row r : rs) {
                         length = r.getLong(0);
                         if (r.getValue(1) != null) {
-                            pubs.add(new SegmentPublication(r.getString(1), r.getString(2), r.getString(3),
-                                    r.getInteger(4), MediaType.of(r.getShort(5)), r.getString(6), r.getLong(7),
-                                    r.getString(8), r.getString(9), r.getLong(10), r.getLong(11), r.getLong(12)));
+                            pubs.add(new SegmentPublication(
+                                    r.getString(1),
+                                    r.getString(2),
+                                    r.getString(3),
+                                    r.getInteger(4),
+                                    MediaType.of(r.getShort(5)),
+                                    r.getString(6),
+                                    r.getLong(7),
+                                    r.getString(8),
+                                    r.getString(9),
+                                    r.getLong(10),
+                                    r.getLong(11),
+                                    r.getLong(12)));
                         }
                     }
                     return length < 0 ? null : new StoredSegment(segmentId, length, pubs);
@@ -283,20 +318,43 @@ public final class PostgresSegmentStore implements SegmentStore {
 
     @Override
     public Uni<Match> find(ReuseKey key, long nowMs) {
-        return pool.preparedQuery("SELECT p.segment_id, s.byte_length, p.row_count, p.created_at_ms, p.expires_at_ms FROM "
-                        + t("sync_segment_publications") + " p JOIN " + t("sync_segments") + " s ON s.segment_id = p.segment_id"
-                        + " WHERE p.partition_id = $1 AND p.log_epoch = $2 AND p.tbl = $3 AND p.schema_version = $4"
-                        + " AND p.media_type = $5 AND p.scope_digest = $6 AND p.as_of_commit_seq = $7"
-                        + " AND p.row_cursor IS NULL AND p.next_row_cursor IS NULL AND p.expires_at_ms > $8"
-                        + " ORDER BY p.expires_at_ms DESC LIMIT 1")
-                .execute(Tuple.tuple().addValue(key.partition()).addValue(key.logEpoch()).addValue(key.table())
-                        .addValue(key.schemaVersion()).addValue((short) key.mediaType().code).addValue(key.scopeDigest())
-                        .addValue(key.asOfCommitSeq()).addValue(nowMs))
+        return pool.preparedQuery(
+                        "SELECT p.segment_id, s.byte_length, p.row_count, p.created_at_ms, p.expires_at_ms FROM "
+                                + t("sync_segment_publications") + " p JOIN " + t("sync_segments")
+                                + " s ON s.segment_id = p.segment_id"
+                                + " WHERE p.partition_id = $1 AND p.log_epoch = $2 AND p.tbl = $3 AND p.schema_version = $4"
+                                + " AND p.media_type = $5 AND p.scope_digest = $6 AND p.as_of_commit_seq = $7"
+                                + " AND p.row_cursor IS NULL AND p.next_row_cursor IS NULL AND p.expires_at_ms > $8"
+                                + " ORDER BY p.expires_at_ms DESC LIMIT 1")
+                .execute(Tuple.tuple()
+                        .addValue(key.partition())
+                        .addValue(key.logEpoch())
+                        .addValue(key.table())
+                        .addValue(key.schemaVersion())
+                        .addValue((short) key.mediaType().code)
+                        .addValue(key.scopeDigest())
+                        .addValue(key.asOfCommitSeq())
+                        .addValue(nowMs))
                 .map(rs -> {
                     Row r = first(rs);
-                    return r == null ? null : new Match(r.getString(0), r.getLong(1), new SegmentPublication(
-                            key.partition(), key.logEpoch(), key.table(), key.schemaVersion(), key.mediaType(),
-                            key.scopeDigest(), key.asOfCommitSeq(), null, null, r.getLong(2), r.getLong(3), r.getLong(4)));
+                    return r == null
+                            ? null
+                            : new Match(
+                                    r.getString(0),
+                                    r.getLong(1),
+                                    new SegmentPublication(
+                                            key.partition(),
+                                            key.logEpoch(),
+                                            key.table(),
+                                            key.schemaVersion(),
+                                            key.mediaType(),
+                                            key.scopeDigest(),
+                                            key.asOfCommitSeq(),
+                                            null,
+                                            null,
+                                            r.getLong(2),
+                                            r.getLong(3),
+                                            r.getLong(4)));
                 });
     }
 
@@ -346,32 +404,36 @@ public final class PostgresSegmentStore implements SegmentStore {
     public Uni<Integer> deleteExpired(long nowMs) {
         String pubs = t("sync_segment_publications");
         String segs = t("sync_segments");
-        return PostgresStores.readCommitted(pool, conn -> conn.preparedQuery("DELETE FROM " + pubs + " WHERE expires_at_ms < $1")
-                .execute(Tuple.of(nowMs))
-                .chain(() -> conn.query("SELECT s.segment_id FROM " + segs + " s WHERE NOT EXISTS (SELECT 1 FROM "
-                                + pubs + " p WHERE p.segment_id = s.segment_id) FOR UPDATE OF s SKIP LOCKED")
-                        .execute())
-                .chain(rs -> {
-                    List<String> ids = new ArrayList<>();
-                    for (Row r : rs) {
-                        ids.add(r.getString(0));
-                    }
-                    if (ids.isEmpty()) {
-                        return Uni.createFrom().item(0);
-                    }
-                    // a new statement, a fresh snapshot: a publication committed since the candidate scan
-                    // (its publisher released the lock before we took it) keeps its entry
-                    return conn.preparedQuery("DELETE FROM " + segs + " s WHERE s.segment_id = ANY($1)"
-                                    + " AND NOT EXISTS (SELECT 1 FROM " + pubs + " p WHERE p.segment_id = s.segment_id)"
-                                    + " RETURNING s.segment_id")
-                            .execute(Tuple.of(ids.toArray(new String[0])))
-                            .map(deleted -> {
-                                for (Row d : deleted) {
-                                    cacheRemove(d.getString(0));
-                                }
-                                return deleted.rowCount();
-                            });
-                }));
+        return PostgresStores.readCommitted(
+                pool,
+                conn -> conn.preparedQuery("DELETE FROM " + pubs + " WHERE expires_at_ms < $1")
+                        .execute(Tuple.of(nowMs))
+                        .chain(() -> conn.query("SELECT s.segment_id FROM " + segs
+                                        + " s WHERE NOT EXISTS (SELECT 1 FROM " + pubs
+                                        + " p WHERE p.segment_id = s.segment_id) FOR UPDATE OF s SKIP LOCKED")
+                                .execute())
+                        .chain(rs -> {
+                            List<String> ids = new ArrayList<>();
+                            for (Row r : rs) {
+                                ids.add(r.getString(0));
+                            }
+                            if (ids.isEmpty()) {
+                                return Uni.createFrom().item(0);
+                            }
+                            // a new statement, a fresh snapshot: a publication committed since the candidate scan
+                            // (its publisher released the lock before we took it) keeps its entry
+                            return conn.preparedQuery("DELETE FROM " + segs + " s WHERE s.segment_id = ANY($1)"
+                                            + " AND NOT EXISTS (SELECT 1 FROM " + pubs
+                                            + " p WHERE p.segment_id = s.segment_id)"
+                                            + " RETURNING s.segment_id")
+                                    .execute(Tuple.of(ids.toArray(new String[0])))
+                                    .map(deleted -> {
+                                        for (Row d : deleted) {
+                                            cacheRemove(d.getString(0));
+                                        }
+                                        return deleted.rowCount();
+                                    });
+                        }));
     }
 
     // ------------------------------------------------------------------------------------------------

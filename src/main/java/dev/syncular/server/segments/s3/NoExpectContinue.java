@@ -22,7 +22,8 @@ public final class NoExpectContinue implements ExecutionInterceptor {
         if (request.firstMatchingHeader("Expect").isEmpty()) {
             return request;
         }
-        long length = context.requestBody().flatMap(b -> b.optionalContentLength()).orElse(Long.MAX_VALUE);
+        long length =
+                context.requestBody().flatMap(b -> b.optionalContentLength()).orElse(Long.MAX_VALUE);
         return length < THRESHOLD ? request.toBuilder().removeHeader("Expect").build() : request;
     }
 }

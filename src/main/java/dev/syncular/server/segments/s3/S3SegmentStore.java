@@ -81,6 +81,7 @@ import software.amazon.awssdk.services.s3.presigner.model.PresignedGetObjectRequ
 public final class S3SegmentStore implements SegmentStore {
     /** Older records kept their metadata here (base64url JSON), on the bytes object. */
     static final String LEGACY_METADATA = "syncular-record";
+
     static final long STALE_DELETION_MS = 30_000;
     private static final int CAS_ATTEMPTS = 32;
     private static final Pattern SEGMENT_ID = Pattern.compile("sha256:[0-9a-f]{64}");
@@ -125,10 +126,15 @@ public final class S3SegmentStore implements SegmentStore {
     }
 
     String findKey(ReuseKey k) {
-        List<Object> parts = List.of(k.partition(), k.logEpoch(), k.table(), k.schemaVersion(),
-                k.mediaType().wireName, k.scopeDigest(), k.asOfCommitSeq());
-        return prefix + "find/" + CanonicalJson.sha256Hex(CanonicalJson.write(parts))
-                + ".json";
+        List<Object> parts = List.of(
+                k.partition(),
+                k.logEpoch(),
+                k.table(),
+                k.schemaVersion(),
+                k.mediaType().wireName,
+                k.scopeDigest(),
+                k.asOfCommitSeq());
+        return prefix + "find/" + CanonicalJson.sha256Hex(CanonicalJson.write(parts)) + ".json";
     }
 
     /**
@@ -145,7 +151,8 @@ public final class S3SegmentStore implements SegmentStore {
         return (segmentId, scopeDigest, partition, nowMs) -> {
             PresignedGetObjectRequest p = presigner.presignGetObject(r -> r.signatureDuration(ttl)
                     .getObjectRequest(g -> g.bucket(bucket).key(objectKey(segmentId))));
-            return new SegmentUrlSigner.SignedUrl(p.url().toString(), p.expiration().toEpochMilli());
+            return new SegmentUrlSigner.SignedUrl(
+                    p.url().toString(), p.expiration().toEpochMilli());
         };
     }
 
@@ -190,8 +197,8 @@ public final class S3SegmentStore implements SegmentStore {
         });
     }
 
-    private void publishBlocking(String segmentId, long length, SegmentPublication publication,
-            Supplier<RequestBody> body) {
+    private void publishBlocking(
+            String segmentId, long length, SegmentPublication publication, Supplier<RequestBody> body) {
         Objects.requireNonNull(publication, "publication");
         // Publishers and sweeps in this process take turns per entry (fewer lost conditional writes to retry);
         // across processes the conditional record writes alone keep every publication.
@@ -217,8 +224,8 @@ public final class S3SegmentStore implements SegmentStore {
     /** Test seam: runs between reading a record and writing it back (to lose a conditional-write race). */
     volatile Runnable beforeRecordWrite;
 
-    private void publishLocked(String segmentId, long length, SegmentPublication publication,
-            Supplier<RequestBody> body) {
+    private void publishLocked(
+            String segmentId, long length, SegmentPublication publication, Supplier<RequestBody> body) {
         boolean created = false;
         for (int attempt = 0; ; attempt++) {
             if (attempt == CAS_ATTEMPTS) {
@@ -255,13 +262,24 @@ public final class S3SegmentStore implements SegmentStore {
         // put now are never deleted underneath the new publication. A live entry's bytes may have been
         // removed by a lifecycle rule: put them back.
         if (created || !exists(objectKey(segmentId))) {
-            s3.putObject(PutObjectRequest.builder().bucket(bucket).key(objectKey(segmentId))
-                    .contentType("application/octet-stream").contentLength(length).build(), body.get());
+            s3.putObject(
+                    PutObjectRequest.builder()
+                            .bucket(bucket)
+                            .key(objectKey(segmentId))
+                            .contentType("application/octet-stream")
+                            .contentLength(length)
+                            .build(),
+                    body.get());
         }
         if (publication.rowCursor() == null && publication.nextRowCursor() == null) {
             ObjectNode pointer = JSON.createObjectNode().put("segmentId", segmentId);
-            s3.putObject(PutObjectRequest.builder().bucket(bucket).key(findKey(ReuseKey.of(publication)))
-                    .contentType("application/json").build(), RequestBody.fromBytes(write(pointer)));
+            s3.putObject(
+                    PutObjectRequest.builder()
+                            .bucket(bucket)
+                            .key(findKey(ReuseKey.of(publication)))
+                            .contentType("application/json")
+                            .build(),
+                    RequestBody.fromBytes(write(pointer)));
         }
     }
 
@@ -273,9 +291,21 @@ public final class S3SegmentStore implements SegmentStore {
                 if (p.expiresAtMs() <= old.expiresAtMs()) {
                     return false;
                 }
-                pubs.set(i, new SegmentPublication(old.partition(), old.logEpoch(), old.table(), old.schemaVersion(),
-                        old.mediaType(), old.scopeDigest(), old.asOfCommitSeq(), old.rowCursor(), old.nextRowCursor(),
-                        old.rowCount(), old.createdAtMs(), p.expiresAtMs()));
+                pubs.set(
+                        i,
+                        new SegmentPublication(
+                                old.partition(),
+                                old.logEpoch(),
+                                old.table(),
+                                old.schemaVersion(),
+                                old.mediaType(),
+                                old.scopeDigest(),
+                                old.asOfCommitSeq(),
+                                old.rowCursor(),
+                                old.nextRowCursor(),
+                                old.rowCount(),
+                                old.createdAtMs(),
+                                p.expiresAtMs()));
                 return true;
             }
         }
@@ -334,7 +364,9 @@ public final class S3SegmentStore implements SegmentStore {
             }
             SegmentPublication best = null;
             for (SegmentPublication p : rec.publications()) {
-                if (key.matches(p) && p.expiresAtMs() > nowMs && (best == null || p.expiresAtMs() > best.expiresAtMs())) {
+                if (key.matches(p)
+                        && p.expiresAtMs() > nowMs
+                        && (best == null || p.expiresAtMs() > best.expiresAtMs())) {
                     best = p;
                 }
             }
@@ -367,8 +399,8 @@ public final class S3SegmentStore implements SegmentStore {
         String token = null;
         do {
             String continuation = token;
-            ListObjectsV2Response page = s3.listObjectsV2(r -> r.bucket(bucket).prefix(keyPrefix)
-                    .continuationToken(continuation));
+            ListObjectsV2Response page =
+                    s3.listObjectsV2(r -> r.bucket(bucket).prefix(keyPrefix).continuationToken(continuation));
             page.contents().forEach(each);
             token = Boolean.TRUE.equals(page.isTruncated()) ? page.nextContinuationToken() : null;
         } while (token != null);
@@ -414,8 +446,8 @@ public final class S3SegmentStore implements SegmentStore {
             }
         }
         // mark first, conditionally: a publication that lands meanwhile makes this fail and wins
-        ObjectNode mark = JSON.createObjectNode().put("segmentId", segmentId).put("deletingSinceMs",
-                System.currentTimeMillis());
+        ObjectNode mark =
+                JSON.createObjectNode().put("segmentId", segmentId).put("deletingSinceMs", System.currentTimeMillis());
         if (!conditionalPut(recordKey(segmentId), write(mark), rec.etag())) {
             return false;
         }
@@ -425,7 +457,9 @@ public final class S3SegmentStore implements SegmentStore {
                 // only a pointer still naming this entry: a rebuilt image of the same key may own it now
                 String key = findKey(ReuseKey.of(p));
                 ResponseBytes<GetObjectResponse> pointer = getBytes(key);
-                if (pointer != null && segmentId.equals(parse(pointer.asByteArray()).path("segmentId").asText())) {
+                if (pointer != null
+                        && segmentId.equals(
+                                parse(pointer.asByteArray()).path("segmentId").asText())) {
                     s3.deleteObject(r -> r.bucket(bucket).key(key));
                 }
             }
@@ -455,9 +489,12 @@ public final class S3SegmentStore implements SegmentStore {
     // ------------------------------------------------------------------------------------------------
 
     /** A record as read, with the ETag its conditional update must match. */
-    private record Versioned(String etag, List<SegmentPublication> publications, long byteLength, boolean deleting,
-            long deletingSinceMs) {
-    }
+    private record Versioned(
+            String etag,
+            List<SegmentPublication> publications,
+            long byteLength,
+            boolean deleting,
+            long deletingSinceMs) {}
 
     private Versioned readRecord(String segmentId) {
         ResponseBytes<GetObjectResponse> got = getBytes(recordKey(segmentId));
@@ -467,17 +504,27 @@ public final class S3SegmentStore implements SegmentStore {
         JsonNode n = parse(got.asByteArray());
         String etag = got.response().eTag();
         if (n.has("deletingSinceMs")) {
-            return new Versioned(etag, List.of(), -1, true, n.path("deletingSinceMs").asLong());
+            return new Versioned(
+                    etag, List.of(), -1, true, n.path("deletingSinceMs").asLong());
         }
         if (!n.has("publications")) { // an older flat record moved into the record object
-            return new Versioned(etag, legacyPublications(n), n.path("byteLength").asLong(), false, 0);
+            return new Versioned(
+                    etag, legacyPublications(n), n.path("byteLength").asLong(), false, 0);
         }
         List<SegmentPublication> pubs = new ArrayList<>();
         for (JsonNode p : n.path("publications")) {
-            pubs.add(new SegmentPublication(p.path("partition").asText(), p.path("logEpoch").asText(),
-                    p.path("table").asText(), p.path("schemaVersion").asInt(), mediaType(p.path("mediaType")),
-                    p.path("scopeDigest").asText(), p.path("asOfCommitSeq").asLong(), text(p.get("rowCursor")),
-                    text(p.get("nextRowCursor")), p.path("rowCount").asLong(), p.path("createdAtMs").asLong(),
+            pubs.add(new SegmentPublication(
+                    p.path("partition").asText(),
+                    p.path("logEpoch").asText(),
+                    p.path("table").asText(),
+                    p.path("schemaVersion").asInt(),
+                    mediaType(p.path("mediaType")),
+                    p.path("scopeDigest").asText(),
+                    p.path("asOfCommitSeq").asLong(),
+                    text(p.get("rowCursor")),
+                    text(p.get("nextRowCursor")),
+                    p.path("rowCount").asLong(),
+                    p.path("createdAtMs").asLong(),
                     p.path("expiresAtMs").asLong()));
         }
         return new Versioned(etag, List.copyOf(pubs), n.path("byteLength").asLong(), false, 0);
@@ -488,11 +535,17 @@ public final class S3SegmentStore implements SegmentStore {
         ArrayNode arr = n.putArray("publications");
         for (SegmentPublication p : pubs) {
             ObjectNode o = arr.addObject();
-            o.put("partition", p.partition()).put("logEpoch", p.logEpoch()).put("table", p.table())
-                    .put("schemaVersion", p.schemaVersion()).put("mediaType", p.mediaType().wireName)
-                    .put("scopeDigest", p.scopeDigest()).put("asOfCommitSeq", p.asOfCommitSeq())
-                    .put("rowCursor", p.rowCursor()).put("nextRowCursor", p.nextRowCursor())
-                    .put("rowCount", p.rowCount()).put("createdAtMs", p.createdAtMs())
+            o.put("partition", p.partition())
+                    .put("logEpoch", p.logEpoch())
+                    .put("table", p.table())
+                    .put("schemaVersion", p.schemaVersion())
+                    .put("mediaType", p.mediaType().wireName)
+                    .put("scopeDigest", p.scopeDigest())
+                    .put("asOfCommitSeq", p.asOfCommitSeq())
+                    .put("rowCursor", p.rowCursor())
+                    .put("nextRowCursor", p.nextRowCursor())
+                    .put("rowCount", p.rowCount())
+                    .put("createdAtMs", p.createdAtMs())
                     .put("expiresAtMs", p.expiresAtMs());
         }
         return conditionalPut(recordKey(segmentId), write(n), etag);
@@ -500,7 +553,8 @@ public final class S3SegmentStore implements SegmentStore {
 
     /** PUT with {@code If-Match: etag} (or {@code If-None-Match: *} when null); {@code false} on 412/409. */
     private boolean conditionalPut(String key, byte[] body, String etag) {
-        PutObjectRequest.Builder req = PutObjectRequest.builder().bucket(bucket).key(key).contentType("application/json");
+        PutObjectRequest.Builder req =
+                PutObjectRequest.builder().bucket(bucket).key(key).contentType("application/json");
         req = etag == null ? req.ifNoneMatch("*") : req.ifMatch(etag);
         try {
             s3.putObject(req.build(), RequestBody.fromBytes(body));
@@ -525,7 +579,8 @@ public final class S3SegmentStore implements SegmentStore {
             return null;
         }
         String meta = head.metadata().get(LEGACY_METADATA);
-        List<SegmentPublication> pubs = meta == null ? List.of()
+        List<SegmentPublication> pubs = meta == null
+                ? List.of()
                 : legacyPublications(parse(Base64.getUrlDecoder().decode(meta.trim())));
         return new StoredSegment(segmentId, head.contentLength(), pubs);
     }
@@ -541,10 +596,19 @@ public final class S3SegmentStore implements SegmentStore {
         }
         List<SegmentPublication> out = new ArrayList<>();
         for (String d : digests) {
-            out.add(new SegmentPublication(r.path("partition").asText(), r.path("logEpoch").asText(),
-                    r.path("table").asText(), r.path("schemaVersion").asInt(), mediaType(r.path("mediaType")), d,
-                    r.path("asOfCommitSeq").asLong(), text(r.get("rowCursor")), text(r.get("nextRowCursor")),
-                    r.path("rowCount").asLong(), r.path("createdAtMs").asLong(), r.path("expiresAtMs").asLong()));
+            out.add(new SegmentPublication(
+                    r.path("partition").asText(),
+                    r.path("logEpoch").asText(),
+                    r.path("table").asText(),
+                    r.path("schemaVersion").asInt(),
+                    mediaType(r.path("mediaType")),
+                    d,
+                    r.path("asOfCommitSeq").asLong(),
+                    text(r.get("rowCursor")),
+                    text(r.get("nextRowCursor")),
+                    r.path("rowCount").asLong(),
+                    r.path("createdAtMs").asLong(),
+                    r.path("expiresAtMs").asLong()));
         }
         return out;
     }

@@ -47,7 +47,8 @@ final class BlobReferenceIndex {
         String uploads = PgSql.qualified(pgSchema, "sync_blob_uploads");
         recordUpload = "INSERT INTO " + uploads + " (partition_id, blob_id, actor_id, uploaded_at_ms)"
                 + " VALUES ($1, $2, $3, $4) ON CONFLICT (partition_id, blob_id, actor_id) DO NOTHING";
-        uploadedBy = "SELECT blob_id FROM " + uploads + " WHERE partition_id = $1 AND actor_id = $2 AND blob_id = ANY($3)";
+        uploadedBy =
+                "SELECT blob_id FROM " + uploads + " WHERE partition_id = $1 AND actor_id = $2 AND blob_id = ANY($3)";
         forgetUploads = "DELETE FROM " + uploads + " WHERE partition_id = $1 AND blob_id = ANY($2)";
         blobReferences = "SELECT tbl, row_id, scopes::text FROM " + refs
                 + " WHERE partition_id = $1 AND blob_id = $2 ORDER BY tbl, row_id LIMIT $3";
@@ -61,7 +62,8 @@ final class BlobReferenceIndex {
         forgetBlobSweeps = "DELETE FROM " + sweeps + " WHERE swept_at_ms < $1";
         recordBlobSweeps = "INSERT INTO " + sweeps + " (partition_id, blob_id, sweep_seq, swept_at_ms, pending)"
                 + " SELECT $1, b, s.v, $2, true FROM unnest($3::text[]) AS u(b),"
-                + " (SELECT nextval(" + PgSql.lit(PgSql.qualified(pgSchema, "sync_blob_sweep_seq")) + "::regclass) AS v) AS s"
+                + " (SELECT nextval(" + PgSql.lit(PgSql.qualified(pgSchema, "sync_blob_sweep_seq"))
+                + "::regclass) AS v) AS s"
                 + " ON CONFLICT (partition_id, blob_id) DO UPDATE SET sweep_seq = EXCLUDED.sweep_seq,"
                 + " swept_at_ms = EXCLUDED.swept_at_ms, pending = true RETURNING sweep_seq";
         settleBlobSweeps = "UPDATE " + sweeps + " SET pending = false"
@@ -84,7 +86,8 @@ final class BlobReferenceIndex {
                 .map(rs -> {
                     List<BlobReference> out = new ArrayList<>();
                     for (Row r : rs) {
-                        out.add(new BlobReference(r.getString(0), r.getString(1), StoredScopes.parseScopes(r.getString(2))));
+                        out.add(new BlobReference(
+                                r.getString(0), r.getString(1), StoredScopes.parseScopes(r.getString(2))));
                     }
                     return out;
                 });
@@ -110,7 +113,9 @@ final class BlobReferenceIndex {
     }
 
     Uni<Void> recordUpload(String partition, String blobId, String actorId, long nowMs) {
-        return pool.preparedQuery(recordUpload).execute(Tuple.of(partition, blobId, actorId, nowMs)).replaceWithVoid();
+        return pool.preparedQuery(recordUpload)
+                .execute(Tuple.of(partition, blobId, actorId, nowMs))
+                .replaceWithVoid();
     }
 
     Uni<Set<String>> uploadedBy(String partition, String actorId, Collection<String> blobIds) {
@@ -145,13 +150,17 @@ final class BlobReferenceIndex {
     }
 
     /** Adds the row's entries for {@code blobIds} (not empty) with the row's stored scopes JSON. */
-    Uni<RowSet<Row>> insertRefs(SqlClient c, String partition, String table, String rowId, String scopesJson, String[] blobIds) {
-        return c.preparedQuery(insertBlobRefs).execute(Tuple.of(partition, table, rowId, scopesJson).addArrayOfString(blobIds));
+    Uni<RowSet<Row>> insertRefs(
+            SqlClient c, String partition, String table, String rowId, String scopesJson, String[] blobIds) {
+        return c.preparedQuery(insertBlobRefs)
+                .execute(Tuple.of(partition, table, rowId, scopesJson).addArrayOfString(blobIds));
     }
 
     /** Forgets every partition's sweep marks older than {@code forgetBeforeMs}; yields how many. */
     Uni<Long> forgetSweeps(long forgetBeforeMs) {
-        return pool.preparedQuery(forgetBlobSweeps).execute(Tuple.of(forgetBeforeMs)).map(rs -> (long) rs.rowCount());
+        return pool.preparedQuery(forgetBlobSweeps)
+                .execute(Tuple.of(forgetBeforeMs))
+                .map(rs -> (long) rs.rowCount());
     }
 
     /**
@@ -160,7 +169,8 @@ final class BlobReferenceIndex {
      * sequence only grows). Yields the mark.
      */
     Uni<Long> recordSweeps(SqlClient c, String partition, long nowMs, Collection<String> blobIds) {
-        return c.preparedQuery(recordBlobSweeps).execute(Tuple.of(partition, nowMs).addArrayOfString(blobIds.toArray(String[]::new)))
+        return c.preparedQuery(recordBlobSweeps)
+                .execute(Tuple.of(partition, nowMs).addArrayOfString(blobIds.toArray(String[]::new)))
                 .map(rs -> rs.iterator().next().getLong(0));
     }
 
@@ -174,8 +184,10 @@ final class BlobReferenceIndex {
         }
         String[] ids = blobIds.toArray(String[]::new);
         // the object is gone: so is what its uploads entitled (a re-upload records again)
-        return pool.preparedQuery(settleBlobSweeps).execute(Tuple.of(partition, sweepMark).addArrayOfString(ids))
-                .flatMap(rs -> pool.preparedQuery(forgetUploads).execute(Tuple.of(partition).addArrayOfString(ids)))
+        return pool.preparedQuery(settleBlobSweeps)
+                .execute(Tuple.of(partition, sweepMark).addArrayOfString(ids))
+                .flatMap(rs -> pool.preparedQuery(forgetUploads)
+                        .execute(Tuple.of(partition).addArrayOfString(ids)))
                 .replaceWithVoid();
     }
 }

@@ -32,6 +32,7 @@ import java.util.TreeSet;
 final class CheckpointStore {
     /** The SQLSTATE the writer-fence trigger raises (a custom class, never used by PostgreSQL itself). */
     static final String FENCE_SQLSTATE = "SY001";
+
     private static final String CHECKPOINT_COLS =
             "partition_id, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms";
     private static final String INSERT_CHECKPOINT_SQL = "INSERT INTO %s (" + CHECKPOINT_COLS + ")"
@@ -87,7 +88,8 @@ final class CheckpointStore {
                 + " WHERE partition_id = $1 AND tbl = ANY($2) AND commit_seq > $3)";
         activateCheckpoint = "UPDATE " + checkpoints + " SET state = 'activated',"
                 + " watermark = $3, updated_at_ms = $4 WHERE partition_id = $1 AND name = $2";
-        selectCheckpoint = "SELECT " + CHECKPOINT_COLS + " FROM " + checkpoints + " WHERE partition_id = $1 AND name = $2";
+        selectCheckpoint =
+                "SELECT " + CHECKPOINT_COLS + " FROM " + checkpoints + " WHERE partition_id = $1 AND name = $2";
         selectCheckpointForUpdate = selectCheckpoint + " FOR UPDATE";
     }
 
@@ -95,9 +97,7 @@ final class CheckpointStore {
 
     /** Raises the fence of every registered partition to {@code version}, never lowering one. */
     Uni<Void> raiseAllFences(SqlClient conn, int version) {
-        return conn.preparedQuery(raiseAllFences)
-                .execute(Tuple.of(version))
-                .replaceWithVoid();
+        return conn.preparedQuery(raiseAllFences).execute(Tuple.of(version)).replaceWithVoid();
     }
 
     /**
@@ -119,7 +119,8 @@ final class CheckpointStore {
             fences.add(Tuple.of(d.partition(), d.schemaVersion()));
             partitions.add(d.partition());
         }
-        return c.preparedQuery(lockPartitions).execute(Tuple.tuple().addArrayOfString(partitions.toArray(String[]::new)))
+        return c.preparedQuery(lockPartitions)
+                .execute(Tuple.tuple().addArrayOfString(partitions.toArray(String[]::new)))
                 .chain(() -> c.preparedQuery(insertCheckpoint).executeBatch(rows))
                 .chain(() -> c.preparedQuery(raiseFence).executeBatch(fences))
                 .replaceWithVoid();
@@ -131,12 +132,17 @@ final class CheckpointStore {
             Map<String, Object> d = new LinkedHashMap<>();
             d.put("writerVersion", writerVersion);
             try {
-                d.put("requiredWriterVersion", Integer.parseInt(String.valueOf(pe.getDetail()).trim()));
+                d.put(
+                        "requiredWriterVersion",
+                        Integer.parseInt(String.valueOf(pe.getDetail()).trim()));
             } catch (NumberFormatException ignored) {
                 // the trigger always sets it; tolerate a foreign one
             }
-            return new StorageException(StorageException.WRITER_FENCE_REJECTED,
-                    "the partition's writer fence rejects appends by this schema version", d, t);
+            return new StorageException(
+                    StorageException.WRITER_FENCE_REJECTED,
+                    "the partition's writer fence rejects appends by this schema version",
+                    d,
+                    t);
         }
         return t;
     }
@@ -164,12 +170,17 @@ final class CheckpointStore {
         try {
             declaration = new CheckpointDeclaration(partition, name, schemaVersion);
         } catch (RuntimeException e) {
-            return Uni.createFrom().failure(new StorageException(StorageException.INVALID_ARGUMENT,
-                    "invalid checkpoint declaration", Map.of("reason", String.valueOf(e.getMessage()))));
+            return Uni.createFrom()
+                    .failure(new StorageException(
+                            StorageException.INVALID_ARGUMENT,
+                            "invalid checkpoint declaration",
+                            Map.of("reason", String.valueOf(e.getMessage()))));
         }
-        return PgSql.readCommitted(pool, conn -> installCheckpoints(conn, List.of(declaration), nowMs)
-                .chain(() -> selectCheckpoint(conn, partition, name, false))
-                .map(Objects::requireNonNull));
+        return PgSql.readCommitted(
+                pool,
+                conn -> installCheckpoints(conn, List.of(declaration), nowMs)
+                        .chain(() -> selectCheckpoint(conn, partition, name, false))
+                        .map(Objects::requireNonNull));
     }
 
     /**
@@ -185,7 +196,8 @@ final class CheckpointStore {
                         return Uni.createFrom().item(checkpoint(r));
                     }
                     return selectCheckpoint(pool, partition, name, false).map(existing -> {
-                        if (existing == null || existing.schemaVersion() != schemaVersion
+                        if (existing == null
+                                || existing.schemaVersion() != schemaVersion
                                 || existing.state() != CheckpointState.ACTIVATED) {
                             throw checkpointNotFound(name, schemaVersion);
                         }
@@ -201,7 +213,13 @@ final class CheckpointStore {
 
     /** CAS on the owner epoch of a backfilling checkpoint; one statement, so a retry is harmless. */
     Uni<Boolean> advanceCheckpoint(
-            SqlClient c, String partition, String name, long ownerEpoch, long watermark, long observedRows, long nowMs) {
+            SqlClient c,
+            String partition,
+            String name,
+            long ownerEpoch,
+            long watermark,
+            long observedRows,
+            long nowMs) {
         return c.preparedQuery(advanceCheckpoint)
                 .execute(Tuple.of(partition, name, ownerEpoch, watermark, observedRows, nowMs))
                 .map(rs -> rs.rowCount() == 1);
@@ -217,39 +235,47 @@ final class CheckpointStore {
     Uni<ActivationResult> activateCheckpoint(
             String partition, String name, long ownerEpoch, long watermark, List<String> sourceTables, long nowMs) {
         List<String> sources = List.copyOf(sourceTables);
-        return PgSql.readCommitted(pool, conn -> registry.lockPartition(conn, partition)
-                .chain(state -> selectCheckpoint(conn, partition, name, true).chain(cp -> {
-                    if (cp == null) {
-                        return Uni.createFrom().failure(checkpointNotFound(name, null));
-                    }
-                    if (cp.ownerEpoch() != ownerEpoch || cp.state() == CheckpointState.DECLARED) {
-                        Map<String, Object> d = new LinkedHashMap<>();
-                        d.put("name", name);
-                        d.put("ownerEpoch", ownerEpoch);
-                        d.put("currentOwnerEpoch", cp.ownerEpoch());
-                        return Uni.createFrom().failure(new StorageException(StorageException.CHECKPOINT_OWNER_CHANGED,
-                                "the checkpoint was claimed by another owner", d));
-                    }
-                    if (cp.state() == CheckpointState.ACTIVATED) {
-                        return Uni.createFrom().item(ActivationResult.ACTIVATED);
-                    }
-                    Uni<Boolean> changed = sources.isEmpty()
-                            ? Uni.createFrom().item(Boolean.FALSE)
-                            : conn.preparedQuery(sourceChangedAbove)
-                                    .execute(Tuple.of(partition).addArrayOfString(sources.toArray(String[]::new)).addValue(watermark))
-                                    .map(rs -> first(rs).getBoolean(0));
-                    return changed.chain(stale -> {
-                        if (stale) {
-                            return Uni.createFrom().item(ActivationResult.STALE);
-                        }
-                        if (!sources.isEmpty() && state.horizonSeq() > watermark) {
-                            return Uni.createFrom().item(ActivationResult.UNVERIFIABLE);
-                        }
-                        return conn.preparedQuery(activateCheckpoint)
-                                .execute(Tuple.of(partition, name, watermark, nowMs))
-                                .replaceWith(ActivationResult.ACTIVATED);
-                    });
-                })));
+        return PgSql.readCommitted(
+                pool,
+                conn -> registry.lockPartition(conn, partition)
+                        .chain(state -> selectCheckpoint(conn, partition, name, true)
+                                .chain(cp -> {
+                                    if (cp == null) {
+                                        return Uni.createFrom().failure(checkpointNotFound(name, null));
+                                    }
+                                    if (cp.ownerEpoch() != ownerEpoch || cp.state() == CheckpointState.DECLARED) {
+                                        Map<String, Object> d = new LinkedHashMap<>();
+                                        d.put("name", name);
+                                        d.put("ownerEpoch", ownerEpoch);
+                                        d.put("currentOwnerEpoch", cp.ownerEpoch());
+                                        return Uni.createFrom()
+                                                .failure(new StorageException(
+                                                        StorageException.CHECKPOINT_OWNER_CHANGED,
+                                                        "the checkpoint was claimed by another owner",
+                                                        d));
+                                    }
+                                    if (cp.state() == CheckpointState.ACTIVATED) {
+                                        return Uni.createFrom().item(ActivationResult.ACTIVATED);
+                                    }
+                                    Uni<Boolean> changed = sources.isEmpty()
+                                            ? Uni.createFrom().item(Boolean.FALSE)
+                                            : conn.preparedQuery(sourceChangedAbove)
+                                                    .execute(Tuple.of(partition)
+                                                            .addArrayOfString(sources.toArray(String[]::new))
+                                                            .addValue(watermark))
+                                                    .map(rs -> first(rs).getBoolean(0));
+                                    return changed.chain(stale -> {
+                                        if (stale) {
+                                            return Uni.createFrom().item(ActivationResult.STALE);
+                                        }
+                                        if (!sources.isEmpty() && state.horizonSeq() > watermark) {
+                                            return Uni.createFrom().item(ActivationResult.UNVERIFIABLE);
+                                        }
+                                        return conn.preparedQuery(activateCheckpoint)
+                                                .execute(Tuple.of(partition, name, watermark, nowMs))
+                                                .replaceWith(ActivationResult.ACTIVATED);
+                                    });
+                                })));
     }
 
     private Uni<StoredCheckpoint> selectCheckpoint(SqlClient c, String partition, String name, boolean forUpdate) {
@@ -271,8 +297,15 @@ final class CheckpointStore {
     }
 
     private static StoredCheckpoint checkpoint(Row r) {
-        return new StoredCheckpoint(r.getString(0), r.getString(1), r.getInteger(2), CheckpointState.of(r.getString(3)),
-                r.getLong(4), r.getLong(5), r.getLong(6), r.getLong(7));
+        return new StoredCheckpoint(
+                r.getString(0),
+                r.getString(1),
+                r.getInteger(2),
+                CheckpointState.of(r.getString(3)),
+                r.getLong(4),
+                r.getLong(5),
+                r.getLong(6),
+                r.getLong(7));
     }
 
     private static List<StoredCheckpoint> checkpoints(RowSet<Row> rs) {

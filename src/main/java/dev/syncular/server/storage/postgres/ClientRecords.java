@@ -17,7 +17,8 @@ import java.util.List;
  * {@link ServeGateReads}; a log-epoch rotation (§2.1) deletes a partition's records in {@link PartitionRegistry}.
  */
 final class ClientRecords {
-    private static final String CLIENT_COLS = "partition_id, client_id, actor_id, cursor, updated_at_ms, subscriptions::text, wire_version";
+    private static final String CLIENT_COLS =
+            "partition_id, client_id, actor_id, cursor, updated_at_ms, subscriptions::text, wire_version";
 
     private final Pool pool;
     private final String upsertClient;
@@ -33,10 +34,12 @@ final class ClientRecords {
         // §8.2 ack: UPDATE only (never creates), monotonic maxima, bound to the actor and the live log epoch,
         // the cursor capped at the partition's newest commit; subscriptions, actor and wire version untouched.
         advanceCursor = "UPDATE " + clients + " c SET cursor = GREATEST(c.cursor, LEAST($5, p.max_commit_seq)),"
-                + " updated_at_ms = GREATEST(c.updated_at_ms, $6) FROM " + PgSql.qualified(pgSchema, "sync_partitions") + " p"
+                + " updated_at_ms = GREATEST(c.updated_at_ms, $6) FROM " + PgSql.qualified(pgSchema, "sync_partitions")
+                + " p"
                 + " WHERE c.partition_id = $1 AND c.client_id = $2 AND c.actor_id = $3"
                 + " AND p.partition_id = $1 AND p.log_epoch = $4";
-        listClients = "SELECT " + CLIENT_COLS + " FROM " + clients + " WHERE partition_id = $1 ORDER BY client_id COLLATE \"C\"";
+        listClients = "SELECT " + CLIENT_COLS + " FROM " + clients
+                + " WHERE partition_id = $1 ORDER BY client_id COLLATE \"C\"";
     }
 
     /**
@@ -46,19 +49,27 @@ final class ClientRecords {
     static String upsertSql(String clients, int first) {
         return "INSERT INTO " + clients + " (partition_id, client_id, actor_id, cursor, updated_at_ms,"
                 + " subscriptions, wire_version) VALUES ($" + first + ", $" + (first + 1) + ", $" + (first + 2)
-                + ", $" + (first + 3) + ", $" + (first + 4) + ", $" + (first + 5) + "::text::jsonb, $" + (first + 6) + ")"
+                + ", $" + (first + 3) + ", $" + (first + 4) + ", $" + (first + 5) + "::text::jsonb, $" + (first + 6)
+                + ")"
                 + " ON CONFLICT (partition_id, client_id) DO UPDATE SET actor_id = EXCLUDED.actor_id, cursor = EXCLUDED.cursor,"
                 + " updated_at_ms = EXCLUDED.updated_at_ms, subscriptions = EXCLUDED.subscriptions, wire_version = EXCLUDED.wire_version";
     }
 
     /** Appends the record's columns in table order (the parameters of {@link #upsertSql}). */
     static Tuple addArgs(Tuple args, ClientRecord c) {
-        return args.addValue(c.partition()).addValue(c.clientId()).addValue(c.actorId()).addValue(c.cursor())
-                .addValue(c.updatedAtMs()).addValue(c.subscriptionsJson()).addValue(c.wireVersion());
+        return args.addValue(c.partition())
+                .addValue(c.clientId())
+                .addValue(c.actorId())
+                .addValue(c.cursor())
+                .addValue(c.updatedAtMs())
+                .addValue(c.subscriptionsJson())
+                .addValue(c.wireVersion());
     }
 
     Uni<Void> upsertClient(ClientRecord c) {
-        return pool.preparedQuery(upsertClient).execute(addArgs(Tuple.tuple(), c)).replaceWithVoid();
+        return pool.preparedQuery(upsertClient)
+                .execute(addArgs(Tuple.tuple(), c))
+                .replaceWithVoid();
     }
 
     Uni<ClientRecord> readClient(String partition, String clientId) {
@@ -70,25 +81,33 @@ final class ClientRecords {
                 });
     }
 
-    Uni<Boolean> advanceCursor(String partition, String clientId, String actorId, String logEpoch, long cursor, long nowMs) {
+    Uni<Boolean> advanceCursor(
+            String partition, String clientId, String actorId, String logEpoch, long cursor, long nowMs) {
         return pool.preparedQuery(advanceCursor)
-                .execute(Tuple.of(partition, clientId, actorId, logEpoch).addValue(cursor).addValue(nowMs))
+                .execute(Tuple.of(partition, clientId, actorId, logEpoch)
+                        .addValue(cursor)
+                        .addValue(nowMs))
                 .map(rs -> rs.rowCount() > 0);
     }
 
     Uni<List<ClientRecord>> listClients(String partition) {
-        return pool.preparedQuery(listClients)
-                .execute(Tuple.of(partition))
-                .map(rs -> {
-                    List<ClientRecord> out = new ArrayList<>();
-                    for (Row r : rs) {
-                        out.add(clientRecord(r));
-                    }
-                    return out;
-                });
+        return pool.preparedQuery(listClients).execute(Tuple.of(partition)).map(rs -> {
+            List<ClientRecord> out = new ArrayList<>();
+            for (Row r : rs) {
+                out.add(clientRecord(r));
+            }
+            return out;
+        });
     }
 
     private static ClientRecord clientRecord(Row r) {
-        return new ClientRecord(r.getString(0), r.getString(1), r.getString(2), r.getLong(3), r.getLong(4), r.getString(5), r.getInteger(6));
+        return new ClientRecord(
+                r.getString(0),
+                r.getString(1),
+                r.getString(2),
+                r.getLong(3),
+                r.getLong(4),
+                r.getString(5),
+                r.getInteger(6));
     }
 }

@@ -49,7 +49,8 @@ final class CommitLogReads {
                 + " FROM (SELECT DISTINCT commit_seq FROM " + commitScopes
                 + " WHERE partition_id = $1 AND tbl = $2 AND scope_key = ANY($3) AND commit_seq > $4 AND commit_seq <= $5"
                 + " ORDER BY commit_seq LIMIT $6) s"
-                // §4.5 commit window: each seq's commit and changes are looked up by primary key in a LATERAL subquery kept apart
+                // §4.5 commit window: each seq's commit and changes are looked up by primary key in a LATERAL subquery
+                // kept apart
                 // (OFFSET 0), so the window's seq is always an index condition. As plain joins, a partition the
                 // statistics do not know yet (created since the last ANALYZE, estimated at one row) got a plan
                 // that scanned the whole partition once per seq of the window: 5.5 s for 1,000 seqs of 20,000.
@@ -62,29 +63,36 @@ final class CommitLogReads {
                 + " ORDER BY s.commit_seq, ch.change_index";
         wholeCommit = "SELECT c.commit_seq, c.created_at_ms, c.actor_id, c.client_id, c.client_commit_id,"
                 + " ch.row_id, ch.op, ch.row_version, ch.scopes::text, ch.payload, ch.tbl"
-                + " FROM " + PgSql.qualified(pgSchema, "sync_commits") + " c LEFT JOIN " + PgSql.qualified(pgSchema, "sync_changes") + " ch"
+                + " FROM " + PgSql.qualified(pgSchema, "sync_commits") + " c LEFT JOIN "
+                + PgSql.qualified(pgSchema, "sync_changes") + " ch"
                 + " ON ch.partition_id = c.partition_id AND ch.commit_seq = c.commit_seq"
                 + " WHERE c.partition_id = $1 AND c.commit_seq = $2 ORDER BY ch.change_index";
     }
 
     /** {@link dev.syncular.server.storage.SyncStorage#readCommit}: every change of every table, decoded. */
     Uni<StoredCommit> readCommit(String partition, long commitSeq) {
-        return pool.preparedQuery(wholeCommit).execute(Tuple.of(partition, commitSeq)).map(rs -> {
-            Row head = null;
-            List<StoredChange> changes = new ArrayList<>();
-            for (Row r : rs) {
-                head = r;
-                if (r.getValue(5) == null) {
-                    continue;
-                }
-                String table = r.getString(10);
-                Buffer payload = r.getBuffer(9);
-                changes.add(new StoredChange(table, r.getString(5), Op.of(r.getInteger(6)), r.getLong(7),
-                        StoredScopes.parseScopes(r.getString(8)),
-                        payload == null ? null : installed.table(table).decodePayload(payload.getBytes())));
-            }
-            return head == null ? null : commitOf(head, changes);
-        });
+        return pool.preparedQuery(wholeCommit)
+                .execute(Tuple.of(partition, commitSeq))
+                .map(rs -> {
+                    Row head = null;
+                    List<StoredChange> changes = new ArrayList<>();
+                    for (Row r : rs) {
+                        head = r;
+                        if (r.getValue(5) == null) {
+                            continue;
+                        }
+                        String table = r.getString(10);
+                        Buffer payload = r.getBuffer(9);
+                        changes.add(new StoredChange(
+                                table,
+                                r.getString(5),
+                                Op.of(r.getInteger(6)),
+                                r.getLong(7),
+                                StoredScopes.parseScopes(r.getString(8)),
+                                payload == null ? null : installed.table(table).decodePayload(payload.getBytes())));
+                    }
+                    return head == null ? null : commitOf(head, changes);
+                });
     }
 
     Uni<Long> readScopePin(String partition, String table, String variable, Set<String> values, long upToSeq) {
@@ -118,12 +126,23 @@ final class CommitLogReads {
     }
 
     private Uni<CommitWindow> scanCommits(
-            String partition, RowTable rt, CommitQuery query, String[] keys, long fromSeq, List<StoredCommit> acc, int accChanges, int batch) {
+            String partition,
+            RowTable rt,
+            CommitQuery query,
+            String[] keys,
+            long fromSeq,
+            List<StoredCommit> acc,
+            int accChanges,
+            int batch) {
         if (fromSeq >= query.upToSeq()) {
             return Uni.createFrom().item(new CommitWindow(acc, Math.max(query.upToSeq(), query.afterSeq()), false));
         }
         return pool.preparedQuery(commitWindow)
-                .execute(Tuple.of(partition, query.table()).addArrayOfString(keys).addValue(fromSeq).addValue(query.upToSeq()).addValue(batch))
+                .execute(Tuple.of(partition, query.table())
+                        .addArrayOfString(keys)
+                        .addValue(fromSeq)
+                        .addValue(query.upToSeq())
+                        .addValue(batch))
                 .chain(rs -> {
                     int seqs = 0;
                     long lastSeq = -1;
@@ -143,7 +162,9 @@ final class CommitLogReads {
                         int n = c.changes().size();
                         if (total > 0 && total + n > query.changeLimit()) {
                             // §4.5: never split a commit; nextCursor = last fully delivered commitSeq
-                            return Uni.createFrom().item(new CommitWindow(acc, acc.get(acc.size() - 1).commitSeq(), true));
+                            return Uni.createFrom()
+                                    .item(new CommitWindow(
+                                            acc, acc.get(acc.size() - 1).commitSeq(), true));
                         }
                         acc.add(c);
                         total += n;
@@ -179,7 +200,12 @@ final class CommitLogReads {
             }
             Op op = Op.of(r.getInteger(6));
             Buffer payload = r.getBuffer(9);
-            changes.add(new StoredChange(query.table(), r.getString(5), op, r.getLong(7), scopes,
+            changes.add(new StoredChange(
+                    query.table(),
+                    r.getString(5),
+                    op,
+                    r.getLong(7),
+                    scopes,
                     payload == null ? null : rt.decodePayload(payload.getBytes())));
         }
         if (head != null && !changes.isEmpty()) {
@@ -189,6 +215,7 @@ final class CommitLogReads {
     }
 
     private static StoredCommit commitOf(Row head, List<StoredChange> changes) {
-        return new StoredCommit(head.getLong(0), head.getLong(1), head.getString(2), head.getString(3), head.getString(4), changes);
+        return new StoredCommit(
+                head.getLong(0), head.getLong(1), head.getString(2), head.getString(3), head.getString(4), changes);
     }
 }

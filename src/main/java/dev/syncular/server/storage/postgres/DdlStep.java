@@ -31,7 +31,8 @@ public record DdlStep(String probe, String sql, String concurrentSql, String dro
 
     /** The PostgreSQL schema (namespace). */
     public static DdlStep schema(String pgSchema, String sql) {
-        return new DdlStep("EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = " + lit(pgSchema) + ")", sql, null, null, null);
+        return new DdlStep(
+                "EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = " + lit(pgSchema) + ")", sql, null, null, null);
     }
 
     /** A table, index or sequence {@code name} of {@code pgSchema}. */
@@ -41,28 +42,46 @@ public record DdlStep(String probe, String sql, String concurrentSql, String dro
 
     /** Column {@code column} of table {@code table}. */
     public static DdlStep column(String pgSchema, String table, String column, String sql) {
-        return new DdlStep("EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = " + regclass(pgSchema, table)
-                + " AND attname = " + lit(column) + " AND NOT attisdropped)", sql, null, null, null);
+        return new DdlStep(
+                "EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = " + regclass(pgSchema, table) + " AND attname = "
+                        + lit(column) + " AND NOT attisdropped)",
+                sql,
+                null,
+                null,
+                null);
     }
 
     /** {@code column} of {@code table} kept out of line and uncompressed ({@code SET STORAGE EXTERNAL}). */
     public static DdlStep externalStorage(String pgSchema, String table, String column) {
-        return new DdlStep("EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = " + regclass(pgSchema, table)
-                + " AND attname = " + lit(column) + " AND attstorage = 'e')",
-                "ALTER TABLE " + qualified(pgSchema, table) + " ALTER COLUMN " + column + " SET STORAGE EXTERNAL", null,
-                null, null);
+        return new DdlStep(
+                "EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = " + regclass(pgSchema, table) + " AND attname = "
+                        + lit(column) + " AND attstorage = 'e')",
+                "ALTER TABLE " + qualified(pgSchema, table) + " ALTER COLUMN " + column + " SET STORAGE EXTERNAL",
+                null,
+                null,
+                null);
     }
 
     /** Function {@code name} of {@code pgSchema}. */
     public static DdlStep function(String pgSchema, String name, String sql) {
-        return new DdlStep("EXISTS (SELECT 1 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
-                + " WHERE n.nspname = " + lit(pgSchema) + " AND p.proname = " + lit(name) + ")", sql, null, null, null);
+        return new DdlStep(
+                "EXISTS (SELECT 1 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace" + " WHERE n.nspname = "
+                        + lit(pgSchema) + " AND p.proname = " + lit(name) + ")",
+                sql,
+                null,
+                null,
+                null);
     }
 
     /** Trigger {@code name} on table {@code table}. */
     public static DdlStep trigger(String pgSchema, String table, String name, String sql) {
-        return new DdlStep("EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = " + regclass(pgSchema, table)
-                + " AND tgname = " + lit(name) + ")", sql, null, null, null);
+        return new DdlStep(
+                "EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = " + regclass(pgSchema, table) + " AND tgname = "
+                        + lit(name) + ")",
+                sql,
+                null,
+                null,
+                null);
     }
 
     /**
@@ -71,9 +90,12 @@ public record DdlStep(String probe, String sql, String concurrentSql, String dro
      */
     public static DdlStep concurrentIndex(String pgSchema, String name, String table, String columns) {
         String on = " " + name + " ON " + qualified(pgSchema, table) + " " + columns;
-        return new DdlStep("EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = " + regclass(pgSchema, name) + " AND indisvalid)",
-                "CREATE INDEX IF NOT EXISTS" + on, "CREATE INDEX CONCURRENTLY IF NOT EXISTS" + on,
-                "DROP INDEX CONCURRENTLY IF EXISTS " + qualified(pgSchema, name), regclass(pgSchema, table) + " IS NOT NULL");
+        return new DdlStep(
+                "EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = " + regclass(pgSchema, name) + " AND indisvalid)",
+                "CREATE INDEX IF NOT EXISTS" + on,
+                "CREATE INDEX CONCURRENTLY IF NOT EXISTS" + on,
+                "DROP INDEX CONCURRENTLY IF EXISTS " + qualified(pgSchema, name),
+                regclass(pgSchema, table) + " IS NOT NULL");
     }
 
     private static String regclass(String pgSchema, String name) {

@@ -46,7 +46,8 @@ final class InstalledSchema {
         }
         RowTable rt = tables.get(name);
         if (rt == null) {
-            throw new StorageException(StorageException.INVALID_ARGUMENT, "unknown synced table", Map.of("table", name));
+            throw new StorageException(
+                    StorageException.INVALID_ARGUMENT, "unknown synced table", Map.of("table", name));
         }
         return rt;
     }

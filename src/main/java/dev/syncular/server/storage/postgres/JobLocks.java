@@ -35,7 +35,8 @@ final class JobLocks {
         String jobs = PgSql.qualified(pgSchema, "sync_jobs");
         tryLock = "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))";
         lastStarted = "SELECT last_started_at_ms FROM " + jobs + " WHERE name = $1";
-        recordRun = "INSERT INTO " + jobs + " (name, last_started_at_ms, last_finished_at_ms, ran_by) VALUES ($1, $2, $3, $4)"
+        recordRun = "INSERT INTO " + jobs
+                + " (name, last_started_at_ms, last_finished_at_ms, ran_by) VALUES ($1, $2, $3, $4)"
                 + " ON CONFLICT (name) DO UPDATE SET last_started_at_ms = EXCLUDED.last_started_at_ms,"
                 + " last_finished_at_ms = EXCLUDED.last_finished_at_ms, ran_by = EXCLUDED.ran_by";
     }
@@ -47,30 +48,41 @@ final class JobLocks {
      * @param runner the pod's name, recorded with the run
      */
     <T> Uni<T> runExclusively(String job, long minIntervalMs, long nowMs, String runner, Supplier<Uni<T>> work) {
-        return pool.getConnection().chain(conn -> conn.begin().chain(tx -> conn.query(PgSql.READ_COMMITTED).execute()
-                .chain(() -> conn.preparedQuery(tryLock).execute(Tuple.of(keyPrefix + job)))
-                .chain(locked -> {
-                    if (!Boolean.TRUE.equals(first(locked).getBoolean(0))) {
-                        return Uni.createFrom().<T>nullItem(); // another pod runs it now
-                    }
-                    return conn.preparedQuery(lastStarted).execute(Tuple.of(job)).chain(rs -> {
-                        Row last = first(rs);
-                        if (last != null && nowMs - last.getLong(0) < minIntervalMs) {
-                            return Uni.createFrom().<T>nullItem(); // another pod ran it within the interval
-                        }
-                        return run(conn, tx, job, nowMs, runner, work);
-                    });
-                })
-                .eventually(() -> tx.rollback().onFailure().recoverWithNull()))
-                .eventually(conn::close));
+        return pool.getConnection()
+                .chain(conn -> conn.begin()
+                        .chain(tx -> conn.query(PgSql.READ_COMMITTED)
+                                .execute()
+                                .chain(() -> conn.preparedQuery(tryLock).execute(Tuple.of(keyPrefix + job)))
+                                .chain(locked -> {
+                                    if (!Boolean.TRUE.equals(first(locked).getBoolean(0))) {
+                                        return Uni.createFrom().<T>nullItem(); // another pod runs it now
+                                    }
+                                    return conn.preparedQuery(lastStarted)
+                                            .execute(Tuple.of(job))
+                                            .chain(rs -> {
+                                                Row last = first(rs);
+                                                if (last != null && nowMs - last.getLong(0) < minIntervalMs) {
+                                                    return Uni.createFrom()
+                                                            .<T>nullItem(); // another pod ran it within the interval
+                                                }
+                                                return run(conn, tx, job, nowMs, runner, work);
+                                            });
+                                })
+                                .eventually(() -> tx.rollback().onFailure().recoverWithNull()))
+                        .eventually(conn::close));
     }
 
     /** The work, then its record committed (also after a failure, which is then passed on). */
-    private <T> Uni<T> run(SqlConnection conn, Transaction tx, String job, long nowMs, String runner, Supplier<Uni<T>> work) {
-        return Uni.createFrom().<T>deferred(work::get)
-                .onItemOrFailure().transformToUni((item, failure) -> conn.preparedQuery(recordRun)
+    private <T> Uni<T> run(
+            SqlConnection conn, Transaction tx, String job, long nowMs, String runner, Supplier<Uni<T>> work) {
+        return Uni.createFrom()
+                .<T>deferred(work::get)
+                .onItemOrFailure()
+                .transformToUni((item, failure) -> conn.preparedQuery(recordRun)
                         .execute(Tuple.of(job, nowMs, System.currentTimeMillis(), runner))
                         .chain(tx::commit)
-                        .chain(() -> failure != null ? Uni.createFrom().<T>failure(failure) : Uni.createFrom().item(item)));
+                        .chain(() -> failure != null
+                                ? Uni.createFrom().<T>failure(failure)
+                                : Uni.createFrom().item(item)));
     }
 }

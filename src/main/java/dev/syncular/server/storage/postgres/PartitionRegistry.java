@@ -27,13 +27,15 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class PartitionRegistry {
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final String PARTITION_COLS = "partition_id, log_epoch, max_commit_seq, horizon_seq, created_at_ms, last_seen_at_ms";
+    private static final String PARTITION_COLS =
+            "partition_id, log_epoch, max_commit_seq, horizon_seq, created_at_ms, last_seen_at_ms";
 
     /**
      * How stale the stored {@code last_seen_at_ms} may get before a touch writes it (in between, touches are
      * merged in {@link #seenOverlay} and reported by this instance's reads).
      */
     static final long LAST_SEEN_REFRESH_MS = 60_000L;
+
     private static final int MAX_OVERLAY = 100_000;
 
     private final Pool pool;
@@ -43,6 +45,7 @@ final class PartitionRegistry {
     private final String selectPartition;
     /** The partition row with its row lock ({@code $1} partition): the first statement of every partition transaction. */
     final String lockSql;
+
     private final String refreshLastSeen;
     private final String insertPartition;
     private final String listPartitions;
@@ -68,8 +71,10 @@ final class PartitionRegistry {
                 + " WHERE $1::text IS NULL OR partition_id COLLATE \"C\" > $1 ORDER BY partition_id COLLATE \"C\" LIMIT $2";
         // §2.1 restore rotation; the NOTIFY (delivered at commit) fences every pod's realtime sessions (§8.3)
         rotateLogEpoch = "WITH r AS (UPDATE " + partitions + " SET log_epoch = $2 WHERE partition_id = $1 RETURNING "
-                + PARTITION_COLS + "), n AS (SELECT pg_notify(" + PgSql.lit(PushTransaction.notificationChannel(pgSchema))
-                + ", r.partition_id || ':" + RealtimeSignals.EPOCH_NOTIFICATION + "') FROM r) SELECT r.*, (SELECT count(*) FROM n) FROM r";
+                + PARTITION_COLS + "), n AS (SELECT pg_notify("
+                + PgSql.lit(PushTransaction.notificationChannel(pgSchema))
+                + ", r.partition_id || ':" + RealtimeSignals.EPOCH_NOTIFICATION
+                + "') FROM r) SELECT r.*, (SELECT count(*) FROM n) FROM r";
         deleteClients = "DELETE FROM " + PgSql.qualified(pgSchema, "sync_clients") + " WHERE partition_id = $1";
     }
 
@@ -85,8 +90,15 @@ final class PartitionRegistry {
             return null;
         }
         Long seen = seenOverlay.get(state.partition());
-        return seen == null || seen <= state.lastSeenAtMs() ? state : new PartitionState(state.partition(), state.logEpoch(),
-                state.maxCommitSeq(), state.horizonSeq(), state.createdAtMs(), seen);
+        return seen == null || seen <= state.lastSeenAtMs()
+                ? state
+                : new PartitionState(
+                        state.partition(),
+                        state.logEpoch(),
+                        state.maxCommitSeq(),
+                        state.horizonSeq(),
+                        state.createdAtMs(),
+                        seen);
     }
 
     /**
@@ -96,12 +108,10 @@ final class PartitionRegistry {
      * this instance's partition reads.
      */
     Uni<PartitionState> touchPartition(String partition, long nowMs) {
-        return pool.preparedQuery(selectPartition)
-                .execute(Tuple.of(partition))
-                .chain(rs -> {
-                    Row r = first(rs);
-                    return r == null ? insertPartition(partition, nowMs) : touched(partitionState(r), nowMs);
-                });
+        return pool.preparedQuery(selectPartition).execute(Tuple.of(partition)).chain(rs -> {
+            Row r = first(rs);
+            return r == null ? insertPartition(partition, nowMs) : touched(partitionState(r), nowMs);
+        });
     }
 
     /** The touch of a registered partition whose stored row is {@code stored}; see {@link #touchPartition}. */
@@ -138,12 +148,10 @@ final class PartitionRegistry {
     }
 
     Uni<PartitionState> readPartition(String partition) {
-        return pool.preparedQuery(selectPartition)
-                .execute(Tuple.of(partition))
-                .map(rs -> {
-                    Row r = first(rs);
-                    return r == null ? null : withOverlay(partitionState(r));
-                });
+        return pool.preparedQuery(selectPartition).execute(Tuple.of(partition)).map(rs -> {
+            Row r = first(rs);
+            return r == null ? null : withOverlay(partitionState(r));
+        });
     }
 
     Uni<List<PartitionState>> listPartitions() {
@@ -151,7 +159,9 @@ final class PartitionRegistry {
     }
 
     Uni<List<PartitionState>> listPartitions(String afterPartition, int limit) {
-        return pool.preparedQuery(listPartitionsPage).execute(Tuple.of(afterPartition, limit)).map(this::partitionStates);
+        return pool.preparedQuery(listPartitionsPage)
+                .execute(Tuple.of(afterPartition, limit))
+                .map(this::partitionStates);
     }
 
     private List<PartitionState> partitionStates(RowSet<Row> rs) {
@@ -163,7 +173,9 @@ final class PartitionRegistry {
     }
 
     Uni<PartitionState> rotateLogEpoch(String partition) {
-        return PgSql.readCommitted(pool, conn -> conn.preparedQuery(rotateLogEpoch)
+        return PgSql.readCommitted(
+                pool,
+                conn -> conn.preparedQuery(rotateLogEpoch)
                         .execute(Tuple.of(partition, newLogEpoch()))
                         .chain(rs -> {
                             Row r = first(rs);
@@ -178,7 +190,8 @@ final class PartitionRegistry {
     }
 
     static PartitionState partitionState(Row r) {
-        return new PartitionState(r.getString(0), r.getString(1), r.getLong(2), r.getLong(3), r.getLong(4), r.getLong(5));
+        return new PartitionState(
+                r.getString(0), r.getString(1), r.getLong(2), r.getLong(3), r.getLong(4), r.getLong(5));
     }
 
     static StorageException unknownPartition() {
@@ -187,14 +200,12 @@ final class PartitionRegistry {
 
     /** The partition row under its row lock, in {@code conn}'s transaction; fails for an unregistered partition. */
     Uni<PartitionState> lockPartition(SqlConnection conn, String partition) {
-        return conn.preparedQuery(lockSql)
-                .execute(Tuple.of(partition))
-                .map(rs -> {
-                    Row r = first(rs);
-                    if (r == null) {
-                        throw unknownPartition();
-                    }
-                    return partitionState(r);
-                });
+        return conn.preparedQuery(lockSql).execute(Tuple.of(partition)).map(rs -> {
+            Row r = first(rs);
+            if (r == null) {
+                throw unknownPartition();
+            }
+            return partitionState(r);
+        });
     }
 }

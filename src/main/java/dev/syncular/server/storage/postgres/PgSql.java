@@ -35,8 +35,8 @@ final class PgSql {
      * the SQL client's pool fails a wait for a connection that is not free in time (message {@code Timeout}). Vert.x
      * has no public type for it, so the type is taken from the public factory, not named (it is internal).
      */
-    private static final Class<? extends Throwable> MESSAGE_FAILURE = Future.failedFuture("Timeout")
-            .cause().getClass();
+    private static final Class<? extends Throwable> MESSAGE_FAILURE =
+            Future.failedFuture("Timeout").cause().getClass();
 
     private PgSql() {}
 
@@ -69,8 +69,8 @@ final class PgSql {
      * sending order (later ones are its consequence).
      */
     static Uni<Void> allSettled(List<? extends CompletableFuture<?>> sent) {
-        CompletableFuture<Void> all = CompletableFuture
-                .allOf(sent.stream().map(f -> f.handle((v, e) -> null)).toArray(CompletableFuture[]::new));
+        CompletableFuture<Void> all = CompletableFuture.allOf(
+                sent.stream().map(f -> f.handle((v, e) -> null)).toArray(CompletableFuture[]::new));
         return Uni.createFrom().completionStage(all).chain(() -> {
             for (CompletableFuture<?> f : sent) {
                 if (f.isCompletedExceptionally()) {

@@ -46,7 +46,7 @@ import javax.crypto.spec.SecretKeySpec;
  */
 public final class PostgresAuthLeaseStore implements AuthLeaseStore {
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final TypeReference<Map<String, List<String>>> SCOPES = new TypeReference<>() { };
+    private static final TypeReference<Map<String, List<String>>> SCOPES = new TypeReference<>() {};
     private static final String COLS = "partition_id, client_id, lease_id, actor_id, allowed_scopes, issued_at_ms,"
             + " expires_at_ms, revoked_at_ms, seal, log_epoch, id_seal";
 
@@ -83,39 +83,74 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
     static List<DdlStep> ddl(String pgSchema) {
         String t = PgSql.qualified(pgSchema, "sync_auth_leases");
         return List.of(
-                DdlStep.relation(pgSchema, "sync_auth_leases", "CREATE TABLE IF NOT EXISTS " + t
-                        + " (partition_id text NOT NULL, client_id text NOT NULL, lease_id text NOT NULL,"
-                        + " actor_id text NOT NULL, allowed_scopes text NOT NULL, issued_at_ms bigint NOT NULL,"
-                        + " expires_at_ms bigint NOT NULL, revoked_at_ms bigint, seal bytea NOT NULL,"
-                        + " PRIMARY KEY (partition_id, client_id))"),
-                DdlStep.relation(pgSchema, "sync_auth_leases_by_id", "CREATE UNIQUE INDEX IF NOT EXISTS"
-                        + " sync_auth_leases_by_id ON " + t + " (partition_id, lease_id)"),
+                DdlStep.relation(
+                        pgSchema,
+                        "sync_auth_leases",
+                        "CREATE TABLE IF NOT EXISTS " + t
+                                + " (partition_id text NOT NULL, client_id text NOT NULL, lease_id text NOT NULL,"
+                                + " actor_id text NOT NULL, allowed_scopes text NOT NULL, issued_at_ms bigint NOT NULL,"
+                                + " expires_at_ms bigint NOT NULL, revoked_at_ms bigint, seal bytea NOT NULL,"
+                                + " PRIMARY KEY (partition_id, client_id))"),
+                DdlStep.relation(
+                        pgSchema,
+                        "sync_auth_leases_by_id",
+                        "CREATE UNIQUE INDEX IF NOT EXISTS" + " sync_auth_leases_by_id ON " + t
+                                + " (partition_id, lease_id)"),
                 // §2.1: the log epoch a lease was issued in (NULL: stored before epochs were recorded)
-                DdlStep.column(pgSchema, "sync_auth_leases", "log_epoch",
+                DdlStep.column(
+                        pgSchema,
+                        "sync_auth_leases",
+                        "log_epoch",
                         "ALTER TABLE " + t + " ADD COLUMN IF NOT EXISTS log_epoch text"),
                 // the handle's own seal, so a refresh can keep it without reading it first
-                DdlStep.column(pgSchema, "sync_auth_leases", "id_seal",
+                DdlStep.column(
+                        pgSchema,
+                        "sync_auth_leases",
+                        "id_seal",
                         "ALTER TABLE " + t + " ADD COLUMN IF NOT EXISTS id_seal bytea"));
     }
 
     @Override
-    public Uni<AuthLease> issue(String partition, String clientId, String actorId,
-            Map<String, List<String>> allowedScopes, long nowMs, long ttlMs, String logEpoch) {
+    public Uni<AuthLease> issue(
+            String partition,
+            String clientId,
+            String actorId,
+            Map<String, List<String>> allowedScopes,
+            long nowMs,
+            long ttlMs,
+            String logEpoch) {
         Objects.requireNonNull(logEpoch, "logEpoch");
         return upsert(partition, clientId, actorId, canonical(allowedScopes), nowMs, nowMs + ttlMs, logEpoch, false)
-                .chain(lease -> lease != null ? Uni.createFrom().item(lease)
+                .chain(lease -> lease != null
+                        ? Uni.createFrom().item(lease)
                         // the kept handle's id seal failed to verify: replace the handle, unconditionally
-                        : upsert(partition, clientId, actorId, canonical(allowedScopes), nowMs, nowMs + ttlMs, logEpoch,
+                        : upsert(
+                                partition,
+                                clientId,
+                                actorId,
+                                canonical(allowedScopes),
+                                nowMs,
+                                nowMs + ttlMs,
+                                logEpoch,
                                 true));
     }
 
     /** The one-statement issuance; the item is the stored lease, or null when the kept handle does not verify. */
-    private Uni<AuthLease> upsert(String partition, String clientId, String actorId, String scopes, long nowMs,
-            long expires, String logEpoch, boolean freshHandle) {
+    private Uni<AuthLease> upsert(
+            String partition,
+            String clientId,
+            String actorId,
+            String scopes,
+            long nowMs,
+            long expires,
+            String logEpoch,
+            boolean freshHandle) {
         String id = newLeaseId();
-        Tuple args = Tuple.of(partition, clientId, id, actorId, scopes, nowMs).addValue(expires)
+        Tuple args = Tuple.of(partition, clientId, id, actorId, scopes, nowMs)
+                .addValue(expires)
                 .addValue(buf(bodySeal(partition, clientId, actorId, logEpoch, scopes, nowMs, expires)))
-                .addValue(logEpoch).addValue(freshHandle)
+                .addValue(logEpoch)
+                .addValue(freshHandle)
                 .addValue(buf(idSeal(partition, clientId, id, actorId, logEpoch, false)));
         return pool.preparedQuery(upsert).execute(args).map(rs -> {
             AuthLease stored = lease(first(rs));
@@ -136,21 +171,28 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
 
     @Override
     public Uni<Boolean> revoke(String partition, String leaseId, long nowMs) {
-        return pool.preparedQuery(selectById).execute(Tuple.of(partition, leaseId)).chain(rs -> {
-            Row r = first(rs);
-            AuthLease stored = r == null ? null : lease(r);
-            if (stored == null) {
-                return Uni.createFrom().item(false);
-            }
-            if (stored.revoked()) {
-                return Uni.createFrom().item(true);
-            }
-            byte[] sealed = idSeal(partition, stored.clientId(), leaseId, stored.actorId(), stored.logEpoch(), true);
-            // compare-and-set on the handle's seal: a concurrent refresh that kept the handle leaves it unchanged
-            return pool.preparedQuery(revoke).execute(Tuple.of(partition, leaseId, nowMs, buf(sealed),
-                            buf(PgSql.bytes(r.getBuffer(10)))))
-                    .chain(up -> up.rowCount() == 1 ? Uni.createFrom().item(true) : revoke(partition, leaseId, nowMs));
-        });
+        return pool.preparedQuery(selectById)
+                .execute(Tuple.of(partition, leaseId))
+                .chain(rs -> {
+                    Row r = first(rs);
+                    AuthLease stored = r == null ? null : lease(r);
+                    if (stored == null) {
+                        return Uni.createFrom().item(false);
+                    }
+                    if (stored.revoked()) {
+                        return Uni.createFrom().item(true);
+                    }
+                    byte[] sealed =
+                            idSeal(partition, stored.clientId(), leaseId, stored.actorId(), stored.logEpoch(), true);
+                    // compare-and-set on the handle's seal: a concurrent refresh that kept the handle leaves it
+                    // unchanged
+                    return pool.preparedQuery(revoke)
+                            .execute(
+                                    Tuple.of(partition, leaseId, nowMs, buf(sealed), buf(PgSql.bytes(r.getBuffer(10)))))
+                            .chain(up -> up.rowCount() == 1
+                                    ? Uni.createFrom().item(true)
+                                    : revoke(partition, leaseId, nowMs));
+                });
     }
 
     /** The lease of a stored row, or {@code null} when either seal does not verify. */
@@ -162,15 +204,24 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
         if (epoch == null || idSeal == null) {
             return null; // stored before epochs and handle seals were recorded
         }
-        byte[] body = bodySeal(r.getString(0), r.getString(1), r.getString(3), epoch, scopes, r.getLong(5), r.getLong(6));
+        byte[] body =
+                bodySeal(r.getString(0), r.getString(1), r.getString(3), epoch, scopes, r.getLong(5), r.getLong(6));
         byte[] handle = idSeal(r.getString(0), r.getString(1), r.getString(2), r.getString(3), epoch, revoked);
         if (!MessageDigest.isEqual(body, PgSql.bytes(r.getBuffer(8)))
                 || !MessageDigest.isEqual(handle, PgSql.bytes(idSeal))) {
             return null;
         }
         try {
-            return new AuthLease(r.getString(0), r.getString(1), r.getString(2), r.getString(3),
-                    PgSql.JSON.readValue(scopes, SCOPES), r.getLong(5), r.getLong(6), revoked, epoch);
+            return new AuthLease(
+                    r.getString(0),
+                    r.getString(1),
+                    r.getString(2),
+                    r.getString(3),
+                    PgSql.JSON.readValue(scopes, SCOPES),
+                    r.getLong(5),
+                    r.getLong(6),
+                    revoked,
+                    epoch);
         } catch (JsonProcessingException e) {
             return null;
         }
@@ -181,14 +232,20 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
     }
 
     /** The handle's seal: what identifies the lease and whether it is revoked. */
-    private byte[] idSeal(String partition, String clientId, String leaseId, String actorId, String logEpoch,
-            boolean revoked) {
+    private byte[] idSeal(
+            String partition, String clientId, String leaseId, String actorId, String logEpoch, boolean revoked) {
         return hmac("lease-id", new String[] {partition, clientId, leaseId, actorId, logEpoch}, revoked ? 1 : 0);
     }
 
     /** The body's seal: what a refresh rewrites, bound to the partition, client, actor and epoch. */
-    private byte[] bodySeal(String partition, String clientId, String actorId, String logEpoch, String scopes,
-            long issued, long expires) {
+    private byte[] bodySeal(
+            String partition,
+            String clientId,
+            String actorId,
+            String logEpoch,
+            String scopes,
+            long issued,
+            long expires) {
         return hmac("lease-body", new String[] {partition, clientId, actorId, logEpoch, scopes}, issued, expires);
     }
 

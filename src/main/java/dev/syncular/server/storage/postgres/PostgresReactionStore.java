@@ -16,9 +16,10 @@ import java.util.List;
  * statement. Later transitions match {@code lease_owner}, so a stale worker changes nothing.
  */
 public final class PostgresReactionStore implements ReactionStore {
-    static final String COLUMNS = "id, partition_id, client_id, client_commit_id, commit_seq, reaction_key, type, version,"
-            + " payload::text, idempotency_key, status, attempts, max_attempts, due_at_ms, lease_owner,"
-            + " lease_expires_at_ms, last_error_code, last_error_details::text, failed_at_ms, completed_at_ms, created_at_ms";
+    static final String COLUMNS =
+            "id, partition_id, client_id, client_commit_id, commit_seq, reaction_key, type, version,"
+                    + " payload::text, idempotency_key, status, attempts, max_attempts, due_at_ms, lease_owner,"
+                    + " lease_expires_at_ms, last_error_code, last_error_details::text, failed_at_ms, completed_at_ms, created_at_ms";
     private final Pool pool;
     private final String claim;
     private final String renew;
@@ -40,7 +41,8 @@ public final class PostgresReactionStore implements ReactionStore {
                 + " OR (status = 'leased' AND lease_expires_at_ms <= $2))"
                 + " AND ($5::text[] IS NULL OR type = ANY($5::text[]))"
                 + " ORDER BY due_at_ms, id LIMIT $4 FOR UPDATE SKIP LOCKED) RETURNING " + COLUMNS;
-        renew = "UPDATE " + t + " SET lease_expires_at_ms = $3 WHERE id = $1 AND status = 'leased' AND lease_owner = $2";
+        renew = "UPDATE " + t
+                + " SET lease_expires_at_ms = $3 WHERE id = $1 AND status = 'leased' AND lease_owner = $2";
         complete = "UPDATE " + t + " SET status = 'completed', completed_at_ms = $3, lease_owner = NULL,"
                 + " lease_expires_at_ms = NULL WHERE id = $1 AND status = 'leased' AND lease_owner = $2";
         retry = "UPDATE " + t + " SET status = 'pending', due_at_ms = $6, last_error_code = $3,"
@@ -52,8 +54,9 @@ public final class PostgresReactionStore implements ReactionStore {
         list = "SELECT " + COLUMNS + " FROM " + t + " WHERE id > $1 AND ($2::text IS NULL OR partition_id = $2)"
                 + " AND ($3::text IS NULL OR status = $3) ORDER BY id LIMIT $4";
         find = "SELECT " + COLUMNS + " FROM " + t + " WHERE id = $1";
-        retryDeadLetter = "UPDATE " + t + " SET status = 'pending', attempts = 0, due_at_ms = $2, last_error_code = NULL,"
-                + " last_error_details = NULL, failed_at_ms = NULL WHERE id = $1 AND status = 'dead-letter'";
+        retryDeadLetter =
+                "UPDATE " + t + " SET status = 'pending', attempts = 0, due_at_ms = $2, last_error_code = NULL,"
+                        + " last_error_details = NULL, failed_at_ms = NULL WHERE id = $1 AND status = 'dead-letter'";
         // the predicate of the partial index sync_reactions_due: an index-only count of the open queue
         undelivered = "SELECT count(*) FROM " + t + " WHERE status IN ('pending', 'leased')";
         prune = "WITH d AS (DELETE FROM " + t + " WHERE id IN (SELECT id FROM " + t
@@ -64,7 +67,8 @@ public final class PostgresReactionStore implements ReactionStore {
 
     /** The row insert of the push transaction: one statement for every reaction of a commit (parallel arrays). */
     static String appendSql(String pgSchema) {
-        return "INSERT INTO " + PgSql.qualified(pgSchema, "sync_reactions") + " (partition_id, client_id, client_commit_id,"
+        return "INSERT INTO " + PgSql.qualified(pgSchema, "sync_reactions")
+                + " (partition_id, client_id, client_commit_id,"
                 + " commit_seq, reaction_key, type, version, payload, idempotency_key, status, attempts, max_attempts,"
                 + " due_at_ms, created_at_ms) SELECT $1, $2, $3, $4, u.k, u.t, u.v, u.p::jsonb, u.i, 'pending', 0, u.m, $5, $5"
                 + " FROM unnest($6::text[], $7::text[], $8::integer[], $9::text[], $10::text[], $11::integer[])"
@@ -73,7 +77,8 @@ public final class PostgresReactionStore implements ReactionStore {
 
     @Override
     public Uni<List<Reaction>> claim(String owner, long nowMs, long leaseMs, int limit, List<String> types) {
-        Tuple args = Tuple.of(owner, nowMs, leaseMs, limit).addArrayOfString(types == null ? null : types.toArray(String[]::new));
+        Tuple args = Tuple.of(owner, nowMs, leaseMs, limit)
+                .addArrayOfString(types == null ? null : types.toArray(String[]::new));
         return pool.preparedQuery(claim).execute(args).map(PostgresReactionStore::rows);
     }
 
@@ -95,12 +100,16 @@ public final class PostgresReactionStore implements ReactionStore {
 
     @Override
     public Uni<Long> countUndelivered() {
-        return pool.preparedQuery(undelivered).execute().map(rs -> PgSql.first(rs).getLong(0));
+        return pool.preparedQuery(undelivered)
+                .execute()
+                .map(rs -> PgSql.first(rs).getLong(0));
     }
 
     @Override
     public Uni<List<Reaction>> list(String partition, String status, long afterId, int limit) {
-        return pool.preparedQuery(list).execute(Tuple.of(afterId, partition, status, limit)).map(PostgresReactionStore::rows);
+        return pool.preparedQuery(list)
+                .execute(Tuple.of(afterId, partition, status, limit))
+                .map(PostgresReactionStore::rows);
     }
 
     @Override
@@ -118,12 +127,14 @@ public final class PostgresReactionStore implements ReactionStore {
 
     @Override
     public Uni<PruneResult> prune(long completedBefore, long deadLetterBefore, int limit) {
-        return pool.preparedQuery(prune).execute(Tuple.of(completedBefore, deadLetterBefore, limit)).map(rs -> {
-            Row r = PgSql.first(rs);
-            long completed = r.getLong(0);
-            long dead = r.getLong(1);
-            return new PruneResult(completed, dead, completed + dead >= limit);
-        });
+        return pool.preparedQuery(prune)
+                .execute(Tuple.of(completedBefore, deadLetterBefore, limit))
+                .map(rs -> {
+                    Row r = PgSql.first(rs);
+                    long completed = r.getLong(0);
+                    long dead = r.getLong(1);
+                    return new PruneResult(completed, dead, completed + dead >= limit);
+                });
     }
 
     private Uni<Boolean> changed(String sql, Tuple args) {
@@ -133,10 +144,28 @@ public final class PostgresReactionStore implements ReactionStore {
     private static List<Reaction> rows(RowSet<Row> rs) {
         List<Reaction> out = new ArrayList<>(rs.size());
         for (Row r : rs) {
-            out.add(new Reaction(r.getLong(0), r.getString(1), r.getString(2), r.getString(3), r.getLong(4),
-                    r.getString(5), r.getString(6), r.getInteger(7), r.getString(8), r.getString(9), r.getString(10),
-                    r.getInteger(11), r.getInteger(12), r.getLong(13), r.getString(14), r.getLong(15), r.getString(16),
-                    r.getString(17), r.getLong(18), r.getLong(19), r.getLong(20)));
+            out.add(new Reaction(
+                    r.getLong(0),
+                    r.getString(1),
+                    r.getString(2),
+                    r.getString(3),
+                    r.getLong(4),
+                    r.getString(5),
+                    r.getString(6),
+                    r.getInteger(7),
+                    r.getString(8),
+                    r.getString(9),
+                    r.getString(10),
+                    r.getInteger(11),
+                    r.getInteger(12),
+                    r.getLong(13),
+                    r.getString(14),
+                    r.getLong(15),
+                    r.getString(16),
+                    r.getString(17),
+                    r.getLong(18),
+                    r.getLong(19),
+                    r.getLong(20)));
         }
         return out;
     }

@@ -13,8 +13,7 @@ import java.util.function.Function;
  * the recognition of a transient failure ({@code sync.storage.busy}) the bindings answer {@code sync.rate_limited}.
  */
 public final class PostgresStores {
-    private PostgresStores() {
-    }
+    private PostgresStores() {}
 
     /**
      * Catalog-checked start-up DDL ({@link DdlStep}): nothing but one catalog read when every object exists;

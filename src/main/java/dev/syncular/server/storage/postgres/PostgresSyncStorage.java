@@ -59,9 +59,14 @@ public final class PostgresSyncStorage implements ServerStorage {
      * @param pruneBatchCommits     commit sequences deleted per pruning transaction
      * @param pruneBatchResults     push results deleted per pruning statement
      */
-    public record Settings(int maxQueuedPerPartition, Duration lockTimeout, Duration statementTimeout,
-            int pruneBatchCommits, int pruneBatchResults) {
-        public static final Settings DEFAULTS = new Settings(1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 2000, 1000);
+    public record Settings(
+            int maxQueuedPerPartition,
+            Duration lockTimeout,
+            Duration statementTimeout,
+            int pruneBatchCommits,
+            int pruneBatchResults) {
+        public static final Settings DEFAULTS =
+                new Settings(1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 2000, 1000);
 
         public Settings {
             if (maxQueuedPerPartition < 1 || pruneBatchCommits < 1 || pruneBatchResults < 1) {
@@ -109,9 +114,13 @@ public final class PostgresSyncStorage implements ServerStorage {
         pruning = new Pruning(pool, pgSchema, registry, settings.pruneBatchCommits(), settings.pruneBatchResults());
         jobs = new JobLocks(pool, pgSchema);
         reactions = new PostgresReactionStore(pool, pgSchema);
-        pushes = new PushQueue(pool, registry,
+        pushes = new PushQueue(
+                pool,
+                registry,
                 new PushTransaction.Context(pgSchema, installed, gates, checkpoints, rows, results, blobs),
-                settings.maxQueuedPerPartition(), settings.lockTimeout().toMillis(), settings.statementTimeout().toMillis());
+                settings.maxQueuedPerPartition(),
+                settings.lockTimeout().toMillis(),
+                settings.statementTimeout().toMillis());
     }
 
     @Override
@@ -338,8 +347,8 @@ public final class PostgresSyncStorage implements ServerStorage {
     }
 
     @Override
-    public Uni<Boolean> advanceClientCursor(String partition, String clientId, String actorId, String logEpoch,
-            long cursor, long nowMs) {
+    public Uni<Boolean> advanceClientCursor(
+            String partition, String clientId, String actorId, String logEpoch, long cursor, long nowMs) {
         return clients.advanceCursor(partition, clientId, actorId, logEpoch, cursor, nowMs);
     }
 
@@ -365,7 +374,9 @@ public final class PostgresSyncStorage implements ServerStorage {
      */
     @Override
     public Uni<Double> notificationQueueUsage() {
-        return pool.query("SELECT pg_notification_queue_usage()").execute().map(rs -> PgSql.first(rs).getDouble(0));
+        return pool.query("SELECT pg_notification_queue_usage()")
+                .execute()
+                .map(rs -> PgSql.first(rs).getDouble(0));
     }
 
     /**
@@ -386,7 +397,8 @@ public final class PostgresSyncStorage implements ServerStorage {
     @Override
     public Uni<Void> announce(SocketDisconnect disconnect) {
         return pool.preparedQuery("SELECT pg_notify($1, $2)")
-                .execute(Tuple.of(controlChannel(), disconnect.payload())).replaceWithVoid();
+                .execute(Tuple.of(controlChannel(), disconnect.payload()))
+                .replaceWithVoid();
     }
 
     @Override
@@ -397,7 +409,8 @@ public final class PostgresSyncStorage implements ServerStorage {
     // ---- blob reference index (§5.9.4) ----------------------------------------------------------------
 
     @Override
-    public Uni<List<BlobReference>> readBlobReferences(String partition, String blobId, BlobReference after, int limit) {
+    public Uni<List<BlobReference>> readBlobReferences(
+            String partition, String blobId, BlobReference after, int limit) {
         return blobs.readBlobReferences(partition, blobId, after, limit);
     }
 
@@ -444,8 +457,7 @@ public final class PostgresSyncStorage implements ServerStorage {
     }
 
     @Override
-    public Uni<List<RetentionInputs>> retentionInputs(String afterPartition, int limit,
-            long activeSinceMs) {
+    public Uni<List<RetentionInputs>> retentionInputs(String afterPartition, int limit, long activeSinceMs) {
         return pruning.retentionInputs(afterPartition, limit, activeSinceMs);
     }
 }

@@ -53,16 +53,16 @@ final class ProjectionRows {
         // one id (the common push prefetch): the scalar statement, whose generic plan is kept (see RowTable)
         Uni<RowSet<Row>> read = rowIds.size() == 1
                 ? c.preparedQuery(rt.readRowSql).execute(Tuple.of(partition, rowIds.get(0)))
-                : c.preparedQuery(rt.readRowsSql).execute(Tuple.of(partition).addArrayOfString(rowIds.toArray(String[]::new)));
-        return read
-                .map(rs -> {
-                    Map<String, StoredRow> found = new HashMap<>();
-                    for (Row r : rs) {
-                        StoredRow row = storedRow(rt.schema, r);
-                        found.put(row.rowId(), row);
-                    }
-                    return inRequestOrder(rowIds, found);
-                });
+                : c.preparedQuery(rt.readRowsSql)
+                        .execute(Tuple.of(partition).addArrayOfString(rowIds.toArray(String[]::new)));
+        return read.map(rs -> {
+            Map<String, StoredRow> found = new HashMap<>();
+            for (Row r : rs) {
+                StoredRow row = storedRow(rt.schema, r);
+                found.put(row.rowId(), row);
+            }
+            return inRequestOrder(rowIds, found);
+        });
     }
 
     Uni<List<StoredRow>> readAllRows(String partition, String table) {
@@ -81,8 +81,9 @@ final class ProjectionRows {
     Uni<Map<String, Long>> countRows(String partition) {
         CompiledSchema schema = installed.schema();
         if (schema == null) {
-            return Uni.createFrom().failure(new StorageException(StorageException.INVALID_ARGUMENT,
-                    "ensureSchema has not completed", Map.of()));
+            return Uni.createFrom()
+                    .failure(new StorageException(
+                            StorageException.INVALID_ARGUMENT, "ensureSchema has not completed", Map.of()));
         }
         if (schema.tables().isEmpty()) {
             return Uni.createFrom().item(Map.of());
@@ -92,8 +93,11 @@ final class ProjectionRows {
             if (sql.length() > 0) {
                 sql.append(" UNION ALL ");
             }
-            sql.append("SELECT ").append(PgSql.lit(t.name())).append("::text, count(*) FROM ")
-                    .append(installed.table(t.name()).qualifiedName).append(" WHERE \"_sync_partition\" = $1");
+            sql.append("SELECT ")
+                    .append(PgSql.lit(t.name()))
+                    .append("::text, count(*) FROM ")
+                    .append(installed.table(t.name()).qualifiedName)
+                    .append(" WHERE \"_sync_partition\" = $1");
         }
         return pool.preparedQuery(sql.toString()).execute(Tuple.of(partition)).map(rs -> {
             Map<String, Long> counts = new LinkedHashMap<>();
@@ -108,21 +112,24 @@ final class ProjectionRows {
      * Rows whose {@code column} equals {@code value} (is NULL for a {@code null} value), by row id, at most
      * {@code limit} ({@code PushTx#readRowsWhere}).
      */
-    Uni<List<StoredRow>> readRowsWhere(SqlClient c, String partition, String table, String column, Object value, int limit) {
+    Uni<List<StoredRow>> readRowsWhere(
+            SqlClient c, String partition, String table, String column, Object value, int limit) {
         RowTable rt;
         ColumnSchema col;
         try {
             rt = installed.table(table);
             col = rt.schema.column(column);
             if (col == null) {
-                throw new StorageException(StorageException.INVALID_ARGUMENT, "unknown column", Map.of("table", table,
-                        "column", column));
+                throw new StorageException(
+                        StorageException.INVALID_ARGUMENT, "unknown column", Map.of("table", table, "column", column));
             }
         } catch (RuntimeException e) {
             return Uni.createFrom().failure(e);
         }
-        return (value == null ? c.preparedQuery(rt.rowsWhereNullSql(col)).execute(Tuple.of(partition, limit))
-                : c.preparedQuery(rt.rowsWhereSql(col)).execute(Tuple.of(partition, bindValue(col.type(), value), limit)))
+        return (value == null
+                        ? c.preparedQuery(rt.rowsWhereNullSql(col)).execute(Tuple.of(partition, limit))
+                        : c.preparedQuery(rt.rowsWhereSql(col))
+                                .execute(Tuple.of(partition, bindValue(col.type(), value), limit)))
                 .map(rs -> storedRows(rt.schema, rs));
     }
 
@@ -130,8 +137,14 @@ final class ProjectionRows {
      * {@link #readRowsWhere} for a non-null value, restricted to rows whose stored scopes hold one of the listed
      * values for every variable of {@code within} ({@code PushTx#readRowsWhereWithin}).
      */
-    Uni<List<StoredRow>> readRowsWhereWithin(SqlClient c, String partition, String table, String column, Object value,
-            Map<String, List<String>> within, int limit) {
+    Uni<List<StoredRow>> readRowsWhereWithin(
+            SqlClient c,
+            String partition,
+            String table,
+            String column,
+            Object value,
+            Map<String, List<String>> within,
+            int limit) {
         FilterColumn f;
         try {
             f = filterColumn(table, column, value);
@@ -144,13 +157,14 @@ final class ProjectionRows {
         for (Map.Entry<String, List<String>> e : new TreeMap<>(within).entrySet()) {
             args.addString(e.getKey()).addArrayOfString(e.getValue().toArray(String[]::new));
         }
-        return c.preparedQuery(rt.rowsWhereWithinSql(col, within.size())).execute(args)
+        return c.preparedQuery(rt.rowsWhereWithinSql(col, within.size()))
+                .execute(args)
                 .map(rs -> storedRows(rt.schema, rs));
     }
 
     /** {@link #readRowsWhere} for a non-null value, after {@code afterRowId} (exclusive; {@code ""} for the first page). */
-    Uni<List<StoredRow>> readRowsWhereAfter(SqlClient c, String partition, String table, String column, Object value,
-            String afterRowId, int limit) {
+    Uni<List<StoredRow>> readRowsWhereAfter(
+            SqlClient c, String partition, String table, String column, Object value, String afterRowId, int limit) {
         FilterColumn f;
         try {
             f = filterColumn(table, column, value);
@@ -165,15 +179,16 @@ final class ProjectionRows {
     }
 
     /** A table and one of its columns, for a lookup by a non-null value. */
-    private record FilterColumn(RowTable table, ColumnSchema column) {
-    }
+    private record FilterColumn(RowTable table, ColumnSchema column) {}
 
     /** The table and column of a lookup by {@code value}; refused when the column is unknown or the value null. */
     private FilterColumn filterColumn(String table, String column, Object value) {
         RowTable rt = installed.table(table);
         ColumnSchema col = rt.schema.column(column);
         if (col == null || value == null) {
-            throw new StorageException(StorageException.INVALID_ARGUMENT, "unknown column or null value",
+            throw new StorageException(
+                    StorageException.INVALID_ARGUMENT,
+                    "unknown column or null value",
                     Map.of("table", table, "column", column));
         }
         return new FilterColumn(rt, col);
@@ -224,7 +239,10 @@ final class ProjectionRows {
                 case BYTES, CRDT -> io.vertx.core.buffer.Buffer.buffer((byte[]) v);
             };
         } catch (ClassCastException e) {
-            throw new StorageException(StorageException.INVALID_ARGUMENT, "row value does not match the column type", Map.of("type", type.wireName));
+            throw new StorageException(
+                    StorageException.INVALID_ARGUMENT,
+                    "row value does not match the column type",
+                    Map.of("type", type.wireName));
         }
     }
 

@@ -57,12 +57,15 @@ final class Pruning {
         this.registry = registry;
         this.batchCommits = batchCommits;
         this.batchResults = batchResults;
-        setHorizon = "UPDATE " + PgSql.qualified(pgSchema, "sync_partitions") + " SET horizon_seq = $2 WHERE partition_id = $1";
+        setHorizon = "UPDATE " + PgSql.qualified(pgSchema, "sync_partitions")
+                + " SET horizon_seq = $2 WHERE partition_id = $1";
         StringBuilder lowest = new StringBuilder("SELECT LEAST(");
         String[] logTables = {"sync_commits", "sync_changes", "sync_commit_scopes", "sync_tombstones"};
         for (int i = 0; i < logTables.length; i++) {
-            lowest.append(i == 0 ? "" : ", ").append("(SELECT min(commit_seq) FROM ")
-                    .append(PgSql.qualified(pgSchema, logTables[i])).append(" WHERE partition_id = $1)");
+            lowest.append(i == 0 ? "" : ", ")
+                    .append("(SELECT min(commit_seq) FROM ")
+                    .append(PgSql.qualified(pgSchema, logTables[i]))
+                    .append(" WHERE partition_id = $1)");
         }
         lowestStored = lowest.append(")").toString();
         String range = " WHERE partition_id = $1 AND commit_seq > $2 AND commit_seq <= $3";
@@ -84,20 +87,31 @@ final class Pruning {
     }
 
     Uni<PruneResult> prune(String partition, String expectedLogEpoch, long throughSeq) {
-        return PgSql.readCommitted(pool, conn -> registry.lockPartition(conn, partition).chain(state -> {
-            if (!state.logEpoch().equals(expectedLogEpoch)) {
-                return Uni.createFrom().failure(new StorageException(StorageException.LOG_EPOCH_MISMATCH,
-                        "partition log epoch changed; recompute retention inputs", Map.of()));
-            }
-            long horizon = Math.max(state.horizonSeq(), Math.min(throughSeq, state.maxCommitSeq()));
-            return conn.preparedQuery(setHorizon).execute(Tuple.of(partition, horizon))
-                    .replaceWith(new PruneResult(state.horizonSeq(), horizon, 0));
-        })).chain(advanced -> pool.preparedQuery(lowestStored).execute(Tuple.of(partition)).chain(rs -> {
-            Long lowest = PgSql.first(rs).getLong(0);
-            return lowest == null ? Uni.createFrom().item(advanced)
-                    : deleteBatches(partition, lowest - 1, advanced.horizonSeq())
-                            .map(removed -> new PruneResult(advanced.previousHorizonSeq(), advanced.horizonSeq(), removed));
-        }));
+        return PgSql.readCommitted(
+                        pool,
+                        conn -> registry.lockPartition(conn, partition).chain(state -> {
+                            if (!state.logEpoch().equals(expectedLogEpoch)) {
+                                return Uni.createFrom()
+                                        .failure(new StorageException(
+                                                StorageException.LOG_EPOCH_MISMATCH,
+                                                "partition log epoch changed; recompute retention inputs",
+                                                Map.of()));
+                            }
+                            long horizon = Math.max(state.horizonSeq(), Math.min(throughSeq, state.maxCommitSeq()));
+                            return conn.preparedQuery(setHorizon)
+                                    .execute(Tuple.of(partition, horizon))
+                                    .replaceWith(new PruneResult(state.horizonSeq(), horizon, 0));
+                        }))
+                .chain(advanced -> pool.preparedQuery(lowestStored)
+                        .execute(Tuple.of(partition))
+                        .chain(rs -> {
+                            Long lowest = PgSql.first(rs).getLong(0);
+                            return lowest == null
+                                    ? Uni.createFrom().item(advanced)
+                                    : deleteBatches(partition, lowest - 1, advanced.horizonSeq())
+                                            .map(removed -> new PruneResult(
+                                                    advanced.previousHorizonSeq(), advanced.horizonSeq(), removed));
+                        }));
     }
 
     /** Deletes the log at sequences {@code (after, horizon]}, {@link #batchCommits} sequences per transaction. */
@@ -106,18 +120,29 @@ final class Pruning {
             return Uni.createFrom().item(0L);
         }
         long[] done = {after};
-        return Multi.createBy().repeating().uni(() -> done, d -> {
-            long upTo = Math.min(horizon, d[0] + batchCommits);
-            Tuple range = Tuple.of(partition, d[0], upTo);
-            return PgSql.readCommitted(pool, conn -> conn.preparedQuery(pruneCommitScopes).execute(range)
-                            .chain(() -> conn.preparedQuery(pruneChanges).execute(range))
-                            .chain(() -> conn.preparedQuery(pruneTombstones).execute(range))
-                            .chain(() -> conn.preparedQuery(pruneCommits).execute(range)))
-                    .map(rs -> {
-                        d[0] = upTo;
-                        return (long) rs.rowCount();
-                    });
-        }).whilst(removed -> done[0] < horizon).collect().with(Collectors.summingLong(Long::longValue));
+        return Multi.createBy()
+                .repeating()
+                .uni(() -> done, d -> {
+                    long upTo = Math.min(horizon, d[0] + batchCommits);
+                    Tuple range = Tuple.of(partition, d[0], upTo);
+                    return PgSql.readCommitted(
+                                    pool,
+                                    conn -> conn.preparedQuery(pruneCommitScopes)
+                                            .execute(range)
+                                            .chain(() -> conn.preparedQuery(pruneChanges)
+                                                    .execute(range))
+                                            .chain(() -> conn.preparedQuery(pruneTombstones)
+                                                    .execute(range))
+                                            .chain(() -> conn.preparedQuery(pruneCommits)
+                                                    .execute(range)))
+                            .map(rs -> {
+                                d[0] = upTo;
+                                return (long) rs.rowCount();
+                            });
+                })
+                .whilst(removed -> done[0] < horizon)
+                .collect()
+                .with(Collectors.summingLong(Long::longValue));
     }
 
     /**
@@ -125,9 +150,16 @@ final class Pruning {
      * statement (each its own transaction) until none is left; yields how many.
      */
     Uni<Long> prunePushResults(String partition, long createdBeforeMs) {
-        return Multi.createBy().repeating().uni(() -> Tuple.of(partition, createdBeforeMs, batchResults),
-                        args -> pool.preparedQuery(prunePushResults).execute(args).map(rs -> (long) rs.rowCount()))
-                .whilst(removed -> removed >= batchResults).collect().with(Collectors.summingLong(Long::longValue));
+        return Multi.createBy()
+                .repeating()
+                .uni(
+                        () -> Tuple.of(partition, createdBeforeMs, batchResults),
+                        args -> pool.preparedQuery(prunePushResults)
+                                .execute(args)
+                                .map(rs -> (long) rs.rowCount()))
+                .whilst(removed -> removed >= batchResults)
+                .collect()
+                .with(Collectors.summingLong(Long::longValue));
     }
 
     /**
@@ -136,15 +168,23 @@ final class Pruning {
      * after {@code activeSinceMs}.
      */
     Uni<List<RetentionInputs>> retentionInputs(String afterPartition, int limit, long activeSinceMs) {
-        return pool.preparedQuery(retentionPage).execute(Tuple.of(afterPartition, limit, activeSinceMs)).map(rs -> {
-            List<RetentionInputs> page = new ArrayList<>(rs.size());
-            for (Row r : rs) {
-                Long lowest = r.getLong(6);
-                page.add(new RetentionInputs(new PartitionState(r.getString(0), r.getString(1), r.getLong(2),
-                        r.getLong(3), r.getLong(4), r.getLong(5)),
-                        lowest == null ? RetentionInputs.NO_ACTIVE_CURSOR : lowest));
-            }
-            return page;
-        });
+        return pool.preparedQuery(retentionPage)
+                .execute(Tuple.of(afterPartition, limit, activeSinceMs))
+                .map(rs -> {
+                    List<RetentionInputs> page = new ArrayList<>(rs.size());
+                    for (Row r : rs) {
+                        Long lowest = r.getLong(6);
+                        page.add(new RetentionInputs(
+                                new PartitionState(
+                                        r.getString(0),
+                                        r.getString(1),
+                                        r.getLong(2),
+                                        r.getLong(3),
+                                        r.getLong(4),
+                                        r.getLong(5)),
+                                lowest == null ? RetentionInputs.NO_ACTIVE_CURSOR : lowest));
+                    }
+                    return page;
+                });
     }
 }

@@ -38,11 +38,17 @@ final class PushQueue {
     private final PartitionRegistry registry;
     /** What every {@link PushTransaction} of this storage shares. */
     private final PushTransaction.Context tx;
+
     private final int maxQueued;
     /** The group transaction's settings: isolation level, lock and statement timeouts. */
     private final String settings;
 
-    PushQueue(Pool pool, PartitionRegistry registry, PushTransaction.Context tx, int maxQueued, long lockTimeoutMs,
+    PushQueue(
+            Pool pool,
+            PartitionRegistry registry,
+            PushTransaction.Context tx,
+            int maxQueued,
+            long lockTimeoutMs,
             long statementTimeoutMs) {
         this.pool = pool;
         this.registry = registry;
@@ -63,6 +69,7 @@ final class PushQueue {
         final Function<PushTx, Uni<Object>> work;
         /** The work's announced first reads, or null. */
         final PushReadHint hint;
+
         final CompletableFuture<Object> result = new CompletableFuture<>();
         Object item;
         Throwable failure;
@@ -139,13 +146,17 @@ final class PushQueue {
                 return;
             }
         }
-        runGroup(partition, group).subscribe().with(v -> {
-            deliver(group, null);
-            drain(partition, q);
-        }, e -> {
-            deliver(group, e);
-            drain(partition, q);
-        });
+        runGroup(partition, group)
+                .subscribe()
+                .with(
+                        v -> {
+                            deliver(group, null);
+                            drain(partition, q);
+                        },
+                        e -> {
+                            deliver(group, e);
+                            drain(partition, q);
+                        });
     }
 
     private static void deliver(List<Job> group, Throwable groupFailure) {
@@ -166,47 +177,66 @@ final class PushQueue {
      */
     private Uni<Void> runGroup(String partition, List<Job> group) {
         return pool.getConnection().chain(conn -> {
-            CompletableFuture<Transaction> begin =
-                    conn.begin().subscribeAsCompletionStage();
+            CompletableFuture<Transaction> begin = conn.begin().subscribeAsCompletionStage();
             // READ COMMITTED (each statement sees what committed before it, the gate read after the lock
             // included) and the timeouts, before the lock: one simple-query message in the same round trip
-            CompletableFuture<RowSet<Row>> set = conn.query(settings).execute()
-                    .subscribeAsCompletionStage();
+            CompletableFuture<RowSet<Row>> set = conn.query(settings).execute().subscribeAsCompletionStage();
             CompletableFuture<RowSet<Row>> lock = conn.preparedQuery(registry.lockSql)
-                    .execute(Tuple.of(partition)).subscribeAsCompletionStage();
+                    .execute(Tuple.of(partition))
+                    .subscribeAsCompletionStage();
             // A statement of its own, not folded into the lock: one statement's gate columns would come from a
             // snapshot taken before the lock wait, missing what the previous lock holder committed (§2.4: the
             // gate is re-evaluated under the lock). A plpgsql function doing both (a fresh snapshot per
             // statement) measured no cheaper for PostgreSQL than the two pipelined statements.
             CompletableFuture<RowSet<Row>> gate = conn.preparedQuery(tx.gates.serveGateAllVersions)
-                    .execute(Tuple.of(partition)).subscribeAsCompletionStage();
+                    .execute(Tuple.of(partition))
+                    .subscribeAsCompletionStage();
             // The hinted works' first reads, pipelined behind the gate read: they run after the lock is granted
             // (each statement its own snapshot), in the same round trip.
             PushReadAhead pre = new PushReadAhead(tx.results, tx.installed, conn, partition, group);
-            return Uni.createFrom().completionStage(begin).chain(dbTx -> Uni.createFrom().completionStage(set)
-                    .chain(() -> Uni.createFrom().completionStage(lock))
-                    .chain(rs -> Uni.createFrom().completionStage(gate).chain(g -> pre.await().chain(() -> {
-                        Row r = first(rs);
-                        if (r == null) {
-                            throw PartitionRegistry.unknownPartition();
-                        }
-                        GroupState gs = new GroupState(conn, registry.withOverlay(PartitionRegistry.partitionState(r)), first(g), pre);
-                        if (group.size() == 1) {
-                            Job only = group.get(0);
-                            PushTransaction ptx = gs.next(null);
-                            return Uni.createFrom().deferred(() -> only.work.apply(ptx)).call(ptx::flush)
-                                    .invoke(item -> only.item = item).replaceWithVoid();
-                        }
-                        return Multi.createFrom().iterable(group)
-                                .onItem().transformToUniAndConcatenate(job -> runInSavepoint(gs, job))
-                                .collect().last();
-                    })))
-                    .call(dbTx::commit)
-                    .onFailure().call(e -> dbTx.rollback().onFailure().recoverWithNull()))
-                    .onFailure().call(e -> Uni.createFrom().completionStage(set.handle((x, y) -> null)
-                            .thenCombine(lock.handle((x, y) -> null), (x, y) -> null)
-                            .thenCombine(gate.handle((x, y) -> null), (x, y) -> null)
-                            .thenCombine(pre.settled(), (x, y) -> null)).replaceWithVoid())
+            return Uni.createFrom()
+                    .completionStage(begin)
+                    .chain(dbTx -> Uni.createFrom()
+                            .completionStage(set)
+                            .chain(() -> Uni.createFrom().completionStage(lock))
+                            .chain(rs -> Uni.createFrom()
+                                    .completionStage(gate)
+                                    .chain(g -> pre.await().chain(() -> {
+                                        Row r = first(rs);
+                                        if (r == null) {
+                                            throw PartitionRegistry.unknownPartition();
+                                        }
+                                        GroupState gs = new GroupState(
+                                                conn,
+                                                registry.withOverlay(PartitionRegistry.partitionState(r)),
+                                                first(g),
+                                                pre);
+                                        if (group.size() == 1) {
+                                            Job only = group.get(0);
+                                            PushTransaction ptx = gs.next(null);
+                                            return Uni.createFrom()
+                                                    .deferred(() -> only.work.apply(ptx))
+                                                    .call(ptx::flush)
+                                                    .invoke(item -> only.item = item)
+                                                    .replaceWithVoid();
+                                        }
+                                        return Multi.createFrom()
+                                                .iterable(group)
+                                                .onItem()
+                                                .transformToUniAndConcatenate(job -> runInSavepoint(gs, job))
+                                                .collect()
+                                                .last();
+                                    })))
+                            .call(dbTx::commit)
+                            .onFailure()
+                            .call(e -> dbTx.rollback().onFailure().recoverWithNull()))
+                    .onFailure()
+                    .call(e -> Uni.createFrom()
+                            .completionStage(set.handle((x, y) -> null)
+                                    .thenCombine(lock.handle((x, y) -> null), (x, y) -> null)
+                                    .thenCombine(gate.handle((x, y) -> null), (x, y) -> null)
+                                    .thenCombine(pre.settled(), (x, y) -> null))
+                            .replaceWithVoid())
                     .eventually(conn::close);
         });
     }
@@ -221,6 +251,7 @@ final class PushQueue {
         long maxCommitSeq;
         /** The serve gate row read right after the lock (all schema versions). */
         final Row gate;
+
         final PushReadAhead pre;
         final PushReadAhead.GroupWrites writes = new PushReadAhead.GroupWrites();
         int index;
@@ -234,8 +265,18 @@ final class PushQueue {
         }
 
         PushTransaction next(String savepoint) {
-            PushTransaction ptx = new PushTransaction(tx, conn, new PartitionState(locked.partition(), locked.logEpoch(), maxCommitSeq,
-                    locked.horizonSeq(), locked.createdAtMs(), locked.lastSeenAtMs()), writes, pre.byJob[index]);
+            PushTransaction ptx = new PushTransaction(
+                    tx,
+                    conn,
+                    new PartitionState(
+                            locked.partition(),
+                            locked.logEpoch(),
+                            maxCommitSeq,
+                            locked.horizonSeq(),
+                            locked.createdAtMs(),
+                            locked.lastSeenAtMs()),
+                    writes,
+                    pre.byJob[index]);
             index++;
             if (savepoint != null) {
                 ptx.pending.add(conn.query("SAVEPOINT " + savepoint).execute().subscribeAsCompletionStage());
@@ -248,7 +289,8 @@ final class PushQueue {
                 ptx.gate = gate;
             } else {
                 // a fresh gate read, pipelined behind the previous work's statements
-                ptx.gateRead = conn.preparedQuery(tx.gates.serveGateAllVersions).execute(Tuple.of(locked.partition()))
+                ptx.gateRead = conn.preparedQuery(tx.gates.serveGateAllVersions)
+                        .execute(Tuple.of(locked.partition()))
                         .subscribeAsCompletionStage();
             }
             return ptx;
@@ -258,8 +300,11 @@ final class PushQueue {
     private Uni<Void> runInSavepoint(GroupState gs, Job job) {
         String name = "syncular_group_" + (gs.index + 1);
         PushTransaction ptx = gs.next(name);
-        return Uni.createFrom().deferred(() -> job.work.apply(ptx)).call(ptx::flush)
-                .onItem().invoke(item -> {
+        return Uni.createFrom()
+                .deferred(() -> job.work.apply(ptx))
+                .call(ptx::flush)
+                .onItem()
+                .invoke(item -> {
                     job.item = item;
                     gs.maxCommitSeq = ptx.maxCommitSeq;
                     // Not released: the next work's savepoint nests inside this one (at most MAX_GROUP deep), which
@@ -267,12 +312,18 @@ final class PushQueue {
                     // per work.
                 })
                 .replaceWithVoid()
-                .onFailure().recoverWithUni(e -> {
+                .onFailure()
+                .recoverWithUni(e -> {
                     job.failure = e;
                     ptx.dropHeld();
-                    return ptx.flush().onFailure().recoverWithNull()
-                            .chain(() -> gs.conn.query("ROLLBACK TO SAVEPOINT " + name).execute())
-                            .chain(() -> gs.conn.query("RELEASE SAVEPOINT " + name).execute())
+                    return ptx.flush()
+                            .onFailure()
+                            .recoverWithNull()
+                            .chain(() -> gs.conn
+                                    .query("ROLLBACK TO SAVEPOINT " + name)
+                                    .execute())
+                            .chain(() ->
+                                    gs.conn.query("RELEASE SAVEPOINT " + name).execute())
                             .replaceWithVoid();
                 });
     }

@@ -68,6 +68,7 @@ final class PushReadAhead {
         boolean keyRead;
         /** The key's record could not be decoded: left to the work's own lookup, which reports it. */
         boolean keyUndecodable;
+
         PushOutcome outcome;
         /** Per table, the ids read ahead (found or not). */
         final Map<String, Set<String>> covered = new HashMap<>();
@@ -79,7 +80,9 @@ final class PushReadAhead {
         }
 
         boolean answers(String clientId, String clientCommitId, GroupWrites writes) {
-            return keyRead && hint.clientId().equals(clientId) && hint.clientCommitId().equals(clientCommitId)
+            return keyRead
+                    && hint.clientId().equals(clientId)
+                    && hint.clientCommitId().equals(clientCommitId)
                     && !writes.keys.contains(pushKey(clientId, clientCommitId));
         }
 
@@ -111,7 +114,11 @@ final class PushReadAhead {
     /** The statements sent, each completing after its results are distributed. */
     private final List<CompletableFuture<Void>> sent = new ArrayList<>();
 
-    PushReadAhead(PushResults results, InstalledSchema installed, SqlConnection conn, String partition,
+    PushReadAhead(
+            PushResults results,
+            InstalledSchema installed,
+            SqlConnection conn,
+            String partition,
             List<PushQueue.Job> group) {
         byJob = new PreRead[group.size()];
         Map<String, Integer> uses = new HashMap<>();
@@ -136,7 +143,9 @@ final class PushReadAhead {
             h.rows().forEach((table, ids) -> {
                 for (String id : ids) {
                     if (byRow.putIfAbsent(rowKey(table, id), p) == null) {
-                        idsByTable.computeIfAbsent(table, t -> new ArrayList<>()).add(id);
+                        idsByTable
+                                .computeIfAbsent(table, t -> new ArrayList<>())
+                                .add(id);
                     }
                 }
             });
@@ -148,7 +157,8 @@ final class PushReadAhead {
         Uni<RowSet<Row>> keys;
         if (byKey.size() == 1) {
             PushReadHint h = byKey.values().iterator().next().hint;
-            keys = conn.preparedQuery(results.findPushResult).execute(Tuple.of(partition, h.clientId(), h.clientCommitId()))
+            keys = conn.preparedQuery(results.findPushResult)
+                    .execute(Tuple.of(partition, h.clientId(), h.clientCommitId()))
                     .invoke(rs -> outcome(byKey.values().iterator().next(), first(rs), 0));
         } else {
             String[] clientIds = new String[byKey.size()];
@@ -169,7 +179,8 @@ final class PushReadAhead {
                         }
                     });
         }
-        sent.add(keys.invoke(rs -> byKey.values().forEach(p -> p.keyRead = !p.keyUndecodable)).replaceWithVoid()
+        sent.add(keys.invoke(rs -> byKey.values().forEach(p -> p.keyRead = !p.keyUndecodable))
+                .replaceWithVoid()
                 .subscribeAsCompletionStage());
         // the rows: one statement per table for every read-ahead work (a scalar one for a single id)
         idsByTable.forEach((table, ids) -> {
@@ -179,26 +190,34 @@ final class PushReadAhead {
             }
             Uni<RowSet<Row>> read = ids.size() == 1
                     ? conn.preparedQuery(rt.readRowSql).execute(Tuple.of(partition, ids.get(0)))
-                    : conn.preparedQuery(rt.readRowsSql).execute(Tuple.of(partition).addArrayOfString(ids.toArray(String[]::new)));
+                    : conn.preparedQuery(rt.readRowsSql)
+                            .execute(Tuple.of(partition).addArrayOfString(ids.toArray(String[]::new)));
             sent.add(read.invoke(rs -> {
-                List<StoredRow> rows = new ArrayList<>();
-                try {
-                    for (Row r : rs) {
-                        rows.add(ProjectionRows.storedRow(rt.schema, r));
-                    }
-                } catch (RuntimeException e) {
-                    return; // undecodable: not read ahead, the work's own read reports it
-                }
-                for (String id : ids) {
-                    byRow.get(rowKey(table, id)).covered.computeIfAbsent(table, t -> new HashSet<>()).add(id);
-                }
-                for (StoredRow row : rows) {
-                    PreRead p = byRow.get(rowKey(table, row.rowId()));
-                    if (p != null) {
-                        p.found.computeIfAbsent(table, t -> new HashMap<>()).put(row.rowId(), row);
-                    }
-                }
-            }).replaceWithVoid().subscribeAsCompletionStage());
+                        List<StoredRow> rows = new ArrayList<>();
+                        try {
+                            for (Row r : rs) {
+                                rows.add(ProjectionRows.storedRow(rt.schema, r));
+                            }
+                        } catch (RuntimeException e) {
+                            return; // undecodable: not read ahead, the work's own read reports it
+                        }
+                        for (String id : ids) {
+                            byRow.get(rowKey(table, id))
+                                    .covered
+                                    .computeIfAbsent(table, t -> new HashSet<>())
+                                    .add(id);
+                        }
+                        for (StoredRow row : rows) {
+                            PreRead p = byRow.get(rowKey(table, row.rowId()));
+                            if (p != null) {
+                                p.found
+                                        .computeIfAbsent(table, t -> new HashMap<>())
+                                        .put(row.rowId(), row);
+                            }
+                        }
+                    })
+                    .replaceWithVoid()
+                    .subscribeAsCompletionStage());
         });
     }
 

@@ -27,6 +27,7 @@ final class PushResults {
      * client commit ids, parallel arrays): key columns, then the {@link #findPushResult} columns.
      */
     final String findPushResults;
+
     final String insertPushResult;
 
     PushResults(Pool pool, String pgSchema) {
@@ -56,10 +57,15 @@ final class PushResults {
 
     /** A push result from the status, commit seq, result and created-at columns starting at {@code at}. */
     static PushOutcome pushOutcome(Row r, int at) {
-        return new PushOutcome(CommitStatus.of(r.getInteger(at)), r.getLong(at + 1), PgSql.bytes(r.getBuffer(at + 2)), r.getLong(at + 3));
+        return new PushOutcome(
+                CommitStatus.of(r.getInteger(at)),
+                r.getLong(at + 1),
+                PgSql.bytes(r.getBuffer(at + 2)),
+                r.getLong(at + 3));
     }
 
     static StorageException duplicatePushResult() {
-        return new StorageException(StorageException.DUPLICATE_PUSH_RESULT, "idempotency key already holds a result", Map.of());
+        return new StorageException(
+                StorageException.DUPLICATE_PUSH_RESULT, "idempotency key already holds a result", Map.of());
     }
 }

@@ -78,6 +78,7 @@ final class PushTransaction implements PushTx {
          * returned counts the records inserted (0: the key already holds a result).
          */
         final String appendCommitWithResult;
+
         final String readTombstone;
         final String deleteRowScopes;
         final String insertRowScopes;
@@ -95,8 +96,14 @@ final class PushTransaction implements PushTx {
         /** Reads of partition transactions answered from a group's read-ahead (see {@link PushReadAhead}). */
         final LongAdder readAheadAnswers = new LongAdder();
 
-        Context(String pgSchema, InstalledSchema installed, ServeGateReads gates, CheckpointStore checkpoints,
-                ProjectionRows rows, PushResults results, BlobReferenceIndex blobs) {
+        Context(
+                String pgSchema,
+                InstalledSchema installed,
+                ServeGateReads gates,
+                CheckpointStore checkpoints,
+                ProjectionRows rows,
+                PushResults results,
+                BlobReferenceIndex blobs) {
             this.installed = installed;
             this.gates = gates;
             this.checkpoints = checkpoints;
@@ -107,7 +114,8 @@ final class PushTransaction implements PushTx {
             String tombstones = PgSql.qualified(pgSchema, "sync_tombstones");
             appendCommit = appendCommitSql(pgSchema, false);
             appendCommitWithResult = appendCommitSql(pgSchema, true);
-            readTombstone = "SELECT commit_seq FROM " + tombstones + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
+            readTombstone =
+                    "SELECT commit_seq FROM " + tombstones + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
             deleteRowScopes = "DELETE FROM " + rowScopes + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
             insertRowScopes = "INSERT INTO " + rowScopes + " (partition_id, tbl, scope_key, row_id)"
                     + " SELECT $1, $2, k, $3 FROM unnest($4::text[]) AS u(k) ON CONFLICT DO NOTHING";
@@ -123,21 +131,27 @@ final class PushTransaction implements PushTx {
          * round trip.
          */
         private static String appendCommitSql(String pgSchema, boolean withResult) {
-            return "WITH c AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_commits") + " (partition_id, commit_seq, created_at_ms, actor_id,"
+            return "WITH c AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_commits")
+                    + " (partition_id, commit_seq, created_at_ms, actor_id,"
                     + " client_id, client_commit_id, change_count, tables, writer_version)"
                     + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)),"
-                    + " ch AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_changes") + " (partition_id, commit_seq, change_index, tbl, row_id, op,"
+                    + " ch AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_changes")
+                    + " (partition_id, commit_seq, change_index, tbl, row_id, op,"
                     + " row_version, scopes, payload) SELECT $1, $2, u.i, u.t, u.r, u.o, u.v, u.s::jsonb, u.p"
                     + " FROM unnest($10::integer[], $11::text[], $12::text[], $13::integer[], $14::bigint[], $15::text[],"
                     + " $16::bytea[]) AS u(i, t, r, o, v, s, p)),"
-                    + " sc AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_commit_scopes") + " (partition_id, tbl, scope_key, commit_seq)"
+                    + " sc AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_commit_scopes")
+                    + " (partition_id, tbl, scope_key, commit_seq)"
                     + " SELECT $1, u.t, u.k, $2 FROM unnest($17::text[], $18::text[]) AS u(t, k) ON CONFLICT DO NOTHING),"
-                    + " mx AS (UPDATE " + PgSql.qualified(pgSchema, "sync_partitions") + " SET max_commit_seq = $2 WHERE partition_id = $1),"
+                    + " mx AS (UPDATE " + PgSql.qualified(pgSchema, "sync_partitions")
+                    + " SET max_commit_seq = $2 WHERE partition_id = $1),"
                     // §8.2: the commit announced to every pod's LISTEN connection, delivered only if (and when) the
                     // transaction commits; a plain CTE runs only when read, hence the main query reads it.
-                    + " nt AS (SELECT pg_notify('" + notificationChannel(pgSchema) + "', $1::text || ':' || $2::bigint::text))"
+                    + " nt AS (SELECT pg_notify('" + notificationChannel(pgSchema)
+                    + "', $1::text || ':' || $2::bigint::text))"
                     + (withResult
-                            ? ", pr AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_push_results") + " (partition_id, client_id, client_commit_id,"
+                            ? ", pr AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_push_results")
+                                    + " (partition_id, client_id, client_commit_id,"
                                     + " status, commit_seq, result, created_at_ms) VALUES ($1, $19, $20, $21, $22, $23, $24)"
                                     + " ON CONFLICT DO NOTHING RETURNING 1)"
                                     + " SELECT count(*) FROM pr, nt"
@@ -164,6 +178,7 @@ final class PushTransaction implements PushTx {
     private final PushReadAhead.GroupWrites writes;
     /** This work's read-ahead, or null. */
     private final PushReadAhead.PreRead pre;
+
     long maxCommitSeq;
     private int savepoints;
     /** The serve gate row read right after the lock (all schema versions); used by the first read. */
@@ -214,14 +229,18 @@ final class PushTransaction implements PushTx {
             for (int i = 0; i < result.size(); i++) {
                 h.args.addValue(result.getValue(i));
             }
-            append = conn.preparedQuery(x.appendCommitWithResult).execute(h.args).map(rs -> {
-                if (first(rs).getLong(0) == 0) {
-                    throw PushResults.duplicatePushResult();
-                }
-                return null;
-            });
+            append = conn.preparedQuery(x.appendCommitWithResult)
+                    .execute(h.args)
+                    .map(rs -> {
+                        if (first(rs).getLong(0) == 0) {
+                            throw PushResults.duplicatePushResult();
+                        }
+                        return null;
+                    });
         }
-        pending.add(append.onFailure().transform(e -> CheckpointStore.fenceRejection(e, writerVersion)).subscribeAsCompletionStage());
+        pending.add(append.onFailure()
+                .transform(e -> CheckpointStore.fenceRejection(e, writerVersion))
+                .subscribeAsCompletionStage());
         for (Uni<?> w : h.after) {
             pending.add(w.subscribeAsCompletionStage());
         }
@@ -245,7 +264,11 @@ final class PushTransaction implements PushTx {
         return flush().chain(() -> Uni.createFrom().<R>deferred(() -> read.get()));
     }
 
-    PushTransaction(Context x, SqlConnection conn, PartitionState locked, PushReadAhead.GroupWrites writes,
+    PushTransaction(
+            Context x,
+            SqlConnection conn,
+            PartitionState locked,
+            PushReadAhead.GroupWrites writes,
             PushReadAhead.PreRead pre) {
         this.x = x;
         this.conn = conn;
@@ -262,8 +285,13 @@ final class PushTransaction implements PushTx {
 
     @Override
     public PartitionState state() {
-        return new PartitionState(locked.partition(), locked.logEpoch(), maxCommitSeq, locked.horizonSeq(),
-                locked.createdAtMs(), locked.lastSeenAtMs());
+        return new PartitionState(
+                locked.partition(),
+                locked.logEpoch(),
+                maxCommitSeq,
+                locked.horizonSeq(),
+                locked.createdAtMs(),
+                locked.lastSeenAtMs());
     }
 
     @Override
@@ -297,15 +325,15 @@ final class PushTransaction implements PushTx {
     }
 
     @Override
-    public Uni<List<StoredRow>> readRowsWhereWithin(String table, String column, Object value,
-            Map<String, List<String>> within, int limit) {
+    public Uni<List<StoredRow>> readRowsWhereWithin(
+            String table, String column, Object value, Map<String, List<String>> within, int limit) {
         return afterWrites(() -> x.rows.readRowsWhereWithin(conn, partition(), table, column, value, within, limit));
     }
 
     @Override
     public Uni<List<StoredRow>> readRowsWhere(String table, String column, Object value, String afterRowId, int limit) {
-        return afterWrites(() -> x.rows.readRowsWhereAfter(conn, partition(), table, column, value,
-                afterRowId == null ? "" : afterRowId, limit));
+        return afterWrites(() -> x.rows.readRowsWhereAfter(
+                conn, partition(), table, column, value, afterRowId == null ? "" : afterRowId, limit));
     }
 
     @Override
@@ -344,8 +372,8 @@ final class PushTransaction implements PushTx {
     public Uni<Boolean> advanceCheckpoint(String name, long ownerEpoch, long watermark, long observedRows, long nowMs) {
         gate = null;
         writes.gateMoved = true;
-        return afterWrites(() -> x.checkpoints.advanceCheckpoint(conn, partition(), name, ownerEpoch, watermark,
-                observedRows, nowMs));
+        return afterWrites(() ->
+                x.checkpoints.advanceCheckpoint(conn, partition(), name, ownerEpoch, watermark, observedRows, nowMs));
     }
 
     @Override
@@ -354,8 +382,9 @@ final class PushTransaction implements PushTx {
         long seq = maxCommitSeq + 1;
         CompiledSchema writer = x.installed.schema();
         if (writer == null) {
-            return Uni.createFrom().failure(new StorageException(StorageException.INVALID_ARGUMENT,
-                    "ensureSchema has not completed", Map.of()));
+            return Uni.createFrom()
+                    .failure(new StorageException(
+                            StorageException.INVALID_ARGUMENT, "ensureSchema has not completed", Map.of()));
         }
         int writerVersion = writer.version();
         int n = changes.size();
@@ -374,7 +403,10 @@ final class PushTransaction implements PushTx {
                 ChangeToWrite ch = changes.get(i);
                 RowTable rt = x.installed.table(ch.table());
                 if (ch.scopes() == null) {
-                    throw new StorageException(StorageException.MISSING_SCOPES, "change has no stored scopes", Map.of("table", ch.table()));
+                    throw new StorageException(
+                            StorageException.MISSING_SCOPES,
+                            "change has no stored scopes",
+                            Map.of("table", ch.table()));
                 }
                 commitTables.add(ch.table());
                 for (String key : rt.scopeKeys(ch.scopes())) {
@@ -393,12 +425,25 @@ final class PushTransaction implements PushTx {
         } catch (RuntimeException e) {
             return Uni.createFrom().failure(e);
         }
-        Tuple args = Tuple.tuple().addValue(partition()).addValue(seq).addValue(createdAtMs).addValue(actorId)
-                .addValue(clientId).addValue(clientCommitId).addValue(n)
-                .addArrayOfString(commitTables.toArray(String[]::new)).addValue((long) writerVersion)
-                .addArrayOfInteger(indexes).addArrayOfString(tables).addArrayOfString(rowIds).addArrayOfInteger(ops)
-                .addArrayOfLong(rowVersions).addArrayOfString(scopes).addValue(payloads)
-                .addArrayOfString(scopeTables.toArray(String[]::new)).addArrayOfString(scopeKeys.toArray(String[]::new));
+        Tuple args = Tuple.tuple()
+                .addValue(partition())
+                .addValue(seq)
+                .addValue(createdAtMs)
+                .addValue(actorId)
+                .addValue(clientId)
+                .addValue(clientCommitId)
+                .addValue(n)
+                .addArrayOfString(commitTables.toArray(String[]::new))
+                .addValue((long) writerVersion)
+                .addArrayOfInteger(indexes)
+                .addArrayOfString(tables)
+                .addArrayOfString(rowIds)
+                .addArrayOfInteger(ops)
+                .addArrayOfLong(rowVersions)
+                .addArrayOfString(scopes)
+                .addValue(payloads)
+                .addArrayOfString(scopeTables.toArray(String[]::new))
+                .addArrayOfString(scopeKeys.toArray(String[]::new));
         // one statement, held until the idempotency record can join it (see #held)
         release(null);
         gate = null;
@@ -425,14 +470,20 @@ final class PushTransaction implements PushTx {
             TableSchema ts = rt.schema;
             Object[] values = row.values();
             if (values.length != ts.columnCount() || row.columnVersions().length != ts.columnCount()) {
-                throw new StorageException(StorageException.INVALID_ARGUMENT, "row has the wrong number of columns", Map.of("table", table));
+                throw new StorageException(
+                        StorageException.INVALID_ARGUMENT,
+                        "row has the wrong number of columns",
+                        Map.of("table", table));
             }
             keys = rt.scopeKeys(row.scopes());
             args = Tuple.tuple();
             for (int i = 0; i < ts.columnCount(); i++) {
                 args.addValue(ProjectionRows.bindValue(ts.column(i).type(), values[i]));
             }
-            args.addValue(partition()).addValue(row.rowId()).addValue(row.serverVersion()).addValue(StoredScopes.scopesJson(row.scopes()))
+            args.addValue(partition())
+                    .addValue(row.rowId())
+                    .addValue(row.serverVersion())
+                    .addValue(StoredScopes.scopesJson(row.scopes()))
                     .addValue(Buffer.buffer(ColumnVersions.encode(row.columnVersions())));
             upsert = rt.upsertSql;
         } catch (RuntimeException e) {
@@ -441,23 +492,23 @@ final class PushTransaction implements PushTx {
         writes.rows.add(PushReadAhead.rowKey(table, row.rowId()));
         send(conn.preparedQuery(upsert).execute(args));
         // the scope index holds exactly the keys of the stored scopes: unchanged keys need no rewrite
-        if (stored == null || !stored.rowId().equals(row.rowId())
+        if (stored == null
+                || !stored.rowId().equals(row.rowId())
                 || !Arrays.equals(rt.scopeKeys(stored.scopes()), keys)) {
-            send(conn.preparedQuery(x.deleteRowScopes)
-                    .execute(Tuple.of(partition(), table, row.rowId())));
+            send(conn.preparedQuery(x.deleteRowScopes).execute(Tuple.of(partition(), table, row.rowId())));
             send(conn.preparedQuery(x.insertRowScopes)
                     .execute(Tuple.of(partition(), table, row.rowId()).addArrayOfString(keys)));
         }
         if (stored == null || !stored.rowId().equals(row.rowId())) {
-            send(conn.preparedQuery(x.deleteTombstone)
-                    .execute(Tuple.of(partition(), table, row.rowId())));
+            send(conn.preparedQuery(x.deleteTombstone).execute(Tuple.of(partition(), table, row.rowId())));
         }
         if (rt.blobRefColumns.length > 0) {
             // §5.9.4: the row's entries become exactly its current references (old values dropped)
             send(x.blobs.deleteRefs(conn, partition(), table, row.rowId()));
             String[] blobIds = rt.blobIds(row.values());
             if (blobIds.length > 0) {
-                send(x.blobs.insertRefs(conn, partition(), table, row.rowId(), StoredScopes.scopesJson(row.scopes()), blobIds));
+                send(x.blobs.insertRefs(
+                        conn, partition(), table, row.rowId(), StoredScopes.scopesJson(row.scopes()), blobIds));
             }
         }
         return Uni.createFrom().voidItem();
@@ -472,15 +523,12 @@ final class PushTransaction implements PushTx {
             return Uni.createFrom().failure(e);
         }
         writes.rows.add(PushReadAhead.rowKey(table, rowId));
-        send(conn.preparedQuery(rt.deleteSql)
-                .execute(Tuple.of(partition(), rowId)));
-        send(conn.preparedQuery(x.deleteRowScopes)
-                .execute(Tuple.of(partition(), table, rowId)));
+        send(conn.preparedQuery(rt.deleteSql).execute(Tuple.of(partition(), rowId)));
+        send(conn.preparedQuery(x.deleteRowScopes).execute(Tuple.of(partition(), table, rowId)));
         if (rt.blobRefColumns.length > 0) {
             send(x.blobs.deleteRefs(conn, partition(), table, rowId));
         }
-        send(conn.preparedQuery(x.upsertTombstone)
-                .execute(Tuple.of(partition(), table, rowId, commitSeq)));
+        send(conn.preparedQuery(x.upsertTombstone).execute(Tuple.of(partition(), table, rowId, commitSeq)));
         return Uni.createFrom().voidItem();
     }
 
@@ -506,8 +554,8 @@ final class PushTransaction implements PushTx {
     }
 
     @Override
-    public Uni<Void> appendReactions(long commitSeq, String clientId, String clientCommitId,
-            List<PlannedReaction> reactions, long nowMs) {
+    public Uni<Void> appendReactions(
+            long commitSeq, String clientId, String clientCommitId, List<PlannedReaction> reactions, long nowMs) {
         int n = reactions.size();
         String[] keys = new String[n];
         String[] types = new String[n];
@@ -525,10 +573,19 @@ final class PushTransaction implements PushTx {
             idempotencyKeys[i] = CanonicalJson.write(List.of(partition(), clientId, clientCommitId, r.key()));
             maxAttempts[i] = r.maxAttempts();
         }
-        send(conn.preparedQuery(x.appendReactions).execute(Tuple.tuple().addValue(partition()).addValue(clientId)
-                .addValue(clientCommitId).addValue(commitSeq).addValue(nowMs).addArrayOfString(keys)
-                .addArrayOfString(types).addArrayOfInteger(versions).addArrayOfString(payloads)
-                .addArrayOfString(idempotencyKeys).addArrayOfInteger(maxAttempts)));
+        send(conn.preparedQuery(x.appendReactions)
+                .execute(Tuple.tuple()
+                        .addValue(partition())
+                        .addValue(clientId)
+                        .addValue(clientCommitId)
+                        .addValue(commitSeq)
+                        .addValue(nowMs)
+                        .addArrayOfString(keys)
+                        .addArrayOfString(types)
+                        .addArrayOfInteger(versions)
+                        .addArrayOfString(payloads)
+                        .addArrayOfString(idempotencyKeys)
+                        .addArrayOfInteger(maxAttempts)));
         return Uni.createFrom().voidItem();
     }
 
@@ -536,8 +593,12 @@ final class PushTransaction implements PushTx {
     public Uni<Void> savePushResult(String clientId, String clientCommitId, PushOutcome outcome) {
         // pipelined with the commit's other writes; awaited (with its duplicate check) before COMMIT
         writes.keys.add(PushReadAhead.pushKey(clientId, clientCommitId));
-        Tuple result = Tuple.tuple().addValue(clientId).addValue(clientCommitId).addValue(outcome.status().code)
-                .addValue(outcome.commitSeq()).addValue(Buffer.buffer(outcome.result()))
+        Tuple result = Tuple.tuple()
+                .addValue(clientId)
+                .addValue(clientCommitId)
+                .addValue(outcome.status().code)
+                .addValue(outcome.commitSeq())
+                .addValue(Buffer.buffer(outcome.result()))
                 .addValue(outcome.createdAtMs());
         if (held != null) {
             // the applied commit's record: one statement with the commit's log writes
@@ -547,8 +608,12 @@ final class PushTransaction implements PushTx {
             return Uni.createFrom().voidItem();
         }
         send(conn.preparedQuery(x.results.insertPushResult)
-                .execute(Tuple.of(partition()).addValue(result.getValue(0)).addValue(result.getValue(1))
-                        .addValue(result.getValue(2)).addValue(result.getValue(3)).addValue(result.getValue(4))
+                .execute(Tuple.of(partition())
+                        .addValue(result.getValue(0))
+                        .addValue(result.getValue(1))
+                        .addValue(result.getValue(2))
+                        .addValue(result.getValue(3))
+                        .addValue(result.getValue(4))
                         .addValue(result.getValue(5)))
                 .map(rs -> {
                     if (rs.rowCount() == 0) {
@@ -565,10 +630,14 @@ final class PushTransaction implements PushTx {
         long seqBefore = maxCommitSeq;
         return afterWrites(() -> conn.query("SAVEPOINT " + name).execute())
                 .chain(() -> Uni.createFrom().<T>deferred(() -> work.get()).call(this::flush))
-                .onFailure().call(() -> Uni.createFrom().deferred(() -> {
+                .onFailure()
+                .call(() -> Uni.createFrom()
+                        .deferred(() -> {
                             dropHeld();
                             return flush();
-                        }).onFailure().recoverWithNull()
+                        })
+                        .onFailure()
+                        .recoverWithNull()
                         .chain(() -> conn.query("ROLLBACK TO SAVEPOINT " + name).execute())
                         .invoke(() -> maxCommitSeq = seqBefore))
                 .call(() -> conn.query("RELEASE SAVEPOINT " + name).execute());

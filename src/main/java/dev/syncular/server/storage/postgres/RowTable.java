@@ -41,6 +41,7 @@ final class RowTable {
     final String physicalName;
     /** Indexes of the {@code blob_ref} columns (§5.9.4 reference index); empty for most tables. */
     final int[] blobRefColumns;
+
     private final Map<Integer, RowCodec> codecsByColumnCount = new ConcurrentHashMap<>();
 
     // ---- statement texts, built once per installed schema (the prepared-statement cache is keyed by text)
@@ -80,7 +81,8 @@ final class RowTable {
         this.schema = schema;
         this.physicalName = physicalName(schema.name());
         this.qualifiedName = qualifiedName;
-        StringBuilder sel = new StringBuilder("\"_sync_row_id\", \"_sync_server_version\", \"_sync_scopes\"::text, \"_sync_column_versions\"");
+        StringBuilder sel = new StringBuilder(
+                "\"_sync_row_id\", \"_sync_server_version\", \"_sync_scopes\"::text, \"_sync_column_versions\"");
         StringBuilder snap = new StringBuilder("r.\"_sync_row_id\", r.\"_sync_server_version\"");
         StringBuilder cols = new StringBuilder();
         StringBuilder params = new StringBuilder();
@@ -96,9 +98,18 @@ final class RowTable {
         }
         this.selectList = sel.toString();
         this.snapshotSelectList = snap.toString();
-        cols.append("\"_sync_partition\", \"_sync_row_id\", \"_sync_server_version\", \"_sync_scopes\", \"_sync_column_versions\"");
-        params.append('$').append(++p).append(", $").append(++p).append(", $").append(++p)
-                .append(", $").append(++p).append("::text::jsonb, $").append(++p);
+        cols.append(
+                "\"_sync_partition\", \"_sync_row_id\", \"_sync_server_version\", \"_sync_scopes\", \"_sync_column_versions\"");
+        params.append('$')
+                .append(++p)
+                .append(", $")
+                .append(++p)
+                .append(", $")
+                .append(++p)
+                .append(", $")
+                .append(++p)
+                .append("::text::jsonb, $")
+                .append(++p);
         updates.append("\"_sync_server_version\" = EXCLUDED.\"_sync_server_version\",")
                 .append(" \"_sync_scopes\" = EXCLUDED.\"_sync_scopes\",")
                 .append(" \"_sync_column_versions\" = EXCLUDED.\"_sync_column_versions\"");
@@ -122,9 +133,11 @@ final class RowTable {
 
     /** {@code readRowsWhere} on {@code column} ({@code $1} partition, {@code $2} value, {@code $3} limit). */
     String rowsWhereSql(ColumnSchema column) {
-        return rowsWhereSql.computeIfAbsent(column.name(), n -> "SELECT " + selectList + " FROM " + qualifiedName
-                + " WHERE \"_sync_partition\" = $1 AND " + PgSql.q(n) + " = $2"
-                + " ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $3");
+        return rowsWhereSql.computeIfAbsent(
+                column.name(),
+                n -> "SELECT " + selectList + " FROM " + qualifiedName
+                        + " WHERE \"_sync_partition\" = $1 AND " + PgSql.q(n) + " = $2"
+                        + " ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $3");
     }
 
     /**
@@ -132,9 +145,11 @@ final class RowTable {
      * exclusive row id, {@code $4} limit): keyset pages of the §6.8 candidate scan.
      */
     String rowsWhereAfterSql(ColumnSchema column) {
-        return rowsWhereSql.computeIfAbsent(column.name() + "\u0000after", n -> "SELECT " + selectList + " FROM "
-                + qualifiedName + " WHERE \"_sync_partition\" = $1 AND " + PgSql.q(column.name()) + " = $2"
-                + " AND \"_sync_row_id\" COLLATE \"C\" > $3 ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $4");
+        return rowsWhereSql.computeIfAbsent(
+                column.name() + "\u0000after",
+                n -> "SELECT " + selectList + " FROM "
+                        + qualifiedName + " WHERE \"_sync_partition\" = $1 AND " + PgSql.q(column.name()) + " = $2"
+                        + " AND \"_sync_row_id\" COLLATE \"C\" > $3 ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $4");
     }
 
     /**
@@ -143,21 +158,32 @@ final class RowTable {
      */
     String rowsWhereWithinSql(ColumnSchema column, int variables) {
         return rowsWhereSql.computeIfAbsent(column.name() + "\u0000within" + variables, n -> {
-            StringBuilder sql = new StringBuilder("SELECT ").append(selectList).append(" FROM ").append(qualifiedName)
-                    .append(" WHERE \"_sync_partition\" = $1 AND ").append(PgSql.q(column.name())).append(" = $2");
+            StringBuilder sql = new StringBuilder("SELECT ")
+                    .append(selectList)
+                    .append(" FROM ")
+                    .append(qualifiedName)
+                    .append(" WHERE \"_sync_partition\" = $1 AND ")
+                    .append(PgSql.q(column.name()))
+                    .append(" = $2");
             for (int i = 0; i < variables; i++) {
-                sql.append(" AND (\"_sync_scopes\" ->> $").append(4 + 2 * i).append("::text) = ANY($")
-                        .append(5 + 2 * i).append("::text[])");
+                sql.append(" AND (\"_sync_scopes\" ->> $")
+                        .append(4 + 2 * i)
+                        .append("::text) = ANY($")
+                        .append(5 + 2 * i)
+                        .append("::text[])");
             }
-            return sql.append(" ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $3").toString();
+            return sql.append(" ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $3")
+                    .toString();
         });
     }
 
     /** {@code readRowsWhere} for the NULL value of {@code column} ({@code $1} partition, {@code $2} limit). */
     String rowsWhereNullSql(ColumnSchema column) {
-        return rowsWhereSql.computeIfAbsent(column.name() + "\u0000null", n -> "SELECT " + selectList + " FROM "
-                + qualifiedName + " WHERE \"_sync_partition\" = $1 AND " + PgSql.q(column.name()) + " IS NULL"
-                + " ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $2");
+        return rowsWhereSql.computeIfAbsent(
+                column.name() + "\u0000null",
+                n -> "SELECT " + selectList + " FROM "
+                        + qualifiedName + " WHERE \"_sync_partition\" = $1 AND " + PgSql.q(column.name()) + " IS NULL"
+                        + " ORDER BY \"_sync_row_id\" COLLATE \"C\" LIMIT $2");
     }
 
     /** A bootstrap page statement, built once per {@code key} (the caller's shape of the query). */
@@ -190,7 +216,9 @@ final class RowTable {
         }
         String hash;
         try {
-            hash = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(table.getBytes(StandardCharsets.UTF_8))).substring(0, 8);
+            hash = HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(table.getBytes(StandardCharsets.UTF_8)))
+                    .substring(0, 8);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
@@ -243,7 +271,9 @@ final class RowTable {
             }
         }
         if (keys.isEmpty()) {
-            throw new StorageException(StorageException.INVALID_ARGUMENT, "scope variable not declared by the table",
+            throw new StorageException(
+                    StorageException.INVALID_ARGUMENT,
+                    "scope variable not declared by the table",
                     Map.of("table", schema.name(), "variable", variable));
         }
         return keys.toArray(String[]::new);
@@ -256,7 +286,9 @@ final class RowTable {
      */
     byte[] encodePayload(Object[] row) {
         if (row.length != schema.columnCount()) {
-            throw new StorageException(StorageException.INVALID_ARGUMENT, "row has the wrong number of columns",
+            throw new StorageException(
+                    StorageException.INVALID_ARGUMENT,
+                    "row has the wrong number of columns",
                     Map.of("table", schema.name()));
         }
         WireWriter w = new WireWriter(64);
@@ -277,7 +309,9 @@ final class RowTable {
     private RowCodec codec(int columnCount) {
         return codecsByColumnCount.computeIfAbsent(columnCount, n -> {
             if (n > schema.columnCount()) {
-                throw new StorageException(StorageException.INVALID_ARGUMENT, "stored payload has more columns than the schema",
+                throw new StorageException(
+                        StorageException.INVALID_ARGUMENT,
+                        "stored payload has more columns than the schema",
                         Map.of("table", schema.name()));
             }
             List<ColumnDef> defs = new ArrayList<>();

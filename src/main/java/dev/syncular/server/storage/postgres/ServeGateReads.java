@@ -35,6 +35,7 @@ final class ServeGateReads {
     private final String serveGate;
     /** {@link #serveGateSql} over every schema version ({@code $1} partition): the push transaction's gate read. */
     final String serveGateAllVersions;
+
     private final String enterRequest;
     /**
      * The request exit in one statement: the client record upsert as a data-modifying CTE ({@code $3..$9},
@@ -105,32 +106,50 @@ final class ServeGateReads {
             PartitionState stored = storedPartition(r);
             // The touch: usually in memory; the snapshot's state is kept (only last-seen merged) so partition
             // state, gate and client record stay mutually consistent.
-            return registry.touched(stored, nowMs).map(t -> t.lastSeenAtMs() <= entry.partition().lastSeenAtMs() ? entry
-                    : new RequestEntry(withLastSeen(entry.partition(), t.lastSeenAtMs()), entry.gate(), entry.client()));
+            return registry.touched(stored, nowMs)
+                    .map(t -> t.lastSeenAtMs() <= entry.partition().lastSeenAtMs()
+                            ? entry
+                            : new RequestEntry(
+                                    withLastSeen(entry.partition(), t.lastSeenAtMs()), entry.gate(), entry.client()));
         });
     }
 
     /** The stored partition row of an entry row (no overlay). */
     private static PartitionState storedPartition(Row r) {
-        return new PartitionState(r.getString(4), r.getString(1), r.getLong(5), r.getLong(3), r.getLong(6), r.getLong(7));
+        return new PartitionState(
+                r.getString(4), r.getString(1), r.getLong(5), r.getLong(3), r.getLong(6), r.getLong(7));
     }
 
     private RequestEntry requestEntry(Row r, String partition, String clientId, int runningSchemaVersion) {
         if (r.getString(4) == null) {
             throw PartitionRegistry.unknownPartition();
         }
-        ClientRecord client = r.getString(8) == null ? null : new ClientRecord(partition, clientId, r.getString(8),
-                r.getLong(9), r.getLong(10), r.getString(11), r.getInteger(12));
+        ClientRecord client = r.getString(8) == null
+                ? null
+                : new ClientRecord(
+                        partition,
+                        clientId,
+                        r.getString(8),
+                        r.getLong(9),
+                        r.getLong(10),
+                        r.getString(11),
+                        r.getInteger(12));
         return new RequestEntry(registry.withOverlay(storedPartition(r)), serveGate(r, runningSchemaVersion), client);
     }
 
     private static PartitionState withLastSeen(PartitionState s, long lastSeenAtMs) {
-        return new PartitionState(s.partition(), s.logEpoch(), s.maxCommitSeq(), s.horizonSeq(), s.createdAtMs(),
+        return new PartitionState(
+                s.partition(),
+                s.logEpoch(),
+                s.maxCommitSeq(),
+                s.horizonSeq(),
+                s.createdAtMs(),
                 Math.max(s.lastSeenAtMs(), lastSeenAtMs));
     }
 
     Uni<GateCheck> readGateCheck(String partition, int runningSchemaVersion) {
-        return pool.preparedQuery(serveGate).execute(Tuple.of(partition, runningSchemaVersion))
+        return pool.preparedQuery(serveGate)
+                .execute(Tuple.of(partition, runningSchemaVersion))
                 .map(rs -> gateCheck(first(rs), runningSchemaVersion));
     }
 
@@ -157,7 +176,8 @@ final class ServeGateReads {
     }
 
     Uni<ServeGate> readServeGate(SqlClient c, String partition, int runningSchemaVersion) {
-        return c.preparedQuery(serveGate).execute(Tuple.of(partition, runningSchemaVersion))
+        return c.preparedQuery(serveGate)
+                .execute(Tuple.of(partition, runningSchemaVersion))
                 .map(rs -> serveGate(first(rs), runningSchemaVersion));
     }
 
@@ -171,10 +191,15 @@ final class ServeGateReads {
                     if (n.path("schema_version").asInt() != runningSchemaVersion) {
                         continue;
                     }
-                    list.add(new StoredCheckpoint(n.path("partition_id").asText(), n.path("name").asText(),
-                            n.path("schema_version").asInt(), CheckpointState.of(n.path("state").asText()),
-                            n.path("watermark").asLong(), n.path("owner_epoch").asLong(),
-                            n.path("observed_rows").asLong(), n.path("updated_at_ms").asLong()));
+                    list.add(new StoredCheckpoint(
+                            n.path("partition_id").asText(),
+                            n.path("name").asText(),
+                            n.path("schema_version").asInt(),
+                            CheckpointState.of(n.path("state").asText()),
+                            n.path("watermark").asLong(),
+                            n.path("owner_epoch").asLong(),
+                            n.path("observed_rows").asLong(),
+                            n.path("updated_at_ms").asLong()));
                 }
             } catch (JsonProcessingException e) {
                 throw new IllegalStateException("serve gate checkpoints are not JSON", e);

@@ -45,14 +45,21 @@ final class SnapshotReads {
     private static final long[] NO_VERSIONS = new long[0];
 
     private Uni<List<StoredRow>> rowsPage(
-            String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit,
+            String partition,
+            String table,
+            Map<String, Set<String>> scopes,
+            String afterRowId,
+            int limit,
             boolean snapshot) {
         RowTable rt;
         String pageSql;
         Tuple args;
         try {
             if (scopes == null || scopes.isEmpty()) {
-                throw new StorageException(StorageException.INVALID_ARGUMENT, "effective scopes must not be empty", Map.of("table", table));
+                throw new StorageException(
+                        StorageException.INVALID_ARGUMENT,
+                        "effective scopes must not be empty",
+                        Map.of("table", table));
             }
             rt = installed.table(table);
             TreeMap<String, Set<String>> sorted = new TreeMap<>(scopes);
@@ -61,8 +68,10 @@ final class SnapshotReads {
             // cannot turn that into an index condition, and every deep page scanned the scope from its start
             // (1.8 s instead of 7 ms at row 800,000). The first page starts at '' — every row id is >= ''.
             String bound = afterRowId == null ? ">=" : ">";
-            args = Tuple.of(partition, table).addArrayOfString(rt.scopeKeys(first, sorted.get(first)))
-                    .addValue(afterRowId == null ? "" : afterRowId).addValue(limit);
+            args = Tuple.of(partition, table)
+                    .addArrayOfString(rt.scopeKeys(first, sorted.get(first)))
+                    .addValue(afterRowId == null ? "" : afterRowId)
+                    .addValue(limit);
             // With a single scope pattern the index keys of the first variable are exactly its values, so the
             // EXISTS below already is that variable's test: repeating it on the JSON makes the planner
             // estimate a handful of rows (and pick a parallel seq scan + sort over the ordered index scan).
@@ -76,20 +85,33 @@ final class SnapshotReads {
             }
             int extra = (args.size() - 5) / 2;
             pageSql = rt.pageSql((snapshot ? "snapshot:" : "rows:") + extra + bound, k -> {
-                StringBuilder sb = new StringBuilder("SELECT ").append(snapshot ? rt.snapshotSelectList : rt.selectList)
-                        .append(" FROM ").append(rt.qualifiedName)
+                StringBuilder sb = new StringBuilder("SELECT ")
+                        .append(snapshot ? rt.snapshotSelectList : rt.selectList)
+                        .append(" FROM ")
+                        .append(rt.qualifiedName)
                         .append(" r WHERE r.\"_sync_partition\" = $1")
-                        .append(" AND r.\"_sync_row_id\" ").append(bound).append(" $4::text COLLATE \"C\"")
-                        .append(" AND EXISTS (SELECT 1 FROM ").append(rowScopesTable).append(" s WHERE s.partition_id = $1")
+                        .append(" AND r.\"_sync_row_id\" ")
+                        .append(bound)
+                        .append(" $4::text COLLATE \"C\"")
+                        .append(" AND EXISTS (SELECT 1 FROM ")
+                        .append(rowScopesTable)
+                        .append(" s WHERE s.partition_id = $1")
                         .append(" AND s.tbl = $2 AND s.scope_key = ANY($3) AND s.row_id = r.\"_sync_row_id\"")
                         // the same lower bound on the index side: without it the merge join rescans the scope's
                         // index from its first row on every page, and a bootstrap costs O(rows²)
-                        .append(" AND s.row_id ").append(bound).append(" $4::text COLLATE \"C\")");
+                        .append(" AND s.row_id ")
+                        .append(bound)
+                        .append(" $4::text COLLATE \"C\")");
                 int p = 5;
                 for (int i = 0; i < extra; i++) {
-                    sb.append(" AND (r.\"_sync_scopes\" ->> $").append(++p).append("::text) = ANY($").append(++p).append("::text[])");
+                    sb.append(" AND (r.\"_sync_scopes\" ->> $")
+                            .append(++p)
+                            .append("::text) = ANY($")
+                            .append(++p)
+                            .append("::text[])");
                 }
-                return sb.append(" ORDER BY r.\"_sync_row_id\" COLLATE \"C\" LIMIT $5").toString();
+                return sb.append(" ORDER BY r.\"_sync_row_id\" COLLATE \"C\" LIMIT $5")
+                        .toString();
             });
         } catch (RuntimeException e) {
             return Uni.createFrom().failure(e);
@@ -108,36 +130,42 @@ final class SnapshotReads {
         // the scope index, stopping at the LIMIT.
         // BEGIN with the settings, the page and COMMIT go out pipelined: one round trip per page, not four.
         return pool.withConnection(conn -> {
-            CompletableFuture<RowSet<Row>> begin = conn.query("BEGIN; SET LOCAL enable_seqscan = off;"
-                    + " SET LOCAL enable_nestloop = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off;"
-                    + " SET LOCAL max_parallel_workers_per_gather = 0").execute()
-                    .subscribeAsCompletionStage();
-            CompletableFuture<RowSet<Row>> page = conn.preparedQuery(pageSql).execute(args)
-                    .subscribeAsCompletionStage();
-            // after a failed page this COMMIT only ends the aborted transaction (PostgreSQL answers ROLLBACK)
-            CompletableFuture<RowSet<Row>> end = conn.query("COMMIT").execute()
-                    .subscribeAsCompletionStage();
-            // all three are awaited before the connection goes back to the pool; the first failure wins
-            return Uni.createFrom().completionStage(CompletableFuture.allOf(
-                            begin.handle((v, e) -> null), page.handle((v, e) -> null), end.handle((v, e) -> null)))
-                    .chain(() -> Uni.createFrom().completionStage(begin))
-                    .chain(() -> Uni.createFrom().completionStage(end))
-                    .chain(() -> Uni.createFrom().completionStage(page));
-        }).map(rs -> {
-            List<StoredRow> out = new ArrayList<>(rs.size());
-            TableSchema ts = rt.schema;
-            for (Row r : rs) {
-                if (snapshot) {
-                    Object[] values = new Object[ts.columnCount()];
-                    for (int i = 0; i < values.length; i++) {
-                        values[i] = ProjectionRows.readValue(r, 2 + i, ts.column(i).type());
+                    CompletableFuture<RowSet<Row>> begin = conn.query("BEGIN; SET LOCAL enable_seqscan = off;"
+                                    + " SET LOCAL enable_nestloop = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off;"
+                                    + " SET LOCAL max_parallel_workers_per_gather = 0")
+                            .execute()
+                            .subscribeAsCompletionStage();
+                    CompletableFuture<RowSet<Row>> page =
+                            conn.preparedQuery(pageSql).execute(args).subscribeAsCompletionStage();
+                    // after a failed page this COMMIT only ends the aborted transaction (PostgreSQL answers ROLLBACK)
+                    CompletableFuture<RowSet<Row>> end =
+                            conn.query("COMMIT").execute().subscribeAsCompletionStage();
+                    // all three are awaited before the connection goes back to the pool; the first failure wins
+                    return Uni.createFrom()
+                            .completionStage(CompletableFuture.allOf(
+                                    begin.handle((v, e) -> null),
+                                    page.handle((v, e) -> null),
+                                    end.handle((v, e) -> null)))
+                            .chain(() -> Uni.createFrom().completionStage(begin))
+                            .chain(() -> Uni.createFrom().completionStage(end))
+                            .chain(() -> Uni.createFrom().completionStage(page));
+                })
+                .map(rs -> {
+                    List<StoredRow> out = new ArrayList<>(rs.size());
+                    TableSchema ts = rt.schema;
+                    for (Row r : rs) {
+                        if (snapshot) {
+                            Object[] values = new Object[ts.columnCount()];
+                            for (int i = 0; i < values.length; i++) {
+                                values[i] = ProjectionRows.readValue(
+                                        r, 2 + i, ts.column(i).type());
+                            }
+                            out.add(new StoredRow(r.getString(0), r.getLong(1), values, NO_VERSIONS, Map.of()));
+                        } else {
+                            out.add(ProjectionRows.storedRow(ts, r));
+                        }
                     }
-                    out.add(new StoredRow(r.getString(0), r.getLong(1), values, NO_VERSIONS, Map.of()));
-                } else {
-                    out.add(ProjectionRows.storedRow(ts, r));
-                }
-            }
-            return out;
-        });
+                    return out;
+                });
     }
 }

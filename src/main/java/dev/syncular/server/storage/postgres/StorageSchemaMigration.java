@@ -147,18 +147,23 @@ final class StorageSchemaMigration {
                 boolean existingTable = s.concurrent() && present[steps.size() + concurrent.indexOf(s)];
                 (existingTable ? built : missing).add(s);
             }
-            Uni<Void> tx = missing.isEmpty() ? Uni.createFrom().voidItem()
-                    : ddlTransaction(pool, conn -> xactLock(conn, lockName)
-                            .chain(() -> probe(conn, missing.stream().map(DdlStep::probe).toList()))
-                            .chain(still -> {
-                                List<String> sql = new ArrayList<>();
-                                for (int i = 0; i < missing.size(); i++) {
-                                    if (!still[i]) {
-                                        sql.add(missing.get(i).sql());
-                                    }
-                                }
-                                return execAll(conn, sql);
-                            }));
+            Uni<Void> tx = missing.isEmpty()
+                    ? Uni.createFrom().voidItem()
+                    : ddlTransaction(
+                            pool,
+                            conn -> xactLock(conn, lockName)
+                                    .chain(() -> probe(
+                                            conn,
+                                            missing.stream().map(DdlStep::probe).toList()))
+                                    .chain(still -> {
+                                        List<String> sql = new ArrayList<>();
+                                        for (int i = 0; i < missing.size(); i++) {
+                                            if (!still[i]) {
+                                                sql.add(missing.get(i).sql());
+                                            }
+                                        }
+                                        return execAll(conn, sql);
+                                    }));
             return tx.chain(() -> buildConcurrently(pool, lockName, built));
         });
     }
@@ -188,23 +193,29 @@ final class StorageSchemaMigration {
             return Uni.createFrom().voidItem();
         }
         Tuple lock = Tuple.of(lockName + ":concurrent");
-        return pool.withConnection(conn -> conn.query("SET client_min_messages = warning").execute()
-                .chain(() -> conn.preparedQuery("SELECT pg_advisory_lock(hashtext($1))").execute(lock))
+        return pool.withConnection(conn -> conn.query("SET client_min_messages = warning")
+                .execute()
+                .chain(() -> conn.preparedQuery("SELECT pg_advisory_lock(hashtext($1))")
+                        .execute(lock))
                 .chain(() -> probe(conn, steps.stream().map(DdlStep::probe).toList()))
                 .chain(present -> {
                     Uni<Void> chain = Uni.createFrom().voidItem();
                     for (int i = 0; i < steps.size(); i++) {
                         DdlStep s = steps.get(i);
                         if (!present[i]) {
-                            chain = chain.chain(() -> conn.query(s.dropInvalid()).execute())
-                                    .chain(() -> conn.query(s.concurrentSql()).execute()).replaceWithVoid();
+                            chain = chain.chain(
+                                            () -> conn.query(s.dropInvalid()).execute())
+                                    .chain(() -> conn.query(s.concurrentSql()).execute())
+                                    .replaceWithVoid();
                         }
                     }
                     return chain;
                 })
-                .eventually(() -> conn.preparedQuery("SELECT pg_advisory_unlock(hashtext($1))").execute(lock)
+                .eventually(() -> conn.preparedQuery("SELECT pg_advisory_unlock(hashtext($1))")
+                        .execute(lock)
                         .chain(() -> conn.query("RESET client_min_messages").execute())
-                        .onFailure().recoverWithNull()));
+                        .onFailure()
+                        .recoverWithNull()));
     }
 
     /**
@@ -213,17 +224,20 @@ final class StorageSchemaMigration {
      * stall every push queued behind it), notices silenced; retried on lock timeouts.
      */
     private static <T> Uni<T> ddlTransaction(Pool pool, Function<SqlConnection, Uni<T>> work) {
-        return retryingLockTimeouts(PgSql.readCommitted(pool, conn -> conn
-                .query("SET LOCAL lock_timeout = " + DDL_LOCK_TIMEOUT_MS
-                        + "; SET LOCAL statement_timeout = 0; SET LOCAL client_min_messages = warning")
-                .execute()
-                .chain(() -> work.apply(conn))));
+        return retryingLockTimeouts(PgSql.readCommitted(
+                pool,
+                conn -> conn.query("SET LOCAL lock_timeout = " + DDL_LOCK_TIMEOUT_MS
+                                + "; SET LOCAL statement_timeout = 0; SET LOCAL client_min_messages = warning")
+                        .execute()
+                        .chain(() -> work.apply(conn))));
     }
 
     /** Re-subscribes {@code u} (a whole transaction) after a lock timeout, with backoff, a bounded number of times. */
     static <T> Uni<T> retryingLockTimeouts(Uni<T> u) {
         return u.onFailure(e -> e instanceof PgException pe && "55P03".equals(pe.getSqlState()))
-                .retry().withBackOff(Duration.ofMillis(200), Duration.ofSeconds(5)).atMost(DDL_ATTEMPTS);
+                .retry()
+                .withBackOff(Duration.ofMillis(200), Duration.ofSeconds(5))
+                .atMost(DDL_ATTEMPTS);
     }
 
     private static Uni<RowSet<Row>> xactLock(SqlConnection conn, String lockName) {
@@ -243,100 +257,149 @@ final class StorageSchemaMigration {
     private List<DdlStep> tablesDdl() {
         return List.of(
                 DdlStep.schema(pgSchema, "CREATE SCHEMA IF NOT EXISTS " + q(pgSchema)),
-                table("sync_schema", "(id integer PRIMARY KEY CHECK (id = 1),"
-                        + " schema_version integer NOT NULL, layouts text NOT NULL, updated_at_ms bigint NOT NULL)"),
-                table("sync_partitions", "(partition_id text PRIMARY KEY,"
-                        + " log_epoch text NOT NULL, max_commit_seq bigint NOT NULL DEFAULT 0,"
-                        + " horizon_seq bigint NOT NULL DEFAULT 0, created_at_ms bigint NOT NULL,"
-                        + " last_seen_at_ms bigint NOT NULL)"),
-                table("sync_commits", "(partition_id text NOT NULL,"
-                        + " commit_seq bigint NOT NULL, created_at_ms bigint NOT NULL, actor_id text NOT NULL,"
-                        + " client_id text NOT NULL, client_commit_id text NOT NULL, change_count integer NOT NULL,"
-                        + " tables text[] NOT NULL, writer_version bigint, PRIMARY KEY (partition_id, commit_seq))"),
-                table("sync_changes", "(partition_id text NOT NULL,"
-                        + " commit_seq bigint NOT NULL, change_index integer NOT NULL, tbl text NOT NULL,"
-                        + " row_id text COLLATE \"C\" NOT NULL, op integer NOT NULL, row_version bigint,"
-                        + " scopes jsonb NOT NULL, payload bytea, PRIMARY KEY (partition_id, commit_seq, change_index))"),
-                table("sync_commit_scopes", "(partition_id text NOT NULL,"
-                        + " tbl text NOT NULL, scope_key text NOT NULL, commit_seq bigint NOT NULL,"
-                        + " PRIMARY KEY (partition_id, tbl, scope_key, commit_seq))"),
+                table(
+                        "sync_schema",
+                        "(id integer PRIMARY KEY CHECK (id = 1),"
+                                + " schema_version integer NOT NULL, layouts text NOT NULL, updated_at_ms bigint NOT NULL)"),
+                table(
+                        "sync_partitions",
+                        "(partition_id text PRIMARY KEY,"
+                                + " log_epoch text NOT NULL, max_commit_seq bigint NOT NULL DEFAULT 0,"
+                                + " horizon_seq bigint NOT NULL DEFAULT 0, created_at_ms bigint NOT NULL,"
+                                + " last_seen_at_ms bigint NOT NULL)"),
+                table(
+                        "sync_commits",
+                        "(partition_id text NOT NULL,"
+                                + " commit_seq bigint NOT NULL, created_at_ms bigint NOT NULL, actor_id text NOT NULL,"
+                                + " client_id text NOT NULL, client_commit_id text NOT NULL, change_count integer NOT NULL,"
+                                + " tables text[] NOT NULL, writer_version bigint, PRIMARY KEY (partition_id, commit_seq))"),
+                table(
+                        "sync_changes",
+                        "(partition_id text NOT NULL,"
+                                + " commit_seq bigint NOT NULL, change_index integer NOT NULL, tbl text NOT NULL,"
+                                + " row_id text COLLATE \"C\" NOT NULL, op integer NOT NULL, row_version bigint,"
+                                + " scopes jsonb NOT NULL, payload bytea, PRIMARY KEY (partition_id, commit_seq, change_index))"),
+                table(
+                        "sync_commit_scopes",
+                        "(partition_id text NOT NULL,"
+                                + " tbl text NOT NULL, scope_key text NOT NULL, commit_seq bigint NOT NULL,"
+                                + " PRIMARY KEY (partition_id, tbl, scope_key, commit_seq))"),
                 index("sync_commit_scopes_by_key", "sync_commit_scopes", "(partition_id, scope_key, commit_seq)"),
                 index("sync_commit_scopes_by_seq", "sync_commit_scopes", "(partition_id, commit_seq)"),
-                table("sync_row_scopes", "(partition_id text NOT NULL,"
-                        + " tbl text NOT NULL, scope_key text NOT NULL, row_id text COLLATE \"C\" NOT NULL,"
-                        + " PRIMARY KEY (partition_id, tbl, scope_key, row_id))"),
+                table(
+                        "sync_row_scopes",
+                        "(partition_id text NOT NULL,"
+                                + " tbl text NOT NULL, scope_key text NOT NULL, row_id text COLLATE \"C\" NOT NULL,"
+                                + " PRIMARY KEY (partition_id, tbl, scope_key, row_id))"),
                 index("sync_row_scopes_by_row", "sync_row_scopes", "(partition_id, tbl, row_id)"),
-                table("sync_push_results", "(partition_id text NOT NULL,"
-                        + " client_id text NOT NULL, client_commit_id text NOT NULL, status integer NOT NULL,"
-                        + " commit_seq bigint, result bytea NOT NULL, created_at_ms bigint NOT NULL,"
-                        + " PRIMARY KEY (partition_id, client_id, client_commit_id))"),
-                table("sync_clients", "(partition_id text NOT NULL,"
-                        + " client_id text NOT NULL, actor_id text NOT NULL, cursor bigint NOT NULL,"
-                        + " updated_at_ms bigint NOT NULL, subscriptions jsonb, wire_version integer,"
-                        + " PRIMARY KEY (partition_id, client_id))"),
-                table("sync_tombstones", "(partition_id text NOT NULL,"
-                        + " tbl text NOT NULL, row_id text COLLATE \"C\" NOT NULL, commit_seq bigint NOT NULL,"
-                        + " PRIMARY KEY (partition_id, tbl, row_id))"),
+                table(
+                        "sync_push_results",
+                        "(partition_id text NOT NULL,"
+                                + " client_id text NOT NULL, client_commit_id text NOT NULL, status integer NOT NULL,"
+                                + " commit_seq bigint, result bytea NOT NULL, created_at_ms bigint NOT NULL,"
+                                + " PRIMARY KEY (partition_id, client_id, client_commit_id))"),
+                table(
+                        "sync_clients",
+                        "(partition_id text NOT NULL,"
+                                + " client_id text NOT NULL, actor_id text NOT NULL, cursor bigint NOT NULL,"
+                                + " updated_at_ms bigint NOT NULL, subscriptions jsonb, wire_version integer,"
+                                + " PRIMARY KEY (partition_id, client_id))"),
+                table(
+                        "sync_tombstones",
+                        "(partition_id text NOT NULL,"
+                                + " tbl text NOT NULL, row_id text COLLATE \"C\" NOT NULL, commit_seq bigint NOT NULL,"
+                                + " PRIMARY KEY (partition_id, tbl, row_id))"),
                 index("sync_tombstones_by_seq", "sync_tombstones", "(partition_id, commit_seq)"),
-                table("sync_backfill_checkpoints", "(partition_id text NOT NULL,"
-                        + " name text NOT NULL, schema_version integer NOT NULL, state text NOT NULL"
-                        + " CHECK (state IN ('declared', 'backfilling', 'activated')),"
-                        + " watermark bigint NOT NULL DEFAULT 0, owner_epoch bigint NOT NULL DEFAULT 0,"
-                        + " observed_rows bigint NOT NULL DEFAULT 0, updated_at_ms bigint NOT NULL,"
-                        + " PRIMARY KEY (partition_id, name))"),
-                table("sync_writer_fence", "(partition_id text PRIMARY KEY,"
-                        + " required_writer_version integer NOT NULL)"),
+                table(
+                        "sync_backfill_checkpoints",
+                        "(partition_id text NOT NULL,"
+                                + " name text NOT NULL, schema_version integer NOT NULL, state text NOT NULL"
+                                + " CHECK (state IN ('declared', 'backfilling', 'activated')),"
+                                + " watermark bigint NOT NULL DEFAULT 0, owner_epoch bigint NOT NULL DEFAULT 0,"
+                                + " observed_rows bigint NOT NULL DEFAULT 0, updated_at_ms bigint NOT NULL,"
+                                + " PRIMARY KEY (partition_id, name))"),
+                table(
+                        "sync_writer_fence",
+                        "(partition_id text PRIMARY KEY," + " required_writer_version integer NOT NULL)"),
                 // §5.9.4 blob reference index: the primary key serves the download authorization lookup with
                 // the row's stored scopes included; the row index serves maintenance on upsert/delete.
-                table("sync_blob_refs", "(partition_id text NOT NULL,"
-                        + " blob_id text NOT NULL, tbl text NOT NULL, row_id text COLLATE \"C\" NOT NULL,"
-                        + " scopes jsonb NOT NULL, PRIMARY KEY (partition_id, blob_id, tbl, row_id) INCLUDE (scopes))"),
+                table(
+                        "sync_blob_refs",
+                        "(partition_id text NOT NULL,"
+                                + " blob_id text NOT NULL, tbl text NOT NULL, row_id text COLLATE \"C\" NOT NULL,"
+                                + " scopes jsonb NOT NULL, PRIMARY KEY (partition_id, blob_id, tbl, row_id) INCLUDE (scopes))"),
                 index("sync_blob_refs_by_row", "sync_blob_refs", "(partition_id, tbl, row_id)"),
                 // §5.9.3 / §5.9.6 who uploaded a blob (entitled to reference it before any row it can read does)
-                table("sync_blob_uploads", "(partition_id text NOT NULL, blob_id text NOT NULL,"
-                        + " actor_id text NOT NULL, uploaded_at_ms bigint NOT NULL,"
-                        + " PRIMARY KEY (partition_id, blob_id, actor_id))"),
+                table(
+                        "sync_blob_uploads",
+                        "(partition_id text NOT NULL, blob_id text NOT NULL,"
+                                + " actor_id text NOT NULL, uploaded_at_ms bigint NOT NULL,"
+                                + " PRIMARY KEY (partition_id, blob_id, actor_id))"),
                 // §5.9.2 orphan-sweep marks (see readBlobSweepMark); pending until the sweep deleted the object
-                DdlStep.relation(pgSchema, "sync_blob_sweep_seq", "CREATE SEQUENCE IF NOT EXISTS " + t("sync_blob_sweep_seq")),
-                table("sync_blob_sweeps", "(partition_id text NOT NULL,"
-                        + " blob_id text NOT NULL, sweep_seq bigint NOT NULL, swept_at_ms bigint NOT NULL,"
-                        + " pending boolean NOT NULL DEFAULT false, PRIMARY KEY (partition_id, blob_id))"),
+                DdlStep.relation(
+                        pgSchema, "sync_blob_sweep_seq", "CREATE SEQUENCE IF NOT EXISTS " + t("sync_blob_sweep_seq")),
+                table(
+                        "sync_blob_sweeps",
+                        "(partition_id text NOT NULL,"
+                                + " blob_id text NOT NULL, sweep_seq bigint NOT NULL, swept_at_ms bigint NOT NULL,"
+                                + " pending boolean NOT NULL DEFAULT false, PRIMARY KEY (partition_id, blob_id))"),
                 index("sync_blob_sweeps_by_seq", "sync_blob_sweeps", "(partition_id, sweep_seq)"),
                 // one row per scheduled job: when it last ran, on which pod (JobLocks)
-                table("sync_jobs", "(name text PRIMARY KEY, last_started_at_ms bigint NOT NULL,"
-                        + " last_finished_at_ms bigint, ran_by text NOT NULL)"),
+                table(
+                        "sync_jobs",
+                        "(name text PRIMARY KEY, last_started_at_ms bigint NOT NULL,"
+                                + " last_finished_at_ms bigint, ran_by text NOT NULL)"),
                 // §6.9 durable reactions: appended with their commit, claimed by delivery workers
-                table("sync_reactions", "(id bigserial PRIMARY KEY, partition_id text NOT NULL,"
-                        + " client_id text NOT NULL, client_commit_id text NOT NULL, commit_seq bigint NOT NULL,"
-                        + " reaction_key text NOT NULL, type text NOT NULL, version integer NOT NULL, payload jsonb NOT NULL,"
-                        + " idempotency_key text NOT NULL, status text NOT NULL"
-                        + " CHECK (status IN ('pending', 'leased', 'completed', 'dead-letter')),"
-                        + " attempts integer NOT NULL, max_attempts integer NOT NULL, due_at_ms bigint NOT NULL,"
-                        + " lease_owner text, lease_expires_at_ms bigint, last_error_code text, last_error_details jsonb,"
-                        + " failed_at_ms bigint, completed_at_ms bigint, created_at_ms bigint NOT NULL,"
-                        + " UNIQUE (partition_id, client_id, client_commit_id, reaction_key))"),
+                table(
+                        "sync_reactions",
+                        "(id bigserial PRIMARY KEY, partition_id text NOT NULL,"
+                                + " client_id text NOT NULL, client_commit_id text NOT NULL, commit_seq bigint NOT NULL,"
+                                + " reaction_key text NOT NULL, type text NOT NULL, version integer NOT NULL, payload jsonb NOT NULL,"
+                                + " idempotency_key text NOT NULL, status text NOT NULL"
+                                + " CHECK (status IN ('pending', 'leased', 'completed', 'dead-letter')),"
+                                + " attempts integer NOT NULL, max_attempts integer NOT NULL, due_at_ms bigint NOT NULL,"
+                                + " lease_owner text, lease_expires_at_ms bigint, last_error_code text, last_error_details jsonb,"
+                                + " failed_at_ms bigint, completed_at_ms bigint, created_at_ms bigint NOT NULL,"
+                                + " UNIQUE (partition_id, client_id, client_commit_id, reaction_key))"),
                 index("sync_reactions_due", "sync_reactions", "(due_at_ms, id) WHERE status IN ('pending', 'leased')"),
                 // columns added after their table's first release
-                DdlStep.column(pgSchema, "sync_commits", "writer_version",
+                DdlStep.column(
+                        pgSchema,
+                        "sync_commits",
+                        "writer_version",
                         "ALTER TABLE " + t("sync_commits") + " ADD COLUMN IF NOT EXISTS writer_version bigint"),
-                DdlStep.column(pgSchema, "sync_blob_sweeps", "pending", "ALTER TABLE " + t("sync_blob_sweeps")
-                        + " ADD COLUMN IF NOT EXISTS pending boolean NOT NULL DEFAULT false"),
-                DdlStep.function(pgSchema, FENCE_TRIGGER, "CREATE OR REPLACE FUNCTION " + t(FENCE_TRIGGER)
-                        + "() RETURNS trigger LANGUAGE plpgsql AS $fn$"
-                        + " DECLARE required integer;"
-                        + " BEGIN"
-                        + " SELECT f.required_writer_version INTO required FROM " + t("sync_writer_fence") + " f"
-                        + " WHERE f.partition_id = NEW.partition_id;"
-                        + " IF FOUND AND (NEW.writer_version IS NULL OR NEW.writer_version < required) THEN"
-                        + " RAISE EXCEPTION 'sync.storage.writer_fence_rejected' USING ERRCODE = '" + CheckpointStore.FENCE_SQLSTATE + "',"
-                        + " DETAIL = required::text;"
-                        + " END IF;"
-                        + " RETURN NEW;"
-                        + " END $fn$"),
-                DdlStep.trigger(pgSchema, "sync_commits", FENCE_TRIGGER, "CREATE TRIGGER " + q(FENCE_TRIGGER)
-                        + " BEFORE INSERT ON " + t("sync_commits") + " FOR EACH ROW EXECUTE FUNCTION " + t(FENCE_TRIGGER) + "()"),
+                DdlStep.column(
+                        pgSchema,
+                        "sync_blob_sweeps",
+                        "pending",
+                        "ALTER TABLE " + t("sync_blob_sweeps")
+                                + " ADD COLUMN IF NOT EXISTS pending boolean NOT NULL DEFAULT false"),
+                DdlStep.function(
+                        pgSchema,
+                        FENCE_TRIGGER,
+                        "CREATE OR REPLACE FUNCTION " + t(FENCE_TRIGGER)
+                                + "() RETURNS trigger LANGUAGE plpgsql AS $fn$"
+                                + " DECLARE required integer;"
+                                + " BEGIN"
+                                + " SELECT f.required_writer_version INTO required FROM " + t("sync_writer_fence")
+                                + " f"
+                                + " WHERE f.partition_id = NEW.partition_id;"
+                                + " IF FOUND AND (NEW.writer_version IS NULL OR NEW.writer_version < required) THEN"
+                                + " RAISE EXCEPTION 'sync.storage.writer_fence_rejected' USING ERRCODE = '"
+                                + CheckpointStore.FENCE_SQLSTATE + "',"
+                                + " DETAIL = required::text;"
+                                + " END IF;"
+                                + " RETURN NEW;"
+                                + " END $fn$"),
+                DdlStep.trigger(
+                        pgSchema,
+                        "sync_commits",
+                        FENCE_TRIGGER,
+                        "CREATE TRIGGER " + q(FENCE_TRIGGER) + " BEFORE INSERT ON " + t("sync_commits")
+                                + " FOR EACH ROW EXECUTE FUNCTION " + t(FENCE_TRIGGER) + "()"),
                 // §2.3 retention of push results (Pruning): added to a table that may be busy, so built concurrently
-                DdlStep.concurrentIndex(pgSchema, "sync_push_results_by_age", "sync_push_results", "(partition_id, created_at_ms)"));
+                DdlStep.concurrentIndex(
+                        pgSchema, "sync_push_results_by_age", "sync_push_results", "(partition_id, created_at_ms)"));
     }
 
     private DdlStep table(String name, String definition) {
@@ -344,12 +407,14 @@ final class StorageSchemaMigration {
     }
 
     private DdlStep index(String name, String table, String columns) {
-        return DdlStep.relation(pgSchema, name, "CREATE INDEX IF NOT EXISTS " + name + " ON " + t(table) + " " + columns);
+        return DdlStep.relation(
+                pgSchema, name, "CREATE INDEX IF NOT EXISTS " + name + " ON " + t(table) + " " + columns);
     }
 
     String createRowTableDdl(TableSchema table) {
         StringBuilder sb = new StringBuilder("CREATE TABLE IF NOT EXISTS ")
-                .append(t(RowTable.physicalName(table.name()))).append(" (");
+                .append(t(RowTable.physicalName(table.name())))
+                .append(" (");
         for (ColumnSchema c : table.columns()) {
             sb.append(q(c.name())).append(' ').append(RowTable.sqlType(c.type()));
             if (!c.nullable()) {
@@ -381,14 +446,17 @@ final class StorageSchemaMigration {
         List<CheckpointDeclaration> declarations = List.copyOf(checkpoints);
         long nowMs = System.currentTimeMillis();
         return applyDdl(pool, lockName(), coreDdl())
-                .chain(() -> ddlTransaction(pool, conn -> xactLock(conn, lockName())
-                        .chain(() -> readMarker(conn))
-                        .chain(marker -> {
-                            if (marker == null || marker.getInteger(0) < running.version()) {
-                                return Uni.createFrom().item(Boolean.TRUE);
-                            }
-                            return sameVersionOrNewer(conn, running, marker, declarations, nowMs).replaceWith(Boolean.FALSE);
-                        })))
+                .chain(() -> ddlTransaction(
+                        pool,
+                        conn -> xactLock(conn, lockName())
+                                .chain(() -> readMarker(conn))
+                                .chain(marker -> {
+                                    if (marker == null || marker.getInteger(0) < running.version()) {
+                                        return Uni.createFrom().item(Boolean.TRUE);
+                                    }
+                                    return sameVersionOrNewer(conn, running, marker, declarations, nowMs)
+                                            .replaceWith(Boolean.FALSE);
+                                })))
                 .chain(needsMigration -> needsMigration
                         ? ddlTransaction(pool, conn -> migrate(conn, running, declarations, nowMs))
                         : Uni.createFrom().voidItem())
@@ -400,12 +468,14 @@ final class StorageSchemaMigration {
      * {@code sync_partitions} table lock, the marker, the DDL, the declared checkpoints (their partition rows,
      * then their rows, then their fences), then every partition's fence.
      */
-    private Uni<Void> migrate(SqlConnection conn, CompiledSchema running, List<CheckpointDeclaration> declarations, long nowMs) {
+    private Uni<Void> migrate(
+            SqlConnection conn, CompiledSchema running, List<CheckpointDeclaration> declarations, long nowMs) {
         // §2.4 writer fence: the table lock is the transaction's FIRST lock. EXCLUSIVE conflicts with the ROW
         // SHARE lock of a push's SELECT ... FOR UPDATE on its partition row, so this waits for in-flight pushes
         // (at most lock_timeout, then the whole transaction is retried) and blocks later ones (of any binary)
         // until the new marker and the fences are committed.
-        return conn.query("LOCK TABLE " + t("sync_partitions") + " IN EXCLUSIVE MODE").execute()
+        return conn.query("LOCK TABLE " + t("sync_partitions") + " IN EXCLUSIVE MODE")
+                .execute()
                 .chain(() -> xactLock(conn, lockName()))
                 .chain(() -> readMarker(conn))
                 .chain(marker -> {
@@ -423,15 +493,21 @@ final class StorageSchemaMigration {
     }
 
     private Uni<Void> sameVersionOrNewer(
-            SqlConnection conn, CompiledSchema running, Row marker, List<CheckpointDeclaration> declarations, long nowMs) {
+            SqlConnection conn,
+            CompiledSchema running,
+            Row marker,
+            List<CheckpointDeclaration> declarations,
+            long nowMs) {
         int stored = marker.getInteger(0);
         if (stored == running.version()) {
             return verifySameVersion(conn, running, TableLayout.parse(marker.getString(1)))
                     .chain(() -> checkpoints.installCheckpoints(conn, declarations, nowMs));
         }
-        return Uni.createFrom().failure(new StorageException(StorageException.SCHEMA_NOT_READY,
-                "stored schema version is newer than the running schema",
-                Map.of("storedVersion", stored, "runningVersion", running.version())));
+        return Uni.createFrom()
+                .failure(new StorageException(
+                        StorageException.SCHEMA_NOT_READY,
+                        "stored schema version is newer than the running schema",
+                        Map.of("storedVersion", stored, "runningVersion", running.version())));
     }
 
     private String lockName() {
@@ -439,8 +515,7 @@ final class StorageSchemaMigration {
     }
 
     private Uni<Row> readMarker(SqlConnection conn) {
-        return conn.query(readMarkerSql).execute()
-                .map(PgSql::first);
+        return conn.query(readMarkerSql).execute().map(PgSql::first);
     }
 
     private Uni<Void> writeMarker(SqlConnection conn, CompiledSchema running) {
@@ -468,8 +543,9 @@ final class StorageSchemaMigration {
             physicalNames.add(RowTable.physicalName(ts.name()));
         }
         String[] names = physicalNames.toArray(String[]::new);
-        Uni<RowSet<Row>> columns = conn.preparedQuery("SELECT table_name::text, column_name::text, data_type::text, is_nullable::text"
-                        + " FROM information_schema.columns WHERE table_schema = $1 AND table_name = ANY($2)")
+        Uni<RowSet<Row>> columns = conn.preparedQuery(
+                        "SELECT table_name::text, column_name::text, data_type::text, is_nullable::text"
+                                + " FROM information_schema.columns WHERE table_schema = $1 AND table_name = ANY($2)")
                 .execute(Tuple.of(pgSchema).addArrayOfString(names));
         Uni<RowSet<Row>> pks = conn.preparedQuery("SELECT c.relname::text, a.attname::text, k.ord"
                         + " FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid"
@@ -479,21 +555,24 @@ final class StorageSchemaMigration {
                         + " WHERE i.indisprimary AND n.nspname = $1 AND c.relname = ANY($2) ORDER BY c.relname, k.ord")
                 .execute(Tuple.of(pgSchema).addArrayOfString(names));
         return columns.chain(cols -> pks.map(pk -> {
-            Map<String, Map<String, String[]>> catalog = new HashMap<>();
-            for (Row r : cols) {
-                catalog.computeIfAbsent(r.getString(0), k -> new HashMap<>())
-                        .put(r.getString(1), new String[] {r.getString(2), r.getString(3)});
-            }
-            Map<String, List<String>> primaryKeys = new HashMap<>();
-            for (Row r : pk) {
-                primaryKeys.computeIfAbsent(r.getString(0), k -> new ArrayList<>()).add(r.getString(1));
-            }
-            StorageException e = physicalMismatch(running, catalog, primaryKeys);
-            if (e != null) {
-                throw e;
-            }
-            return null;
-        })).replaceWithVoid();
+                    Map<String, Map<String, String[]>> catalog = new HashMap<>();
+                    for (Row r : cols) {
+                        catalog.computeIfAbsent(r.getString(0), k -> new HashMap<>())
+                                .put(r.getString(1), new String[] {r.getString(2), r.getString(3)});
+                    }
+                    Map<String, List<String>> primaryKeys = new HashMap<>();
+                    for (Row r : pk) {
+                        primaryKeys
+                                .computeIfAbsent(r.getString(0), k -> new ArrayList<>())
+                                .add(r.getString(1));
+                    }
+                    StorageException e = physicalMismatch(running, catalog, primaryKeys);
+                    if (e != null) {
+                        throw e;
+                    }
+                    return null;
+                }))
+                .replaceWithVoid();
     }
 
     private static StorageException physicalMismatch(
@@ -518,7 +597,8 @@ final class StorageSchemaMigration {
                     return physical(ts.name(), internal[0], "type", internal[1], actual[0]);
                 }
                 if (!internal[2].equals(actual[1])) {
-                    return physical(ts.name(), internal[0], "nullability", nullability(internal[2]), nullability(actual[1]));
+                    return physical(
+                            ts.name(), internal[0], "nullability", nullability(internal[2]), nullability(actual[1]));
                 }
             }
             List<String> pk = primaryKeys.getOrDefault(physical, List.of());
@@ -533,7 +613,8 @@ final class StorageSchemaMigration {
         return "YES".equals(isNullable) ? "nullable" : "not_null";
     }
 
-    private static StorageException physical(String table, String column, String reason, String expected, String actual) {
+    private static StorageException physical(
+            String table, String column, String reason, String expected, String actual) {
         Map<String, Object> d = new LinkedHashMap<>();
         d.put("table", table);
         if (column != null) {
@@ -544,8 +625,10 @@ final class StorageSchemaMigration {
             d.put("expected", expected);
             d.put("actual", actual);
         }
-        return new StorageException(StorageException.PHYSICAL_LAYOUT_MISMATCH,
-                "database catalog disagrees with the storage layout of a synced table", d);
+        return new StorageException(
+                StorageException.PHYSICAL_LAYOUT_MISMATCH,
+                "database catalog disagrees with the storage layout of a synced table",
+                d);
     }
 
     /**
@@ -566,12 +649,16 @@ final class StorageSchemaMigration {
             if (before.columns().size() > now.columns().size()
                     || !now.columns().subList(0, before.columns().size()).equals(before.columns())
                     || !before.primaryKey().equals(now.primaryKey())) {
-                return Uni.createFrom().failure(new StorageException(StorageException.UNSUPPORTED_MIGRATION,
-                        "schema upgrade is not additive", Map.of("table", ts.name())));
+                return Uni.createFrom()
+                        .failure(new StorageException(
+                                StorageException.UNSUPPORTED_MIGRATION,
+                                "schema upgrade is not additive",
+                                Map.of("table", ts.name())));
             }
             for (int i = before.columns().size(); i < ts.columnCount(); i++) {
                 ColumnSchema c = ts.column(i);
-                ddl.add("ALTER TABLE " + physical + " ADD COLUMN IF NOT EXISTS " + q(c.name()) + " " + RowTable.sqlType(c.type()));
+                ddl.add("ALTER TABLE " + physical + " ADD COLUMN IF NOT EXISTS " + q(c.name()) + " "
+                        + RowTable.sqlType(c.type()));
             }
             ddl.add("ALTER TABLE " + physical + " ADD COLUMN IF NOT EXISTS \"_sync_column_versions\" bytea");
         }
@@ -583,13 +670,17 @@ final class StorageSchemaMigration {
                 .execute()
                 .map(rs -> first(rs).getInteger(0))
                 // before the first ensureSchema the marker table does not exist yet: no marker
-                .onFailure(e -> e instanceof PgException pe && "42P01".equals(pe.getSqlState())).recoverWithItem(0);
+                .onFailure(e -> e instanceof PgException pe && "42P01".equals(pe.getSqlState()))
+                .recoverWithItem(0);
     }
 
     private static Uni<Void> execAll(SqlConnection conn, List<String> statements) {
-        return Multi.createFrom().iterable(statements)
-                .onItem().transformToUniAndConcatenate(sql -> conn.query(sql).execute())
-                .collect().last()
+        return Multi.createFrom()
+                .iterable(statements)
+                .onItem()
+                .transformToUniAndConcatenate(sql -> conn.query(sql).execute())
+                .collect()
+                .last()
                 .replaceWithVoid();
     }
 }

@@ -55,12 +55,18 @@ record TableLayout(String primaryKey, List<ColumnLayout> columns) {
                 var e = it.next();
                 List<ColumnLayout> cols = new ArrayList<>();
                 for (JsonNode c : e.getValue().path("columns")) {
-                    cols.add(new ColumnLayout(c.path("name").asText(), c.path("type").asText(), c.path("nullable").asBoolean()));
+                    cols.add(new ColumnLayout(
+                            c.path("name").asText(),
+                            c.path("type").asText(),
+                            c.path("nullable").asBoolean()));
                 }
-                out.put(e.getKey(), new TableLayout(e.getValue().path("primaryKey").asText(), cols));
+                out.put(
+                        e.getKey(),
+                        new TableLayout(e.getValue().path("primaryKey").asText(), cols));
             }
         } catch (JsonProcessingException | RuntimeException e) {
-            throw new StorageException(StorageException.STORED_LAYOUT_MISMATCH, "persisted layouts are unreadable", Map.of(), e);
+            throw new StorageException(
+                    StorageException.STORED_LAYOUT_MISMATCH, "persisted layouts are unreadable", Map.of(), e);
         }
         return out;
     }
@@ -99,7 +105,7 @@ record TableLayout(String primaryKey, List<ColumnLayout> columns) {
         if (column != null) {
             d.put("column", column);
         }
-        return new StorageException(StorageException.STORED_LAYOUT_MISMATCH,
-                "persisted table layouts differ from the running schema", d);
+        return new StorageException(
+                StorageException.STORED_LAYOUT_MISMATCH, "persisted table layouts differ from the running schema", d);
     }
 }

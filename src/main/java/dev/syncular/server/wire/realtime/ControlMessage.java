@@ -99,12 +99,7 @@ public sealed interface ControlMessage {
      * {@code doc} is an object for {@code join}/{@code update} and {@code null} for {@code leave}.
      */
     record PresenceFanout(
-            String scopeKey,
-            PresenceKind kind,
-            String actorId,
-            String clientId,
-            ObjectNode doc,
-            long timestamp)
+            String scopeKey, PresenceKind kind, String actorId, String clientId, ObjectNode doc, long timestamp)
             implements ControlMessage {
         public PresenceFanout {
             ControlMessages.checkScopeKey(scopeKey);
@@ -132,8 +127,7 @@ public sealed interface ControlMessage {
      * Server → client publisher-directed presence error, {@code event: "presence"} with an
      * {@code error} (§8.6.2).
      */
-    record PresenceError(String scopeKey, PresenceErrorCode error, long timestamp)
-            implements ControlMessage {
+    record PresenceError(String scopeKey, PresenceErrorCode error, long timestamp) implements ControlMessage {
         public PresenceError {
             ControlMessages.checkScopeKey(scopeKey);
             ControlMessages.checkNotNull(error, "presence.data.error");

@@ -87,7 +87,8 @@ public final class ControlMessages {
                 return parseWake(requireData(root, "sync.data must be a JSON object"));
             case "heartbeat":
                 return new Heartbeat(requireInt(
-                        requireData(root, "heartbeat.data must be a JSON object").get("timestamp"),
+                        requireData(root, "heartbeat.data must be a JSON object")
+                                .get("timestamp"),
                         "heartbeat.data.timestamp"));
             case "presence":
                 return parseServerPresence(requireData(root, "presence.data must be a JSON object"));
@@ -175,8 +176,7 @@ public final class ControlMessages {
             if (code == null) {
                 throw WireException.invalid("presence.data.error is not a defined presence error");
             }
-            return new PresenceError(
-                    scopeKey, code, requireInt(d.get("timestamp"), "presence.data.timestamp"));
+            return new PresenceError(scopeKey, code, requireInt(d.get("timestamp"), "presence.data.timestamp"));
         }
         if (!hasKind) {
             throw WireException.invalid("server presence event carries neither kind nor error");
@@ -187,8 +187,7 @@ public final class ControlMessages {
             throw WireException.invalid("presence.data.kind is not a defined presence kind");
         }
         String actorId = requireString(d.get("actorId"), "presence.data.actorId must be a string");
-        String clientId =
-                requireString(d.get("clientId"), "presence.data.clientId must be a string");
+        String clientId = requireString(d.get("clientId"), "presence.data.clientId must be a string");
         JsonNode doc = d.get("doc");
         ObjectNode docObject;
         if (kind == PresenceKind.LEAVE) {

@@ -47,7 +47,8 @@ class PostgresBlobStoreTest extends BlobStoreContract {
     void dropSchema() {
         try {
             if (pgSchema != null) {
-                await(pool().query("DROP SCHEMA IF EXISTS \"" + pgSchema + "\" CASCADE").execute());
+                await(pool().query("DROP SCHEMA IF EXISTS \"" + pgSchema + "\" CASCADE")
+                        .execute());
             }
         } finally {
             if (pool != null) {
@@ -68,7 +69,8 @@ class PostgresBlobStoreTest extends BlobStoreContract {
         await(Uni.join().all(runs).andFailFast());
         List<String> tables = new ArrayList<>();
         for (Row r : await(pool().preparedQuery("SELECT table_name::text FROM information_schema.tables"
-                + " WHERE table_schema = $1 ORDER BY 1").execute(Tuple.of(pgSchema)))) {
+                        + " WHERE table_schema = $1 ORDER BY 1")
+                .execute(Tuple.of(pgSchema)))) {
             tables.add(r.getString(0));
         }
         assertEquals(List.of("sync_blob_chunks", "sync_blobs"), tables);
@@ -84,7 +86,7 @@ class PostgresBlobStoreTest extends BlobStoreContract {
         byte[] bytes = randomBytes(2 * BlobStore.READ_CHUNK_BYTES + 7);
         String id = BlobIds.compute(bytes);
         await(pool().preparedQuery("INSERT INTO \"" + pgSchema + "\".sync_blobs (partition_id, blob_id, bytes,"
-                + " byte_length, media_type, created_at_ms) VALUES ($1, $2, $3, $4, NULL, 1)")
+                        + " byte_length, media_type, created_at_ms) VALUES ($1, $2, $3, $4, NULL, 1)")
                 .execute(Tuple.of(p, id, Buffer.buffer(bytes), (long) bytes.length)));
         List<byte[]> chunks = store.read(p, id).collect().asList().await().atMost(TIMEOUT);
         assertEquals(3, chunks.size());

@@ -76,7 +76,8 @@ class S3BlobStoreTest extends BlobStoreContract {
         assertEquals(77, meta.get("byteLength").asInt());
         assertEquals("text/csv", meta.get("mediaType").asText());
         assertEquals(123_456L, meta.get("createdAtMs").asLong());
-        assertArrayEquals(bytes, client.getObjectAsBytes(b -> b.bucket(bucket).key(key)).asByteArray());
+        assertArrayEquals(
+                bytes, client.getObjectAsBytes(b -> b.bucket(bucket).key(key)).asByteArray());
         assertEquals("a%2Fb%20c", S3BlobStore.encodePartition("a/b c"));
         assertEquals("a/b c", S3BlobStore.decodePartition("a%2Fb%20c"));
     }
@@ -97,16 +98,22 @@ class S3BlobStoreTest extends BlobStoreContract {
         await(store.put(p, BlobContent.verify(id, bytes), null, 1L));
         PresignedUrl url = await(store.presignGet(p, id, System.currentTimeMillis()));
         assertTrue(url.url().contains(BlobIds.hex(id)), "the signed key embeds the blob id");
-        HttpResponse<byte[]> ok = send(HttpRequest.newBuilder(URI.create(url.url())).GET().build());
+        HttpResponse<byte[]> ok =
+                send(HttpRequest.newBuilder(URI.create(url.url())).GET().build());
         assertEquals(200, ok.statusCode());
         assertArrayEquals(bytes, ok.body());
         String sig = "X-Amz-Signature=";
         int at = url.url().indexOf(sig) + sig.length();
         char c = url.url().charAt(at);
-        String tampered = url.url().substring(0, at) + (c == 'a' ? 'b' : 'a') + url.url().substring(at + 1);
-        assertEquals(403, send(HttpRequest.newBuilder(URI.create(tampered)).GET().build()).statusCode());
+        String tampered =
+                url.url().substring(0, at) + (c == 'a' ? 'b' : 'a') + url.url().substring(at + 1);
+        assertEquals(
+                403,
+                send(HttpRequest.newBuilder(URI.create(tampered)).GET().build()).statusCode());
         String otherKey = url.url().replace(BlobIds.hex(id), BlobIds.hex(BlobIds.compute(new byte[] {1})));
-        assertEquals(403, send(HttpRequest.newBuilder(URI.create(otherKey)).GET().build()).statusCode());
+        assertEquals(
+                403,
+                send(HttpRequest.newBuilder(URI.create(otherKey)).GET().build()).statusCode());
     }
 
     @Test
@@ -117,14 +124,16 @@ class S3BlobStoreTest extends BlobStoreContract {
         PresignedUrl grant = await(store.presignPut(p, id, bytes.length, System.currentTimeMillis()));
         byte[] longer = Arrays.copyOf(bytes, 1001);
         HttpResponse<byte[]> refused = send(HttpRequest.newBuilder(URI.create(grant.url()))
-                .PUT(HttpRequest.BodyPublishers.ofByteArray(longer)).build());
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(longer))
+                .build());
         assertNotEquals(200, refused.statusCode());
         assertTrue(refused.statusCode() >= 400 && refused.statusCode() < 500, "status " + refused.statusCode());
         assertNull(await(store.describe(p, id)));
 
         long before = System.currentTimeMillis() - 2000;
         HttpResponse<byte[]> ok = send(HttpRequest.newBuilder(URI.create(grant.url()))
-                .PUT(HttpRequest.BodyPublishers.ofByteArray(bytes)).build());
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(bytes))
+                .build());
         assertEquals(200, ok.statusCode());
         BlobInfo info = await(store.describe(p, id));
         assertEquals(1000, info.byteLength());
@@ -132,6 +141,8 @@ class S3BlobStoreTest extends BlobStoreContract {
         assertTrue(info.createdAtMs() >= before, "upload time from the object itself");
         assertArrayEquals(bytes, readAll(p, id));
         // an idempotent re-upload through the store keeps that upload time
-        assertEquals(info.createdAtMs(), await(store.put(p, BlobContent.verify(id, bytes), "x/y", 1L)).createdAtMs());
+        assertEquals(
+                info.createdAtMs(),
+                await(store.put(p, BlobContent.verify(id, bytes), "x/y", 1L)).createdAtMs());
     }
 }

@@ -18,8 +18,8 @@ class JsArraySortTest {
     /** An element: its id, its key, and its kind ({@code g} or {@code i}). */
     private record El(char id, int key, char kind) {}
 
-    private static final Comparator<El> YJS_LIKE = (x, y) -> x.key() != y.key() ? Integer.compare(x.key(), y.key())
-            : x.kind() == y.kind() ? 0 : -1;
+    private static final Comparator<El> YJS_LIKE =
+            (x, y) -> x.key() != y.key() ? Integer.compare(x.key(), y.key()) : x.kind() == y.kind() ? 0 : -1;
 
     @ParameterizedTest
     @CsvSource({

@@ -30,10 +30,22 @@ class YjsUpdateFixturesTest {
 
     /** Every recorded case (src/test/resources/crdt/yjs). */
     static List<String> fixtures() {
-        return List.of("text-three-clients", "text-concurrent-deletes", "text-keystrokes", "map-edits",
-                "array-nested", "offline-replay", "offline-gap", "overlap-slicing", "concurrent-same-position",
-                "map-concurrent-overwrite", "nested-type-deleted", "interleaved-deletes", "formatting",
-                "pending-dependencies", "random-session");
+        return List.of(
+                "text-three-clients",
+                "text-concurrent-deletes",
+                "text-keystrokes",
+                "map-edits",
+                "array-nested",
+                "offline-replay",
+                "offline-gap",
+                "overlap-slicing",
+                "concurrent-same-position",
+                "map-concurrent-overwrite",
+                "nested-type-deleted",
+                "interleaved-deletes",
+                "formatting",
+                "pending-dependencies",
+                "random-session");
     }
 
     private static JsonNode fixture(String name) {
@@ -58,15 +70,23 @@ class YjsUpdateFixturesTest {
         JsonNode f = fixture(name);
         for (JsonNode in : f.get("inputs")) {
             byte[] normalized = bytes(in.get("normalized"));
-            assertEquals(in.get("normalized").asText(), hex(UpdateMerger.normalize(bytes(in.get("bytes")))),
+            assertEquals(
+                    in.get("normalized").asText(),
+                    hex(UpdateMerger.normalize(bytes(in.get("bytes")))),
                     name + "/" + in.get("name").asText());
             assertArrayEquals(normalized, UpdateMerger.normalize(normalized), "written-back bytes are a fixed point");
             String label = name + "/" + in.get("name").asText();
-            assertEquals(in.get("stored").asText(), hex(MERGER.merge(null, bytes(in.get("bytes")))),
+            assertEquals(
+                    in.get("stored").asText(),
+                    hex(MERGER.merge(null, bytes(in.get("bytes")))),
                     "null stored is the empty doc: " + label);
-            assertEquals(in.get("stored").asText(), hex(MERGER.merge(new byte[0], bytes(in.get("bytes")))),
+            assertEquals(
+                    in.get("stored").asText(),
+                    hex(MERGER.merge(new byte[0], bytes(in.get("bytes")))),
                     "empty stored too: " + label);
-            assertEquals(in.get("stored").asText(), hex(MERGER.merge(bytes(in.get("bytes")), new byte[0])),
+            assertEquals(
+                    in.get("stored").asText(),
+                    hex(MERGER.merge(bytes(in.get("bytes")), new byte[0])),
                     "an empty push leaves the state: " + label);
         }
         for (JsonNode m : f.get("merges")) {
@@ -106,7 +126,9 @@ class YjsUpdateFixturesTest {
         for (JsonNode p : f.get("pairs")) {
             String stored = p.get("stored").asText();
             String incoming = p.get("incoming").asText();
-            assertEquals(p.get("merged").asText(), hex(MERGER.merge(inputs.get(stored), inputs.get(incoming))),
+            assertEquals(
+                    p.get("merged").asText(),
+                    hex(MERGER.merge(inputs.get(stored), inputs.get(incoming))),
                     name + ": merge(" + stored + ", " + incoming + ")");
             pairs++;
         }
@@ -126,7 +148,9 @@ class YjsUpdateFixturesTest {
         }
         assertArrayEquals(fin, folded, "the fold in file order is the final state");
         for (JsonNode r : f.get("redelivered")) { // a replayed update changes nothing (§5.10.3)
-            assertEquals(r.get("merged").asText(), hex(MERGER.merge(fin, inputs.get(r.get("input").asText()))));
+            assertEquals(
+                    r.get("merged").asText(),
+                    hex(MERGER.merge(fin, inputs.get(r.get("input").asText()))));
             assertEquals(expected, r.get("content"));
         }
         assertEquals(f.get("finalTwice").asText(), hex(MERGER.merge(fin, fin)));
@@ -163,7 +187,8 @@ class YjsUpdateFixturesTest {
         }
         // one struct of client 5 with content reference 11 (there is none); an any value of type 80
         assertThrows(YjsFormatException.class, () -> MERGER.merge(null, new byte[] {1, 1, 5, 0, 11, 0}));
-        assertThrows(YjsFormatException.class,
+        assertThrows(
+                YjsFormatException.class,
                 () -> MERGER.merge(null, new byte[] {1, 1, 5, 0, 0x28, 1, 1, 'm', 1, 'k', 1, 80, 0}));
         assertThrows(YjsFormatException.class, () -> MERGER.merge(null, "not a yjs update".getBytes()));
     }
@@ -236,8 +261,8 @@ class YjsUpdateFixturesTest {
             }
         }
         assertTrue(merged > 50 && refused > 50, merged + " merged, " + refused + " refused");
-        assertEquals(List.of(), mismatches.subList(0, Math.min(10, mismatches.size())),
-                mismatches.size() + " mismatches");
+        assertEquals(
+                List.of(), mismatches.subList(0, Math.min(10, mismatches.size())), mismatches.size() + " mismatches");
     }
 
     /**
@@ -258,7 +283,8 @@ class YjsUpdateFixturesTest {
                 merges++;
             }
             for (int i = 0; i + 1 < pushes.size(); i++) {
-                assertEquals(session.get("pairs").get(i).asText(),
+                assertEquals(
+                        session.get("pairs").get(i).asText(),
                         hex(MERGER.merge(bytes(pushes.get(i + 1)), bytes(pushes.get(i)))),
                         "seed " + seed + " pair " + i);
                 merges++;

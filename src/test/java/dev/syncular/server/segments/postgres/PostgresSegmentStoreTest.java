@@ -48,7 +48,8 @@ class PostgresSegmentStoreTest extends SegmentStoreContract {
     void dropSchema() {
         try {
             if (pgSchema != null) {
-                await(pool().query("DROP SCHEMA IF EXISTS \"" + pgSchema + "\" CASCADE").execute());
+                await(pool().query("DROP SCHEMA IF EXISTS \"" + pgSchema + "\" CASCADE")
+                        .execute());
             }
         } finally {
             if (pool != null) {
@@ -65,12 +66,14 @@ class PostgresSegmentStoreTest extends SegmentStoreContract {
         PostgresSegmentStore s = (PostgresSegmentStore) store;
         List<Uni<Void>> runs = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            runs.add(new PostgresSegmentStore(pool(), s.pgSchema(), PostgresSegmentStore.DEFAULT_CACHE_BYTES).ensureSchema());
+            runs.add(new PostgresSegmentStore(pool(), s.pgSchema(), PostgresSegmentStore.DEFAULT_CACHE_BYTES)
+                    .ensureSchema());
         }
         await(Uni.join().all(runs).andFailFast());
         List<String> tables = new ArrayList<>();
         for (Row r : await(pool().preparedQuery("SELECT table_name::text FROM information_schema.tables"
-                + " WHERE table_schema = $1 ORDER BY 1").execute(Tuple.of(s.pgSchema())))) {
+                        + " WHERE table_schema = $1 ORDER BY 1")
+                .execute(Tuple.of(s.pgSchema())))) {
             tables.add(r.getString(0));
         }
         assertEquals(List.of("sync_segment_publications", "sync_segments"), tables);
@@ -86,13 +89,14 @@ class PostgresSegmentStoreTest extends SegmentStoreContract {
         byte[] bytes = randomBytes(2000);
         String id = idOf(bytes);
         await(s.publish(id, bytes, pub("sd-legacy", 1_000L, FAR)));
-        await(pool().preparedQuery("UPDATE \"" + s.pgSchema() + "\".sync_segments SET sha256 = NULL WHERE segment_id = $1")
+        await(pool().preparedQuery(
+                        "UPDATE \"" + s.pgSchema() + "\".sync_segments SET sha256 = NULL WHERE segment_id = $1")
                 .execute(Tuple.of(id)));
         await(s.publish(id, bytes, pub("sd-legacy-2", 2_000L, FAR)));
         byte[] other = bytes.clone();
         other[1000] ^= 1;
-        Throwable thrown = Assertions.assertThrows(Throwable.class,
-                () -> await(s.publish(id, other, pub("sd-legacy-3", 3_000L, FAR))));
+        Throwable thrown = Assertions.assertThrows(
+                Throwable.class, () -> await(s.publish(id, other, pub("sd-legacy-3", 3_000L, FAR))));
         while (!(thrown instanceof SegmentCollisionException) && thrown.getCause() != null) {
             thrown = thrown.getCause();
         }

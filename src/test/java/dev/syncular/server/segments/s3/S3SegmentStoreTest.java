@@ -65,16 +65,22 @@ class S3SegmentStoreTest extends SegmentStoreContract {
         byte[] bytes = randomBytes(1000);
         String id = idOf(bytes);
         String hex = id.substring("sha256:".length());
-        SegmentPublication p = new SegmentPublication("p-layout", "e1", "tasks", 1, MediaType.SQLITE, "sd", 5L, null,
-                null, 3L, 1L, FAR);
+        SegmentPublication p = new SegmentPublication(
+                "p-layout", "e1", "tasks", 1, MediaType.SQLITE, "sd", 5L, null, null, 3L, 1L, FAR);
         await(store.publish(id, bytes, p));
         assertEquals("app/seg/sha256/" + hex, s3store.objectKey(id));
-        assertArrayEquals(bytes, s3.getObjectAsBytes(r -> r.bucket(bucket).key("app/seg/sha256/" + hex)).asByteArray());
-        String record = s3.getObjectAsBytes(r -> r.bucket(bucket).key("app/rec/sha256/" + hex + ".json")).asUtf8String();
+        assertArrayEquals(
+                bytes,
+                s3.getObjectAsBytes(r -> r.bucket(bucket).key("app/seg/sha256/" + hex))
+                        .asByteArray());
+        String record = s3.getObjectAsBytes(r -> r.bucket(bucket).key("app/rec/sha256/" + hex + ".json"))
+                .asUtf8String();
         assertTrue(record.contains("\"publications\""), record);
         String findKey = s3store.findKey(SegmentStore.ReuseKey.of(p));
         assertTrue(findKey.startsWith("app/find/") && findKey.endsWith(".json"), findKey);
-        assertTrue(s3.getObjectAsBytes(r -> r.bucket(bucket).key(findKey)).asUtf8String().contains(id));
+        assertTrue(s3.getObjectAsBytes(r -> r.bucket(bucket).key(findKey))
+                .asUtf8String()
+                .contains(id));
     }
 
     @Test
@@ -108,22 +114,31 @@ class S3SegmentStoreTest extends SegmentStoreContract {
                 + "\"schemaVersion\":2,\"mediaType\":\"rows\",\"scopeDigest\":\"sd-1\",\"scopeDigests\":[\"sd-1\",\"sd-2\"],"
                 + "\"asOfCommitSeq\":9,\"rowCount\":4,\"rowCursor\":null,\"nextRowCursor\":\"c9\",\"byteLength\":512,"
                 + "\"createdAtMs\":100,\"expiresAtMs\":" + FAR + "}";
-        s3.putObject(r -> r.bucket(bucket).key(s3store.objectKey(id)).metadata(Map.of(S3SegmentStore.LEGACY_METADATA,
-                Base64.getUrlEncoder().withoutPadding().encodeToString(legacy.getBytes(StandardCharsets.UTF_8)))),
+        s3.putObject(
+                r -> r.bucket(bucket)
+                        .key(s3store.objectKey(id))
+                        .metadata(Map.of(
+                                S3SegmentStore.LEGACY_METADATA,
+                                Base64.getUrlEncoder()
+                                        .withoutPadding()
+                                        .encodeToString(legacy.getBytes(StandardCharsets.UTF_8)))),
                 RequestBody.fromBytes(bytes));
 
         StoredSegment s = await(store.describe(id));
         assertNotNull(s);
         assertEquals(512L, s.byteLength());
-        assertEquals(List.of(
-                new SegmentPublication("p-old", "e0", "tasks", 2, MediaType.ROWS, "sd-1", 9L, null, "c9", 4L, 100L, FAR),
-                new SegmentPublication("p-old", "e0", "tasks", 2, MediaType.ROWS, "sd-2", 9L, null, "c9", 4L, 100L, FAR)),
+        assertEquals(
+                List.of(
+                        new SegmentPublication(
+                                "p-old", "e0", "tasks", 2, MediaType.ROWS, "sd-1", 9L, null, "c9", 4L, 100L, FAR),
+                        new SegmentPublication(
+                                "p-old", "e0", "tasks", 2, MediaType.ROWS, "sd-2", 9L, null, "c9", 4L, 100L, FAR)),
                 s.publications());
         assertArrayEquals(bytes, await(store.read(id)));
 
         // the next publish materializes the record object and keeps nothing from the old one but the bytes
-        SegmentPublication fresh = new SegmentPublication("p-new", "e1", "tasks", 2, MediaType.ROWS, "sd-3", 10L,
-                null, null, 4L, 200L, FAR);
+        SegmentPublication fresh = new SegmentPublication(
+                "p-new", "e1", "tasks", 2, MediaType.ROWS, "sd-3", 10L, null, null, 4L, 200L, FAR);
         await(store.publish(id, bytes, fresh));
         assertEquals(List.of(fresh), await(store.describe(id)).publications());
     }
@@ -132,8 +147,8 @@ class S3SegmentStoreTest extends SegmentStoreContract {
     void publishRestoresBytesRemovedBehindTheRecord() {
         byte[] bytes = randomBytes(400);
         String id = idOf(bytes);
-        SegmentPublication p = new SegmentPublication("p-gc", "e1", "tasks", 1, MediaType.SQLITE, "sd", 5L, null,
-                null, 3L, 1L, FAR);
+        SegmentPublication p =
+                new SegmentPublication("p-gc", "e1", "tasks", 1, MediaType.SQLITE, "sd", 5L, null, null, 3L, 1L, FAR);
         await(store.publish(id, bytes, p));
         s3.deleteObject(r -> r.bucket(bucket).key(s3store.objectKey(id))); // a lifecycle rule collected the bytes
         assertNull(await(store.find(SegmentStore.ReuseKey.of(p), 2L)), "find must confirm the bytes exist");
@@ -148,8 +163,8 @@ class S3SegmentStoreTest extends SegmentStoreContract {
         String id = idOf(bytes);
         await(store.publish(id, bytes, pub("sd", 1L, FAR)));
 
-        SegmentUrlSigner.SignedUrl url = s3store.presignedUrls(Duration.ofMinutes(5)).issue(id, "sd", "p1",
-                System.currentTimeMillis());
+        SegmentUrlSigner.SignedUrl url =
+                s3store.presignedUrls(Duration.ofMinutes(5)).issue(id, "sd", "p1", System.currentTimeMillis());
         assertTrue(url.url().contains("seg/sha256/" + id.substring(7)), "the signed key embeds the segment id");
         assertTrue(url.expiresAtMs() > System.currentTimeMillis() + 60_000);
         assertArrayEquals(bytes, fetch(url.url()).body);
@@ -162,12 +177,13 @@ class S3SegmentStoreTest extends SegmentStoreContract {
         // tampered signature
         int sig = url.url().indexOf("X-Amz-Signature=") + "X-Amz-Signature=".length();
         char c = url.url().charAt(sig);
-        String badSig = url.url().substring(0, sig) + (c == 'a' ? 'b' : 'a') + url.url().substring(sig + 1);
+        String badSig =
+                url.url().substring(0, sig) + (c == 'a' ? 'b' : 'a') + url.url().substring(sig + 1);
         assertEquals(403, fetch(badSig).status);
 
         // expired: a one-second URL is refused once its expiry passed (polled against a deadline)
-        SegmentUrlSigner.SignedUrl shortUrl = s3store.presignedUrls(Duration.ofSeconds(1)).issue(id, "sd", "p1",
-                System.currentTimeMillis());
+        SegmentUrlSigner.SignedUrl shortUrl =
+                s3store.presignedUrls(Duration.ofSeconds(1)).issue(id, "sd", "p1", System.currentTimeMillis());
         long deadline = System.currentTimeMillis() + 30_000;
         int status = 200;
         while (status == 200 && System.currentTimeMillis() < deadline) {
@@ -177,8 +193,7 @@ class S3SegmentStoreTest extends SegmentStoreContract {
         assertTrue(shortUrl.expiresAtMs() <= System.currentTimeMillis() + 1_000, "expiry reported as signed");
     }
 
-    private record Fetched(int status, byte[] body) {
-    }
+    private record Fetched(int status, byte[] body) {}
 
     private static Fetched fetch(String url) throws IOException {
         HttpURLConnection c = (HttpURLConnection) URI.create(url).toURL().openConnection();

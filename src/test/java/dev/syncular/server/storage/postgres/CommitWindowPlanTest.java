@@ -43,7 +43,10 @@ class CommitWindowPlanTest {
 
     @AfterAll
     static void stop() {
-        pool.query("DROP SCHEMA IF EXISTS " + PgSql.q(schema) + " CASCADE").execute().await().atMost(WAIT);
+        pool.query("DROP SCHEMA IF EXISTS " + PgSql.q(schema) + " CASCADE")
+                .execute()
+                .await()
+                .atMost(WAIT);
         pool.close().await().atMost(WAIT);
         vertx.close().await().atMost(WAIT);
     }
@@ -53,7 +56,8 @@ class CommitWindowPlanTest {
         String p = "'" + partition + "'";
         String s = PgSql.q(schema);
         sql("INSERT INTO " + s + ".sync_commits (partition_id, commit_seq, created_at_ms, actor_id, client_id,"
-                + " client_commit_id, change_count, tables, writer_version) SELECT " + p + ", g, 1, 'a', 'c', 'cc' || g,"
+                + " client_commit_id, change_count, tables, writer_version) SELECT " + p
+                + ", g, 1, 'a', 'c', 'cc' || g,"
                 + " 1, '{t}', 1 FROM generate_series(" + from + ", " + to + ") g");
         sql("INSERT INTO " + s + ".sync_changes (partition_id, commit_seq, change_index, tbl, row_id, op, row_version,"
                 + " scopes, payload) SELECT " + p + ", g, 0, 't', 'r' || g, 1, 1, '{}'::jsonb, '\\x00'::bytea"
@@ -81,7 +85,12 @@ class CommitWindowPlanTest {
 
         String explain = pool.preparedQuery("EXPLAIN (ANALYZE, FORMAT JSON) " + storage.commitWindowStatement())
                 .execute(Tuple.tuple(List.of("fresh", "t", new String[] {"k:1"}, 0L, 100_000L, 1000)))
-                .await().atMost(WAIT).iterator().next().getValue(0).toString();
+                .await()
+                .atMost(WAIT)
+                .iterator()
+                .next()
+                .getValue(0)
+                .toString();
         JsonNode plan = new ObjectMapper().readTree(explain).get(0).get("Plan");
         List<JsonNode> nodes = new ArrayList<>();
         collect(plan, nodes);
@@ -92,7 +101,8 @@ class CommitWindowPlanTest {
             String relation = n.path("Relation Name").asText("");
             if (relation.equals("sync_commits") || relation.equals("sync_changes")) {
                 lookups++;
-                assertTrue(n.path("Index Cond").asText("").contains("commit_seq ="),
+                assertTrue(
+                        n.path("Index Cond").asText("").contains("commit_seq ="),
                         relation + " is not looked up by the window's seq: " + n);
                 assertTrue(n.path("Actual Rows").asLong() <= 1, relation + " read more than its row per seq: " + n);
             }

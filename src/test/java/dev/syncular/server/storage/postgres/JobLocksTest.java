@@ -47,7 +47,10 @@ class JobLocksTest {
 
     @AfterAll
     static void stop() {
-        podA.query("DROP SCHEMA IF EXISTS \"" + schema + "\" CASCADE").execute().await().atMost(WAIT);
+        podA.query("DROP SCHEMA IF EXISTS \"" + schema + "\" CASCADE")
+                .execute()
+                .await()
+                .atMost(WAIT);
         podA.close().await().atMost(WAIT);
         podB.close().await().atMost(WAIT);
         vertx.close().await().atMost(WAIT);
@@ -60,22 +63,30 @@ class JobLocksTest {
         CompletableFuture<Long> release = new CompletableFuture<>();
         CompletableFuture<Void> running = new CompletableFuture<>();
         CompletableFuture<Long> first = a.runExclusively(job, 0, 1_000L, "pod-a", () -> {
-            runs.incrementAndGet();
-            running.complete(null);
-            return Uni.createFrom().completionStage(release);
-        }).subscribeAsCompletionStage();
+                    runs.incrementAndGet();
+                    running.complete(null);
+                    return Uni.createFrom().completionStage(release);
+                })
+                .subscribeAsCompletionStage();
         running.get(WAIT.toSeconds(), TimeUnit.SECONDS);
         Long second = b.runExclusively(job, 0, 1_000L, "pod-b", () -> {
-            runs.incrementAndGet();
-            return Uni.createFrom().item(2L);
-        }).await().atMost(WAIT);
+                    runs.incrementAndGet();
+                    return Uni.createFrom().item(2L);
+                })
+                .await()
+                .atMost(WAIT);
         assertNull(second, "pod b skipped: pod a holds the job");
         assertFalse(first.isDone());
         release.complete(1L);
         assertEquals(1L, first.get(WAIT.toSeconds(), TimeUnit.SECONDS));
         assertEquals(1, runs.get());
-        Row r = podA.query("SELECT ran_by, last_started_at_ms FROM \"" + schema + "\".sync_jobs WHERE name = '" + job + "'")
-                .execute().await().atMost(WAIT).iterator().next();
+        Row r = podA.query("SELECT ran_by, last_started_at_ms FROM \"" + schema + "\".sync_jobs WHERE name = '" + job
+                        + "'")
+                .execute()
+                .await()
+                .atMost(WAIT)
+                .iterator()
+                .next();
         assertEquals("pod-a", r.getString(0));
         assertEquals(1_000L, r.getLong(1));
     }
@@ -83,14 +94,59 @@ class JobLocksTest {
     @Test
     void aRunWithinTheIntervalIsSkippedOnEveryPod() {
         String job = "interval-" + UUID.randomUUID();
-        assertEquals(1L, a.runExclusively(job, 60_000L, 100_000L, "pod-a", () -> Uni.createFrom().item(1L)).await().atMost(WAIT));
-        assertNull(b.runExclusively(job, 60_000L, 130_000L, "pod-b", () -> Uni.createFrom().item(2L)).await().atMost(WAIT),
+        assertEquals(
+                1L,
+                a.runExclusively(
+                                job,
+                                60_000L,
+                                100_000L,
+                                "pod-a",
+                                () -> Uni.createFrom().item(1L))
+                        .await()
+                        .atMost(WAIT));
+        assertNull(
+                b.runExclusively(
+                                job,
+                                60_000L,
+                                130_000L,
+                                "pod-b",
+                                () -> Uni.createFrom().item(2L))
+                        .await()
+                        .atMost(WAIT),
                 "30 s later, within the 60 s interval: skipped on the other pod too");
-        assertEquals(3L, b.runExclusively(job, 60_000L, 160_000L, "pod-b", () -> Uni.createFrom().item(3L)).await().atMost(WAIT));
-        assertEquals("boom", assertThrows(IllegalStateException.class, () -> a.runExclusively(job, 60_000L, 230_000L, "pod-a",
-                () -> Uni.createFrom().<Long>failure(new IllegalStateException("boom"))).await().atMost(WAIT)).getMessage(),
+        assertEquals(
+                3L,
+                b.runExclusively(
+                                job,
+                                60_000L,
+                                160_000L,
+                                "pod-b",
+                                () -> Uni.createFrom().item(3L))
+                        .await()
+                        .atMost(WAIT));
+        assertEquals(
+                "boom",
+                assertThrows(
+                                IllegalStateException.class,
+                                () -> a.runExclusively(
+                                                job,
+                                                60_000L,
+                                                230_000L,
+                                                "pod-a",
+                                                () -> Uni.createFrom().<Long>failure(new IllegalStateException("boom")))
+                                        .await()
+                                        .atMost(WAIT))
+                        .getMessage(),
                 "a failed run is passed on");
-        assertNull(b.runExclusively(job, 60_000L, 240_000L, "pod-b", () -> Uni.createFrom().item(5L)).await().atMost(WAIT),
+        assertNull(
+                b.runExclusively(
+                                job,
+                                60_000L,
+                                240_000L,
+                                "pod-b",
+                                () -> Uni.createFrom().item(5L))
+                        .await()
+                        .atMost(WAIT),
                 "and counts as a run: the other pod does not retry it at once");
     }
 
@@ -102,16 +158,21 @@ class JobLocksTest {
         PostgresSyncStorage c = new PostgresSyncStorage(doomed, schema, PostgresSyncStorage.Settings.DEFAULTS);
         CompletableFuture<Void> running = new CompletableFuture<>();
         c.runExclusively(job, 0, 1L, "pod-c", () -> {
-            running.complete(null);
-            return Uni.createFrom().<Long>nothing();
-        }).subscribeAsCompletionStage();
+                    running.complete(null);
+                    return Uni.createFrom().<Long>nothing();
+                })
+                .subscribeAsCompletionStage();
         running.get(WAIT.toSeconds(), TimeUnit.SECONDS);
-        assertNull(b.runExclusively(job, 0, 2L, "pod-b", () -> Uni.createFrom().item(1L)).await().atMost(WAIT));
+        assertNull(b.runExclusively(job, 0, 2L, "pod-b", () -> Uni.createFrom().item(1L))
+                .await()
+                .atMost(WAIT));
         doomed.close().await().atMost(WAIT);
         long deadline = System.nanoTime() + WAIT.toNanos();
         Long ran = null;
         while (ran == null && System.nanoTime() < deadline) {
-            ran = b.runExclusively(job, 0, 3L, "pod-b", () -> Uni.createFrom().item(5L)).await().atMost(WAIT);
+            ran = b.runExclusively(job, 0, 3L, "pod-b", () -> Uni.createFrom().item(5L))
+                    .await()
+                    .atMost(WAIT);
         }
         assertEquals(5L, ran);
     }

@@ -28,8 +28,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class LockOrderTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
+
     @RegisterExtension
     static final ScratchSchemas scratch = ScratchSchemas.open(6);
+
     private static final Pool pool = scratch.pool;
 
     private static CompiledSchema schema(int version, boolean withNote) {
@@ -53,12 +55,15 @@ class LockOrderTest {
         PostgresSyncStorage storage = storageAtVersion1("p1");
         String s = storage.pgSchema();
         CompletableFuture<StoredCheckpoint> declared;
-        try (HeldTransaction push = HeldTransaction.begin(pool,
-                "SELECT 1 FROM \"" + s + "\".sync_partitions WHERE partition_id = 'p1' FOR UPDATE")) {
+        try (HeldTransaction push = HeldTransaction.begin(
+                pool, "SELECT 1 FROM \"" + s + "\".sync_partitions WHERE partition_id = 'p1' FOR UPDATE")) {
             declared = storage.declareCheckpoint("p1", "fill", 2, 5L).subscribeAsCompletionStage();
             int declare = push.awaitBlocked();
             List<String> held = push.relationLocks(declare, s);
-            assertFalse(held.stream().anyMatch(l -> l.startsWith("sync_backfill_checkpoints") || l.startsWith("sync_writer_fence")),
+            assertFalse(
+                    held.stream()
+                            .anyMatch(l ->
+                                    l.startsWith("sync_backfill_checkpoints") || l.startsWith("sync_writer_fence")),
                     "waiting for the partition, the declare holds no checkpoint or fence lock: " + held);
         }
         StoredCheckpoint c = declared.get(WAIT.toSeconds(), TimeUnit.SECONDS);
@@ -76,25 +81,42 @@ class LockOrderTest {
         PostgresSyncStorage storage = storageAtVersion1("p2");
         String s = storage.pgSchema();
         CompletableFuture<Void> upgraded;
-        try (HeldTransaction declare = HeldTransaction.begin(pool,
-                "INSERT INTO \"" + s + "\".sync_backfill_checkpoints (partition_id, name, schema_version, state, updated_at_ms)"
+        try (HeldTransaction declare = HeldTransaction.begin(
+                pool,
+                "INSERT INTO \"" + s
+                        + "\".sync_backfill_checkpoints (partition_id, name, schema_version, state, updated_at_ms)"
                         + " VALUES ('p2', 'fill', 2, 'declared', 1)")) {
             upgraded = new PostgresSyncStorage(pool, s, PostgresSyncStorage.Settings.DEFAULTS)
                     .ensureSchema(schema(2, true), List.of(new CheckpointDeclaration("p2", "fill", 2)))
                     .subscribeAsCompletionStage();
             int upgrade = declare.awaitBlocked();
             List<String> held = declare.relationLocks(upgrade, s);
-            assertTrue(held.contains("sync_partitions:ExclusiveLock"), "the upgrade holds the partition level first: " + held);
-            assertFalse(held.stream().anyMatch(l -> l.startsWith("sync_writer_fence")),
+            assertTrue(
+                    held.contains("sync_partitions:ExclusiveLock"),
+                    "the upgrade holds the partition level first: " + held);
+            assertFalse(
+                    held.stream().anyMatch(l -> l.startsWith("sync_writer_fence")),
                     "blocked at the checkpoint, the upgrade has not touched a fence: " + held);
-            declare.execute("INSERT INTO \"" + s + "\".sync_writer_fence (partition_id, required_writer_version) VALUES ('p2', 2)"
+            declare.execute("INSERT INTO \"" + s
+                    + "\".sync_writer_fence (partition_id, required_writer_version) VALUES ('p2', 2)"
                     + " ON CONFLICT (partition_id) DO UPDATE SET required_writer_version = 2");
             declare.commit();
         }
         upgraded.get(WAIT.toSeconds(), TimeUnit.SECONDS);
-        assertEquals(List.of("p2/fill"), storage.readCheckpoints("p2").await().atMost(WAIT).stream()
-                .map(c -> c.partition() + "/" + c.name()).toList());
-        assertEquals(2, pool.query("SELECT required_writer_version FROM \"" + s + "\".sync_writer_fence WHERE partition_id = 'p2'")
-                .execute().await().atMost(WAIT).iterator().next().getInteger(0));
+        assertEquals(
+                List.of("p2/fill"),
+                storage.readCheckpoints("p2").await().atMost(WAIT).stream()
+                        .map(c -> c.partition() + "/" + c.name())
+                        .toList());
+        assertEquals(
+                2,
+                pool.query("SELECT required_writer_version FROM \"" + s
+                                + "\".sync_writer_fence WHERE partition_id = 'p2'")
+                        .execute()
+                        .await()
+                        .atMost(WAIT)
+                        .iterator()
+                        .next()
+                        .getInteger(0));
     }
 }

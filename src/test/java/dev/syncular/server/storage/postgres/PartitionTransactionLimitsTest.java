@@ -34,8 +34,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class PartitionTransactionLimitsTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final CompiledSchema SCHEMA = ScratchSchemas.ONE_TABLE;
+
     @RegisterExtension
     static final ScratchSchemas scratch = ScratchSchemas.open(8);
+
     private static final Pool pool = scratch.pool;
 
     private static PostgresSyncStorage storage(PostgresSyncStorage.Settings settings, String partition) {
@@ -47,8 +49,10 @@ class PartitionTransactionLimitsTest {
     }
 
     private static CompletableFuture<Long> append(PostgresSyncStorage storage, String partition) {
-        return storage.inPartitionTransaction(partition, tx -> tx.appendCommit("a", "c", UUID.randomUUID().toString(), 1L,
-                List.of())).subscribeAsCompletionStage();
+        return storage.inPartitionTransaction(
+                        partition,
+                        tx -> tx.appendCommit("a", "c", UUID.randomUUID().toString(), 1L, List.of()))
+                .subscribeAsCompletionStage();
     }
 
     private static StorageException busy(CompletableFuture<?> f) throws InterruptedException, TimeoutException {
@@ -64,13 +68,15 @@ class PartitionTransactionLimitsTest {
     }
 
     private static String lockPartition(PostgresSyncStorage storage, String partition) {
-        return "SELECT 1 FROM \"" + storage.pgSchema() + "\".sync_partitions WHERE partition_id = '" + partition + "' FOR UPDATE";
+        return "SELECT 1 FROM \"" + storage.pgSchema() + "\".sync_partitions WHERE partition_id = '" + partition
+                + "' FOR UPDATE";
     }
 
     /** A push that waits longer than lock_timeout for its partition is rolled back: busy, nothing appended. */
     @Test
     void aLockWaitLongerThanTheLockTimeoutIsBusy() throws Exception {
-        PostgresSyncStorage storage = storage(new PostgresSyncStorage.Settings(10, Duration.ofMillis(300), Duration.ZERO, 100, 100), "p");
+        PostgresSyncStorage storage =
+                storage(new PostgresSyncStorage.Settings(10, Duration.ofMillis(300), Duration.ZERO, 100, 100), "p");
         try (HeldTransaction other = HeldTransaction.begin(pool, lockPartition(storage, "p"))) {
             assertEquals("lock_timeout", busy(append(storage, "p")).details().get("reason"));
         }
@@ -81,9 +87,11 @@ class PartitionTransactionLimitsTest {
     /** Without a lock timeout, the statement timeout ends the same wait. */
     @Test
     void aStatementLongerThanTheStatementTimeoutIsBusy() throws Exception {
-        PostgresSyncStorage storage = storage(new PostgresSyncStorage.Settings(10, Duration.ZERO, Duration.ofMillis(300), 100, 100), "p");
+        PostgresSyncStorage storage =
+                storage(new PostgresSyncStorage.Settings(10, Duration.ZERO, Duration.ofMillis(300), 100, 100), "p");
         try (HeldTransaction other = HeldTransaction.begin(pool, lockPartition(storage, "p"))) {
-            assertEquals("statement_timeout", busy(append(storage, "p")).details().get("reason"));
+            assertEquals(
+                    "statement_timeout", busy(append(storage, "p")).details().get("reason"));
         }
         assertEquals(0L, storage.readPartition("p").await().atMost(WAIT).maxCommitSeq());
     }
@@ -95,7 +103,8 @@ class PartitionTransactionLimitsTest {
      */
     @Test
     void aFullPartitionQueueRefusesAtOnce() throws Exception {
-        PostgresSyncStorage storage = storage(new PostgresSyncStorage.Settings(2, Duration.ofSeconds(30), Duration.ofSeconds(30), 100, 100), "p");
+        PostgresSyncStorage storage = storage(
+                new PostgresSyncStorage.Settings(2, Duration.ofSeconds(30), Duration.ofSeconds(30), 100, 100), "p");
         List<CompletableFuture<Long>> accepted = new ArrayList<>();
         try (HeldTransaction other = HeldTransaction.begin(pool, lockPartition(storage, "p"))) {
             accepted.add(append(storage, "p"));
@@ -123,19 +132,25 @@ class PartitionTransactionLimitsTest {
     @Test
     void theGroupTransactionStatesReadCommitted() throws Exception {
         PgConnectOptions options = PgConnectOptions.fromUri(TestPostgres.url())
-                .setUser(TestPostgres.user()).setPassword(TestPostgres.password());
+                .setUser(TestPostgres.user())
+                .setPassword(TestPostgres.password());
         options.addProperty("default_transaction_isolation", "repeatable read");
-        Pool repeatableRead = PgBuilder.pool().with(new PoolOptions().setMaxSize(2))
-                .connectingTo(options).using(scratch.vertx).build();
+        Pool repeatableRead = PgBuilder.pool()
+                .with(new PoolOptions().setMaxSize(2))
+                .connectingTo(options)
+                .using(scratch.vertx)
+                .build();
         try {
             PostgresSyncStorage setup = storage(PostgresSyncStorage.Settings.DEFAULTS, "p");
-            PostgresSyncStorage storage = new PostgresSyncStorage(repeatableRead, setup.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
+            PostgresSyncStorage storage =
+                    new PostgresSyncStorage(repeatableRead, setup.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
             storage.ensureSchema(SCHEMA).await().atMost(WAIT);
             CompletableFuture<Long> waiting;
             try (HeldTransaction holder = HeldTransaction.begin(pool, lockPartition(storage, "p"))) {
                 waiting = append(storage, "p");
                 holder.awaitBlocked();
-                holder.execute("UPDATE \"" + storage.pgSchema() + "\".sync_partitions SET max_commit_seq = 41 WHERE partition_id = 'p'");
+                holder.execute("UPDATE \"" + storage.pgSchema()
+                        + "\".sync_partitions SET max_commit_seq = 41 WHERE partition_id = 'p'");
                 holder.commit();
             }
             assertEquals(42L, waiting.get(WAIT.toSeconds(), TimeUnit.SECONDS), "the push saw the committed row");

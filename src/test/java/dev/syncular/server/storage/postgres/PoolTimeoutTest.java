@@ -27,14 +27,26 @@ class PoolTimeoutTest {
     @Test
     void aTimedOutWaitForAConnectionIsBusy() {
         Vertx vertx = Vertx.vertx();
-        PgConnectOptions options = PgConnectOptions.fromUri(TestPostgres.url()).setUser(TestPostgres.user())
+        PgConnectOptions options = PgConnectOptions.fromUri(TestPostgres.url())
+                .setUser(TestPostgres.user())
                 .setPassword(TestPostgres.password());
-        Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(1).setConnectionTimeout(2)
-                .setConnectionTimeoutUnit(TimeUnit.SECONDS)).connectingTo(options).using(vertx).build();
+        Pool pool = PgBuilder.pool()
+                .with(new PoolOptions()
+                        .setMaxSize(1)
+                        .setConnectionTimeout(2)
+                        .setConnectionTimeoutUnit(TimeUnit.SECONDS))
+                .connectingTo(options)
+                .using(vertx)
+                .build();
         try {
             SqlConnection held = pool.getConnection().await().atMost(WAIT);
-            Throwable failure = pool.getConnection().onItem().transform(c -> (Throwable) null)
-                    .onFailure().recoverWithItem(t -> t).await().atMost(WAIT);
+            Throwable failure = pool.getConnection()
+                    .onItem()
+                    .transform(c -> (Throwable) null)
+                    .onFailure()
+                    .recoverWithItem(t -> t)
+                    .await()
+                    .atMost(WAIT);
             assertNotNull(failure, "the second connection was handed out although the pool holds one");
             StorageException busy = PgSql.busy(failure);
             assertNotNull(busy, "not recognised as busy: " + failure);

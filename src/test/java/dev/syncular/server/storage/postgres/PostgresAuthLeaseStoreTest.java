@@ -55,15 +55,20 @@ class PostgresAuthLeaseStoreTest {
 
     @AfterAll
     static void stop() {
-        podA.query("DROP SCHEMA IF EXISTS \"" + schema + "\" CASCADE").execute().await().atMost(WAIT);
+        podA.query("DROP SCHEMA IF EXISTS \"" + schema + "\" CASCADE")
+                .execute()
+                .await()
+                .atMost(WAIT);
         podA.close().await().atMost(WAIT);
         podB.close().await().atMost(WAIT);
         vertx.close().await().atMost(WAIT);
     }
 
-    private static AuthLease issue(AuthLeaseStore store, String partition, String client, String actor, long now,
-            String epoch) {
-        return store.issue(partition, client, actor, SCOPES, now, 1_000, epoch).await().atMost(WAIT);
+    private static AuthLease issue(
+            AuthLeaseStore store, String partition, String client, String actor, long now, String epoch) {
+        return store.issue(partition, client, actor, SCOPES, now, 1_000, epoch)
+                .await()
+                .atMost(WAIT);
     }
 
     @Test
@@ -99,7 +104,9 @@ class PostgresAuthLeaseStoreTest {
         String t = "\"" + schema + "\".sync_auth_leases";
         // the scopes widened at rest: the body seal no longer verifies
         podA.preparedQuery("UPDATE " + t + " SET allowed_scopes = '{\"project_id\":[\"*\"]}' WHERE partition_id = $1")
-                .execute(Tuple.of(p)).await().atMost(WAIT);
+                .execute(Tuple.of(p))
+                .await()
+                .atMost(WAIT);
         assertNull(a.read(p, "c1").await().atMost(WAIT));
         AuthLease refreshed = issue(a, p, "c1", "alice", 20, "e1");
         assertEquals(held.leaseId(), refreshed.leaseId(), "the handle itself verified, so it slides");
@@ -107,14 +114,18 @@ class PostgresAuthLeaseStoreTest {
         // the handle forged at rest (its revocation undone by hand): the handle seal no longer verifies
         assertTrue(a.revoke(p, held.leaseId(), 30).await().atMost(WAIT));
         podA.preparedQuery("UPDATE " + t + " SET revoked_at_ms = NULL WHERE partition_id = $1")
-                .execute(Tuple.of(p)).await().atMost(WAIT);
+                .execute(Tuple.of(p))
+                .await()
+                .atMost(WAIT);
         assertNull(a.read(p, "c1").await().atMost(WAIT), "an undone revocation is no lease");
         AuthLease replaced = issue(b, p, "c1", "alice", 40, "e1");
         assertNotEquals(held.leaseId(), replaced.leaseId());
         assertEquals(replaced, a.read(p, "c1").await().atMost(WAIT));
         // a record from before epochs and handle seals were recorded
         podA.preparedQuery("UPDATE " + t + " SET log_epoch = NULL, id_seal = NULL WHERE partition_id = $1")
-                .execute(Tuple.of(p)).await().atMost(WAIT);
+                .execute(Tuple.of(p))
+                .await()
+                .atMost(WAIT);
         assertNull(a.read(p, "c1").await().atMost(WAIT));
         AuthLease stamped = issue(a, p, "c1", "alice", 50, "e1");
         assertNotEquals(replaced.leaseId(), stamped.leaseId());
@@ -132,17 +143,24 @@ class PostgresAuthLeaseStoreTest {
         for (int i = 0; i < 40; i++) {
             String client = "c" + i;
             AuthLease held = issue(a, p, client, "alice", 10, "e1");
-            List<?> raced = Uni.combine().all().unis(
-                    b.issue(p, client, "alice", SCOPES, 20, 1_000, "e1"),
-                    a.revoke(p, held.leaseId(), 20),
-                    b.issue(p, client, "alice", SCOPES, 21, 1_000, "e1")).with(l -> (List<?>) l).await().atMost(WAIT);
+            List<?> raced = Uni.combine()
+                    .all()
+                    .unis(
+                            b.issue(p, client, "alice", SCOPES, 20, 1_000, "e1"),
+                            a.revoke(p, held.leaseId(), 20),
+                            b.issue(p, client, "alice", SCOPES, 21, 1_000, "e1"))
+                    .with(l -> (List<?>) l)
+                    .await()
+                    .atMost(WAIT);
             assertEquals(Boolean.TRUE, raced.get(1), "the handle existed when revoked");
             AuthLease now = a.read(p, client).await().atMost(WAIT);
             assertNotNull(now);
-            assertTrue(!now.leaseId().equals(held.leaseId()) || now.revoked(),
+            assertTrue(
+                    !now.leaseId().equals(held.leaseId()) || now.revoked(),
                     "round " + i + ": the revoked handle " + held.leaseId() + " is live again");
             AuthLease next = issue(a, p, client, "alice", 30, "e1");
-            assertTrue(!next.leaseId().equals(held.leaseId()), "round " + i + ": a later refresh slid the revoked handle");
+            assertTrue(
+                    !next.leaseId().equals(held.leaseId()), "round " + i + ": a later refresh slid the revoked handle");
         }
     }
 }

@@ -68,7 +68,8 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     }
 
     private String freshSchemaName() {
-        String name = "sync_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        String name =
+                "sync_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         createdSchemas.add(name);
         return name;
     }
@@ -91,14 +92,21 @@ class PostgresSyncStorageTest extends SyncStorageContract {
 
     private Map<String, Long> countTables(String pgSchema) {
         List<String> names = new ArrayList<>();
-        for (Row r : await(pool().preparedQuery("SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1")
-                .execute(Tuple.of(pgSchema)))) {
+        for (Row r : await(
+                pool().preparedQuery("SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1")
+                        .execute(Tuple.of(pgSchema)))) {
             names.add(r.getString(0));
         }
         assertTrue(names.size() >= 11, "every storage table exists: " + names);
         Map<String, Long> counts = new TreeMap<>();
         for (String n : names) {
-            counts.put(n, await(pool().query("SELECT count(*) FROM \"" + pgSchema + "\".\"" + n + "\"").execute()).iterator().next().getLong(0));
+            counts.put(
+                    n,
+                    await(pool().query("SELECT count(*) FROM \"" + pgSchema + "\".\"" + n + "\"")
+                                    .execute())
+                            .iterator()
+                            .next()
+                            .getLong(0));
         }
         return counts;
     }
@@ -107,7 +115,8 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     void dropSchemas() {
         try {
             for (String s : createdSchemas) {
-                await(pool().query("DROP SCHEMA IF EXISTS \"" + s + "\" CASCADE").execute());
+                await(pool().query("DROP SCHEMA IF EXISTS \"" + s + "\" CASCADE")
+                        .execute());
             }
         } finally {
             if (pool != null) {
@@ -125,16 +134,20 @@ class PostgresSyncStorageTest extends SyncStorageContract {
 
     private List<String> catalog(String pgSchema) {
         List<String> out = new ArrayList<>();
-        for (Row r : await(pool().preparedQuery("SELECT table_name || '.' || column_name || ':' || data_type || ':' || is_nullable"
-                        + " FROM information_schema.columns WHERE table_schema = $1 ORDER BY 1")
-                .execute(Tuple.of(pgSchema)))) {
+        for (Row r : await(
+                pool().preparedQuery("SELECT table_name || '.' || column_name || ':' || data_type || ':' || is_nullable"
+                                + " FROM information_schema.columns WHERE table_schema = $1 ORDER BY 1")
+                        .execute(Tuple.of(pgSchema)))) {
             out.add(r.getString(0));
         }
         return out;
     }
 
     private String marker(String pgSchema) {
-        Row r = await(pool().query("SELECT schema_version || '|' || layouts FROM \"" + pgSchema + "\".sync_schema").execute()).iterator().next();
+        Row r = await(pool().query("SELECT schema_version || '|' || layouts FROM \"" + pgSchema + "\".sync_schema")
+                        .execute())
+                .iterator()
+                .next();
         return r.getString(0);
     }
 
@@ -145,10 +158,14 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         tamper.accept(first.pgSchema());
         List<String> catalogBefore = catalog(first.pgSchema());
         String markerBefore = marker(first.pgSchema());
-        StorageException e = storageFailure(new PostgresSyncStorage(pool(), first.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(reopenWith));
+        StorageException e =
+                storageFailure(new PostgresSyncStorage(pool(), first.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS)
+                        .ensureSchema(reopenWith));
         assertEquals(catalogBefore, catalog(first.pgSchema()), "a refused open writes no DDL");
         assertEquals(markerBefore, marker(first.pgSchema()), "a refused open writes no rows");
-        assertFalse(e.getMessage().contains("tasks") || e.getMessage().contains("_sync_"), "the message never names tables or columns");
+        assertFalse(
+                e.getMessage().contains("tasks") || e.getMessage().contains("_sync_"),
+                "the message never names tables or columns");
         return e;
     }
 
@@ -166,7 +183,8 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     @Test
     void enterRequestWritesLastSeenOnlyAfterTheRefreshInterval() {
         PostgresSyncStorage main = (PostgresSyncStorage) storage;
-        PostgresSyncStorage other = new PostgresSyncStorage(pool(), main.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
+        PostgresSyncStorage other =
+                new PostgresSyncStorage(pool(), main.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
         await(other.ensureSchema(schema));
         String p = "p-" + UUID.randomUUID();
         int running = schema.version();
@@ -175,9 +193,15 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         assertEquals(2_000L, await(main.readPartition(p)).lastSeenAtMs(), "this instance sees its touches");
         assertEquals(1_000L, await(other.readPartition(p)).lastSeenAtMs(), "not written yet");
         long later = 1_000L + PartitionRegistry.LAST_SEEN_REFRESH_MS;
-        assertEquals(later, await(main.enterRequest(p, "c", running, later)).partition().lastSeenAtMs());
+        assertEquals(
+                later,
+                await(main.enterRequest(p, "c", running, later)).partition().lastSeenAtMs());
         assertEquals(later, await(other.readPartition(p)).lastSeenAtMs(), "written once stale");
-        assertEquals(later, await(other.enterRequest(p, "c", running, later - 1)).partition().lastSeenAtMs());
+        assertEquals(
+                later,
+                await(other.enterRequest(p, "c", running, later - 1))
+                        .partition()
+                        .lastSeenAtMs());
     }
 
     /** A failing upsert fails the exit (nothing is read past it) and leaves the pooled connection usable. */
@@ -185,8 +209,9 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     void finishRequestFailsWithTheUpsertFailure() {
         String p = newPartition();
         int running = schema.version();
-        assertThrows(Throwable.class, () -> await(storage.finishRequest(p, running,
-                new ClientRecord(p, "c", "a", 1, 1L, "not json", 3))));
+        assertThrows(
+                Throwable.class,
+                () -> await(storage.finishRequest(p, running, new ClientRecord(p, "c", "a", 1, 1L, "not json", 3))));
         for (int i = 0; i < 10; i++) {
             assertEquals(0L, await(storage.finishRequest(p, running, null)).horizonSeq());
         }
@@ -213,13 +238,20 @@ class PostgresSyncStorageTest extends SyncStorageContract {
             await(holder.preparedQuery("SELECT 1 FROM \"" + s + "\".sync_partitions WHERE partition_id = $1 FOR UPDATE")
                     .execute(Tuple.of(p)));
             await(holder.preparedQuery("UPDATE \"" + s + "\".sync_backfill_checkpoints SET state = 'activated'"
-                    + " WHERE partition_id = $1").execute(Tuple.of(p)));
-            pushGate = storage.inPartitionTransaction(p, tx -> tx.readServeGate(running)).subscribeAsCompletionStage();
+                            + " WHERE partition_id = $1")
+                    .execute(Tuple.of(p)));
+            pushGate = storage.inPartitionTransaction(p, tx -> tx.readServeGate(running))
+                    .subscribeAsCompletionStage();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             long waiting = 0;
             while (waiting == 0 && System.nanoTime() < deadline) {
-                waiting = await(pool().preparedQuery("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                        + " AND query LIKE $1").execute(Tuple.of("%" + s + "%sync_partitions%FOR UPDATE%"))).iterator().next().getLong(0);
+                waiting = await(pool().preparedQuery(
+                                        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                                                + " AND query LIKE $1")
+                                .execute(Tuple.of("%" + s + "%sync_partitions%FOR UPDATE%")))
+                        .iterator()
+                        .next()
+                        .getLong(0);
             }
             assertEquals(1L, waiting, "the push waits for the partition lock");
             assertFalse(pushGate.isDone());
@@ -227,10 +259,20 @@ class PostgresSyncStorageTest extends SyncStorageContract {
             await(holder.query("COMMIT").execute());
             await(holder.close());
         }
-        assertEquals(List.of(), pushGate.get(30, TimeUnit.SECONDS).pending(), "the activation committed before the lock was granted");
-        assertEquals(Boolean.TRUE, await(storage.inPartitionTransaction(newPartition(), tx -> Uni.createFrom().item(Boolean.TRUE))));
-        assertEquals(StorageException.UNKNOWN_PARTITION, storageFailure(storage.inPartitionTransaction("p-missing-" + UUID.randomUUID(),
-                tx -> Uni.createFrom().item(true))).code());
+        assertEquals(
+                List.of(),
+                pushGate.get(30, TimeUnit.SECONDS).pending(),
+                "the activation committed before the lock was granted");
+        assertEquals(
+                Boolean.TRUE,
+                await(storage.inPartitionTransaction(
+                        newPartition(), tx -> Uni.createFrom().item(Boolean.TRUE))));
+        assertEquals(
+                StorageException.UNKNOWN_PARTITION,
+                storageFailure(storage.inPartitionTransaction(
+                                "p-missing-" + UUID.randomUUID(),
+                                tx -> Uni.createFrom().item(true)))
+                        .code());
     }
 
     /**
@@ -243,20 +285,40 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         String p = newPartition();
         await(push((PostgresSyncStorage) storage, p, "taken"));
         CompletableFuture<Void> release = new CompletableFuture<>();
-        CompletableFuture<Long> blocker = storage.inPartitionTransaction(p, tx -> Uni.createFrom().completionStage(release)
-                .chain(() -> tx.appendCommit("actor-1", "client-1", "cc-blocker", 5_000L, List.of(taskUpsert("blocker", "P1", "O1", 1)))))
+        CompletableFuture<Long> blocker = storage.inPartitionTransaction(
+                        p,
+                        tx -> Uni.createFrom()
+                                .completionStage(release)
+                                .chain(() -> tx.appendCommit(
+                                        "actor-1",
+                                        "client-1",
+                                        "cc-blocker",
+                                        5_000L,
+                                        List.of(taskUpsert("blocker", "P1", "O1", 1)))))
                 .subscribeAsCompletionStage();
         List<CompletableFuture<Long>> group = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
             String id = "g" + i;
             String key = i == 4 ? "cc-taken" : "cc-" + id;
             boolean fails = i % 2 == 1;
-            group.add(storage.inPartitionTransaction(p, tx -> tx.readServeGate(schema.version())
-                    .chain(gate -> tx.appendCommit("actor-1", "client-1", key, 5_000L, List.of(taskUpsert(id, "P1", "O1", 1))))
-                    .call(seq -> tx.upsertRow("tasks", new StoredRow(id, 1, task(id, "P1", "O1", "x"), new long[10], taskScopes("P1", "O1"))))
-                    .call(seq -> tx.savePushResult("client-1", key, applied(seq, "ok")))
-                    .call(seq -> fails ? Uni.createFrom().failure(new IllegalStateException("work " + id + " fails"))
-                            : Uni.createFrom().voidItem()))
+            group.add(storage.inPartitionTransaction(
+                            p,
+                            tx -> tx.readServeGate(schema.version())
+                                    .chain(gate -> tx.appendCommit(
+                                            "actor-1", "client-1", key, 5_000L, List.of(taskUpsert(id, "P1", "O1", 1))))
+                                    .call(seq -> tx.upsertRow(
+                                            "tasks",
+                                            new StoredRow(
+                                                    id,
+                                                    1,
+                                                    task(id, "P1", "O1", "x"),
+                                                    new long[10],
+                                                    taskScopes("P1", "O1"))))
+                                    .call(seq -> tx.savePushResult("client-1", key, applied(seq, "ok")))
+                                    .call(seq -> fails
+                                            ? Uni.createFrom()
+                                                    .failure(new IllegalStateException("work " + id + " fails"))
+                                            : Uni.createFrom().voidItem()))
                     .subscribeAsCompletionStage());
         }
         release.complete(null);
@@ -268,7 +330,10 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                 CompletableFuture<Long> f = group.get(i);
                 Throwable e = assertThrows(Exception.class, () -> f.get(30, TimeUnit.SECONDS));
                 if (i == 4) {
-                    assertEquals(StorageException.DUPLICATE_PUSH_RESULT, storageFailure(Uni.createFrom().failure(e.getCause())).code());
+                    assertEquals(
+                            StorageException.DUPLICATE_PUSH_RESULT,
+                            storageFailure(Uni.createFrom().failure(e.getCause()))
+                                    .code());
                 }
                 assertTrue(await(storage.readRows(p, "tasks", List.of(id))).isEmpty(), id + " rolled back");
             } else {
@@ -278,9 +343,15 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         }
         assertEquals(List.of(3L, 4L, 5L), seqs, "dense, in queue order");
         assertEquals(5L, await(storage.readPartition(p)).maxCommitSeq());
-        CommitWindow all = await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 5, 1000)));
-        assertEquals(List.of(1L, 2L, 3L, 4L, 5L), all.commits().stream().map(c -> c.commitSeq()).toList());
-        assertEquals(1L, await(storage.findPushResult(p, "client-1", "cc-taken")).commitSeq(), "the duplicate kept the first record");
+        CommitWindow all =
+                await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 5, 1000)));
+        assertEquals(
+                List.of(1L, 2L, 3L, 4L, 5L),
+                all.commits().stream().map(c -> c.commitSeq()).toList());
+        assertEquals(
+                1L,
+                await(storage.findPushResult(p, "client-1", "cc-taken")).commitSeq(),
+                "the duplicate kept the first record");
     }
 
     // ---- the group read-ahead (hinted works' idempotency lookups and row reads in the first round trip) -----
@@ -295,8 +366,14 @@ class PostgresSyncStorageTest extends SyncStorageContract {
 
     private static String render(Map<String, StoredRow> rows) {
         StringBuilder b = new StringBuilder("{");
-        rows.forEach((id, r) -> b.append(id).append('=').append(r.serverVersion()).append('/').append(r.values()[3])
-                .append(Arrays.toString(r.columnVersions())).append(new TreeMap<>(r.scopes())).append(';'));
+        rows.forEach((id, r) -> b.append(id)
+                .append('=')
+                .append(r.serverVersion())
+                .append('/')
+                .append(r.values()[3])
+                .append(Arrays.toString(r.columnVersions()))
+                .append(new TreeMap<>(r.scopes()))
+                .append(';'));
         return b.append('}').toString();
     }
 
@@ -313,14 +390,15 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         return holdQueue(storage, partition, blockers);
     }
 
-    private static CompletableFuture<Void> holdQueue(SyncStorage storage, String partition,
-            List<CompletableFuture<?>> blockers) {
+    private static CompletableFuture<Void> holdQueue(
+            SyncStorage storage, String partition, List<CompletableFuture<?>> blockers) {
         CompletableFuture<Void> release = new CompletableFuture<>();
         CompletableFuture<Void> holding = new CompletableFuture<>();
         blockers.add(storage.inPartitionTransaction(partition, tx -> {
-            holding.complete(null);
-            return Uni.createFrom().completionStage(release);
-        }).subscribeAsCompletionStage());
+                    holding.complete(null);
+                    return Uni.createFrom().completionStage(release);
+                })
+                .subscribeAsCompletionStage());
         // Its group is formed once it runs: a work queued before that could join the blocker's group (the queue
         // of the partition's previous push may still be draining), and the works queued next would be split
         // over two groups instead of forming one.
@@ -338,20 +416,29 @@ class PostgresSyncStorageTest extends SyncStorageContract {
      */
     private static Function<PushTx, Uni<String>> readThenPush(
             int running, String key, String existing, String fresh, String title) {
-        return tx -> tx.readServeGate(running).chain(g -> tx.findPushResult("client-1", key))
-                .chain(found -> tx.readRows("tasks", fresh == null ? List.of(existing) : List.of(existing, fresh)).chain(read -> {
-                    String seen = (found == null ? "new" : "found@" + found.commitSeq()) + " " + render(read);
-                    if (found != null) {
-                        return Uni.createFrom().item(seen);
-                    }
-                    StoredRow stored = read.get(existing);
-                    long version = stored == null ? 1 : stored.serverVersion() + 1;
-                    return tx.appendCommit("actor-1", "client-1", key, 5_000L, List.of(taskUpsert(existing, "P1", "O1", version)))
-                            .call(seq -> tx.upsertRow("tasks", taskRow(existing, version, title), stored))
-                            .call(seq -> fresh == null ? Uni.createFrom().voidItem() : tx.upsertRow("tasks", taskRow(fresh, 1, title)))
-                            .call(seq -> tx.savePushResult("client-1", key, applied(seq, title)))
-                            .map(seq -> seen + " -> " + seq);
-                }));
+        return tx -> tx.readServeGate(running)
+                .chain(g -> tx.findPushResult("client-1", key))
+                .chain(found -> tx.readRows("tasks", fresh == null ? List.of(existing) : List.of(existing, fresh))
+                        .chain(read -> {
+                            String seen = (found == null ? "new" : "found@" + found.commitSeq()) + " " + render(read);
+                            if (found != null) {
+                                return Uni.createFrom().item(seen);
+                            }
+                            StoredRow stored = read.get(existing);
+                            long version = stored == null ? 1 : stored.serverVersion() + 1;
+                            return tx.appendCommit(
+                                            "actor-1",
+                                            "client-1",
+                                            key,
+                                            5_000L,
+                                            List.of(taskUpsert(existing, "P1", "O1", version)))
+                                    .call(seq -> tx.upsertRow("tasks", taskRow(existing, version, title), stored))
+                                    .call(seq -> fresh == null
+                                            ? Uni.createFrom().voidItem()
+                                            : tx.upsertRow("tasks", taskRow(fresh, 1, title)))
+                                    .call(seq -> tx.savePushResult("client-1", key, applied(seq, title)))
+                                    .map(seq -> seen + " -> " + seq);
+                        }));
     }
 
     /**
@@ -378,8 +465,11 @@ class PostgresSyncStorageTest extends SyncStorageContract {
             String key = i == 4 ? "cc-s0" : "cc-w" + i;
             String ex = i == 4 ? "x4" : i == 5 ? "absent5" : "s" + i;
             String fresh = i == 4 ? null : "new" + i;
-            group.add(storage.inPartitionTransaction(grouped, fresh == null ? hint(key, ex) : hint(key, ex, fresh),
-                    readThenPush(running, key, ex, fresh, "t" + i)).subscribeAsCompletionStage());
+            group.add(storage.inPartitionTransaction(
+                            grouped,
+                            fresh == null ? hint(key, ex) : hint(key, ex, fresh),
+                            readThenPush(running, key, ex, fresh, "t" + i))
+                    .subscribeAsCompletionStage());
         }
         release.complete(null);
         blockers.get(0).get(30, TimeUnit.SECONDS);
@@ -387,25 +477,32 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         for (CompletableFuture<String> f : group) {
             seenGrouped.add(f.get(30, TimeUnit.SECONDS));
         }
-        assertEquals(12L, pg.readAheadAnswers() - answersBefore, "every lookup and row read of the six works read ahead");
+        assertEquals(
+                12L, pg.readAheadAnswers() - answersBefore, "every lookup and row read of the six works read ahead");
         List<String> seenSequential = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
             String key = i == 4 ? "cc-s0" : "cc-w" + i;
             String ex = i == 4 ? "x4" : i == 5 ? "absent5" : "s" + i;
             String fresh = i == 4 ? null : "new" + i;
             long before = pg.readAheadAnswers();
-            seenSequential.add(await(storage.inPartitionTransaction(sequential, readThenPush(running, key, ex, fresh, "t" + i))));
+            seenSequential.add(
+                    await(storage.inPartitionTransaction(sequential, readThenPush(running, key, ex, fresh, "t" + i))));
             assertEquals(before, pg.readAheadAnswers(), "no hint, no read-ahead");
         }
         assertEquals(seenSequential, seenGrouped);
-        assertTrue(seenGrouped.get(0).startsWith("new {s0=1/t[") && seenGrouped.get(0).endsWith("-> 5"), seenGrouped.get(0));
+        assertTrue(
+                seenGrouped.get(0).startsWith("new {s0=1/t[")
+                        && seenGrouped.get(0).endsWith("-> 5"),
+                seenGrouped.get(0));
         assertEquals("found@1 {}", seenGrouped.get(4));
         assertEquals("new {} -> 9", seenGrouped.get(5));
         assertEquals(renderAll(sequential), renderAll(grouped));
         assertEquals(9L, await(storage.readPartition(grouped)).maxCommitSeq());
         for (String key : List.of("cc-w0", "cc-w1", "cc-w2", "cc-w3", "cc-w5", "cc-s0")) {
-            assertEquals(await(storage.findPushResult(sequential, "client-1", key)).commitSeq(),
-                    await(storage.findPushResult(grouped, "client-1", key)).commitSeq(), key);
+            assertEquals(
+                    await(storage.findPushResult(sequential, "client-1", key)).commitSeq(),
+                    await(storage.findPushResult(grouped, "client-1", key)).commitSeq(),
+                    key);
         }
     }
 
@@ -425,34 +522,67 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         long answersBefore = pg.readAheadAnswers();
         Map<String, CompletableFuture<String>> works = new LinkedHashMap<>();
         // A and B share row x; C shares A's key: none of them reads ahead
-        works.put("A", pg.inPartitionTransaction(p, hint("cc-A", "x"), readThenPush(running, "cc-A", "x", null, "A"))
-                .subscribeAsCompletionStage());
-        works.put("B", pg.inPartitionTransaction(p, hint("cc-B", "x"), readThenPush(running, "cc-B", "x", null, "B"))
-                .subscribeAsCompletionStage());
-        works.put("C", pg.inPartitionTransaction(p, hint("cc-A", "c"), readThenPush(running, "cc-A", "c", null, "C"))
-                .subscribeAsCompletionStage());
+        works.put(
+                "A",
+                pg.inPartitionTransaction(p, hint("cc-A", "x"), readThenPush(running, "cc-A", "x", null, "A"))
+                        .subscribeAsCompletionStage());
+        works.put(
+                "B",
+                pg.inPartitionTransaction(p, hint("cc-B", "x"), readThenPush(running, "cc-B", "x", null, "B"))
+                        .subscribeAsCompletionStage());
+        works.put(
+                "C",
+                pg.inPartitionTransaction(p, hint("cc-A", "c"), readThenPush(running, "cc-A", "c", null, "C"))
+                        .subscribeAsCompletionStage());
         // D (unhinted) writes y, which E read ahead
-        works.put("D", pg.inPartitionTransaction(p, tx -> tx.upsertRow("tasks", taskRow("y", 7, "D")).replaceWith("D"))
-                .subscribeAsCompletionStage());
-        works.put("E", pg.inPartitionTransaction(p, hint("cc-E", "y"), readThenPush(running, "cc-E", "y", null, "E"))
-                .subscribeAsCompletionStage());
+        works.put(
+                "D",
+                pg.inPartitionTransaction(
+                                p,
+                                tx -> tx.upsertRow("tasks", taskRow("y", 7, "D"))
+                                        .replaceWith("D"))
+                        .subscribeAsCompletionStage());
+        works.put(
+                "E",
+                pg.inPartitionTransaction(p, hint("cc-E", "y"), readThenPush(running, "cc-E", "y", null, "E"))
+                        .subscribeAsCompletionStage());
         // F writes g beyond its hint, which G read ahead
-        works.put("F", pg.inPartitionTransaction(p, hint("cc-F", "f"), tx -> tx.readServeGate(running)
-                .chain(g -> tx.findPushResult("client-1", "cc-F"))
-                .chain(found -> tx.readRows("tasks", List.of("f")))
-                .chain(read -> tx.appendCommit("actor-1", "client-1", "cc-F", 5_000L,
-                                List.of(taskUpsert("f", "P1", "O1", 1), taskUpsert("g", "P1", "O1", 1)))
-                        .call(seq -> tx.upsertRow("tasks", taskRow("f", 1, "F")))
-                        .call(seq -> tx.upsertRow("tasks", taskRow("g", 1, "F")))
-                        .call(seq -> tx.savePushResult("client-1", "cc-F", applied(seq, "F")))
-                        .map(seq -> render(read) + " -> " + seq)))
-                .subscribeAsCompletionStage());
-        works.put("G", pg.inPartitionTransaction(p, hint("cc-G", "g"), readThenPush(running, "cc-G", "g", null, "G"))
-                .subscribeAsCompletionStage());
+        works.put(
+                "F",
+                pg.inPartitionTransaction(
+                                p,
+                                hint("cc-F", "f"),
+                                tx -> tx.readServeGate(running)
+                                        .chain(g -> tx.findPushResult("client-1", "cc-F"))
+                                        .chain(found -> tx.readRows("tasks", List.of("f")))
+                                        .chain(read -> tx.appendCommit(
+                                                        "actor-1",
+                                                        "client-1",
+                                                        "cc-F",
+                                                        5_000L,
+                                                        List.of(
+                                                                taskUpsert("f", "P1", "O1", 1),
+                                                                taskUpsert("g", "P1", "O1", 1)))
+                                                .call(seq -> tx.upsertRow("tasks", taskRow("f", 1, "F")))
+                                                .call(seq -> tx.upsertRow("tasks", taskRow("g", 1, "F")))
+                                                .call(seq -> tx.savePushResult("client-1", "cc-F", applied(seq, "F")))
+                                                .map(seq -> render(read) + " -> " + seq)))
+                        .subscribeAsCompletionStage());
+        works.put(
+                "G",
+                pg.inPartitionTransaction(p, hint("cc-G", "g"), readThenPush(running, "cc-G", "g", null, "G"))
+                        .subscribeAsCompletionStage());
         // H reads its row again after writing it
-        works.put("H", pg.inPartitionTransaction(p, hint("cc-H", "h"), tx -> readThenPush(running, "cc-H", "h", null, "H")
-                .apply(tx).chain(seen -> tx.readRows("tasks", List.of("h")).map(again -> seen + " again " + render(again))))
-                .subscribeAsCompletionStage());
+        works.put(
+                "H",
+                pg.inPartitionTransaction(
+                                p,
+                                hint("cc-H", "h"),
+                                tx -> readThenPush(running, "cc-H", "h", null, "H")
+                                        .apply(tx)
+                                        .chain(seen -> tx.readRows("tasks", List.of("h"))
+                                                .map(again -> seen + " again " + render(again))))
+                        .subscribeAsCompletionStage());
         release.complete(null);
         blockers.get(0).get(30, TimeUnit.SECONDS);
         Map<String, String> seen = new LinkedHashMap<>();
@@ -485,9 +615,15 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         for (int i = 0; i < 6; i++) {
             String id = "g" + i;
             boolean fails = i % 2 == 1;
-            group.add(storage.inPartitionTransaction(p, hint("cc-" + id, id), tx -> readThenPush(running, "cc-" + id, id, null, id)
-                    .apply(tx).call(seen -> fails ? Uni.createFrom().failure(new IllegalStateException("work " + id + " fails"))
-                            : Uni.createFrom().voidItem()))
+            group.add(storage.inPartitionTransaction(
+                            p,
+                            hint("cc-" + id, id),
+                            tx -> readThenPush(running, "cc-" + id, id, null, id)
+                                    .apply(tx)
+                                    .call(seen -> fails
+                                            ? Uni.createFrom()
+                                                    .failure(new IllegalStateException("work " + id + " fails"))
+                                            : Uni.createFrom().voidItem()))
                     .subscribeAsCompletionStage());
         }
         release.complete(null);
@@ -509,8 +645,11 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         assertEquals(List.of("2", "3", "4"), seqs, "dense, in queue order");
         assertEquals(12L, pg.readAheadAnswers() - answersBefore);
         assertEquals(4L, await(storage.readPartition(p)).maxCommitSeq());
-        CommitWindow all = await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 4, 1000)));
-        assertEquals(List.of(1L, 2L, 3L, 4L), all.commits().stream().map(c -> c.commitSeq()).toList());
+        CommitWindow all =
+                await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 4, 1000)));
+        assertEquals(
+                List.of(1L, 2L, 3L, 4L),
+                all.commits().stream().map(c -> c.commitSeq()).toList());
     }
 
     // ---- the commit append statement (append, row writes, idempotency record) ------------------------------
@@ -526,7 +665,8 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         assertEquals(StorageException.DUPLICATE_PUSH_RESULT, e.code());
         assertEquals(before, countAllTables(), "the duplicate wrote nothing");
         assertEquals(stateBefore, await(storage.readPartition(p)));
-        assertEquals(first, await(storage.findPushResult(p, "client-1", "cc-dup")).commitSeq());
+        assertEquals(
+                first, await(storage.findPushResult(p, "client-1", "cc-dup")).commitSeq());
         assertEquals(first + 1, await(push((PostgresSyncStorage) storage, p, "next")), "no gap after the rollback");
     }
 
@@ -535,21 +675,28 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     void writesBehindAHeldAppendKeepTheirOrderAndAReadSeesThem() {
         String p = newPartition();
         StoredRow row = new StoredRow("w", 1, task("w", "P1", "O1", "t"), new long[10], taskScopes("P1", "O1"));
-        Map<String, StoredRow> seen = await(storage.inPartitionTransaction(p, tx -> tx
-                .appendCommit("actor-1", "client-1", "cc-w1", 5_000L, List.of(taskUpsert("w", "P1", "O1", 1)))
-                .call(seq -> tx.upsertRow("tasks", row))
-                // a second append releases the first (held) one
-                .chain(seq -> tx.appendCommit("actor-1", "client-1", "cc-w2", 5_000L,
-                        List.of(ChangeToWrite.delete("tasks", "w", taskScopes("P1", "O1")))))
-                .call(seq -> tx.deleteRow("tasks", "w", seq))
-                .call(seq -> tx.upsertRow("tasks", row))
-                .chain(seq -> tx.readRows("tasks", List.of("w")))
-                // not held any more: the record goes out on its own
-                .call(rows -> tx.savePushResult("client-1", "cc-w2", applied(2, "ok")))));
+        Map<String, StoredRow> seen = await(storage.inPartitionTransaction(
+                p,
+                tx -> tx.appendCommit("actor-1", "client-1", "cc-w1", 5_000L, List.of(taskUpsert("w", "P1", "O1", 1)))
+                        .call(seq -> tx.upsertRow("tasks", row))
+                        // a second append releases the first (held) one
+                        .chain(seq -> tx.appendCommit(
+                                "actor-1",
+                                "client-1",
+                                "cc-w2",
+                                5_000L,
+                                List.of(ChangeToWrite.delete("tasks", "w", taskScopes("P1", "O1")))))
+                        .call(seq -> tx.deleteRow("tasks", "w", seq))
+                        .call(seq -> tx.upsertRow("tasks", row))
+                        .chain(seq -> tx.readRows("tasks", List.of("w")))
+                        // not held any more: the record goes out on its own
+                        .call(rows -> tx.savePushResult("client-1", "cc-w2", applied(2, "ok")))));
         assertEquals(1L, seen.get("w").serverVersion(), "the read ran after the delete and the upsert behind it");
         assertEquals(2L, await(storage.readPartition(p)).maxCommitSeq());
-        CommitWindow w = await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 2, 100)));
-        assertEquals(List.of(1L, 2L), w.commits().stream().map(c -> c.commitSeq()).toList());
+        CommitWindow w =
+                await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 2, 100)));
+        assertEquals(
+                List.of(1L, 2L), w.commits().stream().map(c -> c.commitSeq()).toList());
         assertEquals(Op.DELETE, w.commits().get(1).changes().get(0).op());
         assertEquals(null, w.commits().get(1).changes().get(0).rowVersion());
         assertEquals(2L, await(storage.findPushResult(p, "client-1", "cc-w2")).commitSeq());
@@ -560,8 +707,12 @@ class PostgresSyncStorageTest extends SyncStorageContract {
 
     @Test
     void storedLayoutMismatchWhenPersistedLayoutDiffers() {
-        StorageException e = refusal(s -> sql(s, "UPDATE $S.sync_schema SET layouts = replace(layouts,"
-                + " '{\"name\":\"title\",\"type\":\"string\",\"nullable\":true}', '{\"name\":\"title\",\"type\":\"json\",\"nullable\":true}')"), schema);
+        StorageException e = refusal(
+                s -> sql(
+                        s,
+                        "UPDATE $S.sync_schema SET layouts = replace(layouts,"
+                                + " '{\"name\":\"title\",\"type\":\"string\",\"nullable\":true}', '{\"name\":\"title\",\"type\":\"json\",\"nullable\":true}')"),
+                schema);
         assertEquals(StorageException.STORED_LAYOUT_MISMATCH, e.code());
         assertEquals(details("table", "tasks", "column", "title"), e.details());
     }
@@ -579,16 +730,42 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     @Test
     void physicalMismatchOnInternalColumnType() {
         String table = PostgresSyncStorage.rowTableName("tasks");
-        StorageException e = refusal(s -> sql(s, "ALTER TABLE $S." + table + " ALTER COLUMN _sync_server_version TYPE integer"), schema);
+        StorageException e = refusal(
+                s -> sql(s, "ALTER TABLE $S." + table + " ALTER COLUMN _sync_server_version TYPE integer"), schema);
         assertEquals(StorageException.PHYSICAL_LAYOUT_MISMATCH, e.code());
-        assertEquals(details("table", "tasks", "column", "_sync_server_version", "reason", "type", "expected", "bigint", "actual", "integer"), e.details());
+        assertEquals(
+                details(
+                        "table",
+                        "tasks",
+                        "column",
+                        "_sync_server_version",
+                        "reason",
+                        "type",
+                        "expected",
+                        "bigint",
+                        "actual",
+                        "integer"),
+                e.details());
     }
 
     @Test
     void physicalMismatchOnInternalColumnNullability() {
         String table = PostgresSyncStorage.rowTableName("notes");
-        StorageException e = refusal(s -> sql(s, "ALTER TABLE $S." + table + " ALTER COLUMN _sync_payload SET NOT NULL"), schema);
-        assertEquals(details("table", "notes", "column", "_sync_payload", "reason", "nullability", "expected", "nullable", "actual", "not_null"), e.details());
+        StorageException e =
+                refusal(s -> sql(s, "ALTER TABLE $S." + table + " ALTER COLUMN _sync_payload SET NOT NULL"), schema);
+        assertEquals(
+                details(
+                        "table",
+                        "notes",
+                        "column",
+                        "_sync_payload",
+                        "reason",
+                        "nullability",
+                        "expected",
+                        "nullable",
+                        "actual",
+                        "not_null"),
+                e.details());
     }
 
     @Test
@@ -602,8 +779,10 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     @Test
     void physicalMismatchOnMissingColumnVersions() {
         String table = PostgresSyncStorage.rowTableName("tasks");
-        StorageException e = refusal(s -> sql(s, "ALTER TABLE $S." + table + " DROP COLUMN _sync_column_versions"), schema);
-        assertEquals(details("table", "tasks", "column", "_sync_column_versions", "reason", "missing_column"), e.details());
+        StorageException e =
+                refusal(s -> sql(s, "ALTER TABLE $S." + table + " DROP COLUMN _sync_column_versions"), schema);
+        assertEquals(
+                details("table", "tasks", "column", "_sync_column_versions", "reason", "missing_column"), e.details());
     }
 
     @Test
@@ -616,10 +795,12 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     @Test
     void physicalMismatchOnPrimaryKey() {
         String table = PostgresSyncStorage.rowTableName("tasks");
-        StorageException e = refusal(s -> {
-            sql(s, "ALTER TABLE $S." + table + " DROP CONSTRAINT " + table + "_pkey");
-            sql(s, "ALTER TABLE $S." + table + " ADD PRIMARY KEY (_sync_row_id)");
-        }, schema);
+        StorageException e = refusal(
+                s -> {
+                    sql(s, "ALTER TABLE $S." + table + " DROP CONSTRAINT " + table + "_pkey");
+                    sql(s, "ALTER TABLE $S." + table + " ADD PRIMARY KEY (_sync_row_id)");
+                },
+                schema);
         assertEquals(details("table", "tasks", "reason", "primary_key"), e.details());
     }
 
@@ -627,8 +808,11 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     void appColumnTypesAreAnsweredByThePersistedLayouts() {
         PostgresSyncStorage first = newStorage();
         await(first.ensureSchema(schema));
-        sql(first.pgSchema(), "ALTER TABLE $S." + PostgresSyncStorage.rowTableName("tasks") + " ALTER COLUMN title DROP NOT NULL");
-        await(new PostgresSyncStorage(pool(), first.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(schema));
+        sql(
+                first.pgSchema(),
+                "ALTER TABLE $S." + PostgresSyncStorage.rowTableName("tasks") + " ALTER COLUMN title DROP NOT NULL");
+        await(new PostgresSyncStorage(pool(), first.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS)
+                .ensureSchema(schema));
     }
 
     // ---- schema versions ---------------------------------------------------------------------------
@@ -637,7 +821,9 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     void newerStoredVersionIsNotReady() {
         PostgresSyncStorage first = newStorage();
         await(first.ensureSchema(SchemaLoader.parse(SCHEMA_JSON.replace("\"version\": 1", "\"version\": 2"))));
-        StorageException e = storageFailure(new PostgresSyncStorage(pool(), first.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(schema));
+        StorageException e =
+                storageFailure(new PostgresSyncStorage(pool(), first.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS)
+                        .ensureSchema(schema));
         assertEquals(StorageException.SCHEMA_NOT_READY, e.code());
     }
 
@@ -648,33 +834,52 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         String p = "p-upgrade";
         await(v1.touchPartition(p, 1L));
         Object[] note = {1L, "P1", "hello"};
-        await(v1.inPartitionTransaction(p, tx -> tx.appendCommit("a", "c", "cc", 1L,
-                        List.of(ChangeToWrite.upsert("notes", "1", 1, Map.of("project_id", "P1"), note)))
-                .call(s -> tx.upsertRow("notes", new StoredRow("1", 1, note, new long[3], Map.of("project_id", "P1"))))));
+        await(v1.inPartitionTransaction(
+                p,
+                tx -> tx.appendCommit(
+                                "a",
+                                "c",
+                                "cc",
+                                1L,
+                                List.of(ChangeToWrite.upsert("notes", "1", 1, Map.of("project_id", "P1"), note)))
+                        .call(s -> tx.upsertRow(
+                                "notes", new StoredRow("1", 1, note, new long[3], Map.of("project_id", "P1"))))));
 
-        String v2Json = SCHEMA_JSON.replace("\"version\": 1", "\"version\": 2").replace(
-                "{ \"name\": \"body\", \"type\": \"string\", \"nullable\": true }",
-                "{ \"name\": \"body\", \"type\": \"string\", \"nullable\": true },\n"
-                        + "{ \"name\": \"pinned\", \"type\": \"boolean\", \"nullable\": true }");
-        v2Json = v2Json.replace("  ]\n}", "  ,{ \"name\": \"tags\", \"columns\": [ { \"name\": \"id\", \"type\": \"string\", \"nullable\": false },"
-                + " { \"name\": \"project_id\", \"type\": \"string\", \"nullable\": false } ], \"primaryKey\": \"id\","
-                + " \"scopes\": [\"project:{project_id}\"] } ]\n}");
+        String v2Json = SCHEMA_JSON
+                .replace("\"version\": 1", "\"version\": 2")
+                .replace(
+                        "{ \"name\": \"body\", \"type\": \"string\", \"nullable\": true }",
+                        "{ \"name\": \"body\", \"type\": \"string\", \"nullable\": true },\n"
+                                + "{ \"name\": \"pinned\", \"type\": \"boolean\", \"nullable\": true }");
+        v2Json = v2Json.replace(
+                "  ]\n}",
+                "  ,{ \"name\": \"tags\", \"columns\": [ { \"name\": \"id\", \"type\": \"string\", \"nullable\": false },"
+                        + " { \"name\": \"project_id\", \"type\": \"string\", \"nullable\": false } ], \"primaryKey\": \"id\","
+                        + " \"scopes\": [\"project:{project_id}\"] } ]\n}");
         CompiledSchema v2schema = SchemaLoader.parse(v2Json);
         PostgresSyncStorage v2 = new PostgresSyncStorage(pool(), v1.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
         await(v2.ensureSchema(v2schema));
         assertTrue(marker(v1.pgSchema()).startsWith("2|"));
         assertTrue(catalog(v1.pgSchema()).contains(PostgresSyncStorage.rowTableName("notes") + ".pinned:boolean:YES"));
         assertTrue(catalog(v1.pgSchema()).contains(PostgresSyncStorage.rowTableName("tags") + ".id:text:NO"));
-        await(new PostgresSyncStorage(pool(), v1.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(v2schema)); // same version now verifies
+        await(new PostgresSyncStorage(pool(), v1.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS)
+                .ensureSchema(v2schema)); // same version now verifies
 
-        CommitWindow w = await(v2.readCommits(p, new CommitQuery("notes", Map.of("project_id", Set.of("P1")), 0, 1, 10)));
-        assertRowEquals(new Object[] {1L, "P1", "hello", null}, w.commits().get(0).changes().get(0).row());
+        CommitWindow w =
+                await(v2.readCommits(p, new CommitQuery("notes", Map.of("project_id", Set.of("P1")), 0, 1, 10)));
+        assertRowEquals(
+                new Object[] {1L, "P1", "hello", null},
+                w.commits().get(0).changes().get(0).row());
         StoredRow row = await(v2.readRows(p, "notes", List.of("1"))).get("1");
         assertRowEquals(new Object[] {1L, "P1", "hello", null}, row.values());
 
         CompiledSchema incompatible = SchemaLoader.parse(v2Json.replace("\"version\": 2", "\"version\": 3")
-                .replace("{ \"name\": \"body\", \"type\": \"string\", \"nullable\": true },", "{ \"name\": \"body\", \"type\": \"integer\", \"nullable\": true },"));
-        StorageException e = storageFailure(new PostgresSyncStorage(pool(), v1.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(incompatible));
+                .replace(
+                        "{ \"name\": \"body\", \"type\": \"string\", \"nullable\": true },",
+                        "{ \"name\": \"body\", \"type\": \"integer\", \"nullable\": true },"));
+        StorageException e =
+                storageFailure(new PostgresSyncStorage(pool(), v1.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS)
+                        .ensureSchema(incompatible));
         assertEquals(StorageException.UNSUPPORTED_MIGRATION, e.code());
         assertTrue(marker(v1.pgSchema()).startsWith("2|"), "a failed upgrade changes nothing");
     }
@@ -685,7 +890,8 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         CompiledSchema quickstart = SchemaLoader.load(fixture);
         PostgresSyncStorage s = newStorage();
         await(s.ensureSchema(quickstart));
-        await(new PostgresSyncStorage(pool(), s.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(quickstart));
+        await(new PostgresSyncStorage(pool(), s.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS)
+                .ensureSchema(quickstart));
         assertTrue(catalog(s.pgSchema()).contains(PostgresSyncStorage.rowTableName("todos") + ".done:boolean:NO"));
     }
 
@@ -701,30 +907,42 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     // ---- §2.4 schema upgrade writer fence -------------------------------------------------------------
 
     /** The contract schema at version 2: {@code notes} gains one trailing nullable column. */
-    private static final String V2_JSON = SCHEMA_JSON.replace("\"version\": 1", "\"version\": 2").replace(
-            "{ \"name\": \"body\", \"type\": \"string\", \"nullable\": true }",
-            "{ \"name\": \"body\", \"type\": \"string\", \"nullable\": true },\n"
-                    + "{ \"name\": \"pinned\", \"type\": \"boolean\", \"nullable\": true }");
+    private static final String V2_JSON = SCHEMA_JSON
+            .replace("\"version\": 1", "\"version\": 2")
+            .replace(
+                    "{ \"name\": \"body\", \"type\": \"string\", \"nullable\": true }",
+                    "{ \"name\": \"body\", \"type\": \"string\", \"nullable\": true },\n"
+                            + "{ \"name\": \"pinned\", \"type\": \"boolean\", \"nullable\": true }");
 
     private Map<String, Integer> fences(String pgSchema) {
         Map<String, Integer> out = new TreeMap<>();
-        for (Row r : await(pool().query("SELECT partition_id, required_writer_version FROM \"" + pgSchema + "\".sync_writer_fence").execute())) {
+        for (Row r : await(
+                pool().query("SELECT partition_id, required_writer_version FROM \"" + pgSchema + "\".sync_writer_fence")
+                        .execute())) {
             out.put(r.getString(0), r.getInteger(1));
         }
         return out;
     }
 
     private Long writerVersion(String pgSchema, String partition, long seq) {
-        return await(pool().preparedQuery("SELECT writer_version FROM \"" + pgSchema + "\".sync_commits WHERE partition_id = $1 AND commit_seq = $2")
-                .execute(Tuple.of(partition, seq))).iterator().next().getLong(0);
+        return await(pool().preparedQuery("SELECT writer_version FROM \"" + pgSchema
+                                + "\".sync_commits WHERE partition_id = $1 AND commit_seq = $2")
+                        .execute(Tuple.of(partition, seq)))
+                .iterator()
+                .next()
+                .getLong(0);
     }
 
     /** One push: row write, commit append and push result, in that order (so the append fails mid-transaction). */
     private static Uni<Long> push(PostgresSyncStorage s, String partition, String id) {
-        return s.inPartitionTransaction(partition, tx -> tx.upsertRow("tasks",
-                        new StoredRow(id, 1, task(id, "P1", "O1", "t"), new long[10], taskScopes("P1", "O1")))
-                .chain(() -> tx.appendCommit("actor-1", "client-1", "cc-" + id, 5_000L, List.of(taskUpsert(id, "P1", "O1", 1))))
-                .call(seq -> tx.savePushResult("client-1", "cc-" + id, applied(seq, "ok"))));
+        return s.inPartitionTransaction(
+                partition,
+                tx -> tx.upsertRow(
+                                "tasks",
+                                new StoredRow(id, 1, task(id, "P1", "O1", "t"), new long[10], taskScopes("P1", "O1")))
+                        .chain(() -> tx.appendCommit(
+                                "actor-1", "client-1", "cc-" + id, 5_000L, List.of(taskUpsert(id, "P1", "O1", 1))))
+                        .call(seq -> tx.savePushResult("client-1", "cc-" + id, applied(seq, "ok"))));
     }
 
     @Test
@@ -739,9 +957,14 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         assertEquals(Map.of(), fences(s), "no fence before a migration");
 
         PostgresSyncStorage newBuild = new PostgresSyncStorage(pool(), s, PostgresSyncStorage.Settings.DEFAULTS);
-        await(newBuild.ensureSchema(SchemaLoader.parse(V2_JSON), List.of(new CheckpointDeclaration("p-1", "notes-pinned", 2))));
+        await(newBuild.ensureSchema(
+                SchemaLoader.parse(V2_JSON), List.of(new CheckpointDeclaration("p-1", "notes-pinned", 2))));
         assertEquals(Map.of("p-1", 2, "p-2", 2), fences(s), "the migration raised every registered partition's fence");
-        assertEquals(List.of("notes-pinned"), await(newBuild.readServeGate("p-1", 2)).pending().stream().map(StoredCheckpoint::name).toList(),
+        assertEquals(
+                List.of("notes-pinned"),
+                await(newBuild.readServeGate("p-1", 2)).pending().stream()
+                        .map(StoredCheckpoint::name)
+                        .toList(),
                 "the migration installed the declaration");
         ServeGate oldGate = await(oldBuild.readServeGate("p-1", 1));
         assertEquals(2, oldGate.storedSchemaVersion(), "the old build's gate sees a newer stored schema");
@@ -762,22 +985,33 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         assertEquals(1L, await(push(newBuild, "p-2", "b")));
 
         // the database enforces the fence on its own: a raw append omitting writer_version is rejected
-        Throwable raw = assertThrows(Throwable.class, () -> sql(s, "INSERT INTO $S.sync_commits (partition_id, commit_seq, created_at_ms,"
-                + " actor_id, client_id, client_commit_id, change_count, tables) VALUES ('p-1', 99, 1, 'a', 'c', 'raw', 0, '{}')"));
+        Throwable raw = assertThrows(
+                Throwable.class,
+                () -> sql(
+                        s,
+                        "INSERT INTO $S.sync_commits (partition_id, commit_seq, created_at_ms,"
+                                + " actor_id, client_id, client_commit_id, change_count, tables) VALUES ('p-1', 99, 1, 'a', 'c', 'raw', 0, '{}')"));
         assertTrue(raw instanceof PgException pe && "SY001".equals(pe.getSqlState()), String.valueOf(raw));
 
         // a partition created after the migration has no fence
         await(newBuild.touchPartition("p-3", 2L));
         assertFalse(fences(s).containsKey("p-3"));
-        assertEquals(1L, await(push(oldBuild, "p-3", "c")), "an unfenced partition accepts any writer (the serve gate guards it)");
+        assertEquals(
+                1L,
+                await(push(oldBuild, "p-3", "c")),
+                "an unfenced partition accepts any writer (the serve gate guards it)");
 
         // fences are never lowered, and a re-run of the same version changes none
         sql(s, "UPDATE $S.sync_writer_fence SET required_writer_version = 7 WHERE partition_id = 'p-2'");
-        await(new PostgresSyncStorage(pool(), s, PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(SchemaLoader.parse(V2_JSON)));
+        await(new PostgresSyncStorage(pool(), s, PostgresSyncStorage.Settings.DEFAULTS)
+                .ensureSchema(SchemaLoader.parse(V2_JSON)));
         assertEquals(Map.of("p-1", 2, "p-2", 7), fences(s));
-        await(new PostgresSyncStorage(pool(), s, PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(SchemaLoader.parse(V2_JSON.replace("\"version\": 2", "\"version\": 3"))));
+        await(new PostgresSyncStorage(pool(), s, PostgresSyncStorage.Settings.DEFAULTS)
+                .ensureSchema(SchemaLoader.parse(V2_JSON.replace("\"version\": 2", "\"version\": 3"))));
         assertEquals(Map.of("p-1", 3, "p-2", 7, "p-3", 3), fences(s));
-        assertEquals(StorageException.WRITER_FENCE_REJECTED, storageFailure(push(newBuild, "p-1", "v2-late")).code(),
+        assertEquals(
+                StorageException.WRITER_FENCE_REJECTED,
+                storageFailure(push(newBuild, "p-1", "v2-late")).code(),
                 "the v2 build is fenced by the v3 migration");
     }
 
@@ -792,7 +1026,9 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         await(s1.declareCheckpoint("p", "next", 2, 10L));
         await(s1.declareCheckpoint("p", "current", 1, 20L));
         assertEquals(Map.of("p", 2), fences(s1.pgSchema()), "never lowered by a later declaration");
-        assertEquals(StorageException.WRITER_FENCE_REJECTED, storageFailure(push(s1, "p", "b")).code());
+        assertEquals(
+                StorageException.WRITER_FENCE_REJECTED,
+                storageFailure(push(s1, "p", "b")).code());
     }
 
     @Test
@@ -805,23 +1041,35 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         CompletableFuture<Void> locked = new CompletableFuture<>();
         CompletableFuture<Void> release = new CompletableFuture<>();
         CompletableFuture<Long> inFlight = oldBuild.inPartitionTransaction("p", tx -> {
-            locked.complete(null);
-            return Uni.createFrom().completionStage(release)
-                    .chain(() -> tx.appendCommit("actor-1", "client-1", "in-flight", 5_000L, List.of(taskUpsert("a", "P1", "O1", 1))));
-        }).subscribeAsCompletionStage();
+                    locked.complete(null);
+                    return Uni.createFrom()
+                            .completionStage(release)
+                            .chain(() -> tx.appendCommit(
+                                    "actor-1",
+                                    "client-1",
+                                    "in-flight",
+                                    5_000L,
+                                    List.of(taskUpsert("a", "P1", "O1", 1))));
+                })
+                .subscribeAsCompletionStage();
         locked.get(30, TimeUnit.SECONDS); // the push holds the partition row lock
 
         PostgresSyncStorage newBuild = new PostgresSyncStorage(pool(), s, PostgresSyncStorage.Settings.DEFAULTS);
         CompletableFuture<Void> migration;
         try {
-            migration = newBuild.ensureSchema(SchemaLoader.parse(V2_JSON),
-                    List.of(new CheckpointDeclaration("p", "notes-pinned", 2))).subscribeAsCompletionStage();
+            migration = newBuild.ensureSchema(
+                            SchemaLoader.parse(V2_JSON), List.of(new CheckpointDeclaration("p", "notes-pinned", 2)))
+                    .subscribeAsCompletionStage();
             // observe the wait in the catalog (no sleeps): the LOCK TABLE of the migration is not granted
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             long waiting = 0;
             while (waiting == 0 && System.nanoTime() < deadline) {
-                waiting = await(pool().preparedQuery("SELECT count(*) FROM pg_locks WHERE relation = to_regclass($1) AND NOT granted")
-                        .execute(Tuple.of("\"" + s + "\".sync_partitions"))).iterator().next().getLong(0);
+                waiting = await(pool().preparedQuery(
+                                        "SELECT count(*) FROM pg_locks WHERE relation = to_regclass($1) AND NOT granted")
+                                .execute(Tuple.of("\"" + s + "\".sync_partitions")))
+                        .iterator()
+                        .next()
+                        .getLong(0);
             }
             assertEquals(1L, waiting, "the migration waits for the table lock on sync_partitions");
             assertFalse(migration.isDone());
@@ -835,7 +1083,9 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         assertEquals(1L, writerVersion(s, "p", 1));
         assertEquals(2, await(oldBuild.readStoredSchemaVersion()));
         assertEquals(Map.of("p", 2), fences(s));
-        assertEquals(StorageException.WRITER_FENCE_REJECTED, storageFailure(push(oldBuild, "p", "after")).code(),
+        assertEquals(
+                StorageException.WRITER_FENCE_REJECTED,
+                storageFailure(push(oldBuild, "p", "after")).code(),
                 "the next push of the old build is fenced");
         assertEquals(2L, await(push(newBuild, "p", "after")));
     }

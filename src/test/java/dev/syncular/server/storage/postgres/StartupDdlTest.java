@@ -31,8 +31,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class StartupDdlTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final CompiledSchema SCHEMA = ScratchSchemas.ONE_TABLE;
+
     @RegisterExtension
     static final ScratchSchemas scratch = ScratchSchemas.open(6);
+
     private static final Pool pool = scratch.pool;
 
     private static String freshSchema() {
@@ -41,15 +43,20 @@ class StartupDdlTest {
 
     /** Every store's start-up DDL on {@code pgSchema}, as the server runs it. */
     private static Uni<Void> boot(String pgSchema) {
-        return new PostgresSyncStorage(pool, pgSchema, PostgresSyncStorage.Settings.DEFAULTS).ensureSchema(SCHEMA)
-                .chain(() -> new PostgresSegmentStore(pool, pgSchema, PostgresSegmentStore.DEFAULT_CACHE_BYTES).ensureSchema())
+        return new PostgresSyncStorage(pool, pgSchema, PostgresSyncStorage.Settings.DEFAULTS)
+                .ensureSchema(SCHEMA)
+                .chain(() -> new PostgresSegmentStore(pool, pgSchema, PostgresSegmentStore.DEFAULT_CACHE_BYTES)
+                        .ensureSchema())
                 .chain(() -> new PostgresBlobStore(pool, pgSchema).ensureSchema());
     }
 
     private static String busyTables(String pgSchema) {
         List<String> tables = new ArrayList<>();
         for (Row r : pool.preparedQuery("SELECT quote_ident(table_schema) || '.' || quote_ident(table_name)"
-                + " FROM information_schema.tables WHERE table_schema = $1").execute(Tuple.of(pgSchema)).await().atMost(WAIT)) {
+                        + " FROM information_schema.tables WHERE table_schema = $1")
+                .execute(Tuple.of(pgSchema))
+                .await()
+                .atMost(WAIT)) {
             tables.add(r.getString(0));
         }
         assertTrue(tables.size() >= 15, "every table of the storage exists: " + tables);
@@ -68,7 +75,8 @@ class StartupDdlTest {
         try (HeldTransaction pushes = HeldTransaction.begin(pool, busyTables(s))) {
             long t0 = System.nanoTime();
             boot(s).await().atMost(Duration.ofMillis(StorageSchemaMigration.DDL_LOCK_TIMEOUT_MS - 1000));
-            assertTrue(System.nanoTime() - t0 < TimeUnit.MILLISECONDS.toNanos(StorageSchemaMigration.DDL_LOCK_TIMEOUT_MS));
+            assertTrue(
+                    System.nanoTime() - t0 < TimeUnit.MILLISECONDS.toNanos(StorageSchemaMigration.DDL_LOCK_TIMEOUT_MS));
         }
     }
 
@@ -81,7 +89,10 @@ class StartupDdlTest {
     void missingDdlRunsUnderALockTimeoutAndIsRetried() throws Exception {
         String s = freshSchema();
         boot(s).await().atMost(WAIT);
-        pool.query("DROP INDEX \"" + s + "\".sync_tombstones_by_seq").execute().await().atMost(WAIT);
+        pool.query("DROP INDEX \"" + s + "\".sync_tombstones_by_seq")
+                .execute()
+                .await()
+                .atMost(WAIT);
         CompletableFuture<Void> booting;
         try (HeldTransaction pushes = HeldTransaction.begin(pool, busyTables(s))) {
             booting = boot(s).subscribeAsCompletionStage();
@@ -98,8 +109,15 @@ class StartupDdlTest {
             assertFalse(booting.isDone(), "the boot waits while the table is busy");
         }
         booting.get(WAIT.toSeconds(), TimeUnit.SECONDS);
-        assertEquals(1L, pool.preparedQuery("SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = $2")
-                .execute(Tuple.of(s, "sync_tombstones_by_seq")).await().atMost(WAIT).iterator().next().getLong(0));
+        assertEquals(
+                1L,
+                pool.preparedQuery("SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = $2")
+                        .execute(Tuple.of(s, "sync_tombstones_by_seq"))
+                        .await()
+                        .atMost(WAIT)
+                        .iterator()
+                        .next()
+                        .getLong(0));
     }
 
     /**
@@ -111,23 +129,34 @@ class StartupDdlTest {
     void anOlderDatabaseGainsTheNewObjects() {
         String s = freshSchema();
         boot(s).await().atMost(WAIT);
-        pool.query("DROP INDEX \"" + s + "\".sync_push_results_by_age; ALTER TABLE \"" + s + "\".sync_blob_sweeps DROP COLUMN pending;"
-                + " DROP TABLE \"" + s + "\".sync_jobs").execute().await().atMost(WAIT);
+        pool.query("DROP INDEX \"" + s + "\".sync_push_results_by_age; ALTER TABLE \"" + s
+                        + "\".sync_blob_sweeps DROP COLUMN pending;" + " DROP TABLE \"" + s + "\".sync_jobs")
+                .execute()
+                .await()
+                .atMost(WAIT);
         boot(s).await().atMost(WAIT);
         Row r = pool.preparedQuery("SELECT"
                         + " (SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(quote_ident($1) || '.sync_push_results_by_age')),"
                         + " (SELECT count(*) FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'sync_blob_sweeps'"
                         + " AND column_name = 'pending'),"
                         + " to_regclass(quote_ident($1) || '.sync_jobs') IS NOT NULL")
-                .execute(Tuple.of(s)).await().atMost(WAIT).iterator().next();
+                .execute(Tuple.of(s))
+                .await()
+                .atMost(WAIT)
+                .iterator()
+                .next();
         assertEquals(Boolean.TRUE, r.getBoolean(0));
         assertEquals(1L, r.getLong(1));
         assertEquals(Boolean.TRUE, r.getBoolean(2));
     }
 
     private static String xactStart(int pid) {
-        Row r = pool.preparedQuery("SELECT xact_start::text FROM pg_stat_activity WHERE pid = $1").execute(Tuple.of(pid))
-                .await().atMost(WAIT).iterator().next();
+        Row r = pool.preparedQuery("SELECT xact_start::text FROM pg_stat_activity WHERE pid = $1")
+                .execute(Tuple.of(pid))
+                .await()
+                .atMost(WAIT)
+                .iterator()
+                .next();
         return r.getString(0);
     }
 }

@@ -45,8 +45,9 @@ class ControlMessagesTest {
     void parsesHello() {
         ControlMessage m = ControlMessages.parseServerMessage(hello("5"));
         assertEquals(new Hello(1, "s", "a", "c", 5, 9, false, 123), m);
-        assertEquals("{\"event\":\"hello\",\"data\":{\"protocolVersion\":1,\"sessionId\":\"s\",\"actorId\":\"a\","
-                + "\"clientId\":\"c\",\"cursor\":5,\"latestCursor\":9,\"requiresSync\":false,\"timestamp\":123}}",
+        assertEquals(
+                "{\"event\":\"hello\",\"data\":{\"protocolVersion\":1,\"sessionId\":\"s\",\"actorId\":\"a\","
+                        + "\"clientId\":\"c\",\"cursor\":5,\"latestCursor\":9,\"requiresSync\":false,\"timestamp\":123}}",
                 ControlMessages.render(m));
     }
 
@@ -67,22 +68,21 @@ class ControlMessagesTest {
 
     @Test
     void unknownEventTolerated() {
-        ControlMessage m = ControlMessages.parseServerMessage(
-                "{\"event\":\"typing-indicator\",\"data\":{\"anything\":true}}");
+        ControlMessage m =
+                ControlMessages.parseServerMessage("{\"event\":\"typing-indicator\",\"data\":{\"anything\":true}}");
         assertEquals(new Unknown("typing-indicator"), m);
         // Unknown events are tolerated whatever their data looks like, even with no data.
-        assertEquals(new Unknown("cursor-moved"),
+        assertEquals(
+                new Unknown("cursor-moved"),
                 ControlMessages.parseServerMessage("{\"event\":\"cursor-moved\",\"data\":3.5}"));
         assertEquals(new Unknown("x"), ControlMessages.parseServerMessage("{\"event\":\"x\"}"));
         // Client direction: unknown type and unknown event are tolerated too.
         assertEquals(new Unknown("ping"), ControlMessages.parseClientMessage("{\"type\":\"ping\"}"));
-        assertEquals(new Unknown("typing"),
-                ControlMessages.parseClientMessage("{\"event\":\"typing\",\"data\":null}"));
+        assertEquals(new Unknown("typing"), ControlMessages.parseClientMessage("{\"event\":\"typing\",\"data\":null}"));
         // ...and the server events are unknown in the client direction.
-        assertEquals(new Unknown("sync"),
-                ControlMessages.parseClientMessage("{\"event\":\"sync\",\"data\":{}}"));
-        WireException e = assertThrows(WireException.class,
-                () -> ControlMessages.render(new Unknown("typing-indicator")));
+        assertEquals(new Unknown("sync"), ControlMessages.parseClientMessage("{\"event\":\"sync\",\"data\":{}}"));
+        WireException e =
+                assertThrows(WireException.class, () -> ControlMessages.render(new Unknown("typing-indicator")));
         assertEquals(WireException.INVALID_REQUEST, e.code());
     }
 
@@ -106,12 +106,21 @@ class ControlMessagesTest {
 
     @Test
     void malformedEnvelopesRejected() {
-        for (String bad : new String[] {"not json", "", "[]", "null", "42", "{\"event\":7}",
-                "{\"data\":{}}", "{\"event\":\"heartbeat\",\"data\":{\"timestamp\":1}} trailing"}) {
+        for (String bad : new String[] {
+            "not json",
+            "",
+            "[]",
+            "null",
+            "42",
+            "{\"event\":7}",
+            "{\"data\":{}}",
+            "{\"event\":\"heartbeat\",\"data\":{\"timestamp\":1}} trailing"
+        }) {
             assertInvalidServer(bad);
         }
-        for (String bad : new String[] {"not json", "{}", "{\"type\":1}",
-                "{\"type\":\"ack\",\"event\":\"presence\",\"cursor\":1}"}) {
+        for (String bad :
+                new String[] {"not json", "{}", "{\"type\":1}", "{\"type\":\"ack\",\"event\":\"presence\",\"cursor\":1}"
+                }) {
             assertInvalidClient(bad);
         }
     }
@@ -126,8 +135,9 @@ class ControlMessagesTest {
 
     @Test
     void fractionalAndNonFiniteNumbersRejected() {
-        for (String bad : new String[] {"57.5", "0.1", "5.75e1", "1e-7", "NaN", "Infinity", "-Infinity",
-                "1e400", "\"57\"", "true", "null"}) {
+        for (String bad : new String[] {
+            "57.5", "0.1", "5.75e1", "1e-7", "NaN", "Infinity", "-Infinity", "1e400", "\"57\"", "true", "null"
+        }) {
             assertInvalidServer(hello(bad));
         }
         assertInvalidServer("{\"event\":\"heartbeat\",\"data\":{\"timestamp\":1.5}}");
@@ -137,12 +147,19 @@ class ControlMessagesTest {
 
     @Test
     void numbersBeyondSafeRangeRejected() {
-        assertEquals(9007199254740991L,
-                ((Hello) ControlMessages.parseServerMessage(hello("9007199254740991"))).cursor());
-        assertEquals(-9007199254740991L,
-                ((Hello) ControlMessages.parseServerMessage(hello("-9007199254740991"))).cursor());
-        for (String bad : new String[] {"9007199254740992", "-9007199254740992", "9223372036854775807",
-                "18446744073709551616", "9007199254740992.0", "9.007199254740993e15", "1e16"}) {
+        assertEquals(
+                9007199254740991L, ((Hello) ControlMessages.parseServerMessage(hello("9007199254740991"))).cursor());
+        assertEquals(
+                -9007199254740991L, ((Hello) ControlMessages.parseServerMessage(hello("-9007199254740991"))).cursor());
+        for (String bad : new String[] {
+            "9007199254740992",
+            "-9007199254740992",
+            "9223372036854775807",
+            "18446744073709551616",
+            "9007199254740992.0",
+            "9.007199254740993e15",
+            "1e16"
+        }) {
             assertInvalidServer(hello(bad));
         }
         assertInvalidClient("{\"type\":\"ack\",\"cursor\":9007199254740992}");
@@ -166,8 +183,8 @@ class ControlMessagesTest {
     @Test
     void wakeParsing() {
         for (WakeReason r : WakeReason.values()) {
-            String json = "{\"event\":\"sync\",\"data\":{\"cursor\":64,\"requiresPull\":true,\"reason\":\""
-                    + r.wire() + "\",\"timestamp\":1}}";
+            String json = "{\"event\":\"sync\",\"data\":{\"cursor\":64,\"requiresPull\":true,\"reason\":\"" + r.wire()
+                    + "\",\"timestamp\":1}}";
             ControlMessage m = ControlMessages.parseServerMessage(json);
             assertEquals(new Wake(64, r, 1), m);
             assertEquals(json, ControlMessages.render(m));
@@ -190,7 +207,8 @@ class ControlMessagesTest {
             assertInvalidServer("{\"event\":\"sync\",\"data\":{\"cursor\":1,\"requiresPull\":" + rp
                     + ",\"reason\":\"reset-required\",\"timestamp\":0}}");
         }
-        assertInvalidServer("{\"event\":\"sync\",\"data\":{\"cursor\":1,\"reason\":\"reset-required\",\"timestamp\":0}}");
+        assertInvalidServer(
+                "{\"event\":\"sync\",\"data\":{\"cursor\":1,\"reason\":\"reset-required\",\"timestamp\":0}}");
     }
 
     @Test
@@ -218,17 +236,15 @@ class ControlMessagesTest {
         assertInvalidServer(join.replace(",\"timestamp\":5", ""));
         // The records enforce the same tie.
         ObjectNode doc = JsonNodeFactory.instance.objectNode().put("x", 1);
-        assertThrows(WireException.class,
-                () -> new PresenceFanout("project:p1", PresenceKind.LEAVE, "a", "c", doc, 1));
-        assertThrows(WireException.class,
-                () -> new PresenceFanout("project:p1", PresenceKind.JOIN, "a", "c", null, 1));
+        assertThrows(WireException.class, () -> new PresenceFanout("project:p1", PresenceKind.LEAVE, "a", "c", doc, 1));
+        assertThrows(WireException.class, () -> new PresenceFanout("project:p1", PresenceKind.JOIN, "a", "c", null, 1));
     }
 
     @Test
     void presenceErrorParsing() {
         for (PresenceErrorCode code : PresenceErrorCode.values()) {
-            String json = "{\"event\":\"presence\",\"data\":{\"scopeKey\":\"project:p1\",\"error\":\""
-                    + code.wire() + "\",\"timestamp\":9}}";
+            String json = "{\"event\":\"presence\",\"data\":{\"scopeKey\":\"project:p1\",\"error\":\"" + code.wire()
+                    + "\",\"timestamp\":9}}";
             ControlMessage m = ControlMessages.parseServerMessage(json);
             assertEquals(new PresenceError("project:p1", code, 9), m);
             assertEquals(json, ControlMessages.render(m));
@@ -262,11 +278,13 @@ class ControlMessagesTest {
 
     @Test
     void errorMessagesAreStatic() {
-        WireException e = assertThrows(WireException.class,
-                () -> ControlMessages.parseServerMessage(hello("123456789.5")));
+        WireException e =
+                assertThrows(WireException.class, () -> ControlMessages.parseServerMessage(hello("123456789.5")));
         assertFalse(e.getMessage().contains("123456789"));
-        e = assertThrows(WireException.class, () -> ControlMessages.parseServerMessage(
-                "{\"event\":\"sync\",\"data\":{\"cursor\":1,\"requiresPull\":true,\"reason\":\"secret-reason\",\"timestamp\":0}}"));
+        e = assertThrows(
+                WireException.class,
+                () -> ControlMessages.parseServerMessage(
+                        "{\"event\":\"sync\",\"data\":{\"cursor\":1,\"requiresPull\":true,\"reason\":\"secret-reason\",\"timestamp\":0}}"));
         assertFalse(e.getMessage().contains("secret-reason"));
     }
 

@@ -25,7 +25,8 @@ class RealtimeVectorsTest {
     private static boolean isClientToServer(JsonNode entry) {
         String covers = entry.path("covers").asText("");
         String name = entry.path("name").asText("");
-        return covers.startsWith("Client→server") || covers.startsWith("Client->server")
+        return covers.startsWith("Client→server")
+                || covers.startsWith("Client->server")
                 || name.startsWith("presence-publish");
     }
 
@@ -50,7 +51,9 @@ class RealtimeVectorsTest {
             ControlMessage msg = parse(entry, text);
             assertFalse(msg instanceof ControlMessage.Unknown, "vector parsed as unknown: " + name);
             String rendered = ControlMessages.render(msg);
-            assertEquals(ControlMessages.readTree(text), ControlMessages.readTree(rendered),
+            assertEquals(
+                    ControlMessages.readTree(text),
+                    ControlMessages.readTree(rendered),
                     "re-rendered vector differs: " + name);
             // Compact output: rendering the re-parsed message is stable.
             assertEquals(rendered, ControlMessages.render(parse(entry, rendered)), name);
@@ -63,15 +66,15 @@ class RealtimeVectorsTest {
             String name = entry.path("name").asText();
             String expected = entry.path("error").asText();
             String text = Files.readString(dir.resolve(entry.path("json").asText()), StandardCharsets.UTF_8);
-            WireException e = assertThrows(WireException.class, () -> parse(entry, text),
-                    "invalid vector accepted: " + name);
+            WireException e =
+                    assertThrows(WireException.class, () -> parse(entry, text), "invalid vector accepted: " + name);
             assertEquals(expected, e.code(), name);
             invalid++;
         }
 
         assertTrue(valid >= 4, "expected at least four valid realtime vectors");
         assertTrue(invalid >= 4, "expected at least four invalid realtime vectors");
-        System.out.println("realtime vectors checked: " + (valid + invalid)
-                + " (" + valid + " valid, " + invalid + " invalid)");
+        System.out.println(
+                "realtime vectors checked: " + (valid + invalid) + " (" + valid + " valid, " + invalid + " invalid)");
     }
 }
