@@ -101,7 +101,7 @@ start_server() { # log [jvm args...]
     SYNCULAR_SCHEMA_PATH="$SCHEMA_FILE" \
     SYNCULAR_STORAGE_PG_SCHEMA="$PG_SCHEMA" \
     SYNCULAR_SIGNED_URLS_KEY="${SYNCULAR_SIGNED_URLS_KEY:-bench-signing-key-0123456789abcdef0123}" \
-        java $SERVER_JAVA_OPTS "$@" -jar "${APP_JAR:-target/quarkus-app/quarkus-run.jar}" >"$log" 2>&1 &
+        "${JAVA:-java}" $SERVER_JAVA_OPTS "$@" -jar "${APP_JAR:-target/quarkus-app/quarkus-run.jar}" >"$log" 2>&1 &
     SERVER_PID=$!
 }
 

@@ -13,6 +13,7 @@
 #   RUNS                  how many starts (default 5)
 #   SERVER_JAVA_OPTS      JVM options (default: the chart's flags)
 #   APP_JAR               the jar to start (default target/quarkus-app/quarkus-run.jar)
+#   JAVA                  the java launcher (default java on the PATH), e.g. /usr/lib/jvm/temurin-25-jdk-amd64/bin/java
 #   SKIP_PACKAGE=1        reuse target/quarkus-app as it is
 set -euo pipefail
 cd "$(dirname "$0")/.."

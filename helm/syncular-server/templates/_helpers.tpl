@@ -158,6 +158,11 @@ secret by reference (never a value).
   mountPath: /etc/syncular/policy
   readOnly: true
 {{- end }}
+{{- if .Values.operations.queries }}
+- name: operations
+  mountPath: /etc/syncular/operations
+  readOnly: true
+{{- end }}
 {{- end }}
 
 {{- define "syncular-server.volumes" -}}
@@ -179,6 +184,11 @@ secret by reference (never a value).
 - name: policy
   configMap:
     name: {{ include "syncular-server.fullname" . }}-policy
+{{- end }}
+{{- if .Values.operations.queries }}
+- name: operations
+  configMap:
+    name: {{ include "syncular-server.fullname" . }}-operations
 {{- end }}
 {{- end }}
 

@@ -436,6 +436,48 @@ class HelmChartTest {
     }
 
     /**
+     * Remote operations (docs/OPERATIONS.md): the queries IR document lands in its own ConfigMap, mounted read-only
+     * and named by {@code syncular.operations.queries.path}; the privileged lists and the watch caps reach the
+     * server's configuration; without a document no ConfigMap, mount or path.
+     */
+    @Test
+    void operationsQueriesAndWatchCapsReachTheServer() {
+        String doc = "{\"queryIrVersion\":4,\"queries\":[]}";
+        RenderedChart chart = RenderedChart.minimal(t -> t.set("operations.queries", doc)
+                .set("operations.privileged[0]", "allTodos")
+                .set("operations.privilegedActors[0]", "reporting")
+                .set("operations.privilegedActors[1]", "admin")
+                .set("operations.maxRows", "500")
+                .set("operations.watch.maxPerConnection", "20")
+                .set("operations.watch.minRerunInterval", "250ms"));
+        Properties config = chart.config();
+        assertEquals(
+                "/etc/syncular/operations/syncular.queries.ir.json",
+                config.getProperty("syncular.operations.queries.path"));
+        assertEquals("allTodos", config.getProperty("syncular.operations.queries.privileged"));
+        assertEquals("reporting,admin", config.getProperty("syncular.operations.queries.privileged-actors"));
+        assertEquals("500", config.getProperty("syncular.operations.queries.max-rows"));
+        assertEquals("20", config.getProperty("syncular.operations.watch.max-per-connection"));
+        assertEquals("10000", config.getProperty("syncular.operations.watch.max-per-pod"));
+        assertEquals("250ms", config.getProperty("syncular.operations.watch.min-rerun-interval"));
+        assertEquals(
+                doc,
+                chart.get(ConfigMap.class, FULLNAME + "-operations").getData().get("syncular.queries.ir.json"));
+        Deployment d = chart.get(Deployment.class, FULLNAME);
+        assertTrue(server(d).getVolumeMounts().stream()
+                .anyMatch(m -> m.getName().equals("operations")
+                        && m.getMountPath().equals("/etc/syncular/operations")
+                        && Boolean.TRUE.equals(m.getReadOnly())));
+        assertTrue(d.getSpec().getTemplate().getSpec().getVolumes().stream()
+                .anyMatch(v -> v.getName().equals("operations")
+                        && v.getConfigMap().getName().equals(FULLNAME + "-operations")));
+        RenderedChart none = RenderedChart.minimal(t -> t);
+        assertEquals(null, none.config().getProperty("syncular.operations.queries.path"));
+        assertTrue(server(none.get(Deployment.class, FULLNAME)).getVolumeMounts().stream()
+                .noneMatch(m -> m.getName().equals("operations")));
+    }
+
+    /**
      * §9 schema window: older schema IR documents given by name land in the schema ConfigMap beside the current one
      * and reach the server as {@code syncular.schema.window}; with an existing ConfigMap, by key.
      */
