@@ -1,5 +1,6 @@
 package dev.syncular.server.operations;
 
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -34,4 +35,26 @@ public interface OperationObserver {
      * {@link #OK} or the answered code, {@code nanos} from the message's arrival (or the rerun's start) to the answer.
      */
     void answered(String operation, Binding binding, String outcome, long nanos);
+
+    /**
+     * An operation of {@code partition} answered with the error {@code code} (a §7 {@code operation.*} or a
+     * {@code sync.*} code): told after {@link #answered}, for the admin event tail.
+     */
+    default void failed(String operation, Binding binding, String code, String partition) {}
+
+    /** Tells every one of {@code observers}, in order. */
+    static OperationObserver of(List<OperationObserver> observers) {
+        List<OperationObserver> all = List.copyOf(observers);
+        return new OperationObserver() {
+            @Override
+            public void answered(String operation, Binding binding, String outcome, long nanos) {
+                all.forEach(o -> o.answered(operation, binding, outcome, nanos));
+            }
+
+            @Override
+            public void failed(String operation, Binding binding, String code, String partition) {
+                all.forEach(o -> o.failed(operation, binding, code, partition));
+            }
+        };
+    }
 }

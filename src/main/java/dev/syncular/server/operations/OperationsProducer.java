@@ -116,9 +116,20 @@ public class OperationsProducer {
             SyncStorage storage,
             CommandRegistry commands,
             SyncEngine engine,
-            OperationObserver observer) {
+            @Any Instance<OperationObserver> observers) {
+        // the meters and the admin event tail (ops), in one
+        List<OperationObserver> all = new ArrayList<>();
+        observers.forEach(all::add);
         return new RemoteOperations(
-                registry, executor, window.current(), resolver, authorizer, storage, commands, engine, observer);
+                registry,
+                executor,
+                window.current(),
+                resolver,
+                authorizer,
+                storage,
+                commands,
+                engine,
+                OperationObserver.of(all));
     }
 
     /** The pod's §6 watches ({@code syncular.operations.watch.*}); the socket and the commit signal are wired in {@code realtime}. */

@@ -74,7 +74,11 @@ public final class RemoteOperations {
         }
         return answer.onItemOrFailure().transform((ok, failure) -> {
             OperationValue out = failure == null ? ok : error(failure);
-            observer.answered(operation[0], OperationObserver.Binding.HTTP, outcome(out), System.nanoTime() - start);
+            String outcome = outcome(out);
+            observer.answered(operation[0], OperationObserver.Binding.HTTP, outcome, System.nanoTime() - start);
+            if (!outcome.equals(OperationObserver.OK)) {
+                observer.failed(operation[0], OperationObserver.Binding.HTTP, outcome, ctx.partition());
+            }
             return TaggedValueCodec.encode(out);
         });
     }

@@ -2,6 +2,7 @@ package dev.syncular.server.ops;
 
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.operations.OperationObserver;
 import dev.syncular.server.sync.SyncObserver;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -18,13 +19,15 @@ import java.util.Map;
  * pod keeps its own; nothing is shared or persisted, and a restart empties it. Metrics are the cross-pod view.
  */
 @ApplicationScoped
-public class OperationalEvents implements SyncObserver {
+public class OperationalEvents implements SyncObserver, OperationObserver {
     /** Event kinds. */
     public static final String REJECTION = "rejection";
 
     public static final String CONFLICT = "conflict";
     public static final String GATE_REFUSAL = "gate_refusal";
     public static final String PRUNE = "prune";
+    /** A remote operation (REMOTE.md) answered with an error: its code, the operation id and the binding. */
+    public static final String OPERATION_FAILED = "operation_failed";
 
     /**
      * One event: {@code seq} numbers this pod's events from 1 (a gap means the ring dropped older ones);
@@ -90,6 +93,14 @@ public class OperationalEvents implements SyncObserver {
      */
     public void reaction(String event, String code, String partition, long reactionId, String type, int attempt) {
         add(event, code, partition, Map.of("reactionId", reactionId, "type", type, "attempt", attempt));
+    }
+
+    @Override
+    public void answered(String operation, Binding binding, String outcome, long nanos) {}
+
+    @Override
+    public void failed(String operation, Binding binding, String code, String partition) {
+        add(OPERATION_FAILED, code, partition, Map.of("operation", operation, "binding", binding.tag()));
     }
 
     /** A pruning pass that removed commits. */

@@ -15,6 +15,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.cli.SyncularCli;
+import dev.syncular.server.ops.OperationalEvents;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -45,6 +46,9 @@ class CommandsTest {
 
     @Inject
     SchemaWindow window;
+
+    @Inject
+    OperationalEvents events;
 
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;
@@ -219,6 +223,15 @@ class CommandsTest {
         reader.syncUntilIdle();
         OperationsResourceTest.assertError(
                 call("mallory", command("test.renameTodo", "m1", rename("m1", "l1", "x"))), "operation.forbidden");
+        // the admin event tail (GET /admin/events) names the failure, its operation and partition
+        assertTrue(
+                events.tail(50).stream()
+                        .anyMatch(e -> e.kind().equals(OperationalEvents.OPERATION_FAILED)
+                                && "operation.forbidden".equals(e.code())
+                                && partition.equals(e.partition())
+                                && "test.renameTodo".equals(e.details().get("operation"))
+                                && "http".equals(e.details().get("binding"))),
+                events.tail(50).toString());
         OperationsResourceTest.assertError(
                 call("alice", command("test.nothing", "n1", obj())), "operation.invalid_request");
         Map<String, Object> boom = call("alice", command("test.boom", "b1", obj()));
