@@ -158,7 +158,7 @@ secret by reference (never a value).
   mountPath: /etc/syncular/policy
   readOnly: true
 {{- end }}
-{{- if .Values.operations.queries }}
+{{- if or .Values.operations.queries .Values.operations.commands }}
 - name: operations
   mountPath: /etc/syncular/operations
   readOnly: true
@@ -185,7 +185,7 @@ secret by reference (never a value).
   configMap:
     name: {{ include "syncular-server.fullname" . }}-policy
 {{- end }}
-{{- if .Values.operations.queries }}
+{{- if or .Values.operations.queries .Values.operations.commands }}
 - name: operations
   configMap:
     name: {{ include "syncular-server.fullname" . }}-operations

@@ -5,6 +5,7 @@ import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.sync.ServerCommand;
+import dev.syncular.server.wire.ColumnType;
 import dev.syncular.server.wire.Op;
 import dev.syncular.server.wire.PushOperation;
 import dev.syncular.server.wire.SparseRow;
@@ -56,6 +57,20 @@ final class CommandRun implements ServerCommand {
         return out;
     }
 
+    /** §4 numbers arrive as doubles: an integral one fits an integer column, any number a float column. */
+    private static Object coerced(ColumnSchema column, Object v) {
+        if (column.type() == ColumnType.INTEGER && v instanceof Double d && d == Math.rint(d) && !d.isInfinite()) {
+            return d.longValue();
+        }
+        if (column.type() == ColumnType.INTEGER && v instanceof Integer i) {
+            return i.longValue();
+        }
+        if (column.type() == ColumnType.FLOAT && v instanceof Number n && !(v instanceof Double)) {
+            return n.doubleValue();
+        }
+        return v;
+    }
+
     private PushOperation operation(RemoteCommand.Mutation m) {
         TableSchema table = m.table() == null ? null : schema.table(m.table());
         if (table == null) {
@@ -75,7 +90,7 @@ final class CommandRun implements ServerCommand {
             if (table.column(e.getKey()) == null) {
                 throw OperationException.invalid("a command mutation names an unknown column");
             }
-            values[table.columnIndex(e.getKey())] = e.getValue();
+            values[table.columnIndex(e.getKey())] = coerced(table.column(e.getKey()), e.getValue());
         }
         Object key = values[table.primaryKeyIndex()];
         if (key == null || !m.rowId().equals(table.primaryKeyColumn().type().rowIdOf(key))) {

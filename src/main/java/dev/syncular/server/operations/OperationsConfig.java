@@ -17,6 +17,17 @@ public interface OperationsConfig {
     /** The REMOTE.md §6 watch socket at {@code <mount>/operations/realtime}. */
     Watch watch();
 
+    /** Commands declared in a document (docs/OPERATIONS.md, "Declared commands"), beside the image's own beans. */
+    Commands commands();
+
+    interface Commands {
+        /**
+         * The declared-commands document (JSON); unset = none. Env form {@code SYNCULAR_OPERATIONS_COMMANDS_PATH}.
+         * A document naming an unknown table or column, or an id twice, stops the start-up.
+         */
+        Optional<String> path();
+    }
+
     /**
      * The body cap of {@code POST <mount>/operations} (413 above it), within {@code syncular.max-request-bytes}:
      * an operation request is a few params, never a bulk upload.

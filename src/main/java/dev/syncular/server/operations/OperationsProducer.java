@@ -22,6 +22,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import org.jboss.logging.Logger;
 
@@ -92,10 +93,24 @@ public class OperationsProducer {
 
     @Produces
     @Singleton
-    CommandRegistry commands(@Any Instance<RemoteCommand> beans) {
+    CommandRegistry commands(@Any Instance<RemoteCommand> beans, OperationsConfig config, SchemaWindow window) {
+        List<RemoteCommand> all = new ArrayList<>();
+        beans.forEach(all::add);
+        Optional<String> declared = config.commands().path().filter(p -> !p.isBlank());
+        if (declared.isPresent()) {
+            String path = declared.get().trim();
+            try {
+                all.addAll(DeclaredCommands.load(Files.readAllBytes(Path.of(path)), window.current()));
+            } catch (IOException e) {
+                throw new ConfigurationException("syncular.operations.commands.path: cannot read " + path + " ("
+                        + e.getClass().getSimpleName() + ")");
+            } catch (IllegalArgumentException e) {
+                throw new ConfigurationException("syncular.operations.commands.path: " + path + ": " + e.getMessage());
+            }
+        }
         CommandRegistry registry;
         try {
-            registry = new CommandRegistry(beans);
+            registry = new CommandRegistry(all);
         } catch (IllegalArgumentException e) {
             throw new ConfigurationException("remote commands: " + e.getMessage());
         }

@@ -463,6 +463,18 @@ class HelmChartTest {
         assertEquals(
                 doc,
                 chart.get(ConfigMap.class, FULLNAME + "-operations").getData().get("syncular.queries.ir.json"));
+        assertEquals(null, config.getProperty("syncular.operations.commands.path"));
+        String commands = "{\"commands\":[]}";
+        RenderedChart declared = RenderedChart.minimal(t -> t.set("operations.commands", commands));
+        assertEquals(
+                "/etc/syncular/operations/commands.json",
+                declared.config().getProperty("syncular.operations.commands.path"));
+        assertEquals(
+                commands,
+                declared.get(ConfigMap.class, FULLNAME + "-operations")
+                        .getData()
+                        .get("commands.json"));
+        assertEquals(null, declared.config().getProperty("syncular.operations.queries.path"));
         Deployment d = chart.get(Deployment.class, FULLNAME);
         assertTrue(server(d).getVolumeMounts().stream()
                 .anyMatch(m -> m.getName().equals("operations")

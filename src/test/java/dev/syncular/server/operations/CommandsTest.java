@@ -17,6 +17,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.cli.SyncularCli;
 import dev.syncular.server.ops.OperationalEvents;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.quarkus.test.junit.QuarkusTest;
@@ -141,6 +142,46 @@ class CommandsTest {
         Map<String, Object> replay = call("alice", command("test.renameTodo", "r-out", rename("t9", "l9", "x")));
         assertEquals("rejected", replay.get("status"), replay.toString());
         assertEquals(runs, TestCommands.RenameTodo.RUNS.get(), "a stored rejection replays without running");
+    }
+
+    /** Declared commands (docs/OPERATIONS.md): an image without Java code offers updates, upserts and deletes. */
+    @Test
+    void declaredCommandsWriteOneRowByParams() throws Exception {
+        SyncTestClient reader = reader();
+        reader.syncUntilIdle();
+        Map<String, Object> created = call(
+                "alice",
+                command(
+                        "todos.create",
+                        "d1",
+                        obj("id", str("d-1"), "list", str("l1"), "title", str("declared"), "position", num(3))));
+        assertEquals("applied", created.get("status"), created.toString());
+        OperationsResourceTest.assertError(
+                call(
+                        "bob",
+                        command(
+                                "todos.create",
+                                "d2",
+                                obj("id", str("d-2"), "list", str("l1"), "title", str("x"), "position", num(1)))),
+                "operation.forbidden");
+        Map<String, Object> done = call("bob", command("todos.complete", "d3", obj("id", str("d-1"))));
+        assertEquals("applied", done.get("status"), done.toString());
+        OperationsResourceTest.assertError(
+                call("bob", command("todos.complete", "d4", obj("id", str("nope")))), "operation.invalid_request");
+        OperationsResourceTest.assertError(
+                call("alice", command("todos.create", "d5", obj("id", str("d-5")))), "operation.invalid_request");
+        reader.syncUntilIdle();
+        SyncTestClient.LocalRow row = reader.table("todos").get("d-1");
+        TableSchema todos = window.current().table("todos");
+        assertEquals("declared", row.values()[todos.columnIndex("title")]);
+        assertEquals(true, row.values()[todos.columnIndex("done")]);
+        assertEquals(3L, row.values()[todos.columnIndex("position")]);
+        assertEquals(
+                "applied",
+                call("alice", command("todos.remove", "d6", obj("id", str("d-1"))))
+                        .get("status"));
+        reader.syncUntilIdle();
+        assertFalse(reader.table("todos").containsKey("d-1"));
     }
 
     /** The CLI's {@code command} and {@code query} against the same server: plain JSON in and out, exit status. */

@@ -72,6 +72,9 @@ class OperationsResourceTest {
             m.put("syncular.operations.queries.privileged-actors", "reader");
             m.put("syncular.operations.queries.max-rows-by-query.allTodosCapped", "2");
             m.put("syncular.dev-auth.allowed-scopes", "{\"list_id\":[\"l1\",\"l2\"]}");
+            m.put(
+                    "syncular.operations.commands.path",
+                    DIR.resolve("commands.json").toString());
             return m;
         }
     }
