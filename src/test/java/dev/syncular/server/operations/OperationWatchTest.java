@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.RawHttp;
 import dev.syncular.server.testsupport.RealtimeSocket;
@@ -92,6 +93,9 @@ class OperationWatchTest {
 
     @Inject
     MeterRegistry registry;
+
+    @Inject
+    SyncStorage storage;
 
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;
@@ -284,6 +288,28 @@ class OperationWatchTest {
         assertEquals(List.of("t1", "t3"), ids(barrier));
         assertTrue(s.binaries.isEmpty() && s.texts.isEmpty(), "nothing else for a commit to notes");
         await(() -> answered("todosInList", "ok") - before == 3, "a, its rerun and c counted per operation id");
+    }
+
+    /**
+     * §2.1 restore rotation: the partition's log epoch changes, so every watch of the partition gets a fresh
+     * snapshot (announced on the commit channel like on the sync socket), and watches of other partitions none.
+     */
+    @Test
+    void anEpochRotationRerunsThePartitionsWatches() throws Exception {
+        RealtimeSocket s = socket();
+        send(s, watch("r", "todosInList", "l1"));
+        assertEquals(List.of("t1"), ids(snapshot(s, "r")));
+        String other = "watch-other-" + UUID.randomUUID();
+        RealtimeSocket elsewhere = socket("writer", other);
+        send(elsewhere, watch("o", "todosInList", "l1"));
+        assertEquals(List.of(), ids(snapshot(elsewhere, "o")));
+
+        storage.rotateLogEpoch(partition).await().atMost(RealtimeSocket.WAIT);
+        assertEquals(List.of("t1"), ids(snapshot(s, "r")), "a fresh snapshot after the rotation");
+        // a watch registered afterwards answers first on the other partition's socket: no rerun came before it
+        send(elsewhere, watch("o2", "todosInList", "l2"));
+        assertEquals(List.of(), ids(snapshot(elsewhere, "o2")));
+        assertTrue(elsewhere.binaries.isEmpty(), "no rerun for another partition's rotation");
     }
 
     @Test
