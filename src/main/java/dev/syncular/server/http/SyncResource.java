@@ -52,7 +52,10 @@ import org.jboss.resteasy.reactive.RestMulti;
 @Path("/sync")
 public class SyncResource {
     public static final String CONTENT_TYPE = "application/vnd.syncular.sync.v2";
-    /** A compressed response of about this size or more is coded on a worker thread. */
+    /**
+     * A compressed response of about this size or more is coded on a worker thread; at least
+     * {@link ContentCoding#ZSTD_FROM_BYTES}, so the size estimate capped here also chooses the coding.
+     */
     static final int OFFLOAD_BYTES = 16 * 1024;
 
     private final SyncEngine engine;
@@ -92,15 +95,18 @@ public class SyncResource {
                 .onTermination()
                 .invoke(body::release);
         // §1.3: the coding honours Accept-Encoding and pays for itself (small responses go identity-coded)
-        Uni<Coded> coded = planned.map(frames -> new Coded(frames, SyncRound.coding(frames, accepted)));
+        Uni<Coded> coded = planned.map(frames -> {
+            // one size estimate, counted up to OFFLOAD_BYTES (beyond every threshold the coding is chosen by)
+            long bytes = ResponseBody.estimatedBytes(frames, OFFLOAD_BYTES);
+            return new Coded(frames, ContentCoding.choose(accepted, bytes), bytes);
+        });
         return RestMulti.fromUniResponse(
                 coded,
                 c -> {
                     Multi<Buffer> chunks = Multi.createFrom().iterable(SyncRound.chunks(c.frames(), c.coding()));
                     // compressing a large response is CPU work: its chunks are produced on a worker, not the
                     // event loop (a small one is cheaper to code in place than to hand over)
-                    return c.coding() != ContentCoding.IDENTITY
-                                    && ResponseBody.estimatedBytes(c.frames(), OFFLOAD_BYTES) >= OFFLOAD_BYTES
+                    return c.coding() != ContentCoding.IDENTITY && c.bytes() >= OFFLOAD_BYTES
                             ? chunks.runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
                             : chunks;
                 },
@@ -108,8 +114,8 @@ public class SyncResource {
                 c -> 200);
     }
 
-    /** A planned response and the coding it goes out in. */
-    private record Coded(List<Frame> frames, ContentCoding coding) {}
+    /** A planned response, the coding it goes out in and its estimated size (capped at {@link #OFFLOAD_BYTES}). */
+    private record Coded(List<Frame> frames, ContentCoding coding, long bytes) {}
 
     static Map<String, List<String>> responseHeaders(ContentCoding coding) {
         return coding == ContentCoding.IDENTITY

@@ -5,26 +5,17 @@ import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.operations.OperationsConfig;
-import dev.syncular.server.round.ErrorBodies;
 import dev.syncular.server.round.HttpError;
-import dev.syncular.server.round.RoundFailure;
-import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.quarkus.websockets.next.HttpUpgradeCheck;
 import io.quarkus.websockets.next.UserData;
 import io.smallrye.mutiny.Uni;
-import io.vertx.core.Context;
-import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
-import java.util.Map;
-import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import org.jboss.logging.Logger;
 
 /**
  * The upgrade of the REMOTE.md §6 watch socket, {@code GET <mount>/operations/realtime}: authenticated exactly
@@ -49,16 +40,11 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
 
     static final String ENDPOINT_ID = "syncular-operations-realtime";
     private static final String TICKET_HEADER = "x-syncular-watch-ticket";
-    private static final Logger LOG = Logger.getLogger(OperationWatchUpgrade.class);
-    private static final long TICKET_TTL_MS = 30_000;
-
-    private final ConcurrentHashMap<String, SyncRequestContext> tickets = new ConcurrentHashMap<>();
-    private final Authenticator authenticator;
     private final PodRealtime realtime;
     private final String mountPrefix;
-    private final UpgradeToken browserToken;
     private final PodOperationWatches pod;
     private final int maxConnections;
+    private final UpgradeHandshake<SyncRequestContext> handshake;
 
     @Inject
     public OperationWatchUpgrade(
@@ -69,10 +55,15 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
             OperationsConfig operations) {
         this.pod = pod;
         this.maxConnections = operations.watch().maxConnections();
-        this.authenticator = authenticator;
         this.realtime = realtime;
         this.mountPrefix = config.mountPrefix();
-        this.browserToken = new UpgradeToken(config.realtime());
+        this.handshake = new UpgradeHandshake<>(
+                TICKET_HEADER,
+                ENDPOINT_PATH,
+                "Operations watch",
+                authenticator,
+                mountPrefix,
+                new UpgradeToken(config.realtime()));
     }
 
     void routes(@Observes Router router) {
@@ -81,7 +72,7 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
 
     private void filter(RoutingContext rc) {
         HttpServerRequest req = rc.request();
-        req.headers().remove(TICKET_HEADER);
+        handshake.stripTicket(req);
         if (!"websocket".equalsIgnoreCase(req.getHeader("Upgrade"))) {
             refuse(rc, new HttpError(400, ErrorCode.INVALID_REQUEST, "a WebSocket upgrade is required"));
             return;
@@ -98,48 +89,11 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
             refuse(rc, new SyncError(ErrorCode.WEBSOCKET_CONNECTION_LIMIT, "too many watch connections"));
             return;
         }
-        try {
-            browserToken.apply(req); // a browser's token from the query or a cookie; the header wins
-        } catch (HttpError e) {
-            refuse(rc, e);
-            return;
-        }
-        Context context = Vertx.currentContext();
-        req.pause();
-        SyncRound.authenticated(authenticator.authenticate(req))
-                .subscribe()
-                .with(
-                        ctx -> context.runOnContext(v -> {
-                            String ticket = UUID.randomUUID().toString();
-                            tickets.put(ticket, ctx);
-                            rc.vertx().setTimer(TICKET_TTL_MS, t -> tickets.remove(ticket));
-                            req.headers().set(TICKET_HEADER, ticket);
-                            req.resume();
-                            if (mountPrefix.isEmpty()) {
-                                rc.next();
-                            } else {
-                                String query = browserToken.withoutToken(req.query()); // the token goes no further
-                                rc.reroute(ENDPOINT_PATH + (query == null || query.isEmpty() ? "" : "?" + query));
-                            }
-                        }),
-                        e -> context.runOnContext(v -> {
-                            req.resume();
-                            refuse(rc, e);
-                        }));
+        handshake.admit(rc, ctx -> Uni.createFrom().item(ctx));
     }
 
-    private static void refuse(RoutingContext rc, Throwable e) {
-        RoundFailure error = RoundFailure.of(e);
-        if (error.internal()) {
-            LOG.error("Operations watch upgrade failed; answered as sync.internal_error", e);
-        }
-        if (!rc.response().ended()) {
-            rc.response()
-                    .setStatusCode(error.status())
-                    .putHeader("Content-Type", "application/json")
-                    .end(ErrorBodies.body(error.code(), error.message(), Map.of())
-                            .toString());
-        }
+    private void refuse(RoutingContext rc, Throwable e) {
+        handshake.refuse(rc, e);
     }
 
     @Override
@@ -149,8 +103,7 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
 
     @Override
     public Uni<CheckResult> perform(HttpUpgradeContext context) {
-        String ticket = context.httpRequest().getHeader(TICKET_HEADER);
-        SyncRequestContext ctx = ticket == null ? null : tickets.remove(ticket);
+        SyncRequestContext ctx = handshake.redeem(context.httpRequest());
         if (ctx == null) {
             return CheckResult.rejectUpgrade(404);
         }

@@ -4,16 +4,11 @@ import dev.syncular.server.auth.Authenticator;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
-import dev.syncular.server.round.ErrorBodies;
 import dev.syncular.server.round.HttpError;
-import dev.syncular.server.round.RoundFailure;
-import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.storage.StorableText;
 import io.quarkus.websockets.next.HttpUpgradeCheck;
 import io.quarkus.websockets.next.UserData;
 import io.smallrye.mutiny.Uni;
-import io.vertx.core.Context;
-import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -21,9 +16,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.util.Map;
-import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import org.jboss.logging.Logger;
 
 /**
  * §8.1 upgrade: {@code GET <mount>/realtime?clientId=…} is authenticated by the same {@link Authenticator} as
@@ -47,21 +39,21 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
     /** The endpoint this upgrade check guards (other endpoints, e.g. the conformance host's, have their own). */
     static final String ENDPOINT_ID = "syncular-realtime";
 
-    private static final Logger LOG = Logger.getLogger(RealtimeUpgrade.class);
-    private static final long TICKET_TTL_MS = 30_000;
-
-    private final ConcurrentHashMap<String, RealtimeChannel.Prepared> tickets = new ConcurrentHashMap<>();
-    private final Authenticator authenticator;
     private final PodRealtime realtime;
     private final String mountPrefix;
-    private final UpgradeToken browserToken;
+    private final UpgradeHandshake<RealtimeChannel.Prepared> handshake;
 
     @Inject
     public RealtimeUpgrade(Authenticator authenticator, PodRealtime realtime, SyncularConfig config) {
-        this.authenticator = authenticator;
         this.realtime = realtime;
         this.mountPrefix = config.mountPrefix();
-        this.browserToken = new UpgradeToken(config.realtime());
+        this.handshake = new UpgradeHandshake<>(
+                TICKET_HEADER,
+                ENDPOINT_PATH,
+                "Realtime",
+                authenticator,
+                mountPrefix,
+                new UpgradeToken(config.realtime()));
     }
 
     void routes(@Observes Router router) {
@@ -70,7 +62,7 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
 
     private void filter(RoutingContext rc) {
         HttpServerRequest req = rc.request();
-        req.headers().remove(TICKET_HEADER);
+        handshake.stripTicket(req);
         if (!"websocket".equalsIgnoreCase(req.getHeader("Upgrade"))) {
             refuse(rc, new HttpError(400, ErrorCode.INVALID_REQUEST, "a WebSocket upgrade is required"));
             return;
@@ -101,51 +93,11 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
                             Map.of("field", "clientId", "maxBytes", StorableText.MAX_KEY_BYTES)));
             return;
         }
-        try {
-            browserToken.apply(req); // a browser's token from the query or a cookie; the header wins
-        } catch (HttpError e) {
-            refuse(rc, e);
-            return;
-        }
-        Context context = Vertx.currentContext();
-        req.pause();
-        SyncRound.authenticated(authenticator.authenticate(req))
-                .chain(ctx -> realtime.channel().prepare(ctx, clientId))
-                .subscribe()
-                .with(
-                        prepared -> context.runOnContext(v -> {
-                            String ticket = UUID.randomUUID().toString();
-                            tickets.put(ticket, prepared);
-                            // redeemed by the upgrade at once; forgotten if the handshake never gets there
-                            rc.vertx().setTimer(TICKET_TTL_MS, t -> tickets.remove(ticket));
-                            req.headers().set(TICKET_HEADER, ticket);
-                            req.resume();
-                            if (mountPrefix.isEmpty()) {
-                                rc.next();
-                            } else {
-                                String query = browserToken.withoutToken(req.query()); // the token goes no further
-                                rc.reroute(ENDPOINT_PATH + (query == null || query.isEmpty() ? "" : "?" + query));
-                            }
-                        }),
-                        e -> context.runOnContext(v -> {
-                            req.resume();
-                            refuse(rc, e);
-                        }));
+        handshake.admit(rc, ctx -> realtime.channel().prepare(ctx, clientId));
     }
 
-    /** The §10.1 JSON error with its HTTP status, mapped as {@code POST /sync} maps it ({@link RoundFailure}). */
-    private static void refuse(RoutingContext rc, Throwable e) {
-        RoundFailure error = RoundFailure.of(e);
-        if (error.internal()) {
-            LOG.error("Realtime upgrade failed; answered as sync.internal_error", e);
-        }
-        if (!rc.response().ended()) {
-            rc.response()
-                    .setStatusCode(error.status())
-                    .putHeader("Content-Type", "application/json")
-                    .end(ErrorBodies.body(error.code(), error.message(), Map.of())
-                            .toString());
-        }
+    private void refuse(RoutingContext rc, Throwable e) {
+        handshake.refuse(rc, e);
     }
 
     @Override
@@ -155,8 +107,7 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
 
     @Override
     public Uni<CheckResult> perform(HttpUpgradeContext context) {
-        String ticket = context.httpRequest().getHeader(TICKET_HEADER);
-        RealtimeChannel.Prepared prepared = ticket == null ? null : tickets.remove(ticket);
+        RealtimeChannel.Prepared prepared = handshake.redeem(context.httpRequest());
         if (prepared == null) {
             return CheckResult.rejectUpgrade(404);
         }

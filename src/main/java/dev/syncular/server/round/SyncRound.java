@@ -138,15 +138,6 @@ public final class SyncRound {
                 "request body exceeds " + maxRequestBytes + " bytes; split the push into smaller requests");
     }
 
-    /**
-     * The coding of a planned response (§1.3): what {@code acceptEncoding} allows and pays at the response's
-     * size ({@link ContentCoding#choose}).
-     */
-    public static ContentCoding coding(List<Frame> planned, String acceptEncoding) {
-        return ContentCoding.choose(
-                acceptEncoding, ResponseBody.estimatedBytes(planned, ContentCoding.ZSTD_FROM_BYTES));
-    }
-
     /** The chunks of the planned response body under {@code coding} (§1.2–§1.4): about 32 KiB each. */
     public static Iterable<Buffer> chunks(List<Frame> planned, ContentCoding coding) {
         return ResponseBody.of(planned, coding);
