@@ -137,7 +137,8 @@ public final class Assembly {
                 parts.vertx(),
                 parts.pool(),
                 parts.registry(),
-                partition -> parts.engine().get().serves(partition));
+                partition -> parts.engine().get().serves(partition),
+                parts.tracing());
         RealtimeChannel channel = new RealtimeChannel(
                 hub,
                 parts.storage(),

@@ -6,6 +6,7 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
+import dev.syncular.server.sync.Tracing;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -24,6 +25,7 @@ import java.util.function.Supplier;
  * @param engine          the engine socket rounds (§8.7) run on, asked at each use
  * @param maxRequestBytes the cap of a socket round's request
  * @param budget          the process's buffer budget
+ * @param tracing         the fan-out's spans ({@link Tracing#OFF}: none)
  */
 public record RealtimeParts(
         RealtimeHub.Settings settings,
@@ -35,4 +37,5 @@ public record RealtimeParts(
         ScopeResolver resolver,
         Supplier<SyncEngine> engine,
         long maxRequestBytes,
-        BufferBudget budget) {}
+        BufferBudget budget,
+        Tracing tracing) {}

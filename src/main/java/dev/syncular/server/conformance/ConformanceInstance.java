@@ -23,6 +23,7 @@ import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.ScopeResolverOutage;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncLimits;
+import dev.syncular.server.sync.Tracing;
 import dev.syncular.server.sync.WritePolicy;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.mutiny.Uni;
@@ -223,7 +224,8 @@ public final class ConformanceInstance {
                     resolver,
                     () -> engine,
                     maxRequestBytes,
-                    budget));
+                    budget,
+                    Tracing.OFF));
             realtimeStarted = built.hub().start();
             realtime = built.channel();
         }

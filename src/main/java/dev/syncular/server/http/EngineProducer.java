@@ -39,6 +39,7 @@ import dev.syncular.server.sync.EngineParts;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncObserver;
+import dev.syncular.server.sync.Tracing;
 import dev.syncular.server.sync.WritePolicy;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.StartupEvent;
@@ -239,7 +240,8 @@ public class EngineProducer {
             CrdtMergerRegistry mergers,
             WritePolicy policy,
             ReactionMetrics reactionMetrics,
-            FairnessMetrics fairnessMetrics) {
+            FairnessMetrics fairnessMetrics,
+            Tracing tracing) {
         return Assembly.engine(Assembly.configured(
                         EngineParts.builder(window, storage, segments, failures.observe(resolver)),
                         config,
@@ -250,6 +252,7 @@ public class EngineProducer {
                 .blobs(blobs)
                 .policy(policy)
                 .leases(ConfiguredParts.leases(config, storage))
+                .tracing(tracing)
                 .build());
     }
 
@@ -270,7 +273,8 @@ public class EngineProducer {
             SyncEngine engine,
             ScopeResolverFailures failures,
             BufferBudget budget,
-            BoundedPgPool datasource) {
+            BoundedPgPool datasource,
+            Tracing tracing) {
         String podId = RealtimeHub.podId(System.getenv("HOSTNAME"));
         return Assembly.realtime(new RealtimeParts(
                 Assembly.realtimeSettings(config.realtime(), podId, datasource.listenOptions(podId)),
@@ -282,7 +286,8 @@ public class EngineProducer {
                 failures.observe(resolver),
                 () -> engine,
                 config.maxRequestBytes().asLongValue(),
-                budget));
+                budget,
+                tracing));
     }
 
     @Produces

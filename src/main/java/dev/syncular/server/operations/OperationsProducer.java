@@ -6,6 +6,7 @@ import dev.syncular.server.storage.RowTables;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
+import dev.syncular.server.sync.Tracing;
 import io.quarkus.arc.DefaultBean;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.runtime.configuration.ConfigurationException;
@@ -131,7 +132,8 @@ public class OperationsProducer {
             SyncStorage storage,
             CommandRegistry commands,
             SyncEngine engine,
-            @Any Instance<OperationObserver> observers) {
+            @Any Instance<OperationObserver> observers,
+            Tracing tracing) {
         // the meters and the admin event tail (ops), in one
         List<OperationObserver> all = new ArrayList<>();
         observers.forEach(all::add);
@@ -144,7 +146,8 @@ public class OperationsProducer {
                 storage,
                 commands,
                 engine,
-                OperationObserver.of(all));
+                OperationObserver.of(all),
+                tracing);
     }
 
     /** The pod's §6 watches ({@code syncular.operations.watch.*}); the socket and the commit signal are wired in {@code realtime}. */

@@ -6,6 +6,10 @@ import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.ServerCommand;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncRequestContext;
+import dev.syncular.server.sync.Tracing;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Context;
 import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -40,6 +44,8 @@ public final class RemoteOperations {
     private final CommandRegistry commands;
     private final SyncEngine engine;
     private final OperationObserver observer;
+    /** A span per answered request ({@code operation}), the parent of a command's round. */
+    private final Tracing tracing;
 
     public RemoteOperations(
             QueryRegistry registry,
@@ -50,7 +56,9 @@ public final class RemoteOperations {
             SyncStorage storage,
             CommandRegistry commands,
             SyncEngine engine,
-            OperationObserver observer) {
+            OperationObserver observer,
+            Tracing tracing) {
+        this.tracing = tracing;
         this.observer = observer;
         this.commands = commands;
         this.engine = engine;
@@ -64,17 +72,25 @@ public final class RemoteOperations {
 
     /** The encoded response to one encoded request; never fails (failures are encoded). */
     public Uni<byte[]> handle(SyncRequestContext ctx, byte[] message) {
+        return tracing.span("operation", Context.current(), SpanKind.INTERNAL, trace -> handle(ctx, message, trace));
+    }
+
+    private Uni<byte[]> handle(SyncRequestContext ctx, byte[] message, Context trace) {
         long start = System.nanoTime();
         String[] operation = {OperationObserver.UNREGISTERED};
         Uni<OperationValue> answer;
         try {
-            answer = dispatch(ctx, TaggedValueCodec.decode(message), operation);
+            answer = dispatch(ctx, TaggedValueCodec.decode(message), operation, trace);
         } catch (RuntimeException e) {
             answer = Uni.createFrom().failure(e);
         }
         return answer.onItemOrFailure().transform((ok, failure) -> {
             OperationValue out = failure == null ? ok : error(failure);
             String outcome = outcome(out);
+            Span.fromContext(trace)
+                    .setAttribute(Tracing.OPERATION, operation[0])
+                    .setAttribute(Tracing.PARTITION, ctx.partition())
+                    .setAttribute(Tracing.OUTCOME, outcome);
             observer.answered(operation[0], OperationObserver.Binding.HTTP, outcome, System.nanoTime() - start);
             if (!outcome.equals(OperationObserver.OK)) {
                 observer.failed(operation[0], OperationObserver.Binding.HTTP, outcome, ctx.partition());
@@ -107,7 +123,8 @@ public final class RemoteOperations {
         observer.answered(operationTag(operationId), OperationObserver.Binding.WATCH, outcome(answer), nanos);
     }
 
-    private Uni<OperationValue> dispatch(SyncRequestContext ctx, OperationValue decoded, String[] operation) {
+    private Uni<OperationValue> dispatch(
+            SyncRequestContext ctx, OperationValue decoded, String[] operation, Context trace) {
         if (!(decoded instanceof OperationValue.Obj request)) {
             throw OperationException.invalid("the request must be an object");
         }
@@ -138,7 +155,7 @@ public final class RemoteOperations {
             RemoteCommand command = commands.find(operationId)
                     .orElseThrow(() -> new OperationException(
                             OperationErrorCode.UNKNOWN, "no command is registered with this id"));
-            return command(ctx, clientId, operationId, requestId, command, request.get("params"));
+            return command(ctx, clientId, operationId, requestId, command, request.get("params"), trace);
         }
         return query(ctx, clientId, operationId, request.get("params"));
     }
@@ -195,7 +212,8 @@ public final class RemoteOperations {
             String operationId,
             String requestId,
             RemoteCommand command,
-            OperationValue params) {
+            OperationValue params,
+            Context trace) {
         RemoteCommand.Call call = new RemoteCommand.Call(
                 operationId, requestId, ctx.actorId(), ctx.partition(), clientId, CommandParams.plain(params));
         String reservedClient = CommandParams.jsonArray(List.of("remote-command", ctx.actorId(), clientId));
@@ -220,7 +238,8 @@ public final class RemoteOperations {
                         throw new OperationException(
                                 OperationErrorCode.FORBIDDEN, "the command's authorization denies it");
                     }
-                    return engine.command(ctx, reservedClient, reservedCommit, new CommandRun(command, call, schema));
+                    return engine.command(
+                            ctx, reservedClient, reservedCommit, new CommandRun(command, call, schema), trace);
                 })
                 .onFailure(ServerCommand.NoMutations.class)
                 .transform(e -> OperationException.invalid(e.getMessage()))

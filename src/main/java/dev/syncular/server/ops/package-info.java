@@ -17,6 +17,8 @@
  * their latency, circuit-breaker state, calls in flight and the pool bound); {@code FairnessMetrics} (rounds refused
  * by a fairness limit, by limit, and rounds in flight — the engine's {@code RoundAdmission} listener). {@code OperationalEvents} is the admin
  * API's per-pod, in-memory event tail (rejections, conflicts, gate refusals, prunes), also fed by the seam.
+ * {@code TracingProducer} hands the engine and the edges their {@code sync.Tracing} (off unless
+ * {@code quarkus.otel.sdk.disabled=false}).
  *
  * <p>Part of the Quarkus edge: it may depend on {@code storage}, {@code storage.postgres},
  * {@code segments}, {@code blobs}, {@code sync} and {@code config}; nothing below depends on it.

@@ -6,6 +6,7 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.sync.CommitValidator;
 import dev.syncular.server.sync.ReactionPlanner;
 import dev.syncular.server.sync.RowValidator;
+import dev.syncular.server.sync.Tracing;
 import dev.syncular.server.sync.WritePolicy;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.vertx.mutiny.core.Vertx;
@@ -45,7 +46,8 @@ public class PolicyProducer {
             Instance<CommitValidator> commitBeans,
             Instance<ReactionPlanner> plannerBeans,
             Vertx vertx,
-            WebhookMetrics webhooks) {
+            WebhookMetrics webhooks,
+            Tracing tracing) {
         var schema = window.current();
         WritePolicy declared = WritePolicy.NONE;
         if (config.policy().file().filter(f -> !f.isBlank()).isPresent()) {
@@ -85,7 +87,8 @@ public class PolicyProducer {
                             hook.url().get(),
                             hook.secret().get(),
                             Webhook.Limits.of(hook),
-                            webhooks),
+                            webhooks,
+                            tracing),
                     schema,
                     System::currentTimeMillis));
         }

@@ -10,6 +10,12 @@ import dev.syncular.server.ops.WebhookMetrics;
 import dev.syncular.server.storage.Reaction;
 import dev.syncular.server.storage.ReactionStorage;
 import dev.syncular.server.storage.ReactionStore;
+import dev.syncular.server.sync.Tracing;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Multi;
@@ -46,12 +52,15 @@ public class ReactionDelivery {
     private static final Logger LOG = Logger.getLogger(ReactionDelivery.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final long PRUNE_EVERY_MS = 60_000;
+    private static final AttributeKey<String> REACTION_TYPE = AttributeKey.stringKey("syncular.reaction.type");
     private final ReactionStore store;
     private final SyncularConfig.Reactions config;
     private final ReactionEndpoints endpoints;
     private final AtomicLong lastPrune = new AtomicLong();
     private final OperationalEvents events;
     private final ReactionMetrics metrics;
+    /** A root span per delivery attempt ({@code reaction.deliver}); its webhook call is the child. */
+    private final Tracing tracing;
 
     @Inject
     public ReactionDelivery(
@@ -60,12 +69,14 @@ public class ReactionDelivery {
             Vertx vertx,
             OperationalEvents events,
             ReactionMetrics metrics,
-            WebhookMetrics webhooks) {
+            WebhookMetrics webhooks,
+            Tracing tracing) {
+        this.tracing = tracing;
         this.events = events;
         this.metrics = metrics;
         this.store = storage.reactions();
         this.config = config.reactions();
-        this.endpoints = new ReactionEndpoints(vertx, webhooks, this.config);
+        this.endpoints = new ReactionEndpoints(vertx, webhooks, this.config, tracing);
     }
 
     void close(@Observes ShutdownEvent event) {
@@ -108,6 +119,13 @@ public class ReactionDelivery {
     }
 
     private Uni<Boolean> deliver(Reaction r, String owner, long leaseMs) {
+        return tracing.span("reaction.deliver", Context.root(), SpanKind.INTERNAL, trace -> {
+            Span.fromContext(trace).setAttribute(REACTION_TYPE, r.type());
+            return deliver(r, owner, leaseMs, trace);
+        });
+    }
+
+    private Uni<Boolean> deliver(Reaction r, String owner, long leaseMs, Context trace) {
         long now = System.currentTimeMillis();
         return store.renew(r.id(), owner, now + leaseMs).flatMap(held -> {
             if (!held) {
@@ -119,10 +137,11 @@ public class ReactionDelivery {
                         .map(x -> false);
             }
             long started = System.nanoTime();
-            return endpoints
-                    .forType(r.type())
-                    .post(body(r), Map.of("Idempotency-Key", r.idempotencyKey()), now)
-                    .map(answer -> answer.status() >= 200 && answer.status() < 300
+            Uni<Webhook.Answer> call;
+            try (Scope ignored = trace.makeCurrent()) { // the webhook's span and traceparent: this delivery's child
+                call = endpoints.forType(r.type()).post(body(r), Map.of("Idempotency-Key", r.idempotencyKey()), now);
+            }
+            return call.map(answer -> answer.status() >= 200 && answer.status() < 300
                             ? null
                             : failure(
                                     answer.status() >= 400

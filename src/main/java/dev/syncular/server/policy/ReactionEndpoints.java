@@ -2,6 +2,7 @@ package dev.syncular.server.policy;
 
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.ops.WebhookMetrics;
+import dev.syncular.server.sync.Tracing;
 import io.vertx.mutiny.core.Vertx;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -21,7 +22,7 @@ final class ReactionEndpoints {
     private final Map<String, Webhook> byType;
     private final List<Webhook> all = new ArrayList<>();
 
-    ReactionEndpoints(Vertx vertx, WebhookMetrics metrics, SyncularConfig.Reactions config) {
+    ReactionEndpoints(Vertx vertx, WebhookMetrics metrics, SyncularConfig.Reactions config, Tracing tracing) {
         SyncularConfig.Reactions.ReactionWebhook hook = config.webhook();
         fallback = hook.configured()
                 ? new Webhook(
@@ -30,7 +31,8 @@ final class ReactionEndpoints {
                         hook.url().get(),
                         hook.secret().orElse(null),
                         Webhook.Limits.of(hook),
-                        metrics)
+                        metrics,
+                        tracing)
                 : null;
         if (fallback != null) {
             all.add(fallback);
@@ -45,7 +47,8 @@ final class ReactionEndpoints {
                     endpoint.url().orElseThrow(),
                     endpoint.secret().orElse(null),
                     Webhook.Limits.of(endpoint),
-                    metrics);
+                    metrics,
+                    tracing);
             all.add(endpointHook);
             for (String type : endpoint.types()) {
                 routes.putIfAbsent(type, endpointHook);

@@ -2,11 +2,18 @@ package dev.syncular.server.policy;
 
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.ops.WebhookMetrics;
+import dev.syncular.server.sync.Tracing;
 import io.netty.channel.ConnectTimeoutException;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.Context;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
+import io.vertx.core.tracing.TracingPolicy;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.core.buffer.Buffer;
 import io.vertx.mutiny.core.http.HttpClient;
@@ -40,6 +47,7 @@ import javax.crypto.spec.SecretKeySpec;
  */
 final class Webhook {
     static final String SIGNATURE_HEADER = "Syncular-Signature";
+    private static final AttributeKey<Long> HTTP_STATUS = AttributeKey.longKey("http.response.status_code");
     private final HttpClient client;
     private final String name;
     private final String url;
@@ -47,6 +55,8 @@ final class Webhook {
     private final Limits limits;
     private final WebhookMetrics metrics;
     private final Breaker breaker;
+    /** A client span per call ({@code webhook}), whose W3C {@code traceparent} the endpoint receives. */
+    private final Tracing tracing;
 
     /** The status and body of an answered call. */
     record Answer(int status, String body) {}
@@ -105,7 +115,15 @@ final class Webhook {
         }
     }
 
-    Webhook(Vertx vertx, String name, String url, String secret, Limits limits, WebhookMetrics metrics) {
+    Webhook(
+            Vertx vertx,
+            String name,
+            String url,
+            String secret,
+            Limits limits,
+            WebhookMetrics metrics,
+            Tracing tracing) {
+        this.tracing = tracing;
         if (secret == null || secret.isBlank()) {
             throw new IllegalArgumentException("a webhook needs a signing secret");
         }
@@ -113,6 +131,8 @@ final class Webhook {
         this.client = vertx.createHttpClient(new HttpClientOptions()
                 .setConnectTimeout((int) Math.max(1, limits.connectTimeout().toMillis()))
                 .setMaxPoolSize(limits.poolSize())
+                // the call's span is this class's own (below): no second, automatic one
+                .setTracingPolicy(TracingPolicy.IGNORE)
                 .setKeepAlive(true));
         this.name = name;
         this.url = url;
@@ -130,9 +150,14 @@ final class Webhook {
      */
     Uni<Answer> post(String json, Map<String, String> headers, long nowMs) {
         long started = System.nanoTime();
+        // the caller's span (current while it assembles this call) is the parent: a validator's commit, a delivery
+        Span span = tracing.start("webhook", Context.current(), SpanKind.CLIENT);
+        span.setAttribute(Tracing.WEBHOOK, name);
         if (!breaker.tryAcquire(started)) {
             metrics.call(name, WebhookMetrics.CIRCUIT_OPEN, 0);
-            return Uni.createFrom().failure(new Failure(WebhookMetrics.CIRCUIT_OPEN, null));
+            Failure open = new Failure(WebhookMetrics.CIRCUIT_OPEN, null);
+            Tracing.end(span, open);
+            return Uni.createFrom().failure(open);
         }
         RequestOptions options = new RequestOptions()
                 .setMethod(HttpMethod.POST)
@@ -142,6 +167,9 @@ final class Webhook {
                 .putHeader("Content-Type", "application/json")
                 .putHeader(SIGNATURE_HEADER, signature(nowMs, json));
         headers.forEach(options::putHeader);
+        // W3C trace context, so a team's webhook joins the trace (nothing is added when tracing is off)
+        W3CTraceContextPropagator.getInstance()
+                .inject(Context.current().with(span), options, (o, key, value) -> o.putHeader(key, value));
         AtomicReference<HttpClientRequest> sent = new AtomicReference<>();
         metrics.started(name);
         return client.request(options)
@@ -164,6 +192,10 @@ final class Webhook {
                 .invoke((answer, failure) -> {
                     long nanos = System.nanoTime() - started;
                     metrics.finished(name);
+                    if (answer != null) {
+                        span.setAttribute(HTTP_STATUS, (long) answer.status());
+                    }
+                    Tracing.end(span, failure);
                     if (failure != null) {
                         breaker.onFailure(System.nanoTime());
                         metrics.call(name, ((Failure) failure).reason, nanos);

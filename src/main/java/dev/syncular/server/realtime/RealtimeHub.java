@@ -6,11 +6,15 @@ import dev.syncular.server.storage.RealtimeSignals;
 import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.RealtimeDelta;
+import dev.syncular.server.sync.Tracing;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.realtime.ControlMessage;
 import dev.syncular.server.wire.realtime.ControlMessages;
 import dev.syncular.server.wire.realtime.WakeReason;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Context;
 import io.quarkus.websockets.next.WebSocketConnection;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Vertx;
@@ -139,6 +143,8 @@ public final class RealtimeHub {
     }
 
     private final CompletableFuture<Void> presenceHeard = new CompletableFuture<>();
+    /** A span per notified commit fanned out to this pod's sockets ({@code realtime.fanout}). */
+    private final Tracing tracing;
 
     public RealtimeHub(
             Settings settings,
@@ -148,7 +154,9 @@ public final class RealtimeHub {
             Vertx vertx,
             Pool pool,
             MeterRegistry registry,
-            Function<String, Uni<Boolean>> serves) {
+            Function<String, Uni<Boolean>> serves,
+            Tracing tracing) {
+        this.tracing = tracing;
         this.settings = settings;
         this.serves = serves;
         this.storage = storage;
@@ -499,6 +507,11 @@ public final class RealtimeHub {
         // order across partitions (a burst over thousands of partitions waits in the bounded backlog instead of
         // asking the pool for thousands of reads at once); only the deliveries queue behind each other, so every
         // session still sees the partition's commits in order (§8.2: deltas are cursor-contiguous per connection)
+        // a root span: the notification carries no trace context (§8.2 payload is "partition:seq")
+        Span span = tracing.start("realtime.fanout", Context.root(), SpanKind.CONSUMER);
+        span.setAttribute(Tracing.PARTITION, partition)
+                .setAttribute(Tracing.COMMIT_SEQ, seq)
+                .setAttribute(Tracing.SOCKETS, (long) sessions.size());
         CompletableFuture<Notified> read = fanoutReads.submit(() -> read(partition, seq));
         CompletableFuture<Void> tail = partitionTails.compute(
                 partition,
@@ -520,7 +533,10 @@ public final class RealtimeHub {
                             }
                             return null;
                         }));
-        tail.whenComplete((v, e) -> partitionTails.remove(partition, tail));
+        tail.whenComplete((v, e) -> {
+            partitionTails.remove(partition, tail);
+            Tracing.end(span, e);
+        });
     }
 
     /**

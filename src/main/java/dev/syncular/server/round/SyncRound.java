@@ -11,6 +11,7 @@ import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.WireException;
 import io.netty.buffer.ByteBufInputStream;
+import io.opentelemetry.context.Context;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.buffer.Buffer;
@@ -73,15 +74,17 @@ public final class SyncRound {
      */
     public Uni<List<Frame>> handle(
             Uni<SyncRequestContext> authenticate, Supplier<Uni<Buffer>> body, boolean gzip, BufferBudget.Lease lease) {
+        Context trace = Context.current(); // the HTTP request's span, when tracing is on
         return authenticated(authenticate)
                 .chain(ctx -> body.get()
                         .chain(bytes -> decoded(bytes, gzip, lease))
-                        .chain(request -> engine.handle(ctx, request)));
+                        .chain(request -> engine.handle(ctx, request, SyncEngine.Binding.HTTP, trace)));
     }
 
     /** The round of a request already decoded (the socket, {@link RequestStream}): the engine's planned frames. */
     public Uni<List<Frame>> handle(SyncRequestContext ctx, Message request) {
-        return Uni.createFrom().deferred(() -> engine.handle(ctx, request));
+        Context trace = Context.current();
+        return Uni.createFrom().deferred(() -> engine.handle(ctx, request, SyncEngine.Binding.SOCKET, trace));
     }
 
     private Uni<Message> decoded(Buffer bytes, boolean gzip, BufferBudget.Lease lease) {

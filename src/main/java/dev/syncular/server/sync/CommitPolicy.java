@@ -3,6 +3,8 @@ package dev.syncular.server.sync;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.storage.PlannedReaction;
 import dev.syncular.server.sync.PushOperations.Rejection;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
 import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -21,10 +23,18 @@ final class CommitPolicy {
 
     private CommitPolicy() {}
 
-    static Uni<Decision> decide(WritePolicy policy, CommitEvidence commit, CandidateReader read) {
+    /**
+     * @param trace the commit's span: current while each validator assembles its answer, so a webhook validator
+     *     parents its call on it and sends its {@code traceparent}
+     */
+    static Uni<Decision> decide(WritePolicy policy, CommitEvidence commit, CandidateReader read, Context trace) {
         Uni<Void> validated = Uni.createFrom().voidItem();
         for (CommitValidator v : policy.commitValidators()) {
-            validated = validated.flatMap(x -> RowValidation.invoke(() -> v.validate(commit, read)));
+            validated = validated.flatMap(x -> {
+                try (Scope ignored = trace.makeCurrent()) {
+                    return RowValidation.invoke(() -> v.validate(commit, read));
+                }
+            });
         }
         int first =
                 commit.operations().isEmpty() ? 0 : commit.operations().get(0).opIndex();

@@ -25,6 +25,9 @@ import dev.syncular.server.wire.PushOperation;
 import dev.syncular.server.wire.PushResult;
 import dev.syncular.server.wire.PushResultDetails;
 import dev.syncular.server.wire.WireWriter;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Context;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.tuples.Tuple2;
@@ -68,6 +71,7 @@ final class CommitPush {
     private final SyncObserver observer;
     private final WritePolicy policy;
     private final IdempotencyLookupFault fault;
+    private final Tracing tracing;
 
     CommitPush(
             SchemaWindow window,
@@ -79,7 +83,9 @@ final class CommitPush {
             PushOperations operations,
             SyncObserver observer,
             WritePolicy policy,
-            IdempotencyLookupFault fault) {
+            IdempotencyLookupFault fault,
+            Tracing tracing) {
+        this.tracing = tracing;
         this.policy = policy;
         this.fault = fault;
         this.window = window;
@@ -97,14 +103,18 @@ final class CommitPush {
         return Multi.createFrom()
                 .iterable(pushes)
                 .onItem()
-                .transformToUniAndConcatenate(commit -> push(round, commit).invoke(out::addAll))
+                .transformToUniAndConcatenate(commit -> tracing.span(
+                                "sync.push", round.trace, SpanKind.INTERNAL, trace -> push(round, commit, trace))
+                        .invoke(out::addAll))
                 .collect()
                 .last()
                 .replaceWithVoid();
     }
 
     /** §2.3, §6.3, §6.4: optimistic idempotency lookup, then one serialized transaction per commit. */
-    private Uni<List<Frame>> push(Round round, PushCommit commit) {
+    private Uni<List<Frame>> push(Round round, PushCommit commit, Context trace) {
+        round.commitTrace = trace; // the parent of the commit's validator webhooks (commits run one at a time)
+        Span.fromContext(trace).setAttribute(Tracing.PARTITION, round.ctx.partition());
         String partition = round.ctx.partition();
         String clientId = round.header.clientId();
         boolean[] replayed = {false};
@@ -191,7 +201,10 @@ final class CommitPush {
                         }))
                 .invoke(frames -> {
                     if (frames.get(0) instanceof PushResult r) {
+                        Span.fromContext(trace)
+                                .setAttribute(Tracing.OUTCOME_STATUS, r.status().name());
                         if (r.commitSeq() != null) {
+                            Span.fromContext(trace).setAttribute(Tracing.COMMIT_SEQ, r.commitSeq());
                             round.lastCommitSeq = Math.max(round.lastCommitSeq, r.commitSeq());
                         }
                         observer.commitPushed(outcome(partition, clientId, ran[0], r, replayed[0]));
@@ -315,7 +328,8 @@ final class CommitPush {
                                         round.ctx.actorId(),
                                         round.ctx.partition(),
                                         List.copyOf(evidence)),
-                                new TransactionCandidates(window.current(), tx, staged)))
+                                new TransactionCandidates(window.current(), tx, staged),
+                                round.commitTrace))
                 .flatMap(decision -> {
                     Rejection rejection = decision.rejection();
                     long now = clock.getAsLong();

@@ -36,6 +36,7 @@ import java.util.function.LongSupplier;
  * @param fault       the idempotency-lookup fault seam ({@link IdempotencyLookupFault#NONE} in production)
  * @param admission   the per-actor / per-partition concurrency limits every round is admitted against
  *                    ({@link RoundAdmission#NONE}: none)
+ * @param tracing     the spans of rounds, pushes, pulls, segment builds and downloads ({@link Tracing#OFF}: none)
  */
 public record EngineParts(
         SchemaWindow window,
@@ -53,7 +54,8 @@ public record EngineParts(
         WritePolicy policy,
         AuthLeases leases,
         IdempotencyLookupFault fault,
-        RoundAdmission admission) {
+        RoundAdmission admission,
+        Tracing tracing) {
 
     public EngineParts {
         Objects.requireNonNull(window, "window");
@@ -71,12 +73,13 @@ public record EngineParts(
         Objects.requireNonNull(leases, "leases");
         Objects.requireNonNull(fault, "fault");
         Objects.requireNonNull(admission, "admission");
+        Objects.requireNonNull(tracing, "tracing");
     }
 
     /**
      * The parts every engine needs; everything else starts off: default limits, the wall clock, no CRDT merges,
      * no checkpoints, no observer, no §5.4 URLs, SQLite images built, no blob store, no write policy, no leases,
-     * no fault, no admission limits.
+     * no fault, no admission limits, no spans.
      */
     public static Builder builder(
             SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver) {
@@ -101,6 +104,7 @@ public record EngineParts(
         private AuthLeases leases = AuthLeases.OFF;
         private IdempotencyLookupFault fault = IdempotencyLookupFault.NONE;
         private RoundAdmission admission = RoundAdmission.NONE;
+        private Tracing tracing = Tracing.OFF;
 
         private Builder(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver) {
             this.window = window;
@@ -169,6 +173,11 @@ public record EngineParts(
             return this;
         }
 
+        public Builder tracing(Tracing tracing) {
+            this.tracing = tracing;
+            return this;
+        }
+
         public EngineParts build() {
             return new EngineParts(
                     window,
@@ -186,7 +195,8 @@ public record EngineParts(
                     policy,
                     leases,
                     fault,
-                    admission);
+                    admission,
+                    tracing);
         }
     }
 }

@@ -13,6 +13,8 @@ import dev.syncular.server.wire.MediaType;
 import dev.syncular.server.wire.PullHeader;
 import dev.syncular.server.wire.SegmentRef;
 import dev.syncular.server.wire.SubEnd;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import java.io.IOException;
@@ -74,6 +76,9 @@ final class ImageLane {
     /** How long a reuse key whose build failed stays on the rows lane before a build is tried again. */
     static final long FAILED_BUILD_RETRY_MS = 60_000;
 
+    /** The span of an image build or the wait for one ({@code segment.build}). */
+    private final Tracing tracing;
+
     ImageLane(
             SyncStorage storage,
             SegmentStore segments,
@@ -82,7 +87,9 @@ final class ImageLane {
             boolean buildImages,
             SegmentDelivery delivery,
             RowsLane rows,
-            SyncObserver observer) {
+            SyncObserver observer,
+            Tracing tracing) {
+        this.tracing = tracing;
         this.storage = storage;
         this.segments = segments;
         this.limits = limits;
@@ -130,7 +137,10 @@ final class ImageLane {
                             round, pull, table, effective, digest, asOf, state, null, pageRows, maxPages, frames,
                             firstRows);
                 }
-                return buildImage(round, table, effective, key)
+                return tracing.span("segment.build", round.trace, SpanKind.INTERNAL, t -> {
+                            Span.fromContext(t).setAttribute(Tracing.TABLE, table.name());
+                            return buildImage(round, table, effective, key);
+                        })
                         .onFailure()
                         .recoverWithItem(e -> {
                             LOG.warnf(

@@ -9,6 +9,7 @@ import dev.syncular.server.wire.CommitFrame;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.ReqHeader;
 import dev.syncular.server.wire.SegmentInline;
+import io.opentelemetry.context.Context;
 import io.smallrye.mutiny.Uni;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +31,10 @@ final class Round {
     long inlineRows;
     /** REMOTE.md §3: the server command whose operations this round's one push carries; NONE for a sync round. */
     ServerCommand command = ServerCommand.NONE;
+    /** The round's span ({@code sync.round}), the parent of its push, pull and segment spans; root without one. */
+    Context trace = Context.root();
+    /** The span of the commit being pushed ({@code sync.push}): the parent of its validators' webhook calls. */
+    Context commitTrace = Context.root();
     /** §5.9.6: the blob existence check of the commit being applied. */
     BlobPresence blobs = BlobPresence.NONE;
     /** {@code SyncLimits#maxResponseBytes}. */

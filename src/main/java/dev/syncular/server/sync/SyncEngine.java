@@ -24,6 +24,9 @@ import dev.syncular.server.wire.SegmentInline;
 import dev.syncular.server.wire.SegmentRef;
 import dev.syncular.server.wire.SubscriptionFrame;
 import dev.syncular.server.wire.WireException;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Context;
 import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,6 +61,21 @@ public final class SyncEngine {
     private final AuthLeases leases;
     /** Fairness: every round's place among its actor's and partition's rounds in flight. */
     private final RoundAdmission admission;
+    /** The spans of rounds and their parts; {@link Tracing#OFF} without tracing. */
+    private final Tracing tracing;
+
+    /** Which binding a round came through: a span attribute ({@link Tracing#BINDING}). */
+    public enum Binding {
+        HTTP("http"),
+        SOCKET("socket"),
+        COMMAND("command");
+
+        public final String tag;
+
+        Binding(String tag) {
+            this.tag = tag;
+        }
+    }
 
     /** The engine over {@code parts}; see {@link EngineParts} for each part and its "off" value. */
     public SyncEngine(EngineParts parts) {
@@ -73,6 +91,7 @@ public final class SyncEngine {
         AuthLeases leases = parts.leases();
         RoundAdmission admission = parts.admission();
         this.admission = admission;
+        this.tracing = parts.tracing();
         this.leases = leases;
         this.window = window;
         this.storage = storage;
@@ -93,11 +112,12 @@ public final class SyncEngine {
                 new PushOperations(window, parts.merger(), policy),
                 observer,
                 policy,
-                parts.fault());
+                parts.fault(),
+                tracing);
         this.delivery = new SegmentDelivery(window, storage, segments, resolver, limits, clockMs, check, urls);
         RowsLane rows = new RowsLane(storage, delivery);
-        ImageLane images =
-                new ImageLane(storage, segments, limits, clockMs, parts.buildImages(), delivery, rows, observer);
+        ImageLane images = new ImageLane(
+                storage, segments, limits, clockMs, parts.buildImages(), delivery, rows, observer, tracing);
         this.pull = new Pull(storage, new Bootstrap(storage, rows, images));
     }
 
@@ -130,9 +150,10 @@ public final class SyncEngine {
     /**
      * One sync round (§1.5 request → §1.6 response), the single round path of every binding: the HTTP binding
      * calls it with the decoded body of {@code POST <mount>/sync}, a socket round (§8.7) with the request
-     * reassembled from its {@code 0x01} chunks; each streams the frames it yields.
+     * reassembled from its {@code 0x01} chunks; each streams the frames it yields. The round's span
+     * ({@code sync.round}) is a child of {@code trace}, the binding's own span or {@link Context#root()}.
      */
-    public Uni<List<Frame>> handle(SyncRequestContext ctx, Message request) {
+    public Uni<List<Frame>> handle(SyncRequestContext ctx, Message request, Binding binding, Context trace) {
         ReqHeader header = (ReqHeader) request.frames().get(0);
         List<PushCommit> pushes = new ArrayList<>();
         List<SubscriptionFrame> subscriptions = new ArrayList<>();
@@ -156,7 +177,7 @@ public final class SyncEngine {
                 ctx.partition(),
                 ctx.actorId(),
                 operations,
-                () -> round(ctx, header, pushes, pullHeader, subscriptions, ServerCommand.NONE));
+                () -> round(ctx, header, pushes, pullHeader, subscriptions, ServerCommand.NONE, binding, trace));
     }
 
     /**
@@ -167,11 +188,14 @@ public final class SyncEngine {
      * and replayed like any push).
      */
     public Uni<List<Frame>> command(
-            SyncRequestContext ctx, String clientId, String clientCommitId, ServerCommand command) {
+            SyncRequestContext ctx, String clientId, String clientCommitId, ServerCommand command, Context trace) {
         ReqHeader header = new ReqHeader(clientId, window.current().version(), null);
         List<PushCommit> pushes = List.of(new PushCommit(clientCommitId, List.of()));
         return admission.admit(
-                ctx.partition(), ctx.actorId(), 1, () -> round(ctx, header, pushes, null, List.of(), command));
+                ctx.partition(),
+                ctx.actorId(),
+                1,
+                () -> round(ctx, header, pushes, null, List.of(), command, Binding.COMMAND, trace));
     }
 
     private Uni<List<Frame>> round(
@@ -180,7 +204,36 @@ public final class SyncEngine {
             List<PushCommit> pushes,
             PullHeader pullHeader,
             List<SubscriptionFrame> subscriptions,
-            ServerCommand command) {
+            ServerCommand command,
+            Binding binding,
+            Context parent) {
+        return tracing.span("sync.round", parent, SpanKind.INTERNAL, trace -> {
+            Span span = Span.fromContext(trace);
+            if (span.isRecording()) {
+                int operations = 0;
+                for (PushCommit c : pushes) {
+                    operations += c.operations().size();
+                }
+                span.setAttribute(Tracing.PARTITION, ctx.partition())
+                        .setAttribute(Tracing.CLIENT_ID_HASH, Tracing.clientIdHash(header.clientId()))
+                        .setAttribute(Tracing.BINDING, binding.tag)
+                        .setAttribute(Tracing.PUSH_COMMITS, (long) pushes.size())
+                        .setAttribute(Tracing.PUSH_OPERATIONS, (long) operations)
+                        .setAttribute(Tracing.SUBSCRIPTIONS, (long) subscriptions.size());
+            }
+            return round(ctx, header, pushes, pullHeader, subscriptions, command, trace)
+                    .invoke(frames -> span.setAttribute(Tracing.FRAMES, (long) frames.size()));
+        });
+    }
+
+    private Uni<List<Frame>> round(
+            SyncRequestContext ctx,
+            ReqHeader header,
+            List<PushCommit> pushes,
+            PullHeader pullHeader,
+            List<SubscriptionFrame> subscriptions,
+            ServerCommand command,
+            Context trace) {
         long started = System.nanoTime();
         long now = clock.getAsLong();
         String partition = ctx.partition();
@@ -198,7 +251,15 @@ public final class SyncEngine {
                                 }
                                 return check.fenced(
                                                 partition,
-                                                plan(ctx, header, pushes, pullHeader, subscriptions, entry, command))
+                                                plan(
+                                                        ctx,
+                                                        header,
+                                                        pushes,
+                                                        pullHeader,
+                                                        subscriptions,
+                                                        entry,
+                                                        command,
+                                                        trace))
                                         .flatMap(planned ->
                                                 finish(partition, entry.gate(), planned, entry.client(), now));
                             });
@@ -208,7 +269,7 @@ public final class SyncEngine {
     }
 
     /** A round's outcome for the observer: {@code "ok"} or the §10 code it fails with (a bounded set). */
-    private static String outcome(Throwable failure) {
+    static String outcome(Throwable failure) {
         if (failure == null) {
             return "ok";
         }
@@ -273,7 +334,8 @@ public final class SyncEngine {
             PullHeader pullHeader,
             List<SubscriptionFrame> subscriptions,
             RequestEntry entry,
-            ServerCommand command) {
+            ServerCommand command,
+            Context trace) {
         PartitionState state = entry.partition();
         boolean isCommand = command != ServerCommand.NONE;
         // REMOTE.md §3: a command always writes in the partition's live epoch
@@ -302,6 +364,7 @@ public final class SyncEngine {
             Round round = new Round(
                     ctx, header, clientSchema, resolver, window, limits.maxResponseBytes(), leases, state.logEpoch());
             round.command = command;
+            round.trace = trace;
             ClientRecord client = entry.client();
             if (client != null && !client.actorId().equals(ctx.actorId())) {
                 return Uni.createFrom()
@@ -316,7 +379,11 @@ public final class SyncEngine {
                     .flatMap(a -> push.pushAll(round, pushes, planned.head))
                     .flatMap(v -> pullHeader == null
                             ? Uni.createFrom().voidItem()
-                            : pull.pullAll(round, pullHeader, subscriptions, planned, state))
+                            : tracing.span(
+                                    "sync.pull",
+                                    trace,
+                                    SpanKind.INTERNAL,
+                                    t -> pull.pullAll(round, pullHeader, subscriptions, planned, state)))
                     .flatMap(v -> !leases.enabled() || !round.liveAuthority
                             ? Uni.createFrom().voidItem()
                             : round.allowed
@@ -362,7 +429,12 @@ public final class SyncEngine {
      */
     public Uni<SegmentDownload> authorizeSegment(
             SyncRequestContext ctx, String segmentId, Map<String, List<String>> requestedScopes) {
-        return delivery.authorize(ctx, segmentId, requestedScopes);
+        return tracing.span("segment.download", Context.current(), SpanKind.INTERNAL, t -> {
+            Span.fromContext(t)
+                    .setAttribute(Tracing.PARTITION, ctx.partition())
+                    .setAttribute(Tracing.SEGMENT, segmentId);
+            return delivery.authorize(ctx, segmentId, requestedScopes);
+        });
     }
 
     /**
@@ -371,6 +443,9 @@ public final class SyncEngine {
      * audience names.
      */
     public Uni<SegmentDownload> downloadSigned(String segmentId, String token) {
-        return delivery.downloadSigned(segmentId, token);
+        return tracing.span("segment.download", Context.current(), SpanKind.INTERNAL, t -> {
+            Span.fromContext(t).setAttribute(Tracing.SEGMENT, segmentId);
+            return delivery.downloadSigned(segmentId, token);
+        });
     }
 }

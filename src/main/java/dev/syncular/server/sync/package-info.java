@@ -42,7 +42,9 @@
  *       blob routes.</li>
  *   <li>Operations: {@link dev.syncular.server.sync.SyncObserver}, what the engine tells metrics and the admin
  *       event tail (rounds, commits, pulled rows, segment bytes, SQLite images, serve-gate refusals) without
- *       depending on them; the edge implements it.</li>
+ *       depending on them; the edge implements it. {@link dev.syncular.server.sync.Tracing}, the spans of rounds,
+ *       pushes, pulls, segment builds and downloads (OpenTelemetry's API; {@code Tracing.OFF} without tracing),
+ *       also used by the webhooks, remote operations and the realtime fan-out.</li>
  * </ul>
  *
  * <p>May depend on {@code wire}, {@code schema}, {@code errors}, {@code storage}, {@code segments} and

@@ -436,6 +436,26 @@ class HelmChartTest {
     }
 
     /**
+     * Traces (README "Observability"): off by default (the server's own default, no OpenTelemetry key in the
+     * configuration); enabled, the OTLP endpoint, protocol and ratio sampler reach the server's configuration.
+     */
+    @Test
+    void tracingIsOffByDefaultAndItsExporterAndSamplerReachTheServer() {
+        Properties off = RenderedChart.minimal(t -> t).config();
+        assertEquals(null, off.getProperty("quarkus.otel.sdk.disabled"));
+        Properties on = RenderedChart.minimal(t -> t.set("tracing.enabled", "true")
+                        .set("tracing.endpoint", "http://collector.observability:4318")
+                        .set("tracing.protocol", "http/protobuf")
+                        .set("tracing.samplerRatio", "0.25"))
+                .config();
+        assertEquals("false", on.getProperty("quarkus.otel.sdk.disabled"));
+        assertEquals("http://collector.observability:4318", on.getProperty("quarkus.otel.exporter.otlp.endpoint"));
+        assertEquals("http/protobuf", on.getProperty("quarkus.otel.exporter.otlp.protocol"));
+        assertEquals("parentbased_traceidratio", on.getProperty("quarkus.otel.traces.sampler"));
+        assertEquals("0.25", on.getProperty("quarkus.otel.traces.sampler.arg"));
+    }
+
+    /**
      * Remote operations (docs/OPERATIONS.md): the queries IR document lands in its own ConfigMap, mounted read-only
      * and named by {@code syncular.operations.queries.path}; the privileged lists and the watch caps reach the
      * server's configuration; without a document no ConfigMap, mount or path.

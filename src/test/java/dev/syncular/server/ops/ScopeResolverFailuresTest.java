@@ -18,6 +18,7 @@ import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.SubscriptionStatus;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.opentelemetry.context.Context;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -66,7 +67,9 @@ class ScopeResolverFailuresTest {
                                 public byte[] roundTrip(SyncTestClient c, byte[] request) {
                                     return Message.response(engine.handle(
                                                             new SyncRequestContext(c.actorId, partition),
-                                                            MessageDecoder.decodeRequest(request))
+                                                            MessageDecoder.decodeRequest(request),
+                                                            SyncEngine.Binding.HTTP,
+                                                            Context.root())
                                                     .await()
                                                     .atMost(WAIT))
                                             .encode();

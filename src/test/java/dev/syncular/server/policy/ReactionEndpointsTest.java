@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.ops.WebhookMetrics;
+import dev.syncular.server.sync.Tracing;
 import dev.syncular.server.testsupport.MappedConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.config.ConfigValidationException;
@@ -57,7 +58,7 @@ class ReactionEndpointsTest {
         assertEquals(Duration.ofSeconds(2), billing.connectTimeout(), "an unset bound is the default webhook's");
         assertEquals(8, billing.poolSize());
 
-        ReactionEndpoints endpoints = new ReactionEndpoints(VERTX, METRICS, c);
+        ReactionEndpoints endpoints = new ReactionEndpoints(VERTX, METRICS, c, Tracing.OFF);
         try {
             assertTrue(endpoints.any());
             assertNull(endpoints.claimable(), "a default webhook: every type is claimed");
@@ -75,7 +76,8 @@ class ReactionEndpointsTest {
                                             "http://127.0.0.1:9/x",
                                             "billing-secret-0123456789",
                                             Webhook.Limits.of(c.webhook()),
-                                            METRICS)
+                                            METRICS,
+                                            Tracing.OFF)
                                     .signature(1, body)),
                     "signed with the endpoint's own secret");
         } finally {
@@ -93,14 +95,15 @@ class ReactionEndpointsTest {
                                 "syncular.reactions.endpoints.search.types", "todo.completed",
                                 "syncular.reactions.endpoints.search.url", "http://127.0.0.1:9/search",
                                 "syncular.reactions.endpoints.search.secret", "search-secret-0123456789"),
-                        Map.of()));
+                        Map.of()),
+                Tracing.OFF);
         try {
             assertEquals(List.of("todo.completed"), endpoints.claimable());
             assertNull(endpoints.forType("todo.other"));
         } finally {
             endpoints.close();
         }
-        ReactionEndpoints none = new ReactionEndpoints(VERTX, METRICS, config(Map.of(), Map.of()));
+        ReactionEndpoints none = new ReactionEndpoints(VERTX, METRICS, config(Map.of(), Map.of()), Tracing.OFF);
         assertTrue(!none.any(), "nothing configured: the worker stays idle");
     }
 

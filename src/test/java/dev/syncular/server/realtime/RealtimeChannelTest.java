@@ -34,6 +34,7 @@ import dev.syncular.server.wire.SubEnd;
 import dev.syncular.server.wire.SubStart;
 import dev.syncular.server.wire.realtime.ControlMessage;
 import dev.syncular.server.wire.realtime.ControlMessages;
+import io.opentelemetry.context.Context;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.vertx.mutiny.core.Vertx;
@@ -493,7 +494,11 @@ class RealtimeChannelTest {
             SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
             a.state.logEpoch = b.state.logEpoch;
             a.upsert("todos", todo("pod2"), null);
-            engine.handle(new SyncRequestContext("alice", partition), a.buildRequest())
+            engine.handle(
+                            new SyncRequestContext("alice", partition),
+                            a.buildRequest(),
+                            SyncEngine.Binding.HTTP,
+                            Context.root())
                     .await()
                     .atMost(WAIT);
             assertDelta(s.nextDelta(), b, "pod2");
@@ -570,7 +575,9 @@ class RealtimeChannelTest {
                     return Message.response(backfiller
                                     .handle(
                                             new SyncRequestContext(c.actorId, partition),
-                                            MessageDecoder.decodeRequest(request))
+                                            MessageDecoder.decodeRequest(request),
+                                            SyncEngine.Binding.HTTP,
+                                            Context.root())
                                     .await()
                                     .atMost(WAIT))
                             .encode();

@@ -23,6 +23,7 @@ import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.OpResult;
 import dev.syncular.server.wire.PushResult;
+import io.opentelemetry.context.Context;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
@@ -152,7 +153,11 @@ class BlobPushTest {
                     @Override
                     public byte[] roundTrip(SyncTestClient client, byte[] request) {
                         Message m = MessageDecoder.decodeRequest(request);
-                        return Message.response(e.handle(new SyncRequestContext(client.actorId, partition), m)
+                        return Message.response(e.handle(
+                                                new SyncRequestContext(client.actorId, partition),
+                                                m,
+                                                SyncEngine.Binding.HTTP,
+                                                Context.root())
                                         .await()
                                         .atMost(WAIT))
                                 .encode();
@@ -429,7 +434,11 @@ class BlobPushTest {
                     .invoke(markAtDelete::set)
                     .chain(() -> partitionLockFree())
                     .invoke(lockFreeAtDelete::set)
-                    .chain(() -> engine.handle(new SyncRequestContext("alice", partition), racing))
+                    .chain(() -> engine.handle(
+                            new SyncRequestContext("alice", partition),
+                            racing,
+                            SyncEngine.Binding.HTTP,
+                            Context.root()))
                     .invoke(pushAtDelete::set)
                     .replaceWithVoid();
         };

@@ -23,6 +23,7 @@ import dev.syncular.server.wire.SubEnd;
 import dev.syncular.server.wire.SubStart;
 import dev.syncular.server.wire.SubscriptionStatus;
 import dev.syncular.server.wire.WireException;
+import io.opentelemetry.context.Context;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -118,7 +119,11 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
                 public byte[] roundTrip(SyncTestClient client, byte[] request) {
                     try {
                         Message m = MessageDecoder.decodeRequest(request);
-                        return Message.response(engine.handle(new SyncRequestContext(client.actorId, partition), m)
+                        return Message.response(engine.handle(
+                                                new SyncRequestContext(client.actorId, partition),
+                                                m,
+                                                SyncEngine.Binding.HTTP,
+                                                Context.root())
                                         .await()
                                         .atMost(WAIT))
                                 .encode();
@@ -179,7 +184,9 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
             public byte[] roundTrip(SyncTestClient client, byte[] request) {
                 return Message.response(engine.handle(
                                         new SyncRequestContext(client.actorId, partition),
-                                        MessageDecoder.decodeRequest(request))
+                                        MessageDecoder.decodeRequest(request),
+                                        SyncEngine.Binding.HTTP,
+                                        Context.root())
                                 .await()
                                 .atMost(WAIT))
                         .encode();
@@ -370,7 +377,9 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
             public byte[] roundTrip(SyncTestClient client, byte[] request) {
                 return Message.response(racing.handle(
                                         new SyncRequestContext(client.actorId, partition),
-                                        MessageDecoder.decodeRequest(request))
+                                        MessageDecoder.decodeRequest(request),
+                                        SyncEngine.Binding.HTTP,
+                                        Context.root())
                                 .await()
                                 .atMost(WAIT))
                         .encode();
@@ -436,7 +445,9 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
             public byte[] roundTrip(SyncTestClient client, byte[] request) {
                 return Message.response(clocked.handle(
                                         new SyncRequestContext(client.actorId, partition),
-                                        MessageDecoder.decodeRequest(request))
+                                        MessageDecoder.decodeRequest(request),
+                                        SyncEngine.Binding.HTTP,
+                                        Context.root())
                                 .await()
                                 .atMost(WAIT))
                         .encode();

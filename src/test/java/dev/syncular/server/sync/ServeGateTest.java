@@ -19,6 +19,7 @@ import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
+import io.opentelemetry.context.Context;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -109,7 +110,9 @@ class ServeGateTest {
                     try {
                         return Message.response(engine.handle(
                                                 new SyncRequestContext(c.actorId, partition),
-                                                MessageDecoder.decodeRequest(request))
+                                                MessageDecoder.decodeRequest(request),
+                                                SyncEngine.Binding.HTTP,
+                                                Context.root())
                                         .await()
                                         .atMost(WAIT))
                                 .encode();
