@@ -3,6 +3,8 @@
 # uptime"). Not a test; the suite's proof is PruneUnderLoadIT (100,000 commits).
 #
 # Usage: bench/prune.sh
+#        BENCH_OPTS="-Dbench.partitions=10000 -Dbench.commitsPerPartition=120" \
+#          SERVER_ENV="SYNCULAR_PRUNING_KEEP_NEWEST_COMMITS=20" bench/prune.sh     (many partitions)
 #
 # Packages the app (offline), starts the packaged server (prod profile, dev header auth, pruning every 2 s) on a
 # free port against PostgreSQL in a fresh storage schema, waits for /q/health/ready, runs

@@ -3,6 +3,7 @@ package dev.syncular.server.bench;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.GeneratedCommits;
+import dev.syncular.server.testsupport.HeldTransaction;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.PushLoad;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -36,6 +37,10 @@ public final class PruneBenchmark {
     private static final long COMMITS = Long.getLong("bench.commits", 1_000_000);
     private static final int BASELINE_SEC = Integer.getInteger("bench.baselineSec", 20);
     private static final Duration WAIT = Duration.ofMinutes(30);
+    /** More than 1: the many-partitions case ({@link #manyPartitions}) instead of one long log. */
+    private static final int PARTITIONS = Integer.getInteger("bench.partitions", 1);
+    /** Commits generated per partition in the many-partitions case (the server keeps its newest ones). */
+    private static final int COMMITS_PER_PARTITION = Integer.getInteger("bench.commitsPerPartition", 120);
 
     private PruneBenchmark() {}
 
@@ -54,6 +59,10 @@ public final class PruneBenchmark {
                 .using(vertx)
                 .build();
         try {
+            if (PARTITIONS > 1) {
+                manyPartitions(baseUrl, pool, pgSchema, schema);
+                return;
+            }
             String partition = "bench-prune-" + UUID.randomUUID();
             new SyncTestClient(schema, new HttpTransport(baseUrl, partition), "bench", "c-register").sync();
             PushLoad load = new PushLoad(schema, partition, List.of(baseUrl)).start(WRITERS);
@@ -123,5 +132,103 @@ public final class PruneBenchmark {
             pool.close().await().atMost(WAIT);
             vertx.close().await().atMost(WAIT);
         }
+    }
+
+    /**
+     * {@code bench.partitions} partitions (10,000 in docs/BENCHMARKS.md) registered with SQL, each with
+     * {@code bench.commitsPerPartition} generated commits, while {@code bench.writers} clients push to one more
+     * partition; the server's pruning passes (every 2 s, run with {@code SYNCULAR_PRUNING_KEEP_NEWEST_COMMITS} below
+     * the per-partition count) then page through every partition. Reported: the generation time, the prune window
+     * (from the generation's commit until no generated partition keeps a commit at or below its horizon and every
+     * horizon has moved), and the push rounds in that window against the baseline before it.
+     */
+    private static void manyPartitions(String baseUrl, Pool pool, String pgSchema, CompiledSchema schema)
+            throws InterruptedException {
+        String s = "\"" + pgSchema + "\".";
+        String prefix = "bench-prune-many-" + UUID.randomUUID() + "-";
+        String lit = "'" + prefix + "'";
+        String hot = "bench-prune-hot-" + UUID.randomUUID();
+        new SyncTestClient(schema, new HttpTransport(baseUrl, hot), "bench", "c-register").sync();
+        PushLoad load = new PushLoad(schema, hot, List.of(baseUrl)).start(WRITERS);
+        load.awaitMore(2_000, WAIT); // warm-up
+        long baselineFrom = System.nanoTime();
+        while (System.nanoTime() - baselineFrom
+                < Duration.ofSeconds(BASELINE_SEC).toNanos()) {
+            load.awaitMore(1, WAIT);
+        }
+        long baselineTo = System.nanoTime();
+
+        long t0 = System.nanoTime();
+        String pairs =
+                " FROM generate_series(1, " + PARTITIONS + ") p, generate_series(1, " + COMMITS_PER_PARTITION + ") g";
+        String partition = lit + " || p";
+        List<String> generate = List.of(
+                "INSERT INTO " + s + "sync_partitions (partition_id, log_epoch, max_commit_seq, horizon_seq,"
+                        + " created_at_ms, last_seen_at_ms) SELECT " + partition + ", 'bench-epoch', "
+                        + COMMITS_PER_PARTITION + ", 0, 1, 1 FROM generate_series(1, " + PARTITIONS + ") p",
+                "INSERT INTO " + s + "sync_commits (partition_id, commit_seq, created_at_ms, actor_id, client_id,"
+                        + " client_commit_id, change_count, tables, writer_version) SELECT " + partition
+                        + ", g, 1, 'gen', 'gen', 'gen-' || g, 1, ARRAY['todos'], 1" + pairs,
+                "INSERT INTO " + s + "sync_changes (partition_id, commit_seq, change_index, tbl, row_id, op,"
+                        + " row_version, scopes, payload) SELECT " + partition
+                        + ", g, 0, 'todos', 'gen-' || g, 1, g, '{}'::jsonb, NULL" + pairs,
+                "INSERT INTO " + s + "sync_commit_scopes (partition_id, tbl, scope_key, commit_seq) SELECT " + partition
+                        + ", 'todos', 'gen', g" + pairs);
+        try (HeldTransaction t = HeldTransaction.begin(pool)) {
+            for (String sql : generate) {
+                t.execute(sql);
+            }
+            t.commit();
+        }
+        long generated = System.nanoTime();
+        long total = (long) PARTITIONS * COMMITS_PER_PARTITION;
+
+        String progress = "SELECT count(*) FILTER (WHERE p.horizon_seq = 0), (SELECT count(*) FROM " + s
+                + "sync_commits c JOIN " + s + "sync_partitions q ON q.partition_id = c.partition_id WHERE"
+                + " c.partition_id LIKE " + lit + " || '%' AND c.commit_seq <= q.horizon_seq), (SELECT count(*) FROM "
+                + s + "sync_commits c WHERE c.partition_id LIKE " + lit + " || '%') FROM " + s
+                + "sync_partitions p WHERE p.partition_id LIKE " + lit + " || '%'";
+        long finished = 0;
+        long remaining = total;
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (finished == 0 && System.nanoTime() < deadline) {
+            Row r = pool.query(progress)
+                    .execute()
+                    .await()
+                    .atMost(WAIT)
+                    .iterator()
+                    .next();
+            remaining = r.getLong(2);
+            if (r.getLong(0) == 0 && r.getLong(1) == 0) {
+                finished = System.nanoTime();
+            } else {
+                Thread.sleep(250); // a benchmark's poll, not a test: the count itself reads the whole log
+            }
+        }
+        load.stop();
+        if (finished == 0) {
+            throw new IllegalStateException("the prune did not finish within " + WAIT);
+        }
+        System.out.printf(
+                "== generated %,d partitions x %,d commits (%,d commits, each with one change and one scope-index"
+                        + " entry) in %,d ms%n",
+                PARTITIONS, COMMITS_PER_PARTITION, total, (generated - t0) / 1_000_000);
+        System.out.printf(
+                "== prune window: %,d ms from the generation's commit until every partition's horizon moved and no"
+                        + " commit at or below it is left (%,d commits deleted, %,d kept)%n",
+                (finished - generated) / 1_000_000, total - remaining, remaining);
+        System.out.printf(
+                "== push rounds (%d writers, one more partition): baseline %,d rounds p50 %d ms p99 %d ms max %d ms;"
+                        + " in the prune window %,d rounds p50 %d ms p99 %d ms max %d ms%n",
+                WRITERS,
+                load.roundsBetween(baselineFrom, baselineTo),
+                load.percentileMs(50, baselineFrom, baselineTo),
+                load.percentileMs(99, baselineFrom, baselineTo),
+                load.percentileMs(100, baselineFrom, baselineTo),
+                load.roundsBetween(generated, finished),
+                load.percentileMs(50, generated, finished),
+                load.percentileMs(99, generated, finished),
+                load.percentileMs(100, generated, finished));
+        System.out.printf("== push failures during the run: %s%n", load.failures);
     }
 }
