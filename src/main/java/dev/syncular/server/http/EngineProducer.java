@@ -40,6 +40,7 @@ import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncObserver;
 import dev.syncular.server.sync.Tracing;
+import dev.syncular.server.sync.RegisteredQueries;
 import dev.syncular.server.sync.WritePolicy;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.StartupEvent;
@@ -241,7 +242,8 @@ public class EngineProducer {
             WritePolicy policy,
             ReactionMetrics reactionMetrics,
             FairnessMetrics fairnessMetrics,
-            Tracing tracing) {
+            Tracing tracing,
+            RegisteredQueries queries) {
         return Assembly.engine(Assembly.configured(
                         EngineParts.builder(window, storage, segments, failures.observe(resolver)),
                         config,
@@ -253,6 +255,7 @@ public class EngineProducer {
                 .policy(policy)
                 .leases(ConfiguredParts.leases(config, storage))
                 .tracing(tracing)
+                .queries(queries)
                 .build());
     }
 

@@ -1,6 +1,7 @@
 package dev.syncular.server.operations;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.syncular.server.storage.QueryRows;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
@@ -11,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 /**
  * REMOTE.md §2 result normalization: only the columns named by the generated result metadata, read by position
@@ -27,7 +29,25 @@ final class QueryResultRows {
     private QueryResultRows() {}
 
     static List<OperationValue> normalize(RowSet<Row> rows, List<QueryDefinition.Column> columns) {
-        List<String> names = rows.columnsNames();
+        checkNames(rows.columnsNames(), columns);
+        List<OperationValue> out = new ArrayList<>(rows.size());
+        for (Row row : rows) {
+            out.add(row(columns, row::getValue));
+        }
+        return out;
+    }
+
+    /** {@link #normalize(RowSet, List)} of a statement run inside a push transaction (§6.7 queryAuthoritative). */
+    static List<OperationValue> normalize(QueryRows rows, List<QueryDefinition.Column> columns) {
+        checkNames(rows.columns(), columns);
+        List<OperationValue> out = new ArrayList<>(rows.rows().size());
+        for (List<Object> row : rows.rows()) {
+            out.add(row(columns, row::get));
+        }
+        return out;
+    }
+
+    private static void checkNames(List<String> names, List<QueryDefinition.Column> columns) {
         if (names == null || names.size() != columns.size()) {
             throw failed("registered query returned other columns than its result metadata");
         }
@@ -38,16 +58,15 @@ final class QueryResultRows {
                 throw failed("registered query returned other columns than its result metadata");
             }
         }
-        List<OperationValue> out = new ArrayList<>(rows.size());
-        for (Row row : rows) {
-            Map<String, OperationValue> fields = new LinkedHashMap<>();
-            for (int i = 0; i < columns.size(); i++) {
-                QueryDefinition.Column c = columns.get(i);
-                fields.put(c.langName(), value(row.getValue(i), c));
-            }
-            out.add(new OperationValue.Obj(fields));
+    }
+
+    private static OperationValue row(List<QueryDefinition.Column> columns, IntFunction<Object> values) {
+        Map<String, OperationValue> fields = new LinkedHashMap<>();
+        for (int i = 0; i < columns.size(); i++) {
+            QueryDefinition.Column c = columns.get(i);
+            fields.put(c.langName(), value(values.apply(i), c));
         }
-        return out;
+        return new OperationValue.Obj(fields);
     }
 
     static OperationValue value(Object v, QueryDefinition.Column c) {

@@ -123,6 +123,21 @@ public interface PushTx {
             long commitSeq, String clientId, String clientCommitId, List<PlannedReaction> reactions, long nowMs);
 
     /**
+     * Runs one read-only statement on this transaction's connection — it sees every write of the transaction — with
+     * {@code $1} bound to {@link #partition()} and {@code binds} as {@code $2, $3, ...} (SPEC §6.7
+     * {@code queryAuthoritative}: a registered query rewritten to the commit's partition, REMOTE.md §2). A failing
+     * statement fails the {@code Uni}; run it under {@link #rolledBack} so the transaction stays usable.
+     */
+    Uni<QueryRows> queryRows(String sql, List<Object> binds);
+
+    /**
+     * Runs {@code work} under a SQL savepoint that is always rolled back: nothing it wrote persists (not even on
+     * success), its item or failure is propagated, and the transaction stays usable either way. For reads over
+     * writes the commit has not made yet (the staged rows a §6.7 {@code queryAuthoritative} must see).
+     */
+    <T> Uni<T> rolledBack(Supplier<Uni<T>> work);
+
+    /**
      * Runs {@code work} under a SQL savepoint. When it fails, every write it made (including a commitSeq it
      * appended) is rolled back and the failure is propagated, leaving the outer transaction usable — e.g. to
      * persist a {@code rejected} result for the same commit (§6.4 "savepoint or equivalent").

@@ -328,7 +328,7 @@ final class CommitPush {
                                         round.ctx.actorId(),
                                         round.ctx.partition(),
                                         List.copyOf(evidence)),
-                                new TransactionCandidates(window.current(), tx, staged),
+                                operations.reader(tx, staged),
                                 round.commitTrace))
                 .flatMap(decision -> {
                     Rejection rejection = decision.rejection();

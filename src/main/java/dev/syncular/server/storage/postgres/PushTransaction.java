@@ -10,6 +10,7 @@ import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PlannedReaction;
 import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.QueryRows;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredRow;
@@ -622,6 +623,49 @@ final class PushTransaction implements PushTx {
                     return null;
                 }));
         return Uni.createFrom().voidItem();
+    }
+
+    @Override
+    public Uni<QueryRows> queryRows(String sql, List<Object> binds) {
+        List<Object> args = new ArrayList<>(binds.size() + 1);
+        args.add(partition());
+        args.addAll(binds);
+        return afterWrites(() -> conn.preparedQuery(sql).execute(Tuple.from(args)).map(rs -> {
+            List<List<Object>> rows = new ArrayList<>(rs.size());
+            for (Row r : rs) {
+                List<Object> values = new ArrayList<>(r.size());
+                for (int i = 0; i < r.size(); i++) {
+                    values.add(r.getValue(i));
+                }
+                rows.add(values);
+            }
+            List<String> names = rs.columnsNames();
+            return new QueryRows(names == null ? List.of() : names, rows);
+        }));
+    }
+
+    @Override
+    public <T> Uni<T> rolledBack(Supplier<Uni<T>> work) {
+        String name = "syncular_sp_" + (++savepoints);
+        long seqBefore = maxCommitSeq;
+        return afterWrites(() -> conn.query("SAVEPOINT " + name).execute())
+                .chain(() -> Uni.createFrom()
+                        .<T>deferred(() -> work.get())
+                        .call(this::flush)
+                        .onItemOrFailure()
+                        .transformToUni((item, failure) -> Uni.createFrom()
+                                .deferred(() -> {
+                                    dropHeld();
+                                    return flush();
+                                })
+                                .onFailure()
+                                .recoverWithNull()
+                                .chain(() -> conn.query("ROLLBACK TO SAVEPOINT " + name).execute())
+                                .chain(() -> conn.query("RELEASE SAVEPOINT " + name).execute())
+                                .invoke(() -> maxCommitSeq = seqBefore)
+                                .chain(() -> failure != null
+                                        ? Uni.createFrom().<T>failure(failure)
+                                        : Uni.createFrom().item(item))));
     }
 
     @Override

@@ -1,0 +1,15 @@
+package dev.syncular.server.storage;
+
+import java.util.List;
+
+/**
+ * The rows of a read-only statement run inside a push transaction ({@link PushTx#queryRows}): the result's column
+ * names in select-list order and each row's values by position, as the database driver reads them (text, integers,
+ * floating point and numeric numbers, booleans, byte buffers, or {@code null}).
+ */
+public record QueryRows(List<String> columns, List<List<Object>> rows) {
+    public QueryRows {
+        columns = List.copyOf(columns);
+        rows = List.copyOf(rows);
+    }
+}
