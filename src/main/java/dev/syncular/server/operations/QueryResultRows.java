@@ -8,6 +8,7 @@ import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.sqlclient.data.Numeric;
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -37,14 +38,35 @@ final class QueryResultRows {
         return out;
     }
 
-    /** {@link #normalize(RowSet, List)} of a statement run inside a push transaction (§6.7 queryAuthoritative). */
+    /**
+     * {@link #normalize(RowSet, List)} of a statement run inside a push transaction (§6.7 queryAuthoritative,
+     * {@code PushTx.queryRows}: values as PostgreSQL writes them in JSON, {@code bytea} as {@code \\x} hex text;
+     * without rows there are no column names to check).
+     */
     static List<OperationValue> normalize(QueryRows rows, List<QueryDefinition.Column> columns) {
-        checkNames(rows.columns(), columns);
+        if (!rows.rows().isEmpty()) {
+            checkNames(rows.columns(), columns);
+        }
         List<OperationValue> out = new ArrayList<>(rows.rows().size());
         for (List<Object> row : rows.rows()) {
-            out.add(row(columns, row::get));
+            if (row.size() != columns.size()) {
+                throw failed("registered query returned other columns than its result metadata");
+            }
+            out.add(row(columns, i -> fromJson(row.get(i), columns.get(i))));
         }
         return out;
+    }
+
+    /** A {@code bytes} / {@code crdt} value's {@code \\x} hex text as bytes; anything else as it is. */
+    private static Object fromJson(Object v, QueryDefinition.Column c) {
+        if ((c.type().equals("bytes") || c.type().equals("crdt")) && v instanceof String s && s.startsWith("\\x")) {
+            try {
+                return Buffer.buffer(HexFormat.of().parseHex(s.substring(2)));
+            } catch (IllegalArgumentException e) {
+                throw failed("registered query returned a value of another type than its column");
+            }
+        }
+        return v;
     }
 
     private static void checkNames(List<String> names, List<QueryDefinition.Column> columns) {

@@ -2,8 +2,10 @@ package dev.syncular.server.operations;
 
 import dev.syncular.server.sync.RegisteredQueries;
 import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.core.buffer.Buffer;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,16 +35,19 @@ public final class TransactionBoundQueries implements RegisteredQueries {
     @Override
     public Uni<List<Map<String, Object>>> query(String operation, Map<String, Object> params, Statements statements) {
         QueryDefinition query;
-        List<Object> binds;
+        List<String> binds;
         String sql;
         try {
             query = registry.findByIdOrName(operation)
                     .orElseThrow(() -> new OperationException(
                             OperationErrorCode.UNKNOWN, "no query is registered with this id or name"));
             QueryBinding binding = QueryBinding.of(query, tagged(params));
-            binds = new ArrayList<>(binding.values());
-            binds.add(query.maxRows() + 1);
-            sql = executor.sqlFor(binding.statement());
+            binds = new ArrayList<>(binding.values().size() + 1);
+            for (Object v : binding.values()) {
+                binds.add(text(v));
+            }
+            binds.add(Integer.toString(query.maxRows() + 1));
+            sql = executor.guardedSqlFor(binding.statement());
         } catch (RuntimeException e) {
             return Uni.createFrom().failure(e);
         }
@@ -52,8 +57,7 @@ public final class TransactionBoundQueries implements RegisteredQueries {
                 .onFailure(e -> !(e instanceof OperationException))
                 .transform(e -> {
                     LOG.debugf("transaction-bound query %s failed: %s", q.name(), e.getMessage());
-                    return new OperationException(
-                            OperationErrorCode.QUERY_FAILED, "registered query execution failed");
+                    return new OperationException(OperationErrorCode.QUERY_FAILED, "registered query execution failed");
                 })
                 .map(rows -> {
                     if (rows.rows().size() > q.maxRows()) {
@@ -66,6 +70,20 @@ public final class TransactionBoundQueries implements RegisteredQueries {
                     }
                     return Collections.unmodifiableList(out);
                 });
+    }
+
+    /** A bind value as the text its cast reads ({@code bytea} from {@code \\x} hex). */
+    private static String text(Object v) {
+        if (v == null) {
+            return null;
+        }
+        if (v instanceof Buffer b) {
+            return "\\x" + HexFormat.of().formatHex(b.getBytes());
+        }
+        if (v instanceof Double d) {
+            return Double.toString(d); // finite: the codec and QueryBinding admit no other
+        }
+        return v.toString();
     }
 
     /** The params as a §4 object: Java values to tagged ones; anything else is {@code operation.invalid_request}. */

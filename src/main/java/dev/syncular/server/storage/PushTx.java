@@ -123,12 +123,16 @@ public interface PushTx {
             long commitSeq, String clientId, String clientCommitId, List<PlannedReaction> reactions, long nowMs);
 
     /**
-     * Runs one read-only statement on this transaction's connection — it sees every write of the transaction — with
-     * {@code $1} bound to {@link #partition()} and {@code binds} as {@code $2, $3, ...} (SPEC §6.7
-     * {@code queryAuthoritative}: a registered query rewritten to the commit's partition, REMOTE.md §2). A failing
-     * statement fails the {@code Uni}; run it under {@link #rolledBack} so the transaction stays usable.
+     * Runs one read-only statement on this transaction's connection — it sees every write of the transaction —
+     * guarded: a statement that fails (an error, the statement timeout) fails the {@code Uni} with
+     * {@link StorageException#QUERY_FAILED} ({@code details.sqlstate}) and leaves the transaction usable (SPEC §6.7
+     * {@code queryAuthoritative}: a registered query rewritten to the commit's partition, REMOTE.md §2). The
+     * statement reads its arguments from one text array, {@code $1}: {@code $1[1]} is {@link #partition()},
+     * {@code $1[k + 1]} the k-th of {@code binds} (text or null; the statement casts each to its type). Values come
+     * back as PostgreSQL writes them in JSON: text, numbers ({@code Long} when integral, else {@code Double}),
+     * booleans, null, {@code bytea} as its {@code \x} hex text, {@code json} as its JSON text.
      */
-    Uni<QueryRows> queryRows(String sql, List<Object> binds);
+    Uni<QueryRows> queryRows(String sql, List<String> binds);
 
     /**
      * Runs {@code work} under a SQL savepoint that is always rolled back: nothing it wrote persists (not even on

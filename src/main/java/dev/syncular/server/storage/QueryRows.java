@@ -4,8 +4,7 @@ import java.util.List;
 
 /**
  * The rows of a read-only statement run inside a push transaction ({@link PushTx#queryRows}): the result's column
- * names in select-list order and each row's values by position, as the database driver reads them (text, integers,
- * floating point and numeric numbers, booleans, byte buffers, or {@code null}).
+ * names in select-list order (empty without rows) and each row's values by position, as described there.
  */
 public record QueryRows(List<String> columns, List<List<Object>> rows) {
     public QueryRows {

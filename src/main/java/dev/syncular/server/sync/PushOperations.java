@@ -269,8 +269,7 @@ final class PushOperations {
         // §6.7: decode → scope authorization → validation → write; a delete of an absent row runs no validator
         Uni<Void> validated = outcome instanceof WriteOutcome.NoOp
                 ? Uni.createFrom().voidItem()
-                : RowValidation.run(
-                        validators, round.ctx.actorId(), round.ctx.partition(), e, reader(tx, staged));
+                : RowValidation.run(validators, round.ctx.actorId(), round.ctx.partition(), e, reader(tx, staged));
         return validated
                 .onItem()
                 .transform(v -> {

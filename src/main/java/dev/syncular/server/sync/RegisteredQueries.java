@@ -20,12 +20,13 @@ public interface RegisteredQueries {
     @FunctionalInterface
     interface Statements {
         /**
-         * Runs {@code sql} with {@code $1} bound to the commit's partition and {@code binds} as {@code $2, ...},
-         * after laying the commit's staged rows of {@code tables} (the application tables it reads) into the
+         * Runs {@code sql} as {@code PushTx.queryRows} does (its arguments the text array {@code $1}: the
+         * commit's partition, then {@code binds}; a failing statement fails the {@code Uni} without aborting the
+         * transaction), after laying the commit's staged rows of {@code tables} (the application tables it reads) into the
          * transaction, under a savepoint rolled back afterwards: nothing the read needed persists, and a failing
          * statement leaves the push transaction usable.
          */
-        Uni<QueryRows> run(List<String> tables, String sql, List<Object> binds);
+        Uni<QueryRows> run(List<String> tables, String sql, List<String> binds);
     }
 
     /**

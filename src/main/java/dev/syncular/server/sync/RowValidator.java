@@ -23,8 +23,7 @@ public interface RowValidator {
      * The default calls the three-argument form; a validator that reads the transaction overrides this one (the
      * engine then never calls its three-argument form).
      */
-    default Uni<Void> validate(
-            String actorId, String partition, OperationEvidence operation, CandidateReader read) {
+    default Uni<Void> validate(String actorId, String partition, OperationEvidence operation, CandidateReader read) {
         return validate(actorId, partition, operation);
     }
 

@@ -48,8 +48,8 @@ final class TransactionCandidates implements CandidateReader {
                 .deferred(() -> queries.query(
                         operation,
                         params == null ? Map.of() : params,
-                        (tables, sql, binds) -> tx.rolledBack(
-                                () -> writeStaged(tables).chain(() -> tx.queryRows(sql, binds)))));
+                        (tables, sql, binds) ->
+                                tx.rolledBack(() -> writeStaged(tables).chain(() -> tx.queryRows(sql, binds)))));
     }
 
     /** The staged rows of {@code tables}, in staging order, written into the transaction (iterative). */

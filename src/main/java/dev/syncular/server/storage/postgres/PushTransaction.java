@@ -85,6 +85,8 @@ final class PushTransaction implements PushTx {
         final String insertRowScopes;
         final String deleteTombstone;
         final String upsertTombstone;
+        /** §6.7 queryAuthoritative: {@code SELECT sync_guarded_query($1, $2)} ({@link #queryRows}). */
+        final String guardedQuery;
         /** §6.9: a commit's reactions ({@link PostgresReactionStore#appendSql}). */
         final String appendReactions;
 
@@ -121,6 +123,7 @@ final class PushTransaction implements PushTx {
             insertRowScopes = "INSERT INTO " + rowScopes + " (partition_id, tbl, scope_key, row_id)"
                     + " SELECT $1, $2, k, $3 FROM unnest($4::text[]) AS u(k) ON CONFLICT DO NOTHING";
             appendReactions = PostgresReactionStore.appendSql(pgSchema);
+            guardedQuery = "SELECT " + PgSql.qualified(pgSchema, StorageSchemaMigration.GUARDED_QUERY) + "($1, $2)";
             deleteTombstone = "DELETE FROM " + tombstones + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
             upsertTombstone = "INSERT INTO " + tombstones + " (partition_id, tbl, row_id, commit_seq)"
                     + " VALUES ($1, $2, $3, $4) ON CONFLICT (partition_id, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq";
@@ -626,22 +629,15 @@ final class PushTransaction implements PushTx {
     }
 
     @Override
-    public Uni<QueryRows> queryRows(String sql, List<Object> binds) {
-        List<Object> args = new ArrayList<>(binds.size() + 1);
-        args.add(partition());
-        args.addAll(binds);
-        return afterWrites(() -> conn.preparedQuery(sql).execute(Tuple.from(args)).map(rs -> {
-            List<List<Object>> rows = new ArrayList<>(rs.size());
-            for (Row r : rs) {
-                List<Object> values = new ArrayList<>(r.size());
-                for (int i = 0; i < r.size(); i++) {
-                    values.add(r.getValue(i));
-                }
-                rows.add(values);
-            }
-            List<String> names = rs.columnsNames();
-            return new QueryRows(names == null ? List.of() : names, rows);
-        }));
+    public Uni<QueryRows> queryRows(String sql, List<String> binds) {
+        String[] args = new String[binds.size() + 1];
+        args[0] = partition();
+        for (int i = 0; i < binds.size(); i++) {
+            args[i + 1] = binds.get(i);
+        }
+        return afterWrites(() -> conn.preparedQuery(x.guardedQuery)
+                .execute(Tuple.of(sql).addArrayOfString(args))
+                .map(rs -> GuardedRows.parse(first(rs).getString(0))));
     }
 
     @Override
@@ -660,8 +656,10 @@ final class PushTransaction implements PushTx {
                                 })
                                 .onFailure()
                                 .recoverWithNull()
-                                .chain(() -> conn.query("ROLLBACK TO SAVEPOINT " + name).execute())
-                                .chain(() -> conn.query("RELEASE SAVEPOINT " + name).execute())
+                                .chain(() -> conn.query("ROLLBACK TO SAVEPOINT " + name)
+                                        .execute())
+                                .chain(() ->
+                                        conn.query("RELEASE SAVEPOINT " + name).execute())
                                 .invoke(() -> maxCommitSeq = seqBefore)
                                 .chain(() -> failure != null
                                         ? Uni.createFrom().<T>failure(failure)
