@@ -184,6 +184,13 @@ public interface SyncularConfig {
          * applies; an open breaker answers the same with {@code details.reason = circuit_open}.
          */
         interface ValidatorWebhook extends WebhookEndpoint {
+            /**
+             * Registered queries whose rows the webhook receives as evidence (SPEC §6.7 / §6.8
+             * {@code queryAuthoritative}, run in the push transaction): a JSON array of
+             * {@code {name, query, table?, params}} (docs/POLICY.md). Unset: none.
+             */
+            Optional<String> evidence();
+
             @Override
             @WithDefault("2s")
             Duration timeout();

@@ -36,6 +36,7 @@ import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.CrdtMergerRegistry;
 import dev.syncular.server.sync.CrdtTypeMerger;
 import dev.syncular.server.sync.EngineParts;
+import dev.syncular.server.sync.RegisteredQueries;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncObserver;
@@ -241,7 +242,8 @@ public class EngineProducer {
             WritePolicy policy,
             ReactionMetrics reactionMetrics,
             FairnessMetrics fairnessMetrics,
-            Tracing tracing) {
+            Tracing tracing,
+            RegisteredQueries queries) {
         return Assembly.engine(Assembly.configured(
                         EngineParts.builder(window, storage, segments, failures.observe(resolver)),
                         config,
@@ -253,6 +255,7 @@ public class EngineProducer {
                 .policy(policy)
                 .leases(ConfiguredParts.leases(config, storage))
                 .tracing(tracing)
+                .queries(queries)
                 .build());
     }
 

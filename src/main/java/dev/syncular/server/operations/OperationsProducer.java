@@ -4,6 +4,7 @@ import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.RowTables;
 import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.sync.RegisteredQueries;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.Tracing;
@@ -90,6 +91,13 @@ public class OperationsProducer {
     QueryExecutor executor(Pool pool, RowTables storage, SchemaWindow window, SyncularConfig config) {
         return new QueryExecutor(
                 pool, storage, window.current(), config.storage().statementTimeout());
+    }
+
+    /** SPEC §6.7 / §6.8 {@code queryAuthoritative}, for the engine's push transactions ({@code http.EngineProducer}). */
+    @Produces
+    @Singleton
+    RegisteredQueries transactionQueries(QueryRegistry registry, QueryExecutor executor) {
+        return new TransactionBoundQueries(registry, executor);
     }
 
     @Produces

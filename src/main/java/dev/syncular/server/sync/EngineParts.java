@@ -37,6 +37,8 @@ import java.util.function.LongSupplier;
  * @param admission   the per-actor / per-partition concurrency limits every round is admitted against
  *                    ({@link RoundAdmission#NONE}: none)
  * @param tracing     the spans of rounds, pushes, pulls, segment builds and downloads ({@link Tracing#OFF}: none)
+ * @param queries     the registered queries §6.7 / §6.8 {@code queryAuthoritative} runs inside the push transaction
+ *                    ({@link RegisteredQueries#NONE}: none, every call fails)
  */
 public record EngineParts(
         SchemaWindow window,
@@ -55,7 +57,8 @@ public record EngineParts(
         AuthLeases leases,
         IdempotencyLookupFault fault,
         RoundAdmission admission,
-        Tracing tracing) {
+        Tracing tracing,
+        RegisteredQueries queries) {
 
     public EngineParts {
         Objects.requireNonNull(window, "window");
@@ -74,12 +77,13 @@ public record EngineParts(
         Objects.requireNonNull(fault, "fault");
         Objects.requireNonNull(admission, "admission");
         Objects.requireNonNull(tracing, "tracing");
+        Objects.requireNonNull(queries, "queries");
     }
 
     /**
      * The parts every engine needs; everything else starts off: default limits, the wall clock, no CRDT merges,
      * no checkpoints, no observer, no §5.4 URLs, SQLite images built, no blob store, no write policy, no leases,
-     * no fault, no admission limits, no spans.
+     * no fault, no admission limits, no spans, no registered queries.
      */
     public static Builder builder(
             SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver) {
@@ -105,6 +109,7 @@ public record EngineParts(
         private IdempotencyLookupFault fault = IdempotencyLookupFault.NONE;
         private RoundAdmission admission = RoundAdmission.NONE;
         private Tracing tracing = Tracing.OFF;
+        private RegisteredQueries queries = RegisteredQueries.NONE;
 
         private Builder(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver) {
             this.window = window;
@@ -178,6 +183,11 @@ public record EngineParts(
             return this;
         }
 
+        public Builder queries(RegisteredQueries queries) {
+            this.queries = queries;
+            return this;
+        }
+
         public EngineParts build() {
             return new EngineParts(
                     window,
@@ -196,7 +206,8 @@ public record EngineParts(
                     leases,
                     fault,
                     admission,
-                    tracing);
+                    tracing,
+                    queries);
         }
     }
 }

@@ -91,6 +91,8 @@ import java.util.function.Function;
  */
 final class StorageSchemaMigration {
     private static final String FENCE_TRIGGER = "sync_commits_writer_fence";
+    /** {@code (q text, args text[]) RETURNS text}: {@code q}'s rows as a JSON array, or {@code {"sqlstate"}}. */
+    static final String GUARDED_QUERY = "sync_guarded_query";
     /** {@code lock_timeout} of start-up DDL and of the schema-upgrade transaction. */
     static final long DDL_LOCK_TIMEOUT_MS = 5000;
     /** Attempts of a start-up DDL transaction that hit its lock timeout (backoff 0.2 s to 5 s between). */
@@ -390,6 +392,21 @@ final class StorageSchemaMigration {
                                 + " DETAIL = required::text;"
                                 + " END IF;"
                                 + " RETURN NEW;"
+                                + " END $fn$"),
+                // §6.7 queryAuthoritative inside a push transaction (PushTransaction#queryRows): a failing registered
+                // statement (an error, the statement timeout) is caught here, so it never aborts the transaction
+                DdlStep.function(
+                        pgSchema,
+                        GUARDED_QUERY,
+                        "CREATE OR REPLACE FUNCTION " + t(GUARDED_QUERY)
+                                + "(q text, args text[]) RETURNS text LANGUAGE plpgsql AS $fn$"
+                                + " DECLARE out text;"
+                                + " BEGIN"
+                                + " EXECUTE 'SELECT coalesce(json_agg(r), ''[]'')::text FROM (' || q || ') AS r'"
+                                + " INTO out USING args;"
+                                + " RETURN out;"
+                                + " EXCEPTION WHEN query_canceled THEN RETURN json_build_object('sqlstate', SQLSTATE)::text;"
+                                + " WHEN OTHERS THEN RETURN json_build_object('sqlstate', SQLSTATE)::text;"
                                 + " END $fn$"),
                 DdlStep.trigger(
                         pgSchema,
