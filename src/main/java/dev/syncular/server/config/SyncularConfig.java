@@ -529,6 +529,23 @@ public interface SyncularConfig {
         /** Size of this pod's in-memory ring of operational events ({@code GET <mount>/admin/events}). */
         @WithDefault("1000")
         int eventBuffer();
+
+        /** The operator console at {@code <mount>/console}, served whenever {@link #token()} is set. */
+        Console console();
+    }
+
+    /** {@code syncular.admin.console.*}: the operator console's sessions. */
+    interface Console {
+        /** How long a console sign-in lasts (fixed at sign-in; the session cookie and its stored row expire). */
+        @WithDefault("30m")
+        Duration sessionTtl();
+
+        /**
+         * Whether the session cookie carries {@code Secure} (sent over HTTPS only; browsers also keep it on
+         * {@code http://localhost}). Turn off only for a console reached over plain HTTP on a trusted network.
+         */
+        @WithDefault("true")
+        boolean secureCookie();
     }
 
     /**
