@@ -386,6 +386,7 @@ class ConsoleTest {
             assertTrue(setCookie.contains("SameSite=Strict"), setCookie);
             assertTrue(setCookie.contains("Path=/console"), setCookie);
             assertTrue(setCookie.contains("Max-Age=1800"), setCookie);
+            assertTrue(setCookie.contains("Secure"), setCookie);
             String session = signIn.getCookie(ConsoleAccess.COOKIE);
             assertNotNull(session);
 

@@ -218,6 +218,7 @@ class HelmChartTest {
         assertEquals("2", config.getProperty("syncular.checkpoints[0].schema-version"));
         assertEquals("https://sync.example.com/segments", config.getProperty("syncular.signed-urls.base-url"));
         assertEquals("true", config.getProperty("quarkus.log.console.json.enabled"));
+        assertEquals("30m", config.getProperty("syncular.admin.console.session-ttl"));
         for (String key : config.stringPropertyNames()) {
             assertFalse(
                     SECRET_NAME
