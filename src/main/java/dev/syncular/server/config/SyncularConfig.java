@@ -546,6 +546,20 @@ public interface SyncularConfig {
          */
         @WithDefault("true")
         boolean secureCookie();
+
+        /**
+         * The role that signs a JWT in to the console (JWT authentication configured, {@code syncular.auth.jwt.*}):
+         * a token that passes the server's JWT checks and whose {@link #roleClaim()} holds this value. Unset: the
+         * console takes the admin token only.
+         */
+        Optional<String> role();
+
+        /**
+         * The claim holding the roles of a console JWT: a string or an array of strings; a dotted path walks nested
+         * objects ({@code realm_access.roles}).
+         */
+        @WithDefault("roles")
+        String roleClaim();
     }
 
     /**

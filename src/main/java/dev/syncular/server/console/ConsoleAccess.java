@@ -1,5 +1,7 @@
 package dev.syncular.server.console;
 
+import dev.syncular.server.auth.Authenticator;
+import dev.syncular.server.auth.JwtAuthenticator;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
@@ -66,15 +68,29 @@ public class ConsoleAccess {
     private final String base;
     private final ConsoleSessionStorage sessions;
     private final RequestBodies bodies;
+    private final ConsoleRole role;
 
     @Inject
-    public ConsoleAccess(SyncularConfig config, ConsoleSessionStorage sessions, RequestBodies bodies) {
+    public ConsoleAccess(
+            SyncularConfig config, ConsoleSessionStorage sessions, RequestBodies bodies, Authenticator authenticator) {
         this.token = config.admin().token().orElse("");
         this.ttlMs = config.admin().console().sessionTtl().toMillis();
         this.secureCookie = config.admin().console().secureCookie();
         this.base = config.mountPrefix() + "/console";
         this.sessions = sessions;
         this.bodies = bodies;
+        this.role = authenticator instanceof JwtAuthenticator jwt
+                        && config.admin().console().role().isPresent()
+                ? new ConsoleRole(
+                        jwt,
+                        config.admin().console().roleClaim(),
+                        config.admin().console().role().get())
+                : ConsoleRole.OFF;
+    }
+
+    /** Whether a JWT with the admin role signs in too (JWT authentication and {@code role} configured). */
+    public boolean jwtSignIn() {
+        return role != ConsoleRole.OFF;
     }
 
     /** Whether the console exists: the admin API is configured. */
@@ -146,22 +162,30 @@ public class ConsoleAccess {
         return guard(() -> form(request).flatMap(f -> act.apply(f)));
     }
 
-    /** Who the presented credential signs in as, or {@code null} when it is not the admin token. */
-    public String principalFor(String presented) {
-        if (enabled() && constantTimeEquals(token, presented == null ? "" : presented.trim())) {
-            return ADMIN_TOKEN_PRINCIPAL;
+    /**
+     * Who the presented credential signs in as: {@link #ADMIN_TOKEN_PRINCIPAL} for the admin token, the
+     * {@link ConsoleRole} grant of a JWT carrying the admin role, else a {@code null} item.
+     */
+    public Uni<ConsoleRole.Grant> principalFor(String presented) {
+        String p = presented == null ? "" : presented.trim();
+        if (enabled() && constantTimeEquals(token, p)) {
+            return Uni.createFrom().item(new ConsoleRole.Grant(ADMIN_TOKEN_PRINCIPAL, Long.MAX_VALUE));
         }
-        return null;
+        return enabled() ? role.grant(p) : Uni.createFrom().nullItem();
     }
 
-    /** A fresh session for {@code principal}: stored (hashed) and answered with its cookie and a redirect. */
-    public Uni<Response> open(String principal, String next) {
+    /**
+     * A fresh session for {@code grant}: stored (hashed) and answered with its cookie and a redirect; it expires
+     * after the session TTL, or with the JWT that opened it if that is sooner.
+     */
+    public Uni<Response> open(ConsoleRole.Grant grant, String next) {
         String id = random();
         long now = System.currentTimeMillis();
-        ConsoleSession s = new ConsoleSession(hash(id), principal, random(), now, now + ttlMs);
+        long expires = Math.min(now + ttlMs, grant.untilMs());
+        ConsoleSession s = new ConsoleSession(hash(id), grant.principal(), random(), now, expires);
         return sessions.createConsoleSession(s, now)
                 .map(v -> Response.seeOther(URI.create(next))
-                        .cookie(cookie(id, (int) Math.max(1, ttlMs / 1000)))
+                        .cookie(cookie(id, (int) Math.max(1, (expires - now) / 1000)))
                         .build());
     }
 

@@ -16,7 +16,8 @@ import jakarta.ws.rs.core.Response;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 
 /**
- * Signing in to the console and out of it: the form takes the admin token; a match opens a session
+ * Signing in to the console and out of it: the form takes the admin token (or, where configured, a JWT carrying
+ * the admin role, {@link ConsoleRole}); a match opens a session
  * ({@link ConsoleAccess#open}) and goes to the overview, a mismatch shows the form again (401). Sign-out needs the
  * session's CSRF token like every action.
  */
@@ -24,7 +25,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
 public class SignInPage {
     @CheckedTemplate
     static class Templates {
-        static native TemplateInstance signIn(String base, boolean failed);
+        static native TemplateInstance signIn(String base, boolean failed, boolean jwt);
     }
 
     @Inject
@@ -50,7 +51,8 @@ public class SignInPage {
             access.audit("GET /console/sign-in", "-", 404, "sync.not_found");
             return ConsoleAccess.disabled();
         }
-        return html(200, Templates.signIn(access.base(), false).render());
+        return html(
+                200, Templates.signIn(access.base(), false, access.jwtSignIn()).render());
     }
 
     @POST
@@ -58,16 +60,21 @@ public class SignInPage {
     @Operation(hidden = true)
     public Uni<Response> signIn(@Context HttpServerRequest request) {
         String route = "POST /console/sign-in";
-        return access.signIn(route, request, form -> {
-            String principal = access.principalFor(form.get("token"));
-            if (principal == null) {
-                access.audit(route, "-", 401, "sync.auth_required");
-                return Uni.createFrom()
-                        .item(html(401, Templates.signIn(access.base(), true).render()));
-            }
-            access.audit(route, principal, 303, "-");
-            return access.open(principal, access.base() + "/overview");
-        });
+        return access.signIn(
+                route,
+                request,
+                form -> access.principalFor(form.get("token")).flatMap(grant -> {
+                    if (grant == null) {
+                        access.audit(route, "-", 401, "sync.auth_required");
+                        return Uni.createFrom()
+                                .item(html(
+                                        401,
+                                        Templates.signIn(access.base(), true, access.jwtSignIn())
+                                                .render()));
+                    }
+                    access.audit(route, grant.principal(), 303, "-");
+                    return access.open(grant, access.base() + "/overview");
+                }));
     }
 
     @POST
