@@ -67,6 +67,9 @@ final class ConsoleBrowser implements AutoCloseable {
     /** Signs in with {@code token} and waits for the overview. */
     ConsoleBrowser signIn(String token) {
         open("/sign-in");
+        if (!Files.exists(SCREENSHOTS.resolve("sign-in.png"))) {
+            screenshot("sign-in");
+        }
         driver.findElement(By.id("token")).sendKeys(token);
         driver.findElement(By.id("sign-in")).click();
         until(d -> d.getCurrentUrl().endsWith("/console/overview"));
