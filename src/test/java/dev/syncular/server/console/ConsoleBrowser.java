@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.function.Function;
 import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
@@ -80,9 +81,24 @@ final class ConsoleBrowser implements AutoCloseable {
         return driver.findElement(By.cssSelector(css));
     }
 
-    /** Waits (at most {@link #WAIT}) for {@code condition}, re-evaluated by Selenium's wait. */
+    /**
+     * Waits (at most {@link #WAIT}) for {@code condition}, re-evaluated by Selenium's wait; an element replaced
+     * meanwhile by the page's in-place refresh (console.js) is looked up again.
+     */
     <T> T until(Function<WebDriver, T> condition) {
-        return new WebDriverWait(driver, WAIT).until(condition);
+        return new WebDriverWait(driver, WAIT)
+                .ignoring(StaleElementReferenceException.class)
+                .until(condition);
+    }
+
+    /** An attribute of the element at {@code css}, read in one step (the page may refresh the element). */
+    String attr(String css, String name) {
+        return until(d -> d.findElement(By.cssSelector(css)).getAttribute(name));
+    }
+
+    /** The text of the element at {@code css}, read in one step. */
+    String text(String css) {
+        return until(d -> d.findElement(By.cssSelector(css)).getText());
     }
 
     /** Reloads the page until {@code condition} holds (at most {@link #WAIT}): for pages that render once. */

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.http.AdminAccess;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.storage.ConsoleSession;
+import dev.syncular.server.storage.ConsoleSessionStorage;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.LogCapture;
 import dev.syncular.server.testsupport.Readiness;
@@ -92,6 +94,9 @@ class ConsoleTest {
     @Inject
     Pool pool;
 
+    @Inject
+    ConsoleSessionStorage sessions;
+
     @AfterEach
     void resetWebhook() {
         WebhookResource.hook.reset();
@@ -140,10 +145,10 @@ class ConsoleTest {
 
             row.findElement(By.tagName("a")).click();
             b.until(d -> d.findElement(By.id("partition-id")).getText().equals(partition));
-            assertEquals("1", b.find("#max-commit-seq").getText());
+            assertEquals("1", b.text("#max-commit-seq"));
             String bobBar = "tr[data-client='" + bob.clientId + "'] svg.lagbar";
             // the stored cursor (§4.5) may trail the client's by a few seconds (sync.ClientRecords): read it
-            long lag = Long.parseLong(b.find(bobBar).getAttribute("data-lag"));
+            long lag = Long.parseLong(b.attr(bobBar, "data-lag"));
             assertTrue(lag <= 1, () -> "bob's lag: " + clients(partition));
 
             // alice pushes two more commits; bob does not pull: his bar grows by two commits
@@ -154,12 +159,12 @@ class ConsoleTest {
             String grown = String.valueOf(lag + 2);
             b.reloadUntil(
                     d -> grown.equals(d.findElement(By.cssSelector(bobBar)).getAttribute("data-lag")));
-            assertEquals("3", b.find("#max-commit-seq").getText());
+            assertEquals("3", b.text("#max-commit-seq"));
             String percent = String.valueOf(Math.round(100.0 * (lag + 2) / 3));
-            assertEquals(percent, b.find(bobBar).getAttribute("data-lag-percent"));
+            assertEquals(percent, b.attr(bobBar, "data-lag-percent"));
             assertEquals(
                     percent,
-                    b.find(bobBar + " rect.fill").getAttribute("width"),
+                    b.attr(bobBar + " rect.fill", "width"),
                     "the bar's width is the lag's share of the partition's commits");
             b.screenshot("partition");
 
@@ -184,7 +189,7 @@ class ConsoleTest {
                         && Double.parseDouble(rounds.getAttribute("data-max")) > 0;
             });
             assertFalse(b.find("#chart-rounds polyline").getAttribute("points").isEmpty());
-            assertEquals("UP", b.find("#serve-gate").getAttribute("data-status"));
+            assertEquals("UP", b.attr("#serve-gate", "data-status"));
             b.screenshot("overview");
         }
     }
@@ -257,7 +262,7 @@ class ConsoleTest {
             b.screenshot("checkpoints");
             b.open("/overview");
             b.until(d -> "DOWN".equals(d.findElement(By.id("serve-gate")).getAttribute("data-status")));
-            assertTrue(b.find("#pending").getText().contains(partition));
+            assertTrue(b.text("#pending").contains(partition));
 
             b.open("/checkpoints?partition=" + partition);
             b.find("#pending tr[data-checkpoint='" + partition + "/fill'] button.activate")
@@ -318,6 +323,46 @@ class ConsoleTest {
             assertEquals(partition, e.getAttribute("data-partition"));
             b.screenshot("live-events");
         }
+    }
+
+    @Test
+    void aSessionStoredByAnyPodIsLiveUntilItExpires() {
+        // what another pod's sign-in leaves in the shared table: this pod honours it
+        long now = System.currentTimeMillis();
+        String other = "another-pods-session-" + UUID.randomUUID();
+        sessions.createConsoleSession(
+                        new ConsoleSession(
+                                ConsoleAccess.hash(other),
+                                "admin-token",
+                                "csrf-" + UUID.randomUUID(),
+                                now,
+                                now + 60_000),
+                        now)
+                .await()
+                .atMost(Duration.ofSeconds(10));
+        given().cookie(ConsoleAccess.COOKIE, other)
+                .get("/console/overview")
+                .then()
+                .statusCode(200);
+        // an expired one is not read, wherever it was created
+        String expired = "expired-session-" + UUID.randomUUID();
+        sessions.createConsoleSession(
+                        new ConsoleSession(ConsoleAccess.hash(expired), "admin-token", "csrf", now - 60_000, now - 1),
+                        now - 60_000)
+                .await()
+                .atMost(Duration.ofSeconds(10));
+        given().cookie(ConsoleAccess.COOKIE, expired)
+                .redirects()
+                .follow(false)
+                .get("/console/overview")
+                .then()
+                .statusCode(303);
+        given().cookie(ConsoleAccess.COOKIE, expired)
+                .contentType("application/x-www-form-urlencoded")
+                .body("csrf=csrf")
+                .post("/console/prune")
+                .then()
+                .statusCode(401);
     }
 
     /** Signs in over plain HTTP; the item is the session cookie's value. */
