@@ -179,7 +179,7 @@ class ConsoleTest {
 
             b.open("/operations");
             b.until(d -> d.findElement(By.id("operations")));
-            b.screenshot("operations");
+            b.screenshot("operations-none-registered");
 
             // the overview's series: this pod's own meters, sampled every few seconds; the rounds above show up
             b.open("/overview");
