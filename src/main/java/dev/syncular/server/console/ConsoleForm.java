@@ -10,8 +10,6 @@ import java.util.Map;
  * session check and under {@link ConsoleAccess#MAX_FORM_BYTES}: the last value of each field counts.
  */
 public record ConsoleForm(Map<String, String> fields) {
-    public static final ConsoleForm EMPTY = new ConsoleForm(Map.of());
-
     public ConsoleForm {
         fields = Map.copyOf(fields);
     }
