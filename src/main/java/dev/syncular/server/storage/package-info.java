@@ -24,7 +24,9 @@
  * readiness), {@link dev.syncular.server.storage.RealtimeSignals} (the commit and control channels of the realtime
  * hubs, §8.2), {@link dev.syncular.server.storage.ExclusiveJobs} (one pod at a time for scheduled jobs), {@link
  * dev.syncular.server.storage.ReactionStorage} (§6.9 delivery), {@link dev.syncular.server.storage.AuthLeaseStorage}
- * (§7.3) and {@link dev.syncular.server.storage.RowTables} (SQL names for the registered queries); {@link
+ * (§7.3), {@link dev.syncular.server.storage.RowTables} (SQL names for the registered queries) and {@link
+ * dev.syncular.server.storage.ConsoleSessionStorage} (the operator console's sessions, {@link
+ * dev.syncular.server.storage.ConsoleSession}: hashed ids every pod reads); {@link
  * dev.syncular.server.storage.ServerStorage} is all of them at once, for the composition root and the conformance
  * host that assemble servers from it.
  *

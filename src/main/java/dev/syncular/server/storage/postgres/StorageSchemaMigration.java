@@ -72,7 +72,9 @@ import java.util.function.Function;
  *   <li>{@code sync_reactions} — §6.9 durable reactions and their delivery state ({@link PostgresReactionStore});
  *   <li>{@code sync_auth_leases(partition_id, client_id) PK} with the sealed §7.3.1 lease record, the §2.1
  *       {@code log_epoch} it was issued in, and the unique index {@code sync_auth_leases_by_id (partition_id,
- *       lease_id)} ({@link PostgresAuthLeaseStore}).
+ *       lease_id)} ({@link PostgresAuthLeaseStore});
+ *   <li>{@code sync_console_sessions(id_hash PK)} — operator console sessions: the SHA-256 of the session id, who
+ *       signed in, the CSRF token and the expiry ({@link ConsoleSessions}).
  * </ul>
  *
  * Each of these is a {@link DdlStep} with a catalog probe: a start-up that finds every object runs no DDL.
@@ -253,6 +255,7 @@ final class StorageSchemaMigration {
     List<DdlStep> coreDdl() {
         List<DdlStep> steps = new ArrayList<>(tablesDdl());
         steps.addAll(PostgresAuthLeaseStore.ddl(pgSchema)); // §7.3 auth leases
+        steps.addAll(ConsoleSessions.ddl(pgSchema)); // operator console sign-ins
         return List.copyOf(steps);
     }
 
