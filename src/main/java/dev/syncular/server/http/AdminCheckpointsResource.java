@@ -36,7 +36,7 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import org.jboss.logging.Logger;
 
 /**
- * Admin API for backfill checkpoints (§2.4): list, declare, claim, advance and activate. Behind
+ * Admin API for backfill checkpoints (§2.4): list, declare, abandon, claim, advance and activate. Behind
  * {@link AdminAccess} like every admin route: enabled only when {@code syncular.admin.token} is set, every call
  * carries {@code Authorization: Bearer <token>} and leaves an audit line. A body is read only after the token
  * check, under {@value #MAX_BODY} bytes ({@link RequestBody}); identifiers must be storable
@@ -89,6 +89,20 @@ public class AdminCheckpointsResource {
                 body -> backfills
                         .declare(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
                         .map(c -> Response.ok(render(c)).build()));
+    }
+
+    @POST
+    @Path("/abandon")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Abandon a checkpoint that is not activated: the serve gate stops waiting for it")
+    public Uni<Response> abandon(@HeaderParam("Authorization") String auth, @Context HttpServerRequest request) {
+        return guarded(
+                "POST /admin/checkpoints/abandon",
+                auth,
+                request,
+                body -> backfills
+                        .abandon(text(body, "partition"), text(body, "name"), integer(body, "schemaVersion"))
+                        .map(c -> Response.ok(render(c).put("abandoned", true)).build()));
     }
 
     @POST
@@ -213,6 +227,10 @@ public class AdminCheckpointsResource {
         if (StorageException.CHECKPOINT_OWNER_CHANGED.equals(e.code())) {
             return AdminAccess.error(
                     409, ErrorCode.VERSION_CONFLICT, "checkpoint claimed by another owner", Map.of("reason", e.code()));
+        }
+        if (StorageException.CHECKPOINT_ACTIVATED.equals(e.code())) {
+            return AdminAccess.error(
+                    409, ErrorCode.VERSION_CONFLICT, "checkpoint already activated", Map.of("reason", e.code()));
         }
         if (StorageException.UNKNOWN_PARTITION.equals(e.code())) {
             // §2.1: a partition that never synced has no registry row, so nothing to activate against

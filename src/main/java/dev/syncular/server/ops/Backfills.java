@@ -40,6 +40,11 @@ public class Backfills {
         return storage.declareCheckpoint(partition, name, schemaVersion, System.currentTimeMillis());
     }
 
+    /** Abandons a declaration that is not activated ({@link dev.syncular.server.storage.CheckpointStorage#abandonCheckpoint}). */
+    public Uni<StoredCheckpoint> abandon(String partition, String name, int schemaVersion) {
+        return storage.abandonCheckpoint(partition, name, schemaVersion);
+    }
+
     public Uni<StoredCheckpoint> claim(String partition, String name, int schemaVersion) {
         return storage.claimCheckpoint(partition, name, schemaVersion, System.currentTimeMillis());
     }

@@ -27,6 +27,15 @@ public interface CheckpointStorage {
      */
     Uni<StoredCheckpoint> claimCheckpoint(String partition, String name, int schemaVersion, long nowMs);
 
+    /**
+     * Abandons a declaration: removes the checkpoint while it is not activated (declared or backfilling), so the
+     * serve gate stops waiting for it; a backfill still running on it finds it gone at its next advance. Fails
+     * with {@code sync.storage.checkpoint_not_found} when no such checkpoint is declared and with
+     * {@code sync.storage.checkpoint_activated} when it is activated (an activated checkpoint stays: the rows it
+     * vouches for are served). Partition writer fences the declaration raised stay raised (never lowered).
+     */
+    Uni<StoredCheckpoint> abandonCheckpoint(String partition, String name, int schemaVersion);
+
     /** Compare-and-set progress on the owner epoch; false when another owner claimed it meanwhile. */
     Uni<Boolean> advanceCheckpoint(
             String partition, String name, long ownerEpoch, long watermark, long observedRows, long nowMs);

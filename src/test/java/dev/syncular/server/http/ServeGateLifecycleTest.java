@@ -135,6 +135,58 @@ public class ServeGateLifecycleTest {
         assertEquals("checkpoint_pending", ((Map<?, ?>) refusals.get(0).get("details")).get("reason"));
     }
 
+    /**
+     * A declaration no running build carries holds every pod's readiness down until it is abandoned: abandoning
+     * removes it (the gate and readiness return, rounds are served), a second abandon is 404
+     * {@code checkpoint_not_found}, an activated checkpoint cannot be abandoned (409 {@code checkpoint_activated}),
+     * and a body without the schema version is 400 with nothing removed.
+     */
+    @Test
+    void anAbandonedCheckpointStopsHoldingTheGate() {
+        String partition = "tenant-" + UUID.randomUUID();
+        SyncTestClient c = client(partition);
+        c.syncUntilIdle();
+        readinessUntil(s -> s == 200);
+        String stray = "{\"partition\":\"" + partition + "\",\"name\":\"stray\",\"schemaVersion\":1}";
+        admin("/declare", stray).then().statusCode(200).body("state", equalTo("declared"));
+        readinessUntil(s -> s == 503);
+
+        admin("/abandon", "{\"partition\":\"" + partition + "\",\"name\":\"stray\"}")
+                .then()
+                .statusCode(400)
+                .body("code", equalTo("sync.invalid_request"));
+        readinessUntil(s -> s == 503); // nothing removed
+        admin("/abandon", stray)
+                .then()
+                .statusCode(200)
+                .body("abandoned", equalTo(true))
+                .body("name", equalTo("stray"))
+                .body("state", equalTo("declared"));
+        readinessUntil(s -> s == 200);
+        c.syncUntilIdle();
+        admin("/abandon", stray)
+                .then()
+                .statusCode(404)
+                .body("code", equalTo("sync.not_found"))
+                .body("details.reason", equalTo("sync.storage.checkpoint_not_found"));
+
+        String kept = "{\"partition\":\"" + partition + "\",\"name\":\"kept\",\"schemaVersion\":1}";
+        admin("/declare", kept).then().statusCode(200);
+        long epoch = admin("/claim", kept).jsonPath().getLong("ownerEpoch");
+        admin(
+                        "/activate",
+                        "{\"partition\":\"" + partition + "\",\"name\":\"kept\",\"ownerEpoch\":" + epoch
+                                + ",\"watermark\":0,\"sourceTables\":[\"notes\"]}")
+                .then()
+                .statusCode(200)
+                .body("result", equalTo("activated"));
+        admin("/abandon", kept)
+                .then()
+                .statusCode(409)
+                .body("details.reason", equalTo("sync.storage.checkpoint_activated"));
+        readinessUntil(s -> s == 200);
+    }
+
     @Test
     void adminApiRequiresTheCredential() {
         given().contentType("application/json")

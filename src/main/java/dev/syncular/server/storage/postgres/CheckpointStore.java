@@ -56,6 +56,7 @@ final class CheckpointStore {
     private final String activateCheckpoint;
     private final String selectCheckpoint;
     private final String selectCheckpointForUpdate;
+    private final String abandonCheckpoint;
 
     CheckpointStore(Pool pool, String pgSchema, PartitionRegistry registry) {
         this.pool = pool;
@@ -91,6 +92,9 @@ final class CheckpointStore {
         selectCheckpoint =
                 "SELECT " + CHECKPOINT_COLS + " FROM " + checkpoints + " WHERE partition_id = $1 AND name = $2";
         selectCheckpointForUpdate = selectCheckpoint + " FOR UPDATE";
+        abandonCheckpoint = "DELETE FROM " + checkpoints
+                + " WHERE partition_id = $1 AND name = $2 AND schema_version = $3 AND state <> 'activated'"
+                + " RETURNING " + CHECKPOINT_COLS;
     }
 
     // ---- writer fence ---------------------------------------------------------------------------------
@@ -187,6 +191,29 @@ final class CheckpointStore {
      * {@code UPDATE ... owner_epoch + 1, state = 'backfilling'} for a non-activated checkpoint at that version;
      * an activated one is returned unchanged; anything else (absent, another version) is not found.
      */
+    Uni<StoredCheckpoint> abandonCheckpoint(String partition, String name, int schemaVersion) {
+        return pool.preparedQuery(abandonCheckpoint)
+                .execute(Tuple.of(partition, name, schemaVersion))
+                .chain(rs -> {
+                    Row r = first(rs);
+                    if (r != null) {
+                        return Uni.createFrom().item(checkpoint(r));
+                    }
+                    return selectCheckpoint(pool, partition, name, false).map(existing -> {
+                        if (existing != null
+                                && existing.schemaVersion() == schemaVersion
+                                && existing.state() == CheckpointState.ACTIVATED) {
+                            Map<String, Object> d = new LinkedHashMap<>();
+                            d.put("name", name);
+                            d.put("schemaVersion", schemaVersion);
+                            throw new StorageException(
+                                    StorageException.CHECKPOINT_ACTIVATED, "the checkpoint is activated", d);
+                        }
+                        throw checkpointNotFound(name, schemaVersion);
+                    });
+                });
+    }
+
     Uni<StoredCheckpoint> claimCheckpoint(String partition, String name, int schemaVersion, long nowMs) {
         return pool.preparedQuery(claimCheckpoint)
                 .execute(Tuple.of(partition, name, schemaVersion, nowMs))

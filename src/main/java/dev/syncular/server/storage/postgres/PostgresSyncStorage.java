@@ -232,6 +232,11 @@ public final class PostgresSyncStorage implements ServerStorage {
     }
 
     @Override
+    public Uni<StoredCheckpoint> abandonCheckpoint(String partition, String name, int schemaVersion) {
+        return checkpoints.abandonCheckpoint(partition, name, schemaVersion);
+    }
+
+    @Override
     public Uni<StoredCheckpoint> claimCheckpoint(String partition, String name, int schemaVersion, long nowMs) {
         return checkpoints.claimCheckpoint(partition, name, schemaVersion, nowMs);
     }
