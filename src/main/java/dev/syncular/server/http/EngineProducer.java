@@ -29,6 +29,7 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.segments.s3.S3SegmentStore;
+import dev.syncular.server.storage.ReadReplicas;
 import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.SyncStorage;
@@ -241,7 +242,8 @@ public class EngineProducer {
             WritePolicy policy,
             ReactionMetrics reactionMetrics,
             FairnessMetrics fairnessMetrics,
-            Tracing tracing) {
+            Tracing tracing,
+            ReadReplicas replicas) {
         return Assembly.engine(Assembly.configured(
                         EngineParts.builder(window, storage, segments, failures.observe(resolver)),
                         config,
@@ -253,6 +255,7 @@ public class EngineProducer {
                 .policy(policy)
                 .leases(ConfiguredParts.leases(config, storage))
                 .tracing(tracing)
+                .replicas(replicas)
                 .build());
     }
 
@@ -274,9 +277,10 @@ public class EngineProducer {
             ScopeResolverFailures failures,
             BufferBudget budget,
             BoundedPgPool datasource,
-            Tracing tracing) {
+            Tracing tracing,
+            ReadReplicas replicas) {
         String podId = RealtimeHub.podId(System.getenv("HOSTNAME"));
-        return Assembly.realtime(new RealtimeParts(
+        Realtime built = Assembly.realtime(new RealtimeParts(
                 Assembly.realtimeSettings(config.realtime(), podId, datasource.listenOptions(podId)),
                 storage,
                 window,
@@ -288,6 +292,9 @@ public class EngineProducer {
                 config.maxRequestBytes().asLongValue(),
                 budget,
                 tracing));
+        // the read replicas' freshness rule: the commits this pod heard announced (docs/SCALING.md)
+        built.hub().addCommitListener(Assembly.announcements(replicas));
+        return built;
     }
 
     @Produces

@@ -93,7 +93,8 @@ final class Bootstrap {
             return Uni.createFrom().item(state.maxCommitSeq());
         }
         String first = new TreeSet<>(effective.keySet()).first();
-        return storage.readScopePin(
+        return round.reads
+                .readScopePin(
                         round.ctx.partition(),
                         table.name(),
                         first,

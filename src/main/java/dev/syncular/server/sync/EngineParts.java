@@ -5,6 +5,7 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.storage.CheckpointDeclaration;
+import dev.syncular.server.storage.ReadReplicas;
 import dev.syncular.server.storage.SyncStorage;
 import java.util.List;
 import java.util.Objects;
@@ -37,6 +38,7 @@ import java.util.function.LongSupplier;
  * @param admission   the per-actor / per-partition concurrency limits every round is admitted against
  *                    ({@link RoundAdmission#NONE}: none)
  * @param tracing     the spans of rounds, pushes, pulls, segment builds and downloads ({@link Tracing#OFF}: none)
+ * @param replicas    the hot standbys pull-only rounds may read from ({@link ReadReplicas#NONE}: the primary only)
  */
 public record EngineParts(
         SchemaWindow window,
@@ -55,7 +57,8 @@ public record EngineParts(
         AuthLeases leases,
         IdempotencyLookupFault fault,
         RoundAdmission admission,
-        Tracing tracing) {
+        Tracing tracing,
+        ReadReplicas replicas) {
 
     public EngineParts {
         Objects.requireNonNull(window, "window");
@@ -74,6 +77,7 @@ public record EngineParts(
         Objects.requireNonNull(fault, "fault");
         Objects.requireNonNull(admission, "admission");
         Objects.requireNonNull(tracing, "tracing");
+        Objects.requireNonNull(replicas, "replicas");
     }
 
     /**
@@ -105,6 +109,7 @@ public record EngineParts(
         private IdempotencyLookupFault fault = IdempotencyLookupFault.NONE;
         private RoundAdmission admission = RoundAdmission.NONE;
         private Tracing tracing = Tracing.OFF;
+        private ReadReplicas replicas = ReadReplicas.NONE;
 
         private Builder(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver) {
             this.window = window;
@@ -178,6 +183,11 @@ public record EngineParts(
             return this;
         }
 
+        public Builder replicas(ReadReplicas replicas) {
+            this.replicas = replicas;
+            return this;
+        }
+
         public EngineParts build() {
             return new EngineParts(
                     window,
@@ -196,7 +206,8 @@ public record EngineParts(
                     leases,
                     fault,
                     admission,
-                    tracing);
+                    tracing,
+                    replicas);
         }
     }
 }

@@ -162,7 +162,7 @@ final class ImageLane {
     /** The snapshot page after {@code after} ({@code pageRows + 1} rows: one more tells whether more follow). */
     private Uni<List<StoredRow>> readPage(
             Round round, TableSchema table, Map<String, List<String>> effective, String after, int pageRows) {
-        return storage.readSnapshotPage(
+        return round.reads.readSnapshotPage(
                 round.ctx.partition(), table.name(), EffectiveScopes.asSets(effective), after, pageRows + 1);
     }
 
@@ -216,8 +216,8 @@ final class ImageLane {
                     try {
                         file = Files.createTempFile("syncular-image-", ".sqlite");
                         // the next keyset batch is read while this one is written (one batch ahead, never more)
-                        Function<String, CompletableFuture<List<StoredRow>>> read = after -> storage.readSnapshotPage(
-                                        partition, table.name(), scopes, after, IMAGE_BATCH_ROWS)
+                        Function<String, CompletableFuture<List<StoredRow>>> read = after -> round.reads
+                                .readSnapshotPage(partition, table.name(), scopes, after, IMAGE_BATCH_ROWS)
                                 .subscribeAsCompletionStage();
                         List<CompletableFuture<List<StoredRow>>> ahead = new ArrayList<>(List.of(read.apply(null)));
                         SqliteImageBuilder.Result result = SqliteImageBuilder.build(

@@ -167,7 +167,7 @@ final class Pull {
         CommitQuery query = new CommitQuery(
                 table.name(), EffectiveScopes.asSets(effective), sub.cursor(), state.maxCommitSeq(), limit);
         RowCodec codec = new RowCodec(table.rowLayout());
-        return storage.readCommits(round.ctx.partition(), query).map(window -> {
+        return round.reads.readCommits(round.ctx.partition(), query).map(window -> {
             List<Frame> frames = new ArrayList<>();
             frames.add(new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false));
             long next = Math.max(sub.cursor(), window.scannedThroughSeq());

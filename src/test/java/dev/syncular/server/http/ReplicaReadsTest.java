@@ -1,0 +1,296 @@
+package dev.syncular.server.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.syncular.server.cli.Subscription;
+import dev.syncular.server.sync.SyncScenariosContract;
+import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.Notes;
+import dev.syncular.server.testsupport.PrometheusScrape;
+import dev.syncular.server.testsupport.TestPostgres;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import io.vertx.mutiny.core.Vertx;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.pgclient.PgConnectOptions;
+import jakarta.inject.Inject;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.BooleanSupplier;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Reads from replicas for real (docs/SCALING.md, "Reads from replicas"): the app reads pull-only rounds from a
+ * streaming hot standby of its database ({@code .ci/standby.sh}, {@link TestPostgres#replicaUrl()}) and from a
+ * replica URL nothing listens on. Real HTTP rounds; the standby's replay is paused and resumed with
+ * {@code pg_wal_replay_pause()} / {@code pg_wal_replay_resume()}; every wait polls a condition with a deadline.
+ */
+@QuarkusTest
+@TestProfile(ReplicaReadsTest.Replicas.class)
+class ReplicaReadsTest {
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final String READS = "syncular.replica.reads";
+
+    /** The notes schema in its own storage schema, a live standby and a dead replica, a 3 s lag limit. */
+    public static class Replicas implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of(
+                    "syncular.schema.path",
+                    Path.of("src/test/resources/schema/notes.json")
+                            .toAbsolutePath()
+                            .toString(),
+                    "syncular.storage.pg-schema",
+                    "sync_replica_"
+                            + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
+                    "syncular.storage.replicas",
+                    TestPostgres.replicaUrl() + "," + dead(),
+                    "syncular.storage.replica-max-lag",
+                    "3s",
+                    "syncular.storage.replica-check-interval",
+                    "200ms",
+                    "syncular.fairness.max-rounds-per-actor",
+                    "0",
+                    "syncular.fairness.max-push-operations-per-actor",
+                    "0");
+        }
+    }
+
+    /** A replica URL nothing listens on (port 1 of the loopback). */
+    static String dead() {
+        return "postgresql://127.0.0.1:1/"
+                + PgConnectOptions.fromUri(TestPostgres.url()).getDatabase();
+    }
+
+    static String standbyName() {
+        PgConnectOptions o = PgConnectOptions.fromUri(TestPostgres.replicaUrl());
+        return o.getHost() + ":" + o.getPort() + "/" + o.getDatabase();
+    }
+
+    static final String DEAD =
+            "127.0.0.1:1/" + PgConnectOptions.fromUri(TestPostgres.url()).getDatabase();
+
+    private static Vertx vertx;
+    private static Pool standby;
+
+    @Inject
+    MeterRegistry registry;
+
+    @ConfigProperty(name = "quarkus.http.test-port")
+    int port;
+
+    @BeforeAll
+    static void standbyPool() {
+        vertx = Vertx.vertx();
+        standby = TestPostgres.replicaPool(vertx, 1);
+    }
+
+    @AfterAll
+    static void closeStandby() {
+        resume();
+        standby.close().await().atMost(WAIT);
+        vertx.close().await().atMost(WAIT);
+    }
+
+    /** Replay runs again after every test, whatever it did. */
+    @AfterEach
+    void resumeReplay() {
+        resume();
+    }
+
+    private static void pause() {
+        standby.query("SELECT pg_wal_replay_pause()").execute().await().atMost(WAIT);
+    }
+
+    private static void resume() {
+        standby.query("SELECT pg_wal_replay_resume()").execute().await().atMost(WAIT);
+    }
+
+    private dev.syncular.server.testsupport.SyncTestClient client(String partition, String actor) {
+        return new dev.syncular.server.testsupport.SyncTestClient(
+                        SyncScenariosContract.SCHEMA,
+                        new HttpTransport("http://localhost:" + port, partition),
+                        actor,
+                        actor + "-" + UUID.randomUUID())
+                .subscribe("notes", "notes", Map.of("project_id", List.of("p1")));
+    }
+
+    private double reads(String replica, String outcome) {
+        Counter c = registry.find(READS)
+                .tag("replica", replica)
+                .tag("outcome", outcome)
+                .counter();
+        return c == null ? 0 : c.count();
+    }
+
+    private double allReads() {
+        return registry.find(READS).counters().stream()
+                .mapToDouble(Counter::count)
+                .sum();
+    }
+
+    private double gauge(String name, String replica) {
+        Gauge g = registry.find(name).tag("replica", replica).gauge();
+        return g == null ? Double.NaN : g.value();
+    }
+
+    private boolean inRotation(String replica) {
+        return gauge("syncular.replica.in.rotation", replica) == 1.0;
+    }
+
+    /** Runs {@code step} until {@code done} holds, at most {@link #WAIT}. */
+    private static void until(String what, BooleanSupplier done, Runnable step) {
+        long end = System.nanoTime() + WAIT.toNanos();
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("not within " + WAIT + ": " + what);
+            }
+            step.run();
+        }
+    }
+
+    private static long cursor(dev.syncular.server.testsupport.SyncTestClient c) {
+        Subscription s = c.subscriptions.get("notes");
+        return s.cursor;
+    }
+
+    @Test
+    void pullOnlyRoundsAreServedByTheStandby() {
+        String partition = "replica-" + UUID.randomUUID();
+        var writer = client(partition, "alice");
+        for (int i = 0; i < 5; i++) {
+            writer.upsert("notes", Notes.note("n" + i, (long) i), null);
+        }
+        writer.syncUntilIdle();
+        until("the standby is in rotation", () -> inRotation(standbyName()), () -> writer.sync());
+        double served = reads(standbyName(), "served");
+        // a fresh reader bootstraps, then pulls incrementally: once the standby replayed the commits (the pod heard
+        // them announced, so nothing older is served) its rounds are served there
+        var reader = client(partition, "bob");
+        until("a round served by the standby", () -> reads(standbyName(), "served") > served, () -> {
+            reader.syncUntilIdle();
+        });
+        reader.syncUntilIdle();
+        assertEquals(5, reader.table("notes").size(), "the reader holds every note");
+        assertEquals(cursor(writer), cursor(reader), "and the writer's cursor");
+        PrometheusScrape scrape = PrometheusScrape.scrape();
+        assertTrue(
+                scrape.value("syncular_replica_reads_total", Map.of("replica", standbyName(), "outcome", "served")) > 0,
+                "exported: " + scrape.values("syncular_replica_reads_total"));
+        assertTrue(scrape.exports("syncular_replica_lag_seconds"));
+        assertTrue(scrape.exports("syncular_replica_in_rotation"));
+        assertTrue(
+                scrape.values("syncular_replica_reads_total").keySet().stream()
+                        .noneMatch(k -> k.contains("password") || k.contains("postgresql://")),
+                "tags name host:port/db only");
+    }
+
+    @Test
+    void withReplayPausedNoPullIsOlderThanTheCursor() {
+        String partition = "replica-" + UUID.randomUUID();
+        var writer = client(partition, "alice");
+        var reader = client(partition, "bob");
+        writer.upsert("notes", Notes.note("first", 0L), null);
+        writer.syncUntilIdle();
+        reader.syncUntilIdle();
+        until("the standby is in rotation", () -> inRotation(standbyName()), () -> reader.sync());
+        double behind = reads(standbyName(), "behind") + reads(standbyName(), "unavailable");
+        int iterations = 100;
+        for (int i = 0; i < iterations; i++) {
+            pause();
+            writer.upsert("notes", Notes.note("n" + i, (long) i), null);
+            writer.sync(); // a push round: on the primary, its pull too
+            long pushedThrough = cursor(writer);
+            assertEquals(i + 2, writer.table("notes").size(), "the push round's own pull");
+            double before = reads(standbyName(), "behind") + reads(standbyName(), "unavailable");
+            writer.sync(); // pull-only, its cursor past what the paused standby replayed
+            assertTrue(cursor(writer) >= pushedThrough, "iteration " + i + ": the cursor went back");
+            assertEquals(i + 2, writer.table("notes").size(), "iteration " + i + ": rows lost");
+            assertTrue(
+                    reads(standbyName(), "behind") + reads(standbyName(), "unavailable") > before,
+                    "iteration " + i + ": a paused standby was not passed over");
+            long readerBefore = cursor(reader);
+            reader.sync(); // whatever serves it, never older than its own cursor
+            assertTrue(cursor(reader) >= readerBefore, "iteration " + i + ": the reader's cursor went back");
+            resume();
+        }
+        assertTrue(reads(standbyName(), "behind") > 0, "the freshness rule sent rounds to the primary");
+        assertTrue(reads(standbyName(), "behind") + reads(standbyName(), "unavailable") - behind >= iterations);
+        reader.syncUntilIdle();
+        assertEquals(iterations + 1, reader.table("notes").size(), "the reader converges");
+        assertEquals(cursor(writer), cursor(reader));
+        // replay resumed: the standby serves again
+        double served = reads(standbyName(), "served");
+        until("the standby serves again", () -> reads(standbyName(), "served") > served, () -> reader.sync());
+    }
+
+    @Test
+    void aLaggingStandbyLeavesRotationAndComesBack() {
+        String partition = "replica-" + UUID.randomUUID();
+        var writer = client(partition, "alice");
+        writer.upsert("notes", Notes.note("first", 0L), null);
+        writer.syncUntilIdle();
+        until("the standby is in rotation", () -> inRotation(standbyName()), () -> writer.sync());
+        pause();
+        int[] n = {0};
+        until("the paused standby leaves rotation", () -> !inRotation(standbyName()), () -> {
+            writer.upsert("notes", Notes.note("lag" + n[0]++, 1L), null);
+            writer.sync(); // each commit moves the primary's WAL past the paused replay
+        });
+        double lag = gauge("syncular.replica.lag.seconds", standbyName());
+        assertTrue(lag > 3.0, "lag above the limit: " + lag);
+        // nothing in rotation: pull-only rounds are answered by the primary, counted unavailable
+        double unavailable = reads(standbyName(), "unavailable") + reads(DEAD, "unavailable");
+        var reader = client(partition, "bob");
+        reader.syncUntilIdle();
+        assertEquals(n[0] + 1, reader.table("notes").size(), "answered from the primary, complete");
+        assertTrue(reads(standbyName(), "unavailable") + reads(DEAD, "unavailable") > unavailable);
+        resume();
+        until("the standby is back in rotation", () -> inRotation(standbyName()), () -> reader.sync());
+        double served = reads(standbyName(), "served");
+        until("and serves", () -> reads(standbyName(), "served") > served, () -> reader.sync());
+        assertEquals(n[0] + 1, reader.table("notes").size());
+    }
+
+    @Test
+    void aDeadReplicaStaysOutOfRotationAndRoundsAreAnswered() {
+        String partition = "replica-" + UUID.randomUUID();
+        var writer = client(partition, "alice");
+        var reader = client(partition, "bob");
+        for (int i = 0; i < 20; i++) {
+            writer.upsert("notes", Notes.note("n" + i, (long) i), null);
+            writer.sync();
+            reader.sync();
+            assertEquals(0.0, gauge("syncular.replica.in.rotation", DEAD), "the dead replica is out of rotation");
+        }
+        reader.syncUntilIdle();
+        assertEquals(20, reader.table("notes").size());
+        assertEquals(0.0, reads(DEAD, "served"), "nothing served by a replica nothing listens on");
+    }
+
+    @Test
+    void pushesNeverTouchAReplica() {
+        String partition = "replica-" + UUID.randomUUID();
+        var writer = client(partition, "alice");
+        writer.syncUntilIdle();
+        double before = allReads();
+        for (int i = 0; i < 20; i++) {
+            writer.upsert("notes", Notes.note("n" + i, (long) i), null);
+            writer.sync(); // push + pull: both on the primary
+        }
+        assertEquals(before, allReads(), "no push round asked a replica");
+        assertEquals(20, writer.table("notes").size());
+    }
+}
