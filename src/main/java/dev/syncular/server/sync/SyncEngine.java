@@ -389,7 +389,7 @@ public final class SyncEngine {
                                     "sync.pull",
                                     trace,
                                     SpanKind.INTERNAL,
-                                    t -> pushes.isEmpty() && !isCommand
+                                    t -> pushes.isEmpty() && !isCommand && replicas != ReadReplicas.NONE
                                             ? pullRouted(round, pullHeader, subscriptions, planned, state)
                                             : pull.pullAll(round, pullHeader, subscriptions, planned, state)))
                     .flatMap(v -> !leases.enabled() || !round.liveAuthority
