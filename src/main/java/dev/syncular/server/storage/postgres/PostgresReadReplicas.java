@@ -16,7 +16,9 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 import org.jboss.logging.Logger;
 
 /**
@@ -114,21 +116,8 @@ public final class PostgresReadReplicas implements ReadReplicas {
             return Uni.createFrom().item(ReadRoute.PRIMARY);
         }
         long need = Math.max(heldSeq, announced.getOrDefault(partition, -1L));
-        int start = Math.floorMod(next.getAndIncrement(), replicas.size());
-        StandbyReplica chosen = null;
-        for (int i = 0; i < replicas.size() && chosen == null; i++) {
-            StandbyReplica r = replicas.get((start + i) % replicas.size());
-            if (r.inRotation()) {
-                chosen = r;
-            }
-        }
-        if (chosen == null) {
-            observer.read(replicas.get(start).name, Outcome.UNAVAILABLE);
-            return Uni.createFrom().item(ReadRoute.PRIMARY);
-        }
-        StandbyReplica replica = chosen;
-        if (fenceLsn >= 0 && replica.replayLsn() < fenceLsn) {
-            observer.read(replica.name, Outcome.BEHIND);
+        StandbyReplica replica = pick();
+        if (replica == null) {
             return Uni.createFrom().item(ReadRoute.PRIMARY);
         }
         return replica.partitionSeq(partition)
@@ -147,6 +136,69 @@ public final class PostgresReadReplicas implements ReadReplicas {
                     observer.read(replica.name, Outcome.UNAVAILABLE);
                     return ReadRoute.PRIMARY;
                 });
+    }
+
+    /**
+     * A snapshot read that checks freshness itself — a remote query (REMOTE.md §2), which reads the partition's
+     * {@code max_commit_seq} in the same {@code REPEATABLE READ} transaction as its statement — on a replica in
+     * rotation, else on {@code primaryPool}. {@code work(pool, need)} must fail with {@link Behind} when the
+     * partition's sequence in its snapshot is below {@code need} (the highest commit of the partition this pod heard
+     * announced); it then reruns on the primary with {@code need = -1}. A failure {@code replicaFault} accepts (the
+     * replica's, not the statement's) takes the replica out of rotation and reruns on the primary; any other failure
+     * is the caller's.
+     */
+    public <T> Uni<T> snapshot(
+            String partition,
+            Pool primaryPool,
+            BiFunction<Pool, Long, Uni<T>> work,
+            Predicate<Throwable> replicaFault) {
+        if (replicas.isEmpty()) {
+            return work.apply(primaryPool, -1L);
+        }
+        StandbyReplica replica = pick();
+        if (replica == null) {
+            return work.apply(primaryPool, -1L);
+        }
+        long need = announced.getOrDefault(partition, -1L);
+        return work.apply(replica.pool, need)
+                .invoke(v -> observer.read(replica.name, Outcome.SERVED))
+                .onFailure(e -> e instanceof Behind || replicaFault.test(e))
+                .recoverWithUni(e -> {
+                    if (e instanceof Behind) {
+                        observer.read(replica.name, Outcome.BEHIND);
+                    } else {
+                        replica.failed(e);
+                        observer.read(replica.name, Outcome.UNAVAILABLE);
+                    }
+                    return work.apply(primaryPool, -1L);
+                });
+    }
+
+    /**
+     * The next replica in rotation that has replayed past any fence of lost announcements, or {@code null} (counted:
+     * {@code unavailable} when none is in rotation, {@code behind} when the fence holds it back).
+     */
+    private StandbyReplica pick() {
+        int start = Math.floorMod(next.getAndIncrement(), replicas.size());
+        for (int i = 0; i < replicas.size(); i++) {
+            StandbyReplica r = replicas.get((start + i) % replicas.size());
+            if (r.inRotation()) {
+                if (fenceLsn >= 0 && r.replayLsn() < fenceLsn) {
+                    observer.read(r.name, Outcome.BEHIND);
+                    return null;
+                }
+                return r;
+            }
+        }
+        observer.read(replicas.get(start).name, Outcome.UNAVAILABLE);
+        return null;
+    }
+
+    /** {@link #snapshot}'s work found the replica behind what the read needs. */
+    public static final class Behind extends RuntimeException {
+        public Behind() {
+            super("the replica has not replayed far enough", null, false, false);
+        }
     }
 
     @Override
