@@ -197,6 +197,47 @@ class ReplicaReadsTest {
                 "tags name host:port/db only");
     }
 
+    /**
+     * Bootstraps on the standby: rows pages (§5.2) and a SQLite image built from its pages (§5.3, a segment build),
+     * each fresh client's first round counted {@code served} once the standby replayed what the pod heard announced.
+     */
+    @Test
+    void bootstrapsAndImageBuildsAreServedByTheStandby() {
+        String partition = "replica-" + UUID.randomUUID();
+        var writer = client(partition, "alice");
+        for (int i = 0; i < 40; i++) {
+            writer.upsert("notes", Notes.note("n" + i, (long) i), null);
+        }
+        writer.syncUntilIdle();
+        until("the standby is in rotation", () -> inRotation(standbyName()), () -> writer.sync());
+        for (int lane = 0; lane < 2; lane++) {
+            boolean image = lane == 1;
+            double served = reads(standbyName(), "served");
+            dev.syncular.server.testsupport.SyncTestClient[] reader = {null};
+            until(
+                    (image ? "an image" : "a rows") + " bootstrap served by the standby",
+                    () -> reads(standbyName(), "served") > served,
+                    () -> {
+                        reader[0] = client(partition, "bob");
+                        reader[0].limitSnapshotRows = 10;
+                        if (image) {
+                            reader[0].accept |= dev.syncular.server.wire.PullHeader.ACCEPT_SQLITE;
+                        }
+                        reader[0].sync(); // the fresh client learns the log epoch (§2.1)
+                        reader[0].sync(); // its first pull: the bootstrap
+                    });
+            reader[0].syncUntilIdle();
+            assertEquals(40, reader[0].table("notes").size(), "the bootstrapped client holds every note");
+            assertEquals(cursor(writer), cursor(reader[0]));
+            if (image) {
+                assertTrue(
+                        reader[0].segmentRefs.stream()
+                                .anyMatch(r -> r.mediaType() == dev.syncular.server.wire.MediaType.SQLITE),
+                        "an image was delivered");
+            }
+        }
+    }
+
     @Test
     void withReplayPausedNoPullIsOlderThanTheCursor() {
         String partition = "replica-" + UUID.randomUUID();
