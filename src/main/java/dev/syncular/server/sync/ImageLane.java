@@ -7,7 +7,6 @@ import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.SqliteImageBuilder;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.StoredRow;
-import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.MediaType;
 import dev.syncular.server.wire.PullHeader;
@@ -52,7 +51,6 @@ final class ImageLane {
     /** Keyset batch size of image builds. */
     private static final int IMAGE_BATCH_ROWS = 10_000;
 
-    private final SyncStorage storage;
     private final SegmentStore segments;
     private final SyncLimits limits;
     private final LongSupplier clock;
@@ -80,7 +78,6 @@ final class ImageLane {
     private final Tracing tracing;
 
     ImageLane(
-            SyncStorage storage,
             SegmentStore segments,
             SyncLimits limits,
             LongSupplier clock,
@@ -90,7 +87,6 @@ final class ImageLane {
             SyncObserver observer,
             Tracing tracing) {
         this.tracing = tracing;
-        this.storage = storage;
         this.segments = segments;
         this.limits = limits;
         this.clock = clock;

@@ -4,7 +4,6 @@ import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PullReads;
 import dev.syncular.server.storage.StoredRow;
-import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.RowsPageEncoder.EncodedPage;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.PullHeader;
@@ -28,11 +27,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@code SUB_END} carries the resume token when the table is not complete.
  */
 final class RowsLane {
-    private final SyncStorage storage;
     private final SegmentDelivery delivery;
 
-    RowsLane(SyncStorage storage, SegmentDelivery delivery) {
-        this.storage = storage;
+    RowsLane(SegmentDelivery delivery) {
         this.delivery = delivery;
     }
 

@@ -120,10 +120,10 @@ public final class SyncEngine {
                 parts.fault(),
                 tracing);
         this.delivery = new SegmentDelivery(window, storage, segments, resolver, limits, clockMs, check, urls);
-        RowsLane rows = new RowsLane(storage, delivery);
-        ImageLane images = new ImageLane(
-                storage, segments, limits, clockMs, parts.buildImages(), delivery, rows, observer, tracing);
-        this.pull = new Pull(storage, new Bootstrap(storage, rows, images));
+        RowsLane rows = new RowsLane(delivery);
+        ImageLane images =
+                new ImageLane(segments, limits, clockMs, parts.buildImages(), delivery, rows, observer, tracing);
+        this.pull = new Pull(new Bootstrap(rows, images));
     }
 
     /** §7.3 auth leases, or {@link AuthLeases#OFF} when not configured. */
