@@ -45,7 +45,8 @@ import org.junit.jupiter.api.Test;
  * {@code sync.push} → {@code webhook}, and {@code sync.round} → {@code sync.pull}; the endpoint receives the W3C
  * {@code traceparent} of its call's span;</li>
  * <li>a remote command (REMOTE.md §3): {@code operation} → {@code sync.round} with binding {@code command};</li>
- * <li>the realtime fan-out of a commit to a socket of this pod (§8.2): {@code realtime.fanout}.</li>
+ * <li>the realtime fan-out of a commit to a socket of this pod (§8.2): {@code realtime.fanout};</li>
+ * <li>a round over the realtime socket (§8.7): {@code sync.round} with binding {@code socket}.</li>
  * </ul>
  */
 @QuarkusTest
@@ -225,6 +226,42 @@ class TracesTest {
             assertEquals(SpanKind.CONSUMER, fanout.getKind());
             assertEquals(1L, fanout.getAttributes().get(Tracing.SOCKETS));
             assertEquals("ok", fanout.getAttributes().get(Tracing.OUTCOME));
+        } finally {
+            socket.ws.abort();
+        }
+    }
+
+    /**
+     * A round over the realtime socket (§8.7) is a {@code sync.round} span with binding {@code socket}, its push
+     * below it, as over HTTP; no HTTP server span is its parent (the socket's upgrade request ended long before).
+     */
+    @Test
+    void aSocketRoundIsASyncRoundSpanWithTheSocketBinding() throws Exception {
+        SyncTestClient c = client("socketeer");
+        RealtimeSocket socket =
+                RealtimeSocket.connect("http://localhost:" + port + "/", partition, "socketeer", c.clientId);
+        try {
+            socket.nextEvent("hello");
+            c.upsert("todos", todo("s-" + UUID.randomUUID(), "over the socket"), null);
+            byte[] response = socket.round(c.buildRequest().encode(), 1 << 16);
+            assertTrue(response.length > 0);
+            SpanData round = awaitSpan(
+                    "socket sync.round",
+                    s -> s.getName().equals("sync.round")
+                            && partition.equals(s.getAttributes().get(Tracing.PARTITION))
+                            && "socket".equals(s.getAttributes().get(Tracing.BINDING)));
+            assertEquals(Tracing.clientIdHash(c.clientId), round.getAttributes().get(Tracing.CLIENT_ID_HASH));
+            assertEquals(1L, round.getAttributes().get(Tracing.PUSH_COMMITS));
+            assertEquals("ok", round.getAttributes().get(Tracing.OUTCOME));
+            SpanData push = awaitSpan(
+                    "socket round's sync.push",
+                    s -> s.getName().equals("sync.push") && s.getParentSpanId().equals(round.getSpanId()));
+            assertEquals("APPLIED", push.getAttributes().get(Tracing.OUTCOME_STATUS));
+            for (SpanData s : spans.getFinishedSpanItems()) {
+                assertTrue(
+                        !s.getSpanId().equals(round.getParentSpanId()) || s.getKind() != SpanKind.SERVER,
+                        "a socket round hangs under no HTTP server span: " + s.getName());
+            }
         } finally {
             socket.ws.abort();
         }
