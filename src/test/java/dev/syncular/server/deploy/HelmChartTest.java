@@ -334,8 +334,16 @@ class HelmChartTest {
                 .forEach(g -> g.getRules()
                         .forEach(r -> exprs.put(r.getAlert(), r.getExpr().getStrVal())));
         assertEquals(
-                Set.of("SyncularNotifyQueueFilling", "SyncularFanoutBacklog", "SyncularFanoutOverflow"),
+                Set.of(
+                        "SyncularNotifyQueueFilling",
+                        "SyncularFanoutBacklog",
+                        "SyncularFanoutOverflow",
+                        "SyncularReplicaOutOfRotation"),
                 exprs.keySet());
+        assertTrue(
+                exprs.get("SyncularReplicaOutOfRotation").contains("syncular_replica_in_rotation")
+                        && exprs.get("SyncularReplicaOutOfRotation").endsWith("== 0"),
+                exprs.toString());
         assertTrue(
                 exprs.get("SyncularNotifyQueueFilling").contains("syncular_postgres_notification_queue_usage")
                         && exprs.get("SyncularNotifyQueueFilling").endsWith("> 0.3"),
