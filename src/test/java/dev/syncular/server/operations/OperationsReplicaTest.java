@@ -158,6 +158,16 @@ class OperationsReplicaTest {
         until("a query served by the standby", () -> ids(partition).contains("a1") && reads("served") > served);
 
         standby.query("SELECT pg_wal_replay_pause()").execute().await().atMost(WAIT);
+        until(
+                "replay paused", // a request only asks; replay stops at its next record
+                () -> "paused"
+                        .equals(standby.query("SELECT pg_get_wal_replay_pause_state()")
+                                .execute()
+                                .await()
+                                .atMost(WAIT)
+                                .iterator()
+                                .next()
+                                .getString(0)));
         try {
             double behind = reads("behind");
             push(partition, "a2");
