@@ -39,6 +39,8 @@ final class StandbyReplica {
     private volatile long replayLsn = -1;
 
     private long behindSinceMs = -1;
+    /** Whether the first check's verdict was logged (a replica that never comes into rotation is named once). */
+    private volatile boolean reported;
 
     StandbyReplica(String name, Pool pool, PullReads reads, String partitionsTable) {
         this.name = name;
@@ -65,12 +67,13 @@ final class StandbyReplica {
     }
 
     private void rotation(boolean in, String why) {
-        if (in != inRotation) {
+        if (in != inRotation || !reported) {
             if (in) {
-                LOG.infof("read replica %s back in rotation", name);
+                LOG.infof("read replica %s in rotation", name);
             } else {
                 LOG.warnf("read replica %s out of rotation (%s)", name, why);
             }
+            reported = true;
         }
         inRotation = in;
     }
