@@ -37,6 +37,10 @@ doc = {"queryIrVersion": 4, "queries": [
     q("slowTodosInList", "with pause as (select pg_sleep(0.4) as z) select id, title from todos, pause where list_id = ? order by id",
       "todos", ["id", "title"]),
     q("notesInList", "select id, body from notes where list_id = ? order by id", "notes", ["id", "body"]),
+    # fails (division by zero) once the list holds a todo titled "division-zero" (13 characters): a rerun failure
+    q("fragileTodosInList",
+      "select id, title from todos where list_id = ? and 100 / (length(title) - 13) <> 0 order by id",
+      "todos", ["id", "title"]),
 ]}
 with open("watch.queries.ir.json", "w") as f:
     f.write(json.dumps(doc, indent=2) + "\n")

@@ -78,7 +78,9 @@ class ArchitectureTest {
             List.of("realtime"),
             // the composition root: builds the engine, the realtime hub and the blob service for the edges above
             List.of("boot"),
-            List.of("http", "cli", "conformance"));
+            List.of("http", "cli", "conformance"),
+            // the operator console: pages over the admin API's door (http.AdminAccess) and body reader
+            List.of("console"));
 
     /**
      * Package edges that break the layering today (origin -> target). Each one is a known debt; remove the

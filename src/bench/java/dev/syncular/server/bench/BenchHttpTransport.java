@@ -1,8 +1,10 @@
 package dev.syncular.server.bench;
 
+import com.github.luben.zstd.ZstdInputStream;
 import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.testsupport.SyncTestClient;
 import java.io.BufferedInputStream;
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -15,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.zip.GZIPInputStream;
 
 /**
  * The load generator's HTTP/1.1 transport: one keep-alive socket per thread and server, each request written
@@ -24,9 +27,14 @@ import java.util.Map;
  * URLs fetched with no credentials, §1.1, §5.4, §5.5), at a fraction of the client CPU of the JDK's
  * {@code HttpClient} — on a 2-core machine every millisecond the clients spend is taken from the server and
  * PostgreSQL. No TLS, no redirects, no request compression: a benchmark tool, not a general client.
+ *
+ * <p>{@code -Dbench.acceptEncoding=...} (e.g. {@code "gzip, deflate, br, zstd"}, what browsers and the Syncular
+ * clients send) adds that {@code Accept-Encoding} to every {@code POST /sync} and decodes {@code gzip} and
+ * {@code zstd} responses (§1.3); unset, no {@code Accept-Encoding} is sent.
  */
 final class BenchHttpTransport implements SyncTestClient.Transport {
     private static final String CONTENT_TYPE = "application/vnd.syncular.sync.v2";
+    private static final String ACCEPT_ENCODING = System.getProperty("bench.acceptEncoding", "");
     /** Per thread: one open connection per {@code host:port}. */
     private static final ThreadLocal<Map<String, Connection>> CONNECTIONS = ThreadLocal.withInitial(HashMap::new);
 
@@ -48,7 +56,14 @@ final class BenchHttpTransport implements SyncTestClient.Transport {
     @Override
     public byte[] roundTrip(SyncTestClient client, byte[] body) {
         return exchange(
-                host, port, "POST", mount + "/sync", identity(client) + "content-type: " + CONTENT_TYPE + "\r\n", body);
+                host,
+                port,
+                "POST",
+                mount + "/sync",
+                identity(client)
+                        + "content-type: " + CONTENT_TYPE + "\r\n"
+                        + (ACCEPT_ENCODING.isEmpty() ? "" : "accept-encoding: " + ACCEPT_ENCODING + "\r\n"),
+                body);
     }
 
     @Override
@@ -144,6 +159,7 @@ final class BenchHttpTransport implements SyncTestClient.Transport {
             long length = -1;
             boolean chunked = false;
             boolean close = false;
+            String coding = "";
             for (String h = line(); h != null && !h.isEmpty(); h = line()) {
                 int colon = h.indexOf(':');
                 String name = h.substring(0, colon).trim().toLowerCase(Locale.ROOT);
@@ -153,6 +169,7 @@ final class BenchHttpTransport implements SyncTestClient.Transport {
                     case "transfer-encoding" ->
                         chunked = value.toLowerCase(Locale.ROOT).contains("chunked");
                     case "connection" -> close = value.equalsIgnoreCase("close");
+                    case "content-encoding" -> coding = value.toLowerCase(Locale.ROOT);
                     default -> {}
                 }
             }
@@ -185,10 +202,20 @@ final class BenchHttpTransport implements SyncTestClient.Transport {
             if (close) {
                 close();
             }
+            payload = decode(coding, payload);
             if (code != 200) {
                 throw new HttpFailure(code, new String(payload, StandardCharsets.UTF_8));
             }
             return payload;
+        }
+
+        private static byte[] decode(String coding, byte[] payload) throws IOException {
+            return switch (coding) {
+                case "", "identity" -> payload;
+                case "gzip" -> new GZIPInputStream(new ByteArrayInputStream(payload)).readAllBytes();
+                case "zstd" -> new ZstdInputStream(new ByteArrayInputStream(payload)).readAllBytes();
+                default -> throw new IOException("unexpected Content-Encoding " + coding);
+            };
         }
 
         /** One header or chunk-size line without its CRLF; null at end of stream. */

@@ -132,6 +132,23 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
      * none), with exactly the same checks.
      */
     public Uni<SyncRequestContext> authenticateToken(String token) {
+        return verifiedToken(token, this::context);
+    }
+
+    /**
+     * The claims of {@code token} once it passes the checks every credential of this server passes — signature,
+     * {@code exp}/{@code nbf}/{@code iat}, issuer and audience — but not the actor, partition and scope mapping of a
+     * sync credential: for a caller that reads other claims (the operator console's admin role). A rejection fails
+     * the {@code Uni} with the same 401 {@code SyncError} as {@link #authenticateToken}.
+     */
+    public Uni<Map<String, Object>> verifiedClaims(String token) {
+        return verifiedToken(token, claims -> {
+            standardClaims(claims);
+            return claims;
+        });
+    }
+
+    private <T> Uni<T> verifiedToken(String token, java.util.function.Function<Map<String, Object>, T> accept) {
         CompactJws jws;
         CompletableFuture<VerificationKeys> lookup;
         try {
@@ -143,12 +160,12 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         } catch (SyncError e) {
             return Uni.createFrom().failure(rejected(e));
         }
-        Uni<SyncRequestContext> verified = lookup.isDone()
-                ? Uni.createFrom().item(() -> verify(jws, lookup))
+        Uni<T> verified = lookup.isDone()
+                ? Uni.createFrom().item(() -> accept.apply(verify(jws, lookup)))
                 : Uni.createFrom()
                         .completionStage(lookup.handle((k, e) -> jws))
                         .emitOn(Infrastructure.getDefaultWorkerPool())
-                        .map(ignored -> verify(jws, lookup));
+                        .map(ignored -> accept.apply(verify(jws, lookup)));
         return verified.onFailure(SyncError.class).transform(e -> rejected((SyncError) e));
     }
 
@@ -157,7 +174,8 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         return authenticateToken(token).await().indefinitely();
     }
 
-    private SyncRequestContext verify(CompactJws jws, CompletableFuture<VerificationKeys> lookup) {
+    /** The claims of a token whose signature verifies against the looked-up keys; throws the rejection. */
+    private Map<String, Object> verify(CompactJws jws, CompletableFuture<VerificationKeys> lookup) {
         VerificationKeys set;
         try {
             set = lookup.join();
@@ -171,7 +189,7 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
         if (!signedByOneOf(jws, candidates)) {
             throw TokenRejection.SIGNATURE.error();
         }
-        return context(jws.claims());
+        return jws.claims();
     }
 
     private boolean signedByOneOf(CompactJws jws, List<PublicKey> candidates) {
@@ -193,6 +211,16 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
 
     /** The claims of a token whose signature verified → the request context; throws the rejection. */
     SyncRequestContext context(Map<String, Object> claims) {
+        long exp = standardClaims(claims);
+        String actor = identity(claims, actorClaim);
+        String p = partitionClaim.isPresent() ? identity(claims, partitionClaim.get()) : partition;
+        // the instant this server starts refusing the token (exp + skew): a realtime socket authenticated with it
+        // closes then, so a client reconnecting with the same token is refused rather than let in again
+        return new SyncRequestContext(actor, p, scopes(claims), Math.min(exp + skewMs, SyncRequestContext.NO_EXPIRY));
+    }
+
+    /** The time, issuer and audience checks of every token; the item is {@code exp} (epoch ms). Throws the rejection. */
+    private long standardClaims(Map<String, Object> claims) {
         long now = clock.millis();
         long exp = time(claims, "exp");
         if (exp == Long.MIN_VALUE) {
@@ -229,11 +257,7 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
                 throw TokenRejection.AUDIENCE.error();
             }
         }
-        String actor = identity(claims, actorClaim);
-        String p = partitionClaim.isPresent() ? identity(claims, partitionClaim.get()) : partition;
-        // the instant this server starts refusing the token (exp + skew): a realtime socket authenticated with it
-        // closes then, so a client reconnecting with the same token is refused rather than let in again
-        return new SyncRequestContext(actor, p, scopes(claims), Math.min(exp + skewMs, SyncRequestContext.NO_EXPIRY));
+        return exp;
     }
 
     /**

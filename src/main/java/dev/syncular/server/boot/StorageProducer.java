@@ -11,7 +11,8 @@ import jakarta.inject.Singleton;
  * The pod's storage bean: PostgreSQL sync storage on Quarkus's reactive {@link Pool}, in
  * {@code syncular.storage.pg-schema}, with {@code syncular.storage.*} and {@code syncular.pruning.*} batch sizes.
  * Its users inject the role they use ({@code SyncStorage}, {@code CheckpointStorage}, {@code RealtimeSignals},
- * {@code ExclusiveJobs}, {@code ReactionStorage}, {@code RowTables}, {@code AuthLeaseStorage}), never this class.
+ * {@code ExclusiveJobs}, {@code ReactionStorage}, {@code RowTables}, {@code AuthLeaseStorage},
+ * {@code ConsoleSessionStorage}), never this class.
  */
 @ApplicationScoped
 public class StorageProducer {

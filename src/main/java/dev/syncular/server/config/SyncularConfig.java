@@ -184,6 +184,13 @@ public interface SyncularConfig {
          * applies; an open breaker answers the same with {@code details.reason = circuit_open}.
          */
         interface ValidatorWebhook extends WebhookEndpoint {
+            /**
+             * Registered queries whose rows the webhook receives as evidence (SPEC §6.7 / §6.8
+             * {@code queryAuthoritative}, run in the push transaction): a JSON array of
+             * {@code {name, query, table?, params}} (docs/POLICY.md). Unset: none.
+             */
+            Optional<String> evidence();
+
             @Override
             @WithDefault("2s")
             Duration timeout();
@@ -529,6 +536,37 @@ public interface SyncularConfig {
         /** Size of this pod's in-memory ring of operational events ({@code GET <mount>/admin/events}). */
         @WithDefault("1000")
         int eventBuffer();
+
+        /** The operator console at {@code <mount>/console}, served whenever {@link #token()} is set. */
+        Console console();
+    }
+
+    /** {@code syncular.admin.console.*}: the operator console's sessions. */
+    interface Console {
+        /** How long a console sign-in lasts (fixed at sign-in; the session cookie and its stored row expire). */
+        @WithDefault("30m")
+        Duration sessionTtl();
+
+        /**
+         * Whether the session cookie carries {@code Secure} (sent over HTTPS only; browsers also keep it on
+         * {@code http://localhost}). Turn off only for a console reached over plain HTTP on a trusted network.
+         */
+        @WithDefault("true")
+        boolean secureCookie();
+
+        /**
+         * The role that signs a JWT in to the console (JWT authentication configured, {@code syncular.auth.jwt.*}):
+         * a token that passes the server's JWT checks and whose {@link #roleClaim()} holds this value. Unset: the
+         * console takes the admin token only.
+         */
+        Optional<String> role();
+
+        /**
+         * The claim holding the roles of a console JWT: a string or an array of strings; a dotted path walks nested
+         * objects ({@code realm_access.roles}).
+         */
+        @WithDefault("roles")
+        String roleClaim();
     }
 
     /**

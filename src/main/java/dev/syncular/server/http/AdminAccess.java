@@ -27,7 +27,7 @@ import org.jboss.logging.Logger;
  */
 @ApplicationScoped
 public class AdminAccess {
-    static final String AUDIT_CATEGORY = "dev.syncular.server.admin.audit";
+    public static final String AUDIT_CATEGORY = "dev.syncular.server.admin.audit";
     private static final Logger AUDIT = Logger.getLogger(AUDIT_CATEGORY);
 
     private final String token;
@@ -87,7 +87,7 @@ public class AdminAccess {
      * ({@link StorableText}: no U+0000, bounded length); otherwise an {@link IllegalArgumentException}, which
      * {@link #guarded} answers 400 {@code sync.invalid_request} — it never reaches a statement.
      */
-    static String storable(String value) {
+    public static String storable(String value) {
         if (value != null && !StorableText.storableKey(value)) {
             throw new IllegalArgumentException("identifier the storage cannot hold");
         }

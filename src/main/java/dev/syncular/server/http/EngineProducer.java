@@ -37,6 +37,7 @@ import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.CrdtMergerRegistry;
 import dev.syncular.server.sync.CrdtTypeMerger;
 import dev.syncular.server.sync.EngineParts;
+import dev.syncular.server.sync.RegisteredQueries;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncObserver;
@@ -243,7 +244,8 @@ public class EngineProducer {
             ReactionMetrics reactionMetrics,
             FairnessMetrics fairnessMetrics,
             Tracing tracing,
-            ReadReplicas replicas) {
+            ReadReplicas replicas,
+            RegisteredQueries queries) {
         return Assembly.engine(Assembly.configured(
                         EngineParts.builder(window, storage, segments, failures.observe(resolver)),
                         config,
@@ -256,6 +258,7 @@ public class EngineProducer {
                 .leases(ConfiguredParts.leases(config, storage))
                 .tracing(tracing)
                 .replicas(replicas)
+                .queries(queries)
                 .build());
     }
 

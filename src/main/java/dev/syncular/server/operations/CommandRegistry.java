@@ -27,6 +27,11 @@ public final class CommandRegistry {
         return Optional.ofNullable(byId.get(operationId));
     }
 
+    /** The registered command ids. */
+    public java.util.Set<String> ids() {
+        return byId.keySet();
+    }
+
     public int size() {
         return byId.size();
     }

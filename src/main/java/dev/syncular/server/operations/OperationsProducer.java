@@ -6,6 +6,7 @@ import dev.syncular.server.storage.ReadReplicas;
 import dev.syncular.server.storage.RowTables;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.storage.postgres.PostgresReadReplicas;
+import dev.syncular.server.sync.RegisteredQueries;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.Tracing;
@@ -98,6 +99,13 @@ public class OperationsProducer {
                 : QuerySnapshots.primary();
         return new QueryExecutor(
                 pool, snapshots, storage, window.current(), config.storage().statementTimeout());
+    }
+
+    /** SPEC §6.7 / §6.8 {@code queryAuthoritative}, for the engine's push transactions ({@code http.EngineProducer}). */
+    @Produces
+    @Singleton
+    RegisteredQueries transactionQueries(QueryRegistry registry, QueryExecutor executor) {
+        return new TransactionBoundQueries(registry, executor);
     }
 
     @Produces

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 
 /**
  * REMOTE.md §2 partition rewriting of one registered statement for PostgreSQL. Every table occurrence of the
@@ -36,6 +37,18 @@ public final class PartitionRewrite {
      */
     public static String rewrite(
             QueryDefinition.Statement statement, CompiledSchema schema, Function<String, String> physical) {
+        return rewrite(statement, schema, physical, n -> "$" + n);
+    }
+
+    /**
+     * {@link #rewrite(QueryDefinition.Statement, CompiledSchema, Function)} with parameter {@code n} (1 the
+     * partition, then the binds, then the {@code LIMIT}) written as {@code placeholder.apply(n)}.
+     */
+    public static String rewrite(
+            QueryDefinition.Statement statement,
+            CompiledSchema schema,
+            Function<String, String> physical,
+            IntFunction<String> placeholder) {
         String sql = statement.positionalSql();
         List<SqlTokens.Token> tokens;
         try {
@@ -54,13 +67,13 @@ public final class PartitionRewrite {
             if (relation < relations.size() && relations.get(relation).start() == token.start()) {
                 QueryDefinition.Relation r = relations.get(relation++);
                 out.append(sql, copied, token.start());
-                out.append(derived(schema.table(r.table()), physical.apply(r.table())));
+                out.append(derived(schema.table(r.table()), physical.apply(r.table()), placeholder.apply(1)));
                 if (r.alias().isEmpty()) {
                     out.append(" AS ").append(token.text());
                 }
                 copied = token.end();
             } else if (token.kind() == SqlTokens.Kind.PLACEHOLDER) {
-                out.append(sql, copied, token.start()).append('$').append(++param);
+                out.append(sql, copied, token.start()).append(placeholder.apply(++param));
                 copied = token.end();
             } else if (token.kind() == SqlTokens.Kind.NUMBER
                     && (token.text().equals("1") || token.text().equals("0"))
@@ -77,12 +90,12 @@ public final class PartitionRewrite {
             }
         }
         out.append(sql, copied, sql.length());
-        out.append(") AS ").append(WRAPPER_ALIAS).append(" LIMIT $").append(param + 1);
+        out.append(") AS ").append(WRAPPER_ALIAS).append(" LIMIT ").append(placeholder.apply(param + 1));
         return out.toString();
     }
 
     /** {@code (SELECT "c1", "c2", ... FROM <row table> WHERE "_sync_partition" = $1)}. */
-    static String derived(TableSchema table, String physicalName) {
+    static String derived(TableSchema table, String physicalName, String partition) {
         StringBuilder sb = new StringBuilder("(SELECT ");
         boolean first = true;
         for (ColumnSchema c : table.columns()) {
@@ -94,7 +107,9 @@ public final class PartitionRewrite {
         }
         return sb.append(" FROM ")
                 .append(physicalName)
-                .append(" WHERE \"_sync_partition\" = $1)")
+                .append(" WHERE \"_sync_partition\" = ")
+                .append(partition)
+                .append(')')
                 .toString();
     }
 

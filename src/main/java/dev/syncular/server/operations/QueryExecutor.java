@@ -36,6 +36,7 @@ public final class QueryExecutor {
     private final String timeoutStatement;
     private final String maxCommitSeqSql;
     private final Map<QueryDefinition.Statement, String> rewritten = new ConcurrentHashMap<>();
+    private final Map<QueryDefinition.Statement, String> guarded = new ConcurrentHashMap<>();
 
     /**
      * @param snapshots where a query's snapshot runs: {@link QuerySnapshots#primary} or the read replicas
@@ -56,6 +57,33 @@ public final class QueryExecutor {
     public String sqlFor(QueryDefinition.Statement statement) {
         return rewritten.computeIfAbsent(
                 statement, s -> PartitionRewrite.rewrite(s, schema, storage::qualifiedRowTable));
+    }
+
+    /**
+     * The text a statement runs as inside a push transaction (§6.7 {@code queryAuthoritative},
+     * {@code PushTx.queryRows}): its arguments read from one text array {@code $1} — {@code $1[1]} the partition,
+     * then the binds, then the {@code LIMIT} — each cast to its declared type.
+     */
+    public String guardedSqlFor(QueryDefinition.Statement statement) {
+        return guarded.computeIfAbsent(statement, s -> {
+            List<QueryDefinition.Bind> binds = s.binds();
+            return PartitionRewrite.rewrite(s, schema, storage::qualifiedRowTable, n -> {
+                String type = n == 1
+                        ? "text"
+                        : n - 2 < binds.size() ? sqlType(binds.get(n - 2).type()) : "bigint";
+                return "($1[" + n + "])::" + type;
+            });
+        });
+    }
+
+    private static String sqlType(String declared) {
+        return switch (declared) {
+            case "integer" -> "bigint";
+            case "float" -> "double precision";
+            case "boolean" -> "boolean";
+            case "bytes", "crdt" -> "bytea";
+            default -> "text";
+        };
     }
 
     public Uni<Result> run(String partition, QueryDefinition query, QueryBinding binding) {

@@ -1,16 +1,19 @@
 package dev.syncular.server.operations;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.syncular.server.storage.QueryRows;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.sqlclient.data.Numeric;
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 /**
  * REMOTE.md §2 result normalization: only the columns named by the generated result metadata, read by position
@@ -27,7 +30,46 @@ final class QueryResultRows {
     private QueryResultRows() {}
 
     static List<OperationValue> normalize(RowSet<Row> rows, List<QueryDefinition.Column> columns) {
-        List<String> names = rows.columnsNames();
+        checkNames(rows.columnsNames(), columns);
+        List<OperationValue> out = new ArrayList<>(rows.size());
+        for (Row row : rows) {
+            out.add(row(columns, row::getValue));
+        }
+        return out;
+    }
+
+    /**
+     * {@link #normalize(RowSet, List)} of a statement run inside a push transaction (§6.7 queryAuthoritative,
+     * {@code PushTx.queryRows}: values as PostgreSQL writes them in JSON, {@code bytea} as {@code \\x} hex text;
+     * without rows there are no column names to check).
+     */
+    static List<OperationValue> normalize(QueryRows rows, List<QueryDefinition.Column> columns) {
+        if (!rows.rows().isEmpty()) {
+            checkNames(rows.columns(), columns);
+        }
+        List<OperationValue> out = new ArrayList<>(rows.rows().size());
+        for (List<Object> row : rows.rows()) {
+            if (row.size() != columns.size()) {
+                throw failed("registered query returned other columns than its result metadata");
+            }
+            out.add(row(columns, i -> fromJson(row.get(i), columns.get(i))));
+        }
+        return out;
+    }
+
+    /** A {@code bytes} / {@code crdt} value's {@code \\x} hex text as bytes; anything else as it is. */
+    private static Object fromJson(Object v, QueryDefinition.Column c) {
+        if ((c.type().equals("bytes") || c.type().equals("crdt")) && v instanceof String s && s.startsWith("\\x")) {
+            try {
+                return Buffer.buffer(HexFormat.of().parseHex(s.substring(2)));
+            } catch (IllegalArgumentException e) {
+                throw failed("registered query returned a value of another type than its column");
+            }
+        }
+        return v;
+    }
+
+    private static void checkNames(List<String> names, List<QueryDefinition.Column> columns) {
         if (names == null || names.size() != columns.size()) {
             throw failed("registered query returned other columns than its result metadata");
         }
@@ -38,16 +80,15 @@ final class QueryResultRows {
                 throw failed("registered query returned other columns than its result metadata");
             }
         }
-        List<OperationValue> out = new ArrayList<>(rows.size());
-        for (Row row : rows) {
-            Map<String, OperationValue> fields = new LinkedHashMap<>();
-            for (int i = 0; i < columns.size(); i++) {
-                QueryDefinition.Column c = columns.get(i);
-                fields.put(c.langName(), value(row.getValue(i), c));
-            }
-            out.add(new OperationValue.Obj(fields));
+    }
+
+    private static OperationValue row(List<QueryDefinition.Column> columns, IntFunction<Object> values) {
+        Map<String, OperationValue> fields = new LinkedHashMap<>();
+        for (int i = 0; i < columns.size(); i++) {
+            QueryDefinition.Column c = columns.get(i);
+            fields.put(c.langName(), value(values.apply(i), c));
         }
-        return out;
+        return new OperationValue.Obj(fields);
     }
 
     static OperationValue value(Object v, QueryDefinition.Column c) {

@@ -1,7 +1,9 @@
 package dev.syncular.server.policy;
 
 import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.operations.QueryRegistry;
 import dev.syncular.server.ops.WebhookMetrics;
+import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.sync.CommitValidator;
 import dev.syncular.server.sync.ReactionPlanner;
@@ -30,7 +32,8 @@ import org.jboss.logging.Logger;
  *   <li>the declarative document {@code syncular.policy.file} ({@link PolicyDocument});</li>
  *   <li>CDI beans implementing {@link RowValidator} (its {@code table()}, or every table),
  *       {@link CommitValidator} and {@link ReactionPlanner}, for teams that build their own image;</li>
- *   <li>the validator webhook {@code syncular.policy.validator-webhook.*} ({@link WebhookValidator}), last.</li>
+ *   <li>the validator webhook {@code syncular.policy.validator-webhook.*} ({@link WebhookValidator}, with the
+ *       evidence queries of {@code .evidence}, {@link WebhookEvidence}), last.</li>
  * </ol>
  * With none of them the policy is {@link WritePolicy#NONE} and the push path runs no policy code.
  */
@@ -47,7 +50,8 @@ public class PolicyProducer {
             Instance<ReactionPlanner> plannerBeans,
             Vertx vertx,
             WebhookMetrics webhooks,
-            Tracing tracing) {
+            Tracing tracing,
+            QueryRegistry queries) {
         var schema = window.current();
         WritePolicy declared = WritePolicy.NONE;
         if (config.policy().file().filter(f -> !f.isBlank()).isPresent()) {
@@ -90,7 +94,8 @@ public class PolicyProducer {
                             webhooks,
                             tracing),
                     schema,
-                    System::currentTimeMillis));
+                    System::currentTimeMillis,
+                    evidence(hook, schema, queries)));
         }
         List<ReactionPlanner> planners = new ArrayList<>(declared.planners());
         plannerBeans.forEach(planners::add);
@@ -105,5 +110,18 @@ public class PolicyProducer {
                             planners.size());
         }
         return policy;
+    }
+
+    private static WebhookEvidence evidence(
+            SyncularConfig.Policy.ValidatorWebhook hook, CompiledSchema schema, QueryRegistry queries) {
+        String declared = hook.evidence().orElse("");
+        if (declared.isBlank()) {
+            return WebhookEvidence.NONE;
+        }
+        try {
+            return WebhookEvidence.parse(declared, schema, queries);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException("syncular.policy.validator-webhook.evidence: " + e.getMessage());
+        }
     }
 }

@@ -26,7 +26,10 @@ import java.util.function.LongSupplier;
  *  "operations": [{"opIndex", "op", "table", "rowId", "row", "stored", "storedServerVersion", "nextServerVersion"}]}
  * }</pre>
  *
- * rows as JSON objects by column name ({@code bytes} and {@code crdt} base64). Answers:
+ * rows as JSON objects by column name ({@code bytes} and {@code crdt} base64), plus the rows of the registered
+ * queries {@code syncular.policy.validator-webhook.evidence} declares ({@link WebhookEvidence}: the body's and each
+ * operation's {@code evidence} object, run in the push transaction before the call and signed with the rest).
+ * Answers:
  * <ul>
  *   <li>2xx with {@code {"reject": {"code", "message"?, "opIndex"?, "details"?}}}: the commit is rejected with that
  *       host code (reserved prefixes and malformed details count as a host bug, below);</li>
@@ -49,16 +52,26 @@ final class WebhookValidator implements CommitValidator {
     private final Webhook webhook;
     private final CompiledSchema schema;
     private final LongSupplier clock;
+    private final WebhookEvidence queries;
 
-    WebhookValidator(Webhook webhook, CompiledSchema schema, LongSupplier clock) {
+    WebhookValidator(Webhook webhook, CompiledSchema schema, LongSupplier clock, WebhookEvidence queries) {
         this.webhook = webhook;
         this.schema = schema;
         this.clock = clock;
+        this.queries = queries;
     }
 
     @Override
     public Uni<Void> validate(CommitEvidence commit, CandidateReader read) {
-        String body = evidence(commit).toString();
+        ObjectNode body = evidence(commit);
+        if (queries.isEmpty()) {
+            return call(body.toString());
+        }
+        // §6.7 / §6.8 queryAuthoritative, before the call: their rows are part of the signed body
+        return queries.add(commit, read, body).chain(() -> call(body.toString()));
+    }
+
+    private Uni<Void> call(String body) {
         return webhook.post(body, Map.of(), clock.getAsLong())
                 // details.reason: timeout, connect_timeout, connect_error, answer_too_large, io_error, or
                 // circuit_open (the breaker failed the call at once); server_error for a 5xx below

@@ -123,6 +123,25 @@ public interface PushTx {
             long commitSeq, String clientId, String clientCommitId, List<PlannedReaction> reactions, long nowMs);
 
     /**
+     * Runs one read-only statement on this transaction's connection — it sees every write of the transaction —
+     * guarded: a statement that fails (an error, the statement timeout) fails the {@code Uni} with
+     * {@link StorageException#QUERY_FAILED} ({@code details.sqlstate}) and leaves the transaction usable (SPEC §6.7
+     * {@code queryAuthoritative}: a registered query rewritten to the commit's partition, REMOTE.md §2). The
+     * statement reads its arguments from one text array, {@code $1}: {@code $1[1]} is {@link #partition()},
+     * {@code $1[k + 1]} the k-th of {@code binds} (text or null; the statement casts each to its type). Values come
+     * back as PostgreSQL writes them in JSON: text, numbers ({@code Long} when integral, else {@code Double}),
+     * booleans, null, {@code bytea} as its {@code \x} hex text, {@code json} as its JSON text.
+     */
+    Uni<QueryRows> queryRows(String sql, List<String> binds);
+
+    /**
+     * Runs {@code work} under a SQL savepoint that is always rolled back: nothing it wrote persists (not even on
+     * success), its item or failure is propagated, and the transaction stays usable either way. For reads over
+     * writes the commit has not made yet (the staged rows a §6.7 {@code queryAuthoritative} must see).
+     */
+    <T> Uni<T> rolledBack(Supplier<Uni<T>> work);
+
+    /**
      * Runs {@code work} under a SQL savepoint. When it fails, every write it made (including a commitSeq it
      * appended) is rolled back and the failure is propagated, leaving the outer transaction usable — e.g. to
      * persist a {@code rejected} result for the same commit (§6.4 "savepoint or equivalent").

@@ -5,7 +5,13 @@ package dev.syncular.server.storage;
  * conformance host's instances); every other user depends on the one role it uses.
  */
 public interface ServerStorage
-        extends SyncStorage, RealtimeSignals, ExclusiveJobs, AuthLeaseStorage, ReactionStorage, RowTables {
+        extends SyncStorage,
+                RealtimeSignals,
+                ExclusiveJobs,
+                AuthLeaseStorage,
+                ReactionStorage,
+                RowTables,
+                ConsoleSessionStorage {
 
     /** The namespace (the PostgreSQL schema) holding every storage object. */
     String pgSchema();

@@ -38,6 +38,8 @@ public class StorageException extends RuntimeException {
 
     public static final String CHECKPOINT_NOT_FOUND = "sync.storage.checkpoint_not_found";
     public static final String CHECKPOINT_OWNER_CHANGED = "sync.storage.checkpoint_owner_changed";
+    /** A guarded statement failed ({@link PushTx#queryRows}); {@code details.sqlstate} says how. */
+    public static final String QUERY_FAILED = "sync.storage.query_failed";
     /** A transient refusal; nothing was written (see the class comment). */
     public static final String BUSY = "sync.storage.busy";
 

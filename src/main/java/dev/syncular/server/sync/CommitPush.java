@@ -179,13 +179,15 @@ final class CommitPush {
                                                             : round.command != ServerCommand.NONE
                                                                     ? runCommand(round, tx, commit, allowed)
                                                                             .invoke(ops -> ran[0] = ops)
-                                                                            .flatMap(ops -> apply(
-                                                                                    round,
-                                                                                    tx,
-                                                                                    ops,
-                                                                                    allowed,
-                                                                                    found.getItem2(),
-                                                                                    planned))
+                                                                            .flatMap(ops -> commandBlobs(
+                                                                                            round, tx, ops, allowed)
+                                                                                    .flatMap(v -> apply(
+                                                                                            round,
+                                                                                            tx,
+                                                                                            ops,
+                                                                                            allowed,
+                                                                                            found.getItem2(),
+                                                                                            planned)))
                                                                     : blobCheck
                                                                             .recheck(tx)
                                                                             .flatMap(checked -> {
@@ -240,6 +242,28 @@ final class CommitPush {
             }
             return new PushCommit(placeholder.clientCommitId(), List.copyOf(ops));
         });
+    }
+
+    /**
+     * §5.9.6 / §6.6 for a command's commit (REMOTE.md §3: its operations meet everything an ordinary push meets):
+     * its blob references are known only once it ran, under the lock, so their lookups (the store, the sweep mark
+     * and the actor's entitlement, as for a push) run there, followed by the same under-the-lock re-check. Only
+     * a command whose mutations reference blobs pays this; the others look up nothing.
+     */
+    private Uni<Void> commandBlobs(
+            Round round, PushTx tx, PushCommit ops, Optional<Map<String, List<String>>> allowed) {
+        return BlobPresence.precheck(
+                        blobs,
+                        storage,
+                        round.ctx.partition(),
+                        round.ctx.actorId(),
+                        allowed.orElse(null),
+                        window.current(),
+                        round.clientSchema,
+                        ops)
+                .flatMap(check -> check.recheck(tx))
+                .invoke(checked -> round.blobs = checked)
+                .replaceWithVoid();
     }
 
     /** The observer's view of a committed push: replayed, applied, or refused by a conflict or an error (§6.3). */
@@ -328,7 +352,7 @@ final class CommitPush {
                                         round.ctx.actorId(),
                                         round.ctx.partition(),
                                         List.copyOf(evidence)),
-                                new TransactionCandidates(window.current(), tx, staged),
+                                operations.reader(tx, staged),
                                 round.commitTrace))
                 .flatMap(decision -> {
                     Rejection rejection = decision.rejection();

@@ -39,6 +39,8 @@ import java.util.function.LongSupplier;
  *                    ({@link RoundAdmission#NONE}: none)
  * @param tracing     the spans of rounds, pushes, pulls, segment builds and downloads ({@link Tracing#OFF}: none)
  * @param replicas    the hot standbys pull-only rounds may read from ({@link ReadReplicas#NONE}: the primary only)
+ * @param queries     the registered queries §6.7 / §6.8 {@code queryAuthoritative} runs inside the push transaction
+ *                    ({@link RegisteredQueries#NONE}: none, every call fails)
  */
 public record EngineParts(
         SchemaWindow window,
@@ -58,7 +60,8 @@ public record EngineParts(
         IdempotencyLookupFault fault,
         RoundAdmission admission,
         Tracing tracing,
-        ReadReplicas replicas) {
+        ReadReplicas replicas,
+        RegisteredQueries queries) {
 
     public EngineParts {
         Objects.requireNonNull(window, "window");
@@ -78,12 +81,13 @@ public record EngineParts(
         Objects.requireNonNull(admission, "admission");
         Objects.requireNonNull(tracing, "tracing");
         Objects.requireNonNull(replicas, "replicas");
+        Objects.requireNonNull(queries, "queries");
     }
 
     /**
      * The parts every engine needs; everything else starts off: default limits, the wall clock, no CRDT merges,
      * no checkpoints, no observer, no §5.4 URLs, SQLite images built, no blob store, no write policy, no leases,
-     * no fault, no admission limits, no spans.
+     * no fault, no admission limits, no spans, no registered queries.
      */
     public static Builder builder(
             SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver) {
@@ -110,6 +114,7 @@ public record EngineParts(
         private RoundAdmission admission = RoundAdmission.NONE;
         private Tracing tracing = Tracing.OFF;
         private ReadReplicas replicas = ReadReplicas.NONE;
+        private RegisteredQueries queries = RegisteredQueries.NONE;
 
         private Builder(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver) {
             this.window = window;
@@ -188,6 +193,11 @@ public record EngineParts(
             return this;
         }
 
+        public Builder queries(RegisteredQueries queries) {
+            this.queries = queries;
+            return this;
+        }
+
         public EngineParts build() {
             return new EngineParts(
                     window,
@@ -207,7 +217,8 @@ public record EngineParts(
                     fault,
                     admission,
                     tracing,
-                    replicas);
+                    replicas,
+                    queries);
         }
     }
 }

@@ -40,11 +40,18 @@ final class PushOperations {
     private final SchemaWindow window;
     private final CrdtMerger merger;
     private final WritePolicy policy;
+    private final RegisteredQueries queries;
 
-    PushOperations(SchemaWindow window, CrdtMerger merger, WritePolicy policy) {
+    PushOperations(SchemaWindow window, CrdtMerger merger, WritePolicy policy, RegisteredQueries queries) {
         this.window = window;
         this.merger = merger;
         this.policy = policy;
+        this.queries = queries;
+    }
+
+    /** The §6.7 / §6.8 candidate-state reader of one push transaction over its (live) staged rows. */
+    CandidateReader reader(PushTx tx, Map<String, Staged> staged) {
+        return new TransactionCandidates(window.current(), tx, staged, queries);
     }
 
     /**
@@ -133,7 +140,7 @@ final class PushOperations {
             if (op.op() == Op.DELETE) {
                 WriteOutcome outcome = ConflictRules.delete(stored.row == null ? null : state(stored.row), authorized);
                 return onOutcome(
-                        round, index, staged, changes, results, evidence, table, op, key, outcome, stored, null);
+                        round, tx, index, staged, changes, results, evidence, table, op, key, outcome, stored, null);
             }
             Uni<Boolean> tombstoned = stored.row != null
                     ? Uni.createFrom().item(false)
@@ -162,6 +169,7 @@ final class PushOperations {
                         }
                         return onOutcome(
                                 round,
+                                tx,
                                 index,
                                 staged,
                                 changes,
@@ -192,6 +200,7 @@ final class PushOperations {
 
     private Uni<Rejection> onOutcome(
             Round round,
+            PushTx tx,
             int index,
             Map<String, Staged> staged,
             List<ChangeToWrite> changes,
@@ -260,7 +269,7 @@ final class PushOperations {
         // §6.7: decode → scope authorization → validation → write; a delete of an absent row runs no validator
         Uni<Void> validated = outcome instanceof WriteOutcome.NoOp
                 ? Uni.createFrom().voidItem()
-                : RowValidation.run(validators, round.ctx.actorId(), round.ctx.partition(), e);
+                : RowValidation.run(validators, round.ctx.actorId(), round.ctx.partition(), e, reader(tx, staged));
         return validated
                 .onItem()
                 .transform(v -> {

@@ -24,10 +24,15 @@ final class RowValidation {
     private RowValidation() {}
 
     /** Runs {@code validators} one after the other; the first failure ends the run. */
-    static Uni<Void> run(List<RowValidator> validators, String actorId, String partition, OperationEvidence op) {
+    static Uni<Void> run(
+            List<RowValidator> validators,
+            String actorId,
+            String partition,
+            OperationEvidence op,
+            CandidateReader read) {
         Uni<Void> chain = Uni.createFrom().voidItem();
         for (RowValidator v : validators) {
-            chain = chain.flatMap(x -> invoke(() -> v.validate(actorId, partition, op)));
+            chain = chain.flatMap(x -> invoke(() -> v.validate(actorId, partition, op, read)));
         }
         return chain;
     }

@@ -16,6 +16,17 @@ import io.smallrye.mutiny.Uni;
 public interface RowValidator {
     Uni<Void> validate(String actorId, String partition, OperationEvidence operation);
 
+    /**
+     * The form the engine calls: {@code read} is the push transaction's reader, over the rows as stored with the
+     * operations staged before this one laid over them — {@link CandidateReader#getRow}, and §6.7
+     * {@link CandidateReader#queryAuthoritative} for a decision from other rows (a membership, a role, a grant).
+     * The default calls the three-argument form; a validator that reads the transaction overrides this one (the
+     * engine then never calls its three-argument form).
+     */
+    default Uni<Void> validate(String actorId, String partition, OperationEvidence operation, CandidateReader read) {
+        return validate(actorId, partition, operation);
+    }
+
     /** The table it validates, for validators installed as CDI beans; {@code null} = every table. */
     default String table() {
         return null;

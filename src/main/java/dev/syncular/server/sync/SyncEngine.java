@@ -114,7 +114,7 @@ public final class SyncEngine {
                 clockMs,
                 gates,
                 check,
-                new PushOperations(window, parts.merger(), policy),
+                new PushOperations(window, parts.merger(), policy, parts.queries()),
                 observer,
                 policy,
                 parts.fault(),

@@ -8,6 +8,7 @@ import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.sync.PushOperations.Staged;
 import dev.syncular.server.wire.ColumnType;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -25,11 +26,53 @@ final class TransactionCandidates implements CandidateReader {
     private final CompiledSchema schema;
     private final PushTx tx;
     private final Map<String, Staged> staged;
+    private final RegisteredQueries queries;
 
-    TransactionCandidates(CompiledSchema schema, PushTx tx, Map<String, Staged> staged) {
+    /** {@code staged} is read live: a row validator's reader sees the operations staged before its own. */
+    TransactionCandidates(CompiledSchema schema, PushTx tx, Map<String, Staged> staged, RegisteredQueries queries) {
         this.schema = schema;
         this.tx = tx;
         this.staged = staged;
+        this.queries = queries;
+    }
+
+    /**
+     * §6.7 "runs the statement on the push transaction's own connection. The validator therefore reads the
+     * transaction's snapshot, including every operation staged before this one": the commit writes its rows only
+     * after it is appended, so the staged rows of the query's tables are written first, under a savepoint rolled
+     * back after the read (the statement, failing or not, leaves the transaction as it was).
+     */
+    @Override
+    public Uni<List<Map<String, Object>>> queryAuthoritative(String operation, Map<String, Object> params) {
+        return Uni.createFrom()
+                .deferred(() -> queries.query(
+                        operation,
+                        params == null ? Map.of() : params,
+                        (tables, sql, binds) ->
+                                tx.rolledBack(() -> writeStaged(tables).chain(() -> tx.queryRows(sql, binds)))));
+    }
+
+    /** The staged rows of {@code tables}, in staging order, written into the transaction (iterative). */
+    private Uni<Void> writeStaged(List<String> tables) {
+        List<Staged> rows = new ArrayList<>();
+        for (Staged s : staged.values()) {
+            if (tables.contains(s.table())) {
+                rows.add(s);
+            }
+        }
+        if (rows.isEmpty()) {
+            return Uni.createFrom().voidItem();
+        }
+        long placeholderSeq = tx.state().maxCommitSeq() + 1; // a tombstone's seq; rolled back with the rest
+        return Multi.createFrom()
+                .iterable(rows)
+                .onItem()
+                .transformToUniAndConcatenate(s -> s.row() == null
+                        ? tx.deleteRow(s.table(), s.rowId(), placeholderSeq)
+                        : tx.upsertRow(s.table(), s.row()))
+                .collect()
+                .last()
+                .replaceWithVoid();
     }
 
     @Override

@@ -218,6 +218,9 @@ class HelmChartTest {
         assertEquals("2", config.getProperty("syncular.checkpoints[0].schema-version"));
         assertEquals("https://sync.example.com/segments", config.getProperty("syncular.signed-urls.base-url"));
         assertEquals("true", config.getProperty("quarkus.log.console.json.enabled"));
+        assertEquals("30m", config.getProperty("syncular.admin.console.session-ttl"));
+        assertEquals("roles", config.getProperty("syncular.admin.console.role-claim"));
+        assertNull(config.getProperty("syncular.admin.console.role"), "JWT sign-in to the console is off by default");
         for (String key : config.stringPropertyNames()) {
             assertFalse(
                     SECRET_NAME

@@ -18,6 +18,7 @@ import dev.syncular.server.cli.SyncularCli;
 import dev.syncular.server.ops.OperationalEvents;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.quarkus.test.junit.QuarkusTest;
@@ -29,6 +30,7 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.Test;
@@ -142,6 +144,56 @@ class CommandsTest {
         Map<String, Object> replay = call("alice", command("test.renameTodo", "r-out", rename("t9", "l9", "x")));
         assertEquals("rejected", replay.get("status"), replay.toString());
         assertEquals(runs, TestCommands.RenameTodo.RUNS.get(), "a stored rejection replays without running");
+    }
+
+    /**
+     * §5.9.6 / §6.6 for commands: a mutation referencing a blob meets the push's blob check — a blob the actor
+     * uploaded is accepted, one never uploaded (or uploaded only by another actor, §5.9.5) is a stored
+     * {@code blob.not_found} rejection, and nothing of it is written.
+     */
+    @Test
+    void commandBlobReferencesMeetThePushBlobCheck() throws Exception {
+        byte[] bytes = ("attachment of " + partition).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        String blobId = "sha256:"
+                + java.util.HexFormat.of()
+                        .formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                                .digest(bytes));
+        BlobHttp blobs = new BlobHttp("http://localhost:" + port, partition);
+        assertEquals(200, blobs.put("alice", blobId, bytes).statusCode());
+        String ref = "{\"blobId\":\"" + blobId + "\",\"byteLength\":" + bytes.length
+                + ",\"mediaType\":\"text/plain\",\"name\":\"a.txt\"}";
+        String missing = "{\"blobId\":\"sha256:" + "0".repeat(64)
+                + "\",\"byteLength\":1,\"mediaType\":\"text/plain\",\"name\":\"b.txt\"}";
+
+        // bob did not upload it and no row he sees references it yet (§5.9.5); the other blob was never uploaded
+        refused("bob", "b2", ref);
+        refused("alice", "b3", missing);
+        Map<String, Object> applied = call(
+                "alice",
+                command("test.attach", "b1", obj("id", str("t-att"), "list", str("l1"), "attachment", str(ref))));
+        assertEquals("applied", applied.get("status"), applied.toString());
+
+        SyncTestClient reader = reader();
+        reader.syncUntilIdle();
+        assertEquals(Set.of("t-att"), reader.table("todos").keySet());
+        assertEquals(
+                ref,
+                reader.table("todos")
+                        .get("t-att")
+                        .values()[window.current().table("todos").columnIndex("attachment")]);
+    }
+
+    private void refused(String actor, String requestId, String attachment) throws Exception {
+        Map<String, Object> r = call(
+                actor,
+                command(
+                        "test.attach",
+                        requestId,
+                        obj("id", str("t-" + requestId), "list", str("l1"), "attachment", str(attachment))));
+        assertEquals("rejected", r.get("status"), r.toString());
+        @SuppressWarnings("unchecked")
+        Map<String, Object> result = ((List<Map<String, Object>>) r.get("results")).get(0);
+        assertEquals("blob.not_found", result.get("code"), result.toString());
     }
 
     /** Declared commands (docs/OPERATIONS.md): an image without Java code offers updates, upserts and deletes. */

@@ -327,6 +327,30 @@ class OperationWatchTest {
         assertEquals(2, answered("todosInList", "ok") - before, "the first run and one rerun, not one per commit");
     }
 
+    /**
+     * REMOTE.md §6 / §7: a rerun whose SQL fails (a division by zero the list's rows cause) is answered
+     * {@code watch_error} {@code operation.query_failed} with the static message — nothing of the database error,
+     * no partial snapshot — and the watch stays: the next commit that repairs the rows reruns it.
+     */
+    @Test
+    void aFailingRerunIsAWatchErrorAndTheWatchStays() throws Exception {
+        RealtimeSocket s = socket();
+        send(s, watch("w1", "fragileTodosInList", "l1"));
+        assertEquals(List.of("t1"), ids(snapshot(s, "w1")));
+        push("todos", todo("t3", "l1", "division-zero"));
+        Map<String, Object> m = next(s);
+        assertEquals("watch_error", m.get("kind"), m.toString());
+        assertEquals("w1", m.get("watchId"));
+        assertEquals("operation.query_failed", m.get("code"));
+        assertEquals(false, m.get("retryable"));
+        assertEquals("registered query execution failed", m.get("message"));
+        assertEquals(Set.of("revision", "kind", "watchId", "code", "message", "retryable"), m.keySet());
+        assertEquals(1, watches.activeWatches(), "a later rerun failure keeps the watch");
+        push("todos", todo("t3", "l1", "repaired"));
+        assertEquals(List.of("t1", "t3"), ids(snapshot(s, "w1")));
+        assertTrue(answered("fragileTodosInList", "operation.query_failed") >= 1);
+    }
+
     @Test
     void reusedWatchIdIsInvalidAndTheActiveWatchStays() throws Exception {
         RealtimeSocket s = socket();

@@ -82,4 +82,34 @@ final class TestCommands {
             throw new IllegalStateException("command bug with a secret 7f3c in its message");
         }
     }
+
+    /** {@code {id, list, attachment}}: writes a todo whose {@code attachment} ({@code blob_ref}) is the given text. */
+    @ApplicationScoped
+    static class AttachToTodo implements RemoteCommand {
+        @Override
+        public String id() {
+            return "test.attach";
+        }
+
+        @Override
+        public Uni<Boolean> authorize(Call call) {
+            return Uni.createFrom().item(true);
+        }
+
+        @Override
+        public Uni<List<Mutation>> run(Call call, Rows rows) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> p = (Map<String, Object>) call.params();
+            String id = (String) p.get("id");
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("id", id);
+            row.put("list_id", p.get("list"));
+            row.put("title", "with attachment");
+            row.put("done", false);
+            row.put("position", 1L);
+            row.put("updated_at_ms", 1L);
+            row.put("attachment", p.get("attachment"));
+            return Uni.createFrom().item(List.of(Mutation.upsert("todos", id, row)));
+        }
+    }
 }

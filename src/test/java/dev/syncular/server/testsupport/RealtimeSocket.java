@@ -67,6 +67,13 @@ public final class RealtimeSocket implements WebSocket.Listener {
                 Map.of("x-actor-id", actor, "x-syncular-partition", partition));
     }
 
+    /** As {@link #connect(URI, Map)}, but reading nothing until {@link #resume()}. */
+    public static RealtimeSocket connectPaused(URI uri, Map<String, String> headers) {
+        RealtimeSocket s = new RealtimeSocket();
+        s.paused = true;
+        return open(s, uri, headers);
+    }
+
     /** Starts reading (after {@link #connectPaused}). */
     public void resume() {
         paused = false;

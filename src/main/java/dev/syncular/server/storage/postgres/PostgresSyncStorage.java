@@ -8,6 +8,7 @@ import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.CommitQuery;
 import dev.syncular.server.storage.CommitWindow;
+import dev.syncular.server.storage.ConsoleSession;
 import dev.syncular.server.storage.GateCheck;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PruneResult;
@@ -45,8 +46,8 @@ import java.util.function.Supplier;
  * {@link ServeGateReads} and {@link CheckpointStore} (§2.4 serve gate, checkpoints, writer fence),
  * {@link PushQueue}, {@link PushTransaction}, {@link PushReadAhead} and {@link PushResults} (§6.4, §2.3),
  * {@link CommitLogReads} (§4.5), {@link SnapshotReads} (§4.7), {@link ProjectionRows},
- * {@link BlobReferenceIndex} (§5.9.4), {@link ClientRecords} (§4.5), {@link Pruning} (§4.6) and
- * {@link JobLocks} (scheduled jobs on several pods).
+ * {@link BlobReferenceIndex} (§5.9.4), {@link ClientRecords} (§4.5), {@link Pruning} (§4.6),
+ * {@link JobLocks} (scheduled jobs on several pods) and {@link ConsoleSessions} (operator console sign-ins).
  */
 public final class PostgresSyncStorage implements ServerStorage {
     /**
@@ -93,6 +94,7 @@ public final class PostgresSyncStorage implements ServerStorage {
     private final Pruning pruning;
     private final JobLocks jobs;
     private final PostgresReactionStore reactions;
+    private final ConsoleSessions consoleSessions;
 
     /**
      * @param pool     the reactive pool
@@ -116,6 +118,7 @@ public final class PostgresSyncStorage implements ServerStorage {
         pruning = new Pruning(pool, pgSchema, registry, settings.pruneBatchCommits(), settings.pruneBatchResults());
         jobs = new JobLocks(pool, pgSchema);
         reactions = new PostgresReactionStore(pool, pgSchema);
+        consoleSessions = new ConsoleSessions(pool, pgSchema);
         pushes = new PushQueue(
                 pool,
                 registry,
@@ -301,6 +304,23 @@ public final class PostgresSyncStorage implements ServerStorage {
     @Override
     public AuthLeaseStore authLeases(byte[] key) {
         return new PostgresAuthLeaseStore(pool, pgSchema, key);
+    }
+
+    // ---- operator console sessions ----------------------------------------------------------------------
+
+    @Override
+    public Uni<Void> createConsoleSession(ConsoleSession session, long nowMs) {
+        return consoleSessions.create(session, nowMs);
+    }
+
+    @Override
+    public Uni<ConsoleSession> readConsoleSession(byte[] idHash, long nowMs) {
+        return consoleSessions.read(idHash, nowMs);
+    }
+
+    @Override
+    public Uni<Boolean> deleteConsoleSession(byte[] idHash) {
+        return consoleSessions.delete(idHash);
     }
 
     @Override

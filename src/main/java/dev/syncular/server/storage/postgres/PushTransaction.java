@@ -10,6 +10,7 @@ import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PlannedReaction;
 import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.QueryRows;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredRow;
@@ -84,6 +85,8 @@ final class PushTransaction implements PushTx {
         final String insertRowScopes;
         final String deleteTombstone;
         final String upsertTombstone;
+        /** §6.7 queryAuthoritative: {@code SELECT sync_guarded_query($1, $2)} ({@link #queryRows}). */
+        final String guardedQuery;
         /** §6.9: a commit's reactions ({@link PostgresReactionStore#appendSql}). */
         final String appendReactions;
 
@@ -120,6 +123,7 @@ final class PushTransaction implements PushTx {
             insertRowScopes = "INSERT INTO " + rowScopes + " (partition_id, tbl, scope_key, row_id)"
                     + " SELECT $1, $2, k, $3 FROM unnest($4::text[]) AS u(k) ON CONFLICT DO NOTHING";
             appendReactions = PostgresReactionStore.appendSql(pgSchema);
+            guardedQuery = "SELECT " + PgSql.qualified(pgSchema, StorageSchemaMigration.GUARDED_QUERY) + "($1, $2)";
             deleteTombstone = "DELETE FROM " + tombstones + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
             upsertTombstone = "INSERT INTO " + tombstones + " (partition_id, tbl, row_id, commit_seq)"
                     + " VALUES ($1, $2, $3, $4) ON CONFLICT (partition_id, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq";
@@ -622,6 +626,44 @@ final class PushTransaction implements PushTx {
                     return null;
                 }));
         return Uni.createFrom().voidItem();
+    }
+
+    @Override
+    public Uni<QueryRows> queryRows(String sql, List<String> binds) {
+        String[] args = new String[binds.size() + 1];
+        args[0] = partition();
+        for (int i = 0; i < binds.size(); i++) {
+            args[i + 1] = binds.get(i);
+        }
+        return afterWrites(() -> conn.preparedQuery(x.guardedQuery)
+                .execute(Tuple.of(sql).addArrayOfString(args))
+                .map(rs -> GuardedRows.parse(first(rs).getString(0))));
+    }
+
+    @Override
+    public <T> Uni<T> rolledBack(Supplier<Uni<T>> work) {
+        String name = "syncular_sp_" + (++savepoints);
+        long seqBefore = maxCommitSeq;
+        return afterWrites(() -> conn.query("SAVEPOINT " + name).execute())
+                .chain(() -> Uni.createFrom()
+                        .<T>deferred(() -> work.get())
+                        .call(this::flush)
+                        .onItemOrFailure()
+                        .transformToUni((item, failure) -> Uni.createFrom()
+                                .deferred(() -> {
+                                    dropHeld();
+                                    return flush();
+                                })
+                                .onFailure()
+                                .recoverWithNull()
+                                .chain(() -> conn.query("ROLLBACK TO SAVEPOINT " + name)
+                                        .execute())
+                                .chain(() ->
+                                        conn.query("RELEASE SAVEPOINT " + name).execute())
+                                .invoke(() -> maxCommitSeq = seqBefore)
+                                .chain(() -> failure != null
+                                        ? Uni.createFrom().<T>failure(failure)
+                                        : Uni.createFrom().item(item))));
     }
 
     @Override

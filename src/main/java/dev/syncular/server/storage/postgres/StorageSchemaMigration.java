@@ -72,7 +72,9 @@ import java.util.function.Function;
  *   <li>{@code sync_reactions} — §6.9 durable reactions and their delivery state ({@link PostgresReactionStore});
  *   <li>{@code sync_auth_leases(partition_id, client_id) PK} with the sealed §7.3.1 lease record, the §2.1
  *       {@code log_epoch} it was issued in, and the unique index {@code sync_auth_leases_by_id (partition_id,
- *       lease_id)} ({@link PostgresAuthLeaseStore}).
+ *       lease_id)} ({@link PostgresAuthLeaseStore});
+ *   <li>{@code sync_console_sessions(id_hash PK)} — operator console sessions: the SHA-256 of the session id, who
+ *       signed in, the CSRF token and the expiry ({@link ConsoleSessions}).
  * </ul>
  *
  * Each of these is a {@link DdlStep} with a catalog probe: a start-up that finds every object runs no DDL.
@@ -91,6 +93,8 @@ import java.util.function.Function;
  */
 final class StorageSchemaMigration {
     private static final String FENCE_TRIGGER = "sync_commits_writer_fence";
+    /** {@code (q text, args text[]) RETURNS text}: {@code q}'s rows as a JSON array, or {@code {"sqlstate"}}. */
+    static final String GUARDED_QUERY = "sync_guarded_query";
     /** {@code lock_timeout} of start-up DDL and of the schema-upgrade transaction. */
     static final long DDL_LOCK_TIMEOUT_MS = 5000;
     /** Attempts of a start-up DDL transaction that hit its lock timeout (backoff 0.2 s to 5 s between). */
@@ -251,6 +255,7 @@ final class StorageSchemaMigration {
     List<DdlStep> coreDdl() {
         List<DdlStep> steps = new ArrayList<>(tablesDdl());
         steps.addAll(PostgresAuthLeaseStore.ddl(pgSchema)); // §7.3 auth leases
+        steps.addAll(ConsoleSessions.ddl(pgSchema)); // operator console sign-ins
         return List.copyOf(steps);
     }
 
@@ -390,6 +395,21 @@ final class StorageSchemaMigration {
                                 + " DETAIL = required::text;"
                                 + " END IF;"
                                 + " RETURN NEW;"
+                                + " END $fn$"),
+                // §6.7 queryAuthoritative inside a push transaction (PushTransaction#queryRows): a failing registered
+                // statement (an error, the statement timeout) is caught here, so it never aborts the transaction
+                DdlStep.function(
+                        pgSchema,
+                        GUARDED_QUERY,
+                        "CREATE OR REPLACE FUNCTION " + t(GUARDED_QUERY)
+                                + "(q text, args text[]) RETURNS text LANGUAGE plpgsql AS $fn$"
+                                + " DECLARE out text;"
+                                + " BEGIN"
+                                + " EXECUTE 'SELECT coalesce(json_agg(r), ''[]'')::text FROM (' || q || ') AS r'"
+                                + " INTO out USING args;"
+                                + " RETURN out;"
+                                + " EXCEPTION WHEN query_canceled THEN RETURN json_build_object('sqlstate', SQLSTATE)::text;"
+                                + " WHEN OTHERS THEN RETURN json_build_object('sqlstate', SQLSTATE)::text;"
                                 + " END $fn$"),
                 DdlStep.trigger(
                         pgSchema,

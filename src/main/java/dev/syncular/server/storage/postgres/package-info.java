@@ -74,6 +74,10 @@
  * {@code sync_auth_leases}, each record sealed with an HMAC under the server's lease key and bound to the §2.1
  * log epoch it was issued in (a restore's epoch rotation retires every earlier lease).
  *
+ * <p>Operator console sessions: {@link dev.syncular.server.storage.postgres.ConsoleSessions} keeps them in
+ * {@code sync_console_sessions} under the SHA-256 of the session id (never the id), with the principal, the CSRF
+ * token and the expiry; an expired row is never read and the next sign-in deletes it.
+ *
  * <p>Only the facade and the read replicas are public (with the static helpers other PostgreSQL stores of the same schema use:
  * {@code q}, {@code applyDdl} with its {@code DdlStep}s, {@code readCommitted}, {@code busy},
  * {@code rowTableName}). May depend on {@code storage}, {@code schema},
