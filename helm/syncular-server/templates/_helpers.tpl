@@ -194,6 +194,11 @@ secret by reference (never a value).
 
 {{/* The grace period must cover the preStop pause, the socket drain and a margin (docs/REALTIME.md). */}}
 {{- define "syncular-server.validate" -}}
+{{- range .Values.postgresql.replicas }}
+{{- if or (not (hasPrefix "postgresql://" .)) (contains "@" .) }}
+{{- fail "postgresql.replicas: each is a URL postgresql://host:port/db without credentials (the replicas use postgresql.existingSecret's)" }}
+{{- end }}
+{{- end }}
 {{- $needed := add .Values.preStopSleepSeconds .Values.realtime.shutdownGraceSeconds 5 }}
 {{- if lt (int .Values.terminationGracePeriodSeconds) (int $needed) }}
 {{- fail (printf "terminationGracePeriodSeconds (%v) must be at least preStopSleepSeconds + realtime.shutdownGraceSeconds + 5 = %v" .Values.terminationGracePeriodSeconds $needed) }}

@@ -6,6 +6,7 @@ import dev.syncular.server.realtime.RealtimeChannel;
 import dev.syncular.server.realtime.RealtimeHub;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.CheckpointDeclaration;
+import dev.syncular.server.storage.ReadReplicas;
 import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
@@ -121,6 +122,27 @@ public final class Assembly {
                 System::currentTimeMillis,
                 c.outboundBufferBytes().asLongValue(),
                 c.outboundStuckTimeout());
+    }
+
+    /**
+     * A hub's commit listener that tells {@code replicas} the commits the primary announced and when announcements
+     * were lost (their freshness rule, docs/SCALING.md "Reads from replicas").
+     */
+    public static RealtimeHub.CommitListener announcements(ReadReplicas replicas) {
+        return new RealtimeHub.CommitListener() {
+            @Override
+            public void committed(String partition, long seq) {
+                replicas.announced(partition, seq);
+            }
+
+            @Override
+            public void partitionReset(String partition) {}
+
+            @Override
+            public void notificationsLost() {
+                replicas.announcementsLost();
+            }
+        };
     }
 
     /**

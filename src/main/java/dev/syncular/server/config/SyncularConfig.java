@@ -655,6 +655,26 @@ public interface SyncularConfig {
         /** How long a request waits for a pooled connection before it is answered 429 {@code sync.rate_limited}. */
         @WithDefault("10s")
         Duration poolWaitTimeout();
+
+        /**
+         * Hot standbys of the database that pull-only rounds may read from (docs/SCALING.md, "Reads from replicas"):
+         * reactive URLs {@code postgresql://host:port/db}, with the datasource's user and password unless the URL
+         * gives its own. Absent or empty: every read on the primary. Env {@code SYNCULAR_STORAGE_REPLICAS}
+         * (comma-separated).
+         */
+        Optional<List<String>> replicas();
+
+        /** Replay lag past which a replica leaves rotation (it comes back by itself once within it). */
+        @WithDefault("5s")
+        Duration replicaMaxLag();
+
+        /** Time between two checks of every replica's replay lag. */
+        @WithDefault("1s")
+        Duration replicaCheckInterval();
+
+        /** Connections of each replica's pool. */
+        @WithDefault("20")
+        int replicaPoolMaxSize();
     }
 
     /** §4.6 scheduled pruning of the commit log ({@code syncular.pruning.*}). */

@@ -85,6 +85,20 @@ public final class SyncularConfigValidator implements ConfigValidator {
             }
             webhook(out, p, endpoint);
         });
+        SyncularConfig.Storage storage = config.storage();
+        positive(out, prefix + ".storage.replica-max-lag", storage.replicaMaxLag());
+        positive(out, prefix + ".storage.replica-check-interval", storage.replicaCheckInterval());
+        if (storage.replicaPoolMaxSize() < 1) {
+            out.add(prefix + ".storage.replica-pool-max-size must be at least 1, was " + storage.replicaPoolMaxSize());
+        }
+        for (String url : storage.replicas().orElse(List.of())) {
+            if (!url.isBlank()
+                    && !url.trim().startsWith("postgresql://")
+                    && !url.trim().startsWith("postgres://")) {
+                // the URL itself may carry a password: never echoed
+                out.add(prefix + ".storage.replicas: each is a reactive URL postgresql://host:port/db");
+            }
+        }
         boolean s3 = config.segments().store() == SyncularConfig.StoreKind.S3
                 || config.blobs().store() == SyncularConfig.StoreKind.S3;
         if (config.segments().store() == SyncularConfig.StoreKind.S3

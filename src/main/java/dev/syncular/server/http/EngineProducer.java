@@ -29,6 +29,7 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.segments.s3.S3SegmentStore;
+import dev.syncular.server.storage.ReadReplicas;
 import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.SyncStorage;
@@ -243,6 +244,7 @@ public class EngineProducer {
             ReactionMetrics reactionMetrics,
             FairnessMetrics fairnessMetrics,
             Tracing tracing,
+            ReadReplicas replicas,
             RegisteredQueries queries) {
         return Assembly.engine(Assembly.configured(
                         EngineParts.builder(window, storage, segments, failures.observe(resolver)),
@@ -255,6 +257,7 @@ public class EngineProducer {
                 .policy(policy)
                 .leases(ConfiguredParts.leases(config, storage))
                 .tracing(tracing)
+                .replicas(replicas)
                 .queries(queries)
                 .build());
     }
@@ -277,9 +280,10 @@ public class EngineProducer {
             ScopeResolverFailures failures,
             BufferBudget budget,
             BoundedPgPool datasource,
-            Tracing tracing) {
+            Tracing tracing,
+            ReadReplicas replicas) {
         String podId = RealtimeHub.podId(System.getenv("HOSTNAME"));
-        return Assembly.realtime(new RealtimeParts(
+        Realtime built = Assembly.realtime(new RealtimeParts(
                 Assembly.realtimeSettings(config.realtime(), podId, datasource.listenOptions(podId)),
                 storage,
                 window,
@@ -291,6 +295,9 @@ public class EngineProducer {
                 config.maxRequestBytes().asLongValue(),
                 budget,
                 tracing));
+        // the read replicas' freshness rule: the commits this pod heard announced (docs/SCALING.md)
+        built.hub().addCommitListener(Assembly.announcements(replicas));
+        return built;
     }
 
     @Produces

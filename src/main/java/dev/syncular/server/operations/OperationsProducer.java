@@ -2,8 +2,10 @@ package dev.syncular.server.operations;
 
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.storage.ReadReplicas;
 import dev.syncular.server.storage.RowTables;
 import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.storage.postgres.PostgresReadReplicas;
 import dev.syncular.server.sync.RegisteredQueries;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
@@ -88,9 +90,15 @@ public class OperationsProducer {
 
     @Produces
     @Singleton
-    QueryExecutor executor(Pool pool, RowTables storage, SchemaWindow window, SyncularConfig config) {
+    QueryExecutor executor(
+            Pool pool, RowTables storage, SchemaWindow window, SyncularConfig config, ReadReplicas replicas) {
+        // a statement's own failure (operation.*) is the query's; any other is the replica's (docs/SCALING.md)
+        QuerySnapshots snapshots = replicas instanceof PostgresReadReplicas r
+                ? (partition, primary, work) ->
+                        r.snapshot(partition, primary, work, e -> !(e instanceof OperationException))
+                : QuerySnapshots.primary();
         return new QueryExecutor(
-                pool, storage, window.current(), config.storage().statementTimeout());
+                pool, snapshots, storage, window.current(), config.storage().statementTimeout());
     }
 
     /** SPEC §6.7 / §6.8 {@code queryAuthoritative}, for the engine's push transactions ({@code http.EngineProducer}). */

@@ -2,11 +2,13 @@ package dev.syncular.server.operations;
 
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.storage.RowTables;
+import dev.syncular.server.storage.postgres.PostgresReadReplicas;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.Tuple;
+import io.vertx.pgclient.PgException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,6 +30,7 @@ public final class QueryExecutor {
     public record Result(List<OperationValue> rows, long maxCommitSeq) {}
 
     private final Pool pool;
+    private final QuerySnapshots snapshots;
     private final RowTables storage;
     private final CompiledSchema schema;
     private final String timeoutStatement;
@@ -35,8 +38,14 @@ public final class QueryExecutor {
     private final Map<QueryDefinition.Statement, String> rewritten = new ConcurrentHashMap<>();
     private final Map<QueryDefinition.Statement, String> guarded = new ConcurrentHashMap<>();
 
-    public QueryExecutor(Pool pool, RowTables storage, CompiledSchema schema, Duration statementTimeout) {
+    /**
+     * @param snapshots where a query's snapshot runs: {@link QuerySnapshots#primary} or the read replicas
+     *                  (docs/SCALING.md, "Reads from replicas")
+     */
+    public QueryExecutor(
+            Pool pool, QuerySnapshots snapshots, RowTables storage, CompiledSchema schema, Duration statementTimeout) {
         this.pool = pool;
+        this.snapshots = snapshots;
         this.storage = storage;
         this.schema = schema;
         this.timeoutStatement = "SET LOCAL statement_timeout = " + Math.max(0, statementTimeout.toMillis());
@@ -83,32 +92,57 @@ public final class QueryExecutor {
         args.add(partition);
         args.addAll(binding.values());
         args.add(query.maxRows() + 1);
-        return pool.withTransaction(conn -> conn.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                        .execute()
-                        .chain(() -> conn.query(timeoutStatement).execute())
-                        .chain(() -> conn.preparedQuery(maxCommitSeqSql).execute(Tuple.of(partition)))
-                        .chain(seqRows -> {
-                            long seq = 0;
-                            for (Row r : seqRows) {
-                                seq = r.getLong(0);
-                            }
-                            long maxCommitSeq = seq;
-                            return conn.preparedQuery(sql)
-                                    .execute(Tuple.from(args))
-                                    .onFailure()
-                                    .transform(e -> {
-                                        LOG.debugf("registered query %s failed: %s", query.name(), e.getMessage());
-                                        return new OperationException(
-                                                OperationErrorCode.QUERY_FAILED, "registered query execution failed");
-                                    })
-                                    .map(rows -> result(rows, query, maxCommitSeq));
-                        }))
+        return snapshots
+                .run(partition, pool, (target, need) -> runOn(target, need, partition, query, sql, args))
                 .onFailure(e -> !(e instanceof OperationException))
                 .transform(e -> {
                     LOG.warnf("registered query %s could not run: %s", query.name(), e.toString());
                     return new OperationException(
                             OperationErrorCode.EXECUTION_FAILED, "registered query could not run");
                 });
+    }
+
+    /**
+     * The snapshot on {@code target}: the partition's {@code maxCommitSeq}, then the statement, in one
+     * {@code REPEATABLE READ READ ONLY} transaction. On a replica, a {@code maxCommitSeq} below {@code need} fails
+     * {@link PostgresReadReplicas.Behind} before the statement runs (the query then runs on the primary).
+     */
+    private Uni<Result> runOn(
+            Pool target, long need, String partition, QueryDefinition query, String sql, List<Object> args) {
+        return target.withTransaction(conn -> conn.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                .execute()
+                .chain(() -> conn.query(timeoutStatement).execute())
+                .chain(() -> conn.preparedQuery(maxCommitSeqSql).execute(Tuple.of(partition)))
+                .chain(seqRows -> {
+                    long seq = 0;
+                    boolean registered = false;
+                    for (Row r : seqRows) {
+                        seq = r.getLong(0);
+                        registered = true;
+                    }
+                    if ((registered ? seq : -1) < need) {
+                        return Uni.createFrom().failure(new PostgresReadReplicas.Behind());
+                    }
+                    long maxCommitSeq = seq;
+                    return conn.preparedQuery(sql)
+                            .execute(Tuple.from(args))
+                            // a hot standby cancels a statement that conflicts with replay: the replica's failure,
+                            // not the query's (the query reruns on the primary)
+                            .onFailure(e -> target == pool || !recoveryConflict(e))
+                            .transform(e -> {
+                                LOG.debugf("registered query %s failed: %s", query.name(), e.getMessage());
+                                return new OperationException(
+                                        OperationErrorCode.QUERY_FAILED, "registered query execution failed");
+                            })
+                            .map(rows -> result(rows, query, maxCommitSeq));
+                }));
+    }
+
+    /** SQLSTATE class 40 (a hot standby's "canceling statement due to conflict with recovery", 40001). */
+    private static boolean recoveryConflict(Throwable e) {
+        return e instanceof PgException pg
+                && pg.getSqlState() != null
+                && pg.getSqlState().startsWith("40");
     }
 
     private static Result result(RowSet<Row> rows, QueryDefinition query, long maxCommitSeq) {

@@ -45,7 +45,7 @@ import java.util.function.Function;
  * whole transaction rolls back, so a rejected commit leaves storage exactly as it was; use
  * {@link PushTx#savepoint} to roll back a commit while keeping the transaction for its rejected result.
  */
-public interface SyncStorage extends CheckpointStorage {
+public interface SyncStorage extends CheckpointStorage, PullReads {
 
     /**
      * Applies the storage DDL for the running schema at start-up (§2.4). Idempotent.

@@ -24,7 +24,10 @@
  * readiness), {@link dev.syncular.server.storage.RealtimeSignals} (the commit and control channels of the realtime
  * hubs, §8.2), {@link dev.syncular.server.storage.ExclusiveJobs} (one pod at a time for scheduled jobs), {@link
  * dev.syncular.server.storage.ReactionStorage} (§6.9 delivery), {@link dev.syncular.server.storage.AuthLeaseStorage}
- * (§7.3), {@link dev.syncular.server.storage.RowTables} (SQL names for the registered queries) and {@link
+ * (§7.3), {@link dev.syncular.server.storage.RowTables} (SQL names for the registered queries), {@link
+ * dev.syncular.server.storage.ReadReplicas} (where a pull-only round reads: {@link
+ * dev.syncular.server.storage.ReadRoute}, {@link dev.syncular.server.storage.PullReads}, told to a {@link
+ * dev.syncular.server.storage.ReplicaObserver}; docs/SCALING.md "Reads from replicas") and {@link
  * dev.syncular.server.storage.ConsoleSessionStorage} (the operator console's sessions, {@link
  * dev.syncular.server.storage.ConsoleSession}: hashed ids every pod reads); {@link
  * dev.syncular.server.storage.ServerStorage} is all of them at once, for the composition root and the conformance

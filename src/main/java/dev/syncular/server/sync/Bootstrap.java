@@ -3,7 +3,6 @@ package dev.syncular.server.sync;
 import dev.syncular.server.schema.ColumnSchema;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.PartitionState;
-import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.wire.CanonicalJson;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.PullHeader;
@@ -24,12 +23,10 @@ import java.util.TreeSet;
  * served as rows pages (§5.2, {@link RowsLane}) delivered inline (§5.7) or by reference (§5.4).
  */
 final class Bootstrap {
-    private final SyncStorage storage;
     private final RowsLane rows;
     private final ImageLane images;
 
-    Bootstrap(SyncStorage storage, RowsLane rows, ImageLane images) {
-        this.storage = storage;
+    Bootstrap(RowsLane rows, ImageLane images) {
         this.rows = rows;
         this.images = images;
     }
@@ -93,7 +90,8 @@ final class Bootstrap {
             return Uni.createFrom().item(state.maxCommitSeq());
         }
         String first = new TreeSet<>(effective.keySet()).first();
-        return storage.readScopePin(
+        return round.reads
+                .readScopePin(
                         round.ctx.partition(),
                         table.name(),
                         first,

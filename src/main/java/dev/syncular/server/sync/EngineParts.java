@@ -5,6 +5,7 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.storage.CheckpointDeclaration;
+import dev.syncular.server.storage.ReadReplicas;
 import dev.syncular.server.storage.SyncStorage;
 import java.util.List;
 import java.util.Objects;
@@ -37,6 +38,7 @@ import java.util.function.LongSupplier;
  * @param admission   the per-actor / per-partition concurrency limits every round is admitted against
  *                    ({@link RoundAdmission#NONE}: none)
  * @param tracing     the spans of rounds, pushes, pulls, segment builds and downloads ({@link Tracing#OFF}: none)
+ * @param replicas    the hot standbys pull-only rounds may read from ({@link ReadReplicas#NONE}: the primary only)
  * @param queries     the registered queries §6.7 / §6.8 {@code queryAuthoritative} runs inside the push transaction
  *                    ({@link RegisteredQueries#NONE}: none, every call fails)
  */
@@ -58,6 +60,7 @@ public record EngineParts(
         IdempotencyLookupFault fault,
         RoundAdmission admission,
         Tracing tracing,
+        ReadReplicas replicas,
         RegisteredQueries queries) {
 
     public EngineParts {
@@ -77,6 +80,7 @@ public record EngineParts(
         Objects.requireNonNull(fault, "fault");
         Objects.requireNonNull(admission, "admission");
         Objects.requireNonNull(tracing, "tracing");
+        Objects.requireNonNull(replicas, "replicas");
         Objects.requireNonNull(queries, "queries");
     }
 
@@ -109,6 +113,7 @@ public record EngineParts(
         private IdempotencyLookupFault fault = IdempotencyLookupFault.NONE;
         private RoundAdmission admission = RoundAdmission.NONE;
         private Tracing tracing = Tracing.OFF;
+        private ReadReplicas replicas = ReadReplicas.NONE;
         private RegisteredQueries queries = RegisteredQueries.NONE;
 
         private Builder(SchemaWindow window, SyncStorage storage, SegmentStore segments, ScopeResolver resolver) {
@@ -183,6 +188,11 @@ public record EngineParts(
             return this;
         }
 
+        public Builder replicas(ReadReplicas replicas) {
+            this.replicas = replicas;
+            return this;
+        }
+
         public Builder queries(RegisteredQueries queries) {
             this.queries = queries;
             return this;
@@ -207,6 +217,7 @@ public record EngineParts(
                     fault,
                     admission,
                     tracing,
+                    replicas,
                     queries);
         }
     }

@@ -7,7 +7,6 @@ import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.SqliteImageBuilder;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.StoredRow;
-import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.MediaType;
 import dev.syncular.server.wire.PullHeader;
@@ -52,7 +51,6 @@ final class ImageLane {
     /** Keyset batch size of image builds. */
     private static final int IMAGE_BATCH_ROWS = 10_000;
 
-    private final SyncStorage storage;
     private final SegmentStore segments;
     private final SyncLimits limits;
     private final LongSupplier clock;
@@ -80,7 +78,6 @@ final class ImageLane {
     private final Tracing tracing;
 
     ImageLane(
-            SyncStorage storage,
             SegmentStore segments,
             SyncLimits limits,
             LongSupplier clock,
@@ -90,7 +87,6 @@ final class ImageLane {
             SyncObserver observer,
             Tracing tracing) {
         this.tracing = tracing;
-        this.storage = storage;
         this.segments = segments;
         this.limits = limits;
         this.clock = clock;
@@ -162,7 +158,7 @@ final class ImageLane {
     /** The snapshot page after {@code after} ({@code pageRows + 1} rows: one more tells whether more follow). */
     private Uni<List<StoredRow>> readPage(
             Round round, TableSchema table, Map<String, List<String>> effective, String after, int pageRows) {
-        return storage.readSnapshotPage(
+        return round.reads.readSnapshotPage(
                 round.ctx.partition(), table.name(), EffectiveScopes.asSets(effective), after, pageRows + 1);
     }
 
@@ -216,8 +212,8 @@ final class ImageLane {
                     try {
                         file = Files.createTempFile("syncular-image-", ".sqlite");
                         // the next keyset batch is read while this one is written (one batch ahead, never more)
-                        Function<String, CompletableFuture<List<StoredRow>>> read = after -> storage.readSnapshotPage(
-                                        partition, table.name(), scopes, after, IMAGE_BATCH_ROWS)
+                        Function<String, CompletableFuture<List<StoredRow>>> read = after -> round.reads
+                                .readSnapshotPage(partition, table.name(), scopes, after, IMAGE_BATCH_ROWS)
                                 .subscribeAsCompletionStage();
                         List<CompletableFuture<List<StoredRow>>> ahead = new ArrayList<>(List.of(read.apply(null)));
                         SqliteImageBuilder.Result result = SqliteImageBuilder.build(

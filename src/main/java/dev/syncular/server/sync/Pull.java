@@ -6,7 +6,6 @@ import dev.syncular.server.storage.CommitQuery;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.StoredChange;
 import dev.syncular.server.storage.StoredCommit;
-import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.wire.Change;
 import dev.syncular.server.wire.CommitFrame;
 import dev.syncular.server.wire.Frame;
@@ -30,11 +29,10 @@ import java.util.Map;
  * of §4.5 as {@code COMMIT} frames. The sections share the round's response budget (§1.4, {@link Round#plan}).
  */
 final class Pull {
-    private final SyncStorage storage;
     private final Bootstrap bootstrap;
 
-    Pull(SyncStorage storage, Bootstrap bootstrap) {
-        this.storage = storage;
+    /** The pull reads the round's storage ({@link Round#reads}: the primary, or a replica for a pull-only round). */
+    Pull(Bootstrap bootstrap) {
         this.bootstrap = bootstrap;
     }
 
@@ -167,7 +165,7 @@ final class Pull {
         CommitQuery query = new CommitQuery(
                 table.name(), EffectiveScopes.asSets(effective), sub.cursor(), state.maxCommitSeq(), limit);
         RowCodec codec = new RowCodec(table.rowLayout());
-        return storage.readCommits(round.ctx.partition(), query).map(window -> {
+        return round.reads.readCommits(round.ctx.partition(), query).map(window -> {
             List<Frame> frames = new ArrayList<>();
             frames.add(new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false));
             long next = Math.max(sub.cursor(), window.scannedThroughSeq());

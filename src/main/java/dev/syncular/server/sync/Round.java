@@ -4,6 +4,7 @@ import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.storage.PullReads;
 import dev.syncular.server.wire.Change;
 import dev.syncular.server.wire.CommitFrame;
 import dev.syncular.server.wire.Frame;
@@ -37,6 +38,11 @@ final class Round {
     Context commitTrace = Context.root();
     /** §5.9.6: the blob existence check of the commit being applied. */
     BlobPresence blobs = BlobPresence.NONE;
+    /**
+     * Where the pull reads: the primary storage, or for a pull-only round a replica that holds what the round needs
+     * ({@link dev.syncular.server.storage.ReadReplicas}).
+     */
+    PullReads reads;
     /** {@code SyncLimits#maxResponseBytes}. */
     final long responseBudget;
     /** Bytes of the data frames (segments, commits) the pull planned so far. */

@@ -2,8 +2,8 @@ package dev.syncular.server.sync;
 
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.PullReads;
 import dev.syncular.server.storage.StoredRow;
-import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.RowsPageEncoder.EncodedPage;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.PullHeader;
@@ -27,11 +27,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@code SUB_END} carries the resume token when the table is not complete.
  */
 final class RowsLane {
-    private final SyncStorage storage;
     private final SegmentDelivery delivery;
 
-    RowsLane(SyncStorage storage, SegmentDelivery delivery) {
-        this.storage = storage;
+    RowsLane(SegmentDelivery delivery) {
         this.delivery = delivery;
     }
 
@@ -99,6 +97,7 @@ final class RowsLane {
                                                 delivery.inline(pull, length) ? length : Round.DESCRIPTOR_BYTES);
                                 CompletableFuture<EncodedPage> ahead = continues
                                         ? encodePage(
+                                                        round.reads,
                                                         round.ctx.partition(),
                                                         table,
                                                         schemaVersion,
@@ -139,7 +138,15 @@ final class RowsLane {
                 }.page(
                         0,
                         after,
-                        encodePage(round.ctx.partition(), table, schemaVersion, scopes, after, pageRows, firstRows)
+                        encodePage(
+                                        round.reads,
+                                        round.ctx.partition(),
+                                        table,
+                                        schemaVersion,
+                                        scopes,
+                                        after,
+                                        pageRows,
+                                        firstRows)
                                 .subscribeAsCompletionStage()));
     }
 
@@ -157,6 +164,7 @@ final class RowsLane {
      * {@code preRead}, when given, is the page's rows read already ({@code pageRows + 1} at most).
      */
     private Uni<EncodedPage> encodePage(
+            PullReads reads,
             String partition,
             TableSchema table,
             int schemaVersion,
@@ -168,7 +176,7 @@ final class RowsLane {
             // a small page: one read, encoded right on the event loop
             Uni<List<StoredRow>> rows = preRead != null
                     ? Uni.createFrom().item(preRead)
-                    : storage.readSnapshotPage(partition, table.name(), scopes, after, pageRows + 1);
+                    : reads.readSnapshotPage(partition, table.name(), scopes, after, pageRows + 1);
             return rows.map(r -> {
                 RowsPageEncoder e = new RowsPageEncoder(table, schemaVersion);
                 boolean more = r.size() > pageRows;
@@ -187,7 +195,7 @@ final class RowsLane {
                         return e.finish(more);
                     }
                     int requested = Math.min(PAGE_BATCH_ROWS, pageRows + 1);
-                    CompletableFuture<List<StoredRow>> ahead = storage.readSnapshotPage(
+                    CompletableFuture<List<StoredRow>> ahead = reads.readSnapshotPage(
                                     partition, table.name(), scopes, after, requested)
                             .subscribeAsCompletionStage();
                     while (true) {
@@ -199,7 +207,7 @@ final class RowsLane {
                             // the next batch (at most the rest of the page plus the probe row) is read while this one
                             // is encoded
                             requested = Math.min(PAGE_BATCH_ROWS, room - batch.size() + 1);
-                            ahead = storage.readSnapshotPage(
+                            ahead = reads.readSnapshotPage(
                                             partition,
                                             table.name(),
                                             scopes,

@@ -4,11 +4,14 @@ import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.ReadReplicas;
+import dev.syncular.server.storage.ReadRoute;
 import dev.syncular.server.storage.RequestEntry;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.SyncStorage;
@@ -53,6 +56,7 @@ public final class SyncEngine {
     private final ServeGateCheck check;
     private final CommitPush push;
     private final Pull pull;
+    private final ReadReplicas replicas;
     private final SegmentDelivery delivery;
     private final SyncObserver observer;
     /** Descriptor URLs are provider-presigned (§5.4): their bytes never pass through this server. */
@@ -92,6 +96,7 @@ public final class SyncEngine {
         RoundAdmission admission = parts.admission();
         this.admission = admission;
         this.tracing = parts.tracing();
+        this.replicas = parts.replicas();
         this.leases = leases;
         this.window = window;
         this.storage = storage;
@@ -115,10 +120,10 @@ public final class SyncEngine {
                 parts.fault(),
                 tracing);
         this.delivery = new SegmentDelivery(window, storage, segments, resolver, limits, clockMs, check, urls);
-        RowsLane rows = new RowsLane(storage, delivery);
-        ImageLane images = new ImageLane(
-                storage, segments, limits, clockMs, parts.buildImages(), delivery, rows, observer, tracing);
-        this.pull = new Pull(storage, new Bootstrap(storage, rows, images));
+        RowsLane rows = new RowsLane(delivery);
+        ImageLane images =
+                new ImageLane(segments, limits, clockMs, parts.buildImages(), delivery, rows, observer, tracing);
+        this.pull = new Pull(new Bootstrap(rows, images));
     }
 
     /** §7.3 auth leases, or {@link AuthLeases#OFF} when not configured. */
@@ -365,6 +370,7 @@ public final class SyncEngine {
                     ctx, header, clientSchema, resolver, window, limits.maxResponseBytes(), leases, state.logEpoch());
             round.command = command;
             round.trace = trace;
+            round.reads = storage;
             ClientRecord client = entry.client();
             if (client != null && !client.actorId().equals(ctx.actorId())) {
                 return Uni.createFrom()
@@ -383,7 +389,9 @@ public final class SyncEngine {
                                     "sync.pull",
                                     trace,
                                     SpanKind.INTERNAL,
-                                    t -> pull.pullAll(round, pullHeader, subscriptions, planned, state)))
+                                    t -> pushes.isEmpty() && !isCommand && replicas != ReadReplicas.NONE
+                                            ? pullRouted(round, pullHeader, subscriptions, planned, state)
+                                            : pull.pullAll(round, pullHeader, subscriptions, planned, state)))
                     .flatMap(v -> !leases.enabled() || !round.liveAuthority
                             ? Uni.createFrom().voidItem()
                             : round.allowed
@@ -393,6 +401,45 @@ public final class SyncEngine {
                                     .invoke(lease -> planned.head.add(1, lease))
                                     .replaceWithVoid())
                     .replaceWith(planned);
+        });
+    }
+
+    /**
+     * The pull of a pull-only round, read where {@link ReadReplicas#route} sends it (docs/SCALING.md, "Reads from
+     * replicas"): what the client holds is the highest of its cursors and of its resumed bootstraps' pins; on a
+     * replica the pull answers as of the partition's sequence read there ({@link ReadRoute#upToSeq}) at the newest.
+     * A round with pushes reads the primary (its read-after-write is the primary's).
+     */
+    private Uni<Void> pullRouted(
+            Round round,
+            PullHeader pullHeader,
+            List<SubscriptionFrame> subscriptions,
+            PlannedResponse planned,
+            PartitionState state) {
+        long held = -1;
+        for (SubscriptionFrame sub : subscriptions) {
+            held = Math.max(held, sub.cursor());
+            TableSchema table = round.clientSchema.table(sub.table());
+            BootstrapResume resume = table == null ? null : BootstrapResume.parse(sub.bootstrapState(), table, state);
+            if (resume != null) {
+                held = Math.max(held, resume.asOfCommitSeq());
+            }
+        }
+        return replicas.route(state.partition(), held).flatMap(route -> {
+            PartitionState read = state;
+            if (route.onReplica()) {
+                round.reads = route.reads();
+                read = route.upToSeq() >= state.maxCommitSeq()
+                        ? state
+                        : new PartitionState(
+                                state.partition(),
+                                state.logEpoch(),
+                                route.upToSeq(),
+                                state.horizonSeq(),
+                                state.createdAtMs(),
+                                state.lastSeenAtMs());
+            }
+            return pull.pullAll(round, pullHeader, subscriptions, planned, read);
         });
     }
 

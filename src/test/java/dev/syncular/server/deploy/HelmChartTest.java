@@ -337,8 +337,16 @@ class HelmChartTest {
                 .forEach(g -> g.getRules()
                         .forEach(r -> exprs.put(r.getAlert(), r.getExpr().getStrVal())));
         assertEquals(
-                Set.of("SyncularNotifyQueueFilling", "SyncularFanoutBacklog", "SyncularFanoutOverflow"),
+                Set.of(
+                        "SyncularNotifyQueueFilling",
+                        "SyncularFanoutBacklog",
+                        "SyncularFanoutOverflow",
+                        "SyncularReplicaOutOfRotation"),
                 exprs.keySet());
+        assertTrue(
+                exprs.get("SyncularReplicaOutOfRotation").contains("syncular_replica_in_rotation")
+                        && exprs.get("SyncularReplicaOutOfRotation").endsWith("== 0"),
+                exprs.toString());
         assertTrue(
                 exprs.get("SyncularNotifyQueueFilling").contains("syncular_postgres_notification_queue_usage")
                         && exprs.get("SyncularNotifyQueueFilling").endsWith("> 0.3"),
@@ -545,6 +553,38 @@ class HelmChartTest {
     }
 
     /** {@code helm install} with the chart's defaults stops at template time naming the database settings. */
+    /**
+     * Read replicas (docs/SCALING.md, "Reads from replicas"): off by default (no {@code syncular.storage.replicas}),
+     * the URLs joined into it when given, the lag limit, check interval and pool size passed on; a URL carrying
+     * credentials is refused (the replicas use the primary's Secret, never inlined).
+     */
+    @Test
+    void readReplicasReachTheServerWithoutCredentials() {
+        Properties off = RenderedChart.minimal(t -> t).config();
+        assertEquals(null, off.getProperty("syncular.storage.replicas"));
+        assertEquals("5s", off.getProperty("syncular.storage.replica-max-lag"));
+        assertEquals("1s", off.getProperty("syncular.storage.replica-check-interval"));
+        assertEquals("20", off.getProperty("syncular.storage.replica-pool-max-size"));
+        Properties on = RenderedChart.minimal(
+                        t -> t.set("postgresql.replicas[0]", "postgresql://replica-1:5432/syncular")
+                                .set("postgresql.replicas[1]", "postgresql://replica-2:5432/syncular")
+                                .set("postgresql.replicaMaxLag", "2s")
+                                .set("postgresql.replicaCheckInterval", "500ms")
+                                .set("postgresql.replicaPoolMaxSize", "8"))
+                .config();
+        assertEquals(
+                "postgresql://replica-1:5432/syncular,postgresql://replica-2:5432/syncular",
+                on.getProperty("syncular.storage.replicas"));
+        assertEquals("2s", on.getProperty("syncular.storage.replica-max-lag"));
+        assertEquals("500ms", on.getProperty("syncular.storage.replica-check-interval"));
+        assertEquals("8", on.getProperty("syncular.storage.replica-pool-max-size"));
+        Exception inlined = assertThrows(
+                Exception.class,
+                () -> RenderedChart.minimal(
+                        t -> t.set("postgresql.replicas[0]", "postgresql://u:secret@replica-1:5432/syncular")));
+        assertTrue(inlined.getMessage().contains("without credentials"), inlined.getMessage());
+    }
+
     @Test
     void defaultValuesFailNamingTheDatabaseSettings() {
         Exception url = assertThrows(Exception.class, () -> RenderedChart.render(t -> t));

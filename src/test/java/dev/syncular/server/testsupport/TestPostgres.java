@@ -24,9 +24,13 @@ public final class TestPostgres {
     public static final String URL_ENV = "SYNCULAR_TEST_PG_URL";
     public static final String USER_ENV = "SYNCULAR_TEST_PG_USER";
     public static final String PASSWORD_ENV = "SYNCULAR_TEST_PG_PASSWORD";
+    public static final String REPLICA_URL_ENV = "SYNCULAR_TEST_PG_REPLICA_URL";
     public static final String DATABASE = "syncular_test";
+    /** The standby's port when the test support makes it ({@code .ci/standby.sh}). */
+    public static final int STANDBY_PORT = 5433;
 
     private static volatile String url;
+    private static volatile String replicaUrl;
 
     private TestPostgres() {}
 
@@ -55,6 +59,60 @@ public final class TestPostgres {
     /** {@code true} when the tests run against {@code SYNCULAR_TEST_PG_URL}. */
     public static boolean external() {
         return !env(URL_ENV, "").isEmpty();
+    }
+
+    /**
+     * Reactive URL of a streaming hot standby of the test database (docs/SCALING.md, "Reads from replicas"),
+     * same user and password. {@code SYNCULAR_TEST_PG_REPLICA_URL} when set (.ci/run); otherwise, with the test
+     * database on the local cluster, the support runs {@code .ci/standby.sh} itself (idempotent; it runs as root in
+     * CI) and answers the same database on port {@value #STANDBY_PORT}. Fails, never skips, when there is none.
+     */
+    public static String replicaUrl() {
+        String u = replicaUrl;
+        if (u == null) {
+            synchronized (TestPostgres.class) {
+                u = replicaUrl;
+                if (u == null) {
+                    u = replicaUrl = resolveReplica();
+                }
+            }
+        }
+        return u;
+    }
+
+    private static String resolveReplica() {
+        String configured = env(REPLICA_URL_ENV, "");
+        if (!configured.isEmpty()) {
+            return configured;
+        }
+        if (!external()) {
+            throw new IllegalStateException("The replica tests need a streaming standby of the test database: set "
+                    + URL_ENV + " to the local cluster (the standby is then made by .ci/standby.sh) or "
+                    + REPLICA_URL_ENV + " to a standby of it");
+        }
+        PgConnectOptions primary = PgConnectOptions.fromUri(url());
+        java.nio.file.Path script = java.nio.file.Path.of(System.getProperty("user.dir"), ".ci", "standby.sh");
+        try {
+            Process p = new ProcessBuilder(script.toString(), primary.getDatabase())
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.INHERIT)
+                    .start();
+            p.getOutputStream().close();
+            if (!p.waitFor(180, java.util.concurrent.TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IllegalStateException(script + " did not finish within 180 s");
+            }
+            if (p.exitValue() != 0) {
+                throw new IllegalStateException(
+                        script + " failed (exit " + p.exitValue() + "): no standby; set " + REPLICA_URL_ENV);
+            }
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("Could not run " + script + ": set " + REPLICA_URL_ENV, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while making the standby", e);
+        }
+        return "postgresql://" + primary.getHost() + ":" + STANDBY_PORT + "/" + primary.getDatabase();
     }
 
     private static String resolve() {
@@ -92,7 +150,16 @@ public final class TestPostgres {
 
     /** A reactive pool on the test database (prepared statements cached), for plain JUnit tests. */
     public static Pool pool(Vertx vertx, int maxSize) {
-        PgConnectOptions options = PgConnectOptions.fromUri(url())
+        return pool(vertx, maxSize, url());
+    }
+
+    /** A reactive pool on the standby of the test database ({@link #replicaUrl()}), for plain JUnit tests. */
+    public static Pool replicaPool(Vertx vertx, int maxSize) {
+        return pool(vertx, maxSize, replicaUrl());
+    }
+
+    private static Pool pool(Vertx vertx, int maxSize, String at) {
+        PgConnectOptions options = PgConnectOptions.fromUri(at)
                 .setUser(user())
                 .setPassword(password())
                 .setCachePreparedStatements(true);

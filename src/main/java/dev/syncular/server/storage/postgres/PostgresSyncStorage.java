@@ -12,6 +12,7 @@ import dev.syncular.server.storage.ConsoleSession;
 import dev.syncular.server.storage.GateCheck;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PruneResult;
+import dev.syncular.server.storage.PullReads;
 import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.PushReadHint;
 import dev.syncular.server.storage.PushTx;
@@ -78,6 +79,7 @@ public final class PostgresSyncStorage implements ServerStorage {
 
     private final Pool pool;
     private final String pgSchema;
+    private final InstalledSchema installed;
     private final StorageSchemaMigration migration;
     private final PartitionRegistry registry;
     private final ServeGateReads gates;
@@ -102,7 +104,7 @@ public final class PostgresSyncStorage implements ServerStorage {
     public PostgresSyncStorage(Pool pool, String pgSchema, Settings settings) {
         this.pool = Objects.requireNonNull(pool, "pool");
         this.pgSchema = Objects.requireNonNull(pgSchema, "pgSchema");
-        InstalledSchema installed = new InstalledSchema(pgSchema);
+        installed = new InstalledSchema(pgSchema);
         registry = new PartitionRegistry(pool, pgSchema);
         gates = new ServeGateReads(pool, pgSchema, registry);
         checkpoints = new CheckpointStore(pool, pgSchema, registry);
@@ -163,6 +165,34 @@ public final class PostgresSyncStorage implements ServerStorage {
     @Override
     public <T> Uni<T> runExclusively(String job, long minIntervalMs, long nowMs, String runner, Supplier<Uni<T>> work) {
         return jobs.runExclusively(job, minIntervalMs, nowMs, runner, work);
+    }
+
+    /**
+     * This storage's pull reads ({@link CommitLogReads}, {@link SnapshotReads}) on {@code replica}, a hot standby of
+     * its database: the same schema and statements, the schema this storage installed (read replicas,
+     * {@link PostgresReadReplicas}).
+     */
+    PullReads readsOn(Pool replica) {
+        CommitLogReads log = new CommitLogReads(replica, pgSchema, installed);
+        SnapshotReads pages = new SnapshotReads(replica, pgSchema, installed);
+        return new PullReads() {
+            @Override
+            public Uni<CommitWindow> readCommits(String partition, CommitQuery query) {
+                return log.readCommits(partition, query);
+            }
+
+            @Override
+            public Uni<Long> readScopePin(
+                    String partition, String table, String variable, Set<String> values, long upToSeq) {
+                return log.readScopePin(partition, table, variable, values, upToSeq);
+            }
+
+            @Override
+            public Uni<List<StoredRow>> readSnapshotPage(
+                    String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit) {
+                return pages.readSnapshotPage(partition, table, scopes, afterRowId, limit);
+            }
+        };
     }
 
     /** The statement of one commit-window batch, {@code $1}–{@code $6} as {@code CommitLogReads} binds them (plan tests). */

@@ -21,6 +21,9 @@
  *   <li>{@code ClientRecords} — §4.5 client cursor records (the §4.6 retention input) and the §8.2 ack update;
  *   <li>{@code Pruning} — §4.6 pruning horizon and batched deletion, §2.3 push-result pruning;
  *   <li>{@code JobLocks} — the database claim of scheduled jobs shared by several pods;
+ *   <li>{@link dev.syncular.server.storage.postgres.PostgresReadReplicas}, {@code StandbyReplica} — read replicas:
+ *       the freshness rule that lets a hot standby serve a pull-only round or a remote query, its replay-lag
+ *       checks and rotation (docs/SCALING.md, "Reads from replicas");
  *   <li>{@code PgSql} — identifier quoting, literals, the pipelined-statement join, the READ COMMITTED
  *       transaction and the transient-failure classification.
  * </ul>
@@ -75,7 +78,7 @@
  * {@code sync_console_sessions} under the SHA-256 of the session id (never the id), with the principal, the CSRF
  * token and the expiry; an expired row is never read and the next sign-in deletes it.
  *
- * <p>Only the facade is public (with the static helpers other PostgreSQL stores of the same schema use:
+ * <p>Only the facade and the read replicas are public (with the static helpers other PostgreSQL stores of the same schema use:
  * {@code q}, {@code applyDdl} with its {@code DdlStep}s, {@code readCommitted}, {@code busy},
  * {@code rowTableName}). May depend on {@code storage}, {@code schema},
  * {@code wire}, the Vert.x SQL client (Mutiny bindings, {@code pgclient} for SQLSTATEs), Mutiny and Jackson;
