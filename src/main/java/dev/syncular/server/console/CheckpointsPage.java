@@ -33,7 +33,8 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
  * state, declaring one — behind a confirmation that warns when no running build declares it, since that takes
  * every pod's readiness down — and activating a pending one: a declared checkpoint is claimed first (a fresh
  * owner epoch), then activated at its watermark against the source tables the operator names ({@code stale} when
- * one changed above it). The same {@link Backfills} calls as {@code <mount>/admin/checkpoints}.
+ * one changed above it), or abandoning a pending one (behind a confirmation) so the gate stops waiting for it.
+ * The same {@link Backfills} calls as {@code <mount>/admin/checkpoints}.
  */
 @Path("/console/checkpoints")
 public class CheckpointsPage {
@@ -155,6 +156,61 @@ public class CheckpointsPage {
             String n = PartitionsPage.required(form.get("name"));
             int version = version(form.get("schemaVersion"));
             return backfills.declare(p, n, version).map(c -> back(p, "declared " + n + " (" + c.state().dbName + ")"));
+        });
+    }
+
+    @GET
+    @Path("/abandon")
+    @Operation(hidden = true)
+    public Uni<Response> confirmAbandon(
+            @CookieParam(ConsoleAccess.COOKIE) String cookie,
+            @QueryParam("partition") String partition,
+            @QueryParam("name") String name,
+            @QueryParam("schemaVersion") String schemaVersion) {
+        return access.page("GET /console/checkpoints/abandon", cookie, s -> {
+            String p = PartitionsPage.required(partition == null ? null : partition.trim());
+            String n = PartitionsPage.required(name == null ? null : name.trim());
+            int version = version(schemaVersion);
+            String warning = engine.gates().declaredHere(p, n)
+                    ? "This build declares the checkpoint (syncular.checkpoints): a pod of it that starts again"
+                            + " declares it again."
+                    : "";
+            Confirmation c = new Confirmation(
+                    "Abandon checkpoint " + n + " on " + p + " at schema version " + version + "?",
+                    "The declaration is removed and the serve gate stops waiting for it; a backfill still running"
+                            + " on it stops at its next step. Writer fences the declaration raised stay raised.",
+                    warning,
+                    access.base() + "/checkpoints/abandon",
+                    List.of(
+                            new Confirmation.Field("partition", p),
+                            new Confirmation.Field("name", n),
+                            new Confirmation.Field("schemaVersion", String.valueOf(version))),
+                    "Abandon",
+                    access.base() + "/checkpoints?partition=" + Links.q(p));
+            return Uni.createFrom().item(SignInPage.html(200, c.render(ConsoleChrome.of(access, s, "Checkpoints"))));
+        });
+    }
+
+    /** {@link Backfills#abandon}: a declared or backfilling checkpoint removed; an activated one stays. */
+    @POST
+    @Path("/abandon")
+    @Operation(hidden = true)
+    public Uni<Response> abandon(@CookieParam(ConsoleAccess.COOKIE) String cookie, @Context HttpServerRequest request) {
+        return access.action("POST /console/checkpoints/abandon", cookie, request, (s, form) -> {
+            String p = PartitionsPage.required(form.get("partition"));
+            String n = PartitionsPage.required(form.get("name"));
+            int version = version(form.get("schemaVersion"));
+            return backfills
+                    .abandon(p, n, version)
+                    .map(c -> back(p, "abandoned " + n))
+                    .onFailure(e -> e instanceof StorageException se
+                            && (StorageException.CHECKPOINT_ACTIVATED.equals(se.code())
+                                    || StorageException.CHECKPOINT_NOT_FOUND.equals(se.code())))
+                    .recoverWithItem(e -> back(
+                            p,
+                            StorageException.CHECKPOINT_ACTIVATED.equals(((StorageException) e).code())
+                                    ? n + " is already active: it stays"
+                                    : n + " is not declared"));
         });
     }
 

@@ -278,6 +278,40 @@ class ConsoleTest {
         }
     }
 
+    /** A stray declaration (no build carries it) abandoned from the console: readiness comes back, nothing left. */
+    @Test
+    void aStrayCheckpointAbandonedThroughTheConsoleGivesReadinessBack() {
+        String partition = "console-abandon-" + UUID.randomUUID();
+        client(partition, "alice", "l1");
+        Readiness.await(200, Duration.ofSeconds(30));
+        given().header("Authorization", "Bearer " + TOKEN)
+                .contentType("application/json")
+                .body("{\"partition\":\"" + partition + "\",\"name\":\"stray\",\"schemaVersion\":1}")
+                .post("/admin/checkpoints/declare")
+                .then()
+                .statusCode(200);
+        Readiness.await(503, Duration.ofSeconds(30));
+
+        try (ConsoleBrowser b = new ConsoleBrowser(base())) {
+            b.signIn(TOKEN);
+            b.open("/checkpoints");
+            b.find("#pending tr[data-checkpoint='" + partition + "/stray'] button.abandon")
+                    .click();
+            WebElement title = b.until(d -> d.findElement(By.id("confirm")));
+            assertTrue(b.text("#confirmation h2").contains("Abandon checkpoint stray"), b.text("#confirmation h2"));
+            b.screenshot("checkpoint-abandon-confirmation");
+            title.click();
+            b.until(d -> d.findElement(By.id("notice")).getText().equals("abandoned stray"));
+            Readiness.await(200, Duration.ofSeconds(30));
+            b.open("/checkpoints?partition=" + partition);
+            assertTrue(
+                    b.driver
+                            .findElements(By.cssSelector("#of-partition tr[data-checkpoint='" + partition + "/stray']"))
+                            .isEmpty(),
+                    "the abandoned checkpoint is gone");
+        }
+    }
+
     @Test
     void aDeadLetteredReactionIsRetriedAgainstARealWebhook() {
         String partition = "console-reaction-" + UUID.randomUUID();
