@@ -43,6 +43,7 @@ public class HttpUriTags {
             "/admin/events",
             "/admin/checkpoints",
             "/admin/checkpoints/declare",
+            "/admin/checkpoints/abandon",
             "/admin/checkpoints/claim",
             "/admin/checkpoints/advance",
             "/admin/checkpoints/activate",
