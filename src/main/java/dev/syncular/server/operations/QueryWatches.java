@@ -4,6 +4,8 @@ import dev.syncular.server.sync.SyncRequestContext;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -17,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * tables rerun nothing. Each watch: at most one run in flight, one dirty flag, runs no closer than
  * {@link WatchConfig#minRerunInterval()} (commits inside it coalesce into one rerun), at most
  * {@link WatchConfig#maxConcurrentRuns()} runs of the pod at once ({@link WatchRuns}); caps on watches per
- * connection and per pod. Nothing here blocks: runs are subscribed on worker threads, timers are Vert.x timers.
+ * connection and per pod; identical watches of one connection waiting for a slot share one run. Nothing here blocks: runs are subscribed on worker threads, timers are Vert.x timers.
  */
 public final class QueryWatches {
     private final RemoteOperations operations;
@@ -26,6 +28,7 @@ public final class QueryWatches {
     private final CommitTables commitTables;
     private final WatchRuns runs;
     private final ConcurrentHashMap<String, Set<WatchSession>> byPartition = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<RunKey, PendingRun> pending = new ConcurrentHashMap<>();
     private final AtomicInteger active = new AtomicInteger();
 
     public QueryWatches(RemoteOperations operations, WatchConfig config, Vertx vertx, Pool pool, String changesTable) {
@@ -130,18 +133,68 @@ public final class QueryWatches {
         w.lastStartNanos = System.nanoTime();
     }
 
+    /** Watches of one connection with the same client, query and parameters: one run serves them all. */
+    private record RunKey(WatchSession session, String clientId, String operationId, OperationValue params) {}
+
+    /** A run waiting for a slot, and the watches that joined it (guarded by {@link #pending}'s bin lock). */
+    private static final class PendingRun {
+        final List<WatchSession.Watch> watches = new ArrayList<>();
+        final List<Long> starts = new ArrayList<>();
+        boolean started;
+    }
+
+    /**
+     * Runs {@code w}: identical watches of one connection (same client, query and parameters: the same answer
+     * through the same authorization) whose runs are still waiting for a slot share one execution. A watch
+     * joins only a run that has not started, so that run's snapshot is taken after every commit the joining
+     * watch was rerun for (§6: each snapshot reflects the commits that caused it); once a run starts, a later
+     * request waits for a run of its own.
+     */
     private void run(WatchSession s, WatchSession.Watch w) {
         long start = System.nanoTime();
+        RunKey key = new RunKey(s, w.clientId, w.operationId, w.params);
+        PendingRun[] created = new PendingRun[1];
+        pending.compute(key, (k, p) -> {
+            PendingRun run = p != null && !p.started ? p : new PendingRun();
+            run.watches.add(w);
+            run.starts.add(start);
+            if (run != p) {
+                created[0] = run;
+            }
+            return run;
+        });
+        PendingRun run = created[0];
+        if (run == null) {
+            return; // joined a run still waiting for its slot
+        }
         runs.submit(() -> {
-                    synchronized (w) {
-                        if (w.removed) {
-                            return Uni.createFrom().nullItem(); // unwatched while waiting for a slot
+                    pending.compute(key, (k, p) -> {
+                        run.started = true; // from here on nobody joins: the member list is final
+                        return p == run ? null : p;
+                    });
+                    boolean live = false;
+                    for (WatchSession.Watch m : run.watches) {
+                        synchronized (m) {
+                            live |= !m.removed;
                         }
+                    }
+                    if (!live) {
+                        return Uni.createFrom().nullItem(); // unwatched while waiting for a slot
                     }
                     return operations.query(s.ctx, w.clientId, w.operationId, w.params);
                 })
                 .subscribe()
-                .with(result -> finished(s, w, result, null, start), e -> finished(s, w, null, e, start));
+                .with(
+                        result -> {
+                            for (int i = 0; i < run.watches.size(); i++) {
+                                finished(s, run.watches.get(i), result, null, run.starts.get(i));
+                            }
+                        },
+                        e -> {
+                            for (int i = 0; i < run.watches.size(); i++) {
+                                finished(s, run.watches.get(i), null, e, run.starts.get(i));
+                            }
+                        });
     }
 
     private void finished(WatchSession s, WatchSession.Watch w, OperationValue result, Throwable failure, long start) {

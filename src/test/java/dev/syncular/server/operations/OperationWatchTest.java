@@ -291,6 +291,57 @@ class OperationWatchTest {
     }
 
     /**
+     * Identical watches of one connection (same client, query and parameters) may share a run, and each still
+     * gets every snapshot of its own: after a commit, both identical watches and the one on another list are
+     * rerun, each answer reflecting the commit; unwatching one of the pair leaves the other rerun alone. Repeated
+     * so a commit lands while the pair's runs wait for a slot and while one runs.
+     */
+    @Test
+    void identicalWatchesOfAConnectionEachGetEverySnapshot() throws Exception {
+        RealtimeSocket s = socket();
+        send(s, watch("twin-a", "todosInList", "l1"));
+        send(s, watch("twin-b", "todosInList", "l1"));
+        send(s, watch("other", "todosInList", "l2"));
+        Map<String, List<Object>> latest = new HashMap<>();
+        java.util.function.Consumer<Integer> drain = n -> {
+            for (int i = 0; i < n; i++) {
+                try {
+                    Map<String, Object> m = next(s);
+                    assertEquals("snapshot", m.get("kind"), m.toString());
+                    latest.put((String) m.get("watchId"), ids(m));
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            }
+        };
+        drain.accept(3);
+        assertEquals(latest.get("twin-a"), latest.get("twin-b"));
+        for (int round = 0; round < 20; round++) {
+            String id = "twin-" + round;
+            push("todos", todo(id, "l1", "twin " + round));
+            long deadline = System.nanoTime() + RealtimeSocket.WAIT.toNanos();
+            while (!(latest.getOrDefault("twin-a", List.of()).contains(id)
+                    && latest.getOrDefault("twin-b", List.of()).contains(id))) {
+                assertTrue(System.nanoTime() < deadline, "both identical watches see " + id + ": " + latest);
+                drain.accept(1);
+            }
+        }
+        send(s, unwatch("twin-a"));
+        push("todos", todo("after-unwatch", "l1", "alone"));
+        long deadline = System.nanoTime() + RealtimeSocket.WAIT.toNanos();
+        while (!latest.getOrDefault("twin-b", List.of()).contains("after-unwatch")) {
+            assertTrue(System.nanoTime() < deadline, "the remaining twin sees the commit: " + latest);
+            Map<String, Object> m = next(s);
+            if ("snapshot".equals(m.get("kind"))) {
+                assertTrue(
+                        !"twin-a".equals(m.get("watchId")) || !ids(m).contains("after-unwatch"),
+                        "no snapshot for the unwatched twin after the unwatch took effect");
+                latest.put((String) m.get("watchId"), ids(m));
+            }
+        }
+    }
+
+    /**
      * §2.1 restore rotation: the partition's log epoch changes, so every watch of the partition gets a fresh
      * snapshot (announced on the commit channel like on the sync socket), and watches of other partitions none.
      */
