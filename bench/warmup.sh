@@ -22,6 +22,9 @@
 #   SERVER_JAVA_OPTS      JVM options (default: the chart's flags)
 #   BENCH_OPTS            extra -D options, e.g. "-Dbench.clients=20 -Dbench.seconds=90"
 #   SKIP_PACKAGE=1        reuse target/quarkus-app and target/test-classes as they are
+# The 20 writers are one actor: run with SYNCULAR_FAIRNESS_MAX_ROUNDS_PER_ACTOR=0 and
+# SYNCULAR_FAIRNESS_MAX_ROUNDS_PER_PARTITION=0 in the environment (the server inherits it), or most rounds are
+# refused 429 by the per-actor round limit (8) and the figures measure the refusals.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
