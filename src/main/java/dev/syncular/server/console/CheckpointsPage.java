@@ -5,6 +5,7 @@ import dev.syncular.server.http.AdminAccess;
 import dev.syncular.server.ops.Backfills;
 import dev.syncular.server.storage.CheckpointState;
 import dev.syncular.server.storage.CheckpointStorage;
+import dev.syncular.server.storage.ConsoleSession;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.sync.SyncEngine;
@@ -131,19 +132,16 @@ public class CheckpointsPage {
                             + " the serve gate of " + p + " shut and takes every pod's readiness DOWN"
                             + " (sync.schema_not_ready) until it is activated."
                     : "";
-            Confirmation c = new Confirmation(
-                    "Declare checkpoint " + n + " on " + p + " at schema version " + version + "?",
-                    "A declared backfill checkpoint (§2.4) must be claimed, backfilled and activated before the"
-                            + " partition serves the schema version again.",
-                    warning,
-                    access.base() + "/checkpoints/declare",
-                    List.of(
-                            new Confirmation.Field("partition", p),
-                            new Confirmation.Field("name", n),
-                            new Confirmation.Field("schemaVersion", String.valueOf(version))),
-                    "Declare",
-                    access.base() + "/checkpoints?partition=" + Links.q(p));
-            return Uni.createFrom().item(SignInPage.html(200, c.render(ConsoleChrome.of(access, s, "Checkpoints"))));
+            return Uni.createFrom()
+                    .item(confirmation(
+                            s,
+                            "Declare",
+                            p,
+                            n,
+                            version,
+                            "A declared backfill checkpoint (§2.4) must be claimed, backfilled and activated before the"
+                                    + " partition serves the schema version again.",
+                            warning));
         });
     }
 
@@ -175,19 +173,17 @@ public class CheckpointsPage {
                     ? "This build declares the checkpoint (syncular.checkpoints): a pod of it that starts again"
                             + " declares it again."
                     : "";
-            Confirmation c = new Confirmation(
-                    "Abandon checkpoint " + n + " on " + p + " at schema version " + version + "?",
-                    "The declaration is removed and the serve gate stops waiting for it; a backfill still running"
-                            + " on it stops at its next step. Writer fences the declaration raised stay raised.",
-                    warning,
-                    access.base() + "/checkpoints/abandon",
-                    List.of(
-                            new Confirmation.Field("partition", p),
-                            new Confirmation.Field("name", n),
-                            new Confirmation.Field("schemaVersion", String.valueOf(version))),
-                    "Abandon",
-                    access.base() + "/checkpoints?partition=" + Links.q(p));
-            return Uni.createFrom().item(SignInPage.html(200, c.render(ConsoleChrome.of(access, s, "Checkpoints"))));
+            return Uni.createFrom()
+                    .item(confirmation(
+                            s,
+                            "Abandon",
+                            p,
+                            n,
+                            version,
+                            "The declaration is removed and the serve gate stops waiting for it; a backfill still"
+                                    + " running on it stops at its next step. Writer fences the declaration raised"
+                                    + " stay raised.",
+                            warning));
         });
     }
 
@@ -254,6 +250,23 @@ public class CheckpointsPage {
                         .recoverWithItem(e -> back(p, "activation of " + n + ": claimed by another owner meanwhile"));
             });
         });
+    }
+
+    /** The confirmation page of {@code verb} ("Declare", "Abandon") on checkpoint {@code name} of {@code partition}. */
+    private Response confirmation(
+            ConsoleSession s, String verb, String partition, String name, int version, String message, String warning) {
+        Confirmation c = new Confirmation(
+                verb + " checkpoint " + name + " on " + partition + " at schema version " + version + "?",
+                message,
+                warning,
+                access.base() + "/checkpoints/" + verb.toLowerCase(java.util.Locale.ROOT),
+                List.of(
+                        new Confirmation.Field("partition", partition),
+                        new Confirmation.Field("name", name),
+                        new Confirmation.Field("schemaVersion", String.valueOf(version))),
+                verb,
+                access.base() + "/checkpoints?partition=" + Links.q(partition));
+        return SignInPage.html(200, c.render(ConsoleChrome.of(access, s, "Checkpoints")));
     }
 
     private Response back(String partition, String notice) {

@@ -184,17 +184,14 @@ public final class QueryWatches {
                     return operations.query(s.ctx, w.clientId, w.operationId, w.params);
                 })
                 .subscribe()
-                .with(
-                        result -> {
-                            for (int i = 0; i < run.watches.size(); i++) {
-                                finished(s, run.watches.get(i), result, null, run.starts.get(i));
-                            }
-                        },
-                        e -> {
-                            for (int i = 0; i < run.watches.size(); i++) {
-                                finished(s, run.watches.get(i), null, e, run.starts.get(i));
-                            }
-                        });
+                .with(result -> finishAll(s, run, result, null), e -> finishAll(s, run, null, e));
+    }
+
+    /** Every watch of a shared run answered with its one result or failure. */
+    private void finishAll(WatchSession s, PendingRun run, OperationValue result, Throwable failure) {
+        for (int i = 0; i < run.watches.size(); i++) {
+            finished(s, run.watches.get(i), result, failure, run.starts.get(i));
+        }
     }
 
     private void finished(WatchSession s, WatchSession.Watch w, OperationValue result, Throwable failure, long start) {
