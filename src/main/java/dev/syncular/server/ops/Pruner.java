@@ -15,11 +15,18 @@ import org.jboss.logging.Logger;
  * than the policy's retention. An epoch that moved meanwhile refuses the prune; the next pass recomputes.
  *
  * <p>Memory stays one page however many partitions and clients there are, and pages and partitions are iterated,
- * never chained recursively (a pass over 10,000 partitions completes in constant stack depth).
+ * never chained recursively (a pass over 10,000 partitions completes in constant stack depth); {@value #PARALLEL}
+ * partitions of a page are pruned at a time, each partition's prune on its own (its horizon, then its batches).
  */
 public final class Pruner {
     private static final Logger LOG = Logger.getLogger(Pruner.class);
     static final int PAGE = 500;
+    /**
+     * Partitions pruned at once: each prune is a few short statements, so one at a time a pass waits on round trips
+     * (10,000 partitions with a backlog each took minutes); four keep the database busy and leave the pool's other
+     * connections to pushes and pulls.
+     */
+    static final int PARALLEL = 4;
 
     private final SyncStorage storage;
     private final RetentionPolicy policy;
@@ -61,10 +68,11 @@ public final class Pruner {
                 .onItem()
                 .transformToMultiAndConcatenate(page -> Multi.createFrom().iterable(page))
                 .onItem()
-                .transformToUniAndConcatenate(inputs -> prune(inputs)
+                .transformToUni(inputs -> prune(inputs)
                         .chain(pass -> storage.prunePushResults(
                                         inputs.partition().partition(), resultsBefore)
                                 .map(results -> new Pass(pass.commits(), results, pass.horizonLagCommits()))))
+                .merge(PARALLEL)
                 .collect()
                 .with(Collectors.reducing(Pass.NONE, Pass::plus));
     }

@@ -52,12 +52,15 @@ public class PruningJob {
         if (!enabled) {
             return Uni.createFrom().voidItem();
         }
+        long started = System.nanoTime();
         return claims.run("pruning", interval, this::pruneNow)
                 .invoke(pass -> {
                     if (pass != null && (pass.removedCommits() > 0 || pass.removedPushResults() > 0)) {
                         LOG.infof(
-                                "pruning removed %d commits and %d push results",
-                                pass.removedCommits(), pass.removedPushResults());
+                                "pruning removed %d commits and %d push results in %d ms",
+                                pass.removedCommits(),
+                                pass.removedPushResults(),
+                                (System.nanoTime() - started) / 1_000_000);
                     }
                 })
                 .onFailure()
