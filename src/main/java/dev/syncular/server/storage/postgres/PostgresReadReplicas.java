@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
@@ -46,6 +47,12 @@ import org.jboss.logging.Logger;
  * does. After a re-{@code LISTEN} (announcements lost, {@link #announcementsLost}) no replica serves until its
  * replay has reached the primary's WAL position read after the loss.
  *
+ * <p><b>Bounded.</b> The announced sequences take at most {@link #ANNOUNCED_BUDGET_BYTES} (estimated): past it they
+ * are forgotten all at once behind the same fence as lost announcements — a commit heard before it was committed
+ * before the WAL position read after it, so a replica that has replayed that far holds every forgotten commit, and
+ * {@code need} may fall back to what the client holds. With many thousands of partitions announcing, replicas then
+ * pause for at most one check interval per budget's worth of new partitions.
+ *
  * <p><b>Rotation.</b> Every {@code checkInterval} each replica's replay lag is measured against the primary's WAL
  * position ({@link StandbyReplica#check}); past {@code maxLag}, or on a failed check or read, it leaves rotation,
  * and the first check within {@code maxLag} puts it back.
@@ -53,6 +60,8 @@ import org.jboss.logging.Logger;
 public final class PostgresReadReplicas implements ReadReplicas {
     private static final Logger LOG = Logger.getLogger(PostgresReadReplicas.class);
     private static final String PRIMARY_LSN = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint";
+    /** The estimated bytes of the announced sequences this pod keeps (about 50,000 partitions of 40-byte ids). */
+    public static final long ANNOUNCED_BUDGET_BYTES = 8L << 20;
 
     /** One configured replica: its name ({@code host:port/db}, the metric tag) and its pool. */
     public record Replica(String name, Pool pool) {}
@@ -64,10 +73,15 @@ public final class PostgresReadReplicas implements ReadReplicas {
     private final LongSupplier clockMs;
     private final ReplicaObserver observer;
     private final Map<String, Long> announced = new ConcurrentHashMap<>();
+    /** Estimated bytes of {@link #announced}. */
+    private final AtomicLong announcedBytes = new AtomicLong();
+
     private final AtomicInteger next = new AtomicInteger();
     private final AtomicBoolean checking = new AtomicBoolean();
     /** WAL position (bytes from {@code 0/0}) every replica must have replayed after lost announcements. */
     private volatile long fenceLsn = -1;
+    /** Fences raised so far: only the newest one's position read lowers {@link #fenceLsn} from its maximum. */
+    private final AtomicLong fences = new AtomicLong();
 
     private volatile Vertx vertx;
     private volatile long timer = -1;
@@ -203,24 +217,70 @@ public final class PostgresReadReplicas implements ReadReplicas {
 
     @Override
     public void announced(String partition, long seq) {
-        if (!replicas.isEmpty()) {
-            announced.merge(partition, seq, Math::max);
+        if (replicas.isEmpty()) {
+            return;
         }
+        boolean[] added = {false};
+        announced.compute(partition, (p, held) -> {
+            if (held == null) {
+                added[0] = true;
+                return seq;
+            }
+            return Math.max(held, seq);
+        });
+        if (added[0] && announcedBytes.addAndGet(entryBytes(partition)) > ANNOUNCED_BUDGET_BYTES) {
+            forgetAnnounced();
+        }
+    }
+
+    /** A map entry, its key and its boxed value, by rule of thumb. */
+    private static long entryBytes(String partition) {
+        return 96 + 2L * partition.length();
+    }
+
+    /** Past the budget: every announced sequence forgotten, behind a fence (see the class comment). */
+    private void forgetAnnounced() {
+        fence();
+        for (String p : announced.keySet()) {
+            if (announced.remove(p) != null) {
+                announcedBytes.addAndGet(-entryBytes(p));
+            }
+        }
+        LOG.debugf("announced sequences past %d bytes: forgotten behind a WAL fence", ANNOUNCED_BUDGET_BYTES);
+    }
+
+    /** The estimated bytes of the announced sequences held now. */
+    long announcedBytes() {
+        return announcedBytes.get();
     }
 
     @Override
     public void announcementsLost() {
-        if (replicas.isEmpty()) {
-            return;
+        if (!replicas.isEmpty()) {
+            fence();
         }
+    }
+
+    /**
+     * No replica serves until it has replayed the primary's WAL position read now: every commit announced so far was
+     * committed before it.
+     */
+    private void fence() {
         // until the WAL position is known no replica may serve: every replay position is below Long.MAX_VALUE
+        long generation = fences.incrementAndGet();
         fenceLsn = Long.MAX_VALUE;
         primaryPool
                 .query(PRIMARY_LSN)
                 .execute()
                 .map(rs -> PgSql.first(rs).getLong(0))
                 .subscribe()
-                .with(lsn -> fenceLsn = lsn, e -> LOG.debugf("primary WAL position unread: %s", e.toString()));
+                .with(
+                        lsn -> {
+                            if (fences.get() == generation) { // a later fence reads a later position itself
+                                fenceLsn = lsn;
+                            }
+                        },
+                        e -> LOG.debugf("primary WAL position unread: %s", e.toString()));
     }
 
     /**
@@ -231,12 +291,14 @@ public final class PostgresReadReplicas implements ReadReplicas {
         if (replicas.isEmpty() || !checking.compareAndSet(false, true)) {
             return Uni.createFrom().voidItem();
         }
+        long generation = fences.get();
         return primaryPool
                 .query(PRIMARY_LSN)
                 .execute()
                 .map(rs -> PgSql.first(rs).getLong(0))
                 .invoke(lsn -> {
-                    if (fenceLsn == Long.MAX_VALUE) { // lost announcements whose position was not read: now it is
+                    // a fence whose position was not read, raised before this read began: now it is
+                    if (fenceLsn == Long.MAX_VALUE && fences.get() == generation) {
                         fenceLsn = lsn;
                     }
                 })

@@ -1,8 +1,14 @@
 package dev.syncular.server.storage.postgres;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.storage.ChangeToWrite;
+import dev.syncular.server.storage.ReadRoute;
+import dev.syncular.server.storage.ReplicaObserver;
+import dev.syncular.server.storage.SyncStorageContract;
 import dev.syncular.server.testsupport.TestPostgres;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -10,6 +16,8 @@ import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.Tuple;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -48,6 +56,110 @@ class StandbyStreamingTest {
         primary.close().await().atMost(WAIT);
         standby.close().await().atMost(WAIT);
         vertx.close().await().atMost(WAIT);
+    }
+
+    /**
+     * docs/SCALING.md "Reads from replicas": the announced sequences are bounded in bytes, and forgetting them past
+     * the budget never lets a replica serve a state older than a commit this pod heard announced — the fence holds a
+     * paused standby back until it has replayed past the forgotten commits.
+     */
+    @Test
+    void announcedSequencesPastTheirBudgetAreForgottenBehindAFence() {
+        String pgSchema = "standby_announced_"
+                + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        PostgresSyncStorage storage = new PostgresSyncStorage(primary, pgSchema, PostgresSyncStorage.Settings.DEFAULTS);
+        PostgresReadReplicas replicas = new PostgresReadReplicas(
+                storage,
+                primary,
+                List.of(new PostgresReadReplicas.Replica("standby", standby)),
+                Duration.ofHours(1),
+                System::currentTimeMillis,
+                ReplicaObserver.NONE);
+        String p = "p-" + UUID.randomUUID();
+        try {
+            storage.ensureSchema(SchemaLoader.parse(SyncStorageContract.SCHEMA_JSON))
+                    .await()
+                    .atMost(WAIT);
+            storage.touchPartition(p, 1_000L).await().atMost(WAIT);
+            assertEquals(1L, append(storage, p));
+            assertEquals(1L, servedByTheStandby(replicas, p, 1).upToSeq());
+            try {
+                standby.query("SELECT pg_wal_replay_pause()").execute().await().atMost(WAIT);
+                until(
+                        "replay paused",
+                        () -> "paused"
+                                .equals(standby.query("SELECT pg_get_wal_replay_pause_state()")
+                                        .execute()
+                                        .await()
+                                        .atMost(WAIT)
+                                        .iterator()
+                                        .next()
+                                        .getString(0)));
+                assertEquals(2L, append(storage, p));
+                replicas.announced(p, 2);
+                assertFalse(route(replicas, p).onReplica(), "the paused standby lacks the announced commit");
+
+                long peak = 0;
+                for (int i = 0; replicas.announcedBytes() >= peak; i++) {
+                    peak = replicas.announcedBytes();
+                    replicas.announced("other-" + i, 1);
+                    assertTrue(replicas.announcedBytes() <= PostgresReadReplicas.ANNOUNCED_BUDGET_BYTES);
+                }
+                assertTrue(
+                        peak > PostgresReadReplicas.ANNOUNCED_BUDGET_BYTES - 1024,
+                        "forgotten only at the budget: " + peak);
+                replicas.check().await().atMost(WAIT);
+                assertFalse(
+                        route(replicas, p).onReplica(),
+                        "the announced commit was forgotten: the fence holds the paused standby back");
+            } finally {
+                standby.query("SELECT pg_wal_replay_resume()").execute().await().atMost(WAIT);
+            }
+            assertEquals(2L, servedByTheStandby(replicas, p, 2).upToSeq(), "served again once replayed");
+        } finally {
+            primary.query("DROP SCHEMA IF EXISTS " + pgSchema + " CASCADE")
+                    .execute()
+                    .await()
+                    .atMost(WAIT);
+        }
+    }
+
+    private static long append(PostgresSyncStorage storage, String partition) {
+        return storage.inPartitionTransaction(
+                        partition,
+                        tx -> tx.appendCommit(
+                                "actor-1",
+                                "client-1",
+                                UUID.randomUUID().toString(),
+                                5_000L,
+                                List.of(ChangeToWrite.upsert(
+                                        "notes", "1", 1, Map.of("project_id", "P1"), new Object[] {1L, "P1", "body"}))))
+                .await()
+                .atMost(WAIT);
+    }
+
+    private static ReadRoute route(PostgresReadReplicas replicas, String partition) {
+        return replicas.route(partition, 0).await().atMost(WAIT);
+    }
+
+    /** Checks and routes until the standby serves the partition through {@code seq} (polled with a deadline). */
+    private static ReadRoute servedByTheStandby(PostgresReadReplicas replicas, String partition, long seq) {
+        ReadRoute[] last = {null};
+        until("the standby serves " + partition + " through " + seq, () -> {
+            replicas.check().await().atMost(WAIT);
+            last[0] = route(replicas, partition);
+            return last[0].onReplica() && last[0].upToSeq() >= seq;
+        });
+        return last[0];
+    }
+
+    private static void until(String what, java.util.function.BooleanSupplier done) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!done.getAsBoolean()) { // each poll is a round trip to PostgreSQL
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(what + ": not within " + WAIT);
+            }
+        }
     }
 
     @Test
