@@ -98,6 +98,19 @@ public record DdlStep(String probe, String sql, String concurrentSql, String dro
                 regclass(pgSchema, table) + " IS NOT NULL");
     }
 
+    /**
+     * No index {@code name} on {@code table}: one an earlier release made and no statement uses any more, dropped
+     * concurrently (outside any transaction, never blocking writers) when the table exists.
+     */
+    public static DdlStep droppedIndex(String pgSchema, String name, String table) {
+        return new DdlStep(
+                regclass(pgSchema, name) + " IS NULL",
+                "DROP INDEX IF EXISTS " + qualified(pgSchema, name),
+                "DROP INDEX CONCURRENTLY IF EXISTS " + qualified(pgSchema, name),
+                "SELECT 1",
+                regclass(pgSchema, table) + " IS NOT NULL");
+    }
+
     private static String regclass(String pgSchema, String name) {
         return "to_regclass(" + lit(qualified(pgSchema, name)) + ")";
     }

@@ -41,8 +41,9 @@ import java.util.function.Function;
  *       change_count and the commit's table list;
  *   <li>{@code sync_changes(partition_id, commit_seq, change_index) PK} with tbl, row_id, op (1/2),
  *       row_version, scopes jsonb, payload bytea (u32 column count + full-row codec bytes);
- *   <li>{@code sync_commit_scopes(partition_id, tbl, scope_key, commit_seq) PK} plus indexes
- *       {@code (partition_id, scope_key, commit_seq)} and {@code (partition_id, commit_seq)} for pruning;
+ *   <li>{@code sync_commit_scopes(partition_id, tbl, scope_key, commit_seq) PK} plus the index
+ *       {@code (partition_id, commit_seq)} for pruning (an earlier release's {@code sync_commit_scopes_by_key}
+ *       is dropped concurrently: no statement reads it);
  *   <li>{@code sync_rows_<table>} — typed app columns (string/json/blob_ref text, integer bigint, float
  *       double precision, boolean boolean, bytes/crdt bytea; NOT NULL for non-nullable columns at creation)
  *       plus {@code _sync_partition text}, {@code _sync_row_id text COLLATE "C"}, {@code _sync_server_version
@@ -289,7 +290,9 @@ final class StorageSchemaMigration {
                         "(partition_id text NOT NULL,"
                                 + " tbl text NOT NULL, scope_key text NOT NULL, commit_seq bigint NOT NULL,"
                                 + " PRIMARY KEY (partition_id, tbl, scope_key, commit_seq))"),
-                index("sync_commit_scopes_by_key", "sync_commit_scopes", "(partition_id, scope_key, commit_seq)"),
+                // read by no statement (log windows probe the primary key, pruning by_seq): one index write less
+                // per scope entry of every commit
+                DdlStep.droppedIndex(pgSchema, "sync_commit_scopes_by_key", "sync_commit_scopes"),
                 index("sync_commit_scopes_by_seq", "sync_commit_scopes", "(partition_id, commit_seq)"),
                 table(
                         "sync_row_scopes",

@@ -122,15 +122,17 @@ class StartupDdlTest {
 
     /**
      * A database of an older release gains what this one adds: the {@code pending} column of the sweep marks,
-     * the job table and the push-result age index (built concurrently, valid), while the tables stay busy for
-     * everything but the index build's brief waits.
+     * the job table and the push-result age index (built concurrently, valid), and loses what this one dropped (the
+     * commit-scope key index no statement reads, dropped concurrently).
      */
     @Test
     void anOlderDatabaseGainsTheNewObjects() {
         String s = freshSchema();
         boot(s).await().atMost(WAIT);
         pool.query("DROP INDEX \"" + s + "\".sync_push_results_by_age; ALTER TABLE \"" + s
-                        + "\".sync_blob_sweeps DROP COLUMN pending;" + " DROP TABLE \"" + s + "\".sync_jobs")
+                        + "\".sync_blob_sweeps DROP COLUMN pending;" + " DROP TABLE \"" + s + "\".sync_jobs;"
+                        + " CREATE INDEX sync_commit_scopes_by_key ON \"" + s
+                        + "\".sync_commit_scopes (partition_id, scope_key, commit_seq)")
                 .execute()
                 .await()
                 .atMost(WAIT);
@@ -139,7 +141,8 @@ class StartupDdlTest {
                         + " (SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(quote_ident($1) || '.sync_push_results_by_age')),"
                         + " (SELECT count(*) FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'sync_blob_sweeps'"
                         + " AND column_name = 'pending'),"
-                        + " to_regclass(quote_ident($1) || '.sync_jobs') IS NOT NULL")
+                        + " to_regclass(quote_ident($1) || '.sync_jobs') IS NOT NULL,"
+                        + " to_regclass(quote_ident($1) || '.sync_commit_scopes_by_key') IS NULL")
                 .execute(Tuple.of(s))
                 .await()
                 .atMost(WAIT)
@@ -148,6 +151,7 @@ class StartupDdlTest {
         assertEquals(Boolean.TRUE, r.getBoolean(0));
         assertEquals(1L, r.getLong(1));
         assertEquals(Boolean.TRUE, r.getBoolean(2));
+        assertEquals(Boolean.TRUE, r.getBoolean(3), "the unread index is gone");
     }
 
     private static String xactStart(int pid) {
