@@ -30,6 +30,7 @@ public class StorageProducer {
                         s.lockTimeout(),
                         s.statementTimeout(),
                         p.batchCommits(),
-                        p.batchPushResults()));
+                        p.batchPushResults(),
+                        s.recentCommits().asLongValue()));
     }
 }

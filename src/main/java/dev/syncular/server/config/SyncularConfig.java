@@ -675,6 +675,15 @@ public interface SyncularConfig {
         /** Connections of each replica's pool. */
         @WithDefault("20")
         int replicaPoolMaxSize();
+
+        /**
+         * Memory for this pod's newest commits, kept whole after their push committed so the pulls that follow them
+         * (§4.5 log windows this pod committed entirely) are answered without reading the log; estimated bytes,
+         * over every partition, least recently pushed partition dropped first. {@code 0}: every window read from
+         * the log.
+         */
+        @WithDefault("16M")
+        MemorySize recentCommits();
     }
 
     /** §4.6 scheduled pruning of the commit log ({@code syncular.pruning.*}). */

@@ -48,6 +48,14 @@ import java.util.function.Function;
 public interface SyncStorage extends CheckpointStorage, PullReads {
 
     /**
+     * This process's newest commits, told by its pushes once they committed, that answer a pull's §4.5 window
+     * without the log when they hold it whole ({@link RecentCommits}); {@link RecentCommits#OFF} when not kept.
+     */
+    default RecentCommits recentCommits() {
+        return RecentCommits.OFF;
+    }
+
+    /**
      * Applies the storage DDL for the running schema at start-up (§2.4). Idempotent.
      *
      * <ul>

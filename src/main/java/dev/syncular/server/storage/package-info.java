@@ -12,7 +12,8 @@
  * {@code logEpoch}, dense commit seqs), §2.2 (changes, rows, versions, tombstones), §2.3 (idempotency
  * records), §2.4 (storage layout, same-version readiness, the schema upgrade writer fence and backfill
  * checkpoints behind the serve gate), §3.1 (stored scopes and the scope-key indexes), §4.5 (commit windows,
- * client cursor records), §4.6 (the pruning horizon), §4.7 (bootstrap pages and the scope pin), §5.9.4 (the
+ * client cursor records, and {@link dev.syncular.server.storage.RecentCommits}: the same windows from this process's own
+ * newest commits when it holds them whole), §4.6 (the pruning horizon), §4.7 (bootstrap pages and the scope pin), §5.9.4 (the
  * blob reference index), §6.4 (per-partition serialized, atomic push transactions), §6.9 (durable reactions:
  * {@link dev.syncular.server.storage.PlannedReaction} rows appended by the push transaction, their delivery state
  * behind {@link dev.syncular.server.storage.ReactionStore}) and §7.3 (the auth lease

@@ -3,7 +3,9 @@ package dev.syncular.server.sync;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.CommitQuery;
+import dev.syncular.server.storage.CommitWindow;
 import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.RecentCommits;
 import dev.syncular.server.storage.StoredChange;
 import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.wire.Change;
@@ -30,10 +32,15 @@ import java.util.Map;
  */
 final class Pull {
     private final Bootstrap bootstrap;
+    private final RecentCommits recent;
 
-    /** The pull reads the round's storage ({@link Round#reads}: the primary, or a replica for a pull-only round). */
-    Pull(Bootstrap bootstrap) {
+    /**
+     * The pull reads the round's storage ({@link Round#reads}: the primary, or a replica for a pull-only round), and
+     * answers a log window from {@code recent} when this process holds it whole ({@link RecentCommits#OFF}: never).
+     */
+    Pull(Bootstrap bootstrap, RecentCommits recent) {
         this.bootstrap = bootstrap;
+        this.recent = recent;
     }
 
     Uni<Void> pullAll(
@@ -165,7 +172,11 @@ final class Pull {
         CommitQuery query = new CommitQuery(
                 table.name(), EffectiveScopes.asSets(effective), sub.cursor(), state.maxCommitSeq(), limit);
         RowCodec codec = new RowCodec(table.rowLayout());
-        return round.reads.readCommits(round.ctx.partition(), query).map(window -> {
+        // the same window from memory when this process committed all of it in the round's epoch (§2.1)
+        Uni<CommitWindow> read = recent.window(round.ctx.partition(), state.logEpoch(), query)
+                .map(w -> Uni.createFrom().item(w))
+                .orElseGet(() -> round.reads.readCommits(round.ctx.partition(), query));
+        return read.map(window -> {
             List<Frame> frames = new ArrayList<>();
             frames.add(new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false));
             long next = Math.max(sub.cursor(), window.scannedThroughSeq());

@@ -123,7 +123,7 @@ public final class SyncEngine {
         RowsLane rows = new RowsLane(delivery);
         ImageLane images =
                 new ImageLane(segments, limits, clockMs, parts.buildImages(), delivery, rows, observer, tracing);
-        this.pull = new Pull(new Bootstrap(rows, images));
+        this.pull = new Pull(new Bootstrap(rows, images), storage.recentCommits());
     }
 
     /** §7.3 auth leases, or {@link AuthLeases#OFF} when not configured. */

@@ -16,6 +16,7 @@ import dev.syncular.server.storage.PullReads;
 import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.PushReadHint;
 import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.RecentCommits;
 import dev.syncular.server.storage.RequestEntry;
 import dev.syncular.server.storage.RetentionInputs;
 import dev.syncular.server.storage.ServeGate;
@@ -60,19 +61,25 @@ public final class PostgresSyncStorage implements ServerStorage {
      * @param statementTimeout      {@code statement_timeout} of every partition transaction (zero: none)
      * @param pruneBatchCommits     commit sequences deleted per pruning transaction
      * @param pruneBatchResults     push results deleted per pruning statement
+     * @param recentCommitBytes     the estimated bytes of this process's newest commits kept for the pulls that
+     *                              follow them ({@link RecentCommits}); {@code 0}: every window read from the log
      */
     public record Settings(
             int maxQueuedPerPartition,
             Duration lockTimeout,
             Duration statementTimeout,
             int pruneBatchCommits,
-            int pruneBatchResults) {
+            int pruneBatchResults,
+            long recentCommitBytes) {
         public static final Settings DEFAULTS =
-                new Settings(1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 2000, 1000);
+                new Settings(1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 2000, 1000, 16L << 20);
 
         public Settings {
             if (maxQueuedPerPartition < 1 || pruneBatchCommits < 1 || pruneBatchResults < 1) {
                 throw new IllegalArgumentException("queue and batch sizes must be at least 1");
+            }
+            if (recentCommitBytes < 0) {
+                throw new IllegalArgumentException("recentCommitBytes must be >= 0");
             }
         }
     }
@@ -95,6 +102,7 @@ public final class PostgresSyncStorage implements ServerStorage {
     private final JobLocks jobs;
     private final PostgresReactionStore reactions;
     private final ConsoleSessions consoleSessions;
+    private final RecentCommits recent;
 
     /**
      * @param pool     the reactive pool
@@ -119,10 +127,12 @@ public final class PostgresSyncStorage implements ServerStorage {
         jobs = new JobLocks(pool, pgSchema);
         reactions = new PostgresReactionStore(pool, pgSchema);
         consoleSessions = new ConsoleSessions(pool, pgSchema);
+        recent =
+                settings.recentCommitBytes() == 0 ? RecentCommits.OFF : new RecentCommits(settings.recentCommitBytes());
         pushes = new PushQueue(
                 pool,
                 registry,
-                new PushTransaction.Context(pgSchema, installed, gates, checkpoints, rows, results, blobs),
+                new PushTransaction.Context(pgSchema, installed, gates, checkpoints, rows, results, blobs, recent),
                 settings.maxQueuedPerPartition(),
                 settings.lockTimeout().toMillis(),
                 settings.statementTimeout().toMillis());
@@ -131,6 +141,11 @@ public final class PostgresSyncStorage implements ServerStorage {
     @Override
     public String pgSchema() {
         return pgSchema;
+    }
+
+    @Override
+    public RecentCommits recentCommits() {
+        return recent;
     }
 
     /** The §6.9 reaction rows' delivery side. */

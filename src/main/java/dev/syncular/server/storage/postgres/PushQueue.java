@@ -6,6 +6,7 @@ import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PushReadHint;
 import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.storage.StoredCommit;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -194,6 +195,7 @@ final class PushQueue {
             // The hinted works' first reads, pipelined behind the gate read: they run after the lock is granted
             // (each statement its own snapshot), in the same round trip.
             PushReadAhead pre = new PushReadAhead(tx.results, tx.installed, conn, partition, group);
+            GroupState[] ran = {null};
             return Uni.createFrom()
                     .completionStage(begin)
                     .chain(dbTx -> Uni.createFrom()
@@ -211,13 +213,17 @@ final class PushQueue {
                                                 registry.withOverlay(PartitionRegistry.partitionState(r)),
                                                 first(g),
                                                 pre);
+                                        ran[0] = gs;
                                         if (group.size() == 1) {
                                             Job only = group.get(0);
                                             PushTransaction ptx = gs.next(null);
                                             return Uni.createFrom()
                                                     .deferred(() -> only.work.apply(ptx))
                                                     .call(ptx::flush)
-                                                    .invoke(item -> only.item = item)
+                                                    .invoke(item -> {
+                                                        only.item = item;
+                                                        gs.appended.addAll(ptx.appended);
+                                                    })
                                                     .replaceWithVoid();
                                         }
                                         return Multi.createFrom()
@@ -228,6 +234,13 @@ final class PushQueue {
                                                 .last();
                                     })))
                             .call(dbTx::commit)
+                            .invoke(() -> {
+                                // committed: the group's commits, in sequence order, for the pulls that follow
+                                GroupState gs = ran[0];
+                                for (StoredCommit c : gs.appended) {
+                                    tx.recent.offer(partition, gs.locked.logEpoch(), c);
+                                }
+                            })
                             .onFailure()
                             .call(e -> dbTx.rollback().onFailure().recoverWithNull()))
                     .onFailure()
@@ -254,6 +267,9 @@ final class PushQueue {
 
         final PushReadAhead pre;
         final PushReadAhead.GroupWrites writes = new PushReadAhead.GroupWrites();
+        /** The commits of the works that succeeded, in sequence order ({@link PushTransaction#appended}). */
+        final List<StoredCommit> appended = new ArrayList<>();
+
         int index;
 
         GroupState(SqlConnection conn, PartitionState locked, Row gate, PushReadAhead pre) {
@@ -307,6 +323,7 @@ final class PushQueue {
                 .invoke(item -> {
                     job.item = item;
                     gs.maxCommitSeq = ptx.maxCommitSeq;
+                    gs.appended.addAll(ptx.appended);
                     // Not released: the next work's savepoint nests inside this one (at most MAX_GROUP deep), which
                     // rolls that work back alone just the same, and the COMMIT ends them all — one statement less
                     // per work.

@@ -11,8 +11,11 @@ import dev.syncular.server.storage.PlannedReaction;
 import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.QueryRows;
+import dev.syncular.server.storage.RecentCommits;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.storage.StoredChange;
+import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.Tombstone;
 import dev.syncular.server.wire.CanonicalJson;
@@ -98,6 +101,8 @@ final class PushTransaction implements PushTx {
         final BlobReferenceIndex blobs;
         /** Reads of partition transactions answered from a group's read-ahead (see {@link PushReadAhead}). */
         final LongAdder readAheadAnswers = new LongAdder();
+        /** Told every commit of a committed group ({@link PushQueue}); {@link RecentCommits#OFF} when off. */
+        final RecentCommits recent;
 
         Context(
                 String pgSchema,
@@ -106,8 +111,10 @@ final class PushTransaction implements PushTx {
                 CheckpointStore checkpoints,
                 ProjectionRows rows,
                 PushResults results,
-                BlobReferenceIndex blobs) {
+                BlobReferenceIndex blobs,
+                RecentCommits recent) {
             this.installed = installed;
+            this.recent = recent;
             this.gates = gates;
             this.checkpoints = checkpoints;
             this.rows = rows;
@@ -184,6 +191,12 @@ final class PushTransaction implements PushTx {
     private final PushReadAhead.PreRead pre;
 
     long maxCommitSeq;
+    /**
+     * The commits this work appended and has not rolled back, whole and decoded from the payloads written, for
+     * {@link Context#recent} once the group commits; empty when that is off.
+     */
+    final List<StoredCommit> appended = new ArrayList<>(1);
+
     private int savepoints;
     /** The serve gate row read right after the lock (all schema versions); used by the first read. */
     Row gate;
@@ -454,6 +467,22 @@ final class PushTransaction implements PushTx {
         gateRead = null;
         held = new HeldAppend(args, writerVersion);
         maxCommitSeq = seq;
+        if (x.recent.enabled()) {
+            List<StoredChange> whole = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                ChangeToWrite ch = changes.get(i);
+                whole.add(new StoredChange(
+                        ch.table(),
+                        ch.rowId(),
+                        ch.op(),
+                        ch.rowVersion(),
+                        StoredScopes.parseScopes(scopes[i]),
+                        payloads[i] == null
+                                ? null
+                                : x.installed.table(ch.table()).decodePayload(payloads[i].getBytes())));
+            }
+            appended.add(new StoredCommit(seq, createdAtMs, actorId, clientId, clientCommitId, whole));
+        }
         return Uni.createFrom().item(seq);
     }
 
@@ -640,6 +669,12 @@ final class PushTransaction implements PushTx {
                 .map(rs -> GuardedRows.parse(first(rs).getString(0))));
     }
 
+    /** After a rollback to a savepoint: the commits appended since are gone. */
+    private void rollBackTo(long seqBefore) {
+        maxCommitSeq = seqBefore;
+        appended.removeIf(c -> c.commitSeq() > seqBefore);
+    }
+
     @Override
     public <T> Uni<T> rolledBack(Supplier<Uni<T>> work) {
         String name = "syncular_sp_" + (++savepoints);
@@ -660,7 +695,7 @@ final class PushTransaction implements PushTx {
                                         .execute())
                                 .chain(() ->
                                         conn.query("RELEASE SAVEPOINT " + name).execute())
-                                .invoke(() -> maxCommitSeq = seqBefore)
+                                .invoke(() -> rollBackTo(seqBefore))
                                 .chain(() -> failure != null
                                         ? Uni.createFrom().<T>failure(failure)
                                         : Uni.createFrom().item(item))));
@@ -681,7 +716,7 @@ final class PushTransaction implements PushTx {
                         .onFailure()
                         .recoverWithNull()
                         .chain(() -> conn.query("ROLLBACK TO SAVEPOINT " + name).execute())
-                        .invoke(() -> maxCommitSeq = seqBefore))
+                        .invoke(() -> rollBackTo(seqBefore)))
                 .call(() -> conn.query("RELEASE SAVEPOINT " + name).execute());
     }
 }

@@ -76,7 +76,7 @@ class PartitionTransactionLimitsTest {
     @Test
     void aLockWaitLongerThanTheLockTimeoutIsBusy() throws Exception {
         PostgresSyncStorage storage =
-                storage(new PostgresSyncStorage.Settings(10, Duration.ofMillis(300), Duration.ZERO, 100, 100), "p");
+                storage(new PostgresSyncStorage.Settings(10, Duration.ofMillis(300), Duration.ZERO, 100, 100, 0), "p");
         try (HeldTransaction other = HeldTransaction.begin(pool, lockPartition(storage, "p"))) {
             assertEquals("lock_timeout", busy(append(storage, "p")).details().get("reason"));
         }
@@ -88,7 +88,7 @@ class PartitionTransactionLimitsTest {
     @Test
     void aStatementLongerThanTheStatementTimeoutIsBusy() throws Exception {
         PostgresSyncStorage storage =
-                storage(new PostgresSyncStorage.Settings(10, Duration.ZERO, Duration.ofMillis(300), 100, 100), "p");
+                storage(new PostgresSyncStorage.Settings(10, Duration.ZERO, Duration.ofMillis(300), 100, 100, 0), "p");
         try (HeldTransaction other = HeldTransaction.begin(pool, lockPartition(storage, "p"))) {
             assertEquals(
                     "statement_timeout", busy(append(storage, "p")).details().get("reason"));
@@ -104,7 +104,7 @@ class PartitionTransactionLimitsTest {
     @Test
     void aFullPartitionQueueRefusesAtOnce() throws Exception {
         PostgresSyncStorage storage = storage(
-                new PostgresSyncStorage.Settings(2, Duration.ofSeconds(30), Duration.ofSeconds(30), 100, 100), "p");
+                new PostgresSyncStorage.Settings(2, Duration.ofSeconds(30), Duration.ofSeconds(30), 100, 100, 0), "p");
         List<CompletableFuture<Long>> accepted = new ArrayList<>();
         try (HeldTransaction other = HeldTransaction.begin(pool, lockPartition(storage, "p"))) {
             accepted.add(append(storage, "p"));

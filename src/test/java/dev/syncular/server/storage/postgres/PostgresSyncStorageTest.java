@@ -111,6 +111,139 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         return counts;
     }
 
+    /**
+     * The recent-commit cache answers a §4.5 window exactly as the log read does, for every window it holds whole:
+     * windows over tables, scopes (§3.2 AND/OR), change limits (§4.5 cut) and bounds; a commit rolled back to its
+     * savepoint is never held; a commit of another pod (a second storage over the same schema) breaks the run, so
+     * every window across it reads the log, and the run restarts after it; another epoch is never answered.
+     */
+    @Test
+    void recentCommitsAnswerEveryHeldWindowExactlyAsTheLog() {
+        PostgresSyncStorage local = (PostgresSyncStorage) storage;
+        PostgresSyncStorage otherPod =
+                new PostgresSyncStorage(pool(), mainSchema, PostgresSyncStorage.Settings.DEFAULTS);
+        await(otherPod.ensureSchema(schema));
+        String p = newPartition();
+        String[] projects = {"P1", "P2", "P3"};
+        String[] orgs = {"O1", "O2"};
+        java.util.Random random = new java.util.Random(29);
+        long otherSeq = -1;
+        long rolledBackSeq = -1;
+        for (int i = 0; i < 90; i++) {
+            List<ChangeToWrite> changes = new ArrayList<>();
+            int n = 1 + random.nextInt(4);
+            for (int k = 0; k < n; k++) {
+                String project = projects[random.nextInt(projects.length)];
+                String org = orgs[random.nextInt(orgs.length)];
+                int kind = random.nextInt(5);
+                if (kind == 0) {
+                    changes.add(ChangeToWrite.upsert(
+                            "notes", Integer.toString(i * 10 + k), 1, Map.of("project_id", project), new Object[] {
+                                (long) (i * 10 + k), project, k % 2 == 0 ? null : "body " + i
+                            }));
+                } else if (kind == 1) {
+                    changes.add(ChangeToWrite.delete("tasks", "t" + random.nextInt(20), taskScopes(project, org)));
+                } else {
+                    changes.add(taskUpsert("t" + random.nextInt(20) + "-" + i + "-" + k, project, org, i + 1));
+                }
+            }
+            String id = Integer.toString(i);
+            if (i == 40) {
+                otherSeq = await(otherPod.inPartitionTransaction(
+                        p, tx -> tx.appendCommit("actor-2", "client-2", "other-" + id, 6_000L, changes)));
+            } else if (i == 20) {
+                // one transaction: a commit rolled back to its savepoint, then the one that stays
+                rolledBackSeq = await(storage.inPartitionTransaction(
+                        p,
+                        tx -> tx.savepoint(() -> tx.appendCommit(
+                                                "actor-1",
+                                                "client-1",
+                                                "gone",
+                                                5_000L,
+                                                List.of(taskUpsert("gone", "P1", "O1", 1)))
+                                        .chain(seq -> Uni.createFrom()
+                                                .<Long>failure(new IllegalStateException("rolled back"))))
+                                .onFailure(IllegalStateException.class)
+                                .recoverWithItem(-1L)
+                                .chain(x -> tx.appendCommit("actor-1", "client-1", "kept-" + id, 5_000L, changes))));
+            } else {
+                commit(p, changes);
+            }
+        }
+        PartitionState state = await(storage.readPartition(p));
+        long max = state.maxCommitSeq();
+        assertEquals(90, max, "the rolled-back commit's sequence was reused");
+        assertEquals(21, rolledBackSeq);
+        List<Map<String, Set<String>>> scopeSets = List.of(
+                Map.of("project_id", Set.of("P1")),
+                Map.of("project_id", Set.of("P1", "P2")),
+                Map.of("project_id", Set.of("P2"), "org_id", Set.of("O2")),
+                Map.of("project_id", Set.of("P1", "P2", "P3"), "org_id", Set.of("O1", "O2")));
+        long hitsBefore = local.recentCommits().hits();
+        int held = 0;
+        int compared = 0;
+        for (long after = 0; after < max; after += 1 + random.nextInt(4)) {
+            long upTo = after + 1 + random.nextInt((int) (max - after));
+            for (String table : List.of("tasks", "notes")) {
+                for (Map<String, Set<String>> scopes : scopeSets) {
+                    if (table.equals("notes") && scopes.containsKey("org_id")) {
+                        continue;
+                    }
+                    for (int limit : new int[] {1, 3, 7, 1000}) {
+                        CommitQuery q = new CommitQuery(table, scopes, after, upTo, limit);
+                        var fromMemory = local.recentCommits().window(p, state.logEpoch(), q);
+                        boolean acrossOtherPod = after < otherSeq;
+                        assertEquals(
+                                !acrossOtherPod,
+                                fromMemory.isPresent(),
+                                "held exactly when the window is all this pod's: " + q);
+                        assertTrue(
+                                local.recentCommits()
+                                        .window(p, "another-epoch", q)
+                                        .isEmpty(),
+                                "another epoch is never answered");
+                        compared++;
+                        if (fromMemory.isPresent()) {
+                            held++;
+                            assertEquals(
+                                    describe(await(storage.readCommits(p, q))),
+                                    describe(fromMemory.get()),
+                                    "the same window as the log: " + q);
+                        }
+                    }
+                }
+            }
+        }
+        assertTrue(held > 100, "windows answered from memory: " + held + " of " + compared);
+        assertEquals(hitsBefore + held, local.recentCommits().hits());
+        assertTrue(local.recentCommits().bytes() > 0);
+    }
+
+    /** Everything a window carries, arrays by content. */
+    private static String describe(CommitWindow w) {
+        StringBuilder b = new StringBuilder();
+        b.append("through=").append(w.scannedThroughSeq()).append(" truncated=").append(w.truncated());
+        for (var c : w.commits()) {
+            b.append("\n")
+                    .append(c.commitSeq())
+                    .append(' ')
+                    .append(c.createdAtMs())
+                    .append(' ');
+            b.append(c.actorId()).append(' ').append(c.clientId()).append(' ').append(c.clientCommitId());
+            for (var ch : c.changes()) {
+                b.append("\n  ")
+                        .append(ch.table())
+                        .append(' ')
+                        .append(ch.rowId())
+                        .append(' ')
+                        .append(ch.op());
+                b.append(' ').append(ch.rowVersion()).append(' ').append(new TreeMap<>(ch.scopes()));
+                b.append(' ').append(ch.row() == null ? "null" : Arrays.deepToString(ch.row()));
+            }
+        }
+        return b.toString();
+    }
+
     @AfterAll
     void dropSchemas() {
         try {

@@ -1,0 +1,39 @@
+package dev.syncular.server.ops;
+
+import dev.syncular.server.storage.RecentCommits;
+import dev.syncular.server.storage.SyncStorage;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.Startup;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+/**
+ * Micrometer meters of the recent-commit cache ({@link RecentCommits}, {@code syncular.storage.recent-commits}):
+ * {@code syncular.pull.recent.windows} by {@code result} — {@code hit} for a §4.5 window answered from this
+ * pod's own newest commits, {@code miss} for one read from the log — and {@code syncular.pull.recent.bytes}, the
+ * estimated bytes held. A low hit rate on a pod means its pulls follow other pods' pushes (or the budget is too
+ * small for its hot partitions).
+ */
+@Startup // meters exported from the start, at zero
+@ApplicationScoped
+public class RecentCommitMetrics {
+
+    @Inject
+    public RecentCommitMetrics(MeterRegistry registry, SyncStorage storage) {
+        RecentCommits recent = storage.recentCommits();
+        FunctionCounter.builder("syncular.pull.recent.windows", recent, RecentCommits::hits)
+                .description("Pull windows answered from this pod's recent commits (hit) or read from the log (miss)")
+                .tag("result", "hit")
+                .register(registry);
+        FunctionCounter.builder("syncular.pull.recent.windows", recent, RecentCommits::misses)
+                .description("Pull windows answered from this pod's recent commits (hit) or read from the log (miss)")
+                .tag("result", "miss")
+                .register(registry);
+        Gauge.builder("syncular.pull.recent.bytes", recent, RecentCommits::bytes)
+                .description("Estimated bytes of recent commits held for pulls")
+                .baseUnit("bytes")
+                .register(registry);
+    }
+}

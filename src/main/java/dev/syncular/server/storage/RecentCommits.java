@@ -1,0 +1,241 @@
+package dev.syncular.server.storage;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The newest commits of each partition as this process committed them, whole, so the §4.5 log window of a pull
+ * that follows them is answered without reading the log again: per partition a run of consecutive sequences
+ * (§2.1: commit seqs are dense), in the partition's {@code logEpoch}, told by the push path right after its
+ * transaction committed, each change decoded from the very payload bytes it wrote (the same values a read
+ * returns).
+ *
+ * <p>{@link #window} answers only when the run holds every sequence of the window in the round's epoch;
+ * otherwise (a commit of another pod, a gap, a rotated epoch, an evicted partition) the caller reads the log.
+ * Commits never change once committed, and the horizon (§4.6) is checked by the pull before and after its window,
+ * so an answer is exactly what the log read would return. A sequence offered below the run's end (a restored
+ * database whose epoch has not been rotated yet) or past a gap starts the run anew.
+ *
+ * <p>Bounded in bytes ({@code budgetBytes}, an estimate of each change's row, id and scopes) and per partition
+ * ({@link #MAX_COMMITS_PER_PARTITION}); past the budget the partition touched least recently loses its run.
+ * {@link #OFF} holds nothing. Thread-safe: every method takes the instance's lock for a short, bounded step.
+ */
+public final class RecentCommits {
+    /** A run never holds more commits than one full window of §4.5 ({@code limitCommits} ≤ 1,000 changes) twice. */
+    public static final int MAX_COMMITS_PER_PARTITION = 2048;
+
+    /** Holds nothing: every window is read from the log. */
+    public static final RecentCommits OFF = new RecentCommits(0);
+
+    private final long budgetBytes;
+    /** Runs by partition, least recently touched first. */
+    private final LinkedHashMap<String, Run> runs = new LinkedHashMap<>(16, 0.75f, true);
+
+    private long bytes;
+    private final LongAdder hits = new LongAdder();
+    private final LongAdder misses = new LongAdder();
+
+    /** @param budgetBytes the estimated bytes all runs may hold; {@code 0} turns the cache off */
+    public RecentCommits(long budgetBytes) {
+        if (budgetBytes < 0) {
+            throw new IllegalArgumentException("budgetBytes must be >= 0");
+        }
+        this.budgetBytes = budgetBytes;
+    }
+
+    /** Whether anything is ever held. */
+    public boolean enabled() {
+        return budgetBytes > 0;
+    }
+
+    /** A run of consecutive commits of one partition in one epoch. */
+    private static final class Run {
+        final String logEpoch;
+        final ArrayDeque<Held> commits = new ArrayDeque<>();
+        long bytes;
+
+        Run(String logEpoch) {
+            this.logEpoch = logEpoch;
+        }
+
+        long first() {
+            return commits.peekFirst().commit.commitSeq();
+        }
+
+        long last() {
+            return commits.peekLast().commit.commitSeq();
+        }
+
+        void add(Held h) {
+            commits.addLast(h);
+            bytes += h.bytes;
+        }
+
+        /** Drops the oldest commit; yields its bytes. */
+        long dropOldest() {
+            long n = commits.removeFirst().bytes;
+            bytes -= n;
+            return n;
+        }
+    }
+
+    private record Held(StoredCommit commit, long bytes) {}
+
+    /**
+     * Tells a commit that has committed, every change of it ({@code commit} as {@link SyncStorage#readCommit}
+     * returns it), in {@code logEpoch}. Commits of one partition are offered in sequence order.
+     */
+    public synchronized void offer(String partition, String logEpoch, StoredCommit commit) {
+        if (budgetBytes == 0) {
+            return;
+        }
+        Run run = runs.get(partition);
+        if (run == null
+                || !run.logEpoch.equals(logEpoch)
+                || run.commits.isEmpty()
+                || commit.commitSeq() != run.last() + 1) {
+            if (run != null) {
+                bytes -= run.bytes;
+            }
+            run = new Run(logEpoch);
+            runs.put(partition, run);
+        }
+        long size = estimate(commit);
+        run.add(new Held(commit, size));
+        bytes += size;
+        while (run.commits.size() > MAX_COMMITS_PER_PARTITION) {
+            bytes -= run.dropOldest();
+        }
+        // past the budget: whole runs of the partitions touched least recently, then this run's oldest commits
+        Iterator<Map.Entry<String, Run>> eldest = runs.entrySet().iterator();
+        while (bytes > budgetBytes && eldest.hasNext()) {
+            Map.Entry<String, Run> e = eldest.next();
+            if (e.getValue() == run) {
+                continue;
+            }
+            bytes -= e.getValue().bytes;
+            eldest.remove();
+        }
+        while (bytes > budgetBytes && !run.commits.isEmpty()) {
+            bytes -= run.dropOldest();
+        }
+        if (run.commits.isEmpty()) {
+            runs.remove(partition);
+        }
+    }
+
+    /**
+     * §4.5: the commit window of {@code query} as {@link SyncStorage#readCommits} returns it — commits of
+     * {@code (afterSeq, upToSeq]} with changes to the query's table that match its effective scopes, oldest first,
+     * cut before the commit that would pass {@code changeLimit} (never splitting one; at least one commit) — when
+     * the run of {@code partition} in {@code logEpoch} holds every sequence of the window; empty otherwise.
+     */
+    public Optional<CommitWindow> window(String partition, String logEpoch, CommitQuery query) {
+        if (budgetBytes == 0) {
+            return Optional.empty();
+        }
+        if (query.afterSeq() >= query.upToSeq()) {
+            return Optional.of(new CommitWindow(List.of(), Math.max(query.upToSeq(), query.afterSeq()), false));
+        }
+        List<StoredCommit> span;
+        synchronized (this) {
+            Run run = runs.get(partition);
+            if (run == null
+                    || !run.logEpoch.equals(logEpoch)
+                    || run.first() > query.afterSeq() + 1
+                    || run.last() < query.upToSeq()) {
+                misses.increment();
+                return Optional.empty();
+            }
+            span = new ArrayList<>((int) Math.min(query.upToSeq() - query.afterSeq(), MAX_COMMITS_PER_PARTITION));
+            for (Held h : run.commits) {
+                long seq = h.commit.commitSeq();
+                if (seq > query.upToSeq()) {
+                    break;
+                }
+                if (seq > query.afterSeq()) {
+                    span.add(h.commit);
+                }
+            }
+        }
+        hits.increment();
+        // the filter and the cut, outside the lock
+        List<StoredCommit> out = new ArrayList<>();
+        int total = 0;
+        for (StoredCommit c : span) {
+            List<StoredChange> matching = new ArrayList<>(c.changes().size());
+            for (StoredChange ch : c.changes()) {
+                if (ch.table().equals(query.table()) && query.matches(ch.scopes())) {
+                    matching.add(ch);
+                }
+            }
+            if (matching.isEmpty()) {
+                continue;
+            }
+            if (total > 0 && total + matching.size() > query.changeLimit()) {
+                return Optional.of(new CommitWindow(out, out.get(out.size() - 1).commitSeq(), true));
+            }
+            out.add(
+                    matching.size() == c.changes().size()
+                            ? c
+                            : new StoredCommit(
+                                    c.commitSeq(),
+                                    c.createdAtMs(),
+                                    c.actorId(),
+                                    c.clientId(),
+                                    c.clientCommitId(),
+                                    matching));
+            total += matching.size();
+        }
+        return Optional.of(new CommitWindow(out, query.upToSeq(), false));
+    }
+
+    /** Windows answered from memory since start. */
+    public long hits() {
+        return hits.sum();
+    }
+
+    /** Windows the caller had to read from the log (not held, or not wholly). */
+    public long misses() {
+        return misses.sum();
+    }
+
+    /** The estimated bytes held now. */
+    public synchronized long bytes() {
+        return bytes;
+    }
+
+    /** Object headers and references by rule of thumb, strings at two bytes a character. */
+    static long estimate(StoredCommit c) {
+        long n = 96
+                + 2L
+                        * (c.actorId().length()
+                                + c.clientId().length()
+                                + c.clientCommitId().length());
+        for (StoredChange ch : c.changes()) {
+            n += 96 + 2L * (ch.table().length() + ch.rowId().length());
+            for (Map.Entry<String, String> s : ch.scopes().entrySet()) {
+                n += 64 + 2L * (s.getKey().length() + s.getValue().length());
+            }
+            if (ch.row() != null) {
+                n += 16 + 8L * ch.row().length;
+                for (Object v : ch.row()) {
+                    if (v instanceof String s) {
+                        n += 40 + 2L * s.length();
+                    } else if (v instanceof byte[] b) {
+                        n += 16 + b.length;
+                    } else if (v != null) {
+                        n += 16;
+                    }
+                }
+            }
+        }
+        return n;
+    }
+}
