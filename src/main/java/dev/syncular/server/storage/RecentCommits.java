@@ -1,6 +1,5 @@
 package dev.syncular.server.storage;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -54,34 +53,64 @@ public final class RecentCommits {
         return budgetBytes > 0;
     }
 
-    /** A run of consecutive commits of one partition in one epoch. */
+    /**
+     * A run of consecutive commits of one partition in one epoch, in a ring: the commit of sequence {@code s} is at
+     * index {@code s - first()}, so a window is found without walking the run.
+     */
     private static final class Run {
         final String logEpoch;
-        final ArrayDeque<Held> commits = new ArrayDeque<>();
+        private Held[] ring = new Held[8];
+        private int start;
+        private int size;
         long bytes;
 
         Run(String logEpoch) {
             this.logEpoch = logEpoch;
         }
 
+        boolean isEmpty() {
+            return size == 0;
+        }
+
+        int size() {
+            return size;
+        }
+
+        /** The {@code i}-th commit, oldest first. */
+        Held get(int i) {
+            return ring[(start + i) & (ring.length - 1)];
+        }
+
         long first() {
-            return commits.peekFirst().commit.commitSeq();
+            return get(0).commit.commitSeq();
         }
 
         long last() {
-            return commits.peekLast().commit.commitSeq();
+            return get(size - 1).commit.commitSeq();
         }
 
         void add(Held h) {
-            commits.addLast(h);
+            if (size == ring.length) {
+                Held[] grown = new Held[ring.length * 2];
+                for (int i = 0; i < size; i++) {
+                    grown[i] = get(i);
+                }
+                ring = grown;
+                start = 0;
+            }
+            ring[(start + size) & (ring.length - 1)] = h;
+            size++;
             bytes += h.bytes;
         }
 
         /** Drops the oldest commit; yields its bytes. */
         long dropOldest() {
-            long n = commits.removeFirst().bytes;
-            bytes -= n;
-            return n;
+            Held h = ring[start];
+            ring[start] = null;
+            start = (start + 1) & (ring.length - 1);
+            size--;
+            bytes -= h.bytes;
+            return h.bytes;
         }
     }
 
@@ -96,10 +125,7 @@ public final class RecentCommits {
             return;
         }
         Run run = runs.get(partition);
-        if (run == null
-                || !run.logEpoch.equals(logEpoch)
-                || run.commits.isEmpty()
-                || commit.commitSeq() != run.last() + 1) {
+        if (run == null || !run.logEpoch.equals(logEpoch) || run.isEmpty() || commit.commitSeq() != run.last() + 1) {
             if (run != null) {
                 bytes -= run.bytes;
             }
@@ -109,7 +135,7 @@ public final class RecentCommits {
         long size = estimate(commit);
         run.add(new Held(commit, size));
         bytes += size;
-        while (run.commits.size() > MAX_COMMITS_PER_PARTITION) {
+        while (run.size() > MAX_COMMITS_PER_PARTITION) {
             bytes -= run.dropOldest();
         }
         // past the budget: whole runs of the partitions touched least recently, then this run's oldest commits
@@ -122,10 +148,10 @@ public final class RecentCommits {
             bytes -= e.getValue().bytes;
             eldest.remove();
         }
-        while (bytes > budgetBytes && !run.commits.isEmpty()) {
+        while (bytes > budgetBytes && !run.isEmpty()) {
             bytes -= run.dropOldest();
         }
-        if (run.commits.isEmpty()) {
+        if (run.isEmpty()) {
             runs.remove(partition);
         }
     }
@@ -153,15 +179,11 @@ public final class RecentCommits {
                 misses.increment();
                 return Optional.empty();
             }
-            span = new ArrayList<>((int) Math.min(query.upToSeq() - query.afterSeq(), MAX_COMMITS_PER_PARTITION));
-            for (Held h : run.commits) {
-                long seq = h.commit.commitSeq();
-                if (seq > query.upToSeq()) {
-                    break;
-                }
-                if (seq > query.afterSeq()) {
-                    span.add(h.commit);
-                }
+            int from = (int) (query.afterSeq() + 1 - run.first());
+            int to = (int) (query.upToSeq() - run.first());
+            span = new ArrayList<>(to - from + 1);
+            for (int i = from; i <= to; i++) {
+                span.add(run.get(i).commit);
             }
         }
         hits.increment();
