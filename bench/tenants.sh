@@ -40,7 +40,14 @@ if [[ "$PGBENCH_SEC" != 0 && -n "$PGBENCH" ]]; then
     pgb() { PGPASSWORD="$PG_PASSWORD" "$PGBENCH" -h "${hostport%%:*}" -p "${hostport##*:}" -U "$PG_USER" "$@" "$db"; }
     echo "== pgbench -N (scale 10, 20 clients, 2 threads, ${PGBENCH_SEC} s), the database's reference" >&2
     pgb -i -q -s 10 >/dev/null 2>&1
-    pgb -N -n -c 20 -j 2 -T "$PGBENCH_SEC" 2>/dev/null | grep -E "^(tps|latency average)" || true
+    wal0="$(pg_psql -c "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint")"
+    out="$(pgb -N -n -c 20 -j 2 -T "$PGBENCH_SEC" 2>/dev/null || true)"
+    wal1="$(pg_psql -c "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint")"
+    grep -E "^(tps|latency average)" <<<"$out" || true
+    tx="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")"
+    if [[ -n "$tx" && "$tx" -gt 0 ]]; then
+        echo "WAL bytes per pgbench -N transaction: $(( (wal1 - wal0) / tx ))"
+    fi
     pg_psql -c "DROP TABLE IF EXISTS pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers" >/dev/null
 fi
 

@@ -71,6 +71,9 @@ public final class TenantsBenchmark {
             double pgCpuMs,
             double xacts,
             double statements,
+            double rows,
+            double buffers,
+            double walBytes,
             long errors) {}
 
     public static void main(String[] args) throws Exception {
@@ -107,13 +110,14 @@ public final class TenantsBenchmark {
         }
         System.out.println("== summary");
         System.out.println("| partitions | clients | rounds/s | p50 ms | p99 ms | PG CPU ms/round | xacts/round"
-                + " | statements/round | commit-to-delta p50 / p99 ms (two pods) |");
+                + " | statements/round | rows/round | buffers/round | WAL bytes/round"
+                + " | commit-to-delta p50 / p99 ms (two pods) |");
         for (int i = 0; i < counts.length; i++) {
             RoundFigures r = i < rounds.size() ? rounds.get(i) : null;
             double[] f = i < fanouts.size() ? fanouts.get(i) : new double[] {Double.NaN, Double.NaN};
             System.out.printf(
                     Locale.ROOT,
-                    "| %,d | %s | %s | %s | %s | %s | %s | %s | %.1f / %.1f |%n",
+                    "| %,d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f / %.1f |%n",
                     counts[i],
                     r == null ? "-" : Integer.toString(r.clients()),
                     r == null ? "-" : fmt("%,.0f", r.perSec()),
@@ -122,6 +126,9 @@ public final class TenantsBenchmark {
                     r == null ? "-" : fmt("%.2f", r.pgCpuMs()),
                     r == null ? "-" : fmt("%.1f", r.xacts()),
                     r == null || Double.isNaN(r.statements()) ? "n/a" : fmt("%.1f", r.statements()),
+                    r == null || Double.isNaN(r.rows()) ? "n/a" : fmt("%.1f", r.rows()),
+                    r == null || Double.isNaN(r.buffers()) ? "n/a" : fmt("%.1f", r.buffers()),
+                    r == null ? "-" : fmt("%,.0f", r.walBytes()),
                     f[0],
                     f[1]);
         }
@@ -219,8 +226,8 @@ public final class TenantsBenchmark {
             all.add(h);
         }
         long n = Math.max(1, all.getTotalCount());
-        double[] d = new double[3];
-        for (int i = 0; i < 3; i++) {
+        double[] d = new double[6];
+        for (int i = 0; i < 6; i++) {
             d[i] = to.get()[i] - from.get()[i];
         }
         RoundFigures r = new RoundFigures(
@@ -232,11 +239,15 @@ public final class TenantsBenchmark {
                 1000 * d[0] / n,
                 d[1] / n,
                 d[2] / n,
+                d[3] / n,
+                d[4] / n,
+                d[5] / n,
                 errors.sum());
         System.out.printf(
                 Locale.ROOT,
                 "(a) %,d partitions, %,d clients on %d threads: %,.0f rounds/s, p50 %.1f ms,"
-                        + " p99 %.1f ms; per round PostgreSQL CPU %.2f ms, %.1f transactions, %s statements; %d not applied%n",
+                        + " p99 %.1f ms; per round PostgreSQL CPU %.2f ms, %.1f transactions, %s statements, %s rows,"
+                        + " %s buffers, %,.0f WAL bytes; %d not applied%n",
                 partitions,
                 clientCount,
                 THREADS,
@@ -246,11 +257,17 @@ public final class TenantsBenchmark {
                 r.pgCpuMs(),
                 r.xacts(),
                 Double.isNaN(r.statements()) ? "n/a" : fmt("%.1f", r.statements()),
+                Double.isNaN(r.rows()) ? "n/a" : fmt("%.1f", r.rows()),
+                Double.isNaN(r.buffers()) ? "n/a" : fmt("%.1f", r.buffers()),
+                r.walBytes(),
                 r.errors());
         return r;
     }
 
-    /** {PostgreSQL CPU seconds, committed + rolled back transactions, pg_stat_statements calls or NaN}. */
+    /**
+     * {PostgreSQL CPU seconds, committed + rolled back transactions, pg_stat_statements calls, rows and shared
+     * buffers (hit + read) or NaN, WAL bytes written}.
+     */
     private static double[] dbCounters() {
         double cpu = 0;
         Map<Long, String> procs = ProcStats.postgresStats(POSTMASTER_PID);
@@ -259,7 +276,8 @@ public final class TenantsBenchmark {
                 cpu += ProcStats.cpuSeconds(stat);
             }
         }
-        Row x = stats.query("SELECT xact_commit + xact_rollback AS x FROM pg_stat_database"
+        Row x = stats.query("SELECT xact_commit + xact_rollback AS x,"
+                        + " pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint AS wal FROM pg_stat_database"
                         + " WHERE datname = current_database()")
                 .execute()
                 .await()
@@ -267,19 +285,24 @@ public final class TenantsBenchmark {
                 .iterator()
                 .next();
         double statements = Double.NaN;
+        double rows = Double.NaN;
+        double buffers = Double.NaN;
         try {
-            Row s = stats.query("SELECT coalesce(sum(calls), 0) AS c FROM pg_stat_statements WHERE dbid = (SELECT oid"
-                            + " FROM pg_database WHERE datname = current_database())")
+            Row s = stats.query("SELECT coalesce(sum(calls), 0) AS c, coalesce(sum(rows), 0) AS r,"
+                            + " coalesce(sum(shared_blks_hit + shared_blks_read), 0) AS b FROM pg_stat_statements"
+                            + " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())")
                     .execute()
                     .await()
                     .indefinitely()
                     .iterator()
                     .next();
             statements = s.getLong("c");
+            rows = s.getLong("r");
+            buffers = s.getLong("b");
         } catch (RuntimeException e) {
             // the extension is not installed in this database: statements are not counted
         }
-        return new double[] {cpu, x.getLong("x"), statements};
+        return new double[] {cpu, x.getLong("x"), statements, rows, buffers, x.getLong("wal")};
     }
 
     // ------------------------------------------------------------------ (b)
