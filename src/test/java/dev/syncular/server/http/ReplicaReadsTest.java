@@ -124,26 +124,12 @@ class ReplicaReadsTest {
         resume();
     }
 
-    /** Pauses replay and waits until it has paused (a request only asks; replay stops at its next record). */
     private static void pause() {
-        standby.query("SELECT pg_wal_replay_pause()").execute().await().atMost(WAIT);
-        long end = System.nanoTime() + WAIT.toNanos();
-        while (!"paused"
-                .equals(standby.query("SELECT pg_get_wal_replay_pause_state()")
-                        .execute()
-                        .await()
-                        .atMost(WAIT)
-                        .iterator()
-                        .next()
-                        .getString(0))) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError("replay did not pause within " + WAIT);
-            }
-        }
+        TestPostgres.pauseReplay(standby);
     }
 
     private static void resume() {
-        standby.query("SELECT pg_wal_replay_resume()").execute().await().atMost(WAIT);
+        TestPostgres.resumeReplay(standby);
     }
 
     private dev.syncular.server.testsupport.SyncTestClient client(String partition, String actor) {

@@ -78,7 +78,7 @@ class OperationsReplicaTest {
 
     @AfterAll
     static void close() {
-        standby.query("SELECT pg_wal_replay_resume()").execute().await().atMost(WAIT);
+        TestPostgres.resumeReplay(standby);
         standby.close().await().atMost(WAIT);
         vertx.close().await().atMost(WAIT);
     }
@@ -157,17 +157,7 @@ class OperationsReplicaTest {
         double served = reads("served");
         until("a query served by the standby", () -> ids(partition).contains("a1") && reads("served") > served);
 
-        standby.query("SELECT pg_wal_replay_pause()").execute().await().atMost(WAIT);
-        until(
-                "replay paused", // a request only asks; replay stops at its next record
-                () -> "paused"
-                        .equals(standby.query("SELECT pg_get_wal_replay_pause_state()")
-                                .execute()
-                                .await()
-                                .atMost(WAIT)
-                                .iterator()
-                                .next()
-                                .getString(0)));
+        TestPostgres.pauseReplay(standby);
         try {
             double behind = reads("behind");
             push(partition, "a2");
@@ -179,7 +169,7 @@ class OperationsReplicaTest {
                 assertTrue(ids(partition).contains("a2"), "query " + i + " went back before a2");
             }
         } finally {
-            standby.query("SELECT pg_wal_replay_resume()").execute().await().atMost(WAIT);
+            TestPostgres.resumeReplay(standby);
         }
         double again = reads("served");
         until("served by the standby again", () -> ids(partition).contains("a2") && reads("served") > again);

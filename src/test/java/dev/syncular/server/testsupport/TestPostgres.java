@@ -158,6 +158,33 @@ public final class TestPostgres {
         return pool(vertx, maxSize, replicaUrl());
     }
 
+    /**
+     * Pauses WAL replay on {@code standby} and waits (polling, 30 s deadline) until it has paused: a request only asks,
+     * replay stops at its next record.
+     */
+    public static void pauseReplay(Pool standby) {
+        Duration wait = Duration.ofSeconds(30);
+        standby.query("SELECT pg_wal_replay_pause()").execute().await().atMost(wait);
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (!"paused"
+                .equals(standby.query("SELECT pg_get_wal_replay_pause_state()")
+                        .execute()
+                        .await()
+                        .atMost(wait)
+                        .iterator()
+                        .next()
+                        .getString(0))) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("replay did not pause within " + wait);
+            }
+        }
+    }
+
+    /** Resumes WAL replay on {@code standby}. */
+    public static void resumeReplay(Pool standby) {
+        standby.query("SELECT pg_wal_replay_resume()").execute().await().atMost(Duration.ofSeconds(30));
+    }
+
     private static Pool pool(Vertx vertx, int maxSize, String at) {
         PgConnectOptions options = PgConnectOptions.fromUri(at)
                 .setUser(user())

@@ -84,17 +84,7 @@ class StandbyStreamingTest {
             assertEquals(1L, append(storage, p));
             assertEquals(1L, servedByTheStandby(replicas, p, 1).upToSeq());
             try {
-                standby.query("SELECT pg_wal_replay_pause()").execute().await().atMost(WAIT);
-                until(
-                        "replay paused",
-                        () -> "paused"
-                                .equals(standby.query("SELECT pg_get_wal_replay_pause_state()")
-                                        .execute()
-                                        .await()
-                                        .atMost(WAIT)
-                                        .iterator()
-                                        .next()
-                                        .getString(0)));
+                TestPostgres.pauseReplay(standby);
                 assertEquals(2L, append(storage, p));
                 replicas.announced(p, 2);
                 assertFalse(route(replicas, p).onReplica(), "the paused standby lacks the announced commit");
@@ -113,7 +103,7 @@ class StandbyStreamingTest {
                         route(replicas, p).onReplica(),
                         "the announced commit was forgotten: the fence holds the paused standby back");
             } finally {
-                standby.query("SELECT pg_wal_replay_resume()").execute().await().atMost(WAIT);
+                TestPostgres.resumeReplay(standby);
             }
             assertEquals(2L, servedByTheStandby(replicas, p, 2).upToSeq(), "served again once replayed");
         } finally {
