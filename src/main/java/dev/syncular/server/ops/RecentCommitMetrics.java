@@ -13,7 +13,8 @@ import jakarta.inject.Inject;
  * Micrometer meters of the recent-commit cache ({@link RecentCommits}, {@code syncular.storage.recent-commits}):
  * {@code syncular.pull.recent.windows} by {@code result} — {@code hit} for a §4.5 window answered from this
  * pod's own newest commits, {@code miss} for one read from the log — and {@code syncular.pull.recent.bytes}, the
- * estimated bytes held. A low hit rate on a pod means its pulls follow other pods' pushes (or the budget is too
+ * estimated bytes held, and {@code syncular.realtime.fanout.recent} by {@code result}: the §8.2 fan-out's reads of a
+ * notified commit answered the same way or read from the log. A low hit rate on a pod means its pulls follow other pods' pushes (or the budget is too
  * small for its hot partitions).
  */
 @Startup // meters exported from the start, at zero
@@ -29,6 +30,14 @@ public class RecentCommitMetrics {
                 .register(registry);
         FunctionCounter.builder("syncular.pull.recent.windows", recent, RecentCommits::misses)
                 .description("Pull windows answered from this pod's recent commits (hit) or read from the log (miss)")
+                .tag("result", "miss")
+                .register(registry);
+        FunctionCounter.builder("syncular.realtime.fanout.recent", recent, RecentCommits::commitHits)
+                .description("Realtime fan-out reads answered from this pod's recent commits (hit) or the log (miss)")
+                .tag("result", "hit")
+                .register(registry);
+        FunctionCounter.builder("syncular.realtime.fanout.recent", recent, RecentCommits::commitMisses)
+                .description("Realtime fan-out reads answered from this pod's recent commits (hit) or the log (miss)")
                 .tag("result", "miss")
                 .register(registry);
         Gauge.builder("syncular.pull.recent.bytes", recent, RecentCommits::bytes)

@@ -562,16 +562,46 @@ public final class RealtimeHub {
         tail.whenComplete((v, e) -> partitionTails.remove(partition, tail));
     }
 
-    /** A notified commit as read from the log ({@code null} once pruned) and whether the gate serves (§2.4). */
-    private record Notified(String partition, long seq, StoredCommit commit, boolean serving) {}
+    /**
+     * A notified commit as read from the log ({@code null} once pruned), or from this pod's recent commits of epoch
+     * {@code heldEpoch} ({@link #FROM_LOG} when read from the log), and whether the gate serves (§2.4).
+     */
+    private record Notified(String partition, long seq, StoredCommit commit, String heldEpoch, boolean serving) {}
 
-    /** Reads notified commit {@code seq} and whether the gate serves (run in a {@link #fanoutReads} slot). */
+    /** {@link Notified#heldEpoch} of a commit read from the log. */
+    private static final String FROM_LOG = "";
+
+    /**
+     * Reads notified commit {@code seq} and whether the gate serves (run in a {@link #fanoutReads} slot). A commit
+     * this pod made is taken from its recent commits ({@code storage.recentCommits()}) in the epoch of one of the
+     * partition's sessions; only sessions of that epoch get it as a delta.
+     */
     private CompletableFuture<Notified> read(String partition, long seq) {
+        String epoch = sessionEpoch(partition);
+        StoredCommit held = epoch == null
+                ? null
+                : storage.recentCommits().commit(partition, epoch, seq).orElse(null);
+        Uni<StoredCommit> commit = held != null ? Uni.createFrom().item(held) : storage.readCommit(partition, seq);
+        String heldEpoch = held != null ? epoch : FROM_LOG;
         return Uni.combine()
                 .all()
-                .unis(storage.readCommit(partition, seq), serves.apply(partition))
-                .with((commit, open) -> new Notified(partition, seq, commit, open))
+                .unis(commit, serves.apply(partition))
+                .with((c, open) -> new Notified(partition, seq, c, heldEpoch, open))
                 .subscribeAsCompletionStage();
+    }
+
+    /** The log epoch of one of the partition's sessions not fenced by a rotation, or {@code null}. */
+    private String sessionEpoch(String partition) {
+        Set<RealtimeSession> sessions = byPartition.get(partition);
+        if (sessions != null) {
+            for (RealtimeSession s : sessions) {
+                String e = s.logEpoch;
+                if (e != null) {
+                    return e;
+                }
+            }
+        }
+        return null;
     }
 
     private void fanOut(Notified n) {
@@ -582,7 +612,7 @@ public final class RealtimeHub {
         Set<String> keys = n.commit() == null ? Set.of() : RealtimeDelta.scopeKeys(window, n.commit());
         for (RealtimeSession s : sessions) {
             try {
-                deliver(s, n.seq(), n.commit(), keys, n.serving());
+                deliver(s, n, keys);
             } catch (RuntimeException e) {
                 // one connection's failure is its own: the others get the commit, this one catches up
                 LOG.warn("Realtime delivery to one connection failed; it is woken to catch up", e);
@@ -591,7 +621,10 @@ public final class RealtimeHub {
         }
     }
 
-    private void deliver(RealtimeSession s, long seq, StoredCommit commit, Set<String> keys, boolean serving) {
+    private void deliver(RealtimeSession s, Notified n, Set<String> keys) {
+        long seq = n.seq();
+        StoredCommit commit = n.commit();
+        boolean serving = n.serving();
         // a commit gone from the log (pruned already) cannot be bridged: every session counts it as matching
         boolean matching = commit == null || s.matches(keys);
         switch (s.onCommit(seq, matching, settings.maxUnackedDeltas())) {
@@ -602,8 +635,11 @@ public final class RealtimeHub {
                     s.suppress(WakeReason.CATCHUP_REQUIRED, metrics); // the gate refuses: the pull will say why
                     return;
                 }
-                if (commit == null || s.logEpoch == null) {
-                    // gone from the log, or a session fenced by an epoch rotation until its next socket round
+                if (commit == null
+                        || s.logEpoch == null
+                        || (!n.heldEpoch().isEmpty() && !n.heldEpoch().equals(s.logEpoch))) {
+                    // gone from the log, a session fenced by an epoch rotation until its next socket round, or one
+                    // of another epoch than the commit this pod held (§2.1): its client catches up by a pull
                     s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
                     return;
                 }

@@ -39,6 +39,8 @@ public final class RecentCommits {
     private long bytes;
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
+    private final LongAdder commitHits = new LongAdder();
+    private final LongAdder commitMisses = new LongAdder();
 
     /** @param budgetBytes the estimated bytes all runs may hold; {@code 0} turns the cache off */
     public RecentCommits(long budgetBytes) {
@@ -216,6 +218,35 @@ public final class RecentCommits {
             total += matching.size();
         }
         return Optional.of(new CommitWindow(out, query.upToSeq(), false));
+    }
+
+    /**
+     * §8.2: commit {@code seq} of {@code partition} whole (as {@link SyncStorage#readCommit} returns it) when the
+     * run of {@code logEpoch} holds it; empty otherwise, and the caller reads the log.
+     */
+    public Optional<StoredCommit> commit(String partition, String logEpoch, long seq) {
+        if (budgetBytes == 0) {
+            return Optional.empty();
+        }
+        synchronized (this) {
+            Run run = runs.get(partition);
+            if (run == null || !run.logEpoch.equals(logEpoch) || seq < run.first() || seq > run.last()) {
+                commitMisses.increment();
+                return Optional.empty();
+            }
+            commitHits.increment();
+            return Optional.of(run.get((int) (seq - run.first())).commit);
+        }
+    }
+
+    /** Single commits ({@link #commit}) answered from memory since start. */
+    public long commitHits() {
+        return commitHits.sum();
+    }
+
+    /** Single commits the caller had to read from the log. */
+    public long commitMisses() {
+        return commitMisses.sum();
     }
 
     /** Windows answered from memory since start. */

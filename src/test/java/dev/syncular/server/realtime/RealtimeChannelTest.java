@@ -11,6 +11,7 @@ import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.memory.InMemorySegmentStore;
 import dev.syncular.server.storage.ActivationResult;
+import dev.syncular.server.storage.ChangeToWrite;
 import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
@@ -201,6 +202,56 @@ class RealtimeChannelTest {
         Assertions.assertArrayEquals(overHttp, overSocket);
         // the post-round ack lifts the connect-time suppression; A's next commit is a delta on C's socket
         ackThenDelta(s, a, c, c.subscriptions.get("s1").cursor, "r1");
+        s.ws.abort();
+    }
+
+    /**
+     * §8.2 with this pod's own commits: the fan-out takes a commit it made from its recent commits (no log read), and
+     * the deltas are the same, cursor-contiguous, as from the log; with the cache cold (a commit written by another
+     * storage over the same schema, as another pod would) the delta is read from the log.
+     */
+    @Test
+    void aDeltaOfThisPodsOwnCommitIsTakenFromItsRecentCommits() throws Exception {
+        SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
+        SyncTestClient b = client("bob", "c-b-" + UUID.randomUUID());
+        a.upsert("todos", todo("h0"), null);
+        a.syncUntilIdle();
+        RealtimeSocket s = syncAndConnect(b);
+        // the offer follows the COMMIT's answer on the push's connection, the NOTIFY comes on the LISTEN connection:
+        // a fan-out that wins that race reads the log, so commits go on until one delta was taken from memory
+        long hits = storage.recentCommits().commitHits();
+        for (int i = 1; i <= 20 && storage.recentCommits().commitHits() == hits; i++) {
+            b.syncUntilIdle();
+            ackThenDelta(s, a, b, b.subscriptions.get("s1").cursor, "h" + i);
+        }
+        assertTrue(storage.recentCommits().commitHits() > hits, "a delta came from this pod's recent commits");
+
+        // another pod's commit: this pod never held it, so the fan-out reads the log
+        PostgresSyncStorage otherPod =
+                new PostgresSyncStorage(pool, storage.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
+        otherPod.ensureSchema(window.current()).await().atMost(WAIT);
+        b.syncUntilIdle();
+        long cursor = b.subscriptions.get("s1").cursor;
+        s.ack(cursor);
+        awaitStoredCursor(b.clientId, cursor);
+        long misses = storage.recentCommits().commitMisses();
+        otherPod.inPartitionTransaction(
+                        partition,
+                        tx -> tx.appendCommit(
+                                "alice",
+                                a.clientId,
+                                UUID.randomUUID().toString(),
+                                2L,
+                                List.of(ChangeToWrite.upsert("todos", "x1", 1, Map.of("list_id", "l1"), new Object[] {
+                                    "x1", "l1", "t x1", false, 1L, 1L
+                                }))))
+                .await()
+                .atMost(WAIT);
+        Message delta = s.nextDelta();
+        CommitFrame commit = assertInstanceOf(CommitFrame.class, delta.frames().get(2));
+        assertEquals(cursor + 1, commit.commitSeq(), "cursor-contiguous");
+        assertEquals("x1", commit.changes().get(0).rowId());
+        assertTrue(storage.recentCommits().commitMisses() > misses, "read from the log");
         s.ws.abort();
     }
 

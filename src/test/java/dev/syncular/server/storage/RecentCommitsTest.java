@@ -56,6 +56,13 @@ class RecentCommitsTest {
         assertTrue(recent.window("q", "e1", window(4, 9)).isEmpty(), "another partition");
         assertEquals(2, recent.hits());
         assertEquals(4, recent.misses());
+        // §8.2: one commit, whole, of the run's epoch only
+        assertEquals("cc-7", recent.commit("p", "e1", 7).orElseThrow().clientCommitId());
+        assertTrue(recent.commit("p", "e2", 7).isEmpty());
+        assertTrue(recent.commit("p", "e1", 4).isEmpty());
+        assertTrue(recent.commit("p", "e1", 10).isEmpty());
+        assertEquals(1, recent.commitHits());
+        assertEquals(3, recent.commitMisses());
         // an empty window needs nothing held (§4.5: the cursor stays)
         assertEquals(9, recent.window("q", "e1", window(9, 9)).orElseThrow().scannedThroughSeq());
     }
