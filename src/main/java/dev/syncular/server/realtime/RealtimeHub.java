@@ -578,15 +578,43 @@ public final class RealtimeHub {
      */
     private CompletableFuture<Notified> read(String partition, long seq) {
         String epoch = sessionEpoch(partition);
-        StoredCommit held = epoch == null
+        CompletableFuture<StoredCommit> held = epoch == null
                 ? null
                 : storage.recentCommits().commit(partition, epoch, seq).orElse(null);
-        Uni<StoredCommit> commit = held != null ? Uni.createFrom().item(held) : storage.readCommit(partition, seq);
-        String heldEpoch = held != null ? epoch : FROM_LOG;
+        if (held == null) {
+            return fromLog(partition, seq);
+        }
+        Uni<StoredCommit> answer = Uni.createFrom().completionStage(held);
+        if (!held.isDone()) {
+            // the commit's group awaits its COMMIT's answer (the NOTIFY came first): continue on this context, not
+            // inside the push's callback; a bound in case the answer never comes (then the log is read)
+            io.vertx.core.Context here = io.vertx.core.Vertx.currentContext();
+            answer = answer.ifNoItem()
+                    .after(PENDING_COMMIT_WAIT)
+                    .recoverWithItem((StoredCommit) null)
+                    .emitOn(task -> {
+                        if (here != null) {
+                            here.runOnContext(v -> task.run());
+                        } else {
+                            task.run();
+                        }
+                    });
+        }
+        return answer.onItem()
+                .transformToUni(c -> c == null
+                        ? Uni.createFrom().completionStage(() -> fromLog(partition, seq))
+                        : serves.apply(partition).map(open -> new Notified(partition, seq, c, epoch, open)))
+                .subscribeAsCompletionStage();
+    }
+
+    /** How long the fan-out waits for a pending group's {@code COMMIT} answer before it reads the log. */
+    private static final Duration PENDING_COMMIT_WAIT = Duration.ofSeconds(5);
+
+    private CompletableFuture<Notified> fromLog(String partition, long seq) {
         return Uni.combine()
                 .all()
-                .unis(commit, serves.apply(partition))
-                .with((c, open) -> new Notified(partition, seq, c, heldEpoch, open))
+                .unis(storage.readCommit(partition, seq), serves.apply(partition))
+                .with((c, open) -> new Notified(partition, seq, c, FROM_LOG, open))
                 .subscribeAsCompletionStage();
     }
 

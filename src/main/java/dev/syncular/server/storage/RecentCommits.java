@@ -1,11 +1,13 @@
 package dev.syncular.server.storage;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -39,6 +41,9 @@ public final class RecentCommits {
     private long bytes;
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
+    /** Groups written and not yet committed, by partition (§6.4: a pod runs one group of a partition at a time). */
+    private final HashMap<String, Pending> pending = new HashMap<>();
+
     private final LongAdder commitHits = new LongAdder();
     private final LongAdder commitMisses = new LongAdder();
 
@@ -222,20 +227,103 @@ public final class RecentCommits {
 
     /**
      * §8.2: commit {@code seq} of {@code partition} whole (as {@link SyncStorage#readCommit} returns it) when the
-     * run of {@code logEpoch} holds it; empty otherwise, and the caller reads the log.
+     * run of {@code logEpoch} holds it — or, when it belongs to a group of this process written and not yet
+     * committed ({@link #prepare}), once that group's {@code COMMIT} has answered: a notification of the commit proves
+     * it committed, and it may arrive before the answer. The stage completes with {@code null} when the group
+     * failed (the sequence is another writer's then); empty when not held, and the caller reads the log.
      */
-    public Optional<StoredCommit> commit(String partition, String logEpoch, long seq) {
+    public Optional<CompletableFuture<StoredCommit>> commit(String partition, String logEpoch, long seq) {
         if (budgetBytes == 0) {
             return Optional.empty();
         }
+        Pending group;
+        StoredCommit inGroup = null;
         synchronized (this) {
             Run run = runs.get(partition);
-            if (run == null || !run.logEpoch.equals(logEpoch) || seq < run.first() || seq > run.last()) {
+            if (run != null && run.logEpoch.equals(logEpoch) && seq >= run.first() && seq <= run.last()) {
+                commitHits.increment();
+                return Optional.of(CompletableFuture.completedFuture(run.get((int) (seq - run.first())).commit));
+            }
+            group = pending.get(partition);
+            if (group != null && group.logEpoch.equals(logEpoch)) {
+                for (StoredCommit c : group.commits) {
+                    if (c.commitSeq() == seq) {
+                        inGroup = c;
+                    }
+                }
+            }
+            if (inGroup == null) {
                 commitMisses.increment();
                 return Optional.empty();
             }
-            commitHits.increment();
-            return Optional.of(run.get((int) (seq - run.first())).commit);
+        }
+        StoredCommit found = inGroup;
+        return Optional.of(group.outcome.thenApply(committed -> {
+            (committed ? commitHits : commitMisses).increment();
+            return committed ? found : null;
+        }));
+    }
+
+    /**
+     * The commits of a group written in {@code logEpoch} whose {@code COMMIT} is about to be sent: told {@link
+     * Pending#committed()} when it answered, else {@link Pending#abandoned()}. Never answers a window before that.
+     */
+    public Pending prepare(String partition, String logEpoch, List<StoredCommit> commits) {
+        if (budgetBytes == 0 || commits.isEmpty()) {
+            return Pending.NONE;
+        }
+        Pending p = new Pending(this, partition, logEpoch, List.copyOf(commits));
+        Pending before;
+        synchronized (this) {
+            before = pending.put(partition, p);
+        }
+        if (before != null) {
+            before.outcome.complete(false); // a group that never told its outcome: its commits are not trusted
+        }
+        return p;
+    }
+
+    /** A group written and not yet committed ({@link #prepare}). */
+    public static final class Pending {
+        /** Nothing held: the outcome is ignored. */
+        public static final Pending NONE = new Pending(null, "", "", List.of());
+
+        private final RecentCommits owner;
+        private final String partition;
+        private final String logEpoch;
+        private final List<StoredCommit> commits;
+        private final CompletableFuture<Boolean> outcome = new CompletableFuture<>();
+
+        private Pending(RecentCommits owner, String partition, String logEpoch, List<StoredCommit> commits) {
+            this.owner = owner;
+            this.partition = partition;
+            this.logEpoch = logEpoch;
+            this.commits = commits;
+        }
+
+        /** The {@code COMMIT} answered: the commits are held (in sequence order). */
+        public void committed() {
+            if (owner == null) {
+                return;
+            }
+            synchronized (owner) {
+                owner.pending.remove(partition, this);
+                for (StoredCommit c : commits) {
+                    owner.offer(partition, logEpoch, c);
+                }
+            }
+            outcome.complete(true);
+        }
+
+        /** The group failed or its outcome is unknown: nothing of it is held. */
+        public void abandoned() {
+            if (owner == null) {
+                return;
+            }
+            synchronized (owner) {
+                owner.pending.remove(partition, this);
+            }
+            outcome.complete(false);
         }
     }
 

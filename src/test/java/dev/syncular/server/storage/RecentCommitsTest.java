@@ -57,7 +57,7 @@ class RecentCommitsTest {
         assertEquals(2, recent.hits());
         assertEquals(4, recent.misses());
         // §8.2: one commit, whole, of the run's epoch only
-        assertEquals("cc-7", recent.commit("p", "e1", 7).orElseThrow().clientCommitId());
+        assertEquals("cc-7", recent.commit("p", "e1", 7).orElseThrow().join().clientCommitId());
         assertTrue(recent.commit("p", "e2", 7).isEmpty());
         assertTrue(recent.commit("p", "e1", 4).isEmpty());
         assertTrue(recent.commit("p", "e1", 10).isEmpty());
@@ -116,6 +116,33 @@ class RecentCommitsTest {
         tiny.offer("a", "e", commit(2));
         assertTrue(tiny.window("a", "e", window(1, 2)).isPresent(), "within its budget, a run keeps its newest");
         assertTrue(tiny.window("a", "e", window(0, 2)).isEmpty());
+    }
+
+    /**
+     * A group written and not yet committed answers no window; the fan-out's read of one of its commits waits for
+     * the COMMIT's answer (its NOTIFY may come first) and gets the commit, or {@code null} when the group failed.
+     */
+    @Test
+    void aPendingGroupAnswersTheFanOutOnlyOnceItsCommitAnswered() {
+        RecentCommits recent = new RecentCommits(1 << 20);
+        recent.offer("p", "e", commit(1));
+        RecentCommits.Pending group = recent.prepare("p", "e", List.of(commit(2), commit(3)));
+        assertTrue(recent.window("p", "e", window(1, 3)).isEmpty(), "not committed: no window");
+        var waiting = recent.commit("p", "e", 3).orElseThrow();
+        assertFalse(waiting.isDone());
+        assertTrue(recent.commit("p", "other", 3).isEmpty());
+        group.committed();
+        assertEquals(3L, waiting.join().commitSeq());
+        assertEquals(
+                2, recent.window("p", "e", window(1, 3)).orElseThrow().commits().size());
+
+        RecentCommits.Pending failed = recent.prepare("p", "e", List.of(commit(4)));
+        var lost = recent.commit("p", "e", 4).orElseThrow();
+        failed.abandoned();
+        assertEquals(null, lost.join(), "a failed group's sequence is another writer's: read the log");
+        assertTrue(recent.commit("p", "e", 4).isEmpty());
+        assertTrue(recent.window("p", "e", window(3, 4)).isEmpty());
+        RecentCommits.Pending.NONE.committed(); // the off value ignores its outcome
     }
 
     @Test

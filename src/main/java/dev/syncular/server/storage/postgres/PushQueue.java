@@ -5,6 +5,7 @@ import static dev.syncular.server.storage.postgres.PgSql.first;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PushReadHint;
 import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.RecentCommits;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCommit;
 import io.smallrye.mutiny.Multi;
@@ -196,6 +197,7 @@ final class PushQueue {
             // (each statement its own snapshot), in the same round trip.
             PushReadAhead pre = new PushReadAhead(tx.results, tx.installed, conn, partition, group);
             GroupState[] ran = {null};
+            RecentCommits.Pending[] pending = {RecentCommits.Pending.NONE};
             return Uni.createFrom()
                     .completionStage(begin)
                     .chain(dbTx -> Uni.createFrom()
@@ -233,14 +235,18 @@ final class PushQueue {
                                                 .collect()
                                                 .last();
                                     })))
-                            .call(dbTx::commit)
-                            .invoke(() -> {
-                                // committed: the group's commits, in sequence order, for the pulls that follow
+                            .call(() -> {
+                                // the group's commits, in sequence order, for the pulls and the fan-out that follow:
+                                // pending until the COMMIT answers (its NOTIFY may reach the fan-out first)
                                 GroupState gs = ran[0];
-                                for (StoredCommit c : gs.appended) {
-                                    tx.recent.offer(partition, gs.locked.logEpoch(), c);
-                                }
+                                pending[0] = tx.recent.prepare(partition, gs.locked.logEpoch(), gs.appended);
+                                return dbTx.commit();
                             })
+                            .invoke(() -> pending[0].committed())
+                            .onFailure()
+                            .invoke(e -> pending[0].abandoned())
+                            .onCancellation()
+                            .invoke(() -> pending[0].abandoned())
                             .onFailure()
                             .call(e -> dbTx.rollback().onFailure().recoverWithNull()))
                     .onFailure()
