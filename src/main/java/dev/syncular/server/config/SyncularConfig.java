@@ -682,7 +682,7 @@ public interface SyncularConfig {
          * over every partition, least recently pushed partition dropped first. {@code 0}: every window read from
          * the log.
          */
-        @WithDefault("16M")
+        @WithDefault("8M")
         MemorySize recentCommits();
     }
 

@@ -28,8 +28,11 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link #OFF} holds nothing. Thread-safe: every method takes the instance's lock for a short, bounded step.
  */
 public final class RecentCommits {
-    /** A run never holds more commits than one full window of §4.5 ({@code limitCommits} ≤ 1,000 changes) twice. */
-    public static final int MAX_COMMITS_PER_PARTITION = 2048;
+    /**
+     * The newest commits a run keeps: a client that syncs follows its partition closely, so a window rarely reaches
+     * further back, and each commit held is live data every young collection copies until it is promoted.
+     */
+    public static final int MAX_COMMITS_PER_PARTITION = 256;
 
     /** Holds nothing: every window is read from the log. */
     public static final RecentCommits OFF = new RecentCommits(0);

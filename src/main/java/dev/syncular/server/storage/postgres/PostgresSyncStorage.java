@@ -72,7 +72,7 @@ public final class PostgresSyncStorage implements ServerStorage {
             int pruneBatchResults,
             long recentCommitBytes) {
         public static final Settings DEFAULTS =
-                new Settings(1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 2000, 1000, 16L << 20);
+                new Settings(1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 2000, 1000, 8L << 20);
 
         public Settings {
             if (maxQueuedPerPartition < 1 || pruneBatchCommits < 1 || pruneBatchResults < 1) {
