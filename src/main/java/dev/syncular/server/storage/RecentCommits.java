@@ -12,10 +12,10 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The newest commits of each partition as this process committed them, whole, so the §4.5 log window of a pull
- * that follows them is answered without reading the log again: per partition a run of consecutive sequences
- * (§2.1: commit seqs are dense), in the partition's {@code logEpoch}, told by the push path right after its
- * transaction committed, each change decoded from the very payload bytes it wrote (the same values a read
- * returns).
+ * that follows them, and the §8.2 fan-out's read of one of them, are answered without reading the log again: per
+ * partition a run of consecutive sequences (§2.1: commit seqs are dense), in the partition's {@code logEpoch}, told
+ * by the push path ({@link #prepare} before its {@code COMMIT}, {@link Pending#committed()} once it answered), each
+ * change decoded from the very payload bytes it wrote (the same values a read returns).
  *
  * <p>{@link #window} answers only when the run holds every sequence of the window in the round's epoch;
  * otherwise (a commit of another pod, a gap, a rotated epoch, an evicted partition) the caller reads the log.
