@@ -415,6 +415,11 @@ class RealtimeChannelTest {
         assertTrue(metrics.contains("syncular_realtime_listen_reconnects_total"), "LISTEN reconnects");
         assertTrue(metrics.contains("\nsyncular_realtime_fanout_backlog "), "the fan-out's read backlog");
         assertTrue(metrics.contains("\nsyncular_realtime_fanout_overflows_total "), "fan-out overflows");
+        assertTrue(
+                metrics.contains("syncular_realtime_fanout_recent_total{result=\"hit\"}"),
+                "fan-out reads from the pod's recent commits");
+        assertTrue(metrics.contains("syncular_pull_recent_windows_total{result=\"miss\"}"), "pull windows by result");
+        assertTrue(metrics.contains("\nsyncular_pull_recent_bytes "), "recent commits held");
         // read at each heartbeat; the first one has been sent, so the gauge holds a fraction of the queue
         Matcher usage = Pattern.compile("\nsyncular_postgres_notification_queue_usage ([0-9.E-]+)")
                 .matcher(metrics);
