@@ -220,6 +220,11 @@ public final class PostgresSyncStorage implements ServerStorage {
         return pushes.readAheadAnswers();
     }
 
+    /** How many groups ran again, each work's writes awaited, after their pipelined attempt failed (tests). */
+    long pipelinedReruns() {
+        return pushes.pipelinedReruns();
+    }
+
     // ---- schema (§2.4) --------------------------------------------------------------------------------
 
     @Override

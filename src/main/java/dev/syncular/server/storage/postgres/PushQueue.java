@@ -16,11 +16,13 @@ import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Transaction;
 import io.vertx.mutiny.sqlclient.Tuple;
+import io.vertx.pgclient.PgException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 
 /**
@@ -90,6 +92,13 @@ final class PushQueue {
     }
 
     private final ConcurrentHashMap<String, PartitionQueue> partitionQueues = new ConcurrentHashMap<>();
+    /** Groups run again with each work's writes awaited after a pipelined attempt failed (tests). */
+    private final LongAdder pipelinedReruns = new LongAdder();
+
+    /** How many groups ran again after their pipelined attempt failed (tests). */
+    long pipelinedReruns() {
+        return pipelinedReruns.sum();
+    }
 
     /** How many {@link PushTx#findPushResult} / {@link PushTx#readRows} calls a read-ahead answered so far (tests). */
     long readAheadAnswers() {
@@ -178,6 +187,48 @@ final class PushQueue {
      * work, a read-ahead statement or the commit fails, else each job holds its own outcome.
      */
     private Uni<Void> runGroup(String partition, List<Job> group) {
+        if (group.size() == 1) {
+            return runGroup(partition, group, false, new boolean[1]);
+        }
+        boolean[] worksRan = {false};
+        return runGroup(partition, group, true, worksRan)
+                .onFailure(e -> worksRan[0] && PgSql.busy(e) == null && !refusedByDatabase(e))
+                .recoverWithUni(e -> {
+                    // a work failed on the answer to one of its writes (a duplicate idempotency record) somewhere
+                    // in the pipeline: nothing of the group committed; again with each work's writes awaited in
+                    // its savepoint, so the failure stays with its work
+                    pipelinedReruns.increment();
+                    for (Job j : group) {
+                        j.item = null;
+                        j.failure = null;
+                    }
+                    return runGroup(partition, group, false, new boolean[1]);
+                });
+    }
+
+    /**
+     * Whether a statement was refused by PostgreSQL: the SQL client then ends the group's transaction (its
+     * {@code COMMIT} answers a rollback), pipelined or not, so running the group again would only repeat it.
+     */
+    private static boolean refusedByDatabase(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof PgException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * One attempt at {@code group}'s transaction. {@code pipelined}: each work's writes are sent and not awaited
+     * (the next work's savepoint and statements follow them in the same pipeline) and the group awaits them all
+     * before its {@code COMMIT}: one round trip for the works of a group instead of one per work. A failed write
+     * answer that fails its work (a duplicate idempotency record) then fails the attempt, and
+     * {@link #runGroup(String, List)} runs the group again awaiting each work's writes, so the failure stays with
+     * its work; a statement PostgreSQL refuses fails the group either way. {@code worksRan} is set
+     * once the lock is held and the works start.
+     */
+    private Uni<Void> runGroup(String partition, List<Job> group, boolean pipelined, boolean[] worksRan) {
         return pool.getConnection().chain(conn -> {
             CompletableFuture<Transaction> begin = conn.begin().subscribeAsCompletionStage();
             // READ COMMITTED (each statement sees what committed before it, the gate read after the lock
@@ -214,8 +265,10 @@ final class PushQueue {
                                                 conn,
                                                 registry.withOverlay(PartitionRegistry.partitionState(r)),
                                                 first(g),
-                                                pre);
+                                                pre,
+                                                pipelined);
                                         ran[0] = gs;
+                                        worksRan[0] = true;
                                         if (group.size() == 1) {
                                             Job only = group.get(0);
                                             PushTransaction ptx = gs.next(null);
@@ -235,6 +288,7 @@ final class PushQueue {
                                                 .collect()
                                                 .last();
                                     })))
+                            .call(() -> PgSql.allSettled(ran[0].unawaited))
                             .call(() -> {
                                 // the group's commits, in sequence order, for the pulls and the fan-out that follow:
                                 // pending until the COMMIT answers (its NOTIFY may reach the fan-out first)
@@ -275,15 +329,29 @@ final class PushQueue {
         final PushReadAhead.GroupWrites writes = new PushReadAhead.GroupWrites();
         /** The commits of the works that succeeded, in sequence order ({@link PushTransaction#appended}). */
         final List<StoredCommit> appended = new ArrayList<>();
+        /** Whether each work's writes are left unawaited until the commit (see {@link #runGroup(String, List, boolean, boolean[])}). */
+        final boolean pipelined;
+        /** The works' writes sent and not awaited yet, in order; awaited before the {@code COMMIT}. */
+        final List<CompletableFuture<?>> unawaited = new ArrayList<>();
 
         int index;
 
-        GroupState(SqlConnection conn, PartitionState locked, Row gate, PushReadAhead pre) {
+        GroupState(SqlConnection conn, PartitionState locked, Row gate, PushReadAhead pre, boolean pipelined) {
             this.conn = conn;
             this.locked = locked;
             this.maxCommitSeq = locked.maxCommitSeq();
             this.gate = gate;
             this.pre = pre;
+            this.pipelined = pipelined;
+        }
+
+        /** A work that succeeded: its writes awaited now, or (pipelined) by the commit. */
+        Uni<Void> settle(PushTransaction ptx) {
+            if (!pipelined) {
+                return ptx.flush();
+            }
+            unawaited.addAll(ptx.handOver());
+            return Uni.createFrom().voidItem();
         }
 
         PushTransaction next(String savepoint) {
@@ -324,7 +392,7 @@ final class PushQueue {
         PushTransaction ptx = gs.next(name);
         return Uni.createFrom()
                 .deferred(() -> job.work.apply(ptx))
-                .call(ptx::flush)
+                .call(() -> gs.settle(ptx))
                 .onItem()
                 .invoke(item -> {
                     job.item = item;

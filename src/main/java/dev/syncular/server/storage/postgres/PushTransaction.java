@@ -274,6 +274,17 @@ final class PushTransaction implements PushTx {
         return PgSql.allSettled(sent);
     }
 
+    /**
+     * Sends the held append and hands over every write sent and not awaited yet, for the group to await before
+     * its {@code COMMIT} ({@link PushQueue}: a group's works pipelined back to back).
+     */
+    List<CompletableFuture<?>> handOver() {
+        release(null);
+        List<CompletableFuture<?>> sent = pending;
+        pending = new ArrayList<>();
+        return sent;
+    }
+
     /** {@code read} after the pending writes completed (a failed write fails the read with its error). */
     private <R> Uni<R> afterWrites(Supplier<Uni<R>> read) {
         gate = null;

@@ -51,7 +51,12 @@ final class RowTable {
     final String selectList;
     /** {@code r._sync_row_id, r._sync_server_version, r.<columns>} (snapshot pages). */
     final String snapshotSelectList;
-    /** Rows by id: {@code $1} partition, {@code $2} row ids. */
+    /**
+     * Rows by id: {@code $1} partition, {@code $2} row ids. One primary-key probe per id, whatever the plan: the
+     * {@code LIMIT 1} subquery cannot be flattened into a join. With {@code = ANY($2)} a generic plan made while
+     * the table was small (or before its first {@code ANALYZE}) scanned the whole partition and filtered by id,
+     * under the partition lock, at a cost growing with the partition (auto_explain, bench/tenants.sh).
+     */
     final String readRowsSql;
     /**
      * One row by id: {@code $1} partition, {@code $2} row id. A scalar bound, so the generic plan (a primary-key
@@ -115,8 +120,8 @@ final class RowTable {
                 .append(" \"_sync_column_versions\" = EXCLUDED.\"_sync_column_versions\"");
         this.upsertSql = "INSERT INTO " + qualifiedName + " (" + cols + ") VALUES (" + params + ")"
                 + " ON CONFLICT (\"_sync_partition\", \"_sync_row_id\") DO UPDATE SET " + updates;
-        this.readRowsSql = "SELECT " + selectList + " FROM " + qualifiedName
-                + " WHERE \"_sync_partition\" = $1 AND \"_sync_row_id\" = ANY($2)";
+        this.readRowsSql = "SELECT r.* FROM unnest($2::text[]) AS k(id) CROSS JOIN LATERAL (SELECT " + selectList
+                + " FROM " + qualifiedName + " WHERE \"_sync_partition\" = $1 AND \"_sync_row_id\" = k.id LIMIT 1) r";
         this.readRowSql = "SELECT " + selectList + " FROM " + qualifiedName
                 + " WHERE \"_sync_partition\" = $1 AND \"_sync_row_id\" = $2";
         this.readAllRowsSql = "SELECT " + selectList + " FROM " + qualifiedName

@@ -2,6 +2,7 @@ package dev.syncular.server.storage.postgres;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -45,6 +46,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -416,6 +418,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     @Test
     void aFailingWorkInAGroupRollsBackAlone() throws Exception {
         String p = newPartition();
+        long rerunsBefore = ((PostgresSyncStorage) storage).pipelinedReruns();
         await(push((PostgresSyncStorage) storage, p, "taken"));
         CompletableFuture<Void> release = new CompletableFuture<>();
         CompletableFuture<Long> blocker = storage.inPartitionTransaction(
@@ -475,6 +478,9 @@ class PostgresSyncStorageTest extends SyncStorageContract {
             }
         }
         assertEquals(List.of(3L, 4L, 5L), seqs, "dense, in queue order");
+        assertTrue(
+                ((PostgresSyncStorage) storage).pipelinedReruns() > rerunsBefore,
+                "the duplicate record failed the pipelined attempt; the group ran again, each work's writes awaited");
         assertEquals(5L, await(storage.readPartition(p)).maxCommitSeq());
         CommitWindow all =
                 await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 5, 1000)));
@@ -485,6 +491,63 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                 1L,
                 await(storage.findPushResult(p, "client-1", "cc-taken")).commitSeq(),
                 "the duplicate kept the first record");
+    }
+
+    /**
+     * A group's works are pipelined: their writes are awaited once, before the {@code COMMIT}. A write PostgreSQL
+     * refuses (here a NOT NULL column) ends the group's transaction, pipelined or not (the SQL client rolls it
+     * back): every work of the group fails, none is run again, and nothing of the group is written — no row, no
+     * commit, no idempotency record. Repeated, as where the refusal lands in the pipeline varies.
+     */
+    @RepeatedTest(20)
+    void aWriteRefusedInThePipelineWritesNothingOfTheGroup() throws Exception {
+        PostgresSyncStorage pg = (PostgresSyncStorage) storage;
+        String p = newPartition();
+        long rerunsBefore = pg.pipelinedReruns();
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        CompletableFuture<Long> blocker = storage.inPartitionTransaction(
+                        p,
+                        tx -> Uni.createFrom()
+                                .completionStage(release)
+                                .chain(() -> tx.appendCommit(
+                                        "actor-1",
+                                        "client-1",
+                                        "cc-blocker",
+                                        5_000L,
+                                        List.of(taskUpsert("blocker", "P1", "O1", 1)))))
+                .subscribeAsCompletionStage();
+        int refused = 3;
+        List<CompletableFuture<Long>> group = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            String id = "w" + i;
+            Object[] values = task(id, "P1", "O1", "x");
+            if (i == refused) {
+                values[1] = null; // project_id is NOT NULL in the projection table
+            }
+            StoredRow row = new StoredRow(id, 1, values, new long[10], taskScopes("P1", "O1"));
+            group.add(storage.inPartitionTransaction(
+                            p,
+                            tx -> tx.appendCommit(
+                                            "actor-1",
+                                            "client-1",
+                                            "cc-" + id,
+                                            5_000L,
+                                            List.of(taskUpsert(id, "P1", "O1", 1)))
+                                    .call(seq -> tx.upsertRow("tasks", row))
+                                    .call(seq -> tx.savePushResult("client-1", "cc-" + id, applied(seq, "ok"))))
+                    .subscribeAsCompletionStage());
+        }
+        release.complete(null);
+        assertEquals(1L, blocker.get(30, TimeUnit.SECONDS));
+        for (int i = 0; i < 6; i++) {
+            String id = "w" + i;
+            CompletableFuture<Long> f = group.get(i);
+            assertThrows(Exception.class, () -> f.get(30, TimeUnit.SECONDS), id + " fails with its group");
+            assertTrue(await(storage.readRows(p, "tasks", List.of(id))).isEmpty(), id + " wrote no row");
+            assertNull(await(storage.findPushResult(p, "client-1", "cc-" + id)), id + " left no record");
+        }
+        assertEquals(1L, await(storage.readPartition(p)).maxCommitSeq(), "no commit of the group");
+        assertEquals(rerunsBefore, pg.pipelinedReruns(), "a refused statement is not run again");
     }
 
     // ---- the group read-ahead (hinted works' idempotency lookups and row reads in the first round trip) -----
