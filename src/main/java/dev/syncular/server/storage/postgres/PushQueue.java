@@ -29,8 +29,8 @@ import java.util.function.Function;
  * Partition transactions (§6.4: pushes serialized per partition, each commit one transaction; §2.4: the serve
  * gate re-evaluated under the partition lock): an in-process queue per partition that drains in groups, one
  * database transaction per group holding the partition row lock, each queued work in its own savepoint
- * when there are several, with the group's {@link PushReadAhead} in the first round trip. Each work sees a
- * {@link PushTransaction}.
+ * when there are several, with the group's {@link PushReadAhead} in the first round trip, and the works' writes
+ * pipelined back to back, awaited once before the {@code COMMIT}. Each work sees a {@link PushTransaction}.
  *
  * <p>Bounded: at most {@code maxQueued} works wait in one partition's queue; one more is refused at once with
  * {@link StorageException#BUSY} ({@code queue_full}). Each group transaction states READ COMMITTED and sets
@@ -111,8 +111,9 @@ final class PushQueue {
      * instances; {@code BEGIN}, the lock and the serve gate read go out pipelined), runs the queued works one
      * after the other — each in its own savepoint when there are several, so a failing work rolls back alone
      * — and commits once (one lock hand-off and one WAL flush for the group). Every work's outcome is
-     * delivered only after that commit. Writes of {@link PushTransaction} are pipelined and awaited before a work
-     * ends.
+     * delivered only after that commit. Writes of {@link PushTransaction} are pipelined; in a group of several
+     * works they are awaited once, before the {@code COMMIT}, so the works follow each other without a round trip
+     * between them (see {@link #runGroup(String, List, boolean, boolean[])}); a lone work awaits its own.
      *
      * <p>{@code hint} (may be null): the group's first round trip also reads ahead what the hinted works will
      * read first (see {@link PushReadAhead}).

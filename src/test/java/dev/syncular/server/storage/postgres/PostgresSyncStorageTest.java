@@ -410,6 +410,21 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                         .code());
     }
 
+    /** A work that holds {@code p}'s queue until {@code release}, then appends one commit: what queues behind it forms one group. */
+    private CompletableFuture<Long> blocker(String p, CompletableFuture<Void> release) {
+        return storage.inPartitionTransaction(
+                        p,
+                        tx -> Uni.createFrom()
+                                .completionStage(release)
+                                .chain(() -> tx.appendCommit(
+                                        "actor-1",
+                                        "client-1",
+                                        "cc-blocker",
+                                        5_000L,
+                                        List.of(taskUpsert("blocker", "P1", "O1", 1)))))
+                .subscribeAsCompletionStage();
+    }
+
     /**
      * Works queued behind a running one share a transaction, each in a savepoint (nested, never released): a
      * failing work — after its writes, or on a duplicate idempotency record — rolls back alone, the others
@@ -421,17 +436,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         long rerunsBefore = ((PostgresSyncStorage) storage).pipelinedReruns();
         await(push((PostgresSyncStorage) storage, p, "taken"));
         CompletableFuture<Void> release = new CompletableFuture<>();
-        CompletableFuture<Long> blocker = storage.inPartitionTransaction(
-                        p,
-                        tx -> Uni.createFrom()
-                                .completionStage(release)
-                                .chain(() -> tx.appendCommit(
-                                        "actor-1",
-                                        "client-1",
-                                        "cc-blocker",
-                                        5_000L,
-                                        List.of(taskUpsert("blocker", "P1", "O1", 1)))))
-                .subscribeAsCompletionStage();
+        CompletableFuture<Long> blocker = blocker(p, release);
         List<CompletableFuture<Long>> group = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
             String id = "g" + i;
@@ -505,17 +510,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         String p = newPartition();
         long rerunsBefore = pg.pipelinedReruns();
         CompletableFuture<Void> release = new CompletableFuture<>();
-        CompletableFuture<Long> blocker = storage.inPartitionTransaction(
-                        p,
-                        tx -> Uni.createFrom()
-                                .completionStage(release)
-                                .chain(() -> tx.appendCommit(
-                                        "actor-1",
-                                        "client-1",
-                                        "cc-blocker",
-                                        5_000L,
-                                        List.of(taskUpsert("blocker", "P1", "O1", 1)))))
-                .subscribeAsCompletionStage();
+        CompletableFuture<Long> blocker = blocker(p, release);
         int refused = 3;
         List<CompletableFuture<Long>> group = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
