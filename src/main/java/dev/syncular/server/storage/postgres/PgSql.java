@@ -66,9 +66,12 @@ final class PgSql {
 
     /**
      * Completes once every pipelined statement of {@code sent} is answered; fails with the first failure in
-     * sending order (later ones are its consequence).
+     * sending order (later ones are its consequence). Nothing sent: done at once.
      */
     static Uni<Void> allSettled(List<? extends CompletableFuture<?>> sent) {
+        if (sent.isEmpty()) {
+            return Uni.createFrom().voidItem();
+        }
         CompletableFuture<Void> all = CompletableFuture.allOf(
                 sent.stream().map(f -> f.handle((v, e) -> null)).toArray(CompletableFuture[]::new));
         return Uni.createFrom().completionStage(all).chain(() -> {
@@ -130,6 +133,19 @@ final class PgSql {
         d.put("reason", reason);
         d.put("retryAfterMs", RETRY_AFTER_MS);
         return new StorageException(StorageException.BUSY, "storage is busy; retry later", d, cause);
+    }
+
+    /**
+     * Whether PostgreSQL refused a statement ({@code t} or a cause is a {@link PgException}): the SQL client then
+     * ends the transaction it ran in, whose {@code COMMIT} answers a rollback.
+     */
+    static boolean refusedByDatabase(Throwable t) {
+        for (; t != null; t = t.getCause()) {
+            if (t instanceof PgException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** {@link #busy(Throwable)}, or {@code t} itself. */

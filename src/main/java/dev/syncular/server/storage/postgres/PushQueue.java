@@ -16,7 +16,6 @@ import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Transaction;
 import io.vertx.mutiny.sqlclient.Tuple;
-import io.vertx.pgclient.PgException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -68,13 +67,6 @@ final class PushQueue {
      */
     static final int MAX_GROUP = 16;
 
-    /** How far a group's attempt got ({@link #runGroup(String, List, boolean, int[])}): not started. */
-    private static final int NOT_STARTED = 0;
-    /** The partition lock is held and the works run. */
-    private static final int WORKS_RAN = 1;
-    /** The {@code COMMIT} was sent: the attempt may have committed. */
-    private static final int COMMIT_SENT = 2;
-
     /** A queued partition transaction: its work and where its outcome goes (after the commit). */
     static final class Job {
         final Function<PushTx, Uni<Object>> work;
@@ -120,7 +112,7 @@ final class PushQueue {
      * — and commits once (one lock hand-off and one WAL flush for the group). Every work's outcome is
      * delivered only after that commit. Writes of {@link PushTransaction} are pipelined; in a group of several
      * works they are awaited once, before the {@code COMMIT}, so the works follow each other without a round trip
-     * between them (see {@link #runGroup(String, List, boolean, int[])}); a lone work awaits its own.
+     * between them (see {@link #runGroup(String, List, boolean, boolean[])}); a lone work awaits its own.
      *
      * <p>{@code hint} (may be null): the group's first round trip also reads ahead what the hinted works will
      * read first (see {@link PushReadAhead}).
@@ -196,12 +188,11 @@ final class PushQueue {
      */
     private Uni<Void> runGroup(String partition, List<Job> group) {
         if (group.size() == 1) {
-            return runGroup(partition, group, false, new int[1]);
+            return runGroup(partition, group, false, new boolean[1]);
         }
-        int[] stage = {NOT_STARTED};
-        return runGroup(partition, group, true, stage)
-                // before its COMMIT was sent: nothing of the attempt can have committed
-                .onFailure(e -> stage[0] == WORKS_RAN && PgSql.busy(e) == null && !refusedByDatabase(e))
+        boolean[] rerunnable = {false};
+        return runGroup(partition, group, true, rerunnable)
+                .onFailure(e -> rerunnable[0] && PgSql.busy(e) == null && !PgSql.refusedByDatabase(e))
                 .recoverWithUni(e -> {
                     // a work failed on the answer to one of its writes (a duplicate idempotency record) somewhere
                     // in the pipeline: nothing of the group committed; again with each work's writes awaited in
@@ -211,21 +202,8 @@ final class PushQueue {
                         j.item = null;
                         j.failure = null;
                     }
-                    return runGroup(partition, group, false, new int[1]);
+                    return runGroup(partition, group, false, new boolean[1]);
                 });
-    }
-
-    /**
-     * Whether a statement was refused by PostgreSQL: the SQL client then ends the group's transaction (its
-     * {@code COMMIT} answers a rollback), pipelined or not, so running the group again would only repeat it.
-     */
-    private static boolean refusedByDatabase(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof PgException) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**
@@ -234,11 +212,11 @@ final class PushQueue {
      * before its {@code COMMIT}: one round trip for the works of a group instead of one per work. A failed write
      * answer that fails its work (a duplicate idempotency record) then fails the attempt, and
      * {@link #runGroup(String, List)} runs the group again awaiting each work's writes, so the failure stays with
-     * its work; a statement PostgreSQL refuses fails the group either way. {@code stage} records how far the
-     * attempt got: {@link #WORKS_RAN} once the lock is held and the works start, {@link #COMMIT_SENT} once the
-     * {@code COMMIT} is sent (after which the group is never run again: it may have committed).
+     * its work; a statement PostgreSQL refuses ({@link PgSql#refusedByDatabase}) fails the group either way, so it
+     * is not run again. {@code rerunnable} is set once the lock is held and the works start, and cleared when the
+     * {@code COMMIT} is sent (from then on the attempt may have committed: it is never run again).
      */
-    private Uni<Void> runGroup(String partition, List<Job> group, boolean pipelined, int[] stage) {
+    private Uni<Void> runGroup(String partition, List<Job> group, boolean pipelined, boolean[] rerunnable) {
         return pool.getConnection().chain(conn -> {
             CompletableFuture<Transaction> begin = conn.begin().subscribeAsCompletionStage();
             // READ COMMITTED (each statement sees what committed before it, the gate read after the lock
@@ -278,7 +256,7 @@ final class PushQueue {
                                                 pre,
                                                 pipelined);
                                         ran[0] = gs;
-                                        stage[0] = WORKS_RAN;
+                                        rerunnable[0] = true;
                                         if (group.size() == 1) {
                                             Job only = group.get(0);
                                             PushTransaction ptx = gs.next(null);
@@ -304,7 +282,7 @@ final class PushQueue {
                                 // pending until the COMMIT answers (its NOTIFY may reach the fan-out first)
                                 GroupState gs = ran[0];
                                 pending[0] = tx.recent.prepare(partition, gs.locked.logEpoch(), gs.appended);
-                                stage[0] = COMMIT_SENT;
+                                rerunnable[0] = false;
                                 return dbTx.commit();
                             })
                             .invoke(() -> pending[0].committed())
@@ -340,7 +318,7 @@ final class PushQueue {
         final PushReadAhead.GroupWrites writes = new PushReadAhead.GroupWrites();
         /** The commits of the works that succeeded, in sequence order ({@link PushTransaction#appended}). */
         final List<StoredCommit> appended = new ArrayList<>();
-        /** Whether each work's writes are left unawaited until the commit (see {@link #runGroup(String, List, boolean, int[])}). */
+        /** Whether each work's writes are left unawaited until the commit (see {@link #runGroup(String, List, boolean, boolean[])}). */
         final boolean pipelined;
         /** The works' writes sent and not awaited yet, in order; awaited before the {@code COMMIT}. */
         final List<CompletableFuture<?>> unawaited = new ArrayList<>();

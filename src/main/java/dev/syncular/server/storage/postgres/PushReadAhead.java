@@ -231,9 +231,6 @@ final class PushReadAhead {
 
     /** Completes when every read-ahead statement is answered; fails with the first failure. */
     Uni<Void> await() {
-        if (sent.isEmpty()) {
-            return Uni.createFrom().voidItem();
-        }
         return PgSql.allSettled(sent);
     }
 

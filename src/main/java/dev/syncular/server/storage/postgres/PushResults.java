@@ -24,7 +24,7 @@ final class PushResults {
     final String findPushResult;
     /**
      * The records of several idempotency keys of partition {@code $1} ({@code $2} client ids, {@code $3}
-     * client commit ids, parallel arrays): key columns, then the {@link #findPushResult} columns. One primary-key
+     * client commit ids, parallel arrays; §6.3, the group's locked lookups): key columns, then the {@link #findPushResult} columns. One primary-key
      * probe per key whatever the plan (the {@code LIMIT 1} subquery is never flattened): as a join, a generic plan
      * made while the table was small hashed every record of the partition through {@code sync_push_results_by_age},
      * under the partition lock (auto_explain under bench/tenants.sh: 2,000-3,000 rows read per lookup of 10 keys).

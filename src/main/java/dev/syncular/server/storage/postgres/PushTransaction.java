@@ -265,13 +265,7 @@ final class PushTransaction implements PushTx {
 
     /** Awaits the pipelined writes; fails with the first failure (later ones are its consequence). */
     Uni<Void> flush() {
-        release(null);
-        if (pending.isEmpty()) {
-            return Uni.createFrom().voidItem();
-        }
-        List<CompletableFuture<?>> sent = pending;
-        pending = new ArrayList<>();
-        return PgSql.allSettled(sent);
+        return PgSql.allSettled(handOver());
     }
 
     /**
@@ -280,6 +274,9 @@ final class PushTransaction implements PushTx {
      */
     List<CompletableFuture<?>> handOver() {
         release(null);
+        if (pending.isEmpty()) {
+            return List.of();
+        }
         List<CompletableFuture<?>> sent = pending;
         pending = new ArrayList<>();
         return sent;

@@ -52,7 +52,8 @@ final class RowTable {
     /** {@code r._sync_row_id, r._sync_server_version, r.<columns>} (snapshot pages). */
     final String snapshotSelectList;
     /**
-     * Rows by id: {@code $1} partition, {@code $2} row ids. One primary-key probe per id, whatever the plan: the
+     * Rows by id: {@code $1} partition, {@code $2} row ids (§6.2: the rows a push's conflict check reads under the
+     * partition lock). One primary-key probe per id, whatever the plan: the
      * {@code LIMIT 1} subquery cannot be flattened into a join. With {@code = ANY($2)} a generic plan made while
      * the table was small (or before its first {@code ANALYZE}) scanned the whole partition and filtered by id,
      * under the partition lock, at a cost growing with the partition (auto_explain, bench/tenants.sh).

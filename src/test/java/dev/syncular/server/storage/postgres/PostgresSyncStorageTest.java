@@ -499,7 +499,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     }
 
     /**
-     * A group's works are pipelined: their writes are awaited once, before the {@code COMMIT}. A write PostgreSQL
+     * §6.4 (each commit atomic). A group's works are pipelined: their writes are awaited once, before the {@code COMMIT}. A write PostgreSQL
      * refuses (here a NOT NULL column) ends the group's transaction, pipelined or not (the SQL client rolls it
      * back): every work of the group fails, none is run again, and nothing of the group is written — no row, no
      * commit, no idempotency record. Repeated, as where the refusal lands in the pipeline varies.
