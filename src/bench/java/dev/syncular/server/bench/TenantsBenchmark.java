@@ -12,6 +12,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -74,6 +75,8 @@ public final class TenantsBenchmark {
             double rows,
             double buffers,
             double walBytes,
+            double serverCpuMs,
+            double benchCpuMs,
             long errors) {}
 
     public static void main(String[] args) throws Exception {
@@ -109,7 +112,8 @@ public final class TenantsBenchmark {
             vertx.close().await().indefinitely();
         }
         System.out.println("== summary");
-        System.out.println("| partitions | clients | rounds/s | p50 ms | p99 ms | PG CPU ms/round | xacts/round"
+        System.out.println("| partitions | clients | rounds/s | p50 ms | p99 ms | PG CPU ms/round | server CPU ms/round"
+                + " | xacts/round"
                 + " | statements/round | rows/round | buffers/round | WAL bytes/round"
                 + " | commit-to-delta p50 / p99 ms (two pods) |");
         for (int i = 0; i < counts.length; i++) {
@@ -117,13 +121,14 @@ public final class TenantsBenchmark {
             double[] f = i < fanouts.size() ? fanouts.get(i) : new double[] {Double.NaN, Double.NaN};
             System.out.printf(
                     Locale.ROOT,
-                    "| %,d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f / %.1f |%n",
+                    "| %,d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f / %.1f |%n",
                     counts[i],
                     r == null ? "-" : Integer.toString(r.clients()),
                     r == null ? "-" : fmt("%,.0f", r.perSec()),
                     r == null ? "-" : fmt("%.1f", r.p50()),
                     r == null ? "-" : fmt("%.1f", r.p99()),
                     r == null ? "-" : fmt("%.2f", r.pgCpuMs()),
+                    r == null ? "-" : fmt("%.2f", r.serverCpuMs()),
                     r == null ? "-" : fmt("%.1f", r.xacts()),
                     r == null || Double.isNaN(r.statements()) ? "n/a" : fmt("%.1f", r.statements()),
                     r == null || Double.isNaN(r.rows()) ? "n/a" : fmt("%.1f", r.rows()),
@@ -173,8 +178,8 @@ public final class TenantsBenchmark {
         AtomicReference<double[]> from = new AtomicReference<>();
         AtomicReference<double[]> to = new AtomicReference<>();
         ScheduledExecutorService probe = Executors.newSingleThreadScheduledExecutor();
-        probe.schedule(() -> from.set(dbCounters()), measureFrom - System.nanoTime(), TimeUnit.NANOSECONDS);
-        probe.schedule(() -> to.set(dbCounters()), measureTo - System.nanoTime(), TimeUnit.NANOSECONDS);
+        probe.schedule(() -> from.set(counters(pod)), measureFrom - System.nanoTime(), TimeUnit.NANOSECONDS);
+        probe.schedule(() -> to.set(counters(pod)), measureTo - System.nanoTime(), TimeUnit.NANOSECONDS);
         for (int t = 0; t < THREADS; t++) {
             int thread = t;
             hist[t] = new Histogram(60_000_000L, 3);
@@ -226,8 +231,8 @@ public final class TenantsBenchmark {
             all.add(h);
         }
         long n = Math.max(1, all.getTotalCount());
-        double[] d = new double[6];
-        for (int i = 0; i < 6; i++) {
+        double[] d = new double[8];
+        for (int i = 0; i < 8; i++) {
             d[i] = to.get()[i] - from.get()[i];
         }
         RoundFigures r = new RoundFigures(
@@ -242,12 +247,14 @@ public final class TenantsBenchmark {
                 d[3] / n,
                 d[4] / n,
                 d[5] / n,
+                1000 * d[6] / n,
+                1000 * d[7] / n,
                 errors.sum());
         System.out.printf(
                 Locale.ROOT,
                 "(a) %,d partitions, %,d clients on %d threads: %,.0f rounds/s, p50 %.1f ms,"
                         + " p99 %.1f ms; per round PostgreSQL CPU %.2f ms, %.1f transactions, %s statements, %s rows,"
-                        + " %s buffers, %,.0f WAL bytes; %d not applied%n",
+                        + " %s buffers, %,.0f WAL bytes; server CPU %.2f ms, load generator CPU %.2f ms; %d not applied%n",
                 partitions,
                 clientCount,
                 THREADS,
@@ -260,8 +267,23 @@ public final class TenantsBenchmark {
                 Double.isNaN(r.rows()) ? "n/a" : fmt("%.1f", r.rows()),
                 Double.isNaN(r.buffers()) ? "n/a" : fmt("%.1f", r.buffers()),
                 r.walBytes(),
+                r.serverCpuMs(),
+                r.benchCpuMs(),
                 r.errors());
         return r;
+    }
+
+    /**
+     * {@link #dbCounters()} followed by the CPU seconds of {@code pod}'s process and of this benchmark's own
+     * (the load generator's).
+     */
+    private static double[] counters(ServerProcess pod) {
+        double[] db = dbCounters();
+        double[] all = Arrays.copyOf(db, db.length + 2);
+        all[db.length] = ProcStats.cpuSeconds(ProcStats.read(Path.of("/proc/" + pod.pid() + "/stat")));
+        all[db.length + 1] = ProcStats.cpuSeconds(
+                ProcStats.read(Path.of("/proc/" + ProcessHandle.current().pid() + "/stat")));
+        return all;
     }
 
     /**

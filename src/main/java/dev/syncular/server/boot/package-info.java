@@ -12,6 +12,8 @@
  * {@link dev.syncular.server.boot.RealtimeParts} and {@link dev.syncular.server.boot.Realtime} are what a hub is
  * built from and what it comes with. {@link dev.syncular.server.boot.StorageProducer} is the pod's storage bean, the
  * one place besides {@code storage.postgres} that names the PostgreSQL storage: everyone else injects a role.
+ * {@link dev.syncular.server.boot.NoContextCapture} takes Mutiny's thread-context hooks out at start-up (the packaged
+ * configuration propagates no thread context).
  *
  * <p>Its users are the edges that own a lifecycle: the production CDI producer ({@code http.EngineProducer}, whose
  * beans {@code realtime.PodRealtime} takes) and the conformance host (an engine and a hub per instance). It sits

@@ -38,6 +38,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
  * The same {@link Backfills} calls as {@code <mount>/admin/checkpoints}.
  */
 @Path("/console/checkpoints")
+@ConsoleRoute
 public class CheckpointsPage {
     @CheckedTemplate
     static class Templates {

@@ -17,6 +17,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
  * hold no operator data, so the sign-in form can use them before a session exists.
  */
 @Path("/console/assets")
+@ConsoleRoute
 public class ConsoleAssets {
     private static final Map<String, String> TYPES = Map.of(
             "console.css", "text/css; charset=utf-8",

@@ -16,6 +16,7 @@ public class ConsoleHeaders {
             + " frame-ancestors 'none'";
 
     @ServerResponseFilter
+    @ConsoleRoute
     public void secure(SimpleResourceInfo resource, ContainerResponseContext response) {
         if (resource == null
                 || resource.getResourceClass() == null

@@ -19,6 +19,7 @@ public class EventStreamGate {
     ConsoleAccess access;
 
     @ServerRequestFilter
+    @ConsoleRoute
     public Uni<Response> gate(SimpleResourceInfo resource, ContainerRequestContext request) {
         if (resource == null
                 || resource.getResourceClass() != LiveEventsPage.class

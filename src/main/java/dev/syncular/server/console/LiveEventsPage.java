@@ -31,6 +31,7 @@ import org.jboss.resteasy.reactive.RestStreamElementType;
  * the session like every page ({@link EventStreamGate}: 401 without one) and ends when the session expires.
  */
 @Path("/console/events")
+@ConsoleRoute
 public class LiveEventsPage {
     /** How often the tail is looked at for new events. */
     static final Duration POLL = Duration.ofMillis(500);

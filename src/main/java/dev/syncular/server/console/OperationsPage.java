@@ -27,6 +27,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
  * ({@code ops.OperationMetrics}); per-pod, like every meter.
  */
 @Path("/console/operations")
+@ConsoleRoute
 public class OperationsPage {
     @CheckedTemplate
     static class Templates {

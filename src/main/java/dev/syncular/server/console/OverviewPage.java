@@ -25,6 +25,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
  * the rounds that ended in an error by code, and the time series of {@link MeterRing}.
  */
 @Path("/console/overview")
+@ConsoleRoute
 public class OverviewPage {
     @CheckedTemplate
     static class Templates {

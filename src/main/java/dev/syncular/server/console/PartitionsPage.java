@@ -35,6 +35,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
  * ({@code GET <mount>/admin/partitions...}).
  */
 @Path("/console")
+@ConsoleRoute
 public class PartitionsPage {
     static final int PAGE = 50;
     private static final ObjectMapper JSON = new ObjectMapper();

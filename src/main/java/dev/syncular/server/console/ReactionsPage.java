@@ -29,6 +29,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
  * The same store calls as {@code <mount>/admin/reactions}.
  */
 @Path("/console/reactions")
+@ConsoleRoute
 public class ReactionsPage {
     static final int PAGE = 100;
     static final List<String> STATUSES =

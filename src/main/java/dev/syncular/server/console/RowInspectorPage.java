@@ -37,6 +37,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
  * {@code GET <mount>/admin/partitions/{p}/tables/{t}/rows/{id}}.
  */
 @Path("/console/rows")
+@ConsoleRoute
 public class RowInspectorPage {
     /** How far back the log is read for the commits that touched the row. */
     static final int COMMIT_WINDOW = 1000;

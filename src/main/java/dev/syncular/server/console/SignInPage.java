@@ -22,6 +22,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
  * session's CSRF token like every action.
  */
 @Path("/console")
+@ConsoleRoute
 public class SignInPage {
     @CheckedTemplate
     static class Templates {

@@ -7,18 +7,13 @@ import dev.syncular.server.round.HttpError;
 import dev.syncular.server.round.RoundFailure;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.wire.WireException;
-import io.vertx.ext.web.RoutingContext;
 import jakarta.ws.rs.WebApplicationException;
-import jakarta.ws.rs.container.ContainerResponseContext;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.util.Map;
 import org.jboss.logging.Logger;
 import org.jboss.logging.MDC;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
-import org.jboss.resteasy.reactive.server.ServerResponseFilter;
-import org.jboss.resteasy.reactive.server.core.ResteasyReactiveRequestContext;
-import org.jboss.resteasy.reactive.server.spi.ResteasyReactiveContainerRequestContext;
 
 /**
  * HTTP-level errors (§1.1, §10.1): every failure detected before a 200 is committed is answered as
@@ -35,7 +30,7 @@ import org.jboss.resteasy.reactive.server.spi.ResteasyReactiveContainerRequestCo
  *
  * <p>An error answered before the request's body was read (a refusal from the headers or from authentication,
  * a body cut off at its cap, an admin refusal) closes the connection after the answer
- * ({@link #closeUnreadBodies}).
+ * ({@link UnreadBodies}).
  */
 public class ErrorMapper {
     private static final Logger LOG = Logger.getLogger(ErrorMapper.class);
@@ -133,18 +128,6 @@ public class ErrorMapper {
      */
     private static void logged(int status, ErrorCode code) {
         LOG.logf(status >= 500 ? Logger.Level.INFO : Logger.Level.DEBUG, "request answered %d %s", status, code.code);
-    }
-
-    /**
-     * Every error answer (status ≥ 400) to a request whose body was not read to its end — thrown or returned —
-     * discards the rest of that body, bounded, and closes the connection ({@link RequestBody#closeUnread}).
-     */
-    @ServerResponseFilter
-    public void closeUnreadBodies(ResteasyReactiveContainerRequestContext request, ContainerResponseContext response) {
-        if (response.getStatus() >= 400
-                && request.getServerRequestContext() instanceof ResteasyReactiveRequestContext context) {
-            RequestBody.closeUnread(context.serverRequest().unwrap(RoutingContext.class), response.getStatus());
-        }
     }
 
     private static Response.ResponseBuilder json(int status, Object body) {

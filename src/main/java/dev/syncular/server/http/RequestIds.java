@@ -3,6 +3,7 @@ package dev.syncular.server.http;
 import io.vertx.ext.web.Router;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
 import org.jboss.logging.MDC;
@@ -19,6 +20,8 @@ public class RequestIds {
     public static final String HEADER = "X-Request-Id";
     public static final String MDC_KEY = "requestId";
     private static final Pattern SANE = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
+    /** Lower-case hex digits (a format string per request was 2 % of the server's samples under load). */
+    private static final HexFormat HEX = HexFormat.of();
 
     void install(@Observes Router router) {
         router.route().order(-1000).handler(rc -> {
@@ -33,6 +36,6 @@ public class RequestIds {
     /** 128 random bits as 32 hex digits: a correlation id, not a secret. */
     static String generate() {
         ThreadLocalRandom r = ThreadLocalRandom.current();
-        return String.format("%016x%016x", r.nextLong(), r.nextLong());
+        return HEX.toHexDigits(r.nextLong()) + HEX.toHexDigits(r.nextLong());
     }
 }

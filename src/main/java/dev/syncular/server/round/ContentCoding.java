@@ -187,10 +187,12 @@ public enum ContentCoding {
      * the rest including the trailer. Not thread-safe; one per response.
      */
     public static final class Compressor {
-        private final ByteArrayOutputStream sink = new ByteArrayOutputStream(8192);
+        private final ByteArrayOutputStream sink;
         private final OutputStream out;
 
         Compressor(ContentCoding coding) {
+            // an identity body passes through; a codec's output gathers here between takes
+            sink = new ByteArrayOutputStream(coding == IDENTITY ? 32 : 8192);
             try {
                 out = switch (coding) {
                     case IDENTITY -> sink;

@@ -35,6 +35,7 @@ public final class ResponseBody implements Iterator<Buffer> {
     static final int CHUNK_BYTES = 32 * 1024;
 
     private final List<Frame> frames;
+    private final boolean identity;
     private final ContentCoding.Compressor compressor;
     private final ByteArrayOutputStream pending = new ByteArrayOutputStream(1024);
     private MessageEncoder encoder;
@@ -44,6 +45,7 @@ public final class ResponseBody implements Iterator<Buffer> {
 
     ResponseBody(List<Frame> frames, ContentCoding coding) {
         this.frames = frames;
+        this.identity = coding == ContentCoding.IDENTITY;
         this.compressor = coding.compressor();
     }
 
@@ -144,6 +146,10 @@ public final class ResponseBody implements Iterator<Buffer> {
     }
 
     private void sink(byte[] bytes, int offset, int length) {
-        pending.writeBytes(compressor.write(bytes, offset, length));
+        if (identity) {
+            pending.write(bytes, offset, length); // no codec between the encoder and the chunk: one copy less
+        } else {
+            pending.writeBytes(compressor.write(bytes, offset, length));
+        }
     }
 }

@@ -64,6 +64,15 @@ final class Utf8 {
         int len = s.length();
         w.ensureCapacity(len);
         int start = w.size();
+        int seen = 0;
+        for (int k = 0; k < len; k++) {
+            seen |= s.charAt(k);
+        }
+        if (seen < 0x80) {
+            // all ASCII (the usual id, key or title): one bulk copy instead of a store per char
+            w.rawAsciiUnchecked(s, len);
+            return len;
+        }
         int i = 0;
         for (; i < len; i++) {
             char ch = s.charAt(i);
@@ -71,9 +80,6 @@ final class Utf8 {
                 break;
             }
             w.rawByteUnchecked(ch);
-        }
-        if (i == len) {
-            return len;
         }
         for (; i < len; i++) {
             char ch = s.charAt(i);

@@ -142,6 +142,16 @@ public final class WireWriter {
         buf[size++] = (byte) b;
     }
 
+    /**
+     * Appends the {@code len} chars of {@code s}, each below U+0080, as one byte each (capacity ensured by the
+     * caller): for such a string its UTF-8 form, copied in bulk.
+     */
+    @SuppressWarnings("deprecation") // String.getBytes(int, int, byte[], int): the low byte of each char, as wanted
+    void rawAsciiUnchecked(String s, int len) {
+        s.getBytes(0, len, buf, size);
+        size += len;
+    }
+
     void ensureCapacity(int extra) {
         ensure(extra);
     }

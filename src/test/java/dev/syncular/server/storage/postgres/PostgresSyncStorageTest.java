@@ -377,18 +377,12 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                     .execute(Tuple.of(p)));
             pushGate = storage.inPartitionTransaction(p, tx -> tx.readServeGate(running))
                     .subscribeAsCompletionStage();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            long waiting = 0;
-            while (waiting == 0 && System.nanoTime() < deadline) {
-                waiting = await(pool().preparedQuery(
-                                        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                                                + " AND query LIKE $1")
-                                .execute(Tuple.of("%" + s + "%sync_partitions%FOR UPDATE%")))
-                        .iterator()
-                        .next()
-                        .getLong(0);
-            }
-            assertEquals(1L, waiting, "the push waits for the partition lock");
+            assertEquals(
+                    1L,
+                    countOnceAny(
+                            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1",
+                            Tuple.of("%" + s + "%sync_partitions%FOR UPDATE%")),
+                    "the push waits for the partition lock");
             assertFalse(pushGate.isDone());
         } finally {
             await(holder.query("COMMIT").execute());
@@ -1125,6 +1119,22 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     }
 
     /** One push: row write, commit append and push result, in that order (so the append fails mid-transaction). */
+    /**
+     * Polls a {@code count(*)} statement until it counts something or 30 s passed (no sleeps: a wait observed in
+     * the catalog), and returns its last count.
+     */
+    private static long countOnceAny(String countSql, Tuple args) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        long count = 0;
+        while (count == 0 && System.nanoTime() < deadline) {
+            count = await(pool().preparedQuery(countSql).execute(args))
+                    .iterator()
+                    .next()
+                    .getLong(0);
+        }
+        return count;
+    }
+
     private static Uni<Long> push(PostgresSyncStorage s, String partition, String id) {
         return s.inPartitionTransaction(
                 partition,
@@ -1252,17 +1262,12 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                             SchemaLoader.parse(V2_JSON), List.of(new CheckpointDeclaration("p", "notes-pinned", 2)))
                     .subscribeAsCompletionStage();
             // observe the wait in the catalog (no sleeps): the LOCK TABLE of the migration is not granted
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            long waiting = 0;
-            while (waiting == 0 && System.nanoTime() < deadline) {
-                waiting = await(pool().preparedQuery(
-                                        "SELECT count(*) FROM pg_locks WHERE relation = to_regclass($1) AND NOT granted")
-                                .execute(Tuple.of("\"" + s + "\".sync_partitions")))
-                        .iterator()
-                        .next()
-                        .getLong(0);
-            }
-            assertEquals(1L, waiting, "the migration waits for the table lock on sync_partitions");
+            assertEquals(
+                    1L,
+                    countOnceAny(
+                            "SELECT count(*) FROM pg_locks WHERE relation = to_regclass($1) AND NOT granted",
+                            Tuple.of("\"" + s + "\".sync_partitions")),
+                    "the migration waits for the table lock on sync_partitions");
             assertFalse(migration.isDone());
             assertEquals(1, await(oldBuild.readStoredSchemaVersion()), "nothing of the migration is visible yet");
             assertEquals(Map.of(), fences(s));
