@@ -5,7 +5,8 @@
  * API is ({@code syncular.admin.token}). {@code ConsoleAccess} is the door: sign-in with the admin token, sessions
  * stored hashed in the shared storage (every pod sees them) behind an {@code HttpOnly}, {@code SameSite=Strict}
  * cookie that expires, the session's CSRF token checked on every action, an audit line per request;
- * {@code ConsoleHeaders} puts a strict Content-Security-Policy on every console response. Pages: the overview
+ * {@code ConsoleHeaders} puts a strict Content-Security-Policy on every console response (its filters bound to the
+ * console's pages by {@code ConsoleRoute}). Pages: the overview
  * (serve gate, pending checkpoints, sockets, errors and the 15-minute series of {@code MeterRing}), partitions
  * (clients with their cursor lag; epoch rotation and pruning behind a confirmation), the row inspector (coverage
  * by registered subscriptions), checkpoints (declare with a warning, activate), reactions (retry a dead letter),

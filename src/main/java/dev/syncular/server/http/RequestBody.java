@@ -307,33 +307,33 @@ public final class RequestBody {
         return new HttpError(413, ErrorCode.INVALID_REQUEST, "request body exceeds the route's size limit");
     }
 
+    /** Nothing to do once an answer is written. */
+    static final Runnable NOTHING_AFTER = () -> {};
+
     /**
      * After a refusal: when the request carries a body that was not read to its end, the answer says
-     * {@code Connection: close}; once it is written the rest of the body is read and discarded — never held —
-     * so a client that sends its whole body before reading still gets the answer, and the HTTP/1.x
-     * connection is closed at the body's end, after {@link #DRAIN_LIMIT} discarded bytes or after
-     * {@link #DRAIN_TIMEOUT_MS}, whichever comes first. On HTTP/2 the stream's flow-control window already
-     * bounds what an unread body can send.
+     * {@code Connection: close} (set here, while its headers are written); once it is written (the returned action,
+     * run from the response's end) the rest of the body is read and discarded — never held — so a client that sends
+     * its whole body before reading still gets the answer, and the HTTP/1.x connection is closed at the body's end,
+     * after {@link #DRAIN_LIMIT} discarded bytes or after {@link #DRAIN_TIMEOUT_MS}, whichever comes first. On
+     * HTTP/2 the stream's flow-control window already bounds what an unread body can send:
+     * {@link #NOTHING_AFTER}, as for a body read to its end.
      */
-    static void closeUnread(RoutingContext rc, int status) {
-        if (rc == null) {
-            return;
-        }
+    static Runnable closeUnread(RoutingContext rc, int status) {
         HttpServerRequest request = rc.request();
         if (status == 408 && request.version() != HttpVersion.HTTP_2) {
             // a body too slow to wait for: the answer, then the connection ends — no drain
             rc.response().putHeader("Connection", "close");
-            rc.addEndHandler(v -> request.connection().close());
-            return;
+            return () -> request.connection().close();
         }
         String length = request.getHeader("Content-Length");
         boolean hasBody =
                 request.getHeader("Transfer-Encoding") != null || (length != null && !"0".equals(length.trim()));
         if (!hasBody || request.isEnded() || request.version() == HttpVersion.HTTP_2) {
-            return;
+            return NOTHING_AFTER;
         }
         rc.response().putHeader("Connection", "close");
-        rc.addEndHandler(v -> {
+        return () -> {
             HttpConnection connection = request.connection();
             long timer = rc.vertx().setTimer(DRAIN_TIMEOUT_MS, id -> connection.close());
             long[] discarded = new long[1];
@@ -350,6 +350,6 @@ public final class RequestBody {
                 connection.close();
             });
             request.resume();
-        });
+        };
     }
 }

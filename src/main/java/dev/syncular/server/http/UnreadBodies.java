@@ -16,12 +16,15 @@ public class UnreadBodies {
 
     void install(@Observes Router router) {
         router.route().order(-999).handler(rc -> {
+            Runnable[] after = {RequestBody.NOTHING_AFTER};
             rc.addHeadersEndHandler(v -> {
                 int status = rc.response().getStatusCode();
                 if (status >= 400) {
-                    RequestBody.closeUnread(rc, status);
+                    after[0] = RequestBody.closeUnread(rc, status);
                 }
             });
+            // registered now: once the response is being written, no end handler can be added any more
+            rc.addEndHandler(v -> after[0].run());
             rc.next();
         });
     }

@@ -8,7 +8,8 @@
  * checkpoints, §2.4), every route behind {@code AdminAccess} (bearer token, audit line) and described in the
  * OpenAPI document at {@code /q/openapi} (management port); the request id of every request ({@code RequestIds}: the
  * {@code X-Request-Id} header and the logging MDC); the §10.1 JSON error answers ({@code ErrorMapper}, over
- * {@code round}'s one mapping); and the CDI beans of the
+ * {@code round}'s one mapping), after which an unread request body is discarded and its connection closed
+ * ({@code UnreadBodies}); and the CDI beans of the
  * engine, the pod's realtime hub and channel, the blob service (each assembled by the composition root,
  * {@code boot}), the storage and stores from configuration, including the §5.10.2 CRDT merger registry (the built-in
  * {@code yjs-doc} merger plus every {@code CrdtTypeMerger} CDI bean) that the served schema is compiled against.

@@ -239,6 +239,30 @@ class WireCodecTest {
         assertThrows(IllegalArgumentException.class, () -> new WireWriter().str("\uD800x"));
     }
 
+    /**
+     * Conventions {@code str}: a u32 byte length, then UTF-8. An all-ASCII string is copied in bulk, any other char
+     * (from U+0080 on, wherever it stands) takes the per-char encoding: both give exactly the JDK's UTF-8 bytes.
+     */
+    @Test
+    void strIsUtf8WhetherAsciiOrNot() {
+        for (String text : List.of(
+                "",
+                "a",
+                "\u007f",
+                "id-42_~.:",
+                "abc\u0080",
+                "\u00e9t\u00e9",
+                "\u20ac10",
+                "x".repeat(300) + "\u0100",
+                "\uD834\uDD1E tail")) {
+            byte[] expected = text.getBytes(StandardCharsets.UTF_8);
+            byte[] out = new WireWriter().str(text).toByteArray();
+            assertEquals(expected.length, (out[0] & 0xff) | (out[1] & 0xff) << 8 | (out[2] & 0xff) << 16, text);
+            assertArrayEquals(expected, Arrays.copyOfRange(out, 4, out.length), text);
+            assertEquals(text, new WireReader(out).str());
+        }
+    }
+
     @Test
     void mapKeysInUtf16CodeUnitOrder() {
         // U+E000 sorts after U+1D11E in UTF-8 bytes but before it in UTF-16 code units (Conventions).
