@@ -36,6 +36,11 @@ final class ProcStats {
         return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / (double) CLK_TCK;
     }
 
+    /** utime + stime of process {@code pid} in seconds; 0 when it went away. */
+    static double processCpuSeconds(long pid) {
+        return cpuSeconds(read(Path.of("/proc/" + pid + "/stat")));
+    }
+
     /** cutime + cstime (exited, reaped children) of a {@code stat} line in seconds. */
     static double childCpuSeconds(String stat) {
         String[] f = fields(stat);

@@ -1105,9 +1105,9 @@ public final class SegmentsBenchmark {
 
         CpuTimes cpu() {
             CpuTimes c = new CpuTimes();
-            c.server = ProcStats.cpuSeconds(ProcStats.read(Path.of("/proc/" + serverPid + "/stat")));
-            c.s3 = ProcStats.cpuSeconds(ProcStats.read(Path.of("/proc/" + s3Pid + "/stat")));
-            c.bench = ProcStats.cpuSeconds(ProcStats.read(Path.of("/proc/self/stat")));
+            c.server = ProcStats.processCpuSeconds(serverPid);
+            c.s3 = ProcStats.processCpuSeconds(s3Pid);
+            c.bench = ProcStats.processCpuSeconds(ProcessHandle.current().pid());
             Map<Long, String> postgres = POSTMASTER_PID > 0 ? ProcStats.postgresStats(POSTMASTER_PID) : null;
             if (postgres == null) {
                 c.postgres = Double.NaN;

@@ -12,7 +12,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -280,9 +279,8 @@ public final class TenantsBenchmark {
     private static double[] counters(ServerProcess pod) {
         double[] db = dbCounters();
         double[] all = Arrays.copyOf(db, db.length + 2);
-        all[db.length] = ProcStats.cpuSeconds(ProcStats.read(Path.of("/proc/" + pod.pid() + "/stat")));
-        all[db.length + 1] = ProcStats.cpuSeconds(
-                ProcStats.read(Path.of("/proc/" + ProcessHandle.current().pid() + "/stat")));
+        all[db.length] = ProcStats.processCpuSeconds(pod.pid());
+        all[db.length + 1] = ProcStats.processCpuSeconds(ProcessHandle.current().pid());
         return all;
     }
 

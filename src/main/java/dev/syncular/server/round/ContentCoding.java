@@ -162,9 +162,9 @@ public enum ContentCoding {
         }
     }
 
-    /** A fresh streaming compressor for one response body. */
-    public Compressor compressor() {
-        return new Compressor(this);
+    /** A fresh streaming compressor for one response body, writing its coded bytes to {@code sink}. */
+    public Compressor compressor(ByteArrayOutputStream sink) {
+        return new Compressor(this, sink);
     }
 
     /** Compresses a whole body at once (segment downloads). */
@@ -172,27 +172,23 @@ public enum ContentCoding {
         if (this == IDENTITY) {
             return body;
         }
-        Compressor c = compressor();
-        byte[] head = c.write(body, 0, body.length);
-        byte[] tail = c.finish();
-        byte[] out = new byte[head.length + tail.length];
-        System.arraycopy(head, 0, out, 0, head.length);
-        System.arraycopy(tail, 0, out, head.length, tail.length);
-        return out;
+        ByteArrayOutputStream sink = new ByteArrayOutputStream(8192);
+        Compressor c = compressor(sink);
+        c.write(body, 0, body.length);
+        c.finish();
+        return sink.toByteArray();
     }
 
     /**
-     * Streaming compressor: {@link #write} returns whatever compressed output the input produced so far
-     * (often nothing — the codec buffers, which keeps the ratio of a stream of small frames), {@link #finish}
-     * the rest including the trailer. Not thread-safe; one per response.
+     * Streaming compressor: {@link #write} puts into its sink whatever coded output the input produced so far
+     * (often nothing — the codec buffers, which keeps the ratio of a stream of small frames), {@link #finish} the
+     * rest including the trailer. An identity compressor passes the bytes straight to the sink. Not thread-safe;
+     * one per response.
      */
     public static final class Compressor {
-        private final ByteArrayOutputStream sink;
         private final OutputStream out;
 
-        Compressor(ContentCoding coding) {
-            // an identity body passes through; a codec's output gathers here between takes
-            sink = new ByteArrayOutputStream(coding == IDENTITY ? 32 : 8192);
+        Compressor(ContentCoding coding, ByteArrayOutputStream sink) {
             try {
                 out = switch (coding) {
                     case IDENTITY -> sink;
@@ -204,33 +200,20 @@ public enum ContentCoding {
             }
         }
 
-        public byte[] write(byte[] b, int off, int len) {
+        public void write(byte[] b, int off, int len) {
             try {
                 out.write(b, off, len);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
-            return take();
         }
 
-        public byte[] finish() {
+        public void finish() {
             try {
                 out.close();
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
-            return take();
         }
-
-        private byte[] take() {
-            if (sink.size() == 0) {
-                return EMPTY;
-            }
-            byte[] b = sink.toByteArray();
-            sink.reset();
-            return b;
-        }
-
-        private static final byte[] EMPTY = new byte[0];
     }
 }

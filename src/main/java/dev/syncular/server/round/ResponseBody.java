@@ -35,9 +35,10 @@ public final class ResponseBody implements Iterator<Buffer> {
     static final int CHUNK_BYTES = 32 * 1024;
 
     private final List<Frame> frames;
-    private final boolean identity;
-    private final ContentCoding.Compressor compressor;
+    /** The coded bytes not yet handed over as a chunk: the compressor writes here. */
     private final ByteArrayOutputStream pending = new ByteArrayOutputStream(1024);
+
+    private final ContentCoding.Compressor compressor;
     private MessageEncoder encoder;
     private int index;
     private boolean done;
@@ -45,8 +46,7 @@ public final class ResponseBody implements Iterator<Buffer> {
 
     ResponseBody(List<Frame> frames, ContentCoding coding) {
         this.frames = frames;
-        this.identity = coding == ContentCoding.IDENTITY;
-        this.compressor = coding.compressor();
+        this.compressor = coding.compressor(pending);
     }
 
     public static Iterable<Buffer> of(List<Frame> frames, ContentCoding coding) {
@@ -117,12 +117,12 @@ public final class ResponseBody implements Iterator<Buffer> {
     private void step() {
         try {
             if (encoder == null) {
-                encoder = new MessageEncoder(FrameType.MSG_RESPONSE, this::sink); // writes the envelope header
+                encoder = new MessageEncoder(FrameType.MSG_RESPONSE, compressor::write); // writes the envelope header
             } else if (index < frames.size()) {
                 encoder.write(frames.get(index++));
             } else {
                 encoder.end();
-                pending.writeBytes(compressor.finish());
+                compressor.finish();
                 done = true;
             }
         } catch (RuntimeException e) {
@@ -131,9 +131,9 @@ public final class ResponseBody implements Iterator<Buffer> {
             byte[] error = MessageEncoder.encodeFrame(new ErrorFrame(
                     c.code, "internal server error", c.category, c.retryable, c.recommendedAction, null));
             try {
-                sink(error, 0, error.length);
-                sink(END, 0, END.length);
-                pending.writeBytes(compressor.finish());
+                compressor.write(error, 0, error.length);
+                compressor.write(END, 0, END.length);
+                compressor.finish();
             } catch (RuntimeException again) {
                 LOG.error("Cannot terminate the failed sync response; the connection will be cut", again);
             }
@@ -142,14 +142,6 @@ public final class ResponseBody implements Iterator<Buffer> {
         if (pending.size() >= CHUNK_BYTES || (done && pending.size() > 0)) {
             next = Buffer.buffer(pending.toByteArray());
             pending.reset();
-        }
-    }
-
-    private void sink(byte[] bytes, int offset, int length) {
-        if (identity) {
-            pending.write(bytes, offset, length); // no codec between the encoder and the chunk: one copy less
-        } else {
-            pending.writeBytes(compressor.write(bytes, offset, length));
         }
     }
 }
