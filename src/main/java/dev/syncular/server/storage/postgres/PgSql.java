@@ -135,19 +135,6 @@ final class PgSql {
         return new StorageException(StorageException.BUSY, "storage is busy; retry later", d, cause);
     }
 
-    /**
-     * Whether PostgreSQL refused a statement ({@code t} or a cause is a {@link PgException}): the SQL client then
-     * ends the transaction it ran in, whose {@code COMMIT} answers a rollback.
-     */
-    static boolean refusedByDatabase(Throwable t) {
-        for (; t != null; t = t.getCause()) {
-            if (t instanceof PgException) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /** {@link #busy(Throwable)}, or {@code t} itself. */
     static Throwable busyOr(Throwable t) {
         StorageException b = busy(t);

@@ -14,11 +14,11 @@ import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.SqlConnection;
-import io.vertx.mutiny.sqlclient.Transaction;
 import io.vertx.mutiny.sqlclient.Tuple;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
@@ -29,11 +29,13 @@ import java.util.function.Function;
  * gate re-evaluated under the partition lock): an in-process queue per partition that drains in groups, one
  * database transaction per group holding the partition row lock, each queued work in its own savepoint
  * when there are several, with the group's {@link PushReadAhead} in the first round trip, and the works' writes
- * pipelined back to back, awaited once before the {@code COMMIT}. Each work sees a {@link PushTransaction}.
+ * pipelined back to back with the {@code COMMIT} right behind them. Each work sees a {@link PushTransaction}.
+ * While groups follow each other, the partition keeps its connection, and the next group starts before the
+ * previous one's outcomes are delivered.
  *
  * <p>Bounded: at most {@code maxQueued} works wait in one partition's queue; one more is refused at once with
- * {@link StorageException#BUSY} ({@code queue_full}). Each group transaction states READ COMMITTED and sets
- * {@code lock_timeout} and {@code statement_timeout} ({@code SET LOCAL}, pipelined with {@code BEGIN}); a
+ * {@link StorageException#BUSY} ({@code queue_full}). Each group transaction begins READ COMMITTED and sets
+ * {@code lock_timeout} and {@code statement_timeout} ({@code SET LOCAL}, in the message of its {@code BEGIN}); a
  * timeout, deadlock or pool refusal rolls the group back and reaches every work as {@code BUSY}.
  */
 final class PushQueue {
@@ -43,8 +45,8 @@ final class PushQueue {
     private final PushTransaction.Context tx;
 
     private final int maxQueued;
-    /** The group transaction's settings: isolation level, lock and statement timeouts. */
-    private final String settings;
+    /** The group transaction's start: {@code BEGIN} with its isolation level, lock and statement timeouts. */
+    private final String begin;
 
     PushQueue(
             Pool pool,
@@ -57,7 +59,7 @@ final class PushQueue {
         this.registry = registry;
         this.tx = tx;
         this.maxQueued = maxQueued;
-        this.settings = PgSql.READ_COMMITTED + "; SET LOCAL lock_timeout = " + lockTimeoutMs
+        this.begin = "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = " + lockTimeoutMs
                 + "; SET LOCAL statement_timeout = " + statementTimeoutMs;
     }
 
@@ -110,9 +112,9 @@ final class PushQueue {
      * instances; {@code BEGIN}, the lock and the serve gate read go out pipelined), runs the queued works one
      * after the other — each in its own savepoint when there are several, so a failing work rolls back alone
      * — and commits once (one lock hand-off and one WAL flush for the group). Every work's outcome is
-     * delivered only after that commit. Writes of {@link PushTransaction} are pipelined; in a group of several
-     * works they are awaited once, before the {@code COMMIT}, so the works follow each other without a round trip
-     * between them (see {@link #runGroup(String, List, boolean, boolean[])}); a lone work awaits its own.
+     * delivered only after that commit. Writes of {@link PushTransaction} are pipelined, and so is the
+     * {@code COMMIT} behind the last of them: the works follow each other without a round trip between them (see
+     * {@link #runGroup(String, List, SqlConnection, boolean, boolean[])}).
      *
      * <p>{@code hint} (may be null): the group's first round trip also reads ahead what the hinted works will
      * read first (see {@link PushReadAhead}).
@@ -136,7 +138,7 @@ final class PushQueue {
                     q.running = true;
                 }
                 if (start) {
-                    drain(partition, q);
+                    drain(partition, q, Optional.empty());
                 }
                 break;
             }
@@ -144,7 +146,13 @@ final class PushQueue {
         });
     }
 
-    private void drain(String partition, PartitionQueue q) {
+    /**
+     * Runs the next group of {@code q}, on {@code held} (the connection the previous group committed on) or a pooled
+     * connection; once it ends, the group after it is started first — on the same connection — and only then are
+     * the outcomes delivered, so the callers' continuations (their pulls and responses) run while PostgreSQL already
+     * works on the next group. The connection goes back to the pool when the queue is empty or a group failed.
+     */
+    private void drain(String partition, PartitionQueue q, Optional<SqlConnection> held) {
         List<Job> group = new ArrayList<>();
         synchronized (q) {
             while (group.size() < MAX_GROUP && !q.jobs.isEmpty()) {
@@ -154,19 +162,27 @@ final class PushQueue {
                 q.running = false;
                 q.dead = true;
                 partitionQueues.remove(partition, q);
-                return;
             }
         }
-        runGroup(partition, group)
+        if (group.isEmpty()) {
+            held.ifPresent(PushQueue::release);
+            return;
+        }
+        List<SqlConnection> used = new ArrayList<>(1);
+        held.map(c -> Uni.createFrom().item(c))
+                .orElseGet(pool::getConnection)
+                .invoke(used::add)
+                .chain(conn -> runGroup(partition, group, conn))
                 .subscribe()
                 .with(
                         v -> {
+                            drain(partition, q, Optional.of(used.get(0)));
                             deliver(group, null);
-                            drain(partition, q);
                         },
                         e -> {
+                            used.forEach(PushQueue::release);
+                            drain(partition, q, Optional.empty());
                             deliver(group, e);
-                            drain(partition, q);
                         });
     }
 
@@ -182,46 +198,54 @@ final class PushQueue {
         }
     }
 
+    /** Back to the pool; a connection that cannot be is discarded by it. */
+    private static void release(SqlConnection conn) {
+        conn.close().subscribe().with(v -> {}, e -> {});
+    }
+
     /**
      * One database transaction for {@code group}; fails (everything rolled back) when the lock, a lone
      * work, a read-ahead statement or the commit fails, else each job holds its own outcome.
      */
-    private Uni<Void> runGroup(String partition, List<Job> group) {
+    private Uni<Void> runGroup(String partition, List<Job> group, SqlConnection conn) {
         if (group.size() == 1) {
-            return runGroup(partition, group, false, new boolean[1]);
+            return runGroup(partition, group, conn, false, new boolean[1]);
         }
         boolean[] rerunnable = {false};
-        return runGroup(partition, group, true, rerunnable)
-                .onFailure(e -> rerunnable[0] && PgSql.busy(e) == null && !PgSql.refusedByDatabase(e))
+        return runGroup(partition, group, conn, true, rerunnable)
+                .onFailure(e -> rerunnable[0] && PgSql.busy(e) == null)
                 .recoverWithUni(e -> {
-                    // a work failed on the answer to one of its writes (a duplicate idempotency record) somewhere
-                    // in the pipeline: nothing of the group committed; again with each work's writes awaited in
-                    // its savepoint, so the failure stays with its work
+                    // a write of some work failed somewhere in the pipeline (a duplicate idempotency record, a
+                    // statement PostgreSQL refused), which aborted the transaction: nothing of the group committed;
+                    // again with each work's writes awaited in its savepoint, so the failure stays with its work
                     pipelinedReruns.increment();
                     for (Job j : group) {
                         j.item = null;
                         j.failure = null;
                     }
-                    return runGroup(partition, group, false, new boolean[1]);
+                    return runGroup(partition, group, conn, false, new boolean[1]);
                 });
     }
 
     /**
      * One attempt at {@code group}'s transaction. {@code pipelined}: each work's writes are sent and not awaited
      * (the next work's savepoint and statements follow them in the same pipeline) and the group awaits them all
-     * before its {@code COMMIT}: one round trip for the works of a group instead of one per work. A failed write
-     * answer that fails its work (a duplicate idempotency record) then fails the attempt, and
-     * {@link #runGroup(String, List)} runs the group again awaiting each work's writes, so the failure stays with
-     * its work; a statement PostgreSQL refuses ({@link PgSql#refusedByDatabase}) fails the group either way, so it
-     * is not run again. {@code rerunnable} is set once the lock is held and the works start, and cleared when the
-     * {@code COMMIT} is sent (from then on the attempt may have committed: it is never run again).
+     * with the {@code COMMIT} sent right behind them: the works of a group and the commit take one round trip. A
+     * write PostgreSQL refuses (a duplicate idempotency record included) aborts the transaction, so that
+     * {@code COMMIT} rolls back, and {@link #runGroup(String, List, SqlConnection)} runs the group again awaiting
+     * each work's writes in its savepoint, so the failure stays with its work (the transaction is the connection's,
+     * not the SQL client's, which would turn the {@code COMMIT} into a rollback after any failed statement, even one
+     * rolled back to its savepoint). {@code rerunnable} is set once the lock is held and the works start, and
+     * cleared once every write succeeded (from then on the attempt may have committed: it is never run again).
      */
-    private Uni<Void> runGroup(String partition, List<Job> group, boolean pipelined, boolean[] rerunnable) {
-        return pool.getConnection().chain(conn -> {
-            CompletableFuture<Transaction> begin = conn.begin().subscribeAsCompletionStage();
-            // READ COMMITTED (each statement sees what committed before it, the gate read after the lock
-            // included) and the timeouts, before the lock: one simple-query message in the same round trip
-            CompletableFuture<RowSet<Row>> set = conn.query(settings).execute().subscribeAsCompletionStage();
+    private Uni<Void> runGroup(
+            String partition, List<Job> group, SqlConnection conn, boolean pipelined, boolean[] rerunnable) {
+        return Uni.createFrom().deferred(() -> {
+            // BEGIN, READ COMMITTED (each statement sees what committed before it, the gate read after the lock
+            // included) and the timeouts, before the lock: one simple-query message in the same round trip. The
+            // transaction is the connection's, not the SQL client's: its COMMIT is pipelined behind the works' writes
+            // (the client's own transaction would wait for their answers first).
+            CompletableFuture<RowSet<Row>> set = conn.query(begin).execute().subscribeAsCompletionStage();
             CompletableFuture<RowSet<Row>> lock = conn.preparedQuery(registry.lockSql)
                     .execute(Tuple.of(partition))
                     .subscribeAsCompletionStage();
@@ -237,69 +261,77 @@ final class PushQueue {
             PushReadAhead pre = new PushReadAhead(tx.results, tx.installed, conn, partition, group);
             GroupState[] ran = {null};
             RecentCommits.Pending[] pending = {RecentCommits.Pending.NONE};
+            CompletableFuture<?>[] commit = {null};
             return Uni.createFrom()
-                    .completionStage(begin)
-                    .chain(dbTx -> Uni.createFrom()
-                            .completionStage(set)
-                            .chain(() -> Uni.createFrom().completionStage(lock))
-                            .chain(rs -> Uni.createFrom()
-                                    .completionStage(gate)
-                                    .chain(g -> pre.await().chain(() -> {
-                                        Row r = first(rs);
-                                        if (r == null) {
-                                            throw PartitionRegistry.unknownPartition();
-                                        }
-                                        GroupState gs = new GroupState(
-                                                conn,
-                                                registry.withOverlay(PartitionRegistry.partitionState(r)),
-                                                first(g),
-                                                pre,
-                                                pipelined);
-                                        ran[0] = gs;
-                                        rerunnable[0] = true;
-                                        if (group.size() == 1) {
-                                            Job only = group.get(0);
-                                            PushTransaction ptx = gs.next(null);
-                                            return Uni.createFrom()
-                                                    .deferred(() -> only.work.apply(ptx))
-                                                    .call(ptx::flush)
-                                                    .invoke(item -> {
-                                                        only.item = item;
-                                                        gs.appended.addAll(ptx.appended);
-                                                    })
-                                                    .replaceWithVoid();
-                                        }
-                                        return Multi.createFrom()
-                                                .iterable(group)
-                                                .onItem()
-                                                .transformToUniAndConcatenate(job -> runInSavepoint(gs, job))
-                                                .collect()
-                                                .last();
-                                    })))
-                            .call(() -> PgSql.allSettled(ran[0].unawaited))
-                            .call(() -> {
-                                // the group's commits, in sequence order, for the pulls and the fan-out that follow:
-                                // pending until the COMMIT answers (its NOTIFY may reach the fan-out first)
-                                GroupState gs = ran[0];
-                                pending[0] = tx.recent.prepare(partition, gs.locked.logEpoch(), gs.appended);
-                                rerunnable[0] = false;
-                                return dbTx.commit();
-                            })
-                            .invoke(() -> pending[0].committed())
-                            .onFailure()
-                            .invoke(e -> pending[0].abandoned())
-                            .onCancellation()
-                            .invoke(() -> pending[0].abandoned())
-                            .onFailure()
-                            .call(e -> dbTx.rollback().onFailure().recoverWithNull()))
+                    .completionStage(set)
+                    .chain(() -> Uni.createFrom().completionStage(lock))
+                    .chain(rs -> Uni.createFrom()
+                            .completionStage(gate)
+                            .chain(g -> pre.await().chain(() -> {
+                                Row r = first(rs);
+                                if (r == null) {
+                                    throw PartitionRegistry.unknownPartition();
+                                }
+                                GroupState gs = new GroupState(
+                                        conn,
+                                        registry.withOverlay(PartitionRegistry.partitionState(r)),
+                                        first(g),
+                                        pre,
+                                        pipelined);
+                                ran[0] = gs;
+                                rerunnable[0] = true;
+                                if (group.size() == 1) {
+                                    Job only = group.get(0);
+                                    PushTransaction ptx = gs.next(null);
+                                    return Uni.createFrom()
+                                            .deferred(() -> only.work.apply(ptx))
+                                            .invoke(item -> {
+                                                only.item = item;
+                                                gs.appended.addAll(ptx.appended);
+                                                gs.unawaited.addAll(ptx.handOver());
+                                            })
+                                            .replaceWithVoid();
+                                }
+                                return Multi.createFrom()
+                                        .iterable(group)
+                                        .onItem()
+                                        .transformToUniAndConcatenate(job -> runInSavepoint(gs, job))
+                                        .collect()
+                                        .last();
+                            })))
+                    .chain(() -> {
+                        // the group's commits, in sequence order, for the pulls and the fan-out that follow:
+                        // pending until the COMMIT answers (its NOTIFY may reach the fan-out first)
+                        GroupState gs = ran[0];
+                        pending[0] = tx.recent.prepare(partition, gs.locked.logEpoch(), gs.appended);
+                        // COMMIT right behind the writes not answered yet, in the same round trip. A write PostgreSQL
+                        // refuses (a duplicate idempotency record included) aborts the transaction, so this COMMIT
+                        // then ends it as a rollback: nothing of the attempt is kept, and it may run again.
+                        commit[0] = conn.query("COMMIT").execute().subscribeAsCompletionStage();
+                        return PgSql.allSettled(gs.unawaited);
+                    })
+                    .invoke(() -> {
+                        // every write succeeded: the COMMIT commits (or fails as a whole), never run again
+                        rerunnable[0] = false;
+                    })
+                    .chain(() -> Uni.createFrom().completionStage(commit[0]).replaceWithVoid())
+                    .invoke(() -> pending[0].committed())
+                    .onFailure()
+                    .invoke(e -> pending[0].abandoned())
+                    .onCancellation()
+                    .invoke(() -> pending[0].abandoned())
+                    .onFailure()
+                    .call(e -> commit[0] != null
+                            // the COMMIT ends the transaction either way
+                            ? Uni.createFrom().completionStage(commit[0].handle((x, y) -> null))
+                            : conn.query("ROLLBACK").execute().onFailure().recoverWithNull())
                     .onFailure()
                     .call(e -> Uni.createFrom()
                             .completionStage(set.handle((x, y) -> null)
                                     .thenCombine(lock.handle((x, y) -> null), (x, y) -> null)
                                     .thenCombine(gate.handle((x, y) -> null), (x, y) -> null)
                                     .thenCombine(pre.settled(), (x, y) -> null))
-                            .replaceWithVoid())
-                    .eventually(conn::close);
+                            .replaceWithVoid());
         });
     }
 
@@ -318,9 +350,12 @@ final class PushQueue {
         final PushReadAhead.GroupWrites writes = new PushReadAhead.GroupWrites();
         /** The commits of the works that succeeded, in sequence order ({@link PushTransaction#appended}). */
         final List<StoredCommit> appended = new ArrayList<>();
-        /** Whether each work's writes are left unawaited until the commit (see {@link #runGroup(String, List, boolean, boolean[])}). */
+        /**
+         * Whether each work's writes are left unawaited until the commit (see
+         * {@link #runGroup(String, List, SqlConnection, boolean, boolean[])}).
+         */
         final boolean pipelined;
-        /** The works' writes sent and not awaited yet, in order; awaited before the {@code COMMIT}. */
+        /** The works' writes sent and not awaited yet, in order; awaited behind the {@code COMMIT} sent after them. */
         final List<CompletableFuture<?>> unawaited = new ArrayList<>();
 
         int index;

@@ -10,6 +10,7 @@ import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.Tuple;
+import io.vertx.pgclient.PgException;
 import java.util.Map;
 
 /**
@@ -43,7 +44,7 @@ final class PushResults {
                 + " result, created_at_ms FROM " + results + " WHERE partition_id = $1 AND client_id = k.c"
                 + " AND client_commit_id = k.cc LIMIT 1) r";
         insertPushResult = "INSERT INTO " + results + " (partition_id, client_id, client_commit_id,"
-                + " status, commit_seq, result, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING";
+                + " status, commit_seq, result, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7)";
     }
 
     Uni<PushOutcome> findPushResult(String partition, String clientId, String clientCommitId) {
@@ -66,6 +67,20 @@ final class PushResults {
                 r.getLong(at + 1),
                 PgSql.bytes(r.getBuffer(at + 2)),
                 r.getLong(at + 3));
+    }
+
+    /**
+     * A record insert's failure as the storage reports it: a unique violation of {@code sync_push_results} (the key
+     * already holds a result, §2.3) is {@link StorageException#DUPLICATE_PUSH_RESULT} — raised, not skipped, so the
+     * transaction it ran in is aborted and cannot commit the rest of the push — anything else unchanged.
+     */
+    static Throwable duplicate(Throwable t) {
+        if (t instanceof PgException pe
+                && "23505".equals(pe.getSqlState())
+                && "sync_push_results".equals(pe.getTable())) {
+            return duplicatePushResult();
+        }
+        return t;
     }
 
     static StorageException duplicatePushResult() {

@@ -78,8 +78,9 @@ final class PushTransaction implements PushTx {
         final String appendCommit;
         /**
          * {@link #appendCommit} plus the commit's idempotency record ({@code $19..$24}: client id, client commit
-         * id, status, commit seq, result, created at), inserted {@code ON CONFLICT DO NOTHING}; the one row
-         * returned counts the records inserted (0: the key already holds a result).
+         * id, status, commit seq, result, created at). A key that already holds a result fails the statement
+         * (a unique violation, {@link PushResults#duplicate}), which aborts the transaction: a {@code COMMIT}
+         * pipelined behind it rolls back instead of keeping the rest of the commit.
          */
         final String appendCommitWithResult;
 
@@ -164,7 +165,7 @@ final class PushTransaction implements PushTx {
                             ? ", pr AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_push_results")
                                     + " (partition_id, client_id, client_commit_id,"
                                     + " status, commit_seq, result, created_at_ms) VALUES ($1, $19, $20, $21, $22, $23, $24)"
-                                    + " ON CONFLICT DO NOTHING RETURNING 1)"
+                                    + " RETURNING 1)"
                                     + " SELECT count(*) FROM pr, nt"
                             : " SELECT 1 FROM nt");
         }
@@ -248,12 +249,8 @@ final class PushTransaction implements PushTx {
             }
             append = conn.preparedQuery(x.appendCommitWithResult)
                     .execute(h.args)
-                    .map(rs -> {
-                        if (first(rs).getLong(0) == 0) {
-                            throw PushResults.duplicatePushResult();
-                        }
-                        return null;
-                    });
+                    .onFailure()
+                    .transform(PushResults::duplicate);
         }
         pending.add(append.onFailure()
                 .transform(e -> CheckpointStore.fenceRejection(e, writerVersion))
@@ -632,7 +629,7 @@ final class PushTransaction implements PushTx {
 
     @Override
     public Uni<Void> savePushResult(String clientId, String clientCommitId, PushOutcome outcome) {
-        // pipelined with the commit's other writes; awaited (with its duplicate check) before COMMIT
+        // pipelined with the commit's other writes; a duplicate key fails the statement and aborts the transaction
         writes.keys.add(PushReadAhead.pushKey(clientId, clientCommitId));
         Tuple result = Tuple.tuple()
                 .addValue(clientId)
@@ -656,12 +653,8 @@ final class PushTransaction implements PushTx {
                         .addValue(result.getValue(3))
                         .addValue(result.getValue(4))
                         .addValue(result.getValue(5)))
-                .map(rs -> {
-                    if (rs.rowCount() == 0) {
-                        throw PushResults.duplicatePushResult();
-                    }
-                    return null;
-                }));
+                .onFailure()
+                .transform(PushResults::duplicate));
         return Uni.createFrom().voidItem();
     }
 
