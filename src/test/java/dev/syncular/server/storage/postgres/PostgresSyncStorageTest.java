@@ -34,6 +34,7 @@ import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
 import io.vertx.pgclient.PgException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -547,6 +548,73 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         assertEquals(List.of(2L, 3L, 4L, 5L, 6L), seqs, "dense, in queue order");
         assertEquals(6L, await(storage.readPartition(p)).maxCommitSeq());
         assertTrue(pg.pipelinedReruns() > rerunsBefore, "the refused statement failed the pipelined attempt");
+    }
+
+    /**
+     * §6.4 with the transaction on the connection ({@code BEGIN} and the pipelined {@code COMMIT} sent by the
+     * queue): a partition keeps its connection while its groups follow each other and gives it back when its queue
+     * is empty or a group failed, never inside a transaction. 240 pushes race over three partitions; every fifth
+     * work fails after its writes, every seventh hits a duplicate idempotency record. Each outcome is the work's own,
+     * each partition's sequences stay dense, and then every connection of the pool can be taken at once, each
+     * outside any transaction. Repeated, as how the pushes fall into groups varies.
+     */
+    @RepeatedTest(10)
+    void groupsThatFollowEachOtherGiveTheirConnectionBack() throws Exception {
+        PostgresSyncStorage pg = (PostgresSyncStorage) storage;
+        List<String> partitions = List.of(newPartition(), newPartition(), newPartition());
+        for (String p : partitions) {
+            await(push(pg, p, "taken"));
+        }
+        List<CompletableFuture<Long>> pushes = new ArrayList<>();
+        for (int i = 0; i < 240; i++) {
+            String p = partitions.get(i % 3);
+            String id = "r" + i;
+            String key = i % 7 == 0 ? "cc-taken" : "cc-" + id;
+            boolean fails = i % 5 == 0;
+            pushes.add(storage.inPartitionTransaction(
+                            p,
+                            tx -> tx.appendCommit(
+                                            "actor-1", "client-1", key, 5_000L, List.of(taskUpsert(id, "P1", "O1", 1)))
+                                    .call(seq -> tx.savePushResult("client-1", key, applied(seq, "ok")))
+                                    .call(seq -> fails
+                                            ? Uni.createFrom().failure(new IllegalStateException(id + " fails"))
+                                            : Uni.createFrom().voidItem()))
+                    .subscribeAsCompletionStage());
+        }
+        long[] committed = new long[3];
+        for (int i = 0; i < 240; i++) {
+            CompletableFuture<Long> f = pushes.get(i);
+            if (i % 7 == 0 || i % 5 == 0) {
+                int n = i;
+                assertThrows(Exception.class, () -> f.get(30, TimeUnit.SECONDS), "r" + n + " fails");
+            } else {
+                assertTrue(f.get(30, TimeUnit.SECONDS) > 1L);
+                committed[i % 3]++;
+            }
+        }
+        for (int k = 0; k < 3; k++) {
+            assertEquals(
+                    1 + committed[k],
+                    await(storage.readPartition(partitions.get(k))).maxCommitSeq(),
+                    "dense: one commit per applied push");
+        }
+        List<SqlConnection> all = new ArrayList<>();
+        try {
+            for (int i = 0; i < 8; i++) {
+                all.add(pool().getConnection().await().atMost(Duration.ofSeconds(10)));
+            }
+            for (SqlConnection c : all) {
+                // in a transaction left open, now() is the transaction's start, not this statement's
+                Row r = await(c.query("SELECT now() = statement_timestamp()").execute())
+                        .iterator()
+                        .next();
+                assertTrue(r.getBoolean(0), "a pooled connection outside any transaction");
+            }
+        } finally {
+            for (SqlConnection c : all) {
+                await(c.close());
+            }
+        }
     }
 
     // ---- the group read-ahead (hinted works' idempotency lookups and row reads in the first round trip) -----
