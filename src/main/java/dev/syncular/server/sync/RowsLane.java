@@ -150,8 +150,13 @@ final class RowsLane {
                                 .subscribeAsCompletionStage()));
     }
 
-    /** Keyset batch size of rows pages: a page of up to 50,000 rows is read and encoded 10,000 rows at a time. */
-    private static final int PAGE_BATCH_ROWS = 10_000;
+    /**
+     * Keyset batch size of rows pages: a page of up to 50,000 rows is read and encoded 2,500 rows at a time. Two
+     * batches of row objects are alive at once (about 1 MB each for ~100-byte rows): small enough to die young,
+     * where 10,000-row batches were promoted by the young collections that caught them and filled the old
+     * generation of a 192 MB heap within a few 100,000-row bootstraps.
+     */
+    private static final int PAGE_BATCH_ROWS = 2_500;
 
     /** Pages of at least this many rows are read in batches and encoded on a worker thread, never on the event loop. */
     private static final int WORKER_ENCODE_ROWS = 1000;
