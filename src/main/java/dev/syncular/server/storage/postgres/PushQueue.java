@@ -69,6 +69,9 @@ final class PushQueue {
      */
     static final int MAX_GROUP = 16;
 
+    /** Groups that run one after the other on the connection a partition keeps, before it goes back to the pool. */
+    static final int MAX_GROUPS_HELD = 16;
+
     /** A queued partition transaction: its work and where its outcome goes (after the commit). */
     static final class Job {
         final Function<PushTx, Uni<Object>> work;
@@ -138,7 +141,7 @@ final class PushQueue {
                     q.running = true;
                 }
                 if (start) {
-                    drain(partition, q, Optional.empty());
+                    drain(partition, q, Optional.empty(), 0);
                 }
                 break;
             }
@@ -150,9 +153,12 @@ final class PushQueue {
      * Runs the next group of {@code q}, on {@code held} (the connection the previous group committed on) or a pooled
      * connection; once it ends, the group after it is started first — on the same connection — and only then are
      * the outcomes delivered, so the callers' continuations (their pulls and responses) run while PostgreSQL already
-     * works on the next group. The connection goes back to the pool when the queue is empty or a group failed.
+     * works on the next group. The connection goes back to the pool when the queue is empty, a group failed, or
+     * {@link #MAX_GROUPS_HELD} groups ran on it in a row ({@code heldGroups} so far): then the partition waits in the
+     * pool's queue like every other reader, so a partition that always has pushes queued cannot keep a connection
+     * from the rounds of other partitions for long.
      */
-    private void drain(String partition, PartitionQueue q, Optional<SqlConnection> held) {
+    private void drain(String partition, PartitionQueue q, Optional<SqlConnection> held, int heldGroups) {
         List<Job> group = new ArrayList<>();
         synchronized (q) {
             while (group.size() < MAX_GROUP && !q.jobs.isEmpty()) {
@@ -176,12 +182,17 @@ final class PushQueue {
                 .subscribe()
                 .with(
                         v -> {
-                            drain(partition, q, Optional.of(used.get(0)));
+                            if (heldGroups + 1 < MAX_GROUPS_HELD) {
+                                drain(partition, q, Optional.of(used.get(0)), heldGroups + 1);
+                            } else {
+                                release(used.get(0));
+                                drain(partition, q, Optional.empty(), 0);
+                            }
                             deliver(group, null);
                         },
                         e -> {
                             used.forEach(PushQueue::release);
-                            drain(partition, q, Optional.empty());
+                            drain(partition, q, Optional.empty(), 0);
                             deliver(group, e);
                         });
     }
