@@ -46,7 +46,7 @@
  * only; its deletion batches and the blob sweep's deletes and settlements take none of them.
  *
  * <p><b>Isolation.</b> Every explicit transaction states {@code READ COMMITTED} first ({@code PgSql.readCommitted};
- * the push group pipelines it with {@code BEGIN}), and every connection of the server's pool defaults to it
+ * the push group begins with {@code BEGIN ISOLATION LEVEL READ COMMITTED}), and every connection of the server's pool defaults to it
  * ({@code default_transaction_isolation}, a connection parameter), so single statements outside a transaction
  * run at it as well. It is what the transactions rely on: a statement issued after a lock is granted sees what
  * the previous holder committed (the push group's serve-gate read and read-ahead after the partition lock, the
