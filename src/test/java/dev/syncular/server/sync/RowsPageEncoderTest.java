@@ -12,6 +12,7 @@ import dev.syncular.server.wire.RowsSegment;
 import dev.syncular.server.wire.RowsSegmentWriter;
 import dev.syncular.server.wire.SegmentRow;
 import dev.syncular.server.wire.WireWriter;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -19,14 +20,9 @@ import org.junit.jupiter.api.Test;
 
 /** §5.2 rows segments as a bootstrap page writes them, §5.1 their content address. */
 class RowsPageEncoderTest {
-    private static final TableSchema NOTES = SchemaLoader.parse("""
-            {"version": 1, "tables": [{"name": "notes", "primaryKey": "id",
-              "columns": [
-                {"name": "id", "type": "string", "nullable": false},
-                {"name": "project_id", "type": "string", "nullable": false},
-                {"name": "title", "type": "string", "nullable": true},
-                {"name": "priority", "type": "integer", "nullable": true}],
-              "scopes": ["project:{project_id}"]}]}""").table("notes");
+    /** The benchmarks' {@code notes} table: id, project_id, title, body, priority, done. */
+    private static final TableSchema NOTES =
+            SchemaLoader.load(Path.of("src/test/resources/schema/notes.json")).table("notes");
 
     /**
      * A page of 2,600 rows, some of them 200 KiB, so blocks end both at 1,000 rows and at 256 KiB: the page's
@@ -39,7 +35,8 @@ class RowsPageEncoderTest {
         for (int i = 0; i < 2600; i++) {
             String id = String.format("n-%05d", i);
             String title = i % 500 == 7 ? "x".repeat(200 * 1024) : (i % 3 == 0 ? null : "title " + i);
-            rows.add(new StoredRow(id, 1 + i, new Object[] {id, "p1", title, (long) i}, new long[0], Map.of()));
+            Object[] values = {id, "p1", title, i % 5 == 0 ? null : "body", (long) i, i % 2 == 0};
+            rows.add(new StoredRow(id, 1 + i, values, new long[0], Map.of()));
         }
         RowsPageEncoder encoder = new RowsPageEncoder(NOTES, 1);
         encoder.addAll(rows.subList(0, 1700));
