@@ -100,8 +100,10 @@ fi
 
 log "pg_basebackup of port ${PRIMARY_PORT} into ${STANDBY_DIR}"
 "${SUDO[@]}" rm -rf "$STANDBY_DIR"
+# --checkpoint=fast: an immediate checkpoint, not a spread one, which on a primary with many dirty buffers (after
+# benchmarks) paces its writes over most of checkpoint_timeout before the copy even starts.
 as_postgres env PGPASSWORD="$REPLICATOR_PASSWORD" PGAPPNAME=syncular_standby "$PG_BIN/pg_basebackup" \
-  -h 127.0.0.1 -p "$PRIMARY_PORT" -U "$REPLICATOR_ROLE" -D "$STANDBY_DIR" -R -X stream
+  -h 127.0.0.1 -p "$PRIMARY_PORT" -U "$REPLICATOR_ROLE" -D "$STANDBY_DIR" -R -X stream --checkpoint=fast
 # Debian keeps the configuration in /etc/postgresql, so the backup has none: the standby's own, with the
 # settings a hot standby must not set lower than its primary copied from the primary.
 settings=$(as_postgres psql -X -tA -h /var/run/postgresql -p "$PRIMARY_PORT" -d postgres -F ' = ' -c \
