@@ -383,6 +383,13 @@ public interface SyncularConfig {
          */
         @WithDefault("1h")
         Duration sweepInterval();
+
+        /**
+         * Memory for the embedded store's cache of recently published or read segment bytes (§5.5 downloads right
+         * after their publication are not read back from PostgreSQL). Absent: an eighth of the heap, at most 64 MiB.
+         * {@code 0}: off.
+         */
+        Optional<MemorySize> cache();
     }
 
     /** File attachments (§5.9): {@code syncular.blobs.*}. */

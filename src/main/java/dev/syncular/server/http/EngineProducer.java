@@ -46,6 +46,7 @@ import dev.syncular.server.sync.WritePolicy;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.runtime.configuration.ConfigurationException;
+import io.quarkus.runtime.configuration.MemorySize;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -214,7 +215,12 @@ public class EngineProducer {
                     config.s3().keyPrefix().orElse(""),
                     Infrastructure.getDefaultWorkerPool());
         }
-        return new PostgresSegmentStore(pool, config.storage().pgSchema(), PostgresSegmentStore.DEFAULT_CACHE_BYTES);
+        long cacheBytes = config.segments()
+                .cache()
+                .map(MemorySize::asLongValue)
+                .orElseGet(() -> PostgresSegmentStore.defaultCacheBytes(
+                        Runtime.getRuntime().maxMemory()));
+        return new PostgresSegmentStore(pool, config.storage().pgSchema(), cacheBytes);
     }
 
     /** The configured bucket, or a start-up failure naming the property that asked for S3. */

@@ -68,8 +68,18 @@ public final class PostgresSegmentStore implements SegmentStore {
      */
     public static final long DEFAULT_MAX_SEGMENT_BYTES = 16L << 20;
 
-    /** Default bound of the in-memory cache of recently published or read segment bytes. */
+    /** Largest default bound of the in-memory cache of recently published or read segment bytes. */
     public static final long DEFAULT_CACHE_BYTES = 64L << 20;
+
+    /**
+     * The cache bound for a heap of {@code maxHeapBytes}: an eighth of it, at most {@link #DEFAULT_CACHE_BYTES}.
+     * Cached segments are long-lived, so they sit in the old generation; with the chart's 192 MiB heap (96 MiB of
+     * old generation, a third of it the server's own baseline) a 64 MiB cache full of distinct segments would leave
+     * no room for what young collections promote, and every collection would be a full one.
+     */
+    public static long defaultCacheBytes(long maxHeapBytes) {
+        return Math.max(0, Math.min(DEFAULT_CACHE_BYTES, maxHeapBytes / 8));
+    }
 
     private final Pool pool;
     private final String pgSchema;
@@ -86,7 +96,7 @@ public final class PostgresSegmentStore implements SegmentStore {
     /**
      * @param pool       the reactive pool
      * @param pgSchema   the PostgreSQL schema (namespace) holding the segment tables; created if absent
-     * @param cacheBytes bound of the in-memory byte cache (0 disables it; {@link #DEFAULT_CACHE_BYTES})
+     * @param cacheBytes bound of the in-memory byte cache (0 disables it; {@link #defaultCacheBytes})
      */
     public PostgresSegmentStore(Pool pool, String pgSchema, long cacheBytes) {
         this.pool = Objects.requireNonNull(pool, "pool");

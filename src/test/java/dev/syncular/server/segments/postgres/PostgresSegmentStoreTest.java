@@ -83,6 +83,14 @@ class PostgresSegmentStoreTest extends SegmentStoreContract {
      * Entries stored before the {@code sha256} column existed have none: a republish of the same bytes is still
      * accepted and different bytes under the id are still a collision (PostgreSQL hashes the stored bytes).
      */
+    /** The cache's default bound: an eighth of the heap, at most 64 MiB (the chart's 192 MiB heap: 24 MiB). */
+    @Test
+    void theDefaultCacheIsAnEighthOfTheHeapAtMost64MiB() {
+        Assertions.assertEquals(24L << 20, PostgresSegmentStore.defaultCacheBytes(192L << 20));
+        Assertions.assertEquals(64L << 20, PostgresSegmentStore.defaultCacheBytes(1L << 30));
+        Assertions.assertEquals(64L << 20, PostgresSegmentStore.defaultCacheBytes(Long.MAX_VALUE));
+    }
+
     @Test
     void entriesWithoutAStoredHashAreComparedByTheirBytes() {
         PostgresSegmentStore s = (PostgresSegmentStore) store;
