@@ -102,10 +102,8 @@ public class ConformanceHost {
         String id = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         String pgSchema = "conformance_" + id;
         ServerStorage storage = Assembly.storage(pool, pgSchema);
-        PostgresSegmentStore segments = new PostgresSegmentStore(
-                pool,
-                pgSchema,
-                PostgresSegmentStore.defaultCacheBytes(Runtime.getRuntime().maxMemory()));
+        PostgresSegmentStore segments =
+                new PostgresSegmentStore(pool, pgSchema, PostgresSegmentStore.defaultCacheBytes());
         JsonNode signed = options.path("signedUrls");
         Long ttlSeconds = signed.isObject() ? signed.path("ttlSeconds").asLong(600) : null;
         String port = ConfigProvider.getConfig()

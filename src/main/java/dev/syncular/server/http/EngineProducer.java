@@ -218,8 +218,7 @@ public class EngineProducer {
         long cacheBytes = config.segments()
                 .cache()
                 .map(MemorySize::asLongValue)
-                .orElseGet(() -> PostgresSegmentStore.defaultCacheBytes(
-                        Runtime.getRuntime().maxMemory()));
+                .orElseGet(PostgresSegmentStore::defaultCacheBytes);
         return new PostgresSegmentStore(pool, config.storage().pgSchema(), cacheBytes);
     }
 

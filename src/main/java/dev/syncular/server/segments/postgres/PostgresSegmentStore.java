@@ -81,6 +81,11 @@ public final class PostgresSegmentStore implements SegmentStore {
         return Math.max(0, Math.min(DEFAULT_CACHE_BYTES, maxHeapBytes / 8));
     }
 
+    /** {@link #defaultCacheBytes(long)} for this JVM's maximum heap. */
+    public static long defaultCacheBytes() {
+        return defaultCacheBytes(Runtime.getRuntime().maxMemory());
+    }
+
     private final Pool pool;
     private final String pgSchema;
     private final long cacheBytes;

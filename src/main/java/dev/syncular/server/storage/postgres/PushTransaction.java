@@ -164,10 +164,9 @@ final class PushTransaction implements PushTx {
                     + (withResult
                             ? ", pr AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_push_results")
                                     + " (partition_id, client_id, client_commit_id,"
-                                    + " status, commit_seq, result, created_at_ms) VALUES ($1, $19, $20, $21, $22, $23, $24)"
-                                    + " RETURNING 1)"
-                                    + " SELECT count(*) FROM pr, nt"
-                            : " SELECT 1 FROM nt");
+                                    + " status, commit_seq, result, created_at_ms) VALUES ($1, $19, $20, $21, $22, $23, $24))"
+                            : "")
+                    + " SELECT 1 FROM nt";
         }
     }
 
