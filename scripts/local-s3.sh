@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # A local S3-compatible server for development, in one command: s3proxy (in memory, SigV4 signatures checked,
-# presigned-URL expiry enforced) on http://127.0.0.1:9000 with the bucket my-app-sync, the configuration of
+# presigned-URL expiry enforced) on http://127.0.0.1:4566 with the bucket my-app-sync, the configuration of
 # docs/SEGMENTS.md "Run it locally against S3". Runs in the foreground; Ctrl-C stops it and forgets every object.
 #
 #   scripts/local-s3.sh                 # then start the server with the properties it prints
 #
-# Environment: S3_PORT (default 9000), S3_BUCKET (default my-app-sync). Needs java and curl (7.75+ for
+# Environment: S3_PORT (default 4566, a port no server process of ours takes: the API is 8080, its management interface 9080), S3_BUCKET (default my-app-sync). Needs java and curl (7.75+ for
 # --aws-sigv4); the s3proxy jar comes from the local Maven repository (fetched once by ./mvnw when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PORT="${S3_PORT:-9000}"
+PORT="${S3_PORT:-4566}"
 BUCKET="${S3_BUCKET:-my-app-sync}"
 ACCESS_KEY=syncular-local
 SECRET_KEY=syncular-local-secret

@@ -18,6 +18,11 @@ public interface EmbeddedDatabase {
     String PORT_PROPERTY = "syncular.embedded-postgres.port";
     /** System property holding its data directory (informational). */
     String DATA_DIR_PROPERTY = "syncular.embedded-postgres.data-dir";
+    /**
+     * System property holding the directory of its server binaries ({@code initdb}, {@code pg_ctl}, {@code postgres}),
+     * for tools that start more clusters of the same version (the tests' streaming standby and throwaway clusters).
+     */
+    String BIN_DIR_PROPERTY = "syncular.embedded-postgres.bin-dir";
 
     /**
      * Starts the JVM-wide embedded PostgreSQL unless it is already running (possibly

@@ -11,6 +11,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.List;
+import java.util.Optional;
 import java.util.Properties;
 import org.jboss.logging.Logger;
 import org.postgresql.Driver;
@@ -104,11 +106,20 @@ public final class EmbeddedPostgresLauncher implements EmbeddedDatabase {
                     .setErrorRedirector(ProcessBuilder.Redirect.appendTo(log))
                     .start();
             System.setProperty(DATA_DIR_PROPERTY, dataDir.toString());
+            binaries(dataDir).ifPresent(bin -> System.setProperty(BIN_DIR_PROPERTY, bin.toString()));
             return pg;
         } catch (IOException e) {
             throw new UncheckedIOException(
                     "Could not start the embedded PostgreSQL in " + dataDir + " (log: " + dataDir + ".log)", e);
         }
+    }
+
+    /** Where the running postmaster's executable lies: its pid is the first line of {@code postmaster.pid}. */
+    private static Optional<Path> binaries(Path dataDir) throws IOException {
+        List<String> pidFile = Files.readAllLines(dataDir.resolve("postmaster.pid"));
+        return ProcessHandle.of(Long.parseLong(pidFile.get(0).trim()))
+                .flatMap(postmaster -> postmaster.info().command())
+                .map(command -> Path.of(command).getParent());
     }
 
     private static void createRoleAndDatabase(int port, String database, String user, String password) {

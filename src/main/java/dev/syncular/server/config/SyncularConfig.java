@@ -29,10 +29,9 @@ public interface SyncularConfig {
      * Path prefix {@code <mount>} of the protocol routes (§1.1), e.g. {@code /api/sync}; unset or
      * {@code /} mounts them at the root ({@code /sync}, {@code /segments/{id}}).
      *
-     * <p><b>Build-time.</b> JAX-RS paths are static, so application.properties feeds this value to
-     * {@code quarkus.rest.path} (the JAX-RS application path), which Quarkus fixes at build time: set it
-     * when building ({@code ./mvnw package -Dsyncular.mount=/api/sync}). Management routes
-     * ({@code /q/health}, and {@code /q/metrics} on the management port) are not JAX-RS and stay where they are.
+     * <p>Read at start-up: the routes live at the root and {@code http.MountRoute} reroutes requests under the
+     * mount to them (outside it, 404). {@code /q/health}, and {@code /q/metrics} on the management port, stay where
+     * they are.
      */
     Optional<String> mount();
 
@@ -606,6 +605,8 @@ public interface SyncularConfig {
         Optional<String> port();
 
         Optional<String> dataDir();
+
+        Optional<String> binDir();
     }
 
     interface Schema {

@@ -35,13 +35,12 @@ import jakarta.inject.Inject;
 public class OperationWatchUpgrade implements HttpUpgradeCheck {
     static final UserData.TypedKey<SyncRequestContext> CONTEXT =
             new UserData.TypedKey<>("syncular.operations.watch.context");
-    /** The path of the websockets-next endpoint; the mount's route reroutes to it. */
+    /** The path of the websockets-next endpoint and of its upgrade route, below the mount ({@code http.MountRoute}). */
     static final String ENDPOINT_PATH = "/operations/realtime";
 
     static final String ENDPOINT_ID = "syncular-operations-realtime";
     private static final String TICKET_HEADER = "x-syncular-watch-ticket";
     private final PodRealtime realtime;
-    private final String mountPrefix;
     private final PodOperationWatches pod;
     private final int maxConnections;
     private final UpgradeHandshake<SyncRequestContext> handshake;
@@ -56,18 +55,12 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
         this.pod = pod;
         this.maxConnections = operations.watch().maxConnections();
         this.realtime = realtime;
-        this.mountPrefix = config.mountPrefix();
         this.handshake = new UpgradeHandshake<>(
-                TICKET_HEADER,
-                ENDPOINT_PATH,
-                "Operations watch",
-                authenticator,
-                mountPrefix,
-                new UpgradeToken(config.realtime()));
+                TICKET_HEADER, "Operations watch", authenticator, new UpgradeToken(config.realtime()));
     }
 
     void routes(@Observes Router router) {
-        router.route(mountPrefix + ENDPOINT_PATH).order(-100).handler(this::filter);
+        router.route(ENDPOINT_PATH).order(-100).handler(this::filter);
     }
 
     private void filter(RoutingContext rc) {

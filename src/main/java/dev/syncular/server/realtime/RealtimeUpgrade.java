@@ -34,30 +34,23 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
     static final String TICKET_HEADER = "x-syncular-realtime-ticket";
     static final UserData.TypedKey<RealtimeChannel.Prepared> PREPARED =
             new UserData.TypedKey<>("syncular.realtime.prepared");
-    /** The path of the websockets-next endpoint; the mount's route reroutes to it. */
+    /** The path of the websockets-next endpoint and of its upgrade route, below the mount ({@code http.MountRoute}). */
     static final String ENDPOINT_PATH = "/realtime";
     /** The endpoint this upgrade check guards (other endpoints, e.g. the conformance host's, have their own). */
     static final String ENDPOINT_ID = "syncular-realtime";
 
     private final PodRealtime realtime;
-    private final String mountPrefix;
     private final UpgradeHandshake<RealtimeChannel.Prepared> handshake;
 
     @Inject
     public RealtimeUpgrade(Authenticator authenticator, PodRealtime realtime, SyncularConfig config) {
         this.realtime = realtime;
-        this.mountPrefix = config.mountPrefix();
-        this.handshake = new UpgradeHandshake<>(
-                TICKET_HEADER,
-                ENDPOINT_PATH,
-                "Realtime",
-                authenticator,
-                mountPrefix,
-                new UpgradeToken(config.realtime()));
+        this.handshake =
+                new UpgradeHandshake<>(TICKET_HEADER, "Realtime", authenticator, new UpgradeToken(config.realtime()));
     }
 
     void routes(@Observes Router router) {
-        router.route(mountPrefix + ENDPOINT_PATH).order(-100).handler(this::filter);
+        router.route(ENDPOINT_PATH).order(-100).handler(this::filter);
     }
 
     private void filter(RoutingContext rc) {

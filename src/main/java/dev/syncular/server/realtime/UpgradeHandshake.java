@@ -35,28 +35,17 @@ final class UpgradeHandshake<T> {
 
     private final ConcurrentHashMap<String, T> tickets = new ConcurrentHashMap<>();
     private final String ticketHeader;
-    private final String endpointPath;
     private final String socketName;
     private final Authenticator authenticator;
-    private final String mountPrefix;
     private final UpgradeToken browserToken;
 
     /**
-     * @param endpointPath the websockets-next endpoint's path; a mounted route reroutes to it
      * @param socketName   names the socket in the log line of an internal failure
      */
-    UpgradeHandshake(
-            String ticketHeader,
-            String endpointPath,
-            String socketName,
-            Authenticator authenticator,
-            String mountPrefix,
-            UpgradeToken browserToken) {
+    UpgradeHandshake(String ticketHeader, String socketName, Authenticator authenticator, UpgradeToken browserToken) {
         this.ticketHeader = ticketHeader;
-        this.endpointPath = endpointPath;
         this.socketName = socketName;
         this.authenticator = authenticator;
-        this.mountPrefix = mountPrefix;
         this.browserToken = browserToken;
     }
 
@@ -91,12 +80,7 @@ final class UpgradeHandshake<T> {
                             rc.vertx().setTimer(TICKET_TTL_MS, t -> tickets.remove(ticket));
                             req.headers().set(ticketHeader, ticket);
                             req.resume();
-                            if (mountPrefix.isEmpty()) {
-                                rc.next();
-                            } else {
-                                String query = browserToken.withoutToken(req.query()); // the token goes no further
-                                rc.reroute(endpointPath + (query == null || query.isEmpty() ? "" : "?" + query));
-                            }
+                            rc.next();
                         }),
                         e -> context.runOnContext(v -> {
                             req.resume();

@@ -5,11 +5,7 @@ import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.round.HttpError;
 import io.vertx.core.http.Cookie;
 import io.vertx.core.http.HttpServerRequest;
-import java.net.URLDecoder;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.StringJoiner;
 
 /**
  * The bearer token of a realtime upgrade from a browser, which cannot set an {@code Authorization} header on a
@@ -62,32 +58,6 @@ final class UpgradeToken {
         }
         if (token != null) {
             req.headers().set("Authorization", "Bearer " + token);
-        }
-    }
-
-    /** {@code query} without the token parameter (for the reroute to the socket endpoint); {@code null} kept. */
-    String withoutToken(String query) {
-        if (query == null || !queryOn()) {
-            return query;
-        }
-        StringJoiner out = new StringJoiner("&");
-        String encodedName = URLEncoder.encode(queryParameter, StandardCharsets.UTF_8);
-        for (String pair : query.split("&")) {
-            int eq = pair.indexOf('=');
-            String name = eq < 0 ? pair : pair.substring(0, eq);
-            if (name.equals(encodedName) || decoded(name).equals(queryParameter)) {
-                continue;
-            }
-            out.add(pair);
-        }
-        return out.toString();
-    }
-
-    private static String decoded(String name) {
-        try {
-            return URLDecoder.decode(name, StandardCharsets.UTF_8);
-        } catch (IllegalArgumentException e) {
-            return name; // a malformed escape: compared as it is
         }
     }
 }

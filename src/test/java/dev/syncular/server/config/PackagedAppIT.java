@@ -5,11 +5,21 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.ServerProcess;
 import dev.syncular.server.testsupport.StartsProcesses;
+import dev.syncular.server.testsupport.SyncTestClient;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -78,5 +88,68 @@ class PackagedAppIT {
                 log.contains("syncular.reactions.webhook-pool-size is deprecated: set"
                         + " syncular.reactions.webhook.pool-size instead"),
                 log);
+    }
+
+    /**
+     * The mount is a start-up setting (§1.1, {@code syncular.mount}): the artifact built without one serves the
+     * protocol under {@code SYNCULAR_MOUNT} — a push and pull round and the realtime socket under it, 404 outside it,
+     * health where it was — so a gateway that routes {@code /api/sync} needs no rebuilt image.
+     */
+    @Test
+    void theMountIsChosenAtStartUp() throws Exception {
+        try (ServerProcess pod = ServerProcess.builder(
+                        "packaged-mount",
+                        "it_mount_"
+                                + UUID.randomUUID().toString().replace("-", "").substring(0, 8))
+                .env("SYNCULAR_MOUNT", "/api/sync")
+                .start()) {
+            CompiledSchema schema = SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA));
+            String partition = "p-" + UUID.randomUUID();
+            SyncTestClient alice = new SyncTestClient(
+                    schema,
+                    new HttpTransport(pod.baseUrl() + "/api/sync", partition),
+                    "alice",
+                    "c-alice-" + UUID.randomUUID());
+            alice.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
+            alice.syncUntilIdle();
+            alice.upsert(
+                    "todos",
+                    Map.of(
+                            "id",
+                            "t1",
+                            "list_id",
+                            "l1",
+                            "title",
+                            "milk",
+                            "done",
+                            false,
+                            "position",
+                            1L,
+                            "updated_at_ms",
+                            1L),
+                    null);
+            alice.syncUntilIdle();
+            assertTrue(alice.table("todos").containsKey("t1"), "pushed and pulled back under the mount");
+
+            RealtimeSocket socket =
+                    RealtimeSocket.connect(pod.baseUrl() + "/api/sync/", partition, "alice", alice.clientId);
+            socket.nextEvent("hello");
+            socket.ws.abort();
+
+            HttpClient http = HttpClient.newHttpClient();
+            HttpResponse<String> outside = http.send(
+                    HttpRequest.newBuilder(URI.create(pod.baseUrl() + "/sync"))
+                            .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[] {1}))
+                            .header("Content-Type", "application/vnd.syncular.sync.v2")
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(404, outside.statusCode());
+            assertTrue(outside.body().contains("sync.not_found"), outside.body());
+            HttpResponse<String> health = http.send(
+                    HttpRequest.newBuilder(URI.create(pod.baseUrl() + "/q/health/ready"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, health.statusCode());
+        }
     }
 }

@@ -169,13 +169,4 @@ class BrowserRealtimeAuthTest {
         s.nextEvent("hello");
         assertEquals(CredentialLifetime.EXPIRED_CODE, s.closed.get(RealtimeSocket.WAIT.toSeconds(), TimeUnit.SECONDS));
     }
-
-    @Test
-    void theRerouteQueryLosesOnlyTheTokenParameter() {
-        UpgradeToken t = new UpgradeToken(config.realtime());
-        assertEquals("clientId=c1&x=1", t.withoutToken("clientId=c1&access_token=abc.def.ghi&x=1"));
-        assertEquals("clientId=c1", t.withoutToken("access%5Ftoken=abc&clientId=c1"));
-        assertEquals("clientId=c1&access_tokens=1", t.withoutToken("clientId=c1&access_tokens=1"));
-        assertEquals(null, t.withoutToken(null));
-    }
 }

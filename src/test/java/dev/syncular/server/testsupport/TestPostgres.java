@@ -63,9 +63,10 @@ public final class TestPostgres {
 
     /**
      * Reactive URL of a streaming hot standby of the test database (docs/SCALING.md, "Reads from replicas"),
-     * same user and password. {@code SYNCULAR_TEST_PG_REPLICA_URL} when set (.ci/run); otherwise, with the test
-     * database on the local cluster, the support runs {@code .ci/standby.sh} itself (idempotent; it runs as root in
-     * CI) and answers the same database on port {@value #STANDBY_PORT}. Fails, never skips, when there is none.
+     * same user and password. {@code SYNCULAR_TEST_PG_REPLICA_URL} when set (.ci/run); with the embedded database, a
+     * standby of it made in this JVM ({@link EmbeddedStandby}); otherwise, with the test database on the local
+     * cluster, the support runs {@code .ci/standby.sh} itself (idempotent; it runs as root in CI) and answers the
+     * same database on port {@value #STANDBY_PORT}. Fails, never skips, when there is none.
      */
     public static String replicaUrl() {
         String u = replicaUrl;
@@ -86,9 +87,8 @@ public final class TestPostgres {
             return configured;
         }
         if (!external()) {
-            throw new IllegalStateException("The replica tests need a streaming standby of the test database: set "
-                    + URL_ENV + " to the local cluster (the standby is then made by .ci/standby.sh) or "
-                    + REPLICA_URL_ENV + " to a standby of it");
+            url(); // the embedded primary, with the test database, before its base backup
+            return "postgresql://127.0.0.1:" + EmbeddedStandby.port() + "/" + DATABASE;
         }
         PgConnectOptions primary = PgConnectOptions.fromUri(url());
         java.nio.file.Path script = java.nio.file.Path.of(System.getProperty("user.dir"), ".ci", "standby.sh");
@@ -119,6 +119,14 @@ public final class TestPostgres {
         if (external()) {
             return env(URL_ENV, "");
         }
+        return embeddedUrl();
+    }
+
+    /**
+     * Starts the JVM-wide embedded PostgreSQL unless it runs (its binaries also serve {@link ThrowawayPostgres} on a
+     * machine without PostgreSQL) and answers the URL of its test database.
+     */
+    static String embeddedUrl() {
         EmbeddedDatabase embedded = EmbeddedPostgresConfigSourceFactory.launcher();
         if (embedded == null) {
             throw new IllegalStateException("No embedded PostgreSQL in this build (native profile): set " + URL_ENV
