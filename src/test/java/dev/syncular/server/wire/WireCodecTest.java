@@ -397,15 +397,15 @@ class WireCodecTest {
                 CanonicalJson.write(
                         CanonicalJson.canonicalScopes(Map.of("b", List.of(), "a", List.of("y", "x", "y")))));
         assertEquals("\"\\u0001\\n\\\"é\\ud800\"", CanonicalJson.write("\u0001\n\"é\uD800"));
-        assertEquals("0.1", JsNumber.format(0.1));
-        assertEquals("100", JsNumber.format(100.0));
-        assertEquals("1e+21", JsNumber.format(1e21));
-        assertEquals("123456789012345680000", JsNumber.format(123456789012345678901.0));
-        assertEquals("1e-7", JsNumber.format(1e-7));
-        assertEquals("0.000001", JsNumber.format(1e-6));
-        assertEquals("-1.5", JsNumber.format(-1.5));
-        assertEquals("5e-324", JsNumber.format(Double.MIN_VALUE));
-        assertEquals("1.7976931348623157e+308", JsNumber.format(Double.MAX_VALUE));
+        assertEquals("0.1", JsNumber.json(0.1));
+        assertEquals("100", JsNumber.json(100.0));
+        assertEquals("1e+21", JsNumber.json(1e21));
+        assertEquals("123456789012345680000", JsNumber.json(123456789012345678901.0));
+        assertEquals("1e-7", JsNumber.json(1e-7));
+        assertEquals("0.000001", JsNumber.json(1e-6));
+        assertEquals("-1.5", JsNumber.json(-1.5));
+        assertEquals("5e-324", JsNumber.json(Double.MIN_VALUE));
+        assertEquals("1.7976931348623157e+308", JsNumber.json(Double.MAX_VALUE));
         assertEquals(64, CanonicalJson.scopeDigest(Map.of("p", List.of("1"))).length());
         assertEquals(
                 "{\"k\":\"v\"}".getBytes(StandardCharsets.UTF_8).length,
