@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -410,5 +412,23 @@ class WireCodecTest {
         assertEquals(
                 "{\"k\":\"v\"}".getBytes(StandardCharsets.UTF_8).length,
                 CanonicalJson.write(Map.of("k", "v")).length());
+    }
+
+    /** §11.1: the debug rendering's text prints float values as JavaScript does, not as Java's Double.toString. */
+    @Test
+    void debugJsonTextPrintsNumbersAsJavaScript() {
+        ArrayNode a = JsonNodeFactory.instance.arrayNode();
+        for (double d : new double[] {2.0, 12345678.5, 1e21, 1e-7, 0.000001, -0.0, 2.5e-5, Double.MIN_VALUE, 1e23}) {
+            a.add(DebugJson.value(ColumnType.FLOAT, d));
+        }
+        a.add(DebugJson.value(ColumnType.FLOAT, Double.NaN));
+        a.add(JsonNodeFactory.instance.numberNode(Double.POSITIVE_INFINITY));
+        assertEquals(
+                "[ 2, 12345678.5, 1e+21, 1e-7, 0.000001, 0, 0.000025, 5e-324, 1e+23, null, null ]",
+                DebugJson.toText(a));
+        assertEquals(
+                "{\n  \"a\" : 1.5,\n  \"b\" : \"x\"\n}",
+                DebugJson.toText(
+                        JsonNodeFactory.instance.objectNode().put("a", 1.5).put("b", "x")));
     }
 }
