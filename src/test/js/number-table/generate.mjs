@@ -52,7 +52,7 @@ for (const x of [
   Number.MIN_VALUE, -Number.MIN_VALUE, 2 * Number.MIN_VALUE, 3 * Number.MIN_VALUE,
   Number.MAX_VALUE, -Number.MAX_VALUE, Number.EPSILON, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER,
   2 ** -1022, 2.225073858507201e-308, 2.2250738585072014e-308,
-  // Java 17's Double.toString is not shortest for these (4.9E-324, 1.0E23, 2.0E-3 style outputs)
+  // Java 17's Double.toString is not shortest for some of these (4.9E-324, 9.999999999999999E22 for 1e23)
   2e-3, 1e-3, 1e23, 9.999999999999999e22, 2e23, 8.41e21, 5.0e-324, 1.0e22, 2.82879384806159e17,
   1.18575755e-316, 2.0e-322, 9.4e-323, 1.9400994884341945e25, 5.684341886080802e-14,
   NaN, Infinity, -Infinity,

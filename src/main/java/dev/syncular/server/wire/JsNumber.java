@@ -3,18 +3,18 @@ package dev.syncular.server.wire;
 import java.math.BigInteger;
 
 /**
- * ECMAScript {@code Number::toString(x)} (radix 10) for doubles, the one number-to-text rule of this server: the
- * text a float column's value has as a §3.1 scope value (what the JavaScript and Rust clients compare against
- * the allowed scopes, §3.2/§3.4), the numbers of the §11.1 debug JSON and the §11.2 canonical JSON, and the
- * numbers Yjs writes in its JSON content (§5.10).
+ * ECMAScript {@code Number::toString(x)} (radix 10) for doubles: the text a float column's value has as a §3.1
+ * scope value (what the JavaScript and Rust clients compare against the allowed scopes, §3.2/§3.4), the numbers
+ * of the §11.1 debug JSON and the §11.2 canonical JSON, and the numbers Yjs writes in its JSON content (§5.10).
  *
  * <p>The digits are the shortest decimal {@code s × 10^q} that reads back as {@code x} under round-half-even
  * (fewest digits {@code k}); among several of that length the one closest to {@code x}, and of two equally
  * close the even {@code s} — the recommended refinement of the ECMAScript algorithm, which V8 implements. They
- * are found exactly, with integer arithmetic over the rounding interval of {@code x} (Java 17's
- * {@code Double.toString} is not always shortest: {@code 2.0E-3} and {@code 1.0E23} are not its only
- * misses). The layout then follows ECMAScript: plain digits up to 21 integer digits, {@code 0.000001} down to
- * {@code 1e-7} where exponent form starts, {@code 1e+21} above; {@code -0} prints {@code 0}.
+ * are found exactly, over the rounding interval of {@code x} (Java 17's {@code Double.toString} is not always
+ * shortest: it prints 5e-324 as {@code 4.9E-324}, 1e23 as {@code 9.999999999999999E22}, 8.41e21 as
+ * {@code 8.409999999999999E21}). The layout then follows ECMAScript: plain digits up to 21 integer digits,
+ * {@code 0.000001} down to {@code 1e-7} where exponent form starts, {@code 1e+21} above; {@code -0} prints
+ * {@code 0}.
  */
 public final class JsNumber {
     /** Exactly representable integers print as such: every one below 2^53 is its own shortest form. */
