@@ -5,6 +5,7 @@ import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.ScopePattern;
 import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.wire.JsNumber;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -97,7 +98,7 @@ public final class EffectiveScopes {
             if (v == null) {
                 return false;
             }
-            String value = v.toString();
+            String value = scopeValue(v);
             if (value.isEmpty()) {
                 return false;
             }
@@ -134,10 +135,20 @@ public final class EffectiveScopes {
         for (ScopePattern p : table.scopePatterns()) {
             Object v = row[p.columnIndex()];
             if (v != null) {
-                out.put(p.variable(), v.toString());
+                out.put(p.variable(), scopeValue(v));
             }
         }
         return out;
+    }
+
+    /**
+     * §3.1: a column value as a scope value, the text the JavaScript and Rust clients give it and match against
+     * the allowed scopes — a {@code float} by ECMAScript {@code Number::toString} ({@link JsNumber}: 2.0 is
+     * {@code "2"}, 1e21 is {@code "1e+21"}, -0 is {@code "0"}), an {@code integer} in decimal, a {@code boolean}
+     * as {@code true}/{@code false}, text ({@code string}, {@code json}, {@code blob_ref}) as it is.
+     */
+    static String scopeValue(Object columnValue) {
+        return columnValue instanceof Double d ? JsNumber.text(d) : columnValue.toString();
     }
 
     /** Effective scopes as the storage queries take them: each key's values as a sorted set. */

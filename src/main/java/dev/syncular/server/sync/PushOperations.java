@@ -313,7 +313,7 @@ final class PushOperations {
         }
         for (ScopePattern p : table.scopePatterns()) {
             Object v = row.isPresent(p.columnIndex()) ? row.value(p.columnIndex()) : null;
-            if (v != null && !StorableText.storableKey(v.toString())) {
+            if (v != null && !StorableText.storableKey(EffectiveScopes.scopeValue(v))) {
                 return false;
             }
         }

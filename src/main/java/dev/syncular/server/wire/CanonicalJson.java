@@ -68,7 +68,7 @@ public final class CanonicalJson {
         } else if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte) {
             sb.append(((Number) v).longValue());
         } else if (v instanceof Number n) {
-            sb.append(JsNumber.format(n.doubleValue()));
+            sb.append(JsNumber.json(n.doubleValue()));
         } else if (v instanceof Map<?, ?> m) {
             Object[] keys = m.keySet().toArray();
             String[] sorted = Arrays.copyOf(keys, keys.length, String[].class);
@@ -132,9 +132,9 @@ public final class CanonicalJson {
             string(sb, n.textValue());
         } else if (n.isIntegralNumber() && n.canConvertToLong()) {
             long l = n.longValue();
-            sb.append(Math.abs(l) < (1L << 53) ? Long.toString(l) : JsNumber.format((double) l));
+            sb.append(Math.abs(l) < (1L << 53) ? Long.toString(l) : JsNumber.json((double) l));
         } else if (n.isNumber()) {
-            sb.append(JsNumber.format(n.doubleValue()));
+            sb.append(JsNumber.json(n.doubleValue()));
         } else if (n.isBoolean()) {
             sb.append(n.booleanValue());
         } else {

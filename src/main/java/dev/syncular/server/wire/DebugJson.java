@@ -1,11 +1,15 @@
 package dev.syncular.server.wire;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.util.JsonGeneratorDelegate;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.StringWriter;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -13,7 +17,8 @@ import java.util.Map;
 /**
  * The canonical JSON debug rendering of §11.1 — developer tooling and the golden-vector oracle, never
  * parsed on a production path. Field order follows the spec's field tables; absent {@code opt()} fields
- * are omitted; binary fields are base64; enums render by name; {@code json} fields embed parsed.
+ * are omitted; binary fields are base64; enums render by name; {@code json} fields embed parsed; numbers print as
+ * JavaScript's {@code JSON.stringify} prints them ({@link JsNumber}: {@code 2}, {@code 1e+21}, {@code 1e-7}).
  */
 public final class DebugJson {
     private static final ObjectMapper MAPPER = new ObjectMapper();
@@ -22,11 +27,31 @@ public final class DebugJson {
 
     private DebugJson() {}
 
+    /** The rendering as indented text, every floating-point number as JavaScript prints it ({@link JsNumber}). */
     public static String toText(JsonNode node) {
-        try {
-            return MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(node);
-        } catch (JsonProcessingException e) {
+        StringWriter out = new StringWriter();
+        try (JsonGenerator g = new JsNumbers(MAPPER.getFactory().createGenerator(out))) {
+            g.useDefaultPrettyPrinter();
+            MAPPER.writeTree(g, node);
+        } catch (IOException e) {
             throw new IllegalStateException(e);
+        }
+        return out.toString();
+    }
+
+    /** A generator writing doubles by ECMAScript Number::toString, non-finite ones as null (rule 10). */
+    private static final class JsNumbers extends JsonGeneratorDelegate {
+        JsNumbers(JsonGenerator g) {
+            super(g, false);
+        }
+
+        @Override
+        public void writeNumber(double v) throws IOException {
+            if (Double.isFinite(v)) {
+                delegate.writeNumber(JsNumber.text(v));
+            } else {
+                delegate.writeNull();
+            }
         }
     }
 

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -397,18 +399,36 @@ class WireCodecTest {
                 CanonicalJson.write(
                         CanonicalJson.canonicalScopes(Map.of("b", List.of(), "a", List.of("y", "x", "y")))));
         assertEquals("\"\\u0001\\n\\\"é\\ud800\"", CanonicalJson.write("\u0001\n\"é\uD800"));
-        assertEquals("0.1", JsNumber.format(0.1));
-        assertEquals("100", JsNumber.format(100.0));
-        assertEquals("1e+21", JsNumber.format(1e21));
-        assertEquals("123456789012345680000", JsNumber.format(123456789012345678901.0));
-        assertEquals("1e-7", JsNumber.format(1e-7));
-        assertEquals("0.000001", JsNumber.format(1e-6));
-        assertEquals("-1.5", JsNumber.format(-1.5));
-        assertEquals("5e-324", JsNumber.format(Double.MIN_VALUE));
-        assertEquals("1.7976931348623157e+308", JsNumber.format(Double.MAX_VALUE));
+        assertEquals("0.1", JsNumber.json(0.1));
+        assertEquals("100", JsNumber.json(100.0));
+        assertEquals("1e+21", JsNumber.json(1e21));
+        assertEquals("123456789012345680000", JsNumber.json(123456789012345678901.0));
+        assertEquals("1e-7", JsNumber.json(1e-7));
+        assertEquals("0.000001", JsNumber.json(1e-6));
+        assertEquals("-1.5", JsNumber.json(-1.5));
+        assertEquals("5e-324", JsNumber.json(Double.MIN_VALUE));
+        assertEquals("1.7976931348623157e+308", JsNumber.json(Double.MAX_VALUE));
         assertEquals(64, CanonicalJson.scopeDigest(Map.of("p", List.of("1"))).length());
         assertEquals(
                 "{\"k\":\"v\"}".getBytes(StandardCharsets.UTF_8).length,
                 CanonicalJson.write(Map.of("k", "v")).length());
+    }
+
+    /** §11.1: the debug rendering's text prints float values as JavaScript does, not as Java's Double.toString. */
+    @Test
+    void debugJsonTextPrintsNumbersAsJavaScript() {
+        ArrayNode a = JsonNodeFactory.instance.arrayNode();
+        for (double d : new double[] {2.0, 12345678.5, 1e21, 1e-7, 0.000001, -0.0, 2.5e-5, Double.MIN_VALUE, 1e23}) {
+            a.add(DebugJson.value(ColumnType.FLOAT, d));
+        }
+        a.add(DebugJson.value(ColumnType.FLOAT, Double.NaN));
+        a.add(JsonNodeFactory.instance.numberNode(Double.POSITIVE_INFINITY));
+        assertEquals(
+                "[ 2, 12345678.5, 1e+21, 1e-7, 0.000001, 0, 0.000025, 5e-324, 1e+23, null, null ]",
+                DebugJson.toText(a));
+        assertEquals(
+                "{\n  \"a\" : 1.5,\n  \"b\" : \"x\"\n}",
+                DebugJson.toText(
+                        JsonNodeFactory.instance.objectNode().put("a", 1.5).put("b", "x")));
     }
 }

@@ -1,8 +1,6 @@
 package dev.syncular.server.crdt.yjs;
 
-import java.math.BigDecimal;
-import java.math.MathContext;
-import java.math.RoundingMode;
+import dev.syncular.server.wire.JsNumber;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,7 +12,8 @@ import java.util.Map;
  * embeds, formatting values and legacy JSON content: Yjs parses it when it reads an update and stringifies it
  * when it writes one. Invalid JSON is refused ({@link YjsFormatException}), as {@code JSON.parse} refuses it;
  * valid JSON comes back in JavaScript's canonical form (no white space, object keys in JavaScript order with
- * a repeated key keeping its first place and its last value, numbers as JavaScript prints them).
+ * a repeated key keeping its first place and its last value, numbers as JavaScript prints them: {@link
+ * JsNumber}).
  */
 final class JsJson {
     private static final int MAX_DEPTH = 512;
@@ -232,7 +231,7 @@ final class JsJson {
         } else if (v instanceof Boolean b) {
             out.append(b);
         } else if (v instanceof Double d) {
-            out.append(Double.isFinite(d) ? numberText(d) : "null");
+            out.append(JsNumber.json(d));
         } else if (v instanceof String s) {
             quote(out, s);
         } else if (v instanceof List<?> l) {
@@ -289,42 +288,5 @@ final class JsJson {
             }
         }
         out.append('"');
-    }
-
-    /** A finite number as JavaScript's {@code Number.prototype.toString} prints it. */
-    static String numberText(double d) {
-        if (d == 0) {
-            return "0";
-        }
-        BigDecimal exact = new BigDecimal(Math.abs(d));
-        String digits = null;
-        int n = 0; // the value is 0.digits * 10^n
-        for (int p = 1; p <= 17; p++) { // the shortest decimal that reads back as d (the closest one at that length)
-            BigDecimal r = exact.round(new MathContext(p, RoundingMode.HALF_EVEN));
-            if (r.doubleValue() == Math.abs(d)) {
-                digits = r.unscaledValue().toString();
-                n = digits.length() - r.scale();
-                break;
-            }
-        }
-        while (digits.length() > 1 && digits.endsWith("0")) {
-            digits = digits.substring(0, digits.length() - 1);
-        }
-        int k = digits.length();
-        StringBuilder out = new StringBuilder(d < 0 ? "-" : "");
-        if (k <= n && n <= 21) {
-            out.append(digits).append("0".repeat(n - k));
-        } else if (0 < n && n <= 21) {
-            out.append(digits, 0, n).append('.').append(digits, n, k);
-        } else if (-6 < n && n <= 0) {
-            out.append("0.").append("0".repeat(-n)).append(digits);
-        } else {
-            out.append(digits.charAt(0));
-            if (k > 1) {
-                out.append('.').append(digits, 1, k);
-            }
-            out.append('e').append(n - 1 >= 0 ? "+" : "-").append(Math.abs(n - 1));
-        }
-        return out.toString();
     }
 }

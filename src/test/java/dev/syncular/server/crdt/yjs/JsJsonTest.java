@@ -42,7 +42,9 @@ class JsJsonTest {
                 "0.30000000000000004|0.30000000000000004",
                 "144115188075855877|144115188075855870",
                 "9007199254740993|9007199254740992",
-                "1.2345678901234567e-300|1.2345678901234568e-300"
+                "1.2345678901234567e-300|1.2345678901234568e-300",
+                "5.684341886080802e-14|5.684341886080802e-14", // 2^-44: 16 digits (the binade's narrower lower half)
+                "1125899906842624.25|1125899906842624.2"
             })
     void canonicalIsJavaScriptsStringifyOfParse(String json, String expected) {
         assertEquals(expected, JsJson.canonical(json));
