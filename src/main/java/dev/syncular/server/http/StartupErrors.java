@@ -7,6 +7,7 @@ import io.vertx.pgclient.PgException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.UnknownHostException;
+import java.util.List;
 import java.util.Map;
 import org.jboss.logging.Logger;
 
@@ -67,6 +68,10 @@ final class StartupErrors {
      */
     static ConfigurationException storage(
             StorageException e, String pgSchema, int schemaVersion, String embeddedDataDir) {
+        if (StorageException.UNIQUE_INDEX_DUPLICATES.equals(e.code())) {
+            LOG.debug("storage migration failure", e);
+            return uniqueIndexDuplicates(e, pgSchema);
+        }
         String what;
         switch (e.code()) {
             case StorageException.STORED_LAYOUT_MISMATCH ->
@@ -124,6 +129,66 @@ final class StartupErrors {
                     .append("\" CASCADE) and restart.");
         }
         return new ConfigurationException(m.toString());
+    }
+
+    /**
+     * A declared unique index that cannot be created because rows already collide on its key: which index, which
+     * rows (partition, row ids, key; the bounded list of the details) and the ways out.
+     */
+    private static ConfigurationException uniqueIndexDuplicates(StorageException e, String pgSchema) {
+        Map<String, Object> d = e.details();
+        StringBuilder m = new StringBuilder("Syncular cannot start on PostgreSQL schema \"")
+                .append(pgSchema)
+                .append("\": the schema declares the unique index \"")
+                .append(d.get("index"))
+                .append("\" on table \"")
+                .append(d.get("table"))
+                .append("\" (columns ")
+                .append(quotedList(d.get("columns")))
+                .append("), but rows of one partition already share its key: ");
+        String sep = "";
+        if (d.get("collisions") instanceof List<?> collisions) {
+            for (Object o : collisions) {
+                if (o instanceof Map<?, ?> c) {
+                    m.append(sep)
+                            .append("partition \"")
+                            .append(c.get("partition"))
+                            .append("\" rows ")
+                            .append(quotedList(c.get("rowIds")))
+                            .append(" (")
+                            .append(c.get("rows"))
+                            .append(" rows) with key (")
+                            .append(quotedList(c.get("key")))
+                            .append(')');
+                    sep = "; ";
+                }
+            }
+        }
+        if (Boolean.TRUE.equals(d.get("more"))) {
+            m.append("; and more");
+        }
+        m.append(" [")
+                .append(e.code())
+                .append("]. Fix it in one of these ways: (1) give those rows distinct keys or delete all but one of")
+                .append(
+                        " each (through a server still running the previous schema, or in the table's sync_rows_ table),")
+                .append(" then start again; (2) drop \"unique\": true from the index in the schema IR")
+                .append(" (docs/SCHEMA.md, \"Unique indexes\").");
+        return new ConfigurationException(m.toString());
+    }
+
+    private static String quotedList(Object values) {
+        if (!(values instanceof List<?> list)) {
+            return "";
+        }
+        StringBuilder sb = new StringBuilder();
+        for (Object v : list) {
+            if (!sb.isEmpty()) {
+                sb.append(", ");
+            }
+            sb.append('"').append(v).append('"');
+        }
+        return sb.toString();
     }
 
     /**

@@ -73,7 +73,10 @@ public interface PushTx {
      * Writes the row projection (insert or replace), its stored-scope index, and clears any tombstone of the
      * row (§2.2: an insert over an absent row clears the tombstone; an existing row has none). For a table with
      * {@code blob_ref} columns the row's blob reference index entries (§5.9.4) become exactly its non-NULL
-     * {@code blob_ref} values' blob ids (entries of old values are dropped).
+     * {@code blob_ref} values' blob ids (entries of old values are dropped). A row a declared unique index of the
+     * table refuses (another row of the partition holds its key, schema IR {@code indexes} with {@code unique})
+     * fails the transaction's work with {@link StorageException#UNIQUE_VIOLATION}; writes may be pipelined, so the
+     * failure may surface at a later call or at the commit, never as a partial write.
      */
     Uni<Void> upsertRow(String table, StoredRow row);
 

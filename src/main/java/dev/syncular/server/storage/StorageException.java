@@ -18,6 +18,10 @@ import java.util.Map;
  *   <li>{@link #LOG_EPOCH_MISMATCH} — a prune whose captured epoch is stale (§4.6);
  *   <li>{@link #DUPLICATE_PUSH_RESULT} — an idempotency key already holds a result (§2.3);
  *   <li>{@link #INVALID_ARGUMENT} — a caller bug (unknown table, wrong arity, missing scopes);
+ *   <li>{@link #UNIQUE_VIOLATION} — a row write a declared unique index refused (§10.2
+ *       {@code sync.constraint_violation} to the pushing client);
+ *   <li>{@link #UNIQUE_INDEX_DUPLICATES} — a start-up that would add a declared unique index to a table whose rows
+ *       already collide on its key;
  *   <li>{@link #BUSY} — a transient refusal the same request may retry: the partition's push queue is full, a
  *       lock or statement timeout ended the transaction (rolled back whole), or no pooled connection was free
  *       in time; {@code details.reason} says which and {@code details.retryAfterMs} when to try again.
@@ -42,6 +46,20 @@ public class StorageException extends RuntimeException {
     public static final String CHECKPOINT_ACTIVATED = "sync.storage.checkpoint_activated";
     /** A guarded statement failed ({@link PushTx#queryRows}); {@code details.sqlstate} says how. */
     public static final String QUERY_FAILED = "sync.storage.query_failed";
+    /**
+     * A row write refused by a declared unique index (schema IR {@code indexes} with {@code unique: true}): another
+     * row of the same partition holds the key, or the key is larger than the index can hold. {@code details}:
+     * {@code table}, {@code rowId} (the row written), {@code reason} ({@code unique_violation} or
+     * {@code unique_key_too_large}) and, when the index is one the running schema declares, {@code index} and
+     * {@code columns}. The transaction is aborted: the work rolls back (its savepoint, or the whole transaction).
+     */
+    public static final String UNIQUE_VIOLATION = "sync.storage.unique_violation";
+    /**
+     * Start-up refused: a declared unique index cannot be created because rows of a partition already share its key.
+     * {@code details}: {@code table}, {@code index}, {@code columns}, {@code collisions} (a bounded list of
+     * {@code partition}, {@code rowIds} and {@code key}) and {@code more} (whether the list was cut).
+     */
+    public static final String UNIQUE_INDEX_DUPLICATES = "sync.storage.unique_index_duplicates";
     /** A transient refusal; nothing was written (see the class comment). */
     public static final String BUSY = "sync.storage.busy";
 

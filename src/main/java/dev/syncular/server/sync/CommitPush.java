@@ -38,6 +38,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
 /**
@@ -47,7 +48,9 @@ import java.util.function.LongSupplier;
  * re-checked under it, the operations applied in order ({@link PushOperations}), the §6.11 declared references
  * enforced over the result ({@link DeclaredReferences}), the whole-commit validators and reaction planners run
  * ({@link CommitPolicy}, §6.8, §6.9), then the commit appended with its rows and reactions written, or the
- * rejection (§6.3, §6.3.1) persisted.
+ * rejection (§6.3, §6.3.1) persisted. A row a declared unique index refuses when it is written fails the attempt
+ * whole (§6.4); its rejection ({@code sync.constraint_violation}, {@link UniqueKeyRejection}) is then persisted in a
+ * transaction of its own.
  *
  * <p>What runs under the partition lock (the push transaction holds it, and one pooled database connection, from
  * the locked idempotency lookup to commit or rollback; every other writer of the partition waits meanwhile):
@@ -120,6 +123,9 @@ final class CommitPush {
         boolean[] replayed = {false};
         PushCommit[] ran = {commit}; // a server command's commit once it ran (REMOTE.md §3), else the pushed one
         List<PlannedReaction> planned = new ArrayList<>(); // the reactions the committed transaction appended (§6.9)
+        // the staged rows of the latest attempt: a unique index's refusal surfaces after the work (its writes are
+        // pipelined), and is attributed to the operation that staged the refused row
+        AtomicReference<Map<String, Staged>> attempt = new AtomicReference<>(Map.of());
         // §6.3: every push is serialized by partition and its idempotency key checked under that boundary;
         // host scope resolution runs before the lock is taken (host code, never under it; the §6.8 whole-commit
         // validators are the exception the spec makes, bounded: see the class comment), and the
@@ -187,7 +193,8 @@ final class CommitPush {
                                                                                             ops,
                                                                                             allowed,
                                                                                             found.getItem2(),
-                                                                                            planned)))
+                                                                                            planned,
+                                                                                            attempt)))
                                                                     : blobCheck
                                                                             .recheck(tx)
                                                                             .flatMap(checked -> {
@@ -198,9 +205,21 @@ final class CommitPush {
                                                                                         commit,
                                                                                         allowed,
                                                                                         found.getItem2(),
-                                                                                        planned);
+                                                                                        planned,
+                                                                                        attempt);
                                                                             })));
                         }))
+                // §6.4, §10.2: a declared unique index refused a row when it was written; the attempt rolled back
+                // whole, and the rejection becomes the commit's outcome
+                .onFailure(e -> UniqueKeyRejection.violation(e) != null)
+                .recoverWithUni(e -> {
+                    planned.clear();
+                    return finishRejected(
+                            round,
+                            commit,
+                            UniqueKeyRejection.of(UniqueKeyRejection.violation(e), attempt.get()),
+                            replayed);
+                })
                 .invoke(frames -> {
                     if (frames.get(0) instanceof PushResult r) {
                         Span.fromContext(trace)
@@ -213,6 +232,32 @@ final class CommitPush {
                         planned.forEach(p -> observer.reactionPlanned(p.type()));
                     }
                 });
+    }
+
+    /**
+     * The outcome of a commit whose attempt failed whole with {@code rejection} (a unique index refused a row, §6.4):
+     * persisted in a transaction of its own, under the partition lock and the serve gate like any push, unless a
+     * concurrent delivery of the same commit stored an outcome meanwhile (§2.3, §6.3: then that one is replayed).
+     */
+    private Uni<List<Frame>> finishRejected(Round round, PushCommit commit, Rejection rejection, boolean[] replayed) {
+        String partition = round.ctx.partition();
+        String clientId = round.header.clientId();
+        return storage.inPartitionTransaction(
+                partition,
+                null,
+                tx -> tx.readServeGate(gates.runningSchemaVersion()).flatMap(gate -> {
+                    SyncError refusal = gates.refusal(partition, gate);
+                    if (refusal != null) {
+                        return check.<List<Frame>>refuse(refusal);
+                    }
+                    return tx.findPushResult(clientId, commit.clientCommitId()).flatMap(found -> {
+                        if (found != null) {
+                            replayed[0] = true;
+                            return Uni.createFrom().item(replay(found, commit));
+                        }
+                        return reject(round, tx, commit, rejection, clock.getAsLong());
+                    });
+                }));
     }
 
     /**
@@ -330,8 +375,10 @@ final class CommitPush {
             PushCommit commit,
             Optional<Map<String, List<String>>> allowed,
             Map<String, Optional<StoredRow>> fetched,
-            List<PlannedReaction> planned) {
+            List<PlannedReaction> planned,
+            AtomicReference<Map<String, Staged>> attempt) {
         Map<String, Staged> staged = new LinkedHashMap<>();
+        attempt.set(staged);
         List<ChangeToWrite> changes = new ArrayList<>();
         List<OpResult> results = new ArrayList<>();
         List<OperationEvidence> evidence = policy.needsCommitEvidence() ? new ArrayList<>() : null;
@@ -358,24 +405,7 @@ final class CommitPush {
                     Rejection rejection = decision.rejection();
                     long now = clock.getAsLong();
                     if (rejection != null) {
-                        PushResult rejected = new PushResult(
-                                commit.clientCommitId(), CommitStatus.REJECTED, null, List.of(rejection.result()));
-                        List<Frame> frames = new ArrayList<>(List.of(rejected));
-                        WireWriter persisted = new WireWriter();
-                        persisted.raw(MessageEncoder.encodeFrame(rejected));
-                        if (rejection.detailsJson() != null) {
-                            PushResultDetails details = new PushResultDetails(
-                                    commit.clientCommitId(),
-                                    List.of(new PushResultDetails.Entry(
-                                            rejection.result().opIndex(), rejection.detailsJson())));
-                            frames.add(details);
-                            persisted.raw(MessageEncoder.encodeFrame(details));
-                        }
-                        return tx.savePushResult(
-                                        round.header.clientId(),
-                                        commit.clientCommitId(),
-                                        new PushOutcome(CommitStatus.REJECTED, null, persisted.toByteArray(), now))
-                                .map(v -> frames);
+                        return reject(round, tx, commit, rejection, now);
                     }
                     return tx.appendCommit(
                                     round.ctx.actorId(), round.header.clientId(), commit.clientCommitId(), now, changes)
@@ -406,6 +436,27 @@ final class CommitPush {
                                                 .map(x -> List.<Frame>of(applied));
                                     }));
                 });
+    }
+
+    /** Persists {@code rejection} as the commit's outcome (§2.3, §6.3, §6.3.1): its result and details frames. */
+    private static Uni<List<Frame>> reject(Round round, PushTx tx, PushCommit commit, Rejection rejection, long now) {
+        PushResult rejected =
+                new PushResult(commit.clientCommitId(), CommitStatus.REJECTED, null, List.of(rejection.result()));
+        List<Frame> frames = new ArrayList<>(List.of(rejected));
+        WireWriter persisted = new WireWriter();
+        persisted.raw(MessageEncoder.encodeFrame(rejected));
+        if (rejection.detailsJson() != null) {
+            PushResultDetails details = new PushResultDetails(
+                    commit.clientCommitId(),
+                    List.of(new PushResultDetails.Entry(rejection.result().opIndex(), rejection.detailsJson())));
+            frames.add(details);
+            persisted.raw(MessageEncoder.encodeFrame(details));
+        }
+        return tx.savePushResult(
+                        round.header.clientId(),
+                        commit.clientCommitId(),
+                        new PushOutcome(CommitStatus.REJECTED, null, persisted.toByteArray(), now))
+                .map(v -> frames);
     }
 
     /**

@@ -17,7 +17,8 @@
  *       {@link dev.syncular.server.sync.CrdtMerger}: the {@link dev.syncular.server.sync.CrdtMergerRegistry} of
  *       {@link dev.syncular.server.sync.CrdtTypeMerger}s by {@code crdtType}, §5.10.2; the built-in {@code yjs-doc}
  *       merger is in {@code crdt.yjs}), {@code DeclaredReferences} (§6.11), {@code BlobPresence}
- *       (§5.9.6 / §6.6).</li>
+ *       (§5.9.6 / §6.6), {@code UniqueKeyRejection} (a declared unique index's refusal as §10.2
+ *       {@code sync.constraint_violation}, §6.4).</li>
  *   <li>Application policy on the push path (§6.7–§6.9): the seams {@link dev.syncular.server.sync.RowValidator},
  *       {@link dev.syncular.server.sync.CommitValidator} and {@link dev.syncular.server.sync.ReactionPlanner}
  *       gathered in {@link dev.syncular.server.sync.WritePolicy}; what they see,

@@ -12,6 +12,7 @@ import dev.syncular.server.storage.StorageException;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.vertx.pgclient.PgException;
 import java.net.ConnectException;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
@@ -87,6 +88,43 @@ class StartupErrorsTest {
         assertTrue(upgrade.contains("the upgrade to schema version 2 is not additive (table \"todos\")"), upgrade);
         assertTrue(upgrade.contains("make the change additive"), upgrade);
         assertTrue(upgrade.contains("[sync.storage.unsupported_migration]"), upgrade);
+    }
+
+    /** A unique index over rows that already collide: the index, the colliding rows and the two ways out. */
+    @Test
+    void collidingRowsUnderANewUniqueIndexAreListed() {
+        StorageException e = new StorageException(
+                StorageException.UNIQUE_INDEX_DUPLICATES,
+                "rows of one partition already share the key of a declared unique index",
+                Map.of(
+                        "table",
+                        "members",
+                        "index",
+                        "members_org_email",
+                        "columns",
+                        List.of("org_id", "email"),
+                        "collisions",
+                        List.of(Map.of(
+                                "partition",
+                                "p1",
+                                "rowIds",
+                                List.of("a1", "a2"),
+                                "rows",
+                                2L,
+                                "key",
+                                List.of("o1", "dup@x"))),
+                        "more",
+                        true));
+        String m = StartupErrors.storage(e, "sync", 2, null).getMessage();
+        assertEquals(
+                "Syncular cannot start on PostgreSQL schema \"sync\": the schema declares the unique index"
+                        + " \"members_org_email\" on table \"members\" (columns \"org_id\", \"email\"), but rows of one"
+                        + " partition already share its key: partition \"p1\" rows \"a1\", \"a2\" (2 rows) with key"
+                        + " (\"o1\", \"dup@x\"); and more [sync.storage.unique_index_duplicates]. Fix it in one of these"
+                        + " ways: (1) give those rows distinct keys or delete all but one of each (through a server still"
+                        + " running the previous schema, or in the table's sync_rows_ table), then start again; (2) drop"
+                        + " \"unique\": true from the index in the schema IR (docs/SCHEMA.md, \"Unique indexes\").",
+                m);
     }
 
     @Test

@@ -527,7 +527,13 @@ final class PushTransaction implements PushTx {
             return Uni.createFrom().failure(e);
         }
         writes.rows.add(PushReadAhead.rowKey(table, row.rowId()));
-        send(conn.preparedQuery(upsert).execute(args));
+        // a declared unique index refusing the row fails this work with sync.storage.unique_violation
+        // (UniqueIndexes); pipelined, it surfaces where the work's writes are awaited
+        RowTable written = rt;
+        send(conn.preparedQuery(upsert)
+                .execute(args)
+                .onFailure()
+                .transform(e -> UniqueIndexes.refusal(e, written, row.rowId())));
         // the scope index holds exactly the keys of the stored scopes: unchanged keys need no rewrite
         if (stored == null
                 || !stored.rowId().equals(row.rowId())

@@ -1,6 +1,7 @@
 package dev.syncular.server.storage.postgres;
 
 import dev.syncular.server.schema.ColumnSchema;
+import dev.syncular.server.schema.IndexDef;
 import dev.syncular.server.schema.ScopePattern;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.StorageException;
@@ -41,6 +42,8 @@ final class RowTable {
     final String physicalName;
     /** Indexes of the {@code blob_ref} columns (§5.9.4 reference index); empty for most tables. */
     final int[] blobRefColumns;
+    /** The table's declared unique indexes by catalog name ({@link UniqueIndexes}); empty for most tables. */
+    final Map<String, IndexDef> uniqueIndexes;
 
     private final Map<Integer, RowCodec> codecsByColumnCount = new ConcurrentHashMap<>();
 
@@ -135,6 +138,7 @@ final class RowTable {
             }
         }
         this.blobRefColumns = blobRefs.stream().mapToInt(Integer::intValue).toArray();
+        this.uniqueIndexes = UniqueIndexes.of(schema);
     }
 
     /** {@code readRowsWhere} on {@code column} ({@code $1} partition, {@code $2} value, {@code $3} limit). */

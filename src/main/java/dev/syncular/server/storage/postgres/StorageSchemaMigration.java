@@ -48,7 +48,9 @@ import java.util.function.Function;
  *       double precision, boolean boolean, bytes/crdt bytea; NOT NULL for non-nullable columns at creation)
  *       plus {@code _sync_partition text}, {@code _sync_row_id text COLLATE "C"}, {@code _sync_server_version
  *       bigint}, {@code _sync_scopes jsonb} (all NOT NULL), {@code _sync_payload bytea} (unused, NULL),
- *       {@code _sync_column_versions bytea}; PK {@code (_sync_partition, _sync_row_id)};
+ *       {@code _sync_column_versions bytea}; PK {@code (_sync_partition, _sync_row_id)}; one unique index
+ *       {@code ("_sync_partition", <columns>)} per declared unique index ({@link UniqueIndexes}: created with a new
+ *       table, built concurrently on an existing one, dropped once no longer declared);
  *   <li>{@code sync_row_scopes(partition_id, tbl, scope_key, row_id) PK} plus {@code (partition_id, tbl,
  *       row_id)};
  *   <li>{@code sync_push_results(partition_id, client_id, client_commit_id) PK} with status, commit_seq,
@@ -105,6 +107,7 @@ final class StorageSchemaMigration {
     private final String pgSchema;
     private final InstalledSchema installed;
     private final CheckpointStore checkpoints;
+    private final UniqueIndexes unique;
 
     private final String readMarkerSql;
     private final String writeMarkerSql;
@@ -115,6 +118,7 @@ final class StorageSchemaMigration {
         this.pgSchema = pgSchema;
         this.installed = installed;
         this.checkpoints = checkpoints;
+        this.unique = new UniqueIndexes(pool, pgSchema);
         readMarkerSql = "SELECT schema_version, layouts FROM " + t("sync_schema") + " WHERE id = 1";
         writeMarkerSql = "INSERT INTO " + t("sync_schema") + " (id, schema_version, layouts, updated_at_ms)"
                 + " VALUES (1, $1, $2, $3) ON CONFLICT (id) DO UPDATE SET schema_version = EXCLUDED.schema_version,"
@@ -462,7 +466,9 @@ final class StorageSchemaMigration {
      * and the declarations installed right there; a newer stored version refuses. A missing or older marker
      * ends it and runs {@link #migrate} in another transaction whose first lock is the {@code sync_partitions}
      * table lock, which re-reads the marker (another process may have migrated meanwhile) before acting. Both
-     * run under {@code lock_timeout} and are retried after a lock timeout.
+     * run under {@code lock_timeout} and are retried after a lock timeout. Before an upgrade, a table whose rows
+     * already collide on a unique index the upgrade adds refuses the start; after it, the declared unique indexes
+     * are reconciled with the catalog ({@link UniqueIndexes#reconcile}: one catalog read when nothing changed).
      */
     Uni<Void> ensureSchema(CompiledSchema running, List<CheckpointDeclaration> checkpoints) {
         Objects.requireNonNull(running, "schema");
@@ -480,9 +486,12 @@ final class StorageSchemaMigration {
                                     return sameVersionOrNewer(conn, running, marker, declarations, nowMs)
                                             .replaceWith(Boolean.FALSE);
                                 })))
+                // a table whose rows already collide on a new unique key refuses the start before the upgrade
                 .chain(needsMigration -> needsMigration
-                        ? ddlTransaction(pool, conn -> migrate(conn, running, declarations, nowMs))
+                        ? unique.refuseDuplicates(running)
+                                .chain(() -> ddlTransaction(pool, conn -> migrate(conn, running, declarations, nowMs)))
                         : Uni.createFrom().voidItem())
+                .chain(() -> unique.reconcile(running, lockName()))
                 .invoke(() -> installed.install(running));
     }
 
@@ -551,6 +560,7 @@ final class StorageSchemaMigration {
         List<String> ddl = new ArrayList<>();
         for (TableSchema ts : running.tables()) {
             ddl.add(createRowTableDdl(ts));
+            ddl.addAll(UniqueIndexes.createWithTable(pgSchema, ts));
         }
         return execAll(conn, ddl).chain(() -> writeMarker(conn, running));
     }
@@ -666,6 +676,8 @@ final class StorageSchemaMigration {
             String physical = t(RowTable.physicalName(ts.name()));
             ddl.add(createRowTableDdl(ts));
             if (before == null) {
+                // a new table is empty: its unique indexes are created with it (existing tables: reconcile)
+                ddl.addAll(UniqueIndexes.createWithTable(pgSchema, ts));
                 continue;
             }
             TableLayout now = TableLayout.of(ts);

@@ -17,6 +17,9 @@
  *   <li>{@code SnapshotReads} — §4.7 bootstrap pages (and §5.2 rows-segment pages);
  *   <li>{@code ProjectionRows}, {@code RowTable}, {@code StoredScopes} — the row projection, its per-table
  *       statements and codec (§2.2, §2.4), stored scopes (§3.1);
+ *   <li>{@code UniqueIndexes} — the declared unique indexes of the row tables (unique within a partition), their
+ *       concurrent start-up build and the refusal of rows that already collide, and a push write they refuse as
+ *       {@code sync.storage.unique_violation} (§10.2 {@code sync.constraint_violation});
  *   <li>{@code BlobReferenceIndex} — §5.9.4 reference index and §5.9.2/§5.9.6 sweep marks;
  *   <li>{@code ClientRecords} — §4.5 client cursor records (the §4.6 retention input) and the §8.2 ack update;
  *   <li>{@code Pruning} — §4.6 pruning horizon and batched deletion, §2.3 push-result pruning;
