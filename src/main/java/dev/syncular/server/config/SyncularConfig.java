@@ -4,6 +4,7 @@ import io.quarkus.runtime.configuration.MemorySize;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithConverter;
 import io.smallrye.config.WithDefault;
+import io.smallrye.config.WithName;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -626,9 +627,22 @@ public interface SyncularConfig {
     }
 
     interface Storage {
-        /** PostgreSQL schema (namespace) holding the sync tables. */
-        @WithDefault("public")
-        String pgSchema();
+        /** The storage namespace when {@code syncular.storage.pg-schema} is unset: a schema of its own. */
+        String DEFAULT_PG_SCHEMA = "syncular";
+        /** Where the tables went by default before 0.2.0. */
+        String LEGACY_PG_SCHEMA = "public";
+
+        /**
+         * {@code syncular.storage.pg-schema}: PostgreSQL schema (namespace) holding the sync tables, created when
+         * absent; unset: {@value #DEFAULT_PG_SCHEMA} ({@link #pgSchema()}).
+         */
+        @WithName("pg-schema")
+        Optional<String> pgSchemaSetting();
+
+        /** The storage namespace in use: the setting, else {@value #DEFAULT_PG_SCHEMA}. */
+        default String pgSchema() {
+            return pgSchemaSetting().map(String::trim).filter(v -> !v.isEmpty()).orElse(DEFAULT_PG_SCHEMA);
+        }
 
         /**
          * Partition transactions (pushes) that may wait in this process's queue of one partition; one more is

@@ -375,6 +375,9 @@ public class EngineProducer {
             StorageReadiness readiness) {
         long t0 = System.nanoTime();
         try {
+            if (config.storage().pgSchemaSetting().isEmpty()) {
+                refuseAnEmptyDefaultBesideLegacyTables(storage);
+            }
             storage.ensureSchema(window.current(), Assembly.checkpoints(config))
                     .await()
                     .atMost(STARTUP_DDL_TIMEOUT);
@@ -409,6 +412,20 @@ public class EngineProducer {
                 window.current().version(),
                 window.current().tables().size(),
                 (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    /**
+     * With {@code syncular.storage.pg-schema} unset, the tables go to {@value SyncularConfig.Storage#DEFAULT_PG_SCHEMA}:
+     * a database whose sync tables are in {@value SyncularConfig.Storage#LEGACY_PG_SCHEMA} (the default before 0.2.0)
+     * and not there would start empty beside them, every client of the deployment reset. Refused, naming the setting.
+     */
+    private static void refuseAnEmptyDefaultBesideLegacyTables(ServerStorage storage) {
+        if (!storage.holdsSyncTables(storage.pgSchema()).await().atMost(STARTUP_DDL_TIMEOUT)
+                && storage.holdsSyncTables(SyncularConfig.Storage.LEGACY_PG_SCHEMA)
+                        .await()
+                        .atMost(STARTUP_DDL_TIMEOUT)) {
+            throw new ConfigurationException(StartupErrors.tablesInLegacySchema(storage.pgSchema()));
+        }
     }
 
     /** The data directory of the embedded dev/test PostgreSQL when it is the database in use, else {@code null}. */

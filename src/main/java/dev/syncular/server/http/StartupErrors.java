@@ -1,5 +1,6 @@
 package dev.syncular.server.http;
 
+import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.SchemaException;
 import dev.syncular.server.storage.StorageException;
 import io.quarkus.runtime.configuration.ConfigurationException;
@@ -121,10 +122,18 @@ final class StartupErrors {
                             + "data directory (rm -rf ")
                     .append(embeddedDataDir)
                     .append(").");
+        } else if (SyncularConfig.Storage.LEGACY_PG_SCHEMA.equals(pgSchema)) {
+            // public is shared by everything else in the database: never a suggestion to drop it
+            m.append('(')
+                    .append(n)
+                    .append(") move to a storage schema of Syncular's own (syncular.storage.pg-schema) and start there"
+                            + " empty; the tables in \"public\" are left as they are.");
         } else {
             m.append('(')
                     .append(n)
-                    .append(") on a disposable database, drop the storage schema (DROP SCHEMA \"")
+                    .append(") on a disposable database where schema \"")
+                    .append(pgSchema)
+                    .append("\" holds nothing but Syncular's tables, drop it (DROP SCHEMA \"")
                     .append(pgSchema)
                     .append("\" CASCADE) and restart.");
         }
@@ -189,6 +198,16 @@ final class StartupErrors {
             sb.append('"').append(v).append('"');
         }
         return sb.toString();
+    }
+
+    /** The storage namespace is the default and empty while the one of earlier releases holds the sync tables. */
+    static String tablesInLegacySchema(String pgSchema) {
+        return "Syncular found its tables in PostgreSQL schema \"" + SyncularConfig.Storage.LEGACY_PG_SCHEMA
+                + "\" (the default before 0.2.0) and none in \"" + pgSchema + "\", the default now: it would start"
+                + " empty and every client would reset. Set syncular.storage.pg-schema=public (env"
+                + " SYNCULAR_STORAGE_PG_SCHEMA, chart postgresql.pgSchema) to keep serving them; to start an empty"
+                + " deployment in \"" + pgSchema + "\" beside them, set syncular.storage.pg-schema=" + pgSchema
+                + " explicitly.";
     }
 
     /**

@@ -1,5 +1,7 @@
 package dev.syncular.server.storage;
 
+import io.smallrye.mutiny.Uni;
+
 /**
  * Every role of the server's storage at once, for what assembles a server from it (the composition root, the
  * conformance host's instances); every other user depends on the one role it uses.
@@ -15,4 +17,11 @@ public interface ServerStorage
 
     /** The namespace (the PostgreSQL schema) holding every storage object. */
     String pgSchema();
+
+    /**
+     * Whether {@code namespace} (a PostgreSQL schema of the same database) holds a sync log (its partition table):
+     * at start-up, the check that a default storage namespace does not start empty beside the tables an earlier
+     * default left elsewhere.
+     */
+    Uni<Boolean> holdsSyncTables(String namespace);
 }

@@ -12,6 +12,8 @@ import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.ServerProcess;
 import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.testsupport.TestPostgres;
+import dev.syncular.server.testsupport.ThrowawayPostgres;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -150,6 +152,46 @@ class PackagedAppIT {
                             .build(),
                     HttpResponse.BodyHandlers.ofString());
             assertEquals(200, health.statusCode());
+        }
+    }
+
+    /**
+     * The storage namespace's default is {@code syncular} since 0.2.0 ({@code public} before): a deployment upgraded
+     * without the setting, whose tables are in {@code public}, stops naming the setting instead of starting empty
+     * beside them (every client would reset); {@code public} set keeps serving them, and {@code syncular} set
+     * explicitly starts an empty deployment beside them. On a database of its own ({@link ThrowawayPostgres}): the
+     * shared test database's {@code public} stays empty.
+     */
+    @Test
+    void aDefaultStartBesideTablesInPublicStopsNamingTheSetting() throws Exception {
+        try (ThrowawayPostgres pg = ThrowawayPostgres.start()) {
+            Map<String, String> database = Map.of(
+                    "QUARKUS_DATASOURCE_REACTIVE_URL", pg.url(),
+                    "SYNCULAR_PG_USER", TestPostgres.user(),
+                    "SYNCULAR_PG_PASSWORD", TestPostgres.password(),
+                    "SYNCULAR_DEV_AUTH_ENABLED", "true",
+                    "SYNCULAR_SIGNED_URLS_ENABLED", "false");
+            try (ServerProcess legacy = ServerProcess.bare("packaged-legacy-public")
+                    .env(database)
+                    .env("SYNCULAR_STORAGE_PG_SCHEMA", "public")
+                    .start()) {
+                assertTrue(legacy.alive());
+            }
+            IllegalStateException exited = assertThrows(
+                    IllegalStateException.class,
+                    () -> ServerProcess.bare("packaged-default-beside-public")
+                            .env(database)
+                            .start());
+            assertTrue(
+                    exited.getMessage()
+                            .contains("Set syncular.storage.pg-schema=public (env SYNCULAR_STORAGE_PG_SCHEMA"),
+                    exited.getMessage());
+            try (ServerProcess explicit = ServerProcess.bare("packaged-explicit-syncular")
+                    .env(database)
+                    .env("SYNCULAR_STORAGE_PG_SCHEMA", "syncular")
+                    .start()) {
+                assertTrue(explicit.alive(), "an explicit setting starts empty beside the old tables");
+            }
         }
     }
 }

@@ -145,7 +145,7 @@ class HelmChartTest {
                 test.getSpec().getContainers().get(0).getSecurityContext().getReadOnlyRootFilesystem());
 
         Properties config = chart.config();
-        assertEquals("public", config.getProperty("syncular.storage.pg-schema"));
+        assertEquals("syncular", config.getProperty("syncular.storage.pg-schema"));
         assertEquals("embedded", config.getProperty("syncular.segments.store"));
         assertNull(config.getProperty("syncular.schema.path"), "no schema IR given: the bundled one");
         // hostile-load limits: slow bodies cut, idle connections (stalled request heads) closed, budget from the heap

@@ -27,10 +27,10 @@ class StartupErrorsTest {
                 StorageException.STORED_LAYOUT_MISMATCH,
                 "persisted table layouts differ from the running schema",
                 Map.of("table", "todos", "column", "title"));
-        ConfigurationException c = StartupErrors.storage(e, "public", 1, "/work/app/target/embedded-postgres");
+        ConfigurationException c = StartupErrors.storage(e, "syncular", 1, "/work/app/target/embedded-postgres");
         String m = c.getMessage();
         assertEquals(
-                "Syncular cannot start on PostgreSQL schema \"public\": the running schema (version 1) does not "
+                "Syncular cannot start on PostgreSQL schema \"syncular\": the running schema (version 1) does not "
                         + "match the tables the database stores for schema version 1 (table \"todos\", column \"title\"): a schema "
                         + "change needs a new schema version. [sync.storage.stored_layout_mismatch]. Fix it in one of these ways: "
                         + "(1) raise \"schemaVersion\" in the schema IR (an additive change, docs/SCHEMA.md, \"Changing a schema\"); "
@@ -49,6 +49,24 @@ class StartupErrorsTest {
         assertTrue(m.contains("(table \"todos\")"), m);
         assertTrue(m.contains("DROP SCHEMA \"sync\" CASCADE"), m);
         assertFalse(m.contains("rm -rf"), m);
+    }
+
+    /** {@code public} is shared with everything else in the database: the way out is another schema, never a drop. */
+    @Test
+    void thePublicSchemaIsNeverOfferedForDropping() {
+        StorageException e =
+                new StorageException(StorageException.STORED_LAYOUT_MISMATCH, "x", Map.of("table", "todos"));
+        String m = StartupErrors.storage(e, "public", 3, null).getMessage();
+        assertFalse(m.contains("DROP"), m);
+        assertTrue(m.contains("move to a storage schema of Syncular's own (syncular.storage.pg-schema)"), m);
+    }
+
+    @Test
+    void tablesLeftInPublicByAnEarlierDefaultNameTheSetting() {
+        String m = StartupErrors.tablesInLegacySchema("syncular");
+        assertTrue(m.contains("found its tables in PostgreSQL schema \"public\" (the default before 0.2.0)"), m);
+        assertTrue(m.contains("Set syncular.storage.pg-schema=public (env SYNCULAR_STORAGE_PG_SCHEMA"), m);
+        assertFalse(m.contains("DROP"), m);
     }
 
     @Test

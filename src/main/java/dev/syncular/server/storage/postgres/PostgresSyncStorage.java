@@ -144,6 +144,11 @@ public final class PostgresSyncStorage implements ServerStorage {
     }
 
     @Override
+    public Uni<Boolean> holdsSyncTables(String namespace) {
+        return migration.holdsSyncTables(namespace);
+    }
+
+    @Override
     public RecentCommits recentCommits() {
         return recent;
     }

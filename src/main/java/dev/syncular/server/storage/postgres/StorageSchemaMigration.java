@@ -460,6 +460,13 @@ final class StorageSchemaMigration {
         return ensureSchema(running, List.of());
     }
 
+    /** Whether the PostgreSQL schema {@code namespace} has a {@code sync_partitions} table (one catalog read). */
+    Uni<Boolean> holdsSyncTables(String namespace) {
+        return pool.preparedQuery("SELECT to_regclass(format('%I.sync_partitions', $1::text)) IS NOT NULL")
+                .execute(Tuple.of(namespace))
+                .map(rows -> rows.iterator().next().getBoolean(0));
+    }
+
     /**
      * The catalog-checked core DDL ({@link #applyDdl}: none at all on an up-to-date database), then one
      * read-only transaction under the ensureSchema advisory lock reads the marker: an equal version is verified
