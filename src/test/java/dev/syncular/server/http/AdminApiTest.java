@@ -3,6 +3,7 @@ package dev.syncular.server.http;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.not;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -321,7 +322,11 @@ class AdminApiTest {
                 .body(containsString("\"/admin/prune\""))
                 .body(containsString("\"/admin/events\""))
                 .body(containsString("\"/admin/checkpoints/declare\""))
-                .body(containsString("\"adminToken\""));
+                .body(containsString("\"/admin/reactions\""))
+                .body(containsString("\"/admin/reactions/{id}/retry\""))
+                .body(containsString("\"adminToken\""))
+                // the conformance host is off by default and refused in prod: none of its routes is served API
+                .body(not(containsString("__conformance")));
     }
 
     private static PrometheusScrape scrape() {
