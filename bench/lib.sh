@@ -1,24 +1,30 @@
 # Shell helpers shared by the benchmark scripts (sourced, not run). Expects PG_URL, PG_USER and PG_PASSWORD.
 
-# Packages the app unless SKIP_PACKAGE=1 (offline), then writes the dependency classpath to target/bench.cp.
+# ./mvnw offline (the cache a benchmark machine keeps warm, no network between runs); when that fails — a fresh
+# clone's empty Maven repository, a plugin only the bench profile uses — once more online.
+mvnw_offline_first() {
+    if ! ./mvnw -o "$@"; then
+        echo "== offline ./mvnw $* failed (a fresh Maven repository?): once more online" >&2
+        ./mvnw "$@"
+    fi
+}
+
+# Packages the app unless SKIP_PACKAGE=1, then writes the dependency classpath to target/bench.cp.
 # The benchmarks live in src/bench/java and compile into target/test-classes only with -Pbench (pom.xml): with
 # SKIP_PACKAGE=1 they are compiled when a build without the profile has left them out.
 package_and_classpath() {
     if [[ "${SKIP_PACKAGE:-}" != 1 ]]; then
-        echo "== packaging (./mvnw -o -q -Pbench package -DskipTests)" >&2
-        ./mvnw -o -q -Pbench package -DskipTests
+        echo "== packaging (./mvnw -q -Pbench package -DskipTests)" >&2
+        mvnw_offline_first -q -Pbench package -DskipTests
     elif [[ ! -f target/test-classes/dev/syncular/server/bench/SyncBenchmark.class ]]; then
-        ./mvnw -o -q -Pbench test-compile
+        mvnw_offline_first -q -Pbench test-compile
     fi
     bench_classpath
 }
 
-# The dependency classpath in target/bench.cp (offline, else online once).
+# The dependency classpath in target/bench.cp.
 bench_classpath() {
-    if ! ./mvnw -o -q dependency:build-classpath -Dmdep.outputFile=target/bench.cp; then
-        echo "offline dependency:build-classpath failed; retrying online once" >&2
-        ./mvnw -q dependency:build-classpath -Dmdep.outputFile=target/bench.cp
-    fi
+    mvnw_offline_first -q dependency:build-classpath -Dmdep.outputFile=target/bench.cp
 }
 
 # A free local port (bound then released by the kernel's ephemeral allocator).

@@ -27,7 +27,9 @@ cat >"$POLICY" <<'JSON'
 ]}
 JSON
 
-./mvnw -o -q -Pbench package -DskipTests
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+mvnw_offline_first -q -Pbench package -DskipTests
 for round in $(seq 1 "$ROUNDS"); do
     for setting in off on; do
         echo "== round $round, validators $setting" >&2

@@ -46,25 +46,21 @@ S3_BUCKET="syncular-bench-$$"
 M2_REPO="${M2_REPO:-$HOME/.m2/repository}"
 S3PROXY_JAR="$M2_REPO/org/gaul/s3proxy/2.9.0/s3proxy-2.9.0-jar-with-dependencies.jar"
 
-if [[ ! -f "$S3PROXY_JAR" ]]; then
-    echo "s3proxy jar not found at $S3PROXY_JAR (run ./mvnw -o test-compile once, it is a provided dependency)" >&2
-    exit 1
-fi
-
-if [[ "${SKIP_PACKAGE:-}" != 1 ]]; then
-    echo "== packaging (./mvnw -o -q -Pbench package -DskipTests)" >&2
-    ./mvnw -o -q -Pbench package -DskipTests
-elif [[ ! -f target/test-classes/dev/syncular/server/bench/SegmentsBenchmark.class ]]; then
-    ./mvnw -o -q -Pbench test-compile
-fi
-# The benchmark's classpath without s3proxy's self-contained jar (its bundled libraries clash).
-if ! ./mvnw -o -q dependency:build-classpath -DexcludeArtifactIds=s3proxy -Dmdep.outputFile=target/bench-segments.cp; then
-    echo "offline dependency:build-classpath failed; retrying online once" >&2
-    ./mvnw -q dependency:build-classpath -DexcludeArtifactIds=s3proxy -Dmdep.outputFile=target/bench-segments.cp
-fi
-
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
+if [[ "${SKIP_PACKAGE:-}" != 1 ]]; then
+    echo "== packaging (./mvnw -q -Pbench package -DskipTests)" >&2
+    mvnw_offline_first -q -Pbench package -DskipTests
+elif [[ ! -f target/test-classes/dev/syncular/server/bench/SegmentsBenchmark.class ]]; then
+    mvnw_offline_first -q -Pbench test-compile
+fi
+if [[ ! -f "$S3PROXY_JAR" ]]; then
+    echo "s3proxy jar not found at $S3PROXY_JAR (a provided dependency: ./mvnw test-compile fetches it)" >&2
+    exit 1
+fi
+# The benchmark's classpath without s3proxy's self-contained jar (its bundled libraries clash).
+mvnw_offline_first -q dependency:build-classpath -DexcludeArtifactIds=s3proxy -Dmdep.outputFile=target/bench-segments.cp
+
 PORT=$(free_port)
 S3_PORT=$(free_port)
 S3_URL="http://127.0.0.1:$S3_PORT"

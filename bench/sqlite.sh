@@ -6,9 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./mvnw -o -q -Pbench test-compile -DskipTests
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
+mvnw_offline_first -q -Pbench test-compile -DskipTests
 bench_classpath
 
 # shellcheck disable=SC2086

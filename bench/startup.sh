@@ -3,7 +3,7 @@
 #
 # Usage: bench/startup.sh
 #
-# Packages the app (offline), then starts the packaged server RUNS times (default 5; prod profile, dev header auth,
+# Packages the app, then starts the packaged server RUNS times (default 5; prod profile, dev header auth,
 # the chart's JVM flags, a fresh storage schema each time) and reports, per run and as medians: the milliseconds
 # from the process start until /q/health/ready answers 200, and the time Quarkus reports in its "started in" line.
 #
@@ -29,8 +29,8 @@ LOG="target/bench-startup-server.log"
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
 if [[ "${SKIP_PACKAGE:-}" != 1 ]]; then
-    echo "== packaging (./mvnw -o -q package -DskipTests)" >&2
-    ./mvnw -o -q package -DskipTests
+    echo "== packaging (./mvnw -q package -DskipTests)" >&2
+    mvnw_offline_first -q package -DskipTests
 fi
 machine_line >&2
 echo "== server JVM options: $SERVER_JAVA_OPTS; jar ${APP_JAR:-target/quarkus-app/quarkus-run.jar}" >&2
