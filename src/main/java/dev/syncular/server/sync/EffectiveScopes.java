@@ -5,12 +5,14 @@ import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.ScopePattern;
 import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.wire.ColumnType;
 import dev.syncular.server.wire.JsNumber;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -149,6 +151,47 @@ public final class EffectiveScopes {
      */
     static String scopeValue(Object columnValue) {
         return columnValue instanceof Double d ? JsNumber.text(d) : columnValue.toString();
+    }
+
+    /**
+     * §3.1 read backwards: the value of a column of {@code type} whose {@link #scopeValue} is exactly
+     * {@code scopeValue}, or empty when no value of the type has that text — then no row holds that scope value. A
+     * {@code float} takes the text {@link JsNumber} prints ({@code "2"} is 2.0, {@code "1e+21"} is 1e21; {@code "2.0"},
+     * {@code "1e21"}, {@code "-0"}, {@code " 2"} are the scope value of no float), an {@code integer} its decimal
+     * ({@code "7"}, not {@code "07"} or {@code "+7"}), a {@code boolean} {@code "true"} or {@code "false"}, text
+     * ({@code string}, {@code json}, {@code blob_ref}) itself.
+     */
+    static Optional<Object> columnValue(ColumnType type, String scopeValue) {
+        return switch (type) {
+            case STRING, JSON, BLOB_REF -> Optional.of(scopeValue);
+            case INTEGER -> integer(scopeValue);
+            case FLOAT -> number(scopeValue);
+            case BOOLEAN ->
+                "true".equals(scopeValue)
+                        ? Optional.of(Boolean.TRUE)
+                        : "false".equals(scopeValue) ? Optional.of(Boolean.FALSE) : Optional.empty();
+            case BYTES, CRDT -> Optional.empty(); // never a scope column (schema compile, §5.10.1)
+        };
+    }
+
+    private static Optional<Object> integer(String text) {
+        long n;
+        try {
+            n = Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            return Optional.empty(); // not decimal digits, or outside the column's 64-bit range
+        }
+        return Long.toString(n).equals(text) ? Optional.of(n) : Optional.empty();
+    }
+
+    private static Optional<Object> number(String text) {
+        double d;
+        try {
+            d = Double.parseDouble(text);
+        } catch (NumberFormatException e) {
+            return Optional.empty();
+        }
+        return JsNumber.text(d).equals(text) ? Optional.of(d) : Optional.empty();
     }
 
     /** Effective scopes as the storage queries take them: each key's values as a sorted set. */

@@ -7,7 +7,6 @@ import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.sync.PushOperations.Staged;
-import dev.syncular.server.wire.ColumnType;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import java.nio.charset.StandardCharsets;
@@ -15,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -88,6 +88,17 @@ final class TransactionCandidates implements CandidateReader {
         });
     }
 
+    /**
+     * §6.8 {@code scanRows}. The filter's values are scope values, text (§3.1, §3.2): a row matches when its stored
+     * scopes, as {@link EffectiveScopes#storedScopes} renders its values, hold each of them. Stored rows are read on
+     * the first variable's column, its text turned into a value of the column's type
+     * ({@link EffectiveScopes#columnValue}); a text that is the scope value of no value of its column's type
+     * ({@code "2.0"} or {@code "abc"} for a {@code float}, {@code "yes"} for a {@code boolean}, {@code "07"} for an
+     * {@code integer}) is held by no row, staged or stored, so the scan is empty — as for any scope value no row
+     * holds; §6.8 fails loudly only for an empty filter, unknown tables and invalid bounds. A variable the table
+     * does not declare, or a {@code null} value, fails with {@code sync.storage.invalid_argument} whichever
+     * position it has in the filter.
+     */
     @Override
     public Uni<List<CandidateRow>> scanRows(
             String table, Map<String, String> scopeFilter, String afterRowId, int limit) {
@@ -99,16 +110,29 @@ final class TransactionCandidates implements CandidateReader {
         if (limit < 1 || limit > MAX_SCAN) {
             throw new StorageException(StorageException.INVALID_ARGUMENT, "scan limit must be 1-1000", Map.of());
         }
-        Map.Entry<String, String> first = scopeFilter.entrySet().iterator().next();
-        ScopePattern p = t.scopePatterns().stream()
-                .filter(x -> x.variable().equals(first.getKey()))
-                .findFirst()
-                .orElseThrow(() -> new StorageException(
+        ScopePattern first = null;
+        Object value = null;
+        boolean held = true;
+        for (Map.Entry<String, String> e : scopeFilter.entrySet()) {
+            ScopePattern p = pattern(t, e.getKey());
+            if (e.getValue() == null) {
+                throw new StorageException(
                         StorageException.INVALID_ARGUMENT,
-                        "undeclared scope variable",
-                        Map.of("table", table, "variable", first.getKey())));
-        ColumnType type = t.column(p.columnIndex()).type();
-        Object value = type == ColumnType.INTEGER ? (Object) Long.valueOf(first.getValue()) : first.getValue();
+                        "scope filter value is null",
+                        Map.of("table", table, "variable", e.getKey()));
+            }
+            Optional<Object> v =
+                    EffectiveScopes.columnValue(t.column(p.columnIndex()).type(), e.getValue());
+            if (v.isEmpty()) {
+                held = false;
+            } else if (first == null) {
+                first = p;
+                value = v.get();
+            }
+        }
+        if (!held) {
+            return Uni.createFrom().item(List.of());
+        }
         // Stored rows by keyset pages on the first variable's column, merged with the staged rows, until full.
         TreeMap<String, CandidateRow> out = new TreeMap<>(TransactionCandidates::byBytes);
         for (Staged s : staged.values()) {
@@ -119,8 +143,20 @@ final class TransactionCandidates implements CandidateReader {
                 out.put(s.rowId(), candidate(t, s.row()));
             }
         }
-        return page(t, p.column(), value, scopeFilter, afterRowId, limit, out)
+        return page(t, first.column(), value, scopeFilter, afterRowId, limit, out)
                 .map(v -> new ArrayList<>(out.values()).subList(0, Math.min(limit, out.size())));
+    }
+
+    private static ScopePattern pattern(TableSchema t, String variable) {
+        for (ScopePattern p : t.scopePatterns()) {
+            if (p.variable().equals(variable)) {
+                return p;
+            }
+        }
+        throw new StorageException(
+                StorageException.INVALID_ARGUMENT,
+                "undeclared scope variable",
+                Map.of("table", t.name(), "variable", String.valueOf(variable)));
     }
 
     /** Adds stored rows (unless staged) page by page until {@code limit} rows precede the last page's end. */

@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.Test;
@@ -28,8 +29,11 @@ import org.junit.jupiter.api.Test;
 /**
  * §3.1, §3.4: a {@code float} scope column's value is a scope value as the JavaScript and Rust clients write it,
  * ECMAScript {@code Number::toString} — 2.0 is {@code "2"}, 1e21 is {@code "1e+21"} — so an insert under a grant
- * of {@code ["2"]} is authorized, stored under that scope, and pulled back under it. Real HTTP rounds through the
- * running app with the development authenticator's allowed scopes ({@code syncular.dev-auth.allowed-scopes}).
+ * of {@code ["2"]} is authorized, stored under that scope, and pulled back under it; and §6.8: a whole-commit
+ * validator bean ({@link LevelScanValidator}) scanning the candidate state by that column's scope values finds the
+ * rows JavaScript's text names, while a text no float prints ({@code "2.0"}, {@code "1e21"}, {@code "abc"}) finds
+ * none. Real HTTP rounds through the running app with the development authenticator's allowed scopes
+ * ({@code syncular.dev-auth.allowed-scopes}).
  */
 @QuarkusTest
 @TestProfile(FloatScopeValuesTest.Profile.class)
@@ -52,6 +56,11 @@ class FloatScopeValuesTest {
                     "syncular.dev-auth.allowed-scopes",
                     "{\"level\":[\"2\",\"1e+21\"]}");
         }
+
+        @Override
+        public Set<Class<?>> getEnabledAlternatives() {
+            return Set.of(LevelScanValidator.class);
+        }
     }
 
     @Inject
@@ -71,9 +80,22 @@ class FloatScopeValuesTest {
     }
 
     private static PushResult push(SyncTestClient c, String id, double level) {
-        String commit = c.upsert(TABLE, Map.of("id", id, "level", level, "note", "level " + level), null);
+        return push(c, id, level, "level " + level);
+    }
+
+    private static PushResult push(SyncTestClient c, String id, double level, String note) {
+        String commit = c.upsert(TABLE, Map.of("id", id, "level", level, "note", note), null);
         c.syncUntilIdle();
         return c.result(commit);
+    }
+
+    /** The row ids {@link LevelScanValidator} saw scanning {@code level = text} in a commit inserting {@code probe}. */
+    private static String scanned(SyncTestClient c, double probeLevel, String text) {
+        PushResult r = push(c, "probe", probeLevel, LevelScanValidator.PROBE + text);
+        assertEquals(CommitStatus.REJECTED, r.status(), r.toString());
+        OpResult.Error e = (OpResult.Error) SyncTestClient.firstResult(r);
+        assertEquals("app.scan", e.code(), "the validator's own rejection, not a failure of its scan: " + e);
+        return e.message();
     }
 
     @Test
@@ -106,5 +128,22 @@ class FloatScopeValuesTest {
         reader.syncUntilIdle();
         assertEquals(List.of("two"), List.copyOf(reader.table(TABLE).keySet()));
         assertEquals(2.0, reader.table(TABLE).get("two").values()[1]);
+    }
+
+    @Test
+    void aWholeCommitValidatorScansCandidatesByFloatScopeValuesAsJavaScriptPrintsThem() {
+        SyncTestClient writer = client("writer");
+        assertEquals(CommitStatus.APPLIED, push(writer, "two", 2.0).status());
+        assertEquals(CommitStatus.APPLIED, push(writer, "big", 1e21).status());
+
+        // §6.8 final candidate state: the commit's own staged row and the stored ones.
+        assertEquals("probe,two", scanned(writer, 2.0, "2"));
+        assertEquals("big,probe", scanned(writer, 1e21, "1e+21"));
+        assertEquals("two", scanned(writer, 1e21, "2"));
+        // A text no float prints is no row's scope value: an empty scan (formerly the storage refused the text and
+        // the commit was rejected sync.constraint_violation, "whole-commit validator failed").
+        for (String none : List.of("2.0", "1e21", "02", "abc", "")) {
+            assertEquals("none", scanned(writer, 2.0, none), "level = \"" + none + "\"");
+        }
     }
 }
