@@ -62,11 +62,9 @@ final class SocketRound {
             byte[] payload,
             int offset,
             Function<Boolean, Uni<Void>> onEnd) {
-        synchronized (session) {
-            if (session.roundInFlight) {
-                LOG.debug("Round bytes while a response is in flight");
-                return Outcome.CLOSE; // §8.7: no pipelining — round bytes while a response is in flight
-            }
+        if (session.roundInFlight()) {
+            LOG.debug("Round bytes while a response is in flight");
+            return Outcome.CLOSE; // §8.7: no pipelining — round bytes while a response is in flight
         }
         SyncRound round = new SyncRound(engine, maxRequestBytes);
         if (request == null) {
@@ -83,8 +81,9 @@ final class SocketRound {
         }
         RequestStream held = request;
         request = null;
-        synchronized (session) {
-            session.roundInFlight = true;
+        if (!session.beginRound()) {
+            held.release();
+            return Outcome.CLOSE;
         }
         boolean[] pulls = new boolean[1];
         held.request()
@@ -151,11 +150,8 @@ final class SocketRound {
                 .appendByte((byte) ChannelTag.ROUND)
                 .appendBuffer(chunk);
         if (!chunks.hasNext()) {
-            synchronized (session) {
-                // the response's END: the next 0x01 message begins a new round, deltas may follow this chunk
-                session.roundInFlight = false;
-                return session.sendRound(tagged);
-            }
+            // the response's END: the next 0x01 message begins a new round, deltas may follow this chunk
+            return session.endRound(tagged);
         }
         return session.sendRound(tagged).chain(() -> stream(session, chunks));
     }
