@@ -373,6 +373,15 @@ public final class RealtimeHub {
                 metrics);
     }
 
+    /**
+     * The longest §8.1 control message a connection may send: 256 Ki characters, or the presence document cap
+     * (§8.6.2) and 64 Ki more when that is larger — so an oversized presence document is still answered
+     * {@code presence.too_large}.
+     */
+    long maxControlChars() {
+        return Math.max(256 * 1024, settings.maxPresenceBytes() + 64 * 1024);
+    }
+
     /** The realtime metrics (a method: fields of a client proxy are not the bean's). */
     RealtimeMetrics metrics() {
         return metrics;

@@ -197,6 +197,12 @@ public final class RealtimeSocket implements WebSocket.Listener {
 
     /** §8.7: sends {@code request} as 0x01 chunks of {@code chunk} bytes and reassembles the 0x01 response. */
     public byte[] round(byte[] request, int chunk) throws InterruptedException {
+        sendMessages(request, chunk);
+        return response();
+    }
+
+    /** Sends {@code request} as {@code 0x01} messages of {@code chunk} bytes each (§8.7: boundaries carry no meaning). */
+    public void sendMessages(byte[] request, int chunk) {
         for (int off = 0; off < request.length; off += chunk) {
             int n = Math.min(chunk, request.length - off);
             ByteBuffer b = ByteBuffer.allocate(n + 1)
@@ -205,7 +211,6 @@ public final class RealtimeSocket implements WebSocket.Listener {
                     .flip();
             ws.sendBinary(b, true).join();
         }
-        return response();
     }
 
     /**
