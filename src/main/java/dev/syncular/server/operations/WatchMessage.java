@@ -31,10 +31,15 @@ public sealed interface WatchMessage {
      */
     record Invalid(String watchId, OperationException failure) implements WatchMessage {}
 
+    /** A client message above the socket's message cap (docs/OPERATIONS.md: {@code operation.invalid_request}). */
+    static Invalid tooLarge() {
+        return new Invalid("", OperationException.invalid("the watch message exceeds the socket's message cap"));
+    }
+
     /** Decodes one client message; never throws (an invalid message is {@link Invalid}). */
     static WatchMessage decode(byte[] bytes, long maxBytes) {
         if (bytes.length > maxBytes) {
-            return new Invalid("", OperationException.invalid("the watch message exceeds the socket's message cap"));
+            return tooLarge();
         }
         OperationValue decoded;
         try {

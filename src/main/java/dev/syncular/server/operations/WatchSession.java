@@ -65,7 +65,18 @@ public final class WatchSession {
     /** One client message, in the framing it came in ({@code binary} or text). Never throws. */
     public void receive(byte[] message, boolean binary) {
         long start = System.nanoTime();
-        WatchMessage m = WatchMessage.decode(message, hub.config().maxMessageBytes());
+        answer(WatchMessage.decode(message, hub.config().maxMessageBytes()), binary, start);
+    }
+
+    /**
+     * A client message too large for the transport to hold, dropped by it (its bytes never reached the session):
+     * answered as any message above the cap, {@code operation.invalid_request} in its framing.
+     */
+    public void tooLarge(boolean binary) {
+        answer(WatchMessage.tooLarge(), binary, System.nanoTime());
+    }
+
+    private void answer(WatchMessage m, boolean binary, long start) {
         if (m instanceof WatchMessage.Invalid invalid) {
             OperationValue error = WatchMessage.error(invalid.watchId(), invalid.failure());
             hub.operations().watchAnswered(OperationObserver.UNREGISTERED, error, System.nanoTime() - start);

@@ -98,9 +98,19 @@ public class OperationWatchEndpoint {
         return Uni.createFrom().voidItem();
     }
 
-    /** An error of the connection itself (a reset by the peer, mostly): logged, not rethrown. */
+    /**
+     * An error of the connection itself (a reset by the peer, mostly): logged, not rethrown. A message the transport
+     * dropped for its size ({@link SocketMessageLimits#overflowed}) is answered {@code operation.invalid_request}
+     * like any message above {@code syncular.operations.watch.max-message-bytes}; the socket stays.
+     */
     @OnError
     public Uni<Void> error(WebSocketConnection connection, Throwable error) {
+        WatchSession session = connection.userData().get(SESSION);
+        if (SocketMessageLimits.overflowed(error) && session != null) {
+            pod.heard(connection);
+            session.tooLarge(!SocketMessageLimits.overflowedText(error));
+            return Uni.createFrom().voidItem();
+        }
         LOG.debugf("operations watch socket error: %s", error.toString());
         return Uni.createFrom().voidItem();
     }

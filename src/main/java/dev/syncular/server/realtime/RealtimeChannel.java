@@ -188,6 +188,13 @@ public final class RealtimeChannel {
             return lifetime.close(connection);
         }
         s.lastHeardMs = System.currentTimeMillis();
+        if (text.length() > hub.maxControlChars()) {
+            // §8.1 control messages are small (an ack, a presence document under its own cap): a huge one is closed
+            // with the socket's "message too big", not parsed on the event loop
+            return connection.close(new CloseReason(
+                    SocketMessageLimits.MESSAGE_TOO_BIG,
+                    "control message exceeds " + hub.maxControlChars() + " characters"));
+        }
         ControlMessage m;
         try {
             m = ControlMessages.parseClientMessage(text);
@@ -239,9 +246,14 @@ public final class RealtimeChannel {
                 bytes,
                 1,
                 registers -> registers ? reregister(s) : Uni.createFrom().voidItem());
-        return outcome == SocketRound.Outcome.CLOSE
-                ? connection.close(new CloseReason(1002, "sync round protocol violation"))
-                : Uni.createFrom().voidItem();
+        return switch (outcome) {
+            case CONTINUE -> Uni.createFrom().voidItem();
+            case CLOSE -> connection.close(new CloseReason(1002, "sync round protocol violation"));
+            // over syncular.max-request-bytes: the socket's 413 (SocketRound.Outcome.TOO_LARGE says why not in-band)
+            case TOO_LARGE ->
+                connection.close(new CloseReason(
+                        SocketMessageLimits.MESSAGE_TOO_BIG, SocketMessageLimits.roundTooLarge(maxRequestBytes)));
+        };
     }
 
     /** §8.7: a completed pulling round replaces the registrations from the client record it just wrote. */
@@ -273,9 +285,19 @@ public final class RealtimeChannel {
     /**
      * An error the socket layer reports for the connection (a reset by the peer, a failed write, a frame it could
      * not read): logged and counted ({@link RealtimeFailures}), a reset at DEBUG; the close that follows ends the
-     * session.
+     * session. A message the transport dropped for its size ({@link SocketMessageLimits#overflowed}) — a round past
+     * {@code syncular.max-request-bytes} sent as one message — closes the connection with 1009 and its reason, as a
+     * round past the cap in several messages does ({@link SocketRound.Outcome#TOO_LARGE}): the round's stream lost
+     * bytes, and nothing is dropped silently.
      */
     public Uni<Void> error(WebSocketConnection connection, Throwable error) {
+        if (SocketMessageLimits.overflowed(error)) {
+            return connection.close(new CloseReason(
+                    SocketMessageLimits.MESSAGE_TOO_BIG,
+                    SocketMessageLimits.overflowedText(error)
+                            ? "control message exceeds " + hub.maxControlChars() + " characters"
+                            : SocketMessageLimits.roundTooLarge(maxRequestBytes)));
+        }
         hub.metrics().failures().report(RealtimeFailures.Kind.CONNECTION, error, connection);
         return Uni.createFrom().voidItem();
     }

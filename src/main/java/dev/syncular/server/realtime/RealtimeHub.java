@@ -353,9 +353,7 @@ public final class RealtimeHub {
         int n = 0;
         for (Set<RealtimeSession> set : byPartition.values()) {
             for (RealtimeSession s : set) {
-                synchronized (s) {
-                    n += s.roundInFlight ? 1 : 0;
-                }
+                n += s.roundInFlight() ? 1 : 0;
             }
         }
         return n;
@@ -373,6 +371,15 @@ public final class RealtimeHub {
                 settings.outboundBufferBytes(),
                 settings.outboundStuckTimeout(),
                 metrics);
+    }
+
+    /**
+     * The longest §8.1 control message a connection may send: 256 Ki characters, or the presence document cap
+     * (§8.6.2) and 64 Ki more when that is larger — so an oversized presence document is still answered
+     * {@code presence.too_large}.
+     */
+    long maxControlChars() {
+        return Math.max(256 * 1024, settings.maxPresenceBytes() + 64 * 1024);
     }
 
     /** The realtime metrics (a method: fields of a client proxy are not the bean's). */
@@ -502,6 +509,11 @@ public final class RealtimeHub {
         Set<RealtimeSession> sessions = byPartition.get(partition);
         if (sessions == null || sessions.isEmpty()) {
             return;
+        }
+        // §8.7: a commit heard while a socket round is in flight is of that round's window, whenever its fan-out
+        // reaches the session (a wake-up, never a delta)
+        for (RealtimeSession s : sessions) {
+            s.heard(seq);
         }
         // the commit and the serve gate are read as soon as one of the pod's fan-out read slots is free, in arrival
         // order across partitions (a burst over thousands of partitions waits in the bounded backlog instead of

@@ -13,6 +13,7 @@ import java.util.ArrayDeque;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
@@ -29,9 +30,13 @@ import java.util.function.LongSupplier;
  * <p>Exactly once, in order (§8.2, §8.7): a session is {@link #joining} from the moment it enters the hub until
  * {@link #joined} has re-read the partition's head and sent {@code hello} — notifications heard meanwhile are
  * only counted, so a commit between the upgrade and the open is neither lost nor delivered ahead of the hello.
- * A socket round covers every commit up to {@link #roundCovers} (the round's own pushes and pull): such a commit
- * degrades to a wake-up whenever its notification arrives, during the round or after it, and one at or below
- * what the round's pull handed the client is never sent at all.
+ *
+ * <p>Interleaving (§8.7, Appendix B 11 (d)): while a socket round is in flight no delta is written, and every
+ * matching commit of the round's window is answered with a {@code catchup-required} wake-up, never a delta: the
+ * round's own pushes, what its pull handed the client, and whatever this pod heard while the round was in flight
+ * ({@link #heard}) — however late the commit's fan-out reaches the session, even after the post-round ack covered
+ * it (the wake-up is then sent, nothing is suppressed). The round's last chunk is written under the session's
+ * monitor ({@link #endRound}), so a delta never precedes it.
  */
 final class RealtimeSession {
     final String sessionId;
@@ -60,14 +65,24 @@ final class RealtimeSession {
     private WakeReason joinWake;
     /** The partition's log epoch was rotated while {@link #joining}: the session stays fenced past its hello. */
     private boolean joinRotated;
-    /** The highest commit a socket round pushed or pulled: its notification is the round's, never a delta. */
-    private long roundCovers;
+    /**
+     * The window of the socket rounds (§8.7): commits above {@code roundFloor} ({@link #observed} when the latest
+     * round began) up to {@code roundUpTo} (the highest commit a round pushed, pulled or heard while in flight) are
+     * the rounds': never a delta, a wake-up whenever their notification arrives.
+     */
+    private long roundFloor;
+
+    private long roundUpTo;
+    /**
+     * A socket round's request is complete and its response's {@code END} not written yet (§8.7). Written under the
+     * monitor; volatile so {@link #heard} skips the monitor between rounds.
+     */
+    private volatile boolean roundInFlight;
     /** A wake-up was sent and no ack or round has happened since: further wake-ups coalesce into it. */
     private boolean wakeOutstanding;
     /** The commitSeqs of deltas sent and not acknowledged yet. */
     private final ArrayDeque<Long> unacked = new ArrayDeque<>();
 
-    boolean roundInFlight;
     volatile long lastHeardMs;
     /** Set when the connection left the hub; a registration arriving later is not recorded (§8.6.1). */
     volatile boolean closed;
@@ -144,8 +159,12 @@ final class RealtimeSession {
             joinSeen = Math.max(joinSeen, seq); // hello is not out yet: it accounts for this commit (§8.1)
             return Decision.IGNORE;
         }
+        // §8.7 interleaving: a commit of a round's window is answered with a wake-up, never a delta — also when the
+        // client's post-round ack came first (then it already holds the commit: nothing is suppressed)
+        boolean ofRound = ofRound(seq);
         if (seq <= observed) {
-            return Decision.IGNORE; // a duplicate or late notification, or one the client holds: nothing to bridge
+            // a duplicate or late notification, or one the client holds: nothing to bridge
+            return ofRound && matching ? Decision.WAKE : Decision.IGNORE;
         }
         boolean adjacent = seq == observed + 1;
         observed = seq;
@@ -159,13 +178,18 @@ final class RealtimeSession {
         if (suppressed) {
             return Decision.WAKE;
         }
-        if (roundInFlight || seq <= roundCovers || unacked.size() >= maxUnacked) {
-            // §8.7: the round's own commit, or one committed during it — its pull covers it; the post-round ack
-            // lifts the suppression
+        if (ofRound || unacked.size() >= maxUnacked) {
+            // §8.7: the round's own commit, one its pull handed over or one committed during it; the ack that
+            // covers it lifts the suppression (§8.2)
             suppressed = true;
             return Decision.WAKE;
         }
         return Decision.DELIVER;
+    }
+
+    /** Whether commit {@code seq} is of a socket round's window (§8.7): never a delta. */
+    private boolean ofRound(long seq) {
+        return roundInFlight || (seq > roundFloor && seq <= roundUpTo);
     }
 
     /**
@@ -173,7 +197,7 @@ final class RealtimeSession {
      * whether the delta went out.
      */
     synchronized boolean deliver(long seq, byte[] encoded, long maxBytes, RealtimeMetrics metrics) {
-        if (suppressed || roundInFlight || joining || seq <= roundCovers) {
+        if (suppressed || joining || ofRound(seq)) {
             wake(WakeReason.CATCHUP_REQUIRED, metrics);
             return false;
         }
@@ -241,7 +265,8 @@ final class RealtimeSession {
     synchronized void epochRotated(RealtimeMetrics metrics) {
         suppressed = true;
         observed = 0;
-        roundCovers = 0;
+        roundFloor = 0;
+        roundUpTo = 0;
         joinRotated = joining;
         unacked.clear();
         logEpoch = null;
@@ -310,16 +335,58 @@ final class RealtimeSession {
     record HelloState(long cursor, long latestCursor, boolean requiresSync) {}
 
     /**
+     * §8.7: a socket round's request is complete and the round begins; {@code false} when one is in flight already
+     * (round bytes while a response streams: the caller closes). The commits from here on are the round's window;
+     * an outstanding wake-up no longer coalesces what follows (the client cleared its sync-needed signal as the
+     * round began, §8.4, so a wake-up during the round must reach it).
+     */
+    synchronized boolean beginRound() {
+        if (roundInFlight) {
+            return false;
+        }
+        roundInFlight = true;
+        roundFloor = observed;
+        wakeOutstanding = false;
+        return true;
+    }
+
+    /** Whether a socket round is in flight (§8.7). */
+    synchronized boolean roundInFlight() {
+        return roundInFlight;
+    }
+
+    /**
+     * Commit {@code seq} was heard on the pod's commit channel: heard while a round is in flight, it is of the
+     * round's window (§8.7), however late its fan-out reaches the session.
+     */
+    void heard(long seq) {
+        if (!roundInFlight) {
+            return; // no round: nothing to mark (a round beginning now begins after this commit was heard)
+        }
+        synchronized (this) {
+            if (roundInFlight && seq > roundUpTo) {
+                roundUpTo = seq;
+            }
+        }
+    }
+
+    /**
      * §8.7: a round about to answer pushed commits up to {@code pushed} and, when it pulled successfully, handed
      * the client every commit up to {@code pulled} (the lowest {@code SUB_END.nextCursor} of its complete active
-     * subscriptions; -1 without). Commits up to the higher are the round's; those up to {@code pulled} the
-     * connection holds — no delta is ever sent for them.
+     * subscriptions; -1 without). Both are of the round's window: no delta is ever sent for them.
      */
     synchronized void roundPlanned(long pushed, long pulled) {
-        roundCovers = Math.max(roundCovers, Math.max(pushed, pulled));
-        if (pulled > observed) {
-            observed = pulled;
-        }
+        roundUpTo = Math.max(roundUpTo, Math.max(pushed, pulled));
+    }
+
+    /**
+     * The round's last chunk (its response's {@code END}): the round ends and the chunk's write is issued under this
+     * monitor, so no delta is written before it (§8.7: none while a response stream is in flight).
+     */
+    synchronized Uni<Void> endRound(Buffer last) {
+        roundInFlight = false;
+        CompletableFuture<Void> written = sendRound(last).subscribeAsCompletionStage();
+        return Uni.createFrom().completionStage(written);
     }
 
     synchronized long observed() {

@@ -26,12 +26,14 @@ import org.jboss.logging.Logger;
 
 /**
  * §8.7 socket rounds of one connection — the socket framing of the one round handler ({@link SyncRound}):
- * {@code 0x01} chunks are fed to the request ({@link RequestStream}, under the cap and the buffer budget)
- * until its {@code END}, the request runs through the round as {@code POST /sync}'s does, and the response
- * leaves as {@code 0x01} chunks of the identity-coded response body ({@link SyncRound#chunks}). A request-level failure answers the minimal
- * stream {@code RESP_HEADER, ERROR, END}. Connection-fatal (the caller closes): an invalid envelope header,
- * bytes past a request's {@code END}, round bytes while a response is in flight, a request over
- * {@code syncular.max-request-bytes}, a decode error (the stream's end can no longer be found).
+ * {@code 0x01} chunks are fed to the request ({@link RequestStream}, under the cap and the buffer budget, as each
+ * message arrives: a round may come as one message or as many, a fragmented message whole as the transport
+ * reassembles it, {@link SocketMessageLimits}) until its {@code END}, the request runs through the round as
+ * {@code POST /sync}'s does, and the response leaves as {@code 0x01} chunks of the identity-coded response body
+ * ({@link SyncRound#chunks}). A request-level failure answers the minimal stream {@code RESP_HEADER, ERROR, END}.
+ * Connection-fatal (the caller closes): an invalid envelope header, bytes past a request's {@code END}, round bytes
+ * while a response is in flight, a decode error (the stream's end can no longer be found) — and, with its own
+ * close code, a request over {@code syncular.max-request-bytes} ({@link Outcome#TOO_LARGE}).
  */
 final class SocketRound {
     private static final Logger LOG = Logger.getLogger(SocketRound.class);
@@ -39,7 +41,17 @@ final class SocketRound {
     /** What the caller does after a chunk. */
     enum Outcome {
         CONTINUE,
-        CLOSE
+        /** A §8.7 protocol violation: the stream cannot go on (1002). */
+        CLOSE,
+        /**
+         * The request passed {@code syncular.max-request-bytes}: closed with 1009 (message too big, RFC 6455 §7.4.1)
+         * and a reason naming {@code sync.invalid_request}, not answered in-band. §8.7 answers in-band what HTTP
+         * answers as a §1.7 decode or request-validation failure; the byte cap is neither but the transport's limit,
+         * which HTTP answers 413 before it reads the body. An in-band answer could only follow the request's
+         * {@code END} (the next {@code 0x01} message after a response's {@code END} begins a new round, §8.7), so
+         * the pod would have to read the rest of an over-cap request, however long; 1009 is the socket's 413.
+         */
+        TOO_LARGE
     }
 
     private final long maxRequestBytes;
@@ -62,29 +74,28 @@ final class SocketRound {
             byte[] payload,
             int offset,
             Function<Boolean, Uni<Void>> onEnd) {
-        synchronized (session) {
-            if (session.roundInFlight) {
-                LOG.debug("Round bytes while a response is in flight");
-                return Outcome.CLOSE; // §8.7: no pipelining — round bytes while a response is in flight
-            }
+        if (session.roundInFlight()) {
+            LOG.debug("Round bytes while a response is in flight");
+            return Outcome.CLOSE; // §8.7: no pipelining — round bytes while a response is in flight
         }
         SyncRound round = new SyncRound(engine, maxRequestBytes);
         if (request == null) {
             request = new RequestStream(round, budget);
         }
         RequestStream.Fed fed = request.feed(payload, offset);
-        if (fed == RequestStream.Fed.FATAL) {
+        if (fed == RequestStream.Fed.FATAL || fed == RequestStream.Fed.TOO_LARGE) {
             request = null;
-            LOG.debug("Socket round stream refused (over the cap, a bad envelope header or bytes past END)");
-            return Outcome.CLOSE;
+            LOG.debugf("Socket round stream refused (%s)", fed == RequestStream.Fed.FATAL ? "framing" : "over the cap");
+            return fed == RequestStream.Fed.FATAL ? Outcome.CLOSE : Outcome.TOO_LARGE;
         }
         if (fed == RequestStream.Fed.MORE) {
             return Outcome.CONTINUE;
         }
         RequestStream held = request;
         request = null;
-        synchronized (session) {
-            session.roundInFlight = true;
+        if (!session.beginRound()) {
+            held.release();
+            return Outcome.CLOSE;
         }
         boolean[] pulls = new boolean[1];
         held.request()
@@ -151,11 +162,8 @@ final class SocketRound {
                 .appendByte((byte) ChannelTag.ROUND)
                 .appendBuffer(chunk);
         if (!chunks.hasNext()) {
-            synchronized (session) {
-                // the response's END: the next 0x01 message begins a new round, deltas may follow this chunk
-                session.roundInFlight = false;
-                return session.sendRound(tagged);
-            }
+            // the response's END: the next 0x01 message begins a new round, deltas may follow this chunk
+            return session.endRound(tagged);
         }
         return session.sendRound(tagged).chain(() -> stream(session, chunks));
     }

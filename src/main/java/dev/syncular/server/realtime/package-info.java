@@ -11,10 +11,15 @@
  *       ({@code SocketRound}: the {@code 0x01} tag, no pipelining, the in-band failure). It resolves a connection's registrations through the scope resolver, or during a
  *       signalled outage through the client's valid §7.3 lease, as a round does.</li>
  *   <li>{@link dev.syncular.server.realtime.RealtimeSession}: registrations, §8.2 contiguity, suppression and
- *       acks, §8.3 wake-ups — {@code reset-required} when the partition's log epoch is rotated (§2.1), which
+ *       acks, §8.7 interleaving (no delta while a round's response streams; a round's commits are wake-ups), §8.3
+ *       wake-ups — {@code reset-required} when the partition's log epoch is rotated (§2.1), which
  *       every pod hears on its commit channel.</li>
  *   <li>{@link dev.syncular.server.realtime.OutboundBudget}: a connection's §8.7 outbound byte budget — deltas past
  *       it become wake-ups, a connection that does not drain is closed with 4290.</li>
+ *   <li>{@link dev.syncular.server.realtime.SocketMessageLimits}: the inbound message and frame sizes of the pod's
+ *       sockets, set from {@code syncular.max-request-bytes} (a §8.7 round as large as a {@code POST /sync} body, in
+ *       one message or many) and the watch message cap; a message the transport drops for its size is answered
+ *       (1009 with its reason, {@code operation.invalid_request} on the watch socket).</li>
  *   <li>{@link dev.syncular.server.realtime.RealtimeHub}: one PostgreSQL {@code LISTEN} connection, each
  *       notified commit read once and fanned out to the local sockets, §8.5 heartbeats and reaping, drain.</li>
  *   <li>{@link dev.syncular.server.realtime.PresenceRegistry} and {@link dev.syncular.server.realtime.PresenceBus}:

@@ -18,15 +18,19 @@ import java.util.List;
  * <p>{@link #feed} answers {@link Fed#MORE} until the {@code END}, then {@link Fed#COMPLETE} — {@link #request}
  * is then the decoded request, or its in-band failure: a decode error, or {@code sync.rate_limited} when the
  * budget could not hold the request (its frames are then dropped as they arrive; the round is answered at its
- * end). {@link Fed#FATAL} when the stream's end can no longer be found or the request exceeds the cap: the
- * framing closes the stream. One request per instance; used by one thread at a time.
+ * end). {@link Fed#FATAL} when the stream's end can no longer be found, {@link Fed#TOO_LARGE} when the request
+ * exceeds the cap ({@code syncular.max-request-bytes}, as {@code POST /sync}'s body): the framing closes the stream,
+ * holding nothing. One request per instance; used by one thread at a time.
  */
 public final class RequestStream {
     /** What a chunk did to the request. */
     public enum Fed {
         MORE,
         COMPLETE,
-        FATAL
+        /** The stream's end cannot be found (a bad envelope header, bytes past {@code END}). */
+        FATAL,
+        /** More bytes than the round's cap arrived (HTTP answers the same body 413). */
+        TOO_LARGE
     }
 
     private final MessageDecoder decoder = MessageDecoder.forRequestsKeepingFraming();
@@ -54,7 +58,7 @@ public final class RequestStream {
             intake.take(length);
         } catch (HttpError over) {
             release();
-            return Fed.FATAL; // over syncular.max-request-bytes
+            return Fed.TOO_LARGE; // over syncular.max-request-bytes
         } catch (SyncError spent) {
             refused = spent; // §8.7/§10.2: the round is answered sync.rate_limited at its END
             release();

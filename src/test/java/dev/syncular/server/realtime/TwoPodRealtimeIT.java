@@ -164,6 +164,28 @@ class TwoPodRealtimeIT {
         s.ws.abort();
     }
 
+    /**
+     * Appendix B 11 (d) across pods ({@link InterleavingRuns}): A runs socket rounds on pod A while B's pushes reach
+     * pod B over HTTP — answered just before A's round, started as A's request leaves, or as its response starts
+     * streaming. Pod A hears each commit through PostgreSQL's NOTIFY: never a delta inside A's response stream,
+     * never a commit twice, a {@code catchup-required} wake-up for a commit of the round's window, deltas resuming
+     * after the covering ack. {@code -Dinterleaving.runs} (default 50), {@code -Dinterleaving.busy}.
+     */
+    @Test
+    void B11d_aCommitOnAnotherPodDuringTheRoundIsAWakeUpNeverADelta() throws Exception {
+        String partition = "p-" + UUID.randomUUID();
+        InterleavingRuns.Outcomes outcomes = new InterleavingRuns.Outcomes();
+        try (AutoCloseable busy = InterleavingRuns.busyCpu()) {
+            InterleavingRuns.Client a =
+                    InterleavingRuns.prepare(schema, podA.baseUrl(), partition, InterleavingRuns.REPLAYED);
+            SyncTestClient b = client(podB, partition, "bob");
+            b.syncUntilIdle();
+            InterleavingRuns.othersPush(a, b, InterleavingRuns.runs(), outcomes);
+            a.socket.ws.abort();
+        }
+        outcomes.print("B11d another client's push on another pod");
+    }
+
     /** An operator's disconnect taken by pod A closes the actor's socket held by pod B (the control channel). */
     @Test
     void anOperatorDisconnectOnPodAClosesTheActorsSocketOnPodB() throws Exception {

@@ -36,12 +36,33 @@ public final class RealtimeSocket implements WebSocket.Listener {
     public final BlockingQueue<byte[]> binaries = new LinkedBlockingQueue<>();
     /** The {@code 0x00} deltas {@link #round} found while waiting for its response chunks, in arrival order. */
     public final BlockingQueue<byte[]> deltasBesideRounds = new LinkedBlockingQueue<>();
+    /**
+     * Every message in arrival order, text and binary together, for a socket opened with {@link #connectInOrder}
+     * (then {@link #texts} and {@link #binaries} stay empty); {@code null} otherwise.
+     */
+    public final BlockingQueue<Received> inOrder;
+
+    /** One received message: a text ({@link #text} set) or a binary one ({@link #binary} set). */
+    public record Received(String text, byte[] binary) {
+        public boolean isText() {
+            return text != null;
+        }
+    }
     /** Completes with the close code (-1 on an error) when the connection ends. */
     public final CompletableFuture<Integer> closed = new CompletableFuture<>();
     /** The close frame's reason, or the error, once {@link #closed} completed. */
     private volatile String closeReason;
     /** While set, the client reads nothing from the socket (a consumer that stopped reading). */
     private volatile boolean paused;
+
+    private RealtimeSocket(boolean inOrder) {
+        this.inOrder = inOrder ? new LinkedBlockingQueue<>() : null;
+    }
+
+    /** A listener not opened yet (a test that opens the socket itself). */
+    public RealtimeSocket() {
+        this(false);
+    }
 
     private final StringBuilder text = new StringBuilder();
     private final ByteArrayOutputStream binary = new ByteArrayOutputStream();
@@ -53,6 +74,14 @@ public final class RealtimeSocket implements WebSocket.Listener {
      */
     public static RealtimeSocket connect(String base, String partition, String actor, String clientId) {
         return connect(
+                URI.create(base.replaceFirst("^http", "ws") + "realtime?clientId=" + clientId),
+                Map.of("x-actor-id", actor, "x-syncular-partition", partition));
+    }
+
+    /** As {@link #connect(String, String, String, String)}, every message queued in {@link #inOrder}. */
+    public static RealtimeSocket connectInOrder(String base, String partition, String actor, String clientId) {
+        return open(
+                new RealtimeSocket(true),
                 URI.create(base.replaceFirst("^http", "ws") + "realtime?clientId=" + clientId),
                 Map.of("x-actor-id", actor, "x-syncular-partition", partition));
     }
@@ -134,7 +163,11 @@ public final class RealtimeSocket implements WebSocket.Listener {
     public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
         text.append(data);
         if (last) {
-            texts.add(text.toString());
+            if (inOrder != null) {
+                inOrder.add(new Received(text.toString(), null));
+            } else {
+                texts.add(text.toString());
+            }
             text.setLength(0);
         }
         if (!paused) {
@@ -149,7 +182,11 @@ public final class RealtimeSocket implements WebSocket.Listener {
         data.get(b);
         binary.writeBytes(b);
         if (last) {
-            binaries.add(binary.toByteArray());
+            if (inOrder != null) {
+                inOrder.add(new Received(null, binary.toByteArray()));
+            } else {
+                binaries.add(binary.toByteArray());
+            }
             binary.reset();
         }
         if (!paused) {
@@ -160,6 +197,12 @@ public final class RealtimeSocket implements WebSocket.Listener {
 
     /** §8.7: sends {@code request} as 0x01 chunks of {@code chunk} bytes and reassembles the 0x01 response. */
     public byte[] round(byte[] request, int chunk) throws InterruptedException {
+        sendMessages(request, chunk);
+        return response();
+    }
+
+    /** Sends {@code request} as {@code 0x01} messages of {@code chunk} bytes each (§8.7: boundaries carry no meaning). */
+    public void sendMessages(byte[] request, int chunk) {
         for (int off = 0; off < request.length; off += chunk) {
             int n = Math.min(chunk, request.length - off);
             ByteBuffer b = ByteBuffer.allocate(n + 1)
@@ -168,6 +211,33 @@ public final class RealtimeSocket implements WebSocket.Listener {
                     .flip();
             ws.sendBinary(b, true).join();
         }
+    }
+
+    /**
+     * §8.7: sends {@code request} as ONE {@code 0x01} message — one frame, or with {@code fragmentBytes > 0} in
+     * frames of that many bytes (RFC 6455 §5.4 fragmentation: the first frame carries the tag, continuation frames
+     * follow) — and reassembles the 0x01 response.
+     */
+    public byte[] roundAsOneMessage(byte[] request, int fragmentBytes) throws InterruptedException {
+        sendOneMessage(request, fragmentBytes);
+        return response();
+    }
+
+    /** Sends {@code request} with its {@code 0x01} tag as one message, in frames of {@code fragmentBytes} if > 0. */
+    public void sendOneMessage(byte[] request, int fragmentBytes) {
+        byte[] tagged = new byte[request.length + 1];
+        tagged[0] = 0x01;
+        System.arraycopy(request, 0, tagged, 1, request.length);
+        int frame = fragmentBytes > 0 ? fragmentBytes : tagged.length;
+        for (int off = 0; off < tagged.length; off += frame) {
+            int n = Math.min(frame, tagged.length - off);
+            ws.sendBinary(ByteBuffer.wrap(tagged, off, n), off + n == tagged.length)
+                    .join();
+        }
+    }
+
+    /** The 0x01 chunks of a round's response, reassembled (deltas meanwhile go to {@link #deltasBesideRounds}). */
+    public byte[] response() throws InterruptedException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         MessageDecoder d = MessageDecoder.forResponses();
         long deadline = System.nanoTime() + WAIT.toNanos();
