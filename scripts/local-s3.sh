@@ -3,7 +3,8 @@
 # presigned-URL expiry enforced) on http://127.0.0.1:4566 with the bucket my-app-sync, the configuration of
 # docs/SEGMENTS.md "Run it locally against S3". Runs in the foreground; Ctrl-C stops it and forgets every object.
 #
-#   scripts/local-s3.sh                 # then start the server with the properties it prints
+#   scripts/local-s3.sh                 # then start the server with the properties it prints, which it also writes
+#                                       # to target/local-s3.properties
 #
 # Environment: S3_PORT (default 4566, a port no server process of ours takes: the API is 8080, its management interface 9080), S3_BUCKET (default my-app-sync). Needs java and curl (7.75+ for
 # --aws-sigv4); the s3proxy jar comes from the local Maven repository (fetched once by ./mvnw when missing).
@@ -61,9 +62,8 @@ if [[ "$status" != 200 ]]; then
     exit 1
 fi
 
-cat <<MSG
-S3-compatible server on $URL (s3proxy $VERSION, in memory), bucket $BUCKET. Configure the server with:
-
+mkdir -p target
+cat >target/local-s3.properties <<PROPS
 syncular.segments.store=s3
 syncular.blobs.store=s3
 syncular.s3.bucket=$BUCKET
@@ -74,6 +74,12 @@ quarkus.s3.aws.region=$REGION
 quarkus.s3.aws.credentials.type=static
 quarkus.s3.aws.credentials.static-provider.access-key-id=$ACCESS_KEY
 quarkus.s3.aws.credentials.static-provider.secret-access-key=$SECRET_KEY
+PROPS
+cat <<MSG
+S3-compatible server on $URL (s3proxy $VERSION, in memory), bucket $BUCKET. Configure the server with these lines,
+also written to target/local-s3.properties (-Dquarkus.config.locations=target/local-s3.properties):
+
+$(cat target/local-s3.properties)
 
 Ctrl-C stops it (pid $PID).
 MSG

@@ -1,5 +1,6 @@
 package dev.syncular.server.auth;
 
+import dev.syncular.server.config.ServesRequests;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.sync.ScopeResolver;
 import io.quarkus.arc.ClientProxy;
@@ -19,7 +20,7 @@ import org.jboss.logging.Logger;
  * The prod profile sets that flag to {@code false} in application.properties, so a production server
  * configures JWT ({@code syncular.auth.jwt.*}, which replaces the dev pair), provides its own
  * {@link Authenticator} and {@link ScopeResolver} beans, or opts in explicitly.
- * Runs right after the datasource check, before any schema work.
+ * Runs right after the datasource check, before any schema work; not for a one-shot command, which serves no request.
  */
 @ApplicationScoped
 public class DevAuthStartupCheck {
@@ -45,6 +46,9 @@ public class DevAuthStartupCheck {
     SyncularConfig config;
 
     void check(@Observes @Priority(2) StartupEvent event) {
+        if (!ServesRequests.thisProcess()) {
+            return; // a command (the backfill) answers no request: how requests would be authenticated is moot
+        }
         // Instantiating both now also fails start-up on a bad syncular.auth.jwt.* or dev-auth.allowed-scopes.
         Authenticator activeAuthenticator = ClientProxy.unwrap(authenticator.get());
         ScopeResolver activeResolver = ClientProxy.unwrap(resolver.get());

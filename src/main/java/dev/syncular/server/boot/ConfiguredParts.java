@@ -1,5 +1,6 @@
 package dev.syncular.server.boot;
 
+import dev.syncular.server.config.ServesRequests;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.SegmentUrlSigner;
@@ -28,8 +29,8 @@ public final class ConfiguredParts {
     /** §7.3 auth leases from {@code syncular.leases.*}, or {@link AuthLeases#OFF} when disabled (the default). */
     public static AuthLeases leases(SyncularConfig config, AuthLeaseStorage storage) {
         SyncularConfig.Leases l = config.leases();
-        if (!l.enabled()) {
-            return AuthLeases.OFF;
+        if (!l.enabled() || !ServesRequests.thisProcess()) {
+            return AuthLeases.OFF; // a one-shot command issues no lease
         }
         // the ttl (more than 0s) and the key's length are checked by config.SyncularConfigValidator
         byte[] key = key(
@@ -49,6 +50,9 @@ public final class ConfiguredParts {
 
     /** §5.4: provider presigned GETs for the S3 store, the native HMAC scheme for the embedded one. */
     public static SegmentUrls urls(SyncularConfig config, SegmentStore segments) {
+        if (!ServesRequests.thisProcess()) {
+            return SegmentUrls.NONE; // a one-shot command hands no URL to a client
+        }
         if (segments instanceof S3SegmentStore s3) {
             return s3.presignedUrls(config.s3().presignTtl());
         }

@@ -10,6 +10,7 @@ import dev.syncular.server.boot.RealtimeParts;
 import dev.syncular.server.config.BoundedPgPool;
 import dev.syncular.server.config.EmbeddedDatabase;
 import dev.syncular.server.config.EmbeddedPostgresConfigSourceFactory;
+import dev.syncular.server.config.ServesRequests;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.crdt.yjs.YjsDocMerger;
 import dev.syncular.server.memory.BufferBudget;
@@ -358,9 +359,12 @@ public class EngineProducer {
         }
     }
 
-    /** The signed-URL key is checked at start-up, not at the first bootstrap (the S3 segment store presigns instead). */
+    /**
+     * The signed-URL key is checked at start-up, not at the first bootstrap (the S3 segment store presigns instead);
+     * not for a one-shot command ({@code ops.ServerMain}: no listener), which mints no URL.
+     */
     void checkSignedUrls(@Observes @Priority(3) StartupEvent event, SyncularConfig config) {
-        if (config.segments().store() != SyncularConfig.StoreKind.S3) {
+        if (ServesRequests.thisProcess() && config.segments().store() != SyncularConfig.StoreKind.S3) {
             ConfiguredParts.signer(config);
         }
     }

@@ -19,12 +19,13 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
  * A real headless Chromium driving the console: Debian's {@code /usr/bin/chromium} and {@code /usr/bin/chromedriver}
- * (installed by {@code .ci/run}), given explicitly so Selenium never downloads a driver; a fresh profile directory
+ * (installed by {@code .ci/run}; elsewhere {@code SYNCULAR_TEST_CHROMIUM} and {@code SYNCULAR_TEST_CHROMEDRIVER}), given
+ * explicitly so Selenium never downloads a driver; a fresh profile directory
  * per browser. Screenshots go to {@code target/console-screenshots/}.
  */
 final class ConsoleBrowser implements AutoCloseable {
-    static final String CHROMIUM = "/usr/bin/chromium";
-    static final String CHROMEDRIVER = "/usr/bin/chromedriver";
+    static final String CHROMIUM = installed("SYNCULAR_TEST_CHROMIUM", "/usr/bin/chromium");
+    static final String CHROMEDRIVER = installed("SYNCULAR_TEST_CHROMEDRIVER", "/usr/bin/chromedriver");
     static final Path SCREENSHOTS = Path.of("target", "console-screenshots");
     static final Duration WAIT = Duration.ofSeconds(30);
 
@@ -57,6 +58,21 @@ final class ConsoleBrowser implements AutoCloseable {
                 .usingAnyFreePort()
                 .build();
         driver = new ChromeDriver(service, options);
+    }
+
+    /**
+     * The executable {@code variable} names, else Debian's path; neither executable fails the test with how to install
+     * it (the browser is the one part of the suite no Maven artifact carries).
+     */
+    private static String installed(String variable, String debianPath) {
+        String configured = System.getenv(variable);
+        String path = configured == null || configured.isBlank() ? debianPath : configured.trim();
+        if (!Files.isExecutable(Path.of(path))) {
+            throw new IllegalStateException("The console's browser tests drive Chromium and ChromeDriver, and " + path
+                    + " is missing: on Debian or Ubuntu `apt-get install chromium chromium-driver` (.ci/run installs"
+                    + " them), elsewhere set SYNCULAR_TEST_CHROMIUM and SYNCULAR_TEST_CHROMEDRIVER to the executables");
+        }
+        return path;
     }
 
     /** Opens {@code path} under the console's base. */

@@ -54,7 +54,7 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 @TestProfile(S3ConfigAsDocumentedTest.AsDocumented.class)
 class S3ConfigAsDocumentedTest {
-    static final String DOC_ENDPOINT = "http://127.0.0.1:9000";
+    static final String DOC_ENDPOINT = "http://127.0.0.1:4566";
     static final String DOC_BUCKET = "my-app-sync";
 
     /** The {@code properties} block under the doc's "Run it locally against S3" heading. */
