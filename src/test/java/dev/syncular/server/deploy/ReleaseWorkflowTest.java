@@ -97,6 +97,41 @@ class ReleaseWorkflowTest {
         assertTrue(indexOf(runs(jobs.path("version")), "CHANGELOG.md") >= 0, "a release needs its CHANGELOG section");
     }
 
+    /**
+     * One version on the release path: the pom (no {@code -SNAPSHOT}), {@code Chart.yaml}'s version and appVersion
+     * (so the chart's default image is the one the release publishes), the newest dated CHANGELOG.md section, and
+     * every release the READMEs tell a reader to verify or install.
+     */
+    @Test
+    void thePomTheChartTheChangelogAndTheReadmesNameOneVersion() throws IOException {
+        String pom = Files.readString(Path.of("pom.xml"));
+        java.util.regex.Matcher project = java.util.regex.Pattern.compile(
+                        "<artifactId>syncular-server-java</artifactId>\\s*<version>([^<]+)</version>")
+                .matcher(pom);
+        assertTrue(project.find(), "the pom's version");
+        String version = project.group(1);
+        assertFalse(version.contains("SNAPSHOT"), "pom version " + version);
+        JsonNode chart = RenderedChart.chartYaml();
+        assertEquals(version, chart.path("appVersion").asText(), "Chart.yaml appVersion");
+        assertEquals(version, chart.path("version").asText(), "Chart.yaml version");
+        java.util.regex.Matcher released = java.util.regex.Pattern.compile(
+                        "(?m)^## \\[(\\d+\\.\\d+\\.\\d+[^\\]]*)] — (\\d{4}-\\d{2}-\\d{2})$")
+                .matcher(Files.readString(Path.of("CHANGELOG.md")));
+        assertTrue(released.find(), "CHANGELOG.md has a dated release section");
+        assertEquals(version, released.group(1), "the newest CHANGELOG.md release");
+        java.util.regex.Pattern named = java.util.regex.Pattern.compile(
+                "syncular-server-java:(\\d+\\.\\d+\\.\\d+)|syncular-server --version (\\d+\\.\\d+\\.\\d+)");
+        int references = 0;
+        for (Path readme : List.of(Path.of("README.md"), Path.of("helm", "syncular-server", "README.md"))) {
+            java.util.regex.Matcher m = named.matcher(Files.readString(readme));
+            while (m.find()) {
+                references++;
+                assertEquals(version, m.group(1) != null ? m.group(1) : m.group(2), readme + ": " + m.group());
+            }
+        }
+        assertTrue(references >= 3, "the READMEs name the release to verify and install");
+    }
+
     @Test
     void chartYamlNamesAReleasedVersionTheChangelogDescribes() throws IOException {
         JsonNode chart = RenderedChart.chartYaml();
