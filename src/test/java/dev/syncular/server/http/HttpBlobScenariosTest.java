@@ -13,8 +13,10 @@ import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
+import dev.syncular.server.testsupport.GrantTable;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.PrometheusScrape;
+import dev.syncular.server.testsupport.ScenarioAppProfile;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.OpResult;
@@ -50,14 +52,14 @@ import org.junit.jupiter.api.Test;
  * cross-scope probe, the missing-blob push, and the upload checks (content address, size cap).
  */
 @QuarkusTest
-@TestProfile(HttpSyncScenariosTest.NotesSchema.class)
+@TestProfile(ScenarioAppProfile.class)
 class HttpBlobScenariosTest {
-    static final int MAX_BYTES = HttpSyncScenariosTest.NotesSchema.BLOB_MAX_BYTES;
+    static final int MAX_BYTES = ScenarioAppProfile.BLOB_MAX_BYTES;
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @Inject
-    HttpSyncScenariosTest.GrantTable grants;
+    GrantTable grants;
 
     @Inject
     PostgresSyncStorage storage;

@@ -2,28 +2,22 @@ package dev.syncular.server.http;
 
 import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
-import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncScenariosContract;
+import dev.syncular.server.testsupport.GrantTable;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.ScenarioAppProfile;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.PullHeader;
 import dev.syncular.server.wire.SegmentRef;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
-import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.inject.Alternative;
 import jakarta.inject.Inject;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.BeforeEach;
@@ -35,63 +29,9 @@ import org.junit.jupiter.api.Test;
  * store. Only scope resolution is host-controlled (a seam the spec names, §3.2).
  */
 @QuarkusTest
-@TestProfile(HttpSyncScenariosTest.NotesSchema.class)
+@TestProfile(ScenarioAppProfile.class)
 class HttpSyncScenariosTest extends SyncScenariosContract {
     private static final Duration WAIT = Duration.ofSeconds(30);
-
-    /**
-     * The scenario schema in its own PostgreSQL schema, with the host-controlled grant table enabled; also the
-     * profile of {@link HttpBlobScenariosTest} (one app for both: the contract uploads no blob, the blob scenarios
-     * never meet the fairness limits), whose size cap it sets.
-     */
-    public static class NotesSchema implements QuarkusTestProfile {
-        /** {@code syncular.blobs.max-bytes}, which {@link HttpBlobScenariosTest} probes. */
-        static final int BLOB_MAX_BYTES = 64 * 1024;
-
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            // the contract's concurrency scenarios (50 duplicate deliveries of one actor at once) test idempotency,
-            // not fairness: the per-actor round limit is off here (FairnessTest covers it)
-            return Map.of(
-                    "syncular.schema.path",
-                    Path.of("src/test/resources/schema/notes.json")
-                            .toAbsolutePath()
-                            .toString(),
-                    "syncular.storage.pg-schema",
-                    "sync_e2e_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
-                    "syncular.fairness.max-rounds-per-actor",
-                    "0",
-                    "syncular.fairness.max-push-operations-per-actor",
-                    "0",
-                    "syncular.blobs.max-bytes",
-                    String.valueOf(BLOB_MAX_BYTES));
-        }
-
-        @Override
-        public Set<Class<?>> getEnabledAlternatives() {
-            return Set.of(GrantTable.class);
-        }
-    }
-
-    /** Allowed scopes per (partition, actor) set by the test; an actor without a grant fails resolution. */
-    @Alternative // selected only by this test's profile, never for the other tests' app
-    @ApplicationScoped
-    public static class GrantTable implements ScopeResolver {
-        private final Map<String, Map<String, List<String>>> grants = new ConcurrentHashMap<>();
-
-        /** A method, not a field write: the injected reference is a client proxy. */
-        public void grant(String partition, String actorId, Map<String, List<String>> allowed) {
-            grants.put(partition + "/" + actorId, allowed);
-        }
-
-        @Override
-        public Uni<Map<String, List<String>>> resolveScopes(String actorId, String partition) {
-            Map<String, List<String>> g = grants.get(partition + "/" + actorId);
-            return g == null
-                    ? Uni.createFrom().failure(new IllegalStateException("no grant"))
-                    : Uni.createFrom().item(g);
-        }
-    }
 
     @Inject
     PostgresSyncStorage storage;

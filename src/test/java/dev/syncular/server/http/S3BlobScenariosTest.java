@@ -17,6 +17,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
+import dev.syncular.server.testsupport.GrantTable;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -88,12 +89,12 @@ class S3BlobScenariosTest {
 
         @Override
         public Set<Class<?>> getEnabledAlternatives() {
-            return Set.of(HttpSyncScenariosTest.GrantTable.class);
+            return Set.of(GrantTable.class);
         }
     }
 
     @Inject
-    HttpSyncScenariosTest.GrantTable grants;
+    GrantTable grants;
 
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.testsupport.PrometheusScrape;
+import dev.syncular.server.testsupport.ScenarioAppProfile;
 import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestS3;
@@ -35,7 +36,7 @@ import org.junit.jupiter.api.Test;
 @TestProfile(S3SegmentsHttpScenariosTest.S3Segments.class)
 class S3SegmentsHttpScenariosTest extends HttpSyncScenariosTest {
 
-    public static class S3Segments extends NotesSchema {
+    public static class S3Segments extends ScenarioAppProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
             Map<String, String> config = new HashMap<>(super.getConfigOverrides());

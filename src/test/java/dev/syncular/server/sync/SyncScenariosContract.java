@@ -78,7 +78,7 @@ public abstract class SyncScenariosContract {
     }
 
     /** The host-controlled parts of a server (§B: authentication, scope resolution) and its storage. */
-    protected interface Server {
+    public interface Server {
         SyncTestClient.Transport transport();
 
         /** A unique partition for this test, so tests never see each other's data. */
@@ -99,7 +99,7 @@ public abstract class SyncScenariosContract {
     }
 
     /** The storage-side half of a {@link Server} on PostgreSQL: row, horizon and table-count inspection. */
-    protected abstract static class PostgresBackedServer implements Server {
+    public abstract static class PostgresBackedServer implements Server {
         private static final Duration WAIT = Duration.ofSeconds(30);
 
         protected abstract PostgresSyncStorage storage();
