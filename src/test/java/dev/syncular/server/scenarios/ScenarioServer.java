@@ -6,12 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.GrantTable;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.RealtimeSocket;
+import dev.syncular.server.testsupport.SocketTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.OpResult;
@@ -114,6 +116,40 @@ final class ScenarioServer extends SyncScenariosContract.PostgresBackedServer {
     /** Opens the §8 realtime channel of {@code clientId} as {@code actor} in this partition. */
     RealtimeSocket connect(String actor, String clientId) {
         return RealtimeSocket.connect(base() + "/", partition, actor, clientId);
+    }
+
+    /** A client of {@code actor} whose rounds ride {@code socket} (§8.7), subscribed to the notes of each project. */
+    SyncTestClient overSocket(RealtimeSocket socket, String actor, String clientId, String... projects) {
+        SyncTestClient c = new SyncTestClient(
+                SCHEMA, new SocketTransport(socket, new HttpTransport(base(), partition), 7), actor, clientId);
+        for (String p : projects) {
+            c.subscribe("notes-" + p, "notes", Map.of("project_id", List.of(p)));
+        }
+        return c;
+    }
+
+    /** The client's stored cursor record (§4.5), or {@code null} when it has none. */
+    ClientRecord record(String clientId) {
+        return storage().readClient(partition, clientId).await().atMost(WAIT);
+    }
+
+    /**
+     * Waits until the stored client record carries {@code cursor} (a §8.2 ack applied): each poll waits on the answer
+     * of one storage read, until the deadline.
+     */
+    void awaitStoredCursor(String clientId, long cursor) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (record(clientId) == null || record(clientId).cursor() != cursor) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("ack not stored: cursor " + cursor);
+            }
+        }
+    }
+
+    /** Acks {@code cursor} on the socket (§8.2) and waits until the server stored it. */
+    void ack(RealtimeSocket socket, SyncTestClient c, long cursor) {
+        socket.ack(cursor);
+        awaitStoredCursor(c.clientId, cursor);
     }
 
     /** A full notes row (every column present). */

@@ -147,7 +147,14 @@ public final class SyncTestClient {
 
     /** One combined push+pull round (§1.5); returns the decoded response. */
     public Message sync() {
-        Message request = buildRequest();
+        return exchange(buildRequest());
+    }
+
+    /**
+     * One round with a request built earlier ({@link #buildRequest}): a captured request, sent while the client
+     * went on writing (§8.4 mailbox hosts); the response applies like any other.
+     */
+    public Message exchange(Message request) {
         byte[] response = transport.roundTrip(this, request.encode());
         Message m = MessageDecoder.decodeResponse(response);
         lastResponse = m;
