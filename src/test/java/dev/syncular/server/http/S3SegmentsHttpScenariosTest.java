@@ -77,8 +77,13 @@ class S3SegmentsHttpScenariosTest extends HttpSyncScenariosTest {
         return c;
     }
 
+    /**
+     * Appendix B.12 with delegated presign (§5.4 equivalence rule): (a) every page fetched from the object store's
+     * presigned URL, none served here, the image lane too; (c) a tampered URL is refused by the store; (d) without
+     * bit 3 no URL and the direct route serves the same bytes.
+     */
     @Test
-    void scenario12PresignedDeliveryFromTheObjectStore() {
+    void B12_delegatedPresignDeliversFromTheObjectStore() {
         seeded("ps", 150);
         int rowsAndUrls = PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SIGNED_URLS;
 

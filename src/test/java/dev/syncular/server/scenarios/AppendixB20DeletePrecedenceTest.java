@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.testsupport.Concurrently;
 import dev.syncular.server.testsupport.HeldTransaction;
 import dev.syncular.server.testsupport.ScenarioAppProfile;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -102,7 +103,7 @@ class AppendixB20DeletePrecedenceTest {
             String del = a.delete("notes", id);
             String edit = b.upsert("notes", patch(id, "racing edit"), null);
             List<SyncTestClient> both = List.of(a, b);
-            ScenarioServer.concurrently(2, k -> both.get(k).sync());
+            Concurrently.run(2, k -> both.get(k).sync());
             PushResult deleted = a.result(del);
             PushResult edited = b.result(edit);
             assertEquals(CommitStatus.APPLIED, deleted.status());

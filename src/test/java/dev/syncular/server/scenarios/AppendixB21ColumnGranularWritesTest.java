@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.testsupport.Concurrently;
 import dev.syncular.server.testsupport.ScenarioAppProfile;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitFrame;
@@ -68,7 +69,7 @@ class AppendixB21ColumnGranularWritesTest {
         for (int i = 1; i <= 5; i++) {
             String title = ab.get(0).upsert("notes", cols("doc", "title", "title " + i), null);
             String body = ab.get(1).upsert("notes", cols("doc", "body", "body " + i), null);
-            ScenarioServer.concurrently(2, k -> ab.get(k).sync());
+            Concurrently.run(2, k -> ab.get(k).sync());
             assertEquals(CommitStatus.APPLIED, ab.get(0).result(title).status());
             assertEquals(CommitStatus.APPLIED, ab.get(1).result(body).status());
             StoredRow row = server.rows("notes").get("doc");
@@ -91,7 +92,7 @@ class AppendixB21ColumnGranularWritesTest {
             long base = server.rows("notes").get("doc").serverVersion();
             String title = ab.get(0).upsert("notes", cols("doc", "title", "title " + i), base);
             String body = ab.get(1).upsert("notes", cols("doc", "body", "body " + i), base);
-            ScenarioServer.concurrently(2, k -> ab.get(k).sync());
+            Concurrently.run(2, k -> ab.get(k).sync());
             PushResult t = ab.get(0).result(title);
             PushResult b = ab.get(1).result(body);
             assertEquals(CommitStatus.APPLIED, t.status(), String.valueOf(t));
@@ -120,7 +121,7 @@ class AppendixB21ColumnGranularWritesTest {
             long base = server.rows("notes").get("doc").serverVersion();
             String first = ab.get(0).upsert("notes", cols("doc", "title", "alice " + i), base);
             String second = ab.get(1).upsert("notes", cols("doc", "title", "bob " + i, "done", true), base);
-            ScenarioServer.concurrently(2, k -> ab.get(k).sync());
+            Concurrently.run(2, k -> ab.get(k).sync());
             List<PushResult> results =
                     List.of(ab.get(0).result(first), ab.get(1).result(second));
             assertEquals(

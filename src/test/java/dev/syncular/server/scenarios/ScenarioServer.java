@@ -21,17 +21,10 @@ import dev.syncular.server.wire.PushResult;
 import io.quarkus.arc.Arc;
 import io.vertx.mutiny.sqlclient.Pool;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.function.IntFunction;
 import org.eclipse.microprofile.config.ConfigProvider;
 
 /**
@@ -196,29 +189,5 @@ final class ScenarioServer extends SyncScenariosContract.PostgresBackedServer {
         assertEquals(code, e.code());
         assertEquals(retryable, e.retryable());
         return e;
-    }
-
-    /** Runs {@code n} tasks at once (released together) and yields their results in task order. */
-    static <T> List<T> concurrently(int n, IntFunction<T> task) throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(n);
-        try {
-            CountDownLatch start = new CountDownLatch(1);
-            List<Future<T>> futures = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                int k = i;
-                futures.add(pool.submit(() -> {
-                    start.await();
-                    return task.apply(k);
-                }));
-            }
-            start.countDown();
-            List<T> out = new ArrayList<>();
-            for (Future<T> f : futures) {
-                out.add(f.get(WAIT.toSeconds(), TimeUnit.SECONDS));
-            }
-            return out;
-        } finally {
-            pool.shutdownNow();
-        }
     }
 }

@@ -15,6 +15,7 @@ import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.testsupport.Concurrently;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.SyncTestClient.LocalRow;
 import dev.syncular.server.wire.CommitFrame;
@@ -55,12 +56,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -236,7 +231,7 @@ public abstract class SyncScenariosContract {
         b.syncUntilIdle();
         List<CommitFrame> seenByB = new ArrayList<>();
         List<Long> cursorsOfB = new ArrayList<>();
-        concurrently(2, k -> {
+        Concurrently.run(2, k -> {
             for (int i = 0; i < 15; i++) {
                 if (k == 0) {
                     List<PushOperation> ops = new ArrayList<>();
@@ -1134,7 +1129,7 @@ public abstract class SyncScenariosContract {
             String del = a.delete("notes", "n-" + i);
             String ins = b.upsert("pins", child("pin-" + i, "n-" + i), null);
             List<SyncTestClient> both = List.of(a, b);
-            concurrently(2, k -> both.get(k).sync());
+            Concurrently.run(2, k -> both.get(k).sync());
             boolean deleteWon = SyncTestClient.applied(a.result(del));
             assertTrue(deleteWon != SyncTestClient.applied(b.result(ins)), "exactly one of them applies");
             assertEquals(!deleteWon, server().rows("notes").containsKey("n-" + i));
@@ -1376,29 +1371,6 @@ public abstract class SyncScenariosContract {
 
     // ---------------------------------------------------------------------------------- concurrency
 
-    private static <T> List<T> concurrently(int n, IntFunction<T> task) throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(n);
-        try {
-            CountDownLatch start = new CountDownLatch(1);
-            List<Future<T>> futures = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                int k = i;
-                futures.add(pool.submit(() -> {
-                    start.await();
-                    return task.apply(k);
-                }));
-            }
-            start.countDown();
-            List<T> out = new ArrayList<>();
-            for (Future<T> f : futures) {
-                out.add(f.get(60, TimeUnit.SECONDS));
-            }
-            return out;
-        } finally {
-            pool.shutdownNow();
-        }
-    }
-
     @Test
     /** B.3 under concurrency: fifty overlapping deliveries of one commit run one pipeline; all answer its result. */
     void B3_concurrentDuplicateDeliveriesApplyOnce() throws Exception {
@@ -1408,7 +1380,7 @@ public abstract class SyncScenariosContract {
         long before = server().maxCommitSeq();
         String id = a.upsert("notes", note("once", "p1", "exactly once"), null);
         byte[] request = a.buildRequest().encode();
-        List<PushResult> results = concurrently(50, i -> {
+        List<PushResult> results = Concurrently.run(50, i -> {
             Message m = MessageDecoder.decodeResponse(server().transport().roundTrip(a, request));
             return (PushResult) m.frames().stream()
                     .filter(f -> f instanceof PushResult)
@@ -1441,7 +1413,7 @@ public abstract class SyncScenariosContract {
         List<SyncTestClient> clients = List.of(a, b);
         List<byte[]> requests =
                 List.of(a.buildRequest().encode(), b.buildRequest().encode());
-        List<PushResult> results = concurrently(2, i -> {
+        List<PushResult> results = Concurrently.run(2, i -> {
             Message m = MessageDecoder.decodeResponse(server().transport().roundTrip(clients.get(i), requests.get(i)));
             return (PushResult) m.frames().stream()
                     .filter(f -> f instanceof PushResult)
