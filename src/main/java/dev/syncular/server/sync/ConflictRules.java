@@ -16,7 +16,8 @@ import java.util.function.Predicate;
  * interaction, as pure decisions over the stored state. Storage reads and writes stay with the caller.
  *
  * <p>{@code authorized} answers §3.4 steps 2–3 for an authorization row (full values, declaration order):
- * every declared scope variable's value must be present and allowed.
+ * every declared scope variable's value must be present and allowed. {@code tombstoned} says the absent row has a
+ * tombstone within the pruning horizon (§2.2, §4.6).
  */
 public final class ConflictRules {
     private ConflictRules() {}
