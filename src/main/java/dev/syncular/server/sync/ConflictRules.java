@@ -16,7 +16,8 @@ import java.util.function.Predicate;
  * interaction, as pure decisions over the stored state. Storage reads and writes stay with the caller.
  *
  * <p>{@code authorized} answers §3.4 steps 2–3 for an authorization row (full values, declaration order):
- * every declared scope variable's value must be present and allowed.
+ * every declared scope variable's value must be present and allowed. {@code tombstoned} says the absent row has a
+ * tombstone within the pruning horizon (§2.2, §4.6).
  */
 public final class ConflictRules {
     private ConflictRules() {}
@@ -93,6 +94,22 @@ public final class ConflictRules {
         return new WriteOutcome.Apply(values, next, versions, false);
     }
 
+    /**
+     * §6.2's table for an upsert against an absent row, in the SPEC's order. A payload with every column present
+     * is an insert, whose §3.4 step 2 authorization row is the payload: it is authorized first, so a tombstone or
+     * an absence is never disclosed to an actor without the scope. A partial payload names an update and can
+     * never insert: it has no authorization row (like a delete of an absent row) and the table answers it, except
+     * for {@code baseVersion > 0}, which the SPEC answers after payload authorization.
+     *
+     * <table>
+     * <caption>§6.2 absent row</caption>
+     * <tr><th>{@code baseVersion}</th><th>tombstone within the horizon</th><th>outcome</th></tr>
+     * <tr><td>0</td><td>any</td><td>insert at version 1 (a partial payload: {@code sync.row_missing})</td></tr>
+     * <tr><td>&gt; 0</td><td>any</td><td>{@code sync.row_missing} after payload authorization</td></tr>
+     * <tr><td>absent</td><td>yes</td><td>{@code sync.row_deleted}</td></tr>
+     * <tr><td>absent</td><td>no</td><td>insert when every column is present, else {@code sync.row_missing}</td></tr>
+     * </table>
+     */
     private static WriteOutcome insert(
             TableSchema table,
             SparseRow incoming,
@@ -106,16 +123,20 @@ public final class ConflictRules {
         for (int i = 0; i < n; i++) {
             payload[i] = incoming.isPresent(i) ? incoming.value(i) : null;
         }
-        if (!authorized.test(payload)) {
+        boolean everyColumn = incoming.presentCount() == n;
+        boolean versioned = baseVersion != null && baseVersion > 0;
+        if ((everyColumn || versioned) && !authorized.test(payload)) {
             return reject(ErrorCode.FORBIDDEN, "write denied by scope authorization");
         }
-        if (baseVersion != null && baseVersion > 0) {
+        if (versioned) {
             return reject(ErrorCode.ROW_MISSING, "row does not exist");
         }
         if (baseVersion == null && tombstoned) {
+            // a delete within the horizon beats a concurrent unversioned upsert
             return reject(ErrorCode.ROW_DELETED, "row was deleted");
         }
-        if (incoming.presentCount() != n) {
+        if (!everyColumn) {
+            // an insert needs every column: a partial payload names an update, and there is nothing to update
             return reject(ErrorCode.ROW_MISSING, "partial payload for an absent row");
         }
         Object[] values = payload.clone();

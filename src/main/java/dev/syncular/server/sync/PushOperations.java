@@ -10,6 +10,7 @@ import dev.syncular.server.storage.ChangeToWrite;
 import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.storage.Tombstone;
 import dev.syncular.server.wire.ColumnType;
 import dev.syncular.server.wire.Op;
 import dev.syncular.server.wire.OpResult;
@@ -146,7 +147,7 @@ final class PushOperations {
                     ? Uni.createFrom().item(false)
                     : stored.stagedDelete
                             ? Uni.createFrom().item(true)
-                            : tx.readTombstone(table.name(), op.rowId()).map(t -> t != null);
+                            : tx.readTombstone(table.name(), op.rowId()).map(t -> withinHorizon(tx, t));
             // §9: an older client's insert is its whole row, the columns appended since null; its update leaves
             // them absent (untouched).
             SparseRow written = stored.row == null ? ClientRows.nullAppended(row, clientTable.columnCount()) : row;
@@ -344,6 +345,15 @@ final class PushOperations {
             return Uni.createFrom().item(new Current(f.orElse(null), false));
         }
         return tx.readRows(table, List.of(rowId)).map(rows -> new Current(rows.get(rowId), false));
+    }
+
+    /**
+     * §6.2 / §4.6: a tombstone counts only within the horizon. Pruning advances {@code horizonSeq} before it deletes
+     * the log and tombstones at or below it, so one at or below the horizon (the partition state this transaction
+     * locked) is already gone as far as delete precedence is concerned, deleted yet or not.
+     */
+    private static boolean withinHorizon(PushTx tx, Tombstone t) {
+        return t != null && t.commitSeq() > tx.state().horizonSeq();
     }
 
     private static StoredRowState state(StoredRow row) {

@@ -506,9 +506,13 @@ public class ConformanceHostTest {
         call(id, "close", "[]");
     }
 
-    /** §5.4: a TTL of zero mints descriptors whose URL is born expired; a later TTL makes live URLs again. */
+    /**
+     * Appendix B.12 (b), server side (§5.4, §1.4 rule 5): a TTL of zero mints descriptors whose URL is born expired
+     * (a client never fetches it, and the round aborts with nothing persisted: the client's part); a re-pull under a
+     * fresh TTL gets a live URL that serves the segment; the URL host refuses the expired one past the skew allowance.
+     */
     @Test
-    void signedUrlTtlZeroMintsBornExpiredUrls() {
+    void B12b_bornExpiredUrlsAreRefusedAndAFreshTtlRecovers() {
         String id = signedInstanceWithOneNote();
         long now = call(id, "nowMs", "[]").getLong("result");
 
@@ -527,6 +531,19 @@ public class ConformanceHostTest {
         assertTrue(call(id, "setSignedUrlTtlSeconds", "[900]").get("result") == null);
         SegmentRef live = signedRef(id);
         assertEquals(now + 900_000, live.urlExpiresAtMs(), 1_000.0);
+        assertTrue(call(id, "fetchSegmentUrl", "[\"" + live.url() + "\"]")
+                        .getString("result.$u8")
+                        .length()
+                > 0);
+        // the URL host refuses the born-expired URL once past its exp and the §5.4 skew allowance (60 s) — a client
+        // never fetches it at all — while the fresh one still serves
+        call(id, "advanceClock", "[61000]");
+        given().contentType("application/json")
+                .body("{\"args\":[\"" + expired.url() + "\"]}")
+                .post("/__conformance/instances/" + id + "/call/fetchSegmentUrl")
+                .then()
+                .statusCode(403)
+                .body("code", equalTo("sync.forbidden"));
         assertTrue(call(id, "fetchSegmentUrl", "[\"" + live.url() + "\"]")
                         .getString("result.$u8")
                         .length()

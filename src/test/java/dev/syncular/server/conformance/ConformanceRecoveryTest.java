@@ -124,15 +124,27 @@ class ConformanceRecoveryTest {
         assertTrue(caps.containsAll(List.of("leases", "backup-restore", "idempotency-fault")), caps.toString());
     }
 
-    /** Appendix B scenario 15 (a)–(d). */
+    /** An instance with leases ({@link #TTL}) where alice synced twice: the epoch, then a round that issued a lease. */
+    private String leasedAlice(String partition, SyncTestClient[] out) {
+        String id = createForAlice(partition, ",\"leases\":{\"ttlMs\":" + TTL + "}");
+        SyncTestClient alice = client(id, "alice");
+        alice.sync();
+        assertNotNull(lease(alice.sync()));
+        out[0] = alice;
+        return id;
+    }
+
+    /**
+     * Appendix B.15 (a): an authorized round carries a {@code LEASE} frame ({@code expiresAtMs} = issued + TTL), none on
+     * the epoch-acquisition answer; a later authorized round slides the same {@code leaseId} and extends the window
+     * (§7.3.2, §7.3.3).
+     */
     @Test
-    void authLeaseLifecycle() {
-        String id = createForAlice("leases", ",\"leases\":{\"ttlMs\":" + TTL + "}");
+    void B15a_leaseIssuedAndSlidOnAuthorizedRounds() {
+        String id = createForAlice("leases-a", ",\"leases\":{\"ttlMs\":" + TTL + "}");
         SyncTestClient alice = client(id, "alice");
         alice.sync(); // §2.1 epoch acquisition: an early answer, no lease
         assertNull(lease(alice.lastResponse));
-
-        // (a) issued on an authorized round, then slid (same leaseId, later expiry) by the next one (§7.3.3)
         Lease first = lease(alice.sync());
         assertNotNull(first, "an authorized round carries a LEASE frame");
         assertEquals(START + TTL, first.expiresAtMs());
@@ -140,8 +152,21 @@ class ConformanceRecoveryTest {
         Lease slid = lease(alice.sync());
         assertEquals(first.leaseId(), slid.leaseId(), "a refresh slides the same handle");
         assertEquals(START + 10_000 + TTL, slid.expiresAtMs());
+        call(id, "close", "[]");
+    }
 
-        // (b) outage: an offline write applies under lease authorization; no refresh during lease service
+    /**
+     * Appendix B.15 (b): with the resolver in an outage (a signal, not a throw) an offline write applies under the
+     * lease, bounded by its scopes, and the lease is not refreshed; past the TTL the round fails request-level with
+     * {@code sync.auth_lease_required} (401), nothing applied or purged and the write still queued; an actor that
+     * never held a lease gets the same; recovery to a live resolver drains the write and slides the same lease.
+     */
+    @Test
+    void B15b_outageServedByTheLeaseThenExpired() {
+        SyncTestClient[] c = new SyncTestClient[1];
+        String id = leasedAlice("leases-b", c);
+        SyncTestClient alice = c[0];
+        Lease first = lease(alice.lastResponse);
         call(id, "setResolverOutage", "[true]");
         alice.upsert("notes", note("n1"), null);
         Message leased = alice.sync();
@@ -155,7 +180,9 @@ class ConformanceRecoveryTest {
         // past expiresAtMs (the virtual clock): the round fails request-level, nothing applied, nothing purged
         call(id, "advanceClock", "[" + TTL + "]");
         String queued = alice.upsert("notes", note("n2"), null);
-        refused(alice, 401, "sync.auth_lease_required");
+        HttpFailure required = refused(alice, 401, "sync.auth_lease_required");
+        assertTrue(required.body.contains("\"category\":\"auth-required\""), required.body);
+        assertTrue(required.body.contains("\"retryable\":true"), required.body);
         assertEquals(List.of("n1"), serverRows(id));
         assertEquals(1, alice.outbox.size(), "the write stays queued");
         assertEquals(List.of("n1"), List.copyOf(alice.table("notes").keySet()), "no local data purged");
@@ -169,18 +196,31 @@ class ConformanceRecoveryTest {
         alice.syncUntilIdle();
         assertTrue(SyncTestClient.applied(alice.result(queued)));
         assertEquals(List.of("n1", "n2"), serverRows(id));
-        Lease recovered = lease(alice.lastResponse);
-        assertEquals(first.leaseId(), recovered.leaseId());
+        assertEquals(first.leaseId(), lease(alice.lastResponse).leaseId());
+        call(id, "close", "[]");
+    }
 
-        // (c) revocation: a leased round fails with sync.auth_lease_revoked, synced rows survive, recovery mints
-        // a fresh id (§7.3.4)
-        call(id, "revokeLease", "[\"" + recovered.leaseId() + "\"]");
+    /**
+     * Appendix B.15 (c): the host revokes the lease; a leased round fails with {@code sync.auth_lease_revoked} and the
+     * synced rows survive (unlike a §3.3 scope revocation); recovery mints a fresh lease id — the revoked handle never
+     * resurrects — which authorizes the next outage's rounds (§7.3.4). An unknown lease id is 404.
+     */
+    @Test
+    void B15c_revocationStopsSyncingNotLocalData() {
+        SyncTestClient[] c = new SyncTestClient[1];
+        String id = leasedAlice("leases-c", c);
+        SyncTestClient alice = c[0];
+        alice.upsert("notes", note("n1"), null);
+        alice.upsert("notes", note("n2"), null);
+        alice.syncUntilIdle();
+        Lease held = lease(alice.lastResponse);
+        call(id, "revokeLease", "[\"" + held.leaseId() + "\"]");
         call(id, "setResolverOutage", "[true]");
         refused(alice, 401, "sync.auth_lease_revoked");
         assertEquals(List.of("n1", "n2"), List.copyOf(alice.table("notes").keySet()));
         call(id, "setResolverOutage", "[false]");
         Lease fresh = lease(alice.sync());
-        assertNotEquals(recovered.leaseId(), fresh.leaseId(), "a revoked handle never resurrects");
+        assertNotEquals(held.leaseId(), fresh.leaseId(), "a revoked handle never resurrects");
         call(id, "setResolverOutage", "[true]");
         alice.upsert("notes", note("n3"), null);
         alice.sync(); // the fresh lease authorizes
@@ -194,9 +234,12 @@ class ConformanceRecoveryTest {
         call(id, "close", "[]");
     }
 
-    /** Scenario 15 (d): without {@code leases} no LEASE frame, and an outage is an ordinary resolver failure. */
+    /**
+     * Appendix B.15 (d): without {@code leases} no LEASE frame ever, and an outage is an ordinary resolver failure
+     * (§7.3.3 zero-config).
+     */
     @Test
-    void featureOffEmitsNothing() {
+    void B15d_featureOffEmitsNothing() {
         String id = createForAlice("no-leases", "");
         SyncTestClient alice = client(id, "alice");
         alice.upsert("notes", note("n1"), null);

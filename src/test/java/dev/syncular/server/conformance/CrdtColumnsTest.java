@@ -13,6 +13,7 @@ import dev.syncular.server.cli.SyncularCli;
 import dev.syncular.server.crdt.yjs.YjsDocMerger;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.testsupport.Concurrently;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.YjsFixtures;
@@ -142,11 +143,12 @@ class CrdtColumnsTest {
     }
 
     /**
-     * B.14 (a, b): concurrent crdt-only pushes without {@code baseVersion} never conflict, both merge, and two
-     * servers that see them in opposite orders store and serve the bytes the reference merger stores.
+     * Appendix B.14 (a): crdt-only pushes without {@code baseVersion} all merge, and two servers that see them in
+     * opposite orders store and serve the same bytes, the reference merger's (§5.10.2 commutativity); none
+     * conflicts (b).
      */
     @Test
-    void concurrentCrdtOnlyPushesConvergeInEitherOrder() {
+    void B14a_concurrentEditsConvergeOnTheSameBytesInEitherOrder() {
         JsonNode f = YjsFixtures.load("text-three-clients");
         Map<String, byte[]> u = YjsFixtures.inputs(f);
         byte[][] served = new byte[2][];
@@ -185,11 +187,86 @@ class CrdtColumnsTest {
     }
 
     /**
-     * B.14 (c): a conflict on a non-crdt column still fires; no merge is applied for the loser, whose
+     * Appendix B.14 (b): three clients push their crdt updates at the same instant, baseVersion-less, on five rows:
+     * every operation applies — a crdt column never conflicts on its own account (§5.10.3) — and each row stores
+     * the reference merge of the order the server serialized them in.
+     */
+    @Test
+    void B14b_racingCrdtPushesNeverConflict() throws Exception {
+        JsonNode f = YjsFixtures.load("concurrent-same-position");
+        Map<String, byte[]> u = YjsFixtures.inputs(f);
+        String id = create(NOTES, "crdt-race");
+        SyncTestClient alice = client(id, NOTES, "alice");
+        SyncTestClient bob = client(id, NOTES, "bob");
+        SyncTestClient carol = client(id, NOTES, "carol");
+        List<SyncTestClient> all = List.of(alice, bob, carol);
+        List<String> names = List.of("a", "b", "c");
+        for (int row = 0; row < 5; row++) {
+            String rowId = "race-" + row;
+            alice.upsert("notes", Map.of("id", rowId, "project_id", "p1", "title", "t", "doc", u.get("seed")), null);
+            alice.syncUntilIdle();
+            all.forEach(SyncTestClient::syncUntilIdle);
+            List<String> commits = new ArrayList<>();
+            for (int k = 0; k < 3; k++) {
+                commits.add(all.get(k).upsert("notes", doc(rowId, u.get(names.get(k))), null));
+            }
+            Concurrently.run(3, k -> all.get(k).sync());
+            List<String> order = new ArrayList<>(List.of("seed"));
+            List<Integer> byCommit = new ArrayList<>(List.of(0, 1, 2));
+            for (int k = 0; k < 3; k++) {
+                assertApplied(all.get(k), commits.get(k));
+            }
+            byCommit.sort((x, y) -> Long.compare(
+                    all.get(x).result(commits.get(x)).commitSeq(),
+                    all.get(y).result(commits.get(y)).commitSeq()));
+            byCommit.forEach(k -> order.add(names.get(k)));
+            byte[] expected = YjsFixtures.bytes(YjsFixtures.merge(f, order).get("folded"));
+            assertEquals(YjsFixtures.hex(expected), YjsFixtures.hex((byte[]) stored(id, rowId)[1]), "order " + order);
+            assertEquals(4L, stored(id, rowId)[0]);
+        }
+    }
+
+    /**
+     * Appendix B.21 (d) (§5.10.3, §6.2 step 5): a crdt-only patch carrying a stale {@code baseVersion} applies clean
+     * while a concurrent non-crdt patch from the same base applies too — crdt columns are excluded from the version
+     * comparison and merge on every clean apply. Raced at once, then once more two versions behind.
+     */
+    @Test
+    void B21d_crdtOnlyPatchWithAStaleBaseAppliesBesideAConcurrentNonCrdtPatch() throws Exception {
+        JsonNode f = YjsFixtures.load("text-three-clients");
+        Map<String, byte[]> u = YjsFixtures.inputs(f);
+        String id = create(NOTES, "crdt-stale-base");
+        SyncTestClient alice = client(id, NOTES, "alice");
+        SyncTestClient bob = client(id, NOTES, "bob");
+        alice.upsert("notes", Map.of("id", "n9", "project_id", "p1", "title", "first", "doc", u.get("seed")), null);
+        alice.syncUntilIdle();
+        bob.syncUntilIdle();
+        long base = bob.table("notes").get("n9").version();
+        String title = alice.upsert("notes", Map.of("id", "n9", "title", "alice's title"), base);
+        String crdt = bob.upsert("notes", doc("n9", u.get("a")), base);
+        List<SyncTestClient> both = List.of(alice, bob);
+        Concurrently.run(2, k -> both.get(k).sync());
+        assertApplied(alice, title);
+        assertApplied(bob, crdt);
+        String stale = bob.upsert("notes", doc("n9", u.get("b")), base);
+        bob.sync();
+        assertApplied(bob, stale);
+        Object[] row = stored(id, "n9");
+        assertEquals(base + 3, row[0]);
+        byte[] merged = YJS.merge(YJS.merge(YJS.merge(null, u.get("seed")), u.get("a")), u.get("b"));
+        assertArrayEquals(merged, (byte[]) row[1]);
+        assertEquals("alice's title", call(id, "readRows", "[\"notes\"]").getString("result[0].values.title"));
+        alice.syncUntilIdle();
+        bob.syncUntilIdle();
+        assertArrayEquals(localDoc(alice, "n9"), localDoc(bob, "n9"));
+    }
+
+    /**
+     * Appendix B.14 (c): a conflict on a non-crdt column still fires; no merge is applied for the loser, whose
      * {@code serverRow} carries the winner's merged crdt state; after rebasing both edits are in.
      */
     @Test
-    void nonCrdtConflictRejectsWithoutMergingAndShowsTheMergedState() {
+    void B14c_nonCrdtConflictStillFiresWithTheMergedStateInServerRow() {
         JsonNode f = YjsFixtures.load("map-edits");
         Map<String, byte[]> u = YjsFixtures.inputs(f);
         String id = create(NOTES, "crdt-conflict");
@@ -237,11 +314,11 @@ class CrdtColumnsTest {
     }
 
     /**
-     * B.14 (d): an offline client replays its outbox FIFO; a dropped-ack retry of the same commit answers
+     * Appendix B.14 (d): an offline client replays its outbox FIFO; a dropped-ack retry of the same commit answers
      * {@code cached} and is not merged again (§2.3, §5.10.3).
      */
     @Test
-    void offlineReplayConvergesAndARetryIsCachedNotReMerged() {
+    void B14d_offlineReplayConvergesAndARetryIsCachedNotReMerged() {
         JsonNode f = YjsFixtures.load("offline-replay");
         Map<String, byte[]> u = YjsFixtures.inputs(f);
         String id = create(NOTES, "crdt-offline");

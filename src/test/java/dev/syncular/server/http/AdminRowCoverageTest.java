@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.testsupport.GrantTable;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.quarkus.test.junit.QuarkusTest;
@@ -46,7 +47,7 @@ class AdminRowCoverageTest {
 
         @Override
         public Set<Class<?>> getEnabledAlternatives() {
-            return Set.of(HttpSyncScenariosTest.GrantTable.class);
+            return Set.of(GrantTable.class);
         }
     }
 
@@ -54,7 +55,7 @@ class AdminRowCoverageTest {
     SchemaWindow window;
 
     @Inject
-    HttpSyncScenariosTest.GrantTable grants;
+    GrantTable grants;
 
     @Inject
     SyncStorage storage;

@@ -13,12 +13,15 @@ import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
+import dev.syncular.server.testsupport.GrantTable;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.PrometheusScrape;
+import dev.syncular.server.testsupport.ScenarioAppProfile;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.OpResult;
 import dev.syncular.server.wire.PushResult;
+import dev.syncular.server.wire.SubStart;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -45,19 +48,19 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Appendix B scenario 13 (blobs / file attachments), server side, over real HTTP through the running Quarkus
- * app with the embedded (PostgreSQL) blob store: upload → reference → push → pull → authorized fetch, the
- * cross-scope probe, the missing-blob push, and the upload checks (content address, size cap).
+ * Appendix B scenario 13 (blobs / file attachments), server side, over real HTTP through the running Quarkus app
+ * with the embedded (PostgreSQL) blob store: cases (a)–(e), (i) and (j), each its own test, plus the upload checks
+ * (content address, size cap). (f)–(h) need presigned URLs from an object store: {@code S3BlobScenariosTest}.
  */
 @QuarkusTest
-@TestProfile(HttpSyncScenariosTest.NotesSchema.class)
+@TestProfile(ScenarioAppProfile.class)
 class HttpBlobScenariosTest {
-    static final int MAX_BYTES = HttpSyncScenariosTest.NotesSchema.BLOB_MAX_BYTES;
+    static final int MAX_BYTES = ScenarioAppProfile.BLOB_MAX_BYTES;
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @Inject
-    HttpSyncScenariosTest.GrantTable grants;
+    GrantTable grants;
 
     @Inject
     PostgresSyncStorage storage;
@@ -163,9 +166,13 @@ class HttpBlobScenariosTest {
         return false;
     }
 
-    /** 13 (a): upload → reference → push → pull → fetch on demand; the blob never rides the pull stream. */
+    /**
+     * Appendix B.13 (a): upload (content address verified) → reference → push → pull → fetch on demand by another
+     * client of the scope, identical bytes; the blob never rides the pull stream (§5.9.3, §5.9.5, §5.9.7). Once no
+     * row references it, it is no longer downloadable.
+     */
     @Test
-    void scenario13UploadReferencePushPullFetch() {
+    void B13a_uploadReferencePushPullFetch() {
         byte[] bytes = randomBytes(20_000);
         String id = BlobIds.compute(bytes);
         HttpResponse<byte[]> put = BlobHttp.send(blobs.request("alice", id)
@@ -192,28 +199,6 @@ class HttpBlobScenariosTest {
         assertArrayEquals(bytes, got.body());
         assertEquals(id, BlobIds.compute(got.body()), "the consumer's content-address check passes");
         assertEquals("image/png", got.headers().firstValue("Content-Type").orElseThrow());
-        assertEquals("\"" + id + "\"", got.headers().firstValue("ETag").orElseThrow());
-        assertEquals(
-                "private, max-age=0", got.headers().firstValue("Cache-Control").orElseThrow());
-        assertEquals(
-                "Authorization, Accept-Encoding",
-                got.headers().firstValue("Vary").orElseThrow());
-        assertEquals(
-                "nosniff", got.headers().firstValue("X-Content-Type-Options").orElseThrow());
-
-        HttpResponse<byte[]> cached = BlobHttp.send(blobs.request("bob", id)
-                .header("If-None-Match", "\"" + id + "\"")
-                .GET()
-                .build());
-        assertEquals(304, cached.statusCode());
-        assertEquals(0, cached.body().length);
-        assertEquals(
-                200,
-                BlobHttp.send(blobs.request("bob", id)
-                                .header("If-None-Match", "\"sha256:other\"")
-                                .GET()
-                                .build())
-                        .statusCode());
         assertEquals(200, blobs.get("root", id).statusCode(), "'*' passes");
 
         // the row goes: no row references the blob any more, so it is no longer downloadable
@@ -228,6 +213,135 @@ class HttpBlobScenariosTest {
                         .build()),
                 403,
                 "blob.forbidden");
+    }
+
+    /** Uploads {@code bytes} as alice and pushes attachment {@code rowId} of p1 referencing them; yields the id. */
+    private String referenced(String rowId, byte[] bytes) {
+        String id = BlobIds.compute(bytes);
+        assertEquals(200, blobs.put("alice", id, bytes).statusCode());
+        SyncTestClient a = client("alice", "p1");
+        a.syncUntilIdle();
+        String commit = a.upsert("attachments", attachment(rowId, "p1", ref(id, bytes.length)), null);
+        a.syncUntilIdle();
+        assertEquals(CommitStatus.APPLIED, a.result(commit).status());
+        return id;
+    }
+
+    /**
+     * Appendix B.13 (d): the purge of the blob-cache references is the client's (§3.3, B2). The server side it
+     * relies on: once A's scope is revoked, A's download of a blob only rows of that scope reference is
+     * {@code blob.forbidden} — revocation ends the access a cached body stood for — while an actor still holding the
+     * scope keeps it (the blob is not deleted; evicted ≠ revoked).
+     */
+    @Test
+    void B13d_revocationEndsTheDownloadOfTheRevokedScopesBlobs() {
+        byte[] bytes = randomBytes(3000);
+        String id = referenced("att-d", bytes);
+        assertEquals(200, blobs.get("alice", id).statusCode());
+        SyncTestClient a = client("alice", "p1");
+        a.syncUntilIdle();
+        assertEquals(1, a.table("attachments").size());
+        grants.grant(partition, "alice", Map.of("project_id", List.of("p3")));
+        a.sync();
+        assertTrue(a.table("attachments").isEmpty(), "the client purged the scope's rows (§3.3)");
+        assertEquals(
+                "sync.scope_revoked",
+                a.lastResponse.frames().stream()
+                        .filter(f -> f instanceof SubStart)
+                        .map(f -> ((SubStart) f).reasonCode())
+                        .findFirst()
+                        .orElseThrow());
+        assertError(blobs.get("alice", id), 403, "blob.forbidden");
+        HttpResponse<byte[]> bob = blobs.get("bob", id);
+        assertEquals(200, bob.statusCode());
+        assertArrayEquals(bytes, bob.body());
+    }
+
+    /**
+     * Appendix B.13 (e): the download counter and the cache hit are the client's (B1). The server side it relies on:
+     * the response names its bytes by content address ({@code ETag: "<blobId>"}) with the §5.9.5 headers, and a
+     * revalidation with that ETag answers 304 with no body; another ETag gets the bytes.
+     */
+    @Test
+    void B13e_theContentAddressIsTheCacheKey() {
+        byte[] bytes = randomBytes(2000);
+        String id = referenced("att-e", bytes);
+        HttpResponse<byte[]> got = blobs.get("bob", id);
+        assertEquals(200, got.statusCode(), BlobHttp.text(got));
+        assertArrayEquals(bytes, got.body());
+        assertEquals("\"" + id + "\"", got.headers().firstValue("ETag").orElseThrow());
+        assertEquals(
+                "private, max-age=0", got.headers().firstValue("Cache-Control").orElseThrow());
+        assertEquals(
+                "Authorization, Accept-Encoding",
+                got.headers().firstValue("Vary").orElseThrow());
+        assertEquals(
+                "nosniff", got.headers().firstValue("X-Content-Type-Options").orElseThrow());
+        HttpResponse<byte[]> cached = BlobHttp.send(blobs.request("bob", id)
+                .header("If-None-Match", "\"" + id + "\"")
+                .GET()
+                .build());
+        assertEquals(304, cached.statusCode());
+        assertEquals(0, cached.body().length);
+        assertEquals(
+                200,
+                BlobHttp.send(blobs.request("bob", id)
+                                .header("If-None-Match", "\"sha256:other\"")
+                                .GET()
+                                .build())
+                        .statusCode());
+    }
+
+    /**
+     * Appendix B.13 (i): the cache surviving a client restart is the client's (B1 storage model). The server side it
+     * relies on: a blob id names immutable bytes — after further writes to the referencing row, a later download is
+     * byte-identical with the same ETag, and a revalidation of the body cached before still answers 304.
+     */
+    @Test
+    void B13i_aBlobIdNamesTheSameBytesForever() {
+        byte[] bytes = randomBytes(4000);
+        String id = referenced("att-i", bytes);
+        HttpResponse<byte[]> before = blobs.get("alice", id);
+        SyncTestClient a = client("alice", "p1");
+        a.syncUntilIdle();
+        Map<String, Object> edit = new LinkedHashMap<>();
+        edit.put("id", "att-i");
+        edit.put("caption", "edited later");
+        a.upsert("attachments", edit, null);
+        a.syncUntilIdle();
+        assertEquals(200, blobs.put("alice", id, bytes).statusCode(), "a repeated upload changes nothing");
+        HttpResponse<byte[]> after = blobs.get("alice", id);
+        assertArrayEquals(before.body(), after.body());
+        assertEquals(before.headers().firstValue("ETag"), after.headers().firstValue("ETag"));
+        assertEquals(
+                304,
+                BlobHttp.send(blobs.request("alice", id)
+                                .header(
+                                        "If-None-Match",
+                                        before.headers().firstValue("ETag").orElseThrow())
+                                .GET()
+                                .build())
+                        .statusCode());
+    }
+
+    /**
+     * Appendix B.13 (j): cap eviction and its retention of referenced and upload-pinned bodies are the client's (B1,
+     * B4). The server side it relies on: an evicted body stays resolvable from its BlobRef (B3) — the referenced
+     * blob downloads again — and staging the same bytes again uploads idempotently, so a pinned body that must be
+     * re-sent is accepted once more without a second stored copy.
+     */
+    @Test
+    void B13j_evictedBodiesStayResolvableAndReUploadsAreIdempotent() {
+        byte[] bytes = randomBytes(5000);
+        String id = referenced("att-j", bytes);
+        Map<String, Long> before = tableCounts();
+        for (int i = 0; i < 3; i++) {
+            assertEquals(200, blobs.put("alice", id, bytes).statusCode());
+            HttpResponse<byte[]> again = blobs.get("alice", id);
+            assertEquals(200, again.statusCode());
+            assertArrayEquals(bytes, again.body());
+        }
+        assertEquals(before.get("sync_blobs"), tableCounts().get("sync_blobs"), "one stored body");
     }
 
     /** Blob bytes through this server are counted by direction; a 304 revalidation moves nothing. */
@@ -263,9 +377,12 @@ class HttpBlobScenariosTest {
         return PrometheusScrape.scrape().value("syncular_blobs_bytes_total", Map.of("direction", direction));
     }
 
-    /** 13 (b): a push referencing a blob never uploaded is rejected with blob.not_found; nothing is written. */
+    /**
+     * Appendix B.13 (b): a push referencing a blob never uploaded is rejected {@code blob.not_found} at its operation,
+     * the commit rolls back whole and no dangling reference enters the log (§5.9.6, §6.6).
+     */
     @Test
-    void scenario13MissingBlobPushIsRejectedWhole() {
+    void B13b_missingBlobPushIsRejectedWhole() {
         SyncTestClient a = client("alice", "p1");
         a.syncUntilIdle();
         String missing = BlobIds.compute(randomBytes(100));
@@ -295,9 +412,12 @@ class HttpBlobScenariosTest {
         assertTrue(a.table("attachments").isEmpty());
     }
 
-    /** 13 (c): the cross-scope probe — a blobId learned from a leaked ref is not a capability. */
+    /**
+     * Appendix B.13 (c), the cross-scope probe: a blobId learned from a leaked ref is no capability — an actor of
+     * another scope is denied {@code blob.forbidden} with its §10.1 shape and {@code details.blobId} (§5.9.5).
+     */
     @Test
-    void scenario13CrossScopeProbeIsDenied() {
+    void B13c_crossScopeProbeIsDenied() {
         byte[] bytes = randomBytes(1000);
         String id = BlobIds.compute(bytes);
         assertEquals(200, blobs.put("alice", id, bytes).statusCode());

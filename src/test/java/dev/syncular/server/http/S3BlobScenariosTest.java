@@ -17,7 +17,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
+import dev.syncular.server.testsupport.GrantTable;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestS3;
@@ -88,12 +90,12 @@ class S3BlobScenariosTest {
 
         @Override
         public Set<Class<?>> getEnabledAlternatives() {
-            return Set.of(HttpSyncScenariosTest.GrantTable.class);
+            return Set.of(GrantTable.class);
         }
     }
 
     @Inject
-    HttpSyncScenariosTest.GrantTable grants;
+    GrantTable grants;
 
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;
@@ -175,9 +177,13 @@ class S3BlobScenariosTest {
         }
     }
 
-    /** 13 (h) then (f): grant → direct PUT (no host auth) → push → another client's presigned download. */
+    /**
+     * Appendix B.13 (h): upload grant → PUT straight to storage with no host auth (bound to the declared length) →
+     * push, whose §5.9.6 existence check passes by HEAD → another client fetches the bytes through its presigned
+     * download; the grant flow's refusals (another actor, the size cap) around it (§5.9.3).
+     */
     @Test
-    void presignedUploadGrantAndPresignedDownload() {
+    void B13h_presignedUploadGrantPutReferenceAndFetch() {
         byte[] bytes = randomBytes(50_000);
         String id = BlobIds.compute(bytes);
         HttpResponse<byte[]> g = blobs.grant("alice", id, "{\"byteLength\":50000,\"mediaType\":\"image/png\"}");
@@ -224,6 +230,29 @@ class S3BlobScenariosTest {
                 blobs.grant("alice", BlobIds.compute(randomBytes(9)), "{\"byteLength\":1048577}"),
                 413,
                 "blob.too_large");
+    }
+
+    /**
+     * Appendix B.13 (f): with presigned downloads configured, an authorized download answers
+     * {@code {url, urlExpiresAtMs}} and no bytes (§5.9.5 always-issue); the bytes come from the object store's URL
+     * with no sync-server credentials, content address verified, and none leave this server.
+     */
+    @Test
+    void B13f_presignedDownloadIsServedByTheObjectStore() {
+        byte[] bytes = randomBytes(20_000);
+        String id = BlobIds.compute(bytes);
+        assertEquals(200, blobs.put("alice", id, bytes).statusCode());
+        reference(id, bytes.length);
+        double out = PrometheusScrape.scrape().value("syncular_blobs_bytes_total", Map.of("direction", "out"));
+        JsonNode download = downloadGrant("bob", id);
+        HttpResponse<byte[]> fetched = BlobHttp.fetch(download.get("url").asText());
+        assertEquals(200, fetched.statusCode());
+        assertArrayEquals(bytes, fetched.body());
+        assertEquals(id, BlobIds.compute(fetched.body()));
+        assertEquals(
+                out,
+                PrometheusScrape.scrape().value("syncular_blobs_bytes_total", Map.of("direction", "out")),
+                "zero bytes through the authorized endpoint");
     }
 
     /**
@@ -314,9 +343,13 @@ class S3BlobScenariosTest {
                 BlobHttp.fetch(downloadGrant("bob", id).get("url").asText()).body());
     }
 
-    /** 13 (g) and the §5.4 URL MUSTs: tampered and expired URLs are refused by the object store; re-request recovers. */
+    /**
+     * Appendix B.13 (g) and the §5.4 URL MUSTs: tampered and expired URLs are refused by the object store (a client
+     * would not even fetch past {@code urlExpiresAtMs}); re-requesting the authorized route re-authorizes and mints a
+     * fresh URL, which serves the bytes — recovery, never a fall-through (§5.9.5).
+     */
     @Test
-    void tamperedAndExpiredUrlsAreRefusedAndAFreshRequestRecovers() throws Exception {
+    void B13g_expiredUrlsAreRefusedAndAFreshRequestRecovers() throws Exception {
         byte[] bytes = randomBytes(4096);
         String id = BlobIds.compute(bytes);
         assertEquals(200, blobs.put("alice", id, bytes).statusCode());

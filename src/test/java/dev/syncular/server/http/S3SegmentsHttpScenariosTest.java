@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.testsupport.PrometheusScrape;
+import dev.syncular.server.testsupport.ScenarioAppProfile;
 import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestS3;
@@ -35,7 +36,7 @@ import org.junit.jupiter.api.Test;
 @TestProfile(S3SegmentsHttpScenariosTest.S3Segments.class)
 class S3SegmentsHttpScenariosTest extends HttpSyncScenariosTest {
 
-    public static class S3Segments extends NotesSchema {
+    public static class S3Segments extends ScenarioAppProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
             Map<String, String> config = new HashMap<>(super.getConfigOverrides());
@@ -76,8 +77,13 @@ class S3SegmentsHttpScenariosTest extends HttpSyncScenariosTest {
         return c;
     }
 
+    /**
+     * Appendix B.12 with delegated presign (§5.4 equivalence rule): (a) every page fetched from the object store's
+     * presigned URL, none served here, the image lane too; (c) a tampered URL is refused by the store; (d) without
+     * bit 3 no URL and the direct route serves the same bytes.
+     */
     @Test
-    void scenario12PresignedDeliveryFromTheObjectStore() {
+    void B12_delegatedPresignDeliversFromTheObjectStore() {
         seeded("ps", 150);
         int rowsAndUrls = PullHeader.ACCEPT_EXTERNAL_ROWS | PullHeader.ACCEPT_SIGNED_URLS;
 

@@ -13,6 +13,10 @@ import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitFrame;
+import dev.syncular.server.wire.Message;
+import dev.syncular.server.wire.MessageDecoder;
+import dev.syncular.server.wire.PushResult;
+import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.realtime.ControlMessage;
 import dev.syncular.server.wire.realtime.ControlMessages;
 import io.quarkus.test.common.http.TestHTTPResource;
@@ -130,8 +134,12 @@ class PresenceTest {
                 ControlMessages.parseServerMessage("{\"event\":\"presence\",\"data\":" + d + "}"));
     }
 
+    /**
+     * Appendix B.16 (a): join, update, leave by {@code doc: null}, join again, leave by disconnect, and a late
+     * joiner's snapshot join-burst of exactly who is present (§8.6.1, §8.6.4).
+     */
     @Test
-    void fullLifecycleWithSnapshotForALateJoiner() throws Exception {
+    void B16a_fullLifecycleWithSnapshotForALateJoiner() throws Exception {
         Peer a = new Peer("alice", "l1");
         Peer b = new Peer("bob", "l1");
         a.publish(L1, doc("1"));
@@ -211,8 +219,12 @@ class PresenceTest {
         a.close();
     }
 
+    /**
+     * Appendix B.16 (b), the privacy probe (§8.6.3): A on l1 and D on l2 never hear each other on any lifecycle event,
+     * and neither can publish onto the other's key ({@code presence.forbidden}).
+     */
     @Test
-    void crossScopeProbeLearnsNothing() throws Exception {
+    void B16b_crossScopeProbeLearnsNothing() throws Exception {
         Peer a = new Peer("alice", "l1");
         Peer b = new Peer("bob", "l1");
         Peer d = new Peer("dave", "l2");
@@ -233,30 +245,64 @@ class PresenceTest {
         b.close();
     }
 
+    static Map<String, Object> todo(String id) {
+        return Map.of("id", id, "list_id", "l1", "title", "x", "done", false, "position", 1L, "updated_at_ms", 1L);
+    }
+
+    /**
+     * Appendix B.16 (c), feature-off silence: E never publishes and ignores presence events (§8.1 tolerate-unknown);
+     * the chatter of its scope-mates changes nothing it relies on — its deltas arrive cursor-contiguous amid it and
+     * its own socket round answers as ever.
+     */
     @Test
-    void aPeerIgnoringPresenceKeepsItsDeltasAndPresenceSurvivesASocketRound() throws Exception {
+    void B16c_aPeerIgnoringPresenceIsUndisturbed() throws Exception {
         Peer a = new Peer("alice", "l1");
         Peer e = new Peer("erin", "l1");
-        // E never publishes; its deltas flow undisturbed by the chatter of others
-        e.socket.ack(e.client.subscriptions.get("s1").cursor);
+        long cursor = e.client.subscriptions.get("s1").cursor;
         a.publish(L1, doc("a1"));
-        // A runs a push + pull round on the same socket (§8.7); its registration is re-derived, presence kept
-        a.client.upsert(
-                "todos",
-                Map.of("id", "t1", "list_id", "l1", "title", "x", "done", false, "position", 1L, "updated_at_ms", 1L),
-                null);
-        byte[] response = a.socket.round(a.client.buildRequest().encode(), 1 << 16);
-        assertTrue(response.length > 0);
-        CommitFrame delta = assertInstanceOf(
-                CommitFrame.class, e.socket.nextDelta().frames().get(2));
-        assertEquals("t1", delta.changes().get(0).rowId());
+        a.publish(L1, doc("a2"));
+        a.client.upsert("todos", todo("t1"), null);
+        a.client.sync();
+        a.publish(L1, null);
+        Message delta = e.socket.nextDelta();
+        CommitFrame commit = assertInstanceOf(CommitFrame.class, delta.frames().get(2));
+        assertEquals("t1", commit.changes().get(0).rowId());
+        assertEquals(cursor + 1, commit.commitSeq(), "cursor-contiguous amid the chatter");
+        e.client.subscriptions.get("s1").cursor = commit.commitSeq();
+        Message round = MessageDecoder.decodeResponse(
+                e.socket.round(e.client.buildRequest().encode(), 64));
+        assertInstanceOf(RespHeader.class, round.frames().get(0));
+        assertFalse(e.socket.closed.isDone());
+        a.close();
+        e.close();
+    }
+
+    /**
+     * Appendix B.16 (d): A, present on l1, runs a push + pull round on the same socket (§8.7); the round's
+     * registration replace re-derives the same grant, so its published document survives (a late joiner sees it)
+     * and A still hears its scope-mates.
+     */
+    @Test
+    void B16d_presenceSurvivesASocketRound() throws Exception {
+        Peer a = new Peer("alice", "l1");
+        Peer b = new Peer("bob", "l1");
+        a.publish(L1, doc("a1"));
+        assertPresence(b.nextPresence(), "join", a, "a1");
+        a.client.upsert("todos", todo("t2"), null);
+        Message response = MessageDecoder.decodeResponse(
+                a.socket.round(a.client.buildRequest().encode(), 1 << 16));
+        assertTrue(response.frames().stream().anyMatch(f -> f instanceof PushResult), "a push + pull round");
         Peer c = new Peer("carol", "l1");
         assertPresence(c.nextPresence(), "join", a, "a1"); // A's document survived its round
         c.publish(L1, doc("c1"));
         assertPresence(a.nextPresence(), "join", c, "c1"); // and A still hears its scope-mates
+        assertTrue(
+                b.presenceUntilForbidden(L2).stream()
+                        .noneMatch(d -> "leave".equals(d.get("kind").asText())),
+                "the round made A leave nothing");
         a.close();
+        b.close();
         c.close();
-        e.close();
     }
 
     @Test

@@ -164,47 +164,6 @@ class RealtimeChannelTest {
                 commit.commitSeq(), assertInstanceOf(SubEnd.class, f.get(3)).nextCursor());
     }
 
-    /** {@link SyncTestClient.Transport} whose rounds ride the socket (§8.7); segments stay on HTTP (§5.5). */
-    record SocketTransport(RealtimeSocket socket, HttpTransport http) implements SyncTestClient.Transport {
-        @Override
-        public byte[] roundTrip(SyncTestClient client, byte[] request) {
-            try {
-                return socket.round(request, 7);
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-
-        @Override
-        public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
-            return http.downloadSegment(client, segmentId, scopesHeader);
-        }
-    }
-
-    @Test
-    void socketRoundEqualsHttpRoundAndRegistersFanout() throws Exception {
-        SyncTestClient a = client("alice", "c-a-" + UUID.randomUUID());
-        a.upsert("todos", todo("r0"), null);
-        a.syncUntilIdle();
-        String cId = "c-c-" + UUID.randomUUID();
-        RealtimeSocket s = connect("carol", cId);
-        assertTrue(s.nextEvent("hello").get("data").get("requiresSync").asBoolean());
-        // connect-then-sync: the first socket round registers the connection
-        SyncTestClient c = new SyncTestClient(
-                window.current(), new SocketTransport(s, new HttpTransport(base.toString(), partition)), "carol", cId);
-        c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
-        c.syncUntilIdle();
-        assertTrue(c.table("todos").containsKey("r0"));
-        // the same request over both bindings: the same bytes
-        byte[] request = c.buildRequest().encode();
-        byte[] overSocket = s.round(request, 3);
-        byte[] overHttp = new HttpTransport(base.toString(), partition).roundTrip(c, request);
-        Assertions.assertArrayEquals(overHttp, overSocket);
-        // the post-round ack lifts the connect-time suppression; A's next commit is a delta on C's socket
-        ackThenDelta(s, a, c, c.subscriptions.get("s1").cursor, "r1");
-        s.ws.abort();
-    }
-
     /**
      * §8.2 with this pod's own commits: the fan-out takes a commit it made from its recent commits (no log read), and
      * the deltas are the same, cursor-contiguous, as from the log; with the cache cold (a commit written by another
@@ -300,13 +259,13 @@ class RealtimeChannelTest {
     }
 
     /**
-     * Appendix B 17, reconnect storm (§8.4): 20 sessions on one scope churn while the log advances. Each
+     * Appendix B scenario 17, reconnect storm (§8.4): 20 sessions on one scope churn while the log advances. Each
      * reconnect gets a {@code hello} with the right {@code requiresSync}; behind sessions get wake-ups, never
      * gap deltas; every session ends registered exactly once; after a recovery pull and ack all converge, and
      * the next commit is each one's first delta, cursor-contiguous.
      */
     @Test
-    void reconnectStormConverges() throws Exception {
+    void B17_reconnectStormConverges() throws Exception {
         int n = 20;
         SyncTestClient writer = client("wendy", "c-w-" + UUID.randomUUID());
         writer.syncUntilIdle();

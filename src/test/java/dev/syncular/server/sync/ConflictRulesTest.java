@@ -114,30 +114,46 @@ class ConflictRulesTest {
                 assertInstanceOf(WriteOutcome.Reject.class, denied).code());
     }
 
+    private static ErrorCode rejected(WriteOutcome outcome) {
+        return assertInstanceOf(WriteOutcome.Reject.class, outcome).code();
+    }
+
     @Test
     void absentRowsFollowTheTombstoneTable() {
         SparseRow full = sparse("n-9", 1, "p1", 2, "t", 3, null, 4, new byte[] {5});
-        WriteOutcome.Apply insert = assertInstanceOf(WriteOutcome.Apply.class, upsert(full, null, null, false));
-        assertEquals(1, insert.serverVersion());
-        assertArrayEquals(new long[] {1, 1, 1, 1, 1}, insert.columnVersions());
-        assertInstanceOf(WriteOutcome.Apply.class, upsert(full, 0L, null, true));
-        assertEquals(
-                ErrorCode.ROW_DELETED,
-                assertInstanceOf(WriteOutcome.Reject.class, upsert(full, null, null, true))
-                        .code());
-        assertEquals(
-                ErrorCode.ROW_MISSING,
-                assertInstanceOf(WriteOutcome.Reject.class, upsert(full, 2L, null, false))
-                        .code());
-        assertEquals(
-                ErrorCode.ROW_MISSING,
-                assertInstanceOf(WriteOutcome.Reject.class, upsert(sparse("n-9", 1, "p1"), null, null, false))
-                        .code());
-        // An insert into a scope the actor does not hold is forbidden before absence is disclosed.
-        assertEquals(
-                ErrorCode.FORBIDDEN,
-                assertInstanceOf(WriteOutcome.Reject.class, upsert(sparse("n-9", 1, "p2"), 2L, null, false))
-                        .code());
+        SparseRow patch = sparse("n-9", 2, "t");
+        for (boolean tomb : new boolean[] {false, true}) {
+            // baseVersion 0: explicit intent inserts at version 1 over a tombstone or none
+            WriteOutcome.Apply insert = assertInstanceOf(WriteOutcome.Apply.class, upsert(full, 0L, null, tomb));
+            assertEquals(1, insert.serverVersion());
+            assertArrayEquals(new long[] {1, 1, 1, 1, 1}, insert.columnVersions());
+            assertEquals(ErrorCode.ROW_MISSING, rejected(upsert(patch, 0L, null, tomb)));
+            // baseVersion > 0: row_missing after payload authorization
+            assertEquals(ErrorCode.ROW_MISSING, rejected(upsert(full, 2L, null, tomb)));
+            assertEquals(ErrorCode.FORBIDDEN, rejected(upsert(patch, 2L, null, tomb)));
+        }
+        // absent baseVersion: the delete within the horizon wins, a partial payload included (B.20 a)
+        assertEquals(ErrorCode.ROW_DELETED, rejected(upsert(full, null, null, true)));
+        assertEquals(ErrorCode.ROW_DELETED, rejected(upsert(patch, null, null, true)));
+        // no tombstone: every column inserts, a partial payload is row_missing (B.21 e)
+        assertInstanceOf(WriteOutcome.Apply.class, upsert(full, null, null, false));
+        assertEquals(ErrorCode.ROW_MISSING, rejected(upsert(patch, null, null, false)));
+        assertEquals(ErrorCode.ROW_MISSING, rejected(upsert(sparse("n-9", 1, "p1"), null, null, false)));
+    }
+
+    @Test
+    void everyColumnPresentIsAnInsertAuthorizedBeforeTheTableAnswers() {
+        // §3.4 step 2: the payload is the insert's authorization row, checked before a tombstone or an absence is
+        // disclosed; a partial payload is no insert and has none (only baseVersion > 0 authorizes it, and fails)
+        SparseRow elsewhere = sparse("n-9", 1, "p2", 2, "t", 3, null, 4, new byte[] {5});
+        for (boolean tomb : new boolean[] {false, true}) {
+            for (Long base : new Long[] {null, 0L, 2L}) {
+                assertEquals(ErrorCode.FORBIDDEN, rejected(upsert(elsewhere, base, null, tomb)), base + "/" + tomb);
+            }
+            assertEquals(ErrorCode.FORBIDDEN, rejected(upsert(sparse("n-9", 1, "p2"), 2L, null, tomb)));
+        }
+        assertEquals(ErrorCode.ROW_DELETED, rejected(upsert(sparse("n-9", 1, "p2", 2, "t"), null, null, true)));
+        assertEquals(ErrorCode.ROW_MISSING, rejected(upsert(sparse("n-9", 1, "p2", 2, "t"), null, null, false)));
     }
 
     @Test

@@ -38,9 +38,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -145,7 +147,14 @@ public final class SyncTestClient {
 
     /** One combined push+pull round (§1.5); returns the decoded response. */
     public Message sync() {
-        Message request = buildRequest();
+        return exchange(buildRequest());
+    }
+
+    /**
+     * One round with a request built earlier ({@link #buildRequest}): a captured request, sent while the client
+     * went on writing (§8.4 mailbox hosts); the response applies like any other.
+     */
+    public Message exchange(Message request) {
         byte[] response = transport.roundTrip(this, request.encode());
         Message m = MessageDecoder.decodeResponse(response);
         lastResponse = m;
@@ -180,7 +189,23 @@ public final class SyncTestClient {
     }
 
     private void apply(Message m) {
+        firstPagesSeen.clear();
         state.apply(m, replica);
+    }
+
+    /** The subscriptions of the response being applied that already had their first inline segment. */
+    private final Set<String> firstPagesSeen = new HashSet<>();
+
+    /**
+     * §5.6 first-page clear: on the first page of a fresh bootstrap (the request carried {@code cursor < 0} and no
+     * resume token; the progress is taken at {@code SUB_END}, so it still reads as sent) the subscription's local rows
+     * go first, so rows removed on the server do not survive a re-bootstrap. The first page is the descriptor
+     * without {@code rowCursor}, or the subscription's first inline segment of the response.
+     */
+    private void clearOnFirstPage(Subscription s, boolean firstPage) {
+        if (firstPage && s.cursor < 0 && s.bootstrapState == null) {
+            purge(s);
+        }
     }
 
     /** The replica's side of a response; the progress is the core's ({@link ClientState#apply}). */
@@ -208,6 +233,7 @@ public final class SyncTestClient {
 
         @Override
         public void inlineSegment(Subscription s, SegmentInline segment) {
+            clearOnFirstPage(s, firstPagesSeen.add(s.id));
             applySegment(RowsSegment.decode(segment.payload()));
         }
 
@@ -234,6 +260,7 @@ public final class SyncTestClient {
                 throw new IllegalStateException("segment content address mismatch");
             }
             segmentRefs.add(ref);
+            clearOnFirstPage(current, ref.rowCursor() == null && firstPagesSeen.add(current.id));
             if (ref.mediaType() == MediaType.SQLITE) {
                 applyImage(ref, bytes, header);
             } else {
