@@ -41,6 +41,12 @@ final class OutboundBudget {
     private final long stuckMs;
     private final RealtimeMetrics metrics;
     private long pending;
+    /**
+     * The part of {@link #pending} that is a response stream the client asked for (a round's chunks, §8.7; the
+     * hello): bounded by the response cap, not by the budget, so it never makes a control message unbearable.
+     */
+    private long streaming;
+
     private long deadlineTimer = -1;
     /** The buffer emptied at least once since the refusal that started the deadline: the client reads. */
     private boolean drained;
@@ -77,9 +83,13 @@ final class OutboundBudget {
         return pending == 0 || pending + bytes <= budget;
     }
 
-    /** Whether a message of {@code bytes} may be queued at all (twice the budget, or nothing pending). */
+    /**
+     * Whether a message of {@code bytes} may be queued at all: twice the budget, or nothing pending — a round's
+     * response in flight not counted (§8.7: a wake-up interleaves with a round's stream, whatever its size).
+     */
     synchronized boolean bearable(long bytes) {
-        return pending == 0 || pending + bytes <= 2 * budget;
+        long unsolicited = pending - streaming;
+        return unsolicited == 0 || unsolicited + bytes <= 2 * budget;
     }
 
     /** A delta was refused for the budget: the stuck deadline starts (once). */
@@ -142,23 +152,40 @@ final class OutboundBudget {
         }
     }
 
-    /** {@code write}, lazily, counted while in flight (a round's chunks, sent one after the other). */
+    /**
+     * {@code write}, lazily, counted while in flight as part of a response stream (a round's chunks, sent one after
+     * the other; the hello).
+     */
     Uni<Void> tracked(Uni<Void> write, long bytes) {
         return Uni.createFrom()
                 .deferred(() -> {
-                    add(bytes);
+                    add(bytes, true);
                     return write;
                 })
                 .onTermination()
-                .invoke((v, e, cancelled) -> done(bytes));
+                .invoke((v, e, cancelled) -> done(bytes, true));
     }
 
-    private synchronized void add(long bytes) {
+    private void add(long bytes) {
+        add(bytes, false);
+    }
+
+    private void done(long bytes) {
+        done(bytes, false);
+    }
+
+    private synchronized void add(long bytes, boolean stream) {
         pending += bytes;
+        if (stream) {
+            streaming += bytes;
+        }
     }
 
-    private synchronized void done(long bytes) {
+    private synchronized void done(long bytes, boolean stream) {
         pending -= bytes;
+        if (stream) {
+            streaming -= bytes;
+        }
         if (pending == 0) {
             drained = true;
         }

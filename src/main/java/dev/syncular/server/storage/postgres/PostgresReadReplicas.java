@@ -59,7 +59,12 @@ import org.jboss.logging.Logger;
  */
 public final class PostgresReadReplicas implements ReadReplicas {
     private static final Logger LOG = Logger.getLogger(PostgresReadReplicas.class);
-    private static final String PRIMARY_LSN = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint";
+    /**
+     * The primary's WAL insert position: past every commit acknowledged so far, also under {@code synchronous_commit
+     * = off}, where a commit returns while its record may still be in the WAL buffers — behind the write position
+     * ({@code pg_current_wal_lsn()}), which a fence at the write position let a paused standby pass.
+     */
+    private static final String PRIMARY_LSN = "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint";
     /** The estimated bytes of the announced sequences this pod keeps (about 50,000 partitions of 40-byte ids). */
     public static final long ANNOUNCED_BUDGET_BYTES = 8L << 20;
 

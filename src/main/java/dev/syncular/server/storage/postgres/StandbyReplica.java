@@ -128,7 +128,7 @@ final class StandbyReplica {
     }
 
     /**
-     * One lag check against {@code primaryLsn} (the primary's {@code pg_current_wal_lsn()} read just before, as
+     * One lag check against {@code primaryLsn} (the primary's {@code pg_current_wal_insert_lsn()} read just before, as
      * bytes from {@code 0/0}): the replica must be a standby, and within {@code maxLagMs}.
      */
     Uni<Void> check(long primaryLsn, long nowMs, long maxLagMs) {
