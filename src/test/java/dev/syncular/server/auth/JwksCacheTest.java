@@ -367,7 +367,10 @@ class JwksCacheTest {
         assertEquals(2, e.fetches());
     }
 
-    /** The shared refetch, repeated: each time 30 concurrent waiters, exactly one outbound call, all answered. */
+    /**
+     * The shared refetch, repeated ({@code -Djwks.rounds}, 30 in the suite): each time 30 concurrent waiters, exactly
+     * one outbound call, all answered.
+     */
     @Test
     void theSharedRefetchHoldsUnderRepetition() throws Exception {
         TestJwks.Endpoint e = endpoint("k1");
@@ -377,7 +380,7 @@ class JwksCacheTest {
         // take longer than the 5 s default, and a timed-out refetch rightly leaves the new kid unknown
         JwtAuthenticatorTest.Settings s = settings(e);
         s.fetchTimeout = WAIT;
-        for (int round = 0; round < 100; round++) {
+        for (int round = 0; round < Integer.getInteger("jwks.rounds", 30); round++) {
             JwtAuthenticator auth = new JwtAuthenticator(
                     s,
                     JwtKeySource.of(s, clock, new SimpleMeterRegistry()),

@@ -40,7 +40,7 @@ import org.junit.jupiter.api.TestFactory;
  * must print what it shows, an output block is compared as JSON with what the block before it printed, and no
  * walkthrough may leave a file in the repository outside {@code target/}. Each executed block is printed.
  *
- * <p>The documented commands use the documented ports: 8080 and 8081 (API), 9080 and 9081 (management), 4566 (the
+ * <p>The documented commands use the documented ports: 8080 and 8082 (API), 9080 and 9082 (management; 8081 is the test port of Quarkus tests, which a @QuarkusIntegrationTest may still hold), 4566 (the
  * local S3 server); they must be free.
  */
 @StartsProcesses
@@ -49,7 +49,7 @@ class DocumentedCommandsIT {
     private static final Duration BLOCK_DEADLINE = Duration.ofMinutes(5);
     private static final Duration READY_DEADLINE = Duration.ofSeconds(120);
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final List<Integer> PORTS = List.of(8080, 8081, 9080, 9081, 4566);
+    private static final List<Integer> PORTS = List.of(8080, 8082, 9080, 9082, 4566);
     static final String ADMIN_TOKEN = "doc-test-admin-token-" + UUID.randomUUID();
 
     /**

@@ -41,14 +41,15 @@ import org.junit.jupiter.api.Test;
  * A declared unique index across pods (Appendix B preamble {@code conflict/retained-distinct-id-unique-insert},
  * §10.2 {@code sync.constraint_violation}): two packaged servers as two operating-system processes on one
  * PostgreSQL and one storage schema, with the schema of {@link RetainedDistinctIdUniqueInsertTest}. Two clients, one
- * per pod, push distinct primary keys with the same {@code (org_id, email)} at the same moment, 100 times: each
+ * per pod, push distinct primary keys with the same {@code (org_id, email)} at the same moment, 25 times in the
+ * suite ({@code -Dunique.races=500} for a campaign): each
  * time exactly one commit applies and the other is rejected, never a 500. A pod whose schema declares the index over
  * rows that already collide refuses to start, naming them.
  */
 @StartsProcesses
 class TwoPodUniqueKeyRaceIT {
     private static final Duration WAIT = Duration.ofSeconds(60);
-    private static final int RACES = 100;
+    private static final int RACES = Integer.getInteger("unique.races", 25);
     private static final String SCHEMA =
             "it_uq_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     private static final String REFUSED_SCHEMA =

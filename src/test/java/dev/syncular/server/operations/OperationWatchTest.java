@@ -316,7 +316,8 @@ class OperationWatchTest {
         };
         drain.accept(3);
         assertEquals(latest.get("twin-a"), latest.get("twin-b"));
-        for (int round = 0; round < 20; round++) {
+        // six commits, each past the 1 s rerun interval: a rerun per commit, each delivered to both twins
+        for (int round = 0; round < 6; round++) {
             String id = "twin-" + round;
             push("todos", todo(id, "l1", "twin " + round));
             long deadline = System.nanoTime() + RealtimeSocket.WAIT.toNanos();

@@ -43,7 +43,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * test prints how often each outcome occurred.
  */
 final class InterleavingRuns {
-    static final int DEFAULT_RUNS = 50;
+    static final int DEFAULT_RUNS = 20;
     /** Commits of the second scope each round's pull replays, so its response streams for a while. */
     static final int REPLAYED = 1000;
 

@@ -169,7 +169,7 @@ class TwoPodRealtimeIT {
      * pod B over HTTP — answered just before A's round, started as A's request leaves, or as its response starts
      * streaming. Pod A hears each commit through PostgreSQL's NOTIFY: never a delta inside A's response stream,
      * never a commit twice, a {@code catchup-required} wake-up for a commit of the round's window, deltas resuming
-     * after the covering ack. {@code -Dinterleaving.runs} (default 50), {@code -Dinterleaving.busy}.
+     * after the covering ack. {@code -Dinterleaving.runs} (default 20), {@code -Dinterleaving.busy}.
      */
     @Test
     void B11d_aCommitOnAnotherPodDuringTheRoundIsAWakeUpNeverADelta() throws Exception {

@@ -15,6 +15,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -52,6 +54,9 @@ public final class ServerProcess implements AutoCloseable {
     private static final Path ARTIFACT = Path.of("target", "quarkus-artifact.properties");
 
     private static final Duration READY_DEADLINE = Duration.ofSeconds(90);
+
+    /** The log files this JVM started a server on: the first launch of a name starts its log afresh. */
+    private static final Set<Path> LOGS_OF_THIS_RUN = ConcurrentHashMap.newKeySet();
 
     private final String name;
     private final int port;
@@ -159,6 +164,10 @@ public final class ServerProcess implements AutoCloseable {
 
         private Process launch(int p, int management, Path log) throws IOException {
             Files.createDirectories(log.getParent());
+            if (LOGS_OF_THIS_RUN.add(log.toAbsolutePath())) {
+                // a restart appends to its log; an earlier build's run of the same name must not be read as this one's
+                Files.deleteIfExists(log);
+            }
             List<String> cmd = new ArrayList<>();
             Path executable = nativeExecutable();
             if (executable != null) {
