@@ -198,9 +198,10 @@ public final class RealtimeHub {
 
     /**
      * A subscriber on host {@code host} of {@link Settings#listen} for the commit, control and presence channels.
-     * With one host it reconnects forever; with more, after {@link #RECONNECTS_PER_HOST} failed attempts (or a
-     * failed first connect) the next host gets a subscriber of its own — its first {@code LISTEN} then counts as a
-     * re-{@code LISTEN}, since notifications in between were lost.
+     * With one host it reconnects forever; with more, after {@link #RECONNECTS_PER_HOST} failed attempts the next
+     * host gets a subscriber of its own — its first {@code LISTEN} then counts as a re-{@code LISTEN}, since
+     * notifications in between were lost. A failed connect (the first one too) is retried after
+     * {@link #RECONNECT_DELAY_MS}: on the next host, or on the only one.
      */
     private void listen(int host) {
         if (draining) {
@@ -249,9 +250,10 @@ public final class RealtimeHub {
         }
         next.connect().onFailure(e -> {
             metrics.failures().failed(RealtimeFailures.Kind.LISTEN, e);
-            if (failover) {
-                nextHost(next, following, moved);
-            }
+            // the subscriber's reconnect policy covers only a connection that was once up: a failed connect is
+            // retried here, on the next host or (with one host) on the same one, until the hub listens — readiness
+            // waits for it, and nothing else would bring the pod back into rotation
+            nextHost(next, following, moved);
         });
     }
 

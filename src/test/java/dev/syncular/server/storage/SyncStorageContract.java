@@ -18,9 +18,14 @@ import io.smallrye.mutiny.Uni;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
@@ -522,6 +527,128 @@ public abstract class SyncStorageContract {
      * More index hits than one scan batch (32 seqs for a small change limit) whose changes another variable
      * filters out: the scan continues past them and the cursor still covers the whole window.
      */
+    /**
+     * {@link RecentCommits#window} answers §4.5 windows from a pod's memory and must answer exactly what
+     * {@link SyncStorage#readCommits} answers (issue 44): a seeded random log — two tables, scopes over two variables,
+     * deletes of earlier rows, commits of one to four changes — and random windows over it (tables, value sets,
+     * bounds, change limits that cut), compared commit by commit and change by change. {@code -Drecent.seed=<n>}
+     * replays a run; the seed is in every failure.
+     */
+    @Test
+    void recentCommitWindowsEqualTheLogsOnRandomLogsAndQueries() {
+        long seed = Long.getLong("recent.seed", new Random().nextLong());
+        Random rnd = new Random(seed);
+        String p = newPartition();
+        RecentCommits recent = new RecentCommits(64L << 20);
+        String[] projects = {"P1", "P2", "P3"};
+        String[] orgs = {"O1", "O2"};
+        List<ChangeToWrite> live = new ArrayList<>();
+        long max = 0;
+        int commits = 60 + rnd.nextInt(60);
+        for (int i = 0; i < commits; i++) {
+            List<ChangeToWrite> changes = new ArrayList<>();
+            Set<String> touched = new HashSet<>();
+            for (int j = 0, k = 1 + rnd.nextInt(4); j < k; j++) {
+                int kind = rnd.nextInt(10);
+                if (kind < 2 && !live.isEmpty()) {
+                    ChangeToWrite row = live.get(rnd.nextInt(live.size()));
+                    if (touched.add(row.rowId())) {
+                        live.remove(row);
+                        changes.add(ChangeToWrite.delete("tasks", row.rowId(), row.scopes()));
+                    }
+                } else if (kind < 4) {
+                    String project = projects[rnd.nextInt(projects.length)];
+                    long id = i * 10L + j;
+                    changes.add(ChangeToWrite.upsert(
+                            "notes", Long.toString(id), 1, Map.of("project_id", project), new Object[] {
+                                id, project, null
+                            }));
+                } else {
+                    ChangeToWrite row = taskUpsert(
+                            "t" + i + "-" + j,
+                            projects[rnd.nextInt(projects.length)],
+                            orgs[rnd.nextInt(orgs.length)],
+                            1);
+                    live.add(row);
+                    touched.add(row.rowId());
+                    changes.add(row);
+                }
+            }
+            if (changes.isEmpty()) {
+                ChangeToWrite row = taskUpsert("t" + i, "P1", "O1", 1);
+                live.add(row);
+                changes.add(row);
+            }
+            max = commit(p, changes);
+            recent.offer(p, "epoch", await(storage.readCommit(p, max)));
+        }
+        for (int q = 0; q < 300; q++) {
+            String table = rnd.nextInt(4) == 0 ? "notes" : "tasks";
+            Map<String, Set<String>> scopes = new HashMap<>();
+            scopes.put("project_id", someOf(rnd, projects));
+            if (table.equals("tasks") && rnd.nextBoolean()) {
+                scopes.put("org_id", someOf(rnd, orgs));
+            }
+            long after = rnd.nextInt((int) max + 1);
+            long upTo = after + rnd.nextInt((int) (max - after) + 1);
+            CommitQuery query = new CommitQuery(table, scopes, after, upTo, 1 + rnd.nextInt(12));
+            String where = "seed " + seed + " (-Drecent.seed), " + query;
+            CommitWindow fromLog = await(storage.readCommits(p, query));
+            CommitWindow fromMemory = recent.window(p, "epoch", query)
+                    .orElseThrow(() -> new AssertionError("the run holds the whole log: " + where));
+            assertEquals(windowText(fromLog), windowText(fromMemory), where);
+        }
+    }
+
+    private static Set<String> someOf(Random rnd, String[] values) {
+        Set<String> out = new HashSet<>();
+        for (String v : values) {
+            if (rnd.nextBoolean()) {
+                out.add(v);
+            }
+        }
+        if (out.isEmpty()) {
+            out.add(values[rnd.nextInt(values.length)]);
+        }
+        return out;
+    }
+
+    private static String windowText(CommitWindow w) {
+        StringBuilder b = new StringBuilder()
+                .append("through ")
+                .append(w.scannedThroughSeq())
+                .append(w.truncated() ? " truncated" : "")
+                .append('\n');
+        for (StoredCommit c : w.commits()) {
+            b.append(c.commitSeq())
+                    .append(' ')
+                    .append(c.actorId())
+                    .append(' ')
+                    .append(c.clientId())
+                    .append(' ')
+                    .append(c.clientCommitId())
+                    .append(' ')
+                    .append(c.createdAtMs())
+                    .append('\n');
+            for (StoredChange ch : c.changes()) {
+                b.append("  ")
+                        .append(ch.table())
+                        .append(' ')
+                        .append(ch.rowId())
+                        .append(' ')
+                        .append(ch.op())
+                        .append(' ')
+                        .append(ch.rowVersion())
+                        .append(' ')
+                        .append(new TreeMap<>(ch.scopes()))
+                        .append(' ')
+                        .append(Arrays.deepToString(ch.row()))
+                        .append('\n');
+            }
+        }
+        return b.toString();
+    }
+
     @Test
     void readCommitsScansPastBatchesOfFilteredCommits() {
         String p = newPartition();
