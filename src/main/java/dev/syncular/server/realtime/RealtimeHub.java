@@ -81,6 +81,7 @@ public final class RealtimeHub {
     private static final int RECONNECTS_PER_HOST = 3;
 
     private static final long RECONNECT_DELAY_MS = 500;
+    private static final long MAX_RECONNECT_DELAY_MS = 10_000;
 
     private final Settings settings;
     /** §2.4: whether the partition is served now (the engine's serve gate); deltas wait while it refuses. */
@@ -191,7 +192,7 @@ public final class RealtimeHub {
      * then on reach its sockets).
      */
     public CompletableFuture<Void> start() {
-        listen(0);
+        listen(0, 0);
         heartbeatTimer = vertx.setPeriodic(settings.heartbeatInterval().toMillis(), t -> heartbeat());
         return CompletableFuture.allOf(commitsHeard, presenceHeard);
     }
@@ -200,15 +201,16 @@ public final class RealtimeHub {
      * A subscriber on host {@code host} of {@link Settings#listen} for the commit, control and presence channels.
      * With one host it reconnects forever; with more, after {@link #RECONNECTS_PER_HOST} failed attempts the next
      * host gets a subscriber of its own — its first {@code LISTEN} then counts as a re-{@code LISTEN}, since
-     * notifications in between were lost. A failed connect (the first one too) is retried after
-     * {@link #RECONNECT_DELAY_MS}: on the next host, or on the only one.
+     * notifications in between were lost. A failed connect (the first one too) is retried, with backoff
+     * ({@link #reconnectDelayMs}), on the next host or on the only one.
      */
-    private void listen(int host) {
+    private void listen(int host, int failedConnects) {
         if (draining) {
             return;
         }
         boolean failover = settings.listen().size() > 1;
         PgSubscriber next = PgSubscriber.subscriber(vertx, settings.listen().get(host));
+        AtomicBoolean connected = new AtomicBoolean(); // this subscriber's LISTEN took effect once
         subscriber = next;
         if (draining) { // drain began meanwhile and may have closed the previous subscriber only
             next.close();
@@ -223,6 +225,7 @@ public final class RealtimeHub {
                 toListeners(CommitListener::notificationsLost);
             }
             listening = true;
+            connected.set(true);
             commitsHeard.complete(null);
         });
         // operator disconnects of an actor's or a client's sockets, announced by whichever pod took the admin request
@@ -246,24 +249,35 @@ public final class RealtimeHub {
         int following = (host + 1) % settings.listen().size();
         AtomicBoolean moved = new AtomicBoolean();
         if (failover) {
-            next.closeHandler(v -> nextHost(next, following, moved)); // the reconnect policy gave up on this host
+            // the reconnect policy gave up on this host
+            next.closeHandler(v -> nextHost(next, following, moved, connected.get() ? 0 : failedConnects + 1));
         }
         next.connect().onFailure(e -> {
             metrics.failures().failed(RealtimeFailures.Kind.LISTEN, e);
             // the subscriber's reconnect policy covers only a connection that was once up: a failed connect is
             // retried here, on the next host or (with one host) on the same one, until the hub listens — readiness
             // waits for it, and nothing else would bring the pod back into rotation
-            nextHost(next, following, moved);
+            nextHost(next, following, moved, failedConnects + 1);
         });
     }
 
-    /** Once per failed subscriber (its close and its failed connect may both report): the next host, shortly. */
-    private void nextHost(PgSubscriber failed, int host, AtomicBoolean moved) {
+    /**
+     * Once per failed subscriber (its close and its failed connect may both report): the next host after a delay
+     * that doubles with each connect failed in a row, from {@link #RECONNECT_DELAY_MS} to {@link
+     * #MAX_RECONNECT_DELAY_MS}.
+     */
+    private void nextHost(PgSubscriber failed, int host, AtomicBoolean moved, int failedConnects) {
         if (draining || !moved.compareAndSet(false, true)) {
             return;
         }
         failed.close();
-        vertx.setTimer(RECONNECT_DELAY_MS, t -> listen(host));
+        vertx.setTimer(reconnectDelayMs(failedConnects), t -> listen(host, failedConnects));
+    }
+
+    /** The delay before the next connect after {@code failedConnects} failed in a row (0 after a lost connection). */
+    static long reconnectDelayMs(int failedConnects) {
+        int doublings = Math.min(Math.max(failedConnects - 1, 0), 5);
+        return Math.min(RECONNECT_DELAY_MS << doublings, MAX_RECONNECT_DELAY_MS);
     }
 
     /**

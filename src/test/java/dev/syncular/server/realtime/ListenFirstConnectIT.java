@@ -50,4 +50,15 @@ class ListenFirstConnectIT {
                     "each failed connect is counted");
         }
     }
+
+    @Test
+    void failedConnectsInARowBackOffFromHalfASecondToTenSeconds() {
+        assertEquals(500, RealtimeHub.reconnectDelayMs(0), "after a lost connection");
+        assertEquals(500, RealtimeHub.reconnectDelayMs(1));
+        assertEquals(1_000, RealtimeHub.reconnectDelayMs(2));
+        assertEquals(2_000, RealtimeHub.reconnectDelayMs(3));
+        assertEquals(8_000, RealtimeHub.reconnectDelayMs(5));
+        assertEquals(10_000, RealtimeHub.reconnectDelayMs(6));
+        assertEquals(10_000, RealtimeHub.reconnectDelayMs(1_000));
+    }
 }
