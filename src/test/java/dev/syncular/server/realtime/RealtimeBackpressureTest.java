@@ -70,12 +70,8 @@ class RealtimeBackpressureTest {
     final String partition = "stuck-" + UUID.randomUUID();
 
     SyncTestClient client(String actor) {
-        SyncTestClient c = new SyncTestClient(
-                window.current(),
-                new HttpTransport(base.toString(), partition),
-                actor,
-                "c-" + actor + "-" + UUID.randomUUID());
-        c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
+        SyncTestClient c =
+                SyncTestClient.onListL1(window.current(), new HttpTransport(base.toString(), partition), actor);
         c.syncUntilIdle();
         return c;
     }

@@ -56,10 +56,7 @@ class RealtimeExactlyOnceTest {
     }
 
     SyncTestClient client(String actor, SyncTestClient.Transport transport) {
-        SyncTestClient c =
-                new SyncTestClient(window.current(), transport, actor, "c-" + actor + "-" + UUID.randomUUID());
-        c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
-        return c;
+        return SyncTestClient.onListL1(window.current(), transport, actor);
     }
 
     HttpTransport http() {

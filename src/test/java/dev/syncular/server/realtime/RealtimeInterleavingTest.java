@@ -11,8 +11,6 @@ import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.net.URI;
-import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -42,9 +40,7 @@ class RealtimeInterleavingTest {
     }
 
     SyncTestClient writer(String actor) {
-        SyncTestClient c = new SyncTestClient(
-                window.current(), new HttpTransport(base(), partition), actor, "c-" + actor + "-" + UUID.randomUUID());
-        c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
+        SyncTestClient c = SyncTestClient.onListL1(window.current(), new HttpTransport(base(), partition), actor);
         c.syncUntilIdle();
         return c;
     }

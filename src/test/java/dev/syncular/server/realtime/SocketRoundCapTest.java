@@ -65,12 +65,8 @@ class SocketRoundCapTest {
     final String partition = "cap-" + UUID.randomUUID();
 
     SyncTestClient client(String actor) {
-        SyncTestClient c = new SyncTestClient(
-                window.current(),
-                new HttpTransport(base.toString(), partition),
-                actor,
-                "c-" + actor + "-" + UUID.randomUUID());
-        c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
+        SyncTestClient c =
+                SyncTestClient.onListL1(window.current(), new HttpTransport(base.toString(), partition), actor);
         c.syncUntilIdle(); // a client pushes once it knows the partition's log epoch (§2.1)
         return c;
     }

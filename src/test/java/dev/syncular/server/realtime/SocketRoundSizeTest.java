@@ -24,7 +24,6 @@ import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletionException;
@@ -57,12 +56,8 @@ class SocketRoundSizeTest {
     final String partition = "size-" + UUID.randomUUID();
 
     SyncTestClient client(String actor) {
-        SyncTestClient c = new SyncTestClient(
-                window.current(),
-                new HttpTransport(base.toString(), partition),
-                actor,
-                "c-" + actor + "-" + UUID.randomUUID());
-        c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
+        SyncTestClient c =
+                SyncTestClient.onListL1(window.current(), new HttpTransport(base.toString(), partition), actor);
         c.syncUntilIdle(); // a client pushes once it knows the partition's log epoch (§2.1)
         return c;
     }

@@ -28,7 +28,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -87,10 +86,7 @@ class TwoPodRealtimeIT {
     }
 
     static SyncTestClient client(ServerProcess pod, String partition, String actor) {
-        SyncTestClient c = new SyncTestClient(
-                schema, new HttpTransport(pod.baseUrl(), partition), actor, "c-" + actor + "-" + UUID.randomUUID());
-        c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
-        return c;
+        return SyncTestClient.onListL1(schema, new HttpTransport(pod.baseUrl(), partition), actor);
     }
 
     static Map<String, Object> todo(String id) {

@@ -44,6 +44,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.UUID;
 
 /**
  * A small SSP2 client for tests and benchmarks: an in-memory replica (rows with their server versions) and
@@ -91,6 +92,16 @@ public final class SyncTestClient {
     public final List<SegmentRef> segmentRefs = new ArrayList<>();
     /** Test hook: flip a byte of the next fetched external segment (a corrupting CDN or store). */
     public boolean corruptNextSegment;
+
+    /**
+     * A client of {@code actor} under a fresh client id ({@code c-<actor>-<uuid>}), subscribed as {@code s1} to the
+     * {@code todos} of list {@code l1}: the realtime tests' usual participant. Not synced yet.
+     */
+    public static SyncTestClient onListL1(CompiledSchema schema, Transport transport, String actor) {
+        SyncTestClient c = new SyncTestClient(schema, transport, actor, "c-" + actor + "-" + UUID.randomUUID());
+        c.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
+        return c;
+    }
 
     public SyncTestClient(CompiledSchema schema, Transport transport, String actorId, String clientId) {
         this.schema = schema;
