@@ -31,6 +31,7 @@ public class StorageProducer {
                         s.statementTimeout(),
                         p.batchCommits(),
                         p.batchPushResults(),
-                        s.recentCommits().asLongValue()));
+                        s.recentCommits().asLongValue(),
+                        s.jobLease()));
     }
 }

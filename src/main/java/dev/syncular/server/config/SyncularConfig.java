@@ -706,6 +706,13 @@ public interface SyncularConfig {
          */
         @WithDefault("8M")
         MemorySize recentCommits();
+
+        /**
+         * How long a scheduled job's claim (a lease row in {@code sync_jobs}) holds without renewal: the running pod
+         * renews it every third of this, and a pod that died mid-run leaves the job to the others after it.
+         */
+        @WithDefault("60s")
+        Duration jobLease();
     }
 
     /** §4.6 scheduled pruning of the commit log ({@code syncular.pruning.*}). */

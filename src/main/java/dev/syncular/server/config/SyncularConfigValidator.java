@@ -88,6 +88,9 @@ public final class SyncularConfigValidator implements ConfigValidator {
         SyncularConfig.Storage storage = config.storage();
         positive(out, prefix + ".storage.replica-max-lag", storage.replicaMaxLag());
         positive(out, prefix + ".storage.replica-check-interval", storage.replicaCheckInterval());
+        if (storage.jobLease().toMillis() < 1000) {
+            out.add(prefix + ".storage.job-lease must be at least 1s, was " + storage.jobLease());
+        }
         if (storage.replicaPoolMaxSize() < 1) {
             out.add(prefix + ".storage.replica-pool-max-size must be at least 1, was " + storage.replicaPoolMaxSize());
         }

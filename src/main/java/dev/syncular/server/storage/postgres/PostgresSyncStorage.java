@@ -70,9 +70,10 @@ public final class PostgresSyncStorage implements ServerStorage {
             Duration statementTimeout,
             int pruneBatchCommits,
             int pruneBatchResults,
-            long recentCommitBytes) {
-        public static final Settings DEFAULTS =
-                new Settings(1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 2000, 1000, 8L << 20);
+            long recentCommitBytes,
+            Duration jobLease) {
+        public static final Settings DEFAULTS = new Settings(
+                1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 2000, 1000, 8L << 20, Duration.ofSeconds(60));
 
         public Settings {
             if (maxQueuedPerPartition < 1 || pruneBatchCommits < 1 || pruneBatchResults < 1) {
@@ -80,6 +81,9 @@ public final class PostgresSyncStorage implements ServerStorage {
             }
             if (recentCommitBytes < 0) {
                 throw new IllegalArgumentException("recentCommitBytes must be >= 0");
+            }
+            if (jobLease.toMillis() < 3) {
+                throw new IllegalArgumentException("jobLease must be at least 3 ms");
             }
         }
     }
@@ -124,7 +128,7 @@ public final class PostgresSyncStorage implements ServerStorage {
         blobs = new BlobReferenceIndex(pool, pgSchema);
         clients = new ClientRecords(pool, pgSchema);
         pruning = new Pruning(pool, pgSchema, registry, settings.pruneBatchCommits(), settings.pruneBatchResults());
-        jobs = new JobLocks(pool, pgSchema);
+        jobs = new JobLocks(pool, pgSchema, settings.jobLease());
         reactions = new PostgresReactionStore(pool, pgSchema);
         consoleSessions = new ConsoleSessions(pool, pgSchema);
         recent =

@@ -70,8 +70,8 @@ import java.util.function.Function;
  *   <li>{@code sync_blob_refs}, {@code sync_blob_uploads}, {@code sync_blob_sweeps} (with {@code pending}) and
  *       the {@code sync_blob_sweep_seq} sequence — the blob reference index, the uploaders and orphan-sweep marks
  *       ({@link BlobReferenceIndex});
- *   <li>{@code sync_jobs(name PK, last_started_at_ms, last_finished_at_ms, ran_by)} — scheduled job runs
- *       ({@link JobLocks});
+ *   <li>{@code sync_jobs(name PK, last_started_at_ms, last_finished_at_ms, ran_by, lease_owner, lease_until_ms)}
+ *       — scheduled job runs and their claims, lease rows ({@link JobLocks});
  *   <li>{@code sync_reactions} — §6.9 durable reactions and their delivery state ({@link PostgresReactionStore});
  *   <li>{@code sync_auth_leases(partition_id, client_id) PK} with the sealed §7.3.1 lease record, the §2.1
  *       {@code log_epoch} it was issued in, and the unique index {@code sync_auth_leases_by_id (partition_id,
@@ -356,11 +356,12 @@ final class StorageSchemaMigration {
                                 + " blob_id text NOT NULL, sweep_seq bigint NOT NULL, swept_at_ms bigint NOT NULL,"
                                 + " pending boolean NOT NULL DEFAULT false, PRIMARY KEY (partition_id, blob_id))"),
                 index("sync_blob_sweeps_by_seq", "sync_blob_sweeps", "(partition_id, sweep_seq)"),
-                // one row per scheduled job: when it last ran, on which pod (JobLocks)
+                // one row per scheduled job: when it last ran, on which pod, and who holds it until when (JobLocks)
                 table(
                         "sync_jobs",
                         "(name text PRIMARY KEY, last_started_at_ms bigint NOT NULL,"
-                                + " last_finished_at_ms bigint, ran_by text NOT NULL)"),
+                                + " last_finished_at_ms bigint, ran_by text NOT NULL,"
+                                + " lease_owner text, lease_until_ms bigint)"),
                 // §6.9 durable reactions: appended with their commit, claimed by delivery workers
                 table(
                         "sync_reactions",
@@ -380,6 +381,16 @@ final class StorageSchemaMigration {
                         "sync_commits",
                         "writer_version",
                         "ALTER TABLE " + t("sync_commits") + " ADD COLUMN IF NOT EXISTS writer_version bigint"),
+                DdlStep.column(
+                        pgSchema,
+                        "sync_jobs",
+                        "lease_owner",
+                        "ALTER TABLE " + t("sync_jobs") + " ADD COLUMN IF NOT EXISTS lease_owner text"),
+                DdlStep.column(
+                        pgSchema,
+                        "sync_jobs",
+                        "lease_until_ms",
+                        "ALTER TABLE " + t("sync_jobs") + " ADD COLUMN IF NOT EXISTS lease_until_ms bigint"),
                 DdlStep.column(
                         pgSchema,
                         "sync_blob_sweeps",

@@ -75,8 +75,10 @@ class PartitionTransactionLimitsTest {
     /** A push that waits longer than lock_timeout for its partition is rolled back: busy, nothing appended. */
     @Test
     void aLockWaitLongerThanTheLockTimeoutIsBusy() throws Exception {
-        PostgresSyncStorage storage =
-                storage(new PostgresSyncStorage.Settings(10, Duration.ofMillis(300), Duration.ZERO, 100, 100, 0), "p");
+        PostgresSyncStorage storage = storage(
+                new PostgresSyncStorage.Settings(
+                        10, Duration.ofMillis(300), Duration.ZERO, 100, 100, 0, Duration.ofSeconds(60)),
+                "p");
         try (HeldTransaction other = HeldTransaction.begin(pool, lockPartition(storage, "p"))) {
             assertEquals("lock_timeout", busy(append(storage, "p")).details().get("reason"));
         }
@@ -87,8 +89,10 @@ class PartitionTransactionLimitsTest {
     /** Without a lock timeout, the statement timeout ends the same wait. */
     @Test
     void aStatementLongerThanTheStatementTimeoutIsBusy() throws Exception {
-        PostgresSyncStorage storage =
-                storage(new PostgresSyncStorage.Settings(10, Duration.ZERO, Duration.ofMillis(300), 100, 100, 0), "p");
+        PostgresSyncStorage storage = storage(
+                new PostgresSyncStorage.Settings(
+                        10, Duration.ZERO, Duration.ofMillis(300), 100, 100, 0, Duration.ofSeconds(60)),
+                "p");
         try (HeldTransaction other = HeldTransaction.begin(pool, lockPartition(storage, "p"))) {
             assertEquals(
                     "statement_timeout", busy(append(storage, "p")).details().get("reason"));
@@ -104,7 +108,9 @@ class PartitionTransactionLimitsTest {
     @Test
     void aFullPartitionQueueRefusesAtOnce() throws Exception {
         PostgresSyncStorage storage = storage(
-                new PostgresSyncStorage.Settings(2, Duration.ofSeconds(30), Duration.ofSeconds(30), 100, 100, 0), "p");
+                new PostgresSyncStorage.Settings(
+                        2, Duration.ofSeconds(30), Duration.ofSeconds(30), 100, 100, 0, Duration.ofSeconds(60)),
+                "p");
         List<CompletableFuture<Long>> accepted = new ArrayList<>();
         try (HeldTransaction other = HeldTransaction.begin(pool, lockPartition(storage, "p"))) {
             accepted.add(append(storage, "p"));
