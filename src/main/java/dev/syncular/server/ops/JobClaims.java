@@ -11,8 +11,8 @@ import org.jboss.logging.Logger;
 /**
  * The database claim of the scheduled jobs ({@link PruningJob}, {@link BlobSweepJob}, {@link SegmentExpiryJob}):
  * every pod schedules them, one pod at a time runs each, at most once per its interval across the deployment
- * ({@link ExclusiveJobs#runExclusively}: a PostgreSQL advisory lock keyed by the storage schema and the
- * job's name, and the job's last start in {@code sync_jobs}). Nothing about a job lives in a pod's memory.
+ * ({@link ExclusiveJobs#runExclusively}: a lease row per job in {@code sync_jobs}, renewed while the job runs,
+ * with the job's last start). Nothing about a job lives in a pod's memory.
  */
 @ApplicationScoped
 public class JobClaims {
