@@ -25,6 +25,10 @@ import java.util.concurrent.TimeUnit;
  * longer (start-up DDL) lifts it with {@code SET LOCAL}. (Pool creation through this bean does not use a
  * Quarkus credentials provider; the server configures none.)
  *
+ * <p>A datasource URL that lists several hosts names the write endpoint of a failover pair ({@link ReadWriteTarget},
+ * libpq's {@code target_session_attrs=read-write}): each new pooled connection goes to the host that accepts writes
+ * now, never round-robin over a primary and its standbys.
+ *
  * <p>It also keeps the connection options Quarkus built from {@code quarkus.datasource.*} (hosts, credentials,
  * TLS, every property), so that connections outside the pool — the realtime {@code LISTEN} connection — reach the
  * same database the same way ({@link #listenOptions}) instead of re-reading the URL.
@@ -77,6 +81,12 @@ public class BoundedPgPool implements PgPoolCreator {
             input.pgConnectOptionsList()
                     .forEach(o -> o.addProperty("statement_timeout", Long.toString(statementTimeoutMs)));
         }
-        return PgPool.pool(input.vertx(), input.pgConnectOptionsList(), options);
+        List<PgConnectOptions> hosts = input.pgConnectOptionsList();
+        if (hosts.size() == 1) {
+            return PgPool.pool(input.vertx(), hosts, options);
+        }
+        // a host list is a failover pair: every new connection goes to the host that accepts writes now
+        ReadWriteTarget target = new ReadWriteTarget(input.vertx(), hosts);
+        return PgPool.pool(input.vertx(), target::writable, options);
     }
 }

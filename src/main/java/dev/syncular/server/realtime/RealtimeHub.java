@@ -1,6 +1,7 @@
 package dev.syncular.server.realtime;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.config.ReadWriteTarget;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.RealtimeSignals;
 import dev.syncular.server.storage.StoredCommit;
@@ -55,8 +56,8 @@ public final class RealtimeHub {
     /**
      * What a hub is configured with. {@code podId} names the LISTEN connection ({@code application_name});
      * {@code listen} are its connection options, one per database host in the datasource's order (the options the
-     * application's pool connects with, {@code config.BoundedPgPool#listenOptions}): the hub listens on the first
-     * and, when there are more, moves to the next host after a few failed (re)connects.
+     * application's pool connects with, {@code config.BoundedPgPool#listenOptions}): the hub listens on the only
+     * one or, when there are more, on the one that accepts writes ({@link ReadWriteTarget}).
      */
     public record Settings(
             String podId,
@@ -76,9 +77,6 @@ public final class RealtimeHub {
             listen = List.copyOf(listen);
         }
     }
-
-    /** Reconnect attempts to one host, {@link #RECONNECT_DELAY_MS} apart, before the next host is tried. */
-    private static final int RECONNECTS_PER_HOST = 3;
 
     private static final long RECONNECT_DELAY_MS = 500;
     private static final long MAX_RECONNECT_DELAY_MS = 10_000;
@@ -102,6 +100,9 @@ public final class RealtimeHub {
     private final RealtimeSignals signals;
     private final SchemaWindow window;
     private final Vertx vertx;
+    /** The LISTEN connection's host: the only one, or the one of a list that accepts writes now. */
+    private final ReadWriteTarget target;
+
     private final RealtimeMetrics metrics;
     private final PresenceBus presenceBus;
     private final PresenceRegistry presence;
@@ -164,6 +165,7 @@ public final class RealtimeHub {
         this.signals = signals;
         this.window = window;
         this.vertx = vertx;
+        this.target = new ReadWriteTarget(vertx, settings.listen());
         String commits = signals.notificationChannel();
         String presenceChannel = "syncular_presence_" + commits.substring("syncular_commits_".length());
         this.presenceBus = new PresenceBus(
@@ -192,19 +194,35 @@ public final class RealtimeHub {
      * then on reach its sockets).
      */
     public CompletableFuture<Void> start() {
-        listen(0, 0);
+        listen(0);
         heartbeatTimer = vertx.setPeriodic(settings.heartbeatInterval().toMillis(), t -> heartbeat());
         return CompletableFuture.allOf(commitsHeard, presenceHeard);
     }
 
     /**
-     * A subscriber on host {@code host} of {@link Settings#listen} for the commit, control and presence channels.
-     * With one host it reconnects forever; with more, after {@link #RECONNECTS_PER_HOST} failed attempts the next
-     * host gets a subscriber of its own — its first {@code LISTEN} then counts as a re-{@code LISTEN}, since
-     * notifications in between were lost. A failed connect (the first one too) is retried, with backoff
-     * ({@link #reconnectDelayMs}), on the next host or on the only one.
+     * Opens a subscriber for the commit, control and presence channels. With one host it is that host's, and
+     * reconnects forever by itself. With a host list ({@link ReadWriteTarget}: the write endpoint of a failover
+     * pair, as for the pool) it is the host that accepts writes now, and every lost connection goes back here to
+     * find it again, since a failover moves the primary and a standby refuses {@code LISTEN}; its first
+     * {@code LISTEN} then counts as a re-{@code LISTEN}, since notifications in between were lost. A failed
+     * connect (the first one too) is retried, with backoff ({@link #reconnectDelayMs}).
      */
-    private void listen(int host, int failedConnects) {
+    private void listen(int failedConnects) {
+        if (draining) {
+            return;
+        }
+        target.writableIndex().onComplete(found -> {
+            if (found.succeeded()) {
+                subscribe(found.result(), failedConnects);
+            } else {
+                metrics.failures().failed(RealtimeFailures.Kind.LISTEN, found.cause());
+                vertx.setTimer(reconnectDelayMs(failedConnects + 1), t -> listen(failedConnects + 1));
+            }
+        });
+    }
+
+    /** A subscriber on host {@code host} of {@link Settings#listen} ({@link #listen}). */
+    private void subscribe(int host, int failedConnects) {
         if (draining) {
             return;
         }
@@ -216,7 +234,7 @@ public final class RealtimeHub {
             next.close();
             return;
         }
-        next.reconnectPolicy(retries -> !failover || retries < RECONNECTS_PER_HOST ? RECONNECT_DELAY_MS : -1L);
+        next.reconnectPolicy(retries -> failover ? -1L : RECONNECT_DELAY_MS);
         next.channel(signals.notificationChannel()).handler(this::notified).subscribeHandler(v -> {
             if (listening) {
                 // a re-LISTEN: whatever was committed while the connection was down was never announced here
@@ -246,32 +264,31 @@ public final class RealtimeHub {
         } else {
             presenceHeard.complete(null);
         }
-        int following = (host + 1) % settings.listen().size();
         AtomicBoolean moved = new AtomicBoolean();
         if (failover) {
-            // the reconnect policy gave up on this host
-            next.closeHandler(v -> nextHost(next, following, moved, connected.get() ? 0 : failedConnects + 1));
+            // a lost connection: find the host that accepts writes again
+            next.closeHandler(v -> retry(next, moved, connected.get() ? 0 : failedConnects + 1));
         }
         next.connect().onFailure(e -> {
             metrics.failures().failed(RealtimeFailures.Kind.LISTEN, e);
             // the subscriber's reconnect policy covers only a connection that was once up: a failed connect is
-            // retried here, on the next host or (with one host) on the same one, until the hub listens — readiness
-            // waits for it, and nothing else would bring the pod back into rotation
-            nextHost(next, following, moved, failedConnects + 1);
+            // retried here until the hub listens — readiness waits for it, and nothing else would bring the pod
+            // back into rotation
+            retry(next, moved, failedConnects + 1);
         });
     }
 
     /**
-     * Once per failed subscriber (its close and its failed connect may both report): the next host after a delay
-     * that doubles with each connect failed in a row, from {@link #RECONNECT_DELAY_MS} to {@link
+     * Once per failed subscriber (its close and its failed connect may both report): {@link #listen} again after a
+     * delay that doubles with each connect failed in a row, from {@link #RECONNECT_DELAY_MS} to {@link
      * #MAX_RECONNECT_DELAY_MS}.
      */
-    private void nextHost(PgSubscriber failed, int host, AtomicBoolean moved, int failedConnects) {
+    private void retry(PgSubscriber failed, AtomicBoolean moved, int failedConnects) {
         if (draining || !moved.compareAndSet(false, true)) {
             return;
         }
         failed.close();
-        vertx.setTimer(reconnectDelayMs(failedConnects), t -> listen(host, failedConnects));
+        vertx.setTimer(reconnectDelayMs(failedConnects), t -> listen(failedConnects));
     }
 
     /** The delay before the next connect after {@code failedConnects} failed in a row (0 after a lost connection). */

@@ -12,6 +12,10 @@ import dev.syncular.server.wire.ErrorFrame;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.WireException;
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.ClosedConnectionException;
+import java.net.ConnectException;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
@@ -73,6 +77,31 @@ class RoundFailureTest {
         assertEquals(429, f.status());
         assertEquals("lock_timeout", f.details().get("reason"));
         assertTrue(f.retryAfter());
+    }
+
+    /**
+     * The database going away under a failover or restart (issue 44) is transient too: the client retries the same
+     * round (a commit that landed before the connection closed answers from its §2.3 record).
+     */
+    @Test
+    void aFailoverInProgressIsRateLimitedWithItsReason() {
+        Map<Throwable, String> reasons = new LinkedHashMap<>();
+        reasons.put(new ConnectException("Connection refused"), "storage_unavailable");
+        reasons.put(ClosedConnectionException.INSTANCE, "storage_unavailable");
+        reasons.put(
+                new PgException("terminating connection due to administrator command", "FATAL", "57P01", null),
+                "storage_unavailable");
+        reasons.put(
+                new PgException("the database system is starting up", "FATAL", "57P03", null), "storage_unavailable");
+        reasons.put(
+                new PgException("cannot execute INSERT in a read-only transaction", "ERROR", "25006", null),
+                "read_only");
+        reasons.forEach((failure, reason) -> {
+            RoundFailure f = RoundFailure.of(new CompletionException(failure));
+            assertEquals(ErrorCode.RATE_LIMITED, f.code(), failure.toString());
+            assertEquals(reason, f.details().get("reason"), failure.toString());
+            assertEquals("1", f.retryAfterSeconds());
+        });
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.syncular.server.storage.postgres;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.syncular.server.config.ReadWriteTarget;
 import dev.syncular.server.storage.StorageException;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Future;
@@ -11,6 +12,8 @@ import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.ClosedConnectionException;
+import java.net.ConnectException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -98,10 +101,13 @@ final class PgSql {
     }
 
     /**
-     * A transient failure as {@link StorageException#BUSY} (the same request may succeed later, nothing was
-     * written): a lock or statement timeout (SQLSTATE 55P03, 57014), a deadlock or serialization failure (40P01,
-     * 40001), too many connections (53300), a full pool wait queue or a timed-out wait for a pooled connection.
-     * {@code null} for anything else.
+     * A transient failure as {@link StorageException#BUSY} (the same request may succeed later): a lock or
+     * statement timeout (SQLSTATE 55P03, 57014), a deadlock or serialization failure (40P01, 40001), too many
+     * connections (53300), a full pool wait queue or a timed-out wait for a pooled connection — nothing was
+     * written — and the database going away under a failover or restart ({@code storage_unavailable}: 57P01-57P03,
+     * a refused or closed connection, no host of a list accepting writes; {@code read_only}: 25006), where a commit
+     * may have landed before the connection closed and the client's retry with the same client commit id is
+     * answered from its §2.3 idempotency record. {@code null} for anything else.
      */
     static StorageException busy(Throwable t) {
         while (t instanceof CompletionException && t.getCause() != null) {
@@ -118,8 +124,16 @@ final class PgSql {
                 case "40P01" -> "deadlock";
                 case "40001" -> "serialization_failure";
                 case "53300" -> "too_many_connections";
+                // a failover or restart in progress: the session was ended, the server is starting or stopping
+                case "57P01", "57P02", "57P03" -> "storage_unavailable";
+                // the host demoted to a standby under an open connection (a failover): the next one finds the primary
+                case "25006" -> "read_only";
                 default -> null;
             };
+        } else if (t instanceof ReadWriteTarget.NoWritableHostException
+                || t instanceof ClosedConnectionException
+                || t instanceof ConnectException) {
+            reason = "storage_unavailable"; // no host accepts writes, or the connection went away: retry shortly
         } else if (t instanceof ConnectionPoolTooBusyException) {
             reason = "pool_wait_queue_full";
         } else if (MESSAGE_FAILURE.isInstance(t) && "Timeout".equals(t.getMessage())) {
