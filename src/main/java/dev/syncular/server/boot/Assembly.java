@@ -2,6 +2,7 @@ package dev.syncular.server.boot;
 
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.realtime.RealtimeChannel;
 import dev.syncular.server.realtime.RealtimeHub;
 import dev.syncular.server.schema.SchemaWindow;
@@ -12,6 +13,7 @@ import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.EngineParts;
+import dev.syncular.server.sync.ResponseMemory;
 import dev.syncular.server.sync.RoundAdmission;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
@@ -56,8 +58,27 @@ public final class Assembly {
                                 f.maxRoundsPerActor(),
                                 f.maxRoundsPerPartition(),
                                 f.maxPushOperationsPerActor(),
+                                f.maxRounds(),
                                 f.retryAfter()),
                         fairness));
+    }
+
+    /**
+     * The pod's buffer budget as the memory planned responses draw from: request bodies, socket rounds and planned
+     * responses count against one pod-wide limit ({@code syncular.limits.buffer-budget}).
+     */
+    public static ResponseMemory responseMemory(BufferBudget budget) {
+        return new ResponseMemory() {
+            @Override
+            public boolean take(long bytes) {
+                return budget.take(bytes);
+            }
+
+            @Override
+            public void give(long bytes) {
+                budget.give(bytes);
+            }
+        };
     }
 
     /** {@code syncular.limits.*} as the engine's limits. */

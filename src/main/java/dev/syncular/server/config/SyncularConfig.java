@@ -119,6 +119,13 @@ public interface SyncularConfig {
         @WithDefault("2000")
         long maxPushOperationsPerActor();
 
+        /**
+         * Rounds in flight on this pod, every partition together: past it a round is refused, not queued (each round
+         * holds its planned response in memory and waits for a pooled connection).
+         */
+        @WithDefault("256")
+        int maxRounds();
+
         /** The {@code Retry-After} of a refusal (rounded up to whole seconds; {@code details.retryAfterMs}). */
         @WithDefault("1s")
         Duration retryAfter();

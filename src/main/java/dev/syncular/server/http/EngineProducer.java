@@ -251,7 +251,8 @@ public class EngineProducer {
             FairnessMetrics fairnessMetrics,
             Tracing tracing,
             ReadReplicas replicas,
-            RegisteredQueries queries) {
+            RegisteredQueries queries,
+            BufferBudget budget) {
         return Assembly.engine(Assembly.configured(
                         EngineParts.builder(window, storage, segments, failures.observe(resolver)),
                         config,
@@ -265,6 +266,7 @@ public class EngineProducer {
                 .tracing(tracing)
                 .replicas(replicas)
                 .queries(queries)
+                .memory(Assembly.responseMemory(budget))
                 .build());
     }
 

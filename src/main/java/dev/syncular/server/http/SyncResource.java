@@ -3,6 +3,7 @@ package dev.syncular.server.http;
 import dev.syncular.server.auth.Authenticator;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.round.ContentCoding;
 import dev.syncular.server.round.HttpError;
 import dev.syncular.server.round.ResponseBody;
@@ -96,14 +97,21 @@ public class SyncResource {
                 .invoke(body::release);
         // §1.3: the coding honours Accept-Encoding and pays for itself (small responses go identity-coded)
         Uni<Coded> coded = planned.map(frames -> {
-            // one size estimate, counted up to OFFLOAD_BYTES (beyond every threshold the coding is chosen by)
-            long bytes = ResponseBody.estimatedBytes(frames, OFFLOAD_BYTES);
-            return new Coded(frames, ContentCoding.choose(accepted, bytes), bytes);
+            long bytes = ResponseBody.estimatedBytes(frames, Long.MAX_VALUE);
+            // the planned response is held against the pod's buffer budget until it is written (issue 44)
+            return new Coded(
+                    frames,
+                    ContentCoding.choose(accepted, bytes),
+                    bytes,
+                    bodies.budget().hold(bytes));
         });
         return RestMulti.fromUniResponse(
                 coded,
                 c -> {
-                    Multi<Buffer> chunks = Multi.createFrom().iterable(SyncRound.chunks(c.frames(), c.coding()));
+                    Multi<Buffer> chunks = Multi.createFrom()
+                            .iterable(SyncRound.chunks(c.frames(), c.coding()))
+                            .onTermination()
+                            .invoke(c.held()::release);
                     // compressing a large response is CPU work: its chunks are produced on a worker, not the
                     // event loop (a small one is cheaper to code in place than to hand over)
                     return c.coding() != ContentCoding.IDENTITY && c.bytes() >= OFFLOAD_BYTES
@@ -114,8 +122,8 @@ public class SyncResource {
                 c -> 200);
     }
 
-    /** A planned response, the coding it goes out in and its estimated size (capped at {@link #OFFLOAD_BYTES}). */
-    private record Coded(List<Frame> frames, ContentCoding coding, long bytes) {}
+    /** A planned response, the coding it goes out in, its estimated size and its hold on the buffer budget. */
+    private record Coded(List<Frame> frames, ContentCoding coding, long bytes, BufferBudget.Lease held) {}
 
     static Map<String, List<String>> responseHeaders(ContentCoding coding) {
         return coding == ContentCoding.IDENTITY

@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The pod-wide budget, in bytes, for what is buffered on behalf of clients: every request body as its bytes
  * arrive (never reserved from {@code Content-Length}), the inflated bytes of a gzip body, every socket round's
- * request (§8.7). A request takes a {@link Lease} before any body byte is read; the lease grows with the bytes
+ * request (§8.7), and every round's planned response until it is written ({@link #take}, {@link #hold}). A request takes a {@link Lease} before any body byte is read; the lease grows with the bytes
  * and is released when the request no longer holds them.
  *
  * <p>Refusals are §10.2 {@code sync.rate_limited} (HTTP 429 with {@code Retry-After}, details
@@ -44,7 +44,9 @@ public class BufferBudget {
                 .orElseGet(() -> defaultLimit(Runtime.getRuntime().maxMemory()));
         Gauge.builder("syncular.buffers.bytes", inUse, AtomicLong::get)
                 .baseUnit("bytes")
-                .description("Bytes buffered on behalf of clients (request bodies, inflated bodies, socket rounds)")
+                .description(
+                        "Bytes buffered on behalf of clients (request bodies, inflated bodies, socket rounds, planned"
+                                + " responses)")
                 .register(registry);
         Gauge.builder("syncular.buffers.budget.bytes", this, BufferBudget::limit)
                 .baseUnit("bytes")
@@ -87,6 +89,34 @@ public class BufferBudget {
      */
     public Lease unmetered() {
         return new Lease(false);
+    }
+
+    /**
+     * Counts {@code bytes} that exist already (a planned response's frames: they are always counted); answers whether
+     * the pod stays within its budget with them. Given back with {@link #give}.
+     */
+    public boolean take(long bytes) {
+        return inUse.addAndGet(bytes) <= limit;
+    }
+
+    /**
+     * A lease holding {@code bytes} that exist already (a planned response while it is written), counted whatever
+     * the budget has left: never refused. Released by {@link Lease#release} once they are written.
+     */
+    public Lease hold(long bytes) {
+        Lease lease = new Lease(true);
+        if (bytes > 0) {
+            inUse.addAndGet(bytes);
+            lease.held.addAndGet(bytes);
+        }
+        return lease;
+    }
+
+    /** Gives back bytes counted by {@link #take}. */
+    public void give(long bytes) {
+        if (bytes > 0) {
+            inUse.addAndGet(-bytes);
+        }
     }
 
     /** The refusal, counted. */

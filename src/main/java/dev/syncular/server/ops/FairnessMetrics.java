@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Micrometer meters of the per-actor / per-partition round admission ({@link RoundAdmission}):
  * {@code syncular.fairness.refused} by {@code limit} ({@code actor_rounds}, {@code partition_rounds},
- * {@code actor_operations}) — rounds answered {@code sync.rate_limited} — and the gauge
+ * {@code actor_operations}, {@code pod_rounds}) — rounds answered {@code sync.rate_limited} — and the gauge
  * {@code syncular.fairness.rounds.in.flight}, the admitted rounds still running on this pod.
  */
 @Startup // meters exported from the start, at zero
@@ -31,7 +31,8 @@ public class FairnessMetrics implements RoundAdmission.Listener {
         refused = Map.of(
                 RoundAdmission.ACTOR_ROUNDS, counter(registry, RoundAdmission.ACTOR_ROUNDS),
                 RoundAdmission.PARTITION_ROUNDS, counter(registry, RoundAdmission.PARTITION_ROUNDS),
-                RoundAdmission.ACTOR_OPERATIONS, counter(registry, RoundAdmission.ACTOR_OPERATIONS));
+                RoundAdmission.ACTOR_OPERATIONS, counter(registry, RoundAdmission.ACTOR_OPERATIONS),
+                RoundAdmission.POD_ROUNDS, counter(registry, RoundAdmission.POD_ROUNDS));
     }
 
     private static Counter counter(MeterRegistry registry, String limit) {

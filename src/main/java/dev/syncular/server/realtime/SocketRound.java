@@ -5,6 +5,7 @@ import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.round.ContentCoding;
 import dev.syncular.server.round.RequestStream;
+import dev.syncular.server.round.ResponseBody;
 import dev.syncular.server.round.RoundFailure;
 import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.sync.SyncEngine;
@@ -122,11 +123,16 @@ final class SocketRound {
                             // the client record was written by the round: registrations are replaced before the
                             // response
                             // leaves, and the round is over (no longer in flight) exactly as its last chunk is sent
+                            // the planned response is held against the pod's buffer budget until it is written
+                            BufferBudget.Lease response =
+                                    budget.hold(ResponseBody.estimatedBytes(planned, Long.MAX_VALUE));
                             onEnd.apply(ok && pulls[0])
                                     .chain(() -> stream(
                                             session,
                                             SyncRound.chunks(planned, ContentCoding.IDENTITY)
                                                     .iterator()))
+                                    .onTermination()
+                                    .invoke(response::release)
                                     .subscribe()
                                     .with(v -> {}, e -> {
                                         // the client sees the socket close and retries the round

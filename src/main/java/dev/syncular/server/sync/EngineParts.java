@@ -41,6 +41,8 @@ import java.util.function.LongSupplier;
  * @param replicas    the hot standbys pull-only rounds may read from ({@link ReadReplicas#NONE}: the primary only)
  * @param queries     the registered queries §6.7 / §6.8 {@code queryAuthoritative} runs inside the push transaction
  *                    ({@link RegisteredQueries#NONE}: none, every call fails)
+ * @param memory      the pod-wide memory planned responses draw from ({@link ResponseMemory#NONE}: no pod-wide
+ *                    limit)
  */
 public record EngineParts(
         SchemaWindow window,
@@ -61,7 +63,8 @@ public record EngineParts(
         RoundAdmission admission,
         Tracing tracing,
         ReadReplicas replicas,
-        RegisteredQueries queries) {
+        RegisteredQueries queries,
+        ResponseMemory memory) {
 
     public EngineParts {
         Objects.requireNonNull(window, "window");
@@ -79,6 +82,7 @@ public record EngineParts(
         Objects.requireNonNull(leases, "leases");
         Objects.requireNonNull(fault, "fault");
         Objects.requireNonNull(admission, "admission");
+        Objects.requireNonNull(memory, "memory");
         Objects.requireNonNull(tracing, "tracing");
         Objects.requireNonNull(replicas, "replicas");
         Objects.requireNonNull(queries, "queries");
@@ -112,6 +116,7 @@ public record EngineParts(
         private AuthLeases leases = AuthLeases.OFF;
         private IdempotencyLookupFault fault = IdempotencyLookupFault.NONE;
         private RoundAdmission admission = RoundAdmission.NONE;
+        private ResponseMemory memory = ResponseMemory.NONE;
         private Tracing tracing = Tracing.OFF;
         private ReadReplicas replicas = ReadReplicas.NONE;
         private RegisteredQueries queries = RegisteredQueries.NONE;
@@ -178,6 +183,11 @@ public record EngineParts(
             return this;
         }
 
+        public Builder memory(ResponseMemory memory) {
+            this.memory = memory;
+            return this;
+        }
+
         public Builder admission(RoundAdmission admission) {
             this.admission = admission;
             return this;
@@ -218,7 +228,8 @@ public record EngineParts(
                     admission,
                     tracing,
                     replicas,
-                    queries);
+                    queries,
+                    memory);
         }
     }
 }

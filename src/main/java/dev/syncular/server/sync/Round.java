@@ -47,6 +47,12 @@ final class Round {
     final long responseBudget;
     /** Bytes of the data frames (segments, commits) the pull planned so far. */
     long responseBytes;
+    /** The pod-wide memory the planned frames are taken from ({@link ResponseMemory}); given back by {@link #end}. */
+    private final ResponseMemory memory;
+    /** Whether the pod-wide memory was over its budget after a frame of this round was planned. */
+    private boolean podMemorySpent;
+
+    private long taken;
 
     /**
      * §7.3.3: whether the live resolver answered this round (so it issues or refreshes the lease), as opposed to a
@@ -65,6 +71,7 @@ final class Round {
             ScopeResolver resolver,
             SchemaWindow window,
             long responseBudget,
+            ResponseMemory memory,
             AuthLeases leases,
             String logEpoch) {
         this.ctx = ctx;
@@ -89,16 +96,27 @@ final class Round {
                                         .map(Optional::of)),
                         window);
         this.responseBudget = responseBudget;
+        this.memory = memory;
     }
 
-    /** Whether the planned response reached the budget: no further page or commit is added to it. */
+    /**
+     * Whether the planned response reached the budget — its own, or the pod's ({@link ResponseMemory}): no further
+     * page or commit is added to it.
+     */
     boolean budgetSpent() {
-        return responseBytes >= responseBudget;
+        return responseBytes >= responseBudget || podMemorySpent;
     }
 
     /** Whether the budget is spent once a frame of {@code bytes} more is planned. */
     boolean spentAfter(long bytes) {
-        return responseBytes + bytes >= responseBudget;
+        return responseBytes + bytes >= responseBudget || podMemorySpent;
+    }
+
+    /** The round ended (its frames handed to the binding, or it failed): its bytes go back to the pod's memory. */
+    synchronized void end() {
+        long back = taken;
+        taken = 0;
+        memory.give(back);
     }
 
     /** What a descriptor ({@code SEGMENT_REF}) counts against the budget. */
@@ -106,16 +124,23 @@ final class Round {
 
     /** Counts a planned data frame against the budget: its payload bytes (an inline segment, a commit's rows). */
     void plan(Frame frame) {
+        long bytes;
         if (frame instanceof SegmentInline inline) {
-            responseBytes += inline.payload().length;
+            bytes = inline.payload().length;
         } else if (frame instanceof CommitFrame commit) {
-            long bytes = 64;
+            bytes = 64;
             for (Change c : commit.changes()) {
                 bytes += 32 + c.rowId().length() + (c.row() == null ? 0 : c.row().length);
             }
-            responseBytes += bytes;
         } else {
-            responseBytes += DESCRIPTOR_BYTES;
+            bytes = DESCRIPTOR_BYTES;
+        }
+        responseBytes += bytes;
+        synchronized (this) {
+            taken += bytes;
+            if (!memory.take(bytes)) {
+                podMemorySpent = true;
+            }
         }
     }
 

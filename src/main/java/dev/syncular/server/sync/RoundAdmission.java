@@ -23,7 +23,9 @@ import java.util.function.Supplier;
  *   <li>{@code roundsPerActor}: rounds of one actor in flight;</li>
  *   <li>{@code roundsPerPartition}: rounds of one partition in flight (every actor together);</li>
  *   <li>{@code operationsPerActor}: push operations of one actor's rounds in flight — a round is always admitted
- *       when the actor has none in flight, so one commit of any size can proceed alone.</li>
+ *       when the actor has none in flight, so one commit of any size can proceed alone;</li>
+ *   <li>{@code roundsPerPod}: rounds in flight on the pod, every partition together (issue 44: the pod's memory and
+ *       its connection pool bound what it can hold at once; past that a round is refused, not queued).</li>
  * </ul>
  * {@code 0} turns a limit off. One flooding actor can therefore hold at most its own share of the partition's
  * serialized pushes (§6.3), and the other actors' rounds keep their places.
@@ -31,22 +33,28 @@ import java.util.function.Supplier;
 public final class RoundAdmission {
     /** No limits: every round is admitted (the engine's default). */
     public static final RoundAdmission NONE =
-            new RoundAdmission(new Limits(0, 0, 0, Duration.ofSeconds(1)), Listener.NONE);
+            new RoundAdmission(new Limits(0, 0, 0, 0, Duration.ofSeconds(1)), Listener.NONE);
 
     public static final String ACTOR_ROUNDS = "actor_rounds";
     public static final String PARTITION_ROUNDS = "partition_rounds";
     public static final String ACTOR_OPERATIONS = "actor_operations";
+    public static final String POD_ROUNDS = "pod_rounds";
 
     /** The limits ({@code 0} = off) and the retry hint of a refusal. */
-    public record Limits(int roundsPerActor, int roundsPerPartition, long operationsPerActor, Duration retryAfter) {
+    public record Limits(
+            int roundsPerActor,
+            int roundsPerPartition,
+            long operationsPerActor,
+            int roundsPerPod,
+            Duration retryAfter) {
         public Limits {
-            if (roundsPerActor < 0 || roundsPerPartition < 0 || operationsPerActor < 0) {
+            if (roundsPerActor < 0 || roundsPerPartition < 0 || operationsPerActor < 0 || roundsPerPod < 0) {
                 throw new IllegalArgumentException("fairness limits are 0 (off) or positive");
             }
         }
 
         boolean off() {
-            return roundsPerActor == 0 && roundsPerPartition == 0 && operationsPerActor == 0;
+            return roundsPerActor == 0 && roundsPerPartition == 0 && operationsPerActor == 0 && roundsPerPod == 0;
         }
     }
 
@@ -58,7 +66,10 @@ public final class RoundAdmission {
 
         default void released() {}
 
-        /** {@code limit}: {@link #ACTOR_ROUNDS}, {@link #PARTITION_ROUNDS} or {@link #ACTOR_OPERATIONS}. */
+        /**
+         * {@code limit}: {@link #ACTOR_ROUNDS}, {@link #PARTITION_ROUNDS}, {@link #ACTOR_OPERATIONS} or
+         * {@link #POD_ROUNDS}.
+         */
         default void refused(String limit) {}
     }
 
@@ -68,6 +79,8 @@ public final class RoundAdmission {
     private final Map<String, long[]> actors = new HashMap<>();
     /** partition → rounds in flight. */
     private final Map<String, int[]> partitions = new HashMap<>();
+    /** Rounds in flight on this pod, every partition together. */
+    private int podRounds;
 
     public RoundAdmission(Limits limits, Listener listener) {
         this.limits = limits;
@@ -131,6 +144,10 @@ public final class RoundAdmission {
         if (limits.roundsPerPartition() > 0 && partitionRounds >= limits.roundsPerPartition()) {
             return PARTITION_ROUNDS;
         }
+        if (limits.roundsPerPod() > 0 && podRounds >= limits.roundsPerPod()) {
+            return POD_ROUNDS;
+        }
+        podRounds++;
         if (a == null) {
             actors.put(actor, new long[] {1, operations});
         } else {
@@ -142,6 +159,7 @@ public final class RoundAdmission {
     }
 
     private synchronized void release(String partition, String actor, int operations) {
+        podRounds--;
         long[] a = actors.get(actor);
         if (a != null && --a[0] <= 0) {
             actors.remove(actor);

@@ -34,6 +34,7 @@ import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
 /**
@@ -65,6 +66,8 @@ public final class SyncEngine {
     private final AuthLeases leases;
     /** Fairness: every round's place among its actor's and partition's rounds in flight. */
     private final RoundAdmission admission;
+
+    private final ResponseMemory memory;
     /** The spans of rounds and their parts; {@link Tracing#OFF} without tracing. */
     private final Tracing tracing;
 
@@ -95,6 +98,7 @@ public final class SyncEngine {
         AuthLeases leases = parts.leases();
         RoundAdmission admission = parts.admission();
         this.admission = admission;
+        this.memory = parts.memory();
         this.tracing = parts.tracing();
         this.replicas = parts.replicas();
         this.leases = leases;
@@ -242,6 +246,8 @@ public final class SyncEngine {
         long started = System.nanoTime();
         long now = clock.getAsLong();
         String partition = ctx.partition();
+        // the round being planned: its frames' bytes go back to the pod's memory when it ends (ResponseMemory)
+        AtomicReference<Round> planning = new AtomicReference<>();
         // One entry read (partition touch + serve gate + client record), one exit round trip (client record
         // upsert when due + the verify read, which also rechecks the horizon of incremental pulls). Before the
         // entry read, what the storage cannot hold and the subscription cap are refused (RequestValidation).
@@ -264,10 +270,18 @@ public final class SyncEngine {
                                                         subscriptions,
                                                         entry,
                                                         command,
-                                                        trace))
+                                                        trace,
+                                                        planning))
                                         .flatMap(planned ->
                                                 finish(partition, entry.gate(), planned, entry.client(), now));
                             });
+                })
+                .onTermination()
+                .invoke(() -> {
+                    Round planned = planning.getAndSet(null);
+                    if (planned != null) {
+                        planned.end();
+                    }
                 })
                 .onItemOrFailure()
                 .invoke((frames, failure) -> observer.roundEnded(outcome(failure), System.nanoTime() - started));
@@ -340,7 +354,8 @@ public final class SyncEngine {
             List<SubscriptionFrame> subscriptions,
             RequestEntry entry,
             ServerCommand command,
-            Context trace) {
+            Context trace,
+            AtomicReference<Round> ended) {
         PartitionState state = entry.partition();
         boolean isCommand = command != ServerCommand.NONE;
         // REMOTE.md §3: a command always writes in the partition's live epoch
@@ -367,7 +382,16 @@ public final class SyncEngine {
                 RequestValidation.validate(header, pushes, pullHeader, subscriptions, clientSchema, limits);
             }
             Round round = new Round(
-                    ctx, header, clientSchema, resolver, window, limits.maxResponseBytes(), leases, state.logEpoch());
+                    ctx,
+                    header,
+                    clientSchema,
+                    resolver,
+                    window,
+                    limits.maxResponseBytes(),
+                    memory,
+                    leases,
+                    state.logEpoch());
+            ended.set(round);
             round.command = command;
             round.trace = trace;
             round.reads = storage;

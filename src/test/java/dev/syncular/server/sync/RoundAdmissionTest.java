@@ -27,8 +27,12 @@ class RoundAdmissionTest {
     private final AtomicInteger inFlight = new AtomicInteger();
 
     private RoundAdmission admission(int perActor, int perPartition, long operations) {
+        return admission(perActor, perPartition, operations, 0);
+    }
+
+    private RoundAdmission admission(int perActor, int perPartition, long operations, int perPod) {
         return new RoundAdmission(
-                new RoundAdmission.Limits(perActor, perPartition, operations, Duration.ofMillis(1500)),
+                new RoundAdmission.Limits(perActor, perPartition, operations, perPod, Duration.ofMillis(1500)),
                 new RoundAdmission.Listener() {
                     @Override
                     public void admitted() {
@@ -127,6 +131,25 @@ class RoundAdmissionTest {
         assertEquals("ran", admitted(a, "p", "alice", 200));
         first.end.complete("done");
         assertEquals(0, inFlight.get());
+    }
+
+    /** Issue 44: rounds in flight on the pod, every partition and actor together, refused past the cap. */
+    @Test
+    void podRoundsOfEveryPartition() {
+        RoundAdmission a = admission(0, 0, 0, 3);
+        Held one = new Held(a, "p", "alice", 1);
+        Held two = new Held(a, "q", "bob", 1);
+        Held three = new Held(a, "r", "carol", 1);
+        assertEquals(RoundAdmission.POD_ROUNDS, refusedWith(a, "s", "dave", 1));
+        one.end.complete("done");
+        assertEquals("ran", admitted(a, "s", "dave", 1), "a finished round gave its place back");
+        two.sub.cancel();
+        three.end.completeExceptionally(new IllegalStateException("round failed"));
+        for (int i = 0; i < 3; i++) {
+            new Held(a, "t", "erin" + i, 1);
+        }
+        assertEquals(RoundAdmission.POD_ROUNDS, refusedWith(a, "u", "frank", 1), "exactly three places again");
+        assertEquals(List.of(RoundAdmission.POD_ROUNDS, RoundAdmission.POD_ROUNDS), refusals);
     }
 
     @Test
