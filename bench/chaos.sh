@@ -9,6 +9,8 @@
 #
 # Usage: bench/chaos.sh SEED MINUTES
 #
+# Pod a is never killed (-Dcampaign.sparedPod=0; CHAOS_OPTS="-Dcampaign.sparedPod=-1" kills both), so its samples
+# span the whole run: a leak shows as RSS or descriptors growing from sample to sample.
 # The IT samples each pod's RSS and open file descriptors every 30 s (target/it-logs/campaign-samples.log); this script
 # prints them as a table at the end, with the campaign's summary line, and the first and last sample of each pod.
 # A failure prints the seed and the executed fault schedule: rerun the same campaign with the same SEED.
@@ -45,7 +47,7 @@ fi
 # offline only: mvnw_offline_first would run a failed campaign a second time
 # shellcheck disable=SC2086
 ./mvnw -o "${goals[@]}" -Dit.test=FaultCampaignIT -Dcampaign.seed="$seed" -Dcampaign.minutes="$minutes" \
-    ${CHAOS_OPTS:-} >"$out" 2>&1 || status=$?
+    -Dcampaign.sparedPod=0 ${CHAOS_OPTS:-} >"$out" 2>&1 || status=$?
 
 echo "== RSS and open file descriptors of the pods (every 30 s; a restarted pod has a new pid)"
 if [[ -f "$samples" ]]; then

@@ -68,7 +68,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@link #READY_BOUND} after each fault healed (the measured maximum is printed).
  *
  * <p>Properties: {@code -Dcampaign.seed=N[,M…]} (default three fixed seeds), {@code -Dcampaign.steps} (fault steps per
- * seed, default 6: every kind once), {@code -Dcampaign.minutes} (instead of steps: faults until that much time has
+ * seed, default 6: every kind once), {@code -Dcampaign.sparedPod=0|1} (a pod never killed, whose RSS and descriptors
+ * then span the whole run), {@code -Dcampaign.minutes} (instead of steps: faults until that much time has
  * passed; the pods' RSS and open file descriptors are then sampled every 30 s into the output and
  * {@code target/it-logs/campaign-samples.log}; {@code bench/chaos.sh}). A failure prints the seed and the executed
  * schedule.
@@ -168,7 +169,8 @@ class FaultCampaignIT {
                 }
                 clients.add(new CampaignClient(schema, i, socket, seed, urls, partition));
             }
-            this.schedule = new FaultSchedule(seed, 2, CLIENTS, socketClients);
+            this.schedule =
+                    new FaultSchedule(seed, 2, CLIENTS, socketClients, Integer.getInteger("campaign.sparedPod", -1));
         }
 
         long elapsedMs() {
@@ -254,6 +256,7 @@ class FaultCampaignIT {
             sample("end");
             long[] rssEnd = {pods.get(0).rssBytes(), pods.get(1).rssBytes()};
             System.out.println(summary(commits, resent, rssStart, rssEnd));
+            System.out.print(schedule.render());
             if (!violations.isEmpty()) {
                 fail(violations.size() + " invariant(s) broken:\n  " + String.join("\n  ", violations) + "\n"
                         + schedule.render() + clientStats());
@@ -271,7 +274,9 @@ class FaultCampaignIT {
                         progress.notifyAll();
                     }
                     // think time, or the retry's backoff; the end of the campaign cuts it short
-                    stop.await(ok ? 5 + c.index * 3L : 150 + 25L * c.index, TimeUnit.MILLISECONDS);
+                    // (short enough for hundreds of rounds per seed, long enough that a pod boots beside them on 2
+                    // cores)
+                    stop.await(ok ? 15 + c.index * 5L : 150 + 25L * c.index, TimeUnit.MILLISECONDS);
                 }
             } catch (Throwable t) {
                 crashes.add(new AssertionError("client " + c.index + " crashed", t));

@@ -69,6 +69,7 @@ public final class FaultSchedule {
     }
 
     private final long seed;
+    private final int sparedPod;
     private final Random random;
     private final int pods;
     private final int clients;
@@ -82,6 +83,15 @@ public final class FaultSchedule {
      * @param socketClients the indexes of the clients on the realtime socket (targets of {@link Kind#CUT_SOCKET})
      */
     public FaultSchedule(long seed, int pods, int clients, List<Integer> socketClients) {
+        this(seed, pods, clients, socketClients, -1);
+    }
+
+    /**
+     * @param sparedPod a pod never killed ({@link Kind#KILL_POD}, {@link Kind#START_POD_WHILE_PG_DOWN} go to the next
+     *     pod instead), so a long run samples one process's memory and descriptors from start to end; -1 for none
+     */
+    public FaultSchedule(long seed, int pods, int clients, List<Integer> socketClients, int sparedPod) {
+        this.sparedPod = sparedPod;
         this.seed = seed;
         this.random = new Random(seed * 0x9E3779B97F4A7C15L + 17);
         this.pods = pods;
@@ -109,6 +119,9 @@ public final class FaultSchedule {
             default -> 0;
         };
         int pod = random.nextInt(pods);
+        if (pod == sparedPod && (kind == Kind.KILL_POD || kind == Kind.START_POD_WHILE_PG_DOWN)) {
+            pod = (pod + 1) % pods;
+        }
         List<Integer> targets = new ArrayList<>();
         if (kind == Kind.DROP_RESPONSE) {
             int n = 1 + random.nextInt(3);
