@@ -1,0 +1,191 @@
+package dev.syncular.server.testsupport;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * The faults of a seeded campaign ({@code ops.FaultCampaignIT}, {@code bench/chaos.sh}): a sequence of {@link Step}s drawn
+ * from a {@link Random} of the seed, so a seed names one schedule. A step fires after {@link Step#gapRounds} client
+ * round attempts since the previous one (the campaign is driven by counts, not by time); a step that takes something
+ * down keeps it down for {@link Step#downRounds} further attempts. The first {@link Kind#values()} steps are every
+ * kind once in a seeded order (a short campaign still meets each fault); later ones are drawn by weight. The steps as
+ * executed — when, how long, with what outcome — are kept for the failure message ({@link #render()}).
+ */
+public final class FaultSchedule {
+    /** What a step does. */
+    public enum Kind {
+        /** {@code kill -9} of a pod, started again (same port) after {@code downRounds} attempts. */
+        KILL_POD(3),
+        /** PostgreSQL stopped ({@code pg_ctl stop -m fast}), started again after {@code downRounds} attempts. */
+        RESTART_PG(2),
+        /** The pod's realtime LISTEN backend terminated ({@code pg_terminate_backend}). */
+        KILL_LISTEN(2),
+        /**
+         * A pod killed, PostgreSQL stopped, the pod started while it is down (it may exit at start: then it is started
+         * again once PostgreSQL is back, the documented behaviour).
+         */
+        START_POD_WHILE_PG_DOWN(1),
+        /** The next response carrying push results of a few clients is discarded: the retry must be answered cached. */
+        DROP_RESPONSE(3),
+        /** A WebSocket client's sockets aborted mid-campaign. */
+        CUT_SOCKET(2);
+
+        final int weight;
+
+        Kind(int weight) {
+            this.weight = weight;
+        }
+    }
+
+    /**
+     * One step: its kind, the pod it acts on, the clients it arms (drops, cuts), the attempts before it fires and the
+     * attempts it keeps something down.
+     */
+    public record Step(int index, Kind kind, int pod, List<Integer> clients, int gapRounds, int downRounds) {
+        public String describe() {
+            return "#" + index + " " + kind
+                    + switch (kind) {
+                        case KILL_POD, KILL_LISTEN -> " pod " + pod;
+                        case START_POD_WHILE_PG_DOWN -> " pod " + pod;
+                        case DROP_RESPONSE, CUT_SOCKET -> " clients " + clients;
+                        case RESTART_PG -> "";
+                    }
+                    + " after " + gapRounds + " attempts"
+                    + (downRounds > 0 ? ", down " + downRounds + " attempts" : "");
+        }
+    }
+
+    /** A step as executed: its start since the campaign began, its duration, what happened. */
+    public record Executed(Step step, long atMs, long tookMs, String outcome) {
+        @Override
+        public String toString() {
+            return String.format("  t=%6.1fs %-60s %6d ms  %s", atMs / 1000.0, step.describe(), tookMs, outcome);
+        }
+    }
+
+    private final long seed;
+    private final int sparedPod;
+    private final Random random;
+    private final int pods;
+    private final int clients;
+    private final List<Integer> socketClients;
+    private final List<Kind> firstRound;
+    private final List<Executed> executed = Collections.synchronizedList(new ArrayList<>());
+    private final Map<Kind, Integer> counts = new EnumMap<>(Kind.class);
+    private int drawn;
+
+    /**
+     * @param socketClients the indexes of the clients on the realtime socket (targets of {@link Kind#CUT_SOCKET})
+     */
+    public FaultSchedule(long seed, int pods, int clients, List<Integer> socketClients) {
+        this(seed, pods, clients, socketClients, -1);
+    }
+
+    /**
+     * @param sparedPod a pod never killed ({@link Kind#KILL_POD}, {@link Kind#START_POD_WHILE_PG_DOWN} go to the next
+     *     pod instead), so a long run samples one process's memory and descriptors from start to end; -1 for none
+     */
+    public FaultSchedule(long seed, int pods, int clients, List<Integer> socketClients, int sparedPod) {
+        this.sparedPod = sparedPod;
+        this.seed = seed;
+        this.random = new Random(seed * 0x9E3779B97F4A7C15L + 17);
+        this.pods = pods;
+        this.clients = clients;
+        this.socketClients = List.copyOf(socketClients);
+        List<Kind> all = new ArrayList<>(Arrays.asList(Kind.values()));
+        if (socketClients.isEmpty()) {
+            all.remove(Kind.CUT_SOCKET);
+        }
+        Collections.shuffle(all, random);
+        this.firstRound = all;
+    }
+
+    public long seed() {
+        return seed;
+    }
+
+    /** The next step of the schedule (the same sequence for the same seed and shape). */
+    public synchronized Step next() {
+        int index = drawn++;
+        Kind kind = index < firstRound.size() ? firstRound.get(index) : weighted();
+        int gap = 10 + random.nextInt(40);
+        int down = switch (kind) {
+            case KILL_POD, RESTART_PG, START_POD_WHILE_PG_DOWN -> 5 + random.nextInt(30);
+            default -> 0;
+        };
+        int pod = random.nextInt(pods);
+        if (pod == sparedPod && (kind == Kind.KILL_POD || kind == Kind.START_POD_WHILE_PG_DOWN)) {
+            pod = (pod + 1) % pods;
+        }
+        List<Integer> targets = new ArrayList<>();
+        if (kind == Kind.DROP_RESPONSE) {
+            int n = 1 + random.nextInt(3);
+            while (targets.size() < Math.min(n, clients)) {
+                int c = random.nextInt(clients);
+                if (!targets.contains(c)) {
+                    targets.add(c);
+                }
+            }
+        } else if (kind == Kind.CUT_SOCKET) {
+            targets.add(socketClients.get(random.nextInt(socketClients.size())));
+        }
+        return new Step(index, kind, pod, List.copyOf(targets), gap, down);
+    }
+
+    private Kind weighted() {
+        int total = 0;
+        for (Kind k : firstRound) {
+            total += k.weight;
+        }
+        int r = random.nextInt(total);
+        for (Kind k : firstRound) {
+            r -= k.weight;
+            if (r < 0) {
+                return k;
+            }
+        }
+        throw new IllegalStateException();
+    }
+
+    /** Records an executed step. */
+    public void executed(Step step, long atMs, long tookMs, String outcome) {
+        executed.add(new Executed(step, atMs, tookMs, outcome));
+        synchronized (counts) {
+            counts.merge(step.kind(), 1, Integer::sum);
+        }
+    }
+
+    public List<Executed> executed() {
+        synchronized (executed) {
+            return List.copyOf(executed);
+        }
+    }
+
+    /** Faults injected by kind, e.g. {@code KILL_POD=2 RESTART_PG=1}. */
+    public String countsByKind() {
+        synchronized (counts) {
+            StringBuilder sb = new StringBuilder();
+            counts.forEach((k, n) ->
+                    sb.append(sb.length() == 0 ? "" : " ").append(k).append('=').append(n));
+            return sb.toString();
+        }
+    }
+
+    /** The seed and the executed schedule, to reproduce a failure with {@code -Dcampaign.seed}. */
+    public String render() {
+        StringBuilder sb = new StringBuilder("campaign seed ")
+                .append(seed)
+                .append(" (reproduce: -Dcampaign.seed=")
+                .append(seed)
+                .append("), executed fault schedule:\n");
+        for (Executed e : executed()) {
+            sb.append(e).append('\n');
+        }
+        return sb.toString();
+    }
+}
