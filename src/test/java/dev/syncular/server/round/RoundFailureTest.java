@@ -15,6 +15,7 @@ import dev.syncular.server.wire.WireException;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.ClosedConnectionException;
 import java.net.ConnectException;
+import java.net.SocketException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -87,6 +88,7 @@ class RoundFailureTest {
     void aFailoverInProgressIsRateLimitedWithItsReason() {
         Map<Throwable, String> reasons = new LinkedHashMap<>();
         reasons.put(new ConnectException("Connection refused"), "storage_unavailable");
+        reasons.put(new SocketException("Connection reset"), "storage_unavailable");
         reasons.put(ClosedConnectionException.INSTANCE, "storage_unavailable");
         reasons.put(
                 new PgException("terminating connection due to administrator command", "FATAL", "57P01", null),

@@ -13,7 +13,7 @@ import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.ClosedConnectionException;
-import java.net.ConnectException;
+import java.net.SocketException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -105,7 +105,7 @@ final class PgSql {
      * statement timeout (SQLSTATE 55P03, 57014), a deadlock or serialization failure (40P01, 40001), too many
      * connections (53300), a full pool wait queue or a timed-out wait for a pooled connection — nothing was
      * written — and the database going away under a failover or restart ({@code storage_unavailable}: 57P01-57P03,
-     * a refused or closed connection, no host of a list accepting writes; {@code read_only}: 25006), where a commit
+     * a refused, reset or closed connection, no host of a list accepting writes; {@code read_only}: 25006), where a commit
      * may have landed before the connection closed and the client's retry with the same client commit id is
      * answered from its §2.3 idempotency record. {@code null} for anything else.
      */
@@ -132,7 +132,7 @@ final class PgSql {
             };
         } else if (t instanceof ReadWriteTarget.NoWritableHostException
                 || t instanceof ClosedConnectionException
-                || t instanceof ConnectException) {
+                || t instanceof SocketException) {
             reason = "storage_unavailable"; // no host accepts writes, or the connection went away: retry shortly
         } else if (t instanceof ConnectionPoolTooBusyException) {
             reason = "pool_wait_queue_full";
