@@ -88,7 +88,9 @@ public final class Assembly {
                 (int) l.inlineSegmentMaxBytes().asLongValue(),
                 l.segmentTtl().toMillis(),
                 l.maxSubscriptionsPerRequest(),
-                l.maxResponseBytes().asLongValue());
+                l.maxResponseBytes().asLongValue(),
+                l.maxRowBytes().asLongValue(),
+                l.maxValueBytes().asLongValue());
     }
 
     /** The backfill checkpoints this build declares (§2.4), from {@code syncular.checkpoints}. */

@@ -784,6 +784,20 @@ public interface SyncularConfig {
         MemorySize maxResponseBytes();
 
         /**
+         * One pushed row's encoded payload at most: a larger row is rejected at push time with
+         * {@code sync.constraint_violation} ({@code details.reason} {@code row_too_large}).
+         */
+        @WithDefault("2M")
+        MemorySize maxRowBytes();
+
+        /**
+         * One pushed value at most (text counted as UTF-8): a row with a larger one is rejected at push time with
+         * {@code sync.constraint_violation} ({@code value_too_large}, the column in {@code details.fieldPaths}).
+         */
+        @WithDefault("1M")
+        MemorySize maxValueBytes();
+
+        /**
          * The pod-wide budget for bytes buffered on behalf of clients ({@code memory.BufferBudget}): request bodies
          * of the HTTP routes and of socket rounds (§8.7) as they arrive, plus the inflated bytes of gzip bodies
          * (§1.3). A request that finds it spent is answered 429 {@code sync.rate_limited} with {@code Retry-After}

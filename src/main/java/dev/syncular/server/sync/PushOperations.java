@@ -43,8 +43,13 @@ final class PushOperations {
     private final WritePolicy policy;
     private final RegisteredQueries queries;
 
-    PushOperations(SchemaWindow window, CrdtMerger merger, WritePolicy policy, RegisteredQueries queries) {
+    /** The row and value size caps ({@link RowSizeCap}). */
+    private final SyncLimits limits;
+
+    PushOperations(
+            SchemaWindow window, CrdtMerger merger, WritePolicy policy, RegisteredQueries queries, SyncLimits limits) {
         this.window = window;
+        this.limits = limits;
         this.merger = merger;
         this.policy = policy;
         this.queries = queries;
@@ -126,6 +131,10 @@ final class PushOperations {
             }
             if (!storable(table, incoming)) {
                 return error(index, ErrorCode.INVALID_REQUEST, "payload holds text the storage cannot hold");
+            }
+            Rejection tooLarge = RowSizeCap.check(index, table, op.payload().length, incoming, limits);
+            if (tooLarge != null) {
+                return Uni.createFrom().item(tooLarge);
             }
             Object pk = incoming.value(table.primaryKeyIndex());
             if (pk == null || !table.primaryKeyColumn().type().rowIdOf(pk).equals(op.rowId())) {

@@ -118,7 +118,7 @@ public final class SyncEngine {
                 clockMs,
                 gates,
                 check,
-                new PushOperations(window, parts.merger(), policy, parts.queries()),
+                new PushOperations(window, parts.merger(), policy, parts.queries(), parts.limits()),
                 observer,
                 policy,
                 parts.fault(),

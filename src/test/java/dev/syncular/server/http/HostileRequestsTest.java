@@ -29,6 +29,7 @@ import dev.syncular.server.wire.OpResult;
 import dev.syncular.server.wire.PushCommit;
 import dev.syncular.server.wire.PushOperation;
 import dev.syncular.server.wire.PushResult;
+import dev.syncular.server.wire.PushResultDetails;
 import dev.syncular.server.wire.SegmentInline;
 import dev.syncular.server.wire.SegmentRef;
 import dev.syncular.server.wire.SubEnd;
@@ -359,6 +360,43 @@ class HostileRequestsTest {
         assertEquals(CommitStatus.APPLIED, c.result(applied).status());
         c.syncUntilIdle();
         assertEquals(List.of("n-ok"), new ArrayList<>(c.table("notes").keySet()));
+    }
+
+    /**
+     * Issue 45: a value over {@code syncular.limits.max-value-bytes} (1 MiB) rejects its commit at push time with
+     * {@code sync.constraint_violation}, the column in the §6.3.1 details; a value of exactly the cap is applied, and
+     * so is the same client's next commit.
+     */
+    @Test
+    void aValueOverTheCapRejectsItsCommitNamingTheColumn() {
+        SyncTestClient c =
+                client("c-" + UUID.randomUUID()).subscribe("s", "notes", Map.of("project_id", List.of("p1")));
+        c.syncUntilIdle();
+        Map<String, Object> over = note("n-over", "p1", "over");
+        over.put("body", "x".repeat(1024 * 1024 + 1));
+        String rejected = c.upsert("notes", over, null);
+        c.sync();
+        PushResult r = c.result(rejected);
+        assertEquals(CommitStatus.REJECTED, r.status());
+        OpResult.Error e = assertInstanceOf(OpResult.Error.class, SyncTestClient.firstResult(r));
+        assertEquals("sync.constraint_violation", e.code());
+        PushResultDetails details = c.lastResponse.frames().stream()
+                .filter(f ->
+                        f instanceof PushResultDetails d && d.clientCommitId().equals(rejected))
+                .map(f -> (PushResultDetails) f)
+                .findFirst()
+                .orElseThrow();
+        assertEquals(
+                "{\"fieldPaths\":[\"body\"],\"reason\":\"value_too_large\",\"references\":{\"bytes\":\"1048577\","
+                        + "\"limit\":\"1048576\",\"table\":\"notes\"}}",
+                details.entries().get(0).detailsJson());
+        Map<String, Object> at = note("n-at", "p1", "at the cap");
+        at.put("body", "x".repeat(1024 * 1024));
+        String applied = c.upsert("notes", at, null);
+        c.sync();
+        assertEquals(CommitStatus.APPLIED, c.result(applied).status());
+        c.syncUntilIdle();
+        assertEquals(List.of("n-at"), new ArrayList<>(c.table("notes").keySet()));
     }
 
     /** §4.7: a resume token whose row cursor holds U+0000 is unusable — the bootstrap restarts, no error. */
