@@ -144,7 +144,9 @@ public final class Assembly {
                 c.heartbeatInterval(),
                 System::currentTimeMillis,
                 c.outboundBufferBytes().asLongValue(),
-                c.outboundStuckTimeout());
+                c.outboundStuckTimeout(),
+                c.presenceRate(),
+                c.presenceBurst());
     }
 
     /**

@@ -514,6 +514,17 @@ public interface SyncularConfig {
         MemorySize maxPresenceBytes();
 
         /**
+         * Presence publishes a second one connection may send on (issue 45); past it, and past {@link
+         * #presenceBurst}, the newest document per scope key is held and sent when the rate allows. {@code 0}: no cap.
+         */
+        @WithDefault("10")
+        double presenceRate();
+
+        /** Presence publishes one connection may send at once before {@link #presenceRate} applies. */
+        @WithDefault("20")
+        int presenceBurst();
+
+        /**
          * §8.7 backpressure: bytes a connection may have waiting to be written; a delta past it is replaced by a
          * {@code catchup-required} wake-up, and any message past twice it closes the connection (code 4290).
          */

@@ -88,6 +88,12 @@ public final class SyncularConfigValidator implements ConfigValidator {
         SyncularConfig.Storage storage = config.storage();
         positive(out, prefix + ".storage.replica-max-lag", storage.replicaMaxLag());
         positive(out, prefix + ".storage.replica-check-interval", storage.replicaCheckInterval());
+        if (config.realtime().presenceRate() < 0 || config.realtime().presenceBurst() < 1) {
+            out.add(prefix + ".realtime.presence-rate must be 0 or more and " + prefix
+                    + ".realtime.presence-burst at least 1, were "
+                    + config.realtime().presenceRate() + " and "
+                    + config.realtime().presenceBurst());
+        }
         if (storage.jobLease().toMillis() < 1000) {
             out.add(prefix + ".storage.job-lease must be at least 1s, was " + storage.jobLease());
         }

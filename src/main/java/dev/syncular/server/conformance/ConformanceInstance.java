@@ -213,7 +213,9 @@ public final class ConformanceInstance {
                     Duration.ofSeconds(30),
                     clock::get,
                     1L << 20,
-                    Duration.ofSeconds(30));
+                    Duration.ofSeconds(30),
+                    0,
+                    1);
             Realtime built = Assembly.realtime(new RealtimeParts(
                     settings,
                     storage,

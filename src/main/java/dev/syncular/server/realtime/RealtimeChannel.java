@@ -137,7 +137,8 @@ public final class RealtimeChannel {
                 p.registrations(),
                 prepared,
                 true,
-                maxRequestBytes);
+                maxRequestBytes,
+                hub.presenceRate());
         s.failures = hub.metrics().failures();
         connection.userData().put(SESSION, s);
         hub.add(s);

@@ -69,7 +69,9 @@ public final class RealtimeHub {
             Duration heartbeatInterval,
             LongSupplier clock,
             long outboundBufferBytes,
-            Duration outboundStuckTimeout) {
+            Duration outboundStuckTimeout,
+            double presencePerSecond,
+            int presenceBurst) {
         public Settings {
             if (listen.isEmpty()) {
                 throw new IllegalArgumentException("a realtime hub needs the connection options of one database host");
@@ -477,11 +479,58 @@ public final class RealtimeHub {
         return set == null ? 0 : set.size();
     }
 
-    /** §8.6: a publish or leave of local connection {@code s}; ignored (tolerated) with presence off. */
+    /** A presence rate for a new connection ({@link Settings#presencePerSecond}, {@link PresenceRate}). */
+    PresenceRate presenceRate() {
+        return settings.presencePerSecond() <= 0
+                ? PresenceRate.OFF
+                : new PresenceRate(settings.presencePerSecond(), settings.presenceBurst());
+    }
+
+    /**
+     * §8.6: a publish or leave of local connection {@code s}; ignored (tolerated) with presence off. Past the
+     * connection's rate the newest document per key is held and goes out when its rate allows ({@link PresenceRate}).
+     */
     void presencePublished(RealtimeSession s, ControlMessage.PresencePublish m) {
-        if (settings.presenceEnabled()) {
-            presence.publish(s, m);
+        if (!settings.presenceEnabled()) {
+            return;
         }
+        PresenceRate rate = s.presenceRate;
+        synchronized (rate) {
+            if (!rate.admit(m, System.nanoTime())) {
+                metrics.presenceCoalesced();
+                scheduleHeldPresence(s);
+                return;
+            }
+        }
+        presence.publish(s, m);
+    }
+
+    /** Sends the connection's held presence documents once its rate allows, and again while some are held. */
+    private void scheduleHeldPresence(RealtimeSession s) {
+        PresenceRate rate = s.presenceRate;
+        long delay;
+        synchronized (rate) {
+            if (rate.releaseScheduled) {
+                return;
+            }
+            rate.releaseScheduled = true;
+            delay = rate.millisToNextToken(System.nanoTime());
+        }
+        vertx.setTimer(delay, t -> {
+            List<ControlMessage.PresencePublish> due;
+            boolean more;
+            synchronized (rate) {
+                rate.releaseScheduled = false;
+                due = s.closed ? List.of() : rate.release(System.nanoTime());
+                more = !s.closed && rate.holding();
+            }
+            for (ControlMessage.PresencePublish p : due) {
+                presence.publish(s, p);
+            }
+            if (more) {
+                scheduleHeldPresence(s);
+            }
+        });
     }
 
     /** §8.6.3: {@code s} now holds {@link RealtimeSession#scopeKeys()}, and held {@code before}. */

@@ -23,6 +23,7 @@ final class RealtimeMetrics {
     private final Counter budgetRefusals;
     private final Counter stuckCloses;
     private final Counter presenceNotifyDrops;
+    private final Counter presenceCoalesced;
     private final Counter fanoutOverflows;
     private final AtomicReference<Double> notifyQueueUsage = new AtomicReference<>(0.0);
     private final Timer deltaLatency;
@@ -63,6 +64,9 @@ final class RealtimeMetrics {
         budgetRefusals = registry.counter("syncular.realtime.outbound.refusals");
         stuckCloses = registry.counter("syncular.realtime.outbound.stuck.closes");
         presenceNotifyDrops = registry.counter("syncular.realtime.presence.notify.drops");
+        presenceCoalesced = Counter.builder("syncular.realtime.presence.coalesced")
+                .description("Presence publishes held past a connection's rate (only the newest per key goes out)")
+                .register(registry);
         deltaLatency = Timer.builder("syncular.realtime.delta.latency")
                 .description("From a commit's creation to its delta being handed to a socket")
                 .publishPercentileHistogram()
@@ -111,6 +115,11 @@ final class RealtimeMetrics {
     /** A presence message not sent to the other pods because too many are queued. */
     void presenceNotifyDrop() {
         presenceNotifyDrops.increment();
+    }
+
+    /** A presence publish held past its connection's rate ({@code PresenceRate}). */
+    void presenceCoalesced() {
+        presenceCoalesced.increment();
     }
 
     /** Connections closed as stuck so far (tests and diagnostics). */

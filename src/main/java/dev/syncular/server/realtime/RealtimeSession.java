@@ -86,6 +86,8 @@ final class RealtimeSession {
     volatile long lastHeardMs;
     /** Set when the connection left the hub; a registration arriving later is not recorded (§8.6.1). */
     volatile boolean closed;
+    /** §8.6 this connection's presence publish rate (issue 45; {@link PresenceRate#OFF}: no cap). */
+    final PresenceRate presenceRate;
     /** Where failed writes are logged and counted (the hub's, set when the channel opens the session). */
     volatile RealtimeFailures failures = RealtimeFailures.UNREGISTERED;
 
@@ -100,8 +102,10 @@ final class RealtimeSession {
             List<RealtimeDelta.Registration> registrations,
             long latestCursor,
             boolean behind,
-            long maxRequestBytes) {
+            long maxRequestBytes,
+            PresenceRate presenceRate) {
         this.rounds = new SocketRound(maxRequestBytes);
+        this.presenceRate = presenceRate;
         this.outbound = outbound;
         this.sessionId = sessionId;
         this.ctx = ctx;

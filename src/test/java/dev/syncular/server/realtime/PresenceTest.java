@@ -321,6 +321,29 @@ class PresenceTest {
         b.close();
     }
 
+    /**
+     * Issue 45: a connection publishing in a loop (300 documents at once) reaches its scope-mates at its rate: the
+     * burst (20) goes out, the rest is held with only the newest document per key kept, and that newest document
+     * arrives next, once the rate (10 a second) allows; never the backlog.
+     */
+    @Test
+    void aPublishingLoopReachesItsMatesAsItsNewestDocumentAtItsRate() throws Exception {
+        Peer a = new Peer("alice", "l1");
+        Peer b = new Peer("bob", "l1");
+        for (int i = 0; i < 300; i++) {
+            a.publish(L1, doc("v" + i));
+        }
+        List<String> seen = new ArrayList<>();
+        while (seen.isEmpty() || !seen.get(seen.size() - 1).equals("v299")) {
+            JsonNode d = b.nextPresence();
+            seen.add(d.get("doc").get("cursor").asText());
+        }
+        assertTrue(seen.size() <= 22, "the burst, then the newest document: " + seen);
+        assertEquals("v0", seen.get(0));
+        a.close();
+        b.close();
+    }
+
     @Test
     void malformedPresenceClosesTheSocket() throws Exception {
         Peer a = new Peer("alice", "l1");
