@@ -556,7 +556,16 @@ public interface SyncularConfig {
 
     /** The admin API ({@code /admin/*}): enabled only when a bearer token is configured. */
     interface Admin {
+        /** The admin API's bearer token and the console's sign-in; at least 32 bytes (checked at start-up). */
         Optional<String> token();
+
+        /**
+         * Wrong admin credentials (API token, console sign-in) one source address may present before it must wait,
+         * 1 s doubling to 60 s after each further one, with 429 {@code sync.rate_limited} and {@code Retry-After}
+         * ({@code http.CredentialAttempts}). {@code 0}: no throttle.
+         */
+        @WithDefault("5")
+        int freeAttempts();
 
         /** Size of this pod's in-memory ring of operational events ({@code GET <mount>/admin/events}). */
         @WithDefault("1000")

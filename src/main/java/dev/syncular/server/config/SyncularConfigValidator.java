@@ -88,6 +88,12 @@ public final class SyncularConfigValidator implements ConfigValidator {
         SyncularConfig.Storage storage = config.storage();
         positive(out, prefix + ".storage.replica-max-lag", storage.replicaMaxLag());
         positive(out, prefix + ".storage.replica-check-interval", storage.replicaCheckInterval());
+        // issue 45: the admin token opens the admin API and the console; a short one is guessable
+        key(out, prefix + ".admin.token", config.admin().token());
+        if (config.admin().freeAttempts() < 0) {
+            out.add(prefix + ".admin.free-attempts must be 0 (off) or more, was "
+                    + config.admin().freeAttempts());
+        }
         if (config.realtime().presenceRate() < 0 || config.realtime().presenceBurst() < 1) {
             out.add(prefix + ".realtime.presence-rate must be 0 or more and " + prefix
                     + ".realtime.presence-burst at least 1, were "

@@ -6,6 +6,7 @@ import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.http.AdminAccess;
+import dev.syncular.server.http.CredentialAttempts;
 import dev.syncular.server.http.RequestBodies;
 import dev.syncular.server.http.RequestBody;
 import dev.syncular.server.round.ErrorBodies;
@@ -15,6 +16,7 @@ import dev.syncular.server.storage.ConsoleSessionStorage;
 import dev.syncular.server.storage.StorageException;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.net.SocketAddress;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.MediaType;
@@ -69,10 +71,16 @@ public class ConsoleAccess {
     private final ConsoleSessionStorage sessions;
     private final RequestBodies bodies;
     private final ConsoleRole role;
+    private final CredentialAttempts attempts;
 
     @Inject
     public ConsoleAccess(
-            SyncularConfig config, ConsoleSessionStorage sessions, RequestBodies bodies, Authenticator authenticator) {
+            SyncularConfig config,
+            ConsoleSessionStorage sessions,
+            RequestBodies bodies,
+            Authenticator authenticator,
+            CredentialAttempts attempts) {
+        this.attempts = attempts;
         this.token = config.admin().token().orElse("");
         this.ttlMs = config.admin().console().sessionTtl().toMillis();
         this.secureCookie = config.admin().console().secureCookie();
@@ -154,12 +162,35 @@ public class ConsoleAccess {
         });
     }
 
-    /** The sign-in form's POST: no session yet; the form carries the token. */
+    /**
+     * The sign-in form's POST: no session yet; the form carries the token. A source past its wrong attempts is
+     * answered 429 with {@code Retry-After} before its form is read ({@link CredentialAttempts}); {@code act} reports
+     * the outcome with {@link #signInFailed} or {@link #signInSucceeded}.
+     */
     public Uni<Response> signIn(String route, HttpServerRequest request, Function<ConsoleForm, Uni<Response>> act) {
         if (!enabled()) {
             return audited(route, "-", Uni.createFrom().item(disabled()));
         }
+        long blocked = attempts.blockedForMs(source(request), System.currentTimeMillis());
+        if (blocked > 0) {
+            return audited(route, "-", Uni.createFrom().item(CredentialAttempts.refusal(blocked)));
+        }
         return guard(() -> form(request).flatMap(f -> act.apply(f)));
+    }
+
+    /** A wrong credential on the sign-in form of {@code request}. */
+    public void signInFailed(HttpServerRequest request) {
+        attempts.failed(source(request), System.currentTimeMillis());
+    }
+
+    /** The right credential on the sign-in form of {@code request}. */
+    public void signInSucceeded(HttpServerRequest request) {
+        attempts.succeeded(source(request));
+    }
+
+    private static String source(HttpServerRequest request) {
+        SocketAddress remote = request.remoteAddress();
+        return remote == null || remote.hostAddress() == null ? "-" : remote.hostAddress();
     }
 
     /**

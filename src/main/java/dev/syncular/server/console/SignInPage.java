@@ -66,6 +66,7 @@ public class SignInPage {
                 request,
                 form -> access.principalFor(form.get("token")).flatMap(grant -> {
                     if (grant == null) {
+                        access.signInFailed(request);
                         access.audit(route, "-", 401, "sync.auth_required");
                         return Uni.createFrom()
                                 .item(html(
@@ -73,6 +74,7 @@ public class SignInPage {
                                         Templates.signIn(access.base(), true, access.jwtSignIn())
                                                 .render()));
                     }
+                    access.signInSucceeded(request);
                     access.audit(route, grant.principal(), 303, "-");
                     return access.open(grant, access.base() + "/overview");
                 }));

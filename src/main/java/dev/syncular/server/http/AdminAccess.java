@@ -6,7 +6,10 @@ import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.round.ErrorBodies;
 import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StorageException;
+import io.quarkus.vertx.http.runtime.CurrentVertxRequest;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.net.SocketAddress;
+import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.MediaType;
@@ -31,10 +34,21 @@ public class AdminAccess {
     private static final Logger AUDIT = Logger.getLogger(AUDIT_CATEGORY);
 
     private final String token;
+    private final CredentialAttempts attempts;
+    private final CurrentVertxRequest current;
 
     @Inject
-    public AdminAccess(SyncularConfig config) {
+    public AdminAccess(SyncularConfig config, CredentialAttempts attempts, CurrentVertxRequest current) {
         this.token = config.admin().token().orElse("");
+        this.attempts = attempts;
+        this.current = current;
+    }
+
+    /** The remote address of the request being served ({@link CredentialAttempts}); {@code -} when unknown. */
+    public static String source(CurrentVertxRequest current) {
+        RoutingContext rc = current.getCurrent();
+        SocketAddress remote = rc == null ? null : rc.request().remoteAddress();
+        return remote == null || remote.hostAddress() == null ? "-" : remote.hostAddress();
     }
 
     /**
@@ -51,12 +65,20 @@ public class AdminAccess {
         String presented = authorization != null && authorization.startsWith("Bearer ")
                 ? authorization.substring(7).trim()
                 : "";
+        String source = source(current);
+        long now = System.currentTimeMillis();
+        long blocked = token.isEmpty() ? 0 : attempts.blockedForMs(source, now);
         if (token.isEmpty()) {
             answer = Uni.createFrom().item(error(404, ErrorCode.NOT_FOUND, "admin API disabled", Map.of()));
+        } else if (blocked > 0) {
+            // issue 45: a source past its wrong attempts waits, whatever it presents now
+            answer = Uni.createFrom().item(CredentialAttempts.refusal(blocked));
         } else if (!MessageDigest.isEqual(
                 token.getBytes(StandardCharsets.UTF_8), presented.getBytes(StandardCharsets.UTF_8))) {
+            attempts.failed(source, now);
             answer = Uni.createFrom().item(error(401, ErrorCode.AUTH_REQUIRED, "admin credential required", Map.of()));
         } else {
+            attempts.succeeded(source);
             try {
                 answer = call.get()
                         .onFailure(StorageException.class)

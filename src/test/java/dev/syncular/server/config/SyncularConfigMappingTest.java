@@ -190,6 +190,13 @@ class SyncularConfigMappingTest {
                 Map.of("syncular.signed-urls.ttl", "20m"),
                 "syncular.signed-urls.ttl must be more than 0s and at most 15m");
         refused(Map.of("syncular.signed-urls.key", "short"), "syncular.signed-urls.key must have at least 32 bytes");
+        // issue 45: the admin token opens the admin API and the console
+        refused(
+                Map.of("syncular.admin.token", "admin-31-bytes-0123456789abcdef"),
+                "syncular.admin.token must have at least 32 bytes, had 31");
+        refused(Map.of("syncular.admin.free-attempts", "-1"), "syncular.admin.free-attempts must be 0 (off) or more");
+        refused(Map.of("syncular.realtime.presence-burst", "0"), "syncular.realtime.presence-burst at least 1");
+        refused(Map.of("syncular.storage.job-lease", "500ms"), "syncular.storage.job-lease must be at least 1s");
         refused(Map.of("syncular.leases.enabled", "true", "syncular.leases.ttl", "0s"), "syncular.leases.ttl");
         refused(Map.of("syncular.blobs.store", "s3"), "syncular.blobs.store=s3 needs a bucket");
         refused(Map.of("syncular.blobs.store", "s3", "syncular.s3.bucket", " "), "syncular.s3.bucket");

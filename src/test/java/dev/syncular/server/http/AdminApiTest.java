@@ -54,7 +54,10 @@ class AdminApiTest {
                     "syncular.pruning.keep-newest-commits",
                     "1",
                     "syncular.pruning.active-window",
-                    "0s");
+                    "0s",
+                    // every route is refused once with a wrong token below: more than the default allows a source
+                    "syncular.admin.free-attempts",
+                    "1000");
         }
     }
 
