@@ -335,9 +335,25 @@ public class ConsoleAccess {
         return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
     }
 
-    static byte[] hash(String sessionId) {
+    /** The stored key of session {@code sessionId} under this pod's admin token ({@link #hash(String, String)}). */
+    byte[] hash(String sessionId) {
+        return hash(token, sessionId);
+    }
+
+    /**
+     * The stored key of a session: SHA-256 over the admin token's own SHA-256 and the session id. A session is thus
+     * bound to the admin token in force when it was opened (issue 45): a pod configured with a new token derives
+     * other keys, so every session opened under the old one is unknown there at once — on every pod that runs with
+     * the new token — whoever opened it (the admin token or a JWT with the admin role). Neither the token nor the
+     * session id is stored.
+     */
+    static byte[] hash(String adminToken, String sessionId) {
         try {
-            return MessageDigest.getInstance("SHA-256").digest(sessionId.getBytes(StandardCharsets.UTF_8));
+            MessageDigest sha = MessageDigest.getInstance("SHA-256");
+            byte[] credential =
+                    MessageDigest.getInstance("SHA-256").digest(adminToken.getBytes(StandardCharsets.UTF_8));
+            sha.update(credential);
+            return sha.digest(sessionId.getBytes(StandardCharsets.UTF_8));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

@@ -28,13 +28,18 @@ import org.jboss.resteasy.reactive.RestStreamElementType;
  * Live events: this pod's operational event tail (the events of {@code GET <mount>/admin/events}: rejections,
  * conflicts, gate refusals, prunes, reactions, failed operations) streamed to the browser as server-sent events
  * while they happen, filtered by kind and partition. The stream ({@code <mount>/console/events/stream}) is behind
- * the session like every page ({@link EventStreamGate}: 401 without one) and ends when the session expires.
+ * the session like every page ({@link EventStreamGate}: 401 without one) and ends when the session expires, is
+ * signed out, or its admin token is replaced (looked up again every {@value #RECHECK_POLLS} polls).
  */
 @Path("/console/events")
 @ConsoleRoute
 public class LiveEventsPage {
     /** How often the tail is looked at for new events. */
     static final Duration POLL = Duration.ofMillis(500);
+    /** Every how many polls the stream's session is looked up again. */
+    static final int RECHECK_POLLS = 4;
+    /** What a poll yields once the stream's session is gone (compared by identity). */
+    private static final List<OperationalEvents.Event> ENDED = new ArrayList<>();
     /** The events a fresh stream starts with. */
     static final int BACKLOG = 50;
 
@@ -103,7 +108,14 @@ public class LiveEventsPage {
                             .ticks()
                             .startingAfter(Duration.ofMillis(1))
                             .every(POLL)
-                            .map(tick -> fresh(seen, k, p))
+                            // the session is looked up again every few polls: signed out, or its admin token
+                            // replaced (issue 45), the stream ends
+                            .onItem()
+                            .transformToUniAndConcatenate(tick -> tick % RECHECK_POLLS == RECHECK_POLLS - 1
+                                    ? access.session(cookie).map(live -> live == null ? ENDED : fresh(seen, k, p))
+                                    : Uni.createFrom().item(fresh(seen, k, p)))
+                            .select()
+                            .first(batch -> batch != ENDED)
                             .onItem()
                             .<OperationalEvents.Event>disjoint()
                             .select()

@@ -359,6 +359,86 @@ class ConsoleTest {
         }
     }
 
+    /**
+     * Issue 45: a session is bound to the admin token it was opened under. One opened while the deployment ran with
+     * another token (the one just rotated away) is unknown here: its pages go to the sign-in form, its actions and
+     * its event stream are refused; the same session id under this pod's token is live.
+     */
+    @Test
+    void aSessionOpenedUnderAnotherAdminTokenIsOver() {
+        long now = System.currentTimeMillis();
+        String id = "rotated-session-" + UUID.randomUUID();
+        String oldToken = "the-admin-token-before-rotation-" + UUID.randomUUID();
+        sessions.createConsoleSession(
+                        new ConsoleSession(ConsoleAccess.hash(oldToken, id), "admin-token", "csrf", now, now + 60_000),
+                        now)
+                .await()
+                .atMost(Duration.ofSeconds(10));
+        given().cookie(ConsoleAccess.COOKIE, id)
+                .redirects()
+                .follow(false)
+                .get("/console/overview")
+                .then()
+                .statusCode(303)
+                .header("Location", org.hamcrest.Matchers.endsWith("/console/sign-in"));
+        given().cookie(ConsoleAccess.COOKIE, id)
+                .contentType("application/x-www-form-urlencoded")
+                .body("csrf=csrf")
+                .post("/console/prune")
+                .then()
+                .statusCode(401);
+        given().cookie(ConsoleAccess.COOKIE, id)
+                .get("/console/events/stream")
+                .then()
+                .statusCode(401);
+        sessions.createConsoleSession(
+                        new ConsoleSession(ConsoleAccess.hash(TOKEN, id), "admin-token", "csrf", now, now + 60_000),
+                        now)
+                .await()
+                .atMost(Duration.ofSeconds(10));
+        given().cookie(ConsoleAccess.COOKIE, id).get("/console/overview").then().statusCode(200);
+    }
+
+    /** Issue 45: an open event stream ends once its session is signed out (looked up again every 2 s). */
+    @Test
+    void anEventStreamEndsWhenItsSessionIsSignedOut() throws Exception {
+        long now = System.currentTimeMillis();
+        String id = "streaming-session-" + UUID.randomUUID();
+        sessions.createConsoleSession(
+                        new ConsoleSession(ConsoleAccess.hash(TOKEN, id), "admin-token", "csrf", now, now + 600_000),
+                        now)
+                .await()
+                .atMost(Duration.ofSeconds(10));
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        java.util.concurrent.CompletableFuture<java.net.http.HttpResponse<String>> stream;
+        try (LogCapture audit = LogCapture.of(AdminAccess.AUDIT_CATEGORY, Level.INFO, "requestId")) {
+            stream = http.sendAsync(
+                    java.net.http.HttpRequest.newBuilder(
+                                    java.net.URI.create("http://localhost:" + port + "/console/events/stream"))
+                            .header("Cookie", ConsoleAccess.COOKIE + "=" + id)
+                            .build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            // the gate let the stream in (its audit line) before the session ends
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (audit.lines.stream()
+                    .noneMatch(l -> l.message().contains("GET /console/events/stream by=admin-token status=200"))) {
+                assertTrue(System.nanoTime() < deadline, "the stream was let in: " + audit.lines);
+                assertTrue(!stream.isDone(), "the stream is open");
+                Thread.onSpinWait();
+            }
+        }
+        given().cookie(ConsoleAccess.COOKIE, id)
+                .contentType("application/x-www-form-urlencoded")
+                .body("csrf=csrf")
+                .redirects()
+                .follow(false)
+                .post("/console/sign-out")
+                .then()
+                .statusCode(303);
+        // without the re-check the stream ran until the session's expiry, ten minutes away
+        assertEquals(200, stream.get(30, java.util.concurrent.TimeUnit.SECONDS).statusCode());
+    }
+
     @Test
     void aSessionStoredByAnyPodIsLiveUntilItExpires() {
         // what another pod's sign-in leaves in the shared table: this pod honours it
@@ -366,7 +446,7 @@ class ConsoleTest {
         String other = "another-pods-session-" + UUID.randomUUID();
         sessions.createConsoleSession(
                         new ConsoleSession(
-                                ConsoleAccess.hash(other),
+                                ConsoleAccess.hash(TOKEN, other),
                                 "admin-token",
                                 "csrf-" + UUID.randomUUID(),
                                 now,
@@ -381,7 +461,8 @@ class ConsoleTest {
         // an expired one is not read, wherever it was created
         String expired = "expired-session-" + UUID.randomUUID();
         sessions.createConsoleSession(
-                        new ConsoleSession(ConsoleAccess.hash(expired), "admin-token", "csrf", now - 60_000, now - 1),
+                        new ConsoleSession(
+                                ConsoleAccess.hash(TOKEN, expired), "admin-token", "csrf", now - 60_000, now - 1),
                         now - 60_000)
                 .await()
                 .atMost(Duration.ofSeconds(10));
@@ -472,7 +553,7 @@ class ConsoleTest {
             // stored hashed, in PostgreSQL (every pod reads the same table), never as the id itself
             long stored = pool.preparedQuery("SELECT count(*) FROM \"" + SCHEMA
                             + "\".sync_console_sessions WHERE id_hash = $1 AND principal = 'admin-token'")
-                    .execute(Tuple.of(io.vertx.core.buffer.Buffer.buffer(ConsoleAccess.hash(session))))
+                    .execute(Tuple.of(io.vertx.core.buffer.Buffer.buffer(ConsoleAccess.hash(TOKEN, session))))
                     .await()
                     .atMost(Duration.ofSeconds(10))
                     .iterator()
