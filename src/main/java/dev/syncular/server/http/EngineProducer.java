@@ -4,6 +4,7 @@ import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.postgres.PostgresBlobStore;
 import dev.syncular.server.blobs.s3.S3BlobStore;
 import dev.syncular.server.boot.Assembly;
+import dev.syncular.server.boot.BlockingPools;
 import dev.syncular.server.boot.ConfiguredParts;
 import dev.syncular.server.boot.Realtime;
 import dev.syncular.server.boot.RealtimeParts;
@@ -48,7 +49,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.quarkus.runtime.configuration.MemorySize;
-import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import jakarta.annotation.Priority;
@@ -207,14 +207,15 @@ public class EngineProducer {
             Pool pool,
             SyncularConfig config,
             Instance<software.amazon.awssdk.services.s3.S3Client> s3,
-            Instance<software.amazon.awssdk.services.s3.presigner.S3Presigner> presigner) {
+            Instance<software.amazon.awssdk.services.s3.presigner.S3Presigner> presigner,
+            BlockingPools pools) {
         if (config.segments().store() == SyncularConfig.StoreKind.S3) {
             return new S3SegmentStore(
                     s3.get(),
                     presigner.get(),
                     bucket(config, "syncular.segments.store"),
                     config.s3().keyPrefix().orElse(""),
-                    Infrastructure.getDefaultWorkerPool());
+                    pools.s3());
         }
         long cacheBytes = config.segments()
                 .cache()
@@ -327,14 +328,19 @@ public class EngineProducer {
      */
     @Produces
     @Singleton
-    BlobStore blobStore(Pool pool, SyncularConfig config, Instance<S3Client> s3, Instance<S3Presigner> presigner) {
+    BlobStore blobStore(
+            Pool pool,
+            SyncularConfig config,
+            Instance<S3Client> s3,
+            Instance<S3Presigner> presigner,
+            BlockingPools pools) {
         if (config.blobs().store() != SyncularConfig.StoreKind.S3) {
             return new PostgresBlobStore(pool, config.storage().pgSchema());
         }
         // the bucket and the §5.4 presign ttl (1s to 15m) are checked by config.SyncularConfigValidator
         SyncularConfig.S3 c = config.s3();
         return new S3BlobStore(
-                s3.get(), presigner.get(), c.bucket().get(), c.keyPrefix().orElse(""), c.presignTtl());
+                s3.get(), presigner.get(), c.bucket().get(), c.keyPrefix().orElse(""), c.presignTtl(), pools.s3());
     }
 
     @Produces

@@ -139,11 +139,19 @@ class ConsoleTest {
             b.open("/partitions");
             b.find("#q").sendKeys(partition);
             b.find("#search").click();
-            WebElement row = b.until(d -> d.findElement(By.cssSelector("tr[data-partition='" + partition + "']")));
-            assertTrue(row.getText().contains(partition), row.getText());
+            // the search's page, not the unfiltered one it replaces (whose row would go stale under the test)
+            String rowText = b.until(d -> d.getCurrentUrl().contains("q=")
+                    ? d.findElement(By.cssSelector("tr[data-partition='" + partition + "']"))
+                            .getText()
+                    : null);
+            assertTrue(rowText.contains(partition), rowText);
             b.screenshot("partitions");
 
-            row.findElement(By.tagName("a")).click();
+            b.until(d -> {
+                d.findElement(By.cssSelector("tr[data-partition='" + partition + "'] a"))
+                        .click();
+                return true;
+            });
             b.until(d -> d.findElement(By.id("partition-id")).getText().equals(partition));
             assertEquals("1", b.text("#max-commit-seq"));
             String bobBar = "tr[data-client='" + bob.clientId + "'] svg.lagbar";

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.postgres.PostgresBlobStore;
+import dev.syncular.server.boot.BlockingPools;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.testsupport.TestPostgres;
 import io.quarkus.runtime.configuration.DurationConverter;
@@ -58,7 +59,8 @@ class BlobStoreWiringTest {
                             pool,
                             config(Map.of("syncular.storage.pg-schema", "tenant_a")),
                             untouchable(),
-                            untouchable());
+                            untouchable(),
+                            new BlockingPools(config(Map.of())));
             assertEquals(
                     "tenant_a", assertInstanceOf(PostgresBlobStore.class, store).pgSchema());
             assertEquals(

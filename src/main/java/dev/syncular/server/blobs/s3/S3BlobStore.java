@@ -12,7 +12,6 @@ import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.PresignedUrl;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
-import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import java.io.ByteArrayOutputStream;
@@ -85,11 +84,8 @@ public final class S3BlobStore implements BlobStore {
      * @param presigner  mints presigned GET/PUT URLs; {@code null} disables them (downloads stream through the
      *                   server, upload grants answer "no grant")
      * @param presignTtl lifetime of presigned URLs, 1 s to 15 min
+     * @param worker     runs the synchronous client's calls (the pod's S3 pool, {@code boot.BlockingPools})
      */
-    public S3BlobStore(S3Client s3, S3Presigner presigner, String bucket, String keyPrefix, Duration presignTtl) {
-        this(s3, presigner, bucket, keyPrefix, presignTtl, Infrastructure.getDefaultWorkerPool());
-    }
-
     public S3BlobStore(
             S3Client s3, S3Presigner presigner, String bucket, String keyPrefix, Duration presignTtl, Executor worker) {
         this.s3 = Objects.requireNonNull(s3, "s3");

@@ -38,6 +38,10 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
 @StartsProcesses
 class S3BlobStoreTest extends BlobStoreContract {
     private static final String PREFIX = "pfx/";
+    /** The pod's S3 pool stand-in: a fixed pool of its own, as {@code boot.BlockingPools} gives. */
+    private static final java.util.concurrent.ExecutorService WORKERS =
+            java.util.concurrent.Executors.newFixedThreadPool(4);
+
     private static final HttpClient HTTP = HttpClient.newHttpClient();
     private S3Client client;
     private S3Presigner presigner;
@@ -48,7 +52,7 @@ class S3BlobStoreTest extends BlobStoreContract {
         client = TestS3.client();
         presigner = TestS3.presigner();
         bucket = TestS3.newBucket();
-        return new S3BlobStore(client, presigner, bucket, PREFIX, Duration.ofMinutes(5));
+        return new S3BlobStore(client, presigner, bucket, PREFIX, Duration.ofMinutes(5), WORKERS);
     }
 
     @AfterAll
