@@ -9,16 +9,13 @@ import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.EngineParts;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
-import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.sync.SyncScenariosContract;
+import dev.syncular.server.testsupport.EngineTransport;
 import dev.syncular.server.testsupport.LogCapture;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
-import dev.syncular.server.wire.Message;
-import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.SubscriptionStatus;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.opentelemetry.context.Context;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -62,24 +59,7 @@ class ScopeResolverFailuresTest {
             String partition = "p-" + UUID.randomUUID();
             SyncTestClient client = new SyncTestClient(
                             SyncScenariosContract.SCHEMA,
-                            new SyncTestClient.Transport() {
-                                @Override
-                                public byte[] roundTrip(SyncTestClient c, byte[] request) {
-                                    return Message.response(engine.handle(
-                                                            new SyncRequestContext(c.actorId, partition),
-                                                            MessageDecoder.decodeRequest(request),
-                                                            SyncEngine.Binding.HTTP,
-                                                            Context.root())
-                                                    .await()
-                                                    .atMost(WAIT))
-                                            .encode();
-                                }
-
-                                @Override
-                                public byte[] downloadSegment(SyncTestClient c, String segmentId, String scopesHeader) {
-                                    throw new UnsupportedOperationException();
-                                }
-                            },
+                            new EngineTransport(engine, partition, Map.of()),
                             "alice",
                             "c-" + UUID.randomUUID())
                     .subscribe("notes-p1", "notes", Map.of("project_id", List.of("p1")));

@@ -19,6 +19,7 @@ import dev.syncular.server.sync.EngineParts;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncRequestContext;
+import dev.syncular.server.testsupport.EngineTransport;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.RealtimeSocket;
@@ -585,25 +586,7 @@ class RealtimeChannelTest {
                     new SyncEngine(EngineParts.builder(window, other, new InMemorySegmentStore(), resolver)
                             .checkpoints(List.of(new CheckpointDeclaration(partition, "fill", version)))
                             .build());
-            SyncTestClient.Transport viaBackfiller = new SyncTestClient.Transport() {
-                @Override
-                public byte[] roundTrip(SyncTestClient c, byte[] request) {
-                    return Message.response(backfiller
-                                    .handle(
-                                            new SyncRequestContext(c.actorId, partition),
-                                            MessageDecoder.decodeRequest(request),
-                                            SyncEngine.Binding.HTTP,
-                                            Context.root())
-                                    .await()
-                                    .atMost(WAIT))
-                            .encode();
-                }
-
-                @Override
-                public byte[] downloadSegment(SyncTestClient c, String segmentId, String scopesHeader) {
-                    throw new UnsupportedOperationException("no segments here");
-                }
-            };
+            SyncTestClient.Transport viaBackfiller = new EngineTransport(backfiller, partition, Map.of());
             SyncTestClient a = new SyncTestClient(window.current(), viaBackfiller, "alice", "c-a-" + UUID.randomUUID());
             a.state.logEpoch = b.state.logEpoch;
             a.upsert("todos", todo("while-pending"), null);

@@ -15,12 +15,12 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.memory.InMemorySegmentStore;
 import dev.syncular.server.storage.BlobReference;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.testsupport.EngineTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.Message;
-import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.OpResult;
 import dev.syncular.server.wire.PushResult;
 import io.opentelemetry.context.Context;
@@ -148,28 +148,7 @@ class BlobPushTest {
 
     private SyncTestClient client(SyncEngine e, String clientId) {
         return new SyncTestClient(
-                SyncScenariosContract.SCHEMA,
-                new SyncTestClient.Transport() {
-                    @Override
-                    public byte[] roundTrip(SyncTestClient client, byte[] request) {
-                        Message m = MessageDecoder.decodeRequest(request);
-                        return Message.response(e.handle(
-                                                new SyncRequestContext(client.actorId, partition),
-                                                m,
-                                                SyncEngine.Binding.HTTP,
-                                                Context.root())
-                                        .await()
-                                        .atMost(WAIT))
-                                .encode();
-                    }
-
-                    @Override
-                    public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
-                        throw new UnsupportedOperationException();
-                    }
-                },
-                "alice",
-                clientId);
+                SyncScenariosContract.SCHEMA, new EngineTransport(e, partition, Map.of()), "alice", clientId);
     }
 
     private SyncTestClient client() {

@@ -11,6 +11,7 @@ import dev.syncular.server.segments.StoredSegment;
 import dev.syncular.server.segments.memory.InMemorySegmentStore;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.testsupport.EngineTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.wire.CommitFrame;
@@ -179,30 +180,7 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
 
     /** A transport straight into {@code engine} (segment downloads re-authorized for {@code project_id=p1}). */
     private SyncTestClient.Transport transport(SyncEngine engine) {
-        return new SyncTestClient.Transport() {
-            @Override
-            public byte[] roundTrip(SyncTestClient client, byte[] request) {
-                return Message.response(engine.handle(
-                                        new SyncRequestContext(client.actorId, partition),
-                                        MessageDecoder.decodeRequest(request),
-                                        SyncEngine.Binding.HTTP,
-                                        Context.root())
-                                .await()
-                                .atMost(WAIT))
-                        .encode();
-            }
-
-            @Override
-            public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
-                return engine.authorizeSegment(
-                                new SyncRequestContext(client.actorId, partition),
-                                segmentId,
-                                Map.of("project_id", List.of("p1")))
-                        .await()
-                        .atMost(WAIT)
-                        .bytes();
-            }
-        };
+        return new EngineTransport(engine, partition, Map.of("project_id", List.of("p1")));
     }
 
     /** An image larger than the store takes is not published: that bootstrap (and later ones) page rows. */
@@ -372,24 +350,7 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
                                             .flatMap(r -> grant);
                         })
                 .build());
-        SyncTestClient.Transport racingTransport = new SyncTestClient.Transport() {
-            @Override
-            public byte[] roundTrip(SyncTestClient client, byte[] request) {
-                return Message.response(racing.handle(
-                                        new SyncRequestContext(client.actorId, partition),
-                                        MessageDecoder.decodeRequest(request),
-                                        SyncEngine.Binding.HTTP,
-                                        Context.root())
-                                .await()
-                                .atMost(WAIT))
-                        .encode();
-            }
-
-            @Override
-            public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
-                throw new UnsupportedOperationException();
-            }
-        };
+        SyncTestClient.Transport racingTransport = new EngineTransport(racing, partition, Map.of());
         SyncTestClient reader = new SyncTestClient(SCHEMA, racingTransport, "alice", "race-r")
                 .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
         reader.syncUntilIdle();

@@ -7,15 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.memory.InMemorySegmentStore;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.testsupport.EngineTransport;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.Message;
-import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.SegmentInline;
 import dev.syncular.server.wire.SegmentRef;
 import dev.syncular.server.wire.SubEnd;
-import io.opentelemetry.context.Context;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -89,24 +88,7 @@ class ResponseMemoryTest {
     static SyncTestClient client(SyncEngine engine, String partition, String actor) {
         return new SyncTestClient(
                 SyncScenariosContract.SCHEMA,
-                new SyncTestClient.Transport() {
-                    @Override
-                    public byte[] roundTrip(SyncTestClient c, byte[] request) {
-                        return Message.response(engine.handle(
-                                                new SyncRequestContext(c.actorId, partition),
-                                                MessageDecoder.decodeRequest(request),
-                                                SyncEngine.Binding.HTTP,
-                                                Context.root())
-                                        .await()
-                                        .atMost(WAIT))
-                                .encode();
-                    }
-
-                    @Override
-                    public byte[] downloadSegment(SyncTestClient c, String segmentId, String scopesHeader) {
-                        throw new UnsupportedOperationException("inline rows only");
-                    }
-                },
+                new EngineTransport(engine, partition, Map.of("project_id", List.of("p1"))),
                 actor,
                 "c-" + UUID.randomUUID());
     }
