@@ -14,6 +14,7 @@ import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.WireException;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.ClosedConnectionException;
+import java.io.IOException;
 import java.net.ConnectException;
 import java.net.SocketException;
 import java.util.LinkedHashMap;
@@ -89,6 +90,11 @@ class RoundFailureTest {
         Map<Throwable, String> reasons = new LinkedHashMap<>();
         reasons.put(new ConnectException("Connection refused"), "storage_unavailable");
         reasons.put(new SocketException("Connection reset"), "storage_unavailable");
+        reasons.put(new IOException("Broken pipe"), "storage_unavailable");
+        reasons.put(new IllegalStateException(new SocketException("Connection reset")), "storage_unavailable");
+        reasons.put(
+                new IllegalStateException("Connection is not active now, current status: CLOSED"),
+                "storage_unavailable");
         reasons.put(ClosedConnectionException.INSTANCE, "storage_unavailable");
         reasons.put(
                 new PgException("terminating connection due to administrator command", "FATAL", "57P01", null),

@@ -13,6 +13,7 @@ import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.ClosedConnectionException;
+import java.io.IOException;
 import java.net.SocketException;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -130,9 +131,7 @@ final class PgSql {
                 case "25006" -> "read_only";
                 default -> null;
             };
-        } else if (t instanceof ReadWriteTarget.NoWritableHostException
-                || t instanceof ClosedConnectionException
-                || t instanceof SocketException) {
+        } else if (connectionLost(t)) {
             reason = "storage_unavailable"; // no host accepts writes, or the connection went away: retry shortly
         } else if (t instanceof ConnectionPoolTooBusyException) {
             reason = "pool_wait_queue_full";
@@ -140,6 +139,26 @@ final class PgSql {
             reason = "pool_wait_timeout"; // the pool's own failure for a connection not free in time
         }
         return reason == null ? null : busy(reason, t);
+    }
+
+    /**
+     * Whether {@code t} or one of its causes says the database connection went away under the request (the server
+     * restarted or failed over): no host accepts writes, the connection was closed, refused or reset, a write hit a
+     * broken pipe, or the client found the connection no longer active.
+     */
+    private static boolean connectionLost(Throwable t) {
+        for (int depth = 0; t != null && depth < 6; depth++, t = t.getCause()) {
+            String message = String.valueOf(t.getMessage());
+            if (t instanceof ReadWriteTarget.NoWritableHostException
+                    || t instanceof ClosedConnectionException
+                    || t instanceof SocketException
+                    || (t instanceof IOException
+                            && (message.contains("Broken pipe") || message.contains("Connection reset")))
+                    || message.startsWith("Connection is not active now")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     static StorageException busy(String reason, Throwable cause) {
