@@ -261,7 +261,7 @@ class SeveralPodsIT {
 
     /**
      * A PostgreSQL restart mid-load recovers without operator action: while the database is down the pods
-     * answer errors and report DOWN (each readiness failure logged with its cause), the clients retry, and once
+     * answer 429 {@code storage_unavailable} and report DOWN (each readiness failure logged with its cause), the clients retry, and once
      * it is back every retry succeeds, readiness returns UP on both pods, and no commit is lost or doubled.
      */
     @Test
@@ -288,9 +288,8 @@ class SeveralPodsIT {
         }
         load.stop();
         assertExactlyOnce(load, partition);
-        assertTrue(
-                load.failures.keySet().stream().anyMatch(k -> !k.equals("429")),
-                "the restart was felt: " + load.failures);
+        // felt as 429 sync.rate_limited storage_unavailable (retryable, with Retry-After) since issue 44, 500 before
+        assertTrue(!load.failures.isEmpty(), "the restart was felt: " + load.failures);
         assertTrue(
                 podA.log().contains("readiness DOWN (storage_unavailable)")
                         || podB.log().contains("readiness DOWN (storage_unavailable)"),
