@@ -16,7 +16,6 @@ import dev.syncular.server.storage.ConsoleSessionStorage;
 import dev.syncular.server.storage.StorageException;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpServerRequest;
-import io.vertx.core.net.SocketAddress;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.MediaType;
@@ -72,6 +71,8 @@ public class ConsoleAccess {
     private final RequestBodies bodies;
     private final ConsoleRole role;
     private final CredentialAttempts attempts;
+    /** The admin token's SHA-256, the key every stored session id is bound to ({@link #hash(String, String)}). */
+    private final byte[] credential;
 
     @Inject
     public ConsoleAccess(
@@ -82,6 +83,7 @@ public class ConsoleAccess {
             CredentialAttempts attempts) {
         this.attempts = attempts;
         this.token = config.admin().token().orElse("");
+        this.credential = sha256(token.getBytes(StandardCharsets.UTF_8));
         this.ttlMs = config.admin().console().sessionTtl().toMillis();
         this.secureCookie = config.admin().console().secureCookie();
         this.base = config.mountPrefix() + "/console";
@@ -171,7 +173,7 @@ public class ConsoleAccess {
         if (!enabled()) {
             return audited(route, "-", Uni.createFrom().item(disabled()));
         }
-        long blocked = attempts.blockedForMs(source(request), System.currentTimeMillis());
+        long blocked = attempts.blockedForMs(CredentialAttempts.source(request), System.currentTimeMillis());
         if (blocked > 0) {
             return audited(route, "-", Uni.createFrom().item(CredentialAttempts.refusal(blocked)));
         }
@@ -180,17 +182,12 @@ public class ConsoleAccess {
 
     /** A wrong credential on the sign-in form of {@code request}. */
     public void signInFailed(HttpServerRequest request) {
-        attempts.failed(source(request), System.currentTimeMillis());
+        attempts.failed(CredentialAttempts.source(request), System.currentTimeMillis());
     }
 
     /** The right credential on the sign-in form of {@code request}. */
     public void signInSucceeded(HttpServerRequest request) {
-        attempts.succeeded(source(request));
-    }
-
-    private static String source(HttpServerRequest request) {
-        SocketAddress remote = request.remoteAddress();
-        return remote == null || remote.hostAddress() == null ? "-" : remote.hostAddress();
+        attempts.succeeded(CredentialAttempts.source(request));
     }
 
     /**
@@ -337,7 +334,7 @@ public class ConsoleAccess {
 
     /** The stored key of session {@code sessionId} under this pod's admin token ({@link #hash(String, String)}). */
     byte[] hash(String sessionId) {
-        return hash(token, sessionId);
+        return keyed(credential, sessionId);
     }
 
     /**
@@ -348,12 +345,22 @@ public class ConsoleAccess {
      * session id is stored.
      */
     static byte[] hash(String adminToken, String sessionId) {
+        return keyed(sha256(adminToken.getBytes(StandardCharsets.UTF_8)), sessionId);
+    }
+
+    private static byte[] keyed(byte[] credential, String sessionId) {
         try {
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
-            byte[] credential =
-                    MessageDigest.getInstance("SHA-256").digest(adminToken.getBytes(StandardCharsets.UTF_8));
             sha.update(credential);
             return sha.digest(sessionId.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static byte[] sha256(byte[] bytes) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(bytes);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

@@ -8,7 +8,6 @@ import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StorageException;
 import io.quarkus.vertx.http.runtime.CurrentVertxRequest;
 import io.smallrye.mutiny.Uni;
-import io.vertx.core.net.SocketAddress;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -44,13 +43,6 @@ public class AdminAccess {
         this.current = current;
     }
 
-    /** The remote address of the request being served ({@link CredentialAttempts}); {@code -} when unknown. */
-    public static String source(CurrentVertxRequest current) {
-        RoutingContext rc = current.getCurrent();
-        SocketAddress remote = rc == null ? null : rc.request().remoteAddress();
-        return remote == null || remote.hostAddress() == null ? "-" : remote.hostAddress();
-    }
-
     /**
      * Runs {@code call} for an authorized caller of {@code route} (e.g. {@code "GET /admin/partitions"}). A
      * {@link StorageException} becomes {@code storageErrors}' answer; an {@link IllegalArgumentException} thrown
@@ -65,7 +57,8 @@ public class AdminAccess {
         String presented = authorization != null && authorization.startsWith("Bearer ")
                 ? authorization.substring(7).trim()
                 : "";
-        String source = source(current);
+        RoutingContext rc = current.getCurrent();
+        String source = CredentialAttempts.source(rc == null ? null : rc.request());
         long now = System.currentTimeMillis();
         long blocked = token.isEmpty() ? 0 : attempts.blockedForMs(source, now);
         if (token.isEmpty()) {

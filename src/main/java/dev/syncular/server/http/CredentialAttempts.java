@@ -2,6 +2,8 @@ package dev.syncular.server.http;
 
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.net.SocketAddress;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.core.Response;
@@ -37,6 +39,12 @@ public class CredentialAttempts {
     @Inject
     public CredentialAttempts(SyncularConfig config) {
         this.freeFailures = config.admin().freeAttempts();
+    }
+
+    /** The source of {@code request}: its remote address, {@code -} when unknown. */
+    public static String source(HttpServerRequest request) {
+        SocketAddress remote = request == null ? null : request.remoteAddress();
+        return remote == null || remote.hostAddress() == null ? "-" : remote.hostAddress();
     }
 
     /** How long {@code source} must still wait before its next attempt is compared; {@code 0}: it may try now. */

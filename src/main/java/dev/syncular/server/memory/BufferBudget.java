@@ -15,8 +15,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The pod-wide budget, in bytes, for what is buffered on behalf of clients: every request body as its bytes
  * arrive (never reserved from {@code Content-Length}), the inflated bytes of a gzip body, every socket round's
- * request (§8.7), and every round's planned response until it is written ({@link #take}, {@link #hold}). A request takes a {@link Lease} before any body byte is read; the lease grows with the bytes
- * and is released when the request no longer holds them.
+ * request (§8.7), and every round's planned response until it is written ({@link #take}, {@link #hold}). A request
+ * takes a {@link Lease} before any body byte is read; the lease grows with the bytes and is released when the
+ * request no longer holds them.
  *
  * <p>Refusals are §10.2 {@code sync.rate_limited} (HTTP 429 with {@code Retry-After}, details
  * {@code reason: "memory_budget"} and {@code retryAfterMs}): a request whose declared length does not fit what is
@@ -106,7 +107,7 @@ public class BufferBudget {
     public Lease hold(long bytes) {
         Lease lease = new Lease(true);
         if (bytes > 0) {
-            inUse.addAndGet(bytes);
+            take(bytes);
             lease.held.addAndGet(bytes);
         }
         return lease;

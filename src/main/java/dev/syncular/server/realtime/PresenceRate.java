@@ -13,7 +13,8 @@ import java.util.Map;
  * there the held documents go out, each taking one. A loop publishing thousands of documents a second thus reaches
  * the other pods' NOTIFY queue and its scope-mates at the configured rate, with its newest state, never its
  * backlog. A leave is never held (it ends what a held document would announce, so it drops that document).
- * Confined to the connection's event loop.
+ * Guarded by its own monitor: the connection's event loop admits, the hub's release timer releases. {@link #OFF} is
+ * shared by every connection without a cap and is never locked.
  */
 final class PresenceRate {
     /** No cap: every publish goes out at once. */
@@ -36,11 +37,6 @@ final class PresenceRate {
 
     boolean off() {
         return perNano == 0;
-    }
-
-    /** A fresh bucket of the same rate, for a new connection. */
-    PresenceRate fresh() {
-        return off() ? OFF : new PresenceRate(perNano * 1e9, (int) burst);
     }
 
     /**

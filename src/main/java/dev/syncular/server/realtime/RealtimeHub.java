@@ -495,6 +495,10 @@ public final class RealtimeHub {
             return;
         }
         PresenceRate rate = s.presenceRate;
+        if (rate.off()) {
+            presence.publish(s, m);
+            return;
+        }
         synchronized (rate) {
             if (!rate.admit(m, System.nanoTime())) {
                 metrics.presenceCoalesced();

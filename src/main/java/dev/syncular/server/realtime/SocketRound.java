@@ -120,12 +120,12 @@ final class SocketRound {
                             // §8.7 / §8.2: the commits this round answers are its own, never deltas, however late their
                             // notifications arrive; recorded while the round is still in flight
                             session.roundPlanned(pushed(planned), ok && pulls[0] ? pulled(planned) : -1);
-                            // the client record was written by the round: registrations are replaced before the
-                            // response
-                            // leaves, and the round is over (no longer in flight) exactly as its last chunk is sent
                             // the planned response is held against the pod's buffer budget until it is written
                             BufferBudget.Lease response =
                                     budget.hold(ResponseBody.estimatedBytes(planned, Long.MAX_VALUE));
+                            // the client record was written by the round: registrations are replaced before the
+                            // response leaves, and the round is over (no longer in flight) exactly as its last chunk
+                            // is sent
                             onEnd.apply(ok && pulls[0])
                                     .chain(() -> stream(
                                             session,

@@ -51,8 +51,8 @@ final class Round {
     private final ResponseMemory memory;
     /** Whether the pod-wide memory was over its budget after a frame of this round was planned. */
     private boolean podMemorySpent;
-
-    private long taken;
+    /** Set by {@link #end}: a frame planned later (a cancelled round's last page) takes nothing from the pod. */
+    private boolean ended;
 
     /**
      * §7.3.3: whether the live resolver answered this round (so it issues or refreshes the lease), as opposed to a
@@ -114,9 +114,10 @@ final class Round {
 
     /** The round ended (its frames handed to the binding, or it failed): its bytes go back to the pod's memory. */
     synchronized void end() {
-        long back = taken;
-        taken = 0;
-        memory.give(back);
+        if (!ended) {
+            ended = true;
+            memory.give(responseBytes);
+        }
     }
 
     /** What a descriptor ({@code SEGMENT_REF}) counts against the budget. */
@@ -135,10 +136,9 @@ final class Round {
         } else {
             bytes = DESCRIPTOR_BYTES;
         }
-        responseBytes += bytes;
         synchronized (this) {
-            taken += bytes;
-            if (!memory.take(bytes)) {
+            responseBytes += bytes;
+            if (!ended && !memory.take(bytes)) {
                 podMemorySpent = true;
             }
         }

@@ -355,7 +355,7 @@ public final class SyncEngine {
             RequestEntry entry,
             ServerCommand command,
             Context trace,
-            AtomicReference<Round> ended) {
+            AtomicReference<Round> planning) {
         PartitionState state = entry.partition();
         boolean isCommand = command != ServerCommand.NONE;
         // REMOTE.md §3: a command always writes in the partition's live epoch
@@ -391,7 +391,7 @@ public final class SyncEngine {
                     memory,
                     leases,
                     state.logEpoch());
-            ended.set(round);
+            planning.set(round);
             round.command = command;
             round.trace = trace;
             round.reads = storage;

@@ -401,24 +401,7 @@ class EngineSyncScenariosTest extends SyncScenariosContract {
                         (actor, p) -> Uni.createFrom().item(Map.of("project_id", List.of("p1", "p2"))))
                 .clock(() -> now[0])
                 .build());
-        SyncTestClient.Transport t = new SyncTestClient.Transport() {
-            @Override
-            public byte[] roundTrip(SyncTestClient client, byte[] request) {
-                return Message.response(clocked.handle(
-                                        new SyncRequestContext(client.actorId, partition),
-                                        MessageDecoder.decodeRequest(request),
-                                        SyncEngine.Binding.HTTP,
-                                        Context.root())
-                                .await()
-                                .atMost(WAIT))
-                        .encode();
-            }
-
-            @Override
-            public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
-                throw new UnsupportedOperationException();
-            }
-        };
+        SyncTestClient.Transport t = new EngineTransport(clocked, partition, Map.of());
         SyncTestClient c = new SyncTestClient(SCHEMA, t, "alice", "quiet-1")
                 .subscribe("n", "notes", Map.of("project_id", List.of("p1")));
         c.syncUntilIdle();

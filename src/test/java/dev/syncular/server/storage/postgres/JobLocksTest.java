@@ -89,13 +89,7 @@ class JobLocksTest {
         release.complete(1L);
         assertEquals(1L, first.get(WAIT.toSeconds(), TimeUnit.SECONDS));
         assertEquals(1, runs.get());
-        Row r = podA.query("SELECT ran_by, last_started_at_ms FROM \"" + schema + "\".sync_jobs WHERE name = '" + job
-                        + "'")
-                .execute()
-                .await()
-                .atMost(WAIT)
-                .iterator()
-                .next();
+        Row r = jobRow(job, "ran_by, last_started_at_ms");
         assertEquals("pod-a", r.getString(0));
         assertEquals(1_000L, r.getLong(1));
     }
@@ -232,13 +226,7 @@ class JobLocksTest {
                     .await()
                     .atMost(WAIT);
             assertEquals(0L, idleInTransaction);
-            Row r = podA.query("SELECT ran_by, last_finished_at_ms IS NOT NULL, lease_owner FROM \"" + schema
-                            + "\".sync_jobs WHERE name = '" + job + "'")
-                    .execute()
-                    .await()
-                    .atMost(WAIT)
-                    .iterator()
-                    .next();
+            Row r = jobRow(job, "ran_by, last_finished_at_ms IS NOT NULL, lease_owner");
             assertEquals("pod-d", r.getString(0));
             assertTrue(r.getBoolean(1), "the run's end is recorded");
             assertNull(r.getString(2), "and its lease cleared");
@@ -248,23 +236,21 @@ class JobLocksTest {
         }
     }
 
+    /** {@code columns} of {@code job}'s row in {@code sync_jobs}. */
+    private static Row jobRow(String job, String columns) {
+        return first("SELECT " + columns + " FROM \"" + schema + "\".sync_jobs WHERE name = '" + job + "'");
+    }
+
     private static long leaseUntil(String job) {
-        return podA.query("SELECT lease_until_ms FROM \"" + schema + "\".sync_jobs WHERE name = '" + job + "'")
-                .execute()
-                .await()
-                .atMost(WAIT)
-                .iterator()
-                .next()
-                .getLong(0);
+        return jobRow(job, "lease_until_ms").getLong(0);
     }
 
     private static long dbNowMs() {
-        return podA.query("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint")
-                .execute()
-                .await()
-                .atMost(WAIT)
-                .iterator()
-                .next()
+        return first("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint")
                 .getLong(0);
+    }
+
+    private static Row first(String sql) {
+        return podA.query(sql).execute().await().atMost(WAIT).iterator().next();
     }
 }
