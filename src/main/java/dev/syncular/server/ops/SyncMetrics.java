@@ -44,6 +44,7 @@ public class SyncMetrics implements SyncObserver {
     private final Map<Delivery, Counter> segmentBytes = new EnumMap<>(Delivery.class);
     private final Counter imagesBuilt;
     private final Counter imagesReused;
+    private final Counter readsShared;
 
     @Inject
     public SyncMetrics(MeterRegistry registry) {
@@ -76,6 +77,10 @@ public class SyncMetrics implements SyncObserver {
         }
         imagesBuilt = images("built");
         imagesReused = images("reused");
+        readsShared = Counter.builder("syncular.pull.shared.reads")
+                .description("Snapshot pages and log windows a round's section took from another section naming the"
+                        + " same table and effective scopes, instead of reading them again")
+                .register(registry);
     }
 
     private Counter images(String result) {
@@ -135,6 +140,11 @@ public class SyncMetrics implements SyncObserver {
     @Override
     public void segmentBytes(Delivery delivery, long bytes) {
         segmentBytes.get(delivery).increment(bytes);
+    }
+
+    @Override
+    public void readsShared(long reads) {
+        readsShared.increment(reads);
     }
 
     @Override

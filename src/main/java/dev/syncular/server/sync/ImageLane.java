@@ -126,7 +126,15 @@ final class ImageLane {
                 observer.imageServed(false);
                 return Uni.createFrom().item(imageFrames(round, pull, table, asOf, digest, stored, frames));
             }
-            Uni<List<StoredRow>> first = readPage(round, table, effective, null, pageRows);
+            // the first page decides the lane: read once for the round's sections naming the same snapshot
+            Uni<List<StoredRow>> first = round.shares.repeats(SnapshotShares.BOOTSTRAP, table.name(), digest)
+                    ? round.shares.once(
+                            SnapshotShares.BOOTSTRAP,
+                            table.name(),
+                            digest,
+                            "\u0000image",
+                            () -> readPage(round, table, effective, null, pageRows))
+                    : readPage(round, table, effective, null, pageRows);
             return first.flatMap(firstRows -> {
                 if (firstRows.size() <= pageRows || !buildImages || rowsLaneOnly(key)) {
                     return rows.lane(

@@ -8,6 +8,7 @@ import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.RecentCommits;
 import dev.syncular.server.storage.StoredChange;
 import dev.syncular.server.storage.StoredCommit;
+import dev.syncular.server.wire.CanonicalJson;
 import dev.syncular.server.wire.Change;
 import dev.syncular.server.wire.CommitFrame;
 import dev.syncular.server.wire.Frame;
@@ -23,6 +24,7 @@ import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The pull of a round (§4): one section per subscription, in request order, over the effective scopes of
@@ -63,7 +65,10 @@ final class Pull {
         // (and the stack of sections that complete at once: revoked, reset, ended early) does not grow with the
         // number of subscriptions.
         return round.allowed
-                .invoke(allowed -> planned.allowed = allowed)
+                .invoke(allowed -> {
+                    planned.allowed = allowed;
+                    round.shares = SnapshotShares.of(subs, allowed.orElse(null), state);
+                })
                 .flatMap(allowed -> Multi.createFrom()
                         .iterable(subs)
                         .onItem()
@@ -173,9 +178,15 @@ final class Pull {
                 table.name(), EffectiveScopes.asSets(effective), sub.cursor(), state.maxCommitSeq(), limit);
         RowCodec codec = new RowCodec(table.rowLayout());
         // the same window from memory when this process committed all of it in the round's epoch (§2.1)
-        Uni<CommitWindow> read = recent.window(round.ctx.partition(), state.logEpoch(), query)
+        Supplier<Uni<CommitWindow>> readWindow = () -> recent.window(round.ctx.partition(), state.logEpoch(), query)
                 .map(w -> Uni.createFrom().item(w))
                 .orElseGet(() -> round.reads.readCommits(round.ctx.partition(), query));
+        String digest = CanonicalJson.scopeDigest(effective);
+        // one read of a window its round's other sections name too (same table, scopes and cursor)
+        Uni<CommitWindow> read = round.shares.repeats(SnapshotShares.WINDOW, table.name(), digest)
+                ? round.shares.once(
+                        SnapshotShares.WINDOW, table.name(), digest, Long.toString(sub.cursor()), readWindow)
+                : readWindow.get();
         return read.map(window -> {
             List<Frame> frames = new ArrayList<>();
             frames.add(new SubStart(sub.id(), SubscriptionStatus.ACTIVE, "", effective, false));

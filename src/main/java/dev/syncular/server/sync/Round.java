@@ -30,6 +30,8 @@ final class Round {
     long lastCommitSeq;
     /** Rows of this request's inline rows segments (§5.7), told to the {@link SyncObserver} on release. */
     long inlineRows;
+    /** The reads its pull's repeated sections share (issue 45: one snapshot per table and effective scopes). */
+    SnapshotShares shares = SnapshotShares.NONE;
     /** REMOTE.md §3: the server command whose operations this round's one push carries; NONE for a sync round. */
     ServerCommand command = ServerCommand.NONE;
     /** The round's span ({@code sync.round}), the parent of its push, pull and segment spans; root without one. */

@@ -7,6 +7,7 @@ import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.sync.RowsPageEncoder.EncodedPage;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.PullHeader;
+import dev.syncular.server.wire.SegmentInline;
 import dev.syncular.server.wire.SubEnd;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
@@ -77,6 +78,10 @@ final class RowsLane {
             List<StoredRow> firstRows) {
         Map<String, Set<String>> scopes = EffectiveScopes.asSets(effective);
         int schemaVersion = round.clientSchema.version();
+        if (round.shares.repeats(SnapshotShares.BOOTSTRAP, table.name(), digest)) {
+            return sharedPages(
+                    round, pull, table, scopes, digest, asOf, state, after, pageRows, maxPages, frames, firstRows);
+        }
         return Uni.createFrom()
                 .emitter(em -> new Object() {
                     void page(int index, String from, CompletableFuture<EncodedPage> produced) {
@@ -121,8 +126,7 @@ final class RowsLane {
                                         .subscribe()
                                         .with(
                                                 frame -> {
-                                                    frames.add(frame);
-                                                    round.plan(frame);
+                                                    add(round, frames, frame, p.count());
                                                     if (continues) {
                                                         page(index + 1, p.next(), ahead);
                                                     } else {
@@ -148,6 +152,87 @@ final class RowsLane {
                                         pageRows,
                                         firstRows)
                                 .subscribeAsCompletionStage()));
+    }
+
+    /** A page as its sections receive it: the frame that delivers it, and where the next one starts. */
+    private record Delivered(Frame frame, int count, String next) {}
+
+    /**
+     * {@link #pages} of a bootstrap its round's other sections name too (same table and effective scopes): each
+     * page is read, encoded and delivered once for all of them ({@link SnapshotShares}), one after the other (no
+     * read-ahead), and every section plans the frames it receives against the response budget (§1.4) as usual.
+     */
+    private Uni<String> sharedPages(
+            Round round,
+            PullHeader pull,
+            TableSchema table,
+            Map<String, Set<String>> scopes,
+            String digest,
+            long asOf,
+            PartitionState state,
+            String after,
+            int pageRows,
+            int maxPages,
+            List<Frame> frames,
+            List<StoredRow> firstRows) {
+        int schemaVersion = round.clientSchema.version();
+        return Uni.createFrom()
+                .emitter(em -> new Object() {
+                    void page(int index, String from) {
+                        round.shares
+                                .once(
+                                        SnapshotShares.BOOTSTRAP,
+                                        table.name(),
+                                        digest,
+                                        from == null ? "" : from,
+                                        () -> encodePage(
+                                                        round.reads,
+                                                        round.ctx.partition(),
+                                                        table,
+                                                        schemaVersion,
+                                                        scopes,
+                                                        from,
+                                                        pageRows,
+                                                        index == 0 ? firstRows : null)
+                                                .flatMap(p -> delivery.emitSegment(
+                                                                round,
+                                                                pull,
+                                                                table,
+                                                                digest,
+                                                                asOf,
+                                                                state,
+                                                                from,
+                                                                p.next(),
+                                                                p.count(),
+                                                                p.segment())
+                                                        .map(frame -> new Delivered(frame, p.count(), p.next()))))
+                                .subscribe()
+                                .with(
+                                        d -> {
+                                            try {
+                                                add(round, frames, d.frame(), d.count());
+                                                // §1.4: no page after the one that spends the round's response budget
+                                                if (d.next() != null && index + 1 < maxPages && !round.budgetSpent()) {
+                                                    page(index + 1, d.next());
+                                                } else {
+                                                    em.complete(d.next());
+                                                }
+                                            } catch (RuntimeException e) {
+                                                em.fail(e);
+                                            }
+                                        },
+                                        em::fail);
+                    }
+                }.page(0, after));
+    }
+
+    /** A delivered page joins its section's frames and is planned against the response budget (§1.4). */
+    private static void add(Round round, List<Frame> frames, Frame frame, int rows) {
+        frames.add(frame);
+        round.plan(frame);
+        if (frame instanceof SegmentInline) {
+            round.inlineRows += rows;
+        }
     }
 
     /**

@@ -79,7 +79,6 @@ final class SegmentDelivery {
             EncodedSegment encoded) {
         byte[] segment = encoded.bytes();
         if (inline(pull, segment.length)) {
-            round.inlineRows += rowCount;
             return Uni.createFrom().item(new SegmentInline(segment));
         }
         String segmentId = encoded.segmentId();

@@ -310,6 +310,10 @@ public final class SyncEngine {
     private void released(PlannedResponse planned, List<Frame> frames) {
         long changes = 0;
         long rows = planned.round == null ? 0 : planned.round.inlineRows;
+        long shared = planned.round == null ? 0 : planned.round.shares.reused();
+        if (shared > 0) {
+            observer.readsShared(shared);
+        }
         long images = 0;
         long inlineBytes = 0;
         long presignedBytes = 0;

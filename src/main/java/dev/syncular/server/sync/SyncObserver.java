@@ -59,6 +59,12 @@ public interface SyncObserver {
     /** Segment bytes that reached a client by {@code delivery} (only called with {@code bytes > 0}). */
     default void segmentBytes(Delivery delivery, long bytes) {}
 
+    /**
+     * A released response's sections took {@code reads} snapshot pages or log windows from another section of their
+     * round that names the same table and effective scopes, instead of reading them again ({@code reads > 0}).
+     */
+    default void readsShared(long reads) {}
+
     /** A §5.3 SQLite image was served from the store ({@code built = false}) or built and published here. */
     default void imageServed(boolean built) {}
 
@@ -90,6 +96,11 @@ public interface SyncObserver {
             @Override
             public void segmentBytes(Delivery delivery, long bytes) {
                 all.forEach(o -> o.segmentBytes(delivery, bytes));
+            }
+
+            @Override
+            public void readsShared(long reads) {
+                all.forEach(o -> o.readsShared(reads));
             }
 
             @Override

@@ -18,6 +18,7 @@ import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.NotesAppProfile;
+import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.RawHttp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitFrame;
@@ -619,6 +620,79 @@ class HostileRequestsTest {
         assertNull(((SubEnd) sections.get(2).get(1)).bootstrapState());
         c.syncUntilIdle();
         assertEquals("c".repeat(2000), c.table("notes").get("n059").values()[3]);
+    }
+
+    // ------------------------------------------------------------------------------------ subscription multiplication
+
+    /**
+     * Issue 45, no amplification: a round naming one (table, effective scopes) in 16 subscriptions reads, encodes
+     * and delivers each snapshot page once and each log window once; every section still receives all of it, and
+     * a subscription of other scopes in the same round is served on its own.
+     */
+    @Test
+    void repeatedSubscriptionsShareOneSnapshotPerTableAndScopes() {
+        SyncTestClient writer =
+                client("w-" + UUID.randomUUID()).subscribe("w", "notes", Map.of("project_id", List.of("p9")));
+        writer.syncUntilIdle();
+        List<PushOperation> ops = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            ops.add(writer.upsertOp("notes", note(String.format("n%03d", i), "p1", "t" + i), null));
+        }
+        ops.add(writer.upsertOp("notes", note("other", "p2", "elsewhere"), null));
+        writer.commit(ops);
+        writer.syncUntilIdle();
+
+        SyncTestClient c = client("c-" + UUID.randomUUID());
+        c.limitSnapshotRows = 5;
+        c.maxSnapshotPages = 50;
+        for (int i = 0; i < 16; i++) {
+            c.subscribe(String.format("s%02d", i), "notes", Map.of("project_id", List.of("p1")));
+        }
+        c.subscribe("elsewhere", "notes", Map.of("project_id", List.of("p2")));
+        c.sync(); // the log epoch
+        PrometheusScrape before = PrometheusScrape.scrape();
+        List<List<Frame>> sections = sections(c.sync());
+        assertEquals(17, sections.size());
+        List<Frame> first = sections.get(0);
+        assertEquals(6, first.size(), "SUB_START, 4 pages of 5 rows and SUB_END: " + first);
+        for (List<Frame> section : sections.subList(1, 16)) {
+            assertEquals(first.size(), section.size());
+            for (int f = 1; f < first.size() - 1; f++) {
+                assertTrue(
+                        java.util.Arrays.equals(
+                                ((SegmentInline) first.get(f)).payload(), ((SegmentInline) section.get(f)).payload()),
+                        "page " + f + " is the same snapshot page");
+            }
+            assertEquals(((SubEnd) last(first)).nextCursor(), ((SubEnd) last(section)).nextCursor());
+        }
+        assertEquals(3, sections.get(16).size(), "the other scopes' one page: " + sections.get(16));
+        // 15 sections took the 4 pages the first one read
+        awaitSharedReads(before, 60);
+
+        for (int i = 20; i < 23; i++) {
+            writer.upsert("notes", note(String.format("n%03d", i), "p1", "t" + i), null);
+        }
+        writer.syncUntilIdle();
+        before = PrometheusScrape.scrape();
+        sections = sections(c.sync());
+        for (List<Frame> section : sections.subList(0, 16)) {
+            assertEquals(
+                    3, section.stream().filter(f -> f instanceof CommitFrame).count(), "every section: " + section);
+        }
+        awaitSharedReads(before, 15); // one log window read, 15 sections took it
+        c.syncUntilIdle();
+        assertEquals(24, c.table("notes").size());
+    }
+
+    /** The shared-reads counter moves by exactly {@code reads} (it is told when the response is released). */
+    private static void awaitSharedReads(PrometheusScrape before, long reads) {
+        String name = "syncular_pull_shared_reads_total";
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        long moved;
+        do {
+            moved = Math.round(PrometheusScrape.scrape().value(name, Map.of()) - before.value(name, Map.of()));
+        } while (moved < reads && System.nanoTime() < deadline);
+        assertEquals(reads, moved);
     }
 
     private static List<List<Frame>> sections(Message m) {
