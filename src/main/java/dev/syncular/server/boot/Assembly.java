@@ -13,6 +13,7 @@ import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.EngineParts;
+import dev.syncular.server.sync.PushRate;
 import dev.syncular.server.sync.ResponseMemory;
 import dev.syncular.server.sync.RoundAdmission;
 import dev.syncular.server.sync.ScopeResolver;
@@ -60,6 +61,14 @@ public final class Assembly {
                                 f.maxPushOperationsPerActor(),
                                 f.maxRounds(),
                                 f.retryAfter()),
+                        new PushRate(
+                                new PushRate.Limits(
+                                        f.pushOperationsPerSecondPerPartition(),
+                                        f.pushBytesPerSecondPerPartition().asLongValue(),
+                                        f.pushOperationsPerSecondPerActor(),
+                                        f.pushBytesPerSecondPerActor().asLongValue(),
+                                        f.pushBurst()),
+                                System::nanoTime),
                         fairness));
     }
 

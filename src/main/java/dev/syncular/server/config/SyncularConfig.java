@@ -126,6 +126,30 @@ public interface SyncularConfig {
         @WithDefault("256")
         int maxRounds();
 
+        /**
+         * Push operations per second of one partition on this pod, every actor together ({@code
+         * partition_push_operations}); a round is admitted while the partition's bucket is above zero and takes its
+         * whole cost, so one commit of any size proceeds and the debt is repaid before the next. {@code 0} = off.
+         */
+        @WithDefault("5000")
+        int pushOperationsPerSecondPerPartition();
+
+        /** Pushed bytes (row ids and payloads) per second of one partition on this pod; {@code 0} = off. */
+        @WithDefault("16M")
+        MemorySize pushBytesPerSecondPerPartition();
+
+        /** Push operations per second of one actor of one partition on this pod; {@code 0} = off. */
+        @WithDefault("2000")
+        int pushOperationsPerSecondPerActor();
+
+        /** Pushed bytes per second of one actor of one partition on this pod; {@code 0} = off. */
+        @WithDefault("8M")
+        MemorySize pushBytesPerSecondPerActor();
+
+        /** How much of its rate a push bucket holds: a quiet tenant may push this many seconds' worth at once. */
+        @WithDefault("2s")
+        Duration pushBurst();
+
         /** The {@code Retry-After} of a refusal (rounded up to whole seconds; {@code details.retryAfterMs}). */
         @WithDefault("1s")
         Duration retryAfter();

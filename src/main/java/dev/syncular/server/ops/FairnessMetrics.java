@@ -1,5 +1,6 @@
 package dev.syncular.server.ops;
 
+import dev.syncular.server.sync.PushRate;
 import dev.syncular.server.sync.RoundAdmission;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -13,7 +14,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Micrometer meters of the per-actor / per-partition round admission ({@link RoundAdmission}):
  * {@code syncular.fairness.refused} by {@code limit} ({@code actor_rounds}, {@code partition_rounds},
- * {@code actor_operations}, {@code pod_rounds}) — rounds answered {@code sync.rate_limited} — and the gauge
+ * {@code actor_operations}, {@code pod_rounds}, and the push rates' {@code partition_push_operations},
+ * {@code partition_push_bytes}, {@code actor_push_operations}, {@code actor_push_bytes}) — rounds answered {@code sync.rate_limited} — and the gauge
  * {@code syncular.fairness.rounds.in.flight}, the admitted rounds still running on this pod.
  */
 @Startup // meters exported from the start, at zero
@@ -32,7 +34,11 @@ public class FairnessMetrics implements RoundAdmission.Listener {
                 RoundAdmission.ACTOR_ROUNDS, counter(registry, RoundAdmission.ACTOR_ROUNDS),
                 RoundAdmission.PARTITION_ROUNDS, counter(registry, RoundAdmission.PARTITION_ROUNDS),
                 RoundAdmission.ACTOR_OPERATIONS, counter(registry, RoundAdmission.ACTOR_OPERATIONS),
-                RoundAdmission.POD_ROUNDS, counter(registry, RoundAdmission.POD_ROUNDS));
+                RoundAdmission.POD_ROUNDS, counter(registry, RoundAdmission.POD_ROUNDS),
+                PushRate.PARTITION_OPERATIONS, counter(registry, PushRate.PARTITION_OPERATIONS),
+                PushRate.PARTITION_BYTES, counter(registry, PushRate.PARTITION_BYTES),
+                PushRate.ACTOR_OPERATIONS, counter(registry, PushRate.ACTOR_OPERATIONS),
+                PushRate.ACTOR_BYTES, counter(registry, PushRate.ACTOR_BYTES));
     }
 
     private static Counter counter(MeterRegistry registry, String limit) {

@@ -27,13 +27,16 @@ import java.util.function.Supplier;
  *   <li>{@code roundsPerPod}: rounds in flight on the pod, every partition together (issue 44: the pod's memory and
  *       its connection pool bound what it can hold at once; past that a round is refused, not queued).</li>
  * </ul>
+ * and, for rounds with pushes, the rates of {@link PushRate}: operations and bytes per second of the partition and
+ * of the actor ({@code partition_push_operations}, {@code partition_push_bytes}, {@code actor_push_operations},
+ * {@code actor_push_bytes}), whose refusals carry the time until the rate allows the round.
  * {@code 0} turns a limit off. One flooding actor can therefore hold at most its own share of the partition's
  * serialized pushes (§6.3), and the other actors' rounds keep their places.
  */
 public final class RoundAdmission {
     /** No limits: every round is admitted (the engine's default). */
     public static final RoundAdmission NONE =
-            new RoundAdmission(new Limits(0, 0, 0, 0, Duration.ofSeconds(1)), Listener.NONE);
+            new RoundAdmission(new Limits(0, 0, 0, 0, Duration.ofSeconds(1)), PushRate.OFF, Listener.NONE);
 
     public static final String ACTOR_ROUNDS = "actor_rounds";
     public static final String PARTITION_ROUNDS = "partition_rounds";
@@ -68,12 +71,13 @@ public final class RoundAdmission {
 
         /**
          * {@code limit}: {@link #ACTOR_ROUNDS}, {@link #PARTITION_ROUNDS}, {@link #ACTOR_OPERATIONS} or
-         * {@link #POD_ROUNDS}.
+         * {@link #POD_ROUNDS}, or one of {@link PushRate}'s.
          */
         default void refused(String limit) {}
     }
 
     private final Limits limits;
+    private final PushRate rate;
     private final Listener listener;
     /** (partition, actor) → {rounds, operations} in flight; an entry exists only while non-zero. */
     private final Map<String, long[]> actors = new HashMap<>();
@@ -82,8 +86,9 @@ public final class RoundAdmission {
     /** Rounds in flight on this pod, every partition together. */
     private int podRounds;
 
-    public RoundAdmission(Limits limits, Listener listener) {
+    public RoundAdmission(Limits limits, PushRate rate, Listener listener) {
         this.limits = limits;
+        this.rate = rate;
         this.listener = listener;
     }
 
@@ -93,17 +98,18 @@ public final class RoundAdmission {
 
     /**
      * Runs {@code round} if the actor's and the partition's places allow it, releasing them when it terminates;
-     * otherwise a {@code sync.rate_limited} failure at once, {@code round} never called.
+     * otherwise a {@code sync.rate_limited} failure at once, {@code round} never called. {@code bytes}: what the
+     * round's pushes carry (row ids and payloads), drawn from the push rates with {@code operations}.
      */
-    public <T> Uni<T> admit(String partition, String actorId, int operations, Supplier<Uni<T>> round) {
-        if (limits.off()) {
+    public <T> Uni<T> admit(String partition, String actorId, int operations, long bytes, Supplier<Uni<T>> round) {
+        if (limits.off() && rate.off()) {
             return Uni.createFrom().deferred(round::get);
         }
         String actor = partition + '\u0000' + actorId;
         return Uni.createFrom().deferred(() -> {
-            String refused = acquire(partition, actor, operations);
-            if (refused != null) {
-                listener.refused(refused);
+            PushRate.Refusal refused = acquire(partition, actor, operations, bytes);
+            if (refused != PushRate.Refusal.NONE) {
+                listener.refused(refused.limit());
                 return Uni.createFrom().failure(refusal(refused));
             }
             listener.admitted();
@@ -129,8 +135,30 @@ public final class RoundAdmission {
         });
     }
 
-    /** Takes the places, or names the limit that refuses them (nothing taken then). */
-    private synchronized String acquire(String partition, String actor, int operations) {
+    /** Takes the places and the push rates' tokens, or names the limit that refuses them (nothing taken then). */
+    private synchronized PushRate.Refusal acquire(String partition, String actor, int operations, long bytes) {
+        String limit = concurrency(partition, actor, operations);
+        if (limit != null) {
+            return new PushRate.Refusal(limit, limits.retryAfter().toMillis());
+        }
+        PushRate.Refusal refused = rate.take(partition, actor, operations, bytes);
+        if (refused != PushRate.Refusal.NONE) {
+            return refused;
+        }
+        long[] a = actors.get(actor);
+        podRounds++;
+        if (a == null) {
+            actors.put(actor, new long[] {1, operations});
+        } else {
+            a[0]++;
+            a[1] += operations;
+        }
+        partitions.computeIfAbsent(partition, p -> new int[1])[0]++;
+        return PushRate.Refusal.NONE;
+    }
+
+    /** The concurrency limit the round would pass, or {@code null}. */
+    private String concurrency(String partition, String actor, int operations) {
         long[] a = actors.get(actor);
         long actorRounds = a == null ? 0 : a[0];
         long actorOps = a == null ? 0 : a[1];
@@ -147,14 +175,6 @@ public final class RoundAdmission {
         if (limits.roundsPerPod() > 0 && podRounds >= limits.roundsPerPod()) {
             return POD_ROUNDS;
         }
-        podRounds++;
-        if (a == null) {
-            actors.put(actor, new long[] {1, operations});
-        } else {
-            a[0]++;
-            a[1] += operations;
-        }
-        partitions.computeIfAbsent(partition, p -> new int[1])[0]++;
         return null;
     }
 
@@ -172,10 +192,10 @@ public final class RoundAdmission {
         }
     }
 
-    private SyncError refusal(String limit) {
+    private static SyncError refusal(PushRate.Refusal refused) {
         Map<String, Object> details = new LinkedHashMap<>();
-        details.put("reason", limit);
-        details.put("retryAfterMs", limits.retryAfter().toMillis());
-        return new SyncError(ErrorCode.RATE_LIMITED, "too many concurrent rounds; retry later", details);
+        details.put("reason", refused.limit());
+        details.put("retryAfterMs", refused.retryAfterMs());
+        return new SyncError(ErrorCode.RATE_LIMITED, "too many rounds or pushes; retry later", details);
     }
 }

@@ -21,6 +21,7 @@ import dev.syncular.server.wire.MediaType;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.PullHeader;
 import dev.syncular.server.wire.PushCommit;
+import dev.syncular.server.wire.PushOperation;
 import dev.syncular.server.wire.ReqHeader;
 import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.SegmentInline;
@@ -178,14 +179,19 @@ public final class SyncEngine {
         }
         PullHeader pullHeader = pull;
         int operations = 0;
+        long bytes = 0;
         for (PushCommit c : pushes) {
             operations += c.operations().size();
+            for (PushOperation op : c.operations()) {
+                bytes += op.rowId().length() + (op.payload() == null ? 0 : op.payload().length);
+            }
         }
         // fairness first: a refused round (sync.rate_limited) has read and written nothing
         return admission.admit(
                 ctx.partition(),
                 ctx.actorId(),
                 operations,
+                bytes,
                 () -> round(ctx, header, pushes, pullHeader, subscriptions, ServerCommand.NONE, binding, trace));
     }
 
@@ -204,6 +210,7 @@ public final class SyncEngine {
                 ctx.partition(),
                 ctx.actorId(),
                 1,
+                0,
                 () -> round(ctx, header, pushes, null, List.of(), command, Binding.COMMAND, trace));
     }
 

@@ -33,6 +33,7 @@ class RoundAdmissionTest {
     private RoundAdmission admission(int perActor, int perPartition, long operations, int perPod) {
         return new RoundAdmission(
                 new RoundAdmission.Limits(perActor, perPartition, operations, perPod, Duration.ofMillis(1500)),
+                PushRate.OFF,
                 new RoundAdmission.Listener() {
                     @Override
                     public void admitted() {
@@ -57,7 +58,7 @@ class RoundAdmissionTest {
         final UniAssertSubscriber<String> sub;
 
         Held(RoundAdmission a, String partition, String actor, int ops) {
-            sub = a.admit(partition, actor, ops, () -> Uni.createFrom().completionStage(end))
+            sub = a.admit(partition, actor, ops, 0, () -> Uni.createFrom().completionStage(end))
                     .subscribe()
                     .withSubscriber(UniAssertSubscriber.create());
         }
@@ -65,7 +66,7 @@ class RoundAdmissionTest {
 
     private static String refusedWith(RoundAdmission a, String partition, String actor, int ops) {
         boolean[] ran = {false};
-        Throwable f = a.admit(partition, actor, ops, () -> {
+        Throwable f = a.admit(partition, actor, ops, 0, () -> {
                     ran[0] = true;
                     return Uni.createFrom().item("ran");
                 })
@@ -81,7 +82,7 @@ class RoundAdmissionTest {
     }
 
     private static String admitted(RoundAdmission a, String partition, String actor, int ops) {
-        return a.admit(partition, actor, ops, () -> Uni.createFrom().item("ran"))
+        return a.admit(partition, actor, ops, 0, () -> Uni.createFrom().item("ran"))
                 .subscribe()
                 .withSubscriber(UniAssertSubscriber.create())
                 .assertCompleted()
@@ -160,5 +161,67 @@ class RoundAdmissionTest {
         }
         assertEquals("ran", admitted(a, "p", "alice", 1000));
         assertNull(refusals.isEmpty() ? null : refusals);
+    }
+
+    // ------------------------------------------------------------------------------------ push rates (issue 45)
+
+    private final long[] now = {0};
+
+    private RoundAdmission rated(double opsPerPartition, double bytesPerPartition, double opsPerActor) {
+        return new RoundAdmission(
+                new RoundAdmission.Limits(0, 0, 0, 0, Duration.ofMillis(1500)),
+                new PushRate(
+                        new PushRate.Limits(opsPerPartition, bytesPerPartition, opsPerActor, 0, Duration.ofSeconds(1)),
+                        () -> now[0]),
+                new RoundAdmission.Listener() {
+                    @Override
+                    public void refused(String limit) {
+                        refusals.add(limit);
+                    }
+                });
+    }
+
+    private static Throwable pushing(RoundAdmission a, String partition, String actor, int ops, long bytes) {
+        return a.admit(partition, actor, ops, bytes, () -> Uni.createFrom().item("ran"))
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create())
+                .getFailure();
+    }
+
+    @Test
+    void aCommitLargerThanTheRateIsAdmittedWholeAndTheDebtIsRepaidBeforeTheNext() {
+        RoundAdmission a = rated(0, 0, 100);
+        assertNull(pushing(a, "p", "hog", 300, 0), "one commit of any size proceeds");
+        SyncError refused = assertInstanceOf(SyncError.class, pushing(a, "p", "hog", 1, 0));
+        assertEquals(ErrorCode.RATE_LIMITED, refused.code());
+        assertEquals(PushRate.ACTOR_OPERATIONS, refused.details().get("reason"));
+        // 200 in debt at 100/s: back above zero after a little more than 2 s
+        assertEquals(2010L, refused.details().get("retryAfterMs"));
+        assertNull(pushing(a, "p", "mate", 50, 0), "another actor of the partition draws from its own bucket");
+        assertNull(pushing(a, "p", "hog", 0, 0), "a round without pushes draws nothing");
+        now[0] = Duration.ofMillis(1_999).toNanos();
+        assertInstanceOf(SyncError.class, pushing(a, "p", "hog", 1, 0));
+        now[0] = Duration.ofMillis(2_011).toNanos();
+        assertNull(pushing(a, "p", "hog", 1, 0));
+        assertEquals(List.of(PushRate.ACTOR_OPERATIONS, PushRate.ACTOR_OPERATIONS), refusals);
+    }
+
+    @Test
+    void aPartitionsRatesHoldForEveryActorOfItAndNoOtherPartition() {
+        RoundAdmission a = rated(1000, 10_000, 0);
+        assertNull(pushing(a, "loud", "a", 10, 25_000));
+        SyncError refused = assertInstanceOf(SyncError.class, pushing(a, "loud", "b", 1, 10));
+        assertEquals(PushRate.PARTITION_BYTES, refused.details().get("reason"));
+        assertNull(pushing(a, "quiet", "a", 10, 9_000));
+        assertNull(pushing(a, "loud", "b", 0, 0), "a pull-only round of the indebted partition is served");
+        now[0] = Duration.ofSeconds(1).toNanos();
+        assertInstanceOf(SyncError.class, pushing(a, "loud", "b", 1, 10), "5,000 bytes of debt are left");
+        now[0] = Duration.ofMillis(1_501).toNanos();
+        assertNull(pushing(a, "loud", "b", 1, 10));
+        // the operations bucket refuses on its own, a bucket refilled never holds more than its burst
+        now[0] += Duration.ofSeconds(60).toNanos();
+        assertNull(pushing(a, "loud", "a", 1001, 0));
+        refused = assertInstanceOf(SyncError.class, pushing(a, "loud", "a", 1, 0));
+        assertEquals(PushRate.PARTITION_OPERATIONS, refused.details().get("reason"));
     }
 }
