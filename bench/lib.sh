@@ -93,6 +93,8 @@ machine_line() {
 
 # Starts the packaged server in the background (prod profile, dev header auth, a fresh storage schema) on
 # $PORT (metrics on $MANAGEMENT_PORT, a free port unless set) against $PG_URL with $SERVER_JAVA_OPTS plus the given JVM arguments; sets SERVER_PID.
+# The push rates (syncular.fairness.push-*) are off unless set: the benchmarks measure what one pod and its
+# database can carry, the noisy-neighbour benchmark sets them.
 start_server() { # log [jvm args...]
     local log="$1"
     shift
@@ -107,6 +109,10 @@ start_server() { # log [jvm args...]
     SYNCULAR_SCHEMA_PATH="$SCHEMA_FILE" \
     SYNCULAR_STORAGE_PG_SCHEMA="$PG_SCHEMA" \
     SYNCULAR_SIGNED_URLS_KEY="${SYNCULAR_SIGNED_URLS_KEY:-bench-signing-key-0123456789abcdef0123}" \
+    SYNCULAR_FAIRNESS_PUSH_OPERATIONS_PER_SECOND_PER_PARTITION="${SYNCULAR_FAIRNESS_PUSH_OPERATIONS_PER_SECOND_PER_PARTITION:-0}" \
+    SYNCULAR_FAIRNESS_PUSH_BYTES_PER_SECOND_PER_PARTITION="${SYNCULAR_FAIRNESS_PUSH_BYTES_PER_SECOND_PER_PARTITION:-0}" \
+    SYNCULAR_FAIRNESS_PUSH_OPERATIONS_PER_SECOND_PER_ACTOR="${SYNCULAR_FAIRNESS_PUSH_OPERATIONS_PER_SECOND_PER_ACTOR:-0}" \
+    SYNCULAR_FAIRNESS_PUSH_BYTES_PER_SECOND_PER_ACTOR="${SYNCULAR_FAIRNESS_PUSH_BYTES_PER_SECOND_PER_ACTOR:-0}" \
         "${JAVA:-java}" $SERVER_JAVA_OPTS "$@" -jar "${APP_JAR:-target/quarkus-app/quarkus-run.jar}" >"$log" 2>&1 &
     SERVER_PID=$!
 }
