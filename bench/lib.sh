@@ -94,7 +94,7 @@ machine_line() {
 # Starts the packaged server in the background (prod profile, dev header auth, a fresh storage schema) on
 # $PORT (metrics on $MANAGEMENT_PORT, a free port unless set) against $PG_URL with $SERVER_JAVA_OPTS plus the given JVM arguments; sets SERVER_PID.
 # The push rates (syncular.fairness.push-*) are off unless set: the benchmarks measure what one pod and its
-# database can carry, the noisy-neighbour benchmark sets them.
+# database can carry; set them in the environment to measure with them.
 start_server() { # log [jvm args...]
     local log="$1"
     shift
