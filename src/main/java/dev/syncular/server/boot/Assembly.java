@@ -13,6 +13,7 @@ import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.EngineParts;
+import dev.syncular.server.sync.ImageBuilds;
 import dev.syncular.server.sync.PushRate;
 import dev.syncular.server.sync.ResponseMemory;
 import dev.syncular.server.sync.RoundAdmission;
@@ -24,6 +25,7 @@ import io.vertx.pgclient.PgConnectOptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
 
 /**
@@ -45,21 +47,26 @@ public final class Assembly {
 
     /**
      * {@code parts} with what {@code syncular.*} says of the engine: the limits, the §2.4 checkpoints this build
-     * declares, whether §5.3 SQLite images are built, and the round admission limits ({@code syncular.fairness.*})
+     * declares, how §5.3 SQLite images are built (on {@code imageBuilds}), and the round admission limits ({@code syncular.fairness.*})
      * reported to {@code fairness}.
      */
     public static EngineParts.Builder configured(
-            EngineParts.Builder parts, SyncularConfig config, RoundAdmission.Listener fairness) {
+            EngineParts.Builder parts, SyncularConfig config, RoundAdmission.Listener fairness, Executor imageBuilds) {
         SyncularConfig.Fairness f = config.fairness();
         return parts.limits(limits(config.limits()))
                 .checkpoints(checkpoints(config))
-                .buildImages(config.segments().sqliteImages())
+                .images(new ImageBuilds(
+                        config.segments().sqliteImages(),
+                        imageBuilds,
+                        config.segments().imageBuildsPerPartition()))
                 .admission(new RoundAdmission(
                         new RoundAdmission.Limits(
                                 f.maxRoundsPerActor(),
                                 f.maxRoundsPerPartition(),
                                 f.maxPushOperationsPerActor(),
                                 f.maxRounds(),
+                                f.maxBootstrapsPerPartition(),
+                                f.maxBootstraps(),
                                 f.retryAfter()),
                         new PushRate(
                                 new PushRate.Limits(

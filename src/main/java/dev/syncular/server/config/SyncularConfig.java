@@ -127,6 +127,17 @@ public interface SyncularConfig {
         int maxRounds();
 
         /**
+         * Rounds of one partition in flight on this pod that start or resume a bootstrap (§4.7), every actor together
+         * ({@code partition_bootstraps}); {@code 0} = off.
+         */
+        @WithDefault("16")
+        int maxBootstrapsPerPartition();
+
+        /** Rounds in flight on this pod that start or resume a bootstrap, every partition together; {@code 0} = off. */
+        @WithDefault("64")
+        int maxBootstraps();
+
+        /**
          * Push operations per second of one partition on this pod, every actor together ({@code
          * partition_push_operations}); a round is admitted while the partition's bucket is above zero and takes its
          * whole cost, so one commit of any size proceeds and the debt is repaid before the next. {@code 0} = off.
@@ -415,6 +426,20 @@ public interface SyncularConfig {
          */
         @WithDefault("true")
         boolean sqliteImages();
+
+        /**
+         * Threads of the pod's own pool for §5.3 image builds (reading a whole table into a SQLite file): builds past
+         * it queue, and never take the workers of pushes and page encoding.
+         */
+        @WithDefault("2")
+        int imageBuildThreads();
+
+        /**
+         * Image builds of one partition running at once on this pod; a further cold bootstrap of the partition is
+         * served on the rows lane (§5.2) instead. {@code 0} = no limit.
+         */
+        @WithDefault("1")
+        int imageBuildsPerPartition();
 
         /**
          * Time between passes forgetting expired segments (§5.1; scheduler {@code every} and first delay, so more than

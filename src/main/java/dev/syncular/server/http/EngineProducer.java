@@ -253,11 +253,13 @@ public class EngineProducer {
             Tracing tracing,
             ReadReplicas replicas,
             RegisteredQueries queries,
-            BufferBudget budget) {
+            BufferBudget budget,
+            BlockingPools pools) {
         return Assembly.engine(Assembly.configured(
                         EngineParts.builder(window, storage, segments, failures.observe(resolver)),
                         config,
-                        fairnessMetrics)
+                        fairnessMetrics,
+                        pools.images())
                 .merger(mergers)
                 .observer(SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics))
                 .urls(ConfiguredParts.urls(config, segments))

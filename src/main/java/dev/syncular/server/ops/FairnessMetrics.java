@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Micrometer meters of the per-actor / per-partition round admission ({@link RoundAdmission}):
  * {@code syncular.fairness.refused} by {@code limit} ({@code actor_rounds}, {@code partition_rounds},
- * {@code actor_operations}, {@code pod_rounds}, and the push rates' {@code partition_push_operations},
+ * {@code actor_operations}, {@code pod_rounds}, {@code partition_bootstraps}, {@code pod_bootstraps}, and the push rates' {@code partition_push_operations},
  * {@code partition_push_bytes}, {@code actor_push_operations}, {@code actor_push_bytes}) — rounds answered {@code sync.rate_limited} — and the gauge
  * {@code syncular.fairness.rounds.in.flight}, the admitted rounds still running on this pod.
  */
@@ -35,6 +35,8 @@ public class FairnessMetrics implements RoundAdmission.Listener {
                 RoundAdmission.PARTITION_ROUNDS, counter(registry, RoundAdmission.PARTITION_ROUNDS),
                 RoundAdmission.ACTOR_OPERATIONS, counter(registry, RoundAdmission.ACTOR_OPERATIONS),
                 RoundAdmission.POD_ROUNDS, counter(registry, RoundAdmission.POD_ROUNDS),
+                RoundAdmission.PARTITION_BOOTSTRAPS, counter(registry, RoundAdmission.PARTITION_BOOTSTRAPS),
+                RoundAdmission.POD_BOOTSTRAPS, counter(registry, RoundAdmission.POD_BOOTSTRAPS),
                 PushRate.PARTITION_OPERATIONS, counter(registry, PushRate.PARTITION_OPERATIONS),
                 PushRate.PARTITION_BYTES, counter(registry, PushRate.PARTITION_BYTES),
                 PushRate.ACTOR_OPERATIONS, counter(registry, PushRate.ACTOR_OPERATIONS),

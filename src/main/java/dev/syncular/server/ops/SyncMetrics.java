@@ -44,6 +44,7 @@ public class SyncMetrics implements SyncObserver {
     private final Map<Delivery, Counter> segmentBytes = new EnumMap<>(Delivery.class);
     private final Counter imagesBuilt;
     private final Counter imagesReused;
+    private final Counter imagesDeferred;
     private final Counter readsShared;
 
     @Inject
@@ -77,6 +78,7 @@ public class SyncMetrics implements SyncObserver {
         }
         imagesBuilt = images("built");
         imagesReused = images("reused");
+        imagesDeferred = images("deferred");
         readsShared = Counter.builder("syncular.pull.shared.reads")
                 .description("Snapshot pages and log windows a round's section took from another section naming the"
                         + " same table and effective scopes, instead of reading them again")
@@ -85,7 +87,9 @@ public class SyncMetrics implements SyncObserver {
 
     private Counter images(String result) {
         return Counter.builder("syncular.sqlite.images")
-                .description("SQLite images served, built here or reused")
+                .description(
+                        "SQLite images served, built here or reused; or not built (deferred) while the partition had its share"
+                                + " of builds running")
                 .tag("result", result)
                 .register(registry);
     }
@@ -145,6 +149,11 @@ public class SyncMetrics implements SyncObserver {
     @Override
     public void readsShared(long reads) {
         readsShared.increment(reads);
+    }
+
+    @Override
+    public void imageBuildDeferred() {
+        imagesDeferred.increment();
     }
 
     @Override

@@ -28,7 +28,7 @@ import java.util.function.LongSupplier;
  *                    admin event tail; {@link SyncObserver#NONE})
  * @param urls        mints §5.4 segment URLs for clients advertising {@code accept} bit 3 ({@link SegmentUrls#NONE}:
  *                    none)
- * @param buildImages whether to build §5.3 SQLite images (stored ones are served either way)
+ * @param images      how §5.3 SQLite images are built: whether, on which executor, how many of one partition at once
  * @param blobs       the blob store the §5.9.6 push-time existence check consults ({@link BlobStore#NONE}: every
  *                    upsert referencing a blob is rejected with {@code blob.not_found})
  * @param policy      the host's row and whole-commit validators and reaction planners, §6.7–§6.9
@@ -55,7 +55,7 @@ public record EngineParts(
         List<CheckpointDeclaration> checkpoints,
         SyncObserver observer,
         SegmentUrls urls,
-        boolean buildImages,
+        ImageBuilds images,
         BlobStore blobs,
         WritePolicy policy,
         AuthLeases leases,
@@ -110,7 +110,7 @@ public record EngineParts(
         private List<CheckpointDeclaration> checkpoints = List.of();
         private SyncObserver observer = SyncObserver.NONE;
         private SegmentUrls urls = SegmentUrls.NONE;
-        private boolean buildImages = true;
+        private ImageBuilds images = ImageBuilds.DEFAULT;
         private BlobStore blobs = BlobStore.NONE;
         private WritePolicy policy = WritePolicy.NONE;
         private AuthLeases leases = AuthLeases.OFF;
@@ -158,8 +158,8 @@ public record EngineParts(
             return this;
         }
 
-        public Builder buildImages(boolean buildImages) {
-            this.buildImages = buildImages;
+        public Builder images(ImageBuilds images) {
+            this.images = images;
             return this;
         }
 
@@ -220,7 +220,7 @@ public record EngineParts(
                     checkpoints,
                     observer,
                     urls,
-                    buildImages,
+                    images,
                     blobs,
                     policy,
                     leases,

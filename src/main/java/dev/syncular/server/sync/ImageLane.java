@@ -15,7 +15,6 @@ import dev.syncular.server.wire.SubEnd;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.smallrye.mutiny.Uni;
-import io.smallrye.mutiny.infrastructure.Infrastructure;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -54,8 +53,8 @@ final class ImageLane {
     private final SegmentStore segments;
     private final SyncLimits limits;
     private final LongSupplier clock;
-    /** §5.3: build SQLite images for clients advertising {@code accept} bit 2 (stored images are served either way). */
-    private final boolean buildImages;
+    /** §5.3: whether, where and how many of one partition at once SQLite images are built here. */
+    private final ImageBuilds builds;
 
     private final SegmentDelivery delivery;
     private final RowsLane rows;
@@ -81,7 +80,7 @@ final class ImageLane {
             SegmentStore segments,
             SyncLimits limits,
             LongSupplier clock,
-            boolean buildImages,
+            ImageBuilds builds,
             SegmentDelivery delivery,
             RowsLane rows,
             SyncObserver observer,
@@ -90,7 +89,7 @@ final class ImageLane {
         this.segments = segments;
         this.limits = limits;
         this.clock = clock;
-        this.buildImages = buildImages;
+        this.builds = builds;
         this.delivery = delivery;
         this.rows = rows;
         this.observer = observer;
@@ -136,7 +135,7 @@ final class ImageLane {
                             () -> readPage(round, table, effective, null, pageRows))
                     : readPage(round, table, effective, null, pageRows);
             return first.flatMap(firstRows -> {
-                if (firstRows.size() <= pageRows || !buildImages || rowsLaneOnly(key)) {
+                if (firstRows.size() <= pageRows || !builds.enabled() || rowsLaneOnly(key)) {
                     return rows.lane(
                             round, pull, table, effective, digest, asOf, state, null, pageRows, maxPages, frames,
                             firstRows);
@@ -202,12 +201,26 @@ final class ImageLane {
      * Builds, hashes and publishes the image of {@code key} on a worker thread (never on the event loop),
      * streaming keyset pages into the SQLite file: the table is never held in memory. Concurrent requests for
      * one key in this process join one build; a request that goes away does not cancel it for the others.
-     * A {@code null} item: the image exceeds the store's {@link SegmentStore#maxSegmentBytes()}.
+     * A {@code null} item: the image exceeds the store's {@link SegmentStore#maxSegmentBytes()}, or the partition has
+     * its share of builds running ({@link ImageBuilds#perPartition()}); the bootstrap takes the rows lane.
      */
     private Uni<SegmentStore.Match> buildImage(
             Round round, TableSchema table, Map<String, List<String>> effective, SegmentStore.ReuseKey key) {
         CompletableFuture<SegmentStore.Match> mine = new CompletableFuture<>();
-        CompletableFuture<SegmentStore.Match> running = imageBuilds.putIfAbsent(key, mine);
+        CompletableFuture<SegmentStore.Match> running;
+        synchronized (imageBuilds) {
+            running = imageBuilds.get(key);
+            if (running == null
+                    && partitionBuilds(key.partition()) >= builds.perPartition()
+                    && builds.perPartition() > 0) {
+                // issue 45: the partition has its share of builds running; this bootstrap takes the rows lane
+                observer.imageBuildDeferred();
+                return Uni.createFrom().nullItem();
+            }
+            if (running == null) {
+                imageBuilds.put(key, mine);
+            }
+        }
         if (running != null) {
             return Uni.createFrom().completionStage(running);
         }
@@ -252,7 +265,7 @@ final class ImageLane {
                         throw e;
                     }
                 })
-                .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
+                .runSubscriptionOn(builds.executor())
                 .flatMap(built -> {
                     long now = clock.getAsLong();
                     if (built.byteLength() > segments.maxSegmentBytes()) {
@@ -301,6 +314,17 @@ final class ImageLane {
                             mine.completeExceptionally(failure);
                         });
         return Uni.createFrom().completionStage(mine);
+    }
+
+    /** Builds of {@code partition} running on this pod (called holding {@link #imageBuilds}' lock). */
+    private int partitionBuilds(String partition) {
+        int n = 0;
+        for (SegmentStore.ReuseKey k : imageBuilds.keySet()) {
+            if (k.partition().equals(partition)) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /** Serves {@code key} on the rows lane until {@code untilMs}; the memo stays within its bound. */

@@ -24,6 +24,9 @@ import java.util.function.Supplier;
  *   <li>{@code roundsPerPartition}: rounds of one partition in flight (every actor together);</li>
  *   <li>{@code operationsPerActor}: push operations of one actor's rounds in flight — a round is always admitted
  *       when the actor has none in flight, so one commit of any size can proceed alone;</li>
+ *   <li>{@code bootstrapsPerPartition}, {@code bootstrapsPerPod}: rounds that start or resume a bootstrap (§4.7) in
+ *       flight, of one partition and on the pod (issue 45: a bootstrap storm reads and encodes whole tables, and must
+ *       leave the pool's connections and the workers to the other tenants);</li>
  *   <li>{@code roundsPerPod}: rounds in flight on the pod, every partition together (issue 44: the pod's memory and
  *       its connection pool bound what it can hold at once; past that a round is refused, not queued).</li>
  * </ul>
@@ -36,12 +39,25 @@ import java.util.function.Supplier;
 public final class RoundAdmission {
     /** No limits: every round is admitted (the engine's default). */
     public static final RoundAdmission NONE =
-            new RoundAdmission(new Limits(0, 0, 0, 0, Duration.ofSeconds(1)), PushRate.OFF, Listener.NONE);
+            new RoundAdmission(new Limits(0, 0, 0, 0, 0, 0, Duration.ofSeconds(1)), PushRate.OFF, Listener.NONE);
 
     public static final String ACTOR_ROUNDS = "actor_rounds";
     public static final String PARTITION_ROUNDS = "partition_rounds";
     public static final String ACTOR_OPERATIONS = "actor_operations";
     public static final String POD_ROUNDS = "pod_rounds";
+    public static final String PARTITION_BOOTSTRAPS = "partition_bootstraps";
+    public static final String POD_BOOTSTRAPS = "pod_bootstraps";
+
+    /**
+     * What a round asks for: its push operations and their bytes (row ids and payloads), and whether a subscription
+     * of it starts or resumes a bootstrap (§4.7: no cursor, or a bootstrap state).
+     */
+    public record Demand(int operations, long bytes, boolean bootstraps) {
+        /** A round of {@code operations} pushed operations of {@code bytes} bytes without a bootstrap. */
+        public static Demand pushing(int operations, long bytes) {
+            return new Demand(operations, bytes, false);
+        }
+    }
 
     /** The limits ({@code 0} = off) and the retry hint of a refusal. */
     public record Limits(
@@ -49,15 +65,27 @@ public final class RoundAdmission {
             int roundsPerPartition,
             long operationsPerActor,
             int roundsPerPod,
+            int bootstrapsPerPartition,
+            int bootstrapsPerPod,
             Duration retryAfter) {
         public Limits {
-            if (roundsPerActor < 0 || roundsPerPartition < 0 || operationsPerActor < 0 || roundsPerPod < 0) {
+            if (roundsPerActor < 0
+                    || roundsPerPartition < 0
+                    || operationsPerActor < 0
+                    || roundsPerPod < 0
+                    || bootstrapsPerPartition < 0
+                    || bootstrapsPerPod < 0) {
                 throw new IllegalArgumentException("fairness limits are 0 (off) or positive");
             }
         }
 
         boolean off() {
-            return roundsPerActor == 0 && roundsPerPartition == 0 && operationsPerActor == 0 && roundsPerPod == 0;
+            return roundsPerActor == 0
+                    && roundsPerPartition == 0
+                    && operationsPerActor == 0
+                    && roundsPerPod == 0
+                    && bootstrapsPerPartition == 0
+                    && bootstrapsPerPod == 0;
         }
     }
 
@@ -81,10 +109,12 @@ public final class RoundAdmission {
     private final Listener listener;
     /** (partition, actor) → {rounds, operations} in flight; an entry exists only while non-zero. */
     private final Map<String, long[]> actors = new HashMap<>();
-    /** partition → rounds in flight. */
+    /** partition → {rounds, rounds with a bootstrap} in flight. */
     private final Map<String, int[]> partitions = new HashMap<>();
     /** Rounds in flight on this pod, every partition together. */
     private int podRounds;
+    /** Rounds with a bootstrap in flight on this pod. */
+    private int podBootstraps;
 
     public RoundAdmission(Limits limits, PushRate rate, Listener listener) {
         this.limits = limits;
@@ -101,13 +131,13 @@ public final class RoundAdmission {
      * otherwise a {@code sync.rate_limited} failure at once, {@code round} never called. {@code bytes}: what the
      * round's pushes carry (row ids and payloads), drawn from the push rates with {@code operations}.
      */
-    public <T> Uni<T> admit(String partition, String actorId, int operations, long bytes, Supplier<Uni<T>> round) {
+    public <T> Uni<T> admit(String partition, String actorId, Demand demand, Supplier<Uni<T>> round) {
         if (limits.off() && rate.off()) {
             return Uni.createFrom().deferred(round::get);
         }
         String actor = partition + '\u0000' + actorId;
         return Uni.createFrom().deferred(() -> {
-            PushRate.Refusal refused = acquire(partition, actor, operations, bytes);
+            PushRate.Refusal refused = acquire(partition, actor, demand);
             if (refused != PushRate.Refusal.NONE) {
                 listener.refused(refused.limit());
                 return Uni.createFrom().failure(refusal(refused));
@@ -121,7 +151,7 @@ public final class RoundAdmission {
                     }
                     released[0] = true;
                 }
-                release(partition, actor, operations);
+                release(partition, actor, demand);
                 listener.released();
             };
             Uni<T> run;
@@ -136,12 +166,13 @@ public final class RoundAdmission {
     }
 
     /** Takes the places and the push rates' tokens, or names the limit that refuses them (nothing taken then). */
-    private synchronized PushRate.Refusal acquire(String partition, String actor, int operations, long bytes) {
-        String limit = concurrency(partition, actor, operations);
+    private synchronized PushRate.Refusal acquire(String partition, String actor, Demand demand) {
+        int operations = demand.operations();
+        String limit = concurrency(partition, actor, demand);
         if (limit != null) {
             return new PushRate.Refusal(limit, limits.retryAfter().toMillis());
         }
-        PushRate.Refusal refused = rate.take(partition, actor, operations, bytes);
+        PushRate.Refusal refused = rate.take(partition, actor, operations, demand.bytes());
         if (refused != PushRate.Refusal.NONE) {
             return refused;
         }
@@ -153,16 +184,24 @@ public final class RoundAdmission {
             a[0]++;
             a[1] += operations;
         }
-        partitions.computeIfAbsent(partition, p -> new int[1])[0]++;
+        int[] p = partitions.computeIfAbsent(partition, k -> new int[2]);
+        p[0]++;
+        if (demand.bootstraps()) {
+            p[1]++;
+            podBootstraps++;
+        }
         return PushRate.Refusal.NONE;
     }
 
     /** The concurrency limit the round would pass, or {@code null}. */
-    private String concurrency(String partition, String actor, int operations) {
+    private String concurrency(String partition, String actor, Demand demand) {
+        int operations = demand.operations();
         long[] a = actors.get(actor);
         long actorRounds = a == null ? 0 : a[0];
         long actorOps = a == null ? 0 : a[1];
-        int partitionRounds = partitions.containsKey(partition) ? partitions.get(partition)[0] : 0;
+        int[] p = partitions.get(partition);
+        int partitionRounds = p == null ? 0 : p[0];
+        int partitionBootstraps = p == null ? 0 : p[1];
         if (limits.roundsPerActor() > 0 && actorRounds >= limits.roundsPerActor()) {
             return ACTOR_ROUNDS;
         }
@@ -175,11 +214,23 @@ public final class RoundAdmission {
         if (limits.roundsPerPod() > 0 && podRounds >= limits.roundsPerPod()) {
             return POD_ROUNDS;
         }
+        if (demand.bootstraps()
+                && limits.bootstrapsPerPartition() > 0
+                && partitionBootstraps >= limits.bootstrapsPerPartition()) {
+            return PARTITION_BOOTSTRAPS;
+        }
+        if (demand.bootstraps() && limits.bootstrapsPerPod() > 0 && podBootstraps >= limits.bootstrapsPerPod()) {
+            return POD_BOOTSTRAPS;
+        }
         return null;
     }
 
-    private synchronized void release(String partition, String actor, int operations) {
+    private synchronized void release(String partition, String actor, Demand demand) {
+        int operations = demand.operations();
         podRounds--;
+        if (demand.bootstraps()) {
+            podBootstraps--;
+        }
         long[] a = actors.get(actor);
         if (a != null && --a[0] <= 0) {
             actors.remove(actor);
@@ -187,6 +238,9 @@ public final class RoundAdmission {
             a[1] -= operations;
         }
         int[] p = partitions.get(partition);
+        if (p != null && demand.bootstraps()) {
+            p[1]--;
+        }
         if (p != null && --p[0] <= 0) {
             partitions.remove(partition);
         }

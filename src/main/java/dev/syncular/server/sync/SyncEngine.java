@@ -126,8 +126,7 @@ public final class SyncEngine {
                 tracing);
         this.delivery = new SegmentDelivery(window, storage, segments, resolver, limits, clockMs, check, urls);
         RowsLane rows = new RowsLane(delivery);
-        ImageLane images =
-                new ImageLane(segments, limits, clockMs, parts.buildImages(), delivery, rows, observer, tracing);
+        ImageLane images = new ImageLane(segments, limits, clockMs, parts.images(), delivery, rows, observer, tracing);
         this.pull = new Pull(new Bootstrap(rows, images), storage.recentCommits());
     }
 
@@ -187,11 +186,14 @@ public final class SyncEngine {
             }
         }
         // fairness first: a refused round (sync.rate_limited) has read and written nothing
+        boolean bootstraps = false;
+        for (SubscriptionFrame s : subscriptions) {
+            bootstraps |= s.cursor() < 0 || s.bootstrapState() != null;
+        }
         return admission.admit(
                 ctx.partition(),
                 ctx.actorId(),
-                operations,
-                bytes,
+                new RoundAdmission.Demand(operations, bytes, bootstraps),
                 () -> round(ctx, header, pushes, pullHeader, subscriptions, ServerCommand.NONE, binding, trace));
     }
 
@@ -209,8 +211,7 @@ public final class SyncEngine {
         return admission.admit(
                 ctx.partition(),
                 ctx.actorId(),
-                1,
-                0,
+                RoundAdmission.Demand.pushing(1, 0),
                 () -> round(ctx, header, pushes, null, List.of(), command, Binding.COMMAND, trace));
     }
 

@@ -65,6 +65,9 @@ public interface SyncObserver {
      */
     default void readsShared(long reads) {}
 
+    /** A cold §5.3 image build was not started: its partition had its share of builds running (rows lane instead). */
+    default void imageBuildDeferred() {}
+
     /** A §5.3 SQLite image was served from the store ({@code built = false}) or built and published here. */
     default void imageServed(boolean built) {}
 
@@ -101,6 +104,11 @@ public interface SyncObserver {
             @Override
             public void readsShared(long reads) {
                 all.forEach(o -> o.readsShared(reads));
+            }
+
+            @Override
+            public void imageBuildDeferred() {
+                all.forEach(SyncObserver::imageBuildDeferred);
             }
 
             @Override

@@ -64,6 +64,8 @@ class FairnessTest {
                     "2",
                     "syncular.fairness.max-rounds-per-partition",
                     "8",
+                    "syncular.fairness.max-bootstraps-per-partition",
+                    "1",
                     "syncular.fairness.retry-after",
                     "2s",
                     "syncular.policy.validator-webhook.url",
@@ -268,5 +270,60 @@ class FairnessTest {
         assertTrue(SyncTestClient.applied(first.result(firstCommit)));
         third.syncUntilIdle();
         assertTrue(third.table("todos").containsKey("refused"));
+    }
+
+    /**
+     * Issue 45, bootstrap concurrency: with one bootstrapping round of a partition in flight (held by its push's
+     * validator call), a second round of the partition that starts a bootstrap is 429 {@code partition_bootstraps}
+     * before any work, while in the same moment an incremental round of the partition and another tenant's bootstrap
+     * are served; once the first ends, the refused bootstrap completes on retry.
+     */
+    @Test
+    void aSecondBootstrapOfAPartitionWaitsWhileOthersAreServed() throws Exception {
+        String partition = "fair-boot-" + UUID.randomUUID();
+        CountDownLatch held = new CountDownLatch(1);
+        WebhookResource.hook.answer(
+                r -> r.body().contains("\"actorId\":\"booter\"") ? new Answer(200, "{}", held) : Answer.ok("{}"));
+        SyncTestClient settled = client(partition, "settled");
+        // a fresh client whose first round pushes and bootstraps: held in its validator call
+        SyncTestClient booter = new SyncTestClient(
+                        window.current(),
+                        new HttpTransport("http://localhost:" + port, partition),
+                        "booter",
+                        "booter-" + UUID.randomUUID())
+                .subscribe("todos", "todos", Map.of("list_id", List.of("l1")));
+        booter.state.logEpoch = settled.state.logEpoch;
+        String booted = booter.upsert("todos", TodoClients.todo("booted", "held", false), null);
+        double before = refused("partition_bootstraps");
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<?> first = pool.submit(() -> booter.sync());
+            long deadline = System.nanoTime() + DEADLINE.toNanos();
+            while (WebhookResource.hook.received.stream()
+                    .noneMatch(r -> r.body().contains("booter"))) {
+                assertTrue(System.nanoTime() < deadline, "the bootstrapping round never reached its validator");
+            }
+            HttpFailure f =
+                    org.junit.jupiter.api.Assertions.assertThrows(HttpFailure.class, () -> client(partition, "second"));
+            assertEquals(429, f.status, f.body);
+            JsonNode body = JSON.readTree(f.body);
+            assertEquals("sync.rate_limited", body.path("code").asText());
+            assertEquals(
+                    "partition_bootstraps", body.path("details").path("reason").asText());
+            assertEquals(2000, body.path("details").path("retryAfterMs").asLong());
+            assertEquals(before + 1, refused("partition_bootstraps"));
+            // the same moment: an incremental round of the partition, and another tenant's bootstrap
+            settled.sync();
+            SyncTestClient elsewhere = client("fair-boot-other-" + UUID.randomUUID(), "elsewhere");
+            assertTrue(elsewhere.state.logEpoch != null);
+            held.countDown();
+            first.get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
+        } finally {
+            held.countDown();
+            pool.shutdownNow();
+        }
+        assertTrue(SyncTestClient.applied(booter.result(booted)));
+        SyncTestClient second = client(partition, "second");
+        assertTrue(second.table("todos").containsKey("booted"));
     }
 }

@@ -32,7 +32,7 @@ class RoundAdmissionTest {
 
     private RoundAdmission admission(int perActor, int perPartition, long operations, int perPod) {
         return new RoundAdmission(
-                new RoundAdmission.Limits(perActor, perPartition, operations, perPod, Duration.ofMillis(1500)),
+                new RoundAdmission.Limits(perActor, perPartition, operations, perPod, 0, 0, Duration.ofMillis(1500)),
                 PushRate.OFF,
                 new RoundAdmission.Listener() {
                     @Override
@@ -58,7 +58,11 @@ class RoundAdmissionTest {
         final UniAssertSubscriber<String> sub;
 
         Held(RoundAdmission a, String partition, String actor, int ops) {
-            sub = a.admit(partition, actor, ops, 0, () -> Uni.createFrom().completionStage(end))
+            sub = a.admit(
+                            partition,
+                            actor,
+                            RoundAdmission.Demand.pushing(ops, 0),
+                            () -> Uni.createFrom().completionStage(end))
                     .subscribe()
                     .withSubscriber(UniAssertSubscriber.create());
         }
@@ -66,7 +70,7 @@ class RoundAdmissionTest {
 
     private static String refusedWith(RoundAdmission a, String partition, String actor, int ops) {
         boolean[] ran = {false};
-        Throwable f = a.admit(partition, actor, ops, 0, () -> {
+        Throwable f = a.admit(partition, actor, RoundAdmission.Demand.pushing(ops, 0), () -> {
                     ran[0] = true;
                     return Uni.createFrom().item("ran");
                 })
@@ -82,7 +86,11 @@ class RoundAdmissionTest {
     }
 
     private static String admitted(RoundAdmission a, String partition, String actor, int ops) {
-        return a.admit(partition, actor, ops, 0, () -> Uni.createFrom().item("ran"))
+        return a.admit(
+                        partition,
+                        actor,
+                        RoundAdmission.Demand.pushing(ops, 0),
+                        () -> Uni.createFrom().item("ran"))
                 .subscribe()
                 .withSubscriber(UniAssertSubscriber.create())
                 .assertCompleted()
@@ -163,13 +171,53 @@ class RoundAdmissionTest {
         assertNull(refusals.isEmpty() ? null : refusals);
     }
 
+    @Test
+    void bootstrappingRoundsHaveTheirOwnPlacesPerPartitionAndPerPod() {
+        RoundAdmission a = new RoundAdmission(
+                new RoundAdmission.Limits(0, 0, 0, 0, 1, 2, Duration.ofMillis(1500)),
+                PushRate.OFF,
+                new RoundAdmission.Listener() {});
+        RoundAdmission.Demand bootstrap = new RoundAdmission.Demand(0, 0, true);
+        CompletableFuture<String> end = new CompletableFuture<>();
+        UniAssertSubscriber<String> first = a.admit(
+                        "p", "x", bootstrap, () -> Uni.createFrom().completionStage(end))
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create());
+        assertEquals(RoundAdmission.PARTITION_BOOTSTRAPS, bootstrapRefusal(a, "p", "y"));
+        assertEquals("ran", admitted(a, "p", "y", 0), "a round without a bootstrap keeps its place");
+        CompletableFuture<String> other = new CompletableFuture<>();
+        a.admit("q", "x", bootstrap, () -> Uni.createFrom().completionStage(other))
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create());
+        assertEquals(RoundAdmission.POD_BOOTSTRAPS, bootstrapRefusal(a, "r", "x"));
+        end.complete("done");
+        first.assertCompleted();
+        assertNull(bootstrapRefusal(a, "p", "y"), "the partition's place is given back");
+        other.complete("done");
+    }
+
+    /** The reason a bootstrapping round is refused with, or {@code null} when it is admitted (and ends at once). */
+    private static String bootstrapRefusal(RoundAdmission a, String partition, String actor) {
+        Throwable f = a.admit(
+                        partition,
+                        actor,
+                        new RoundAdmission.Demand(0, 0, true),
+                        () -> Uni.createFrom().item("ran"))
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create())
+                .getFailure();
+        return f == null
+                ? null
+                : (String) assertInstanceOf(SyncError.class, f).details().get("reason");
+    }
+
     // ------------------------------------------------------------------------------------ push rates (issue 45)
 
     private final long[] now = {0};
 
     private RoundAdmission rated(double opsPerPartition, double bytesPerPartition, double opsPerActor) {
         return new RoundAdmission(
-                new RoundAdmission.Limits(0, 0, 0, 0, Duration.ofMillis(1500)),
+                new RoundAdmission.Limits(0, 0, 0, 0, 0, 0, Duration.ofMillis(1500)),
                 new PushRate(
                         new PushRate.Limits(opsPerPartition, bytesPerPartition, opsPerActor, 0, Duration.ofSeconds(1)),
                         () -> now[0]),
@@ -182,7 +230,11 @@ class RoundAdmissionTest {
     }
 
     private static Throwable pushing(RoundAdmission a, String partition, String actor, int ops, long bytes) {
-        return a.admit(partition, actor, ops, bytes, () -> Uni.createFrom().item("ran"))
+        return a.admit(
+                        partition,
+                        actor,
+                        RoundAdmission.Demand.pushing(ops, bytes),
+                        () -> Uni.createFrom().item("ran"))
                 .subscribe()
                 .withSubscriber(UniAssertSubscriber.create())
                 .getFailure();
