@@ -71,6 +71,11 @@ public final class RoundAdmission {
          * {@link #POD_ROUNDS}.
          */
         default void refused(String limit) {}
+
+        /** A round of {@code partition} was refused by {@code limit}; by default {@link #refused(String)}. */
+        default void refused(String partition, String limit) {
+            refused(limit);
+        }
     }
 
     private final Limits limits;
@@ -103,7 +108,7 @@ public final class RoundAdmission {
         return Uni.createFrom().deferred(() -> {
             String refused = acquire(partition, actor, operations);
             if (refused != null) {
-                listener.refused(refused);
+                listener.refused(partition, refused);
                 return Uni.createFrom().failure(refusal(refused));
             }
             listener.admitted();
