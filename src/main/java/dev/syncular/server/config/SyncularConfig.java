@@ -102,6 +102,31 @@ public interface SyncularConfig {
      */
     Fairness fairness();
 
+    /**
+     * {@code syncular.tenants.*}: the loudest partitions (tenants) of the last minute — database time, committed
+     * bytes, fan-out bytes, refusals — counted per pod, exported as bounded gauges and published to the shared
+     * storage for the console's Tenants page.
+     */
+    Tenants tenants();
+
+    interface Tenants {
+        /**
+         * How many partitions each figure names: the gauges {@code syncular_tenant_top_*} carry at most this many
+         * series each, and each pod publishes its top this-many in every figure.
+         */
+        @WithDefault("20")
+        int topN();
+
+        /**
+         * Time between two refreshes of the gauges and publications of this pod's top partitions (scheduler
+         * {@code every}); {@code off} stops both on this pod. A pod not heard from for three intervals drops out of
+         * the merged view.
+         */
+        @WithDefault("10s")
+        @WithConverter(ScheduleInterval.class)
+        Duration publishInterval();
+    }
+
     interface Fairness {
         /** Rounds of one actor (of one partition) in flight on this pod. */
         @WithDefault("8")

@@ -100,6 +100,10 @@ public final class SyncularConfigValidator implements ConfigValidator {
                     + config.realtime().presenceRate() + " and "
                     + config.realtime().presenceBurst());
         }
+        if (config.tenants().topN() < 1 || config.tenants().topN() > 1000) {
+            out.add(prefix + ".tenants.top-n must be 1 to 1000, was "
+                    + config.tenants().topN());
+        }
         if (storage.jobLease().toMillis() < 1000) {
             out.add(prefix + ".storage.job-lease must be at least 1s, was " + storage.jobLease());
         }

@@ -22,6 +22,7 @@ import dev.syncular.server.ops.ScopeResolverFailures;
 import dev.syncular.server.ops.ServeGateMetrics;
 import dev.syncular.server.ops.StorageReadiness;
 import dev.syncular.server.ops.SyncMetrics;
+import dev.syncular.server.ops.TenantLoad;
 import dev.syncular.server.realtime.RealtimeChannel;
 import dev.syncular.server.realtime.RealtimeHub;
 import dev.syncular.server.schema.CompiledSchema;
@@ -254,14 +255,15 @@ public class EngineProducer {
             ReadReplicas replicas,
             RegisteredQueries queries,
             BufferBudget budget,
-            BlockingPools pools) {
+            BlockingPools pools,
+            TenantLoad tenantLoad) {
         return Assembly.engine(Assembly.configured(
                         EngineParts.builder(window, storage, segments, failures.observe(resolver)),
                         config,
                         fairnessMetrics,
                         pools.images())
                 .merger(mergers)
-                .observer(SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics))
+                .observer(SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics, tenantLoad))
                 .urls(ConfiguredParts.urls(config, segments))
                 .blobs(blobs)
                 .policy(policy)
@@ -292,7 +294,8 @@ public class EngineProducer {
             BufferBudget budget,
             BoundedPgPool datasource,
             Tracing tracing,
-            ReadReplicas replicas) {
+            ReadReplicas replicas,
+            TenantLoad tenantLoad) {
         String podId = RealtimeHub.podId(System.getenv("HOSTNAME"));
         Realtime built = Assembly.realtime(new RealtimeParts(
                 Assembly.realtimeSettings(config.realtime(), podId, datasource.listenOptions(podId)),
@@ -308,6 +311,18 @@ public class EngineProducer {
                 tracing));
         // the read replicas' freshness rule: the commits this pod heard announced (docs/SCALING.md)
         built.hub().addCommitListener(Assembly.announcements(replicas));
+        // the loudest tenants: each partition's delta bytes and held presence publishes on this pod
+        built.hub().partitionTraffic(new RealtimeHub.PartitionTraffic() {
+            @Override
+            public void deltaSent(String partition, long bytes) {
+                tenantLoad.fanout(partition, bytes);
+            }
+
+            @Override
+            public void presenceCoalesced(String partition) {
+                tenantLoad.presenceCoalesced(partition);
+            }
+        });
         return built;
     }
 

@@ -14,18 +14,22 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Micrometer meters of the per-actor / per-partition round admission ({@link RoundAdmission}):
  * {@code syncular.fairness.refused} by {@code limit} ({@code actor_rounds}, {@code partition_rounds},
- * {@code actor_operations}, {@code pod_rounds}, {@code partition_bootstraps}, {@code pod_bootstraps}, and the push rates' {@code partition_push_operations},
- * {@code partition_push_bytes}, {@code actor_push_operations}, {@code actor_push_bytes}) — rounds answered {@code sync.rate_limited} — and the gauge
- * {@code syncular.fairness.rounds.in.flight}, the admitted rounds still running on this pod.
+ * {@code actor_operations}, {@code pod_rounds}, {@code partition_bootstraps}, {@code pod_bootstraps}, and the push
+ * rates' {@code partition_push_operations}, {@code partition_push_bytes}, {@code actor_push_operations},
+ * {@code actor_push_bytes}) — rounds answered {@code sync.rate_limited} — and the gauge
+ * {@code syncular.fairness.rounds.in.flight}, the admitted rounds still running on this pod. Each refusal is also
+ * told to {@link TenantLoad} under its partition.
  */
 @Startup // meters exported from the start, at zero
 @ApplicationScoped
 public class FairnessMetrics implements RoundAdmission.Listener {
     private final AtomicInteger inFlight = new AtomicInteger();
     private final Map<String, Counter> refused;
+    private final TenantLoad tenants;
 
     @Inject
-    public FairnessMetrics(MeterRegistry registry) {
+    public FairnessMetrics(MeterRegistry registry, TenantLoad tenants) {
+        this.tenants = tenants;
         Gauge.builder("syncular.fairness.rounds.in.flight", inFlight, AtomicInteger::get)
                 .description("Sync rounds admitted and still running on this pod")
                 .strongReference(true)
@@ -63,5 +67,11 @@ public class FairnessMetrics implements RoundAdmission.Listener {
     @Override
     public void refused(String limit) {
         refused.get(limit).increment();
+    }
+
+    @Override
+    public void refused(String partition, String limit) {
+        refused(limit);
+        tenants.refused(partition, limit);
     }
 }

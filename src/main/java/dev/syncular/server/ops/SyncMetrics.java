@@ -123,7 +123,7 @@ public class SyncMetrics implements SyncObserver {
     }
 
     @Override
-    public void roundEnded(String outcome, long nanos) {
+    public void roundEnded(String partition, String outcome, Throwable failure, long nanos) {
         round(ErrorCode.of(outcome) != null || outcome.equals("ok") ? outcome : "other")
                 .record(nanos, TimeUnit.NANOSECONDS);
     }

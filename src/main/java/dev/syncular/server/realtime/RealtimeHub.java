@@ -131,6 +131,27 @@ public final class RealtimeHub {
         void notificationsLost();
     }
 
+    /**
+     * Told the realtime traffic of each partition on this pod (the loudest tenants, {@code ops.TenantLoad}), on the
+     * thread that sent it, often an event loop: return at once, never block.
+     */
+    public interface PartitionTraffic {
+        PartitionTraffic NONE = new PartitionTraffic() {};
+
+        /** A delta (§8.2) of {@code bytes} (as written, its tag included) was sent to a socket of {@code partition}. */
+        default void deltaSent(String partition, long bytes) {}
+
+        /** A presence publish (§8.6) of a connection of {@code partition} was held past the connection's rate. */
+        default void presenceCoalesced(String partition) {}
+    }
+
+    private volatile PartitionTraffic traffic = PartitionTraffic.NONE;
+
+    /** Where this hub tells each partition's traffic ({@link PartitionTraffic#NONE} until set). */
+    public void partitionTraffic(PartitionTraffic traffic) {
+        this.traffic = traffic;
+    }
+
     /** Adds a listener of the commit channel ({@link CommitListener}). */
     public void addCommitListener(CommitListener listener) {
         commitListeners.add(listener);
@@ -502,6 +523,7 @@ public final class RealtimeHub {
         synchronized (rate) {
             if (!rate.admit(m, System.nanoTime())) {
                 metrics.presenceCoalesced();
+                traffic.presenceCoalesced(s.ctx.partition());
                 scheduleHeldPresence(s);
                 return;
             }
@@ -770,8 +792,13 @@ public final class RealtimeHub {
                     return;
                 }
                 Message delta = RealtimeDelta.delta(s.logEpoch, s.registrations(), commit);
-                if (delta != null && s.deliver(seq, delta.encode(), settings.maxDeltaBytes(), metrics)) {
+                if (delta == null) {
+                    return;
+                }
+                byte[] encoded = delta.encode();
+                if (s.deliver(seq, encoded, settings.maxDeltaBytes(), metrics)) {
                     metrics.deltaLatency(commit.createdAtMs());
+                    traffic.deltaSent(n.partition(), encoded.length + 1L); // the channel tag byte and the delta
                 }
             }
         }

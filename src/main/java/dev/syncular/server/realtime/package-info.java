@@ -21,7 +21,10 @@
  *       one message or many) and the watch message cap; a message the transport drops for its size is answered
  *       (1009 with its reason, {@code operation.invalid_request} on the watch socket).</li>
  *   <li>{@link dev.syncular.server.realtime.RealtimeHub}: one PostgreSQL {@code LISTEN} connection, each
- *       notified commit read once and fanned out to the local sockets, §8.5 heartbeats and reaping, drain.</li>
+ *       notified commit read once and fanned out to the local sockets, §8.5 heartbeats and reaping, drain; it tells
+ *       each partition's delta bytes and held presence publishes to a
+ *       {@link dev.syncular.server.realtime.RealtimeHub.PartitionTraffic} (the loudest tenants, set by the
+ *       composition's producer).</li>
  *   <li>{@link dev.syncular.server.realtime.PresenceRegistry} and {@link dev.syncular.server.realtime.PresenceBus}:
  *       §8.6 presence, in memory, shared between pods by {@code NOTIFY}.</li>
  *   <li>{@link dev.syncular.server.realtime.CredentialLifetime}: a socket ends (4401) when the credential of its

@@ -13,7 +13,8 @@ public interface ServerStorage
                 AuthLeaseStorage,
                 ReactionStorage,
                 RowTables,
-                ConsoleSessionStorage {
+                ConsoleSessionStorage,
+                TenantLoadStorage {
 
     /** The namespace (the PostgreSQL schema) holding every storage object. */
     String pgSchema();

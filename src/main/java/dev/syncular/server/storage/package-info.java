@@ -28,9 +28,11 @@
  * (§7.3), {@link dev.syncular.server.storage.RowTables} (SQL names for the registered queries), {@link
  * dev.syncular.server.storage.ReadReplicas} (where a pull-only round reads: {@link
  * dev.syncular.server.storage.ReadRoute}, {@link dev.syncular.server.storage.PullReads}, told to a {@link
- * dev.syncular.server.storage.ReplicaObserver}; docs/SCALING.md "Reads from replicas") and {@link
+ * dev.syncular.server.storage.ReplicaObserver}; docs/SCALING.md "Reads from replicas"), {@link
  * dev.syncular.server.storage.ConsoleSessionStorage} (the operator console's sessions, {@link
- * dev.syncular.server.storage.ConsoleSession}: hashed ids every pod reads); {@link
+ * dev.syncular.server.storage.ConsoleSession}: hashed ids every pod reads) and {@link
+ * dev.syncular.server.storage.TenantLoadStorage} (each pod's loudest tenants, {@link
+ * dev.syncular.server.storage.TenantLoadRow}, summed over the pods for the console); {@link
  * dev.syncular.server.storage.ServerStorage} is all of them at once, for the composition root and the conformance
  * host that assemble servers from it.
  *

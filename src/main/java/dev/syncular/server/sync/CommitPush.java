@@ -336,7 +336,17 @@ final class CommitPush {
                 commit.clientCommitId(),
                 outcome,
                 code,
-                commit.operations().size());
+                commit.operations().size(),
+                pushedBytes(commit));
+    }
+
+    /** The size of a commit's operations as pushed (§6.1): each one's table, row id and sparse row payload. */
+    static long pushedBytes(PushCommit commit) {
+        long bytes = 0;
+        for (PushOperation op : commit.operations()) {
+            bytes += op.table().length() + op.rowId().length() + (op.payload() == null ? 0 : op.payload().length);
+        }
+        return bytes;
     }
 
     /** A retained result replays byte-equivalent: applied as {@code cached}, rejected unchanged (§2.3). */

@@ -102,6 +102,11 @@ public final class RoundAdmission {
          * {@link #POD_ROUNDS}, or one of {@link PushRate}'s.
          */
         default void refused(String limit) {}
+
+        /** A round of {@code partition} was refused by {@code limit}; by default {@link #refused(String)}. */
+        default void refused(String partition, String limit) {
+            refused(limit);
+        }
     }
 
     private final Limits limits;
@@ -139,7 +144,7 @@ public final class RoundAdmission {
         return Uni.createFrom().deferred(() -> {
             PushRate.Refusal refused = acquire(partition, actor, demand);
             if (refused != PushRate.Refusal.NONE) {
-                listener.refused(refused.limit());
+                listener.refused(partition, refused.limit());
                 return Uni.createFrom().failure(refusal(refused));
             }
             listener.admitted();

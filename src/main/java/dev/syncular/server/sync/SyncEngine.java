@@ -292,7 +292,8 @@ public final class SyncEngine {
                     }
                 })
                 .onItemOrFailure()
-                .invoke((frames, failure) -> observer.roundEnded(outcome(failure), System.nanoTime() - started));
+                .invoke((frames, failure) ->
+                        observer.roundEnded(partition, outcome(failure), failure, System.nanoTime() - started));
     }
 
     /** A round's outcome for the observer: {@code "ok"} or the §10 code it fails with (a bounded set). */

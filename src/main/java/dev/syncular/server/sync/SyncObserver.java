@@ -38,7 +38,8 @@ public interface SyncObserver {
 
     /**
      * One pushed commit, after its transaction committed. {@code code} is the §10 code of the refusing result
-     * ({@code null} when applied or replayed); {@code operations} the commit's operation count.
+     * ({@code null} when applied or replayed); {@code operations} the commit's operation count; {@code bytes} the
+     * size of its operations as pushed (§6.1: table, row id and sparse row payload of each).
      */
     record Commit(
             String partition,
@@ -46,10 +47,16 @@ public interface SyncObserver {
             String clientCommitId,
             CommitOutcome outcome,
             String code,
-            int operations) {}
+            int operations,
+            long bytes) {}
 
-    /** A round ended after {@code nanos}: {@code outcome} is {@code "ok"} or the §10 code it failed with. */
-    default void roundEnded(String outcome, long nanos) {}
+    /**
+     * A round of {@code partition} that was admitted ({@link RoundAdmission}) ended after {@code nanos}, from its entry
+     * read to its last statement: {@code outcome} is {@code "ok"} or the §10 code it failed with, {@code failure} what
+     * it failed with ({@code null} when it succeeded) — a transient storage refusal among them, which the binding
+     * answers {@code sync.rate_limited} (§10.2).
+     */
+    default void roundEnded(String partition, String outcome, Throwable failure, long nanos) {}
 
     default void commitPushed(Commit commit) {}
 
@@ -82,8 +89,8 @@ public interface SyncObserver {
         List<SyncObserver> all = List.of(observers);
         return new SyncObserver() {
             @Override
-            public void roundEnded(String outcome, long nanos) {
-                all.forEach(o -> o.roundEnded(outcome, nanos));
+            public void roundEnded(String partition, String outcome, Throwable failure, long nanos) {
+                all.forEach(o -> o.roundEnded(partition, outcome, failure, nanos));
             }
 
             @Override

@@ -42,7 +42,8 @@
  *   <li>Blobs (§5.9): {@link dev.syncular.server.sync.BlobService}, the upload / download / sweep logic of the
  *       blob routes.</li>
  *   <li>Operations: {@link dev.syncular.server.sync.SyncObserver}, what the engine tells metrics and the admin
- *       event tail (rounds, commits, pulled rows, segment bytes, SQLite images, serve-gate refusals) without
+ *       event tail (rounds and commits with their partition, pulled rows, segment bytes, SQLite images,
+ *       serve-gate refusals) without
  *       depending on them; the edge implements it. {@link dev.syncular.server.sync.Tracing}, the spans of rounds,
  *       pushes, pulls, segment builds and downloads (OpenTelemetry's API; {@code Tracing.OFF} without tracing),
  *       also used by the webhooks, remote operations and the realtime fan-out.</li>

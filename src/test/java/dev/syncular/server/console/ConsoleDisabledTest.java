@@ -20,6 +20,7 @@ class ConsoleDisabledTest {
             "/console/sign-in",
             "/console/overview",
             "/console/partitions",
+            "/console/tenants",
             "/console/assets/console.js",
             "/console/events/stream"
         }) {

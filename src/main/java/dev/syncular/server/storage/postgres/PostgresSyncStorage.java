@@ -25,6 +25,7 @@ import dev.syncular.server.storage.SocketDisconnect;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.storage.TenantLoadRow;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Tuple;
@@ -106,6 +107,7 @@ public final class PostgresSyncStorage implements ServerStorage {
     private final JobLocks jobs;
     private final PostgresReactionStore reactions;
     private final ConsoleSessions consoleSessions;
+    private final TenantLoadTable tenantLoad;
     private final RecentCommits recent;
 
     /**
@@ -131,6 +133,7 @@ public final class PostgresSyncStorage implements ServerStorage {
         jobs = new JobLocks(pool, pgSchema, settings.jobLease());
         reactions = new PostgresReactionStore(pool, pgSchema);
         consoleSessions = new ConsoleSessions(pool, pgSchema);
+        tenantLoad = new TenantLoadTable(pool, pgSchema);
         recent =
                 settings.recentCommitBytes() == 0 ? RecentCommits.OFF : new RecentCommits(settings.recentCommitBytes());
         pushes = new PushQueue(
@@ -355,6 +358,18 @@ public final class PostgresSyncStorage implements ServerStorage {
     @Override
     public Uni<Boolean> deleteConsoleSession(byte[] idHash) {
         return consoleSessions.delete(idHash);
+    }
+
+    // ---- the loudest tenants of every pod ----------------------------------------------------------------
+
+    @Override
+    public Uni<Void> publishTenantLoad(String podId, long nowMs, long staleBeforeMs, List<TenantLoadRow> rows) {
+        return tenantLoad.publish(podId, nowMs, staleBeforeMs, rows);
+    }
+
+    @Override
+    public Uni<List<TenantLoadRow>> readTenantLoad(long liveSinceMs) {
+        return tenantLoad.read(liveSinceMs);
     }
 
     @Override

@@ -77,7 +77,9 @@ import java.util.function.Function;
  *       {@code log_epoch} it was issued in, and the unique index {@code sync_auth_leases_by_id (partition_id,
  *       lease_id)} ({@link PostgresAuthLeaseStore});
  *   <li>{@code sync_console_sessions(id_hash PK)} — operator console sessions: the SHA-256 of the session id, who
- *       signed in, the CSRF token and the expiry ({@link ConsoleSessions}).
+ *       signed in, the CSRF token and the expiry ({@link ConsoleSessions});
+ *   <li>{@code sync_tenant_load(pod_id, partition_id) PK} — each pod's loudest tenants of the last minute, with
+ *       the time the pod wrote them ({@link TenantLoadTable}).
  * </ul>
  *
  * Each of these is a {@link DdlStep} with a catalog probe: a start-up that finds every object runs no DDL.
@@ -261,6 +263,7 @@ final class StorageSchemaMigration {
         List<DdlStep> steps = new ArrayList<>(tablesDdl());
         steps.addAll(PostgresAuthLeaseStore.ddl(pgSchema)); // §7.3 auth leases
         steps.addAll(ConsoleSessions.ddl(pgSchema)); // operator console sign-ins
+        steps.addAll(TenantLoadTable.ddl(pgSchema)); // each pod's loudest tenants
         return List.copyOf(steps);
     }
 

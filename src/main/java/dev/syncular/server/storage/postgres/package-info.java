@@ -81,6 +81,10 @@
  * {@code sync_console_sessions} under the SHA-256 of the session id (never the id), with the principal, the CSRF
  * token and the expiry; an expired row is never read and the next sign-in deletes it.
  *
+ * <p>The loudest tenants: {@link dev.syncular.server.storage.postgres.TenantLoadTable} keeps each pod's top
+ * partitions of the last minute in {@code sync_tenant_load} (a pod replaces its own rows in one transaction and
+ * deletes those of pods gone quiet); a reader sums the recent rows per partition in one statement.
+ *
  * <p>Only the facade and the read replicas are public (with the static helpers other PostgreSQL stores of the same schema use:
  * {@code q}, {@code applyDdl} with its {@code DdlStep}s, {@code readCommitted}, {@code busy},
  * {@code rowTableName}). May depend on {@code storage}, {@code schema},
