@@ -5,6 +5,7 @@ import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.TenantLoadRow;
 import dev.syncular.server.storage.postgres.PostgresStores;
+import dev.syncular.server.sync.PushRate;
 import dev.syncular.server.sync.RoundAdmission;
 import dev.syncular.server.sync.SyncObserver;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -36,7 +37,8 @@ import java.util.function.ToLongFunction;
  *       applied commit ({@link SyncObserver#commitPushed}).
  *   <li>Fan-out bytes: realtime deltas (§8.2) written to the partition's sockets on this pod, as encoded.
  *   <li>Refusals, by reason: the fairness limits ({@link RoundAdmission}: {@code actor_rounds},
- *       {@code partition_rounds}, {@code actor_operations}, {@code pod_rounds}), the transient storage refusals a
+ *       {@code partition_rounds}, {@code actor_operations}, {@code pod_rounds}, {@code partition_bootstraps},
+ *       {@code pod_bootstraps}; {@link PushRate}'s four push rates), the transient storage refusals a
  *       round is answered {@code sync.rate_limited} with ({@code queue_full}, {@code lock_timeout},
  *       {@code statement_timeout}, …), and {@code presence_coalesced} (§8.6 publishes held past a connection's rate).
  *       A request refused before it is authenticated (the buffer budget's {@code memory_budget}, a wrong credential)
@@ -71,6 +73,12 @@ public class TenantLoad implements SyncObserver {
             RoundAdmission.PARTITION_ROUNDS,
             RoundAdmission.ACTOR_OPERATIONS,
             RoundAdmission.POD_ROUNDS,
+            RoundAdmission.PARTITION_BOOTSTRAPS,
+            RoundAdmission.POD_BOOTSTRAPS,
+            PushRate.PARTITION_OPERATIONS,
+            PushRate.PARTITION_BYTES,
+            PushRate.ACTOR_OPERATIONS,
+            PushRate.ACTOR_BYTES,
             "queue_full",
             "lock_timeout",
             "statement_timeout",
