@@ -73,6 +73,11 @@ public class ConsoleAccess {
     private final CredentialAttempts attempts;
     /** The admin token's SHA-256, the key every stored session id is bound to ({@link #hash(String, String)}). */
     private final byte[] credential;
+    /**
+     * The key of sessions a JWT opened: {@link #credential} with the role claim and role that granted them, so a pod
+     * configured with another console role (a revoked role) knows none of them ({@link #hash(String)}).
+     */
+    private final byte[] roleCredential;
 
     @Inject
     public ConsoleAccess(
@@ -96,6 +101,10 @@ public class ConsoleAccess {
                         config.admin().console().roleClaim(),
                         config.admin().console().role().get())
                 : ConsoleRole.OFF;
+        this.roleCredential = keyed(
+                credential,
+                "role\u0000" + config.admin().console().roleClaim() + '\u0000'
+                        + config.admin().console().role().orElse(""));
     }
 
     /** Whether a JWT with the admin role signs in too (JWT authentication and {@code role} configured). */
@@ -207,7 +216,8 @@ public class ConsoleAccess {
      * after the session TTL, or with the JWT that opened it if that is sooner.
      */
     public Uni<Response> open(ConsoleRole.Grant grant, String next) {
-        String id = random();
+        // a JWT's session id starts with '.' (outside the base64url alphabet of random ids): its key is role-bound
+        String id = ADMIN_TOKEN_PRINCIPAL.equals(grant.principal()) ? random() : JWT_SESSION + random();
         long now = System.currentTimeMillis();
         long expires = Math.min(now + ttlMs, grant.untilMs());
         ConsoleSession s = new ConsoleSession(hash(id), grant.principal(), random(), now, expires);
@@ -332,9 +342,16 @@ public class ConsoleAccess {
         return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
     }
 
-    /** The stored key of session {@code sessionId} under this pod's admin token ({@link #hash(String, String)}). */
+    /** The first character of the id of a session a JWT opened. */
+    static final String JWT_SESSION = ".";
+
+    /**
+     * The stored key of session {@code sessionId} under this pod's admin token ({@link #hash(String, String)}), and
+     * for a session a JWT opened also under its console role and role claim (issue 45: a role taken out of the
+     * configuration ends every session it granted, on every pod that runs without it).
+     */
     byte[] hash(String sessionId) {
-        return keyed(credential, sessionId);
+        return keyed(sessionId.startsWith(JWT_SESSION) ? roleCredential : credential, sessionId);
     }
 
     /**
