@@ -80,6 +80,13 @@ public interface OperationsConfig {
         int maxPerPod();
 
         /**
+         * Active watches of one partition's sockets on the pod; one more is answered {@code sync.rate_limited}, so one
+         * tenant cannot take the pod's watches from the others.
+         */
+        @WithDefault("1000")
+        int maxPerPartition();
+
+        /**
          * The shortest time between the starts of two runs of one watch; commits inside it coalesce into one
          * rerun at its end. {@code 0} = rerun as soon as the previous run ended.
          */
@@ -89,6 +96,13 @@ public interface OperationsConfig {
         /** Watch runs executing at once on the pod (each holds one pooled connection); the rest wait in order. */
         @WithDefault("8")
         int maxConcurrentRuns();
+
+        /**
+         * Watch runs of one partition executing at once on the pod; the partitions' waiting runs start in turn, so a
+         * tenant whose commits rerun many watches waits behind its own runs, not the others ahead of theirs.
+         */
+        @WithDefault("2")
+        int maxConcurrentRunsPerPartition();
 
         /** The largest client message of the socket; a larger one is {@code operation.invalid_request}. */
         @WithDefault("64K")

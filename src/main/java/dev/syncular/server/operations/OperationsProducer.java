@@ -177,8 +177,10 @@ public class OperationsProducer {
                 new WatchConfig(
                         w.maxPerConnection(),
                         w.maxPerPod(),
+                        w.maxPerPartition(),
                         w.minRerunInterval(),
                         w.maxConcurrentRuns(),
+                        w.maxConcurrentRunsPerPartition(),
                         w.maxMessageBytes().asLongValue()),
                 vertx,
                 pool,

@@ -5,6 +5,7 @@ import io.smallrye.mutiny.Uni;
 import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,8 +19,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ({@link CommitTables}: one index-only read per commit, only for partitions with watches); commits to other
  * tables rerun nothing. Each watch: at most one run in flight, one dirty flag, runs no closer than
  * {@link WatchConfig#minRerunInterval()} (commits inside it coalesce into one rerun), at most
- * {@link WatchConfig#maxConcurrentRuns()} runs of the pod at once ({@link WatchRuns}); caps on watches per
- * connection and per pod; identical watches of one connection waiting for a slot share one run. Nothing here blocks: runs are subscribed on worker threads, timers are Vert.x timers.
+ * {@link WatchConfig#maxConcurrentRuns()} runs of the pod at once and
+ * {@link WatchConfig#maxConcurrentRunsPerPartition()} of one partition, the partitions' waiting runs started in
+ * turn ({@link WatchRuns}); caps on watches per connection, per partition and per pod; identical watches of one connection waiting for a slot share one run. Nothing here blocks: runs are subscribed on worker threads, timers are Vert.x timers.
  */
 public final class QueryWatches {
     private final RemoteOperations operations;
@@ -30,13 +32,15 @@ public final class QueryWatches {
     private final ConcurrentHashMap<String, Set<WatchSession>> byPartition = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<RunKey, PendingRun> pending = new ConcurrentHashMap<>();
     private final AtomicInteger active = new AtomicInteger();
+    /** Active watches by partition (an entry only while non-zero; guarded by its own lock). */
+    private final HashMap<String, Integer> perPartition = new HashMap<>();
 
     public QueryWatches(RemoteOperations operations, WatchConfig config, Vertx vertx, Pool pool, String changesTable) {
         this.operations = operations;
         this.config = config;
         this.vertx = vertx;
         this.commitTables = new CommitTables(pool, changesTable);
-        this.runs = new WatchRuns(config.maxConcurrentRuns());
+        this.runs = new WatchRuns(config.maxConcurrentRuns(), config.maxConcurrentRunsPerPartition());
     }
 
     /** A new connection of {@code ctx} (authenticated at the upgrade) answering through {@code outbound}. */
@@ -167,7 +171,7 @@ public final class QueryWatches {
         if (run == null) {
             return; // joined a run still waiting for its slot
         }
-        runs.submit(() -> {
+        runs.submit(s.ctx.partition(), () -> {
                     pending.compute(key, (k, p) -> {
                         run.started = true; // from here on nobody joins: the member list is final
                         return p == run ? null : p;
@@ -221,21 +225,28 @@ public final class QueryWatches {
         }
     }
 
-    /** One more watch for the pod, unless it holds {@link WatchConfig#maxPerPod()}. */
-    boolean reserve() {
-        while (true) {
-            int now = active.get();
-            if (now >= config.maxPerPod()) {
+    /**
+     * One more watch for the pod and {@code partition}, unless the pod holds {@link WatchConfig#maxPerPod()} or the
+     * partition {@link WatchConfig#maxPerPartition()} of them on this pod (issue 45: one tenant cannot take the pod's
+     * watches from the others).
+     */
+    boolean reserve(String partition) {
+        synchronized (perPartition) {
+            int mine = perPartition.getOrDefault(partition, 0);
+            if (active.get() >= config.maxPerPod() || mine >= config.maxPerPartition()) {
                 return false;
             }
-            if (active.compareAndSet(now, now + 1)) {
-                return true;
-            }
+            active.incrementAndGet();
+            perPartition.put(partition, mine + 1);
+            return true;
         }
     }
 
-    void release() {
-        active.decrementAndGet();
+    void release(String partition) {
+        synchronized (perPartition) {
+            active.decrementAndGet();
+            perPartition.computeIfPresent(partition, (k, n) -> n <= 1 ? null : n - 1);
+        }
     }
 
     /** Active watches of the pod. */

@@ -2,74 +2,104 @@ package dev.syncular.server.operations;
 
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * The pod's watch runs (REMOTE.md §6): at most {@code slots} execute at once, the others wait oldest first, so
- * a commit touching many watches asks the pool for a bounded number of connections. A run is subscribed on a
- * worker thread (scope resolution and authorizers may block), never on the event loop that heard the commit.
+ * The pod's watch runs (REMOTE.md §6): at most {@code slots} execute at once, so a commit touching many watches asks
+ * the pool for a bounded number of connections, and at most {@code slotsPerPartition} of one partition (issue 45).
+ * Waiting runs are queued per partition, oldest first, and the partitions take the free slots in turn: a tenant whose
+ * commits rerun a thousand watches waits behind its own runs, while another tenant's run starts after at most one run
+ * of each other partition. A run is subscribed on a worker thread (scope resolution and authorizers may block), never
+ * on the event loop that heard the commit.
  */
 final class WatchRuns {
     private final int slots;
-    private final AtomicInteger running = new AtomicInteger();
-    private final ConcurrentLinkedQueue<Runnable> waiting = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger queued = new AtomicInteger();
+    private final int slotsPerPartition;
+    /** Waiting runs by partition, in the order the partitions take turns (guarded by this). */
+    private final LinkedHashMap<String, ArrayDeque<Runnable>> waiting = new LinkedHashMap<>();
+    /** Running runs by partition (an entry only while non-zero; guarded by this). */
+    private final Map<String, Integer> running = new HashMap<>();
 
-    WatchRuns(int slots) {
+    private int runningTotal;
+    private int queued;
+
+    WatchRuns(int slots, int slotsPerPartition) {
         this.slots = slots;
+        this.slotsPerPartition = slotsPerPartition;
     }
 
-    /** {@code work} once a slot is free. */
-    Uni<OperationValue> submit(Supplier<Uni<OperationValue>> work) {
+    /** {@code work} of {@code partition} once a slot is free for it. */
+    Uni<OperationValue> submit(String partition, Supplier<Uni<OperationValue>> work) {
         return Uni.createFrom().emitter(em -> {
-            waiting.add(() -> Uni.createFrom()
+            Runnable run = () -> Uni.createFrom()
                     .<OperationValue>deferred(work::get)
                     .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
                     .subscribe()
                     .with(
                             v -> {
-                                release();
+                                release(partition);
                                 em.complete(v);
                             },
                             e -> {
-                                release();
+                                release(partition);
                                 em.fail(e);
-                            }));
-            queued.incrementAndGet();
+                            });
+            synchronized (this) {
+                waiting.computeIfAbsent(partition, p -> new ArrayDeque<>()).add(run);
+                queued++;
+            }
             drain();
         });
     }
 
     /** Runs waiting to start. */
-    int backlog() {
-        return queued.get();
+    synchronized int backlog() {
+        return queued;
     }
 
-    private void release() {
-        running.decrementAndGet();
+    private void release(String partition) {
+        synchronized (this) {
+            runningTotal--;
+            running.computeIfPresent(partition, (k, n) -> n <= 1 ? null : n - 1);
+        }
         drain();
     }
 
+    /** Starts waiting runs while slots are free, the partitions in turn; started outside the lock. */
     private void drain() {
         while (true) {
-            int now = running.get();
-            if (now >= slots || waiting.isEmpty()) {
-                return;
-            }
-            if (!running.compareAndSet(now, now + 1)) {
-                continue;
-            }
-            Runnable next = waiting.poll();
-            if (next == null) {
-                running.decrementAndGet();
-                if (waiting.isEmpty()) {
+            Runnable next = null;
+            synchronized (this) {
+                if (runningTotal >= slots) {
                     return;
                 }
-                continue;
+                for (Iterator<Map.Entry<String, ArrayDeque<Runnable>>> it =
+                                waiting.entrySet().iterator();
+                        it.hasNext(); ) {
+                    Map.Entry<String, ArrayDeque<Runnable>> e = it.next();
+                    String partition = e.getKey();
+                    if (running.getOrDefault(partition, 0) >= slotsPerPartition) {
+                        continue;
+                    }
+                    next = e.getValue().poll();
+                    it.remove();
+                    if (!e.getValue().isEmpty()) {
+                        waiting.put(partition, e.getValue()); // its turn taken: to the back of the line
+                    }
+                    running.merge(partition, 1, Integer::sum);
+                    runningTotal++;
+                    queued--;
+                    break;
+                }
+                if (next == null) {
+                    return;
+                }
             }
-            queued.decrementAndGet();
             next.run();
         }
     }

@@ -104,9 +104,10 @@ public final class WatchSession {
             } else if (watches.size() >= hub.config().maxPerConnection()) {
                 refused = new OperationException(
                         OperationErrorCode.WATCH_LIMIT, "this connection holds its maximum of watches");
-            } else if (!hub.reserve()) {
+            } else if (!hub.reserve(ctx.partition())) {
                 refused = new OperationException(
-                        OperationErrorCode.WATCH_LIMIT, "the server holds its maximum of watches");
+                        OperationErrorCode.WATCH_LIMIT,
+                        "the server holds its maximum of watches (of the pod or the partition)");
             } else {
                 w = new Watch(m, tables, binary);
                 watches.put(m.watchId(), w);
@@ -138,7 +139,7 @@ public final class WatchSession {
             }
             w.removed = true;
         }
-        hub.release();
+        hub.release(ctx.partition());
     }
 
     /** The connection closed: every watch is removed (§6), a run in flight answers nothing. */

@@ -79,6 +79,7 @@ class OperationWatchTest {
             m.put("syncular.dev-auth.allowed-scopes", "{\"list_id\":[\"l1\",\"l2\"]}");
             m.put("syncular.operations.watch.max-per-connection", "3");
             m.put("syncular.operations.watch.max-per-pod", "5");
+            m.put("syncular.operations.watch.max-per-partition", "4");
             m.put("syncular.operations.watch.min-rerun-interval", "1s");
             m.put("syncular.operations.watch.max-connections", "4");
             return m;
@@ -454,7 +455,7 @@ class OperationWatchTest {
     }
 
     @Test
-    void capsPerConnectionAndPerPod() throws Exception {
+    void capsPerConnectionPerPartitionAndPerPod() throws Exception {
         RealtimeSocket s = socket();
         for (String id : List.of("a", "b", "c")) {
             send(s, watch(id, "todosInList", "l1"));
@@ -465,12 +466,16 @@ class OperationWatchTest {
         RealtimeSocket t = socket();
         send(t, watch("e", "todosInList", "l1"));
         snapshot(t, "e");
+        // issue 45: the partition holds its 4 watches of the pod; another tenant's watch is still served
         send(t, watch("f", "todosInList", "l1"));
-        snapshot(t, "f");
+        watchError(t, "f", "sync.rate_limited", true);
+        RealtimeSocket elsewhere = socket("writer", partition + "-other");
+        send(elsewhere, watch("f", "todosInList", "l1"));
+        snapshot(elsewhere, "f");
         assertEquals(5, watches.activeWatches());
-        send(t, watch("g", "todosInList", "l1"));
-        watchError(t, "g", "sync.rate_limited", true);
-        // an unwatch frees a place
+        send(elsewhere, watch("g", "todosInList", "l1"));
+        watchError(elsewhere, "g", "sync.rate_limited", true);
+        // an unwatch frees a place of the pod and of its partition
         send(s, unwatch("a"));
         await(() -> watches.activeWatches() == 4, "unwatch releases the pod's place");
         send(t, watch("g", "todosInList", "l1"));
