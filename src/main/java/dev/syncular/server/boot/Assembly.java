@@ -162,7 +162,8 @@ public final class Assembly {
                 c.outboundBufferBytes().asLongValue(),
                 c.outboundStuckTimeout(),
                 c.presenceRate(),
-                c.presenceBurst());
+                c.presenceBurst(),
+                c.fanoutBytesPerSecondPerPartition().asLongValue());
     }
 
     /**

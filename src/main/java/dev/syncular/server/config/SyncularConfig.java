@@ -575,6 +575,13 @@ public interface SyncularConfig {
         @WithDefault("256K")
         MemorySize maxDeltaBytes();
 
+        /**
+         * Delta bytes per second one partition fans out to the sockets of this pod (2 s of burst); past it the
+         * partition's deltas become {@code catchup_required} wake-ups and its clients pull. {@code 0} = off.
+         */
+        @WithDefault("32M")
+        MemorySize fanoutBytesPerSecondPerPartition();
+
         /** Deltas sent but not yet acknowledged per connection; one more drops to a wake-up (§8.2). */
         @WithDefault("64")
         int maxUnackedDeltas();

@@ -215,7 +215,8 @@ public final class ConformanceInstance {
                     1L << 20,
                     Duration.ofSeconds(30),
                     0,
-                    1);
+                    1,
+                    0);
             Realtime built = Assembly.realtime(new RealtimeParts(
                     settings,
                     storage,

@@ -6,6 +6,7 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.RealtimeSignals;
 import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.sync.RateBuckets;
 import dev.syncular.server.sync.RealtimeDelta;
 import dev.syncular.server.sync.Tracing;
 import dev.syncular.server.wire.Message;
@@ -71,7 +72,8 @@ public final class RealtimeHub {
             long outboundBufferBytes,
             Duration outboundStuckTimeout,
             double presencePerSecond,
-            int presenceBurst) {
+            int presenceBurst,
+            double fanoutBytesPerSecond) {
         public Settings {
             if (listen.isEmpty()) {
                 throw new IllegalArgumentException("a realtime hub needs the connection options of one database host");
@@ -95,6 +97,12 @@ public final class RealtimeHub {
      * waiting oldest first; past that a partition's sockets are woken instead.
      */
     private final FanoutReads fanoutReads = new FanoutReads(FANOUT_READS, FANOUT_BACKLOG);
+    /**
+     * Fan-out bytes per second of each partition on this pod ({@code Settings#fanoutBytesPerSecond}, 2 s of burst):
+     * past its share a partition's deltas become wake-ups, so one tenant's large commits to many sockets cannot take
+     * the pod's network and event loops from the others (issue 45). Guarded by itself.
+     */
+    private final RateBuckets fanoutShares;
 
     private static final int FANOUT_READS = 8;
     private static final int FANOUT_BACKLOG = 10_000;
@@ -183,6 +191,7 @@ public final class RealtimeHub {
             Tracing tracing) {
         this.tracing = tracing;
         this.settings = settings;
+        this.fanoutShares = new RateBuckets(settings.fanoutBytesPerSecond(), Duration.ofSeconds(2), System::nanoTime);
         this.serves = serves;
         this.storage = storage;
         this.signals = signals;
@@ -796,7 +805,20 @@ public final class RealtimeHub {
                     return;
                 }
                 byte[] encoded = delta.encode();
+                long wait;
+                synchronized (fanoutShares) {
+                    wait = fanoutShares.waitMs(n.partition());
+                }
+                if (wait > 0) {
+                    // issue 45: the partition used its fan-out bytes on this pod; its client catches up by a pull
+                    metrics.fanoutShareRefusal();
+                    s.suppress(WakeReason.CATCHUP_REQUIRED, metrics);
+                    return;
+                }
                 if (s.deliver(seq, encoded, settings.maxDeltaBytes(), metrics)) {
+                    synchronized (fanoutShares) {
+                        fanoutShares.take(n.partition(), encoded.length + 1L);
+                    }
                     metrics.deltaLatency(commit.createdAtMs());
                     traffic.deltaSent(n.partition(), encoded.length + 1L); // the channel tag byte and the delta
                 }

@@ -24,6 +24,7 @@ final class RealtimeMetrics {
     private final Counter stuckCloses;
     private final Counter presenceNotifyDrops;
     private final Counter presenceCoalesced;
+    private final Counter fanoutShares;
     private final Counter fanoutOverflows;
     private final AtomicReference<Double> notifyQueueUsage = new AtomicReference<>(0.0);
     private final Timer deltaLatency;
@@ -62,6 +63,10 @@ final class RealtimeMetrics {
         }
         reconnects = registry.counter("syncular.realtime.listen.reconnects");
         budgetRefusals = registry.counter("syncular.realtime.outbound.refusals");
+        fanoutShares = Counter.builder("syncular.realtime.fanout.share.refusals")
+                .description("Deltas not sent because their partition had used its fan-out bytes per second on this"
+                        + " pod; the connection was woken to catch up by a pull")
+                .register(registry);
         stuckCloses = registry.counter("syncular.realtime.outbound.stuck.closes");
         presenceNotifyDrops = registry.counter("syncular.realtime.presence.notify.drops");
         presenceCoalesced = Counter.builder("syncular.realtime.presence.coalesced")
@@ -90,6 +95,11 @@ final class RealtimeMetrics {
 
     void wake(WakeReason reason) {
         wakes.get(reason).increment();
+    }
+
+    /** A delta not sent because its partition used its share of the pod's fan-out bytes (issue 45). */
+    void fanoutShareRefusal() {
+        fanoutShares.increment();
     }
 
     /** A delta not sent because the connection's outbound buffer is over its budget (§8.7). */

@@ -1,9 +1,6 @@
 package dev.syncular.server.sync;
 
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Iterator;
-import java.util.Map;
 import java.util.function.LongSupplier;
 
 /**
@@ -15,9 +12,9 @@ import java.util.function.LongSupplier;
  * <p>A round with pushes is admitted when every bucket it draws from is above zero, and then takes its whole cost,
  * which may leave a bucket in debt: one commit of any size (within the request's own caps) is never refused for its
  * size alone, and the debt is repaid before the next is admitted, so the rate holds on average. A refused round is
- * told how long the emptiest bucket needs to be above zero again ({@code retryAfterMs}). Rounds without pushes draw
- * nothing. A bucket back at its capacity carries no information and is dropped, so the pod holds buckets only for
- * the partitions and actors that pushed within the last {@code burst}: about 120 bytes each.
+ * told how long the first bucket that refuses needs to be above zero again ({@code retryAfterMs}). Rounds without
+ * pushes draw nothing. The buckets are {@link RateBuckets}: only the partitions and actors that pushed within the
+ * last {@code burst} are held.
  */
 public final class PushRate {
     /** No rate limit (the engine's default). */
@@ -57,29 +54,19 @@ public final class PushRate {
         public static final Refusal NONE = new Refusal("", 0);
     }
 
-    /** Tokens of one partition or actor: operations and bytes, as of {@code atNanos}. */
-    private static final class Bucket {
-        double operations;
-        double bytes;
-        long atNanos;
-
-        Bucket(double operations, double bytes, long atNanos) {
-            this.operations = operations;
-            this.bytes = bytes;
-            this.atNanos = atNanos;
-        }
-    }
-
     private final Limits limits;
-    private final LongSupplier nanoClock;
-    private final Map<String, Bucket> partitions = new HashMap<>();
-    private final Map<String, Bucket> actors = new HashMap<>();
-    private int sinceSweep;
+    private final RateBuckets partitionOperations;
+    private final RateBuckets partitionBytes;
+    private final RateBuckets actorOperations;
+    private final RateBuckets actorBytes;
 
     /** @param nanoClock monotonic nanoseconds ({@link System#nanoTime} outside tests) */
     public PushRate(Limits limits, LongSupplier nanoClock) {
         this.limits = limits;
-        this.nanoClock = nanoClock;
+        this.partitionOperations = new RateBuckets(limits.operationsPerPartition(), limits.burst(), nanoClock);
+        this.partitionBytes = new RateBuckets(limits.bytesPerPartition(), limits.burst(), nanoClock);
+        this.actorOperations = new RateBuckets(limits.operationsPerActor(), limits.burst(), nanoClock);
+        this.actorBytes = new RateBuckets(limits.bytesPerActor(), limits.burst(), nanoClock);
     }
 
     public Limits limits() {
@@ -99,69 +86,23 @@ public final class PushRate {
         if (operations == 0 || limits.off()) {
             return Refusal.NONE;
         }
-        long now = nanoClock.getAsLong();
-        if (++sinceSweep >= 1024) {
-            sinceSweep = 0;
-            sweep(partitions, limits.operationsPerPartition(), limits.bytesPerPartition(), now);
-            sweep(actors, limits.operationsPerActor(), limits.bytesPerActor(), now);
-        }
-        Bucket p = bucket(partitions, partition, limits.operationsPerPartition(), limits.bytesPerPartition(), now);
-        Bucket a = bucket(actors, actor, limits.operationsPerActor(), limits.bytesPerActor(), now);
         Refusal refusal = first(
-                wait(PARTITION_OPERATIONS, p.operations, limits.operationsPerPartition()),
-                wait(PARTITION_BYTES, p.bytes, limits.bytesPerPartition()),
-                wait(ACTOR_OPERATIONS, a.operations, limits.operationsPerActor()),
-                wait(ACTOR_BYTES, a.bytes, limits.bytesPerActor()));
+                wait(PARTITION_OPERATIONS, partitionOperations.waitMs(partition)),
+                wait(PARTITION_BYTES, partitionBytes.waitMs(partition)),
+                wait(ACTOR_OPERATIONS, actorOperations.waitMs(actor)),
+                wait(ACTOR_BYTES, actorBytes.waitMs(actor)));
         if (refusal != Refusal.NONE) {
             return refusal;
         }
-        p.operations -= limits.operationsPerPartition() > 0 ? operations : 0;
-        p.bytes -= limits.bytesPerPartition() > 0 ? bytes : 0;
-        a.operations -= limits.operationsPerActor() > 0 ? operations : 0;
-        a.bytes -= limits.bytesPerActor() > 0 ? bytes : 0;
+        partitionOperations.take(partition, operations);
+        partitionBytes.take(partition, bytes);
+        actorOperations.take(actor, operations);
+        actorBytes.take(actor, bytes);
         return Refusal.NONE;
     }
 
-    /** The bucket of {@code key} refilled to {@code now} (a new one full). */
-    private Bucket bucket(Map<String, Bucket> buckets, String key, double opsRate, double bytesRate, long now) {
-        Bucket b = buckets.get(key);
-        if (b == null) {
-            b = new Bucket(capacity(opsRate), capacity(bytesRate), now);
-            buckets.put(key, b);
-            return b;
-        }
-        refill(b, opsRate, bytesRate, now);
-        return b;
-    }
-
-    private void refill(Bucket b, double opsRate, double bytesRate, long now) {
-        double seconds = Math.max(0, now - b.atNanos) / 1e9;
-        b.operations = Math.min(capacity(opsRate), b.operations + opsRate * seconds);
-        b.bytes = Math.min(capacity(bytesRate), b.bytes + bytesRate * seconds);
-        b.atNanos = now;
-    }
-
-    /** Drops the buckets that are full again: they say nothing a new bucket would not. */
-    private void sweep(Map<String, Bucket> buckets, double opsRate, double bytesRate, long now) {
-        for (Iterator<Bucket> it = buckets.values().iterator(); it.hasNext(); ) {
-            Bucket b = it.next();
-            refill(b, opsRate, bytesRate, now);
-            if (b.operations >= capacity(opsRate) && b.bytes >= capacity(bytesRate)) {
-                it.remove();
-            }
-        }
-    }
-
-    private double capacity(double rate) {
-        return rate * limits.burst().toNanos() / 1e9;
-    }
-
-    /** A refusal by {@code limit} when its bucket is not above zero: until it is, at {@code rate}. */
-    private static Refusal wait(String limit, double tokens, double rate) {
-        if (rate == 0 || tokens > 0) {
-            return Refusal.NONE;
-        }
-        return new Refusal(limit, Math.max(1, (long) Math.ceil((-tokens + 1) * 1000 / rate)));
+    private static Refusal wait(String limit, long waitMs) {
+        return waitMs == 0 ? Refusal.NONE : new Refusal(limit, waitMs);
     }
 
     private static Refusal first(Refusal... refusals) {

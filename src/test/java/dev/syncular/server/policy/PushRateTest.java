@@ -48,7 +48,9 @@ class PushRateTest {
             return Map.of(
                     "syncular.fairness.push-operations-per-second-per-actor", "100",
                     "syncular.fairness.push-bytes-per-second-per-partition", "64K",
-                    "syncular.fairness.push-burst", "1s");
+                    "syncular.fairness.push-burst", "1s",
+                    // FanoutShareTest (same profile): 2 KB/s of deltas per partition, 4 KB of burst
+                    "syncular.realtime.fanout-bytes-per-second-per-partition", "2K");
         }
     }
 
