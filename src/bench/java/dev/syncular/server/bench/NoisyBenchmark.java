@@ -1,0 +1,307 @@
+package dev.syncular.server.bench;
+
+import dev.syncular.server.cli.HttpFailure;
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.testsupport.ServerProcess;
+import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.wire.PushOperation;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import org.HdrHistogram.Histogram;
+
+/**
+ * The noisy neighbour (issue 45; docs/BENCHMARKS.md, "Noisy neighbour"). Not a test: {@code bench/noisy.sh}.
+ *
+ * <p>Two packaged pods with the chart's JVM flags and the product's default fairness settings on one database.
+ * {@code bench.quiet} (999) quiet partitions, one client each, make {@code bench.quietRate} (100) rounds/s together
+ * (open loop: a round's latency counts from its scheduled start), each round an upsert and a pull, the pods in turn.
+ * One hostile tenant then runs each attack in turn at full speed for {@code bench.attackSec} (20) s, on both pods:
+ * <ul>
+ * <li><b>push flood</b>: 16 threads of one actor pushing 200-operation commits, never backing off;</li>
+ * <li><b>huge rows</b>: 4 threads pushing rows with a 900 KB value (under the 1 MiB value cap);</li>
+ * <li><b>subscription multiplication</b>: 8 threads of fresh clients naming one table and scope in 128
+ * subscriptions of one round, over {@code bench.hostileRows} (2,000) rows;</li>
+ * <li><b>bootstrap storm</b>: 16 threads of fresh clients bootstrapping the hostile tenant's table.</li>
+ * </ul>
+ * For the baseline (no attack) and each attack: the quiet rounds' p50/p99 in the measured window (after a 5 s
+ * warm-up), their refusals, and the hostile tenant's answered and refused rounds.
+ */
+public final class NoisyBenchmark {
+    private static final int QUIET = Integer.getInteger("bench.quiet", 999);
+    private static final int QUIET_RATE = Integer.getInteger("bench.quietRate", 100);
+    private static final int ATTACK_SEC = Integer.getInteger("bench.attackSec", 20);
+    private static final int WARMUP_SEC = 5;
+    private static final int HOSTILE_ROWS = Integer.getInteger("bench.hostileRows", 2000);
+    private static final String ATTACKS =
+            System.getProperty("bench.attacks", "baseline,push-flood,huge-rows,subscriptions,bootstrap-storm");
+    private static final String TABLE = "todos";
+
+    private static CompiledSchema schema;
+
+    private NoisyBenchmark() {}
+
+    record Figures(
+            String attack,
+            long rounds,
+            double p50,
+            double p99,
+            long quietRefused,
+            long hostileOk,
+            long hostileRefused) {}
+
+    public static void main(String[] args) throws Exception {
+        schema = SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA));
+        String pgSchema =
+                "bench_noisy_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        System.out.printf(
+                Locale.ROOT,
+                "== noisy-neighbour benchmark: %d quiet partitions at %d rounds/s, %d s per attack, storage schema %s%n",
+                QUIET,
+                QUIET_RATE,
+                ATTACK_SEC,
+                pgSchema);
+        List<Figures> results = new ArrayList<>();
+        try (ServerProcess a = TenantsBenchmark.pod("bench-noisy-a", pgSchema);
+                ServerProcess b = TenantsBenchmark.pod("bench-noisy-b", pgSchema)) {
+            List<String> pods = List.of(a.baseUrl(), b.baseUrl());
+            String run = UUID.randomUUID().toString().substring(0, 6);
+            List<SyncTestClient> quiet = new ArrayList<>();
+            for (int i = 0; i < QUIET; i++) {
+                SyncTestClient c = client(pods.get(i % 2), "quiet-" + run + "-" + i, "q" + i);
+                c.syncUntilIdle();
+                quiet.add(c);
+            }
+            String hostile = "hostile-" + run;
+            seed(pods.get(0), hostile);
+            System.out.printf(
+                    Locale.ROOT,
+                    "== %d quiet clients bootstrapped; hostile seeded with %d rows%n",
+                    QUIET,
+                    HOSTILE_ROWS);
+            for (String attack : ATTACKS.split(",")) {
+                Figures f = phase(attack.trim(), pods, quiet, hostile);
+                results.add(f);
+                System.out.printf(
+                        Locale.ROOT,
+                        "%s: quiet %,d rounds, p50 %.1f ms, p99 %.1f ms, %d refused; hostile %,d answered, %,d refused%n",
+                        f.attack(),
+                        f.rounds(),
+                        f.p50(),
+                        f.p99(),
+                        f.quietRefused(),
+                        f.hostileOk(),
+                        f.hostileRefused());
+            }
+        }
+        double base = results.stream()
+                .filter(f -> f.attack().equals("baseline"))
+                .mapToDouble(Figures::p99)
+                .findFirst()
+                .orElse(Double.NaN);
+        System.out.println("== summary");
+        System.out.println("| attack | quiet rounds | quiet p50 ms | quiet p99 ms | p99 vs baseline | quiet refused"
+                + " | hostile answered | hostile refused (429) |");
+        for (Figures f : results) {
+            System.out.printf(
+                    Locale.ROOT,
+                    "| %s | %,d | %.1f | %.1f | %s | %d | %,d | %,d |%n",
+                    f.attack(),
+                    f.rounds(),
+                    f.p50(),
+                    f.p99(),
+                    Double.isNaN(base) ? "-" : String.format(Locale.ROOT, "%+.0f %%", 100 * (f.p99() / base - 1)),
+                    f.quietRefused(),
+                    f.hostileOk(),
+                    f.hostileRefused());
+        }
+    }
+
+    private static SyncTestClient client(String pod, String partition, String actor) {
+        SyncTestClient c = new SyncTestClient(
+                schema, new BenchHttpTransport(pod, partition), actor, actor + "-" + UUID.randomUUID());
+        c.subscribe("s1", TABLE, Map.of("list_id", List.of("l0")));
+        return c;
+    }
+
+    private static Map<String, Object> todo(String id, String title, long n) {
+        return Map.of("id", id, "list_id", "l0", "title", title, "done", false, "position", n, "updated_at_ms", n);
+    }
+
+    /** The hostile tenant's table: {@link #HOSTILE_ROWS} rows, pushed in commits of 500 (waiting out 429s). */
+    private static void seed(String pod, String hostile) throws InterruptedException {
+        SyncTestClient w = client(pod, hostile, "seeder");
+        w.syncUntilIdle();
+        for (int from = 0; from < HOSTILE_ROWS; from += 500) {
+            List<PushOperation> ops = new ArrayList<>();
+            for (int i = from; i < Math.min(HOSTILE_ROWS, from + 500); i++) {
+                ops.add(w.upsertOp(TABLE, todo("seed-" + i, "row " + i, i), null));
+            }
+            w.commit(ops);
+            while (true) {
+                try {
+                    w.syncUntilIdle();
+                    break;
+                } catch (HttpFailure f) {
+                    Thread.sleep(500); // the push rate's debt: a benchmark's seeder waits it out
+                }
+            }
+        }
+    }
+
+    private static Figures phase(String attack, List<String> pods, List<SyncTestClient> quiet, String hostile)
+            throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        LongAdder hostileOk = new LongAdder();
+        LongAdder hostileRefused = new LongAdder();
+        int threads = switch (attack) {
+            case "baseline" -> 0;
+            case "push-flood", "bootstrap-storm" -> 16;
+            case "huge-rows" -> 4;
+            case "subscriptions" -> 8;
+            default -> throw new IllegalArgumentException("unknown attack " + attack);
+        };
+        List<Thread> attackers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int k = t;
+            Thread th = new Thread(
+                    () -> attack(attack, k, pods, hostile, stop, hostileOk, hostileRefused), attack + "-" + t);
+            th.setDaemon(true);
+            th.start();
+            attackers.add(th);
+        }
+        Histogram hist = new Histogram(120_000_000L, 3);
+        LongAdder refused = new LongAdder();
+        long start = System.nanoTime();
+        long measureFrom = start + TimeUnit.SECONDS.toNanos(WARMUP_SEC);
+        long end = start + TimeUnit.SECONDS.toNanos(ATTACK_SEC);
+        long periodNanos = 1_000_000_000L / QUIET_RATE;
+        ExecutorService workers = Executors.newFixedThreadPool(16);
+        ScheduledExecutorService ticks = Executors.newSingleThreadScheduledExecutor();
+        AtomicInteger next = new AtomicInteger();
+        AtomicInteger n = new AtomicInteger();
+        ticks.scheduleAtFixedRate(
+                () -> {
+                    long scheduled = System.nanoTime();
+                    if (scheduled >= end) {
+                        return;
+                    }
+                    SyncTestClient c = quiet.get(Math.floorMod(next.getAndIncrement(), quiet.size()));
+                    workers.execute(() -> {
+                        synchronized (c) {
+                            try {
+                                c.upsert(TABLE, todo(c.actorId + "-r" + (n.incrementAndGet() % 20), "quiet", 1), null);
+                                c.sync();
+                            } catch (HttpFailure f) {
+                                c.outbox.clear();
+                                if (scheduled >= measureFrom) {
+                                    refused.increment();
+                                }
+                                return;
+                            }
+                        }
+                        if (scheduled >= measureFrom) {
+                            synchronized (hist) {
+                                hist.recordValue(Math.max(1, (System.nanoTime() - scheduled) / 1000));
+                            }
+                        }
+                    });
+                },
+                0,
+                periodNanos,
+                TimeUnit.NANOSECONDS);
+        while (System.nanoTime() < end) {
+            Thread.sleep(100);
+        }
+        ticks.shutdown();
+        workers.shutdown();
+        workers.awaitTermination(120, TimeUnit.SECONDS);
+        stop.set(true);
+        for (Thread th : attackers) {
+            th.join(120_000);
+        }
+        return new Figures(
+                attack,
+                hist.getTotalCount(),
+                hist.getValueAtPercentile(50) / 1000.0,
+                hist.getValueAtPercentile(99) / 1000.0,
+                refused.sum(),
+                hostileOk.sum(),
+                hostileRefused.sum());
+    }
+
+    /** One attacker thread of {@code attack} until {@code stop}: never backing off, refusals counted. */
+    private static void attack(
+            String attack,
+            int thread,
+            List<String> pods,
+            String hostile,
+            AtomicBoolean stop,
+            LongAdder ok,
+            LongAdder refusedCount) {
+        SyncTestClient pusher = client(pods.get(thread % 2), hostile, "hostile");
+        try {
+            pusher.syncUntilIdle();
+        } catch (RuntimeException e) {
+            refusedCount.increment();
+        }
+        long n = 0;
+        while (!stop.get()) {
+            n++;
+            try {
+                switch (attack) {
+                    case "push-flood" -> {
+                        List<PushOperation> ops = new ArrayList<>();
+                        for (int i = 0; i < 200; i++) {
+                            ops.add(pusher.upsertOp(
+                                    TABLE,
+                                    todo("flood-" + thread + "-" + (n % 10) + "-" + i, "x".repeat(200), n),
+                                    null));
+                        }
+                        pusher.outbox.clear();
+                        pusher.commit(ops);
+                        pusher.sync();
+                    }
+                    case "huge-rows" -> {
+                        pusher.outbox.clear();
+                        pusher.upsert(TABLE, todo("huge-" + thread + "-" + (n % 4), "h".repeat(900_000), n), null);
+                        pusher.sync();
+                    }
+                    case "subscriptions" -> {
+                        SyncTestClient c = new SyncTestClient(
+                                schema,
+                                new BenchHttpTransport(pods.get((int) (n % 2)), hostile),
+                                "hostile",
+                                "mult-" + UUID.randomUUID());
+                        for (int s = 0; s < 128; s++) {
+                            c.subscribe("s" + s, TABLE, Map.of("list_id", List.of("l0")));
+                        }
+                        c.sync(); // the log epoch
+                        c.sync();
+                    }
+                    case "bootstrap-storm" -> {
+                        SyncTestClient c = client(pods.get((int) (n % 2)), hostile, "hostile-" + thread);
+                        c.syncUntilIdle();
+                    }
+                    default -> throw new IllegalStateException(attack);
+                }
+                ok.increment();
+            } catch (HttpFailure f) {
+                refusedCount.increment();
+            } catch (RuntimeException e) {
+                refusedCount.increment();
+            }
+        }
+    }
+}
