@@ -10,6 +10,8 @@ import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCommit;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.Vertx;
+import io.vertx.core.impl.ContextInternal;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
@@ -31,7 +33,7 @@ import java.util.function.Function;
  * when there are several, with the group's {@link PushReadAhead} in the first round trip, and the works' writes
  * pipelined back to back with the {@code COMMIT} right behind them. Each work sees a {@link PushTransaction}.
  * While groups follow each other, the partition keeps its connection, and the next group starts before the
- * previous one's outcomes are delivered.
+ * previous one's outcomes are delivered, each on the Vert.x context its work was queued on.
  *
  * <p>Bounded: at most {@code maxQueued} works wait in one partition's queue; one more is refused at once with
  * {@link StorageException#BUSY} ({@code queue_full}). Each group transaction begins READ COMMITTED and sets
@@ -79,12 +81,37 @@ final class PushQueue {
         final PushReadHint hint;
 
         final CompletableFuture<Object> result = new CompletableFuture<>();
+        /**
+         * The Vert.x context the work was queued on (its request's duplicated context, with the request id of its
+         * log lines), or {@code null} off Vert.x: the outcome is completed there, not on the context of the request
+         * whose connection ran the group (issue 44, hole 4).
+         */
+        final ContextInternal caller;
+
         Object item;
         Throwable failure;
 
         Job(Function<PushTx, Uni<Object>> work, PushReadHint hint) {
             this.work = work;
             this.hint = hint;
+            this.caller = (ContextInternal) Vertx.currentContext();
+        }
+
+        /** Completes {@link #result} on the caller's context: at once when this thread runs it, else hopping there. */
+        void complete(Object value, Throwable failed) {
+            if (caller == null) {
+                settle(value, failed);
+            } else {
+                caller.emit(null, v -> settle(value, failed));
+            }
+        }
+
+        private void settle(Object value, Throwable failed) {
+            if (failed != null) {
+                result.completeExceptionally(failed);
+            } else {
+                result.complete(value);
+            }
         }
     }
 
@@ -197,14 +224,15 @@ final class PushQueue {
                         });
     }
 
+    /** Each job's outcome, on its own caller's context ({@link Job#complete}). */
     private static void deliver(List<Job> group, Throwable groupFailure) {
         for (Job j : group) {
             if (groupFailure != null) {
-                j.result.completeExceptionally(PgSql.busyOr(groupFailure));
+                j.complete(null, PgSql.busyOr(groupFailure));
             } else if (j.failure != null) {
-                j.result.completeExceptionally(PgSql.busyOr(j.failure));
+                j.complete(null, PgSql.busyOr(j.failure));
             } else {
-                j.result.complete(j.item);
+                j.complete(j.item, null);
             }
         }
     }

@@ -649,6 +649,47 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     }
 
     /** Holds the partition's queue: works queued meanwhile run as the next group, in queue order. */
+    /**
+     * Issue 44, hole 4: the works of one group each complete on the Vert.x context they were queued on (a request's
+     * duplicated context, which holds its request id for the log lines), never on the context of the request whose
+     * connection ran the group.
+     */
+    @Test
+    void eachGroupedWorkCompletesOnItsCallersContext() throws Exception {
+        String partition = newPartition();
+        List<CompletableFuture<?>> blockers = new ArrayList<>();
+        CompletableFuture<Void> release = holdQueue(partition, blockers);
+        io.vertx.core.Vertx core = vertx.getDelegate();
+        List<CompletableFuture<Object>> seen = new ArrayList<>();
+        java.util.concurrent.CountDownLatch queued = new java.util.concurrent.CountDownLatch(6);
+        for (int i = 0; i < 6; i++) {
+            io.vertx.core.impl.ContextInternal caller =
+                    ((io.vertx.core.impl.ContextInternal) core.getOrCreateContext()).duplicate();
+            caller.putLocal("caller", "caller-" + i);
+            CompletableFuture<Object> done = new CompletableFuture<>();
+            seen.add(done);
+            caller.runOnContext(v -> {
+                storage.inPartitionTransaction(partition, tx -> Uni.createFrom().item("work"))
+                        .subscribe()
+                        .with(
+                                item -> {
+                                    io.vertx.core.Context now = io.vertx.core.Vertx.currentContext();
+                                    done.complete(now == null ? "no context" : now.getLocal("caller"));
+                                },
+                                done::completeExceptionally);
+                queued.countDown();
+            });
+        }
+        assertTrue(queued.await(30, TimeUnit.SECONDS), "the six works were queued behind the blocker");
+        release.complete(null);
+        for (int i = 0; i < 6; i++) {
+            assertEquals("caller-" + i, seen.get(i).get(30, TimeUnit.SECONDS), "work " + i);
+        }
+        for (CompletableFuture<?> b : blockers) {
+            b.get(30, TimeUnit.SECONDS);
+        }
+    }
+
     private CompletableFuture<Void> holdQueue(String partition, List<CompletableFuture<?>> blockers) {
         return holdQueue(storage, partition, blockers);
     }
