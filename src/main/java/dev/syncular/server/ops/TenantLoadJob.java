@@ -64,9 +64,16 @@ public class TenantLoadJob {
     private final int topN;
     private final Duration interval;
     private final String podId;
+    private final StorageReadiness readiness;
 
     @Inject
-    public TenantLoadJob(TenantLoad load, TenantMetrics metrics, TenantLoadStorage storage, SyncularConfig config) {
+    public TenantLoadJob(
+            TenantLoad load,
+            TenantMetrics metrics,
+            TenantLoadStorage storage,
+            SyncularConfig config,
+            StorageReadiness readiness) {
+        this.readiness = readiness;
         this.load = load;
         this.metrics = metrics;
         this.storage = storage;
@@ -94,6 +101,9 @@ public class TenantLoadJob {
             concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
             skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     void run() {
+        if (!readiness.migrated()) {
+            return; // the storage's tables (sync_tenant_load among them) are not there yet: the next interval
+        }
         try {
             publish().await().atMost(interval.multipliedBy(2));
         } catch (RuntimeException e) {
