@@ -10,8 +10,8 @@ import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCommit;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.Context;
 import io.vertx.core.Vertx;
-import io.vertx.core.impl.ContextInternal;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
@@ -86,7 +86,7 @@ final class PushQueue {
          * log lines), or {@code null} off Vert.x: the outcome is completed there, not on the context of the request
          * whose connection ran the group (issue 44, hole 4).
          */
-        final ContextInternal caller;
+        final Context caller;
 
         Object item;
         Throwable failure;
@@ -94,15 +94,15 @@ final class PushQueue {
         Job(Function<PushTx, Uni<Object>> work, PushReadHint hint) {
             this.work = work;
             this.hint = hint;
-            this.caller = (ContextInternal) Vertx.currentContext();
+            this.caller = Vertx.currentContext();
         }
 
-        /** Completes {@link #result} on the caller's context: at once when this thread runs it, else hopping there. */
+        /** Completes {@link #result} on the caller's context: at once when it is the current one, else hopping there. */
         void complete(Object value, Throwable failed) {
-            if (caller == null) {
+            if (caller == null || caller == Vertx.currentContext()) {
                 settle(value, failed);
             } else {
-                caller.emit(null, v -> settle(value, failed));
+                caller.runOnContext(v -> settle(value, failed));
             }
         }
 
