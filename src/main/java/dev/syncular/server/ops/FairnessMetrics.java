@@ -1,6 +1,5 @@
 package dev.syncular.server.ops;
 
-import dev.syncular.server.sync.PushRate;
 import dev.syncular.server.sync.RoundAdmission;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -8,6 +7,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -34,17 +34,11 @@ public class FairnessMetrics implements RoundAdmission.Listener {
                 .description("Sync rounds admitted and still running on this pod")
                 .strongReference(true)
                 .register(registry);
-        refused = Map.of(
-                RoundAdmission.ACTOR_ROUNDS, counter(registry, RoundAdmission.ACTOR_ROUNDS),
-                RoundAdmission.PARTITION_ROUNDS, counter(registry, RoundAdmission.PARTITION_ROUNDS),
-                RoundAdmission.ACTOR_OPERATIONS, counter(registry, RoundAdmission.ACTOR_OPERATIONS),
-                RoundAdmission.POD_ROUNDS, counter(registry, RoundAdmission.POD_ROUNDS),
-                RoundAdmission.PARTITION_BOOTSTRAPS, counter(registry, RoundAdmission.PARTITION_BOOTSTRAPS),
-                RoundAdmission.POD_BOOTSTRAPS, counter(registry, RoundAdmission.POD_BOOTSTRAPS),
-                PushRate.PARTITION_OPERATIONS, counter(registry, PushRate.PARTITION_OPERATIONS),
-                PushRate.PARTITION_BYTES, counter(registry, PushRate.PARTITION_BYTES),
-                PushRate.ACTOR_OPERATIONS, counter(registry, PushRate.ACTOR_OPERATIONS),
-                PushRate.ACTOR_BYTES, counter(registry, PushRate.ACTOR_BYTES));
+        Map<String, Counter> counters = new HashMap<>();
+        for (String limit : RoundAdmission.LIMITS) {
+            counters.put(limit, counter(registry, limit));
+        }
+        refused = Map.copyOf(counters);
     }
 
     private static Counter counter(MeterRegistry registry, String limit) {

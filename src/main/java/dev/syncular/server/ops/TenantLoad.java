@@ -5,7 +5,6 @@ import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.TenantLoadRow;
 import dev.syncular.server.storage.postgres.PostgresStores;
-import dev.syncular.server.sync.PushRate;
 import dev.syncular.server.sync.RoundAdmission;
 import dev.syncular.server.sync.SyncObserver;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -36,9 +35,7 @@ import java.util.function.ToLongFunction;
  *   <li>Committed bytes: the pushed size (§6.1: table, row id and sparse row payload of each operation) of every
  *       applied commit ({@link SyncObserver#commitPushed}).
  *   <li>Fan-out bytes: realtime deltas (§8.2) written to the partition's sockets on this pod, as encoded.
- *   <li>Refusals, by reason: the fairness limits ({@link RoundAdmission}: {@code actor_rounds},
- *       {@code partition_rounds}, {@code actor_operations}, {@code pod_rounds}, {@code partition_bootstraps},
- *       {@code pod_bootstraps}; {@link PushRate}'s four push rates), the transient storage refusals a
+ *   <li>Refusals, by reason: the fairness limits ({@link RoundAdmission#LIMITS}), the transient storage refusals a
  *       round is answered {@code sync.rate_limited} with ({@code queue_full}, {@code lock_timeout},
  *       {@code statement_timeout}, …), and {@code presence_coalesced} (§8.6 publishes held past a connection's rate).
  *       A request refused before it is authenticated (the buffer budget's {@code memory_budget}, a wrong credential)
@@ -68,29 +65,25 @@ public class TenantLoad implements SyncObserver {
     static final int SLACK = 100;
 
     /** The refusal reasons counted: a closed set (anything else is {@code other}), in this order. */
-    public static final List<String> REASONS = List.of(
-            RoundAdmission.ACTOR_ROUNDS,
-            RoundAdmission.PARTITION_ROUNDS,
-            RoundAdmission.ACTOR_OPERATIONS,
-            RoundAdmission.POD_ROUNDS,
-            RoundAdmission.PARTITION_BOOTSTRAPS,
-            RoundAdmission.POD_BOOTSTRAPS,
-            PushRate.PARTITION_OPERATIONS,
-            PushRate.PARTITION_BYTES,
-            PushRate.ACTOR_OPERATIONS,
-            PushRate.ACTOR_BYTES,
-            "queue_full",
-            "lock_timeout",
-            "statement_timeout",
-            "deadlock",
-            "serialization_failure",
-            "too_many_connections",
-            "pool_wait_queue_full",
-            "pool_wait_timeout",
-            "storage_unavailable",
-            "read_only",
-            "presence_coalesced",
-            "other");
+    public static final List<String> REASONS = reasons();
+
+    private static List<String> reasons() {
+        List<String> all = new ArrayList<>(RoundAdmission.LIMITS);
+        all.addAll(List.of(
+                "queue_full",
+                "lock_timeout",
+                "statement_timeout",
+                "deadlock",
+                "serialization_failure",
+                "too_many_connections",
+                "pool_wait_queue_full",
+                "pool_wait_timeout",
+                "storage_unavailable",
+                "read_only",
+                "presence_coalesced",
+                "other"));
+        return List.copyOf(all);
+    }
 
     private static final Map<String, Integer> REASON_INDEX = new HashMap<>();
 

@@ -805,9 +805,11 @@ public final class RealtimeHub {
                     return;
                 }
                 byte[] encoded = delta.encode();
-                long wait;
-                synchronized (fanoutShares) {
-                    wait = fanoutShares.waitMs(n.partition());
+                long wait = 0;
+                if (!fanoutShares.off()) {
+                    synchronized (fanoutShares) {
+                        wait = fanoutShares.waitMs(n.partition());
+                    }
                 }
                 if (wait > 0) {
                     // issue 45: the partition used its fan-out bytes on this pod; its client catches up by a pull
@@ -816,8 +818,10 @@ public final class RealtimeHub {
                     return;
                 }
                 if (s.deliver(seq, encoded, settings.maxDeltaBytes(), metrics)) {
-                    synchronized (fanoutShares) {
-                        fanoutShares.take(n.partition(), encoded.length + 1L);
+                    if (!fanoutShares.off()) {
+                        synchronized (fanoutShares) {
+                            fanoutShares.take(n.partition(), encoded.length + 1L);
+                        }
                     }
                     metrics.deltaLatency(commit.createdAtMs());
                     traffic.deltaSent(n.partition(), encoded.length + 1L); // the channel tag byte and the delta

@@ -106,9 +106,9 @@ final class Pull {
                                     Map.of(),
                                     false),
                             new SubEnd(sub.cursor(), null)));
-        } else if (sub.bootstrapState() == null && sub.cursor() >= 0 && sub.cursor() < state.horizonSeq()) {
+        } else if (kind(sub, state) == Kind.RESET) {
             section = Uni.createFrom().item(cursorExpired(sub));
-        } else if (sub.bootstrapState() != null || sub.cursor() < 0 || sub.cursor() > state.maxCommitSeq()) {
+        } else if (kind(sub, state) == Kind.BOOTSTRAP) {
             section = round.budgetSpent()
                     ? Uni.createFrom().item(Bootstrap.deferred(sub, table, effective, state))
                     : bootstrap.bootstrap(round, pull, sub, table, effective, state);
@@ -127,6 +127,27 @@ final class Pull {
                     planned.incremental.add(recheck);
                 })
                 .replaceWithVoid();
+    }
+
+    /** What a subscription's section is, its scopes not revoked (§3.3). */
+    enum Kind {
+        /** §4.6: a cursor behind the pruning horizon. */
+        RESET,
+        /** §4.7: no cursor, a bootstrap state, or a cursor past {@code maxCommitSeq}. */
+        BOOTSTRAP,
+        /** §4.5: the log window after the cursor. */
+        INCREMENTAL
+    }
+
+    /** The section {@code sub} gets against {@code state} (§4.5–§4.7), shared with {@link SnapshotShares}. */
+    static Kind kind(SubscriptionFrame sub, PartitionState state) {
+        if (sub.bootstrapState() == null && sub.cursor() >= 0 && sub.cursor() < state.horizonSeq()) {
+            return Kind.RESET;
+        }
+        if (sub.bootstrapState() != null || sub.cursor() < 0 || sub.cursor() > state.maxCommitSeq()) {
+            return Kind.BOOTSTRAP;
+        }
+        return Kind.INCREMENTAL;
     }
 
     /** §4.6: a cursor behind the pruning horizon answers {@code reset} and echoes the request cursor. */

@@ -6,6 +6,7 @@ import io.smallrye.mutiny.Uni;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -47,6 +48,19 @@ public final class RoundAdmission {
     public static final String POD_ROUNDS = "pod_rounds";
     public static final String PARTITION_BOOTSTRAPS = "partition_bootstraps";
     public static final String POD_BOOTSTRAPS = "pod_bootstraps";
+
+    /** Every limit a round may be refused by: the {@code reason} of its {@code sync.rate_limited}. */
+    public static final List<String> LIMITS = List.of(
+            ACTOR_ROUNDS,
+            PARTITION_ROUNDS,
+            ACTOR_OPERATIONS,
+            POD_ROUNDS,
+            PARTITION_BOOTSTRAPS,
+            POD_BOOTSTRAPS,
+            PushRate.PARTITION_OPERATIONS,
+            PushRate.PARTITION_BYTES,
+            PushRate.ACTOR_OPERATIONS,
+            PushRate.ACTOR_BYTES);
 
     /**
      * What a round asks for: its push operations and their bytes (row ids and payloads), and whether a subscription

@@ -44,8 +44,8 @@ final class SnapshotShares {
     static final char WINDOW = 'w';
 
     /**
-     * The sections of {@code subs} that repeat a (kind, table, effective scopes) — the same classification as
-     * {@link Pull}'s sections; {@code allowed} {@code null} (revoked) shares nothing.
+     * The sections of {@code subs} that repeat a (kind, table, effective scopes), classified by {@link Pull#kind};
+     * {@code allowed} {@code null} (revoked) shares nothing.
      */
     static SnapshotShares of(List<SubscriptionFrame> subs, Map<String, List<String>> allowed, PartitionState state) {
         if (allowed == null || subs.size() < 2) {
@@ -58,14 +58,11 @@ final class SnapshotShares {
             if (effective == null) {
                 continue;
             }
-            char kind;
-            if (sub.bootstrapState() != null || sub.cursor() < 0 || sub.cursor() > state.maxCommitSeq()) {
-                kind = BOOTSTRAP;
-            } else if (sub.cursor() >= state.horizonSeq()) {
-                kind = WINDOW;
-            } else {
+            Pull.Kind section = Pull.kind(sub, state);
+            if (section == Pull.Kind.RESET) {
                 continue; // §4.6 reset: reads nothing
             }
+            char kind = section == Pull.Kind.BOOTSTRAP ? BOOTSTRAP : WINDOW;
             String key = key(kind, sub.table(), CanonicalJson.scopeDigest(effective));
             if (!seen.add(key)) {
                 repeated.add(key);
