@@ -1,7 +1,6 @@
 package dev.syncular.server.storage;
 
 import io.smallrye.mutiny.Uni;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -19,6 +18,11 @@ public interface PullReads {
     Uni<Long> readScopePin(String partition, String table, String variable, Set<String> values, long upToSeq);
 
     /** {@link SyncStorage#readSnapshotPage}. */
-    Uni<List<StoredRow>> readSnapshotPage(
-            String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit);
+    Uni<SnapshotRows> readSnapshotPage(
+            String partition,
+            String table,
+            Map<String, Set<String>> scopes,
+            String afterRowId,
+            int limit,
+            long maxBytes);
 }

@@ -1,7 +1,6 @@
 package dev.syncular.server.storage;
 
 import io.smallrye.mutiny.Uni;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -40,8 +39,13 @@ public record ReadRoute(boolean onReplica, PullReads reads, long upToSeq) {
         }
 
         @Override
-        public Uni<List<StoredRow>> readSnapshotPage(
-                String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit) {
+        public Uni<SnapshotRows> readSnapshotPage(
+                String partition,
+                String table,
+                Map<String, Set<String>> scopes,
+                String afterRowId,
+                int limit,
+                long maxBytes) {
             throw new IllegalStateException("the primary route reads the storage itself");
         }
     }

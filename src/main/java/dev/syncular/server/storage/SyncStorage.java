@@ -191,12 +191,16 @@ public interface SyncStorage extends CheckpointStorage, PullReads {
      * {@link #readRowsPage} for snapshot pages: the same rows in the same order, but an implementation may
      * leave out what a rows segment does not carry — the returned rows' {@code columnVersions} and
      * {@code scopes} are unspecified (possibly empty). Only {@code rowId}, {@code serverVersion} and
-     * {@code values} are meaningful.
+     * {@code values} are meaningful. Bounded in bytes as well ({@link SnapshotRows}): the read ends with the row at
+     * which the rows' bytes reach {@code maxBytes} (at least one row, whatever its size).
      */
-    default Uni<List<StoredRow>> readSnapshotPage(
-            String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit) {
-        return readRowsPage(partition, table, scopes, afterRowId, limit);
-    }
+    Uni<SnapshotRows> readSnapshotPage(
+            String partition,
+            String table,
+            Map<String, Set<String>> scopes,
+            String afterRowId,
+            int limit,
+            long maxBytes);
 
     /**
      * The §4.7 scope pin: the newest {@code commitSeq ≤ upToSeq} whose change to {@code table} carries one of

@@ -6,7 +6,7 @@ import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.SqliteImageBuilder;
 import dev.syncular.server.storage.PartitionState;
-import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.storage.SnapshotRows;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.MediaType;
 import dev.syncular.server.wire.PullHeader;
@@ -49,6 +49,9 @@ final class ImageLane {
 
     /** Keyset batch size of image builds. */
     private static final int IMAGE_BATCH_ROWS = 10_000;
+
+    /** Byte bound of an image build's batch ({@link SnapshotRows}): two batches are alive at a time. */
+    private static final long IMAGE_BATCH_BYTES = 4L << 20;
 
     private final SegmentStore segments;
     private final SyncLimits limits;
@@ -126,7 +129,7 @@ final class ImageLane {
                 return Uni.createFrom().item(imageFrames(round, pull, table, asOf, digest, stored, frames));
             }
             // the first page decides the lane: read once for the round's sections naming the same snapshot
-            Uni<List<StoredRow>> first = round.shares.repeats(SnapshotShares.BOOTSTRAP, table.name(), digest)
+            Uni<SnapshotRows> first = round.shares.repeats(SnapshotShares.BOOTSTRAP, table.name(), digest)
                     ? round.shares.once(
                             SnapshotShares.BOOTSTRAP,
                             table.name(),
@@ -135,7 +138,9 @@ final class ImageLane {
                             () -> readPage(round, table, effective, null, pageRows))
                     : readPage(round, table, effective, null, pageRows);
             return first.flatMap(firstRows -> {
-                if (firstRows.size() <= pageRows || !builds.enabled() || rowsLaneOnly(key)) {
+                // a first page cut by its byte bound is a large snapshot too (an image holds it in a file)
+                boolean fits = firstRows.rows().size() <= pageRows && !firstRows.cut();
+                if (fits || !builds.enabled() || rowsLaneOnly(key)) {
                     return rows.lane(
                             round, pull, table, effective, digest, asOf, state, null, pageRows, maxPages, frames,
                             firstRows);
@@ -162,11 +167,19 @@ final class ImageLane {
         });
     }
 
-    /** The snapshot page after {@code after} ({@code pageRows + 1} rows: one more tells whether more follow). */
-    private Uni<List<StoredRow>> readPage(
+    /**
+     * The snapshot page after {@code after} ({@code pageRows + 1} rows: one more tells whether more follow), under
+     * the rows lane's byte bound ({@link RowsLane#pageBytes}), so the rows lane can take it as its first page.
+     */
+    private Uni<SnapshotRows> readPage(
             Round round, TableSchema table, Map<String, List<String>> effective, String after, int pageRows) {
         return round.reads.readSnapshotPage(
-                round.ctx.partition(), table.name(), EffectiveScopes.asSets(effective), after, pageRows + 1);
+                round.ctx.partition(),
+                table.name(),
+                EffectiveScopes.asSets(effective),
+                after,
+                pageRows + 1,
+                RowsLane.pageBytes(round, 0));
     }
 
     private List<Frame> imageFrames(
@@ -233,20 +246,20 @@ final class ImageLane {
                     try {
                         file = Files.createTempFile("syncular-image-", ".sqlite");
                         // the next keyset batch is read while this one is written (one batch ahead, never more)
-                        Function<String, CompletableFuture<List<StoredRow>>> read = after -> round.reads
-                                .readSnapshotPage(partition, table.name(), scopes, after, IMAGE_BATCH_ROWS)
+                        Function<String, CompletableFuture<SnapshotRows>> read = after -> round.reads
+                                .readSnapshotPage(
+                                        partition, table.name(), scopes, after, IMAGE_BATCH_ROWS, IMAGE_BATCH_BYTES)
                                 .subscribeAsCompletionStage();
-                        List<CompletableFuture<List<StoredRow>>> ahead = new ArrayList<>(List.of(read.apply(null)));
+                        List<CompletableFuture<SnapshotRows>> ahead = new ArrayList<>(List.of(read.apply(null)));
                         SqliteImageBuilder.Result result = SqliteImageBuilder.build(
                                 file, table, key.schemaVersion(), key.asOfCommitSeq(), key.scopeDigest(), () -> {
-                                    List<StoredRow> page = ahead.get(0).get(5, TimeUnit.MINUTES);
+                                    SnapshotRows page = ahead.get(0).get(5, TimeUnit.MINUTES);
                                     ahead.set(
                                             0,
-                                            page.size() < IMAGE_BATCH_ROWS
-                                                    ? CompletableFuture.completedFuture(List.of())
-                                                    : read.apply(page.get(page.size() - 1)
-                                                            .rowId()));
-                                    return page;
+                                            page.rows().size() < IMAGE_BATCH_ROWS && !page.cut()
+                                                    ? CompletableFuture.completedFuture(SnapshotRows.NONE)
+                                                    : read.apply(page.lastRowId()));
+                                    return page.rows();
                                 });
                         long built = System.nanoTime();
                         BuiltImage image = new BuiltImage(

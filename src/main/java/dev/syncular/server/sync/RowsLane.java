@@ -3,6 +3,7 @@ package dev.syncular.server.sync;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PullReads;
+import dev.syncular.server.storage.SnapshotRows;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.sync.RowsPageEncoder.EncodedPage;
 import dev.syncular.server.wire.Frame;
@@ -46,7 +47,7 @@ final class RowsLane {
             int pageRows,
             int maxPages,
             List<Frame> frames,
-            List<StoredRow> firstRows) {
+            SnapshotRows firstRows) {
         return pages(round, pull, table, effective, digest, asOf, state, start, pageRows, maxPages, frames, firstRows)
                 .map(nextCursor -> {
                     frames.add(new SubEnd(
@@ -75,7 +76,7 @@ final class RowsLane {
             int pageRows,
             int maxPages,
             List<Frame> frames,
-            List<StoredRow> firstRows) {
+            SnapshotRows firstRows) {
         Map<String, Set<String>> scopes = EffectiveScopes.asSets(effective);
         int schemaVersion = round.clientSchema.version();
         if (round.shares.repeats(SnapshotShares.BOOTSTRAP, table.name(), digest)) {
@@ -109,7 +110,12 @@ final class RowsLane {
                                                         scopes,
                                                         p.next(),
                                                         pageRows,
-                                                        null)
+                                                        null,
+                                                        pageBytes(
+                                                                round,
+                                                                delivery.inline(pull, length)
+                                                                        ? length
+                                                                        : Round.DESCRIPTOR_BYTES))
                                                 .subscribeAsCompletionStage()
                                         : null;
                                 delivery.emitSegment(
@@ -150,7 +156,8 @@ final class RowsLane {
                                         scopes,
                                         after,
                                         pageRows,
-                                        firstRows)
+                                        firstRows,
+                                        pageBytes(round, 0))
                                 .subscribeAsCompletionStage()));
     }
 
@@ -174,7 +181,7 @@ final class RowsLane {
             int pageRows,
             int maxPages,
             List<Frame> frames,
-            List<StoredRow> firstRows) {
+            SnapshotRows firstRows) {
         int schemaVersion = round.clientSchema.version();
         return Uni.createFrom()
                 .emitter(em -> new Object() {
@@ -193,7 +200,8 @@ final class RowsLane {
                                                         scopes,
                                                         from,
                                                         pageRows,
-                                                        index == 0 ? firstRows : null)
+                                                        index == 0 ? firstRows : null,
+                                                        pageBytes(round, 0))
                                                 .flatMap(p -> delivery.emitSegment(
                                                                 round,
                                                                 pull,
@@ -243,15 +251,33 @@ final class RowsLane {
      */
     private static final int PAGE_BATCH_ROWS = 2_500;
 
+    /**
+     * A rows page holds at most this many bytes of rows ({@link SnapshotRows#bytes}), and one row more: rows of
+     * 900 KB made 14 MB pages of 16 rows, read and encoded for each bootstrap at once, and a bootstrap storm over
+     * such a scope ended a pod with {@code OutOfMemoryError} (docs/BENCHMARKS.md, "Noisy neighbour"; issue 44's
+     * response memory). Pages of small rows reach their row limit first.
+     */
+    static final long PAGE_BYTES = 8L << 20;
+
+    /**
+     * The byte bound of a page read when {@code planned} more bytes are about to be planned: what is left of the
+     * round's response budget (§1.4; the page that spends it is the last), at most {@link #PAGE_BYTES}, at least 1
+     * (one row, whatever its size).
+     */
+    static long pageBytes(Round round, long planned) {
+        return Math.max(1, Math.min(PAGE_BYTES, round.responseBudget - round.responseBytes - planned));
+    }
+
     /** Pages of at least this many rows are read in batches and encoded on a worker thread, never on the event loop. */
     private static final int WORKER_ENCODE_ROWS = 1000;
 
     /**
-     * One rows page (§5.2) of at most {@code pageRows} rows after {@code after}, encoded on a worker thread
-     * (never on the event loop): keyset batches of {@link #PAGE_BATCH_ROWS}, the next one read while this one
-     * is encoded, so only about two batches of row objects are alive at a time (not the page's 50,000) and
-     * the reads overlap the encoding. One row past the page is probed to tell whether more follow.
-     * {@code preRead}, when given, is the page's rows read already ({@code pageRows + 1} at most).
+     * One rows page (§5.2) of at most {@code pageRows} rows and about {@code pageBytes} bytes after {@code after},
+     * encoded on a worker thread (never on the event loop): keyset batches of {@link #PAGE_BATCH_ROWS}, the next one
+     * read while this one is encoded, so only about two batches of row objects are alive at a time (not the page's
+     * 50,000) and the reads overlap the encoding. One row past the page is probed to tell whether more follow, and a
+     * read that reaches its byte bound says so itself ({@link SnapshotRows#cut}). {@code preRead}, when given, is the
+     * page's rows read already ({@code pageRows + 1} at most, under the same byte bound).
      */
     private Uni<EncodedPage> encodePage(
             PullReads reads,
@@ -261,57 +287,59 @@ final class RowsLane {
             Map<String, Set<String>> scopes,
             String after,
             int pageRows,
-            List<StoredRow> preRead) {
+            SnapshotRows preRead,
+            long pageBytes) {
         if (pageRows < WORKER_ENCODE_ROWS) {
             // a small page: one read, encoded right on the event loop
-            Uni<List<StoredRow>> rows = preRead != null
+            Uni<SnapshotRows> rows = preRead != null
                     ? Uni.createFrom().item(preRead)
-                    : reads.readSnapshotPage(partition, table.name(), scopes, after, pageRows + 1);
-            return rows.map(r -> {
-                RowsPageEncoder e = new RowsPageEncoder(table, schemaVersion);
-                boolean more = r.size() > pageRows;
-                e.addAll(more ? r.subList(0, pageRows) : r);
-                return e.finish(more);
-            });
+                    : reads.readSnapshotPage(partition, table.name(), scopes, after, pageRows + 1, pageBytes);
+            return rows.map(r -> encodeWhole(table, schemaVersion, pageRows, r));
         }
-        AtomicReference<List<StoredRow>> handOver = new AtomicReference<>(preRead);
+        AtomicReference<SnapshotRows> handOver = new AtomicReference<>(preRead);
         return Uni.createFrom()
                 .item(() -> {
-                    RowsPageEncoder e = new RowsPageEncoder(table, schemaVersion);
-                    List<StoredRow> given = handOver.getAndSet(null);
+                    SnapshotRows given = handOver.getAndSet(null);
                     if (given != null) {
-                        boolean more = given.size() > pageRows;
-                        e.addAll(more ? given.subList(0, pageRows) : given);
-                        return e.finish(more);
+                        return encodeWhole(table, schemaVersion, pageRows, given);
                     }
+                    RowsPageEncoder e = new RowsPageEncoder(table, schemaVersion);
+                    long left = pageBytes;
                     int requested = Math.min(PAGE_BATCH_ROWS, pageRows + 1);
-                    CompletableFuture<List<StoredRow>> ahead = reads.readSnapshotPage(
-                                    partition, table.name(), scopes, after, requested)
+                    CompletableFuture<SnapshotRows> ahead = reads.readSnapshotPage(
+                                    partition, table.name(), scopes, after, requested, left)
                             .subscribeAsCompletionStage();
                     while (true) {
-                        List<StoredRow> batch = await(ahead);
-                        boolean exhausted = batch.size() < requested;
+                        SnapshotRows batch = await(ahead);
+                        List<StoredRow> rows = batch.rows();
+                        boolean exhausted = rows.size() < requested && !batch.cut();
                         int room = pageRows - e.count;
-                        boolean more = batch.size() > room;
+                        boolean more = rows.size() > room || batch.cut();
+                        left -= batch.bytes();
                         if (!more && !exhausted) {
                             // the next batch (at most the rest of the page plus the probe row) is read while this one
                             // is encoded
-                            requested = Math.min(PAGE_BATCH_ROWS, room - batch.size() + 1);
+                            requested = Math.min(PAGE_BATCH_ROWS, room - rows.size() + 1);
                             ahead = reads.readSnapshotPage(
-                                            partition,
-                                            table.name(),
-                                            scopes,
-                                            batch.get(batch.size() - 1).rowId(),
-                                            requested)
+                                            partition, table.name(), scopes, batch.lastRowId(), requested, left)
                                     .subscribeAsCompletionStage();
                         }
-                        e.addAll(more ? batch.subList(0, room) : batch);
+                        e.addAll(rows.size() > room ? rows.subList(0, room) : rows);
                         if (more || exhausted) {
                             return e.finish(more);
                         }
                     }
                 })
                 .runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
+    }
+
+    /** A page read whole ({@code pageRows + 1} rows at most): more follow when the probe row came, or it was cut. */
+    private static EncodedPage encodeWhole(TableSchema table, int schemaVersion, int pageRows, SnapshotRows read) {
+        RowsPageEncoder e = new RowsPageEncoder(table, schemaVersion);
+        List<StoredRow> rows = read.rows();
+        boolean probed = rows.size() > pageRows;
+        e.addAll(probed ? rows.subList(0, pageRows) : rows);
+        return e.finish(probed || read.cut());
     }
 
     /** Waits on a worker thread for a read the event loop completes. */

@@ -622,6 +622,47 @@ class HostileRequestsTest {
         assertEquals("c".repeat(2000), c.table("notes").get("n059").values()[3]);
     }
 
+    /**
+     * Issue 44 (response memory) and 45 (huge rows): a snapshot page is read up to the bytes left in the round's
+     * response budget (§1.4: the page that spends it is the last), not to its row count: ten 30 KB rows in a
+     * 64 KiB budget make a page of three, where the whole 300 KB page used to be read, encoded and sent at once.
+     */
+    @Test
+    void aBootstrapPageIsBoundedByTheBytesLeftInTheBudget() {
+        SyncTestClient writer =
+                client("w-" + UUID.randomUUID()).subscribe("w", "notes", Map.of("project_id", List.of("p9")));
+        writer.syncUntilIdle();
+        String project = "big-" + UUID.randomUUID().toString().substring(0, 8);
+        List<PushOperation> ops = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            Map<String, Object> n = note(String.format("b%02d", i), project, "big " + i);
+            n.put("body", Character.toString('a' + i).repeat(30_000));
+            ops.add(writer.upsertOp("notes", n, null));
+        }
+        writer.commit(ops);
+        writer.syncUntilIdle();
+
+        SyncTestClient c = client("c-" + UUID.randomUUID());
+        c.limitSnapshotRows = 100;
+        c.maxSnapshotPages = 50;
+        c.subscribe("big", "notes", Map.of("project_id", List.of(project)));
+        c.sync(); // the log epoch
+        List<List<Frame>> sections = sections(c.sync());
+        List<Frame> pages = sections.get(0).stream()
+                .filter(f -> f instanceof SegmentInline || f instanceof SegmentRef)
+                .toList();
+        assertEquals(1, pages.size(), "one page spends the budget: " + sections.get(0));
+        assertEquals(3, c.table("notes").size(), "the page ends with the row that reaches 64 KiB");
+        assertNotNull(((SubEnd) last(sections.get(0))).bootstrapState(), "the bootstrap resumes next round");
+        c.syncUntilIdle();
+        assertEquals(10, c.table("notes").size());
+        for (int i = 0; i < 10; i++) {
+            assertEquals(
+                    Character.toString('a' + i).repeat(30_000),
+                    c.table("notes").get(String.format("b%02d", i)).values()[3]);
+        }
+    }
+
     // ------------------------------------------------------------------------------------ subscription multiplication
 
     /**

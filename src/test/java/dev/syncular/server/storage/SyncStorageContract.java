@@ -721,6 +721,57 @@ public abstract class SyncStorageContract {
                 "partition-local");
     }
 
+    /**
+     * Snapshot pages (§4.7, §5.2) are bounded in bytes as well as rows: a read ends with the row at which the rows'
+     * bytes reach the bound, says it was cut while more rows follow, and always carries at least one row.
+     */
+    @Test
+    void snapshotPagesAreBoundedInBytes() {
+        String p = newPartition();
+        String big = "x".repeat(100_000);
+        List<String> ids = List.of("r1", "r2", "r3", "r4", "r5", "r6", "r7");
+        await(storage.inPartitionTransaction(p, tx -> {
+            Uni<Void> chain = Uni.createFrom().voidItem();
+            for (String id : ids) {
+                chain = chain.chain(() -> tx.upsertRow(
+                        "tasks",
+                        new StoredRow(id, 3, task(id, "P1", "O1", big), new long[10], taskScopes("P1", "O1"))));
+            }
+            return chain;
+        }));
+        Map<String, Set<String>> scopes = Map.of("project_id", Set.of("P1"));
+        // each row holds a little over 100,000 bytes: the third reaches 250,000
+        SnapshotRows first = await(storage.readSnapshotPage(p, "tasks", scopes, null, 100, 250_000));
+        assertEquals(
+                List.of("r1", "r2", "r3"),
+                first.rows().stream().map(StoredRow::rowId).toList());
+        assertTrue(first.cut(), "rows follow the cut");
+        assertTrue(first.bytes() >= 300_000 && first.bytes() < 301_000, "bytes " + first.bytes());
+        assertEquals(big, first.rows().get(2).values()[3]);
+        SnapshotRows second = await(storage.readSnapshotPage(p, "tasks", scopes, first.lastRowId(), 100, 250_000));
+        assertEquals(
+                List.of("r4", "r5", "r6"),
+                second.rows().stream().map(StoredRow::rowId).toList());
+        assertTrue(second.cut());
+        SnapshotRows last = await(storage.readSnapshotPage(p, "tasks", scopes, second.lastRowId(), 100, 250_000));
+        assertEquals(List.of("r7"), last.rows().stream().map(StoredRow::rowId).toList());
+        assertFalse(last.cut(), "nothing follows the last row");
+
+        // a bound below one row: one row a read, whatever its size
+        SnapshotRows one = await(storage.readSnapshotPage(p, "tasks", scopes, "r4", 100, 1));
+        assertEquals(List.of("r5"), one.rows().stream().map(StoredRow::rowId).toList());
+        assertTrue(one.cut());
+        // the row limit first: not cut, the caller's probe row tells the rest
+        SnapshotRows limited = await(storage.readSnapshotPage(p, "tasks", scopes, null, 2, 10_000_000));
+        assertEquals(
+                List.of("r1", "r2"),
+                limited.rows().stream().map(StoredRow::rowId).toList());
+        assertFalse(limited.cut());
+        SnapshotRows none = await(storage.readSnapshotPage(p, "tasks", scopes, "r7", 100, 250_000));
+        assertTrue(none.rows().isEmpty());
+        assertFalse(none.cut());
+    }
+
     @Test
     void rowsScopeMigrationAndNullValues() {
         String p = newPartition();

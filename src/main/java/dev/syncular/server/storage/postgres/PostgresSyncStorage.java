@@ -21,6 +21,7 @@ import dev.syncular.server.storage.RequestEntry;
 import dev.syncular.server.storage.RetentionInputs;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.ServerStorage;
+import dev.syncular.server.storage.SnapshotRows;
 import dev.syncular.server.storage.SocketDisconnect;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.storage.StoredCommit;
@@ -215,9 +216,14 @@ public final class PostgresSyncStorage implements ServerStorage {
             }
 
             @Override
-            public Uni<List<StoredRow>> readSnapshotPage(
-                    String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit) {
-                return pages.readSnapshotPage(partition, table, scopes, afterRowId, limit);
+            public Uni<SnapshotRows> readSnapshotPage(
+                    String partition,
+                    String table,
+                    Map<String, Set<String>> scopes,
+                    String afterRowId,
+                    int limit,
+                    long maxBytes) {
+                return pages.readSnapshotPage(partition, table, scopes, afterRowId, limit, maxBytes);
             }
         };
     }
@@ -413,9 +419,14 @@ public final class PostgresSyncStorage implements ServerStorage {
     }
 
     @Override
-    public Uni<List<StoredRow>> readSnapshotPage(
-            String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit) {
-        return snapshots.readSnapshotPage(partition, table, scopes, afterRowId, limit);
+    public Uni<SnapshotRows> readSnapshotPage(
+            String partition,
+            String table,
+            Map<String, Set<String>> scopes,
+            String afterRowId,
+            int limit,
+            long maxBytes) {
+        return snapshots.readSnapshotPage(partition, table, scopes, afterRowId, limit, maxBytes);
     }
 
     @Override

@@ -55,6 +55,12 @@ final class RowTable {
     /** {@code r._sync_row_id, r._sync_server_version, r.<columns>} (snapshot pages). */
     final String snapshotSelectList;
     /**
+     * What a row of {@code r} holds, the measure snapshot reads are bounded by ({@link
+     * dev.syncular.server.storage.SnapshotRows#bytes}): the row id's and each text or bytea value's length as stored
+     * ({@code octet_length} reads a TOASTed value's header, never the value) and 8 per fixed-width value.
+     */
+    final String rowBytesSql;
+    /**
      * Rows by id: {@code $1} partition, {@code $2} row ids (§6.2: the rows a push's conflict check reads under the
      * partition lock). One primary-key probe per id, whatever the plan: the
      * {@code LIMIT 1} subquery cannot be flattened into a join. With {@code = ANY($2)} a generic plan made while
@@ -107,6 +113,18 @@ final class RowTable {
         }
         this.selectList = sel.toString();
         this.snapshotSelectList = snap.toString();
+        StringBuilder measure = new StringBuilder("octet_length(r.\"_sync_row_id\")");
+        int fixed = 1; // the server version
+        for (ColumnSchema c : schema.columns()) {
+            if (sqlType(c.type()).equals("text") || sqlType(c.type()).equals("bytea")) {
+                measure.append(" + coalesce(octet_length(r.")
+                        .append(PgSql.q(c.name()))
+                        .append("), 0)");
+            } else {
+                fixed++;
+            }
+        }
+        this.rowBytesSql = measure.append(" + ").append(8 * fixed).toString();
         cols.append(
                 "\"_sync_partition\", \"_sync_row_id\", \"_sync_server_version\", \"_sync_scopes\", \"_sync_column_versions\"");
         params.append('$')

@@ -1,6 +1,7 @@
 package dev.syncular.server.storage.postgres;
 
 import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.storage.SnapshotRows;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredRow;
 import io.smallrye.mutiny.Uni;
@@ -18,7 +19,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Bootstrap pages (§4.7): the current rows of a table matching the effective scopes (§3.2), in row-id byte
  * order after a cursor, through the row-to-scope index — full {@link StoredRow}s, or for snapshot pages
- * (§5.2 rows segments) only what a segment carries. One pipelined round trip per page, under a plan guard.
+ * (§5.2 rows segments) only what a segment carries, bounded in rows and in bytes ({@link SnapshotRows}). One
+ * pipelined round trip per page, under a plan guard.
  */
 final class SnapshotReads {
     private final Pool pool;
@@ -33,23 +35,33 @@ final class SnapshotReads {
 
     Uni<List<StoredRow>> readRowsPage(
             String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit) {
-        return rowsPage(partition, table, scopes, afterRowId, limit, false);
+        return rowsPage(partition, table, scopes, afterRowId, limit, Long.MAX_VALUE, false)
+                .map(SnapshotRows::rows);
     }
 
-    /** Without the scopes JSON and the column versions: no per-row JSON parse or version decode. */
-    Uni<List<StoredRow>> readSnapshotPage(
-            String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit) {
-        return rowsPage(partition, table, scopes, afterRowId, limit, true);
-    }
-
-    private static final long[] NO_VERSIONS = new long[0];
-
-    private Uni<List<StoredRow>> rowsPage(
+    /**
+     * Without the scopes JSON and the column versions: no per-row JSON parse or version decode; at most
+     * {@code limit} rows, ending with the row at which their bytes reach {@code maxBytes}.
+     */
+    Uni<SnapshotRows> readSnapshotPage(
             String partition,
             String table,
             Map<String, Set<String>> scopes,
             String afterRowId,
             int limit,
+            long maxBytes) {
+        return rowsPage(partition, table, scopes, afterRowId, limit, maxBytes, true);
+    }
+
+    private static final long[] NO_VERSIONS = new long[0];
+
+    private Uni<SnapshotRows> rowsPage(
+            String partition,
+            String table,
+            Map<String, Set<String>> scopes,
+            String afterRowId,
+            int limit,
+            long maxBytes,
             boolean snapshot) {
         RowTable rt;
         String pageSql;
@@ -71,7 +83,8 @@ final class SnapshotReads {
             args = Tuple.of(partition, table)
                     .addArrayOfString(rt.scopeKeys(first, sorted.get(first)))
                     .addValue(afterRowId == null ? "" : afterRowId)
-                    .addValue(limit);
+                    .addValue(limit)
+                    .addValue(Math.max(1, maxBytes));
             // With a single scope pattern the index keys of the first variable are exactly its values, so the
             // EXISTS below already is that variable's test: repeating it on the JSON makes the planner
             // estimate a handful of rows (and pick a parallel seq scan + sort over the ordered index scan).
@@ -83,10 +96,18 @@ final class SnapshotReads {
                 }
                 args.addValue(e.getKey()).addArrayOfString(e.getValue().toArray(String[]::new));
             }
-            int extra = (args.size() - 5) / 2;
+            int extra = (args.size() - 6) / 2;
             pageSql = rt.pageSql((snapshot ? "snapshot:" : "rows:") + extra + bound, k -> {
-                StringBuilder sb = new StringBuilder("SELECT ")
+                // The byte bound ($6): each row's measure, the running sum up to it, and the next row's id; the outer
+                // query keeps the rows that start below the bound (so at least one, and the row that reaches it).
+                // The window streams in the index order: no sort, and the LIMIT still ends the scan.
+                StringBuilder sb = new StringBuilder("SELECT q.* FROM (SELECT ")
                         .append(snapshot ? rt.snapshotSelectList : rt.selectList)
+                        .append(", ")
+                        .append(rt.rowBytesSql)
+                        .append(" AS \"_sync_bytes\", sum(")
+                        .append(rt.rowBytesSql)
+                        .append(") OVER w AS \"_sync_run\", lead(r.\"_sync_row_id\") OVER w AS \"_sync_next\"")
                         .append(" FROM ")
                         .append(rt.qualifiedName)
                         .append(" r WHERE r.\"_sync_partition\" = $1")
@@ -102,7 +123,7 @@ final class SnapshotReads {
                         .append(" AND s.row_id ")
                         .append(bound)
                         .append(" $4::text COLLATE \"C\")");
-                int p = 5;
+                int p = 6;
                 for (int i = 0; i < extra; i++) {
                     sb.append(" AND (r.\"_sync_scopes\" ->> $")
                             .append(++p)
@@ -110,7 +131,9 @@ final class SnapshotReads {
                             .append(++p)
                             .append("::text[])");
                 }
-                return sb.append(" ORDER BY r.\"_sync_row_id\" COLLATE \"C\" LIMIT $5")
+                return sb.append(" WINDOW w AS (ORDER BY r.\"_sync_row_id\" COLLATE \"C\" ROWS UNBOUNDED PRECEDING)")
+                        .append(" ORDER BY r.\"_sync_row_id\" COLLATE \"C\" LIMIT $5) q")
+                        .append(" WHERE q.\"_sync_run\" - q.\"_sync_bytes\" < $6")
                         .toString();
             });
         } catch (RuntimeException e) {
@@ -153,7 +176,11 @@ final class SnapshotReads {
                 .map(rs -> {
                     List<StoredRow> out = new ArrayList<>(rs.size());
                     TableSchema ts = rt.schema;
+                    long bytes = 0;
+                    boolean more = false;
                     for (Row r : rs) {
+                        bytes = r.getLong("_sync_run");
+                        more = r.getString("_sync_next") != null;
                         if (snapshot) {
                             Object[] values = new Object[ts.columnCount()];
                             for (int i = 0; i < values.length; i++) {
@@ -165,7 +192,9 @@ final class SnapshotReads {
                             out.add(ProjectionRows.storedRow(ts, r));
                         }
                     }
-                    return out;
+                    // cut: the rows reached the bound and another follows (fewer rows than asked for do not mean the
+                    // end)
+                    return new SnapshotRows(out, bytes, more && bytes >= maxBytes);
                 });
     }
 }

@@ -3,12 +3,11 @@ package dev.syncular.server.storage.postgres;
 import dev.syncular.server.storage.CommitQuery;
 import dev.syncular.server.storage.CommitWindow;
 import dev.syncular.server.storage.PullReads;
-import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.storage.SnapshotRows;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.Tuple;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
@@ -111,11 +110,16 @@ final class StandbyReplica {
             }
 
             @Override
-            public Uni<List<StoredRow>> readSnapshotPage(
-                    String partition, String table, Map<String, Set<String>> scopes, String afterRowId, int limit) {
+            public Uni<SnapshotRows> readSnapshotPage(
+                    String partition,
+                    String table,
+                    Map<String, Set<String>> scopes,
+                    String afterRowId,
+                    int limit,
+                    long maxBytes) {
                 return fallback(
-                        reads.readSnapshotPage(partition, table, scopes, afterRowId, limit),
-                        () -> primary.readSnapshotPage(partition, table, scopes, afterRowId, limit));
+                        reads.readSnapshotPage(partition, table, scopes, afterRowId, limit, maxBytes),
+                        () -> primary.readSnapshotPage(partition, table, scopes, afterRowId, limit, maxBytes));
             }
         };
     }
