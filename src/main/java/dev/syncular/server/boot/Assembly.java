@@ -47,11 +47,15 @@ public final class Assembly {
 
     /**
      * {@code parts} with what {@code syncular.*} says of the engine: the limits, the §2.4 checkpoints this build
-     * declares, how §5.3 SQLite images are built (on {@code imageBuilds}), and the round admission limits ({@code syncular.fairness.*})
-     * reported to {@code fairness}.
+     * declares, how §5.3 SQLite images are built (on {@code imageBuilds}), and the round admission limits ({@code syncular.fairness.*},
+     * with the pod's {@code pushRate}) reported to {@code fairness}.
      */
     public static EngineParts.Builder configured(
-            EngineParts.Builder parts, SyncularConfig config, RoundAdmission.Listener fairness, Executor imageBuilds) {
+            EngineParts.Builder parts,
+            SyncularConfig config,
+            RoundAdmission.Listener fairness,
+            Executor imageBuilds,
+            PushRate pushRate) {
         SyncularConfig.Fairness f = config.fairness();
         return parts.limits(limits(config.limits()))
                 .checkpoints(checkpoints(config))
@@ -68,15 +72,21 @@ public final class Assembly {
                                 f.maxBootstrapsPerPartition(),
                                 f.maxBootstraps(),
                                 f.retryAfter()),
-                        new PushRate(
-                                new PushRate.Limits(
-                                        f.pushOperationsPerSecondPerPartition(),
-                                        f.pushBytesPerSecondPerPartition().asLongValue(),
-                                        f.pushOperationsPerSecondPerActor(),
-                                        f.pushBytesPerSecondPerActor().asLongValue(),
-                                        f.pushBurst()),
-                                System::nanoTime),
+                        pushRate,
                         fairness));
+    }
+
+    /** The push rates {@code syncular.fairness.push-*} set (issue 45), whole until {@link PushRate#share}d. */
+    public static PushRate pushRate(SyncularConfig config) {
+        SyncularConfig.Fairness f = config.fairness();
+        return new PushRate(
+                new PushRate.Limits(
+                        f.pushOperationsPerSecondPerPartition(),
+                        f.pushBytesPerSecondPerPartition().asLongValue(),
+                        f.pushOperationsPerSecondPerActor(),
+                        f.pushBytesPerSecondPerActor().asLongValue(),
+                        f.pushBurst()),
+                System::nanoTime);
     }
 
     /**

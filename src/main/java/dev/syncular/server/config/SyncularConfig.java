@@ -186,6 +186,19 @@ public interface SyncularConfig {
         @WithDefault("2s")
         Duration pushBurst();
 
+        /**
+         * Whether the push rates are each pod's ({@code pod}) or the deployment's ({@code deployment}): each pod then
+         * admits its share, the rate divided by the live pods the shared storage knows of.
+         */
+        @WithDefault("deployment")
+        PushRateScope pushRateScope();
+
+        /** {@link #pushRateScope()}. */
+        enum PushRateScope {
+            POD,
+            DEPLOYMENT
+        }
+
         /** The {@code Retry-After} of a refusal (rounded up to whole seconds; {@code details.retryAfterMs}). */
         @WithDefault("1s")
         Duration retryAfter();

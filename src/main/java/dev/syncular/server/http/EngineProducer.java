@@ -40,6 +40,7 @@ import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.CrdtMergerRegistry;
 import dev.syncular.server.sync.CrdtTypeMerger;
 import dev.syncular.server.sync.EngineParts;
+import dev.syncular.server.sync.PushRate;
 import dev.syncular.server.sync.RegisteredQueries;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
@@ -234,6 +235,13 @@ public class EngineProducer {
                         askedBy + "=s3 needs syncular.s3.bucket (and quarkus.s3.* endpoint/credentials)"));
     }
 
+    /** The pod's push rates (issue 45), shared with the tenant-load job that divides them among the live pods. */
+    @Produces
+    @Singleton
+    PushRate pushRate(SyncularConfig config) {
+        return Assembly.pushRate(config);
+    }
+
     @Produces
     @Singleton
     SyncEngine engine(
@@ -256,12 +264,14 @@ public class EngineProducer {
             RegisteredQueries queries,
             BufferBudget budget,
             BlockingPools pools,
-            TenantLoad tenantLoad) {
+            TenantLoad tenantLoad,
+            PushRate pushRate) {
         return Assembly.engine(Assembly.configured(
                         EngineParts.builder(window, storage, segments, failures.observe(resolver)),
                         config,
                         fairnessMetrics,
-                        pools.images())
+                        pools.images(),
+                        pushRate)
                 .merger(mergers)
                 .observer(SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics, tenantLoad))
                 .urls(ConfiguredParts.urls(config, segments))

@@ -4,6 +4,7 @@ import dev.syncular.server.config.ScheduleInterval;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.storage.TenantLoadRow;
 import dev.syncular.server.storage.TenantLoadStorage;
+import dev.syncular.server.sync.PushRate;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -65,6 +66,8 @@ public class TenantLoadJob {
     private final Duration interval;
     private final String podId;
     private final StorageReadiness readiness;
+    private final PushRate pushRate;
+    private final boolean rateAcrossPods;
 
     @Inject
     public TenantLoadJob(
@@ -72,8 +75,11 @@ public class TenantLoadJob {
             TenantMetrics metrics,
             TenantLoadStorage storage,
             SyncularConfig config,
-            StorageReadiness readiness) {
+            StorageReadiness readiness,
+            PushRate pushRate) {
         this.readiness = readiness;
+        this.pushRate = pushRate;
+        this.rateAcrossPods = config.fairness().pushRateScope() == SyncularConfig.Fairness.PushRateScope.DEPLOYMENT;
         this.load = load;
         this.metrics = metrics;
         this.storage = storage;
@@ -111,13 +117,24 @@ public class TenantLoadJob {
         }
     }
 
-    /** Sums the window once, refreshes the gauges and replaces this pod's rows. */
-    Uni<Void> publish() {
+    /**
+     * Sums the window once, refreshes the gauges and replaces this pod's rows; then, for push rates that hold across
+     * the deployment ({@code syncular.fairness.push-rate-scope=deployment}), takes this pod's share of them: the rate
+     * divided by the pods heard from within {@value #LIVE_INTERVALS} intervals ({@link PushRate#share}).
+     */
+    public Uni<Void> publish() {
         List<TenantLoadRow> window = load.window();
         metrics.refresh(window, topN);
         long now = System.currentTimeMillis();
-        return storage.publishTenantLoad(
+        Uni<Void> published = storage.publishTenantLoad(
                 podId, now, now - interval.toMillis() * STALE_INTERVALS, TenantLoad.top(window, topN));
+        if (!rateAcrossPods) {
+            return published;
+        }
+        return published
+                .chain(() -> storage.countLivePods(now - interval.toMillis() * LIVE_INTERVALS))
+                .invoke(pushRate::share)
+                .replaceWithVoid();
     }
 
     /**

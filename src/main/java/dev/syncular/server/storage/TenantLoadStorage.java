@@ -22,4 +22,10 @@ public interface TenantLoadStorage {
      * figure, and each refusal reason, summed; {@link TenantLoadRow#pods} says how many pods), in no order.
      */
     Uni<List<TenantLoadRow>> readTenantLoad(long liveSinceMs);
+
+    /**
+     * How many pods published at or after {@code liveSinceMs} (each publication counts its pod, with or without rows):
+     * the pods a deployment-wide rate is shared among.
+     */
+    Uni<Integer> countLivePods(long liveSinceMs);
 }

@@ -59,6 +59,7 @@ public final class PushRate {
     private final RateBuckets partitionBytes;
     private final RateBuckets actorOperations;
     private final RateBuckets actorBytes;
+    private int sharedBy = 1;
 
     /** @param nanoClock monotonic nanoseconds ({@link System#nanoTime} outside tests) */
     public PushRate(Limits limits, LongSupplier nanoClock) {
@@ -71,6 +72,26 @@ public final class PushRate {
 
     public Limits limits() {
         return limits;
+    }
+
+    /**
+     * Issue 45, a rate that holds across pods: from now on this pod admits {@code 1 / pods} of each rate and burst, so
+     * the pods behind a balancer that spreads a tenant's rounds admit the configured rate together. Called with the
+     * number of live pods the shared storage knows of ({@code syncular.fairness.push-rate-scope=deployment}); {@code 1}
+     * gives the pod the whole rate again.
+     */
+    public synchronized void share(int pods) {
+        double fraction = 1.0 / Math.max(1, pods);
+        partitionOperations.share(fraction);
+        partitionBytes.share(fraction);
+        actorOperations.share(fraction);
+        actorBytes.share(fraction);
+        sharedBy = Math.max(1, pods);
+    }
+
+    /** How many pods this pod shares the rates with ({@link #share}); {@code 1} when it has them whole. */
+    public synchronized int sharedBy() {
+        return sharedBy;
     }
 
     boolean off() {

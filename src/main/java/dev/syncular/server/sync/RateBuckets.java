@@ -15,8 +15,10 @@ import java.util.function.LongSupplier;
  * held: about 100 bytes each. Not thread-safe: its owner locks.
  */
 public final class RateBuckets {
-    private final double perSecond;
-    private final double capacity;
+    private final double fullPerSecond;
+    private final double fullCapacity;
+    private double perSecond;
+    private double capacity;
     private final LongSupplier nanoClock;
     private final Map<String, double[]> buckets = new HashMap<>(); // key → {tokens, at nanos}
     private int sinceSweep;
@@ -26,13 +28,27 @@ public final class RateBuckets {
         if (perSecond < 0 || burst.isNegative() || burst.isZero()) {
             throw new IllegalArgumentException("a rate is 0 (off) or positive, its burst more than 0s");
         }
-        this.perSecond = perSecond;
-        this.capacity = perSecond * burst.toNanos() / 1e9;
+        this.fullPerSecond = perSecond;
+        this.fullCapacity = perSecond * burst.toNanos() / 1e9;
+        this.perSecond = fullPerSecond;
+        this.capacity = fullCapacity;
         this.nanoClock = nanoClock;
     }
 
     public boolean off() {
-        return perSecond == 0;
+        return fullPerSecond == 0;
+    }
+
+    /**
+     * Keeps {@code fraction} (in (0, 1]) of the rate and of the burst from now on: this pod's share of a rate that holds
+     * across the pods ({@link PushRate#share}). Buckets above the new capacity are cut to it at their next use.
+     */
+    public void share(double fraction) {
+        if (!(fraction > 0 && fraction <= 1)) {
+            throw new IllegalArgumentException("a share is in (0, 1]");
+        }
+        perSecond = fullPerSecond * fraction;
+        capacity = fullCapacity * fraction;
     }
 
     /** Milliseconds until {@code key}'s bucket is above zero again; {@code 0} when it is (or the rate is off). */

@@ -7,7 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.cli.HttpFailure;
+import dev.syncular.server.ops.TenantLoadJob;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.storage.TenantLoadStorage;
+import dev.syncular.server.sync.PushRate;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -59,6 +62,15 @@ class PushRateTest {
 
     @Inject
     SchemaWindow window;
+
+    @Inject
+    TenantLoadJob tenantLoadJob;
+
+    @Inject
+    TenantLoadStorage tenantStorage;
+
+    @Inject
+    PushRate pushRate;
 
     private SyncTestClient client(String partition, String actor) {
         return new TodoClients(window.current(), port, partition).client(actor);
@@ -147,6 +159,47 @@ class PushRateTest {
         loud.sync();
 
         retryUntilApplied(loudMate, mates);
+    }
+
+    /**
+     * {@code syncular.fairness.push-rate-scope=deployment} (the default): the rates hold across the pods, each admitting
+     * its share. With a second live pod in the shared storage this pod admits half the actor's 100 operations a second
+     * (and half its 1 s burst): a commit of 60 leaves a debt of 10, and the next push waits 220 ms for it, where the
+     * whole rate would have admitted it.
+     */
+    @Test
+    void aDeploymentWideRateIsSharedAmongTheLivePods() throws Exception {
+        long now = System.currentTimeMillis();
+        String otherPod = "other-pod/" + UUID.randomUUID();
+        tenantStorage
+                .publishTenantLoad(otherPod, now, now - 100_000, List.of())
+                .await()
+                .atMost(DEADLINE);
+        try {
+            tenantLoadJob.publish().await().atMost(DEADLINE);
+            assertEquals(2, pushRate.sharedBy(), "this pod and the other one");
+
+            SyncTestClient c = client("rate-shared-" + UUID.randomUUID(), "sharer");
+            String big = c.commit(commit(c, "half-", 60, 8));
+            c.sync();
+            assertTrue(SyncTestClient.applied(c.result(big)));
+            String next = c.upsert("todos", TodoClients.todo("next", "after the share", false), null);
+            JsonNode refusal = refusal(assertThrows(HttpFailure.class, c::sync));
+            assertEquals(
+                    "actor_push_operations",
+                    refusal.path("details").path("reason").asText());
+            long waitMs = refusal.path("details").path("retryAfterMs").asLong();
+            assertTrue(waitMs > 0 && waitMs <= 220, "11 operations at 50/s: " + refusal);
+            retryUntilApplied(c, next);
+        } finally {
+            // the other pod's row goes (every row written before now + 1), and this pod takes its whole rate again
+            tenantStorage
+                    .publishTenantLoad(tenantLoadJob.podId(), now + 1, now + 1, List.of())
+                    .await()
+                    .atMost(DEADLINE);
+            tenantLoadJob.publish().await().atMost(DEADLINE);
+        }
+        assertEquals(1, pushRate.sharedBy());
     }
 
     /** The §10.1 body of a 429 {@code sync.rate_limited}, its {@code Retry-After} checked against the details. */

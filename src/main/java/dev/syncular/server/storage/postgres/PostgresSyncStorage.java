@@ -379,6 +379,11 @@ public final class PostgresSyncStorage implements ServerStorage {
     }
 
     @Override
+    public Uni<Integer> countLivePods(long liveSinceMs) {
+        return tenantLoad.countLivePods(liveSinceMs);
+    }
+
+    @Override
     public Uni<PartitionState> rotateLogEpoch(String partition) {
         return registry.rotateLogEpoch(partition);
     }

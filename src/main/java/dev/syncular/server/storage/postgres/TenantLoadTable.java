@@ -16,7 +16,8 @@ import java.util.TreeMap;
  * Each pod's loudest tenants: {@code sync_tenant_load(pod_id, partition_id) PK} with {@code written_at_ms}, the
  * figures ({@code database_nanos}, {@code committed_bytes}, {@code fanout_bytes}) and {@code refusals jsonb} (reason →
  * count). A pod replaces its own rows in one transaction, deleting on the way the rows of any pod gone quiet; readers
- * sum the rows written recently per partition in one statement. A few rows per pod (its top partitions), no index
+ * sum the rows written recently per partition in one statement. Each publication holds one row of no partition
+ * ({@code ''}): the pod's sign of life, which the live pods are counted by. A few rows per pod (its top partitions), no index
  * beyond the key.
  */
 final class TenantLoadTable {
@@ -26,6 +27,7 @@ final class TenantLoadTable {
     private final String delete;
     private final String insert;
     private final String merged;
+    private final String livePods;
 
     TenantLoadTable(Pool pool, String pgSchema) {
         this.pool = pool;
@@ -34,13 +36,14 @@ final class TenantLoadTable {
         insert = "INSERT INTO " + t + " (pod_id, partition_id, written_at_ms, database_nanos, committed_bytes,"
                 + " fanout_bytes, refusals) VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb)";
         merged = "WITH live AS (SELECT partition_id, database_nanos, committed_bytes, fanout_bytes, refusals FROM " + t
-                + " WHERE written_at_ms >= $1),"
+                + " WHERE written_at_ms >= $1 AND partition_id <> ''),"
                 + " refused AS (SELECT l.partition_id, r.key, sum(r.value::bigint) AS n"
                 + " FROM live l, jsonb_each_text(l.refusals) AS r GROUP BY l.partition_id, r.key)"
                 + " SELECT l.partition_id, sum(l.database_nanos)::bigint, sum(l.committed_bytes)::bigint,"
                 + " sum(l.fanout_bytes)::bigint, count(*)::int,"
                 + " (SELECT jsonb_object_agg(f.key, f.n) FROM refused f WHERE f.partition_id = l.partition_id)::text"
                 + " FROM live l GROUP BY l.partition_id";
+        livePods = "SELECT count(DISTINCT pod_id)::int FROM " + t + " WHERE written_at_ms >= $1";
     }
 
     /** The DDL of the table (part of the storage schema migration). */
@@ -57,7 +60,9 @@ final class TenantLoadTable {
     }
 
     Uni<Void> publish(String podId, long nowMs, long staleBeforeMs, List<TenantLoadRow> rows) {
-        List<Tuple> batch = new ArrayList<>(rows.size());
+        List<Tuple> batch = new ArrayList<>(rows.size() + 1);
+        // the pod's own row (no partition): it counts among the live pods whether or not it had load
+        batch.add(Tuple.from(List.of(podId, "", nowMs, 0L, 0L, 0L, "{}")));
         for (TenantLoadRow r : rows) {
             batch.add(Tuple.from(List.of(
                     podId,
@@ -72,11 +77,9 @@ final class TenantLoadTable {
                         pool,
                         conn -> conn.preparedQuery(delete)
                                 .execute(Tuple.of(podId, staleBeforeMs))
-                                .chain(() -> batch.isEmpty()
-                                        ? Uni.createFrom().voidItem()
-                                        : conn.preparedQuery(insert)
-                                                .executeBatch(batch)
-                                                .replaceWithVoid()))
+                                .chain(() -> conn.preparedQuery(insert)
+                                        .executeBatch(batch)
+                                        .replaceWithVoid()))
                 .replaceWithVoid();
     }
 
@@ -94,6 +97,12 @@ final class TenantLoadTable {
             }
             return out;
         });
+    }
+
+    Uni<Integer> countLivePods(long liveSinceMs) {
+        return pool.preparedQuery(livePods)
+                .execute(Tuple.of(liveSinceMs))
+                .map(rs -> rs.iterator().next().getInteger(0));
     }
 
     private static String json(Map<String, Long> counts) {

@@ -85,6 +85,8 @@ class TenantLoadTableTest {
                 .await()
                 .atMost(WAIT);
 
+        // the pods a deployment-wide push rate is shared among (issue 45): each publication counts its pod
+        assertEquals(2, a.countLivePods(now - 30_000).await().atMost(WAIT));
         for (PostgresSyncStorage reader : List.of(a, b)) {
             Map<String, TenantLoadRow> merged = read(reader, now - 30_000);
             TenantLoadRow loud = merged.get("loud");
@@ -111,8 +113,10 @@ class TenantLoadTableTest {
         Map<String, TenantLoadRow> later = read(a, now + 1);
         assertEquals(1_000, later.get("loud").databaseNanos());
         assertEquals(1, later.get("loud").pods());
-        // ... and the next publication of any pod deletes them
+        assertEquals(1, b.countLivePods(now + 1).await().atMost(WAIT), "pod B is no longer live");
+        // ... and the next publication of any pod deletes them; a pod without load still counts as live
         a.publishTenantLoad("pod-a", now + 2, now + 1, List.of()).await().atMost(WAIT);
         assertEquals(Map.of(), read(b, 0));
+        assertEquals(1, b.countLivePods(0).await().atMost(WAIT));
     }
 }
