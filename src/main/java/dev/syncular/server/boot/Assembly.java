@@ -20,6 +20,7 @@ import dev.syncular.server.sync.RoundAdmission;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncLimits;
+import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.pgclient.PgConnectOptions;
 import java.time.Duration;
@@ -55,7 +56,8 @@ public final class Assembly {
             SyncularConfig config,
             RoundAdmission.Listener fairness,
             Executor imageBuilds,
-            PushRate pushRate) {
+            PushRate pushRate,
+            Vertx vertx) {
         SyncularConfig.Fairness f = config.fairness();
         return parts.limits(limits(config.limits()))
                 .checkpoints(checkpoints(config))
@@ -73,7 +75,8 @@ public final class Assembly {
                                 f.maxBootstraps(),
                                 f.retryAfter()),
                         pushRate,
-                        fairness));
+                        fairness,
+                        new TimerPacing(vertx, f.refusalHold().toMillis())));
     }
 
     /** The push rates {@code syncular.fairness.push-*} set (issue 45), whole until {@link PushRate#share}d. */

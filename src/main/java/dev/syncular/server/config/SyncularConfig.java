@@ -193,6 +193,13 @@ public interface SyncularConfig {
         @WithDefault("deployment")
         PushRateScope pushRateScope();
 
+        /**
+         * How long a round refused by a fairness limit is held before its 429 goes out, at most its own wait (taken
+         * from the {@code Retry-After} it is told); {@code 0s} answers at once.
+         */
+        @WithDefault("1s")
+        Duration refusalHold();
+
         /** {@link #pushRateScope()}. */
         enum PushRateScope {
             POD,

@@ -265,13 +265,15 @@ public class EngineProducer {
             BufferBudget budget,
             BlockingPools pools,
             TenantLoad tenantLoad,
-            PushRate pushRate) {
+            PushRate pushRate,
+            Vertx vertx) {
         return Assembly.engine(Assembly.configured(
                         EngineParts.builder(window, storage, segments, failures.observe(resolver)),
                         config,
                         fairnessMetrics,
                         pools.images(),
-                        pushRate)
+                        pushRate,
+                        vertx)
                 .merger(mergers)
                 .observer(SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics, tenantLoad))
                 .urls(ConfiguredParts.urls(config, segments))

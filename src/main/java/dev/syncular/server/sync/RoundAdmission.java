@@ -39,8 +39,8 @@ import java.util.function.Supplier;
  */
 public final class RoundAdmission {
     /** No limits: every round is admitted (the engine's default). */
-    public static final RoundAdmission NONE =
-            new RoundAdmission(new Limits(0, 0, 0, 0, 0, 0, Duration.ofSeconds(1)), PushRate.OFF, Listener.NONE);
+    public static final RoundAdmission NONE = new RoundAdmission(
+            new Limits(0, 0, 0, 0, 0, 0, Duration.ofSeconds(1)), PushRate.OFF, Listener.NONE, RefusalPacing.OFF);
 
     public static final String ACTOR_ROUNDS = "actor_rounds";
     public static final String PARTITION_ROUNDS = "partition_rounds";
@@ -126,6 +126,7 @@ public final class RoundAdmission {
     private final Limits limits;
     private final PushRate rate;
     private final Listener listener;
+    private final RefusalPacing pacing;
     /** (partition, actor) → {rounds, operations} in flight; an entry exists only while non-zero. */
     private final Map<String, long[]> actors = new HashMap<>();
     /** partition → {rounds, rounds with a bootstrap} in flight. */
@@ -135,10 +136,12 @@ public final class RoundAdmission {
     /** Rounds with a bootstrap in flight on this pod. */
     private int podBootstraps;
 
-    public RoundAdmission(Limits limits, PushRate rate, Listener listener) {
+    /** @param pacing how long a refusal is held before it is answered ({@link RefusalPacing#OFF}: at once) */
+    public RoundAdmission(Limits limits, PushRate rate, Listener listener, RefusalPacing pacing) {
         this.limits = limits;
         this.rate = rate;
         this.listener = listener;
+        this.pacing = pacing;
     }
 
     public Limits limits() {
@@ -159,7 +162,12 @@ public final class RoundAdmission {
             PushRate.Refusal refused = acquire(partition, actor, demand);
             if (refused != PushRate.Refusal.NONE) {
                 listener.refused(partition, refused.limit());
-                return Uni.createFrom().failure(refusal(refused));
+                // held (RefusalPacing) out of the refusal's own wait: the answer says what is left of it
+                long hold = pacing.holdMs(refused.retryAfterMs(), demand.bytes());
+                SyncError answer = refusal(refused.limit(), refused.retryAfterMs() - hold);
+                return hold <= 0
+                        ? Uni.createFrom().failure(answer)
+                        : pacing.hold(hold).chain(() -> Uni.createFrom().failure(answer));
             }
             listener.admitted();
             boolean[] released = {false};
@@ -265,10 +273,10 @@ public final class RoundAdmission {
         }
     }
 
-    private static SyncError refusal(PushRate.Refusal refused) {
+    private static SyncError refusal(String limit, long retryAfterMs) {
         Map<String, Object> details = new LinkedHashMap<>();
-        details.put("reason", refused.limit());
-        details.put("retryAfterMs", refused.retryAfterMs());
+        details.put("reason", limit);
+        details.put("retryAfterMs", retryAfterMs);
         return new SyncError(ErrorCode.RATE_LIMITED, "too many rounds or pushes; retry later", details);
     }
 }

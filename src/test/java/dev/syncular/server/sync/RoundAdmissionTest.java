@@ -49,7 +49,8 @@ class RoundAdmissionTest {
                     public void refused(String limit) {
                         refusals.add(limit);
                     }
-                });
+                },
+                RefusalPacing.OFF);
     }
 
     /** A round held open until {@link #end} completes it. */
@@ -176,7 +177,8 @@ class RoundAdmissionTest {
         RoundAdmission a = new RoundAdmission(
                 new RoundAdmission.Limits(0, 0, 0, 0, 1, 2, Duration.ofMillis(1500)),
                 PushRate.OFF,
-                new RoundAdmission.Listener() {});
+                new RoundAdmission.Listener() {},
+                RefusalPacing.OFF);
         RoundAdmission.Demand bootstrap = new RoundAdmission.Demand(0, 0, true);
         CompletableFuture<String> end = new CompletableFuture<>();
         UniAssertSubscriber<String> first = a.admit(
@@ -194,6 +196,68 @@ class RoundAdmissionTest {
         first.assertCompleted();
         assertNull(bootstrapRefusal(a, "p", "y"), "the partition's place is given back");
         other.complete("done");
+    }
+
+    /**
+     * Issue 45, {@link RefusalPacing}: a refusal is answered only once its hold ends (the pacing is the test's: it
+     * holds every small round for 600 ms and completes when the test says so), its {@code retryAfterMs} is what is left
+     * of the wait, and the refused round took no place meanwhile; a round pushing more than the pacing holds is
+     * answered at once with its whole wait.
+     */
+    @Test
+    void aRefusalIsHeldAndTellsWhatIsLeftOfItsWait() {
+        List<Long> holds = new ArrayList<>();
+        CompletableFuture<Void> released = new CompletableFuture<>();
+        RefusalPacing pacing = new RefusalPacing() {
+            @Override
+            public long holdMs(long retryAfterMs, long pushedBytes) {
+                return pushedBytes > 100 ? 0 : Math.min(600, retryAfterMs);
+            }
+
+            @Override
+            public Uni<Void> hold(long ms) {
+                holds.add(ms);
+                return Uni.createFrom().completionStage(released);
+            }
+        };
+        RoundAdmission a = new RoundAdmission(
+                new RoundAdmission.Limits(1, 0, 0, 0, 0, 0, Duration.ofMillis(1500)),
+                PushRate.OFF,
+                new RoundAdmission.Listener() {},
+                pacing);
+        CompletableFuture<String> end = new CompletableFuture<>();
+        a.admit(
+                        "p",
+                        "alice",
+                        RoundAdmission.Demand.pushing(1, 10),
+                        () -> Uni.createFrom().completionStage(end))
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create());
+        UniAssertSubscriber<String> held = a.admit(
+                        "p",
+                        "alice",
+                        RoundAdmission.Demand.pushing(1, 10),
+                        () -> Uni.createFrom().item("ran"))
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create());
+        assertEquals(List.of(600L), holds);
+        assertNull(held.getFailure(), "not answered while held");
+        UniAssertSubscriber<String> large = a.admit(
+                        "p",
+                        "alice",
+                        RoundAdmission.Demand.pushing(1, 1000),
+                        () -> Uni.createFrom().item("ran"))
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create());
+        SyncError atOnce = assertInstanceOf(SyncError.class, large.getFailure());
+        assertEquals(1500L, atOnce.details().get("retryAfterMs"), "answered at once with its whole wait");
+        released.complete(null);
+        SyncError refusal = assertInstanceOf(SyncError.class, held.getFailure());
+        assertEquals(ErrorCode.RATE_LIMITED, refusal.code());
+        assertEquals(RoundAdmission.ACTOR_ROUNDS, refusal.details().get("reason"));
+        assertEquals(900L, refusal.details().get("retryAfterMs"), "1,500 ms less the 600 held");
+        end.complete("done");
+        assertEquals("ran", admitted(a, "p", "alice", 1), "the held refusal took no place");
     }
 
     /** The reason a bootstrapping round is refused with, or {@code null} when it is admitted (and ends at once). */
@@ -226,7 +290,8 @@ class RoundAdmissionTest {
                     public void refused(String limit) {
                         refusals.add(limit);
                     }
-                });
+                },
+                RefusalPacing.OFF);
     }
 
     private static Throwable pushing(RoundAdmission a, String partition, String actor, int ops, long bytes) {
