@@ -1,11 +1,15 @@
 package dev.syncular.server.bench;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.ServerProcess;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.PushOperation;
+import dev.syncular.server.wire.realtime.ControlMessage;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,7 +37,9 @@ import org.HdrHistogram.Histogram;
  * <li><b>huge rows</b>: 4 threads pushing rows with a 900 KB value (under the 1 MiB value cap);</li>
  * <li><b>subscription multiplication</b>: 8 threads of fresh clients naming one table and scope in 128
  * subscriptions of one round, over {@code bench.hostileRows} (2,000) rows;</li>
- * <li><b>bootstrap storm</b>: 16 threads of fresh clients bootstrapping the hostile tenant's table.</li>
+ * <li><b>bootstrap storm</b>: 16 threads of fresh clients bootstrapping the hostile tenant's table;</li>
+ * <li><b>presence flood</b>: 4 threads, each a realtime socket of its own actor in one scope, publishing 1 KB presence
+ * documents in a loop (their scope-mates are each other).</li>
  * </ul>
  * For the baseline (no attack) and each attack: the quiet rounds' p50/p99 in the measured window (after a 5 s
  * warm-up), their refusals, and the hostile tenant's answered and refused rounds.
@@ -44,8 +50,8 @@ public final class NoisyBenchmark {
     private static final int ATTACK_SEC = Integer.getInteger("bench.attackSec", 20);
     private static final int WARMUP_SEC = 5;
     private static final int HOSTILE_ROWS = Integer.getInteger("bench.hostileRows", 2000);
-    private static final String ATTACKS =
-            System.getProperty("bench.attacks", "baseline,push-flood,huge-rows,subscriptions,bootstrap-storm");
+    private static final String ATTACKS = System.getProperty(
+            "bench.attacks", "baseline,push-flood,huge-rows,subscriptions,bootstrap-storm,presence-flood");
     private static final String TABLE = "todos";
 
     private static CompiledSchema schema;
@@ -168,7 +174,7 @@ public final class NoisyBenchmark {
         int threads = switch (attack) {
             case "baseline" -> 0;
             case "push-flood", "bootstrap-storm" -> 16;
-            case "huge-rows" -> 4;
+            case "huge-rows", "presence-flood" -> 4;
             case "subscriptions" -> 8;
             default -> throw new IllegalArgumentException("unknown attack " + attack);
         };
@@ -250,12 +256,17 @@ public final class NoisyBenchmark {
             AtomicBoolean stop,
             LongAdder ok,
             LongAdder refusedCount) {
-        SyncTestClient pusher = client(pods.get(thread % 2), hostile, "hostile");
+        SyncTestClient pusher = client(
+                pods.get(thread % 2), hostile, attack.equals("presence-flood") ? "hostile-p" + thread : "hostile");
         try {
             pusher.syncUntilIdle();
         } catch (RuntimeException e) {
             refusedCount.increment();
         }
+        RealtimeSocket socket = attack.equals("presence-flood")
+                ? RealtimeSocket.connect(pods.get(thread % 2) + "/", hostile, pusher.actorId, pusher.clientId)
+                : null;
+        ObjectNode doc = JsonNodeFactory.instance.objectNode().put("blob", "p".repeat(1000));
         long n = 0;
         while (!stop.get()) {
             n++;
@@ -294,6 +305,15 @@ public final class NoisyBenchmark {
                         SyncTestClient c = client(pods.get((int) (n % 2)), hostile, "hostile-" + thread);
                         c.syncUntilIdle();
                     }
+                    case "presence-flood" -> {
+                        if (socket.closed.isDone()) {
+                            refusedCount.increment(); // closed (4290 or other): a new socket, as a client would
+                            socket = RealtimeSocket.connect(
+                                    pods.get(thread % 2) + "/", hostile, pusher.actorId, pusher.clientId);
+                        }
+                        socket.send(new ControlMessage.PresencePublish("list:l0", doc.put("n", n)));
+                        socket.texts.clear(); // the mates' documents, not kept
+                    }
                     default -> throw new IllegalStateException(attack);
                 }
                 ok.increment();
@@ -302,6 +322,9 @@ public final class NoisyBenchmark {
             } catch (RuntimeException e) {
                 refusedCount.increment();
             }
+        }
+        if (socket != null) {
+            socket.ws.abort();
         }
     }
 }

@@ -14,9 +14,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class TimerPacing implements RefusalPacing {
     /** Refusals held at once on a pod. */
-    static final int MAX_HELD = 256;
+    static final int MAX_HELD = 128;
     /** Pushed bytes of a round that is still held when refused. */
-    static final long MAX_HELD_BYTES = 32 * 1024;
+    static final long MAX_HELD_BYTES = 64 * 1024;
 
     private final Vertx vertx;
     private final long maxMs;
