@@ -42,7 +42,9 @@ import org.HdrHistogram.Histogram;
  * documents in a loop (their scope-mates are each other).</li>
  * </ul>
  * For the baseline (no attack) and each attack: the quiet rounds' p50/p99 in the measured window (after a 5 s
- * warm-up), their refusals, and the hostile tenant's answered and refused rounds.
+ * warm-up), their refusals, and the hostile tenant's answered and refused rounds; and for {@value #OBSERVERS} of the
+ * quiet partitions, a realtime socket of a second client on the other pod: commit-to-delta p50/p99, from the start of
+ * the writer's round to the delta's arrival on the socket.
  */
 public final class NoisyBenchmark {
     private static final int QUIET = Integer.getInteger("bench.quiet", 999);
@@ -53,6 +55,10 @@ public final class NoisyBenchmark {
     private static final String ATTACKS = System.getProperty(
             "bench.attacks", "baseline,push-flood,huge-rows,subscriptions,bootstrap-storm,presence-flood");
     private static final String TABLE = "todos";
+    /** Quiet partitions whose commits are also timed to a realtime socket on the other pod. */
+    private static final int OBSERVERS = 20;
+
+    private static RealtimeSocket[] observers;
 
     private static CompiledSchema schema;
 
@@ -65,7 +71,10 @@ public final class NoisyBenchmark {
             double p99,
             long quietRefused,
             long hostileOk,
-            long hostileRefused) {}
+            long hostileRefused,
+            long deltas,
+            double deltaP50,
+            double deltaP99) {}
 
     public static void main(String[] args) throws Exception {
         schema = SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA));
@@ -89,6 +98,20 @@ public final class NoisyBenchmark {
                 c.syncUntilIdle();
                 quiet.add(c);
             }
+            observers = new RealtimeSocket[OBSERVERS];
+            for (int i = 0; i < OBSERVERS; i++) {
+                SyncTestClient o = client(pods.get((i + 1) % 2), "quiet-" + run + "-" + i, "o" + i);
+                o.syncUntilIdle();
+                observers[i] = RealtimeSocket.connect(
+                        pods.get((i + 1) % 2) + "/", "quiet-" + run + "-" + i, o.actorId, o.clientId);
+                if (observers[i]
+                        .nextEvent("hello")
+                        .get("data")
+                        .get("requiresSync")
+                        .asBoolean()) {
+                    observers[i].ack(o.subscriptions.get("s1").cursor);
+                }
+            }
             String hostile = "hostile-" + run;
             seed(pods.get(0), hostile);
             System.out.printf(
@@ -101,12 +124,16 @@ public final class NoisyBenchmark {
                 results.add(f);
                 System.out.printf(
                         Locale.ROOT,
-                        "%s: quiet %,d rounds, p50 %.1f ms, p99 %.1f ms, %d refused; hostile %,d answered, %,d refused%n",
+                        "%s: quiet %,d rounds, p50 %.1f ms, p99 %.1f ms, %d refused; commit-to-delta %,d, p50 %.1f ms,"
+                                + " p99 %.1f ms; hostile %,d answered, %,d refused%n",
                         f.attack(),
                         f.rounds(),
                         f.p50(),
                         f.p99(),
                         f.quietRefused(),
+                        f.deltas(),
+                        f.deltaP50(),
+                        f.deltaP99(),
                         f.hostileOk(),
                         f.hostileRefused());
             }
@@ -117,18 +144,30 @@ public final class NoisyBenchmark {
                 .findFirst()
                 .orElse(Double.NaN);
         System.out.println("== summary");
-        System.out.println("| attack | quiet rounds | quiet p50 ms | quiet p99 ms | p99 vs baseline | quiet refused"
-                + " | hostile answered | hostile refused (429) |");
+        double baseDelta = results.stream()
+                .filter(f -> f.attack().equals("baseline"))
+                .mapToDouble(Figures::deltaP99)
+                .findFirst()
+                .orElse(Double.NaN);
+        System.out.println(
+                "| attack | quiet rounds | quiet p50 ms | quiet p99 ms | p99 vs baseline | quiet refused"
+                        + " | commit-to-delta p50 / p99 ms | delta p99 vs baseline | hostile answered | hostile refused (429) |");
         for (Figures f : results) {
             System.out.printf(
                     Locale.ROOT,
-                    "| %s | %,d | %.1f | %.1f | %s | %d | %,d | %,d |%n",
+                    "| %s | %,d | %.1f | %.1f | %s | %d | %.1f / %.1f (%,d) | %s | %,d | %,d |%n",
                     f.attack(),
                     f.rounds(),
                     f.p50(),
                     f.p99(),
                     Double.isNaN(base) ? "-" : String.format(Locale.ROOT, "%+.0f %%", 100 * (f.p99() / base - 1)),
                     f.quietRefused(),
+                    f.deltaP50(),
+                    f.deltaP99(),
+                    f.deltas(),
+                    Double.isNaN(baseDelta)
+                            ? "-"
+                            : String.format(Locale.ROOT, "%+.0f %%", 100 * (f.deltaP99() / baseDelta - 1)),
                     f.hostileOk(),
                     f.hostileRefused());
         }
@@ -188,6 +227,12 @@ public final class NoisyBenchmark {
             attackers.add(th);
         }
         Histogram hist = new Histogram(120_000_000L, 3);
+        Histogram deltaHist = new Histogram(120_000_000L, 3);
+        long[] sentAt = new long[OBSERVERS]; // the start of the observed writer's round, 0 when none is awaited
+        for (RealtimeSocket o : observers) {
+            o.binaries.clear();
+            o.texts.clear();
+        }
         LongAdder refused = new LongAdder();
         long start = System.nanoTime();
         long measureFrom = start + TimeUnit.SECONDS.toNanos(WARMUP_SEC);
@@ -203,10 +248,16 @@ public final class NoisyBenchmark {
                     if (scheduled >= end) {
                         return;
                     }
-                    SyncTestClient c = quiet.get(Math.floorMod(next.getAndIncrement(), quiet.size()));
+                    int index = Math.floorMod(next.getAndIncrement(), quiet.size());
+                    SyncTestClient c = quiet.get(index);
                     workers.execute(() -> {
                         synchronized (c) {
                             try {
+                                if (index < OBSERVERS) {
+                                    synchronized (sentAt) {
+                                        sentAt[index] = System.nanoTime();
+                                    }
+                                }
                                 c.upsert(TABLE, todo(c.actorId + "-r" + (n.incrementAndGet() % 20), "quiet", 1), null);
                                 c.sync();
                             } catch (HttpFailure f) {
@@ -228,7 +279,29 @@ public final class NoisyBenchmark {
                 periodNanos,
                 TimeUnit.NANOSECONDS);
         while (System.nanoTime() < end) {
-            Thread.sleep(100);
+            boolean idle = true;
+            for (int i = 0; i < OBSERVERS; i++) {
+                byte[] b = observers[i].binaries.poll();
+                if (b == null || b[0] != 0x00) {
+                    continue;
+                }
+                idle = false;
+                long now = System.nanoTime();
+                long sent;
+                synchronized (sentAt) {
+                    sent = sentAt[i];
+                    sentAt[i] = 0;
+                }
+                if (sent > 0 && sent >= measureFrom) {
+                    deltaHist.recordValue(Math.max(1, (now - sent) / 1000));
+                }
+            }
+            if (idle) {
+                Thread.sleep(1);
+            }
+            for (RealtimeSocket o : observers) {
+                o.texts.clear();
+            }
         }
         ticks.shutdown();
         workers.shutdown();
@@ -244,7 +317,10 @@ public final class NoisyBenchmark {
                 hist.getValueAtPercentile(99) / 1000.0,
                 refused.sum(),
                 hostileOk.sum(),
-                hostileRefused.sum());
+                hostileRefused.sum(),
+                deltaHist.getTotalCount(),
+                deltaHist.getValueAtPercentile(50) / 1000.0,
+                deltaHist.getValueAtPercentile(99) / 1000.0);
     }
 
     /** One attacker thread of {@code attack} until {@code stop}: never backing off, refusals counted. */
