@@ -18,6 +18,8 @@
 # Environment:
 #   SKIP_PACKAGE=1   reuse target/quarkus-app as it is (otherwise ./mvnw package runs first, as verify does)
 #   CHAOS_OPTS       extra -D options for the IT
+#   CHAOS_IT         FailoverCampaignIT: the same campaign on a pg_auto_failover formation, failovers instead of
+#                    PostgreSQL restarts (needs pg-auto-failover-cli postgresql-15-auto-failover; default FaultCampaignIT)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,9 +46,10 @@ if [[ "${SKIP_PACKAGE:-}" == 1 ]]; then
 else
     goals=(verify -Dtest=NoSuchTest -Dsurefire.failIfNoSpecifiedTests=false)
 fi
+it="${CHAOS_IT:-FaultCampaignIT}"
 # offline only: mvnw_offline_first would run a failed campaign a second time
 # shellcheck disable=SC2086
-./mvnw -o "${goals[@]}" -Dit.test=FaultCampaignIT -Dcampaign.seed="$seed" -Dcampaign.minutes="$minutes" \
+./mvnw -o "${goals[@]}" -Dit.test="$it" -Dcampaign.seed="$seed" -Dcampaign.minutes="$minutes" \
     -Dcampaign.sparedPod=0 ${CHAOS_OPTS:-} >"$out" 2>&1 || status=$?
 
 echo "== RSS and open file descriptors of the pods (every 30 s; a restarted pod has a new pid)"
@@ -67,6 +70,7 @@ grep -E '^campaign seed=' "$out" || echo "no summary line"
 if [[ $status -ne 0 ]]; then
     echo "== the campaign FAILED (exit $status); the seed and the executed schedule:" >&2
     grep -E -A40 'invariant\(s\) broken|the campaign failed|quiescence failed|a client crashed' "$out" | head -n 80 >&2 || true
-    echo "full output: $out; pod logs: target/it-logs/fault-campaign-{a,b}.log" >&2
+    if [[ "$it" == FailoverCampaignIT ]]; then logs=failover-campaign; else logs=fault-campaign; fi
+    echo "full output: $out; pod logs: target/it-logs/$logs-{a,b}.log" >&2
 fi
 exit $status

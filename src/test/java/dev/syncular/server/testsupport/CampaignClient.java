@@ -96,6 +96,9 @@ public final class CampaignClient {
     /** The last failure of each kind, in words (the failure message). */
     public final Map<String, String> lastFailure = new TreeMap<>();
 
+    /** Rounds answered 429 {@code sync.rate_limited} (HTTP or in-band), readable while the client works. */
+    public final AtomicInteger rateLimited = new AtomicInteger();
+
     public int rounds;
     public int failedRounds;
     public int retriedCommits;
@@ -292,6 +295,9 @@ public final class CampaignClient {
 
     private void failed(String kind, String message) {
         failedRounds++;
+        if (kind.equals("http429") || kind.equals("inband:sync.rate_limited")) {
+            rateLimited.incrementAndGet();
+        }
         failures.merge(kind, 1, Integer::sum);
         lastFailure.put(kind, message == null || message.length() <= 300 ? message : message.substring(0, 300));
         retryPending = true;

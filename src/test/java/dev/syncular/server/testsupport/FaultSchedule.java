@@ -7,13 +7,15 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 
 /**
- * The faults of a seeded campaign ({@code ops.FaultCampaignIT}, {@code bench/chaos.sh}): a sequence of {@link Step}s drawn
- * from a {@link Random} of the seed, so a seed names one schedule. A step fires after {@link Step#gapRounds} client
+ * The faults of a seeded campaign ({@code ops.FaultCampaignIT}, {@code ops.FailoverCampaignIT}, {@code bench/chaos.sh}):
+ * a sequence of {@link Step}s drawn from a {@link Random} of the seed, so a seed names one schedule, out of the kinds
+ * the campaign's database can be put through ({@link CampaignDatabase#faults()}). A step fires after {@link Step#gapRounds} client
  * round attempts since the previous one (the campaign is driven by counts, not by time); a step that takes something
- * down keeps it down for {@link Step#downRounds} further attempts. The first {@link Kind#values()} steps are every
- * kind once in a seeded order (a short campaign still meets each fault); later ones are drawn by weight. The steps as
+ * down keeps it down for {@link Step#downRounds} further attempts. The first steps are each
+ * kind the campaign can inject once, in a seeded order (a short campaign still meets each fault); later ones are drawn by weight. The steps as
  * executed — when, how long, with what outcome — are kept for the failure message ({@link #render()}).
  */
 public final class FaultSchedule {
@@ -33,7 +35,17 @@ public final class FaultSchedule {
         /** The next response carrying push results of a few clients is discarded: the retry must be answered cached. */
         DROP_RESPONSE(3),
         /** A WebSocket client's sockets aborted mid-campaign. */
-        CUT_SOCKET(2);
+        CUT_SOCKET(2),
+        /**
+         * A planned failover run by the HA manager ({@code pg_autoctl perform failover}): the primary demoted, its
+         * synchronous standby promoted; the pods follow the new primary through their host list.
+         */
+        FAILOVER(3),
+        /**
+         * The primary node lost ({@code kill -9} of its keeper and PostgreSQL): the HA manager promotes the synchronous
+         * standby by itself; the node is started again after {@code downRounds} attempts and rejoins as the standby.
+         */
+        KILL_PRIMARY(2);
 
         final int weight;
 
@@ -53,7 +65,7 @@ public final class FaultSchedule {
                         case KILL_POD, KILL_LISTEN -> " pod " + pod;
                         case START_POD_WHILE_PG_DOWN -> " pod " + pod;
                         case DROP_RESPONSE, CUT_SOCKET -> " clients " + clients;
-                        case RESTART_PG -> "";
+                        case RESTART_PG, FAILOVER, KILL_PRIMARY -> "";
                     }
                     + " after " + gapRounds + " attempts"
                     + (downRounds > 0 ? ", down " + downRounds + " attempts" : "");
@@ -80,24 +92,23 @@ public final class FaultSchedule {
     private int drawn;
 
     /**
-     * @param socketClients the indexes of the clients on the realtime socket (targets of {@link Kind#CUT_SOCKET})
-     */
-    public FaultSchedule(long seed, int pods, int clients, List<Integer> socketClients) {
-        this(seed, pods, clients, socketClients, -1);
-    }
-
-    /**
+     * @param socketClients the indexes of the clients on the realtime socket (targets of {@link Kind#CUT_SOCKET};
+     *     none: the kind is not drawn)
      * @param sparedPod a pod never killed ({@link Kind#KILL_POD}, {@link Kind#START_POD_WHILE_PG_DOWN} go to the next
      *     pod instead), so a long run samples one process's memory and descriptors from start to end; -1 for none
+     * @param kinds the kinds the campaign can inject (its database's faults and the pods' and clients' own)
      */
-    public FaultSchedule(long seed, int pods, int clients, List<Integer> socketClients, int sparedPod) {
+    public FaultSchedule(
+            long seed, int pods, int clients, List<Integer> socketClients, int sparedPod, Set<Kind> kinds) {
         this.sparedPod = sparedPod;
         this.seed = seed;
         this.random = new Random(seed * 0x9E3779B97F4A7C15L + 17);
         this.pods = pods;
         this.clients = clients;
         this.socketClients = List.copyOf(socketClients);
+        // in declaration order before the shuffle: a seed's schedule stays the one it was before kinds were added
         List<Kind> all = new ArrayList<>(Arrays.asList(Kind.values()));
+        all.retainAll(kinds);
         if (socketClients.isEmpty()) {
             all.remove(Kind.CUT_SOCKET);
         }
@@ -115,7 +126,7 @@ public final class FaultSchedule {
         Kind kind = index < firstRound.size() ? firstRound.get(index) : weighted();
         int gap = 10 + random.nextInt(40);
         int down = switch (kind) {
-            case KILL_POD, RESTART_PG, START_POD_WHILE_PG_DOWN -> 5 + random.nextInt(30);
+            case KILL_POD, RESTART_PG, START_POD_WHILE_PG_DOWN, KILL_PRIMARY -> 5 + random.nextInt(30);
             default -> 0;
         };
         int pod = random.nextInt(pods);

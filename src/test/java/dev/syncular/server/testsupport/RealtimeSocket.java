@@ -248,6 +248,10 @@ public final class RealtimeSocket implements WebSocket.Listener {
                     throw new AssertionError(
                             "the socket closed during a round, close code " + closed.join() + " (" + closeReason + ")");
                 }
+                if (ws.isInputClosed() && binaries.isEmpty()) {
+                    // aborted (WebSocket#abort tells no listener): nothing more can arrive
+                    throw new AssertionError("the socket was aborted during a round");
+                }
                 assertTrue(System.nanoTime() < deadline, "no round response chunk");
                 continue;
             }

@@ -8,8 +8,8 @@ import org.junit.jupiter.api.Tag;
 
 /**
  * A test class that starts processes of its own: the packaged server ({@link ServerProcess}, {@link PackagedServer}),
- * a second pod, a throwaway PostgreSQL cluster ({@link ThrowawayPostgres}), the S3 stand-in ({@link TestS3}), the
- * CLI jar, helm. JUnit tag {@value #TAG}: {@code ./mvnw verify} runs them with the rest,
+ * a second pod, a throwaway PostgreSQL cluster ({@link ThrowawayPostgres}), a pg_auto_failover formation ({@link
+ * AutoFailoverFormation}), the S3 stand-in ({@link TestS3}), the CLI jar, helm. JUnit tag {@value #TAG}: {@code ./mvnw verify} runs them with the rest,
  * {@code ./mvnw test -DexcludedGroups=process} runs the fast half without them (README, "Tests").
  */
 @Target(ElementType.TYPE)

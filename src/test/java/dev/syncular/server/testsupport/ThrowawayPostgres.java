@@ -11,11 +11,14 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.EnumSet;
 import java.util.Properties;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.postgresql.Driver;
 
@@ -24,9 +27,10 @@ import org.postgresql.Driver;
  * free port — for proofs that restart the database under load, which the shared test database must never be
  * put through. Runs the binaries {@link PgServerBinaries#find()} finds: a system installation's, else the embedded
  * PostgreSQL's own (a machine with nothing but Java). {@link #url()} is a database owned by {@link TestPostgres#user()} with
- * {@link TestPostgres#password()}.
+ * {@link TestPostgres#password()}. As a fault campaign's database ({@link CampaignDatabase}) it is stopped and started
+ * again: {@link FaultSchedule.Kind#RESTART_PG}, {@link FaultSchedule.Kind#START_POD_WHILE_PG_DOWN}.
  */
-public final class ThrowawayPostgres implements AutoCloseable {
+public final class ThrowawayPostgres implements CampaignDatabase {
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final String DATABASE = "syncular_throwaway";
 
@@ -62,16 +66,39 @@ public final class ThrowawayPostgres implements AutoCloseable {
     }
 
     /** The Vert.x URL of the test database in this cluster. */
+    @Override
     public String url() {
         return "postgresql://127.0.0.1:" + port + "/" + DATABASE;
     }
 
+    @Override
+    public String user() {
+        return TestPostgres.user();
+    }
+
+    @Override
+    public String password() {
+        return TestPostgres.password();
+    }
+
+    @Override
+    public Connection connect() throws SQLException {
+        return DriverManager.getConnection("jdbc:" + url(), user(), password());
+    }
+
+    @Override
+    public Set<FaultSchedule.Kind> faults() {
+        return EnumSet.of(FaultSchedule.Kind.RESTART_PG, FaultSchedule.Kind.START_POD_WHILE_PG_DOWN);
+    }
+
     /** Starts the cluster again after {@link #stop()}, on the same port. */
+    @Override
     public void startAgain() throws IOException, InterruptedException {
         pgCtl("start");
     }
 
     /** A clean stop ({@code pg_ctl stop -m fast}: every session is terminated). */
+    @Override
     public void stop() throws IOException, InterruptedException {
         binaries.run("pg_ctl", "-D", data.toString(), "-m", "fast", "-w", "stop");
     }

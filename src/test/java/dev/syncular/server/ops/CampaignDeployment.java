@@ -1,0 +1,109 @@
+package dev.syncular.server.ops;
+
+import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.schema.SchemaLoader;
+import dev.syncular.server.testsupport.CampaignDatabase;
+import dev.syncular.server.testsupport.ServerProcess;
+import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * What the seeds of a fault campaign share ({@link FaultCampaign}): the campaign's database ({@link CampaignDatabase})
+ * and two packaged pods on it, each on a fixed port (a restarted pod comes back on the same address), serving the
+ * bundled schema in a storage schema of their own.
+ */
+final class CampaignDeployment implements AutoCloseable {
+    final String name;
+    final CampaignDatabase db;
+    final CompiledSchema schema;
+    final String storageSchema =
+            "it_campaign_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    /** Names each pod's LISTEN connection ({@code HOSTNAME}, the hub's application_name), so a step can end it. */
+    final String hostPrefix = "campaign-" + UUID.randomUUID().toString().substring(0, 6) + "-";
+
+    final AtomicReferenceArray<ServerProcess> pods = new AtomicReferenceArray<>(2);
+    final int[] ports = new int[2];
+    /** Whether the database serves (false from a fault that took it down until it is back). */
+    volatile boolean dbUp = true;
+
+    private CampaignDeployment(String name, CampaignDatabase db, CompiledSchema schema) {
+        this.name = name;
+        this.db = db;
+        this.schema = schema;
+    }
+
+    /** Starts pod a (it creates the storage schema), then pod b on it; closes {@code db} when a pod fails to start. */
+    static CampaignDeployment start(String name, CampaignDatabase db) throws Exception {
+        CampaignDeployment d =
+                new CampaignDeployment(name, db, SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA)));
+        try {
+            for (int i = 0; i < 2; i++) {
+                d.pods.set(i, d.pod(i).start());
+                d.ports[i] = d.pods.get(i).port();
+            }
+            return d;
+        } catch (Exception | Error e) {
+            d.close();
+            throw e;
+        }
+    }
+
+    ServerProcess.Builder pod(int i) {
+        return ServerProcess.bare(name + "-" + (char) ('a' + i))
+                .env("QUARKUS_DATASOURCE_REACTIVE_URL", db.url())
+                .env("SYNCULAR_PG_USER", db.user())
+                .env("SYNCULAR_PG_PASSWORD", db.password())
+                .env("SYNCULAR_DEV_AUTH_ENABLED", "true")
+                .env("SYNCULAR_STORAGE_PG_SCHEMA", storageSchema)
+                .env("SYNCULAR_SIGNED_URLS_KEY", "it-shared-signing-key-0123456789abcdef")
+                .env("HOSTNAME", hostPrefix + i)
+                .jvmFlags(ServerProcess.CHART_JVM_FLAGS)
+                .port(ports[i]);
+    }
+
+    Connection jdbc() throws SQLException {
+        return db.connect();
+    }
+
+    /** Terminates pod {@code p}'s LISTEN backend(s) (found by the hub's application_name); how many. */
+    int terminateListen(int p) throws SQLException {
+        try (Connection c = jdbc();
+                PreparedStatement st = c.prepareStatement("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                        + " WHERE application_name LIKE ? AND query ILIKE 'LISTEN%'")) {
+            st.setString(1, "syncular-rt-%-" + hostPrefix + p);
+            int n = 0;
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    n += rs.getBoolean(1) ? 1 : 0;
+                }
+            }
+            return n;
+        }
+    }
+
+    int listenBackends(int p) throws SQLException {
+        try (Connection c = jdbc();
+                PreparedStatement st = c.prepareStatement("SELECT count(*) FROM pg_stat_activity"
+                        + " WHERE application_name LIKE ? AND query ILIKE 'LISTEN%'")) {
+            st.setString(1, "syncular-rt-%-" + hostPrefix + p);
+            try (ResultSet rs = st.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            ServerProcess.closeAll(pods.get(0), pods.get(1));
+        } finally {
+            db.close();
+        }
+    }
+}
