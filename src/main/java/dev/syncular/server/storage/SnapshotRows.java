@@ -9,9 +9,9 @@ import java.util.List;
  * @param rows the rows in row-id byte order (not copied); at least one when any row follows the cursor
  * @param bytes what the rows hold: the sum over the rows of their row id and values (text and bytes as stored, 8 per
  *     fixed-width value), the measure the bound applies to
- * @param cut whether the rows reached the read's byte bound (its last row is the one that reached it) while further
- *     rows follow, whether or not they also reached the row limit: fewer rows than the limit then do not mean the
- *     snapshot is exhausted
+ * @param cut whether the rows reached the read's byte bound before its row limit (its last row is the one that reached
+ *     it): fewer rows than the limit then do not mean the snapshot is exhausted. Further rows may follow, or none (a
+ *     read ending with the snapshot's last row, which reached the bound, is cut too: the next read is empty)
  */
 public record SnapshotRows(List<StoredRow> rows, long bytes, boolean cut) {
     /** No row. */

@@ -723,7 +723,8 @@ public abstract class SyncStorageContract {
 
     /**
      * Snapshot pages (§4.7, §5.2) are bounded in bytes as well as rows: a read ends with the row at which the rows'
-     * bytes reach the bound, says it was cut while more rows follow, and always carries at least one row.
+     * bytes reach the bound, says it was cut (fewer rows than its limit do not mean the end), and always carries at
+     * least one row.
      */
     @Test
     void snapshotPagesAreBoundedInBytes() {
@@ -755,7 +756,7 @@ public abstract class SyncStorageContract {
         assertTrue(second.cut());
         SnapshotRows last = await(storage.readSnapshotPage(p, "tasks", scopes, second.lastRowId(), 100, 250_000));
         assertEquals(List.of("r7"), last.rows().stream().map(StoredRow::rowId).toList());
-        assertFalse(last.cut(), "nothing follows the last row");
+        assertFalse(last.cut(), "below the bound: the end");
 
         // a bound below one row: one row a read, whatever its size
         SnapshotRows one = await(storage.readSnapshotPage(p, "tasks", scopes, "r4", 100, 1));
@@ -767,6 +768,12 @@ public abstract class SyncStorageContract {
                 List.of("r1", "r2"),
                 limited.rows().stream().map(StoredRow::rowId).toList());
         assertFalse(limited.cut());
+        // the scope's last row reaching the bound: cut all the same, and the next read is empty
+        SnapshotRows end = await(storage.readSnapshotPage(p, "tasks", scopes, "r4", 100, 250_000));
+        assertEquals(
+                List.of("r5", "r6", "r7"),
+                end.rows().stream().map(StoredRow::rowId).toList());
+        assertTrue(end.cut());
         SnapshotRows none = await(storage.readSnapshotPage(p, "tasks", scopes, "r7", 100, 250_000));
         assertTrue(none.rows().isEmpty());
         assertFalse(none.cut());

@@ -233,6 +233,16 @@ public final class PostgresSyncStorage implements ServerStorage {
         return commits.commitWindow;
     }
 
+    /**
+     * The snapshot page statement of {@code table} after a cursor, one scope variable ({@code $1}–{@code $6} as
+     * {@link SnapshotReads} binds them), once a page of it was read (plan tests).
+     */
+    String snapshotPageStatement(String table) {
+        return installed.table(table).pageSql("snapshot:0>", k -> {
+            throw new IllegalStateException("no snapshot page of " + table + " read after a cursor yet");
+        });
+    }
+
     /** How many {@link PushTx#findPushResult} / {@link PushTx#readRows} calls a read-ahead answered so far (tests). */
     long readAheadAnswers() {
         return pushes.readAheadAnswers();

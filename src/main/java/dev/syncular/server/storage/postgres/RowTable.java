@@ -60,6 +60,8 @@ final class RowTable {
      * ({@code octet_length} reads a TOASTed value's header, never the value) and 8 per fixed-width value.
      */
     final String rowBytesSql;
+    /** {@link #rowBytesSql} over the output columns of a page subquery {@code q}. */
+    final String pageRowBytesSql;
     /**
      * Rows by id: {@code $1} partition, {@code $2} row ids (§6.2: the rows a push's conflict check reads under the
      * partition lock). One primary-key probe per id, whatever the plan: the
@@ -113,18 +115,8 @@ final class RowTable {
         }
         this.selectList = sel.toString();
         this.snapshotSelectList = snap.toString();
-        StringBuilder measure = new StringBuilder("octet_length(r.\"_sync_row_id\")");
-        int fixed = 1; // the server version
-        for (ColumnSchema c : schema.columns()) {
-            if (sqlType(c.type()).equals("text") || sqlType(c.type()).equals("bytea")) {
-                measure.append(" + coalesce(octet_length(r.")
-                        .append(PgSql.q(c.name()))
-                        .append("), 0)");
-            } else {
-                fixed++;
-            }
-        }
-        this.rowBytesSql = measure.append(" + ").append(8 * fixed).toString();
+        this.rowBytesSql = rowBytes(schema, "r.");
+        this.pageRowBytesSql = rowBytes(schema, "q.");
         cols.append(
                 "\"_sync_partition\", \"_sync_row_id\", \"_sync_server_version\", \"_sync_scopes\", \"_sync_column_versions\"");
         params.append('$')
@@ -264,6 +256,22 @@ final class RowTable {
             i += Character.charCount(cp);
         }
         return sb.append('_').append(hash).toString();
+    }
+
+    private static String rowBytes(TableSchema schema, String alias) {
+        StringBuilder measure = new StringBuilder("octet_length(" + alias + "\"_sync_row_id\")");
+        int fixed = 1; // the server version
+        for (ColumnSchema c : schema.columns()) {
+            if (sqlType(c.type()).equals("text") || sqlType(c.type()).equals("bytea")) {
+                measure.append(" + coalesce(octet_length(")
+                        .append(alias)
+                        .append(PgSql.q(c.name()))
+                        .append("), 0)");
+            } else {
+                fixed++;
+            }
+        }
+        return measure.append(" + ").append(8 * fixed).toString();
     }
 
     static String sqlType(ColumnType type) {

@@ -98,16 +98,15 @@ final class SnapshotReads {
             }
             int extra = (args.size() - 6) / 2;
             pageSql = rt.pageSql((snapshot ? "snapshot:" : "rows:") + extra + bound, k -> {
-                // The byte bound ($6): each row's measure, the running sum up to it, and the next row's id; the outer
-                // query keeps the rows that start below the bound (so at least one, and the row that reaches it).
-                // The window streams in the index order: no sort, and the LIMIT still ends the scan.
+                // The byte bound ($6): the running sum of the rows' measure up to each row; the outer query keeps the
+                // rows that start below the bound (so at least one, and the row that reaches it). The window streams
+                // in the index order: no sort, and the LIMIT still ends the scan (SnapshotPagePlanTest). One window
+                // column only: a second one (the next row's id, or the row's own measure) cost as much again.
                 StringBuilder sb = new StringBuilder("SELECT q.* FROM (SELECT ")
                         .append(snapshot ? rt.snapshotSelectList : rt.selectList)
-                        .append(", ")
+                        .append(", sum(")
                         .append(rt.rowBytesSql)
-                        .append(" AS \"_sync_bytes\", sum(")
-                        .append(rt.rowBytesSql)
-                        .append(") OVER w AS \"_sync_run\", lead(r.\"_sync_row_id\") OVER w AS \"_sync_next\"")
+                        .append(") OVER w AS \"_sync_run\"")
                         .append(" FROM ")
                         .append(rt.qualifiedName)
                         .append(" r WHERE r.\"_sync_partition\" = $1")
@@ -133,7 +132,9 @@ final class SnapshotReads {
                 }
                 return sb.append(" WINDOW w AS (ORDER BY r.\"_sync_row_id\" COLLATE \"C\" ROWS UNBOUNDED PRECEDING)")
                         .append(" ORDER BY r.\"_sync_row_id\" COLLATE \"C\" LIMIT $5) q")
-                        .append(" WHERE q.\"_sync_run\" - q.\"_sync_bytes\" < $6")
+                        .append(" WHERE q.\"_sync_run\" - (")
+                        .append(rt.pageRowBytesSql)
+                        .append(") < $6")
                         .toString();
             });
         } catch (RuntimeException e) {
@@ -177,10 +178,8 @@ final class SnapshotReads {
                     List<StoredRow> out = new ArrayList<>(rs.size());
                     TableSchema ts = rt.schema;
                     long bytes = 0;
-                    boolean more = false;
                     for (Row r : rs) {
                         bytes = r.getLong("_sync_run");
-                        more = r.getString("_sync_next") != null;
                         if (snapshot) {
                             Object[] values = new Object[ts.columnCount()];
                             for (int i = 0; i < values.length; i++) {
@@ -192,9 +191,9 @@ final class SnapshotReads {
                             out.add(ProjectionRows.storedRow(ts, r));
                         }
                     }
-                    // cut: the rows reached the bound and another follows (fewer rows than asked for do not mean the
-                    // end)
-                    return new SnapshotRows(out, bytes, more && bytes >= maxBytes);
+                    // cut: the rows reached the bound before the row limit (fewer rows than asked for do not mean the
+                    // end; a read whose last row is the scope's last and reaches the bound is cut too)
+                    return new SnapshotRows(out, bytes, out.size() < limit && bytes >= maxBytes);
                 });
     }
 }
