@@ -5,9 +5,11 @@ import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.storage.TenantLoadRow;
 import dev.syncular.server.storage.TenantLoadStorage;
 import dev.syncular.server.sync.PushRate;
+import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.List;
@@ -135,6 +137,21 @@ public class TenantLoadJob {
                 .chain(() -> storage.countLivePods(now - interval.toMillis() * LIVE_INTERVALS))
                 .invoke(pushRate::share)
                 .replaceWithVoid();
+    }
+
+    /**
+     * A pod that stops withdraws its rows (within a few seconds, or they age out): the other pods' shares of the push
+     * rates grow at their next publication instead of after {@value #LIVE_INTERVALS} intervals.
+     */
+    void withdraw(@Observes ShutdownEvent event) {
+        if (!readiness.migrated()) {
+            return;
+        }
+        try {
+            storage.withdrawTenantLoad(podId).await().atMost(Duration.ofSeconds(5));
+        } catch (RuntimeException e) {
+            LOG.debug("withdrawing this pod's tenant load failed; its rows age out", e);
+        }
     }
 
     /**

@@ -69,13 +69,15 @@ public final class SyncRound {
 
     /**
      * The round of a request whose body arrives whole (HTTP): authentication first, then — only once it
-     * passed — the body ({@code body}, read under the cap), its decoding (gzip inflated under the same cap,
+     * passed, and the actor's round places are not all taken ({@link SyncEngine#admissible}) — the body ({@code body}, read under the cap), its decoding (gzip inflated under the same cap,
      * the inflated bytes grown on {@code lease}), and the engine's planned frames.
      */
     public Uni<List<Frame>> handle(
             Uni<SyncRequestContext> authenticate, Supplier<Uni<Buffer>> body, boolean gzip, BufferBudget.Lease lease) {
         Context trace = Context.current(); // the HTTP request's span, when tracing is on
         return authenticated(authenticate)
+                // issue 45: a round whose places are taken is refused before its body is read or decoded
+                .call(engine::admissible)
                 .chain(ctx -> body.get()
                         .chain(bytes -> decoded(bytes, gzip, lease))
                         .chain(request -> engine.handle(ctx, request, SyncEngine.Binding.HTTP, trace)));

@@ -28,4 +28,7 @@ public interface TenantLoadStorage {
      * the pods a deployment-wide rate is shared among.
      */
     Uni<Integer> countLivePods(long liveSinceMs);
+
+    /** Deletes every row of {@code podId}: a pod that stops leaves the live pods at once. */
+    Uni<Void> withdrawTenantLoad(String podId);
 }

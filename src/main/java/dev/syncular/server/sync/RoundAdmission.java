@@ -162,12 +162,7 @@ public final class RoundAdmission {
             PushRate.Refusal refused = acquire(partition, actor, demand);
             if (refused != PushRate.Refusal.NONE) {
                 listener.refused(partition, refused.limit());
-                // held (RefusalPacing) out of the refusal's own wait: the answer says what is left of it
-                long hold = pacing.holdMs(refused.retryAfterMs(), demand.bytes());
-                SyncError answer = refusal(refused.limit(), refused.retryAfterMs() - hold);
-                return hold <= 0
-                        ? Uni.createFrom().failure(answer)
-                        : pacing.hold(hold).chain(() -> Uni.createFrom().failure(answer));
+                return answer(refused, demand.bytes());
             }
             listener.admitted();
             boolean[] released = {false};
@@ -190,6 +185,37 @@ public final class RoundAdmission {
             }
             return run.onTermination().invoke(release);
         });
+    }
+
+    /**
+     * Issue 45, a refusal that costs no decoding: whether a round of {@code actorId} in {@code partition} would find
+     * the round places taken now ({@code actor_rounds}, {@code partition_rounds}, {@code pod_rounds}: limits that do not
+     * depend on what the round carries), asked by a binding before it reads the request's body. A failure refuses it
+     * as {@link #admit} would (counted, held, §10.2 {@code sync.rate_limited}); an item lets the binding read the body,
+     * and {@link #admit} decides for good.
+     */
+    public Uni<Void> admissible(String partition, String actorId) {
+        if (limits.off()) {
+            return Uni.createFrom().voidItem();
+        }
+        String limit;
+        synchronized (this) {
+            limit = roundPlaces(partition, partition + '\u0000' + actorId);
+        }
+        if (limit == null) {
+            return Uni.createFrom().voidItem();
+        }
+        listener.refused(partition, limit);
+        return answer(new PushRate.Refusal(limit, limits.retryAfter().toMillis()), 0);
+    }
+
+    /** A refusal's answer, held (RefusalPacing) out of its own wait: it says what is left of the wait. */
+    private <T> Uni<T> answer(PushRate.Refusal refused, long pushedBytes) {
+        long hold = pacing.holdMs(refused.retryAfterMs(), pushedBytes);
+        SyncError answer = refusal(refused.limit(), refused.retryAfterMs() - hold);
+        return hold <= 0
+                ? Uni.createFrom().failure(answer)
+                : pacing.hold(hold).chain(() -> Uni.createFrom().failure(answer));
     }
 
     /** Takes the places and the push rates' tokens, or names the limit that refuses them (nothing taken then). */
@@ -220,6 +246,22 @@ public final class RoundAdmission {
         return PushRate.Refusal.NONE;
     }
 
+    /** The round-count limit a round of {@code actor} would pass now, or {@code null} (the caller locks). */
+    private String roundPlaces(String partition, String actor) {
+        long[] a = actors.get(actor);
+        int[] p = partitions.get(partition);
+        if (limits.roundsPerActor() > 0 && a != null && a[0] >= limits.roundsPerActor()) {
+            return ACTOR_ROUNDS;
+        }
+        if (limits.roundsPerPartition() > 0 && p != null && p[0] >= limits.roundsPerPartition()) {
+            return PARTITION_ROUNDS;
+        }
+        if (limits.roundsPerPod() > 0 && podRounds >= limits.roundsPerPod()) {
+            return POD_ROUNDS;
+        }
+        return null;
+    }
+
     /** The concurrency limit the round would pass, or {@code null}. */
     private String concurrency(String partition, String actor, Demand demand) {
         int operations = demand.operations();
@@ -227,7 +269,6 @@ public final class RoundAdmission {
         long actorRounds = a == null ? 0 : a[0];
         long actorOps = a == null ? 0 : a[1];
         int[] p = partitions.get(partition);
-        int partitionRounds = p == null ? 0 : p[0];
         int partitionBootstraps = p == null ? 0 : p[1];
         if (limits.roundsPerActor() > 0 && actorRounds >= limits.roundsPerActor()) {
             return ACTOR_ROUNDS;
@@ -235,11 +276,9 @@ public final class RoundAdmission {
         if (limits.operationsPerActor() > 0 && actorRounds > 0 && actorOps + operations > limits.operationsPerActor()) {
             return ACTOR_OPERATIONS;
         }
-        if (limits.roundsPerPartition() > 0 && partitionRounds >= limits.roundsPerPartition()) {
-            return PARTITION_ROUNDS;
-        }
-        if (limits.roundsPerPod() > 0 && podRounds >= limits.roundsPerPod()) {
-            return POD_ROUNDS;
+        String places = roundPlaces(partition, actor);
+        if (places != null) {
+            return places;
         }
         if (demand.bootstraps()
                 && limits.bootstrapsPerPartition() > 0

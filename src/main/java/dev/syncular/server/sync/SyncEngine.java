@@ -198,6 +198,14 @@ public final class SyncEngine {
     }
 
     /**
+     * Whether a round of {@code ctx}'s actor would find its round places taken now ({@link RoundAdmission#admissible}):
+     * a binding asks before it reads the request's body, so a refused round costs no reading or decoding.
+     */
+    public Uni<Void> admissible(SyncRequestContext ctx) {
+        return admission.admissible(ctx.partition(), ctx.actorId());
+    }
+
+    /**
      * REMOTE.md §3: one server command as a push round of its own, under the command's reserved idempotency
      * identity ({@code clientId} in the {@code ["remote-command",} namespace, {@code clientCommitId}), in the
      * partition's live epoch at the current schema version. The answer is the round's frames: {@code RESP_HEADER}

@@ -9,6 +9,7 @@ import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.PrometheusScrape;
+import dev.syncular.server.testsupport.RawHttp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestWebhook.Answer;
@@ -261,6 +262,30 @@ class FairnessTest {
                 socket.ws.abort();
             }
             assertEquals(before + 2, refused("actor_rounds"));
+            // refused before its body (issue 45: no reading or decoding): a request whose declared body never comes
+            try (RawHttp http = RawHttp.open("localhost", port)) {
+                RawHttp.Answer early = http.head(
+                                "POST",
+                                "/sync",
+                                Map.of(
+                                        "Content-Type",
+                                        HttpTransport.CONTENT_TYPE,
+                                        "Content-Length",
+                                        "100000",
+                                        "x-actor-id",
+                                        "holder",
+                                        "x-syncular-partition",
+                                        partition))
+                        .read();
+                assertEquals(429, early.status(), early.body());
+                assertEquals(
+                        "actor_rounds",
+                        JSON.readTree(early.body())
+                                .path("details")
+                                .path("reason")
+                                .asText());
+            }
+            assertEquals(before + 3, refused("actor_rounds"));
             // another actor of the same partition is admitted meanwhile (it waits for the partition, not for a place)
             SyncTestClient other = client(partition, "other");
             assertTrue(other.state.logEpoch != null);

@@ -394,6 +394,11 @@ public final class PostgresSyncStorage implements ServerStorage {
     }
 
     @Override
+    public Uni<Void> withdrawTenantLoad(String podId) {
+        return tenantLoad.withdraw(podId);
+    }
+
+    @Override
     public Uni<PartitionState> rotateLogEpoch(String partition) {
         return registry.rotateLogEpoch(partition);
     }

@@ -28,6 +28,7 @@ final class TenantLoadTable {
     private final String insert;
     private final String merged;
     private final String livePods;
+    private final String withdraw;
 
     TenantLoadTable(Pool pool, String pgSchema) {
         this.pool = pool;
@@ -44,6 +45,7 @@ final class TenantLoadTable {
                 + " (SELECT jsonb_object_agg(f.key, f.n) FROM refused f WHERE f.partition_id = l.partition_id)::text"
                 + " FROM live l GROUP BY l.partition_id";
         livePods = "SELECT count(DISTINCT pod_id)::int FROM " + t + " WHERE written_at_ms >= $1";
+        withdraw = "DELETE FROM " + t + " WHERE pod_id = $1";
     }
 
     /** The DDL of the table (part of the storage schema migration). */
@@ -97,6 +99,10 @@ final class TenantLoadTable {
             }
             return out;
         });
+    }
+
+    Uni<Void> withdraw(String podId) {
+        return pool.preparedQuery(withdraw).execute(Tuple.of(podId)).replaceWithVoid();
     }
 
     Uni<Integer> countLivePods(long liveSinceMs) {

@@ -87,6 +87,18 @@ class TenantLoadTableTest {
 
         // the pods a deployment-wide push rate is shared among (issue 45): each publication counts its pod
         assertEquals(2, a.countLivePods(now - 30_000).await().atMost(WAIT));
+        // a pod that stops withdraws its rows: no longer live, its figures gone; it comes back with its next
+        // publication
+        b.withdrawTenantLoad("pod-b").await().atMost(WAIT);
+        assertEquals(1, a.countLivePods(now - 30_000).await().atMost(WAIT));
+        b.publishTenantLoad(
+                        "pod-b",
+                        now,
+                        now - 100_000,
+                        List.of(row("loud", 7_000, 2_000, 50, Map.of("actor_rounds", 1L, "queue_full", 4L))))
+                .await()
+                .atMost(WAIT);
+        assertEquals(2, a.countLivePods(now - 30_000).await().atMost(WAIT));
         for (PostgresSyncStorage reader : List.of(a, b)) {
             Map<String, TenantLoadRow> merged = read(reader, now - 30_000);
             TenantLoadRow loud = merged.get("loud");
