@@ -3,12 +3,15 @@ package dev.syncular.server.ops;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.CampaignDatabase;
+import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.ServerProcess;
 import java.nio.file.Files;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -25,6 +28,9 @@ final class CampaignDeployment implements AutoCloseable {
             "it_campaign_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     /** Names each pod's LISTEN connection ({@code HOSTNAME}, the hub's application_name), so a step can end it. */
     final String hostPrefix = "campaign-" + UUID.randomUUID().toString().substring(0, 6) + "-";
+
+    /** The pods' {@code syncular.storage.replica-max-lag} when the database has a standby (default 5s). */
+    static final String REPLICA_MAX_LAG = "1s";
 
     final AtomicReferenceArray<ServerProcess> pods = new AtomicReferenceArray<>(2);
     final int[] ports = new int[2];
@@ -54,8 +60,13 @@ final class CampaignDeployment implements AutoCloseable {
     }
 
     ServerProcess.Builder pod(int i) {
-        return ServerProcess.bare(name + "-" + (char) ('a' + i))
-                .env("QUARKUS_DATASOURCE_REACTIVE_URL", db.url())
+        ServerProcess.Builder b = ServerProcess.bare(name + "-" + (char) ('a' + i));
+        if (!db.replicas().isEmpty()) {
+            // pull-only rounds read the standby; a pause of replay of a few seconds takes it out of rotation
+            b.env("SYNCULAR_STORAGE_REPLICAS", String.join(",", db.replicas()))
+                    .env("SYNCULAR_STORAGE_REPLICA_MAX_LAG", REPLICA_MAX_LAG);
+        }
+        return b.env("QUARKUS_DATASOURCE_REACTIVE_URL", db.url())
                 .env("SYNCULAR_PG_USER", db.user())
                 .env("SYNCULAR_PG_PASSWORD", db.password())
                 .env("SYNCULAR_DEV_AUTH_ENABLED", "true")
@@ -96,6 +107,25 @@ final class CampaignDeployment implements AutoCloseable {
                 return rs.getInt(1);
             }
         }
+    }
+
+    /**
+     * Pull-only rounds the pods' replica was asked to serve, by outcome ({@code served}, {@code behind},
+     * {@code unavailable}), summed over the pods ({@code syncular_replica_reads_total} on each pod's management port;
+     * a pod that does not answer counts nothing).
+     */
+    Map<String, Long> replicaReads() {
+        Map<String, Long> out = new TreeMap<>();
+        for (int p = 0; p < 2; p++) {
+            String body =
+                    FaultCampaign.httpBody("http://127.0.0.1:" + pods.get(p).managementPort() + "/q/metrics");
+            for (PrometheusScrape.Sample s : PrometheusScrape.parse(body).samples) {
+                if (s.name().equals("syncular_replica_reads_total")) {
+                    out.merge(s.labels().get("outcome"), (long) s.value(), Long::sum);
+                }
+            }
+        }
+        return out;
     }
 
     @Override

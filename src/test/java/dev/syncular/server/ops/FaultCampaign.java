@@ -117,7 +117,7 @@ final class FaultCampaign {
         sample("start");
         String minutesProperty = System.getProperty("campaign.minutes", "");
         double minutes = minutesProperty.isBlank() ? 0 : Double.parseDouble(minutesProperty);
-        int steps = Integer.getInteger("campaign.steps", 6);
+        int steps = Integer.getInteger("campaign.steps", schedule.kinds());
         List<Thread> threads = new ArrayList<>();
         for (CampaignClient c : clients) {
             Thread t = new Thread(() -> work(c), "campaign-client-" + c.index);
@@ -279,6 +279,7 @@ final class FaultCampaign {
             case CUT_SOCKET -> "cut " + clients.get(step.clients().get(0)).cutSockets() + " socket(s)";
             case FAILOVER -> failover();
             case KILL_PRIMARY -> killPrimary(step);
+            case PAUSE_REPLAY -> pauseReplay(step);
         };
         schedule.executed(step, at, elapsedMs() - at, outcome);
     }
@@ -302,6 +303,52 @@ final class FaultCampaign {
         d.db.startAgain();
         d.dbUp = true;
         return "stopped and started again; " + awaitAllReady();
+    }
+
+    /**
+     * Replay paused on the pods' replica for {@code downRounds} attempts: the rounds during the pause (attempts, failed
+     * ones) and the replica's outcomes over the pause ({@code syncular_replica_reads_total} deltas: {@code served}
+     * by the replica as of its paused state, {@code behind} or {@code unavailable} read on the primary), then the
+     * same after the resume until the replica served again (back in rotation).
+     */
+    String pauseReplay(FaultSchedule.Step step) throws Exception {
+        Map<String, Long> before = d.replicaReads();
+        long attempts0 = attempts.get();
+        int failed0 = failedRounds();
+        d.db.pauseReplay();
+        awaitAttempts(step.downRounds());
+        Map<String, Long> paused = d.replicaReads();
+        long during = attempts.get() - attempts0;
+        int failedDuring = failedRounds() - failed0;
+        d.db.resumeReplay();
+        long t0 = System.nanoTime();
+        long deadline = t0 + READY_BOUND.toNanos();
+        Map<String, Long> after = paused;
+        while (after.getOrDefault("served", 0L) <= paused.getOrDefault("served", 0L)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(
+                        "the replica served no round within " + READY_BOUND + " of the resume: " + after);
+            }
+            awaitAttempts(1);
+            after = d.replicaReads();
+        }
+        return "paused for " + during + " attempts (" + failedDuring + " failed), replica reads during the pause "
+                + delta(before, paused) + "; resumed, served again after " + sinceMs(t0) + " ms "
+                + delta(paused, after) + "; " + awaitAllReady();
+    }
+
+    static String delta(Map<String, Long> from, Map<String, Long> to) {
+        Map<String, Long> out = new TreeMap<>();
+        to.forEach((k, v) -> out.put(k, v - from.getOrDefault(k, 0L)));
+        return out.toString();
+    }
+
+    int failedRounds() {
+        int n = 0;
+        for (CampaignClient c : clients) {
+            n += c.failedRounds;
+        }
+        return n;
     }
 
     /**
@@ -726,6 +773,24 @@ final class FaultCampaign {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return -1;
+        }
+    }
+
+    /** A GET's body, or "" when it does not answer 200. */
+    static String httpBody(String url) {
+        try {
+            HttpResponse<String> r = HTTP.send(
+                    HttpRequest.newBuilder(URI.create(url))
+                            .timeout(Duration.ofSeconds(2))
+                            .GET()
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            return r.statusCode() == 200 ? r.body() : "";
+        } catch (IOException e) {
+            return "";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "";
         }
     }
 

@@ -12,13 +12,14 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A seeded, repeatable fault campaign: two packaged server processes (pods) on one PostgreSQL of the test's own
- * ({@link ThrowawayPostgres}, so it can be restarted), the bundled schema, and {@value FaultCampaign#CLIENTS} simulated
+ * ({@link ThrowawayPostgres}, so it can be restarted) with a streaming hot standby, the pods' read replica for pull-only
+ * rounds ({@code syncular.storage.replicas}), the bundled schema, and {@value FaultCampaign#CLIENTS} simulated
  * clients ({@link CampaignClient}: every third on the realtime socket, the others over HTTP) doing random work — new
  * rows, conflicting edits of shared rows with base versions, deletes, offline outboxes, subscriptions added and removed
  * — each round to a random pod, a failed round retried with the same outbox (§2.3, §7.2). Meanwhile a
  * {@link FaultSchedule} drawn from the same seed injects faults: {@code kill -9} of a pod and its restart, a PostgreSQL
  * restart, a pod's LISTEN backend terminated, a pod started while PostgreSQL is down, responses discarded after the
- * commit, sockets cut. No S3 faults: the pods keep segments and blobs in PostgreSQL (the default stores), so an S3
+ * commit, sockets cut, replay on the standby paused and resumed. No S3 faults: the pods keep segments and blobs in PostgreSQL (the default stores), so an S3
  * stand-in would not be on any path these clients take. The same campaign on a pg_auto_failover formation, with
  * failovers instead of restarts: {@link FailoverCampaignIT}.
  *
@@ -31,7 +32,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@link FaultCampaign#READY_BOUND} after each fault healed (the measured maximum is printed).
  *
  * <p>Properties: {@code -Dcampaign.seed=N[,M…]} (default three fixed seeds), {@code -Dcampaign.steps} (fault steps per
- * seed, default 6: every kind once), {@code -Dcampaign.sparedPod=0|1} (a pod never killed, whose RSS and descriptors
+ * seed, default: every kind once), {@code -Dcampaign.sparedPod=0|1} (a pod never killed, whose RSS and descriptors
  * then span the whole run), {@code -Dcampaign.minutes} (instead of steps: faults until that much time has
  * passed; the pods' RSS and open file descriptors are then sampled every 30 s into the output and
  * {@code target/it-logs/campaign-samples.log}; {@code bench/chaos.sh}). A failure prints the seed and the executed
@@ -43,7 +44,18 @@ class FaultCampaignIT {
 
     @BeforeAll
     static void start() throws Exception {
-        deployment = CampaignDeployment.start("fault-campaign", ThrowawayPostgres.start());
+        deployment = CampaignDeployment.start("fault-campaign", startDatabase());
+    }
+
+    /** The campaign's cluster with a streaming standby, the pods' read replica. */
+    static ThrowawayPostgres startDatabase() throws Exception {
+        ThrowawayPostgres pg = ThrowawayPostgres.start();
+        try {
+            return pg.withStandby();
+        } catch (Exception | Error e) {
+            pg.close();
+            throw e;
+        }
     }
 
     @AfterAll

@@ -132,8 +132,8 @@ public final class CampaignClient {
     // --------------------------------------------------------------------------------------------- the work
 
     /**
-     * One step of work: unless a failed round waits for its retry, queue one commit (or, offline, several) and maybe
-     * change a subscription; then one round to a random pod. Returns whether the round went through.
+     * One step of work: unless a failed round waits for its retry, queue one commit (or, offline, several; or none: a
+     * pull-only round) and maybe change a subscription; then one round to a random pod. Returns whether the round went through.
      */
     public boolean work() {
         if (!retryPending) {
@@ -141,7 +141,9 @@ public final class CampaignClient {
             if (r < 8) {
                 toggleSubscription();
             }
-            int commits = random.nextInt(10) < 2 ? 2 + random.nextInt(4) : 1;
+            // a third of the rounds only pull (a reader catching up): the rounds a pod may send to its read replica
+            int r2 = random.nextInt(30);
+            int commits = r2 < 10 ? 0 : r2 < 14 ? 2 + random.nextInt(4) : 1;
             for (int i = 0; i < commits; i++) {
                 queueRandomCommit();
             }
