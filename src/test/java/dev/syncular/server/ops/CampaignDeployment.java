@@ -3,7 +3,9 @@ package dev.syncular.server.ops;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.CampaignDatabase;
+import dev.syncular.server.testsupport.FaultSchedule;
 import dev.syncular.server.testsupport.PrometheusScrape;
+import dev.syncular.server.testsupport.RestartableS3;
 import dev.syncular.server.testsupport.ServerProcess;
 import java.nio.file.Files;
 import java.sql.Connection;
@@ -11,6 +13,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -37,16 +40,28 @@ final class CampaignDeployment implements AutoCloseable {
     /** Whether the database serves (false from a fault that took it down until it is back). */
     volatile boolean dbUp = true;
 
-    private CampaignDeployment(String name, CampaignDatabase db, CompiledSchema schema) {
+    /**
+     * The pods' segment store on an S3 stand-in ({@link FaultSchedule.Kind#STOP_S3}), every rows segment referenced
+     * (none inlined), so each bootstrap goes through it; empty: segments in PostgreSQL (the default store).
+     */
+    final Optional<RestartableS3> s3;
+
+    private CampaignDeployment(String name, CampaignDatabase db, Optional<RestartableS3> s3, CompiledSchema schema) {
         this.name = name;
         this.db = db;
+        this.s3 = s3;
         this.schema = schema;
     }
 
     /** Starts pod a (it creates the storage schema), then pod b on it; closes {@code db} when a pod fails to start. */
     static CampaignDeployment start(String name, CampaignDatabase db) throws Exception {
-        CampaignDeployment d =
-                new CampaignDeployment(name, db, SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA)));
+        return start(name, db, Optional.empty());
+    }
+
+    /** {@link #start(String, CampaignDatabase)} with the pods' segments on {@code s3}, which it closes at the end. */
+    static CampaignDeployment start(String name, CampaignDatabase db, Optional<RestartableS3> s3) throws Exception {
+        CampaignDeployment d = new CampaignDeployment(
+                name, db, s3, SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA)));
         try {
             for (int i = 0; i < 2; i++) {
                 d.pods.set(i, d.pod(i).start());
@@ -66,6 +81,9 @@ final class CampaignDeployment implements AutoCloseable {
             b.env("SYNCULAR_STORAGE_REPLICAS", String.join(",", db.replicas()))
                     .env("SYNCULAR_STORAGE_REPLICA_MAX_LAG", REPLICA_MAX_LAG);
         }
+        s3.ifPresent(store -> b.config(store.podConfig())
+                .env("SYNCULAR_SEGMENTS_STORE", "s3")
+                .env("SYNCULAR_LIMITS_INLINE_SEGMENT_MAX_BYTES", "0"));
         return b.env("QUARKUS_DATASOURCE_REACTIVE_URL", db.url())
                 .env("SYNCULAR_PG_USER", db.user())
                 .env("SYNCULAR_PG_PASSWORD", db.password())
@@ -133,7 +151,13 @@ final class CampaignDeployment implements AutoCloseable {
         try {
             ServerProcess.closeAll(pods.get(0), pods.get(1));
         } finally {
-            db.close();
+            try {
+                db.close();
+            } finally {
+                if (s3.isPresent()) {
+                    s3.get().close();
+                }
+            }
         }
     }
 }

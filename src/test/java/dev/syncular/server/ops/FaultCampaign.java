@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import dev.syncular.server.testsupport.CampaignClient;
 import dev.syncular.server.testsupport.FaultSchedule;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.RestartableS3;
 import dev.syncular.server.testsupport.ServerProcess;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitStatus;
@@ -93,6 +94,9 @@ final class FaultCampaign {
         }
         Set<FaultSchedule.Kind> kinds = EnumSet.copyOf(POD_AND_CLIENT_FAULTS);
         kinds.addAll(d.db.faults());
+        if (d.s3.isPresent()) {
+            kinds.add(FaultSchedule.Kind.STOP_S3);
+        }
         this.schedule =
                 new FaultSchedule(seed, 2, CLIENTS, socketClients, Integer.getInteger("campaign.sparedPod", -1), kinds);
     }
@@ -175,6 +179,9 @@ final class FaultCampaign {
         int after = checkCommitLog();
         if (after != commits) {
             violations.add("resending acknowledged commits changed the log: " + commits + " → " + after);
+        }
+        if (d.s3.isPresent() && sum(CampaignClient::segmentsFetched) == 0) {
+            violations.add("no bootstrap went through S3: no referenced segment was fetched");
         }
         if (readinessMaxMs > READY_BOUND.toMillis()) {
             violations.add("readiness took " + readinessMaxMs + " ms after a fault (bound " + READY_BOUND + ")");
@@ -280,6 +287,7 @@ final class FaultCampaign {
             case FAILOVER -> failover();
             case KILL_PRIMARY -> killPrimary(step);
             case PAUSE_REPLAY -> pauseReplay(step);
+            case STOP_S3 -> stopS3(step);
         };
         schedule.executed(step, at, elapsedMs() - at, outcome);
     }
@@ -335,6 +343,71 @@ final class FaultCampaign {
         return "paused for " + during + " attempts (" + failedDuring + " failed), replica reads during the pause "
                 + delta(before, paused) + "; resumed, served again after " + sinceMs(t0) + " ms "
                 + delta(paused, after) + "; " + awaitAllReady();
+    }
+
+    /**
+     * The pods' S3 stand-in stopped for {@code downRounds} attempts, then started again on the same port with the
+     * same objects: the rounds meanwhile (failed ones: fetching a segment from S3, answered 429, other), none may be
+     * answered 500; then the time until a client fetched a segment from S3 again.
+     */
+    String stopS3(FaultSchedule.Step step) throws Exception {
+        RestartableS3 s3 = d.s3.orElseThrow();
+        long objects = s3.objects();
+        long attempts0 = attempts.get();
+        int failed0 = failedRounds();
+        int s3Failed0 = sum(c -> c.s3Failures.get());
+        int limited0 = rateLimited();
+        int errors0 = sum(c -> c.serverErrors.get());
+        long fetches0 = sum(CampaignClient::segmentsFetched);
+        clients.forEach(c -> c.lastRateLimited = "");
+        long t0 = System.nanoTime();
+        s3.stop();
+        awaitAttempts(step.downRounds());
+        long restart = System.nanoTime();
+        // the outage lasts until the stand-in answers again: its start (a JVM) is part of it
+        s3.startAgain();
+        long back = System.nanoTime();
+        long objectsBack = s3.objects();
+        long during = attempts.get() - attempts0;
+        int failedDuring = failedRounds() - failed0;
+        int s3Failed = sum(c -> c.s3Failures.get()) - s3Failed0;
+        int limited = rateLimited() - limited0;
+        int errors = sum(c -> c.serverErrors.get()) - errors0;
+        java.util.Set<String> reasons = new java.util.TreeSet<>();
+        for (CampaignClient c : clients) {
+            java.util.regex.Matcher reason =
+                    java.util.regex.Pattern.compile("\"reason\":\"([a-z_]+)\"").matcher(c.lastRateLimited);
+            if (reason.find()) {
+                reasons.add(reason.group(1));
+            }
+        }
+        long fetches1 = sum(CampaignClient::segmentsFetched);
+        long deadline = back + READY_BOUND.toNanos();
+        while (sum(CampaignClient::segmentsFetched) <= fetches1) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no segment fetched within " + READY_BOUND + " of the S3 stand-in's restart");
+            }
+            awaitAttempts(1);
+        }
+        if (errors > 0) {
+            violations.add(
+                    "step #" + step.index() + " STOP_S3: " + errors + " round(s) answered 5xx during the outage");
+        }
+        return "down " + (back - t0) / 1_000_000 + " ms (" + (back - restart) / 1_000_000 + " ms of it its restart;"
+                + " objects " + objects + " before, " + objectsBack + " after), " + during + " attempts meanwhile, "
+                + failedDuring
+                + " failed (" + s3Failed + " fetching a segment from its presigned URL, " + limited
+                + " answered 429, last reasons " + reasons + ", " + errors + " 5xx), " + (fetches1 - fetches0)
+                + " segments fetched; a segment fetched " + sinceMs(back) + " ms after it answered again; "
+                + awaitAllReady();
+    }
+
+    int sum(java.util.function.ToIntFunction<CampaignClient> f) {
+        int n = 0;
+        for (CampaignClient c : clients) {
+            n += f.applyAsInt(c);
+        }
+        return n;
     }
 
     static String delta(Map<String, Long> from, Map<String, Long> to) {
@@ -695,6 +768,14 @@ final class FaultCampaign {
                         "; failover max %d ms (until the new primary took a write), %d rounds answered 429 from the"
                                 + " failovers' start until every pod was ready",
                         failoverMaxMs, rateLimitedInFailovers);
+        String s3 = d.s3.isEmpty()
+                ? ""
+                : String.format(
+                        "; segments fetched (S3 store) %d, from presigned URLs %d, objects in its bucket %d, rounds answered 5xx %d",
+                        sum(CampaignClient::segmentsFetched),
+                        sum(c -> c.client.urlFetches),
+                        d.s3.get().objects(),
+                        sum(c -> c.serverErrors.get()));
         return String.format(
                         "campaign seed=%d %.1fs faults[%s] commits checked %d in the log + %d rejected, %d resent cached;"
                                 + " rounds %d, failed %d %s, retried commits %d, dropped responses %d (retries cached %d);"
@@ -717,7 +798,8 @@ final class FaultCampaign {
                         mib(rssEnd[0]),
                         mib(rssStart[1]),
                         mib(rssEnd[1]))
-                + failovers;
+                + failovers
+                + s3;
     }
 
     // ----------------------------------------------------------------------------------------- sampling

@@ -2,8 +2,10 @@ package dev.syncular.server.ops;
 
 import dev.syncular.server.testsupport.CampaignClient;
 import dev.syncular.server.testsupport.FaultSchedule;
+import dev.syncular.server.testsupport.RestartableS3;
 import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.ThrowawayPostgres;
+import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -13,14 +15,15 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * A seeded, repeatable fault campaign: two packaged server processes (pods) on one PostgreSQL of the test's own
  * ({@link ThrowawayPostgres}, so it can be restarted) with a streaming hot standby, the pods' read replica for pull-only
- * rounds ({@code syncular.storage.replicas}), the bundled schema, and {@value FaultCampaign#CLIENTS} simulated
+ * rounds ({@code syncular.storage.replicas}), segments on an S3 stand-in of its own ({@link RestartableS3}; none inlined,
+ * so every bootstrap goes through it), the bundled schema, and {@value FaultCampaign#CLIENTS} simulated
  * clients ({@link CampaignClient}: every third on the realtime socket, the others over HTTP) doing random work — new
  * rows, conflicting edits of shared rows with base versions, deletes, offline outboxes, subscriptions added and removed
  * — each round to a random pod, a failed round retried with the same outbox (§2.3, §7.2). Meanwhile a
  * {@link FaultSchedule} drawn from the same seed injects faults: {@code kill -9} of a pod and its restart, a PostgreSQL
  * restart, a pod's LISTEN backend terminated, a pod started while PostgreSQL is down, responses discarded after the
- * commit, sockets cut, replay on the standby paused and resumed. No S3 faults: the pods keep segments and blobs in PostgreSQL (the default stores), so an S3
- * stand-in would not be on any path these clients take. The same campaign on a pg_auto_failover formation, with
+ * commit, sockets cut, replay on the standby paused and resumed, the S3 stand-in stopped and started again with the
+ * same objects (no round may be answered 5xx meanwhile). The same campaign on a pg_auto_failover formation, with
  * failovers instead of restarts: {@link FailoverCampaignIT}.
  *
  * <p>After the schedule: quiescence (every client syncs until idle), then the invariants, in SQL on the campaign's
@@ -44,7 +47,13 @@ class FaultCampaignIT {
 
     @BeforeAll
     static void start() throws Exception {
-        deployment = CampaignDeployment.start("fault-campaign", startDatabase());
+        RestartableS3 s3 = RestartableS3.start();
+        try {
+            deployment = CampaignDeployment.start("fault-campaign", startDatabase(), Optional.of(s3));
+        } catch (Exception | Error e) {
+            s3.close();
+            throw e;
+        }
     }
 
     /** The campaign's cluster with a streaming standby, the pods' read replica. */

@@ -98,6 +98,17 @@ public final class CampaignClient {
 
     /** Rounds answered 429 {@code sync.rate_limited} (HTTP or in-band), readable while the client works. */
     public final AtomicInteger rateLimited = new AtomicInteger();
+    /** The last 429 (or in-band {@code sync.rate_limited}) this client was answered, as it read. */
+    public volatile String lastRateLimited = "";
+    /** Rounds answered 5xx, or with an in-band {@code sync.internal_error}. */
+    public final AtomicInteger serverErrors = new AtomicInteger();
+    /** Referenced segments fetched: from their URL (§5.4) or through the server. */
+    public int segmentsFetched() {
+        return client.urlFetches + client.segmentDownloads;
+    }
+
+    /** Rounds failed fetching a segment from its URL (an S3 store's presigned URL): {@code s3-io}, {@code s3-http…}. */
+    public final AtomicInteger s3Failures = new AtomicInteger();
 
     public int rounds;
     public int failedRounds;
@@ -122,6 +133,11 @@ public final class CampaignClient {
         this.sockets = new AtomicReferenceArray<>(pods.size());
         this.client = new SyncTestClient(
                 schema, new Routed(), "actor-" + index, "campaign-" + partition + "-c" + index + "-" + seed);
+        // §5.4: even clients take a referenced segment's URL when one is offered (an S3 store's presigned URL, the
+        // embedded store's signed one), odd ones download it through the server (GET /segments/{id})
+        if (index % 2 == 0) {
+            client.accept |= PullHeader.ACCEPT_SIGNED_URLS;
+        }
         List<String> lists = new ArrayList<>(LISTS);
         int n = 1 + random.nextInt(2);
         for (int i = 0; i < n; i++) {
@@ -297,7 +313,14 @@ public final class CampaignClient {
 
     private void failed(String kind, String message) {
         failedRounds++;
+        if (kind.matches("http5\\d\\d") || kind.equals("inband:sync.internal_error")) {
+            serverErrors.incrementAndGet();
+        }
+        if (kind.startsWith("s3-")) {
+            s3Failures.incrementAndGet();
+        }
         if (kind.equals("http429") || kind.equals("inband:sync.rate_limited")) {
+            lastRateLimited = message;
             rateLimited.incrementAndGet();
         }
         failures.merge(kind, 1, Integer::sum);
@@ -506,6 +529,18 @@ public final class CampaignClient {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new RoundFailed("interrupted");
+            }
+        }
+
+        /** §5.4: a segment's URL (the S3 store's presigned one) fetched without the server's credentials. */
+        @Override
+        public byte[] fetchUrl(String url) {
+            try {
+                return SyncTestClient.Transport.super.fetchUrl(url);
+            } catch (HttpFailure e) {
+                throw new RoundFailed("s3-http" + e.status, e.getMessage());
+            } catch (UncheckedIOException e) {
+                throw new RoundFailed("s3-io", e.getMessage());
             }
         }
 
