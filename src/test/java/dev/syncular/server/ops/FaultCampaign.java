@@ -173,6 +173,7 @@ final class FaultCampaign {
         int commits = checkCommitLog();
         int resent = 0;
         checkRows();
+        int deliveries = checkDeliveries();
         for (CampaignClient c : clients) {
             resent += c.resendAcknowledged(c.index % 2, 20);
         }
@@ -194,7 +195,7 @@ final class FaultCampaign {
         closeClients();
         sample("end");
         long[] rssEnd = {d.pods.get(0).rssBytes(), d.pods.get(1).rssBytes()};
-        System.out.println(summary(commits, resent, rssStart, rssEnd));
+        System.out.println(summary(commits, resent, rssStart, rssEnd) + deliverySummary(deliveries));
         System.out.print(schedule.render());
         if (!violations.isEmpty()) {
             fail(violations.size() + " invariant(s) broken:\n  " + String.join("\n  ", violations) + "\n"
@@ -685,6 +686,52 @@ final class FaultCampaign {
         return (int) count;
     }
 
+    /**
+     * Invariant 6: each client that stayed subscribed to a list applied every commit of the partition's log changing
+     * a row of that list after its subscription's bootstrap, exactly once and in order ({@link
+     * CampaignClient#checkDeliveries}); the subscriptions checked.
+     */
+    int checkDeliveries() throws SQLException {
+        Map<String, java.util.NavigableSet<Long>> byList = new HashMap<>();
+        long horizon;
+        try (Connection db = d.jdbc()) {
+            for (String list : CampaignClient.LISTS) {
+                java.util.NavigableSet<Long> seqs = new java.util.TreeSet<>();
+                try (PreparedStatement st = db.prepareStatement("SELECT DISTINCT commit_seq FROM \"" + d.storageSchema
+                        + "\".sync_changes WHERE partition_id = ? AND tbl = 'todos'"
+                        + " AND scopes -> 'list_id' @> to_jsonb(?::text)")) {
+                    st.setString(1, partition);
+                    st.setString(2, list);
+                    try (ResultSet rs = st.executeQuery()) {
+                        while (rs.next()) {
+                            seqs.add(rs.getLong(1));
+                        }
+                    }
+                }
+                byList.put(list, seqs);
+            }
+            try (PreparedStatement st = db.prepareStatement("SELECT coalesce(max(horizon_seq), 0) FROM \""
+                    + d.storageSchema + "\".sync_partitions WHERE partition_id = ?")) {
+                st.setString(1, partition);
+                try (ResultSet rs = st.executeQuery()) {
+                    rs.next();
+                    horizon = rs.getLong(1);
+                }
+            }
+        }
+        if (byList.values().stream().allMatch(java.util.Set::isEmpty)) {
+            violations.add("no commit of the log changes a list (the scopes query found none)");
+        }
+        int checked = 0;
+        for (CampaignClient c : clients) {
+            for (String v : c.checkDeliveries(byList, horizon)) {
+                violations.add("client " + c.index + ": " + v);
+            }
+            checked += c.deliveriesChecked;
+        }
+        return checked;
+    }
+
     /** Invariant 3: each client's rows are the server's rows of its lists; a fresh bootstrap is all of them. */
     void checkRows() throws SQLException {
         Map<String, String> server = new TreeMap<>();
@@ -741,6 +788,13 @@ final class FaultCampaign {
             }
         }
         return out.size() + " row(s): " + String.join("; ", out.subList(0, Math.min(10, out.size())));
+    }
+
+    String deliverySummary(int subscriptions) {
+        return String.format(
+                "; deliveries: %d subscriptions checked (%d commits applied since their bootstraps, compared with the"
+                        + " log), %d bootstraps, %d commits applied incrementally in all",
+                subscriptions, sum(c -> c.commitsCompared), sum(c -> c.bootstraps), sum(c -> c.appliedCommits));
     }
 
     String summary(int commits, int resent, long[] rssStart, long[] rssEnd) {

@@ -32,7 +32,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * commit answers {@code cached} with its sequence number (a discarded response's retry during the run, and a sample
  * resent at the end); (3) each client's rows equal the server's rows of its subscriptions' lists, and a fresh client's
  * bootstrap equals the server's rows; (4) no subscription cursor went back; (5) every pod reports ready within
- * {@link FaultCampaign#READY_BOUND} after each fault healed (the measured maximum is printed).
+ * {@link FaultCampaign#READY_BOUND} after each fault healed (the measured maximum is printed); (6) every subscription a
+ * client still holds applied, after its bootstrap and up to its cursor, exactly the commits of the log changing a row
+ * of its list, each once and in order ({@link CampaignClient#checkDeliveries}; a reset or a changed epoch starts the
+ * sequence over at the new bootstrap).
  *
  * <p>Properties: {@code -Dcampaign.seed=N[,M…]} (default three fixed seeds), {@code -Dcampaign.steps} (fault steps per
  * seed, default: every kind once), {@code -Dcampaign.sparedPod=0|1} (a pod never killed, whose RSS and descriptors

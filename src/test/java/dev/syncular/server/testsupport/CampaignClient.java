@@ -17,6 +17,8 @@ import dev.syncular.server.wire.PushResult;
 import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.SegmentInline;
 import dev.syncular.server.wire.SegmentRef;
+import dev.syncular.server.wire.SubEnd;
+import dev.syncular.server.wire.SubStart;
 import dev.syncular.server.wire.SubscriptionStatus;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -262,6 +264,10 @@ public final class CampaignClient {
     /** One round to pod {@code pod}; a failure leaves the outbox for the retry. Returns whether it went through. */
     public boolean round(int pod) {
         target = pod;
+        Map<String, Long> cursors = new HashMap<>();
+        client.subscriptions.values().forEach(sub -> cursors.put(sub.id, sub.cursor));
+        String epoch = client.state.logEpoch;
+        client.lastResponse = null;
         try {
             client.sync();
             rounds++;
@@ -275,9 +281,101 @@ public final class CampaignClient {
         } catch (RoundFailed e) {
             failed(e.kind, e.getMessage());
         } finally {
+            recordDeliveries(cursors, epoch);
             harvest();
         }
         return false;
+    }
+
+    /**
+     * What a subscription was delivered since its last bootstrap (invariant 6): the bootstrap's end, {@code base}
+     * (its {@code SUB_END} cursor: everything up to it is in the bootstrap), and the seqs of the commits applied
+     * after it, in the order applied. A reset (§4.6) or a changed log epoch (§2.1) starts it over: {@code base} −1
+     * until the new bootstrap ends.
+     */
+    static final class Delivery {
+        long base = -1;
+        final List<Long> applied = new ArrayList<>();
+
+        void restart() {
+            base = -1;
+            applied.clear();
+        }
+    }
+
+    /** Per subscription id; kept for removed subscriptions too (their ids are never reused). */
+    private final Map<String, Delivery> deliveries = new HashMap<>();
+
+    /** Bootstraps completed, commits applied incrementally (counted for the summary). */
+    public int bootstraps;
+
+    public int appliedCommits;
+
+    /**
+     * Invariant 6, as the round applies: reads the round's response the way {@link
+     * dev.syncular.server.cli.ClientState#apply} applied it — a subscription's section counts once its {@code SUB_END}
+     * was applied (the subscription's cursor and bootstrap state are that {@code SUB_END}'s now; a round that failed
+     * part-way applied the sections before the failure only) — and checks each commit applied incrementally comes
+     * after every one applied before (no commit twice, none out of order).
+     */
+    private void recordDeliveries(Map<String, Long> cursorsBefore, String epochBefore) {
+        Message m = client.lastResponse;
+        if (m == null) {
+            return;
+        }
+        RespHeader header = (RespHeader) m.frames().get(0);
+        if (header.requiredSchemaVersion() != null) {
+            return;
+        }
+        if (header.resetRequired()) {
+            if (epochBefore != null && !epochBefore.equals(header.logEpoch())) {
+                deliveries.values().forEach(Delivery::restart);
+            }
+            return;
+        }
+        String current = null;
+        SubscriptionStatus status = null;
+        List<Long> seqs = new ArrayList<>();
+        for (Frame f : m.frames()) {
+            if (f instanceof SubStart start) {
+                current = start.id();
+                status = start.status();
+                seqs.clear();
+            } else if (f instanceof CommitFrame c) {
+                seqs.add(c.commitSeq());
+            } else if (f instanceof SubEnd end && current != null) {
+                Subscription sub = client.subscriptions.get(current);
+                Delivery d = deliveries.computeIfAbsent(current, k -> new Delivery());
+                if (status == SubscriptionStatus.RESET) {
+                    d.restart();
+                } else if (sub != null
+                        && status == SubscriptionStatus.ACTIVE
+                        && sub.cursor == end.nextCursor()
+                        && java.util.Objects.equals(sub.bootstrapState, end.bootstrapState())) {
+                    long before = cursorsBefore.getOrDefault(current, -1L);
+                    if (before < 0 || d.base < 0) {
+                        // a bootstrap (its pages, maybe commits of its catch-up): complete once no state is left
+                        if (end.bootstrapState() == null && end.nextCursor() >= 0) {
+                            d.base = end.nextCursor();
+                            d.applied.clear();
+                            bootstraps++;
+                        }
+                    } else {
+                        for (long seq : seqs) {
+                            long last = d.applied.isEmpty() ? d.base : d.applied.get(d.applied.size() - 1);
+                            if (seq <= last) {
+                                violations.add("subscription " + current + " applied commit " + seq + " after "
+                                        + (d.applied.isEmpty() ? "its bootstrap through " : "commit ") + last
+                                        + " (twice or out of order)");
+                            }
+                            d.applied.add(seq);
+                            appliedCommits++;
+                        }
+                    }
+                }
+                current = null;
+            }
+        }
     }
 
     /**
@@ -378,6 +476,51 @@ public final class CampaignClient {
     }
 
     // --------------------------------------------------------------------------------------------- checks
+
+    /**
+     * Invariant 6 after quiescence: every subscription this client holds now and whose bootstrap ended applied,
+     * after that bootstrap and up to its cursor, exactly the commits of the partition's log that change a row of its
+     * list ({@code commitsByList}: list → seqs, from SQL), each once, in order; commits at or below {@code horizon}
+     * (pruned, §4.6) are not asked for. Returns the violations; counts the subscriptions checked in
+     * {@link #deliveriesChecked}.
+     */
+    public List<String> checkDeliveries(Map<String, java.util.NavigableSet<Long>> commitsByList, long horizon) {
+        List<String> out = new ArrayList<>();
+        for (Subscription sub : client.subscriptions.values()) {
+            Delivery d = deliveries.get(sub.id);
+            if (d == null || d.base < 0 || sub.status != SubscriptionStatus.ACTIVE) {
+                continue;
+            }
+            deliveriesChecked++;
+            commitsCompared += d.applied.size();
+            long from = Math.max(d.base, horizon);
+            List<Long> expected = from >= sub.cursor
+                    ? new ArrayList<>()
+                    : new ArrayList<>(commitsByList
+                            .getOrDefault(listOf(sub), new java.util.TreeSet<>())
+                            .subSet(from, false, sub.cursor, true));
+            List<Long> applied = new ArrayList<>(d.applied);
+            applied.removeIf(seq -> seq <= horizon);
+            if (!applied.equals(expected)) {
+                List<Long> missing = new ArrayList<>(expected);
+                missing.removeAll(applied);
+                List<Long> extra = new ArrayList<>(applied);
+                extra.removeAll(expected);
+                out.add("subscription " + sub.id + " (list " + listOf(sub) + ", bootstrap through " + d.base
+                        + ", cursor " + sub.cursor + ") applied " + applied.size() + " commits, the log has "
+                        + expected.size() + ": missing " + head(missing) + ", not of its list " + head(extra));
+            }
+        }
+        return out;
+    }
+
+    public int deliveriesChecked;
+    /** The commits the checked subscriptions applied since their bootstraps (all compared with the log). */
+    public int commitsCompared;
+
+    private static List<Long> head(List<Long> seqs) {
+        return seqs.subList(0, Math.min(10, seqs.size()));
+    }
 
     public List<String> subscribedLists() {
         List<String> lists = new ArrayList<>();
