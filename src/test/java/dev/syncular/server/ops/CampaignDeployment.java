@@ -3,12 +3,18 @@ package dev.syncular.server.ops;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.CampaignDatabase;
+import dev.syncular.server.testsupport.FaultSchedule;
+import dev.syncular.server.testsupport.PrometheusScrape;
+import dev.syncular.server.testsupport.RestartableS3;
 import dev.syncular.server.testsupport.ServerProcess;
 import java.nio.file.Files;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -26,21 +32,36 @@ final class CampaignDeployment implements AutoCloseable {
     /** Names each pod's LISTEN connection ({@code HOSTNAME}, the hub's application_name), so a step can end it. */
     final String hostPrefix = "campaign-" + UUID.randomUUID().toString().substring(0, 6) + "-";
 
+    /** The pods' {@code syncular.storage.replica-max-lag} when the database has a standby (default 5s). */
+    static final String REPLICA_MAX_LAG = "1s";
+
     final AtomicReferenceArray<ServerProcess> pods = new AtomicReferenceArray<>(2);
     final int[] ports = new int[2];
     /** Whether the database serves (false from a fault that took it down until it is back). */
     volatile boolean dbUp = true;
 
-    private CampaignDeployment(String name, CampaignDatabase db, CompiledSchema schema) {
+    /**
+     * The pods' segment store on an S3 stand-in ({@link FaultSchedule.Kind#STOP_S3}), every rows segment referenced
+     * (none inlined), so each bootstrap goes through it; empty: segments in PostgreSQL (the default store).
+     */
+    final Optional<RestartableS3> s3;
+
+    private CampaignDeployment(String name, CampaignDatabase db, Optional<RestartableS3> s3, CompiledSchema schema) {
         this.name = name;
         this.db = db;
+        this.s3 = s3;
         this.schema = schema;
     }
 
     /** Starts pod a (it creates the storage schema), then pod b on it; closes {@code db} when a pod fails to start. */
     static CampaignDeployment start(String name, CampaignDatabase db) throws Exception {
-        CampaignDeployment d =
-                new CampaignDeployment(name, db, SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA)));
+        return start(name, db, Optional.empty());
+    }
+
+    /** {@link #start(String, CampaignDatabase)} with the pods' segments on {@code s3}, which it closes at the end. */
+    static CampaignDeployment start(String name, CampaignDatabase db, Optional<RestartableS3> s3) throws Exception {
+        CampaignDeployment d = new CampaignDeployment(
+                name, db, s3, SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA)));
         try {
             for (int i = 0; i < 2; i++) {
                 d.pods.set(i, d.pod(i).start());
@@ -54,8 +75,16 @@ final class CampaignDeployment implements AutoCloseable {
     }
 
     ServerProcess.Builder pod(int i) {
-        return ServerProcess.bare(name + "-" + (char) ('a' + i))
-                .env("QUARKUS_DATASOURCE_REACTIVE_URL", db.url())
+        ServerProcess.Builder b = ServerProcess.bare(name + "-" + (char) ('a' + i));
+        if (!db.replicas().isEmpty()) {
+            // pull-only rounds read the standby; a pause of replay of a few seconds takes it out of rotation
+            b.env("SYNCULAR_STORAGE_REPLICAS", String.join(",", db.replicas()))
+                    .env("SYNCULAR_STORAGE_REPLICA_MAX_LAG", REPLICA_MAX_LAG);
+        }
+        s3.ifPresent(store -> b.config(store.podConfig())
+                .env("SYNCULAR_SEGMENTS_STORE", "s3")
+                .env("SYNCULAR_LIMITS_INLINE_SEGMENT_MAX_BYTES", "0"));
+        return b.env("QUARKUS_DATASOURCE_REACTIVE_URL", db.url())
                 .env("SYNCULAR_PG_USER", db.user())
                 .env("SYNCULAR_PG_PASSWORD", db.password())
                 .env("SYNCULAR_DEV_AUTH_ENABLED", "true")
@@ -98,12 +127,37 @@ final class CampaignDeployment implements AutoCloseable {
         }
     }
 
+    /**
+     * Pull-only rounds the pods' replica was asked to serve, by outcome ({@code served}, {@code behind},
+     * {@code unavailable}), summed over the pods ({@code syncular_replica_reads_total} on each pod's management port;
+     * a pod that does not answer counts nothing).
+     */
+    Map<String, Long> replicaReads() {
+        Map<String, Long> out = new TreeMap<>();
+        for (int p = 0; p < 2; p++) {
+            String body =
+                    FaultCampaign.httpBody("http://127.0.0.1:" + pods.get(p).managementPort() + "/q/metrics");
+            for (PrometheusScrape.Sample s : PrometheusScrape.parse(body).samples) {
+                if (s.name().equals("syncular_replica_reads_total")) {
+                    out.merge(s.labels().get("outcome"), (long) s.value(), Long::sum);
+                }
+            }
+        }
+        return out;
+    }
+
     @Override
     public void close() throws Exception {
         try {
             ServerProcess.closeAll(pods.get(0), pods.get(1));
         } finally {
-            db.close();
+            try {
+                db.close();
+            } finally {
+                if (s3.isPresent()) {
+                    s3.get().close();
+                }
+            }
         }
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import dev.syncular.server.testsupport.CampaignClient;
 import dev.syncular.server.testsupport.FaultSchedule;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.RestartableS3;
 import dev.syncular.server.testsupport.ServerProcess;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitStatus;
@@ -93,6 +94,9 @@ final class FaultCampaign {
         }
         Set<FaultSchedule.Kind> kinds = EnumSet.copyOf(POD_AND_CLIENT_FAULTS);
         kinds.addAll(d.db.faults());
+        if (d.s3.isPresent()) {
+            kinds.add(FaultSchedule.Kind.STOP_S3);
+        }
         this.schedule =
                 new FaultSchedule(seed, 2, CLIENTS, socketClients, Integer.getInteger("campaign.sparedPod", -1), kinds);
     }
@@ -117,7 +121,7 @@ final class FaultCampaign {
         sample("start");
         String minutesProperty = System.getProperty("campaign.minutes", "");
         double minutes = minutesProperty.isBlank() ? 0 : Double.parseDouble(minutesProperty);
-        int steps = Integer.getInteger("campaign.steps", 6);
+        int steps = Integer.getInteger("campaign.steps", schedule.kinds());
         List<Thread> threads = new ArrayList<>();
         for (CampaignClient c : clients) {
             Thread t = new Thread(() -> work(c), "campaign-client-" + c.index);
@@ -169,12 +173,16 @@ final class FaultCampaign {
         int commits = checkCommitLog();
         int resent = 0;
         checkRows();
+        int deliveries = checkDeliveries();
         for (CampaignClient c : clients) {
             resent += c.resendAcknowledged(c.index % 2, 20);
         }
         int after = checkCommitLog();
         if (after != commits) {
             violations.add("resending acknowledged commits changed the log: " + commits + " → " + after);
+        }
+        if (d.s3.isPresent() && sum(CampaignClient::segmentsFetched) == 0) {
+            violations.add("no bootstrap went through S3: no referenced segment was fetched");
         }
         if (readinessMaxMs > READY_BOUND.toMillis()) {
             violations.add("readiness took " + readinessMaxMs + " ms after a fault (bound " + READY_BOUND + ")");
@@ -187,7 +195,7 @@ final class FaultCampaign {
         closeClients();
         sample("end");
         long[] rssEnd = {d.pods.get(0).rssBytes(), d.pods.get(1).rssBytes()};
-        System.out.println(summary(commits, resent, rssStart, rssEnd));
+        System.out.println(summary(commits, resent, rssStart, rssEnd) + deliverySummary(deliveries));
         System.out.print(schedule.render());
         if (!violations.isEmpty()) {
             fail(violations.size() + " invariant(s) broken:\n  " + String.join("\n  ", violations) + "\n"
@@ -279,6 +287,8 @@ final class FaultCampaign {
             case CUT_SOCKET -> "cut " + clients.get(step.clients().get(0)).cutSockets() + " socket(s)";
             case FAILOVER -> failover();
             case KILL_PRIMARY -> killPrimary(step);
+            case PAUSE_REPLAY -> pauseReplay(step);
+            case STOP_S3 -> stopS3(step);
         };
         schedule.executed(step, at, elapsedMs() - at, outcome);
     }
@@ -302,6 +312,117 @@ final class FaultCampaign {
         d.db.startAgain();
         d.dbUp = true;
         return "stopped and started again; " + awaitAllReady();
+    }
+
+    /**
+     * Replay paused on the pods' replica for {@code downRounds} attempts: the rounds during the pause (attempts, failed
+     * ones) and the replica's outcomes over the pause ({@code syncular_replica_reads_total} deltas: {@code served}
+     * by the replica as of its paused state, {@code behind} or {@code unavailable} read on the primary), then the
+     * same after the resume until the replica served again (back in rotation).
+     */
+    String pauseReplay(FaultSchedule.Step step) throws Exception {
+        Map<String, Long> before = d.replicaReads();
+        long attempts0 = attempts.get();
+        int failed0 = failedRounds();
+        d.db.pauseReplay();
+        awaitAttempts(step.downRounds());
+        Map<String, Long> paused = d.replicaReads();
+        long during = attempts.get() - attempts0;
+        int failedDuring = failedRounds() - failed0;
+        d.db.resumeReplay();
+        long t0 = System.nanoTime();
+        long deadline = t0 + READY_BOUND.toNanos();
+        Map<String, Long> after = paused;
+        while (after.getOrDefault("served", 0L) <= paused.getOrDefault("served", 0L)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(
+                        "the replica served no round within " + READY_BOUND + " of the resume: " + after);
+            }
+            awaitAttempts(1);
+            after = d.replicaReads();
+        }
+        return "paused for " + during + " attempts (" + failedDuring + " failed), replica reads during the pause "
+                + delta(before, paused) + "; resumed, served again after " + sinceMs(t0) + " ms "
+                + delta(paused, after) + "; " + awaitAllReady();
+    }
+
+    /**
+     * The pods' S3 stand-in stopped for {@code downRounds} attempts, then started again on the same port with the
+     * same objects: the rounds meanwhile (failed ones: fetching a segment from S3, answered 429, other), none may be
+     * answered 500; then the time until a client fetched a segment from S3 again.
+     */
+    String stopS3(FaultSchedule.Step step) throws Exception {
+        RestartableS3 s3 = d.s3.orElseThrow();
+        long objects = s3.objects();
+        long attempts0 = attempts.get();
+        int failed0 = failedRounds();
+        int s3Failed0 = sum(c -> c.s3Failures.get());
+        int limited0 = rateLimited();
+        int errors0 = sum(c -> c.serverErrors.get());
+        long fetches0 = sum(CampaignClient::segmentsFetched);
+        clients.forEach(c -> c.lastRateLimited = "");
+        long t0 = System.nanoTime();
+        s3.stop();
+        awaitAttempts(step.downRounds());
+        long restart = System.nanoTime();
+        // the outage lasts until the stand-in answers again: its start (a JVM) is part of it
+        s3.startAgain();
+        long back = System.nanoTime();
+        long objectsBack = s3.objects();
+        long during = attempts.get() - attempts0;
+        int failedDuring = failedRounds() - failed0;
+        int s3Failed = sum(c -> c.s3Failures.get()) - s3Failed0;
+        int limited = rateLimited() - limited0;
+        int errors = sum(c -> c.serverErrors.get()) - errors0;
+        java.util.Set<String> reasons = new java.util.TreeSet<>();
+        for (CampaignClient c : clients) {
+            java.util.regex.Matcher reason =
+                    java.util.regex.Pattern.compile("\"reason\":\"([a-z_]+)\"").matcher(c.lastRateLimited);
+            if (reason.find()) {
+                reasons.add(reason.group(1));
+            }
+        }
+        long fetches1 = sum(CampaignClient::segmentsFetched);
+        long deadline = back + READY_BOUND.toNanos();
+        while (sum(CampaignClient::segmentsFetched) <= fetches1) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no segment fetched within " + READY_BOUND + " of the S3 stand-in's restart");
+            }
+            awaitAttempts(1);
+        }
+        if (errors > 0) {
+            violations.add(
+                    "step #" + step.index() + " STOP_S3: " + errors + " round(s) answered 5xx during the outage");
+        }
+        return "down " + (back - t0) / 1_000_000 + " ms (" + (back - restart) / 1_000_000 + " ms of it its restart;"
+                + " objects " + objects + " before, " + objectsBack + " after), " + during + " attempts meanwhile, "
+                + failedDuring
+                + " failed (" + s3Failed + " fetching a segment from its presigned URL, " + limited
+                + " answered 429, last reasons " + reasons + ", " + errors + " 5xx), " + (fetches1 - fetches0)
+                + " segments fetched; a segment fetched " + sinceMs(back) + " ms after it answered again; "
+                + awaitAllReady();
+    }
+
+    int sum(java.util.function.ToIntFunction<CampaignClient> f) {
+        int n = 0;
+        for (CampaignClient c : clients) {
+            n += f.applyAsInt(c);
+        }
+        return n;
+    }
+
+    static String delta(Map<String, Long> from, Map<String, Long> to) {
+        Map<String, Long> out = new TreeMap<>();
+        to.forEach((k, v) -> out.put(k, v - from.getOrDefault(k, 0L)));
+        return out.toString();
+    }
+
+    int failedRounds() {
+        int n = 0;
+        for (CampaignClient c : clients) {
+            n += c.failedRounds;
+        }
+        return n;
     }
 
     /**
@@ -565,6 +686,52 @@ final class FaultCampaign {
         return (int) count;
     }
 
+    /**
+     * Invariant 6: each client that stayed subscribed to a list applied every commit of the partition's log changing
+     * a row of that list after its subscription's bootstrap, exactly once and in order ({@link
+     * CampaignClient#checkDeliveries}); the subscriptions checked.
+     */
+    int checkDeliveries() throws SQLException {
+        Map<String, java.util.NavigableSet<Long>> byList = new HashMap<>();
+        long horizon;
+        try (Connection db = d.jdbc()) {
+            for (String list : CampaignClient.LISTS) {
+                java.util.NavigableSet<Long> seqs = new java.util.TreeSet<>();
+                try (PreparedStatement st = db.prepareStatement("SELECT DISTINCT commit_seq FROM \"" + d.storageSchema
+                        + "\".sync_changes WHERE partition_id = ? AND tbl = 'todos'"
+                        + " AND scopes -> 'list_id' @> to_jsonb(?::text)")) {
+                    st.setString(1, partition);
+                    st.setString(2, list);
+                    try (ResultSet rs = st.executeQuery()) {
+                        while (rs.next()) {
+                            seqs.add(rs.getLong(1));
+                        }
+                    }
+                }
+                byList.put(list, seqs);
+            }
+            try (PreparedStatement st = db.prepareStatement("SELECT coalesce(max(horizon_seq), 0) FROM \""
+                    + d.storageSchema + "\".sync_partitions WHERE partition_id = ?")) {
+                st.setString(1, partition);
+                try (ResultSet rs = st.executeQuery()) {
+                    rs.next();
+                    horizon = rs.getLong(1);
+                }
+            }
+        }
+        if (byList.values().stream().allMatch(java.util.Set::isEmpty)) {
+            violations.add("no commit of the log changes a list (the scopes query found none)");
+        }
+        int checked = 0;
+        for (CampaignClient c : clients) {
+            for (String v : c.checkDeliveries(byList, horizon)) {
+                violations.add("client " + c.index + ": " + v);
+            }
+            checked += c.deliveriesChecked;
+        }
+        return checked;
+    }
+
     /** Invariant 3: each client's rows are the server's rows of its lists; a fresh bootstrap is all of them. */
     void checkRows() throws SQLException {
         Map<String, String> server = new TreeMap<>();
@@ -623,6 +790,13 @@ final class FaultCampaign {
         return out.size() + " row(s): " + String.join("; ", out.subList(0, Math.min(10, out.size())));
     }
 
+    String deliverySummary(int subscriptions) {
+        return String.format(
+                "; deliveries: %d subscriptions checked (%d commits applied since their bootstraps, compared with the"
+                        + " log), %d bootstraps, %d commits applied incrementally in all",
+                subscriptions, sum(c -> c.commitsCompared), sum(c -> c.bootstraps), sum(c -> c.appliedCommits));
+    }
+
     String summary(int commits, int resent, long[] rssStart, long[] rssEnd) {
         int rounds = 0;
         int failed = 0;
@@ -648,6 +822,14 @@ final class FaultCampaign {
                         "; failover max %d ms (until the new primary took a write), %d rounds answered 429 from the"
                                 + " failovers' start until every pod was ready",
                         failoverMaxMs, rateLimitedInFailovers);
+        String s3 = d.s3.isEmpty()
+                ? ""
+                : String.format(
+                        "; segments fetched (S3 store) %d, from presigned URLs %d, objects in its bucket %d, rounds answered 5xx %d",
+                        sum(CampaignClient::segmentsFetched),
+                        sum(c -> c.client.urlFetches),
+                        d.s3.get().objects(),
+                        sum(c -> c.serverErrors.get()));
         return String.format(
                         "campaign seed=%d %.1fs faults[%s] commits checked %d in the log + %d rejected, %d resent cached;"
                                 + " rounds %d, failed %d %s, retried commits %d, dropped responses %d (retries cached %d);"
@@ -670,7 +852,8 @@ final class FaultCampaign {
                         mib(rssEnd[0]),
                         mib(rssStart[1]),
                         mib(rssEnd[1]))
-                + failovers;
+                + failovers
+                + s3;
     }
 
     // ----------------------------------------------------------------------------------------- sampling
@@ -726,6 +909,24 @@ final class FaultCampaign {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return -1;
+        }
+    }
+
+    /** A GET's body, or "" when it does not answer 200. */
+    static String httpBody(String url) {
+        try {
+            HttpResponse<String> r = HTTP.send(
+                    HttpRequest.newBuilder(URI.create(url))
+                            .timeout(Duration.ofSeconds(2))
+                            .GET()
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            return r.statusCode() == 200 ? r.body() : "";
+        } catch (IOException e) {
+            return "";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "";
         }
     }
 

@@ -2,8 +2,10 @@ package dev.syncular.server.ops;
 
 import dev.syncular.server.testsupport.CampaignClient;
 import dev.syncular.server.testsupport.FaultSchedule;
+import dev.syncular.server.testsupport.RestartableS3;
 import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.ThrowawayPostgres;
+import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -12,14 +14,16 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A seeded, repeatable fault campaign: two packaged server processes (pods) on one PostgreSQL of the test's own
- * ({@link ThrowawayPostgres}, so it can be restarted), the bundled schema, and {@value FaultCampaign#CLIENTS} simulated
+ * ({@link ThrowawayPostgres}, so it can be restarted) with a streaming hot standby, the pods' read replica for pull-only
+ * rounds ({@code syncular.storage.replicas}), segments on an S3 stand-in of its own ({@link RestartableS3}; none inlined,
+ * so every bootstrap goes through it), the bundled schema, and {@value FaultCampaign#CLIENTS} simulated
  * clients ({@link CampaignClient}: every third on the realtime socket, the others over HTTP) doing random work — new
  * rows, conflicting edits of shared rows with base versions, deletes, offline outboxes, subscriptions added and removed
  * — each round to a random pod, a failed round retried with the same outbox (§2.3, §7.2). Meanwhile a
  * {@link FaultSchedule} drawn from the same seed injects faults: {@code kill -9} of a pod and its restart, a PostgreSQL
  * restart, a pod's LISTEN backend terminated, a pod started while PostgreSQL is down, responses discarded after the
- * commit, sockets cut. No S3 faults: the pods keep segments and blobs in PostgreSQL (the default stores), so an S3
- * stand-in would not be on any path these clients take. The same campaign on a pg_auto_failover formation, with
+ * commit, sockets cut, replay on the standby paused and resumed, the S3 stand-in stopped and started again with the
+ * same objects (no round may be answered 5xx meanwhile). The same campaign on a pg_auto_failover formation, with
  * failovers instead of restarts: {@link FailoverCampaignIT}.
  *
  * <p>After the schedule: quiescence (every client syncs until idle), then the invariants, in SQL on the campaign's
@@ -28,10 +32,13 @@ import org.junit.jupiter.params.provider.MethodSource;
  * commit answers {@code cached} with its sequence number (a discarded response's retry during the run, and a sample
  * resent at the end); (3) each client's rows equal the server's rows of its subscriptions' lists, and a fresh client's
  * bootstrap equals the server's rows; (4) no subscription cursor went back; (5) every pod reports ready within
- * {@link FaultCampaign#READY_BOUND} after each fault healed (the measured maximum is printed).
+ * {@link FaultCampaign#READY_BOUND} after each fault healed (the measured maximum is printed); (6) every subscription a
+ * client still holds applied, after its bootstrap and up to its cursor, exactly the commits of the log changing a row
+ * of its list, each once and in order ({@link CampaignClient#checkDeliveries}; a reset or a changed epoch starts the
+ * sequence over at the new bootstrap).
  *
  * <p>Properties: {@code -Dcampaign.seed=N[,M…]} (default three fixed seeds), {@code -Dcampaign.steps} (fault steps per
- * seed, default 6: every kind once), {@code -Dcampaign.sparedPod=0|1} (a pod never killed, whose RSS and descriptors
+ * seed, default: every kind once), {@code -Dcampaign.sparedPod=0|1} (a pod never killed, whose RSS and descriptors
  * then span the whole run), {@code -Dcampaign.minutes} (instead of steps: faults until that much time has
  * passed; the pods' RSS and open file descriptors are then sampled every 30 s into the output and
  * {@code target/it-logs/campaign-samples.log}; {@code bench/chaos.sh}). A failure prints the seed and the executed
@@ -43,7 +50,24 @@ class FaultCampaignIT {
 
     @BeforeAll
     static void start() throws Exception {
-        deployment = CampaignDeployment.start("fault-campaign", ThrowawayPostgres.start());
+        RestartableS3 s3 = RestartableS3.start();
+        try {
+            deployment = CampaignDeployment.start("fault-campaign", startDatabase(), Optional.of(s3));
+        } catch (Exception | Error e) {
+            s3.close();
+            throw e;
+        }
+    }
+
+    /** The campaign's cluster with a streaming standby, the pods' read replica. */
+    static ThrowawayPostgres startDatabase() throws Exception {
+        ThrowawayPostgres pg = ThrowawayPostgres.start();
+        try {
+            return pg.withStandby();
+        } catch (Exception | Error e) {
+            pg.close();
+            throw e;
+        }
     }
 
     @AfterAll

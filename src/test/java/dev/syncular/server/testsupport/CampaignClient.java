@@ -17,6 +17,8 @@ import dev.syncular.server.wire.PushResult;
 import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.SegmentInline;
 import dev.syncular.server.wire.SegmentRef;
+import dev.syncular.server.wire.SubEnd;
+import dev.syncular.server.wire.SubStart;
 import dev.syncular.server.wire.SubscriptionStatus;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -98,6 +100,17 @@ public final class CampaignClient {
 
     /** Rounds answered 429 {@code sync.rate_limited} (HTTP or in-band), readable while the client works. */
     public final AtomicInteger rateLimited = new AtomicInteger();
+    /** The last 429 (or in-band {@code sync.rate_limited}) this client was answered, as it read. */
+    public volatile String lastRateLimited = "";
+    /** Rounds answered 5xx, or with an in-band {@code sync.internal_error}. */
+    public final AtomicInteger serverErrors = new AtomicInteger();
+    /** Referenced segments fetched: from their URL (§5.4) or through the server. */
+    public int segmentsFetched() {
+        return client.urlFetches + client.segmentDownloads;
+    }
+
+    /** Rounds failed fetching a segment from its URL (an S3 store's presigned URL): {@code s3-io}, {@code s3-http…}. */
+    public final AtomicInteger s3Failures = new AtomicInteger();
 
     public int rounds;
     public int failedRounds;
@@ -122,6 +135,11 @@ public final class CampaignClient {
         this.sockets = new AtomicReferenceArray<>(pods.size());
         this.client = new SyncTestClient(
                 schema, new Routed(), "actor-" + index, "campaign-" + partition + "-c" + index + "-" + seed);
+        // §5.4: even clients take a referenced segment's URL when one is offered (an S3 store's presigned URL, the
+        // embedded store's signed one), odd ones download it through the server (GET /segments/{id})
+        if (index % 2 == 0) {
+            client.accept |= PullHeader.ACCEPT_SIGNED_URLS;
+        }
         List<String> lists = new ArrayList<>(LISTS);
         int n = 1 + random.nextInt(2);
         for (int i = 0; i < n; i++) {
@@ -132,8 +150,8 @@ public final class CampaignClient {
     // --------------------------------------------------------------------------------------------- the work
 
     /**
-     * One step of work: unless a failed round waits for its retry, queue one commit (or, offline, several) and maybe
-     * change a subscription; then one round to a random pod. Returns whether the round went through.
+     * One step of work: unless a failed round waits for its retry, queue one commit (or, offline, several; or none: a
+     * pull-only round) and maybe change a subscription; then one round to a random pod. Returns whether the round went through.
      */
     public boolean work() {
         if (!retryPending) {
@@ -141,7 +159,9 @@ public final class CampaignClient {
             if (r < 8) {
                 toggleSubscription();
             }
-            int commits = random.nextInt(10) < 2 ? 2 + random.nextInt(4) : 1;
+            // a third of the rounds only pull (a reader catching up): the rounds a pod may send to its read replica
+            int r2 = random.nextInt(30);
+            int commits = r2 < 10 ? 0 : r2 < 14 ? 2 + random.nextInt(4) : 1;
             for (int i = 0; i < commits; i++) {
                 queueRandomCommit();
             }
@@ -244,6 +264,10 @@ public final class CampaignClient {
     /** One round to pod {@code pod}; a failure leaves the outbox for the retry. Returns whether it went through. */
     public boolean round(int pod) {
         target = pod;
+        Map<String, Long> cursors = new HashMap<>();
+        client.subscriptions.values().forEach(sub -> cursors.put(sub.id, sub.cursor));
+        String epoch = client.state.logEpoch;
+        client.lastResponse = null;
         try {
             client.sync();
             rounds++;
@@ -257,9 +281,101 @@ public final class CampaignClient {
         } catch (RoundFailed e) {
             failed(e.kind, e.getMessage());
         } finally {
+            recordDeliveries(cursors, epoch);
             harvest();
         }
         return false;
+    }
+
+    /**
+     * What a subscription was delivered since its last bootstrap (invariant 6): the bootstrap's end, {@code base}
+     * (its {@code SUB_END} cursor: everything up to it is in the bootstrap), and the seqs of the commits applied
+     * after it, in the order applied. A reset (§4.6) or a changed log epoch (§2.1) starts it over: {@code base} −1
+     * until the new bootstrap ends.
+     */
+    static final class Delivery {
+        long base = -1;
+        final List<Long> applied = new ArrayList<>();
+
+        void restart() {
+            base = -1;
+            applied.clear();
+        }
+    }
+
+    /** Per subscription id; kept for removed subscriptions too (their ids are never reused). */
+    private final Map<String, Delivery> deliveries = new HashMap<>();
+
+    /** Bootstraps completed, commits applied incrementally (counted for the summary). */
+    public int bootstraps;
+
+    public int appliedCommits;
+
+    /**
+     * Invariant 6, as the round applies: reads the round's response the way {@link
+     * dev.syncular.server.cli.ClientState#apply} applied it — a subscription's section counts once its {@code SUB_END}
+     * was applied (the subscription's cursor and bootstrap state are that {@code SUB_END}'s now; a round that failed
+     * part-way applied the sections before the failure only) — and checks each commit applied incrementally comes
+     * after every one applied before (no commit twice, none out of order).
+     */
+    private void recordDeliveries(Map<String, Long> cursorsBefore, String epochBefore) {
+        Message m = client.lastResponse;
+        if (m == null) {
+            return;
+        }
+        RespHeader header = (RespHeader) m.frames().get(0);
+        if (header.requiredSchemaVersion() != null) {
+            return;
+        }
+        if (header.resetRequired()) {
+            if (epochBefore != null && !epochBefore.equals(header.logEpoch())) {
+                deliveries.values().forEach(Delivery::restart);
+            }
+            return;
+        }
+        String current = null;
+        SubscriptionStatus status = null;
+        List<Long> seqs = new ArrayList<>();
+        for (Frame f : m.frames()) {
+            if (f instanceof SubStart start) {
+                current = start.id();
+                status = start.status();
+                seqs.clear();
+            } else if (f instanceof CommitFrame c) {
+                seqs.add(c.commitSeq());
+            } else if (f instanceof SubEnd end && current != null) {
+                Subscription sub = client.subscriptions.get(current);
+                Delivery d = deliveries.computeIfAbsent(current, k -> new Delivery());
+                if (status == SubscriptionStatus.RESET) {
+                    d.restart();
+                } else if (sub != null
+                        && status == SubscriptionStatus.ACTIVE
+                        && sub.cursor == end.nextCursor()
+                        && java.util.Objects.equals(sub.bootstrapState, end.bootstrapState())) {
+                    long before = cursorsBefore.getOrDefault(current, -1L);
+                    if (before < 0 || d.base < 0) {
+                        // a bootstrap (its pages, maybe commits of its catch-up): complete once no state is left
+                        if (end.bootstrapState() == null && end.nextCursor() >= 0) {
+                            d.base = end.nextCursor();
+                            d.applied.clear();
+                            bootstraps++;
+                        }
+                    } else {
+                        for (long seq : seqs) {
+                            long last = d.applied.isEmpty() ? d.base : d.applied.get(d.applied.size() - 1);
+                            if (seq <= last) {
+                                violations.add("subscription " + current + " applied commit " + seq + " after "
+                                        + (d.applied.isEmpty() ? "its bootstrap through " : "commit ") + last
+                                        + " (twice or out of order)");
+                            }
+                            d.applied.add(seq);
+                            appliedCommits++;
+                        }
+                    }
+                }
+                current = null;
+            }
+        }
     }
 
     /**
@@ -295,7 +411,14 @@ public final class CampaignClient {
 
     private void failed(String kind, String message) {
         failedRounds++;
+        if (kind.matches("http5\\d\\d") || kind.equals("inband:sync.internal_error")) {
+            serverErrors.incrementAndGet();
+        }
+        if (kind.startsWith("s3-")) {
+            s3Failures.incrementAndGet();
+        }
         if (kind.equals("http429") || kind.equals("inband:sync.rate_limited")) {
+            lastRateLimited = message;
             rateLimited.incrementAndGet();
         }
         failures.merge(kind, 1, Integer::sum);
@@ -353,6 +476,51 @@ public final class CampaignClient {
     }
 
     // --------------------------------------------------------------------------------------------- checks
+
+    /**
+     * Invariant 6 after quiescence: every subscription this client holds now and whose bootstrap ended applied,
+     * after that bootstrap and up to its cursor, exactly the commits of the partition's log that change a row of its
+     * list ({@code commitsByList}: list → seqs, from SQL), each once, in order; commits at or below {@code horizon}
+     * (pruned, §4.6) are not asked for. Returns the violations; counts the subscriptions checked in
+     * {@link #deliveriesChecked}.
+     */
+    public List<String> checkDeliveries(Map<String, java.util.NavigableSet<Long>> commitsByList, long horizon) {
+        List<String> out = new ArrayList<>();
+        for (Subscription sub : client.subscriptions.values()) {
+            Delivery d = deliveries.get(sub.id);
+            if (d == null || d.base < 0 || sub.status != SubscriptionStatus.ACTIVE) {
+                continue;
+            }
+            deliveriesChecked++;
+            commitsCompared += d.applied.size();
+            long from = Math.max(d.base, horizon);
+            List<Long> expected = from >= sub.cursor
+                    ? new ArrayList<>()
+                    : new ArrayList<>(commitsByList
+                            .getOrDefault(listOf(sub), new java.util.TreeSet<>())
+                            .subSet(from, false, sub.cursor, true));
+            List<Long> applied = new ArrayList<>(d.applied);
+            applied.removeIf(seq -> seq <= horizon);
+            if (!applied.equals(expected)) {
+                List<Long> missing = new ArrayList<>(expected);
+                missing.removeAll(applied);
+                List<Long> extra = new ArrayList<>(applied);
+                extra.removeAll(expected);
+                out.add("subscription " + sub.id + " (list " + listOf(sub) + ", bootstrap through " + d.base
+                        + ", cursor " + sub.cursor + ") applied " + applied.size() + " commits, the log has "
+                        + expected.size() + ": missing " + head(missing) + ", not of its list " + head(extra));
+            }
+        }
+        return out;
+    }
+
+    public int deliveriesChecked;
+    /** The commits the checked subscriptions applied since their bootstraps (all compared with the log). */
+    public int commitsCompared;
+
+    private static List<Long> head(List<Long> seqs) {
+        return seqs.subList(0, Math.min(10, seqs.size()));
+    }
 
     public List<String> subscribedLists() {
         List<String> lists = new ArrayList<>();
@@ -504,6 +672,18 @@ public final class CampaignClient {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new RoundFailed("interrupted");
+            }
+        }
+
+        /** §5.4: a segment's URL (the S3 store's presigned one) fetched without the server's credentials. */
+        @Override
+        public byte[] fetchUrl(String url) {
+            try {
+                return SyncTestClient.Transport.super.fetchUrl(url);
+            } catch (HttpFailure e) {
+                throw new RoundFailed("s3-http" + e.status, e.getMessage());
+            } catch (UncheckedIOException e) {
+                throw new RoundFailed("s3-io", e.getMessage());
             }
         }
 

@@ -3,6 +3,7 @@ package dev.syncular.server.testsupport;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
 
@@ -19,6 +20,14 @@ public interface CampaignDatabase extends AutoCloseable {
     String user();
 
     String password();
+
+    /**
+     * The hot standbys the pods read from ({@code syncular.storage.replicas}: reactive URLs, the datasource's
+     * credentials); none by default.
+     */
+    default List<String> replicas() {
+        return List.of();
+    }
 
     /** A JDBC connection to the host that takes writes now (the invariants' queries, the LISTEN backends). */
     Connection connect() throws SQLException;
@@ -53,6 +62,16 @@ public interface CampaignDatabase extends AutoCloseable {
      */
     default String killPrimary(Callable<String> whenWritable) throws Exception {
         throw unsupported(FaultSchedule.Kind.KILL_PRIMARY);
+    }
+
+    /** {@link FaultSchedule.Kind#PAUSE_REPLAY}: replay on the pods' replica paused ({@code pg_wal_replay_pause()}). */
+    default void pauseReplay() throws SQLException {
+        throw unsupported(FaultSchedule.Kind.PAUSE_REPLAY);
+    }
+
+    /** Ends {@link #pauseReplay()} ({@code pg_wal_replay_resume()}). */
+    default void resumeReplay() throws SQLException {
+        throw unsupported(FaultSchedule.Kind.PAUSE_REPLAY);
     }
 
     private UnsupportedOperationException unsupported(FaultSchedule.Kind kind) {

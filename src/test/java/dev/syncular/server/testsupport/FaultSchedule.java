@@ -45,7 +45,18 @@ public final class FaultSchedule {
          * The primary node lost ({@code kill -9} of its keeper and PostgreSQL): the HA manager promotes the synchronous
          * standby by itself; the node is started again after {@code downRounds} attempts and rejoins as the standby.
          */
-        KILL_PRIMARY(2);
+        KILL_PRIMARY(2),
+        /**
+         * Replay on the pods' read replica paused ({@code pg_wal_replay_pause()} on the streaming standby), resumed
+         * after {@code downRounds} attempts: pull-only rounds find it behind and read the primary, or it leaves
+         * rotation past {@code replica-max-lag} and comes back once replay caught up.
+         */
+        PAUSE_REPLAY(2),
+        /**
+         * The pods' S3 stand-in (segments) stopped, started again on the same port with the same objects after
+         * {@code downRounds} attempts: bootstraps whose segments it holds or must take fail meanwhile and are retried.
+         */
+        STOP_S3(2);
 
         final int weight;
 
@@ -65,7 +76,7 @@ public final class FaultSchedule {
                         case KILL_POD, KILL_LISTEN -> " pod " + pod;
                         case START_POD_WHILE_PG_DOWN -> " pod " + pod;
                         case DROP_RESPONSE, CUT_SOCKET -> " clients " + clients;
-                        case RESTART_PG, FAILOVER, KILL_PRIMARY -> "";
+                        case RESTART_PG, FAILOVER, KILL_PRIMARY, PAUSE_REPLAY, STOP_S3 -> "";
                     }
                     + " after " + gapRounds + " attempts"
                     + (downRounds > 0 ? ", down " + downRounds + " attempts" : "");
@@ -116,6 +127,11 @@ public final class FaultSchedule {
         this.firstRound = all;
     }
 
+    /** How many kinds the schedule draws from: its first steps are each of them once. */
+    public int kinds() {
+        return firstRound.size();
+    }
+
     public long seed() {
         return seed;
     }
@@ -126,7 +142,8 @@ public final class FaultSchedule {
         Kind kind = index < firstRound.size() ? firstRound.get(index) : weighted();
         int gap = 10 + random.nextInt(40);
         int down = switch (kind) {
-            case KILL_POD, RESTART_PG, START_POD_WHILE_PG_DOWN, KILL_PRIMARY -> 5 + random.nextInt(30);
+            case KILL_POD, RESTART_PG, START_POD_WHILE_PG_DOWN, KILL_PRIMARY, PAUSE_REPLAY, STOP_S3 ->
+                5 + random.nextInt(30);
             default -> 0;
         };
         int pod = random.nextInt(pods);

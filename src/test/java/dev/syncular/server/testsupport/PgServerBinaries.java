@@ -72,6 +72,11 @@ final class PgServerBinaries {
         return dir;
     }
 
+    /** Whether these binaries include {@code tool} (the embedded PostgreSQL's have no {@code pg_basebackup}). */
+    boolean has(String tool) {
+        return Files.isExecutable(bin.resolve(tool));
+    }
+
     /** Runs {@code tool args…} to its end (deadline 2 minutes); fails with its output unless it exits 0. */
     void run(String tool, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(prefix);

@@ -8,6 +8,8 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -94,9 +96,14 @@ public final class TestS3 {
      * nothing else (the checksum behaviour is the application's default, as in production).
      */
     public static Map<String, String> quarkusConfig() {
+        return quarkusConfig(endpoint());
+    }
+
+    /** {@link #quarkusConfig()} for an S3 stand-in at {@code endpoint} ({@link RestartableS3}). */
+    public static Map<String, String> quarkusConfig(String endpoint) {
         return Map.of(
                 "quarkus.s3.endpoint-override",
-                endpoint(),
+                endpoint,
                 "quarkus.s3.path-style-access",
                 "true",
                 "quarkus.s3.aws.region",
@@ -114,45 +121,67 @@ public final class TestS3 {
     }
 
     private static String start() {
+        try {
+            int port;
+            try (ServerSocket s = new ServerSocket(0)) {
+                port = s.getLocalPort();
+            }
+            Process p = launch(
+                    Files.createTempDirectory("s3proxy"),
+                    port,
+                    List.of(
+                            "jclouds.provider=transient",
+                            "jclouds.identity=" + ACCESS_KEY,
+                            "jclouds.credential=" + SECRET_KEY));
+            Runtime.getRuntime().addShutdownHook(new Thread(p::destroy));
+            return "http://127.0.0.1:" + port;
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot start s3proxy", e);
+        }
+    }
+
+    /**
+     * Starts s3proxy on {@code port} with the given jclouds provider settings, its configuration and log in
+     * {@code dir}; returns once it answers (deadline 60 s).
+     */
+    static Process launch(Path dir, int port, List<String> provider) {
+        return launch(dir, port, provider, List.of());
+    }
+
+    /** {@link #launch(Path, int, List)} with JVM flags of its own (a quicker start: {@link RestartableS3}). */
+    static Process launch(Path dir, int port, List<String> provider, List<String> jvmFlags) {
         String jar = System.getProperty("s3proxy.test.jar");
         if (jar == null || !Files.isRegularFile(Path.of(jar))) {
             throw new IllegalStateException("s3proxy jar not found (" + jar + "): run the tests through ./mvnw, "
                     + "which resolves org.gaul:s3proxy:jar-with-dependencies");
         }
         try {
-            int port;
-            try (ServerSocket s = new ServerSocket(0)) {
-                port = s.getLocalPort();
-            }
-            Path dir = Files.createTempDirectory("s3proxy");
             Path conf = dir.resolve("s3proxy.conf");
             String url = "http://127.0.0.1:" + port;
-            Files.writeString(
-                    conf,
-                    String.join(
-                            "\n",
-                            "s3proxy.endpoint=" + url,
-                            "s3proxy.authorization=aws-v2-or-v4",
-                            "s3proxy.identity=" + ACCESS_KEY,
-                            "s3proxy.credential=" + SECRET_KEY,
-                            "jclouds.provider=transient",
-                            "jclouds.identity=" + ACCESS_KEY,
-                            "jclouds.credential=" + SECRET_KEY,
-                            ""));
+            List<String> lines = new ArrayList<>(List.of(
+                    "s3proxy.endpoint=" + url,
+                    "s3proxy.authorization=aws-v2-or-v4",
+                    "s3proxy.identity=" + ACCESS_KEY,
+                    "s3proxy.credential=" + SECRET_KEY));
+            lines.addAll(provider);
+            lines.add("");
+            Files.writeString(conf, String.join("\n", lines));
             Path log = dir.resolve("s3proxy.log");
             Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
-            Process p = new ProcessBuilder(javaBin.toString(), "-Xmx256m", "-jar", jar, "--properties", conf.toString())
+            List<String> cmd = new ArrayList<>(List.of(javaBin.toString(), "-Xmx256m"));
+            cmd.addAll(jvmFlags);
+            cmd.addAll(List.of("-jar", jar, "--properties", conf.toString()));
+            Process p = new ProcessBuilder(cmd)
                     .redirectErrorStream(true)
-                    .redirectOutput(log.toFile())
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
                     .start();
-            Runtime.getRuntime().addShutdownHook(new Thread(p::destroy));
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             while (System.nanoTime() < deadline) {
                 if (!p.isAlive()) {
                     throw new IllegalStateException("s3proxy exited: " + Files.readString(log));
                 }
                 if (responds(url)) {
-                    return url;
+                    return p;
                 }
                 p.waitFor(100, TimeUnit.MILLISECONDS);
             }

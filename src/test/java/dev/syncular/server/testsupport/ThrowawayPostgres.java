@@ -17,6 +17,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Properties;
 import java.util.Set;
 import java.util.stream.Stream;
@@ -38,6 +39,8 @@ public final class ThrowawayPostgres implements CampaignDatabase {
     private final Path dir;
     private final Path data;
     private final int port;
+    /** The streaming standby {@link #withStandby()} made, or null: none. */
+    private volatile ThrowawayStandby standby;
 
     private ThrowawayPostgres(PgServerBinaries binaries, Path dir, int port) {
         this.binaries = binaries;
@@ -55,10 +58,43 @@ public final class ThrowawayPostgres implements CampaignDatabase {
         Files.writeString(
                 pg.data.resolve("postgresql.auto.conf"),
                 "listen_addresses = '127.0.0.1'\nport = " + pg.port + "\nunix_socket_directories = '" + dir
-                        + "'\nfsync = off\nmax_connections = 200\n");
+                        + "'\nfsync = off\nmax_connections = 200\nwal_keep_size = '256MB'\n");
         pg.pgCtl("start");
         pg.createRoleAndDatabase();
         return pg;
+    }
+
+    /**
+     * Makes a streaming hot standby of this cluster ({@link ThrowawayStandby}): the pods' read replica
+     * ({@link #replicas()}), {@link FaultSchedule.Kind#PAUSE_REPLAY} among the {@link #faults()}.
+     */
+    public ThrowawayPostgres withStandby() throws IOException, InterruptedException {
+        standby = ThrowawayStandby.start(binaries, port, freePort(), DATABASE);
+        return this;
+    }
+
+    @Override
+    public List<String> replicas() {
+        ThrowawayStandby s = standby;
+        return s == null ? List.of() : List.of(s.url());
+    }
+
+    @Override
+    public void pauseReplay() throws SQLException {
+        requireStandby().pauseReplay();
+    }
+
+    @Override
+    public void resumeReplay() throws SQLException {
+        requireStandby().resumeReplay();
+    }
+
+    private ThrowawayStandby requireStandby() {
+        ThrowawayStandby s = standby;
+        if (s == null) {
+            throw new IllegalStateException("no standby: ThrowawayPostgres.withStandby()");
+        }
+        return s;
     }
 
     public int port() {
@@ -88,13 +124,25 @@ public final class ThrowawayPostgres implements CampaignDatabase {
 
     @Override
     public Set<FaultSchedule.Kind> faults() {
-        return EnumSet.of(FaultSchedule.Kind.RESTART_PG, FaultSchedule.Kind.START_POD_WHILE_PG_DOWN);
+        Set<FaultSchedule.Kind> kinds =
+                EnumSet.of(FaultSchedule.Kind.RESTART_PG, FaultSchedule.Kind.START_POD_WHILE_PG_DOWN);
+        if (standby != null) {
+            kinds.add(FaultSchedule.Kind.PAUSE_REPLAY);
+        }
+        return kinds;
     }
 
-    /** Starts the cluster again after {@link #stop()}, on the same port. */
+    /**
+     * Starts the cluster again after {@link #stop()}, on the same port; with a standby, returns once the standby
+     * streams from it again (it reconnects by itself).
+     */
     @Override
     public void startAgain() throws IOException, InterruptedException {
         pgCtl("start");
+        ThrowawayStandby s = standby;
+        if (s != null) {
+            s.awaitStreaming();
+        }
     }
 
     /** A clean stop ({@code pg_ctl stop -m fast}: every session is terminated). */
@@ -116,11 +164,19 @@ public final class ThrowawayPostgres implements CampaignDatabase {
 
     @Override
     public void close() throws IOException, InterruptedException {
+        ThrowawayStandby s = standby;
+        if (s != null) {
+            s.close();
+        }
         try {
             binaries.run("pg_ctl", "-D", data.toString(), "-m", "immediate", "-w", "stop");
         } catch (IllegalStateException alreadyStopped) {
             // stopped by the test
         }
+        delete(dir);
+    }
+
+    static void delete(Path dir) throws IOException {
         try (Stream<Path> all = Files.walk(dir)) {
             all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
