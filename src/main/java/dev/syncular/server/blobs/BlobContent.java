@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * Blob bytes whose content address was verified (§5.9.3: the server recomputes SHA-256 and compares it with
@@ -74,6 +75,14 @@ public final class BlobContent {
 
     public long byteLength() {
         return byteLength;
+    }
+
+    /**
+     * The bytes where they are, for a store that sends them without blocking (an asynchronous client): {@code
+     * inMemory} of the array, or {@code spooled} of the file holding exactly {@link #byteLength} bytes.
+     */
+    public <T> T source(Function<byte[], T> inMemory, Function<Path, T> spooled) {
+        return bytes != null ? inMemory.apply(bytes) : spooled.apply(file);
     }
 
     /** A fresh stream over the bytes, from the start (blocking for a spooled file: call it on a worker thread). */

@@ -11,21 +11,19 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The pod's executors for blocking work of its own kind (issue 44, hole 5), beside Quarkus's worker pool: the
- * synchronous S3 client's calls for segments and blobs run on {@link #s3()}, {@code syncular.s3.threads} threads
- * named {@code syncular-s3-N}. An S3 that is slow, unreachable or retrying (the SDK sleeps between retries on the
- * calling thread) thus holds these threads and queues S3 work behind them, while pushes, CRDT merges and page
- * encoding keep the worker pool; §5.3 SQLite image builds run on {@link #images()}, {@code
- * syncular.segments.image-build-threads} threads named {@code syncular-image-N}. Stopped when the application stops.
+ * The pod's executor for blocking work of its own kind (issue 44, hole 5), beside Quarkus's worker pool: §5.3 SQLite
+ * image builds run on {@link #images()}, {@code syncular.segments.image-build-threads} threads named {@code
+ * syncular-image-N}, so a burst of builds never takes the threads pushes, CRDT merges and page encoding run on.
+ * S3 needs no pool: the segment and blob stores call the asynchronous S3 client, which holds no thread while S3 is
+ * slow, unreachable or retrying (its calls in flight are bounded by {@code quarkus.s3.async-client.max-concurrency}).
+ * Stopped when the application stops.
  */
 @Singleton
 public class BlockingPools {
-    private final ExecutorService s3;
     private final ExecutorService images;
 
     @Inject
     public BlockingPools(SyncularConfig config) {
-        this.s3 = Executors.newFixedThreadPool(Math.max(1, config.s3().threads()), named("syncular-s3-"));
         this.images = Executors.newFixedThreadPool(
                 Math.max(1, config.segments().imageBuildThreads()), named("syncular-image-"));
     }
@@ -35,14 +33,8 @@ public class BlockingPools {
         return images;
     }
 
-    /** The S3 client's calls. */
-    public Executor s3() {
-        return s3;
-    }
-
     @PreDestroy
     void stop() {
-        s3.shutdownNow();
         images.shutdownNow();
     }
 

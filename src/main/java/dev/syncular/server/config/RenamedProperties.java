@@ -20,6 +20,11 @@ import org.jboss.logging.Logger;
  * property whose environment variable is unchanged (e.g. {@code SYNCULAR_REACTIONS_WEBHOOK_URL} for both
  * {@code syncular.reactions.webhook-url} and {@code syncular.reactions.webhook.url}) needs no fallback there.
  *
+ * <p>A replaced property is listed the same way: {@code syncular.s3.threads}, the pool the synchronous S3 client's
+ * calls ran on, bounded the S3 calls in flight per pod; the asynchronous client holds no thread per call, and the
+ * bound is now its connection pool's, {@code quarkus.s3.async-client.max-concurrency} (issue 44, hole 5), which
+ * the old name still sets, with the warning.
+ *
  * <p>Registered in {@code META-INF/services/io.smallrye.config.ConfigSourceInterceptor}, so Quarkus applies it to
  * every configuration lookup, mappings included; property-name iteration reports an old name as its new one, so
  * the mapping neither misses it nor reports it as unknown. Its priority puts it inside SmallRye's expression
@@ -38,7 +43,8 @@ public final class RenamedProperties implements ConfigSourceInterceptor {
             "syncular.reactions.webhook.connect-timeout", "syncular.reactions.webhook-connect-timeout",
             "syncular.reactions.webhook.read-timeout", "syncular.reactions.webhook-read-timeout",
             "syncular.reactions.webhook.pool-size", "syncular.reactions.webhook-pool-size",
-            "syncular.reactions.webhook.max-answer-size", "syncular.reactions.webhook-max-answer-size");
+            "syncular.reactions.webhook.max-answer-size", "syncular.reactions.webhook-max-answer-size",
+            "quarkus.s3.async-client.max-concurrency", "syncular.s3.threads");
 
     private static final Map<String, String> OLD_TO_NEW = invert(RENAMED);
     /** Old names already warned about by this configuration (each build of the configuration warns afresh). */

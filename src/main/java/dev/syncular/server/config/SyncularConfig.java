@@ -450,14 +450,6 @@ public interface SyncularConfig {
         /** TTL of provider-presigned GET/PUT URLs (§5.4: at most 15 minutes). */
         @WithDefault("10m")
         Duration presignTtl();
-
-        /**
-         * Threads of the pod's own pool for the blocking S3 client's calls (segments and blobs): a slow or failing
-         * S3, its retries and their back-off sleeps hold these threads only, never the worker pool that pushes, CRDT
-         * merges and page encoding run on. Calls past them wait in the pool's queue.
-         */
-        @WithDefault("16")
-        int threads();
     }
 
     /** Bootstrap segment storage (§5): {@code syncular.segments.store=embedded|s3}. */

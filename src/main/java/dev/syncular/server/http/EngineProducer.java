@@ -74,7 +74,7 @@ import java.util.TreeSet;
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.logging.Logger;
-import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.S3AsyncClient;
 import software.amazon.awssdk.services.s3.presigner.S3Presigner;
 
 /**
@@ -201,23 +201,19 @@ public class EngineProducer {
 
     /**
      * {@code syncular.segments.store}: {@code embedded} keeps segments in PostgreSQL (zero setup); {@code s3}
-     * puts them in {@code syncular.s3.bucket} through the Quarkus S3 client, which is only looked up then.
+     * puts them in {@code syncular.s3.bucket} through the Quarkus S3 extension's asynchronous client (on the Netty
+     * HTTP client), which is only looked up then.
      */
     @Produces
     @Singleton
     SegmentStore segmentStore(
-            Pool pool,
-            SyncularConfig config,
-            Instance<software.amazon.awssdk.services.s3.S3Client> s3,
-            Instance<software.amazon.awssdk.services.s3.presigner.S3Presigner> presigner,
-            BlockingPools pools) {
+            Pool pool, SyncularConfig config, Instance<S3AsyncClient> s3, Instance<S3Presigner> presigner) {
         if (config.segments().store() == SyncularConfig.StoreKind.S3) {
             return new S3SegmentStore(
                     s3.get(),
                     presigner.get(),
                     bucket(config, "syncular.segments.store"),
-                    config.s3().keyPrefix().orElse(""),
-                    pools.s3());
+                    config.s3().keyPrefix().orElse(""));
         }
         long cacheBytes = config.segments()
                 .cache()
@@ -352,24 +348,19 @@ public class EngineProducer {
 
     /**
      * The §5.9 blob store from {@code syncular.blobs.store}: {@code embedded} keeps blobs in PostgreSQL (schema
-     * {@code syncular.storage.pg-schema}); {@code s3} uses the S3 extension's client and presigner (looked up
+     * {@code syncular.storage.pg-schema}); {@code s3} uses the S3 extension's asynchronous client and presigner (looked up
      * only then, so other configurations never need S3 credentials) and {@code syncular.s3.bucket}.
      */
     @Produces
     @Singleton
-    BlobStore blobStore(
-            Pool pool,
-            SyncularConfig config,
-            Instance<S3Client> s3,
-            Instance<S3Presigner> presigner,
-            BlockingPools pools) {
+    BlobStore blobStore(Pool pool, SyncularConfig config, Instance<S3AsyncClient> s3, Instance<S3Presigner> presigner) {
         if (config.blobs().store() != SyncularConfig.StoreKind.S3) {
             return new PostgresBlobStore(pool, config.storage().pgSchema());
         }
         // the bucket and the §5.4 presign ttl (1s to 15m) are checked by config.SyncularConfigValidator
         SyncularConfig.S3 c = config.s3();
         return new S3BlobStore(
-                s3.get(), presigner.get(), c.bucket().get(), c.keyPrefix().orElse(""), c.presignTtl(), pools.s3());
+                s3.get(), presigner.get(), c.bucket().get(), c.keyPrefix().orElse(""), c.presignTtl());
     }
 
     @Produces
@@ -444,7 +435,8 @@ public class EngineProducer {
         if (segments instanceof PostgresSegmentStore pg) {
             pg.ensureSchema().await().atMost(STARTUP_DDL_TIMEOUT);
         } else if (segments instanceof S3SegmentStore s3) {
-            s3.checkBucket(); // a missing bucket or bad credentials stop the boot, not the first bootstrap
+            // a missing bucket or bad credentials stop the boot, not the first bootstrap
+            s3.checkBucket().await().atMost(STARTUP_DDL_TIMEOUT);
         }
         readiness.markMigrated();
         LOG.infof(

@@ -13,40 +13,42 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * The S3 pool is the S3 client's own (issue 44, hole 5): with every one of its threads held by a stuck call (an S3
- * that does not answer), further S3 calls wait in its queue while work on the worker pool — pushes, CRDT merges,
- * page encoding — runs at once; the stuck calls' threads are named {@code syncular-s3-N}.
+ * The image pool is the §5.3 SQLite image builds' own (issue 44, hole 5): with every one of its threads held by a
+ * long build, further builds wait in its queue while work on the worker pool — pushes, CRDT merges, page encoding
+ * — runs at once; the builds' threads are named {@code syncular-image-N}. (S3 has no pool: the stores' calls hold
+ * no thread, {@code S3StuckCallsTest}.)
  */
 class BlockingPoolsTest {
     @Test
-    void aStuckS3HoldsItsOwnThreadsOnly() throws Exception {
-        BlockingPools pools = new BlockingPools(MappedConfig.mapping(Map.of("syncular.s3.threads", "2")));
-        CountDownLatch s3Answers = new CountDownLatch(1);
+    void longImageBuildsHoldTheirOwnThreadsOnly() throws Exception {
+        BlockingPools pools =
+                new BlockingPools(MappedConfig.mapping(Map.of("syncular.segments.image-build-threads", "2")));
+        CountDownLatch buildsEnd = new CountDownLatch(1);
         CountDownLatch stuck = new CountDownLatch(2);
         CompletableFuture<String> names = new CompletableFuture<>();
         try {
             for (int i = 0; i < 2; i++) {
-                pools.s3().execute(() -> {
+                pools.images().execute(() -> {
                     names.complete(Thread.currentThread().getName());
                     stuck.countDown();
                     try {
-                        s3Answers.await();
+                        buildsEnd.await();
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
                 });
             }
-            assertTrue(stuck.await(10, TimeUnit.SECONDS), "both S3 threads are stuck");
-            assertTrue(names.get().startsWith("syncular-s3-"), names.get());
-            CompletableFuture<Void> queued = CompletableFuture.runAsync(() -> {}, pools.s3());
+            assertTrue(stuck.await(10, TimeUnit.SECONDS), "both image threads are busy");
+            assertTrue(names.get().startsWith("syncular-image-"), names.get());
+            CompletableFuture<Void> queued = CompletableFuture.runAsync(() -> {}, pools.images());
             CompletableFuture<Void> push = CompletableFuture.runAsync(() -> {}, Infrastructure.getDefaultWorkerPool());
-            push.get(10, TimeUnit.SECONDS); // the worker pool is not held by the stuck S3
-            assertFalse(queued.isDone(), "the next S3 call waits for an S3 thread");
-            s3Answers.countDown();
+            push.get(10, TimeUnit.SECONDS); // the worker pool is not held by the builds
+            assertFalse(queued.isDone(), "the next build waits for an image thread");
+            buildsEnd.countDown();
             queued.get(10, TimeUnit.SECONDS);
             assertEquals(0, stuck.getCount());
         } finally {
-            s3Answers.countDown();
+            buildsEnd.countDown();
             pools.stop();
         }
     }

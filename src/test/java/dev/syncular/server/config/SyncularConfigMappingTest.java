@@ -25,6 +25,25 @@ import org.junit.jupiter.api.Test;
 class SyncularConfigMappingTest {
     private static final String SECRET = "webhook-secret-0123456789abcdef";
 
+    /**
+     * {@code syncular.s3.threads} (the synchronous S3 client's pool, issue 44 hole 5) bounded the S3 calls in flight
+     * per pod; the asynchronous client's bound is {@code quarkus.s3.async-client.max-concurrency}, which the old
+     * name still sets (with a warning), and the {@code syncular} mapping no longer has it.
+     */
+    @Test
+    void theOldS3ThreadsSettingSetsTheAsyncClientsMaxConcurrency() throws Exception {
+        try (LogCapture log = LogCapture.of(RenamedProperties.class.getName(), Level.WARNING, "none")) {
+            io.smallrye.config.SmallRyeConfig c = MappedConfig.config(Map.of("syncular.s3.threads", "7"), Map.of());
+            assertEquals(7, c.getValue("quarkus.s3.async-client.max-concurrency", Integer.class));
+            log.await(
+                    l -> l.message().contains("syncular.s3.threads is deprecated")
+                            && l.message().contains("quarkus.s3.async-client.max-concurrency"),
+                    Duration.ofSeconds(5));
+            SyncularConfig mapped = MappedConfig.mapping(Map.of("syncular.s3.threads", "7"));
+            assertEquals(Duration.ofMinutes(10), mapped.s3().presignTtl());
+        }
+    }
+
     @Test
     void theOldReactionWebhookNamesAreStillReadWithAWarningNamingTheNewOnes() throws Exception {
         try (LogCapture log = LogCapture.of(RenamedProperties.class.getName(), Level.WARNING, "none")) {

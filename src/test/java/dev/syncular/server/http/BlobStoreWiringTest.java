@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.postgres.PostgresBlobStore;
-import dev.syncular.server.boot.BlockingPools;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.testsupport.TestPostgres;
 import io.quarkus.runtime.configuration.DurationConverter;
@@ -59,8 +58,7 @@ class BlobStoreWiringTest {
                             pool,
                             config(Map.of("syncular.storage.pg-schema", "tenant_a")),
                             untouchable(),
-                            untouchable(),
-                            new BlockingPools(config(Map.of())));
+                            untouchable());
             assertEquals(
                     "tenant_a", assertInstanceOf(PostgresBlobStore.class, store).pgSchema());
             assertEquals(

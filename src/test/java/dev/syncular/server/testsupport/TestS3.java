@@ -17,8 +17,10 @@ import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
+import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.S3AsyncClient;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.S3Configuration;
 import software.amazon.awssdk.services.s3.presigner.S3Presigner;
@@ -67,6 +69,37 @@ public final class TestS3 {
                 .serviceConfiguration(
                         S3Configuration.builder().pathStyleAccessEnabled(true).build())
                 .overrideConfiguration(o -> o.addExecutionInterceptor(new NoExpectContinue()))
+                .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
+                .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
+                .build();
+    }
+
+    /**
+     * The stores' asynchronous client on the test server, configured as {@link #client} (on the Netty HTTP client,
+     * as the application's).
+     */
+    public static S3AsyncClient asyncClient() {
+        return asyncClient(endpoint(), Duration.ZERO);
+    }
+
+    /**
+     * An asynchronous client on {@code endpoint}; {@code apiCallTimeout} bounds each call, retries included
+     * ({@link Duration#ZERO}: the SDK's default, none).
+     */
+    public static S3AsyncClient asyncClient(String endpoint, Duration apiCallTimeout) {
+        return S3AsyncClient.builder()
+                .endpointOverride(URI.create(endpoint))
+                .region(Region.of(REGION))
+                .credentialsProvider(credentials())
+                .httpClientBuilder(NettyNioAsyncHttpClient.builder())
+                .serviceConfiguration(
+                        S3Configuration.builder().pathStyleAccessEnabled(true).build())
+                .overrideConfiguration(o -> {
+                    o.addExecutionInterceptor(new NoExpectContinue());
+                    if (!apiCallTimeout.isZero()) {
+                        o.apiCallTimeout(apiCallTimeout);
+                    }
+                })
                 .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
                 .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
                 .build();

@@ -12,11 +12,11 @@ import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.PresignedUrl;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,13 +26,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Objects;
-import java.util.concurrent.Executor;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
-import software.amazon.awssdk.core.sync.RequestBody;
-import software.amazon.awssdk.services.s3.S3Client;
+import mutiny.zero.flow.adapters.AdaptersToFlow;
+import software.amazon.awssdk.core.async.AsyncRequestBody;
+import software.amazon.awssdk.core.async.AsyncResponseTransformer;
+import software.amazon.awssdk.services.s3.S3AsyncClient;
+import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
-import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
 import software.amazon.awssdk.services.s3.model.PutObjectRequest;
 import software.amazon.awssdk.services.s3.model.S3Exception;
 import software.amazon.awssdk.services.s3.model.S3Object;
@@ -63,8 +66,11 @@ import software.amazon.awssdk.services.s3.presigner.model.PresignedPutObjectRequ
  *
  * <h2>Threading</h2>
  *
- * The SDK client is synchronous: every call runs on the worker pool and its result is emitted back on the
- * caller's Vert.x context (when it has one), never blocking an event loop.
+ * Every call goes through the asynchronous client ({@link S3AsyncClient} on the Netty HTTP client, issue 44 hole
+ * 5): no thread is held while S3 is slow, unreachable or retrying. A result is emitted back on the caller's Vert.x
+ * context (when it has one), otherwise on the client's future-completion executor; a download's body arrives as
+ * the subscriber asks for it (the client's publisher, with back-pressure), an upload's body is sent from the
+ * array or read asynchronously from the spooled file.
  */
 public final class S3BlobStore implements BlobStore {
     /** §5.4: provider-presigned URLs live at most this long. */
@@ -73,21 +79,18 @@ public final class S3BlobStore implements BlobStore {
     static final String META_KEY = "syncular-blob";
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final S3Client s3;
+    private final S3AsyncClient s3;
     private final S3Presigner presigner;
     private final String bucket;
     private final String keyPrefix;
     private final Duration presignTtl;
-    private final Executor worker;
 
     /**
      * @param presigner  mints presigned GET/PUT URLs; {@code null} disables them (downloads stream through the
      *                   server, upload grants answer "no grant")
      * @param presignTtl lifetime of presigned URLs, 1 s to 15 min
-     * @param worker     runs the synchronous client's calls (the pod's S3 pool, {@code boot.BlockingPools})
      */
-    public S3BlobStore(
-            S3Client s3, S3Presigner presigner, String bucket, String keyPrefix, Duration presignTtl, Executor worker) {
+    public S3BlobStore(S3AsyncClient s3, S3Presigner presigner, String bucket, String keyPrefix, Duration presignTtl) {
         this.s3 = Objects.requireNonNull(s3, "s3");
         this.presigner = presigner;
         if (bucket == null || bucket.isBlank()) {
@@ -100,7 +103,6 @@ public final class S3BlobStore implements BlobStore {
             throw new IllegalArgumentException("presign TTL must be between 1 second and 15 minutes");
         }
         this.presignTtl = presignTtl;
-        this.worker = Objects.requireNonNull(worker, "worker");
     }
 
     public String bucket() {
@@ -220,38 +222,63 @@ public final class S3BlobStore implements BlobStore {
 
     // ------------------------------------------------------------------------------------------- calls
 
-    /** Runs a blocking SDK call on the worker pool; the result returns to the subscriber's Vert.x context. */
-    private <T> Uni<T> blocking(Supplier<T> call) {
+    /**
+     * The asynchronous call as a {@link Uni}, started anew for each subscription; its result returns to the
+     * subscriber's Vert.x context (when it has one). A failure is the SDK's own exception, not the
+     * {@link CompletionException} wrapping it inside the composition.
+     */
+    private static <T> Uni<T> call(Supplier<CompletableFuture<T>> call) {
         return Uni.createFrom().deferred(() -> {
             Context context = Vertx.currentContext();
-            Uni<T> onWorker = Uni.createFrom().item(call).runSubscriptionOn(worker);
-            return context == null ? onWorker : onWorker.emitOn(task -> context.runOnContext(v -> task.run()));
+            Uni<T> called = Uni.createFrom()
+                    .completionStage(() -> {
+                        try {
+                            return call.get();
+                        } catch (RuntimeException e) {
+                            return CompletableFuture.failedFuture(e);
+                        }
+                    })
+                    .onFailure(CompletionException.class)
+                    .transform(e -> e.getCause() == null ? e : e.getCause());
+            return context == null ? called : called.emitOn(task -> context.runOnContext(v -> task.run()));
         });
     }
 
     private static boolean isStatus(Throwable e, int status) {
-        return e instanceof S3Exception s && s.statusCode() == status;
+        return unwrap(e) instanceof S3Exception s && s.statusCode() == status;
     }
 
-    private BlobInfo head(String partition, String blobId) {
-        try {
-            return info(partition, blobId, s3.headObject(b -> b.bucket(bucket).key(key(partition, blobId))));
-        } catch (S3Exception e) {
-            if (e.statusCode() == 404) {
+    private static Throwable unwrap(Throwable t) {
+        while (t instanceof CompletionException && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    private static RuntimeException rethrow(Throwable t) {
+        Throwable e = unwrap(t);
+        return e instanceof RuntimeException re ? re : new CompletionException(e);
+    }
+
+    private CompletableFuture<BlobInfo> head(String partition, String blobId) {
+        return s3.headObject(b -> b.bucket(bucket).key(key(partition, blobId))).handle((head, failure) -> {
+            if (failure == null) {
+                return info(partition, blobId, head);
+            }
+            if (isStatus(failure, 404)) {
                 return null;
             }
-            throw e;
-        }
+            throw rethrow(failure);
+        });
     }
 
     @Override
     public Uni<BlobInfo> put(String partition, BlobContent content, String mediaType, long nowMs) {
         Objects.requireNonNull(partition, "partition");
         Objects.requireNonNull(content, "content");
-        return blocking(() -> {
-            BlobInfo existing = head(partition, content.blobId());
+        return call(() -> head(partition, content.blobId()).thenCompose(existing -> {
             if (existing != null) {
-                return existing;
+                return CompletableFuture.completedFuture(existing);
             }
             long length = content.byteLength();
             PutObjectRequest request = PutObjectRequest.builder()
@@ -262,85 +289,75 @@ public final class S3BlobStore implements BlobStore {
                     .metadata(Map.of(META_KEY, encodeMeta(length, mediaType, nowMs)))
                     .ifNoneMatch("*")
                     .build();
-            try {
-                // streamed from the content (a spooled upload's file): never whole in memory
-                s3.putObject(
-                        request,
-                        RequestBody.fromContentProvider(
-                                () -> {
-                                    try {
-                                        return content.open();
-                                    } catch (IOException e) {
-                                        throw new UncheckedIOException(e);
-                                    }
-                                },
-                                length,
-                                "application/octet-stream"));
-            } catch (S3Exception e) {
-                // 412: a concurrent upload of the same bytes won (409 on some stores); its info stands
-                if (e.statusCode() == 412 || e.statusCode() == 409) {
-                    BlobInfo winner = head(partition, content.blobId());
-                    if (winner != null) {
-                        return winner;
-                    }
-                }
-                throw e;
-            }
-            return new BlobInfo(partition, content.blobId(), length, mediaType, nowMs);
-        });
+            // from the array, or read asynchronously from the spooled upload's file: never whole in memory
+            AsyncRequestBody body = content.source(AsyncRequestBody::fromBytes, AsyncRequestBody::fromFile);
+            return s3.putObject(request, body)
+                    .thenApply(r -> new BlobInfo(partition, content.blobId(), length, mediaType, nowMs))
+                    .exceptionallyCompose(failure -> {
+                        // 412: a concurrent upload of the same bytes won (409 on some stores); its info stands
+                        if (isStatus(failure, 412) || isStatus(failure, 409)) {
+                            return head(partition, content.blobId()).thenApply(winner -> {
+                                if (winner == null) {
+                                    throw rethrow(failure);
+                                }
+                                return winner;
+                            });
+                        }
+                        return CompletableFuture.failedFuture(unwrap(failure));
+                    });
+        }));
     }
 
     @Override
     public Uni<BlobInfo> describe(String partition, String blobId) {
-        return blocking(() -> head(partition, blobId));
+        return call(() -> head(partition, blobId));
     }
 
     /**
-     * One GET, its body read {@link #READ_CHUNK_BYTES} at a time on the worker pool as the subscriber asks;
-     * the object stream is aborted when the subscriber goes away early.
+     * One GET whose body the client publishes as it arrives, with back-pressure: chunks of at most
+     * {@link #READ_CHUNK_BYTES} are read as the subscriber asks, and the request is aborted when the subscriber
+     * goes away early.
      */
     @Override
     public Multi<byte[]> read(String partition, String blobId) {
-        return blocking(() -> {
-                    try {
-                        return s3.getObject(b -> b.bucket(bucket).key(key(partition, blobId)));
-                    } catch (S3Exception e) {
-                        if (isStatus(e, 404)) {
-                            throw new NoSuchElementException("blob not stored");
-                        }
-                        throw e;
-                    }
-                })
-                .onItem()
-                .transformToMulti(in -> Multi.createBy()
-                        .repeating()
-                        .uni(() -> blocking(() -> {
-                            try {
-                                return in.readNBytes(READ_CHUNK_BYTES);
-                            } catch (IOException e) {
-                                throw new UncheckedIOException(e);
+        return call(() -> s3.getObject(
+                                b -> b.bucket(bucket).key(key(partition, blobId)),
+                                AsyncResponseTransformer.<GetObjectResponse>toPublisher())
+                        .handle((body, failure) -> {
+                            if (failure == null) {
+                                return body;
                             }
+                            if (isStatus(failure, 404)) {
+                                throw new NoSuchElementException("blob not stored");
+                            }
+                            throw rethrow(failure);
                         }))
-                        .until(chunk -> chunk.length == 0)
-                        .onTermination()
-                        .invoke((failure, cancelled) -> {
-                            if (failure != null || cancelled) {
-                                in.abort();
-                            }
-                            try {
-                                in.close();
-                            } catch (IOException | RuntimeException ignored) {
-                                // the object stream is gone either way
-                            }
-                        }));
+                .onItem()
+                .transformToMulti(body -> {
+                    Context context = Vertx.currentContext();
+                    Multi<byte[]> chunks = Multi.createFrom()
+                            .publisher(AdaptersToFlow.publisher(body))
+                            .onItem()
+                            .transformToIterable(S3BlobStore::chunks);
+                    return context == null ? chunks : chunks.emitOn(task -> context.runOnContext(v -> task.run()));
+                });
+    }
+
+    /** A buffer of the body as arrays of at most {@link #READ_CHUNK_BYTES} bytes (the client's buffers are smaller). */
+    private static List<byte[]> chunks(ByteBuffer buffer) {
+        List<byte[]> out = new ArrayList<>(1);
+        while (buffer.hasRemaining()) {
+            byte[] chunk = new byte[Math.min(buffer.remaining(), READ_CHUNK_BYTES)];
+            buffer.get(chunk);
+            out.add(chunk);
+        }
+        return out;
     }
 
     @Override
     public Uni<Boolean> delete(String partition, String blobId) {
-        return blocking(() -> {
-            s3.deleteObject(b -> b.bucket(bucket).key(key(partition, blobId)));
-            return Boolean.TRUE;
-        });
+        return call(() -> s3.deleteObject(b -> b.bucket(bucket).key(key(partition, blobId)))
+                .thenApply(r -> Boolean.TRUE));
     }
 
     /**
@@ -353,7 +370,7 @@ public final class S3BlobStore implements BlobStore {
         if (limit <= 0) {
             throw new IllegalArgumentException("limit must be positive");
         }
-        return blocking(() -> {
+        return call(() -> {
             ListObjectsV2Request.Builder req = ListObjectsV2Request.builder()
                     .bucket(bucket)
                     .prefix(listPrefix())
@@ -361,22 +378,30 @@ public final class S3BlobStore implements BlobStore {
             if (after != null) {
                 req.startAfter(after);
             }
-            ListObjectsV2Response page = s3.listObjectsV2(req.build());
-            List<BlobKey> matching = new ArrayList<>();
-            String last = null;
-            for (S3Object o : page.contents()) {
-                last = o.key();
-                BlobKey k = parseKey(o.key());
-                if (k == null || o.lastModified() == null || o.lastModified().toEpochMilli() >= cutoffMs) {
-                    continue;
+            return s3.listObjectsV2(req.build()).thenCompose(page -> {
+                List<BlobKey> matching = new ArrayList<>();
+                String last = null;
+                CompletableFuture<Void> heads = CompletableFuture.completedFuture(null);
+                for (S3Object o : page.contents()) {
+                    last = o.key();
+                    BlobKey k = parseKey(o.key());
+                    if (k == null
+                            || o.lastModified() == null
+                            || o.lastModified().toEpochMilli() >= cutoffMs) {
+                        continue;
+                    }
+                    // one HEAD after the other, the page's order kept
+                    heads = heads.thenCompose(v -> head(k.partition(), k.blobId()))
+                            .thenAccept(info -> {
+                                if (info != null && info.createdAtMs() < cutoffMs) {
+                                    matching.add(k);
+                                }
+                            });
                 }
-                BlobInfo info = head(k.partition(), k.blobId());
-                if (info != null && info.createdAtMs() < cutoffMs) {
-                    matching.add(k);
-                }
-            }
-            boolean more = Boolean.TRUE.equals(page.isTruncated()) && last != null;
-            return new BlobPage(matching, more ? last : null);
+                boolean more = Boolean.TRUE.equals(page.isTruncated()) && last != null;
+                String next = more ? last : null;
+                return heads.thenApply(v -> new BlobPage(matching, next));
+            });
         });
     }
 
@@ -385,6 +410,18 @@ public final class S3BlobStore implements BlobStore {
     @Override
     public boolean canPresign() {
         return presigner != null;
+    }
+
+    /**
+     * A presigned URL, signed on the worker pool (signing may have to refresh credentials, e.g. a workload
+     * identity's token exchange: a blocking call) and returned on the caller's Vert.x context.
+     */
+    private static <T> Uni<T> signed(Supplier<T> sign) {
+        return Uni.createFrom().deferred(() -> {
+            Context context = Vertx.currentContext();
+            Uni<T> onWorker = Uni.createFrom().item(sign).runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
+            return context == null ? onWorker : onWorker.emitOn(task -> context.runOnContext(v -> task.run()));
+        });
     }
 
     /** SigV4 dates have whole seconds: the provider's expiry is the signing second plus the TTL. */
@@ -398,7 +435,7 @@ public final class S3BlobStore implements BlobStore {
             return BlobStore.super.presignGet(partition, blobId, nowMs);
         }
         String key = key(partition, blobId);
-        return blocking(() -> {
+        return signed(() -> {
             PresignedGetObjectRequest p = presigner.presignGetObject(r -> r.signatureDuration(presignTtl)
                     .getObjectRequest(g -> g.bucket(bucket).key(key)));
             return new PresignedUrl(p.url().toString(), expiresAtMs(p.expiration()));
@@ -412,7 +449,7 @@ public final class S3BlobStore implements BlobStore {
             return BlobStore.super.presignPut(partition, blobId, byteLength, nowMs);
         }
         String key = key(partition, blobId);
-        return blocking(() -> {
+        return signed(() -> {
             PresignedPutObjectRequest p = presigner.presignPutObject(r -> r.signatureDuration(presignTtl)
                     .putObjectRequest(o -> o.bucket(bucket).key(key).contentLength(byteLength)));
             return new PresignedUrl(p.url().toString(), expiresAtMs(p.expiration()));

@@ -25,21 +25,25 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.Executor;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import software.amazon.awssdk.core.ResponseBytes;
-import software.amazon.awssdk.core.sync.RequestBody;
-import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.core.async.AsyncRequestBody;
+import software.amazon.awssdk.core.async.AsyncResponseTransformer;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.services.s3.S3AsyncClient;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
-import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
 import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
 import software.amazon.awssdk.services.s3.model.PutObjectRequest;
 import software.amazon.awssdk.services.s3.model.S3Exception;
@@ -75,8 +79,12 @@ import software.amazon.awssdk.services.s3.presigner.model.PresignedGetObjectRequ
  * entry, bytes included — no publication is lost. A bucket lifecycle rule is garbage collection only and must
  * expire {@code seg/}, {@code rec/} and {@code find/} objects well after the segment TTL (docs/SEGMENTS.md).
  *
- * <p>The AWS SDK client is synchronous: every call runs on {@code executor} (a worker pool), never on the
- * Vert.x event loop.
+ * <p><b>Threading.</b> Every call goes through the asynchronous client ({@link S3AsyncClient} on the Netty HTTP
+ * client, issue 44 hole 5): no thread is held while S3 is slow, unreachable or retrying (the SDK schedules its
+ * retries instead of sleeping), and the steps of an operation are composed {@link CompletableFuture}s that
+ * continue on the client's future-completion executor (in the application, Quarkus's worker pool: never an
+ * event loop). Publishers and sweeps of one entry in this process take turns without holding a thread (a chain
+ * of futures per lock stripe), and a lost conditional write is retried after a back-off on a timer.
  */
 public final class S3SegmentStore implements SegmentStore {
     /** Older records kept their metadata here (base64url JSON), on the bytes object. */
@@ -86,34 +94,32 @@ public final class S3SegmentStore implements SegmentStore {
     private static final int CAS_ATTEMPTS = 32;
     private static final Pattern SEGMENT_ID = Pattern.compile("sha256:[0-9a-f]{64}");
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
 
-    private final S3Client s3;
+    private final S3AsyncClient s3;
     private final S3Presigner presigner;
     private final String bucket;
     private final String prefix;
-    private final Executor executor;
 
     /**
-     * @param s3        a synchronous client (calls run on {@code executor})
+     * @param s3        the asynchronous client (the S3 extension's, on the Netty HTTP client)
      * @param presigner for {@link #presignedUrls}; may be null when URLs are not wanted
      * @param keyPrefix namespace inside the bucket, e.g. {@code syncular/} (may be empty)
-     * @param executor  worker pool for the blocking SDK calls
      */
-    public S3SegmentStore(S3Client s3, S3Presigner presigner, String bucket, String keyPrefix, Executor executor) {
+    public S3SegmentStore(S3AsyncClient s3, S3Presigner presigner, String bucket, String keyPrefix) {
         this.s3 = Objects.requireNonNull(s3, "s3");
         this.presigner = presigner;
         this.bucket = Objects.requireNonNull(bucket, "bucket");
         this.prefix = keyPrefix == null ? "" : keyPrefix;
-        this.executor = Objects.requireNonNull(executor, "executor");
     }
 
     public String bucket() {
         return bucket;
     }
 
-    /** Fails when the bucket is missing or the credentials are refused (a blocking call: start-up only). */
-    public void checkBucket() {
-        s3.headBucket(r -> r.bucket(bucket));
+    /** Fails when the bucket is missing or the credentials are refused (start-up awaits it). */
+    public Uni<Void> checkBucket() {
+        return uni(() -> s3.headBucket(r -> r.bucket(bucket)).thenApply(r -> null));
     }
 
     /** {@code {keyPrefix}seg/sha256/{hex}}: the object key embeds the segment id (§5.4 equivalence rule). */
@@ -156,8 +162,21 @@ public final class S3SegmentStore implements SegmentStore {
         };
     }
 
-    private <T> Uni<T> blocking(Supplier<T> work) {
-        return Uni.createFrom().item(work).runSubscriptionOn(executor);
+    /**
+     * The operation as a {@link Uni}, started anew for each subscription; a failure is the SDK's own exception
+     * (or the store's), not the {@link CompletionException} that wraps it inside the composition.
+     */
+    private static <T> Uni<T> uni(Supplier<CompletableFuture<T>> operation) {
+        return Uni.createFrom()
+                .completionStage(() -> {
+                    try {
+                        return operation.get();
+                    } catch (RuntimeException e) {
+                        return CompletableFuture.failedFuture(e);
+                    }
+                })
+                .onFailure(CompletionException.class)
+                .transform(e -> e.getCause() == null ? e : e.getCause());
     }
 
     // ------------------------------------------------------------------------------------------------
@@ -167,20 +186,23 @@ public final class S3SegmentStore implements SegmentStore {
     @Override
     public Uni<Void> publish(String segmentId, byte[] bytes, SegmentPublication publication) {
         Objects.requireNonNull(bytes, "bytes");
-        return blocking(() -> {
+        return uni(() -> {
             checkId(segmentId);
             if (!segmentId.equals("sha256:" + HexFormat.of().formatHex(sha256(bytes)))) {
                 throw new SegmentCollisionException();
             }
-            publishBlocking(segmentId, bytes.length, publication, () -> RequestBody.fromBytes(bytes));
-            return null;
+            return publishInTurn(segmentId, bytes.length, publication, () -> AsyncRequestBody.fromBytes(bytes));
         });
     }
 
-    /** Streams the file to the bytes object (large SQLite images): never holds it in memory. */
+    /**
+     * Streams the file to the bytes object (large SQLite images): never holds it in memory. The file is hashed
+     * first, a blocking read, on the caller's thread (an image build's, never an event loop); the upload reads it
+     * asynchronously.
+     */
     @Override
     public Uni<Void> publishFile(String segmentId, Path file, SegmentPublication publication) {
-        return blocking(() -> {
+        return uni(() -> {
             checkId(segmentId);
             long length;
             try (InputStream in = new DigestInputStream(Files.newInputStream(file), digest())) {
@@ -192,50 +214,97 @@ public final class S3SegmentStore implements SegmentStore {
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
-            publishBlocking(segmentId, length, publication, () -> RequestBody.fromFile(file));
-            return null;
+            return publishInTurn(segmentId, length, publication, () -> AsyncRequestBody.fromFile(file));
         });
     }
 
-    private void publishBlocking(
-            String segmentId, long length, SegmentPublication publication, Supplier<RequestBody> body) {
+    /**
+     * Publishers and sweeps in this process take turns per entry (fewer lost conditional writes to retry); across
+     * processes the conditional record writes alone keep every publication.
+     */
+    private CompletableFuture<Void> publishInTurn(
+            String segmentId, long length, SegmentPublication publication, Supplier<AsyncRequestBody> body) {
         Objects.requireNonNull(publication, "publication");
-        // Publishers and sweeps in this process take turns per entry (fewer lost conditional writes to retry);
-        // across processes the conditional record writes alone keep every publication.
-        ReentrantLock lock = locks[Math.floorMod(segmentId.hashCode(), locks.length)];
-        lock.lock();
-        try {
-            publishLocked(segmentId, length, publication, body);
-        } finally {
-            lock.unlock();
-        }
+        return inTurn(segmentId, () -> publishEntry(segmentId, length, publication, body));
     }
 
-    private final ReentrantLock[] locks = locks();
+    /** One turn per lock stripe: the tail of each stripe's chain, completed (never failed) when its turn ends. */
+    private final CompletableFuture<?>[] turns = turns();
 
-    private static ReentrantLock[] locks() {
-        ReentrantLock[] l = new ReentrantLock[64];
-        for (int i = 0; i < l.length; i++) {
-            l[i] = new ReentrantLock();
+    private static CompletableFuture<?>[] turns() {
+        CompletableFuture<?>[] t = new CompletableFuture<?>[64];
+        Arrays.fill(t, DONE);
+        return t;
+    }
+
+    /** Runs {@code work} once the entry's stripe is free; the stripe is free again when its future completes. */
+    private <T> CompletableFuture<T> inTurn(String segmentId, Supplier<CompletableFuture<T>> work) {
+        int stripe = Math.floorMod(segmentId.hashCode(), turns.length);
+        CompletableFuture<Void> released = new CompletableFuture<>();
+        CompletableFuture<?> previous;
+        synchronized (turns) {
+            previous = turns[stripe];
+            turns[stripe] = released;
         }
-        return l;
+        return previous.thenCompose(v -> work.get()).whenComplete((r, e) -> released.complete(null));
     }
 
     /** Test seam: runs between reading a record and writing it back (to lose a conditional-write race). */
     volatile Runnable beforeRecordWrite;
 
-    private void publishLocked(
-            String segmentId, long length, SegmentPublication publication, Supplier<RequestBody> body) {
-        boolean created = false;
-        for (int attempt = 0; ; attempt++) {
-            if (attempt == CAS_ATTEMPTS) {
-                throw new IllegalStateException("segment record kept changing concurrently");
-            }
-            Versioned rec = readRecord(segmentId);
+    private CompletableFuture<Void> publishEntry(
+            String segmentId, long length, SegmentPublication publication, Supplier<AsyncRequestBody> body) {
+        // The record is written first: a sweep that marked this entry is over (or was taken over), so bytes
+        // put now are never deleted underneath the new publication. A live entry's bytes may have been
+        // removed by a lifecycle rule: put them back.
+        return recordPublication(segmentId, length, publication, 0)
+                .thenCompose(created -> created
+                        ? CompletableFuture.completedFuture(true)
+                        : exists(objectKey(segmentId)).thenApply(e -> !e))
+                .thenCompose(putBytes -> putBytes
+                        ? s3.putObject(
+                                        PutObjectRequest.builder()
+                                                .bucket(bucket)
+                                                .key(objectKey(segmentId))
+                                                .contentType("application/octet-stream")
+                                                .contentLength(length)
+                                                .build(),
+                                        body.get())
+                                .thenApply(r -> null)
+                        : DONE)
+                .thenCompose(v -> {
+                    if (publication.rowCursor() != null || publication.nextRowCursor() != null) {
+                        return DONE;
+                    }
+                    ObjectNode pointer = JSON.createObjectNode().put("segmentId", segmentId);
+                    return s3.putObject(
+                                    PutObjectRequest.builder()
+                                            .bucket(bucket)
+                                            .key(findKey(ReuseKey.of(publication)))
+                                            .contentType("application/json")
+                                            .build(),
+                                    AsyncRequestBody.fromBytes(write(pointer)))
+                            .thenApply(r -> null);
+                });
+    }
+
+    /**
+     * Merges the publication into the entry's record with a conditional write, re-reading and merging again when
+     * another writer won; {@code true} when this write created the entry (no live record before).
+     */
+    private CompletableFuture<Boolean> recordPublication(
+            String segmentId, long length, SegmentPublication publication, int attempt) {
+        if (attempt == CAS_ATTEMPTS) {
+            return CompletableFuture.failedFuture(
+                    new IllegalStateException("segment record kept changing concurrently"));
+        }
+        return readRecord(segmentId).thenCompose(found -> {
+            Versioned rec = found;
             if (rec != null && rec.deleting()) {
                 if (System.currentTimeMillis() - rec.deletingSinceMs() < STALE_DELETION_MS) {
-                    backoff(attempt); // a sweep is deleting this entry right now: let it finish, then recreate
-                    continue;
+                    // a sweep is deleting this entry right now: let it finish, then recreate
+                    return backoff(attempt)
+                            .thenCompose(v -> recordPublication(segmentId, length, publication, attempt + 1));
                 }
                 rec = new Versioned(rec.etag(), null, -1, true, rec.deletingSinceMs()); // abandoned: take it over
             }
@@ -245,42 +314,19 @@ public final class S3SegmentStore implements SegmentStore {
             }
             List<SegmentPublication> pubs = live ? new ArrayList<>(rec.publications()) : new ArrayList<>();
             if (!merge(pubs, publication) && live) {
-                break; // nothing to write: the context already lives at least that long
+                return CompletableFuture.completedFuture(false); // the context already lives at least that long
             }
             Runnable race = beforeRecordWrite;
             if (race != null) {
                 beforeRecordWrite = null;
                 race.run();
             }
-            if (writeRecord(segmentId, length, pubs, rec == null ? null : rec.etag())) {
-                created = !live;
-                break;
-            }
-            backoff(attempt);
-        }
-        // The record is written first: a sweep that marked this entry is over (or was taken over), so bytes
-        // put now are never deleted underneath the new publication. A live entry's bytes may have been
-        // removed by a lifecycle rule: put them back.
-        if (created || !exists(objectKey(segmentId))) {
-            s3.putObject(
-                    PutObjectRequest.builder()
-                            .bucket(bucket)
-                            .key(objectKey(segmentId))
-                            .contentType("application/octet-stream")
-                            .contentLength(length)
-                            .build(),
-                    body.get());
-        }
-        if (publication.rowCursor() == null && publication.nextRowCursor() == null) {
-            ObjectNode pointer = JSON.createObjectNode().put("segmentId", segmentId);
-            s3.putObject(
-                    PutObjectRequest.builder()
-                            .bucket(bucket)
-                            .key(findKey(ReuseKey.of(publication)))
-                            .contentType("application/json")
-                            .build(),
-                    RequestBody.fromBytes(write(pointer)));
-        }
+            return writeRecord(segmentId, length, pubs, rec == null ? null : rec.etag())
+                    .thenCompose(written -> written
+                            ? CompletableFuture.completedFuture(!live)
+                            : backoff(attempt)
+                                    .thenCompose(v -> recordPublication(segmentId, length, publication, attempt + 1)));
+        });
     }
 
     /** Merges {@code p} into {@code pubs} (§5.1); {@code true} when the list changed. */
@@ -313,13 +359,10 @@ public final class S3SegmentStore implements SegmentStore {
         return true;
     }
 
-    private static void backoff(int attempt) {
-        try {
-            Thread.sleep(Math.min(200, 5L << Math.min(attempt, 6)) + (long) (Math.random() * 5));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        }
+    /** Completes after the attempt's back-off (a timer, no thread held). */
+    private static CompletableFuture<Void> backoff(int attempt) {
+        long ms = Math.min(200, 5L << Math.min(attempt, 6)) + (long) (Math.random() * 5);
+        return CompletableFuture.runAsync(() -> {}, CompletableFuture.delayedExecutor(ms, TimeUnit.MILLISECONDS));
     }
 
     // ------------------------------------------------------------------------------------------------
@@ -328,51 +371,57 @@ public final class S3SegmentStore implements SegmentStore {
 
     @Override
     public Uni<StoredSegment> describe(String segmentId) {
-        return blocking(() -> {
+        return uni(() -> {
             checkId(segmentId);
-            Versioned rec = readRecord(segmentId);
-            if (rec != null) {
-                return rec.deleting() ? null : new StoredSegment(segmentId, rec.byteLength(), rec.publications());
-            }
-            return readLegacy(segmentId);
+            return readRecord(segmentId).thenCompose(rec -> {
+                if (rec != null) {
+                    return CompletableFuture.completedFuture(
+                            rec.deleting() ? null : new StoredSegment(segmentId, rec.byteLength(), rec.publications()));
+                }
+                return readLegacy(segmentId);
+            });
         });
     }
 
     @Override
     public Uni<byte[]> read(String segmentId) {
-        return blocking(() -> {
+        return uni(() -> {
             checkId(segmentId);
-            ResponseBytes<GetObjectResponse> got = getBytes(objectKey(segmentId));
-            return got == null ? null : got.asByteArray();
+            return getBytes(objectKey(segmentId)).thenApply(got -> got == null ? null : got.asByteArray());
         });
     }
 
     @Override
     public Uni<Match> find(ReuseKey key, long nowMs) {
-        return blocking(() -> {
-            ResponseBytes<GetObjectResponse> pointer = getBytes(findKey(key));
+        return uni(() -> getBytes(findKey(key)).thenCompose(pointer -> {
             if (pointer == null) {
-                return null;
+                return CompletableFuture.completedFuture(null);
             }
             String segmentId = parse(pointer.asByteArray()).path("segmentId").asText("");
             if (!SEGMENT_ID.matcher(segmentId).matches()) {
-                return null;
+                return CompletableFuture.completedFuture(null);
             }
-            Versioned rec = readRecord(segmentId);
-            if (rec == null || rec.deleting()) {
-                return null;
-            }
-            SegmentPublication best = null;
-            for (SegmentPublication p : rec.publications()) {
-                if (key.matches(p)
-                        && p.expiresAtMs() > nowMs
-                        && (best == null || p.expiresAtMs() > best.expiresAtMs())) {
-                    best = p;
+            return readRecord(segmentId).thenCompose(rec -> {
+                if (rec == null || rec.deleting()) {
+                    return CompletableFuture.completedFuture(null);
                 }
-            }
-            // lifecycle GC may have removed the bytes independently of the pointer and record
-            return best == null || !exists(objectKey(segmentId)) ? null : new Match(segmentId, rec.byteLength(), best);
-        });
+                SegmentPublication best = null;
+                for (SegmentPublication p : rec.publications()) {
+                    if (key.matches(p)
+                            && p.expiresAtMs() > nowMs
+                            && (best == null || p.expiresAtMs() > best.expiresAtMs())) {
+                        best = p;
+                    }
+                }
+                if (best == null) {
+                    return CompletableFuture.completedFuture(null);
+                }
+                SegmentPublication chosen = best;
+                // lifecycle GC may have removed the bytes independently of the pointer and record
+                return exists(objectKey(segmentId))
+                        .thenApply(e -> e ? new Match(segmentId, rec.byteLength(), chosen) : null);
+            });
+        }));
     }
 
     // ------------------------------------------------------------------------------------------------
@@ -381,91 +430,99 @@ public final class S3SegmentStore implements SegmentStore {
 
     @Override
     public Uni<Integer> deleteExpired(long nowMs) {
-        return blocking(() -> {
+        String recPrefix = prefix + "rec/sha256/";
+        return uni(() -> {
             int[] forgotten = {0};
-            listing(prefix + "rec/sha256/", o -> {
-                String key = o.key();
-                String hex = key.substring((prefix + "rec/sha256/").length(), key.length() - ".json".length());
-                if (forgetIfExpired("sha256:" + hex, nowMs)) {
-                    forgotten[0]++;
-                }
-            });
-            return forgotten[0];
+            // one entry after the other, as the listing yields them
+            return listing(recPrefix, null, o -> {
+                        String key = o.key();
+                        String hex = key.substring(recPrefix.length(), key.length() - ".json".length());
+                        return forgetIfExpired("sha256:" + hex, nowMs).thenAccept(gone -> {
+                            if (gone) {
+                                forgotten[0]++;
+                            }
+                        });
+                    })
+                    .thenApply(v -> forgotten[0]);
         });
     }
 
-    /** Every object under {@code keyPrefix}, page by page (a LIST: GC and statistics paths only). */
-    private void listing(String keyPrefix, Consumer<S3Object> each) {
-        String token = null;
-        do {
-            String continuation = token;
-            ListObjectsV2Response page =
-                    s3.listObjectsV2(r -> r.bucket(bucket).prefix(keyPrefix).continuationToken(continuation));
-            page.contents().forEach(each);
-            token = Boolean.TRUE.equals(page.isTruncated()) ? page.nextContinuationToken() : null;
-        } while (token != null);
+    /**
+     * Every object under {@code keyPrefix}, page by page, {@code each} one after the other (a LIST: GC and
+     * statistics paths only).
+     */
+    private CompletableFuture<Void> listing(
+            String keyPrefix, String token, Function<S3Object, CompletableFuture<Void>> each) {
+        return s3.listObjectsV2(r -> r.bucket(bucket).prefix(keyPrefix).continuationToken(token))
+                .thenCompose(page -> {
+                    CompletableFuture<Void> done = DONE;
+                    for (S3Object o : page.contents()) {
+                        done = done.thenCompose(v -> each.apply(o));
+                    }
+                    String next = Boolean.TRUE.equals(page.isTruncated()) ? page.nextContinuationToken() : null;
+                    return next == null ? done : done.thenCompose(v -> listing(keyPrefix, next, each));
+                });
     }
 
-    /** Under the entry's in-process lock: publishers in this process never race this sweep's steps. */
-    private boolean forgetIfExpired(String segmentId, long nowMs) {
+    /** In the entry's turn: publishers in this process never race this sweep's steps. */
+    private CompletableFuture<Boolean> forgetIfExpired(String segmentId, long nowMs) {
         if (!SEGMENT_ID.matcher(segmentId).matches()) {
-            return false;
+            return CompletableFuture.completedFuture(false);
         }
-        ReentrantLock lock = locks[Math.floorMod(segmentId.hashCode(), locks.length)];
-        lock.lock();
-        try {
-            return forgetLocked(segmentId, nowMs);
-        } finally {
-            lock.unlock();
-        }
+        return inTurn(segmentId, () -> forgetInTurn(segmentId, nowMs));
     }
 
-    private boolean forgetLocked(String segmentId, long nowMs) {
-        Versioned rec = readRecord(segmentId);
-        if (rec == null) {
-            return false;
-        }
-        if (rec.deleting()) {
-            if (System.currentTimeMillis() - rec.deletingSinceMs() < STALE_DELETION_MS) {
-                return false; // another sweep is on it
+    private CompletableFuture<Boolean> forgetInTurn(String segmentId, long nowMs) {
+        return readRecord(segmentId).thenCompose(rec -> {
+            if (rec == null) {
+                return CompletableFuture.completedFuture(false);
             }
-        } else {
-            List<SegmentPublication> live = new ArrayList<>();
-            for (SegmentPublication p : rec.publications()) {
-                if (p.expiresAtMs() >= nowMs) {
-                    live.add(p);
+            if (rec.deleting()) {
+                if (System.currentTimeMillis() - rec.deletingSinceMs() < STALE_DELETION_MS) {
+                    return CompletableFuture.completedFuture(false); // another sweep is on it
+                }
+            } else {
+                List<SegmentPublication> live = new ArrayList<>();
+                for (SegmentPublication p : rec.publications()) {
+                    if (p.expiresAtMs() >= nowMs) {
+                        live.add(p);
+                    }
+                }
+                if (!live.isEmpty()) {
+                    if (live.size() < rec.publications().size()) {
+                        // drop the expired publications only; a concurrent publish wins the race (412) and a
+                        // later sweep retries
+                        return writeRecord(segmentId, rec.byteLength(), live, rec.etag())
+                                .thenApply(written -> false);
+                    }
+                    return CompletableFuture.completedFuture(false);
                 }
             }
-            if (!live.isEmpty()) {
-                if (live.size() < rec.publications().size()) {
-                    // drop the expired publications only; a concurrent publish wins the race (412) and a later
-                    // sweep retries
-                    writeRecord(segmentId, rec.byteLength(), live, rec.etag());
+            // mark first, conditionally: a publication that lands meanwhile makes this fail and wins
+            ObjectNode mark = JSON.createObjectNode()
+                    .put("segmentId", segmentId)
+                    .put("deletingSinceMs", System.currentTimeMillis());
+            return conditionalPut(recordKey(segmentId), write(mark), rec.etag()).thenCompose(marked -> {
+                if (!marked) {
+                    return CompletableFuture.completedFuture(false);
                 }
-                return false;
-            }
-        }
-        // mark first, conditionally: a publication that lands meanwhile makes this fail and wins
-        ObjectNode mark =
-                JSON.createObjectNode().put("segmentId", segmentId).put("deletingSinceMs", System.currentTimeMillis());
-        if (!conditionalPut(recordKey(segmentId), write(mark), rec.etag())) {
-            return false;
-        }
-        s3.deleteObject(r -> r.bucket(bucket).key(objectKey(segmentId)));
-        for (SegmentPublication p : rec.publications()) {
-            if (p.rowCursor() == null && p.nextRowCursor() == null) {
-                // only a pointer still naming this entry: a rebuilt image of the same key may own it now
-                String key = findKey(ReuseKey.of(p));
-                ResponseBytes<GetObjectResponse> pointer = getBytes(key);
-                if (pointer != null
-                        && segmentId.equals(
-                                parse(pointer.asByteArray()).path("segmentId").asText())) {
-                    s3.deleteObject(r -> r.bucket(bucket).key(key));
+                CompletableFuture<Void> steps = delete(objectKey(segmentId));
+                for (SegmentPublication p : rec.publications()) {
+                    if (p.rowCursor() == null && p.nextRowCursor() == null) {
+                        // only a pointer still naming this entry: a rebuilt image of the same key may own it now
+                        String key = findKey(ReuseKey.of(p));
+                        steps = steps.thenCompose(v -> getBytes(key))
+                                .thenCompose(pointer -> pointer != null
+                                                && segmentId.equals(parse(pointer.asByteArray())
+                                                        .path("segmentId")
+                                                        .asText())
+                                        ? delete(key)
+                                        : DONE);
+                    }
                 }
-            }
-        }
-        s3.deleteObject(r -> r.bucket(bucket).key(recordKey(segmentId)));
-        return !rec.deleting();
+                return steps.thenCompose(v -> delete(recordKey(segmentId))).thenApply(v -> !rec.deleting());
+            });
+        });
     }
 
     /**
@@ -474,13 +531,14 @@ public final class S3SegmentStore implements SegmentStore {
      */
     @Override
     public Uni<SegmentStoreStats> stats(long nowMs) {
-        return blocking(() -> {
+        return uni(() -> {
             long[] segmentsAndBytes = {0, 0};
-            listing(prefix + "seg/sha256/", o -> {
-                segmentsAndBytes[0]++;
-                segmentsAndBytes[1] += o.size() == null ? 0 : o.size();
-            });
-            return new SegmentStoreStats("s3", segmentsAndBytes[0], segmentsAndBytes[1], -1, -1);
+            return listing(prefix + "seg/sha256/", null, o -> {
+                        segmentsAndBytes[0]++;
+                        segmentsAndBytes[1] += o.size() == null ? 0 : o.size();
+                        return DONE;
+                    })
+                    .thenApply(v -> new SegmentStoreStats("s3", segmentsAndBytes[0], segmentsAndBytes[1], -1, -1));
         });
     }
 
@@ -496,11 +554,11 @@ public final class S3SegmentStore implements SegmentStore {
             boolean deleting,
             long deletingSinceMs) {}
 
-    private Versioned readRecord(String segmentId) {
-        ResponseBytes<GetObjectResponse> got = getBytes(recordKey(segmentId));
-        if (got == null) {
-            return null;
-        }
+    private CompletableFuture<Versioned> readRecord(String segmentId) {
+        return getBytes(recordKey(segmentId)).thenApply(got -> got == null ? null : versioned(got));
+    }
+
+    private static Versioned versioned(ResponseBytes<GetObjectResponse> got) {
         JsonNode n = parse(got.asByteArray());
         String etag = got.response().eTag();
         if (n.has("deletingSinceMs")) {
@@ -530,7 +588,8 @@ public final class S3SegmentStore implements SegmentStore {
         return new Versioned(etag, List.copyOf(pubs), n.path("byteLength").asLong(), false, 0);
     }
 
-    private boolean writeRecord(String segmentId, long byteLength, List<SegmentPublication> pubs, String etag) {
+    private CompletableFuture<Boolean> writeRecord(
+            String segmentId, long byteLength, List<SegmentPublication> pubs, String etag) {
         ObjectNode n = JSON.createObjectNode().put("segmentId", segmentId).put("byteLength", byteLength);
         ArrayNode arr = n.putArray("publications");
         for (SegmentPublication p : pubs) {
@@ -552,37 +611,40 @@ public final class S3SegmentStore implements SegmentStore {
     }
 
     /** PUT with {@code If-Match: etag} (or {@code If-None-Match: *} when null); {@code false} on 412/409. */
-    private boolean conditionalPut(String key, byte[] body, String etag) {
+    private CompletableFuture<Boolean> conditionalPut(String key, byte[] body, String etag) {
         PutObjectRequest.Builder req =
                 PutObjectRequest.builder().bucket(bucket).key(key).contentType("application/json");
         req = etag == null ? req.ifNoneMatch("*") : req.ifMatch(etag);
-        try {
-            s3.putObject(req.build(), RequestBody.fromBytes(body));
-            return true;
-        } catch (software.amazon.awssdk.core.exception.SdkClientException | UncheckedIOException e) {
-            // Outcome unknown (some servers answer 412 before reading the body and drop the connection):
-            // the caller re-reads and merges again, which is idempotent whether or not this write landed.
-            return false;
-        } catch (S3Exception e) {
-            // 412 Precondition Failed; 409 ConditionalRequestConflict when racing another conditional write
-            if (e.statusCode() == 412 || e.statusCode() == 409) {
+        return s3.putObject(req.build(), AsyncRequestBody.fromBytes(body)).handle((r, failure) -> {
+            if (failure == null) {
+                return true;
+            }
+            Throwable e = unwrap(failure);
+            if (e instanceof SdkClientException || e instanceof UncheckedIOException) {
+                // Outcome unknown (some servers answer 412 before reading the body and drop the connection):
+                // the caller re-reads and merges again, which is idempotent whether or not this write landed.
                 return false;
             }
-            throw e;
-        }
+            // 412 Precondition Failed; 409 ConditionalRequestConflict when racing another conditional write
+            if (e instanceof S3Exception s && (s.statusCode() == 412 || s.statusCode() == 409)) {
+                return false;
+            }
+            throw e instanceof RuntimeException re ? re : new CompletionException(e);
+        });
     }
 
     /** The older shape: the record in the bytes object's user metadata. */
-    private StoredSegment readLegacy(String segmentId) {
-        HeadObjectResponse head = head(objectKey(segmentId));
-        if (head == null) {
-            return null;
-        }
-        String meta = head.metadata().get(LEGACY_METADATA);
-        List<SegmentPublication> pubs = meta == null
-                ? List.of()
-                : legacyPublications(parse(Base64.getUrlDecoder().decode(meta.trim())));
-        return new StoredSegment(segmentId, head.contentLength(), pubs);
+    private CompletableFuture<StoredSegment> readLegacy(String segmentId) {
+        return head(objectKey(segmentId)).thenApply(head -> {
+            if (head == null) {
+                return null;
+            }
+            String meta = head.metadata().get(LEGACY_METADATA);
+            List<SegmentPublication> pubs = meta == null
+                    ? List.of()
+                    : legacyPublications(parse(Base64.getUrlDecoder().decode(meta.trim())));
+            return new StoredSegment(segmentId, head.contentLength(), pubs);
+        });
     }
 
     /** One publication per recorded digest of a flat (pre-publications) record. */
@@ -617,28 +679,42 @@ public final class S3SegmentStore implements SegmentStore {
     // S3 helpers
     // ------------------------------------------------------------------------------------------------
 
-    private ResponseBytes<GetObjectResponse> getBytes(String key) {
-        return orNull(() -> s3.getObjectAsBytes(r -> r.bucket(bucket).key(key)));
+    private CompletableFuture<ResponseBytes<GetObjectResponse>> getBytes(String key) {
+        return orNull(s3.getObject(r -> r.bucket(bucket).key(key), AsyncResponseTransformer.toBytes()));
     }
 
-    private HeadObjectResponse head(String key) {
-        return orNull(() -> s3.headObject(r -> r.bucket(bucket).key(key)));
+    private CompletableFuture<HeadObjectResponse> head(String key) {
+        return orNull(s3.headObject(r -> r.bucket(bucket).key(key)));
+    }
+
+    private CompletableFuture<Void> delete(String key) {
+        return s3.deleteObject(r -> r.bucket(bucket).key(key)).thenApply(r -> null);
     }
 
     /** The call's result, or {@code null} when the object does not exist (404). */
-    private static <T> T orNull(Supplier<T> call) {
-        try {
-            return call.get();
-        } catch (S3Exception e) {
-            if (e instanceof NoSuchKeyException || e.statusCode() == 404) {
+    private static <T> CompletableFuture<T> orNull(CompletableFuture<T> call) {
+        return call.handle((result, failure) -> {
+            if (failure == null) {
+                return result;
+            }
+            Throwable e = unwrap(failure);
+            if (e instanceof NoSuchKeyException || e instanceof S3Exception s && s.statusCode() == 404) {
                 return null;
             }
-            throw e;
-        }
+            throw e instanceof RuntimeException re ? re : new CompletionException(e);
+        });
     }
 
-    private boolean exists(String key) {
-        return head(key) != null;
+    /** The failure a future's {@link CompletionException} (or {@link ExecutionException}) wraps. */
+    private static Throwable unwrap(Throwable t) {
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    private CompletableFuture<Boolean> exists(String key) {
+        return head(key).thenApply(Objects::nonNull);
     }
 
     private static void checkId(String segmentId) {

@@ -27,6 +27,7 @@ import java.util.Base64;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.s3.S3AsyncClient;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
 import software.amazon.awssdk.services.s3.presigner.S3Presigner;
@@ -38,26 +39,25 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
 @StartsProcesses
 class S3BlobStoreTest extends BlobStoreContract {
     private static final String PREFIX = "pfx/";
-    /** The pod's S3 pool stand-in: a fixed pool of its own, as {@code boot.BlockingPools} gives. */
-    private static final java.util.concurrent.ExecutorService WORKERS =
-            java.util.concurrent.Executors.newFixedThreadPool(4);
-
     private static final HttpClient HTTP = HttpClient.newHttpClient();
     private S3Client client;
+    private S3AsyncClient async;
     private S3Presigner presigner;
     private String bucket;
 
     @Override
     protected BlobStore createStore() {
         client = TestS3.client();
+        async = TestS3.asyncClient();
         presigner = TestS3.presigner();
         bucket = TestS3.newBucket();
-        return new S3BlobStore(client, presigner, bucket, PREFIX, Duration.ofMinutes(5), WORKERS);
+        return new S3BlobStore(async, presigner, bucket, PREFIX, Duration.ofMinutes(5));
     }
 
     @AfterAll
     void close() {
         client.close();
+        async.close();
         presigner.close();
     }
 

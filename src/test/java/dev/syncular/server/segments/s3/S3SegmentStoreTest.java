@@ -23,11 +23,10 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.services.s3.S3AsyncClient;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.presigner.S3Presigner;
 
@@ -38,8 +37,8 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
  */
 @StartsProcesses
 class S3SegmentStoreTest extends SegmentStoreContract {
-    private static final ExecutorService WORKERS = Executors.newFixedThreadPool(16);
     private S3Client s3;
+    private S3AsyncClient async;
     private S3Presigner presigner;
     private String bucket;
     private S3SegmentStore s3store;
@@ -47,16 +46,17 @@ class S3SegmentStoreTest extends SegmentStoreContract {
     @Override
     protected SegmentStore createStore() {
         s3 = TestS3.client();
+        async = TestS3.asyncClient();
         presigner = TestS3.presigner();
         bucket = TestS3.newBucket();
-        s3store = new S3SegmentStore(s3, presigner, bucket, "app/", WORKERS);
+        s3store = new S3SegmentStore(async, presigner, bucket, "app/");
         return s3store;
     }
 
     @AfterAll
     void close() {
-        WORKERS.shutdownNow();
         s3.close();
+        async.close();
         presigner.close();
     }
 
@@ -86,7 +86,7 @@ class S3SegmentStoreTest extends SegmentStoreContract {
     @Test
     void aPublisherThatLosesTheConditionalWriteReReadsAndMerges() {
         // two processes on one bucket: B's publication lands between A's read and A's write
-        S3SegmentStore other = new S3SegmentStore(s3, presigner, bucket, "app/", WORKERS);
+        S3SegmentStore other = new S3SegmentStore(async, presigner, bucket, "app/");
         byte[] bytes = randomBytes(900);
         String id = idOf(bytes);
         SegmentPublication first = pub("sd-first", 1L, FAR);
