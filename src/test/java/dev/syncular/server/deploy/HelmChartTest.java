@@ -208,6 +208,7 @@ class HelmChartTest {
         assertEquals("syncular/", config.getProperty("syncular.s3.key-prefix"));
         assertEquals("eu-central-1", config.getProperty("quarkus.s3.aws.region"));
         assertEquals("default", config.getProperty("quarkus.s3.aws.credentials.type"));
+        assertEquals("64", config.getProperty("quarkus.s3.async-client.max-concurrency"));
         assertEquals("https://idp.example.com/.well-known/jwks.json", config.getProperty("syncular.auth.jwt.jwks-url"));
         assertEquals("syncular", config.getProperty("syncular.auth.jwt.audience"));
         assertEquals("tenant", config.getProperty("syncular.auth.jwt.partition-claim"));

@@ -8,9 +8,9 @@ import software.amazon.awssdk.http.SdkHttpRequest;
 
 /**
  * Drops the SDK's {@code Expect: 100-continue} from PUTs below 1 MiB. For the small conditional record writes
- * of {@link S3SegmentStore} the handshake is a pure extra round trip, and with the URL-connection client a
- * server that answers {@code 412} before the body (some S3-compatible stores do) surfaces as a dropped
- * connection instead of the precondition failure. Registered through {@code quarkus.s3.interceptors}.
+ * of {@link S3SegmentStore} the handshake is a pure extra round trip, and a server that answers {@code 412}
+ * before the body (some S3-compatible stores do) may surface as a dropped connection instead of the precondition
+ * failure. Registered through {@code quarkus.s3.interceptors}.
  */
 @RegisterForReflection
 public final class NoExpectContinue implements ExecutionInterceptor {

@@ -1,7 +1,8 @@
 /**
  * The {@link dev.syncular.server.segments.SegmentStore} on an S3-compatible object store: immutable
  * segment objects and conditionally written publication records (§5.1), and provider-presigned GETs for
- * {@code SEGMENT_REF} URLs (§5.4).
+ * {@code SEGMENT_REF} URLs (§5.4). Every S3 call goes through the asynchronous client ({@code S3AsyncClient} on the
+ * Netty HTTP client) as composed futures: no thread is held while S3 is slow, unreachable or retrying.
  *
  * <p>May depend on {@code segments} and {@code wire}, plus the AWS SDK; never on {@code storage},
  * {@code sync} or the Quarkus edge ({@code NoExpectContinue} carries only Quarkus's native-image
