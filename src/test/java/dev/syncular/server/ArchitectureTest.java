@@ -16,6 +16,12 @@ import com.tngtech.archunit.core.domain.JavaConstructorCall;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.library.Architectures;
+import dev.syncular.server.conformance.ConformanceHostTest;
+import dev.syncular.server.testsupport.NotesAppProfile;
+import dev.syncular.server.testsupport.OwnApp;
+import dev.syncular.server.testsupport.ScenarioAppProfile;
+import dev.syncular.server.testsupport.StartsProcesses;
+import io.quarkus.test.junit.TestProfile;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,6 +50,8 @@ import org.junit.jupiter.api.Test;
  * CDI, files or the network.</li>
  * <li>No class uses a Vert.x or Quarkus internal ({@code *.impl.*}) type.</li>
  * <li>Every production package has a {@code package-info.java} saying what it owns.</li>
+ * <li>Every Quarkus test class on an app of its own ({@code @TestProfile} no other class shares) is tagged
+ * {@link OwnApp}, so the fast tier ({@code ./mvnw test -Pfast}) stays fast as tests are added.</li>
  * </ul>
  *
  * <p>Where the code breaks a rule today, the exact package edges are listed in {@link #FROZEN} with the
@@ -245,6 +253,52 @@ class ArchitectureTest {
             }
         }
         assertEquals(List.of(), missing, "packages without package-info.java");
+    }
+
+    @Test
+    void everyTestClassOnAnAppOfItsOwnIsTaggedOwnApp() {
+        JavaClasses tests = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.ONLY_INCLUDE_TESTS)
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
+                .importPackages(ROOT);
+        Set<Class<?>> shared =
+                Set.of(ScenarioAppProfile.class, NotesAppProfile.class, ConformanceHostTest.Enabled.class);
+        List<String> untagged = new ArrayList<>();
+        int checked = 0;
+        for (JavaClass c : tests) {
+            if (!c.isAnnotatedWith(TestProfile.class) || c.isAnnotatedWith(StartsProcesses.class)) {
+                continue;
+            }
+            checked++;
+            boolean own =
+                    !shared.contains(c.getAnnotationOfType(TestProfile.class).value());
+            if (own != c.isAnnotatedWith(OwnApp.class)) {
+                untagged.add(c.getName() + (own ? " (own app, not tagged)" : " (shared app, tagged)"));
+            }
+        }
+        assertTrue(checked > 40, "found only " + checked + " test classes with a profile");
+        assertEquals(List.of(), untagged, "@OwnApp must mark exactly the classes on an app of their own");
+
+        // the fast tier excludes them by file, before surefire loads a class (loading one builds its app)
+        Set<String> slow = new TreeSet<>();
+        for (JavaClass c : tests) {
+            if (c.getSimpleName().endsWith("Test")
+                    && (c.isAnnotatedWith(OwnApp.class) || c.isAnnotatedWith(StartsProcesses.class))) {
+                slow.add(c.getName().replace('.', '/') + ".java");
+            }
+        }
+        Set<String> listed;
+        try (Stream<String> lines = Files.lines(Path.of("src", "test", "fast-tier-excludes.txt"))) {
+            listed = lines.map(String::strip)
+                    .filter(l -> !l.isEmpty() && !l.startsWith("#"))
+                    .collect(Collectors.toCollection(TreeSet::new));
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        assertEquals(
+                String.join("\n", slow),
+                String.join("\n", listed),
+                "src/test/fast-tier-excludes.txt must list exactly the classes tagged @OwnApp or @StartsProcesses");
     }
 
     private static DescribedPredicate<JavaClass> inPackage(String p) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.testsupport.BlobHttp;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.Readiness;
 import dev.syncular.server.testsupport.TestJwks;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.Test;
  * authenticated {@code GET /segments/<unknown>}: 404 once past authentication, 401 when refused.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(JwksOutageTest.OutageProfile.class)
 class JwksOutageTest {
     static final String ENDPOINT = "jwks-outage";

@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestJwks;
 import dev.syncular.server.wire.SubscriptionStatus;
@@ -47,6 +48,7 @@ import org.junit.jupiter.api.Test;
  * partition from the {@code tenant} claim, allowed scopes from {@code syncular_scopes}.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(JwtAuthTest.JwksProfile.class)
 class JwtAuthTest {
     static final String ISSUER = "https://idp.test/";

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.http.AdminAccess;
 import dev.syncular.server.testsupport.LogCapture;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.TestJwks;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.Test;
  * role, an expired one or one signed by an unknown key does not. The JWKS is served by {@link TestJwks}.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(ConsoleJwtTest.Profile.class)
 class ConsoleJwtTest {
     static final String ISSUER = "https://idp.console.test/";

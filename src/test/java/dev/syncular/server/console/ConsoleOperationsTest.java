@@ -4,6 +4,7 @@ import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.testsupport.OwnApp;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
@@ -23,6 +24,7 @@ import org.openqa.selenium.WebElement;
  * with its call and error counts and the refusal's code.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(ConsoleOperationsTest.Profile.class)
 class ConsoleOperationsTest {
     static final String TOKEN = "console-ops-admin-" + UUID.randomUUID();

@@ -12,6 +12,7 @@ import dev.syncular.server.storage.ConsoleSession;
 import dev.syncular.server.storage.ConsoleSessionStorage;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.LogCapture;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.Readiness;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestWebhook.Answer;
@@ -48,6 +49,7 @@ import org.openqa.selenium.WebElement;
  * audit rules. Every page is saved as a screenshot under {@code target/console-screenshots/}.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(ConsoleTest.Profile.class)
 class ConsoleTest {
     static final String TOKEN = "console-admin-" + UUID.randomUUID();

@@ -7,6 +7,7 @@ import dev.syncular.server.ops.TenantLoadJob;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.TenantLoadRow;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -41,6 +42,7 @@ import org.openqa.selenium.WebElement;
  * view. Conditions are polled with a deadline, never slept on.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(TenantsTest.Profile.class)
 class TenantsTest {
     static final String TOKEN = "tenants-admin-" + UUID.randomUUID();

@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.LogCapture;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.PullHeader;
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.Test;
  * PostgreSQL schema with a retention policy that lets a pruning pass remove commits at once.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(AdminApiTest.Admin.class)
 class AdminApiTest {
     static final String TOKEN = "admin-" + UUID.randomUUID();

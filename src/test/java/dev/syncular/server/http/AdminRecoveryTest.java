@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.Frame;
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.Test;
  * ({@code POST <mount>/admin/partitions/{p}/leases/{leaseId}/revoke}) with leases enabled by configuration.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(AdminRecoveryTest.Recovery.class)
 class AdminRecoveryTest {
     public static class Recovery implements QuarkusTestProfile {

@@ -9,6 +9,7 @@ import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.testsupport.GrantTable;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.Test;
  * scope did not match. Scope resolution is host-controlled (the §3.2 {@code resolveScopes} seam).
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(AdminRowCoverageTest.Grants.class)
 class AdminRowCoverageTest {
     static final String TOKEN = "admin-" + UUID.randomUUID();

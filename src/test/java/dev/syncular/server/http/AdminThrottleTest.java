@@ -4,6 +4,7 @@ import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.testsupport.OwnApp;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import java.io.IOException;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * while it waits; the operator on 127.0.0.1 is served meanwhile.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(AdminRecoveryTest.Recovery.class)
 class AdminThrottleTest {
     @ConfigProperty(name = "quarkus.http.test-port")

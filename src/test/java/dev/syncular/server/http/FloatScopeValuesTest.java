@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.Change;
 import dev.syncular.server.wire.CommitFrame;
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.Test;
  * ({@code syncular.dev-auth.allowed-scopes}).
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(FloatScopeValuesTest.Profile.class)
 class FloatScopeValuesTest {
     static final String TABLE = "readings";

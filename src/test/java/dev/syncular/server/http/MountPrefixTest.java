@@ -3,6 +3,7 @@ package dev.syncular.server.http;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * config.PackagedAppIT#theMountIsChosenAtStartUp}.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(MountPrefixTest.Mounted.class)
 class MountPrefixTest {
 

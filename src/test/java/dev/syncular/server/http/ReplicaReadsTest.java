@@ -7,6 +7,7 @@ import dev.syncular.server.cli.Subscription;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.Notes;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.TestPostgres;
 import io.micrometer.core.instrument.Counter;
@@ -38,6 +39,7 @@ import org.junit.jupiter.api.Test;
  * {@code pg_wal_replay_pause()} / {@code pg_wal_replay_resume()}; every wait polls a condition with a deadline.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(ReplicaReadsTest.Replicas.class)
 class ReplicaReadsTest {
     private static final Duration WAIT = Duration.ofSeconds(60);

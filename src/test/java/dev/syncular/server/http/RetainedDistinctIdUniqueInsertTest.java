@@ -14,6 +14,7 @@ import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.Frame;
@@ -57,6 +58,7 @@ import org.junit.jupiter.api.Test;
  * in one partition: exactly one wins, the others are rejected, none is a 500 or {@code sync.internal_error}.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(RetainedDistinctIdUniqueInsertTest.UniqueSchema.class)
 class RetainedDistinctIdUniqueInsertTest {
     private static final Duration WAIT = Duration.ofSeconds(30);

@@ -8,6 +8,7 @@ import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.GrantTable;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestS3;
 import io.quarkus.test.junit.QuarkusTest;
@@ -49,6 +50,7 @@ import org.junit.jupiter.api.Test;
  * its call, not in waves of 16 one timeout apart.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(S3StuckCallsTest.SilentS3.class)
 class S3StuckCallsTest {
     static final int CALLS = 48;

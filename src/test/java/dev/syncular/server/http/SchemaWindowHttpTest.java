@@ -9,6 +9,7 @@ import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.Frame;
@@ -38,6 +39,7 @@ import org.junit.jupiter.api.Test;
  * oldest version as required and the current one as latest.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(SchemaWindowHttpTest.TwoVersions.class)
 class SchemaWindowHttpTest {
     static final Path DIR = Path.of("src/test/resources/schema/window");

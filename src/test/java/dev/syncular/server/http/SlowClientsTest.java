@@ -10,6 +10,7 @@ import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RawHttp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.quarkus.test.junit.QuarkusTest;
@@ -42,6 +43,7 @@ import org.junit.jupiter.api.Test;
  * clients are served.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(SlowClientsTest.Slow.class)
 class SlowClientsTest {
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RawHttp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -50,6 +51,7 @@ import org.junit.jupiter.api.Test;
  * (§8.7) is answered in-band with the same code, and every byte is given back once the requests are over.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(BufferBudgetTest.Budget.class)
 class BufferBudgetTest {
     static final long MIB = 1024 * 1024;

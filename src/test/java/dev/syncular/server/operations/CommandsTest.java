@@ -20,6 +20,7 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
@@ -43,6 +44,7 @@ import org.junit.jupiter.api.io.TempDir;
  * command, and the command's commit arriving at an ordinary sync client's pull.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(OperationsResourceTest.Profile.class)
 class CommandsTest {
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -12,6 +12,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -43,6 +44,7 @@ import org.junit.jupiter.api.Test;
  * the stuck client first.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(OperationWatchBackpressureTest.Profile.class)
 class OperationWatchBackpressureTest {
     static final Path DIR = OperationsResourceTest.DIR;

@@ -16,6 +16,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RawHttp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -61,6 +62,7 @@ import org.junit.jupiter.api.Test;
  * have had to send after it (a run submitted after the one that must not answer) is awaited instead.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(OperationWatchTest.Profile.class)
 class OperationWatchTest {
     static final Path DIR = OperationsResourceTest.DIR;

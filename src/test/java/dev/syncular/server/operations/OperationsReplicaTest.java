@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
 import io.micrometer.core.instrument.Counter;
@@ -39,6 +40,7 @@ import org.junit.jupiter.api.Test;
  * paused a query after a push answers from the primary, with the pushed row, never without it again.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(OperationsReplicaTest.Profile.class)
 class OperationsReplicaTest {
     private static final Duration WAIT = Duration.ofSeconds(60);

@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -44,6 +45,7 @@ import org.junit.jupiter.api.Test;
  * trees, independently of the server's codec.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(OperationsResourceTest.Profile.class)
 class OperationsResourceTest {
     static final String CT = "application/vnd.syncular.operations.v1+json";

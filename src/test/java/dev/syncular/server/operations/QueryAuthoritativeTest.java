@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestWebhook;
 import dev.syncular.server.testsupport.WebhookResource;
@@ -39,6 +40,7 @@ import org.junit.jupiter.api.Test;
  * evidence ({@code syncular.policy.validator-webhook.evidence}), per operation and per commit.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(QueryAuthoritativeTest.Profile.class)
 class QueryAuthoritativeTest {
     static final Path DIR = Path.of("src/test/resources/operations").toAbsolutePath();

@@ -14,6 +14,7 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.sync.Tracing;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.LogCapture;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestWebhook;
@@ -50,6 +51,7 @@ import org.junit.jupiter.api.Test;
  * </ul>
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(TracesTest.Profile.class)
 class TracesTest {
     private static final Duration DEADLINE = Duration.ofSeconds(20);

@@ -4,6 +4,7 @@ import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.CampaignDatabase;
 import dev.syncular.server.testsupport.FaultSchedule;
+import dev.syncular.server.testsupport.PodClocks;
 import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.RestartableS3;
 import dev.syncular.server.testsupport.ServerProcess;
@@ -46,22 +47,32 @@ final class CampaignDeployment implements AutoCloseable {
      */
     final Optional<RestartableS3> s3;
 
-    private CampaignDeployment(String name, CampaignDatabase db, Optional<RestartableS3> s3, CompiledSchema schema) {
+    /** The pods' stepped wall clocks ({@link FaultSchedule.Kind#CLOCK_STEP}); empty: the machine's clock. */
+    final Optional<PodClocks> clocks;
+
+    private CampaignDeployment(
+            String name,
+            CampaignDatabase db,
+            Optional<RestartableS3> s3,
+            Optional<PodClocks> clocks,
+            CompiledSchema schema) {
         this.name = name;
         this.db = db;
         this.s3 = s3;
+        this.clocks = clocks;
         this.schema = schema;
     }
 
     /** Starts pod a (it creates the storage schema), then pod b on it; closes {@code db} when a pod fails to start. */
     static CampaignDeployment start(String name, CampaignDatabase db) throws Exception {
-        return start(name, db, Optional.empty());
+        return start(name, db, Optional.empty(), Optional.empty());
     }
 
     /** {@link #start(String, CampaignDatabase)} with the pods' segments on {@code s3}, which it closes at the end. */
-    static CampaignDeployment start(String name, CampaignDatabase db, Optional<RestartableS3> s3) throws Exception {
+    static CampaignDeployment start(
+            String name, CampaignDatabase db, Optional<RestartableS3> s3, Optional<PodClocks> clocks) throws Exception {
         CampaignDeployment d = new CampaignDeployment(
-                name, db, s3, SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA)));
+                name, db, s3, clocks, SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA)));
         try {
             for (int i = 0; i < 2; i++) {
                 d.pods.set(i, d.pod(i).start());
@@ -81,6 +92,7 @@ final class CampaignDeployment implements AutoCloseable {
             b.env("SYNCULAR_STORAGE_REPLICAS", String.join(",", db.replicas()))
                     .env("SYNCULAR_STORAGE_REPLICA_MAX_LAG", REPLICA_MAX_LAG);
         }
+        clocks.ifPresent(c -> c.env(i).forEach(b::env));
         s3.ifPresent(store -> b.config(store.podConfig())
                 .env("SYNCULAR_SEGMENTS_STORE", "s3")
                 .env("SYNCULAR_LIMITS_INLINE_SEGMENT_MAX_BYTES", "0"));

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import dev.syncular.server.testsupport.CampaignClient;
 import dev.syncular.server.testsupport.FaultSchedule;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.PodClocks;
 import dev.syncular.server.testsupport.RestartableS3;
 import dev.syncular.server.testsupport.ServerProcess;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -96,6 +97,9 @@ final class FaultCampaign {
         kinds.addAll(d.db.faults());
         if (d.s3.isPresent()) {
             kinds.add(FaultSchedule.Kind.STOP_S3);
+        }
+        if (d.clocks.isPresent()) {
+            kinds.add(FaultSchedule.Kind.CLOCK_STEP);
         }
         this.schedule =
                 new FaultSchedule(seed, 2, CLIENTS, socketClients, Integer.getInteger("campaign.sparedPod", -1), kinds);
@@ -289,6 +293,7 @@ final class FaultCampaign {
             case KILL_PRIMARY -> killPrimary(step);
             case PAUSE_REPLAY -> pauseReplay(step);
             case STOP_S3 -> stopS3(step);
+            case CLOCK_STEP -> clockStep(step);
         };
         schedule.executed(step, at, elapsedMs() - at, outcome);
     }
@@ -344,6 +349,31 @@ final class FaultCampaign {
         return "paused for " + during + " attempts (" + failedDuring + " failed), replica reads during the pause "
                 + delta(before, paused) + "; resumed, served again after " + sinceMs(t0) + " ms "
                 + delta(paused, after) + "; " + awaitAllReady();
+    }
+
+    /**
+     * Pod {@code step.pod()}'s wall clock stepped ten minutes ahead (an even {@code downRounds}) or back (an odd one)
+     * for {@code downRounds} attempts, then set right (an NTP step and its correction: a jump each way): the rounds meanwhile may fail and be
+     * retried, none may be answered 500, and the invariants hold after quiescence (commit order, cursors and
+     * retries do not read the clock).
+     */
+    String clockStep(FaultSchedule.Step step) throws Exception {
+        PodClocks clocks = d.clocks.orElseThrow();
+        Duration offset = Duration.ofMinutes(step.downRounds() % 2 == 0 ? 10 : -10);
+        long attempts0 = attempts.get();
+        int failed0 = failedRounds();
+        int errors0 = sum(c -> c.serverErrors.get());
+        clocks.step(step.pod(), offset);
+        awaitAttempts(step.downRounds());
+        long during = attempts.get() - attempts0;
+        int failedDuring = failedRounds() - failed0;
+        clocks.step(step.pod(), Duration.ZERO);
+        int errors = sum(c -> c.serverErrors.get()) - errors0;
+        if (errors > 0) {
+            violations.add("step #" + step.index() + " CLOCK_STEP: " + errors + " round(s) answered 5xx");
+        }
+        return "pod " + step.pod() + " at " + offset + " for " + during + " attempts (" + failedDuring + " failed, "
+                + errors + " 5xx); set right; " + awaitAllReady();
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.syncular.server.ops;
 
 import dev.syncular.server.testsupport.CampaignClient;
 import dev.syncular.server.testsupport.FaultSchedule;
+import dev.syncular.server.testsupport.PodClocks;
 import dev.syncular.server.testsupport.RestartableS3;
 import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.ThrowawayPostgres;
@@ -23,7 +24,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@link FaultSchedule} drawn from the same seed injects faults: {@code kill -9} of a pod and its restart, a PostgreSQL
  * restart, a pod's LISTEN backend terminated, a pod started while PostgreSQL is down, responses discarded after the
  * commit, sockets cut, replay on the standby paused and resumed, the S3 stand-in stopped and started again with the
- * same objects (no round may be answered 5xx meanwhile). The same campaign on a pg_auto_failover formation, with
+ * same objects (no round may be answered 5xx meanwhile), a pod's wall clock stepped ten minutes ahead or back and set
+ * right again ({@link PodClocks}: an NTP step; its monotonic clock and PostgreSQL's run on; no round may be answered
+ * 5xx meanwhile). The same campaign on a pg_auto_failover formation, with
  * failovers instead of restarts: {@link FailoverCampaignIT}.
  *
  * <p>After the schedule: quiescence (every client syncs until idle), then the invariants, in SQL on the campaign's
@@ -52,7 +55,8 @@ class FaultCampaignIT {
     static void start() throws Exception {
         RestartableS3 s3 = RestartableS3.start();
         try {
-            deployment = CampaignDeployment.start("fault-campaign", startDatabase(), Optional.of(s3));
+            deployment = CampaignDeployment.start(
+                    "fault-campaign", startDatabase(), Optional.of(s3), Optional.of(PodClocks.start()));
         } catch (Exception | Error e) {
             s3.close();
             throw e;

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.RawHttp;
 import dev.syncular.server.testsupport.RealtimeSocket;
@@ -52,6 +53,7 @@ import org.junit.jupiter.api.Test;
  * hold an actor's rounds in flight deterministically.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(FairnessTest.Profile.class)
 class FairnessTest {
     private static final ObjectMapper JSON = new ObjectMapper();

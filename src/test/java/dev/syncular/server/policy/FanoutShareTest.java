@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.Readiness;
 import dev.syncular.server.testsupport.RealtimeSocket;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.Test;
  * moment another tenant's socket receives its delta.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(PushRateTest.Profile.class)
 class FanoutShareTest {
     private static final Duration WAIT = Duration.ofSeconds(30);

@@ -12,6 +12,7 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.TenantLoadStorage;
 import dev.syncular.server.sync.PushRate;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.PushOperation;
@@ -40,6 +41,7 @@ import org.junit.jupiter.api.Test;
  * partition) applies; once the rate allows it, the refused push applies on retry. Pull-only rounds are never drawn.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(PushRateTest.Profile.class)
 class PushRateTest {
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.Reaction;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestWebhook;
@@ -45,6 +46,7 @@ import org.junit.jupiter.api.Test;
  * deliver one reaction twice at once.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(ReactionsTest.Profile.class)
 class ReactionsTest {
     private static final ObjectMapper JSON = new ObjectMapper();

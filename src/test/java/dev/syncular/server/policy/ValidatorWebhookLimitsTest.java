@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestWebhook.Answer;
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.Test;
  * outcome, the breaker state and the pool bound are read from the Prometheus scrape.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(ValidatorWebhookLimitsTest.Profile.class)
 class ValidatorWebhookLimitsTest {
     private static final ObjectMapper JSON = new ObjectMapper();

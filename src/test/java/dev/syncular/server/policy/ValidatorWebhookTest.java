@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestWebhook;
 import dev.syncular.server.testsupport.TestWebhook.Answer;
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.Test;
  * {@code sync.internal_error} and never applies, so the client's retry asks again and applies once.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(ValidatorWebhookTest.Profile.class)
 class ValidatorWebhookTest {
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.LogCapture;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestJwks;
@@ -39,6 +40,7 @@ import org.junit.jupiter.api.Test;
  * the access log nor any other log line of the app names the token.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(SocketCredentialTest.Profile.class)
 class BrowserRealtimeAuthTest {
     static final String COOKIE = "syncular_token";

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.LogCapture;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.quarkus.test.common.http.TestHTTPResource;
@@ -42,6 +43,7 @@ import org.junit.jupiter.api.Test;
  * so this class has a profile of its own.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(DrainTest.Profile.class)
 class DrainTest {
     private static final Logger LOG = Logger.getLogger(DrainTest.class);

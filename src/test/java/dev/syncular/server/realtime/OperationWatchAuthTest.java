@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.TestJwks;
 import io.quarkus.test.common.http.TestHTTPResource;
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.Test;
  * {@code operation.unknown} — enough to show the socket is served.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(SocketCredentialTest.Profile.class)
 class OperationWatchAuthTest {
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -9,6 +9,7 @@ import dev.syncular.server.config.BoundedPgPool;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.SocketDisconnect;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
@@ -39,6 +40,7 @@ import org.junit.jupiter.api.Test;
  * sockets. {@code TwoPodRealtimeIT} does the same across two server processes.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(OperatorDisconnectTest.Profile.class)
 class OperatorDisconnectTest {
     static final String TOKEN = "admin-" + UUID.randomUUID();

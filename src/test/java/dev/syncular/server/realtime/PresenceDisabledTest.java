@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.MessageDecoder;
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.Test;
 
 /** §8.6 with the feature off ({@code syncular.realtime.presence-enabled=false}): presence events are ignored. */
 @QuarkusTest
+@OwnApp
 @TestProfile(PresenceDisabledTest.Off.class)
 class PresenceDisabledTest {
     public static class Off implements QuarkusTestProfile {

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.Message;
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.Test;
  * it never reads its close; a reading client on the same scope receives every delta once, in order.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(RealtimeBackpressureTest.Budget.class)
 class RealtimeBackpressureTest {
     public static class Budget implements QuarkusTestProfile {

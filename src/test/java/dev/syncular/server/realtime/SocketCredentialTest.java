@@ -13,6 +13,7 @@ import dev.syncular.server.cli.ServerConnection;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncRequestContext;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestJwks;
@@ -49,6 +50,7 @@ import org.junit.jupiter.api.Test;
  * {@code resolveScopes}, the host's seam) apply on the very next socket round (§8.7) and to the deltas after it.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(SocketCredentialTest.Profile.class)
 class SocketCredentialTest {
     static final String ISSUER = "https://idp.socket-credential.test/";

@@ -11,6 +11,7 @@ import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.ErrorFrame;
@@ -41,6 +42,7 @@ import org.junit.jupiter.api.Test;
  * is answered {@code operation.invalid_request}, the socket staying open.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(SocketRoundCapTest.SmallCap.class)
 class SocketRoundCapTest {
     public static class SmallCap implements QuarkusTestProfile {

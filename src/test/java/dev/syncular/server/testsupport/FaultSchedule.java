@@ -56,7 +56,12 @@ public final class FaultSchedule {
          * The pods' S3 stand-in (segments) stopped, started again on the same port with the same objects after
          * {@code downRounds} attempts: bootstraps whose segments it holds or must take fail meanwhile and are retried.
          */
-        STOP_S3(2);
+        STOP_S3(2),
+        /**
+         * A pod's wall clock stepped ten minutes ahead or back ({@link PodClocks}: an NTP step), set right again after
+         * {@code downRounds} attempts; its monotonic clock runs on.
+         */
+        CLOCK_STEP(2);
 
         final int weight;
 
@@ -73,7 +78,7 @@ public final class FaultSchedule {
         public String describe() {
             return "#" + index + " " + kind
                     + switch (kind) {
-                        case KILL_POD, KILL_LISTEN -> " pod " + pod;
+                        case KILL_POD, KILL_LISTEN, CLOCK_STEP -> " pod " + pod;
                         case START_POD_WHILE_PG_DOWN -> " pod " + pod;
                         case DROP_RESPONSE, CUT_SOCKET -> " clients " + clients;
                         case RESTART_PG, FAILOVER, KILL_PRIMARY, PAUSE_REPLAY, STOP_S3 -> "";
@@ -142,7 +147,7 @@ public final class FaultSchedule {
         Kind kind = index < firstRound.size() ? firstRound.get(index) : weighted();
         int gap = 10 + random.nextInt(40);
         int down = switch (kind) {
-            case KILL_POD, RESTART_PG, START_POD_WHILE_PG_DOWN, KILL_PRIMARY, PAUSE_REPLAY, STOP_S3 ->
+            case KILL_POD, RESTART_PG, START_POD_WHILE_PG_DOWN, KILL_PRIMARY, PAUSE_REPLAY, STOP_S3, CLOCK_STEP ->
                 5 + random.nextInt(30);
             default -> 0;
         };
