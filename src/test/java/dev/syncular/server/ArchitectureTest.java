@@ -77,6 +77,8 @@ class ArchitectureTest {
             List.of("sync"),
             List.of("crdt.yjs"),
             List.of("storage.postgres"),
+            // what the S3 stores share (the classification of an S3 outage)
+            List.of("s3"),
             List.of("segments.postgres", "segments.s3", "segments.memory", "blobs.postgres", "blobs.s3"),
             List.of("operations"),
             List.of("ops"),

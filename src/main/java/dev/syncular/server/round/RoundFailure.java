@@ -17,7 +17,8 @@ import java.util.Map;
  *   <li>a {@link HttpError} keeps its status and code, without details;</li>
  *   <li>a decode {@link WireException} keeps its code (default {@code sync.invalid_request}) and details;</li>
  *   <li>a transient storage failure — a full push queue or connection pool, a lock or statement timeout, a
- *       deadlock ({@link PostgresStores#busy}) — is 429 {@code sync.rate_limited} (§10.2 "host adapter
+ *       deadlock, the database or the object store unavailable ({@link PostgresStores#busy}; an S3 store raises its
+ *       outages as such, {@code s3.S3Outage}) — is 429 {@code sync.rate_limited} (§10.2 "host adapter
  *       errors": the mapping hook) with the storage's {@code reason} and {@code retryAfterMs}: nothing was
  *       written, the same request may retry;</li>
  *   <li>anything else is {@link #internal} 500 {@code sync.internal_error} with a static message: the binding

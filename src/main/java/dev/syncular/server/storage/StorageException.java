@@ -23,8 +23,9 @@ import java.util.Map;
  *   <li>{@link #UNIQUE_INDEX_DUPLICATES} — a start-up that would add a declared unique index to a table whose rows
  *       already collide on its key;
  *   <li>{@link #BUSY} — a transient refusal the same request may retry: the partition's push queue is full, a
- *       lock or statement timeout ended the transaction (rolled back whole), or no pooled connection was free
- *       in time; {@code details.reason} says which and {@code details.retryAfterMs} when to try again.
+ *       lock or statement timeout ended the transaction (rolled back whole), no pooled connection was free
+ *       in time, or the database or the object store (S3) is unavailable ({@code storage_unavailable}); {@code details.reason}
+ *       says which and {@code details.retryAfterMs} when to try again ({@link #busy}).
  * </ul>
  */
 public class StorageException extends RuntimeException {
@@ -62,6 +63,8 @@ public class StorageException extends RuntimeException {
     public static final String UNIQUE_INDEX_DUPLICATES = "sync.storage.unique_index_duplicates";
     /** A transient refusal; nothing was written (see the class comment). */
     public static final String BUSY = "sync.storage.busy";
+    /** How long a client is told to wait after a {@link #BUSY} refusal. */
+    public static final long BUSY_RETRY_AFTER_MS = 1000;
 
     private final String code;
     private final Map<String, Object> details;
@@ -74,6 +77,18 @@ public class StorageException extends RuntimeException {
         super(message, cause);
         this.code = code;
         this.details = details == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(details));
+    }
+
+    /**
+     * A {@link #BUSY} refusal: {@code details.reason} says why (e.g. {@code lock_timeout}, {@code storage_unavailable}),
+     * {@code details.retryAfterMs} when to try again ({@link #BUSY_RETRY_AFTER_MS}). The bindings answer it 429
+     * {@code sync.rate_limited} with {@code Retry-After} (§10.2 "host adapter errors").
+     */
+    public static StorageException busy(String reason, Throwable cause) {
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("reason", reason);
+        d.put("retryAfterMs", BUSY_RETRY_AFTER_MS);
+        return new StorageException(BUSY, "storage is busy; retry later", d, cause);
     }
 
     public String code() {

@@ -10,6 +10,7 @@ import dev.syncular.server.blobs.BlobKey;
 import dev.syncular.server.blobs.BlobPage;
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.PresignedUrl;
+import dev.syncular.server.s3.S3Outage;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
@@ -225,7 +226,9 @@ public final class S3BlobStore implements BlobStore {
     /**
      * The asynchronous call as a {@link Uni}, started anew for each subscription; its result returns to the
      * subscriber's Vert.x context (when it has one). A failure is the SDK's own exception, not the
-     * {@link CompletionException} wrapping it inside the composition.
+     * {@link CompletionException} wrapping it inside the composition — except an outage of S3 (a timeout, a lost
+     * connection, a 5xx), which is the storage's transient refusal ({@link S3Outage}: 429
+     * {@code storage_unavailable} on the blob routes, §5.9, §10.2).
      */
     private static <T> Uni<T> call(Supplier<CompletableFuture<T>> call) {
         return Uni.createFrom().deferred(() -> {
@@ -239,7 +242,9 @@ public final class S3BlobStore implements BlobStore {
                         }
                     })
                     .onFailure(CompletionException.class)
-                    .transform(e -> e.getCause() == null ? e : e.getCause());
+                    .transform(e -> e.getCause() == null ? e : e.getCause())
+                    .onFailure()
+                    .transform(S3Outage::classified);
             return context == null ? called : called.emitOn(task -> context.runOnContext(v -> task.run()));
         });
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.s3.S3Outage;
 import dev.syncular.server.segments.SegmentCollisionException;
 import dev.syncular.server.segments.SegmentPublication;
 import dev.syncular.server.segments.SegmentStore;
@@ -164,7 +165,9 @@ public final class S3SegmentStore implements SegmentStore {
 
     /**
      * The operation as a {@link Uni}, started anew for each subscription; a failure is the SDK's own exception
-     * (or the store's), not the {@link CompletionException} that wraps it inside the composition.
+     * (or the store's), not the {@link CompletionException} that wraps it inside the composition — except an
+     * outage of S3 (a timeout, a lost connection, a 5xx), which is the storage's transient refusal
+     * ({@link S3Outage}: 429 {@code storage_unavailable} to the round, §10.2).
      */
     private static <T> Uni<T> uni(Supplier<CompletableFuture<T>> operation) {
         return Uni.createFrom()
@@ -176,7 +179,9 @@ public final class S3SegmentStore implements SegmentStore {
                     }
                 })
                 .onFailure(CompletionException.class)
-                .transform(e -> e.getCause() == null ? e : e.getCause());
+                .transform(e -> e.getCause() == null ? e : e.getCause())
+                .onFailure()
+                .transform(S3Outage::classified);
     }
 
     // ------------------------------------------------------------------------------------------------

@@ -4,7 +4,10 @@
  * {@code SEGMENT_REF} URLs (§5.4). Every S3 call goes through the asynchronous client ({@code S3AsyncClient} on the
  * Netty HTTP client) as composed futures: no thread is held while S3 is slow, unreachable or retrying.
  *
- * <p>May depend on {@code segments} and {@code wire}, plus the AWS SDK; never on {@code storage},
+ * An outage of S3 (a timeout, a lost connection, a 5xx) fails an operation as the storage's transient refusal
+ * ({@code s3.S3Outage}: 429 {@code storage_unavailable} to the round, §10.2).
+ *
+ * <p>May depend on {@code segments}, {@code wire} and {@code s3}, plus the AWS SDK; never on {@code storage} itself,
  * {@code sync} or the Quarkus edge ({@code NoExpectContinue} carries only Quarkus's native-image
  * reflection annotation).
  */

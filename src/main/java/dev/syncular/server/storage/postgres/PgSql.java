@@ -15,9 +15,7 @@ import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.ClosedConnectionException;
 import java.io.IOException;
 import java.net.SocketException;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Function;
@@ -33,7 +31,7 @@ final class PgSql {
     /** The first statement of every explicit transaction of this storage (see the package documentation). */
     static final String READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
     /** How long a client is told to wait after a transient refusal ({@link StorageException#BUSY}). */
-    static final long RETRY_AFTER_MS = 1000;
+    static final long RETRY_AFTER_MS = StorageException.BUSY_RETRY_AFTER_MS;
     /**
      * The type of a failure Vert.x builds from a bare message ({@code Future.failedFuture(String)}), which is how
      * the SQL client's pool fails a wait for a connection that is not free in time (message {@code Timeout}). Vert.x
@@ -162,10 +160,7 @@ final class PgSql {
     }
 
     static StorageException busy(String reason, Throwable cause) {
-        Map<String, Object> d = new LinkedHashMap<>();
-        d.put("reason", reason);
-        d.put("retryAfterMs", RETRY_AFTER_MS);
-        return new StorageException(StorageException.BUSY, "storage is busy; retry later", d, cause);
+        return StorageException.busy(reason, cause);
     }
 
     /** {@link #busy(Throwable)}, or {@code t} itself. */
