@@ -12,6 +12,7 @@ import dev.syncular.server.cli.ServerConnection;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.GrantTable;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestS3;
 import dev.syncular.server.wire.PullHeader;
@@ -54,6 +55,7 @@ import org.junit.jupiter.api.Test;
  * ({@value #API_TIMEOUT_SECONDS} s). S3StuckCallsTest covers the silent blob downloads under load.
  */
 @QuarkusTest
+@OwnApp
 @TestProfile(S3OutageAnswersTest.FailingS3.class)
 class S3OutageAnswersTest {
     static final int API_TIMEOUT_SECONDS = 6;
