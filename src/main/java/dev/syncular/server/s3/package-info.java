@@ -3,9 +3,11 @@
  * failures of an S3 call mean the object store is unavailable — timeouts, lost connections, S3's own 5xx and
  * throttling — answered as the storage's transient refusal ({@code sync.storage.busy}, reason
  * {@code storage_unavailable}), which both bindings answer 429 {@code sync.rate_limited} with {@code Retry-After}
- * (§10.2 "host adapter errors"; the blob routes of §5.9 and the segments of a sync round, §5.1).
+ * (§10.2 "host adapter errors"; the blob routes of §5.9 and the segments of a sync round, §5.1), and
+ * {@link dev.syncular.server.s3.S3Call}, one call of the asynchronous client as a {@code Uni} with its failure
+ * unwrapped and classified so.
  *
- * <p>May depend on {@code storage} ({@code StorageException}) and the AWS SDK; never on the stores, {@code sync} or
+ * <p>May depend on {@code storage} ({@code StorageException}), the AWS SDK and Mutiny; never on the stores, {@code sync} or
  * the Quarkus edge.
  */
 package dev.syncular.server.s3;

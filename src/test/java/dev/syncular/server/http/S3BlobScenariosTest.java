@@ -19,6 +19,7 @@ import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.GrantTable;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.NotesAppProfile;
 import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -32,7 +33,6 @@ import jakarta.inject.Inject;
 import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Base64;
@@ -71,15 +71,7 @@ class S3BlobScenariosTest {
         @Override
         public Map<String, String> getConfigOverrides() {
             Map<String, String> m = new HashMap<>(TestS3.quarkusConfig());
-            m.put(
-                    "syncular.schema.path",
-                    Path.of("src/test/resources/schema/notes.json")
-                            .toAbsolutePath()
-                            .toString());
-            m.put(
-                    "syncular.storage.pg-schema",
-                    "sync_s3blob_"
-                            + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
+            m.putAll(NotesAppProfile.notesIn("sync_s3blob_"));
             m.put("syncular.blobs.store", "s3");
             m.put("syncular.blobs.max-bytes", "1M");
             m.put("syncular.s3.bucket", BUCKET);

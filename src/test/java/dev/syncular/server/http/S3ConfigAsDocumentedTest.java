@@ -14,6 +14,7 @@ import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.NotesAppProfile;
 import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestS3;
@@ -98,15 +99,7 @@ class S3ConfigAsDocumentedTest {
             m.put("quarkus.s3.endpoint-override", TestS3.endpoint());
             m.put("syncular.s3.bucket", TestS3.newBucket());
             // Not S3 settings: the scenario schema (it has a blob_ref table) in its own PostgreSQL schema.
-            m.put(
-                    "syncular.schema.path",
-                    Path.of("src/test/resources/schema/notes.json")
-                            .toAbsolutePath()
-                            .toString());
-            m.put(
-                    "syncular.storage.pg-schema",
-                    "sync_s3doc_"
-                            + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
+            m.putAll(NotesAppProfile.notesIn("sync_s3doc_"));
             return m;
         }
     }

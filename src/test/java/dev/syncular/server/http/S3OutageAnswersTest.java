@@ -12,6 +12,7 @@ import dev.syncular.server.cli.ServerConnection;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.GrantTable;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.NotesAppProfile;
 import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestS3;
@@ -30,7 +31,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -73,15 +73,7 @@ class S3OutageAnswersTest {
         @Override
         public Map<String, String> getConfigOverrides() {
             Map<String, String> m = new HashMap<>(TestS3.quarkusConfig("${test.s3-standin.endpoint}"));
-            m.put(
-                    "syncular.schema.path",
-                    Path.of("src/test/resources/schema/notes.json")
-                            .toAbsolutePath()
-                            .toString());
-            m.put(
-                    "syncular.storage.pg-schema",
-                    "sync_s3outage_"
-                            + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
+            m.putAll(NotesAppProfile.notesIn("sync_s3outage_"));
             m.put("syncular.segments.store", "s3");
             m.put("syncular.blobs.store", "s3");
             m.put("syncular.s3.bucket", BUCKET);

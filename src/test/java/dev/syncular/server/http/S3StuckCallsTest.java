@@ -7,6 +7,7 @@ import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.GrantTable;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.NotesAppProfile;
 import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestS3;
@@ -23,7 +24,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -62,15 +62,7 @@ class S3StuckCallsTest {
         @Override
         public Map<String, String> getConfigOverrides() {
             Map<String, String> m = new HashMap<>(TestS3.quarkusConfig("http://127.0.0.1:" + silentPort()));
-            m.put(
-                    "syncular.schema.path",
-                    Path.of("src/test/resources/schema/notes.json")
-                            .toAbsolutePath()
-                            .toString());
-            m.put(
-                    "syncular.storage.pg-schema",
-                    "sync_s3stuck_"
-                            + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
+            m.putAll(NotesAppProfile.notesIn("sync_s3stuck_"));
             m.put("syncular.blobs.store", "s3");
             m.put("syncular.s3.bucket", "silent");
             m.put("quarkus.s3.api-call-timeout", API_TIMEOUT_SECONDS + "S");

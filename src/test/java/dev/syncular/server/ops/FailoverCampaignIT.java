@@ -52,6 +52,6 @@ class FailoverCampaignIT {
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("seeds")
     void campaign(long seed) throws Exception {
-        new FaultCampaign(deployment, seed).run();
+        FaultCampaign.run(deployment, seed);
     }
 }

@@ -7,6 +7,7 @@ import dev.syncular.server.testsupport.FaultSchedule;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.PodClocks;
 import dev.syncular.server.testsupport.RestartableS3;
+import dev.syncular.server.testsupport.ScheduleShrinker;
 import dev.syncular.server.testsupport.ServerProcess;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitStatus;
@@ -80,7 +81,70 @@ final class FaultCampaign {
     /** Rounds answered 429 from a failover's start until every pod was ready again, summed over the failovers. */
     int rateLimitedInFailovers;
 
-    FaultCampaign(CampaignDeployment d, long seed) {
+    /** The steps in the order they were drawn, the one under way when the campaign failed included. */
+    final List<FaultSchedule.Step> drawn = Collections.synchronizedList(new ArrayList<>());
+
+    /**
+     * Seed {@code seed}'s campaign on {@code d}, or the steps of {@code -Dcampaign.replay}; when it fails, the
+     * failure names the shortest schedule found that still fails ({@link #shrunk}).
+     */
+    static void run(CampaignDeployment d, long seed) throws Exception {
+        FaultCampaign campaign =
+                new FaultCampaign(d, seed, FaultSchedule.parseReplay(System.getProperty("campaign.replay", "")));
+        try {
+            campaign.run();
+        } catch (AssertionError failure) {
+            throw shrunk(d, seed, campaign.drawn, failure);
+        }
+    }
+
+    /**
+     * The failure of a campaign that executed {@code steps}, with the shortest schedule of them found that still fails
+     * ({@link ScheduleShrinker}: each step alone, then each left out in turn, each candidate replayed as a whole campaign
+     * of the same seed on the same deployment) within {@code -Dcampaign.shrinkMinutes} (default 10; 0: no shrinking),
+     * and the {@code -Dcampaign.replay} value that replays it.
+     */
+    static AssertionError shrunk(
+            CampaignDeployment d, long seed, List<FaultSchedule.Step> steps, AssertionError failure) {
+        double minutes = Double.parseDouble(System.getProperty("campaign.shrinkMinutes", "10"));
+        List<FaultSchedule.Step> failed = List.copyOf(steps);
+        if (minutes <= 0 || failed.size() <= 1) {
+            return failure;
+        }
+        long deadline = System.nanoTime() + (long) (minutes * 60_000_000_000L);
+        AtomicLong replays = new AtomicLong();
+        List<FaultSchedule.Step> shortest = ScheduleShrinker.shrink(
+                failed,
+                candidate -> {
+                    replays.incrementAndGet();
+                    String replay = FaultSchedule.replayProperty(candidate);
+                    try {
+                        new FaultCampaign(d, seed, candidate).run();
+                        System.out.println("campaign shrink: passes with " + candidate.size() + " step(s) " + replay);
+                        return false;
+                    } catch (Exception | AssertionError e) {
+                        System.out.println("campaign shrink: fails with " + candidate.size() + " step(s) " + replay);
+                        return true;
+                    }
+                },
+                () -> System.nanoTime() < deadline);
+        StringBuilder sb = new StringBuilder(failure.getMessage())
+                .append("\nshortest schedule found that fails (")
+                .append(replays)
+                .append(" replays, ")
+                .append(failed.size())
+                .append(" → ")
+                .append(shortest.size())
+                .append(" steps): reproduce with -Dcampaign.seed=")
+                .append(seed)
+                .append(" -Dcampaign.replay=")
+                .append(FaultSchedule.replayProperty(shortest))
+                .append('\n');
+        shortest.forEach(step -> sb.append("  ").append(step.describe()).append('\n'));
+        return new AssertionError(sb.toString(), failure);
+    }
+
+    FaultCampaign(CampaignDeployment d, long seed, List<FaultSchedule.Step> replay) {
         this.d = d;
         this.seed = seed;
         this.partition = "campaign-" + seed + "-" + UUID.randomUUID().toString().substring(0, 8);
@@ -101,8 +165,8 @@ final class FaultCampaign {
         if (d.clocks.isPresent()) {
             kinds.add(FaultSchedule.Kind.CLOCK_STEP);
         }
-        this.schedule =
-                new FaultSchedule(seed, 2, CLIENTS, socketClients, Integer.getInteger("campaign.sparedPod", -1), kinds);
+        this.schedule = new FaultSchedule(
+                seed, 2, CLIENTS, socketClients, Integer.getInteger("campaign.sparedPod", -1), kinds, replay);
     }
 
     /** {@code -Dcampaign.seed=N[,M…]}, else {@code defaults}. */
@@ -123,9 +187,10 @@ final class FaultCampaign {
         readinessMaxMs = 0;
         long[] rssStart = {d.pods.get(0).rssBytes(), d.pods.get(1).rssBytes()};
         sample("start");
-        String minutesProperty = System.getProperty("campaign.minutes", "");
+        String minutesProperty = schedule.replaying() ? "" : System.getProperty("campaign.minutes", "");
         double minutes = minutesProperty.isBlank() ? 0 : Double.parseDouble(minutesProperty);
-        int steps = Integer.getInteger("campaign.steps", schedule.kinds());
+        int steps =
+                schedule.replaying() ? schedule.planned() : Integer.getInteger("campaign.steps", schedule.planned());
         List<Thread> threads = new ArrayList<>();
         for (CampaignClient c : clients) {
             Thread t = new Thread(() -> work(c), "campaign-client-" + c.index);
@@ -142,6 +207,7 @@ final class FaultCampaign {
             long deadline = began + (long) (minutes * 60_000_000_000L);
             for (int i = 0; minutes > 0 ? System.nanoTime() < deadline : i < steps; i++) {
                 FaultSchedule.Step step = schedule.next();
+                drawn.add(step);
                 awaitAttempts(step.gapRounds());
                 execute(step);
             }
@@ -296,6 +362,11 @@ final class FaultCampaign {
             case CLOCK_STEP -> clockStep(step);
         };
         schedule.executed(step, at, elapsedMs() - at, outcome);
+        if (step.kind().name().equals(System.getProperty("campaign.seededDefect", ""))) {
+            // the harness's own check (-Dcampaign.seededDefect=KIND): a campaign that executes this kind fails, so
+            // the shrinking must end at that one step
+            violations.add("seeded defect: step #" + step.index() + " " + step.kind() + " executed");
+        }
     }
 
     String killPod(FaultSchedule.Step step) throws Exception {

@@ -45,7 +45,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * then span the whole run), {@code -Dcampaign.minutes} (instead of steps: faults until that much time has
  * passed; the pods' RSS and open file descriptors are then sampled every 30 s into the output and
  * {@code target/it-logs/campaign-samples.log}; {@code bench/chaos.sh}). A failure prints the seed and the executed
- * schedule.
+ * schedule, then replays shorter schedules of its steps as whole campaigns on the same deployment ({@link
+ * dev.syncular.server.testsupport.ScheduleShrinker}; for up to {@code -Dcampaign.shrinkMinutes}, default 10, 0 for
+ * none) and prints the shortest that still failed with its {@code -Dcampaign.replay} value, which runs exactly those
+ * steps. {@code -Dcampaign.seededDefect=KIND} checks the harness: every campaign executing a step of that kind fails,
+ * and the shrinking must end at one step of it.
  */
 @StartsProcesses
 class FaultCampaignIT {
@@ -88,6 +92,6 @@ class FaultCampaignIT {
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("seeds")
     void campaign(long seed) throws Exception {
-        new FaultCampaign(deployment, seed).run();
+        FaultCampaign.run(deployment, seed);
     }
 }

@@ -86,6 +86,43 @@ public final class FaultSchedule {
                     + " after " + gapRounds + " attempts"
                     + (downRounds > 0 ? ", down " + downRounds + " attempts" : "");
         }
+
+        /** The step as a token of {@code -Dcampaign.replay}: {@code index:KIND:pod:clients:gap:down}. */
+        public String token() {
+            return index + ":" + kind + ":" + pod + ":"
+                    + String.join("+", clients.stream().map(String::valueOf).toList()) + ":" + gapRounds + ":"
+                    + downRounds;
+        }
+
+        /** A step from its {@link #token()}. */
+        public static Step parse(String token) {
+            String[] f = token.trim().split(":", -1);
+            if (f.length != 6) {
+                throw new IllegalArgumentException("a step is index:KIND:pod:clients:gap:down, not " + token);
+            }
+            List<Integer> clients = f[3].isEmpty()
+                    ? List.of()
+                    : Arrays.stream(f[3].split("\\+")).map(Integer::valueOf).toList();
+            return new Step(
+                    Integer.parseInt(f[0]),
+                    Kind.valueOf(f[1]),
+                    Integer.parseInt(f[2]),
+                    clients,
+                    Integer.parseInt(f[4]),
+                    Integer.parseInt(f[5]));
+        }
+    }
+
+    /** The {@code -Dcampaign.replay} value of {@code steps}. */
+    public static String replayProperty(List<Step> steps) {
+        return String.join(",", steps.stream().map(Step::token).toList());
+    }
+
+    /** The steps of a {@code -Dcampaign.replay} value; empty for an empty value. */
+    public static List<Step> parseReplay(String property) {
+        return property.isBlank()
+                ? List.of()
+                : Arrays.stream(property.split(",")).map(Step::parse).toList();
     }
 
     /** A step as executed: its start since the campaign began, its duration, what happened. */
@@ -103,6 +140,9 @@ public final class FaultSchedule {
     private final int clients;
     private final List<Integer> socketClients;
     private final List<Kind> firstRound;
+    /** The steps to replay instead of drawing ({@link #replaying()}); empty: drawn from the seed. */
+    private final List<Step> replay;
+
     private final List<Executed> executed = Collections.synchronizedList(new ArrayList<>());
     private final Map<Kind, Integer> counts = new EnumMap<>(Kind.class);
     private int drawn;
@@ -113,9 +153,18 @@ public final class FaultSchedule {
      * @param sparedPod a pod never killed ({@link Kind#KILL_POD}, {@link Kind#START_POD_WHILE_PG_DOWN} go to the next
      *     pod instead), so a long run samples one process's memory and descriptors from start to end; -1 for none
      * @param kinds the kinds the campaign can inject (its database's faults and the pods' and clients' own)
+     * @param replay steps to execute as they are, in order, instead of drawing ({@code -Dcampaign.replay}, the
+     *     shortest failing schedule a failure printed); empty to draw from the seed
      */
     public FaultSchedule(
-            long seed, int pods, int clients, List<Integer> socketClients, int sparedPod, Set<Kind> kinds) {
+            long seed,
+            int pods,
+            int clients,
+            List<Integer> socketClients,
+            int sparedPod,
+            Set<Kind> kinds,
+            List<Step> replay) {
+        this.replay = List.copyOf(replay);
         this.sparedPod = sparedPod;
         this.seed = seed;
         this.random = new Random(seed * 0x9E3779B97F4A7C15L + 17);
@@ -141,8 +190,21 @@ public final class FaultSchedule {
         return seed;
     }
 
+    /** Whether the schedule replays given steps rather than drawing them. */
+    public boolean replaying() {
+        return !replay.isEmpty();
+    }
+
+    /** The steps of a short campaign: the replayed ones, or each kind once. */
+    public int planned() {
+        return replaying() ? replay.size() : kinds();
+    }
+
     /** The next step of the schedule (the same sequence for the same seed and shape). */
     public synchronized Step next() {
+        if (replaying()) {
+            return replay.get(drawn++ % replay.size());
+        }
         int index = drawn++;
         Kind kind = index < firstRound.size() ? firstRound.get(index) : weighted();
         int gap = 10 + random.nextInt(40);
@@ -215,6 +277,7 @@ public final class FaultSchedule {
                 .append(seed)
                 .append(" (reproduce: -Dcampaign.seed=")
                 .append(seed)
+                .append(replaying() ? " -Dcampaign.replay=" + replayProperty(replay) : "")
                 .append("), executed fault schedule:\n");
         for (Executed e : executed()) {
             sb.append(e).append('\n');

@@ -19,18 +19,28 @@ public class NotesAppProfile implements QuarkusTestProfile {
     /** {@code syncular.blobs.max-bytes}. */
     public static final int BLOB_MAX_BYTES = 1024 * 1024;
 
-    @Override
-    public Map<String, String> getConfigOverrides() {
+    /**
+     * The notes schema served from a storage schema of its own, {@code prefix} and ten random hex digits: the two
+     * settings every app on the notes schema needs, for profiles of their own.
+     */
+    public static Map<String, String> notesIn(String prefix) {
         return Map.of(
                 "syncular.schema.path",
                 SCHEMA,
                 "syncular.storage.pg-schema",
-                "sync_notes_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
+                prefix + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
+    }
+
+    @Override
+    public Map<String, String> getConfigOverrides() {
+        Map<String, String> m = new java.util.HashMap<>(notesIn("sync_notes_"));
+        m.putAll(Map.of(
                 "syncular.admin.token",
                 ADMIN_TOKEN,
                 "syncular.blobs.max-bytes",
                 String.valueOf(BLOB_MAX_BYTES),
                 "syncular.limits.max-response-bytes",
-                "64K");
+                "64K"));
+        return m;
     }
 }

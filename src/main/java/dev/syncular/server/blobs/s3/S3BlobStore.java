@@ -10,6 +10,7 @@ import dev.syncular.server.blobs.BlobKey;
 import dev.syncular.server.blobs.BlobPage;
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.PresignedUrl;
+import dev.syncular.server.s3.S3Call;
 import dev.syncular.server.s3.S3Outage;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
@@ -233,18 +234,7 @@ public final class S3BlobStore implements BlobStore {
     private static <T> Uni<T> call(Supplier<CompletableFuture<T>> call) {
         return Uni.createFrom().deferred(() -> {
             Context context = Vertx.currentContext();
-            Uni<T> called = Uni.createFrom()
-                    .completionStage(() -> {
-                        try {
-                            return call.get();
-                        } catch (RuntimeException e) {
-                            return CompletableFuture.failedFuture(e);
-                        }
-                    })
-                    .onFailure(CompletionException.class)
-                    .transform(e -> e.getCause() == null ? e : e.getCause())
-                    .onFailure()
-                    .transform(S3Outage::classified);
+            Uni<T> called = S3Call.of(call);
             return context == null ? called : called.emitOn(task -> context.runOnContext(v -> task.run()));
         });
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.s3.S3Call;
 import dev.syncular.server.s3.S3Outage;
 import dev.syncular.server.segments.SegmentCollisionException;
 import dev.syncular.server.segments.SegmentPublication;
@@ -170,18 +171,7 @@ public final class S3SegmentStore implements SegmentStore {
      * ({@link S3Outage}: 429 {@code storage_unavailable} to the round, §10.2).
      */
     private static <T> Uni<T> uni(Supplier<CompletableFuture<T>> operation) {
-        return Uni.createFrom()
-                .completionStage(() -> {
-                    try {
-                        return operation.get();
-                    } catch (RuntimeException e) {
-                        return CompletableFuture.failedFuture(e);
-                    }
-                })
-                .onFailure(CompletionException.class)
-                .transform(e -> e.getCause() == null ? e : e.getCause())
-                .onFailure()
-                .transform(S3Outage::classified);
+        return S3Call.of(operation);
     }
 
     // ------------------------------------------------------------------------------------------------
