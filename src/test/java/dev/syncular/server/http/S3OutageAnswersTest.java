@@ -12,6 +12,7 @@ import dev.syncular.server.cli.ServerConnection;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.GrantTable;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.Notes;
 import dev.syncular.server.testsupport.NotesAppProfile;
 import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -218,14 +219,7 @@ class S3OutageAnswersTest {
                 "writer-" + UUID.randomUUID());
         List<PushOperation> ops = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            Map<String, Object> row = new HashMap<>();
-            row.put("id", "n-" + i);
-            row.put("project_id", "p1");
-            row.put("title", "t" + i);
-            row.put("body", null);
-            row.put("priority", (long) i);
-            row.put("done", false);
-            ops.add(writer.upsertOp("notes", row, null));
+            ops.add(writer.upsertOp("notes", Notes.note("n-" + i, (long) i), null));
         }
         String commit = writer.commit(ops);
         writer.syncUntilIdle();
