@@ -3,12 +3,15 @@ package dev.syncular.server.testsupport;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.stream.Stream;
 
 /**
  * An S3 stand-in of a test's own that can be stopped and started again ({@link FaultSchedule.Kind#STOP_S3}): s3proxy,
@@ -85,13 +88,35 @@ public final class RestartableS3 implements AutoCloseable {
                 List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"));
     }
 
-    /** The objects the bucket holds (files under its directory). */
+    /**
+     * The objects the bucket holds (files under its directory), counted while the stand-in may be writing: a file
+     * that goes between the listing and its visit (the stand-in writes an object to a temporary file and renames it;
+     * a 1-hour campaign met one) is not counted.
+     */
     public long objects() {
-        try (Stream<Path> all = Files.walk(data.resolve(bucket))) {
-            return all.filter(Files::isRegularFile).count();
+        long[] files = {0};
+        try {
+            Files.walkFileTree(data.resolve(bucket), new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) {
+                    if (attributes.isRegularFile()) {
+                        files[0]++;
+                    }
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+                    if (e instanceof NoSuchFileException) {
+                        return FileVisitResult.CONTINUE;
+                    }
+                    throw e;
+                }
+            });
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        return files[0];
     }
 
     @Override
