@@ -41,7 +41,8 @@ public class PodOperationWatches {
         this.lifetime =
                 new CredentialLifetime(hub.vertx(), hub.clock(), hub.metrics().failures());
         long interval = config.realtime().heartbeatInterval().toMillis();
-        hub.vertx().setPeriodic(interval, t -> heartbeat(3 * interval));
+        SilenceWatch silence = new SilenceWatch(interval, SilenceWatch.MONOTONIC_MS);
+        hub.vertx().setPeriodic(interval, t -> heartbeat(silence));
         realtime.hub().addCommitListener(new RealtimeHub.CommitListener() {
             @Override
             public void committed(String partition, long seq) {
@@ -71,13 +72,13 @@ public class PodOperationWatches {
 
     /** A socket opened for {@code ctx}: its credential's lifetime is armed, its heartbeats begin. */
     void opened(WebSocketConnection connection, SyncRequestContext ctx) {
-        lastHeardMs.put(connection, System.currentTimeMillis());
+        lastHeardMs.put(connection, SilenceWatch.MONOTONIC_MS.getAsLong());
         lifetime.watch(connection, ctx);
     }
 
     /** A message or a pong from the socket. */
     void heard(WebSocketConnection connection) {
-        lastHeardMs.computeIfPresent(connection, (c, t) -> System.currentTimeMillis());
+        lastHeardMs.computeIfPresent(connection, (c, t) -> SilenceWatch.MONOTONIC_MS.getAsLong());
     }
 
     /** Whether {@code ctx}'s credential has expired (then the message is not served and the socket closed). */
@@ -114,12 +115,12 @@ public class PodOperationWatches {
         lifetime.release(connection);
     }
 
-    private void heartbeat(long idleMs) {
-        long now = System.currentTimeMillis();
+    private void heartbeat(SilenceWatch silence) {
+        SilenceWatch.Tick tick = silence.tick();
         lastHeardMs.forEach((connection, heard) -> {
-            if (now - heard > idleMs) {
+            if (silence.silent(tick, heard)) {
                 connection
-                        .close()
+                        .close(RealtimeHub.IDLE)
                         .subscribe()
                         .with(
                                 v -> {},

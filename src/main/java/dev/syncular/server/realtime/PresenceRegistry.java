@@ -190,7 +190,7 @@ final class PresenceRegistry {
     }
 
     synchronized void heard(String pod) {
-        podLastHeard.put(pod, clock.getAsLong());
+        podLastHeard.put(pod, SilenceWatch.MONOTONIC_MS.getAsLong());
     }
 
     /** A pod said {@code bye}, or was silent too long: its peers leave everywhere. */
@@ -199,11 +199,11 @@ final class PresenceRegistry {
         dropRemote(e -> e.pod().equals(pod));
     }
 
-    /** Pods not heard from since {@code cutoffMs} are presumed gone. */
-    synchronized void expireSilentPods(long cutoffMs) {
+    /** Pods not heard from for three heartbeat intervals ({@link SilenceWatch#silent}) are presumed gone. */
+    synchronized void expireSilentPods(SilenceWatch silence, SilenceWatch.Tick tick) {
         for (Iterator<Map.Entry<String, Long>> it = podLastHeard.entrySet().iterator(); it.hasNext(); ) {
             Map.Entry<String, Long> p = it.next();
-            if (p.getValue() < cutoffMs) {
+            if (silence.silent(tick, p.getValue())) {
                 it.remove();
                 String pod = p.getKey();
                 dropRemote(e -> e.pod().equals(pod));

@@ -17,6 +17,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.context.Context;
+import io.quarkus.websockets.next.CloseReason;
 import io.quarkus.websockets.next.WebSocketConnection;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Vertx;
@@ -118,6 +119,11 @@ public final class RealtimeHub {
     private final PresenceRegistry presence;
     private volatile PgSubscriber subscriber;
     private long heartbeatTimer = -1;
+    /** §8.5 the idle reaper's judgement, on the heartbeat timer. */
+    private final SilenceWatch silence;
+    /** The close of a socket reaped for silence (§8.5): a normal closure, its reason for the client's logs. */
+    static final CloseReason IDLE = new CloseReason(1000, "idle: nothing heard for three heartbeat intervals");
+
     private volatile boolean listening;
     private volatile boolean presenceListening;
     private volatile boolean draining;
@@ -191,6 +197,7 @@ public final class RealtimeHub {
             Tracing tracing) {
         this.tracing = tracing;
         this.settings = settings;
+        this.silence = new SilenceWatch(settings.heartbeatInterval().toMillis(), SilenceWatch.MONOTONIC_MS);
         this.fanoutShares = new RateBuckets(settings.fanoutBytesPerSecond(), Duration.ofSeconds(2), System::nanoTime);
         this.serves = serves;
         this.storage = storage;
@@ -830,13 +837,16 @@ public final class RealtimeHub {
         }
     }
 
-    /** §8.5: a heartbeat to every socket; one not heard from for three intervals is closed (reaped). */
+    /**
+     * §8.5: a heartbeat to every socket; one not heard from for three intervals is closed (reaped), as silence is
+     * judged by {@link SilenceWatch} (monotonic, and nothing closed by a tick that follows a stall of the pod).
+     */
     private void heartbeat() {
         long now = settings.clock().getAsLong();
-        long idle = 3 * settings.heartbeatInterval().toMillis();
+        SilenceWatch.Tick tick = silence.tick();
         if (settings.presenceEnabled() && presenceListening) {
             presenceBus.pod("alive");
-            presence.expireSilentPods(System.currentTimeMillis() - idle);
+            presence.expireSilentPods(silence, tick);
         }
         signals.notificationQueueUsage()
                 .subscribe()
@@ -846,9 +856,9 @@ public final class RealtimeHub {
         String beat = ControlMessages.render(new ControlMessage.Heartbeat(now));
         for (Set<RealtimeSession> set : byPartition.values()) {
             for (RealtimeSession s : set) {
-                if (System.currentTimeMillis() - s.lastHeardMs > idle) {
+                if (silence.silent(tick, s.lastHeardMs)) {
                     s.connection()
-                            .close()
+                            .close(IDLE)
                             .subscribe()
                             .with(
                                     v -> {},

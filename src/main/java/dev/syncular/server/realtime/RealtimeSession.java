@@ -83,6 +83,7 @@ final class RealtimeSession {
     /** The commitSeqs of deltas sent and not acknowledged yet. */
     private final ArrayDeque<Long> unacked = new ArrayDeque<>();
 
+    /** When a frame of the client was last read, on {@link SilenceWatch#MONOTONIC_MS} (§8.5 idle reaping). */
     volatile long lastHeardMs;
     /** Set when the connection left the hub; a registration arriving later is not recorded (§8.6.1). */
     volatile boolean closed;
@@ -115,8 +116,13 @@ final class RealtimeSession {
         this.clock = clock;
         this.observed = latestCursor;
         this.suppressed = behind;
-        this.lastHeardMs = clock.getAsLong();
+        this.lastHeardMs = SilenceWatch.MONOTONIC_MS.getAsLong();
         register(registrations);
+    }
+
+    /** A frame of the client (a message or a pong) was read now. */
+    void heard() {
+        lastHeardMs = SilenceWatch.MONOTONIC_MS.getAsLong();
     }
 
     /** Replaces the registrations (§8.7); returns the scope keys held before (§8.6.3 re-derives presence). */
