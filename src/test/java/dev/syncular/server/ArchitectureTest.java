@@ -13,6 +13,8 @@ import com.tngtech.archunit.core.domain.Dependency;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaConstructorCall;
+import com.tngtech.archunit.core.domain.JavaMethod;
+import com.tngtech.archunit.core.domain.JavaParameter;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.library.Architectures;
@@ -198,6 +200,27 @@ class ArchitectureTest {
                         + " CheckpointStorage, RealtimeSignals, ExclusiveJobs, ...); only the composition root builds"
                         + " the PostgreSQL one")
                 .check(classes);
+    }
+
+    /**
+     * The pod's start-up is one ordered list ({@code boot.StartupSequence}), not observer priorities spread over
+     * packages: no other production class observes {@code StartupEvent}, except the conformance host's warning,
+     * which only a conformance build shows.
+     */
+    @Test
+    void onlyTheStartupSequenceObservesStartup() {
+        Set<String> observers = new TreeSet<>();
+        for (JavaClass c : classes) {
+            for (JavaMethod m : c.getMethods()) {
+                for (JavaParameter p : m.getParameters()) {
+                    if (p.isAnnotatedWith("jakarta.enterprise.event.Observes")
+                            && p.getRawType().isEquivalentTo(io.quarkus.runtime.StartupEvent.class)) {
+                        observers.add(c.getSimpleName());
+                    }
+                }
+            }
+        }
+        assertEquals(Set.of("ConformanceHost", "StartupSequence"), observers);
     }
 
     @Test

@@ -6,11 +6,8 @@ import dev.syncular.server.sync.ScopeResolver;
 import io.quarkus.arc.ClientProxy;
 import io.quarkus.arc.InjectableInstance;
 import io.quarkus.runtime.LaunchMode;
-import io.quarkus.runtime.StartupEvent;
 import io.quarkus.runtime.configuration.ConfigurationException;
-import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import org.jboss.logging.Logger;
 
@@ -45,7 +42,8 @@ public class DevAuthStartupCheck {
     @Inject
     SyncularConfig config;
 
-    void check(@Observes @Priority(2) StartupEvent event) {
+    /** Step 2 of {@code boot.StartupSequence}. */
+    public void check() {
         if (!ServesRequests.thisProcess()) {
             return; // a command (the backfill) answers no request: how requests would be authenticated is moot
         }

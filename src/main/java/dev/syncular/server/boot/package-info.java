@@ -12,12 +12,14 @@
  * {@link dev.syncular.server.boot.RealtimeParts} and {@link dev.syncular.server.boot.Realtime} are what a hub is
  * built from and what it comes with. {@link dev.syncular.server.boot.StorageProducer} is the pod's storage bean, the
  * one place besides {@code storage.postgres} that names the PostgreSQL storage: everyone else injects a role.
- * {@link dev.syncular.server.boot.NoContextCapture} takes Mutiny's thread-context hooks out at start-up (the packaged
- * configuration propagates no thread context).
+ * {@link dev.syncular.server.boot.EngineProducer} and {@link dev.syncular.server.boot.ReplicaProducer} are the pod's
+ * CDI producers (schema window, stores, engine, realtime hub and channel, blob service, read replicas), and
+ * {@link dev.syncular.server.boot.StartupSequence} is the pod's start-up written as one ordered list of steps
+ * (checks, schema and storage migration, stores, operation registries, realtime) instead of observer priorities
+ * spread over packages.
  *
- * <p>Its users are the edges that own a lifecycle: the production CDI producer ({@code http.EngineProducer}, whose
- * beans {@code realtime.PodRealtime} takes) and the conformance host (an engine and a hub per instance). It sits
- * above every package it assembles ({@code sync}, {@code realtime}, the storage adapters, {@code ops}) and below
- * {@code http}, {@code cli} and {@code conformance}.
+ * <p>The conformance host builds an engine and a hub per instance with the same {@link
+ * dev.syncular.server.boot.Assembly}. It sits above every package it assembles ({@code sync}, {@code realtime}, the
+ * storage adapters, {@code ops}) and below {@code http}, {@code cli} and {@code conformance}.
  */
 package dev.syncular.server.boot;

@@ -1,10 +1,7 @@
 package dev.syncular.server.config;
 
-import io.quarkus.runtime.StartupEvent;
 import io.quarkus.runtime.configuration.ConfigurationException;
-import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.event.Observes;
 import java.util.Optional;
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
@@ -16,7 +13,7 @@ import org.eclipse.microprofile.config.ConfigProvider;
  * then Quarkus would only deactivate the datasource and boot a server that cannot sync.
  *
  * <p>Throws a {@link ConfigurationException}, which Quarkus prints as a plain message
- * (no stack trace) before exiting with status 1. Runs before any other start-up observer.
+ * (no stack trace) before exiting with status 1. Runs before any other start-up step ({@code boot.StartupSequence}).
  * An explicit {@code quarkus.datasource.active=false} skips the check.
  */
 @ApplicationScoped
@@ -30,7 +27,8 @@ public class DatasourceStartupCheck {
             + "embedded database; to try the server without one, run ./mvnw quarkus:dev in the source "
             + "tree, which starts an embedded PostgreSQL.";
 
-    void check(@Observes @Priority(1) StartupEvent event) {
+    /** Step 1 of {@code boot.StartupSequence}. */
+    public void check() {
         Config config = ConfigProvider.getConfig();
         boolean deactivated = config.getOptionalValue("quarkus.datasource.active", Boolean.class)
                 .map(active -> !active)

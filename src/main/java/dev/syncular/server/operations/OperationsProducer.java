@@ -11,12 +11,10 @@ import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.Tracing;
 import io.quarkus.arc.DefaultBean;
-import io.quarkus.runtime.StartupEvent;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.Produces;
@@ -101,7 +99,7 @@ public class OperationsProducer {
                 pool, snapshots, storage, window.current(), config.storage().statementTimeout());
     }
 
-    /** SPEC §6.7 / §6.8 {@code queryAuthoritative}, for the engine's push transactions ({@code http.EngineProducer}). */
+    /** SPEC §6.7 / §6.8 {@code queryAuthoritative}, for the engine's push transactions ({@code boot.EngineProducer}). */
     @Produces
     @Singleton
     RegisteredQueries transactionQueries(QueryRegistry registry, QueryExecutor executor) {
@@ -185,11 +183,5 @@ public class OperationsProducer {
                 vertx,
                 pool,
                 storage.qualified("sync_changes"));
-    }
-
-    /** Reads the registry at start-up, so a refused document stops the server instead of the first request. */
-    void onStart(@Observes StartupEvent event, QueryRegistry registry, CommandRegistry commands) {
-        registry.all().size();
-        commands.size();
     }
 }

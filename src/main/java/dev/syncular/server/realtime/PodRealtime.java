@@ -3,7 +3,6 @@ package dev.syncular.server.realtime;
 import dev.syncular.server.config.SyncularConfig;
 import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.runtime.StartupEvent;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -28,7 +27,8 @@ public class PodRealtime {
         this.channel = channel;
     }
 
-    void start(@Observes StartupEvent event) {
+    /** Opens the hub's LISTEN connection and starts its heartbeats (the last step of {@code boot.StartupSequence}). */
+    public void start() {
         if (config.enabled()) {
             hub.start();
         }

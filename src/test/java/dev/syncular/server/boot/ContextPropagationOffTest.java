@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The running app propagates no thread context through Mutiny ({@code mp.context.ThreadContext.propagated=None} in
- * the packaged configuration, and {@link NoContextCapture}): a callback or a future is used as it is, not wrapped
+ * the packaged configuration, and {@link StartupSequence}): a callback or a future is used as it is, not wrapped
  * in a capture of the CDI, OpenTelemetry and MDC state taken when the operator was built and restored around every
  * call (a third of the server's samples in a
  * profile of bench/tenants.sh at one partition). The request's Vert.x context carries what the round needs: traces

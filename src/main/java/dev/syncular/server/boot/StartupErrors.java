@@ -1,4 +1,4 @@
-package dev.syncular.server.http;
+package dev.syncular.server.boot;
 
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.SchemaException;
@@ -17,7 +17,7 @@ import org.jboss.logging.Logger;
  * no longer match what the database stores — into one {@link ConfigurationException} whose message says what is
  * wrong and how to fix it. Quarkus prints a {@code ConfigurationException} as its message only (no stack trace)
  * and exits with status 1; the original exception and its stack trace are logged at DEBUG level
- * ({@code quarkus.log.category."dev.syncular.server.http.StartupErrors".level=DEBUG}).
+ * ({@code quarkus.log.category."dev.syncular.server.boot.StartupErrors".level=DEBUG}).
  */
 final class StartupErrors {
     private static final Logger LOG = Logger.getLogger(StartupErrors.class);

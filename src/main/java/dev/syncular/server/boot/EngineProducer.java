@@ -1,17 +1,9 @@
-package dev.syncular.server.http;
+package dev.syncular.server.boot;
 
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.postgres.PostgresBlobStore;
 import dev.syncular.server.blobs.s3.S3BlobStore;
-import dev.syncular.server.boot.Assembly;
-import dev.syncular.server.boot.BlockingPools;
-import dev.syncular.server.boot.ConfiguredParts;
-import dev.syncular.server.boot.Realtime;
-import dev.syncular.server.boot.RealtimeParts;
 import dev.syncular.server.config.BoundedPgPool;
-import dev.syncular.server.config.EmbeddedDatabase;
-import dev.syncular.server.config.EmbeddedPostgresConfigSourceFactory;
-import dev.syncular.server.config.ServesRequests;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.crdt.yjs.YjsDocMerger;
 import dev.syncular.server.memory.BufferBudget;
@@ -20,7 +12,6 @@ import dev.syncular.server.ops.OperationalEvents;
 import dev.syncular.server.ops.ReactionMetrics;
 import dev.syncular.server.ops.ScopeResolverFailures;
 import dev.syncular.server.ops.ServeGateMetrics;
-import dev.syncular.server.ops.StorageReadiness;
 import dev.syncular.server.ops.SyncMetrics;
 import dev.syncular.server.ops.TenantLoad;
 import dev.syncular.server.realtime.RealtimeChannel;
@@ -34,7 +25,6 @@ import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.segments.s3.S3SegmentStore;
 import dev.syncular.server.storage.ReadReplicas;
 import dev.syncular.server.storage.ServerStorage;
-import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.CrdtMergerRegistry;
@@ -48,14 +38,11 @@ import dev.syncular.server.sync.SyncObserver;
 import dev.syncular.server.sync.Tracing;
 import dev.syncular.server.sync.WritePolicy;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.quarkus.runtime.StartupEvent;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
-import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
@@ -63,7 +50,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -71,8 +57,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import org.eclipse.microprofile.config.Config;
-import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.logging.Logger;
 import software.amazon.awssdk.services.s3.S3AsyncClient;
 import software.amazon.awssdk.services.s3.presigner.S3Presigner;
@@ -84,14 +68,11 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
  * storage bean ({@code boot.StorageProducer}) and the host's {@link ScopeResolver} bean — the engine, the realtime
  * hub and channel, and the blob service.
  *
- * <p>At start-up ({@link StartupEvent}, on the main thread — never an event loop) it creates or verifies
- * the storage tables, blocking until done, so the first request finds them ready and a broken database
- * stops the boot instead of failing requests.
+ * <p>Producers only: the tables, buckets and the hub are started by {@link StartupSequence}.
  */
 @ApplicationScoped
 public class EngineProducer {
     private static final Logger LOG = Logger.getLogger(EngineProducer.class);
-    private static final Duration STARTUP_DDL_TIMEOUT = Duration.ofMinutes(2);
 
     /**
      * The §5.10.2 merger registry: the built-in {@code yjs-doc} merger plus every CDI bean implementing
@@ -373,103 +354,6 @@ public class EngineProducer {
             SyncularConfig config,
             ScopeResolverFailures failures) {
         return Assembly.blobService(config.blobs(), store, storage, failures.observe(resolver), window);
-    }
-
-    /**
-     * Builds the blob store at start-up (a missing bucket stops the boot) and creates the embedded table — after
-     * {@link #ensureStorage} (default observer priority), which created the PostgreSQL schema.
-     */
-    void ensureBlobs(@Observes @Priority(3000) StartupEvent event, BlobStore store) {
-        if (store instanceof PostgresBlobStore pg) {
-            pg.ensureSchema().await().atMost(STARTUP_DDL_TIMEOUT);
-        } else if (store instanceof S3BlobStore s3) {
-            LOG.infof("Blob store: S3 bucket \"%s\"", s3.bucket());
-        }
-    }
-
-    /**
-     * The signed-URL key is checked at start-up, not at the first bootstrap (the S3 segment store presigns instead);
-     * not for a one-shot command ({@code ops.ServerMain}: no listener), which mints no URL.
-     */
-    void checkSignedUrls(@Observes @Priority(3) StartupEvent event, SyncularConfig config) {
-        if (ServesRequests.thisProcess() && config.segments().store() != SyncularConfig.StoreKind.S3) {
-            ConfiguredParts.signer(config);
-        }
-    }
-
-    /** Runs after the datasource (priority 1) and dev-auth (priority 2) checks. */
-    void ensureStorage(
-            @Observes StartupEvent event,
-            SchemaWindow window,
-            ServerStorage storage,
-            SegmentStore segments,
-            SyncularConfig config,
-            StorageReadiness readiness) {
-        long t0 = System.nanoTime();
-        try {
-            if (config.storage().pgSchemaSetting().isEmpty()) {
-                refuseAnEmptyDefaultBesideLegacyTables(storage);
-            }
-            storage.ensureSchema(window.current(), Assembly.checkpoints(config))
-                    .await()
-                    .atMost(STARTUP_DDL_TIMEOUT);
-        } catch (StorageException e) {
-            if (!StorageException.SCHEMA_NOT_READY.equals(e.code())) {
-                ConfigurationException clear = StartupErrors.storage(
-                        e, storage.pgSchema(), window.current().version(), embeddedDataDir());
-                throw clear != null ? clear : e;
-            }
-            // A newer build already migrated this database: stay up but unready (the serve gate refuses).
-            LOG.warn("stored schema is newer than this build; readiness stays DOWN");
-            return;
-        } catch (RuntimeException e) {
-            Config c = ConfigProvider.getConfig();
-            ConfigurationException clear = StartupErrors.database(
-                    e,
-                    c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.URL_PROPERTY, String.class)
-                            .orElse("(unset)"),
-                    c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.USER_PROPERTY, String.class)
-                            .orElse("(unset)"));
-            throw clear != null ? clear : e;
-        }
-        if (segments instanceof PostgresSegmentStore pg) {
-            pg.ensureSchema().await().atMost(STARTUP_DDL_TIMEOUT);
-        } else if (segments instanceof S3SegmentStore s3) {
-            // a missing bucket or bad credentials stop the boot, not the first bootstrap
-            s3.checkBucket().await().atMost(STARTUP_DDL_TIMEOUT);
-        }
-        readiness.markMigrated();
-        LOG.infof(
-                "Sync storage ready in schema \"%s\" (schema version %d, %d tables) in %d ms",
-                storage.pgSchema(),
-                window.current().version(),
-                window.current().tables().size(),
-                (System.nanoTime() - t0) / 1_000_000);
-    }
-
-    /**
-     * With {@code syncular.storage.pg-schema} unset, the tables go to {@value SyncularConfig.Storage#DEFAULT_PG_SCHEMA}:
-     * a database whose sync tables are in {@value SyncularConfig.Storage#LEGACY_PG_SCHEMA} (the default before 0.2.0)
-     * and not there would start empty beside them, every client of the deployment reset. Refused, naming the setting.
-     */
-    private static void refuseAnEmptyDefaultBesideLegacyTables(ServerStorage storage) {
-        if (!storage.holdsSyncTables(storage.pgSchema()).await().atMost(STARTUP_DDL_TIMEOUT)
-                && storage.holdsSyncTables(SyncularConfig.Storage.LEGACY_PG_SCHEMA)
-                        .await()
-                        .atMost(STARTUP_DDL_TIMEOUT)) {
-            throw new ConfigurationException(StartupErrors.tablesInLegacySchema(storage.pgSchema()));
-        }
-    }
-
-    /** The data directory of the embedded dev/test PostgreSQL when it is the database in use, else {@code null}. */
-    private static String embeddedDataDir() {
-        String dir = System.getProperty(EmbeddedDatabase.DATA_DIR_PROPERTY);
-        Config c = ConfigProvider.getConfig();
-        String url = c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.URL_PROPERTY, String.class)
-                .orElse("");
-        String embedded = c.getOptionalValue(EmbeddedPostgresConfigSourceFactory.EMBEDDED_URL_PROPERTY, String.class)
-                .orElse(null);
-        return dir != null && url.equals(embedded) ? dir : null;
     }
 
     static CompiledSchema loadSchema(SyncularConfig config, Set<String> crdtTypes) {

@@ -1,4 +1,4 @@
-package dev.syncular.server.http;
+package dev.syncular.server.boot;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
