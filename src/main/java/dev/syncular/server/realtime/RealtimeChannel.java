@@ -188,7 +188,7 @@ public final class RealtimeChannel {
         if (lifetime.expired(s.ctx)) {
             return lifetime.close(connection);
         }
-        s.heard();
+        s.readFromClient();
         if (text.length() > hub.maxControlChars()) {
             // §8.1 control messages are small (an ack, a presence document under its own cap): a huge one is closed
             // with the socket's "message too big", not parsed on the event loop
@@ -234,7 +234,7 @@ public final class RealtimeChannel {
         if (lifetime.expired(s.ctx)) {
             return lifetime.close(connection); // no round runs on an expired credential
         }
-        s.heard();
+        s.readFromClient();
         byte[] bytes = message.getBytes();
         // §8.7: the server MAY close on a client→server tag other than 0x01 (a broken client, surfaced loudly)
         if (bytes.length == 0 || (bytes[0] & 0xff) != ChannelTag.ROUND) {
@@ -278,7 +278,7 @@ public final class RealtimeChannel {
     public Uni<Void> pong(WebSocketConnection connection) {
         RealtimeSession s = connection.userData().get(SESSION);
         if (s != null) {
-            s.heard();
+            s.readFromClient();
         }
         return Uni.createFrom().voidItem();
     }

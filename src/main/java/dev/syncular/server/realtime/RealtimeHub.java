@@ -856,7 +856,7 @@ public final class RealtimeHub {
         String beat = ControlMessages.render(new ControlMessage.Heartbeat(now));
         for (Set<RealtimeSession> set : byPartition.values()) {
             for (RealtimeSession s : set) {
-                if (silence.silent(tick, s.lastHeardMs)) {
+                if (s.idleAt(silence, tick)) {
                     s.connection()
                             .close(IDLE)
                             .subscribe()

@@ -84,7 +84,7 @@ final class RealtimeSession {
     private final ArrayDeque<Long> unacked = new ArrayDeque<>();
 
     /** When a frame of the client was last read, on {@link SilenceWatch#MONOTONIC_MS} (§8.5 idle reaping). */
-    volatile long lastHeardMs;
+    private volatile long lastHeardMs;
     /** Set when the connection left the hub; a registration arriving later is not recorded (§8.6.1). */
     volatile boolean closed;
     /** §8.6 this connection's presence publish rate (issue 45; {@link PresenceRate#OFF}: no cap). */
@@ -121,8 +121,17 @@ final class RealtimeSession {
     }
 
     /** A frame of the client (a message or a pong) was read now. */
-    void heard() {
+    void readFromClient() {
         lastHeardMs = SilenceWatch.MONOTONIC_MS.getAsLong();
+    }
+
+    /**
+     * §8.5: whether the idle reaper closes this socket at {@code tick}. Never while a round of it is in flight: the
+     * client waits for the pod's answer, and the pod may be the one too busy to read its pongs (an event loop held up
+     * under load); the round's end or its failed write settles the socket.
+     */
+    boolean idleAt(SilenceWatch silence, SilenceWatch.Tick tick) {
+        return !roundInFlight && silence.silent(tick, lastHeardMs);
     }
 
     /** Replaces the registrations (§8.7); returns the scope keys held before (§8.6.3 re-derives presence). */

@@ -12,6 +12,8 @@ import java.util.function.LongSupplier;
  *   <li>a heartbeat tick that comes more than half an interval late follows a stall of the pod itself (a long
  *       garbage collection, a starved CPU): the frames its clients sent meanwhile may still wait unread, so that
  *       tick pings and closes nothing; the pongs are read before the next tick judges.
+ *   <li>a socket whose round is in flight is not judged at all ({@link RealtimeSession#idleAt}): the client waits
+ *       for the pod, whose event loop may be too busy to read its pongs.
  * </ul>
  *
  * One per timer; {@link #tick} is called from that timer only.

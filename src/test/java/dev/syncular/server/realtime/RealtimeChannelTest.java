@@ -20,6 +20,7 @@ import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.testsupport.EngineTransport;
+import dev.syncular.server.testsupport.HeldTransaction;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.RealtimeSocket;
@@ -31,6 +32,7 @@ import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.FrameType;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageDecoder;
+import dev.syncular.server.wire.PushResult;
 import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.SubEnd;
 import dev.syncular.server.wire.SubStart;
@@ -57,8 +59,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assertions;
@@ -392,6 +396,63 @@ class RealtimeChannelTest {
         }
         assertFalse(s.closed.isDone(), "a live socket must not be reaped");
         s.ws.abort();
+    }
+
+    /**
+     * §8.5 with §8.7: a socket waiting for its own round is not reaped, even with its pongs unread for longer than
+     * three heartbeat intervals (here: a client reading nothing while its push waits for the partition lock, as when
+     * the pod's event loop is too busy to read them). Once the lock is released the round answers on the same socket.
+     */
+    @Test
+    void aSocketWaitingForItsRoundIsNotReaped() throws Exception {
+        RealtimeSocket beats = connect("dave", "c-beats-" + UUID.randomUUID());
+        beats.nextEvent("hello");
+        String clientId = "c-wait-" + UUID.randomUUID();
+        RealtimeSocket waiting = RealtimeSocket.connectPaused(base.toString(), partition, "alice", clientId);
+        // the client syncs over HTTP first (the §2.1 epoch, its bootstrap, the partition's row), then over the socket
+        HttpTransport http = new HttpTransport(base.toString(), partition);
+        SyncTestClient.Transport socket = new RealtimeExactlyOnceTest.SocketTransport(waiting, http);
+        AtomicBoolean overSocket = new AtomicBoolean();
+        SyncTestClient a = new SyncTestClient(
+                window.current(),
+                new SyncTestClient.Transport() {
+                    @Override
+                    public byte[] roundTrip(SyncTestClient client, byte[] request) {
+                        return (overSocket.get() ? socket : http).roundTrip(client, request);
+                    }
+
+                    @Override
+                    public byte[] downloadSegment(SyncTestClient client, String segmentId, String scopesHeader) {
+                        return http.downloadSegment(client, segmentId, scopesHeader);
+                    }
+                },
+                "alice",
+                clientId);
+        a.subscribe("s1", "todos", Map.of("list_id", List.of("l1")));
+        a.upsert("todos", todo("first"), null);
+        a.syncUntilIdle();
+        overSocket.set(true);
+        CompletableFuture<Message> round;
+        try (HeldTransaction lock = HeldTransaction.begin(
+                pool,
+                "SELECT 1 FROM \"" + storage.pgSchema() + "\".sync_partitions WHERE partition_id = '" + partition
+                        + "' FOR UPDATE")) {
+            a.upsert("todos", todo("second"), null);
+            round = CompletableFuture.supplyAsync(a::sync);
+            lock.awaitBlocked(); // the round's push waits for the partition
+            // five heartbeats (1 s apart in tests): the paused socket has been silent past three intervals
+            for (int i = 0; i < 5; i++) {
+                beats.nextEvent("heartbeat");
+            }
+            lock.commit();
+        }
+        // the paused client reads the pod's answer now: its round's response, or the reaper's close
+        waiting.resume();
+        Message answered = round.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertTrue(answered.frames().stream().anyMatch(f -> f instanceof PushResult));
+        assertFalse(waiting.closed.isDone());
+        waiting.ws.abort();
+        beats.ws.abort();
     }
 
     @Test
