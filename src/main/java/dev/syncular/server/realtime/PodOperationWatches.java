@@ -120,7 +120,7 @@ public class PodOperationWatches {
         lastHeardMs.forEach((connection, heard) -> {
             if (silence.silent(tick, heard)) {
                 connection
-                        .close(RealtimeHub.IDLE)
+                        .close(Heartbeats.IDLE)
                         .subscribe()
                         .with(
                                 v -> {},

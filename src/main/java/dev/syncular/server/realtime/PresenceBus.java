@@ -17,7 +17,7 @@ import org.jboss.logging.Logger;
 
 /**
  * Presence between pods (§8.6 with several pods): PostgreSQL {@code NOTIFY} on the storage schema's presence
- * channel, heard by every pod's one LISTEN connection (the {@link RealtimeHub}'s). A message is a small JSON
+ * channel, heard by every pod's one LISTEN connection ({@link CommitNotifications}). A message is a small JSON
  * object: {@code set} / {@code del} of a peer's document on a scope key, or {@code hello} (a pod started or
  * re-LISTENed: re-announce), {@code alive} (heartbeat) and {@code bye} (drain) about a pod.
  *
@@ -69,6 +69,15 @@ final class PresenceBus implements PresenceRegistry.Broadcast {
 
     String channel() {
         return channel;
+    }
+
+    /**
+     * The presence channel beside commit channel {@code commits} ({@code syncular_commits_<suffix>}):
+     * {@code syncular_presence_<suffix>}, at most the 63 bytes of a PostgreSQL identifier.
+     */
+    static String channelBeside(String commits) {
+        String channel = "syncular_presence_" + commits.substring("syncular_commits_".length());
+        return channel.length() > 63 ? channel.substring(0, 63) : channel;
     }
 
     @Override

@@ -138,7 +138,7 @@ public final class RealtimeChannel {
                 prepared,
                 true,
                 maxRequestBytes,
-                hub.presenceRate());
+                hub.presence().rate());
         s.failures = hub.metrics().failures();
         connection.userData().put(SESSION, s);
         hub.add(s);
@@ -170,7 +170,7 @@ public final class RealtimeChannel {
                                     first,
                                     hub.metrics()));
                 })
-                .invoke(() -> hub.presenceRegistered(s, Set.of()));
+                .invoke(() -> hub.presence().registered(s, Set.of()));
     }
 
     private static void closeTransport(WebSocketConnection connection) {
@@ -224,7 +224,7 @@ public final class RealtimeChannel {
                     });
         }
         if (m instanceof ControlMessage.PresencePublish publish) {
-            hub.presencePublished(s, publish);
+            hub.presence().published(s, publish);
         }
         return Uni.createFrom().voidItem(); // unknown events are tolerated (§8.1)
     }
@@ -261,7 +261,7 @@ public final class RealtimeChannel {
     private Uni<Void> reregister(RealtimeSession s) {
         return prepare(s.ctx, s.clientId)
                 .invoke(p -> {
-                    hub.presenceRegistered(s, s.register(p.registrations()));
+                    hub.presence().registered(s, s.register(p.registrations()));
                     if (p.partition() != null) {
                         s.logEpoch = p.partition().logEpoch();
                     }
@@ -270,7 +270,7 @@ public final class RealtimeChannel {
                 .onFailure()
                 .recoverWithItem(e -> {
                     hub.metrics().failures().failed(RealtimeFailures.Kind.REGISTRATION, e);
-                    hub.presenceRegistered(s, s.register(List.of()));
+                    hub.presence().registered(s, s.register(List.of()));
                     return null;
                 });
     }

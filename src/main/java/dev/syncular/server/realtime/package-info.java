@@ -20,11 +20,26 @@
  *       sockets, set from {@code syncular.max-request-bytes} (a §8.7 round as large as a {@code POST /sync} body, in
  *       one message or many) and the watch message cap; a message the transport drops for its size is answered
  *       (1009 with its reason, {@code operation.invalid_request} on the watch socket).</li>
- *   <li>{@link dev.syncular.server.realtime.RealtimeHub}: one PostgreSQL {@code LISTEN} connection, each
- *       notified commit read once and fanned out to the local sockets, §8.5 heartbeats and reaping, drain; it tells
- *       each partition's delta bytes and held presence publishes to a
- *       {@link dev.syncular.server.realtime.RealtimeHub.PartitionTraffic} (the loudest tenants, set by the
- *       composition's producer).</li>
+ *   <li>{@link dev.syncular.server.realtime.RealtimeHub}: the coordinator of the pod's realtime parts below — builds,
+ *       starts and drains them, and is what the channel and the composition see; it tells each partition's delta
+ *       bytes and held presence publishes to a {@link dev.syncular.server.realtime.RealtimeHub.PartitionTraffic}
+ *       (the loudest tenants, set by the composition's producer).</li>
+ *   <li>{@link dev.syncular.server.realtime.SessionSet}: the hub's session set (§8.6.4), the pod's open
+ *       connections by partition — joins and leaves (§8.1), the open count, the socket rounds in flight.</li>
+ *   <li>{@link dev.syncular.server.realtime.CommitNotifications}: the one PostgreSQL {@code LISTEN} connection and
+ *       its failover and reconnects (backoff; a re-{@code LISTEN} wakes every local socket, spread in time, §8.3,
+ *       §8.4) — the commit channel's post-commit notifications (§8.2) and epoch rotations (§2.1), handed to the
+ *       {@link dev.syncular.server.realtime.RealtimeHub.CommitListener}s and the delta delivery, the control
+ *       channel's operator disconnects, the presence channel.</li>
+ *   <li>{@link dev.syncular.server.realtime.DeltaDelivery}: §8.2 fan-out — each notified commit read once in a
+ *       {@link dev.syncular.server.realtime.FanoutReads} slot, per-session deltas or wake-ups (suppression, the
+ *       serve gate, the partition's fan-out share), a partition's deliveries serialised in order.</li>
+ *   <li>{@link dev.syncular.server.realtime.Heartbeats}: §8.5 heartbeats and idle reaping, judged by
+ *       {@link dev.syncular.server.realtime.SilenceWatch} (monotonic silence, no reaping after a stall of the
+ *       pod).</li>
+ *   <li>{@link dev.syncular.server.realtime.PresenceRelay}: §8.6 presence of the pod's connections (publishes held
+ *       past a connection's {@link dev.syncular.server.realtime.PresenceRate}) and of the other pods into the
+ *       registry; this pod's {@code hello}, {@code alive} and {@code bye}.</li>
  *   <li>{@link dev.syncular.server.realtime.PresenceRegistry} and {@link dev.syncular.server.realtime.PresenceBus}:
  *       §8.6 presence, in memory, shared between pods by {@code NOTIFY}.</li>
  *   <li>{@link dev.syncular.server.realtime.CredentialLifetime}: a socket ends (4401) when the credential of its

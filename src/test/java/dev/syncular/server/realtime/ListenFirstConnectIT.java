@@ -53,12 +53,12 @@ class ListenFirstConnectIT {
 
     @Test
     void failedConnectsInARowBackOffFromHalfASecondToTenSeconds() {
-        assertEquals(500, RealtimeHub.reconnectDelayMs(0), "after a lost connection");
-        assertEquals(500, RealtimeHub.reconnectDelayMs(1));
-        assertEquals(1_000, RealtimeHub.reconnectDelayMs(2));
-        assertEquals(2_000, RealtimeHub.reconnectDelayMs(3));
-        assertEquals(8_000, RealtimeHub.reconnectDelayMs(5));
-        assertEquals(10_000, RealtimeHub.reconnectDelayMs(6));
-        assertEquals(10_000, RealtimeHub.reconnectDelayMs(1_000));
+        assertEquals(500, CommitNotifications.reconnectDelayMs(0), "after a lost connection");
+        assertEquals(500, CommitNotifications.reconnectDelayMs(1));
+        assertEquals(1_000, CommitNotifications.reconnectDelayMs(2));
+        assertEquals(2_000, CommitNotifications.reconnectDelayMs(3));
+        assertEquals(8_000, CommitNotifications.reconnectDelayMs(5));
+        assertEquals(10_000, CommitNotifications.reconnectDelayMs(6));
+        assertEquals(10_000, CommitNotifications.reconnectDelayMs(1_000));
     }
 }
