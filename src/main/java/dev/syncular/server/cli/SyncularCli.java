@@ -1,7 +1,6 @@
 package dev.syncular.server.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaException;
@@ -9,6 +8,7 @@ import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.wire.CanonicalJson;
 import dev.syncular.server.wire.DebugJson;
+import dev.syncular.server.wire.Json;
 import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.PushCommit;
 import dev.syncular.server.wire.RowsSegment;
@@ -36,7 +36,6 @@ import java.util.Set;
 public final class SyncularCli {
     public static final int SERVER_REFUSED = 1;
     public static final int LOCAL_ERROR = 2;
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private SyncularCli() {}
 
@@ -118,7 +117,7 @@ public final class SyncularCli {
                     throw new IllegalArgumentException(
                             "the schema has no table '" + o.word(1, "") + "'; it has " + schema.tableNames());
                 }
-                JsonNode rows = JSON.readTree(input(o.word(tableNamed ? 2 : 1, "rows (JSON, @file or -)")));
+                JsonNode rows = Json.readTree(input(o.word(tableNamed ? 2 : 1, "rows (JSON, @file or -)")));
                 ClientState state = StateFile.load(o.state, o.clientId);
                 PushCommit commit = new PushCommit(state.nextCommitId(), RowValues.operations(schema, table, rows));
                 rounds(o, schema, state, out, err).push(commit);
@@ -207,14 +206,14 @@ public final class SyncularCli {
             throws IOException {
         ClientState state = StateFile.load(o.state, o.clientId);
         StateFile.save(o.state, state);
-        byte[] body = RemoteOperationCall.request(state.clientId, operationId, requestId, JSON.readTree(input(params)));
+        byte[] body = RemoteOperationCall.request(state.clientId, operationId, requestId, Json.readTree(input(params)));
         ServerConnection.Answer answer = connection(o, err)
                 .exchange("POST", "/operations", Map.of("Content-Type", RemoteOperationCall.CONTENT_TYPE), body);
-        JsonNode decoded = RemoteOperationCall.decode(JSON.readTree(answer.ok()));
+        JsonNode decoded = RemoteOperationCall.decode(Json.readTree(answer.ok()));
         if ("error".equals(decoded.path("kind").asText())) {
             throw new HttpFailure(200, decoded.toString()); // printed by run(), exit status 1
         }
-        out.println(JSON.writerWithDefaultPrettyPrinter().writeValueAsString(decoded));
+        out.println(Json.prettyWriter().writeValueAsString(decoded));
     }
 
     private static void segment(CliOptions o, PrintStream out, PrintStream err) throws IOException {
@@ -226,7 +225,7 @@ public final class SyncularCli {
             scopes = s.scopes;
         } else if (o.scopes != null) {
             scopes = new LinkedHashMap<>();
-            for (Map.Entry<String, JsonNode> e : JSON.readTree(o.scopes).properties()) {
+            for (Map.Entry<String, JsonNode> e : Json.readTree(o.scopes).properties()) {
                 List<String> values = new ArrayList<>();
                 e.getValue().forEach(v -> values.add(v.asText()));
                 scopes.put(e.getKey(), values);
@@ -263,7 +262,7 @@ public final class SyncularCli {
                                 Map.of("Content-Type", o.mediaType != null ? o.mediaType : "application/octet-stream"),
                                 bytes)
                         .ok();
-                ObjectNode ref = JSON.createObjectNode();
+                ObjectNode ref = Json.object();
                 ref.put("blobId", blobId);
                 ref.put("byteLength", bytes.length);
                 if (o.mediaType != null) {
@@ -277,7 +276,7 @@ public final class SyncularCli {
                 byte[] bytes = answer.ok();
                 if (answer.headers().firstValue("ETag").isEmpty()) {
                     // The S3 store answers with a presigned URL instead of the bytes (§5.9.5).
-                    bytes = server.fetch(JSON.readTree(bytes).path("url").asText());
+                    bytes = server.fetch(Json.readTree(bytes).path("url").asText());
                 }
                 if (o.out != null) {
                     Files.write(o.out, bytes);
@@ -293,7 +292,7 @@ public final class SyncularCli {
 
     private static String pretty(String body) {
         try {
-            return DebugJson.toText(JSON.readTree(body));
+            return DebugJson.toText(Json.readTree(body));
         } catch (IOException e) {
             return body;
         }
