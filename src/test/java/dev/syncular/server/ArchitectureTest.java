@@ -48,6 +48,7 @@ import org.junit.jupiter.api.Test;
  * <li>No cycles between packages.</li>
  * <li>Only the composition root ({@code boot}) constructs the {@code SyncEngine}, and only it (besides
  * {@code storage.postgres} itself) names {@code PostgresSyncStorage}: everything else depends on storage roles.</li>
+ * <li>Only {@code wire.Json} constructs a plain {@code ObjectMapper}: one shared mapper, never reconfigured.</li>
  * <li>{@code wire} (SSP2 bytes to records and back, §1–§5, §11) knows nothing of Quarkus, Vert.x, Netty,
  * CDI, files or the network.</li>
  * <li>No class uses a Vert.x or Quarkus internal ({@code *.impl.*}) type.</li>
@@ -185,6 +186,22 @@ class ArchitectureTest {
                         (JavaConstructorCall call) ->
                                 call.getTargetOwner().getFullName().equals(ROOT + ".sync.SyncEngine")))
                 .because("the composition root (boot) is the one place the engine is assembled")
+                .check(classes);
+    }
+
+    @Test
+    void onlyWireJsonBuildsThePlainMapper() {
+        noClasses()
+                .that()
+                .doNotHaveFullyQualifiedName(ROOT + ".wire.Json")
+                .should()
+                .callConstructorWhere(describe(
+                        "the constructor is ObjectMapper's no-argument one",
+                        (JavaConstructorCall call) -> call.getTargetOwner()
+                                        .getFullName()
+                                        .equals("com.fasterxml.jackson.databind.ObjectMapper")
+                                && call.getTarget().getRawParameterTypes().isEmpty()))
+                .because("the plain mapper is shared (wire.Json); a parser with rules of its own builds its own")
                 .check(classes);
     }
 

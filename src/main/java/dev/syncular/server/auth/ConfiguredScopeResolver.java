@@ -1,7 +1,6 @@
 package dev.syncular.server.auth;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
@@ -9,6 +8,7 @@ import dev.syncular.server.schema.ScopePattern;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.sync.EffectiveScopes;
 import dev.syncular.server.sync.ScopeResolver;
+import dev.syncular.server.wire.Json;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
@@ -55,7 +55,7 @@ public class ConfiguredScopeResolver implements ScopeResolver {
         }
         JsonNode root;
         try {
-            root = new ObjectMapper().readTree(json.get());
+            root = Json.readTree(json.get());
         } catch (Exception e) {
             throw invalid("is not valid JSON");
         }

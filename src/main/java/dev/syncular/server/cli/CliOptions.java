@@ -3,72 +3,41 @@ package dev.syncular.server.cli;
 import dev.syncular.server.wire.PullHeader;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import picocli.CommandLine;
-import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.PositionalParamSpec;
+import picocli.CommandLine.Model.UsageMessageSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ScopeType;
 
 /**
- * The command line of {@link SyncularCli}, parsed by picocli: options (anywhere on the line, {@code --opt value} or
- * {@code --opt=value}; after {@code --} every word is positional) and the positional words (the command and its
- * arguments). {@code @file} words are not expanded by the parser: {@code push} reads them itself.
+ * The options of {@link SyncularCli}, parsed by picocli: every one is inherited by every command, so it may come
+ * anywhere on the line (before or after the command, {@code --opt value} or {@code --opt=value}; after {@code --}
+ * every word is an argument of the command). {@code @file} words are not expanded by the parser: {@code push} reads
+ * them itself.
  */
-@Command(
-        name = "syncular",
-        synopsisHeading = "",
-        customSynopsis = "Usage: java -jar syncular-cli.jar [options] <command> [arguments]",
-        optionListHeading = "%nOptions:%n",
-        footerHeading = "%n",
-        footer = {
-            "Options may come anywhere on the line, as --opt <value> or --opt=<value>; after -- every word is an "
-                    + "argument.",
-            "",
-            "Exit status: 0; 1 when the server answered an HTTP error (its JSON on stdout); 2 on a " + "local error."
-        },
-        sortOptions = false,
-        usageHelpWidth = 110)
 final class CliOptions {
-    private static final String COMMANDS_SECTION = "commands";
-    private static final String COMMANDS = """
+    /** How the usage texts name the program. */
+    static final String INVOCATION = "java -jar syncular-cli.jar [options] ";
 
-            Commands:
-              subscribe <id> <table> [<variable>=<value>[,<value>...]]...
-                                     add (or replace) a subscription in the state file
-              unsubscribe <id>       remove it
-              push <table> <rows>    push rows in one commit, with a pull of every subscription; <rows> is JSON
-                                     text, @file or - (stdin): an object or an array of them.
-                                     {"col":value,...} upserts those columns (the primary key among them;
-                                     a new row needs every column, null for none), "$baseVersion":n
-                                     makes it conditional, {"$delete":<key>} deletes
-              push <rows>            one commit over several tables: every row names its table, "$table":"notes"
-                                     (also allowed with push <table> <rows>, overriding <table> for that row)
-              pull [<id>...]         one round pulling the subscriptions (all when none is named)
-              bootstrap [<id>...]    start the subscriptions over and round until their bootstrap is complete
-              watch [<id>...]        one pull, then the realtime socket (§8): prints every control message and
-                                     every delta as it arrives (with --decode, the changed rows), applies and
-                                     acknowledges deltas, pulls on a wake-up; ends when the socket closes or
-                                     after --count <n> deltas
-              query <operationId> [<params>]
-                                     run a registered query (POST <mount>/operations, REMOTE.md); <params> is
-                                     JSON text, @file or - ({"$integer":"n"} and {"$bytes":"<base64>"} for
-                                     those types); prints the rows and maxCommitSeq
-              command <operationId> <requestId> [<params>]
-                                     run a registered command; prints its status, commitSeq and results
-              segment <segmentId>    download a segment (GET <mount>/segments/{id}) with --sub or --scopes;
-                                     prints it (a rows segment) or writes it to --out
-              blob put <file>        upload a blob (PUT <mount>/blobs/{id}) and print its BlobRef
-              blob get <blobId>      download a blob to --out (else stdout)
-              render <file>          print a saved SSP2 message or SSG2 rows segment as debug JSON
-              state                  print the state file
-              help                   print this text (also -h, --help)
-            """;
+    private static final String[] FOOTER = {
+        "Options may come anywhere on the line, as --opt <value> or --opt=<value>; after -- every word is an argument"
+                + " of the command.",
+        "",
+        "Exit status: 0; 1 when the server answered an HTTP error (its JSON on stdout); 2 on a local error."
+    };
+    private static final int USAGE_WIDTH = 110;
+    /** Where a command's description starts in the list of commands. */
+    private static final int COMMAND_COLUMN = 24;
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = "--url",
             order = 1,
             paramLabel = "<url>",
@@ -76,6 +45,7 @@ final class CliOptions {
     String url = "http://localhost:8080";
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = "--schema",
             order = 2,
             paramLabel = "<file>",
@@ -86,6 +56,7 @@ final class CliOptions {
     final Set<String> crdtTypes = new LinkedHashSet<>();
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = "--state",
             order = 4,
             paramLabel = "<file>",
@@ -93,6 +64,7 @@ final class CliOptions {
     Path state = Path.of("syncular-state.json");
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = "--client-id",
             order = 5,
             paramLabel = "<id>",
@@ -103,6 +75,7 @@ final class CliOptions {
     int accept = PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS;
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = "--limit-commits",
             order = 11,
             paramLabel = "<n>",
@@ -110,6 +83,7 @@ final class CliOptions {
     int limitCommits;
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = "--limit-snapshot-rows",
             order = 12,
             paramLabel = "<n>",
@@ -117,6 +91,7 @@ final class CliOptions {
     int limitSnapshotRows;
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = "--max-snapshot-pages",
             order = 13,
             paramLabel = "<n>",
@@ -124,6 +99,7 @@ final class CliOptions {
     int maxSnapshotPages;
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = "--decode",
             order = 14,
             description = "print the rows too: commit changes with values, rows segments, and each push conflict with "
@@ -131,6 +107,7 @@ final class CliOptions {
     boolean decode;
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = "--sub",
             order = 15,
             paramLabel = "<id>",
@@ -138,6 +115,7 @@ final class CliOptions {
     String sub;
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = "--scopes",
             order = 16,
             paramLabel = "<json>",
@@ -145,6 +123,7 @@ final class CliOptions {
     String scopes;
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = {"-o", "--out"},
             order = 17,
             paramLabel = "<file>",
@@ -152,6 +131,7 @@ final class CliOptions {
     Path out;
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = "--media-type",
             order = 18,
             paramLabel = "<type>",
@@ -160,6 +140,7 @@ final class CliOptions {
 
     /** {@code watch}: stop after this many deltas; 0 = until the socket closes or the process is stopped. */
     @Option(
+            scope = ScopeType.INHERIT,
             names = "--count",
             order = 19,
             paramLabel = "<n>",
@@ -167,24 +148,22 @@ final class CliOptions {
     int count;
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = {"-v", "--verbose"},
             order = 20,
             description = "print each request (debug JSON, HTTP lines and headers) on stderr")
     boolean verbose;
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = {"-h", "--help"},
             order = 21,
             usageHelp = true,
-            description = "print this text")
+            description = "print this text (after a command: that command's)")
     boolean help;
 
-    @Parameters(paramLabel = "<command> [arguments]", description = "the command and its arguments (see Commands)")
-    List<String> positional;
-
-    final List<String> words = new ArrayList<>();
-
     @Option(
+            scope = ScopeType.INHERIT,
             names = "--crdt-types",
             order = 3,
             paramLabel = "<list>",
@@ -200,6 +179,7 @@ final class CliOptions {
     }
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = "--actor",
             order = 6,
             paramLabel = "<id>",
@@ -209,6 +189,7 @@ final class CliOptions {
     }
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = "--partition",
             order = 7,
             paramLabel = "<id>",
@@ -217,12 +198,18 @@ final class CliOptions {
         headers.put("x-syncular-partition", value);
     }
 
-    @Option(names = "--token", order = 8, paramLabel = "<token>", description = "Authorization: Bearer <token>")
+    @Option(
+            scope = ScopeType.INHERIT,
+            names = "--token",
+            order = 8,
+            paramLabel = "<token>",
+            description = "Authorization: Bearer <token>")
     void token(String value) {
         headers.put("Authorization", "Bearer " + value);
     }
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = {"-H", "--header"},
             order = 9,
             paramLabel = "<h>",
@@ -236,6 +223,7 @@ final class CliOptions {
     }
 
     @Option(
+            scope = ScopeType.INHERIT,
             names = "--accept",
             order = 10,
             paramLabel = "<list>",
@@ -256,54 +244,131 @@ final class CliOptions {
         accept = bits;
     }
 
-    /** Parses {@code args}; a usage error is an {@link IllegalArgumentException} naming it. */
-    static CliOptions parse(String[] args) {
-        CliOptions o = new CliOptions();
-        try {
-            commandLine(o).parseArgs(args);
-        } catch (CommandLine.ParameterException e) {
-            throw new IllegalArgumentException(usageError(e), e);
+    /**
+     * Lays out the usage texts of {@code line} (the program) and of its commands: one width, the options in the order
+     * above, the exit statuses as a footer, no colours. A command's synopsis is its forms: its {@code customSynopsis}
+     * (what follows the command's name), else its name and arguments; the list of commands comes first, each command
+     * with its forms and its description (a command with commands of its own, {@code blob}, by theirs).
+     */
+    static CommandLine lay(CommandLine line) {
+        Map<CommandSpec, List<String>> forms = new IdentityHashMap<>();
+        for (CommandLine c : line.getSubcommands().values()) {
+            forms(c, forms);
         }
-        if (o.positional != null) {
-            o.words.addAll(o.positional);
-        }
-        if (o.help) {
-            o.words.add(0, "help");
-        }
-        return o;
+        lay(line, forms);
+        return line.setColorScheme(CommandLine.Help.defaultColorScheme(CommandLine.Help.Ansi.OFF));
     }
 
-    /** The generated usage text: synopsis, commands, options, exit status. */
-    static String usage() {
-        return commandLine(new CliOptions()).getUsageMessage(CommandLine.Help.Ansi.OFF);
+    private static void lay(CommandLine c, Map<CommandSpec, List<String>> forms) {
+        UsageMessageSpec usage = c.getCommandSpec().usageMessage();
+        usage.width(USAGE_WIDTH)
+                .sortOptions(false)
+                .commandListHeading("%nCommands:%n")
+                .parameterListHeading("%nArguments:%n")
+                .optionListHeading("%nOptions:%n")
+                .footerHeading("%n")
+                .footer(FOOTER);
+        List<String> own = forms.get(c.getCommandSpec());
+        if (own != null) {
+            List<String> synopsis = new ArrayList<>();
+            for (String form : own) {
+                synopsis.add((synopsis.isEmpty() ? "Usage: " : "   or: ") + INVOCATION + form);
+            }
+            usage.synopsisHeading("")
+                    .customSynopsis(synopsis.toArray(String[]::new))
+                    .descriptionHeading("%n");
+        }
+        if (!c.getSubcommands().isEmpty()) {
+            c.getHelpSectionMap().put(UsageMessageSpec.SECTION_KEY_COMMAND_LIST, help -> commandList(c, forms));
+            List<String> keys = new ArrayList<>(c.getHelpSectionKeys());
+            keys.remove(UsageMessageSpec.SECTION_KEY_COMMAND_LIST_HEADING);
+            keys.remove(UsageMessageSpec.SECTION_KEY_COMMAND_LIST);
+            int at = keys.indexOf(UsageMessageSpec.SECTION_KEY_DESCRIPTION) + 1;
+            keys.addAll(
+                    at,
+                    List.of(
+                            UsageMessageSpec.SECTION_KEY_COMMAND_LIST_HEADING,
+                            UsageMessageSpec.SECTION_KEY_COMMAND_LIST));
+            c.setHelpSectionKeys(keys);
+        }
+        for (CommandLine sub : c.getSubcommands().values()) {
+            lay(sub, forms);
+        }
     }
 
-    private static CommandLine commandLine(CliOptions o) {
-        CommandLine cl = new CommandLine(o).setExpandAtFiles(false).setOverwrittenOptionsAllowed(true);
-        cl.getHelpSectionMap().put(COMMANDS_SECTION, help -> COMMANDS);
-        List<String> keys = new ArrayList<>(cl.getHelpSectionKeys());
-        keys.add(keys.indexOf(CommandLine.Model.UsageMessageSpec.SECTION_KEY_SYNOPSIS) + 1, COMMANDS_SECTION);
-        keys.remove(CommandLine.Model.UsageMessageSpec.SECTION_KEY_PARAMETER_LIST_HEADING);
-        keys.remove(CommandLine.Model.UsageMessageSpec.SECTION_KEY_PARAMETER_LIST);
-        cl.setHelpSectionKeys(keys);
-        return cl;
+    /** The forms of command {@code c} (from the program's name on, e.g. {@code blob put <file>}), into {@code all}. */
+    private static List<String> forms(CommandLine c, Map<CommandSpec, List<String>> all) {
+        CommandSpec spec = c.getCommandSpec();
+        String path = spec.qualifiedName(" ").substring(spec.root().name().length() + 1);
+        List<String> forms = new ArrayList<>();
+        if (!c.getSubcommands().isEmpty()) {
+            for (CommandLine sub : c.getSubcommands().values()) {
+                forms.addAll(forms(sub, all));
+            }
+        } else if (spec.usageMessage().customSynopsis().length > 0) {
+            for (String form : spec.usageMessage().customSynopsis()) {
+                forms.add(path + " " + form);
+            }
+        } else {
+            StringBuilder form = new StringBuilder(path);
+            for (PositionalParamSpec p : spec.positionalParameters()) {
+                String label = p.paramLabel() + (p.arity().max() > 1 ? "..." : "");
+                form.append(' ').append(p.arity().min() == 0 ? "[" + label + "]" : label);
+            }
+            forms.add(form.toString());
+        }
+        all.put(spec, forms);
+        return forms;
     }
 
-    /** The parser's message, or the option's own message when one of the setters above refused a value. */
-    private static String usageError(CommandLine.ParameterException e) {
+    /** The commands of {@code c}: each one's forms, the last with its description beside it. */
+    private static String commandList(CommandLine c, Map<CommandSpec, List<String>> forms) {
+        CommandLine.Help.TextTable table = CommandLine.Help.TextTable.forColumns(
+                CommandLine.Help.defaultColorScheme(CommandLine.Help.Ansi.OFF),
+                new CommandLine.Help.Column(COMMAND_COLUMN, 2, CommandLine.Help.Column.Overflow.SPAN),
+                new CommandLine.Help.Column(USAGE_WIDTH - COMMAND_COLUMN, 1, CommandLine.Help.Column.Overflow.WRAP));
+        addCommands(table, c, forms);
+        return table.toString();
+    }
+
+    private static void addCommands(
+            CommandLine.Help.TextTable table, CommandLine c, Map<CommandSpec, List<String>> forms) {
+        for (CommandLine sub : c.getSubcommands().values()) {
+            if (!sub.getSubcommands().isEmpty()) {
+                addCommands(table, sub, forms);
+                continue;
+            }
+            List<String> own = forms.get(sub.getCommandSpec());
+            for (int i = 0; i < own.size(); i++) {
+                table.addRowValues(
+                        own.get(i),
+                        i < own.size() - 1
+                                ? ""
+                                : String.join(
+                                        " ", sub.getCommandSpec().usageMessage().description()));
+            }
+        }
+    }
+
+    /**
+     * The message of a usage error: the option's own message when one of the setters above refused a value, a
+     * command the program does not have, else the parser's.
+     */
+    static String usageError(CommandLine.ParameterException e) {
         for (Throwable t = e.getCause(); t != null; t = t.getCause()) {
             if (t instanceof IllegalArgumentException && t.getMessage() != null) {
                 return t.getMessage();
             }
         }
-        return e.getMessage() + " (see --help)";
-    }
-
-    /** The positional word at {@code index}, or a usage error naming it. */
-    String word(int index, String what) {
-        if (words.size() <= index) {
-            throw new IllegalArgumentException("missing " + what + " (see --help)");
+        if (e instanceof CommandLine.UnmatchedArgumentException u
+                && e.getCommandLine().getParent() == null
+                && !u.getUnmatched().isEmpty()
+                && !u.getUnmatched().get(0).startsWith("-")) {
+            String word = u.getUnmatched().get(0);
+            return e.getCommandLine().getSubcommands().containsKey(word)
+                    ? "the command goes before --, after which every word is an argument of the command (see --help)"
+                    : "unknown command '" + word + "' (see --help)";
         }
-        return words.get(index);
+        return e.getMessage() + " (see --help)";
     }
 }

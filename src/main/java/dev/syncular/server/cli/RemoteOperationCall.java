@@ -1,10 +1,10 @@
 package dev.syncular.server.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.wire.Json;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Base64;
@@ -21,7 +21,6 @@ import java.util.Map;
  */
 final class RemoteOperationCall {
     static final String CONTENT_TYPE = "application/vnd.syncular.operations.v1+json";
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final JsonNodeFactory F = JsonNodeFactory.instance;
     private static final long MAX_SAFE = (1L << 53) - 1;
 
@@ -42,7 +41,7 @@ final class RemoteOperationCall {
         }
         v.add(F.arrayNode().add("params").add(encode(params)));
         try {
-            return JSON.writeValueAsBytes(req);
+            return Json.writeValueAsBytes(req);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -1,9 +1,9 @@
 package dev.syncular.server.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.wire.Json;
 import dev.syncular.server.wire.SubscriptionStatus;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -24,7 +24,6 @@ import java.util.UUID;
  * Written whole to a temporary file and moved into place, so a failed round leaves the previous state.
  */
 public final class StateFile {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private StateFile() {}
 
@@ -42,7 +41,7 @@ public final class StateFile {
         }
         JsonNode root;
         try {
-            root = JSON.readTree(file.toFile());
+            root = Json.readTree(Files.readAllBytes(file));
         } catch (IOException e) {
             throw new IllegalArgumentException("state file " + file + " is not valid JSON: " + e.getMessage());
         }
@@ -81,7 +80,7 @@ public final class StateFile {
             Path dir = file.toAbsolutePath().getParent();
             Files.createDirectories(dir);
             Path tmp = Files.createTempFile(dir, ".syncular-state", ".tmp");
-            JSON.writerWithDefaultPrettyPrinter().writeValue(tmp.toFile(), render(state));
+            Json.prettyWriter().writeValue(tmp.toFile(), render(state));
             Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write state file " + file, e);
@@ -90,7 +89,7 @@ public final class StateFile {
 
     /** The document {@link #save} writes. */
     public static ObjectNode render(ClientState state) {
-        ObjectNode root = JSON.createObjectNode();
+        ObjectNode root = Json.object();
         root.put("clientId", state.clientId);
         root.put("logEpoch", state.logEpoch);
         root.put("commitCount", state.commitCount);
@@ -99,7 +98,7 @@ public final class StateFile {
             ObjectNode o = subs.addObject();
             o.put("id", s.id);
             o.put("table", s.table);
-            o.set("scopes", JSON.valueToTree(s.scopes));
+            o.set("scopes", Json.valueToTree(s.scopes));
             o.put("cursor", s.cursor);
             o.put("bootstrapState", s.bootstrapState);
             o.put("status", s.status == null ? null : s.status.wireName);

@@ -1,7 +1,6 @@
 package dev.syncular.server.conformance;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.blobs.BlobContent;
@@ -19,6 +18,7 @@ import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.wire.ColumnType;
+import dev.syncular.server.wire.Json;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
@@ -53,7 +53,6 @@ import org.jboss.resteasy.reactive.RestResponse;
  */
 @Path("/__conformance")
 public class ConformanceResource {
-    private static final ObjectMapper JSON = new ObjectMapper();
     /** Cap of the JSON bodies of the host-controlled calls, read only once the host is known to be enabled. */
     private static final long MAX_BODY = 1024 * 1024;
 
@@ -85,7 +84,7 @@ public class ConformanceResource {
     @Produces(MediaType.APPLICATION_JSON)
     public ObjectNode capabilities() {
         requireEnabled();
-        ObjectNode o = JSON.createObjectNode();
+        ObjectNode o = Json.object();
         o.put("name", "syncular-server-java");
         // only what really works
         o.putArray("capabilities")
@@ -110,7 +109,7 @@ public class ConformanceResource {
         return bodies.open(request, MAX_BODY, RequestBody::tooLarge)
                 .readJson()
                 .chain(options -> host.create(options))
-                .map(i -> JSON.createObjectNode().put("id", i.id()));
+                .map(i -> Json.object().put("id", i.id()));
     }
 
     @POST
@@ -141,9 +140,9 @@ public class ConformanceResource {
         ConformanceInstance i = host.get(id);
         return bodies.open(request, MAX_BODY, RequestBody::tooLarge)
                 .readJson()
-                .chain(body -> dispatch(i, method, body == null ? JSON.createArrayNode() : body.path("args")))
+                .chain(body -> dispatch(i, method, body == null ? Json.array() : body.path("args")))
                 .map(result -> {
-                    ObjectNode o = JSON.createObjectNode();
+                    ObjectNode o = Json.object();
                     o.set("result", result);
                     return o;
                 });
@@ -178,15 +177,14 @@ public class ConformanceResource {
                     if (!found) {
                         throw new SyncError(ErrorCode.NOT_FOUND, "lease not found", Map.of("leaseId", leaseId));
                     }
-                    return JSON.getNodeFactory().nullNode();
+                    return Json.nodes().nullNode();
                 });
             }
             case "failNextIdempotencyLookup":
                 i.failNextIdempotencyLookup.set(true);
                 return done(null);
             case "captureBackup":
-                return i.backup.capture().map(v ->
-                        (JsonNode) JSON.getNodeFactory().nullNode());
+                return i.backup.capture().map(v -> (JsonNode) Json.nodes().nullNode());
             case "restoreBackup":
                 // §2.1: restoring storage to an earlier point rotates the log epoch before serving again
                 return i.backup
@@ -195,18 +193,18 @@ public class ConformanceResource {
                         .chain(state -> state == null
                                 ? Uni.createFrom().voidItem()
                                 : i.storage.rotateLogEpoch(i.partition).replaceWithVoid())
-                        .map(v -> (JsonNode) JSON.getNodeFactory().nullNode());
+                        .map(v -> (JsonNode) Json.nodes().nullNode());
             case "advanceClock":
-                return done(JSON.getNodeFactory()
-                        .numberNode(i.clock.addAndGet(args.path(0).asLong())));
+                return done(
+                        Json.nodes().numberNode(i.clock.addAndGet(args.path(0).asLong())));
             case "nowMs":
-                return done(JSON.getNodeFactory().numberNode(i.clock.get()));
+                return done(Json.nodes().numberNode(i.clock.get()));
             case "getMaxCommitSeq":
                 return i.storage.readPartition(i.partition).map(s ->
-                        (JsonNode) JSON.getNodeFactory().numberNode(s == null ? 0 : s.maxCommitSeq()));
+                        (JsonNode) Json.nodes().numberNode(s == null ? 0 : s.maxCommitSeq()));
             case "getHorizonSeq":
                 return i.storage.readPartition(i.partition).map(s ->
-                        (JsonNode) JSON.getNodeFactory().numberNode(s == null ? 0 : s.horizonSeq()));
+                        (JsonNode) Json.nodes().numberNode(s == null ? 0 : s.horizonSeq()));
             case "prune": {
                 JsonNode o = args.path(0);
                 RetentionPolicy policy = new RetentionPolicy(
@@ -217,7 +215,7 @@ public class ConformanceResource {
                 return new Pruner(i.storage, policy)
                         .pruneAll(i.clock.get())
                         .flatMap(removed -> i.storage.readPartition(i.partition))
-                        .map(s -> (JsonNode) JSON.getNodeFactory().numberNode(s == null ? 0 : s.horizonSeq()));
+                        .map(s -> (JsonNode) Json.nodes().numberNode(s == null ? 0 : s.horizonSeq()));
             }
             case "setSignedUrlTtlSeconds":
                 i.setSignedUrlTtl(args.path(0).asLong());
@@ -233,8 +231,8 @@ public class ConformanceResource {
                         token = URLDecoder.decode(kv.substring(3), StandardCharsets.UTF_8);
                     }
                 }
-                return i.engine.downloadSigned(segmentId, token).map(d -> (JsonNode)
-                        JSON.createObjectNode().put("$u8", HexFormat.of().formatHex(d.bytes())));
+                return i.engine.downloadSigned(segmentId, token).map(d ->
+                        (JsonNode) Json.object().put("$u8", HexFormat.of().formatHex(d.bytes())));
             }
             case "uploadBlob": {
                 // §5.9.3 through the production service: content address verified, size cap, idempotent
@@ -245,7 +243,7 @@ public class ConformanceResource {
                         .item(() -> BlobContent.verify(blobId, bytes))
                         .flatMap(content ->
                                 i.blobs.upload(actorContext(i, args.path(0).asText()), content, mediaType))
-                        .map(info -> (JsonNode) JSON.getNodeFactory().nullNode());
+                        .map(info -> (JsonNode) Json.nodes().nullNode());
             }
             case "setBlobPresign":
                 // §5.9.3 / §5.9.5: the host's object store presigns (upload grants, always-issue downloads) or not
@@ -260,7 +258,7 @@ public class ConformanceResource {
                                 blobId,
                                 args.path(2).asLong())
                         .map(g -> {
-                            ObjectNode o = JSON.createObjectNode();
+                            ObjectNode o = Json.object();
                             if (g instanceof BlobService.Grant.Url u) {
                                 o.put("kind", "url")
                                         .put("url", u.url().url())
@@ -277,11 +275,11 @@ public class ConformanceResource {
                         .put(
                                 args.path(0).asText(),
                                 HexFormat.of().parseHex(args.path(1).path("$u8").asText()))
-                        .map(v -> (JsonNode) JSON.getNodeFactory().nullNode());
+                        .map(v -> (JsonNode) Json.nodes().nullNode());
             case "fetchBlobUrl":
                 // the CDN's GET of an always-issue download URL
-                return i.objects.fetch(args.path(0).asText()).map(b -> (JsonNode)
-                        JSON.createObjectNode().put("$u8", HexFormat.of().formatHex(b)));
+                return i.objects.fetch(args.path(0).asText()).map(b ->
+                        (JsonNode) Json.object().put("$u8", HexFormat.of().formatHex(b)));
             case "downloadBlob":
                 // §5.9.5: row-derived authorization; the embedded store serves bytes
                 return i.blobs
@@ -289,7 +287,7 @@ public class ConformanceResource {
                                 actorContext(i, args.path(0).asText()),
                                 args.path(1).asText())
                         .flatMap(d -> {
-                            ObjectNode o = JSON.createObjectNode();
+                            ObjectNode o = Json.object();
                             if (d instanceof BlobService.Download.Stream b) {
                                 // the catalog's blobs are small: gathered into one hex string
                                 return b.chunks()
@@ -323,8 +321,7 @@ public class ConformanceResource {
             case "readRows":
                 return readRows(i, args.path(0).asText());
             case "close":
-                return host.close(i.id)
-                        .map(v -> (JsonNode) JSON.getNodeFactory().nullNode());
+                return host.close(i.id).map(v -> (JsonNode) Json.nodes().nullNode());
             default:
                 return Uni.createFrom()
                         .failure(new SyncError(
@@ -349,7 +346,7 @@ public class ConformanceResource {
     }
 
     private static Uni<JsonNode> done(JsonNode value) {
-        return Uni.createFrom().item(value == null ? JSON.getNodeFactory().nullNode() : value);
+        return Uni.createFrom().item(value == null ? Json.nodes().nullNode() : value);
     }
 
     /**
@@ -363,7 +360,7 @@ public class ConformanceResource {
                     .failure(new SyncError(ErrorCode.UNKNOWN_TABLE, "unknown table", Map.of("table", table)));
         }
         return i.storage.readAllRows(i.partition, table).map(rows -> {
-            ArrayNode out = JSON.createArrayNode();
+            ArrayNode out = Json.array();
             for (StoredRow r : rows) {
                 ObjectNode row = out.addObject();
                 row.put("rowId", r.rowId());
@@ -381,17 +378,16 @@ public class ConformanceResource {
 
     private static JsonNode value(ColumnType type, Object v) {
         if (v == null) {
-            return JSON.getNodeFactory().nullNode();
+            return Json.nodes().nullNode();
         }
         return switch (type) {
-            case BYTES, CRDT ->
-                JSON.createObjectNode().put("$bytes", HexFormat.of().formatHex((byte[]) v));
-            case INTEGER -> JSON.getNodeFactory().numberNode((Long) v);
-            case FLOAT -> JSON.getNodeFactory().numberNode((Double) v);
-            case BOOLEAN -> JSON.getNodeFactory().booleanNode((Boolean) v);
+            case BYTES, CRDT -> Json.object().put("$bytes", HexFormat.of().formatHex((byte[]) v));
+            case INTEGER -> Json.nodes().numberNode((Long) v);
+            case FLOAT -> Json.nodes().numberNode((Double) v);
+            case BOOLEAN -> Json.nodes().booleanNode((Boolean) v);
             // string, and json/blob_ref: §2.4 preserves a json value verbatim, so the stored text itself is
             // rendered, as a client decodes it from the wire (a stored document null is the string "null")
-            default -> JSON.getNodeFactory().textNode((String) v);
+            default -> Json.nodes().textNode((String) v);
         };
     }
 }

@@ -1,8 +1,8 @@
 package dev.syncular.server.console;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.ops.OperationalEvents;
+import dev.syncular.server.wire.Json;
 import io.quarkus.qute.CheckedTemplate;
 import io.quarkus.qute.TemplateData;
 import io.quarkus.qute.TemplateInstance;
@@ -42,8 +42,6 @@ public class LiveEventsPage {
     private static final List<OperationalEvents.Event> ENDED = new ArrayList<>();
     /** The events a fresh stream starts with. */
     static final int BACKLOG = 50;
-
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     @CheckedTemplate
     static class Templates {
@@ -122,13 +120,13 @@ public class LiveEventsPage {
                             .first(Duration.ofMillis(lifetime));
                 })
                 .map(e -> {
-                    ObjectNode o = JSON.createObjectNode()
+                    ObjectNode o = Json.object()
                             .put("seq", e.seq())
                             .put("atMs", e.atMs())
                             .put("kind", e.kind())
                             .put("code", e.code())
                             .put("partition", e.partition());
-                    o.set("details", JSON.valueToTree(e.details()));
+                    o.set("details", Json.valueToTree(e.details()));
                     return o.toString();
                 });
     }

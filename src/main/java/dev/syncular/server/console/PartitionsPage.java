@@ -1,12 +1,12 @@
 package dev.syncular.server.console;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.http.AdminAccess;
 import dev.syncular.server.ops.PruningJob;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.wire.Json;
 import io.quarkus.qute.CheckedTemplate;
 import io.quarkus.qute.TemplateData;
 import io.quarkus.qute.TemplateInstance;
@@ -38,7 +38,6 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
 @ConsoleRoute
 public class PartitionsPage {
     static final int PAGE = 50;
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     @CheckedTemplate
     static class Templates {
@@ -293,7 +292,7 @@ public class PartitionsPage {
             return "";
         }
         try {
-            JsonNode doc = JSON.readTree(json);
+            JsonNode doc = Json.readTree(json);
             List<String> out = new ArrayList<>();
             for (JsonNode sub : doc) {
                 out.add(sub.path("id").asText() + " → " + sub.path("table").asText() + " "

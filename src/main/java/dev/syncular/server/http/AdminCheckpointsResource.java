@@ -1,7 +1,6 @@
 package dev.syncular.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.errors.ErrorCode;
@@ -11,6 +10,7 @@ import dev.syncular.server.round.HttpError;
 import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCheckpoint;
+import dev.syncular.server.wire.Json;
 import dev.syncular.server.wire.WireReader;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpServerRequest;
@@ -48,7 +48,6 @@ import org.jboss.logging.Logger;
 @Tag(name = AdminResource.TAG)
 @SecurityRequirement(name = AdminResource.SECURITY_SCHEME)
 public class AdminCheckpointsResource {
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final Logger LOG = Logger.getLogger(AdminCheckpointsResource.class);
     /** Body cap of the POST routes (their JSON is a few identifiers and numbers), read after the token check. */
     static final int MAX_BODY = 64 * 1024;
@@ -70,7 +69,7 @@ public class AdminCheckpointsResource {
                 return Uni.createFrom().item(AdminAccess.bad("partition query parameter required"));
             }
             return backfills.list(partition).map(list -> {
-                ArrayNode out = JSON.createArrayNode();
+                ArrayNode out = Json.array();
                 list.forEach(c -> out.add(render(c)));
                 return Response.ok(out).build();
             });
@@ -135,8 +134,8 @@ public class AdminCheckpointsResource {
                                 number(body, "ownerEpoch"),
                                 number(body, "watermark"),
                                 number(body, "observedRows"))
-                        .map(ok -> Response.ok(JSON.createObjectNode().put("advanced", ok))
-                                .build()));
+                        .map(ok ->
+                                Response.ok(Json.object().put("advanced", ok)).build()));
     }
 
     @POST
@@ -167,14 +166,13 @@ public class AdminCheckpointsResource {
                     .onFailure(e ->
                             e instanceof StorageException se && StorageException.UNKNOWN_PARTITION.equals(se.code()))
                     .invoke(e -> LOG.infof("checkpoint activation refused: partition %s never synced", partition))
-                    .map(r -> Response.ok(JSON.createObjectNode()
-                                    .put("result", r.name().toLowerCase()))
+                    .map(r -> Response.ok(Json.object().put("result", r.name().toLowerCase()))
                             .build());
         });
     }
 
     private static ObjectNode render(StoredCheckpoint c) {
-        ObjectNode o = JSON.createObjectNode();
+        ObjectNode o = Json.object();
         o.put("partition", c.partition());
         o.put("name", c.name());
         o.put("schemaVersion", c.schemaVersion());

@@ -1,12 +1,12 @@
 package dev.syncular.server.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.policy.ReactionDelivery;
 import dev.syncular.server.storage.Reaction;
+import dev.syncular.server.wire.Json;
 import io.smallrye.mutiny.Uni;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;
@@ -34,7 +34,6 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @Tag(name = AdminResource.TAG)
 @SecurityRequirement(name = AdminResource.SECURITY_SCHEME)
 public class AdminReactionsResource {
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final List<String> STATUSES =
             List.of(Reaction.PENDING, Reaction.LEASED, Reaction.COMPLETED, Reaction.DEAD_LETTER);
 
@@ -73,7 +72,7 @@ public class AdminReactionsResource {
             return delivery.store()
                     .list(AdminAccess.storable(partition), status, afterId, n)
                     .map(rows -> {
-                        ArrayNode out = JSON.createArrayNode();
+                        ArrayNode out = Json.array();
                         rows.forEach(r -> out.add(render(r)));
                         return Response.ok(out).build();
                     });
@@ -112,7 +111,7 @@ public class AdminReactionsResource {
     }
 
     static ObjectNode render(Reaction r) {
-        ObjectNode o = JSON.createObjectNode()
+        ObjectNode o = Json.object()
                 .put("id", r.id())
                 .put("partition", r.partition())
                 .put("clientId", r.clientId())
@@ -132,10 +131,10 @@ public class AdminReactionsResource {
                 .put("completedAtMs", r.completedAtMs())
                 .put("createdAtMs", r.createdAtMs());
         try {
-            o.set("payload", JSON.readTree(r.payloadJson()));
+            o.set("payload", Json.readTree(r.payloadJson()));
             o.set(
                     "lastErrorDetails",
-                    r.lastErrorDetailsJson() == null ? null : JSON.readTree(r.lastErrorDetailsJson()));
+                    r.lastErrorDetailsJson() == null ? null : Json.readTree(r.lastErrorDetailsJson()));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("stored reaction JSON unreadable", e);
         }

@@ -1,7 +1,6 @@
 package dev.syncular.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.errors.ErrorCode;
@@ -19,6 +18,7 @@ import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.AuthLeases;
 import dev.syncular.server.sync.RowCoverage;
 import dev.syncular.server.sync.SyncEngine;
+import dev.syncular.server.wire.Json;
 import io.smallrye.mutiny.Uni;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;
@@ -66,7 +66,6 @@ public class AdminResource {
     static final String SECURITY_SCHEME = "adminToken";
     static final int DEFAULT_PAGE = 100;
     static final int MAX_PAGE = 1000;
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     @Inject
     AdminAccess access;
@@ -105,7 +104,7 @@ public class AdminResource {
                 return badLimit(MAX_PAGE);
             }
             return storage.listPartitions(AdminAccess.storable(after), n).map(list -> {
-                ArrayNode out = JSON.createArrayNode();
+                ArrayNode out = Json.array();
                 list.forEach(p -> out.add(render(p)));
                 return Response.ok(out).build();
             });
@@ -140,7 +139,7 @@ public class AdminResource {
                 () -> registered(
                         AdminAccess.storable(partition),
                         state -> storage.listClients(partition).map(list -> {
-                            ArrayNode out = JSON.createArrayNode();
+                            ArrayNode out = Json.array();
                             list.forEach(c -> out.add(render(c)));
                             return Response.ok(out).build();
                         })));
@@ -213,7 +212,7 @@ public class AdminResource {
             return leases.revoke(p, id)
                     .flatMap(found -> found
                             ? Uni.createFrom()
-                                    .item(Response.ok(JSON.createObjectNode()
+                                    .item(Response.ok(Json.object()
                                                     .put("partition", p)
                                                     .put("leaseId", id)
                                                     .put("revoked", true))
@@ -257,7 +256,7 @@ public class AdminResource {
     /** 202: announced to every pod over the storage's control channel; each closes its matching sockets. */
     private Uni<Response> disconnect(SocketDisconnect d) {
         return signals.announce(d).map(v -> {
-            ObjectNode o = JSON.createObjectNode().put("partition", d.partition());
+            ObjectNode o = Json.object().put("partition", d.partition());
             if (d.actorId() != null) {
                 o.put("actorId", d.actorId());
             } else {
@@ -268,7 +267,7 @@ public class AdminResource {
     }
 
     private static Response rotated(PartitionState before, PartitionState after) {
-        return Response.ok(JSON.createObjectNode()
+        return Response.ok(Json.object()
                         .put("partition", after.partition())
                         .put("previousLogEpoch", before.logEpoch())
                         .put("logEpoch", after.logEpoch())
@@ -288,7 +287,7 @@ public class AdminResource {
                 "POST /admin/prune",
                 auth,
                 () -> pruning.pruneNow()
-                        .map(pass -> Response.ok(JSON.createObjectNode()
+                        .map(pass -> Response.ok(Json.object()
                                         .put("removedCommits", pass.removedCommits())
                                         .put("horizonLagCommits", pass.horizonLagCommits()))
                                 .build()));
@@ -302,7 +301,7 @@ public class AdminResource {
                 "GET /admin/segments",
                 auth,
                 () -> segments.stats(System.currentTimeMillis())
-                        .map(s -> Response.ok(JSON.createObjectNode()
+                        .map(s -> Response.ok(Json.object()
                                         .put("store", s.store())
                                         .put("segments", s.segments())
                                         .put("bytes", s.bytes())
@@ -322,7 +321,7 @@ public class AdminResource {
             if (n < 0) {
                 return badLimit(events.capacity());
             }
-            ArrayNode out = JSON.createArrayNode();
+            ArrayNode out = Json.array();
             for (OperationalEvents.Event e : events.tail(n)) {
                 ObjectNode o = out.addObject();
                 o.put("seq", e.seq());
@@ -330,7 +329,7 @@ public class AdminResource {
                 o.put("kind", e.kind());
                 o.put("code", e.code());
                 o.put("partition", e.partition());
-                o.set("details", JSON.valueToTree(e.details()));
+                o.set("details", Json.valueToTree(e.details()));
             }
             return Uni.createFrom().item(Response.ok(out).build());
         });
@@ -376,7 +375,7 @@ public class AdminResource {
     }
 
     private static ObjectNode render(PartitionState p) {
-        return JSON.createObjectNode()
+        return Json.object()
                 .put("partition", p.partition())
                 .put("logEpoch", p.logEpoch())
                 .put("maxCommitSeq", p.maxCommitSeq())
@@ -386,7 +385,7 @@ public class AdminResource {
     }
 
     private static ObjectNode render(ClientRecord c) {
-        ObjectNode o = JSON.createObjectNode()
+        ObjectNode o = Json.object()
                 .put("clientId", c.clientId())
                 .put("actorId", c.actorId())
                 .put("cursor", c.cursor())
@@ -399,17 +398,17 @@ public class AdminResource {
     /** The registered subscriptions document (§8.1) as stored; {@code null} when none or unreadable. */
     private static JsonNode subscriptions(String json) {
         if (json == null) {
-            return JSON.nullNode();
+            return Json.nodes().nullNode();
         }
         try {
-            return JSON.readTree(json);
+            return Json.readTree(json);
         } catch (IOException e) {
-            return JSON.nullNode();
+            return Json.nodes().nullNode();
         }
     }
 
     private static ObjectNode render(TableSchema schema, StoredRow row, List<ClientRecord> clients) {
-        ObjectNode o = JSON.createObjectNode()
+        ObjectNode o = Json.object()
                 .put("table", schema.name())
                 .put("rowId", row.rowId())
                 .put("serverVersion", row.serverVersion());
@@ -418,10 +417,10 @@ public class AdminResource {
         for (int i = 0; i < schema.columnCount() && i < row.values().length; i++) {
             String column = schema.column(i).name();
             // basic values only (String, Long, Double, Boolean, byte[] as base64): no reflection
-            values.set(column, JSON.valueToTree(row.values()[i]));
+            values.set(column, Json.valueToTree(row.values()[i]));
             versions.put(column, row.columnVersions()[i]);
         }
-        o.set("scopes", JSON.valueToTree(row.scopes()));
+        o.set("scopes", Json.valueToTree(row.scopes()));
         // matching: every subscription the client registered on the table covers the row's scopes with the values
         // that reach the client (recorded effective scopes, §3.2); the others say which scope did not match
         ArrayNode matching = o.putArray("matchingClients");

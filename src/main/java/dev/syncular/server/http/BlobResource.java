@@ -1,7 +1,6 @@
 package dev.syncular.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.auth.Authenticator;
@@ -13,6 +12,7 @@ import dev.syncular.server.ops.BlobMetrics;
 import dev.syncular.server.round.HttpError;
 import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.sync.BlobService;
+import dev.syncular.server.wire.Json;
 import dev.syncular.server.wire.WireReader;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
@@ -79,8 +79,6 @@ public class BlobResource {
     /** type/subtype[;params], printable ASCII only — safe to persist and to echo as a header. */
     private static final Pattern MEDIA_TYPE =
             Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\\s*;[\\x20-\\x7e]*)?");
-
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final BlobService blobs;
     private final Authenticator authenticator;
@@ -176,7 +174,7 @@ public class BlobResource {
         }
         JsonNode root;
         try {
-            root = JSON.readTree(body);
+            root = Json.readTree(body);
         } catch (IOException e) {
             throw new HttpError(400, ErrorCode.INVALID_REQUEST, "upload grant body is not valid JSON");
         }

@@ -1,11 +1,11 @@
 package dev.syncular.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.round.BodyIntake;
 import dev.syncular.server.round.HttpError;
+import dev.syncular.server.wire.Json;
 import io.netty.buffer.ByteBufInputStream;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Context;
@@ -39,7 +39,6 @@ import java.util.function.Supplier;
  * its HTTP/1.x connection closed ({@link #closeUnread}).
  */
 public final class RequestBody {
-    private static final ObjectMapper JSON = new ObjectMapper();
     /** The most a refused body is read (and discarded) for its sender to see the answer. */
     static final long DRAIN_LIMIT = 32L * 1024 * 1024;
 
@@ -290,7 +289,7 @@ public final class RequestBody {
                 return null;
             }
             try {
-                return JSON.readTree(new ByteBufInputStream(body.getByteBuf()));
+                return Json.readTree(new ByteBufInputStream(body.getByteBuf()));
             } catch (IOException e) {
                 throw new HttpError(400, ErrorCode.INVALID_REQUEST, "request body is not valid JSON");
             }

@@ -1,7 +1,6 @@
 package dev.syncular.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.auth.Authenticator;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.ops.SyncMetrics;
@@ -10,6 +9,7 @@ import dev.syncular.server.round.HttpError;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncObserver;
 import dev.syncular.server.sync.SyncRequestContext;
+import dev.syncular.server.wire.Json;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.http.HttpServerRequest;
@@ -42,7 +42,6 @@ public class SegmentResource {
     public static final String SCOPES_HEADER = "X-Syncular-Scopes";
     static final String VARY = "Authorization, X-Syncular-Scopes, Accept-Encoding";
     static final String CACHE_CONTROL = "private, max-age=0";
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final SyncEngine engine;
     private final Authenticator authenticator;
@@ -118,7 +117,7 @@ public class SegmentResource {
         }
         JsonNode root;
         try {
-            root = JSON.readTree(header);
+            root = Json.readTree(header);
         } catch (Exception e) {
             throw new HttpError(400, ErrorCode.INVALID_REQUEST, SCOPES_HEADER + " is not valid JSON");
         }

@@ -1,9 +1,9 @@
 package dev.syncular.server.operations;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.Frame;
+import dev.syncular.server.wire.Json;
 import dev.syncular.server.wire.OpResult;
 import dev.syncular.server.wire.PushResult;
 import java.util.ArrayList;
@@ -17,7 +17,6 @@ import java.util.Map;
  * {@code PUSH_RESULT}.
  */
 final class CommandParams {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private CommandParams() {}
 
@@ -57,7 +56,7 @@ final class CommandParams {
     /** {@code JSON.stringify} of an array of strings: the §3 tuple encoding of the reserved identity. */
     static String jsonArray(List<String> parts) {
         try {
-            return JSON.writeValueAsString(parts);
+            return Json.writeValueAsString(parts);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }

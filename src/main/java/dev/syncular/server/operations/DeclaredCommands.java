@@ -1,10 +1,10 @@
 package dev.syncular.server.operations;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.wire.ColumnType;
+import dev.syncular.server.wire.Json;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -26,14 +26,13 @@ import java.util.Set;
  * schema does not have, or a malformed entry, is an {@link IllegalArgumentException} naming it.
  */
 final class DeclaredCommands {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private DeclaredCommands() {}
 
     static List<RemoteCommand> load(byte[] document, CompiledSchema schema) {
         JsonNode root;
         try {
-            root = JSON.readTree(document);
+            root = Json.readTree(document);
         } catch (IOException e) {
             throw new IllegalArgumentException("not JSON (" + e.getClass().getSimpleName() + ")");
         }

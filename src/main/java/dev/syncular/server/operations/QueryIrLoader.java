@@ -1,9 +1,9 @@
 package dev.syncular.server.operations;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.wire.Json;
 import java.io.IOException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -29,7 +29,6 @@ import java.util.Set;
  */
 public final class QueryIrLoader {
     public static final int CURRENT_VERSION = 4;
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final Set<String> TYPES =
             Set.of("string", "integer", "float", "boolean", "json", "bytes", "blob_ref", "crdt");
 
@@ -52,7 +51,7 @@ public final class QueryIrLoader {
     public static List<QueryDefinition> load(byte[] document, String source, CompiledSchema schema, Registration reg) {
         JsonNode root;
         try {
-            root = JSON.readTree(document);
+            root = Json.readTree(document);
         } catch (IOException e) {
             throw new QueryIrException("queries IR " + source + " is not valid JSON");
         }

@@ -1,7 +1,7 @@
 package dev.syncular.server.operations;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.storage.QueryRows;
+import dev.syncular.server.wire.Json;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
@@ -24,7 +24,6 @@ import java.util.function.IntFunction;
  * generated client reads JavaScript numbers); json is the JSON text, validated; bytes and crdt are bytes.
  */
 final class QueryResultRows {
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final double MAX_SAFE = 9.007199254740991E15;
 
     private QueryResultRows() {}
@@ -140,7 +139,7 @@ final class QueryResultRows {
             case "json" -> {
                 String text = v instanceof String s ? s : v.toString();
                 try {
-                    JSON.readTree(text);
+                    Json.readTree(text);
                     return new OperationValue.Text(text);
                 } catch (Exception e) {
                     throw failed("registered query returned invalid JSON");

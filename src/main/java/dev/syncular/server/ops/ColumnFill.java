@@ -2,13 +2,13 @@ package dev.syncular.server.ops;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.schema.ColumnSchema;
 import dev.syncular.server.schema.ScopePattern;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.ChangeToWrite;
 import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.StoredRow;
+import dev.syncular.server.wire.Json;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
@@ -29,8 +29,6 @@ import java.util.Map;
 public final class ColumnFill {
     /** Actor and client id of the commits a backfill appends. */
     public static final String ACTOR = "syncular-backfill";
-
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final TableSchema table;
     /** Column index → value, in the order given. */
@@ -140,7 +138,7 @@ public final class ColumnFill {
     private static Object value(ColumnSchema column, String literal) {
         JsonNode n;
         try {
-            n = JSON.readTree(literal);
+            n = Json.readTree(literal);
         } catch (JsonProcessingException e) {
             throw new IllegalArgumentException(
                     "the value of \"" + column.name() + "\" is not a JSON literal: " + literal);

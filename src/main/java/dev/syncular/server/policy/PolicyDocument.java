@@ -2,7 +2,6 @@ package dev.syncular.server.policy;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.PlannedReaction;
@@ -11,6 +10,7 @@ import dev.syncular.server.sync.ReactionPlanner;
 import dev.syncular.server.sync.RowValidator;
 import dev.syncular.server.sync.ValidationRejection;
 import dev.syncular.server.sync.WritePolicy;
+import dev.syncular.server.wire.Json;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,13 +35,12 @@ import java.util.Map;
  * {@link IllegalArgumentException} (start-up fails; the conformance host answers it as a bad request).
  */
 public final class PolicyDocument {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private PolicyDocument() {}
 
     public static WritePolicy parse(String json, CompiledSchema schema) {
         try {
-            return compile(JSON.readTree(json), schema);
+            return compile(Json.readTree(json), schema);
         } catch (JsonProcessingException e) {
             throw new IllegalArgumentException("policy document is not JSON");
         }

@@ -1,7 +1,6 @@
 package dev.syncular.server.policy;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.ops.OperationalEvents;
@@ -11,6 +10,7 @@ import dev.syncular.server.storage.Reaction;
 import dev.syncular.server.storage.ReactionStorage;
 import dev.syncular.server.storage.ReactionStore;
 import dev.syncular.server.sync.Tracing;
+import dev.syncular.server.wire.Json;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
@@ -50,7 +50,6 @@ import org.jboss.logging.Logger;
 @ApplicationScoped
 public class ReactionDelivery {
     private static final Logger LOG = Logger.getLogger(ReactionDelivery.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final long PRUNE_EVERY_MS = 60_000;
     private static final AttributeKey<String> REACTION_TYPE = AttributeKey.stringKey("syncular.reaction.type");
     private final ReactionStore store;
@@ -179,7 +178,7 @@ public class ReactionDelivery {
         }
         String details = failure.status() == null
                 ? null
-                : JSON.createObjectNode().put("status", failure.status()).toString();
+                : Json.object().put("status", failure.status()).toString();
         boolean permanent = failure.code().equals("reaction.rejected") || r.attempts() >= r.maxAttempts();
         Long retryAt = permanent ? null : now + backoffMs(r.attempts());
         metrics.attempted(
@@ -227,10 +226,9 @@ public class ReactionDelivery {
     }
 
     private static String body(Reaction r) {
-        ObjectNode o =
-                JSON.createObjectNode().put("id", r.id()).put("type", r.type()).put("version", r.version());
+        ObjectNode o = Json.object().put("id", r.id()).put("type", r.type()).put("version", r.version());
         try {
-            o.set("payload", JSON.readTree(r.payloadJson()));
+            o.set("payload", Json.readTree(r.payloadJson()));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("stored reaction payload is not JSON", e);
         }

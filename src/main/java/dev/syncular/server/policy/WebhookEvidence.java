@@ -2,7 +2,6 @@ package dev.syncular.server.policy;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -13,6 +12,7 @@ import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.sync.CandidateReader;
 import dev.syncular.server.sync.CommitEvidence;
 import dev.syncular.server.sync.OperationEvidence;
+import dev.syncular.server.wire.Json;
 import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -50,7 +50,6 @@ import java.util.Set;
  */
 final class WebhookEvidence {
     static final WebhookEvidence NONE = new WebhookEvidence(List.of());
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final JsonNodeFactory F = JsonNodeFactory.instance;
     private static final Set<String> CONTEXT = Set.of("actorId", "clientId", "clientCommitId");
 
@@ -74,7 +73,7 @@ final class WebhookEvidence {
     static WebhookEvidence parse(String json, CompiledSchema schema, QueryRegistry registry) {
         JsonNode doc;
         try {
-            doc = JSON.readTree(json);
+            doc = Json.readTree(json);
         } catch (JsonProcessingException e) {
             throw new IllegalArgumentException("is not JSON");
         }

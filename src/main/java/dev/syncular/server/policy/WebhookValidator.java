@@ -2,7 +2,6 @@ package dev.syncular.server.policy;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.errors.ErrorCode;
@@ -13,6 +12,7 @@ import dev.syncular.server.sync.CommitEvidence;
 import dev.syncular.server.sync.CommitValidator;
 import dev.syncular.server.sync.OperationEvidence;
 import dev.syncular.server.sync.ValidationRejection;
+import dev.syncular.server.wire.Json;
 import io.smallrye.mutiny.Uni;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -48,7 +48,6 @@ import java.util.function.LongSupplier;
  * breaker bounds it to nothing while the endpoint is known to be failing.
  */
 final class WebhookValidator implements CommitValidator {
-    private static final ObjectMapper JSON = new ObjectMapper();
     private final Webhook webhook;
     private final CompiledSchema schema;
     private final LongSupplier clock;
@@ -90,7 +89,7 @@ final class WebhookValidator implements CommitValidator {
                         return Uni.createFrom().voidItem();
                     }
                     Map<String, Object> details = reject.path("details").isObject()
-                            ? JSON.convertValue(reject.get("details"), LinkedHashMap.class)
+                            ? Json.convertValue(reject.get("details"), LinkedHashMap.class)
                             : null;
                     return Uni.createFrom()
                             .failure(new ValidationRejection(
@@ -107,17 +106,17 @@ final class WebhookValidator implements CommitValidator {
 
     private static JsonNode parse(String body) {
         if (body == null || body.isBlank()) {
-            return JSON.createObjectNode();
+            return Json.object();
         }
         try {
-            return JSON.readTree(body);
+            return Json.readTree(body);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("validator webhook answered malformed JSON");
         }
     }
 
     private ObjectNode evidence(CommitEvidence commit) {
-        ObjectNode o = JSON.createObjectNode()
+        ObjectNode o = Json.object()
                 .put("partition", commit.partition())
                 .put("actorId", commit.actorId())
                 .put("clientId", commit.clientId())

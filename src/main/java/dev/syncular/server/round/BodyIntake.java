@@ -43,10 +43,6 @@ public final class BodyIntake {
         return received;
     }
 
-    public long cap() {
-        return cap;
-    }
-
     /** The request's share of the buffer budget: grown for bytes derived from the body (inflated bytes). */
     public BufferBudget.Lease lease() {
         return lease;

@@ -1,10 +1,10 @@
 package dev.syncular.server.round;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.wire.Json;
 import java.util.Map;
 
 /**
@@ -13,8 +13,6 @@ import java.util.Map;
  * registration).
  */
 public final class ErrorBodies {
-    private static final ObjectMapper TREE = new ObjectMapper();
-
     private ErrorBodies() {}
 
     public static ObjectNode body(ErrorCode code, String message, Map<String, Object> details) {
@@ -25,7 +23,7 @@ public final class ErrorBodies {
         n.put("recommendedAction", code.recommendedAction);
         n.put("message", message == null || message.isBlank() ? defaultMessage(code) : message);
         if (details != null && !details.isEmpty()) {
-            JsonNode d = TREE.valueToTree(details);
+            JsonNode d = Json.valueToTree(details);
             n.set("details", d);
         }
         return n;

@@ -54,14 +54,6 @@ public final class ResponseBody implements Iterator<Buffer> {
     }
 
     /**
-     * The chunks of an identity-coded response — the byte stream a socket round (§8.7) sends as {@code 0x01}
-     * messages, the same bytes {@code POST /sync} answers with when no compression is negotiated.
-     */
-    public static Iterable<Buffer> identity(List<Frame> frames) {
-        return of(frames, ContentCoding.IDENTITY);
-    }
-
-    /**
      * About how many bytes {@code frames} encode to (identity), counted only up to {@code enough}: the size
      * {@link ContentCoding#choose} decides by, without encoding anything. Exact for neither, within a few bytes
      * per frame and change (strings counted in chars, fixed fields at their largest).

@@ -1,8 +1,8 @@
 package dev.syncular.server.segments;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.wire.CanonicalJson;
+import dev.syncular.server.wire.Json;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
@@ -22,7 +22,6 @@ public final class SegmentUrlSigner implements SegmentUrls {
     /** §5.4: TTL SHOULD be at most 15 minutes. */
     public static final long MAX_TTL_MS = 15 * 60_000;
 
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
     private static final Base64.Decoder B64D = Base64.getUrlDecoder();
 
@@ -102,7 +101,7 @@ public final class SegmentUrlSigner implements SegmentUrls {
             if (!MessageDigest.isEqual(sig, mac(payload))) {
                 return null;
             }
-            JsonNode p = JSON.readTree(payload);
+            JsonNode p = Json.readTree(payload);
             if (p.path("v").asInt() != 1 || !p.path("exp").canConvertToExactIntegral()) {
                 return null;
             }

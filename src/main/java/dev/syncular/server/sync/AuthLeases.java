@@ -2,7 +2,6 @@ package dev.syncular.server.sync;
 
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
-import dev.syncular.server.storage.AuthLease;
 import dev.syncular.server.storage.AuthLeaseStore;
 import dev.syncular.server.wire.Lease;
 import io.smallrye.mutiny.Uni;
@@ -38,14 +37,6 @@ public final class AuthLeases {
     /** Whether leases are configured (anything but {@link #OFF}). */
     public boolean enabled() {
         return store != AuthLeaseStore.NONE;
-    }
-
-    public AuthLeaseStore store() {
-        return store;
-    }
-
-    public long ttlMs() {
-        return ttlMs;
     }
 
     /** §7.3.3 issuance / refresh: stores the just-resolved allowed map and answers the {@code LEASE} frame. */
@@ -85,10 +76,5 @@ public final class AuthLeases {
     /** §7.3.4 {@code revokeLease(partition, leaseId)}; the item is whether the lease exists. */
     public Uni<Boolean> revoke(String partition, String leaseId) {
         return store.revoke(partition, leaseId, clock.getAsLong());
-    }
-
-    /** The stored lease of a client (operator tooling), or a {@code null} item. */
-    public Uni<AuthLease> read(String partition, String clientId) {
-        return store.read(partition, clientId);
     }
 }

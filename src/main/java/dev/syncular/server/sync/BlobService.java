@@ -71,10 +71,6 @@ public final class BlobService {
         this.orphanGrace = Objects.requireNonNull(orphanGrace, "orphanGrace");
     }
 
-    public BlobStore store() {
-        return store;
-    }
-
     public long maxBytes() {
         return maxBytes;
     }

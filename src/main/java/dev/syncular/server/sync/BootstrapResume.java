@@ -1,11 +1,11 @@
 package dev.syncular.server.sync;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.wire.CanonicalJson;
+import dev.syncular.server.wire.Json;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,7 +15,6 @@ import java.util.Map;
  * next rows page (§5.2) starts after.
  */
 record BootstrapResume(long asOfCommitSeq, String rowCursor) {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     /**
      * §4.7: a token that does not parse, names other tables, was pinned below the horizon, or whose row cursor
@@ -26,7 +25,7 @@ record BootstrapResume(long asOfCommitSeq, String rowCursor) {
             return null;
         }
         try {
-            JsonNode n = JSON.readTree(token);
+            JsonNode n = Json.readTree(token);
             JsonNode tables = n.get("tables");
             JsonNode asOf = n.get("asOfCommitSeq");
             JsonNode index = n.get("tableIndex");

@@ -2,9 +2,9 @@ package dev.syncular.server.sync;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.wire.CanonicalJson;
+import dev.syncular.server.wire.Json;
 import dev.syncular.server.wire.SubscriptionFrame;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -19,7 +19,6 @@ import java.util.TreeMap;
  * {@link #mustSave} throttles cursor and update-time writes, which feed §4.6 retention.
  */
 final class ClientRecords {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     /**
      * How stale a client record's {@code updated_at_ms} may get before an otherwise unchanged round rewrites
@@ -67,7 +66,7 @@ final class ClientRecords {
             return Objects.equals(a, b);
         }
         try {
-            return JSON.readTree(a).equals(JSON.readTree(b));
+            return Json.readTree(a).equals(Json.readTree(b));
         } catch (JsonProcessingException e) {
             return false;
         }
@@ -99,7 +98,7 @@ final class ClientRecords {
         }
         JsonNode root;
         try {
-            root = JSON.readTree(subscriptionsJson);
+            root = Json.readTree(subscriptionsJson);
         } catch (JsonProcessingException e) {
             return out;
         }

@@ -70,10 +70,6 @@ public final class PushRate {
         this.actorBytes = new RateBuckets(limits.bytesPerActor(), limits.burst(), nanoClock);
     }
 
-    public Limits limits() {
-        return limits;
-    }
-
     /**
      * Issue 45, a rate that holds across pods: from now on this pod admits {@code 1 / pods} of each rate and burst, so
      * the pods behind a balancer that spreads a tenant's rounds admit the configured rate together. Called with the

@@ -67,15 +67,6 @@ public final class RateBuckets {
         }
     }
 
-    /** {@link #take}s {@code amount} when the bucket is above zero: {@code 0}, else the wait in milliseconds. */
-    public long tryTake(String key, double amount) {
-        long wait = waitMs(key);
-        if (wait == 0) {
-            take(key, amount);
-        }
-        return wait;
-    }
-
     private double[] refilled(String key, long now) {
         if (++sinceSweep >= 1024) {
             sinceSweep = 0;

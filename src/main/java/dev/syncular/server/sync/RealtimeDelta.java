@@ -60,10 +60,6 @@ public final class RealtimeDelta {
             this.scopeKeys = Collections.unmodifiableSet(keys);
         }
 
-        public String id() {
-            return id;
-        }
-
         public Set<String> scopeKeys() {
             return scopeKeys;
         }

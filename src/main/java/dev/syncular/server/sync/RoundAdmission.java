@@ -144,10 +144,6 @@ public final class RoundAdmission {
         this.pacing = pacing;
     }
 
-    public Limits limits() {
-        return limits;
-    }
-
     /**
      * Runs {@code round} if the actor's and the partition's places allow it, releasing them when it terminates;
      * otherwise a {@code sync.rate_limited} failure at once, {@code round} never called. {@code bytes}: what the

@@ -149,10 +149,6 @@ public final class SyncEngine {
                 .map(gate -> gates.refusal(partition, gate) == null);
     }
 
-    public SchemaWindow window() {
-        return window;
-    }
-
     /** The bytes of an authorized segment download (§5.5). */
     public record SegmentDownload(String segmentId, byte[] bytes) {}
 

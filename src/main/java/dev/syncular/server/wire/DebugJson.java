@@ -21,7 +21,7 @@ import java.util.Map;
  * JavaScript's {@code JSON.stringify} prints them ({@link JsNumber}: {@code 2}, {@code 1e+21}, {@code 1e-7}).
  */
 public final class DebugJson {
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final ObjectMapper MAPPER = Json.mapper();
     private static final JsonNodeFactory F = JsonNodeFactory.instance;
     private static final Base64.Encoder B64 = Base64.getEncoder();
 

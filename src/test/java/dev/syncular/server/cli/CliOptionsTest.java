@@ -8,18 +8,36 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
 
 /**
  * The CLI's command line (picocli): every option in its {@code --opt value} and {@code --opt=value} forms, options
- * anywhere on the line, {@code --} ending the options, {@code @file} and {@code -} left to the command, and the
- * generated {@code --help}.
+ * anywhere on the line (before or after the command), {@code --} ending the options, {@code @file} and {@code -} left
+ * to the command, and the generated {@code --help} of the program and of each command.
  */
 class CliOptionsTest {
 
     record Run(int exit, String out, String err) {}
+
+    /** The options and the words of the command (its name, then its arguments) the CLI's own command line parses. */
+    record Parsed(CliOptions options, List<String> words) {}
+
+    private static Parsed parse(String... args) {
+        SyncularCli cli = new SyncularCli(System.out, System.err);
+        CommandLine.ParseResult parsed = SyncularCli.commandLine(cli).parseArgs(args);
+        List<String> words = new ArrayList<>();
+        for (CommandLine.ParseResult p = parsed.subcommand(); p != null; p = p.subcommand()) {
+            words.add(p.commandSpec().name());
+            for (CommandLine.Model.PositionalParamSpec param : p.commandSpec().positionalParameters()) {
+                words.addAll(param.originalStringValues());
+            }
+        }
+        return new Parsed(cli.options, words);
+    }
 
     private static Run run(String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -33,73 +51,72 @@ class CliOptionsTest {
 
     @Test
     void equalsFormAndSpaceFormSetTheSameValues() {
-        CliOptions spaced = CliOptions.parse(new String[] {
-            "--url",
-            "http://h:1/sync",
-            "--schema",
-            "s.json",
-            "--state",
-            "st.json",
-            "--client-id",
-            "c1",
-            "--actor",
-            "alice",
-            "--partition",
-            "p",
-            "--token",
-            "t",
-            "-H",
-            "X-A: 1",
-            "--accept",
-            "inline,sqlite",
-            "--limit-commits",
-            "5",
-            "--limit-snapshot-rows",
-            "6",
-            "--max-snapshot-pages",
-            "7",
-            "--sub",
-            "s1",
-            "--scopes",
-            "{}",
-            "-o",
-            "o.bin",
-            "--media-type",
-            "text/plain",
-            "--count",
-            "3",
-            "--crdt-types",
-            "a,b",
-            "--decode",
-            "-v",
-            "pull",
-            "s1"
-        });
-        CliOptions equals = CliOptions.parse(new String[] {
-            "--url=http://h:1/sync",
-            "--schema=s.json",
-            "--state=st.json",
-            "--client-id=c1",
-            "--actor=alice",
-            "--partition=p",
-            "--token=t",
-            "--header=X-A: 1",
-            "--accept=inline,sqlite",
-            "--limit-commits=5",
-            "--limit-snapshot-rows=6",
-            "--max-snapshot-pages=7",
-            "--sub=s1",
-            "--scopes={}",
-            "--out=o.bin",
-            "--media-type=text/plain",
-            "--count=3",
-            "--crdt-types=a,b",
-            "--decode",
-            "--verbose",
-            "pull",
-            "s1"
-        });
-        for (CliOptions o : List.of(spaced, equals)) {
+        Parsed spaced = parse(
+                "--url",
+                "http://h:1/sync",
+                "--schema",
+                "s.json",
+                "--state",
+                "st.json",
+                "--client-id",
+                "c1",
+                "--actor",
+                "alice",
+                "--partition",
+                "p",
+                "--token",
+                "t",
+                "-H",
+                "X-A: 1",
+                "--accept",
+                "inline,sqlite",
+                "--limit-commits",
+                "5",
+                "--limit-snapshot-rows",
+                "6",
+                "--max-snapshot-pages",
+                "7",
+                "--sub",
+                "s1",
+                "--scopes",
+                "{}",
+                "-o",
+                "o.bin",
+                "--media-type",
+                "text/plain",
+                "--count",
+                "3",
+                "--crdt-types",
+                "a,b",
+                "--decode",
+                "-v",
+                "pull",
+                "s1");
+        Parsed equals = parse(
+                "--url=http://h:1/sync",
+                "--schema=s.json",
+                "--state=st.json",
+                "--client-id=c1",
+                "--actor=alice",
+                "--partition=p",
+                "--token=t",
+                "--header=X-A: 1",
+                "--accept=inline,sqlite",
+                "--limit-commits=5",
+                "--limit-snapshot-rows=6",
+                "--max-snapshot-pages=7",
+                "--sub=s1",
+                "--scopes={}",
+                "--out=o.bin",
+                "--media-type=text/plain",
+                "--count=3",
+                "--crdt-types=a,b",
+                "--decode",
+                "pull",
+                "--verbose",
+                "s1");
+        for (Parsed parsed : List.of(spaced, equals)) {
+            CliOptions o = parsed.options();
             assertEquals("http://h:1/sync", o.url);
             assertEquals(Path.of("s.json"), o.schema);
             assertEquals(Path.of("st.json"), o.state);
@@ -119,31 +136,34 @@ class CliOptionsTest {
             assertEquals(List.of("a", "b"), List.copyOf(o.crdtTypes));
             assertTrue(o.decode);
             assertTrue(o.verbose);
-            assertEquals(List.of("pull", "s1"), o.words);
+            assertEquals(List.of("pull", "s1"), parsed.words());
         }
     }
 
     @Test
     void defaultsOptionsAnywhereAndTheEndOfOptions() {
-        CliOptions d = CliOptions.parse(new String[] {"state"});
+        CliOptions d = parse("state").options();
         assertEquals("http://localhost:8080", d.url);
         assertEquals(Path.of("syncular-state.json"), d.state);
         assertEquals(PullHeader.ACCEPT_INLINE_ROWS | PullHeader.ACCEPT_EXTERNAL_ROWS, d.accept);
         assertEquals(Map.of(), d.headers);
 
-        CliOptions mixed = CliOptions.parse(
-                new String[] {"push", "--decode", "notes", "--url", "http://x", "@rows.json", "--url", "http://y"});
-        assertEquals(List.of("push", "notes", "@rows.json"), mixed.words, "@file is the command's, not the parser's");
-        assertTrue(mixed.decode);
-        assertEquals("http://y", mixed.url, "the last of a repeated option wins");
+        Parsed mixed = parse("push", "--decode", "notes", "--url", "http://x", "@rows.json", "--url", "http://y");
+        assertEquals(List.of("push", "notes", "@rows.json"), mixed.words(), "@file is the command's, not the parser's");
+        assertTrue(mixed.options().decode);
+        assertEquals("http://y", mixed.options().url, "the last of a repeated option wins");
 
-        CliOptions stdin = CliOptions.parse(new String[] {"push", "notes", "-"});
-        assertEquals(List.of("push", "notes", "-"), stdin.words);
+        Parsed stdin = parse("push", "notes", "-");
+        assertEquals(List.of("push", "notes", "-"), stdin.words());
 
-        CliOptions ended = CliOptions.parse(new String[] {"--decode", "--", "render", "--verbose", "-o"});
-        assertEquals(List.of("render", "--verbose", "-o"), ended.words);
-        assertTrue(ended.decode);
-        assertEquals(false, ended.verbose);
+        Parsed ended = parse("--decode", "push", "--", "--verbose", "-o");
+        assertEquals(List.of("push", "--verbose", "-o"), ended.words());
+        assertTrue(ended.options().decode);
+        assertEquals(false, ended.options().verbose);
+
+        Run endedBeforeTheCommand = run("--decode", "--", "render", "--verbose");
+        assertEquals(SyncularCli.LOCAL_ERROR, endedBeforeTheCommand.exit());
+        assertTrue(endedBeforeTheCommand.err().contains("the command goes before --"), endedBeforeTheCommand.err());
     }
 
     @Test
@@ -169,12 +189,21 @@ class CliOptionsTest {
         Run command = run("frobnicate");
         assertEquals(SyncularCli.LOCAL_ERROR, command.exit());
         assertTrue(command.err().contains("unknown command 'frobnicate'"), command.err());
+        Run argument = run("render");
+        assertEquals(SyncularCli.LOCAL_ERROR, argument.exit());
+        assertTrue(argument.err().contains("Missing required parameter: '<file>'"), argument.err());
+        Run extra = run("state", "extra");
+        assertEquals(SyncularCli.LOCAL_ERROR, extra.exit());
+        assertTrue(extra.err().contains("'extra'"), extra.err());
+        Run helpOfNothing = run("help", "frobnicate");
+        assertEquals(SyncularCli.LOCAL_ERROR, helpOfNothing.exit());
+        assertTrue(helpOfNothing.err().contains("unknown command 'frobnicate'"), helpOfNothing.err());
     }
 
     @Test
     void helpIsGeneratedFromTheOptions() {
         for (String[] args : List.of(
-                new String[] {"--help"}, new String[] {"-h"}, new String[] {"help"}, new String[] {"pull", "--help"})) {
+                new String[] {"--help"}, new String[] {"-h"}, new String[] {"help"}, new String[] {"--help", "pull"})) {
             Run help = run(args);
             assertEquals(0, help.exit(), List.of(args).toString());
             assertEquals("", help.err());
@@ -184,6 +213,10 @@ class CliOptionsTest {
             for (String line : List.of(
                     "Commands:",
                     "subscribe <id> <table>",
+                    "push <table> <rows>",
+                    "push <rows>",
+                    "blob put <file>",
+                    "blob get <blobId>",
                     "render <file>",
                     "Options:",
                     "--url=<url>",
@@ -203,5 +236,35 @@ class CliOptionsTest {
         assertEquals(SyncularCli.LOCAL_ERROR, none.exit());
         assertEquals("", none.out());
         assertTrue(none.err().startsWith("Usage: "), none.err());
+    }
+
+    @Test
+    void eachCommandHasHelpOfItsOwn() {
+        for (String[] args :
+                List.of(new String[] {"pull", "--help"}, new String[] {"pull", "-h"}, new String[] {"help", "pull"})) {
+            Run help = run(args);
+            assertEquals(0, help.exit(), List.of(args).toString());
+            assertEquals("", help.err());
+            assertTrue(help.out().startsWith("Usage: java -jar syncular-cli.jar [options] pull [<id>...]"), help.out());
+            for (String line : List.of(
+                    "one round pulling the subscriptions",
+                    "Arguments:",
+                    "[<id>...]",
+                    "Options:",
+                    "--url=<url>",
+                    "-h, --help",
+                    "Exit status: 0; 1 when the server")) {
+                assertTrue(help.out().contains(line), "no '" + line + "' in\n" + help.out());
+            }
+        }
+        Run push = run("help", "push");
+        assertTrue(
+                push.out()
+                        .startsWith("Usage: java -jar syncular-cli.jar [options] push <table> <rows>\n"
+                                + "   or: java -jar syncular-cli.jar [options] push <rows>\n"),
+                push.out());
+        Run blob = run("blob", "--help");
+        assertEquals(0, blob.exit());
+        assertTrue(blob.out().contains("blob put <file>") && blob.out().contains("blob get <blobId>"), blob.out());
     }
 }

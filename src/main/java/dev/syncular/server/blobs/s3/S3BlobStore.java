@@ -1,7 +1,6 @@
 package dev.syncular.server.blobs.s3;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.blobs.BlobContent;
 import dev.syncular.server.blobs.BlobIds;
@@ -12,6 +11,7 @@ import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.PresignedUrl;
 import dev.syncular.server.s3.S3Call;
 import dev.syncular.server.s3.S3Outage;
+import dev.syncular.server.wire.Json;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
@@ -79,7 +79,6 @@ public final class S3BlobStore implements BlobStore {
     public static final Duration MAX_PRESIGN_TTL = Duration.ofMinutes(15);
 
     static final String META_KEY = "syncular-blob";
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final S3AsyncClient s3;
     private final S3Presigner presigner;
@@ -187,7 +186,7 @@ public final class S3BlobStore implements BlobStore {
     // ------------------------------------------------------------------------------------------- metadata
 
     static String encodeMeta(long byteLength, String mediaType, long createdAtMs) {
-        ObjectNode n = JSON.createObjectNode();
+        ObjectNode n = Json.object();
         n.put("byteLength", byteLength);
         if (mediaType != null) {
             n.put("mediaType", mediaType);
@@ -205,7 +204,7 @@ public final class S3BlobStore implements BlobStore {
         String meta = head.metadata() == null ? null : head.metadata().get(META_KEY);
         if (meta != null) {
             try {
-                JsonNode n = JSON.readTree(Base64.getUrlDecoder().decode(meta));
+                JsonNode n = Json.readTree(Base64.getUrlDecoder().decode(meta));
                 if (n.path("byteLength").canConvertToExactIntegral()) {
                     byteLength = n.get("byteLength").asLong();
                 }

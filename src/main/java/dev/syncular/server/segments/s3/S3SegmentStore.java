@@ -1,7 +1,6 @@
 package dev.syncular.server.segments.s3;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.s3.S3Call;
@@ -14,6 +13,7 @@ import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.segments.StoredSegment;
 import dev.syncular.server.wire.CanonicalJson;
+import dev.syncular.server.wire.Json;
 import dev.syncular.server.wire.MediaType;
 import io.smallrye.mutiny.Uni;
 import java.io.IOException;
@@ -95,7 +95,6 @@ public final class S3SegmentStore implements SegmentStore {
     static final long STALE_DELETION_MS = 30_000;
     private static final int CAS_ATTEMPTS = 32;
     private static final Pattern SEGMENT_ID = Pattern.compile("sha256:[0-9a-f]{64}");
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
 
     private final S3AsyncClient s3;
@@ -271,7 +270,7 @@ public final class S3SegmentStore implements SegmentStore {
                     if (publication.rowCursor() != null || publication.nextRowCursor() != null) {
                         return DONE;
                     }
-                    ObjectNode pointer = JSON.createObjectNode().put("segmentId", segmentId);
+                    ObjectNode pointer = Json.object().put("segmentId", segmentId);
                     return s3.putObject(
                                     PutObjectRequest.builder()
                                             .bucket(bucket)
@@ -494,9 +493,8 @@ public final class S3SegmentStore implements SegmentStore {
                 }
             }
             // mark first, conditionally: a publication that lands meanwhile makes this fail and wins
-            ObjectNode mark = JSON.createObjectNode()
-                    .put("segmentId", segmentId)
-                    .put("deletingSinceMs", System.currentTimeMillis());
+            ObjectNode mark =
+                    Json.object().put("segmentId", segmentId).put("deletingSinceMs", System.currentTimeMillis());
             return conditionalPut(recordKey(segmentId), write(mark), rec.etag()).thenCompose(marked -> {
                 if (!marked) {
                     return CompletableFuture.completedFuture(false);
@@ -585,7 +583,7 @@ public final class S3SegmentStore implements SegmentStore {
 
     private CompletableFuture<Boolean> writeRecord(
             String segmentId, long byteLength, List<SegmentPublication> pubs, String etag) {
-        ObjectNode n = JSON.createObjectNode().put("segmentId", segmentId).put("byteLength", byteLength);
+        ObjectNode n = Json.object().put("segmentId", segmentId).put("byteLength", byteLength);
         ArrayNode arr = n.putArray("publications");
         for (SegmentPublication p : pubs) {
             ObjectNode o = arr.addObject();
@@ -731,7 +729,7 @@ public final class S3SegmentStore implements SegmentStore {
 
     private static JsonNode parse(byte[] json) {
         try {
-            return JSON.readTree(json);
+            return Json.readTree(json);
         } catch (IOException e) {
             throw new IllegalStateException("corrupt segment record object", e);
         }
@@ -739,7 +737,7 @@ public final class S3SegmentStore implements SegmentStore {
 
     private static byte[] write(JsonNode n) {
         try {
-            return JSON.writeValueAsBytes(n);
+            return Json.writeValueAsBytes(n);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }

@@ -2,9 +2,9 @@ package dev.syncular.server.storage.postgres;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.storage.QueryRows;
 import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.wire.Json;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -16,14 +16,13 @@ import java.util.Map;
  * failed.
  */
 final class GuardedRows {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private GuardedRows() {}
 
     static QueryRows parse(String text) {
         JsonNode doc;
         try {
-            doc = text == null ? null : JSON.readTree(text);
+            doc = text == null ? null : Json.readTree(text);
         } catch (JsonProcessingException e) {
             doc = null;
         }

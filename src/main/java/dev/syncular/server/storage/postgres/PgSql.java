@@ -1,6 +1,5 @@
 package dev.syncular.server.storage.postgres;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.config.ReadWriteTarget;
 import dev.syncular.server.storage.StorageException;
 import io.smallrye.mutiny.Uni;
@@ -23,11 +22,10 @@ import java.util.function.Function;
 /**
  * The small SQL helpers every class of the PostgreSQL storage shares: identifier quoting and qualification,
  * string literals, the first row of a result, the pipelined-statement join ({@link #allSettled}), the
- * READ COMMITTED transaction ({@link #readCommitted}), the transient-failure classification ({@link #busy})
- * and the one {@link ObjectMapper}. No state.
+ * READ COMMITTED transaction ({@link #readCommitted}), the transient-failure classification ({@link #busy}).
+ * No state.
  */
 final class PgSql {
-    static final ObjectMapper JSON = new ObjectMapper();
     /** The first statement of every explicit transaction of this storage (see the package documentation). */
     static final String READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
     /** How long a client is told to wait after a transient refusal ({@link StorageException#BUSY}). */

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import dev.syncular.server.storage.AuthLease;
 import dev.syncular.server.storage.AuthLeaseStore;
+import dev.syncular.server.wire.Json;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.buffer.Buffer;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -217,7 +218,7 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
                     r.getString(1),
                     r.getString(2),
                     r.getString(3),
-                    PgSql.JSON.readValue(scopes, SCOPES),
+                    Json.readValue(scopes, SCOPES),
                     r.getLong(5),
                     r.getLong(6),
                     revoked,
@@ -276,7 +277,7 @@ public final class PostgresAuthLeaseStore implements AuthLeaseStore {
         Map<String, List<String>> sorted = new TreeMap<>();
         allowed.forEach((k, v) -> sorted.put(k, new ArrayList<>(v)));
         try {
-            return PgSql.JSON.writeValueAsString(sorted);
+            return Json.writeValueAsString(sorted);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }

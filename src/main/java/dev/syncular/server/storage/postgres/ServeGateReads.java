@@ -11,6 +11,7 @@ import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.RequestEntry;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.StoredCheckpoint;
+import dev.syncular.server.wire.Json;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -187,7 +188,7 @@ final class ServeGateReads {
         List<StoredCheckpoint> list = new ArrayList<>();
         if (pending != null) {
             try {
-                for (JsonNode n : PgSql.JSON.readTree(pending)) {
+                for (JsonNode n : Json.readTree(pending)) {
                     if (n.path("schema_version").asInt() != runningSchemaVersion) {
                         continue;
                     }

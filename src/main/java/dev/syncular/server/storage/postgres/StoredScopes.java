@@ -3,6 +3,7 @@ package dev.syncular.server.storage.postgres;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import dev.syncular.server.wire.CanonicalJson;
+import dev.syncular.server.wire.Json;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -52,7 +53,7 @@ final class StoredScopes {
         Map<String, String> parsed;
         try {
             parsed = Collections.unmodifiableMap(
-                    PgSql.JSON.readValue(json, new TypeReference<LinkedHashMap<String, String>>() {}));
+                    Json.readValue(json, new TypeReference<LinkedHashMap<String, String>>() {}));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("stored scopes are not a JSON object", e);
         }

@@ -8,6 +8,7 @@ import dev.syncular.server.schema.ColumnSchema;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.wire.Json;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,7 +32,7 @@ record TableLayout(String primaryKey, List<ColumnLayout> columns) {
     }
 
     static String render(CompiledSchema s) {
-        ObjectNode root = PgSql.JSON.createObjectNode();
+        ObjectNode root = Json.object();
         root.put("schemaVersion", s.version());
         ObjectNode tablesNode = root.putObject("tables");
         for (TableSchema ts : s.tables()) {
@@ -49,7 +50,7 @@ record TableLayout(String primaryKey, List<ColumnLayout> columns) {
     static Map<String, TableLayout> parse(String json) {
         Map<String, TableLayout> out = new LinkedHashMap<>();
         try {
-            JsonNode tablesNode = PgSql.JSON.readTree(json).path("tables");
+            JsonNode tablesNode = Json.readTree(json).path("tables");
             var it = tablesNode.fields();
             while (it.hasNext()) {
                 var e = it.next();

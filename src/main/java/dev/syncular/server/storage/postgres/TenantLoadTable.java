@@ -3,6 +3,7 @@ package dev.syncular.server.storage.postgres;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import dev.syncular.server.storage.TenantLoadRow;
+import dev.syncular.server.wire.Json;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -113,7 +114,7 @@ final class TenantLoadTable {
 
     private static String json(Map<String, Long> counts) {
         try {
-            return PgSql.JSON.writeValueAsString(new TreeMap<>(counts));
+            return Json.writeValueAsString(new TreeMap<>(counts));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
@@ -124,7 +125,7 @@ final class TenantLoadTable {
             return Map.of();
         }
         try {
-            return PgSql.JSON.readValue(json, COUNTS);
+            return Json.readValue(json, COUNTS);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
