@@ -14,6 +14,7 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.sync.Tracing;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.LogCapture;
+import dev.syncular.server.testsupport.OperationsAppProfile;
 import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -61,7 +62,7 @@ class TracesTest {
     public static class Profile implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            Map<String, String> m = new HashMap<>(new OperationsResourceTest.Profile().getConfigOverrides());
+            Map<String, String> m = OperationsAppProfile.base();
             m.put("quarkus.otel.sdk.disabled", "false");
             m.put("quarkus.otel.bsp.schedule.delay", "50ms");
             m.put("syncular.policy.validator-webhook.url", "${webhook.base}/validate");
