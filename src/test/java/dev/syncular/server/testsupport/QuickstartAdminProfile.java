@@ -1,0 +1,38 @@
+package dev.syncular.server.testsupport;
+
+import io.quarkus.test.junit.QuarkusTestProfile;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The quickstart schema with the admin API, in a storage schema of its own: an event buffer of 50, a retention policy
+ * that lets {@code POST /admin/prune} remove every commit but a partition's newest at once (the scheduled pass runs
+ * only after an hour), and 1000 free admin attempts per source ({@code http.AdminApiTest} refuses every route with a
+ * missing and a wrong token). One app for {@code http.AdminApiTest} and {@code realtime.OperatorDisconnectTest}: each
+ * distinct Quarkus test profile builds and restarts the app. Every test works in a partition of its own.
+ */
+public class QuickstartAdminProfile implements QuarkusTestProfile {
+    /** {@code syncular.admin.token}. */
+    public static final String ADMIN_TOKEN = "admin-" + UUID.randomUUID();
+    /** {@code syncular.storage.pg-schema}. */
+    public static final String PG_SCHEMA =
+            "sync_qsadmin_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+
+    @Override
+    public Map<String, String> getConfigOverrides() {
+        return Map.of(
+                "syncular.admin.token",
+                ADMIN_TOKEN,
+                "syncular.admin.event-buffer",
+                "50",
+                "syncular.storage.pg-schema",
+                PG_SCHEMA,
+                "syncular.pruning.keep-newest-commits",
+                "1",
+                "syncular.pruning.active-window",
+                "0s",
+                // AdminApiTest refuses every route once with a wrong token: more than the default allows a source
+                "syncular.admin.free-attempts",
+                "1000");
+    }
+}
