@@ -8,8 +8,10 @@ import java.util.UUID;
  * The quickstart schema with the admin API, in a storage schema of its own: an event buffer of 50, a retention policy
  * that lets {@code POST /admin/prune} remove every commit but a partition's newest at once (the scheduled pass runs
  * only after an hour), and 1000 free admin attempts per source ({@code http.AdminApiTest} refuses every route with a
- * missing and a wrong token). One app for {@code http.AdminApiTest} and {@code realtime.OperatorDisconnectTest}: each
- * distinct Quarkus test profile builds and restarts the app. Every test works in a partition of its own.
+ * missing and a wrong token), and §8.6 presence off ({@code realtime.PresenceDisabledTest}; {@code PresenceTest} keeps
+ * "on by default" on the default app, and no other class here uses presence). One app for {@code http.AdminApiTest},
+ * {@code realtime.OperatorDisconnectTest} and {@code realtime.PresenceDisabledTest}: each distinct Quarkus test profile
+ * builds and restarts the app. Every test works in a partition of its own.
  */
 public class QuickstartAdminProfile implements QuarkusTestProfile {
     /** {@code syncular.admin.token}. */
@@ -33,6 +35,8 @@ public class QuickstartAdminProfile implements QuarkusTestProfile {
                 "0s",
                 // AdminApiTest refuses every route once with a wrong token: more than the default allows a source
                 "syncular.admin.free-attempts",
-                "1000");
+                "1000",
+                "syncular.realtime.presence-enabled",
+                "false");
     }
 }
