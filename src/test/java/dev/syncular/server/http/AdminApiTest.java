@@ -49,7 +49,7 @@ class AdminApiTest {
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;
 
-    /** A request carrying {@link #TOKEN} (shared with {@link AdminRecoveryTest}). */
+    /** A request carrying {@link #TOKEN}. */
     static RequestSpecification admin() {
         return given().header("Authorization", "Bearer " + TOKEN);
     }
