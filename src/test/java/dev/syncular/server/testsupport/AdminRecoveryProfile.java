@@ -16,10 +16,13 @@ import java.util.UUID;
  * them), and a policy whose one reaction rule plans a {@code todo.completed} reaction for a todo marked done,
  * dead-lettered on its first failure, delivered to {@link WebhookResource} with quick retries
  * ({@code console.ConsoleTest}; the other classes here push only todos not done, so no reaction and no webhook call
- * comes from them). One app for {@code http.AdminRecoveryTest}, {@code http.AdminThrottleTest} and
- * {@code console.ConsoleTest}: each distinct Quarkus test profile builds and restarts the app. Every test works in a
- * partition of its own; ConsoleTest takes readiness down and brings it back within each of its checkpoint tests, and
- * resets the webhook after each test.
+ * comes from them). The realtime outbound settings are {@code realtime.RealtimeBackpressureTest}'s: a 1 MiB outbound
+ * buffer and delta cap, the count cap out of the way, stuck sockets closed after 2 s and 30 s heartbeats (so the idle
+ * reaper does not close its stuck sockets first); the other classes' sockets read everything they are sent. One app
+ * for {@code http.AdminRecoveryTest}, {@code http.AdminThrottleTest}, {@code console.ConsoleTest} and
+ * {@code realtime.RealtimeBackpressureTest}: each distinct Quarkus test profile builds and restarts the app. Every test
+ * works in a partition of its own (RealtimeBackpressureTest reads its counters as deltas); ConsoleTest takes readiness
+ * down and brings it back within each of its checkpoint tests, and resets the webhook after each test.
  */
 public class AdminRecoveryProfile implements QuarkusTestProfile {
     /** {@code syncular.admin.token}. */
@@ -57,6 +60,13 @@ public class AdminRecoveryProfile implements QuarkusTestProfile {
         m.put("syncular.reactions.webhook.secret", WebhookResource.SECRET);
         m.put("syncular.reactions.initial-backoff", "50ms");
         m.put("syncular.reactions.max-backoff", "100ms");
+        // RealtimeBackpressureTest: the bytes decide (the count cap would stop the stuck sockets' deltas at 64), and
+        // the idle reaper stays out of the way (three silent heartbeat intervals would close them first, with 1000)
+        m.put("syncular.realtime.outbound-buffer-bytes", "1M");
+        m.put("syncular.realtime.max-delta-bytes", "1M");
+        m.put("syncular.realtime.max-unacked-deltas", "100000");
+        m.put("syncular.realtime.outbound-stuck-timeout", "2s");
+        m.put("syncular.realtime.heartbeat-interval", "30s");
         return m;
     }
 
