@@ -18,7 +18,6 @@ import com.tngtech.archunit.core.domain.JavaParameter;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.library.Architectures;
-import dev.syncular.server.conformance.ConformanceHostTest;
 import dev.syncular.server.testsupport.NotesAppProfile;
 import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.ScenarioAppProfile;
@@ -303,8 +302,7 @@ class ArchitectureTest {
                 .withImportOption(ImportOption.Predefined.ONLY_INCLUDE_TESTS)
                 .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
                 .importPackages(ROOT);
-        Set<Class<?>> shared =
-                Set.of(ScenarioAppProfile.class, NotesAppProfile.class, ConformanceHostTest.Enabled.class);
+        Set<Class<?>> shared = Set.of(ScenarioAppProfile.class, NotesAppProfile.class);
         List<String> untagged = new ArrayList<>();
         int checked = 0;
         for (JavaClass c : tests) {

@@ -15,6 +15,7 @@ import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.NotesAppProfile;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitFrame;
@@ -24,7 +25,6 @@ import dev.syncular.server.wire.PullHeader;
 import dev.syncular.server.wire.SegmentRef;
 import dev.syncular.server.wire.realtime.ControlMessage;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.path.json.JsonPath;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -49,7 +49,7 @@ import org.junit.jupiter.api.Test;
  * inspection, the virtual clock, and close.
  */
 @QuarkusTest
-@TestProfile(ConformanceHostTest.Enabled.class)
+@TestProfile(NotesAppProfile.class)
 public class ConformanceHostTest {
     static final String NOTES = "{\"version\":1,\"tables\":[{\"name\":\"notes\",\"primaryKey\":\"id\",\"columns\":["
             + "{\"name\":\"id\",\"type\":\"string\",\"nullable\":false},"
@@ -60,13 +60,6 @@ public class ConformanceHostTest {
             + "{\"name\":\"list_id\",\"type\":\"string\",\"nullable\":false},"
             + "{\"name\":\"done\",\"type\":\"boolean\",\"nullable\":false}],"
             + "\"scopes\":[{\"pattern\":\"list:{list}\",\"column\":\"list_id\"}]}]}";
-
-    public static class Enabled implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.conformance.enabled", "true");
-        }
-    }
 
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;

@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.NotesAppProfile;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitFrame;
@@ -41,7 +42,7 @@ import org.junit.jupiter.api.Test;
  * {@code sync.idempotency_cache_miss}) through the running conformance host, real PostgreSQL and real sockets.
  */
 @QuarkusTest
-@TestProfile(ConformanceHostTest.Enabled.class)
+@TestProfile(NotesAppProfile.class)
 class ConformanceRecoveryTest {
     static final String NOTES = ConformanceHostTest.NOTES;
     static final long START = 1_000_000L;

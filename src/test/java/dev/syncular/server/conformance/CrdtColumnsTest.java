@@ -15,6 +15,7 @@ import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.Concurrently;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.NotesAppProfile;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.YjsFixtures;
 import dev.syncular.server.wire.CommitStatus;
@@ -48,7 +49,7 @@ import org.junit.jupiter.api.io.TempDir;
  * stores (each push applied with the stored state to a fresh {@code Y.Doc}, {@code Y.encodeStateAsUpdate}).
  */
 @QuarkusTest
-@TestProfile(ConformanceHostTest.Enabled.class)
+@TestProfile(NotesAppProfile.class)
 class CrdtColumnsTest {
     static final String NOTES = "{\"version\":1,\"tables\":[{\"name\":\"notes\",\"primaryKey\":\"id\",\"columns\":["
             + "{\"name\":\"id\",\"type\":\"string\",\"nullable\":false},"

@@ -4,14 +4,11 @@ import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.testsupport.OperationsAppProfile;
 import dev.syncular.server.testsupport.OwnApp;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.response.Response;
-import java.nio.file.Path;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.UUID;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.Test;
@@ -25,38 +22,12 @@ import org.openqa.selenium.WebElement;
  */
 @QuarkusTest
 @OwnApp
-@TestProfile(ConsoleOperationsTest.Profile.class)
+@TestProfile(OperationsAppProfile.class)
 class ConsoleOperationsTest {
-    static final String TOKEN = "console-ops-admin-" + UUID.randomUUID();
+    static final String TOKEN = OperationsAppProfile.ADMIN_TOKEN;
     static final String LIST_TODOS =
             "sha256:e9b6c4c011d5a7a670e72d9bf8f1929457bd6b8efce11c44e6edf95212fddaf8/listTodos";
     static final String CT = "application/vnd.syncular.operations.v1+json";
-    static final Path DIR = Path.of("src/test/resources/operations").toAbsolutePath();
-
-    /** The fixture schema and its registered queries (as in {@code operations.OperationsResourceTest}), the admin API on. */
-    public static class Profile implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            Map<String, String> m = new HashMap<>();
-            m.put(
-                    "syncular.schema.path",
-                    DIR.resolve("demo-react.syncular.ir.json").toString());
-            m.put(
-                    "syncular.operations.queries.path",
-                    DIR.resolve("demo-react.syncular.queries.ir.json").toString());
-            m.put("syncular.operations.queries.privileged", "listTodos");
-            m.put("syncular.operations.queries.privileged-actors", "reader");
-            m.put(
-                    "syncular.operations.commands.path",
-                    DIR.resolve("commands.json").toString());
-            m.put("syncular.admin.token", TOKEN);
-            m.put(
-                    "syncular.storage.pg-schema",
-                    "sync_console_ops_"
-                            + UUID.randomUUID().toString().replace("-", "").substring(0, 8));
-            return m;
-        }
-    }
 
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;

@@ -10,6 +10,7 @@ import dev.syncular.server.http.AdminAccess;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.ConsoleSession;
 import dev.syncular.server.storage.ConsoleSessionStorage;
+import dev.syncular.server.testsupport.AdminRecoveryProfile;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.LogCapture;
 import dev.syncular.server.testsupport.OwnApp;
@@ -18,17 +19,12 @@ import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestWebhook.Answer;
 import dev.syncular.server.testsupport.WebhookResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.response.Response;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Tuple;
 import jakarta.inject.Inject;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -46,46 +42,16 @@ import org.openqa.selenium.WebElement;
  * console (after its warning) takes readiness down and activating it brings readiness back; a dead-lettered
  * reaction is retried against a real webhook; the live event stream shows a conflict as it happens. Plain HTTP
  * checks the refusals: no session, a forged or missing CSRF token, a wrong token, and the cookie, header and
- * audit rules. Every page is saved as a screenshot under {@code target/console-screenshots/}.
+ * audit rules. Every page is saved as a screenshot under {@code target/console-screenshots/}. The app
+ * ({@link AdminRecoveryProfile}) is shared with the admin recovery and throttle tests; its reaction rule and webhook
+ * are this class's.
  */
 @QuarkusTest
 @OwnApp
-@TestProfile(ConsoleTest.Profile.class)
+@TestProfile(AdminRecoveryProfile.class)
 class ConsoleTest {
-    static final String TOKEN = "console-admin-" + UUID.randomUUID();
-    static final String SCHEMA =
-            "sync_console_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-
-    public static class Profile implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            Path policy;
-            try {
-                policy = Files.createTempFile("console-policy", ".json");
-                // a todo marked done plans one reaction, dead-lettered on its first failure
-                Files.writeString(
-                        policy,
-                        "{\"reactions\":[{\"table\":\"todos\",\"when\":{\"column\":\"done\",\"equals\":true},"
-                                + "\"type\":\"todo.completed\",\"maxAttempts\":1}]}");
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-            Map<String, String> m = new HashMap<>();
-            m.put("syncular.admin.token", TOKEN);
-            m.put("syncular.storage.pg-schema", SCHEMA);
-            m.put("syncular.policy.file", policy.toString());
-            m.put("syncular.reactions.webhook.url", "${webhook.base}/reactions");
-            m.put("syncular.reactions.webhook.secret", WebhookResource.SECRET);
-            m.put("syncular.reactions.initial-backoff", "50ms");
-            m.put("syncular.reactions.max-backoff", "100ms");
-            return m;
-        }
-
-        @Override
-        public List<TestResourceEntry> testResources() {
-            return List.of(new TestResourceEntry(WebhookResource.class));
-        }
-    }
+    static final String TOKEN = AdminRecoveryProfile.ADMIN_TOKEN;
+    static final String SCHEMA = AdminRecoveryProfile.PG_SCHEMA;
 
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;

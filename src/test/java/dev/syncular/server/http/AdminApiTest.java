@@ -14,10 +14,10 @@ import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.LogCapture;
 import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.PrometheusScrape;
+import dev.syncular.server.testsupport.QuickstartAdminProfile;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.PullHeader;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.path.json.JsonPath;
 import io.restassured.response.Response;
@@ -33,35 +33,15 @@ import org.junit.jupiter.api.Test;
 /**
  * The admin API under {@code <mount>/admin} through real HTTP against real PostgreSQL: every route with a
  * token, every route refused without one or with a wrong one (§10.1 JSON), the audit line of each call (no
- * token in it, the request id on it), and the OpenAPI document at {@code /q/openapi}. The app runs in its own
- * PostgreSQL schema with a retention policy that lets a pruning pass remove commits at once.
+ * token in it, the request id on it), and the OpenAPI document at {@code /q/openapi}. The app
+ * ({@link QuickstartAdminProfile}) runs in its own PostgreSQL schema with a retention policy that lets a pruning pass
+ * remove commits at once.
  */
 @QuarkusTest
 @OwnApp
-@TestProfile(AdminApiTest.Admin.class)
+@TestProfile(QuickstartAdminProfile.class)
 class AdminApiTest {
-    static final String TOKEN = "admin-" + UUID.randomUUID();
-
-    public static class Admin implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of(
-                    "syncular.admin.token",
-                    TOKEN,
-                    "syncular.admin.event-buffer",
-                    "50",
-                    "syncular.storage.pg-schema",
-                    "sync_admin_"
-                            + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
-                    "syncular.pruning.keep-newest-commits",
-                    "1",
-                    "syncular.pruning.active-window",
-                    "0s",
-                    // every route is refused once with a wrong token below: more than the default allows a source
-                    "syncular.admin.free-attempts",
-                    "1000");
-        }
-    }
+    static final String TOKEN = QuickstartAdminProfile.ADMIN_TOKEN;
 
     @Inject
     SchemaWindow window;
@@ -69,7 +49,7 @@ class AdminApiTest {
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;
 
-    /** A request carrying {@link #TOKEN} (shared with {@link AdminRecoveryTest}). */
+    /** A request carrying {@link #TOKEN}. */
     static RequestSpecification admin() {
         return given().header("Authorization", "Bearer " + TOKEN);
     }

@@ -1,6 +1,5 @@
 package dev.syncular.server.http;
 
-import static dev.syncular.server.http.AdminApiTest.admin;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -9,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.testsupport.AdminRecoveryProfile;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
@@ -18,9 +18,9 @@ import dev.syncular.server.wire.Lease;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.RespHeader;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.path.json.JsonPath;
+import io.restassured.specification.RequestSpecification;
 import jakarta.inject.Inject;
 import java.util.List;
 import java.util.Map;
@@ -32,33 +32,23 @@ import org.junit.jupiter.api.Test;
  * The production app's recovery routes through real HTTP, real PostgreSQL and a real realtime socket: the §2.1
  * backup-restore log-epoch rotation ({@code POST <mount>/admin/partitions/{p}/rotate-epoch}: clients reset on their
  * next request, realtime sessions get {@code reset-required}) and §7.3.4 lease revocation
- * ({@code POST <mount>/admin/partitions/{p}/leases/{leaseId}/revoke}) with leases enabled by configuration.
+ * ({@code POST <mount>/admin/partitions/{p}/leases/{leaseId}/revoke}) with leases enabled by configuration
+ * ({@link AdminRecoveryProfile}).
  */
 @QuarkusTest
 @OwnApp
-@TestProfile(AdminRecoveryTest.Recovery.class)
+@TestProfile(AdminRecoveryProfile.class)
 class AdminRecoveryTest {
-    public static class Recovery implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of(
-                    "syncular.admin.token",
-                    AdminApiTest.TOKEN,
-                    "syncular.leases.enabled",
-                    "true",
-                    "syncular.leases.ttl",
-                    "1h",
-                    "syncular.storage.pg-schema",
-                    "sync_recovery_"
-                            + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
-        }
-    }
-
     @Inject
     SchemaWindow window;
 
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;
+
+    /** A request carrying the app's admin token. */
+    static RequestSpecification admin() {
+        return given().header("Authorization", "Bearer " + AdminRecoveryProfile.ADMIN_TOKEN);
+    }
 
     private SyncTestClient client(String partition, String actor) {
         return new SyncTestClient(

@@ -4,6 +4,7 @@ import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.testsupport.AdminRecoveryProfile;
 import dev.syncular.server.testsupport.OwnApp;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
@@ -24,7 +25,7 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 @OwnApp
-@TestProfile(AdminRecoveryTest.Recovery.class)
+@TestProfile(AdminRecoveryProfile.class)
 class AdminThrottleTest {
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;
@@ -55,8 +56,8 @@ class AdminThrottleTest {
         }
         String blocked = from127002("GET", "/admin/partitions", "Authorization: Bearer wrong-5\r\n", "");
         assertTrue(blocked.startsWith("HTTP/1.1 401"), "the sixth wrong one is still compared: " + blocked);
-        String waiting =
-                from127002("GET", "/admin/partitions", "Authorization: Bearer " + AdminApiTest.TOKEN + "\r\n", "");
+        String waiting = from127002(
+                "GET", "/admin/partitions", "Authorization: Bearer " + AdminRecoveryProfile.ADMIN_TOKEN + "\r\n", "");
         assertTrue(waiting.startsWith("HTTP/1.1 429"), "the right token waits too: " + waiting);
         assertTrue(waiting.contains("Retry-After: 1") || waiting.contains("retry-after: 1"), waiting);
         assertTrue(waiting.contains("\"code\":\"sync.rate_limited\""), waiting);
@@ -65,11 +66,11 @@ class AdminThrottleTest {
                 "POST",
                 "/console/sign-in",
                 "Content-Type: application/x-www-form-urlencoded\r\n",
-                "token=" + AdminApiTest.TOKEN);
+                "token=" + AdminRecoveryProfile.ADMIN_TOKEN);
         assertTrue(signIn.startsWith("HTTP/1.1 429"), "the console's sign-in waits too: " + signIn);
         assertEquals(
                 200,
-                given().header("Authorization", "Bearer " + AdminApiTest.TOKEN)
+                given().header("Authorization", "Bearer " + AdminRecoveryProfile.ADMIN_TOKEN)
                         .get("/admin/partitions")
                         .statusCode(),
                 "another source is served meanwhile");

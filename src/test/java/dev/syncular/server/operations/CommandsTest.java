@@ -20,6 +20,7 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OperationsAppProfile;
 import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.quarkus.test.junit.QuarkusTest;
@@ -45,7 +46,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @QuarkusTest
 @OwnApp
-@TestProfile(OperationsResourceTest.Profile.class)
+@TestProfile(OperationsAppProfile.class)
 class CommandsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 

@@ -16,7 +16,8 @@ import java.util.Map;
  * ({@code notesInList}, run in the push transaction). A todo titled {@code probe:<query>} instead runs
  * {@code <query>} without params and rejects with {@code app.probe}, its message the rows' first value or the
  * failure's §7 code, so {@link QueryAuthoritativeTest} can read what the validator saw. An {@code @Alternative}
- * enabled only by that test's profile (every other test application has no validator).
+ * enabled only by the profile that test shares with {@code OperationWatchBackpressureTest} (every other test
+ * application has no validator).
  */
 @Alternative
 @ApplicationScoped

@@ -15,6 +15,7 @@ import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
+import dev.syncular.server.testsupport.WebhookResource;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -29,6 +30,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -50,21 +52,54 @@ class OperationWatchBackpressureTest {
     static final Path DIR = OperationsResourceTest.DIR;
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /**
+     * The watch schema and queries with a fast rerun, a small outbound budget, a 2 s stuck deadline and slow heartbeats
+     * (this class), plus the hostile queries, a row cap, a row validator bean that reads through
+     * {@code queryAuthoritative} ({@link LockedListValidator}) and the validator webhook with declared evidence
+     * ({@link QueryAuthoritativeTest}, which opens no watch and no socket). This class's pushes are validated too: its
+     * partition holds no {@code locked} note and the webhook answers {@code {}} unless a test scripts it (none here
+     * does; QueryAuthoritativeTest resets it before each test).
+     */
     public static class Profile implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
+            String countAllId;
+            try {
+                countAllId = QueryIrLoader.documentId(Files.readAllBytes(DIR.resolve("hostile.queries.ir.json")))
+                        + "/countAll";
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException(e);
+            }
             Map<String, String> m = new HashMap<>();
             m.put("syncular.schema.path", DIR.resolve("watch.syncular.ir.json").toString());
             m.put("syncular.storage.pg-schema", "operations_watch_bp_test");
             m.put(
                     "syncular.operations.queries.path",
-                    DIR.resolve("watch.queries.ir.json").toString());
+                    DIR.resolve("watch.queries.ir.json") + "," + DIR.resolve("hostile.queries.ir.json"));
+            m.put("syncular.operations.queries.max-rows-by-query.allTodosCapped", "2");
             m.put("syncular.dev-auth.allowed-scopes", "{\"list_id\":[\"l1\",\"l2\"]}");
             m.put("syncular.operations.watch.min-rerun-interval", "50ms");
             m.put("syncular.realtime.outbound-buffer-bytes", "256K");
             m.put("syncular.realtime.outbound-stuck-timeout", "2s");
             m.put("syncular.realtime.heartbeat-interval", "60s");
+            m.put("syncular.policy.validator-webhook.url", "${webhook.base}/validate");
+            m.put("syncular.policy.validator-webhook.secret", WebhookResource.SECRET);
+            m.put(
+                    "syncular.policy.validator-webhook.evidence",
+                    "[{\"name\":\"notes\",\"query\":\"notesInList\",\"table\":\"todos\","
+                            + "\"params\":{\"listId\":{\"row\":\"list_id\"}}},"
+                            + "{\"name\":\"todoCount\",\"query\":\"" + countAllId + "\",\"params\":{}}]");
             return m;
+        }
+
+        @Override
+        public Set<Class<?>> getEnabledAlternatives() {
+            return Set.of(LockedListValidator.class);
+        }
+
+        @Override
+        public List<TestResourceEntry> testResources() {
+            return List.of(new TestResourceEntry(WebhookResource.class));
         }
     }
 

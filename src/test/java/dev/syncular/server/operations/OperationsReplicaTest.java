@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OperationsAppProfile;
 import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
@@ -23,7 +24,6 @@ import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.pgclient.PgConnectOptions;
 import jakarta.inject.Inject;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,11 +47,14 @@ class OperationsReplicaTest {
     private static final String CT = OperationsResourceTest.CT;
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    /** {@link OperationsResourceTest}'s app in a storage schema of its own, reading from the standby. */
+    /**
+     * The remote-operations app without its admin API ({@link OperationsAppProfile#base()}) in a storage schema of its
+     * own, reading from the standby.
+     */
     public static class Profile implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            Map<String, String> m = new HashMap<>(new OperationsResourceTest.Profile().getConfigOverrides());
+            Map<String, String> m = OperationsAppProfile.base();
             m.put("syncular.storage.pg-schema", "operations_replica_test");
             m.put("syncular.storage.replicas", TestPostgres.replicaUrl());
             m.put("syncular.storage.replica-max-lag", "1h");

@@ -11,12 +11,12 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OperationsAppProfile;
 import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.response.Response;
 import jakarta.inject.Inject;
@@ -27,7 +27,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,40 +45,15 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 @OwnApp
-@TestProfile(OperationsResourceTest.Profile.class)
+@TestProfile(OperationsAppProfile.class)
 class OperationsResourceTest {
     static final String CT = "application/vnd.syncular.operations.v1+json";
     static final String FIXTURE_ID =
             "sha256:e9b6c4c011d5a7a670e72d9bf8f1929457bd6b8efce11c44e6edf95212fddaf8/listTodos";
-    static final Path DIR = Path.of("src/test/resources/operations").toAbsolutePath();
+    static final Path DIR = OperationsAppProfile.DIR;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final JsonNodeFactory F = JsonNodeFactory.instance;
     static String hostilePrefix;
-
-    public static class Profile implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            Map<String, String> m = new HashMap<>();
-            m.put(
-                    "syncular.schema.path",
-                    DIR.resolve("demo-react.syncular.ir.json").toString());
-            m.put("syncular.storage.pg-schema", "operations_test");
-            m.put(
-                    "syncular.operations.queries.path",
-                    DIR.resolve("demo-react.syncular.queries.ir.json") + "," + DIR.resolve("hostile.queries.ir.json"));
-            m.put(
-                    "syncular.operations.queries.privileged",
-                    "listTodos,allTodos,aliased,aliasedAs,quoted,qualifiedColumns,"
-                            + "cte,subquery,selfJoin,twice,countAll,injection,allTodosCapped,badType,nullForNonNullable,badSql");
-            m.put("syncular.operations.queries.privileged-actors", "reader");
-            m.put("syncular.operations.queries.max-rows-by-query.allTodosCapped", "2");
-            m.put("syncular.dev-auth.allowed-scopes", "{\"list_id\":[\"l1\",\"l2\"]}");
-            m.put(
-                    "syncular.operations.commands.path",
-                    DIR.resolve("commands.json").toString());
-            return m;
-        }
-    }
 
     @Inject
     SchemaWindow window;

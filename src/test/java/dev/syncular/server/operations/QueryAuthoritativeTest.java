@@ -16,16 +16,11 @@ import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.OpResult;
 import dev.syncular.server.wire.PushResult;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.BeforeEach;
@@ -37,53 +32,15 @@ import org.junit.jupiter.api.Test;
  * so, sees the rows staged earlier in the same commit (an upsert and a delete), never a row of another partition,
  * and gets REMOTE.md §7's failures (unknown query, invalid params, result too large, a failing statement) with
  * the push transaction still usable; and the validator webhook receiving declared query results as signed
- * evidence ({@code syncular.policy.validator-webhook.evidence}), per operation and per commit.
+ * evidence ({@code syncular.policy.validator-webhook.evidence}), per operation and per commit. The app is
+ * {@link OperationWatchBackpressureTest}'s ({@link OperationWatchBackpressureTest.Profile}); every assertion here is
+ * about this class's own partitions.
  */
 @QuarkusTest
 @OwnApp
-@TestProfile(QueryAuthoritativeTest.Profile.class)
+@TestProfile(OperationWatchBackpressureTest.Profile.class)
 class QueryAuthoritativeTest {
-    static final Path DIR = Path.of("src/test/resources/operations").toAbsolutePath();
     private static final ObjectMapper JSON = new ObjectMapper();
-
-    public static class Profile implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            String countAllId;
-            try {
-                countAllId = QueryIrLoader.documentId(Files.readAllBytes(DIR.resolve("hostile.queries.ir.json")))
-                        + "/countAll";
-            } catch (java.io.IOException e) {
-                throw new IllegalStateException(e);
-            }
-            Map<String, String> m = new HashMap<>();
-            m.put("syncular.schema.path", DIR.resolve("watch.syncular.ir.json").toString());
-            m.put("syncular.storage.pg-schema", "operations_qauth_test");
-            m.put(
-                    "syncular.operations.queries.path",
-                    DIR.resolve("watch.queries.ir.json") + "," + DIR.resolve("hostile.queries.ir.json"));
-            m.put("syncular.operations.queries.max-rows-by-query.allTodosCapped", "2");
-            m.put("syncular.dev-auth.allowed-scopes", "{\"list_id\":[\"l1\",\"l2\"]}");
-            m.put("syncular.policy.validator-webhook.url", "${webhook.base}/validate");
-            m.put("syncular.policy.validator-webhook.secret", WebhookResource.SECRET);
-            m.put(
-                    "syncular.policy.validator-webhook.evidence",
-                    "[{\"name\":\"notes\",\"query\":\"notesInList\",\"table\":\"todos\","
-                            + "\"params\":{\"listId\":{\"row\":\"list_id\"}}},"
-                            + "{\"name\":\"todoCount\",\"query\":\"" + countAllId + "\",\"params\":{}}]");
-            return m;
-        }
-
-        @Override
-        public Set<Class<?>> getEnabledAlternatives() {
-            return Set.of(LockedListValidator.class);
-        }
-
-        @Override
-        public List<TestResourceEntry> testResources() {
-            return List.of(new TestResourceEntry(WebhookResource.class));
-        }
-    }
 
     @Inject
     SchemaWindow window;

@@ -14,6 +14,7 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.sync.Tracing;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.LogCapture;
+import dev.syncular.server.testsupport.OperationsAppProfile;
 import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
@@ -23,7 +24,6 @@ import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.response.Response;
 import jakarta.inject.Inject;
@@ -49,31 +49,15 @@ import org.junit.jupiter.api.Test;
  * <li>the realtime fan-out of a commit to a socket of this pod (§8.2): {@code realtime.fanout};</li>
  * <li>a round over the realtime socket (§8.7): {@code sync.round} with binding {@code socket}.</li>
  * </ul>
+ * The app is the remote-operations one ({@link OperationsAppProfile}), shared with other classes: spans are found by
+ * this class's partition, their parents and trace ids, never by count.
  */
 @QuarkusTest
 @OwnApp
-@TestProfile(TracesTest.Profile.class)
+@TestProfile(OperationsAppProfile.class)
 class TracesTest {
     private static final Duration DEADLINE = Duration.ofSeconds(20);
     private static final ObjectMapper JSON = new ObjectMapper();
-
-    /** The remote-operations app (demo schema, registered queries and commands) with tracing and a validator. */
-    public static class Profile implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            Map<String, String> m = new HashMap<>(new OperationsResourceTest.Profile().getConfigOverrides());
-            m.put("quarkus.otel.sdk.disabled", "false");
-            m.put("quarkus.otel.bsp.schedule.delay", "50ms");
-            m.put("syncular.policy.validator-webhook.url", "${webhook.base}/validate");
-            m.put("syncular.policy.validator-webhook.secret", WebhookResource.SECRET);
-            return m;
-        }
-
-        @Override
-        public List<TestResourceEntry> testResources() {
-            return List.of(new TestResourceEntry(WebhookResource.class));
-        }
-    }
 
     @ConfigProperty(name = "quarkus.http.test-port")
     int port;

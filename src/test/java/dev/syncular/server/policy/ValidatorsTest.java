@@ -7,10 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.syncular.server.conformance.ConformanceHostTest;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.NotesAppProfile;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.CommitStatus;
 import dev.syncular.server.wire.Message;
@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
  * {@code readRows}.
  */
 @QuarkusTest
-@TestProfile(ConformanceHostTest.Enabled.class)
+@TestProfile(NotesAppProfile.class)
 class ValidatorsTest {
     static final String TASKS = "{\"version\":1,\"tables\":[{\"name\":\"tasks\",\"primaryKey\":\"id\",\"columns\":["
             + "{\"name\":\"id\",\"type\":\"string\",\"nullable\":false},"

@@ -10,12 +10,12 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.SocketDisconnect;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.testsupport.OwnApp;
+import dev.syncular.server.testsupport.QuickstartAdminProfile;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.testsupport.TestPostgres;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.specification.RequestSpecification;
 import io.vertx.mutiny.core.Vertx;
@@ -41,22 +41,10 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 @OwnApp
-@TestProfile(OperatorDisconnectTest.Profile.class)
+@TestProfile(QuickstartAdminProfile.class)
 class OperatorDisconnectTest {
-    static final String TOKEN = "admin-" + UUID.randomUUID();
+    static final String TOKEN = QuickstartAdminProfile.ADMIN_TOKEN;
     private static final Duration WAIT = RealtimeSocket.WAIT;
-
-    public static class Profile implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of(
-                    "syncular.admin.token",
-                    TOKEN,
-                    "syncular.storage.pg-schema",
-                    "sync_opdisc_"
-                            + UUID.randomUUID().toString().replace("-", "").substring(0, 8));
-        }
-    }
 
     @TestHTTPResource("/")
     URI base;

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.OwnApp;
+import dev.syncular.server.testsupport.QuickstartAdminProfile;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.MessageDecoder;
@@ -15,7 +16,6 @@ import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.realtime.ControlMessage;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
 import java.net.URI;
@@ -24,18 +24,14 @@ import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
-/** §8.6 with the feature off ({@code syncular.realtime.presence-enabled=false}): presence events are ignored. */
+/**
+ * §8.6 with the feature off ({@code syncular.realtime.presence-enabled=false}, set by {@link QuickstartAdminProfile}):
+ * presence events are ignored.
+ */
 @QuarkusTest
 @OwnApp
-@TestProfile(PresenceDisabledTest.Off.class)
+@TestProfile(QuickstartAdminProfile.class)
 class PresenceDisabledTest {
-    public static class Off implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.realtime.presence-enabled", "false");
-        }
-    }
-
     @TestHTTPResource("/")
     URI base;
 

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.testsupport.AdminRecoveryProfile;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.RealtimeSocket;
@@ -15,7 +16,6 @@ import dev.syncular.server.wire.PushResult;
 import dev.syncular.server.wire.realtime.ControlMessages;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
 import java.net.URI;
@@ -32,31 +32,14 @@ import org.junit.jupiter.api.Test;
  * flow. Every push succeeds; each stuck socket is refused further deltas once its outbound buffer passes
  * {@code syncular.realtime.outbound-buffer-bytes}, is sent a {@code catchup-required} wake-up and, still stuck
  * after {@code syncular.realtime.outbound-stuck-timeout}, is closed with 4290 — and leaves the pod even when
- * it never reads its close; a reading client on the same scope receives every delta once, in order.
+ * it never reads its close; a reading client on the same scope receives every delta once, in order. The settings
+ * (1 MiB buffer and delta cap, no count cap, 2 s deadline, 30 s heartbeats) are in {@link AdminRecoveryProfile}, whose
+ * app this class shares; it pushes only todos not done (no reactions there) and reads the counters as deltas.
  */
 @QuarkusTest
 @OwnApp
-@TestProfile(RealtimeBackpressureTest.Budget.class)
+@TestProfile(AdminRecoveryProfile.class)
 class RealtimeBackpressureTest {
-    public static class Budget implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            // the count cap out of the way (it would stop the stuck sockets' deltas at 64): the bytes decide
-            // and the idle reaper's too (three silent heartbeat intervals would close them first, with 1000)
-            return Map.of(
-                    "syncular.realtime.outbound-buffer-bytes",
-                    "1M",
-                    "syncular.realtime.max-delta-bytes",
-                    "1M",
-                    "syncular.realtime.max-unacked-deltas",
-                    "100000",
-                    "syncular.realtime.outbound-stuck-timeout",
-                    "2s",
-                    "syncular.realtime.heartbeat-interval",
-                    "30s");
-        }
-    }
-
     static final int MAX_COMMITS = 400;
     static final int ROW_BYTES = 200_000;
 

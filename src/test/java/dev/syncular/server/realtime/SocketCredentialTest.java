@@ -33,6 +33,7 @@ import jakarta.inject.Singleton;
 import java.net.URI;
 import java.net.http.WebSocketHandshakeException;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -52,34 +53,44 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 @OwnApp
 @TestProfile(SocketCredentialTest.Profile.class)
-class SocketCredentialTest {
-    static final String ISSUER = "https://idp.socket-credential.test/";
-    static final String AUDIENCE = "syncular-socket-test";
+public class SocketCredentialTest {
+    public static final String ISSUER = "https://idp.socket-credential.test/";
+    public static final String AUDIENCE = "syncular-socket-test";
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /**
+     * JWT authentication against {@link TestJwks}' default endpoint (zero clock skew, the partition from the
+     * {@code tenant} claim), the host's resolver {@link Acl}, the realtime token cookie and the access log for browsers,
+     * and the admin API with console sign-in by a JWT's nested role claim. One app for this class,
+     * {@link BrowserRealtimeAuthTest}, {@link OperationWatchAuthTest} and {@code console.ConsoleJwtTest}: each distinct
+     * Quarkus test profile builds and restarts the app. The socket classes never call {@code /admin} or
+     * {@code /console}; the console's sign-in checks signature, expiry, issuer and audience, not the partition claim.
+     */
     public static class Profile implements QuarkusTestProfile {
+        /** {@code syncular.admin.token}. */
+        public static final String ADMIN_TOKEN = "sockcred-admin-" + UUID.randomUUID();
+        /** {@code syncular.storage.pg-schema}. */
+        public static final String PG_SCHEMA =
+                "sync_sockcred_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+
         @Override
         public Map<String, String> getConfigOverrides() {
             TestJwks.ensureStarted();
-            return Map.of(
-                    "syncular.storage.pg-schema",
-                    "sync_sockcred_"
-                            + UUID.randomUUID().toString().replace("-", "").substring(0, 8),
-                    "syncular.auth.jwt.jwks-url",
-                    TestJwks.jwksUrl(),
-                    "syncular.auth.jwt.issuer",
-                    ISSUER,
-                    "syncular.auth.jwt.audience",
-                    AUDIENCE,
-                    "syncular.auth.jwt.partition-claim",
-                    "tenant",
-                    "syncular.auth.jwt.clock-skew",
-                    "0s",
-                    // browsers (BrowserRealtimeAuthTest shares this profile): a cookie, and the access log on
-                    "syncular.realtime.token-cookie",
-                    BrowserRealtimeAuthTest.COOKIE,
-                    "quarkus.http.access-log.enabled",
-                    "true");
+            Map<String, String> m = new HashMap<>();
+            m.put("syncular.storage.pg-schema", PG_SCHEMA);
+            m.put("syncular.auth.jwt.jwks-url", TestJwks.jwksUrl());
+            m.put("syncular.auth.jwt.issuer", ISSUER);
+            m.put("syncular.auth.jwt.audience", AUDIENCE);
+            m.put("syncular.auth.jwt.partition-claim", "tenant");
+            m.put("syncular.auth.jwt.clock-skew", "0s");
+            // browsers (BrowserRealtimeAuthTest): a cookie, and the access log on
+            m.put("syncular.realtime.token-cookie", BrowserRealtimeAuthTest.COOKIE);
+            m.put("quarkus.http.access-log.enabled", "true");
+            // console sign-in with a JWT (ConsoleJwtTest)
+            m.put("syncular.admin.token", ADMIN_TOKEN);
+            m.put("syncular.admin.console.role", "syncular-admin");
+            m.put("syncular.admin.console.role-claim", "realm_access.roles");
+            return m;
         }
 
         @Override

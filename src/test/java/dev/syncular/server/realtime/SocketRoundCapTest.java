@@ -12,6 +12,7 @@ import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.OwnApp;
+import dev.syncular.server.testsupport.QuickstartAdminProfile;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.ErrorFrame;
@@ -19,23 +20,21 @@ import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.MessageDecoder;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
 import java.net.URI;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * §8.7 socket rounds at the cap, with a small one ({@code syncular.max-request-bytes=256K}, a 512 KiB buffer budget)
- * so the rounds past it stay quick. A round of exactly the cap is answered as {@code POST /sync} answers the same
- * body, however it is sent: one message in one frame, one message in 32 KiB fragments, or several messages. One byte
- * more — past what HTTP answers 413 — closes the socket with 1009 (message too big) and the reason
- * {@code sync.invalid_request: sync round exceeds 262144 bytes}, never a silent drop
+ * §8.7 socket rounds at the cap, with a small one ({@code syncular.max-request-bytes=256K}, a 512 KiB buffer budget,
+ * both set by {@link QuickstartAdminProfile}) so the rounds past it stay quick. A round of exactly the cap is answered
+ * as {@code POST /sync} answers the same body, however it is sent: one message in one frame, one message in 32 KiB
+ * fragments, or several messages. One byte more — past what HTTP answers 413 — closes the socket with 1009 (message
+ * too big) and the reason {@code sync.invalid_request: sync round exceeds 262144 bytes}, never a silent drop
  * ({@link SocketRound.Outcome#TOO_LARGE} says why a close and not an in-band error). A round counts in the pod's
  * buffer budget: with the budget held by other rounds it is answered in-band {@code sync.rate_limited} and the socket
  * stays. A control message past its cap closes with 1009 too; a watch-socket message past what the transport holds
@@ -43,15 +42,8 @@ import org.junit.jupiter.api.Test;
  */
 @QuarkusTest
 @OwnApp
-@TestProfile(SocketRoundCapTest.SmallCap.class)
+@TestProfile(QuickstartAdminProfile.class)
 class SocketRoundCapTest {
-    public static class SmallCap implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("syncular.max-request-bytes", "256K", "syncular.limits.buffer-budget", "512K");
-        }
-    }
-
     static final int CAP = 256 * 1024;
     static final String TOO_LARGE = "sync.invalid_request: sync round exceeds " + CAP + " bytes";
 
