@@ -93,14 +93,14 @@ class S3SegmentStoreTest extends SegmentStoreContract {
         SegmentPublication racing = pub("sd-racing", 2L, FAR);
         SegmentPublication late = pub("sd-late", 3L, FAR);
         await(store.publish(id, bytes, first));
-        s3store.beforeRecordWrite = () -> await(other.publish(id, bytes, racing));
+        s3store.upload.beforeRecordWrite = () -> await(other.publish(id, bytes, racing));
         await(store.publish(id, bytes, late));
         assertEquals(List.of(first, racing, late), await(store.describe(id)).publications());
 
         // the same race on a brand-new entry (If-None-Match: * loses)
         byte[] fresh = randomBytes(901);
         String freshId = idOf(fresh);
-        s3store.beforeRecordWrite = () -> await(other.publish(freshId, fresh, racing));
+        s3store.upload.beforeRecordWrite = () -> await(other.publish(freshId, fresh, racing));
         await(store.publish(freshId, fresh, late));
         assertEquals(List.of(racing, late), await(store.describe(freshId)).publications());
         assertArrayEquals(fresh, await(store.read(freshId)));
@@ -118,7 +118,7 @@ class S3SegmentStoreTest extends SegmentStoreContract {
                 r -> r.bucket(bucket)
                         .key(s3store.objectKey(id))
                         .metadata(Map.of(
-                                S3SegmentStore.LEGACY_METADATA,
+                                PublicationRecords.LEGACY_METADATA,
                                 Base64.getUrlEncoder()
                                         .withoutPadding()
                                         .encodeToString(legacy.getBytes(StandardCharsets.UTF_8)))),
