@@ -26,7 +26,7 @@ import java.util.TreeSet;
  * the seed): {@code sync_backfill_checkpoints} ({@code declared → backfilling → activated}, owner-epoch CAS,
  * activation under the partition lock) and {@code sync_writer_fence} (raised, never lowered, by a migration
  * and by a declaration). The fence itself is enforced by the {@code BEFORE INSERT} trigger on
- * {@code sync_commits} that {@link StorageSchemaMigration} installs; its SQLSTATE {@value #FENCE_SQLSTATE} is
+ * {@code sync_commits} that {@link CoreTables} declares; its SQLSTATE {@value #FENCE_SQLSTATE} is
  * mapped to {@code sync.storage.writer_fence_rejected} by {@link #fenceRejection}.
  */
 final class CheckpointStore {

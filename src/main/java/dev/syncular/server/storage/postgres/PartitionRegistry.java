@@ -72,7 +72,7 @@ final class PartitionRegistry {
         // §2.1 restore rotation; the NOTIFY (delivered at commit) fences every pod's realtime sessions (§8.3)
         rotateLogEpoch = "WITH r AS (UPDATE " + partitions + " SET log_epoch = $2 WHERE partition_id = $1 RETURNING "
                 + PARTITION_COLS + "), n AS (SELECT pg_notify("
-                + PgSql.lit(PushTransaction.notificationChannel(pgSchema))
+                + PgSql.lit(CommitAppend.notificationChannel(pgSchema))
                 + ", r.partition_id || ':" + RealtimeSignals.EPOCH_NOTIFICATION
                 + "') FROM r) SELECT r.*, (SELECT count(*) FROM n) FROM r";
         deleteClients = "DELETE FROM " + PgSql.qualified(pgSchema, "sync_clients") + " WHERE partition_id = $1";

@@ -1,7 +1,9 @@
 package dev.syncular.server.storage.postgres;
 
+import dev.syncular.server.storage.PlannedReaction;
 import dev.syncular.server.storage.Reaction;
 import dev.syncular.server.storage.ReactionStore;
+import dev.syncular.server.wire.CanonicalJson;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -73,6 +75,48 @@ public final class PostgresReactionStore implements ReactionStore {
                 + " due_at_ms, created_at_ms) SELECT $1, $2, $3, $4, u.k, u.t, u.v, u.p::jsonb, u.i, 'pending', 0, u.m, $5, $5"
                 + " FROM unnest($6::text[], $7::text[], $8::integer[], $9::text[], $10::text[], $11::integer[])"
                 + " AS u(k, t, v, p, i, m)";
+    }
+
+    /**
+     * The arguments of {@link #appendSql} for a commit's planned reactions (§6.9), each with its idempotency key:
+     * the stable JSON encoding of {@code [partition, clientId, clientCommitId, key]}.
+     */
+    static Tuple appendArgs(
+            String partition,
+            String clientId,
+            String clientCommitId,
+            long commitSeq,
+            List<PlannedReaction> reactions,
+            long nowMs) {
+        int n = reactions.size();
+        String[] keys = new String[n];
+        String[] types = new String[n];
+        Integer[] versions = new Integer[n];
+        String[] payloads = new String[n];
+        String[] idempotencyKeys = new String[n];
+        Integer[] maxAttempts = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            PlannedReaction r = reactions.get(i);
+            keys[i] = r.key();
+            types[i] = r.type();
+            versions[i] = r.version();
+            payloads[i] = r.payloadJson();
+            // §6.9: the stable JSON encoding of [partition, clientId, clientCommitId, key]
+            idempotencyKeys[i] = CanonicalJson.write(List.of(partition, clientId, clientCommitId, r.key()));
+            maxAttempts[i] = r.maxAttempts();
+        }
+        return Tuple.tuple()
+                .addValue(partition)
+                .addValue(clientId)
+                .addValue(clientCommitId)
+                .addValue(commitSeq)
+                .addValue(nowMs)
+                .addArrayOfString(keys)
+                .addArrayOfString(types)
+                .addArrayOfInteger(versions)
+                .addArrayOfString(payloads)
+                .addArrayOfString(idempotencyKeys)
+                .addArrayOfInteger(maxAttempts);
     }
 
     @Override

@@ -22,7 +22,7 @@ public final class PostgresStores {
      * timeout, then any concurrent index builds. Notices are silenced.
      */
     public static Uni<Void> applyDdl(Pool pool, String lockName, List<DdlStep> ddl) {
-        return StorageSchemaMigration.applyDdl(pool, lockName, ddl);
+        return StartupDdl.applyDdl(pool, lockName, ddl);
     }
 
     /**

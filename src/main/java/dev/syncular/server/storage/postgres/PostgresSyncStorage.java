@@ -45,7 +45,8 @@ import java.util.function.Supplier;
  * is quoted and qualified. Non-blocking throughout; nothing is cached but the compiled schema.
  *
  * <p>A facade: each concern lives in its own class of this package, with its SQL —
- * {@link StorageSchemaMigration} (DDL, migration, §2.4 readiness), {@link PartitionRegistry} (§2.1),
+ * {@link StorageSchemaMigration} (DDL, migration, §2.4 readiness: with {@link StartupDdl}, {@link CoreTables},
+ * {@link RowTableDdl}, {@link SameVersionReadiness}), {@link PartitionRegistry} (§2.1),
  * {@link ServeGateReads} and {@link CheckpointStore} (§2.4 serve gate, checkpoints, writer fence),
  * {@link PushQueue}, {@link PushTransaction}, {@link PushReadAhead} and {@link PushResults} (§6.4, §2.3),
  * {@link CommitLogReads} (§4.5), {@link SnapshotReads} (§4.7), {@link ProjectionRows},
@@ -140,7 +141,7 @@ public final class PostgresSyncStorage implements ServerStorage {
         pushes = new PushQueue(
                 pool,
                 registry,
-                new PushTransaction.Context(pgSchema, installed, gates, checkpoints, rows, results, blobs, recent),
+                new PushContext(pgSchema, installed, gates, checkpoints, rows, results, blobs, recent),
                 settings.maxQueuedPerPartition(),
                 settings.lockTimeout().toMillis(),
                 settings.statementTimeout().toMillis());
@@ -494,7 +495,7 @@ public final class PostgresSyncStorage implements ServerStorage {
      */
     @Override
     public String notificationChannel() {
-        return PushTransaction.notificationChannel(pgSchema);
+        return CommitAppend.notificationChannel(pgSchema);
     }
 
     /**

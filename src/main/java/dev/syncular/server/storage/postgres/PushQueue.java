@@ -44,7 +44,7 @@ final class PushQueue {
     private final Pool pool;
     private final PartitionRegistry registry;
     /** What every {@link PushTransaction} of this storage shares. */
-    private final PushTransaction.Context tx;
+    private final PushContext tx;
 
     private final int maxQueued;
     /** The group transaction's start: {@code BEGIN} with its isolation level, lock and statement timeouts. */
@@ -53,7 +53,7 @@ final class PushQueue {
     PushQueue(
             Pool pool,
             PartitionRegistry registry,
-            PushTransaction.Context tx,
+            PushContext tx,
             int maxQueued,
             long lockTimeoutMs,
             long statementTimeoutMs) {

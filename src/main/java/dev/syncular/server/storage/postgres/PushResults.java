@@ -6,6 +6,7 @@ import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.wire.CommitStatus;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.SqlClient;
@@ -45,6 +46,31 @@ final class PushResults {
                 + " AND client_commit_id = k.cc LIMIT 1) r";
         insertPushResult = "INSERT INTO " + results + " (partition_id, client_id, client_commit_id,"
                 + " status, commit_seq, result, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+    }
+
+    /**
+     * An idempotency record's values (§2.3): client id, client commit id, status, commit seq, result, created at
+     * (the trailing arguments of {@link PushContext#appendCommitWithResult}).
+     */
+    static Tuple resultArgs(String clientId, String clientCommitId, PushOutcome outcome) {
+        return Tuple.tuple()
+                .addValue(clientId)
+                .addValue(clientCommitId)
+                .addValue(outcome.status().code)
+                .addValue(outcome.commitSeq())
+                .addValue(Buffer.buffer(outcome.result()))
+                .addValue(outcome.createdAtMs());
+    }
+
+    /** The arguments of {@link #insertPushResult}: the partition, then the record's {@link #resultArgs}. */
+    static Tuple insertArgs(String partition, Tuple result) {
+        return Tuple.of(partition)
+                .addValue(result.getValue(0))
+                .addValue(result.getValue(1))
+                .addValue(result.getValue(2))
+                .addValue(result.getValue(3))
+                .addValue(result.getValue(4))
+                .addValue(result.getValue(5));
     }
 
     Uni<PushOutcome> findPushResult(String partition, String clientId, String clientCommitId) {

@@ -4,7 +4,9 @@ import dev.syncular.server.schema.ColumnSchema;
 import dev.syncular.server.schema.IndexDef;
 import dev.syncular.server.schema.ScopePattern;
 import dev.syncular.server.schema.TableSchema;
+import dev.syncular.server.storage.ColumnVersions;
 import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.wire.BlobRefShape;
 import dev.syncular.server.wire.ColumnDef;
 import dev.syncular.server.wire.ColumnType;
@@ -12,6 +14,8 @@ import dev.syncular.server.wire.RowCodec;
 import dev.syncular.server.wire.RowLayout;
 import dev.syncular.server.wire.WireReader;
 import dev.syncular.server.wire.WireWriter;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.mutiny.sqlclient.Tuple;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -149,6 +153,24 @@ final class RowTable {
         }
         this.blobRefColumns = blobRefs.stream().mapToInt(Integer::intValue).toArray();
         this.uniqueIndexes = UniqueIndexes.of(schema);
+    }
+
+    /**
+     * The arguments of {@link #upsertSql} for {@code row} of {@code partition}: the app columns bound by type, then
+     * the row id, server version, stored scopes and column versions.
+     */
+    Tuple upsertArgs(String partition, StoredRow row) {
+        Object[] values = row.values();
+        Tuple args = Tuple.tuple();
+        for (int i = 0; i < schema.columnCount(); i++) {
+            args.addValue(ProjectionRows.bindValue(schema.column(i).type(), values[i]));
+        }
+        args.addValue(partition)
+                .addValue(row.rowId())
+                .addValue(row.serverVersion())
+                .addValue(StoredScopes.scopesJson(row.scopes()))
+                .addValue(Buffer.buffer(ColumnVersions.encode(row.columnVersions())));
+        return args;
     }
 
     /** {@code readRowsWhere} on {@code column} ({@code $1} partition, {@code $2} value, {@code $3} limit). */

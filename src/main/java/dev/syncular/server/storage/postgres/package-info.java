@@ -4,14 +4,19 @@
  * per concern, each holding the SQL it runs (statement texts built once per instance):
  *
  * <ul>
- *   <li>{@code StorageSchemaMigration}, {@link dev.syncular.server.storage.postgres.DdlStep}, {@code TableLayout},
- *       {@code InstalledSchema} — the catalog-checked start-up DDL, its additive migration and the §2.4 readiness
- *       checks (stored and physical layout), the schema-upgrade writer fence transaction;
+ *   <li>{@code StorageSchemaMigration} (the schema version marker, the start-up and schema-upgrade writer fence
+ *       transactions), {@code StartupDdl} (how catalog-checked {@link dev.syncular.server.storage.postgres.DdlStep}s
+ *       run, the DDL transaction and its lock-timeout retry), {@code CoreTables} (the DDL plan of the storage's
+ *       own tables), {@code RowTableDdl} (the DDL plan of the synced tables: creation and additive migration),
+ *       {@code SameVersionReadiness} (the §2.4 readiness checks: stored and physical layout), {@code TableLayout},
+ *       {@code InstalledSchema};
  *   <li>{@code PartitionRegistry} — §2.1 partitions, log epochs and their rotation, the partition lock row;
  *   <li>{@code ServeGateReads}, {@code CheckpointStore} — §2.4 serve gate, request entry and exit reads,
  *       backfill checkpoints and the writer fence;
- *   <li>{@code PushQueue}, {@code PushTransaction}, {@code PushReadAhead}, {@code PushResults} — §6.4
- *       per-partition queue and grouped transactions, the commit append (§2.1, §2.2), the group read-ahead of
+ *   <li>{@code PushQueue}, {@code PushTransaction}, {@code PushContext}, {@code HeldAppend}, {@code CommitAppend},
+ *       {@code PushReadAhead}, {@code PushResults} — §6.4 per-partition queue and grouped transactions (the
+ *       statements and stores they share, the append held for its idempotency record), the commit append to the
+ *       log with its scope keys and §8.2 notification (§2.1, §2.2), the group read-ahead of
  *       {@link dev.syncular.server.storage.PushReadHint}, §2.3 idempotency records;
  *   <li>{@code CommitLogReads} — §4.5 commit windows and the §4.7 scope pin;
  *   <li>{@code SnapshotReads} — §4.7 bootstrap pages (and §5.2 rows-segment pages);
@@ -60,7 +65,7 @@
  * {@code syncular.storage.*}); every other statement of the application's pool (pulls, bootstraps) runs under
  * the same {@code statement_timeout} as its connection's session default ({@code config.BoundedPgPool}).
  * Start-up DDL and the schema upgrade lift the statement timeout and run under {@code lock_timeout}
- * {@value dev.syncular.server.storage.postgres.StorageSchemaMigration#DDL_LOCK_TIMEOUT_MS} ms and are retried,
+ * {@value dev.syncular.server.storage.postgres.StartupDdl#DDL_LOCK_TIMEOUT_MS} ms and are retried,
  * so a DDL lock request never stalls the pushes queued behind it for longer. Timeouts, deadlocks, a full push
  * queue and a refused pool wait reach callers as {@code sync.storage.busy} ({@link
  * dev.syncular.server.storage.postgres.PostgresStores#busy}), everything rolled back.
