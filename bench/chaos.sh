@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Long fault campaign (src/test/java/dev/syncular/server/ops/FaultCampaignIT.java). Not a benchmark: a soak test that
+# Long fault campaign (src/test/java/dev/syncular/server/faults/FaultCampaignIT.java). Not a benchmark: a soak test that
 # runs the failsafe IT alone, for MINUTES instead of its default few steps. Two packaged pods on a throwaway
 # PostgreSQL, 8 simulated clients (HTTP and realtime socket) doing seeded random work, and a fault schedule drawn from
 # SEED (kill -9 of a pod and its restart, PostgreSQL restarted, a LISTEN backend terminated, a pod started while

@@ -83,7 +83,10 @@ class ArchitectureTest {
             List.of("s3"),
             List.of("segments.postgres", "segments.s3", "segments.memory", "blobs.postgres", "blobs.s3"),
             List.of("operations"),
-            List.of("ops"),
+            // metrics, tracing and the tenant-load accounting; the health checks; the claimed background jobs
+            List.of("observability"),
+            List.of("health"),
+            List.of("jobs"),
             List.of("policy"),
             List.of("auth"),
             List.of("round"),

@@ -9,9 +9,9 @@ import dev.syncular.server.config.EmbeddedDatabase;
 import dev.syncular.server.config.EmbeddedPostgresConfigSourceFactory;
 import dev.syncular.server.config.ServesRequests;
 import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.health.StorageReadiness;
 import dev.syncular.server.operations.CommandRegistry;
 import dev.syncular.server.operations.QueryRegistry;
-import dev.syncular.server.ops.StorageReadiness;
 import dev.syncular.server.realtime.PodRealtime;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.SegmentStore;
@@ -125,7 +125,7 @@ public class StartupSequence {
 
     /**
      * The signed-URL key is checked at start-up, not at the first bootstrap (the S3 segment store presigns instead);
-     * not for a one-shot command ({@code ops.ServerMain}: no listener), which mints no URL.
+     * not for a one-shot command ({@code boot.ServerMain}: no listener), which mints no URL.
      */
     private static void checkSignedUrls(SyncularConfig config) {
         if (ServesRequests.thisProcess() && config.segments().store() != SyncularConfig.StoreKind.S3) {

@@ -16,10 +16,11 @@
  * CDI producers (schema window, stores, engine, realtime hub and channel, blob service, read replicas), and
  * {@link dev.syncular.server.boot.StartupSequence} is the pod's start-up written as one ordered list of steps
  * (checks, schema and storage migration, stores, operation registries, realtime) instead of observer priorities
- * spread over packages.
+ * spread over packages. {@link dev.syncular.server.boot.ServerMain} is the process entry point: the server, or a
+ * one-shot command of the same artifact.
  *
  * <p>The conformance host builds an engine and a hub per instance with the same {@link
  * dev.syncular.server.boot.Assembly}. It sits above every package it assembles ({@code sync}, {@code realtime}, the
- * storage adapters, {@code ops}) and below {@code http}, {@code cli} and {@code conformance}.
+ * storage adapters, {@code observability}, {@code health}, {@code jobs}) and below {@code http}, {@code cli} and {@code conformance}.
  */
 package dev.syncular.server.boot;

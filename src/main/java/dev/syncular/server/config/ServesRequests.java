@@ -4,7 +4,7 @@ import org.eclipse.microprofile.config.ConfigProvider;
 
 /**
  * Whether this process answers requests: a server does; a one-shot command of the packaged app (the backfill,
- * {@code ops.ServerMain}) starts with its HTTP listener off ({@code quarkus.http.host-enabled=false}) and answers
+ * {@code boot.ServerMain}) starts with its HTTP listener off ({@code quarkus.http.host-enabled=false}) and answers
  * none. What exists only for requests — how they are authenticated, the keys of the segment URLs and leases handed
  * to clients — is neither required nor built for a command.
  */

@@ -2,7 +2,7 @@ package dev.syncular.server.console;
 
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.http.AdminAccess;
-import dev.syncular.server.ops.Backfills;
+import dev.syncular.server.jobs.Backfills;
 import dev.syncular.server.storage.CheckpointState;
 import dev.syncular.server.storage.CheckpointStorage;
 import dev.syncular.server.storage.ConsoleSession;

@@ -1,7 +1,7 @@
 package dev.syncular.server.console;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.syncular.server.ops.OperationalEvents;
+import dev.syncular.server.observability.OperationalEvents;
 import dev.syncular.server.wire.Json;
 import io.quarkus.qute.CheckedTemplate;
 import io.quarkus.qute.TemplateData;

@@ -24,7 +24,7 @@ import org.eclipse.microprofile.openapi.annotations.Operation;
 /**
  * Remote operations (REMOTE.md): the registered queries and commands with what this pod answered since it
  * started — calls, errors by code, mean latency — from the {@code syncular.operations} meters
- * ({@code ops.OperationMetrics}); per-pod, like every meter.
+ * ({@code observability.OperationMetrics}); per-pod, like every meter.
  */
 @Path("/console/operations")
 @ConsoleRoute

@@ -1,6 +1,6 @@
 package dev.syncular.server.console;
 
-import dev.syncular.server.ops.ServeGateReadinessCheck;
+import dev.syncular.server.health.ServeGateReadinessCheck;
 import dev.syncular.server.storage.CheckpointStorage;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.sync.SyncEngine;

@@ -2,7 +2,7 @@ package dev.syncular.server.console;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.syncular.server.http.AdminAccess;
-import dev.syncular.server.ops.PruningJob;
+import dev.syncular.server.jobs.PruningJob;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.SyncStorage;

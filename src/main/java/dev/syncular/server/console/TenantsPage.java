@@ -1,7 +1,7 @@
 package dev.syncular.server.console;
 
-import dev.syncular.server.ops.TenantLoadJob;
-import dev.syncular.server.ops.TenantLoadJob.Figure;
+import dev.syncular.server.jobs.TenantLoadJob;
+import dev.syncular.server.jobs.TenantLoadJob.Figure;
 import dev.syncular.server.storage.TenantLoadRow;
 import io.quarkus.qute.CheckedTemplate;
 import io.quarkus.qute.TemplateData;

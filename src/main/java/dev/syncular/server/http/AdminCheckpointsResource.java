@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
-import dev.syncular.server.ops.Backfills;
+import dev.syncular.server.jobs.Backfills;
 import dev.syncular.server.round.HttpError;
 import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StorageException;

@@ -8,7 +8,7 @@ import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.blobs.PresignedUrl;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
-import dev.syncular.server.ops.BlobMetrics;
+import dev.syncular.server.observability.BlobMetrics;
 import dev.syncular.server.round.HttpError;
 import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.sync.BlobService;

@@ -3,7 +3,7 @@ package dev.syncular.server.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.syncular.server.auth.Authenticator;
 import dev.syncular.server.errors.ErrorCode;
-import dev.syncular.server.ops.SyncMetrics;
+import dev.syncular.server.observability.SyncMetrics;
 import dev.syncular.server.round.ContentCoding;
 import dev.syncular.server.round.HttpError;
 import dev.syncular.server.sync.SyncEngine;

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * What the remote operations report about each answered operation (for metrics, {@code ops.OperationMetrics}):
+ * What the remote operations report about each answered operation (for metrics, {@code observability.OperationMetrics}):
  * one call per HTTP request and per watch snapshot or watch error. Tag values are from closed sets: the
  * registered operation id (anything else is {@link #UNREGISTERED}), the binding ({@link Binding}) and the
  * outcome ({@code ok} or a §7 / {@code sync.*} code).

@@ -14,6 +14,6 @@
  * <p>It depends on {@code schema}, {@code errors}, {@code sync} (scope resolution, the request context) and
  * {@code storage.postgres} (the physical row tables and the partition registry); the HTTP binding lives at the
  * edge ({@code http.OperationsResource}), the watch socket and its commit signal in {@code realtime}
- * ({@code OperationWatchEndpoint}, {@code PodOperationWatches}), the meters in {@code ops.OperationMetrics}.
+ * ({@code OperationWatchEndpoint}, {@code PodOperationWatches}), the meters in {@code observability.OperationMetrics}.
  */
 package dev.syncular.server.operations;

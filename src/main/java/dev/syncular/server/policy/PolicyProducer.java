@@ -1,8 +1,8 @@
 package dev.syncular.server.policy;
 
 import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.observability.WebhookMetrics;
 import dev.syncular.server.operations.QueryRegistry;
-import dev.syncular.server.ops.WebhookMetrics;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.sync.CommitValidator;

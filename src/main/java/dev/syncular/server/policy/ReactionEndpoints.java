@@ -1,7 +1,7 @@
 package dev.syncular.server.policy;
 
 import dev.syncular.server.config.SyncularConfig;
-import dev.syncular.server.ops.WebhookMetrics;
+import dev.syncular.server.observability.WebhookMetrics;
 import dev.syncular.server.sync.Tracing;
 import io.vertx.mutiny.core.Vertx;
 import java.util.ArrayList;

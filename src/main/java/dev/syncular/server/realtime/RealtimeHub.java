@@ -83,7 +83,7 @@ public final class RealtimeHub {
     }
 
     /**
-     * Told the realtime traffic of each partition on this pod (the loudest tenants, {@code ops.TenantLoad}), on the
+     * Told the realtime traffic of each partition on this pod (the loudest tenants, {@code observability.TenantLoad}), on the
      * thread that sent it, often an event loop: return at once, never block.
      */
     public interface PartitionTraffic {

@@ -31,7 +31,7 @@ public interface PushTx {
     /**
      * Rows of {@code table} whose {@code column} equals {@code value} (the children of a declared
      * reference, §6.11), ordered by row id, at most {@code limit}. A {@code null} value selects the rows
-     * whose {@code column} is NULL (a backfill's remaining rows, {@code ops.ColumnFill}).
+     * whose {@code column} is NULL (a backfill's remaining rows, {@code jobs.ColumnFill}).
      */
     Uni<List<StoredRow>> readRowsWhere(String table, String column, Object value, int limit);
 

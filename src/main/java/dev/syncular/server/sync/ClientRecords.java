@@ -24,7 +24,7 @@ final class ClientRecords {
      * How stale a client record's {@code updated_at_ms} may get before an otherwise unchanged round rewrites
      * it. A round that changes nothing the record stores (actor, cursor, subscriptions, wire version) skips
      * the upsert unless the stored time is at least this old. Trade-off: the time feeds the retention active
-     * window (§4.6, {@code ops.RetentionPolicy}, 14 days by default), so an idle-but-polling client can look
+     * window (§4.6, {@code jobs.RetentionPolicy}, 14 days by default), so an idle-but-polling client can look
      * up to this much older than it is and leave the window that much earlier — negligible against days —
      * while an unchanged poll costs no write (no WAL flush).
      */

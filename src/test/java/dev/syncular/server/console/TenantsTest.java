@@ -3,7 +3,7 @@ package dev.syncular.server.console;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.syncular.server.ops.TenantLoadJob;
+import dev.syncular.server.jobs.TenantLoadJob;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.TenantLoadRow;
 import dev.syncular.server.testsupport.HttpTransport;

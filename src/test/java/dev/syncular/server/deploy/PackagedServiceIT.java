@@ -13,7 +13,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.luben.zstd.ZstdInputStream;
 import dev.syncular.server.blobs.BlobIds;
 import dev.syncular.server.cli.HttpFailure;
-import dev.syncular.server.ops.BackfillCommand;
+import dev.syncular.server.jobs.BackfillCommand;
 import dev.syncular.server.sync.SyncScenariosContract;
 import dev.syncular.server.testsupport.BlobHttp;
 import dev.syncular.server.testsupport.HttpTransport;

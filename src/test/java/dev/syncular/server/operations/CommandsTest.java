@@ -15,7 +15,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.cli.SyncularCli;
-import dev.syncular.server.ops.OperationalEvents;
+import dev.syncular.server.observability.OperationalEvents;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.testsupport.BlobHttp;

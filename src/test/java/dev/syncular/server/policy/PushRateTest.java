@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.syncular.server.cli.HttpFailure;
-import dev.syncular.server.ops.TenantLoadJob;
+import dev.syncular.server.jobs.TenantLoadJob;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.TenantLoadStorage;
 import dev.syncular.server.sync.PushRate;

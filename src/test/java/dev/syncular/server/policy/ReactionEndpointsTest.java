@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.config.SyncularConfig;
-import dev.syncular.server.ops.WebhookMetrics;
+import dev.syncular.server.observability.WebhookMetrics;
 import dev.syncular.server.sync.Tracing;
 import dev.syncular.server.testsupport.MappedConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -30,7 +30,7 @@ import org.postgresql.Driver;
 /**
  * A pg_auto_failover formation of the test's own — a monitor, a primary and its synchronous standby, each run by
  * {@code pg_autoctl} (2.0) as the HA manager runs in production, in a temporary directory on free ports — for the
- * fault campaign's failovers ({@code ops.FailoverCampaignIT}). The pods get the formation's write endpoint as a host
+ * fault campaign's failovers ({@code faults.FailoverCampaignIT}). The pods get the formation's write endpoint as a host
  * list ({@link #url()}, the form {@code quarkus.datasource.reactive.url} takes) and follow whichever node is the
  * primary; the faults are the HA manager's own: a planned failover ({@link #failover(Callable)}, {@code pg_autoctl perform
  * failover}) and the primary node lost ({@link #killPrimary(Callable)}: {@code kill -9} of its keeper and PostgreSQL, the

@@ -34,7 +34,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * A simulated client of the fault campaign ({@code ops.FaultCampaignIT}): a {@link SyncTestClient} doing random work
+ * A simulated client of the fault campaign ({@code faults.FaultCampaignIT}): a {@link SyncTestClient} doing random work
  * drawn from its own {@link Random} — new rows, edits and deletes with base versions (conflicting edits on a few shared
  * rows), offline outboxes of several commits synced at once, subscriptions added and removed — each round sent to a
  * random pod over HTTP or over the realtime socket (§8.7). A failed round (refused connection, 5xx, 429, a cut

@@ -8,8 +8,8 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 
 /**
- * The PostgreSQL a fault campaign's pods run on ({@code ops.FaultCampaignIT}: one cluster of the test's own,
- * {@link ThrowawayPostgres}; {@code ops.FailoverCampaignIT}: a pg_auto_failover formation, {@link
+ * The PostgreSQL a fault campaign's pods run on ({@code faults.FaultCampaignIT}: one cluster of the test's own,
+ * {@link ThrowawayPostgres}; {@code faults.FailoverCampaignIT}: a pg_auto_failover formation, {@link
  * AutoFailoverFormation}), and the database faults it can be put through. The campaign's {@link FaultSchedule} draws
  * only the kinds in {@link #faults()}; a fault's method of a database that does not list its kind fails.
  */

@@ -10,7 +10,7 @@ import java.util.Random;
 import java.util.Set;
 
 /**
- * The faults of a seeded campaign ({@code ops.FaultCampaignIT}, {@code ops.FailoverCampaignIT}, {@code bench/chaos.sh}):
+ * The faults of a seeded campaign ({@code faults.FaultCampaignIT}, {@code faults.FailoverCampaignIT}, {@code bench/chaos.sh}):
  * a sequence of {@link Step}s drawn from a {@link Random} of the seed, so a seed names one schedule, out of the kinds
  * the campaign's database can be put through ({@link CampaignDatabase#faults()}). A step fires after {@link Step#gapRounds} client
  * round attempts since the previous one (the campaign is driven by counts, not by time); a step that takes something

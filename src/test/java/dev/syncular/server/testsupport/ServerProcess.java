@@ -30,7 +30,7 @@ import java.util.concurrent.TimeUnit;
  * enabled, as the prod profile requires) and a free port. Its output goes to
  * {@code target/it-logs/<name>.log}. Build one with {@link #builder(String, String)}, then {@link
  * Builder#start()}: it returns once {@code /q/health/ready} answers 200. {@link Builder#run} instead runs a
- * one-shot command of the same artifact ({@code ops.ServerMain}) to its exit.
+ * one-shot command of the same artifact ({@code boot.ServerMain}) to its exit.
  */
 public final class ServerProcess implements AutoCloseable {
 
@@ -128,7 +128,7 @@ public final class ServerProcess implements AutoCloseable {
             return this;
         }
 
-        /** Program arguments: a command of {@code ops.ServerMain}, see {@link #run}. */
+        /** Program arguments: a command of {@code boot.ServerMain}, see {@link #run}. */
         public Builder args(List<String> arguments) {
             args.addAll(arguments);
             return this;
