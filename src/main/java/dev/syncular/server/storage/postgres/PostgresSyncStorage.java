@@ -50,7 +50,7 @@ import java.util.function.Supplier;
  * {@link ServeGateReads} and {@link CheckpointStore} (§2.4 serve gate, checkpoints, writer fence),
  * {@link PushQueue}, {@link PushTransaction}, {@link PushReadAhead} and {@link PushResults} (§6.4, §2.3),
  * {@link CommitLogReads} (§4.5), {@link SnapshotReads} (§4.7), {@link ProjectionRows},
- * {@link BlobReferenceIndex} (§5.9.4), {@link ClientRecords} (§4.5), {@link Pruning} (§4.6),
+ * {@link BlobReferenceIndex} (§5.9.4), {@link ClientTable} (§4.5), {@link Pruning} (§4.6),
  * {@link JobLocks} (scheduled jobs on several pods) and {@link ConsoleSessions} (operator console sign-ins).
  */
 public final class PostgresSyncStorage implements ServerStorage {
@@ -104,7 +104,7 @@ public final class PostgresSyncStorage implements ServerStorage {
     private final SnapshotReads snapshots;
     private final ProjectionRows rows;
     private final BlobReferenceIndex blobs;
-    private final ClientRecords clients;
+    private final ClientTable clients;
     private final Pruning pruning;
     private final JobLocks jobs;
     private final PostgresReactionStore reactions;
@@ -130,7 +130,7 @@ public final class PostgresSyncStorage implements ServerStorage {
         snapshots = new SnapshotReads(pool, pgSchema, installed);
         rows = new ProjectionRows(pool, installed);
         blobs = new BlobReferenceIndex(pool, pgSchema);
-        clients = new ClientRecords(pool, pgSchema);
+        clients = new ClientTable(pool, pgSchema);
         pruning = new Pruning(pool, pgSchema, registry, settings.pruneBatchCommits(), settings.pruneBatchResults());
         jobs = new JobLocks(pool, pgSchema, settings.jobLease());
         reactions = new PostgresReactionStore(pool, pgSchema);

@@ -62,7 +62,7 @@ final class ServeGateReads {
                 + " cl.actor_id, cl.cursor, cl.updated_at_ms, cl.subscriptions::text, cl.wire_version"
                 + " FROM (VALUES (1)) AS one(x) LEFT JOIN " + partitionsTable + " p ON p.partition_id = $1"
                 + " LEFT JOIN " + clients + " cl ON cl.partition_id = $1 AND cl.client_id = $3";
-        finishRequest = "WITH up AS (" + ClientRecords.upsertSql(clients, 3) + ") " + serveGateSql(true);
+        finishRequest = "WITH up AS (" + ClientTable.upsertSql(clients, 3) + ") " + serveGateSql(true);
     }
 
     /**
@@ -168,7 +168,7 @@ final class ServeGateReads {
             return readGateCheck(partition, runningSchemaVersion);
         }
         return pool.preparedQuery(finishRequest)
-                .execute(ClientRecords.addArgs(Tuple.of(partition, runningSchemaVersion), client))
+                .execute(ClientTable.addArgs(Tuple.of(partition, runningSchemaVersion), client))
                 .map(rs -> gateCheck(first(rs), runningSchemaVersion));
     }
 

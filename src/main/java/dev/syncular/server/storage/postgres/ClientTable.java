@@ -16,7 +16,7 @@ import java.util.List;
  * retention watermark input of §4.6. The request exit writes them through {@link #upsertSql} in
  * {@link ServeGateReads}; a log-epoch rotation (§2.1) deletes a partition's records in {@link PartitionRegistry}.
  */
-final class ClientRecords {
+final class ClientTable {
     private static final String CLIENT_COLS =
             "partition_id, client_id, actor_id, cursor, updated_at_ms, subscriptions::text, wire_version";
 
@@ -26,7 +26,7 @@ final class ClientRecords {
     private final String listClients;
     private final String advanceCursor;
 
-    ClientRecords(Pool pool, String pgSchema) {
+    ClientTable(Pool pool, String pgSchema) {
         this.pool = pool;
         String clients = PgSql.qualified(pgSchema, "sync_clients");
         upsertClient = upsertSql(clients, 1);
