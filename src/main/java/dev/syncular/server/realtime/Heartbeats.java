@@ -4,6 +4,7 @@ import dev.syncular.server.storage.RealtimeSignals;
 import dev.syncular.server.wire.realtime.ControlMessage;
 import dev.syncular.server.wire.realtime.ControlMessages;
 import io.quarkus.websockets.next.CloseReason;
+import io.quarkus.websockets.next.WebSocketConnection;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import java.util.Set;
@@ -78,23 +79,35 @@ final class Heartbeats {
         String beat = ControlMessages.render(new ControlMessage.Heartbeat(now));
         for (Set<RealtimeSession> set : sessions.partitions()) {
             for (RealtimeSession s : set) {
-                if (s.idleAt(silence, tick)) {
-                    s.connection()
-                            .close(IDLE)
-                            .subscribe()
-                            .with(
-                                    v -> {},
-                                    e -> metrics.failures().report(RealtimeFailures.Kind.CLOSE, e, s.connection()));
+                if (closeIfSilent(s.connection(), s.idleAt(silence, tick), metrics.failures())) {
                     continue;
                 }
                 s.sendHeartbeat(beat);
-                s.connection()
-                        .sendPing(Buffer.buffer())
-                        .subscribe()
-                        .with(
-                                v -> {},
-                                e -> metrics.failures().report(RealtimeFailures.Kind.PING_WRITE, e, s.connection()));
+                ping(s.connection(), metrics.failures());
             }
         }
+    }
+
+    /**
+     * §8.5 on a tick, for one socket of the pod (sync or watch): a {@code silent} one is closed with {@link #IDLE}.
+     * Returns whether it was.
+     */
+    static boolean closeIfSilent(WebSocketConnection connection, boolean silent, RealtimeFailures failures) {
+        if (!silent) {
+            return false;
+        }
+        connection
+                .close(IDLE)
+                .subscribe()
+                .with(v -> {}, e -> failures.report(RealtimeFailures.Kind.CLOSE, e, connection));
+        return true;
+    }
+
+    /** The tick's ping, so a proxy's or {@code quarkus.http.idle-timeout} does not close a quiet socket. */
+    static void ping(WebSocketConnection connection, RealtimeFailures failures) {
+        connection
+                .sendPing(Buffer.buffer())
+                .subscribe()
+                .with(v -> {}, e -> failures.report(RealtimeFailures.Kind.PING_WRITE, e, connection));
     }
 }

@@ -7,7 +7,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 import io.quarkus.websockets.next.WebSocketConnection;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpConnection;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -117,22 +116,11 @@ public class PodOperationWatches {
 
     private void heartbeat(SilenceWatch silence) {
         SilenceWatch.Tick tick = silence.tick();
+        RealtimeFailures failures = hub.metrics().failures();
         lastHeardMs.forEach((connection, heard) -> {
-            if (silence.silent(tick, heard)) {
-                connection
-                        .close(Heartbeats.IDLE)
-                        .subscribe()
-                        .with(
-                                v -> {},
-                                e -> hub.metrics().failures().report(RealtimeFailures.Kind.CLOSE, e, connection));
-                return;
+            if (!Heartbeats.closeIfSilent(connection, silence.silent(tick, heard), failures)) {
+                Heartbeats.ping(connection, failures);
             }
-            connection
-                    .sendPing(Buffer.buffer())
-                    .subscribe()
-                    .with(
-                            v -> {},
-                            e -> hub.metrics().failures().report(RealtimeFailures.Kind.PING_WRITE, e, connection));
         });
     }
 }
