@@ -68,13 +68,12 @@ public final class SqliteImageBuilder {
     static final int PAGE_SIZE = 4096;
     /**
      * Page cache during the build, in KiB (native memory, not Java heap). Keyset-ordered inserts touch only
-     * the right edge of the table and index b-trees, so a small cache suffices; 64 MiB measured no faster and
-     * costs native memory.
+     * the right edge of the table and index b-trees, so a small cache suffices.
      */
     static final int CACHE_KIB = 8 * 1024;
     /**
-     * Rows per {@code executeBatch}. On sqlite-jdbc, {@code addBatch}/{@code executeBatch} measured about four
-     * times faster than one {@code executeUpdate} per row (1M rows: ~2 s against ~8 s).
+     * Rows per {@code executeBatch}: on sqlite-jdbc, batches are several times faster than one
+     * {@code executeUpdate} per row (docs/BENCHMARKS.md, "Measurements behind code choices").
      */
     static final int JDBC_BATCH = 1024;
 

@@ -252,10 +252,9 @@ final class RowsLane {
     private static final int PAGE_BATCH_ROWS = 2_500;
 
     /**
-     * A rows page holds at most this many bytes of rows ({@link SnapshotRows#bytes}), and one row more: rows of
-     * 900 KB made 14 MB pages of 16 rows, read and encoded for each bootstrap at once, and a bootstrap storm over
-     * such a scope ended a pod with {@code OutOfMemoryError} (docs/BENCHMARKS.md, "Noisy neighbour"; issue 44's
-     * response memory). Pages of small rows reach their row limit first.
+     * A rows page holds at most this many bytes of rows ({@link SnapshotRows#bytes}), and one row more, so a
+     * scope of huge rows cannot make each concurrent bootstrap hold a page of many megabytes (docs/BENCHMARKS.md,
+     * "Noisy neighbour"). Pages of small rows reach their row limit first.
      */
     static final long PAGE_BYTES = 8L << 20;
 

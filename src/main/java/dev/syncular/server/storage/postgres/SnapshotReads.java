@@ -77,8 +77,8 @@ final class SnapshotReads {
             TreeMap<String, Set<String>> sorted = new TreeMap<>(scopes);
             String first = sorted.firstKey();
             // A plain range bound on both sides, never "$4 IS NULL OR ...": the prepared statement's generic plan
-            // cannot turn that into an index condition, and every deep page scanned the scope from its start
-            // (1.8 s instead of 7 ms at row 800,000). The first page starts at '' — every row id is >= ''.
+            // cannot turn that into an index condition, and every deep page would scan the scope from its start.
+            // The first page starts at '' — every row id is >= ''.
             String bound = afterRowId == null ? ">=" : ">";
             args = Tuple.of(partition, table)
                     .addArrayOfString(rt.scopeKeys(first, sorted.get(first)))
@@ -140,18 +140,11 @@ final class SnapshotReads {
         } catch (RuntimeException e) {
             return Uni.createFrom().failure(e);
         }
-        // Plan guard: right after a bulk load the statistics lag (or say "almost empty"), and PostgreSQL
-        // picked nested loops over sequential scans for this query (30-45 s for a 20k-row scope in the
-        // benchmark). With sequential scans and parallel workers off for this read-only transaction the
-        // plan is index-driven whatever the statistics say (an ordered merge semi-join on the primary keys
-        // when they are current: ~30 ms for a 50k-row page).
-        // Nested loops off too: on a scope whose statistics are not gathered yet the planner otherwise picks a
-        // hash-aggregate + nested loop + sort (5x the ordered merge semi-join on 20k fresh rows). Bitmap scans
-        // and sorts off as well: on never-analyzed tables (estimate: 24 rows) the generic plan was a bitmap
-        // scan of every row after the cursor plus an external sort of them all, for each batch — 69 ms instead
-        // of 14 ms for the first 10,000 of 20,000 fresh rows, and growing with the table (the seconds-long first
-        // bootstrap after a bulk load). With all four off, the plan is the ordered primary-key scan merged with
-        // the scope index, stopping at the LIMIT.
+        // Plan guard: right after a bulk load the statistics lag or are missing, and the planner's choices
+        // (nested loops, hash aggregates, bitmap scans with an external sort) cost seconds per page. With
+        // sequential scans, nested loops, bitmap scans, sorts and parallel workers off for this read-only
+        // transaction, the plan is the ordered primary-key scan merged with the scope index, stopping at the
+        // LIMIT, whatever the statistics say (figures: docs/BENCHMARKS.md, "Measurements behind code choices").
         // BEGIN with the settings, the page and COMMIT go out pipelined: one round trip per page, not four.
         return pool.withConnection(conn -> {
                     CompletableFuture<RowSet<Row>> begin = conn.query("BEGIN; SET LOCAL enable_seqscan = off;"
