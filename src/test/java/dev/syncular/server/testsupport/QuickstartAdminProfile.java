@@ -25,25 +25,19 @@ public class QuickstartAdminProfile implements QuarkusTestProfile {
 
     @Override
     public Map<String, String> getConfigOverrides() {
-        return Map.of(
-                "syncular.admin.token",
-                ADMIN_TOKEN,
-                "syncular.admin.event-buffer",
-                "50",
-                "syncular.storage.pg-schema",
-                PG_SCHEMA,
-                "syncular.pruning.keep-newest-commits",
-                "1",
-                "syncular.pruning.active-window",
-                "0s",
+        return Map.ofEntries(
+                // AdminApiTest reads the OpenAPI document, which the other test apps do not build
+                // (application.properties)
+                Map.entry("mp.openapi.scan.disable", "false"),
+                Map.entry("syncular.admin.token", ADMIN_TOKEN),
+                Map.entry("syncular.admin.event-buffer", "50"),
+                Map.entry("syncular.storage.pg-schema", PG_SCHEMA),
+                Map.entry("syncular.pruning.keep-newest-commits", "1"),
+                Map.entry("syncular.pruning.active-window", "0s"),
                 // AdminApiTest refuses every route once with a wrong token: more than the default allows a source
-                "syncular.admin.free-attempts",
-                "1000",
-                "syncular.realtime.presence-enabled",
-                "false",
-                "syncular.max-request-bytes",
-                "256K",
-                "syncular.limits.buffer-budget",
-                "512K");
+                Map.entry("syncular.admin.free-attempts", "1000"),
+                Map.entry("syncular.realtime.presence-enabled", "false"),
+                Map.entry("syncular.max-request-bytes", "256K"),
+                Map.entry("syncular.limits.buffer-budget", "512K"));
     }
 }
