@@ -11,6 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.round.ContentCoding;
+import dev.syncular.server.round.RoundResponse;
+import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.LogCapture;
@@ -19,6 +21,7 @@ import dev.syncular.server.wire.FrameType;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageEncoder;
 import dev.syncular.server.wire.PushCommit;
+import dev.syncular.server.wire.PushResult;
 import dev.syncular.server.wire.ReqHeader;
 import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.SubEnd;
@@ -298,7 +301,7 @@ class SyncResourceTest {
                 .post("/sync");
         big.then().statusCode(200).header("Content-Encoding", equalTo("gzip"));
         byte[] plain = Ssp2.inflate(big.asByteArray(), "gzip");
-        assertTrue(plain.length > SyncResource.OFFLOAD_BYTES, plain.length + " bytes");
+        assertTrue(plain.length > RoundResponse.OFFLOAD_BYTES, plain.length + " bytes");
         assertPullResponse(Ssp2.decodeResponse(big.asByteArray(), "gzip"));
     }
 
@@ -385,6 +388,55 @@ class SyncResourceTest {
                 .post("/sync");
         r.then().statusCode(200);
         assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), null));
+    }
+
+    /**
+     * §1.1, §1.3: a request larger than the part decoded on the event loop
+     * ({@value SyncRound#INLINE_DECODE_BYTES} bytes) arrives in many chunks and is decoded as they arrive, the rest on
+     * a worker; a gzip one is inflated as it arrives. Either way the engine gets the request a whole body was.
+     */
+    @Test
+    void aLargeRequestIsDecodedAsItsChunksArrive() {
+        for (String coding : List.of("identity", "gzip")) {
+            String list = "chunks-" + UUID.randomUUID();
+            SyncTestClient c =
+                    new SyncTestClient(window.current(), new HttpTransport(base.toString(), null), "alice", client());
+            c.sync(); // learns the log epoch: the next request carries the pushes
+            for (int i = 0; i < 400; i++) {
+                c.upsert(
+                        "todos",
+                        Map.of(
+                                "id",
+                                list + "-" + i,
+                                "list_id",
+                                list,
+                                "title",
+                                "t".repeat(300),
+                                "done",
+                                false,
+                                "position",
+                                (long) i,
+                                "updated_at_ms",
+                                1L),
+                        null);
+            }
+            byte[] request = c.buildRequest().encode();
+            assertTrue(request.length > 2 * SyncRound.INLINE_DECODE_BYTES, request.length + " bytes");
+            Response r = Ssp2.raw()
+                    .header("x-actor-id", "alice")
+                    .header("Accept-Encoding", "identity")
+                    .header("Content-Encoding", coding)
+                    .contentType(Ssp2.CT)
+                    .body(coding.equals("gzip") ? Ssp2.gzip(request) : request)
+                    .post("/sync");
+            assertEquals(200, r.statusCode(), coding + ": " + r.asString());
+            List<PushResult> results = Ssp2.decodeResponse(r.asByteArray(), null).frames().stream()
+                    .filter(f -> f instanceof PushResult)
+                    .map(f -> (PushResult) f)
+                    .toList();
+            assertEquals(400, results.size(), coding);
+            assertTrue(results.stream().allMatch(SyncTestClient::applied), coding + ": " + results.get(0));
+        }
     }
 
     @Test
