@@ -16,6 +16,7 @@ import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.LogCapture;
+import dev.syncular.server.testsupport.RawHttp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.FrameType;
 import dev.syncular.server.wire.Message;
@@ -487,17 +488,7 @@ class SyncResourceTest {
 
     @Test
     void gzipBombIs413Json() {
-        // A REQ_HEADER frame declaring a 2 GiB payload, then 17 MiB of zeros: decodes as "frame still
-        // incomplete" all the way, and inflates past the 16 MiB cap from ~17 KiB on the wire.
-        byte[] inflated = new byte[17 * 1024 * 1024];
-        byte[] head = MessageEncoder.envelopeHeader(FrameType.MSG_REQUEST);
-        System.arraycopy(head, 0, inflated, 0, head.length);
-        inflated[8] = FrameType.REQ_HEADER;
-        inflated[9] = (byte) 0xff;
-        inflated[10] = (byte) 0xff;
-        inflated[11] = (byte) 0xff;
-        inflated[12] = (byte) 0x7f;
-        byte[] bomb = Ssp2.gzip(inflated);
+        byte[] bomb = bomb();
         assertTrue(bomb.length < 100_000);
         invalidRequest(
                 Ssp2.raw()
@@ -508,6 +499,65 @@ class SyncResourceTest {
                         .post("/sync")
                         .then(),
                 413);
+    }
+
+    /**
+     * A REQ_HEADER frame declaring a 2 GiB payload, then 17 MiB of zeros, gzipped: decodes as "frame still
+     * incomplete" all the way, and inflates past the 16 MiB cap from ~17 KiB on the wire.
+     */
+    private static byte[] bomb() {
+        byte[] inflated = new byte[17 * 1024 * 1024];
+        byte[] head = MessageEncoder.envelopeHeader(FrameType.MSG_REQUEST);
+        System.arraycopy(head, 0, inflated, 0, head.length);
+        inflated[8] = FrameType.REQ_HEADER;
+        inflated[9] = (byte) 0xff;
+        inflated[10] = (byte) 0xff;
+        inflated[11] = (byte) 0xff;
+        inflated[12] = (byte) 0x7f;
+        return Ssp2.gzip(inflated);
+    }
+
+    @Test
+    void aBodyWithBadBytesIsAnsweredOnceItEndedOnAConnectionKeptOpen() throws IOException {
+        byte[] garbage = new byte[4 * 1024 * 1024];
+        Arrays.fill(garbage, (byte) 'x');
+        try (RawHttp http = RawHttp.open("localhost", base.getPort())) {
+            for (Object[] bad : new Object[][] {{garbage, "identity", 400}, {bomb(), "gzip", 413}}) {
+                byte[] body = (byte[]) bad[0];
+                http.head(
+                        "POST",
+                        "/sync",
+                        Map.of(
+                                "Content-Type",
+                                Ssp2.CT,
+                                "x-actor-id",
+                                "alice",
+                                "Content-Encoding",
+                                (String) bad[1],
+                                "Content-Length",
+                                String.valueOf(body.length)));
+                http.write(body);
+                RawHttp.Answer a = http.read();
+                assertEquals((int) bad[2], a.status(), a.body());
+                assertTrue(a.body().contains("\"sync.invalid_request\""), a.body());
+                assertTrue(
+                        !"close".equalsIgnoreCase(a.headers().getOrDefault("connection", "")),
+                        bad[1] + ": " + a.headers());
+            }
+            byte[] pull = Ssp2.pull(client(), "l1");
+            http.head(
+                    "POST",
+                    "/sync",
+                    Map.of(
+                            "Content-Type",
+                            Ssp2.CT,
+                            "x-actor-id",
+                            "alice",
+                            "Content-Length",
+                            String.valueOf(pull.length)));
+            http.write(pull);
+            assertEquals(200, http.read().status(), "the connection serves the next round");
+        }
     }
 
     @Test
