@@ -1,7 +1,7 @@
 package dev.syncular.server.bench;
 
 import dev.syncular.server.round.ContentCoding;
-import dev.syncular.server.round.SyncRound;
+import dev.syncular.server.round.ResponseBody;
 import dev.syncular.server.wire.Change;
 import dev.syncular.server.wire.ColumnDef;
 import dev.syncular.server.wire.ColumnType;
@@ -42,7 +42,7 @@ import java.util.Random;
  * <li>(c) the streaming {@link MessageDecoder} fed in 64 KiB chunks: the (a) stream (rows decoded too),
  * and the (b) segment carried in a {@code SEGMENT_INLINE} frame.</li>
  * <li>(d) one pull response of 0 to 1,000 changes through the {@code POST /sync} response path
- * ({@link SyncRound#chunks}) under identity, gzip and zstd: bytes on the wire and the benchmark thread's CPU per
+ * ({@link ResponseBody#of}) under identity, gzip and zstd: bytes on the wire and the benchmark thread's CPU per
  * response, so where compression starts to pay can be read off (the threshold in {@link ContentCoding}).</li>
  * </ul>
  * {@code bench.cases} picks the cases (default {@code abcd}).
@@ -187,7 +187,7 @@ public final class CodecBenchmark {
 
     /** (d): per response size, the wire bytes and CPU of each coding through the response path. */
     private static void responseCodings(RowCodec codec, Object[][] rows) {
-        System.out.printf("%n(d) pull responses through SyncRound.chunks: bytes and CPU per response%n");
+        System.out.printf("%n(d) pull responses through ResponseBody: bytes and CPU per response%n");
         System.out.printf(
                 "%8s %10s %10s %10s %12s %12s %12s%n",
                 "changes", "identity B", "gzip B", "zstd B", "identity us", "gzip us", "zstd us");
@@ -201,7 +201,7 @@ public final class CodecBenchmark {
                 ContentCoding coding = codings[c];
                 Op1 one = () -> {
                     long n = 0;
-                    for (Buffer b : SyncRound.chunks(frames, coding)) {
+                    for (Buffer b : ResponseBody.of(frames, coding)) {
                         n += b.length();
                     }
                     return n;

@@ -9,6 +9,7 @@ import dev.syncular.server.blobs.PresignedUrl;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.observability.BlobMetrics;
+import dev.syncular.server.round.ContentCoding;
 import dev.syncular.server.round.HttpError;
 import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.sync.BlobService;
@@ -120,7 +121,7 @@ public class BlobResource {
     @Path("/{blobId}")
     public Uni<Response> upload(@PathParam("blobId") String blobId, @Context HttpServerRequest request) {
         requireBlobId(blobId);
-        boolean gzip = SyncResource.requestIsGzip(request.getHeader("Content-Encoding"));
+        boolean gzip = ContentCoding.ofRequest(request.getHeader("Content-Encoding")) == ContentCoding.GZIP;
         long declared = RequestBody.declaredLength(request);
         long cap = blobs.maxBytes();
         if (declared > cap) {

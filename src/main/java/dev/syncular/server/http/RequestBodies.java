@@ -2,6 +2,8 @@ package dev.syncular.server.http;
 
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.memory.BufferBudget;
+import dev.syncular.server.round.BodyIntake;
+import dev.syncular.server.round.RequestIntake;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -30,7 +32,17 @@ public class RequestBodies {
      * {@code sync.rate_limited} when the buffer budget is spent — both before any body byte is read.
      */
     public RequestBody open(HttpServerRequest request, long cap, Supplier<? extends RuntimeException> tooLarge) {
-        return new RequestBody(request, cap, tooLarge, budget::open, timeout, minRate);
+        BodyIntake intake = BodyIntake.declared(RequestBody.declaredLength(request), cap, tooLarge, budget::open);
+        return new RequestBody(request, intake, timeout, minRate);
+    }
+
+    /**
+     * The body of {@code request} for a sync round's intake ({@link RequestBody#feed}): the intake was opened from
+     * the declared length (its cap, its lease; {@code round.SyncRound#bodyIntake}) and counts each chunk fed to it;
+     * the body gets the slow-body limits.
+     */
+    public RequestBody round(HttpServerRequest request, RequestIntake intake) {
+        return new RequestBody(request, intake.bytes(), timeout, minRate);
     }
 
     /**
@@ -40,7 +52,9 @@ public class RequestBodies {
      * {@code syncular.limits.body-timeout} is still cut off with 408.
      */
     public RequestBody spooled(HttpServerRequest request, long cap, Supplier<? extends RuntimeException> tooLarge) {
-        return new RequestBody(request, cap, tooLarge, declared -> budget.unmetered(), timeout, 0);
+        BodyIntake intake =
+                BodyIntake.declared(RequestBody.declaredLength(request), cap, tooLarge, declared -> budget.unmetered());
+        return new RequestBody(request, intake, timeout, 0);
     }
 
     public BufferBudget budget() {

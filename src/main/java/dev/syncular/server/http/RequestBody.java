@@ -2,9 +2,9 @@ package dev.syncular.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.syncular.server.errors.ErrorCode;
-import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.round.BodyIntake;
 import dev.syncular.server.round.HttpError;
+import dev.syncular.server.round.RequestIntake;
 import dev.syncular.server.wire.Json;
 import io.netty.buffer.ByteBufInputStream;
 import io.smallrye.mutiny.Uni;
@@ -19,7 +19,6 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import java.util.function.LongFunction;
 import java.util.function.Supplier;
 
 /**
@@ -29,7 +28,8 @@ import java.util.function.Supplier;
  * and it is cut off at the cap while it arrives (a chunked body declares no length). An unauthenticated or
  * oversized request therefore costs no body memory at all.
  *
- * <p>The caps: {@code POST <mount>/sync} {@code syncular.max-request-bytes}; {@code PUT <mount>/blobs/{id}}
+ * <p>The caps: {@code POST <mount>/sync} {@code syncular.max-request-bytes}, its chunks fed to the round's intake
+ * ({@link #feed}: counted and decoded there, never held whole); {@code PUT <mount>/blobs/{id}}
  * {@code syncular.blobs.max-bytes}, streamed to a file rather than held; the upload grant
  * {@value BlobResource#MAX_GRANT_BODY} bytes; the admin API {@value AdminCheckpointsResource#MAX_BODY} bytes.
  *
@@ -47,42 +47,30 @@ public final class RequestBody {
     static final int INITIAL_BUFFER = 16 * 1024;
 
     private final HttpServerRequest request;
-    private final long cap;
-    private final long declared;
     /** The event loop the request belongs to: its handlers are set there. */
     private final Context context;
-    /** The cap and the buffer budget, applied to each chunk as it arrives (shared with the socket's rounds). */
+    /**
+     * The cap and the buffer budget, applied to each chunk as it arrives (a sync round's is its
+     * {@link RequestIntake}'s, which counts the chunks fed to it).
+     */
     private final BodyIntake intake;
 
     private final long timeoutMs;
     private final long minRate;
 
     /**
-     * Checks the declared length against {@code cap} (413 {@code tooLarge}, or 400 for a malformed
-     * {@code Content-Length}) and takes the request's lease ({@code lease}, given the declared length: of the
-     * pod's buffer budget, 429 {@code sync.rate_limited} when it is spent or the declared length does not fit;
-     * or an unmetered one for a body that is spooled, not held), without reading anything. Call it on the
-     * request's event loop, where the route method starts ({@link RequestBodies}). A body that brings no byte
-     * for {@code timeout}, or whose average rate falls below {@code minRate} bytes per second once
-     * {@code timeout} has passed, is cut off with 408.
+     * The body of {@code request}, counted by {@code intake} — whose cap and lease were decided from the declared
+     * length before (413, 429; {@link BodyIntake#declared}, {@link RequestBodies}) — without reading anything. Call it
+     * on the request's event loop, where the route method starts. A body that brings no byte for {@code timeout}, or
+     * whose average rate falls below {@code minRate} bytes per second once {@code timeout} has passed, is cut off with
+     * 408.
      */
-    RequestBody(
-            HttpServerRequest request,
-            long cap,
-            Supplier<? extends RuntimeException> tooLarge,
-            LongFunction<BufferBudget.Lease> lease,
-            Duration timeout,
-            long minRate) {
+    RequestBody(HttpServerRequest request, BodyIntake intake, Duration timeout, long minRate) {
         this.request = request;
-        this.cap = cap;
-        this.declared = declaredLength(request);
         this.context = Vertx.currentContext();
         this.timeoutMs = Math.max(1, timeout.toMillis());
         this.minRate = minRate;
-        if (declared > cap) {
-            throw tooLarge.get();
-        }
-        this.intake = new BodyIntake(cap, tooLarge, lease.apply(declared));
+        this.intake = intake;
     }
 
     /** The declared {@code Content-Length}, or -1 when absent; 400 {@code sync.invalid_request} when malformed. */
@@ -102,11 +90,6 @@ public final class RequestBody {
         throw new HttpError(400, ErrorCode.INVALID_REQUEST, "invalid Content-Length");
     }
 
-    /** The request's share of the buffer budget: grow it for bytes derived from the body (inflated bytes). */
-    public BufferBudget.Lease lease() {
-        return intake.lease();
-    }
-
     /** Gives the body's bytes back to the budget: once the request no longer holds them. Idempotent. */
     public void release() {
         intake.release();
@@ -121,9 +104,12 @@ public final class RequestBody {
      */
     public Uni<Buffer> read() {
         Buffer[] body = new Buffer[1];
+        // the declared length is at most the cap (checked before), -1 when absent
+        long declared = declaredLength(request);
         return this.<Buffer>reading(
-                () -> body[0] = Buffer.buffer((int) Math.max(0, Math.min(declared, Math.min(cap, INITIAL_BUFFER)))),
+                () -> body[0] = Buffer.buffer((int) Math.max(0, Math.min(declared, INITIAL_BUFFER))),
                 chunk -> {
+                    intake.take(chunk.length());
                     body[0].appendBuffer(chunk);
                     return null;
                 },
@@ -138,12 +124,34 @@ public final class RequestBody {
      * the request is authenticated.
      */
     public Uni<Long> stream(Function<Buffer, Uni<Void>> sink) {
-        return reading(() -> {}, sink, intake::received);
+        return reading(
+                () -> {},
+                chunk -> {
+                    intake.take(chunk.length());
+                    return sink.apply(chunk);
+                },
+                intake::received);
     }
 
     /**
-     * The one reading loop: Vert.x handlers on the request's event loop, each chunk taken by {@link #intake} (the
-     * cap, the budget) and passed to {@code accept} — which answers {@code null} when done with it, or a
+     * Feeds the body to a sync round's intake chunk by chunk as it arrives (§1.1; the socket feeds the same intake
+     * its messages): the intake counts each chunk under the round's cap and the buffer budget (its refusal stops the
+     * read, as for {@link #read}) and decodes it, inline or on a worker, without pausing the request; the same 408
+     * limits apply. The item comes at the body's end. Subscribe only once the request is authenticated.
+     */
+    public Uni<Void> feed(RequestIntake round) {
+        return reading(
+                () -> {},
+                chunk -> {
+                    round.feed(chunk);
+                    return null;
+                },
+                () -> null);
+    }
+
+    /**
+     * The one reading loop: Vert.x handlers on the request's event loop, each chunk passed to {@code accept} — which
+     * counts it on {@link #intake} (the cap, the budget), then answers {@code null} when done with it, or a
      * {@code Uni} to wait for with the request paused — then {@code result} at the body's end.
      */
     private <T> Uni<T> reading(Runnable begin, Function<Buffer, Uni<Void>> accept, Supplier<T> result) {
@@ -178,18 +186,12 @@ public final class RequestBody {
                             if (over[0]) {
                                 return;
                             }
-                            try {
-                                intake.take(chunk.length());
-                            } catch (RuntimeException refused) {
-                                stop.accept(refused); // over the cap, or the buffer budget is spent
-                                return;
-                            }
                             last[0] = System.nanoTime();
                             Uni<Void> pending;
                             try {
                                 pending = accept.apply(chunk);
                             } catch (RuntimeException e) {
-                                stop.accept(e);
+                                stop.accept(e); // over the cap, the buffer budget spent, or the sink failed
                                 return;
                             }
                             if (pending == null) {

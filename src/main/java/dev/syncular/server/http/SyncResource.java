@@ -3,17 +3,14 @@ package dev.syncular.server.http;
 import dev.syncular.server.auth.Authenticator;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
-import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.round.ContentCoding;
 import dev.syncular.server.round.HttpError;
-import dev.syncular.server.round.ResponseBody;
+import dev.syncular.server.round.RequestIntake;
+import dev.syncular.server.round.RoundResponse;
 import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncRequestContext;
-import dev.syncular.server.wire.Frame;
-import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
-import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.inject.Inject;
@@ -22,42 +19,37 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.Context;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import org.jboss.resteasy.reactive.RestMulti;
 
 /**
  * {@code POST <mount>/sync} (§1.1): one combined push+pull round. SSP2 request in, SSP2 response out.
  *
+ * <p>The HTTP framing of the one round handler ({@link SyncRound}, shared with the socket's rounds, §8.7): this
+ * class owns the route, the headers and the status, and hands the body's chunks to the round's intake
+ * ({@link RequestIntake}, through {@link RequestBody#feed}) and the response's chunks back to the client; the cap,
+ * the decoding, the authentication deadline, the content coding, the worker hand-offs and the error mapping are the
+ * round's.
+ *
  * <p>Order of checks, all answered as §10.1 JSON before any response byte: content type (415), request
- * {@code Content-Encoding} (415 unless absent/identity/gzip), declared length (413), authentication (401) —
- * no body byte is read before these pass ({@link RequestBody}) — then body size and gzip inflation under
- * {@code syncular.max-request-bytes} (413, a chunked body cut off at the cap), decode (400 with the decode
+ * {@code Content-Encoding} (415 unless absent/identity/gzip), declared length (400 malformed, 413 over
+ * {@code syncular.max-request-bytes}, 429 when the buffer budget cannot hold it), authentication (401), the
+ * actor's round places (429) — no body byte is read before these pass — then the body under the cap as it arrives
+ * (413, a chunked body cut off at the cap; 429 when the budget runs out; 408 too slow), then, once the body has
+ * ended, what its bytes held: gzip inflation over the cap (413), bad gzip or a decode error (400 with the decode
  * error's code, e.g. {@code sync.invalid_request} or {@code sync.empty_commit}), then the engine, whose
- * request-level {@code SyncError}s still arrive before the 200 because the response is only committed once
- * the engine's {@code Uni} yields the planned frames ({@code RestMulti.fromUniResponse}).
+ * request-level {@code SyncError}s still arrive before the 200 because the response is only committed once the
+ * engine's {@code Uni} yields the planned frames ({@code RestMulti.fromUniResponse}).
  *
- * <p>The HTTP framing of the one round handler ({@link SyncRound}, shared with the socket's rounds, §8.7):
- * this class owns only the headers, the body's reading ({@link RequestBody}) and the status; the cap, the
- * decoding, the authentication deadline, the error mapping and the response chunks are the handler's.
- *
- * <p><b>Threading.</b> The method is non-blocking: authentication is a {@code Uni}, the body is then read
- * with Vert.x handlers on the request's event loop, and a typical request (identity, up to
- * {@link SyncRound#INLINE_DECODE_BYTES}) is decoded right on the event loop — a round costs no hand-off to a
- * worker thread and back. gzip bodies (which may inflate up to the cap) and larger ones are decoded on the
- * worker pool. The engine's {@code Uni} runs on the reactive PostgreSQL client's event loop, and the response
- * frames are encoded (and compressed) as the HTTP layer pulls chunks of about 32 KiB — a typical response is
- * one socket write, a large one leaves in bounded pieces, with rows segments above
- * {@code inline-segment-max-bytes} served via {@code GET /segments} instead.
+ * <p><b>Threading.</b> The method is non-blocking: authentication is a {@code Uni}, the body is then read with
+ * Vert.x handlers on the request's event loop and fed to the intake, which decodes a typical request right there
+ * and hands a large or gzip one to the worker pool; the engine's {@code Uni} runs on the reactive PostgreSQL
+ * client's event loop, and the response frames are encoded (and compressed, a large response on a worker) as the
+ * HTTP layer pulls chunks of about 32 KiB ({@link RoundResponse}).
  */
 @Path("/sync")
 public class SyncResource {
     public static final String CONTENT_TYPE = "application/vnd.syncular.sync.v2";
-    /**
-     * A compressed response of about this size or more is coded on a worker thread; at least
-     * {@link ContentCoding#ZSTD_FROM_BYTES}, so the size estimate capped here also chooses the coding.
-     */
-    static final int OFFLOAD_BYTES = 16 * 1024;
 
     private final SyncEngine engine;
     private final Authenticator authenticator;
@@ -79,51 +71,24 @@ public class SyncResource {
     }
 
     /**
-     * The whole {@code POST /sync} binding for any engine (the production one, or a conformance-host
-     * instance's): content type, content coding, declared size, authentication, then the body read under the
-     * cap ({@link RequestBody}), decode, and the engine's planned frames streamed only once planning and
-     * verification succeeded. Call it from the route method, on the request's event loop.
+     * The whole {@code POST /sync} binding for any engine (the production one, or a conformance-host instance's):
+     * the headers checked, the round's intake opened from the declared length, the body fed to it once
+     * authenticated, and the response's chunks streamed only once planning and verification succeeded. Call it
+     * from the route method, on the request's event loop.
      */
     public RestMulti<Buffer> handle(
             HttpServerRequest request, SyncEngine engine, Uni<SyncRequestContext> authenticate) {
         requireContentType(request.getHeader("Content-Type"), CONTENT_TYPE);
-        boolean gzip = requestIsGzip(request.getHeader("Content-Encoding"));
-        SyncRound round = new SyncRound(engine, maxRequestBytes);
-        RequestBody body = bodies.open(request, maxRequestBytes, round::tooLarge);
-        String accepted = request.getHeader("Accept-Encoding");
-        Uni<List<Frame>> planned = round.handle(authenticate, body::read, gzip, body.lease())
-                // the request's bytes (and what was decoded from them) are held until the round is planned
-                .onTermination()
-                .invoke(body::release);
-        // §1.3: the coding honours Accept-Encoding and pays for itself (small responses go identity-coded)
-        Uni<Coded> coded = planned.map(frames -> {
-            long bytes = ResponseBody.estimatedBytes(frames, Long.MAX_VALUE);
-            // the planned response is held against the pod's buffer budget until it is written (issue 44)
-            return new Coded(
-                    frames,
-                    ContentCoding.choose(accepted, bytes),
-                    bytes,
-                    bodies.budget().hold(bytes));
-        });
+        ContentCoding coding = ContentCoding.ofRequest(request.getHeader("Content-Encoding"));
+        SyncRound round = new SyncRound(engine, maxRequestBytes, bodies.budget());
+        RequestIntake intake = round.bodyIntake(RequestBody.declaredLength(request), coding);
+        RequestBody body = bodies.round(request, intake);
         return RestMulti.fromUniResponse(
-                coded,
-                c -> {
-                    Multi<Buffer> chunks = Multi.createFrom()
-                            .iterable(SyncRound.chunks(c.frames(), c.coding()))
-                            .onTermination()
-                            .invoke(c.held()::release);
-                    // compressing a large response is CPU work: its chunks are produced on a worker, not the
-                    // event loop (a small one is cheaper to code in place than to hand over)
-                    return c.coding() != ContentCoding.IDENTITY && c.bytes() >= OFFLOAD_BYTES
-                            ? chunks.runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
-                            : chunks;
-                },
-                c -> responseHeaders(c.coding()),
-                c -> 200);
+                round.handle(authenticate, intake, () -> body.feed(intake), request.getHeader("Accept-Encoding")),
+                RoundResponse::chunks,
+                r -> responseHeaders(r.coding()),
+                r -> 200);
     }
-
-    /** A planned response, the coding it goes out in, its estimated size and its hold on the buffer budget. */
-    private record Coded(List<Frame> frames, ContentCoding coding, long bytes, BufferBudget.Lease held) {}
 
     static Map<String, List<String>> responseHeaders(ContentCoding coding) {
         return coding == ContentCoding.IDENTITY
@@ -144,20 +109,5 @@ public class SyncResource {
             }
         }
         throw new HttpError(415, ErrorCode.INVALID_REQUEST, "content type must be " + expected);
-    }
-
-    /** §1.3: request bodies are identity or {@code gzip}; any other coding is 415. */
-    static boolean requestIsGzip(String contentEncoding) {
-        if (contentEncoding == null) {
-            return false;
-        }
-        String c = contentEncoding.trim().toLowerCase(Locale.ROOT);
-        if (c.isEmpty() || c.equals("identity")) {
-            return false;
-        }
-        if (c.equals("gzip") || c.equals("x-gzip")) {
-            return true;
-        }
-        throw new HttpError(415, ErrorCode.INVALID_REQUEST, "request Content-Encoding must be gzip or identity");
     }
 }

@@ -1,7 +1,8 @@
 /**
  * The HTTP transport binding on Quarkus REST (§1.1): {@code POST <mount>/sync} — the HTTP framing of the round
- * handler in {@code round} (content type, content coding, status, headers; the cap, decoding, error mapping and
- * response chunks are the handler's); the direct segment download with re-authorization (§5.5); the blob routes (§5.9.3, §5.9.5); the
+ * handler in {@code round} ({@code SyncResource}: route, content type, authentication, status, headers; the body's
+ * chunks handed to the round's intake as they are read, the response's chunks written back — the cap, decoding,
+ * content codings, worker hand-offs, error mapping and response chunks are the round's); the direct segment download with re-authorization (§5.5); the blob routes (§5.9.3, §5.9.5); the
  * admin API under {@code <mount>/admin} ({@code AdminResource}: partitions, client records, row inspection,
  * pruning now, segment store statistics, the event tail, the §2.1 log-epoch rotation after a restore and §7.3.4
  * lease revocation; {@code AdminCheckpointsResource}: backfill
@@ -15,7 +16,8 @@
  * {@code yjs-doc} merger plus every {@code CrdtTypeMerger} CDI bean) that the served schema is compiled against.
  * No route lets the framework read its body: each checks its
  * headers and authenticates first, then reads under its own cap through the one body reader
- * ({@code RequestBody}: held in memory, or handed on chunk by chunk — a blob upload is spooled to a file);
+ * ({@code RequestBody}, with the slow-body limits: held in memory, handed on chunk by chunk — a blob upload is
+ * spooled to a file — or fed to a sync round's intake);
  * blob bodies stream to and from the store.
  *
  * <p>Part of the Quarkus edge, on top: it may depend on every lower package ({@code wire}, {@code schema},

@@ -29,8 +29,8 @@ import jakarta.inject.Singleton;
  *       connection without a close frame (the client sees 1006).
  * </ul>
  *
- * A round's bytes are counted against its cap and the pod's buffer budget ({@code round.RequestStream}) as each
- * message arrives; what the transport holds while a message arrives is bounded by these limits per connection.
+ * A round's bytes are counted against its cap and the pod's buffer budget ({@code round.RequestIntake}, the intake
+ * {@code POST /sync} feeds too) as each message arrives; what the transport holds while a message arrives is bounded by these limits per connection.
  */
 @Singleton
 public class SocketMessageLimits implements HttpServerOptionsCustomizer {

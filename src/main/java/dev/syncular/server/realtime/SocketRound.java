@@ -3,10 +3,9 @@ package dev.syncular.server.realtime;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.memory.BufferBudget;
-import dev.syncular.server.round.ContentCoding;
-import dev.syncular.server.round.RequestStream;
-import dev.syncular.server.round.ResponseBody;
+import dev.syncular.server.round.RequestIntake;
 import dev.syncular.server.round.RoundFailure;
+import dev.syncular.server.round.RoundResponse;
 import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.wire.ErrorFrame;
@@ -27,11 +26,12 @@ import org.jboss.logging.Logger;
 
 /**
  * §8.7 socket rounds of one connection — the socket framing of the one round handler ({@link SyncRound}):
- * {@code 0x01} chunks are fed to the request ({@link RequestStream}, under the cap and the buffer budget, as each
+ * {@code 0x01} chunks are fed to the round's intake ({@link RequestIntake}, the one {@code POST /sync} feeds its
+ * body's chunks to: under the cap and the buffer budget, decoded as each
  * message arrives: a round may come as one message or as many, a fragmented message whole as the transport
  * reassembles it, {@link SocketMessageLimits}) until its {@code END}, the request runs through the round as
  * {@code POST /sync}'s does, and the response leaves as {@code 0x01} chunks of the identity-coded response body
- * ({@link SyncRound#chunks}). A request-level failure answers the minimal stream {@code RESP_HEADER, ERROR, END}.
+ * ({@link RoundResponse}). A request-level failure answers the minimal stream {@code RESP_HEADER, ERROR, END}.
  * Connection-fatal (the caller closes): an invalid envelope header, bytes past a request's {@code END}, round bytes
  * while a response is in flight, a decode error (the stream's end can no longer be found) — and, with its own
  * close code, a request over {@code syncular.max-request-bytes} ({@link Outcome#TOO_LARGE}).
@@ -55,9 +55,12 @@ final class SocketRound {
         TOO_LARGE
     }
 
+    /** §8.7: a socket round's response is identity-coded (a transport compression is the socket's own). */
+    static final String IDENTITY = "identity";
+
     private final long maxRequestBytes;
     /** The request arriving, under the cap and the pod's buffer budget; {@code null} between rounds. */
-    private RequestStream request;
+    private RequestIntake request;
 
     SocketRound(long maxRequestBytes) {
         this.maxRequestBytes = maxRequestBytes;
@@ -79,20 +82,20 @@ final class SocketRound {
             LOG.debug("Round bytes while a response is in flight");
             return Outcome.CLOSE; // §8.7: no pipelining — round bytes while a response is in flight
         }
-        SyncRound round = new SyncRound(engine, maxRequestBytes);
+        SyncRound round = new SyncRound(engine, maxRequestBytes, budget);
         if (request == null) {
-            request = new RequestStream(round, budget);
+            request = round.streamIntake();
         }
-        RequestStream.Fed fed = request.feed(payload, offset);
-        if (fed == RequestStream.Fed.FATAL || fed == RequestStream.Fed.TOO_LARGE) {
+        RequestIntake.Fed fed = request.feed(payload, offset);
+        if (fed == RequestIntake.Fed.FATAL || fed == RequestIntake.Fed.TOO_LARGE) {
             request = null;
-            LOG.debugf("Socket round stream refused (%s)", fed == RequestStream.Fed.FATAL ? "framing" : "over the cap");
-            return fed == RequestStream.Fed.FATAL ? Outcome.CLOSE : Outcome.TOO_LARGE;
+            LOG.debugf("Socket round stream refused (%s)", fed == RequestIntake.Fed.FATAL ? "framing" : "over the cap");
+            return fed == RequestIntake.Fed.FATAL ? Outcome.CLOSE : Outcome.TOO_LARGE;
         }
-        if (fed == RequestStream.Fed.MORE) {
+        if (fed == RequestIntake.Fed.MORE) {
             return Outcome.CONTINUE;
         }
-        RequestStream held = request;
+        RequestIntake held = request;
         request = null;
         if (!session.beginRound()) {
             held.release();
@@ -121,16 +124,12 @@ final class SocketRound {
                             // notifications arrive; recorded while the round is still in flight
                             session.roundPlanned(pushed(planned), ok && pulls[0] ? pulled(planned) : -1);
                             // the planned response is held against the pod's buffer budget until it is written
-                            BufferBudget.Lease response =
-                                    budget.hold(ResponseBody.estimatedBytes(planned, Long.MAX_VALUE));
+                            RoundResponse response = round.response(planned, IDENTITY);
                             // the client record was written by the round: registrations are replaced before the
                             // response leaves, and the round is over (no longer in flight) exactly as its last chunk
                             // is sent
                             onEnd.apply(ok && pulls[0])
-                                    .chain(() -> stream(
-                                            session,
-                                            SyncRound.chunks(planned, ContentCoding.IDENTITY)
-                                                    .iterator()))
+                                    .chain(() -> stream(session, response.iterator()))
                                     .onTermination()
                                     .invoke(response::release)
                                     .subscribe()

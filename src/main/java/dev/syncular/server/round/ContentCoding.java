@@ -1,6 +1,7 @@
 package dev.syncular.server.round;
 
 import com.github.luben.zstd.ZstdOutputStream;
+import dev.syncular.server.errors.ErrorCode;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -9,7 +10,8 @@ import java.util.Locale;
 import java.util.zip.GZIPOutputStream;
 
 /**
- * Response {@code Content-Encoding} (§1.3, §5.8): {@code gzip} (required) and {@code zstd}, negotiated from
+ * Content codings (§1.3, §5.8): a request body's ({@link #ofRequest}: identity or {@code gzip}, inflated as it
+ * arrives by the round's intake) and a response's: {@code gzip} (required) and {@code zstd}, negotiated from
  * {@code Accept-Encoding}. Protocol bytes are never compressed at the protocol layer; this is transport
  * compression applied per response by this hop.
  *
@@ -36,6 +38,25 @@ public enum ContentCoding {
 
     ContentCoding(String token) {
         this.token = token;
+    }
+
+    /**
+     * The coding of a request body, from its {@code Content-Encoding} (§1.3): {@link #IDENTITY} when absent, empty or
+     * {@code identity}, {@link #GZIP} for {@code gzip} or {@code x-gzip}; any other coding is 415
+     * {@code sync.invalid_request}, answered before the body is read.
+     */
+    public static ContentCoding ofRequest(String contentEncoding) {
+        if (contentEncoding == null) {
+            return IDENTITY;
+        }
+        String c = contentEncoding.trim().toLowerCase(Locale.ROOT);
+        if (c.isEmpty() || c.equals("identity")) {
+            return IDENTITY;
+        }
+        if (c.equals("gzip") || c.equals("x-gzip")) {
+            return GZIP;
+        }
+        throw new HttpError(415, ErrorCode.INVALID_REQUEST, "request Content-Encoding must be gzip or identity");
     }
 
     /**

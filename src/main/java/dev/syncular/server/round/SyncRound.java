@@ -1,57 +1,49 @@
 package dev.syncular.server.round;
 
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.wire.ErrorFrame;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.Message;
-import dev.syncular.server.wire.MessageDecoder;
 import dev.syncular.server.wire.RespHeader;
-import dev.syncular.server.wire.WireException;
-import io.netty.buffer.ByteBufInputStream;
 import io.opentelemetry.context.Context;
 import io.smallrye.mutiny.Uni;
-import io.smallrye.mutiny.infrastructure.Infrastructure;
-import io.vertx.core.buffer.Buffer;
-import java.io.EOFException;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
-import java.util.zip.GZIPInputStream;
-import java.util.zip.ZipException;
 
 /**
  * The sync round (§1.1 push+pull), written once for both of its bindings (§8.7: "one handler, two framings"):
- * {@code POST <mount>/sync} and the socket's {@code 0x01} rounds. Bytes in — a whole HTTP body, or a socket
- * request arriving in chunks ({@link RequestStream}) — under {@code syncular.max-request-bytes} and the pod's
- * buffer budget ({@link BodyIntake}); the request decoded; the engine's planned frames; the response out as
- * chunks of the encoded body ({@link #chunks}); failures mapped once ({@link RoundFailure}). A binding adds only
- * its framing: HTTP its headers, statuses and §10.1 JSON, the socket its channel tag, no-pipelining and
- * in-band {@code RESP_HEADER, ERROR, END} ({@link #failed}).
+ * {@code POST <mount>/sync} and the socket's {@code 0x01} rounds. Bytes in — fed chunk by chunk, as each binding
+ * receives them, to the round's {@link RequestIntake} (under {@code syncular.max-request-bytes} and the pod's buffer
+ * budget, gzip inflated under the same cap, decoded as they arrive); the engine's planned frames; the response out
+ * ({@link RoundResponse}: the content coding negotiated, §1.3, its hold on the budget, its chunks, compressed on the
+ * worker pool when large); failures mapped once ({@link RoundFailure}). A binding adds only its framing: HTTP its
+ * route, authentication, headers, statuses and §10.1 JSON, the socket its channel tag, no-pipelining and in-band
+ * {@code RESP_HEADER, ERROR, END} ({@link #failed}).
  *
- * <p>Threading: a small identity body (up to {@link #INLINE_DECODE_BYTES}) decodes on the caller's event loop
- * (microseconds); a gzip body, which may inflate up to the cap, and a larger one decode on the worker pool.
+ * <p>Threading: the bindings feed the intake on their event loops; a small identity request (up to
+ * {@link #INLINE_DECODE_BYTES}) is decoded right there (microseconds), a larger one past that and a gzip one
+ * (which may inflate up to the cap) on the worker pool ({@link RequestIntake}); socket rounds, which the transport
+ * bounds per message, decode as they arrive.
  */
 public final class SyncRound {
     /** How long authentication may take before the round fails (answered {@code sync.internal_error}). */
     public static final Duration AUTH_TIMEOUT = Duration.ofSeconds(30);
-    /** Identity request bodies up to this size are decoded on the event loop; larger ones on a worker. */
+    /** An identity request body's first bytes up to this many are decoded on the event loop; the rest on a worker. */
     public static final int INLINE_DECODE_BYTES = 64 * 1024;
-
-    private static final int CHUNK = 64 * 1024;
 
     private final SyncEngine engine;
     private final long maxRequestBytes;
+    private final BufferBudget budget;
 
-    public SyncRound(SyncEngine engine, long maxRequestBytes) {
+    public SyncRound(SyncEngine engine, long maxRequestBytes, BufferBudget budget) {
         this.engine = engine;
         this.maxRequestBytes = maxRequestBytes;
+        this.budget = budget;
     }
 
     /** {@code syncular.max-request-bytes}: the cap of a round's request, received and inflated. */
@@ -68,73 +60,68 @@ public final class SyncRound {
     }
 
     /**
-     * The round of a request whose body arrives whole (HTTP): authentication first, then — only once it
-     * passed, and the actor's round places are not all taken ({@link SyncEngine#admissible}) — the body ({@code body}, read under the cap), its decoding (gzip inflated under the same cap,
-     * the inflated bytes grown on {@code lease}), and the engine's planned frames.
+     * The intake of an HTTP body declaring {@code declared} bytes (-1: none) in {@code coding} (identity or gzip,
+     * {@link ContentCoding#ofRequest}), decided before any byte is read: 413 when it declares more than the cap,
+     * {@code sync.rate_limited} when the buffer budget is spent or cannot hold the declared length.
      */
-    public Uni<List<Frame>> handle(
-            Uni<SyncRequestContext> authenticate, Supplier<Uni<Buffer>> body, boolean gzip, BufferBudget.Lease lease) {
+    public RequestIntake bodyIntake(long declared, ContentCoding coding) {
+        BodyIntake bytes = BodyIntake.declared(declared, maxRequestBytes, this::tooLarge, budget::open);
+        return new RequestIntake(this, RequestIntake.Framing.BODY, bytes, coding, null);
+    }
+
+    /**
+     * The intake of a socket round: never refused up front — a spent budget is the round's in-band
+     * {@code sync.rate_limited}, answered at its {@code END} (§8.7, §10.2).
+     */
+    public RequestIntake streamIntake() {
+        BufferBudget.Lease lease;
+        SyncError refused = null;
+        try {
+            lease = budget.open(-1);
+        } catch (SyncError spent) {
+            lease = budget.unmetered();
+            refused = spent;
+        }
+        BodyIntake bytes = new BodyIntake(maxRequestBytes, this::tooLarge, lease);
+        return new RequestIntake(this, RequestIntake.Framing.STREAM, bytes, ContentCoding.IDENTITY, refused);
+    }
+
+    /**
+     * The round of an HTTP body: authentication first, then — only once it passed, and the actor's round places are
+     * not all taken ({@link SyncEngine#admissible}) — the body fed to {@code intake} ({@code arrived}: its item once
+     * the body ended; before this no body byte is read), the request, the engine's planned frames, and the response
+     * coded as {@code acceptEncoding} allows (§1.3). The intake is released once the round is planned or failed.
+     */
+    public Uni<RoundResponse> handle(
+            Uni<SyncRequestContext> authenticate,
+            RequestIntake intake,
+            Supplier<Uni<Void>> arrived,
+            String acceptEncoding) {
         Context trace = Context.current(); // the HTTP request's span, when tracing is on
         return authenticated(authenticate)
                 // issue 45: a round whose places are taken is refused before its body is read or decoded
                 .call(engine::admissible)
-                .chain(ctx -> body.get()
-                        .chain(bytes -> decoded(bytes, gzip, lease))
-                        .chain(request -> engine.handle(ctx, request, SyncEngine.Binding.HTTP, trace)));
+                .chain(ctx -> arrived.get()
+                        .chain(intake::request)
+                        .chain(request -> engine.handle(ctx, request, SyncEngine.Binding.HTTP, trace)))
+                // the request's frames (and its bytes' count) are held until the round is planned
+                .onTermination()
+                .invoke(intake::release)
+                .map(planned -> response(planned, acceptEncoding));
     }
 
-    /** The round of a request already decoded (the socket, {@link RequestStream}): the engine's planned frames. */
+    /** The round of a request already decoded (the socket, {@link RequestIntake}): the engine's planned frames. */
     public Uni<List<Frame>> handle(SyncRequestContext ctx, Message request) {
         Context trace = Context.current();
         return Uni.createFrom().deferred(() -> engine.handle(ctx, request, SyncEngine.Binding.SOCKET, trace));
     }
 
-    private Uni<Message> decoded(Buffer bytes, boolean gzip, BufferBudget.Lease lease) {
-        Uni<Message> message = Uni.createFrom()
-                .item(() -> decode(new ByteBufInputStream(bytes.getByteBuf()), bytes.length(), gzip, lease));
-        return gzip || bytes.length() > INLINE_DECODE_BYTES
-                ? message.runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
-                : message;
-    }
-
     /**
-     * Streams a whole body through the request decoder. The cap applies to the bytes received and, for gzip,
-     * separately to the inflated bytes (a few KiB of gzip can inflate to gigabytes), which are counted on
-     * {@code lease} like the body (429 when the budget is spent). An identity body of {@code length} bytes is read
-     * in one chunk of its own size: a round's request is a few hundred bytes, and a 64 KiB chunk for each was a
-     * third of the bytes the server allocated under push-pull load.
+     * The response of planned (or failed-round) frames, coded as {@code acceptEncoding} allows (§1.3; the socket
+     * passes {@code "identity"}), held against the buffer budget until written.
      */
-    Message decode(InputStream raw, int length, boolean gzip, BufferBudget.Lease lease) {
-        MessageDecoder decoder = MessageDecoder.forRequests();
-        List<Frame> frames = new ArrayList<>();
-        byte[] chunk = new byte[gzip ? CHUNK : Math.max(1, Math.min(CHUNK, length))];
-        long total = 0;
-        try (InputStream in = gzip
-                ? new GZIPInputStream(new CappedInputStream(raw, maxRequestBytes), CHUNK)
-                : new CappedInputStream(raw, maxRequestBytes)) {
-            int n;
-            while ((n = in.read(chunk)) > 0) {
-                total += n;
-                if (total > maxRequestBytes) {
-                    throw tooLarge();
-                }
-                if (gzip) {
-                    lease.grow(n);
-                }
-                frames.addAll(decoder.feed(chunk, 0, n));
-            }
-        } catch (ZipException | EOFException e) {
-            throw new HttpError(400, ErrorCode.INVALID_REQUEST, "request body is not valid gzip");
-        } catch (CappedInputStream.TooLarge e) {
-            throw tooLarge();
-        } catch (IOException e) {
-            throw new UncheckedIOException("reading the request body failed", e);
-        }
-        if (total == 0) {
-            throw WireException.invalid("empty request body");
-        }
-        decoder.finish();
-        return Message.request(frames);
+    public RoundResponse response(List<Frame> planned, String acceptEncoding) {
+        return new RoundResponse(planned, acceptEncoding, budget);
     }
 
     /** 413 {@code sync.invalid_request}: a round's request above {@code syncular.max-request-bytes}. */
@@ -143,11 +130,6 @@ public final class SyncRound {
                 413,
                 ErrorCode.INVALID_REQUEST,
                 "request body exceeds " + maxRequestBytes + " bytes; split the push into smaller requests");
-    }
-
-    /** The chunks of the planned response body under {@code coding} (§1.2–§1.4): about 32 KiB each. */
-    public static Iterable<Buffer> chunks(List<Frame> planned, ContentCoding coding) {
-        return ResponseBody.of(planned, coding);
     }
 
     /**

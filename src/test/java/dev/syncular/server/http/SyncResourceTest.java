@@ -11,14 +11,18 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.round.ContentCoding;
+import dev.syncular.server.round.RoundResponse;
+import dev.syncular.server.round.SyncRound;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.LogCapture;
+import dev.syncular.server.testsupport.RawHttp;
 import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.FrameType;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.MessageEncoder;
 import dev.syncular.server.wire.PushCommit;
+import dev.syncular.server.wire.PushResult;
 import dev.syncular.server.wire.ReqHeader;
 import dev.syncular.server.wire.RespHeader;
 import dev.syncular.server.wire.SubEnd;
@@ -298,7 +302,7 @@ class SyncResourceTest {
                 .post("/sync");
         big.then().statusCode(200).header("Content-Encoding", equalTo("gzip"));
         byte[] plain = Ssp2.inflate(big.asByteArray(), "gzip");
-        assertTrue(plain.length > SyncResource.OFFLOAD_BYTES, plain.length + " bytes");
+        assertTrue(plain.length > RoundResponse.OFFLOAD_BYTES, plain.length + " bytes");
         assertPullResponse(Ssp2.decodeResponse(big.asByteArray(), "gzip"));
     }
 
@@ -387,6 +391,55 @@ class SyncResourceTest {
         assertPullResponse(Ssp2.decodeResponse(r.asByteArray(), null));
     }
 
+    /**
+     * §1.1, §1.3: a request larger than the part decoded on the event loop
+     * ({@value SyncRound#INLINE_DECODE_BYTES} bytes) arrives in many chunks and is decoded as they arrive, the rest on
+     * a worker; a gzip one is inflated as it arrives. Either way the engine gets the request a whole body was.
+     */
+    @Test
+    void aLargeRequestIsDecodedAsItsChunksArrive() {
+        for (String coding : List.of("identity", "gzip")) {
+            String list = "chunks-" + UUID.randomUUID();
+            SyncTestClient c =
+                    new SyncTestClient(window.current(), new HttpTransport(base.toString(), null), "alice", client());
+            c.sync(); // learns the log epoch: the next request carries the pushes
+            for (int i = 0; i < 400; i++) {
+                c.upsert(
+                        "todos",
+                        Map.of(
+                                "id",
+                                list + "-" + i,
+                                "list_id",
+                                list,
+                                "title",
+                                "t".repeat(300),
+                                "done",
+                                false,
+                                "position",
+                                (long) i,
+                                "updated_at_ms",
+                                1L),
+                        null);
+            }
+            byte[] request = c.buildRequest().encode();
+            assertTrue(request.length > 2 * SyncRound.INLINE_DECODE_BYTES, request.length + " bytes");
+            Response r = Ssp2.raw()
+                    .header("x-actor-id", "alice")
+                    .header("Accept-Encoding", "identity")
+                    .header("Content-Encoding", coding)
+                    .contentType(Ssp2.CT)
+                    .body(coding.equals("gzip") ? Ssp2.gzip(request) : request)
+                    .post("/sync");
+            assertEquals(200, r.statusCode(), coding + ": " + r.asString());
+            List<PushResult> results = Ssp2.decodeResponse(r.asByteArray(), null).frames().stream()
+                    .filter(f -> f instanceof PushResult)
+                    .map(f -> (PushResult) f)
+                    .toList();
+            assertEquals(400, results.size(), coding);
+            assertTrue(results.stream().allMatch(SyncTestClient::applied), coding + ": " + results.get(0));
+        }
+    }
+
     @Test
     void corruptGzipRequestBodyIs400() {
         invalidRequest(
@@ -435,17 +488,7 @@ class SyncResourceTest {
 
     @Test
     void gzipBombIs413Json() {
-        // A REQ_HEADER frame declaring a 2 GiB payload, then 17 MiB of zeros: decodes as "frame still
-        // incomplete" all the way, and inflates past the 16 MiB cap from ~17 KiB on the wire.
-        byte[] inflated = new byte[17 * 1024 * 1024];
-        byte[] head = MessageEncoder.envelopeHeader(FrameType.MSG_REQUEST);
-        System.arraycopy(head, 0, inflated, 0, head.length);
-        inflated[8] = FrameType.REQ_HEADER;
-        inflated[9] = (byte) 0xff;
-        inflated[10] = (byte) 0xff;
-        inflated[11] = (byte) 0xff;
-        inflated[12] = (byte) 0x7f;
-        byte[] bomb = Ssp2.gzip(inflated);
+        byte[] bomb = bomb();
         assertTrue(bomb.length < 100_000);
         invalidRequest(
                 Ssp2.raw()
@@ -456,6 +499,65 @@ class SyncResourceTest {
                         .post("/sync")
                         .then(),
                 413);
+    }
+
+    /**
+     * A REQ_HEADER frame declaring a 2 GiB payload, then 17 MiB of zeros, gzipped: decodes as "frame still
+     * incomplete" all the way, and inflates past the 16 MiB cap from ~17 KiB on the wire.
+     */
+    private static byte[] bomb() {
+        byte[] inflated = new byte[17 * 1024 * 1024];
+        byte[] head = MessageEncoder.envelopeHeader(FrameType.MSG_REQUEST);
+        System.arraycopy(head, 0, inflated, 0, head.length);
+        inflated[8] = FrameType.REQ_HEADER;
+        inflated[9] = (byte) 0xff;
+        inflated[10] = (byte) 0xff;
+        inflated[11] = (byte) 0xff;
+        inflated[12] = (byte) 0x7f;
+        return Ssp2.gzip(inflated);
+    }
+
+    @Test
+    void aBodyWithBadBytesIsAnsweredOnceItEndedOnAConnectionKeptOpen() throws IOException {
+        byte[] garbage = new byte[4 * 1024 * 1024];
+        Arrays.fill(garbage, (byte) 'x');
+        try (RawHttp http = RawHttp.open("localhost", base.getPort())) {
+            for (Object[] bad : new Object[][] {{garbage, "identity", 400}, {bomb(), "gzip", 413}}) {
+                byte[] body = (byte[]) bad[0];
+                http.head(
+                        "POST",
+                        "/sync",
+                        Map.of(
+                                "Content-Type",
+                                Ssp2.CT,
+                                "x-actor-id",
+                                "alice",
+                                "Content-Encoding",
+                                (String) bad[1],
+                                "Content-Length",
+                                String.valueOf(body.length)));
+                http.write(body);
+                RawHttp.Answer a = http.read();
+                assertEquals((int) bad[2], a.status(), a.body());
+                assertTrue(a.body().contains("\"sync.invalid_request\""), a.body());
+                assertTrue(
+                        !"close".equalsIgnoreCase(a.headers().getOrDefault("connection", "")),
+                        bad[1] + ": " + a.headers());
+            }
+            byte[] pull = Ssp2.pull(client(), "l1");
+            http.head(
+                    "POST",
+                    "/sync",
+                    Map.of(
+                            "Content-Type",
+                            Ssp2.CT,
+                            "x-actor-id",
+                            "alice",
+                            "Content-Length",
+                            String.valueOf(pull.length)));
+            http.write(pull);
+            assertEquals(200, http.read().status(), "the connection serves the next round");
+        }
     }
 
     @Test
