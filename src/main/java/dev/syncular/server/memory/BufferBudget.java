@@ -129,7 +129,10 @@ public class BufferBudget {
                 Map.of("reason", "memory_budget", "retryAfterMs", RETRY_AFTER_MS));
     }
 
-    /** The bytes one request holds against the budget. Grown and shrunk by one thread at a time; released once. */
+    /**
+     * The bytes one request holds against the budget. Grown and shrunk from any thread (atomics: a gzip body grows it
+     * from the event loop for its raw bytes and from a worker for the inflated ones); released once.
+     */
     public final class Lease {
         private final AtomicLong held = new AtomicLong();
         private final boolean metered;
