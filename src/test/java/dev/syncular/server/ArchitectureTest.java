@@ -45,8 +45,11 @@ import org.junit.jupiter.api.Test;
  * lower rank, never one of its own rank or above. Packages of one rank (the storage adapters, the edge) do
  * not use each other.</li>
  * <li>No cycles between packages.</li>
- * <li>Only the composition root ({@code boot}) constructs the {@code SyncEngine}, and only it (besides
- * {@code storage.postgres} itself) names {@code PostgresSyncStorage}: everything else depends on storage roles.</li>
+ * <li>Only the composition root ({@code boot}) constructs the {@code SyncEngine}, and only it (besides the
+ * PostgreSQL implementations themselves) names a class of {@code storage.postgres}, {@code segments.postgres} or
+ * {@code blobs.postgres}: everything else depends on storage roles.</li>
+ * <li>Only those implementations and {@code boot} name a Vert.x SQL type ({@code io.vertx.sqlclient},
+ * {@code io.vertx.pgclient} and their Mutiny forms).</li>
  * <li>Only {@code wire.Json} constructs a plain {@code ObjectMapper}: one shared mapper, never reconfigured.</li>
  * <li>{@code wire} (SSP2 bytes to records and back, §1–§5, §11) knows nothing of Quarkus, Vert.x, Netty,
  * CDI, files or the network.</li>
@@ -64,8 +67,11 @@ class ArchitectureTest {
     private static final String ROOT = "dev.syncular.server";
 
     /**
-     * The layer order derived from the code, lowest first. Each inner list is one rank; a package may
-     * depend on any package of a strictly lower rank.
+     * The intended layer order, lowest first (issue 46). Each inner list is one rank; a package may depend on any
+     * package of a strictly lower rank. The SSP2 model (wire, schema) is at the bottom, then the storage roles
+     * (interfaces), the engine (sync), the services over it (operations, ops, policy, auth, round, realtime), the
+     * edges (http, cli, console), the PostgreSQL implementations of the storage roles, the composition root (boot)
+     * and, on top, the conformance host, a separate host boot's code assembles with options of its own.
      */
     static final List<List<String>> LAYERS = List.of(
             List.of("wire"),
@@ -78,29 +84,57 @@ class ArchitectureTest {
             List.of("segments"),
             List.of("sync"),
             List.of("crdt.yjs"),
-            List.of("storage.postgres"),
             // what the S3 stores share (the classification of an S3 outage)
             List.of("s3"),
-            List.of("segments.postgres", "segments.s3", "segments.memory", "blobs.postgres", "blobs.s3"),
+            List.of("segments.s3", "segments.memory", "blobs.s3"),
             List.of("operations"),
             List.of("ops"),
             List.of("policy"),
             List.of("auth"),
             List.of("round"),
             List.of("realtime"),
-            // the composition root: builds the engine, the realtime hub and the blob service for the edges above
-            List.of("boot"),
-            List.of("http", "cli", "conformance"),
+            List.of("http", "cli"),
             // the operator console: pages over the admin API's door (http.AdminAccess) and body reader
-            List.of("console"));
+            List.of("console"),
+            // the PostgreSQL implementations of the storage roles: only boot names them (see below)
+            List.of("storage.postgres"),
+            List.of("segments.postgres", "blobs.postgres"),
+            // the composition root: builds the engine, the realtime hub and the blob service for the edges
+            List.of("boot"),
+            // a separate host assembled by boot's code with options of its own; it serves through http's resources
+            List.of("conformance"));
+
+    /** The packages of this server's PostgreSQL implementations: only boot and they themselves name them. */
+    static final List<String> POSTGRES = List.of("storage.postgres", "segments.postgres", "blobs.postgres");
+
+    /** The pseudo-package that stands for the Vert.x SQL client's types in {@link #FROZEN}. */
+    static final String VERTX_SQL = "(vert.x sql)";
 
     /**
-     * Package edges that break the layering today (origin -> target). Each one is a known debt; remove the
-     * entry when the edge is gone.
+     * Package edges that break a rule today (origin -> target, the target a package of this server or
+     * {@link #VERTX_SQL}). Each one is a known debt; remove the entry when the edge is gone.
      */
     static final Map<String, String> FROZEN = frozen(
-            // The conformance host serves its instances through http's resources and request bodies.
-            "conformance -> http", "conformance host reuses http's sync, segment and body-reading resources");
+            "operations -> storage.postgres",
+            "remote operations run their SQL on the pool and the read replicas",
+            "operations -> " + VERTX_SQL,
+            "remote operations run their SQL on the pool and the read replicas",
+            "ops -> storage.postgres",
+            "tenant load classifies a busy storage with PostgresStores.busy",
+            "round -> storage.postgres",
+            "RoundFailure classifies a busy storage with PostgresStores.busy",
+            "realtime -> storage.postgres",
+            "the LISTEN connection follows the writable host (ReadWriteTarget)",
+            "realtime -> " + VERTX_SQL,
+            "realtime LISTEN/NOTIFY on its own connection",
+            "conformance -> storage.postgres",
+            "the conformance host builds PostgreSQL storages per instance",
+            "conformance -> segments.postgres",
+            "the conformance host builds PostgreSQL segment stores per instance",
+            "conformance -> blobs.postgres",
+            "the conformance host builds PostgreSQL blob stores per instance",
+            "conformance -> " + VERTX_SQL,
+            "the conformance host creates and drops its instances' schemas");
 
     private static JavaClasses classes;
 
@@ -146,7 +180,9 @@ class ArchitectureTest {
         }
         for (String edge : FROZEN.keySet()) {
             String[] ends = edge.split(" -> ");
-            rule = rule.ignoreDependency(inPackage(ends[0]), inPackage(ends[1]));
+            if (!ends[1].equals(VERTX_SQL)) {
+                rule = rule.ignoreDependency(inPackage(ends[0]), inPackage(ends[1]));
+            }
         }
         rule.check(classes);
     }
@@ -159,6 +195,8 @@ class ArchitectureTest {
                 String target = d.getTargetClass().getPackageName();
                 if (target.startsWith(ROOT + ".") && !target.equals(c.getPackageName())) {
                     edges.add(relative(c.getPackageName()) + " -> " + relative(target));
+                } else if (VERTX_SQL_TYPES.test(d.getTargetClass())) {
+                    edges.add(relative(c.getPackageName()) + " -> " + VERTX_SQL);
                 }
             }
         }
@@ -167,6 +205,64 @@ class ArchitectureTest {
                     edges.contains(edge),
                     "frozen exception '" + edge + "' no longer occurs: remove it from ArchitectureTest.FROZEN");
         }
+    }
+
+    /** The Vert.x SQL client's types, reactive and Mutiny. */
+    private static final DescribedPredicate<JavaClass> VERTX_SQL_TYPES = resideInAnyPackage(
+            "io.vertx.sqlclient..", "io.vertx.pgclient..", "io.vertx.mutiny.sqlclient..", "io.vertx.mutiny.pgclient..");
+
+    /**
+     * The PostgreSQL implementations rank just below the composition root: nothing but {@code boot} (and those
+     * packages among themselves) names a class of {@code storage.postgres}, {@code segments.postgres} or
+     * {@code blobs.postgres}. Everything else works through the storage roles (interfaces of {@code storage},
+     * {@code segments}, {@code blobs}).
+     */
+    @Test
+    void onlyBootNamesThePostgresImplementations() {
+        List<String> allowed = new ArrayList<>(List.of(ROOT + ".boot"));
+        POSTGRES.forEach(p -> allowed.add(ROOT + "." + p));
+        DescribedPredicate<JavaClass> frozenOrigin = frozenOrigins(POSTGRES);
+        noClasses()
+                .that()
+                .resideOutsideOfPackages(allowed.toArray(String[]::new))
+                .and(DescribedPredicate.not(frozenOrigin))
+                .should()
+                .dependOnClassesThat(resideInAnyPackage(
+                        POSTGRES.stream().map(p -> ROOT + "." + p).toArray(String[]::new)))
+                .because("the PostgreSQL implementations are chosen and built by the composition root only")
+                .check(classes);
+    }
+
+    /**
+     * No class outside the PostgreSQL implementations and the composition root names a Vert.x SQL type: SQL runs
+     * behind a storage role.
+     */
+    @Test
+    void onlyThePostgresImplementationsNameVertxSql() {
+        List<String> allowed = new ArrayList<>(List.of(ROOT + ".boot"));
+        POSTGRES.forEach(p -> allowed.add(ROOT + "." + p));
+        noClasses()
+                .that()
+                .resideOutsideOfPackages(allowed.toArray(String[]::new))
+                .and(DescribedPredicate.not(frozenOrigins(List.of(VERTX_SQL))))
+                .should()
+                .dependOnClassesThat(VERTX_SQL_TYPES)
+                .because("SQL is the PostgreSQL storage's business: everything else uses a storage role")
+                .check(classes);
+    }
+
+    /** The origins of the frozen edges into one of {@code targets}. */
+    private static DescribedPredicate<JavaClass> frozenOrigins(List<String> targets) {
+        Set<String> origins = new TreeSet<>();
+        for (String edge : FROZEN.keySet()) {
+            String[] ends = edge.split(" -> ");
+            if (targets.contains(ends[1])) {
+                origins.add(ROOT + "." + ends[0]);
+            }
+        }
+        return describe(
+                "are in a package with a frozen edge " + origins,
+                (JavaClass c) -> origins.contains(c.getPackageName()));
     }
 
     @Test

@@ -1,9 +1,9 @@
 package dev.syncular.server.boot;
 
-import dev.syncular.server.config.BoundedPgPool;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.ops.ReplicaMetrics;
 import dev.syncular.server.storage.ReadReplicas;
+import dev.syncular.server.storage.postgres.BoundedPgPool;
 import dev.syncular.server.storage.postgres.PostgresReadReplicas;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import io.vertx.core.Vertx;

@@ -2,13 +2,13 @@ package dev.syncular.server.conformance;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.syncular.server.config.BoundedPgPool;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.realtime.RealtimeChannel;
 import dev.syncular.server.round.ErrorBodies;
+import dev.syncular.server.storage.postgres.BoundedPgPool;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.quarkus.websockets.next.OnBinaryMessage;

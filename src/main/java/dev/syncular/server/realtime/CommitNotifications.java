@@ -1,7 +1,7 @@
 package dev.syncular.server.realtime;
 
-import dev.syncular.server.config.ReadWriteTarget;
 import dev.syncular.server.storage.RealtimeSignals;
+import dev.syncular.server.storage.postgres.ReadWriteTarget;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.pubsub.PgSubscriber;

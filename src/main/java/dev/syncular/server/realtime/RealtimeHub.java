@@ -1,9 +1,9 @@
 package dev.syncular.server.realtime;
 
-import dev.syncular.server.config.ReadWriteTarget;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.RealtimeSignals;
 import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.storage.postgres.ReadWriteTarget;
 import dev.syncular.server.sync.Tracing;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.websockets.next.WebSocketConnection;
@@ -32,7 +32,7 @@ public final class RealtimeHub {
     /**
      * What a hub is configured with. {@code podId} names the LISTEN connection ({@code application_name});
      * {@code listen} are its connection options, one per database host in the datasource's order (the options the
-     * application's pool connects with, {@code config.BoundedPgPool#listenOptions}): the hub listens on the only
+     * application's pool connects with, {@code storage.postgres.BoundedPgPool#listenOptions}): the hub listens on the only
      * one or, when there are more, on the one that accepts writes ({@link ReadWriteTarget}).
      */
     public record Settings(

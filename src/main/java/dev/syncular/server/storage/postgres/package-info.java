@@ -32,6 +32,9 @@
  *   <li>{@link dev.syncular.server.storage.postgres.PostgresReadReplicas}, {@code StandbyReplica} — read replicas:
  *       the freshness rule that lets a hot standby serve a pull-only round or a remote query, its replay-lag
  *       checks and rotation (docs/SCALING.md, "Reads from replicas");
+ *   <li>{@link dev.syncular.server.storage.postgres.BoundedPgPool}, {@code ReadWriteTarget} — the application's
+ *       connection pool (a bounded wait for a connection, the session {@code statement_timeout}) and the write
+ *       endpoint of a failover host list (libpq's {@code target_session_attrs=read-write});
  *   <li>{@code PgSql} — identifier quoting, literals, the pipelined-statement join, the READ COMMITTED
  *       transaction and the transient-failure classification.
  * </ul>
@@ -63,7 +66,7 @@
  *
  * <p><b>Timeouts.</b> A push group sets {@code lock_timeout} and {@code statement_timeout} ({@code SET LOCAL},
  * {@code syncular.storage.*}); every other statement of the application's pool (pulls, bootstraps) runs under
- * the same {@code statement_timeout} as its connection's session default ({@code config.BoundedPgPool}).
+ * the same {@code statement_timeout} as its connection's session default ({@link dev.syncular.server.storage.postgres.BoundedPgPool}).
  * Start-up DDL and the schema upgrade lift the statement timeout and run under {@code lock_timeout}
  * {@value dev.syncular.server.storage.postgres.StartupDdl#DDL_LOCK_TIMEOUT_MS} ms and are retried,
  * so a DDL lock request never stalls the pushes queued behind it for longer. Timeouts, deadlocks, a full push
