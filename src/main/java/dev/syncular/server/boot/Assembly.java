@@ -223,6 +223,7 @@ public final class Assembly {
                 parts.window(),
                 parts.engine(),
                 parts.maxRequestBytes(),
+                parts.storage(),
                 parts.budget());
         return new Realtime(hub, channel);
     }

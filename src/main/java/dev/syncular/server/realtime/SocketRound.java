@@ -8,6 +8,7 @@ import dev.syncular.server.round.RequestStream;
 import dev.syncular.server.round.ResponseBody;
 import dev.syncular.server.round.RoundFailure;
 import dev.syncular.server.round.SyncRound;
+import dev.syncular.server.storage.StorageBusy;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.wire.ErrorFrame;
 import dev.syncular.server.wire.Frame;
@@ -56,11 +57,13 @@ final class SocketRound {
     }
 
     private final long maxRequestBytes;
+    private final StorageBusy storageBusy;
     /** The request arriving, under the cap and the pod's buffer budget; {@code null} between rounds. */
     private RequestStream request;
 
-    SocketRound(long maxRequestBytes) {
+    SocketRound(long maxRequestBytes, StorageBusy storageBusy) {
         this.maxRequestBytes = maxRequestBytes;
+        this.storageBusy = storageBusy;
     }
 
     /**
@@ -209,8 +212,8 @@ final class SocketRound {
      * §8.7: a request-level failure as the minimal response stream {@code RESP_HEADER, ERROR, END}, mapped as
      * {@code POST /sync} maps it ({@link RoundFailure}); anything outside the catalogue is logged here only.
      */
-    private static List<Frame> failure(RealtimeSession session, Throwable e) {
-        RoundFailure failure = RoundFailure.of(e);
+    private List<Frame> failure(RealtimeSession session, Throwable e) {
+        RoundFailure failure = RoundFailure.of(e, storageBusy);
         if (failure.internal()) {
             LOG.error("Socket round failed; answered as sync.internal_error", e);
         }

@@ -5,7 +5,8 @@
  * the request decoded (gzip inflated under the same cap), the authentication deadline, the engine's planned
  * frames, and the response out as chunks of the encoded body ({@code ResponseBody} under the negotiated
  * {@code ContentCoding}, §1.3, §5.8). Failures are mapped once ({@code RoundFailure}: catalogue code, status,
- * details, {@code Retry-After}; {@code HttpError} for a status other than the code's) and rendered as the §10.1
+ * details, {@code Retry-After}; a transient storage failure as the storage classifies it, {@code
+ * storage.StorageBusy}; {@code HttpError} for a status other than the code's) and rendered as the §10.1
  * JSON body ({@code ErrorBodies}) or in-band as {@code RESP_HEADER, ERROR, END}.
  *
  * <p>Binding-neutral: no route, socket or request object. Above {@code sync} and {@code auth}, below the edge:

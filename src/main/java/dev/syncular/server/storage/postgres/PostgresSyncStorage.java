@@ -23,6 +23,7 @@ import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.storage.SnapshotRows;
 import dev.syncular.server.storage.SocketDisconnect;
+import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.StoredRow;
@@ -145,6 +146,12 @@ public final class PostgresSyncStorage implements ServerStorage {
                 settings.maxQueuedPerPartition(),
                 settings.lockTimeout().toMillis(),
                 settings.statementTimeout().toMillis());
+    }
+
+    /** {@link PostgresStores#busy}: the transient failures of this storage and of the stores sharing its database. */
+    @Override
+    public StorageException busy(Throwable failure) {
+        return PgSql.busy(failure);
     }
 
     @Override
