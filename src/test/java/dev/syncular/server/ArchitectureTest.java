@@ -115,10 +115,6 @@ class ArchitectureTest {
      * {@link #VERTX_SQL}). Each one is a known debt; remove the entry when the edge is gone.
      */
     static final Map<String, String> FROZEN = frozen(
-            "operations -> storage.postgres",
-            "remote operations run their SQL on the pool and the read replicas",
-            "operations -> " + VERTX_SQL,
-            "remote operations run their SQL on the pool and the read replicas",
             "realtime -> storage.postgres",
             "the LISTEN connection follows the writable host (ReadWriteTarget)",
             "realtime -> " + VERTX_SQL,

@@ -35,6 +35,8 @@
  *   <li>{@link dev.syncular.server.storage.postgres.BoundedPgPool}, {@code ReadWriteTarget} — the application's
  *       connection pool (a bounded wait for a connection, the session {@code statement_timeout}) and the write
  *       endpoint of a failover host list (libpq's {@code target_session_attrs=read-write});
+ *   <li>{@link dev.syncular.server.storage.postgres.PostgresQueryReads} — the remote operations' reads (REMOTE.md
+ *       §2 snapshots of a registered query, on the primary or a fresh replica; §6 the tables of notified commits);
  *   <li>{@code PgSql} — identifier quoting, literals, the pipelined-statement join, the READ COMMITTED
  *       transaction and the transient-failure classification.
  * </ul>
