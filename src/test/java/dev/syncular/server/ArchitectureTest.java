@@ -1,7 +1,6 @@
 package dev.syncular.server;
 
 import static com.tngtech.archunit.base.DescribedPredicate.describe;
-import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -9,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.tngtech.archunit.base.DescribedPredicate;
-import com.tngtech.archunit.core.domain.Dependency;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaConstructorCall;
@@ -27,9 +25,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
@@ -59,8 +55,6 @@ import org.junit.jupiter.api.Test;
  * {@link OwnApp}, so the fast tier ({@code ./mvnw test -Pfast}) stays fast as tests are added.</li>
  * </ul>
  *
- * <p>Where the code breaks a rule today, the exact package edges are listed in {@link #FROZEN} with the
- * reason; {@link #frozenEdgesStillExist()} fails once an edge is gone, so the list only shrinks.
  */
 class ArchitectureTest {
 
@@ -107,27 +101,6 @@ class ArchitectureTest {
     /** The packages of this server's PostgreSQL implementations: only boot and they themselves name them. */
     static final List<String> POSTGRES = List.of("storage.postgres", "segments.postgres", "blobs.postgres");
 
-    /** The pseudo-package that stands for the Vert.x SQL client's types in {@link #FROZEN}. */
-    static final String VERTX_SQL = "(vert.x sql)";
-
-    /**
-     * Package edges that break a rule today (origin -> target, the target a package of this server or
-     * {@link #VERTX_SQL}). Each one is a known debt; remove the entry when the edge is gone.
-     */
-    static final Map<String, String> FROZEN = frozen(
-            "realtime -> storage.postgres",
-            "the LISTEN connection follows the writable host (ReadWriteTarget)",
-            "realtime -> " + VERTX_SQL,
-            "realtime LISTEN/NOTIFY on its own connection",
-            "conformance -> storage.postgres",
-            "the conformance host builds PostgreSQL storages per instance",
-            "conformance -> segments.postgres",
-            "the conformance host builds PostgreSQL segment stores per instance",
-            "conformance -> blobs.postgres",
-            "the conformance host builds PostgreSQL blob stores per instance",
-            "conformance -> " + VERTX_SQL,
-            "the conformance host creates and drops its instances' schemas");
-
     private static JavaClasses classes;
 
     @BeforeAll
@@ -170,33 +143,7 @@ class ArchitectureTest {
             }
             below.addAll(rank);
         }
-        for (String edge : FROZEN.keySet()) {
-            String[] ends = edge.split(" -> ");
-            if (!ends[1].equals(VERTX_SQL)) {
-                rule = rule.ignoreDependency(inPackage(ends[0]), inPackage(ends[1]));
-            }
-        }
         rule.check(classes);
-    }
-
-    @Test
-    void frozenEdgesStillExist() {
-        Set<String> edges = new TreeSet<>();
-        for (JavaClass c : classes) {
-            for (Dependency d : c.getDirectDependenciesFromSelf()) {
-                String target = d.getTargetClass().getPackageName();
-                if (target.startsWith(ROOT + ".") && !target.equals(c.getPackageName())) {
-                    edges.add(relative(c.getPackageName()) + " -> " + relative(target));
-                } else if (VERTX_SQL_TYPES.test(d.getTargetClass())) {
-                    edges.add(relative(c.getPackageName()) + " -> " + VERTX_SQL);
-                }
-            }
-        }
-        for (String edge : FROZEN.keySet()) {
-            assertTrue(
-                    edges.contains(edge),
-                    "frozen exception '" + edge + "' no longer occurs: remove it from ArchitectureTest.FROZEN");
-        }
     }
 
     /** The Vert.x SQL client's types, reactive and Mutiny. */
@@ -213,11 +160,9 @@ class ArchitectureTest {
     void onlyBootNamesThePostgresImplementations() {
         List<String> allowed = new ArrayList<>(List.of(ROOT + ".boot"));
         POSTGRES.forEach(p -> allowed.add(ROOT + "." + p));
-        DescribedPredicate<JavaClass> frozenOrigin = frozenOrigins(POSTGRES);
         noClasses()
                 .that()
                 .resideOutsideOfPackages(allowed.toArray(String[]::new))
-                .and(DescribedPredicate.not(frozenOrigin))
                 .should()
                 .dependOnClassesThat(resideInAnyPackage(
                         POSTGRES.stream().map(p -> ROOT + "." + p).toArray(String[]::new)))
@@ -236,25 +181,10 @@ class ArchitectureTest {
         noClasses()
                 .that()
                 .resideOutsideOfPackages(allowed.toArray(String[]::new))
-                .and(DescribedPredicate.not(frozenOrigins(List.of(VERTX_SQL))))
                 .should()
                 .dependOnClassesThat(VERTX_SQL_TYPES)
                 .because("SQL is the PostgreSQL storage's business: everything else uses a storage role")
                 .check(classes);
-    }
-
-    /** The origins of the frozen edges into one of {@code targets}. */
-    private static DescribedPredicate<JavaClass> frozenOrigins(List<String> targets) {
-        Set<String> origins = new TreeSet<>();
-        for (String edge : FROZEN.keySet()) {
-            String[] ends = edge.split(" -> ");
-            if (targets.contains(ends[1])) {
-                origins.add(ROOT + "." + ends[0]);
-            }
-        }
-        return describe(
-                "are in a package with a frozen edge " + origins,
-                (JavaClass c) -> origins.contains(c.getPackageName()));
     }
 
     @Test
@@ -429,19 +359,7 @@ class ArchitectureTest {
                 "src/test/fast-tier-excludes.txt must list exactly the classes tagged @OwnApp or @StartsProcesses");
     }
 
-    private static DescribedPredicate<JavaClass> inPackage(String p) {
-        return resideInAPackage(ROOT + "." + p);
-    }
-
     private static String relative(String packageName) {
         return packageName.equals(ROOT) ? "" : packageName.substring(ROOT.length() + 1);
-    }
-
-    private static Map<String, String> frozen(String... edgeAndReason) {
-        Map<String, String> m = new LinkedHashMap<>();
-        for (int i = 0; i < edgeAndReason.length; i += 2) {
-            m.put(edgeAndReason[i], edgeAndReason[i + 1]);
-        }
-        return Map.copyOf(m);
     }
 }

@@ -25,7 +25,6 @@ import dev.syncular.server.segments.s3.S3SegmentStore;
 import dev.syncular.server.storage.ReadReplicas;
 import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.storage.SyncStorage;
-import dev.syncular.server.storage.postgres.BoundedPgPool;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.CrdtMergerRegistry;
 import dev.syncular.server.sync.CrdtTypeMerger;
@@ -281,17 +280,17 @@ public class EngineProducer {
             SyncEngine engine,
             ScopeResolverFailures failures,
             BufferBudget budget,
-            BoundedPgPool datasource,
+            SignalListeners listeners,
             Tracing tracing,
             ReadReplicas replicas,
             TenantLoad tenantLoad) {
         String podId = RealtimeHub.podId(System.getenv("HOSTNAME"));
         Realtime built = Assembly.realtime(new RealtimeParts(
-                Assembly.realtimeSettings(config.realtime(), podId, datasource.listenOptions(podId)),
+                Assembly.realtimeSettings(config.realtime(), podId),
                 storage,
                 window,
                 vertx,
-                pool,
+                listeners.named(podId),
                 registry,
                 failures.observe(resolver),
                 () -> engine,

@@ -539,6 +539,23 @@ public final class PostgresSyncStorage implements ServerStorage {
                 .replaceWithVoid();
     }
 
+    /**
+     * The presence channel beside the commit channel ({@code syncular_commits_<suffix>}):
+     * {@code syncular_presence_<suffix>}, at most the 63 bytes of a PostgreSQL identifier.
+     */
+    @Override
+    public String presenceChannel() {
+        String channel = "syncular_presence_" + notificationChannel().substring("syncular_commits_".length());
+        return channel.length() > 63 ? channel.substring(0, 63) : channel;
+    }
+
+    @Override
+    public Uni<Void> publishPresence(List<String> chunks) {
+        return pool.preparedQuery("SELECT count(pg_notify($1, c)) FROM unnest($2::text[]) AS c")
+                .execute(Tuple.of(presenceChannel(), chunks.toArray(String[]::new)))
+                .replaceWithVoid();
+    }
+
     @Override
     public Uni<List<ClientRecord>> listClients(String partition) {
         return clients.listClients(partition);
