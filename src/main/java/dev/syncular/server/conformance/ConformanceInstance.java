@@ -16,6 +16,7 @@ import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.SegmentUrls;
 import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.storage.StorageBackup;
+import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.AuthLeases;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.CommitValidator;
@@ -178,7 +179,9 @@ public final class ConformanceInstance {
     }
 
     private synchronized void rebuildEngine() {
-        this.engine = Assembly.engine(EngineParts.builder(SchemaWindow.single(schema), storage, segments, resolver)
+        // §6.3 idempotency-fault: the engine's storage fails its next idempotency lookup once armed
+        SyncStorage faulty = new IdempotencyLookupFault(storage, failNextIdempotencyLookup);
+        this.engine = Assembly.engine(EngineParts.builder(SchemaWindow.single(schema), faulty, segments, resolver)
                 .limits(limits)
                 .clock(clock::get)
                 .merger(crdtMerger)
@@ -186,7 +189,6 @@ public final class ConformanceInstance {
                 .blobs(objects)
                 .policy(policy)
                 .leases(leases)
-                .fault(() -> failNextIdempotencyLookup.getAndSet(false))
                 .build());
     }
 
