@@ -26,7 +26,8 @@
  * {@code TracingProducer} hands the engine and the edges their {@code sync.Tracing} (off unless
  * {@code quarkus.otel.sdk.disabled=false}).
  *
- * <p>Part of the Quarkus edge: it may depend on {@code storage}, {@code storage.postgres},
- * {@code segments}, {@code blobs}, {@code sync} and {@code config}; nothing below depends on it.
+ * <p>Part of the Quarkus edge: it may depend on the storage roles ({@code storage}; a transient storage failure is
+ * classified by {@code storage.StorageBusy}, never by the PostgreSQL storage), {@code segments}, {@code blobs},
+ * {@code sync} and {@code config}; nothing below depends on it.
  */
 package dev.syncular.server.ops;

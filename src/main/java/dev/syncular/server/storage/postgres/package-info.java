@@ -35,6 +35,10 @@
  *   <li>{@link dev.syncular.server.storage.postgres.BoundedPgPool}, {@code ReadWriteTarget} — the application's
  *       connection pool (a bounded wait for a connection, the session {@code statement_timeout}) and the write
  *       endpoint of a failover host list (libpq's {@code target_session_attrs=read-write});
+ *   <li>{@link dev.syncular.server.storage.postgres.PostgresSignalListener} — a realtime hub's {@code LISTEN}
+ *       connection (§8.2, §8.3, §8.6) on the host that accepts writes, its reconnects and backoff;
+ *       {@link dev.syncular.server.storage.postgres.SchemaBackup} — a schema's §2.1 backup and restore (the
+ *       conformance host's {@code backup-restore});
  *   <li>{@link dev.syncular.server.storage.postgres.PostgresQueryReads} — the remote operations' reads (REMOTE.md
  *       §2 snapshots of a registered query, on the primary or a fresh replica; §6 the tables of notified commits);
  *   <li>{@code PgSql} — identifier quoting, literals, the pipelined-statement join, the READ COMMITTED
@@ -95,10 +99,13 @@
  * partitions of the last minute in {@code sync_tenant_load} (a pod replaces its own rows in one transaction and
  * deletes those of pods gone quiet); a reader sums the recent rows per partition in one statement.
  *
- * <p>Only the facade and the read replicas are public (with the static helpers other PostgreSQL stores of the same schema use:
- * {@code q}, {@code applyDdl} with its {@code DdlStep}s, {@code readCommitted}, {@code busy},
- * {@code rowTableName}). May depend on {@code storage}, {@code schema},
- * {@code wire}, the Vert.x SQL client (Mutiny bindings, {@code pgclient} for SQLSTATEs), Mutiny and Jackson;
- * never on the engine or the HTTP layer. No reflection, no runtime class loading (native image).
+ * <p>Public are what the composition root ({@code boot}) builds — the facade, the read replicas, the pool, the
+ * remote operations' reads, the listening connection, the schema backup — and the static helpers other PostgreSQL
+ * stores of the same schema use ({@code q}, {@code applyDdl} with its {@code DdlStep}s, {@code readCommitted},
+ * {@code busy}, {@code rowTableName}). It ranks just below {@code boot}: only {@code boot} and the other PostgreSQL
+ * implementations ({@code segments.postgres}, {@code blobs.postgres}) name its classes. May depend on {@code storage},
+ * {@code schema}, {@code wire}, {@code config}, {@code errors}, the Vert.x SQL client (Mutiny bindings,
+ * {@code pgclient} for SQLSTATEs), Mutiny and Jackson; never on the engine or the HTTP layer. No reflection, no
+ * runtime class loading (native image).
  */
 package dev.syncular.server.storage.postgres;
