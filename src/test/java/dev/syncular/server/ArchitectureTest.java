@@ -1,7 +1,6 @@
 package dev.syncular.server;
 
 import static com.tngtech.archunit.base.DescribedPredicate.describe;
-import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -9,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.tngtech.archunit.base.DescribedPredicate;
-import com.tngtech.archunit.core.domain.Dependency;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaConstructorCall;
@@ -27,9 +25,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
@@ -45,8 +41,11 @@ import org.junit.jupiter.api.Test;
  * lower rank, never one of its own rank or above. Packages of one rank (the storage adapters, the edge) do
  * not use each other.</li>
  * <li>No cycles between packages.</li>
- * <li>Only the composition root ({@code boot}) constructs the {@code SyncEngine}, and only it (besides
- * {@code storage.postgres} itself) names {@code PostgresSyncStorage}: everything else depends on storage roles.</li>
+ * <li>Only the composition root ({@code boot}) constructs the {@code SyncEngine}, and only it (besides the
+ * PostgreSQL implementations themselves) names a class of {@code storage.postgres}, {@code segments.postgres} or
+ * {@code blobs.postgres}: everything else depends on storage roles.</li>
+ * <li>Only those implementations and {@code boot} name a Vert.x SQL type ({@code io.vertx.sqlclient},
+ * {@code io.vertx.pgclient} and their Mutiny forms).</li>
  * <li>Only {@code wire.Json} constructs a plain {@code ObjectMapper}: one shared mapper, never reconfigured.</li>
  * <li>{@code wire} (SSP2 bytes to records and back, §1–§5, §11) knows nothing of Quarkus, Vert.x, Netty,
  * CDI, files or the network.</li>
@@ -56,16 +55,17 @@ import org.junit.jupiter.api.Test;
  * {@link OwnApp}, so the fast tier ({@code ./mvnw test -Pfast}) stays fast as tests are added.</li>
  * </ul>
  *
- * <p>Where the code breaks a rule today, the exact package edges are listed in {@link #FROZEN} with the
- * reason; {@link #frozenEdgesStillExist()} fails once an edge is gone, so the list only shrinks.
  */
 class ArchitectureTest {
 
     private static final String ROOT = "dev.syncular.server";
 
     /**
-     * The layer order derived from the code, lowest first. Each inner list is one rank; a package may
-     * depend on any package of a strictly lower rank.
+     * The intended layer order, lowest first (issue 46). Each inner list is one rank; a package may depend on any
+     * package of a strictly lower rank. The SSP2 model (wire, schema) is at the bottom, then the storage roles
+     * (interfaces), the engine (sync), the services over it (operations, ops, policy, auth, round, realtime), the
+     * edges (http, cli, console), the PostgreSQL implementations of the storage roles, the composition root (boot)
+     * and, on top, the conformance host, a separate host boot's code assembles with options of its own.
      */
     static final List<List<String>> LAYERS = List.of(
             List.of("wire"),
@@ -78,10 +78,9 @@ class ArchitectureTest {
             List.of("segments"),
             List.of("sync"),
             List.of("crdt.yjs"),
-            List.of("storage.postgres"),
             // what the S3 stores share (the classification of an S3 outage)
             List.of("s3"),
-            List.of("segments.postgres", "segments.s3", "segments.memory", "blobs.postgres", "blobs.s3"),
+            List.of("segments.s3", "segments.memory", "blobs.s3"),
             List.of("operations"),
             // metrics, tracing and the tenant-load accounting; the health checks; the claimed background jobs
             List.of("observability"),
@@ -91,19 +90,19 @@ class ArchitectureTest {
             List.of("auth"),
             List.of("round"),
             List.of("realtime"),
-            // the composition root: builds the engine, the realtime hub and the blob service for the edges above
-            List.of("boot"),
-            List.of("http", "cli", "conformance"),
+            List.of("http", "cli"),
             // the operator console: pages over the admin API's door (http.AdminAccess) and body reader
-            List.of("console"));
+            List.of("console"),
+            // the PostgreSQL implementations of the storage roles: only boot names them (see below)
+            List.of("storage.postgres"),
+            List.of("segments.postgres", "blobs.postgres"),
+            // the composition root: builds the engine, the realtime hub and the blob service for the edges
+            List.of("boot"),
+            // a separate host assembled by boot's code with options of its own; it serves through http's resources
+            List.of("conformance"));
 
-    /**
-     * Package edges that break the layering today (origin -> target). Each one is a known debt; remove the
-     * entry when the edge is gone.
-     */
-    static final Map<String, String> FROZEN = frozen(
-            // The conformance host serves its instances through http's resources and request bodies.
-            "conformance -> http", "conformance host reuses http's sync, segment and body-reading resources");
+    /** The packages of this server's PostgreSQL implementations: only boot and they themselves name them. */
+    static final List<String> POSTGRES = List.of("storage.postgres", "segments.postgres", "blobs.postgres");
 
     private static JavaClasses classes;
 
@@ -147,29 +146,48 @@ class ArchitectureTest {
             }
             below.addAll(rank);
         }
-        for (String edge : FROZEN.keySet()) {
-            String[] ends = edge.split(" -> ");
-            rule = rule.ignoreDependency(inPackage(ends[0]), inPackage(ends[1]));
-        }
         rule.check(classes);
     }
 
+    /** The Vert.x SQL client's types, reactive and Mutiny. */
+    private static final DescribedPredicate<JavaClass> VERTX_SQL_TYPES = resideInAnyPackage(
+            "io.vertx.sqlclient..", "io.vertx.pgclient..", "io.vertx.mutiny.sqlclient..", "io.vertx.mutiny.pgclient..");
+
+    /**
+     * The PostgreSQL implementations rank just below the composition root: nothing but {@code boot} (and those
+     * packages among themselves) names a class of {@code storage.postgres}, {@code segments.postgres} or
+     * {@code blobs.postgres}. Everything else works through the storage roles (interfaces of {@code storage},
+     * {@code segments}, {@code blobs}).
+     */
     @Test
-    void frozenEdgesStillExist() {
-        Set<String> edges = new TreeSet<>();
-        for (JavaClass c : classes) {
-            for (Dependency d : c.getDirectDependenciesFromSelf()) {
-                String target = d.getTargetClass().getPackageName();
-                if (target.startsWith(ROOT + ".") && !target.equals(c.getPackageName())) {
-                    edges.add(relative(c.getPackageName()) + " -> " + relative(target));
-                }
-            }
-        }
-        for (String edge : FROZEN.keySet()) {
-            assertTrue(
-                    edges.contains(edge),
-                    "frozen exception '" + edge + "' no longer occurs: remove it from ArchitectureTest.FROZEN");
-        }
+    void onlyBootNamesThePostgresImplementations() {
+        List<String> allowed = new ArrayList<>(List.of(ROOT + ".boot"));
+        POSTGRES.forEach(p -> allowed.add(ROOT + "." + p));
+        noClasses()
+                .that()
+                .resideOutsideOfPackages(allowed.toArray(String[]::new))
+                .should()
+                .dependOnClassesThat(resideInAnyPackage(
+                        POSTGRES.stream().map(p -> ROOT + "." + p).toArray(String[]::new)))
+                .because("the PostgreSQL implementations are chosen and built by the composition root only")
+                .check(classes);
+    }
+
+    /**
+     * No class outside the PostgreSQL implementations and the composition root names a Vert.x SQL type: SQL runs
+     * behind a storage role.
+     */
+    @Test
+    void onlyThePostgresImplementationsNameVertxSql() {
+        List<String> allowed = new ArrayList<>(List.of(ROOT + ".boot"));
+        POSTGRES.forEach(p -> allowed.add(ROOT + "." + p));
+        noClasses()
+                .that()
+                .resideOutsideOfPackages(allowed.toArray(String[]::new))
+                .should()
+                .dependOnClassesThat(VERTX_SQL_TYPES)
+                .because("SQL is the PostgreSQL storage's business: everything else uses a storage role")
+                .check(classes);
     }
 
     @Test
@@ -344,19 +362,7 @@ class ArchitectureTest {
                 "src/test/fast-tier-excludes.txt must list exactly the classes tagged @OwnApp or @StartsProcesses");
     }
 
-    private static DescribedPredicate<JavaClass> inPackage(String p) {
-        return resideInAPackage(ROOT + "." + p);
-    }
-
     private static String relative(String packageName) {
         return packageName.equals(ROOT) ? "" : packageName.substring(ROOT.length() + 1);
-    }
-
-    private static Map<String, String> frozen(String... edgeAndReason) {
-        Map<String, String> m = new LinkedHashMap<>();
-        for (int i = 0; i < edgeAndReason.length; i += 2) {
-            m.put(edgeAndReason[i], edgeAndReason[i + 1]);
-        }
-        return Map.copyOf(m);
     }
 }

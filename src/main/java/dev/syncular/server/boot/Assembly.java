@@ -9,7 +9,9 @@ import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.ReadReplicas;
 import dev.syncular.server.storage.ServerStorage;
+import dev.syncular.server.storage.SignalListener;
 import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.storage.postgres.PostgresSignalListener;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.EngineParts;
@@ -160,12 +162,10 @@ public final class Assembly {
                 config.orphanGrace());
     }
 
-    /** A pod's hub settings from {@code syncular.realtime.*} (§8.8), listening with {@code listen}, on the wall clock. */
-    public static RealtimeHub.Settings realtimeSettings(
-            SyncularConfig.Realtime c, String podId, List<PgConnectOptions> listen) {
+    /** A pod's hub settings from {@code syncular.realtime.*} (§8.8), on the wall clock. */
+    public static RealtimeHub.Settings realtimeSettings(SyncularConfig.Realtime c, String podId) {
         return new RealtimeHub.Settings(
                 podId,
-                listen,
                 c.maxDeltaBytes().asLongValue(),
                 c.maxUnackedDeltas(),
                 c.presenceEnabled(),
@@ -177,6 +177,15 @@ public final class Assembly {
                 c.presenceRate(),
                 c.presenceBurst(),
                 c.fanoutBytesPerSecondPerPartition().asLongValue());
+    }
+
+    /**
+     * A hub's listening connection to the PostgreSQL storage's signal channels: {@code hosts} are the connection
+     * options of each database host in the datasource's order (the pool's, {@code BoundedPgPool#listenOptions}); it
+     * listens on the only one or, when there are more, on the one that accepts writes.
+     */
+    public static SignalListener signalListener(Vertx vertx, List<PgConnectOptions> hosts) {
+        return new PostgresSignalListener(vertx, hosts);
     }
 
     /**
@@ -212,7 +221,7 @@ public final class Assembly {
                 parts.storage(),
                 parts.window(),
                 parts.vertx(),
-                parts.pool(),
+                parts.listener(),
                 parts.registry(),
                 partition -> parts.engine().get().serves(partition),
                 parts.tracing());
@@ -223,6 +232,7 @@ public final class Assembly {
                 parts.window(),
                 parts.engine(),
                 parts.maxRequestBytes(),
+                parts.storage(),
                 parts.budget());
         return new Realtime(hub, channel);
     }

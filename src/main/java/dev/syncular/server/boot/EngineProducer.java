@@ -3,7 +3,6 @@ package dev.syncular.server.boot;
 import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.blobs.postgres.PostgresBlobStore;
 import dev.syncular.server.blobs.s3.S3BlobStore;
-import dev.syncular.server.config.BoundedPgPool;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.crdt.yjs.YjsDocMerger;
 import dev.syncular.server.memory.BufferBudget;
@@ -281,17 +280,17 @@ public class EngineProducer {
             SyncEngine engine,
             ScopeResolverFailures failures,
             BufferBudget budget,
-            BoundedPgPool datasource,
+            SignalListeners listeners,
             Tracing tracing,
             ReadReplicas replicas,
             TenantLoad tenantLoad) {
         String podId = RealtimeHub.podId(System.getenv("HOSTNAME"));
         Realtime built = Assembly.realtime(new RealtimeParts(
-                Assembly.realtimeSettings(config.realtime(), podId, datasource.listenOptions(podId)),
+                Assembly.realtimeSettings(config.realtime(), podId),
                 storage,
                 window,
                 vertx,
-                pool,
+                listeners.named(podId),
                 registry,
                 failures.observe(resolver),
                 () -> engine,

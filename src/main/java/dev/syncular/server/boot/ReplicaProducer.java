@@ -1,9 +1,11 @@
 package dev.syncular.server.boot;
 
-import dev.syncular.server.config.BoundedPgPool;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.observability.ReplicaMetrics;
+import dev.syncular.server.storage.QueryReads;
 import dev.syncular.server.storage.ReadReplicas;
+import dev.syncular.server.storage.postgres.BoundedPgPool;
+import dev.syncular.server.storage.postgres.PostgresQueryReads;
 import dev.syncular.server.storage.postgres.PostgresReadReplicas;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import io.vertx.core.Vertx;
@@ -87,5 +89,15 @@ public class ReplicaProducer {
     /** {@code host:port/db}: a replica's metrics tag and log name, never its password. */
     static String name(PgConnectOptions o) {
         return o.getHost() + ":" + o.getPort() + "/" + o.getDatabase();
+    }
+
+    /**
+     * The remote operations' reads (REMOTE.md §2, §6) on the storage's database: a registered query's snapshot on
+     * the primary or, with replicas configured, on one that has replayed far enough; the tables of notified commits.
+     */
+    @Produces
+    @Singleton
+    QueryReads queryReads(Pool pool, PostgresSyncStorage storage, ReadReplicas replicas, SyncularConfig config) {
+        return new PostgresQueryReads(pool, storage, replicas, config.storage().statementTimeout());
     }
 }

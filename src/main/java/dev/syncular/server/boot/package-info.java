@@ -10,8 +10,14 @@
  * {@link dev.syncular.server.boot.ConfiguredParts} turns {@code syncular.signed-urls.*} and {@code syncular.leases.*}
  * into the engine's §5.4 segment URLs and §7.3 auth leases (or their off values), with the keys they need.
  * {@link dev.syncular.server.boot.RealtimeParts} and {@link dev.syncular.server.boot.Realtime} are what a hub is
- * built from and what it comes with. {@link dev.syncular.server.boot.StorageProducer} is the pod's storage bean, the
- * one place besides {@code storage.postgres} that names the PostgreSQL storage: everyone else injects a role.
+ * built from and what it comes with. {@link dev.syncular.server.boot.StorageProducer} is the pod's storage bean:
+ * {@code boot} is the one package besides the PostgreSQL implementations ({@code storage.postgres},
+ * {@code segments.postgres}, {@code blobs.postgres}) that names them or a Vert.x SQL type; everyone else injects a
+ * storage role. {@link dev.syncular.server.boot.ReplicaProducer} also provides the remote operations'
+ * {@code storage.QueryReads}; {@link dev.syncular.server.boot.SignalListeners} builds realtime hubs' listening
+ * connections ({@code storage.SignalListener}) from the pool's connection options, and
+ * {@link dev.syncular.server.boot.SchemaStores} the stores of a PostgreSQL schema of their own (the conformance
+ * host's instances: storage, segment and blob stores, the storage's backup, the schema's removal).
  * {@link dev.syncular.server.boot.EngineProducer} and {@link dev.syncular.server.boot.ReplicaProducer} are the pod's
  * CDI producers (schema window, stores, engine, realtime hub and channel, blob service, read replicas), and
  * {@link dev.syncular.server.boot.StartupSequence} is the pod's start-up written as one ordered list of steps
@@ -20,7 +26,8 @@
  * one-shot command of the same artifact.
  *
  * <p>The conformance host builds an engine and a hub per instance with the same {@link
- * dev.syncular.server.boot.Assembly}. It sits above every package it assembles ({@code sync}, {@code realtime}, the
- * storage adapters, {@code observability}, {@code health}, {@code jobs}) and below {@code http}, {@code cli} and {@code conformance}.
+ * dev.syncular.server.boot.Assembly} and {@link dev.syncular.server.boot.SchemaStores}. It sits above every package
+ * it assembles ({@code sync}, {@code realtime}, {@code http}, the storage implementations, {@code observability}, {@code health}, {@code jobs}) and below
+ * {@code conformance} only.
  */
 package dev.syncular.server.boot;

@@ -1,16 +1,13 @@
 package dev.syncular.server.conformance;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.syncular.server.blobs.postgres.PostgresBlobStore;
-import dev.syncular.server.boot.Assembly;
+import dev.syncular.server.boot.SchemaStores;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaException;
 import dev.syncular.server.schema.SchemaLoader;
-import dev.syncular.server.segments.postgres.PostgresSegmentStore;
-import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.sync.CrdtMergerRegistry;
 import dev.syncular.server.sync.SyncLimits;
 import io.quarkus.runtime.LaunchMode;
@@ -20,7 +17,6 @@ import io.quarkus.runtime.configuration.ConfigUtils;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
-import io.vertx.mutiny.sqlclient.Pool;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
@@ -41,7 +37,7 @@ public class ConformanceHost {
     private final Map<String, ConformanceInstance> instances = new ConcurrentHashMap<>();
 
     @Inject
-    Pool pool;
+    SchemaStores schemaStores;
 
     @Inject
     SyncularConfig config;
@@ -101,9 +97,7 @@ public class ConformanceHost {
         long now = options.path("nowMs").asLong(System.currentTimeMillis());
         String id = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         String pgSchema = "conformance_" + id;
-        ServerStorage storage = Assembly.storage(pool, pgSchema);
-        PostgresSegmentStore segments =
-                new PostgresSegmentStore(pool, pgSchema, PostgresSegmentStore.defaultCacheBytes());
+        SchemaStores.Stores stores = schemaStores.in(pgSchema);
         JsonNode signed = options.path("signedUrls");
         Long ttlSeconds = signed.isObject() ? signed.path("ttlSeconds").asLong(600) : null;
         String port = ConfigProvider.getConfig()
@@ -117,9 +111,7 @@ public class ConformanceHost {
                 id,
                 options.get("partition").asText(),
                 schema,
-                storage,
-                segments,
-                new PostgresBlobStore(pool, pgSchema),
+                stores,
                 limits,
                 now,
                 ttlSeconds,
@@ -131,15 +123,11 @@ public class ConformanceHost {
                         .path("maxPresenceBytes")
                         .asLong(config.realtime().maxPresenceBytes().asLongValue()),
                 crdtMergers,
-                leaseTtl(options.path("leases")),
-                new StorageBackup(pool, pgSchema));
-        return storage.ensureSchema(schema)
-                .flatMap(v -> segments.ensureSchema())
-                .flatMap(v -> instance.blobStore.ensureSchema())
-                .map(v -> {
-                    instances.put(id, instance);
-                    return instance;
-                });
+                leaseTtl(options.path("leases")));
+        return stores.ensureSchema(schema).map(v -> {
+            instances.put(id, instance);
+            return instance;
+        });
     }
 
     /** {@code leases: {ttlMs}} (capability {@code leases}): the TTL, or {@code null} when absent (feature off). */
@@ -174,10 +162,7 @@ public class ConformanceHost {
                     return i;
                 })
                 .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
-                .chain(() -> pool.query("DROP SCHEMA IF EXISTS \"" + i.storage.pgSchema() + "\" CASCADE")
-                        .execute())
-                .chain(() -> i.backup.drop())
-                .replaceWithVoid();
+                .chain(() -> i.stores.drop());
     }
 
     public int size() {

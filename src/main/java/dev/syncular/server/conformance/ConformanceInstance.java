@@ -1,18 +1,22 @@
 package dev.syncular.server.conformance;
 
-import dev.syncular.server.blobs.postgres.PostgresBlobStore;
+import dev.syncular.server.blobs.BlobStore;
 import dev.syncular.server.boot.Assembly;
 import dev.syncular.server.boot.Realtime;
 import dev.syncular.server.boot.RealtimeParts;
+import dev.syncular.server.boot.SchemaStores;
+import dev.syncular.server.boot.SignalListeners;
 import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.realtime.RealtimeChannel;
 import dev.syncular.server.realtime.RealtimeHub;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.SegmentUrls;
-import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.storage.ServerStorage;
+import dev.syncular.server.storage.StorageBackup;
+import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.AuthLeases;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.CommitValidator;
@@ -28,8 +32,6 @@ import dev.syncular.server.sync.WritePolicy;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Vertx;
-import io.vertx.mutiny.sqlclient.Pool;
-import io.vertx.pgclient.PgConnectOptions;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.List;
@@ -38,7 +40,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
 
 /**
  * One conformance-host server instance: a real engine over real PostgreSQL storage and segment store, in a
@@ -49,10 +50,13 @@ public final class ConformanceInstance {
     final String id;
     final String partition;
     final CompiledSchema schema;
+    /** The instance's stores, in a PostgreSQL schema of its own. */
+    final SchemaStores.Stores stores;
+
     final ServerStorage storage;
-    final PostgresSegmentStore segments;
+    final SegmentStore segments;
     /** §5.9 blobs (capability {@code blobs}): the embedded store in this instance's schema, on its clock. */
-    final PostgresBlobStore blobStore;
+    final BlobStore blobStore;
     /** Capability {@code blob-presign}: the embedded store behind the host's object-store and CDN roles. */
     final HostObjectStore objects;
 
@@ -94,9 +98,7 @@ public final class ConformanceInstance {
             String id,
             String partition,
             CompiledSchema schema,
-            ServerStorage storage,
-            PostgresSegmentStore segments,
-            PostgresBlobStore blobStore,
+            SchemaStores.Stores stores,
             SyncLimits limits,
             long nowMs,
             Long signedUrlTtlSeconds,
@@ -104,10 +106,13 @@ public final class ConformanceInstance {
             long maxDeltaBytes,
             long maxPresenceBytes,
             CrdtMerger crdtMerger,
-            Long leaseTtlMs,
-            StorageBackup backup) {
+            Long leaseTtlMs) {
         this.crdtMerger = crdtMerger;
-        this.backup = backup;
+        this.stores = stores;
+        this.backup = stores.backup();
+        ServerStorage storage = stores.storage();
+        SegmentStore segments = stores.segments();
+        BlobStore blobStore = stores.blobs();
         this.maxDeltaBytes = maxDeltaBytes;
         this.maxPresenceBytes = maxPresenceBytes;
         this.id = id;
@@ -174,7 +179,9 @@ public final class ConformanceInstance {
     }
 
     private synchronized void rebuildEngine() {
-        this.engine = Assembly.engine(EngineParts.builder(SchemaWindow.single(schema), storage, segments, resolver)
+        // §6.3 idempotency-fault: the engine's storage fails its next idempotency lookup once armed
+        SyncStorage faulty = new IdempotencyLookupFault(storage, failNextIdempotencyLookup);
+        this.engine = Assembly.engine(EngineParts.builder(SchemaWindow.single(schema), faulty, segments, resolver)
                 .limits(limits)
                 .clock(clock::get)
                 .merger(crdtMerger)
@@ -182,7 +189,6 @@ public final class ConformanceInstance {
                 .blobs(objects)
                 .policy(policy)
                 .leases(leases)
-                .fault(() -> failNextIdempotencyLookup.getAndSet(false))
                 .build());
     }
 
@@ -196,16 +202,11 @@ public final class ConformanceInstance {
      * table and engine. Created and started on first use; {@link #realtimeStarted()} completes once it listens.
      */
     synchronized RealtimeChannel realtime(
-            Vertx vertx,
-            Pool pool,
-            long maxRequestBytes,
-            BufferBudget budget,
-            Function<String, List<PgConnectOptions>> listenOptions) {
+            Vertx vertx, long maxRequestBytes, BufferBudget budget, SignalListeners listeners) {
         if (realtime == null) {
             String podId = "syncular-conformance-" + id;
             var settings = new RealtimeHub.Settings(
                     podId,
-                    listenOptions.apply(podId),
                     maxDeltaBytes,
                     64,
                     true,
@@ -222,7 +223,7 @@ public final class ConformanceInstance {
                     storage,
                     SchemaWindow.single(schema),
                     vertx,
-                    pool,
+                    listeners.named(podId),
                     new SimpleMeterRegistry(),
                     resolver,
                     () -> engine,

@@ -2,7 +2,7 @@ package dev.syncular.server.conformance;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.syncular.server.config.BoundedPgPool;
+import dev.syncular.server.boot.SignalListeners;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
@@ -26,7 +26,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.mutiny.sqlclient.Pool;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.util.List;
@@ -54,13 +53,10 @@ public class ConformanceRealtimeEndpoint {
     Vertx vertx;
 
     @Inject
-    Pool pool;
-
-    @Inject
     BufferBudget budget;
 
     @Inject
-    BoundedPgPool datasource;
+    SignalListeners listeners;
 
     /** Ahead of the upgrade: 404 while the host is off (the mount is stripped before, {@code http.MountRoute}). */
     void routes(@Observes Router router) {
@@ -98,8 +94,8 @@ public class ConformanceRealtimeEndpoint {
         if (clientId == null || clientId.isBlank()) {
             return refuse(connection, new SyncError(ErrorCode.INVALID_CLIENT_ID, "clientId is required"));
         }
-        RealtimeChannel channel = instance.realtime(
-                vertx, pool, config.maxRequestBytes().asLongValue(), budget, datasource::listenOptions);
+        RealtimeChannel channel =
+                instance.realtime(vertx, config.maxRequestBytes().asLongValue(), budget, listeners);
         connection.userData().put(CHANNEL, channel);
         // the first socket starts the instance's hub: connect once it listens, so no commit slips past
         return Uni.createFrom()

@@ -5,8 +5,10 @@ import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.round.ErrorBodies;
 import dev.syncular.server.round.HttpError;
 import dev.syncular.server.round.RoundFailure;
+import dev.syncular.server.storage.StorageBusy;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.wire.WireException;
+import jakarta.inject.Inject;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
@@ -35,19 +37,27 @@ import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 public class ErrorMapper {
     private static final Logger LOG = Logger.getLogger(ErrorMapper.class);
 
+    private final StorageBusy storageBusy;
+
+    /** @param storageBusy which failures are a transient storage refusal (the storage's own classification) */
+    @Inject
+    public ErrorMapper(StorageBusy storageBusy) {
+        this.storageBusy = storageBusy;
+    }
+
     @ServerExceptionMapper
     public Response syncError(SyncError e) {
-        return answer(RoundFailure.of(e), e);
+        return answer(RoundFailure.of(e, storageBusy), e);
     }
 
     @ServerExceptionMapper
     public Response wireError(WireException e) {
-        return answer(RoundFailure.of(e), e);
+        return answer(RoundFailure.of(e, storageBusy), e);
     }
 
     @ServerExceptionMapper
     public Response httpError(HttpError e) {
-        return answer(RoundFailure.of(e), e);
+        return answer(RoundFailure.of(e, storageBusy), e);
     }
 
     /** The §10.1 JSON answer of a failure mapped by the round handler's one mapping ({@link RoundFailure}). */
@@ -106,7 +116,7 @@ public class ErrorMapper {
 
     @ServerExceptionMapper
     public Response unexpected(Throwable e) {
-        return answer(RoundFailure.of(e), e);
+        return answer(RoundFailure.of(e, storageBusy), e);
     }
 
     /** A 500, logged once: ERROR with the stack trace and the request id (one generated here if none is set). */

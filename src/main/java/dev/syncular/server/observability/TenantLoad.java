@@ -2,12 +2,13 @@ package dev.syncular.server.observability;
 
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
+import dev.syncular.server.storage.StorageBusy;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.TenantLoadRow;
-import dev.syncular.server.storage.postgres.PostgresStores;
 import dev.syncular.server.sync.RoundAdmission;
 import dev.syncular.server.sync.SyncObserver;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -97,14 +98,17 @@ public class TenantLoad implements SyncObserver {
     private static final int PRESENCE = REASON_INDEX.get("presence_coalesced");
 
     private final LongSupplier clockMs;
+    private final StorageBusy storageBusy;
     private final AtomicReferenceArray<Bucket> ring = new AtomicReferenceArray<>(BUCKETS);
 
-    public TenantLoad() {
-        this(System::currentTimeMillis);
+    @Inject
+    public TenantLoad(StorageBusy storageBusy) {
+        this(System::currentTimeMillis, storageBusy);
     }
 
-    TenantLoad(LongSupplier clockMs) {
+    TenantLoad(LongSupplier clockMs, StorageBusy storageBusy) {
         this.clockMs = clockMs;
+        this.storageBusy = storageBusy;
     }
 
     // ---- what is told ----------------------------------------------------------------------------------
@@ -154,9 +158,9 @@ public class TenantLoad implements SyncObserver {
 
     /**
      * The reason index of a failed round answered {@code sync.rate_limited}: a {@link SyncError} of that code, or a
-     * transient storage failure ({@link PostgresStores#busy}); {@code -1} for any other failure.
+     * transient storage failure ({@link StorageBusy}); {@code -1} for any other failure.
      */
-    private static int refusal(Throwable failure) {
+    private int refusal(Throwable failure) {
         Map<String, Object> details;
         if (failure instanceof SyncError e) {
             if (e.code() != ErrorCode.RATE_LIMITED) {
@@ -164,7 +168,7 @@ public class TenantLoad implements SyncObserver {
             }
             details = e.details();
         } else {
-            StorageException busy = PostgresStores.busy(failure);
+            StorageException busy = storageBusy.busy(failure);
             if (busy == null) {
                 return -1;
             }

@@ -24,7 +24,8 @@
  * refusals, prunes), also fed by the seam. {@code TracingProducer} hands the engine and the edges their
  * {@code sync.Tracing} (off unless {@code quarkus.otel.sdk.disabled=false}).
  *
- * <p>Part of the Quarkus edge: it depends on {@code storage}, {@code sync}, {@code operations} and
+ * <p>Part of the Quarkus edge: it depends on the storage roles ({@code storage}; a transient storage failure is
+ * classified by {@code storage.StorageBusy}, never by the PostgreSQL storage), {@code sync}, {@code operations} and
  * {@code config}; the health checks, jobs, policy and the edges above read it.
  */
 package dev.syncular.server.observability;

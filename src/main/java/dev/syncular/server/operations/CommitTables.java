@@ -1,10 +1,7 @@
 package dev.syncular.server.operations;
 
-import io.vertx.mutiny.sqlclient.Pool;
-import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.Tuple;
+import dev.syncular.server.storage.QueryReads;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -14,9 +11,8 @@ import org.jboss.logging.Logger;
 /**
  * Which tables the notified commits of a partition touched (REMOTE.md §6: "a commit touching one of the
  * descriptor's tables reruns the query"), read cheaply: the commit notification carries only
- * {@code <partition>:<commitSeq>}, so one index-only statement over the change log's primary key
- * ({@code SELECT DISTINCT tbl FROM sync_changes WHERE partition_id = $1 AND commit_seq = ANY($2)}) — no payload
- * decoded. Per partition at most one such read is in flight; the commits notified meanwhile are read together
+ * {@code <partition>:<commitSeq>}, so one index-only read of the change log ({@link QueryReads#changedTables}) — no
+ * payload decoded. Per partition at most one such read is in flight; the commits notified meanwhile are read together
  * by the next one. A failed read reports {@link #ALL} (every watch of the partition reruns: a missed rerun would
  * leave a stale snapshot).
  */
@@ -25,8 +21,7 @@ final class CommitTables {
     /** The tables of a commit whose read failed: every table. */
     static final Set<String> ALL = Set.of("\u0000all");
 
-    private final Pool pool;
-    private final String sql;
+    private final QueryReads reads;
     private final ConcurrentHashMap<String, Pending> byPartition = new ConcurrentHashMap<>();
 
     private static final class Pending {
@@ -34,9 +29,8 @@ final class CommitTables {
         boolean reading;
     }
 
-    CommitTables(Pool pool, String changesTable) {
-        this.pool = pool;
-        this.sql = "SELECT DISTINCT tbl FROM " + changesTable + " WHERE partition_id = $1 AND commit_seq = ANY($2)";
+    CommitTables(QueryReads reads) {
+        this.reads = reads;
     }
 
     /** Commit {@code seq} of {@code partition} was notified: {@code touched} hears its tables once read. */
@@ -53,25 +47,20 @@ final class CommitTables {
     }
 
     private void read(String partition, Pending p, BiConsumer<String, Set<String>> touched) {
-        Long[] seqs;
+        List<Long> seqs;
         synchronized (p) {
             if (p.seqs.isEmpty()) {
                 p.reading = false;
                 byPartition.remove(partition, p);
                 return;
             }
-            seqs = p.seqs.toArray(Long[]::new);
+            seqs = List.copyOf(p.seqs);
             p.seqs.clear();
         }
-        pool.preparedQuery(sql)
-                .execute(Tuple.of(partition, seqs))
+        reads.changedTables(partition, seqs)
                 .subscribe()
                 .with(
-                        rows -> {
-                            Set<String> tables = new HashSet<>();
-                            for (Row r : rows) {
-                                tables.add(r.getString(0));
-                            }
+                        tables -> {
                             deliver(partition, tables, touched);
                             read(partition, p, touched);
                         },

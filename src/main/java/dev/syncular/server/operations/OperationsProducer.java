@@ -1,11 +1,9 @@
 package dev.syncular.server.operations;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.SchemaWindow;
-import dev.syncular.server.storage.ReadReplicas;
+import dev.syncular.server.storage.QueryReads;
 import dev.syncular.server.storage.RowTables;
 import dev.syncular.server.storage.SyncStorage;
-import dev.syncular.server.storage.postgres.PostgresReadReplicas;
 import dev.syncular.server.sync.RegisteredQueries;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
@@ -13,7 +11,6 @@ import dev.syncular.server.sync.Tracing;
 import io.quarkus.arc.DefaultBean;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.vertx.core.Vertx;
-import io.vertx.mutiny.sqlclient.Pool;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Instance;
@@ -88,15 +85,8 @@ public class OperationsProducer {
 
     @Produces
     @Singleton
-    QueryExecutor executor(
-            Pool pool, RowTables storage, SchemaWindow window, SyncularConfig config, ReadReplicas replicas) {
-        // a statement's own failure (operation.*) is the query's; any other is the replica's (docs/SCALING.md)
-        QuerySnapshots snapshots = replicas instanceof PostgresReadReplicas r
-                ? (partition, primary, work) ->
-                        r.snapshot(partition, primary, work, e -> !(e instanceof OperationException))
-                : QuerySnapshots.primary();
-        return new QueryExecutor(
-                pool, snapshots, storage, window.current(), config.storage().statementTimeout());
+    QueryExecutor executor(QueryReads reads, RowTables storage, SchemaWindow window) {
+        return new QueryExecutor(reads, storage, window.current());
     }
 
     /** SPEC §6.7 / §6.8 {@code queryAuthoritative}, for the engine's push transactions ({@code boot.EngineProducer}). */
@@ -167,8 +157,7 @@ public class OperationsProducer {
     /** The pod's §6 watches ({@code syncular.operations.watch.*}); the socket and the commit signal are wired in {@code realtime}. */
     @Produces
     @Singleton
-    QueryWatches watches(
-            RemoteOperations operations, OperationsConfig config, Vertx vertx, Pool pool, RowTables storage) {
+    QueryWatches watches(RemoteOperations operations, OperationsConfig config, Vertx vertx, QueryReads reads) {
         OperationsConfig.Watch w = config.watch();
         return new QueryWatches(
                 operations,
@@ -181,7 +170,6 @@ public class OperationsProducer {
                         w.maxConcurrentRunsPerPartition(),
                         w.maxMessageBytes().asLongValue()),
                 vertx,
-                pool,
-                storage.qualified("sync_changes"));
+                reads);
     }
 }

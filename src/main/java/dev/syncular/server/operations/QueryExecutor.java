@@ -1,15 +1,11 @@
 package dev.syncular.server.operations;
 
 import dev.syncular.server.schema.CompiledSchema;
+import dev.syncular.server.storage.QueryReads;
+import dev.syncular.server.storage.QuerySnapshot;
 import dev.syncular.server.storage.RowTables;
-import dev.syncular.server.storage.postgres.PostgresReadReplicas;
+import dev.syncular.server.storage.StorageException;
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.sqlclient.Pool;
-import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.RowSet;
-import io.vertx.mutiny.sqlclient.Tuple;
-import io.vertx.pgclient.PgException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -17,11 +13,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.jboss.logging.Logger;
 
 /**
- * Runs a bound registered query on PostgreSQL (REMOTE.md §2): in one {@code REPEATABLE READ READ ONLY}
- * transaction — one snapshot — the partition's {@code maxCommitSeq} and the partition-rewritten statement with
- * {@code LIMIT maxRows + 1}, under {@code syncular.storage.statement-timeout} as every pull. More rows than
- * {@code maxRows} is {@code operation.result_too_large}, never a partial result; an SQL failure is
- * {@code operation.query_failed} (the database message is logged, never answered).
+ * Runs a bound registered query (REMOTE.md §2): the partition-rewritten statement with {@code LIMIT maxRows + 1},
+ * read by the storage in one snapshot with the partition's {@code maxCommitSeq} ({@link QueryReads#readSnapshot}: one
+ * {@code REPEATABLE READ READ ONLY} transaction under {@code syncular.storage.statement-timeout} as every pull, on
+ * the primary or a read replica). More rows than {@code maxRows} is {@code operation.result_too_large}, never a
+ * partial result; an SQL failure is {@code operation.query_failed} (the database message is logged, never answered).
  */
 public final class QueryExecutor {
     private static final Logger LOG = Logger.getLogger(QueryExecutor.class);
@@ -29,28 +25,21 @@ public final class QueryExecutor {
     /** Rows and the partition's {@code maxCommitSeq} of one snapshot. */
     public record Result(List<OperationValue> rows, long maxCommitSeq) {}
 
-    private final Pool pool;
-    private final QuerySnapshots snapshots;
+    private final QueryReads reads;
     private final RowTables storage;
     private final CompiledSchema schema;
-    private final String timeoutStatement;
-    private final String maxCommitSeqSql;
     private final Map<QueryDefinition.Statement, String> rewritten = new ConcurrentHashMap<>();
     private final Map<QueryDefinition.Statement, String> guarded = new ConcurrentHashMap<>();
 
     /**
-     * @param snapshots where a query's snapshot runs: {@link QuerySnapshots#primary} or the read replicas
-     *                  (docs/SCALING.md, "Reads from replicas")
+     * @param reads   where a query's snapshot runs (the primary or the read replicas, docs/SCALING.md "Reads from
+     *                replicas")
+     * @param storage the SQL names a statement is rewritten to
      */
-    public QueryExecutor(
-            Pool pool, QuerySnapshots snapshots, RowTables storage, CompiledSchema schema, Duration statementTimeout) {
-        this.pool = pool;
-        this.snapshots = snapshots;
+    public QueryExecutor(QueryReads reads, RowTables storage, CompiledSchema schema) {
+        this.reads = reads;
         this.storage = storage;
         this.schema = schema;
-        this.timeoutStatement = "SET LOCAL statement_timeout = " + Math.max(0, statementTimeout.toMillis());
-        this.maxCommitSeqSql =
-                "SELECT max_commit_seq FROM " + storage.qualified("sync_partitions") + " WHERE partition_id = $1";
     }
 
     /** The PostgreSQL text a statement runs as (rewritten once, then reused). */
@@ -92,8 +81,16 @@ public final class QueryExecutor {
         args.add(partition);
         args.addAll(binding.values());
         args.add(query.maxRows() + 1);
-        return snapshots
-                .run(partition, pool, (target, need) -> runOn(target, need, partition, query, sql, args))
+        return reads.readSnapshot(partition, sql, args)
+                .onFailure(e -> e instanceof StorageException se && StorageException.QUERY_FAILED.equals(se.code()))
+                .transform(e -> {
+                    LOG.debugf(
+                            "registered query %s failed: %s",
+                            query.name(),
+                            e.getCause() == null ? null : e.getCause().getMessage());
+                    return new OperationException(OperationErrorCode.QUERY_FAILED, "registered query execution failed");
+                })
+                .map(rows -> result(rows, query))
                 .onFailure(e -> !(e instanceof OperationException))
                 .transform(e -> {
                     LOG.warnf("registered query %s could not run: %s", query.name(), e.toString());
@@ -102,53 +99,10 @@ public final class QueryExecutor {
                 });
     }
 
-    /**
-     * The snapshot on {@code target}: the partition's {@code maxCommitSeq}, then the statement, in one
-     * {@code REPEATABLE READ READ ONLY} transaction. On a replica, a {@code maxCommitSeq} below {@code need} fails
-     * {@link PostgresReadReplicas.Behind} before the statement runs (the query then runs on the primary).
-     */
-    private Uni<Result> runOn(
-            Pool target, long need, String partition, QueryDefinition query, String sql, List<Object> args) {
-        return target.withTransaction(conn -> conn.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                .execute()
-                .chain(() -> conn.query(timeoutStatement).execute())
-                .chain(() -> conn.preparedQuery(maxCommitSeqSql).execute(Tuple.of(partition)))
-                .chain(seqRows -> {
-                    long seq = 0;
-                    boolean registered = false;
-                    for (Row r : seqRows) {
-                        seq = r.getLong(0);
-                        registered = true;
-                    }
-                    if ((registered ? seq : -1) < need) {
-                        return Uni.createFrom().failure(new PostgresReadReplicas.Behind());
-                    }
-                    long maxCommitSeq = seq;
-                    return conn.preparedQuery(sql)
-                            .execute(Tuple.from(args))
-                            // a hot standby cancels a statement that conflicts with replay: the replica's failure,
-                            // not the query's (the query reruns on the primary)
-                            .onFailure(e -> target == pool || !recoveryConflict(e))
-                            .transform(e -> {
-                                LOG.debugf("registered query %s failed: %s", query.name(), e.getMessage());
-                                return new OperationException(
-                                        OperationErrorCode.QUERY_FAILED, "registered query execution failed");
-                            })
-                            .map(rows -> result(rows, query, maxCommitSeq));
-                }));
-    }
-
-    /** SQLSTATE class 40 (a hot standby's "canceling statement due to conflict with recovery", 40001). */
-    private static boolean recoveryConflict(Throwable e) {
-        return e instanceof PgException pg
-                && pg.getSqlState() != null
-                && pg.getSqlState().startsWith("40");
-    }
-
-    private static Result result(RowSet<Row> rows, QueryDefinition query, long maxCommitSeq) {
-        if (rows.size() > query.maxRows()) {
+    private static Result result(QuerySnapshot rows, QueryDefinition query) {
+        if (rows.rows().size() > query.maxRows()) {
             throw new OperationException(OperationErrorCode.RESULT_TOO_LARGE, "the query result exceeds its maxRows");
         }
-        return new Result(QueryResultRows.normalize(rows, query.columns()), maxCommitSeq);
+        return new Result(QueryResultRows.normalize(rows, query.columns()), rows.maxCommitSeq());
     }
 }

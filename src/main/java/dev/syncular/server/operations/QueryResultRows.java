@@ -1,11 +1,9 @@
 package dev.syncular.server.operations;
 
 import dev.syncular.server.storage.QueryRows;
+import dev.syncular.server.storage.QuerySnapshot;
 import dev.syncular.server.wire.Json;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.RowSet;
-import io.vertx.sqlclient.data.Numeric;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -28,17 +26,17 @@ final class QueryResultRows {
 
     private QueryResultRows() {}
 
-    static List<OperationValue> normalize(RowSet<Row> rows, List<QueryDefinition.Column> columns) {
-        checkNames(rows.columnsNames(), columns);
-        List<OperationValue> out = new ArrayList<>(rows.size());
-        for (Row row : rows) {
-            out.add(row(columns, row::getValue));
+    static List<OperationValue> normalize(QuerySnapshot rows, List<QueryDefinition.Column> columns) {
+        checkNames(rows.columns(), columns);
+        List<OperationValue> out = new ArrayList<>(rows.rows().size());
+        for (List<Object> row : rows.rows()) {
+            out.add(row(columns, row::get));
         }
         return out;
     }
 
     /**
-     * {@link #normalize(RowSet, List)} of a statement run inside a push transaction (§6.7 queryAuthoritative,
+     * {@link #normalize(QuerySnapshot, List)} of a statement run inside a push transaction (§6.7 queryAuthoritative,
      * {@code PushTx.queryRows}: values as PostgreSQL writes them in JSON, {@code bytea} as {@code \\x} hex text;
      * without rows there are no column names to check).
      */
@@ -111,20 +109,14 @@ final class QueryResultRows {
                     }
                 } else if (v instanceof Boolean b) {
                     return new OperationValue.Number(b ? 1 : 0);
-                } else if (v instanceof BigDecimal || v instanceof Numeric) {
-                    BigDecimal d = v instanceof BigDecimal bd ? bd : ((Numeric) v).bigDecimalValue();
-                    if (d != null
-                            && d.stripTrailingZeros().scale() <= 0
-                            && d.abs().doubleValue() <= MAX_SAFE) {
+                } else if (v instanceof BigDecimal d) {
+                    if (d.stripTrailingZeros().scale() <= 0 && d.abs().doubleValue() <= MAX_SAFE) {
                         return new OperationValue.Number(d.longValue());
                     }
                 }
             }
             case "float" -> {
                 if (v instanceof Number n && Double.isFinite(n.doubleValue())) {
-                    return new OperationValue.Number(n.doubleValue());
-                }
-                if (v instanceof Numeric n && Double.isFinite(n.doubleValue())) {
                     return new OperationValue.Number(n.doubleValue());
                 }
             }

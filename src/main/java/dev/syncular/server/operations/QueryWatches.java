@@ -1,9 +1,9 @@
 package dev.syncular.server.operations;
 
+import dev.syncular.server.storage.QueryReads;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Vertx;
-import io.vertx.mutiny.sqlclient.Pool;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -35,11 +35,11 @@ public final class QueryWatches {
     /** Active watches by partition (an entry only while non-zero; guarded by its own lock). */
     private final HashMap<String, Integer> perPartition = new HashMap<>();
 
-    public QueryWatches(RemoteOperations operations, WatchConfig config, Vertx vertx, Pool pool, String changesTable) {
+    public QueryWatches(RemoteOperations operations, WatchConfig config, Vertx vertx, QueryReads reads) {
         this.operations = operations;
         this.config = config;
         this.vertx = vertx;
-        this.commitTables = new CommitTables(pool, changesTable);
+        this.commitTables = new CommitTables(reads);
         this.runs = new WatchRuns(config.maxConcurrentRuns(), config.maxConcurrentRunsPerPartition());
     }
 

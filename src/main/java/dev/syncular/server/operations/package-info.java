@@ -11,8 +11,10 @@
  * {@code WatchSession} per socket, {@code WatchMessage} shapes, {@code CommitTables} for the tables a notified
  * commit touched, {@code WatchRuns} bounding concurrent runs) and the metrics hook ({@code OperationObserver}).
  *
- * <p>It depends on {@code schema}, {@code errors}, {@code sync} (scope resolution, the request context) and
- * {@code storage.postgres} (the physical row tables and the partition registry); the HTTP binding lives at the
+ * <p>It depends on {@code schema}, {@code errors}, {@code sync} (scope resolution, the request context) and the
+ * storage roles {@code storage.RowTables} (the SQL names a statement is rewritten to) and {@code storage.QueryReads}
+ * (where a snapshot runs — the primary or a read replica — and the tables of notified commits; the PostgreSQL one is
+ * {@code storage.postgres.PostgresQueryReads}, built by {@code boot}). It names no SQL client type. The HTTP binding lives at the
  * edge ({@code http.OperationsResource}), the watch socket and its commit signal in {@code realtime}
  * ({@code OperationWatchEndpoint}, {@code PodOperationWatches}), the meters in {@code observability.OperationMetrics}.
  */

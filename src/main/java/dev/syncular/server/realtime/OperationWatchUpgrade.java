@@ -6,6 +6,7 @@ import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.operations.OperationsConfig;
 import dev.syncular.server.round.HttpError;
+import dev.syncular.server.storage.StorageBusy;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.quarkus.websockets.next.HttpUpgradeCheck;
 import io.quarkus.websockets.next.UserData;
@@ -51,12 +52,13 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
             PodRealtime realtime,
             SyncularConfig config,
             PodOperationWatches pod,
-            OperationsConfig operations) {
+            OperationsConfig operations,
+            StorageBusy storageBusy) {
         this.pod = pod;
         this.maxConnections = operations.watch().maxConnections();
         this.realtime = realtime;
         this.handshake = new UpgradeHandshake<>(
-                TICKET_HEADER, "Operations watch", authenticator, new UpgradeToken(config.realtime()));
+                TICKET_HEADER, "Operations watch", authenticator, new UpgradeToken(config.realtime()), storageBusy);
     }
 
     void routes(@Observes Router router) {

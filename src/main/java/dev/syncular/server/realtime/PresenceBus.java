@@ -3,9 +3,8 @@ package dev.syncular.server.realtime;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.storage.RealtimeSignals;
 import dev.syncular.server.wire.realtime.ControlMessages;
-import io.vertx.mutiny.sqlclient.Pool;
-import io.vertx.mutiny.sqlclient.Tuple;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -16,8 +15,9 @@ import java.util.concurrent.CompletableFuture;
 import org.jboss.logging.Logger;
 
 /**
- * Presence between pods (§8.6 with several pods): PostgreSQL {@code NOTIFY} on the storage schema's presence
- * channel, heard by every pod's one LISTEN connection ({@link CommitNotifications}). A message is a small JSON
+ * Presence between pods (§8.6 with several pods): sent on the storage's presence channel
+ * ({@link RealtimeSignals#publishPresence}, PostgreSQL {@code NOTIFY}), heard by every pod's one listening connection
+ * ({@link CommitNotifications}). A message is a small JSON
  * object: {@code set} / {@code del} of a peer's document on a scope key, or {@code hello} (a pod started or
  * re-LISTENed: re-announce), {@code alive} (heartbeat) and {@code bye} (drain) about a pod.
  *
@@ -40,7 +40,7 @@ final class PresenceBus implements PresenceRegistry.Broadcast {
         void received(String pod, ObjectNode message);
     }
 
-    private final Pool pool;
+    private final RealtimeSignals signals;
     private final String channel;
     private final String podId;
     private long sent;
@@ -59,25 +59,16 @@ final class PresenceBus implements PresenceRegistry.Broadcast {
      * {@code dropped} runs for each message dropped at the bound; {@code reannounce} once the chain drained after
      * drops (it sends this pod's {@code bye} and documents again).
      */
-    PresenceBus(Pool pool, String channel, String podId, Runnable dropped, Runnable reannounce) {
+    PresenceBus(RealtimeSignals signals, String podId, Runnable dropped, Runnable reannounce) {
         this.dropped = dropped;
         this.reannounce = reannounce;
-        this.pool = pool;
-        this.channel = channel;
+        this.signals = signals;
+        this.channel = signals.presenceChannel();
         this.podId = podId;
     }
 
     String channel() {
         return channel;
-    }
-
-    /**
-     * The presence channel beside commit channel {@code commits} ({@code syncular_commits_<suffix>}):
-     * {@code syncular_presence_<suffix>}, at most the 63 bytes of a PostgreSQL identifier.
-     */
-    static String channelBeside(String commits) {
-        String channel = "syncular_presence_" + commits.substring("syncular_commits_".length());
-        return channel.length() > 63 ? channel.substring(0, 63) : channel;
     }
 
     @Override
@@ -135,8 +126,8 @@ final class PresenceBus implements PresenceRegistry.Broadcast {
         }
         queued++;
         queuedChars += chars;
-        tail = tail.thenCompose(v -> pool.preparedQuery("SELECT count(pg_notify($1, c)) FROM unnest($2::text[]) AS c")
-                        .execute(Tuple.of(channel, chunks))
+        List<String> all = List.of(chunks);
+        tail = tail.thenCompose(v -> signals.publishPresence(all)
                         .subscribeAsCompletionStage()
                         .<Void>thenApply(rows -> null)
                         .exceptionally(e -> {

@@ -4,6 +4,7 @@ import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.ClientRecord;
 import dev.syncular.server.storage.PartitionState;
+import dev.syncular.server.storage.StorageBusy;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.AuthLeases;
 import dev.syncular.server.sync.RealtimeDelta;
@@ -52,6 +53,7 @@ public final class RealtimeChannel {
 
     private final RealtimeHub hub;
     private final SyncStorage storage;
+    private final StorageBusy storageBusy;
     private final ScopeResolver resolver;
     private final SchemaWindow window;
     private final Supplier<SyncEngine> engine;
@@ -66,7 +68,9 @@ public final class RealtimeChannel {
             SchemaWindow window,
             Supplier<SyncEngine> engine,
             long maxRequestBytes,
+            StorageBusy storageBusy,
             BufferBudget budget) {
+        this.storageBusy = storageBusy;
         this.budget = budget;
         this.hub = hub;
         this.storage = storage;
@@ -138,6 +142,7 @@ public final class RealtimeChannel {
                 prepared,
                 true,
                 maxRequestBytes,
+                storageBusy,
                 hub.presence().rate());
         s.failures = hub.metrics().failures();
         connection.userData().put(SESSION, s);

@@ -1,18 +1,15 @@
 package dev.syncular.server.realtime;
 
-import dev.syncular.server.config.ReadWriteTarget;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.RealtimeSignals;
+import dev.syncular.server.storage.SignalListener;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.Tracing;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.websockets.next.WebSocketConnection;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Vertx;
-import io.vertx.mutiny.sqlclient.Pool;
-import io.vertx.pgclient.PgConnectOptions;
 import java.time.Duration;
-import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
@@ -29,15 +26,9 @@ import java.util.function.LongSupplier;
  * composition see. The pod has one ({@link PodRealtime}); each conformance instance has its own.
  */
 public final class RealtimeHub {
-    /**
-     * What a hub is configured with. {@code podId} names the LISTEN connection ({@code application_name});
-     * {@code listen} are its connection options, one per database host in the datasource's order (the options the
-     * application's pool connects with, {@code config.BoundedPgPool#listenOptions}): the hub listens on the only
-     * one or, when there are more, on the one that accepts writes ({@link ReadWriteTarget}).
-     */
+    /** What a hub is configured with. {@code podId} names the pod in the presence relay (and its LISTEN connection). */
     public record Settings(
             String podId,
-            List<PgConnectOptions> listen,
             long maxDeltaBytes,
             int maxUnackedDeltas,
             boolean presenceEnabled,
@@ -48,14 +39,7 @@ public final class RealtimeHub {
             Duration outboundStuckTimeout,
             double presencePerSecond,
             int presenceBurst,
-            double fanoutBytesPerSecond) {
-        public Settings {
-            if (listen.isEmpty()) {
-                throw new IllegalArgumentException("a realtime hub needs the connection options of one database host");
-            }
-            listen = List.copyOf(listen);
-        }
-    }
+            double fanoutBytesPerSecond) {}
 
     private final Settings settings;
     private final Vertx vertx;
@@ -97,8 +81,8 @@ public final class RealtimeHub {
     }
 
     /**
-     * A hub reading notified commits from {@code storage}, listening on {@code signals}' channels, sending presence
-     * {@code NOTIFY}s on {@code pool}; {@code serves} is the engine's serve gate (§2.4: deltas wait while it refuses).
+     * A hub reading notified commits from {@code storage}, listening on {@code signals}' channels through
+     * {@code listener}, sending presence on {@code signals}; {@code serves} is the engine's serve gate (§2.4: deltas wait while it refuses).
      */
     public RealtimeHub(
             Settings settings,
@@ -106,7 +90,7 @@ public final class RealtimeHub {
             RealtimeSignals signals,
             SchemaWindow window,
             Vertx vertx,
-            Pool pool,
+            SignalListener listener,
             MeterRegistry registry,
             Function<String, Uni<Boolean>> serves,
             Tracing tracing) {
@@ -115,8 +99,7 @@ public final class RealtimeHub {
         // the parts the gauges read are built first; the bus's callbacks run only once the hub is built
         FanoutReads fanoutReads = new FanoutReads(DeltaDelivery.FANOUT_READS, DeltaDelivery.FANOUT_BACKLOG);
         PresenceBus bus = new PresenceBus(
-                pool,
-                PresenceBus.channelBeside(signals.notificationChannel()),
+                signals,
                 settings.podId(),
                 () -> metrics().presenceNotifyDrop(),
                 () -> presence().reannounce());
@@ -130,7 +113,7 @@ public final class RealtimeHub {
                 settings, fanoutReads, sessions, storage, window, serves, tracing, metrics, () -> traffic);
         this.heartbeats = new Heartbeats(settings, vertx, sessions, presence, signals, metrics);
         this.notifications = new CommitNotifications(
-                settings, vertx, signals, sessions, delivery, presence, metrics, this::draining);
+                listener, vertx, signals, sessions, delivery, presence, metrics, this::draining);
     }
 
     /** Where this hub tells each partition's traffic ({@link PartitionTraffic#NONE} until set). */

@@ -1,5 +1,6 @@
 package dev.syncular.server.realtime;
 
+import dev.syncular.server.storage.StorageBusy;
 import dev.syncular.server.sync.RealtimeDelta;
 import dev.syncular.server.sync.SyncRequestContext;
 import dev.syncular.server.wire.realtime.ChannelTag;
@@ -104,8 +105,9 @@ final class RealtimeSession {
             long latestCursor,
             boolean behind,
             long maxRequestBytes,
+            StorageBusy storageBusy,
             PresenceRate presenceRate) {
-        this.rounds = new SocketRound(maxRequestBytes);
+        this.rounds = new SocketRound(maxRequestBytes, storageBusy);
         this.presenceRate = presenceRate;
         this.outbound = outbound;
         this.sessionId = sessionId;

@@ -6,6 +6,7 @@ import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.round.HttpError;
 import dev.syncular.server.storage.StorableText;
+import dev.syncular.server.storage.StorageBusy;
 import io.quarkus.websockets.next.HttpUpgradeCheck;
 import io.quarkus.websockets.next.UserData;
 import io.smallrye.mutiny.Uni;
@@ -43,10 +44,11 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
     private final UpgradeHandshake<RealtimeChannel.Prepared> handshake;
 
     @Inject
-    public RealtimeUpgrade(Authenticator authenticator, PodRealtime realtime, SyncularConfig config) {
+    public RealtimeUpgrade(
+            Authenticator authenticator, PodRealtime realtime, SyncularConfig config, StorageBusy storageBusy) {
         this.realtime = realtime;
-        this.handshake =
-                new UpgradeHandshake<>(TICKET_HEADER, "Realtime", authenticator, new UpgradeToken(config.realtime()));
+        this.handshake = new UpgradeHandshake<>(
+                TICKET_HEADER, "Realtime", authenticator, new UpgradeToken(config.realtime()), storageBusy);
     }
 
     void routes(@Observes Router router) {

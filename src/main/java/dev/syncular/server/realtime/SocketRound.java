@@ -7,6 +7,7 @@ import dev.syncular.server.round.RequestIntake;
 import dev.syncular.server.round.RoundFailure;
 import dev.syncular.server.round.RoundResponse;
 import dev.syncular.server.round.SyncRound;
+import dev.syncular.server.storage.StorageBusy;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.wire.ErrorFrame;
 import dev.syncular.server.wire.Frame;
@@ -59,11 +60,13 @@ final class SocketRound {
     static final String IDENTITY = "identity";
 
     private final long maxRequestBytes;
+    private final StorageBusy storageBusy;
     /** The request arriving, under the cap and the pod's buffer budget; {@code null} between rounds. */
     private RequestIntake request;
 
-    SocketRound(long maxRequestBytes) {
+    SocketRound(long maxRequestBytes, StorageBusy storageBusy) {
         this.maxRequestBytes = maxRequestBytes;
+        this.storageBusy = storageBusy;
     }
 
     /**
@@ -208,8 +211,8 @@ final class SocketRound {
      * §8.7: a request-level failure as the minimal response stream {@code RESP_HEADER, ERROR, END}, mapped as
      * {@code POST /sync} maps it ({@link RoundFailure}); anything outside the catalogue is logged here only.
      */
-    private static List<Frame> failure(RealtimeSession session, Throwable e) {
-        RoundFailure failure = RoundFailure.of(e);
+    private List<Frame> failure(RealtimeSession session, Throwable e) {
+        RoundFailure failure = RoundFailure.of(e, storageBusy);
         if (failure.internal()) {
             LOG.error("Socket round failed; answered as sync.internal_error", e);
         }

@@ -5,6 +5,7 @@ import dev.syncular.server.round.ErrorBodies;
 import dev.syncular.server.round.HttpError;
 import dev.syncular.server.round.RoundFailure;
 import dev.syncular.server.round.SyncRound;
+import dev.syncular.server.storage.StorageBusy;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.quarkus.websockets.next.HttpUpgradeCheck;
 import io.smallrye.mutiny.Uni;
@@ -38,11 +39,19 @@ final class UpgradeHandshake<T> {
     private final String socketName;
     private final Authenticator authenticator;
     private final UpgradeToken browserToken;
+    private final StorageBusy storageBusy;
 
     /**
      * @param socketName   names the socket in the log line of an internal failure
+     * @param storageBusy  which failures are a transient storage refusal (answered {@code sync.rate_limited})
      */
-    UpgradeHandshake(String ticketHeader, String socketName, Authenticator authenticator, UpgradeToken browserToken) {
+    UpgradeHandshake(
+            String ticketHeader,
+            String socketName,
+            Authenticator authenticator,
+            UpgradeToken browserToken,
+            StorageBusy storageBusy) {
+        this.storageBusy = storageBusy;
         this.ticketHeader = ticketHeader;
         this.socketName = socketName;
         this.authenticator = authenticator;
@@ -96,7 +105,7 @@ final class UpgradeHandshake<T> {
 
     /** The §10.1 JSON error with its HTTP status, mapped as {@code POST /sync} maps it ({@link RoundFailure}). */
     void refuse(RoutingContext rc, Throwable e) {
-        RoundFailure error = RoundFailure.of(e);
+        RoundFailure error = RoundFailure.of(e, storageBusy);
         if (error.internal()) {
             LOG.errorf(e, "%s upgrade failed; answered as sync.internal_error", socketName);
         }

@@ -26,8 +26,9 @@
  *       (the loudest tenants, set by the composition's producer).</li>
  *   <li>{@link dev.syncular.server.realtime.SessionSet}: the hub's session set (§8.6.4), the pod's open
  *       connections by partition — joins and leaves (§8.1), the open count, the socket rounds in flight.</li>
- *   <li>{@link dev.syncular.server.realtime.CommitNotifications}: the one PostgreSQL {@code LISTEN} connection and
- *       its failover and reconnects (backoff; a re-{@code LISTEN} wakes every local socket, spread in time, §8.3,
+ *   <li>{@link dev.syncular.server.realtime.CommitNotifications}: the hub's one listening connection to the
+ *       storage's signal channels (the storage role {@code storage.SignalListener}, which owns the connection, its
+ *       failover and reconnects with backoff; a re-{@code LISTEN} wakes every local socket, spread in time, §8.3,
  *       §8.4) — the commit channel's post-commit notifications (§8.2) and epoch rotations (§2.1), handed to the
  *       {@link dev.syncular.server.realtime.RealtimeHub.CommitListener}s and the delta delivery, the control
  *       channel's operator disconnects, the presence channel.</li>
@@ -41,7 +42,8 @@
  *       past a connection's {@link dev.syncular.server.realtime.PresenceRate}) and of the other pods into the
  *       registry; this pod's {@code hello}, {@code alive} and {@code bye}.</li>
  *   <li>{@link dev.syncular.server.realtime.PresenceRegistry} and {@link dev.syncular.server.realtime.PresenceBus}:
- *       §8.6 presence, in memory, shared between pods by {@code NOTIFY}.</li>
+ *       §8.6 presence, in memory, shared between pods on the storage's presence channel
+ *       ({@code storage.RealtimeSignals#publishPresence}).</li>
  *   <li>{@link dev.syncular.server.realtime.CredentialLifetime}: a socket ends (4401) when the credential of its
  *       upgrade stops being accepted (§8.1, §10.2 {@code sync.auth_required});
  *       {@link dev.syncular.server.realtime.UpgradeToken}: a browser's bearer token from the upgrade's query
@@ -61,9 +63,10 @@
  * </ul>
  *
  * <p>Nothing about a connection lives outside the pod that holds it; pods share only the database (commit,
- * presence and control notifications). Part of the Quarkus edge, just below the composition root
- * ({@code boot}, which assembles it): may depend on every lower package (the round handler in {@code round}
- * among them, {@code auth}, {@code config}, {@code ops} for the scope-resolver failure metrics), never on
- * {@code http}; {@code boot}, {@code http} and the conformance host use it.
+ * presence and control notifications), reached through the storage roles {@code storage.RealtimeSignals} and
+ * {@code storage.SignalListener} (the PostgreSQL ones are built by {@code boot}); it names no SQL client type. Below
+ * the edge ({@code http}) and the composition root ({@code boot}, which assembles it): may depend on every lower
+ * package (the round handler in {@code round} among them, {@code auth}, {@code config}, {@code ops} for the
+ * scope-resolver failure metrics); {@code boot}, {@code http} and the conformance host use it.
  */
 package dev.syncular.server.realtime;

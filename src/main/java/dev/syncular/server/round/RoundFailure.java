@@ -2,8 +2,8 @@ package dev.syncular.server.round;
 
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
+import dev.syncular.server.storage.StorageBusy;
 import dev.syncular.server.storage.StorageException;
-import dev.syncular.server.storage.postgres.PostgresStores;
 import dev.syncular.server.wire.WireException;
 import java.util.Map;
 
@@ -17,7 +17,7 @@ import java.util.Map;
  *   <li>a {@link HttpError} keeps its status and code, without details;</li>
  *   <li>a decode {@link WireException} keeps its code (default {@code sync.invalid_request}) and details;</li>
  *   <li>a transient storage failure — a full push queue or connection pool, a lock or statement timeout, a
- *       deadlock, the database or the object store unavailable ({@link PostgresStores#busy}; an S3 store raises its
+ *       deadlock, the database or the object store unavailable (what the storage classifies so, {@link StorageBusy}; an S3 store raises its
  *       outages as such, {@code s3.S3Outage}) — is 429 {@code sync.rate_limited} (§10.2 "host adapter
  *       errors": the mapping hook) with the storage's {@code reason} and {@code retryAfterMs}: nothing was
  *       written, the same request may retry;</li>
@@ -31,8 +31,9 @@ import java.util.Map;
 public record RoundFailure(
         ErrorCode code, int status, String message, Map<String, Object> details, boolean retryAfter, boolean internal) {
 
-    public static RoundFailure of(Throwable e) {
-        SyncError busy = rateLimited(e);
+    /** {@code e} mapped, with {@code storage} saying which failures are a transient storage refusal. */
+    public static RoundFailure of(Throwable e, StorageBusy storage) {
+        SyncError busy = rateLimited(e, storage);
         if (busy != null) {
             e = busy;
         }
@@ -52,11 +53,11 @@ public record RoundFailure(
     }
 
     /**
-     * A transient storage failure ({@link PostgresStores#busy}) as {@code sync.rate_limited}, with the
+     * A transient storage failure ({@link StorageBusy}) as {@code sync.rate_limited}, with the
      * storage's {@code reason} and {@code retryAfterMs} in the details; {@code null} for anything else.
      */
-    public static SyncError rateLimited(Throwable e) {
-        StorageException busy = PostgresStores.busy(e);
+    public static SyncError rateLimited(Throwable e, StorageBusy storage) {
+        StorageException busy = storage.busy(e);
         return busy == null
                 ? null
                 : new SyncError(ErrorCode.RATE_LIMITED, "the server is busy; retry later", busy.details());

@@ -15,7 +15,8 @@
  *       its chunks ({@code ResponseBody}), a large compressed response produced on the worker pool;</li>
  *   <li>{@code RoundFailure}: catalogue code, status, details, {@code Retry-After} ({@code HttpError} for a status
  *       other than the code's), rendered as the §10.1 JSON body ({@code ErrorBodies}) or in-band as
- *       {@code RESP_HEADER, ERROR, END}.</li>
+ *       {@code RESP_HEADER, ERROR, END}; a transient storage failure as the storage classifies it
+ *       ({@code storage.StorageBusy}).</li>
  * </ul>
  *
  * <p>Binding-neutral: no route, socket or request object. Above {@code sync} and {@code auth}, below the edge:

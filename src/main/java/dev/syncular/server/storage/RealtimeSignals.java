@@ -1,11 +1,13 @@
 package dev.syncular.server.storage;
 
 import io.smallrye.mutiny.Uni;
+import java.util.List;
 
 /**
- * The storage's signals to the realtime hubs of every pod (§8.2, §8.3): the channel each commit is announced on,
- * the control channel operator disconnects travel on, and the fill of the notification queue they share. The
- * PostgreSQL storage implements them with {@code LISTEN}/{@code NOTIFY}.
+ * The storage's signals to the realtime hubs of every pod (§8.2, §8.3, §8.6): the channel each commit is announced
+ * on, the control channel operator disconnects travel on, the presence channel the pods relay presence on, and the
+ * fill of the notification queue they share. The PostgreSQL storage implements them with {@code LISTEN}/{@code
+ * NOTIFY}; a hub hears them through a {@link SignalListener}.
  */
 public interface RealtimeSignals {
 
@@ -38,4 +40,13 @@ public interface RealtimeSignals {
      * listening connection is down at that moment do not hear it.
      */
     Uni<Void> announce(SocketDisconnect disconnect);
+
+    /** The channel the realtime hubs relay presence between the pods on (§8.6 with several pods). */
+    String presenceChannel();
+
+    /**
+     * Sends {@code chunks} (the chunks of one presence message, each under 8000 bytes) on {@link #presenceChannel}
+     * in one statement — one transaction: delivered together and in order — to every pod, this one included.
+     */
+    Uni<Void> publishPresence(List<String> chunks);
 }

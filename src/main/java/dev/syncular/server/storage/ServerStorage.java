@@ -4,7 +4,8 @@ import io.smallrye.mutiny.Uni;
 
 /**
  * Every role of the server's storage at once, for what assembles a server from it (the composition root, the
- * conformance host's instances); every other user depends on the one role it uses.
+ * conformance host's instances); every other user depends on the one role it uses. It also says which of its
+ * failures are transient refusals ({@link StorageBusy}).
  */
 public interface ServerStorage
         extends SyncStorage,
@@ -14,7 +15,8 @@ public interface ServerStorage
                 ReactionStorage,
                 RowTables,
                 ConsoleSessionStorage,
-                TenantLoadStorage {
+                TenantLoadStorage,
+                StorageBusy {
 
     /** The namespace (the PostgreSQL schema) holding every storage object. */
     String pgSchema();

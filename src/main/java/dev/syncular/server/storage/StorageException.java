@@ -17,6 +17,8 @@ import java.util.Map;
  *   <li>{@link #UNKNOWN_PARTITION} — the partition is not in the registry (§2.1);
  *   <li>{@link #LOG_EPOCH_MISMATCH} — a prune whose captured epoch is stale (§4.6);
  *   <li>{@link #DUPLICATE_PUSH_RESULT} — an idempotency key already holds a result (§2.3);
+ *   <li>{@link #IDEMPOTENCY_RECORD_UNREADABLE} — the locked idempotency lookup could not read the record (§6.3: the
+ *       push answers the retryable {@code sync.idempotency_cache_miss}); the conformance host's fault raises it;
  *   <li>{@link #INVALID_ARGUMENT} — a caller bug (unknown table, wrong arity, missing scopes);
  *   <li>{@link #UNIQUE_VIOLATION} — a row write a declared unique index refused (§10.2
  *       {@code sync.constraint_violation} to the pushing client);
@@ -36,6 +38,9 @@ public class StorageException extends RuntimeException {
     public static final String UNKNOWN_PARTITION = "sync.storage.unknown_partition";
     public static final String LOG_EPOCH_MISMATCH = "sync.storage.log_epoch_mismatch";
     public static final String DUPLICATE_PUSH_RESULT = "sync.storage.duplicate_push_result";
+    /** {@link PushTx#findPushResult} could not read the idempotency record (§6.3 {@code sync.idempotency_cache_miss}). */
+    public static final String IDEMPOTENCY_RECORD_UNREADABLE = "sync.storage.idempotency_record_unreadable";
+
     public static final String MISSING_SCOPES = "sync.missing_scopes";
     public static final String INVALID_ARGUMENT = "sync.storage.invalid_argument";
     /** An append by a writer older than the partition's writer fence (§2.4 "Schema upgrade writer fence"). */

@@ -34,7 +34,14 @@
  * dev.syncular.server.storage.TenantLoadStorage} (each pod's loudest tenants, {@link
  * dev.syncular.server.storage.TenantLoadRow}, summed over the pods for the console); {@link
  * dev.syncular.server.storage.ServerStorage} is all of them at once, for the composition root and the conformance
- * host that assemble servers from it.
+ * host that assemble servers from it. {@link dev.syncular.server.storage.StorageBusy} is the storage's own word on
+ * which failures are transient refusals ({@code sync.storage.busy}, answered 429 {@code sync.rate_limited}, §10.2
+ * "host adapter errors"): the error mapping ({@code round.RoundFailure}) and the tenant figures ask it, not the
+ * implementation. {@link dev.syncular.server.storage.QueryReads} runs the remote operations' snapshots and reads
+ * the tables of notified commits (REMOTE.md §2, §6; {@link dev.syncular.server.storage.QuerySnapshot}), {@link
+ * dev.syncular.server.storage.SignalListener} is a realtime hub's listening connection to the {@link
+ * dev.syncular.server.storage.RealtimeSignals} channels (§8.2, §8.3, §8.6), and {@link
+ * dev.syncular.server.storage.StorageBackup} the conformance host's §2.1 backup and restore.
  *
  * <p>May depend on {@code schema} (the compiled schema), {@code wire} (ops, commit statuses, row values) and
  * Mutiny; on nothing above it (no {@code sync}, {@code http}, {@code ops}). The PostgreSQL implementation

@@ -11,6 +11,7 @@ import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.PushReadHint;
 import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.StorableText;
+import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.PushOperations.Rejection;
@@ -73,7 +74,6 @@ final class CommitPush {
     private final PushOperations operations;
     private final SyncObserver observer;
     private final WritePolicy policy;
-    private final IdempotencyLookupFault fault;
     private final Tracing tracing;
 
     CommitPush(
@@ -86,11 +86,9 @@ final class CommitPush {
             PushOperations operations,
             SyncObserver observer,
             WritePolicy policy,
-            IdempotencyLookupFault fault,
             Tracing tracing) {
         this.tracing = tracing;
         this.policy = policy;
-        this.fault = fault;
         this.window = window;
         this.storage = storage;
         this.blobs = blobs;
@@ -121,6 +119,7 @@ final class CommitPush {
         String partition = round.ctx.partition();
         String clientId = round.header.clientId();
         boolean[] replayed = {false};
+        boolean[] unreadable = {false}; // the storage could not read the idempotency record (this attempt)
         PushCommit[] ran = {commit}; // a server command's commit once it ran (REMOTE.md §3), else the pushed one
         List<PlannedReaction> planned = new ArrayList<>(); // the reactions the committed transaction appended (§6.9)
         // the staged rows of the latest attempt: a unique index's refusal surfaces after the work (its writes are
@@ -163,15 +162,21 @@ final class CommitPush {
                                                 // The idempotency lookup and the row prefetch go out together (one
                                                 // round trip under the
                                                 // lock); the prefetched rows are used only when the commit is new.
+                                                unreadable[0] = false;
                                                 return Uni.combine()
                                                         .all()
                                                         .unis(
                                                                 tx.findPushResult(clientId, commit.clientCommitId())
-                                                                        .map(Optional::ofNullable),
+                                                                        .map(Optional::ofNullable)
+                                                                        .onFailure(CommitPush::unreadableRecord)
+                                                                        .recoverWithItem(e -> {
+                                                                            unreadable[0] = true;
+                                                                            return Optional.<PushOutcome>empty();
+                                                                        }),
                                                                 prefetch(tx, prefetchIds))
                                                         .asTuple();
                                             })
-                                            .flatMap(found -> fault.failNow()
+                                            .flatMap(found -> unreadable[0]
                                                     // §6.3: an unreadable idempotency record answers the retryable
                                                     // cache miss; nothing applied
                                                     ? Uni.createFrom().item(cacheMiss(commit))
@@ -370,6 +375,11 @@ final class CommitPush {
     }
 
     /** §6.3: an unreadable retained result answers {@code sync.idempotency_cache_miss} and is not persisted. */
+    /** §6.3: the storage could not read the idempotency record (answered with the retryable cache miss). */
+    private static boolean unreadableRecord(Throwable e) {
+        return e instanceof StorageException se && StorageException.IDEMPOTENCY_RECORD_UNREADABLE.equals(se.code());
+    }
+
     private static List<Frame> cacheMiss(PushCommit commit) {
         return List.of(new PushResult(
                 commit.clientCommitId(),

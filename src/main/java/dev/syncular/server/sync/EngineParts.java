@@ -34,7 +34,6 @@ import java.util.function.LongSupplier;
  * @param policy      the host's row and whole-commit validators and reaction planners, §6.7–§6.9
  *                    ({@link WritePolicy#NONE})
  * @param leases      §7.3 auth leases ({@link AuthLeases#OFF}: no {@code LEASE} frame, no lookups)
- * @param fault       the idempotency-lookup fault seam ({@link IdempotencyLookupFault#NONE} in production)
  * @param admission   the per-actor / per-partition concurrency limits every round is admitted against
  *                    ({@link RoundAdmission#NONE}: none)
  * @param tracing     the spans of rounds, pushes, pulls, segment builds and downloads ({@link Tracing#OFF}: none)
@@ -59,7 +58,6 @@ public record EngineParts(
         BlobStore blobs,
         WritePolicy policy,
         AuthLeases leases,
-        IdempotencyLookupFault fault,
         RoundAdmission admission,
         Tracing tracing,
         ReadReplicas replicas,
@@ -80,7 +78,6 @@ public record EngineParts(
         Objects.requireNonNull(blobs, "blobs");
         Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(leases, "leases");
-        Objects.requireNonNull(fault, "fault");
         Objects.requireNonNull(admission, "admission");
         Objects.requireNonNull(memory, "memory");
         Objects.requireNonNull(tracing, "tracing");
@@ -114,7 +111,6 @@ public record EngineParts(
         private BlobStore blobs = BlobStore.NONE;
         private WritePolicy policy = WritePolicy.NONE;
         private AuthLeases leases = AuthLeases.OFF;
-        private IdempotencyLookupFault fault = IdempotencyLookupFault.NONE;
         private RoundAdmission admission = RoundAdmission.NONE;
         private ResponseMemory memory = ResponseMemory.NONE;
         private Tracing tracing = Tracing.OFF;
@@ -178,11 +174,6 @@ public record EngineParts(
             return this;
         }
 
-        public Builder fault(IdempotencyLookupFault fault) {
-            this.fault = fault;
-            return this;
-        }
-
         public Builder memory(ResponseMemory memory) {
             this.memory = memory;
             return this;
@@ -224,7 +215,6 @@ public record EngineParts(
                     blobs,
                     policy,
                     leases,
-                    fault,
                     admission,
                     tracing,
                     replicas,

@@ -122,7 +122,6 @@ public final class SyncEngine {
                 new PushOperations(window, parts.merger(), policy, parts.queries(), parts.limits()),
                 observer,
                 policy,
-                parts.fault(),
                 tracing);
         this.delivery = new SegmentDelivery(window, storage, segments, resolver, limits, clockMs, check, urls);
         RowsLane rows = new RowsLane(delivery);

@@ -37,8 +37,9 @@
  *       live-authorized round, the outage enforcement seam with {@code sync.auth_lease_required} /
  *       {@code sync.auth_lease_revoked}, revocation) over the storage's
  *       {@link dev.syncular.server.storage.AuthLeaseStore}; the host signals an outage with
- *       {@link dev.syncular.server.sync.ScopeResolverOutage}. {@link dev.syncular.server.sync.IdempotencyLookupFault}
- *       is the §6.3 cache-miss fault seam of the conformance host.</li>
+ *       {@link dev.syncular.server.sync.ScopeResolverOutage}. An idempotency record the storage cannot read
+ *       ({@code sync.storage.idempotency_record_unreadable}) is answered with the §6.3 retryable
+ *       {@code sync.idempotency_cache_miss} (the conformance host's fault decorates its instances' storage).</li>
  *   <li>Blobs (§5.9): {@link dev.syncular.server.sync.BlobService}, the upload / download / sweep logic of the
  *       blob routes.</li>
  *   <li>Operations: {@link dev.syncular.server.sync.SyncObserver}, what the engine tells metrics and the admin

@@ -13,7 +13,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The fault campaign ({@link FaultCampaignIT}: two packaged pods, the same clients, schedule and invariants) on a
  * PostgreSQL run by a real HA manager: a pg_auto_failover formation of the test's own ({@link AutoFailoverFormation}:
  * a monitor, a primary and its synchronous standby), which the pods reach through a host list, the write endpoint of
- * a failover pair ({@code quarkus.datasource.reactive.url}, {@code config.ReadWriteTarget}). Besides the pods' and
+ * a failover pair ({@code quarkus.datasource.reactive.url}, {@code storage.postgres.ReadWriteTarget}). Besides the pods' and
  * clients' faults the schedule draws the HA manager's: a planned failover ({@link FaultSchedule.Kind#FAILOVER},
  * {@code pg_autoctl perform failover}) and the primary node killed ({@link FaultSchedule.Kind#KILL_PRIMARY}: the
  * monitor promotes the standby by itself, the node rejoins as the standby later). The pods must follow each new

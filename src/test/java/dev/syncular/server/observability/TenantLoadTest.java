@@ -7,6 +7,7 @@ import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.TenantLoadRow;
+import dev.syncular.server.storage.postgres.PostgresStores;
 import dev.syncular.server.sync.RoundAdmission;
 import dev.syncular.server.sync.SyncObserver;
 import java.util.List;
@@ -21,7 +22,7 @@ import org.junit.jupiter.api.Test;
  */
 class TenantLoadTest {
     private final AtomicLong now = new AtomicLong(1_000_000);
-    private final TenantLoad load = new TenantLoad(now::get);
+    private final TenantLoad load = new TenantLoad(now::get, PostgresStores::busy);
 
     private static SyncObserver.Commit applied(String partition, long bytes) {
         return new SyncObserver.Commit(partition, "c", "cc", SyncObserver.CommitOutcome.APPLIED, null, 1, bytes);

@@ -3,6 +3,7 @@ package dev.syncular.server.realtime;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.storage.postgres.PostgresSignalListener;
 import dev.syncular.server.testsupport.PrometheusScrape;
 import dev.syncular.server.testsupport.ServerProcess;
 import dev.syncular.server.testsupport.StartsProcesses;
@@ -53,12 +54,12 @@ class ListenFirstConnectIT {
 
     @Test
     void failedConnectsInARowBackOffFromHalfASecondToTenSeconds() {
-        assertEquals(500, CommitNotifications.reconnectDelayMs(0), "after a lost connection");
-        assertEquals(500, CommitNotifications.reconnectDelayMs(1));
-        assertEquals(1_000, CommitNotifications.reconnectDelayMs(2));
-        assertEquals(2_000, CommitNotifications.reconnectDelayMs(3));
-        assertEquals(8_000, CommitNotifications.reconnectDelayMs(5));
-        assertEquals(10_000, CommitNotifications.reconnectDelayMs(6));
-        assertEquals(10_000, CommitNotifications.reconnectDelayMs(1_000));
+        assertEquals(500, PostgresSignalListener.reconnectDelayMs(0), "after a lost connection");
+        assertEquals(500, PostgresSignalListener.reconnectDelayMs(1));
+        assertEquals(1_000, PostgresSignalListener.reconnectDelayMs(2));
+        assertEquals(2_000, PostgresSignalListener.reconnectDelayMs(3));
+        assertEquals(8_000, PostgresSignalListener.reconnectDelayMs(5));
+        assertEquals(10_000, PostgresSignalListener.reconnectDelayMs(6));
+        assertEquals(10_000, PostgresSignalListener.reconnectDelayMs(1_000));
     }
 }

@@ -5,9 +5,9 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
-import dev.syncular.server.config.BoundedPgPool;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.SocketDisconnect;
+import dev.syncular.server.storage.postgres.BoundedPgPool;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.testsupport.OwnApp;
 import dev.syncular.server.testsupport.QuickstartAdminProfile;

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.storage.postgres.PostgresStores;
 import dev.syncular.server.wire.ErrorFrame;
 import dev.syncular.server.wire.Frame;
 import dev.syncular.server.wire.RespHeader;
@@ -30,9 +31,14 @@ import org.junit.jupiter.api.Test;
  */
 class RoundFailureTest {
 
+    /** The mapping with the PostgreSQL storage's classification of a transient failure (what boot provides). */
+    private static RoundFailure failure(Throwable e) {
+        return RoundFailure.of(e, PostgresStores::busy);
+    }
+
     @Test
     void aSyncErrorKeepsItsCodeStatusAndDetails() {
-        RoundFailure f = RoundFailure.of(new SyncError(ErrorCode.FORBIDDEN, "no", Map.of("table", "notes")));
+        RoundFailure f = failure(new SyncError(ErrorCode.FORBIDDEN, "no", Map.of("table", "notes")));
         assertEquals(ErrorCode.FORBIDDEN, f.code());
         assertEquals(ErrorCode.FORBIDDEN.httpStatus, f.status());
         assertEquals("no", f.message());
@@ -43,18 +49,17 @@ class RoundFailureTest {
 
     @Test
     void rateLimitedAndSchemaNotReadyCarryRetryAfterFromTheirDetails() {
-        RoundFailure busy =
-                RoundFailure.of(new SyncError(ErrorCode.RATE_LIMITED, "busy", Map.of("retryAfterMs", 2500)));
+        RoundFailure busy = failure(new SyncError(ErrorCode.RATE_LIMITED, "busy", Map.of("retryAfterMs", 2500)));
         assertTrue(busy.retryAfter());
         assertEquals("3", busy.retryAfterSeconds(), "rounded up to whole seconds");
-        RoundFailure notReady = RoundFailure.of(new SyncError(ErrorCode.SCHEMA_NOT_READY, "wait"));
+        RoundFailure notReady = failure(new SyncError(ErrorCode.SCHEMA_NOT_READY, "wait"));
         assertTrue(notReady.retryAfter());
         assertEquals("1", notReady.retryAfterSeconds(), "at least one second");
     }
 
     @Test
     void anHttpErrorKeepsItsStatusWithoutDetails() {
-        RoundFailure f = RoundFailure.of(new HttpError(413, ErrorCode.INVALID_REQUEST, "too large"));
+        RoundFailure f = failure(new HttpError(413, ErrorCode.INVALID_REQUEST, "too large"));
         assertEquals(413, f.status());
         assertEquals(ErrorCode.INVALID_REQUEST, f.code());
         assertEquals(Map.of(), f.details());
@@ -62,9 +67,9 @@ class RoundFailureTest {
 
     @Test
     void aDecodeErrorKeepsItsCodeOrIsAnInvalidRequest() {
-        RoundFailure empty = RoundFailure.of(new WireException(WireException.EMPTY_COMMIT, "empty", Map.of()));
+        RoundFailure empty = failure(new WireException(WireException.EMPTY_COMMIT, "empty", Map.of()));
         assertEquals(ErrorCode.EMPTY_COMMIT, empty.code());
-        RoundFailure other = RoundFailure.of(new WireException("sync.not_a_catalogue_code", "odd", Map.of("at", 3)));
+        RoundFailure other = failure(new WireException("sync.not_a_catalogue_code", "odd", Map.of("at", 3)));
         assertEquals(ErrorCode.INVALID_REQUEST, other.code());
         assertEquals(400, other.status());
         assertEquals(Map.of("at", 3), other.details());
@@ -74,7 +79,7 @@ class RoundFailureTest {
     void aBusyStorageIsRateLimitedWithItsReason() {
         StorageException busy = new StorageException(
                 StorageException.BUSY, "storage is busy", Map.of("reason", "lock_timeout", "retryAfterMs", 1000L));
-        RoundFailure f = RoundFailure.of(new CompletionException(busy));
+        RoundFailure f = failure(new CompletionException(busy));
         assertEquals(ErrorCode.RATE_LIMITED, f.code());
         assertEquals(429, f.status());
         assertEquals("lock_timeout", f.details().get("reason"));
@@ -105,7 +110,7 @@ class RoundFailureTest {
                 new PgException("cannot execute INSERT in a read-only transaction", "ERROR", "25006", null),
                 "read_only");
         reasons.forEach((failure, reason) -> {
-            RoundFailure f = RoundFailure.of(new CompletionException(failure));
+            RoundFailure f = failure(new CompletionException(failure));
             assertEquals(ErrorCode.RATE_LIMITED, f.code(), failure.toString());
             assertEquals(reason, f.details().get("reason"), failure.toString());
             assertEquals("1", f.retryAfterSeconds());
@@ -114,7 +119,7 @@ class RoundFailureTest {
 
     @Test
     void anythingElseIsAnInternalErrorWithAStaticMessage() {
-        RoundFailure f = RoundFailure.of(new IllegalStateException("secret-token-abc leaked into a message"));
+        RoundFailure f = failure(new IllegalStateException("secret-token-abc leaked into a message"));
         assertTrue(f.internal());
         assertEquals(ErrorCode.INTERNAL_ERROR, f.code());
         assertEquals(500, f.status());
@@ -123,8 +128,7 @@ class RoundFailureTest {
 
     @Test
     void theInBandFormIsARespHeaderAndAnError() {
-        List<Frame> frames =
-                SyncRound.failed(RoundFailure.of(new SyncError(ErrorCode.AUTH_REQUIRED, "who")), "epoch-1");
+        List<Frame> frames = SyncRound.failed(failure(new SyncError(ErrorCode.AUTH_REQUIRED, "who")), "epoch-1");
         assertEquals(2, frames.size());
         RespHeader header = assertInstanceOf(RespHeader.class, frames.get(0));
         assertEquals("epoch-1", header.logEpoch());

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 
 import dev.syncular.server.round.RoundFailure;
 import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.storage.postgres.PostgresStores;
 import io.netty.handler.timeout.ReadTimeoutException;
 import java.io.IOException;
 import java.net.ConnectException;
@@ -29,6 +30,11 @@ import software.amazon.awssdk.services.s3.model.S3Exception;
  */
 class S3OutageTest {
 
+    /** The mapping with the PostgreSQL storage's classification of a transient failure (what boot provides). */
+    private static RoundFailure failure(Throwable e) {
+        return RoundFailure.of(e, PostgresStores::busy);
+    }
+
     private static SdkClientException client(String message, Throwable cause) {
         return SdkClientException.builder().message(message).cause(cause).build();
     }
@@ -43,7 +49,7 @@ class S3OutageTest {
     @Test
     void timeoutsLostConnectionsAnd5xxAreAnsweredAsARefusedConnectionIs() {
         // what a refused connection is answered (the database's or S3's), the mapping both bindings share
-        RoundFailure refused = RoundFailure.of(new ConnectException("Connection refused"));
+        RoundFailure refused = failure(new ConnectException("Connection refused"));
         Map<String, Throwable> outages = new LinkedHashMap<>();
         outages.put(
                 "api call timeout",
@@ -75,7 +81,7 @@ class S3OutageTest {
             assertEquals(StorageException.BUSY, busy.code(), what);
             assertEquals(Map.of("reason", "storage_unavailable", "retryAfterMs", 1000L), busy.details(), what);
             assertSame(failure, busy.getCause(), what);
-            assertEquals(refused, RoundFailure.of(classified), what);
+            assertEquals(refused, failure(classified), what);
         });
     }
 

@@ -1,6 +1,5 @@
 package dev.syncular.server.storage.postgres;
 
-import dev.syncular.server.config.ReadWriteTarget;
 import dev.syncular.server.storage.StorageException;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Future;

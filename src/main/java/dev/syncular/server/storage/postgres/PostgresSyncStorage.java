@@ -23,6 +23,7 @@ import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.storage.SnapshotRows;
 import dev.syncular.server.storage.SocketDisconnect;
+import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.StoredRow;
@@ -145,6 +146,12 @@ public final class PostgresSyncStorage implements ServerStorage {
                 settings.maxQueuedPerPartition(),
                 settings.lockTimeout().toMillis(),
                 settings.statementTimeout().toMillis());
+    }
+
+    /** {@link PostgresStores#busy}: the transient failures of this storage and of the stores sharing its database. */
+    @Override
+    public StorageException busy(Throwable failure) {
+        return PgSql.busy(failure);
     }
 
     @Override
@@ -529,6 +536,23 @@ public final class PostgresSyncStorage implements ServerStorage {
     public Uni<Void> announce(SocketDisconnect disconnect) {
         return pool.preparedQuery("SELECT pg_notify($1, $2)")
                 .execute(Tuple.of(controlChannel(), disconnect.payload()))
+                .replaceWithVoid();
+    }
+
+    /**
+     * The presence channel beside the commit channel ({@code syncular_commits_<suffix>}):
+     * {@code syncular_presence_<suffix>}, at most the 63 bytes of a PostgreSQL identifier.
+     */
+    @Override
+    public String presenceChannel() {
+        String channel = "syncular_presence_" + notificationChannel().substring("syncular_commits_".length());
+        return channel.length() > 63 ? channel.substring(0, 63) : channel;
+    }
+
+    @Override
+    public Uni<Void> publishPresence(List<String> chunks) {
+        return pool.preparedQuery("SELECT count(pg_notify($1, c)) FROM unnest($2::text[]) AS c")
+                .execute(Tuple.of(presenceChannel(), chunks.toArray(String[]::new)))
                 .replaceWithVoid();
     }
 

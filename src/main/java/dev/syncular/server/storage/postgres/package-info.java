@@ -32,6 +32,15 @@
  *   <li>{@link dev.syncular.server.storage.postgres.PostgresReadReplicas}, {@code StandbyReplica} — read replicas:
  *       the freshness rule that lets a hot standby serve a pull-only round or a remote query, its replay-lag
  *       checks and rotation (docs/SCALING.md, "Reads from replicas");
+ *   <li>{@link dev.syncular.server.storage.postgres.BoundedPgPool}, {@code ReadWriteTarget} — the application's
+ *       connection pool (a bounded wait for a connection, the session {@code statement_timeout}) and the write
+ *       endpoint of a failover host list (libpq's {@code target_session_attrs=read-write});
+ *   <li>{@link dev.syncular.server.storage.postgres.PostgresSignalListener} — a realtime hub's {@code LISTEN}
+ *       connection (§8.2, §8.3, §8.6) on the host that accepts writes, its reconnects and backoff;
+ *       {@link dev.syncular.server.storage.postgres.SchemaBackup} — a schema's §2.1 backup and restore (the
+ *       conformance host's {@code backup-restore});
+ *   <li>{@link dev.syncular.server.storage.postgres.PostgresQueryReads} — the remote operations' reads (REMOTE.md
+ *       §2 snapshots of a registered query, on the primary or a fresh replica; §6 the tables of notified commits);
  *   <li>{@code PgSql} — identifier quoting, literals, the pipelined-statement join, the READ COMMITTED
  *       transaction and the transient-failure classification.
  * </ul>
@@ -63,7 +72,7 @@
  *
  * <p><b>Timeouts.</b> A push group sets {@code lock_timeout} and {@code statement_timeout} ({@code SET LOCAL},
  * {@code syncular.storage.*}); every other statement of the application's pool (pulls, bootstraps) runs under
- * the same {@code statement_timeout} as its connection's session default ({@code config.BoundedPgPool}).
+ * the same {@code statement_timeout} as its connection's session default ({@link dev.syncular.server.storage.postgres.BoundedPgPool}).
  * Start-up DDL and the schema upgrade lift the statement timeout and run under {@code lock_timeout}
  * {@value dev.syncular.server.storage.postgres.StartupDdl#DDL_LOCK_TIMEOUT_MS} ms and are retried,
  * so a DDL lock request never stalls the pushes queued behind it for longer. Timeouts, deadlocks, a full push
@@ -90,10 +99,13 @@
  * partitions of the last minute in {@code sync_tenant_load} (a pod replaces its own rows in one transaction and
  * deletes those of pods gone quiet); a reader sums the recent rows per partition in one statement.
  *
- * <p>Only the facade and the read replicas are public (with the static helpers other PostgreSQL stores of the same schema use:
- * {@code q}, {@code applyDdl} with its {@code DdlStep}s, {@code readCommitted}, {@code busy},
- * {@code rowTableName}). May depend on {@code storage}, {@code schema},
- * {@code wire}, the Vert.x SQL client (Mutiny bindings, {@code pgclient} for SQLSTATEs), Mutiny and Jackson;
- * never on the engine or the HTTP layer. No reflection, no runtime class loading (native image).
+ * <p>Public are what the composition root ({@code boot}) builds — the facade, the read replicas, the pool, the
+ * remote operations' reads, the listening connection, the schema backup — and the static helpers other PostgreSQL
+ * stores of the same schema use ({@code q}, {@code applyDdl} with its {@code DdlStep}s, {@code readCommitted},
+ * {@code busy}, {@code rowTableName}). It ranks just below {@code boot}: only {@code boot} and the other PostgreSQL
+ * implementations ({@code segments.postgres}, {@code blobs.postgres}) name its classes. May depend on {@code storage},
+ * {@code schema}, {@code wire}, {@code config}, {@code errors}, the Vert.x SQL client (Mutiny bindings,
+ * {@code pgclient} for SQLSTATEs), Mutiny and Jackson; never on the engine or the HTTP layer. No reflection, no
+ * runtime class loading (native image).
  */
 package dev.syncular.server.storage.postgres;

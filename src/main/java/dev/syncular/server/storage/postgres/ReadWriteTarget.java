@@ -1,4 +1,4 @@
-package dev.syncular.server.config;
+package dev.syncular.server.storage.postgres;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

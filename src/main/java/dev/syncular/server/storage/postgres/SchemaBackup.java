@@ -1,33 +1,29 @@
-package dev.syncular.server.conformance;
+package dev.syncular.server.storage.postgres;
 
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
+import dev.syncular.server.storage.StorageBackup;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 
 /**
- * The conformance host's {@code backup-restore} capability (§2.1 "Backup restore rule"): a backup of an instance's
- * whole storage — every table of its PostgreSQL schema copied into a backup schema beside it — and its restore,
- * which puts every table back to the captured rows (one transaction). Rotating the log epoch after the restore is
- * the caller's ({@link ConformanceResource}), exactly as an operator's restore procedure owns it.
+ * {@link StorageBackup} on PostgreSQL (the conformance host's {@code backup-restore} capability, §2.1 "Backup restore
+ * rule"): every table of the storage's PostgreSQL schema copied into a backup schema beside it
+ * ({@code <schema>_backup}), and put back to the captured rows in one transaction.
  */
-final class StorageBackup {
+public final class SchemaBackup implements StorageBackup {
     private final Pool pool;
     private final String schema;
     private final String backup;
 
-    StorageBackup(Pool pool, String schema) {
+    public SchemaBackup(Pool pool, String schema) {
         this.pool = pool;
         this.schema = schema;
         this.backup = schema + "_backup";
     }
 
-    String backupSchema() {
-        return backup;
-    }
-
-    /** {@code captureBackup()}: replaces any earlier backup with a copy of every table as it is now. */
-    Uni<Void> capture() {
+    @Override
+    public Uni<Void> capture() {
         return pool.query("DO $$ DECLARE t text; BEGIN"
                         + " EXECUTE format('DROP SCHEMA IF EXISTS %I CASCADE', " + lit(backup) + ");"
                         + " EXECUTE format('CREATE SCHEMA %I', " + lit(backup) + ");"
@@ -40,10 +36,11 @@ final class StorageBackup {
     }
 
     /**
-     * {@code restoreBackup()} (storage part): every table emptied (one {@code TRUNCATE}) and refilled from the
-     * backup, referenced tables before the tables whose foreign keys point at them, atomically.
+     * Every table emptied (one {@code TRUNCATE}) and refilled from the backup, referenced tables before the tables
+     * whose foreign keys point at them, atomically.
      */
-    Uni<Void> restore() {
+    @Override
+    public Uni<Void> restore() {
         String s = lit(schema);
         String b = lit(backup);
         return pool.query("SELECT to_regnamespace(" + b + ") IS NOT NULL")
@@ -72,8 +69,8 @@ final class StorageBackup {
                 });
     }
 
-    /** Drops the backup schema (instance close). */
-    Uni<Void> drop() {
+    @Override
+    public Uni<Void> drop() {
         return pool.query("DROP SCHEMA IF EXISTS \"" + backup + "\" CASCADE")
                 .execute()
                 .replaceWithVoid();

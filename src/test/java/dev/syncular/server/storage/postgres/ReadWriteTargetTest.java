@@ -1,4 +1,4 @@
-package dev.syncular.server.config;
+package dev.syncular.server.storage.postgres;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

@@ -1,5 +1,6 @@
-package dev.syncular.server.config;
+package dev.syncular.server.storage.postgres;
 
+import dev.syncular.server.config.SyncularConfig;
 import io.quarkus.arc.ClientProxy;
 import io.quarkus.reactive.pg.client.PgPoolCreator;
 import io.vertx.pgclient.PgConnectOptions;
