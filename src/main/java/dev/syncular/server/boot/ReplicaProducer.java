@@ -1,9 +1,9 @@
 package dev.syncular.server.boot;
 
 import dev.syncular.server.config.BoundedPgPool;
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.ops.ReplicaMetrics;
 import dev.syncular.server.storage.ReadReplicas;
+import dev.syncular.server.storage.StorageConfig;
 import dev.syncular.server.storage.postgres.PostgresReadReplicas;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import io.vertx.core.Vertx;
@@ -37,9 +37,9 @@ public class ReplicaProducer {
             Pool pool,
             BoundedPgPool datasource,
             Vertx vertx,
-            SyncularConfig config,
+            StorageConfig config,
             ReplicaMetrics metrics) {
-        SyncularConfig.Storage s = config.storage();
+        StorageConfig s = config;
         List<String> urls = s.replicas().orElse(List.of()).stream()
                 .map(String::trim)
                 .filter(u -> !u.isEmpty())

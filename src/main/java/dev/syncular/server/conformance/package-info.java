@@ -12,5 +12,7 @@
  * <p>Part of the Quarkus edge, on top: its engines, hubs and blob services come from the composition root
  * ({@code boot}), like the pod's; it may depend on every lower package and on its edge peer {@code http}
  * (the sync, segment and body-reading resources); nothing depends on it.
+ *
+ * <p>Configuration (issue 46: each feature maps its own {@code syncular.*} group): {@code ConformanceConfig} ({@code syncular.conformance.*}).
  */
 package dev.syncular.server.conformance;

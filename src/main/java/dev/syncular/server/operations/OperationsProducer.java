@@ -1,9 +1,9 @@
 package dev.syncular.server.operations;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.ReadReplicas;
 import dev.syncular.server.storage.RowTables;
+import dev.syncular.server.storage.StorageConfig;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.storage.postgres.PostgresReadReplicas;
 import dev.syncular.server.sync.RegisteredQueries;
@@ -89,14 +89,13 @@ public class OperationsProducer {
     @Produces
     @Singleton
     QueryExecutor executor(
-            Pool pool, RowTables storage, SchemaWindow window, SyncularConfig config, ReadReplicas replicas) {
+            Pool pool, RowTables storage, SchemaWindow window, StorageConfig config, ReadReplicas replicas) {
         // a statement's own failure (operation.*) is the query's; any other is the replica's (docs/SCALING.md)
         QuerySnapshots snapshots = replicas instanceof PostgresReadReplicas r
                 ? (partition, primary, work) ->
                         r.snapshot(partition, primary, work, e -> !(e instanceof OperationException))
                 : QuerySnapshots.primary();
-        return new QueryExecutor(
-                pool, snapshots, storage, window.current(), config.storage().statementTimeout());
+        return new QueryExecutor(pool, snapshots, storage, window.current(), config.statementTimeout());
     }
 
     /** SPEC §6.7 / §6.8 {@code queryAuthoritative}, for the engine's push transactions ({@code boot.EngineProducer}). */

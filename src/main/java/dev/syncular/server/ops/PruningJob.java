@@ -1,6 +1,5 @@
 package dev.syncular.server.ops;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.storage.SyncStorage;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
@@ -29,11 +28,11 @@ public class PruningJob {
     @Inject
     public PruningJob(
             SyncStorage storage,
-            SyncularConfig config,
+            PruningConfig config,
             JobClaims claims,
             PruningMetrics metrics,
             OperationalEvents events) {
-        SyncularConfig.Pruning p = config.pruning();
+        PruningConfig p = config;
         this.pruner = new Pruner(
                 storage, new RetentionPolicy(p.activeWindow(), p.keepNewestCommits(), p.pushResultRetention()));
         this.claims = claims;

@@ -28,5 +28,7 @@
  *
  * <p>Part of the Quarkus edge: it may depend on {@code storage}, {@code storage.postgres},
  * {@code segments}, {@code blobs}, {@code sync} and {@code config}; nothing below depends on it.
+ *
+ * <p>Configuration (issue 46: each feature maps its own {@code syncular.*} group): {@code PruningConfig} ({@code syncular.pruning.*}, §4.6), {@code TenantsConfig} ({@code syncular.tenants.*}) and {@code AdminConfig} ({@code syncular.admin.*}: the admin token, its sign-in throttle, the event ring), each checked by the constraints on its methods.
  */
 package dev.syncular.server.ops;

@@ -1,7 +1,6 @@
 package dev.syncular.server.realtime;
 
 import dev.syncular.server.auth.Authenticator;
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.round.HttpError;
@@ -43,10 +42,9 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
     private final UpgradeHandshake<RealtimeChannel.Prepared> handshake;
 
     @Inject
-    public RealtimeUpgrade(Authenticator authenticator, PodRealtime realtime, SyncularConfig config) {
+    public RealtimeUpgrade(Authenticator authenticator, PodRealtime realtime, RealtimeConfig config) {
         this.realtime = realtime;
-        this.handshake =
-                new UpgradeHandshake<>(TICKET_HEADER, "Realtime", authenticator, new UpgradeToken(config.realtime()));
+        this.handshake = new UpgradeHandshake<>(TICKET_HEADER, "Realtime", authenticator, new UpgradeToken(config));
     }
 
     void routes(@Observes Router router) {

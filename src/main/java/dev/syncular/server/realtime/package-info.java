@@ -65,5 +65,7 @@
  * ({@code boot}, which assembles it): may depend on every lower package (the round handler in {@code round}
  * among them, {@code auth}, {@code config}, {@code ops} for the scope-resolver failure metrics), never on
  * {@code http}; {@code boot}, {@code http} and the conformance host use it.
+ *
+ * <p>Configuration (issue 46: each feature maps its own {@code syncular.*} group): {@code RealtimeConfig} ({@code syncular.realtime.*}, §8), checked by the constraints on its methods.
  */
 package dev.syncular.server.realtime;
