@@ -17,7 +17,7 @@ import org.hibernate.validator.constraints.time.DurationMin;
  * ({@code syncular.policy.validator-webhook.*}), the default reaction webhook ({@code syncular.reactions.webhook.*})
  * and the per-type reaction endpoints ({@code syncular.reactions.endpoints.<name>.*}); each use declares its own
  * defaults by overriding the methods. Checked at start-up: the bounds by their constraints, and a set {@code url}
- * is an absolute http(s) URL that comes with a {@code secret} ({@link WebhookChecks}).
+ * is an absolute http(s) URL that comes with a {@code secret} ({@link #problems}, at start-up).
  */
 public interface WebhookEndpoint {
     /** The endpoint; unset or blank = this webhook is off. */

@@ -239,6 +239,16 @@ class SyncularConfigMappingTest {
                 "0s"));
     }
 
+    /**
+     * The features' mappings share the {@code syncular} namespace with {@code SyncularConfig} (prefix {@code
+     * syncular}): a property under it that no mapping declares, such as a misspelt one, is refused as before the split.
+     */
+    @Test
+    void aMisspeltPropertyIsRefusedNamingIt() {
+        refused(Map.of("syncular.realtime.max-conections", "5"), "syncular.realtime.max-conections");
+        refused(Map.of("syncular.fairnes.max-rounds", "5"), "syncular.fairnes.max-rounds");
+    }
+
     @Test
     void everyProblemIsListedAtOnce() {
         Map<String, String> props = new HashMap<>();
