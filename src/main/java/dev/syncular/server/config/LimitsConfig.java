@@ -6,6 +6,12 @@ import io.smallrye.config.WithDefault;
 import java.time.Duration;
 import java.util.Optional;
 
+/**
+ * {@code syncular.limits.*}: the request and row limits every binding shares — the §6.1 operation cap, the §5.7
+ * inline-segment cap, the §5.1 segment lifetime, the §1.4 response budget, row and value sizes, the pod's buffer
+ * budget and the body-arrival bounds — read by the engine's assembly ({@code boot}), {@code memory.BufferBudget} and
+ * {@code http.RequestBodies}.
+ */
 @ConfigMapping(prefix = "syncular.limits")
 public interface LimitsConfig {
     /** §6.1 operation cap across all commits of a request. */

@@ -11,6 +11,10 @@ import java.util.List;
 import java.util.Optional;
 import org.hibernate.validator.constraints.time.DurationMin;
 
+/**
+ * {@code syncular.storage.*}: the PostgreSQL storage's namespace, push queue and timeouts, its pool's waiters, the
+ * read replicas, the recent-commit memory and the scheduled jobs' lease.
+ */
 @ConfigMapping(prefix = "syncular.storage")
 public interface StorageConfig {
     /** The storage namespace when {@code syncular.storage.pg-schema} is unset: a schema of its own. */
