@@ -1,6 +1,5 @@
 package dev.syncular.server.auth;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.sync.ScopeResolver;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -23,10 +22,8 @@ public class BuiltInAuth {
     @Produces
     @DefaultBean
     @Singleton
-    Authenticator authenticator(SyncularConfig config, MeterRegistry registry) {
-        return config.auth().jwt().configured()
-                ? JwtAuthenticator.fromConfig(config.auth().jwt(), registry)
-                : new DevHeaderAuthenticator(config);
+    Authenticator authenticator(JwtConfig jwt, DevAuthConfig devAuth, MeterRegistry registry) {
+        return jwt.configured() ? JwtAuthenticator.fromConfig(jwt, registry) : new DevHeaderAuthenticator(devAuth);
     }
 
     /** Stops the JWKS refresh of a JWT authenticator when the application shuts down. */
@@ -39,7 +36,7 @@ public class BuiltInAuth {
     @Produces
     @DefaultBean
     @Singleton
-    ScopeResolver scopeResolver(SyncularConfig config, SchemaWindow window) {
-        return config.auth().jwt().configured() ? new JwtScopeResolver() : new ConfiguredScopeResolver(config, window);
+    ScopeResolver scopeResolver(JwtConfig jwt, DevAuthConfig devAuth, SchemaWindow window) {
+        return jwt.configured() ? new JwtScopeResolver() : new ConfiguredScopeResolver(devAuth, window);
     }
 }

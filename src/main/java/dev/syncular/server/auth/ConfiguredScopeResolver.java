@@ -1,7 +1,6 @@
 package dev.syncular.server.auth;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.schema.ScopePattern;
@@ -29,8 +28,8 @@ import java.util.TreeMap;
 public class ConfiguredScopeResolver implements ScopeResolver {
     private final Map<String, List<String>> allowed;
 
-    public ConfiguredScopeResolver(SyncularConfig config, SchemaWindow window) {
-        this.allowed = allowedScopes(config.devAuth().allowedScopes(), window.current());
+    public ConfiguredScopeResolver(DevAuthConfig config, SchemaWindow window) {
+        this.allowed = allowedScopes(config.allowedScopes(), window.current());
     }
 
     @Override

@@ -1,7 +1,6 @@
 package dev.syncular.server.auth;
 
 import dev.syncular.server.config.ServesRequests;
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.sync.ScopeResolver;
 import io.quarkus.arc.ClientProxy;
 import io.quarkus.arc.InjectableInstance;
@@ -40,7 +39,10 @@ public class DevAuthStartupCheck {
     InjectableInstance<ScopeResolver> resolver;
 
     @Inject
-    SyncularConfig config;
+    DevAuthConfig devAuth;
+
+    @Inject
+    JwtConfig jwt;
 
     /** Step 2 of {@code boot.StartupSequence}. */
     public void check() {
@@ -52,11 +54,10 @@ public class DevAuthStartupCheck {
         ScopeResolver activeResolver = ClientProxy.unwrap(resolver.get());
         boolean devAuthenticator = activeAuthenticator instanceof DevHeaderAuthenticator;
         boolean devResolver = activeResolver instanceof ConfiguredScopeResolver;
-        verify(devAuthenticator, devResolver, config.devAuth().enabled(), LaunchMode.current() == LaunchMode.NORMAL);
+        verify(devAuthenticator, devResolver, devAuth.enabled(), LaunchMode.current() == LaunchMode.NORMAL);
         if (activeAuthenticator instanceof JwtAuthenticator) {
             LOG.infof(
-                    "JWT authentication active (%s)",
-                    config.auth().jwt().jwksUrl().isPresent() ? "JWKS URL" : "configured public key");
+                    "JWT authentication active (%s)", jwt.jwksUrl().isPresent() ? "JWKS URL" : "configured public key");
         }
     }
 

@@ -1,6 +1,5 @@
 package dev.syncular.server.auth;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.sync.SyncRequestContext;
@@ -22,8 +21,8 @@ public class DevHeaderAuthenticator implements Authenticator {
 
     private final String defaultPartition;
 
-    public DevHeaderAuthenticator(SyncularConfig config) {
-        this.defaultPartition = config.devAuth().partition();
+    public DevHeaderAuthenticator(DevAuthConfig config) {
+        this.defaultPartition = config.partition();
     }
 
     @Override

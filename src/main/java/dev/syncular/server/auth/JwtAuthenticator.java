@@ -1,6 +1,5 @@
 package dev.syncular.server.auth;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.sync.SyncRequestContext;
@@ -69,7 +68,7 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
     private final Map<String, String> scopeClaims;
     private final Map<TokenRejection, Counter> rejections = new EnumMap<>(TokenRejection.class);
 
-    public JwtAuthenticator(SyncularConfig.Jwt config, JwtKeySource keys, Clock clock, MeterRegistry registry) {
+    public JwtAuthenticator(JwtConfig config, JwtKeySource keys, Clock clock, MeterRegistry registry) {
         this.keys = keys;
         this.clock = clock;
         this.algorithms = algorithms(config);
@@ -94,14 +93,14 @@ public final class JwtAuthenticator implements Authenticator, AutoCloseable {
     }
 
     /** The authenticator {@code syncular.auth.jwt.*} configures; a wrong configuration fails start-up. */
-    public static JwtAuthenticator fromConfig(SyncularConfig.Jwt config, MeterRegistry registry) {
+    public static JwtAuthenticator fromConfig(JwtConfig config, MeterRegistry registry) {
         algorithms(config); // before any key source starts fetching
         return new JwtAuthenticator(
                 config, JwtKeySource.of(config, Clock.systemUTC(), registry), Clock.systemUTC(), registry);
     }
 
     /** The JWS names of {@code signature-algorithms}; an unknown or symmetric one fails start-up. */
-    static Set<String> algorithms(SyncularConfig.Jwt config) {
+    static Set<String> algorithms(JwtConfig config) {
         Set<String> out = new LinkedHashSet<>();
         for (String name : config.signatureAlgorithms()) {
             SignatureAlgorithm algorithm;

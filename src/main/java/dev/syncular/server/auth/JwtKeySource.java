@@ -1,6 +1,5 @@
 package dev.syncular.server.auth;
 
-import dev.syncular.server.config.SyncularConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.smallrye.jwt.util.KeyUtils;
@@ -35,7 +34,7 @@ interface JwtKeySource extends AutoCloseable {
      * The key source {@code syncular.auth.jwt.*} names; a wrong combination or a static key that does not parse
      * fails start-up naming the properties. A JWKS cache starts fetching at once.
      */
-    static JwtKeySource of(SyncularConfig.Jwt config, Clock clock, MeterRegistry registry) {
+    static JwtKeySource of(JwtConfig config, Clock clock, MeterRegistry registry) {
         int sources = (config.jwksUrl().isPresent() ? 1 : 0)
                 + (config.publicKey().isPresent() ? 1 : 0)
                 + (config.publicKeyLocation().isPresent() ? 1 : 0);

@@ -11,5 +11,7 @@
  *
  * <p>Part of the Quarkus edge: it may depend on {@code schema}, {@code sync} and {@code config}; nothing
  * below depends on it.
+ *
+ * <p>Configuration (issue 46: each feature maps its own {@code syncular.*} group): {@code DevAuthConfig} ({@code syncular.dev-auth.*}) and {@code JwtConfig} ({@code syncular.auth.jwt.*}).
  */
 package dev.syncular.server.auth;

@@ -10,5 +10,7 @@
  *
  * <p>May depend on {@code wire}, {@code schema}, {@code errors} and {@code storage}; it sits below
  * {@code sync} and must not depend on it or on the Quarkus edge.
+ *
+ * <p>Configuration (issue 46: each feature maps its own {@code syncular.*} group): {@code BlobsConfig} ({@code syncular.blobs.*}, §5.9).
  */
 package dev.syncular.server.blobs;

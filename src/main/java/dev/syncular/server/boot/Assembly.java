@@ -1,11 +1,15 @@
 package dev.syncular.server.boot;
 
 import dev.syncular.server.blobs.BlobStore;
+import dev.syncular.server.blobs.BlobsConfig;
+import dev.syncular.server.config.LimitsConfig;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.realtime.RealtimeChannel;
+import dev.syncular.server.realtime.RealtimeConfig;
 import dev.syncular.server.realtime.RealtimeHub;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.segments.SegmentsConfig;
 import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.ReadReplicas;
 import dev.syncular.server.storage.ServerStorage;
@@ -15,6 +19,7 @@ import dev.syncular.server.storage.postgres.PostgresSignalListener;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.EngineParts;
+import dev.syncular.server.sync.FairnessConfig;
 import dev.syncular.server.sync.ImageBuilds;
 import dev.syncular.server.sync.PushRate;
 import dev.syncular.server.sync.ResponseMemory;
@@ -55,18 +60,17 @@ public final class Assembly {
      */
     public static EngineParts.Builder configured(
             EngineParts.Builder parts,
-            SyncularConfig config,
+            LimitsConfig limits,
+            List<CheckpointDeclaration> checkpoints,
+            SegmentsConfig segments,
+            FairnessConfig f,
             RoundAdmission.Listener fairness,
             Executor imageBuilds,
             PushRate pushRate,
             Vertx vertx) {
-        SyncularConfig.Fairness f = config.fairness();
-        return parts.limits(limits(config.limits()))
-                .checkpoints(checkpoints(config))
-                .images(new ImageBuilds(
-                        config.segments().sqliteImages(),
-                        imageBuilds,
-                        config.segments().imageBuildsPerPartition()))
+        return parts.limits(limits(limits))
+                .checkpoints(checkpoints)
+                .images(new ImageBuilds(segments.sqliteImages(), imageBuilds, segments.imageBuildsPerPartition()))
                 .admission(new RoundAdmission(
                         new RoundAdmission.Limits(
                                 f.maxRoundsPerActor(),
@@ -82,8 +86,7 @@ public final class Assembly {
     }
 
     /** The push rates {@code syncular.fairness.push-*} set (issue 45), whole until {@link PushRate#share}d. */
-    public static PushRate pushRate(SyncularConfig config) {
-        SyncularConfig.Fairness f = config.fairness();
+    public static PushRate pushRate(FairnessConfig f) {
         return new PushRate(
                 new PushRate.Limits(
                         f.pushOperationsPerSecondPerPartition(),
@@ -113,7 +116,7 @@ public final class Assembly {
     }
 
     /** {@code syncular.limits.*} as the engine's limits. */
-    public static SyncLimits limits(SyncularConfig.Limits l) {
+    public static SyncLimits limits(LimitsConfig l) {
         return new SyncLimits(
                 l.maxOperationsPerRequest(),
                 (int) l.inlineSegmentMaxBytes().asLongValue(),
@@ -147,11 +150,7 @@ public final class Assembly {
 
     /** The §5.9 blob service with {@code syncular.blobs.*}'s size cap and orphan grace, on the wall clock. */
     public static BlobService blobService(
-            SyncularConfig.Blobs config,
-            BlobStore store,
-            SyncStorage storage,
-            ScopeResolver resolver,
-            SchemaWindow window) {
+            BlobsConfig config, BlobStore store, SyncStorage storage, ScopeResolver resolver, SchemaWindow window) {
         return blobService(
                 store,
                 storage,
@@ -163,7 +162,7 @@ public final class Assembly {
     }
 
     /** A pod's hub settings from {@code syncular.realtime.*} (§8.8), on the wall clock. */
-    public static RealtimeHub.Settings realtimeSettings(SyncularConfig.Realtime c, String podId) {
+    public static RealtimeHub.Settings realtimeSettings(RealtimeConfig c, String podId) {
         return new RealtimeHub.Settings(
                 podId,
                 c.maxDeltaBytes().asLongValue(),

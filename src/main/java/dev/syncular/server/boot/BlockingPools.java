@@ -1,6 +1,6 @@
 package dev.syncular.server.boot;
 
-import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.segments.SegmentsConfig;
 import jakarta.annotation.PreDestroy;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
@@ -23,9 +23,8 @@ public class BlockingPools {
     private final ExecutorService images;
 
     @Inject
-    public BlockingPools(SyncularConfig config) {
-        this.images = Executors.newFixedThreadPool(
-                Math.max(1, config.segments().imageBuildThreads()), named("syncular-image-"));
+    public BlockingPools(SegmentsConfig config) {
+        this.images = Executors.newFixedThreadPool(Math.max(1, config.imageBuildThreads()), named("syncular-image-"));
     }
 
     /** §5.3 SQLite image builds. */

@@ -2,19 +2,22 @@ package dev.syncular.server.boot;
 
 import dev.syncular.server.config.ServesRequests;
 import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.s3.S3Config;
 import dev.syncular.server.segments.SegmentStore;
 import dev.syncular.server.segments.SegmentUrlSigner;
 import dev.syncular.server.segments.SegmentUrls;
+import dev.syncular.server.segments.SignedUrlsConfig;
 import dev.syncular.server.segments.s3.S3SegmentStore;
 import dev.syncular.server.storage.AuthLeaseStorage;
+import dev.syncular.server.storage.StorageConfig;
 import dev.syncular.server.sync.AuthLeases;
+import dev.syncular.server.sync.LeasesConfig;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.configuration.ConfigUtils;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.time.Duration;
 import java.util.Optional;
 import org.eclipse.microprofile.config.ConfigProvider;
 
@@ -27,18 +30,17 @@ public final class ConfiguredParts {
     private ConfiguredParts() {}
 
     /** §7.3 auth leases from {@code syncular.leases.*}, or {@link AuthLeases#OFF} when disabled (the default). */
-    public static AuthLeases leases(SyncularConfig config, AuthLeaseStorage storage) {
-        SyncularConfig.Leases l = config.leases();
+    public static AuthLeases leases(LeasesConfig l, StorageConfig config, AuthLeaseStorage storage) {
         if (!l.enabled() || !ServesRequests.thisProcess()) {
             return AuthLeases.OFF; // a one-shot command issues no lease
         }
-        // the ttl (more than 0s) and the key's length are checked by config.SyncularConfigValidator
+        // the ttl (more than 0s) and the key's length are checked at start-up (LeasesConfig.problems)
         byte[] key = key(
                 l.key(),
                 "syncular.leases.key",
                 MISSING_LEASE_KEY,
                 "syncular development lease key",
-                config.storage().pgSchema(),
+                config.pgSchema(),
                 ConfigUtils.isProfileActive("prod"));
         return new AuthLeases(storage.authLeases(key), l.ttl().toMillis(), System::currentTimeMillis);
     }
@@ -49,32 +51,37 @@ public final class ConfiguredParts {
             + " `openssl rand -base64 48`, the same on every pod; or set syncular.leases.enabled=false.";
 
     /** §5.4: provider presigned GETs for the S3 store, the native HMAC scheme for the embedded one. */
-    public static SegmentUrls urls(SyncularConfig config, SegmentStore segments) {
+    public static SegmentUrls urls(
+            SignedUrlsConfig signed,
+            S3Config s3Config,
+            StorageConfig storage,
+            SyncularConfig config,
+            SegmentStore segments) {
         if (!ServesRequests.thisProcess()) {
             return SegmentUrls.NONE; // a one-shot command hands no URL to a client
         }
         if (segments instanceof S3SegmentStore s3) {
-            return s3.presignedUrls(config.s3().presignTtl());
+            return s3.presignedUrls(s3Config.presignTtl());
         }
-        return signer(config);
+        return signer(signed, storage, config);
     }
 
     /**
      * §5.4 signer from {@code syncular.signed-urls.*}, or {@link SegmentUrls#NONE} when they are disabled. Every pod serving
      * the database must verify what another pod signed, so the key is configured ({@link #signingKey}).
      */
-    public static SegmentUrls signer(SyncularConfig config) {
-        SyncularConfig.SignedUrls s = config.signedUrls();
+    public static SegmentUrls signer(SignedUrlsConfig s, StorageConfig storage, SyncularConfig config) {
         if (!s.enabled()) {
             return SegmentUrls.NONE;
         }
-        byte[] key = signingKey(s.key(), config.storage().pgSchema(), ConfigUtils.isProfileActive("prod"));
+        byte[] key = signingKey(s.key(), storage.pgSchema(), ConfigUtils.isProfileActive("prod"));
         boolean test = LaunchMode.current() == LaunchMode.TEST;
         String port = ConfigProvider.getConfig()
                 .getOptionalValue(test ? "quarkus.http.test-port" : "quarkus.http.port", String.class)
                 .orElse(test ? "8081" : "8080");
         String base = s.baseUrl().orElse("http://localhost:" + port + config.mountPrefix() + "/segments");
-        return new SegmentUrlSigner(key, base, signedUrlTtl(s.ttl()).toMillis());
+        // the ttl (within 15 minutes, §5.4) and the key's length are checked at start-up (SignedUrlsConfig.problems)
+        return new SegmentUrlSigner(key, base, s.ttl().toMillis());
     }
 
     static final String MISSING_KEY = "syncular.signed-urls.key is not set. Signed segment URLs (SSP2 §5.4) are"
@@ -98,7 +105,7 @@ public final class ConfiguredParts {
                 prod);
     }
 
-    /** An HMAC key from {@code property} (at least 32 bytes), or the development key; see {@link #signingKey}. */
+    /** An HMAC key from {@code property} (its length checked at start-up), or the development key; see {@link #signingKey}. */
     static byte[] key(
             Optional<String> configured,
             String property,
@@ -107,11 +114,7 @@ public final class ConfiguredParts {
             String pgSchema,
             boolean prod) {
         if (configured.isPresent() && !configured.get().isBlank()) {
-            byte[] key = configured.get().getBytes(StandardCharsets.UTF_8);
-            if (key.length < 32) {
-                throw new ConfigurationException(property + " must have at least 32 bytes, had " + key.length);
-            }
-            return key;
+            return configured.get().getBytes(StandardCharsets.UTF_8);
         }
         if (prod) {
             throw new ConfigurationException(missing);
@@ -122,14 +125,5 @@ public final class ConfiguredParts {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
-    }
-
-    /** {@code syncular.signed-urls.ttl}: more than zero and at most 15 minutes (§5.4), or the boot stops naming it. */
-    public static Duration signedUrlTtl(Duration ttl) {
-        if (ttl.isZero() || ttl.isNegative() || ttl.toMillis() > SegmentUrlSigner.MAX_TTL_MS) {
-            throw new ConfigurationException(
-                    "syncular.signed-urls.ttl must be more than 0s and at most 15m (SSP2 §5.4), was " + ttl);
-        }
-        return ttl;
     }
 }

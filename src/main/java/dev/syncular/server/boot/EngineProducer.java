@@ -1,8 +1,11 @@
 package dev.syncular.server.boot;
 
 import dev.syncular.server.blobs.BlobStore;
+import dev.syncular.server.blobs.BlobsConfig;
 import dev.syncular.server.blobs.postgres.PostgresBlobStore;
 import dev.syncular.server.blobs.s3.S3BlobStore;
+import dev.syncular.server.config.LimitsConfig;
+import dev.syncular.server.config.StoreKind;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.crdt.yjs.YjsDocMerger;
 import dev.syncular.server.memory.BufferBudget;
@@ -14,21 +17,28 @@ import dev.syncular.server.observability.ServeGateMetrics;
 import dev.syncular.server.observability.SyncMetrics;
 import dev.syncular.server.observability.TenantLoad;
 import dev.syncular.server.realtime.RealtimeChannel;
+import dev.syncular.server.realtime.RealtimeConfig;
 import dev.syncular.server.realtime.RealtimeHub;
+import dev.syncular.server.s3.S3Config;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaException;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.SegmentStore;
+import dev.syncular.server.segments.SegmentsConfig;
+import dev.syncular.server.segments.SignedUrlsConfig;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.segments.s3.S3SegmentStore;
 import dev.syncular.server.storage.ReadReplicas;
 import dev.syncular.server.storage.ServerStorage;
+import dev.syncular.server.storage.StorageConfig;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.BlobService;
 import dev.syncular.server.sync.CrdtMergerRegistry;
 import dev.syncular.server.sync.CrdtTypeMerger;
 import dev.syncular.server.sync.EngineParts;
+import dev.syncular.server.sync.FairnessConfig;
+import dev.syncular.server.sync.LeasesConfig;
 import dev.syncular.server.sync.PushRate;
 import dev.syncular.server.sync.RegisteredQueries;
 import dev.syncular.server.sync.ScopeResolver;
@@ -89,14 +99,14 @@ public class EngineProducer {
     /** The served schema, compiled against the registry's types: an unknown {@code crdtType} stops start-up (§5.10.1). */
     @Produces
     @Singleton
-    SchemaWindow schemaWindow(SyncularConfig config, CrdtMergerRegistry mergers) {
+    SchemaWindow schemaWindow(SchemaConfig config, CrdtMergerRegistry mergers) {
         CompiledSchema current;
         try {
             current = loadSchema(config, mergers.crdtTypes());
         } catch (SchemaException e) {
             throw StartupErrors.invalidSchema(e, schemaSource(config));
         }
-        SchemaWindow window = window(current, config.schema().window().orElse(List.of()), mergers.crdtTypes());
+        SchemaWindow window = window(current, config.window().orElse(List.of()), mergers.crdtTypes());
         if (window.schemas().size() > 1) {
             LOG.infof(
                     "Schema window (§9): serving schema versions %s, current %d", window.versions(), current.version());
@@ -171,12 +181,11 @@ public class EngineProducer {
     }
 
     /** Where the running schema comes from, for start-up messages. */
-    static String schemaSource(SyncularConfig config) {
-        return config.schema()
-                .path()
+    static String schemaSource(SchemaConfig config) {
+        return config.path()
                 .filter(p -> !p.isBlank())
                 .map(p -> Path.of(p.trim()).toAbsolutePath().toString())
-                .orElse("bundled " + SyncularConfig.BUNDLED_SCHEMA_RESOURCE + " (syncular.schema.path unset)");
+                .orElse("bundled " + SchemaConfig.BUNDLED_SCHEMA_RESOURCE + " (syncular.schema.path unset)");
     }
 
     /**
@@ -187,34 +196,29 @@ public class EngineProducer {
     @Produces
     @Singleton
     SegmentStore segmentStore(
-            Pool pool, SyncularConfig config, Instance<S3AsyncClient> s3, Instance<S3Presigner> presigner) {
-        if (config.segments().store() == SyncularConfig.StoreKind.S3) {
+            Pool pool,
+            SegmentsConfig config,
+            S3Config bucket,
+            StorageConfig storage,
+            Instance<S3AsyncClient> s3,
+            Instance<S3Presigner> presigner) {
+        if (config.store() == StoreKind.S3) {
+            // the bucket is checked at start-up (S3Config.problems)
             return new S3SegmentStore(
                     s3.get(),
                     presigner.get(),
-                    bucket(config, "syncular.segments.store"),
-                    config.s3().keyPrefix().orElse(""));
+                    bucket.bucket().get(),
+                    bucket.keyPrefix().orElse(""));
         }
-        long cacheBytes = config.segments()
-                .cache()
-                .map(MemorySize::asLongValue)
-                .orElseGet(PostgresSegmentStore::defaultCacheBytes);
-        return new PostgresSegmentStore(pool, config.storage().pgSchema(), cacheBytes);
-    }
-
-    /** The configured bucket, or a start-up failure naming the property that asked for S3. */
-    static String bucket(SyncularConfig config, String askedBy) {
-        return config.s3()
-                .bucket()
-                .filter(b -> !b.isBlank())
-                .orElseThrow(() -> new ConfigurationException(
-                        askedBy + "=s3 needs syncular.s3.bucket (and quarkus.s3.* endpoint/credentials)"));
+        long cacheBytes =
+                config.cache().map(MemorySize::asLongValue).orElseGet(PostgresSegmentStore::defaultCacheBytes);
+        return new PostgresSegmentStore(pool, storage.pgSchema(), cacheBytes);
     }
 
     /** The pod's push rates (issue 45), shared with the tenant-load job that divides them among the live pods. */
     @Produces
     @Singleton
-    PushRate pushRate(SyncularConfig config) {
+    PushRate pushRate(FairnessConfig config) {
         return Assembly.pushRate(config);
     }
 
@@ -226,6 +230,13 @@ public class EngineProducer {
             SegmentStore segments,
             ScopeResolver resolver,
             SyncularConfig config,
+            LimitsConfig limits,
+            SegmentsConfig segmentsConfig,
+            FairnessConfig fairness,
+            SignedUrlsConfig signedUrls,
+            S3Config s3,
+            StorageConfig storageConfig,
+            LeasesConfig leases,
             ServeGateMetrics gateMetrics,
             SyncMetrics syncMetrics,
             OperationalEvents events,
@@ -245,17 +256,20 @@ public class EngineProducer {
             Vertx vertx) {
         return Assembly.engine(Assembly.configured(
                         EngineParts.builder(window, storage, segments, failures.observe(resolver)),
-                        config,
+                        limits,
+                        Assembly.checkpoints(config),
+                        segmentsConfig,
+                        fairness,
                         fairnessMetrics,
                         pools.images(),
                         pushRate,
                         vertx)
                 .merger(mergers)
                 .observer(SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics, tenantLoad))
-                .urls(ConfiguredParts.urls(config, segments))
+                .urls(ConfiguredParts.urls(signedUrls, s3, storageConfig, config, segments))
                 .blobs(blobs)
                 .policy(policy)
-                .leases(ConfiguredParts.leases(config, storage))
+                .leases(ConfiguredParts.leases(leases, storageConfig, storage))
                 .tracing(tracing)
                 .replicas(replicas)
                 .queries(queries)
@@ -271,6 +285,7 @@ public class EngineProducer {
     @Singleton
     Realtime realtime(
             SyncularConfig config,
+            RealtimeConfig realtimeConfig,
             ServerStorage storage,
             SchemaWindow window,
             Vertx vertx,
@@ -286,7 +301,7 @@ public class EngineProducer {
             TenantLoad tenantLoad) {
         String podId = RealtimeHub.podId(System.getenv("HOSTNAME"));
         Realtime built = Assembly.realtime(new RealtimeParts(
-                Assembly.realtimeSettings(config.realtime(), podId),
+                Assembly.realtimeSettings(realtimeConfig, podId),
                 storage,
                 window,
                 vertx,
@@ -333,12 +348,17 @@ public class EngineProducer {
      */
     @Produces
     @Singleton
-    BlobStore blobStore(Pool pool, SyncularConfig config, Instance<S3AsyncClient> s3, Instance<S3Presigner> presigner) {
-        if (config.blobs().store() != SyncularConfig.StoreKind.S3) {
-            return new PostgresBlobStore(pool, config.storage().pgSchema());
+    BlobStore blobStore(
+            Pool pool,
+            BlobsConfig config,
+            S3Config c,
+            StorageConfig storage,
+            Instance<S3AsyncClient> s3,
+            Instance<S3Presigner> presigner) {
+        if (config.store() != StoreKind.S3) {
+            return new PostgresBlobStore(pool, storage.pgSchema());
         }
-        // the bucket and the §5.4 presign ttl (1s to 15m) are checked by config.SyncularConfigValidator
-        SyncularConfig.S3 c = config.s3();
+        // the bucket (S3Config.problems at start-up) and the §5.4 presign ttl (its constraints) are checked
         return new S3BlobStore(
                 s3.get(), presigner.get(), c.bucket().get(), c.keyPrefix().orElse(""), c.presignTtl());
     }
@@ -350,14 +370,14 @@ public class EngineProducer {
             SyncStorage storage,
             ScopeResolver resolver,
             SchemaWindow window,
-            SyncularConfig config,
+            BlobsConfig config,
             ScopeResolverFailures failures) {
-        return Assembly.blobService(config.blobs(), store, storage, failures.observe(resolver), window);
+        return Assembly.blobService(config, store, storage, failures.observe(resolver), window);
     }
 
-    static CompiledSchema loadSchema(SyncularConfig config, Set<String> crdtTypes) {
-        if (config.schema().path().isPresent() && !config.schema().path().get().isBlank()) {
-            Path path = Path.of(config.schema().path().get().trim());
+    static CompiledSchema loadSchema(SchemaConfig config, Set<String> crdtTypes) {
+        if (config.path().isPresent() && !config.path().get().isBlank()) {
+            Path path = Path.of(config.path().get().trim());
             if (!Files.isRegularFile(path)) {
                 throw new ConfigurationException("syncular.schema.path: no schema IR file at " + path.toAbsolutePath());
             }
@@ -365,14 +385,14 @@ public class EngineProducer {
         }
         try (InputStream in = Thread.currentThread()
                 .getContextClassLoader()
-                .getResourceAsStream(SyncularConfig.BUNDLED_SCHEMA_RESOURCE)) {
+                .getResourceAsStream(SchemaConfig.BUNDLED_SCHEMA_RESOURCE)) {
             if (in == null) {
-                throw new ConfigurationException("bundled schema " + SyncularConfig.BUNDLED_SCHEMA_RESOURCE
+                throw new ConfigurationException("bundled schema " + SchemaConfig.BUNDLED_SCHEMA_RESOURCE
                         + " is missing from the classpath; set syncular.schema.path");
             }
             return SchemaLoader.load(in, crdtTypes);
         } catch (IOException e) {
-            throw new ConfigurationException("cannot read bundled schema " + SyncularConfig.BUNDLED_SCHEMA_RESOURCE, e);
+            throw new ConfigurationException("cannot read bundled schema " + SchemaConfig.BUNDLED_SCHEMA_RESOURCE, e);
         }
     }
 }

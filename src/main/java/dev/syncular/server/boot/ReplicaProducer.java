@@ -1,9 +1,9 @@
 package dev.syncular.server.boot;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.observability.ReplicaMetrics;
 import dev.syncular.server.storage.QueryReads;
 import dev.syncular.server.storage.ReadReplicas;
+import dev.syncular.server.storage.StorageConfig;
 import dev.syncular.server.storage.postgres.BoundedPgPool;
 import dev.syncular.server.storage.postgres.PostgresQueryReads;
 import dev.syncular.server.storage.postgres.PostgresReadReplicas;
@@ -39,9 +39,9 @@ public class ReplicaProducer {
             Pool pool,
             BoundedPgPool datasource,
             Vertx vertx,
-            SyncularConfig config,
+            StorageConfig config,
             ReplicaMetrics metrics) {
-        SyncularConfig.Storage s = config.storage();
+        StorageConfig s = config;
         List<String> urls = s.replicas().orElse(List.of()).stream()
                 .map(String::trim)
                 .filter(u -> !u.isEmpty())
@@ -97,7 +97,7 @@ public class ReplicaProducer {
      */
     @Produces
     @Singleton
-    QueryReads queryReads(Pool pool, PostgresSyncStorage storage, ReadReplicas replicas, SyncularConfig config) {
-        return new PostgresQueryReads(pool, storage, replicas, config.storage().statementTimeout());
+    QueryReads queryReads(Pool pool, PostgresSyncStorage storage, ReadReplicas replicas, StorageConfig config) {
+        return new PostgresQueryReads(pool, storage, replicas, config.statementTimeout());
     }
 }

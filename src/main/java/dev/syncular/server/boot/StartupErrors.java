@@ -1,7 +1,7 @@
 package dev.syncular.server.boot;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.SchemaException;
+import dev.syncular.server.storage.StorageConfig;
 import dev.syncular.server.storage.StorageException;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.vertx.pgclient.PgException;
@@ -122,7 +122,7 @@ final class StartupErrors {
                             + "data directory (rm -rf ")
                     .append(embeddedDataDir)
                     .append(").");
-        } else if (SyncularConfig.Storage.LEGACY_PG_SCHEMA.equals(pgSchema)) {
+        } else if (StorageConfig.LEGACY_PG_SCHEMA.equals(pgSchema)) {
             // public is shared by everything else in the database: never a suggestion to drop it
             m.append('(')
                     .append(n)
@@ -202,7 +202,7 @@ final class StartupErrors {
 
     /** The storage namespace is the default and empty while the one of earlier releases holds the sync tables. */
     static String tablesInLegacySchema(String pgSchema) {
-        return "Syncular found its tables in PostgreSQL schema \"" + SyncularConfig.Storage.LEGACY_PG_SCHEMA
+        return "Syncular found its tables in PostgreSQL schema \"" + StorageConfig.LEGACY_PG_SCHEMA
                 + "\" (the default before 0.2.0) and none in \"" + pgSchema + "\", the default now: it would start"
                 + " empty and every client would reset. Set syncular.storage.pg-schema=public (env"
                 + " SYNCULAR_STORAGE_PG_SCHEMA, chart postgresql.pgSchema) to keep serving them; to start an empty"

@@ -8,6 +8,7 @@ import dev.syncular.server.config.DatasourceStartupCheck;
 import dev.syncular.server.config.EmbeddedDatabase;
 import dev.syncular.server.config.EmbeddedPostgresConfigSourceFactory;
 import dev.syncular.server.config.ServesRequests;
+import dev.syncular.server.config.StoreKind;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.health.StorageReadiness;
 import dev.syncular.server.operations.CommandRegistry;
@@ -15,12 +16,16 @@ import dev.syncular.server.operations.QueryRegistry;
 import dev.syncular.server.realtime.PodRealtime;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.segments.SegmentStore;
+import dev.syncular.server.segments.SegmentsConfig;
+import dev.syncular.server.segments.SignedUrlsConfig;
 import dev.syncular.server.segments.postgres.PostgresSegmentStore;
 import dev.syncular.server.segments.s3.S3SegmentStore;
 import dev.syncular.server.storage.ServerStorage;
+import dev.syncular.server.storage.StorageConfig;
 import dev.syncular.server.storage.StorageException;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.runtime.configuration.ConfigurationException;
+import io.smallrye.config.SmallRyeConfig;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -102,7 +107,7 @@ public class StartupSequence {
         datasource.get().check();
         auth.get().check();
         removeContextCaptures();
-        checkSignedUrls(config.get());
+        checkSignedUrls(mapping(SignedUrlsConfig.class), mapping(SegmentsConfig.class), config.get());
         ensureStorage();
         ensureBlobs(blobs.get());
         queries.get().all().size();
@@ -127,10 +132,14 @@ public class StartupSequence {
      * The signed-URL key is checked at start-up, not at the first bootstrap (the S3 segment store presigns instead);
      * not for a one-shot command ({@code boot.ServerMain}: no listener), which mints no URL.
      */
-    private static void checkSignedUrls(SyncularConfig config) {
-        if (ServesRequests.thisProcess() && config.segments().store() != SyncularConfig.StoreKind.S3) {
-            ConfiguredParts.signer(config);
+    private static void checkSignedUrls(SignedUrlsConfig signed, SegmentsConfig segments, SyncularConfig config) {
+        if (ServesRequests.thisProcess() && segments.store() != StoreKind.S3) {
+            ConfiguredParts.signer(signed, mapping(StorageConfig.class), config);
         }
+    }
+
+    private static <T> T mapping(Class<T> type) {
+        return ConfigProvider.getConfig().unwrap(SmallRyeConfig.class).getConfigMapping(type);
     }
 
     /**
@@ -144,7 +153,7 @@ public class StartupSequence {
         SyncularConfig config = this.config.get();
         long t0 = System.nanoTime();
         try {
-            if (config.storage().pgSchemaSetting().isEmpty()) {
+            if (mapping(StorageConfig.class).pgSchemaSetting().isEmpty()) {
                 refuseAnEmptyDefaultBesideLegacyTables(storage);
             }
             storage.ensureSchema(window.current(), Assembly.checkpoints(config))
@@ -185,13 +194,13 @@ public class StartupSequence {
     }
 
     /**
-     * With {@code syncular.storage.pg-schema} unset, the tables go to {@value SyncularConfig.Storage#DEFAULT_PG_SCHEMA}:
-     * a database whose sync tables are in {@value SyncularConfig.Storage#LEGACY_PG_SCHEMA} (the default before 0.2.0)
+     * With {@code syncular.storage.pg-schema} unset, the tables go to {@value StorageConfig#DEFAULT_PG_SCHEMA}:
+     * a database whose sync tables are in {@value StorageConfig#LEGACY_PG_SCHEMA} (the default before 0.2.0)
      * and not there would start empty beside them, every client of the deployment reset. Refused, naming the setting.
      */
     private static void refuseAnEmptyDefaultBesideLegacyTables(ServerStorage storage) {
         if (!storage.holdsSyncTables(storage.pgSchema()).await().atMost(STARTUP_DDL_TIMEOUT)
-                && storage.holdsSyncTables(SyncularConfig.Storage.LEGACY_PG_SCHEMA)
+                && storage.holdsSyncTables(StorageConfig.LEGACY_PG_SCHEMA)
                         .await()
                         .atMost(STARTUP_DDL_TIMEOUT)) {
             throw new ConfigurationException(StartupErrors.tablesInLegacySchema(storage.pgSchema()));

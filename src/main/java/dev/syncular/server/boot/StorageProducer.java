@@ -1,6 +1,7 @@
 package dev.syncular.server.boot;
 
-import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.jobs.PruningConfig;
+import dev.syncular.server.storage.StorageConfig;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import io.vertx.mutiny.sqlclient.Pool;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -19,9 +20,7 @@ public class StorageProducer {
 
     @Produces
     @Singleton
-    PostgresSyncStorage storage(Pool pool, SyncularConfig config) {
-        SyncularConfig.Storage s = config.storage();
-        SyncularConfig.Pruning p = config.pruning();
+    PostgresSyncStorage storage(Pool pool, StorageConfig s, PruningConfig p) {
         return new PostgresSyncStorage(
                 pool,
                 s.pgSchema(),

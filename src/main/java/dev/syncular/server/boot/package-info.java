@@ -4,7 +4,7 @@
  * the {@code SyncEngine} constructor outside {@code sync}) and turns {@code syncular.*} configuration into
  * their limits and options once: {@link dev.syncular.server.boot.Assembly#configured} (limits, §2.4
  * checkpoints, §5.3 images, round admission), {@link dev.syncular.server.boot.Assembly#realtimeSettings}
- * (§8.8) and {@link dev.syncular.server.boot.Assembly#blobService(dev.syncular.server.config.SyncularConfig.Blobs,
+ * (§8.8) and {@link dev.syncular.server.boot.Assembly#blobService(dev.syncular.server.blobs.BlobsConfig,
  * dev.syncular.server.blobs.BlobStore, dev.syncular.server.storage.SyncStorage,
  * dev.syncular.server.sync.ScopeResolver, dev.syncular.server.schema.SchemaWindow)} (§5.9).
  * {@link dev.syncular.server.boot.ConfiguredParts} turns {@code syncular.signed-urls.*} and {@code syncular.leases.*}
@@ -29,5 +29,9 @@
  * dev.syncular.server.boot.Assembly} and {@link dev.syncular.server.boot.SchemaStores}. It sits above every package
  * it assembles ({@code sync}, {@code realtime}, {@code http}, the storage implementations, {@code observability}, {@code health}, {@code jobs}) and below
  * {@code conformance} only.
+ *
+ * <p>Configuration (issue 46: each feature maps its own {@code syncular.*} group): {@code SchemaConfig}
+ * ({@code syncular.schema.*}, the served schema and its §9 window) and {@code ConfigChecks}, which runs every
+ * mapping's one cross-field check first at start-up.
  */
 package dev.syncular.server.boot;

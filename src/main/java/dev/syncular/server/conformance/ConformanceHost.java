@@ -5,6 +5,7 @@ import dev.syncular.server.boot.SchemaStores;
 import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
+import dev.syncular.server.realtime.RealtimeConfig;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaException;
 import dev.syncular.server.schema.SchemaLoader;
@@ -40,14 +41,20 @@ public class ConformanceHost {
     SchemaStores schemaStores;
 
     @Inject
-    SyncularConfig config;
+    ConformanceConfig config;
+
+    @Inject
+    RealtimeConfig realtime;
+
+    @Inject
+    SyncularConfig server;
 
     /** §5.10.2: the production registry (built-in {@code yjs-doc} plus host beans); instance schemas compile against it. */
     @Inject
     CrdtMergerRegistry crdtMergers;
 
     public boolean enabled() {
-        return config.conformance().enabled();
+        return config.enabled();
     }
 
     void onStart(@Observes StartupEvent event) {
@@ -106,7 +113,7 @@ public class ConformanceHost {
                         String.class)
                 .orElse("8080");
         String base =
-                "http://localhost:" + port + config.mountPrefix() + "/__conformance/instances/" + id + "/segments";
+                "http://localhost:" + port + server.mountPrefix() + "/__conformance/instances/" + id + "/segments";
         ConformanceInstance instance = new ConformanceInstance(
                 id,
                 options.get("partition").asText(),
@@ -116,12 +123,10 @@ public class ConformanceHost {
                 now,
                 ttlSeconds,
                 base,
-                limitsNode
-                        .path("maxDeltaBytes")
-                        .asLong(config.realtime().maxDeltaBytes().asLongValue()),
+                limitsNode.path("maxDeltaBytes").asLong(realtime.maxDeltaBytes().asLongValue()),
                 limitsNode
                         .path("maxPresenceBytes")
-                        .asLong(config.realtime().maxPresenceBytes().asLongValue()),
+                        .asLong(realtime.maxPresenceBytes().asLongValue()),
                 crdtMergers,
                 leaseTtl(options.path("leases")));
         return stores.ensureSchema(schema).map(v -> {

@@ -15,5 +15,8 @@
  * hubs, blob services, listening connections and per-schema stores) with options of its own, served through
  * {@code http}'s sync, segment and body-reading resources. It names no PostgreSQL implementation and no SQL client
  * type; nothing depends on it.
+ *
+ * <p>Configuration (issue 46: each feature maps its own {@code syncular.*} group): {@code ConformanceConfig}
+ * ({@code syncular.conformance.*}).
  */
 package dev.syncular.server.conformance;

@@ -9,6 +9,7 @@ import dev.syncular.server.http.AdminAccess;
 import dev.syncular.server.http.CredentialAttempts;
 import dev.syncular.server.http.RequestBodies;
 import dev.syncular.server.http.RequestBody;
+import dev.syncular.server.observability.AdminConfig;
 import dev.syncular.server.round.ErrorBodies;
 import dev.syncular.server.round.HttpError;
 import dev.syncular.server.storage.ConsoleSession;
@@ -82,29 +83,27 @@ public class ConsoleAccess {
     @Inject
     public ConsoleAccess(
             SyncularConfig config,
+            AdminConfig admin,
+            ConsoleConfig console,
             ConsoleSessionStorage sessions,
             RequestBodies bodies,
             Authenticator authenticator,
             CredentialAttempts attempts) {
         this.attempts = attempts;
-        this.token = config.admin().token().orElse("");
+        this.token = admin.token().orElse("");
         this.credential = sha256(token.getBytes(StandardCharsets.UTF_8));
-        this.ttlMs = config.admin().console().sessionTtl().toMillis();
-        this.secureCookie = config.admin().console().secureCookie();
+        this.ttlMs = console.sessionTtl().toMillis();
+        this.secureCookie = console.secureCookie();
         this.base = config.mountPrefix() + "/console";
         this.sessions = sessions;
         this.bodies = bodies;
         this.role = authenticator instanceof JwtAuthenticator jwt
-                        && config.admin().console().role().isPresent()
-                ? new ConsoleRole(
-                        jwt,
-                        config.admin().console().roleClaim(),
-                        config.admin().console().role().get())
+                        && console.role().isPresent()
+                ? new ConsoleRole(jwt, console.roleClaim(), console.role().get())
                 : ConsoleRole.OFF;
         this.roleCredential = keyed(
                 credential,
-                "role\u0000" + config.admin().console().roleClaim() + '\u0000'
-                        + config.admin().console().role().orElse(""));
+                "role\u0000" + console.roleClaim() + '\u0000' + console.role().orElse(""));
     }
 
     /** Whether a JWT with the admin role signs in too (JWT authentication and {@code role} configured). */

@@ -15,5 +15,7 @@
  *
  * <p>The top of the edge: it may depend on every package below, {@code http} included (the admin API's audit
  * category, identifier checks and body reader); nothing depends on it.
+ *
+ * <p>Configuration (issue 46: each feature maps its own {@code syncular.*} group): {@code ConsoleConfig} ({@code syncular.admin.console.*}, the console's sessions).
  */
 package dev.syncular.server.console;

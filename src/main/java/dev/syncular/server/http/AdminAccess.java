@@ -1,8 +1,8 @@
 package dev.syncular.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.observability.AdminConfig;
 import dev.syncular.server.round.ErrorBodies;
 import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StorageException;
@@ -37,8 +37,8 @@ public class AdminAccess {
     private final CurrentVertxRequest current;
 
     @Inject
-    public AdminAccess(SyncularConfig config, CredentialAttempts attempts, CurrentVertxRequest current) {
-        this.token = config.admin().token().orElse("");
+    public AdminAccess(AdminConfig config, CredentialAttempts attempts, CurrentVertxRequest current) {
+        this.token = config.token().orElse("");
         this.attempts = attempts;
         this.current = current;
     }

@@ -1,7 +1,7 @@
 package dev.syncular.server.http;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.observability.AdminConfig;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.net.SocketAddress;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -37,8 +37,8 @@ public class CredentialAttempts {
     private final int freeFailures;
 
     @Inject
-    public CredentialAttempts(SyncularConfig config) {
-        this.freeFailures = config.admin().freeAttempts();
+    public CredentialAttempts(AdminConfig config) {
+        this.freeFailures = config.freeAttempts();
     }
 
     /** The source of {@code request}: its remote address, {@code -} when unknown. */

@@ -1,6 +1,6 @@
 package dev.syncular.server.http;
 
-import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.config.LimitsConfig;
 import dev.syncular.server.memory.BufferBudget;
 import dev.syncular.server.round.BodyIntake;
 import dev.syncular.server.round.RequestIntake;
@@ -21,10 +21,10 @@ public class RequestBodies {
     private final long minRate;
 
     @Inject
-    public RequestBodies(BufferBudget budget, SyncularConfig config) {
+    public RequestBodies(BufferBudget budget, LimitsConfig config) {
         this.budget = budget;
-        this.timeout = config.limits().bodyTimeout();
-        this.minRate = config.limits().bodyMinRate().asLongValue();
+        this.timeout = config.bodyTimeout();
+        this.minRate = config.bodyMinRate().asLongValue();
     }
 
     /**

@@ -1,6 +1,6 @@
 package dev.syncular.server.jobs;
 
-import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.blobs.BlobsConfig;
 import dev.syncular.server.sync.BlobService;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
@@ -25,10 +25,10 @@ public class BlobSweepJob {
     private final Duration interval;
 
     @Inject
-    public BlobSweepJob(BlobService blobs, JobClaims claims, SyncularConfig config) {
+    public BlobSweepJob(BlobService blobs, JobClaims claims, BlobsConfig config) {
         this.blobs = blobs;
         this.claims = claims;
-        this.interval = config.blobs().sweepInterval();
+        this.interval = config.sweepInterval();
     }
 
     @Scheduled(

@@ -1,6 +1,5 @@
 package dev.syncular.server.jobs;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.observability.OperationalEvents;
 import dev.syncular.server.observability.PruningMetrics;
 import dev.syncular.server.storage.SyncStorage;
@@ -31,11 +30,11 @@ public class PruningJob {
     @Inject
     public PruningJob(
             SyncStorage storage,
-            SyncularConfig config,
+            PruningConfig config,
             JobClaims claims,
             PruningMetrics metrics,
             OperationalEvents events) {
-        SyncularConfig.Pruning p = config.pruning();
+        PruningConfig p = config;
         this.pruner = new Pruner(
                 storage, new RetentionPolicy(p.activeWindow(), p.keepNewestCommits(), p.pushResultRetention()));
         this.claims = claims;

@@ -1,7 +1,7 @@
 package dev.syncular.server.jobs;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.segments.SegmentStore;
+import dev.syncular.server.segments.SegmentsConfig;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -24,10 +24,10 @@ public class SegmentExpiryJob {
     private final Duration interval;
 
     @Inject
-    public SegmentExpiryJob(SegmentStore segments, JobClaims claims, SyncularConfig config) {
+    public SegmentExpiryJob(SegmentStore segments, JobClaims claims, SegmentsConfig config) {
         this.segments = segments;
         this.claims = claims;
-        this.interval = config.segments().sweepInterval();
+        this.interval = config.sweepInterval();
     }
 
     @Scheduled(

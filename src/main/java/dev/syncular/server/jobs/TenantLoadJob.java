@@ -1,12 +1,12 @@
 package dev.syncular.server.jobs;
 
 import dev.syncular.server.config.ScheduleInterval;
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.health.StorageReadiness;
 import dev.syncular.server.observability.TenantLoad;
 import dev.syncular.server.observability.TenantMetrics;
 import dev.syncular.server.storage.TenantLoadRow;
 import dev.syncular.server.storage.TenantLoadStorage;
+import dev.syncular.server.sync.FairnessConfig;
 import dev.syncular.server.sync.PushRate;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.scheduler.Scheduled;
@@ -79,17 +79,18 @@ public class TenantLoadJob {
             TenantLoad load,
             TenantMetrics metrics,
             TenantLoadStorage storage,
-            SyncularConfig config,
+            TenantsConfig config,
+            FairnessConfig fairness,
             StorageReadiness readiness,
             PushRate pushRate) {
         this.readiness = readiness;
         this.pushRate = pushRate;
-        this.rateAcrossPods = config.fairness().pushRateScope() == SyncularConfig.Fairness.PushRateScope.DEPLOYMENT;
+        this.rateAcrossPods = fairness.pushRateScope() == FairnessConfig.PushRateScope.DEPLOYMENT;
         this.load = load;
         this.metrics = metrics;
         this.storage = storage;
-        this.topN = config.tenants().topN();
-        Duration every = config.tenants().publishInterval();
+        this.topN = config.topN();
+        Duration every = config.publishInterval();
         this.interval = ScheduleInterval.off(every) ? DEFAULT_INTERVAL : every;
         String host = System.getenv("HOSTNAME");
         // one id per process: a restarted pod's rows are new ones, its old ones age out

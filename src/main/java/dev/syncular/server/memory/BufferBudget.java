@@ -1,6 +1,6 @@
 package dev.syncular.server.memory;
 
-import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.config.LimitsConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import io.micrometer.core.instrument.Counter;
@@ -38,9 +38,8 @@ public class BufferBudget {
     private final Counter refusals;
 
     @Inject
-    public BufferBudget(SyncularConfig config, MeterRegistry registry) {
-        this.limit = config.limits()
-                .bufferBudget()
+    public BufferBudget(LimitsConfig config, MeterRegistry registry) {
+        this.limit = config.bufferBudget()
                 .map(m -> m.asLongValue())
                 .orElseGet(() -> defaultLimit(Runtime.getRuntime().maxMemory()));
         Gauge.builder("syncular.buffers.bytes", inUse, AtomicLong::get)

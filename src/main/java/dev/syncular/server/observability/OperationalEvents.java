@@ -1,6 +1,5 @@
 package dev.syncular.server.observability;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.operations.OperationObserver;
 import dev.syncular.server.sync.SyncObserver;
@@ -40,8 +39,8 @@ public class OperationalEvents implements SyncObserver, OperationObserver {
     private long seq;
 
     @Inject
-    public OperationalEvents(SyncularConfig config) {
-        this.capacity = Math.max(1, config.admin().eventBuffer());
+    public OperationalEvents(AdminConfig config) {
+        this.capacity = Math.max(1, config.eventBuffer());
         this.ring = new ArrayDeque<>(Math.min(capacity, 1024));
     }
 

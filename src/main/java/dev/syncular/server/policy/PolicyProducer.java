@@ -1,6 +1,5 @@
 package dev.syncular.server.policy;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.observability.WebhookMetrics;
 import dev.syncular.server.operations.QueryRegistry;
 import dev.syncular.server.schema.CompiledSchema;
@@ -43,7 +42,7 @@ public class PolicyProducer {
     @Produces
     @Singleton
     WritePolicy writePolicy(
-            SyncularConfig config,
+            PolicyConfig config,
             SchemaWindow window,
             Instance<RowValidator> rowBeans,
             Instance<CommitValidator> commitBeans,
@@ -54,8 +53,8 @@ public class PolicyProducer {
             QueryRegistry queries) {
         var schema = window.current();
         WritePolicy declared = WritePolicy.NONE;
-        if (config.policy().file().filter(f -> !f.isBlank()).isPresent()) {
-            Path file = Path.of(config.policy().file().get().trim());
+        if (config.file().filter(f -> !f.isBlank()).isPresent()) {
+            Path file = Path.of(config.file().get().trim());
             try {
                 declared = PolicyDocument.parse(Files.readString(file, StandardCharsets.UTF_8), schema);
             } catch (IOException e) {
@@ -82,8 +81,8 @@ public class PolicyProducer {
         }
         List<CommitValidator> commits = new ArrayList<>(declared.commitValidators());
         commitBeans.forEach(commits::add);
-        SyncularConfig.Policy.ValidatorWebhook hook = config.policy().validatorWebhook();
-        if (hook.configured()) { // url, secret and bounds checked with the mapping (SyncularConfigValidator)
+        PolicyConfig.ValidatorWebhook hook = config.validatorWebhook();
+        if (hook.configured()) { // bounds by their constraints, url and secret at start-up (PolicyConfig.problems)
             commits.add(new WebhookValidator(
                     new Webhook(
                             vertx,
@@ -113,7 +112,7 @@ public class PolicyProducer {
     }
 
     private static WebhookEvidence evidence(
-            SyncularConfig.Policy.ValidatorWebhook hook, CompiledSchema schema, QueryRegistry queries) {
+            PolicyConfig.ValidatorWebhook hook, CompiledSchema schema, QueryRegistry queries) {
         String declared = hook.evidence().orElse("");
         if (declared.isBlank()) {
             return WebhookEvidence.NONE;

@@ -2,7 +2,6 @@ package dev.syncular.server.policy;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.observability.OperationalEvents;
 import dev.syncular.server.observability.ReactionMetrics;
 import dev.syncular.server.observability.WebhookMetrics;
@@ -53,7 +52,7 @@ public class ReactionDelivery {
     private static final long PRUNE_EVERY_MS = 60_000;
     private static final AttributeKey<String> REACTION_TYPE = AttributeKey.stringKey("syncular.reaction.type");
     private final ReactionStore store;
-    private final SyncularConfig.Reactions config;
+    private final ReactionsConfig config;
     private final ReactionEndpoints endpoints;
     private final AtomicLong lastPrune = new AtomicLong();
     private final OperationalEvents events;
@@ -64,7 +63,7 @@ public class ReactionDelivery {
     @Inject
     public ReactionDelivery(
             ReactionStorage storage,
-            SyncularConfig config,
+            ReactionsConfig config,
             Vertx vertx,
             OperationalEvents events,
             ReactionMetrics metrics,
@@ -74,7 +73,7 @@ public class ReactionDelivery {
         this.events = events;
         this.metrics = metrics;
         this.store = storage.reactions();
-        this.config = config.reactions();
+        this.config = config;
         this.endpoints = new ReactionEndpoints(vertx, webhooks, this.config, tracing);
     }
 

@@ -1,6 +1,5 @@
 package dev.syncular.server.policy;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.observability.WebhookMetrics;
 import dev.syncular.server.sync.Tracing;
 import io.vertx.mutiny.core.Vertx;
@@ -14,7 +13,7 @@ import java.util.Map;
  * else the default {@code syncular.reactions.webhook.url}. Without a default, only the listed types are claimed:
  * the others stay pending, stored and undelivered, as every reaction is when no webhook is configured. Names,
  * urls, secrets, bounds and the one-endpoint-per-type rule are checked with the mapping
- * ({@code config.SyncularConfigValidator}); each endpoint's bounds are its {@link SyncularConfig.WebhookEndpoint}
+ * (at start-up, {@link ReactionsConfig#problems}); each endpoint's bounds are its {@link WebhookEndpoint}
  * group (a per-type endpoint inherits the default webhook's unless it sets its own).
  */
 final class ReactionEndpoints {
@@ -22,8 +21,8 @@ final class ReactionEndpoints {
     private final Map<String, Webhook> byType;
     private final List<Webhook> all = new ArrayList<>();
 
-    ReactionEndpoints(Vertx vertx, WebhookMetrics metrics, SyncularConfig.Reactions config, Tracing tracing) {
-        SyncularConfig.Reactions.ReactionWebhook hook = config.webhook();
+    ReactionEndpoints(Vertx vertx, WebhookMetrics metrics, ReactionsConfig config, Tracing tracing) {
+        ReactionsConfig.ReactionWebhook hook = config.webhook();
         fallback = hook.configured()
                 ? new Webhook(
                         vertx,
@@ -38,9 +37,8 @@ final class ReactionEndpoints {
             all.add(fallback);
         }
         Map<String, Webhook> routes = new LinkedHashMap<>();
-        for (Map.Entry<String, SyncularConfig.Reactions.Endpoint> e :
-                config.endpoints().entrySet()) {
-            SyncularConfig.Reactions.Endpoint endpoint = e.getValue();
+        for (Map.Entry<String, ReactionsConfig.Endpoint> e : config.endpoints().entrySet()) {
+            ReactionsConfig.Endpoint endpoint = e.getValue();
             Webhook endpointHook = new Webhook(
                     vertx,
                     e.getKey(),

@@ -1,6 +1,5 @@
 package dev.syncular.server.policy;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.observability.WebhookMetrics;
 import dev.syncular.server.sync.Tracing;
 import io.netty.channel.ConnectTimeoutException;
@@ -88,7 +87,7 @@ final class Webhook {
         }
 
         /** The bounds an endpoint's configuration group sets (validated with the mapping). */
-        static Limits of(SyncularConfig.WebhookEndpoint config) {
+        static Limits of(WebhookEndpoint config) {
             return new Limits(
                     config.timeout(),
                     config.connectTimeout(),

@@ -12,5 +12,7 @@
  *
  * <p>Depends on {@code sync} (the seams), {@code storage} (reaction rows), {@code schema}, {@code wire} and
  * {@code config}; the engine never depends on it.
+ *
+ * <p>Configuration (issue 46: each feature maps its own {@code syncular.*} group): {@code PolicyConfig} ({@code syncular.policy.*}), {@code ReactionsConfig} ({@code syncular.reactions.*}) and the shape both webhooks share, {@code WebhookEndpoint}: bounds checked by constraints, a url's form and secret by each mapping's {@code problems} at start-up.
  */
 package dev.syncular.server.policy;

@@ -1,7 +1,6 @@
 package dev.syncular.server.realtime;
 
 import dev.syncular.server.auth.Authenticator;
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.operations.OperationsConfig;
@@ -50,7 +49,7 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
     public OperationWatchUpgrade(
             Authenticator authenticator,
             PodRealtime realtime,
-            SyncularConfig config,
+            RealtimeConfig config,
             PodOperationWatches pod,
             OperationsConfig operations,
             StorageBusy storageBusy) {
@@ -58,7 +57,7 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
         this.maxConnections = operations.watch().maxConnections();
         this.realtime = realtime;
         this.handshake = new UpgradeHandshake<>(
-                TICKET_HEADER, "Operations watch", authenticator, new UpgradeToken(config.realtime()), storageBusy);
+                TICKET_HEADER, "Operations watch", authenticator, new UpgradeToken(config), storageBusy);
     }
 
     void routes(@Observes Router router) {

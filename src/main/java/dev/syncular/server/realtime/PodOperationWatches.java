@@ -1,6 +1,5 @@
 package dev.syncular.server.realtime;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.operations.QueryWatches;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.micrometer.core.instrument.Gauge;
@@ -35,11 +34,11 @@ public class PodOperationWatches {
 
     @Inject
     public PodOperationWatches(
-            PodRealtime realtime, QueryWatches watches, MeterRegistry registry, SyncularConfig config) {
+            PodRealtime realtime, QueryWatches watches, MeterRegistry registry, RealtimeConfig config) {
         this.hub = realtime.hub();
         this.lifetime =
                 new CredentialLifetime(hub.vertx(), hub.clock(), hub.metrics().failures());
-        long interval = config.realtime().heartbeatInterval().toMillis();
+        long interval = config.heartbeatInterval().toMillis();
         SilenceWatch silence = new SilenceWatch(interval, SilenceWatch.MONOTONIC_MS);
         hub.vertx().setPeriodic(interval, t -> heartbeat(silence));
         realtime.hub().addCommitListener(new RealtimeHub.CommitListener() {

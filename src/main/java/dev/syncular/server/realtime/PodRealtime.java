@@ -1,6 +1,5 @@
 package dev.syncular.server.realtime;
 
-import dev.syncular.server.config.SyncularConfig;
 import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.annotation.Priority;
@@ -15,14 +14,14 @@ import jakarta.inject.Inject;
  */
 @ApplicationScoped
 public class PodRealtime {
-    private final SyncularConfig.Realtime config;
+    private final RealtimeConfig config;
     private final RealtimeHub hub;
     private final RealtimeChannel channel;
 
     /** {@code hub} and {@code channel} are the pod's, built once by the composition root ({@code boot}). */
     @Inject
-    public PodRealtime(SyncularConfig config, RealtimeHub hub, RealtimeChannel channel) {
-        this.config = config.realtime();
+    public PodRealtime(RealtimeConfig config, RealtimeHub hub, RealtimeChannel channel) {
+        this.config = config;
         this.hub = hub;
         this.channel = channel;
     }

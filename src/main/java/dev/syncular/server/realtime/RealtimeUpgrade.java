@@ -1,7 +1,6 @@
 package dev.syncular.server.realtime;
 
 import dev.syncular.server.auth.Authenticator;
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.round.HttpError;
@@ -45,10 +44,10 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
 
     @Inject
     public RealtimeUpgrade(
-            Authenticator authenticator, PodRealtime realtime, SyncularConfig config, StorageBusy storageBusy) {
+            Authenticator authenticator, PodRealtime realtime, RealtimeConfig config, StorageBusy storageBusy) {
         this.realtime = realtime;
-        this.handshake = new UpgradeHandshake<>(
-                TICKET_HEADER, "Realtime", authenticator, new UpgradeToken(config.realtime()), storageBusy);
+        this.handshake =
+                new UpgradeHandshake<>(TICKET_HEADER, "Realtime", authenticator, new UpgradeToken(config), storageBusy);
     }
 
     void routes(@Observes Router router) {

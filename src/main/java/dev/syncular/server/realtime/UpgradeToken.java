@@ -1,6 +1,5 @@
 package dev.syncular.server.realtime;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.round.HttpError;
 import io.vertx.core.http.Cookie;
@@ -22,7 +21,7 @@ final class UpgradeToken {
     private final String queryParameter;
     private final String cookie;
 
-    UpgradeToken(SyncularConfig.Realtime config) {
+    UpgradeToken(RealtimeConfig config) {
         this.queryParameter = config.tokenQueryParameter().trim();
         this.cookie = config.tokenCookie().trim();
     }

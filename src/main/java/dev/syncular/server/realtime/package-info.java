@@ -66,7 +66,10 @@
  * presence and control notifications), reached through the storage roles {@code storage.RealtimeSignals} and
  * {@code storage.SignalListener} (the PostgreSQL ones are built by {@code boot}); it names no SQL client type. Below
  * the edge ({@code http}) and the composition root ({@code boot}, which assembles it): may depend on every lower
- * package (the round handler in {@code round} among them, {@code auth}, {@code config}, {@code ops} for the
+ * package (the round handler in {@code round} among them, {@code auth}, {@code config}, {@code observability} for the
  * scope-resolver failure metrics); {@code boot}, {@code http} and the conformance host use it.
+ *
+ * <p>Configuration (issue 46: each feature maps its own {@code syncular.*} group): {@code RealtimeConfig}
+ * ({@code syncular.realtime.*}, §8), checked by the constraints on its methods.
  */
 package dev.syncular.server.realtime;

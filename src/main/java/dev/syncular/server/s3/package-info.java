@@ -9,5 +9,7 @@
  *
  * <p>May depend on {@code storage} ({@code StorageException}), the AWS SDK and Mutiny; never on the stores, {@code sync} or
  * the Quarkus edge.
+ *
+ * <p>Configuration (issue 46: each feature maps its own {@code syncular.*} group): {@code S3Config} ({@code syncular.s3.*}): the bucket, its key prefix and the §5.4 presign lifetime (at most 15 minutes, a constraint), with the cross-field check {@code problems} (a store set to {@code s3} needs the bucket).
  */
 package dev.syncular.server.s3;

@@ -7,5 +7,7 @@
  *
  * <p>May depend on {@code wire}, {@code schema} and {@code storage} (rows to image); never on
  * {@code sync}, {@code blobs} or the Quarkus edge.
+ *
+ * <p>Configuration (issue 46: each feature maps its own {@code syncular.*} group): {@code SegmentsConfig} ({@code syncular.segments.*}) and {@code SignedUrlsConfig} ({@code syncular.signed-urls.*}, §5.4, whose cross-field check {@code problems} holds the 15-minute lifetime and the key length while native URLs are served).
  */
 package dev.syncular.server.segments;

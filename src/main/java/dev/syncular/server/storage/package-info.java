@@ -46,5 +46,7 @@
  * <p>May depend on {@code schema} (the compiled schema), {@code wire} (ops, commit statuses, row values) and
  * Mutiny; on nothing above it (no {@code sync}, {@code http}, {@code ops}). The PostgreSQL implementation
  * lives in {@code storage.postgres}.
+ *
+ * <p>Configuration (issue 46: each feature maps its own {@code syncular.*} group): {@code StorageConfig} ({@code syncular.storage.*}): the storage namespace, push lock and statement timeouts, the pool's waiters, read replicas, the recent-commit memory and the job lease, checked by the constraints on its methods.
  */
 package dev.syncular.server.storage;

@@ -53,5 +53,7 @@
  * <p>May depend on {@code wire}, {@code schema}, {@code errors}, {@code storage}, {@code segments} and
  * {@code blobs} (the stores) — never on {@code http}, {@code ops}, {@code auth}, {@code config} or
  * {@code conformance}, which depend on it. Only the engine's API is public; its parts are package-private.
+ *
+ * <p>Configuration (issue 46: each feature maps its own {@code syncular.*} group): {@code FairnessConfig} ({@code syncular.fairness.*}, the round admission limits and push rates) and {@code LeasesConfig} ({@code syncular.leases.*}, §7.3, with its one cross-field check {@code problems}).
  */
 package dev.syncular.server.sync;

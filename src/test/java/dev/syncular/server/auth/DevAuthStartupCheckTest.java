@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.syncular.server.config.SyncularConfig;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.quarkus.runtime.configuration.DurationConverter;
 import io.quarkus.runtime.configuration.MemorySize;
@@ -43,17 +42,15 @@ class DevAuthStartupCheckTest {
     /** application.properties: prod defaults the flag to false, the env var SYNCULAR_DEV_AUTH_ENABLED overrides it. */
     @Test
     void prodProfileDisablesDevAuthUnlessSetExplicitly() throws IOException {
-        assertEquals(false, config("prod", Map.of()).devAuth().enabled());
+        assertEquals(false, config("prod", Map.of()).enabled());
         assertEquals(
                 true,
-                config("prod", Map.of("SYNCULAR_DEV_AUTH_ENABLED", "true"))
-                        .devAuth()
-                        .enabled());
-        assertEquals(true, config("dev", Map.of()).devAuth().enabled());
-        assertEquals(true, config("test", Map.of()).devAuth().enabled());
+                config("prod", Map.of("SYNCULAR_DEV_AUTH_ENABLED", "true")).enabled());
+        assertEquals(true, config("dev", Map.of()).enabled());
+        assertEquals(true, config("test", Map.of()).enabled());
     }
 
-    private static SyncularConfig config(String profile, Map<String, String> env) throws IOException {
+    private static DevAuthConfig config(String profile, Map<String, String> env) throws IOException {
         URL props = DevAuthStartupCheckTest.class.getClassLoader().getResource("application.properties");
         SmallRyeConfig config = new SmallRyeConfigBuilder()
                 .withProfile(profile)
@@ -61,8 +58,8 @@ class DevAuthStartupCheckTest {
                 .withSources(new EnvConfigSource(env, 300))
                 .withConverter(MemorySize.class, 100, new MemorySizeConverter())
                 .withConverter(Duration.class, 100, new DurationConverter())
-                .withMapping(SyncularConfig.class)
+                .withMapping(DevAuthConfig.class)
                 .build();
-        return config.getConfigMapping(SyncularConfig.class);
+        return config.getConfigMapping(DevAuthConfig.class);
     }
 }

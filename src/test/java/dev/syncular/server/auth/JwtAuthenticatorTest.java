@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.sync.SyncRequestContext;
@@ -54,7 +53,7 @@ class JwtAuthenticatorTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** {@code syncular.auth.jwt.*} with defaults, a PEM key and {@code iss}/{@code aud} checks. */
-    static class Settings implements SyncularConfig.Jwt {
+    static class Settings implements JwtConfig {
         Optional<String> jwksUrl = Optional.empty();
         Optional<String> publicKey = Optional.of(PEM);
         Optional<String> issuer = Optional.of("iss-1");

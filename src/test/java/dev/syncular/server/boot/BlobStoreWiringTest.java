@@ -4,36 +4,27 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 import dev.syncular.server.blobs.BlobStore;
+import dev.syncular.server.blobs.BlobsConfig;
 import dev.syncular.server.blobs.postgres.PostgresBlobStore;
-import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.config.StoreKind;
+import dev.syncular.server.s3.S3Config;
+import dev.syncular.server.storage.StorageConfig;
+import dev.syncular.server.testsupport.MappedConfig;
 import dev.syncular.server.testsupport.TestPostgres;
-import io.quarkus.runtime.configuration.DurationConverter;
-import io.quarkus.runtime.configuration.MemorySize;
-import io.quarkus.runtime.configuration.MemorySizeConverter;
-import io.smallrye.config.PropertiesConfigSource;
-import io.smallrye.config.SmallRyeConfigBuilder;
+import io.smallrye.config.SmallRyeConfig;
 import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import jakarta.enterprise.inject.Instance;
 import java.lang.reflect.Proxy;
-import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** {@code syncular.blobs.store} selection in {@link EngineProducer}: the S3 beans are only touched for {@code s3}
- * (a missing bucket or a presign ttl above 15 minutes is refused earlier, by {@code SyncularConfigValidator}). */
+ * (a missing bucket or a presign ttl above 15 minutes is refused earlier, at start-up: {@code S3Config}'s constraints and cross-field check). */
 class BlobStoreWiringTest {
 
-    private static SyncularConfig config(Map<String, String> props) {
-        Map<String, String> all = new HashMap<>(props);
-        return new SmallRyeConfigBuilder()
-                .withSources(new PropertiesConfigSource(all, "test", 300))
-                .withConverter(MemorySize.class, 100, new MemorySizeConverter())
-                .withConverter(Duration.class, 100, new DurationConverter())
-                .withMapping(SyncularConfig.class)
-                .build()
-                .getConfigMapping(SyncularConfig.class);
+    private static SmallRyeConfig config(Map<String, String> props) {
+        return MappedConfig.config(props, Map.of());
     }
 
     /** An {@code Instance} that fails the test when anything asks it for its bean. */
@@ -56,13 +47,17 @@ class BlobStoreWiringTest {
             BlobStore store = new EngineProducer()
                     .blobStore(
                             pool,
-                            config(Map.of("syncular.storage.pg-schema", "tenant_a")),
+                            config(Map.of()).getConfigMapping(BlobsConfig.class),
+                            config(Map.of()).getConfigMapping(S3Config.class),
+                            config(Map.of("syncular.storage.pg-schema", "tenant_a"))
+                                    .getConfigMapping(StorageConfig.class),
                             untouchable(),
                             untouchable());
             assertEquals(
                     "tenant_a", assertInstanceOf(PostgresBlobStore.class, store).pgSchema());
             assertEquals(
-                    SyncularConfig.StoreKind.EMBEDDED, config(Map.of()).blobs().store());
+                    StoreKind.EMBEDDED,
+                    config(Map.of()).getConfigMapping(BlobsConfig.class).store());
             pool.close().await().indefinitely();
         } finally {
             vertx.close().await().indefinitely();

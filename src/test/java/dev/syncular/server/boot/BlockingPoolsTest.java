@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.segments.SegmentsConfig;
 import dev.syncular.server.testsupport.MappedConfig;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import java.util.Map;
@@ -21,8 +22,8 @@ import org.junit.jupiter.api.Test;
 class BlockingPoolsTest {
     @Test
     void longImageBuildsHoldTheirOwnThreadsOnly() throws Exception {
-        BlockingPools pools =
-                new BlockingPools(MappedConfig.mapping(Map.of("syncular.segments.image-build-threads", "2")));
+        BlockingPools pools = new BlockingPools(
+                MappedConfig.mapping(SegmentsConfig.class, Map.of("syncular.segments.image-build-threads", "2")));
         CountDownLatch buildsEnd = new CountDownLatch(1);
         CountDownLatch stuck = new CountDownLatch(2);
         CompletableFuture<String> names = new CompletableFuture<>();

@@ -12,29 +12,44 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.schema.SchemaWindow;
+import dev.syncular.server.segments.SignedUrlsConfig;
+import dev.syncular.server.testsupport.MappedConfig;
 import io.quarkus.runtime.configuration.ConfigurationException;
+import io.smallrye.config.ConfigValidationException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** Start-up checks of the production wiring (the key and TTL checks are {@link ConfiguredParts}'s). */
+/** Start-up checks of the production wiring: the signed-URL key and TTL ({@link ConfiguredParts}, {@code SignedUrlsConfig}). */
 class EngineProducerTest {
-    /** §5.4: the production signed-URL TTL is more than zero and at most 15 minutes; the refusal names the property. */
+    /**
+     * §5.4: the production signed-URL TTL is more than zero and at most 15 minutes; the refusal names the property.
+     * Checked once, at start-up, by {@code SignedUrlsConfig.problems} (the configuration as {@link MappedConfig} builds
+     * it); {@link ConfiguredParts} trusts it.
+     */
     @Test
     void signedUrlTtlOutsideTheSpecRangeStopsTheBoot() {
-        for (Duration bad : new Duration[] {Duration.ZERO, Duration.ofSeconds(-5), Duration.ofMinutes(16)}) {
-            ConfigurationException e =
-                    assertThrows(ConfigurationException.class, () -> ConfiguredParts.signedUrlTtl(bad));
-            assertTrue(e.getMessage().contains("syncular.signed-urls.ttl"), e.getMessage());
+        for (String bad : new String[] {"0s", "-5s", "16m"}) {
+            ConfigValidationException e = assertThrows(
+                    ConfigValidationException.class,
+                    () -> MappedConfig.config(Map.of("syncular.signed-urls.ttl", bad), Map.of()));
+            assertTrue(
+                    e.getMessage().contains("syncular.signed-urls.ttl must be more than 0s and at most 15m"),
+                    e.getMessage());
         }
-        assertEquals(Duration.ofMinutes(15), ConfiguredParts.signedUrlTtl(Duration.ofMinutes(15)));
-        assertEquals(Duration.ofSeconds(1), ConfiguredParts.signedUrlTtl(Duration.ofSeconds(1)));
+        for (String good : new String[] {"15m", "1s"}) {
+            assertEquals(
+                    Duration.parse("PT" + good.toUpperCase()),
+                    MappedConfig.mapping(SignedUrlsConfig.class, Map.of("syncular.signed-urls.ttl", good))
+                            .ttl());
+        }
     }
 
     /**
@@ -51,10 +66,12 @@ class EngineProducerTest {
                         && missing.getMessage().contains("syncular.signed-urls.enabled=false"),
                 missing.getMessage());
         assertThrows(ConfigurationException.class, () -> ConfiguredParts.signingKey(Optional.of(" "), "public", true));
-        ConfigurationException shortKey = assertThrows(
-                ConfigurationException.class,
-                () -> ConfiguredParts.signingKey(Optional.of("too short"), "public", true));
-        assertTrue(shortKey.getMessage().contains("at least 32 bytes"), shortKey.getMessage());
+        ConfigValidationException shortKey = assertThrows(
+                ConfigValidationException.class,
+                () -> MappedConfig.config(Map.of("syncular.signed-urls.key", "too short"), Map.of()));
+        assertTrue(
+                shortKey.getMessage().contains("syncular.signed-urls.key must have at least 32 bytes"),
+                shortKey.getMessage());
         String configured = "0123456789abcdef0123456789abcdef-prod";
         assertArrayEquals(
                 configured.getBytes(StandardCharsets.UTF_8),

@@ -2,6 +2,8 @@ package dev.syncular.server.config;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.testsupport.MappedConfig;
+import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithName;
 import io.smallrye.config.WithParentName;
 import java.io.IOException;
@@ -21,8 +23,10 @@ import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 
 /**
- * docs/CONFIGURATION.md documents every property of the {@link SyncularConfig} mapping, by name and by its
- * environment-variable form. The names are derived from the interface the way SmallRye Config does: camelCase
+ * docs/CONFIGURATION.md documents every property of every {@code @ConfigMapping} of the server (each feature's
+ * mapping in the package that owns it, found in the production classes by {@link MappedConfig#MAPPINGS}, so a new
+ * mapping cannot go undocumented), by name and by its environment-variable form. The names are derived from the
+ * interfaces the way SmallRye Config does: camelCase
  * methods become kebab-case segments, nested interfaces are groups, lists of interfaces are indexed
  * ({@code syncular.checkpoints[0].name}) and {@code Optional} is transparent. No Quarkus boot.
  */
@@ -32,8 +36,8 @@ class ConfigurationDocTest {
     @Test
     void everyMappedPropertyIsDocumentedWithItsEnvironmentVariable() throws IOException {
         String doc = Files.readString(DOC, StandardCharsets.UTF_8);
-        List<String> names = properties(SyncularConfig.class, "syncular");
-        assertTrue(names.size() > 20, "walked the mapping: " + names);
+        List<String> names = allProperties();
+        assertTrue(names.size() > 150, "walked the mappings: " + names);
         TreeSet<String> missing = new TreeSet<>();
         for (String name : names) {
             if (!doc.contains("`" + name + "`")) {
@@ -48,8 +52,12 @@ class ConfigurationDocTest {
 
     @Test
     void namesAreDerivedTheWaySmallRyeDoes() {
-        List<String> names = properties(SyncularConfig.class, "syncular");
+        assertTrue(MappedConfig.MAPPINGS.size() > 20, "found the mappings: " + MappedConfig.MAPPINGS);
+        List<String> names = allProperties();
         assertTrue(names.contains("syncular.max-request-bytes"), names.toString());
+        assertTrue(names.contains("syncular.realtime.max-delta-bytes"), names.toString());
+        assertTrue(names.contains("syncular.admin.console.session-ttl"), names.toString());
+        assertTrue(names.contains("syncular.reactions.endpoints.<key>.types"), names.toString());
         assertTrue(names.contains("syncular.limits.max-operations-per-request"), names.toString());
         assertTrue(names.contains("syncular.checkpoints[0].schema-version"), names.toString());
         assertTrue(names.contains("syncular.embedded-postgres.data-dir"), names.toString());
@@ -57,6 +65,16 @@ class ConfigurationDocTest {
         assertTrue(envName("syncular.checkpoints[0].schema-version").equals("SYNCULAR_CHECKPOINTS_0__SCHEMA_VERSION"));
         assertTrue(envName("syncular.limits.max-operations-per-request")
                 .equals("SYNCULAR_LIMITS_MAX_OPERATIONS_PER_REQUEST"));
+    }
+
+    /** The property names of every mapping, each under its own prefix, sorted. */
+    static List<String> allProperties() {
+        TreeSet<String> out = new TreeSet<>();
+        for (Class<?> mapping : MappedConfig.MAPPINGS) {
+            out.addAll(properties(
+                    mapping, mapping.getAnnotation(ConfigMapping.class).prefix()));
+        }
+        return new ArrayList<>(out);
     }
 
     /** The property names of a mapping interface under {@code prefix}, in declaration-independent sorted order. */

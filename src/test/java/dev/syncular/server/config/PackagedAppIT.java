@@ -67,9 +67,10 @@ class PackagedAppIT {
     }
 
     /**
-     * A bad value stops the packaged app before anything starts, every problem named by its property: the mapping's
-     * validator ({@link SyncularConfigValidator}) and the renamed-property interceptor ({@link RenamedProperties})
-     * are installed from {@code META-INF/services} in the built app, not only in plain tests.
+     * A bad value stops the packaged app before anything starts, every problem named by its property: the mappings'
+     * constraints (Hibernate Validator), the cross-field checks ({@code boot.ConfigChecks}, wrapping the validator)
+     * and the renamed-property fallback ({@link RenamedProperties}) are installed in the built app, not only in
+     * plain tests.
      */
     @Test
     void aBadConfigurationStopsTheStartNamingTheProperties() {

@@ -5,9 +5,17 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.syncular.server.blobs.BlobsConfig;
+import dev.syncular.server.jobs.PruningConfig;
+import dev.syncular.server.policy.PolicyConfig;
+import dev.syncular.server.policy.ReactionsConfig;
+import dev.syncular.server.policy.WebhookEndpoint;
+import dev.syncular.server.s3.S3Config;
+import dev.syncular.server.segments.SegmentsConfig;
 import dev.syncular.server.testsupport.LogCapture;
 import dev.syncular.server.testsupport.MappedConfig;
 import io.smallrye.config.ConfigValidationException;
+import io.smallrye.config.SmallRyeConfig;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -16,7 +24,7 @@ import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.Test;
 
 /**
- * The {@link SyncularConfig} mapping as Quarkus builds it ({@link MappedConfig}: the application's interceptors and
+ * The {@code syncular.*} mappings as Quarkus builds them ({@link MappedConfig}: the application's interceptors and
  * validator from {@code META-INF/services}): renamed properties still read under their old names with a warning
  * naming the new one, durations and sizes as types (schedule intervals with their explicit {@code off}), one
  * webhook group whose per-type endpoints inherit the default webhook's bounds, and a bad value stopping the build
@@ -39,7 +47,7 @@ class SyncularConfigMappingTest {
                     l -> l.message().contains("syncular.s3.threads is deprecated")
                             && l.message().contains("quarkus.s3.async-client.max-concurrency"),
                     Duration.ofSeconds(5));
-            SyncularConfig mapped = MappedConfig.mapping(Map.of("syncular.s3.threads", "7"));
+            Mapped mapped = mapped(Map.of("syncular.s3.threads", "7"));
             assertEquals(Duration.ofMinutes(10), mapped.s3().presignTtl());
         }
     }
@@ -47,21 +55,20 @@ class SyncularConfigMappingTest {
     @Test
     void theOldReactionWebhookNamesAreStillReadWithAWarningNamingTheNewOnes() throws Exception {
         try (LogCapture log = LogCapture.of(RenamedProperties.class.getName(), Level.WARNING, "none")) {
-            SyncularConfig c = MappedConfig.mapping(Map.of(
+            Mapped c = mapped(Map.of(
                     "syncular.reactions.webhook-url", "https://hooks.example.com/reactions",
                     "syncular.reactions.webhook-secret", SECRET,
                     "syncular.reactions.webhook-timeout", "7s",
                     "syncular.reactions.webhook-pool-size", "3",
                     "syncular.reactions.endpoints.billing.types", "invoice.paid",
                     "syncular.reactions.endpoints.billing.url", "https://hooks.example.com/billing"));
-            SyncularConfig.Reactions.ReactionWebhook hook = c.reactions().webhook();
+            ReactionsConfig.ReactionWebhook hook = c.reactions().webhook();
             assertEquals("https://hooks.example.com/reactions", hook.url().orElseThrow());
             assertEquals(SECRET, hook.secret().orElseThrow());
             assertEquals(Duration.ofSeconds(7), hook.timeout());
             assertEquals(3, hook.poolSize());
             // a per-type endpoint inherits the default webhook's bounds and secret, old names included
-            SyncularConfig.Reactions.Endpoint billing =
-                    c.reactions().endpoints().get("billing");
+            ReactionsConfig.Endpoint billing = c.reactions().endpoints().get("billing");
             assertEquals(Duration.ofSeconds(7), billing.timeout());
             assertEquals(3, billing.poolSize());
             assertEquals(SECRET, billing.secret().orElseThrow());
@@ -85,10 +92,7 @@ class SyncularConfigMappingTest {
                 Map.of());
         assertEquals(
                 Duration.ofSeconds(9),
-                config.getConfigMapping(SyncularConfig.class)
-                        .reactions()
-                        .webhook()
-                        .timeout());
+                config.getConfigMapping(ReactionsConfig.class).webhook().timeout());
         var names = StreamSupport.stream(config.getPropertyNames().spliterator(), false)
                 .toList();
         assertTrue(names.contains("syncular.reactions.webhook.timeout"), names.toString());
@@ -97,14 +101,14 @@ class SyncularConfigMappingTest {
 
     @Test
     void anOldNameInAProfileIsRead() {
-        SyncularConfig c = MappedConfig.mapping(
+        Mapped c = mapped(
                 Map.of("%prod.syncular.reactions.webhook-read-timeout", "6s", "smallrye.config.profile", "prod"));
         assertEquals(Duration.ofSeconds(6), c.reactions().webhook().readTimeout());
     }
 
     @Test
     void theEnvironmentFormOfARenamedPropertyIsUnchanged() {
-        SyncularConfig c = MappedConfig.mapping(
+        Mapped c = mapped(
                 Map.of(),
                 Map.of(
                         "SYNCULAR_REACTIONS_WEBHOOK_URL", "https://hooks.example.com/r",
@@ -117,9 +121,9 @@ class SyncularConfigMappingTest {
 
     @Test
     void eachWebhookKeepsItsOwnDefaults() {
-        SyncularConfig c = MappedConfig.mapping(Map.of());
-        SyncularConfig.WebhookEndpoint validator = c.policy().validatorWebhook();
-        SyncularConfig.WebhookEndpoint reactions = c.reactions().webhook();
+        Mapped c = mapped(Map.of());
+        WebhookEndpoint validator = c.policy().validatorWebhook();
+        WebhookEndpoint reactions = c.reactions().webhook();
         assertFalse(validator.configured());
         assertEquals(Duration.ofSeconds(2), validator.timeout());
         assertEquals(Duration.ofMillis(500), validator.connectTimeout());
@@ -134,7 +138,7 @@ class SyncularConfigMappingTest {
 
     @Test
     void intervalsAreDurationsWithAnExplicitOff() {
-        SyncularConfig c = MappedConfig.mapping(Map.of(
+        Mapped c = mapped(Map.of(
                 "syncular.blobs.sweep-interval",
                 "off",
                 "syncular.pruning.interval",
@@ -150,7 +154,7 @@ class SyncularConfigMappingTest {
         assertEquals(Duration.ofMinutes(30), c.segments().sweepInterval());
         assertEquals(Duration.ofMillis(500), c.reactions().pollInterval());
         assertEquals(131072, c.limits().inlineSegmentMaxBytes().asLongValue());
-        SyncularConfig defaults = MappedConfig.mapping(Map.of());
+        Mapped defaults = mapped(Map.of());
         assertEquals(Duration.ofHours(1), defaults.pruning().interval());
         assertEquals(Duration.ofSeconds(1), defaults.reactions().pollInterval());
         assertEquals(256 * 1024, defaults.limits().inlineSegmentMaxBytes().asLongValue());
@@ -212,9 +216,9 @@ class SyncularConfigMappingTest {
         // issue 45: the admin token opens the admin API and the console
         refused(
                 Map.of("syncular.admin.token", "admin-31-bytes-0123456789abcdef"),
-                "syncular.admin.token must have at least 32 bytes, had 31");
+                "syncular.admin.token must have at least 32 bytes");
         refused(Map.of("syncular.admin.free-attempts", "-1"), "syncular.admin.free-attempts must be 0 (off) or more");
-        refused(Map.of("syncular.realtime.presence-burst", "0"), "syncular.realtime.presence-burst at least 1");
+        refused(Map.of("syncular.realtime.presence-burst", "0"), "syncular.realtime.presence-burst must be at least 1");
         refused(Map.of("syncular.storage.job-lease", "500ms"), "syncular.storage.job-lease must be at least 1s");
         refused(Map.of("syncular.leases.enabled", "true", "syncular.leases.ttl", "0s"), "syncular.leases.ttl");
         refused(Map.of("syncular.blobs.store", "s3"), "syncular.blobs.store=s3 needs a bucket");
@@ -226,7 +230,7 @@ class SyncularConfigMappingTest {
                 Map.of("syncular.segments.store", "s3", "syncular.s3.bucket", "b", "syncular.s3.presign-ttl", "1h"),
                 "syncular.s3.presign-ttl");
         // checked only where they apply, as before: signed URLs off, leases off
-        MappedConfig.mapping(Map.of(
+        mapped(Map.of(
                 "syncular.signed-urls.enabled",
                 "false",
                 "syncular.signed-urls.ttl",
@@ -235,18 +239,70 @@ class SyncularConfigMappingTest {
                 "0s"));
     }
 
+    /**
+     * The features' mappings share the {@code syncular} namespace with {@code SyncularConfig} (prefix {@code
+     * syncular}): a property under it that no mapping declares, such as a misspelt one, is refused as before the split.
+     */
+    @Test
+    void aMisspeltPropertyIsRefusedNamingIt() {
+        refused(Map.of("syncular.realtime.max-conections", "5"), "syncular.realtime.max-conections");
+        refused(Map.of("syncular.fairnes.max-rounds", "5"), "syncular.fairnes.max-rounds");
+    }
+
     @Test
     void everyProblemIsListedAtOnce() {
         Map<String, String> props = new HashMap<>();
         props.put("syncular.policy.validator-webhook.url", "https://v.example.com/validate");
         props.put("syncular.blobs.store", "s3");
-        ConfigValidationException e = assertThrows(ConfigValidationException.class, () -> MappedConfig.mapping(props));
-        assertEquals(2, e.getProblemCount(), e.getMessage());
+        props.put("syncular.tenants.top-n", "0");
+        ConfigValidationException e = assertThrows(ConfigValidationException.class, () -> mapped(props));
+        // two cross-field problems (PolicyConfig, S3Config) and one constraint (TenantsConfig), in one refusal
+        assertEquals(3, e.getProblemCount(), e.getMessage());
+        assertTrue(e.getMessage().contains("syncular.tenants.top-n must be 1 to 1000"), e.getMessage());
+    }
+
+    /** Every mapping of one configuration built by {@link MappedConfig}, by feature. */
+    private record Mapped(SmallRyeConfig config) {
+        ReactionsConfig reactions() {
+            return config.getConfigMapping(ReactionsConfig.class);
+        }
+
+        PolicyConfig policy() {
+            return config.getConfigMapping(PolicyConfig.class);
+        }
+
+        S3Config s3() {
+            return config.getConfigMapping(S3Config.class);
+        }
+
+        BlobsConfig blobs() {
+            return config.getConfigMapping(BlobsConfig.class);
+        }
+
+        PruningConfig pruning() {
+            return config.getConfigMapping(PruningConfig.class);
+        }
+
+        SegmentsConfig segments() {
+            return config.getConfigMapping(SegmentsConfig.class);
+        }
+
+        LimitsConfig limits() {
+            return config.getConfigMapping(LimitsConfig.class);
+        }
+    }
+
+    private static Mapped mapped(Map<String, String> props) {
+        return new Mapped(MappedConfig.config(props, Map.of()));
+    }
+
+    private static Mapped mapped(Map<String, String> props, Map<String, String> env) {
+        return new Mapped(MappedConfig.config(props, env));
     }
 
     private static void refused(Map<String, String> props, String message) {
         ConfigValidationException e =
-                assertThrows(ConfigValidationException.class, () -> MappedConfig.mapping(props), props::toString);
+                assertThrows(ConfigValidationException.class, () -> mapped(props), props::toString);
         assertTrue(e.getMessage().contains(message), e.getMessage());
     }
 }

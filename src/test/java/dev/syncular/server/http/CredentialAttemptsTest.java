@@ -2,6 +2,7 @@ package dev.syncular.server.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.syncular.server.observability.AdminConfig;
 import dev.syncular.server.testsupport.MappedConfig;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -13,8 +14,8 @@ import org.junit.jupiter.api.Test;
  */
 class CredentialAttemptsTest {
     private static CredentialAttempts attempts(int free) {
-        return new CredentialAttempts(
-                MappedConfig.mapping(Map.of("syncular.admin.free-attempts", Integer.toString(free))));
+        return new CredentialAttempts(MappedConfig.mapping(
+                AdminConfig.class, Map.of("syncular.admin.free-attempts", Integer.toString(free))));
     }
 
     @Test

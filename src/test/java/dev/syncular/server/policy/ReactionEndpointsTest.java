@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.observability.WebhookMetrics;
 import dev.syncular.server.sync.Tracing;
 import dev.syncular.server.testsupport.MappedConfig;
@@ -34,13 +33,13 @@ class ReactionEndpointsTest {
         VERTX.closeAndAwait();
     }
 
-    private static SyncularConfig.Reactions config(Map<String, String> props, Map<String, String> env) {
-        return MappedConfig.mapping(props, env).reactions();
+    private static ReactionsConfig config(Map<String, String> props, Map<String, String> env) {
+        return MappedConfig.mapping(ReactionsConfig.class, props, env);
     }
 
     @Test
     void anEndpointTakesItsTypesAndItsSecretFromTheEnvironment() {
-        SyncularConfig.Reactions c = config(
+        ReactionsConfig c = config(
                 Map.of(
                         "syncular.reactions.webhook.url", "http://127.0.0.1:9/default",
                         "syncular.reactions.endpoints.billing.types", "invoice.paid,invoice.refunded",
@@ -51,7 +50,7 @@ class ReactionEndpointsTest {
                         "default-secret-0123456789",
                         "SYNCULAR_REACTIONS_ENDPOINTS_BILLING_SECRET",
                         "billing-secret-0123456789"));
-        SyncularConfig.Reactions.Endpoint billing = c.endpoints().get("billing");
+        ReactionsConfig.Endpoint billing = c.endpoints().get("billing");
         assertEquals(List.of("invoice.paid", "invoice.refunded"), billing.types());
         assertEquals("billing-secret-0123456789", billing.secret().orElseThrow());
         assertEquals(Duration.ofSeconds(3), billing.timeout());
@@ -107,7 +106,7 @@ class ReactionEndpointsTest {
         assertTrue(!none.any(), "nothing configured: the worker stays idle");
     }
 
-    /** The refusals happen while the configuration is mapped, before any endpoint exists (SyncularConfigValidator). */
+    /** The refusals happen while the configuration is mapped, before any endpoint exists (ReactionsConfig.problems, as at start-up). */
     @Test
     void aTypeRoutedTwiceAnUnsignedEndpointAndAnAmbiguousNameAreRefused() {
         Map<String, String> twice = Map.of(

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.syncular.server.config.SyncularConfig;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.testsupport.LogCapture;
 import dev.syncular.server.testsupport.OwnApp;
@@ -52,7 +51,7 @@ class BrowserRealtimeAuthTest {
     SchemaWindow window;
 
     @Inject
-    SyncularConfig config;
+    RealtimeConfig config;
 
     String tenant;
 
@@ -127,7 +126,7 @@ class BrowserRealtimeAuthTest {
 
     @Test
     void theConfiguredCookieAuthenticatesAndTheQueryParameterComesFirst() throws Exception {
-        assertEquals(COOKIE, config.realtime().tokenCookie());
+        assertEquals(COOKIE, config.tokenCookie());
         RealtimeSocket s = RealtimeSocket.connect(
                 url("c-k-" + UUID.randomUUID(), ""), Map.of("Cookie", "theme=dark; " + COOKIE + "=" + token("carol")));
         assertEquals("carol", s.nextEvent("hello").get("data").get("actorId").asText());

@@ -1,28 +1,64 @@
 package dev.syncular.server.testsupport;
 
-import dev.syncular.server.config.SyncularConfig;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import dev.syncular.server.boot.ConfigChecks;
 import io.quarkus.runtime.configuration.DurationConverter;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.quarkus.runtime.configuration.MemorySizeConverter;
+import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.EnvConfigSource;
 import io.smallrye.config.PropertiesConfigSource;
 import io.smallrye.config.SmallRyeConfig;
 import io.smallrye.config.SmallRyeConfigBuilder;
+import io.smallrye.config.validator.BeanValidationConfigValidator;
+import jakarta.validation.Validation;
+import jakarta.validation.Validator;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import org.hibernate.validator.HibernateValidator;
+import org.hibernate.validator.messageinterpolation.ParameterMessageInterpolator;
 
 /**
- * The {@link SyncularConfig} mapping built from given properties and environment variables the way Quarkus builds
- * it — Quarkus's duration and size converters, and the interceptors and builder customizers the application
- * registers in {@code META-INF/services} (renamed properties, the mapping's validator) — without booting Quarkus.
+ * The server's {@code syncular.*} mappings built from given properties and environment variables the way Quarkus
+ * builds them — Quarkus's duration and size converters, the interceptors the application registers in {@code
+ * META-INF/services} (renamed properties, the cross-field checks of {@link ConfigChecks} around the validator) and
+ * the constraints on the mapping methods (Hibernate Validator) — without booting Quarkus.
  */
 public final class MappedConfig {
     private MappedConfig() {}
 
-    /** The configuration itself; building it maps and validates {@link SyncularConfig}. */
+    /** Every {@code @ConfigMapping} interface of the production code, found in its classes. */
+    public static final List<Class<?>> MAPPINGS = mappings();
+
+    private static List<Class<?>> mappings() {
+        List<Class<?>> out = new ArrayList<>();
+        for (JavaClass c : new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
+                .importPackages("dev.syncular.server")) {
+            if (c.isAnnotatedWith(ConfigMapping.class)) {
+                out.add(c.reflect());
+            }
+        }
+        out.sort(Comparator.comparing(Class::getName));
+        return List.copyOf(out);
+    }
+
+    private static final Validator VALIDATOR = Validation.byProvider(HibernateValidator.class)
+            .configure()
+            .messageInterpolator(new ParameterMessageInterpolator())
+            .buildValidatorFactory()
+            .getValidator();
+
+    /** The configuration itself; building it maps and validates every mapping, then runs the cross-field checks. */
     public static SmallRyeConfig config(Map<String, String> properties, Map<String, String> env) {
-        return new SmallRyeConfigBuilder()
+        SmallRyeConfigBuilder builder = new SmallRyeConfigBuilder()
                 .withSources(new PropertiesConfigSource(new HashMap<>(properties), "test", 300))
                 .withSources(new EnvConfigSource(new HashMap<>(env), 400))
                 .withConverter(MemorySize.class, 100, new MemorySizeConverter())
@@ -30,15 +66,19 @@ public final class MappedConfig {
                 .addDefaultInterceptors()
                 .addDiscoveredInterceptors()
                 .addDiscoveredCustomizers()
-                .withMapping(SyncularConfig.class)
-                .build();
+                .withValidator((BeanValidationConfigValidator) () -> VALIDATOR);
+        for (Class<?> mapping : MAPPINGS) {
+            builder.withMapping(mapping);
+        }
+        return builder.build();
     }
 
-    public static SyncularConfig mapping(Map<String, String> properties, Map<String, String> env) {
-        return config(properties, env).getConfigMapping(SyncularConfig.class);
+    /** The mapping {@code type} of {@link #config}. */
+    public static <T> T mapping(Class<T> type, Map<String, String> properties, Map<String, String> env) {
+        return config(properties, env).getConfigMapping(type);
     }
 
-    public static SyncularConfig mapping(Map<String, String> properties) {
-        return mapping(properties, Map.of());
+    public static <T> T mapping(Class<T> type, Map<String, String> properties) {
+        return mapping(type, properties, Map.of());
     }
 }

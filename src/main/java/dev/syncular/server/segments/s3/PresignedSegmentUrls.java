@@ -22,15 +22,12 @@ final class PresignedSegmentUrls {
     }
 
     /**
-     * A presigned GET of the segment object, valid for {@code ttl} (at most 15 minutes). The presigner signs with
+     * A presigned GET of the segment object, valid for {@code ttl} (1s to 15 minutes: the constraints of {@code s3.S3Config#presignTtl}). The presigner signs with
      * the wall clock; the expiry reported is the one it signed.
      */
     SegmentUrls urls(Duration ttl) {
         if (presigner == null) {
             throw new IllegalStateException("no presigner configured");
-        }
-        if (ttl.isZero() || ttl.isNegative() || ttl.compareTo(Duration.ofMinutes(15)) > 0) {
-            throw new IllegalArgumentException("presigned URL TTL must be within (0, 15 min]");
         }
         return (segmentId, scopeDigest, partition, nowMs) -> {
             PresignedGetObjectRequest p = presigner.presignGetObject(r -> r.signatureDuration(ttl)

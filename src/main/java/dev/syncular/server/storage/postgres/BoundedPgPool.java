@@ -1,6 +1,6 @@
 package dev.syncular.server.storage.postgres;
 
-import dev.syncular.server.config.SyncularConfig;
+import dev.syncular.server.storage.StorageConfig;
 import io.quarkus.arc.ClientProxy;
 import io.quarkus.reactive.pg.client.PgPoolCreator;
 import io.vertx.pgclient.PgConnectOptions;
@@ -36,12 +36,12 @@ import java.util.concurrent.TimeUnit;
  */
 @Singleton
 public class BoundedPgPool implements PgPoolCreator {
-    private final SyncularConfig config;
+    private final StorageConfig config;
     private final Instance<Pool> pool;
     private volatile List<PgConnectOptions> connectOptions = List.of();
 
     @Inject
-    public BoundedPgPool(SyncularConfig config, Instance<Pool> pool) {
+    public BoundedPgPool(StorageConfig config, Instance<Pool> pool) {
         this.config = config;
         this.pool = pool;
     }
@@ -68,7 +68,7 @@ public class BoundedPgPool implements PgPoolCreator {
     @Override
     @SuppressWarnings("deprecation") // Quarkus expects a PgPool here (it casts the result)
     public Pool create(Input input) {
-        SyncularConfig.Storage s = config.storage();
+        StorageConfig s = config;
         PoolOptions options = new PoolOptions(input.poolOptions())
                 .setMaxWaitQueueSize(s.poolMaxWaiters())
                 .setConnectionTimeout((int) Math.max(1, s.poolWaitTimeout().toMillis()))
