@@ -362,6 +362,43 @@ class ArchitectureTest {
                 "src/test/fast-tier-excludes.txt must list exactly the classes tagged @OwnApp or @StartsProcesses");
     }
 
+    /**
+     * The fast tier covers every package: each production package has a test class of its own package that the
+     * fast tier runs (not listed in {@code src/test/fast-tier-excludes.txt}).
+     */
+    @Test
+    void everyPackageHasATestInTheFastTier() throws IOException {
+        Set<String> excluded;
+        try (Stream<String> lines = Files.lines(Path.of("src", "test", "fast-tier-excludes.txt"))) {
+            excluded = lines.map(String::strip)
+                    .filter(l -> !l.isEmpty() && !l.startsWith("#"))
+                    .collect(Collectors.toSet());
+        }
+        Path main = Path.of("src", "main", "java");
+        Path test = Path.of("src", "test", "java");
+        Set<String> packages = new TreeSet<>();
+        try (Stream<Path> files = Files.walk(main)) {
+            files.filter(f -> f.toString().endsWith(".java"))
+                    .forEach(f -> packages.add(main.relativize(f.getParent()).toString()));
+        }
+        Set<String> uncovered = new TreeSet<>();
+        for (String dir : packages) {
+            Path tests = test.resolve(dir);
+            boolean covered = false;
+            if (Files.isDirectory(tests)) {
+                try (Stream<Path> files = Files.list(tests)) {
+                    covered = files.map(f -> test.relativize(f).toString())
+                            .anyMatch(f -> f.endsWith("Test.java") && !excluded.contains(f));
+                }
+            }
+            if (!covered) {
+                uncovered.add(dir.replace('/', '.'));
+            }
+        }
+        assertTrue(packages.size() > 20, "found only " + packages.size() + " packages");
+        assertEquals(Set.of(), uncovered, "packages without a test class in the fast tier");
+    }
+
     private static String relative(String packageName) {
         return packageName.equals(ROOT) ? "" : packageName.substring(ROOT.length() + 1);
     }
