@@ -52,7 +52,7 @@ public final class AuthLeases {
      * {@code logEpoch} than the partition's current one: after a restore and its epoch rotation (§2.1) no lease of
      * the old continuity authorizes anything, so a lease the host revoked after the backup was taken cannot come
      * back with the restored records ({@code details.reason} {@code log_epoch_rotated}). Rounds call it through
-     * {@link Round}; a realtime connection (§8.1) registers its subscriptions with it during an outage.
+     * {@link RoundState}; a realtime connection (§8.1) registers its subscriptions with it during an outage.
      */
     public Uni<Map<String, List<String>>> authorize(SyncRequestContext ctx, String clientId, String logEpoch) {
         return store.read(ctx.partition(), clientId).map(lease -> {

@@ -33,7 +33,7 @@ final class Bootstrap {
 
     /** §4.7 bootstrap: pinned, paged, resumable; pages become rows segments inline (§5.7) or by reference (§5.4). */
     Uni<List<Frame>> bootstrap(
-            Round round,
+            RoundState round,
             PullHeader pull,
             SubscriptionFrame sub,
             TableSchema table,
@@ -85,7 +85,7 @@ final class Bootstrap {
 
     /** §4.7 scope pin: raised to the horizon, capped at {@code maxCommitSeq}. */
     private Uni<Long> scopePin(
-            Round round, TableSchema table, Map<String, List<String>> effective, PartitionState state) {
+            RoundState round, TableSchema table, Map<String, List<String>> effective, PartitionState state) {
         if (effective.isEmpty()) {
             return Uni.createFrom().item(state.maxCommitSeq());
         }

@@ -156,7 +156,7 @@ final class ClientRecords {
      * recorded as {@code "resolved": false}), {@code null} when the pull never resolved them.
      */
     static String registeredSubscriptions(
-            Round round, List<SubscriptionFrame> subs, Optional<Map<String, List<String>>> allowed) {
+            RoundState round, List<SubscriptionFrame> subs, Optional<Map<String, List<String>>> allowed) {
         List<Map<String, Object>> registered = new ArrayList<>();
         for (SubscriptionFrame s : subs) {
             Map<String, Object> m = new LinkedHashMap<>();

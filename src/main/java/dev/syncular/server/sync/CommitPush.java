@@ -100,7 +100,7 @@ final class CommitPush {
     }
 
     /** The commits in request order (§6.4), as a stream: the pipeline's depth does not grow with their number. */
-    Uni<Void> pushAll(Round round, List<PushCommit> pushes, List<Frame> out) {
+    Uni<Void> pushAll(RoundState round, List<PushCommit> pushes, List<Frame> out) {
         return Multi.createFrom()
                 .iterable(pushes)
                 .onItem()
@@ -113,7 +113,7 @@ final class CommitPush {
     }
 
     /** §2.3, §6.3, §6.4: optimistic idempotency lookup, then one serialized transaction per commit. */
-    private Uni<List<Frame>> push(Round round, PushCommit commit, Context trace) {
+    private Uni<List<Frame>> push(RoundState round, PushCommit commit, Context trace) {
         round.commitTrace = trace; // the parent of the commit's validator webhooks (commits run one at a time)
         Span.fromContext(trace).setAttribute(Tracing.PARTITION, round.ctx.partition());
         String partition = round.ctx.partition();
@@ -244,7 +244,8 @@ final class CommitPush {
      * persisted in a transaction of its own, under the partition lock and the serve gate like any push, unless a
      * concurrent delivery of the same commit stored an outcome meanwhile (§2.3, §6.3: then that one is replayed).
      */
-    private Uni<List<Frame>> finishRejected(Round round, PushCommit commit, Rejection rejection, boolean[] replayed) {
+    private Uni<List<Frame>> finishRejected(
+            RoundState round, PushCommit commit, Rejection rejection, boolean[] replayed) {
         String partition = round.ctx.partition();
         String clientId = round.header.clientId();
         return storage.inPartitionTransaction(
@@ -272,7 +273,7 @@ final class CommitPush {
      * fails it with its exception: the transaction rolls back and nothing is stored.
      */
     private Uni<PushCommit> runCommand(
-            Round round, PushTx tx, PushCommit placeholder, Optional<Map<String, List<String>>> allowed) {
+            RoundState round, PushTx tx, PushCommit placeholder, Optional<Map<String, List<String>>> allowed) {
         ServerCommand.Rows rows = (table, rowId) -> {
             TableSchema t = window.current().table(table);
             if (t == null) {
@@ -301,7 +302,7 @@ final class CommitPush {
      * a command whose mutations reference blobs pays this; the others look up nothing.
      */
     private Uni<Void> commandBlobs(
-            Round round, PushTx tx, PushCommit ops, Optional<Map<String, List<String>>> allowed) {
+            RoundState round, PushTx tx, PushCommit ops, Optional<Map<String, List<String>>> allowed) {
         return BlobPresence.precheck(
                         blobs,
                         storage,
@@ -390,7 +391,7 @@ final class CommitPush {
     }
 
     private Uni<List<Frame>> apply(
-            Round round,
+            RoundState round,
             PushTx tx,
             PushCommit commit,
             Optional<Map<String, List<String>>> allowed,
@@ -459,7 +460,8 @@ final class CommitPush {
     }
 
     /** Persists {@code rejection} as the commit's outcome (§2.3, §6.3, §6.3.1): its result and details frames. */
-    private static Uni<List<Frame>> reject(Round round, PushTx tx, PushCommit commit, Rejection rejection, long now) {
+    private static Uni<List<Frame>> reject(
+            RoundState round, PushTx tx, PushCommit commit, Rejection rejection, long now) {
         PushResult rejected =
                 new PushResult(commit.clientCommitId(), CommitStatus.REJECTED, null, List.of(rejection.result()));
         List<Frame> frames = new ArrayList<>(List.of(rejected));

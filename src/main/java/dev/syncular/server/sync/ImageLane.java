@@ -105,7 +105,7 @@ final class ImageLane {
      * the same pin.
      */
     Uni<List<Frame>> lane(
-            Round round,
+            RoundState round,
             PullHeader pull,
             TableSchema table,
             Map<String, List<String>> effective,
@@ -172,7 +172,7 @@ final class ImageLane {
      * the rows lane's byte bound ({@link RowsLane#pageBytes}), so the rows lane can take it as its first page.
      */
     private Uni<SnapshotRows> readPage(
-            Round round, TableSchema table, Map<String, List<String>> effective, String after, int pageRows) {
+            RoundState round, TableSchema table, Map<String, List<String>> effective, String after, int pageRows) {
         return round.reads.readSnapshotPage(
                 round.ctx.partition(),
                 table.name(),
@@ -183,7 +183,7 @@ final class ImageLane {
     }
 
     private List<Frame> imageFrames(
-            Round round,
+            RoundState round,
             PullHeader pull,
             TableSchema table,
             long asOf,
@@ -218,7 +218,7 @@ final class ImageLane {
      * its share of builds running ({@link ImageBuilds#perPartition()}); the bootstrap takes the rows lane.
      */
     private Uni<SegmentStore.Match> buildImage(
-            Round round, TableSchema table, Map<String, List<String>> effective, SegmentStore.ReuseKey key) {
+            RoundState round, TableSchema table, Map<String, List<String>> effective, SegmentStore.ReuseKey key) {
         CompletableFuture<SegmentStore.Match> mine = new CompletableFuture<>();
         CompletableFuture<SegmentStore.Match> running;
         synchronized (imageBuilds) {

@@ -17,7 +17,7 @@ import java.util.Optional;
  * {@code reset} (§4.6), and the client record (§4.5) is derived from the final sections.
  */
 final class PlannedResponse {
-    final Round round;
+    final RoundState round;
     final List<Frame> head = new ArrayList<>();
     final List<SubscriptionFrame> subs;
     final boolean pulled;
@@ -42,7 +42,7 @@ final class PlannedResponse {
         head.add(only);
     }
 
-    PlannedResponse(Round round, List<SubscriptionFrame> subs, boolean pulled, ClientRecord existing) {
+    PlannedResponse(RoundState round, List<SubscriptionFrame> subs, boolean pulled, ClientRecord existing) {
         this.round = round;
         this.subs = subs;
         this.pulled = pulled;

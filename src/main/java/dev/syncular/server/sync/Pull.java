@@ -30,14 +30,14 @@ import java.util.function.Supplier;
  * The pull of a round (§4): one section per subscription, in request order, over the effective scopes of
  * §3.2 — {@code revoked} when none are left (§3.3), {@code reset} for a cursor behind the pruning horizon
  * (§4.6), a {@link Bootstrap} (§4.7) for a fresh, resumed or future cursor, else the incremental log window
- * of §4.5 as {@code COMMIT} frames. The sections share the round's response budget (§1.4, {@link Round#plan}).
+ * of §4.5 as {@code COMMIT} frames. The sections share the round's response budget (§1.4, {@link RoundState#plan}).
  */
 final class Pull {
     private final Bootstrap bootstrap;
     private final RecentCommits recent;
 
     /**
-     * The pull reads the round's storage ({@link Round#reads}: the primary, or a replica for a pull-only round), and
+     * The pull reads the round's storage ({@link RoundState#reads}: the primary, or a replica for a pull-only round), and
      * answers a log window from {@code recent} when this process holds it whole ({@link RecentCommits#OFF}: never).
      */
     Pull(Bootstrap bootstrap, RecentCommits recent) {
@@ -46,7 +46,11 @@ final class Pull {
     }
 
     Uni<Void> pullAll(
-            Round round, PullHeader pull, List<SubscriptionFrame> subs, PlannedResponse planned, PartitionState entry) {
+            RoundState round,
+            PullHeader pull,
+            List<SubscriptionFrame> subs,
+            PlannedResponse planned,
+            PartitionState entry) {
         // Read-after-write without another read: commits are serialized per partition, so every sequence up
         // to this request's own last commit is durable; the window ends at the later of that and the entry read.
         PartitionState state = round.lastCommitSeq <= entry.maxCommitSeq()
@@ -81,11 +85,11 @@ final class Pull {
 
     /**
      * One subscription's section, added to {@code planned}. Once the round's response budget is spent (§1.4,
-     * {@link Round#budgetSpent}) an active section ends early without data: an incremental one echoes its
+     * {@link RoundState#budgetSpent}) an active section ends early without data: an incremental one echoes its
      * cursor (§4.5: the client pulls again), a bootstrap hands back its resume token ({@link Bootstrap#deferred}).
      */
     private Uni<Void> section(
-            Round round,
+            RoundState round,
             PullHeader pull,
             SubscriptionFrame sub,
             Map<String, List<String>> allowed,
@@ -188,7 +192,7 @@ final class Pull {
      * the read is the request's exit read ({@link SyncEngine}).
      */
     private Uni<List<Frame>> incremental(
-            Round round,
+            RoundState round,
             PullHeader pull,
             SubscriptionFrame sub,
             TableSchema table,

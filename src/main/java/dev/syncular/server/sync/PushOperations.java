@@ -75,7 +75,7 @@ final class PushOperations {
      * reaction planners).
      */
     Uni<Rejection> applyOps(
-            Round round,
+            RoundState round,
             PushTx tx,
             PushCommit commit,
             Optional<Map<String, List<String>>> allowed,
@@ -100,7 +100,7 @@ final class PushOperations {
     }
 
     private Uni<Rejection> applyOne(
-            Round round,
+            RoundState round,
             PushTx tx,
             PushCommit commit,
             Optional<Map<String, List<String>>> allowed,
@@ -209,7 +209,7 @@ final class PushOperations {
     }
 
     private Uni<Rejection> onOutcome(
-            Round round,
+            RoundState round,
             PushTx tx,
             int index,
             Map<String, Staged> staged,

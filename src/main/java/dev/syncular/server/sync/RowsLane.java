@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The rows lane of a bootstrap (§5.2): at most {@code maxSnapshotPages} keyset pages of the snapshot at the
- * pin (§4.7) — fewer once the round's response budget is spent (§1.4, {@link Round#budgetSpent}) — each encoded as one rows segment ({@link RowsPageEncoder}) — large pages in batches on a worker
+ * pin (§4.7) — fewer once the round's response budget is spent (§1.4, {@link RoundState#budgetSpent}) — each encoded as one rows segment ({@link RowsPageEncoder}) — large pages in batches on a worker
  * thread, never on the event loop — and delivered by {@link SegmentDelivery} (§5.4, §5.7); the
  * {@code SUB_END} carries the resume token when the table is not complete.
  */
@@ -36,7 +36,7 @@ final class RowsLane {
     }
 
     Uni<List<Frame>> lane(
-            Round round,
+            RoundState round,
             PullHeader pull,
             TableSchema table,
             Map<String, List<String>> effective,
@@ -65,7 +65,7 @@ final class RowsLane {
      * the whole request completes.
      */
     private Uni<String> pages(
-            Round round,
+            RoundState round,
             PullHeader pull,
             TableSchema table,
             Map<String, List<String>> effective,
@@ -100,7 +100,7 @@ final class RowsLane {
                                 boolean continues = p.next() != null
                                         && index + 1 < maxPages
                                         && !round.spentAfter(
-                                                delivery.inline(pull, length) ? length : Round.DESCRIPTOR_BYTES);
+                                                delivery.inline(pull, length) ? length : RoundState.DESCRIPTOR_BYTES);
                                 CompletableFuture<EncodedPage> ahead = continues
                                         ? encodePage(
                                                         round.reads,
@@ -115,7 +115,7 @@ final class RowsLane {
                                                                 round,
                                                                 delivery.inline(pull, length)
                                                                         ? length
-                                                                        : Round.DESCRIPTOR_BYTES))
+                                                                        : RoundState.DESCRIPTOR_BYTES))
                                                 .subscribeAsCompletionStage()
                                         : null;
                                 delivery.emitSegment(
@@ -170,7 +170,7 @@ final class RowsLane {
      * read-ahead), and every section plans the frames it receives against the response budget (§1.4) as usual.
      */
     private Uni<String> sharedPages(
-            Round round,
+            RoundState round,
             PullHeader pull,
             TableSchema table,
             Map<String, Set<String>> scopes,
@@ -235,7 +235,7 @@ final class RowsLane {
     }
 
     /** A delivered page joins its section's frames and is planned against the response budget (§1.4). */
-    private static void add(Round round, List<Frame> frames, Frame frame, int rows) {
+    private static void add(RoundState round, List<Frame> frames, Frame frame, int rows) {
         frames.add(frame);
         round.plan(frame);
         if (frame instanceof SegmentInline) {
@@ -263,7 +263,7 @@ final class RowsLane {
      * round's response budget (§1.4; the page that spends it is the last), at most {@link #PAGE_BYTES}, at least 1
      * (one row, whatever its size).
      */
-    static long pageBytes(Round round, long planned) {
+    static long pageBytes(RoundState round, long planned) {
         return Math.max(1, Math.min(PAGE_BYTES, round.responseBudget - round.responseBytes - planned));
     }
 

@@ -67,7 +67,7 @@ final class SegmentDelivery {
 
     /** §4.2 accept bits and §5.7 size guidance decide inline versus reference delivery. */
     Uni<Frame> emitSegment(
-            Round round,
+            RoundState round,
             PullHeader pull,
             TableSchema table,
             String digest,
@@ -121,7 +121,7 @@ final class SegmentDelivery {
     }
 
     /** §5.4: a URL only for clients advertising bit 3, minted inside this pull right after scope resolution. */
-    SegmentUrlSigner.SignedUrl url(PullHeader pull, String segmentId, String digest, Round round, long now) {
+    SegmentUrlSigner.SignedUrl url(PullHeader pull, String segmentId, String digest, RoundState round, long now) {
         return urls != SegmentUrls.NONE && pull.accepts(PullHeader.ACCEPT_SIGNED_URLS)
                 ? urls.issue(segmentId, digest, round.ctx.partition(), now)
                 : null;
@@ -167,7 +167,7 @@ final class SegmentDelivery {
             if (unexpired.isEmpty()) {
                 return Uni.createFrom().failure(new SyncError(ErrorCode.SEGMENT_EXPIRED, "segment expired"));
             }
-            return Round.resolveOnce(resolver, window, ctx).flatMap(allowed -> {
+            return RoundState.resolveOnce(resolver, window, ctx).flatMap(allowed -> {
                 if (allowed.isEmpty() || !authorizedBy(unexpired, requestedScopes, allowed.get())) {
                     return Uni.createFrom()
                             .failure(new SyncError(

@@ -258,7 +258,7 @@ public final class SyncEngine {
         long now = clock.getAsLong();
         String partition = ctx.partition();
         // the round being planned: its frames' bytes go back to the pod's memory when it ends (ResponseMemory)
-        AtomicReference<Round> planning = new AtomicReference<>();
+        AtomicReference<RoundState> planning = new AtomicReference<>();
         // One entry read (partition touch + serve gate + client record), one exit round trip (client record
         // upsert when due + the verify read, which also rechecks the horizon of incremental pulls). Before the
         // entry read, what the storage cannot hold and the subscription cap are refused (RequestValidation).
@@ -289,7 +289,7 @@ public final class SyncEngine {
                 })
                 .onTermination()
                 .invoke(() -> {
-                    Round planned = planning.getAndSet(null);
+                    RoundState planned = planning.getAndSet(null);
                     if (planned != null) {
                         planned.end();
                     }
@@ -371,7 +371,7 @@ public final class SyncEngine {
             RequestEntry entry,
             ServerCommand command,
             Context trace,
-            AtomicReference<Round> planning) {
+            AtomicReference<RoundState> planning) {
         PartitionState state = entry.partition();
         boolean isCommand = command != ServerCommand.NONE;
         // REMOTE.md §3: a command always writes in the partition's live epoch
@@ -397,7 +397,7 @@ public final class SyncEngine {
             if (!isCommand) { // a command's identity is the reserved one (REMOTE.md §3), its operations its own
                 RequestValidation.validate(header, pushes, pullHeader, subscriptions, clientSchema, limits);
             }
-            Round round = new Round(
+            RoundState round = new RoundState(
                     ctx,
                     header,
                     clientSchema,
@@ -451,7 +451,7 @@ public final class SyncEngine {
      * A round with pushes reads the primary (its read-after-write is the primary's).
      */
     private Uni<Void> pullRouted(
-            Round round,
+            RoundState round,
             PullHeader pullHeader,
             List<SubscriptionFrame> subscriptions,
             PlannedResponse planned,

@@ -8,7 +8,7 @@
  *       call the same {@code handle}); {@link dev.syncular.server.sync.RoundAdmission} (fairness: per-actor and
  *       per-partition concurrency limits every round is admitted against first, {@code sync.rate_limited});
  *       {@code RequestValidation} (§1.7, and what storage can hold, checked
- *       before the round's first read), {@code Round} (per-request state: the memoized §3.2 rule 3 scope
+ *       before the round's first read), {@code RoundState} (per-request state: the memoized §3.2 rule 3 scope
  *       resolution, the client schema, the §1.4 response budget), {@code PlannedResponse} (sections held
  *       back for the §4.6 horizon recheck), {@code ServeGateCheck} over {@link dev.syncular.server.sync.ServeGates}
  *       (the §2.4 read-verify-refuse serve gate).</li>

@@ -21,7 +21,7 @@ import java.util.Optional;
  * client's schema (§9), shared by its pushes (§6) and its pull (§4), and the pull's response budget (§1.4:
  * the planned response is held until the round is verified, so its size is the round's server memory).
  */
-final class Round {
+final class RoundState {
     final SyncRequestContext ctx;
     final ReqHeader header;
     final CompiledSchema clientSchema;
@@ -66,7 +66,7 @@ final class Round {
      * @param leases §7.3 auth leases, or {@link AuthLeases#OFF} when not configured
      * @param logEpoch the partition's current {@code logEpoch} (§2.1): only a lease issued in it authorizes
      */
-    Round(
+    RoundState(
             SyncRequestContext ctx,
             ReqHeader header,
             CompiledSchema clientSchema,
