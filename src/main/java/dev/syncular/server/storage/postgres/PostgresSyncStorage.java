@@ -30,7 +30,6 @@ import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.TenantLoadRow;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
-import io.vertx.mutiny.sqlclient.Tuple;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -52,7 +51,8 @@ import java.util.function.Supplier;
  * {@link PushQueue}, {@link PushTransaction}, {@link PushReadAhead} and {@link PushResults} (§6.4, §2.3),
  * {@link CommitLogReads} (§4.5), {@link SnapshotReads} (§4.7), {@link ProjectionRows},
  * {@link BlobReferenceIndex} (§5.9.4), {@link ClientTable} (§4.5), {@link Pruning} (§4.6),
- * {@link JobLocks} (scheduled jobs on several pods) and {@link ConsoleSessions} (operator console sign-ins).
+ * {@link JobLocks} (scheduled jobs on several pods), {@link ConsoleSessions} (operator console sign-ins) and
+ * {@link SignalChannels} (the §8.2 commit, control and presence channels).
  */
 public final class PostgresSyncStorage implements ServerStorage {
     /**
@@ -106,6 +106,7 @@ public final class PostgresSyncStorage implements ServerStorage {
     private final ProjectionRows rows;
     private final BlobReferenceIndex blobs;
     private final ClientTable clients;
+    private final SignalChannels signals;
     private final Pruning pruning;
     private final JobLocks jobs;
     private final PostgresReactionStore reactions;
@@ -132,6 +133,7 @@ public final class PostgresSyncStorage implements ServerStorage {
         rows = new ProjectionRows(pool, installed);
         blobs = new BlobReferenceIndex(pool, pgSchema);
         clients = new ClientTable(pool, pgSchema);
+        signals = new SignalChannels(pool, pgSchema);
         pruning = new Pruning(pool, pgSchema, registry, settings.pruneBatchCommits(), settings.pruneBatchResults());
         jobs = new JobLocks(pool, pgSchema, settings.jobLease());
         reactions = new PostgresReactionStore(pool, pgSchema);
@@ -495,65 +497,34 @@ public final class PostgresSyncStorage implements ServerStorage {
         return commits.readCommit(partition, commitSeq);
     }
 
-    /**
-     * The PostgreSQL channel every commit of this storage schema is announced on (§8.2): each commit's log
-     * append issues {@code pg_notify(channel, '<partition>:<commitSeq>')} in its own transaction, so the
-     * notification is delivered exactly when the commit commits.
-     */
     @Override
     public String notificationChannel() {
-        return CommitAppend.notificationChannel(pgSchema);
+        return signals.notificationChannel();
     }
 
-    /**
-     * {@code pg_notification_queue_usage()}: the fraction (0 to 1) of the cluster's NOTIFY queue in use. Every
-     * listener of the cluster must consume a notification before its queue space is freed; a full queue makes
-     * every notifying commit fail, so the pods export it as a gauge and the chart alerts on it.
-     */
     @Override
     public Uni<Double> notificationQueueUsage() {
-        return pool.query("SELECT pg_notification_queue_usage()")
-                .execute()
-                .map(rs -> PgSql.first(rs).getDouble(0));
+        return signals.notificationQueueUsage();
     }
 
-    /**
-     * The PostgreSQL channel of this storage schema's realtime control messages ({@link SocketDisconnect}):
-     * {@code syncular_control_} and the schema name as in {@link #notificationChannel()}. Every pod's realtime
-     * hub listens on it.
-     */
     @Override
     public String controlChannel() {
-        String name = "syncular_control_" + notificationChannel().substring("syncular_commits_".length());
-        return name.length() > 63 ? name.substring(0, 63) : name;
+        return signals.controlChannel();
     }
 
-    /**
-     * Announces {@code disconnect} to every pod, this one included (a pod hears its own notifications). Pods whose
-     * LISTEN connection is down at that moment do not hear it.
-     */
     @Override
     public Uni<Void> announce(SocketDisconnect disconnect) {
-        return pool.preparedQuery("SELECT pg_notify($1, $2)")
-                .execute(Tuple.of(controlChannel(), disconnect.payload()))
-                .replaceWithVoid();
+        return signals.announce(disconnect);
     }
 
-    /**
-     * The presence channel beside the commit channel ({@code syncular_commits_<suffix>}):
-     * {@code syncular_presence_<suffix>}, at most the 63 bytes of a PostgreSQL identifier.
-     */
     @Override
     public String presenceChannel() {
-        String channel = "syncular_presence_" + notificationChannel().substring("syncular_commits_".length());
-        return channel.length() > 63 ? channel.substring(0, 63) : channel;
+        return signals.presenceChannel();
     }
 
     @Override
     public Uni<Void> publishPresence(List<String> chunks) {
-        return pool.preparedQuery("SELECT count(pg_notify($1, c)) FROM unnest($2::text[]) AS c")
-                .execute(Tuple.of(presenceChannel(), chunks.toArray(String[]::new)))
-                .replaceWithVoid();
+        return signals.publishPresence(chunks);
     }
 
     @Override
