@@ -362,6 +362,24 @@ class ArchitectureTest {
                 "src/test/fast-tier-excludes.txt must list exactly the classes tagged @OwnApp or @StartsProcesses");
     }
 
+    /** One concern per file: no production source file over 600 lines (issue 46). */
+    @Test
+    void noProductionFileIsOver600Lines() throws IOException {
+        Set<String> tooLong = new TreeSet<>();
+        try (Stream<Path> files = Files.walk(Path.of("src", "main", "java"))) {
+            for (Path f : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+                long lines;
+                try (Stream<String> l = Files.lines(f)) {
+                    lines = l.count();
+                }
+                if (lines > 600) {
+                    tooLong.add(f + " (" + lines + ")");
+                }
+            }
+        }
+        assertEquals(Set.of(), tooLong, "split these by concern");
+    }
+
     /**
      * The fast tier covers every package: each production package has a test class of its own package that the
      * fast tier runs (not listed in {@code src/test/fast-tier-excludes.txt}).
