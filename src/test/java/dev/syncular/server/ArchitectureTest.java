@@ -362,6 +362,28 @@ class ArchitectureTest {
                 "src/test/fast-tier-excludes.txt must list exactly the classes tagged @OwnApp or @StartsProcesses");
     }
 
+    /** One composition root: every CDI producer of the pod is declared in {@code boot} (issue 46). */
+    @Test
+    void onlyBootDeclaresProducers() {
+        com.tngtech.archunit.lang.syntax.ArchRuleDefinition.methods()
+                .that()
+                .areAnnotatedWith(jakarta.enterprise.inject.Produces.class)
+                .should()
+                .beDeclaredInClassesThat()
+                .resideInAPackage(ROOT + ".boot")
+                .because("the composition root (boot) is where the pod's beans are produced; a package offers"
+                        + " factories (policy.WritePolicies, operations.DeclaredCommands, ...) that boot calls")
+                .check(classes);
+        com.tngtech.archunit.lang.syntax.ArchRuleDefinition.fields()
+                .that()
+                .areAnnotatedWith(jakarta.enterprise.inject.Produces.class)
+                .should()
+                .beDeclaredInClassesThat()
+                .resideInAPackage(ROOT + ".boot")
+                .allowEmptyShould(true)
+                .check(classes);
+    }
+
     /** One concern per file: no production source file over 600 lines (issue 46). */
     @Test
     void noProductionFileIsOver600Lines() throws IOException {

@@ -10,7 +10,7 @@ import io.vertx.core.http.HttpServerRequest;
  * token, session cookie, mTLS identity) from the request.
  *
  * <p>Built in: {@link JwtAuthenticator} when {@code syncular.auth.jwt.*} is configured, else the development
- * {@link DevHeaderAuthenticator} ({@link BuiltInAuth}). Replace them by declaring your own CDI bean
+ * {@link DevHeaderAuthenticator} ({@code boot.AuthProducer}). Replace them by declaring your own CDI bean
  * implementing this interface (e.g. {@code @ApplicationScoped class MyAuthenticator implements Authenticator});
  * the built-in one is a {@code @DefaultBean} and steps aside.
  *

@@ -22,7 +22,7 @@ import java.util.TreeMap;
 /**
  * Development scope resolver (§3.2 {@code resolveScopes}): every actor gets the same allowed scopes, from
  * {@code syncular.dev-auth.allowed-scopes} (a JSON object of variable → values), or by default
- * {@code "*"} for every scope variable of the running schema. Produced by {@link BuiltInAuth} (a
+ * {@code "*"} for every scope variable of the running schema. Produced by {@code boot.AuthProducer} (a
  * {@code @DefaultBean}) when JWT is not configured: a host declaring its own {@link ScopeResolver} bean replaces it.
  */
 public class ConfiguredScopeResolver implements ScopeResolver {

@@ -9,7 +9,7 @@ import io.vertx.core.http.HttpServerRequest;
 /**
  * Development authenticator: trusts the {@value #ACTOR_HEADER} header as the actor id and takes the
  * partition from {@value #PARTITION_HEADER}, else {@code syncular.dev-auth.partition}. Anyone can claim
- * any actor — for local development and tests only. {@link BuiltInAuth} uses it only while
+ * any actor — for local development and tests only. {@code boot.AuthProducer} uses it only while
  * {@code syncular.auth.jwt.*} is not configured. Outside dev/test it refuses to start unless
  * {@code syncular.dev-auth.enabled=true} is set explicitly ({@link DevAuthStartupCheck}). Header values follow the
  * same rule as token claims ({@link ClaimText}): used as sent, or refused with 401 {@code details.reason}

@@ -6,7 +6,7 @@
  * and the static refusal reasons of its 401s ({@code TokenRejection}, §10.1 {@code details}); the claim hygiene
  * rule shared by both authenticators ({@code ClaimText}); the development pair — a header authenticator and a
  * configured scope resolver — used when JWT is not configured, with the start-up check that keeps it out of
- * production unless explicitly enabled. {@code BuiltInAuth} picks the pair at run time; both are replaceable
+ * production unless explicitly enabled. The composition root ({@code boot.AuthProducer}) picks the pair at run time; both are replaceable
  * CDI default beans (docs/AUTHENTICATION.md).
  *
  * <p>Part of the Quarkus edge: it may depend on {@code schema}, {@code sync} and {@code config}; nothing

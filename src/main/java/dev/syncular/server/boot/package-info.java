@@ -18,8 +18,12 @@
  * connections ({@code storage.SignalListener}) from the pool's connection options, and
  * {@link dev.syncular.server.boot.SchemaStores} the stores of a PostgreSQL schema of their own (the conformance
  * host's instances: storage, segment and blob stores, the storage's backup, the schema's removal).
- * {@link dev.syncular.server.boot.EngineProducer} and {@link dev.syncular.server.boot.ReplicaProducer} are the pod's
- * CDI producers (schema window, stores, engine, realtime hub and channel, blob service, read replicas), and
+ * Every CDI producer of the pod is here ({@code ArchitectureTest}): {@link dev.syncular.server.boot.EngineProducer}
+ * and {@link dev.syncular.server.boot.ReplicaProducer} (schema window, stores, engine, realtime hub and channel, blob
+ * service, read replicas, remote operations' reads), {@link dev.syncular.server.boot.AuthProducer} (the built-in
+ * authentication, JWT or development), {@link dev.syncular.server.boot.PolicyProducer} (the write policy),
+ * {@link dev.syncular.server.boot.OperationsProducer} (REMOTE.md registries, executor and watches) and
+ * {@link dev.syncular.server.boot.ObservabilityProducer} (tracing, the meters' {@code uri} tags); and
  * {@link dev.syncular.server.boot.StartupSequence} is the pod's start-up written as one ordered list of steps
  * (checks, schema and storage migration, stores, operation registries, realtime) instead of observer priorities
  * spread over packages. {@link dev.syncular.server.boot.ServerMain} is the process entry point: the server, or a

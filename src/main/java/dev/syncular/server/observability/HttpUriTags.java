@@ -1,11 +1,8 @@
 package dev.syncular.server.observability;
 
-import dev.syncular.server.config.SyncularConfig;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.config.MeterFilter;
-import jakarta.enterprise.inject.Produces;
-import jakarta.inject.Singleton;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -18,8 +15,9 @@ import java.util.stream.Collectors;
  * {@code quarkus.http.limits.max-body-size}) would otherwise turn whatever path it named into a new series, until
  * Micrometer's tag ceiling drops legitimate ones; such values become {@code UNKNOWN}.
  */
-@Singleton
-public class HttpUriTags {
+public final class HttpUriTags {
+    private HttpUriTags() {}
+
     /**
      * Every route template of the server below the mount prefix ({@code HttpUriTagsTest} checks the list against the
      * JAX-RS resources and the socket endpoints).
@@ -59,12 +57,6 @@ public class HttpUriTags {
     static final Set<String> FIXED = Set.of("root", "NOT_FOUND", "REDIRECTION", "UNKNOWN");
 
     static final String UNKNOWN = "UNKNOWN";
-
-    @Produces
-    @Singleton
-    public MeterFilter templatedUris(SyncularConfig config) {
-        return filter(config.mountPrefix());
-    }
 
     /** The filter for routes under {@code mount} ({@code ""} at the root). */
     public static MeterFilter filter(String mount) {

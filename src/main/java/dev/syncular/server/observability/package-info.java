@@ -21,7 +21,7 @@
  * tagged with only this pod's top N partitions (refreshed by {@code jobs.TenantLoadJob}).
  *
  * <p>{@code OperationalEvents} is the admin API's per-pod, in-memory event tail (rejections, conflicts, gate
- * refusals, prunes), also fed by the seam. {@code TracingProducer} hands the engine and the edges their
+ * refusals, prunes), also fed by the seam. The composition root ({@code boot.ObservabilityProducer}) hands the engine and the edges their
  * {@code sync.Tracing} (off unless {@code quarkus.otel.sdk.disabled=false}).
  *
  * <p>Part of the Quarkus edge: it depends on the storage roles ({@code storage}; a transient storage failure is

@@ -25,11 +25,11 @@ import java.util.Set;
  * {@code {"param": name}}; {@code actors} lists who may run it ({@code *}: everyone authenticated). Anything the
  * schema does not have, or a malformed entry, is an {@link IllegalArgumentException} naming it.
  */
-final class DeclaredCommands {
+public final class DeclaredCommands {
 
     private DeclaredCommands() {}
 
-    static List<RemoteCommand> load(byte[] document, CompiledSchema schema) {
+    public static List<RemoteCommand> load(byte[] document, CompiledSchema schema) {
         JsonNode root;
         try {
             root = Json.readTree(document);

@@ -1,6 +1,6 @@
 /**
  * Application policy at the Quarkus edge (docs/POLICY.md): how a deployment puts its own rules into the push path
- * without forking the image. {@code PolicyProducer} assembles the engine's {@link dev.syncular.server.sync.WritePolicy}
+ * without forking the image. {@code WritePolicies} assembles the engine's {@link dev.syncular.server.sync.WritePolicy}
  * from the declarative document {@code syncular.policy.file} ({@code PolicyDocument}: {@code MaxLengthRule},
  * {@code ImmutableWhenRule} — §6.7 row validators; {@code RequireSiblingRule} — a §6.8 whole-commit validator;
  * {@code ReactionRule} — a §6.9 planner), CDI beans of the engine's seams, and the validator webhook

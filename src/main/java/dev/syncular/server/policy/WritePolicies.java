@@ -11,10 +11,7 @@ import dev.syncular.server.sync.Tracing;
 import dev.syncular.server.sync.WritePolicy;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.vertx.mutiny.core.Vertx;
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Instance;
-import jakarta.enterprise.inject.Produces;
-import jakarta.inject.Singleton;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -34,14 +31,14 @@ import org.jboss.logging.Logger;
  *   <li>the validator webhook {@code syncular.policy.validator-webhook.*} ({@link WebhookValidator}, with the
  *       evidence queries of {@code .evidence}, {@link WebhookEvidence}), last.</li>
  * </ol>
- * With none of them the policy is {@link WritePolicy#NONE} and the push path runs no policy code.
+ * With none of them the policy is {@link WritePolicy#NONE} and the push path runs no policy code. The bean is
+ * produced by the composition root ({@code boot.PolicyProducer}).
  */
-@ApplicationScoped
-public class PolicyProducer {
+public final class WritePolicies {
+    private WritePolicies() {}
 
-    @Produces
-    @Singleton
-    WritePolicy writePolicy(
+    /** The policy of {@code config}, the host's validator and planner beans and the validator webhook. */
+    public static WritePolicy of(
             PolicyConfig config,
             SchemaWindow window,
             Instance<RowValidator> rowBeans,
@@ -100,7 +97,7 @@ public class PolicyProducer {
         plannerBeans.forEach(planners::add);
         WritePolicy policy = new WritePolicy(rows, commits, planners);
         if (!rows.isEmpty() || !commits.isEmpty() || !planners.isEmpty()) {
-            Logger.getLogger(PolicyProducer.class)
+            Logger.getLogger(WritePolicies.class)
                     .infof(
                             "Application policy: %d row validators on %d tables, %d whole-commit validators, %d reaction planners",
                             rows.values().stream().mapToInt(List::size).sum(),

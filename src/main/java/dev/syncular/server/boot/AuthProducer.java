@@ -1,5 +1,13 @@
-package dev.syncular.server.auth;
+package dev.syncular.server.boot;
 
+import dev.syncular.server.auth.Authenticator;
+import dev.syncular.server.auth.ConfiguredScopeResolver;
+import dev.syncular.server.auth.DevAuthConfig;
+import dev.syncular.server.auth.DevAuthStartupCheck;
+import dev.syncular.server.auth.DevHeaderAuthenticator;
+import dev.syncular.server.auth.JwtAuthenticator;
+import dev.syncular.server.auth.JwtConfig;
+import dev.syncular.server.auth.JwtScopeResolver;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.sync.ScopeResolver;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -17,7 +25,7 @@ import jakarta.inject.Singleton;
  * {@code @DefaultBean}s: a host's own {@link Authenticator} / {@link ScopeResolver} bean replaces them.
  */
 @ApplicationScoped
-public class BuiltInAuth {
+public class AuthProducer {
 
     @Produces
     @DefaultBean

@@ -1,5 +1,21 @@
-package dev.syncular.server.operations;
+package dev.syncular.server.boot;
 
+import dev.syncular.server.operations.CommandRegistry;
+import dev.syncular.server.operations.ConfiguredQueryAuthorizer;
+import dev.syncular.server.operations.DeclaredCommands;
+import dev.syncular.server.operations.OperationObserver;
+import dev.syncular.server.operations.OperationsConfig;
+import dev.syncular.server.operations.QueryAuthorizer;
+import dev.syncular.server.operations.QueryDefinition;
+import dev.syncular.server.operations.QueryExecutor;
+import dev.syncular.server.operations.QueryIrException;
+import dev.syncular.server.operations.QueryIrLoader;
+import dev.syncular.server.operations.QueryRegistry;
+import dev.syncular.server.operations.QueryWatches;
+import dev.syncular.server.operations.RemoteCommand;
+import dev.syncular.server.operations.RemoteOperations;
+import dev.syncular.server.operations.TransactionBoundQueries;
+import dev.syncular.server.operations.WatchConfig;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.QueryReads;
 import dev.syncular.server.storage.RowTables;
