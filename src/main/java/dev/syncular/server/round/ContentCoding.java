@@ -15,11 +15,10 @@ import java.util.zip.GZIPOutputStream;
  * {@code Accept-Encoding}. Protocol bytes are never compressed at the protocol layer; this is transport
  * compression applied per response by this hop.
  *
- * <p>What pays depends on the response's size ({@link #choose}; figures in docs/BENCHMARKS.md, "Codec", (d)):
- * below {@link #MIN_COMPRESSED_BYTES} a response goes identity-coded whenever identity is acceptable (an empty
- * pull of 97 bytes saves 9 bytes under gzip and costs four times its encoding's CPU, zstd's context alone costs
- * 25 µs); between that and {@link #ZSTD_FROM_BYTES} gzip is the cheaper of two equally accepted codings, above it
- * zstd (a 220 KB pull: 0.6 ms of zstd against 5.8 ms of gzip for the same ratio).
+ * <p>What pays depends on the response's size ({@link #choose}; figures in docs/BENCHMARKS.md, "Codec", (d), and
+ * "Measurements behind code choices"): below {@link #MIN_COMPRESSED_BYTES} a response goes identity-coded whenever
+ * identity is acceptable (compressing a tiny response saves bytes worth less than its CPU); between that and
+ * {@link #ZSTD_FROM_BYTES} gzip is the cheaper of two equally accepted codings, above it zstd.
  */
 public enum ContentCoding {
     IDENTITY(null),
