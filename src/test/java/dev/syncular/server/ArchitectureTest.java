@@ -161,11 +161,9 @@ class ArchitectureTest {
      */
     @Test
     void onlyBootNamesThePostgresImplementations() {
-        List<String> allowed = new ArrayList<>(List.of(ROOT + ".boot"));
-        POSTGRES.forEach(p -> allowed.add(ROOT + "." + p));
         noClasses()
                 .that()
-                .resideOutsideOfPackages(allowed.toArray(String[]::new))
+                .resideOutsideOfPackages(bootAndPostgres())
                 .should()
                 .dependOnClassesThat(resideInAnyPackage(
                         POSTGRES.stream().map(p -> ROOT + "." + p).toArray(String[]::new)))
@@ -179,11 +177,9 @@ class ArchitectureTest {
      */
     @Test
     void onlyThePostgresImplementationsNameVertxSql() {
-        List<String> allowed = new ArrayList<>(List.of(ROOT + ".boot"));
-        POSTGRES.forEach(p -> allowed.add(ROOT + "." + p));
         noClasses()
                 .that()
-                .resideOutsideOfPackages(allowed.toArray(String[]::new))
+                .resideOutsideOfPackages(bootAndPostgres())
                 .should()
                 .dependOnClassesThat(VERTX_SQL_TYPES)
                 .because("SQL is the PostgreSQL storage's business: everything else uses a storage role")
@@ -348,14 +344,7 @@ class ArchitectureTest {
                 slow.add(c.getName().replace('.', '/') + ".java");
             }
         }
-        Set<String> listed;
-        try (Stream<String> lines = Files.lines(Path.of("src", "test", "fast-tier-excludes.txt"))) {
-            listed = lines.map(String::strip)
-                    .filter(l -> !l.isEmpty() && !l.startsWith("#"))
-                    .collect(Collectors.toCollection(TreeSet::new));
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
+        Set<String> listed = new TreeSet<>(fastTierExcludes());
         assertEquals(
                 String.join("\n", slow),
                 String.join("\n", listed),
@@ -408,12 +397,7 @@ class ArchitectureTest {
      */
     @Test
     void everyPackageHasATestInTheFastTier() throws IOException {
-        Set<String> excluded;
-        try (Stream<String> lines = Files.lines(Path.of("src", "test", "fast-tier-excludes.txt"))) {
-            excluded = lines.map(String::strip)
-                    .filter(l -> !l.isEmpty() && !l.startsWith("#"))
-                    .collect(Collectors.toSet());
-        }
+        Set<String> excluded = fastTierExcludes();
         Path main = Path.of("src", "main", "java");
         Path test = Path.of("src", "test", "java");
         Set<String> packages = new TreeSet<>();
@@ -437,6 +421,24 @@ class ArchitectureTest {
         }
         assertTrue(packages.size() > 20, "found only " + packages.size() + " packages");
         assertEquals(Set.of(), uncovered, "packages without a test class in the fast tier");
+    }
+
+    /** The composition root and the PostgreSQL implementations: the packages that may name the latter. */
+    private static String[] bootAndPostgres() {
+        List<String> allowed = new ArrayList<>(List.of(ROOT + ".boot"));
+        POSTGRES.forEach(p -> allowed.add(ROOT + "." + p));
+        return allowed.toArray(String[]::new);
+    }
+
+    /** The test files the fast tier leaves out ({@code src/test/fast-tier-excludes.txt}). */
+    private static Set<String> fastTierExcludes() {
+        try (Stream<String> lines = Files.lines(Path.of("src", "test", "fast-tier-excludes.txt"))) {
+            return lines.map(String::strip)
+                    .filter(l -> !l.isEmpty() && !l.startsWith("#"))
+                    .collect(Collectors.toSet());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private static String relative(String packageName) {

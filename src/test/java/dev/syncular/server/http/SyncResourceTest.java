@@ -517,6 +517,23 @@ class SyncResourceTest {
         return Ssp2.gzip(inflated);
     }
 
+    /** A {@code POST /sync} of {@code body} as {@code alice}, with its length and content coding, on {@code http}. */
+    private static void postSync(RawHttp http, byte[] body, String coding) throws IOException {
+        http.head(
+                "POST",
+                "/sync",
+                Map.of(
+                        "Content-Type",
+                        Ssp2.CT,
+                        "x-actor-id",
+                        "alice",
+                        "Content-Encoding",
+                        coding,
+                        "Content-Length",
+                        String.valueOf(body.length)));
+        http.write(body);
+    }
+
     @Test
     void aBodyWithBadBytesIsAnsweredOnceItEndedOnAConnectionKeptOpen() throws IOException {
         byte[] garbage = new byte[4 * 1024 * 1024];
@@ -524,19 +541,7 @@ class SyncResourceTest {
         try (RawHttp http = RawHttp.open("localhost", base.getPort())) {
             for (Object[] bad : new Object[][] {{garbage, "identity", 400}, {bomb(), "gzip", 413}}) {
                 byte[] body = (byte[]) bad[0];
-                http.head(
-                        "POST",
-                        "/sync",
-                        Map.of(
-                                "Content-Type",
-                                Ssp2.CT,
-                                "x-actor-id",
-                                "alice",
-                                "Content-Encoding",
-                                (String) bad[1],
-                                "Content-Length",
-                                String.valueOf(body.length)));
-                http.write(body);
+                postSync(http, body, (String) bad[1]);
                 RawHttp.Answer a = http.read();
                 assertEquals((int) bad[2], a.status(), a.body());
                 assertTrue(a.body().contains("\"sync.invalid_request\""), a.body());
@@ -545,17 +550,7 @@ class SyncResourceTest {
                         bad[1] + ": " + a.headers());
             }
             byte[] pull = Ssp2.pull(client(), "l1");
-            http.head(
-                    "POST",
-                    "/sync",
-                    Map.of(
-                            "Content-Type",
-                            Ssp2.CT,
-                            "x-actor-id",
-                            "alice",
-                            "Content-Length",
-                            String.valueOf(pull.length)));
-            http.write(pull);
+            postSync(http, pull, "identity");
             assertEquals(200, http.read().status(), "the connection serves the next round");
         }
     }
