@@ -1,6 +1,7 @@
 package dev.syncular.server.boot;
 
 import dev.syncular.server.blobs.BlobsConfig;
+import dev.syncular.server.config.MappingConstraints;
 import dev.syncular.server.policy.PolicyConfig;
 import dev.syncular.server.policy.ReactionsConfig;
 import dev.syncular.server.s3.S3Config;
@@ -20,12 +21,11 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The checks of the {@code syncular.*} mappings that span more than one value, each the one cross-field check of its
  * mapping ({@code static problems} beside it: {@link PolicyConfig}, {@link ReactionsConfig}, {@link S3Config},
- * {@link SignedUrlsConfig}, {@link LeasesConfig}). Single values are checked by the constraints on the mapping
- * methods (Hibernate Validator); a value that does not convert is refused by its converter.
+ * {@link SignedUrlsConfig}, {@link LeasesConfig}). Single values are checked by the Jakarta constraints on the
+ * mapping methods ({@link MappingConstraints}); a value that does not convert is refused by its converter.
  *
  * <p>Both kinds run while SmallRye Config builds the mappings, before any bean exists: this customizer
- * ({@code META-INF/services}) wraps the configuration's validator (Quarkus installs Hibernate Validator's), which
- * SmallRye calls once per mapping and whose problems it gathers over all mappings; the cross-field checks run when
+ * ({@code META-INF/services}) installs the configuration's validator, which SmallRye calls once per mapping and whose problems it gathers over all mappings; the cross-field checks run when
  * the last mapping they read has been built. A bad configuration thus stops the start with every problem listed,
  * each a sentence naming its property.
  */
@@ -42,10 +42,10 @@ public final class ConfigChecks implements SmallRyeConfigBuilderCustomizer {
 
     @Override
     public void configBuilder(SmallRyeConfigBuilder builder) {
-        builder.withValidator(new Validator(builder.getValidator()));
+        builder.withValidator(new Validator(new MappingConstraints()));
     }
 
-    /** After every other customizer, so the validator it wraps is the one they installed. */
+    /** After every other customizer, so no other validator replaces this one. */
     @Override
     public int priority() {
         return Integer.MAX_VALUE;
@@ -79,9 +79,7 @@ public final class ConfigChecks implements SmallRyeConfigBuilderCustomizer {
         public void validateMapping(Class<?> mappingClass, String prefix, Object mappingObject) {
             List<ConfigValidationException.Problem> problems = new ArrayList<>();
             try {
-                if (inner != null) {
-                    inner.validateMapping(mappingClass, prefix, mappingObject);
-                }
+                inner.validateMapping(mappingClass, prefix, mappingObject);
             } catch (ConfigValidationException e) {
                 for (int i = 0; i < e.getProblemCount(); i++) {
                     problems.add(e.getProblem(i));

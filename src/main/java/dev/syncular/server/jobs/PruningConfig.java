@@ -1,9 +1,9 @@
 package dev.syncular.server.jobs;
 
+import dev.syncular.server.config.DurationRange;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import java.time.Duration;
-import org.hibernate.validator.constraints.time.DurationMin;
 
 /** §4.6 scheduled pruning of the commit log ({@code syncular.pruning.*}). */
 @ConfigMapping(prefix = "syncular.pruning")
@@ -16,7 +16,7 @@ public interface PruningConfig {
      * {@code off}: {@code enabled=false} turns pruning off).
      */
     @WithDefault("1h")
-    @DurationMin(nanos = 1, message = "must be more than 0s")
+    @DurationRange(min = DurationRange.MORE_THAN_ZERO, message = "must be more than 0s")
     Duration interval();
 
     /** Clients whose cursor record moved within this window hold the horizon back. */

@@ -1,6 +1,7 @@
 package dev.syncular.server.policy;
 
 import dev.syncular.server.config.ByteSize;
+import dev.syncular.server.config.DurationRange;
 import io.quarkus.runtime.configuration.MemorySize;
 import jakarta.validation.constraints.Min;
 import java.net.URI;
@@ -9,7 +10,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.hibernate.validator.constraints.time.DurationMin;
 
 /**
  * A signed webhook endpoint: a JSON {@code POST} signed with {@code Syncular-Signature} (HMAC-SHA256 under
@@ -27,15 +27,15 @@ public interface WebhookEndpoint {
     Optional<String> secret();
 
     /** Hard limit of one whole call. */
-    @DurationMin(nanos = 1, message = "must be more than 0s")
+    @DurationRange(min = DurationRange.MORE_THAN_ZERO, message = "must be more than 0s")
     Duration timeout();
 
     /** TCP connect to the endpoint, and the wait for a free pooled connection. */
-    @DurationMin(nanos = 1, message = "must be more than 0s")
+    @DurationRange(min = DurationRange.MORE_THAN_ZERO, message = "must be more than 0s")
     Duration connectTimeout();
 
     /** The longest silence while the answer is awaited or read; then the call is cut. */
-    @DurationMin(nanos = 1, message = "must be more than 0s")
+    @DurationRange(min = DurationRange.MORE_THAN_ZERO, message = "must be more than 0s")
     Duration readTimeout();
 
     /** Connections to the endpoint, at most (calls beyond wait up to {@code connect-timeout}). */

@@ -1,5 +1,6 @@
 package dev.syncular.server.s3;
 
+import dev.syncular.server.config.DurationRange;
 import dev.syncular.server.config.StoreKind;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
@@ -7,8 +8,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.hibernate.validator.constraints.time.DurationMax;
-import org.hibernate.validator.constraints.time.DurationMin;
 
 /** The S3 bucket for segments and/or blobs; the client itself is configured under {@code quarkus.s3.*}. */
 @ConfigMapping(prefix = "syncular.s3")
@@ -27,8 +26,7 @@ public interface S3Config {
 
     /** TTL of provider-presigned GET/PUT URLs (§5.4: at most 15 minutes; checked whether or not a store is S3). */
     @WithDefault("10m")
-    @DurationMin(seconds = 1, message = URL_TTL)
-    @DurationMax(minutes = 15, message = URL_TTL)
+    @DurationRange(min = "PT1S", max = "PT15M", message = URL_TTL)
     Duration presignTtl();
 
     /** The mapping's one cross-field check, run at start-up: a store set to {@code s3} needs the bucket. */

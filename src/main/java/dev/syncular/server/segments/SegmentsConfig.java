@@ -1,12 +1,12 @@
 package dev.syncular.server.segments;
 
+import dev.syncular.server.config.DurationRange;
 import dev.syncular.server.config.StoreKind;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import java.time.Duration;
 import java.util.Optional;
-import org.hibernate.validator.constraints.time.DurationMin;
 
 /** Bootstrap segment storage (§5): {@code syncular.segments.store=embedded|s3}. */
 @ConfigMapping(prefix = "syncular.segments")
@@ -40,7 +40,7 @@ public interface SegmentsConfig {
      * {@code 0s}, no {@code off}).
      */
     @WithDefault("1h")
-    @DurationMin(nanos = 1, message = "must be more than 0s")
+    @DurationRange(min = DurationRange.MORE_THAN_ZERO, message = "must be more than 0s")
     Duration sweepInterval();
 
     /**

@@ -1,5 +1,6 @@
 package dev.syncular.server.storage;
 
+import dev.syncular.server.config.DurationRange;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
@@ -9,7 +10,6 @@ import jakarta.validation.constraints.Pattern;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import org.hibernate.validator.constraints.time.DurationMin;
 
 /**
  * {@code syncular.storage.*}: the PostgreSQL storage's namespace, push queue and timeouts, its pool's waiters, the
@@ -81,12 +81,12 @@ public interface StorageConfig {
 
     /** Replay lag past which a replica leaves rotation (it comes back by itself once within it). */
     @WithDefault("5s")
-    @DurationMin(nanos = 1, message = "must be more than 0s")
+    @DurationRange(min = DurationRange.MORE_THAN_ZERO, message = "must be more than 0s")
     Duration replicaMaxLag();
 
     /** Time between two checks of every replica's replay lag. */
     @WithDefault("1s")
-    @DurationMin(nanos = 1, message = "must be more than 0s")
+    @DurationRange(min = DurationRange.MORE_THAN_ZERO, message = "must be more than 0s")
     Duration replicaCheckInterval();
 
     /** Connections of each replica's pool. */
@@ -108,6 +108,6 @@ public interface StorageConfig {
      * renews it every third of this, and a pod that died mid-run leaves the job to the others after it.
      */
     @WithDefault("60s")
-    @DurationMin(seconds = 1, message = "must be at least 1s")
+    @DurationRange(min = "PT1S", message = "must be at least 1s")
     Duration jobLease();
 }

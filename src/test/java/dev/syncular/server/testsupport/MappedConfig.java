@@ -12,23 +12,18 @@ import io.smallrye.config.EnvConfigSource;
 import io.smallrye.config.PropertiesConfigSource;
 import io.smallrye.config.SmallRyeConfig;
 import io.smallrye.config.SmallRyeConfigBuilder;
-import io.smallrye.config.validator.BeanValidationConfigValidator;
-import jakarta.validation.Validation;
-import jakarta.validation.Validator;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.hibernate.validator.HibernateValidator;
-import org.hibernate.validator.messageinterpolation.ParameterMessageInterpolator;
 
 /**
  * The server's {@code syncular.*} mappings built from given properties and environment variables the way Quarkus
  * builds them — Quarkus's duration and size converters, the interceptors the application registers in {@code
- * META-INF/services} (renamed properties, the cross-field checks of {@link ConfigChecks} around the validator) and
- * the constraints on the mapping methods (Hibernate Validator) — without booting Quarkus.
+ * META-INF/services} (renamed properties, the cross-field checks of {@link ConfigChecks} with the checks of
+ * the constraints on the mapping methods) — without booting Quarkus.
  */
 public final class MappedConfig {
     private MappedConfig() {}
@@ -50,12 +45,6 @@ public final class MappedConfig {
         return List.copyOf(out);
     }
 
-    private static final Validator VALIDATOR = Validation.byProvider(HibernateValidator.class)
-            .configure()
-            .messageInterpolator(new ParameterMessageInterpolator())
-            .buildValidatorFactory()
-            .getValidator();
-
     /** The configuration itself; building it maps and validates every mapping, then runs the cross-field checks. */
     public static SmallRyeConfig config(Map<String, String> properties, Map<String, String> env) {
         SmallRyeConfigBuilder builder = new SmallRyeConfigBuilder()
@@ -65,8 +54,7 @@ public final class MappedConfig {
                 .withConverter(Duration.class, 100, new DurationConverter())
                 .addDefaultInterceptors()
                 .addDiscoveredInterceptors()
-                .addDiscoveredCustomizers()
-                .withValidator((BeanValidationConfigValidator) () -> VALIDATOR);
+                .addDiscoveredCustomizers();
         for (Class<?> mapping : MAPPINGS) {
             builder.withMapping(mapping);
         }
