@@ -43,6 +43,8 @@ final class DeltaDelivery {
     private static final String FROM_LOG = "";
 
     private final ConcurrentHashMap<String, CompletableFuture<Void>> partitionTails = new ConcurrentHashMap<>();
+    /** The notified commits of each partition not fanned out yet, for the stalest clients ({@link StalestClients}). */
+    private final PendingFanouts pending;
     private final FanoutReads fanoutReads;
     /**
      * Fan-out bytes per second of each partition on this pod ({@code Settings#fanoutBytesPerSecond}, 2 s of burst):
@@ -67,7 +69,8 @@ final class DeltaDelivery {
     /**
      * Delivery to {@code sessions} with the limits of {@code settings} ({@link RealtimeHub.Settings#maxDeltaBytes},
      * {@link RealtimeHub.Settings#maxUnackedDeltas}, {@link RealtimeHub.Settings#fanoutBytesPerSecond}), its commits
-     * read in {@code fanoutReads} slots; {@code traffic} is told each delta sent.
+     * read in {@code fanoutReads} slots; {@code traffic} is told each delta sent, {@code pending} each commit heard and
+     * fanned out.
      */
     DeltaDelivery(
             RealtimeHub.Settings settings,
@@ -78,7 +81,9 @@ final class DeltaDelivery {
             Function<String, Uni<Boolean>> serves,
             Tracing tracing,
             RealtimeMetrics metrics,
-            Supplier<RealtimeHub.PartitionTraffic> traffic) {
+            Supplier<RealtimeHub.PartitionTraffic> traffic,
+            PendingFanouts pending) {
+        this.pending = pending;
         this.maxDeltaBytes = settings.maxDeltaBytes();
         this.maxUnackedDeltas = settings.maxUnackedDeltas();
         this.fanoutShares = new RateBuckets(settings.fanoutBytesPerSecond(), Duration.ofSeconds(2), System::nanoTime);
@@ -108,11 +113,13 @@ final class DeltaDelivery {
         // asking the pool for thousands of reads at once); only the deliveries queue behind each other, so every
         // session still sees the partition's commits in order (§8.2: deltas are cursor-contiguous per connection)
         // a root span: the notification carries no trace context (§8.2 payload is "partition:seq")
+        long heardMs = System.currentTimeMillis();
+        pending.heard(partition, heardMs);
         Span span = tracing.start("realtime.fanout", Context.root(), SpanKind.CONSUMER);
         span.setAttribute(Tracing.PARTITION, partition)
                 .setAttribute(Tracing.COMMIT_SEQ, seq)
                 .setAttribute(Tracing.SOCKETS, (long) heardBy.size());
-        CompletableFuture<Notified> read = fanoutReads.submit(() -> read(partition, seq));
+        CompletableFuture<Notified> read = fanoutReads.submit(() -> read(partition, seq, heardMs));
         CompletableFuture<Void> tail = partitionTails.compute(
                 partition,
                 (k, previous) -> (previous == null ? CompletableFuture.<Void>completedFuture(null) : previous)
@@ -127,10 +134,14 @@ final class DeltaDelivery {
                             } else {
                                 metrics.failures().failed(RealtimeFailures.Kind.FANOUT, e);
                             }
-                            sessions.of(partition).forEach(s -> s.lostNotifications(metrics));
+                            sessions.of(partition).forEach(s -> {
+                                s.owe(heardMs, Staleness.FANOUT_BACKLOG);
+                                s.lostNotifications(metrics);
+                            });
                             return null;
                         }));
         tail.whenComplete((v, e) -> {
+            pending.done(partition); // in notification order: the partition's tail runs its commits one by one
             partitionTails.remove(partition, tail);
             Tracing.end(span, e);
         });
@@ -157,20 +168,26 @@ final class DeltaDelivery {
      * A notified commit as read from the log ({@code null} once pruned), or from this pod's recent commits of epoch
      * {@code heldEpoch} ({@link #FROM_LOG} when read from the log), and whether the gate serves (§2.4).
      */
-    private record Notified(String partition, long seq, StoredCommit commit, String heldEpoch, boolean serving) {}
+    private record Notified(
+            String partition, long seq, long heardMs, StoredCommit commit, String heldEpoch, boolean serving) {
+        /** The commit's creation time, or when it was heard when it is gone from the log. */
+        long createdAtMs() {
+            return commit == null ? heardMs : commit.createdAtMs();
+        }
+    }
 
     /**
      * Reads notified commit {@code seq} and whether the gate serves (run in a {@link #fanoutReads} slot). A commit
      * this pod made is taken from its recent commits ({@code storage.recentCommits()}) in the epoch of one of the
      * partition's sessions; only sessions of that epoch get it as a delta.
      */
-    private CompletableFuture<Notified> read(String partition, long seq) {
+    private CompletableFuture<Notified> read(String partition, long seq, long heardMs) {
         String epoch = sessionEpoch(partition);
         CompletableFuture<StoredCommit> held = epoch == null
                 ? null
                 : storage.recentCommits().commit(partition, epoch, seq).orElse(null);
         if (held == null) {
-            return fromLog(partition, seq);
+            return fromLog(partition, seq, heardMs);
         }
         Uni<StoredCommit> answer = Uni.createFrom().completionStage(held);
         if (!held.isDone()) {
@@ -190,16 +207,16 @@ final class DeltaDelivery {
         }
         return answer.onItem()
                 .transformToUni(c -> c == null
-                        ? Uni.createFrom().completionStage(() -> fromLog(partition, seq))
-                        : serves.apply(partition).map(open -> new Notified(partition, seq, c, epoch, open)))
+                        ? Uni.createFrom().completionStage(() -> fromLog(partition, seq, heardMs))
+                        : serves.apply(partition).map(open -> new Notified(partition, seq, heardMs, c, epoch, open)))
                 .subscribeAsCompletionStage();
     }
 
-    private CompletableFuture<Notified> fromLog(String partition, long seq) {
+    private CompletableFuture<Notified> fromLog(String partition, long seq, long heardMs) {
         return Uni.combine()
                 .all()
                 .unis(storage.readCommit(partition, seq), serves.apply(partition))
-                .with((c, open) -> new Notified(partition, seq, c, FROM_LOG, open))
+                .with((c, open) -> new Notified(partition, seq, heardMs, c, FROM_LOG, open))
                 .subscribeAsCompletionStage();
     }
 
@@ -226,6 +243,7 @@ final class DeltaDelivery {
             } catch (RuntimeException e) {
                 // one connection's failure is its own: the others get the commit, this one catches up
                 LOG.warn("Realtime delivery to one connection failed; it is woken to catch up", e);
+                s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
                 s.lostNotifications(metrics);
             }
         }
@@ -239,9 +257,13 @@ final class DeltaDelivery {
         boolean matching = commit == null || s.matches(keys);
         switch (s.onCommit(seq, matching, maxUnackedDeltas)) {
             case IGNORE -> {}
-            case WAKE -> s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
+            case WAKE -> {
+                s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
+                s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
+            }
             case DELIVER -> {
                 if (!serving) {
+                    s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
                     s.suppress(WakeReason.CATCHUP_REQUIRED, metrics); // the gate refuses: the pull will say why
                     return;
                 }
@@ -250,6 +272,7 @@ final class DeltaDelivery {
                         || (!n.heldEpoch().isEmpty() && !n.heldEpoch().equals(s.logEpoch))) {
                     // gone from the log, a session fenced by an epoch rotation until its next socket round, or one
                     // of another epoch than the commit this pod held (§2.1): its client catches up by a pull
+                    s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
                     s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
                     return;
                 }
@@ -267,16 +290,18 @@ final class DeltaDelivery {
                 if (wait > 0) {
                     // issue 45: the partition used its fan-out bytes on this pod; its client catches up by a pull
                     metrics.fanoutShareRefusal();
+                    s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
                     s.suppress(WakeReason.CATCHUP_REQUIRED, metrics);
                     return;
                 }
-                if (s.deliver(seq, encoded, maxDeltaBytes, metrics)) {
+                if (s.deliver(seq, commit.createdAtMs(), encoded, maxDeltaBytes, metrics)) {
                     if (!fanoutShares.off()) {
                         synchronized (fanoutShares) {
                             fanoutShares.take(n.partition(), encoded.length + 1L);
                         }
                     }
                     metrics.deltaLatency(commit.createdAtMs());
+                    traffic.get().deltaVisible(commit.createdAtMs());
                     traffic.get().deltaSent(n.partition(), encoded.length + 1L); // the channel tag byte and the delta
                 }
             }
