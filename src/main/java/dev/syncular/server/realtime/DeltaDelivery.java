@@ -261,6 +261,7 @@ final class DeltaDelivery {
                 s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
                 s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
             }
+            case REMIND -> s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
             case DELIVER -> {
                 if (!serving) {
                     s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);

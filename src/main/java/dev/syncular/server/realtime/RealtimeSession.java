@@ -178,7 +178,10 @@ final class RealtimeSession {
     /** What to do with notified commit {@code seq} (§8.2); the caller builds the delta only for DELIVER. */
     enum Decision {
         IGNORE,
+        /** A wake-up: the client is owed the commit until it pulls. */
         WAKE,
+        /** A wake-up for a commit of a socket round's window the client already holds (§8.7): nothing is owed. */
+        REMIND,
         DELIVER
     }
 
@@ -192,7 +195,7 @@ final class RealtimeSession {
         boolean ofRound = ofRound(seq);
         if (seq <= observed) {
             // a duplicate or late notification, or one the client holds: nothing to bridge
-            return ofRound && matching ? Decision.WAKE : Decision.IGNORE;
+            return ofRound && matching ? Decision.REMIND : Decision.IGNORE;
         }
         boolean adjacent = seq == observed + 1;
         observed = seq;
