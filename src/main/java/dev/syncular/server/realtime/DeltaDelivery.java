@@ -9,6 +9,7 @@ import dev.syncular.server.sync.Tracing;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.realtime.WakeReason;
 import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.context.Context;
 import io.smallrye.mutiny.Uni;
@@ -124,7 +125,7 @@ final class DeltaDelivery {
                 partition,
                 (k, previous) -> (previous == null ? CompletableFuture.<Void>completedFuture(null) : previous)
                         .thenCompose(v -> read)
-                        .thenAccept(this::fanOut)
+                        .thenAccept(n -> fanOut(n, span))
                         .exceptionally(e -> {
                             // the partition's sockets are woken: their clients pull what the fan-out missed (§8.3)
                             Throwable cause =
@@ -231,42 +232,75 @@ final class DeltaDelivery {
         return null;
     }
 
-    private void fanOut(Notified n) {
+    /**
+     * Delivers notified commit {@code n} to each session of its partition. With tracing on, the fan-out's
+     * {@code span} links to the push span of the commit when this pod pushed it, and the first
+     * {@value Tracing#SAMPLED_DELIVERIES} sessions served get a {@code realtime.delivery} span each under it.
+     */
+    private void fanOut(Notified n, Span span) {
         Set<RealtimeSession> partitionSessions = sessions.of(n.partition());
         if (partitionSessions.isEmpty()) {
             return;
         }
+        boolean traced = span.isRecording();
+        if (traced && n.commit() != null) {
+            SpanContext push = tracing.pushOf(n.partition(), n.commit().clientId(), n.commit().clientCommitId());
+            if (push.isValid()) {
+                span.addLink(push);
+            }
+        }
         Set<String> keys = n.commit() == null ? Set.of() : RealtimeDelta.scopeKeys(window, n.commit());
+        int sampled = 0;
         for (RealtimeSession s : partitionSessions) {
+            Span delivery = traced && sampled++ < Tracing.SAMPLED_DELIVERIES
+                    ? tracing.start("realtime.delivery", Context.root().with(span), SpanKind.PRODUCER)
+                            .setAttribute(Tracing.CLIENT_ID_HASH, Tracing.clientIdHash(s.clientId))
+                    : null;
+            Throwable failed = null;
             try {
-                deliver(s, n, keys);
+                String got = deliver(s, n, keys);
+                if (delivery != null) {
+                    delivery.setAttribute(Tracing.DELIVERY, got);
+                }
             } catch (RuntimeException e) {
+                failed = e;
                 // one connection's failure is its own: the others get the commit, this one catches up
                 LOG.warn("Realtime delivery to one connection failed; it is woken to catch up", e);
                 s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
                 s.lostNotifications(metrics);
+            } finally {
+                if (delivery != null) {
+                    Tracing.end(delivery, failed);
+                }
             }
         }
     }
 
-    private void deliver(RealtimeSession s, Notified n, Set<String> keys) {
+    /** Commit {@code n} to session {@code s}: {@code "delta"}, {@code "wake"} or {@code "none"} (for its span). */
+    private String deliver(RealtimeSession s, Notified n, Set<String> keys) {
         long seq = n.seq();
         StoredCommit commit = n.commit();
         boolean serving = n.serving();
         // a commit gone from the log (pruned already) cannot be bridged: every session counts it as matching
         boolean matching = commit == null || s.matches(keys);
         switch (s.onCommit(seq, matching, maxUnackedDeltas)) {
-            case IGNORE -> {}
+            case IGNORE -> {
+                return "none";
+            }
             case WAKE -> {
                 s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
                 s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
+                return "wake";
             }
-            case REMIND -> s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
-            case DELIVER -> {
+            case REMIND -> {
+                s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
+                return "wake";
+            }
+            default -> { // DELIVER
                 if (!serving) {
                     s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
                     s.suppress(WakeReason.CATCHUP_REQUIRED, metrics); // the gate refuses: the pull will say why
-                    return;
+                    return "wake";
                 }
                 if (commit == null
                         || s.logEpoch == null
@@ -275,11 +309,11 @@ final class DeltaDelivery {
                     // of another epoch than the commit this pod held (§2.1): its client catches up by a pull
                     s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
                     s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
-                    return;
+                    return "wake";
                 }
                 Message delta = RealtimeDelta.delta(s.logEpoch, s.registrations(), commit);
                 if (delta == null) {
-                    return;
+                    return "none";
                 }
                 byte[] encoded = delta.encode();
                 long wait = 0;
@@ -293,7 +327,7 @@ final class DeltaDelivery {
                     metrics.fanoutShareRefusal();
                     s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
                     s.suppress(WakeReason.CATCHUP_REQUIRED, metrics);
-                    return;
+                    return "wake";
                 }
                 if (s.deliver(seq, commit.createdAtMs(), encoded, maxDeltaBytes, metrics)) {
                     if (!fanoutShares.off()) {
@@ -304,7 +338,9 @@ final class DeltaDelivery {
                     metrics.deltaLatency(commit.createdAtMs());
                     traffic.get().deltaVisible(commit.createdAtMs());
                     traffic.get().deltaSent(n.partition(), encoded.length + 1L); // the channel tag byte and the delta
+                    return "delta";
                 }
+                return "wake"; // refused by the session (suppressed, a round in flight, oversize, backpressure)
             }
         }
     }
