@@ -268,3 +268,20 @@ secret by reference (never a value).
 {{- define "syncular-server.prop" -}}
 {{ .key }}={{ toString .value | replace "\\" "\\\\" | replace "\n" "\\n" }}
 {{- end }}
+
+{{/*
+The bucket boundary (Prometheus "le") of syncular_client_visibility_seconds at slo.visibility, as the server's
+exporter writes it: seconds with at least one decimal (1s -> 1.0, 500ms -> 0.5, 250ms -> 0.25).
+*/}}
+{{- define "syncular-server.visibilityLe" -}}
+{{- $v := .Values.slo.visibility | toString -}}
+{{- $s := 0.0 -}}
+{{- if hasSuffix "ms" $v -}}
+{{- $s = divf (trimSuffix "ms" $v | float64) 1000 -}}
+{{- else if hasSuffix "s" $v -}}
+{{- $s = trimSuffix "s" $v | float64 -}}
+{{- else -}}
+{{- fail "slo.visibility: write it in s or ms (1s, 500ms) for the burn-rate alerts" -}}
+{{- end -}}
+{{- if eq (floor $s) $s -}}{{ printf "%.1f" $s }}{{- else -}}{{ $s }}{{- end -}}
+{{- end }}

@@ -16,6 +16,7 @@ import dev.syncular.server.observability.ScopeResolverFailures;
 import dev.syncular.server.observability.ServeGateMetrics;
 import dev.syncular.server.observability.SyncMetrics;
 import dev.syncular.server.observability.TenantLoad;
+import dev.syncular.server.observability.VisibilityLag;
 import dev.syncular.server.realtime.RealtimeChannel;
 import dev.syncular.server.realtime.RealtimeConfig;
 import dev.syncular.server.realtime.RealtimeHub;
@@ -252,6 +253,7 @@ public class EngineProducer {
             BufferBudget budget,
             BlockingPools pools,
             TenantLoad tenantLoad,
+            VisibilityLag visibility,
             PushRate pushRate,
             Vertx vertx) {
         return Assembly.engine(Assembly.configured(
@@ -265,7 +267,7 @@ public class EngineProducer {
                         pushRate,
                         vertx)
                 .merger(mergers)
-                .observer(SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics, tenantLoad))
+                .observer(SyncObserver.of(syncMetrics, gateMetrics, events, reactionMetrics, tenantLoad, visibility))
                 .urls(ConfiguredParts.urls(signedUrls, s3, storageConfig, config, segments))
                 .blobs(blobs)
                 .policy(policy)
@@ -298,7 +300,8 @@ public class EngineProducer {
             SignalListeners listeners,
             Tracing tracing,
             ReadReplicas replicas,
-            TenantLoad tenantLoad) {
+            TenantLoad tenantLoad,
+            VisibilityLag visibility) {
         String podId = RealtimeHub.podId(System.getenv("HOSTNAME"));
         Realtime built = Assembly.realtime(new RealtimeParts(
                 Assembly.realtimeSettings(realtimeConfig, podId),
@@ -324,6 +327,11 @@ public class EngineProducer {
             @Override
             public void presenceCoalesced(String partition) {
                 tenantLoad.presenceCoalesced(partition);
+            }
+
+            @Override
+            public void deltaVisible(long createdAtMs) {
+                visibility.delta(createdAtMs);
             }
         });
         return built;

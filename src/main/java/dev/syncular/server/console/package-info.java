@@ -9,7 +9,8 @@
  * console's pages by {@code ConsoleRoute}). Pages: the overview
  * (serve gate, pending checkpoints, sockets, errors and the 15-minute series of {@code MeterRing}), partitions
  * (clients with their cursor lag; epoch rotation and pruning behind a confirmation), tenants (the loudest partitions
- * of the last minute summed over the pods, {@code jobs.TenantLoadJob}), the row inspector (coverage
+ * of the last minute summed over the pods, {@code jobs.TenantLoadJob}), stalest clients (the answering pod's connected
+ * clients behind now and what holds them, {@code realtime.StalestClients}), the row inspector (coverage
  * by registered subscriptions), checkpoints (declare with a warning, activate), reactions (retry a dead letter),
  * live events (server-sent events) and remote operations.
  *

@@ -1,7 +1,6 @@
 package dev.syncular.server.observability;
 
 import dev.syncular.server.storage.TenantLoadRow;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -9,10 +8,8 @@ import jakarta.inject.Inject;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * The loudest tenants of this pod as gauges, the one place a partition id is a tag: each metric carries only this
@@ -35,20 +32,11 @@ public class TenantMetrics {
     static final String FANOUT = "syncular.tenant.top.fanout.bytes";
     static final String REFUSALS = "syncular.tenant.top.refusals";
 
-    private final MeterRegistry registry;
-    /** The series exported now, by metric name then tags; each gauge reads its {@link Value}. */
-    private final Map<String, Map<Tags, Series>> exported = new HashMap<>();
-
-    private record Series(Gauge gauge, Value value) {}
-
-    /** A gauge's current value, set by {@link #refresh}. */
-    private static final class Value {
-        volatile double v;
-    }
+    private final TopGauges gauges;
 
     @Inject
     public TenantMetrics(MeterRegistry registry) {
-        this.registry = registry;
+        this.gauges = new TopGauges(registry);
     }
 
     /** Exports the top {@code n} of {@code window} (this pod's figures of the last minute), and nothing else. */
@@ -78,31 +66,14 @@ public class TenantMetrics {
         for (Refused r : refused.subList(0, Math.min(n, refused.size()))) {
             refusals.put(Tags.of("partition", r.partition(), "reason", r.reason()), (double) r.count());
         }
-        export(DATABASE, "Database time of this pod's top partitions over the last minute (seconds)", database);
-        export(COMMITTED, "Bytes of applied pushed operations of this pod's top partitions, last minute", committed);
-        export(FANOUT, "Realtime delta bytes written to the sockets of this pod's top partitions, last minute", fanout);
-        export(REFUSALS, "Refusals of this pod's top partitions by reason, last minute", refusals);
-    }
-
-    private void export(String name, String description, Map<Tags, Double> values) {
-        Map<Tags, Series> now = exported.computeIfAbsent(name, k -> new HashMap<>());
-        Set<Tags> gone = new HashSet<>(now.keySet());
-        gone.removeAll(values.keySet());
-        for (Tags tags : gone) {
-            registry.remove(now.remove(tags).gauge());
-        }
-        values.forEach((tags, v) -> {
-            Series s = now.computeIfAbsent(tags, t -> {
-                Value value = new Value();
-                value.v = v;
-                Gauge gauge = Gauge.builder(name, value, x -> x.v)
-                        .description(description)
-                        .tags(t)
-                        .strongReference(true)
-                        .register(registry);
-                return new Series(gauge, value);
-            });
-            s.value().v = v;
-        });
+        gauges.export(
+                DATABASE, "Database time of this pod's top partitions over the last minute (seconds)", database);
+        gauges.export(
+                COMMITTED, "Bytes of applied pushed operations of this pod's top partitions, last minute", committed);
+        gauges.export(
+                FANOUT,
+                "Realtime delta bytes written to the sockets of this pod's top partitions, last minute",
+                fanout);
+        gauges.export(REFUSALS, "Refusals of this pod's top partitions by reason, last minute", refusals);
     }
 }

@@ -20,6 +20,12 @@
  * seam), fan-out bytes (told by the realtime hub) and refusals by reason; {@code TenantMetrics} holds the gauges
  * tagged with only this pod's top N partitions (refreshed by {@code jobs.TenantLoadJob}).
  *
+ * <p>{@code VisibilityLag}: the visibility lag of every commit at every subscribed client it reaches on this pod — its
+ * delta handed to the socket (told by the realtime hub) or the pull that passes it (through the seam) — as
+ * histograms with a bucket boundary at the objective of {@code SloConfig} ({@code syncular.slo.*}), the pulls of clients
+ * that were away kept apart. {@code TopGauges}: gauges whose series are a bounded top N that changes (the loudest
+ * tenants, {@code realtime.StalestClients}).
+ *
  * <p>{@code OperationalEvents} is the admin API's per-pod, in-memory event tail (rejections, conflicts, gate
  * refusals, prunes), also fed by the seam. The composition root ({@code boot.ObservabilityProducer}) hands the engine and the edges their
  * {@code sync.Tracing} (off unless {@code quarkus.otel.sdk.disabled=false}).

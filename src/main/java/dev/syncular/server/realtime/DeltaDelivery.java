@@ -9,6 +9,7 @@ import dev.syncular.server.sync.Tracing;
 import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.realtime.WakeReason;
 import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.context.Context;
 import io.smallrye.mutiny.Uni;
@@ -43,6 +44,8 @@ final class DeltaDelivery {
     private static final String FROM_LOG = "";
 
     private final ConcurrentHashMap<String, CompletableFuture<Void>> partitionTails = new ConcurrentHashMap<>();
+    /** The notified commits of each partition not fanned out yet, for the stalest clients ({@link StalestClients}). */
+    private final PendingFanouts pending;
     private final FanoutReads fanoutReads;
     /**
      * Fan-out bytes per second of each partition on this pod ({@code Settings#fanoutBytesPerSecond}, 2 s of burst):
@@ -67,7 +70,8 @@ final class DeltaDelivery {
     /**
      * Delivery to {@code sessions} with the limits of {@code settings} ({@link RealtimeHub.Settings#maxDeltaBytes},
      * {@link RealtimeHub.Settings#maxUnackedDeltas}, {@link RealtimeHub.Settings#fanoutBytesPerSecond}), its commits
-     * read in {@code fanoutReads} slots; {@code traffic} is told each delta sent.
+     * read in {@code fanoutReads} slots; {@code traffic} is told each delta sent, {@code pending} each commit heard and
+     * fanned out.
      */
     DeltaDelivery(
             RealtimeHub.Settings settings,
@@ -78,7 +82,9 @@ final class DeltaDelivery {
             Function<String, Uni<Boolean>> serves,
             Tracing tracing,
             RealtimeMetrics metrics,
-            Supplier<RealtimeHub.PartitionTraffic> traffic) {
+            Supplier<RealtimeHub.PartitionTraffic> traffic,
+            PendingFanouts pending) {
+        this.pending = pending;
         this.maxDeltaBytes = settings.maxDeltaBytes();
         this.maxUnackedDeltas = settings.maxUnackedDeltas();
         this.fanoutShares = new RateBuckets(settings.fanoutBytesPerSecond(), Duration.ofSeconds(2), System::nanoTime);
@@ -108,16 +114,18 @@ final class DeltaDelivery {
         // asking the pool for thousands of reads at once); only the deliveries queue behind each other, so every
         // session still sees the partition's commits in order (§8.2: deltas are cursor-contiguous per connection)
         // a root span: the notification carries no trace context (§8.2 payload is "partition:seq")
+        long heardMs = System.currentTimeMillis();
+        pending.heard(partition, heardMs);
         Span span = tracing.start("realtime.fanout", Context.root(), SpanKind.CONSUMER);
         span.setAttribute(Tracing.PARTITION, partition)
                 .setAttribute(Tracing.COMMIT_SEQ, seq)
                 .setAttribute(Tracing.SOCKETS, (long) heardBy.size());
-        CompletableFuture<Notified> read = fanoutReads.submit(() -> read(partition, seq));
+        CompletableFuture<Notified> read = fanoutReads.submit(() -> read(partition, seq, heardMs));
         CompletableFuture<Void> tail = partitionTails.compute(
                 partition,
                 (k, previous) -> (previous == null ? CompletableFuture.<Void>completedFuture(null) : previous)
                         .thenCompose(v -> read)
-                        .thenAccept(this::fanOut)
+                        .thenAccept(n -> fanOut(n, span))
                         .exceptionally(e -> {
                             // the partition's sockets are woken: their clients pull what the fan-out missed (§8.3)
                             Throwable cause =
@@ -127,10 +135,14 @@ final class DeltaDelivery {
                             } else {
                                 metrics.failures().failed(RealtimeFailures.Kind.FANOUT, e);
                             }
-                            sessions.of(partition).forEach(s -> s.lostNotifications(metrics));
+                            sessions.of(partition).forEach(s -> {
+                                s.owe(heardMs, Staleness.FANOUT_BACKLOG);
+                                s.lostNotifications(metrics);
+                            });
                             return null;
                         }));
         tail.whenComplete((v, e) -> {
+            pending.done(partition); // in notification order: the partition's tail runs its commits one by one
             partitionTails.remove(partition, tail);
             Tracing.end(span, e);
         });
@@ -157,20 +169,26 @@ final class DeltaDelivery {
      * A notified commit as read from the log ({@code null} once pruned), or from this pod's recent commits of epoch
      * {@code heldEpoch} ({@link #FROM_LOG} when read from the log), and whether the gate serves (§2.4).
      */
-    private record Notified(String partition, long seq, StoredCommit commit, String heldEpoch, boolean serving) {}
+    private record Notified(
+            String partition, long seq, long heardMs, StoredCommit commit, String heldEpoch, boolean serving) {
+        /** The commit's creation time, or when it was heard when it is gone from the log. */
+        long createdAtMs() {
+            return commit == null ? heardMs : commit.createdAtMs();
+        }
+    }
 
     /**
      * Reads notified commit {@code seq} and whether the gate serves (run in a {@link #fanoutReads} slot). A commit
      * this pod made is taken from its recent commits ({@code storage.recentCommits()}) in the epoch of one of the
      * partition's sessions; only sessions of that epoch get it as a delta.
      */
-    private CompletableFuture<Notified> read(String partition, long seq) {
+    private CompletableFuture<Notified> read(String partition, long seq, long heardMs) {
         String epoch = sessionEpoch(partition);
         CompletableFuture<StoredCommit> held = epoch == null
                 ? null
                 : storage.recentCommits().commit(partition, epoch, seq).orElse(null);
         if (held == null) {
-            return fromLog(partition, seq);
+            return fromLog(partition, seq, heardMs);
         }
         Uni<StoredCommit> answer = Uni.createFrom().completionStage(held);
         if (!held.isDone()) {
@@ -190,16 +208,16 @@ final class DeltaDelivery {
         }
         return answer.onItem()
                 .transformToUni(c -> c == null
-                        ? Uni.createFrom().completionStage(() -> fromLog(partition, seq))
-                        : serves.apply(partition).map(open -> new Notified(partition, seq, c, epoch, open)))
+                        ? Uni.createFrom().completionStage(() -> fromLog(partition, seq, heardMs))
+                        : serves.apply(partition).map(open -> new Notified(partition, seq, heardMs, c, epoch, open)))
                 .subscribeAsCompletionStage();
     }
 
-    private CompletableFuture<Notified> fromLog(String partition, long seq) {
+    private CompletableFuture<Notified> fromLog(String partition, long seq, long heardMs) {
         return Uni.combine()
                 .all()
                 .unis(storage.readCommit(partition, seq), serves.apply(partition))
-                .with((c, open) -> new Notified(partition, seq, c, FROM_LOG, open))
+                .with((c, open) -> new Notified(partition, seq, heardMs, c, FROM_LOG, open))
                 .subscribeAsCompletionStage();
     }
 
@@ -214,48 +232,88 @@ final class DeltaDelivery {
         return null;
     }
 
-    private void fanOut(Notified n) {
+    /**
+     * Delivers notified commit {@code n} to each session of its partition. With tracing on, the fan-out's
+     * {@code span} links to the push span of the commit when this pod pushed it, and the first
+     * {@value Tracing#SAMPLED_DELIVERIES} sessions served get a {@code realtime.delivery} span each under it.
+     */
+    private void fanOut(Notified n, Span span) {
         Set<RealtimeSession> partitionSessions = sessions.of(n.partition());
         if (partitionSessions.isEmpty()) {
             return;
         }
+        boolean traced = span.isRecording();
+        if (traced && n.commit() != null) {
+            SpanContext push = tracing.pushOf(n.partition(), n.commit().clientId(), n.commit().clientCommitId());
+            if (push.isValid()) {
+                span.addLink(push);
+            }
+        }
         Set<String> keys = n.commit() == null ? Set.of() : RealtimeDelta.scopeKeys(window, n.commit());
+        int sampled = 0;
         for (RealtimeSession s : partitionSessions) {
+            Span delivery = traced && sampled++ < Tracing.SAMPLED_DELIVERIES
+                    ? tracing.start("realtime.delivery", Context.root().with(span), SpanKind.PRODUCER)
+                            .setAttribute(Tracing.CLIENT_ID_HASH, Tracing.clientIdHash(s.clientId))
+                    : null;
+            Throwable failed = null;
             try {
-                deliver(s, n, keys);
+                String got = deliver(s, n, keys);
+                if (delivery != null) {
+                    delivery.setAttribute(Tracing.DELIVERY, got);
+                }
             } catch (RuntimeException e) {
+                failed = e;
                 // one connection's failure is its own: the others get the commit, this one catches up
                 LOG.warn("Realtime delivery to one connection failed; it is woken to catch up", e);
+                s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
                 s.lostNotifications(metrics);
+            } finally {
+                if (delivery != null) {
+                    Tracing.end(delivery, failed);
+                }
             }
         }
     }
 
-    private void deliver(RealtimeSession s, Notified n, Set<String> keys) {
+    /** Commit {@code n} to session {@code s}: {@code "delta"}, {@code "wake"} or {@code "none"} (for its span). */
+    private String deliver(RealtimeSession s, Notified n, Set<String> keys) {
         long seq = n.seq();
         StoredCommit commit = n.commit();
         boolean serving = n.serving();
         // a commit gone from the log (pruned already) cannot be bridged: every session counts it as matching
         boolean matching = commit == null || s.matches(keys);
         switch (s.onCommit(seq, matching, maxUnackedDeltas)) {
-            case IGNORE -> {}
-            case WAKE -> s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
-            case DELIVER -> {
+            case IGNORE -> {
+                return "none";
+            }
+            case WAKE -> {
+                s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
+                s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
+                return "wake";
+            }
+            case REMIND -> {
+                s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
+                return "wake";
+            }
+            default -> { // DELIVER
                 if (!serving) {
+                    s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
                     s.suppress(WakeReason.CATCHUP_REQUIRED, metrics); // the gate refuses: the pull will say why
-                    return;
+                    return "wake";
                 }
                 if (commit == null
                         || s.logEpoch == null
                         || (!n.heldEpoch().isEmpty() && !n.heldEpoch().equals(s.logEpoch))) {
                     // gone from the log, a session fenced by an epoch rotation until its next socket round, or one
                     // of another epoch than the commit this pod held (§2.1): its client catches up by a pull
+                    s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
                     s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
-                    return;
+                    return "wake";
                 }
                 Message delta = RealtimeDelta.delta(s.logEpoch, s.registrations(), commit);
                 if (delta == null) {
-                    return;
+                    return "none";
                 }
                 byte[] encoded = delta.encode();
                 long wait = 0;
@@ -267,18 +325,22 @@ final class DeltaDelivery {
                 if (wait > 0) {
                     // issue 45: the partition used its fan-out bytes on this pod; its client catches up by a pull
                     metrics.fanoutShareRefusal();
+                    s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
                     s.suppress(WakeReason.CATCHUP_REQUIRED, metrics);
-                    return;
+                    return "wake";
                 }
-                if (s.deliver(seq, encoded, maxDeltaBytes, metrics)) {
+                if (s.deliver(seq, commit.createdAtMs(), encoded, maxDeltaBytes, metrics)) {
                     if (!fanoutShares.off()) {
                         synchronized (fanoutShares) {
                             fanoutShares.take(n.partition(), encoded.length + 1L);
                         }
                     }
                     metrics.deltaLatency(commit.createdAtMs());
+                    traffic.get().deltaVisible(commit.createdAtMs());
                     traffic.get().deltaSent(n.partition(), encoded.length + 1L); // the channel tag byte and the delta
+                    return "delta";
                 }
+                return "wake"; // refused by the session (suppressed, a round in flight, oversize, backpressure)
             }
         }
     }

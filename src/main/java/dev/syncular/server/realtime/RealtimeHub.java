@@ -45,6 +45,7 @@ public final class RealtimeHub {
     private final Vertx vertx;
     private final RealtimeMetrics metrics;
     private final SessionSet sessions = new SessionSet();
+    private final PendingFanouts pendingFanouts = new PendingFanouts();
     private final PresenceRelay presence;
     private final Heartbeats heartbeats;
     private final CommitNotifications notifications;
@@ -78,6 +79,12 @@ public final class RealtimeHub {
 
         /** A presence publish (§8.6) of a connection of {@code partition} was held past the connection's rate. */
         default void presenceCoalesced(String partition) {}
+
+        /**
+         * A delta (§8.2) of a commit created at {@code createdAtMs} was handed to a socket: the commit is visible to
+         * that client now ({@code observability.VisibilityLag}).
+         */
+        default void deltaVisible(long createdAtMs) {}
     }
 
     /**
@@ -110,7 +117,16 @@ public final class RealtimeHub {
         this.presence =
                 new PresenceRelay(settings, bus, presenceRegistry, vertx, metrics, () -> traffic, this::draining);
         DeltaDelivery delivery = new DeltaDelivery(
-                settings, fanoutReads, sessions, storage, window, serves, tracing, metrics, () -> traffic);
+                settings,
+                fanoutReads,
+                sessions,
+                storage,
+                window,
+                serves,
+                tracing,
+                metrics,
+                () -> traffic,
+                pendingFanouts);
         this.heartbeats = new Heartbeats(settings, vertx, sessions, presence, signals, metrics);
         this.notifications = new CommitNotifications(
                 listener, vertx, signals, sessions, delivery, presence, metrics, this::draining);
@@ -252,5 +268,13 @@ public final class RealtimeHub {
     /** The sessions registered for {@code partition} (per-connection accounting, Appendix B 17). */
     int sessionCount(String partition) {
         return sessions.count(partition);
+    }
+
+    /**
+     * This pod's connected clients behind by more than nothing at {@code nowMs}: the {@code n} stalest clients and
+     * partitions, and the clients behind by more than {@code objectiveMs} by what holds them ({@link Stalest}).
+     */
+    public Stalest stalest(int n, long objectiveMs, long nowMs) {
+        return Stalest.of(sessions, pendingFanouts, n, objectiveMs, nowMs);
     }
 }

@@ -92,6 +92,13 @@ final class RealtimeSession {
     final PresenceRate presenceRate;
     /** Where failed writes are logged and counted (the hub's, set when the channel opens the session). */
     volatile RealtimeFailures failures = RealtimeFailures.UNREGISTERED;
+    /**
+     * The creation time (epoch ms) of the oldest commit this client is owed that did not go out as a delta, {@code 0}
+     * when none; written under the monitor, read without it by {@link StalestClients}.
+     */
+    private volatile long owedSinceMs;
+    /** What holds the owed commits ({@link #owedSinceMs}). */
+    private volatile Staleness owedFor = Staleness.PULL_INTERVAL;
 
     RealtimeSession(
             String sessionId,
@@ -171,7 +178,10 @@ final class RealtimeSession {
     /** What to do with notified commit {@code seq} (§8.2); the caller builds the delta only for DELIVER. */
     enum Decision {
         IGNORE,
+        /** A wake-up: the client is owed the commit until it pulls. */
         WAKE,
+        /** A wake-up for a commit of a socket round's window the client already holds (§8.7): nothing is owed. */
+        REMIND,
         DELIVER
     }
 
@@ -185,7 +195,7 @@ final class RealtimeSession {
         boolean ofRound = ofRound(seq);
         if (seq <= observed) {
             // a duplicate or late notification, or one the client holds: nothing to bridge
-            return ofRound && matching ? Decision.WAKE : Decision.IGNORE;
+            return ofRound && matching ? Decision.REMIND : Decision.IGNORE;
         }
         boolean adjacent = seq == observed + 1;
         observed = seq;
@@ -217,19 +227,22 @@ final class RealtimeSession {
      * Sends {@code delta} (already encoded) unless it is too large, in which case the session drops to a wake;
      * whether the delta went out.
      */
-    synchronized boolean deliver(long seq, byte[] encoded, long maxBytes, RealtimeMetrics metrics) {
+    synchronized boolean deliver(long seq, long createdAtMs, byte[] encoded, long maxBytes, RealtimeMetrics metrics) {
         if (suppressed || joining || ofRound(seq)) {
+            owe(createdAtMs, Staleness.PULL_INTERVAL);
             wake(WakeReason.CATCHUP_REQUIRED, metrics);
             return false;
         }
         if (encoded.length + 1 > maxBytes) {
             suppressed = true;
+            owe(createdAtMs, Staleness.PULL_INTERVAL);
             wake(WakeReason.DELTA_TOO_LARGE, metrics);
             return false;
         }
         if (!outbound.fits(encoded.length + 1)) {
             // §8.7 backpressure: the client does not drain; a wake-up instead, a round resumes it (§8.2)
             suppressed = true;
+            owe(createdAtMs, Staleness.SOCKET_BACKPRESSURE);
             outbound.refused();
             wake(WakeReason.CATCHUP_REQUIRED, metrics);
             return false;
@@ -266,6 +279,36 @@ final class RealtimeSession {
         wake(reason, metrics);
     }
 
+    /**
+     * A commit created at {@code atMs} reaches this client only by a pull, held by {@code why}: the client is owed
+     * it from then until an ack or a socket round catches it up. A socket's backpressure outranks the other reasons.
+     */
+    synchronized void owe(long atMs, Staleness why) {
+        boolean fresh = owedSinceMs == 0;
+        if (fresh || atMs < owedSinceMs) {
+            owedSinceMs = Math.max(1, atMs);
+        }
+        if (fresh || why == Staleness.SOCKET_BACKPRESSURE) {
+            owedFor = why;
+        }
+    }
+
+    /** The creation time of the oldest commit owed ({@link #owe}), {@code 0} when none. */
+    long owedSinceMs() {
+        return owedSinceMs;
+    }
+
+    /** What holds the owed commits. */
+    Staleness owedFor() {
+        return owedFor;
+    }
+
+    /** The client caught up: nothing is owed. */
+    private void caughtUp() {
+        owedSinceMs = 0;
+        owedFor = Staleness.PULL_INTERVAL;
+    }
+
     /** No more deltas until the client has caught up; the wake-up that tells it follows ({@link #lostNotifications}). */
     synchronized void fence() {
         suppressed = true;
@@ -292,6 +335,7 @@ final class RealtimeSession {
         unacked.clear();
         logEpoch = null;
         wakeOutstanding = false;
+        caughtUp(); // the restored log's commits are owed anew as they are notified
         wake(WakeReason.RESET_REQUIRED, metrics);
     }
 
@@ -309,6 +353,7 @@ final class RealtimeSession {
             observed = cursor;
             suppressed = false;
             unacked.clear();
+            caughtUp();
         } else if (suppressed) {
             wake(WakeReason.CATCHUP_REQUIRED, metrics);
         }
@@ -398,6 +443,9 @@ final class RealtimeSession {
      */
     synchronized void roundPlanned(long pushed, long pulled) {
         roundUpTo = Math.max(roundUpTo, Math.max(pushed, pulled));
+        if (pulled >= observed) {
+            caughtUp(); // the round's response carries every commit the client was owed
+        }
     }
 
     /**

@@ -50,6 +50,11 @@
  *       (RFC 6750 §2.3) or a cookie; {@link dev.syncular.server.realtime.OperatorDisconnects}: the admin
  *       disconnect of an actor's or a client's sockets (4403), heard by every pod on the storage's control
  *       channel.</li>
+ *   <li>{@link dev.syncular.server.realtime.StalestClients}: the pod's stalest connected clients and partitions now
+ *       ({@link dev.syncular.server.realtime.Stalest}: the age of the oldest commit each is owed and the
+ *       {@link dev.syncular.server.realtime.Staleness} that holds it — the partition's pending fan-outs,
+ *       {@link dev.syncular.server.realtime.PendingFanouts}, or what a session was owed as a wake-up), as bounded
+ *       gauges and for the admin API and the console.</li>
  *   <li>{@link dev.syncular.server.realtime.SocketDrain}: the drain's concurrent 1001 closes, bounded by the
  *       grace; {@link dev.syncular.server.realtime.RealtimeFailures}: failures that are not propagated, logged
  *       and counted by kind.</li>
@@ -67,7 +72,7 @@
  * {@code storage.SignalListener} (the PostgreSQL ones are built by {@code boot}); it names no SQL client type. Below
  * the edge ({@code http}) and the composition root ({@code boot}, which assembles it): may depend on every lower
  * package (the round handler in {@code round} among them, {@code auth}, {@code config}, {@code observability} for the
- * scope-resolver failure metrics); {@code boot}, {@code http} and the conformance host use it.
+ * scope-resolver failure metrics, the visibility objective and the bounded gauges); {@code boot}, {@code http} and the conformance host use it.
  *
  * <p>Configuration (issue 46: each feature maps its own {@code syncular.*} group): {@code RealtimeConfig}
  * ({@code syncular.realtime.*}, §8), checked by the constraints on its methods.

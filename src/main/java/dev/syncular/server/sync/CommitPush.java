@@ -116,6 +116,9 @@ final class CommitPush {
     private Uni<List<Frame>> push(RoundState round, PushCommit commit, Context trace) {
         round.commitTrace = trace; // the parent of the commit's validator webhooks (commits run one at a time)
         Span.fromContext(trace).setAttribute(Tracing.PARTITION, round.ctx.partition());
+        // before the transaction: its notification may reach this pod's fan-out before the COMMIT's answer
+        tracing.pushing(
+                round.ctx.partition(), round.header.clientId(), commit.clientCommitId(), Span.fromContext(trace));
         String partition = round.ctx.partition();
         String clientId = round.header.clientId();
         boolean[] replayed = {false};

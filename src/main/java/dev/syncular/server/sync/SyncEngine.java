@@ -317,7 +317,8 @@ public final class SyncEngine {
      * Tells the observer what a released response carries: rows by lane — the incremental {@code COMMIT}
      * changes, rows segments inline (counted as they were planned) or by reference, SQLite images — and the
      * segment bytes that reach the client inline or through provider-presigned URLs. Referenced segments
-     * fetched from this server are counted by the download route.
+     * fetched from this server are counted by the download route. The commits it hands over become visible to its
+     * client now ({@link VisibleCommits}).
      */
     private void released(PlannedResponse planned, List<Frame> frames) {
         long changes = 0;
@@ -360,6 +361,7 @@ public final class SyncEngine {
         if (presignedBytes > 0) {
             observer.segmentBytes(SyncObserver.Delivery.PRESIGNED, presignedBytes);
         }
+        VisibleCommits.tell(observer, planned, frames);
     }
 
     private Uni<PlannedResponse> plan(

@@ -84,6 +84,13 @@ public interface SyncObserver {
     /** A §6.9 reaction of {@code type} was appended by a push transaction that committed. */
     default void reactionPlanned(String type) {}
 
+    /**
+     * A released pull handed its client {@code count} commits past its cursor (§4.5), each once however many of the
+     * round's sections carried it: {@code createdAtMs[0..count)} are their creation times, {@code lastContactMs} the
+     * update time of the client's stored record before the round ({@code -1}: none, a client never seen).
+     */
+    default void commitsVisible(String partition, long[] createdAtMs, int count, long lastContactMs) {}
+
     /** Tells every one of {@code observers}, in order. */
     static SyncObserver of(SyncObserver... observers) {
         List<SyncObserver> all = List.of(observers);
@@ -126,6 +133,11 @@ public interface SyncObserver {
             @Override
             public void gateRefused(String partition, String reason) {
                 all.forEach(o -> o.gateRefused(partition, reason));
+            }
+
+            @Override
+            public void commitsVisible(String partition, long[] createdAtMs, int count, long lastContactMs) {
+                all.forEach(o -> o.commitsVisible(partition, createdAtMs, count, lastContactMs));
             }
 
             @Override

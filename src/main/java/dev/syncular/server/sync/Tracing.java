@@ -3,6 +3,7 @@ package dev.syncular.server.sync;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.Tracer;
@@ -44,11 +45,30 @@ public final class Tracing {
     public static final AttributeKey<String> OPERATION = AttributeKey.stringKey("syncular.operation_id");
     public static final AttributeKey<Long> SOCKETS = AttributeKey.longKey("syncular.realtime.sockets");
     public static final AttributeKey<String> WEBHOOK = AttributeKey.stringKey("syncular.webhook");
+    /** What one socket got of a fanned-out commit: {@code delta}, {@code wake} or {@code none}. */
+    public static final AttributeKey<String> DELIVERY = AttributeKey.stringKey("syncular.realtime.delivery");
+
+    /** How many sockets of a fan-out get a {@code realtime.delivery} span of their own (the first ones served). */
+    public static final int SAMPLED_DELIVERIES = 8;
 
     private final Tracer tracer;
+    private final PushSpans pushes = new PushSpans();
 
     public Tracing(Tracer tracer) {
         this.tracer = tracer;
+    }
+
+    /**
+     * The push of commit {@code clientCommitId} of {@code clientId} runs in span {@code push}: a fan-out of the commit
+     * on this pod links to it ({@link #pushOf}). Nothing is kept for a span that is not recorded.
+     */
+    public void pushing(String partition, String clientId, String clientCommitId, Span push) {
+        pushes.remember(partition, clientId, clientCommitId, push.getSpanContext());
+    }
+
+    /** The span of the push of a stored commit when this process pushed it lately; else an invalid context. */
+    public SpanContext pushOf(String partition, String clientId, String clientCommitId) {
+        return pushes.recall(partition, clientId, clientCommitId);
     }
 
     /** A started span named {@code name} under {@code parent}; the caller ends it. */

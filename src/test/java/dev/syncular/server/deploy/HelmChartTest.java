@@ -153,6 +153,11 @@ class HelmChartTest {
         assertEquals("8K", config.getProperty("syncular.limits.body-min-rate"));
         assertEquals("60s", config.getProperty("quarkus.http.idle-timeout"));
         assertNull(config.getProperty("syncular.limits.buffer-budget"), "a quarter of the heap");
+        // the visibility objective and the stalest clients
+        assertEquals("1s", config.getProperty("syncular.slo.visibility"));
+        assertEquals("10m", config.getProperty("syncular.slo.offline-after"));
+        assertEquals("10", config.getProperty("syncular.slo.stalest"));
+        assertEquals("10s", config.getProperty("syncular.slo.refresh-interval"));
         assertSecretsReferencedNeverInlined(chart);
     }
 
@@ -342,7 +347,9 @@ class HelmChartTest {
                         "SyncularNotifyQueueFilling",
                         "SyncularFanoutBacklog",
                         "SyncularFanoutOverflow",
-                        "SyncularReplicaOutOfRotation"),
+                        "SyncularReplicaOutOfRotation",
+                        "SyncularVisibilityBurnFast",
+                        "SyncularVisibilityBurnSlow"),
                 exprs.keySet());
         assertTrue(
                 exprs.get("SyncularReplicaOutOfRotation").contains("syncular_replica_in_rotation")
@@ -359,6 +366,26 @@ class HelmChartTest {
         assertTrue(
                 exprs.get("SyncularFanoutOverflow").contains("syncular_realtime_fanout_overflows_total"),
                 exprs.toString());
+        // the visibility objective: the share of deliveries above the slo.visibility bucket, over two windows each,
+        // against the error budget 1 - 0.99 burning 14.4 (1h, 5m) or 6 (6h, 30m) times too fast
+        String fast = exprs.get("SyncularVisibilityBurnFast");
+        assertTrue(
+                fast.contains("syncular_client_visibility_seconds_bucket{namespace=\"apps\",le=\"1.0\"}[1h]")
+                        && fast.contains("syncular_client_visibility_seconds_count")
+                        && fast.contains("[5m]")
+                        && fast.contains("> 0.144"),
+                fast);
+        String slow = exprs.get("SyncularVisibilityBurnSlow");
+        assertTrue(slow.contains("[6h]") && slow.contains("[30m]") && slow.contains("> 0.06"), slow);
+        // 250ms is the bucket the exporter writes as 0.25
+        PrometheusRule quarter = RenderedChart.minimal(t -> t.set("prometheusRule.enabled", "true")
+                        .set("slo.visibility", "250ms"))
+                .get(PrometheusRule.class, FULLNAME);
+        assertTrue(
+                quarter.getSpec().getGroups().stream()
+                        .flatMap(g -> g.getRules().stream())
+                        .anyMatch(r -> r.getExpr().getStrVal().contains("le=\"0.25\"")),
+                "le of 250ms");
     }
 
     @Test

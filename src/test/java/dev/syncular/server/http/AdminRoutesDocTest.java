@@ -23,7 +23,11 @@ import org.junit.jupiter.api.Test;
  */
 class AdminRoutesDocTest {
     private static final List<Class<?>> RESOURCES =
-            List.of(AdminResource.class, AdminCheckpointsResource.class, AdminReactionsResource.class);
+            List.of(
+                    AdminResource.class,
+                    AdminCheckpointsResource.class,
+                    AdminReactionsResource.class,
+                    AdminStalestResource.class);
     private static final Pattern CELL = Pattern.compile("`((?:GET|POST|PUT|DELETE) /admin[^`?]*)[^`]*`");
     private static final Pattern GROUP = Pattern.compile("\\{([^{},]+(?:,[^{},]+)+)}");
 

@@ -46,7 +46,8 @@ import org.junit.jupiter.api.Test;
  * {@code sync.push} → {@code webhook}, and {@code sync.round} → {@code sync.pull}; the endpoint receives the W3C
  * {@code traceparent} of its call's span;</li>
  * <li>a remote command (REMOTE.md §3): {@code operation} → {@code sync.round} with binding {@code command};</li>
- * <li>the realtime fan-out of a commit to a socket of this pod (§8.2): {@code realtime.fanout};</li>
+ * <li>the realtime fan-out of a commit to a socket of this pod (§8.2): {@code realtime.fanout}, linked to the
+ * {@code sync.push} of its commit, with a {@code realtime.delivery} span per socket served;</li>
  * <li>a round over the realtime socket (§8.7): {@code sync.round} with binding {@code socket}.</li>
  * </ul>
  * The app is the remote-operations one ({@link OperationsAppProfile}), shared with other classes: spans are found by
@@ -212,6 +213,27 @@ class TracesTest {
             assertEquals(SpanKind.CONSUMER, fanout.getKind());
             assertEquals(1L, fanout.getAttributes().get(Tracing.SOCKETS));
             assertEquals("ok", fanout.getAttributes().get(Tracing.OUTCOME));
+            // one trace from the write to the reader: the fan-out links to the push of its commit (pushed through
+            // this pod), and the socket's delivery is a span under the fan-out
+            SpanData push = awaitSpan(
+                    "sync.push of the commit",
+                    x -> x.getName().equals("sync.push")
+                            && partition.equals(x.getAttributes().get(Tracing.PARTITION))
+                            && Long.valueOf(seq).equals(x.getAttributes().get(Tracing.COMMIT_SEQ)));
+            assertTrue(
+                    fanout.getLinks().stream()
+                            .anyMatch(l -> l.getSpanContext().getSpanId().equals(push.getSpanId())
+                                    && l.getSpanContext().getTraceId().equals(push.getTraceId())),
+                    "the fan-out links to the push: " + fanout.getLinks());
+            SpanData delivery = awaitSpan(
+                    "realtime.delivery",
+                    x -> x.getName().equals("realtime.delivery")
+                            && x.getParentSpanId().equals(fanout.getSpanId()));
+            assertEquals(fanout.getTraceId(), delivery.getTraceId());
+            assertEquals(SpanKind.PRODUCER, delivery.getKind());
+            assertEquals("delta", delivery.getAttributes().get(Tracing.DELIVERY));
+            assertEquals(
+                    Tracing.clientIdHash(listener.clientId), delivery.getAttributes().get(Tracing.CLIENT_ID_HASH));
         } finally {
             socket.ws.abort();
         }

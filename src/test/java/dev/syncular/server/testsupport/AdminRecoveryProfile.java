@@ -19,8 +19,8 @@ import java.util.UUID;
  * comes from them). The realtime outbound settings are {@code realtime.RealtimeBackpressureTest}'s: a 1 MiB outbound
  * buffer and delta cap, the count cap out of the way, stuck sockets closed after 2 s and 30 s heartbeats (so the idle
  * reaper does not close its stuck sockets first); the other classes' sockets read everything they are sent. One app
- * for {@code http.AdminRecoveryTest}, {@code http.AdminThrottleTest}, {@code console.ConsoleTest} and
- * {@code realtime.RealtimeBackpressureTest}: each distinct Quarkus test profile builds and restarts the app. Every test
+ * for {@code http.AdminRecoveryTest}, {@code http.AdminThrottleTest}, {@code console.ConsoleTest},
+ * {@code realtime.RealtimeBackpressureTest} and {@code realtime.ClientVisibilityTest} (its stuck socket too): each distinct Quarkus test profile builds and restarts the app. Every test
  * works in a partition of its own (RealtimeBackpressureTest reads its counters as deltas); ConsoleTest takes readiness
  * down and brings it back within each of its checkpoint tests, and resets the webhook after each test.
  */
