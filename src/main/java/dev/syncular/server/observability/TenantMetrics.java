@@ -66,8 +66,7 @@ public class TenantMetrics {
         for (Refused r : refused.subList(0, Math.min(n, refused.size()))) {
             refusals.put(Tags.of("partition", r.partition(), "reason", r.reason()), (double) r.count());
         }
-        gauges.export(
-                DATABASE, "Database time of this pod's top partitions over the last minute (seconds)", database);
+        gauges.export(DATABASE, "Database time of this pod's top partitions over the last minute (seconds)", database);
         gauges.export(
                 COMMITTED, "Bytes of applied pushed operations of this pod's top partitions, last minute", committed);
         gauges.export(

@@ -46,6 +46,7 @@ final class DeltaDelivery {
     private final ConcurrentHashMap<String, CompletableFuture<Void>> partitionTails = new ConcurrentHashMap<>();
     /** The notified commits of each partition not fanned out yet, for the stalest clients ({@link StalestClients}). */
     private final PendingFanouts pending;
+
     private final FanoutReads fanoutReads;
     /**
      * Fan-out bytes per second of each partition on this pod ({@code Settings#fanoutBytesPerSecond}, 2 s of burst):
@@ -244,7 +245,8 @@ final class DeltaDelivery {
         }
         boolean traced = span.isRecording();
         if (traced && n.commit() != null) {
-            SpanContext push = tracing.pushOf(n.partition(), n.commit().clientId(), n.commit().clientCommitId());
+            SpanContext push = tracing.pushOf(
+                    n.partition(), n.commit().clientId(), n.commit().clientCommitId());
             if (push.isValid()) {
                 span.addLink(push);
             }

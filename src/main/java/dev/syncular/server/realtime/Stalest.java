@@ -81,9 +81,8 @@ public record Stalest(
         List<StaleClient> clients = new ArrayList<>(top);
         clients.sort(BY_LAG.reversed().thenComparing(StaleClient::partition).thenComparing(StaleClient::clientId));
         List<StalePartition> partitions = new ArrayList<>(byPartition.values());
-        partitions.sort(Comparator.comparingLong(StalePartition::lagMs)
-                .reversed()
-                .thenComparing(StalePartition::partition));
+        partitions.sort(
+                Comparator.comparingLong(StalePartition::lagMs).reversed().thenComparing(StalePartition::partition));
         if (partitions.size() > n) {
             partitions = new ArrayList<>(partitions.subList(0, n));
         }

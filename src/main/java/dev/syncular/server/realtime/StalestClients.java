@@ -94,7 +94,9 @@ public class StalestClients {
         Map<Tags, Double> stale = new HashMap<>();
         s.overObjective().forEach((reason, count) -> stale.put(Tags.of("reason", reason.wire), (double) count));
         gauges.export(CLIENTS, "Lag of this pod's stalest connected clients (seconds)", clients);
-        gauges.export(PARTITIONS, "Lag of the stalest connected client of this pod's stalest partitions (seconds)",
+        gauges.export(
+                PARTITIONS,
+                "Lag of the stalest connected client of this pod's stalest partitions (seconds)",
                 partitions);
         gauges.export(STALE, STALE_DESCRIPTION, stale);
     }

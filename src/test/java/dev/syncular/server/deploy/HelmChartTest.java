@@ -378,8 +378,8 @@ class HelmChartTest {
         String slow = exprs.get("SyncularVisibilityBurnSlow");
         assertTrue(slow.contains("[6h]") && slow.contains("[30m]") && slow.contains("> 0.06"), slow);
         // 250ms is the bucket the exporter writes as 0.25
-        PrometheusRule quarter = RenderedChart.minimal(t -> t.set("prometheusRule.enabled", "true")
-                        .set("slo.visibility", "250ms"))
+        PrometheusRule quarter = RenderedChart.minimal(
+                        t -> t.set("prometheusRule.enabled", "true").set("slo.visibility", "250ms"))
                 .get(PrometheusRule.class, FULLNAME);
         assertTrue(
                 quarter.getSpec().getGroups().stream()

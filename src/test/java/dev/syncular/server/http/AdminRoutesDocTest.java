@@ -22,12 +22,11 @@ import org.junit.jupiter.api.Test;
  * stands for one route per listed segment, a query string is ignored.
  */
 class AdminRoutesDocTest {
-    private static final List<Class<?>> RESOURCES =
-            List.of(
-                    AdminResource.class,
-                    AdminCheckpointsResource.class,
-                    AdminReactionsResource.class,
-                    AdminStalestResource.class);
+    private static final List<Class<?>> RESOURCES = List.of(
+            AdminResource.class,
+            AdminCheckpointsResource.class,
+            AdminReactionsResource.class,
+            AdminStalestResource.class);
     private static final Pattern CELL = Pattern.compile("`((?:GET|POST|PUT|DELETE) /admin[^`?]*)[^`]*`");
     private static final Pattern GROUP = Pattern.compile("\\{([^{},]+(?:,[^{},]+)+)}");
 

@@ -233,7 +233,8 @@ class TracesTest {
             assertEquals(SpanKind.PRODUCER, delivery.getKind());
             assertEquals("delta", delivery.getAttributes().get(Tracing.DELIVERY));
             assertEquals(
-                    Tracing.clientIdHash(listener.clientId), delivery.getAttributes().get(Tracing.CLIENT_ID_HASH));
+                    Tracing.clientIdHash(listener.clientId),
+                    delivery.getAttributes().get(Tracing.CLIENT_ID_HASH));
         } finally {
             socket.ws.abort();
         }

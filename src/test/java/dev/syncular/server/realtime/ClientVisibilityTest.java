@@ -81,9 +81,7 @@ class ClientVisibilityTest {
     long push(SyncTestClient w, String id, String title) {
         String commit = w.upsert(
                 "todos",
-                Map.of(
-                        "id", id, "list_id", "l1", "title", title, "done", false, "position", 1L, "updated_at_ms",
-                        1L),
+                Map.of("id", id, "list_id", "l1", "title", title, "done", false, "position", 1L, "updated_at_ms", 1L),
                 null);
         w.sync();
         assertTrue(SyncTestClient.applied(w.result(commit)), "push applied: " + w.result(commit));
@@ -193,8 +191,7 @@ class ClientVisibilityTest {
         assertEquals(Staleness.SOCKET_BACKPRESSURE, mine.get(0).reason());
         // the reader has every delta; at most the partition's last fan-out may still be on its way
         assertTrue(
-                mine.stream()
-                        .noneMatch(c -> c.clientId().equals(r.clientId) && c.reason() != Staleness.FANOUT_BACKLOG),
+                mine.stream().noneMatch(c -> c.clientId().equals(r.clientId) && c.reason() != Staleness.FANOUT_BACKLOG),
                 "the reader is not held by its socket: " + mine);
         Stalest.StalePartition p = now.partitions().stream()
                 .filter(x -> x.partition().equals(partition))
