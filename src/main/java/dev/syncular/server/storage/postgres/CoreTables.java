@@ -10,8 +10,8 @@ import java.util.List;
  * fence §2.4), as catalog-checked {@link DdlStep}s that {@link StartupDdl#applyDdl} runs:
  *
  * <ul>
- *   <li>{@code sync_schema(id=1, schema_version, layouts text JSON, updated_at_ms)} — the marker
- *       ({@link TableLayout});
+ *   <li>{@code sync_schema(id=1, schema_version, layouts text JSON, updated_at_ms, applied_ddl text JSON)} — the
+ *       marker ({@link TableLayout}) with the statements of the migration that wrote it;
  *   <li>{@code sync_partitions(partition_id PK, log_epoch, max_commit_seq, horizon_seq, created_at_ms,
  *       last_seen_at_ms)} — the registry, also the per-partition lock row;
  *   <li>{@code sync_commits(partition_id, commit_seq) PK} with created/actor/client/clientCommitId,
@@ -202,6 +202,11 @@ final class CoreTables {
                                 + " UNIQUE (partition_id, client_id, client_commit_id, reaction_key))"),
                 index("sync_reactions_due", "sync_reactions", "(due_at_ms, id) WHERE status IN ('pending', 'leased')"),
                 // columns added after their table's first release
+                DdlStep.column(
+                        pgSchema,
+                        "sync_schema",
+                        "applied_ddl",
+                        "ALTER TABLE " + t("sync_schema") + " ADD COLUMN IF NOT EXISTS applied_ddl text"),
                 DdlStep.column(
                         pgSchema,
                         "sync_commits",
