@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.syncular.server.cli.SyncularCli;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.schema.SchemaWindow;
@@ -36,10 +37,13 @@ import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.Tuple;
 import jakarta.inject.Inject;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -378,6 +382,20 @@ class SchemaPlanHttpTest {
                 "window_column_changed",
                 plan.get("window").get("excluded").get(0).get("details").get("reason").asText());
 
+        // the same plan through the command line, with the admin token: exit status 1, the refusal on stderr
+        Path file = write("v3-refused.json", doc);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit = SyncularCli.run(
+                new String[] {
+                    "--url", "http://localhost:" + port, "--token", TOKEN, "--schema", file.toString(), "schema", "plan"
+                },
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(SyncularCli.SERVER_REFUSED, exit, err.toString(StandardCharsets.UTF_8));
+        assertEquals(refusal, Json.readTree(out.toString(StandardCharsets.UTF_8)).get("refusal"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains(StorageException.UNSUPPORTED_MIGRATION));
+
         StorageException applied = assertThrows(StorageException.class, () -> new PostgresSyncStorage(
                         pool, PG_SCHEMA, PostgresSyncStorage.Settings.DEFAULTS)
                 .ensureSchema(SchemaLoader.compile(doc))
@@ -397,6 +415,26 @@ class SchemaPlanHttpTest {
         JsonNode plan = plan(doc, "?days=7");
         assertTrue(plan.get("allowed").asBoolean(), plan.toString());
         assertTrue(plan.get("refusal").isNull());
+        ByteArrayOutputStream cliOut = new ByteArrayOutputStream();
+        int exit = SyncularCli.run(
+                new String[] {
+                    "--url",
+                    "http://localhost:" + port,
+                    "--token",
+                    TOKEN,
+                    "--schema",
+                    write("v3.json", doc).toString(),
+                    "schema",
+                    "plan",
+                    "--days",
+                    "7"
+                },
+                new PrintStream(cliOut, true, StandardCharsets.UTF_8),
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        assertEquals(0, exit);
+        assertEquals(
+                plan.get("storage").get("ddl"),
+                Json.readTree(cliOut.toString(StandardCharsets.UTF_8)).get("storage").get("ddl"));
         assertEquals(2, plan.get("storedSchemaVersion").asInt());
         assertEquals("upgrade", plan.get("storage").get("action").asText());
         List<String> ddl = sql(plan.get("storage").get("ddl"));
