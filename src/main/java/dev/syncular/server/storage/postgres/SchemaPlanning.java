@@ -24,9 +24,10 @@ import java.util.TreeMap;
  * then the sizes a plan estimates from: registered partitions, each existing table's rows per partition and bytes,
  * and the client records per schema version. Reads only; no table lock (the row counts are plain reads).
  *
- * <p>A client record's schema version is the one its registered subscriptions were recorded with
- * ({@code sync_clients.subscriptions[*].schemaVersion}, written by every pulling round); a record without a
- * subscription counts under version 0.
+ * <p>A client record's schema version is the one its last recorded request sent ({@code sync_clients.schema_version});
+ * for a record written before that column, the one its registered subscriptions were recorded with
+ * ({@code subscriptions[*].schemaVersion}, written by every pulling round); a record with neither counts under
+ * version 0.
  */
 final class SchemaPlanning {
     private static final String UNDEFINED_TABLE = "42P01";
@@ -215,9 +216,10 @@ final class SchemaPlanning {
                 + " jsonb_typeof(c.subscriptions) = 'array' THEN c.subscriptions ELSE '[]'::jsonb END) e ON true"
                 + " WHERE c.updated_at_ms >= $1";
         String perVersion = "SELECT v, count(DISTINCT client_id), count(DISTINCT actor_id) FROM (SELECT c.client_id,"
-                + " c.actor_id, COALESCE(max(" + ENTRY_VERSION + "), 0) AS v" + entries
-                + " GROUP BY c.partition_id, c.client_id, c.actor_id) r GROUP BY v ORDER BY v";
-        String perTable = "SELECT " + ENTRY_VERSION + ", e->>'table', count(DISTINCT c.client_id)" + entries
+                + " c.actor_id, COALESCE(c.schema_version, max(" + ENTRY_VERSION + "), 0) AS v" + entries
+                + " GROUP BY c.partition_id, c.client_id, c.actor_id, c.schema_version) r GROUP BY v ORDER BY v";
+        String perTable = "SELECT COALESCE(c.schema_version, " + ENTRY_VERSION + "), e->>'table',"
+                + " count(DISTINCT c.client_id)" + entries
                 + " AND e->>'table' IS NOT NULL GROUP BY 1, 2";
         Tuple since = Tuple.of(sinceMs);
         return missingAsNull(pool.preparedQuery(perTable).execute(since).chain(tables -> pool.preparedQuery(perVersion)
