@@ -64,7 +64,8 @@ final class SchemaPlanCommand extends SyncularCli.Step {
         allowed = plan.path("allowed").asBoolean(false);
         if (!allowed) {
             JsonNode refusal = plan.path("refusal");
-            cli.err.println("syncular: the change is not allowed: " + refusal.path("code").asText() + ": "
+            cli.err.println("syncular: the change is not allowed: "
+                    + refusal.path("code").asText() + ": "
                     + refusal.path("message").asText());
         }
     }

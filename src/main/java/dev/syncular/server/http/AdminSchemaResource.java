@@ -68,24 +68,31 @@ public class AdminSchemaResource {
         try {
             body = bodies.open(request, MAX_BODY, RequestBody::tooLarge);
         } catch (HttpError e) {
-            return access.guarded(route, auth, AdminAccess::internalError, () -> Uni.createFrom()
-                    .item(refusal(e)));
+            return access.guarded(
+                    route,
+                    auth,
+                    AdminAccess::internalError,
+                    () -> Uni.createFrom().item(refusal(e)));
         } catch (SyncError busy) {
             return Uni.createFrom().failure(busy); // the buffer budget is spent: 429 before the body
         }
-        return access.guarded(route, auth, AdminAccess::internalError, () -> body.readJson()
-                    .chain(json -> planner.plan(json, checkpoints(checkpoints), days(days)))
-                    .map(plan -> Response.ok(plan).build())
-                    .onFailure(IllegalArgumentException.class)
-                    .recoverWithItem(e -> AdminAccess.bad("invalid request"))
-                    .onFailure(HttpError.class)
-                    .recoverWithItem(e -> refusal((HttpError) e))
-                    .onFailure(SchemaException.class)
-                    .recoverWithItem(e -> AdminAccess.error(
-                            400,
-                            ErrorCode.INVALID_REQUEST,
-                            "the body is not a schema document",
-                            Map.of("reason", ((SchemaException) e).reason()))));
+        return access.guarded(
+                route,
+                auth,
+                AdminAccess::internalError,
+                () -> body.readJson()
+                        .chain(json -> planner.plan(json, checkpoints(checkpoints), days(days)))
+                        .map(plan -> Response.ok(plan).build())
+                        .onFailure(IllegalArgumentException.class)
+                        .recoverWithItem(e -> AdminAccess.bad("invalid request"))
+                        .onFailure(HttpError.class)
+                        .recoverWithItem(e -> refusal((HttpError) e))
+                        .onFailure(SchemaException.class)
+                        .recoverWithItem(e -> AdminAccess.error(
+                                400,
+                                ErrorCode.INVALID_REQUEST,
+                                "the body is not a schema document",
+                                Map.of("reason", ((SchemaException) e).reason()))));
     }
 
     private static Response refusal(HttpError e) {

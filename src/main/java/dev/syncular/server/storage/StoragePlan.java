@@ -47,8 +47,7 @@ public record StoragePlan(
      * One planned statement: its SQL, the synced table it touches (null for none), the lock it takes, whether that
      * lock holds writes back, the table's current rows and the estimated time on them.
      */
-    public record Statement(
-            String sql, String table, String lock, boolean blocksWrites, long rows, long estimatedMs) {}
+    public record Statement(String sql, String table, String lock, boolean blocksWrites, long rows, long estimatedMs) {}
 
     /** The SQL of {@code statements}, in order. */
     public static List<String> sql(List<Statement> statements) {

@@ -89,10 +89,14 @@ class SchemaPlanHttpTest {
         @Override
         public Map<String, String> getConfigOverrides() {
             return Map.of(
-                    "syncular.schema.path", V2.toAbsolutePath().toString(),
-                    "syncular.schema.window", V1.toAbsolutePath().toString(),
-                    "syncular.storage.pg-schema", PG_SCHEMA,
-                    "syncular.admin.token", TOKEN);
+                    "syncular.schema.path",
+                    V2.toAbsolutePath().toString(),
+                    "syncular.schema.window",
+                    V1.toAbsolutePath().toString(),
+                    "syncular.storage.pg-schema",
+                    PG_SCHEMA,
+                    "syncular.admin.token",
+                    TOKEN);
         }
     }
 
@@ -283,9 +287,8 @@ class SchemaPlanHttpTest {
     /** The recorded clients that the engine refuses with the §1.6 floor, with the version each is told to need. */
     private Map<String, Integer> refusedBy(SyncEngine engine) {
         Map<String, Integer> refused = new TreeMap<>();
-        List<String[]> recorded = List.of(new String[] {"alice", ALICE, V1.toString()}, new String[] {
-            "bob", BOB, V2.toString()
-        });
+        List<String[]> recorded =
+                List.of(new String[] {"alice", ALICE, V1.toString()}, new String[] {"bob", BOB, V2.toString()});
         for (String[] c : recorded) {
             SyncTestClient again = client(
                     SchemaLoader.load(Path.of(c[2])), new EngineTransport(engine, PARTITION, Map.of()), c[0], c[1]);
@@ -340,7 +343,9 @@ class SchemaPlanHttpTest {
         assertEquals(401, noToken.statusCode());
         HttpResponse<String> notJson = post("", "{not json", TOKEN);
         assertEquals(400, notJson.statusCode(), notJson.body());
-        assertEquals("sync.invalid_request", Json.readTree(notJson.body()).get("code").asText());
+        assertEquals(
+                "sync.invalid_request",
+                Json.readTree(notJson.body()).get("code").asText());
         HttpResponse<String> array = post("", "[1, 2]", TOKEN);
         assertEquals(400, array.statusCode(), array.body());
         assertEquals(
@@ -380,7 +385,12 @@ class SchemaPlanHttpTest {
         assertEquals(List.of(3), ints(plan.get("window").get("versions")));
         assertEquals(
                 "window_column_changed",
-                plan.get("window").get("excluded").get(0).get("details").get("reason").asText());
+                plan.get("window")
+                        .get("excluded")
+                        .get(0)
+                        .get("details")
+                        .get("reason")
+                        .asText());
 
         // the same plan through the command line, with the admin token: exit status 1, the refusal on stderr
         Path file = write("v3-refused.json", doc);
@@ -393,14 +403,16 @@ class SchemaPlanHttpTest {
                 new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         assertEquals(SyncularCli.SERVER_REFUSED, exit, err.toString(StandardCharsets.UTF_8));
-        assertEquals(refusal, Json.readTree(out.toString(StandardCharsets.UTF_8)).get("refusal"));
+        assertEquals(
+                refusal, Json.readTree(out.toString(StandardCharsets.UTF_8)).get("refusal"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains(StorageException.UNSUPPORTED_MIGRATION));
 
-        StorageException applied = assertThrows(StorageException.class, () -> new PostgresSyncStorage(
-                        pool, PG_SCHEMA, PostgresSyncStorage.Settings.DEFAULTS)
-                .ensureSchema(SchemaLoader.compile(doc))
-                .await()
-                .atMost(WAIT));
+        StorageException applied = assertThrows(
+                StorageException.class,
+                () -> new PostgresSyncStorage(pool, PG_SCHEMA, PostgresSyncStorage.Settings.DEFAULTS)
+                        .ensureSchema(SchemaLoader.compile(doc))
+                        .await()
+                        .atMost(WAIT));
         assertEquals(refusal.get("code").asText(), applied.code());
         assertEquals("tasks", applied.details().get("table"));
         assertEquals("title", applied.details().get("column"));
@@ -434,7 +446,9 @@ class SchemaPlanHttpTest {
         assertEquals(0, exit);
         assertEquals(
                 plan.get("storage").get("ddl"),
-                Json.readTree(cliOut.toString(StandardCharsets.UTF_8)).get("storage").get("ddl"));
+                Json.readTree(cliOut.toString(StandardCharsets.UTF_8))
+                        .get("storage")
+                        .get("ddl"));
         assertEquals(2, plan.get("storedSchemaVersion").asInt());
         assertEquals("upgrade", plan.get("storage").get("action").asText());
         List<String> ddl = sql(plan.get("storage").get("ddl"));
@@ -480,7 +494,8 @@ class SchemaPlanHttpTest {
         assertEquals(List.of(4, 2), ints(plan.get("window").get("versions")));
         JsonNode excluded = plan.get("window").get("excluded").get(0);
         assertEquals(1, excluded.get("version").asInt());
-        assertEquals("window_not_in_history", excluded.get("details").get("reason").asText());
+        assertEquals(
+                "window_not_in_history", excluded.get("details").get("reason").asText());
         assertFalse(version(plan, 1).get("served").asBoolean());
         assertEquals(2, version(plan, 1).get("requiredSchemaVersion").asInt());
         assertTrue(version(plan, 2).get("served").asBoolean());
@@ -517,7 +532,9 @@ class SchemaPlanHttpTest {
         assertEquals(PARTITION, part.get("partition").asText());
         assertEquals(3, part.get("rows").asLong());
         assertEquals("fill-estimate", part.get("checkpoint").asText());
-        assertEquals(PARTITION, plan.get("serveGate").get("checkpointPartitions").get(0).asText());
+        assertEquals(
+                PARTITION,
+                plan.get("serveGate").get("checkpointPartitions").get(0).asText());
         // an appended not-null column: no older version stays in the window
         assertEquals(List.of(5), ints(plan.get("window").get("versions")));
         assertEquals(2, plan.get("clients").get("refusedClients").asLong());

@@ -47,8 +47,8 @@ class SchemaChangePlannerTest {
 
     @Test
     void anEmptyStorageCreatesEveryTableAndTheRunningSchemaChangesNothing() throws Exception {
-        PostgresSyncStorage storage = new PostgresSyncStorage(
-                SCRATCH.pool, SCRATCH.fresh("plan_"), PostgresSyncStorage.Settings.DEFAULTS);
+        PostgresSyncStorage storage =
+                new PostgresSyncStorage(SCRATCH.pool, SCRATCH.fresh("plan_"), PostgresSyncStorage.Settings.DEFAULTS);
         CompiledSchema v1 = SchemaLoader.parse(V1);
         JsonNode fresh = plan(storage, v1, V1);
         assertTrue(fresh.get("allowed").asBoolean(), fresh.toString());
@@ -67,21 +67,23 @@ class SchemaChangePlannerTest {
 
     @Test
     void aVersionOlderThanTheStoredOneIsRefused() throws Exception {
-        PostgresSyncStorage storage = new PostgresSyncStorage(
-                SCRATCH.pool, SCRATCH.fresh("plan_"), PostgresSyncStorage.Settings.DEFAULTS);
+        PostgresSyncStorage storage =
+                new PostgresSyncStorage(SCRATCH.pool, SCRATCH.fresh("plan_"), PostgresSyncStorage.Settings.DEFAULTS);
         CompiledSchema v2 = SchemaLoader.parse(V2);
         storage.ensureSchema(v2).await().atMost(WAIT);
         JsonNode older = plan(storage, v2, V1);
         assertFalse(older.get("allowed").asBoolean());
-        assertEquals(StorageException.SCHEMA_NOT_READY, older.get("refusal").get("code").asText());
+        assertEquals(
+                StorageException.SCHEMA_NOT_READY,
+                older.get("refusal").get("code").asText());
         assertEquals(2, older.get("refusal").get("details").get("storedVersion").asInt());
         assertEquals("refused", older.get("storage").get("action").asText());
     }
 
     @Test
     void aBodyThatIsNoJsonObjectIsBadInputNotAPlan() {
-        PostgresSyncStorage storage = new PostgresSyncStorage(
-                SCRATCH.pool, SCRATCH.fresh("plan_"), PostgresSyncStorage.Settings.DEFAULTS);
+        PostgresSyncStorage storage =
+                new PostgresSyncStorage(SCRATCH.pool, SCRATCH.fresh("plan_"), PostgresSyncStorage.Settings.DEFAULTS);
         SchemaException e = assertThrows(SchemaException.class, () -> plan(storage, SchemaLoader.parse(V1), "[1]"));
         assertEquals(SchemaChangePlanner.INVALID_DOCUMENT, e.reason());
     }

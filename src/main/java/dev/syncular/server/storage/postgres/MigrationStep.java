@@ -24,8 +24,7 @@ record MigrationStep(
     /** The decision for {@code running} given the marker ({@code layouts} is null when {@code storedVersion} is 0). */
     static MigrationStep decide(int storedVersion, String layouts, CompiledSchema running, RowTableDdl rowTables) {
         if (storedVersion == 0) {
-            List<String> all =
-                    running.tables().stream().map(t -> t.name()).toList();
+            List<String> all = running.tables().stream().map(t -> t.name()).toList();
             return new MigrationStep(StoragePlan.CREATE, 0, rowTables.fresh(running), all, null);
         }
         if (storedVersion > running.version()) {

@@ -74,8 +74,7 @@ final class SchemaPlanning {
             return duplicates.chain(refusal -> {
                 MigrationStep decided = refusal == null
                         ? step
-                        : new MigrationStep(
-                                StoragePlan.REFUSED, step.storedVersion(), List.of(), List.of(), refusal);
+                        : new MigrationStep(StoragePlan.REFUSED, step.storedVersion(), List.of(), List.of(), refusal);
                 Uni<List<String>> concurrent = StoragePlan.REFUSED.equals(decided.action())
                         ? Uni.createFrom().item(List.of())
                         : unique.plannedSql(next, decided.newTables());
@@ -222,22 +221,24 @@ final class SchemaPlanning {
                 + " count(DISTINCT c.client_id)" + entries
                 + " AND e->>'table' IS NOT NULL GROUP BY 1, 2";
         Tuple since = Tuple.of(sinceMs);
-        return missingAsNull(pool.preparedQuery(perTable).execute(since).chain(tables -> pool.preparedQuery(perVersion)
+        return missingAsNull(pool.preparedQuery(perTable)
                         .execute(since)
-                        .map(versions -> {
-                            Map<Integer, Map<String, Long>> byTable = new TreeMap<>();
-                            for (Row r : tables) {
-                                byTable.computeIfAbsent(r.getInteger(0), v -> new TreeMap<>())
-                                        .put(r.getString(1), r.getLong(2));
-                            }
-                            List<StoragePlan.ClientVersion> out = new ArrayList<>();
-                            for (Row r : versions) {
-                                int v = r.getInteger(0);
-                                out.add(new StoragePlan.ClientVersion(
-                                        v, r.getLong(1), r.getLong(2), byTable.getOrDefault(v, Map.of())));
-                            }
-                            return out;
-                        })))
+                        .chain(tables -> pool.preparedQuery(perVersion)
+                                .execute(since)
+                                .map(versions -> {
+                                    Map<Integer, Map<String, Long>> byTable = new TreeMap<>();
+                                    for (Row r : tables) {
+                                        byTable.computeIfAbsent(r.getInteger(0), v -> new TreeMap<>())
+                                                .put(r.getString(1), r.getLong(2));
+                                    }
+                                    List<StoragePlan.ClientVersion> out = new ArrayList<>();
+                                    for (Row r : versions) {
+                                        int v = r.getInteger(0);
+                                        out.add(new StoragePlan.ClientVersion(
+                                                v, r.getLong(1), r.getLong(2), byTable.getOrDefault(v, Map.of())));
+                                    }
+                                    return out;
+                                })))
                 .map(list -> list == null ? List.<StoragePlan.ClientVersion>of() : list);
     }
 

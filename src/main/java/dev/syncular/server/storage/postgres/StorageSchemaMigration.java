@@ -59,9 +59,10 @@ final class StorageSchemaMigration {
         this.rowTables = new RowTableDdl(pgSchema);
         this.readiness = new SameVersionReadiness(pgSchema);
         readMarkerSql = "SELECT schema_version, layouts FROM " + t("sync_schema") + " WHERE id = 1";
-        writeMarkerSql = "INSERT INTO " + t("sync_schema") + " (id, schema_version, layouts, updated_at_ms, applied_ddl)"
-                + " VALUES (1, $1, $2, $3, $4) ON CONFLICT (id) DO UPDATE SET schema_version = EXCLUDED.schema_version,"
-                + " layouts = EXCLUDED.layouts, updated_at_ms = EXCLUDED.updated_at_ms, applied_ddl = EXCLUDED.applied_ddl";
+        writeMarkerSql =
+                "INSERT INTO " + t("sync_schema") + " (id, schema_version, layouts, updated_at_ms, applied_ddl)"
+                        + " VALUES (1, $1, $2, $3, $4) ON CONFLICT (id) DO UPDATE SET schema_version = EXCLUDED.schema_version,"
+                        + " layouts = EXCLUDED.layouts, updated_at_ms = EXCLUDED.updated_at_ms, applied_ddl = EXCLUDED.applied_ddl";
         storedSchemaVersion = "SELECT COALESCE((SELECT schema_version FROM " + t("sync_schema") + " WHERE id = 1), 0)";
     }
 
@@ -184,10 +185,7 @@ final class StorageSchemaMigration {
         ddl.forEach(applied::add);
         return conn.preparedQuery(writeMarkerSql)
                 .execute(Tuple.of(
-                        running.version(),
-                        TableLayout.render(running),
-                        System.currentTimeMillis(),
-                        applied.toString()))
+                        running.version(), TableLayout.render(running), System.currentTimeMillis(), applied.toString()))
                 .replaceWithVoid();
     }
 
