@@ -271,9 +271,8 @@ public final class SchemaChangePlanner {
         g.put("migrates", migrates);
         g.put("newPodUnreadyMs", migrates ? p.writesBlockedMs() + concurrentMs : 0);
         g.put("pushesHeldBackMs", migrates ? p.writesBlockedMs() : 0);
-        g.put(
-                "runningPodsUnready",
-                migrates ? "from the migration's commit until replaced (readiness reason schema_newer)" : "no");
+        // from the migration's commit until replaced: readiness DOWN, reason schema_newer
+        g.put("runningPodsUnready", migrates);
         Set<String> partitions = new TreeSet<>();
         checkpoints.forEach(c -> partitions.add(c.partition()));
         ArrayNode held = g.putArray("checkpointPartitions");

@@ -106,7 +106,8 @@ final class SchemaPlanning {
 
     /**
      * The lock and estimated time of each statement on the current sizes. The model, from the statement kinds the
-     * migration issues: a {@code CREATE TABLE} or an index on the table it creates is a catalog change
+     * migration issues: a {@code CREATE TABLE IF NOT EXISTS} of a table that exists does nothing; one that creates
+     * it, or an index on the table it creates, is a catalog change
      * ({@value #CATALOG_MS} ms); an {@code ADD COLUMN} is nullable without a default, so PostgreSQL changes the
      * catalog only, never rewrites the table, but takes ACCESS EXCLUSIVE for it; a concurrent unique-index build
      * reads the table once ({@value #ROWS_PER_MS} rows per ms) under SHARE UPDATE EXCLUSIVE, which writes pass.
@@ -131,6 +132,9 @@ final class SchemaPlanning {
                 out.add(new StoragePlan.Statement(st, table, "SHARE UPDATE EXCLUSIVE", false, n, CATALOG_MS));
             } else if (st.startsWith("ALTER TABLE")) {
                 out.add(new StoragePlan.Statement(st, table, "ACCESS EXCLUSIVE", true, n, CATALOG_MS));
+            } else if (st.startsWith("CREATE TABLE IF NOT EXISTS") && rows.containsKey(table)) {
+                // the table exists: PostgreSQL checks the name and does nothing
+                out.add(new StoragePlan.Statement(st, table, "none (the table exists)", false, n, 0));
             } else {
                 // CREATE TABLE, or an index created with its new, empty table
                 out.add(new StoragePlan.Statement(st, table, "ACCESS EXCLUSIVE (new table)", true, 0, CATALOG_MS));
