@@ -5,7 +5,6 @@ import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.rollout.SchemaChangePlanner;
 import dev.syncular.server.round.HttpError;
 import dev.syncular.server.schema.SchemaException;
-import dev.syncular.server.storage.StorableText;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.inject.Inject;
@@ -18,7 +17,6 @@ import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.eclipse.microprofile.openapi.annotations.Operation;
@@ -27,8 +25,9 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 /**
  * {@code POST <mount>/admin/schema/plan}: the plan of a schema change against this deployment, before it runs
- * ({@link SchemaChangePlanner}; docs/SCHEMA.md "Rolling out a schema change"). The body is the new schema document
- * (IR or short form); {@code days} (1 to {@value #MAX_DAYS}, default {@value #DEFAULT_DAYS}) bounds the client records
+ * ({@link SchemaChangePlanner}; docs/SCHEMA.md "First, the plan"). The body is the new schema document (IR or short
+ * form); {@code days} (1 to {@value SchemaChangePlanner#MAX_DAYS}, default {@value SchemaChangePlanner#DEFAULT_DAYS})
+ * bounds the client records
  * counted; each {@code checkpoint=<partition>:<name>} is a backfill checkpoint the new build declares. Nothing is
  * changed. Behind {@link AdminAccess}; the body is read after the token check, under {@value #MAX_BODY} bytes (413
  * above). A body that is no JSON object, or a bad parameter, is 400 {@code sync.invalid_request}; a document that
@@ -41,9 +40,6 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 public class AdminSchemaResource {
     /** Body cap: a schema document of a few hundred tables. */
     static final int MAX_BODY = 1024 * 1024;
-
-    static final int DEFAULT_DAYS = 30;
-    static final int MAX_DAYS = 3650;
 
     @Inject
     SchemaChangePlanner planner;
@@ -81,7 +77,8 @@ public class AdminSchemaResource {
                 auth,
                 AdminAccess::internalError,
                 () -> body.readJson()
-                        .chain(json -> planner.plan(json, checkpoints(checkpoints), days(days)))
+                        .chain(json -> planner.plan(
+                                json, SchemaChangePlanner.checkpoints(checkpoints), SchemaChangePlanner.days(days)))
                         .map(plan -> Response.ok(plan).build())
                         .onFailure(IllegalArgumentException.class)
                         .recoverWithItem(e -> AdminAccess.bad("invalid request"))
@@ -97,38 +94,5 @@ public class AdminSchemaResource {
 
     private static Response refusal(HttpError e) {
         return AdminAccess.error(e.status(), e.code(), e.getMessage(), Map.of());
-    }
-
-    /** {@code days}: an integer in {@code [1, MAX_DAYS]}, default {@value #DEFAULT_DAYS}. */
-    static int days(String raw) {
-        if (raw == null || raw.isEmpty()) {
-            return DEFAULT_DAYS;
-        }
-        if (!raw.matches("[0-9]{1,4}")) {
-            throw new IllegalArgumentException("days");
-        }
-        int d = Integer.parseInt(raw);
-        if (d < 1 || d > MAX_DAYS) {
-            throw new IllegalArgumentException("days");
-        }
-        return d;
-    }
-
-    /** Each {@code <partition>:<name>} (split at the last colon), both parts storable and non-empty. */
-    static List<SchemaChangePlanner.Checkpoint> checkpoints(List<String> raw) {
-        List<SchemaChangePlanner.Checkpoint> out = new ArrayList<>();
-        for (String c : raw == null ? List.<String>of() : raw) {
-            int at = c.lastIndexOf(':');
-            if (at <= 0 || at == c.length() - 1) {
-                throw new IllegalArgumentException("checkpoint");
-            }
-            String partition = c.substring(0, at);
-            String name = c.substring(at + 1);
-            if (!StorableText.storableKey(partition) || !StorableText.storableKey(name)) {
-                throw new IllegalArgumentException("checkpoint");
-            }
-            out.add(new SchemaChangePlanner.Checkpoint(partition, name));
-        }
-        return out;
     }
 }

@@ -10,6 +10,7 @@ import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.SchemaPlanReads;
+import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoragePlan;
 import dev.syncular.server.wire.Json;
@@ -55,6 +56,52 @@ public final class SchemaChangePlanner {
             Objects.requireNonNull(partition, "partition");
             Objects.requireNonNull(name, "name");
         }
+    }
+
+    /** Client records counted by default: the last 30 days. */
+    public static final int DEFAULT_DAYS = 30;
+
+    public static final int MAX_DAYS = 3650;
+
+    /**
+     * How far back client records count: {@code raw} an integer in {@code [1, MAX_DAYS]}, {@value #DEFAULT_DAYS} when
+     * null or empty; anything else is an {@link IllegalArgumentException}.
+     */
+    public static int days(String raw) {
+        if (raw == null || raw.isBlank()) {
+            return DEFAULT_DAYS;
+        }
+        String d = raw.trim();
+        if (!d.matches("[0-9]{1,4}") || Integer.parseInt(d) < 1 || Integer.parseInt(d) > MAX_DAYS) {
+            throw new IllegalArgumentException("days");
+        }
+        return Integer.parseInt(d);
+    }
+
+    /**
+     * Checkpoints written {@code <partition>:<name>} (split at the last colon), both parts non-empty and storable
+     * ({@link StorableText#storableKey}); blank entries are skipped, anything else is an
+     * {@link IllegalArgumentException}.
+     */
+    public static List<Checkpoint> checkpoints(List<String> raw) {
+        List<Checkpoint> out = new ArrayList<>();
+        for (String entry : raw == null ? List.<String>of() : raw) {
+            String c = entry.trim();
+            if (c.isEmpty()) {
+                continue;
+            }
+            int at = c.lastIndexOf(':');
+            if (at <= 0 || at == c.length() - 1) {
+                throw new IllegalArgumentException("checkpoint");
+            }
+            String partition = c.substring(0, at);
+            String name = c.substring(at + 1);
+            if (!StorableText.storableKey(partition) || !StorableText.storableKey(name)) {
+                throw new IllegalArgumentException("checkpoint");
+            }
+            out.add(new Checkpoint(partition, name));
+        }
+        return out;
     }
 
     /**

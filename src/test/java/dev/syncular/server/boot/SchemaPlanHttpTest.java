@@ -40,6 +40,7 @@ import jakarta.inject.Inject;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -53,6 +54,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -271,6 +274,41 @@ class SchemaPlanHttpTest {
         throw new AssertionError("no clients of version " + v + " in " + plan);
     }
 
+    private static String enc(String text) {
+        return URLEncoder.encode(text, StandardCharsets.UTF_8);
+    }
+
+    /** Signs in to the console with the admin token and posts the schema plan form {@code form}. */
+    private String consolePlan(String form, int status) throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        String base = "http://localhost:" + port + "/console";
+        HttpResponse<String> signIn = http.send(
+                HttpRequest.newBuilder(URI.create(base + "/sign-in"))
+                        .header("Content-Type", "application/x-www-form-urlencoded")
+                        .POST(HttpRequest.BodyPublishers.ofString("token=" + enc(TOKEN)))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(303, signIn.statusCode(), signIn.body());
+        String cookie = signIn.headers().firstValue("Set-Cookie").orElseThrow().split(";")[0];
+        HttpResponse<String> empty = http.send(
+                HttpRequest.newBuilder(URI.create(base + "/schema-plan"))
+                        .header("Cookie", cookie)
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, empty.statusCode(), empty.body());
+        Matcher csrf = Pattern.compile("data-csrf=\"([^\"]+)\"").matcher(empty.body());
+        assertTrue(csrf.find(), empty.body());
+        HttpResponse<String> planned = http.send(
+                HttpRequest.newBuilder(URI.create(base + "/schema-plan"))
+                        .header("Cookie", cookie)
+                        .header("Content-Type", "application/x-www-form-urlencoded")
+                        .POST(HttpRequest.BodyPublishers.ofString("csrf=" + enc(csrf.group(1)) + "&" + form))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(status, planned.statusCode(), planned.body());
+        return planned.body();
+    }
+
     // ---------------------------------------------------------------- applying
 
     /** A pod of the new build: the storage ensured at {@code next} with {@code declared}, then the engine. */
@@ -479,6 +517,16 @@ class SchemaPlanHttpTest {
         assertEquals("tasks", backfill.get("table").asText());
         assertFalse(backfill.get("required").asBoolean());
         assertTrue(plan.get("serveGate").get("migrates").asBoolean());
+        assertEquals(2, storedVersion(), "a plan changes nothing");
+
+        // the console page, the document pasted: the same plan, laid out
+        String page = consolePlan("document=" + enc(doc.toString()) + "&days=7&checkpoints=", 200);
+        assertTrue(page.contains("id=\"allowed\""), page);
+        assertEquals(ddl.size(), page.split("<tr class=\"statement\">", -1).length - 1, page);
+        assertTrue(page.contains("<span id=\"window\">3, 2, 1</span>"), page);
+        assertTrue(consolePlan("document=" + enc("{not json") + "&days=7", 400).contains("id=\"plan-error\""));
+        assertTrue(
+                consolePlan("document=" + enc(doc.toString()) + "&days=0", 400).contains("sync.invalid_request"));
         assertEquals(2, storedVersion(), "a plan changes nothing");
 
         SyncEngine pod = apply(SchemaLoader.compile(doc), List.of(V2, V1), List.of());
