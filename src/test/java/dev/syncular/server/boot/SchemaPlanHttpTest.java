@@ -183,10 +183,24 @@ class SchemaPlanHttpTest {
                 .put("nullable", nullable);
     }
 
-    /** Version 3: a nullable column on tasks and a new table tags with a unique index. */
+    private static void uniqueIndex(ObjectNode doc, String table, String name, String... columns) {
+        ObjectNode t = table(doc, table);
+        ArrayNode indexes = t.has("indexes") ? (ArrayNode) t.get("indexes") : t.putArray("indexes");
+        ArrayNode cols =
+                indexes.addObject().put("name", name).put("unique", true).putArray("columns");
+        for (String c : columns) {
+            cols.add(c);
+        }
+    }
+
+    /**
+     * Version 3: a nullable column and a unique index on tasks (built concurrently, the table holds rows), a new
+     * table tags with a unique index (created with it).
+     */
     private static ObjectNode additive() throws Exception {
         ObjectNode doc = document(3, List.of(1, 2, 3));
         column(doc, "tasks", "priority", "integer", true);
+        uniqueIndex(doc, "tasks", "tasks_title", "list_id", "title");
         ObjectNode tags = ((ArrayNode) doc.get("tables")).addObject();
         tags.put("name", "tags").put("primaryKey", "id");
         ArrayNode cols = tags.putArray("columns");
@@ -198,9 +212,7 @@ class SchemaPlanHttpTest {
                 .put("pattern", "list:{list_id}")
                 .put("variable", "list_id")
                 .put("column", "list_id");
-        ArrayNode unique = tags.putArray("indexes");
-        ObjectNode index = unique.addObject().put("name", "tags_label").put("unique", true);
-        index.putArray("columns").add("list_id").add("label");
+        uniqueIndex(doc, "tags", "tags_label", "list_id", "label");
         return doc;
     }
 
@@ -455,6 +467,29 @@ class SchemaPlanHttpTest {
         assertEquals("tasks", applied.details().get("table"));
         assertEquals("title", applied.details().get("column"));
         assertEquals(2, storedVersion());
+
+        // a unique index over rows that already collide (three tasks of list l1, none done)
+        ObjectNode colliding = document(3, List.of(1, 2, 3));
+        uniqueIndex(colliding, "tasks", "tasks_done", "list_id", "done");
+        JsonNode duplicates = plan(colliding, "");
+        assertFalse(duplicates.get("allowed").asBoolean());
+        assertEquals(
+                StorageException.UNIQUE_INDEX_DUPLICATES,
+                duplicates.get("refusal").get("code").asText());
+        assertEquals(
+                "tasks", duplicates.get("refusal").get("details").get("table").asText());
+        assertEquals(
+                "tasks_done",
+                duplicates.get("refusal").get("details").get("index").asText());
+        StorageException collided = assertThrows(
+                StorageException.class,
+                () -> new PostgresSyncStorage(pool, PG_SCHEMA, PostgresSyncStorage.Settings.DEFAULTS)
+                        .ensureSchema(SchemaLoader.compile(colliding))
+                        .await()
+                        .atMost(WAIT));
+        assertEquals(StorageException.UNIQUE_INDEX_DUPLICATES, collided.code());
+        assertEquals("tasks_done", collided.details().get("index"));
+        assertEquals(2, storedVersion());
     }
 
     @Test
@@ -500,7 +535,13 @@ class SchemaPlanHttpTest {
             assertEquals(noOp, st.get("estimatedMs").asLong() == 0, st.toString());
             assertEquals(!noOp, st.get("blocksWrites").asBoolean(), st.toString());
         }
-        assertEquals(0, plan.get("storage").get("concurrentDdl").size(), "the new table's index comes with it");
+        // the new table's index comes with it; the one on tasks is built concurrently over its three rows
+        JsonNode concurrent = plan.get("storage").get("concurrentDdl");
+        assertEquals(1, concurrent.size(), concurrent.toString());
+        assertTrue(concurrent.get(0).get("sql").asText().startsWith("CREATE UNIQUE INDEX CONCURRENTLY"));
+        assertEquals("tasks", concurrent.get(0).get("table").asText());
+        assertEquals(3, concurrent.get(0).get("rows").asLong());
+        assertFalse(concurrent.get(0).get("blocksWrites").asBoolean());
         assertTrue(plan.get("storage").get("writesBlockedMs").asLong() > 0);
         assertEquals(List.of(3, 2, 1), ints(plan.get("window").get("versions")));
         assertEquals(1, version(plan, 1).get("clients").asLong());
@@ -531,6 +572,17 @@ class SchemaPlanHttpTest {
 
         SyncEngine pod = apply(SchemaLoader.compile(doc), List.of(V2, V1), List.of());
         assertEquals(ddl, appliedDdl(), "the DDL listed is the DDL run");
+        String built = concurrent.get(0).get("sql").asText().split(" ")[7].replace("\"", "");
+        long valid = pool.preparedQuery("SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+                        + " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2"
+                        + " AND i.indisvalid")
+                .execute(Tuple.of(PG_SCHEMA, built))
+                .await()
+                .atMost(WAIT)
+                .iterator()
+                .next()
+                .getLong(0);
+        assertEquals(1, valid, "the index listed is the index built: " + built);
         assertEquals(Map.of(), refusedBy(pod));
     }
 
