@@ -8,7 +8,6 @@ import dev.syncular.server.schema.SchemaException;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpServerRequest;
 import jakarta.inject.Inject;
-import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
@@ -26,12 +25,12 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 /**
  * {@code POST <mount>/admin/schema/plan}: the plan of a schema change against this deployment, before it runs
  * ({@link SchemaChangePlanner}; docs/SCHEMA.md "First, the plan"). The body is the new schema document (IR or short
- * form); {@code days} (1 to {@value SchemaChangePlanner#MAX_DAYS}, default {@value SchemaChangePlanner#DEFAULT_DAYS})
- * bounds the client records
- * counted; each {@code checkpoint=<partition>:<name>} is a backfill checkpoint the new build declares. Nothing is
- * changed. Behind {@link AdminAccess}; the body is read after the token check, under {@value #MAX_BODY} bytes (413
- * above). A body that is no JSON object, or a bad parameter, is 400 {@code sync.invalid_request}; a document that
- * does not compile is a plan that is not allowed, naming the rule, table and column.
+ * form), whatever content type it declares; {@code days} (1 to {@value SchemaChangePlanner#MAX_DAYS}, default
+ * {@value SchemaChangePlanner#DEFAULT_DAYS}) bounds the client records counted; each
+ * {@code checkpoint=<partition>:<name>} is a backfill checkpoint the new build declares. Nothing is changed. Behind
+ * {@link AdminAccess}; the body is read after the token check, under {@value #MAX_BODY} bytes (413 above). A body
+ * that is no JSON object, or a bad parameter, is 400 {@code sync.invalid_request}; a document that does not compile
+ * is a plan that is not allowed, naming the rule, table and column.
  */
 @Path("/admin/schema")
 @Produces(MediaType.APPLICATION_JSON)
@@ -52,7 +51,6 @@ public class AdminSchemaResource {
 
     @POST
     @Path("/plan")
-    @Consumes(MediaType.APPLICATION_JSON)
     @Operation(summary = "The plan of a schema change: allowed or why not, DDL, backfills, window, clients, serve gate")
     public Uni<Response> plan(
             @HeaderParam("Authorization") String auth,
