@@ -81,6 +81,26 @@ class SchemaChangePlannerTest {
     }
 
     @Test
+    void aDocumentThatDoesNotCompileIsAPlanNotAllowedNamingTheRule() throws Exception {
+        PostgresSyncStorage storage =
+                new PostgresSyncStorage(SCRATCH.pool, SCRATCH.fresh("plan_"), PostgresSyncStorage.Settings.DEFAULTS);
+        CompiledSchema v1 = SchemaLoader.parse(V1);
+        for (String doc : List.of(
+                "{}",
+                "{\"version\":-1,\"tables\":[]}",
+                "{\"version\":1e30,\"tables\":[]}",
+                "{\"version\":2,\"tables\":\"t\"}",
+                "{\"version\":2,\"tables\":[{\"name\":\"t\"}]}",
+                "{\"irVersion\":7}",
+                V2.replace("\"integer\"", "\"no-such-type\""))) {
+            JsonNode plan = plan(storage, v1, doc);
+            assertFalse(plan.get("allowed").asBoolean(), doc);
+            assertEquals(SchemaException.CODE, plan.get("refusal").get("code").asText(), doc);
+            assertTrue(plan.get("refusal").get("details").hasNonNull("reason"), doc);
+        }
+    }
+
+    @Test
     void aBodyThatIsNoJsonObjectIsBadInputNotAPlan() {
         PostgresSyncStorage storage =
                 new PostgresSyncStorage(SCRATCH.pool, SCRATCH.fresh("plan_"), PostgresSyncStorage.Settings.DEFAULTS);
