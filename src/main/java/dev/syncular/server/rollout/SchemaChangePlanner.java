@@ -183,7 +183,7 @@ public final class SchemaChangePlanner {
             e.details().forEach((k, v) -> d.putPOJO(k, v));
         }
 
-        out.set("clients", clients(next, implied.window(), p, sizes, clientDays));
+        out.set("clients", clients(next, implied.window(), p, clientDays));
         out.set("serveGate", serveGate(p, checkpoints, concurrentMs));
         return out;
     }
@@ -255,14 +255,9 @@ public final class SchemaChangePlanner {
      * the §1.6 floor refuses it (naming the window's oldest version as required), and the tables the client
      * re-bootstraps when it moves to the new version — those it subscribes to whose columns differ between its
      * version and the new one (every subscribed table when its version's schema is not served any more), with
-     * the table's rows and bytes.
+     * the rows and bytes their subscriptions' current scopes reach ({@link StoragePlan.TableReach}).
      */
-    private ObjectNode clients(
-            CompiledSchema next,
-            SchemaWindow window,
-            StoragePlan p,
-            Map<String, StoragePlan.TableSize> sizes,
-            int clientDays) {
+    private ObjectNode clients(CompiledSchema next, SchemaWindow window, StoragePlan p, int clientDays) {
         ObjectNode out = Json.object();
         out.put("days", clientDays);
         long refusedClients = 0;
@@ -287,18 +282,17 @@ public final class SchemaChangePlanner {
             }
             CompiledSchema theirs = served.forVersion(v.schemaVersion());
             ArrayNode rebootstrap = o.putArray("rebootstrap");
-            for (Map.Entry<String, Long> e : v.clientsByTable().entrySet()) {
+            for (Map.Entry<String, StoragePlan.TableReach> e : v.tables().entrySet()) {
                 TableSchema now = next.table(e.getKey());
                 TableSchema then = theirs == null ? null : theirs.table(e.getKey());
                 if (now == null || (then != null && then.columns().equals(now.columns()))) {
                     continue;
                 }
-                StoragePlan.TableSize size = sizes.get(e.getKey());
                 ObjectNode r = rebootstrap.addObject();
                 r.put("table", e.getKey());
-                r.put("clients", e.getValue());
-                r.put("rows", size == null ? 0 : size.rows());
-                r.put("bytes", size == null ? 0 : size.bytes());
+                r.put("clients", e.getValue().clients());
+                r.put("rows", e.getValue().rows());
+                r.put("bytes", e.getValue().bytes());
             }
         }
         out.put("refusedClients", refusedClients);

@@ -68,12 +68,19 @@ public record StoragePlan(
     }
 
     /**
-     * The client records of one schema version ({@code 0}: a record that names none, no registered subscription):
-     * distinct clients and actors, and per subscribed table its distinct clients.
+     * The client records of one schema version ({@code 0}: a record that names none): distinct clients and actors, and
+     * per subscribed table what its subscriptions reach ({@link TableReach}).
      */
-    public record ClientVersion(int schemaVersion, long clients, long actors, Map<String, Long> clientsByTable) {
+    public record ClientVersion(int schemaVersion, long clients, long actors, Map<String, TableReach> tables) {
         public ClientVersion {
-            clientsByTable = Map.copyOf(clientsByTable);
+            tables = Map.copyOf(tables);
         }
     }
+
+    /**
+     * What the subscriptions of one version's clients on one table reach now: the distinct clients, and summed over the
+     * subscriptions the rows their recorded effective scopes (§3.2; the requested ones for a record without) cover and
+     * those rows' bytes — what re-bootstrapping them sends. Rows and bytes are 0 for a table the storage does not hold.
+     */
+    public record TableReach(long clients, long rows, long bytes) {}
 }

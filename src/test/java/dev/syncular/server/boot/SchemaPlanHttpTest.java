@@ -116,6 +116,7 @@ class SchemaPlanHttpTest {
     private static final String BOB = "bob-" + UUID.randomUUID();
     private static String logEpoch;
     private static boolean seeded;
+    private static int bobRows;
 
     @BeforeAll
     static void open() throws Exception {
@@ -145,10 +146,13 @@ class SchemaPlanHttpTest {
         for (String id : List.of("t1", "t2", "t3")) {
             alice.upsert("tasks", Map.of("id", id, "list_id", "l1", "title", "task " + id, "done", false), null);
         }
+        // a fourth task in another list, outside every recorded subscription's scopes
+        alice.upsert("tasks", Map.of("id", "t9", "list_id", "l2", "title", "task t9", "done", false), null);
         alice.syncUntilIdle();
         SyncTestClient bob = client(SchemaLoader.load(V2), http, "bob", BOB);
         bob.syncUntilIdle();
-        assertEquals(3, bob.table("tasks").size());
+        bobRows = bob.table("tasks").size();
+        assertEquals(3, bobRows);
         logEpoch = bob.state.logEpoch;
         seeded = true;
     }
@@ -540,7 +544,7 @@ class SchemaPlanHttpTest {
         assertEquals(1, concurrent.size(), concurrent.toString());
         assertTrue(concurrent.get(0).get("sql").asText().startsWith("CREATE UNIQUE INDEX CONCURRENTLY"));
         assertEquals("tasks", concurrent.get(0).get("table").asText());
-        assertEquals(3, concurrent.get(0).get("rows").asLong());
+        assertEquals(4, concurrent.get(0).get("rows").asLong());
         assertFalse(concurrent.get(0).get("blocksWrites").asBoolean());
         assertTrue(plan.get("storage").get("writesBlockedMs").asLong() > 0);
         assertEquals(List.of(3, 2, 1), ints(plan.get("window").get("versions")));
@@ -548,10 +552,12 @@ class SchemaPlanHttpTest {
         assertEquals(1, version(plan, 2).get("clients").asLong());
         assertTrue(version(plan, 1).get("served").asBoolean());
         assertEquals(0, plan.get("clients").get("refusedClients").asLong());
-        // tasks gains a column: a client moving to version 3 re-bootstraps its three rows
+        // tasks gains a column: a client moving to version 3 re-bootstraps the three rows its scopes (list l1) reach,
+        // not the fourth of list l2
         JsonNode rebootstrap = version(plan, 2).get("rebootstrap").get(0);
         assertEquals("tasks", rebootstrap.get("table").asText());
         assertEquals(3, rebootstrap.get("rows").asLong());
+        assertEquals(bobRows, rebootstrap.get("rows").asLong(), "the rows bob's bootstrap received");
         assertTrue(rebootstrap.get("bytes").asLong() > 0);
         // a nullable column: a backfill is possible, not required
         JsonNode backfill = plan.get("backfills").get(0);
@@ -631,10 +637,10 @@ class SchemaPlanHttpTest {
         assertEquals("tasks", backfill.get("table").asText());
         assertEquals(List.of("estimate"), List.of(backfill.get("columns").get(0).asText()));
         assertTrue(backfill.get("required").asBoolean());
-        assertEquals(3, backfill.get("rows").asLong());
+        assertEquals(4, backfill.get("rows").asLong(), "every row of the table, in every list");
         JsonNode part = backfill.get("partitions").get(0);
         assertEquals(PARTITION, part.get("partition").asText());
-        assertEquals(3, part.get("rows").asLong());
+        assertEquals(4, part.get("rows").asLong());
         assertEquals("fill-estimate", part.get("checkpoint").asText());
         assertEquals(
                 PARTITION,

@@ -9,6 +9,7 @@ import dev.syncular.server.storage.StoragePlan;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.Tuple;
 import io.vertx.pgclient.PgException;
 import java.util.ArrayList;
@@ -34,6 +35,8 @@ final class SchemaPlanning {
     /** A subscription entry's version when it is a plain integer, else 0. */
     private static final String ENTRY_VERSION =
             "CASE WHEN e->>'schemaVersion' ~ '^[0-9]{1,9}$' THEN (e->>'schemaVersion')::int ELSE 0 END";
+    /** A client record's version: its column, else its subscription entry's. */
+    private static final String CLIENT_VERSION = "COALESCE(c.schema_version, " + ENTRY_VERSION + ")";
 
     /** A catalog-only statement's estimated time, ms. */
     static final long CATALOG_MS = 5;
@@ -80,7 +83,7 @@ final class SchemaPlanning {
                         : unique.plannedSql(next, decided.newTables());
                 return concurrent.chain(indexes -> partitions()
                         .chain(partitions -> tableSizes(next, decided, layouts(marker))
-                                .chain(tables -> clients(clientsSinceMs).map(clients -> {
+                                .chain(tables -> clients(clientsSinceMs, tables).map(clients -> {
                                     List<StoragePlan.Statement> ddl = estimate(next, decided.ddl(), tables);
                                     long blocked = 0;
                                     for (StoragePlan.Statement st : ddl) {
@@ -213,37 +216,79 @@ final class SchemaPlanning {
         return chain;
     }
 
-    /** Client records updated at or after {@code sinceMs}, per schema version, with their subscribed tables. */
-    private Uni<List<StoragePlan.ClientVersion>> clients(long sinceMs) {
-        String entries = " FROM " + t("sync_clients") + " c LEFT JOIN LATERAL jsonb_array_elements(CASE WHEN"
-                + " jsonb_typeof(c.subscriptions) = 'array' THEN c.subscriptions ELSE '[]'::jsonb END) e ON true"
-                + " WHERE c.updated_at_ms >= $1";
+    /**
+     * Client records updated at or after {@code sinceMs}, per schema version, with what their subscriptions on each
+     * table reach ({@link #reach}, for the tables of {@code sizes}).
+     */
+    private Uni<List<StoragePlan.ClientVersion>> clients(long sinceMs, List<StoragePlan.TableSize> sizes) {
         String perVersion = "SELECT v, count(DISTINCT client_id), count(DISTINCT actor_id) FROM (SELECT c.client_id,"
-                + " c.actor_id, COALESCE(c.schema_version, max(" + ENTRY_VERSION + "), 0) AS v" + entries
+                + " c.actor_id, COALESCE(c.schema_version, max(" + ENTRY_VERSION + "), 0) AS v" + entries()
                 + " GROUP BY c.partition_id, c.client_id, c.actor_id, c.schema_version) r GROUP BY v ORDER BY v";
-        String perTable = "SELECT COALESCE(c.schema_version, " + ENTRY_VERSION + "), e->>'table',"
-                + " count(DISTINCT c.client_id)" + entries
+        String perTable = "SELECT " + CLIENT_VERSION + ", e->>'table', count(DISTINCT c.client_id)" + entries()
                 + " AND e->>'table' IS NOT NULL GROUP BY 1, 2";
         Tuple since = Tuple.of(sinceMs);
-        return missingAsNull(pool.preparedQuery(perTable)
-                        .execute(since)
-                        .chain(tables -> pool.preparedQuery(perVersion)
-                                .execute(since)
-                                .map(versions -> {
-                                    Map<Integer, Map<String, Long>> byTable = new TreeMap<>();
-                                    for (Row r : tables) {
-                                        byTable.computeIfAbsent(r.getInteger(0), v -> new TreeMap<>())
-                                                .put(r.getString(1), r.getLong(2));
-                                    }
-                                    List<StoragePlan.ClientVersion> out = new ArrayList<>();
-                                    for (Row r : versions) {
-                                        int v = r.getInteger(0);
-                                        out.add(new StoragePlan.ClientVersion(
-                                                v, r.getLong(1), r.getLong(2), byTable.getOrDefault(v, Map.of())));
-                                    }
-                                    return out;
-                                })))
+        Map<Integer, Map<String, long[]>> byTable = new TreeMap<>();
+        Uni<Void> reads = pool.preparedQuery(perTable)
+                .execute(since)
+                .invoke(rs -> {
+                    for (Row r : rs) {
+                        byTable.computeIfAbsent(r.getInteger(0), v -> new TreeMap<>())
+                                .put(r.getString(1), new long[] {r.getLong(2), 0, 0});
+                    }
+                })
+                .replaceWithVoid();
+        for (StoragePlan.TableSize size : sizes) {
+            reads = reads.chain(() -> reach(size.table(), sinceMs)
+                    .invoke(rs -> {
+                        for (Row r : rs) {
+                            long[] reach = byTable.computeIfAbsent(r.getInteger(0), v -> new TreeMap<>())
+                                    .computeIfAbsent(size.table(), t -> new long[3]);
+                            reach[1] += r.getLong(1);
+                            reach[2] += r.getLong(2);
+                        }
+                    })
+                    .replaceWithVoid());
+        }
+        return missingAsNull(reads.chain(() -> pool.preparedQuery(perVersion).execute(since))
+                        .map(versions -> {
+                            List<StoragePlan.ClientVersion> out = new ArrayList<>();
+                            for (Row r : versions) {
+                                int v = r.getInteger(0);
+                                Map<String, StoragePlan.TableReach> tables = new TreeMap<>();
+                                byTable.getOrDefault(v, Map.of())
+                                        .forEach((t, n) -> tables.put(t, new StoragePlan.TableReach(n[0], n[1], n[2])));
+                                out.add(new StoragePlan.ClientVersion(v, r.getLong(1), r.getLong(2), tables));
+                            }
+                            return out;
+                        }))
                 .map(list -> list == null ? List.<StoragePlan.ClientVersion>of() : list);
+    }
+
+    /** A client record with each of its registered subscriptions, of the records updated at or after {@code $1}. */
+    private String entries() {
+        return " FROM " + t("sync_clients") + " c LEFT JOIN LATERAL jsonb_array_elements(CASE WHEN"
+                + " jsonb_typeof(c.subscriptions) = 'array' THEN c.subscriptions ELSE '[]'::jsonb END) e ON true"
+                + " WHERE c.updated_at_ms >= $1";
+    }
+
+    /**
+     * Per client version, the rows of {@code table} its subscriptions on the table reach in their partition and their
+     * bytes: a row is reached when, for every scope variable of the subscription's recorded effective scopes (the
+     * requested ones when none were recorded), the row's stored scope value is one of the values ({@code *}: any).
+     */
+    private Uni<RowSet<Row>> reach(String table, long sinceMs) {
+        String rows = t(RowTable.physicalName(table));
+        String sql = "SELECT " + CLIENT_VERSION + ", count(*), COALESCE(sum(pg_column_size(r.*)), 0) FROM "
+                + t("sync_clients") + " c CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN"
+                + " jsonb_typeof(c.subscriptions) = 'array' THEN c.subscriptions ELSE '[]'::jsonb END) e"
+                + " JOIN " + rows + " r ON r.\"_sync_partition\" = c.partition_id"
+                + " WHERE c.updated_at_ms >= $1 AND e->>'table' = $2"
+                + " AND NOT EXISTS (SELECT 1 FROM jsonb_each(CASE WHEN jsonb_typeof(e->'effectiveScopes') = 'object'"
+                + " THEN e->'effectiveScopes' WHEN jsonb_typeof(e->'scopes') = 'object' THEN e->'scopes'"
+                + " ELSE '{}'::jsonb END) s(k, vals) WHERE NOT (jsonb_typeof(vals) = 'array'"
+                + " AND (vals ? '*' OR vals ? (r.\"_sync_scopes\" ->> k))))"
+                + " GROUP BY 1";
+        return pool.preparedQuery(sql).execute(Tuple.of(sinceMs, table));
     }
 
     /** {@code u}, with a missing table (a storage never ensured) read as a null item. */
