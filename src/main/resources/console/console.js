@@ -19,3 +19,12 @@ if (sections.length > 0) {
   };
   setInterval(refresh, every);
 }
+
+// A file input marked data-into="<id>" reads the chosen file into that text area (the schema plan's upload).
+for (const input of document.querySelectorAll("input[type=file][data-into]")) {
+  input.addEventListener("change", async () => {
+    const file = input.files[0];
+    const target = document.getElementById(input.dataset.into);
+    if (file && target) target.value = await file.text();
+  });
+}

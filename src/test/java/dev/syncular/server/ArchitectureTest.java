@@ -77,6 +77,7 @@ class ArchitectureTest {
             List.of("storage"),
             List.of("segments"),
             List.of("sync"),
+            List.of("rollout"),
             List.of("crdt.yjs"),
             // what the S3 stores share (the classification of an S3 outage)
             List.of("s3"),

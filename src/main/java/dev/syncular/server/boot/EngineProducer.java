@@ -145,26 +145,8 @@ public class EngineProducer {
                         "schema version " + schema.version() + " is also the version of " + other
                                 + "; each served version needs exactly one document");
             }
-            if (schema.version() >= current.version()) {
-                throw StartupErrors.invalidWindow(
-                        file,
-                        "schema version " + schema.version() + " is not older than the"
-                                + " current schema (version " + current.version()
-                                + ", syncular.schema.path); the window lists"
-                                + " only the older versions still served");
-            }
-            if (!current.schemaVersions().isEmpty()
-                    && current.schemaVersions().stream().noneMatch(v -> v.version() == schema.version())) {
-                throw StartupErrors.invalidWindow(
-                        file,
-                        "schema version " + schema.version() + " is not in the current"
-                                + " schema's schemaVersions history "
-                                + current.schemaVersions().stream()
-                                        .map(v -> v.version())
-                                        .toList());
-            }
             try {
-                SchemaWindow.of(List.of(current, schema));
+                SchemaWindow.checkOlder(current, schema);
             } catch (SchemaException e) {
                 throw StartupErrors.invalidWindow(e, file);
             }

@@ -16,10 +16,13 @@ import dev.syncular.server.operations.RemoteCommand;
 import dev.syncular.server.operations.RemoteOperations;
 import dev.syncular.server.operations.TransactionBoundQueries;
 import dev.syncular.server.operations.WatchConfig;
+import dev.syncular.server.rollout.SchemaChangePlanner;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.QueryReads;
 import dev.syncular.server.storage.RowTables;
+import dev.syncular.server.storage.SchemaPlanReads;
 import dev.syncular.server.storage.SyncStorage;
+import dev.syncular.server.sync.CrdtMergerRegistry;
 import dev.syncular.server.sync.RegisteredQueries;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
@@ -49,6 +52,13 @@ import org.jboss.logging.Logger;
 @ApplicationScoped
 public class OperationsProducer {
     private static final Logger LOG = Logger.getLogger(OperationsProducer.class);
+
+    /** The plan of a schema change against this deployment ({@code POST /admin/schema/plan}, the console). */
+    @Produces
+    @Singleton
+    SchemaChangePlanner schemaChangePlanner(SchemaPlanReads storage, SchemaWindow window, CrdtMergerRegistry mergers) {
+        return new SchemaChangePlanner(storage, window, mergers.crdtTypes(), System::currentTimeMillis);
+    }
 
     @Produces
     @Singleton

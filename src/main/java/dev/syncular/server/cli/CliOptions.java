@@ -49,7 +49,7 @@ final class CliOptions {
             names = "--schema",
             order = 2,
             paramLabel = "<file>",
-            description = "the schema IR the server serves (push, pull, bootstrap)")
+            description = "the schema IR the server serves (push, pull, bootstrap); schema plan: the new document")
     Path schema;
 
     /** §5.10.1 {@code crdtType} names the schema may use besides the built-in {@code yjs-doc} ({@code --crdt-types}). */

@@ -56,6 +56,7 @@ import picocli.CommandLine.Spec;
             SyncularCli.CommandCommand.class,
             SyncularCli.SegmentCommand.class,
             SyncularCli.BlobCommand.class,
+            SchemaPlanCommand.SchemaCommand.class,
             SyncularCli.RenderCommand.class,
             SyncularCli.StateCommand.class,
             SyncularCli.HelpCommand.class
@@ -71,7 +72,7 @@ public final class SyncularCli implements Callable<Integer> {
     CommandSpec spec;
 
     private final PrintStream out;
-    private final PrintStream err;
+    final PrintStream err;
 
     SyncularCli(PrintStream out, PrintStream err) {
         this.out = out;
@@ -150,6 +151,11 @@ public final class SyncularCli implements Callable<Integer> {
         public Integer call() throws IOException {
             SyncularCli cli = (SyncularCli) spec.root().userObject();
             run(cli, cli.options, cli.out);
+            return exit();
+        }
+
+        /** The exit status once {@link #run} returned: 0 unless the command says otherwise. */
+        int exit() {
             return 0;
         }
 
@@ -472,7 +478,7 @@ public final class SyncularCli implements Callable<Integer> {
         return new SyncRounds(options, schema, state, connection(), out, err);
     }
 
-    private ServerConnection connection() {
+    ServerConnection connection() {
         return new ServerConnection(options.url, options.headers, options.verbose ? err::println : null);
     }
 
@@ -520,7 +526,7 @@ public final class SyncularCli implements Callable<Integer> {
         out.println(Json.prettyWriter().writeValueAsString(decoded));
     }
 
-    private static String pretty(String body) {
+    static String pretty(String body) {
         try {
             return DebugJson.toText(Json.readTree(body));
         } catch (IOException e) {

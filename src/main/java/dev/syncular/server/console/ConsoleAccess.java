@@ -145,6 +145,16 @@ public class ConsoleAccess {
             String cookie,
             HttpServerRequest request,
             BiFunction<ConsoleSession, ConsoleForm, Uni<Response>> act) {
+        return action(route, cookie, request, MAX_FORM_BYTES, act);
+    }
+
+    /** {@link #action} with a form body of at most {@code maxFormBytes} (a pasted document). */
+    public Uni<Response> action(
+            String route,
+            String cookie,
+            HttpServerRequest request,
+            int maxFormBytes,
+            BiFunction<ConsoleSession, ConsoleForm, Uni<Response>> act) {
         if (!enabled()) {
             return audited(route, "-", Uni.createFrom().item(disabled()));
         }
@@ -159,7 +169,7 @@ public class ConsoleAccess {
             return audited(
                     route,
                     s.principal(),
-                    guard(() -> form(request).flatMap(form -> {
+                    guard(() -> form(request, maxFormBytes).flatMap(form -> {
                         String presented = form.get(CSRF_FIELD);
                         if (presented.isEmpty() && request.getHeader(CSRF_HEADER) != null) {
                             presented = request.getHeader(CSRF_HEADER);
@@ -255,9 +265,13 @@ public class ConsoleAccess {
     }
 
     private Uni<ConsoleForm> form(HttpServerRequest request) {
+        return form(request, MAX_FORM_BYTES);
+    }
+
+    private Uni<ConsoleForm> form(HttpServerRequest request, int maxBytes) {
         RequestBody body;
         try {
-            body = bodies.open(request, MAX_FORM_BYTES, RequestBody::tooLarge);
+            body = bodies.open(request, maxBytes, RequestBody::tooLarge);
         } catch (HttpError e) {
             return Uni.createFrom().failure(e);
         } catch (SyncError busy) {

@@ -390,7 +390,8 @@ public class AdminResource {
                 .put("actorId", c.actorId())
                 .put("cursor", c.cursor())
                 .put("lastSeenAtMs", c.updatedAtMs())
-                .put("wireVersion", c.wireVersion());
+                .put("wireVersion", c.wireVersion())
+                .put("schemaVersion", c.schemaVersion());
         o.set("subscriptions", subscriptions(c.subscriptionsJson()));
         return o;
     }

@@ -68,6 +68,37 @@ public final class SchemaWindow {
         return of(newestFirst);
     }
 
+    /**
+     * The start-up rule for one older document of a window (§9): its version is older than {@code current}'s, listed
+     * in {@code current}'s {@code schemaVersions} history when it has one, and its tables compatible with
+     * {@code current} (see the class comment). Start-up ({@code syncular.schema.window}) and a schema change's plan
+     * ({@link ImpliedWindow}) both decide through it.
+     *
+     * @throws SchemaException naming the rule ({@code reason}), the version and, where one is at fault, the table
+     *     and column
+     */
+    public static void checkOlder(CompiledSchema current, CompiledSchema older) {
+        int v = older.version();
+        if (v >= current.version()) {
+            throw SchemaException.reason("window_not_older")
+                    .with("version", v)
+                    .with("currentVersion", current.version())
+                    .error("schema version " + v + " is not older than the current schema (version "
+                            + current.version() + ", syncular.schema.path); the window lists only the older"
+                            + " versions still served");
+        }
+        if (!current.schemaVersions().isEmpty()
+                && current.schemaVersions().stream().noneMatch(e -> e.version() == v)) {
+            throw SchemaException.reason("window_not_in_history")
+                    .with("version", v)
+                    .error("schema version " + v + " is not in the current schema's schemaVersions history "
+                            + current.schemaVersions().stream()
+                                    .map(SchemaVersionEntry::version)
+                                    .toList());
+        }
+        checkCompatible(current, older);
+    }
+
     private static void checkCompatible(CompiledSchema current, CompiledSchema older) {
         int v = older.version();
         String where = "schema window version " + v;

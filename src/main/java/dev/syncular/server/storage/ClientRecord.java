@@ -13,6 +13,8 @@ import java.util.Objects;
  * @param updatedAtMs       last update time
  * @param subscriptionsJson persisted registration list as a JSON document (opaque to storage), or {@code null}
  * @param wireVersion       the wire version the client last spoke, or {@code null}
+ * @param schemaVersion     the schema version ({@code REQ_HEADER}, §9) the client last sent, or {@code null} for a record
+ *                          written before it was recorded
  */
 public record ClientRecord(
         String partition,
@@ -21,7 +23,8 @@ public record ClientRecord(
         long cursor,
         long updatedAtMs,
         String subscriptionsJson,
-        Integer wireVersion) {
+        Integer wireVersion,
+        Integer schemaVersion) {
     public ClientRecord {
         Objects.requireNonNull(partition, "partition");
         Objects.requireNonNull(clientId, "clientId");

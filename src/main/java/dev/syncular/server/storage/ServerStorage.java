@@ -16,6 +16,7 @@ public interface ServerStorage
                 RowTables,
                 ConsoleSessionStorage,
                 TenantLoadStorage,
+                SchemaPlanReads,
                 StorageBusy {
 
     /** The namespace (the PostgreSQL schema) holding every storage object. */

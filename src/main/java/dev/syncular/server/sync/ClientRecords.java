@@ -49,6 +49,7 @@ final class ClientRecords {
         if (stored == null
                 || !stored.actorId().equals(record.actorId())
                 || !Objects.equals(stored.wireVersion(), record.wireVersion())
+                || !Objects.equals(stored.schemaVersion(), record.schemaVersion())
                 || !sameJson(stored.subscriptionsJson(), record.subscriptionsJson())) {
             return true;
         }

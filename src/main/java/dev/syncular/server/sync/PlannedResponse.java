@@ -96,6 +96,13 @@ final class PlannedResponse {
             subscriptions = registered;
         }
         return new ClientRecord(
-                round.ctx.partition(), round.header.clientId(), round.ctx.actorId(), cursor, now, subscriptions, 3);
+                round.ctx.partition(),
+                round.header.clientId(),
+                round.ctx.actorId(),
+                cursor,
+                now,
+                subscriptions,
+                3,
+                round.header.schemaVersion());
     }
 }

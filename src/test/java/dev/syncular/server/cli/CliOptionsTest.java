@@ -217,6 +217,7 @@ class CliOptionsTest {
                     "push <rows>",
                     "blob put <file>",
                     "blob get <blobId>",
+                    "schema plan",
                     "render <file>",
                     "Options:",
                     "--url=<url>",

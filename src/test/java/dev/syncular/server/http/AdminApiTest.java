@@ -269,7 +269,8 @@ class AdminApiTest {
                 new String[] {"POST", "/admin/prune"},
                 new String[] {"GET", "/admin/segments"},
                 new String[] {"GET", "/admin/events"},
-                new String[] {"GET", "/admin/checkpoints?partition=p1"});
+                new String[] {"GET", "/admin/checkpoints?partition=p1"},
+                new String[] {"POST", "/admin/schema/plan"});
         try (LogCapture audit = LogCapture.of(AdminAccess.AUDIT_CATEGORY, Level.INFO, RequestIds.MDC_KEY)) {
             for (String[] r : routes) {
                 for (RequestSpecification refused : List.of(
@@ -309,6 +310,7 @@ class AdminApiTest {
                 .body(containsString("\"/admin/checkpoints/declare\""))
                 .body(containsString("\"/admin/reactions\""))
                 .body(containsString("\"/admin/reactions/{id}/retry\""))
+                .body(containsString("\"/admin/schema/plan\""))
                 .body(containsString("\"adminToken\""))
                 // the conformance host is off by default and refused in prod: none of its routes is served API
                 .body(not(containsString("__conformance")));

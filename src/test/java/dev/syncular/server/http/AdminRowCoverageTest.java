@@ -108,7 +108,8 @@ class AdminRowCoverageTest {
                         -1,
                         System.currentTimeMillis(),
                         "[{\"id\":\"todos\",\"schemaVersion\":1,\"scopes\":{\"list_id\":[\"l1\"]},\"table\":\"todos\"}]",
-                        3))
+                        3,
+                        1))
                 .await()
                 .atMost(Duration.ofSeconds(10));
 

@@ -78,17 +78,17 @@ class PrunerTest {
         String p = "prune-" + UUID.randomUUID();
         storage.touchPartition(p, now).await().atMost(WAIT);
         commits(p, 30);
-        storage.upsertClient(new ClientRecord(p, "active", "a", 12, now - DAY, null, 3))
+        storage.upsertClient(new ClientRecord(p, "active", "a", 12, now - DAY, null, 3, 1))
                 .await()
                 .atMost(WAIT);
-        storage.upsertClient(new ClientRecord(p, "gone", "a", 3, now - 20 * DAY, null, 3))
+        storage.upsertClient(new ClientRecord(p, "gone", "a", 3, now - 20 * DAY, null, 3, 1))
                 .await()
                 .atMost(WAIT);
         Pruner pruner = new Pruner(storage, new RetentionPolicy(Duration.ofDays(14), 10, Duration.ofDays(30)));
         pruner.pruneAll(now).await().atMost(WAIT);
         PartitionState s = storage.readPartition(p).await().atMost(WAIT);
         assertEquals(12, s.horizonSeq(), "held at the active client's cursor; the stale client does not count");
-        storage.upsertClient(new ClientRecord(p, "active", "a", 30, now, null, 3))
+        storage.upsertClient(new ClientRecord(p, "active", "a", 30, now, null, 3, 1))
                 .await()
                 .atMost(WAIT);
         pruner.pruneAll(now).await().atMost(WAIT);
@@ -115,16 +115,16 @@ class PrunerTest {
         long now = 100 * DAY;
         String p = "inputs-" + UUID.randomUUID();
         storage.touchPartition(p, now).await().atMost(WAIT);
-        storage.upsertClient(new ClientRecord(p, "a", "a", 40, now - DAY, null, 3))
+        storage.upsertClient(new ClientRecord(p, "a", "a", 40, now - DAY, null, 3, 1))
                 .await()
                 .atMost(WAIT);
-        storage.upsertClient(new ClientRecord(p, "b", "a", 25, now - 2 * DAY, null, 3))
+        storage.upsertClient(new ClientRecord(p, "b", "a", 25, now - 2 * DAY, null, 3, 1))
                 .await()
                 .atMost(WAIT);
-        storage.upsertClient(new ClientRecord(p, "stale", "a", 3, now - 20 * DAY, null, 3))
+        storage.upsertClient(new ClientRecord(p, "stale", "a", 3, now - 20 * DAY, null, 3, 1))
                 .await()
                 .atMost(WAIT);
-        storage.upsertClient(new ClientRecord(p, "new", "a", -1, now, null, 3))
+        storage.upsertClient(new ClientRecord(p, "new", "a", -1, now, null, 3, 1))
                 .await()
                 .atMost(WAIT);
         String before = p.substring(0, p.length() - 1);

@@ -185,8 +185,8 @@ public abstract class SyncStorageContract {
         assertTrue(await(storage.listPartitions()).stream()
                 .anyMatch(s -> s.partition().equals(p)));
 
-        await(storage.upsertClient(new ClientRecord(p, "c1", "actor-1", 3, 2_000L, "[{\"id\":\"s1\"}]", 3)));
-        await(storage.upsertClient(new ClientRecord(other, "c1", "actor-1", 3, 2_000L, null, null)));
+        await(storage.upsertClient(new ClientRecord(p, "c1", "actor-1", 3, 2_000L, "[{\"id\":\"s1\"}]", 3, 1)));
+        await(storage.upsertClient(new ClientRecord(other, "c1", "actor-1", 3, 2_000L, null, null, null)));
         long seq = commit(p, List.of(taskUpsert("a", "P1", "O1", 1)));
 
         PartitionState rotated = await(storage.rotateLogEpoch(p));
@@ -873,14 +873,16 @@ public abstract class SyncStorageContract {
     void clientRecordsRoundTrip() {
         String p = newPartition();
         assertNull(await(storage.readClient(p, "c1")));
-        await(storage.upsertClient(new ClientRecord(p, "c1", "actor-1", -1, 10L, null, null)));
+        await(storage.upsertClient(new ClientRecord(p, "c1", "actor-1", -1, 10L, null, null, null)));
         await(storage.upsertClient(
-                new ClientRecord(p, "c1", "actor-1", 12, 20L, "[{\"id\":\"s1\",\"table\":\"tasks\"}]", 3)));
-        await(storage.upsertClient(new ClientRecord(p, "c0", "actor-2", 4, 30L, null, null)));
+                new ClientRecord(p, "c1", "actor-1", 12, 20L, "[{\"id\":\"s1\",\"table\":\"tasks\"}]", 3, 1)));
+        await(storage.upsertClient(new ClientRecord(p, "c0", "actor-2", 4, 30L, null, null, null)));
         ClientRecord c1 = await(storage.readClient(p, "c1"));
         assertEquals(12L, c1.cursor());
         assertEquals(20L, c1.updatedAtMs());
         assertEquals(3, c1.wireVersion());
+        assertEquals(1, c1.schemaVersion());
+        assertNull(await(storage.readClient(p, "c0")).schemaVersion(), "a record that names no schema version");
         assertNotNull(c1.subscriptionsJson());
         assertTrue(c1.subscriptionsJson().contains("\"s1\""));
         assertEquals(
@@ -1247,7 +1249,7 @@ public abstract class SyncStorageContract {
         assertEquals(new ServeGate(running, created.logEpoch(), List.of()), fresh.gate());
         assertNull(fresh.client());
 
-        await(storage.upsertClient(new ClientRecord(p, "c1", "actor-1", 7, 900L, "[{\"id\":\"s1\"}]", 3)));
+        await(storage.upsertClient(new ClientRecord(p, "c1", "actor-1", 7, 900L, "[{\"id\":\"s1\"}]", 3, 1)));
         long seq = commit(p, List.of(taskUpsert("a", "P1", "O1", 1)));
         StoredCheckpoint declared = await(storage.declareCheckpoint(p, CP, running, 100L));
         RequestEntry entry = await(storage.enterRequest(p, "c1", running, 2_000L));
@@ -1261,6 +1263,7 @@ public abstract class SyncStorageContract {
         assertEquals(7L, client.cursor());
         assertEquals(900L, client.updatedAtMs());
         assertEquals(3, client.wireVersion());
+        assertEquals(1, client.schemaVersion());
         assertTrue(client.subscriptionsJson().contains("\"s1\""));
         assertEquals(await(storage.readClient(p, "c1")), client);
         assertNull(await(storage.enterRequest(p, "c2", running, 2_000L)).client(), "another client id");
@@ -1326,7 +1329,7 @@ public abstract class SyncStorageContract {
         assertNull(await(storage.readClient(p, "c1")), "nothing saved");
 
         ClientRecord record =
-                new ClientRecord(p, "c1", "actor-1", 5, 1_000L, "[{\"id\":\"s1\",\"table\":\"tasks\"}]", 3);
+                new ClientRecord(p, "c1", "actor-1", 5, 1_000L, "[{\"id\":\"s1\",\"table\":\"tasks\"}]", 3, 1);
         assertEquals(noSave, await(storage.finishRequest(p, running, record)));
         ClientRecord saved = await(storage.readClient(p, "c1"));
         assertEquals(5L, saved.cursor());
@@ -1336,7 +1339,7 @@ public abstract class SyncStorageContract {
         assertEquals(
                 saved, await(storage.enterRequest(p, "c1", running, 2_000L)).client());
 
-        await(storage.finishRequest(p, running, new ClientRecord(p, "c1", "actor-1", 9, 2_000L, null, null)));
+        await(storage.finishRequest(p, running, new ClientRecord(p, "c1", "actor-1", 9, 2_000L, null, null, null)));
         ClientRecord replaced = await(storage.readClient(p, "c1"));
         assertEquals(9L, replaced.cursor());
         assertEquals(2_000L, replaced.updatedAtMs());

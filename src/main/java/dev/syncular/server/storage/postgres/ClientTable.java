@@ -12,13 +12,13 @@ import java.util.List;
 
 /**
  * Client cursor records (§4.5: per partition and client id, the minimum {@code nextCursor} of the request's
- * active subscriptions with its time, the subscriptions and the wire version) in {@code sync_clients} — the
+ * active subscriptions with its time, the subscriptions, the wire version and the schema version) in {@code sync_clients} — the
  * retention watermark input of §4.6. The request exit writes them through {@link #upsertSql} in
  * {@link ServeGateReads}; a log-epoch rotation (§2.1) deletes a partition's records in {@link PartitionRegistry}.
  */
 final class ClientTable {
     private static final String CLIENT_COLS =
-            "partition_id, client_id, actor_id, cursor, updated_at_ms, subscriptions::text, wire_version";
+            "partition_id, client_id, actor_id, cursor, updated_at_ms, subscriptions::text, wire_version, schema_version";
 
     private final Pool pool;
     private final String upsertClient;
@@ -48,11 +48,12 @@ final class ClientTable {
      */
     static String upsertSql(String clients, int first) {
         return "INSERT INTO " + clients + " (partition_id, client_id, actor_id, cursor, updated_at_ms,"
-                + " subscriptions, wire_version) VALUES ($" + first + ", $" + (first + 1) + ", $" + (first + 2)
-                + ", $" + (first + 3) + ", $" + (first + 4) + ", $" + (first + 5) + "::text::jsonb, $" + (first + 6)
-                + ")"
+                + " subscriptions, wire_version, schema_version) VALUES ($" + first + ", $" + (first + 1) + ", $"
+                + (first + 2) + ", $" + (first + 3) + ", $" + (first + 4) + ", $" + (first + 5) + "::text::jsonb, $"
+                + (first + 6) + ", $" + (first + 7) + ")"
                 + " ON CONFLICT (partition_id, client_id) DO UPDATE SET actor_id = EXCLUDED.actor_id, cursor = EXCLUDED.cursor,"
-                + " updated_at_ms = EXCLUDED.updated_at_ms, subscriptions = EXCLUDED.subscriptions, wire_version = EXCLUDED.wire_version";
+                + " updated_at_ms = EXCLUDED.updated_at_ms, subscriptions = EXCLUDED.subscriptions, wire_version = EXCLUDED.wire_version,"
+                + " schema_version = EXCLUDED.schema_version";
     }
 
     /** Appends the record's columns in table order (the parameters of {@link #upsertSql}). */
@@ -63,7 +64,8 @@ final class ClientTable {
                 .addValue(c.cursor())
                 .addValue(c.updatedAtMs())
                 .addValue(c.subscriptionsJson())
-                .addValue(c.wireVersion());
+                .addValue(c.wireVersion())
+                .addValue(c.schemaVersion());
     }
 
     Uni<Void> upsertClient(ClientRecord c) {
@@ -108,6 +110,7 @@ final class ClientTable {
                 r.getLong(3),
                 r.getLong(4),
                 r.getString(5),
-                r.getInteger(6));
+                r.getInteger(6),
+                r.getInteger(7));
     }
 }

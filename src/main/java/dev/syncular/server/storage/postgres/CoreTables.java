@@ -10,8 +10,8 @@ import java.util.List;
  * fence §2.4), as catalog-checked {@link DdlStep}s that {@link StartupDdl#applyDdl} runs:
  *
  * <ul>
- *   <li>{@code sync_schema(id=1, schema_version, layouts text JSON, updated_at_ms)} — the marker
- *       ({@link TableLayout});
+ *   <li>{@code sync_schema(id=1, schema_version, layouts text JSON, updated_at_ms, applied_ddl text JSON)} — the
+ *       marker ({@link TableLayout}) with the statements of the migration that wrote it;
  *   <li>{@code sync_partitions(partition_id PK, log_epoch, max_commit_seq, horizon_seq, created_at_ms,
  *       last_seen_at_ms)} — the registry, also the per-partition lock row;
  *   <li>{@code sync_commits(partition_id, commit_seq) PK} with created/actor/client/clientCommitId,
@@ -34,7 +34,7 @@ import java.util.List;
  *       result bytea, created_at_ms, index {@code sync_push_results_by_age (partition_id, created_at_ms)} for
  *       pruning by age (built {@code CONCURRENTLY} on an existing table);
  *   <li>{@code sync_clients(partition_id, client_id) PK} with actor_id, cursor, updated_at_ms,
- *       subscriptions jsonb, wire_version;
+ *       subscriptions jsonb, wire_version, schema_version;
  *   <li>{@code sync_tombstones(partition_id, tbl, row_id) PK} with commit_seq, index
  *       {@code (partition_id, commit_seq)};
  *   <li>{@code sync_backfill_checkpoints(partition_id, name) PK} with schema_version, state
@@ -202,6 +202,16 @@ final class CoreTables {
                                 + " UNIQUE (partition_id, client_id, client_commit_id, reaction_key))"),
                 index("sync_reactions_due", "sync_reactions", "(due_at_ms, id) WHERE status IN ('pending', 'leased')"),
                 // columns added after their table's first release
+                DdlStep.column(
+                        pgSchema,
+                        "sync_clients",
+                        "schema_version",
+                        "ALTER TABLE " + t("sync_clients") + " ADD COLUMN IF NOT EXISTS schema_version integer"),
+                DdlStep.column(
+                        pgSchema,
+                        "sync_schema",
+                        "applied_ddl",
+                        "ALTER TABLE " + t("sync_schema") + " ADD COLUMN IF NOT EXISTS applied_ddl text"),
                 DdlStep.column(
                         pgSchema,
                         "sync_commits",

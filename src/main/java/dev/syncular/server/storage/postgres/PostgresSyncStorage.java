@@ -24,6 +24,7 @@ import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.storage.SnapshotRows;
 import dev.syncular.server.storage.SocketDisconnect;
 import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.storage.StoragePlan;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.StoredRow;
@@ -96,6 +97,7 @@ public final class PostgresSyncStorage implements ServerStorage {
     private final String pgSchema;
     private final InstalledSchema installed;
     private final StorageSchemaMigration migration;
+    private final SchemaPlanning planning;
     private final PartitionRegistry registry;
     private final ServeGateReads gates;
     private final CheckpointStore checkpoints;
@@ -127,6 +129,7 @@ public final class PostgresSyncStorage implements ServerStorage {
         gates = new ServeGateReads(pool, pgSchema, registry);
         checkpoints = new CheckpointStore(pool, pgSchema, registry);
         migration = new StorageSchemaMigration(pool, pgSchema, installed, checkpoints);
+        planning = new SchemaPlanning(pool, pgSchema);
         results = new PushResults(pool, pgSchema);
         commits = new CommitLogReads(pool, pgSchema, installed);
         snapshots = new SnapshotReads(pool, pgSchema, installed);
@@ -273,6 +276,11 @@ public final class PostgresSyncStorage implements ServerStorage {
     @Override
     public Uni<Void> ensureSchema(CompiledSchema running, List<CheckpointDeclaration> declarations) {
         return migration.ensureSchema(running, declarations);
+    }
+
+    @Override
+    public Uni<StoragePlan> planSchema(CompiledSchema next, long clientsSinceMs) {
+        return planning.plan(next, clientsSinceMs);
     }
 
     @Override

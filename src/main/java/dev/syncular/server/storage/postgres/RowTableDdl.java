@@ -72,13 +72,12 @@ final class RowTableDdl {
                 continue;
             }
             TableLayout now = TableLayout.of(ts);
-            if (before.columns().size() > now.columns().size()
-                    || !now.columns().subList(0, before.columns().size()).equals(before.columns())
-                    || !before.primaryKey().equals(now.primaryKey())) {
+            String changed = firstChange(before, now);
+            if (changed != null) {
                 throw new StorageException(
                         StorageException.UNSUPPORTED_MIGRATION,
                         "schema upgrade is not additive",
-                        Map.of("table", ts.name()));
+                        Map.of("table", ts.name(), "column", changed));
             }
             for (int i = before.columns().size(); i < ts.columnCount(); i++) {
                 ColumnSchema c = ts.column(i);
@@ -88,5 +87,20 @@ final class RowTableDdl {
             ddl.add("ALTER TABLE " + physical + " ADD COLUMN IF NOT EXISTS \"_sync_column_versions\" bytea");
         }
         return ddl;
+    }
+
+    /**
+     * The column at which {@code now} stops being an additive extension of {@code before}: the first stored column that
+     * is missing or differs (name, type, nullability), else the new primary key when it changed; {@code null} when the
+     * change is additive.
+     */
+    private static String firstChange(TableLayout before, TableLayout now) {
+        for (int i = 0; i < before.columns().size(); i++) {
+            TableLayout.ColumnLayout b = before.columns().get(i);
+            if (i >= now.columns().size() || !now.columns().get(i).equals(b)) {
+                return b.name();
+            }
+        }
+        return before.primaryKey().equals(now.primaryKey()) ? null : now.primaryKey();
     }
 }

@@ -59,7 +59,8 @@ final class ServeGateReads {
         enterRequest = "SELECT COALESCE((SELECT schema_version FROM " + schemaTable + " WHERE id = 1), 0),"
                 + " p.log_epoch, " + pendingCheckpointsSql(true) + ", p.horizon_seq,"
                 + " p.partition_id, p.max_commit_seq, p.created_at_ms, p.last_seen_at_ms,"
-                + " cl.actor_id, cl.cursor, cl.updated_at_ms, cl.subscriptions::text, cl.wire_version"
+                + " cl.actor_id, cl.cursor, cl.updated_at_ms, cl.subscriptions::text, cl.wire_version,"
+                + " cl.schema_version"
                 + " FROM (VALUES (1)) AS one(x) LEFT JOIN " + partitionsTable + " p ON p.partition_id = $1"
                 + " LEFT JOIN " + clients + " cl ON cl.partition_id = $1 AND cl.client_id = $3";
         finishRequest = "WITH up AS (" + ClientTable.upsertSql(clients, 3) + ") " + serveGateSql(true);
@@ -134,7 +135,8 @@ final class ServeGateReads {
                         r.getLong(9),
                         r.getLong(10),
                         r.getString(11),
-                        r.getInteger(12));
+                        r.getInteger(12),
+                        r.getInteger(13));
         return new RequestEntry(registry.withOverlay(storedPartition(r)), serveGate(r, runningSchemaVersion), client);
     }
 

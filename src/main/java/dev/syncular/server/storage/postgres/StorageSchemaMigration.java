@@ -6,9 +6,10 @@ import static dev.syncular.server.storage.postgres.StartupDdl.ddlTransaction;
 import static dev.syncular.server.storage.postgres.StartupDdl.execAll;
 import static dev.syncular.server.storage.postgres.StartupDdl.xactLock;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.storage.CheckpointDeclaration;
-import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.wire.Json;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -16,7 +17,6 @@ import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
 import io.vertx.pgclient.PgException;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -59,9 +59,10 @@ final class StorageSchemaMigration {
         this.rowTables = new RowTableDdl(pgSchema);
         this.readiness = new SameVersionReadiness(pgSchema);
         readMarkerSql = "SELECT schema_version, layouts FROM " + t("sync_schema") + " WHERE id = 1";
-        writeMarkerSql = "INSERT INTO " + t("sync_schema") + " (id, schema_version, layouts, updated_at_ms)"
-                + " VALUES (1, $1, $2, $3) ON CONFLICT (id) DO UPDATE SET schema_version = EXCLUDED.schema_version,"
-                + " layouts = EXCLUDED.layouts, updated_at_ms = EXCLUDED.updated_at_ms";
+        writeMarkerSql =
+                "INSERT INTO " + t("sync_schema") + " (id, schema_version, layouts, updated_at_ms, applied_ddl)"
+                        + " VALUES (1, $1, $2, $3, $4) ON CONFLICT (id) DO UPDATE SET schema_version = EXCLUDED.schema_version,"
+                        + " layouts = EXCLUDED.layouts, updated_at_ms = EXCLUDED.updated_at_ms, applied_ddl = EXCLUDED.applied_ddl";
         storedSchemaVersion = "SELECT COALESCE((SELECT schema_version FROM " + t("sync_schema") + " WHERE id = 1), 0)";
     }
 
@@ -103,7 +104,8 @@ final class StorageSchemaMigration {
                                     if (marker == null || marker.getInteger(0) < running.version()) {
                                         return Uni.createFrom().item(Boolean.TRUE);
                                     }
-                                    return sameVersionOrNewer(conn, running, marker, declarations, nowMs)
+                                    return sameVersionOrNewer(
+                                                    conn, running, decide(marker, running), marker, declarations, nowMs)
                                             .replaceWith(Boolean.FALSE);
                                 })))
                 // a table whose rows already collide on a new unique key refuses the start before the upgrade
@@ -131,36 +133,42 @@ final class StorageSchemaMigration {
                 .chain(() -> xactLock(conn, lockName()))
                 .chain(() -> readMarker(conn))
                 .chain(marker -> {
-                    Uni<Void> ddl;
-                    if (marker == null) {
-                        ddl = createFresh(conn, running);
-                    } else if (marker.getInteger(0) < running.version()) {
-                        ddl = upgrade(conn, running, TableLayout.parse(marker.getString(1)));
-                    } else {
-                        return sameVersionOrNewer(conn, running, marker, declarations, nowMs);
+                    // the decision a plan reports (MigrationStep), executed
+                    MigrationStep step = decide(marker, running);
+                    if (!step.migrates()) {
+                        return sameVersionOrNewer(conn, running, step, marker, declarations, nowMs);
                     }
-                    return ddl.chain(() -> checkpoints.installCheckpoints(conn, declarations, nowMs))
+                    return execAll(conn, step.ddl())
+                            .chain(() -> writeMarker(conn, running, step.ddl()))
+                            .chain(() -> checkpoints.installCheckpoints(conn, declarations, nowMs))
                             .chain(() -> checkpoints.raiseAllFences(conn, running.version()));
                 });
     }
 
+    /** The step for {@code running} given the {@code (schema_version, layouts)} marker row, or none. */
+    MigrationStep decide(Row marker, CompiledSchema running) {
+        return marker == null
+                ? MigrationStep.decide(0, null, running, rowTables)
+                : MigrationStep.decide(marker.getInteger(0), marker.getString(1), running, rowTables);
+    }
+
+    /**
+     * An equal stored version is verified and the declarations installed; a newer one, or a refused upgrade (a change
+     * that is not additive, unreadable layouts), fails with the step's refusal.
+     */
     private Uni<Void> sameVersionOrNewer(
             SqlConnection conn,
             CompiledSchema running,
+            MigrationStep step,
             Row marker,
             List<CheckpointDeclaration> declarations,
             long nowMs) {
-        int stored = marker.getInteger(0);
-        if (stored == running.version()) {
+        if (marker != null && marker.getInteger(0) == running.version()) {
             return readiness
                     .verifySameVersion(conn, running, TableLayout.parse(marker.getString(1)))
                     .chain(() -> checkpoints.installCheckpoints(conn, declarations, nowMs));
         }
-        return Uni.createFrom()
-                .failure(new StorageException(
-                        StorageException.SCHEMA_NOT_READY,
-                        "stored schema version is newer than the running schema",
-                        Map.of("storedVersion", stored, "runningVersion", running.version())));
+        return Uni.createFrom().failure(step.refusal());
     }
 
     private String lockName() {
@@ -171,29 +179,14 @@ final class StorageSchemaMigration {
         return conn.query(readMarkerSql).execute().map(PgSql::first);
     }
 
-    private Uni<Void> writeMarker(SqlConnection conn, CompiledSchema running) {
+    /** The marker of {@code running}, with the statements the migration ran ({@code applied_ddl}, a JSON array). */
+    private Uni<Void> writeMarker(SqlConnection conn, CompiledSchema running, List<String> ddl) {
+        ArrayNode applied = Json.array();
+        ddl.forEach(applied::add);
         return conn.preparedQuery(writeMarkerSql)
-                .execute(Tuple.of(running.version(), TableLayout.render(running), System.currentTimeMillis()))
+                .execute(Tuple.of(
+                        running.version(), TableLayout.render(running), System.currentTimeMillis(), applied.toString()))
                 .replaceWithVoid();
-    }
-
-    private Uni<Void> createFresh(SqlConnection conn, CompiledSchema running) {
-        return execAll(conn, rowTables.fresh(running)).chain(() -> writeMarker(conn, running));
-    }
-
-    /**
-     * Lower stored version: additive upgrade in the caller's transaction. New tables are created; an existing
-     * table's persisted columns must be an unchanged prefix of the running columns (name, type, nullability),
-     * and the trailing new columns are added nullable. {@code _sync_column_versions} is added when absent.
-     */
-    private Uni<Void> upgrade(SqlConnection conn, CompiledSchema running, Map<String, TableLayout> stored) {
-        List<String> ddl;
-        try {
-            ddl = rowTables.additiveUpgrade(running, stored);
-        } catch (StorageException e) {
-            return Uni.createFrom().failure(e);
-        }
-        return execAll(conn, ddl).chain(() -> writeMarker(conn, running));
     }
 
     Uni<Integer> readStoredSchemaVersion() {

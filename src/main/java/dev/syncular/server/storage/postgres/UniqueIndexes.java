@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -236,6 +237,25 @@ final class UniqueIndexes {
                                     .execute())
                             .onFailure()
                             .recoverWithNull()));
+        });
+    }
+
+    /**
+     * The statements {@link #reconcile} would run for {@code running} after a migration that creates the tables
+     * {@code createdWithTable} (whose indexes come with them): one catalog read, nothing changed.
+     */
+    Uni<List<String>> plannedSql(CompiledSchema running, Collection<String> createdWithTable) {
+        List<Declared> want = declared(running);
+        return catalog(pool).map(existing -> {
+            Plan plan = plan(want, existing);
+            List<String> out = new ArrayList<>();
+            plan.drop().forEach(name -> out.add(dropSql(name)));
+            for (Declared d : plan.build()) {
+                if (!createdWithTable.contains(d.table())) {
+                    out.add(createSql(pgSchema, d, true));
+                }
+            }
+            return out;
         });
     }
 

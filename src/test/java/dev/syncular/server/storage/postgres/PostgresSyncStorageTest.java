@@ -348,7 +348,7 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         int running = schema.version();
         assertThrows(
                 Throwable.class,
-                () -> await(storage.finishRequest(p, running, new ClientRecord(p, "c", "a", 1, 1L, "not json", 3))));
+                () -> await(storage.finishRequest(p, running, new ClientRecord(p, "c", "a", 1, 1L, "not json", 3, 1))));
         for (int i = 0; i < 10; i++) {
             assertEquals(0L, await(storage.finishRequest(p, running, null)).horizonSeq());
         }
