@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.http.AdminAccess;
 import dev.syncular.server.schema.SchemaWindow;
 import dev.syncular.server.storage.ConsoleSession;
@@ -33,6 +36,7 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.WebElement;
 
 /**
@@ -332,6 +336,48 @@ class ConsoleTest {
             WebElement e = b.until(d -> d.findElement(By.cssSelector("#events tr[data-kind='conflict']")));
             assertEquals(partition, e.getAttribute("data-partition"));
             b.screenshot("live-events");
+        }
+    }
+
+    /**
+     * Issue 48: a schema change pasted into the Schema plan page (the quickstart schema with a nullable column added)
+     * is laid out as the route plans it — allowed, its statement listed — and the Stalest clients page renders this
+     * pod's view; both saved as screenshots.
+     */
+    @Test
+    void theSchemaPlanPageLaysOutAnAdditiveChangeAndTheStalestPageRenders() throws Exception {
+        client("console-plan-" + UUID.randomUUID(), "alice", "l1");
+        ObjectNode doc;
+        try (var in = ConsoleTest.class.getResourceAsStream("/schema/quickstart.syncular.ir.json")) {
+            doc = (ObjectNode) new ObjectMapper().readTree(in);
+        }
+        int next = doc.get("schemaVersion").asInt() + 1;
+        doc.put("schemaVersion", next);
+        ((ArrayNode) doc.get("schemaVersions"))
+                .addObject()
+                .put("version", next)
+                .putArray("migrations")
+                .add("0002_todo_notes");
+        ((ArrayNode) doc.get("tables").get(0).get("columns"))
+                .addObject()
+                .put("name", "notes")
+                .put("type", "string")
+                .put("nullable", true);
+
+        try (ConsoleBrowser b = new ConsoleBrowser(base())) {
+            b.signIn(TOKEN);
+            b.open("/schema-plan");
+            ((JavascriptExecutor) b.driver)
+                    .executeScript("arguments[0].value = arguments[1];", b.find("#document"), doc.toString());
+            b.find("#plan").click();
+            b.until(d -> d.findElement(By.id("plan-result")));
+            assertEquals("true", b.attr("#plan-result", "data-allowed"), b.text("#plan-result"));
+            assertTrue(b.text("#ddl").contains("notes"), b.text("#ddl"));
+            b.screenshot("schema-plan");
+
+            b.open("/stalest");
+            b.until(d -> d.findElement(By.id("stalest-clients")));
+            b.screenshot("stalest-clients");
         }
     }
 
