@@ -84,10 +84,12 @@ final class JwksCache implements JwtKeySource {
                             .register(registry));
         }
         Gauge.builder("syncular.jwks.key_set_age", this, JwksCache::ageSeconds)
+                .strongReference(true)
                 .baseUnit("seconds")
                 .description("Age of the JWKS key set in use (NaN before the first successful fetch)")
                 .register(registry);
         Gauge.builder("syncular.jwks.keys", this, c -> c.keys == null ? 0 : c.keys.size())
+                .strongReference(true)
                 .description("Usable verification keys in the cached JWKS")
                 .register(registry);
     }

@@ -43,12 +43,14 @@ public class BufferBudget {
                 .map(m -> m.asLongValue())
                 .orElseGet(() -> defaultLimit(Runtime.getRuntime().maxMemory()));
         Gauge.builder("syncular.buffers.bytes", inUse, AtomicLong::get)
+                .strongReference(true)
                 .baseUnit("bytes")
                 .description(
                         "Bytes buffered on behalf of clients (request bodies, inflated bodies, socket rounds, planned"
                                 + " responses)")
                 .register(registry);
         Gauge.builder("syncular.buffers.budget.bytes", this, BufferBudget::limit)
+                .strongReference(true)
                 .baseUnit("bytes")
                 .description("The pod-wide budget for bytes buffered on behalf of clients")
                 .register(registry);

@@ -29,6 +29,7 @@ public class PruningMetrics {
                 .description("Commits removed by pruning")
                 .register(registry);
         Gauge.builder("syncular.pruning.horizon.lag.commits", lag, AtomicLong::get)
+                .strongReference(true)
                 .description(
                         "Largest count of commits a partition keeps above its pruning horizon, as of the last pass")
                 .register(registry);

@@ -62,6 +62,7 @@ public class ReactionMetrics implements SyncObserver {
     public ReactionMetrics(MeterRegistry registry) {
         this.registry = registry;
         Gauge.builder("syncular.reactions.pending", pending, AtomicLong::get)
+                .strongReference(true)
                 .description("Reactions still to deliver (pending or leased), as of this pod's last delivery pass")
                 .register(registry);
     }

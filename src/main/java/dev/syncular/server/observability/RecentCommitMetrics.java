@@ -36,6 +36,7 @@ public class RecentCommitMetrics {
                 RecentCommits::commitHits,
                 RecentCommits::commitMisses);
         Gauge.builder("syncular.pull.recent.bytes", recent, RecentCommits::bytes)
+                .strongReference(true)
                 .description("Estimated bytes of recent commits held for pulls")
                 .baseUnit("bytes")
                 .register(registry);

@@ -28,6 +28,7 @@ public class ServeGateMetrics implements SyncObserver {
     public ServeGateMetrics(MeterRegistry registry) {
         this.registry = registry;
         Gauge.builder("syncular.checkpoints.pending", pending, AtomicInteger::get)
+                .strongReference(true)
                 .description("Backfill checkpoints at the running schema version that are not activated")
                 .register(registry);
         for (String reason : List.of(

@@ -58,12 +58,15 @@ public class PodOperationWatches {
             }
         });
         Gauge.builder("syncular.operations.watches", watches, QueryWatches::activeWatches)
+                .strongReference(true)
                 .description("Active remote query watches of this pod (REMOTE.md §6)")
                 .register(registry);
         Gauge.builder("syncular.operations.watch.backlog", watches, QueryWatches::runBacklog)
+                .strongReference(true)
                 .description("Watch runs waiting for one of this pod's run slots")
                 .register(registry);
         Gauge.builder("syncular.operations.watch.connections", lastHeardMs, Map::size)
+                .strongReference(true)
                 .description("Open watch sockets of this pod (REMOTE.md §6)")
                 .register(registry);
     }

@@ -26,7 +26,8 @@ class AdminRoutesDocTest {
             AdminResource.class,
             AdminCheckpointsResource.class,
             AdminReactionsResource.class,
-            AdminStalestResource.class);
+            AdminStalestResource.class,
+            AdminSchemaResource.class);
     private static final Pattern CELL = Pattern.compile("`((?:GET|POST|PUT|DELETE) /admin[^`?]*)[^`]*`");
     private static final Pattern GROUP = Pattern.compile("\\{([^{},]+(?:,[^{},]+)+)}");
 
