@@ -433,8 +433,10 @@ class JwtAuthTest {
         Map<String, Object> soon = claims("alice", 300);
         soon.put("nbf", Instant.now().getEpochSecond() + 10);
         assertEquals(ACTIVE, syncs(raw(soon)));
+        // nbf 35 s ahead: refused for 5 s from here (30 s of skew), long enough for a round on a loaded machine; the
+        // exp side above holds the 30 s exactly (time only makes an expired token more expired)
         Map<String, Object> later = claims("alice", 300);
-        later.put("nbf", Instant.now().getEpochSecond() + 31);
+        later.put("nbf", Instant.now().getEpochSecond() + 35);
         String early = raw(later);
         assertRefused("not_yet_valid", "nbf", syncFails(early), early);
     }
