@@ -80,8 +80,13 @@ abstract class ForwardingPushTx implements PushTx {
 
     @Override
     public Uni<Long> appendCommit(
-            String actorId, String clientId, String clientCommitId, long createdAtMs, List<ChangeToWrite> changes) {
-        return delegate.appendCommit(actorId, clientId, clientCommitId, createdAtMs, changes);
+            String actorId,
+            String clientId,
+            String clientCommitId,
+            long createdAtMs,
+            List<ChangeToWrite> changes,
+            String traceParent) {
+        return delegate.appendCommit(actorId, clientId, clientCommitId, createdAtMs, changes, traceParent);
     }
 
     @Override

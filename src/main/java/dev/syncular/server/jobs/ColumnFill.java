@@ -7,6 +7,7 @@ import dev.syncular.server.schema.ScopePattern;
 import dev.syncular.server.schema.TableSchema;
 import dev.syncular.server.storage.ChangeToWrite;
 import dev.syncular.server.storage.PushTx;
+import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.wire.Json;
 import io.smallrye.mutiny.Multi;
@@ -98,7 +99,7 @@ public final class ColumnFill {
                 changes.add(ChangeToWrite.upsert(
                         table.name(), row.rowId(), filled.serverVersion(), row.scopes(), filled.values()));
             }
-            return tx.appendCommit(ACTOR, ACTOR, clientCommitId, nowMs, changes)
+            return tx.appendCommit(ACTOR, ACTOR, clientCommitId, nowMs, changes, StoredCommit.UNTRACED)
                     .flatMap(seq -> Multi.createFrom()
                             .range(0, rows.size())
                             .onItem()

@@ -114,7 +114,8 @@ final class DeltaDelivery {
         // order across partitions (a burst over thousands of partitions waits in the bounded backlog instead of
         // asking the pool for thousands of reads at once); only the deliveries queue behind each other, so every
         // session still sees the partition's commits in order (§8.2: deltas are cursor-contiguous per connection)
-        // a root span: the notification carries no trace context (§8.2 payload is "partition:seq")
+        // a root span: the notification carries no trace context (§8.2 payload is "partition:seq"); the fan-out
+        // links to the push span stored with the commit instead (fanOut)
         long heardMs = System.currentTimeMillis();
         pending.heard(partition, heardMs);
         Span span = tracing.start("realtime.fanout", Context.root(), SpanKind.CONSUMER);
@@ -235,7 +236,7 @@ final class DeltaDelivery {
 
     /**
      * Delivers notified commit {@code n} to each session of its partition. With tracing on, the fan-out's
-     * {@code span} links to the push span of the commit when this pod pushed it, and the first
+     * {@code span} links to the push span stored with the commit (whichever pod pushed it), and the first
      * {@value Tracing#SAMPLED_DELIVERIES} sessions served get a {@code realtime.delivery} span each under it.
      */
     private void fanOut(Notified n, Span span) {
@@ -245,8 +246,8 @@ final class DeltaDelivery {
         }
         boolean traced = span.isRecording();
         if (traced && n.commit() != null) {
-            SpanContext push = tracing.pushOf(
-                    n.partition(), n.commit().clientId(), n.commit().clientCommitId());
+            // the push that made the commit, on this pod or another: its context is stored with the commit
+            SpanContext push = Tracing.linkOf(n.commit().traceParent());
             if (push.isValid()) {
                 span.addLink(push);
             }

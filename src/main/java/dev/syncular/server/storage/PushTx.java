@@ -63,11 +63,18 @@ public interface PushTx {
      * Appends one commit: assigns {@code maxCommitSeq + 1}, writes the commit, its changes (row payload
      * encoded with the table's full-row codec, §2.4), the commit→scope-key index (§3.1), and bumps
      * maxCommitSeq. Fails with {@code sync.missing_scopes} when a change carries no scope map (§3.1).
+     * {@code traceParent} is the W3C {@code traceparent} of the sampled span pushing the commit, stored with it
+     * for the fan-out of every pod to link to ({@link StoredCommit#traceParent}), or {@link StoredCommit#UNTRACED}.
      *
      * @return the assigned commitSeq
      */
     Uni<Long> appendCommit(
-            String actorId, String clientId, String clientCommitId, long createdAtMs, List<ChangeToWrite> changes);
+            String actorId,
+            String clientId,
+            String clientCommitId,
+            long createdAtMs,
+            List<ChangeToWrite> changes,
+            String traceParent);
 
     /**
      * Writes the row projection (insert or replace), its stored-scope index, and clears any tombstone of the

@@ -222,7 +222,8 @@ public final class RecentCommits {
                                     c.actorId(),
                                     c.clientId(),
                                     c.clientCommitId(),
-                                    matching));
+                                    matching,
+                                    c.traceParent()));
             total += matching.size();
         }
         return Optional.of(new CommitWindow(out, query.upToSeq(), false));

@@ -116,9 +116,6 @@ final class CommitPush {
     private Uni<List<Frame>> push(RoundState round, PushCommit commit, Context trace) {
         round.commitTrace = trace; // the parent of the commit's validator webhooks (commits run one at a time)
         Span.fromContext(trace).setAttribute(Tracing.PARTITION, round.ctx.partition());
-        // before the transaction: its notification may reach this pod's fan-out before the COMMIT's answer
-        tracing.pushing(
-                round.ctx.partition(), round.header.clientId(), commit.clientCommitId(), Span.fromContext(trace));
         String partition = round.ctx.partition();
         String clientId = round.header.clientId();
         boolean[] replayed = {false};
@@ -431,8 +428,14 @@ final class CommitPush {
                     if (rejection != null) {
                         return reject(round, tx, commit, rejection, now);
                     }
+                    // stored with the commit: the fan-out of every pod links to this push (§8.2 carries no trace)
                     return tx.appendCommit(
-                                    round.ctx.actorId(), round.header.clientId(), commit.clientCommitId(), now, changes)
+                                    round.ctx.actorId(),
+                                    round.header.clientId(),
+                                    commit.clientCommitId(),
+                                    now,
+                                    changes,
+                                    Tracing.traceParent(round.commitTrace))
                             .flatMap(seq -> writeRows(tx, new ArrayList<>(staged.values()), seq, fetched)
                                     .flatMap(v -> decision.reactions().isEmpty()
                                             ? Uni.createFrom().voidItem()

@@ -1,5 +1,6 @@
 package dev.syncular.server.sync;
 
+import dev.syncular.server.storage.StoredCommit;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
@@ -7,13 +8,17 @@ import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
+import io.opentelemetry.context.propagation.TextMapGetter;
 import io.smallrye.mutiny.Uni;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -48,27 +53,55 @@ public final class Tracing {
     /** What one socket got of a fanned-out commit: {@code delta}, {@code wake} or {@code none}. */
     public static final AttributeKey<String> DELIVERY = AttributeKey.stringKey("syncular.realtime.delivery");
 
+    private static final String TRACEPARENT = "traceparent";
+
+    /** Reads a stored {@code traceparent} (one key) for the W3C propagator. */
+    private static final TextMapGetter<Map<String, String>> STORED = new TextMapGetter<>() {
+        @Override
+        public Iterable<String> keys(Map<String, String> carrier) {
+            return carrier.keySet();
+        }
+
+        @Override
+        public String get(Map<String, String> carrier, String key) {
+            return carrier == null ? null : carrier.get(key);
+        }
+    };
+
     /** How many sockets of a fan-out get a {@code realtime.delivery} span of their own (the first ones served). */
     public static final int SAMPLED_DELIVERIES = 8;
 
     private final Tracer tracer;
-    private final PushSpans pushes = new PushSpans();
 
     public Tracing(Tracer tracer) {
         this.tracer = tracer;
     }
 
     /**
-     * The push of commit {@code clientCommitId} of {@code clientId} runs in span {@code push}: a fan-out of the commit
-     * on this pod links to it ({@link #pushOf}). Nothing is kept for a span that is not recorded.
+     * The W3C {@code traceparent} of the span of {@code context} when it is sampled (a push stores it with its
+     * commit), else {@link StoredCommit#UNTRACED}: with tracing off nothing is stored.
      */
-    public void pushing(String partition, String clientId, String clientCommitId, Span push) {
-        pushes.remember(partition, clientId, clientCommitId, push.getSpanContext());
+    public static String traceParent(Context context) {
+        SpanContext span = Span.fromContext(context).getSpanContext();
+        if (!span.isValid() || !span.isSampled()) {
+            return StoredCommit.UNTRACED;
+        }
+        Map<String, String> carrier = new HashMap<>(2);
+        W3CTraceContextPropagator.getInstance().inject(context, carrier, Map::put);
+        return carrier.getOrDefault(TRACEPARENT, StoredCommit.UNTRACED);
     }
 
-    /** The span of the push of a stored commit when this process pushed it lately; else an invalid context. */
-    public SpanContext pushOf(String partition, String clientId, String clientCommitId) {
-        return pushes.recall(partition, clientId, clientCommitId);
+    /**
+     * The span context a stored {@code traceParent} names (the push of a commit, on whichever pod it ran), or an
+     * invalid context for {@link StoredCommit#UNTRACED} or a value that is not a {@code traceparent}.
+     */
+    public static SpanContext linkOf(String traceParent) {
+        if (traceParent.isEmpty()) {
+            return SpanContext.getInvalid();
+        }
+        Context extracted = W3CTraceContextPropagator.getInstance()
+                .extract(Context.root(), Map.of(TRACEPARENT, traceParent), STORED);
+        return Span.fromContext(extracted).getSpanContext();
     }
 
     /** A started span named {@code name} under {@code parent}; the caller ends it. */

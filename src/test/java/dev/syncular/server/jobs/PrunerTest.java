@@ -12,6 +12,7 @@ import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PruneResult;
 import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.RetentionInputs;
+import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.testsupport.GeneratedCommits;
 import dev.syncular.server.testsupport.HeldTransaction;
@@ -66,7 +67,8 @@ class PrunerTest {
         for (int i = 0; i < n; i++) {
             storage.inPartitionTransaction(
                             partition,
-                            tx -> tx.appendCommit("a", "c", UUID.randomUUID().toString(), 1, List.of()))
+                            tx -> tx.appendCommit(
+                                    "a", "c", UUID.randomUUID().toString(), 1, List.of(), StoredCommit.UNTRACED))
                     .await()
                     .atMost(WAIT);
         }
@@ -228,7 +230,10 @@ class PrunerTest {
                     "the deleting batch holds no partition lock");
             assertEquals(
                     5001L,
-                    storage.inPartitionTransaction(p, tx -> tx.appendCommit("a", "c", "during-prune", now, List.of()))
+                    storage.inPartitionTransaction(
+                                    p,
+                                    tx -> tx.appendCommit(
+                                            "a", "c", "during-prune", now, List.of(), StoredCommit.UNTRACED))
                             .await()
                             .atMost(WAIT),
                     "a push to the partition is not held up by the prune");

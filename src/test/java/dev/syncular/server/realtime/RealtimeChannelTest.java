@@ -14,6 +14,7 @@ import dev.syncular.server.storage.ActivationResult;
 import dev.syncular.server.storage.ChangeToWrite;
 import dev.syncular.server.storage.CheckpointDeclaration;
 import dev.syncular.server.storage.ClientRecord;
+import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.postgres.PostgresSyncStorage;
 import dev.syncular.server.sync.EngineParts;
 import dev.syncular.server.sync.ScopeResolver;
@@ -209,7 +210,8 @@ class RealtimeChannelTest {
                                 2L,
                                 List.of(ChangeToWrite.upsert("todos", "x1", 1, Map.of("list_id", "l1"), new Object[] {
                                     "x1", "l1", "t x1", false, 1L, 1L
-                                }))))
+                                })),
+                                StoredCommit.UNTRACED))
                 .await()
                 .atMost(WAIT);
         Message delta = s.nextDelta();

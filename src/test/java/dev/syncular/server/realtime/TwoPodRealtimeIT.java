@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.testsupport.HttpTransport;
+import dev.syncular.server.testsupport.OtlpCollector;
 import dev.syncular.server.testsupport.RealtimeSocket;
 import dev.syncular.server.testsupport.ServerProcess;
 import dev.syncular.server.testsupport.StartsProcesses;
@@ -39,7 +40,8 @@ import org.junit.jupiter.api.Test;
  * Several pods, no sticky sessions (§8.2 fanout): two packaged servers as two operating-system processes on
  * one PostgreSQL and one storage schema. A commit taken by pod A reaches a socket held by pod B through
  * PostgreSQL's NOTIFY; pod B losing its LISTEN connection wakes its sockets with {@code catchup-required}
- * (§8.3) instead of leaving a silent gap; and pod B's SIGTERM drains its sockets with 1001 (going away).
+ * (§8.3) instead of leaving a silent gap; and pod B's SIGTERM drains its sockets with 1001 (going away). Both
+ * pods trace to a real OTLP collector ({@link OtlpCollector}): pod B's fan-out of pod A's commit links to its push.
  */
 @StartsProcesses
 class TwoPodRealtimeIT {
@@ -56,11 +58,16 @@ class TwoPodRealtimeIT {
     static Vertx vertx;
     static Pool pool;
 
+    static OtlpCollector traces;
+
     @BeforeAll
     static void start() throws Exception {
         schema = SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA));
-        podA = pod("two-pod-realtime-a").start();
-        podB = pod("two-pod-realtime-b").env("HOSTNAME", POD_B_HOST).start();
+        traces = new OtlpCollector();
+        podA = traced(pod("two-pod-realtime-a"), "a").start();
+        podB = traced(pod("two-pod-realtime-b"), "b")
+                .env("HOSTNAME", POD_B_HOST)
+                .start();
         vertx = Vertx.vertx();
         pool = TestPostgres.pool(vertx, 1);
     }
@@ -72,9 +79,24 @@ class TwoPodRealtimeIT {
                 .env("SYNCULAR_ADMIN_TOKEN", ADMIN_TOKEN);
     }
 
+    /**
+     * Tracing on, every span exported to the test's collector within a fraction of a second, and the pod named in
+     * the resource ({@code syncular.test.pod}), as README "Traces" turns it on in production.
+     */
+    static ServerProcess.Builder traced(ServerProcess.Builder pod, String name) {
+        return pod.env("QUARKUS_OTEL_SDK_DISABLED", "false")
+                .env("QUARKUS_OTEL_EXPORTER_OTLP_ENDPOINT", traces.endpoint())
+                .env("QUARKUS_OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+                .env("QUARKUS_OTEL_BSP_SCHEDULE_DELAY", "100ms")
+                .env("QUARKUS_OTEL_RESOURCE_ATTRIBUTES", "syncular.test.pod=" + name);
+    }
+
     @AfterAll
     static void stop() throws Exception {
         ServerProcess.closeAll(podA, podB);
+        if (traces != null) {
+            traces.close();
+        }
         if (pool != null) {
             pool.query("DROP SCHEMA IF EXISTS " + SCHEMA + " CASCADE")
                     .execute()
@@ -125,6 +147,33 @@ class TwoPodRealtimeIT {
                 commit.commitSeq(),
                 assertInstanceOf(SubEnd.class, delta.frames().get(3)).nextCursor());
         s.ws.abort();
+
+        // one trace from the write to the reader across the pods: pod B's fan-out of the commit links to pod A's
+        // push span, whose context pod A stored with the commit (the §8.2 notification carries none)
+        String seq = Long.toString(commit.commitSeq());
+        OtlpCollector.Collected push = traces.await(
+                "sync.push on pod A",
+                c -> c.name().equals("sync.push")
+                        && "a".equals(c.resource().get("syncular.test.pod"))
+                        && partition.equals(c.attributes().get("syncular.partition"))
+                        && seq.equals(c.attributes().get("syncular.commit_seq")),
+                WAIT);
+        OtlpCollector.Collected fanout = traces.await(
+                "realtime.fanout on pod B",
+                c -> c.name().equals("realtime.fanout")
+                        && "b".equals(c.resource().get("syncular.test.pod"))
+                        && partition.equals(c.attributes().get("syncular.partition"))
+                        && seq.equals(c.attributes().get("syncular.commit_seq")),
+                WAIT);
+        assertTrue(
+                fanout.links().contains(new OtlpCollector.Link(push.traceId(), push.spanId())),
+                "pod B's fan-out links to pod A's push: " + fanout + " / " + push);
+        OtlpCollector.Collected delivery = traces.await(
+                "realtime.delivery under pod B's fan-out",
+                c -> c.name().equals("realtime.delivery") && c.parentSpanId().equals(fanout.spanId()),
+                WAIT);
+        assertEquals("delta", delivery.attributes().get("syncular.realtime.delivery"));
+        System.out.println("Trace across two pods:\n  " + push + "\n  " + fanout + "\n  " + delivery);
     }
 
     @Test

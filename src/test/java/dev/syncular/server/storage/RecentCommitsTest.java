@@ -28,8 +28,8 @@ class RecentCommitsTest {
                 "c",
                 "cc-" + seq,
                 List.of(new StoredChange(
-                        "tasks", "r" + seq, Op.UPSERT, 1L, Map.of("project_id", "P1"), new Object[] {"r" + seq, "P1"
-                        })));
+                        "tasks", "r" + seq, Op.UPSERT, 1L, Map.of("project_id", "P1"), new Object[] {"r" + seq, "P1"})),
+                StoredCommit.UNTRACED);
     }
 
     private static CommitQuery window(long after, long upTo) {

@@ -144,7 +144,8 @@ public abstract class SyncStorageContract {
     protected long commit(String partition, List<ChangeToWrite> changes) {
         return await(storage.inPartitionTransaction(
                 partition,
-                tx -> tx.appendCommit("actor-1", "client-1", UUID.randomUUID().toString(), 5_000L, changes)));
+                tx -> tx.appendCommit(
+                        "actor-1", "client-1", UUID.randomUUID().toString(), 5_000L, changes, StoredCommit.UNTRACED)));
     }
 
     protected static PushOutcome applied(long seq, String body) {
@@ -266,7 +267,12 @@ public abstract class SyncStorageContract {
                     p,
                     tx -> tx.readRows("tasks", List.of(id))
                             .chain(rows -> tx.appendCommit(
-                                    "actor-1", "client-1", "cc-" + id, 5_000L, List.of(taskUpsert(id, "P1", "O1", 1))))
+                                    "actor-1",
+                                    "client-1",
+                                    "cc-" + id,
+                                    5_000L,
+                                    List.of(taskUpsert(id, "P1", "O1", 1)),
+                                    StoredCommit.UNTRACED))
                             .call(seq -> tx.upsertRow(
                                     "tasks",
                                     new StoredRow(
@@ -311,7 +317,8 @@ public abstract class SyncStorageContract {
                                         5_000L,
                                         List.of(
                                                 taskUpsert("new", "P1", "O1", 1),
-                                                ChangeToWrite.delete("tasks", "keep", taskScopes("P1", "O1"))))
+                                                ChangeToWrite.delete("tasks", "keep", taskScopes("P1", "O1"))),
+                                        StoredCommit.UNTRACED)
                                 .call(s -> tx.upsertRow(
                                         "tasks",
                                         new StoredRow(
@@ -343,7 +350,8 @@ public abstract class SyncStorageContract {
                         "client-1",
                         "cc",
                         5_000L,
-                        List.of(new ChangeToWrite("tasks", "a", Op.UPSERT, 1L, null, task("a", "P1", "O1", "t"))))));
+                        List.of(new ChangeToWrite("tasks", "a", Op.UPSERT, 1L, null, task("a", "P1", "O1", "t"))),
+                        StoredCommit.UNTRACED)));
         assertEquals(StorageException.MISSING_SCOPES, e.code());
         assertEquals(before, countAllTables());
     }
@@ -355,7 +363,12 @@ public abstract class SyncStorageContract {
         String outcome = await(storage.inPartitionTransaction(
                 p,
                 tx -> tx.savepoint(() -> tx.appendCommit(
-                                        "actor-1", "client-1", "cc-r", 5_000L, List.of(taskUpsert("r", "P1", "O1", 1)))
+                                        "actor-1",
+                                        "client-1",
+                                        "cc-r",
+                                        5_000L,
+                                        List.of(taskUpsert("r", "P1", "O1", 1)),
+                                        StoredCommit.UNTRACED)
                                 .call(s -> tx.upsertRow(
                                         "tasks",
                                         new StoredRow(
@@ -395,7 +408,12 @@ public abstract class SyncStorageContract {
                         .chain(none -> {
                             assertNull(none);
                             return tx.appendCommit(
-                                    "actor-1", "client-1", "cc-1", 5_000L, List.of(taskUpsert("a", "P1", "O1", 1)));
+                                    "actor-1",
+                                    "client-1",
+                                    "cc-1",
+                                    5_000L,
+                                    List.of(taskUpsert("a", "P1", "O1", 1)),
+                                    StoredCommit.UNTRACED);
                         })
                         .call(s -> tx.savePushResult(
                                 "client-1", "cc-1", new PushOutcome(CommitStatus.APPLIED, s, body, 9_000L)))));
@@ -902,7 +920,12 @@ public abstract class SyncStorageContract {
             long seq = await(storage.inPartitionTransaction(
                     p,
                     tx -> tx.appendCommit(
-                                    "actor-1", "client-1", "cc-" + id, 5_000L, List.of(taskUpsert(id, "P1", "O1", 1)))
+                                    "actor-1",
+                                    "client-1",
+                                    "cc-" + id,
+                                    5_000L,
+                                    List.of(taskUpsert(id, "P1", "O1", 1)),
+                                    StoredCommit.UNTRACED)
                             .call(s -> tx.upsertRow(
                                     "tasks",
                                     new StoredRow(
@@ -1396,7 +1419,8 @@ public abstract class SyncStorageContract {
                                 "c",
                                 UUID.randomUUID().toString(),
                                 1L,
-                                List.of(ChangeToWrite.upsert("files", id, 1, Map.of("project_id", project), row)))
+                                List.of(ChangeToWrite.upsert("files", id, 1, Map.of("project_id", project), row)),
+                                StoredCommit.UNTRACED)
                         .call(seq -> tx.upsertRow(
                                 "files", new StoredRow(id, 1, row, new long[4], Map.of("project_id", project))))));
     }
@@ -1440,7 +1464,8 @@ public abstract class SyncStorageContract {
                                 "c",
                                 "del",
                                 1L,
-                                List.of(ChangeToWrite.delete("files", "f2", Map.of("project_id", "P2"))))
+                                List.of(ChangeToWrite.delete("files", "f2", Map.of("project_id", "P2"))),
+                                StoredCommit.UNTRACED)
                         .call(s -> tx.deleteRow("files", "f2", seq))));
         assertEquals(List.of(), referencing(p, "a"));
         assertEquals(

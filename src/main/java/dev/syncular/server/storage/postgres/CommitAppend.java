@@ -43,8 +43,8 @@ final class CommitAppend {
     static String appendCommitSql(String pgSchema, boolean withResult) {
         return "WITH c AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_commits")
                 + " (partition_id, commit_seq, created_at_ms, actor_id,"
-                + " client_id, client_commit_id, change_count, tables, writer_version)"
-                + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)),"
+                + " client_id, client_commit_id, change_count, tables, writer_version, trace_parent)"
+                + " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULLIF($19, ''))),"
                 + " ch AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_changes")
                 + " (partition_id, commit_seq, change_index, tbl, row_id, op,"
                 + " row_version, scopes, payload) SELECT $1, $2, u.i, u.t, u.r, u.o, u.v, u.s::jsonb, u.p"
@@ -62,14 +62,14 @@ final class CommitAppend {
                 + (withResult
                         ? ", pr AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_push_results")
                                 + " (partition_id, client_id, client_commit_id,"
-                                + " status, commit_seq, result, created_at_ms) VALUES ($1, $19, $20, $21, $22, $23, $24))"
+                                + " status, commit_seq, result, created_at_ms) VALUES ($1, $20, $21, $22, $23, $24, $25))"
                         : "")
                 + " SELECT 1 FROM nt";
     }
 
     /**
-     * The arguments {@code $1..$18} of {@link PushContext#appendCommit} for commit {@code seq} of
-     * {@code partition}.
+     * The arguments {@code $1..$19} of {@link PushContext#appendCommit} for commit {@code seq} of
+     * {@code partition}, {@code traceParent} ({@link StoredCommit#UNTRACED} when the push was not traced) last.
      *
      * @throws StorageException {@code MISSING_SCOPES} for a change without stored scopes (or the failure of the
      *     table lookup or payload encoding)
@@ -83,7 +83,8 @@ final class CommitAppend {
             String clientCommitId,
             long createdAtMs,
             List<ChangeToWrite> changes,
-            int writerVersion) {
+            int writerVersion,
+            String traceParent) {
         int n = changes.size();
         Integer[] indexes = new Integer[n];
         String[] tables = new String[n];
@@ -134,7 +135,8 @@ final class CommitAppend {
                 .addArrayOfString(scopes)
                 .addValue(payloads)
                 .addArrayOfString(scopeTables.toArray(String[]::new))
-                .addArrayOfString(scopeKeys.toArray(String[]::new));
+                .addArrayOfString(scopeKeys.toArray(String[]::new))
+                .addValue(traceParent);
         return new Args(args, scopes, payloads);
     }
 
@@ -147,6 +149,7 @@ final class CommitAppend {
             String clientCommitId,
             long createdAtMs,
             List<ChangeToWrite> changes,
+            String traceParent,
             Args built) {
         int n = changes.size();
         String[] scopes = built.scopes();
@@ -162,6 +165,6 @@ final class CommitAppend {
                     StoredScopes.parseScopes(scopes[i]),
                     payloads[i] == null ? null : installed.table(ch.table()).decodePayload(payloads[i].getBytes())));
         }
-        return new StoredCommit(seq, createdAtMs, actorId, clientId, clientCommitId, whole);
+        return new StoredCommit(seq, createdAtMs, actorId, clientId, clientCommitId, whole, traceParent);
     }
 }

@@ -62,7 +62,7 @@ final class CommitLogReads {
                 + " WHERE partition_id = $1 AND commit_seq = s.commit_seq AND tbl = $2 OFFSET 0) ch ON true"
                 + " ORDER BY s.commit_seq, ch.change_index";
         wholeCommit = "SELECT c.commit_seq, c.created_at_ms, c.actor_id, c.client_id, c.client_commit_id,"
-                + " ch.row_id, ch.op, ch.row_version, ch.scopes::text, ch.payload, ch.tbl"
+                + " ch.row_id, ch.op, ch.row_version, ch.scopes::text, ch.payload, ch.tbl, c.trace_parent"
                 + " FROM " + PgSql.qualified(pgSchema, "sync_commits") + " c LEFT JOIN "
                 + PgSql.qualified(pgSchema, "sync_changes") + " ch"
                 + " ON ch.partition_id = c.partition_id AND ch.commit_seq = c.commit_seq"
@@ -91,7 +91,11 @@ final class CommitLogReads {
                                 StoredScopes.parseScopes(r.getString(8)),
                                 payload == null ? null : installed.table(table).decodePayload(payload.getBytes())));
                     }
-                    return head == null ? null : commitOf(head, changes);
+                    if (head == null) {
+                        return null;
+                    }
+                    String traceParent = head.getString(11);
+                    return commitOf(head, changes, traceParent == null ? StoredCommit.UNTRACED : traceParent);
                 });
     }
 
@@ -185,7 +189,7 @@ final class CommitLogReads {
             long seq = r.getLong(0);
             if (seq != currentSeq) {
                 if (head != null && !changes.isEmpty()) {
-                    out.add(commitOf(head, changes));
+                    out.add(commitOf(head, changes, StoredCommit.UNTRACED));
                 }
                 currentSeq = seq;
                 head = r;
@@ -209,13 +213,19 @@ final class CommitLogReads {
                     payload == null ? null : rt.decodePayload(payload.getBytes())));
         }
         if (head != null && !changes.isEmpty()) {
-            out.add(commitOf(head, changes));
+            out.add(commitOf(head, changes, StoredCommit.UNTRACED));
         }
         return out;
     }
 
-    private static StoredCommit commitOf(Row head, List<StoredChange> changes) {
+    private static StoredCommit commitOf(Row head, List<StoredChange> changes, String traceParent) {
         return new StoredCommit(
-                head.getLong(0), head.getLong(1), head.getString(2), head.getString(3), head.getString(4), changes);
+                head.getLong(0),
+                head.getLong(1),
+                head.getString(2),
+                head.getString(3),
+                head.getString(4),
+                changes,
+                traceParent);
     }
 }

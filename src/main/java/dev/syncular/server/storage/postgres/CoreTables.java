@@ -15,7 +15,8 @@ import java.util.List;
  *   <li>{@code sync_partitions(partition_id PK, log_epoch, max_commit_seq, horizon_seq, created_at_ms,
  *       last_seen_at_ms)} — the registry, also the per-partition lock row;
  *   <li>{@code sync_commits(partition_id, commit_seq) PK} with created/actor/client/clientCommitId,
- *       change_count and the commit's table list;
+ *       change_count, the commit's table list and {@code trace_parent} (the W3C {@code traceparent} of the sampled
+ *       push span, NULL when the push was not traced: the fan-out of every pod links to it);
  *   <li>{@code sync_changes(partition_id, commit_seq, change_index) PK} with tbl, row_id, op (1/2),
  *       row_version, scopes jsonb, payload bytea (u32 column count + full-row codec bytes);
  *   <li>{@code sync_commit_scopes(partition_id, tbl, scope_key, commit_seq) PK} plus the index
@@ -217,6 +218,11 @@ final class CoreTables {
                         "sync_commits",
                         "writer_version",
                         "ALTER TABLE " + t("sync_commits") + " ADD COLUMN IF NOT EXISTS writer_version bigint"),
+                DdlStep.column(
+                        pgSchema,
+                        "sync_commits",
+                        "trace_parent",
+                        "ALTER TABLE " + t("sync_commits") + " ADD COLUMN IF NOT EXISTS trace_parent text"),
                 DdlStep.column(
                         pgSchema,
                         "sync_jobs",

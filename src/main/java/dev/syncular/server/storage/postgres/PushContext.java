@@ -13,13 +13,14 @@ final class PushContext {
      * A commit's log writes in one statement (§2.1, §2.2): the {@code sync_commits} row ({@code $1..$9};
      * its {@code BEFORE INSERT} writer-fence trigger fires as for a plain insert and fails the whole
      * statement), its changes from parallel arrays ({@code $10..$16}: change index, table, row id, op,
-     * row version, scopes JSON text, payload), its scope-index keys ({@code $17} tables, {@code $18} keys)
-     * and the partition's {@code max_commit_seq}. Data-modifying CTEs run to completion whether or not the
+     * row version, scopes JSON text, payload), its scope-index keys ({@code $17} tables, {@code $18} keys),
+     * the push span's {@code traceparent} ({@code $19}, {@code ''} stored as NULL) and the partition's
+     * {@code max_commit_seq}. Data-modifying CTEs run to completion whether or not the
      * main query reads them, and all of them or none take effect.
      */
     final String appendCommit;
     /**
-     * {@link #appendCommit} plus the commit's idempotency record ({@code $19..$24}: client id, client commit
+     * {@link #appendCommit} plus the commit's idempotency record ({@code $20..$25}: client id, client commit
      * id, status, commit seq, result, created at). A key that already holds a result fails the statement
      * (a unique violation, {@link PushResults#duplicate}), which aborts the transaction: a {@code COMMIT}
      * pipelined behind it rolls back instead of keeping the rest of the commit.

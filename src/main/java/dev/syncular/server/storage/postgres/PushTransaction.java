@@ -259,7 +259,12 @@ final class PushTransaction implements PushTx {
 
     @Override
     public Uni<Long> appendCommit(
-            String actorId, String clientId, String clientCommitId, long createdAtMs, List<ChangeToWrite> changes) {
+            String actorId,
+            String clientId,
+            String clientCommitId,
+            long createdAtMs,
+            List<ChangeToWrite> changes,
+            String traceParent) {
         long seq = maxCommitSeq + 1;
         CompiledSchema writer = x.installed.schema();
         if (writer == null) {
@@ -279,7 +284,8 @@ final class PushTransaction implements PushTx {
                     clientCommitId,
                     createdAtMs,
                     changes,
-                    writerVersion);
+                    writerVersion,
+                    traceParent);
         } catch (RuntimeException e) {
             return Uni.createFrom().failure(e);
         }
@@ -292,7 +298,7 @@ final class PushTransaction implements PushTx {
         maxCommitSeq = seq;
         if (x.recent.enabled()) {
             appended.add(CommitAppend.storedCommit(
-                    x.installed, seq, actorId, clientId, clientCommitId, createdAtMs, changes, built));
+                    x.installed, seq, actorId, clientId, clientCommitId, createdAtMs, changes, traceParent, built));
         }
         return Uni.createFrom().item(seq);
     }

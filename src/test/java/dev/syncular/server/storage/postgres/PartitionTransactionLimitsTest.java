@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.testsupport.HeldTransaction;
 import dev.syncular.server.testsupport.ScratchSchemas;
 import dev.syncular.server.testsupport.TestPostgres;
@@ -51,7 +52,8 @@ class PartitionTransactionLimitsTest {
     private static CompletableFuture<Long> append(PostgresSyncStorage storage, String partition) {
         return storage.inPartitionTransaction(
                         partition,
-                        tx -> tx.appendCommit("a", "c", UUID.randomUUID().toString(), 1L, List.of()))
+                        tx -> tx.appendCommit(
+                                "a", "c", UUID.randomUUID().toString(), 1L, List.of(), StoredCommit.UNTRACED))
                 .subscribeAsCompletionStage();
     }
 

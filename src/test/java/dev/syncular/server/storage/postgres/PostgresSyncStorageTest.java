@@ -20,6 +20,7 @@ import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCheckpoint;
+import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.storage.SyncStorageContract;
@@ -154,7 +155,9 @@ class PostgresSyncStorageTest extends SyncStorageContract {
             String id = Integer.toString(i);
             if (i == 40) {
                 otherSeq = await(otherPod.inPartitionTransaction(
-                        p, tx -> tx.appendCommit("actor-2", "client-2", "other-" + id, 6_000L, changes)));
+                        p,
+                        tx -> tx.appendCommit(
+                                "actor-2", "client-2", "other-" + id, 6_000L, changes, StoredCommit.UNTRACED)));
             } else if (i == 20) {
                 // one transaction: a commit rolled back to its savepoint, then the one that stays
                 rolledBackSeq = await(storage.inPartitionTransaction(
@@ -164,12 +167,14 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                                                 "client-1",
                                                 "gone",
                                                 5_000L,
-                                                List.of(taskUpsert("gone", "P1", "O1", 1)))
+                                                List.of(taskUpsert("gone", "P1", "O1", 1)),
+                                                StoredCommit.UNTRACED)
                                         .chain(seq -> Uni.createFrom()
                                                 .<Long>failure(new IllegalStateException("rolled back"))))
                                 .onFailure(IllegalStateException.class)
                                 .recoverWithItem(-1L)
-                                .chain(x -> tx.appendCommit("actor-1", "client-1", "kept-" + id, 5_000L, changes))));
+                                .chain(x -> tx.appendCommit(
+                                        "actor-1", "client-1", "kept-" + id, 5_000L, changes, StoredCommit.UNTRACED))));
             } else {
                 commit(p, changes);
             }
@@ -417,7 +422,8 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                                         "client-1",
                                         "cc-blocker",
                                         5_000L,
-                                        List.of(taskUpsert("blocker", "P1", "O1", 1)))))
+                                        List.of(taskUpsert("blocker", "P1", "O1", 1)),
+                                        StoredCommit.UNTRACED)))
                 .subscribeAsCompletionStage();
     }
 
@@ -442,7 +448,12 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                             p,
                             tx -> tx.readServeGate(schema.version())
                                     .chain(gate -> tx.appendCommit(
-                                            "actor-1", "client-1", key, 5_000L, List.of(taskUpsert(id, "P1", "O1", 1))))
+                                            "actor-1",
+                                            "client-1",
+                                            key,
+                                            5_000L,
+                                            List.of(taskUpsert(id, "P1", "O1", 1)),
+                                            StoredCommit.UNTRACED))
                                     .call(seq -> tx.upsertRow(
                                             "tasks",
                                             new StoredRow(
@@ -524,7 +535,8 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                                             "client-1",
                                             "cc-" + id,
                                             5_000L,
-                                            List.of(taskUpsert(id, "P1", "O1", 1)))
+                                            List.of(taskUpsert(id, "P1", "O1", 1)),
+                                            StoredCommit.UNTRACED)
                                     .call(seq -> tx.upsertRow("tasks", row))
                                     .call(seq -> tx.savePushResult("client-1", "cc-" + id, applied(seq, "ok"))))
                     .subscribeAsCompletionStage());
@@ -574,7 +586,12 @@ class PostgresSyncStorageTest extends SyncStorageContract {
             pushes.add(storage.inPartitionTransaction(
                             p,
                             tx -> tx.appendCommit(
-                                            "actor-1", "client-1", key, 5_000L, List.of(taskUpsert(id, "P1", "O1", 1)))
+                                            "actor-1",
+                                            "client-1",
+                                            key,
+                                            5_000L,
+                                            List.of(taskUpsert(id, "P1", "O1", 1)),
+                                            StoredCommit.UNTRACED)
                                     .call(seq -> tx.savePushResult("client-1", key, applied(seq, "ok")))
                                     .call(seq -> fails
                                             ? Uni.createFrom().failure(new IllegalStateException(id + " fails"))
@@ -735,7 +752,8 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                                             "client-1",
                                             key,
                                             5_000L,
-                                            List.of(taskUpsert(existing, "P1", "O1", version)))
+                                            List.of(taskUpsert(existing, "P1", "O1", version)),
+                                            StoredCommit.UNTRACED)
                                     .call(seq -> tx.upsertRow("tasks", taskRow(existing, version, title), stored))
                                     .call(seq -> fresh == null
                                             ? Uni.createFrom().voidItem()
@@ -866,7 +884,8 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                                                         5_000L,
                                                         List.of(
                                                                 taskUpsert("f", "P1", "O1", 1),
-                                                                taskUpsert("g", "P1", "O1", 1)))
+                                                                taskUpsert("g", "P1", "O1", 1)),
+                                                        StoredCommit.UNTRACED)
                                                 .call(seq -> tx.upsertRow("tasks", taskRow("f", 1, "F")))
                                                 .call(seq -> tx.upsertRow("tasks", taskRow("g", 1, "F")))
                                                 .call(seq -> tx.savePushResult("client-1", "cc-F", applied(seq, "F")))
@@ -981,7 +1000,13 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         StoredRow row = new StoredRow("w", 1, task("w", "P1", "O1", "t"), new long[10], taskScopes("P1", "O1"));
         Map<String, StoredRow> seen = await(storage.inPartitionTransaction(
                 p,
-                tx -> tx.appendCommit("actor-1", "client-1", "cc-w1", 5_000L, List.of(taskUpsert("w", "P1", "O1", 1)))
+                tx -> tx.appendCommit(
+                                "actor-1",
+                                "client-1",
+                                "cc-w1",
+                                5_000L,
+                                List.of(taskUpsert("w", "P1", "O1", 1)),
+                                StoredCommit.UNTRACED)
                         .call(seq -> tx.upsertRow("tasks", row))
                         // a second append releases the first (held) one
                         .chain(seq -> tx.appendCommit(
@@ -989,7 +1014,8 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                                 "client-1",
                                 "cc-w2",
                                 5_000L,
-                                List.of(ChangeToWrite.delete("tasks", "w", taskScopes("P1", "O1")))))
+                                List.of(ChangeToWrite.delete("tasks", "w", taskScopes("P1", "O1"))),
+                                StoredCommit.UNTRACED))
                         .call(seq -> tx.deleteRow("tasks", "w", seq))
                         .call(seq -> tx.upsertRow("tasks", row))
                         .chain(seq -> tx.readRows("tasks", List.of("w")))
@@ -1145,7 +1171,8 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                                 "c",
                                 "cc",
                                 1L,
-                                List.of(ChangeToWrite.upsert("notes", "1", 1, Map.of("project_id", "P1"), note)))
+                                List.of(ChangeToWrite.upsert("notes", "1", 1, Map.of("project_id", "P1"), note)),
+                                StoredCommit.UNTRACED)
                         .call(s -> tx.upsertRow(
                                 "notes", new StoredRow("1", 1, note, new long[3], Map.of("project_id", "P1"))))));
 
@@ -1261,7 +1288,12 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                                 "tasks",
                                 new StoredRow(id, 1, task(id, "P1", "O1", "t"), new long[10], taskScopes("P1", "O1")))
                         .chain(() -> tx.appendCommit(
-                                "actor-1", "client-1", "cc-" + id, 5_000L, List.of(taskUpsert(id, "P1", "O1", 1))))
+                                "actor-1",
+                                "client-1",
+                                "cc-" + id,
+                                5_000L,
+                                List.of(taskUpsert(id, "P1", "O1", 1)),
+                                StoredCommit.UNTRACED))
                         .call(seq -> tx.savePushResult("client-1", "cc-" + id, applied(seq, "ok"))));
     }
 
@@ -1369,7 +1401,8 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                                     "client-1",
                                     "in-flight",
                                     5_000L,
-                                    List.of(taskUpsert("a", "P1", "O1", 1))));
+                                    List.of(taskUpsert("a", "P1", "O1", 1)),
+                                    StoredCommit.UNTRACED));
                 })
                 .subscribeAsCompletionStage();
         locked.get(30, TimeUnit.SECONDS); // the push holds the partition row lock

@@ -8,6 +8,7 @@ import dev.syncular.server.schema.SchemaLoader;
 import dev.syncular.server.storage.ChangeToWrite;
 import dev.syncular.server.storage.ReadRoute;
 import dev.syncular.server.storage.ReplicaObserver;
+import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.SyncStorageContract;
 import dev.syncular.server.testsupport.TestPostgres;
 import io.vertx.mutiny.core.Vertx;
@@ -123,7 +124,8 @@ class StandbyStreamingTest {
                                 UUID.randomUUID().toString(),
                                 5_000L,
                                 List.of(ChangeToWrite.upsert(
-                                        "notes", "1", 1, Map.of("project_id", "P1"), new Object[] {1L, "P1", "body"}))))
+                                        "notes", "1", 1, Map.of("project_id", "P1"), new Object[] {1L, "P1", "body"})),
+                                StoredCommit.UNTRACED))
                 .await()
                 .atMost(WAIT);
     }

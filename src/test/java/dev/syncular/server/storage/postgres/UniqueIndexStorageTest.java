@@ -14,6 +14,7 @@ import dev.syncular.server.storage.ChangeToWrite;
 import dev.syncular.server.storage.PushOutcome;
 import dev.syncular.server.storage.PushTx;
 import dev.syncular.server.storage.StorageException;
+import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.StoredRow;
 import dev.syncular.server.testsupport.HeldTransaction;
 import dev.syncular.server.testsupport.ScratchSchemas;
@@ -102,7 +103,7 @@ class UniqueIndexStorageTest {
             for (Object[] r : rows) {
                 changes.add(ChangeToWrite.upsert("members", (String) r[0], 1, Map.of("org_id", (String) r[1]), r));
             }
-            return tx.appendCommit("actor", "client", clientCommitId, 5_000L, changes)
+            return tx.appendCommit("actor", "client", clientCommitId, 5_000L, changes, StoredCommit.UNTRACED)
                     .call(seq -> {
                         Uni<Void> chain = Uni.createFrom().voidItem();
                         for (Object[] r : rows) {
@@ -244,7 +245,8 @@ class UniqueIndexStorageTest {
                                 List.of(
                                         ChangeToWrite.delete("members", "m1", Map.of("org_id", "o1")),
                                         ChangeToWrite.upsert(
-                                                "members", "m2", 2, Map.of("org_id", "o1"), member("m2", "o1", "a@x"))))
+                                                "members", "m2", 2, Map.of("org_id", "o1"), member("m2", "o1", "a@x"))),
+                                StoredCommit.UNTRACED)
                         .call(s -> tx.deleteRow("members", "m1", s))
                         .call(s -> tx.upsertRow(
                                 "members",
