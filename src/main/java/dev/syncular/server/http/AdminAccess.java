@@ -2,12 +2,15 @@ package dev.syncular.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.observability.AdminConfig;
 import dev.syncular.server.round.ErrorBodies;
+import dev.syncular.server.round.HttpError;
 import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StorageException;
 import io.quarkus.vertx.http.runtime.CurrentVertxRequest;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -35,12 +38,54 @@ public class AdminAccess {
     private final String token;
     private final CredentialAttempts attempts;
     private final CurrentVertxRequest current;
+    private final RequestBodies bodies;
 
     @Inject
-    public AdminAccess(AdminConfig config, CredentialAttempts attempts, CurrentVertxRequest current) {
+    public AdminAccess(
+            AdminConfig config, CredentialAttempts attempts, CurrentVertxRequest current, RequestBodies bodies) {
         this.token = config.token().orElse("");
         this.attempts = attempts;
         this.current = current;
+        this.bodies = bodies;
+    }
+
+    /**
+     * {@link #guarded} for a route with a JSON body: the token check first; only then the body, read under
+     * {@code maxBody} bytes ({@link RequestBody}: a declared length above it is 413 before any byte is read) and
+     * handed to {@code call}. A body that is not JSON, or a field {@code call} refuses with an
+     * {@link IllegalArgumentException}, is 400 {@code sync.invalid_request}; with the pod's request-buffer budget
+     * spent the call fails with its 429 before the body is read.
+     */
+    Uni<Response> guardedJson(
+            String route,
+            String authorization,
+            HttpServerRequest request,
+            int maxBody,
+            Function<StorageException, Response> storageErrors,
+            Function<JsonNode, Uni<Response>> call) {
+        RequestBody body;
+        try {
+            body = bodies.open(request, maxBody, RequestBody::tooLarge);
+        } catch (HttpError e) {
+            return guarded(
+                    route, authorization, storageErrors, () -> Uni.createFrom().item(refusal(e)));
+        } catch (SyncError busy) {
+            return Uni.createFrom().failure(busy);
+        }
+        return guarded(
+                route,
+                authorization,
+                storageErrors,
+                () -> body.readJson()
+                        .chain(json -> call.apply(json))
+                        .onFailure(IllegalArgumentException.class)
+                        .recoverWithItem(e -> bad("invalid request"))
+                        .onFailure(HttpError.class)
+                        .recoverWithItem(e -> refusal((HttpError) e)));
+    }
+
+    private static Response refusal(HttpError e) {
+        return error(e.status(), e.code(), e.getMessage(), Map.of());
     }
 
     /**

@@ -4,9 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.syncular.server.errors.ErrorCode;
-import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.jobs.Backfills;
-import dev.syncular.server.round.HttpError;
 import dev.syncular.server.storage.StorableText;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoredCheckpoint;
@@ -57,9 +55,6 @@ public class AdminCheckpointsResource {
 
     @Inject
     AdminAccess access;
-
-    @Inject
-    RequestBodies bodies;
 
     @GET
     @Operation(summary = "The backfill checkpoints of a partition")
@@ -188,34 +183,10 @@ public class AdminCheckpointsResource {
         return access.guarded(route, auth, AdminCheckpointsResource::storageError, call);
     }
 
-    /**
-     * The token check ({@link AdminAccess}) first; only then the body, read under {@value #MAX_BODY} bytes
-     * ({@link RequestBody}: a declared length above it is 413 before any byte is read) and handed to
-     * {@code call} as JSON. A body that is not JSON, or a field {@code call} refuses, is 400.
-     */
+    /** {@link AdminAccess#guardedJson}: the token, then a JSON body under {@value #MAX_BODY} bytes. */
     private Uni<Response> guarded(
             String route, String auth, HttpServerRequest request, Function<JsonNode, Uni<Response>> call) {
-        RequestBody body;
-        try {
-            body = bodies.open(request, MAX_BODY, RequestBody::tooLarge);
-        } catch (HttpError e) {
-            return guarded(route, auth, () -> Uni.createFrom().item(refusal(e)));
-        } catch (SyncError busy) {
-            return Uni.createFrom().failure(busy); // the buffer budget is spent: 429 before the body
-        }
-        return guarded(
-                route,
-                auth,
-                () -> body.readJson()
-                        .chain(json -> call.apply(json))
-                        .onFailure(IllegalArgumentException.class)
-                        .recoverWithItem(e -> AdminAccess.bad("invalid request"))
-                        .onFailure(HttpError.class)
-                        .recoverWithItem(e -> refusal((HttpError) e)));
-    }
-
-    private static Response refusal(HttpError e) {
-        return AdminAccess.error(e.status(), e.code(), e.getMessage(), Map.of());
+        return access.guardedJson(route, auth, request, MAX_BODY, AdminCheckpointsResource::storageError, call);
     }
 
     private static Response storageError(StorageException e) {

@@ -1,9 +1,7 @@
 package dev.syncular.server.http;
 
 import dev.syncular.server.errors.ErrorCode;
-import dev.syncular.server.errors.SyncError;
 import dev.syncular.server.rollout.SchemaChangePlanner;
-import dev.syncular.server.round.HttpError;
 import dev.syncular.server.schema.SchemaException;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.http.HttpServerRequest;
@@ -46,9 +44,6 @@ public class AdminSchemaResource {
     @Inject
     AdminAccess access;
 
-    @Inject
-    RequestBodies bodies;
-
     @POST
     @Path("/plan")
     @Operation(summary = "The plan of a schema change: allowed or why not, DDL, backfills, window, clients, serve gate")
@@ -57,40 +52,22 @@ public class AdminSchemaResource {
             @QueryParam("days") String days,
             @QueryParam("checkpoint") List<String> checkpoints,
             @Context HttpServerRequest request) {
-        String route = "POST /admin/schema/plan";
-        RequestBody body;
-        try {
-            body = bodies.open(request, MAX_BODY, RequestBody::tooLarge);
-        } catch (HttpError e) {
-            return access.guarded(
-                    route,
-                    auth,
-                    AdminAccess::internalError,
-                    () -> Uni.createFrom().item(refusal(e)));
-        } catch (SyncError busy) {
-            return Uni.createFrom().failure(busy); // the buffer budget is spent: 429 before the body
-        }
-        return access.guarded(
-                route,
+        return access.guardedJson(
+                "POST /admin/schema/plan",
                 auth,
+                request,
+                MAX_BODY,
                 AdminAccess::internalError,
-                () -> body.readJson()
-                        .chain(json -> planner.plan(
+                // deferred: a document that does not compile throws while planning, and is answered below
+                json -> Uni.createFrom()
+                        .deferred(() -> planner.plan(
                                 json, SchemaChangePlanner.checkpoints(checkpoints), SchemaChangePlanner.days(days)))
                         .map(plan -> Response.ok(plan).build())
-                        .onFailure(IllegalArgumentException.class)
-                        .recoverWithItem(e -> AdminAccess.bad("invalid request"))
-                        .onFailure(HttpError.class)
-                        .recoverWithItem(e -> refusal((HttpError) e))
                         .onFailure(SchemaException.class)
                         .recoverWithItem(e -> AdminAccess.error(
                                 400,
                                 ErrorCode.INVALID_REQUEST,
                                 "the body is not a schema document",
                                 Map.of("reason", ((SchemaException) e).reason()))));
-    }
-
-    private static Response refusal(HttpError e) {
-        return AdminAccess.error(e.status(), e.code(), e.getMessage(), Map.of());
     }
 }
