@@ -5,6 +5,8 @@
 # Usage: bench/prune.sh
 #        BENCH_OPTS="-Dbench.partitions=10000 -Dbench.commitsPerPartition=120" \
 #          SERVER_ENV="SYNCULAR_PRUNING_KEEP_NEWEST_COMMITS=20" bench/prune.sh     (many partitions)
+#        The many-partitions case also reports commits pruned per second and the log tables' sizes (with their
+#        indexes) after the generation, right after the prune and after a plain VACUUM.
 #
 # Packages the app (offline), starts the packaged server (prod profile, dev header auth, pruning every 2 s) on a
 # free port against PostgreSQL in a fresh storage schema, waits for /q/health/ready, runs

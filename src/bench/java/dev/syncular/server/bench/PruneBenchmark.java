@@ -188,6 +188,7 @@ public final class PruneBenchmark {
             pool.query("ANALYZE " + s + table).execute().await().atMost(WAIT);
         }
         long analyzed = System.nanoTime();
+        String sizesBefore = logSizes(pool, pgSchema);
 
         // one probe of sync_commits' primary key per partition (its lowest stored commit at or below the horizon);
         // the generated logs are contiguous, so what a partition keeps is max_commit_seq - horizon_seq once pruned
@@ -217,6 +218,13 @@ public final class PruneBenchmark {
         if (finished == 0) {
             throw new IllegalStateException("the prune did not finish within " + WAIT);
         }
+        String sizesAfter = logSizes(pool, pgSchema);
+        long vacuumFrom = System.nanoTime();
+        for (String table : LOG_TABLES) {
+            pool.query("VACUUM " + s + table).execute().await().atMost(WAIT);
+        }
+        long vacuumed = System.nanoTime();
+        String sizesVacuumed = logSizes(pool, pgSchema);
         System.out.printf(
                 "== generated %,d partitions x %,d commits (%,d commits, each with one change and one scope-index"
                         + " entry) in %,d ms, analyzed in %,d ms%n",
@@ -230,6 +238,15 @@ public final class PruneBenchmark {
                         + " commit at or below it is left (%,d commits deleted, %,d kept)%n",
                 (finished - generated) / 1_000_000, total - remaining, remaining);
         System.out.printf(
+                "== commits pruned per second over the window: %,.0f%n",
+                (total - remaining) / ((finished - generated) / 1e9));
+        System.out.printf("== log tables after the generation: %s%n", sizesBefore);
+        System.out.printf("== log tables right after the prune: %s%n", sizesAfter);
+        System.out.printf(
+                "== log tables after a plain VACUUM (%,d ms; the space stays with the tables for the next commits):"
+                        + " %s%n",
+                (vacuumed - vacuumFrom) / 1_000_000, sizesVacuumed);
+        System.out.printf(
                 "== push rounds (%d writers, one more partition): baseline %,d rounds p50 %d ms p99 %d ms max %d ms;"
                         + " in the prune window %,d rounds p50 %d ms p99 %d ms max %d ms%n",
                 WRITERS,
@@ -242,5 +259,27 @@ public final class PruneBenchmark {
                 load.percentileMs(99, generated, finished),
                 load.percentileMs(100, generated, finished));
         System.out.printf("== push failures during the run: %s%n", load.failures);
+    }
+
+    private static final List<String> LOG_TABLES = List.of("sync_commits", "sync_changes", "sync_commit_scopes");
+
+    /** Each log table's size with its indexes, and its live and dead rows as the statistics count them. */
+    private static String logSizes(Pool pool, String pgSchema) {
+        StringBuilder out = new StringBuilder();
+        for (String table : LOG_TABLES) {
+            Row r = pool.preparedQuery("SELECT pg_total_relation_size(c.oid), coalesce(st.n_live_tup, 0),"
+                            + " coalesce(st.n_dead_tup, 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                            + " LEFT JOIN pg_stat_user_tables st ON st.relid = c.oid"
+                            + " WHERE n.nspname = $1 AND c.relname = $2")
+                    .execute(Tuple.of(pgSchema, table))
+                    .await()
+                    .atMost(WAIT)
+                    .iterator()
+                    .next();
+            out.append(String.format(
+                    "%s%s %,d MB (statistics: %,d live, %,d dead rows)",
+                    out.length() == 0 ? "" : "; ", table, r.getLong(0) / (1024 * 1024), r.getLong(1), r.getLong(2)));
+        }
+        return out.toString();
     }
 }
