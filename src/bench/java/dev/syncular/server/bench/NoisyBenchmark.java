@@ -44,7 +44,8 @@ import org.HdrHistogram.Histogram;
  * <li><b>watch storm</b> ({@link NoisyWatchStorm}): 22 REMOTE.md §6 watch sockets, 11 per pod, each asking for 101
  * watches of one list of the hostile table (one past the default caps of 100 per socket and 1,000 per partition
  * and pod), while 2 threads commit to that list at full speed so that every commit reruns every watch; the pods
- * register the watched query for the benchmark ({@code SYNCULAR_OPERATIONS_QUERIES_PATH}).</li>
+ * register the watched query for the benchmark ({@code SYNCULAR_OPERATIONS_QUERIES_PATH}); in it and in the
+ * baseline a quiet tenant's watch on pod A is timed from a commit on pod B to its snapshot.</li>
  * </ul>
  * For the baseline (no attack) and each attack: the quiet rounds' p50/p99 in the measured window (after a 5 s
  * warm-up), their refusals, and the hostile tenant's answered and refused rounds (for the watch storm: the reruns
@@ -235,16 +236,16 @@ public final class NoisyBenchmark {
         AtomicBoolean stop = new AtomicBoolean();
         LongAdder hostileOk = new LongAdder();
         LongAdder hostileRefused = new LongAdder();
+        NoisyWatchStorm storm = attack.equals("watch-storm") || attack.equals("baseline")
+                ? new NoisyWatchStorm(watchOperationId, servers, schema, hostile, attack.equals("watch-storm"))
+                : null;
         int threads = switch (attack) {
-            case "baseline" -> 0;
+            case "baseline", "watch-storm" -> storm.threads();
             case "push-flood", "bootstrap-storm" -> 16;
             case "huge-rows", "presence-flood" -> 4;
             case "subscriptions" -> 8;
-            case "watch-storm" -> NoisyWatchStorm.threads();
             default -> throw new IllegalArgumentException("unknown attack " + attack);
         };
-        NoisyWatchStorm storm =
-                attack.equals("watch-storm") ? new NoisyWatchStorm(watchOperationId, servers, schema, hostile) : null;
         List<Thread> attackers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             int k = t;

@@ -33,6 +33,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.HdrHistogram.Histogram;
 
 /**
  * The watch storm of {@link NoisyBenchmark} (issue 45): the hostile tenant holds as many REMOTE.md §6 watches as
@@ -55,6 +56,11 @@ import java.util.regex.Pattern;
  * accepted, other watch errors, close codes, commits, and the pods' {@code syncular_operations_watches} and
  * {@code syncular_operations_watch_backlog}, runs answered and their mean time (from a watch's request to its answer,
  * {@code syncular_operations_seconds{binding="watch"}}) sampled near the end of the phase.
+ *
+ * <p>Beside the storm, and alone in the baseline, a probe ({@link #probe}) times a quiet tenant's watch: one watch of
+ * a partition of its own on pod A, a one-row commit from pod B every 200 ms, commit-to-snapshot p50 and max over the
+ * whole phase (the storm's first seconds included) — the
+ * claim of docs/OPERATIONS.md that another tenant's run starts after at most one run of each other partition.
  */
 final class NoisyWatchStorm {
     static final String QUERY = "todosInList";
@@ -82,12 +88,23 @@ final class NoisyWatchStorm {
     private final Map<String, LongAdder> otherErrors = new ConcurrentHashMap<>();
     private final Map<Integer, LongAdder> closes = new ConcurrentHashMap<>();
     private volatile String gauges = "not sampled";
+    private final boolean storm;
+    /** The probe's commit-to-snapshot times, microseconds (guarded by itself). */
+    private final Histogram probe = new Histogram(120_000_000L, 3);
 
-    NoisyWatchStorm(String operationId, List<ServerProcess> pods, CompiledSchema schema, String hostile) {
+    private final LongAdder probeLost = new LongAdder();
+
+    /**
+     * The storm ({@code storm}) or only its probe (the baseline): a quiet partition's watch on pod A, committed to
+     * from pod B.
+     */
+    NoisyWatchStorm(
+            String operationId, List<ServerProcess> pods, CompiledSchema schema, String hostile, boolean storm) {
         this.operationId = operationId;
         this.pods = pods;
         this.schema = schema;
         this.hostile = hostile;
+        this.storm = storm;
     }
 
     /**
@@ -142,13 +159,15 @@ final class NoisyWatchStorm {
     }
 
     /** Attacker threads of the storm: the committers, then one per socket. */
-    static int threads() {
-        return COMMITTERS + SOCKETS_PER_POD * 2;
+    int threads() {
+        return 1 + (storm ? COMMITTERS + SOCKETS_PER_POD * 2 : 0);
     }
 
     /** Attacker thread {@code thread} until {@code stop}. */
     void attack(int thread, AtomicBoolean stop, LongAdder answered, LongAdder refused) {
-        if (thread < COMMITTERS) {
+        if (thread == 0) {
+            probe(stop);
+        } else if (--thread < COMMITTERS) {
             commit(thread, stop, refused);
         } else {
             watch(thread - COMMITTERS, stop, answered, refused);
@@ -162,6 +181,11 @@ final class NoisyWatchStorm {
                 "storm-writer-" + thread,
                 "storm-writer-" + thread + "-" + UUID.randomUUID());
         String title = "w".repeat(100);
+        try {
+            c.syncUntilIdle(); // the log epoch
+        } catch (RuntimeException e) {
+            refused.increment();
+        }
         for (long n = 0; !stop.get(); n++) {
             c.outbox.clear();
             c.upsert(
@@ -237,6 +261,70 @@ final class NoisyWatchStorm {
         }
     }
 
+    /**
+     * A quiet tenant's watch beside the storm: a partition of its own with one watch of {@code l0} on pod A; every
+     * 200 ms (more than the 100 ms rerun interval, so that interval never delays the rerun) a one-row commit from pod
+     * B, timed from the start of its round to the first snapshot holding the row's new title (30 s at most: lost).
+     */
+    private void probe(AtomicBoolean stop) {
+        String partition = "quiet-watch-" + UUID.randomUUID();
+        SyncTestClient writer = new SyncTestClient(
+                schema, new BenchHttpTransport(pods.get(1).baseUrl(), partition), "qw", "qw-" + UUID.randomUUID());
+        URI uri = URI.create(pods.get(0).baseUrl().replaceFirst("^http", "ws") + "/operations/realtime");
+        RealtimeSocket s = RealtimeSocket.connect(uri, Map.of("x-actor-id", "qw", "x-syncular-partition", partition));
+        try {
+            s.ws.sendBinary(ByteBuffer.wrap(watchMessage("qw", "l0", "probe")), true)
+                    .join();
+            s.binaries.poll(30, TimeUnit.SECONDS); // the first snapshot
+            writer.syncUntilIdle(); // the log epoch
+            for (long n = 0; !stop.get(); n++) {
+                Thread.sleep(200); // a benchmark's pacing, not a test's wait
+                String title = "probe-" + n + "-";
+                long start = System.nanoTime();
+                writer.outbox.clear();
+                writer.upsert(
+                        "todos",
+                        Map.of(
+                                "id",
+                                "p" + (n % 5),
+                                "list_id",
+                                "l0",
+                                "title",
+                                title,
+                                "done",
+                                false,
+                                "position",
+                                n,
+                                "updated_at_ms",
+                                n),
+                        null);
+                try {
+                    writer.sync();
+                } catch (RuntimeException e) {
+                    probeLost.increment();
+                    continue;
+                }
+                long deadline = start + TimeUnit.SECONDS.toNanos(30);
+                boolean seen = false;
+                while (!seen && System.nanoTime() < deadline) {
+                    byte[] b = s.binaries.poll(100, TimeUnit.MILLISECONDS);
+                    seen = b != null && new String(b, StandardCharsets.UTF_8).contains("\"" + title + "\"");
+                }
+                if (seen) {
+                    synchronized (probe) {
+                        probe.recordValue(Math.max(1, (System.nanoTime() - start) / 1000));
+                    }
+                } else {
+                    probeLost.increment();
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            s.ws.abort();
+        }
+    }
+
     private void received(byte[] b, Set<String> first, LongAdder answered, LongAdder refused) {
         String head = new String(b, 0, Math.min(b.length, 600), StandardCharsets.UTF_8);
         Matcher kind = KIND.matcher(head);
@@ -262,16 +350,20 @@ final class NoisyWatchStorm {
     }
 
     private byte[] watchMessage(int socket, int i) {
-        ObjectNode params = tagged(new Object[] {"listId", str(LIST)});
+        return watchMessage("storm-" + socket + "-" + i, LIST, "w" + i);
+    }
+
+    private byte[] watchMessage(String clientId, String list, String watchId) {
+        ObjectNode params = tagged(new Object[] {"listId", str(list)});
         ObjectNode m = tagged(new Object[] {
             "revision",
             F.objectNode().put("t", "number").put("v", 1),
             "kind",
             str("watch"),
             "watchId",
-            str("w" + i),
+            str(watchId),
             "clientId",
-            str("storm-" + socket + "-" + i),
+            str(clientId),
             "operationId",
             str(operationId),
             "params",
@@ -338,18 +430,33 @@ final class NoisyWatchStorm {
 
     /** What the counters of the table leave out. */
     String detail() {
-        return String.format(
-                Locale.ROOT,
-                "watch-storm detail: %,d watches accepted, %,d refused (sync.rate_limited), other watch errors %s,"
-                        + " sockets ended by code %s (0: refused at the upgrade); %,d commits answered, %,d refused;"
-                        + " near the end %s",
-                accepted.sum(),
-                rateLimited.sum(),
-                sums(otherErrors),
-                sums(closes),
-                commitsOk.sum(),
-                commitsRefused.sum(),
-                gauges);
+        String quiet;
+        synchronized (probe) {
+            quiet = String.format(
+                    Locale.ROOT,
+                    "a quiet tenant's watch on pod A, committed to from pod B: commit-to-snapshot p50 %.1f ms, max %.1f"
+                            + " ms (%d commits, %d lost)",
+                    probe.getValueAtPercentile(50) / 1000.0,
+                    probe.getMaxValue() / 1000.0,
+                    probe.getTotalCount(),
+                    probeLost.sum());
+        }
+        if (!storm) {
+            return "baseline detail: " + quiet;
+        }
+        return "watch-storm detail: " + quiet + "; "
+                + String.format(
+                        Locale.ROOT,
+                        "%,d watches accepted, %,d refused (sync.rate_limited), other watch errors %s,"
+                                + " sockets ended by code %s (0: refused at the upgrade); %,d commits answered, %,d refused;"
+                                + " near the end %s",
+                        accepted.sum(),
+                        rateLimited.sum(),
+                        sums(otherErrors),
+                        sums(closes),
+                        commitsOk.sum(),
+                        commitsRefused.sum(),
+                        gauges);
     }
 
     private static <K> Map<K, Long> sums(Map<K, LongAdder> m) {
