@@ -6,8 +6,9 @@
 # Packages the app (offline), then runs dev.syncular.server.bench.NoisyBenchmark, which starts two packaged pods
 # itself (the chart's JVM flags, the product's default fairness settings) in a fresh storage schema: 999 quiet
 # partitions make 100 rounds/s together while one hostile tenant runs each attack in turn at full speed (push flood,
-# huge rows, subscription multiplication, bootstrap storm), and prints the quiet rounds' p50/p99 against the
-# baseline without the hostile tenant, and the hostile tenant's answered and refused rounds.
+# huge rows, subscription multiplication, bootstrap storm, presence flood, watch storm), and prints the quiet rounds'
+# p50/p99 against the baseline without the hostile tenant, and the hostile tenant's answered and refused rounds. The
+# pods register one query for the watch storm (SYNCULAR_OPERATIONS_QUERIES_PATH, a file NoisyWatchStorm writes).
 #
 # Environment:
 #   SYNCULAR_TEST_PG_URL  PostgreSQL URL (default postgresql://127.0.0.1:5432/syncular_test)

@@ -11,6 +11,7 @@ import dev.syncular.server.testsupport.SyncTestClient;
 import dev.syncular.server.wire.PushOperation;
 import dev.syncular.server.wire.realtime.ControlMessage;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -39,10 +40,16 @@ import org.HdrHistogram.Histogram;
  * subscriptions of one round, over {@code bench.hostileRows} (2,000) rows;</li>
  * <li><b>bootstrap storm</b>: 16 threads of fresh clients bootstrapping the hostile tenant's table;</li>
  * <li><b>presence flood</b>: 4 threads, each a realtime socket of its own actor in one scope, publishing 1 KB presence
- * documents in a loop (their scope-mates are each other).</li>
+ * documents in a loop (their scope-mates are each other);</li>
+ * <li><b>watch storm</b> ({@link NoisyWatchStorm}): 22 REMOTE.md §6 watch sockets, 11 per pod, each asking for 101
+ * watches of one list of the hostile table (one past the default caps of 100 per socket and 1,000 per partition
+ * and pod), while 2 threads commit to that list at full speed so that every commit reruns every watch; the pods
+ * register the watched query for the benchmark ({@code SYNCULAR_OPERATIONS_QUERIES_PATH}); in it and in the
+ * baseline a quiet tenant's watch on pod A is timed from a commit on pod B to its snapshot.</li>
  * </ul>
  * For the baseline (no attack) and each attack: the quiet rounds' p50/p99 in the measured window (after a 5 s
- * warm-up), their refusals, and the hostile tenant's answered and refused rounds; and for {@value #OBSERVERS} of the
+ * warm-up), their refusals, and the hostile tenant's answered and refused rounds (for the watch storm: the reruns
+ * received, and the watches refused, sockets ended and commits refused); and for {@value #OBSERVERS} of the
  * quiet partitions, a realtime socket of a second client on the other pod: commit-to-delta p50/p99, from the start of
  * the writer's round to the delta's arrival on the socket.
  */
@@ -53,7 +60,7 @@ public final class NoisyBenchmark {
     private static final int WARMUP_SEC = 5;
     private static final int HOSTILE_ROWS = Integer.getInteger("bench.hostileRows", 2000);
     private static final String ATTACKS = System.getProperty(
-            "bench.attacks", "baseline,push-flood,huge-rows,subscriptions,bootstrap-storm,presence-flood");
+            "bench.attacks", "baseline,push-flood,huge-rows,subscriptions,bootstrap-storm,presence-flood,watch-storm");
     private static final String TABLE = "todos";
     /** Quiet partitions whose commits are also timed to a realtime socket on the other pod. */
     private static final int OBSERVERS = 20;
@@ -61,6 +68,10 @@ public final class NoisyBenchmark {
     private static RealtimeSocket[] observers;
 
     private static CompiledSchema schema;
+    /** The pods, and the operation id of the watch storm's registered query. */
+    private static List<ServerProcess> servers;
+
+    private static String watchOperationId;
 
     private NoisyBenchmark() {}
 
@@ -74,7 +85,8 @@ public final class NoisyBenchmark {
             long hostileRefused,
             long deltas,
             double deltaP50,
-            double deltaP99) {}
+            double deltaP99,
+            String detail) {}
 
     public static void main(String[] args) throws Exception {
         schema = SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA));
@@ -88,8 +100,19 @@ public final class NoisyBenchmark {
                 ATTACK_SEC,
                 pgSchema);
         List<Figures> results = new ArrayList<>();
-        try (ServerProcess a = TenantsBenchmark.pod("bench-noisy-a", pgSchema);
-                ServerProcess b = TenantsBenchmark.pod("bench-noisy-b", pgSchema)) {
+        Path queries = NoisyWatchStorm.writeQueries(Path.of("target"));
+        watchOperationId = NoisyWatchStorm.operationId(queries);
+        try (ServerProcess a = TenantsBenchmark.podBuilder("bench-noisy-a", pgSchema)
+                        .env(
+                                "SYNCULAR_OPERATIONS_QUERIES_PATH",
+                                queries.toAbsolutePath().toString())
+                        .start();
+                ServerProcess b = TenantsBenchmark.podBuilder("bench-noisy-b", pgSchema)
+                        .env(
+                                "SYNCULAR_OPERATIONS_QUERIES_PATH",
+                                queries.toAbsolutePath().toString())
+                        .start()) {
+            servers = List.of(a, b);
             List<String> pods = List.of(a.baseUrl(), b.baseUrl());
             String run = UUID.randomUUID().toString().substring(0, 6);
             List<SyncTestClient> quiet = new ArrayList<>();
@@ -136,6 +159,9 @@ public final class NoisyBenchmark {
                         f.deltaP99(),
                         f.hostileOk(),
                         f.hostileRefused());
+                if (f.detail() != null) {
+                    System.out.println(f.detail());
+                }
             }
         }
         double base = results.stream()
@@ -210,8 +236,11 @@ public final class NoisyBenchmark {
         AtomicBoolean stop = new AtomicBoolean();
         LongAdder hostileOk = new LongAdder();
         LongAdder hostileRefused = new LongAdder();
+        NoisyWatchStorm storm = attack.equals("watch-storm") || attack.equals("baseline")
+                ? new NoisyWatchStorm(watchOperationId, servers, schema, hostile, attack.equals("watch-storm"))
+                : null;
         int threads = switch (attack) {
-            case "baseline" -> 0;
+            case "baseline", "watch-storm" -> storm.threads();
             case "push-flood", "bootstrap-storm" -> 16;
             case "huge-rows", "presence-flood" -> 4;
             case "subscriptions" -> 8;
@@ -221,7 +250,10 @@ public final class NoisyBenchmark {
         for (int t = 0; t < threads; t++) {
             int k = t;
             Thread th = new Thread(
-                    () -> attack(attack, k, pods, hostile, stop, hostileOk, hostileRefused), attack + "-" + t);
+                    storm != null
+                            ? () -> storm.attack(k, stop, hostileOk, hostileRefused)
+                            : () -> attack(attack, k, pods, hostile, stop, hostileOk, hostileRefused),
+                    attack + "-" + t);
             th.setDaemon(true);
             th.start();
             attackers.add(th);
@@ -303,6 +335,9 @@ public final class NoisyBenchmark {
                 o.texts.clear();
             }
         }
+        if (storm != null) {
+            storm.sampleGauges(); // the storm's sockets still open
+        }
         ticks.shutdown();
         workers.shutdown();
         workers.awaitTermination(120, TimeUnit.SECONDS);
@@ -320,7 +355,8 @@ public final class NoisyBenchmark {
                 hostileRefused.sum(),
                 deltaHist.getTotalCount(),
                 deltaHist.getValueAtPercentile(50) / 1000.0,
-                deltaHist.getValueAtPercentile(99) / 1000.0);
+                deltaHist.getValueAtPercentile(99) / 1000.0,
+                storm == null ? null : storm.detail());
     }
 
     /** One attacker thread of {@code attack} until {@code stop}: never backing off, refusals counted. */

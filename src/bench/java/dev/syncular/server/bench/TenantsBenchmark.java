@@ -143,10 +143,14 @@ public final class TenantsBenchmark {
     }
 
     static ServerProcess pod(String name, String pgSchema) throws Exception {
+        return podBuilder(name, pgSchema).start();
+    }
+
+    /** A pod of these benchmarks not started yet: the chart's JVM flags, room for 20,000 sync sockets. */
+    static ServerProcess.Builder podBuilder(String name, String pgSchema) {
         return ServerProcess.builder(name, pgSchema)
                 .jvmFlags(ServerProcess.CHART_JVM_FLAGS)
-                .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", "20000")
-                .start();
+                .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", "20000");
     }
 
     private static Map<String, Object> todo(String id, String list, long n) {
