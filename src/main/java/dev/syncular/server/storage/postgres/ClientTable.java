@@ -24,20 +24,14 @@ final class ClientTable {
     private final String upsertClient;
     private final String readClient;
     private final String listClients;
-    private final String advanceCursor;
+    private final CursorAcks acks;
 
     ClientTable(Pool pool, String pgSchema) {
         this.pool = pool;
         String clients = PgSql.qualified(pgSchema, "sync_clients");
         upsertClient = upsertSql(clients, 1);
         readClient = "SELECT " + CLIENT_COLS + " FROM " + clients + " WHERE partition_id = $1 AND client_id = $2";
-        // §8.2 ack: UPDATE only (never creates), monotonic maxima, bound to the actor and the live log epoch,
-        // the cursor capped at the partition's newest commit; subscriptions, actor and wire version untouched.
-        advanceCursor = "UPDATE " + clients + " c SET cursor = GREATEST(c.cursor, LEAST($5, p.max_commit_seq)),"
-                + " updated_at_ms = GREATEST(c.updated_at_ms, $6) FROM " + PgSql.qualified(pgSchema, "sync_partitions")
-                + " p"
-                + " WHERE c.partition_id = $1 AND c.client_id = $2 AND c.actor_id = $3"
-                + " AND p.partition_id = $1 AND p.log_epoch = $4";
+        acks = new CursorAcks(pool, pgSchema);
         listClients = "SELECT " + CLIENT_COLS + " FROM " + clients
                 + " WHERE partition_id = $1 ORDER BY client_id COLLATE \"C\"";
     }
@@ -83,13 +77,10 @@ final class ClientTable {
                 });
     }
 
+    /** §8.2 ack, written with the other acks of the pod that wait for the same statement ({@link CursorAcks}). */
     Uni<Boolean> advanceCursor(
             String partition, String clientId, String actorId, String logEpoch, long cursor, long nowMs) {
-        return pool.preparedQuery(advanceCursor)
-                .execute(Tuple.of(partition, clientId, actorId, logEpoch)
-                        .addValue(cursor)
-                        .addValue(nowMs))
-                .map(rs -> rs.rowCount() > 0);
+        return acks.advance(partition, clientId, actorId, logEpoch, cursor, nowMs);
     }
 
     Uni<List<ClientRecord>> listClients(String partition) {

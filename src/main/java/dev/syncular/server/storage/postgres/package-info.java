@@ -26,7 +26,8 @@
  *       concurrent start-up build and the refusal of rows that already collide, and a push write they refuse as
  *       {@code sync.storage.unique_violation} (§10.2 {@code sync.constraint_violation});
  *   <li>{@code BlobReferenceIndex} — §5.9.4 reference index and §5.9.2/§5.9.6 sweep marks;
- *   <li>{@code ClientTable} — §4.5 client cursor records (the §4.6 retention input) and the §8.2 ack update;
+ *   <li>{@code ClientTable} — §4.5 client cursor records (the §4.6 retention input) and the §8.2 ack update,
+ *       written in batches on one connection at a time ({@code CursorAcks});
  *   <li>{@code SignalChannels} — the §8.2 commit, control and presence channels of a storage schema and the
  *       cluster's NOTIFY queue usage;
  *   <li>{@code Pruning} — §4.6 pruning horizon and batched deletion, §2.3 push-result pruning;

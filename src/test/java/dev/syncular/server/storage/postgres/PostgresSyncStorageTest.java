@@ -29,11 +29,14 @@ import dev.syncular.server.testsupport.TestPostgres;
 import dev.syncular.server.wire.Op;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
+import io.vertx.mutiny.pgclient.PgBuilder;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
+import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.PoolOptions;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -317,6 +320,70 @@ class PostgresSyncStorageTest extends SyncStorageContract {
             m.put((String) kv[i], kv[i + 1]);
         }
         return m;
+    }
+
+    // ---- §8.2 realtime acks ----------------------------------------------------------------------------------
+
+    /**
+     * One commit fanned out to many sockets of one scope brings an ack from each within milliseconds: the pod writes
+     * them in batches on one connection at a time ({@link CursorAcks}). Here 600 acks at once through a pool of one
+     * connection whose wait queue holds 4 requests (one statement per ack overflowed it) are all stored; acks of one
+     * client coalesce to the newest cursor; an ack of another actor or an old log epoch changes nothing.
+     */
+    @Test
+    void acksOfManySocketsAtOnceAreWrittenInBatchesOnOneConnection() throws Exception {
+        PostgresSyncStorage main = (PostgresSyncStorage) storage;
+        String p = newPartition();
+        commit(p, List.of(taskUpsert("t1", "P1", "O1", 1)));
+        commit(p, List.of(taskUpsert("t2", "P1", "O1", 1)));
+        String epoch = await(main.readPartition(p)).logEpoch();
+        int clients = 600;
+        for (int i = 0; i < clients; i++) {
+            await(main.upsertClient(new ClientRecord(p, "c" + i, "actor", 0L, 1_000L, "[]", 1, schema.version())));
+        }
+        Vertx own = Vertx.vertx();
+        Pool narrow = PgBuilder.pool()
+                .with(new PoolOptions().setMaxSize(1).setMaxWaitQueueSize(4))
+                .connectingTo(PgConnectOptions.fromUri(TestPostgres.url())
+                        .setUser(TestPostgres.user())
+                        .setPassword(TestPostgres.password())
+                        .setCachePreparedStatements(true))
+                .using(own)
+                .build();
+        try {
+            PostgresSyncStorage pod =
+                    new PostgresSyncStorage(narrow, main.pgSchema(), PostgresSyncStorage.Settings.DEFAULTS);
+            await(pod.ensureSchema(schema));
+            List<CompletableFuture<Boolean>> answers = new ArrayList<>();
+            for (int i = 0; i < clients; i++) {
+                answers.add(pod.advanceClientCursor(p, "c" + i, "actor", epoch, i % 2 == 0 ? 2L : 1L, 2_000L + i)
+                        .subscribeAsCompletionStage());
+            }
+            // one client acks twice more at once: the newest cursor wins, both are answered
+            answers.add(
+                    pod.advanceClientCursor(p, "c1", "actor", epoch, 2L, 5_000L).subscribeAsCompletionStage());
+            answers.add(
+                    pod.advanceClientCursor(p, "c1", "actor", epoch, 1L, 4_000L).subscribeAsCompletionStage());
+            CompletableFuture<Boolean> otherActor = pod.advanceClientCursor(p, "c3", "intruder", epoch, 2L, 9_000L)
+                    .subscribeAsCompletionStage();
+            CompletableFuture<Boolean> oldEpoch = pod.advanceClientCursor(p, "c5", "actor", "old-epoch", 2L, 9_000L)
+                    .subscribeAsCompletionStage();
+            for (CompletableFuture<Boolean> a : answers) {
+                assertTrue(a.get(30, TimeUnit.SECONDS), "every ack stored");
+            }
+            assertFalse(otherActor.get(30, TimeUnit.SECONDS), "bound to the record's actor");
+            assertFalse(oldEpoch.get(30, TimeUnit.SECONDS), "bound to the live log epoch");
+            for (int i = 0; i < clients; i++) {
+                ClientRecord c = await(main.readClient(p, "c" + i));
+                long expected = i % 2 == 0 || i == 1 ? 2L : 1L;
+                assertEquals(expected, c.cursor(), "c" + i);
+            }
+            assertEquals(5_000L, await(main.readClient(p, "c1")).updatedAtMs(), "the newest time of c1's acks");
+            assertEquals(2_003L, await(main.readClient(p, "c3")).updatedAtMs(), "the intruder's ack changed nothing");
+        } finally {
+            narrow.close().await().atMost(Duration.ofSeconds(10));
+            own.close().await().atMost(Duration.ofSeconds(10));
+        }
     }
 
     // ---- request entry / exit ---------------------------------------------------------------------------
