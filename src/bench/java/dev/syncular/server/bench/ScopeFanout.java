@@ -1,6 +1,7 @@
 package dev.syncular.server.bench;
 
 import dev.syncular.server.bench.RealtimeBenchmark.Delta;
+import dev.syncular.server.cli.HttpFailure;
 import dev.syncular.server.schema.CompiledSchema;
 import dev.syncular.server.testsupport.HttpTransport;
 import dev.syncular.server.testsupport.ServerProcess;
@@ -24,8 +25,11 @@ import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -36,9 +40,11 @@ import org.HdrHistogram.Histogram;
  * bench.scopeCommits} (10) measured ones, one every {@code bench.scopeCommitMs} (500 ms). Each socket records when
  * the delta carrying each commit's row arrived, from the moment the writer sent the push (an upper bound of
  * commit-to-delta, as in (b)), and acknowledges every delta (§8.2). Per commit: the first socket, p50, p99 and the
- * last (the commit fully delivered); sockets that got a wake-up (a text {@code sync} event) while it was the
- * newest commit, and sockets that got neither. Overall: the same over every delivery, the pod's CPU from the
- * first measured push to the last delivery, the load generator's CPU over the same time, and the pod's RSS.
+ * last (the commit fully delivered); the push's answer; the sockets without its delta: woken (a text {@code sync}
+ * event, §8.3) first while it was the newest commit, woken before (a woken socket gets no delta until its client
+ * pulls, which these do not), or with nothing at all. Overall: the same over every delivery, the pod's CPU from
+ * the first measured push to the last delivery, the load generator's CPU over the same time, the pod's RSS and
+ * its nonzero realtime counters.
  */
 final class ScopeFanout {
     static final int SOCKETS = Integer.getInteger("bench.scopeSockets", 10_000);
@@ -51,6 +57,7 @@ final class ScopeFanout {
     private static final long DRAIN_SEC = 30;
 
     private static final HttpClient HTTP = HttpClient.newHttpClient();
+    private static final Pattern RETRY_AFTER = Pattern.compile("\"retryAfterMs\":(\\d+)");
 
     private ScopeFanout() {}
 
@@ -59,7 +66,13 @@ final class ScopeFanout {
         /** {@code [commit]} → nanoTime of the arrival on socket {@code i} (0: none yet). */
         final AtomicLongArray[] at = new AtomicLongArray[COMMITS];
 
-        final LongAdder[] wakes = new LongAdder[COMMITS];
+        /** Wake-ups before the first measured commit (during the warm-up commits). */
+        final LongAdder warmupWakes = new LongAdder();
+        /**
+         * Per socket, the commit its first wake-up was counted against ({@code -1}: a warm-up commit; {@link
+         * Integer#MAX_VALUE}: none): a woken socket gets no delta until its client pulls, which these do not.
+         */
+        final AtomicIntegerArray firstWake = new AtomicIntegerArray(SOCKETS);
         /** One permit per first arrival of a measured commit on a socket: what the drain waits on. */
         final Semaphore arrived = new Semaphore(0);
 
@@ -72,7 +85,9 @@ final class ScopeFanout {
         Arrivals() {
             for (int k = 0; k < COMMITS; k++) {
                 at[k] = new AtomicLongArray(SOCKETS);
-                wakes[k] = new LongAdder();
+            }
+            for (int i = 0; i < SOCKETS; i++) {
+                firstWake.set(i, Integer.MAX_VALUE);
             }
         }
 
@@ -82,9 +97,10 @@ final class ScopeFanout {
                 hellos.countDown();
             } else if (text.contains("\"sync\"")) {
                 int k = newest.get();
-                if (k >= 0) {
-                    wakes[k].increment();
+                if (k < 0) {
+                    warmupWakes.increment();
                 }
+                firstWake.accumulateAndGet(index, k, Math::min);
             }
         }
 
@@ -141,6 +157,7 @@ final class ScopeFanout {
             writer.syncUntilIdle();
             long[] sent = new long[COMMITS];
             long[] answered = new long[COMMITS];
+            int[] refused = new int[COMMITS];
             double cpu0 = 0;
             double selfCpu0 = 0;
             long start = 0;
@@ -161,9 +178,10 @@ final class ScopeFanout {
                     arrivals.newest.set(k);
                 }
                 writer.upsert("todos", row(k < 0 ? "warm" + -k : "e" + k), null);
-                writer.sync();
+                int refusals = push(writer);
                 if (k >= 0) {
                     answered[k] = System.nanoTime();
+                    refused[k] = refusals;
                 }
             }
             boolean complete = arrivals.arrived.tryAcquire(
@@ -181,8 +199,27 @@ final class ScopeFanout {
             double wallSec = (end - start) / 1e9;
             double cpu = ProcStats.processCpuSeconds(pod.pid()) - cpu0;
             double selfCpu = ProcStats.processCpuSeconds(ProcessHandle.current().pid()) - selfCpu0;
-            report(arrivals, sent, answered, wallSec, cpu, selfCpu, pod, sockets.closed.get());
+            report(arrivals, sent, answered, refused, wallSec, cpu, selfCpu, pod, sockets.closed.get());
             System.out.println("(e) pod counters: " + realtimeCounters(pod));
+        }
+    }
+
+    /**
+     * The writer's round, sent again after the {@code retryAfterMs} of a 429 (§10 {@code sync.rate_limited}: a
+     * pool's wait queue filled by the sockets' acknowledgements, say), as a client does; the 429s it got.
+     */
+    private static int push(SyncTestClient writer) throws InterruptedException {
+        for (int refusals = 0; ; refusals++) {
+            try {
+                writer.sync();
+                return refusals;
+            } catch (HttpFailure e) {
+                if (e.status != 429 || refusals >= 30) {
+                    throw e;
+                }
+                Matcher m = RETRY_AFTER.matcher(e.body);
+                TimeUnit.MILLISECONDS.sleep(m.find() ? Long.parseLong(m.group(1)) : 1000); // a benchmark, not a test
+            }
         }
     }
 
@@ -223,6 +260,7 @@ final class ScopeFanout {
             Arrivals arrivals,
             long[] sent,
             long[] answered,
+            int[] refused,
             double wallSec,
             double cpu,
             double selfCpu,
@@ -232,21 +270,29 @@ final class ScopeFanout {
         double[] lasts = new double[COMMITS];
         long delivered = 0;
         long wakes = 0;
+        long wokenBefore = 0;
         long nothing = 0;
         for (int k = 0; k < COMMITS; k++) {
             long[] us = new long[SOCKETS];
             int n = 0;
+            long w = 0;
+            long before = 0;
             for (int i = 0; i < SOCKETS; i++) {
                 long t = arrivals.at[k].get(i);
+                int woken = arrivals.firstWake.get(i);
                 if (t != 0) {
                     us[n++] = Math.max(0, (t - sent[k]) / 1000);
+                } else if (woken == k) {
+                    w++;
+                } else if (woken < k) {
+                    before++;
                 }
             }
             Arrays.sort(us, 0, n);
-            long w = arrivals.wakes[k].sum();
-            long none = Math.max(0, SOCKETS - n - w);
+            long none = SOCKETS - n - w - before;
             delivered += n;
             wakes += w;
+            wokenBefore += before;
             nothing += none;
             for (int j = 0; j < n; j++) {
                 all.recordValue(us[j]);
@@ -254,12 +300,14 @@ final class ScopeFanout {
             lasts[k] = n == 0 ? Double.NaN : us[n - 1] / 1000.0;
             System.out.printf(
                     Locale.ROOT,
-                    "(e) commit %d: push answered in %.1f ms; %d deltas, %d wake-ups, %d neither; first %.1f ms,"
-                            + " p50 %.1f ms, p99 %.1f ms, last %.1f ms%n",
+                    "(e) commit %d: push answered in %.1f ms (%d refused first); %d deltas, %d woken instead, %d woken before (no delta"
+                            + " until a pull), %d nothing; first %.1f ms, p50 %.1f ms, p99 %.1f ms, last %.1f ms%n",
                     k,
                     (answered[k] - sent[k]) / 1e6,
+                    refused[k],
                     n,
                     w,
+                    before,
                     none,
                     n == 0 ? Double.NaN : us[0] / 1000.0,
                     n == 0 ? Double.NaN : us[(int) Math.min(n - 1, Math.ceil(n * 0.50) - 1)] / 1000.0,
@@ -271,7 +319,8 @@ final class ScopeFanout {
         System.out.printf(
                 Locale.ROOT,
                 "(e) one commit to %d sockets of one scope on one pod, %d commits every %d ms: deltas %d of %d,"
-                        + " wake-ups %d, neither %d; push-to-delta over every delivery first %.1f ms, p50 %.1f ms,"
+                        + " woken instead %d, woken before %d, nothing %d (wake-ups during the warm-up commits %d);"
+                        + " push-to-delta over every delivery first %.1f ms, p50 %.1f ms,"
                         + " p99 %.1f ms, max %.1f ms; last socket (commit fully delivered) median %.1f ms,"
                         + " worst %.1f ms; pod CPU %.2f s in %.1f s (%.2f cores, %.0f ms a commit),"
                         + " load generator CPU %.2f s; RSS %.0f MB, peak %.0f MB; %d sockets closed by the server%n",
@@ -281,7 +330,9 @@ final class ScopeFanout {
                 delivered,
                 (long) COMMITS * SOCKETS,
                 wakes,
+                wokenBefore,
                 nothing,
+                arrivals.warmupWakes.sum(),
                 all.getMinValue() / 1000.0,
                 all.getValueAtPercentile(50) / 1000.0,
                 all.getValueAtPercentile(99) / 1000.0,
