@@ -92,4 +92,19 @@ final class ProcStats {
         }
         return out;
     }
+
+    /** The soft and hard limits of open files of process {@code pid} ({@code /proc/<pid>/limits}), e.g. {@code 20000/20000}. */
+    static String fileLimit(long pid) {
+        String limits = read(Path.of("/proc/" + pid + "/limits"));
+        if (limits != null) {
+            for (String line : limits.split("\n")) {
+                if (line.startsWith("Max open files")) {
+                    String[] f =
+                            line.substring("Max open files".length()).trim().split("\\s+");
+                    return f[0] + "/" + f[1];
+                }
+            }
+        }
+        return "unknown";
+    }
 }

@@ -19,6 +19,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -26,7 +27,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -34,6 +34,8 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -41,8 +43,10 @@ import org.HdrHistogram.Histogram;
  * {@code bench/realtime.sh}. It starts packaged servers itself ({@link ServerProcess}, the chart's JVM flags,
  * a fresh storage schema on the test PostgreSQL) and measures:
  * <ol>
- * <li><b>(a) idle sockets</b>: {@code bench.idleSockets} (10,000) authenticated sockets on one pod; the pod's
- * RSS before and after, and after a full GC ({@code jcmd GC.run}).</li>
+ * <li><b>(a) idle sockets</b>: {@code bench.idleSockets} (10,000) authenticated sockets on one pod, opened from
+ * several loopback source addresses ({@link SpreadSockets}); the pod's RSS before and after, and after a full GC
+ * ({@code jcmd GC.run}), its heap in use after a full GC before and with them, the load generator's heap for
+ * them; {@code bench.idleHoldSec} (0) more seconds held, then the sockets the server closed.</li>
  * <li><b>(b) fanout on one pod</b>: {@code bench.fanoutSockets} (1,000) sockets over 100 scopes (lists), each
  * synced and registered; a writer commits {@code bench.commitsPerSec} (100) one-row commits per second for
  * {@code bench.fanoutSec} (20 s), round-robin over the lists, after {@code bench.fanoutWarmupSec} (5 s) of the
@@ -54,10 +58,18 @@ import org.HdrHistogram.Histogram;
  * <li><b>(d) socket rounds against HTTP rounds</b>: {@code bench.roundClients} (20) clients doing push+pull
  * rounds back to back, {@code bench.roundSec} (20 s) over HTTP, then the same over their sockets (§8.7),
  * after a warm-up of both.</li>
+ * <li><b>(e) one commit to the sockets of one scope</b>: {@link ScopeFanout}, last.</li>
  * </ol>
+ * The pod's heap is the chart's 192m unless {@code bench.serverHeap} sets it (e.g. {@code 2g} for 100,000
+ * sockets); its {@code syncular.realtime.max-connections} is the largest socket count of the run plus 1,000.
  */
 public final class RealtimeBenchmark {
     private static final int IDLE = Integer.getInteger("bench.idleSockets", 10_000);
+    /** Seconds (a) holds its sockets after the RSS readings, then counts those the server closed. */
+    private static final int IDLE_HOLD_SEC = Integer.getInteger("bench.idleHoldSec", 0);
+    /** The pod's heap ({@code -Xms} and {@code -Xmx}), the chart's 192m unless set, e.g. {@code 1g}. */
+    private static final String SERVER_HEAP = System.getProperty("bench.serverHeap", "");
+
     private static final int FANOUT = Integer.getInteger("bench.fanoutSockets", 1_000);
     private static final int SCOPES = Integer.getInteger("bench.scopes", 100);
     private static final int RATE = Integer.getInteger("bench.commitsPerSec", 100);
@@ -66,8 +78,8 @@ public final class RealtimeBenchmark {
     private static final int ROUND_CLIENTS = Integer.getInteger("bench.roundClients", 20);
     private static final int ROUND_SEC = Integer.getInteger("bench.roundSec", 20);
     private static final int WARMUP_SEC = Integer.getInteger("bench.warmupSec", 20);
-    /** The phases to run, e.g. {@code -Dbench.phases=cd}; all four by default. */
-    private static final String PHASES = System.getProperty("bench.phases", "abcd");
+    /** The phases to run, e.g. {@code -Dbench.phases=cd}; all five by default. */
+    private static final String PHASES = System.getProperty("bench.phases", "abcde");
 
     private static final HttpClient HTTP = HttpClient.newHttpClient();
     private static CompiledSchema schema;
@@ -76,14 +88,18 @@ public final class RealtimeBenchmark {
 
     public static void main(String[] args) throws Exception {
         schema = SchemaLoader.parse(Files.readString(ServerProcess.BUNDLED_SCHEMA));
-        String pgSchema =
-                "bench_rt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        // the script names the schema (it drops that one afterwards, not a concurrent run's)
+        String pgSchema = System.getProperty(
+                "bench.pgSchema",
+                "bench_rt_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
         System.out.printf(
                 Locale.ROOT,
-                "== realtime benchmark, storage schema %s, server flags %s%n",
+                "== realtime benchmark, storage schema %s, server flags %s, file descriptors %s%n",
                 pgSchema,
-                String.join(" ", ServerProcess.CHART_JVM_FLAGS));
+                String.join(" ", serverFlags()),
+                ProcStats.fileLimit(ProcessHandle.current().pid()));
         try (ServerProcess a = pod("bench-realtime-a", pgSchema)) {
+            System.out.printf(Locale.ROOT, "== pod A: file descriptors %s%n", ProcStats.fileLimit(a.pid()));
             if (PHASES.contains("a")) {
                 idleSockets(a);
             }
@@ -95,21 +111,37 @@ public final class RealtimeBenchmark {
                 if (PHASES.contains("d")) {
                     rounds(a);
                 }
-                System.out.printf(
-                        Locale.ROOT,
-                        "== summary: (b) p50 %.1f ms p99 %.1f ms; (c) p50 %.1f ms p99 %.1f ms%n",
-                        onePod[0],
-                        onePod[1],
-                        twoPods[0],
-                        twoPods[1]);
+                if (PHASES.contains("b") || PHASES.contains("c")) {
+                    System.out.printf(
+                            Locale.ROOT,
+                            "== summary: (b) p50 %.1f ms p99 %.1f ms; (c) p50 %.1f ms p99 %.1f ms%n",
+                            onePod[0],
+                            onePod[1],
+                            twoPods[0],
+                            twoPods[1]);
+                }
+            }
+            if (PHASES.contains("e")) {
+                ScopeFanout.run(a, schema);
             }
         }
     }
 
+    /** The chart's JVM flags, the heap set by {@code bench.serverHeap} when given. */
+    static List<String> serverFlags() {
+        List<String> flags = new ArrayList<>();
+        for (String f : ServerProcess.CHART_JVM_FLAGS) {
+            boolean heap = f.startsWith("-Xms") || f.startsWith("-Xmx");
+            flags.add(heap && !SERVER_HEAP.isEmpty() ? f.substring(0, 4) + SERVER_HEAP : f);
+        }
+        return flags;
+    }
+
     static ServerProcess pod(String name, String pgSchema) throws Exception {
+        int sockets = Math.max(Math.max(IDLE, FANOUT), ScopeFanout.SOCKETS);
         return ServerProcess.builder(name, pgSchema)
-                .jvmFlags(ServerProcess.CHART_JVM_FLAGS)
-                .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", Integer.toString(IDLE + 1000))
+                .jvmFlags(serverFlags())
+                .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", Integer.toString(sockets + 1000))
                 .start();
     }
 
@@ -121,66 +153,117 @@ public final class RealtimeBenchmark {
 
     static void idleSockets(ServerProcess pod) throws Exception {
         long before = pod.rssBytes();
+        long heapBefore = fullGc(pod);
+        long selfBefore = selfHeapAfterGc();
         String partition = "idle-" + UUID.randomUUID();
-        List<CompletableFuture<WebSocket>> opening = new ArrayList<>();
-        List<WebSocket> open = new ArrayList<>();
         CountDownLatch hellos = new CountDownLatch(IDLE);
         long t0 = System.nanoTime();
-        for (int i = 0; i < IDLE; i++) {
-            opening.add(HTTP.newWebSocketBuilder()
-                    .header("x-actor-id", "idle-" + (i % 100))
-                    .header("x-syncular-partition", partition)
-                    .buildAsync(URI.create(ws(pod) + "idle-" + i), new WebSocket.Listener() {
-                        private boolean greeted;
-
-                        @Override
-                        public CompletionStage<?> onText(WebSocket w, CharSequence data, boolean last) {
-                            if (!greeted && data.toString().contains("\"hello\"")) {
-                                greeted = true;
-                                hellos.countDown();
-                            }
-                            w.request(1);
-                            return null;
-                        }
-                    }));
-            if (opening.size() == 200) { // bounded concurrency of handshakes
-                for (CompletableFuture<WebSocket> f : opening) {
-                    open.add(f.get(60, TimeUnit.SECONDS));
-                }
-                opening.clear();
+        try (SpreadSockets open = SpreadSockets.open(
+                pod.baseUrl(), partition, IDLE, i -> "idle-" + (i % 100), i -> "idle-" + i, (i, w, text) -> {
+                    if (text.contains("\"hello\"")) {
+                        hellos.countDown();
+                    }
+                })) {
+            if (!hellos.await(120, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("hellos missing: " + hellos.getCount());
             }
+            double connectSec = (System.nanoTime() - t0) / 1e9;
+            long after = pod.rssBytes();
+            long heapAfterGc = fullGc(pod);
+            long afterGc = pod.rssBytes();
+            System.out.printf(
+                    Locale.ROOT,
+                    "(a) %d idle authenticated sockets on one pod from %s: connected with hello in %.1f s"
+                            + " (%.0f/s); RSS %.0f MB before, %.0f MB with the sockets, %.0f MB after a full GC"
+                            + "; peak %.0f MB; pod heap in use after a full GC %.0f MB before, %.0f MB with the"
+                            + " sockets; load generator heap %.0f MB more%n",
+                    IDLE,
+                    open.addressRange(),
+                    connectSec,
+                    IDLE / connectSec,
+                    mb(before),
+                    mb(after),
+                    mb(afterGc),
+                    mb(pod.peakRssBytes()),
+                    mb(heapBefore),
+                    mb(heapAfterGc),
+                    mb(selfHeapAfterGc() - selfBefore));
+            if (IDLE_HOLD_SEC > 0) {
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(IDLE_HOLD_SEC);
+                while (System.nanoTime() < until && pod.alive()) {
+                    TimeUnit.MILLISECONDS.sleep(200); // holding the sockets idle (a benchmark, not a test)
+                }
+            }
+            System.out.printf(
+                    Locale.ROOT,
+                    "(a) after %d s more: %d of %d sockets closed by the server, RSS %.0f MB%n",
+                    IDLE_HOLD_SEC,
+                    open.closed.get(),
+                    IDLE,
+                    mb(pod.rssBytes()));
         }
-        for (CompletableFuture<WebSocket> f : opening) {
-            open.add(f.get(60, TimeUnit.SECONDS));
-        }
-        if (!hellos.await(120, TimeUnit.SECONDS)) {
-            throw new IllegalStateException("hellos missing: " + hellos.getCount());
-        }
-        double connectSec = (System.nanoTime() - t0) / 1e9;
-        long after = pod.rssBytes();
+    }
+
+    /** This JVM's heap in use after {@code System.gc()}, in bytes. */
+    static long selfHeapAfterGc() {
+        System.gc();
+        Runtime rt = Runtime.getRuntime();
+        return rt.totalMemory() - rt.freeMemory();
+    }
+
+    /** A full GC of the pod ({@code jcmd GC.run}); the heap in use after it in bytes, -1 when unreadable. */
+    static long fullGc(ServerProcess pod) throws Exception {
         new ProcessBuilder("jcmd", Long.toString(pod.pid()), "GC.run")
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .start()
                 .waitFor(60, TimeUnit.SECONDS);
-        long afterGc = pod.rssBytes();
-        System.out.printf(
-                Locale.ROOT,
-                "(a) %d idle authenticated sockets on one pod: connected with hello in %.1f s"
-                        + " (%.0f/s); RSS %.0f MB before, %.0f MB with the sockets, %.0f MB after a full GC; peak %.0f MB%n",
-                IDLE,
-                connectSec,
-                IDLE / connectSec,
-                mb(before),
-                mb(after),
-                mb(afterGc),
-                mb(pod.peakRssBytes()));
-        for (WebSocket w : open) {
-            w.abort();
+        Process info = new ProcessBuilder("jcmd", Long.toString(pod.pid()), "GC.heap_info")
+                .redirectErrorStream(true)
+                .start();
+        String out = new String(info.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        info.waitFor(60, TimeUnit.SECONDS);
+        // SerialGC: "def new generation total 98304K, used 1234K, ..." and "tenured generation total ..., used ..."
+        Matcher m = Pattern.compile("(?m)^\\s*(def new|tenured|garbage-first)\\D*total \\d+K, used (\\d+)K")
+                .matcher(out);
+        long used = 0;
+        boolean any = false;
+        while (m.find()) {
+            used += Long.parseLong(m.group(2)) * 1024;
+            any = true;
         }
+        return any ? used : -1;
     }
 
     // ------------------------------------------------------------------ (b), (c)
+
+    /** A delta message (§8.2, {@code 0x00} and a response) read: the ids of its rows and its next cursor. */
+    record Delta(List<String> rowIds, long cursor) {
+        /** The delta in {@code message}, or {@code null} when the binary message is not one. */
+        static Delta of(byte[] message) {
+            if (message.length == 0 || message[0] != 0x00) {
+                return null;
+            }
+            Message delta = MessageDecoder.decodeResponse(Arrays.copyOfRange(message, 1, message.length));
+            List<String> rows = new ArrayList<>();
+            long cursor = -1;
+            for (Frame f : delta.frames()) {
+                if (f instanceof CommitFrame c) {
+                    for (Change ch : c.changes()) {
+                        rows.add(ch.rowId());
+                    }
+                } else if (f instanceof SubEnd e) {
+                    cursor = Math.max(cursor, e.nextCursor());
+                }
+            }
+            return new Delta(rows, cursor);
+        }
+
+        /** The acknowledgement of this delta (§8.2). */
+        String ack() {
+            return ControlMessages.render(new ControlMessage.Ack(cursor));
+        }
+    }
 
     /** A socket of the fanout phases: times every delta row against its push's send time, acks each delta. */
     static final class TimingSocket implements WebSocket.Listener {
@@ -210,27 +293,20 @@ public final class RealtimeBenchmark {
             if (last) {
                 byte[] m = binary.toByteArray();
                 binary.reset();
-                if (m[0] == 0x00) {
-                    Message delta = MessageDecoder.decodeResponse(Arrays.copyOfRange(m, 1, m.length));
-                    long cursor = -1;
-                    for (Frame f : delta.frames()) {
-                        if (f instanceof CommitFrame c) {
-                            for (Change ch : c.changes()) {
-                                Long t = sent.get(ch.rowId());
-                                if (t != null) {
-                                    synchronized (latency) {
-                                        latency.recordValue(Math.max(0, (now - t) / 1000));
-                                    }
-                                    deliveries.increment();
-                                    arrivals.release();
-                                }
+                Delta delta = Delta.of(m);
+                if (delta != null) {
+                    for (String row : delta.rowIds()) {
+                        Long t = sent.get(row);
+                        if (t != null) {
+                            synchronized (latency) {
+                                latency.recordValue(Math.max(0, (now - t) / 1000));
                             }
-                        } else if (f instanceof SubEnd e) {
-                            cursor = Math.max(cursor, e.nextCursor());
+                            deliveries.increment();
+                            arrivals.release();
                         }
                     }
-                    if (cursor >= 0) {
-                        w.sendText(ControlMessages.render(new ControlMessage.Ack(cursor)), true);
+                    if (delta.cursor() >= 0) {
+                        w.sendText(delta.ack(), true);
                     }
                 }
             }
