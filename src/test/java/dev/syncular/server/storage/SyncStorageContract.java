@@ -435,6 +435,47 @@ public abstract class SyncStorageContract {
 
     // ---- pull: commit windows (§4.5) ---------------------------------------------------------------
 
+    /**
+     * §4.5 windows over commits that hold many changes: each of 12 commits writes one task and 40 notes. A window of
+     * tasks cut at 5 changes holds 5 commits; one not cut holds all 12 and scans through its upper bound — however the
+     * storage bounds what it reads per statement by the commits' sizes.
+     */
+    @Test
+    void windowsOverCommitsWithManyChangesElsewhereAreWhole() {
+        String p = newPartition();
+        List<Long> seqs = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            List<ChangeToWrite> changes = new ArrayList<>();
+            changes.add(taskUpsert("w" + i, "P1", "O1", 1));
+            for (int k = 0; k < 40; k++) {
+                long id = i * 100L + k;
+                changes.add(ChangeToWrite.upsert(
+                        "notes", Long.toString(id), 1, Map.of("project_id", "P1"), new Object[] {id, "P1", null}));
+            }
+            seqs.add(commit(p, changes));
+        }
+        long last = seqs.get(seqs.size() - 1);
+        CommitWindow cut =
+                await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, last, 5)));
+        assertTrue(cut.truncated());
+        assertEquals(
+                seqs.subList(0, 5),
+                cut.commits().stream().map(StoredCommit::commitSeq).toList());
+        assertEquals(seqs.get(4), cut.scannedThroughSeq());
+        CommitWindow whole = await(
+                storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, last, 1000)));
+        assertFalse(whole.truncated());
+        assertEquals(seqs, whole.commits().stream().map(StoredCommit::commitSeq).toList());
+        assertEquals(last, whole.scannedThroughSeq());
+        CommitWindow notes = await(
+                storage.readCommits(p, new CommitQuery("notes", Map.of("project_id", Set.of("P1")), 0, last, 100)));
+        assertEquals(
+                seqs.subList(0, 2),
+                notes.commits().stream().map(StoredCommit::commitSeq).toList());
+        assertEquals(
+                80, notes.commits().stream().mapToInt(c -> c.changes().size()).sum());
+    }
+
     @Test
     void readCommitsFiltersByScopesAndTable() {
         String p = newPartition();

@@ -84,7 +84,7 @@ class CommitWindowPlanTest {
         seed("fresh", 1, 20_000); // created since the last ANALYZE: estimated at one row
 
         String explain = pool.preparedQuery("EXPLAIN (ANALYZE, FORMAT JSON) " + storage.commitWindowStatement())
-                .execute(Tuple.tuple(List.of("fresh", "t", new String[] {"k:1"}, 0L, 100_000L, 1000)))
+                .execute(Tuple.tuple(List.of("fresh", "t", new String[] {"k:1"}, 0L, 100_000L, 1000, 1001L)))
                 .await()
                 .atMost(WAIT)
                 .iterator()
@@ -108,6 +108,38 @@ class CommitWindowPlanTest {
             }
         }
         assertEquals(2, lookups, "one lookup each of sync_commits and sync_changes: " + plan);
+    }
+
+    /**
+     * The statement reads no more rows than the window can use: seqs stop once the commits before them hold the
+     * change budget ({@code $7}, the pull's change limit and one). 200 commits of 50 changes each, a window cut at
+     * 100 changes: 3 commits (150 rows) read, not 1,000 seqs' worth (10,000 rows; with 200-change commits a push
+     * flood's pulls read 200,000 rows a statement and two pods ran out of heap).
+     */
+    @Test
+    void aWindowOfLargeCommitsReadsRowsBoundedByTheChangeBudget() throws Exception {
+        String s = PgSql.q(schema);
+        for (String table : List.of("sync_commits", "sync_changes", "sync_commit_scopes")) {
+            sql("ALTER TABLE " + s + "." + table + " DISABLE TRIGGER USER");
+        }
+        sql("INSERT INTO " + s + ".sync_commits (partition_id, commit_seq, created_at_ms, actor_id, client_id,"
+                + " client_commit_id, change_count, tables, writer_version) SELECT 'big', g, 1, 'a', 'c', 'cc' || g,"
+                + " 50, '{t}', 1 FROM generate_series(1, 200) g");
+        sql("INSERT INTO " + s + ".sync_changes (partition_id, commit_seq, change_index, tbl, row_id, op, row_version,"
+                + " scopes, payload) SELECT 'big', g, i, 't', 'r' || g || '-' || i, 1, 1, '{}'::jsonb, '\\x00'::bytea"
+                + " FROM generate_series(1, 200) g, generate_series(0, 49) i");
+        sql("INSERT INTO " + s + ".sync_commit_scopes (partition_id, tbl, scope_key, commit_seq) SELECT 'big', 't',"
+                + " 'k:1', g FROM generate_series(1, 200) g");
+        String explain = pool.preparedQuery("EXPLAIN (ANALYZE, FORMAT JSON) " + storage.commitWindowStatement())
+                .execute(Tuple.tuple(List.of("big", "t", new String[] {"k:1"}, 0L, 100_000L, 1000, 101L)))
+                .await()
+                .atMost(WAIT)
+                .iterator()
+                .next()
+                .getValue(0)
+                .toString();
+        JsonNode plan = new ObjectMapper().readTree(explain).get(0).get("Plan");
+        assertEquals(150L, plan.get("Actual Rows").asLong(), "3 commits of 50 changes: " + plan);
     }
 
     private static void collect(JsonNode node, List<JsonNode> out) {
