@@ -14,6 +14,7 @@ import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.context.Context;
 import io.smallrye.mutiny.Uni;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -33,6 +34,9 @@ import org.jboss.logging.Logger;
 final class DeltaDelivery {
     // the hub's log category, as before the hub was split (issue 46)
     private static final Logger LOG = Logger.getLogger(RealtimeHub.class);
+
+    /** Sessions a fan-out delivers to in one event-loop task before it yields ({@link #fanOut}). */
+    static final int SLICE = 256;
 
     /** The pod's fan-out reads running at once, across partitions ({@link FanoutReads}). */
     static final int FANOUT_READS = 8;
@@ -127,7 +131,7 @@ final class DeltaDelivery {
                 partition,
                 (k, previous) -> (previous == null ? CompletableFuture.<Void>completedFuture(null) : previous)
                         .thenCompose(v -> read)
-                        .thenAccept(n -> fanOut(n, span))
+                        .thenCompose(n -> fanOut(n, span))
                         .exceptionally(e -> {
                             // the partition's sockets are woken: their clients pull what the fan-out missed (§8.3)
                             Throwable cause =
@@ -235,14 +239,19 @@ final class DeltaDelivery {
     }
 
     /**
-     * Delivers notified commit {@code n} to each session of its partition. With tracing on, the fan-out's
-     * {@code span} links to the push span stored with the commit (whichever pod pushed it), and the first
-     * {@value Tracing#SAMPLED_DELIVERIES} sessions served get a {@code realtime.delivery} span each under it.
+     * Delivers notified commit {@code n} to each session of its partition, {@value #SLICE} sessions a task: a commit
+     * of a scope that 10,000 sockets hold had held one event loop for seconds, so each slice runs as a task of its
+     * own on the context the fan-out started on, and the loop serves its other work between them. The future ends
+     * once every session had its turn (the partition's next commit waits for it: deltas stay in order). Sessions
+     * that join meanwhile are not in the list: they read the partition's head after registering, which covers the
+     * commit. With tracing on, the fan-out's {@code span} links to the push span stored with the commit (whichever
+     * pod pushed it), and the first {@value Tracing#SAMPLED_DELIVERIES} sessions served get a
+     * {@code realtime.delivery} span each under it.
      */
-    private void fanOut(Notified n, Span span) {
-        Set<RealtimeSession> partitionSessions = sessions.of(n.partition());
+    private CompletableFuture<Void> fanOut(Notified n, Span span) {
+        List<RealtimeSession> partitionSessions = List.copyOf(sessions.of(n.partition()));
         if (partitionSessions.isEmpty()) {
-            return;
+            return CompletableFuture.completedFuture(null);
         }
         boolean traced = span.isRecording();
         if (traced && n.commit() != null) {
@@ -253,28 +262,65 @@ final class DeltaDelivery {
             }
         }
         Set<String> keys = n.commit() == null ? Set.of() : RealtimeDelta.scopeKeys(window, n.commit());
-        int sampled = 0;
-        for (RealtimeSession s : partitionSessions) {
-            Span delivery = traced && sampled++ < Tracing.SAMPLED_DELIVERIES
-                    ? tracing.start("realtime.delivery", Context.root().with(span), SpanKind.PRODUCER)
-                            .setAttribute(Tracing.CLIENT_ID_HASH, Tracing.clientIdHash(s.clientId))
-                    : null;
-            Throwable failed = null;
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        deliverSlice(partitionSessions, 0, n, keys, span, io.vertx.core.Vertx.currentContext(), done);
+        return done;
+    }
+
+    /** Delivers to sessions {@code from} and on, a slice now and the rest in later tasks of {@code on}. */
+    private void deliverSlice(
+            List<RealtimeSession> all,
+            int from,
+            Notified n,
+            Set<String> keys,
+            Span span,
+            io.vertx.core.Context on,
+            CompletableFuture<Void> done) {
+        int start = from;
+        while (true) {
+            int end = Math.min(all.size(), start + SLICE);
             try {
-                String got = deliver(s, n, keys);
-                if (delivery != null) {
-                    delivery.setAttribute(Tracing.DELIVERY, got);
+                for (int i = start; i < end; i++) {
+                    deliverTraced(all.get(i), n, keys, span, i);
                 }
             } catch (RuntimeException e) {
-                failed = e;
-                // one connection's failure is its own: the others get the commit, this one catches up
-                LOG.warn("Realtime delivery to one connection failed; it is woken to catch up", e);
-                s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
-                s.lostNotifications(metrics);
-            } finally {
-                if (delivery != null) {
-                    Tracing.end(delivery, failed);
-                }
+                done.completeExceptionally(e);
+                return;
+            }
+            if (end == all.size()) {
+                done.complete(null);
+                return;
+            }
+            if (on != null) {
+                int next = end;
+                on.runOnContext(v -> deliverSlice(all, next, n, keys, span, on, done));
+                return;
+            }
+            start = end; // off a Vert.x context (tests): the slices one after the other
+        }
+    }
+
+    /** {@link #deliver} to the {@code index}-th session of the fan-out, under a delivery span when sampled. */
+    private void deliverTraced(RealtimeSession s, Notified n, Set<String> keys, Span span, int index) {
+        Span delivery = span.isRecording() && index < Tracing.SAMPLED_DELIVERIES
+                ? tracing.start("realtime.delivery", Context.root().with(span), SpanKind.PRODUCER)
+                        .setAttribute(Tracing.CLIENT_ID_HASH, Tracing.clientIdHash(s.clientId))
+                : null;
+        Throwable failed = null;
+        try {
+            String got = deliver(s, n, keys);
+            if (delivery != null) {
+                delivery.setAttribute(Tracing.DELIVERY, got);
+            }
+        } catch (RuntimeException e) {
+            failed = e;
+            // one connection's failure is its own: the others get the commit, this one catches up
+            LOG.warn("Realtime delivery to one connection failed; it is woken to catch up", e);
+            s.owe(n.createdAtMs(), Staleness.PULL_INTERVAL);
+            s.lostNotifications(metrics);
+        } finally {
+            if (delivery != null) {
+                Tracing.end(delivery, failed);
             }
         }
     }

@@ -266,6 +266,41 @@ class RealtimeChannelTest {
     }
 
     /**
+     * §8.2 with more sessions than one fan-out slice ({@link DeltaDelivery#SLICE} a task, the event loop served
+     * between slices): two commits made back to back reach every session as two deltas, in order, cursor-contiguous.
+     */
+    @Test
+    void aFanOutWiderThanOneSliceReachesEverySessionInOrder() throws Exception {
+        int n = DeltaDelivery.SLICE + 44;
+        SyncTestClient writer = client("wendy", "c-w-" + UUID.randomUUID());
+        writer.syncUntilIdle();
+        List<SyncTestClient> clients = new ArrayList<>();
+        List<RealtimeSocket> sockets = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                SyncTestClient c = client("slice" + i, "c-sl" + i + "-" + UUID.randomUUID());
+                clients.add(c);
+                sockets.add(syncAndConnect(c));
+            }
+            writer.upsert("todos", todo("slice-1"), null);
+            writer.sync();
+            writer.upsert("todos", todo("slice-2"), null);
+            writer.sync();
+            for (int i = 0; i < n; i++) {
+                SyncTestClient c = clients.get(i);
+                Message first = sockets.get(i).nextDelta();
+                assertDelta(first, c, "slice-1");
+                c.subscriptions.get("s1").cursor = assertInstanceOf(
+                                CommitFrame.class, first.frames().get(2))
+                        .commitSeq();
+                assertDelta(sockets.get(i).nextDelta(), c, "slice-2");
+            }
+        } finally {
+            sockets.forEach(s -> s.ws.abort());
+        }
+    }
+
+    /**
      * Appendix B scenario 17, reconnect storm (§8.4): 20 sessions on one scope churn while the log advances. Each
      * reconnect gets a {@code hello} with the right {@code requiresSync}; behind sessions get wake-ups, never
      * gap deltas; every session ends registered exactly once; after a recovery pull and ack all converge, and
