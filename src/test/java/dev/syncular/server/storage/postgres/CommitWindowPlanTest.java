@@ -83,15 +83,7 @@ class CommitWindowPlanTest {
         sql("ANALYZE " + s + ".sync_commits, " + s + ".sync_changes, " + s + ".sync_commit_scopes");
         seed("fresh", 1, 20_000); // created since the last ANALYZE: estimated at one row
 
-        String explain = pool.preparedQuery("EXPLAIN (ANALYZE, FORMAT JSON) " + storage.commitWindowStatement())
-                .execute(Tuple.tuple(List.of("fresh", "t", new String[] {"k:1"}, 0L, 100_000L, 1000, 1001L)))
-                .await()
-                .atMost(WAIT)
-                .iterator()
-                .next()
-                .getValue(0)
-                .toString();
-        JsonNode plan = new ObjectMapper().readTree(explain).get(0).get("Plan");
+        JsonNode plan = explainWindow("fresh", 1001L);
         List<JsonNode> nodes = new ArrayList<>();
         collect(plan, nodes);
         assertEquals(1000L, plan.get("Actual Rows").asLong(), "one row per seq of the window");
@@ -130,16 +122,24 @@ class CommitWindowPlanTest {
                 + " FROM generate_series(1, 200) g, generate_series(0, 49) i");
         sql("INSERT INTO " + s + ".sync_commit_scopes (partition_id, tbl, scope_key, commit_seq) SELECT 'big', 't',"
                 + " 'k:1', g FROM generate_series(1, 200) g");
+        JsonNode plan = explainWindow("big", 101L);
+        assertEquals(150L, plan.get("Actual Rows").asLong(), "3 commits of 50 changes: " + plan);
+    }
+
+    /**
+     * The plan PostgreSQL runs for the window of {@code partition}'s scope {@code k:1} of table {@code t} (seqs after
+     * 0, up to 1,000 of them), its change budget {@code budget}.
+     */
+    private static JsonNode explainWindow(String partition, long budget) throws Exception {
         String explain = pool.preparedQuery("EXPLAIN (ANALYZE, FORMAT JSON) " + storage.commitWindowStatement())
-                .execute(Tuple.tuple(List.of("big", "t", new String[] {"k:1"}, 0L, 100_000L, 1000, 101L)))
+                .execute(Tuple.tuple(List.of(partition, "t", new String[] {"k:1"}, 0L, 100_000L, 1000, budget)))
                 .await()
                 .atMost(WAIT)
                 .iterator()
                 .next()
                 .getValue(0)
                 .toString();
-        JsonNode plan = new ObjectMapper().readTree(explain).get(0).get("Plan");
-        assertEquals(150L, plan.get("Actual Rows").asLong(), "3 commits of 50 changes: " + plan);
+        return new ObjectMapper().readTree(explain).get(0).get("Plan");
     }
 
     private static void collect(JsonNode node, List<JsonNode> out) {
