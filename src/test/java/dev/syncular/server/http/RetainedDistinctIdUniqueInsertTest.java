@@ -307,6 +307,9 @@ class RetainedDistinctIdUniqueInsertTest {
             List<byte[]> requests = new ArrayList<>();
             for (int i = 0; i < clients; i++) {
                 SyncTestClient c = client(p, "racer" + i, "o1");
+                // bootstrapped first, one at a time: the race is of pushes, not of first rounds (a pod admits
+                // syncular.fairness.max-bootstraps-per-partition bootstrapping rounds of a partition at once)
+                c.syncUntilIdle();
                 String id = c.upsert("members", member("r" + i, "o1", "race@x"), null);
                 cs.add(c);
                 commits.add(id);
