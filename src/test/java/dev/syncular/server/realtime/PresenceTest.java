@@ -330,6 +330,10 @@ class PresenceTest {
     void aPublishingLoopReachesItsMatesAsItsNewestDocumentAtItsRate() throws Exception {
         Peer a = new Peer("alice", "l1");
         Peer b = new Peer("bob", "l1");
+        // B's presence registration follows its hello (§8.6.4): a first document it receives proves it is a mate
+        // before the loop (a document published before would reach it only as the snapshot of the newest)
+        a.publish(L1, doc("ready"));
+        assertEquals("ready", b.nextPresence().get("doc").get("cursor").asText());
         for (int i = 0; i < 300; i++) {
             a.publish(L1, doc("v" + i));
         }
