@@ -188,22 +188,7 @@ final class NoisyWatchStorm {
         }
         for (long n = 0; !stop.get(); n++) {
             c.outbox.clear();
-            c.upsert(
-                    "todos",
-                    Map.of(
-                            "id",
-                            "storm-" + thread + "-" + (n % ROWS_PER_COMMITTER),
-                            "list_id",
-                            LIST,
-                            "title",
-                            title,
-                            "done",
-                            false,
-                            "position",
-                            n,
-                            "updated_at_ms",
-                            n),
-                    null);
+            c.upsert("todos", todo("storm-" + thread + "-" + (n % ROWS_PER_COMMITTER), LIST, title, n), null);
             try {
                 c.sync();
                 commitsOk.increment();
@@ -282,22 +267,7 @@ final class NoisyWatchStorm {
                 String title = "probe-" + n + "-";
                 long start = System.nanoTime();
                 writer.outbox.clear();
-                writer.upsert(
-                        "todos",
-                        Map.of(
-                                "id",
-                                "p" + (n % 5),
-                                "list_id",
-                                "l0",
-                                "title",
-                                title,
-                                "done",
-                                false,
-                                "position",
-                                n,
-                                "updated_at_ms",
-                                n),
-                        null);
+                writer.upsert("todos", todo("p" + (n % 5), "l0", title, n), null);
                 try {
                     writer.sync();
                 } catch (RuntimeException e) {
@@ -463,5 +433,10 @@ final class NoisyWatchStorm {
         Map<K, Long> out = new TreeMap<>();
         m.forEach((k, v) -> out.put(k, v.sum()));
         return out;
+    }
+
+    /** A row of the quickstart's {@code todos} table in list {@code list}, its position and time {@code n}. */
+    private static Map<String, Object> todo(String id, String list, String title, long n) {
+        return Map.of("id", id, "list_id", list, "title", title, "done", false, "position", n, "updated_at_ms", n);
     }
 }
