@@ -55,7 +55,7 @@ public interface LimitsConfig {
     /**
      * The pod-wide budget for bytes buffered on behalf of clients ({@code memory.BufferBudget}): request bodies
      * of the HTTP routes and of socket rounds (§8.7) as they arrive, plus the inflated bytes of gzip bodies
-     * (§1.3). A request that finds it spent is answered 429 {@code sync.rate_limited} with {@code Retry-After}
+     * (§1.3) and the decoder's buffer for a partial frame. A request that finds it spent is answered 429 {@code sync.rate_limited} with {@code Retry-After}
      * before its body is read. Unset = a quarter of the JVM's maximum heap.
      */
     Optional<MemorySize> bufferBudget();

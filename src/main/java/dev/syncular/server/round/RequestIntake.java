@@ -91,8 +91,10 @@ public final class RequestIntake {
         this.framing = framing;
         this.bytes = bytes;
         this.refused = refused;
-        this.decoder =
-                framing == Framing.STREAM ? MessageDecoder.forRequestsKeepingFraming() : MessageDecoder.forRequests();
+        this.decoder = (framing == Framing.STREAM
+                        ? MessageDecoder.forRequestsKeepingFraming()
+                        : MessageDecoder.forRequests())
+                .accountingBuffer(this::bufferResized);
         this.gzip = coding == ContentCoding.GZIP ? new GzipInflation(this::inflated) : null;
     }
 
@@ -223,6 +225,30 @@ public final class RequestIntake {
         }
         bytes.lease().grow(length);
         frames(b, offset, length);
+    }
+
+    /**
+     * The decoder's buffer for a partial frame, counted on the lease beside the bytes received: a large frame is held
+     * twice while it is decoded (its bytes buffered, then its fields copied out), and a lease that counted it once let
+     * 16 gzip pushes of a 15 MiB row take a 192 MB heap (HostileMemoryIT). A larger buffer the budget cannot hold is
+     * refused like the bytes themselves: thrown for a body (told at its end), the round's in-band refusal for a socket
+     * (its frames dropped, the stream still framed to its {@code END}).
+     */
+    private void bufferResized(int from, int to) {
+        if (to <= from) {
+            bytes.lease().shrink(from - to);
+            return;
+        }
+        try {
+            bytes.lease().grow(to - from);
+        } catch (SyncError spent) {
+            if (framing == Framing.BODY) {
+                throw spent;
+            }
+            refused = spent;
+            release();
+            frames.clear();
+        }
     }
 
     private void frames(byte[] b, int offset, int length) {

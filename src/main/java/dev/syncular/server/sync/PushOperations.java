@@ -123,6 +123,10 @@ final class PushOperations {
         }
         SparseRow incoming = null;
         if (op.op() == Op.UPSERT) {
+            Rejection rowTooLarge = RowSizeCap.checkPayload(index, table, op.payload().length, limits);
+            if (rowTooLarge != null) {
+                return Uni.createFrom().item(rowTooLarge); // before the row is decoded: no copy of it is made
+            }
             try {
                 incoming = ClientRows.widen(
                         new SparseRowCodec(clientTable.rowLayout()).decode(op.payload()), table.columnCount());
@@ -132,7 +136,7 @@ final class PushOperations {
             if (!storable(table, incoming)) {
                 return error(index, ErrorCode.INVALID_REQUEST, "payload holds text the storage cannot hold");
             }
-            Rejection tooLarge = RowSizeCap.check(index, table, op.payload().length, incoming, limits);
+            Rejection tooLarge = RowSizeCap.checkValues(index, table, incoming, limits);
             if (tooLarge != null) {
                 return Uni.createFrom().item(tooLarge);
             }

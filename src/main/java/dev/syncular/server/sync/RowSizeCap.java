@@ -22,11 +22,18 @@ import java.util.Map;
 final class RowSizeCap {
     private RowSizeCap() {}
 
-    /** The rejection of operation {@code index} when its row breaks a cap, else {@code null}. */
-    static Rejection check(int index, TableSchema table, int payloadBytes, SparseRow row, SyncLimits limits) {
-        if (payloadBytes > limits.maxRowBytes()) {
-            return rejection(index, "row_too_large", table, null, payloadBytes, limits.maxRowBytes());
-        }
+    /**
+     * The rejection of operation {@code index} when its encoded payload is over the row cap, else {@code null};
+     * checked before the row is decoded, so an oversized row is never copied into values.
+     */
+    static Rejection checkPayload(int index, TableSchema table, int payloadBytes, SyncLimits limits) {
+        return payloadBytes > limits.maxRowBytes()
+                ? rejection(index, "row_too_large", table, null, payloadBytes, limits.maxRowBytes())
+                : null;
+    }
+
+    /** The rejection of operation {@code index} when one of its decoded row's values is over the value cap. */
+    static Rejection checkValues(int index, TableSchema table, SparseRow row, SyncLimits limits) {
         for (int i = 0; i < table.columnCount() && i < row.values().length; i++) {
             if (!row.isPresent(i)) {
                 continue;

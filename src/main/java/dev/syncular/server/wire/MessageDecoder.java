@@ -10,7 +10,22 @@ import java.util.List;
  * frame only, and buffers grow with bytes actually received, never with an untrusted length prefix.
  */
 public final class MessageDecoder {
+    /** A buffer grown past this for one large frame is let go once that frame is decoded, not kept for the next. */
+    static final int RETAINED_BUFFER_BYTES = 64 * 1024;
+
+    /**
+     * Told of the decoder's buffer for a partial frame as it changes size: before a larger one is allocated (it may
+     * throw to refuse it; the decoder is then unusable) and after a smaller one replaced it. The buffer is what a
+     * request holds beyond its decoded frames: a frame of megabytes is, while it is decoded, held twice.
+     */
+    public interface BufferAccount {
+        BufferAccount NONE = (from, to) -> {};
+
+        void resized(int from, int to);
+    }
+
     private final int expectedKind;
+    private BufferAccount account = BufferAccount.NONE;
     private byte[] buf = new byte[256];
     private int start;
     private int end;
@@ -44,6 +59,12 @@ public final class MessageDecoder {
         MessageDecoder d = new MessageDecoder(FrameType.MSG_REQUEST);
         d.keepFraming = true;
         return d;
+    }
+
+    /** Tells {@code account} of this decoder's buffer from now on (§1.4: no request-sized memory uncounted). */
+    public MessageDecoder accountingBuffer(BufferAccount account) {
+        this.account = account;
+        return this;
     }
 
     /** The first content error of a {@link #forRequestsKeepingFraming()} decoder, or {@code null}. */
@@ -128,6 +149,13 @@ public final class MessageDecoder {
         start = drain(buf, start, end, out);
         if (start == end) {
             start = end = 0;
+            if (buf.length > RETAINED_BUFFER_BYTES) {
+                // the frame that grew it is decoded (its fields copied out): a 15 MiB row must not stay held twice
+                // for the rest of its round (issue 45, HostileMemoryIT)
+                int from = buf.length;
+                buf = new byte[256];
+                account.resized(from, buf.length);
+            }
         }
         return out;
     }
@@ -188,6 +216,11 @@ public final class MessageDecoder {
         return p;
     }
 
+    /** The bytes of the buffer this decoder holds for a partial frame (its capacity, not what is in it). */
+    int heldBytes() {
+        return buf.length;
+    }
+
     /** Declares the byte stream over; a message that has not reached {@code END} is truncated (§1.2 rule 1). */
     public void finish() {
         if (!ended) {
@@ -202,14 +235,37 @@ public final class MessageDecoder {
             start = 0;
         }
         if (end + len > buf.length) {
-            long want = Math.max((long) end + len, (long) buf.length * 2);
+            long needed = (long) end + len;
+            long grown = (long) buf.length * 2;
+            long frame = partialFrameBytes();
+            if (frame >= needed && frame < grown) {
+                grown = frame; // up to the partial frame's end, not past it: a 15 MiB frame takes 15 MiB, not 16
+            }
+            long want = Math.max(needed, grown);
             if (want > Integer.MAX_VALUE - 16) {
                 throw WireException.invalid("message too large");
             }
+            account.resized(buf.length, (int) want);
             buf = Arrays.copyOf(buf, (int) want);
         }
         System.arraycopy(chunk, off, buf, end, len);
         end += len;
+    }
+
+    /**
+     * The whole size of the frame buffered from {@code start} as its header declares it, or -1 while that header is
+     * not buffered yet. Only ever lowers a growth step (the buffer still grows with the bytes received).
+     */
+    private long partialFrameBytes() {
+        if (!headerRead || end - start < FrameType.FRAME_HEADER_BYTES) {
+            return -1;
+        }
+        int p = start;
+        long length = (buf[p + 1] & 0xffL)
+                | (buf[p + 2] & 0xffL) << 8
+                | (buf[p + 3] & 0xffL) << 16
+                | (buf[p + 4] & 0xffL) << 24;
+        return FrameType.FRAME_HEADER_BYTES + length;
     }
 
     private static void checkMagicPrefix(byte[] b, int p, int available) {

@@ -30,12 +30,13 @@ class RowSizeCapTest {
 
     @Test
     void withinBothCapsPasses() {
-        assertNull(RowSizeCap.check(0, NOTES, 1000, row("x".repeat(100)), CAPS));
+        assertNull(RowSizeCap.checkPayload(0, NOTES, 1000, CAPS));
+        assertNull(RowSizeCap.checkValues(0, NOTES, row("x".repeat(100)), CAPS));
     }
 
     @Test
-    void aRowOverTheRowCapIsRejectedWithoutAColumn() {
-        PushOperations.Rejection r = RowSizeCap.check(3, NOTES, 1001, row("x"), CAPS);
+    void aRowOverTheRowCapIsRejectedWithoutAColumnBeforeItIsDecoded() {
+        PushOperations.Rejection r = RowSizeCap.checkPayload(3, NOTES, 1001, CAPS);
         OpResult.Error e = (OpResult.Error) r.result();
         assertEquals(3, e.opIndex());
         assertEquals("sync.constraint_violation", e.code());
@@ -48,12 +49,12 @@ class RowSizeCapTest {
     @Test
     void aValueOverTheValueCapNamesItsColumnCountingUtf8() {
         // 34 three-byte characters: 102 bytes of UTF-8, though only 34 chars
-        PushOperations.Rejection r = RowSizeCap.check(0, NOTES, 500, row("€".repeat(34)), CAPS);
+        PushOperations.Rejection r = RowSizeCap.checkValues(0, NOTES, row("€".repeat(34)), CAPS);
         assertEquals(
                 "{\"fieldPaths\":[\"body\"],\"reason\":\"value_too_large\",\"references\":{\"bytes\":\"102\","
                         + "\"limit\":\"100\",\"table\":\"notes\"}}",
                 r.detailsJson());
         RecoveryDetails.require(r.detailsJson());
-        assertNull(RowSizeCap.check(0, NOTES, 500, row("€".repeat(33)), CAPS), "99 bytes pass");
+        assertNull(RowSizeCap.checkValues(0, NOTES, row("€".repeat(33)), CAPS), "99 bytes pass");
     }
 }

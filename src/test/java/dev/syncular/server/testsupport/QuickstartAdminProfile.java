@@ -10,7 +10,7 @@ import java.util.UUID;
  * only after an hour), 1000 free admin attempts per source ({@code http.AdminApiTest} refuses every route with a
  * missing and a wrong token), §8.6 presence off ({@code realtime.PresenceDisabledTest}; {@code PresenceTest} keeps "on
  * by default" on the default app, and no other class here uses presence), and a small request cap with a small buffer
- * budget ({@code realtime.SocketRoundCapTest}: 256 KiB and 512 KiB, so the rounds past them stay quick; the other
+ * budget ({@code realtime.SocketRoundCapTest}: 256 KiB and 1 MiB, so the rounds past them stay quick; the other
  * classes' bodies and responses are a few KiB, and that class reads the budget against a baseline). One app for
  * {@code http.AdminApiTest}, {@code realtime.OperatorDisconnectTest}, {@code realtime.PresenceDisabledTest} and
  * {@code realtime.SocketRoundCapTest}: each distinct Quarkus test profile builds and restarts the app. Every test works
@@ -38,6 +38,6 @@ public class QuickstartAdminProfile implements QuarkusTestProfile {
                 Map.entry("syncular.admin.free-attempts", "1000"),
                 Map.entry("syncular.realtime.presence-enabled", "false"),
                 Map.entry("syncular.max-request-bytes", "256K"),
-                Map.entry("syncular.limits.buffer-budget", "512K"));
+                Map.entry("syncular.limits.buffer-budget", "1M"));
     }
 }

@@ -431,4 +431,42 @@ class WireCodecTest {
                 DebugJson.toText(
                         JsonNodeFactory.instance.objectNode().put("a", 1.5).put("b", "x")));
     }
+
+    /**
+     * A frame that grew the streaming decoder's buffer to megabytes is decoded out of it (its payload copied), and
+     * the buffer is let go at once: a round holding a 15 MiB row must not hold it twice until the round ends
+     * (HostileMemoryIT, 16 parallel gzip pushes on a 192 MB heap). While it arrives, the buffer doubles no further
+     * than the frame's declared end. The next frames decode as before.
+     */
+    @Test
+    void aLargeFramesBufferIsLetGoOnceTheFrameIsDecoded() {
+        byte[] payload = new byte[3 * 1024 * 1024];
+        Arrays.fill(payload, (byte) 7);
+        PushCommit big = new PushCommit("c1", List.of(new PushOperation("notes", "r", Op.UPSERT, null, payload)));
+        byte[] message = raw(1, HEADER, big, PULL, SUB);
+        MessageDecoder d = MessageDecoder.forRequests();
+        List<Frame> frames = new ArrayList<>();
+        int bigEnd = MessageEncoder.envelopeHeader(1).length
+                + MessageEncoder.encodeFrame(HEADER).length
+                + MessageEncoder.encodeFrame(big).length;
+        for (int p = 0; p < message.length; p += 64 * 1024) {
+            int len = Math.min(64 * 1024, message.length - p);
+            frames.addAll(d.feed(Arrays.copyOfRange(message, p, p + len)));
+            if (p + len >= bigEnd) {
+                assertTrue(
+                        d.heldBytes() <= MessageDecoder.RETAINED_BUFFER_BYTES,
+                        "held " + d.heldBytes() + " bytes after the large frame was decoded");
+            } else if (p + len > 2 * 1024 * 1024) {
+                assertTrue(d.heldBytes() > 2 * 1024 * 1024, "the partial frame is buffered");
+            }
+            assertTrue(
+                    d.heldBytes() <= MessageEncoder.encodeFrame(big).length,
+                    "the buffer grows to the partial frame's end, not past it: " + d.heldBytes());
+        }
+        d.finish();
+        assertEquals(4, frames.size());
+        assertArrayEquals(
+                payload, ((PushCommit) frames.get(1)).operations().get(0).payload());
+        assertEquals(SUB, frames.get(3));
+    }
 }
