@@ -61,7 +61,8 @@ import org.HdrHistogram.Histogram;
  * <li><b>(e) one commit to the sockets of one scope</b>: {@link ScopeFanout}, last.</li>
  * </ol>
  * The pod's heap is the chart's 192m unless {@code bench.serverHeap} sets it (e.g. {@code 2g} for 100,000
- * sockets); its {@code syncular.realtime.max-connections} is the largest socket count of the run plus 1,000.
+ * sockets); its {@code syncular.realtime.max-connections} is the largest socket count of the run plus 1,000, and
+ * its {@code syncular.realtime.socket-budget} room for that many sockets and 64 MiB of outbound bytes.
  */
 public final class RealtimeBenchmark {
     private static final int IDLE = Integer.getInteger("bench.idleSockets", 10_000);
@@ -142,6 +143,8 @@ public final class RealtimeBenchmark {
         return ServerProcess.builder(name, pgSchema)
                 .jvmFlags(serverFlags())
                 .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", Integer.toString(sockets + 1000))
+                // the sockets' share of memory is what phase (a) measures: room for all of them
+                .env("SYNCULAR_REALTIME_SOCKET_BUDGET", Long.toString((sockets + 1000L) * 16 * 1024 + (64L << 20)))
                 .start();
     }
 

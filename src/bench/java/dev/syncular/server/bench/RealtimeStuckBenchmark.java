@@ -137,6 +137,7 @@ public final class RealtimeStuckBenchmark {
         try (ServerProcess pod = ServerProcess.builder("bench-realtime-stuck", pgSchema)
                 .jvmFlags(ServerProcess.CHART_JVM_FLAGS)
                 .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", Integer.toString(SOCKETS + 100))
+                .env("SYNCULAR_REALTIME_SOCKET_BUDGET", Long.toString((SOCKETS + 100L) * 16 * 1024 + (64L << 20)))
                 .env("SYNCULAR_MAX_REQUEST_BYTES", "4M")
                 .start()) {
             run(pod, schema);

@@ -146,11 +146,12 @@ public final class TenantsBenchmark {
         return podBuilder(name, pgSchema).start();
     }
 
-    /** A pod of these benchmarks not started yet: the chart's JVM flags, room for 20,000 sync sockets. */
+    /** A pod of these benchmarks not started yet: the chart's JVM flags, room for 20,000 sync sockets (count and socket budget). */
     static ServerProcess.Builder podBuilder(String name, String pgSchema) {
         return ServerProcess.builder(name, pgSchema)
                 .jvmFlags(ServerProcess.CHART_JVM_FLAGS)
-                .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", "20000");
+                .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", "20000")
+                .env("SYNCULAR_REALTIME_SOCKET_BUDGET", "384M"); // 20,000 sockets at 16 KiB and 64 MiB in flight
     }
 
     private static Map<String, Object> todo(String id, String list, long n) {

@@ -27,6 +27,7 @@ import dev.syncular.server.sync.RoundAdmission;
 import dev.syncular.server.sync.ScopeResolver;
 import dev.syncular.server.sync.SyncEngine;
 import dev.syncular.server.sync.SyncLimits;
+import io.quarkus.runtime.configuration.MemorySize;
 import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.pgclient.PgConnectOptions;
@@ -175,7 +176,11 @@ public final class Assembly {
                 c.outboundStuckTimeout(),
                 c.presenceRate(),
                 c.presenceBurst(),
-                c.fanoutBytesPerSecondPerPartition().asLongValue());
+                c.fanoutBytesPerSecondPerPartition().asLongValue(),
+                c.socketBudget()
+                        .map(MemorySize::asLongValue)
+                        .orElse(RealtimeHub.defaultSocketBudget(
+                                Runtime.getRuntime().maxMemory())));
     }
 
     /**

@@ -217,7 +217,8 @@ public final class ConformanceInstance {
                     Duration.ofSeconds(30),
                     0,
                     1,
-                    0);
+                    0,
+                    RealtimeHub.NO_SOCKET_BUDGET);
             Realtime built = Assembly.realtime(new RealtimeParts(
                     settings,
                     storage,

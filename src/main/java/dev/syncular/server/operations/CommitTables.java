@@ -27,6 +27,8 @@ final class CommitTables {
     private static final class Pending {
         final List<Long> seqs = new ArrayList<>();
         boolean reading;
+        /** No longer the partition's: its last read found nothing more and it left the map (under its lock). */
+        boolean retired;
     }
 
     CommitTables(QueryReads reads) {
@@ -35,22 +37,31 @@ final class CommitTables {
 
     /** Commit {@code seq} of {@code partition} was notified: {@code touched} hears its tables once read. */
     void committed(String partition, long seq, BiConsumer<String, Set<String>> touched) {
-        Pending p = byPartition.computeIfAbsent(partition, k -> new Pending());
-        synchronized (p) {
-            p.seqs.add(seq);
-            if (p.reading) {
-                return;
+        while (true) {
+            Pending p = byPartition.computeIfAbsent(partition, k -> new Pending());
+            synchronized (p) {
+                if (p.retired) {
+                    continue; // it left the map as its read ended: the partition's next one is a new entry
+                }
+                p.seqs.add(seq);
+                if (p.reading) {
+                    return;
+                }
+                p.reading = true;
             }
-            p.reading = true;
+            read(partition, p, touched);
+            return;
         }
-        read(partition, p, touched);
     }
 
     private void read(String partition, Pending p, BiConsumer<String, Set<String>> touched) {
         List<Long> seqs;
         synchronized (p) {
             if (p.seqs.isEmpty()) {
+                // retired and removed under one lock: a commit that found this entry before the removal waits
+                // here and then takes a new one, so a partition never has two reads in flight
                 p.reading = false;
+                p.retired = true;
                 byPartition.remove(partition, p);
                 return;
             }

@@ -3,6 +3,7 @@ package dev.syncular.server.operations;
 import dev.syncular.server.storage.QueryReads;
 import dev.syncular.server.sync.SyncRequestContext;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.subscription.Cancellable;
 import io.vertx.core.Vertx;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -59,6 +60,24 @@ public final class QueryWatches {
             set.remove(s);
             return set.isEmpty() ? null : set;
         });
+        // the connection's runs still waiting for a slot leave the queue: they would answer nothing
+        for (RunKey key : pending.keySet()) {
+            if (key.session() != s) {
+                continue;
+            }
+            Cancellable[] cancel = {null};
+            pending.computeIfPresent(key, (k, p) -> {
+                if (p.started) {
+                    return p;
+                }
+                p.withdrawn = true;
+                cancel[0] = p.subscription;
+                return null;
+            });
+            if (cancel[0] != null) {
+                cancel[0].cancel();
+            }
+        }
     }
 
     /** Commit {@code seq} of {@code partition} was announced (on whichever pod took it). */
@@ -145,6 +164,10 @@ public final class QueryWatches {
         final List<WatchSession.Watch> watches = new ArrayList<>();
         final List<Long> starts = new ArrayList<>();
         boolean started;
+        /** Its connection closed before it started: cancelled, or to be cancelled once subscribed. */
+        boolean withdrawn;
+        /** Its place in the pod's run queue ({@code null} until subscribed). */
+        Cancellable subscription;
     }
 
     /**
@@ -171,7 +194,7 @@ public final class QueryWatches {
         if (run == null) {
             return; // joined a run still waiting for its slot
         }
-        runs.submit(s.ctx.partition(), () -> {
+        Cancellable subscription = runs.submit(s.ctx.partition(), () -> {
                     pending.compute(key, (k, p) -> {
                         run.started = true; // from here on nobody joins: the member list is final
                         return p == run ? null : p;
@@ -189,6 +212,15 @@ public final class QueryWatches {
                 })
                 .subscribe()
                 .with(result -> finishAll(s, run, result, null), e -> finishAll(s, run, null, e));
+        boolean[] withdrawn = {false};
+        pending.compute(key, (k, p) -> {
+            run.subscription = subscription;
+            withdrawn[0] = run.withdrawn;
+            return p;
+        });
+        if (withdrawn[0]) {
+            subscription.cancel(); // the connection closed while the run was being queued
+        }
     }
 
     /** Every watch of a shared run answered with its one result or failure. */

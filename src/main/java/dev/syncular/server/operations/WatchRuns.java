@@ -15,7 +15,8 @@ import java.util.function.Supplier;
  * Waiting runs are queued per partition, oldest first, and the partitions take the free slots in turn: a tenant whose
  * commits rerun a thousand watches waits behind its own runs, while another tenant's run starts after at most one run
  * of each other partition. A run is subscribed on a worker thread (scope resolution and authorizers may block), never
- * on the event loop that heard the commit.
+ * on the event loop that heard the commit. A waiting run whose subscriber cancels (its connection closed) leaves the
+ * queue at once: it takes no turn and is no longer counted as waiting.
  */
 final class WatchRuns {
     private final int slots;
@@ -53,8 +54,20 @@ final class WatchRuns {
                 waiting.computeIfAbsent(partition, p -> new ArrayDeque<>()).add(run);
                 queued++;
             }
+            em.onTermination(() -> withdraw(partition, run)); // a no-op once the run has started
             drain();
         });
+    }
+
+    /** {@code run} of {@code partition} leaves the queue if it is still waiting (its subscriber cancelled). */
+    private synchronized void withdraw(String partition, Runnable run) {
+        ArrayDeque<Runnable> queue = waiting.get(partition);
+        if (queue != null && queue.remove(run)) {
+            queued--;
+            if (queue.isEmpty()) {
+                waiting.remove(partition);
+            }
+        }
     }
 
     /** Runs waiting to start. */

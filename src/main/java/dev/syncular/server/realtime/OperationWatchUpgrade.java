@@ -83,6 +83,10 @@ public class OperationWatchUpgrade implements HttpUpgradeCheck {
             refuse(rc, new SyncError(ErrorCode.WEBSOCKET_CONNECTION_LIMIT, "too many watch connections"));
             return;
         }
+        if (!realtime.admitsSocket()) {
+            refuse(rc, PodRealtime.socketBudgetSpent());
+            return;
+        }
         handshake.admit(rc, ctx -> Uni.createFrom().item(ctx));
     }
 

@@ -40,6 +40,7 @@ final class OutboundBudget {
     private final long budget;
     private final long stuckMs;
     private final RealtimeMetrics metrics;
+    private final SocketBudget pod;
     private long pending;
     /**
      * The part of {@link #pending} that is a response stream the client asked for (a round's chunks, §8.7; the
@@ -63,7 +64,8 @@ final class OutboundBudget {
             Vertx vertx,
             long budget,
             Duration stuck,
-            RealtimeMetrics metrics) {
+            RealtimeMetrics metrics,
+            SocketBudget pod) {
         this.connection = connection;
         this.closeTransport = closeTransport;
         this.vertx = vertx;
@@ -71,6 +73,7 @@ final class OutboundBudget {
         this.stuckMs = Math.max(1, stuck.toMillis());
         // the first refusal starts the deadline; the buffer has to empty before it to count as drained
         this.metrics = metrics;
+        this.pod = pod;
     }
 
     /** Bytes handed to the socket and not yet written. */
@@ -78,9 +81,12 @@ final class OutboundBudget {
         return pending;
     }
 
-    /** Whether a delta of {@code bytes} fits: nothing pending, or the total stays within the budget. */
+    /**
+     * Whether a delta of {@code bytes} fits: nothing pending, or the total stays within the budget; and the pod's
+     * sockets hold room for it ({@link SocketBudget}).
+     */
     synchronized boolean fits(long bytes) {
-        return pending == 0 || pending + bytes <= budget;
+        return (pending == 0 || pending + bytes <= budget) && pod.fits(bytes);
     }
 
     /**
@@ -176,6 +182,7 @@ final class OutboundBudget {
 
     private synchronized void add(long bytes, boolean stream) {
         pending += bytes;
+        pod.written(bytes);
         if (stream) {
             streaming += bytes;
         }
@@ -183,6 +190,7 @@ final class OutboundBudget {
 
     private synchronized void done(long bytes, boolean stream) {
         pending -= bytes;
+        pod.done(bytes);
         if (stream) {
             streaming -= bytes;
         }

@@ -73,7 +73,9 @@ public class PodOperationWatches {
 
     /** A socket opened for {@code ctx}: its credential's lifetime is armed, its heartbeats begin. */
     void opened(WebSocketConnection connection, SyncRequestContext ctx) {
-        lastHeardMs.put(connection, SilenceWatch.MONOTONIC_MS.getAsLong());
+        if (lastHeardMs.put(connection, SilenceWatch.MONOTONIC_MS.getAsLong()) == null) {
+            hub.socketBudget().socketOpened();
+        }
         lifetime.watch(connection, ctx);
     }
 
@@ -112,7 +114,9 @@ public class PodOperationWatches {
     }
 
     void closed(WebSocketConnection connection) {
-        lastHeardMs.remove(connection);
+        if (lastHeardMs.remove(connection) != null) {
+            hub.socketBudget().socketClosed();
+        }
         lifetime.release(connection);
     }
 

@@ -1,11 +1,14 @@
 package dev.syncular.server.realtime;
 
+import dev.syncular.server.errors.ErrorCode;
+import dev.syncular.server.errors.SyncError;
 import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
+import java.util.Map;
 
 /**
  * The pod's realtime: its {@link RealtimeHub} on the application's storage, the {@link RealtimeChannel} the
@@ -14,6 +17,9 @@ import jakarta.inject.Inject;
  */
 @ApplicationScoped
 public class PodRealtime {
+    /** What a socket-budget refusal suggests to wait before the next upgrade ({@code Retry-After: 5}). */
+    static final long SOCKET_RETRY_AFTER_MS = 5_000;
+
     private final RealtimeConfig config;
     private final RealtimeHub hub;
     private final RealtimeChannel channel;
@@ -67,5 +73,18 @@ public class PodRealtime {
 
     boolean atCapacity() {
         return hub.openConnections() >= config.maxConnections();
+    }
+
+    /** Whether the pod's socket memory has room for one more socket ({@code syncular.realtime.socket-budget}). */
+    boolean admitsSocket() {
+        return hub.socketBudget().admitsSocket();
+    }
+
+    /** The refusal of an upgrade the pod's socket memory has no room for: retry later, perhaps on another pod. */
+    static SyncError socketBudgetSpent() {
+        return new SyncError(
+                ErrorCode.WEBSOCKET_CONNECTION_LIMIT,
+                "the pod's socket memory budget is spent",
+                Map.of("reason", "socket_budget", "retryAfterMs", SOCKET_RETRY_AFTER_MS));
     }
 }

@@ -6,6 +6,7 @@ import io.smallrye.config.WithDefault;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.PositiveOrZero;
 import java.time.Duration;
+import java.util.Optional;
 
 /** The realtime channel (§8): WebSocket at {@code <mount>/realtime}, deltas fanned out across pods. */
 @ConfigMapping(prefix = "syncular.realtime")
@@ -17,6 +18,14 @@ public interface RealtimeConfig {
     /** Open sockets per pod; one more is refused with 429 {@code sync.websocket_connection_limit}. */
     @WithDefault("10000")
     int maxConnections();
+
+    /**
+     * The pod's memory for its sockets ({@code realtime.SocketBudget}): a fixed 16 KiB per open socket plus every
+     * socket's outbound bytes not yet written. An upgrade with no room is refused 429
+     * {@code sync.websocket_connection_limit} (reason {@code socket_budget}); a delta with no room becomes a
+     * {@code catchup-required} wake-up. Unset = a quarter of the JVM's maximum heap.
+     */
+    Optional<MemorySize> socketBudget();
 
     /** An encoded delta above this size is replaced by a {@code delta-too-large} wake-up (§8.3). */
     @WithDefault("256K")

@@ -39,12 +39,17 @@ public final class RealtimeHub {
             Duration outboundStuckTimeout,
             double presencePerSecond,
             int presenceBurst,
-            double fanoutBytesPerSecond) {}
+            double fanoutBytesPerSecond,
+            long socketBudgetBytes) {}
+
+    /** A hub's {@code socketBudgetBytes} with no pod-wide bound (the conformance host's instances). */
+    public static final long NO_SOCKET_BUDGET = SocketBudget.OFF;
 
     private final Settings settings;
     private final Vertx vertx;
     private final RealtimeMetrics metrics;
     private final SessionSet sessions = new SessionSet();
+    private final SocketBudget socketBudget;
     private final PendingFanouts pendingFanouts = new PendingFanouts();
     private final PresenceRelay presence;
     private final Heartbeats heartbeats;
@@ -103,6 +108,7 @@ public final class RealtimeHub {
             Tracing tracing) {
         this.settings = settings;
         this.vertx = vertx;
+        this.socketBudget = new SocketBudget(settings.socketBudgetBytes(), registry);
         // the parts the gauges read are built first; the bus's callbacks run only once the hub is built
         FanoutReads fanoutReads = new FanoutReads(DeltaDelivery.FANOUT_READS, DeltaDelivery.FANOUT_BACKLOG);
         PresenceBus bus = new PresenceBus(
@@ -208,7 +214,18 @@ public final class RealtimeHub {
                 vertx,
                 settings.outboundBufferBytes(),
                 settings.outboundStuckTimeout(),
-                metrics);
+                metrics,
+                socketBudget);
+    }
+
+    /** {@code syncular.realtime.socket-budget} when unset: a quarter of the maximum heap. */
+    public static long defaultSocketBudget(long maxHeapBytes) {
+        return SocketBudget.defaultLimit(maxHeapBytes);
+    }
+
+    /** The pod's memory for its sockets ({@code syncular.realtime.socket-budget}). */
+    SocketBudget socketBudget() {
+        return socketBudget;
     }
 
     /**
@@ -257,11 +274,14 @@ public final class RealtimeHub {
     /** §8.1: connection {@code s} joins the hub (its channel opened). */
     void add(RealtimeSession s) {
         sessions.add(s);
+        socketBudget.socketOpened();
     }
 
     /** The connection of {@code s} ended: it leaves the hub, and its presence leaves (§8.6.1). */
     void remove(RealtimeSession s) {
-        sessions.remove(s);
+        if (sessions.remove(s)) {
+            socketBudget.socketClosed();
+        }
         presence.disconnected(s);
     }
 

@@ -73,6 +73,10 @@ public class RealtimeUpgrade implements HttpUpgradeCheck {
             refuse(rc, new SyncError(ErrorCode.WEBSOCKET_CONNECTION_LIMIT, "too many realtime connections"));
             return;
         }
+        if (!realtime.admitsSocket()) {
+            refuse(rc, PodRealtime.socketBudgetSpent());
+            return;
+        }
         String clientId = req.getParam("clientId");
         if (clientId == null || clientId.isBlank()) {
             refuse(rc, new SyncError(ErrorCode.INVALID_CLIENT_ID, "clientId is required"));

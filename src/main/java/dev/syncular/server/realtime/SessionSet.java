@@ -27,14 +27,17 @@ final class SessionSet {
     }
 
     /** {@code s} is closed and leaves its partition's set (a registration arriving later is not recorded). */
-    void remove(RealtimeSession s) {
+    boolean remove(RealtimeSession s) {
         s.closed = true;
+        boolean[] removed = {false};
         byPartition.computeIfPresent(s.ctx.partition(), (k, set) -> {
             if (set.remove(s)) {
                 open.decrementAndGet();
+                removed[0] = true;
             }
             return set.isEmpty() ? null : set;
         });
+        return removed[0];
     }
 
     /** The sessions of {@code partition} now (a live view; empty when it has none). */

@@ -1,6 +1,7 @@
 package dev.syncular.server.realtime;
 
 import dev.syncular.server.auth.Authenticator;
+import dev.syncular.server.errors.ErrorCode;
 import dev.syncular.server.round.ErrorBodies;
 import dev.syncular.server.round.HttpError;
 import dev.syncular.server.round.RoundFailure;
@@ -13,7 +14,6 @@ import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.RoutingContext;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
@@ -110,10 +110,12 @@ final class UpgradeHandshake<T> {
             LOG.errorf(e, "%s upgrade failed; answered as sync.internal_error", socketName);
         }
         if (!rc.response().ended()) {
+            rc.response().setStatusCode(error.status()).putHeader("Content-Type", "application/json");
+            if (error.retryAfter() || error.code() == ErrorCode.WEBSOCKET_CONNECTION_LIMIT) {
+                rc.response().putHeader("Retry-After", error.retryAfterSeconds());
+            }
             rc.response()
-                    .setStatusCode(error.status())
-                    .putHeader("Content-Type", "application/json")
-                    .end(ErrorBodies.body(error.code(), error.message(), Map.of())
+                    .end(ErrorBodies.body(error.code(), error.message(), error.details())
                             .toString());
         }
     }

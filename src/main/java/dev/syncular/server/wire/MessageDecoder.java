@@ -36,6 +36,8 @@ public final class MessageDecoder {
     private boolean ended;
     /** Framing-only mode: a bad frame is recorded, not thrown, and the stream is read on to its END. */
     private boolean keepFraming;
+    /** {@link #abandon}ed: feeds are ignored. */
+    private boolean abandoned;
 
     private WireException firstError;
 
@@ -129,7 +131,7 @@ public final class MessageDecoder {
 
     /** Consumes a chunk; returns the frames completed by it, in order. */
     public List<Frame> feed(byte[] chunk, int off, int len) {
-        if (len == 0) {
+        if (len == 0 || abandoned) {
             return List.of();
         }
         if (ended) {
@@ -216,8 +218,21 @@ public final class MessageDecoder {
         return p;
     }
 
+    /**
+     * Lets go of the buffer of a partial frame (told to the account): the decoder's request was refused or released,
+     * and it decodes nothing more — a later {@link #feed} is ignored. A refused request can stay referenced until its
+     * connection lets go of it; its megabytes must not.
+     */
+    public void abandon() {
+        abandoned = true;
+        int from = buf.length;
+        buf = new byte[0];
+        start = end = 0;
+        account.resized(from, 0);
+    }
+
     /** The bytes of the buffer this decoder holds for a partial frame (its capacity, not what is in it). */
-    int heldBytes() {
+    public int heldBytes() {
         return buf.length;
     }
 

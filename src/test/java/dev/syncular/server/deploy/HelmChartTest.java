@@ -153,6 +153,7 @@ class HelmChartTest {
         assertEquals("8K", config.getProperty("syncular.limits.body-min-rate"));
         assertEquals("60s", config.getProperty("quarkus.http.idle-timeout"));
         assertNull(config.getProperty("syncular.limits.buffer-budget"), "a quarter of the heap");
+        assertNull(config.getProperty("syncular.realtime.socket-budget"), "a quarter of the heap");
         // the visibility objective and the stalest clients
         assertEquals("1s", config.getProperty("syncular.slo.visibility"));
         assertEquals("10m", config.getProperty("syncular.slo.offline-after"));

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.subscription.Cancellable;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -87,5 +88,33 @@ class WatchRunsTest {
             f.get(WAIT.toSeconds(), TimeUnit.SECONDS);
         }
         assertEquals(List.of("a-0", "a-1", "b-0", "c-0", "a-2"), started);
+    }
+
+    /**
+     * A waiting run whose subscriber cancels (its connection closed) leaves the queue at once: the backlog gauge no
+     * longer counts it, and it never starts, while the runs behind it do.
+     */
+    @Test
+    void aCancelledWaitingRunLeavesTheQueue() throws Exception {
+        WatchRuns runs = new WatchRuns(1, 1);
+        CompletableFuture<Void> first = new CompletableFuture<>();
+        CompletableFuture<Object> a0 = submit(runs, "a", "a-0", first);
+        awaitStarted(1);
+        CompletableFuture<Void> done = CompletableFuture.completedFuture(null);
+        Cancellable gone = runs.submit("a", () -> {
+                    started.add("gone");
+                    return Uni.createFrom().item((OperationValue) OperationValue.Null.INSTANCE);
+                })
+                .subscribe()
+                .with(v -> {});
+        CompletableFuture<Object> b0 = submit(runs, "b", "b-0", done);
+        assertEquals(2, runs.backlog());
+        gone.cancel();
+        assertEquals(1, runs.backlog(), "the cancelled run is no longer waiting");
+        first.complete(null);
+        a0.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        b0.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertEquals(List.of("a-0", "b-0"), started);
+        assertEquals(0, runs.backlog());
     }
 }

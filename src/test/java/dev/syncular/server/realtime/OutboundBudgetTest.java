@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.Cancellable;
+import io.smallrye.mutiny.subscription.UniEmitter;
 import io.vertx.core.Vertx;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,8 +28,12 @@ class OutboundBudgetTest {
     private final RealtimeMetrics metrics = new RealtimeMetrics(new SimpleMeterRegistry(), () -> 0, () -> 0, () -> 0);
     // the connection is only closed by a stuck deadline or closeStuck, neither of which these cases reach
     private final OutboundBudget budget =
-            new OutboundBudget(null, () -> {}, vertx, BUDGET, Duration.ofMinutes(1), metrics);
+            new OutboundBudget(null, () -> {}, vertx, BUDGET, Duration.ofMinutes(1), metrics, unbounded());
     private final List<Cancellable> inFlight = new ArrayList<>();
+
+    private static SocketBudget unbounded() {
+        return new SocketBudget(SocketBudget.OFF, new SimpleMeterRegistry());
+    }
 
     /** A write the transport never completes within the test: its bytes stay counted. */
     private static Uni<Void> stuckWrite() {
@@ -54,6 +59,35 @@ class OutboundBudgetTest {
         assertFalse(budget.bearable(101), "past twice the budget: the connection cannot be kept exact");
         inFlight.forEach(Cancellable::cancel);
         assertEquals(2 * BUDGET - 100, budget.pending(), "a cancelled stream write stops counting");
+        vertx.close();
+    }
+
+    /**
+     * The pod's socket memory ({@code syncular.realtime.socket-budget}) bounds what each connection's own budget does
+     * not: one socket's unwritten bytes leave another no room for a delta, though that one has nothing pending; a
+     * write that completes gives the room back. Every open socket holds a fixed share of it.
+     */
+    @Test
+    void thePodsSocketBudgetBoundsEveryConnectionsDeltas() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        SocketBudget pod = new SocketBudget(2 * SocketBudget.SOCKET_BYTES + 2_000, registry);
+        pod.socketOpened();
+        pod.socketOpened();
+        assertFalse(pod.admitsSocket(), "2,000 bytes are no room for a third socket");
+        OutboundBudget a = new OutboundBudget(null, () -> {}, vertx, BUDGET, Duration.ofMinutes(1), metrics, pod);
+        OutboundBudget b = new OutboundBudget(null, () -> {}, vertx, BUDGET, Duration.ofMinutes(1), metrics, pod);
+        List<UniEmitter<? super Void>> write = new ArrayList<>();
+        a.send(Uni.createFrom().<Void>emitter(em -> write.add(em)), 1_900, e -> {});
+        assertTrue(b.fits(100), "100 bytes fit beside a's 1,900");
+        assertFalse(b.fits(101), "b has nothing pending, but the pod has no room for 101 bytes");
+        assertEquals(2 * SocketBudget.SOCKET_BYTES + 1_900, pod.inUse());
+        assertEquals(
+                pod.inUse(),
+                registry.get("syncular.realtime.socket.bytes").gauge().value());
+        write.get(0).complete(null);
+        assertTrue(b.fits(1_000), "the written bytes gave their room back");
+        pod.socketClosed();
+        assertTrue(pod.admitsSocket(), "a closed socket gives its share back");
         vertx.close();
     }
 }

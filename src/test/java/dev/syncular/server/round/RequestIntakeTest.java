@@ -118,6 +118,9 @@ class RequestIntakeTest {
         SyncError refused =
                 assertThrows(SyncError.class, () -> intake.request().await().atMost(Duration.ofSeconds(10)));
         assertEquals(ErrorCode.RATE_LIMITED, refused.code());
+        // refused: what it buffered is let go at once, not when the connection lets go of the intake
+        assertEquals(0, intake.bufferedBytes());
+        assertTrue(budget.inUse() < 64 * 1024, "only the body's own bytes stay counted: " + budget.inUse());
         intake.release();
         assertEquals(0, budget.inUse());
     }
