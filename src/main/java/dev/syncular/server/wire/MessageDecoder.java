@@ -13,6 +13,9 @@ public final class MessageDecoder {
     /** A buffer grown past this for one large frame is let go once that frame is decoded, not kept for the next. */
     static final int RETAINED_BUFFER_BYTES = 64 * 1024;
 
+    /** The buffer every decoder starts with; its account is told only of what the buffer grows beyond it. */
+    private static final int INITIAL_BUFFER_BYTES = 256;
+
     /**
      * Told of the decoder's buffer for a partial frame as it changes size: before a larger one is allocated (it may
      * throw to refuse it; the decoder is then unusable) and after a smaller one replaced it. The buffer is what a
@@ -26,7 +29,7 @@ public final class MessageDecoder {
 
     private final int expectedKind;
     private BufferAccount account = BufferAccount.NONE;
-    private byte[] buf = new byte[256];
+    private byte[] buf = new byte[INITIAL_BUFFER_BYTES];
     private int start;
     private int end;
     private boolean headerRead;
@@ -155,7 +158,7 @@ public final class MessageDecoder {
                 // the frame that grew it is decoded (its fields copied out): a 15 MiB row must not stay held twice
                 // for the rest of its round (issue 45, HostileMemoryIT)
                 int from = buf.length;
-                buf = new byte[256];
+                buf = new byte[INITIAL_BUFFER_BYTES];
                 account.resized(from, buf.length);
             }
         }
@@ -228,7 +231,7 @@ public final class MessageDecoder {
         int from = buf.length;
         buf = new byte[0];
         start = end = 0;
-        account.resized(from, 0);
+        account.resized(from, Math.min(from, INITIAL_BUFFER_BYTES)); // the initial buffer was never counted
     }
 
     /** The bytes of the buffer this decoder holds for a partial frame (its capacity, not what is in it). */
