@@ -491,20 +491,7 @@ class OperationWatchTest {
         }
         await(() -> openSockets() == 4, "four sockets open");
         try (RawHttp raw = RawHttp.open("localhost", port)) {
-            RawHttp.Answer a = raw.head(
-                            "GET",
-                            "/operations/realtime",
-                            Map.of(
-                                    "x-actor-id",
-                                    "writer",
-                                    "Upgrade",
-                                    "websocket",
-                                    "Connection",
-                                    "Upgrade",
-                                    "Sec-WebSocket-Version",
-                                    "13",
-                                    "Sec-WebSocket-Key",
-                                    "dGhlIHNhbXBsZSBub25jZQ=="))
+            RawHttp.Answer a = raw.upgrade("/operations/realtime", Map.of("x-actor-id", "writer"))
                     .read();
             assertEquals(429, a.status(), a.body());
             assertTrue(a.body().contains("sync.websocket_connection_limit"), a.body());
@@ -655,19 +642,7 @@ class OperationWatchTest {
     @Test
     void theUpgradeIsAuthenticatedLikeTheSyncSocket() throws Exception {
         try (RawHttp raw = RawHttp.open("localhost", port)) {
-            RawHttp.Answer a = raw.head(
-                            "GET",
-                            "/operations/realtime",
-                            Map.of(
-                                    "Upgrade",
-                                    "websocket",
-                                    "Connection",
-                                    "Upgrade",
-                                    "Sec-WebSocket-Version",
-                                    "13",
-                                    "Sec-WebSocket-Key",
-                                    "dGhlIHNhbXBsZSBub25jZQ=="))
-                    .read();
+            RawHttp.Answer a = raw.upgrade("/operations/realtime", Map.of()).read();
             assertEquals(401, a.status(), a.body());
             assertTrue(a.body().contains("sync.auth_required"), a.body());
         }

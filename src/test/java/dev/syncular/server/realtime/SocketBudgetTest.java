@@ -100,22 +100,7 @@ class SocketBudgetTest {
 
     RawHttp.Answer upgrade(String path) throws Exception {
         try (RawHttp raw = RawHttp.open(base.getHost(), base.getPort())) {
-            return raw.head(
-                            "GET",
-                            path,
-                            Map.of(
-                                    "x-actor-id",
-                                    "seventh",
-                                    "x-syncular-partition",
-                                    partition,
-                                    "Upgrade",
-                                    "websocket",
-                                    "Connection",
-                                    "Upgrade",
-                                    "Sec-WebSocket-Version",
-                                    "13",
-                                    "Sec-WebSocket-Key",
-                                    "dGhlIHNhbXBsZSBub25jZQ=="))
+            return raw.upgrade(path, Map.of("x-actor-id", "seventh", "x-syncular-partition", partition))
                     .read();
         }
     }

@@ -53,6 +53,14 @@ class RequestIntakeTest {
                 new PullHeader(0, 0, 0, 3))));
     }
 
+    private static byte[] gzip(byte[] bytes) throws IOException {
+        ByteArrayOutputStream gz = new ByteArrayOutputStream();
+        try (GZIPOutputStream out = new GZIPOutputStream(gz)) {
+            out.write(bytes);
+        }
+        return gz.toByteArray();
+    }
+
     private static byte[] payload(int bytes) {
         byte[] b = new byte[bytes];
         Arrays.fill(b, (byte) 'x');
@@ -109,12 +117,9 @@ class RequestIntakeTest {
     void aGzipBodyWhoseInflatedFrameAndBufferDoNotFitIsRefusedAtItsEnd() throws IOException {
         BufferBudget budget = budget("5M");
         SyncRound round = round(budget);
-        ByteArrayOutputStream gz = new ByteArrayOutputStream();
-        try (GZIPOutputStream out = new GZIPOutputStream(gz)) {
-            out.write(pushOf(payload(3 * MIB)));
-        }
-        RequestIntake intake = round.bodyIntake(gz.size(), ContentCoding.GZIP);
-        intake.feed(Buffer.buffer(gz.toByteArray()));
+        byte[] gz = gzip(pushOf(payload(3 * MIB)));
+        RequestIntake intake = round.bodyIntake(gz.length, ContentCoding.GZIP);
+        intake.feed(Buffer.buffer(gz));
         SyncError refused =
                 assertThrows(SyncError.class, () -> intake.request().await().atMost(Duration.ofSeconds(10)));
         assertEquals(ErrorCode.RATE_LIMITED, refused.code());
@@ -130,12 +135,9 @@ class RequestIntakeTest {
         BufferBudget budget = budget("16M");
         SyncRound round = round(budget);
         byte[] payload = payload(3 * MIB);
-        ByteArrayOutputStream gz = new ByteArrayOutputStream();
-        try (GZIPOutputStream out = new GZIPOutputStream(gz)) {
-            out.write(pushOf(payload));
-        }
-        RequestIntake intake = round.bodyIntake(gz.size(), ContentCoding.GZIP);
-        intake.feed(Buffer.buffer(gz.toByteArray()));
+        byte[] gz = gzip(pushOf(payload));
+        RequestIntake intake = round.bodyIntake(gz.length, ContentCoding.GZIP);
+        intake.feed(Buffer.buffer(gz));
         Message request = intake.request().await().atMost(Duration.ofSeconds(10));
         assertArrayEquals(
                 payload,

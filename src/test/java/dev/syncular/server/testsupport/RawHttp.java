@@ -52,6 +52,19 @@ public final class RawHttp implements AutoCloseable {
         return this;
     }
 
+    /**
+     * Writes a WebSocket upgrade of {@code path} (RFC 6455 §4.1: {@code Upgrade}, {@code Connection}, version 13 and
+     * a fixed key) with {@code headers} besides, for a test that reads how the upgrade is refused.
+     */
+    public RawHttp upgrade(String path, Map<String, String> headers) throws IOException {
+        Map<String, String> all = new LinkedHashMap<>(headers);
+        all.put("Upgrade", "websocket");
+        all.put("Connection", "Upgrade");
+        all.put("Sec-WebSocket-Version", "13");
+        all.put("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==");
+        return head("GET", path, all);
+    }
+
     /** Writes raw body bytes. */
     public RawHttp write(byte[] bytes) throws IOException {
         out.write(bytes);
