@@ -146,9 +146,7 @@ public final class RequestIntake {
             release();
             return Fed.TOO_LARGE; // over syncular.max-request-bytes
         } catch (SyncError spent) {
-            refused = spent; // §8.7/§10.2: the round is answered sync.rate_limited at its END
-            release();
-            frames.clear();
+            refuse(spent);
         }
         try {
             List<Frame> decodedFrames = decoder.feed(payload, offset, length);
@@ -279,10 +277,18 @@ public final class RequestIntake {
             if (framing == Framing.BODY) {
                 throw spent;
             }
-            refused = spent;
-            release();
-            frames.clear();
+            refuse(spent);
         }
+    }
+
+    /**
+     * {@link Framing#STREAM}: the budget could not hold the round — §8.7/§10.2: it is answered
+     * {@code sync.rate_limited} at its {@code END}; its frames are dropped as they arrive, the stream still framed.
+     */
+    private void refuse(SyncError spent) {
+        refused = spent;
+        release();
+        frames.clear();
     }
 
     private void frames(byte[] b, int offset, int length) {
