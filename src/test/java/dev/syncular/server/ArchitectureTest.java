@@ -314,6 +314,40 @@ class ArchitectureTest {
         assertEquals(List.of(), missing, "packages without package-info.java");
     }
 
+    /**
+     * Every test class is run: surefire runs {@link EdgeSuite} and {@link CoreSuite}, which pick classes named
+     * {@code …Test} or {@code …Tests}, and failsafe the {@code …IT} classes; a top-level class with tests named otherwise
+     * would never run (abstract contract suites run through their subclasses).
+     */
+    @Test
+    void everyTestClassIsNamedForARunner() {
+        JavaClasses tests = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.ONLY_INCLUDE_TESTS)
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
+                .importPackages(ROOT);
+        List<String> unnamed = new ArrayList<>();
+        int checked = 0;
+        for (JavaClass c : tests) {
+            boolean hasTests = c.getMethods().stream()
+                    .anyMatch(m -> m.getAnnotations().stream()
+                            .anyMatch(a -> a.getRawType().getPackageName().startsWith("org.junit.jupiter")
+                                    && a.getRawType()
+                                            .getSimpleName()
+                                            .matches("Test|ParameterizedTest|RepeatedTest|TestFactory")));
+            if (!hasTests
+                    || c.getEnclosingClass().isPresent()
+                    || c.getModifiers().contains(com.tngtech.archunit.core.domain.JavaModifier.ABSTRACT)) {
+                continue;
+            }
+            checked++;
+            if (!c.getSimpleName().matches(".*(Test|Tests|IT)")) {
+                unnamed.add(c.getName());
+            }
+        }
+        assertTrue(checked > 150, "found only " + checked + " test classes");
+        assertEquals(List.of(), unnamed, "test classes no runner picks up by name");
+    }
+
     @Test
     void everyTestClassOnAnAppOfItsOwnIsTaggedOwnApp() {
         JavaClasses tests = new ClassFileImporter()

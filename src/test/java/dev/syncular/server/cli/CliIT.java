@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.syncular.server.testsupport.ChildJvm;
 import dev.syncular.server.testsupport.ServerProcess;
 import dev.syncular.server.testsupport.StartsProcesses;
 import dev.syncular.server.wire.CanonicalJson;
@@ -107,10 +108,10 @@ class CliIT {
     }
 
     private Run cli(List<String> args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar",
-                JAR.toAbsolutePath().toString()));
+        List<String> cmd = new ArrayList<>(
+                List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.addAll(ChildJvm.flags());
+        cmd.addAll(List.of("-jar", JAR.toAbsolutePath().toString()));
         cmd.addAll(args);
         Path out = Files.createTempFile(dir, "out", ".txt");
         Path err = Files.createTempFile(dir, "err", ".txt");

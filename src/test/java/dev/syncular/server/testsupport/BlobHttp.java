@@ -85,6 +85,22 @@ public final class BlobHttp {
                 .build());
     }
 
+    /**
+     * A PUT the store must refuse: its status, or {@link #CLOSED_BEFORE_ANSWER} when the store closed the connection
+     * before the body was sent (a store may answer, and close, before reading a body it refuses, and the client then
+     * reads no answer).
+     */
+    public static int refusedPut(String url, byte[] body) {
+        try {
+            return putTo(url, body).statusCode();
+        } catch (UncheckedIOException e) {
+            return CLOSED_BEFORE_ANSWER;
+        }
+    }
+
+    /** {@link #refusedPut}: the connection closed before an answer was read. */
+    public static final int CLOSED_BEFORE_ANSWER = -1;
+
     public static String text(HttpResponse<byte[]> r) {
         return new String(r.body(), StandardCharsets.UTF_8);
     }

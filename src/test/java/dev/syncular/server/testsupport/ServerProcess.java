@@ -178,6 +178,7 @@ public final class ServerProcess implements AutoCloseable {
                             APP + " is missing: integration tests run after `package` " + "(./mvnw verify)");
                 }
                 cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+                cmd.addAll(ChildJvm.flags());
                 cmd.addAll(jvmFlags);
                 cmd.add("-jar");
                 cmd.add(APP.toAbsolutePath().toString());

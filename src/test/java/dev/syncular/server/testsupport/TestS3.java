@@ -202,6 +202,7 @@ public final class TestS3 {
             Path log = dir.resolve("s3proxy.log");
             Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
             List<String> cmd = new ArrayList<>(List.of(javaBin.toString(), "-Xmx256m"));
+            cmd.addAll(ChildJvm.flags());
             cmd.addAll(jvmFlags);
             cmd.addAll(List.of("-jar", jar, "--properties", conf.toString()));
             Process p = new ProcessBuilder(cmd)
