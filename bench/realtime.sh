@@ -25,7 +25,9 @@
 #   BENCH_OPTS            extra -D options, e.g. "-Dbench.idleSockets=2000 -Dbench.fanoutSec=10", or
 #                         "-Dbench.phases=cd" to run only phases (c) and (d); (e): -Dbench.scopeSockets,
 #                         -Dbench.scopeCommits, -Dbench.scopeCommitMs, -Dbench.scopeWarmupCommits; (a):
-#                         -Dbench.idleHoldSec; the pod's heap: -Dbench.serverHeap=2g (the chart's 192m by default)
+#                         -Dbench.idleHoldSec; the pod's heap: -Dbench.serverHeap=2g (the chart's 192m by default);
+#                         -Dbench.podSocketBudget=true keeps the pod's own socket budget (a quarter of the heap;
+#                         by default the benchmark makes room for every socket) and (e) counts the refused upgrades
 #   BENCH_JAVA_OPTS       the load generator's JVM options (default -Xmx1g)
 #   BENCH_NOFILE          open-files limit to raise to (default 262144)
 #   SKIP_PACKAGE=1        reuse target/quarkus-app and target/test-classes as they are

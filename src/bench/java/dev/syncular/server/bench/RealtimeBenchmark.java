@@ -138,14 +138,22 @@ public final class RealtimeBenchmark {
         return flags;
     }
 
+    /**
+     * {@code -Dbench.podSocketBudget=true}: the pods keep their own socket budget (a quarter of the heap), and phase (e)
+     * counts the upgrades it refuses instead of failing on them; by default the budget has room for every socket.
+     */
+    static final boolean POD_SOCKET_BUDGET = Boolean.getBoolean("bench.podSocketBudget");
+
     static ServerProcess pod(String name, String pgSchema) throws Exception {
         int sockets = Math.max(Math.max(IDLE, FANOUT), ScopeFanout.SOCKETS);
-        return ServerProcess.builder(name, pgSchema)
+        ServerProcess.Builder pod = ServerProcess.builder(name, pgSchema)
                 .jvmFlags(serverFlags())
-                .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", Integer.toString(sockets + 1000))
-                // the sockets' share of memory is what phase (a) measures: room for all of them
-                .env("SYNCULAR_REALTIME_SOCKET_BUDGET", Long.toString((sockets + 1000L) * 16 * 1024 + (64L << 20)))
-                .start();
+                .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", Integer.toString(sockets + 1000));
+        if (!POD_SOCKET_BUDGET) {
+            // the sockets' share of memory is what phase (a) measures: room for all of them
+            pod.env("SYNCULAR_REALTIME_SOCKET_BUDGET", Long.toString((sockets + 1000L) * 16 * 1024 + (64L << 20)));
+        }
+        return pod.start();
     }
 
     static String ws(ServerProcess pod) {
@@ -162,11 +170,17 @@ public final class RealtimeBenchmark {
         CountDownLatch hellos = new CountDownLatch(IDLE);
         long t0 = System.nanoTime();
         try (SpreadSockets open = SpreadSockets.open(
-                pod.baseUrl(), partition, IDLE, i -> "idle-" + (i % 100), i -> "idle-" + i, (i, w, text) -> {
+                pod.baseUrl(),
+                partition,
+                IDLE,
+                i -> "idle-" + (i % 100),
+                i -> "idle-" + i,
+                (i, w, text) -> {
                     if (text.contains("\"hello\"")) {
                         hellos.countDown();
                     }
-                })) {
+                },
+                false)) {
             if (!hellos.await(120, TimeUnit.SECONDS)) {
                 throw new IllegalStateException("hellos missing: " + hellos.getCount());
             }

@@ -3,6 +3,7 @@ package dev.syncular.server.bench;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.http.ClientWebSocket;
+import io.vertx.core.http.UpgradeRejectedException;
 import io.vertx.core.http.WebSocket;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
@@ -47,10 +48,12 @@ final class SpreadSockets implements AutoCloseable {
     private final List<WebSocketClient> clients = new ArrayList<>();
     /** The source addresses used, in order. */
     final List<String> addresses = new ArrayList<>();
-    /** The open sockets, by index. */
+    /** The open sockets (a refused upgrade's index has none). */
     final List<WebSocket> sockets;
     /** Sockets the server closed after they opened. */
     final AtomicInteger closed = new AtomicInteger();
+    /** Upgrades refused 429 ({@code sync.websocket_connection_limit}), when {@code open} was told to count them. */
+    final AtomicInteger refused = new AtomicInteger();
 
     private SpreadSockets(int count) {
         vertx = Vertx.vertx(new VertxOptions()
@@ -62,7 +65,8 @@ final class SpreadSockets implements AutoCloseable {
     /**
      * Opens {@code count} sockets to {@code <baseUrl>/realtime?clientId=<clientId(i)>} as {@code actor(i)} in
      * {@code partition}, {@code bench.handshakes} (200) upgrades at a time; returns once every upgrade answered 101
-     * (the hellos arrive at {@code listener}). Fails on the first refused upgrade.
+     * (the hellos arrive at {@code listener}). Fails on the first refused upgrade, unless {@code countRefusals}: then
+     * an upgrade answered 429 is counted ({@link #refused}) and its index left without a socket.
      */
     static SpreadSockets open(
             String baseUrl,
@@ -70,7 +74,8 @@ final class SpreadSockets implements AutoCloseable {
             int count,
             IntFunction<String> actor,
             IntFunction<String> clientId,
-            Listener listener)
+            Listener listener,
+            boolean countRefusals)
             throws InterruptedException {
         SpreadSockets set = new SpreadSockets(count);
         URI uri = URI.create(baseUrl);
@@ -98,6 +103,10 @@ final class SpreadSockets implements AutoCloseable {
                     .onComplete(r -> {
                         if (r.succeeded()) {
                             opened[index] = r.result();
+                        } else if (countRefusals
+                                && r.cause() instanceof UpgradeRejectedException u
+                                && u.getStatus() == 429) {
+                            set.refused.incrementAndGet();
                         } else {
                             failure.compareAndSet(null, r.cause());
                         }
@@ -113,7 +122,11 @@ final class SpreadSockets implements AutoCloseable {
             throw new IllegalStateException(
                     "a socket did not open (" + open + " of " + count + " open)", failure.get());
         }
-        set.sockets.addAll(List.of(opened));
+        for (WebSocket w : opened) {
+            if (w != null) {
+                set.sockets.add(w);
+            }
+        }
         return set;
     }
 

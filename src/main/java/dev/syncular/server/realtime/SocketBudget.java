@@ -11,8 +11,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * budget (§8.7 backpressure) do not: a pod whose heap cannot hold its sockets.
  *
  * <ul>
- *   <li>An upgrade that finds no room for one more socket is refused 429 {@code sync.websocket_connection_limit}
- *       (reason {@code socket_budget}): the client retries, perhaps on another pod, and pulls meanwhile.
+ *   <li>An upgrade is admitted while the sockets' bytes, with one more socket, stay within three quarters of the
+ *       budget; the last quarter is kept for outbound bytes, so a pod whose socket places are all taken still sends
+ *       its deltas. Past it the upgrade is refused 429 {@code sync.websocket_connection_limit} (reason {@code
+ *       socket_budget}): the client retries, perhaps on another pod, and pulls meanwhile.
  *   <li>A delta that does not fit is not sent: the connection gets a {@code catchup-required} wake-up (§8.3) and
  *       pulls, as for a connection past its own budget. Control messages (wake-ups, presence, a round's response)
  *       are counted, never refused here.
@@ -51,14 +53,21 @@ final class SocketBudget {
         }
     }
 
-    /** The default budget: a quarter of the maximum heap (48 MiB, about 3,000 sockets, under {@code -Xmx192m}). */
+    /**
+     * The default budget: a quarter of the maximum heap (48 MiB under {@code -Xmx192m}: about 2,300 sockets, and
+     * 12 MiB kept for their outbound bytes).
+     */
     static long defaultLimit(long maxHeapBytes) {
         return Math.max(SOCKET_BYTES, maxHeapBytes / 4);
     }
 
-    /** Whether one more socket fits. */
+    /**
+     * Whether one more socket fits in three quarters of the budget, the last quarter kept for outbound bytes.
+     * Admitting sockets up to the whole budget left no room for a delta: 3,111 sockets of one scope under the chart's
+     * heap were woken {@code catchup-required} for every commit and sent no delta (docs/BENCHMARKS.md, "Realtime").
+     */
     boolean admitsSocket() {
-        return inUse.get() + SOCKET_BYTES <= limit;
+        return inUse.get() + SOCKET_BYTES <= limit - limit / 4;
     }
 
     /** A socket opened (counted whatever is left: the upgrade was admitted). */

@@ -87,7 +87,25 @@ class OutboundBudgetTest {
         write.get(0).complete(null);
         assertTrue(b.fits(1_000), "the written bytes gave their room back");
         pod.socketClosed();
-        assertTrue(pod.admitsSocket(), "a closed socket gives its share back");
+        pod.socketClosed();
+        assertTrue(pod.admitsSocket(), "closed sockets give their shares back");
+        vertx.close();
+    }
+
+    /**
+     * Sockets fill at most three quarters of the pod's budget; the rest is kept for their outbound bytes, so a pod
+     * with every socket place taken still has room for deltas.
+     */
+    @Test
+    void aQuarterOfThePodsSocketBudgetIsKeptForOutboundBytes() {
+        SocketBudget pod = new SocketBudget(4 * SocketBudget.SOCKET_BYTES, new SimpleMeterRegistry());
+        for (int i = 0; i < 3; i++) {
+            assertTrue(pod.admitsSocket(), "socket " + (i + 1) + " of the three in three quarters");
+            pod.socketOpened();
+        }
+        assertFalse(pod.admitsSocket(), "a fourth socket would fill the quarter kept for outbound bytes");
+        assertTrue(pod.fits(SocketBudget.SOCKET_BYTES), "that quarter still carries deltas");
+        assertFalse(pod.fits(SocketBudget.SOCKET_BYTES + 1));
         vertx.close();
     }
 }

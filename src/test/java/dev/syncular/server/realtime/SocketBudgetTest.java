@@ -30,11 +30,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The pod's memory for its sockets ({@code syncular.realtime.socket-budget}, {@link SocketBudget}), through the
- * running app: with room for six sockets (100 KiB at 16 KiB a socket), a seventh upgrade — sync or operations
- * watch — is refused before it opens, 429 {@code sync.websocket_connection_limit} with reason
- * {@code socket_budget} and {@code Retry-After}, and a closed socket gives its place back. With the six open, a
- * delta larger than the 4 KiB left is not queued: its client is woken {@code catchup-required} (§8.3) and pulls
- * the commit, while a small one is still delivered.
+ * running app: with room for six sockets (128 KiB, of which sockets may fill three quarters at 16 KiB a socket), a
+ * seventh upgrade — sync or operations watch — is refused before it opens, 429 {@code
+ * sync.websocket_connection_limit} with reason {@code socket_budget} and {@code Retry-After}, and a closed socket
+ * gives its place back. With the six open, the 32 KiB kept for outbound bytes still carries deltas; a delta larger
+ * than that is not queued: its client is woken {@code catchup-required} (§8.3) and pulls the commit.
  */
 @QuarkusTest
 @OwnApp
@@ -47,7 +47,10 @@ class SocketBudgetTest {
         public Map<String, String> getConfigOverrides() {
             return Map.of(
                     "syncular.realtime.socket-budget",
-                    "100K",
+                    "128K",
+                    // a delta past the 32 KiB kept for outbound bytes, under the delta cap (8 KiB in the test profile)
+                    "syncular.realtime.max-delta-bytes",
+                    "64K",
                     "syncular.storage.pg-schema",
                     "sync_sockbudget_"
                             + UUID.randomUUID().toString().replace("-", "").substring(0, 10));
@@ -137,19 +140,22 @@ class SocketBudgetTest {
         await(() -> socketBytes() >= 6 * SocketBudget.SOCKET_BYTES, "six sockets counted");
         SyncTestClient writer = client("writer");
 
-        writer.upsert("todos", todo("small-" + UUID.randomUUID(), "x".repeat(100)), null);
-        writer.syncUntilIdle();
-        Message delta = socket.nextDelta();
-        assertTrue(
-                delta.frames().stream().anyMatch(CommitFrame.class::isInstance),
-                "a 100-byte row fits the room left: delivered as a delta " + delta.frames());
+        // every socket place taken, the room kept for outbound bytes still carries deltas
+        for (int size : new int[] {100, 20_000}) {
+            writer.upsert("todos", todo("fits-" + UUID.randomUUID(), "x".repeat(size)), null);
+            writer.syncUntilIdle();
+            Message delta = socket.nextDelta();
+            assertTrue(
+                    delta.frames().stream().anyMatch(CommitFrame.class::isInstance),
+                    "a " + size + "-byte row fits the 32 KiB kept for outbound bytes: a delta " + delta.frames());
+        }
 
-        writer.upsert("todos", todo("big-" + UUID.randomUUID(), "x".repeat(6_000)), null);
+        writer.upsert("todos", todo("big-" + UUID.randomUUID(), "x".repeat(40_000)), null);
         writer.syncUntilIdle();
         assertEquals(
                 "catchup-required",
                 socket.nextEvent("sync").get("data").get("reason").asText(),
-                "a 6 KB delta (under the 8 KiB delta cap of the test profile) has no room in the pod's socket budget: a wake-up instead");
+                "a 40 KB delta (under the profile's 64 KiB delta cap) has no room in the pod's socket budget: a wake-up instead");
         reader.syncUntilIdle(); // the woken client pulls the commit
         assertTrue(reader.table("todos").keySet().stream().anyMatch(id -> id.startsWith("big-")));
     }
