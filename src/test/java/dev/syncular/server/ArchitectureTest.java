@@ -321,10 +321,7 @@ class ArchitectureTest {
      */
     @Test
     void everyTestClassIsNamedForARunner() {
-        JavaClasses tests = new ClassFileImporter()
-                .withImportOption(ImportOption.Predefined.ONLY_INCLUDE_TESTS)
-                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
-                .importPackages(ROOT);
+        JavaClasses tests = testClasses();
         List<String> unnamed = new ArrayList<>();
         int checked = 0;
         for (JavaClass c : tests) {
@@ -350,10 +347,7 @@ class ArchitectureTest {
 
     @Test
     void everyTestClassOnAnAppOfItsOwnIsTaggedOwnApp() {
-        JavaClasses tests = new ClassFileImporter()
-                .withImportOption(ImportOption.Predefined.ONLY_INCLUDE_TESTS)
-                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
-                .importPackages(ROOT);
+        JavaClasses tests = testClasses();
         Set<Class<?>> shared = Set.of(ScenarioAppProfile.class, NotesAppProfile.class);
         List<String> untagged = new ArrayList<>();
         int checked = 0;
@@ -463,6 +457,14 @@ class ArchitectureTest {
         List<String> allowed = new ArrayList<>(List.of(ROOT + ".boot"));
         POSTGRES.forEach(p -> allowed.add(ROOT + "." + p));
         return allowed.toArray(String[]::new);
+    }
+
+    /** The test tree's classes. */
+    private static JavaClasses testClasses() {
+        return new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.ONLY_INCLUDE_TESTS)
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
+                .importPackages(ROOT);
     }
 
     /** The test files the fast tier leaves out ({@code src/test/fast-tier-excludes.txt}). */
