@@ -33,8 +33,8 @@ import org.junit.jupiter.api.Test;
  * running app: with room for six sockets (128 KiB, of which sockets may fill three quarters at 16 KiB a socket), a
  * seventh upgrade — sync or operations watch — is refused before it opens, 429 {@code
  * sync.websocket_connection_limit} with reason {@code socket_budget} and {@code Retry-After}, and a closed socket
- * gives its place back. With the six open, the 32 KiB kept for outbound bytes still carries deltas; a delta larger
- * than that is not queued: its client is woken {@code catchup-required} (§8.3) and pulls the commit.
+ * gives its place back. With the six open, the 32 KiB kept for outbound bytes still carries a commit's six deltas; a
+ * delta larger than that is not queued: its client is woken {@code catchup-required} (§8.3) and pulls the commit.
  */
 @QuarkusTest
 @OwnApp
@@ -140,14 +140,15 @@ class SocketBudgetTest {
         await(() -> socketBytes() >= 6 * SocketBudget.SOCKET_BYTES, "six sockets counted");
         SyncTestClient writer = client("writer");
 
-        // every socket place taken, the room kept for outbound bytes still carries deltas
-        for (int size : new int[] {100, 20_000}) {
+        // every socket place taken, the room kept for outbound bytes still carries deltas: the six sockets all
+        // subscribe the list, so each commit's delta goes to six (6 × 4 KB fit the 32 KiB, 6 × 20 KB would not)
+        for (int size : new int[] {100, 4_000}) {
             writer.upsert("todos", todo("fits-" + UUID.randomUUID(), "x".repeat(size)), null);
             writer.syncUntilIdle();
             Message delta = socket.nextDelta();
             assertTrue(
                     delta.frames().stream().anyMatch(CommitFrame.class::isInstance),
-                    "a " + size + "-byte row fits the 32 KiB kept for outbound bytes: a delta " + delta.frames());
+                    "six deltas of a " + size + "-byte row fit the 32 KiB kept for outbound bytes " + delta.frames());
         }
 
         writer.upsert("todos", todo("big-" + UUID.randomUUID(), "x".repeat(40_000)), null);
