@@ -315,9 +315,9 @@ class ArchitectureTest {
     }
 
     /**
-     * Every test class is run: surefire runs {@link EdgeSuite} and {@link CoreSuite}, which pick classes named
-     * {@code …Test} or {@code …Tests}, and failsafe the {@code …IT} classes; a top-level class with tests named otherwise
-     * would never run (abstract contract suites run through their subclasses).
+     * Every test class is run: surefire picks classes named {@code …Test} or {@code …Tests}, failsafe the {@code …IT}
+     * classes; a top-level class with tests named otherwise would never run (abstract contract suites run through
+     * their subclasses).
      */
     @Test
     void everyTestClassIsNamedForARunner() {

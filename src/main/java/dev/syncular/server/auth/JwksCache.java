@@ -108,9 +108,12 @@ final class JwksCache implements JwtKeySource {
         }
         CompletableFuture<Boolean> refetch = onDemand();
         if (refetch == null) {
-            return current == null
+            // the set as it is now, not as read above: a refetch that finished in between (and so let the rate
+            // limit refuse a new one) may have brought this kid
+            VerificationKeys now = keys;
+            return now == null
                     ? CompletableFuture.failedFuture(TokenRejection.KEYS_UNAVAILABLE.error())
-                    : CompletableFuture.completedFuture(current);
+                    : CompletableFuture.completedFuture(now);
         }
         return refetch.thenApply(ok -> {
             VerificationKeys now = keys;
