@@ -62,9 +62,8 @@ final class SocketBudget {
     }
 
     /**
-     * Whether one more socket fits in three quarters of the budget, the last quarter kept for outbound bytes.
-     * Admitting sockets up to the whole budget left no room for a delta: 3,111 sockets of one scope under the chart's
-     * heap were woken {@code catchup-required} for every commit and sent no delta (docs/BENCHMARKS.md, "Realtime").
+     * Whether one more socket fits in three quarters of the budget, the last quarter kept for outbound bytes: sockets
+     * admitted up to the whole budget leave no room for any delta (docs/BENCHMARKS.md, "Realtime").
      */
     boolean admitsSocket() {
         return inUse.get() + SOCKET_BYTES <= limit - limit / 4;

@@ -108,9 +108,7 @@ class CliIT {
     }
 
     private Run cli(List<String> args) throws Exception {
-        List<String> cmd = new ArrayList<>(
-                List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        cmd.addAll(ChildJvm.flags());
+        List<String> cmd = ChildJvm.command();
         cmd.addAll(List.of("-jar", JAR.toAbsolutePath().toString()));
         cmd.addAll(args);
         Path out = Files.createTempFile(dir, "out", ".txt");

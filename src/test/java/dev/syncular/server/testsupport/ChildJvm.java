@@ -1,5 +1,7 @@
 package dev.syncular.server.testsupport;
 
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
@@ -16,9 +18,14 @@ public final class ChildJvm {
 
     private ChildJvm() {}
 
-    /** The flags, none when the property is unset or blank. */
-    public static List<String> flags() {
+    /** The start of a child's command line: this JVM's {@code java} and the flags; the caller appends the rest. */
+    public static List<String> command() {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         String value = System.getProperty(PROPERTY, "").strip();
-        return value.isEmpty() ? List.of() : Arrays.asList(value.split("\\s+"));
+        if (!value.isEmpty()) {
+            cmd.addAll(Arrays.asList(value.split("\\s+")));
+        }
+        return cmd;
     }
 }

@@ -177,8 +177,7 @@ public final class ServerProcess implements AutoCloseable {
                     throw new IllegalStateException(
                             APP + " is missing: integration tests run after `package` " + "(./mvnw verify)");
                 }
-                cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-                cmd.addAll(ChildJvm.flags());
+                cmd.addAll(ChildJvm.command());
                 cmd.addAll(jvmFlags);
                 cmd.add("-jar");
                 cmd.add(APP.toAbsolutePath().toString());

@@ -200,9 +200,8 @@ public final class TestS3 {
             lines.add("");
             Files.writeString(conf, String.join("\n", lines));
             Path log = dir.resolve("s3proxy.log");
-            Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
-            List<String> cmd = new ArrayList<>(List.of(javaBin.toString(), "-Xmx256m"));
-            cmd.addAll(ChildJvm.flags());
+            List<String> cmd = ChildJvm.command();
+            cmd.add("-Xmx256m");
             cmd.addAll(jvmFlags);
             cmd.addAll(List.of("-jar", jar, "--properties", conf.toString()));
             Process p = new ProcessBuilder(cmd)
