@@ -8,6 +8,7 @@ import dev.syncular.server.wire.Op;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.mutiny.sqlclient.Tuple;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -16,8 +17,9 @@ import java.util.Set;
 
 /**
  * A commit's append to the log (§2.1, §2.2): the one statement that writes the {@code sync_commits} row, its
- * changes, its commit-to-scope index keys and the partition's {@code max_commit_seq}, and announces the commit on
- * the §8.2 notification channel; the statement's arguments built from the changes to write.
+ * changes and its commit-to-scope index keys, and announces the commit on the §8.2 notification channel; the
+ * statement's arguments built from the changes to write. The partition's {@code max_commit_seq} is written once
+ * per group transaction ({@link PushContext#advanceMaxCommitSeq}), not per commit.
  */
 final class CommitAppend {
     /** The arguments of one append, with the per-change scopes JSON and payloads they carry. */
@@ -52,9 +54,8 @@ final class CommitAppend {
                 + " $16::bytea[]) AS u(i, t, r, o, v, s, p)),"
                 + " sc AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_commit_scopes")
                 + " (partition_id, tbl, scope_key, commit_seq)"
-                + " SELECT $1, u.t, u.k, $2 FROM unnest($17::text[], $18::text[]) AS u(t, k) ON CONFLICT DO NOTHING),"
-                + " mx AS (UPDATE " + PgSql.qualified(pgSchema, "sync_partitions")
-                + " SET max_commit_seq = $2 WHERE partition_id = $1),"
+                // the pairs are distinct (args): a plain insert, no speculative insertion and its confirm record
+                + " SELECT $1, u.t, u.k, $2 FROM unnest($17::text[], $18::text[]) AS u(t, k)),"
                 // §8.2: the commit announced to every pod's LISTEN connection, delivered only if (and when) the
                 // transaction commits; a plain CTE runs only when read, hence the main query reads it.
                 + " nt AS (SELECT pg_notify('" + notificationChannel(pgSchema)
@@ -95,6 +96,8 @@ final class CommitAppend {
         Buffer[] payloads = new Buffer[n];
         List<String> scopeTables = new ArrayList<>();
         List<String> scopeKeys = new ArrayList<>();
+        // each (table, scope key) once: changes of one table often share a scope
+        Set<List<String>> scopePairs = new HashSet<>();
         Set<String> commitTables = new LinkedHashSet<>();
         for (int i = 0; i < n; i++) {
             ChangeToWrite ch = changes.get(i);
@@ -105,8 +108,10 @@ final class CommitAppend {
             }
             commitTables.add(ch.table());
             for (String key : rt.scopeKeys(ch.scopes())) {
-                scopeTables.add(ch.table());
-                scopeKeys.add(key);
+                if (scopePairs.add(List.of(ch.table(), key))) {
+                    scopeTables.add(ch.table());
+                    scopeKeys.add(key);
+                }
             }
             byte[] payload = ch.op() == Op.UPSERT ? rt.encodePayload(ch.row()) : null;
             indexes[i] = i;

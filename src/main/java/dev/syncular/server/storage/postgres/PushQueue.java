@@ -325,6 +325,7 @@ final class PushQueue {
                                             .deferred(() -> only.work.apply(ptx))
                                             .invoke(item -> {
                                                 only.item = item;
+                                                gs.maxCommitSeq = ptx.maxCommitSeq;
                                                 gs.appended.addAll(ptx.appended);
                                                 gs.unawaited.addAll(ptx.handOver());
                                             })
@@ -345,6 +346,12 @@ final class PushQueue {
                         // COMMIT right behind the writes not answered yet, in the same round trip. A write PostgreSQL
                         // refuses (a duplicate idempotency record included) aborts the transaction, so this COMMIT
                         // then ends it as a rollback: nothing of the attempt is kept, and it may run again.
+                        if (gs.maxCommitSeq != gs.locked.maxCommitSeq()) {
+                            // the group's commits move the partition's max_commit_seq once, before the COMMIT
+                            gs.unawaited.add(conn.preparedQuery(tx.advanceMaxCommitSeq)
+                                    .execute(Tuple.of(partition, gs.maxCommitSeq))
+                                    .subscribeAsCompletionStage());
+                        }
                         commit[0] = conn.query("COMMIT").execute().subscribeAsCompletionStage();
                         return PgSql.allSettled(gs.unawaited);
                     })

@@ -335,10 +335,17 @@ final class PushTransaction implements PushTx {
         // a declared unique index refusing the row fails this work with sync.storage.unique_violation
         // (UniqueIndexes); pipelined, it surfaces where the work's writes are awaited
         RowTable written = rt;
-        send(conn.preparedQuery(upsert)
-                .execute(args)
-                .onFailure()
-                .transform(e -> UniqueIndexes.refusal(e, written, row.rowId())));
+        Tuple bound = args;
+        Uni<?> write = stored != null && stored.rowId().equals(row.rowId())
+                // stored, read under this lock: a plain update (no tuple-lock record); should it find no row after
+                // all, the upsert
+                ? conn.preparedQuery(rt.updateSql)
+                        .execute(bound)
+                        .chain(rs -> rs.rowCount() == 1
+                                ? Uni.createFrom().item(rs)
+                                : conn.preparedQuery(upsert).execute(bound))
+                : conn.preparedQuery(upsert).execute(bound);
+        send(write.onFailure().transform(e -> UniqueIndexes.refusal(e, written, row.rowId())));
         // the scope index holds exactly the keys of the stored scopes: unchanged keys need no rewrite
         if (stored == null
                 || !stored.rowId().equals(row.rowId())

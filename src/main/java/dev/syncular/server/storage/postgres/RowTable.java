@@ -86,6 +86,12 @@ final class RowTable {
     final String readAllRowsSql;
     /** The projection upsert: the columns in order, then partition, row id, version, scopes JSON, column versions. */
     final String upsertSql;
+    /**
+     * The projection update of a row known to be stored (read under the partition lock), with the parameters of
+     * {@link #upsertSql}: a plain update writes no tuple-lock record, which {@code ON CONFLICT DO UPDATE} does
+     * before every update it makes.
+     */
+    final String updateSql;
     /** {@code $1} partition, {@code $2} row id. */
     final String deleteSql;
     /** {@code readRowsWhere} per column name. */
@@ -108,6 +114,7 @@ final class RowTable {
         StringBuilder cols = new StringBuilder();
         StringBuilder params = new StringBuilder();
         StringBuilder updates = new StringBuilder();
+        StringBuilder sets = new StringBuilder();
         int p = 0;
         for (ColumnSchema c : schema.columns()) {
             String name = PgSql.q(c.name());
@@ -116,6 +123,7 @@ final class RowTable {
             cols.append(name).append(", ");
             params.append('$').append(++p).append(", ");
             updates.append(name).append(" = EXCLUDED.").append(name).append(", ");
+            sets.append(name).append(" = $").append(p).append(", ");
         }
         this.selectList = sel.toString();
         this.snapshotSelectList = snap.toString();
@@ -138,6 +146,9 @@ final class RowTable {
                 .append(" \"_sync_column_versions\" = EXCLUDED.\"_sync_column_versions\"");
         this.upsertSql = "INSERT INTO " + qualifiedName + " (" + cols + ") VALUES (" + params + ")"
                 + " ON CONFLICT (\"_sync_partition\", \"_sync_row_id\") DO UPDATE SET " + updates;
+        this.updateSql = "UPDATE " + qualifiedName + " SET " + sets + "\"_sync_server_version\" = $" + (p - 2)
+                + ", \"_sync_scopes\" = $" + (p - 1) + "::text::jsonb, \"_sync_column_versions\" = $" + p
+                + " WHERE \"_sync_partition\" = $" + (p - 4) + " AND \"_sync_row_id\" = $" + (p - 3);
         this.readRowsSql = "SELECT r.* FROM unnest($2::text[]) AS k(id) CROSS JOIN LATERAL (SELECT " + selectList
                 + " FROM " + qualifiedName + " WHERE \"_sync_partition\" = $1 AND \"_sync_row_id\" = k.id LIMIT 1) r";
         this.readRowSql = "SELECT " + selectList + " FROM " + qualifiedName

@@ -1100,6 +1100,59 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         assertEquals(null, await(storage.findPushResult(p, "client-1", "cc-w1")));
     }
 
+    /**
+     * An upsert told the stored row is a plain update; told a row that is not stored after all, it still inserts.
+     * A commit whose changes share a (table, scope key) indexes it once, and the partition's {@code max_commit_seq}
+     * is written once by the group, in its transaction.
+     */
+    @Test
+    void anUpsertOfAStoredRowUpdatesItAndAStaleStoredRowStillInserts() {
+        String p = newPartition();
+        StoredRow v1 = new StoredRow("u", 1, task("u", "P1", "O1", "one"), new long[10], taskScopes("P1", "O1"));
+        StoredRow v2 = new StoredRow("u", 2, task("u", "P1", "O1", "two"), new long[10], taskScopes("P1", "O1"));
+        StoredRow ghost = new StoredRow("g", 1, task("g", "P1", "O1", "g"), new long[10], taskScopes("P1", "O1"));
+        await(storage.inPartitionTransaction(
+                p,
+                tx -> tx.appendCommit(
+                                "actor-1",
+                                "client-1",
+                                "cc-u1",
+                                5_000L,
+                                List.of(taskUpsert("u", "P1", "O1", 1), taskUpsert("g", "P1", "O1", 1)),
+                                StoredCommit.UNTRACED)
+                        .call(seq -> tx.upsertRow("tasks", v1))
+                        // "g" is not stored: an upsert told otherwise must still write it
+                        .call(seq -> tx.upsertRow("tasks", ghost, ghost))));
+        await(storage.inPartitionTransaction(
+                p,
+                tx -> tx.appendCommit(
+                                "actor-1",
+                                "client-1",
+                                "cc-u2",
+                                6_000L,
+                                List.of(taskUpsert("u", "P1", "O1", 2)),
+                                StoredCommit.UNTRACED)
+                        .call(seq -> tx.upsertRow("tasks", v2, v1))));
+        Map<String, StoredRow> rows =
+                await(storage.inPartitionTransaction(p, tx -> tx.readRows("tasks", List.of("u", "g"))));
+        assertEquals(2L, rows.get("u").serverVersion(), "the stored row was updated");
+        assertEquals("two", rows.get("u").values()[3]);
+        assertEquals(1L, rows.get("g").serverVersion(), "the row told stored but absent was inserted");
+        assertEquals(2L, await(storage.readPartition(p)).maxCommitSeq());
+        String entries = "SELECT count(*) FROM \"" + mainSchema
+                + "\".sync_commit_scopes WHERE partition_id = $1 AND commit_seq = $2";
+        long ofTwoChanges = await(pool().preparedQuery(entries).execute(Tuple.of(p, 1L)))
+                .iterator()
+                .next()
+                .getLong(0);
+        long ofOneChange = await(pool().preparedQuery(entries).execute(Tuple.of(p, 2L)))
+                .iterator()
+                .next()
+                .getLong(0);
+        assertTrue(ofOneChange > 0);
+        assertEquals(ofOneChange, ofTwoChanges, "two changes with the same scopes: their keys indexed once");
+    }
+
     // ---- §2.4 same-version storage readiness --------------------------------------------------------
 
     @Test
