@@ -128,12 +128,20 @@ public final class RealtimeBenchmark {
         }
     }
 
-    /** The chart's JVM flags, the heap set by {@code bench.serverHeap} when given. */
+    /**
+     * The chart's JVM flags, the heap set by {@code bench.serverHeap} when given, then the space-separated
+     * {@code bench.serverFlags} (e.g. a flight recording of the pods alone).
+     */
     static List<String> serverFlags() {
         List<String> flags = new ArrayList<>();
         for (String f : ServerProcess.CHART_JVM_FLAGS) {
             boolean heap = f.startsWith("-Xms") || f.startsWith("-Xmx");
             flags.add(heap && !SERVER_HEAP.isEmpty() ? f.substring(0, 4) + SERVER_HEAP : f);
+        }
+        for (String f : System.getProperty("bench.serverFlags", "").trim().split("\\s+")) {
+            if (!f.isEmpty()) {
+                flags.add(f);
+            }
         }
         return flags;
     }

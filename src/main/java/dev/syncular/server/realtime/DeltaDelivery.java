@@ -6,7 +6,6 @@ import dev.syncular.server.storage.SyncStorage;
 import dev.syncular.server.sync.RateBuckets;
 import dev.syncular.server.sync.RealtimeDelta;
 import dev.syncular.server.sync.Tracing;
-import dev.syncular.server.wire.Message;
 import dev.syncular.server.wire.realtime.WakeReason;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
@@ -19,6 +18,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jboss.logging.Logger;
@@ -48,6 +48,8 @@ final class DeltaDelivery {
     private static final String FROM_LOG = "";
 
     private final ConcurrentHashMap<String, CompletableFuture<Void>> partitionTails = new ConcurrentHashMap<>();
+    /** The bytes the running fan-outs keep of encoded deltas ({@link FanoutDeltas#POD_MAX_BYTES}). */
+    private final AtomicLong deltaBytes = new AtomicLong();
     /** The notified commits of each partition not fanned out yet, for the stalest clients ({@link StalestClients}). */
     private final PendingFanouts pending;
 
@@ -263,7 +265,9 @@ final class DeltaDelivery {
         }
         Set<String> keys = n.commit() == null ? Set.of() : RealtimeDelta.scopeKeys(window, n.commit());
         CompletableFuture<Void> done = new CompletableFuture<>();
-        deliverSlice(partitionSessions, 0, n, keys, span, io.vertx.core.Vertx.currentContext(), done);
+        FanoutDeltas deltas = new FanoutDeltas(n.commit(), deltaBytes);
+        done.whenComplete((v, e) -> deltas.release());
+        deliverSlice(partitionSessions, 0, n, keys, deltas, span, io.vertx.core.Vertx.currentContext(), done);
         return done;
     }
 
@@ -273,6 +277,7 @@ final class DeltaDelivery {
             int from,
             Notified n,
             Set<String> keys,
+            FanoutDeltas deltas,
             Span span,
             io.vertx.core.Context on,
             CompletableFuture<Void> done) {
@@ -281,7 +286,7 @@ final class DeltaDelivery {
             int end = Math.min(all.size(), start + SLICE);
             try {
                 for (int i = start; i < end; i++) {
-                    deliverTraced(all.get(i), n, keys, span, i);
+                    deliverTraced(all.get(i), n, keys, deltas, span, i);
                 }
             } catch (RuntimeException e) {
                 done.completeExceptionally(e);
@@ -293,7 +298,7 @@ final class DeltaDelivery {
             }
             if (on != null) {
                 int next = end;
-                on.runOnContext(v -> deliverSlice(all, next, n, keys, span, on, done));
+                on.runOnContext(v -> deliverSlice(all, next, n, keys, deltas, span, on, done));
                 return;
             }
             start = end; // off a Vert.x context (tests): the slices one after the other
@@ -301,14 +306,15 @@ final class DeltaDelivery {
     }
 
     /** {@link #deliver} to the {@code index}-th session of the fan-out, under a delivery span when sampled. */
-    private void deliverTraced(RealtimeSession s, Notified n, Set<String> keys, Span span, int index) {
+    private void deliverTraced(
+            RealtimeSession s, Notified n, Set<String> keys, FanoutDeltas deltas, Span span, int index) {
         Span delivery = span.isRecording() && index < Tracing.SAMPLED_DELIVERIES
                 ? tracing.start("realtime.delivery", Context.root().with(span), SpanKind.PRODUCER)
                         .setAttribute(Tracing.CLIENT_ID_HASH, Tracing.clientIdHash(s.clientId))
                 : null;
         Throwable failed = null;
         try {
-            String got = deliver(s, n, keys);
+            String got = deliver(s, n, keys, deltas);
             if (delivery != null) {
                 delivery.setAttribute(Tracing.DELIVERY, got);
             }
@@ -326,7 +332,7 @@ final class DeltaDelivery {
     }
 
     /** Commit {@code n} to session {@code s}: {@code "delta"}, {@code "wake"} or {@code "none"} (for its span). */
-    private String deliver(RealtimeSession s, Notified n, Set<String> keys) {
+    private String deliver(RealtimeSession s, Notified n, Set<String> keys, FanoutDeltas deltas) {
         long seq = n.seq();
         StoredCommit commit = n.commit();
         boolean serving = n.serving();
@@ -360,11 +366,10 @@ final class DeltaDelivery {
                     s.wake(WakeReason.CATCHUP_REQUIRED, metrics);
                     return "wake";
                 }
-                Message delta = RealtimeDelta.delta(s.logEpoch, s.registrations(), commit);
-                if (delta == null) {
+                byte[] encoded = deltas.of(s.logEpoch, s.registrations());
+                if (encoded == null) {
                     return "none";
                 }
-                byte[] encoded = delta.encode();
                 long wait = 0;
                 if (!fanoutShares.off()) {
                     synchronized (fanoutShares) {

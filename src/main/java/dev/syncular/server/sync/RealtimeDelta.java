@@ -63,6 +63,20 @@ public final class RealtimeDelta {
         public Set<String> scopeKeys() {
             return scopeKeys;
         }
+
+        /**
+         * Two registrations with the same id, the same table of the same schema version and the same effective
+         * scopes give every commit the same frames ({@link #delta}): a fan-out encodes such a delta once.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Registration r && r.table == table && r.id.equals(id) && r.effective.equals(effective);
+        }
+
+        @Override
+        public int hashCode() {
+            return (id.hashCode() * 31 + System.identityHashCode(table)) * 31 + effective.hashCode();
+        }
     }
 
     /**
