@@ -8,7 +8,9 @@
 # interleaved: the insert alone; the insert and pg_notify in one transaction (how every commit is announced today,
 # §8.2); the insert, then pg_notify in a transaction of its own. PostgreSQL serializes the commit of every
 # notifying transaction on one cluster-wide lock, so the second line is the ceiling of announced commits per second
-# whatever the number of partitions. Works in a table of its own (nb_log), dropped at the end.
+# whatever the number of partitions. Then two group transactions of ten inserts each (a group of ten pushes to one
+# partition): a pg_notify after every insert (as today), and one pg_notify for the group (SCALING.md, design 1);
+# their lines give inserts (commits) per second. Works in a table of its own (nb_log), dropped at the end.
 #
 # Environment:
 #   SYNCULAR_PG_URL       PostgreSQL URL (default postgresql://127.0.0.1:5432/syncular_test)
@@ -47,11 +49,31 @@ cat >"$dir/notify-after-commit.sql" <<'SQL'
 INSERT INTO nb_log (p, payload) VALUES (:p, repeat('x', 200));
 SELECT pg_notify('nb_chan', :p::text);
 SQL
+{
+    echo '\set p random(1, 1000)'
+    echo 'BEGIN;'
+    for i in $(seq 1 10); do
+        echo "WITH i AS (INSERT INTO nb_log (p, payload) VALUES (:p, repeat('x', 200))), n AS (SELECT pg_notify('nb_chan', :p::text)) SELECT 1 FROM n;"
+    done
+    echo 'COMMIT;'
+} >"$dir/group-notify-each.sql"
+{
+    echo '\set p random(1, 1000)'
+    echo 'BEGIN;'
+    for i in $(seq 1 10); do
+        echo "INSERT INTO nb_log (p, payload) VALUES (:p, repeat('x', 200));"
+    done
+    echo "SELECT pg_notify('nb_chan', :p::text);"
+    echo 'COMMIT;'
+} >"$dir/group-notify-once.sql"
 machine_line >&2
 for r in $(seq 1 "$RUNS"); do
-    for s in insert notify-in-commit notify-after-commit; do
+    for s in insert notify-in-commit notify-after-commit group-notify-each group-notify-once; do
         tps=$(PGPASSWORD="$PG_PASSWORD" "$PGBENCH" -h "${hostport%%:*}" -p "${hostport##*:}" -U "$PG_USER" -n -c 20 -j 2 \
             -T "$SECONDS_EACH" -f "$dir/$s.sql" "$db" 2>/dev/null | grep -E '^tps' | grep -oE '[0-9]+\.[0-9]+' | head -n1)
-        echo "run $r: $s: $tps tps"
+        case "$s" in
+        group-*) echo "run $r: $s: $tps tps, $(awk -v t="$tps" 'BEGIN { printf "%.0f", t * 10 }') inserts/s" ;;
+        *) echo "run $r: $s: $tps tps" ;;
+        esac
     done
 done

@@ -16,7 +16,8 @@ import org.jboss.logging.Logger;
 /**
  * The hub's one listening connection to the storage's signals ({@link SignalListener}: reconnects forever, on the
  * database host that accepts writes), on which this pod hears the post-commit notifications of every pod (§8.2:
- * {@code <partition>:<commitSeq>}, or an epoch rotation, §2.1) on the storage's commit channel, operator disconnects
+ * {@code <partition>:<commitSeq>}, {@code <partition>:<first>-<last>} for a group's commits, or an epoch rotation,
+ * §2.1) on the storage's commit channel, operator disconnects
  * on its control channel ({@link OperatorDisconnects}) and, with presence on, the other pods' presence
  * ({@link PresenceRelay}). Every re-{@code LISTEN} after the first wakes all local sockets with
  * {@code catchup-required} (§8.3, §8.4 catch-up), spread in time, since notifications in between are lost.
@@ -29,6 +30,11 @@ final class CommitNotifications {
 
     private static final int WAKES_PER_SECOND_AFTER_RECONNECT = 2000;
     private static final long MAX_WAKE_SPREAD_MS = 5000;
+    /**
+     * The most commits one notification announces: a group transaction's (16 works at most, each appending one
+     * commit or a few); a longer range is not a group's and is ignored.
+     */
+    static final long MAX_ANNOUNCED = 10_000;
 
     private final SignalListener listener;
     private final Vertx vertx;
@@ -115,26 +121,58 @@ final class CommitNotifications {
         connection.close();
     }
 
-    /** A commit notification {@code <partition>:<commitSeq>}: fanned out in notification order per partition. */
+    /**
+     * A commit notification ({@link Announcement#parse}): an epoch rotation, or each announced commit fanned out in
+     * notification order per partition.
+     */
     private void notified(String payload) {
-        int colon = payload.lastIndexOf(':');
-        if (colon < 0) {
+        Announcement a = Announcement.parse(payload);
+        if (a == null) {
             return;
         }
-        String partition = payload.substring(0, colon);
-        if (RealtimeSignals.EPOCH_NOTIFICATION.equals(payload.substring(colon + 1))) {
+        String partition = a.partition();
+        if (a.epochRotated()) {
             delivery.epochRotated(partition);
             toListeners(l -> l.partitionReset(partition));
             return;
         }
-        long seq;
-        try {
-            seq = Long.parseLong(payload.substring(colon + 1));
-        } catch (NumberFormatException e) {
-            return;
+        for (long s = a.first(); s <= a.last(); s++) {
+            long seq = s;
+            toListeners(l -> l.committed(partition, seq));
+            delivery.committed(partition, seq);
         }
-        toListeners(l -> l.committed(partition, seq));
-        delivery.committed(partition, seq);
+    }
+
+    /**
+     * A payload of the commit channel: {@code <partition>:<commitSeq>}, {@code <partition>:<first>-<last>} for a
+     * group transaction's commits (at most {@link #MAX_ANNOUNCED}), or {@code <partition>:epoch} (§2.1).
+     */
+    record Announcement(String partition, long first, long last, boolean epochRotated) {
+        /** The payload's announcement, or null for one of none of these shapes (ignored). */
+        static Announcement parse(String payload) {
+            int colon = payload.lastIndexOf(':');
+            if (colon < 0) {
+                return null;
+            }
+            String partition = payload.substring(0, colon);
+            String seqs = payload.substring(colon + 1);
+            if (RealtimeSignals.EPOCH_NOTIFICATION.equals(seqs)) {
+                return new Announcement(partition, 0, -1, true);
+            }
+            long first;
+            long last;
+            int dash = seqs.indexOf('-', 1);
+            try {
+                first = Long.parseLong(dash < 0 ? seqs : seqs.substring(0, dash));
+                last = dash < 0 ? first : Long.parseLong(seqs.substring(dash + 1));
+            } catch (NumberFormatException e) {
+                return null;
+            }
+            if (last < first || last - first >= MAX_ANNOUNCED) {
+                return null;
+            }
+            return new Announcement(partition, first, last, false);
+        }
     }
 
     private void toListeners(Consumer<RealtimeHub.CommitListener> call) {

@@ -14,7 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The pod's §6 watches on its commit signal: the realtime hub's {@code LISTEN} connection already hears every
- * commit of every pod ({@code <partition>:<commitSeq>} on the storage's commit channel), so the watches listen
+ * commit of every pod ({@code <partition>:<commitSeq>} or a group's {@code <partition>:<first>-<last>} on the storage's commit channel), so the watches listen
  * there too ({@link RealtimeHub.CommitListener}) — a commit taken on another pod reruns a watch here — and a
  * re-{@code LISTEN} or an epoch rotation gives every affected watch a fresh snapshot. Gauges:
  * {@code syncular.operations.watches} (active watches of the pod), {@code syncular.operations.watch.backlog}

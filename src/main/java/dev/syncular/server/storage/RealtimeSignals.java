@@ -20,9 +20,9 @@ public interface RealtimeSignals {
     String EPOCH_NOTIFICATION = "epoch";
 
     /**
-     * The channel every commit of this storage is announced on (§8.2): each commit's log append announces
-     * {@code '<partition>:<commitSeq>'} in its own transaction, so the notification is delivered exactly when the
-     * commit commits.
+     * The channel every commit of this storage is announced on (§8.2): each group transaction of a partition's
+     * pushes announces its commits once, {@code '<partition>:<commitSeq>'} or {@code '<partition>:<first>-<last>'},
+     * in that transaction, so the notification is delivered exactly when the commits commit.
      */
     String notificationChannel();
 

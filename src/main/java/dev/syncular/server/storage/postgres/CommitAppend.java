@@ -38,9 +38,8 @@ final class CommitAppend {
     }
 
     /**
-     * See {@link PushContext#appendCommit} and {@link PushContext#appendCommitWithResult}. Both also announce the commit on
-     * {@link #notificationChannel} — inside the same statement, so the push path gains no statement and no
-     * round trip.
+     * See {@link PushContext#appendCommit} and {@link PushContext#appendCommitWithResult}. The commit is announced
+     * with its group's other commits, once per group transaction ({@link #groupAnnouncement}).
      */
     static String appendCommitSql(String pgSchema, boolean withResult) {
         return "WITH c AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_commits")
@@ -56,16 +55,38 @@ final class CommitAppend {
                 + " (partition_id, tbl, scope_key, commit_seq)"
                 // the pairs are distinct (args): a plain insert, no speculative insertion and its confirm record
                 + " SELECT $1, u.t, u.k, $2 FROM unnest($17::text[], $18::text[]) AS u(t, k)),"
-                // §8.2: the commit announced to every pod's LISTEN connection, delivered only if (and when) the
-                // transaction commits; a plain CTE runs only when read, hence the main query reads it.
-                + " nt AS (SELECT pg_notify('" + notificationChannel(pgSchema)
-                + "', $1::text || ':' || $2::bigint::text))"
                 + (withResult
-                        ? ", pr AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_push_results")
+                        ? " pr AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_push_results")
                                 + " (partition_id, client_id, client_commit_id,"
-                                + " status, commit_seq, result, created_at_ms) VALUES ($1, $20, $21, $22, $23, $24, $25))"
+                                + " status, commit_seq, result, created_at_ms) VALUES ($1, $20, $21, $22, $23, $24, $25)),"
                         : "")
-                + " SELECT 1 FROM nt";
+                // data-modifying CTEs run whether or not the main query reads them
+                + " one AS (SELECT 1) SELECT 1 FROM one";
+    }
+
+    /**
+     * The statement a group transaction runs right before its {@code COMMIT} when its works appended commits: the
+     * partition's {@code max_commit_seq} ({@code $1} partition, {@code $2} the group's last commit) and the §8.2
+     * announcement of the group's commits on {@link #notificationChannel} ({@code $3}, {@link #announcement}),
+     * delivered to every pod's LISTEN connection only if (and when) the transaction commits. One {@code pg_notify}
+     * a group instead of one a commit: PostgreSQL takes its cluster-wide notify lock once a transaction either way,
+     * and a group of ten commits announced once committed 21–24 % more inserts a second than announced one by one
+     * ({@code bench/notify.sh}, docs/SCALING.md).
+     */
+    static String groupAnnouncement(String pgSchema) {
+        return "WITH mx AS (UPDATE " + PgSql.qualified(pgSchema, "sync_partitions")
+                + " SET max_commit_seq = $2 WHERE partition_id = $1)"
+                + " SELECT pg_notify('" + notificationChannel(pgSchema) + "', $3)";
+    }
+
+    /**
+     * The §8.2 commit notification of a group's commits {@code first..last} of {@code partition}:
+     * {@code <partition>:<seq>} for one commit (as one commit was always announced), {@code <partition>:<first>-<last>}
+     * for several (a pod of an earlier release skips the range, and its sockets are woken to catch up at the
+     * partition's next commit).
+     */
+    static String announcement(String partition, long first, long last) {
+        return first == last ? partition + ":" + last : partition + ":" + first + "-" + last;
     }
 
     /**

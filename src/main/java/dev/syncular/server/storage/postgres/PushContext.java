@@ -19,13 +19,14 @@ final class PushContext {
      */
     final String appendCommit;
     /**
-     * The partition's {@code max_commit_seq} ({@code $1} partition, {@code $2} its group's last commit), once per
-     * group transaction right before its {@code COMMIT} ({@link PushQueue}), in the same transaction as the
-     * commits (§2.1; the replica freshness rule reads the two from one snapshot). Once per group, not per commit:
-     * each update of the locked row inside a work's savepoint also wrote a multixact (the lock is the
-     * transaction's, the update the savepoint's), about 120 WAL bytes a commit (docs/BENCHMARKS.md).
+     * The partition's {@code max_commit_seq} and the §8.2 announcement of the group's commits
+     * ({@link CommitAppend#groupAnnouncement}), once per group transaction right before its {@code COMMIT}
+     * ({@link PushQueue}), in the same transaction as the commits (§2.1; the replica freshness rule reads the two
+     * from one snapshot). Once per group, not per commit: each update of the locked row inside a work's savepoint
+     * also wrote a multixact (the lock is the transaction's, the update the savepoint's), about 120 WAL bytes a
+     * commit (docs/BENCHMARKS.md).
      */
-    final String advanceMaxCommitSeq;
+    final String announceGroup;
     /**
      * {@link #appendCommit} plus the commit's idempotency record ({@code $20..$25}: client id, client commit
      * id, status, commit seq, result, created at). A key that already holds a result fails the statement
@@ -75,8 +76,7 @@ final class PushContext {
         String tombstones = PgSql.qualified(pgSchema, "sync_tombstones");
         appendCommit = CommitAppend.appendCommitSql(pgSchema, false);
         appendCommitWithResult = CommitAppend.appendCommitSql(pgSchema, true);
-        advanceMaxCommitSeq = "UPDATE " + PgSql.qualified(pgSchema, "sync_partitions")
-                + " SET max_commit_seq = $2 WHERE partition_id = $1";
+        announceGroup = CommitAppend.groupAnnouncement(pgSchema);
         readTombstone =
                 "SELECT commit_seq FROM " + tombstones + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";
         deleteRowScopes = "DELETE FROM " + rowScopes + " WHERE partition_id = $1 AND tbl = $2 AND row_id = $3";

@@ -347,9 +347,14 @@ final class PushQueue {
                         // refuses (a duplicate idempotency record included) aborts the transaction, so this COMMIT
                         // then ends it as a rollback: nothing of the attempt is kept, and it may run again.
                         if (gs.maxCommitSeq != gs.locked.maxCommitSeq()) {
-                            // the group's commits move the partition's max_commit_seq once, before the COMMIT
-                            gs.unawaited.add(conn.preparedQuery(tx.advanceMaxCommitSeq)
-                                    .execute(Tuple.of(partition, gs.maxCommitSeq))
+                            // the group's commits (dense: a rolled-back work's sequence went to the next work)
+                            // move max_commit_seq and are announced once, before the COMMIT
+                            gs.unawaited.add(conn.preparedQuery(tx.announceGroup)
+                                    .execute(Tuple.of(
+                                            partition,
+                                            gs.maxCommitSeq,
+                                            CommitAppend.announcement(
+                                                    partition, gs.locked.maxCommitSeq() + 1, gs.maxCommitSeq)))
                                     .subscribeAsCompletionStage());
                         }
                         commit[0] = conn.query("COMMIT").execute().subscribeAsCompletionStage();

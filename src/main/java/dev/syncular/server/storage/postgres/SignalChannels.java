@@ -21,9 +21,10 @@ final class SignalChannels {
     }
 
     /**
-     * The PostgreSQL channel every commit of this storage schema is announced on (§8.2): each commit's log
-     * append issues {@code pg_notify(channel, '<partition>:<commitSeq>')} in its own transaction, so the
-     * notification is delivered exactly when the commit commits.
+     * The PostgreSQL channel every commit of this storage schema is announced on (§8.2): each group transaction
+     * issues {@code pg_notify(channel, '<partition>:<commitSeq>')} (or {@code '<partition>:<first>-<last>'} for
+     * several commits, {@link CommitAppend#announcement}) before its {@code COMMIT}, so the notification is
+     * delivered exactly when the commits commit.
      */
     String notificationChannel() {
         return CommitAppend.notificationChannel(pgSchema);

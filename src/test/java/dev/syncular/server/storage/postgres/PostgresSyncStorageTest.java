@@ -273,6 +273,27 @@ class PostgresSyncStorageTest extends SyncStorageContract {
         }
     }
 
+    /**
+     * The commit notifications of {@code partition} heard on {@code channel} from now on, in arrival order, on a
+     * LISTEN connection of their own (closed with the class's vertx).
+     */
+    private java.util.concurrent.BlockingQueue<String> listen(String channel, String partition) {
+        java.util.concurrent.BlockingQueue<String> heard = new java.util.concurrent.LinkedBlockingQueue<>();
+        PgConnectOptions options = PgConnectOptions.fromUri(TestPostgres.url())
+                .setUser(TestPostgres.user())
+                .setPassword(TestPostgres.password());
+        pool();
+        io.vertx.mutiny.pgclient.PgConnection conn =
+                await(io.vertx.mutiny.pgclient.PgConnection.connect(vertx, options));
+        conn.notificationHandler(n -> {
+            if (n.getPayload().startsWith(partition + ":")) {
+                heard.add(n.getPayload());
+            }
+        });
+        await(conn.query("LISTEN \"" + channel + "\"").execute());
+        return heard;
+    }
+
     private void sql(String pgSchema, String statement) {
         await(pool().query(statement.replace("$S", "\"" + pgSchema + "\"")).execute());
     }
@@ -502,6 +523,8 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     @Test
     void aFailingWorkInAGroupRollsBackAlone() throws Exception {
         String p = newPartition();
+        java.util.concurrent.BlockingQueue<String> announced =
+                listen(((PostgresSyncStorage) storage).notificationChannel(), p);
         long rerunsBefore = ((PostgresSyncStorage) storage).pipelinedReruns();
         await(push((PostgresSyncStorage) storage, p, "taken"));
         CompletableFuture<Void> release = new CompletableFuture<>();
@@ -561,6 +584,12 @@ class PostgresSyncStorageTest extends SyncStorageContract {
                 ((PostgresSyncStorage) storage).pipelinedReruns() > rerunsBefore,
                 "the duplicate record failed the pipelined attempt; the group ran again, each work's writes awaited");
         assertEquals(5L, await(storage.readPartition(p)).maxCommitSeq());
+        // §8.2: each transaction announced its commits once, the group's surviving commits as one range
+        List<String> heard = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            heard.add(announced.poll(30, TimeUnit.SECONDS));
+        }
+        assertEquals(List.of(p + ":1", p + ":2", p + ":3-5"), heard);
         CommitWindow all =
                 await(storage.readCommits(p, new CommitQuery("tasks", Map.of("project_id", Set.of("P1")), 0, 5, 1000)));
         assertEquals(
