@@ -9,7 +9,9 @@
 # scopes while a writer commits 100 commits/s, push-to-delta latency; (c) the same with the writer on pod A and
 # the sockets on pod B; (d) socket rounds/s against HTTP rounds/s; (e) one commit fanned out to 10,000 sockets of
 # one scope on one pod, 10 commits 500 ms apart: per commit the first, p50, p99 and last socket's delta, the
-# sockets that got a wake-up or nothing, the pod's CPU and RSS.
+# sockets that got a wake-up or nothing, the pod's CPU and RSS. Named only: (f) a reconnect storm, 10,000 clients
+# dropped at once 10 times, each reconnecting after a random delay up to 5 s (100,000 reconnects up to hello):
+#   BENCH_OPTS="-Dbench.phases=f" bench/realtime.sh
 #
 # The load generator opens -Dbench.socketsPerAddress (20,000) sockets from each loopback source address,
 # 127.0.0.2, 127.0.0.3, ... (one address has only net.ipv4.ip_local_port_range ports to the server's port).
@@ -27,7 +29,9 @@
 #                         -Dbench.scopeCommits, -Dbench.scopeCommitMs, -Dbench.scopeWarmupCommits; (a):
 #                         -Dbench.idleHoldSec; the pod's heap: -Dbench.serverHeap=2g (the chart's 192m by default);
 #                         -Dbench.podSocketBudget=true keeps the pod's own socket budget (a quarter of the heap;
-#                         by default the benchmark makes room for every socket) and (e) counts the refused upgrades
+#                         by default the benchmark makes room for every socket) and (e) counts the refused upgrades;
+#                         (f): -Dbench.stormSockets, -Dbench.stormWaves, -Dbench.stormJitterMs; the pods' extra
+#                         JVM flags: -Dbench.serverFlags="..." (e.g. a flight recording)
 #   BENCH_JAVA_OPTS       the load generator's JVM options (default -Xmx1g)
 #   BENCH_NOFILE          open-files limit to raise to (default 262144)
 #   SKIP_PACKAGE=1        reuse target/quarkus-app and target/test-classes as they are

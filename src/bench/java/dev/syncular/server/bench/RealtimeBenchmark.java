@@ -58,7 +58,8 @@ import org.HdrHistogram.Histogram;
  * <li><b>(d) socket rounds against HTTP rounds</b>: {@code bench.roundClients} (20) clients doing push+pull
  * rounds back to back, {@code bench.roundSec} (20 s) over HTTP, then the same over their sockets (§8.7),
  * after a warm-up of both.</li>
- * <li><b>(e) one commit to the sockets of one scope</b>: {@link ScopeFanout}, last.</li>
+ * <li><b>(e) one commit to the sockets of one scope</b>: {@link ScopeFanout}.</li>
+ * <li><b>(f) a reconnect storm</b>: {@link ReconnectStorm}, with {@code -Dbench.phases=f} (not in the default set).</li>
  * </ol>
  * The pod's heap is the chart's 192m unless {@code bench.serverHeap} sets it (e.g. {@code 2g} for 100,000
  * sockets); its {@code syncular.realtime.max-connections} is the largest socket count of the run plus 1,000, and
@@ -79,7 +80,7 @@ public final class RealtimeBenchmark {
     private static final int ROUND_CLIENTS = Integer.getInteger("bench.roundClients", 20);
     private static final int ROUND_SEC = Integer.getInteger("bench.roundSec", 20);
     private static final int WARMUP_SEC = Integer.getInteger("bench.warmupSec", 20);
-    /** The phases to run, e.g. {@code -Dbench.phases=cd}; all five by default. */
+    /** The phases to run, e.g. {@code -Dbench.phases=cd}; (a) to (e) by default, (f) when named. */
     private static final String PHASES = System.getProperty("bench.phases", "abcde");
 
     private static final HttpClient HTTP = HttpClient.newHttpClient();
@@ -125,6 +126,9 @@ public final class RealtimeBenchmark {
             if (PHASES.contains("e")) {
                 ScopeFanout.run(a, schema);
             }
+            if (PHASES.contains("f")) {
+                ReconnectStorm.run(a);
+            }
         }
     }
 
@@ -153,7 +157,7 @@ public final class RealtimeBenchmark {
     static final boolean POD_SOCKET_BUDGET = Boolean.getBoolean("bench.podSocketBudget");
 
     static ServerProcess pod(String name, String pgSchema) throws Exception {
-        int sockets = Math.max(Math.max(IDLE, FANOUT), ScopeFanout.SOCKETS);
+        int sockets = Math.max(Math.max(IDLE, FANOUT), Math.max(ScopeFanout.SOCKETS, ReconnectStorm.SOCKETS));
         ServerProcess.Builder pod = ServerProcess.builder(name, pgSchema)
                 .jvmFlags(serverFlags())
                 .env("SYNCULAR_REALTIME_MAX_CONNECTIONS", Integer.toString(sockets + 1000));
