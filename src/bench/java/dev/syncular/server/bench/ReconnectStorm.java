@@ -13,12 +13,17 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Phase (f) of {@link RealtimeBenchmark}: a reconnect storm. {@code bench.stormSockets} (10,000) clients of one
@@ -108,6 +113,7 @@ final class ReconnectStorm {
                     cpu,
                     cpu * 1000 / merged.length,
                     RealtimeBenchmark.mb(pod.peakRssBytes()));
+            System.out.printf(Locale.ROOT, "(f) refusals by code: %s%n", new TreeMap<>(REFUSALS));
             drop(open);
         } finally {
             vertx.close().toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
@@ -196,6 +202,7 @@ final class ReconnectStorm {
                     long retryMs;
                     if (r.cause() instanceof UpgradeRejectedException u && u.getStatus() == 429) {
                         refused.incrementAndGet();
+                        REFUSALS.merge(refusal(u), 1, Integer::sum);
                         String after =
                                 u.getHeaders() == null ? null : u.getHeaders().get("Retry-After");
                         retryMs = (after == null ? 1 : Long.parseLong(after.trim())) * 1000L;
@@ -209,6 +216,20 @@ final class ReconnectStorm {
                                     vertx, client, uri, partition, index, scheduled, sockets, latencies, hellos, last,
                                     refused, failed));
                 });
+    }
+
+    /** Refused upgrades by their §10 code and {@code details.reason} (when given), over the storm. */
+    private static final Map<String, Integer> REFUSALS = new ConcurrentHashMap<>();
+
+    private static final Pattern CODE = Pattern.compile("\"code\"\\s*:\\s*\"([^\"]+)\"");
+    private static final Pattern REASON = Pattern.compile("\"reason\"\\s*:\\s*\"([^\"]+)\"");
+
+    /** {@code <code>} or {@code <code>/<reason>} of a refused upgrade's body. */
+    private static String refusal(UpgradeRejectedException u) {
+        String body = u.getBody() == null ? "" : u.getBody().toString();
+        Matcher code = CODE.matcher(body);
+        Matcher reason = REASON.matcher(body);
+        return (code.find() ? code.group(1) : "?") + (reason.find() ? "/" + reason.group(1) : "");
     }
 
     private static long pct(long[] sorted, double q) {
