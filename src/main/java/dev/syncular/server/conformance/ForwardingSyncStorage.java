@@ -18,6 +18,7 @@ import dev.syncular.server.storage.RequestEntry;
 import dev.syncular.server.storage.RetentionInputs;
 import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.SnapshotRows;
+import dev.syncular.server.storage.SocketEntry;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.storage.StoredCommit;
 import dev.syncular.server.storage.StoredRow;
@@ -165,6 +166,11 @@ abstract class ForwardingSyncStorage implements SyncStorage {
     @Override
     public Uni<ClientRecord> readClient(String partition, String clientId) {
         return delegate.readClient(partition, clientId);
+    }
+
+    @Override
+    public Uni<SocketEntry> readSocketEntry(String partition, String clientId) {
+        return delegate.readSocketEntry(partition, clientId);
     }
 
     @Override

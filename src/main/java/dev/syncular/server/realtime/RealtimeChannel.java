@@ -91,22 +91,24 @@ public final class RealtimeChannel {
         if (ctx.unstorable() != null) {
             return Uni.createFrom().failure(ctx.unstorable());
         }
-        return storage.readClient(ctx.partition(), clientId)
-                .chain(record -> storage.readPartition(ctx.partition()).chain(partition -> {
-                    if (record == null || !record.actorId().equals(ctx.actorId())) {
-                        return Uni.createFrom().item(new Prepared(ctx, clientId, null, partition, List.of()));
-                    }
-                    return resolver.resolveScopes(ctx)
-                            // §7.3.3: during a host-signalled outage the client's valid lease authorizes the
-                            // registrations exactly as it authorizes a round (its scopes, its epoch, §2.1)
-                            .onFailure(ScopeResolverOutage.class)
-                            .recoverWithUni(outage -> leased(ctx, clientId, partition, outage))
-                            .map(allowed -> RealtimeDelta.register(window, record.subscriptionsJson(), allowed))
-                            // §3.3: a failing resolver revokes every registration
-                            .onFailure()
-                            .recoverWithItem(List.of())
-                            .map(regs -> new Prepared(ctx, clientId, record, partition, regs));
-                }));
+        // one statement: a reconnect storm's upgrades each take the pool once (docs/BENCHMARKS.md)
+        return storage.readSocketEntry(ctx.partition(), clientId).chain(entry -> {
+            ClientRecord record = entry.client();
+            PartitionState partition = entry.partition();
+            if (record == null || !record.actorId().equals(ctx.actorId())) {
+                return Uni.createFrom().item(new Prepared(ctx, clientId, null, partition, List.of()));
+            }
+            return resolver.resolveScopes(ctx)
+                    // §7.3.3: during a host-signalled outage the client's valid lease authorizes the
+                    // registrations exactly as it authorizes a round (its scopes, its epoch, §2.1)
+                    .onFailure(ScopeResolverOutage.class)
+                    .recoverWithUni(outage -> leased(ctx, clientId, partition, outage))
+                    .map(allowed -> RealtimeDelta.register(window, record.subscriptionsJson(), allowed))
+                    // §3.3: a failing resolver revokes every registration
+                    .onFailure()
+                    .recoverWithItem(List.of())
+                    .map(regs -> new Prepared(ctx, clientId, record, partition, regs));
+        });
     }
 
     /** The allowed scopes of the client's valid lease during an outage; fails (revoking) without one or leases off. */

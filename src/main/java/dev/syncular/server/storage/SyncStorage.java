@@ -134,6 +134,16 @@ public interface SyncStorage extends CheckpointStorage, PullReads {
     /** The partition state, or a {@code null} item when unregistered. */
     Uni<PartitionState> readPartition(String partition);
 
+    /**
+     * A realtime socket's upgrade read (§8.1): {@link #readClient the client record} and {@link #readPartition the
+     * partition state} — one statement (one snapshot, one round trip) in the PostgreSQL storage, where a reconnect
+     * storm's upgrades otherwise queued for the pool twice each.
+     */
+    default Uni<SocketEntry> readSocketEntry(String partition, String clientId) {
+        return readClient(partition, clientId)
+                .flatMap(client -> readPartition(partition).map(state -> new SocketEntry(client, state)));
+    }
+
     /** All registered partitions, ordered by id. */
     Uni<List<PartitionState>> listPartitions();
 

@@ -951,6 +951,24 @@ public abstract class SyncStorageContract {
                         .toList());
     }
 
+    /** §8.1 a socket upgrade's read: the client record and the partition state, each absent or as read alone. */
+    @Test
+    void aSocketEntryIsTheClientRecordAndThePartitionAsReadAlone() {
+        String unknown = "never-registered-" + UUID.randomUUID();
+        SocketEntry none = await(storage.readSocketEntry(unknown, "c1"));
+        assertNull(none.client());
+        assertNull(none.partition());
+        String p = newPartition();
+        SocketEntry noClient = await(storage.readSocketEntry(p, "c1"));
+        assertNull(noClient.client());
+        assertEquals(await(storage.readPartition(p)), noClient.partition());
+        await(storage.upsertClient(
+                new ClientRecord(p, "c1", "actor-1", 12, 20L, "[{\"id\":\"s1\",\"table\":\"tasks\"}]", 3, 1)));
+        SocketEntry both = await(storage.readSocketEntry(p, "c1"));
+        assertEquals(await(storage.readClient(p, "c1")), both.client());
+        assertEquals(await(storage.readPartition(p)), both.partition());
+    }
+
     // ---- pruning (§4.6) ----------------------------------------------------------------------------
 
     @Test

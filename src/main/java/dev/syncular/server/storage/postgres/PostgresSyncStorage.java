@@ -23,6 +23,7 @@ import dev.syncular.server.storage.ServeGate;
 import dev.syncular.server.storage.ServerStorage;
 import dev.syncular.server.storage.SnapshotRows;
 import dev.syncular.server.storage.SocketDisconnect;
+import dev.syncular.server.storage.SocketEntry;
 import dev.syncular.server.storage.StorageException;
 import dev.syncular.server.storage.StoragePlan;
 import dev.syncular.server.storage.StoredCheckpoint;
@@ -84,11 +85,8 @@ public final class PostgresSyncStorage implements ServerStorage {
             if (maxQueuedPerPartition < 1 || pruneBatchCommits < 1 || pruneBatchResults < 1) {
                 throw new IllegalArgumentException("queue and batch sizes must be at least 1");
             }
-            if (recentCommitBytes < 0) {
-                throw new IllegalArgumentException("recentCommitBytes must be >= 0");
-            }
-            if (jobLease.toMillis() < 3) {
-                throw new IllegalArgumentException("jobLease must be at least 3 ms");
+            if (recentCommitBytes < 0 || jobLease.toMillis() < 3) {
+                throw new IllegalArgumentException("recentCommitBytes must be >= 0 and jobLease at least 3 ms");
             }
         }
     }
@@ -359,6 +357,11 @@ public final class PostgresSyncStorage implements ServerStorage {
     @Override
     public Uni<PartitionState> readPartition(String partition) {
         return registry.readPartition(partition);
+    }
+
+    @Override
+    public Uni<SocketEntry> readSocketEntry(String partition, String clientId) {
+        return gates.readSocketEntry(partition, clientId);
     }
 
     @Override

@@ -10,6 +10,7 @@ import dev.syncular.server.storage.GateCheck;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.RequestEntry;
 import dev.syncular.server.storage.ServeGate;
+import dev.syncular.server.storage.SocketEntry;
 import dev.syncular.server.storage.StoredCheckpoint;
 import dev.syncular.server.wire.Json;
 import io.smallrye.mutiny.Uni;
@@ -46,6 +47,8 @@ final class ServeGateReads {
      * taken when the statement starts, after every earlier statement of the request.
      */
     private final String finishRequest;
+    /** {@link #readSocketEntry}. */
+    private final String socketEntry;
 
     ServeGateReads(Pool pool, String pgSchema, PartitionRegistry registry) {
         this.pool = pool;
@@ -64,6 +67,37 @@ final class ServeGateReads {
                 + " FROM (VALUES (1)) AS one(x) LEFT JOIN " + partitionsTable + " p ON p.partition_id = $1"
                 + " LEFT JOIN " + clients + " cl ON cl.partition_id = $1 AND cl.client_id = $3";
         finishRequest = "WITH up AS (" + ClientTable.upsertSql(clients, 3) + ") " + serveGateSql(true);
+        socketEntry = "SELECT p.partition_id, p.log_epoch, p.max_commit_seq, p.horizon_seq, p.created_at_ms,"
+                + " p.last_seen_at_ms, cl.actor_id, cl.cursor, cl.updated_at_ms, cl.subscriptions::text,"
+                + " cl.wire_version, cl.schema_version"
+                + " FROM (VALUES (1)) AS one(x) LEFT JOIN " + partitionsTable + " p ON p.partition_id = $1"
+                + " LEFT JOIN " + clients + " cl ON cl.partition_id = $1 AND cl.client_id = $2";
+    }
+
+    /**
+     * §8.1 a socket upgrade's read ({@code $1} partition, {@code $2} client id): the partition row (0-5, NULL when
+     * unregistered), then the client record (6-11, NULL when absent); one statement, one snapshot.
+     */
+    Uni<SocketEntry> readSocketEntry(String partition, String clientId) {
+        return pool.preparedQuery(socketEntry)
+                .execute(Tuple.of(partition, clientId))
+                .map(rs -> {
+                    Row r = first(rs);
+                    PartitionState state =
+                            r.getString(0) == null ? null : registry.withOverlay(PartitionRegistry.partitionState(r));
+                    ClientRecord client = r.getString(6) == null
+                            ? null
+                            : new ClientRecord(
+                                    partition,
+                                    clientId,
+                                    r.getString(6),
+                                    r.getLong(7),
+                                    r.getLong(8),
+                                    r.getString(9),
+                                    r.getInteger(10),
+                                    r.getInteger(11));
+                    return new SocketEntry(client, state);
+                });
     }
 
     /**
