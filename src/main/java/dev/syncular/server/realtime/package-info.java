@@ -29,12 +29,15 @@
  *   <li>{@link dev.syncular.server.realtime.CommitNotifications}: the hub's one listening connection to the
  *       storage's signal channels (the storage role {@code storage.SignalListener}, which owns the connection, its
  *       failover and reconnects with backoff; a re-{@code LISTEN} wakes every local socket, spread in time, §8.3,
- *       §8.4) — the commit channel's post-commit notifications (§8.2) and epoch rotations (§2.1), handed to the
+ *       §8.4) — the commit channel's post-commit notifications (§8.2: one commit or a group's range) and epoch
+ *       rotations (§2.1), handed to the
  *       {@link dev.syncular.server.realtime.RealtimeHub.CommitListener}s and the delta delivery, the control
  *       channel's operator disconnects, the presence channel.</li>
  *   <li>{@link dev.syncular.server.realtime.DeltaDelivery}: §8.2 fan-out — each notified commit read once in a
  *       {@link dev.syncular.server.realtime.FanoutReads} slot, per-session deltas or wake-ups (suppression, the
- *       serve gate, the partition's fan-out share), a partition's deliveries serialised in order.</li>
+ *       serve gate, the partition's fan-out share), a partition's deliveries serialised in order; each distinct
+ *       delta encoded once per fan-out ({@link dev.syncular.server.realtime.FanoutDeltas}, bounded in bytes per
+ *       pod).</li>
  *   <li>{@link dev.syncular.server.realtime.Heartbeats}: §8.5 heartbeats and idle reaping, judged by
  *       {@link dev.syncular.server.realtime.SilenceWatch} (monotonic silence, no reaping after a stall of the
  *       pod).</li>

@@ -11,8 +11,8 @@
  *       {@code SameVersionReadiness} (the §2.4 readiness checks: stored and physical layout), {@code TableLayout},
  *       {@code InstalledSchema};
  *   <li>{@code PartitionRegistry} — §2.1 partitions, log epochs and their rotation, the partition lock row;
- *   <li>{@code ServeGateReads}, {@code CheckpointStore} — §2.4 serve gate, request entry and exit reads,
- *       backfill checkpoints and the writer fence;
+ *   <li>{@code ServeGateReads}, {@code CheckpointStore} — §2.4 serve gate, request entry and exit reads, the §8.1
+ *       socket upgrade's read, backfill checkpoints and the writer fence;
  *   <li>{@code PushQueue}, {@code PushTransaction}, {@code PushContext}, {@code HeldAppend}, {@code CommitAppend},
  *       {@code PushReadAhead}, {@code PushResults} — §6.4 per-partition queue and grouped transactions (the
  *       statements and stores they share, the append held for its idempotency record), the commit append to the
