@@ -17,9 +17,9 @@ import java.util.Set;
 
 /**
  * A commit's append to the log (§2.1, §2.2): the one statement that writes the {@code sync_commits} row, its
- * changes and its commit-to-scope index keys, and announces the commit on the §8.2 notification channel; the
- * statement's arguments built from the changes to write. The partition's {@code max_commit_seq} is written once
- * per group transaction ({@link PushContext#advanceMaxCommitSeq}), not per commit.
+ * changes and its commit-to-scope index keys; the statement's arguments built from the changes to write. The
+ * partition's {@code max_commit_seq} and the §8.2 announcement on the notification channel are written once per
+ * group transaction ({@link #groupAnnouncement}), not per commit.
  */
 final class CommitAppend {
     /** The arguments of one append, with the per-change scopes JSON and payloads they carry. */
@@ -54,14 +54,14 @@ final class CommitAppend {
                 + " sc AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_commit_scopes")
                 + " (partition_id, tbl, scope_key, commit_seq)"
                 // the pairs are distinct (args): a plain insert, no speculative insertion and its confirm record
-                + " SELECT $1, u.t, u.k, $2 FROM unnest($17::text[], $18::text[]) AS u(t, k)),"
+                + " SELECT $1, u.t, u.k, $2 FROM unnest($17::text[], $18::text[]) AS u(t, k))"
                 + (withResult
-                        ? " pr AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_push_results")
+                        ? ", pr AS (INSERT INTO " + PgSql.qualified(pgSchema, "sync_push_results")
                                 + " (partition_id, client_id, client_commit_id,"
-                                + " status, commit_seq, result, created_at_ms) VALUES ($1, $20, $21, $22, $23, $24, $25)),"
+                                + " status, commit_seq, result, created_at_ms) VALUES ($1, $20, $21, $22, $23, $24, $25))"
                         : "")
                 // data-modifying CTEs run whether or not the main query reads them
-                + " one AS (SELECT 1) SELECT 1 FROM one";
+                + " SELECT 1";
     }
 
     /**
