@@ -94,14 +94,25 @@ final class ClientTable {
     }
 
     private static ClientRecord clientRecord(Row r) {
-        return new ClientRecord(
-                r.getString(0),
-                r.getString(1),
-                r.getString(2),
-                r.getLong(3),
-                r.getLong(4),
-                r.getString(5),
-                r.getInteger(6),
-                r.getInteger(7));
+        return recordAt(r, 2, r.getString(0), r.getString(1));
+    }
+
+    /**
+     * The client record of {@code (partition, clientId)} from a row whose columns from {@code at} on are actor,
+     * cursor, updated-at, subscriptions text, wire version and schema version; {@code null} when the actor is NULL
+     * (no record, in a LEFT JOIN).
+     */
+    static ClientRecord recordAt(Row r, int at, String partition, String clientId) {
+        return r.getString(at) == null
+                ? null
+                : new ClientRecord(
+                        partition,
+                        clientId,
+                        r.getString(at),
+                        r.getLong(at + 1),
+                        r.getLong(at + 2),
+                        r.getString(at + 3),
+                        r.getInteger(at + 4),
+                        r.getInteger(at + 5));
     }
 }

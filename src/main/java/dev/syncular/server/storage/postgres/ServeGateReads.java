@@ -85,18 +85,7 @@ final class ServeGateReads {
                     Row r = first(rs);
                     PartitionState state =
                             r.getString(0) == null ? null : registry.withOverlay(PartitionRegistry.partitionState(r));
-                    ClientRecord client = r.getString(6) == null
-                            ? null
-                            : new ClientRecord(
-                                    partition,
-                                    clientId,
-                                    r.getString(6),
-                                    r.getLong(7),
-                                    r.getLong(8),
-                                    r.getString(9),
-                                    r.getInteger(10),
-                                    r.getInteger(11));
-                    return new SocketEntry(client, state);
+                    return new SocketEntry(ClientTable.recordAt(r, 6, partition, clientId), state);
                 });
     }
 
@@ -160,18 +149,10 @@ final class ServeGateReads {
         if (r.getString(4) == null) {
             throw PartitionRegistry.unknownPartition();
         }
-        ClientRecord client = r.getString(8) == null
-                ? null
-                : new ClientRecord(
-                        partition,
-                        clientId,
-                        r.getString(8),
-                        r.getLong(9),
-                        r.getLong(10),
-                        r.getString(11),
-                        r.getInteger(12),
-                        r.getInteger(13));
-        return new RequestEntry(registry.withOverlay(storedPartition(r)), serveGate(r, runningSchemaVersion), client);
+        return new RequestEntry(
+                registry.withOverlay(storedPartition(r)),
+                serveGate(r, runningSchemaVersion),
+                ClientTable.recordAt(r, 8, partition, clientId));
     }
 
     private static PartitionState withLastSeen(PartitionState s, long lastSeenAtMs) {
