@@ -7,6 +7,10 @@
 #          SERVER_ENV="SYNCULAR_PRUNING_KEEP_NEWEST_COMMITS=20" bench/prune.sh     (many partitions)
 #        The many-partitions case also reports commits pruned per second and the log tables' sizes (with their
 #        indexes) after the generation, right after the prune and after a plain VACUUM.
+#        BENCH_OPTS="-Dbench.partitions=10000 -Dbench.commitsPerPartition=100 -Dbench.repartition=16" \
+#          SERVER_ENV="SYNCULAR_PRUNING_ENABLED=false SYNCULAR_STORAGE_LOG_PARTITIONS=0" bench/prune.sh
+#        (the online move of a plain log to hash partitions instead of the prune: its rows a second and the
+#        push rounds during it; docs/SCALING.md, "Partitioning the commit log")
 #
 # Packages the app (offline), starts the packaged server (prod profile, dev header auth, pruning every 2 s) on a
 # free port against PostgreSQL in a fresh storage schema, waits for /q/health/ready, runs

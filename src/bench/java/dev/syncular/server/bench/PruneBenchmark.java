@@ -41,6 +41,10 @@ public final class PruneBenchmark {
     private static final int PARTITIONS = Integer.getInteger("bench.partitions", 1);
     /** Commits generated per partition in the many-partitions case (the server keeps its newest ones). */
     private static final int COMMITS_PER_PARTITION = Integer.getInteger("bench.commitsPerPartition", 120);
+    /** More than 0: the many-partitions log is moved to this many hash partitions instead of pruned. */
+    private static final int REPARTITION = Integer.getInteger("bench.repartition", 0);
+    /** Rows a transaction of that move. */
+    private static final int BATCH_ROWS = Integer.getInteger("bench.batchRows", 5000);
 
     private PruneBenchmark() {}
 
@@ -189,6 +193,10 @@ public final class PruneBenchmark {
         }
         long analyzed = System.nanoTime();
         String sizesBefore = logSizes(pool, pgSchema);
+        if (REPARTITION > 0) {
+            repartition(pool, pgSchema, load, total, sizesBefore, baselineFrom, baselineTo);
+            return;
+        }
 
         // one probe of sync_commits' primary key per partition (its lowest stored commit at or below the horizon);
         // the generated logs are contiguous, so what a partition keeps is max_commit_seq - horizon_seq once pruned
@@ -261,24 +269,82 @@ public final class PruneBenchmark {
         System.out.printf("== push failures during the run: %s%n", load.failures);
     }
 
+    /**
+     * The online move of the generated plain log to {@code bench.repartition} hash partitions (the
+     * {@code repartition-log} command's storage side, run here in the benchmark's JVM, {@code bench.batchRows} rows a
+     * transaction) while the writers push: the move's time and rows copied a second, the push rounds in its window
+     * against the baseline, the tables before and after. Run the server with {@code SYNCULAR_PRUNING_ENABLED=false}
+     * and {@code SYNCULAR_STORAGE_LOG_PARTITIONS=0}.
+     */
+    private static void repartition(
+            Pool pool,
+            String pgSchema,
+            PushLoad load,
+            long total,
+            String sizesBefore,
+            long baselineFrom,
+            long baselineTo) {
+        var move = new dev.syncular.server.storage.postgres.PostgresSyncStorage(
+                        pool, pgSchema, dev.syncular.server.storage.postgres.PostgresSyncStorage.Settings.DEFAULTS)
+                .logRepartitioning();
+        long from = System.nanoTime();
+        var report = move.repartition(REPARTITION, BATCH_ROWS, m -> {}).await().atMost(WAIT);
+        long to = System.nanoTime();
+        load.stop();
+        double sec = (to - from) / 1e9;
+        System.out.printf(
+                "== %,d commits in %,d partitions; the move to %d hash partitions (%,d rows a batch): %,.1f s,"
+                        + " %,d rows copied, %,.0f rows a second (%d -> %d leaves)%n",
+                total,
+                PARTITIONS,
+                REPARTITION,
+                BATCH_ROWS,
+                sec,
+                report.rowsCopied(),
+                report.rowsCopied() / sec,
+                report.leavesBefore(),
+                report.leavesAfter());
+        System.out.printf("== log tables before the move: %s%n", sizesBefore);
+        System.out.printf("== log tables after the move: %s%n", logSizes(pool, pgSchema));
+        System.out.printf(
+                "== push rounds (%d writers, one more partition): baseline %,d rounds p50 %d ms p99 %d ms max %d ms;"
+                        + " during the move %,d rounds p50 %d ms p99 %d ms max %d ms%n",
+                WRITERS,
+                load.roundsBetween(baselineFrom, baselineTo),
+                load.percentileMs(50, baselineFrom, baselineTo),
+                load.percentileMs(99, baselineFrom, baselineTo),
+                load.percentileMs(100, baselineFrom, baselineTo),
+                load.roundsBetween(from, to),
+                load.percentileMs(50, from, to),
+                load.percentileMs(99, from, to),
+                load.percentileMs(100, from, to));
+        System.out.printf("== push failures during the run: %s%n", load.failures);
+    }
+
     private static final List<String> LOG_TABLES = List.of("sync_commits", "sync_changes", "sync_commit_scopes");
 
     /** Each log table's size with its indexes, and its live and dead rows as the statistics count them. */
     private static String logSizes(Pool pool, String pgSchema) {
         StringBuilder out = new StringBuilder();
         for (String table : LOG_TABLES) {
-            Row r = pool.preparedQuery("SELECT pg_total_relation_size(c.oid), coalesce(st.n_live_tup, 0),"
-                            + " coalesce(st.n_dead_tup, 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-                            + " LEFT JOIN pg_stat_user_tables st ON st.relid = c.oid"
-                            + " WHERE n.nspname = $1 AND c.relname = $2")
+            // a hash-partitioned log table (storage.postgres.LogLayout) is the sum of its leaves
+            Row r = pool.preparedQuery("SELECT sum(pg_total_relation_size(t.relid)), sum(coalesce(st.n_live_tup, 0)),"
+                            + " sum(coalesce(st.n_dead_tup, 0)), count(*) FILTER (WHERE t.isleaf AND t.level > 0)"
+                            + " FROM pg_partition_tree(to_regclass(format('%I.%I', $1::text, $2::text))) t"
+                            + " LEFT JOIN pg_stat_user_tables st ON st.relid = t.relid")
                     .execute(Tuple.of(pgSchema, table))
                     .await()
                     .atMost(WAIT)
                     .iterator()
                     .next();
             out.append(String.format(
-                    "%s%s %,d MB (statistics: %,d live, %,d dead rows)",
-                    out.length() == 0 ? "" : "; ", table, r.getLong(0) / (1024 * 1024), r.getLong(1), r.getLong(2)));
+                    "%s%s%s %,d MB (statistics: %,d live, %,d dead rows)",
+                    out.length() == 0 ? "" : "; ",
+                    table,
+                    r.getLong(3) == 0 ? "" : " (" + r.getLong(3) + " leaves)",
+                    r.getLong(0) / (1024 * 1024),
+                    r.getLong(1),
+                    r.getLong(2)));
         }
         return out.toString();
     }

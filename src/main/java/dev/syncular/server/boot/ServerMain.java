@@ -1,6 +1,7 @@
 package dev.syncular.server.boot;
 
 import dev.syncular.server.jobs.BackfillCommand;
+import dev.syncular.server.jobs.RepartitionLogCommand;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.QuarkusApplication;
 import io.quarkus.runtime.annotations.QuarkusMain;
@@ -15,7 +16,8 @@ import org.jboss.logging.Logger;
  * declarations), and exits with its status — so the server's own image is the one-shot job too (the chart's
  * backfill Job): {@code java -jar quarkus-run.jar backfill ...} or {@code ./application backfill ...}.
  *
- * <p>Commands: {@value BackfillCommand#NAME} ({@link BackfillCommand}). A command opens no listening socket: the
+ * <p>Commands: {@value BackfillCommand#NAME} ({@link BackfillCommand}), {@value RepartitionLogCommand#NAME}
+ * ({@link RepartitionLogCommand}). A command opens no listening socket: the
  * HTTP server and the management interface stay off ({@code quarkus.http.host-enabled=false},
  * {@code quarkus.management.host-enabled=false}, unless set explicitly), so it runs beside a server on the same
  * host and ports.
@@ -26,6 +28,9 @@ public class ServerMain implements QuarkusApplication {
 
     @Inject
     BackfillCommand backfill;
+
+    @Inject
+    RepartitionLogCommand repartitionLog;
 
     /** The entry point of the packaged app (jar and native executable). */
     public static void main(String... args) {
@@ -54,7 +59,12 @@ public class ServerMain implements QuarkusApplication {
         if (BackfillCommand.NAME.equals(args[0])) {
             return backfill.run(Arrays.asList(args).subList(1, args.length));
         }
-        LOG.errorf("unknown command \"%s\"; commands: %s (no argument: run the server)", args[0], BackfillCommand.NAME);
+        if (RepartitionLogCommand.NAME.equals(args[0])) {
+            return repartitionLog.run(Arrays.asList(args).subList(1, args.length));
+        }
+        LOG.errorf(
+                "unknown command \"%s\"; commands: %s, %s (no argument: run the server)",
+                args[0], BackfillCommand.NAME, RepartitionLogCommand.NAME);
         return BackfillCommand.EXIT_USAGE;
     }
 }

@@ -31,6 +31,7 @@ public class StorageProducer {
                         p.batchCommits(),
                         p.batchPushResults(),
                         s.recentCommits().asLongValue(),
-                        s.jobLease()));
+                        s.jobLease(),
+                        s.logPartitions()));
     }
 }

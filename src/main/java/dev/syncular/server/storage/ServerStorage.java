@@ -28,4 +28,7 @@ public interface ServerStorage
      * default left elsewhere.
      */
     Uni<Boolean> holdsSyncTables(String namespace);
+
+    /** The commit log's layout and its online move to hash partitions. */
+    LogRepartitioning logRepartitioning();
 }

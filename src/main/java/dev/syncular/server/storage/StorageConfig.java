@@ -5,6 +5,7 @@ import io.quarkus.runtime.configuration.MemorySize;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import io.smallrye.config.WithName;
+import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.Pattern;
 import java.time.Duration;
@@ -110,4 +111,15 @@ public interface StorageConfig {
     @WithDefault("60s")
     @DurationRange(min = "PT1S", message = "must be at least 1s")
     Duration jobLease();
+
+    /**
+     * Hash partitions of each commit-log table ({@code sync_commits}, {@code sync_changes},
+     * {@code sync_commit_scopes}, by {@code partition_id}) that a new database is created with; {@code 0}: one
+     * plain table each. An existing log keeps its layout; the {@code repartition-log} command moves it online
+     * (docs/SCALING.md, "Partitioning the commit log").
+     */
+    @WithDefault("16")
+    @Min(value = 0, message = "must be 0 (plain tables) to 256")
+    @Max(value = 256, message = "must be 0 (plain tables) to 256")
+    int logPartitions();
 }

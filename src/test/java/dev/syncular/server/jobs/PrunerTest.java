@@ -49,7 +49,7 @@ class PrunerTest {
                 pool,
                 "sync_pruner_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10),
                 new PostgresSyncStorage.Settings(
-                        1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 500, 2, 0, Duration.ofSeconds(60)));
+                        1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 500, 2, 0, Duration.ofSeconds(60), 16));
         storage.ensureSchema(ScratchSchemas.ONE_TABLE).await().atMost(WAIT);
     }
 
@@ -180,7 +180,7 @@ class PrunerTest {
                 pool,
                 storage.pgSchema(),
                 new PostgresSyncStorage.Settings(
-                        1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 1, 1000, 0, Duration.ofSeconds(60)));
+                        1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 1, 1000, 0, Duration.ofSeconds(60), 16));
         String p = "ten-thousand-" + UUID.randomUUID();
         oneSeqBatches.touchPartition(p, now).await().atMost(WAIT);
         assertEquals(10_001L, GeneratedCommits.append(pool, storage.pgSchema(), p, "t", 10_001));

@@ -14,7 +14,8 @@ import java.util.List;
  *       marker ({@link TableLayout}) with the statements of the migration that wrote it;
  *   <li>{@code sync_partitions(partition_id PK, log_epoch, max_commit_seq, horizon_seq, created_at_ms,
  *       last_seen_at_ms)} — the registry, also the per-partition lock row;
- *   <li>{@code sync_commits(partition_id, commit_seq) PK} with created/actor/client/clientCommitId,
+ *   <li>the commit log ({@link LogLayout}: plain tables, or hash-partitioned by {@code partition_id}):
+ *       {@code sync_commits(partition_id, commit_seq) PK} with created/actor/client/clientCommitId,
  *       change_count, the commit's table list and {@code trace_parent} (the W3C {@code traceparent} of the sampled
  *       push span, NULL when the push was not traced: the fan-out of every pod links to it);
  *   <li>{@code sync_changes(partition_id, commit_seq, change_index) PK} with tbl, row_id, op (1/2),
@@ -70,9 +71,15 @@ final class CoreTables {
     static final String GUARDED_QUERY = "sync_guarded_query";
 
     private final String pgSchema;
+    private final int logLeaves;
 
-    CoreTables(String pgSchema) {
+    /**
+     * @param logLeaves the leaves of each log table a new database gets ({@link LogLayout#PLAIN}: plain tables);
+     *                  an existing log keeps its layout
+     */
+    CoreTables(String pgSchema, int logLeaves) {
         this.pgSchema = pgSchema;
+        this.logLeaves = LogLayout.checkedLeaves(logLeaves);
     }
 
     private String t(String name) {
@@ -104,23 +111,10 @@ final class CoreTables {
                                 + " log_epoch text NOT NULL, max_commit_seq bigint NOT NULL DEFAULT 0,"
                                 + " horizon_seq bigint NOT NULL DEFAULT 0, created_at_ms bigint NOT NULL,"
                                 + " last_seen_at_ms bigint NOT NULL)"),
-                table(
-                        "sync_commits",
-                        "(partition_id text NOT NULL,"
-                                + " commit_seq bigint NOT NULL, created_at_ms bigint NOT NULL, actor_id text NOT NULL,"
-                                + " client_id text NOT NULL, client_commit_id text NOT NULL, change_count integer NOT NULL,"
-                                + " tables text[] NOT NULL, writer_version bigint, PRIMARY KEY (partition_id, commit_seq))"),
-                table(
-                        "sync_changes",
-                        "(partition_id text NOT NULL,"
-                                + " commit_seq bigint NOT NULL, change_index integer NOT NULL, tbl text NOT NULL,"
-                                + " row_id text COLLATE \"C\" NOT NULL, op integer NOT NULL, row_version bigint,"
-                                + " scopes jsonb NOT NULL, payload bytea, PRIMARY KEY (partition_id, commit_seq, change_index))"),
-                table(
-                        "sync_commit_scopes",
-                        "(partition_id text NOT NULL,"
-                                + " tbl text NOT NULL, scope_key text NOT NULL, commit_seq bigint NOT NULL,"
-                                + " PRIMARY KEY (partition_id, tbl, scope_key, commit_seq))"),
+                // §2.1, §2.2 the commit log, plain or hash-partitioned (LogLayout)
+                logTable(LogLayout.TABLES.get(0)),
+                logTable(LogLayout.TABLES.get(1)),
+                logTable(LogLayout.TABLES.get(2)),
                 // read by no statement (log windows probe the primary key, pruning by_seq): one index write less
                 // per scope entry of every commit
                 DdlStep.droppedIndex(pgSchema, "sync_commit_scopes_by_key", "sync_commit_scopes"),
@@ -271,15 +265,21 @@ final class CoreTables {
                                 + " EXCEPTION WHEN query_canceled THEN RETURN json_build_object('sqlstate', SQLSTATE)::text;"
                                 + " WHEN OTHERS THEN RETURN json_build_object('sqlstate', SQLSTATE)::text;"
                                 + " END $fn$"),
-                DdlStep.trigger(
-                        pgSchema,
-                        "sync_commits",
-                        FENCE_TRIGGER,
-                        "CREATE TRIGGER " + q(FENCE_TRIGGER) + " BEFORE INSERT ON " + t("sync_commits")
-                                + " FOR EACH ROW EXECUTE FUNCTION " + t(FENCE_TRIGGER) + "()"),
+                DdlStep.trigger(pgSchema, "sync_commits", FENCE_TRIGGER, fenceTrigger(pgSchema, "sync_commits")),
                 // §2.3 retention of push results (Pruning): added to a table that may be busy, so built concurrently
                 DdlStep.concurrentIndex(
                         pgSchema, "sync_push_results_by_age", "sync_push_results", "(partition_id, created_at_ms)"));
+    }
+
+    /** {@code CREATE TRIGGER} of the §2.4 writer fence on {@code table} (the commits, or their next layout). */
+    static String fenceTrigger(String pgSchema, String table) {
+        return "CREATE TRIGGER " + q(FENCE_TRIGGER) + " BEFORE INSERT ON " + PgSql.qualified(pgSchema, table)
+                + " FOR EACH ROW EXECUTE FUNCTION " + PgSql.qualified(pgSchema, FENCE_TRIGGER) + "()";
+    }
+
+    /** A log table of {@link LogLayout}: created with its leaves, or plain. */
+    private DdlStep logTable(LogLayout.LogTable table) {
+        return DdlStep.relation(pgSchema, table.name(), LogLayout.createStatements(pgSchema, table, logLeaves));
     }
 
     private DdlStep table(String name, String definition) {

@@ -10,6 +10,7 @@ import dev.syncular.server.storage.CommitQuery;
 import dev.syncular.server.storage.CommitWindow;
 import dev.syncular.server.storage.ConsoleSession;
 import dev.syncular.server.storage.GateCheck;
+import dev.syncular.server.storage.LogRepartitioning;
 import dev.syncular.server.storage.PartitionState;
 import dev.syncular.server.storage.PruneResult;
 import dev.syncular.server.storage.PullReads;
@@ -69,6 +70,9 @@ public final class PostgresSyncStorage implements ServerStorage {
      * @param pruneBatchResults     push results deleted per pruning statement
      * @param recentCommitBytes     the estimated bytes of this process's newest commits kept for the pulls that
      *                              follow them ({@link RecentCommits}); {@code 0}: every window read from the log
+     * @param jobLease              how long a scheduled job's claim holds ({@link JobLocks})
+     * @param logPartitions         the hash partitions of each commit-log table a new database gets
+     *                              ({@link LogLayout}; {@code 0}: plain tables)
      */
     public record Settings(
             int maxQueuedPerPartition,
@@ -77,9 +81,10 @@ public final class PostgresSyncStorage implements ServerStorage {
             int pruneBatchCommits,
             int pruneBatchResults,
             long recentCommitBytes,
-            Duration jobLease) {
+            Duration jobLease,
+            int logPartitions) {
         public static final Settings DEFAULTS = new Settings(
-                1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 2000, 1000, 8L << 20, Duration.ofSeconds(60));
+                1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 2000, 1000, 8L << 20, Duration.ofSeconds(60), 16);
 
         public Settings {
             if (maxQueuedPerPartition < 1 || pruneBatchCommits < 1 || pruneBatchResults < 1) {
@@ -88,6 +93,7 @@ public final class PostgresSyncStorage implements ServerStorage {
             if (recentCommitBytes < 0 || jobLease.toMillis() < 3) {
                 throw new IllegalArgumentException("recentCommitBytes must be >= 0 and jobLease at least 3 ms");
             }
+            LogLayout.checkedLeaves(logPartitions);
         }
     }
 
@@ -126,7 +132,7 @@ public final class PostgresSyncStorage implements ServerStorage {
         registry = new PartitionRegistry(pool, pgSchema);
         gates = new ServeGateReads(pool, pgSchema, registry);
         checkpoints = new CheckpointStore(pool, pgSchema, registry);
-        migration = new StorageSchemaMigration(pool, pgSchema, installed, checkpoints);
+        migration = new StorageSchemaMigration(pool, pgSchema, installed, checkpoints, settings.logPartitions());
         planning = new SchemaPlanning(pool, pgSchema);
         results = new PushResults(pool, pgSchema);
         commits = new CommitLogReads(pool, pgSchema, installed);
@@ -165,6 +171,11 @@ public final class PostgresSyncStorage implements ServerStorage {
     @Override
     public Uni<Boolean> holdsSyncTables(String namespace) {
         return migration.holdsSyncTables(namespace);
+    }
+
+    @Override
+    public LogRepartitioning logRepartitioning() {
+        return new LogRepartition(pool, pgSchema);
     }
 
     @Override
@@ -212,31 +223,8 @@ public final class PostgresSyncStorage implements ServerStorage {
      * {@link PostgresReadReplicas}).
      */
     PullReads readsOn(Pool replica) {
-        CommitLogReads log = new CommitLogReads(replica, pgSchema, installed);
-        SnapshotReads pages = new SnapshotReads(replica, pgSchema, installed);
-        return new PullReads() {
-            @Override
-            public Uni<CommitWindow> readCommits(String partition, CommitQuery query) {
-                return log.readCommits(partition, query);
-            }
-
-            @Override
-            public Uni<Long> readScopePin(
-                    String partition, String table, String variable, Set<String> values, long upToSeq) {
-                return log.readScopePin(partition, table, variable, values, upToSeq);
-            }
-
-            @Override
-            public Uni<SnapshotRows> readSnapshotPage(
-                    String partition,
-                    String table,
-                    Map<String, Set<String>> scopes,
-                    String afterRowId,
-                    int limit,
-                    long maxBytes) {
-                return pages.readSnapshotPage(partition, table, scopes, afterRowId, limit, maxBytes);
-            }
-        };
+        return new ReplicaPullReads(
+                new CommitLogReads(replica, pgSchema, installed), new SnapshotReads(replica, pgSchema, installed));
     }
 
     /** The statement of one commit-window batch, {@code $1}–{@code $6} as {@code CommitLogReads} binds them (plan tests). */

@@ -9,9 +9,17 @@ import io.vertx.mutiny.sqlclient.Pool;
 /**
  * {@link StorageBackup} on PostgreSQL (the conformance host's {@code backup-restore} capability, §2.1 "Backup restore
  * rule"): every table of the storage's PostgreSQL schema copied into a backup schema beside it
- * ({@code <schema>_backup}), and put back to the captured rows in one transaction.
+ * ({@code <schema>_backup}), and put back to the captured rows in one transaction. A partitioned table is copied
+ * through its parent.
  */
 public final class SchemaBackup implements StorageBackup {
+    /**
+     * A table of {@code pg_tables} that is not a leaf of a partitioned one (the hash-partitioned log, {@link
+     * LogLayout}): a parent's rows are its leaves' rows, copied and put back once, through the parent.
+     */
+    private static final String NOT_A_LEAF = "NOT EXISTS (SELECT 1 FROM pg_class l WHERE l.relname = tablename"
+            + " AND l.relnamespace = (SELECT n.oid FROM pg_namespace n WHERE n.nspname = schemaname) AND l.relispartition)";
+
     private final Pool pool;
     private final String schema;
     private final String backup;
@@ -27,7 +35,8 @@ public final class SchemaBackup implements StorageBackup {
         return pool.query("DO $$ DECLARE t text; BEGIN"
                         + " EXECUTE format('DROP SCHEMA IF EXISTS %I CASCADE', " + lit(backup) + ");"
                         + " EXECUTE format('CREATE SCHEMA %I', " + lit(backup) + ");"
-                        + " FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = " + lit(schema) + " LOOP"
+                        + " FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = " + lit(schema)
+                        + " AND " + NOT_A_LEAF + " LOOP"
                         + " EXECUTE format('CREATE TABLE %I.%I AS TABLE %I.%I', " + lit(backup) + ", t, " + lit(schema)
                         + ", t);"
                         + " END LOOP; END $$")
@@ -54,6 +63,7 @@ public final class SchemaBackup implements StorageBackup {
                                     + " FROM pg_tables WHERE schemaname = " + s + ");"
                                     + " LOOP progress := false;"
                                     + " FOR t IN SELECT p.tablename FROM pg_tables p WHERE p.schemaname = " + s
+                                    + " AND " + NOT_A_LEAF.replace("tablename", "p.tablename")
                                     + " AND NOT p.tablename = ANY(done) AND NOT EXISTS (SELECT 1 FROM pg_constraint c"
                                     + " JOIN pg_class r ON r.oid = c.confrelid WHERE c.contype = 'f'"
                                     + " AND c.conrelid = format('%I.%I', " + s + ", p.tablename)::regclass"

@@ -49,13 +49,14 @@ final class StorageSchemaMigration {
     private final String writeMarkerSql;
     private final String storedSchemaVersion;
 
-    StorageSchemaMigration(Pool pool, String pgSchema, InstalledSchema installed, CheckpointStore checkpoints) {
+    StorageSchemaMigration(
+            Pool pool, String pgSchema, InstalledSchema installed, CheckpointStore checkpoints, int logLeaves) {
         this.pool = pool;
         this.pgSchema = pgSchema;
         this.installed = installed;
         this.checkpoints = checkpoints;
         this.unique = new UniqueIndexes(pool, pgSchema);
-        this.coreTables = new CoreTables(pgSchema);
+        this.coreTables = new CoreTables(pgSchema, logLeaves);
         this.rowTables = new RowTableDdl(pgSchema);
         this.readiness = new SameVersionReadiness(pgSchema);
         readMarkerSql = "SELECT schema_version, layouts FROM " + t("sync_schema") + " WHERE id = 1";

@@ -41,7 +41,7 @@ class JobLocksTest {
     private static PostgresSyncStorage b;
     /** Short enough for the dead pod's lease to expire within the test. */
     private static final PostgresSyncStorage.Settings SHORT_LEASE = new PostgresSyncStorage.Settings(
-            1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 2000, 1000, 0, Duration.ofSeconds(2));
+            1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 2000, 1000, 0, Duration.ofSeconds(2), 16);
 
     @BeforeAll
     static void start() {

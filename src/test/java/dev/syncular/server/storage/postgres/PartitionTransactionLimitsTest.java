@@ -79,7 +79,7 @@ class PartitionTransactionLimitsTest {
     void aLockWaitLongerThanTheLockTimeoutIsBusy() throws Exception {
         PostgresSyncStorage storage = storage(
                 new PostgresSyncStorage.Settings(
-                        10, Duration.ofMillis(300), Duration.ZERO, 100, 100, 0, Duration.ofSeconds(60)),
+                        10, Duration.ofMillis(300), Duration.ZERO, 100, 100, 0, Duration.ofSeconds(60), 16),
                 "p");
         try (HeldTransaction other = HeldTransaction.begin(pool, lockPartition(storage, "p"))) {
             assertEquals("lock_timeout", busy(append(storage, "p")).details().get("reason"));
@@ -93,7 +93,7 @@ class PartitionTransactionLimitsTest {
     void aStatementLongerThanTheStatementTimeoutIsBusy() throws Exception {
         PostgresSyncStorage storage = storage(
                 new PostgresSyncStorage.Settings(
-                        10, Duration.ZERO, Duration.ofMillis(300), 100, 100, 0, Duration.ofSeconds(60)),
+                        10, Duration.ZERO, Duration.ofMillis(300), 100, 100, 0, Duration.ofSeconds(60), 16),
                 "p");
         try (HeldTransaction other = HeldTransaction.begin(pool, lockPartition(storage, "p"))) {
             assertEquals(
@@ -111,7 +111,7 @@ class PartitionTransactionLimitsTest {
     void aFullPartitionQueueRefusesAtOnce() throws Exception {
         PostgresSyncStorage storage = storage(
                 new PostgresSyncStorage.Settings(
-                        2, Duration.ofSeconds(30), Duration.ofSeconds(30), 100, 100, 0, Duration.ofSeconds(60)),
+                        2, Duration.ofSeconds(30), Duration.ofSeconds(30), 100, 100, 0, Duration.ofSeconds(60), 16),
                 "p");
         List<CompletableFuture<Long>> accepted = new ArrayList<>();
         try (HeldTransaction other = HeldTransaction.begin(pool, lockPartition(storage, "p"))) {

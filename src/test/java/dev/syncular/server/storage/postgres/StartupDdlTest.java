@@ -37,6 +37,9 @@ class StartupDdlTest {
 
     private static final Pool pool = scratch.pool;
 
+    private static final PostgresSyncStorage.Settings PLAIN_LOG = new PostgresSyncStorage.Settings(
+            1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 2000, 1000, 8L << 20, Duration.ofSeconds(60), 0);
+
     private static String freshSchema() {
         return scratch.fresh("sync_ddl_");
     }
@@ -127,7 +130,8 @@ class StartupDdlTest {
     @Test
     void anOlderDatabaseGainsTheNewObjects() {
         String s = freshSchema();
-        boot(s).await().atMost(WAIT);
+        // an older release's log: plain tables (LogLayout.PLAIN), where it kept sync_commit_scopes_by_key
+        new PostgresSyncStorage(pool, s, PLAIN_LOG).ensureSchema(SCHEMA).await().atMost(WAIT);
         pool.query("DROP INDEX \"" + s + "\".sync_push_results_by_age; ALTER TABLE \"" + s
                         + "\".sync_blob_sweeps DROP COLUMN pending;" + " DROP TABLE \"" + s + "\".sync_jobs;"
                         + " CREATE INDEX sync_commit_scopes_by_key ON \"" + s
