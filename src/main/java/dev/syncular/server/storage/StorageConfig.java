@@ -114,11 +114,12 @@ public interface StorageConfig {
 
     /**
      * Hash partitions of each commit-log table ({@code sync_commits}, {@code sync_changes},
-     * {@code sync_commit_scopes}, by {@code partition_id}) that a new database is created with; {@code 0}: one
-     * plain table each. An existing log keeps its layout; the {@code repartition-log} command moves it online
+     * {@code sync_commit_scopes}, by {@code partition_id}) that a new database is created with; {@code 0} (the
+     * default): one plain table each, which prunes a large log several times faster on the measured machine
+     * (docs/BENCHMARKS.md, "The log hash-partitioned"). An existing log keeps its layout; the {@code repartition-log} command moves it online
      * (docs/SCALING.md, "Partitioning the commit log").
      */
-    @WithDefault("16")
+    @WithDefault("0")
     @Min(value = 0, message = "must be 0 (plain tables) to 256")
     @Max(value = 256, message = "must be 0 (plain tables) to 256")
     int logPartitions();

@@ -8,6 +8,7 @@ import static dev.syncular.server.storage.postgres.StartupDdl.execAll;
 import static dev.syncular.server.storage.postgres.StartupDdl.xactLock;
 
 import dev.syncular.server.storage.LogRepartitioning;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -110,9 +111,15 @@ final class LogRepartition implements LogRepartitioning {
         for (LogLayout.LogTable table : LogLayout.TABLES) {
             String name = table.name();
             String next = name + NEXT;
-            sql.add("CREATE TABLE IF NOT EXISTS " + t(next) + " (LIKE " + t(name) + " INCLUDING DEFAULTS"
-                    + " INCLUDING STORAGE, CONSTRAINT " + q(next + "_pkey") + " PRIMARY KEY (" + table.primaryKey()
-                    + ")) PARTITION BY HASH (partition_id)" + LogLayout.leafStatements(pgSchema, table, next, leaves));
+            // a copy made by an interrupted run is kept as it is (with the leaves that run asked for)
+            String create = "CREATE TABLE " + t(next) + " (LIKE " + t(name) + " INCLUDING DEFAULTS INCLUDING STORAGE,"
+                    + " CONSTRAINT " + q(next + "_pkey") + " PRIMARY KEY (" + table.primaryKey() + "))"
+                    + " PARTITION BY HASH (partition_id)" + LogLayout.leafStatements(pgSchema, table, next, leaves);
+            StringBuilder absent = new StringBuilder("DO $$ BEGIN IF to_regclass(" + lit(t(next)) + ") IS NULL THEN");
+            for (String statement : create.split("; ")) {
+                absent.append(" EXECUTE ").append(lit(statement)).append(";");
+            }
+            sql.add(absent.append(" END IF; END $$").toString());
             sql.addAll(LogLayout.indexStatements(pgSchema, table, next, NEXT));
             sql.add("INSERT INTO " + t(PROGRESS) + " (tbl) VALUES (" + lit(name) + ") ON CONFLICT DO NOTHING");
             String keyMatch = keyMatch(table, "n", "r");
@@ -150,7 +157,10 @@ final class LogRepartition implements LogRepartitioning {
                 });
     }
 
-    /** The batches of {@code table} after {@code cursor}, one after the other. */
+    /**
+     * The batches of {@code table} after {@code cursor}, one after the other until one reads no row: iterated, never
+     * chained recursively (a 10 M-row table is thousands of batches; see {@link Pruning}).
+     */
     private Uni<Void> copyFrom(
             LogLayout.LogTable table,
             String batch,
@@ -158,22 +168,32 @@ final class LogRepartition implements LogRepartitioning {
             int batchRows,
             long[] copied,
             Consumer<String> progress) {
-        return pool.preparedQuery(batch)
-                .execute(Tuple.of(table.name(), batchRows, cursor))
-                // a prune deleting rows of the batch may meet its row locks in another order
-                .onFailure(e -> e instanceof PgException pe && "40P01".equals(pe.getSqlState()))
-                .retry()
-                .atMost(20)
-                .chain(rs -> {
-                    Row b = first(rs);
-                    long rows = b.getLong(0);
-                    if (rows == 0) {
-                        return Uni.createFrom().voidItem();
-                    }
-                    copied[0] += rows;
-                    progress.accept(table.name() + ": " + rows + " rows copied (" + copied[0] + " in all)");
-                    return copyFrom(table, batch, b.getString(1), batchRows, copied, progress);
-                });
+        String[] at = {cursor};
+        return Multi.createBy()
+                .repeating()
+                .uni(
+                        () -> at,
+                        c -> pool.preparedQuery(batch)
+                                .execute(Tuple.of(table.name(), batchRows, c[0]))
+                                // a prune deleting rows of the batch may meet its row locks in another order
+                                .onFailure(e -> e instanceof PgException pe && "40P01".equals(pe.getSqlState()))
+                                .retry()
+                                .atMost(20)
+                                .map(rs -> {
+                                    Row b = first(rs);
+                                    long rows = b.getLong(0);
+                                    if (rows > 0) {
+                                        c[0] = b.getString(1);
+                                        copied[0] += rows;
+                                        progress.accept(
+                                                table.name() + ": " + rows + " rows copied (" + copied[0] + " in all)");
+                                    }
+                                    return rows;
+                                }))
+                .whilst(rows -> rows > 0)
+                .collect()
+                .last()
+                .replaceWithVoid();
     }
 
     /** A key below every stored one: {@code ''} and the type's least value, as the cursor's JSON array. */

@@ -84,7 +84,7 @@ public final class PostgresSyncStorage implements ServerStorage {
             Duration jobLease,
             int logPartitions) {
         public static final Settings DEFAULTS = new Settings(
-                1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 2000, 1000, 8L << 20, Duration.ofSeconds(60), 16);
+                1000, Duration.ofSeconds(10), Duration.ofSeconds(30), 2000, 1000, 8L << 20, Duration.ofSeconds(60), 0);
 
         public Settings {
             if (maxQueuedPerPartition < 1 || pruneBatchCommits < 1 || pruneBatchResults < 1) {

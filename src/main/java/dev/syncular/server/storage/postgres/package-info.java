@@ -18,7 +18,11 @@
  *       statements and stores they share, the append held for its idempotency record), the commit append to the
  *       log with its scope keys and §8.2 notification (§2.1, §2.2), the group read-ahead of
  *       {@link dev.syncular.server.storage.PushReadHint}, §2.3 idempotency records;
- *   <li>{@code CommitLogReads} — §4.5 commit windows and the §4.7 scope pin;
+ *   <li>{@code LogLayout}, {@code LogRepartition} — the commit log's tables (§2.1, §2.2, the §4.5 scope-key index),
+ *       plain or hash-partitioned by partition id, and the online move of a plain log to hash partitions
+ *       (docs/SCALING.md, "Partitioning the commit log");
+ *   <li>{@code CommitLogReads} — §4.5 commit windows and the §4.7 scope pin ({@code ReplicaPullReads}: the same
+ *       pull reads on a hot standby);
  *   <li>{@code SnapshotReads} — §4.7 bootstrap pages (and §5.2 rows-segment pages);
  *   <li>{@code ProjectionRows}, {@code RowTable}, {@code StoredScopes} — the row projection, its per-table
  *       statements and codec (§2.2, §2.4), stored scopes (§3.1);

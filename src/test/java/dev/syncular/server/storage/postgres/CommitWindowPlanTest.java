@@ -77,7 +77,9 @@ class CommitWindowPlanTest {
             // the statistics stay as ANALYZE leaves them below (autovacuum off on every leaf of the hash-partitioned
             // log); rows go straight in, past the writer fence
             sql("DO $$ DECLARE r record; BEGIN FOR r IN SELECT inhrelid::regclass AS leaf FROM pg_inherits"
-                    + " WHERE inhparent = '" + s + "." + table + "'::regclass LOOP"
+                    + " WHERE inhparent = '" + s + "." + table + "'::regclass"
+                    + " UNION SELECT '" + s + "." + table + "'::regclass WHERE NOT EXISTS (SELECT 1 FROM"
+                    + " pg_partitioned_table WHERE partrelid = '" + s + "." + table + "'::regclass) LOOP"
                     + " EXECUTE format('ALTER TABLE %s SET (autovacuum_enabled = false)', r.leaf); END LOOP; END $$");
             sql("ALTER TABLE " + s + "." + table + " DISABLE TRIGGER USER");
         }

@@ -83,7 +83,12 @@ class PostgresSyncStorageTest extends SyncStorageContract {
     }
 
     private PostgresSyncStorage newStorage() {
-        return new PostgresSyncStorage(pool(), freshSchemaName(), PostgresSyncStorage.Settings.DEFAULTS);
+        return new PostgresSyncStorage(pool(), freshSchemaName(), contractSettings());
+    }
+
+    /** The settings of the storages the contract runs against: the defaults (a plain log). */
+    protected PostgresSyncStorage.Settings contractSettings() {
+        return PostgresSyncStorage.Settings.DEFAULTS;
     }
 
     @Override
