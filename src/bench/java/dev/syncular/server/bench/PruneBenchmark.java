@@ -116,19 +116,7 @@ public final class PruneBenchmark {
                     "== prune window: %,d ms from the append's commit to %,d commits deleted (horizon seen moved"
                             + " %,d ms before the end)%n",
                     (finished - generated) / 1_000_000, COMMITS, (finished - started) / 1_000_000);
-            System.out.printf(
-                    "== push rounds (%d writers, one partition): baseline %,d rounds p50 %d ms p99 %d ms max %d ms;"
-                            + " in the prune window %,d rounds p50 %d ms p99 %d ms max %d ms%n",
-                    WRITERS,
-                    load.roundsBetween(baselineFrom, baselineTo),
-                    load.percentileMs(50, baselineFrom, baselineTo),
-                    load.percentileMs(99, baselineFrom, baselineTo),
-                    load.percentileMs(100, baselineFrom, baselineTo),
-                    load.roundsBetween(generated, finished),
-                    load.percentileMs(50, generated, finished),
-                    load.percentileMs(99, generated, finished),
-                    load.percentileMs(100, generated, finished));
-            System.out.printf("== push failures during the run: %s%n", load.failures);
+            pushRounds(load, "one partition", "in the prune window", baselineFrom, baselineTo, generated, finished);
         } catch (Throwable t) {
             t.printStackTrace();
             System.exit(1); // the writers' threads would keep the JVM alive
@@ -269,19 +257,7 @@ public final class PruneBenchmark {
                 "== log tables after a plain VACUUM (%,d ms; the space stays with the tables for the next commits):"
                         + " %s%n",
                 (vacuumed - vacuumFrom) / 1_000_000, sizesVacuumed);
-        System.out.printf(
-                "== push rounds (%d writers, one more partition): baseline %,d rounds p50 %d ms p99 %d ms max %d ms;"
-                        + " in the prune window %,d rounds p50 %d ms p99 %d ms max %d ms%n",
-                WRITERS,
-                load.roundsBetween(baselineFrom, baselineTo),
-                load.percentileMs(50, baselineFrom, baselineTo),
-                load.percentileMs(99, baselineFrom, baselineTo),
-                load.percentileMs(100, baselineFrom, baselineTo),
-                load.roundsBetween(generated, finished),
-                load.percentileMs(50, generated, finished),
-                load.percentileMs(99, generated, finished),
-                load.percentileMs(100, generated, finished));
-        System.out.printf("== push failures during the run: %s%n", load.failures);
+        pushRounds(load, "one more partition", "in the prune window", baselineFrom, baselineTo, generated, finished);
     }
 
     /**
@@ -322,14 +298,22 @@ public final class PruneBenchmark {
                 report.leavesAfter());
         System.out.printf("== log tables before the move: %s%n", sizesBefore);
         System.out.printf("== log tables after the move: %s%n", logSizes(pool, pgSchema));
+        pushRounds(load, "one more partition", "during the move", baselineFrom, baselineTo, from, to);
+    }
+
+    /** The push rounds of the baseline and of the window {@code from..to} ({@code during}), and the failures. */
+    private static void pushRounds(
+            PushLoad load, String where, String during, long baselineFrom, long baselineTo, long from, long to) {
         System.out.printf(
-                "== push rounds (%d writers, one more partition): baseline %,d rounds p50 %d ms p99 %d ms max %d ms;"
-                        + " during the move %,d rounds p50 %d ms p99 %d ms max %d ms%n",
+                "== push rounds (%d writers, %s): baseline %,d rounds p50 %d ms p99 %d ms max %d ms;"
+                        + " %s %,d rounds p50 %d ms p99 %d ms max %d ms%n",
                 WRITERS,
+                where,
                 load.roundsBetween(baselineFrom, baselineTo),
                 load.percentileMs(50, baselineFrom, baselineTo),
                 load.percentileMs(99, baselineFrom, baselineTo),
                 load.percentileMs(100, baselineFrom, baselineTo),
+                during,
                 load.roundsBetween(from, to),
                 load.percentileMs(50, from, to),
                 load.percentileMs(99, from, to),
