@@ -23,8 +23,8 @@ import java.util.stream.Collectors;
  *       before any deletion) and advances {@code horizonSeq} (never lowering it). From its commit on, every
  *       commit at or below the horizon is pruned as far as any reader is concerned (pulls recheck the horizon);
  *   <li>the deletion: commits, changes, scope-index entries and tombstones at or below the horizon, in batches of
- *       {@code batchCommits} commit sequences from the lowest one still stored, each batch one statement (its own
- *       transaction) without the partition lock (pushes append above the horizon). A failure leaves
+ *       {@code batchCommits} commit sequences from the lowest one still stored, each batch its own READ
+ *       COMMITTED transaction without the partition lock (pushes append above the horizon). A failure leaves
  *       the horizon advanced and the rest stored: every prune re-runs the deletion, so it finishes later (§4.6
  *       "retry the operation even when the horizon does not advance, so older incomplete cleanup can
  *       finish"). Nothing at or below the horizon is ever deleted before the horizon covers it.
@@ -45,7 +45,10 @@ final class Pruning {
 
     private final String setHorizon;
     private final String lowestStored;
-    private final String pruneBatch;
+    private final String pruneCommitScopes;
+    private final String pruneChanges;
+    private final String pruneCommits;
+    private final String pruneTombstones;
     private final String prunePushResults;
     private final String retentionPage;
 
@@ -66,12 +69,10 @@ final class Pruning {
         }
         lowestStored = lowest.append(")").toString();
         String range = " WHERE partition_id = $1 AND commit_seq > $2 AND commit_seq <= $3";
-        // one statement a batch (atomic on its own): the scope-index entries, changes and tombstones of the range
-        // with its commits; its row count is the commits'
-        pruneBatch = "WITH s AS (DELETE FROM " + PgSql.qualified(pgSchema, "sync_commit_scopes") + range + "),"
-                + " ch AS (DELETE FROM " + PgSql.qualified(pgSchema, "sync_changes") + range + "),"
-                + " tb AS (DELETE FROM " + PgSql.qualified(pgSchema, "sync_tombstones") + range + ")"
-                + " DELETE FROM " + PgSql.qualified(pgSchema, "sync_commits") + range;
+        pruneCommitScopes = "DELETE FROM " + PgSql.qualified(pgSchema, "sync_commit_scopes") + range;
+        pruneChanges = "DELETE FROM " + PgSql.qualified(pgSchema, "sync_changes") + range;
+        pruneCommits = "DELETE FROM " + PgSql.qualified(pgSchema, "sync_commits") + range;
+        pruneTombstones = "DELETE FROM " + PgSql.qualified(pgSchema, "sync_tombstones") + range;
         String results = PgSql.qualified(pgSchema, "sync_push_results");
         // served by sync_push_results_by_age (partition_id, created_at_ms)
         // §4.6 retention inputs of a page of partitions: the lowest cursor of a client active since $3, per partition,
@@ -124,10 +125,20 @@ final class Pruning {
                 .uni(() -> done, d -> {
                     long upTo = Math.min(horizon, d[0] + batchCommits);
                     Tuple range = Tuple.of(partition, d[0], upTo);
-                    return pool.preparedQuery(pruneBatch).execute(range).map(rs -> {
-                        d[0] = upTo;
-                        return (long) rs.rowCount();
-                    });
+                    return PgSql.readCommitted(
+                                    pool,
+                                    conn -> conn.preparedQuery(pruneCommitScopes)
+                                            .execute(range)
+                                            .chain(() -> conn.preparedQuery(pruneChanges)
+                                                    .execute(range))
+                                            .chain(() -> conn.preparedQuery(pruneTombstones)
+                                                    .execute(range))
+                                            .chain(() -> conn.preparedQuery(pruneCommits)
+                                                    .execute(range)))
+                            .map(rs -> {
+                                d[0] = upTo;
+                                return (long) rs.rowCount();
+                            });
                 })
                 .whilst(removed -> done[0] < horizon)
                 .collect()
