@@ -92,6 +92,12 @@ final class CoreTables {
      */
     List<DdlStep> coreDdl() {
         List<DdlStep> steps = new ArrayList<>(tablesDdl());
+        // the log tables' secondary indexes, as LogLayout declares them (the online move builds the same)
+        for (LogLayout.LogTable table : LogLayout.TABLES) {
+            for (String[] index : table.indexes()) {
+                steps.add(index(index[0], table.name(), index[1]));
+            }
+        }
         steps.addAll(PostgresAuthLeaseStore.ddl(pgSchema)); // §7.3 auth leases
         steps.addAll(ConsoleSessions.ddl(pgSchema)); // operator console sign-ins
         steps.addAll(TenantLoadTable.ddl(pgSchema)); // each pod's loudest tenants
@@ -118,7 +124,6 @@ final class CoreTables {
                 // read by no statement (log windows probe the primary key, pruning by_seq): one index write less
                 // per scope entry of every commit
                 DdlStep.droppedIndex(pgSchema, "sync_commit_scopes_by_key", "sync_commit_scopes"),
-                index("sync_commit_scopes_by_seq", "sync_commit_scopes", "(partition_id, commit_seq)"),
                 table(
                         "sync_row_scopes",
                         "(partition_id text NOT NULL,"
